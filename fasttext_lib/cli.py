@@ -1,0 +1,179 @@
+"""``python -m fasttext_lib`` : train, evaluate, predict, and make data.
+
+    train    --train PATH --validation PATH --output DIR_OR_S3 [--epochs N] [--lr X]
+             [--optimizer sgd|adam] [--emsize N] [--ngrams N] [--batch-size N]
+             [--ctx auto|cpu|gpu|gpu:N] [--seed N] ...
+    evaluate --model DIR_OR_S3 --data PATH        -> last stdout line: {"accuracy", "loss", "n"}
+    predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability"} JSON per line
+    sample   --output DIR_OR_S3 [--train-docs N] [--test-docs N]   (the built-in synthetic corpus)
+    prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test)
+
+Every user error prints one ``error: ...`` line on stderr and exits with status 2.
+"""
+import argparse
+import json
+import logging
+import os
+import sys
+
+from .errors import FastTextError
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def build_parser():
+    from .train import OPTIMIZERS, LR_SCHEDULES, TrainConfig
+
+    d = TrainConfig()
+    parser = argparse.ArgumentParser(prog="python -m fasttext_lib", description="fastText text classification in MXNet Gluon")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("train", help="train a model and write its bundle")
+    t.add_argument("--train", required=True, help="training data (fastText or Zhang CSV; local or s3://)")
+    t.add_argument("--validation", help="validation data, scored after every epoch")
+    t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
+    t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
+    t.add_argument("--epochs", type=_positive_int, default=d.epochs)
+    t.add_argument("--lr", type=_positive_float, default=None, help="default: 8.0 for sgd, 0.01 for adam")
+    t.add_argument("--optimizer", choices=OPTIMIZERS, default=d.optimizer)
+    t.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=d.lr_schedule)
+    t.add_argument("--emsize", type=_positive_int, default=d.emsize)
+    t.add_argument("--ngrams", type=_positive_int, default=d.ngrams)
+    t.add_argument("--buckets", type=_positive_int, default=d.buckets)
+    t.add_argument("--min-count", type=_positive_int, default=d.min_count)
+    t.add_argument("--batch-size", type=_positive_int, default=d.batch_size)
+    t.add_argument("--dropout", type=float, default=d.dropout)
+    t.add_argument("--ctx", default=d.ctx, help="auto, cpu, gpu, gpu:N or gpu:0,1")
+    t.add_argument("--seed", type=int, default=d.seed)
+    t.add_argument("--no-progress", action="store_true")
+
+    e = sub.add_parser("evaluate", help="score a bundle on labeled data")
+    e.add_argument("--model", required=True)
+    e.add_argument("--data", required=True)
+    e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
+    e.add_argument("--ctx", default="cpu")
+
+    p = sub.add_parser("predict", help="label raw text, one document per line")
+    p.add_argument("--model", required=True)
+    p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin")
+    p.add_argument("--ctx", default="cpu")
+
+    s = sub.add_parser("sample", help="write the built-in synthetic review corpus (Zhang CSV)")
+    s.add_argument("--output", required=True, help="directory or s3:// prefix for train.csv and test.csv")
+    s.add_argument("--train-docs", type=_positive_int, default=20000)
+    s.add_argument("--test-docs", type=_positive_int, default=2000)
+    s.add_argument("--classes", type=_positive_int, default=2)
+    s.add_argument("--seed", type=int, default=0)
+
+    r = sub.add_parser("prepare", help="download a Zhang et al. dataset and write normalized .train/.test")
+    r.add_argument("--dataset", default="yelp_review_polarity")
+    r.add_argument("--output", required=True)
+    r.add_argument("--cache-dir", default=os.path.join(os.path.expanduser("~"), ".cache", "fasttext_lib"))
+    r.add_argument("--base-url", default=None, help="mirror to download from instead of the public one")
+    return parser
+
+
+def cmd_train(args):
+    from .bundle import save_bundle
+    from .data import read_labeled
+    from .train import TrainConfig, describe_ctx, train
+
+    config = TrainConfig(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, batch_size=args.batch_size,
+                         emsize=args.emsize, ngrams=args.ngrams, buckets=args.buckets, min_count=args.min_count,
+                         dropout=args.dropout, lr_schedule=args.lr_schedule, ctx=args.ctx, seed=args.seed,
+                         progress=not args.no_progress)
+    train_data = read_labeled(args.train, args.format)
+    val_data = read_labeled(args.validation, args.format) if args.validation else None
+
+    def report(row):
+        print(json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+
+    trained = train(train_data, val_data, config, on_epoch_end=report)
+    where = save_bundle(trained, args.output)
+    print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
+    return 0
+
+
+def cmd_evaluate(args):
+    from .bundle import Predictor
+    from .data import read_labeled
+
+    predictor = Predictor.load(args.model, ctx=args.ctx)
+    metrics = predictor.evaluate(read_labeled(args.data, args.format))
+    print(json.dumps(metrics))
+    return 0
+
+
+def cmd_predict(args):
+    from . import storage
+    from .bundle import Predictor
+
+    predictor = Predictor.load(args.model, ctx=args.ctx)
+    if args.input == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        try:
+            lines = storage.read_bytes(args.input).decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            raise FastTextError(f"{args.input}: not UTF-8 text") from None
+    for start in range(0, len(lines), 4096):
+        for result in predictor.predict(lines[start:start + 4096]):
+            print(json.dumps(result))
+    return 0
+
+
+def cmd_sample(args):
+    from . import storage
+    from .data import write_csv
+    from .synthetic import generate_reviews
+
+    data = generate_reviews(args.train_docs + args.test_docs, num_classes=args.classes, seed=args.seed)
+    n = args.train_docs
+    from .data import LabeledTexts
+
+    train_uri = write_csv(LabeledTexts(data.labels[:n], data.texts[:n]), storage.join(args.output, "train.csv"))
+    test_uri = write_csv(LabeledTexts(data.labels[n:], data.texts[n:]), storage.join(args.output, "test.csv"))
+    print(json.dumps({"train": train_uri, "test": test_uri}))
+    return 0
+
+
+def cmd_prepare(args):
+    from .download import prepare
+
+    print(json.dumps(prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url)))
+    return 0
+
+
+COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "sample": cmd_sample, "prepare": cmd_prepare}
+
+
+def main(argv=None):
+    os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
+    logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except FastTextError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,214 @@
+"""Download the Zhang et al. (2015) text classification datasets and turn them into fastText files.
+
+These are the archives fastText's ``classification-example.sh`` trains on (Yelp polarity, ag_news,
+dbpedia, ...), from the public fast.ai mirror. Downloads are large (up to 690 MB), so they are
+resumable (an interrupted ``<file>.part`` is continued with an HTTP ``Range`` request), verified
+against the published size and md5 before use, and cached: a verified archive is never fetched twice.
+
+Only the standard library's urllib is used for HTTP, so nothing beyond the base dependencies is needed.
+"""
+import hashlib
+import os
+import posixpath
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from http.client import HTTPException
+from urllib.parse import urlparse
+
+from . import storage
+from .data import read_labeled, write_fasttext
+from .errors import FastTextError
+from .progress import bar
+
+SPLITS = ("train", "test")
+_CHUNK = 1 << 20
+_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class ZhangDataset:
+    """One dataset archive: where it lives, what it must hash to, and how many classes it has."""
+
+    name: str
+    url: str
+    size: int  # bytes of the .tgz
+    md5: str
+    num_classes: int
+
+    @property
+    def filename(self):
+        return posixpath.basename(urlparse(self.url).path)
+
+
+def _entry(name, size, md5, num_classes):
+    return ZhangDataset(name, f"https://s3.amazonaws.com/fast-ai-nlp/{name}_csv.tgz", size, md5, num_classes)
+
+
+# Sizes and md5 sums as listed in fastai's dataset checks file (fastai/data/checks.txt) for the
+# fast-ai-nlp mirror of Zhang, Zhao & LeCun (2015), "Character-level Convolutional Networks for
+# Text Classification".
+DATASETS = {d.name: d for d in (
+    _entry("ag_news", 11784419, "b86f328f4dbd072486591cb7a5644dcd", 4),
+    _entry("amazon_review_polarity", 688339454, "676f7e5208ec343c8274b4bb085bc938", 2),
+    _entry("amazon_review_full", 643695014, "4a1196cf0adaea22f4bc3f592cddde90", 5),
+    _entry("dbpedia", 68341743, "239c7837b9e79db34486f3de6a00e38e", 14),
+    _entry("sogou_news", 384269937, "950f1366d33be52f5b944f8a8b680902", 5),
+    _entry("yahoo_answers", 319476345, "0632a0d236ef3a529c0fa4429b339f68", 10),
+    _entry("yelp_review_polarity", 166373201, "48c8451c1ad30472334d856b5d294807", 2),
+    _entry("yelp_review_full", 196146755, "1efd84215ea3e30d90e4c33764b889db", 5),
+)}
+
+
+def get_dataset(name_or_spec):
+    """A registry name or a :class:`ZhangDataset` (tests and private mirrors pass their own)."""
+    if isinstance(name_or_spec, ZhangDataset):
+        return name_or_spec
+    try:
+        return DATASETS[name_or_spec]
+    except KeyError:
+        raise FastTextError(f"unknown dataset {name_or_spec!r}; choose one of {', '.join(sorted(DATASETS))}") from None
+
+
+def _md5(path):
+    digest = hashlib.md5()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _verified(path, spec):
+    # Size first: it is free and catches truncated files without hashing hundreds of MB.
+    return os.path.getsize(path) == spec.size and _md5(path) == spec.md5
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def _mismatch(part, url, what):
+    # A wrong archive must not be resumed from or reused, so it goes before the error is raised.
+    _remove(part)
+    raise FastTextError(f"download of {url} failed verification ({what}); the partial file was deleted, run again to retry")
+
+
+def _fetch(url, part, spec, progress):
+    """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent its whole response."""
+    offset = os.path.getsize(part) if os.path.exists(part) else 0
+    if offset > spec.size:  # cannot be a prefix of the right file
+        _remove(part)
+        offset = 0
+    if offset == spec.size:  # complete already, only verification is left
+        return
+    request = urllib.request.Request(url, headers={"Range": f"bytes={offset}-"} if offset else {})
+    try:
+        response = urllib.request.urlopen(request, timeout=_TIMEOUT_S)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 416 and offset:  # the server rejects our range: the .part is not a prefix
+            _remove(part)
+            return _fetch(url, part, spec, progress)
+        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, HTTPException, OSError) as exc:
+        raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
+    with response:
+        if response.status != 206:  # the server ignored Range and sends the whole file: start over
+            offset = 0
+        length = response.headers.get("Content-Length")
+        if length is not None and int(length) != spec.size - offset:
+            _mismatch(part, url, f"server sends {offset + int(length)} bytes, expected {spec.size}")
+        with open(part, "ab" if offset else "wb") as out, \
+                bar(total=spec.size, initial=offset, desc=spec.filename, disable=not progress,
+                    unit="B", unit_scale=True, unit_divisor=1024) as pbar:
+            while True:
+                try:
+                    block = response.read(_CHUNK)
+                except (HTTPException, OSError) as exc:
+                    block, error = b"", exc.__class__.__name__
+                else:
+                    error = None
+                if not block:
+                    break
+                out.write(block)
+                pbar.update(len(block))
+            # http.client ends a short body silently instead of raising IncompleteRead, so compare with
+            # the announced length. The .part is kept: the next call resumes where this one stopped.
+            if error or (length is not None and out.tell() < spec.size):
+                raise FastTextError(f"cannot download {url}: connection lost after {out.tell()} of {spec.size} "
+                                    f"bytes{f' ({error})' if error else ''}; run again to resume")
+
+
+def download(name_or_spec, cache_dir, base_url=None, progress=True):
+    """Download a dataset archive into ``cache_dir`` (resuming, verifying); return its local path.
+
+    ``base_url`` replaces everything before the file name (a mirror or a local test server).
+    """
+    spec = get_dataset(name_or_spec)
+    url = spec.url if base_url is None else base_url.rstrip("/") + "/" + spec.filename
+    os.makedirs(cache_dir, exist_ok=True)
+    path = os.path.join(cache_dir, spec.filename)
+    if os.path.exists(path):
+        if _verified(path, spec):
+            return path
+        _remove(path)  # corrupt or from another version: fetch again
+    part = path + ".part"
+    _fetch(url, part, spec, progress)
+    size = os.path.getsize(part)
+    if size != spec.size:
+        _mismatch(part, url, f"{size} bytes, expected {spec.size}")
+    md5 = _md5(part)
+    if md5 != spec.md5:
+        _mismatch(part, url, f"md5 {md5}, expected {spec.md5}")
+    os.replace(part, path)  # only a verified archive ever carries the final name
+    return path
+
+
+def _extract_splits(archive, folder, out_dir):
+    """Copy ``<folder>/train.csv`` and ``test.csv`` out of the archive; return their paths.
+
+    Members are matched by name and copied to paths we choose, so an archive can never write
+    outside ``out_dir`` (no ``extractall``). The scan stops once both are found.
+    """
+    wanted = {f"{folder}/{split}.csv": split for split in SPLITS}
+    found = {}
+    os.makedirs(os.path.join(out_dir, folder))  # so that data errors name e.g. .../ag_news_csv/train.csv
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            for member in tar:
+                split = wanted.get(posixpath.normpath(member.name))
+                if split is None or not member.isfile():
+                    continue
+                found[split] = os.path.join(out_dir, folder, f"{split}.csv")
+                with tar.extractfile(member) as src, open(found[split], "wb") as dst:
+                    shutil.copyfileobj(src, dst, _CHUNK)
+                if len(found) == len(wanted):
+                    break
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise FastTextError(f"{archive}: cannot read the archive ({exc})") from None
+    missing = [name for name, split in wanted.items() if split not in found]
+    if missing:
+        raise FastTextError(f"{archive}: archive has no {', '.join(missing)}")
+    return found
+
+
+def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True):
+    """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
+
+    The output goes to a local directory or an ``s3://`` prefix; ``limit`` caps the documents per
+    split (quick experiments). Returns ``{"train": uri, "test": uri}``.
+    """
+    spec = get_dataset(name)
+    archive = download(spec, cache_dir, base_url=base_url, progress=progress)
+    written = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        csvs = _extract_splits(archive, f"{spec.name}_csv", tmp)
+        for split in SPLITS:
+            data = read_labeled(csvs[split], fmt="csv", limit=limit)
+            written[split] = write_fasttext(data, storage.join(out_dir_or_s3_prefix, f"{spec.name}.{split}"))
+    return written

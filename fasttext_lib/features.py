@@ -1,0 +1,227 @@
+"""Documents -> bags of feature rows: the vocabulary, hashed word n-grams, and sparse batches.
+
+A document becomes the *set* of embedding rows it touches with a weight each, ``count / length``,
+so one sparse product computes the mean over its real tokens (no padding enters the mean):
+
+* words found in the vocabulary (built from the training split, ``min_count``) use their own row;
+  other words share the ``<unk>`` row (row 0), and an empty document is a single ``<unk>``;
+* word n-grams (2..ngrams) are hashed into ``buckets`` extra rows after the vocabulary, like
+  fastText's ``-bucket``, so Yelp-size bigram models fit in memory. The hash is fastText's
+  n-gram recurrence over CRC32 word hashes, so unknown words still form n-grams.
+
+A training batch is then a CSR matrix over only the rows the batch touches ("compact" columns),
+plus its transpose: the forward pass is ``csr x dense`` and so is the backward pass, and the
+optimizer updates only those rows (row-sparse gradients). See model.py for why.
+"""
+import zlib
+from array import array
+from dataclasses import dataclass
+
+import numpy as np
+
+from .text import tokenize
+
+UNK = "<unk>"
+NGRAM_PRIME = 116049371  # fastText's multiplier for hashing n-grams
+_MASK32 = 0xFFFFFFFF
+
+
+def word_hash(token):
+    return zlib.crc32(token.encode("utf-8"))
+
+
+@dataclass
+class Bags:
+    """An encoded corpus in CSR layout: document ``d`` is ``rows/weights[offsets[d]:offsets[d+1]]``."""
+
+    rows: np.ndarray  # int32 feature rows, unique and sorted within each document
+    weights: np.ndarray  # float32 count / number of features: the per-document mean
+    offsets: np.ndarray  # int64, len(docs) + 1
+
+    def __len__(self):
+        return len(self.offsets) - 1
+
+    @property
+    def nnz(self):
+        return len(self.rows)
+
+
+class Featurizer:
+    """Maps raw text to :class:`Bags`; holds the GluonNLP vocabulary and the n-gram settings."""
+
+    def __init__(self, vocab, ngrams=1, buckets=2_000_000):
+        if ngrams < 1:
+            raise ValueError("ngrams must be >= 1")
+        self.vocab = vocab
+        self.ngrams = int(ngrams)
+        self.buckets = int(buckets) if self.ngrams > 1 else 0
+        self.unk_id = vocab.token_to_idx[UNK]
+        self._codes = _CodeTable(vocab.token_to_idx, self.unk_id)
+
+    @property
+    def vocab_size(self):
+        return len(self.vocab)
+
+    @property
+    def num_rows(self):
+        """Rows of the embedding matrix: the vocabulary, then the n-gram buckets."""
+        return self.vocab_size + self.buckets
+
+    @classmethod
+    def fit(cls, texts, min_count=1, ngrams=1, buckets=2_000_000, return_bags=False, progress=None):
+        """Build the vocabulary from ``texts`` (the training split only).
+
+        With ``return_bags=True`` also returns the encoded ``texts``: each document is tokenized once,
+        to provisional ids, which are remapped once the vocabulary is known.
+        """
+        import gluonnlp
+
+        provisional = {}
+        ids, lengths = array("i"), array("q")
+        for text in _maybe_progress(texts, progress, "vocabulary"):
+            toks = tokenize(text)
+            ids.extend([provisional.setdefault(t, len(provisional)) for t in toks])
+            lengths.append(len(toks))
+        words = list(provisional)
+        counts = np.bincount(np.frombuffer(ids, dtype=np.int32), minlength=len(words))
+        counter = gluonnlp.data.Counter(dict(zip(words, counts.tolist())))
+        vocab = gluonnlp.Vocab(counter, min_freq=int(min_count), unknown_token=UNK, padding_token=None, bos_token=None, eos_token=None)
+        featurizer = cls(vocab, ngrams=ngrams, buckets=buckets)
+        if not return_bags:
+            return featurizer
+        to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in words], dtype=np.int64)
+        to_hash = np.array([word_hash(w) for w in words], dtype=np.int64)
+        prov = np.frombuffer(ids, dtype=np.int32)
+        return featurizer, featurizer._bags(to_id[prov], to_hash[prov], np.frombuffer(lengths, dtype=np.int64))
+
+    def transform(self, texts, progress=None):
+        """Encode documents (validation, test, inference) with the fitted vocabulary."""
+        codes, lengths = array("q"), array("q")
+        table = self._codes
+        for text in _maybe_progress(texts, progress, "encode"):
+            toks = tokenize(text)
+            codes.extend([table[t] for t in toks])
+            lengths.append(len(toks))
+        codes = np.frombuffer(codes, dtype=np.int64)
+        return self._bags(codes >> 32, codes & _MASK32, np.frombuffer(lengths, dtype=np.int64))
+
+    def _bags(self, word_ids, word_hashes, lengths):
+        n_docs = len(lengths)
+        lengths = lengths.copy()
+        empty = np.flatnonzero(lengths == 0)
+        if len(empty):  # an empty document is one <unk> token
+            at = np.concatenate([[0], np.cumsum(lengths)])[empty]
+            word_ids = np.insert(word_ids, at, self.unk_id)
+            word_hashes = np.insert(word_hashes, at, word_hash(UNK))
+            lengths[empty] = 1
+        doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+        features, owners = [word_ids.astype(np.int64)], [doc_of]
+        if self.ngrams > 1:
+            starts = np.repeat(np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+            pos = np.arange(len(word_ids)) - starts
+            remaining = np.repeat(lengths, lengths) - pos  # tokens from here to the end of the document
+            h = word_hashes.astype(np.uint64)
+            for n in range(2, self.ngrams + 1):
+                at = np.flatnonzero(remaining >= n)
+                g = h[at]
+                for k in range(1, n):
+                    g = g * np.uint64(NGRAM_PRIME) + h[at + k]
+                features.append(self.vocab_size + (g % np.uint64(self.buckets)).astype(np.int64))
+                owners.append(doc_of[at])
+        features = np.concatenate(features)
+        owners = np.concatenate(owners)
+        per_doc = np.bincount(owners, minlength=n_docs)
+        keys, counts = np.unique(owners * self.num_rows + features, return_counts=True)
+        docs = keys // self.num_rows
+        offsets = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(np.bincount(docs, minlength=n_docs), out=offsets[1:])
+        return Bags(
+            rows=(keys - docs * self.num_rows).astype(np.int32),
+            weights=(counts / per_doc[docs]).astype(np.float32),
+            offsets=offsets,
+        )
+
+
+class _CodeTable(dict):
+    """token -> ``id << 32 | hash``, computing and caching the code of unknown tokens on a miss."""
+
+    _MAX_CACHED_UNKNOWN = 1_000_000
+
+    def __init__(self, token_to_idx, unk_id):
+        super().__init__((t, (i << 32) | word_hash(t)) for t, i in token_to_idx.items())
+        self._known = len(self)
+        self._unk = unk_id << 32
+
+    def __missing__(self, token):
+        code = self._unk | word_hash(token)
+        if len(self) - self._known < self._MAX_CACHED_UNKNOWN:  # bound memory in long-running servers
+            self[token] = code
+        return code
+
+
+def _maybe_progress(items, progress, desc):
+    if not progress:
+        return items
+    from .progress import bar
+
+    return bar(items, desc=desc)
+
+
+@dataclass
+class SparseBatch:
+    """One batch in compact-column CSR form, as numpy arrays (built off the main thread).
+
+    ``rows[j]`` is the embedding row of compact column ``j``; ``indptr/indices/data`` is the
+    (docs x columns) matrix of mean weights and ``t_*`` its transpose, for the backward product.
+    """
+
+    rows: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    t_indptr: np.ndarray
+    t_indices: np.ndarray
+    t_data: np.ndarray
+    labels: np.ndarray
+
+    @property
+    def size(self):
+        return len(self.indptr) - 1
+
+
+class BatchMaker:
+    """Gathers documents of a :class:`Bags` into :class:`SparseBatch` es.
+
+    Not thread-safe (it reuses two row-sized scratch arrays); give each thread its own.
+    """
+
+    def __init__(self, bags, labels, num_rows):
+        self.bags = bags
+        self.labels = np.asarray(labels, dtype=np.float32)
+        self._seen = np.zeros(num_rows, dtype=bool)
+        self._column = np.zeros(num_rows, dtype=np.int32)
+
+    def make(self, docs, with_transpose=True):
+        off = self.bags.offsets
+        starts = off[docs]
+        lens = off[docs + 1] - starts
+        indptr = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum(lens, out=indptr[1:])
+        gather = np.repeat(starts - indptr[:-1], lens) + np.arange(indptr[-1])
+        rows = self.bags.rows[gather]
+        data = self.bags.weights[gather]
+        # Distinct rows of the batch, in row order, and each entry's compact column: O(nnz + rows), no sort.
+        self._seen[rows] = True
+        unique_rows = np.flatnonzero(self._seen).astype(np.int32)
+        self._seen[unique_rows] = False
+        self._column[unique_rows] = np.arange(len(unique_rows), dtype=np.int32)
+        indices = self._column[rows]
+        if with_transpose:
+            order = np.argsort(indices)
+            t_indptr = np.zeros(len(unique_rows) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(indices, minlength=len(unique_rows)), out=t_indptr[1:])
+            doc_in_batch = np.repeat(np.arange(len(docs), dtype=np.int32), lens)
+            t_indices, t_data = doc_in_batch[order], data[order]
+        else:
+            t_indptr = t_indices = t_data = None
+        return SparseBatch(unique_rows, indptr, indices, data, t_indptr, t_indices, t_data, self.labels[docs])

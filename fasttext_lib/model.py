@@ -1,0 +1,88 @@
+"""The fastText classifier as a Gluon block: embedding -> mean over real tokens -> dense.
+
+Why the forward pass takes a compact CSR batch instead of padded token ids: the GluonNLP recipe
+embeds (batch, max_len) ids and averages, and its embedding gradient is dense: every batch of 16
+writes all 46M floats of the table, so a CPU epoch takes hours. Here a batch arrives as
+
+* ``rows``: the distinct embedding rows the batch touches (a few thousand of millions);
+* ``bag``: a (docs x len(rows)) CSR matrix of mean weights (``count / length``), so
+  ``dot(bag, embedding(rows))`` is exactly the per-document mean, with no padding;
+* ``bag_t``: the transpose of ``bag``, used only by the backward pass.
+
+``embedding(rows)`` is an ``nn.Embedding`` with ``sparse_grad=True``, so the table's gradient is
+row-sparse and lazy optimizers touch only those rows. MXNet's own backward of ``dot(csr, dense)``
+would compute ``dot(bag.T, grad)`` with a kernel several times slower than the forward one (and
+into a row-sparse array that ``Embedding``'s backward cannot take), so :class:`_BagMean` does
+the backward as the forward-speed product ``dot(bag_t, grad)``.
+"""
+import mxnet as mx
+from mxnet import autograd, gluon, nd
+from mxnet.gluon import nn
+
+
+class _BagMean(autograd.Function):
+    """``dot(bag, vectors)`` whose gradient w.r.t. ``vectors`` is ``dot(bag_t, grad) * row_scale``."""
+
+    def __init__(self, bag, bag_t, row_scale=None):
+        super().__init__()
+        self.bag, self.bag_t, self.row_scale = bag, bag_t, row_scale
+
+    def forward(self, vectors):
+        return nd.sparse.dot(self.bag, vectors)
+
+    def backward(self, grad):
+        grad = nd.sparse.dot(self.bag_t, grad)
+        return grad if self.row_scale is None else nd.broadcast_mul(grad, self.row_scale)
+
+
+class FastTextClassifier(gluon.HybridBlock):
+    """Joulin et al. (2016): mean of word and n-gram embeddings, then a linear classifier.
+
+    Two classes use one output unit (sigmoid + binary cross-entropy), more use one unit per
+    class (softmax cross-entropy); :attr:`loss` is the matching Gluon loss.
+    """
+
+    def __init__(self, num_rows, emsize, num_classes, dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        if num_classes < 2:
+            raise ValueError("a classifier needs at least 2 classes")
+        self.num_rows, self.emsize, self.num_classes = int(num_rows), int(emsize), int(num_classes)
+        self.binary = num_classes == 2
+        with self.name_scope():
+            self.embedding = nn.Embedding(self.num_rows, self.emsize, sparse_grad=True, prefix="embedding_")
+            self.dropout = nn.Dropout(dropout) if dropout else None
+            self.output = nn.Dense(1 if self.binary else num_classes, in_units=self.emsize, use_bias=False, prefix="output_")
+        if self.binary:
+            self.loss = gluon.loss.SigmoidBinaryCrossEntropyLoss()
+        else:
+            self.loss = gluon.loss.SoftmaxCrossEntropyLoss()
+
+    def initialize_like_fasttext(self, ctx):
+        """Input rows uniform in +-1/dim as fastText; output weights Xavier rather than fastText's zeros.
+
+        With batched SGD the output layer takes batch-averaged steps; starting it at zero would
+        leave the embeddings without gradient until it has grown, which takes many epochs.
+        """
+        self.embedding.initialize(mx.init.Uniform(1.0 / self.emsize), ctx=ctx)
+        self.output.initialize(mx.init.Xavier(), ctx=ctx)
+
+    def hybrid_forward(self, F, bag, rows, bag_t=None, row_scale=None):
+        vectors = self.embedding(rows)
+        if bag_t is not None and autograd.is_recording():
+            docs = _BagMean(bag, bag_t, row_scale)(vectors)
+        else:
+            docs = F.sparse.dot(bag, vectors)
+        if self.dropout is not None:
+            docs = self.dropout(docs)
+        return self.output(docs)
+
+    def probabilities(self, scores):
+        """Class probabilities (n, num_classes) from the raw outputs."""
+        if self.binary:
+            p = nd.sigmoid(scores.reshape((-1,)))
+            return nd.stack(1 - p, p, axis=1)
+        return nd.softmax(scores, axis=1)
+
+    def word_vectors(self):
+        """The embedding table as numpy (rows: vocabulary, then n-gram buckets)."""
+        return self.embedding.weight.data(self.embedding.weight.list_ctx()[0]).asnumpy()

@@ -1,0 +1,25 @@
+"""fastText's text normalization, shared by data prep, training and inference.
+
+These are the rules of ``normalize_text`` in fastText's ``classification-example.sh``:
+lowercase; put spaces around ``. , ( ) ! ?`` and ``'``; drop ``"``, ``;``, ``:`` and ``<br />``;
+squeeze spaces. We also squeeze tabs and newlines, since tokens are split on any whitespace.
+The function is idempotent, so normalizing already-normalized text changes nothing.
+"""
+import re
+
+_SPACED = re.compile(r"([.,()!?'])")
+_DROPPED = re.compile(r'"')
+_TO_SPACE = re.compile(r"<br />|[;:]")
+
+
+def normalize_text(text):
+    text = text.lower()
+    text = _DROPPED.sub("", text)
+    text = _TO_SPACE.sub(" ", text)
+    text = _SPACED.sub(r" \1 ", text)
+    return " ".join(text.split())
+
+
+def tokenize(text):
+    """Normalized whitespace tokens of one document."""
+    return normalize_text(text).split()

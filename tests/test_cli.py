@@ -1,0 +1,158 @@
+"""End to end through ``python -m fasttext_lib``, locally and against a real (moto) S3 endpoint."""
+import json
+import os
+
+import boto3
+import pytest
+
+from conftest import run_cli
+
+FAST = ["--epochs", "3", "--batch-size", "256", "--no-progress"]
+
+
+def _last_json(stdout):
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def local_bundle(sample_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("model") / "bundle"
+    r = run_cli("train", "--train", sample_dir / "train.csv", "--validation", sample_dir / "test.csv", "--output", out, *FAST)
+    assert r.returncode == 0, r.stderr
+    return out, r
+
+
+def test_train_writes_bundle_with_metrics_and_reports_epochs(local_bundle):
+    out, r = local_bundle
+    assert sorted(os.listdir(out)) == ["config.json", "metrics.json", "model.params", "vocab.json"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert [row["epoch"] for row in metrics["history"]] == [1, 2, 3]
+    assert set(metrics["history"][0]) == {"epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"}
+    assert len([line for line in r.stdout.splitlines() if line.startswith("{")]) == 3
+    assert "trained on cpu(0)" in r.stderr
+
+
+def test_evaluate_meets_accuracy_floor(local_bundle, sample_dir):
+    out, _ = local_bundle
+    r = run_cli("evaluate", "--model", out, "--data", sample_dir / "test.csv")
+    assert r.returncode == 0, r.stderr
+    metrics = _last_json(r.stdout)
+    assert metrics["n"] == 400 and metrics["accuracy"] >= 0.75 and metrics["loss"] > 0
+
+
+def test_predict_labels_as_in_the_data(local_bundle, tmp_path):
+    out, _ = local_bundle
+    r = run_cli("predict", "--model", out, input="first review here\nsecond one, not bad!\n")
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(rows) == 2 and all(row["label"] in {"1", "2"} and 0.5 <= row["probability"] <= 1 for row in rows)
+    f = tmp_path / "in.txt"
+    f.write_text("one\ntwo\nthree\n")
+    r = run_cli("predict", "--model", out, "--input", f)
+    assert len(r.stdout.splitlines()) == 3
+
+
+def test_fasttext_format_labels_round_trip(tmp_path):
+    train = tmp_path / "d.train"
+    train.write_text("".join(f"__label__{'pos' if i % 2 else 'neg'} {'great tasty' if i % 2 else 'awful cold'} food {i}\n" for i in range(200)))
+    r = run_cli("train", "--train", train, "--output", tmp_path / "m", "--epochs", "5", "--batch-size", "32", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("predict", "--model", tmp_path / "m", input="great tasty\nawful cold\n")
+    assert [json.loads(line)["label"] for line in r.stdout.splitlines()] == ["pos", "neg"]
+
+
+def test_s3_end_to_end(sample_dir, s3_bucket):
+    s3 = boto3.client("s3")
+    bucket = s3_bucket[len("s3://"):]
+    for name in ("train.csv", "test.csv"):
+        s3.upload_file(str(sample_dir / name), bucket, f"data/{name}")
+    model = f"{s3_bucket}/models/run1"
+    r = run_cli("train", "--train", f"{s3_bucket}/data/train.csv", "--validation", f"{s3_bucket}/data/test.csv", "--output", model, *FAST)
+    assert r.returncode == 0, r.stderr
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="models/run1/")["Contents"])
+    assert keys == [f"models/run1/{n}" for n in ("config.json", "metrics.json", "model.params", "vocab.json")]
+    r = run_cli("evaluate", "--model", model, "--data", f"{s3_bucket}/data/test.csv")
+    assert r.returncode == 0, r.stderr
+    assert _last_json(r.stdout)["accuracy"] >= 0.75
+
+
+def _assert_one_line_error(r, pattern):
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert lines and lines[-1].startswith("error: ") and pattern in lines[-1], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("content, pattern", [
+    (None, "no such file"),
+    (b"", "empty"),
+    (b"__label__1 fine\nno label\n", "no __label__"),
+    (b"__label__1 a\n__label__1 b\n", "single class"),
+    (b"\x00\x01\x02\xff\xfe binary", "not"),
+    (b'"1","ok"\n"2,"broken\n', "malformed CSV"),
+])
+def test_bad_training_input(tmp_path, content, pattern):
+    path = tmp_path / "train.txt"
+    if content is not None:
+        path.write_bytes(content)
+    out = tmp_path / "out"
+    r = run_cli("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    _assert_one_line_error(r, pattern)
+    assert not out.exists() and os.listdir(tmp_path) == (["train.txt"] if content is not None else [])
+
+
+def test_unknown_validation_label(tmp_path):
+    (tmp_path / "t.txt").write_text("__label__a x\n__label__b y\n")
+    (tmp_path / "v.txt").write_text("__label__c z\n")
+    r = run_cli("train", "--train", tmp_path / "t.txt", "--validation", tmp_path / "v.txt", "--output", tmp_path / "o", "--no-progress")
+    _assert_one_line_error(r, "not seen in training")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("flag, value", [("--epochs", "0"), ("--emsize", "-3"), ("--batch-size", "0")])
+def test_non_positive_settings(tmp_path, flag, value):
+    r = run_cli("train", "--train", "x", "--output", tmp_path / "o", flag, value)
+    assert r.returncode != 0 and "must be a positive integer" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_s3_failures(s3_server, s3_bucket, tmp_path, sample_dir):
+    _assert_one_line_error(run_cli("train", "--train", "s3:///nobucket.csv", "--output", tmp_path / "o"), "not a valid S3 URI")
+    _assert_one_line_error(run_cli("train", "--train", "s3://missing-bucket-xyz/train.csv", "--output", tmp_path / "o"), "bucket does not exist")
+    _assert_one_line_error(run_cli("train", "--train", f"{s3_bucket}/nope.csv", "--output", tmp_path / "o"), "no such S3 object")
+    no_creds = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+                "AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_EC2_METADATA_DISABLED": "true"}
+    env = {k: v for k, v in no_creds.items()}
+    r = run_cli("train", "--train", f"{s3_bucket}/train.csv", "--output", tmp_path / "o", env=env)
+    _assert_one_line_error(r, "credentials")
+    # training to a missing bucket fails before anything is written
+    r = run_cli("train", "--train", sample_dir / "train.csv", "--output", "s3://missing-bucket-xyz/m", "--epochs", "1", "--no-progress")
+    _assert_one_line_error(r, "bucket does not exist")
+
+
+def test_model_that_is_not_a_bundle(tmp_path, local_bundle, sample_dir):
+    _assert_one_line_error(run_cli("evaluate", "--model", tmp_path, "--data", sample_dir / "test.csv"), "not a model bundle")
+    _assert_one_line_error(run_cli("predict", "--model", tmp_path / "missing", input="x\n"), "not found")
+    out, _ = local_bundle
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("config.json", "metrics.json", "vocab.json"):
+        (broken / name).write_bytes((out / name).read_bytes())
+    _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "incomplete model bundle")
+    config = json.loads((out / "config.json").read_text())
+    config["vocab_size"] += 1
+    (broken / "model.params").write_bytes((out / "model.params").read_bytes())
+    (broken / "config.json").write_text(json.dumps(config))
+    _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "mismatch")
+    config = json.loads((out / "config.json").read_text())
+    config["emsize"] = 7
+    (broken / "config.json").write_text(json.dumps(config))
+    _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "do not match")
+    config["format_version"] = 99
+    (broken / "config.json").write_text(json.dumps(config))
+    _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "format version")
+
+
+def test_sample_command_writes_csv(tmp_path):
+    r = run_cli("sample", "--output", tmp_path, "--train-docs", "50", "--test-docs", "10")
+    assert r.returncode == 0, r.stderr
+    assert len((tmp_path / "train.csv").read_text().splitlines()) >= 50

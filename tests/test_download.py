@@ -1,0 +1,240 @@
+"""The dataset downloader against a local HTTP server (no internet): resume, verification, caching, prepare."""
+import hashlib
+import http.server
+import io
+import os
+import socket
+import tarfile
+import threading
+
+import pytest
+
+from fasttext_lib import storage
+from fasttext_lib.data import csv_line
+from fasttext_lib.download import DATASETS, ZhangDataset, download, prepare
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.text import normalize_text
+
+NAME = "tiny"
+TRAIN = [("1", 'The food was "GREAT"!\nWould go again.'), ("2", "Terrible; service: slow."), ("1", "ok<br />fine")]
+TEST = [("2", "Never (again)?"), ("1", "Don't miss it.")]
+TITLED = ("3", "A Title", 'Body with ""quotes""\\nand a break.')  # ag_news style: class, title, body
+
+
+def _add(tar, name, data):
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.fixture
+def archive(tmp_path):
+    """A Zhang-style ``tiny_csv.tgz`` and its spec, with its real size and md5."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, f"{NAME}_csv/readme.txt", b"tiny dataset\n")
+        _add(tar, f"{NAME}_csv/classes.txt", b"good\nbad\nother\n")
+        _add(tar, f"{NAME}_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
+        test_rows = "".join(csv_line(l, t) for l, t in TEST) + '"%s","%s","%s"\n' % TITLED
+        _add(tar, f"{NAME}_csv/test.csv", test_rows.encode())
+        _add(tar, "../escape.csv", b"must never be written\n")
+    data = buf.getvalue()
+    spec = ZhangDataset(NAME, f"https://example.invalid/mirror/{NAME}_csv.tgz", len(data),
+                        hashlib.md5(data).hexdigest(), 3)
+    return spec, data
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    files = {}  # path -> bytes; set per server
+    log = None  # list of (path, Range header)
+    ignore_range = False
+    truncate_at = None  # announce the full length but close after this many bytes
+
+    def do_GET(self):
+        self.log.append((self.path, self.headers.get("Range")))
+        data = self.files.get(self.path)
+        if data is None:
+            self.send_error(404)
+            return
+        start = 0
+        rng = self.headers.get("Range")
+        if rng and not self.ignore_range:
+            start = int(rng.split("=")[1].split("-")[0])
+            if start >= len(data):
+                self.send_error(416)
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        else:
+            self.send_response(200)
+        body = data[start:]
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[:self.truncate_at] if self.truncate_at is not None else body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server(archive, monkeypatch):
+    """Serve the archive on 127.0.0.1; yields (base_url, handler class) so tests can read the log."""
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    spec, data = archive
+    handler = type("Handler", (_Handler,), {"files": {f"/mirror/{spec.filename}": data}, "log": []})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/mirror/", handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_download_fetches_and_verifies(archive, server, tmp_path):
+    spec, data = archive
+    base_url, handler = server
+    path = download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert path == str(tmp_path / "cache" / spec.filename)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert os.listdir(tmp_path / "cache") == [spec.filename]  # no .part left behind
+    assert handler.log == [(f"/mirror/{spec.filename}", None)]
+
+
+def test_download_resumes_a_partial_file(archive, server, tmp_path):
+    spec, data = archive
+    base_url, handler = server
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    half = len(data) // 2
+    (cache / (spec.filename + ".part")).write_bytes(data[:half])
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    assert handler.log == [(f"/mirror/{spec.filename}", f"bytes={half}-")]
+    with open(path, "rb") as f:
+        assert f.read() == data
+
+
+def test_download_restarts_when_the_server_ignores_range(archive, server, tmp_path):
+    spec, data = archive
+    base_url, handler = server
+    handler.ignore_range = True
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / (spec.filename + ".part")).write_bytes(b"x" * 100)  # not even a prefix: must be overwritten
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    assert handler.log[0][1] == "bytes=100-"
+    with open(path, "rb") as f:
+        assert f.read() == data
+
+
+def test_interrupted_download_keeps_the_part_and_resumes(archive, server, tmp_path):
+    spec, data = archive
+    base_url, handler = server
+    handler.truncate_at = 200
+    cache = str(tmp_path / "cache")
+    with pytest.raises(FastTextError, match="connection lost.*run again to resume"):
+        download(spec, cache, base_url=base_url, progress=False)
+    assert os.path.getsize(os.path.join(cache, spec.filename + ".part")) == 200
+    handler.truncate_at = None
+    path = download(spec, cache, base_url=base_url, progress=False)
+    assert handler.log[-1][1] == "bytes=200-"
+    with open(path, "rb") as f:
+        assert f.read() == data
+
+
+def test_checksum_mismatch_raises_and_leaves_nothing(archive, server, tmp_path):
+    spec, _ = archive
+    base_url, _ = server
+    bad = ZhangDataset(spec.name, spec.url, spec.size, "0" * 32, spec.num_classes)
+    with pytest.raises(FastTextError, match="md5") as exc:
+        download(bad, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value)
+    assert os.listdir(tmp_path / "cache") == []
+
+
+@pytest.mark.parametrize("delta", [1, -1])
+def test_wrong_size_raises_and_leaves_nothing(archive, server, tmp_path, delta):
+    spec, _ = archive
+    base_url, _ = server
+    bad = ZhangDataset(spec.name, spec.url, spec.size + delta, spec.md5, spec.num_classes)
+    with pytest.raises(FastTextError, match="expected %d" % (spec.size + delta)):
+        download(bad, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert os.listdir(tmp_path / "cache") == []
+
+
+def test_cached_archive_is_reused_without_a_request(archive, server, tmp_path):
+    spec, _ = archive
+    base_url, handler = server
+    cache = str(tmp_path / "cache")
+    first = download(spec, cache, base_url=base_url, progress=False)
+    assert len(handler.log) == 1
+    assert download(spec, cache, base_url=base_url, progress=False) == first
+    prepare(spec, str(tmp_path / "out"), cache, base_url=base_url, progress=False)
+    assert len(handler.log) == 1
+
+
+def test_http_error_is_a_one_line_error(archive, server, tmp_path):
+    spec, _ = archive
+    base_url, _ = server
+    with pytest.raises(FastTextError, match=r"cannot download .*/nowhere/tiny_csv.tgz: HTTP 404"):
+        download(spec, str(tmp_path / "cache"), base_url=base_url + "nowhere/", progress=False)
+
+
+def test_unreachable_host_is_a_one_line_error(archive, tmp_path):
+    spec, _ = archive
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(FastTextError, match=f"cannot download http://127.0.0.1:{port}/tiny_csv.tgz: ") as exc:
+        download(spec, str(tmp_path / "cache"), base_url=f"http://127.0.0.1:{port}", progress=False)
+    assert "\n" not in str(exc.value)
+
+
+def _expected_lines(rows):
+    return [f"__label__{label} {normalize_text(text.replace(chr(10), ' '))}" for label, text in rows]
+
+
+def test_prepare_writes_normalized_fasttext_files(archive, server, tmp_path):
+    spec, _ = archive
+    base_url, _ = server
+    out = tmp_path / "out"
+    result = prepare(spec, str(out), str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert result == {"train": str(out / "tiny.train"), "test": str(out / "tiny.test")}
+    assert (out / "tiny.train").read_text().splitlines() == _expected_lines(TRAIN)
+    titled = (TITLED[0], TITLED[1] + " " + TITLED[2].replace('""', '"').replace("\\n", " "))
+    assert (out / "tiny.test").read_text().splitlines() == _expected_lines(TEST + [titled])
+    assert (out / "tiny.test").read_text().splitlines()[-1] == "__label__3 a title body with quotes and a break ."
+    assert sorted(os.listdir(out)) == ["tiny.test", "tiny.train"]
+    assert not (tmp_path / "escape.csv").exists() and not (out.parent / "escape.csv").exists()
+
+
+def test_prepare_limit_caps_each_split(archive, server, tmp_path):
+    spec, _ = archive
+    base_url, _ = server
+    result = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=base_url, limit=1, progress=False)
+    for split, rows in (("train", TRAIN), ("test", TEST)):
+        with open(result[split]) as f:
+            assert f.read().splitlines() == _expected_lines(rows[:1])
+
+
+def test_prepare_writes_to_s3(archive, server, tmp_path, s3_bucket):
+    spec, _ = archive
+    base_url, _ = server
+    prefix = f"{s3_bucket}/datasets/tiny"
+    result = prepare(spec, prefix, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert result == {"train": f"{prefix}/tiny.train", "test": f"{prefix}/tiny.test"}
+    assert storage.read_bytes(result["train"]).decode().splitlines() == _expected_lines(TRAIN)
+
+
+def test_registry_lists_the_zhang_datasets():
+    yelp = DATASETS["yelp_review_polarity"]
+    assert (yelp.num_classes, yelp.size) == (2, 166373201)
+    assert yelp.url == "https://s3.amazonaws.com/fast-ai-nlp/yelp_review_polarity_csv.tgz"
+    assert len(DATASETS) == 8
+    assert all(len(d.md5) == 32 and d.filename == f"{d.name}_csv.tgz" for d in DATASETS.values())
+
+
+def test_unknown_dataset_name_is_an_error(tmp_path):
+    with pytest.raises(FastTextError, match="unknown dataset 'nope'.*yelp_review_polarity"):
+        download("nope", str(tmp_path))

@@ -1,0 +1,105 @@
+import pytest
+
+from fasttext_lib.data import LabeledTexts, csv_line, iter_examples, read_labeled, write_csv, write_fasttext
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.synthetic import generate_reviews
+from fasttext_lib.text import normalize_text
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("The Food was GREAT!", "the food was great !"),
+    ('He said "wow", then left.', "he said wow , then left ."),
+    ("don't (ever) go?", "don ' t ( ever ) go ?"),
+    ("a;b:c", "a b c"),
+    ("line one.<br />line two", "line one . line two"),
+    ("  many    spaces\tand\ttabs  ", "many spaces and tabs"),
+])
+def test_normalize_text_follows_fasttext_rules(raw, expected):
+    assert normalize_text(raw) == expected
+
+
+def test_normalize_text_is_idempotent():
+    for text in generate_reviews(50, seed=1).texts:
+        once = normalize_text(text)
+        assert normalize_text(once) == once
+
+
+def test_reads_fasttext_format(tmp_path):
+    p = tmp_path / "d.train"
+    p.write_text("__label__pos good food\n\n__label__neg bad\n")
+    data = read_labeled(str(p))
+    assert data.labels == ["pos", "neg"] and data.texts == ["good food", "bad"]
+
+
+def test_reads_zhang_csv_with_escapes_and_several_columns(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text('"2","A ""great"" place\\nreally"\n"1","Title here","Body, with comma"\n')
+    data = read_labeled(str(p))
+    assert data.labels == ["2", "1"]
+    assert data.texts == ['A "great" place really', "Title here Body, with comma"]
+
+
+def test_format_can_be_forced(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text('"1","x"\n')
+    with pytest.raises(FastTextError, match="no __label__"):
+        read_labeled(str(p), fmt="fasttext")
+
+
+def test_csv_round_trip(tmp_path):
+    data = LabeledTexts(["1", "2"], ['say "hi"\nthere', "plain, text"])
+    write_csv(data, str(tmp_path / "x.csv"))
+    back = read_labeled(str(tmp_path / "x.csv"))
+    assert back.labels == data.labels
+    assert back.texts == ['say "hi" there', "plain, text"]  # line breaks become spaces
+
+
+def test_write_fasttext_normalizes(tmp_path):
+    write_fasttext(LabeledTexts(["1"], ["Hello, World!"]), str(tmp_path / "o.train"))
+    assert (tmp_path / "o.train").read_text() == "__label__1 hello , world !\n"
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "empty"),
+    (b"\n\n", "empty"),
+    (b"__label__1 ok\nno label here\n", r":2: line has no __label__"),
+    (b"__label__1 ok\n__label__\n", "empty label"),
+    (b"just some text\n", "cannot detect the format"),
+    (b'"1","ok"\n"2\n', "malformed CSV"),
+    (b'"1"\n', "malformed CSV row"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not"),
+    (b"__label__1 caf\xe9\n", "not UTF-8"),
+])
+def test_bad_files_give_one_line_errors(tmp_path, content, message):
+    p = tmp_path / "bad.txt"
+    p.write_bytes(content)
+    with pytest.raises(FastTextError, match=message) as info:
+        read_labeled(str(p))
+    assert "\n" not in str(info.value)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(FastTextError, match="no such file"):
+        read_labeled(str(tmp_path / "nope.csv"))
+    with pytest.raises(FastTextError, match="directory"):
+        read_labeled(str(tmp_path))
+
+
+def test_synthetic_corpus_is_deterministic_and_yelp_shaped():
+    a, b = generate_reviews(300, seed=7), generate_reviews(300, seed=7)
+    assert a.labels == b.labels and a.texts == b.texts
+    assert generate_reviews(300, seed=8).texts != a.texts
+    assert set(a.labels) == {"1", "2"}
+    lengths = sorted(len(t.split()) for t in a.texts)
+    assert 60 < lengths[len(lengths) // 2] < 200  # median words per review, like Yelp
+    joined = " ".join(a.texts)
+    assert "\\n" in " ".join(csv_line(l, t) for l, t in zip(a.labels, a.texts)) or "<br />" in joined
+    assert any(c.isupper() for c in joined)
+    assert set(generate_reviews(200, num_classes=4, seed=1).labels) == {"1", "2", "3", "4"}
+
+
+def test_iter_examples_rejects_unknown_format(tmp_path):
+    p = tmp_path / "a.txt"
+    p.write_text("__label__1 a\n")
+    with pytest.raises(FastTextError, match="unknown data format"):
+        list(iter_examples(str(p), fmt="xml"))

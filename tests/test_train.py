@@ -1,0 +1,121 @@
+import mxnet as mx
+import numpy as np
+import pytest
+
+from fasttext_lib.bundle import Predictor, save_bundle
+from fasttext_lib.data import LabeledTexts
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.synthetic import generate_reviews
+from fasttext_lib.train import HISTORY_COLUMNS, TrainConfig, parse_ctx, train
+
+
+@pytest.fixture(scope="module")
+def splits():
+    data = generate_reviews(3300, seed=11)
+    return LabeledTexts(data.labels[:3000], data.texts[:3000]), LabeledTexts(data.labels[3000:], data.texts[3000:])
+
+
+def _params(trained):
+    return {k: v.data().asnumpy() for k, v in trained.model._collect_params_with_prefix().items()}
+
+
+def test_adam_learns_and_history_has_every_column(splits):
+    trained = train(*splits, TrainConfig(epochs=4, batch_size=256, progress=False, ctx="cpu"))
+    frame = trained.history_frame()
+    assert list(frame.reset_index().columns) == HISTORY_COLUMNS and len(frame) == 4
+    assert frame["train_loss"].iloc[-1] < frame["train_loss"].iloc[0]
+    assert frame["val_accuracy"].iloc[-1] > 0.7
+    assert (frame["samples_per_s"] > 0).all()
+
+
+def test_sgd_learns(splits):
+    trained = train(*splits, TrainConfig(epochs=5, optimizer="sgd", batch_size=256, progress=False))
+    assert trained.history[-1]["train_loss"] < trained.history[0]["train_loss"]
+    assert trained.history[-1]["val_accuracy"] > 0.6
+
+
+def test_embedding_gradient_is_row_sparse(splits):
+    trained = train(splits[0].head(64), None, TrainConfig(epochs=1, batch_size=64, progress=False, ngrams=2, buckets=5000))
+    grad = trained.model.embedding.weight.grad()
+    assert grad.stype == "row_sparse"
+    assert 0 < grad.indices.shape[0] < trained.model.num_rows  # only the rows of the batch
+
+
+def test_lazy_update_leaves_untouched_rows_alone():
+    docs = LabeledTexts(["1", "2"], ["aaa bbb", "ccc ddd"])
+    cfg = TrainConfig(epochs=1, batch_size=1, progress=False, seed=5)
+    mx.random.seed(5)
+    trained = train(docs, None, cfg)
+    # the <unk> row is never in any batch: it must keep its initial value exactly
+    mx.random.seed(5)
+    from fasttext_lib.model import FastTextClassifier
+
+    fresh = FastTextClassifier(trained.model.num_rows, cfg.emsize, 2)
+    fresh.initialize_like_fasttext([mx.cpu()])
+    np.testing.assert_array_equal(fresh.word_vectors()[0], trained.model.word_vectors()[0])
+    assert not np.array_equal(fresh.word_vectors()[1], trained.model.word_vectors()[1])
+
+
+def test_seeded_cpu_runs_are_deterministic(splits):
+    cfg = TrainConfig(epochs=2, batch_size=200, progress=False, ngrams=2, buckets=10000, seed=3)
+    a, b = train(*splits, cfg), train(*splits, cfg)
+    for k, v in _params(a).items():
+        np.testing.assert_array_equal(v, _params(b)[k])
+    assert [r["val_loss"] for r in a.history] == [r["val_loss"] for r in b.history]
+
+
+def test_multi_class_uses_softmax(splits):
+    data = generate_reviews(1200, num_classes=4, seed=2)
+    trained = train(data, data.head(200), TrainConfig(epochs=3, batch_size=128, progress=False))
+    assert trained.model.output.weight.shape[0] == 4
+    assert trained.labels == ["1", "2", "3", "4"]
+    assert trained.history[-1]["val_accuracy"] > 0.4
+
+
+def test_several_devices_train_like_one(splits):
+    trained = train(*splits, TrainConfig(epochs=2, batch_size=256, progress=False, ctx="cpu:0,1"))
+    assert len(trained.ctx) == 2 and trained.history[-1]["val_accuracy"] > 0.6
+
+
+def test_ctx_parsing():
+    assert parse_ctx("cpu") == [mx.cpu()]
+    assert parse_ctx("auto") == ([mx.gpu(i) for i in range(mx.context.num_gpus())] or [mx.cpu()])
+    if mx.context.num_gpus() == 0:
+        with pytest.raises(FastTextError, match="no|none"):
+            parse_ctx("gpu:0")
+    with pytest.raises(FastTextError, match="unknown ctx"):
+        parse_ctx("tpu")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"epochs": 0}, "epochs"), ({"emsize": -1}, "emsize"), ({"batch_size": 0}, "batch_size"),
+    ({"optimizer": "rmsprop"}, "optimizer"), ({"lr": 0}, "lr"),
+])
+def test_bad_config(kwargs, message):
+    with pytest.raises(FastTextError, match=message):
+        TrainConfig(**kwargs)
+
+
+def test_single_class_and_unknown_validation_label():
+    with pytest.raises(FastTextError, match="single class"):
+        train(LabeledTexts(["1", "1"], ["a", "b"]), None, TrainConfig(progress=False))
+    with pytest.raises(FastTextError, match="not seen in training"):
+        train(LabeledTexts(["1", "2"], ["a", "b"]), LabeledTexts(["3"], ["c"]), TrainConfig(progress=False))
+
+
+def test_bundle_round_trip_predicts_the_same(splits, tmp_path):
+    trained = train(*splits, TrainConfig(epochs=2, batch_size=256, progress=False, ngrams=2, buckets=20000))
+    where = save_bundle(trained, str(tmp_path / "bundle"))
+    predictor = Predictor.load(where)
+    from fasttext_lib.train import predict_bags
+
+    texts = splits[1].texts[:50]
+    expected = predict_bags(trained.model, trained.featurizer, trained.featurizer.transform(texts), mx.cpu())
+    np.testing.assert_allclose(predictor.predict_proba(texts), expected, rtol=1e-6)
+    out = predictor.predict(["Vai not good", ""])
+    assert {o["label"] for o in out} <= {"1", "2"} and all(0.5 <= o["probability"] <= 1 for o in out)
+    metrics = predictor.evaluate(splits[1])
+    assert metrics["n"] == len(splits[1]) and abs(metrics["accuracy"] - trained.history[-1]["val_accuracy"]) < 1e-9
+    assert predictor.metrics["history"][-1]["epoch"] == 2
+    tokens, vectors = predictor.word_vectors()
+    assert len(tokens) == vectors.shape[0] and vectors.shape[1] == 100
