@@ -26,9 +26,15 @@ def cli(*args, input=None):
 
 
 def main(extra):
+    import logging
+
     import boto3
     import pandas as pd
     from moto.server import ThreadedMotoServer
+
+    from fasttext_lib.data import read_labeled
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # the server's per-request log
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -47,14 +53,16 @@ def main(extra):
                     "--epochs", "5", *extra)
         history = pd.DataFrame([json.loads(line) for line in lines.splitlines() if line.startswith("{")]).set_index("epoch")
         metrics = json.loads(cli("evaluate", "--model", model, "--data", f"{data}/test.csv").splitlines()[-1])
-        reviews = ["The pasta was great, the staff friendly!", "Not good. Cold food and a long wait."]
+        held_out = read_labeled(f"{data}/test.csv").head(3)  # the sample's words are synthetic: use its own reviews
+        reviews = held_out.texts
         predictions = [json.loads(line) for line in cli("predict", "--model", model, input="\n".join(reviews) + "\n").splitlines()]
         os.makedirs(OUT, exist_ok=True)
         history.to_csv(os.path.join(OUT, "history.csv"))
         print("\nper-epoch history:\n" + history.round(4).to_string())
         print(f"\ntest accuracy {metrics['accuracy']:.4f}, loss {metrics['loss']:.4f} on {metrics['n']} reviews")
-        for review, p in zip(reviews, predictions):
-            print(f"  {p['label']} ({p['probability']:.2f})  {review}")
+        print("held-out reviews: predicted (probability) / true label / text")
+        for review, truth, p in zip(reviews, held_out.labels, predictions):
+            print(f"  {p['label']} ({p['probability']:.2f}) / {truth} / {review[:70]}...")
         print(f"\nmodel bundle: {model}/ (on the local server, gone when it stops)\nhistory: {os.path.join(OUT, 'history.csv')}")
     finally:
         server.stop()
