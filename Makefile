@@ -20,11 +20,24 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
+# Runs notebooks 01-04 with papermill on the built-in sample against a local S3 server.
+# ARGS are papermill parameters for every notebook: make demo ARGS='-p optimizer sgd -p epochs 3'
 demo: $(STAMP)
-	$(PY) scripts/demo.py $(ARGS)
+	$(PY) scripts/run_notebooks.py $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests
+	$(MAKE) --no-print-directory nbval
+
+# Re-executes the committed notebooks and compares their outputs (accuracy and loss included).
+nbval: $(STAMP)
+	$(PY) scripts/local_s3.py -- $(PY) -m pytest -q --nbval --nbval-current-env \
+		--nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
+
+# Regenerates the notebooks from scripts/make_notebooks.py and commits-ready outputs (what nbval compares).
+notebooks: $(STAMP)
+	$(PY) scripts/make_notebooks.py
+	$(PY) scripts/run_notebooks.py --in-place
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_fasttext.py $(ARGS)

@@ -15,12 +15,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
 
 
-def pytest_collectstart(collector):
-    # nbval: progress bars go to stderr and carry timings; everything else is compared.
-    if collector.fspath and collector.fspath.ext == ".ipynb":
-        collector.skip_compare += ("stderr",)
-
-
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
