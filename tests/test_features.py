@@ -70,3 +70,11 @@ def test_batch_maker_builds_consistent_compact_csr_and_transpose():
         assert got == {int(k): v for k, v in own.items()}
     assert list(b.labels) == list(labels[docs])
     assert list(b.rows) == sorted(set(b.rows))
+
+
+def test_dense_recipe_timing_runs_and_reports():
+    from fasttext_lib.baseline import time_dense_recipe
+
+    f, bags = Featurizer.fit(DOCS * 30, return_bags=True)
+    result = time_dense_recipe(bags, np.arange(len(bags)) % 2, f.num_rows, emsize=8, batches=3, warmup=1)
+    assert result["batches"] == 3 and result["docs_per_s"] > 0

@@ -88,8 +88,10 @@ def test_02_train(chain, optimizer):
 
 
 def test_03_cpu_vs_gpu(chain):
-    out = run_notebook(chain, SERIES[2], "03", batches=3, batch_size=256, buckets=20000)
+    out = run_notebook(chain, SERIES[2], "03", batches=3, batch_size=256, buckets=20000, dense_batches=5)
     assert (out / "03_throughput.png").stat().st_size > 0
+    recipes = pd.read_csv(out / "03_recipes.csv", index_col="recipe")
+    assert len(recipes) == 2 and (recipes.samples_per_s > 0).all()
 
 
 def test_04_inference(chain):
