@@ -10,8 +10,9 @@ import time
 import numpy as np
 
 
-def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=16, batches=200, warmup=3, ctx=None, seed=0):
-    """Train the dense-gradient recipe for ``batches`` timed batches; returns docs/s and batches timed.
+def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=16, batches=200, warmup=3, ctx=None, seed=0,
+                      max_seconds=None):
+    """Train the dense-gradient recipe for ``batches`` timed batches (or ``max_seconds``); returns docs/s.
 
     ``bags`` are documents encoded by a fitted :class:`~fasttext_lib.features.Featurizer` (the
     recipe's ids are the same rows, padded); ``labels`` are 0/1 (the recipe's sigmoid output).
@@ -60,6 +61,10 @@ def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=16, batches
         trainer.step(len(docs))
         if started is not None:
             timed += len(docs)
+            if max_seconds is not None:
+                loss.wait_to_read()
+                if time.time() - started > max_seconds:
+                    break
     mx.nd.waitall()
     seconds = time.time() - started
     return {"docs_per_s": timed / seconds, "batches": timed // batch_size, "seconds": seconds}

@@ -247,10 +247,17 @@ def _sgd_row_scale(batch, ctx):
     return nd.array((batch.size / df).reshape(-1, 1), ctx=ctx)
 
 
+# MXNet 1.9 wheels index tensors with int32: even a CSR matrix may not have 2^31 (rows x cols) cells.
+MAX_TENSOR_CELLS = 2**31 - 1
+
+
 def _to_ndarrays(batch, ctx, binary):
     from mxnet import nd
 
     n, cols = batch.size, len(batch.rows)
+    if n * cols > MAX_TENSOR_CELLS:
+        raise FastTextError(f"a batch of {n} documents touching {cols} feature rows exceeds MXNet's 2^31-cell "
+                            f"tensor limit; use a smaller batch size")
     bag = nd.sparse.csr_matrix((batch.data, batch.indices, batch.indptr), shape=(n, cols), ctx=ctx)
     bag_t = None
     if batch.t_indptr is not None:
@@ -260,14 +267,24 @@ def _to_ndarrays(batch, ctx, binary):
     return bag, bag_t, rows, (y.reshape((-1, 1)) if binary else y)
 
 
-def predict_bags(model, featurizer, bags, ctx, batch_size=8192):
-    """Class probabilities (n, num_classes) as numpy, in document order."""
+def predict_bags(model, featurizer, bags, ctx, batch_size=4096):
+    """Class probabilities (n, num_classes) as numpy, in document order.
+
+    A batch that would exceed MXNet's tensor-size limit (many documents x many distinct n-gram
+    rows) is halved until it fits; the probabilities do not depend on the batching.
+    """
     maker = BatchMaker(bags, np.zeros(len(bags)), featurizer.num_rows)
-    out = []
-    for start in range(0, len(bags), batch_size):
-        batch = maker.make(np.arange(start, min(start + batch_size, len(bags))), with_transpose=False)
+    out, start = [], 0
+    while start < len(bags):
+        size = batch_size
+        while True:
+            batch = maker.make(np.arange(start, min(start + size, len(bags))), with_transpose=False)
+            if batch.size * len(batch.rows) <= MAX_TENSOR_CELLS or size == 1:
+                break
+            size //= 2
         bag, _, rows, _ = _to_ndarrays(batch, ctx, model.binary)
         out.append(model.probabilities(model(bag, rows)).asnumpy())
+        start += batch.size
     return np.concatenate(out) if out else np.zeros((0, model.num_classes), dtype=np.float32)
 
 

@@ -119,3 +119,18 @@ def test_bundle_round_trip_predicts_the_same(splits, tmp_path):
     assert predictor.metrics["history"][-1]["epoch"] == 2
     tokens, vectors = predictor.word_vectors()
     assert len(tokens) == vectors.shape[0] and vectors.shape[1] == 100
+
+
+def test_prediction_batches_shrink_to_fit_the_tensor_limit(splits, monkeypatch):
+    import fasttext_lib.train as train_module
+
+    trained = train(*splits, TrainConfig(epochs=1, batch_size=256, progress=False, ngrams=2, buckets=50000))
+    bags = trained.featurizer.transform(splits[1].texts)
+    expected = train_module.predict_bags(trained.model, trained.featurizer, bags, mx.cpu())
+    # pretend the limit is small: 300 documents x their distinct rows no longer fit in one batch
+    monkeypatch.setattr(train_module, "MAX_TENSOR_CELLS", 300 * 2000)
+    got = train_module.predict_bags(trained.model, trained.featurizer, bags, mx.cpu(), batch_size=300)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    batch = train_module.BatchMaker(bags, np.zeros(len(bags)), trained.featurizer.num_rows).make(np.arange(300))
+    with pytest.raises(FastTextError, match="smaller batch size"):
+        train_module._to_ndarrays(batch, mx.cpu(), True)
