@@ -2,7 +2,7 @@
 
     train    --train PATH --validation PATH --output DIR_OR_S3 [--epochs N] [--lr X]
              [--optimizer sgd|adam] [--emsize N] [--ngrams N] [--batch-size N]
-             [--ctx auto|cpu|gpu|gpu:N] [--seed N] ...
+             [--ctx auto|cpu|gpu|gpu:N] [--seed N] [--checkpoint-dir DIR_OR_S3] ...
     evaluate --model DIR_OR_S3 --data PATH        -> last stdout line: {"accuracy", "loss", "n"}
     predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability"} JSON per line
     sample   --output DIR_OR_S3 [--train-docs N] [--test-docs N]   (the built-in synthetic corpus)
@@ -40,7 +40,7 @@ def _positive_float(text):
 
 
 def build_parser():
-    from .train import OPTIMIZERS, LR_SCHEDULES, TrainConfig
+    from .train import KVSTORES, LR_SCHEDULES, OPTIMIZERS, TrainConfig
 
     d = TrainConfig()
     parser = argparse.ArgumentParser(prog="python -m fasttext_lib", description="fastText text classification in MXNet Gluon")
@@ -62,6 +62,9 @@ def build_parser():
     t.add_argument("--batch-size", type=_positive_int, default=d.batch_size)
     t.add_argument("--dropout", type=float, default=d.dropout)
     t.add_argument("--ctx", default=d.ctx, help="auto, cpu, gpu, gpu:N or gpu:0,1")
+    t.add_argument("--kvstore", choices=KVSTORES, default=d.kvstore,
+                   help="auto: none for one device, device for several; dist_sync for several hosts")
+    t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--seed", type=int, default=d.seed)
     t.add_argument("--no-progress", action="store_true")
 
@@ -98,15 +101,18 @@ def cmd_train(args):
 
     config = TrainConfig(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, batch_size=args.batch_size,
                          emsize=args.emsize, ngrams=args.ngrams, buckets=args.buckets, min_count=args.min_count,
-                         dropout=args.dropout, lr_schedule=args.lr_schedule, ctx=args.ctx, seed=args.seed,
-                         progress=not args.no_progress)
+                         dropout=args.dropout, lr_schedule=args.lr_schedule, ctx=args.ctx, kvstore=args.kvstore,
+                         seed=args.seed, progress=not args.no_progress)
     train_data = read_labeled(args.train, args.format)
     val_data = read_labeled(args.validation, args.format) if args.validation else None
 
     def report(row):
         print(json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
 
-    trained = train(train_data, val_data, config, on_epoch_end=report)
+    trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir)
+    if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
+        print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
+        return 0
     where = save_bundle(trained, args.output)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     return 0

@@ -6,33 +6,17 @@ writes all 46M floats of the table, so a CPU epoch takes hours. Here a batch arr
 
 * ``rows``: the distinct embedding rows the batch touches (a few thousand of millions);
 * ``bag``: a (docs x len(rows)) CSR matrix of mean weights (``count / length``), so
-  ``dot(bag, embedding(rows))`` is exactly the per-document mean, with no padding;
-* ``bag_t``: the transpose of ``bag``, used only by the backward pass.
+  ``dot(bag, embedding(rows))`` is exactly the per-document mean, with no padding.
 
-``embedding(rows)`` is an ``nn.Embedding`` with ``sparse_grad=True``, so the table's gradient is
-row-sparse and lazy optimizers touch only those rows. MXNet's own backward of ``dot(csr, dense)``
-would compute ``dot(bag.T, grad)`` with a kernel several times slower than the forward one (and
-into a row-sparse array that ``Embedding``'s backward cannot take), so :class:`_BagMean` does
-the backward as the forward-speed product ``dot(bag_t, grad)``.
+This block is the *inference* path (and what a bundle stores). Training does the same forward
+pass but computes the embedding gradient itself, as the row-sparse ``dot(bag_t, grad)`` over the
+batch's rows (train.py, :func:`~fasttext_lib.train.sparse_step`), instead of letting autograd
+route it through MXNet's generic transposed CSR product and ``Embedding``'s sparse backward,
+which re-sorts rows that are already unique.
 """
 import mxnet as mx
-from mxnet import autograd, gluon, nd
+from mxnet import gluon, nd
 from mxnet.gluon import nn
-
-
-class _BagMean(autograd.Function):
-    """``dot(bag, vectors)`` whose gradient w.r.t. ``vectors`` is ``dot(bag_t, grad) * row_scale``."""
-
-    def __init__(self, bag, bag_t, row_scale=None):
-        super().__init__()
-        self.bag, self.bag_t, self.row_scale = bag, bag_t, row_scale
-
-    def forward(self, vectors):
-        return nd.sparse.dot(self.bag, vectors)
-
-    def backward(self, grad):
-        grad = nd.sparse.dot(self.bag_t, grad)
-        return grad if self.row_scale is None else nd.broadcast_mul(grad, self.row_scale)
 
 
 class FastTextClassifier(gluon.HybridBlock):
@@ -66,12 +50,11 @@ class FastTextClassifier(gluon.HybridBlock):
         self.embedding.initialize(mx.init.Uniform(1.0 / self.emsize), ctx=ctx)
         self.output.initialize(mx.init.Xavier(), ctx=ctx)
 
-    def hybrid_forward(self, F, bag, rows, bag_t=None, row_scale=None):
-        vectors = self.embedding(rows)
-        if bag_t is not None and autograd.is_recording():
-            docs = _BagMean(bag, bag_t, row_scale)(vectors)
-        else:
-            docs = F.sparse.dot(bag, vectors)
+    def hybrid_forward(self, F, bag, rows):
+        return self.classify(F.sparse.dot(bag, self.embedding(rows)))
+
+    def classify(self, docs):
+        """Document vectors (the means) -> raw outputs; the part of the model autograd records."""
         if self.dropout is not None:
             docs = self.dropout(docs)
         return self.output(docs)

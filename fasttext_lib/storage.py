@@ -219,6 +219,22 @@ def publish_directory(local_dir, dest, marker):
     return f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
 
 
+def remove_directory(uri, names):
+    """Delete the named files of a local directory or ``s3://`` prefix (and the directory if empty)."""
+    if is_s3(uri):
+        bucket, prefix = split_s3(uri)
+        client = s3_client()
+        with s3_errors(uri):
+            for name in names:
+                client.delete_object(Bucket=bucket, Key=f"{prefix.rstrip('/')}/{name}")
+        return
+    for name in names:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(uri, name))
+    with contextlib.suppress(OSError):
+        os.rmdir(uri)
+
+
 def fetch_directory(src, names, local_dir):
     """Copy the named files of a local directory or ``s3://`` prefix into ``local_dir``."""
     for name in names:

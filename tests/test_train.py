@@ -34,11 +34,53 @@ def test_sgd_learns(splits):
     assert trained.history[-1]["val_accuracy"] > 0.6
 
 
-def test_embedding_gradient_is_row_sparse(splits):
-    trained = train(splits[0].head(64), None, TrainConfig(epochs=1, batch_size=64, progress=False, ngrams=2, buckets=5000))
-    grad = trained.model.embedding.weight.grad()
+def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits):
+    """The hand-made row-sparse embedding gradient is exactly autograd's, restricted to the batch's rows."""
+    from mxnet import autograd, nd
+
+    from fasttext_lib.features import BatchMaker, Featurizer
+    from fasttext_lib.model import FastTextClassifier
+    from fasttext_lib.train import _sgd_row_scale, _to_ndarrays, encode_labels, sparse_step
+
+    texts, labels = splits[0].texts[:40], splits[0].labels[:40]
+    featurizer, bags = Featurizer.fit(texts, ngrams=2, buckets=3000, return_bags=True)
+    y = encode_labels(labels, ["1", "2"], "test")
+    mx.random.seed(0)
+    model = FastTextClassifier(featurizer.num_rows, 8, 2)
+    model.initialize_like_fasttext([mx.cpu()])
+    batch = BatchMaker(bags, y, featurizer.num_rows).make(np.arange(3, 40))
+    arrays = _to_ndarrays(batch, mx.cpu(), model.binary)
+    table = model.embedding.weight.data()
+    loss_sum, grad, out_grad = sparse_step(model, nd.take(table, arrays[2]), arrays, global_batch=50)
     assert grad.stype == "row_sparse"
-    assert 0 < grad.indices.shape[0] < trained.model.num_rows  # only the rows of the batch
+    np.testing.assert_array_equal(grad.indices.asnumpy(), batch.rows)  # only the batch's rows
+    assert len(batch.rows) < featurizer.num_rows
+
+    # reference: a dense (docs x all rows) mean matrix, autograd through the whole table
+    dense_bag = np.zeros((batch.size, featurizer.num_rows), dtype=np.float32)
+    for d in range(batch.size):
+        cols = batch.indices[batch.indptr[d]:batch.indptr[d + 1]]
+        dense_bag[d, batch.rows[cols]] = batch.data[batch.indptr[d]:batch.indptr[d + 1]]
+    full = table.copy()
+    full.attach_grad()
+    weight = model.output.weight.data().copy()
+    weight.attach_grad()
+    with autograd.record():
+        scores = nd.dot(nd.dot(nd.array(dense_bag), full), weight, transpose_b=True)
+        ref_loss = model.loss(scores, nd.array(batch.labels).reshape((-1, 1))).sum() / 50
+    ref_loss.backward()
+    expected = full.grad.asnumpy()
+    np.testing.assert_allclose(grad.data.asnumpy(), expected[batch.rows], rtol=1e-4, atol=1e-7)
+    untouched = np.setdiff1d(np.arange(featurizer.num_rows), batch.rows)
+    assert not expected[untouched].any()
+    np.testing.assert_allclose(out_grad.asnumpy(), weight.grad.asnumpy(), rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(loss_sum.asscalar() / 50, ref_loss.asscalar(), rtol=1e-5)
+
+    # SGD's per-row scale multiplies each row's gradient by batch size / its document frequency
+    scale = _sgd_row_scale(batch, mx.cpu())
+    _, scaled, _ = sparse_step(model, nd.take(table, arrays[2]), arrays, global_batch=50, row_scale=scale)
+    df = np.diff(batch.t_indptr)
+    np.testing.assert_allclose(scaled.data.asnumpy(), expected[batch.rows] * (batch.size / df)[:, None], rtol=1e-4, atol=1e-7)
 
 
 def test_lazy_update_leaves_untouched_rows_alone():
