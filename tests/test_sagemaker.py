@@ -547,7 +547,13 @@ def test_training_job_end_to_end_through_the_sdk(sm, splits, tmp_path):
     assert estimator.model_data == f"s3://{sm.bucket}/ft/jobs/ft-job-1/output/model.tar.gz"
     s3_put(estimator.model_data, buf.getvalue())
     fetched = fetch_job_model(estimator.model_data, f"s3://{sm.bucket}/ft/models/ft-job-1")
-    assert Predictor.load(fetched).predict(REVIEWS) == Predictor.load(env["SM_MODEL_DIR"]).predict(REVIEWS)
+    expected = Predictor.load(env["SM_MODEL_DIR"]).predict(REVIEWS)
+    assert Predictor.load(fetched).predict(REVIEWS) == expected
+
+    # The estimator's own model (estimator.deploy()) repacks the uploaded source as code/: it serves too.
+    container = estimator.create_model().prepare_container_def(instance_type="ml.m5.xlarge")
+    assert container["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
+    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == expected
 
 
 def test_estimator_options(sm, source_dir, monkeypatch):
