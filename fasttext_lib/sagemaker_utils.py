@@ -1,21 +1,55 @@
-"""The few sagemaker SDK calls the library makes, with the SDK imported only when needed.
+"""The sagemaker SDK objects the library builds, with the SDK imported only when needed.
 
 Importing ``sagemaker`` takes seconds and logs config lookups, so it stays out of module import
-time. The session is built from the ambient boto3 configuration (``AWS_ENDPOINT_URL`` included);
-nothing here calls STS or derives a default bucket, which fails offline.
+time. The session is built from the ambient boto3 configuration (``AWS_ENDPOINT_URL`` included)
+with SDK telemetry opted out; nothing here calls STS or derives a default bucket, which fails
+offline: every S3 location comes from the ``bucket`` and ``prefix`` you pass.
+
+* :func:`make_estimator` - ``sagemaker.mxnet.MXNet`` running ``fasttext_lib/entry_point.py``
+  (MXNet 1.9.0, py38) on a staged source_dir, with the entry point's metric definitions;
+* :func:`make_tuner` - a ``HyperparameterTuner`` over lr / emsize / ngrams maximizing
+  ``validation:accuracy``;
+* :func:`make_model` - ``sagemaker.mxnet.MXNetModel`` serving a bundle's ``model.tar.gz`` with the
+  entry point's hosting functions (JSON in and out).
+
+Layout under ``s3://{bucket}/{prefix}/``: ``code/`` (uploaded source), ``jobs/`` (job outputs,
+``model.tar.gz``), ``checkpoints/``, ``serving/`` (repacked model archives).
 """
 import logging
 import os
+import tempfile
+
+FRAMEWORK_VERSION = "1.9.0"
+PY_VERSION = "py38"
+DEFAULT_TRAINING_INSTANCE = "ml.m5.xlarge"
+DEFAULT_SERVING_INSTANCE = "ml.m5.xlarge"
+TELEMETRY_OPT_OUT = {"SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": True}}}}
 
 
-def sagemaker_session():
-    # Telemetry and config-file lookups are noise in notebooks and CI; they change nothing we use.
-    os.environ.setdefault("SAGEMAKER_DISABLE_TELEMETRY", "true")
+def _opted_out_config():
+    """The SDK defaults config (files, as the SDK would load them) with telemetry turned off."""
+    from sagemaker.config import load_sagemaker_config
+
+    # The SDK logs each config file it looks for; its logger is (re)configured on import, so quiet it here.
+    logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
+    config = dict(load_sagemaker_config() or {})
+    config.setdefault("SchemaVersion", "1.0")
+    modules = config.setdefault("SageMaker", {}).setdefault("PythonSDK", {}).setdefault("Modules", {})
+    modules["TelemetryOptOut"] = True
+    return config
+
+
+def sagemaker_session(default_bucket=None):
+    """A ``sagemaker.Session`` on the ambient boto3 configuration, telemetry opted out.
+
+    ``default_bucket`` is the bucket the SDK falls back on (it is never derived from the account).
+    """
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     import boto3
     import sagemaker
 
-    return sagemaker.Session(boto_session=boto3.session.Session())
+    return sagemaker.Session(boto_session=boto3.session.Session(), default_bucket=default_bucket,
+                             sagemaker_config=_opted_out_config())
 
 
 def s3_uploader_upload(local_path, s3_prefix_uri):
@@ -23,3 +57,120 @@ def s3_uploader_upload(local_path, s3_prefix_uri):
     from sagemaker.s3 import S3Uploader
 
     return S3Uploader.upload(local_path, s3_prefix_uri, sagemaker_session=sagemaker_session())
+
+
+def resolve_role(role=None, session=None):
+    """``role``, else ``$SAGEMAKER_ROLE``, else the notebook instance's execution role."""
+    from .errors import FastTextError
+
+    role = role or os.environ.get("SAGEMAKER_ROLE")
+    if role:
+        return role
+    import sagemaker
+
+    try:
+        return sagemaker.get_execution_role(session)
+    except Exception as exc:  # outside SageMaker the caller identity is a user, not a role
+        raise FastTextError(f"no SageMaker execution role: pass role='arn:aws:iam::...:role/...' or set SAGEMAKER_ROLE ({exc})") from None
+
+
+def _s3_base(bucket, prefix):
+    from .errors import FastTextError
+
+    if not bucket:
+        raise FastTextError("a bucket is required: the SageMaker helpers never derive a default bucket")
+    prefix = str(prefix or "").strip("/")
+    return f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+
+
+def training_hyperparameters(**values):
+    """Hyperparameters for the entry point: ``None`` values dropped (the entry point's default applies)."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_type=DEFAULT_TRAINING_INSTANCE,
+                   instance_count=1, source_dir=None, session=None, checkpoint_s3_uri=None, use_spot_instances=False,
+                   max_run=24 * 3600, max_wait=None, base_job_name="fasttext", **kwargs):
+    """A ``sagemaker.mxnet.MXNet`` estimator for ``fasttext_lib/entry_point.py``.
+
+    ``source_dir`` defaults to a fresh :func:`~fasttext_lib.packaging.stage_source_dir` in a temporary
+    directory. Several instances train with MXNet's parameter server (``dist_sync``). Managed spot
+    training needs checkpoints: ``checkpoint_s3_uri`` then defaults to
+    ``s3://{bucket}/{prefix}/checkpoints/{base_job_name}``, which SageMaker syncs with
+    ``/opt/ml/checkpoints``, where the entry point checkpoints and resumes. Extra keyword arguments
+    go to the estimator.
+    """
+    from sagemaker.mxnet import MXNet
+
+    from .entry_point import METRIC_DEFINITIONS
+    from .packaging import TRAINING_ENTRY_POINT, stage_source_dir
+
+    base = _s3_base(bucket, prefix)
+    session = session or sagemaker_session(default_bucket=bucket)
+    role = resolve_role(role, session)
+    if source_dir is None:
+        source_dir = stage_source_dir(tempfile.mkdtemp(prefix="fasttext-source-"))
+    if use_spot_instances:
+        checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
+        max_wait = max_wait or max_run
+    distribution = {"parameter_server": {"enabled": True}} if instance_count > 1 else None
+    hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
+    return MXNet(entry_point=TRAINING_ENTRY_POINT, source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION,
+                 py_version=PY_VERSION, role=role, instance_type=instance_type,
+                 instance_count=instance_count, hyperparameters=hyperparameters, distribution=distribution,
+                 metric_definitions=METRIC_DEFINITIONS, output_path=f"{base}/jobs", code_location=f"{base}/code",
+                 checkpoint_s3_uri=checkpoint_s3_uri, use_spot_instances=use_spot_instances, max_run=max_run,
+                 max_wait=max_wait, base_job_name=base_job_name, sagemaker_session=session,
+                 disable_profiler=True, debugger_hook_config=False, **kwargs)
+
+
+def default_ranges(optimizer="adam"):
+    """Search space over the learning rate (log scale, around the optimizer's default), emsize and ngrams."""
+    from sagemaker.tuner import CategoricalParameter, ContinuousParameter, IntegerParameter
+
+    lr = (0.001, 0.1) if optimizer == "adam" else (0.5, 20.0)
+    return {"lr": ContinuousParameter(*lr, scaling_type="Logarithmic"),
+            "emsize": IntegerParameter(20, 200),
+            "ngrams": CategoricalParameter([1, 2, 3])}
+
+
+def make_tuner(estimator, max_jobs=6, max_parallel_jobs=2, hyperparameter_ranges=None, strategy="Bayesian", **kwargs):
+    """A ``HyperparameterTuner`` maximizing ``validation:accuracy`` (needs a ``test`` channel in ``fit``).
+
+    The objective is read from the job log with the entry point's regex
+    (:data:`fasttext_lib.entry_point.VAL_ACCURACY_REGEX`).
+    """
+    from sagemaker.tuner import HyperparameterTuner
+
+    from .entry_point import OBJECTIVE_METRIC, VAL_ACCURACY_REGEX
+
+    optimizer = str((estimator.hyperparameters() or {}).get("optimizer", '"adam"')).strip('"')
+    return HyperparameterTuner(estimator, OBJECTIVE_METRIC,
+                               hyperparameter_ranges or default_ranges(optimizer),
+                               metric_definitions=[{"Name": OBJECTIVE_METRIC, "Regex": VAL_ACCURACY_REGEX}],
+                               objective_type="Maximize", strategy=strategy, max_jobs=max_jobs,
+                               max_parallel_jobs=max_parallel_jobs, base_tuning_job_name="fasttext-tune", **kwargs)
+
+
+def make_model(model_data, bucket, prefix, role=None, source_dir=None, session=None, name=None, **kwargs):
+    """A ``sagemaker.mxnet.MXNetModel`` serving ``model_data`` (a bundle's ``model.tar.gz`` on S3).
+
+    ``model_data`` may be a training job's ``model.tar.gz`` (bundle only) or :func:`pack_model`'s
+    (bundle + ``code/``): on deploy the SDK repacks it with ``source_dir`` (default: a fresh
+    :func:`~fasttext_lib.packaging.stage_source_dir`) as ``code/`` under ``s3://{bucket}/{prefix}/serving``.
+    ``deploy()`` returns an ``MXNetPredictor``, which sends and receives JSON:
+    ``endpoint.predict(["review", ...])``.
+    """
+    from sagemaker.mxnet import MXNetModel
+
+    from .packaging import SERVING_ENTRY_POINT, stage_source_dir
+
+    base = _s3_base(bucket, prefix)
+    session = session or sagemaker_session(default_bucket=bucket)
+    role = resolve_role(role, session)
+    if source_dir is None:
+        source_dir = stage_source_dir(tempfile.mkdtemp(prefix="fasttext-code-"))
+    return MXNetModel(model_data=str(model_data), role=role, entry_point=SERVING_ENTRY_POINT,
+                      source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION, py_version=PY_VERSION,
+                      code_location=f"{base}/serving", name=name,
+                      sagemaker_session=session, **kwargs)

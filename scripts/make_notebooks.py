@@ -2,8 +2,9 @@
 
 The notebooks are thin: narrative, a ``parameters`` cell (papermill), calls into fasttext_lib and
 plots. No function or class is defined in a cell (tests/test_notebooks.py checks). Rerun after
-editing: ``python scripts/make_notebooks.py``.
+editing: ``python scripts/make_notebooks.py`` (``--output DIR`` writes them elsewhere).
 """
+import argparse
 import os
 
 import nbformat
@@ -155,7 +156,11 @@ ngrams = 2
 buckets = 200000
 batch_size = 1024
 ctx = "auto"
-run_name = "sample"'''),
+run_name = "sample"
+use_training_job = False  # True: also run this training as a SageMaker training job (billed, needs a role)
+tune = False  # True (with use_training_job): a HyperparameterTuner over lr / emsize / ngrams
+role = None  # SageMaker execution role ARN; None: $SAGEMAKER_ROLE, else this notebook instance's role
+training_instance_type = "ml.g4dn.xlarge"  # training job instance (ml.m5.xlarge: CPU only)'''),
     code(SETUP + '''
 
 from fasttext_lib.bundle import save_bundle
@@ -194,13 +199,50 @@ history.to_csv(OUT / "history.csv")'''),
 bundle_uri = save_bundle(trained, f"{S3_BASE}/models/{run_name}")
 print("bundle:", bundle_uri)'''),
     md("""
-## Future work: SageMaker training jobs
+## The same training as a SageMaker training job (off by default)
 
-This notebook trains on the notebook instance itself. The next step is to run the same
-`fasttext_lib.train.train` call as a SageMaker training job (`sagemaker.mxnet.MXNet` estimator with an
-entry point that maps hyperparameters onto `TrainConfig` and reads the S3 channels), so that long GPU
-runs do not tie up the notebook instance.
+With `use_training_job = True` the run above goes to a training job instead of tying up the notebook
+instance: `make_estimator` builds a `sagemaker.mxnet.MXNet` estimator (MXNet 1.9.0, py38) whose entry
+point, `fasttext_lib/entry_point.py`, maps the hyperparameters onto `TrainConfig`, reads the `train` and
+`test` channels and saves the bundle as the job's `model.tar.gz`; `fetch_job_model` turns that back
+into a bundle next to the local one. Every S3 location is under `s3://{bucket}/{prefix}/` and SDK
+telemetry is off. The job is billed by the second on `training_instance_type`.
 """),
+    code('''if use_training_job:
+    from fasttext_lib.bundle import Predictor
+    from fasttext_lib.packaging import fetch_job_model, stage_source_dir
+    from fasttext_lib.sagemaker_utils import make_estimator, sagemaker_session
+
+    session = sagemaker_session(default_bucket=bucket)
+    hyperparameters = {"epochs": epochs, "lr": lr, "optimizer": optimizer, "emsize": emsize, "ngrams": ngrams,
+                       "buckets": buckets, "batch_size": batch_size, "seed": seed}
+    estimator = make_estimator(bucket, prefix, hyperparameters=hyperparameters, role=role,
+                               instance_type=training_instance_type, source_dir=stage_source_dir(OUT / "sagemaker_code"),
+                               session=session)
+    estimator.fit({"train": train_uri, "test": test_uri})
+    job_bundle_uri = fetch_job_model(estimator.model_data, f"{S3_BASE}/models/{run_name}-job")
+    job_metrics = Predictor.load(job_bundle_uri, ctx="cpu").metrics["final"]
+    print("training job:", estimator.latest_training_job.name)
+    print("job bundle:  ", job_bundle_uri, "| final test accuracy:", round(job_metrics["val_accuracy"], 4))
+else:
+    print("use_training_job is False: no training job started")'''),
+    md("""
+### Hyperparameter tuning (off by default)
+
+`tune = True` (with `use_training_job`) starts a `HyperparameterTuner` over the learning rate, `emsize`
+and `ngrams` that maximizes `validation:accuracy`, read from the job log with the entry point's
+regex (`fasttext_lib.entry_point.VAL_ACCURACY_REGEX`). Each trial is a training job.
+"""),
+    code('''if use_training_job and tune:
+    from fasttext_lib.sagemaker_utils import make_tuner
+
+    tuner = make_tuner(estimator, max_jobs=6, max_parallel_jobs=2)
+    tuner.fit({"train": train_uri, "test": test_uri})
+    print("best training job:", tuner.best_training_job())
+    trials = tuner.analytics().dataframe().sort_values("FinalObjectiveValue", ascending=False)
+    display(trials[["TrainingJobName", "lr", "emsize", "ngrams", "FinalObjectiveValue"]])
+else:
+    print("tune is False: no tuning job started")'''),
     code('''print("history table:", SHOWN_OUT / "history.csv")
 print("history plot: ", SHOWN_OUT / "history.png")
 print("model bundle: ", bundle_uri)'''),
@@ -332,7 +374,9 @@ run_name = "sample"
 ctx = "cpu"
 top_k = 5
 query_words = None  # None: the words with the largest vectors; e.g. ["great", "awful", "pizza"] for Yelp
-deploy = False'''),
+deploy = False  # True: serve the bundle from a SageMaker endpoint, query it, delete it (billed, needs a role)
+role = None  # SageMaker execution role ARN; None: $SAGEMAKER_ROLE, else this notebook instance's role
+endpoint_instance_type = "ml.m5.xlarge"'''),
     code(SETUP + '''
 
 import numpy as np
@@ -409,21 +453,29 @@ for word in [w for w in query_words if w in index]:
     neighbours[f"{word}: opposite"] = [f"{tokens[i]} ({similarity[i]:.2f})" for i in ranked[::-1][:top_k]]
 pd.DataFrame(neighbours)'''),
     md("""
-## Deploy (off by default)
+## Deploy to a SageMaker endpoint (off by default)
 
-Serving the bundle from a SageMaker endpoint needs a `model.tar.gz` of the bundle and an inference
-entry point that wraps `Predictor`; neither is part of this repository yet. The cell below runs only
-with `deploy = True`.
+With `deploy = True`: `pack_model` writes the bundle as a `model.tar.gz` (bundle files at the top,
+`code/` with `entry_point.py`, `fasttext_lib` and `requirements.txt`), `make_model` wraps it in a
+`sagemaker.mxnet.MXNetModel` (MXNet 1.9.0 inference container, py38) and `deploy` starts the
+endpoint. It answers JSON (`["review", ...]`, `{"instances": [...]}`), `text/plain` or `text/csv` with
+one label and probability per review, the same as the predictor above. The endpoint and its model
+are deleted at the end of the cell, whatever happens.
 """),
     code('''if deploy:
-    from sagemaker.mxnet import MXNetModel
+    from fasttext_lib.packaging import pack_model
+    from fasttext_lib.sagemaker_utils import make_model
 
-    from fasttext_lib.sagemaker_utils import sagemaker_session
-
-    endpoint_model = MXNetModel(model_data=f"{bundle_uri}/model.tar.gz", entry_point="inference.py",
-                                role=os.environ["SAGEMAKER_ROLE"], framework_version="1.9.0", py_version="py38",
-                                sagemaker_session=sagemaker_session())
-    endpoint = endpoint_model.deploy(initial_instance_count=1, instance_type="ml.m5.xlarge")
+    model_data = pack_model(bundle_uri, f"{S3_BASE}/sagemaker/{run_name}/model.tar.gz")
+    endpoint = make_model(model_data, bucket, prefix, role=role).deploy(initial_instance_count=1,
+                                                                       instance_type=endpoint_instance_type)
+    try:
+        remote = pd.DataFrame(endpoint.predict(reviews))
+        display(remote.assign(local_label=predictions.label, local_probability=predictions.probability,
+                              review=reviews).round(3))
+    finally:
+        endpoint.delete_model()
+        endpoint.delete_endpoint()
 else:
     print("deploy is False: no endpoint created")'''),
     code('''print("predictions:     ", SHOWN_OUT / "04_predictions.csv")
@@ -438,8 +490,11 @@ SERIES = {
 }
 
 
-def main():
-    os.makedirs(NOTEBOOKS, exist_ok=True)
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", default=NOTEBOOKS, help="directory to write the notebooks to (default: notebooks/)")
+    out = parser.parse_args(argv).output
+    os.makedirs(out, exist_ok=True)
     for name, cells in SERIES.items():
         nb = new_notebook(cells=cells, metadata={
             "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
@@ -448,9 +503,9 @@ def main():
         for i, cell in enumerate(nb.cells):  # stable ids: regenerating gives the same files
             cell["id"] = f"{name[:2]}-{i:02d}"
         nbformat.validate(nb)
-        path = os.path.join(NOTEBOOKS, name)
+        path = os.path.join(out, name)
         nbformat.write(nb, path)
-        print("wrote", os.path.relpath(path, ROOT))
+        print("wrote", os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path)
 
 
 if __name__ == "__main__":

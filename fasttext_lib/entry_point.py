@@ -1,0 +1,551 @@
+"""SageMaker script-mode entry point for the MXNet 1.9 containers: training job and endpoint.
+
+**Training job** (``sagemaker.mxnet.MXNet(entry_point="fasttext_lib/entry_point.py",
+source_dir=<packaging.stage_source_dir(...)>)``). The MXNet training toolkit runs
+``python fasttext_lib/entry_point.py --epochs 10 --ngrams 2 ...`` with the source_dir as cwd and
+
+* reads every file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
+  channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too), fastText format or Zhang CSV, one
+  or many files (concatenated in path order);
+* maps the hyperparameters onto :class:`~fasttext_lib.train.TrainConfig` (``--batch-size`` and
+  ``--batch_size`` both work; booleans are values: ``--progress false``); ``ctx`` defaults to the
+  ``SM_NUM_GPUS`` GPUs or the CPU; unknown arguments (the tuner's ``_tuning_objective_metric``) are
+  ignored;
+* trains on several hosts with MXNet's ``dist_sync`` kvstore when ``SM_HOSTS`` lists more than one
+  (the estimator needs ``distribution={"parameter_server": {"enabled": True}}``);
+* checkpoints every epoch to ``--checkpoint-dir`` (default ``/opt/ml/checkpoints`` when that
+  directory exists, as it does with ``checkpoint_s3_uri`` / managed spot training) and resumes from it;
+* logs one line per epoch, ``epoch=3; train_loss=...; val_loss=...; val_accuracy=0.912300; ...``,
+  which :data:`METRIC_DEFINITIONS` (and the tuner's objective, :data:`OBJECTIVE_METRIC`) match;
+* saves the bundle to ``SM_MODEL_DIR`` (first host only), the files at the top level, so the job's
+  ``model.tar.gz`` is a bundle, and writes ``history.csv``, ``metrics.json`` and ``history.png`` to
+  ``SM_OUTPUT_DATA_DIR`` (the job's ``output.tar.gz``).
+
+Every user error ends in one ``error: ...`` line on stderr and exit status 2.
+
+**Endpoint** (the MXNet inference toolkit imports this file as ``entry_point`` from
+``/opt/ml/model/code``; see :func:`fasttext_lib.packaging.pack_model`). The toolkit refuses a
+``transform_fn`` next to ``input_fn``/``predict_fn``/``output_fn`` and, without ``transform_fn``,
+accepts only a Gluon ``Block`` (or Module) from ``model_fn``. So :func:`model_fn` returns the
+classifier block with the loaded :class:`~fasttext_lib.bundle.Predictor` (vocabulary, n-gram
+settings, labels) attached, and the three functions below do the rest:
+
+* request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
+  ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
+* response ``application/json``: ``[{"label": "2", "probability": 0.97}, ...]``, one per review;
+* bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
+  another content type, 406 for another ``Accept``, 413 above :data:`MAX_REQUEST_BYTES`, 400 for
+  bad JSON or CSV, non-UTF-8 bodies, non-string items and requests without any text.
+"""
+import argparse
+import contextlib
+import csv
+import http
+import io
+import json
+import logging
+import math
+import os
+import shutil
+import sys
+import tempfile
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# fasttext_lib/entry_point.py in a source_dir, or code/entry_point.py beside code/fasttext_lib/.
+_SOURCE_ROOT = _HERE if os.path.isfile(os.path.join(_HERE, "fasttext_lib", "__init__.py")) else os.path.dirname(_HERE)
+if __name__ == "__main__":
+    # `python fasttext_lib/entry_point.py` puts fasttext_lib/ itself first on sys.path, where its
+    # modules (data, text, train, ...) would pose as top-level modules; the source_dir root takes
+    # its place, so the staged fasttext_lib is imported even where another copy is installed.
+    if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
+        sys.path[0] = _SOURCE_ROOT
+    if _SOURCE_ROOT not in sys.path:
+        sys.path.insert(0, _SOURCE_ROOT)
+
+from fasttext_lib.errors import FastTextError  # noqa: E402
+
+log = logging.getLogger("fasttext_lib.entry_point")
+
+# ---------------------------------------------------------------------------------------------
+# Metrics: what the training log says per epoch, and the regexes SageMaker reads it with.
+# ---------------------------------------------------------------------------------------------
+METRIC_PATTERNS = {
+    "train:loss": r"train_loss=([0-9.]+);",
+    "validation:loss": r"val_loss=([0-9.]+);",
+    "validation:accuracy": r"val_accuracy=([0-9.]+);",
+}
+OBJECTIVE_METRIC = "validation:accuracy"  # HyperparameterTuner objective (maximize)
+VAL_ACCURACY_REGEX = METRIC_PATTERNS[OBJECTIVE_METRIC]
+METRIC_DEFINITIONS = [{"Name": name, "Regex": regex} for name, regex in METRIC_PATTERNS.items()]
+
+SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
+
+
+def format_epoch(row):
+    """One log line per epoch; a metric without a value (no test channel) prints ``nan``, which no regex matches."""
+    return ("epoch={epoch}; train_loss={train_loss:.6f}; val_loss={val_loss:.6f}; val_accuracy={val_accuracy:.6f}; "
+            "seconds={seconds:.3f}; samples_per_s={samples_per_s:.1f};").format(**row)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage dump
+        raise FastTextError(f"bad hyperparameter: {message}")
+
+
+def _none(text):
+    return str(text).strip().lower() in ("", "none", "null")
+
+
+def _int(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
+
+
+def _float(text):
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _optional_float(text):
+    return None if _none(text) else _float(text)
+
+
+def _bool(text):
+    value = str(text).strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def build_parser():
+    from fasttext_lib.train import TrainConfig
+
+    d = TrainConfig()
+    p = _Parser(prog="entry_point.py", description="fastText training job (SageMaker MXNet script mode)",
+                allow_abbrev=False)
+    p.add_argument("--epochs", type=_int, default=d.epochs)
+    p.add_argument("--lr", type=_optional_float, default=None, help="default: 8.0 for sgd, 0.01 for adam")
+    p.add_argument("--optimizer", default=d.optimizer)
+    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=_int, default=d.batch_size)
+    p.add_argument("--emsize", type=_int, default=d.emsize)
+    p.add_argument("--ngrams", type=_int, default=d.ngrams)
+    p.add_argument("--buckets", type=_int, default=d.buckets)
+    p.add_argument("--min-count", "--min_count", dest="min_count", type=_int, default=d.min_count)
+    p.add_argument("--dropout", type=_float, default=d.dropout)
+    p.add_argument("--lr-schedule", "--lr_schedule", dest="lr_schedule", default=d.lr_schedule)
+    p.add_argument("--wd", type=_float, default=d.wd)
+    p.add_argument("--ctx", default="auto", help="auto: the SM_NUM_GPUS GPUs, else the CPU")
+    p.add_argument("--seed", type=_int, default=d.seed)
+    p.add_argument("--progress", type=_bool, default=False, help="tqdm bars in the job log (default false)")
+    p.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
+    p.add_argument("--checkpoint-dir", "--checkpoint_dir", dest="checkpoint_dir", default=None,
+                   help=f"local dir or s3:// URI; default {SAGEMAKER_CHECKPOINT_DIR} when it exists; 'none' disables")
+    p.add_argument("--kvstore", default="auto", help="auto: dist_sync on several hosts, else the library's choice")
+    return p
+
+
+def parse_hyperparameters(argv=None):
+    """``--key value`` argv -> (Namespace, ignored arguments)."""
+    return build_parser().parse_known_args(argv)
+
+
+class ContainerEnv:
+    """The ``SM_*`` variables the training toolkit sets, checked."""
+
+    def __init__(self, environ=None):
+        env = os.environ if environ is None else environ
+        missing = [k for k in ("SM_MODEL_DIR", "SM_OUTPUT_DATA_DIR", "SM_CHANNEL_TRAIN") if not env.get(k)]
+        if missing:
+            hint = " (no 'train' channel: fit({'train': s3_uri, 'test': s3_uri}))" if "SM_CHANNEL_TRAIN" in missing else ""
+            raise FastTextError(f"{', '.join(missing)} not set{hint}: this runs inside a SageMaker training container")
+        self.model_dir = env["SM_MODEL_DIR"]
+        self.output_data_dir = env["SM_OUTPUT_DATA_DIR"]
+        self.train_channel = env["SM_CHANNEL_TRAIN"]
+        self.test_channel = env.get("SM_CHANNEL_TEST") or env.get("SM_CHANNEL_VALIDATION") or None
+        try:
+            hosts = json.loads(env.get("SM_HOSTS") or '["algo-1"]')
+        except ValueError:
+            raise FastTextError(f"SM_HOSTS is not a JSON list: {env.get('SM_HOSTS')!r}") from None
+        if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
+            raise FastTextError(f"SM_HOSTS must be a non-empty JSON list of host names, got {env.get('SM_HOSTS')!r}")
+        self.hosts = hosts
+        self.current_host = env.get("SM_CURRENT_HOST") or hosts[0]
+        if self.current_host not in hosts:
+            raise FastTextError(f"SM_CURRENT_HOST {self.current_host!r} is not in SM_HOSTS {hosts}")
+        gpus = env.get("SM_NUM_GPUS")
+        try:
+            self.num_gpus = None if gpus in (None, "") else int(gpus)
+        except ValueError:
+            raise FastTextError(f"SM_NUM_GPUS is not an integer: {gpus!r}") from None
+        try:
+            framework = json.loads(env.get("SM_FRAMEWORK_PARAMS") or "{}")
+        except ValueError:
+            framework = {}
+        # The MXNet toolkit starts the scheduler/servers and sets DMLC_ROLE=worker for this script.
+        self.parameter_server = bool(isinstance(framework, dict) and framework.get("sagemaker_parameter_server_enabled")) \
+            or bool(env.get("DMLC_ROLE"))
+
+    @property
+    def distributed(self):
+        return len(self.hosts) > 1
+
+    @property
+    def is_first_host(self):
+        """The host that saves the bundle: the first in sorted order, which also runs the scheduler."""
+        return self.current_host == sorted(self.hosts)[0]
+
+
+def plan_training(args, env, default_checkpoint_dir=SAGEMAKER_CHECKPOINT_DIR):
+    """Hyperparameters + container -> (``TrainConfig`` keyword arguments, extra ``train()`` keyword arguments).
+
+    ``kvstore`` enters the config only when it is not ``auto`` (``dist_sync`` on several hosts) and
+    ``checkpoint_dir`` only when one is configured, so a single-host run without checkpoints uses
+    the plain ``TrainConfig``/``train()`` interface.
+    """
+    ctx = args.ctx
+    if str(ctx).strip().lower() == "auto" and env.num_gpus is not None:
+        ctx = ("gpu:" + ",".join(str(i) for i in range(env.num_gpus))) if env.num_gpus > 0 else "cpu"
+    config = {"epochs": args.epochs, "lr": args.lr, "optimizer": args.optimizer, "batch_size": args.batch_size,
+              "emsize": args.emsize, "ngrams": args.ngrams, "buckets": args.buckets, "min_count": args.min_count,
+              "dropout": args.dropout, "lr_schedule": args.lr_schedule, "wd": args.wd, "ctx": ctx, "seed": args.seed,
+              "progress": args.progress}
+    kvstore = str(args.kvstore or "auto").strip()
+    if env.distributed:
+        if not env.parameter_server:
+            raise FastTextError(
+                f"{len(env.hosts)} hosts but no parameter server: create the estimator with "
+                "distribution={'parameter_server': {'enabled': True}} (sagemaker_utils.make_estimator does)")
+        if kvstore == "auto":
+            kvstore = "dist_sync"
+        elif not kvstore.startswith("dist_"):
+            raise FastTextError(f"kvstore {kvstore!r} cannot train on {len(env.hosts)} hosts; use dist_sync")
+    if kvstore != "auto":
+        config["kvstore"] = kvstore
+    extra = {}
+    checkpoint_dir = args.checkpoint_dir
+    if checkpoint_dir is None:  # not given: SageMaker's directory if the job has one
+        if default_checkpoint_dir and os.path.isdir(default_checkpoint_dir):
+            checkpoint_dir = default_checkpoint_dir
+    elif _none(checkpoint_dir):  # given as none / null / "": no checkpoints
+        checkpoint_dir = None
+    if checkpoint_dir:
+        if env.distributed:  # SageMaker syncs every host's checkpoint dir to one S3 prefix: keep them apart
+            from fasttext_lib import storage
+
+            checkpoint_dir = storage.join(checkpoint_dir, env.current_host)
+        extra["checkpoint_dir"] = checkpoint_dir
+    return config, extra
+
+
+def channel_files(path, name):
+    """Every regular, non-hidden file under a channel directory, in path order."""
+    if os.path.isfile(path):
+        return [path]
+    if not os.path.isdir(path):
+        raise FastTextError(f"{name} channel directory does not exist: {path}")
+    files = []
+    for root, dirs, names in os.walk(path):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        files.extend(os.path.join(root, n) for n in names if not n.startswith("."))
+    if not files:
+        raise FastTextError(f"{name} channel {path} holds no files (check the S3 prefix given to fit())")
+    return sorted(files)
+
+
+def read_channel(path, fmt="auto", name="train"):
+    """All documents of a channel: each file read with :func:`~fasttext_lib.data.read_labeled`, concatenated."""
+    from fasttext_lib.data import LabeledTexts, read_labeled
+
+    data = LabeledTexts()
+    files = channel_files(path, name)
+    for file in files:
+        part = read_labeled(file, fmt)
+        data.labels.extend(part.labels)
+        data.texts.extend(part.texts)
+    print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
+    return data
+
+
+def save_model(trained, model_dir):
+    """Write the bundle's files straight into ``model_dir`` (config.json last, each file atomically).
+
+    ``SM_MODEL_DIR`` may be a mount point, so it is filled in place rather than replaced by a rename.
+    """
+    from fasttext_lib.bundle import CONFIG, save_bundle
+
+    os.makedirs(model_dir, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        staged = save_bundle(trained, os.path.join(tmp, "bundle"))
+        names = sorted(os.listdir(staged), key=lambda n: (n == CONFIG, n))
+        stale = os.path.join(model_dir, CONFIG)
+        if os.path.exists(stale):  # never a new model under an old config
+            os.remove(stale)
+        for name in names:
+            with open(os.path.join(staged, name), "rb") as fin, _public_file(os.path.join(model_dir, name)) as fout:
+                shutil.copyfileobj(fin, fout, 1 << 20)
+    return model_dir
+
+
+@contextlib.contextmanager
+def _public_file(path, mode="wb"):
+    """An atomically written file, readable by all (the serving container may not run as root)."""
+    from fasttext_lib import storage
+
+    with storage.atomic_local_file(path, mode) as f:
+        yield f
+        os.chmod(f.fileno(), 0o644)
+
+
+def _json_safe(value):
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def write_metrics(trained, output_dir, extra=None):
+    """``history.csv``, ``metrics.json`` and ``history.png`` (accuracy and loss per epoch) in ``output_dir``."""
+    from fasttext_lib.train import HISTORY_COLUMNS
+
+    os.makedirs(output_dir, exist_ok=True)
+    history = trained.history
+    with _public_file(os.path.join(output_dir, "history.csv"), "w") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(HISTORY_COLUMNS)
+        for row in history:
+            writer.writerow([row[c] for c in HISTORY_COLUMNS])
+    rows = [{k: _json_safe(v) for k, v in row.items()} for row in history]
+    metrics = {"history": rows, "final": rows[-1] if rows else {}, "labels": list(trained.labels),
+               "ctx": [str(c) for c in trained.ctx], **(extra or {})}
+    with _public_file(os.path.join(output_dir, "metrics.json"), "w") as f:
+        json.dump(metrics, f, indent=2)
+    written = ["history.csv", "metrics.json"]
+    if _plot_history(history, os.path.join(output_dir, "history.png")):
+        written.append("history.png")
+    return written
+
+
+def _plot_history(history, path):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        log.warning("matplotlib is not installed: no history.png")
+        return False
+    epochs = [r["epoch"] for r in history]
+    fig = Figure(figsize=(10, 3.5))
+    FigureCanvasAgg(fig)
+    ax_acc, ax_loss = fig.subplots(1, 2)
+    ax_acc.plot(epochs, [r["val_accuracy"] for r in history], marker="o")
+    ax_acc.set_xlabel("epoch")
+    ax_acc.set_ylabel("test accuracy")
+    ax_loss.plot(epochs, [r["train_loss"] for r in history], marker="o", label="train")
+    ax_loss.plot(epochs, [r["val_loss"] for r in history], marker="o", label="test")
+    ax_loss.set_xlabel("epoch")
+    ax_loss.set_ylabel("cross-entropy")
+    ax_loss.legend()
+    fig.tight_layout()
+    with _public_file(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=100)
+    return True
+
+
+def run_training(argv=None, environ=None):
+    """The training job: hyperparameters from ``argv``, data and destinations from the ``SM_*`` variables."""
+    import fasttext_lib
+    from fasttext_lib.train import TrainConfig, describe_ctx, train
+
+    args, ignored = parse_hyperparameters(argv)
+    env = ContainerEnv(environ)
+    config_kwargs, train_kwargs = plan_training(args, env)
+    print(f"fasttext_lib {fasttext_lib.__version__} from {os.path.dirname(os.path.abspath(fasttext_lib.__file__))}; "
+          f"host {env.current_host} of {len(env.hosts)}", flush=True)
+    if ignored:
+        print(f"ignored arguments: {' '.join(ignored)}", flush=True)
+    config = TrainConfig(**config_kwargs)  # validates the values
+    train_data = read_channel(env.train_channel, args.format, "train")
+    val_data = read_channel(env.test_channel, args.format, "test") if env.test_channel else None
+
+    def on_epoch_end(row):
+        print(format_epoch(row), flush=True)
+
+    trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, **train_kwargs)
+    print(f"trained on {describe_ctx(trained.ctx)}", flush=True)
+    if env.is_first_host:
+        save_model(trained, env.model_dir)
+        written = write_metrics(trained, env.output_data_dir,
+                                {"train_config": config.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs})
+        print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
+    else:
+        print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)
+    return 0
+
+
+def main(argv=None, environ=None):
+    os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
+    try:
+        return run_training(argv, environ)
+    except FastTextError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Hosting: model_fn / input_fn / predict_fn / output_fn
+# ---------------------------------------------------------------------------------------------
+JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
+CONTENT_TYPES = (JSON_TYPE, TEXT_TYPE, CSV_TYPE)
+# SageMaker's real-time InvokeEndpoint payload limit; FASTTEXT_MAX_REQUEST_BYTES (model env) changes
+# it, e.g. for batch transform with a larger MaxPayloadInMB.
+MAX_REQUEST_BYTES = int(os.environ.get("FASTTEXT_MAX_REQUEST_BYTES", 6 * 1024 * 1024))
+
+try:  # the inference toolkit turns these into an HTTP response with their status code
+    from sagemaker_inference.errors import BaseInferenceToolkitError as _ToolkitError
+except ImportError:  # outside the container (tests, local use): the same shape
+    class _ToolkitError(Exception):
+        def __init__(self, status_code, message, phrase):
+            self.status_code, self.message, self.phrase = status_code, message, phrase
+            super().__init__(status_code, message, phrase)
+
+
+class RequestError(_ToolkitError):
+    """A bad request, answered with ``status_code`` (4xx) and a one-line ``message``."""
+
+    def __init__(self, status_code, message):
+        super().__init__(status_code, message, http.HTTPStatus(status_code).phrase)
+
+    def __str__(self):
+        return f"{self.status_code} {self.phrase}: {self.message}"
+
+
+def _serving_ctx(context):
+    import mxnet as mx
+
+    num_gpus = mx.context.num_gpus()
+    if num_gpus == 0:
+        return "cpu"
+    properties = getattr(context, "system_properties", None) or {}
+    gpu_id = properties.get("gpu_id") or 0
+    return f"gpu:{int(gpu_id) % num_gpus}"
+
+
+def model_fn(model_dir, context=None):
+    """Load the bundle in ``model_dir``; return the Gluon block with ``.predictor`` (and its parts) attached."""
+    from fasttext_lib.bundle import Predictor
+
+    predictor = Predictor.load(model_dir, ctx=_serving_ctx(context))
+    block = predictor.model
+    block.predictor = predictor
+    block.featurizer, block.labels = predictor.featurizer, predictor.labels
+    return block
+
+
+def _media_type(header):
+    """``'text/csv; charset=utf-8'`` -> (``'text/csv'``, ``'utf-8'``)."""
+    parts = [p.strip() for p in str(header).split(";")]
+    charset = "utf-8"
+    for param in parts[1:]:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip('"')
+    return parts[0].lower(), charset
+
+
+def _body_text(body, charset):
+    if body is None:
+        body = b""
+    if isinstance(body, str):
+        raw_size = len(body.encode("utf-8"))
+    elif isinstance(body, (bytes, bytearray, memoryview)):
+        raw_size = len(body)
+    else:
+        raise RequestError(400, f"unexpected request body of type {type(body).__name__}")
+    if raw_size > MAX_REQUEST_BYTES:
+        raise RequestError(413, f"request body has {raw_size} bytes; the limit is {MAX_REQUEST_BYTES}")
+    if isinstance(body, str):
+        return body
+    try:
+        return bytes(body).decode(charset)
+    except LookupError:
+        raise RequestError(415, f"unknown charset {charset!r}") from None
+    except UnicodeDecodeError:
+        raise RequestError(400, f"request body is not valid {charset} text") from None
+
+
+def _json_texts(payload):
+    if isinstance(payload, dict):
+        if set(payload) != {"instances"}:
+            raise RequestError(400, 'a JSON object must be {"instances": [review, ...]}')
+        payload = payload["instances"]
+        if not isinstance(payload, list):
+            raise RequestError(400, '"instances" must be a list of strings')
+    if isinstance(payload, str):
+        return [payload]
+    if not isinstance(payload, list):
+        raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {type(payload).__name__}')
+    bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
+    if bad:
+        raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {type(payload[bad[0]]).__name__}")
+    return payload
+
+
+def input_fn(request_body, content_type):
+    """Request -> list of review texts (raw; normalized by the predictor as in training)."""
+    if not content_type:
+        raise RequestError(415, f"request has no Content-Type; send one of {', '.join(CONTENT_TYPES)}")
+    media, charset = _media_type(content_type)
+    if media not in CONTENT_TYPES:
+        raise RequestError(415, f"content type {media!r} is not supported; send one of {', '.join(CONTENT_TYPES)}")
+    if media == JSON_TYPE and isinstance(request_body, (list, dict)):  # a server that decoded JSON itself
+        texts = _json_texts(request_body)
+    else:
+        text = _body_text(request_body, charset)
+        if media == JSON_TYPE:
+            try:
+                payload = json.loads(text)
+            except ValueError as exc:
+                raise RequestError(400, f"request body is not valid JSON: {exc}") from None
+            texts = _json_texts(payload)
+        elif media == TEXT_TYPE:
+            texts = text.splitlines()
+        else:
+            try:
+                texts = [",".join(record) for record in csv.reader(io.StringIO(text, newline=""), strict=True)]
+            except csv.Error as exc:
+                raise RequestError(400, f"request body is not valid CSV: {exc}") from None
+    if not any(t.strip() for t in texts):
+        raise RequestError(400, "request holds no review text")
+    return texts
+
+
+def predict_fn(input_data, model):
+    """Reviews -> one ``{"label", "probability"}`` per review (the most probable class)."""
+    predictor = getattr(model, "predictor", None)
+    if predictor is None:
+        raise TypeError("model_fn must return the block with its Predictor attached (fasttext_lib.entry_point.model_fn)")
+    return predictor.predict(input_data)
+
+
+def output_fn(prediction, accept):
+    """Predictions -> ``application/json`` text."""
+    media, _ = _media_type(accept or JSON_TYPE)
+    if media not in (JSON_TYPE, "*/*", "application/*"):
+        raise RequestError(406, f"cannot answer in {media!r}; accept application/json")
+    return json.dumps(prediction)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Files SageMaker runs: the code directory, the endpoint's ``model.tar.gz``, and back.
+
+No sagemaker SDK here (sagemaker_utils.py builds the SDK objects); these are plain files:
+
+* :func:`stage_source_dir` - one code directory for both containers: ``fasttext_lib/`` (the
+  training entry point is ``fasttext_lib/entry_point.py``), a copy of the entry point at the top
+  (``entry_point.py``, the module the inference toolkit imports) and a ``requirements.txt`` that
+  both toolkits pip-install before running the code. It is the training job's ``source_dir`` (the
+  repository root is not suitable: the SDK would upload ``.venv``, notebooks and tests too) and
+  ``code/`` in ``model.tar.gz``; an estimator's own ``deploy()`` repacks it as it is, so that works too.
+* :func:`pack_model` - ``model.tar.gz`` in the layout the MXNet inference containers expect: the
+  bundle files at the top level (the container extracts them to ``/opt/ml/model``, the
+  ``model_dir`` of ``model_fn``) and ``code/`` as above. Written atomically, locally or to S3.
+* :func:`fetch_job_model` - a training job's ``model.tar.gz`` back into an ordinary bundle.
+"""
+import os
+import shutil
+import tarfile
+import tempfile
+
+from . import storage
+from .errors import FastTextError
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+TRAINING_ENTRY_POINT = "fasttext_lib/entry_point.py"  # relative to the source_dir
+SERVING_ENTRY_POINT = "entry_point.py"  # relative to code/ in model.tar.gz (SAGEMAKER_PROGRAM)
+CODE_DIR = "code"
+# What the 1.9.0-py38 MXNet containers lack. Both images ship gluonnlp 0.10.0 (pinned here, so pip
+# finds it satisfied and the dependency is explicit); the training image has tqdm, pandas,
+# matplotlib and the sagemaker SDK but no smart_open (s3:// reads); the inference image has
+# neither tqdm (imported by the scoring loop) nor smart_open.
+REQUIREMENTS = ("gluonnlp==0.10.0", "tqdm", "smart_open[s3]")
+
+
+def _package_files():
+    names = sorted(n for n in os.listdir(PACKAGE_DIR) if n.endswith(".py"))
+    if "entry_point.py" not in names:
+        raise FastTextError(f"{PACKAGE_DIR} has no entry_point.py: is fasttext_lib installed completely?")
+    return names
+
+
+def _copy_package(dest):
+    target = os.path.join(dest, "fasttext_lib")
+    if os.path.exists(target):
+        shutil.rmtree(target)
+    os.makedirs(target)
+    for name in _package_files():
+        shutil.copy2(os.path.join(PACKAGE_DIR, name), os.path.join(target, name))
+
+
+def _prepare_dir(dest):
+    dest = os.path.abspath(str(dest))
+    if os.path.isfile(dest):
+        raise FastTextError(f"expected a directory but got a file: {dest}")
+    os.makedirs(dest, exist_ok=True)
+    return dest
+
+
+def stage_source_dir(dest, requirements=REQUIREMENTS):
+    """Write the code directory to ``dest`` (created, or refreshed); returns its absolute path.
+
+    Training: ``MXNet(source_dir=dest, entry_point=TRAINING_ENTRY_POINT)``; the container runs
+    ``python fasttext_lib/entry_point.py --key value ...`` with ``dest`` as its cwd. Serving:
+    ``MXNetModel(source_dir=dest, entry_point=SERVING_ENTRY_POINT)``; the SDK's repack copies
+    ``dest`` to ``code/`` as it is.
+    """
+    dest = _prepare_dir(dest)
+    _copy_package(dest)
+    shutil.copy2(os.path.join(PACKAGE_DIR, "entry_point.py"), os.path.join(dest, SERVING_ENTRY_POINT))
+    with open(os.path.join(dest, "requirements.txt"), "w") as f:
+        f.write("".join(f"{r}\n" for r in requirements))
+    return dest
+
+
+def _fetch_bundle(src, local_dir):
+    from .bundle import BUNDLE_FILES, read_config
+
+    read_config(src)  # one-line errors for a missing or foreign bundle
+    missing = [n for n in BUNDLE_FILES if not storage.exists(storage.join(str(src), n))]
+    if missing:
+        raise FastTextError(f"incomplete model bundle: {src} has no {', '.join(missing)}")
+    storage.fetch_directory(str(src), BUNDLE_FILES, local_dir)
+    return BUNDLE_FILES
+
+
+def pack_model(bundle, dest, requirements=REQUIREMENTS):
+    """Pack the bundle at ``bundle`` (directory or ``s3://`` prefix) into ``model.tar.gz`` at ``dest``.
+
+    Layout: ``config.json, model.params, vocab.json, metrics.json`` at the top, then
+    ``code/`` (:func:`stage_source_dir`). ``dest`` is a
+    local path or ``s3://`` URI, written atomically (nothing appears there if anything fails).
+    Returns ``dest``.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        files = os.path.join(tmp, "bundle")
+        os.makedirs(files)
+        names = _fetch_bundle(bundle, files)
+        code = stage_source_dir(os.path.join(tmp, CODE_DIR), requirements)
+        with storage.atomic_write(str(dest), "wb") as f:
+            with tarfile.open(fileobj=f, mode="w:gz") as tar:
+                for name in names:
+                    tar.add(os.path.join(files, name), arcname=name, filter=_normalize_member)
+                tar.add(code, arcname=CODE_DIR, filter=_normalize_member)
+    return str(dest)
+
+
+def _normalize_member(info):
+    # No owner names or build-machine uids in the archive; skip bytecode caches.
+    if "__pycache__" in info.name.split("/") or info.name.endswith(".pyc"):
+        return None
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mode = 0o755 if info.isdir() else 0o644  # readable whoever the serving container runs as
+    return info
+
+
+def fetch_job_model(model_data, dest):
+    """Turn a ``model.tar.gz`` (a training job's ``model_data``; local or ``s3://``) into a bundle at ``dest``.
+
+    Only the bundle's own files are taken from the archive (anything else, ``code/`` included, is
+    ignored); the bundle is published atomically like :func:`~fasttext_lib.bundle.save_bundle`.
+    Returns the bundle's location, loadable with :meth:`Predictor.load`.
+    """
+    from .bundle import BUNDLE_FILES, CONFIG
+
+    model_data = str(model_data)
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = os.path.join(tmp, "model.tar.gz")
+        with storage.open_read(model_data, "rb") as fin, open(archive, "wb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+        out = os.path.join(tmp, "bundle")
+        os.makedirs(out)
+        try:
+            with tarfile.open(archive, "r:*") as tar:
+                members = {os.path.normpath(m.name).lstrip("/"): m for m in tar.getmembers() if m.isfile()}
+                missing = [n for n in BUNDLE_FILES if n not in members]
+                if missing:
+                    raise FastTextError(f"{model_data} holds no model bundle (missing {', '.join(missing)})")
+                for name in BUNDLE_FILES:
+                    with tar.extractfile(members[name]) as fin, open(os.path.join(out, name), "wb") as fout:
+                        shutil.copyfileobj(fin, fout, 1 << 20)
+        except tarfile.TarError as exc:
+            raise FastTextError(f"{model_data} is not a readable tar archive: {exc}") from None
+        return storage.publish_directory(out, str(dest), marker=CONFIG)

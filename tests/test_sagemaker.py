@@ -1,0 +1,666 @@
+"""The SageMaker paths, offline: training container, endpoint handlers, SDK objects against moto.
+
+* The training container is simulated as the MXNet training toolkit runs it: ``SM_*`` variables,
+  channel folders, ``python fasttext_lib/entry_point.py --key value ...`` in a subprocess whose cwd
+  is a staged source_dir (and whose PYTHONPATH is empty, so the staged copy must be importable).
+* The hosting functions are called as the MXNet inference toolkit calls them, and the packed and
+  SDK-repacked ``model.tar.gz`` is served from its own ``code/`` in a subprocess.
+* Estimator, tuner and model are built with the real sagemaker SDK against the moto server
+  (``AWS_ENDPOINT_URL``); the API requests the SDK sends are recorded and checked, and the files it
+  uploads are read back.
+"""
+import ast
+import inspect
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import types
+
+import pytest
+
+from conftest import ROOT
+from fasttext_lib import entry_point as ep
+from fasttext_lib.bundle import BUNDLE_FILES, Predictor, save_bundle
+from fasttext_lib.data import LabeledTexts, read_labeled, write_csv, write_fasttext
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.packaging import REQUIREMENTS, fetch_job_model, pack_model, stage_source_dir
+
+ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+REGISTRY = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
+FAST = {"epochs": 3, "batch_size": 256, "emsize": 32, "ngrams": 2, "buckets": 5000}
+REVIEWS = ["The pasta was great and the staff were friendly!", "Not good. Cold food and a long wait.", ""]
+
+
+# --------------------------------------------------------------------------------------------
+# helpers: a training container, the toolkit's argv, a serving request
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def source_dir(tmp_path_factory):
+    return stage_source_dir(tmp_path_factory.mktemp("staged") / "code")
+
+
+@pytest.fixture(scope="module")
+def splits(sample_dir):
+    return read_labeled(sample_dir / "train.csv"), read_labeled(sample_dir / "test.csv")
+
+
+def make_container(root, channels, hosts=("algo-1",), current_host="algo-1", extra_env=None):
+    """An /opt/ml-like tree under ``root``; ``channels``: name -> {relative file name: writer(path)}."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "DMLC_")) and k != "PYTHONPATH"}
+    env.update(OMP_NUM_THREADS="1", SM_MODEL_DIR=str(root / "model"), SM_OUTPUT_DATA_DIR=str(root / "output" / "data"),
+               SM_HOSTS=json.dumps(list(hosts)), SM_CURRENT_HOST=current_host, SM_NUM_GPUS="0")
+    (root / "model").mkdir(parents=True)
+    (root / "output" / "data").mkdir(parents=True)
+    for name, files in channels.items():
+        channel = root / "input" / "data" / name
+        channel.mkdir(parents=True)
+        for rel, write in files.items():
+            (channel / rel).parent.mkdir(parents=True, exist_ok=True)
+            write(str(channel / rel))
+        env[f"SM_CHANNEL_{name.upper()}"] = str(channel)
+    env.update(extra_env or {})
+    return env
+
+
+def run_entry_point(source_dir, env, args):
+    return subprocess.run([sys.executable, "fasttext_lib/entry_point.py", *map(str, args)], cwd=str(source_dir), env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def toolkit_argv(hyperparameters):
+    """What the training toolkit passes the script: JSON-decoded values, ``sagemaker_*`` dropped, sorted keys."""
+    decoded = {}
+    for key, value in hyperparameters.items():
+        if key.startswith("sagemaker_"):
+            continue
+        try:
+            decoded[key] = json.loads(value)
+        except (TypeError, ValueError):
+            decoded[key] = value
+    argv = []
+    for key in sorted(decoded):
+        value = decoded[key]
+        argv += [f"--{key}", "" if value is None else str(value)]
+    return argv
+
+
+def args_for(**hyperparameters):
+    return [item for key, value in hyperparameters.items() for item in (f"--{key}", value)]
+
+
+def toolkit_invoke(module, model, body, content_type, accept="application/json"):
+    """One request as sagemaker_inference's Transformer handles it: (status, response body)."""
+    if content_type in ("application/json", "text/csv"):  # the toolkit's UTF8_TYPES are decoded first
+        body = body.decode("utf-8")
+    if not accept or accept == "*/*":
+        accept = "application/json"
+    try:
+        data = module.input_fn(body, content_type)
+        return 200, module.output_fn(module.predict_fn(data, model), accept)
+    except Exception as exc:  # BaseInferenceToolkitError carries its status; anything else is a 500
+        return getattr(exc, "status_code", 500), str(exc)
+
+
+def tar_names(data):
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        return {os.path.normpath(m.name).lstrip("/"): m for m in tar.getmembers() if m.isfile()}
+
+
+# --------------------------------------------------------------------------------------------
+# the training container
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fasttext_job(source_dir, splits, tmp_path_factory):
+    """A job on fastText-format files: two in the train channel (one in a sub-folder), one test file."""
+    train, test = splits
+    half = len(train) // 2
+    channels = {
+        "train": {"part-1.train": lambda p: write_fasttext(train.head(half), p),
+                  "more/part-2.train": lambda p: write_fasttext(LabeledTexts(train.labels[half:], train.texts[half:]), p),
+                  ".manifest": _write(b"\x00\x01 hidden files are skipped")},
+        "test": {"sample.test": lambda p: write_fasttext(test, p)},
+    }
+    root = tmp_path_factory.mktemp("job-fasttext")
+    env = make_container(root, channels)
+    r = run_entry_point(source_dir, env, args_for(**FAST, optimizer="adam", progress="False")
+                        + ["--_tuning_objective_metric", "validation:accuracy"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    return root, r
+
+
+def test_training_job_imports_the_staged_library_and_reads_every_file(fasttext_job, source_dir, splits):
+    _, r = fasttext_job
+    assert f"from {os.path.join(source_dir, 'fasttext_lib')};" in r.stdout  # not the checkout, not site-packages
+    assert f"train channel: {len(splits[0])} documents from 2 file(s)" in r.stdout
+    assert f"test channel: {len(splits[1])} documents from 1 file(s)" in r.stdout
+    assert "ignored arguments: --_tuning_objective_metric validation:accuracy" in r.stdout
+
+
+def test_training_job_saves_a_bundle_to_the_model_dir(fasttext_job, splits):
+    root, _ = fasttext_job
+    model_dir = root / "model"
+    assert sorted(os.listdir(model_dir)) == sorted(BUNDLE_FILES)
+    assert all(oct(os.stat(model_dir / n).st_mode & 0o777) == oct(0o644) for n in BUNDLE_FILES)
+    predictor = Predictor.load(model_dir)
+    train_config = predictor.config["train_config"]
+    assert {k: train_config[k] for k in FAST} == FAST and train_config["progress"] is False
+    assert train_config["ctx"] == "cpu"  # SM_NUM_GPUS=0
+    metrics = predictor.evaluate(splits[1])
+    assert metrics["accuracy"] >= 0.7  # chance is 0.5
+    assert metrics["accuracy"] == pytest.approx(predictor.metrics["final"]["val_accuracy"])
+
+
+def test_training_job_writes_metrics_and_plot(fasttext_job):
+    import pandas as pd
+
+    root, _ = fasttext_job
+    out = root / "output" / "data"
+    assert sorted(os.listdir(out)) == ["history.csv", "history.png", "metrics.json"]
+    history = pd.read_csv(out / "history.csv")
+    assert list(history.epoch) == [1, 2, 3] and history.val_accuracy.notna().all()
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["final"]["val_accuracy"] == pytest.approx(history.val_accuracy.iloc[-1])
+    assert metrics["train_config"]["emsize"] == 32 and metrics["hosts"] == ["algo-1"] and metrics["train_kwargs"] == {}
+    assert (out / "history.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_training_log_matches_the_metric_definitions(fasttext_job):
+    import pandas as pd
+
+    root, r = fasttext_job
+    history = pd.read_csv(root / "output" / "data" / "history.csv")
+    columns = {"train:loss": "train_loss", "validation:loss": "val_loss", "validation:accuracy": "val_accuracy"}
+    for definition in ep.METRIC_DEFINITIONS:  # what SageMaker (and the tuner) read from the log
+        values = [float(v) for v in re.findall(definition["Regex"], r.stdout)]
+        assert values == pytest.approx(list(history[columns[definition["Name"]]]), abs=1e-6), definition
+    assert ep.VAL_ACCURACY_REGEX == dict((d["Name"], d["Regex"]) for d in ep.METRIC_DEFINITIONS)[ep.OBJECTIVE_METRIC]
+
+
+def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_path):
+    train, _ = splits
+    channels = {"train": {"a.csv": lambda p: write_csv(train.head(1000), p),
+                          "b.csv": lambda p: write_csv(LabeledTexts(train.labels[1000:2000], train.texts[1000:2000]), p)}}
+    env = make_container(tmp_path, channels)
+    r = run_entry_point(source_dir, env, args_for(epochs=2, batch_size=256, optimizer="sgd", lr="", ngrams=1))
+    assert r.returncode == 0, r.stderr
+    assert "train channel: 2000 documents from 2 file(s)" in r.stdout
+    assert len(re.findall(ep.METRIC_PATTERNS["train:loss"], r.stdout)) == 2
+    assert re.findall(ep.VAL_ACCURACY_REGEX, r.stdout) == []  # nan: no value for the tuner to read
+    assert "val_accuracy=nan;" in r.stdout
+    config = Predictor.load(tmp_path / "model").config["train_config"]
+    assert config["optimizer"] == "sgd" and config["lr"] is None and config["epochs"] == 2
+
+
+def _write(content):
+    def write(path):
+        with open(path, "wb") as f:
+            f.write(content)
+    return write
+
+
+GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
+
+
+@pytest.mark.parametrize("case, pattern", [
+    ("no train channel", r"SM_CHANNEL_TRAIN not set \(no 'train' channel"),
+    ("empty train channel", r"train channel .* holds no files"),
+    ("binary data", r"not UTF-8 text|not a text file"),
+    ("unknown test label", r"label\(s\) '3' not seen in training"),
+    ("bad integer", r"bad hyperparameter: argument --epochs: expected an integer, got 'three'"),
+    ("bad boolean", r"bad hyperparameter: argument --progress: expected true or false"),
+    ("unknown optimizer", r"optimizer must be one of sgd, adam"),
+    ("zero batch size", r"batch_size must be a positive integer"),
+    ("two hosts without parameter server", r"2 hosts but no parameter server"),
+])
+def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
+    channels, args, hosts = {"train": {"a.train": GOOD}}, args_for(epochs=1), ("algo-1",)
+    if case == "no train channel":
+        channels = {"test": {"a.test": GOOD}}
+    elif case == "empty train channel":
+        channels = {"train": {}}
+    elif case == "binary data":
+        channels = {"train": {"a.train": _write(b"\xff\xfe\x00\x01binary")}}
+    elif case == "unknown test label":
+        channels["test"] = {"t.test": _write(b"__label__3 odd\n")}
+    elif case == "bad integer":
+        args = args_for(epochs="three")
+    elif case == "bad boolean":
+        args = args_for(progress="maybe")
+    elif case == "unknown optimizer":
+        args = args_for(optimizer="rmsprop")
+    elif case == "zero batch size":
+        args = args_for(batch_size=0)
+    else:
+        hosts = ("algo-1", "algo-2")
+    env = make_container(tmp_path, channels, hosts=hosts)
+    r = run_entry_point(source_dir, env, args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and re.search(pattern, last), last
+    assert os.listdir(tmp_path / "model") == []
+
+
+def _env(**overrides):
+    env = {"SM_MODEL_DIR": "/m", "SM_OUTPUT_DATA_DIR": "/o", "SM_CHANNEL_TRAIN": "/t"}
+    env.update(overrides)
+    return ep.ContainerEnv(env)
+
+
+def test_hyperparameters_parse_like_sagemaker_sends_them():
+    args, ignored = ep.parse_hyperparameters(
+        ["--batch_size", "128", "--min-count", "2", "--lr", "", "--progress", "True", "--dropout", "0.1",
+         "--checkpoint-dir", "none", "--emsize", "50.0", "--_tuning_objective_metric", "validation:accuracy"])
+    assert (args.batch_size, args.min_count, args.lr, args.progress, args.dropout) == (128, 2, None, True, 0.1)
+    assert args.emsize == 50
+    assert ignored == ["--_tuning_objective_metric", "validation:accuracy"]
+    assert ep.parse_hyperparameters(["--lr", "0.5", "--progress", "false"])[0].lr == 0.5
+
+
+def test_plan_single_host(tmp_path):
+    args, _ = ep.parse_hyperparameters([])
+    config, extra = ep.plan_training(args, _env(SM_NUM_GPUS="0"), default_checkpoint_dir=str(tmp_path / "absent"))
+    assert config["ctx"] == "cpu" and "kvstore" not in config and extra == {}
+    config, _ = ep.plan_training(args, _env(SM_NUM_GPUS="4"), default_checkpoint_dir=None)
+    assert config["ctx"] == "gpu:0,1,2,3"
+    config, _ = ep.plan_training(args, _env(), default_checkpoint_dir=None)
+    assert config["ctx"] == "auto"  # not in a container: the library decides
+    config, _ = ep.plan_training(ep.parse_hyperparameters(["--ctx", "cpu"])[0], _env(SM_NUM_GPUS="2"), None)
+    assert config["ctx"] == "cpu"
+    from fasttext_lib.train import TrainConfig
+
+    TrainConfig(**config)  # every key is a TrainConfig field
+
+
+def test_plan_checkpoints(tmp_path):
+    args, _ = ep.parse_hyperparameters([])
+    _, extra = ep.plan_training(args, _env(), default_checkpoint_dir=str(tmp_path))  # /opt/ml/checkpoints exists
+    assert extra == {"checkpoint_dir": str(tmp_path)}
+    args, _ = ep.parse_hyperparameters(["--checkpoint-dir", "none"])
+    assert ep.plan_training(args, _env(), default_checkpoint_dir=str(tmp_path))[1] == {}
+    args, _ = ep.parse_hyperparameters(["--checkpoint_dir", "s3://b/ckpt"])
+    assert ep.plan_training(args, _env(), default_checkpoint_dir=None)[1] == {"checkpoint_dir": "s3://b/ckpt"}
+
+
+def test_plan_several_hosts(tmp_path):
+    args, _ = ep.parse_hyperparameters([])
+    hosts = json.dumps(["algo-2", "algo-1"])
+    ps = json.dumps({"sagemaker_parameter_server_enabled": True})
+    env = _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-2", SM_FRAMEWORK_PARAMS=ps)
+    config, extra = ep.plan_training(args, env, default_checkpoint_dir=str(tmp_path))
+    assert config["kvstore"] == "dist_sync"
+    assert extra == {"checkpoint_dir": os.path.join(str(tmp_path), "algo-2")}  # hosts share one S3 checkpoint prefix
+    assert not env.is_first_host and _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-1", DMLC_ROLE="worker").is_first_host
+    env = _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-1", DMLC_ROLE="worker")  # the toolkit's worker role counts too
+    assert ep.plan_training(args, env, None)[0]["kvstore"] == "dist_sync"
+    with pytest.raises(FastTextError, match="use dist_sync"):
+        ep.plan_training(ep.parse_hyperparameters(["--kvstore", "device"])[0], env, None)
+    with pytest.raises(FastTextError, match="not in SM_HOSTS"):
+        _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-9")
+
+
+# --------------------------------------------------------------------------------------------
+# the endpoint handlers
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def bundle(splits, tmp_path_factory):
+    from fasttext_lib.train import TrainConfig, train
+
+    trained = train(*splits, TrainConfig(**{**FAST, "epochs": 2}, progress=False, ctx="cpu"))
+    return save_bundle(trained, str(tmp_path_factory.mktemp("bundle") / "model"))
+
+
+@pytest.fixture(scope="module")
+def served(bundle):
+    return ep.model_fn(bundle), Predictor.load(bundle)
+
+
+def test_hosting_functions_fit_the_mxnet_inference_toolkit(bundle, served):
+    import mxnet as mx
+
+    # Without transform_fn the toolkit's HandlerService calls model_fn(model_dir) and accepts only a
+    # Gluon Block (or Module); transform_fn next to input/predict/output_fn is refused.
+    assert not hasattr(ep, "transform_fn")
+    assert all(callable(getattr(ep, n)) for n in ("model_fn", "input_fn", "predict_fn", "output_fn"))
+    model, predictor = served
+    assert isinstance(model, mx.gluon.Block)
+    assert model.labels == predictor.labels and len(model.featurizer.vocab) == len(predictor.featurizer.vocab)
+    # The toolkit passes its context as an extra argument only to functions that take one more parameter.
+    assert [len(inspect.signature(f).parameters) for f in (ep.input_fn, ep.predict_fn, ep.output_fn)] == [2, 2, 2]
+    with_context = ep.model_fn(bundle, types.SimpleNamespace(system_properties={"gpu_id": 0, "model_dir": bundle}))
+    assert isinstance(with_context, mx.gluon.Block)
+
+
+@pytest.mark.parametrize("body, content_type", [
+    (json.dumps(REVIEWS).encode(), "application/json"),
+    (json.dumps({"instances": REVIEWS}).encode(), "application/json; charset=utf-8"),
+    ("\n".join(REVIEWS).encode() + b"\n", "text/plain"),
+    (b'"The pasta was great, and the staff were friendly!"\nNot good. Cold food and a long wait.\n\n', "text/csv"),
+])
+def test_round_trip_equals_the_library_predictor(served, body, content_type):
+    model, predictor = served
+    status, response = toolkit_invoke(ep, model, body, content_type, accept="*/*")
+    assert status == 200, response
+    texts = REVIEWS if content_type != "text/csv" else [REVIEWS[0].replace(" and", ", and"), REVIEWS[1], ""]
+    assert json.loads(response) == predictor.predict(texts)
+    assert [set(row) for row in json.loads(response)] == [{"label", "probability"}] * 3
+
+
+def test_a_single_json_string_is_one_review(served):
+    model, predictor = served
+    assert json.loads(toolkit_invoke(ep, model, b'"so good"', "application/json")[1]) == predictor.predict(["so good"])
+
+
+@pytest.mark.parametrize("body, content_type, accept, status, message", [
+    (b"[1, 2]", "application/x-npy", "application/json", 415, "content type 'application/x-npy' is not supported"),
+    (b"x", None, "application/json", 415, "no Content-Type"),
+    (b'["a"]', "application/json", "text/csv", 406, "accept application/json"),
+    (b'{"instances": ', "application/json", "application/json", 400, "not valid JSON"),
+    (b'{"reviews": ["a"]}', "application/json", "application/json", 400, '{"instances": [review, ...]}'),
+    (b'{"instances": "a"}', "application/json", "application/json", 400, '"instances" must be a list'),
+    (b'["a", 3]', "application/json", "application/json", 400, "item 1 is int"),
+    (b"[]", "application/json", "application/json", 400, "no review text"),
+    (b"\n  \n", "text/plain", "application/json", 400, "no review text"),
+    (b"", "text/csv", "application/json", 400, "no review text"),
+    (b"caf\xe9", "text/plain", "application/json", 400, "not valid utf-8"),
+    (b'"unterminated', "text/csv", "application/json", 400, "not valid CSV"),
+    (b"x" * (ep.MAX_REQUEST_BYTES + 1), "text/plain", "application/json", 413, f"the limit is {ep.MAX_REQUEST_BYTES}"),
+])
+def test_bad_requests_get_4xx(served, body, content_type, accept, status, message):
+    code, response = toolkit_invoke(ep, served[0], body, content_type, accept)
+    assert code == status and message in response and "\n" not in response, response
+
+
+def test_latin1_charset_is_honoured(served):
+    model, predictor = served
+    status, response = toolkit_invoke(ep, model, "café".encode("latin-1"), "text/plain; charset=latin-1")
+    assert status == 200 and json.loads(response) == predictor.predict(["café"])
+
+
+# --------------------------------------------------------------------------------------------
+# packaging
+# --------------------------------------------------------------------------------------------
+def test_staged_source_dir(source_dir):
+    top = sorted(os.listdir(source_dir))
+    assert top == ["entry_point.py", "fasttext_lib", "requirements.txt"]  # no setup.py: run as a script, not pip-installed
+    files = sorted(os.listdir(os.path.join(source_dir, "fasttext_lib")))
+    assert "entry_point.py" in files and "__init__.py" in files and all(f.endswith(".py") for f in files)
+    with open(os.path.join(source_dir, "requirements.txt")) as f:
+        assert f.read().split() == list(REQUIREMENTS)
+    assert any(r.startswith("gluonnlp==0.10") for r in REQUIREMENTS) and "tqdm" in REQUIREMENTS
+
+
+def test_pack_model_layout(bundle, tmp_path):
+    dest = pack_model(bundle, str(tmp_path / "out" / "model.tar.gz"))
+    members = tar_names(open(dest, "rb").read())
+    top = {n for n in members if "/" not in n}
+    assert top == set(BUNDLE_FILES)
+    code = {n for n in members if n.startswith("code/")}
+    assert {"code/entry_point.py", "code/requirements.txt", "code/fasttext_lib/__init__.py",
+            "code/fasttext_lib/entry_point.py", "code/fasttext_lib/bundle.py"} <= code
+    assert all(m.mode == 0o644 and m.uid == 0 for m in members.values())
+    assert os.listdir(tmp_path / "out") == ["model.tar.gz"]  # no temporary left behind
+
+
+def test_pack_model_errors_leave_nothing(tmp_path, bundle):
+    with pytest.raises(FastTextError, match="model bundle not found"):
+        pack_model(tmp_path / "nope", str(tmp_path / "model.tar.gz"))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text(open(os.path.join(bundle, "config.json")).read())
+    with pytest.raises(FastTextError, match="incomplete model bundle"):
+        pack_model(broken, str(tmp_path / "model.tar.gz"))
+    assert not (tmp_path / "model.tar.gz").exists()
+    not_a_model = tmp_path / "other.tar.gz"
+    with tarfile.open(not_a_model, "w:gz") as tar:
+        tar.add(broken / "config.json", arcname="config.json")
+    with pytest.raises(FastTextError, match="holds no model bundle"):
+        fetch_job_model(str(not_a_model), str(tmp_path / "fetched"))
+    assert not (tmp_path / "fetched").exists()
+
+
+SERVE = r"""
+import json, os, sys
+import entry_point
+import fasttext_lib
+code_dir = os.path.abspath(sys.argv[1])
+assert os.path.dirname(os.path.abspath(fasttext_lib.__file__)) == os.path.join(code_dir, "fasttext_lib"), fasttext_lib.__file__
+model = entry_point.model_fn(os.path.dirname(code_dir))
+texts = entry_point.input_fn(sys.stdin.read().encode(), "application/json")
+print(entry_point.output_fn(entry_point.predict_fn(texts, model), "application/json"))
+"""
+
+
+def serve_from_archive(data, tmp_path):
+    """Extract a model.tar.gz as the container does to /opt/ml/model and answer one request from code/ only."""
+    model_dir = tmp_path / "opt_ml_model"
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(model_dir)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHONPATH=str(model_dir / "code"), OMP_NUM_THREADS="1")  # what the toolkit puts on the path
+    r = subprocess.run([sys.executable, "-c", SERVE, str(model_dir / "code")], input=json.dumps(REVIEWS), env=env,
+                       cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_packed_model_serves_from_its_own_code(bundle, served, tmp_path):
+    dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
+    assert serve_from_archive(open(dest, "rb").read(), tmp_path) == served[1].predict(REVIEWS)
+
+
+# --------------------------------------------------------------------------------------------
+# SDK objects against the moto server
+# --------------------------------------------------------------------------------------------
+@pytest.fixture
+def sm(s3_bucket):
+    """A telemetry-free sagemaker Session on moto, recording every SageMaker API request it sends."""
+    from fasttext_lib.sagemaker_utils import sagemaker_session
+
+    bucket = s3_bucket[len("s3://"):]
+    session = sagemaker_session(default_bucket=bucket)
+    requests = []
+    session.sagemaker_client.meta.events.register(
+        "provide-client-params.sagemaker.*", lambda params, model, **_: requests.append((model.name, dict(params))))
+
+    def request(name):
+        found = [params for op, params in requests if op == name]
+        assert len(found) == 1, [op for op, _ in requests]
+        return found[0]
+
+    return types.SimpleNamespace(session=session, bucket=bucket, requests=requests, request=request)
+
+
+def s3_get(uri):
+    import boto3
+
+    bucket, key = uri[len("s3://"):].split("/", 1)
+    return boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+
+
+def s3_put(uri, data):
+    import boto3
+
+    bucket, key = uri[len("s3://"):].split("/", 1)
+    boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=data)
+
+
+def test_session_opts_out_of_telemetry(sm):
+    from sagemaker.utils import resolve_value_from_config
+
+    assert sm.session.default_bucket() == sm.bucket
+    assert resolve_value_from_config(None, "SageMaker.PythonSDK.Modules.TelemetryOptOut", sagemaker_session=sm.session) is True
+
+
+def test_training_job_end_to_end_through_the_sdk(sm, splits, tmp_path):
+    """Estimator -> CreateTrainingJob request -> the uploaded source run as the container would -> model back."""
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    data = f"s3://{sm.bucket}/ft/data"
+    write_fasttext(splits[0], f"{data}/sample.train")
+    write_fasttext(splits[1], f"{data}/sample.test")
+    estimator = make_estimator(sm.bucket, "ft", hyperparameters={**FAST, "optimizer": "adam", "lr": None},
+                               role=ROLE, session=sm.session)
+    assert estimator.training_image_uri() == f"{REGISTRY}/mxnet-training:1.9.0-cpu-py38"
+    estimator.fit({"train": f"{data}/sample.train", "test": f"{data}/sample.test"}, wait=False, job_name="ft-job-1")
+
+    job = sm.request("CreateTrainingJob")
+    hps = job["HyperParameters"]
+    assert {k: json.loads(hps[k]) for k in ("epochs", "batch_size", "emsize", "ngrams", "buckets", "optimizer", "progress")} \
+        == {**FAST, "optimizer": "adam", "progress": False}
+    assert "lr" not in hps  # None: the entry point's default
+    assert json.loads(hps["sagemaker_program"]) == "fasttext_lib/entry_point.py"
+    assert "sagemaker_parameter_server_enabled" not in hps
+    spec = job["AlgorithmSpecification"]
+    assert spec["TrainingImage"] == f"{REGISTRY}/mxnet-training:1.9.0-cpu-py38"
+    assert spec["MetricDefinitions"] == ep.METRIC_DEFINITIONS
+    assert {c["ChannelName"]: c["DataSource"]["S3DataSource"]["S3Uri"] for c in job["InputDataConfig"]} \
+        == {"train": f"{data}/sample.train", "test": f"{data}/sample.test"}
+    assert job["OutputDataConfig"]["S3OutputPath"] == f"s3://{sm.bucket}/ft/jobs"
+    assert job["RoleArn"] == ROLE and job["ResourceConfig"]["InstanceType"] == "ml.m5.xlarge"
+
+    # The container: /opt/ml/code is the uploaded source, the channels are the S3 objects.
+    source = json.loads(hps["sagemaker_submit_directory"])
+    assert source.startswith(f"s3://{sm.bucket}/ft/code/ft-job-1/")
+    code = tmp_path / "opt_ml" / "code"
+    with tarfile.open(fileobj=io.BytesIO(s3_get(source)), mode="r:gz") as tar:
+        names = set(tar.getnames())
+        tar.extractall(code)
+    assert {"entry_point.py", "requirements.txt", "fasttext_lib/entry_point.py", "fasttext_lib/train.py"} <= names
+    assert not any(n.startswith(("tests", "notebooks", ".venv")) for n in names)
+    channels = {c["ChannelName"]: {"part": _write(s3_get(c["DataSource"]["S3DataSource"]["S3Uri"]))}
+                for c in job["InputDataConfig"]}
+    env = make_container(tmp_path / "opt_ml", channels)
+    r = run_entry_point(code, env, toolkit_argv(hps))
+    assert r.returncode == 0, r.stderr
+    assert len(re.findall(ep.VAL_ACCURACY_REGEX, r.stdout)) == FAST["epochs"]
+
+    # SageMaker tars SM_MODEL_DIR to the job's model.tar.gz; fetch it back as a bundle.
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in os.listdir(env["SM_MODEL_DIR"]):
+            tar.add(os.path.join(env["SM_MODEL_DIR"], name), arcname=name)
+    assert estimator.model_data == f"s3://{sm.bucket}/ft/jobs/ft-job-1/output/model.tar.gz"
+    s3_put(estimator.model_data, buf.getvalue())
+    fetched = fetch_job_model(estimator.model_data, f"s3://{sm.bucket}/ft/models/ft-job-1")
+    expected = Predictor.load(env["SM_MODEL_DIR"]).predict(REVIEWS)
+    assert Predictor.load(fetched).predict(REVIEWS) == expected
+
+    # The estimator's own model (estimator.deploy()) repacks the uploaded source as code/: it serves too.
+    container = estimator.create_model().prepare_container_def(instance_type="ml.m5.xlarge")
+    assert container["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
+    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == expected
+
+
+def test_estimator_options(sm, source_dir, monkeypatch):
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    common = {"role": ROLE, "session": sm.session, "source_dir": source_dir}
+    gpu = make_estimator(sm.bucket, "ft", instance_type="ml.p3.2xlarge", **common)
+    assert gpu.training_image_uri() == f"{REGISTRY}/mxnet-training:1.9.0-gpu-py38"
+    multi = make_estimator(sm.bucket, "ft", instance_count=2, **common)
+    assert json.loads(multi.hyperparameters()["sagemaker_parameter_server_enabled"]) is True
+    spot = make_estimator(sm.bucket, "ft", use_spot_instances=True, **common)
+    assert spot.checkpoint_s3_uri == f"s3://{sm.bucket}/ft/checkpoints/fasttext" and spot.max_wait == spot.max_run
+    monkeypatch.delenv("SAGEMAKER_ROLE", raising=False)
+    with pytest.raises(FastTextError, match="no SageMaker execution role"):
+        make_estimator(sm.bucket, "ft", session=sm.session)  # moto's caller is a user, not a role
+    monkeypatch.setenv("SAGEMAKER_ROLE", ROLE)
+    assert make_estimator(sm.bucket, "ft", session=sm.session, source_dir=source_dir).role == ROLE
+
+
+def test_tuner_request(sm, source_dir):
+    from fasttext_lib.sagemaker_utils import make_estimator, make_tuner
+
+    estimator = make_estimator(sm.bucket, "ft", hyperparameters={"epochs": 5, "optimizer": "adam"}, role=ROLE,
+                               session=sm.session, source_dir=source_dir)
+    tuner = make_tuner(estimator, max_jobs=4, max_parallel_jobs=2)
+    tuner.fit({"train": f"s3://{sm.bucket}/ft/data/sample.train", "test": f"s3://{sm.bucket}/ft/data/sample.test"},
+              wait=False, job_name="ft-tune-1")
+    request = sm.request("CreateHyperParameterTuningJob")
+    config = request["HyperParameterTuningJobConfig"]
+    assert config["HyperParameterTuningJobObjective"] == {"Type": "Maximize", "MetricName": "validation:accuracy"}
+    assert config["ResourceLimits"] == {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 2}
+    ranges = config["ParameterRanges"]
+    assert [r["Name"] for r in ranges["ContinuousParameterRanges"]] == ["lr"]
+    assert ranges["ContinuousParameterRanges"][0]["ScalingType"] == "Logarithmic"
+    assert [r["Name"] for r in ranges["IntegerParameterRanges"]] == ["emsize"]
+    assert [r["Name"] for r in ranges["CategoricalParameterRanges"]] == ["ngrams"]
+    definition = request["TrainingJobDefinition"]
+    assert definition["AlgorithmSpecification"]["MetricDefinitions"] == \
+        [{"Name": "validation:accuracy", "Regex": ep.VAL_ACCURACY_REGEX}]
+    assert json.loads(definition["StaticHyperParameters"]["epochs"]) == 5
+    row = {"epoch": 2, "train_loss": 0.3, "val_loss": 0.25, "val_accuracy": 0.9123, "seconds": 1.0, "samples_per_s": 5.0}
+    assert re.findall(ep.VAL_ACCURACY_REGEX, ep.format_epoch(row)) == ["0.912300"]
+
+
+def test_model_repack_and_deploy(sm, bundle, served, tmp_path):
+    from fasttext_lib.sagemaker_utils import make_model
+
+    model_data = pack_model(bundle, f"s3://{sm.bucket}/ft/packed/model.tar.gz")
+    assert set(n for n in tar_names(s3_get(model_data)) if "/" not in n) == set(BUNDLE_FILES)
+    model = make_model(model_data, sm.bucket, "ft", role=ROLE, session=sm.session)
+    assert model.serving_image_uri("us-east-1", "ml.g4dn.xlarge") == f"{REGISTRY}/mxnet-inference:1.9.0-gpu-py38"
+    container = model.prepare_container_def(instance_type="ml.m5.xlarge")  # repacks through S3 (moto)
+    assert container["Image"] == f"{REGISTRY}/mxnet-inference:1.9.0-cpu-py38"
+    assert container["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
+    assert container["Environment"]["SAGEMAKER_SUBMIT_DIRECTORY"] == "/opt/ml/model/code"
+    repacked = container["ModelDataUrl"]
+    assert repacked.startswith(f"s3://{sm.bucket}/ft/serving/") and repacked.endswith("/model.tar.gz")
+    data = s3_get(repacked)
+    members = tar_names(data)
+    assert set(n for n in members if "/" not in n) == set(BUNDLE_FILES)
+    assert {"code/entry_point.py", "code/requirements.txt", "code/fasttext_lib/entry_point.py"} <= set(members)
+    assert serve_from_archive(data, tmp_path) == served[1].predict(REVIEWS)
+
+    endpoint = model.deploy(initial_instance_count=1, instance_type="ml.m5.xlarge", endpoint_name="ft-endpoint")
+    endpoint.delete_model()  # notebook 04's clean-up, in its order
+    endpoint.delete_endpoint()
+    ops = [op for op, _ in sm.requests]
+    assert ops.index("CreateModel") < ops.index("CreateEndpoint") < ops.index("DeleteModel") < ops.index("DeleteEndpoint")
+    assert sm.request("CreateModel")["PrimaryContainer"]["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
+
+
+def test_a_job_model_repacks_with_code(sm, bundle, served, tmp_path):
+    """A training job's model.tar.gz holds only the bundle; the SDK's repack adds code/."""
+    from fasttext_lib.sagemaker_utils import make_model
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in BUNDLE_FILES:
+            tar.add(os.path.join(bundle, name), arcname=name)
+    job_model = f"s3://{sm.bucket}/ft/jobs/ft-job-2/output/model.tar.gz"
+    s3_put(job_model, buf.getvalue())
+    container = make_model(job_model, sm.bucket, "ft", role=ROLE, session=sm.session).prepare_container_def(
+        instance_type="ml.m5.xlarge")
+    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == served[1].predict(REVIEWS)
+
+
+# --------------------------------------------------------------------------------------------
+# notebook cells (generated by scripts/make_notebooks.py; off by default)
+# --------------------------------------------------------------------------------------------
+def test_notebook_cells_are_guarded_and_thin(tmp_path):
+    import nbformat
+
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_notebooks.py"), "--output", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    sources = {}
+    for name in ("02_train_gpu.ipynb", "04_inference.ipynb"):
+        nb = nbformat.read(str(tmp_path / name), as_version=4)
+        code = [c.source for c in nb.cells if c.cell_type == "code"]
+        for source in code:
+            tree = ast.parse(source)
+            assert not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in ast.walk(tree)), name
+        params = [c.source for c in nb.cells if "parameters" in c.metadata.get("tags", [])][0]
+        sources[name] = (params, "\n".join(code))
+    params, code = sources["02_train_gpu.ipynb"]
+    assert "use_training_job = False" in params and "tune = False" in params and "role = None" in params
+    assert "make_estimator(" in code and "make_tuner(" in code and "fetch_job_model(" in code
+    params, code = sources["04_inference.ipynb"]
+    assert "deploy = False" in params and "pack_model(" in code and "make_model(" in code
+    assert "delete_endpoint()" in code
