@@ -5,7 +5,8 @@ normalized fastText-format files, and then runs every system in its own child pr
 script re-invoked with a hidden ``--worker`` flag), so that each one's peak RSS (``VmHWM`` of that
 process) is its own. What each row measures:
 
-* ``fasttext_lib``: ``train()`` with Adam, batch ``--batch-size``, CPU. *docs/s per epoch* is the
+* ``fasttext_lib (sgd)`` / ``fasttext_lib (adam)``: ``train()`` with that optimizer at its default
+  learning rate (``DEFAULT_LR``), linear decay, batch ``--batch-size``, CPU (``--optimizers``). *docs/s per epoch* is the
   mean of the history's ``samples_per_s`` (training docs / seconds of the epoch's training loop,
   featurization excluded). *End-to-end* is reading the train/test files + ``train()`` (vocabulary,
   n-gram hashing, every epoch) + encoding and scoring the test split once. *Test accuracy* is the
@@ -44,9 +45,8 @@ def run_fasttext_lib(spec):
     started = time.time()
     train_data, test_data = read_labeled(spec["train_file"]), read_labeled(spec["test_file"])
     config = TrainConfig(epochs=spec["epochs"], emsize=spec["emsize"], ngrams=spec["ngrams"], buckets=spec["buckets"],
-                         batch_size=spec["batch_size"], optimizer="adam", progress=False, ctx="cpu")
-    # No val_data: train()'s per-epoch scoring predicts 8192 docs at a time, and with hashed bigrams that
-    # CSR batch's dense shape (8192 x ~500k touched rows) exceeds MXNet's 2^31-element limit. Score once here.
+                         batch_size=spec["batch_size"], optimizer=spec["optimizer"], progress=False, ctx="cpu")
+    # No val_data: scoring the test split once, here, keeps it out of the per-epoch timing.
     trained = train(train_data, None, config)
     y_test = encode_labels(test_data.labels, trained.labels, "test data")
     bags = trained.featurizer.transform(test_data.texts)
@@ -89,6 +89,15 @@ def run_dense_recipe(spec):
 WORKERS = {"fasttext_lib": run_fasttext_lib, "fastText C++": run_fasttext_cpp, "dense GluonNLP recipe": run_dense_recipe}
 
 
+def systems(optimizers, dense):
+    """(row label, worker, extra spec) in the order they run."""
+    out = [(f"fasttext_lib ({opt})", "fasttext_lib", {"optimizer": opt}) for opt in optimizers]
+    out.append(("fastText C++", "fastText C++", {}))
+    if dense:
+        out.append(("dense GluonNLP recipe", "dense GluonNLP recipe", {}))
+    return out
+
+
 def peak_rss_mb():
     """This process's peak RSS. Linux's ru_maxrss would include the parent's peak at fork time; VmHWM does not."""
     try:
@@ -107,7 +116,7 @@ def worker_main(spec_json):
 
 def run_in_child(spec):
     """Run one system in a fresh interpreter; returns its result dict."""
-    print(f"running {spec['system']} (ngrams={spec['ngrams']}) ...", flush=True)
+    print(f"running {spec['label']} (ngrams={spec['ngrams']}) ...", flush=True)
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)],
                           stdout=subprocess.PIPE, text=True, check=True)
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
@@ -126,7 +135,8 @@ def main(argv=None):
     parser.add_argument("--buckets", type=int, default=2_000_000)
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--threads", type=int, default=2, help="fastText C++ threads")
-    parser.add_argument("--dense-batches", type=int, default=200)
+    parser.add_argument("--optimizers", default="sgd,adam", help="comma-separated fasttext_lib optimizers")
+    parser.add_argument("--dense-batches", type=int, default=200, help="0: skip the dense recipe")
     parser.add_argument("--dense-seconds", type=float, default=60.0, help="stop timing the dense recipe after this")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json-out")
@@ -152,16 +162,18 @@ def main(argv=None):
             base = {"ngrams": ngrams, "train_file": train_file, "test_file": test_file, "n_train": args.train_docs,
                     "epochs": args.epochs, "emsize": args.emsize, "buckets": args.buckets, "batch_size": args.batch_size,
                     "threads": args.threads, "dense_batches": args.dense_batches, "dense_seconds": args.dense_seconds}
-            results = {system: run_in_child(dict(base, system=system)) for system in WORKERS}
+            results = {label: run_in_child(dict(base, label=label, system=system, **extra))
+                       for label, system, extra in systems(args.optimizers.split(","), args.dense_batches > 0)}
             reference = results["fastText C++"]["docs_per_s"]
             for system, r in results.items():
                 rows.append({"system": system, "ngrams": ngrams, "docs/s per epoch": r["docs_per_s"],
                              "speed vs fastText": r["docs_per_s"] / reference,
                              "end-to-end s": r.get("end_to_end_s"), "test accuracy": r.get("test_accuracy"),
                              "peak RSS MB": r["peak_rss_mb"]})
-            dense = results["dense GluonNLP recipe"]
-            print(f"  dense recipe: {dense['timed_batches']} timed batches, {dense['num_rows']} table rows; "
-                  f"a 560k-doc epoch would take {560_000 / dense['docs_per_s'] / 3600:.1f} h", flush=True)
+            dense = results.get("dense GluonNLP recipe")
+            if dense:
+                print(f"  dense recipe: {dense['timed_batches']} timed batches, {dense['num_rows']} table rows; "
+                      f"a 560k-doc epoch would take {560_000 / dense['docs_per_s'] / 3600:.1f} h", flush=True)
 
     table = pd.DataFrame(rows)
     print(f"\n{args.train_docs} train / {args.test_docs} test docs, {args.epochs} epochs, emsize {args.emsize}, "

@@ -241,10 +241,9 @@ def plan_training(args, env, default_checkpoint_dir=SAGEMAKER_CHECKPOINT_DIR):
     elif _none(checkpoint_dir):  # given as none / null / "": no checkpoints
         checkpoint_dir = None
     if checkpoint_dir:
-        if env.distributed:  # SageMaker syncs every host's checkpoint dir to one S3 prefix: keep them apart
-            from fasttext_lib import storage
-
-            checkpoint_dir = storage.join(checkpoint_dir, env.current_host)
+        # Distributed: train() writes checkpoints from worker 0 only, so the one S3 prefix SageMaker
+        # syncs every host's directory to holds a single run's checkpoints, and after a restart
+        # every host reads the same one (all workers must resume at the same epoch).
         extra["checkpoint_dir"] = checkpoint_dir
     return config, extra
 

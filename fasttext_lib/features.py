@@ -92,7 +92,8 @@ class Featurizer:
         to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in words], dtype=np.int64)
         to_hash = np.array([word_hash(w) for w in words], dtype=np.int64)
         prov = np.frombuffer(ids, dtype=np.int32)
-        return featurizer, featurizer._bags(to_id[prov], to_hash[prov], np.frombuffer(lengths, dtype=np.int64))
+        return featurizer, featurizer._encode(np.frombuffer(lengths, dtype=np.int64),
+                                              lambda a, b: (to_id[prov[a:b]], to_hash[prov[a:b]]))
 
     def transform(self, texts, progress=None):
         """Encode documents (validation, test, inference) with the fitted vocabulary."""
@@ -103,7 +104,31 @@ class Featurizer:
             codes.extend([table[t] for t in toks])
             lengths.append(len(toks))
         codes = np.frombuffer(codes, dtype=np.int64)
-        return self._bags(codes >> 32, codes & _MASK32, np.frombuffer(lengths, dtype=np.int64))
+        return self._encode(np.frombuffer(lengths, dtype=np.int64), lambda a, b: (codes[a:b] >> 32, codes[a:b] & _MASK32))
+
+    # Tokens per chunk of _encode: bounds the int64 temporaries (features, owners, the unique sort)
+    # to a few hundred MB whatever the corpus size; documents are independent, so chunking changes nothing.
+    CHUNK_TOKENS = 4_000_000
+
+    def _encode(self, lengths, tokens_of):
+        """Bags of every document, built chunk by chunk; ``tokens_of(a, b)`` gives tokens ``a:b``
+        as (word ids, word hashes)."""
+        if len(lengths) == 0:
+            return Bags(np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(1, np.int64))
+        ends = np.cumsum(lengths)
+        parts, doc = [], 0
+        while doc < len(lengths):
+            first_token = ends[doc - 1] if doc else 0
+            stop = max(doc + 1, int(np.searchsorted(ends, first_token + self.CHUNK_TOKENS, side="right")))
+            parts.append(self._bags(*tokens_of(first_token, ends[stop - 1]), lengths[doc:stop]))
+            doc = stop
+        if len(parts) == 1:
+            return parts[0]
+        offsets = [parts[0].offsets]
+        for part in parts[1:]:
+            offsets.append(part.offsets[1:] + offsets[-1][-1])
+        return Bags(rows=np.concatenate([p.rows for p in parts]), weights=np.concatenate([p.weights for p in parts]),
+                    offsets=np.concatenate(offsets))
 
     def _bags(self, word_ids, word_hashes, lengths):
         n_docs = len(lengths)

@@ -77,3 +77,17 @@ def test_dense_recipe_timing_runs_and_reports():
     f, bags = Featurizer.fit(DOCS * 30, return_bags=True)
     result = time_dense_recipe(bags, np.arange(len(bags)) % 2, f.num_rows, emsize=8, batches=3, warmup=1)
     assert result["batches"] == 3 and result["docs_per_s"] > 0
+
+
+def test_encoding_in_chunks_gives_the_same_bags(monkeypatch):
+    """Large corpora are encoded a few million tokens at a time; the result must not depend on it."""
+    from fasttext_lib.synthetic import generate_reviews
+
+    texts = generate_reviews(600, seed=1).texts + ["", "  "]
+    featurizer, whole = Featurizer.fit(texts, ngrams=3, buckets=5000, return_bags=True)
+    monkeypatch.setattr(Featurizer, "CHUNK_TOKENS", 500)
+    refit, chunked = Featurizer.fit(texts, ngrams=3, buckets=5000, return_bags=True)
+    for bags in (chunked, refit.transform(texts)):
+        for name in ("rows", "weights", "offsets"):
+            np.testing.assert_array_equal(getattr(bags, name), getattr(whole, name), err_msg=name)
+    assert len(refit.transform([])) == 0 and refit.transform([]).nnz == 0

@@ -293,7 +293,7 @@ def test_plan_several_hosts(tmp_path):
     env = _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-2", SM_FRAMEWORK_PARAMS=ps)
     config, extra = ep.plan_training(args, env, default_checkpoint_dir=str(tmp_path))
     assert config["kvstore"] == "dist_sync"
-    assert extra == {"checkpoint_dir": os.path.join(str(tmp_path), "algo-2")}  # hosts share one S3 checkpoint prefix
+    assert extra == {"checkpoint_dir": str(tmp_path)}  # one directory: only worker 0 writes, every host resumes from it
     assert not env.is_first_host and _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-1", DMLC_ROLE="worker").is_first_host
     env = _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-1", DMLC_ROLE="worker")  # the toolkit's worker role counts too
     assert ep.plan_training(args, env, None)[0]["kvstore"] == "dist_sync"
