@@ -5,8 +5,9 @@ normalized fastText-format files, and then runs every system in its own child pr
 script re-invoked with a hidden ``--worker`` flag), so that each one's peak RSS (``VmHWM`` of that
 process) is its own. What each row measures:
 
-* ``fasttext_lib (sgd)`` / ``fasttext_lib (adam)``: ``train()`` with that optimizer at its default
-  learning rate (``DEFAULT_LR``), linear decay, batch ``--batch-size``, CPU (``--optimizers``). *docs/s per epoch* is the
+* ``fasttext_lib (sgd ...)`` / ``fasttext_lib (adam ...)``: ``train()`` with that optimizer and the
+  settings given in ``--optimizers`` (e.g. ``sgd:lr=2,adam:lr=0.003:wd=3e-5``; unset: the library
+  defaults), linear decay, batch ``--batch-size``, CPU. *docs/s per epoch* is the
   mean of the history's ``samples_per_s`` (training docs / seconds of the epoch's training loop,
   featurization excluded). *End-to-end* is reading the train/test files + ``train()`` (vocabulary,
   n-gram hashing, every epoch) + encoding and scoring the test split once. *Test accuracy* is the
@@ -45,7 +46,8 @@ def run_fasttext_lib(spec):
     started = time.time()
     train_data, test_data = read_labeled(spec["train_file"]), read_labeled(spec["test_file"])
     config = TrainConfig(epochs=spec["epochs"], emsize=spec["emsize"], ngrams=spec["ngrams"], buckets=spec["buckets"],
-                         batch_size=spec["batch_size"], optimizer=spec["optimizer"], progress=False, ctx="cpu")
+                         batch_size=spec["batch_size"], optimizer=spec["optimizer"], progress=False, ctx="cpu",
+                         **spec["settings"])
     # No val_data: scoring the test split once, here, keeps it out of the per-epoch timing.
     trained = train(train_data, None, config)
     y_test = encode_labels(test_data.labels, trained.labels, "test data")
@@ -89,9 +91,19 @@ def run_dense_recipe(spec):
 WORKERS = {"fasttext_lib": run_fasttext_lib, "fastText C++": run_fasttext_cpp, "dense GluonNLP recipe": run_dense_recipe}
 
 
+def parse_optimizers(text):
+    """``sgd:lr=2,adam:lr=0.003:wd=3e-5`` -> [("sgd", {"lr": 2.0}), ("adam", {"lr": 0.003, "wd": 3e-05})]."""
+    out = []
+    for item in text.split(","):
+        name, *settings = item.strip().split(":")
+        out.append((name, {k: float(v) for k, v in (kv.split("=") for kv in settings)}))
+    return out
+
+
 def systems(optimizers, dense):
     """(row label, worker, extra spec) in the order they run."""
-    out = [(f"fasttext_lib ({opt})", "fasttext_lib", {"optimizer": opt}) for opt in optimizers]
+    out = [(" ".join([f"fasttext_lib ({opt}"] + [f"{k} {v:g}" for k, v in settings.items()]) + ")", "fasttext_lib",
+            {"optimizer": opt, "settings": settings}) for opt, settings in parse_optimizers(optimizers)]
     out.append(("fastText C++", "fastText C++", {}))
     if dense:
         out.append(("dense GluonNLP recipe", "dense GluonNLP recipe", {}))
@@ -135,7 +147,8 @@ def main(argv=None):
     parser.add_argument("--buckets", type=int, default=2_000_000)
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--threads", type=int, default=2, help="fastText C++ threads")
-    parser.add_argument("--optimizers", default="sgd,adam", help="comma-separated fasttext_lib optimizers")
+    parser.add_argument("--optimizers", default="sgd,adam",
+                        help="fasttext_lib runs, comma-separated, each optimizer[:setting=value...], e.g. sgd:lr=2")
     parser.add_argument("--dense-batches", type=int, default=200, help="0: skip the dense recipe")
     parser.add_argument("--dense-seconds", type=float, default=60.0, help="stop timing the dense recipe after this")
     parser.add_argument("--seed", type=int, default=0)
@@ -163,7 +176,7 @@ def main(argv=None):
                     "epochs": args.epochs, "emsize": args.emsize, "buckets": args.buckets, "batch_size": args.batch_size,
                     "threads": args.threads, "dense_batches": args.dense_batches, "dense_seconds": args.dense_seconds}
             results = {label: run_in_child(dict(base, label=label, system=system, **extra))
-                       for label, system, extra in systems(args.optimizers.split(","), args.dense_batches > 0)}
+                       for label, system, extra in systems(args.optimizers, args.dense_batches > 0)}
             reference = results["fastText C++"]["docs_per_s"]
             for system, r in results.items():
                 rows.append({"system": system, "ngrams": ngrams, "docs/s per epoch": r["docs_per_s"],

@@ -61,6 +61,7 @@ def build_parser():
     t.add_argument("--min-count", type=_positive_int, default=d.min_count)
     t.add_argument("--batch-size", type=_positive_int, default=d.batch_size)
     t.add_argument("--dropout", type=float, default=d.dropout)
+    t.add_argument("--wd", type=float, default=d.wd, help="weight decay (lazy: only the rows a batch touches)")
     t.add_argument("--ctx", default=d.ctx, help="auto, cpu, gpu, gpu:N or gpu:0,1")
     t.add_argument("--kvstore", choices=KVSTORES, default=d.kvstore,
                    help="auto: none for one device, device for several; dist_sync for several hosts")
@@ -101,7 +102,7 @@ def cmd_train(args):
 
     config = TrainConfig(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, batch_size=args.batch_size,
                          emsize=args.emsize, ngrams=args.ngrams, buckets=args.buckets, min_count=args.min_count,
-                         dropout=args.dropout, lr_schedule=args.lr_schedule, ctx=args.ctx, kvstore=args.kvstore,
+                         dropout=args.dropout, wd=args.wd, lr_schedule=args.lr_schedule, ctx=args.ctx, kvstore=args.kvstore,
                          seed=args.seed, progress=not args.no_progress)
     train_data = read_labeled(args.train, args.format)
     val_data = read_labeled(args.validation, args.format) if args.validation else None

@@ -35,8 +35,9 @@ from .progress import bar
 OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("linear", "constant")
 KVSTORES = ("auto", "local", "device", "dist_sync", "dist_async")
-# Both take batch-averaged gradients (SGD with the per-row scale of _sgd_row_scale). Measured on
-# the synthetic corpus: SGD at 8.0 matches fastText's accuracy in as many epochs; Adam is scale-free.
+# Both take batch-averaged gradients (SGD with the per-row scale of _sgd_row_scale). These suit short
+# runs (the demo: 20k docs, 5 epochs, ~100 steps). Longer runs do better with smaller steps: see
+# docs/RESULTS.md for the settings that match or beat fastText C++ at 10 epochs.
 DEFAULT_LR = {"sgd": 8.0, "adam": 0.01}
 HISTORY_COLUMNS = ["epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"]
 
@@ -76,6 +77,8 @@ class TrainConfig:
             raise FastTextError(f"kvstore must be one of {', '.join(KVSTORES)}, got {self.kvstore!r}")
         if self.lr is not None and not self.lr > 0:
             raise FastTextError(f"lr must be positive, got {self.lr!r}")
+        if not self.wd >= 0:
+            raise FastTextError(f"wd must be non-negative, got {self.wd!r}")
         if not 0 <= self.dropout < 1:
             raise FastTextError(f"dropout must be in [0, 1), got {self.dropout!r}")
 
@@ -173,7 +176,6 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     if len(label_names) < 2:
         raise FastTextError(f"training data has a single class ({label_names[0]!r}); a classifier needs at least 2")
     y_train = encode_labels(train_data.labels, label_names, "training data")
-    keep_freed_memory()
     featurizer, train_bags = Featurizer.fit(
         train_data.texts, min_count=config.min_count, ngrams=config.ngrams, buckets=config.buckets,
         return_bags=True, progress=config.progress and len(train_data) > 50_000)
@@ -206,6 +208,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     if resumed is not None:
         updates.load_states(resumed["optimizer_states"])
     maker = BatchMaker(train_bags, y_train, featurizer.num_rows)
+    keep_freed_memory()
     for epoch in range(first_epoch, config.epochs + 1):
         mx.random.seed(config.seed + epoch)  # dropout masks: the same whether or not the run was resumed
         order = np.random.RandomState([config.seed, epoch]).permutation(len(train_data))
@@ -218,9 +221,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
             global_batch = sum(p.size for p in parts) * workers
             results = []
             for i, (part, ctx) in enumerate(zip(parts, ctxs)):
-                arrays = _to_ndarrays(part, ctx, model.binary)
-                row_scale = _sgd_row_scale(part, ctx) if config.optimizer == "sgd" else None
-                results.append(sparse_step(model, updates.rows_for(i, arrays[2]), arrays, global_batch, row_scale))
+                arrays = _to_ndarrays(part, ctx, model.binary, sgd_row_scale=config.optimizer == "sgd")
+                results.append(sparse_step(model, updates.rows_for(i, arrays[2]), arrays, global_batch))
             updates.apply([r[1] for r in results], [r[2] for r in results])
             for loss_sum, _, _ in results:
                 total_loss += loss_sum.as_in_context(ctxs[0])
@@ -243,7 +245,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     return result
 
 
-def sparse_step(model, vectors, arrays, global_batch, row_scale=None):
+def sparse_step(model, vectors, arrays, global_batch):
     """Forward and backward for one device's share of a batch, with the embedding done by hand.
 
     ``arrays`` is a batch from :func:`_to_ndarrays` and ``vectors`` the current values of its
@@ -252,8 +254,7 @@ def sparse_step(model, vectors, arrays, global_batch, row_scale=None):
     embedding gradient is then ``dot(bag_t, dL/dh)``, a CSR product as fast as the forward one,
     returned as a row-sparse array over the batch's rows, ready for a lazy optimizer.
 
-    The loss is averaged over ``global_batch`` documents (all devices and workers); ``row_scale``
-    (SGD, :func:`_sgd_row_scale`) scales each row's gradient. Returns
+    The loss is averaged over ``global_batch`` documents (all devices and workers). Returns
     ``(summed loss, embedding gradient (row_sparse), output-layer gradient)``.
     """
     from mxnet import autograd, nd
@@ -268,8 +269,6 @@ def sparse_step(model, vectors, arrays, global_batch, row_scale=None):
         scaled = loss.sum() * (1.0 / global_batch)
     scaled.backward()
     grad = nd.sparse.dot(bag_t, docs.grad)
-    if row_scale is not None:
-        grad = nd.broadcast_mul(grad, row_scale)
     grad = nd.sparse.row_sparse_array((grad, rows), shape=(model.num_rows, model.emsize), ctx=ctx)
     return loss.sum(), grad, weight.grad
 
@@ -448,7 +447,9 @@ def keep_freed_memory():
     MXNet's CPU allocator mallocs every temporary array; a training step makes several of tens of
     MB, which glibc serves with fresh mmaps that page-fault on first touch. Measured on a bigram
     batch: copying a 43 MB array took 20 ms this way and 6 ms with these settings. The cost is
-    that the process keeps its peak heap. No effect (and no error) outside glibc.
+    that the process keeps its peak heap, so it is called once the big one-off arrays (features,
+    the embedding table) exist. (A 256 MiB threshold measured ~10% slower per epoch than 1 GiB.)
+    No effect (and no error) outside glibc.
     """
     import ctypes
 
@@ -489,7 +490,7 @@ def _prefetch(maker, order, batch_size, num_parts, depth=3):
     thread.join()
 
 
-def _sgd_row_scale(batch, ctx):
+def _sgd_row_scale(batch):
     """Per-row gradient scale for SGD: batch size / documents of the batch that contain the row.
 
     fastText steps once per document. The loss is averaged over the batch, which would shrink a
@@ -498,17 +499,20 @@ def _sgd_row_scale(batch, ctx):
     step over the documents that contain it: fastText's per-document step for rare words and a
     stable averaged one for frequent words.
     """
-    from mxnet import nd
-
-    df = np.diff(batch.t_indptr).astype(np.float32)
-    return nd.array((batch.size / df).reshape(-1, 1), ctx=ctx)
+    df = np.diff(batch.t_indptr)
+    return (batch.size / df).astype(np.float32)
 
 
 # MXNet 1.9 wheels index tensors with int32: even a CSR matrix may not have 2^31 (rows x cols) cells.
 MAX_TENSOR_CELLS = 2**31 - 1
 
 
-def _to_ndarrays(batch, ctx, binary):
+def _to_ndarrays(batch, ctx, binary, sgd_row_scale=False):
+    """A :class:`SparseBatch` as (bag, bag_t, rows, labels) NDArrays on ``ctx``.
+
+    With ``sgd_row_scale`` each row of ``bag_t`` is multiplied by :func:`_sgd_row_scale`, so the
+    backward product ``dot(bag_t, grad)`` comes out scaled, without another pass over the gradient.
+    """
     from mxnet import nd
 
     n, cols = batch.size, len(batch.rows)
@@ -518,7 +522,10 @@ def _to_ndarrays(batch, ctx, binary):
     bag = nd.sparse.csr_matrix((batch.data, batch.indices, batch.indptr), shape=(n, cols), ctx=ctx)
     bag_t = None
     if batch.t_indptr is not None:
-        bag_t = nd.sparse.csr_matrix((batch.t_data, batch.t_indices, batch.t_indptr), shape=(cols, n), ctx=ctx)
+        t_data = batch.t_data
+        if sgd_row_scale:
+            t_data = t_data * np.repeat(_sgd_row_scale(batch), np.diff(batch.t_indptr))
+        bag_t = nd.sparse.csr_matrix((t_data, batch.t_indices, batch.t_indptr), shape=(cols, n), ctx=ctx)
     rows = nd.array(batch.rows, ctx=ctx, dtype="int64")  # int64: the index type of row_sparse arrays
     y = nd.array(batch.labels, ctx=ctx)
     return bag, bag_t, rows, (y.reshape((-1, 1)) if binary else y)

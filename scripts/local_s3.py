@@ -1,8 +1,9 @@
 """A local S3 endpoint for demos and notebook checks: moto's server mode on 127.0.0.1.
 
-``with local_s3("fasttext-demo"):`` starts the server on a free port, points every AWS client of
-this process and its children at it (``AWS_ENDPOINT_URL``, dummy credentials, a region), creates
-the bucket, and stops the server afterwards. As a script it wraps a command:
+``with local_s3("fasttext-demo") as endpoint:`` starts the server on a free port, points every AWS
+client of this process and its children at it (``AWS_ENDPOINT_URL``, dummy credentials, a region),
+creates the bucket (if one is named), and afterwards stops the server and restores the environment.
+The test suite's ``s3_server`` fixture uses it too. As a script it wraps a command:
 
     python scripts/local_s3.py --bucket fasttext-demo -- python -m pytest --nbval notebooks
 """
@@ -17,26 +18,39 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @contextlib.contextmanager
-def local_s3(bucket="fasttext-demo"):
+def local_s3(bucket=None):
     import boto3
     from moto.server import ThreadedMotoServer
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # the server's per-request log
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
     server.start()
-    os.environ.update(AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}", AWS_ACCESS_KEY_ID="local",
-                      AWS_SECRET_ACCESS_KEY="local", AWS_DEFAULT_REGION="us-east-1")
-    # Kernels started from here must import this checkout's fasttext_lib whatever their cwd.
-    os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    endpoint = f"http://127.0.0.1:{port}"
+    env = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+           "AWS_DEFAULT_REGION": "us-east-1",
+           # kernels and subprocesses started from here import this checkout's fasttext_lib, whatever their cwd
+           "PYTHONPATH": os.pathsep.join([ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
-        boto3.client("s3").create_bucket(Bucket=bucket)
-        yield f"s3://{bucket}"
+        if bucket:
+            boto3.client("s3").create_bucket(Bucket=bucket)
+        yield endpoint
     finally:
         server.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def main(argv=None):

@@ -4,7 +4,6 @@ Clients are pointed at the server through the standard ``AWS_ENDPOINT_URL`` vari
 smart_open and the sagemaker SDK all exercise their real HTTP code paths.
 """
 import os
-import socket
 import subprocess
 import sys
 import uuid
@@ -12,37 +11,16 @@ import uuid
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from local_s3 import free_port, local_s3  # noqa: E402,F401  (free_port: for the tests)
 os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
 def s3_server():
-    from moto.server import ThreadedMotoServer
-
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
-    server.start()
-    env = {
-        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield env
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-    server.stop()
+    """moto's S3 server on 127.0.0.1 for the whole session (scripts/local_s3.py, as make demo uses)."""
+    with local_s3() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture

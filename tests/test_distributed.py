@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from conftest import ROOT, _free_port, run_cli
+from conftest import ROOT, free_port, run_cli
 
 EPOCHS, WORKER_BATCH = 6, 128
 
@@ -17,7 +17,7 @@ def test_dist_sync_two_workers_match_one_process(sample_dir, tmp_path):
     common = ["--train", sample_dir / "train.csv", "--validation", sample_dir / "test.csv", "--epochs", EPOCHS,
               "--no-progress", "--ctx", "cpu", "--seed", "7"]
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", DMLC_PS_ROOT_URI="127.0.0.1",
-               DMLC_PS_ROOT_PORT=str(_free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2",
+               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2",
                DMLC_INTERFACE="lo", DMLC_NODE_HOST="127.0.0.1")
     # MXNet turns a process into the scheduler or a server when it is imported with that DMLC_ROLE.
     roles = [subprocess.Popen([sys.executable, "-c", "import mxnet"], env=dict(env, DMLC_ROLE=role),

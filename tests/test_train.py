@@ -40,7 +40,7 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits):
 
     from fasttext_lib.features import BatchMaker, Featurizer
     from fasttext_lib.model import FastTextClassifier
-    from fasttext_lib.train import _sgd_row_scale, _to_ndarrays, encode_labels, sparse_step
+    from fasttext_lib.train import _to_ndarrays, encode_labels, sparse_step
 
     texts, labels = splits[0].texts[:40], splits[0].labels[:40]
     featurizer, bags = Featurizer.fit(texts, ngrams=2, buckets=3000, return_bags=True)
@@ -77,8 +77,8 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits):
     np.testing.assert_allclose(loss_sum.asscalar() / 50, ref_loss.asscalar(), rtol=1e-5)
 
     # SGD's per-row scale multiplies each row's gradient by batch size / its document frequency
-    scale = _sgd_row_scale(batch, mx.cpu())
-    _, scaled, _ = sparse_step(model, nd.take(table, arrays[2]), arrays, global_batch=50, row_scale=scale)
+    scaled_arrays = _to_ndarrays(batch, mx.cpu(), model.binary, sgd_row_scale=True)
+    _, scaled, _ = sparse_step(model, nd.take(table, arrays[2]), scaled_arrays, global_batch=50)
     df = np.diff(batch.t_indptr)
     np.testing.assert_allclose(scaled.data.asnumpy(), expected[batch.rows] * (batch.size / df)[:, None], rtol=1e-4, atol=1e-7)
 
@@ -131,7 +131,7 @@ def test_ctx_parsing():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"epochs": 0}, "epochs"), ({"emsize": -1}, "emsize"), ({"batch_size": 0}, "batch_size"),
-    ({"optimizer": "rmsprop"}, "optimizer"), ({"lr": 0}, "lr"),
+    ({"optimizer": "rmsprop"}, "optimizer"), ({"lr": 0}, "lr"), ({"wd": -1.0}, "wd"), ({"kvstore": "nccl"}, "kvstore"),
 ])
 def test_bad_config(kwargs, message):
     with pytest.raises(FastTextError, match=message):
