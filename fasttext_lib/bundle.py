@@ -36,6 +36,23 @@ def _json_safe(value):
     return value
 
 
+def metrics_summary(trained):
+    """``{"history": [...], "final": {...}, "ctx": [...]}`` of a TrainedModel, JSON-safe (NaN -> null).
+
+    The bundle's ``metrics.json``; the SageMaker entry point adds a few keys to it for its output.
+    """
+    history = [{k: _json_safe(v) for k, v in row.items()} for row in trained.history]
+    return {"history": history, "final": history[-1] if history else {}, "ctx": [str(c) for c in trained.ctx]}
+
+
+def fetch_bundle_files(src, names, local_dir):
+    """Copy the named files of the bundle at ``src`` into ``local_dir``; a missing one is a one-line error."""
+    missing = [n for n in names if not storage.exists(storage.join(str(src), n))]
+    if missing:
+        raise FastTextError(f"incomplete model bundle: {src} has no {', '.join(missing)}")
+    storage.fetch_directory(str(src), names, local_dir)
+
+
 def save_bundle(trained, dest):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location."""
     model, featurizer = trained.model, trained.featurizer
@@ -53,8 +70,7 @@ def save_bundle(trained, dest):
         "normalization": NORMALIZATION,
         "train_config": trained.config.to_dict(),
     }
-    history = [{k: _json_safe(v) for k, v in row.items()} for row in trained.history]
-    metrics = {"history": history, "final": history[-1] if history else {}, "ctx": [str(c) for c in trained.ctx]}
+    metrics = metrics_summary(trained)
     with tempfile.TemporaryDirectory() as tmp:
         model.save_parameters(os.path.join(tmp, PARAMS))
         with open(os.path.join(tmp, VOCAB), "w") as f:
@@ -103,10 +119,7 @@ class Predictor:
         config = read_config(src)
         device = parse_ctx(ctx)[0]
         with tempfile.TemporaryDirectory() as tmp:
-            for name in (PARAMS, VOCAB, METRICS):
-                if not storage.exists(storage.join(src, name)):
-                    raise FastTextError(f"incomplete model bundle: {src} has no {name}")
-            storage.fetch_directory(src, (PARAMS, VOCAB, METRICS), tmp)
+            fetch_bundle_files(src, (PARAMS, VOCAB, METRICS), tmp)
             try:
                 with open(os.path.join(tmp, VOCAB)) as f:
                     vocab = gluonnlp.Vocab.from_json(f.read())

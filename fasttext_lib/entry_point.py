@@ -44,7 +44,6 @@ import http
 import io
 import json
 import logging
-import math
 import os
 import shutil
 import sys
@@ -307,14 +306,9 @@ def _public_file(path, mode="wb"):
         os.chmod(f.fileno(), 0o644)
 
 
-def _json_safe(value):
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
 def write_metrics(trained, output_dir, extra=None):
     """``history.csv``, ``metrics.json`` and ``history.png`` (accuracy and loss per epoch) in ``output_dir``."""
+    from fasttext_lib.bundle import metrics_summary
     from fasttext_lib.train import HISTORY_COLUMNS
 
     os.makedirs(output_dir, exist_ok=True)
@@ -324,9 +318,7 @@ def write_metrics(trained, output_dir, extra=None):
         writer.writerow(HISTORY_COLUMNS)
         for row in history:
             writer.writerow([row[c] for c in HISTORY_COLUMNS])
-    rows = [{k: _json_safe(v) for k, v in row.items()} for row in history]
-    metrics = {"history": rows, "final": rows[-1] if rows else {}, "labels": list(trained.labels),
-               "ctx": [str(c) for c in trained.ctx], **(extra or {})}
+    metrics = {**metrics_summary(trained), "labels": list(trained.labels), **(extra or {})}
     with _public_file(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump(metrics, f, indent=2)
     written = ["history.csv", "metrics.json"]

@@ -73,13 +73,10 @@ def stage_source_dir(dest, requirements=REQUIREMENTS):
 
 
 def _fetch_bundle(src, local_dir):
-    from .bundle import BUNDLE_FILES, read_config
+    from .bundle import BUNDLE_FILES, fetch_bundle_files, read_config
 
     read_config(src)  # one-line errors for a missing or foreign bundle
-    missing = [n for n in BUNDLE_FILES if not storage.exists(storage.join(str(src), n))]
-    if missing:
-        raise FastTextError(f"incomplete model bundle: {src} has no {', '.join(missing)}")
-    storage.fetch_directory(str(src), BUNDLE_FILES, local_dir)
+    fetch_bundle_files(src, BUNDLE_FILES, local_dir)
     return BUNDLE_FILES
 
 

@@ -265,12 +265,12 @@ def sparse_step(model, vectors, arrays, global_batch):
     docs.attach_grad()
     weight = model.output.weight.data(ctx)
     with autograd.record():
-        loss = model.loss(model.classify(docs), y)
-        scaled = loss.sum() * (1.0 / global_batch)
+        loss_sum = model.loss(model.classify(docs), y).sum()
+        scaled = loss_sum * (1.0 / global_batch)
     scaled.backward()
     grad = nd.sparse.dot(bag_t, docs.grad)
     grad = nd.sparse.row_sparse_array((grad, rows), shape=(model.num_rows, model.emsize), ctx=ctx)
-    return loss.sum(), grad, weight.grad
+    return loss_sum, grad, weight.grad
 
 
 def _make_optimizer(config, steps_per_epoch):
@@ -298,7 +298,7 @@ class _Updates:
     def __init__(self, model, ctxs, optimizer, kv):
         from mxnet import optimizer as mxopt
 
-        self.model, self.ctxs, self.kv = model, ctxs, kv
+        self.ctxs, self.kv = ctxs, kv
         self.tables = [model.embedding.weight.data(c) for c in ctxs]
         self.outputs = [model.output.weight.data(c) for c in ctxs]
         if kv is None:
@@ -491,7 +491,7 @@ def _prefetch(maker, order, batch_size, num_parts, depth=3):
 
 
 def _sgd_row_scale(batch):
-    """Per-row gradient scale for SGD: batch size / documents of the batch that contain the row.
+    """Per-entry scale of ``bag_t`` for SGD: batch size / documents of the batch that contain the row.
 
     fastText steps once per document. The loss is averaged over the batch, which would shrink a
     rare word's step by the batch size; summing instead would give a word in every document a
@@ -500,7 +500,7 @@ def _sgd_row_scale(batch):
     stable averaged one for frequent words.
     """
     df = np.diff(batch.t_indptr)
-    return (batch.size / df).astype(np.float32)
+    return np.repeat((batch.size / df).astype(np.float32), df)  # one value per entry of each bag_t row
 
 
 # MXNet 1.9 wheels index tensors with int32: even a CSR matrix may not have 2^31 (rows x cols) cells.
@@ -524,7 +524,7 @@ def _to_ndarrays(batch, ctx, binary, sgd_row_scale=False):
     if batch.t_indptr is not None:
         t_data = batch.t_data
         if sgd_row_scale:
-            t_data = t_data * np.repeat(_sgd_row_scale(batch), np.diff(batch.t_indptr))
+            t_data = t_data * _sgd_row_scale(batch)
         bag_t = nd.sparse.csr_matrix((t_data, batch.t_indices, batch.t_indptr), shape=(cols, n), ctx=ctx)
     rows = nd.array(batch.rows, ctx=ctx, dtype="int64")  # int64: the index type of row_sparse arrays
     y = nd.array(batch.labels, ctx=ctx)
