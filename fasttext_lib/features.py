@@ -198,13 +198,16 @@ class SparseBatch:
     """One batch in compact-column CSR form, as numpy arrays (built off the main thread).
 
     ``rows[j]`` is the embedding row of compact column ``j``; ``indptr/indices/data`` is the
-    (docs x columns) matrix of mean weights and ``t_*`` its transpose, for the backward product.
+    (docs x columns) matrix of mean weights, ``entry_rows`` each entry's embedding row
+    (``rows[indices]``), and ``t_*`` the transpose, for the generic backward product (only made
+    when asked for: the native operators transpose by themselves, see bag_ops.py).
     """
 
     rows: np.ndarray
     indptr: np.ndarray
     indices: np.ndarray
     data: np.ndarray
+    entry_rows: np.ndarray
     t_indptr: np.ndarray
     t_indices: np.ndarray
     t_data: np.ndarray
@@ -250,7 +253,7 @@ class BatchMaker:
             t_indices, t_data = doc_in_batch[order], data[order]
         else:
             t_indptr = t_indices = t_data = None
-        return SparseBatch(unique_rows, indptr, indices, data, t_indptr, t_indices, t_data, self.labels[docs])
+        return SparseBatch(unique_rows, indptr, indices, data, rows, t_indptr, t_indices, t_data, self.labels[docs])
 
 
 def _stable_argsort(keys):

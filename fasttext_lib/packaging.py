@@ -33,7 +33,8 @@ REQUIREMENTS = ("gluonnlp==0.10.0", "tqdm", "smart_open[s3]")
 
 
 def _package_files():
-    names = sorted(n for n in os.listdir(PACKAGE_DIR) if n.endswith(".py"))
+    # .cc: the native CPU operators (bag_ops.py), compiled on the instance on first use
+    names = sorted(n for n in os.listdir(PACKAGE_DIR) if n.endswith((".py", ".cc")))
     if "entry_point.py" not in names:
         raise FastTextError(f"{PACKAGE_DIR} has no entry_point.py: is fasttext_lib installed completely?")
     return names

@@ -5,9 +5,11 @@ Data in, trained model + per-epoch history out:
 1. the vocabulary and n-gram features come from the training split only (features.py);
 2. each epoch shuffles the documents (seeded) and a background thread cuts them into compact
    sparse batches while MXNet computes the previous one;
-3. :func:`sparse_step` per context: gather the batch's rows, one CSR product forward, autograd
-   only for the small dense classifier, and the embedding gradient as a row-sparse array over the
-   batch's rows; the optimizer is *lazy*, so a step updates only those rows;
+3. :func:`sparse_step` per context: the document means (one bag-of-rows product), autograd only
+   for the small dense classifier, and the embedding gradient as a row-sparse array over the
+   batch's rows; the optimizer is *lazy*, so a step updates only those rows. On the CPU the bag
+   products are native MXNet operators (bag_ops.py) and SGD's step is fused with the backward
+   product; elsewhere MXNet's generic ``take`` / ``dot(csr, dense)`` compute the same numbers;
 4. with one device a local updater applies the step; with several (or several hosts, kvstore
    ``dist_sync``) an MXNet kvstore sums the devices' gradients and holds the optimizer;
 5. after each epoch the validation split is scored, a history row is recorded and, if asked, a
@@ -207,6 +209,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     updates = _Updates(model, ctxs, _make_optimizer(config, steps_per_epoch), kv)
     if resumed is not None:
         updates.load_states(resumed["optimizer_states"])
+    native = use_bag_ops(ctxs)
     maker = BatchMaker(train_bags, y_train, featurizer.num_rows)
     keep_freed_memory()
     for epoch in range(first_epoch, config.epochs + 1):
@@ -215,16 +218,16 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         order = order[rank * per_worker:(rank + 1) * per_worker]
         started = time.time()
         total_loss = mx.nd.zeros((1,), ctx=ctxs[0])
-        batches = _prefetch(maker, order, config.batch_size, len(ctxs))
+        batches = _prefetch(maker, order, config.batch_size, len(ctxs), with_transpose=not native)
         progress = bar(batches, total=steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch")
         for step, parts in enumerate(progress, 1):
             global_batch = sum(p.size for p in parts) * workers
-            results = []
+            steps = []
             for i, (part, ctx) in enumerate(zip(parts, ctxs)):
-                arrays = _to_ndarrays(part, ctx, model.binary, sgd_row_scale=config.optimizer == "sgd")
-                results.append(sparse_step(model, updates.rows_for(i, arrays[2]), arrays, global_batch))
-            updates.apply([r[1] for r in results], [r[2] for r in results])
-            for loss_sum, _, _ in results:
+                arrays = _to_ndarrays(part, ctx, model.binary, native, sgd_row_scale=config.optimizer == "sgd")
+                steps.append((arrays,) + sparse_step(model, *updates.embedding_for(i, arrays), arrays, global_batch))
+            updates.apply(model, steps)
+            for _, loss_sum, _, _ in steps:
                 total_loss += loss_sum.as_in_context(ctxs[0])
             if config.progress and step % 50 == 0:
                 progress.set_postfix(loss=f"{total_loss.asscalar() / min(step * config.batch_size, len(order)):.4f}")
@@ -245,32 +248,53 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     return result
 
 
-def sparse_step(model, vectors, arrays, global_batch):
+def use_bag_ops(ctxs):
+    """Whether training on ``ctxs`` uses the native CPU operators of bag_ops.py (built on first use)."""
+    from . import bag_ops
+
+    return all(c.device_type == "cpu" for c in ctxs) and bag_ops.available()
+
+
+def sparse_step(model, values, index, arrays, global_batch):
     """Forward and backward for one device's share of a batch, with the embedding done by hand.
 
-    ``arrays`` is a batch from :func:`_to_ndarrays` and ``vectors`` the current values of its
-    embedding rows, already gathered (:meth:`_Updates.rows_for`). Autograd only
-    records the small dense classifier on the document means ``h = dot(bag, vectors)``; the
-    embedding gradient is then ``dot(bag_t, dL/dh)``, a CSR product as fast as the forward one,
-    returned as a row-sparse array over the batch's rows, ready for a lazy optimizer.
+    ``arrays`` is a batch from :func:`_to_ndarrays`; ``values`` holds the embedding rows it reads
+    (:meth:`_Updates.embedding_for`): the whole table, read at ``index`` (each entry's table row,
+    native operators), or the batch's rows already gathered (compact columns). Autograd only
+    records the small dense classifier on the document means ``h``; the embedding gradient
+    follows from ``dL/dh`` (:func:`embedding_gradient`, or fused into the SGD step).
 
     The loss is averaged over ``global_batch`` documents (all devices and workers). Returns
-    ``(summed loss, embedding gradient (row_sparse), output-layer gradient)``.
+    ``(summed loss, dL/dh, output-layer gradient)``.
     """
     from mxnet import autograd, nd
 
-    bag, bag_t, rows, y = arrays
-    ctx = rows.context
-    docs = nd.sparse.dot(bag, vectors)
+    if arrays.native:
+        docs = nd.fasttext_bag_mean(values, arrays.offsets, index, arrays.weights)
+    else:
+        docs = nd.sparse.dot(arrays.bag, values)
     docs.attach_grad()
-    weight = model.output.weight.data(ctx)
+    weight = model.output.weight.data(arrays.rows.context)
     with autograd.record():
-        loss_sum = model.loss(model.classify(docs), y).sum()
+        loss_sum = model.loss(model.classify(docs), arrays.labels).sum()
         scaled = loss_sum * (1.0 / global_batch)
     scaled.backward()
-    grad = nd.sparse.dot(bag_t, docs.grad)
-    grad = nd.sparse.row_sparse_array((grad, rows), shape=(model.num_rows, model.emsize), ctx=ctx)
-    return loss_sum, grad, weight.grad
+    return loss_sum, docs.grad, weight.grad
+
+
+def embedding_gradient(model, arrays, docs_grad):
+    """The embedding gradient ``bag_t x dL/dh`` as a row-sparse array over the batch's rows.
+
+    Native and generic operators compute the same sums in the same order (bit-identical results).
+    """
+    from mxnet import nd
+
+    if arrays.native:
+        grad = nd.fasttext_bag_mean_backward(arrays.offsets, arrays.columns, arrays.weights, docs_grad,
+                                             num_rows=len(arrays.rows), doc_freq_scale=int(arrays.sgd_row_scale))
+    else:
+        grad = nd.sparse.dot(arrays.bag_t, docs_grad)  # SGD's row scale is already in bag_t
+    return nd.sparse.row_sparse_array((grad, arrays.rows), shape=(model.num_rows, model.emsize), ctx=arrays.rows.context)
 
 
 def _make_optimizer(config, steps_per_epoch):
@@ -310,24 +334,53 @@ class _Updates:
         self._pull_outputs()  # dist: every worker starts from the values worker 0 initialized
         self.sync_tables()
 
-    def rows_for(self, i, rows):
-        """Device ``i``'s current values of the embedding ``rows`` (int64, sorted, unique)."""
+    def embedding_for(self, i, arrays):
+        """``(values, index)`` for :func:`sparse_step` on device ``i``: what the batch reads.
+
+        One device, native operators: the table itself, read at each entry's row. Otherwise the
+        batch's rows gathered (``take``) or, with a kvstore, pulled (just those rows), which the
+        entries address by compact column.
+        """
         from mxnet import nd
 
         if self.kv is None:
-            return nd.take(self.tables[i], rows)
+            if arrays.native:
+                return self.tables[i], arrays.entry_rows
+            return nd.take(self.tables[i], arrays.rows), None
         pulled = nd.sparse.zeros("row_sparse", self.tables[i].shape, ctx=self.ctxs[i])
-        self.kv.row_sparse_pull(EMBEDDING_KEY, out=pulled, row_ids=rows)
-        return pulled.data  # rows come back sorted and unique, as batch.rows already are
+        self.kv.row_sparse_pull(EMBEDDING_KEY, out=pulled, row_ids=arrays.rows)
+        return pulled.data, arrays.columns  # rows come back sorted and unique, as batch.rows already are
 
-    def apply(self, table_grads, output_grads):
+    def apply(self, model, steps):
+        """One optimizer step from every device's ``(arrays, loss, dL/dh, output grad)``."""
+        output_grads = [step[3] for step in steps]
         if self.kv is None:
-            self.updater(EMBEDDING_KEY, table_grads[0], self.tables[0])
+            arrays, _, docs_grad, _ = steps[0]
+            if arrays.native and self._plain_sgd():
+                self._fused_sgd(arrays, docs_grad)
+            else:
+                self.updater(EMBEDDING_KEY, embedding_gradient(model, arrays, docs_grad), self.tables[0])
             self.updater(OUTPUT_KEY, output_grads[0], self.outputs[0])
             return
-        self.kv.push(EMBEDDING_KEY, table_grads)
+        self.kv.push(EMBEDDING_KEY, [embedding_gradient(model, arrays, docs_grad) for arrays, _, docs_grad, _ in steps])
         self.kv.push(OUTPUT_KEY, output_grads)
         self._pull_outputs()
+
+    def _plain_sgd(self):
+        opt = self.updater.optimizer  # not cached: set_states (resume) replaces it
+        return (type(opt).__name__ == "SGD" and not opt.momentum and not opt.clip_gradient
+                and not opt.multi_precision)
+
+    def _fused_sgd(self, arrays, docs_grad):
+        """Exactly the updater's lazy SGD step on the embedding (the same lr schedule, counts and
+        formula), fused with the backward product: the row-sparse gradient is never materialized."""
+        from mxnet import nd
+
+        opt = self.updater.optimizer
+        opt._update_count(EMBEDDING_KEY)  # what SGD.update does first: the lr schedule counts steps
+        nd.fasttext_bag_sgd_update(self.tables[0], arrays.offsets, arrays.columns, arrays.weights, docs_grad,
+                                   arrays.rows, lr=opt._get_lr(EMBEDDING_KEY), wd=opt._get_wd(EMBEDDING_KEY),
+                                   rescale_grad=opt.rescale_grad, doc_freq_scale=int(arrays.sgd_row_scale))
 
     def _pull_outputs(self):
         self.kv.pull(OUTPUT_KEY, out=self.outputs)
@@ -461,7 +514,7 @@ def keep_freed_memory():
         pass
 
 
-def _prefetch(maker, order, batch_size, num_parts, depth=3):
+def _prefetch(maker, order, batch_size, num_parts, depth=3, with_transpose=True):
     """Yield lists of :class:`SparseBatch` (one per context) built in a background thread.
 
     numpy releases the GIL in the gathers and sorts, so batch building overlaps MXNet's compute.
@@ -473,7 +526,8 @@ def _prefetch(maker, order, batch_size, num_parts, depth=3):
         try:
             for start in range(0, len(order), batch_size):
                 docs = order[start:start + batch_size]
-                out.put([maker.make(part) for part in np.array_split(docs, min(num_parts, len(docs)))])
+                parts = np.array_split(docs, min(num_parts, len(docs)))
+                out.put([maker.make(part, with_transpose=with_transpose) for part in parts])
             out.put(done)
         except BaseException as exc:  # surfaced in the consumer
             out.put(exc)
@@ -507,28 +561,56 @@ def _sgd_row_scale(batch):
 MAX_TENSOR_CELLS = 2**31 - 1
 
 
-def _to_ndarrays(batch, ctx, binary, sgd_row_scale=False):
-    """A :class:`SparseBatch` as (bag, bag_t, rows, labels) NDArrays on ``ctx``.
+@dataclass
+class BatchArrays:
+    """One device's batch as NDArrays: what :func:`sparse_step` reads.
 
-    With ``sgd_row_scale`` each row of ``bag_t`` is multiplied by :func:`_sgd_row_scale`, so the
-    backward product ``dot(bag_t, grad)`` comes out scaled, without another pass over the gradient.
+    Native operators read the CSR parts as they are (``offsets``, ``weights``, ``entry_rows`` and
+    ``columns`` per entry); the generic path reads ``bag`` (docs x compact columns) and its
+    transpose ``bag_t``, with SGD's row scale already multiplied into ``bag_t``.
+    """
+
+    rows: object  # int64 (columns,): the batch's distinct embedding rows, sorted
+    labels: object
+    native: bool
+    sgd_row_scale: bool
+    offsets: object = None
+    weights: object = None
+    entry_rows: object = None
+    columns: object = None
+    bag: object = None
+    bag_t: object = None
+
+
+def _to_ndarrays(batch, ctx, binary, native=False, sgd_row_scale=False):
+    """A :class:`SparseBatch` as :class:`BatchArrays` on ``ctx``, for the native or the generic operators.
+
+    With ``sgd_row_scale`` each row of the gradient is multiplied by :func:`_sgd_row_scale`: by the
+    native backward operator itself, or folded into ``bag_t`` so that the generic product
+    ``dot(bag_t, grad)`` comes out scaled without another pass over the gradient.
     """
     from mxnet import nd
 
     n, cols = batch.size, len(batch.rows)
+    y = nd.array(batch.labels, ctx=ctx)
+    out = BatchArrays(rows=nd.array(batch.rows, ctx=ctx, dtype="int64"),  # int64: row_sparse's index type
+                      labels=y.reshape((-1, 1)) if binary else y, native=native, sgd_row_scale=sgd_row_scale)
+    if native:
+        out.offsets = nd.array(batch.indptr, ctx=ctx, dtype="int64")
+        out.weights = nd.array(batch.data, ctx=ctx, dtype="float32")
+        out.entry_rows = nd.array(batch.entry_rows, ctx=ctx, dtype="int32")
+        out.columns = nd.array(batch.indices, ctx=ctx, dtype="int32")
+        return out
     if n * cols > MAX_TENSOR_CELLS:
         raise FastTextError(f"a batch of {n} documents touching {cols} feature rows exceeds MXNet's 2^31-cell "
                             f"tensor limit; use a smaller batch size")
-    bag = nd.sparse.csr_matrix((batch.data, batch.indices, batch.indptr), shape=(n, cols), ctx=ctx)
-    bag_t = None
+    out.bag = nd.sparse.csr_matrix((batch.data, batch.indices, batch.indptr), shape=(n, cols), ctx=ctx)
     if batch.t_indptr is not None:
         t_data = batch.t_data
         if sgd_row_scale:
             t_data = t_data * _sgd_row_scale(batch)
-        bag_t = nd.sparse.csr_matrix((t_data, batch.t_indices, batch.t_indptr), shape=(cols, n), ctx=ctx)
-    rows = nd.array(batch.rows, ctx=ctx, dtype="int64")  # int64: the index type of row_sparse arrays
-    y = nd.array(batch.labels, ctx=ctx)
-    return bag, bag_t, rows, (y.reshape((-1, 1)) if binary else y)
+        out.bag_t = nd.sparse.csr_matrix((t_data, batch.t_indices, batch.t_indptr), shape=(cols, n), ctx=ctx)
+    return out
 
 
 def predict_bags(model, featurizer, bags, ctx, batch_size=4096):
@@ -546,8 +628,8 @@ def predict_bags(model, featurizer, bags, ctx, batch_size=4096):
             if batch.size * len(batch.rows) <= MAX_TENSOR_CELLS or size == 1:
                 break
             size //= 2
-        bag, _, rows, _ = _to_ndarrays(batch, ctx, model.binary)
-        out.append(model.probabilities(model(bag, rows)).asnumpy())
+        arrays = _to_ndarrays(batch, ctx, model.binary)
+        out.append(model.probabilities(model(arrays.bag, arrays.rows)).asnumpy())
         start += batch.size
     return np.concatenate(out) if out else np.zeros((0, model.num_classes), dtype=np.float32)
 

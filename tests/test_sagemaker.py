@@ -388,7 +388,7 @@ def test_staged_source_dir(source_dir):
     top = sorted(os.listdir(source_dir))
     assert top == ["entry_point.py", "fasttext_lib", "requirements.txt"]  # no setup.py: run as a script, not pip-installed
     files = sorted(os.listdir(os.path.join(source_dir, "fasttext_lib")))
-    assert "entry_point.py" in files and "__init__.py" in files and all(f.endswith(".py") for f in files)
+    assert "entry_point.py" in files and "__init__.py" in files and "bag_ops.cc" in files and all(f.endswith((".py", ".cc")) for f in files)
     with open(os.path.join(source_dir, "requirements.txt")) as f:
         assert f.read().split() == list(REQUIREMENTS)
     assert any(r.startswith("gluonnlp==0.10") for r in REQUIREMENTS) and "tqdm" in REQUIREMENTS

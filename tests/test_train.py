@@ -34,13 +34,15 @@ def test_sgd_learns(splits):
     assert trained.history[-1]["val_accuracy"] > 0.6
 
 
-def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits):
-    """The hand-made row-sparse embedding gradient is exactly autograd's, restricted to the batch's rows."""
+@pytest.mark.parametrize("native", [True, False], ids=["native-bag-ops", "generic-mxnet-ops"])
+def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native):
+    """The hand-made row-sparse embedding gradient is exactly autograd's, restricted to the batch's rows,
+    with the native operators (bag_ops.cc) and with MXNet's generic ones."""
     from mxnet import autograd, nd
 
     from fasttext_lib.features import BatchMaker, Featurizer
     from fasttext_lib.model import FastTextClassifier
-    from fasttext_lib.train import _to_ndarrays, encode_labels, sparse_step
+    from fasttext_lib.train import _to_ndarrays, embedding_gradient, encode_labels, sparse_step
 
     texts, labels = splits[0].texts[:40], splits[0].labels[:40]
     featurizer, bags = Featurizer.fit(texts, ngrams=2, buckets=3000, return_bags=True)
@@ -48,10 +50,12 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits):
     mx.random.seed(0)
     model = FastTextClassifier(featurizer.num_rows, 8, 2)
     model.initialize_like_fasttext([mx.cpu()])
-    batch = BatchMaker(bags, y, featurizer.num_rows).make(np.arange(3, 40))
-    arrays = _to_ndarrays(batch, mx.cpu(), model.binary)
+    batch = BatchMaker(bags, y, featurizer.num_rows).make(np.arange(3, 40), with_transpose=not native)
+    arrays = _to_ndarrays(batch, mx.cpu(), model.binary, native)
     table = model.embedding.weight.data()
-    loss_sum, grad, out_grad = sparse_step(model, nd.take(table, arrays[2]), arrays, global_batch=50)
+    values, index = (table, arrays.entry_rows) if native else (nd.take(table, arrays.rows), None)
+    loss_sum, docs_grad, out_grad = sparse_step(model, values, index, arrays, global_batch=50)
+    grad = embedding_gradient(model, arrays, docs_grad)
     assert grad.stype == "row_sparse"
     np.testing.assert_array_equal(grad.indices.asnumpy(), batch.rows)  # only the batch's rows
     assert len(batch.rows) < featurizer.num_rows
@@ -77,9 +81,9 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits):
     np.testing.assert_allclose(loss_sum.asscalar() / 50, ref_loss.asscalar(), rtol=1e-5)
 
     # SGD's per-row scale multiplies each row's gradient by batch size / its document frequency
-    scaled_arrays = _to_ndarrays(batch, mx.cpu(), model.binary, sgd_row_scale=True)
-    _, scaled, _ = sparse_step(model, nd.take(table, arrays[2]), scaled_arrays, global_batch=50)
-    df = np.diff(batch.t_indptr)
+    scaled_arrays = _to_ndarrays(batch, mx.cpu(), model.binary, native, sgd_row_scale=True)
+    scaled = embedding_gradient(model, scaled_arrays, docs_grad)
+    df = np.bincount(batch.indices, minlength=len(batch.rows))
     np.testing.assert_allclose(scaled.data.asnumpy(), expected[batch.rows] * (batch.size / df)[:, None], rtol=1e-4, atol=1e-7)
 
 
@@ -175,4 +179,4 @@ def test_prediction_batches_shrink_to_fit_the_tensor_limit(splits, monkeypatch):
     np.testing.assert_allclose(got, expected, rtol=1e-5)
     batch = train_module.BatchMaker(bags, np.zeros(len(bags)), trained.featurizer.num_rows).make(np.arange(300))
     with pytest.raises(FastTextError, match="smaller batch size"):
-        train_module._to_ndarrays(batch, mx.cpu(), True)
+        train_module._to_ndarrays(batch, mx.cpu(), True, native=False)

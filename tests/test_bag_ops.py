@@ -1,0 +1,117 @@
+"""The native bag operators (fasttext_lib/bag_ops.cc): built here, equal to MXNet's generic route."""
+import mxnet as mx
+import numpy as np
+import pytest
+from mxnet import nd
+
+from fasttext_lib import bag_ops
+from fasttext_lib.data import LabeledTexts
+from fasttext_lib.features import BatchMaker, Featurizer
+from fasttext_lib.synthetic import generate_reviews
+from fasttext_lib.train import TrainConfig, train
+
+
+@pytest.fixture(scope="module")
+def ops():
+    ok, why = bag_ops.status()
+    assert ok, f"the native bag operators must build and load on this machine (CI has g++): {why}"
+    return why
+
+
+@pytest.fixture(scope="module")
+def batch():
+    data = generate_reviews(300, seed=4)
+    featurizer, bags = Featurizer.fit(data.texts, ngrams=2, buckets=5000, return_bags=True)
+    maker = BatchMaker(bags, np.zeros(len(bags)), featurizer.num_rows)
+    return maker.make(np.random.RandomState(0).permutation(len(bags))[:100]), featurizer.num_rows
+
+
+def _inputs(b):
+    return (nd.array(b.indptr, dtype="int64"), nd.array(b.entry_rows, dtype="int32"),
+            nd.array(b.indices, dtype="int32"), nd.array(b.data, dtype="float32"))
+
+
+def test_forward_and_backward_are_bit_identical_to_take_and_csr_dot(ops, batch):
+    b, num_rows = batch
+    rs = np.random.RandomState(1)
+    table = nd.array(rs.uniform(-1, 1, (num_rows, 16)).astype(np.float32))
+    offsets, entry_rows, columns, weights = _inputs(b)
+    bag = nd.sparse.csr_matrix((b.data, b.indices, b.indptr), shape=(b.size, len(b.rows)))
+    bag_t = nd.sparse.csr_matrix((b.t_data, b.t_indices, b.t_indptr), shape=(len(b.rows), b.size))
+
+    docs = nd.fasttext_bag_mean(table, offsets, entry_rows, weights)
+    generic = nd.sparse.dot(bag, nd.take(table, nd.array(b.rows, dtype="int64")))
+    np.testing.assert_array_equal(docs.asnumpy(), generic.asnumpy())
+
+    dh = nd.array(rs.randn(b.size, 16).astype(np.float32))
+    grad = nd.fasttext_bag_mean_backward(offsets, columns, weights, dh, num_rows=len(b.rows))
+    np.testing.assert_array_equal(grad.asnumpy(), nd.sparse.dot(bag_t, dh).asnumpy())
+    # per-row document-frequency scale (SGD): row r times n / (documents containing r)
+    scaled = nd.fasttext_bag_mean_backward(offsets, columns, weights, dh, num_rows=len(b.rows), doc_freq_scale=1)
+    df = np.bincount(b.indices, minlength=len(b.rows))
+    np.testing.assert_allclose(scaled.asnumpy(), grad.asnumpy() * (b.size / df)[:, None], rtol=1e-5, atol=1e-7)
+
+
+def test_fused_sgd_step_is_mxnet_lazy_sgd(ops, batch):
+    b, num_rows = batch
+    rs = np.random.RandomState(2)
+    start = rs.uniform(-1, 1, (num_rows, 16)).astype(np.float32)
+    offsets, _, columns, weights = _inputs(b)
+    rows = nd.array(b.rows, dtype="int64")
+    dh = nd.array(rs.randn(b.size, 16).astype(np.float32))
+    fused, reference = nd.array(start), nd.array(start)
+    nd.fasttext_bag_sgd_update(fused, offsets, columns, weights, dh, rows, lr=0.5, wd=0.01, doc_freq_scale=1)
+    grad = nd.fasttext_bag_mean_backward(offsets, columns, weights, dh, num_rows=len(b.rows), doc_freq_scale=1)
+    nd.sgd_update(reference, nd.sparse.row_sparse_array((grad, rows), shape=start.shape), out=reference,
+                  lr=0.5, wd=0.01, lazy_update=True)
+    np.testing.assert_array_equal(fused.asnumpy(), reference.asnumpy())
+    untouched = np.setdiff1d(np.arange(num_rows), b.rows)
+    np.testing.assert_array_equal(fused.asnumpy()[untouched], start[untouched])
+
+
+def test_bad_indices_fail_instead_of_reading_out_of_bounds(ops):
+    table = nd.ones((10, 4))
+    with pytest.raises(mx.base.MXNetError, match="outside the table"):
+        nd.fasttext_bag_mean(table, nd.array([0, 2], dtype="int64"), nd.array([3, 10], dtype="int32"),
+                             nd.ones(2)).wait_to_read()
+    with pytest.raises(mx.base.MXNetError, match="outside the batch's rows"):
+        nd.fasttext_bag_mean_backward(nd.array([0, 2], dtype="int64"), nd.array([0, 5], dtype="int32"), nd.ones(2),
+                                      nd.ones((1, 4)), num_rows=2).wait_to_read()
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_training_is_bit_identical_with_native_and_generic_operators(ops, optimizer, monkeypatch):
+    data = generate_reviews(1300, seed=6)
+    splits = LabeledTexts(data.labels[:1000], data.texts[:1000]), LabeledTexts(data.labels[1000:], data.texts[1000:])
+    cfg = TrainConfig(epochs=2, batch_size=128, ngrams=2, buckets=20000, optimizer=optimizer, wd=1e-4,
+                      progress=False, ctx="cpu", seed=9)
+    native = train(*splits, cfg)
+    monkeypatch.setenv(bag_ops.ENV_SWITCH, "0")
+    assert not bag_ops.available()
+    generic = train(*splits, cfg)
+    for name in ("embedding", "output"):
+        a = getattr(native.model, name).weight.data().asnumpy()
+        np.testing.assert_array_equal(a, getattr(generic.model, name).weight.data().asnumpy())
+    assert [r["val_loss"] for r in native.history] == [r["val_loss"] for r in generic.history]
+
+
+def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(ops, tmp_path, monkeypatch):
+    monkeypatch.setenv("FASTTEXT_LIB_CACHE", str(tmp_path))
+    first = bag_ops.build()
+    assert first.startswith(str(tmp_path)) and first.endswith(".so")
+    mtime = __import__("os").path.getmtime(first)
+    assert bag_ops.build() == first and __import__("os").path.getmtime(first) == mtime  # cached
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no half-written library left
+    monkeypatch.setattr(bag_ops, "CXXFLAGS", bag_ops.CXXFLAGS + ["-DFASTTEXT_TEST_FLAG"])
+    assert bag_ops.build() != first  # other flags, other library
+
+
+def test_a_failed_build_says_why_and_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("FASTTEXT_LIB_CACHE", str(tmp_path))
+    monkeypatch.setattr(bag_ops, "CXXFLAGS", bag_ops.CXXFLAGS + ["-DFASTTEXT_TEST_FAIL", "-Werror=this-is-not-a-flag"])
+    with pytest.raises(RuntimeError, match="failed"):
+        bag_ops.build()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".so") or p.name.endswith(".tmp")]
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    with pytest.raises((RuntimeError, OSError)):
+        bag_ops.build()
