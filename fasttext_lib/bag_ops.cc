@@ -44,6 +44,14 @@ MXReturnValue fail(const std::string& msg) {
 const int kTable = mxnet::ext::kFloat32, kOffsets = mxnet::ext::kInt64, kIndex = mxnet::ext::kInt32,
           kWeights = mxnet::ext::kFloat32;
 
+// offsets must run from 0 to nnz without going back, or a document would read past the entries.
+bool valid_offsets(const int64_t* offsets, int64_t n, int64_t nnz) {
+  if (offsets[0] != 0 || offsets[n] != nnz) return false;
+  for (int64_t d = 0; d < n; ++d)
+    if (offsets[d + 1] < offsets[d]) return false;
+  return true;
+}
+
 bool check_types(const std::vector<int>& got, const std::vector<int>& want) {
   if (got.size() != want.size()) return false;
   for (size_t i = 0; i < got.size(); ++i)
@@ -85,7 +93,7 @@ MXReturnValue mean_forward(const Attrs&, std::vector<MXTensor>* in, std::vector<
   const float* weights = (*in)[3].data<float>();
   const int64_t n = (*out)[0].shape[0], nnz = (*in)[2].shape[0];
   float* docs = (*out)[0].data<float>();
-  if (offsets[0] != 0 || offsets[n] != nnz) return fail("fasttext_bag_mean: offsets do not span the entries");
+  if (!valid_offsets(offsets, n, nnz)) return fail("fasttext_bag_mean: offsets do not span the entries in order");
   int bad = 0;
 #pragma omp parallel for schedule(static) reduction(| : bad)
   for (int64_t d = 0; d < n; ++d) {
@@ -153,7 +161,7 @@ struct Transposed {
 
   static MXReturnValue make(const int64_t* offsets, const int32_t* index, const float* weights, int64_t n,
                             int64_t nnz, int64_t rows, const OpResource& res, Transposed* t) {
-    if (offsets[0] != 0 || offsets[n] != nnz) return fail("fasttext bag ops: offsets do not span the entries");
+    if (!valid_offsets(offsets, n, nnz)) return fail("fasttext bag ops: offsets do not span the entries in order");
     for (int64_t e = 0; e < nnz; ++e)
       if (index[e] < 0 || index[e] >= rows) return fail("fasttext bag ops: a column is outside the batch's rows");
     const int64_t bytes = (rows + 1) * sizeof(int64_t) + nnz * (sizeof(int32_t) + sizeof(float));

@@ -74,6 +74,9 @@ def test_bad_indices_fail_instead_of_reading_out_of_bounds(ops):
     with pytest.raises(mx.base.MXNetError, match="outside the table"):
         nd.fasttext_bag_mean(table, nd.array([0, 2], dtype="int64"), nd.array([3, 10], dtype="int32"),
                              nd.ones(2)).wait_to_read()
+    with pytest.raises(mx.base.MXNetError, match="offsets do not span"):
+        nd.fasttext_bag_mean(table, nd.array([0, 4, 2], dtype="int64"), nd.array([1, 2], dtype="int32"),
+                             nd.ones(2)).wait_to_read()
     with pytest.raises(mx.base.MXNetError, match="outside the batch's rows"):
         nd.fasttext_bag_mean_backward(nd.array([0, 2], dtype="int64"), nd.array([0, 5], dtype="int32"), nd.ones(2),
                                       nd.ones((1, 4)), num_rows=2).wait_to_read()
