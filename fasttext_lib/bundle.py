@@ -8,8 +8,8 @@ A bundle is a directory (local or an ``s3://`` prefix) holding
 * ``config.json``   - format version, labels, model shape, n-gram settings, normalization and the
   training config. It is written last and read first, so it marks a complete bundle.
 
-:class:`Predictor` loads a bundle and turns raw text into labels and probabilities, normalizing
-it exactly as training did.
+predict.py's :class:`~fasttext_lib.predict.Predictor` loads a bundle (:func:`read_config`,
+:func:`fetch_bundle_files`) and turns raw text into labels and probabilities.
 """
 import json
 import math
@@ -20,7 +20,6 @@ import numpy as np
 
 from . import __version__, storage
 from .errors import FastTextError
-from .features import Featurizer
 
 FORMAT_VERSION = 1
 NORMALIZATION = "fasttext-classification-example"
@@ -97,70 +96,3 @@ def read_config(src):
     if version != FORMAT_VERSION:
         raise FastTextError(f"{src}: bundle format version {version!r} is not supported (this library reads version {FORMAT_VERSION})")
     return config
-
-
-class Predictor:
-    """A loaded bundle: raw text in, labels and probabilities out."""
-
-    def __init__(self, model, featurizer, labels, config, metrics=None, ctx=None):
-        self.model, self.featurizer, self.labels, self.config = model, featurizer, list(labels), config
-        self.metrics = metrics or {}
-        self.ctx = ctx
-
-    @classmethod
-    def load(cls, src, ctx="cpu"):
-        import gluonnlp
-        import mxnet as mx
-
-        from .model import FastTextClassifier
-        from .train import parse_ctx
-
-        src = str(src)
-        config = read_config(src)
-        device = parse_ctx(ctx)[0]
-        with tempfile.TemporaryDirectory() as tmp:
-            fetch_bundle_files(src, (PARAMS, VOCAB, METRICS), tmp)
-            try:
-                with open(os.path.join(tmp, VOCAB)) as f:
-                    vocab = gluonnlp.Vocab.from_json(f.read())
-                with open(os.path.join(tmp, METRICS)) as f:
-                    metrics = json.load(f)
-            except ValueError as exc:
-                raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
-            if len(vocab) != config["vocab_size"]:
-                raise FastTextError(f"model/vocabulary mismatch in {src}: vocab.json has {len(vocab)} tokens, config.json says {config['vocab_size']}")
-            featurizer = Featurizer(vocab, ngrams=config["ngrams"], buckets=config["buckets"] or 0)
-            if featurizer.num_rows != config["num_rows"]:
-                raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
-            model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
-            try:
-                model.load_parameters(os.path.join(tmp, PARAMS), ctx=device)
-            except (mx.base.MXNetError, AssertionError, ValueError) as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None
-        return cls(model, featurizer, config["labels"], config, metrics, device)
-
-    def predict_proba(self, texts):
-        from .train import predict_bags
-
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, len(self.labels)), dtype=np.float32)
-        return predict_bags(self.model, self.featurizer, self.featurizer.transform(texts), self.ctx)
-
-    def predict(self, texts):
-        """One ``{"label": ..., "probability": ...}`` per text (the most probable class)."""
-        probs = self.predict_proba(texts)
-        best = probs.argmax(axis=1) if len(probs) else []
-        return [{"label": self.labels[k], "probability": float(probs[i, k])} for i, k in enumerate(best)]
-
-    def evaluate(self, data):
-        from .train import encode_labels, evaluate_bags
-
-        y = encode_labels(data.labels, self.labels, "evaluation data")
-        return evaluate_bags(self.model, self.featurizer, self.featurizer.transform(data.texts), y, self.ctx)
-
-    def word_vectors(self):
-        """(tokens, vectors) for the vocabulary part of the embedding table."""
-        table = self.model.word_vectors()
-        return list(self.featurizer.vocab.idx_to_token), table[: self.featurizer.vocab_size]

@@ -29,20 +29,9 @@ def _positive_int(text):
     return value
 
 
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
 def build_parser():
-    from .train import KVSTORES, LR_SCHEDULES, OPTIMIZERS, TrainConfig
+    from .config import add_config_arguments
 
-    d = TrainConfig()
     parser = argparse.ArgumentParser(prog="python -m fasttext_lib", description="fastText text classification in MXNet Gluon")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -51,23 +40,8 @@ def build_parser():
     t.add_argument("--validation", help="validation data, scored after every epoch")
     t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
     t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
-    t.add_argument("--epochs", type=_positive_int, default=d.epochs)
-    t.add_argument("--lr", type=_positive_float, default=None, help="default: 8.0 for sgd, 0.01 for adam")
-    t.add_argument("--optimizer", choices=OPTIMIZERS, default=d.optimizer)
-    t.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=d.lr_schedule)
-    t.add_argument("--emsize", type=_positive_int, default=d.emsize)
-    t.add_argument("--ngrams", type=_positive_int, default=d.ngrams)
-    t.add_argument("--buckets", type=_positive_int, default=d.buckets)
-    t.add_argument("--min-count", type=_positive_int, default=d.min_count)
-    t.add_argument("--batch-size", type=_positive_int, default=d.batch_size)
-    t.add_argument("--dropout", type=float, default=d.dropout)
-    t.add_argument("--wd", type=float, default=d.wd, help="weight decay (lazy: only the rows a batch touches)")
-    t.add_argument("--ctx", default=d.ctx, help="auto, cpu, gpu, gpu:N or gpu:0,1")
-    t.add_argument("--kvstore", choices=KVSTORES, default=d.kvstore,
-                   help="auto: none for one device, device for several; dist_sync for several hosts")
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
-    t.add_argument("--seed", type=int, default=d.seed)
-    t.add_argument("--no-progress", action="store_true")
+    add_config_arguments(t)  # --epochs, --lr, ... : one per TrainConfig field
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")
     e.add_argument("--model", required=True)
@@ -97,13 +71,12 @@ def build_parser():
 
 def cmd_train(args):
     from .bundle import save_bundle
+    from .config import config_from_args
     from .data import read_labeled
-    from .train import TrainConfig, describe_ctx, train
+    from .devices import describe_ctx
+    from .train import train
 
-    config = TrainConfig(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, batch_size=args.batch_size,
-                         emsize=args.emsize, ngrams=args.ngrams, buckets=args.buckets, min_count=args.min_count,
-                         dropout=args.dropout, wd=args.wd, lr_schedule=args.lr_schedule, ctx=args.ctx, kvstore=args.kvstore,
-                         seed=args.seed, progress=not args.no_progress)
+    config = config_from_args(args)
     train_data = read_labeled(args.train, args.format)
     val_data = read_labeled(args.validation, args.format) if args.validation else None
 
@@ -120,7 +93,7 @@ def cmd_train(args):
 
 
 def cmd_evaluate(args):
-    from .bundle import Predictor
+    from .predict import Predictor
     from .data import read_labeled
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
@@ -131,7 +104,7 @@ def cmd_evaluate(args):
 
 def cmd_predict(args):
     from . import storage
-    from .bundle import Predictor
+    from .predict import Predictor
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
     if args.input == "-":

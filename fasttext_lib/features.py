@@ -1,4 +1,4 @@
-"""Documents -> bags of feature rows: the vocabulary, hashed word n-grams, and sparse batches.
+"""Documents -> bags of feature rows: the vocabulary and hashed word n-grams.
 
 A document becomes the *set* of embedding rows it touches with a weight each, ``count / length``,
 so one sparse product computes the mean over its real tokens (no padding enters the mean):
@@ -9,9 +9,8 @@ so one sparse product computes the mean over its real tokens (no padding enters 
   fastText's ``-bucket``, so Yelp-size bigram models fit in memory. The hash is fastText's
   n-gram recurrence over CRC32 word hashes, so unknown words still form n-grams.
 
-A training batch is then a CSR matrix over only the rows the batch touches ("compact" columns),
-plus its transpose: the forward pass is ``csr x dense`` and so is the backward pass, and the
-optimizer updates only those rows (row-sparse gradients). See model.py for why.
+The encoded corpus is one CSR matrix, :class:`Bags`; batches.py cuts it into training and scoring
+batches over only the rows each batch touches. See model.py for why.
 """
 import zlib
 from array import array
@@ -32,7 +31,10 @@ def word_hash(token):
 
 @dataclass
 class Bags:
-    """An encoded corpus in CSR layout: document ``d`` is ``rows/weights[offsets[d]:offsets[d+1]]``."""
+    """An encoded corpus in CSR layout: document ``d`` is ``rows/weights[offsets[d]:offsets[d+1]]``.
+
+    Its columns are the embedding table's rows, so the column array is called ``rows`` (batches.py
+    renumbers them into compact ``columns``)."""
 
     rows: np.ndarray  # int32 feature rows, unique and sorted within each document
     weights: np.ndarray  # float32 count / number of features: the per-document mean
@@ -71,6 +73,7 @@ class Featurizer:
     def fit(cls, texts, min_count=1, ngrams=1, buckets=2_000_000, return_bags=False, progress=None):
         """Build the vocabulary from ``texts`` (the training split only).
 
+        ``progress``: ``None`` or a function wrapping an iterable in a progress bar (``progress.bar``).
         With ``return_bags=True`` also returns the encoded ``texts``: each document is tokenized once,
         to provisional ids, which are remapped once the vocabulary is known.
         """
@@ -186,85 +189,5 @@ class _CodeTable(dict):
 
 
 def _maybe_progress(items, progress, desc):
-    if not progress:
-        return items
-    from .progress import bar
-
-    return bar(items, desc=desc)
-
-
-@dataclass
-class SparseBatch:
-    """One batch in compact-column CSR form, as numpy arrays (built off the main thread).
-
-    ``rows[j]`` is the embedding row of compact column ``j``; ``indptr/indices/data`` is the
-    (docs x columns) matrix of mean weights, ``entry_rows`` each entry's embedding row
-    (``rows[indices]``), and ``t_*`` the transpose, for the generic backward product (only made
-    when asked for: the native operators transpose by themselves, see bag_ops.py).
-    """
-
-    rows: np.ndarray
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
-    entry_rows: np.ndarray
-    t_indptr: np.ndarray
-    t_indices: np.ndarray
-    t_data: np.ndarray
-    labels: np.ndarray
-
-    @property
-    def size(self):
-        return len(self.indptr) - 1
-
-
-class BatchMaker:
-    """Gathers documents of a :class:`Bags` into :class:`SparseBatch` es.
-
-    Not thread-safe (it reuses two row-sized scratch arrays); give each thread its own.
-    """
-
-    def __init__(self, bags, labels, num_rows):
-        self.bags = bags
-        self.labels = np.asarray(labels, dtype=np.float32)
-        self._seen = np.zeros(num_rows, dtype=bool)
-        self._column = np.zeros(num_rows, dtype=np.int32)
-
-    def make(self, docs, with_transpose=True):
-        off = self.bags.offsets
-        starts = off[docs]
-        lens = off[docs + 1] - starts
-        indptr = np.zeros(len(docs) + 1, dtype=np.int64)
-        np.cumsum(lens, out=indptr[1:])
-        gather = np.repeat(starts - indptr[:-1], lens) + np.arange(indptr[-1])
-        rows = self.bags.rows[gather]
-        data = self.bags.weights[gather]
-        # Distinct rows of the batch, in row order, and each entry's compact column: O(nnz + rows), no sort.
-        self._seen[rows] = True
-        unique_rows = np.flatnonzero(self._seen).astype(np.int32)
-        self._seen[unique_rows] = False
-        self._column[unique_rows] = np.arange(len(unique_rows), dtype=np.int32)
-        indices = self._column[rows]
-        if with_transpose:
-            order = _stable_argsort(indices)
-            t_indptr = np.zeros(len(unique_rows) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(indices, minlength=len(unique_rows)), out=t_indptr[1:])
-            doc_in_batch = np.repeat(np.arange(len(docs), dtype=np.int32), lens)
-            t_indices, t_data = doc_in_batch[order], data[order]
-        else:
-            t_indptr = t_indices = t_data = None
-        return SparseBatch(unique_rows, indptr, indices, data, rows, t_indptr, t_indices, t_data, self.labels[docs])
-
-
-def _stable_argsort(keys):
-    """Stable argsort of non-negative int32 keys as LSD radix passes over 16-bit digits.
-
-    numpy's radix sort only serves 16-bit keys; two stable passes sort any int32 key 4-5x faster
-    than ``np.argsort`` on the keys (the transpose of a bigram batch: 7 ms instead of 34 ms).
-    Stable, so each column's documents stay in batch order.
-    """
-    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    if len(keys) and keys.max() > 0xFFFF:
-        high = (keys[order] >> 16).astype(np.uint16)
-        order = order[np.argsort(high, kind="stable")]
-    return order
+    # progress: None, or a wrapper such as progress.bar (passed in, so that serving never imports tqdm)
+    return progress(items, desc=desc) if progress else items

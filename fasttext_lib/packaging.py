@@ -27,9 +27,9 @@ SERVING_ENTRY_POINT = "entry_point.py"  # relative to code/ in model.tar.gz (SAG
 CODE_DIR = "code"
 # What the 1.9.0-py38 MXNet containers lack. Both images ship gluonnlp 0.10.0 (pinned here, so pip
 # finds it satisfied and the dependency is explicit); the training image has tqdm, pandas,
-# matplotlib and the sagemaker SDK but no smart_open (s3:// reads); the inference image has
-# neither tqdm (imported by the scoring loop) nor smart_open.
-REQUIREMENTS = ("gluonnlp==0.10.0", "tqdm", "smart_open[s3]")
+# matplotlib and the sagemaker SDK but no smart_open (s3:// reads). The inference image has no
+# tqdm either, which serving never imports (predict.py, sm_serve.py): it is not listed here.
+REQUIREMENTS = ("gluonnlp==0.10.0", "smart_open[s3]")
 
 
 def _package_files():

@@ -1,7 +1,8 @@
 """Progress bars that render as plain text everywhere (terminals, papermill, nbval).
 
 ``tqdm.auto`` would draw a widget in notebooks, which executed notebooks cannot replay and nbval
-cannot compare; the plain bar writes to stderr, which nbval is told to ignore (tests/conftest.py).
+cannot compare; the plain bar writes to stderr, which nbval is told to ignore (the repository's
+top-level conftest.py). Only training and downloads use it: serving never imports tqdm.
 """
 import sys
 

@@ -6,11 +6,11 @@ with SDK telemetry opted out; nothing here calls STS or derives a default bucket
 offline: every S3 location comes from the ``bucket`` and ``prefix`` you pass.
 
 * :func:`make_estimator` - ``sagemaker.mxnet.MXNet`` running ``fasttext_lib/entry_point.py``
-  (MXNet 1.9.0, py38) on a staged source_dir, with the entry point's metric definitions;
+  (MXNet 1.9.0, py38) on a staged source_dir, with the training job's metric definitions (sm_train.py);
 * :func:`make_tuner` - a ``HyperparameterTuner`` over lr / emsize / ngrams maximizing
   ``validation:accuracy``;
 * :func:`make_model` - ``sagemaker.mxnet.MXNetModel`` serving a bundle's ``model.tar.gz`` with the
-  entry point's hosting functions (JSON in and out).
+  entry point's hosting functions (sm_serve.py; JSON in and out).
 
 Layout under ``s3://{bucket}/{prefix}/``: ``code/`` (uploaded source), ``jobs/`` (job outputs,
 ``model.tar.gz``), ``checkpoints/``, ``serving/`` (repacked model archives).
@@ -22,8 +22,6 @@ import tempfile
 FRAMEWORK_VERSION = "1.9.0"
 PY_VERSION = "py38"
 DEFAULT_TRAINING_INSTANCE = "ml.m5.xlarge"
-DEFAULT_SERVING_INSTANCE = "ml.m5.xlarge"
-TELEMETRY_OPT_OUT = {"SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": True}}}}
 
 
 def _opted_out_config():
@@ -102,7 +100,7 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
     """
     from sagemaker.mxnet import MXNet
 
-    from .entry_point import METRIC_DEFINITIONS
+    from .sm_train import METRIC_DEFINITIONS
     from .packaging import TRAINING_ENTRY_POINT, stage_source_dir
 
     base = _s3_base(bucket, prefix)
@@ -138,11 +136,11 @@ def make_tuner(estimator, max_jobs=6, max_parallel_jobs=2, hyperparameter_ranges
     """A ``HyperparameterTuner`` maximizing ``validation:accuracy`` (needs a ``test`` channel in ``fit``).
 
     The objective is read from the job log with the entry point's regex
-    (:data:`fasttext_lib.entry_point.VAL_ACCURACY_REGEX`).
+    (:data:`fasttext_lib.sm_train.VAL_ACCURACY_REGEX`).
     """
     from sagemaker.tuner import HyperparameterTuner
 
-    from .entry_point import OBJECTIVE_METRIC, VAL_ACCURACY_REGEX
+    from .sm_train import OBJECTIVE_METRIC, VAL_ACCURACY_REGEX
 
     optimizer = str((estimator.hyperparameters() or {}).get("optimizer", '"adam"')).strip('"')
     return HyperparameterTuner(estimator, OBJECTIVE_METRIC,

@@ -1,0 +1,151 @@
+"""Every setting of a training run, in one place: :class:`TrainConfig`.
+
+The command line (``python -m fasttext_lib train``) and the SageMaker training job's hyperparameters
+(sm_train.py) are both derived from the fields below, with their help text: a new setting is one
+new field here (and, if it changes the run, its use in train.py).
+"""
+import argparse
+from dataclasses import asdict, dataclass, field, fields
+from typing import Optional
+
+import numpy as np
+
+from .errors import FastTextError
+
+OPTIMIZERS = ("sgd", "adam")
+LR_SCHEDULES = ("linear", "constant")
+KVSTORES = ("auto", "local", "device", "dist_sync", "dist_async")
+# Both take batch-averaged gradients (SGD with the per-row scale of batches.sgd_row_scale_entries).
+# These suit short runs (the demo: 20k docs, 5 epochs, ~100 steps). Longer runs do better with
+# smaller steps: see docs/RESULTS.md for the settings that match or beat fastText C++ at 10 epochs
+# (sgd lr 0.5 with batch 256, for unigrams and bigrams alike).
+DEFAULT_LR = {"sgd": 8.0, "adam": 0.01}
+
+
+def _setting(default, help):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of a run; plain values so notebooks, argv and SageMaker hyperparameters map 1:1."""
+
+    epochs: int = _setting(10, "passes over the training data")
+    lr: Optional[float] = _setting(None, "learning rate; default: 8.0 for sgd, 0.01 for adam")
+    optimizer: str = _setting("adam", "one of " + ", ".join(OPTIMIZERS))
+    batch_size: int = _setting(1024, "documents per step (split across the devices)")
+    emsize: int = _setting(100, "embedding dimension")
+    ngrams: int = _setting(1, "word n-grams up to this length (2: bigrams, as fastText's -wordNgrams)")
+    buckets: int = _setting(2_000_000, "hash buckets for the n-grams (fastText's -bucket)")
+    min_count: int = _setting(1, "words seen fewer times in training share the <unk> row")
+    dropout: float = _setting(0.0, "dropout on the document vectors, in [0, 1)")
+    lr_schedule: str = _setting("linear", "linear: decay to zero over the run, as fastText does; or constant")
+    wd: float = _setting(0.0, "weight decay (lazy: only the rows a batch touches)")
+    ctx: str = _setting("auto", "auto, cpu, gpu, gpu:N or gpu:0,1 (auto: every GPU, else the CPU)")
+    kvstore: str = _setting("auto", "auto: none for one device, device for several; dist_sync for several hosts")
+    seed: int = _setting(42, "seed of the initialization, the shuffles and dropout")
+    progress: bool = _setting(True, "tqdm progress bars on stderr")
+
+    def __post_init__(self):
+        for name in ("epochs", "batch_size", "emsize", "ngrams", "min_count"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
+                raise FastTextError(f"{name} must be a positive integer, got {value!r}")
+        if self.ngrams > 1 and (not isinstance(self.buckets, (int, np.integer)) or self.buckets <= 0):
+            raise FastTextError(f"buckets must be a positive integer when ngrams > 1, got {self.buckets!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise FastTextError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise FastTextError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}")
+        if self.kvstore not in KVSTORES:
+            raise FastTextError(f"kvstore must be one of {', '.join(KVSTORES)}, got {self.kvstore!r}")
+        if self.lr is not None and not self.lr > 0:
+            raise FastTextError(f"lr must be positive, got {self.lr!r}")
+        if not self.wd >= 0:
+            raise FastTextError(f"wd must be non-negative, got {self.wd!r}")
+        if not 0 <= self.dropout < 1:
+            raise FastTextError(f"dropout must be in [0, 1), got {self.dropout!r}")
+
+    @property
+    def learning_rate(self):
+        return self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
+
+    def to_dict(self):
+        return asdict(self)
+
+    def same_run(self, other):
+        """Whether a checkpoint written under ``other`` (a dict) can be resumed under this config."""
+        mine = self.to_dict()
+        return all(mine[k] == other.get(k) for k in mine if k not in ("progress", "ctx"))
+
+
+CONFIG_FIELDS = tuple(f.name for f in fields(TrainConfig))
+
+# ---- argv -> TrainConfig: the same options for the CLI and for SageMaker hyperparameters ----
+
+NONE_WORDS = ("", "none", "null")  # how a hyperparameter says "no value" (the SDK sends None as "")
+
+
+def parse_int(text):
+    """``"10"``, ``"10.0"`` or ``"1e3"``: tuners send integers as floats."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
+
+
+def parse_float(text):
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def parse_optional_float(text):
+    return None if str(text).strip().lower() in NONE_WORDS else parse_float(text)
+
+
+def parse_bool(text):
+    value = str(text).strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+_PARSERS = {int: parse_int, float: parse_float, Optional[float]: parse_optional_float, str: str}
+
+
+def add_config_arguments(parser, hyperparameters=False, overrides=None):
+    """One ``--option`` per :class:`TrainConfig` field, with its default and help text.
+
+    ``hyperparameters=False`` (the CLI): ``--batch-size``, and booleans as flags (``--no-progress``).
+    ``hyperparameters=True`` (SageMaker): ``--batch-size`` and ``--batch_size``, booleans as values
+    (``--progress false``). ``overrides``: field name -> ``{"default": ..., "help": ...}``.
+    Values are only converted here; :class:`TrainConfig` validates them, for both.
+    """
+    overrides = overrides or {}
+    for f in fields(TrainConfig):
+        default = overrides.get(f.name, {}).get("default", f.default)
+        help_text = overrides.get(f.name, {}).get("help", f.metadata["help"])
+        dashed = "--" + f.name.replace("_", "-")
+        names = [dashed] + ([f"--{f.name}"] if hyperparameters and "_" in f.name else [])
+        if f.type is bool and not hyperparameters:
+            flag = f"--no-{f.name.replace('_', '-')}" if default else dashed
+            parser.add_argument(flag, dest=f.name, action="store_false" if default else "store_true",
+                                default=default, help=help_text)
+            continue
+        kind = parse_bool if f.type is bool else _PARSERS[f.type]
+        parser.add_argument(*names, dest=f.name, type=kind, default=default, help=f"{help_text} (default: {default})")
+    return parser
+
+
+def config_from_args(args, **changes):
+    """The :class:`TrainConfig` of parsed options (validated); ``changes`` replace fields."""
+    values = {name: getattr(args, name) for name in CONFIG_FIELDS}
+    values.update(changes)
+    return TrainConfig(**values)

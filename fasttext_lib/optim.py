@@ -1,0 +1,141 @@
+"""Where the optimizer runs: MXNet's lazy sgd/adam, applied by a local updater or a kvstore.
+
+:class:`Updater` takes every device's :class:`~fasttext_lib.step.StepResult` and updates just the
+rows the batch touched. One device: MXNet's updater, or on the CPU with plain SGD a native operator
+that fuses the backward product with the update. Several devices or hosts: an MXNet kvstore sums
+the row-sparse gradients and holds the optimizer.
+"""
+import os
+import tempfile
+
+from .step import embedding_gradient
+
+EMBEDDING_KEY, OUTPUT_KEY = 0, 1
+
+
+def make_optimizer(config, steps_per_epoch):
+    """MXNet's optimizer for a :class:`~fasttext_lib.config.TrainConfig`: lazy, with its lr schedule."""
+    import mxnet as mx
+
+    params = {"learning_rate": config.learning_rate, "wd": config.wd, "lazy_update": True, "rescale_grad": 1.0}
+    if config.lr_schedule == "linear":
+        params["lr_scheduler"] = mx.lr_scheduler.PolyScheduler(
+            max_update=max(1, steps_per_epoch * config.epochs), base_lr=config.learning_rate, pwr=1, final_lr=0.0)
+    return mx.optimizer.create(config.optimizer, **params)
+
+
+class Updater:
+    """Where the optimizer runs: a local updater (one device) or a kvstore (several, or several hosts).
+
+    With a kvstore the store holds the embedding table as row_sparse and applies the optimizer
+    (``update_on_kvstore``): each step pulls just the batch's rows, pushes the row-sparse gradients
+    (summed over devices and, with ``dist_sync``, over workers), and pulls the small output layer.
+    Device copies of the full table are refreshed once per epoch (:meth:`sync_tables`).
+    """
+
+    def __init__(self, model, ctxs, optimizer, kv):
+        from mxnet import optimizer as mxopt
+
+        self.ctxs, self.kv = ctxs, kv
+        self.tables = [model.embedding.weight.data(c) for c in ctxs]
+        self.outputs = [model.output.weight.data(c) for c in ctxs]
+        if kv is None:
+            self.updater = mxopt.get_updater(optimizer)
+            return
+        kv.set_optimizer(optimizer)
+        kv.init(EMBEDDING_KEY, self.tables[0].tostype("row_sparse"))
+        kv.init(OUTPUT_KEY, self.outputs[0])
+        self._pull_outputs()  # dist: every worker starts from the values worker 0 initialized
+        self.sync_tables()
+
+    def embedding_for(self, i, arrays):
+        """``(values, entry_index)`` for :func:`~fasttext_lib.step.sparse_step` on device ``i``.
+
+        One device, native operators: the table itself, read at each entry's row. Otherwise the
+        batch's rows gathered (``take``) or, with a kvstore, pulled (just those rows), which the
+        entries address by compact column.
+        """
+        from mxnet import nd
+
+        if self.kv is None:
+            if arrays.native:
+                return self.tables[i], arrays.entry_rows
+            return nd.take(self.tables[i], arrays.rows), None
+        pulled = nd.sparse.zeros("row_sparse", self.tables[i].shape, ctx=self.ctxs[i])
+        self.kv.row_sparse_pull(EMBEDDING_KEY, out=pulled, row_ids=arrays.rows)
+        return pulled.data, arrays.columns  # rows come back sorted and unique, as batch.rows already are
+
+    def apply(self, model, steps):
+        """One optimizer step from every device's :class:`~fasttext_lib.step.StepResult`."""
+        output_grads = [step.output_grad for step in steps]
+        if self.kv is None:
+            step = steps[0]
+            if step.arrays.native and self._plain_sgd():
+                self._fused_sgd(step.arrays, step.docs_grad)
+            else:
+                self.updater(EMBEDDING_KEY, embedding_gradient(model, step.arrays, step.docs_grad), self.tables[0])
+            self.updater(OUTPUT_KEY, output_grads[0], self.outputs[0])
+            return
+        self.kv.push(EMBEDDING_KEY, [embedding_gradient(model, step.arrays, step.docs_grad) for step in steps])
+        self.kv.push(OUTPUT_KEY, output_grads)
+        self._pull_outputs()
+
+    def _plain_sgd(self):
+        opt = self.updater.optimizer  # not cached: set_states (resume) replaces it
+        return (type(opt).__name__ == "SGD" and not opt.momentum and not opt.clip_gradient
+                and not opt.multi_precision)
+
+    def _fused_sgd(self, arrays, docs_grad):
+        """Exactly the updater's lazy SGD step on the embedding (the same lr schedule, counts and
+        formula), fused with the backward product: the row-sparse gradient is never materialized."""
+        from mxnet import nd
+
+        opt = self.updater.optimizer
+        opt._update_count(EMBEDDING_KEY)  # what SGD.update does first: the lr schedule counts steps
+        nd.fasttext_bag_sgd_update(self.tables[0], arrays.offsets, arrays.columns, arrays.weights, docs_grad,
+                                   arrays.rows, lr=opt._get_lr(EMBEDDING_KEY), wd=opt._get_wd(EMBEDDING_KEY),
+                                   rescale_grad=opt.rescale_grad,
+                                   doc_freq_scale=int(arrays.sgd_row_scale))  # the operator's name for it
+
+    def _pull_outputs(self):
+        self.kv.pull(OUTPUT_KEY, out=self.outputs)
+
+    def sync_tables(self):
+        """Bring every device's full table up to date (kvstore only): before scoring or saving."""
+        from mxnet import nd
+
+        if self.kv is None:
+            return
+        full = nd.sparse.zeros("row_sparse", self.tables[0].shape, ctx=self.ctxs[0])
+        # a row_sparse_pull of every row: dist kvstores cannot pull a sparse value whole
+        every_row = nd.arange(self.tables[0].shape[0], ctx=self.ctxs[0], dtype="int64")
+        self.kv.row_sparse_pull(EMBEDDING_KEY, out=full, row_ids=every_row)
+        dense = full.tostype("default")
+        for table in self.tables:
+            dense.copyto(table)
+
+    def get_states(self):
+        """Optimizer state as bytes (``None`` where the servers hold it: dist kvstores)."""
+        if self.kv is None:
+            return self.updater.get_states(dump_optimizer=True)
+        if self.kv.type.startswith("dist"):
+            return None
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "states")
+            self.kv.save_optimizer_states(path, dump_optimizer=True)
+            with open(path, "rb") as f:
+                return f.read()
+
+    def load_states(self, states):
+        if states is None:
+            return
+        if self.kv is None:
+            self.updater.set_states(states)
+            return
+        if self.kv.type.startswith("dist"):
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "states")
+            with open(path, "wb") as f:
+                f.write(states)
+            self.kv.load_optimizer_states(path)

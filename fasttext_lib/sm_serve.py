@@ -1,0 +1,164 @@
+"""The SageMaker endpoint's hosting functions: ``model_fn``, ``input_fn``, ``predict_fn``, ``output_fn``.
+
+The MXNet inference toolkit imports ``entry_point`` (which re-exports these) from
+``/opt/ml/model/code``; see :func:`fasttext_lib.packaging.pack_model`. The toolkit refuses a
+``transform_fn`` next to ``input_fn``/``predict_fn``/``output_fn`` and, without ``transform_fn``,
+accepts only a Gluon ``Block`` (or Module) from ``model_fn``. So :func:`model_fn` returns the
+classifier block with the loaded :class:`~fasttext_lib.predict.Predictor` (vocabulary, n-gram
+settings, labels) attached, and the three functions below do the rest:
+
+* request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
+  ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
+* response ``application/json``: ``[{"label": "2", "probability": 0.97}, ...]``, one per review;
+* bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
+  another content type, 406 for another ``Accept``, 413 above :data:`MAX_REQUEST_BYTES`, 400 for
+  bad JSON or CSV, non-UTF-8 bodies, non-string items and requests without any text.
+
+Serving imports neither the training modules nor tqdm (the inference containers have no tqdm):
+tests/test_architecture.py checks it.
+"""
+import csv
+import http
+import io
+import json
+import os
+
+JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
+CONTENT_TYPES = (JSON_TYPE, TEXT_TYPE, CSV_TYPE)
+# SageMaker's real-time InvokeEndpoint payload limit; FASTTEXT_MAX_REQUEST_BYTES (model env) changes
+# it, e.g. for batch transform with a larger MaxPayloadInMB.
+MAX_REQUEST_BYTES = int(os.environ.get("FASTTEXT_MAX_REQUEST_BYTES", 6 * 1024 * 1024))
+
+try:  # the inference toolkit turns these into an HTTP response with their status code
+    from sagemaker_inference.errors import BaseInferenceToolkitError as _ToolkitError
+except ImportError:  # outside the container (tests, local use): the same shape
+    class _ToolkitError(Exception):
+        def __init__(self, status_code, message, phrase):
+            self.status_code, self.message, self.phrase = status_code, message, phrase
+            super().__init__(status_code, message, phrase)
+
+
+class RequestError(_ToolkitError):
+    """A bad request, answered with ``status_code`` (4xx) and a one-line ``message``."""
+
+    def __init__(self, status_code, message):
+        super().__init__(status_code, message, http.HTTPStatus(status_code).phrase)
+
+    def __str__(self):
+        return f"{self.status_code} {self.phrase}: {self.message}"
+
+
+def _serving_ctx(context):
+    import mxnet as mx
+
+    num_gpus = mx.context.num_gpus()
+    if num_gpus == 0:
+        return "cpu"
+    properties = getattr(context, "system_properties", None) or {}
+    gpu_id = properties.get("gpu_id") or 0
+    return f"gpu:{int(gpu_id) % num_gpus}"
+
+
+def model_fn(model_dir, context=None):
+    """Load the bundle in ``model_dir``; return the Gluon block with ``.predictor`` (and its parts) attached."""
+    from .predict import Predictor
+
+    predictor = Predictor.load(model_dir, ctx=_serving_ctx(context))
+    block = predictor.model
+    block.predictor = predictor
+    block.featurizer, block.labels = predictor.featurizer, predictor.labels
+    return block
+
+
+def _media_type(header):
+    """``'text/csv; charset=utf-8'`` -> (``'text/csv'``, ``'utf-8'``)."""
+    parts = [p.strip() for p in str(header).split(";")]
+    charset = "utf-8"
+    for param in parts[1:]:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip('"')
+    return parts[0].lower(), charset
+
+
+def _body_text(body, charset):
+    if body is None:
+        body = b""
+    if isinstance(body, str):
+        raw_size = len(body.encode("utf-8"))
+    elif isinstance(body, (bytes, bytearray, memoryview)):
+        raw_size = len(body)
+    else:
+        raise RequestError(400, f"unexpected request body of type {type(body).__name__}")
+    if raw_size > MAX_REQUEST_BYTES:
+        raise RequestError(413, f"request body has {raw_size} bytes; the limit is {MAX_REQUEST_BYTES}")
+    if isinstance(body, str):
+        return body
+    try:
+        return bytes(body).decode(charset)
+    except LookupError:
+        raise RequestError(415, f"unknown charset {charset!r}") from None
+    except UnicodeDecodeError:
+        raise RequestError(400, f"request body is not valid {charset} text") from None
+
+
+def _json_texts(payload):
+    if isinstance(payload, dict):
+        if set(payload) != {"instances"}:
+            raise RequestError(400, 'a JSON object must be {"instances": [review, ...]}')
+        payload = payload["instances"]
+        if not isinstance(payload, list):
+            raise RequestError(400, '"instances" must be a list of strings')
+    if isinstance(payload, str):
+        return [payload]
+    if not isinstance(payload, list):
+        raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {type(payload).__name__}')
+    bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
+    if bad:
+        raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {type(payload[bad[0]]).__name__}")
+    return payload
+
+
+def input_fn(request_body, content_type):
+    """Request -> list of review texts (raw; normalized by the predictor as in training)."""
+    if not content_type:
+        raise RequestError(415, f"request has no Content-Type; send one of {', '.join(CONTENT_TYPES)}")
+    media, charset = _media_type(content_type)
+    if media not in CONTENT_TYPES:
+        raise RequestError(415, f"content type {media!r} is not supported; send one of {', '.join(CONTENT_TYPES)}")
+    if media == JSON_TYPE and isinstance(request_body, (list, dict)):  # a server that decoded JSON itself
+        texts = _json_texts(request_body)
+    else:
+        text = _body_text(request_body, charset)
+        if media == JSON_TYPE:
+            try:
+                payload = json.loads(text)
+            except ValueError as exc:
+                raise RequestError(400, f"request body is not valid JSON: {exc}") from None
+            texts = _json_texts(payload)
+        elif media == TEXT_TYPE:
+            texts = text.splitlines()
+        else:
+            try:
+                texts = [",".join(record) for record in csv.reader(io.StringIO(text, newline=""), strict=True)]
+            except csv.Error as exc:
+                raise RequestError(400, f"request body is not valid CSV: {exc}") from None
+    if not any(t.strip() for t in texts):
+        raise RequestError(400, "request holds no review text")
+    return texts
+
+
+def predict_fn(input_data, model):
+    """Reviews -> one ``{"label", "probability"}`` per review (the most probable class)."""
+    predictor = getattr(model, "predictor", None)
+    if predictor is None:
+        raise TypeError("model_fn must return the block with its Predictor attached (fasttext_lib.sm_serve.model_fn)")
+    return predictor.predict(input_data)
+
+
+def output_fn(prediction, accept):
+    """Predictions -> ``application/json`` text."""
+    media, _ = _media_type(accept or JSON_TYPE)
+    if media not in (JSON_TYPE, "*/*", "application/*"):
+        raise RequestError(406, f"cannot answer in {media!r}; accept application/json")
+    return json.dumps(prediction)

@@ -1,0 +1,324 @@
+"""The SageMaker training job (run by ``entry_point.py`` as a script in the MXNet 1.9 training container).
+
+The MXNet training toolkit runs ``python fasttext_lib/entry_point.py --epochs 10 --ngrams 2 ...``
+with the source_dir as cwd; this module
+
+* reads every file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
+  channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too), fastText format or Zhang CSV, one
+  or many files (concatenated in path order);
+* maps the hyperparameters onto :class:`~fasttext_lib.config.TrainConfig`, whose fields the parser
+  is derived from (``--batch-size`` and ``--batch_size`` both work; integers may come as
+  ``10.0``; booleans are values: ``--progress false``; ``none`` or ``""`` is no value); ``ctx``
+  defaults to the ``SM_NUM_GPUS`` GPUs or the CPU; unknown arguments (the tuner's
+  ``_tuning_objective_metric``) are ignored;
+* trains on several hosts with MXNet's ``dist_sync`` kvstore when ``SM_HOSTS`` lists more than one
+  (the estimator needs ``distribution={"parameter_server": {"enabled": True}}``);
+* checkpoints every epoch to ``--checkpoint-dir`` (default ``/opt/ml/checkpoints`` when that
+  directory exists, as it does with ``checkpoint_s3_uri`` / managed spot training) and resumes from it;
+* logs one line per epoch, ``epoch=3; train_loss=...; val_loss=...; val_accuracy=0.912300; ...``,
+  which :data:`METRIC_DEFINITIONS` (and the tuner's objective, :data:`OBJECTIVE_METRIC`) match;
+* saves the bundle to ``SM_MODEL_DIR`` (first host only), the files at the top level, so the job's
+  ``model.tar.gz`` is a bundle, and writes ``history.csv``, ``metrics.json`` and ``history.png`` to
+  ``SM_OUTPUT_DATA_DIR`` (the job's ``output.tar.gz``).
+
+Every user error ends in one ``error: ...`` line on stderr and exit status 2.
+"""
+import argparse
+import contextlib
+import csv
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+
+from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
+from .errors import FastTextError
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+log = logging.getLogger("fasttext_lib.sm_train")
+
+# ---------------------------------------------------------------------------------------------
+# Metrics: what the training log says per epoch, and the regexes SageMaker reads it with.
+# ---------------------------------------------------------------------------------------------
+METRIC_PATTERNS = {
+    "train:loss": r"train_loss=([0-9.]+);",
+    "validation:loss": r"val_loss=([0-9.]+);",
+    "validation:accuracy": r"val_accuracy=([0-9.]+);",
+}
+OBJECTIVE_METRIC = "validation:accuracy"  # HyperparameterTuner objective (maximize)
+VAL_ACCURACY_REGEX = METRIC_PATTERNS[OBJECTIVE_METRIC]
+METRIC_DEFINITIONS = [{"Name": name, "Regex": regex} for name, regex in METRIC_PATTERNS.items()]
+
+SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
+
+
+def format_epoch(row):
+    """One log line per epoch; a metric without a value (no test channel) prints ``nan``, which no regex matches."""
+    return ("epoch={epoch}; train_loss={train_loss:.6f}; val_loss={val_loss:.6f}; val_accuracy={val_accuracy:.6f}; "
+            "seconds={seconds:.3f}; samples_per_s={samples_per_s:.1f};").format(**row)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage dump
+        raise FastTextError(f"bad hyperparameter: {message}")
+
+
+def _checkpoint_dir(text):
+    """A directory or ``s3://`` URI; ``none`` / ``null`` / ``""``: no checkpoints (``""``)."""
+    return "" if str(text).strip().lower() in NONE_WORDS else str(text)
+
+
+def build_parser():
+    p = _Parser(prog="entry_point.py", description="fastText training job (SageMaker MXNet script mode)",
+                allow_abbrev=False)
+    add_config_arguments(p, hyperparameters=True, overrides={
+        "ctx": {"help": "auto: the SM_NUM_GPUS GPUs, else the CPU"},
+        "kvstore": {"help": "auto: dist_sync on several hosts, else the library's choice"},
+        "progress": {"default": False, "help": "tqdm bars in the job log"},
+    })
+    p.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
+    p.add_argument("--checkpoint-dir", "--checkpoint_dir", dest="checkpoint_dir", type=_checkpoint_dir, default=None,
+                   help=f"local dir or s3:// URI; default {SAGEMAKER_CHECKPOINT_DIR} when it exists; 'none' disables")
+    return p
+
+
+def parse_hyperparameters(argv=None):
+    """``--key value`` argv -> (Namespace, ignored arguments)."""
+    return build_parser().parse_known_args(argv)
+
+
+class ContainerEnv:
+    """The ``SM_*`` variables the training toolkit sets, checked."""
+
+    def __init__(self, environ=None):
+        env = os.environ if environ is None else environ
+        missing = [k for k in ("SM_MODEL_DIR", "SM_OUTPUT_DATA_DIR", "SM_CHANNEL_TRAIN") if not env.get(k)]
+        if missing:
+            hint = " (no 'train' channel: fit({'train': s3_uri, 'test': s3_uri}))" if "SM_CHANNEL_TRAIN" in missing else ""
+            raise FastTextError(f"{', '.join(missing)} not set{hint}: this runs inside a SageMaker training container")
+        self.model_dir = env["SM_MODEL_DIR"]
+        self.output_data_dir = env["SM_OUTPUT_DATA_DIR"]
+        self.train_channel = env["SM_CHANNEL_TRAIN"]
+        self.test_channel = env.get("SM_CHANNEL_TEST") or env.get("SM_CHANNEL_VALIDATION") or None
+        try:
+            hosts = json.loads(env.get("SM_HOSTS") or '["algo-1"]')
+        except ValueError:
+            raise FastTextError(f"SM_HOSTS is not a JSON list: {env.get('SM_HOSTS')!r}") from None
+        if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
+            raise FastTextError(f"SM_HOSTS must be a non-empty JSON list of host names, got {env.get('SM_HOSTS')!r}")
+        self.hosts = hosts
+        self.current_host = env.get("SM_CURRENT_HOST") or hosts[0]
+        if self.current_host not in hosts:
+            raise FastTextError(f"SM_CURRENT_HOST {self.current_host!r} is not in SM_HOSTS {hosts}")
+        gpus = env.get("SM_NUM_GPUS")
+        try:
+            self.num_gpus = None if gpus in (None, "") else int(gpus)
+        except ValueError:
+            raise FastTextError(f"SM_NUM_GPUS is not an integer: {gpus!r}") from None
+        try:
+            framework = json.loads(env.get("SM_FRAMEWORK_PARAMS") or "{}")
+        except ValueError:
+            framework = {}
+        # The MXNet toolkit starts the scheduler/servers and sets DMLC_ROLE=worker for this script.
+        self.parameter_server = bool(isinstance(framework, dict) and framework.get("sagemaker_parameter_server_enabled")) \
+            or bool(env.get("DMLC_ROLE"))
+
+    @property
+    def distributed(self):
+        return len(self.hosts) > 1
+
+    @property
+    def is_first_host(self):
+        """The host that saves the bundle: the first in sorted order, which also runs the scheduler."""
+        return self.current_host == sorted(self.hosts)[0]
+
+
+def plan_training(args, env, default_checkpoint_dir=SAGEMAKER_CHECKPOINT_DIR):
+    """Hyperparameters + container -> (``TrainConfig`` keyword arguments, extra ``train()`` keyword arguments).
+
+    ``kvstore`` enters the config only when it is not ``auto`` (``dist_sync`` on several hosts) and
+    ``checkpoint_dir`` only when one is configured, so a single-host run without checkpoints uses
+    the plain ``TrainConfig``/``train()`` interface.
+    """
+    ctx = args.ctx
+    if str(ctx).strip().lower() == "auto" and env.num_gpus is not None:
+        ctx = ("gpu:" + ",".join(str(i) for i in range(env.num_gpus))) if env.num_gpus > 0 else "cpu"
+    config = {name: getattr(args, name) for name in CONFIG_FIELDS if name != "kvstore"}
+    config["ctx"] = ctx
+    kvstore = str(args.kvstore or "auto").strip()
+    if env.distributed:
+        if not env.parameter_server:
+            raise FastTextError(
+                f"{len(env.hosts)} hosts but no parameter server: create the estimator with "
+                "distribution={'parameter_server': {'enabled': True}} (sagemaker_utils.make_estimator does)")
+        if kvstore == "auto":
+            kvstore = "dist_sync"
+        elif not kvstore.startswith("dist_"):
+            raise FastTextError(f"kvstore {kvstore!r} cannot train on {len(env.hosts)} hosts; use dist_sync")
+    if kvstore != "auto":
+        config["kvstore"] = kvstore
+    extra = {}
+    checkpoint_dir = args.checkpoint_dir  # "": given as none / null / "": no checkpoints
+    if checkpoint_dir is None:  # not given: SageMaker's directory if the job has one
+        if default_checkpoint_dir and os.path.isdir(default_checkpoint_dir):
+            checkpoint_dir = default_checkpoint_dir
+    if checkpoint_dir:
+        # Distributed: train() writes checkpoints from worker 0 only, so the one S3 prefix SageMaker
+        # syncs every host's directory to holds a single run's checkpoints, and after a restart
+        # every host reads the same one (all workers must resume at the same epoch).
+        extra["checkpoint_dir"] = checkpoint_dir
+    return config, extra
+
+
+def channel_files(path, name):
+    """Every regular, non-hidden file under a channel directory, in path order."""
+    if os.path.isfile(path):
+        return [path]
+    if not os.path.isdir(path):
+        raise FastTextError(f"{name} channel directory does not exist: {path}")
+    files = []
+    for root, dirs, names in os.walk(path):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        files.extend(os.path.join(root, n) for n in names if not n.startswith("."))
+    if not files:
+        raise FastTextError(f"{name} channel {path} holds no files (check the S3 prefix given to fit())")
+    return sorted(files)
+
+
+def read_channel(path, fmt="auto", name="train"):
+    """All documents of a channel: each file read with :func:`~fasttext_lib.data.read_labeled`, concatenated."""
+    from .data import LabeledTexts, read_labeled
+
+    data = LabeledTexts()
+    files = channel_files(path, name)
+    for file in files:
+        part = read_labeled(file, fmt)
+        data.labels.extend(part.labels)
+        data.texts.extend(part.texts)
+    print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
+    return data
+
+
+def save_model(trained, model_dir):
+    """Write the bundle's files straight into ``model_dir`` (config.json last, each file atomically).
+
+    ``SM_MODEL_DIR`` may be a mount point, so it is filled in place rather than replaced by a rename.
+    """
+    from .bundle import CONFIG, save_bundle
+
+    os.makedirs(model_dir, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        staged = save_bundle(trained, os.path.join(tmp, "bundle"))
+        names = sorted(os.listdir(staged), key=lambda n: (n == CONFIG, n))
+        stale = os.path.join(model_dir, CONFIG)
+        if os.path.exists(stale):  # never a new model under an old config
+            os.remove(stale)
+        for name in names:
+            with open(os.path.join(staged, name), "rb") as fin, _public_file(os.path.join(model_dir, name)) as fout:
+                shutil.copyfileobj(fin, fout, 1 << 20)
+    return model_dir
+
+
+@contextlib.contextmanager
+def _public_file(path, mode="wb"):
+    """An atomically written file, readable by all (the serving container may not run as root)."""
+    from . import storage
+
+    with storage.atomic_local_file(path, mode) as f:
+        yield f
+        os.chmod(f.fileno(), 0o644)
+
+
+def write_metrics(trained, output_dir, extra=None):
+    """``history.csv``, ``metrics.json`` and ``history.png`` (accuracy and loss per epoch) in ``output_dir``."""
+    from .bundle import metrics_summary
+    from .train import HISTORY_COLUMNS
+
+    os.makedirs(output_dir, exist_ok=True)
+    history = trained.history
+    with _public_file(os.path.join(output_dir, "history.csv"), "w") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(HISTORY_COLUMNS)
+        for row in history:
+            writer.writerow([row[c] for c in HISTORY_COLUMNS])
+    metrics = {**metrics_summary(trained), "labels": list(trained.labels), **(extra or {})}
+    with _public_file(os.path.join(output_dir, "metrics.json"), "w") as f:
+        json.dump(metrics, f, indent=2)
+    written = ["history.csv", "metrics.json"]
+    if _plot_history(history, os.path.join(output_dir, "history.png")):
+        written.append("history.png")
+    return written
+
+
+def _plot_history(history, path):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        log.warning("matplotlib is not installed: no history.png")
+        return False
+    epochs = [r["epoch"] for r in history]
+    fig = Figure(figsize=(10, 3.5))
+    FigureCanvasAgg(fig)
+    ax_acc, ax_loss = fig.subplots(1, 2)
+    ax_acc.plot(epochs, [r["val_accuracy"] for r in history], marker="o")
+    ax_acc.set_xlabel("epoch")
+    ax_acc.set_ylabel("test accuracy")
+    ax_loss.plot(epochs, [r["train_loss"] for r in history], marker="o", label="train")
+    ax_loss.plot(epochs, [r["val_loss"] for r in history], marker="o", label="test")
+    ax_loss.set_xlabel("epoch")
+    ax_loss.set_ylabel("cross-entropy")
+    ax_loss.legend()
+    fig.tight_layout()
+    with _public_file(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=100)
+    return True
+
+
+def run_training(argv=None, environ=None):
+    """The training job: hyperparameters from ``argv``, data and destinations from the ``SM_*`` variables."""
+    from . import __version__
+    from .devices import describe_ctx
+    from .train import train
+
+    args, ignored = parse_hyperparameters(argv)
+    env = ContainerEnv(environ)
+    config_kwargs, train_kwargs = plan_training(args, env)
+    print(f"fasttext_lib {__version__} from {PACKAGE_DIR}; "
+          f"host {env.current_host} of {len(env.hosts)}", flush=True)
+    if ignored:
+        print(f"ignored arguments: {' '.join(ignored)}", flush=True)
+    config = TrainConfig(**config_kwargs)  # validates the values
+    train_data = read_channel(env.train_channel, args.format, "train")
+    val_data = read_channel(env.test_channel, args.format, "test") if env.test_channel else None
+
+    def on_epoch_end(row):
+        print(format_epoch(row), flush=True)
+
+    trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, **train_kwargs)
+    print(f"trained on {describe_ctx(trained.ctx)}", flush=True)
+    if env.is_first_host:
+        save_model(trained, env.model_dir)
+        written = write_metrics(trained, env.output_data_dir,
+                                {"train_config": config.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs})
+        print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
+    else:
+        print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)
+    return 0
+
+
+def main(argv=None, environ=None):
+    os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
+    try:
+        return run_training(argv, environ)
+    except FastTextError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
