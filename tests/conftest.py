@@ -45,6 +45,36 @@ def sample_dir(tmp_path_factory):
     return out
 
 
+def make_splits(n_train, n_test, seed):
+    """A synthetic (train, validation) pair of LabeledTexts."""
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.synthetic import generate_reviews
+
+    data = generate_reviews(n_train + n_test, seed=seed)
+    return (LabeledTexts(data.labels[:n_train], data.texts[:n_train]),
+            LabeledTexts(data.labels[n_train:], data.texts[n_train:]))
+
+
+def params_of(trained):
+    """Every parameter of a trained model as numpy, by name."""
+    return {k: v.data().asnumpy() for k, v in trained.model._collect_params_with_prefix().items()}
+
+
+# Training files a user can get wrong, and what the one-line error says (read_labeled, the CLI and
+# the SageMaker training job all report them).
+BAD_TRAINING_FILES = [
+    (b"", "empty"),
+    (b"\n\n", "empty"),
+    (b"__label__1 ok\nno label here\n", r":2: line has no __label__"),
+    (b"__label__1 ok\n__label__\n", "empty label"),
+    (b"just some text\n", "cannot detect the format"),
+    (b'"1","ok"\n"2\n', "malformed CSV"),
+    (b'"1"\n', "malformed CSV row"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not"),
+    (b"__label__1 caf\xe9\n", "not UTF-8"),
+]
+
+
 def run_cli(*args, env=None, input=None):
     """Run ``python -m fasttext_lib`` in a subprocess, as a user would."""
     full_env = dict(os.environ)

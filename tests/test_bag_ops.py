@@ -6,9 +6,11 @@ from mxnet import nd
 
 from fasttext_lib import bag_ops
 from fasttext_lib.data import LabeledTexts
-from fasttext_lib.features import BatchMaker, Featurizer
+from fasttext_lib.batches import BatchMaker
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.features import Featurizer
 from fasttext_lib.synthetic import generate_reviews
-from fasttext_lib.train import TrainConfig, train
+from fasttext_lib.train import train
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +29,8 @@ def batch():
 
 
 def _inputs(b):
-    return (nd.array(b.indptr, dtype="int64"), nd.array(b.entry_rows, dtype="int32"),
-            nd.array(b.indices, dtype="int32"), nd.array(b.data, dtype="float32"))
+    return (nd.array(b.offsets, dtype="int64"), nd.array(b.entry_rows, dtype="int32"),
+            nd.array(b.columns, dtype="int32"), nd.array(b.weights, dtype="float32"))
 
 
 def test_forward_and_backward_are_bit_identical_to_take_and_csr_dot(ops, batch):
@@ -36,8 +38,8 @@ def test_forward_and_backward_are_bit_identical_to_take_and_csr_dot(ops, batch):
     rs = np.random.RandomState(1)
     table = nd.array(rs.uniform(-1, 1, (num_rows, 16)).astype(np.float32))
     offsets, entry_rows, columns, weights = _inputs(b)
-    bag = nd.sparse.csr_matrix((b.data, b.indices, b.indptr), shape=(b.size, len(b.rows)))
-    bag_t = nd.sparse.csr_matrix((b.t_data, b.t_indices, b.t_indptr), shape=(len(b.rows), b.size))
+    bag = nd.sparse.csr_matrix((b.weights, b.columns, b.offsets), shape=(b.size, len(b.rows)))
+    bag_t = nd.sparse.csr_matrix((b.t_weights, b.t_columns, b.t_offsets), shape=(len(b.rows), b.size))
 
     docs = nd.fasttext_bag_mean(table, offsets, entry_rows, weights)
     generic = nd.sparse.dot(bag, nd.take(table, nd.array(b.rows, dtype="int64")))
@@ -48,7 +50,7 @@ def test_forward_and_backward_are_bit_identical_to_take_and_csr_dot(ops, batch):
     np.testing.assert_array_equal(grad.asnumpy(), nd.sparse.dot(bag_t, dh).asnumpy())
     # per-row document-frequency scale (SGD): row r times n / (documents containing r)
     scaled = nd.fasttext_bag_mean_backward(offsets, columns, weights, dh, num_rows=len(b.rows), doc_freq_scale=1)
-    df = np.bincount(b.indices, minlength=len(b.rows))
+    df = np.bincount(b.columns, minlength=len(b.rows))
     np.testing.assert_allclose(scaled.asnumpy(), grad.asnumpy() * (b.size / df)[:, None], rtol=1e-5, atol=1e-7)
 
 

@@ -10,11 +10,12 @@ import boto3
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, make_splits, params_of
 from fasttext_lib.data import LabeledTexts
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.synthetic import generate_reviews
-from fasttext_lib.train import TrainConfig, train
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.train import train
 
 
 class Crash(Exception):
@@ -23,12 +24,7 @@ class Crash(Exception):
 
 @pytest.fixture(scope="module")
 def splits():
-    data = generate_reviews(2200, seed=5)
-    return LabeledTexts(data.labels[:2000], data.texts[:2000]), LabeledTexts(data.labels[2000:], data.texts[2000:])
-
-
-def _params(trained):
-    return {k: v.data().asnumpy() for k, v in trained.model._collect_params_with_prefix().items()}
+    return make_splits(2000, 200, seed=5)
 
 
 def _crash_after(epoch):
@@ -55,8 +51,8 @@ def test_resumed_run_ends_with_the_same_parameters(splits, tmp_path, optimizer, 
     seen = []
     resumed = train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)
     assert [row["epoch"] for row in seen] == [3]  # only the missing epoch ran
-    for name, value in _params(whole).items():
-        np.testing.assert_array_equal(_params(resumed)[name], value, err_msg=name)
+    for name, value in params_of(whole).items():
+        np.testing.assert_array_equal(params_of(resumed)[name], value, err_msg=name)
     assert _without_timing(resumed.history) == _without_timing(whole.history)
 
     # a finished run resumed again trains nothing and returns the same model
@@ -112,7 +108,7 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     epochs_run = [json.loads(line)["epoch"] for line in resumed.stdout.splitlines() if line.startswith("{")]
     assert epochs_run[0] >= 3 and epochs_run[-1] == 5
 
-    from fasttext_lib.bundle import Predictor
+    from fasttext_lib.predict import Predictor
     from fasttext_lib.data import read_labeled
 
     ckpt_free = [c if c != str(ckpt) else str(tmp_path / "ckpt2") for c in command(tmp_path / "whole")]

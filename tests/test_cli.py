@@ -5,7 +5,7 @@ import os
 import boto3
 import pytest
 
-from conftest import run_cli
+from conftest import BAD_TRAINING_FILES, run_cli
 
 FAST = ["--epochs", "3", "--batch-size", "256", "--no-progress"]
 
@@ -83,13 +83,10 @@ def _assert_one_line_error(r, pattern):
     assert "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("content, pattern", [
+@pytest.mark.parametrize("content, pattern", BAD_TRAINING_FILES + [
     (None, "no such file"),
-    (b"", "empty"),
-    (b"__label__1 fine\nno label\n", "no __label__"),
     (b"__label__1 a\n__label__1 b\n", "single class"),
     (b"\x00\x01\x02\xff\xfe binary", "not"),
-    (b'"1","ok"\n"2,"broken\n', "malformed CSV"),
 ])
 def test_bad_training_input(tmp_path, content, pattern):
     path = tmp_path / "train.txt"

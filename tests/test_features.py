@@ -1,6 +1,7 @@
 import numpy as np
 
-from fasttext_lib.features import UNK, BatchMaker, Featurizer
+from fasttext_lib.batches import BatchMaker
+from fasttext_lib.features import UNK, Featurizer
 
 DOCS = ["the food was good", "the service was bad bad", "", "good good good"]
 
@@ -55,12 +56,12 @@ def test_batch_maker_builds_consistent_compact_csr_and_transpose():
     b = maker.make(docs)
     dense = np.zeros((b.size, len(b.rows)))
     for i in range(b.size):
-        for j in range(b.indptr[i], b.indptr[i + 1]):
-            dense[i, b.indices[j]] += b.data[j]
+        for j in range(b.offsets[i], b.offsets[i + 1]):
+            dense[i, b.columns[j]] += b.weights[j]
     dense_t = np.zeros((len(b.rows), b.size))
     for r in range(len(b.rows)):
-        for j in range(b.t_indptr[r], b.t_indptr[r + 1]):
-            dense_t[r, b.t_indices[j]] += b.t_data[j]
+        for j in range(b.t_offsets[r], b.t_offsets[r + 1]):
+            dense_t[r, b.t_columns[j]] += b.t_weights[j]
     np.testing.assert_allclose(dense, dense_t.T)
     # columns map back to the documents' own rows
     for i, d in enumerate(docs):

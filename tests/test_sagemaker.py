@@ -24,10 +24,12 @@ import pytest
 
 from conftest import ROOT
 from fasttext_lib import entry_point as ep
-from fasttext_lib.bundle import BUNDLE_FILES, Predictor, save_bundle
+from fasttext_lib import sm_serve, sm_train
+from fasttext_lib.bundle import BUNDLE_FILES, save_bundle
 from fasttext_lib.data import LabeledTexts, read_labeled, write_csv, write_fasttext
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.packaging import REQUIREMENTS, fetch_job_model, pack_model, stage_source_dir
+from fasttext_lib.predict import Predictor
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 REGISTRY = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
@@ -174,10 +176,10 @@ def test_training_log_matches_the_metric_definitions(fasttext_job):
     root, r = fasttext_job
     history = pd.read_csv(root / "output" / "data" / "history.csv")
     columns = {"train:loss": "train_loss", "validation:loss": "val_loss", "validation:accuracy": "val_accuracy"}
-    for definition in ep.METRIC_DEFINITIONS:  # what SageMaker (and the tuner) read from the log
+    for definition in sm_train.METRIC_DEFINITIONS:  # what SageMaker (and the tuner) read from the log
         values = [float(v) for v in re.findall(definition["Regex"], r.stdout)]
         assert values == pytest.approx(list(history[columns[definition["Name"]]]), abs=1e-6), definition
-    assert ep.VAL_ACCURACY_REGEX == dict((d["Name"], d["Regex"]) for d in ep.METRIC_DEFINITIONS)[ep.OBJECTIVE_METRIC]
+    assert sm_train.VAL_ACCURACY_REGEX == dict((d["Name"], d["Regex"]) for d in sm_train.METRIC_DEFINITIONS)[sm_train.OBJECTIVE_METRIC]
 
 
 def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_path):
@@ -188,8 +190,8 @@ def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_
     r = run_entry_point(source_dir, env, args_for(epochs=2, batch_size=256, optimizer="sgd", lr="", ngrams=1))
     assert r.returncode == 0, r.stderr
     assert "train channel: 2000 documents from 2 file(s)" in r.stdout
-    assert len(re.findall(ep.METRIC_PATTERNS["train:loss"], r.stdout)) == 2
-    assert re.findall(ep.VAL_ACCURACY_REGEX, r.stdout) == []  # nan: no value for the tuner to read
+    assert len(re.findall(sm_train.METRIC_PATTERNS["train:loss"], r.stdout)) == 2
+    assert re.findall(sm_train.VAL_ACCURACY_REGEX, r.stdout) == []  # nan: no value for the tuner to read
     assert "val_accuracy=nan;" in r.stdout
     config = Predictor.load(tmp_path / "model").config["train_config"]
     assert config["optimizer"] == "sgd" and config["lr"] is None and config["epochs"] == 2
@@ -248,57 +250,57 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
 def _env(**overrides):
     env = {"SM_MODEL_DIR": "/m", "SM_OUTPUT_DATA_DIR": "/o", "SM_CHANNEL_TRAIN": "/t"}
     env.update(overrides)
-    return ep.ContainerEnv(env)
+    return sm_train.ContainerEnv(env)
 
 
 def test_hyperparameters_parse_like_sagemaker_sends_them():
-    args, ignored = ep.parse_hyperparameters(
+    args, ignored = sm_train.parse_hyperparameters(
         ["--batch_size", "128", "--min-count", "2", "--lr", "", "--progress", "True", "--dropout", "0.1",
          "--checkpoint-dir", "none", "--emsize", "50.0", "--_tuning_objective_metric", "validation:accuracy"])
     assert (args.batch_size, args.min_count, args.lr, args.progress, args.dropout) == (128, 2, None, True, 0.1)
     assert args.emsize == 50
     assert ignored == ["--_tuning_objective_metric", "validation:accuracy"]
-    assert ep.parse_hyperparameters(["--lr", "0.5", "--progress", "false"])[0].lr == 0.5
+    assert sm_train.parse_hyperparameters(["--lr", "0.5", "--progress", "false"])[0].lr == 0.5
 
 
 def test_plan_single_host(tmp_path):
-    args, _ = ep.parse_hyperparameters([])
-    config, extra = ep.plan_training(args, _env(SM_NUM_GPUS="0"), default_checkpoint_dir=str(tmp_path / "absent"))
+    args, _ = sm_train.parse_hyperparameters([])
+    config, extra = sm_train.plan_training(args, _env(SM_NUM_GPUS="0"), default_checkpoint_dir=str(tmp_path / "absent"))
     assert config["ctx"] == "cpu" and "kvstore" not in config and extra == {}
-    config, _ = ep.plan_training(args, _env(SM_NUM_GPUS="4"), default_checkpoint_dir=None)
+    config, _ = sm_train.plan_training(args, _env(SM_NUM_GPUS="4"), default_checkpoint_dir=None)
     assert config["ctx"] == "gpu:0,1,2,3"
-    config, _ = ep.plan_training(args, _env(), default_checkpoint_dir=None)
+    config, _ = sm_train.plan_training(args, _env(), default_checkpoint_dir=None)
     assert config["ctx"] == "auto"  # not in a container: the library decides
-    config, _ = ep.plan_training(ep.parse_hyperparameters(["--ctx", "cpu"])[0], _env(SM_NUM_GPUS="2"), None)
+    config, _ = sm_train.plan_training(sm_train.parse_hyperparameters(["--ctx", "cpu"])[0], _env(SM_NUM_GPUS="2"), None)
     assert config["ctx"] == "cpu"
-    from fasttext_lib.train import TrainConfig
+    from fasttext_lib.config import TrainConfig
 
     TrainConfig(**config)  # every key is a TrainConfig field
 
 
 def test_plan_checkpoints(tmp_path):
-    args, _ = ep.parse_hyperparameters([])
-    _, extra = ep.plan_training(args, _env(), default_checkpoint_dir=str(tmp_path))  # /opt/ml/checkpoints exists
+    args, _ = sm_train.parse_hyperparameters([])
+    _, extra = sm_train.plan_training(args, _env(), default_checkpoint_dir=str(tmp_path))  # /opt/ml/checkpoints exists
     assert extra == {"checkpoint_dir": str(tmp_path)}
-    args, _ = ep.parse_hyperparameters(["--checkpoint-dir", "none"])
-    assert ep.plan_training(args, _env(), default_checkpoint_dir=str(tmp_path))[1] == {}
-    args, _ = ep.parse_hyperparameters(["--checkpoint_dir", "s3://b/ckpt"])
-    assert ep.plan_training(args, _env(), default_checkpoint_dir=None)[1] == {"checkpoint_dir": "s3://b/ckpt"}
+    args, _ = sm_train.parse_hyperparameters(["--checkpoint-dir", "none"])
+    assert sm_train.plan_training(args, _env(), default_checkpoint_dir=str(tmp_path))[1] == {}
+    args, _ = sm_train.parse_hyperparameters(["--checkpoint_dir", "s3://b/ckpt"])
+    assert sm_train.plan_training(args, _env(), default_checkpoint_dir=None)[1] == {"checkpoint_dir": "s3://b/ckpt"}
 
 
 def test_plan_several_hosts(tmp_path):
-    args, _ = ep.parse_hyperparameters([])
+    args, _ = sm_train.parse_hyperparameters([])
     hosts = json.dumps(["algo-2", "algo-1"])
     ps = json.dumps({"sagemaker_parameter_server_enabled": True})
     env = _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-2", SM_FRAMEWORK_PARAMS=ps)
-    config, extra = ep.plan_training(args, env, default_checkpoint_dir=str(tmp_path))
+    config, extra = sm_train.plan_training(args, env, default_checkpoint_dir=str(tmp_path))
     assert config["kvstore"] == "dist_sync"
     assert extra == {"checkpoint_dir": str(tmp_path)}  # one directory: only worker 0 writes, every host resumes from it
     assert not env.is_first_host and _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-1", DMLC_ROLE="worker").is_first_host
     env = _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-1", DMLC_ROLE="worker")  # the toolkit's worker role counts too
-    assert ep.plan_training(args, env, None)[0]["kvstore"] == "dist_sync"
+    assert sm_train.plan_training(args, env, None)[0]["kvstore"] == "dist_sync"
     with pytest.raises(FastTextError, match="use dist_sync"):
-        ep.plan_training(ep.parse_hyperparameters(["--kvstore", "device"])[0], env, None)
+        sm_train.plan_training(sm_train.parse_hyperparameters(["--kvstore", "device"])[0], env, None)
     with pytest.raises(FastTextError, match="not in SM_HOSTS"):
         _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-9")
 
@@ -308,7 +310,8 @@ def test_plan_several_hosts(tmp_path):
 # --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def bundle(splits, tmp_path_factory):
-    from fasttext_lib.train import TrainConfig, train
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
 
     trained = train(*splits, TrainConfig(**{**FAST, "epochs": 2}, progress=False, ctx="cpu"))
     return save_bundle(trained, str(tmp_path_factory.mktemp("bundle") / "model"))
@@ -368,7 +371,7 @@ def test_a_single_json_string_is_one_review(served):
     (b"", "text/csv", "application/json", 400, "no review text"),
     (b"caf\xe9", "text/plain", "application/json", 400, "not valid utf-8"),
     (b'"unterminated', "text/csv", "application/json", 400, "not valid CSV"),
-    (b"x" * (ep.MAX_REQUEST_BYTES + 1), "text/plain", "application/json", 413, f"the limit is {ep.MAX_REQUEST_BYTES}"),
+    (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", "application/json", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
 ])
 def test_bad_requests_get_4xx(served, body, content_type, accept, status, message):
     code, response = toolkit_invoke(ep, served[0], body, content_type, accept)
@@ -391,7 +394,8 @@ def test_staged_source_dir(source_dir):
     assert "entry_point.py" in files and "__init__.py" in files and "bag_ops.cc" in files and all(f.endswith((".py", ".cc")) for f in files)
     with open(os.path.join(source_dir, "requirements.txt")) as f:
         assert f.read().split() == list(REQUIREMENTS)
-    assert any(r.startswith("gluonnlp==0.10") for r in REQUIREMENTS) and "tqdm" in REQUIREMENTS
+    assert any(r.startswith("gluonnlp==0.10") for r in REQUIREMENTS)
+    assert "tqdm" not in REQUIREMENTS  # the inference image has none and serving never imports it
 
 
 def test_pack_model_layout(bundle, tmp_path):
@@ -517,7 +521,7 @@ def test_training_job_end_to_end_through_the_sdk(sm, splits, tmp_path):
     assert "sagemaker_parameter_server_enabled" not in hps
     spec = job["AlgorithmSpecification"]
     assert spec["TrainingImage"] == f"{REGISTRY}/mxnet-training:1.9.0-cpu-py38"
-    assert spec["MetricDefinitions"] == ep.METRIC_DEFINITIONS
+    assert spec["MetricDefinitions"] == sm_train.METRIC_DEFINITIONS
     assert {c["ChannelName"]: c["DataSource"]["S3DataSource"]["S3Uri"] for c in job["InputDataConfig"]} \
         == {"train": f"{data}/sample.train", "test": f"{data}/sample.test"}
     assert job["OutputDataConfig"]["S3OutputPath"] == f"s3://{sm.bucket}/ft/jobs"
@@ -537,7 +541,7 @@ def test_training_job_end_to_end_through_the_sdk(sm, splits, tmp_path):
     env = make_container(tmp_path / "opt_ml", channels)
     r = run_entry_point(code, env, toolkit_argv(hps))
     assert r.returncode == 0, r.stderr
-    assert len(re.findall(ep.VAL_ACCURACY_REGEX, r.stdout)) == FAST["epochs"]
+    assert len(re.findall(sm_train.VAL_ACCURACY_REGEX, r.stdout)) == FAST["epochs"]
 
     # SageMaker tars SM_MODEL_DIR to the job's model.tar.gz; fetch it back as a bundle.
     buf = io.BytesIO()
@@ -592,10 +596,10 @@ def test_tuner_request(sm, source_dir):
     assert [r["Name"] for r in ranges["CategoricalParameterRanges"]] == ["ngrams"]
     definition = request["TrainingJobDefinition"]
     assert definition["AlgorithmSpecification"]["MetricDefinitions"] == \
-        [{"Name": "validation:accuracy", "Regex": ep.VAL_ACCURACY_REGEX}]
+        [{"Name": "validation:accuracy", "Regex": sm_train.VAL_ACCURACY_REGEX}]
     assert json.loads(definition["StaticHyperParameters"]["epochs"]) == 5
     row = {"epoch": 2, "train_loss": 0.3, "val_loss": 0.25, "val_accuracy": 0.9123, "seconds": 1.0, "samples_per_s": 5.0}
-    assert re.findall(ep.VAL_ACCURACY_REGEX, ep.format_epoch(row)) == ["0.912300"]
+    assert re.findall(sm_train.VAL_ACCURACY_REGEX, sm_train.format_epoch(row)) == ["0.912300"]
 
 
 def test_model_repack_and_deploy(sm, bundle, served, tmp_path):

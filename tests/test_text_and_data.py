@@ -1,5 +1,6 @@
 import pytest
 
+from conftest import BAD_TRAINING_FILES
 from fasttext_lib.data import LabeledTexts, csv_line, iter_examples, read_labeled, write_csv, write_fasttext
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.synthetic import generate_reviews
@@ -59,17 +60,7 @@ def test_write_fasttext_normalizes(tmp_path):
     assert (tmp_path / "o.train").read_text() == "__label__1 hello , world !\n"
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"", "empty"),
-    (b"\n\n", "empty"),
-    (b"__label__1 ok\nno label here\n", r":2: line has no __label__"),
-    (b"__label__1 ok\n__label__\n", "empty label"),
-    (b"just some text\n", "cannot detect the format"),
-    (b'"1","ok"\n"2\n', "malformed CSV"),
-    (b'"1"\n', "malformed CSV row"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not"),
-    (b"__label__1 caf\xe9\n", "not UTF-8"),
-])
+@pytest.mark.parametrize("content, message", BAD_TRAINING_FILES)
 def test_bad_files_give_one_line_errors(tmp_path, content, message):
     p = tmp_path / "bad.txt"
     p.write_bytes(content)

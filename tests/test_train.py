@@ -2,21 +2,20 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from fasttext_lib.bundle import Predictor, save_bundle
+from conftest import make_splits, params_of
+from fasttext_lib.bundle import save_bundle
+from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts
+from fasttext_lib.devices import parse_ctx
 from fasttext_lib.errors import FastTextError
+from fasttext_lib.predict import Predictor
 from fasttext_lib.synthetic import generate_reviews
-from fasttext_lib.train import HISTORY_COLUMNS, TrainConfig, parse_ctx, train
+from fasttext_lib.train import HISTORY_COLUMNS, train
 
 
 @pytest.fixture(scope="module")
 def splits():
-    data = generate_reviews(3300, seed=11)
-    return LabeledTexts(data.labels[:3000], data.texts[:3000]), LabeledTexts(data.labels[3000:], data.texts[3000:])
-
-
-def _params(trained):
-    return {k: v.data().asnumpy() for k, v in trained.model._collect_params_with_prefix().items()}
+    return make_splits(3000, 300, seed=11)
 
 
 def test_adam_learns_and_history_has_every_column(splits):
@@ -40,9 +39,11 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native)
     with the native operators (bag_ops.cc) and with MXNet's generic ones."""
     from mxnet import autograd, nd
 
-    from fasttext_lib.features import BatchMaker, Featurizer
+    from fasttext_lib.batches import BatchMaker, to_batch_arrays
+    from fasttext_lib.features import Featurizer
     from fasttext_lib.model import FastTextClassifier
-    from fasttext_lib.train import _to_ndarrays, embedding_gradient, encode_labels, sparse_step
+    from fasttext_lib.predict import encode_labels
+    from fasttext_lib.step import embedding_gradient, sparse_step
 
     texts, labels = splits[0].texts[:40], splits[0].labels[:40]
     featurizer, bags = Featurizer.fit(texts, ngrams=2, buckets=3000, return_bags=True)
@@ -51,10 +52,10 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native)
     model = FastTextClassifier(featurizer.num_rows, 8, 2)
     model.initialize_like_fasttext([mx.cpu()])
     batch = BatchMaker(bags, y, featurizer.num_rows).make(np.arange(3, 40), with_transpose=not native)
-    arrays = _to_ndarrays(batch, mx.cpu(), model.binary, native)
+    arrays = to_batch_arrays(batch, mx.cpu(), model.binary, native)
     table = model.embedding.weight.data()
     values, index = (table, arrays.entry_rows) if native else (nd.take(table, arrays.rows), None)
-    loss_sum, docs_grad, out_grad = sparse_step(model, values, index, arrays, global_batch=50)
+    loss_sum, docs_grad, out_grad = sparse_step(model, values, index, arrays, global_batch=50)[1:]
     grad = embedding_gradient(model, arrays, docs_grad)
     assert grad.stype == "row_sparse"
     np.testing.assert_array_equal(grad.indices.asnumpy(), batch.rows)  # only the batch's rows
@@ -63,8 +64,8 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native)
     # reference: a dense (docs x all rows) mean matrix, autograd through the whole table
     dense_bag = np.zeros((batch.size, featurizer.num_rows), dtype=np.float32)
     for d in range(batch.size):
-        cols = batch.indices[batch.indptr[d]:batch.indptr[d + 1]]
-        dense_bag[d, batch.rows[cols]] = batch.data[batch.indptr[d]:batch.indptr[d + 1]]
+        cols = batch.columns[batch.offsets[d]:batch.offsets[d + 1]]
+        dense_bag[d, batch.rows[cols]] = batch.weights[batch.offsets[d]:batch.offsets[d + 1]]
     full = table.copy()
     full.attach_grad()
     weight = model.output.weight.data().copy()
@@ -81,9 +82,9 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native)
     np.testing.assert_allclose(loss_sum.asscalar() / 50, ref_loss.asscalar(), rtol=1e-5)
 
     # SGD's per-row scale multiplies each row's gradient by batch size / its document frequency
-    scaled_arrays = _to_ndarrays(batch, mx.cpu(), model.binary, native, sgd_row_scale=True)
+    scaled_arrays = to_batch_arrays(batch, mx.cpu(), model.binary, native, sgd_row_scale=True)
     scaled = embedding_gradient(model, scaled_arrays, docs_grad)
-    df = np.bincount(batch.indices, minlength=len(batch.rows))
+    df = np.bincount(batch.columns, minlength=len(batch.rows))
     np.testing.assert_allclose(scaled.data.asnumpy(), expected[batch.rows] * (batch.size / df)[:, None], rtol=1e-4, atol=1e-7)
 
 
@@ -105,8 +106,8 @@ def test_lazy_update_leaves_untouched_rows_alone():
 def test_seeded_cpu_runs_are_deterministic(splits):
     cfg = TrainConfig(epochs=2, batch_size=200, progress=False, ngrams=2, buckets=10000, seed=3)
     a, b = train(*splits, cfg), train(*splits, cfg)
-    for k, v in _params(a).items():
-        np.testing.assert_array_equal(v, _params(b)[k])
+    for k, v in params_of(a).items():
+        np.testing.assert_array_equal(v, params_of(b)[k])
     assert [r["val_loss"] for r in a.history] == [r["val_loss"] for r in b.history]
 
 
@@ -153,7 +154,7 @@ def test_bundle_round_trip_predicts_the_same(splits, tmp_path):
     trained = train(*splits, TrainConfig(epochs=2, batch_size=256, progress=False, ngrams=2, buckets=20000))
     where = save_bundle(trained, str(tmp_path / "bundle"))
     predictor = Predictor.load(where)
-    from fasttext_lib.train import predict_bags
+    from fasttext_lib.predict import predict_bags
 
     texts = splits[1].texts[:50]
     expected = predict_bags(trained.model, trained.featurizer, trained.featurizer.transform(texts), mx.cpu())
@@ -168,15 +169,16 @@ def test_bundle_round_trip_predicts_the_same(splits, tmp_path):
 
 
 def test_prediction_batches_shrink_to_fit_the_tensor_limit(splits, monkeypatch):
-    import fasttext_lib.train as train_module
+    from fasttext_lib import batches
+    from fasttext_lib.predict import predict_bags
 
     trained = train(*splits, TrainConfig(epochs=1, batch_size=256, progress=False, ngrams=2, buckets=50000))
     bags = trained.featurizer.transform(splits[1].texts)
-    expected = train_module.predict_bags(trained.model, trained.featurizer, bags, mx.cpu())
+    expected = predict_bags(trained.model, trained.featurizer, bags, mx.cpu())
     # pretend the limit is small: 300 documents x their distinct rows no longer fit in one batch
-    monkeypatch.setattr(train_module, "MAX_TENSOR_CELLS", 300 * 2000)
-    got = train_module.predict_bags(trained.model, trained.featurizer, bags, mx.cpu(), batch_size=300)
+    monkeypatch.setattr(batches, "MAX_TENSOR_CELLS", 300 * 2000)
+    got = predict_bags(trained.model, trained.featurizer, bags, mx.cpu(), batch_size=300)
     np.testing.assert_allclose(got, expected, rtol=1e-5)
-    batch = train_module.BatchMaker(bags, np.zeros(len(bags)), trained.featurizer.num_rows).make(np.arange(300))
+    batch = batches.BatchMaker(bags, np.zeros(len(bags)), trained.featurizer.num_rows).make(np.arange(300))
     with pytest.raises(FastTextError, match="smaller batch size"):
-        train_module._to_ndarrays(batch, mx.cpu(), True, native=False)
+        batches.to_batch_arrays(batch, mx.cpu(), True, native=False)

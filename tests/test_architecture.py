@@ -1,0 +1,173 @@
+"""The library's shape: no import cycle among its modules, and serving that never imports training.
+
+The import graph is read from the source (every ``import``, function-level ones included), so a
+lazy import cannot hide a cycle. Serving is also checked by running it: a bundle is loaded and
+queried (``Predictor`` and the endpoint's hosting functions) in a process where tqdm and the
+training modules cannot be imported, as in the MXNet inference container, which has no tqdm.
+"""
+import ast
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, make_splits
+
+PACKAGE_DIR = os.path.join(ROOT, "fasttext_lib")
+MODULES = sorted(name[:-3] for name in os.listdir(PACKAGE_DIR) if name.endswith(".py"))
+# What serving (predict.py, sm_serve.py) must never import, directly or through another module.
+TRAINING_ONLY = ("train", "step", "optim", "checkpoints", "config", "progress", "sm_train", "cli",
+                 "sagemaker_utils", "packaging", "download", "baseline", "synthetic")
+SERVING = ("predict", "sm_serve")
+
+
+def imports_of(module):
+    """(package modules, top-level external packages) that ``module`` imports anywhere in its source."""
+    with open(os.path.join(PACKAGE_DIR, module + ".py")) as f:
+        tree = ast.parse(f.read())
+    internal, external = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and (node.module or "").split(".")[0] != "fasttext_lib":
+                external.add(node.module.split(".")[0])
+                continue
+            path = node.module or ""
+            if node.level == 0:
+                path = path[len("fasttext_lib"):].lstrip(".")
+            if path:
+                internal.add(path.split(".")[0])
+            else:  # from . import x, y / from fasttext_lib import x: modules, or names of __init__
+                internal.update(a.name if a.name in MODULES else "__init__" for a in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "fasttext_lib":
+                    internal.add(parts[1] if len(parts) > 1 else "__init__")
+                else:
+                    external.add(parts[0])
+    internal.discard(module)
+    return internal, external
+
+
+GRAPH = {m: imports_of(m)[0] for m in MODULES}
+
+
+def find_cycle(graph):
+    """One import cycle as a list of modules (first == last), or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def closure(graph, roots):
+    seen, todo = set(), list(roots)
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return seen
+
+
+def test_the_graph_reader_sees_every_kind_of_import():
+    # absolute, relative, package-relative and function-level imports all count
+    assert {"config", "errors"} <= GRAPH["sm_train"] and "train" in GRAPH["sm_train"]  # train: inside run_training
+    assert "__init__" in GRAPH["bundle"] and "storage" in GRAPH["bundle"]  # from . import __version__, storage
+    assert "sm_serve" in GRAPH["entry_point"] and "sm_train" in GRAPH["entry_point"]  # from fasttext_lib.x import
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_no_import_cycle_among_the_library_modules():
+    cycle = find_cycle(GRAPH)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_serving_modules_import_no_training_code_and_no_tqdm():
+    reached = closure(GRAPH, SERVING)
+    assert not reached & set(TRAINING_ONLY), sorted(reached & set(TRAINING_ONLY))
+    assert not [m for m in reached if "tqdm" in imports_of(m)[1]]
+
+
+# ---- serving in a process without tqdm and without the training modules ----
+
+BLOCKED_SERVE = r"""
+import json, sys
+
+BLOCKED = set(json.loads(sys.argv[2]))
+
+
+class Blocker:
+    # a meta path finder that makes the blocked modules unimportable, like a missing package
+    def find_spec(self, name, path=None, target=None):
+        if name in BLOCKED or name.split(".")[0] == "tqdm":
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Blocker())
+try:
+    import fasttext_lib.train  # noqa: F401
+    raise SystemExit("the blocker does not block")
+except ImportError:
+    pass
+
+from fasttext_lib import entry_point
+from fasttext_lib.predict import Predictor
+
+bundle, texts = sys.argv[1], json.loads(sys.stdin.read())
+predictor = Predictor.load(bundle)
+model = entry_point.model_fn(bundle)
+body = json.dumps({"instances": texts}).encode()
+answer = entry_point.output_fn(entry_point.predict_fn(entry_point.input_fn(body, "application/json"), model), "application/json")
+loaded = sorted(m for m in sys.modules if m.split(".")[0] == "tqdm" or m in BLOCKED)
+print(json.dumps({"predictor": predictor.predict(texts), "endpoint": json.loads(answer), "loaded": loaded}))
+"""
+
+
+@pytest.fixture(scope="module")
+def small_bundle(tmp_path_factory):
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    train_data, val_data = make_splits(400, 50, seed=1)
+    trained = train(train_data, val_data, TrainConfig(epochs=1, batch_size=128, emsize=16, ngrams=2, buckets=1000,
+                                                      progress=False, ctx="cpu"))
+    return save_bundle(trained, str(tmp_path_factory.mktemp("bundle") / "model")), val_data.texts[:20]
+
+
+def test_a_bundle_is_served_without_tqdm_and_without_the_training_modules(small_bundle):
+    from fasttext_lib.predict import Predictor
+
+    bundle, texts = small_bundle
+    blocked = [f"fasttext_lib.{m}" for m in TRAINING_ONLY]
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, "-c", BLOCKED_SERVE, bundle, json.dumps(blocked)], input=json.dumps(texts),
+                       env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    expected = Predictor.load(bundle).predict(texts)
+    assert result["predictor"] == expected and result["endpoint"] == expected
+    assert result["loaded"] == []
