@@ -41,7 +41,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 def run_fasttext_lib(spec):
     from fasttext_lib.data import read_labeled
-    from fasttext_lib.train import TrainConfig, encode_labels, predict_bags, train
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.predict import encode_labels, predict_bags
+    from fasttext_lib.train import train
 
     started = time.time()
     train_data, test_data = read_labeled(spec["train_file"]), read_labeled(spec["test_file"])

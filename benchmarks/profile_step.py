@@ -47,7 +47,8 @@ def main(argv=None):
     from mxnet import nd
 
     from fasttext_lib import bag_ops
-    from fasttext_lib.features import BatchMaker, Featurizer
+    from fasttext_lib.batches import BatchMaker
+    from fasttext_lib.features import Featurizer
     from fasttext_lib.synthetic import generate_reviews
     from fasttext_lib.text import normalize_text
     from fasttext_lib.train import keep_freed_memory
@@ -65,10 +66,10 @@ def main(argv=None):
     b = maker.make(docs)
     n, cols = b.size, len(b.rows)
     rows = nd.array(b.rows, dtype="int64")
-    offsets, weights = nd.array(b.indptr, dtype="int64"), nd.array(b.data)
-    entry_rows, columns = nd.array(b.entry_rows, dtype="int32"), nd.array(b.indices, dtype="int32")
-    bag = nd.sparse.csr_matrix((b.data, b.indices, b.indptr), shape=(n, cols))
-    bag_t = nd.sparse.csr_matrix((b.t_data, b.t_indices, b.t_indptr), shape=(cols, n))
+    offsets, weights = nd.array(b.offsets, dtype="int64"), nd.array(b.weights)
+    entry_rows, columns = nd.array(b.entry_rows, dtype="int32"), nd.array(b.columns, dtype="int32")
+    bag = nd.sparse.csr_matrix((b.weights, b.columns, b.offsets), shape=(n, cols))
+    bag_t = nd.sparse.csr_matrix((b.t_weights, b.t_columns, b.t_offsets), shape=(cols, n))
     dh = nd.array(rs.randn(n, args.emsize).astype(np.float32) * 1e-3)
     grad = nd.sparse.row_sparse_array((nd.sparse.dot(bag_t, dh), rows), shape=table.shape)
     sgd = mx.optimizer.get_updater(mx.optimizer.create("sgd", learning_rate=0.1, lazy_update=True))
@@ -90,7 +91,7 @@ def main(argv=None):
         ("native: fasttext_bag_sgd_update (backward + SGD)", median_ms(
             lambda: nd.fasttext_bag_sgd_update(table, offsets, columns, weights, dh, rows, lr=0.1), r)),
     ]
-    print(f"one bigram batch: {n} documents, {len(b.indices):,} bag entries, {cols:,} distinct rows of "
+    print(f"one bigram batch: {n} documents, {len(b.columns):,} bag entries, {cols:,} distinct rows of "
           f"{featurizer.num_rows:,}; emsize {args.emsize}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
     print(pd.DataFrame(timings, columns=["step", "ms (median)"]).to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 

@@ -164,8 +164,10 @@ training_instance_type = "ml.g4dn.xlarge"  # training job instance (ml.m5.xlarge
     code(SETUP + '''
 
 from fasttext_lib.bundle import save_bundle
+from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import read_labeled
-from fasttext_lib.train import TrainConfig, describe_ctx, train'''),
+from fasttext_lib.devices import describe_ctx
+from fasttext_lib.train import train'''),
     md("## Stream the data from S3"),
     code('''train_uri, test_uri = f"{DATA}/{dataset}.train", f"{DATA}/{dataset}.test"
 train_data, test_data = read_labeled(train_uri), read_labeled(test_uri)
@@ -209,7 +211,7 @@ into a bundle next to the local one. Every S3 location is under `s3://{bucket}/{
 telemetry is off. The job is billed by the second on `training_instance_type`.
 """),
     code('''if use_training_job:
-    from fasttext_lib.bundle import Predictor
+    from fasttext_lib.predict import Predictor
     from fasttext_lib.packaging import fetch_job_model, stage_source_dir
     from fasttext_lib.sagemaker_utils import make_estimator, sagemaker_session
 
@@ -231,7 +233,7 @@ else:
 
 `tune = True` (with `use_training_job`) starts a `HyperparameterTuner` over the learning rate, `emsize`
 and `ngrams` that maximizes `validation:accuracy`, read from the job log with the entry point's
-regex (`fasttext_lib.entry_point.VAL_ACCURACY_REGEX`). Each trial is a training job.
+regex (`fasttext_lib.sm_train.VAL_ACCURACY_REGEX`). Each trial is a training job.
 """),
     code('''if use_training_job and tune:
     from fasttext_lib.sagemaker_utils import make_tuner
@@ -273,8 +275,9 @@ dense_batches = 200  # batches of 16 for the dense-gradient GluonNLP recipe'''),
 
 import mxnet as mx
 
+from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import read_labeled
-from fasttext_lib.train import TrainConfig, train'''),
+from fasttext_lib.train import train'''),
     md("## Devices"),
     code('''# NBVAL_IGNORE_OUTPUT
 num_gpus = mx.context.num_gpus()
@@ -381,7 +384,7 @@ endpoint_instance_type = "ml.m5.xlarge"'''),
 
 import numpy as np
 
-from fasttext_lib.bundle import Predictor
+from fasttext_lib.predict import Predictor
 from fasttext_lib.data import read_labeled'''),
     md("## Load the bundle"),
     code('''bundle_uri = f"{S3_BASE}/models/{run_name}"
