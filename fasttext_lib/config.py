@@ -140,7 +140,8 @@ def add_config_arguments(parser, hyperparameters=False, overrides=None):
                                 default=default, help=help_text)
             continue
         kind = parse_bool if f.type is bool else _PARSERS[f.type]
-        parser.add_argument(*names, dest=f.name, type=kind, default=default, help=f"{help_text} (default: {default})")
+        shown = "" if default is None else f" (default: {default})"
+        parser.add_argument(*names, dest=f.name, type=kind, default=default, help=help_text + shown)
     return parser
 
 

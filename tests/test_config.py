@@ -1,0 +1,70 @@
+"""One source for the settings: the CLI and the SageMaker hyperparameters come from TrainConfig's fields."""
+from dataclasses import fields
+
+import pytest
+
+from fasttext_lib import cli, sm_train
+from fasttext_lib.config import TrainConfig, config_from_args
+from fasttext_lib.errors import FastTextError
+
+
+def _train_parser():
+    sub = next(a for a in cli.build_parser()._actions if a.dest == "command")
+    return sub.choices["train"]
+
+
+def _options(parser):
+    return {a.dest: a for a in parser._actions if a.option_strings}
+
+
+# The training job words these for its container and logs without progress bars by default.
+SAGEMAKER_OVERRIDES = ("ctx", "kvstore", "progress")
+
+
+@pytest.mark.parametrize("parser", [_train_parser(), sm_train.build_parser()], ids=["cli", "hyperparameters"])
+def test_every_config_field_is_an_option_with_its_help_and_default(parser):
+    options = _options(parser)
+    sagemaker = parser.prog == "entry_point.py"
+    for f in fields(TrainConfig):
+        assert f.name in options, f.name
+        if sagemaker and f.name in SAGEMAKER_OVERRIDES:
+            continue
+        assert options[f.name].help.startswith(f.metadata["help"]), f.name
+        assert options[f.name].default == f.default, f.name
+
+
+def test_a_new_field_becomes_an_option_of_both_parsers(monkeypatch):
+    """Adding a field to TrainConfig is the only edit a new setting needs."""
+    from dataclasses import field, make_dataclass
+
+    from fasttext_lib import config
+
+    extended = make_dataclass("Extended", [("label_smoothing", float, field(default=0.0, metadata={"help": "smooth"}))],
+                              bases=(TrainConfig,))
+    monkeypatch.setattr(config, "TrainConfig", extended)
+    monkeypatch.setattr(config, "CONFIG_FIELDS", tuple(f.name for f in fields(extended)))
+    args = cli.build_parser().parse_args(["train", "--train", "t", "--output", "o", "--label-smoothing", "0.1"])
+    assert config.config_from_args(args).label_smoothing == 0.1
+    hp, _ = sm_train.parse_hyperparameters(["--label_smoothing", "0.2"])
+    assert hp.label_smoothing == 0.2
+
+
+def test_hyperparameters_are_parsed_tolerantly():
+    args, _ = sm_train.parse_hyperparameters(["--lr", "1e-3", "--epochs", "10.0", "--progress", "True",
+                                              "--batch_size", "64", "--dropout", "0.25"])
+    assert (args.lr, args.epochs, args.progress, args.batch_size, args.dropout) == (0.001, 10, True, 64, 0.25)
+    for none in ("none", "null", "", "None"):
+        assert sm_train.parse_hyperparameters(["--lr", none])[0].lr is None
+    with pytest.raises(FastTextError, match="expected an integer, got '10.5'"):
+        sm_train.parse_hyperparameters(["--epochs", "10.5"])
+
+
+def test_cli_options_build_a_validated_config():
+    parser = cli.build_parser()
+    args = parser.parse_args(["train", "--train", "t", "--output", "o", "--epochs", "3", "--lr", "0.5",
+                              "--optimizer", "sgd", "--no-progress", "--ngrams", "2"])
+    config = config_from_args(args)
+    assert (config.epochs, config.lr, config.optimizer, config.progress, config.ngrams) == (3, 0.5, "sgd", False, 2)
+    assert config_from_args(parser.parse_args(["train", "--train", "t", "--output", "o"])) == TrainConfig()
+    with pytest.raises(FastTextError, match="optimizer must be one of sgd, adam"):
+        config_from_args(parser.parse_args(["train", "--train", "t", "--output", "o", "--optimizer", "rmsprop"]))
