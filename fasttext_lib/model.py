@@ -10,7 +10,7 @@ writes all 46M floats of the table, so a CPU epoch takes hours. Here a batch arr
 
 This block is the *inference* path (and what a bundle stores). Training does the same forward
 pass but computes the embedding gradient itself, as the row-sparse ``bag_t x dL/dh`` over the
-batch's rows (train.py, :func:`~fasttext_lib.train.sparse_step`), instead of letting autograd
+batch's rows (step.py, :func:`~fasttext_lib.step.sparse_step`), instead of letting autograd
 route it through MXNet's generic transposed CSR product and ``Embedding``'s sparse backward,
 which re-sorts rows that are already unique. On the CPU both products are native MXNet operators
 that read the table in place (bag_ops.py); the numbers are the same.
