@@ -81,13 +81,14 @@ def find_cycle(graph):
 
 
 def closure(graph, roots):
-    seen, todo = set(), list(roots)
+    """Every module reachable from ``roots``, each mapped to the import chain that reaches it."""
+    chains, todo = {}, [(root, [root]) for root in roots]
     while todo:
-        node = todo.pop()
-        if node not in seen:
-            seen.add(node)
-            todo.extend(graph.get(node, ()))
-    return seen
+        node, chain = todo.pop(0)
+        if node not in chains:
+            chains[node] = chain
+            todo.extend((nxt, chain + [nxt]) for nxt in sorted(graph.get(node, ())))
+    return chains
 
 
 def test_the_graph_reader_sees_every_kind_of_import():
@@ -106,7 +107,8 @@ def test_no_import_cycle_among_the_library_modules():
 
 def test_serving_modules_import_no_training_code_and_no_tqdm():
     reached = closure(GRAPH, SERVING)
-    assert not reached & set(TRAINING_ONLY), sorted(reached & set(TRAINING_ONLY))
+    training = [" -> ".join(chain) for module, chain in sorted(reached.items()) if module in TRAINING_ONLY]
+    assert not training, "serving reaches training code: " + "; ".join(training)
     assert not [m for m in reached if "tqdm" in imports_of(m)[1]]
 
 
