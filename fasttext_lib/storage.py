@@ -31,7 +31,10 @@ API (stable; bundles and checkpoints use it):
 
 * ``publish(dest, files, manifest_name, manifest) -> str``: ``files`` maps logical name -> local path.
 * ``read_manifest(src, manifest_name) -> dict``: one-line errors for missing, not JSON, not ours.
-* ``fetch(src, manifest, names, local_dir) -> {name: local path}``: verifies size and sha256.
+* ``fetch(src, manifest, names, local_dir) -> {name: local path}``: verifies size and sha256;
+  raises :class:`SetChanged` if a file is gone because a publisher replaced the set meanwhile.
+* ``read_set(src, manifest_name, names, local_dir) -> (manifest, {name: local path})``: both, retried
+  when the set changed under the reader (what loaders should call).
 * ``remove(dest, manifest_name)``: delete a published set (and our leftovers, never other files).
 * ``check_writable(dest, manifest_name=None)``: fail fast before training (also refuses a foreign
   destination when ``manifest_name`` is given).
@@ -60,6 +63,10 @@ STAGING_PREFIX = ".fasttext-staging-"
 PROBE_PREFIX = ".fasttext-probe-"
 ORPHAN_GRACE_SECONDS = 3600
 _OBJECT_RE = re.compile(r"^[^/]+-[0-9a-f]{16}(\.[^./-]+)?$")
+
+
+class SetChanged(FastTextError):
+    """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile."""
 
 
 def _is_ours(name):
@@ -647,13 +654,27 @@ def fetch(src, manifest, names, local_dir):
             raise
         except FileNotFoundError:
             if not os.path.exists(uri):
-                raise FastTextError(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again") from None
+                raise SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again") from None
             raise FastTextError(f"cannot write {path}: no such directory") from None
         except OSError as exc:
             raise FastTextError(f"cannot copy {uri} to {path}: {exc.strerror or exc}") from None
         _verify(src, name, entry, path)
         out[name] = path
     return out
+
+
+def read_set(src, manifest_name, names, local_dir, attempts=3):
+    """:func:`read_manifest` + :func:`fetch`, read again if a publisher replaced the set meanwhile.
+
+    Returns ``(manifest, {name: local path})``.
+    """
+    for attempt in range(attempts):
+        manifest = read_manifest(src, manifest_name)
+        try:
+            return manifest, fetch(src, manifest, names, local_dir)
+        except SetChanged:
+            if attempt == attempts - 1:
+                raise
 
 
 def remove(dest, manifest_name):

@@ -9,7 +9,7 @@
     proxy.fail("PUT", r"/config\\.json", action="lost")   # forward, then answer 500 (a lost response)
     proxy.fail("PUT", r".", nth=3)                      # only the 3rd matching request (1-based)
 
-``proxy.log`` lists ``(method, path)`` of every request seen; ``proxy.clear()`` drops the rules.
+``proxy.log`` lists ``(method, path, query)`` of every request seen; ``proxy.clear()`` drops the rules.
 Real sockets and real HTTP, so boto3 exercises its genuine retry and error paths.
 """
 import http.client
@@ -64,7 +64,7 @@ class FaultProxy:
             def _handle(self):
                 path = unquote(urlsplit(self.path).path)
                 with proxy.lock:
-                    proxy.log.append((self.command, path))
+                    proxy.log.append((self.command, path, urlsplit(self.path).query))
                     rule = next((r for r in proxy.rules if r.matches(self.command, path)), None)
                 action = rule.action if rule else None
                 if action == "reset":
