@@ -6,10 +6,18 @@
   ``""`` escapes a quote and a literal ``\\n`` stands for a line break.
 
 Both stream from a local path or ``s3://`` URI through :mod:`fasttext_lib.storage`. Every
-malformed input raises :class:`FastTextError` naming the file and line.
+malformed input raises :class:`FastTextError` naming the file and its exact physical line.
+gzip, bzip2 and xz files are read transparently (recognized by their first bytes), and a CSV header
+row (``"label","text"``, quoted or not) is recognized and skipped: see :func:`_is_header`.
 """
+import bz2
 import csv
+import gzip
 import io
+import itertools
+import lzma
+import re
+import zlib
 from dataclasses import dataclass, field
 from typing import List
 
@@ -47,20 +55,50 @@ def sort_labels(labels):
     return sorted(set(labels), key=_label_sort_key)
 
 
-def _text_lines(uri):
+_COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+_DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+
+
+def _open_decompressed(uri):
+    """A binary stream of the file's text: gzip, bzip2 and xz are recognized by their magic bytes."""
     raw = storage.open_read(uri, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="")
+    head = raw.peek(6)[:6]
+    if head.startswith(b"PK\x03\x04"):
+        raw.close()
+        raise FastTextError(f"{uri}: is a zip archive; unzip it first (gzip, bzip2 and xz files are read directly)")
+    for magic, kind in _COMPRESSED:
+        if head.startswith(magic):
+            opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
+            return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
+    return raw, None
 
 
-def detect_format(first_line, uri):
-    stripped = first_line.lstrip("\ufeff").lstrip()
-    if stripped.startswith(LABEL_PREFIX):
-        return "fasttext"
-    if stripped.startswith('"'):
-        return "csv"
-    raise FastTextError(
-        f"{uri}: cannot detect the format of line 1 (expected '__label__X text' or a '\"class\",\"text\"' CSV row)"
-    )
+class _Lines:
+    """Decoded physical lines, counted exactly (each line is decoded on its own, so a bad byte is
+    reported at its own line, never at the end of a read buffer)."""
+
+    def __init__(self, stream, uri, compression):
+        self.stream, self.uri, self.compression, self.lineno = stream, uri, compression, 0
+
+    def __iter__(self):
+        while True:
+            try:
+                raw = self.stream.readline()
+            except _DECOMPRESS_ERRORS as exc:
+                if self.compression is None:
+                    raise
+                raise FastTextError(f"{self.uri}:{self.lineno + 1}: corrupt or truncated {self.compression} data ({exc})") from None
+            if not raw:
+                return
+            self.lineno += 1
+            if b"\x00" in raw:
+                raise FastTextError(f"{self.uri}:{self.lineno}: not a text file (contains NUL bytes; UTF-16 text or a binary file?)")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise FastTextError(f"{self.uri}:{self.lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
+                                    f"re-encode the file as UTF-8)") from None
+            yield line.lstrip("\ufeff") if self.lineno == 1 else line
 
 
 def _parse_fasttext_line(line, uri, lineno):
@@ -86,45 +124,119 @@ def _csv_row_to_example(row, uri, lineno):
     return label, text
 
 
+_UNQUOTED_CSV = re.compile(r"^\s*-?\d+\s*,")
+
+
+def detect_format(first_line, uri):
+    stripped = first_line.lstrip("\ufeff").lstrip()
+    if stripped.startswith(LABEL_PREFIX):
+        return "fasttext"
+    if stripped.startswith('"') or _UNQUOTED_CSV.match(stripped):
+        return "csv"
+    row = next(csv.reader([stripped]), [])
+    if len(row) >= 2 and _looks_like_header(row):
+        return "csv"
+    raise FastTextError(
+        f"{uri}: cannot detect the format of line 1 (expected '__label__X text' or a '\"class\",\"text\"' CSV row)"
+    )
+
+
+# A header row names its columns: the class column is called one of these (or the text columns are).
+HEADER_LABEL_NAMES = {"label", "labels", "class", "classes", "class_index", "category", "sentiment", "polarity",
+                      "rating", "stars", "target", "y", "score"}
+HEADER_TEXT_NAMES = {"text", "texts", "review", "review_text", "title", "body", "content", "description", "sentence",
+                     "comment", "document", "question", "answer", "abstract", "headline", "summary"}
+HEADER_LOOKAHEAD = 50
+
+
+def _looks_like_header(row):
+    names = [c.strip().lower() for c in row]
+    texts = [n for n in names[1:] if n]
+    return names[0] in HEADER_LABEL_NAMES or (bool(texts) and all(n in HEADER_TEXT_NAMES for n in texts))
+
+
+def _is_header(first, later):
+    """Is ``first`` (the first CSV row) a header? ``later``: the class column of the next rows.
+
+    It is when its class never occurs again in the look-ahead and either its columns carry
+    column names, or its class is not a number while every later class is.
+    """
+    label = first[0].strip()
+    if label in later:
+        return False  # a real class that happens to be called "label"
+    if _looks_like_header(first):
+        return True
+    return len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later)
+
+
+def _is_int(text):
+    return text.lstrip("-").isdigit()
+
+
+class _Counted:
+    def __init__(self, lines):
+        self.lines, self.lineno = lines, 0
+
+    def __iter__(self):
+        for line in self.lines:
+            self.lineno += 1
+            yield line
+
+
+def _csv_rows(lines, uri):
+    """``(row, first line)`` of each non-empty CSV record."""
+    reader = csv.reader(lines, strict=True)
+    while True:
+        start = lines.lineno + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc} "
+                                f"(an unclosed quote?)") from None
+        if row:
+            yield row, start
+
+
 def iter_examples(uri, fmt="auto"):
-    """Yield ``(label, raw_text)`` pairs from a local path or ``s3://`` URI."""
+    """Yield ``(label, raw_text)`` pairs from a local path or ``s3://`` URI.
+
+    gzip/bzip2/xz files are decompressed; a CSV header row is detected and skipped; errors name the
+    exact physical line.
+    """
     if fmt not in FORMATS:
         raise FastTextError(f"unknown data format {fmt!r}; choose one of {', '.join(FORMATS)}")
     uri = str(uri)
-    stream = _text_lines(uri)
+    stream, compression = _open_decompressed(uri)
     try:
-        try:
-            first = stream.readline()
-            while first and not first.strip():
-                first = stream.readline()
-        except UnicodeDecodeError:
-            raise FastTextError(f"{uri}: not UTF-8 text (binary or wrongly encoded file)") from None
-        if not first:
+        lines = _Lines(stream, uri, compression)
+        it = iter(lines)
+        blank = []
+        first = next(it, None)
+        while first is not None and not first.strip():
+            blank.append(first)
+            first = next(it, None)
+        if first is None:
             raise FastTextError(f"{uri}: file is empty")
-        if "\x00" in first:
-            raise FastTextError(f"{uri}: not a text file (contains NUL bytes)")
         if fmt == "auto":
             fmt = detect_format(first, uri)
-        lines = _chain([first.lstrip("\ufeff")], stream)
-        lineno = 0
-        try:
-            if fmt == "fasttext":
-                for lineno, line in enumerate(lines, 1):
-                    if "\x00" in line:
-                        raise FastTextError(f"{uri}:{lineno}: not a text file (contains NUL bytes)")
-                    if line.strip():
-                        yield _parse_fasttext_line(line, uri, lineno)
-            else:
-                reader = csv.reader(lines, strict=True)
-                for row in reader:
-                    lineno = reader.line_num
-                    if not row:
-                        continue
-                    yield _csv_row_to_example(row, uri, lineno)
-        except csv.Error as exc:
-            raise FastTextError(f"{uri}:{lineno + 1}: malformed CSV: {exc}") from None
-        except UnicodeDecodeError:
-            raise FastTextError(f"{uri}: line {lineno + 1} is not UTF-8 text (binary or wrongly encoded file)") from None
+        rest = _chain(blank + [first], it)
+        if fmt == "fasttext":
+            for lineno, line in enumerate(rest, 1):
+                if line.strip():
+                    yield _parse_fasttext_line(line, uri, lineno)
+            return
+        counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
+        rows = _csv_rows(counted, uri)
+        ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
+        header = bool(ahead) and _is_header(ahead[0][0], {r[0].strip() for r, _ in ahead[1:]})
+        if header:
+            ahead = ahead[1:]
+            if not ahead:
+                raise FastTextError(f"{uri}: no data rows (only a header row)")
+        for row, start in _chain(ahead, rows):
+            yield _csv_row_to_example(row, uri, start)
     finally:
         stream.close()
 

@@ -1,31 +1,98 @@
-"""Local paths and ``s3://`` URIs behind one small API.
+"""Local paths and ``s3://`` URIs behind one small API, and atomic publishing of file sets.
 
-Reads stream through smart_open (so a 400 MB training file is never held twice), writes are
-atomic: a local file is written under a temporary name and renamed; an S3 "directory" is uploaded
-with its marker file last and removed again if anything fails.
+Published sets (model bundles, checkpoints)
+-------------------------------------------
+A *set* is a few data files plus a JSON manifest, at a local directory or an ``s3://`` prefix::
 
-The S3 endpoint comes from the standard boto3 configuration, so ``AWS_ENDPOINT_URL`` points every
-client (boto3, smart_open, the sagemaker SDK) at a local server in tests and demos.
+    dest/config.json                       the manifest: written LAST, in one atomic step
+    dest/model-3f2a9c0d1b2e4f60.params     data files: <stem>-<publish id><ext>, never overwritten
+    dest/vocab-3f2a9c0d1b2e4f60.json
+    dest/.fasttext.lock                    (local only) serializes publishers; flock, so kill -9 frees it
+
+The manifest is the caller's dict plus ``"written_by": "fasttext_lib"`` and ``"files": {logical
+name: {"object": stored name, "sha256": hex, "bytes": n}}``. Every publish uploads its data
+files under names no manifest references yet, then replaces the manifest in one step
+(``os.replace`` locally, one PUT on S3), then deletes the objects the replaced manifest
+referenced. A failure at any moment therefore leaves the old manifest pointing at the old, untouched
+files, or the new one at the new files; readers go through the manifest and verify size and sha256.
+
+Stale leftovers: locally, whoever holds the lock knows no other publisher is running, so it deletes
+every staging file and unreferenced data file it finds. S3 has no lock: unreferenced data objects
+(a killed or losing concurrent publisher's) and incomplete multipart uploads are deleted by the next
+publish or remove once older than :data:`ORPHAN_GRACE_SECONDS` (1 hour, so a slow concurrent
+upload is never removed under a publisher's feet). Objects of a replaced manifest go at once: their
+names are unique to that publish, so no other manifest can reference them.
+
+A destination is replaced only if it is empty, absent, or holds a manifest with our marker (or only
+our own leftovers); anything else -- a directory of the user's files, the current directory -- is
+refused up front with an error naming it. Files we did not write are never deleted.
+
+API (stable; bundles and checkpoints use it):
+
+* ``publish(dest, files, manifest_name, manifest) -> str``: ``files`` maps logical name -> local path.
+* ``read_manifest(src, manifest_name) -> dict``: one-line errors for missing, not JSON, not ours.
+* ``fetch(src, manifest, names, local_dir) -> {name: local path}``: verifies size and sha256;
+  raises :class:`SetChanged` if a file is gone because a publisher replaced the set meanwhile.
+* ``read_set(src, manifest_name, names, local_dir) -> (manifest, {name: local path})``: both, retried
+  when the set changed under the reader (what loaders should call).
+* ``remove(dest, manifest_name)``: delete a published set (and our leftovers, never other files).
+* ``check_writable(dest, manifest_name=None)``: fail fast before training (also refuses a foreign
+  destination when ``manifest_name`` is given).
+
+Plain files: ``open_read``, ``read_bytes``, ``exists``, ``atomic_write``, ``atomic_local_file``.
+S3 URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a user
+can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is one-line :class:`FastTextError`.
+The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos).
 """
 import contextlib
+import datetime
+import hashlib
+import io
+import json
 import os
+import re
+import secrets
 import shutil
 import tempfile
-from urllib.parse import urlparse
 
 from .errors import FastTextError
 
+MARKER_KEY, MARKER = "written_by", "fasttext_lib"
+LOCK_NAME = ".fasttext.lock"
+STAGING_PREFIX = ".fasttext-staging-"
+PROBE_PREFIX = ".fasttext-probe-"
+ORPHAN_GRACE_SECONDS = 3600
+_OBJECT_RE = re.compile(r"^[^/]+-[0-9a-f]{16}(\.[^./-]+)?$")
+
+
+class SetChanged(FastTextError):
+    """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile."""
+
+
+def _is_ours(name):
+    """Names only this module creates inside a destination."""
+    return (name == LOCK_NAME or name.startswith(STAGING_PREFIX) or name.startswith(PROBE_PREFIX)
+            or bool(_OBJECT_RE.match(name)))
+
+
+def _object_name(logical, publish_id):
+    stem, ext = os.path.splitext(logical)
+    return f"{stem}-{publish_id}{ext}"
+
+
+# ---------------------------------------------------------------- URIs and S3 errors
 
 def is_s3(uri):
     return str(uri).startswith("s3://")
 
 
 def split_s3(uri):
-    """``s3://bucket/a/b`` -> ``("bucket", "a/b")``; a URI without a bucket is a user error."""
-    parsed = urlparse(str(uri))
-    if parsed.scheme != "s3" or not parsed.netloc:
+    """``s3://bucket/a/b#1?x`` -> ``("bucket", "a/b#1?x")``: no URL parsing, keys may hold ``#`` and ``?``."""
+    uri = str(uri)
+    bucket, _, key = uri[len("s3://"):].partition("/") if is_s3(uri) else ("", "", "")
+    if not bucket:
         raise FastTextError(f"not a valid S3 URI (expected s3://bucket/key): {uri}")
-    return parsed.netloc, parsed.path.lstrip("/")
+    return bucket, key
 
 
 def join(base, *parts):
@@ -35,88 +102,140 @@ def join(base, *parts):
     return os.path.join(base, *parts)
 
 
+def _key(prefix, name):
+    return f"{prefix}/{name}" if prefix else name
+
+
 def s3_client():
     import boto3
 
     return boto3.session.Session().client("s3")
 
 
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 @contextlib.contextmanager
 def s3_errors(uri):
-    """Turn the botocore failures a user causes into one-line :class:`FastTextError`."""
+    """Turn every S3 failure a user can cause into one-line :class:`FastTextError` (no traceback)."""
+    import boto3.exceptions
     import botocore.exceptions as bex
+    import s3transfer.exceptions
 
     try:
         yield
-    except (bex.NoCredentialsError, bex.PartialCredentialsError):
+    except FastTextError:
+        raise
+    except (bex.NoCredentialsError, bex.PartialCredentialsError, bex.CredentialRetrievalError):
         raise FastTextError(f"no AWS credentials found for {uri} (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)") from None
     except bex.NoRegionError:
         raise FastTextError(f"no AWS region configured for {uri} (set AWS_DEFAULT_REGION)") from None
-    except bex.EndpointConnectionError as exc:
-        raise FastTextError(f"cannot reach the S3 endpoint for {uri}: {exc}") from None
+    except (bex.EndpointConnectionError, bex.ConnectTimeoutError) as exc:
+        raise FastTextError(f"cannot reach the S3 endpoint for {uri}: {_first_line(exc)}") from None
     except bex.ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "")
-        bucket = split_s3(uri)[0]
-        if code in ("NoSuchBucket",):
-            raise FastTextError(f"S3 bucket does not exist: {bucket} (for {uri})") from None
-        if code in ("NoSuchKey", "404", "NotFound"):
-            # HEAD answers a bare 404 for a missing bucket too: ask about the bucket to say which.
-            if not _bucket_exists(bucket):
-                raise FastTextError(f"S3 bucket does not exist: {bucket} (for {uri})") from None
-            raise FastTextError(f"no such S3 object: {uri}") from None
-        if code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
-            raise FastTextError(f"access denied to {uri} ({code}): check your AWS credentials") from None
-        raise FastTextError(f"S3 error {code or exc} for {uri}") from None
+        raise _client_error(exc, uri) from None
+    except boto3.exceptions.S3UploadFailedError as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, bex.ClientError):
+            raise _client_error(cause, uri) from None
+        raise FastTextError(f"S3 upload to {uri} failed: {_first_line(exc)}") from None
+    except (bex.BotoCoreError, boto3.exceptions.Boto3Error, s3transfer.exceptions.RetriesExceededError,
+            ConnectionError) as exc:
+        raise FastTextError(f"S3 request for {uri} failed (connection lost or timed out): {_first_line(exc)}") from None
+
+
+def _client_error(exc, uri):
+    error = exc.response.get("Error", {})
+    code = error.get("Code", "")
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    bucket = split_s3(uri)[0]
+    if code == "NoSuchBucket":
+        return FastTextError(f"S3 bucket does not exist: {bucket} (for {uri})")
+    if code in ("NoSuchKey", "404", "NotFound"):
+        # HEAD answers a bare 404 for a missing bucket too: ask about the bucket to say which.
+        if not _bucket_exists(bucket):
+            return FastTextError(f"S3 bucket does not exist: {bucket} (for {uri})")
+        return FastTextError(f"no such S3 object: {uri}")
+    if code in ("AccessDenied", "403", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled"):
+        return FastTextError(f"access denied to {uri} ({code}): check your AWS credentials and permissions")
+    return FastTextError(f"S3 request for {uri} failed: {code or 'error'} (HTTP {status}) {error.get('Message') or ''}".rstrip())
 
 
 def _bucket_exists(bucket):
-    import botocore.exceptions as bex
-
     try:
         s3_client().head_bucket(Bucket=bucket)
         return True
-    except bex.ClientError as exc:
-        return exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchBucket", "NotFound")
+    except Exception as exc:  # any other answer (403, endpoint down): do not claim it is missing
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+        return code not in ("404", "NoSuchBucket", "NotFound")
 
 
-def _check_s3_object(uri):
-    bucket, key = split_s3(uri)
-    if not key or key.endswith("/"):
-        raise FastTextError(f"S3 URI names no object: {uri}")
-    with s3_errors(uri):
-        s3_client().head_object(Bucket=bucket, Key=key)
+def _is_missing(exc):
+    import botocore.exceptions as bex
 
+    return isinstance(exc, bex.ClientError) and exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
+
+
+# ---------------------------------------------------------------- plain files
 
 def exists(uri):
     if is_s3(uri):
         bucket, key = split_s3(uri)
-        import botocore.exceptions as bex
-
-        try:
-            s3_client().head_object(Bucket=bucket, Key=key)
-            return True
-        except bex.ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
-                return False
-            with s3_errors(uri):
+        with s3_errors(uri):
+            try:
+                s3_client().head_object(Bucket=bucket, Key=key)
+                return True
+            except Exception as exc:
+                if _is_missing(exc):
+                    return False
                 raise
     return os.path.exists(uri)
+
+
+class _S3Reader(io.RawIOBase):
+    """An S3 object's streaming body whose read failures are one-line errors."""
+
+    def __init__(self, body, uri):
+        self._body, self._uri = body, uri
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        with s3_errors(self._uri):
+            data = self._body.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        with contextlib.suppress(Exception):
+            self._body.close()
+        super().close()
 
 
 def open_read(uri, mode="rb"):
     """Open a local file or S3 object for streaming reads, with one-line errors for what is missing."""
     uri = str(uri)
+    if mode not in ("rb", "r"):
+        raise ValueError(f"open_read mode must be 'rb' or 'r', not {mode!r}")
     if is_s3(uri):
-        _check_s3_object(uri)
-        from smart_open import open as smart_open
-
+        bucket, key = split_s3(uri)
+        if not key or key.endswith("/"):
+            raise FastTextError(f"S3 URI names no object: {uri}")
         with s3_errors(uri):
-            return smart_open(uri, mode)
+            body = s3_client().get_object(Bucket=bucket, Key=key)["Body"]
+        raw = io.BufferedReader(_S3Reader(body, uri), 1 << 20)
+        return raw if mode == "rb" else io.TextIOWrapper(raw, encoding="utf-8")
     if os.path.isdir(uri):
         raise FastTextError(f"expected a file but got a directory: {uri}")
     if not os.path.exists(uri):
         raise FastTextError(f"no such file: {uri}")
-    return open(uri, mode)
+    try:
+        return open(uri, mode)
+    except OSError as exc:
+        raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
 
 
 def read_bytes(uri):
@@ -129,15 +248,20 @@ def atomic_local_file(path, mode="wb"):
     """Write ``path`` via a temporary sibling that is renamed into place only on success."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, mode) as f:
             yield f
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise FastTextError(f"cannot write {path}: {exc.strerror}") from None
         raise
 
 
@@ -150,6 +274,8 @@ def atomic_write(uri, mode="wb"):
             yield f
         return
     bucket, key = split_s3(uri)
+    if not key or key.endswith("/"):
+        raise FastTextError(f"S3 URI names no object: {uri}")
     with tempfile.TemporaryDirectory() as tmpdir:
         staged = os.path.join(tmpdir, "object")
         with open(staged, mode) as f:
@@ -158,29 +284,464 @@ def atomic_write(uri, mode="wb"):
             s3_client().upload_file(staged, bucket, key)
 
 
-def upload_file(local_path, uri):
-    bucket, key = split_s3(uri)
-    with s3_errors(uri):
-        s3_client().upload_file(str(local_path), bucket, key)
+# ---------------------------------------------------------------- manifests
 
+def _parse_manifest(raw, where):
+    try:
+        manifest = json.loads(raw)
+    except ValueError:
+        raise FastTextError(f"{where} is not valid JSON") from None
+    if not isinstance(manifest, dict) or manifest.get(MARKER_KEY) != MARKER:
+        raise FastTextError(f'{where} was not written by this library (no "{MARKER_KEY}": "{MARKER}" marker)')
+    files = manifest.get("files")
+    ok = isinstance(files, dict) and all(
+        isinstance(v, dict) and isinstance(v.get("object"), str) and _OBJECT_RE.match(v["object"])
+        and isinstance(v.get("sha256"), str) and isinstance(v.get("bytes"), int) for v in files.values())
+    if not ok:
+        raise FastTextError(f'{where} is malformed: its "files" entry is missing or broken')
+    return manifest
+
+
+def read_manifest(src, manifest_name):
+    """The manifest of the set at ``src``; one-line errors when it is missing, not JSON or not ours."""
+    src = str(src)
+    where = join(src, manifest_name)
+    if is_s3(src):
+        bucket, prefix = split_s3(src)
+        with s3_errors(where):
+            try:
+                body = s3_client().get_object(Bucket=bucket, Key=_key(prefix.rstrip("/"), manifest_name))["Body"]
+                raw = body.read()
+            except Exception as exc:
+                if _is_missing(exc) and _bucket_exists(bucket):
+                    raise FastTextError(f"{src} has no {manifest_name}") from None
+                raise
+        return _parse_manifest(raw, where)
+    if not os.path.exists(src):
+        raise FastTextError(f"{src} does not exist")
+    if not os.path.isdir(src):
+        raise FastTextError(f"{src} is not a directory")
+    try:
+        with open(where, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise FastTextError(f"{src} has no {manifest_name}") from None
+    except OSError as exc:
+        raise FastTextError(f"cannot read {where}: {exc.strerror or exc}") from None
+    return _parse_manifest(raw, where)
+
+
+def _referenced(manifest):
+    return {v["object"] for v in manifest["files"].values()} if manifest else set()
+
+
+def _with_files(manifest, entries):
+    out = {k: v for k, v in dict(manifest).items() if k not in ("files", MARKER_KEY)}
+    out[MARKER_KEY] = MARKER
+    out["files"] = entries
+    return json.dumps(out, indent=2, sort_keys=True).encode("utf-8")
+
+
+def _check_files(files, manifest_name):
+    for name, path in files.items():
+        if not name or "/" in name or name.startswith(".") or name == manifest_name:
+            raise ValueError(f"bad logical file name {name!r}")
+        if not os.path.isfile(path):
+            raise ValueError(f"{path} (for {name}) is not a file")
+
+
+def _hash_file(path):
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+def _verify(src, name, entry, path):
+    size = os.path.getsize(path)
+    if size < entry["bytes"]:
+        raise FastTextError(f"{src}: {name} is truncated: {size} of {entry['bytes']} bytes")
+    if size != entry["bytes"] or _hash_file(path)["sha256"] != entry["sha256"]:
+        raise FastTextError(f"{src}: {name} does not match its checksum in the manifest (corrupt or from another set)")
+
+
+# ---------------------------------------------------------------- local sets
+
+def _refuse(dest, why):
+    return FastTextError(f"refusing to write to {dest}: {why}; name a new or empty directory, or one this library wrote")
+
+
+def _check_local_destination(dest, manifest_name):
+    """Raise unless ``dest`` is absent, empty, ours, or holds only our leftovers. Writes nothing."""
+    if os.path.realpath(dest) == os.path.realpath(os.getcwd()):
+        raise _refuse(dest, "it is the current directory")
+    if not os.path.lexists(dest):
+        _check_creatable(dest)
+        return None
+    if not os.path.isdir(dest):
+        raise FastTextError(f"{dest} exists and is not a directory")
+    names = os.listdir(dest)
+    if manifest_name in names:
+        try:
+            return read_manifest(dest, manifest_name)
+        except FastTextError as exc:
+            raise _refuse(dest, str(exc)) from None
+    foreign = sorted(n for n in names if not _is_ours(n))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise _refuse(dest, f"it holds files this library did not write ({shown})")
+    return None
+
+
+def _check_creatable(dest):
+    ancestor = os.path.dirname(dest)
+    while not os.path.lexists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise FastTextError(f"cannot create {dest}: {ancestor} is not a directory")
+
+
+@contextlib.contextmanager
+def _locked(dest, create=True):
+    """Hold an exclusive flock on ``dest/.fasttext.lock`` (the kernel drops it if we are killed)."""
+    import fcntl
+
+    path = os.path.join(dest, LOCK_NAME)
+    while True:
+        if create:
+            os.makedirs(dest, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:  # a remove() may have unlinked the file we waited on: lock the current one instead
+                current, held = os.stat(path), os.fstat(fd)
+                same = (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino)
+            except FileNotFoundError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _copy_hashing(src, dst):
+    digest, size = hashlib.sha256(), 0
+    with open(src, "rb") as fin, open(dst, "xb") as fout:
+        for chunk in iter(lambda: fin.read(1 << 20), b""):
+            digest.update(chunk)
+            fout.write(chunk)
+            size += len(chunk)
+        fout.flush()
+        os.fsync(fout.fileno())
+    return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+def _delete_local(dest, names):
+    for name in names:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(dest, name))
+
+
+def _local_leftovers(dest, keep):
+    """Staging files and data files no manifest references. Only stale while we hold the lock."""
+    return [n for n in os.listdir(dest)
+            if n not in keep and n != LOCK_NAME and (n.startswith(STAGING_PREFIX) or _OBJECT_RE.match(n))]
+
+
+def _publish_local(dest, files, manifest_name, manifest):
+    dest = os.path.abspath(dest)
+    _check_local_destination(dest, manifest_name)
+    try:
+        with _locked(dest):
+            old = _check_local_destination(dest, manifest_name)  # again: another publisher may have won
+            _delete_local(dest, _local_leftovers(dest, _referenced(old)))
+            publish_id = secrets.token_hex(8)
+            entries, written, committed = {}, [], False
+            staged_manifest = os.path.join(dest, f"{STAGING_PREFIX}{publish_id}-{manifest_name}")
+            try:
+                for name, path in sorted(files.items()):
+                    obj = _object_name(name, publish_id)
+                    written.append(obj)
+                    entries[name] = dict(object=obj, **_copy_hashing(path, os.path.join(dest, obj)))
+                with open(staged_manifest, "xb") as f:
+                    f.write(_with_files(manifest, entries))
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(staged_manifest, os.path.join(dest, manifest_name))  # the commit point
+                committed = True
+                _fsync_dir(dest)
+            except BaseException:
+                _delete_local(dest, [os.path.basename(staged_manifest)] + ([] if committed else written))
+                raise
+            _delete_local(dest, _referenced(old) - set(written))
+    except OSError as exc:
+        raise FastTextError(f"cannot write {dest}: {exc.strerror or exc}") from None
+    return dest
+
+
+def _remove_local(dest, manifest_name):
+    dest = os.path.abspath(dest)
+    if not os.path.isdir(dest):
+        return
+    _check_local_destination(dest, manifest_name)
+    try:
+        with _locked(dest, create=False):
+            old = _check_local_destination(dest, manifest_name)
+            _delete_local(dest, [manifest_name] if old else [])  # first: readers now see no set
+            _delete_local(dest, _local_leftovers(dest, set()))
+            _delete_local(dest, [LOCK_NAME])
+        with contextlib.suppress(OSError):
+            os.rmdir(dest)  # only if nothing else (the user's files) is left
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise FastTextError(f"cannot remove {dest}: {exc.strerror or exc}") from None
+
+
+# ---------------------------------------------------------------- S3 sets
+
+def _s3_listing(client, bucket, prefix):
+    """``{name: age in seconds}`` of the objects directly under ``prefix/`` (sub-prefixes end in ``/``)."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    found = {}
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=_key(prefix, ""), Delimiter="/")
+    for page in pages:
+        for obj in page.get("Contents", []):
+            found[obj["Key"][len(_key(prefix, "")):]] = (now - obj["LastModified"]).total_seconds()
+        for sub in page.get("CommonPrefixes", []):
+            found[sub["Prefix"][len(_key(prefix, "")):]] = 0.0
+    return found
+
+
+def _check_s3_destination(client, bucket, prefix, manifest_name, dest):
+    try:
+        old = read_manifest(f"s3://{bucket}/{prefix}", manifest_name)
+    except FastTextError as exc:
+        if not str(exc).endswith(f"has no {manifest_name}"):
+            raise _refuse(dest, str(exc)) from None
+        old = None
+    if old is None:
+        foreign = sorted(n for n in _s3_listing(client, bucket, prefix) if not _is_ours(n))
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            raise _refuse(dest, f"it holds objects this library did not write ({shown})")
+    return old
+
+
+def _s3_collect(client, bucket, prefix, keep, replaced):
+    """Delete ``replaced`` now and unreferenced data objects / multipart uploads older than the grace period."""
+    doomed = set(replaced) - set(keep)
+    for name, age in _s3_listing(client, bucket, prefix).items():
+        if name not in keep and _is_ours(name) and name != LOCK_NAME and age > ORPHAN_GRACE_SECONDS:
+            doomed.add(name)
+    for name in sorted(doomed):
+        client.delete_object(Bucket=bucket, Key=_key(prefix, name))
+    now = datetime.datetime.now(datetime.timezone.utc)
+    uploads = client.list_multipart_uploads(Bucket=bucket, Prefix=_key(prefix, "")).get("Uploads", [])
+    for upload in uploads:
+        name = upload["Key"][len(_key(prefix, "")):]
+        if "/" not in name and (now - upload["Initiated"]).total_seconds() > ORPHAN_GRACE_SECONDS:
+            client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+
+
+def _publish_s3(dest, files, manifest_name, manifest):
+    bucket, prefix = split_s3(dest)
+    prefix = prefix.rstrip("/")
+    dest = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+    client = s3_client()
+    publish_id = secrets.token_hex(8)
+    uploaded, entries = [], {}
+    with s3_errors(dest):
+        client.head_bucket(Bucket=bucket)
+        old = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+        try:
+            for name, path in sorted(files.items()):
+                obj = _object_name(name, publish_id)
+                entries[name] = dict(object=obj, **_hash_file(path))
+                uploaded.append(obj)
+                client.upload_file(path, bucket, _key(prefix, obj))
+            client.put_object(Bucket=bucket, Key=_key(prefix, manifest_name), Body=_with_files(manifest, entries),
+                              ContentType="application/json")  # the commit point
+        except BaseException as exc:
+            live = _live_objects(dest, manifest_name)
+            if live is not None and not (live & set(uploaded)):  # surely not committed: take ours back
+                with contextlib.suppress(Exception):
+                    for obj in uploaded:
+                        client.delete_object(Bucket=bucket, Key=_key(prefix, obj))
+            if not (isinstance(exc, Exception) and live and set(uploaded) <= live):
+                raise
+            # the manifest PUT reached S3 though its answer was lost: the new set is live
+    with contextlib.suppress(Exception):  # cleanup failing never turns a published set into an error
+        _s3_collect(client, bucket, prefix, keep=set(uploaded), replaced=_referenced(old))
+    return dest
+
+
+def _live_objects(src, manifest_name):
+    """Objects the live manifest references; ``set()`` when there is none, ``None`` when S3 cannot tell."""
+    try:
+        return _referenced(read_manifest(src, manifest_name))
+    except FastTextError as exc:
+        return set() if str(exc).endswith(f"has no {manifest_name}") else None
+    except Exception:
+        return None
+
+
+def _remove_s3(dest, manifest_name):
+    bucket, prefix = split_s3(dest)
+    prefix = prefix.rstrip("/")
+    client = s3_client()
+    with s3_errors(dest):
+        old = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+        if old is not None:
+            client.delete_object(Bucket=bucket, Key=_key(prefix, manifest_name))  # first: readers see no set
+        _s3_collect(client, bucket, prefix, keep=set(), replaced=_referenced(old))
+
+
+# ---------------------------------------------------------------- the set API
+
+def publish(dest, files, manifest_name, manifest):
+    """Publish ``files`` (logical name -> local path) and ``manifest`` at ``dest``, all or nothing.
+
+    Returns ``dest`` (absolute for a local path). Adds ``files`` and the marker to the manifest.
+    """
+    files = {str(k): str(v) for k, v in files.items()}
+    _check_files(files, manifest_name)
+    if is_s3(dest):
+        return _publish_s3(str(dest), files, manifest_name, manifest)
+    return _publish_local(str(dest), files, manifest_name, manifest)
+
+
+def fetch(src, manifest, names, local_dir):
+    """Copy the named files of the set at ``src`` into ``local_dir``, verifying size and sha256.
+
+    Returns ``{name: local path}``.
+    """
+    src = str(src)
+    out = {}
+    for name in names:
+        entry = manifest["files"].get(name)
+        if entry is None:
+            raise FastTextError(f"{src}: its manifest lists no {name}")
+        uri, path = join(src, entry["object"]), os.path.join(local_dir, name)
+        try:
+            if is_s3(src):
+                bucket, key = split_s3(uri)
+                with s3_errors(uri), open(path, "wb") as fout:
+                    body = s3_client().get_object(Bucket=bucket, Key=key)["Body"]
+                    for chunk in iter(lambda: body.read(1 << 20), b""):
+                        fout.write(chunk)
+            else:
+                shutil.copyfile(uri, path)
+        except FastTextError as exc:
+            if "no such S3 object" in str(exc):
+                raise FastTextError(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again") from None
+            raise
+        except FileNotFoundError:
+            if not os.path.exists(uri):
+                raise SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again") from None
+            raise FastTextError(f"cannot write {path}: no such directory") from None
+        except OSError as exc:
+            raise FastTextError(f"cannot copy {uri} to {path}: {exc.strerror or exc}") from None
+        _verify(src, name, entry, path)
+        out[name] = path
+    return out
+
+
+def read_set(src, manifest_name, names, local_dir, attempts=3):
+    """:func:`read_manifest` + :func:`fetch`, read again if a publisher replaced the set meanwhile.
+
+    Returns ``(manifest, {name: local path})``.
+    """
+    for attempt in range(attempts):
+        manifest = read_manifest(src, manifest_name)
+        try:
+            return manifest, fetch(src, manifest, names, local_dir)
+        except SetChanged:
+            if attempt == attempts - 1:
+                raise
+
+
+def remove(dest, manifest_name):
+    """Delete the set at ``dest`` (manifest first); files this library did not write stay."""
+    if is_s3(dest):
+        _remove_s3(str(dest), manifest_name)
+    else:
+        _remove_local(str(dest), manifest_name)
+
+
+def check_writable(dest, manifest_name=None):
+    """Fail fast (before training) if ``dest`` cannot be written; with ``manifest_name``, also if it
+    is a destination :func:`publish` would refuse to replace. Leaves nothing behind."""
+    dest = str(dest)
+    if is_s3(dest):
+        bucket, prefix = split_s3(dest)
+        prefix = prefix.rstrip("/")
+        client = s3_client()
+        with s3_errors(dest):
+            client.head_bucket(Bucket=bucket)
+            if manifest_name:
+                _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+            probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))
+            client.put_object(Bucket=bucket, Key=probe, Body=b"")
+            client.delete_object(Bucket=bucket, Key=probe)
+        return
+    dest = os.path.abspath(dest)
+    if manifest_name:
+        _check_local_destination(dest, manifest_name)
+    elif os.path.lexists(dest) and not os.path.isdir(dest):
+        raise FastTextError(f"{dest} exists and is not a directory")
+    else:
+        _check_creatable(dest)
+    where = dest if os.path.isdir(dest) else os.path.dirname(dest)
+    while not os.path.isdir(where):
+        where = os.path.dirname(where)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=PROBE_PREFIX, dir=where)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise FastTextError(f"cannot write to {dest}: {where}: {exc.strerror or exc}") from None
+
+
+# ---------------------------------------------------------------- older directory API (until callers switch)
 
 def publish_directory(local_dir, dest, marker):
-    """Copy the files of ``local_dir`` to ``dest`` (a directory or an ``s3://`` prefix) atomically.
+    """Copy the files of ``local_dir`` to ``dest`` with ``marker`` last (older layout: plain names).
 
-    Readers look for ``marker`` first, so it is written last: a reader never sees a partial copy.
-    Locally the whole directory is renamed into place; on S3 the files are uploaded with the
-    sagemaker SDK's ``S3Uploader``, then the marker, and everything uploaded is deleted on failure.
+    Superseded by :func:`publish`. Locally it refuses a non-empty destination without ``marker``.
     """
     names = sorted(os.listdir(local_dir))
     if marker not in names:
         raise ValueError(f"{local_dir} has no {marker}")
     if not is_s3(dest):
         dest = os.path.abspath(dest)
-        if os.path.isfile(dest):
+        if os.path.lexists(dest) and not os.path.isdir(dest):
             raise FastTextError(f"output exists and is a file, not a directory: {dest}")
+        if os.path.isdir(dest) and os.listdir(dest) and not os.path.exists(os.path.join(dest, marker)):
+            raise _refuse(dest, f"it holds files and no {marker}")
+        _check_creatable(dest)
         parent = os.path.dirname(dest)
-        os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix="." + os.path.basename(dest) + ".", dir=parent)
+        try:
+            os.makedirs(parent, exist_ok=True)
+            staging = tempfile.mkdtemp(prefix="." + os.path.basename(dest) + ".", dir=parent)
+        except OSError as exc:
+            raise FastTextError(f"cannot write {dest}: {exc.strerror or exc}") from None
         try:
             for name in names:
                 shutil.copy2(os.path.join(local_dir, name), os.path.join(staging, name))
@@ -191,8 +752,10 @@ def publish_directory(local_dir, dest, marker):
             os.rename(staging, dest)
             if old:
                 shutil.rmtree(old, ignore_errors=True)
-        except BaseException:
+        except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise FastTextError(f"cannot write {dest}: {exc.strerror}") from None
             raise
         return dest
 
@@ -201,20 +764,16 @@ def publish_directory(local_dir, dest, marker):
     client = s3_client()
     with s3_errors(dest):
         client.head_bucket(Bucket=bucket)
-    from .sagemaker_utils import s3_uploader_upload
-
     uploaded = []
     try:
         for name in [n for n in names if n != marker] + [marker]:
-            uri = f"s3://{bucket}/{prefix}/{name}" if prefix else f"s3://{bucket}/{name}"
-            with s3_errors(uri):
-                s3_uploader_upload(os.path.join(local_dir, name), uri.rsplit("/", 1)[0])
-            uploaded.append(uri)
+            with s3_errors(join(dest, name)):
+                client.upload_file(os.path.join(local_dir, name), bucket, _key(prefix, name))
+            uploaded.append(name)
     except BaseException:
-        for uri in uploaded:
+        for name in uploaded:
             with contextlib.suppress(Exception):
-                b, k = split_s3(uri)
-                client.delete_object(Bucket=b, Key=k)
+                client.delete_object(Bucket=bucket, Key=_key(prefix, name))
         raise
     return f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
 
@@ -226,7 +785,7 @@ def remove_directory(uri, names):
         client = s3_client()
         with s3_errors(uri):
             for name in names:
-                client.delete_object(Bucket=bucket, Key=f"{prefix.rstrip('/')}/{name}")
+                client.delete_object(Bucket=bucket, Key=_key(prefix.rstrip("/"), name))
         return
     for name in names:
         with contextlib.suppress(FileNotFoundError):
@@ -240,3 +799,4 @@ def fetch_directory(src, names, local_dir):
     for name in names:
         with open_read(join(src, name), "rb") as fin, open(os.path.join(local_dir, name), "wb") as fout:
             shutil.copyfileobj(fin, fout, 1 << 20)
+

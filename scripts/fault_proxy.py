@@ -1,0 +1,137 @@
+"""A loopback HTTP proxy that injects faults in front of the local S3 server (tests only).
+
+``with FaultProxy(upstream) as proxy:`` listens on 127.0.0.1 and forwards every request to
+``upstream`` (moto's server), unless a rule matches it::
+
+    proxy.fail("PUT", r"/model-", action="500")        # answer 500 InternalError, forward nothing
+    proxy.fail("GET", r"/vocab-", action="403")        # refuse (AccessDenied)
+    proxy.fail("PUT", r"/config\\.json", action="reset")  # read half the body, then reset the connection
+    proxy.fail("PUT", r"/config\\.json", action="lost")   # forward, then answer 500 (a lost response)
+    proxy.fail("PUT", r".", nth=3)                      # only the 3rd matching request (1-based)
+
+``proxy.log`` lists ``(method, path, query)`` of every request seen; ``proxy.clear()`` drops the rules.
+Real sockets and real HTTP, so boto3 exercises its genuine retry and error paths.
+"""
+import http.client
+import re
+import socket
+import struct
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote, urlsplit
+
+_ERRORS = {"500": (500, "InternalError", "injected failure"), "403": (403, "AccessDenied", "injected refusal")}
+
+
+class _Rule:
+    def __init__(self, method, pattern, action, nth):
+        self.method, self.pattern, self.action, self.nth = method, re.compile(pattern), action, nth
+        self.seen = 0
+
+    def matches(self, method, path):
+        if method != self.method or not self.pattern.search(path):
+            return False
+        self.seen += 1
+        return self.nth is None or self.seen == self.nth
+
+
+class FaultProxy:
+    def __init__(self, upstream):
+        parts = urlsplit(upstream)
+        self.upstream = (parts.hostname, parts.port)
+        self.rules, self.log, self.lock = [], [], threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _body(self):
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    data = b""
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0], 16)
+                        if size == 0:
+                            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                                pass
+                            return data
+                        data += self.rfile.read(size)
+                        self.rfile.readline()
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+            def _handle(self):
+                path = unquote(urlsplit(self.path).path)
+                with proxy.lock:
+                    proxy.log.append((self.command, path, urlsplit(self.path).query))
+                    rule = next((r for r in proxy.rules if r.matches(self.command, path)), None)
+                action = rule.action if rule else None
+                if action == "reset":
+                    length = int(self.headers.get("Content-Length") or 0)
+                    self.rfile.read(length // 2)
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    self.close_connection = True
+                    return
+                body = self._body()
+                if action in _ERRORS:
+                    return self._error(*_ERRORS[action])
+                status, headers, payload = self._forward(body)
+                if action == "lost":
+                    return self._error(*_ERRORS["500"])
+                self.send_response(status)
+                for k, v in headers:
+                    if k.lower() not in ("transfer-encoding", "content-length", "connection", "date", "server"):
+                        self.send_header(k, v)
+                if self.command != "HEAD":
+                    self.send_header("Content-Length", str(len(payload)))
+                else:
+                    self.send_header("Content-Length", dict((k.lower(), v) for k, v in headers).get("content-length", "0"))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+
+            def _forward(self, body):
+                conn = http.client.HTTPConnection(*proxy.upstream, timeout=60)
+                try:
+                    headers = {k: v for k, v in self.headers.items() if k.lower() not in ("transfer-encoding", "content-length")}
+                    headers["Content-Length"] = str(len(body))
+                    conn.request(self.command, self.path, body=body, headers=headers)
+                    resp = conn.getresponse()
+                    return resp.status, resp.getheaders(), resp.read()
+                finally:
+                    conn.close()
+
+            def _error(self, status, code, message):
+                payload = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code>'
+                           f"<Message>{message}</Message></Error>").encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(payload) if self.command != "HEAD" else 0))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def fail(self, method, pattern, action="500", nth=None):
+        with self.lock:
+            self.rules.append(_Rule(method, pattern, action, nth))
+
+    def clear(self):
+        with self.lock:
+            self.rules, self.log = [], []
+
+    def __enter__(self):
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()

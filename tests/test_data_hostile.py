@@ -1,0 +1,124 @@
+"""Hostile inputs to the data reader: each ends in one FastTextError naming the file and exact line."""
+import bz2
+import gzip
+import lzma
+import zipfile
+
+import pytest
+
+from fasttext_lib.data import read_labeled
+from fasttext_lib.errors import FastTextError
+
+ROWS = ['"1","bad food"\n', '"2","great food"\n', '"1","slow service"\n']
+
+
+@pytest.mark.parametrize("header", ['"label","text"\n', "label,text\n", '"class","title","body"\n', "Sentiment,Review\n"])
+def test_csv_header_row_is_skipped(tmp_path, header):
+    p = tmp_path / "h.csv"
+    p.write_text(header + "".join(ROWS))
+    data = read_labeled(str(p))
+    assert data.labels == ["1", "2", "1"] and data.texts[0] == "bad food"
+
+
+def test_unknown_header_name_skipped_when_every_other_class_is_numeric(tmp_path):
+    p = tmp_path / "h.csv"
+    p.write_text('"stars_given","what they wrote"\n' + "".join(ROWS))
+    assert read_labeled(str(p)).labels == ["1", "2", "1"]
+
+
+def test_a_real_class_named_label_is_kept(tmp_path):
+    p = tmp_path / "c.csv"
+    p.write_text('"label","a text about labels"\n"other","x"\n"label","y"\n')
+    assert read_labeled(str(p)).labels == ["label", "other", "label"]
+
+
+def test_word_classes_without_header_are_all_kept(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text('"pos","good"\n"neg","bad"\n"pos","fine"\n')
+    assert read_labeled(str(p)).labels == ["pos", "neg", "pos"]
+
+
+@pytest.mark.parametrize("header", ['"label","text"\n', "label,text\n"])
+def test_header_only_file_is_no_data_rows(tmp_path, header):
+    p = tmp_path / "h.csv"
+    p.write_text(header)
+    with pytest.raises(FastTextError, match="no data rows"):
+        read_labeled(str(p))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "fasttext"])
+def test_bad_utf8_reported_at_its_exact_line(tmp_path, fmt):
+    line = '"1","some words here to fill the read buffer"\n' if fmt == "csv" else "__label__1 some words here to fill\n"
+    body = line.encode() * 3000 + b'"2","caf\xe9"\n' + line.encode() * 10
+    if fmt == "fasttext":
+        body = line.encode() * 3000 + b"__label__2 caf\xe9\n" + line.encode() * 10
+    p = tmp_path / "d.txt"
+    p.write_bytes(body)
+    with pytest.raises(FastTextError, match=r"d\.txt:3001: not UTF-8 text \(byte 0xe9"):
+        read_labeled(str(p))
+
+
+def test_multiline_records_keep_line_numbers_exact(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text('"1","first\nspans\nthree lines"\n"2","ok"\n"",  "empty class"\n')
+    with pytest.raises(FastTextError, match=r"m\.csv:5: CSV row has an empty class"):
+        read_labeled(str(p))
+
+
+def test_unclosed_quote_reported_at_the_record_start(tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text('"1","fine"\n"2","never closed\n"1","more"\n')
+    with pytest.raises(FastTextError, match=r"q\.csv:2: malformed CSV record"):
+        read_labeled(str(p))
+
+
+@pytest.mark.parametrize("opener, suffix", [(gzip.open, ".gz"), (bz2.open, ".bz2"), (lzma.open, ".xz")])
+def test_compressed_files_are_read_transparently(tmp_path, opener, suffix):
+    p = tmp_path / ("d.csv" + suffix)
+    with opener(p, "wt") as f:
+        f.write("".join(ROWS))
+    assert read_labeled(str(p)).texts == ["bad food", "great food", "slow service"]
+
+
+def test_truncated_gzip_is_one_line_error(tmp_path):
+    p = tmp_path / "d.csv.gz"
+    p.write_bytes(gzip.compress("".join(ROWS * 200).encode())[:-30])
+    with pytest.raises(FastTextError, match="corrupt or truncated gzip data"):
+        read_labeled(str(p))
+
+
+def test_zip_archive_is_named(tmp_path):
+    p = tmp_path / "d.zip"
+    with zipfile.ZipFile(p, "w") as z:
+        z.writestr("d.csv", "".join(ROWS))
+    with pytest.raises(FastTextError, match="zip archive; unzip it first"):
+        read_labeled(str(p))
+
+
+def test_nul_bytes_named_with_line(tmp_path):
+    p = tmp_path / "n.csv"
+    p.write_bytes(b'"1","ok"\n"2","b\x00d"\n')
+    with pytest.raises(FastTextError, match=r"n\.csv:2: not a text file \(contains NUL"):
+        read_labeled(str(p))
+
+
+def test_utf16_file_is_named_as_not_text(tmp_path):
+    p = tmp_path / "u.csv"
+    p.write_text("".join(ROWS), encoding="utf-16")
+    with pytest.raises(FastTextError, match="NUL bytes"):
+        read_labeled(str(p))
+
+
+def test_directory_and_missing_file(tmp_path):
+    with pytest.raises(FastTextError, match="expected a file but got a directory"):
+        read_labeled(str(tmp_path))
+    with pytest.raises(FastTextError, match="no such file"):
+        read_labeled(str(tmp_path / "absent.csv"))
+
+
+def test_gzip_on_s3_with_hash_in_key(tmp_path, s3_bucket):
+    import boto3
+
+    bucket = s3_bucket[len("s3://"):]
+    boto3.client("s3").put_object(Bucket=bucket, Key="data/exp#1?v=2/train.csv.gz", Body=gzip.compress("".join(ROWS).encode()))
+    assert read_labeled(f"{s3_bucket}/data/exp#1?v=2/train.csv.gz").labels == ["1", "2", "1"]

@@ -1,0 +1,439 @@
+"""Atomic set publishing and the S3 error contract, under real faults.
+
+Faults are real: a loopback proxy (scripts/fault_proxy.py) in front of moto answers 500, refuses or
+resets the connection; a tiny tmpfs fills up; publishing subprocesses are killed with SIGKILL;
+two processes publish to one place at once. After each: the old set or the new one, complete.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import boto3
+import pytest
+
+from conftest import ROOT, free_port
+from fault_proxy import FaultProxy
+from fasttext_lib import storage
+from fasttext_lib.errors import FastTextError
+
+MANIFEST = "config.json"
+NAMES = ("model.params", "vocab.json", "metrics.json")
+
+
+def make_files(tmp_path, tag, size=2000):
+    """Three files whose contents all carry ``tag``; model.params is ``size`` bytes."""
+    d = tmp_path / f"src-{tag}"
+    d.mkdir(exist_ok=True)
+    paths = {}
+    for name in NAMES:
+        p = d / name
+        p.write_bytes((tag.encode() * size)[:size] if name == "model.params" else f'{{"tag": "{tag}"}}'.encode())
+        paths[name] = str(p)
+    return paths
+
+
+def load_tag(src, tmp_path):
+    """Read and verify the whole set at ``src``; the tag every file carries (they must agree: no mix)."""
+    out = tmp_path / f"fetched-{os.urandom(4).hex()}"
+    out.mkdir()
+    manifest, got = storage.read_set(src, MANIFEST, NAMES, str(out))
+    tags = {json.load(open(got["vocab.json"]))["tag"], json.load(open(got["metrics.json"]))["tag"],
+            open(got["model.params"], "rb").read(len(manifest["tag"])).decode(), manifest["tag"]}
+    assert len(tags) == 1, f"mixed set: {tags}"
+    return tags.pop()
+
+
+def one_line(exc):
+    text = str(exc)
+    assert "\n" not in text and "Traceback" not in text, text
+    return text
+
+
+def s3_names(uri):
+    bucket, prefix = storage.split_s3(uri)
+    objs = boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", [])
+    return sorted(o["Key"][len(prefix) + 1:] for o in objs)
+
+
+# ---------------------------------------------------------------- local
+
+
+def test_local_publish_replaces_the_whole_set_and_removes_the_old_files(tmp_path):
+    dest = str(tmp_path / "bundle")
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    old_objects = {v["object"] for v in storage.read_manifest(dest, MANIFEST)["files"].values()}
+    storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert load_tag(dest, tmp_path) == "new"
+    new = storage.read_manifest(dest, MANIFEST)
+    assert new["written_by"] == "fasttext_lib"
+    assert sorted(os.listdir(dest)) == sorted([MANIFEST, ".fasttext.lock"] + [v["object"] for v in new["files"].values()])
+    assert not old_objects & set(os.listdir(dest))
+
+
+def test_truncated_and_swapped_files_are_named(tmp_path):
+    dest = str(tmp_path / "bundle")
+    storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    manifest = storage.read_manifest(dest, MANIFEST)
+    params = os.path.join(dest, manifest["files"]["model.params"]["object"])
+    with open(params, "r+b") as f:
+        f.truncate(1234)
+    with pytest.raises(FastTextError, match=r"model\.params is truncated: 1234 of 2000 bytes"):
+        storage.fetch(dest, manifest, ["model.params"], str(tmp_path))
+    with open(params, "wb") as f:
+        f.write(b"b" * 2000)  # same size, other content (another run's parameters)
+    with pytest.raises(FastTextError, match=r"model\.params does not match its checksum"):
+        storage.fetch(dest, manifest, ["model.params"], str(tmp_path))
+
+
+@pytest.mark.parametrize("content, why", [
+    ({"notes.txt": "mine"}, "did not write"),
+    ({MANIFEST: '{"format_version": 1}'}, "not written by this library"),
+    ({MANIFEST: "not json"}, "not valid JSON"),
+])
+def test_refuses_to_replace_what_it_did_not_write(tmp_path, content, why):
+    dest = tmp_path / "user"
+    dest.mkdir()
+    for name, text in content.items():
+        (dest / name).write_text(text)
+    for call in (lambda: storage.publish(str(dest), make_files(tmp_path, "x"), MANIFEST, {"tag": "x"}),
+                 lambda: storage.check_writable(str(dest), MANIFEST),
+                 lambda: storage.remove(str(dest), MANIFEST)):
+        with pytest.raises(FastTextError, match=why) as err:
+            call()
+        assert str(dest) in one_line(err.value)
+    assert sorted(os.listdir(dest)) == sorted(content)  # untouched, no lock file either
+
+
+def test_refuses_current_directory_and_the_training_files_directory(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.csv").write_text('"1","x"\n')
+    with pytest.raises(FastTextError, match=r"train\.csv"):
+        storage.publish(str(data), make_files(tmp_path, "x"), MANIFEST, {"tag": "x"})
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    with pytest.raises(FastTextError, match="current directory"):
+        storage.publish(".", make_files(tmp_path, "x"), MANIFEST, {"tag": "x"})
+    assert os.listdir(data) == ["train.csv"] and os.listdir(empty) == []
+
+
+def test_publishes_in_place_into_an_existing_empty_directory(tmp_path):
+    mount_point = tmp_path / "model"  # like SM_MODEL_DIR: must be filled, never renamed
+    mount_point.mkdir()
+    inode = os.stat(mount_point).st_ino
+    storage.publish(str(mount_point), make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    assert os.stat(mount_point).st_ino == inode and load_tag(str(mount_point), tmp_path) == "a"
+
+
+def test_check_writable_local(tmp_path):
+    storage.check_writable(str(tmp_path / "new" / "deeper"))
+    assert not (tmp_path / "new").exists()  # a check leaves nothing behind
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(FastTextError, match="afile is not a directory"):
+        storage.check_writable(str(tmp_path / "afile" / "out"))
+    with pytest.raises(FastTextError, match="exists and is not a directory"):
+        storage.check_writable(str(tmp_path / "afile"))
+    with pytest.raises(FastTextError, match="afile is not a directory"):
+        storage.publish(str(tmp_path / "afile" / "out"), make_files(tmp_path, "x"), MANIFEST, {"tag": "x"})
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A real tiny tmpfs (as root chmod does not stop writes, so read-only and full need a real mount)."""
+    mounted = []
+
+    def mount(size="64k"):
+        where = tmp_path / f"mnt{len(mounted)}"
+        where.mkdir()
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True).returncode:
+            pytest.skip("cannot mount a tmpfs here (needs root); the ENOSPC/read-only cases need a real filesystem")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in mounted:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_disk_full_keeps_the_old_set_and_leaves_no_partial_files(tmp_path, tmpfs):
+    disk = tmpfs("64k")
+    dest = str(disk / "bundle")
+    storage.publish(dest, make_files(tmp_path, "old", size=10_000), MANIFEST, {"tag": "old"})
+    before = sorted(os.listdir(dest))
+    with pytest.raises(FastTextError, match="No space left on device") as err:
+        storage.publish(dest, make_files(tmp_path, "new", size=200_000), MANIFEST, {"tag": "new"})
+    assert dest in one_line(err.value)
+    assert load_tag(dest, tmp_path) == "old" and sorted(os.listdir(dest)) == before
+
+
+def test_read_only_destination_fails_fast(tmp_path, tmpfs):
+    disk = tmpfs("64k")
+    storage.publish(str(disk / "bundle"), make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    for dest in (disk / "bundle", disk / "new"):
+        with pytest.raises(FastTextError, match="Read-only file system") as err:
+            storage.check_writable(str(dest))
+        assert str(dest) in one_line(err.value)
+    with pytest.raises(FastTextError, match="Read-only file system"):
+        storage.publish(str(disk / "bundle"), make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert load_tag(str(disk / "bundle"), tmp_path) == "old"
+
+
+PUBLISHER = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, {root!r})
+    from fasttext_lib import storage
+    dest, src, tag, kill_at = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    files = {{n: os.path.join(src, n) for n in ("model.params", "vocab.json", "metrics.json")}}
+    step = [0]
+    def maybe_die(where):
+        step[0] += 1
+        if where == kill_at or str(step[0]) == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+    real_copy, real_replace, real_upload = storage._copy_hashing, os.replace, None
+    def copy(a, b):
+        maybe_die("copy")
+        return real_copy(a, b)
+    def replace(a, b):
+        maybe_die("before-commit")
+        real_replace(a, b)
+        maybe_die("after-commit")
+    storage._copy_hashing, storage.os.replace = copy, replace
+    if storage.is_s3(dest):
+        import boto3.s3.transfer
+        real_upload = boto3.s3.transfer.S3Transfer.upload_file
+        def upload(self, *a, **k):
+            real_upload(self, *a, **k)
+            maybe_die("uploaded")
+        boto3.s3.transfer.S3Transfer.upload_file = upload
+    for i in range(int(os.environ.get("REPEAT", "1"))):
+        storage.publish(dest, files, "config.json", {{"tag": tag}})
+""").format(root=ROOT)
+
+
+def run_publisher(tmp_path, dest, tag, kill_at="never", repeat=1, wait=True):
+    script = tmp_path / "publisher.py"
+    script.write_text(PUBLISHER)
+    src = os.path.dirname(make_files(tmp_path, tag)["model.params"])
+    env = dict(os.environ, REPEAT=str(repeat))
+    proc = subprocess.Popen([sys.executable, str(script), str(dest), src, tag, kill_at], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if wait:
+        out, err = proc.communicate(timeout=300)
+        return proc.returncode, err
+    return proc
+
+
+@pytest.mark.parametrize("kill_at", ["1", "2", "3", "before-commit", "after-commit"])
+def test_sigkill_while_publishing_locally_then_next_publish_cleans_up(tmp_path, kill_at):
+    dest = tmp_path / "bundle"
+    storage.publish(str(dest), make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    code, _ = run_publisher(tmp_path, dest, "new", kill_at)
+    assert code == -signal.SIGKILL
+    assert load_tag(str(dest), tmp_path) == ("new" if kill_at == "after-commit" else "old")
+    if kill_at not in ("1", "after-commit"):  # "1": killed before its first file was written
+        assert len(os.listdir(dest)) > 5  # leftovers of the killed run (its data files / staged manifest)
+    storage.publish(str(dest), make_files(tmp_path, "next"), MANIFEST, {"tag": "next"})
+    assert load_tag(str(dest), tmp_path) == "next"
+    assert len(os.listdir(dest)) == 5  # manifest, lock, three data files: every leftover gone
+
+
+def test_concurrent_local_publishers_always_leave_one_complete_set(tmp_path):
+    dest = tmp_path / "bundle"
+    for t in ("aa", "bb"):
+        (tmp_path / t).mkdir()
+    procs = [run_publisher(tmp_path / t, dest, t, repeat=12, wait=False) for t in ("aa", "bb")]
+    seen = set()
+    while any(p.poll() is None for p in procs):
+        if (dest / MANIFEST).exists():
+            seen.add(load_tag(str(dest), tmp_path))  # a reader in the middle of it all
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    assert load_tag(str(dest), tmp_path) in ("aa", "bb") and seen <= {"aa", "bb"}
+    assert len(os.listdir(dest)) == 5
+
+
+def test_remove_deletes_the_set_but_not_the_users_files(tmp_path):
+    dest = tmp_path / "ckpt"
+    storage.publish(str(dest), make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    storage.remove(str(dest), MANIFEST)
+    assert not dest.exists()
+    storage.publish(str(dest), make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    (dest / "README").write_text("mine")
+    storage.remove(str(dest), MANIFEST)
+    assert os.listdir(dest) == ["README"]
+
+
+# ---------------------------------------------------------------- S3, through the fault proxy
+
+
+@pytest.fixture
+def proxy(s3_server, monkeypatch):
+    with FaultProxy(s3_server) as p:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", p.endpoint)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")  # botocore retries once; rules fail every attempt
+        yield p
+
+
+@pytest.mark.parametrize("pattern", [r"/model-", r"/vocab-", r"/metrics-", r"/config\.json$"])
+@pytest.mark.parametrize("action", ["500", "reset"])
+def test_failed_put_keeps_the_old_s3_set(tmp_path, s3_bucket, proxy, pattern, action):
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = s3_names(dest)
+    proxy.fail("PUT", pattern, action)
+    with pytest.raises(FastTextError) as err:
+        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert dest in one_line(err.value)
+    proxy.clear()
+    assert load_tag(dest, tmp_path) == "old"
+    assert s3_names(dest) == before  # what the failed publish uploaded was taken back
+
+
+def test_lost_answer_to_the_manifest_put_is_a_success(tmp_path, s3_bucket, proxy):
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    proxy.fail("PUT", r"/config\.json$", "lost")  # S3 stored it, the client only saw 500s
+    storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    proxy.clear()
+    assert load_tag(dest, tmp_path) == "new" and len(s3_names(dest)) == 4
+
+
+def test_reset_in_the_middle_of_a_multipart_upload(tmp_path, s3_bucket, proxy, monkeypatch):
+    dest = f"{s3_bucket}/models/big"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
+    real = boto3.s3.transfer.S3Transfer.upload_file
+
+    def upload(self, *a, **k):  # force multipart for a 6 MB file (S3's minimum part is 5 MB)
+        self._manager._config.multipart_threshold = 5 * 1024 * 1024
+        self._manager._config.multipart_chunksize = 5 * 1024 * 1024
+        return real(self, *a, **k)
+    monkeypatch.setattr(boto3.s3.transfer.S3Transfer, "upload_file", upload)
+    proxy.fail("PUT", r"/model-.*", "reset", nth=None)
+    with pytest.raises(FastTextError) as err:
+        storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    one_line(err.value)
+    assert any(m == "POST" and q == "uploads" for m, _, q in proxy.log)  # it was a multipart upload
+    assert any("partNumber" in q for m, _, q in proxy.log if m == "PUT")
+    proxy.clear()
+    assert load_tag(dest, tmp_path) == "old"
+    bucket = s3_bucket[len("s3://"):]
+    assert not boto3.client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads")  # aborted, not left
+
+
+def test_keys_with_hash_and_question_mark_round_trip(tmp_path, s3_bucket):
+    for name in ("exp#1", "exp?v=2"):
+        storage.publish(f"{s3_bucket}/models/{name}", make_files(tmp_path, name.replace("?", "q")), MANIFEST,
+                        {"tag": name.replace("?", "q")})
+    bucket = s3_bucket[len("s3://"):]
+    keys = [o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=bucket)["Contents"]]
+    assert sum(k.startswith("models/exp#1/") for k in keys) == 4 and sum(k.startswith("models/exp?v=2/") for k in keys) == 4
+    assert load_tag(f"{s3_bucket}/models/exp#1", tmp_path) == "exp#1"
+    assert load_tag(f"{s3_bucket}/models/exp?v=2", tmp_path) == "expqv=2"
+    with storage.atomic_write(f"{s3_bucket}/a#b?c", "wb") as f:
+        f.write(b"x")
+    assert storage.read_bytes(f"{s3_bucket}/a#b?c") == b"x" and storage.exists(f"{s3_bucket}/a#b?c")
+    assert not storage.exists(f"{s3_bucket}/a")
+
+
+def test_refuses_an_s3_prefix_holding_other_objects(tmp_path, s3_bucket):
+    bucket = s3_bucket[len("s3://"):]
+    boto3.client("s3").put_object(Bucket=bucket, Key="data/train.csv", Body=b"x")
+    for call in (lambda: storage.publish(f"{s3_bucket}/data", make_files(tmp_path, "x"), MANIFEST, {"tag": "x"}),
+                 lambda: storage.check_writable(f"{s3_bucket}/data", MANIFEST)):
+        with pytest.raises(FastTextError, match=r"refusing to write to .*/data: .*train\.csv"):
+            call()
+    assert s3_names(f"{s3_bucket}/data") == ["train.csv"]
+
+
+def test_get_refused_after_head_ok_is_one_line(tmp_path, s3_bucket, proxy):
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    manifest = storage.read_manifest(dest, MANIFEST)
+    proxy.fail("GET", r"/model-", "403")
+    params = storage.join(dest, manifest["files"]["model.params"]["object"])
+    assert storage.exists(params)  # HEAD is fine
+    for call in (lambda: storage.fetch(dest, manifest, ["model.params"], str(tmp_path)),
+                 lambda: storage.read_bytes(params)):
+        with pytest.raises(FastTextError, match="access denied") as err:
+            call()
+        one_line(err.value)
+
+
+def test_http_500_on_reads_is_one_line(tmp_path, s3_bucket, proxy):
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    proxy.fail("HEAD", r".", "500")
+    proxy.fail("GET", r".", "500")
+    for call in (lambda: storage.exists(storage.join(dest, MANIFEST)), lambda: storage.read_manifest(dest, MANIFEST)):
+        with pytest.raises(FastTextError, match="HTTP 500|failed") as err:
+            call()
+        one_line(err.value)
+
+
+def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monkeypatch):
+    uri = f"{s3_bucket}/models/run"
+    calls = [lambda: storage.exists(storage.join(uri, MANIFEST)), lambda: storage.read_bytes(storage.join(uri, "x")),
+             lambda: storage.read_manifest(uri, MANIFEST), lambda: storage.check_writable(uri),
+             lambda: storage.publish(uri, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})]
+    with monkeypatch.context() as m:
+        m.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")  # nothing listens there
+        m.setenv("AWS_MAX_ATTEMPTS", "1")
+        for call in calls:
+            with pytest.raises(FastTextError, match="cannot reach the S3 endpoint") as err:
+                call()
+            one_line(err.value)
+    with monkeypatch.context() as m:
+        for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+            m.delenv(var, raising=False)
+        m.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+        m.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+        m.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        for call in calls:
+            with pytest.raises(FastTextError, match="no AWS credentials") as err:
+                call()
+            one_line(err.value)
+
+
+def test_check_writable_s3(s3_bucket, proxy):
+    storage.check_writable(f"{s3_bucket}/models/new")
+    assert s3_names(f"{s3_bucket}/models/new") == []  # the probe is gone
+    with pytest.raises(FastTextError, match="bucket does not exist: no-such-bucket-x"):
+        storage.check_writable("s3://no-such-bucket-x/models")
+    proxy.fail("PUT", r".", "403")
+    with pytest.raises(FastTextError, match="access denied"):
+        storage.check_writable(f"{s3_bucket}/models/new")
+
+
+def test_killed_s3_publish_leaves_orphans_removed_after_the_grace_period(tmp_path, s3_bucket, monkeypatch):
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    code, _ = run_publisher(tmp_path, dest, "new", kill_at="2")  # killed right after its 2nd of 3 uploads
+    assert code == -signal.SIGKILL
+    assert load_tag(dest, tmp_path) == "old" and len(s3_names(dest)) == 6  # old set + 2 orphans
+    storage.publish(dest, make_files(tmp_path, "next"), MANIFEST, {"tag": "next"})
+    assert len(s3_names(dest)) == 6  # young orphans may be a running publisher's: kept
+    monkeypatch.setattr(storage, "ORPHAN_GRACE_SECONDS", -1)
+    bucket, prefix = storage.split_s3(dest)
+    client = boto3.client("s3")
+    upload = client.create_multipart_upload(Bucket=bucket, Key=f"{prefix}/model-0123456789abcdef.params")
+    storage.publish(dest, make_files(tmp_path, "last"), MANIFEST, {"tag": "last"})
+    assert load_tag(dest, tmp_path) == "last" and len(s3_names(dest)) == 4
+    assert upload["UploadId"] not in [u["UploadId"] for u in client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])]
+
+
+def test_concurrent_s3_publishers_leave_one_complete_set(tmp_path, s3_bucket):
+    dest = f"{s3_bucket}/models/run"
+    for t in ("aa", "bb"):
+        (tmp_path / t).mkdir()
+    procs = [run_publisher(tmp_path / t, dest, t, repeat=4, wait=False) for t in ("aa", "bb")]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    assert load_tag(dest, tmp_path) in ("aa", "bb")
