@@ -1,0 +1,402 @@
+// Native featurization: fastText's text normalization, tokenization, token counting and the
+// bags of word and hashed n-gram rows, bit-identical to the pure-Python reference
+// (text.py: normalize_text / tokenize; features.py: Featurizer.fit / transform / _bags).
+//
+// A plain C ABI loaded with ctypes (native_features.py), so the predictor needs no MXNet.
+// Input text arrives already lowercased by Python's str.lower() (exact Unicode case rules) and
+// UTF-8 encoded: documents are the byte ranges [ends[d-1] + 1, ends[d]) of one buffer (one
+// separator byte between documents). Everything here then works on bytes: the punctuation rules
+// are ASCII, and Python's str.split() whitespace is matched as UTF-8 sequences.
+//
+// Results grow in fixed-size blocks and are copied out block by block, each block freed once
+// copied, so handing them to numpy never holds two full copies.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+// ---- zlib-compatible CRC32 (fastText hashes words with it via features.word_hash) ----------
+struct Crc32Table {
+  uint32_t t[256];
+  Crc32Table() {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+  }
+};
+const Crc32Table kCrc;
+
+uint32_t crc32(const char* p, size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) c = kCrc.t[(c ^ static_cast<uint8_t>(p[i])) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+// ---- normalize + split (text.py) ---------------------------------------------------------
+// Bytes of Python's str.split() whitespace at s[i..n): 0 when there is none. The set is every
+// code point c with chr(c).isspace() (checked against Python in tests/test_native_features.py).
+inline int whitespace_width(const unsigned char* s, size_t i, size_t n) {
+  unsigned char c = s[i];
+  if (c < 0x80) return (c == ' ' || (c >= 9 && c <= 13) || (c >= 0x1C && c <= 0x1F)) ? 1 : 0;
+  size_t left = n - i;
+  if (c == 0xC2 && left >= 2) return (s[i + 1] == 0x85 || s[i + 1] == 0xA0) ? 2 : 0;  // U+0085, U+00A0
+  if (left < 3) return 0;
+  unsigned char b = s[i + 1], d = s[i + 2];
+  if (c == 0xE1) return (b == 0x9A && d == 0x80) ? 3 : 0;  // U+1680
+  if (c == 0xE2) {
+    if (b == 0x80) return (d <= 0x8A || d == 0xA8 || d == 0xA9 || d == 0xAF) ? 3 : 0;  // U+2000-200A, 2028/9, 202F
+    return (b == 0x81 && d == 0x9F) ? 3 : 0;  // U+205F
+  }
+  if (c == 0xE3) return (b == 0x80 && d == 0x80) ? 3 : 0;  // U+3000
+  return 0;
+}
+
+inline bool spaced_punctuation(unsigned char c) {  // text._SPACED: each becomes its own token
+  return c == '.' || c == ',' || c == '(' || c == ')' || c == '!' || c == '?' || c == '\'';
+}
+
+// Calls emit(token, length) for every token of one lowercased document, as tokenize() would
+// split normalize_text(document). `scratch` holds the document without '"' (dropped first, so
+// "<br "/>" is a line break too, as in the regex order of normalize_text).
+template <typename Emit>
+void tokenize(const char* doc, size_t len, std::string& scratch, Emit&& emit) {
+  scratch.resize(len);
+  size_t n = 0;
+  for (size_t i = 0; i < len; ++i)
+    if (doc[i] != '"') scratch[n++] = doc[i];
+  const unsigned char* s = reinterpret_cast<const unsigned char*>(scratch.data());
+  const char* text = scratch.data();
+  size_t i = 0, start = 0;
+  bool in_token = false;
+  auto flush = [&]() {
+    if (in_token) emit(text + start, i - start);
+    in_token = false;
+  };
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c == '<' && n - i >= 6 && std::memcmp(text + i, "<br />", 6) == 0) {
+      flush();
+      i += 6;
+    } else if (c == ';' || c == ':') {
+      flush();
+      ++i;
+    } else if (spaced_punctuation(c)) {
+      flush();
+      emit(text + i, 1);
+      ++i;
+    } else if (int w = whitespace_width(s, i, n)) {
+      flush();
+      i += w;
+    } else {
+      if (!in_token) start = i, in_token = true;
+      ++i;  // continuation bytes of a UTF-8 sequence are never ASCII or whitespace starts: step bytewise
+    }
+  }
+  flush();
+}
+
+// ---- a string -> index hash table over an append-only arena ---------------------------------
+inline uint64_t key_hash(const char* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xFF51AFD7ED558CCDull);
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    h = (h ^ v) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    p += 8, n -= 8;
+  }
+  uint64_t v = 0;
+  std::memcpy(&v, p, n);
+  h = (h ^ v) * 0x94D049BB133111EBull;
+  return h ^ (h >> 29);
+}
+
+class TokenTable {
+ public:
+  TokenTable() : slots_(1024, -1), mask_(1023) { starts_.push_back(0); }
+  int64_t size() const { return static_cast<int64_t>(keys_.size()); }
+  const std::string& arena() const { return arena_; }
+  const std::vector<uint64_t>& starts() const { return starts_; }
+
+  // Index of the token, or -1 when absent (and add is false).
+  int64_t find(const char* p, size_t n, bool add) {
+    uint64_t h = key_hash(p, n);
+    for (uint64_t slot = h & mask_;; slot = (slot + 1) & mask_) {
+      int64_t k = slots_[slot];
+      if (k < 0) {
+        if (!add) return -1;
+        k = size();
+        slots_[slot] = k;
+        keys_.push_back(h);
+        arena_.append(p, n);
+        starts_.push_back(arena_.size());
+        if (2 * keys_.size() > slots_.size()) grow();
+        return k;
+      }
+      if (keys_[k] == h && starts_[k + 1] - starts_[k] == n && std::memcmp(arena_.data() + starts_[k], p, n) == 0)
+        return k;
+    }
+  }
+
+ private:
+  void grow() {
+    std::vector<int64_t> bigger(slots_.size() * 2, -1);
+    uint64_t mask = bigger.size() - 1;
+    for (int64_t k = 0; k < size(); ++k) {
+      uint64_t slot = keys_[k] & mask;
+      while (bigger[slot] >= 0) slot = (slot + 1) & mask;
+      bigger[slot] = k;
+    }
+    slots_.swap(bigger);
+    mask_ = mask;
+  }
+
+  std::vector<int64_t> slots_;
+  uint64_t mask_;
+  std::vector<uint64_t> keys_;    // key hash of each token
+  std::string arena_;             // token bytes, back to back
+  std::vector<uint64_t> starts_;  // token k is arena_[starts_[k], starts_[k + 1])
+};
+
+// ---- growable output in blocks, moved out block by block --------------------------------------
+template <typename T>
+class Blocks {
+ public:
+  static constexpr size_t kBlock = size_t(1) << 20;
+  void push(T v) {
+    if (blocks_.empty() || blocks_.back().size() == kBlock) {
+      blocks_.emplace_back();
+      blocks_.back().reserve(kBlock);
+    }
+    blocks_.back().push_back(v);
+    ++size_;
+  }
+  int64_t size() const { return static_cast<int64_t>(size_); }
+  void move_to(T* out) {  // copies everything into out and frees it
+    for (auto& b : blocks_) {
+      std::memcpy(out, b.data(), b.size() * sizeof(T));
+      out += b.size();
+      std::vector<T>().swap(b);
+    }
+    blocks_.clear();
+    size_ = 0;
+  }
+
+ private:
+  std::vector<std::vector<T>> blocks_;
+  size_t size_ = 0;
+};
+
+// ---- bags (features.Featurizer._bags) -------------------------------------------------------
+constexpr uint64_t kNgramPrime = 116049371;  // fastText's n-gram multiplier
+
+struct Encoder {
+  int ngrams;
+  int64_t buckets, vocab_size, unk_id;
+  uint32_t unk_hash;
+  Blocks<int32_t> rows;
+  Blocks<float> weights;
+  std::vector<int64_t> offsets{0};
+  std::vector<int64_t> ids;  // the current document's word ids and hashes
+  std::vector<uint64_t> hashes;
+  std::vector<int32_t> features;
+  std::string scratch;
+
+  // Appends the bag of the document in ids/hashes: each distinct row once, ascending, with
+  // weight count / number of features, computed in double and rounded to float as numpy does.
+  void add_document() {
+    if (ids.empty()) ids.push_back(unk_id), hashes.push_back(unk_hash);  // empty document: one <unk>
+    size_t len = ids.size();
+    features.clear();
+    for (int64_t id : ids) features.push_back(static_cast<int32_t>(id));
+    for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) {
+      for (size_t i = 0; i + n <= len; ++i) {
+        uint64_t g = hashes[i];
+        for (size_t k = 1; k < n; ++k) g = g * kNgramPrime + hashes[i + k];
+        features.push_back(static_cast<int32_t>(vocab_size + static_cast<int64_t>(g % static_cast<uint64_t>(buckets))));
+      }
+    }
+    std::sort(features.begin(), features.end());
+    double total = static_cast<double>(features.size());
+    for (size_t i = 0; i < features.size();) {
+      size_t j = i + 1;
+      while (j < features.size() && features[j] == features[i]) ++j;
+      rows.push(features[i]);
+      weights.push(static_cast<float>(static_cast<double>(j - i) / total));
+      i = j;
+    }
+    offsets.push_back(rows.size());
+    ids.clear(), hashes.clear();
+  }
+};
+
+struct Counter {
+  TokenTable table;
+  std::vector<int64_t> counts;
+  Blocks<int32_t> ids;
+  std::vector<int64_t> lengths;
+  std::string scratch;
+};
+
+struct Vocab {
+  TokenTable table;
+  std::vector<int64_t> ids;
+  std::vector<uint32_t> hashes;
+};
+
+template <typename PerDoc>
+void for_each_document(const char* buf, const int64_t* ends, int64_t n_docs, PerDoc&& per_doc) {
+  int64_t start = 0;
+  for (int64_t d = 0; d < n_docs; ++d) {
+    per_doc(buf + start, static_cast<size_t>(ends[d] - start));
+    start = ends[d] + 1;
+  }
+}
+
+}  // namespace
+
+// ---- C ABI: every call returns 0, or -1 when out of memory ---------------------------------------
+#define GUARD(body)               \
+  try {                           \
+    body;                         \
+    return 0;                     \
+  } catch (const std::bad_alloc&) { \
+    return -1;                    \
+  }
+
+extern "C" {
+
+uint32_t ft_crc32(const char* p, int64_t n) { return crc32(p, static_cast<size_t>(n)); }
+
+// Tokens of one document, back to back, separated by one space (for tests of the tokenizer).
+int64_t ft_tokenize(const char* doc, int64_t len, char* out) {
+  std::string scratch;
+  int64_t n = 0;
+  tokenize(doc, static_cast<size_t>(len), scratch, [&](const char* p, size_t k) {
+    if (n) out[n++] = ' ';
+    std::memcpy(out + n, p, k);
+    n += static_cast<int64_t>(k);
+  });
+  return n;
+}
+
+// Counting (Featurizer.fit): tokens get ids in first-seen order; every document's ids are kept.
+void* ft_counter_new() { return new (std::nothrow) Counter(); }
+void ft_counter_free(void* c) { delete static_cast<Counter*>(c); }
+
+int ft_counter_add(void* handle, const char* buf, const int64_t* ends, int64_t n_docs) {
+  auto& c = *static_cast<Counter*>(handle);
+  GUARD(for_each_document(buf, ends, n_docs, [&](const char* doc, size_t len) {
+    int64_t before = c.ids.size();
+    tokenize(doc, len, c.scratch, [&](const char* p, size_t k) {
+      int64_t id = c.table.find(p, k, true);
+      if (id == static_cast<int64_t>(c.counts.size())) c.counts.push_back(0);
+      ++c.counts[id];
+      c.ids.push(static_cast<int32_t>(id));
+    });
+    c.lengths.push_back(c.ids.size() - before);
+  }))
+}
+
+// sizes[0..3] = distinct tokens, their total bytes, tokens, documents
+void ft_counter_sizes(void* handle, int64_t* sizes) {
+  auto& c = *static_cast<Counter*>(handle);
+  sizes[0] = c.table.size(), sizes[1] = c.table.arena().size(), sizes[2] = c.ids.size(),
+  sizes[3] = static_cast<int64_t>(c.lengths.size());
+}
+
+// Moves out the distinct tokens (each followed by '\n': a token never holds whitespace), their
+// counts and CRC32s, then every document's token ids and lengths.
+void ft_counter_take(void* handle, char* words, int64_t* counts, int64_t* hashes, int32_t* ids, int64_t* lengths) {
+  auto& c = *static_cast<Counter*>(handle);
+  const std::string& arena = c.table.arena();
+  const auto& st = c.table.starts();
+  for (int64_t k = 0; k < c.table.size(); ++k) {
+    size_t len = st[k + 1] - st[k];
+    std::memcpy(words, arena.data() + st[k], len);
+    words[len] = '\n';
+    words += len + 1;
+    counts[k] = c.counts[k];
+    hashes[k] = crc32(arena.data() + st[k], len);
+  }
+  c.ids.move_to(ids);
+  std::memcpy(lengths, c.lengths.data(), c.lengths.size() * sizeof(int64_t));
+}
+
+// A vocabulary for encoding text (Featurizer.transform): token bytes[starts[k], starts[k + 1]) has id ids[k].
+void* ft_vocab_new(const char* bytes, const int64_t* starts, const int64_t* ids, int64_t n) {
+  auto* v = new (std::nothrow) Vocab();
+  if (!v) return nullptr;
+  try {
+    for (int64_t k = 0; k < n; ++k) {
+      const char* p = bytes + starts[k];
+      size_t len = static_cast<size_t>(starts[k + 1] - starts[k]);
+      int64_t at = v->table.find(p, len, true);
+      if (at == static_cast<int64_t>(v->ids.size())) {  // the first id wins for a repeated token
+        v->ids.push_back(ids[k]);
+        v->hashes.push_back(crc32(p, len));
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    delete v;
+    return nullptr;
+  }
+  return v;
+}
+void ft_vocab_free(void* v) { delete static_cast<Vocab*>(v); }
+
+void* ft_encoder_new(int32_t ngrams, int64_t buckets, int64_t vocab_size, int64_t unk_id, uint32_t unk_hash) {
+  auto* e = new (std::nothrow) Encoder();
+  if (e) e->ngrams = ngrams, e->buckets = buckets, e->vocab_size = vocab_size, e->unk_id = unk_id, e->unk_hash = unk_hash;
+  return e;
+}
+void ft_encoder_free(void* e) { delete static_cast<Encoder*>(e); }
+
+// Encodes lowercased text with a vocabulary: unknown words are <unk> with their own CRC32.
+int ft_encoder_add_text(void* handle, const void* vocab, const char* buf, const int64_t* ends, int64_t n_docs) {
+  auto& e = *static_cast<Encoder*>(handle);
+  auto& v = *const_cast<Vocab*>(static_cast<const Vocab*>(vocab));
+  GUARD(for_each_document(buf, ends, n_docs, [&](const char* doc, size_t len) {
+    tokenize(doc, len, e.scratch, [&](const char* p, size_t k) {
+      int64_t at = v.table.find(p, k, false);
+      e.ids.push_back(at < 0 ? e.unk_id : v.ids[at]);
+      e.hashes.push_back(at < 0 ? crc32(p, k) : v.hashes[at]);
+    });
+    e.add_document();
+  }))
+}
+
+// Encodes counted documents: token t of the corpus is word to_id[ids[t]] with hash to_hash[ids[t]].
+int ft_encoder_add_ids(void* handle, const int32_t* ids, const int64_t* lengths, int64_t n_docs, const int64_t* to_id,
+                       const int64_t* to_hash) {
+  auto& e = *static_cast<Encoder*>(handle);
+  GUARD(for (int64_t d = 0; d < n_docs; ++d) {
+    for (int64_t t = 0; t < lengths[d]; ++t, ++ids) {
+      e.ids.push_back(to_id[*ids]);
+      e.hashes.push_back(static_cast<uint64_t>(to_hash[*ids]));
+    }
+    e.add_document();
+  })
+}
+
+// sizes[0..1] = entries, documents
+void ft_encoder_sizes(void* handle, int64_t* sizes) {
+  auto& e = *static_cast<Encoder*>(handle);
+  sizes[0] = e.rows.size(), sizes[1] = static_cast<int64_t>(e.offsets.size()) - 1;
+}
+
+void ft_encoder_take(void* handle, int32_t* rows, float* weights, int64_t* offsets) {
+  auto& e = *static_cast<Encoder*>(handle);
+  std::memcpy(offsets, e.offsets.data(), e.offsets.size() * sizeof(int64_t));
+  e.rows.move_to(rows);
+  e.weights.move_to(weights);
+  e.offsets.assign(1, 0);
+}
+
+}  // extern "C"
