@@ -57,48 +57,63 @@ inline int whitespace_width(const unsigned char* s, size_t i, size_t n) {
   return 0;
 }
 
-inline bool spaced_punctuation(unsigned char c) {  // text._SPACED: each becomes its own token
-  return c == '.' || c == ',' || c == '(' || c == ')' || c == '!' || c == '?' || c == '\'';
-}
+// What each byte starts, after lowercasing: part of a token, a separator (ASCII whitespace and
+// the ';' ':' that become spaces), a punctuation token of its own (text._SPACED), a possible
+// "<br />", or a possible multi-byte whitespace sequence (lead bytes 0xC2, 0xE1, 0xE2, 0xE3).
+enum : uint8_t { kToken = 0, kSeparator, kPunctuation, kAngle, kMaybeSpace };
+struct ByteClasses {
+  uint8_t c[256];
+  ByteClasses() {
+    std::memset(c, kToken, sizeof(c));
+    for (int b = 9; b <= 13; ++b) c[b] = kSeparator;
+    for (int b = 0x1C; b <= 0x1F; ++b) c[b] = kSeparator;
+    c[' '] = c[';'] = c[':'] = kSeparator;
+    for (unsigned char b : std::string(".,()!?'")) c[b] = kPunctuation;
+    c['<'] = kAngle;
+    c[0xC2] = c[0xE1] = c[0xE2] = c[0xE3] = kMaybeSpace;
+  }
+};
+const ByteClasses kClass;
 
 // Calls emit(token, length) for every token of one lowercased document, as tokenize() would
-// split normalize_text(document). `scratch` holds the document without '"' (dropped first, so
-// "<br "/>" is a line break too, as in the regex order of normalize_text).
+// split normalize_text(document). '"' is dropped before anything else (so "<br "/>" is a line
+// break too, as in the order of normalize_text's substitutions): documents holding one are
+// copied to `scratch` without it.
 template <typename Emit>
 void tokenize(const char* doc, size_t len, std::string& scratch, Emit&& emit) {
-  scratch.resize(len);
-  size_t n = 0;
-  for (size_t i = 0; i < len; ++i)
-    if (doc[i] != '"') scratch[n++] = doc[i];
-  const unsigned char* s = reinterpret_cast<const unsigned char*>(scratch.data());
-  const char* text = scratch.data();
+  const char* text = doc;
+  size_t n = len;
+  if (std::memchr(doc, '"', len)) {
+    scratch.resize(len);
+    n = 0;
+    for (size_t i = 0; i < len; ++i)
+      if (doc[i] != '"') scratch[n++] = doc[i];
+    text = scratch.data();
+  }
+  const unsigned char* s = reinterpret_cast<const unsigned char*>(text);
   size_t i = 0, start = 0;
   bool in_token = false;
-  auto flush = [&]() {
-    if (in_token) emit(text + start, i - start);
-    in_token = false;
-  };
   while (i < n) {
-    unsigned char c = s[i];
-    if (c == '<' && n - i >= 6 && std::memcmp(text + i, "<br />", 6) == 0) {
-      flush();
-      i += 6;
-    } else if (c == ';' || c == ':') {
-      flush();
-      ++i;
-    } else if (spaced_punctuation(c)) {
-      flush();
-      emit(text + i, 1);
-      ++i;
-    } else if (int w = whitespace_width(s, i, n)) {
-      flush();
-      i += w;
-    } else {
-      if (!in_token) start = i, in_token = true;
-      ++i;  // continuation bytes of a UTF-8 sequence are never ASCII or whitespace starts: step bytewise
+    if (!in_token) start = i, in_token = true;
+    while (i < n && kClass.c[s[i]] == kToken) ++i;  // the bulk of the work: plain token bytes
+    if (i == n) break;
+    int width = 0;  // of the separator at i; -1: a punctuation token; 0: no boundary at i
+    switch (kClass.c[s[i]]) {
+      case kSeparator: width = 1; break;
+      case kPunctuation: width = -1; break;
+      case kAngle: width = (n - i >= 6 && std::memcmp(text + i, "<br />", 6) == 0) ? 6 : 0; break;
+      default: width = whitespace_width(s, i, n); break;  // kMaybeSpace
     }
+    if (width == 0) {  // '<' or a non-space multi-byte character: part of the token (its other
+      ++i;             // bytes are continuation bytes, class kToken)
+      continue;
+    }
+    if (i > start) emit(text + start, i - start);
+    in_token = false;
+    if (width < 0) emit(text + i, 1);
+    i += width < 0 ? 1 : width;
   }
-  flush();
+  if (in_token && i > start) emit(text + start, i - start);
 }
 
 // ---- a string -> index hash table over an append-only arena ---------------------------------
@@ -119,50 +134,95 @@ inline uint64_t key_hash(const char* p, size_t n) {
 
 class TokenTable {
  public:
-  TokenTable() : slots_(1024, -1), mask_(1023) { starts_.push_back(0); }
-  int64_t size() const { return static_cast<int64_t>(keys_.size()); }
+  TokenTable() : slots_(1024), mask_(1023) { starts_.push_back(0); }
+  int64_t size() const { return static_cast<int64_t>(starts_.size()) - 1; }
   const std::string& arena() const { return arena_; }
   const std::vector<uint64_t>& starts() const { return starts_; }
 
-  // Index of the token, or -1 when absent (and add is false).
+  // Index of the token, or -1 when absent (and add is false). Read-only when add is false.
   int64_t find(const char* p, size_t n, bool add) {
     uint64_t h = key_hash(p, n);
+    uint32_t tag = static_cast<uint32_t>(h >> 32);
     for (uint64_t slot = h & mask_;; slot = (slot + 1) & mask_) {
-      int64_t k = slots_[slot];
-      if (k < 0) {
+      const Slot& at = slots_[slot];
+      if (at.index_plus_one == 0) {
         if (!add) return -1;
-        k = size();
-        slots_[slot] = k;
-        keys_.push_back(h);
+        int64_t k = size();
+        slots_[slot] = Slot{tag, static_cast<uint32_t>(k + 1)};
         arena_.append(p, n);
         starts_.push_back(arena_.size());
-        if (2 * keys_.size() > slots_.size()) grow();
+        if (2 * (k + 1) > static_cast<int64_t>(slots_.size())) grow();
         return k;
       }
-      if (keys_[k] == h && starts_[k + 1] - starts_[k] == n && std::memcmp(arena_.data() + starts_[k], p, n) == 0)
-        return k;
+      if (at.tag == tag) {  // the tag spares the arena (a cache miss) on most mismatches
+        int64_t k = at.index_plus_one - 1;
+        if (starts_[k + 1] - starts_[k] == n && std::memcmp(arena_.data() + starts_[k], p, n) == 0) return k;
+      }
     }
   }
 
  private:
+  struct Slot {
+    uint32_t tag = 0;             // high half of the key hash
+    uint32_t index_plus_one = 0;  // 0: empty
+  };
+
   void grow() {
-    std::vector<int64_t> bigger(slots_.size() * 2, -1);
+    std::vector<Slot> bigger(slots_.size() * 2);
     uint64_t mask = bigger.size() - 1;
     for (int64_t k = 0; k < size(); ++k) {
-      uint64_t slot = keys_[k] & mask;
-      while (bigger[slot] >= 0) slot = (slot + 1) & mask;
-      bigger[slot] = k;
+      const char* p = arena_.data() + starts_[k];
+      uint64_t h = key_hash(p, starts_[k + 1] - starts_[k]);
+      uint64_t slot = h & mask;
+      while (bigger[slot].index_plus_one) slot = (slot + 1) & mask;
+      bigger[slot] = Slot{static_cast<uint32_t>(h >> 32), static_cast<uint32_t>(k + 1)};
     }
     slots_.swap(bigger);
     mask_ = mask;
   }
 
-  std::vector<int64_t> slots_;
+  std::vector<Slot> slots_;
   uint64_t mask_;
-  std::vector<uint64_t> keys_;    // key hash of each token
   std::string arena_;             // token bytes, back to back
   std::vector<uint64_t> starts_;  // token k is arena_[starts_[k], starts_[k + 1])
 };
+
+// Ascending sort of non-negative int32 rows: LSD radix over bytes, skipping bytes all keys share
+// (std::sort's comparisons mispredict on random rows: this is several times faster per document).
+void sort_rows(std::vector<int32_t>& a, std::vector<int32_t>& tmp) {
+  size_t n = a.size();
+  if (n < 48) {
+    for (size_t i = 1; i < n; ++i) {
+      int32_t v = a[i];
+      size_t j = i;
+      for (; j > 0 && a[j - 1] > v; --j) a[j] = a[j - 1];
+      a[j] = v;
+    }
+    return;
+  }
+  uint32_t count[4][256] = {};
+  for (int32_t v : a) {
+    uint32_t u = static_cast<uint32_t>(v);
+    ++count[0][u & 255], ++count[1][(u >> 8) & 255], ++count[2][(u >> 16) & 255], ++count[3][u >> 24];
+  }
+  tmp.resize(n);
+  int32_t* src = a.data();
+  int32_t* dst = tmp.data();
+  for (int pass = 0; pass < 4; ++pass) {
+    int shift = 8 * pass;
+    uint32_t* c = count[pass];
+    if (c[(static_cast<uint32_t>(src[0]) >> shift) & 255] == n) continue;  // every key has this byte
+    uint32_t sum = 0;
+    for (int d = 0; d < 256; ++d) {
+      uint32_t k = c[d];
+      c[d] = sum;
+      sum += k;
+    }
+    for (size_t i = 0; i < n; ++i) dst[c[(static_cast<uint32_t>(src[i]) >> shift) & 255]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != a.data()) std::memcpy(a.data(), src, n * sizeof(int32_t));
+}
 
 // ---- growable output in blocks, moved out block by block --------------------------------------
 template <typename T>
@@ -205,7 +265,7 @@ struct Encoder {
   std::vector<int64_t> offsets{0};
   std::vector<int64_t> ids;  // the current document's word ids and hashes
   std::vector<uint64_t> hashes;
-  std::vector<int32_t> features;
+  std::vector<int32_t> features, sort_buffer;
   std::string scratch;
 
   // Appends the bag of the document in ids/hashes: each distinct row once, ascending, with
@@ -222,7 +282,7 @@ struct Encoder {
         features.push_back(static_cast<int32_t>(vocab_size + static_cast<int64_t>(g % static_cast<uint64_t>(buckets))));
       }
     }
-    std::sort(features.begin(), features.end());
+    sort_rows(features, sort_buffer);
     double total = static_cast<double>(features.size());
     for (size_t i = 0; i < features.size();) {
       size_t j = i + 1;
