@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -238,6 +240,12 @@ class Blocks {
     ++size_;
   }
   int64_t size() const { return static_cast<int64_t>(size_); }
+  void append(Blocks&& other) {  // moves other's blocks to the end (a partly filled block may stay inside)
+    if (!other.blocks_.empty()) other.blocks_.back().shrink_to_fit();  // a part's last block is partly filled
+    for (auto& b : other.blocks_) blocks_.push_back(std::move(b));
+    size_ += other.size_;
+    other.blocks_.clear(), other.size_ = 0;
+  }
   void move_to(T* out) {  // copies everything into out and frees it
     for (auto& b : blocks_) {
       std::memcpy(out, b.data(), b.size() * sizeof(T));
@@ -294,7 +302,60 @@ struct Encoder {
     offsets.push_back(rows.size());
     ids.clear(), hashes.clear();
   }
+
+  Encoder part() const {  // an empty encoder with the same settings, for one thread's documents
+    Encoder e;
+    e.ngrams = ngrams, e.buckets = buckets, e.vocab_size = vocab_size, e.unk_id = unk_id, e.unk_hash = unk_hash;
+    return e;
+  }
+
+  void append(Encoder&& part) {
+    int64_t base = rows.size();
+    for (size_t d = 1; d < part.offsets.size(); ++d) offsets.push_back(base + part.offsets[d]);
+    rows.append(std::move(part.rows));
+    weights.append(std::move(part.weights));
+  }
 };
+
+// Runs encode(first_doc, end_doc, encoder) over up to `threads` contiguous runs of documents of
+// about equal work (work[d]: cumulative work to the end of document d), each into its own
+// encoder, then appends them in order: the same bags as one thread would make.
+template <typename Encode>
+void encode_in_parallel(Encoder& e, int64_t n_docs, const int64_t* work, int threads, Encode&& encode) {
+  int64_t total = n_docs ? work[n_docs - 1] : 0;
+  if (threads > 1 && total < (int64_t(1) << 16)) threads = 1;  // not worth a thread
+  if (threads <= 1 || n_docs < 2) {
+    encode(0, n_docs, e);
+    return;
+  }
+  std::vector<int64_t> cut{0};
+  for (int t = 1; t < threads; ++t) {
+    int64_t goal = total * t / threads;
+    cut.push_back(std::max(cut.back(), static_cast<int64_t>(std::lower_bound(work, work + n_docs, goal) - work)));
+  }
+  cut.push_back(n_docs);
+  std::vector<Encoder> parts;
+  for (int t = 0; t < threads; ++t) parts.push_back(e.part());
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        encode(cut[t], cut[t + 1], parts[t]);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  try {
+    encode(cut[0], cut[1], parts[0]);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (auto& th : pool) th.join();
+  for (auto& err : errors)
+    if (err) std::rethrow_exception(err);
+  for (auto& part : parts) e.append(std::move(part));
+}
 
 struct Counter {
   TokenTable table;
@@ -419,30 +480,38 @@ void* ft_encoder_new(int32_t ngrams, int64_t buckets, int64_t vocab_size, int64_
 void ft_encoder_free(void* e) { delete static_cast<Encoder*>(e); }
 
 // Encodes lowercased text with a vocabulary: unknown words are <unk> with their own CRC32.
-int ft_encoder_add_text(void* handle, const void* vocab, const char* buf, const int64_t* ends, int64_t n_docs) {
+int ft_encoder_add_text(void* handle, const void* vocab, const char* buf, const int64_t* ends, int64_t n_docs,
+                        int32_t threads) {
   auto& e = *static_cast<Encoder*>(handle);
-  auto& v = *const_cast<Vocab*>(static_cast<const Vocab*>(vocab));
-  GUARD(for_each_document(buf, ends, n_docs, [&](const char* doc, size_t len) {
-    tokenize(doc, len, e.scratch, [&](const char* p, size_t k) {
-      int64_t at = v.table.find(p, k, false);
-      e.ids.push_back(at < 0 ? e.unk_id : v.ids[at]);
-      e.hashes.push_back(at < 0 ? crc32(p, k) : v.hashes[at]);
-    });
-    e.add_document();
+  auto& v = *const_cast<Vocab*>(static_cast<const Vocab*>(vocab));  // only read (find without add)
+  GUARD(encode_in_parallel(e, n_docs, ends, threads, [&](int64_t first, int64_t end, Encoder& out) {
+    int64_t start = first ? ends[first - 1] + 1 : 0;
+    for (int64_t d = first; d < end; ++d) {
+      tokenize(buf + start, static_cast<size_t>(ends[d] - start), out.scratch, [&](const char* p, size_t k) {
+        int64_t at = v.table.find(p, k, false);
+        out.ids.push_back(at < 0 ? out.unk_id : v.ids[at]);
+        out.hashes.push_back(at < 0 ? crc32(p, k) : v.hashes[at]);
+      });
+      out.add_document();
+      start = ends[d] + 1;
+    }
   }))
 }
 
-// Encodes counted documents: token t of the corpus is word to_id[ids[t]] with hash to_hash[ids[t]].
-int ft_encoder_add_ids(void* handle, const int32_t* ids, const int64_t* lengths, int64_t n_docs, const int64_t* to_id,
-                       const int64_t* to_hash) {
+// Encodes counted documents: token t of the corpus is word to_id[ids[t]] with hash to_hash[ids[t]];
+// token_ends[d] is the end of document d's tokens in ids.
+int ft_encoder_add_ids(void* handle, const int32_t* ids, const int64_t* token_ends, int64_t n_docs,
+                       const int64_t* to_id, const int64_t* to_hash, int32_t threads) {
   auto& e = *static_cast<Encoder*>(handle);
-  GUARD(for (int64_t d = 0; d < n_docs; ++d) {
-    for (int64_t t = 0; t < lengths[d]; ++t, ++ids) {
-      e.ids.push_back(to_id[*ids]);
-      e.hashes.push_back(static_cast<uint64_t>(to_hash[*ids]));
+  GUARD(encode_in_parallel(e, n_docs, token_ends, threads, [&](int64_t first, int64_t end, Encoder& out) {
+    for (int64_t d = first; d < end; ++d) {
+      for (int64_t t = d ? token_ends[d - 1] : 0; t < token_ends[d]; ++t) {
+        out.ids.push_back(to_id[ids[t]]);
+        out.hashes.push_back(static_cast<uint64_t>(to_hash[ids[t]]));
+      }
+      out.add_document();
     }
-    e.add_document();
-  })
+  }))
 }
 
 // sizes[0..1] = entries, documents

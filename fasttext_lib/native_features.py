@@ -30,10 +30,18 @@ import numpy as np
 from . import native_build
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "featurize.cc")
-CXXFLAGS = ["-O3", "-std=c++17", "-shared", "-fPIC"]
+CXXFLAGS = ["-O3", "-std=c++17", "-pthread", "-shared", "-fPIC"]
 ENV_SWITCH = native_build.MASTER_SWITCH
 UNK_HASH = zlib.crc32(b"<unk>")
 CHUNK_DOCS = 4096  # documents lowercased and encoded per call: a few MB of text at a time
+
+
+def threads():
+    """Threads that encode bags (documents are independent; counting is one thread)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 _lock = threading.Lock()
 _state = {"lib": None, "tried": False, "reason": None}
@@ -52,8 +60,8 @@ _SIGNATURES = {
     "ft_vocab_free": (None, [_P]),
     "ft_encoder_new": (_P, [ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32]),
     "ft_encoder_free": (None, [_P]),
-    "ft_encoder_add_text": (ctypes.c_int, [_P, _P, ctypes.c_char_p, _P, _I64]),
-    "ft_encoder_add_ids": (ctypes.c_int, [_P, _P, _P, _I64, _P, _P]),
+    "ft_encoder_add_text": (ctypes.c_int, [_P, _P, ctypes.c_char_p, _P, _I64, ctypes.c_int32]),
+    "ft_encoder_add_ids": (ctypes.c_int, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32]),
     "ft_encoder_sizes": (None, [_P, _P]),
     "ft_encoder_take": (None, [_P, _P, _P, _P]),
 }
@@ -228,7 +236,7 @@ def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK
     with _Encoder(ngrams, buckets, vocab_size, unk_id, unk_hash) as encoder:
         for chunk in _chunks(texts):
             buf, ends = _lowered_utf8(chunk)
-            _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk)))
+            _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk), threads()))
         return encoder.take()
 
 
@@ -239,9 +247,10 @@ def encode_ids(ids, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
     to_id = np.ascontiguousarray(to_id, dtype=np.int64)
     to_hash = np.ascontiguousarray(to_hash, dtype=np.int64)
-    if lengths.sum() != len(ids) or (len(ids) and (ids.min() < 0 or ids.max() >= min(len(to_id), len(to_hash)))):
+    if (lengths < 0).any() or lengths.sum() != len(ids) or (len(ids) and (ids.min() < 0 or ids.max() >= min(len(to_id), len(to_hash)))):
         raise ValueError("ids and lengths do not match, or an id is outside to_id/to_hash")
     with _Encoder(ngrams, buckets, vocab_size, unk_id, unk_hash) as encoder:
-        _check(encoder.lib.ft_encoder_add_ids(encoder.handle, _ptr(ids), _ptr(lengths), len(lengths), _ptr(to_id),
-                                              _ptr(to_hash)))
+        token_ends = np.cumsum(lengths)
+        _check(encoder.lib.ft_encoder_add_ids(encoder.handle, _ptr(ids), _ptr(token_ends), len(lengths), _ptr(to_id),
+                                              _ptr(to_hash), threads()))
         return encoder.take()

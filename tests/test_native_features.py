@@ -184,13 +184,16 @@ def test_real_english_sets(monkeypatch, name):
     _check_corpus(train.texts, test.texts, monkeypatch, ngrams=3, buckets=1000)
 
 
-def test_chunking_changes_nothing(monkeypatch):
-    data = generate_reviews(300, seed=5)
+def test_chunks_and_threads_change_nothing(monkeypatch):
+    data = generate_reviews(600, seed=5)  # > 64k tokens: worth several threads
     texts = data.texts + HOSTILE
+    monkeypatch.setattr(nf, "threads", lambda: 1)
     featurizer, whole = _native_fit(texts, ngrams=2, buckets=1000)
-    monkeypatch.setattr(nf, "CHUNK_DOCS", 7)
+    one_thread = _native_transform(featurizer, texts)
+    monkeypatch.setattr(nf, "threads", lambda: 3)
+    monkeypatch.setattr(nf, "CHUNK_DOCS", 97)
     _, chunked = _native_fit(iter(texts), ngrams=2, buckets=1000)  # any iterable, not only lists
-    for a, b in zip(whole, chunked):
+    for a, b in zip(whole + one_thread, chunked + _native_transform(featurizer, texts)):
         np.testing.assert_array_equal(a, b)
     _assert_same_bags(_native_transform(featurizer, iter(texts)), _python_transform(featurizer, texts, monkeypatch))
 
