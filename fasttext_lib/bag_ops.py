@@ -14,20 +14,18 @@ the system C++ compiler into a cache directory (``FASTTEXT_LIB_CACHE``, default
 ``~/.cache/fasttext_lib``), keyed by a hash of the sources, the flags and the MXNet version.
 
 CPU only: a GPU context, ``FASTTEXT_LIB_BAG_OPS=0``, or a machine without a compiler use the
-generic MXNet operators instead (same results, slower on CPU); :func:`status` says which and why.
+generic MXNet operators instead (same results, slower on CPU), as does ``FASTTEXT_LIB_NATIVE=0``
+(which turns off all native code); :func:`status` says which and why.
 """
-import fcntl
-import hashlib
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
+
+from . import native_build
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bag_ops.cc")
 CXXFLAGS = ["-O3", "-std=c++17", "-fopenmp", "-shared", "-fPIC"]
-ENV_SWITCH = "FASTTEXT_LIB_BAG_OPS"  # "0": never build or use the native operators
+ENV_SWITCH = "FASTTEXT_LIB_BAG_OPS"  # "0": never build or use the native operators (FASTTEXT_LIB_NATIVE=0 too)
 
 _lock = threading.Lock()
 _state = {"loaded": None, "reason": None}  # loaded: None (not tried yet), True or False
@@ -42,57 +40,22 @@ def _mxnet_files():
     return mx.__version__, os.path.join(root, "include"), [header, glue]
 
 
-def cache_dir():
-    return os.environ.get("FASTTEXT_LIB_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "fasttext_lib")
-
-
-def _library_path(version, inputs, compiler):
-    digest = hashlib.sha256()
-    for part in [version, compiler, " ".join(CXXFLAGS)]:
-        digest.update(part.encode() + b"\0")
-    for path in [SOURCE] + inputs:
-        with open(path, "rb") as f:
-            digest.update(f.read())
-    return os.path.join(cache_dir(), f"libfasttext_bag_ops-{digest.hexdigest()[:16]}.so")
-
-
 def build():
-    """Compile the operator library if it is not cached yet; returns its path.
+    """Compile the operator library if it is not cached yet; returns its path (see native_build.py).
 
-    Raises ``RuntimeError`` (with the compiler's message) when it cannot be built. Concurrent
-    builders (several workers starting at once) wait on a file lock; the library is compiled to a
-    temporary name and renamed, so no process ever loads a half-written file.
+    Raises ``RuntimeError`` (with the compiler's message) when it cannot be built.
     """
     version, include, inputs = _mxnet_files()
     missing = [p for p in inputs if not os.path.isfile(p)]
     if missing:
         raise RuntimeError(f"this mxnet install lacks {', '.join(missing)}")
-    compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
-    if not compiler:
-        raise RuntimeError("no C++ compiler (g++) on PATH")
-    target = _library_path(version, inputs, compiler)
-    if os.path.isfile(target):
-        return target
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    with open(target + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.isfile(target):  # another process may have built it while we waited
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".so.tmp")
-            os.close(fd)
-            try:
-                cmd = [compiler, *CXXFLAGS, "-I", include, SOURCE, inputs[1], "-o", tmp]
-                done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                if done.returncode != 0:
-                    raise RuntimeError(f"compiling {os.path.basename(SOURCE)} failed: {done.stdout.strip()[-2000:]}")
-                os.replace(tmp, target)
-            finally:
-                if os.path.exists(tmp):
-                    os.remove(tmp)
-    return target
+    header, glue = inputs
+    return native_build.build("fasttext_bag_ops", [SOURCE, glue], CXXFLAGS + ["-I", include], headers=[header],
+                              key=f"mxnet {version}")
 
 
 def switched_off():
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "false", "no", "off")
+    return native_build.switch_is_off(ENV_SWITCH) or native_build.switch_is_off(native_build.MASTER_SWITCH)
 
 
 def available():
@@ -115,7 +78,8 @@ def available():
 def status():
     """``(available, reason)``: why the native operators are or are not in use."""
     if switched_off():
-        return False, f"{ENV_SWITCH}={os.environ[ENV_SWITCH]}"
+        name = ENV_SWITCH if native_build.switch_is_off(ENV_SWITCH) else native_build.MASTER_SWITCH
+        return False, f"{name}={os.environ[name]}"
     return available(), _state["reason"]
 
 

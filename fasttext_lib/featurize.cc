@@ -1,0 +1,531 @@
+// Native featurization: fastText's text normalization, tokenization, token counting and the
+// bags of word and hashed n-gram rows, bit-identical to the pure-Python reference
+// (text.py: normalize_text / tokenize; features.py: Featurizer.fit / transform / _bags).
+//
+// A plain C ABI loaded with ctypes (native_features.py), so the predictor needs no MXNet.
+// Input text arrives already lowercased by Python's str.lower() (exact Unicode case rules) and
+// UTF-8 encoded: documents are the byte ranges [ends[d-1] + 1, ends[d]) of one buffer (one
+// separator byte between documents). Everything here then works on bytes: the punctuation rules
+// are ASCII, and Python's str.split() whitespace is matched as UTF-8 sequences.
+//
+// Results grow in fixed-size blocks and are copied out block by block, each block freed once
+// copied, so handing them to numpy never holds two full copies.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// ---- zlib-compatible CRC32 (fastText hashes words with it via features.word_hash) ----------
+struct Crc32Table {
+  uint32_t t[256];
+  Crc32Table() {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+  }
+};
+const Crc32Table kCrc;
+
+uint32_t crc32(const char* p, size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) c = kCrc.t[(c ^ static_cast<uint8_t>(p[i])) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+// ---- normalize + split (text.py) ---------------------------------------------------------
+// Bytes of Python's str.split() whitespace at s[i..n): 0 when there is none. The set is every
+// code point c with chr(c).isspace() (checked against Python in tests/test_native_features.py).
+inline int whitespace_width(const unsigned char* s, size_t i, size_t n) {
+  unsigned char c = s[i];
+  if (c < 0x80) return (c == ' ' || (c >= 9 && c <= 13) || (c >= 0x1C && c <= 0x1F)) ? 1 : 0;
+  size_t left = n - i;
+  if (c == 0xC2 && left >= 2) return (s[i + 1] == 0x85 || s[i + 1] == 0xA0) ? 2 : 0;  // U+0085, U+00A0
+  if (left < 3) return 0;
+  unsigned char b = s[i + 1], d = s[i + 2];
+  if (c == 0xE1) return (b == 0x9A && d == 0x80) ? 3 : 0;  // U+1680
+  if (c == 0xE2) {
+    if (b == 0x80) return (d <= 0x8A || d == 0xA8 || d == 0xA9 || d == 0xAF) ? 3 : 0;  // U+2000-200A, 2028/9, 202F
+    return (b == 0x81 && d == 0x9F) ? 3 : 0;  // U+205F
+  }
+  if (c == 0xE3) return (b == 0x80 && d == 0x80) ? 3 : 0;  // U+3000
+  return 0;
+}
+
+// What each byte starts, after lowercasing: part of a token, a separator (ASCII whitespace and
+// the ';' ':' that become spaces), a punctuation token of its own (text._SPACED), a possible
+// "<br />", or a possible multi-byte whitespace sequence (lead bytes 0xC2, 0xE1, 0xE2, 0xE3).
+enum : uint8_t { kToken = 0, kSeparator, kPunctuation, kAngle, kMaybeSpace };
+struct ByteClasses {
+  uint8_t c[256];
+  ByteClasses() {
+    std::memset(c, kToken, sizeof(c));
+    for (int b = 9; b <= 13; ++b) c[b] = kSeparator;
+    for (int b = 0x1C; b <= 0x1F; ++b) c[b] = kSeparator;
+    c[' '] = c[';'] = c[':'] = kSeparator;
+    for (unsigned char b : std::string(".,()!?'")) c[b] = kPunctuation;
+    c['<'] = kAngle;
+    c[0xC2] = c[0xE1] = c[0xE2] = c[0xE3] = kMaybeSpace;
+  }
+};
+const ByteClasses kClass;
+
+// Calls emit(token, length) for every token of one lowercased document, as tokenize() would
+// split normalize_text(document). '"' is dropped before anything else (so "<br "/>" is a line
+// break too, as in the order of normalize_text's substitutions): documents holding one are
+// copied to `scratch` without it.
+template <typename Emit>
+void tokenize(const char* doc, size_t len, std::string& scratch, Emit&& emit) {
+  const char* text = doc;
+  size_t n = len;
+  if (std::memchr(doc, '"', len)) {
+    scratch.resize(len);
+    n = 0;
+    for (size_t i = 0; i < len; ++i)
+      if (doc[i] != '"') scratch[n++] = doc[i];
+    text = scratch.data();
+  }
+  const unsigned char* s = reinterpret_cast<const unsigned char*>(text);
+  size_t i = 0, start = 0;
+  bool in_token = false;
+  while (i < n) {
+    if (!in_token) start = i, in_token = true;
+    while (i < n && kClass.c[s[i]] == kToken) ++i;  // the bulk of the work: plain token bytes
+    if (i == n) break;
+    int width = 0;  // of the separator at i; -1: a punctuation token; 0: no boundary at i
+    switch (kClass.c[s[i]]) {
+      case kSeparator: width = 1; break;
+      case kPunctuation: width = -1; break;
+      case kAngle: width = (n - i >= 6 && std::memcmp(text + i, "<br />", 6) == 0) ? 6 : 0; break;
+      default: width = whitespace_width(s, i, n); break;  // kMaybeSpace
+    }
+    if (width == 0) {  // '<' or a non-space multi-byte character: part of the token (its other
+      ++i;             // bytes are continuation bytes, class kToken)
+      continue;
+    }
+    if (i > start) emit(text + start, i - start);
+    in_token = false;
+    if (width < 0) emit(text + i, 1);
+    i += width < 0 ? 1 : width;
+  }
+  if (in_token && i > start) emit(text + start, i - start);
+}
+
+// ---- a string -> index hash table over an append-only arena ---------------------------------
+inline uint64_t key_hash(const char* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xFF51AFD7ED558CCDull);
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    h = (h ^ v) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    p += 8, n -= 8;
+  }
+  uint64_t v = 0;
+  std::memcpy(&v, p, n);
+  h = (h ^ v) * 0x94D049BB133111EBull;
+  return h ^ (h >> 29);
+}
+
+class TokenTable {
+ public:
+  TokenTable() : slots_(1024), mask_(1023) { starts_.push_back(0); }
+  int64_t size() const { return static_cast<int64_t>(starts_.size()) - 1; }
+  const std::string& arena() const { return arena_; }
+  const std::vector<uint64_t>& starts() const { return starts_; }
+
+  // Index of the token, or -1 when absent (and add is false). Read-only when add is false.
+  int64_t find(const char* p, size_t n, bool add) {
+    uint64_t h = key_hash(p, n);
+    uint32_t tag = static_cast<uint32_t>(h >> 32);
+    for (uint64_t slot = h & mask_;; slot = (slot + 1) & mask_) {
+      const Slot& at = slots_[slot];
+      if (at.index_plus_one == 0) {
+        if (!add) return -1;
+        int64_t k = size();
+        slots_[slot] = Slot{tag, static_cast<uint32_t>(k + 1)};
+        arena_.append(p, n);
+        starts_.push_back(arena_.size());
+        if (2 * (k + 1) > static_cast<int64_t>(slots_.size())) grow();
+        return k;
+      }
+      if (at.tag == tag) {  // the tag spares the arena (a cache miss) on most mismatches
+        int64_t k = at.index_plus_one - 1;
+        if (starts_[k + 1] - starts_[k] == n && std::memcmp(arena_.data() + starts_[k], p, n) == 0) return k;
+      }
+    }
+  }
+
+ private:
+  struct Slot {
+    uint32_t tag = 0;             // high half of the key hash
+    uint32_t index_plus_one = 0;  // 0: empty
+  };
+
+  void grow() {
+    std::vector<Slot> bigger(slots_.size() * 2);
+    uint64_t mask = bigger.size() - 1;
+    for (int64_t k = 0; k < size(); ++k) {
+      const char* p = arena_.data() + starts_[k];
+      uint64_t h = key_hash(p, starts_[k + 1] - starts_[k]);
+      uint64_t slot = h & mask;
+      while (bigger[slot].index_plus_one) slot = (slot + 1) & mask;
+      bigger[slot] = Slot{static_cast<uint32_t>(h >> 32), static_cast<uint32_t>(k + 1)};
+    }
+    slots_.swap(bigger);
+    mask_ = mask;
+  }
+
+  std::vector<Slot> slots_;
+  uint64_t mask_;
+  std::string arena_;             // token bytes, back to back
+  std::vector<uint64_t> starts_;  // token k is arena_[starts_[k], starts_[k + 1])
+};
+
+// Ascending sort of non-negative int32 rows: LSD radix over bytes, skipping bytes all keys share
+// (std::sort's comparisons mispredict on random rows: this is several times faster per document).
+void sort_rows(std::vector<int32_t>& a, std::vector<int32_t>& tmp) {
+  size_t n = a.size();
+  if (n < 48) {
+    for (size_t i = 1; i < n; ++i) {
+      int32_t v = a[i];
+      size_t j = i;
+      for (; j > 0 && a[j - 1] > v; --j) a[j] = a[j - 1];
+      a[j] = v;
+    }
+    return;
+  }
+  uint32_t count[4][256] = {};
+  for (int32_t v : a) {
+    uint32_t u = static_cast<uint32_t>(v);
+    ++count[0][u & 255], ++count[1][(u >> 8) & 255], ++count[2][(u >> 16) & 255], ++count[3][u >> 24];
+  }
+  tmp.resize(n);
+  int32_t* src = a.data();
+  int32_t* dst = tmp.data();
+  for (int pass = 0; pass < 4; ++pass) {
+    int shift = 8 * pass;
+    uint32_t* c = count[pass];
+    if (c[(static_cast<uint32_t>(src[0]) >> shift) & 255] == n) continue;  // every key has this byte
+    uint32_t sum = 0;
+    for (int d = 0; d < 256; ++d) {
+      uint32_t k = c[d];
+      c[d] = sum;
+      sum += k;
+    }
+    for (size_t i = 0; i < n; ++i) dst[c[(static_cast<uint32_t>(src[i]) >> shift) & 255]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != a.data()) std::memcpy(a.data(), src, n * sizeof(int32_t));
+}
+
+// ---- growable output in blocks, moved out block by block --------------------------------------
+template <typename T>
+class Blocks {
+ public:
+  static constexpr size_t kBlock = size_t(1) << 20;
+  void push(T v) {
+    if (blocks_.empty() || blocks_.back().size() == kBlock) {
+      blocks_.emplace_back();
+      blocks_.back().reserve(kBlock);
+    }
+    blocks_.back().push_back(v);
+    ++size_;
+  }
+  int64_t size() const { return static_cast<int64_t>(size_); }
+  void append(Blocks&& other) {  // moves other's blocks to the end (a partly filled block may stay inside)
+    if (!other.blocks_.empty()) other.blocks_.back().shrink_to_fit();  // a part's last block is partly filled
+    for (auto& b : other.blocks_) blocks_.push_back(std::move(b));
+    size_ += other.size_;
+    other.blocks_.clear(), other.size_ = 0;
+  }
+  void move_to(T* out) {  // copies everything into out and frees it
+    for (auto& b : blocks_) {
+      std::memcpy(out, b.data(), b.size() * sizeof(T));
+      out += b.size();
+      std::vector<T>().swap(b);
+    }
+    blocks_.clear();
+    size_ = 0;
+  }
+
+ private:
+  std::vector<std::vector<T>> blocks_;
+  size_t size_ = 0;
+};
+
+// ---- bags (features.Featurizer._bags) -------------------------------------------------------
+constexpr uint64_t kNgramPrime = 116049371;  // fastText's n-gram multiplier
+
+struct Encoder {
+  int ngrams;
+  int64_t buckets, vocab_size, unk_id;
+  uint32_t unk_hash;
+  Blocks<int32_t> rows;
+  Blocks<float> weights;
+  std::vector<int64_t> offsets{0};
+  std::vector<int64_t> ids;  // the current document's word ids and hashes
+  std::vector<uint64_t> hashes;
+  std::vector<int32_t> features, sort_buffer;
+  std::string scratch;
+
+  // Appends the bag of the document in ids/hashes: each distinct row once, ascending, with
+  // weight count / number of features, computed in double and rounded to float as numpy does.
+  void add_document() {
+    if (ids.empty()) ids.push_back(unk_id), hashes.push_back(unk_hash);  // empty document: one <unk>
+    size_t len = ids.size();
+    features.clear();
+    for (int64_t id : ids) features.push_back(static_cast<int32_t>(id));
+    for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) {
+      for (size_t i = 0; i + n <= len; ++i) {
+        uint64_t g = hashes[i];
+        for (size_t k = 1; k < n; ++k) g = g * kNgramPrime + hashes[i + k];
+        features.push_back(static_cast<int32_t>(vocab_size + static_cast<int64_t>(g % static_cast<uint64_t>(buckets))));
+      }
+    }
+    sort_rows(features, sort_buffer);
+    double total = static_cast<double>(features.size());
+    for (size_t i = 0; i < features.size();) {
+      size_t j = i + 1;
+      while (j < features.size() && features[j] == features[i]) ++j;
+      rows.push(features[i]);
+      weights.push(static_cast<float>(static_cast<double>(j - i) / total));
+      i = j;
+    }
+    offsets.push_back(rows.size());
+    ids.clear(), hashes.clear();
+  }
+
+  Encoder part() const {  // an empty encoder with the same settings, for one thread's documents
+    Encoder e;
+    e.ngrams = ngrams, e.buckets = buckets, e.vocab_size = vocab_size, e.unk_id = unk_id, e.unk_hash = unk_hash;
+    return e;
+  }
+
+  void append(Encoder&& part) {
+    int64_t base = rows.size();
+    for (size_t d = 1; d < part.offsets.size(); ++d) offsets.push_back(base + part.offsets[d]);
+    rows.append(std::move(part.rows));
+    weights.append(std::move(part.weights));
+  }
+};
+
+// Runs encode(first_doc, end_doc, encoder) over up to `threads` contiguous runs of documents of
+// about equal work (work[d]: cumulative work to the end of document d), each into its own
+// encoder, then appends them in order: the same bags as one thread would make.
+template <typename Encode>
+void encode_in_parallel(Encoder& e, int64_t n_docs, const int64_t* work, int threads, Encode&& encode) {
+  int64_t total = n_docs ? work[n_docs - 1] : 0;
+  if (threads > 1 && total < (int64_t(1) << 16)) threads = 1;  // not worth a thread
+  if (threads <= 1 || n_docs < 2) {
+    encode(0, n_docs, e);
+    return;
+  }
+  std::vector<int64_t> cut{0};
+  for (int t = 1; t < threads; ++t) {
+    int64_t goal = total * t / threads;
+    cut.push_back(std::max(cut.back(), static_cast<int64_t>(std::lower_bound(work, work + n_docs, goal) - work)));
+  }
+  cut.push_back(n_docs);
+  std::vector<Encoder> parts;
+  for (int t = 0; t < threads; ++t) parts.push_back(e.part());
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        encode(cut[t], cut[t + 1], parts[t]);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  try {
+    encode(cut[0], cut[1], parts[0]);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (auto& th : pool) th.join();
+  for (auto& err : errors)
+    if (err) std::rethrow_exception(err);
+  for (auto& part : parts) e.append(std::move(part));
+}
+
+struct Counter {
+  TokenTable table;
+  std::vector<int64_t> counts;
+  Blocks<int32_t> ids;
+  std::vector<int64_t> lengths;
+  std::string scratch;
+};
+
+struct Vocab {
+  TokenTable table;
+  std::vector<int64_t> ids;
+  std::vector<uint32_t> hashes;
+};
+
+template <typename PerDoc>
+void for_each_document(const char* buf, const int64_t* ends, int64_t n_docs, PerDoc&& per_doc) {
+  int64_t start = 0;
+  for (int64_t d = 0; d < n_docs; ++d) {
+    per_doc(buf + start, static_cast<size_t>(ends[d] - start));
+    start = ends[d] + 1;
+  }
+}
+
+}  // namespace
+
+// ---- C ABI: every call returns 0, or -1 when out of memory ---------------------------------------
+#define GUARD(body)               \
+  try {                           \
+    body;                         \
+    return 0;                     \
+  } catch (const std::bad_alloc&) { \
+    return -1;                    \
+  }
+
+extern "C" {
+
+uint32_t ft_crc32(const char* p, int64_t n) { return crc32(p, static_cast<size_t>(n)); }
+
+// Tokens of one document, back to back, separated by one space (for tests of the tokenizer).
+int64_t ft_tokenize(const char* doc, int64_t len, char* out) {
+  std::string scratch;
+  int64_t n = 0;
+  tokenize(doc, static_cast<size_t>(len), scratch, [&](const char* p, size_t k) {
+    if (n) out[n++] = ' ';
+    std::memcpy(out + n, p, k);
+    n += static_cast<int64_t>(k);
+  });
+  return n;
+}
+
+// Counting (Featurizer.fit): tokens get ids in first-seen order; every document's ids are kept.
+void* ft_counter_new() { return new (std::nothrow) Counter(); }
+void ft_counter_free(void* c) { delete static_cast<Counter*>(c); }
+
+int ft_counter_add(void* handle, const char* buf, const int64_t* ends, int64_t n_docs) {
+  auto& c = *static_cast<Counter*>(handle);
+  GUARD(for_each_document(buf, ends, n_docs, [&](const char* doc, size_t len) {
+    int64_t before = c.ids.size();
+    tokenize(doc, len, c.scratch, [&](const char* p, size_t k) {
+      int64_t id = c.table.find(p, k, true);
+      if (id == static_cast<int64_t>(c.counts.size())) c.counts.push_back(0);
+      ++c.counts[id];
+      c.ids.push(static_cast<int32_t>(id));
+    });
+    c.lengths.push_back(c.ids.size() - before);
+  }))
+}
+
+// sizes[0..3] = distinct tokens, their total bytes, tokens, documents
+void ft_counter_sizes(void* handle, int64_t* sizes) {
+  auto& c = *static_cast<Counter*>(handle);
+  sizes[0] = c.table.size(), sizes[1] = c.table.arena().size(), sizes[2] = c.ids.size(),
+  sizes[3] = static_cast<int64_t>(c.lengths.size());
+}
+
+// Moves out the distinct tokens (each followed by '\n': a token never holds whitespace), their
+// counts and CRC32s, then every document's token ids and lengths.
+void ft_counter_take(void* handle, char* words, int64_t* counts, int64_t* hashes, int32_t* ids, int64_t* lengths) {
+  auto& c = *static_cast<Counter*>(handle);
+  const std::string& arena = c.table.arena();
+  const auto& st = c.table.starts();
+  for (int64_t k = 0; k < c.table.size(); ++k) {
+    size_t len = st[k + 1] - st[k];
+    std::memcpy(words, arena.data() + st[k], len);
+    words[len] = '\n';
+    words += len + 1;
+    counts[k] = c.counts[k];
+    hashes[k] = crc32(arena.data() + st[k], len);
+  }
+  c.ids.move_to(ids);
+  std::memcpy(lengths, c.lengths.data(), c.lengths.size() * sizeof(int64_t));
+}
+
+// A vocabulary for encoding text (Featurizer.transform): token bytes[starts[k], starts[k + 1]) has id ids[k].
+void* ft_vocab_new(const char* bytes, const int64_t* starts, const int64_t* ids, int64_t n) {
+  auto* v = new (std::nothrow) Vocab();
+  if (!v) return nullptr;
+  try {
+    for (int64_t k = 0; k < n; ++k) {
+      const char* p = bytes + starts[k];
+      size_t len = static_cast<size_t>(starts[k + 1] - starts[k]);
+      int64_t at = v->table.find(p, len, true);
+      if (at == static_cast<int64_t>(v->ids.size())) {  // the first id wins for a repeated token
+        v->ids.push_back(ids[k]);
+        v->hashes.push_back(crc32(p, len));
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    delete v;
+    return nullptr;
+  }
+  return v;
+}
+void ft_vocab_free(void* v) { delete static_cast<Vocab*>(v); }
+
+void* ft_encoder_new(int32_t ngrams, int64_t buckets, int64_t vocab_size, int64_t unk_id, uint32_t unk_hash) {
+  auto* e = new (std::nothrow) Encoder();
+  if (e) e->ngrams = ngrams, e->buckets = buckets, e->vocab_size = vocab_size, e->unk_id = unk_id, e->unk_hash = unk_hash;
+  return e;
+}
+void ft_encoder_free(void* e) { delete static_cast<Encoder*>(e); }
+
+// Encodes lowercased text with a vocabulary: unknown words are <unk> with their own CRC32.
+int ft_encoder_add_text(void* handle, const void* vocab, const char* buf, const int64_t* ends, int64_t n_docs,
+                        int32_t threads) {
+  auto& e = *static_cast<Encoder*>(handle);
+  auto& v = *const_cast<Vocab*>(static_cast<const Vocab*>(vocab));  // only read (find without add)
+  GUARD(encode_in_parallel(e, n_docs, ends, threads, [&](int64_t first, int64_t end, Encoder& out) {
+    int64_t start = first ? ends[first - 1] + 1 : 0;
+    for (int64_t d = first; d < end; ++d) {
+      tokenize(buf + start, static_cast<size_t>(ends[d] - start), out.scratch, [&](const char* p, size_t k) {
+        int64_t at = v.table.find(p, k, false);
+        out.ids.push_back(at < 0 ? out.unk_id : v.ids[at]);
+        out.hashes.push_back(at < 0 ? crc32(p, k) : v.hashes[at]);
+      });
+      out.add_document();
+      start = ends[d] + 1;
+    }
+  }))
+}
+
+// Encodes counted documents: token t of the corpus is word to_id[ids[t]] with hash to_hash[ids[t]];
+// token_ends[d] is the end of document d's tokens in ids.
+int ft_encoder_add_ids(void* handle, const int32_t* ids, const int64_t* token_ends, int64_t n_docs,
+                       const int64_t* to_id, const int64_t* to_hash, int32_t threads) {
+  auto& e = *static_cast<Encoder*>(handle);
+  GUARD(encode_in_parallel(e, n_docs, token_ends, threads, [&](int64_t first, int64_t end, Encoder& out) {
+    for (int64_t d = first; d < end; ++d) {
+      for (int64_t t = d ? token_ends[d - 1] : 0; t < token_ends[d]; ++t) {
+        out.ids.push_back(to_id[ids[t]]);
+        out.hashes.push_back(static_cast<uint64_t>(to_hash[ids[t]]));
+      }
+      out.add_document();
+    }
+  }))
+}
+
+// sizes[0..1] = entries, documents
+void ft_encoder_sizes(void* handle, int64_t* sizes) {
+  auto& e = *static_cast<Encoder*>(handle);
+  sizes[0] = e.rows.size(), sizes[1] = static_cast<int64_t>(e.offsets.size()) - 1;
+}
+
+void ft_encoder_take(void* handle, int32_t* rows, float* weights, int64_t* offsets) {
+  auto& e = *static_cast<Encoder*>(handle);
+  std::memcpy(offsets, e.offsets.data(), e.offsets.size() * sizeof(int64_t));
+  e.rows.move_to(rows);
+  e.weights.move_to(weights);
+  e.offsets.assign(1, 0);
+}
+
+}  // extern "C"

@@ -1,0 +1,78 @@
+"""Compile a C++ source into a shared library once per machine, cached, for ctypes or MXNet to load.
+
+Shared by the MXNet operators (bag_ops.py) and the featurizer (native_features.py). The library
+lands in ``FASTTEXT_LIB_CACHE`` (default ``~/.cache/fasttext_lib``) under a name keyed by a hash
+of the sources, the compiler, the flags and any extra key (e.g. the MXNet version), so a changed
+source or flag builds a new library and an unchanged one is reused.
+
+Concurrent builders (several workers starting at once) wait on a file lock; the library is compiled
+to a temporary name and renamed into place, so no process ever loads a half-written file.
+
+``FASTTEXT_LIB_NATIVE=0`` turns every native library off (the pure-Python / generic MXNet routes,
+which give the same results, are used instead).
+"""
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+MASTER_SWITCH = "FASTTEXT_LIB_NATIVE"  # "0": never build or use native code of this library
+
+
+def switch_is_off(name):
+    return os.environ.get(name, "1").strip().lower() in ("0", "false", "no", "off")
+
+
+def cache_dir():
+    return os.environ.get("FASTTEXT_LIB_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "fasttext_lib")
+
+
+def compiler():
+    found = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if not found:
+        raise RuntimeError("no C++ compiler (g++) on PATH")
+    return found
+
+
+def library_path(name, sources, flags, key=""):
+    cxx = compiler()
+    digest = hashlib.sha256()
+    for part in [key, cxx, " ".join(flags)]:
+        digest.update(part.encode() + b"\0")
+    for path in sources:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return os.path.join(cache_dir(), f"lib{name}-{digest.hexdigest()[:16]}.so")
+
+
+def build(name, sources, flags, headers=(), key=""):
+    """Path of ``lib<name>-<hash>.so`` built as ``$CXX flags sources -o lib``, compiling it if needed.
+
+    ``headers`` are hashed into the name but not passed to the compiler. Raises ``RuntimeError``
+    with the compiler's message when the library cannot be built.
+    """
+    missing = [p for p in list(sources) + list(headers) if not os.path.isfile(p)]
+    if missing:
+        raise RuntimeError(f"missing source files: {', '.join(missing)}")
+    cxx = compiler()
+    target = library_path(name, list(sources) + list(headers), flags, key)
+    if os.path.isfile(target):
+        return target
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.isfile(target):  # another process may have built it while we waited
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".so.tmp")
+            os.close(fd)
+            try:
+                cmd = [cxx, *flags, *sources, "-o", tmp]
+                done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                if done.returncode != 0:
+                    raise RuntimeError(f"compiling {os.path.basename(sources[0])} failed: {done.stdout.strip()[-2000:]}")
+                os.replace(tmp, target)
+            finally:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+    return target

@@ -1,0 +1,256 @@
+"""Featurization at native speed (``featurize.cc``), bit-identical to the pure-Python reference.
+
+The reference is ``text.tokenize`` plus ``features.Featurizer.fit/transform/_bags``; this module
+gives the same tokens, counts and bags, and is what the Featurizer calls when :func:`available`.
+
+Why it is exact with any Unicode: Python lowercases (``str.lower()`` on the joined chunk of
+documents, so Unicode case rules, including a final sigma, are Python's own), UTF-8 encodes, and
+C++ applies the ASCII punctuation rules and splits on the exact set of code points ``str.split()``
+treats as whitespace. CRC32 word hashes equal ``zlib.crc32`` of the UTF-8 bytes.
+
+The library is a plain shared object loaded with ctypes (no MXNet: the predictor uses it too),
+built on first use and cached like the operators (native_build.py). Without a compiler, or with
+``FASTTEXT_LIB_NATIVE=0``, :func:`available` is False and the Python path is used (one warning
+when the build fails; none when switched off on purpose).
+
+Memory stays bounded: documents go to C++ a chunk at a time, results grow in blocks there and are
+copied into their final numpy arrays block by block.
+"""
+import ctypes
+import itertools
+import os
+import sys
+import threading
+import weakref
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import native_build
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "featurize.cc")
+CXXFLAGS = ["-O3", "-std=c++17", "-pthread", "-shared", "-fPIC"]
+ENV_SWITCH = native_build.MASTER_SWITCH
+UNK_HASH = zlib.crc32(b"<unk>")
+CHUNK_DOCS = 4096  # documents lowercased and encoded per call: a few MB of text at a time
+
+
+def threads():
+    """Threads that encode bags (documents are independent; counting is one thread)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+_lock = threading.Lock()
+_state = {"lib": None, "tried": False, "reason": None}
+
+_P = ctypes.c_void_p
+_I64 = ctypes.c_int64
+_SIGNATURES = {
+    "ft_crc32": (ctypes.c_uint32, [ctypes.c_char_p, _I64]),
+    "ft_tokenize": (_I64, [ctypes.c_char_p, _I64, _P]),
+    "ft_counter_new": (_P, []),
+    "ft_counter_free": (None, [_P]),
+    "ft_counter_add": (ctypes.c_int, [_P, ctypes.c_char_p, _P, _I64]),
+    "ft_counter_sizes": (None, [_P, _P]),
+    "ft_counter_take": (None, [_P, _P, _P, _P, _P, _P]),
+    "ft_vocab_new": (_P, [ctypes.c_char_p, _P, _P, _I64]),
+    "ft_vocab_free": (None, [_P]),
+    "ft_encoder_new": (_P, [ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32]),
+    "ft_encoder_free": (None, [_P]),
+    "ft_encoder_add_text": (ctypes.c_int, [_P, _P, ctypes.c_char_p, _P, _I64, ctypes.c_int32]),
+    "ft_encoder_add_ids": (ctypes.c_int, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32]),
+    "ft_encoder_sizes": (None, [_P, _P]),
+    "ft_encoder_take": (None, [_P, _P, _P, _P]),
+}
+
+
+def build():
+    """Compile the library if it is not cached yet; returns its path (RuntimeError if it cannot)."""
+    return native_build.build("fasttext_featurize", [SOURCE], CXXFLAGS)
+
+
+def available():
+    """Whether native featurization is in use (building and loading it on the first call)."""
+    if native_build.switch_is_off(ENV_SWITCH):
+        return False
+    with _lock:
+        if not _state["tried"]:
+            _state["tried"] = True
+            try:
+                lib = ctypes.CDLL(build())
+                for name, (restype, argtypes) in _SIGNATURES.items():
+                    getattr(lib, name).restype, getattr(lib, name).argtypes = restype, argtypes
+                _state["lib"], _state["reason"] = lib, "loaded"
+            except (RuntimeError, OSError) as exc:
+                _state["reason"] = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+                print(f"fasttext_lib: native featurization unavailable ({_state['reason']}); "
+                      f"using the Python tokenizer (same results, slower)", file=sys.stderr)
+        return _state["lib"] is not None
+
+
+def status():
+    """``(available, reason)``."""
+    if native_build.switch_is_off(ENV_SWITCH):
+        return False, f"{ENV_SWITCH}={os.environ[ENV_SWITCH]}"
+    return available(), _state["reason"]
+
+
+def _lib():
+    if not available():
+        raise RuntimeError(f"native featurization is not available: {status()[1]}")
+    return _state["lib"]
+
+
+def _ptr(array):
+    return array.ctypes.data_as(_P)
+
+
+def _check(code):
+    if code != 0:
+        raise MemoryError("native featurization ran out of memory")
+
+
+def _chunks(texts):
+    it = iter(texts)
+    while True:
+        chunk = list(itertools.islice(it, CHUNK_DOCS))
+        if not chunk:
+            return
+        yield chunk
+
+
+def _lowered_utf8(chunk):
+    """One buffer of the lowercased documents, one byte between each, and where each one ends.
+
+    NUL-joined first (one ``lower()`` and one ``encode`` for the chunk; NUL is neither cased nor
+    case-ignorable, so a final sigma never sees the neighbouring document); if a document holds
+    a NUL itself, each is lowercased and encoded on its own.
+    """
+    buf = "\0".join(chunk).lower().encode("utf-8")
+    ends = np.empty(len(chunk), dtype=np.int64)
+    if buf.count(b"\0") == len(chunk) - 1:
+        ends[:-1] = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 0)
+        ends[-1] = len(buf)
+    else:
+        parts = [text.lower().encode("utf-8") for text in chunk]
+        buf = b"\0".join(parts)
+        np.cumsum([len(p) + 1 for p in parts], out=ends)
+        ends -= 1
+    return buf, ends
+
+
+def tokenize(text):
+    """``text.tokenize(text)`` natively (for tests and single documents)."""
+    raw = text.lower().encode("utf-8")
+    out = ctypes.create_string_buffer(2 * len(raw) + 1)  # every byte may become a token plus a space
+    n = _lib().ft_tokenize(raw, len(raw), ctypes.cast(out, _P))
+    return out.raw[:n].decode("utf-8").split(" ") if n else []
+
+
+def crc32(token):
+    raw = token.encode("utf-8")
+    return _lib().ft_crc32(raw, len(raw))
+
+
+@dataclass
+class TokenCounts:
+    """Every token of a corpus: distinct ``words`` in first-seen order with their ``counts`` and
+    CRC32 ``hashes``, and each document's tokens as ``ids`` into ``words`` (CSR by ``lengths``)."""
+
+    words: list
+    counts: np.ndarray  # int64
+    hashes: np.ndarray  # int64 (zlib.crc32 of the UTF-8 bytes)
+    ids: np.ndarray  # int32, all documents back to back
+    lengths: np.ndarray  # int64 tokens per document
+
+
+def count_tokens(texts):
+    """Tokenize and count ``texts`` (any iterable of str), as ``Featurizer.fit``'s first loop."""
+    lib = _lib()
+    handle = lib.ft_counter_new()
+    if not handle:
+        raise MemoryError("native featurization ran out of memory")
+    try:
+        for chunk in _chunks(texts):
+            buf, ends = _lowered_utf8(chunk)
+            _check(lib.ft_counter_add(handle, buf, _ptr(ends), len(chunk)))
+        sizes = np.zeros(4, dtype=np.int64)
+        lib.ft_counter_sizes(handle, _ptr(sizes))
+        n_words, n_bytes, n_tokens, n_docs = sizes.tolist()
+        words = ctypes.create_string_buffer(n_bytes + n_words + 1)
+        counts, hashes = np.empty(n_words, np.int64), np.empty(n_words, np.int64)
+        ids, lengths = np.empty(n_tokens, np.int32), np.empty(n_docs, np.int64)
+        lib.ft_counter_take(handle, ctypes.cast(words, _P), _ptr(counts), _ptr(hashes), _ptr(ids), _ptr(lengths))
+    finally:
+        lib.ft_counter_free(handle)
+    words = words.raw[:n_bytes + n_words].decode("utf-8").split("\n")[:-1]
+    return TokenCounts(words, counts, hashes, ids, lengths)
+
+
+class CodeTable:
+    """A vocabulary on the native side: ``tokens[i]`` has id ``i`` (``vocab.idx_to_token``)."""
+
+    def __init__(self, tokens):
+        lib = _lib()
+        raw = [t.encode("utf-8") for t in tokens]
+        starts = np.zeros(len(raw) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in raw], out=starts[1:])
+        ids = np.arange(len(raw), dtype=np.int64)
+        self.handle = lib.ft_vocab_new(b"".join(raw), _ptr(starts), _ptr(ids), len(raw))
+        if not self.handle:
+            raise MemoryError("native featurization ran out of memory")
+        weakref.finalize(self, lib.ft_vocab_free, self.handle)
+
+
+class _Encoder:
+    def __init__(self, ngrams, buckets, vocab_size, unk_id, unk_hash):
+        if ngrams < 1 or (ngrams > 1 and buckets < 1):
+            raise ValueError("need ngrams >= 1, and buckets >= 1 when ngrams > 1")
+        self.lib = _lib()
+        self.handle = self.lib.ft_encoder_new(int(ngrams), int(buckets) if ngrams > 1 else 0, int(vocab_size),
+                                              int(unk_id), int(unk_hash))
+        if not self.handle:
+            raise MemoryError("native featurization ran out of memory")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.lib.ft_encoder_free(self.handle)
+
+    def take(self):
+        """(rows int32, weights float32, offsets int64): the ``Bags`` arrays."""
+        sizes = np.zeros(2, dtype=np.int64)
+        self.lib.ft_encoder_sizes(self.handle, _ptr(sizes))
+        nnz, n_docs = sizes.tolist()
+        rows, weights, offsets = np.empty(nnz, np.int32), np.empty(nnz, np.float32), np.empty(n_docs + 1, np.int64)
+        self.lib.ft_encoder_take(self.handle, _ptr(rows), _ptr(weights), _ptr(offsets))
+        return rows, weights, offsets
+
+
+def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH):
+    """``Featurizer.transform(texts)`` as (rows, weights, offsets), with ``table`` a :class:`CodeTable`."""
+    with _Encoder(ngrams, buckets, vocab_size, unk_id, unk_hash) as encoder:
+        for chunk in _chunks(texts):
+            buf, ends = _lowered_utf8(chunk)
+            _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk), threads()))
+        return encoder.take()
+
+
+def encode_ids(ids, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH):
+    """The bags of counted documents (``Featurizer.fit(..., return_bags=True)``) as (rows, weights,
+    offsets): token ``t`` is word ``to_id[ids[t]]`` with hash ``to_hash[ids[t]]``."""
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    to_id = np.ascontiguousarray(to_id, dtype=np.int64)
+    to_hash = np.ascontiguousarray(to_hash, dtype=np.int64)
+    if (lengths < 0).any() or lengths.sum() != len(ids) or (len(ids) and (ids.min() < 0 or ids.max() >= min(len(to_id), len(to_hash)))):
+        raise ValueError("ids and lengths do not match, or an id is outside to_id/to_hash")
+    with _Encoder(ngrams, buckets, vocab_size, unk_id, unk_hash) as encoder:
+        token_ends = np.cumsum(lengths)
+        _check(encoder.lib.ft_encoder_add_ids(encoder.handle, _ptr(ids), _ptr(token_ends), len(lengths), _ptr(to_id),
+                                              _ptr(to_hash), threads()))
+        return encoder.take()

@@ -1,0 +1,258 @@
+"""Native featurization (fasttext_lib/featurize.cc) against the pure-Python reference, bit for bit.
+
+The reference is always computed with ``FASTTEXT_LIB_NATIVE=0`` (text.tokenize and the
+Featurizer's Python loops); the native side calls native_features directly, the way the
+Featurizer does when the library is available.
+"""
+import os
+import sys
+import zlib
+from collections import Counter
+
+import gluonnlp
+import numpy as np
+import pytest
+
+from fasttext_lib import bag_ops, native_build
+from fasttext_lib import native_features as nf
+from fasttext_lib.data import read_labeled
+from fasttext_lib.features import UNK, Featurizer
+from fasttext_lib.synthetic import generate_reviews
+from fasttext_lib.text import tokenize
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# CI checks the shared data out beside the repository; FASTTEXT_LIB_SHARED points elsewhere (a worktree).
+REAL = os.path.join(os.environ.get("FASTTEXT_LIB_SHARED") or os.path.join(ROOT, "..", "shared"), "data", "real")
+
+HOSTILE = [
+    "",
+    "   \t\n  ",
+    "...",
+    "!?!?(),.'",
+    '"";;::<br /><br />',
+    "Don't STOP!!! <br />Never;ever:\"quote\"",
+    "<br \"/>joined by a dropped quote, <b\"r /> too; <br/> is not a break",
+    "İstanbul İİ ß ẞ ǅ ﬁ ΣΑΣ ΟΔΟΣ. Σ aΣ Σa ΌΣ'Σ",  # lower() grows, final sigma
+    "e\u0301 cafe\u0301 n\u0303 a\u0308\u0308\u0308",  # combining marks
+    "👍🏽 👨‍👩‍👧‍👦 ❤️ 🇫🇷🇩🇪 emoji",  # emoji, zero-width joiners, flags
+    "שלום עולם, مرحبا بالعالم! \u202bembedded\u202c",  # right to left
+    "a\u00a0b\u1680c\u2000d\u2005e\u200af\u2028g\u2029h\u202fi\u205fj\u3000k\x85l\x1cm\x1fn\x0bo\x0cp",  # split
+    "zero\u200bwidth\u200cnon\u200djoiner\ufeffbom \u180e mongolian",  # not whitespace for str.split
+    "我喜欢这家餐厅。很好吃！日本語のテキスト、句読点。한국어 텍스트",  # CJK without spaces
+    "tab\tnew\nline\r\ncr\rnul\x00inside \x00 \x7f del",
+    "<unk> <UNK> unk",
+    "ＡＢＣ ｆｕｌｌｗｉｄｔｈ！ Ⅻ ⓐⓑ",
+    "x" * 5000 + " " + "y" * 3,
+]
+
+
+def _python_fit(texts, monkeypatch, **kwargs):
+    with monkeypatch.context() as m:
+        m.setenv(nf.ENV_SWITCH, "0")
+        return Featurizer.fit(list(texts), return_bags=True, **kwargs)
+
+
+def _python_transform(featurizer, texts, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setenv(nf.ENV_SWITCH, "0")
+        return featurizer.transform(list(texts))
+
+
+def _native_fit(texts, min_count=1, ngrams=1, buckets=2_000_000):
+    """Featurizer.fit(return_bags=True) on the native side: what the Featurizer does with it."""
+    counted = nf.count_tokens(texts)
+    counter = gluonnlp.data.Counter(dict(zip(counted.words, counted.counts.tolist())))
+    vocab = gluonnlp.Vocab(counter, min_freq=min_count, unknown_token=UNK, padding_token=None, bos_token=None,
+                           eos_token=None)
+    featurizer = Featurizer(vocab, ngrams=ngrams, buckets=buckets)
+    to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in counted.words], dtype=np.int64)
+    bags = nf.encode_ids(counted.ids, counted.lengths, to_id, counted.hashes, featurizer.ngrams, featurizer.buckets,
+                         featurizer.vocab_size, featurizer.unk_id)
+    return featurizer, bags
+
+
+def _native_transform(featurizer, texts):
+    table = nf.CodeTable(featurizer.vocab.idx_to_token)
+    return nf.encode_texts(texts, table, featurizer.ngrams, featurizer.buckets, featurizer.vocab_size,
+                           featurizer.unk_id)
+
+
+def _assert_same_bags(native, reference):
+    rows, weights, offsets = native
+    assert rows.dtype == np.int32 and weights.dtype == np.float32 and offsets.dtype == np.int64
+    np.testing.assert_array_equal(offsets, reference.offsets)
+    np.testing.assert_array_equal(rows, reference.rows)
+    assert weights.tobytes() == reference.weights.tobytes()  # bit for bit, not merely close
+
+
+def _assert_same_tokens(texts):
+    counted = nf.count_tokens(texts)
+    per_doc = np.split(counted.ids, np.cumsum(counted.lengths)[:-1]) if len(texts) else []
+    assert [[counted.words[i] for i in ids] for ids in per_doc] == [tokenize(t) for t in texts]
+    first_seen = list(dict.fromkeys(t for text in texts for t in tokenize(text)))
+    assert counted.words == first_seen
+    flat = [t for text in texts for t in tokenize(text)]
+    frequency = Counter(flat)
+    assert counted.counts.tolist() == [frequency[w] for w in first_seen]
+    assert counted.hashes.tolist() == [zlib.crc32(w.encode("utf-8")) for w in first_seen]
+    return counted
+
+
+def _check_corpus(train_texts, test_texts, monkeypatch, **settings):
+    featurizer, reference = _python_fit(train_texts, monkeypatch, **settings)
+    native_featurizer, native = _native_fit(train_texts, **settings)
+    assert native_featurizer.vocab.idx_to_token == featurizer.vocab.idx_to_token
+    _assert_same_bags(native, reference)
+    _assert_same_bags(_native_transform(featurizer, test_texts), _python_transform(featurizer, test_texts, monkeypatch))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def native():
+    ok, why = nf.status()
+    assert ok, f"native featurization must build and load on this machine (CI has g++): {why}"
+
+
+def test_every_code_point_tokenizes_as_python_does():
+    # Each code point between two letters, and alone between spaces: whitespace, punctuation and
+    # case mapping of the whole of Unicode (surrogates cannot reach us from decoded UTF-8).
+    points = [c for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    docs = [" ".join(f"a{chr(c)}b {chr(c)}" for c in points[i:i + 2000]) for i in range(0, len(points), 2000)]
+    counted = nf.count_tokens(docs)
+    words = np.array(counted.words, dtype=object)
+    for doc, ids in zip(docs, np.split(counted.ids, np.cumsum(counted.lengths)[:-1])):
+        assert words[ids].tolist() == tokenize(doc)
+    assert all(nf.tokenize(f"a{chr(c)}b") == tokenize(f"a{chr(c)}b") for c in range(0x3001))
+
+
+def test_hostile_unicode_tokens_and_bags(monkeypatch):
+    _assert_same_tokens(HOSTILE)
+    for text in HOSTILE:
+        assert nf.tokenize(text) == tokenize(text), repr(text)
+    for ngrams in (1, 2, 3):
+        _check_corpus(HOSTILE, HOSTILE[::-1] + ["never seen ΣΣ", ""], monkeypatch, ngrams=ngrams, buckets=97)
+
+
+def test_documents_never_share_case_context():
+    # A final sigma is decided by its neighbours: a document ending in a letter before one
+    # starting with Σ must lowercase as if alone (the chunk is lowercased in one call).
+    docs = ["aΣ", "Σa", "a", "Σ", "ΣΣ", "bΣ\x00", "\x00Σb", "Σ"]
+    _assert_same_tokens(docs)
+    _assert_same_tokens(docs[:5])  # without the NUL documents: the one-lower() path
+
+
+def test_empty_and_punctuation_only_documents(monkeypatch):
+    docs = ["", ".", "", "!!!", ",,,(((", "\"\"\"", ";:;", "<br />", "", "a", ""]
+    _assert_same_tokens(docs)
+    for ngrams in (1, 2, 3):
+        _check_corpus(docs, docs, monkeypatch, ngrams=ngrams, buckets=11)
+    rows, weights, offsets = _native_transform(_native_fit(["x"])[0], ["", ""])
+    assert rows.tolist() == [0, 0] and weights.tolist() == [1.0, 1.0] and offsets.tolist() == [0, 1, 2]
+
+
+def test_very_long_documents(monkeypatch):
+    data = generate_reviews(40, seed=3)
+    long_doc = " ".join(data.texts) * 20  # ~100k tokens in one document
+    docs = [long_doc, "short one", long_doc.upper(), ""]
+    _assert_same_tokens(docs)
+    _check_corpus(docs, docs[::-1], monkeypatch, ngrams=3, buckets=2_000_000)
+
+
+@pytest.mark.parametrize("ngrams,buckets,min_count", [(1, 2_000_000, 1), (2, 2_000_000, 1), (2, 50, 1),
+                                                      (3, 2_000_000, 3), (3, 7, 2), (2, 2_000_000, 5)])
+def test_synthetic_corpus(monkeypatch, ngrams, buckets, min_count):
+    data = generate_reviews(1500, seed=11)
+    _check_corpus(data.texts[:1200], data.texts[1200:], monkeypatch, ngrams=ngrams, buckets=buckets,
+                  min_count=min_count)
+
+
+def test_unknown_words_still_form_ngrams(monkeypatch):
+    # min_count drops both rare words: they share <unk>'s row but not their bigram rows.
+    featurizer, _ = _native_fit(["common common rare1", "common common rare2"], min_count=2, ngrams=2)
+    rows, _, offsets = _native_transform(featurizer, ["common rare1", "common rare2"])
+    first, second = rows[offsets[0]:offsets[1]], rows[offsets[1]:offsets[2]]
+    assert featurizer.unk_id in first and featurizer.unk_id in second
+    assert set(first) != set(second)
+    _assert_same_bags((rows, _, offsets), _python_transform(featurizer, ["common rare1", "common rare2"], monkeypatch))
+
+
+@pytest.mark.parametrize("name", ["amazon_snippets", "drug_reviews", "nyt_editorials"])
+def test_real_english_sets(monkeypatch, name):
+    train = read_labeled(os.path.join(REAL, f"{name}_train.csv"))  # must exist: CI has ../shared
+    test = read_labeled(os.path.join(REAL, f"{name}_test.csv"))
+    _assert_same_tokens(train.texts)
+    _check_corpus(train.texts, test.texts, monkeypatch, ngrams=2, buckets=2_000_000, min_count=2)
+    _check_corpus(train.texts, test.texts, monkeypatch, ngrams=3, buckets=1000)
+
+
+def test_chunks_and_threads_change_nothing(monkeypatch):
+    data = generate_reviews(600, seed=5)  # > 64k tokens: worth several threads
+    texts = data.texts + HOSTILE
+    monkeypatch.setattr(nf, "threads", lambda: 1)
+    featurizer, whole = _native_fit(texts, ngrams=2, buckets=1000)
+    one_thread = _native_transform(featurizer, texts)
+    monkeypatch.setattr(nf, "threads", lambda: 3)
+    monkeypatch.setattr(nf, "CHUNK_DOCS", 97)
+    _, chunked = _native_fit(iter(texts), ngrams=2, buckets=1000)  # any iterable, not only lists
+    for a, b in zip(whole + one_thread, chunked + _native_transform(featurizer, texts)):
+        np.testing.assert_array_equal(a, b)
+    _assert_same_bags(_native_transform(featurizer, iter(texts)), _python_transform(featurizer, texts, monkeypatch))
+
+
+def test_crc32_is_zlib():
+    rs = np.random.RandomState(0)
+    for n in [0, 1, 3, 8, 9, 100, 4096]:
+        raw = rs.randint(0, 256, n).astype(np.uint8).tobytes().decode("latin-1")
+        assert nf.crc32(raw) == zlib.crc32(raw.encode("utf-8"))
+    for word in HOSTILE:
+        assert nf.crc32(word) == zlib.crc32(word.encode("utf-8"))
+
+
+def test_bad_arguments_are_refused():
+    featurizer, _ = _native_fit(["a b"], ngrams=2, buckets=10)
+    with pytest.raises(ValueError):
+        nf.encode_ids(np.array([0, 5], np.int32), np.array([2]), np.zeros(2), np.zeros(2), 2, 10, 3, 0)
+    with pytest.raises(ValueError):
+        nf.encode_ids(np.array([0, 1], np.int32), np.array([3]), np.zeros(2), np.zeros(2), 2, 10, 3, 0)
+    with pytest.raises(ValueError):
+        nf.encode_texts(["a"], nf.CodeTable(featurizer.vocab.idx_to_token), 2, 0, 3, 0)
+    with pytest.raises(UnicodeEncodeError):  # as the Python path: a lone surrogate has no UTF-8 (no hash)
+        nf.count_tokens(["bad \udc80 surrogate"])
+
+
+def test_switched_off_uses_python_with_identical_results(monkeypatch):
+    data = generate_reviews(200, seed=8)
+    native_featurizer, native = _native_fit(data.texts, ngrams=2, buckets=5000)
+    monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    assert nf.status() == (False, f"{nf.ENV_SWITCH}=0")
+    with pytest.raises(RuntimeError, match="not available"):
+        nf.count_tokens(["a"])
+    assert not bag_ops.available()  # the master switch turns the operators off too
+    featurizer, reference = Featurizer.fit(data.texts, ngrams=2, buckets=5000, return_bags=True)
+    reference_transform = featurizer.transform(data.texts[:50])
+    assert featurizer.vocab.idx_to_token == native_featurizer.vocab.idx_to_token
+    _assert_same_bags(native, reference)
+    monkeypatch.delenv(nf.ENV_SWITCH)
+    assert nf.available()
+    _assert_same_bags(_native_transform(native_featurizer, data.texts[:50]), reference_transform)
+
+
+def test_without_a_compiler_python_is_used_with_one_warning(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FASTTEXT_LIB_CACHE", str(tmp_path))
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    monkeypatch.setattr(nf, "_state", {"lib": None, "tried": False, "reason": None})
+    assert not nf.available() and not nf.available()
+    err = capsys.readouterr().err
+    assert err.count("native featurization unavailable") == 1 and "no-such-compiler" in err
+    assert not nf.status()[0]
+    assert not list(tmp_path.glob("*.so")) and not list(tmp_path.glob("*.tmp"))
+
+
+def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(tmp_path, monkeypatch):
+    monkeypatch.setenv("FASTTEXT_LIB_CACHE", str(tmp_path))
+    first = nf.build()
+    assert first.startswith(str(tmp_path)) and os.path.basename(first).startswith("libfasttext_featurize-")
+    mtime = os.path.getmtime(first)
+    assert nf.build() == first and os.path.getmtime(first) == mtime
+    monkeypatch.setattr(nf, "CXXFLAGS", nf.CXXFLAGS + ["-DFASTTEXT_TEST_FLAG"])
+    assert nf.build() != first
+    assert native_build.cache_dir() == str(tmp_path)
