@@ -3,18 +3,18 @@
 The notebooks never create buckets (on SageMaker they use real S3); here scripts/local_s3.py
 starts moto's S3 server on 127.0.0.1 and creates the default bucket ``fasttext-demo``. Each
 notebook runs with its default parameters plus any ``-p name value`` given here (applied to every
-notebook that has that parameter), from a temporary cwd, so nothing depends on where it is run.
-Executed notebooks go to build/demo/ (``--in-place``: back into notebooks/, which is how the
-committed outputs that nbval compares are made); figures and history.csv to the notebooks'
-``output_dir`` (build/demo/ by default).
+notebook that has that parameter), in the notebooks/ folder as Jupyter would run it. Executed
+notebooks go to build/demo/; figures and history.csv to the notebooks' ``output_dir`` (build/demo/
+by default). ``--in-place`` (``make notebooks``) writes them back into notebooks/ with the run
+metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
 """
 import argparse
 import ast
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clean_notebooks import clean_file  # noqa: E402
 from local_s3 import ROOT, local_s3  # noqa: E402
 
 SERIES = ["01_data_prep.ipynb", "02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb", "04_inference.ipynb"]
@@ -41,16 +41,21 @@ def main(argv=None):
     import pandas as pd
     import papermill
 
-    executed = os.path.join(ROOT, "notebooks") if args.in_place else os.path.join(ROOT, "build", "demo")
+    if args.in_place and overrides:
+        parser.error("--in-place writes the committed notebooks: run them with their own parameters")
+    notebooks = os.path.join(ROOT, "notebooks")
+    executed = notebooks if args.in_place else os.path.join(ROOT, "build", "demo")
     os.makedirs(executed, exist_ok=True)
-    with local_s3(overrides.get("bucket", "fasttext-demo")), tempfile.TemporaryDirectory() as cwd:
+    with local_s3(overrides.get("bucket", "fasttext-demo")):
         for name in SERIES:
-            source = os.path.join(ROOT, "notebooks", name)
+            source = os.path.join(notebooks, name)
             known = papermill.inspect_notebook(source)
             params = {k: v for k, v in overrides.items() if k in known}
             print(f"running {name} {params or ''}", flush=True)
             papermill.execute_notebook(source, os.path.join(executed, name), parameters=params,
-                                       kernel_name="python3", cwd=cwd, progress_bar=False)
+                                       kernel_name="python3", cwd=notebooks, progress_bar=False)
+            if args.in_place:
+                clean_file(os.path.join(executed, name))
             if name.startswith("02"):
                 defaults = {k: ast.literal_eval(v["default"]) for k, v in known.items()}
     settings = {**defaults, **{k: v for k, v in overrides.items() if k in defaults}}
