@@ -10,7 +10,7 @@
 //       -> grad (num_rows, dim): grad[r] = sum_e weights[e] * docs_grad[doc of e] over the entries
 //       with index[e] == r, here with index the batch's *compact* column (0 .. num_rows-1), so the
 //       result is the row-sparse gradient's value array. doc_freq_scale=1 multiplies row r by
-//       n / (documents that contain r): see train._sgd_row_scale for why SGD wants that.
+//       n / (documents that contain r): see batches.sgd_row_scale_entries for why SGD wants that.
 //
 // Both are deterministic whatever the thread count: a document's mean and a row's gradient are
 // each summed by one thread in entry order (threads split documents, resp. output rows).
@@ -186,7 +186,7 @@ struct Transposed {
   }
 
   // acc = gradient of compact row r: sum over its entries of weight * docs_grad[doc]. With
-  // doc_freq_scale, times n / (documents that contain r); see train._sgd_row_scale.
+  // doc_freq_scale, times n / (documents that contain r); see batches.sgd_row_scale_entries.
   void row_gradient(int64_t r, const float* dh, int64_t dim, bool doc_freq_scale, float* acc) const {
     std::memset(acc, 0, dim * sizeof(float));
     const int64_t first = starts[r], last = starts[r + 1];
