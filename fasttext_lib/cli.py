@@ -5,7 +5,8 @@
              [--ctx auto|cpu|gpu|gpu:N] [--seed N] [--checkpoint-dir DIR_OR_S3] ...
     evaluate --model DIR_OR_S3 --data PATH        -> last stdout line: {"accuracy", "loss", "n"}
     predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability"} JSON per line
-    sample   --output DIR_OR_S3 [--train-docs N] [--test-docs N]   (the built-in synthetic corpus)
+    sample   --output DIR_OR_S3                   (the built-in sample: real English review sentences)
+    synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N]   (Yelp-shaped synthetic text, any size)
     prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test)
 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
@@ -54,12 +55,15 @@ def build_parser():
     p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin")
     p.add_argument("--ctx", default="cpu")
 
-    s = sub.add_parser("sample", help="write the built-in synthetic review corpus (Zhang CSV)")
+    s = sub.add_parser("sample", help="write the built-in sample: real English product-review sentences (Zhang CSV)")
     s.add_argument("--output", required=True, help="directory or s3:// prefix for train.csv and test.csv")
-    s.add_argument("--train-docs", type=_positive_int, default=20000)
-    s.add_argument("--test-docs", type=_positive_int, default=2000)
-    s.add_argument("--classes", type=_positive_int, default=2)
-    s.add_argument("--seed", type=int, default=0)
+
+    g = sub.add_parser("synthetic", help="write a synthetic Yelp-shaped corpus of any size, for scale tests (Zhang CSV)")
+    g.add_argument("--output", required=True, help="directory or s3:// prefix for train.csv and test.csv")
+    g.add_argument("--train-docs", type=_positive_int, default=20000)
+    g.add_argument("--test-docs", type=_positive_int, default=2000)
+    g.add_argument("--classes", type=_positive_int, default=2)
+    g.add_argument("--seed", type=int, default=0)
 
     r = sub.add_parser("prepare", help="download a Zhang et al. dataset and write normalized .train/.test")
     r.add_argument("--dataset", default="yelp_review_polarity")
@@ -120,19 +124,29 @@ def cmd_predict(args):
     return 0
 
 
-def cmd_sample(args):
+def _write_splits(output, train, test):
     from . import storage
     from .data import write_csv
+
+    written = {"train": write_csv(train, storage.join(output, "train.csv")),
+               "test": write_csv(test, storage.join(output, "test.csv"))}
+    print(json.dumps(written))
+    return 0
+
+
+def cmd_sample(args):
+    from .sample import load_sample
+
+    return _write_splits(args.output, load_sample("train"), load_sample("test"))
+
+
+def cmd_synthetic(args):
+    from .data import LabeledTexts
     from .synthetic import generate_reviews
 
     data = generate_reviews(args.train_docs + args.test_docs, num_classes=args.classes, seed=args.seed)
     n = args.train_docs
-    from .data import LabeledTexts
-
-    train_uri = write_csv(LabeledTexts(data.labels[:n], data.texts[:n]), storage.join(args.output, "train.csv"))
-    test_uri = write_csv(LabeledTexts(data.labels[n:], data.texts[n:]), storage.join(args.output, "test.csv"))
-    print(json.dumps({"train": train_uri, "test": test_uri}))
-    return 0
+    return _write_splits(args.output, data.head(n), LabeledTexts(data.labels[n:], data.texts[n:]))
 
 
 def cmd_prepare(args):
@@ -142,7 +156,8 @@ def cmd_prepare(args):
     return 0
 
 
-COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "sample": cmd_sample, "prepare": cmd_prepare}
+COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "sample": cmd_sample, "synthetic": cmd_synthetic,
+            "prepare": cmd_prepare}
 
 
 def main(argv=None):

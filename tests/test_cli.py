@@ -6,6 +6,7 @@ import boto3
 import pytest
 
 from conftest import BAD_TRAINING_FILES, run_cli
+from fasttext_lib.data import read_labeled
 
 FAST = ["--epochs", "3", "--batch-size", "256", "--no-progress"]
 
@@ -149,7 +150,21 @@ def test_model_that_is_not_a_bundle(tmp_path, local_bundle, sample_dir):
     _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "format version")
 
 
-def test_sample_command_writes_csv(tmp_path):
-    r = run_cli("sample", "--output", tmp_path, "--train-docs", "50", "--test-docs", "10")
+def test_sample_command_writes_the_real_english_sample(tmp_path):
+    from fasttext_lib.sample import sample_path
+
+    r = run_cli("sample", "--output", tmp_path)
     assert r.returncode == 0, r.stderr
-    assert len((tmp_path / "train.csv").read_text().splitlines()) >= 50
+    for split in ("train", "test"):
+        assert (tmp_path / f"{split}.csv").read_bytes() == open(sample_path(split), "rb").read()
+    written = read_labeled(str(tmp_path / "train.csv"))
+    assert written.label_names() == ["negative", "positive"] and len(written) == 2888
+    assert "i like the automatic key lock function." in written.texts
+
+
+def test_synthetic_command_writes_a_corpus_of_the_asked_size(tmp_path):
+    r = run_cli("synthetic", "--output", tmp_path, "--train-docs", "50", "--test-docs", "10", "--classes", "3")
+    assert r.returncode == 0, r.stderr
+    train, test = read_labeled(str(tmp_path / "train.csv")), read_labeled(str(tmp_path / "test.csv"))
+    assert (len(train), len(test)) == (50, 10)
+    assert set(train.labels) | set(test.labels) == {"1", "2", "3"}
