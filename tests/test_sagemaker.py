@@ -3,8 +3,9 @@
 * The training container is simulated as the MXNet training toolkit runs it: ``SM_*`` variables,
   channel folders, ``python fasttext_lib/entry_point.py --key value ...`` in a subprocess whose cwd
   is a staged source_dir (and whose PYTHONPATH is empty, so the staged copy must be importable).
-* The hosting functions are called as the MXNet inference toolkit calls them, and the packed and
-  SDK-repacked ``model.tar.gz`` is served from its own ``code/`` in a subprocess.
+* The endpoint is driven by the real inference toolkits (sagemaker-inference, sagemaker-mxnet-inference
+  and MMS's model loader; tests/toolkit_endpoint.py): in-process for the request handling, and the
+  packed and SDK-repacked ``model.tar.gz`` from its own ``code/`` in a subprocess.
 * Estimator, tuner and model are built with the real sagemaker SDK against the moto server
   (``AWS_ENDPOINT_URL``); the API requests the SDK sends are recorded and checked, and the files it
   uploads are read back.
@@ -23,6 +24,7 @@ import types
 import pytest
 
 from conftest import ROOT
+from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
 from fasttext_lib.bundle import BUNDLE_FILES, save_bundle
@@ -53,7 +55,8 @@ def splits(sample_dir):
 def make_container(root, channels, hosts=("algo-1",), current_host="algo-1", extra_env=None):
     """An /opt/ml-like tree under ``root``; ``channels``: name -> {relative file name: writer(path)}."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "DMLC_")) and k != "PYTHONPATH"}
-    env.update(OMP_NUM_THREADS="1", SM_MODEL_DIR=str(root / "model"), SM_OUTPUT_DATA_DIR=str(root / "output" / "data"),
+    env.update(OMP_NUM_THREADS="1", SM_MODEL_DIR=str(root / "model"), SM_OUTPUT_DIR=str(root / "output"),
+               SM_OUTPUT_DATA_DIR=str(root / "output" / "data"),
                SM_HOSTS=json.dumps(list(hosts)), SM_CURRENT_HOST=current_host, SM_NUM_GPUS="0")
     (root / "model").mkdir(parents=True)
     (root / "output" / "data").mkdir(parents=True)
@@ -92,19 +95,6 @@ def toolkit_argv(hyperparameters):
 
 def args_for(**hyperparameters):
     return [item for key, value in hyperparameters.items() for item in (f"--{key}", value)]
-
-
-def toolkit_invoke(module, model, body, content_type, accept="application/json"):
-    """One request as sagemaker_inference's Transformer handles it: (status, response body)."""
-    if content_type in ("application/json", "text/csv"):  # the toolkit's UTF8_TYPES are decoded first
-        body = body.decode("utf-8")
-    if not accept or accept == "*/*":
-        accept = "application/json"
-    try:
-        data = module.input_fn(body, content_type)
-        return 200, module.output_fn(module.predict_fn(data, model), accept)
-    except Exception as exc:  # BaseInferenceToolkitError carries its status; anything else is a 500
-        return getattr(exc, "status_code", 500), str(exc)
 
 
 def tar_names(data):
@@ -179,7 +169,6 @@ def test_training_log_matches_the_metric_definitions(fasttext_job):
     for definition in sm_train.METRIC_DEFINITIONS:  # what SageMaker (and the tuner) read from the log
         values = [float(v) for v in re.findall(definition["Regex"], r.stdout)]
         assert values == pytest.approx(list(history[columns[definition["Name"]]]), abs=1e-6), definition
-    assert sm_train.VAL_ACCURACY_REGEX == dict((d["Name"], d["Regex"]) for d in sm_train.METRIC_DEFINITIONS)[sm_train.OBJECTIVE_METRIC]
 
 
 def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_path):
@@ -245,6 +234,16 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("error: ") and re.search(pattern, last), last
     assert os.listdir(tmp_path / "model") == []
+    # what the console shows as FailureReason: the toolkit keeps this file rather than writing its own
+    assert (tmp_path / "output" / "failure").read_text() == last
+
+
+def test_failure_reason_is_written_only_inside_a_container(tmp_path):
+    assert sm_train.write_failure("error: x", {"SM_OUTPUT_DIR": str(tmp_path / "absent")}) is None
+    assert not (tmp_path / "absent").exists()
+    long = "error: " + "x" * 5000
+    path = sm_train.write_failure(long, {"SM_OUTPUT_DIR": str(tmp_path)})
+    assert open(path).read() == long[:sm_train.FAILURE_REASON_CHARS]
 
 
 def _env(**overrides):
@@ -338,50 +337,125 @@ def test_hosting_functions_fit_the_mxnet_inference_toolkit(bundle, served):
     assert isinstance(with_context, mx.gluon.Block)
 
 
+@pytest.fixture(scope="module")
+def endpoint(bundle):
+    """The bundle behind the real toolkits, the user module named as SAGEMAKER_PROGRAM would name it."""
+    saved = {k: os.environ.get(k) for k in ("SAGEMAKER_PROGRAM", "PYTHONPATH", "MMS_DECODE_INPUT_REQUEST")}
+    os.environ["SAGEMAKER_PROGRAM"] = "fasttext_lib.entry_point"
+    try:
+        yield Endpoint(bundle)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 @pytest.mark.parametrize("body, content_type", [
     (json.dumps(REVIEWS).encode(), "application/json"),
     (json.dumps({"instances": REVIEWS}).encode(), "application/json; charset=utf-8"),
     ("\n".join(REVIEWS).encode() + b"\n", "text/plain"),
     (b'"The pasta was great, and the staff were friendly!"\nNot good. Cold food and a long wait.\n\n', "text/csv"),
 ])
-def test_round_trip_equals_the_library_predictor(served, body, content_type):
-    model, predictor = served
-    status, response = toolkit_invoke(ep, model, body, content_type, accept="*/*")
-    assert status == 200, response
+def test_round_trip_equals_the_library_predictor(endpoint, served, body, content_type):
+    status, response_type, response = endpoint.invoke(body, content_type, "*/*")
+    assert (status, response_type) == (200, "application/json"), response
     texts = REVIEWS if content_type != "text/csv" else [REVIEWS[0].replace(" and", ", and"), REVIEWS[1], ""]
-    assert json.loads(response) == predictor.predict(texts)
+    assert json.loads(response) == served[1].predict(texts)
     assert [set(row) for row in json.loads(response)] == [{"label", "probability"}] * 3
 
 
-def test_a_single_json_string_is_one_review(served):
-    model, predictor = served
-    assert json.loads(toolkit_invoke(ep, model, b'"so good"', "application/json")[1]) == predictor.predict(["so good"])
+def test_a_single_json_string_is_one_review(endpoint, served):
+    status, _, response = endpoint.invoke(b'"so good"', "application/json", "application/json")
+    assert status == 200 and json.loads(response) == served[1].predict(["so good"])
 
 
-@pytest.mark.parametrize("body, content_type, accept, status, message", [
-    (b"[1, 2]", "application/x-npy", "application/json", 415, "content type 'application/x-npy' is not supported"),
-    (b"x", None, "application/json", 415, "no Content-Type"),
-    (b'["a"]', "application/json", "text/csv", 406, "accept application/json"),
-    (b'{"instances": ', "application/json", "application/json", 400, "not valid JSON"),
-    (b'{"reviews": ["a"]}', "application/json", "application/json", 400, '{"instances": [review, ...]}'),
-    (b'{"instances": "a"}', "application/json", "application/json", 400, '"instances" must be a list'),
-    (b'["a", 3]', "application/json", "application/json", 400, "item 1 is int"),
-    (b"[]", "application/json", "application/json", 400, "no review text"),
-    (b"\n  \n", "text/plain", "application/json", 400, "no review text"),
-    (b"", "text/csv", "application/json", 400, "no review text"),
-    (b"caf\xe9", "text/plain", "application/json", 400, "not valid utf-8"),
-    (b'"unterminated', "text/csv", "application/json", 400, "not valid CSV"),
-    (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", "application/json", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
+@pytest.mark.parametrize("accept", [
+    None, "*/*", "application/json", "APPLICATION/JSON; charset=utf-8", "application/*", "application/json, text/plain",
+    "text/html, */*;q=0.8", "text/csv, application/*;q=0.1", "text/html;q=1, application/json;q=0.001",
+    "application/json;q=1, */*;q=0",  # the most specific range decides
 ])
-def test_bad_requests_get_4xx(served, body, content_type, accept, status, message):
-    code, response = toolkit_invoke(ep, served[0], body, content_type, accept)
-    assert code == status and message in response and "\n" not in response, response
+def test_accept_headers_that_admit_json_get_json(endpoint, accept):
+    status, response_type, response = endpoint.invoke(b'["tasty"]', "application/json", accept)
+    assert (status, response_type) == (200, "application/json"), response  # never the literal application/*
+    assert len(json.loads(response)) == 1
 
 
-def test_latin1_charset_is_honoured(served):
-    model, predictor = served
-    status, response = toolkit_invoke(ep, model, "café".encode("latin-1"), "text/plain; charset=latin-1")
-    assert status == 200 and json.loads(response) == predictor.predict(["café"])
+@pytest.mark.parametrize("accept", [
+    "text/csv", "text/plain, text/html", "application/json;q=0", "application/json;q=0, */*", "*/*;q=0",
+    "application/*;q=0, text/*", "application/xml", "application/json;q=zero",
+])
+def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
+    status, _, response = endpoint.invoke(b'["tasty"]', "application/json", accept)
+    assert status == 406 and "accept application/json" in response.splitlines()[0], response
+
+
+@pytest.mark.parametrize("body, content_type, status, message", [
+    (b"[1, 2]", "application/x-npy", 415, "content type 'application/x-npy' is not supported"),
+    (b"x", None, 415, "no Content-Type"),
+    (b'{"instances": ', "application/json", 400, "not valid JSON"),
+    (b'{"reviews": ["a"]}', "application/json", 400, '{"instances": [review, ...]}'),
+    (b'{"instances": "a"}', "application/json", 400, '"instances" must be a list'),
+    (b'["a", 3]', "application/json", 400, "item 1 is int"),
+    (b"[]", "application/json", 400, "no review text"),
+    (b"\n  \n", "text/plain", 400, "no review text"),
+    (b"", "text/csv", 400, "no review text"),
+    (b"caf\xe9", "text/plain", 400, "not valid utf-8"),
+    (b"caf\xe9", "text/csv; charset=utf-8", 400, "not valid utf-8"),
+    (b'["caf\xe9"]', "application/json; charset=utf-8", 400, "not valid utf-8"),
+    (b'"unterminated', "text/csv", 400, "not valid CSV"),
+    (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
+])
+def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
+    code, _, response = endpoint.invoke(body, content_type, "application/json")
+    assert code == status and message in response.splitlines()[0], response
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/csv"])
+def test_non_utf8_bodies_of_the_toolkits_utf8_types_get_500_before_input_fn(endpoint, content_type):
+    """The toolkit decodes exactly these two types as UTF-8 itself (README: 500, not 400): the answer
+    is the codec's error, not input_fn's "not valid utf-8 text"."""
+    code, _, response = endpoint.invoke(b'["caf\xe9"]', content_type, "application/json")
+    assert code == 500 and "'utf-8' codec can't decode byte 0xe9" in response.splitlines()[0], response
+
+
+def test_latin1_charset_is_honoured(endpoint, served):
+    status, _, response = endpoint.invoke("café".encode("latin-1"), "text/plain; charset=latin-1", "application/json")
+    assert status == 200 and json.loads(response) == served[1].predict(["café"])
+
+
+def test_the_toolkit_loads_the_bundle_once(bundle, monkeypatch):
+    """The MXNet HandlerService calls model_fn twice at start-up (to choose its transformer, then through it)."""
+    load = Predictor.load.__func__
+    loads, model_fns = [], []
+    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: loads.append(a) or load(cls, *a, **k)))
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    monkeypatch.setattr(ep, "model_fn", lambda *a: model_fns.append(a) or sm_serve.model_fn(*a))
+    monkeypatch.setenv("SAGEMAKER_PROGRAM", "fasttext_lib.entry_point")
+    monkeypatch.setenv("PYTHONPATH", "")
+    monkeypatch.setenv("MMS_DECODE_INPUT_REQUEST", "false")
+    endpoint = Endpoint(bundle)
+    assert len(model_fns) == 2 and len(loads) == 1
+    assert endpoint.invoke(b'"ok"', "application/json", None)[0] == 200 and len(loads) == 1
+
+
+def test_model_fn_caches_by_model_dir_and_reloads_a_replaced_bundle(bundle, tmp_path, monkeypatch):
+    import shutil
+
+    load = Predictor.load.__func__
+    loads = []
+    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: loads.append(a) or load(cls, *a, **k)))
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    copy = shutil.copytree(bundle, str(tmp_path / "model"))
+    first = sm_serve.model_fn(copy)
+    assert sm_serve.model_fn(copy + "/") is first and len(loads) == 1
+    config = os.path.join(copy, "config.json")
+    data = open(config).read()
+    os.remove(config)  # a new bundle in the same place: a new file
+    with open(config, "w") as f:
+        f.write(data)
+    assert sm_serve.model_fn(copy) is not first and len(loads) == 2
 
 
 # --------------------------------------------------------------------------------------------
@@ -577,7 +651,7 @@ def test_estimator_options(sm, source_dir, monkeypatch):
     assert make_estimator(sm.bucket, "ft", session=sm.session, source_dir=source_dir).role == ROLE
 
 
-def test_tuner_request(sm, source_dir):
+def test_tuner_request(sm, source_dir, fasttext_job):
     from fasttext_lib.sagemaker_utils import make_estimator, make_tuner
 
     estimator = make_estimator(sm.bucket, "ft", hyperparameters={"epochs": 5, "optimizer": "adam"}, role=ROLE,
@@ -598,8 +672,13 @@ def test_tuner_request(sm, source_dir):
     assert definition["AlgorithmSpecification"]["MetricDefinitions"] == \
         [{"Name": "validation:accuracy", "Regex": sm_train.VAL_ACCURACY_REGEX}]
     assert json.loads(definition["StaticHyperParameters"]["epochs"]) == 5
-    row = {"epoch": 2, "train_loss": 0.3, "val_loss": 0.25, "val_accuracy": 0.9123, "seconds": 1.0, "samples_per_s": 5.0}
-    assert re.findall(sm_train.VAL_ACCURACY_REGEX, sm_train.format_epoch(row)) == ["0.912300"]
+    # the regex the tuner sends reads the objective from a real job's log, one value per epoch
+    import pandas as pd
+
+    root, job = fasttext_job
+    regex = definition["AlgorithmSpecification"]["MetricDefinitions"][0]["Regex"]
+    history = pd.read_csv(root / "output" / "data" / "history.csv")
+    assert [float(v) for v in re.findall(regex, job.stdout)] == pytest.approx(list(history.val_accuracy), abs=1e-6)
 
 
 def test_model_repack_and_deploy(sm, bundle, served, tmp_path):
