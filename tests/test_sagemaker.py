@@ -463,7 +463,9 @@ def test_model_fn_caches_by_model_dir_and_reloads_a_replaced_bundle(bundle, tmp_
 # --------------------------------------------------------------------------------------------
 def test_staged_source_dir(source_dir):
     top = sorted(os.listdir(source_dir))
-    assert top == ["entry_point.py", "fasttext_lib", "requirements.txt"]  # no setup.py: run as a script, not pip-installed
+    assert top == ["entry_point.py", "fasttext_lib", "inference.py", "requirements.txt"]  # no setup.py: run as a script
+    entry = open(os.path.join(source_dir, "fasttext_lib", "entry_point.py")).read()
+    assert open(os.path.join(source_dir, "inference.py")).read() == entry == open(os.path.join(source_dir, "entry_point.py")).read()
     files = sorted(os.listdir(os.path.join(source_dir, "fasttext_lib")))
     assert "entry_point.py" in files and "__init__.py" in files and "bag_ops.cc" in files and all(f.endswith((".py", ".cc")) for f in files)
     with open(os.path.join(source_dir, "requirements.txt")) as f:
@@ -478,8 +480,9 @@ def test_pack_model_layout(bundle, tmp_path):
     top = {n for n in members if "/" not in n}
     assert top == set(BUNDLE_FILES)
     code = {n for n in members if n.startswith("code/")}
-    assert {"code/entry_point.py", "code/requirements.txt", "code/fasttext_lib/__init__.py",
+    assert {"code/entry_point.py", "code/inference.py", "code/fasttext_lib/__init__.py",
             "code/fasttext_lib/entry_point.py", "code/fasttext_lib/bundle.py"} <= code
+    assert "code/requirements.txt" not in code  # nothing for the toolkit to pip-install at start-up
     assert all(m.mode == 0o644 and m.uid == 0 for m in members.values())
     assert os.listdir(tmp_path / "out") == ["model.tar.gz"]  # no temporary left behind
 
@@ -501,34 +504,74 @@ def test_pack_model_errors_leave_nothing(tmp_path, bundle):
     assert not (tmp_path / "fetched").exists()
 
 
-SERVE = r"""
-import json, os, sys
-import entry_point
-import fasttext_lib
-code_dir = os.path.abspath(sys.argv[1])
-assert os.path.dirname(os.path.abspath(fasttext_lib.__file__)) == os.path.join(code_dir, "fasttext_lib"), fasttext_lib.__file__
-model = entry_point.model_fn(os.path.dirname(code_dir))
-texts = entry_point.input_fn(sys.stdin.read().encode(), "application/json")
-print(entry_point.output_fn(entry_point.predict_fn(texts, model), "application/json"))
-"""
+def serve_archive(data, tmp_path, requests, program=None, env=None):
+    """Extract a model.tar.gz as the container does to /opt/ml/model and serve ``requests`` from its
+    code/ only, through the real toolkits in a fresh process (tests/toolkit_endpoint.py)."""
+    import base64
 
-
-def serve_from_archive(data, tmp_path):
-    """Extract a model.tar.gz as the container does to /opt/ml/model and answer one request from code/ only."""
     model_dir = tmp_path / "opt_ml_model"
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         tar.extractall(model_dir)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(PYTHONPATH=str(model_dir / "code"), OMP_NUM_THREADS="1")  # what the toolkit puts on the path
-    r = subprocess.run([sys.executable, "-c", SERVE, str(model_dir / "code")], input=json.dumps(REVIEWS), env=env,
-                       cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+    full_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SAGEMAKER_PROGRAM")}
+    full_env.update(PYTHONPATH=str(model_dir / "code"), OMP_NUM_THREADS="1", **(env or {}))  # what the toolkit puts on the path
+    if program:
+        full_env["SAGEMAKER_PROGRAM"] = program
+    payload = json.dumps([{**r, "body": base64.b64encode(r["body"]).decode()} for r in requests])
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "toolkit_endpoint.py"), str(model_dir)],
+                       input=payload, env=full_env, cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["fasttext_lib"] == str(model_dir / "code" / "fasttext_lib")  # not the checkout, not site-packages
+    assert result["loads"] == 1, r.stderr  # loaded at start-up, once (the handler calls model_fn twice)
+    return result
 
 
-def test_packed_model_serves_from_its_own_code(bundle, served, tmp_path):
+def serve_from_archive(data, tmp_path, program=None):
+    """The predictions for REVIEWS from a model.tar.gz's own code/."""
+    result = serve_archive(data, tmp_path, [{"body": json.dumps(REVIEWS).encode(), "content_type": "application/json",
+                                             "accept": "application/json"}], program)
+    answer = result["answers"][0]
+    assert (answer["status"], answer["content_type"]) == (200, "application/json"), answer["body"]
+    return json.loads(answer["body"])
+
+
+# What the MXNet 1.9 inference image has besides the standard library; sagemaker_inference is the
+# toolkit itself (sm_serve raises its error class when it is there).
+SERVING_IMPORTS = {"numpy", "mxnet", "gluonnlp", "fasttext_lib", "sagemaker_inference"}
+
+
+def test_packed_model_serves_without_sagemaker_program(bundle, served, tmp_path):
+    """A plain Model, boto3 or the console set no SAGEMAKER_PROGRAM: the toolkit imports code/inference.py."""
     dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
-    assert serve_from_archive(open(dest, "rb").read(), tmp_path) == served[1].predict(REVIEWS)
+    result = serve_archive(open(dest, "rb").read(), tmp_path, [
+        {"body": json.dumps(REVIEWS).encode(), "content_type": "application/json", "accept": "text/html, */*;q=0.8"},
+        {"body": b"so good\n", "content_type": "text/plain", "accept": "application/*"},
+    ])
+    assert [(a["status"], a["content_type"]) for a in result["answers"]] == [(200, "application/json")] * 2
+    assert json.loads(result["answers"][0]["body"]) == served[1].predict(REVIEWS)
+    # nothing to pip-install at start-up: everything serving imports is in the inference image
+    outside = {m for m in result["imported"] if m not in sys.stdlib_module_names} - SERVING_IMPORTS
+    assert outside == set(), outside
+    assert {"numpy", "mxnet", "gluonnlp"} <= set(result["imported"])  # the recorder sees the package's imports
+
+
+def test_packed_model_serves_with_sagemaker_program(bundle, served, tmp_path):
+    dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
+    assert serve_from_archive(open(dest, "rb").read(), tmp_path, "entry_point.py") == served[1].predict(REVIEWS)
+
+
+def test_max_request_bytes_comes_from_the_model_environment(bundle, tmp_path):
+    dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
+    limit = 2000
+    fits = b"good food " * (limit // 10)
+    assert len(fits) == limit
+    result = serve_archive(open(dest, "rb").read(), tmp_path, [
+        {"body": fits, "content_type": "text/plain", "accept": "application/json"},
+        {"body": fits + b"!", "content_type": "text/plain", "accept": "application/json"},
+    ], env={"FASTTEXT_MAX_REQUEST_BYTES": str(limit)})
+    ok, too_big = result["answers"]
+    assert ok["status"] == 200 and len(json.loads(ok["body"])) == 1
+    assert too_big["status"] == 413 and f"request body has {limit + 1} bytes; the limit is {limit}" in too_big["body"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -631,7 +674,7 @@ def test_training_job_end_to_end_through_the_sdk(sm, splits, tmp_path):
     # The estimator's own model (estimator.deploy()) repacks the uploaded source as code/: it serves too.
     container = estimator.create_model().prepare_container_def(instance_type="ml.m5.xlarge")
     assert container["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
-    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == expected
+    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path, "entry_point.py") == expected
 
 
 def test_estimator_options(sm, source_dir, monkeypatch):
@@ -697,8 +740,9 @@ def test_model_repack_and_deploy(sm, bundle, served, tmp_path):
     data = s3_get(repacked)
     members = tar_names(data)
     assert set(n for n in members if "/" not in n) == set(BUNDLE_FILES)
-    assert {"code/entry_point.py", "code/requirements.txt", "code/fasttext_lib/entry_point.py"} <= set(members)
-    assert serve_from_archive(data, tmp_path) == served[1].predict(REVIEWS)
+    assert {"code/entry_point.py", "code/inference.py", "code/fasttext_lib/entry_point.py"} <= set(members)
+    assert "code/requirements.txt" not in members  # the endpoint installs nothing at start-up
+    assert serve_from_archive(data, tmp_path, "entry_point.py") == served[1].predict(REVIEWS)
 
     endpoint = model.deploy(initial_instance_count=1, instance_type="ml.m5.xlarge", endpoint_name="ft-endpoint")
     endpoint.delete_model()  # notebook 04's clean-up, in its order
@@ -720,7 +764,7 @@ def test_a_job_model_repacks_with_code(sm, bundle, served, tmp_path):
     s3_put(job_model, buf.getvalue())
     container = make_model(job_model, sm.bucket, "ft", role=ROLE, session=sm.session).prepare_container_def(
         instance_type="ml.m5.xlarge")
-    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == served[1].predict(REVIEWS)
+    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == served[1].predict(REVIEWS)  # inference.py
 
 
 # --------------------------------------------------------------------------------------------
