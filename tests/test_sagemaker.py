@@ -791,3 +791,41 @@ def test_notebook_cells_are_guarded_and_thin(tmp_path):
     params, code = sources["04_inference.ipynb"]
     assert "deploy = False" in params and "pack_model(" in code and "make_model(" in code
     assert "delete_endpoint()" in code
+
+
+# --------------------------------------------------------------------------------------------
+# the model dir of a training job
+# --------------------------------------------------------------------------------------------
+def _tiny_trained(seed):
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    return train(make_splits(300, 0, seed=seed)[0], None, TrainConfig(epochs=1, emsize=8, progress=False, ctx="cpu", seed=seed))
+
+
+def test_save_model_never_leaves_a_new_model_under_an_old_config(tmp_path):
+    model_dir = tmp_path / "model"
+    old = _tiny_trained(1)
+    sm_train.save_model(old, str(model_dir))
+    old_config = (model_dir / "config.json").read_text()
+    # a new model whose params cannot be written (a directory is in the way): the old config goes
+    # first, so what is left is no bundle rather than the old config over half-new files
+    os.remove(model_dir / "model.params")
+    (model_dir / "model.params").mkdir()
+    new = _tiny_trained(2)
+    with pytest.raises(Exception):
+        sm_train.save_model(new, str(model_dir))
+    assert not (model_dir / "config.json").exists()
+    # written in full, the new bundle replaces the old config and loads as the new model
+    (model_dir / "model.params").rmdir()
+    sm_train.save_model(new, str(model_dir))
+    assert (model_dir / "config.json").read_text() != old_config
+    texts = ["good food", "cold and slow"]
+    np_new = Predictor.load(str(model_dir)).predict_proba(texts)
+    import numpy as np
+
+    from fasttext_lib.predict import predict_bags
+
+    np.testing.assert_allclose(np_new, predict_bags(new.model, new.featurizer, new.featurizer.transform(texts), new.ctx[0]),
+                               rtol=1e-6)
