@@ -3,9 +3,9 @@
 No sagemaker SDK here (sagemaker_utils.py builds the SDK objects); these are plain files:
 
 * :func:`stage_source_dir` - one code directory for both containers: ``fasttext_lib/`` (the
-  training entry point is ``fasttext_lib/entry_point.py``), a copy of the entry point at the top
-  (``entry_point.py``, the module the inference toolkit imports) and a ``requirements.txt`` that
-  both toolkits pip-install before running the code. It is the training job's ``source_dir`` (the
+  training entry point is ``fasttext_lib/entry_point.py``), copies of the entry point at the top
+  (``entry_point.py``, the module ``SAGEMAKER_PROGRAM`` names, and ``inference.py``, the toolkit's
+  default) and, for a training job, a ``requirements.txt`` the toolkit pip-installs first. It is the training job's ``source_dir`` (the
   repository root is not suitable: the SDK would upload ``.venv``, notebooks and tests too) and
   ``code/`` in ``model.tar.gz``; an estimator's own ``deploy()`` repacks it as it is, so that works too.
 * :func:`pack_model` - ``model.tar.gz`` in the layout the MXNet inference containers expect: the
@@ -24,12 +24,19 @@ from .errors import FastTextError
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 TRAINING_ENTRY_POINT = "fasttext_lib/entry_point.py"  # relative to the source_dir
 SERVING_ENTRY_POINT = "entry_point.py"  # relative to code/ in model.tar.gz (SAGEMAKER_PROGRAM)
+# The module the inference toolkit imports when the model sets no SAGEMAKER_PROGRAM (a plain Model,
+# boto3 or the console): the same thin entry point under that name.
+DEFAULT_SERVING_MODULE = "inference.py"
 CODE_DIR = "code"
-# What the 1.9.0-py38 MXNet containers lack. Both images ship gluonnlp 0.10.0 (pinned here, so pip
-# finds it satisfied and the dependency is explicit); the training image has tqdm, pandas,
-# matplotlib and the sagemaker SDK but no smart_open (s3:// reads). The inference image has no
-# tqdm either, which serving never imports (predict.py, sm_serve.py): it is not listed here.
+# What the 1.9.0-py38 MXNet training container lacks, pip-installed before the job runs. The image
+# ships gluonnlp 0.10.0 (pinned here, so pip finds it satisfied and the dependency is explicit),
+# tqdm, pandas, matplotlib and the sagemaker SDK, but no smart_open (s3:// reads).
 REQUIREMENTS = ("gluonnlp==0.10.0", "smart_open[s3]")
+# Serving needs nothing the inference image lacks (serving imports only the standard library,
+# numpy, mxnet, gluonnlp and this package: tests/test_sagemaker.py checks it), so the endpoint's
+# code/ has no requirements.txt: the toolkit then runs no pip at start-up, and an endpoint without
+# internet access (VPC without NAT, network isolation) starts.
+SERVING_REQUIREMENTS = ()
 
 
 def _package_files():
@@ -60,6 +67,9 @@ def _prepare_dir(dest):
 def stage_source_dir(dest, requirements=REQUIREMENTS):
     """Write the code directory to ``dest`` (created, or refreshed); returns its absolute path.
 
+    ``requirements``: the lines of ``requirements.txt`` (none: no file), :data:`REQUIREMENTS` for a
+    training job, :data:`SERVING_REQUIREMENTS` for an endpoint.
+
     Training: ``MXNet(source_dir=dest, entry_point=TRAINING_ENTRY_POINT)``; the container runs
     ``python fasttext_lib/entry_point.py --key value ...`` with ``dest`` as its cwd. Serving:
     ``MXNetModel(source_dir=dest, entry_point=SERVING_ENTRY_POINT)``; the SDK's repack copies
@@ -67,9 +77,14 @@ def stage_source_dir(dest, requirements=REQUIREMENTS):
     """
     dest = _prepare_dir(dest)
     _copy_package(dest)
-    shutil.copy2(os.path.join(PACKAGE_DIR, "entry_point.py"), os.path.join(dest, SERVING_ENTRY_POINT))
-    with open(os.path.join(dest, "requirements.txt"), "w") as f:
-        f.write("".join(f"{r}\n" for r in requirements))
+    for name in (SERVING_ENTRY_POINT, DEFAULT_SERVING_MODULE):
+        shutil.copy2(os.path.join(PACKAGE_DIR, "entry_point.py"), os.path.join(dest, name))
+    requirements_txt = os.path.join(dest, "requirements.txt")
+    if requirements:
+        with open(requirements_txt, "w") as f:
+            f.write("".join(f"{r}\n" for r in requirements))
+    elif os.path.exists(requirements_txt):
+        os.remove(requirements_txt)
     return dest
 
 
@@ -81,11 +96,12 @@ def _fetch_bundle(src, local_dir):
     return BUNDLE_FILES
 
 
-def pack_model(bundle, dest, requirements=REQUIREMENTS):
+def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
     """Pack the bundle at ``bundle`` (directory or ``s3://`` prefix) into ``model.tar.gz`` at ``dest``.
 
     Layout: ``config.json, model.params, vocab.json, metrics.json`` at the top, then
-    ``code/`` (:func:`stage_source_dir`). ``dest`` is a
+    ``code/`` (:func:`stage_source_dir` with :data:`SERVING_REQUIREMENTS`: ``entry_point.py`` and
+    ``inference.py``, so it serves with or without ``SAGEMAKER_PROGRAM``). ``dest`` is a
     local path or ``s3://`` URI, written atomically (nothing appears there if anything fails).
     Returns ``dest``.
     """

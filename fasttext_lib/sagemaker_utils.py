@@ -155,19 +155,20 @@ def make_model(model_data, bucket, prefix, role=None, source_dir=None, session=N
 
     ``model_data`` may be a training job's ``model.tar.gz`` (bundle only) or :func:`pack_model`'s
     (bundle + ``code/``): on deploy the SDK repacks it with ``source_dir`` (default: a fresh
-    :func:`~fasttext_lib.packaging.stage_source_dir`) as ``code/`` under ``s3://{bucket}/{prefix}/serving``.
+    :func:`~fasttext_lib.packaging.stage_source_dir` without requirements, so the endpoint installs
+    nothing at start-up) as ``code/`` under ``s3://{bucket}/{prefix}/serving``.
     ``deploy()`` returns an ``MXNetPredictor``, which sends and receives JSON:
     ``endpoint.predict(["review", ...])``.
     """
     from sagemaker.mxnet import MXNetModel
 
-    from .packaging import SERVING_ENTRY_POINT, stage_source_dir
+    from .packaging import SERVING_ENTRY_POINT, SERVING_REQUIREMENTS, stage_source_dir
 
     base = _s3_base(bucket, prefix)
     session = session or sagemaker_session(default_bucket=bucket)
     role = resolve_role(role, session)
     if source_dir is None:
-        source_dir = stage_source_dir(tempfile.mkdtemp(prefix="fasttext-code-"))
+        source_dir = stage_source_dir(tempfile.mkdtemp(prefix="fasttext-code-"), SERVING_REQUIREMENTS)
     return MXNetModel(model_data=str(model_data), role=role, entry_point=SERVING_ENTRY_POINT,
                       source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION, py_version=PY_VERSION,
                       code_location=f"{base}/serving", name=name,

@@ -9,10 +9,17 @@ settings, labels) attached, and the three functions below do the rest:
 
 * request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
   ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
-* response ``application/json``: ``[{"label": "2", "probability": 0.97}, ...]``, one per review;
+* response ``application/json``: ``[{"label": "2", "probability": 0.97}, ...]``, one per review,
+  whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists, q-values);
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
-  another content type, 406 for another ``Accept``, 413 above :data:`MAX_REQUEST_BYTES`, 400 for
-  bad JSON or CSV, non-UTF-8 bodies, non-string items and requests without any text.
+  another content type, 406 when ``Accept`` excludes JSON, 413 above :data:`MAX_REQUEST_BYTES`, 400
+  for bad JSON or CSV, non-UTF-8 bodies, non-string items and requests without any text.
+
+Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
+Content-Type is exactly ``application/json`` or ``text/csv`` (its ``UTF8_TYPES``), and answers a
+body that fails with 500; no user function runs, so none can turn that into a 400. With any
+parameter (``text/csv; charset=utf-8``) or ``text/plain`` the bytes reach :func:`input_fn`, which
+decodes them with the request's charset and answers 400 when they do not decode.
 
 Serving imports neither the training modules nor tqdm (the inference containers have no tqdm):
 tests/test_architecture.py checks it.
@@ -59,14 +66,38 @@ def _serving_ctx(context):
     return f"gpu:{int(gpu_id) % num_gpus}"
 
 
+# model_dir -> the loaded block. The MXNet toolkit's HandlerService calls model_fn twice at start-up
+# (once to pick its transformer, once more through it): a large bundle is read and built once.
+_LOADED = {}
+
+
+def _bundle_stamp(model_dir):
+    """What tells a bundle in place from a replaced one (a local config.json's identity)."""
+    try:
+        st = os.stat(os.path.join(str(model_dir), "config.json"))
+    except OSError:  # s3:// or no bundle yet: Predictor.load reports it
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def model_fn(model_dir, context=None):
-    """Load the bundle in ``model_dir``; return the Gluon block with ``.predictor`` (and its parts) attached."""
+    """Load the bundle in ``model_dir``; return the Gluon block with ``.predictor`` (and its parts) attached.
+
+    Loaded once per ``model_dir`` and device; later calls return the same block.
+    """
     from .predict import Predictor
 
-    predictor = Predictor.load(model_dir, ctx=_serving_ctx(context))
+    ctx = _serving_ctx(context)
+    key = (os.path.abspath(str(model_dir)) if "://" not in str(model_dir) else str(model_dir), ctx)
+    stamp = _bundle_stamp(model_dir)
+    cached = _LOADED.get(key)
+    if cached is not None and stamp is not None and cached[0] == stamp:
+        return cached[1]
+    predictor = Predictor.load(model_dir, ctx=ctx)
     block = predictor.model
     block.predictor = predictor
     block.featurizer, block.labels = predictor.featurizer, predictor.labels
+    _LOADED[key] = (stamp, block)
     return block
 
 
@@ -156,9 +187,41 @@ def predict_fn(input_data, model):
     return predictor.predict(input_data)
 
 
+def _accepts_json(accept):
+    """Does an ``Accept`` header admit ``application/json``? (RFC 9110: the most specific range decides its q.)
+
+    ``application/json, text/plain`` and ``text/html, */*;q=0.8`` do; ``application/json;q=0`` or
+    ``text/csv`` alone do not. Case and parameters other than ``q`` are ignored; an empty header
+    accepts anything.
+    """
+    if not accept or not str(accept).strip():
+        return True
+    best = None  # (specificity, q) of the most specific range that matches application/json
+    for item in str(accept).split(","):
+        media, *params = [part.strip() for part in item.split(";")]
+        media = media.lower()
+        if not media:
+            continue
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value.strip())
+                except ValueError:
+                    q = 0.0  # an unreadable weight admits nothing
+        specificity = {JSON_TYPE: 2, "application/*": 1, "*/*": 0}.get(media)
+        if specificity is not None and (best is None or specificity > best[0]):
+            best = (specificity, q)
+    return best is not None and best[1] > 0
+
+
 def output_fn(prediction, accept):
-    """Predictions -> ``application/json`` text."""
-    media, _ = _media_type(accept or JSON_TYPE)
-    if media not in (JSON_TYPE, "*/*", "application/*"):
-        raise RequestError(406, f"cannot answer in {media!r}; accept application/json")
-    return json.dumps(prediction)
+    """Predictions -> (``application/json`` text, ``"application/json"``).
+
+    The toolkit sets the response's Content-Type from the second item (it would echo the
+    ``Accept`` header, e.g. ``application/*``, if only the body came back).
+    """
+    if not _accepts_json(accept):
+        raise RequestError(406, f"cannot answer in {str(accept)!r}; accept application/json")
+    return json.dumps(prediction), JSON_TYPE

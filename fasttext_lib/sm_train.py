@@ -21,7 +21,8 @@ with the source_dir as cwd; this module
   ``model.tar.gz`` is a bundle, and writes ``history.csv``, ``metrics.json`` and ``history.png`` to
   ``SM_OUTPUT_DATA_DIR`` (the job's ``output.tar.gz``).
 
-Every user error ends in one ``error: ...`` line on stderr and exit status 2.
+Every user error ends in one ``error: ...`` line on stderr and exit status 2, and the same line in
+``$SM_OUTPUT_DIR/failure``, the job's FailureReason in the console and DescribeTrainingJob.
 """
 import argparse
 import contextlib
@@ -53,6 +54,8 @@ VAL_ACCURACY_REGEX = METRIC_PATTERNS[OBJECTIVE_METRIC]
 METRIC_DEFINITIONS = [{"Name": name, "Regex": regex} for name, regex in METRIC_PATTERNS.items()]
 
 SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
+SAGEMAKER_OUTPUT_DIR = "/opt/ml/output"  # SM_OUTPUT_DIR's value in the container
+FAILURE_REASON_CHARS = 1024  # what DescribeTrainingJob shows of the failure file
 
 
 def format_epoch(row):
@@ -313,6 +316,27 @@ def run_training(argv=None, environ=None):
     return 0
 
 
+def write_failure(message, environ=None):
+    """Write ``message`` to ``$SM_OUTPUT_DIR/failure``, which SageMaker shows as the job's FailureReason.
+
+    The training toolkit writes its own (``ExecuteUserScriptError ... ErrorMessage ""``) only when
+    that file does not exist yet, so the job's first line of explanation is ours. Outside a container
+    (no ``SM_OUTPUT_DIR`` and no ``/opt/ml/output``) nothing is written.
+    """
+    env = os.environ if environ is None else environ
+    output_dir = env.get("SM_OUTPUT_DIR") or SAGEMAKER_OUTPUT_DIR
+    if not os.path.isdir(output_dir):
+        return None
+    path = os.path.join(output_dir, "failure")
+    try:
+        with _public_file(path, "w") as f:
+            f.write(message[:FAILURE_REASON_CHARS])
+    except OSError as exc:  # the job still fails with its error line; say why the reason is missing
+        log.warning("could not write %s: %s", path, exc)
+        return None
+    return path
+
+
 def main(argv=None, environ=None):
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -321,4 +345,8 @@ def main(argv=None, environ=None):
         return run_training(argv, environ)
     except FastTextError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
+        write_failure(f"error: {exc}", environ)
         return 2
+    except Exception as exc:  # a bug: the traceback goes to the log, its last line to the console
+        write_failure(f"{type(exc).__name__}: {exc}", environ)
+        raise

@@ -144,7 +144,7 @@ model = entry_point.model_fn(bundle)
 body = json.dumps({"instances": texts}).encode()
 answer = entry_point.output_fn(entry_point.predict_fn(entry_point.input_fn(body, "application/json"), model), "application/json")
 loaded = sorted(m for m in sys.modules if m.split(".")[0] == "tqdm" or m in BLOCKED)
-print(json.dumps({"predictor": predictor.predict(texts), "endpoint": json.loads(answer), "loaded": loaded}))
+print(json.dumps({"predictor": predictor.predict(texts), "endpoint": json.loads(answer[0]), "loaded": loaded}))
 """
 
 

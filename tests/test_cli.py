@@ -168,3 +168,21 @@ def test_synthetic_command_writes_a_corpus_of_the_asked_size(tmp_path):
     train, test = read_labeled(str(tmp_path / "train.csv")), read_labeled(str(tmp_path / "test.csv"))
     assert (len(train), len(test)) == (50, 10)
     assert set(train.labels) | set(test.labels) == {"1", "2", "3"}
+
+
+def test_predict_beyond_one_chunk_keeps_every_line_in_order(local_bundle, tmp_path):
+    """predict reads 4,096 lines at a time: 4,100 lines give 4,100 answers, each for its own line."""
+    from fasttext_lib.predict import Predictor
+
+    out, _ = local_bundle
+    lines = [("great tasty food, friendly staff " if i % 3 else "cold food and a long wait ") + str(i) for i in range(4100)]
+    lines[4096] = ""  # an empty line in the second chunk still gets its answer
+    f = tmp_path / "many.txt"
+    f.write_text("\n".join(lines) + "\n")
+    r = run_cli("predict", "--model", out, "--input", f)
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    expected = Predictor.load(str(out)).predict(lines)
+    assert len(rows) == 4100
+    assert [row["label"] for row in rows] == [e["label"] for e in expected]
+    assert [row["probability"] for row in rows] == pytest.approx([e["probability"] for e in expected], rel=1e-5)

@@ -238,3 +238,35 @@ def test_registry_lists_the_zhang_datasets():
 def test_unknown_dataset_name_is_an_error(tmp_path):
     with pytest.raises(FastTextError, match="unknown dataset 'nope'.*yelp_review_polarity"):
         download("nope", str(tmp_path))
+
+
+def test_prepare_command_line(archive, server, tmp_path, monkeypatch, capsys):
+    """``python -m fasttext_lib prepare`` with a mirror: the JSON it prints names the files it wrote."""
+    import json
+
+    from fasttext_lib import cli
+    from fasttext_lib.data import read_labeled
+
+    spec, _ = archive
+    base_url, handler = server
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    assert cli.main(["prepare", "--dataset", NAME, "--output", str(out), "--cache-dir", str(cache),
+                     "--base-url", base_url]) == 0
+    written = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert written == {"train": str(out / f"{NAME}.train"), "test": str(out / f"{NAME}.test")}
+    train = read_labeled(written["train"])
+    assert train.labels == [label for label, _ in TRAIN]
+    assert train.texts == [normalize_text(text) for _, text in TRAIN]
+    assert len(read_labeled(written["test"])) == len(TEST) + 1
+    assert os.listdir(cache) == [spec.filename] and len(handler.log) == 1
+
+    assert cli.main(["prepare", "--dataset", "no_such_set", "--output", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: unknown dataset 'no_such_set'")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/"
+    assert cli.main(["prepare", "--dataset", NAME, "--output", str(tmp_path / "o2"), "--cache-dir",
+                     str(tmp_path / "c2"), "--base-url", closed]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: ")
+    assert not (tmp_path / "o2").exists()

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from fasttext_lib.batches import BatchMaker
 from fasttext_lib.features import UNK, Featurizer
@@ -17,8 +18,7 @@ def test_vocab_from_training_split_with_min_count():
 def test_bags_are_per_document_means_without_padding():
     f, bags = Featurizer.fit(DOCS, return_bags=True)
     assert len(bags) == 4
-    sums = np.add.reduceat(bags.weights, bags.offsets[:-1])
-    np.testing.assert_allclose(sums, 1.0, rtol=1e-6)
+    assert list(np.diff(bags.offsets)) == [4, 4, 1, 1]  # distinct rows per document: no padding
     # "the service was bad bad": 4 distinct rows, "bad" weighs 2/5
     d = slice(bags.offsets[1], bags.offsets[2])
     weights = dict(zip(bags.rows[d], bags.weights[d]))
@@ -35,17 +35,37 @@ def test_fit_bags_equal_transform_bags():
     np.testing.assert_allclose(bags.weights, again.weights)
 
 
+def _fasttext_bigram_row(featurizer, a, b):
+    """fastText's n-gram hash, written out independently: (h(a) * 116049371 + h(b)) mod 2**64, then the bucket."""
+    import zlib
+
+    h = (zlib.crc32(a.encode()) * 116049371 + zlib.crc32(b.encode())) % 2 ** 64
+    return featurizer.vocab_size + h % featurizer.buckets
+
+
 def test_ngrams_hash_into_buckets_after_vocab_and_unknown_words_still_form_ngrams():
     f = Featurizer.fit(DOCS, ngrams=2, buckets=50)
     assert f.num_rows == f.vocab_size + 50
     bags = f.transform(["zzz qqq"])  # both unknown: <unk> + one hashed bigram
-    rows = list(bags.rows)
-    assert rows[0] == 0 and len(rows) == 2 and f.vocab_size <= rows[1] < f.num_rows
-    # the bigram row is a pure function of the two words, and order matters
-    assert list(f.transform(["zzz qqq"]).rows) == rows
-    assert list(f.transform(["qqq zzz"]).rows) != rows
-    # 1 unigram doc of length 5 gets 4 bigrams: 9 features
-    assert np.isclose(f.transform(["a b c d e"]).weights.sum(), 1.0)
+    assert list(bags.rows) == sorted([0, _fasttext_bigram_row(f, "zzz", "qqq")])
+    assert list(bags.weights) == [np.float32(2 / 3), np.float32(1 / 3)]  # <unk> twice, the bigram once
+    # the hash is of the words themselves (order matters), known ones included
+    assert list(f.transform(["qqq zzz"]).rows) == sorted([0, _fasttext_bigram_row(f, "qqq", "zzz")])
+    assert list(f.transform(["good food"]).rows) == sorted([f.vocab["good"], f.vocab["food"],
+                                                            _fasttext_bigram_row(f, "good", "food")])
+
+
+def test_a_document_of_five_words_has_five_unigrams_and_four_bigrams():
+    f = Featurizer.fit(DOCS, ngrams=2, buckets=1_000_003)
+    bags = f.transform(["the food was good bad"])
+    words = ["the", "food", "was", "good", "bad"]
+    expected = {f.vocab[w]: 1 / 9 for w in words}
+    expected.update({_fasttext_bigram_row(f, a, b): 1 / 9 for a, b in zip(words, words[1:])})
+    assert len(expected) == 9  # no collisions in a million buckets
+    assert dict(zip(bags.rows.tolist(), bags.weights.tolist())) == pytest.approx(expected)
+    # trigrams add three more features: every weight becomes 1/12
+    tri = Featurizer.fit(DOCS, ngrams=3, buckets=1_000_003).transform(["the food was good bad"])
+    assert len(tri.rows) == 12 and np.allclose(tri.weights, 1 / 12)
 
 
 def test_batch_maker_builds_consistent_compact_csr_and_transpose():

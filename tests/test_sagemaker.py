@@ -3,8 +3,9 @@
 * The training container is simulated as the MXNet training toolkit runs it: ``SM_*`` variables,
   channel folders, ``python fasttext_lib/entry_point.py --key value ...`` in a subprocess whose cwd
   is a staged source_dir (and whose PYTHONPATH is empty, so the staged copy must be importable).
-* The hosting functions are called as the MXNet inference toolkit calls them, and the packed and
-  SDK-repacked ``model.tar.gz`` is served from its own ``code/`` in a subprocess.
+* The endpoint is driven by the real inference toolkits (sagemaker-inference, sagemaker-mxnet-inference
+  and MMS's model loader; tests/toolkit_endpoint.py): in-process for the request handling, and the
+  packed and SDK-repacked ``model.tar.gz`` from its own ``code/`` in a subprocess.
 * Estimator, tuner and model are built with the real sagemaker SDK against the moto server
   (``AWS_ENDPOINT_URL``); the API requests the SDK sends are recorded and checked, and the files it
   uploads are read back.
@@ -23,6 +24,7 @@ import types
 import pytest
 
 from conftest import ROOT
+from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
 from fasttext_lib.bundle import BUNDLE_FILES, save_bundle
@@ -53,7 +55,8 @@ def splits(sample_dir):
 def make_container(root, channels, hosts=("algo-1",), current_host="algo-1", extra_env=None):
     """An /opt/ml-like tree under ``root``; ``channels``: name -> {relative file name: writer(path)}."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "DMLC_")) and k != "PYTHONPATH"}
-    env.update(OMP_NUM_THREADS="1", SM_MODEL_DIR=str(root / "model"), SM_OUTPUT_DATA_DIR=str(root / "output" / "data"),
+    env.update(OMP_NUM_THREADS="1", SM_MODEL_DIR=str(root / "model"), SM_OUTPUT_DIR=str(root / "output"),
+               SM_OUTPUT_DATA_DIR=str(root / "output" / "data"),
                SM_HOSTS=json.dumps(list(hosts)), SM_CURRENT_HOST=current_host, SM_NUM_GPUS="0")
     (root / "model").mkdir(parents=True)
     (root / "output" / "data").mkdir(parents=True)
@@ -92,19 +95,6 @@ def toolkit_argv(hyperparameters):
 
 def args_for(**hyperparameters):
     return [item for key, value in hyperparameters.items() for item in (f"--{key}", value)]
-
-
-def toolkit_invoke(module, model, body, content_type, accept="application/json"):
-    """One request as sagemaker_inference's Transformer handles it: (status, response body)."""
-    if content_type in ("application/json", "text/csv"):  # the toolkit's UTF8_TYPES are decoded first
-        body = body.decode("utf-8")
-    if not accept or accept == "*/*":
-        accept = "application/json"
-    try:
-        data = module.input_fn(body, content_type)
-        return 200, module.output_fn(module.predict_fn(data, model), accept)
-    except Exception as exc:  # BaseInferenceToolkitError carries its status; anything else is a 500
-        return getattr(exc, "status_code", 500), str(exc)
 
 
 def tar_names(data):
@@ -179,7 +169,6 @@ def test_training_log_matches_the_metric_definitions(fasttext_job):
     for definition in sm_train.METRIC_DEFINITIONS:  # what SageMaker (and the tuner) read from the log
         values = [float(v) for v in re.findall(definition["Regex"], r.stdout)]
         assert values == pytest.approx(list(history[columns[definition["Name"]]]), abs=1e-6), definition
-    assert sm_train.VAL_ACCURACY_REGEX == dict((d["Name"], d["Regex"]) for d in sm_train.METRIC_DEFINITIONS)[sm_train.OBJECTIVE_METRIC]
 
 
 def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_path):
@@ -245,6 +234,16 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("error: ") and re.search(pattern, last), last
     assert os.listdir(tmp_path / "model") == []
+    # what the console shows as FailureReason: the toolkit keeps this file rather than writing its own
+    assert (tmp_path / "output" / "failure").read_text() == last
+
+
+def test_failure_reason_is_written_only_inside_a_container(tmp_path):
+    assert sm_train.write_failure("error: x", {"SM_OUTPUT_DIR": str(tmp_path / "absent")}) is None
+    assert not (tmp_path / "absent").exists()
+    long = "error: " + "x" * 5000
+    path = sm_train.write_failure(long, {"SM_OUTPUT_DIR": str(tmp_path)})
+    assert open(path).read() == long[:sm_train.FAILURE_REASON_CHARS]
 
 
 def _env(**overrides):
@@ -338,50 +337,125 @@ def test_hosting_functions_fit_the_mxnet_inference_toolkit(bundle, served):
     assert isinstance(with_context, mx.gluon.Block)
 
 
+@pytest.fixture(scope="module")
+def endpoint(bundle):
+    """The bundle behind the real toolkits, the user module named as SAGEMAKER_PROGRAM would name it."""
+    saved = {k: os.environ.get(k) for k in ("SAGEMAKER_PROGRAM", "PYTHONPATH", "MMS_DECODE_INPUT_REQUEST")}
+    os.environ["SAGEMAKER_PROGRAM"] = "fasttext_lib.entry_point"
+    try:
+        yield Endpoint(bundle)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 @pytest.mark.parametrize("body, content_type", [
     (json.dumps(REVIEWS).encode(), "application/json"),
     (json.dumps({"instances": REVIEWS}).encode(), "application/json; charset=utf-8"),
     ("\n".join(REVIEWS).encode() + b"\n", "text/plain"),
     (b'"The pasta was great, and the staff were friendly!"\nNot good. Cold food and a long wait.\n\n', "text/csv"),
 ])
-def test_round_trip_equals_the_library_predictor(served, body, content_type):
-    model, predictor = served
-    status, response = toolkit_invoke(ep, model, body, content_type, accept="*/*")
-    assert status == 200, response
+def test_round_trip_equals_the_library_predictor(endpoint, served, body, content_type):
+    status, response_type, response = endpoint.invoke(body, content_type, "*/*")
+    assert (status, response_type) == (200, "application/json"), response
     texts = REVIEWS if content_type != "text/csv" else [REVIEWS[0].replace(" and", ", and"), REVIEWS[1], ""]
-    assert json.loads(response) == predictor.predict(texts)
+    assert json.loads(response) == served[1].predict(texts)
     assert [set(row) for row in json.loads(response)] == [{"label", "probability"}] * 3
 
 
-def test_a_single_json_string_is_one_review(served):
-    model, predictor = served
-    assert json.loads(toolkit_invoke(ep, model, b'"so good"', "application/json")[1]) == predictor.predict(["so good"])
+def test_a_single_json_string_is_one_review(endpoint, served):
+    status, _, response = endpoint.invoke(b'"so good"', "application/json", "application/json")
+    assert status == 200 and json.loads(response) == served[1].predict(["so good"])
 
 
-@pytest.mark.parametrize("body, content_type, accept, status, message", [
-    (b"[1, 2]", "application/x-npy", "application/json", 415, "content type 'application/x-npy' is not supported"),
-    (b"x", None, "application/json", 415, "no Content-Type"),
-    (b'["a"]', "application/json", "text/csv", 406, "accept application/json"),
-    (b'{"instances": ', "application/json", "application/json", 400, "not valid JSON"),
-    (b'{"reviews": ["a"]}', "application/json", "application/json", 400, '{"instances": [review, ...]}'),
-    (b'{"instances": "a"}', "application/json", "application/json", 400, '"instances" must be a list'),
-    (b'["a", 3]', "application/json", "application/json", 400, "item 1 is int"),
-    (b"[]", "application/json", "application/json", 400, "no review text"),
-    (b"\n  \n", "text/plain", "application/json", 400, "no review text"),
-    (b"", "text/csv", "application/json", 400, "no review text"),
-    (b"caf\xe9", "text/plain", "application/json", 400, "not valid utf-8"),
-    (b'"unterminated', "text/csv", "application/json", 400, "not valid CSV"),
-    (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", "application/json", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
+@pytest.mark.parametrize("accept", [
+    None, "*/*", "application/json", "APPLICATION/JSON; charset=utf-8", "application/*", "application/json, text/plain",
+    "text/html, */*;q=0.8", "text/csv, application/*;q=0.1", "text/html;q=1, application/json;q=0.001",
+    "application/json;q=1, */*;q=0",  # the most specific range decides
 ])
-def test_bad_requests_get_4xx(served, body, content_type, accept, status, message):
-    code, response = toolkit_invoke(ep, served[0], body, content_type, accept)
-    assert code == status and message in response and "\n" not in response, response
+def test_accept_headers_that_admit_json_get_json(endpoint, accept):
+    status, response_type, response = endpoint.invoke(b'["tasty"]', "application/json", accept)
+    assert (status, response_type) == (200, "application/json"), response  # never the literal application/*
+    assert len(json.loads(response)) == 1
 
 
-def test_latin1_charset_is_honoured(served):
-    model, predictor = served
-    status, response = toolkit_invoke(ep, model, "café".encode("latin-1"), "text/plain; charset=latin-1")
-    assert status == 200 and json.loads(response) == predictor.predict(["café"])
+@pytest.mark.parametrize("accept", [
+    "text/csv", "text/plain, text/html", "application/json;q=0", "application/json;q=0, */*", "*/*;q=0",
+    "application/*;q=0, text/*", "application/xml", "application/json;q=zero",
+])
+def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
+    status, _, response = endpoint.invoke(b'["tasty"]', "application/json", accept)
+    assert status == 406 and "accept application/json" in response.splitlines()[0], response
+
+
+@pytest.mark.parametrize("body, content_type, status, message", [
+    (b"[1, 2]", "application/x-npy", 415, "content type 'application/x-npy' is not supported"),
+    (b"x", None, 415, "no Content-Type"),
+    (b'{"instances": ', "application/json", 400, "not valid JSON"),
+    (b'{"reviews": ["a"]}', "application/json", 400, '{"instances": [review, ...]}'),
+    (b'{"instances": "a"}', "application/json", 400, '"instances" must be a list'),
+    (b'["a", 3]', "application/json", 400, "item 1 is int"),
+    (b"[]", "application/json", 400, "no review text"),
+    (b"\n  \n", "text/plain", 400, "no review text"),
+    (b"", "text/csv", 400, "no review text"),
+    (b"caf\xe9", "text/plain", 400, "not valid utf-8"),
+    (b"caf\xe9", "text/csv; charset=utf-8", 400, "not valid utf-8"),
+    (b'["caf\xe9"]', "application/json; charset=utf-8", 400, "not valid utf-8"),
+    (b'"unterminated', "text/csv", 400, "not valid CSV"),
+    (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
+])
+def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
+    code, _, response = endpoint.invoke(body, content_type, "application/json")
+    assert code == status and message in response.splitlines()[0], response
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/csv"])
+def test_non_utf8_bodies_of_the_toolkits_utf8_types_get_500_before_input_fn(endpoint, content_type):
+    """The toolkit decodes exactly these two types as UTF-8 itself (README: 500, not 400): the answer
+    is the codec's error, not input_fn's "not valid utf-8 text"."""
+    code, _, response = endpoint.invoke(b'["caf\xe9"]', content_type, "application/json")
+    assert code == 500 and "'utf-8' codec can't decode byte 0xe9" in response.splitlines()[0], response
+
+
+def test_latin1_charset_is_honoured(endpoint, served):
+    status, _, response = endpoint.invoke("café".encode("latin-1"), "text/plain; charset=latin-1", "application/json")
+    assert status == 200 and json.loads(response) == served[1].predict(["café"])
+
+
+def test_the_toolkit_loads_the_bundle_once(bundle, monkeypatch):
+    """The MXNet HandlerService calls model_fn twice at start-up (to choose its transformer, then through it)."""
+    load = Predictor.load.__func__
+    loads, model_fns = [], []
+    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: loads.append(a) or load(cls, *a, **k)))
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    monkeypatch.setattr(ep, "model_fn", lambda *a: model_fns.append(a) or sm_serve.model_fn(*a))
+    monkeypatch.setenv("SAGEMAKER_PROGRAM", "fasttext_lib.entry_point")
+    monkeypatch.setenv("PYTHONPATH", "")
+    monkeypatch.setenv("MMS_DECODE_INPUT_REQUEST", "false")
+    endpoint = Endpoint(bundle)
+    assert len(model_fns) == 2 and len(loads) == 1
+    assert endpoint.invoke(b'"ok"', "application/json", None)[0] == 200 and len(loads) == 1
+
+
+def test_model_fn_caches_by_model_dir_and_reloads_a_replaced_bundle(bundle, tmp_path, monkeypatch):
+    import shutil
+
+    load = Predictor.load.__func__
+    loads = []
+    monkeypatch.setattr(Predictor, "load", classmethod(lambda cls, *a, **k: loads.append(a) or load(cls, *a, **k)))
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    copy = shutil.copytree(bundle, str(tmp_path / "model"))
+    first = sm_serve.model_fn(copy)
+    assert sm_serve.model_fn(copy + "/") is first and len(loads) == 1
+    config = os.path.join(copy, "config.json")
+    data = open(config).read()
+    os.remove(config)  # a new bundle in the same place: a new file
+    with open(config, "w") as f:
+        f.write(data)
+    assert sm_serve.model_fn(copy) is not first and len(loads) == 2
 
 
 # --------------------------------------------------------------------------------------------
@@ -389,7 +463,9 @@ def test_latin1_charset_is_honoured(served):
 # --------------------------------------------------------------------------------------------
 def test_staged_source_dir(source_dir):
     top = sorted(os.listdir(source_dir))
-    assert top == ["entry_point.py", "fasttext_lib", "requirements.txt"]  # no setup.py: run as a script, not pip-installed
+    assert top == ["entry_point.py", "fasttext_lib", "inference.py", "requirements.txt"]  # no setup.py: run as a script
+    entry = open(os.path.join(source_dir, "fasttext_lib", "entry_point.py")).read()
+    assert open(os.path.join(source_dir, "inference.py")).read() == entry == open(os.path.join(source_dir, "entry_point.py")).read()
     files = sorted(os.listdir(os.path.join(source_dir, "fasttext_lib")))
     assert "entry_point.py" in files and "__init__.py" in files and "bag_ops.cc" in files and all(f.endswith((".py", ".cc")) for f in files)
     with open(os.path.join(source_dir, "requirements.txt")) as f:
@@ -404,8 +480,9 @@ def test_pack_model_layout(bundle, tmp_path):
     top = {n for n in members if "/" not in n}
     assert top == set(BUNDLE_FILES)
     code = {n for n in members if n.startswith("code/")}
-    assert {"code/entry_point.py", "code/requirements.txt", "code/fasttext_lib/__init__.py",
+    assert {"code/entry_point.py", "code/inference.py", "code/fasttext_lib/__init__.py",
             "code/fasttext_lib/entry_point.py", "code/fasttext_lib/bundle.py"} <= code
+    assert "code/requirements.txt" not in code  # nothing for the toolkit to pip-install at start-up
     assert all(m.mode == 0o644 and m.uid == 0 for m in members.values())
     assert os.listdir(tmp_path / "out") == ["model.tar.gz"]  # no temporary left behind
 
@@ -427,34 +504,74 @@ def test_pack_model_errors_leave_nothing(tmp_path, bundle):
     assert not (tmp_path / "fetched").exists()
 
 
-SERVE = r"""
-import json, os, sys
-import entry_point
-import fasttext_lib
-code_dir = os.path.abspath(sys.argv[1])
-assert os.path.dirname(os.path.abspath(fasttext_lib.__file__)) == os.path.join(code_dir, "fasttext_lib"), fasttext_lib.__file__
-model = entry_point.model_fn(os.path.dirname(code_dir))
-texts = entry_point.input_fn(sys.stdin.read().encode(), "application/json")
-print(entry_point.output_fn(entry_point.predict_fn(texts, model), "application/json"))
-"""
+def serve_archive(data, tmp_path, requests, program=None, env=None):
+    """Extract a model.tar.gz as the container does to /opt/ml/model and serve ``requests`` from its
+    code/ only, through the real toolkits in a fresh process (tests/toolkit_endpoint.py)."""
+    import base64
 
-
-def serve_from_archive(data, tmp_path):
-    """Extract a model.tar.gz as the container does to /opt/ml/model and answer one request from code/ only."""
     model_dir = tmp_path / "opt_ml_model"
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         tar.extractall(model_dir)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(PYTHONPATH=str(model_dir / "code"), OMP_NUM_THREADS="1")  # what the toolkit puts on the path
-    r = subprocess.run([sys.executable, "-c", SERVE, str(model_dir / "code")], input=json.dumps(REVIEWS), env=env,
-                       cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+    full_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SAGEMAKER_PROGRAM")}
+    full_env.update(PYTHONPATH=str(model_dir / "code"), OMP_NUM_THREADS="1", **(env or {}))  # what the toolkit puts on the path
+    if program:
+        full_env["SAGEMAKER_PROGRAM"] = program
+    payload = json.dumps([{**r, "body": base64.b64encode(r["body"]).decode()} for r in requests])
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "toolkit_endpoint.py"), str(model_dir)],
+                       input=payload, env=full_env, cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["fasttext_lib"] == str(model_dir / "code" / "fasttext_lib")  # not the checkout, not site-packages
+    assert result["loads"] == 1, r.stderr  # loaded at start-up, once (the handler calls model_fn twice)
+    return result
 
 
-def test_packed_model_serves_from_its_own_code(bundle, served, tmp_path):
+def serve_from_archive(data, tmp_path, program=None):
+    """The predictions for REVIEWS from a model.tar.gz's own code/."""
+    result = serve_archive(data, tmp_path, [{"body": json.dumps(REVIEWS).encode(), "content_type": "application/json",
+                                             "accept": "application/json"}], program)
+    answer = result["answers"][0]
+    assert (answer["status"], answer["content_type"]) == (200, "application/json"), answer["body"]
+    return json.loads(answer["body"])
+
+
+# What the MXNet 1.9 inference image has besides the standard library; sagemaker_inference is the
+# toolkit itself (sm_serve raises its error class when it is there).
+SERVING_IMPORTS = {"numpy", "mxnet", "gluonnlp", "fasttext_lib", "sagemaker_inference"}
+
+
+def test_packed_model_serves_without_sagemaker_program(bundle, served, tmp_path):
+    """A plain Model, boto3 or the console set no SAGEMAKER_PROGRAM: the toolkit imports code/inference.py."""
     dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
-    assert serve_from_archive(open(dest, "rb").read(), tmp_path) == served[1].predict(REVIEWS)
+    result = serve_archive(open(dest, "rb").read(), tmp_path, [
+        {"body": json.dumps(REVIEWS).encode(), "content_type": "application/json", "accept": "text/html, */*;q=0.8"},
+        {"body": b"so good\n", "content_type": "text/plain", "accept": "application/*"},
+    ])
+    assert [(a["status"], a["content_type"]) for a in result["answers"]] == [(200, "application/json")] * 2
+    assert json.loads(result["answers"][0]["body"]) == served[1].predict(REVIEWS)
+    # nothing to pip-install at start-up: everything serving imports is in the inference image
+    outside = {m for m in result["imported"] if m not in sys.stdlib_module_names} - SERVING_IMPORTS
+    assert outside == set(), outside
+    assert {"numpy", "mxnet", "gluonnlp"} <= set(result["imported"])  # the recorder sees the package's imports
+
+
+def test_packed_model_serves_with_sagemaker_program(bundle, served, tmp_path):
+    dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
+    assert serve_from_archive(open(dest, "rb").read(), tmp_path, "entry_point.py") == served[1].predict(REVIEWS)
+
+
+def test_max_request_bytes_comes_from_the_model_environment(bundle, tmp_path):
+    dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
+    limit = 2000
+    fits = b"good food " * (limit // 10)
+    assert len(fits) == limit
+    result = serve_archive(open(dest, "rb").read(), tmp_path, [
+        {"body": fits, "content_type": "text/plain", "accept": "application/json"},
+        {"body": fits + b"!", "content_type": "text/plain", "accept": "application/json"},
+    ], env={"FASTTEXT_MAX_REQUEST_BYTES": str(limit)})
+    ok, too_big = result["answers"]
+    assert ok["status"] == 200 and len(json.loads(ok["body"])) == 1
+    assert too_big["status"] == 413 and f"request body has {limit + 1} bytes; the limit is {limit}" in too_big["body"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,7 +674,7 @@ def test_training_job_end_to_end_through_the_sdk(sm, splits, tmp_path):
     # The estimator's own model (estimator.deploy()) repacks the uploaded source as code/: it serves too.
     container = estimator.create_model().prepare_container_def(instance_type="ml.m5.xlarge")
     assert container["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
-    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == expected
+    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path, "entry_point.py") == expected
 
 
 def test_estimator_options(sm, source_dir, monkeypatch):
@@ -577,7 +694,7 @@ def test_estimator_options(sm, source_dir, monkeypatch):
     assert make_estimator(sm.bucket, "ft", session=sm.session, source_dir=source_dir).role == ROLE
 
 
-def test_tuner_request(sm, source_dir):
+def test_tuner_request(sm, source_dir, fasttext_job):
     from fasttext_lib.sagemaker_utils import make_estimator, make_tuner
 
     estimator = make_estimator(sm.bucket, "ft", hyperparameters={"epochs": 5, "optimizer": "adam"}, role=ROLE,
@@ -598,8 +715,13 @@ def test_tuner_request(sm, source_dir):
     assert definition["AlgorithmSpecification"]["MetricDefinitions"] == \
         [{"Name": "validation:accuracy", "Regex": sm_train.VAL_ACCURACY_REGEX}]
     assert json.loads(definition["StaticHyperParameters"]["epochs"]) == 5
-    row = {"epoch": 2, "train_loss": 0.3, "val_loss": 0.25, "val_accuracy": 0.9123, "seconds": 1.0, "samples_per_s": 5.0}
-    assert re.findall(sm_train.VAL_ACCURACY_REGEX, sm_train.format_epoch(row)) == ["0.912300"]
+    # the regex the tuner sends reads the objective from a real job's log, one value per epoch
+    import pandas as pd
+
+    root, job = fasttext_job
+    regex = definition["AlgorithmSpecification"]["MetricDefinitions"][0]["Regex"]
+    history = pd.read_csv(root / "output" / "data" / "history.csv")
+    assert [float(v) for v in re.findall(regex, job.stdout)] == pytest.approx(list(history.val_accuracy), abs=1e-6)
 
 
 def test_model_repack_and_deploy(sm, bundle, served, tmp_path):
@@ -618,8 +740,9 @@ def test_model_repack_and_deploy(sm, bundle, served, tmp_path):
     data = s3_get(repacked)
     members = tar_names(data)
     assert set(n for n in members if "/" not in n) == set(BUNDLE_FILES)
-    assert {"code/entry_point.py", "code/requirements.txt", "code/fasttext_lib/entry_point.py"} <= set(members)
-    assert serve_from_archive(data, tmp_path) == served[1].predict(REVIEWS)
+    assert {"code/entry_point.py", "code/inference.py", "code/fasttext_lib/entry_point.py"} <= set(members)
+    assert "code/requirements.txt" not in members  # the endpoint installs nothing at start-up
+    assert serve_from_archive(data, tmp_path, "entry_point.py") == served[1].predict(REVIEWS)
 
     endpoint = model.deploy(initial_instance_count=1, instance_type="ml.m5.xlarge", endpoint_name="ft-endpoint")
     endpoint.delete_model()  # notebook 04's clean-up, in its order
@@ -641,7 +764,7 @@ def test_a_job_model_repacks_with_code(sm, bundle, served, tmp_path):
     s3_put(job_model, buf.getvalue())
     container = make_model(job_model, sm.bucket, "ft", role=ROLE, session=sm.session).prepare_container_def(
         instance_type="ml.m5.xlarge")
-    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == served[1].predict(REVIEWS)
+    assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == served[1].predict(REVIEWS)  # inference.py
 
 
 # --------------------------------------------------------------------------------------------
@@ -665,3 +788,41 @@ def test_notebook_cells_are_guarded_and_thin():
     params, code = sources["04_inference.ipynb"]
     assert "deploy = False" in params and "pack_model(" in code and "make_model(" in code
     assert "delete_endpoint()" in code
+
+
+# --------------------------------------------------------------------------------------------
+# the model dir of a training job
+# --------------------------------------------------------------------------------------------
+def _tiny_trained(seed):
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    return train(make_splits(300, 0, seed=seed)[0], None, TrainConfig(epochs=1, emsize=8, progress=False, ctx="cpu", seed=seed))
+
+
+def test_save_model_never_leaves_a_new_model_under_an_old_config(tmp_path):
+    model_dir = tmp_path / "model"
+    old = _tiny_trained(1)
+    sm_train.save_model(old, str(model_dir))
+    old_config = (model_dir / "config.json").read_text()
+    # a new model whose params cannot be written (a directory is in the way): the old config goes
+    # first, so what is left is no bundle rather than the old config over half-new files
+    os.remove(model_dir / "model.params")
+    (model_dir / "model.params").mkdir()
+    new = _tiny_trained(2)
+    with pytest.raises(Exception):
+        sm_train.save_model(new, str(model_dir))
+    assert not (model_dir / "config.json").exists()
+    # written in full, the new bundle replaces the old config and loads as the new model
+    (model_dir / "model.params").rmdir()
+    sm_train.save_model(new, str(model_dir))
+    assert (model_dir / "config.json").read_text() != old_config
+    texts = ["good food", "cold and slow"]
+    np_new = Predictor.load(str(model_dir)).predict_proba(texts)
+    import numpy as np
+
+    from fasttext_lib.predict import predict_bags
+
+    np.testing.assert_allclose(np_new, predict_bags(new.model, new.featurizer, new.featurizer.transform(texts), new.ctx[0]),
+                               rtol=1e-6)

@@ -88,19 +88,60 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native)
     np.testing.assert_allclose(scaled.data.asnumpy(), expected[batch.rows] * (batch.size / df)[:, None], rtol=1e-4, atol=1e-7)
 
 
-def test_lazy_update_leaves_untouched_rows_alone():
-    docs = LabeledTexts(["1", "2"], ["aaa bbb", "ccc ddd"])
-    cfg = TrainConfig(epochs=1, batch_size=1, progress=False, seed=5)
-    mx.random.seed(5)
-    trained = train(docs, None, cfg)
-    # the <unk> row is never in any batch: it must keep its initial value exactly
-    mx.random.seed(5)
+def _initial_table(num_rows, cfg):
     from fasttext_lib.model import FastTextClassifier
 
-    fresh = FastTextClassifier(trained.model.num_rows, cfg.emsize, 2)
+    mx.random.seed(cfg.seed)
+    fresh = FastTextClassifier(num_rows, cfg.emsize, 2)
     fresh.initialize_like_fasttext([mx.cpu()])
-    np.testing.assert_array_equal(fresh.word_vectors()[0], trained.model.word_vectors()[0])
-    assert not np.array_equal(fresh.word_vectors()[1], trained.model.word_vectors()[1])
+    return fresh.word_vectors()
+
+
+@pytest.mark.parametrize("optimizer, ctx", [("adam", "cpu"), ("sgd", "cpu"), ("adam", "cpu:0,1"), ("sgd", "cpu:0,1")])
+def test_lazy_update_leaves_untouched_rows_alone(optimizer, ctx):
+    """Weight decay pulls every row a standard update visits towards zero; the lazy one visits only the
+    rows a batch holds. The <unk> row is in no batch: it must keep its initial value exactly."""
+    docs = LabeledTexts(["1", "2"], ["aaa bbb", "ccc ddd"])
+    cfg = TrainConfig(epochs=2, batch_size=1, progress=False, seed=5, wd=0.1, optimizer=optimizer, lr=0.5, ctx=ctx)
+    trained = train(docs, None, cfg)
+    initial = _initial_table(trained.model.num_rows, cfg)
+    assert initial[0].any()  # nonzero to start with, so decay would show
+    np.testing.assert_array_equal(trained.model.word_vectors()[0], initial[0])
+    assert not np.array_equal(trained.model.word_vectors()[1:], initial[1:])
+
+
+def test_a_standard_update_would_move_the_untouched_row(monkeypatch):
+    """The check above can fail: the same run with lazy_update off decays the <unk> row."""
+    create = mx.optimizer.create
+    monkeypatch.setattr(mx.optimizer, "create", lambda name, **kw: create(name, **{**kw, "lazy_update": False}))
+    docs = LabeledTexts(["1", "2"], ["aaa bbb", "ccc ddd"])
+    cfg = TrainConfig(epochs=2, batch_size=1, progress=False, seed=5, wd=0.1, optimizer="adam", lr=0.5, ctx="cpu")
+    trained = train(docs, None, cfg)
+    assert not np.array_equal(trained.model.word_vectors()[0], _initial_table(trained.model.num_rows, cfg)[0])
+
+
+@pytest.mark.parametrize("optimizer, schedule", [("sgd", "linear"), ("adam", "linear"), ("sgd", "constant"), ("adam", "constant")])
+def test_lr_schedule_over_the_run(splits, monkeypatch, optimizer, schedule):
+    """linear: from the base rate down to ~0 at the run's last step (as fastText); constant: the base rate throughout."""
+    from fasttext_lib import optim
+
+    made = []
+    make = optim.make_optimizer
+    monkeypatch.setattr("fasttext_lib.train.make_optimizer", lambda *a: made.append(make(*a)) or made[-1])
+    cfg = TrainConfig(epochs=3, batch_size=500, progress=False, optimizer=optimizer, lr_schedule=schedule, ctx="cpu")
+    train(splits[0], None, cfg)
+    opt = made[0]
+    steps = 3 * -(-len(splits[0]) // 500)
+    assert opt.num_update == steps  # the schedule counted every step
+    base = cfg.learning_rate
+    if schedule == "constant":
+        assert opt._get_lr(0) == base
+        return
+    lrs = [opt.lr_scheduler(n) for n in (1, steps // 2, steps - 1, steps)]
+    assert lrs[0] == pytest.approx(base * (1 - 1 / steps))
+    assert lrs[1] == pytest.approx(base * (1 - (steps // 2) / steps))
+    assert lrs[2] == pytest.approx(base / steps) and lrs[3] == 0
+    assert opt._get_lr(0) == 0  # where training left it: the last step ran at ~0
 
 
 def test_seeded_cpu_runs_are_deterministic(splits):
@@ -120,16 +161,31 @@ def test_multi_class_uses_softmax(splits):
 
 
 def test_several_devices_train_like_one(splits):
-    trained = train(*splits, TrainConfig(epochs=2, batch_size=256, progress=False, ctx="cpu:0,1"))
-    assert len(trained.ctx) == 2 and trained.history[-1]["val_accuracy"] > 0.6
+    """Two devices, each with half of every batch, end with the parameters of one device (adam:
+    the summed gradients are the whole batch's). SGD differs by design: its row scale is per device."""
+    cfg = dict(epochs=2, batch_size=256, progress=False, optimizer="adam")
+    two = train(*splits, TrainConfig(**cfg, ctx="cpu:0,1"))
+    one = train(*splits, TrainConfig(**cfg, ctx="cpu"))
+    assert len(two.ctx) == 2
+    for name, value in params_of(one).items():
+        np.testing.assert_allclose(params_of(two)[name], value, atol=1e-5, err_msg=name)
+    assert [r["val_loss"] for r in two.history] == pytest.approx([r["val_loss"] for r in one.history], rel=1e-5)
 
 
-def test_ctx_parsing():
-    assert parse_ctx("cpu") == [mx.cpu()]
-    assert parse_ctx("auto") == ([mx.gpu(i) for i in range(mx.context.num_gpus())] or [mx.cpu()])
-    if mx.context.num_gpus() == 0:
-        with pytest.raises(FastTextError, match="no|none"):
-            parse_ctx("gpu:0")
+def test_ctx_parsing(monkeypatch):
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 2)
+    assert parse_ctx("auto") == [mx.gpu(0), mx.gpu(1)]
+    assert parse_ctx(" GPU ") == [mx.gpu(0)]
+    assert parse_ctx("gpu:1") == [mx.gpu(1)]
+    assert parse_ctx("gpu:0,1") == [mx.gpu(0), mx.gpu(1)]
+    assert parse_ctx(["cpu", "gpu:1"]) == [mx.cpu(), mx.gpu(1)]
+    with pytest.raises(FastTextError, match="only 2 GPU"):
+        parse_ctx("gpu:2")
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 0)
+    assert parse_ctx("auto") == [mx.cpu()]
+    assert parse_ctx("cpu:0,1") == [mx.cpu(0), mx.cpu(1)]
+    with pytest.raises(FastTextError, match="none is visible"):
+        parse_ctx("gpu:0")
     with pytest.raises(FastTextError, match="unknown ctx"):
         parse_ctx("tpu")
 
