@@ -1,0 +1,231 @@
+"""Accuracy on real English text (and the synthetic Yelp-shaped corpus): fasttext_lib vs fastText C++.
+
+For every set x ngrams x epochs, both systems train on the same normalized text with several
+seeds, and the table shows each one's mean and min test accuracy over the seeds:
+
+* ``fastText C++``: ``fasttext.train_supervised`` at its defaults (lr 0.1, dim 100, minCount 1,
+  bucket 2M) with ``epoch`` and ``wordNgrams`` set, ``thread=1`` (deterministic) and ``seed=s``.
+* ``fasttext_lib``: ``train()`` on the CPU with only ``epochs``, ``ngrams`` and ``seed`` set (the
+  library defaults), or with ``--rule``, the settings of ``benchmarks/default_rule.py``'s
+  ``default_schedule`` (explicit TrainConfig values, until the library adopts the rule).
+
+Sets: the shared ones in ``--real-dir`` (Zhang CSV ``*_train.csv`` / ``*_test.csv``); with
+``--vader`` also the VADER tweets and movie-review snippets, built once into ``--cache``
+from the ``vaderSentiment==3.3.2`` source distribution (pip download; the same labelling as
+the shared amazon/nyt sets: sign of the mean rating, 0 dropped, 80/20 after a fixed shuffle);
+``--synthetic N`` adds ``generate_reviews`` with N training documents (and N/4 test ones).
+
+Usage: python benchmarks/bench_real.py --rule --vader --synthetic 20000 --csv build/real.csv
+"""
+import argparse
+import csv
+import glob
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+VADER_SETS = {"tweets": "tweets_GroundTruth.txt", "movie_snippets": "movieReviewSnippets_GroundTruth.txt"}
+
+
+# ---- data ----
+
+def shared_sets(real_dir):
+    names = sorted(os.path.basename(p)[:-len("_train.csv")] for p in glob.glob(os.path.join(real_dir, "*_train.csv")))
+    return {n: (os.path.join(real_dir, f"{n}_train.csv"), os.path.join(real_dir, f"{n}_test.csv")) for n in names}
+
+
+def _vader_split(path):
+    """(train, test) LabeledTexts from a VADER ``id<TAB>mean rating<TAB>text`` file."""
+    from fasttext_lib.data import LabeledTexts
+
+    labels, texts = [], []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            parts = line.rstrip("\r\n").split("\t")
+            if len(parts) < 3 or not parts[2].strip():
+                continue
+            rating = float(parts[1])
+            if rating == 0:
+                continue
+            labels.append("2" if rating > 0 else "1")
+            texts.append(parts[2])
+    order = np.random.RandomState(0).permutation(len(texts))
+    cut = int(round(0.8 * len(texts)))
+    pick = lambda idx: LabeledTexts([labels[i] for i in idx], [texts[i] for i in idx])  # noqa: E731
+    return pick(order[:cut]), pick(order[cut:])
+
+
+def vader_sets(cache):
+    """Build (once) and return the VADER confirmation sets as Zhang CSVs under ``cache``."""
+    from fasttext_lib.data import write_csv
+
+    out = {n: (os.path.join(cache, f"{n}_train.csv"), os.path.join(cache, f"{n}_test.csv")) for n in VADER_SETS}
+    if all(os.path.exists(p) for pair in out.values() for p in pair):
+        return out
+    os.makedirs(cache, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                        "vaderSentiment==3.3.2", "-d", tmp], check=True, stdout=subprocess.DEVNULL)
+        with tarfile.open(glob.glob(os.path.join(tmp, "vaderSentiment-3.3.2.tar.gz"))[0]) as sdist:
+            inner = next(m for m in sdist.getmembers() if m.name.endswith("additional_resources/hutto_ICWSM_2014.tar.gz"))
+            with tarfile.open(fileobj=sdist.extractfile(inner)) as resources:
+                for name, fname in VADER_SETS.items():
+                    member = next(m for m in resources.getmembers() if m.name.endswith("/" + fname))
+                    path = os.path.join(tmp, fname)
+                    with open(path, "wb") as f:
+                        f.write(resources.extractfile(member).read())
+                    train_data, test_data = _vader_split(path)
+                    write_csv(train_data, out[name][0])
+                    write_csv(test_data, out[name][1])
+    return out
+
+
+def synthetic_set(n_train, cache):
+    from fasttext_lib.data import LabeledTexts, write_csv
+    from fasttext_lib.synthetic import generate_reviews
+
+    name = f"synthetic_{n_train // 1000}k"
+    paths = (os.path.join(cache, f"{name}_train.csv"), os.path.join(cache, f"{name}_test.csv"))
+    if not all(os.path.exists(p) for p in paths):
+        os.makedirs(cache, exist_ok=True)
+        data = generate_reviews(n_train + n_train // 4, seed=0)
+        write_csv(LabeledTexts(data.labels[:n_train], data.texts[:n_train]), paths[0])
+        write_csv(LabeledTexts(data.labels[n_train:], data.texts[n_train:]), paths[1])
+    return {name: paths}
+
+
+class Dataset:
+    """A split read once, with its fastText-format files (normalized as fasttext_lib does)."""
+
+    def __init__(self, name, train_csv, test_csv, workdir):
+        from fasttext_lib.data import read_labeled, write_fasttext
+        from fasttext_lib.text import tokenize
+
+        self.name = name
+        self.train, self.test = read_labeled(train_csv), read_labeled(test_csv)
+        self.train_ft = write_fasttext(self.train, os.path.join(workdir, f"{name}.train.txt"))
+        self.test_ft = write_fasttext(self.test, os.path.join(workdir, f"{name}.test.txt"))
+        self.num_docs = len(self.train)
+        self.mean_tokens = float(np.mean([len(tokenize(t)) for t in self.train.texts]))
+        self.num_classes = len(set(self.train.labels))
+
+
+# ---- the two systems ----
+
+def fasttext_cpp_accuracy(ds, epochs, ngrams, seed):
+    import fasttext
+
+    model = fasttext.train_supervised(input=ds.train_ft, epoch=epochs, wordNgrams=ngrams, dim=100, thread=1,
+                                      seed=seed, verbose=0)
+    return float(model.test(ds.test_ft)[1])
+
+
+def ours_settings(ds, epochs, ngrams, rule):
+    if not rule:
+        return {}
+    from default_rule import default_schedule
+
+    return default_schedule(ds.num_docs, ds.mean_tokens, ds.num_classes, ngrams, epochs)
+
+
+def ours_accuracy(ds, epochs, ngrams, seed, settings):
+    from fasttext_lib.train import TrainConfig, train
+
+    config = TrainConfig(epochs=epochs, ngrams=ngrams, seed=seed, progress=False, ctx="cpu", **settings)
+    return float(train(ds.train, ds.test, config).history[-1]["val_accuracy"])
+
+
+def in_child(fn, *args):
+    """Run ``fn(*args)`` in a fresh interpreter: every run starts from the same empty heap (the
+    library keeps freed memory in the process, and repeated 2M-row bigram tables add up)."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
+        return pool.apply(fn, args)
+
+
+# ---- the table ----
+
+def summarize(rows):
+    """Markdown: one line per set x ngrams x epochs, fastText and ours as mean (min) over seeds."""
+    lines = ["| set | train docs | mean tokens | ngrams | epochs | fastText C++ mean (min) | fasttext_lib mean (min) | diff |",
+             "|---|---|---|---|---|---|---|---|"]
+    keys = []
+    for r in rows:
+        key = (r["set"], r["ngrams"], r["epochs"])
+        if key not in keys:
+            keys.append(key)
+    for key in keys:
+        mine = [r for r in rows if (r["set"], r["ngrams"], r["epochs"]) == key]
+        ft = [r["accuracy"] for r in mine if r["system"] == "fastText C++"]
+        us = [r["accuracy"] for r in mine if r["system"] == "fasttext_lib"]
+        diff = np.mean(us) - np.mean(ft)
+        lines.append(f"| {key[0]} | {mine[0]['train_docs']:,} | {mine[0]['mean_tokens']:.1f} | {key[1]} | {key[2]} | "
+                     f"{np.mean(ft):.3f} ({min(ft):.3f}) | {np.mean(us):.3f} ({min(us):.3f}) | "
+                     f"{'**' if diff >= 0 else ''}{diff:+.3f}{'**' if diff >= 0 else ''} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--real-dir", default=os.path.join(ROOT, "..", "..", "shared", "data", "real"))
+    parser.add_argument("--cache", default=os.path.join(ROOT, "build", "real_cache"))
+    parser.add_argument("--vader", action="store_true", help="add the VADER tweets and movie-snippet sets")
+    parser.add_argument("--synthetic", type=int, default=0, help="add a synthetic set with this many training docs")
+    parser.add_argument("--sets", default="", help="comma-separated subset of set names")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--epochs", default="5,10")
+    parser.add_argument("--ngrams", default="1,2")
+    parser.add_argument("--rule", action="store_true", help="ours with benchmarks/default_rule.py's settings")
+    parser.add_argument("--csv", default=os.path.join(ROOT, "build", "bench_real.csv"))
+    args = parser.parse_args(argv)
+
+    sources = shared_sets(os.path.abspath(args.real_dir))
+    if args.vader:
+        sources.update(vader_sets(args.cache))
+    if args.synthetic:
+        sources.update(synthetic_set(args.synthetic, args.cache))
+    if args.sets:
+        sources = {k: v for k, v in sources.items() if k in args.sets.split(",")}
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for name, (train_csv, test_csv) in sources.items():
+            ds = Dataset(name, train_csv, test_csv, workdir)
+            for ngrams in [int(x) for x in args.ngrams.split(",")]:
+                for epochs in [int(x) for x in args.epochs.split(",")]:
+                    settings = ours_settings(ds, epochs, ngrams, args.rule)
+                    for seed in range(args.seeds):
+                        for system in ("fastText C++", "fasttext_lib"):
+                            started = time.time()
+                            if system == "fastText C++":
+                                acc = in_child(fasttext_cpp_accuracy, ds, epochs, ngrams, seed + 1)  # fastText's default seed is 0
+                            else:
+                                acc = in_child(ours_accuracy, ds, epochs, ngrams, seed + 1, settings)
+                            rows.append({"set": name, "train_docs": ds.num_docs, "mean_tokens": round(ds.mean_tokens, 1),
+                                         "ngrams": ngrams, "epochs": epochs, "system": system, "seed": seed + 1,
+                                         "settings": " ".join(f"{k}={v}" for k, v in settings.items()) if system == "fasttext_lib" else "",
+                                         "accuracy": acc, "seconds": round(time.time() - started, 2)})
+                    print(f"{name} ngrams={ngrams} epochs={epochs} {settings}: " + ", ".join(
+                        f"{s} {np.mean([r['accuracy'] for r in rows[-2 * args.seeds:] if r['system'] == s]):.3f}"
+                        for s in ("fastText C++", "fasttext_lib")), flush=True)
+    os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
+    with open(args.csv, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print()
+    print(summarize(rows))
+    print(f"\nper-run rows: {args.csv}")
+
+
+if __name__ == "__main__":
+    main()
