@@ -98,9 +98,10 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     called with each trial's row (a dict). ``verbose``: one line per trial and the table at the end,
     on stderr. Returns an :class:`AutotuneResult`.
     """
+    started = time.time()
+    import mxnet  # noqa: F401  (within the budget, but not in the first trial's seconds, which predict the others)
     import pandas as pd
 
-    started = time.time()
     if not duration > 0:
         raise FastTextError(f"autotune duration must be positive, got {duration!r}")
     if val_data is None or len(val_data) == 0:
@@ -109,7 +110,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         raise FastTextError("training data is empty")
     encode_labels(val_data.labels, sort_labels(train_data.labels), "autotune validation data")  # fail before searching
     base = replace(base or TrainConfig(), progress=False)
-    search = _Search(start or starting_config(train_data, base), len(train_data))
+    search = _Search(replace(start or starting_config(train_data, base), progress=False), len(train_data))
     features = {}  # (ngrams, buckets, min_count) -> featurize(...)
     rows, best, best_row = [], None, None
     for phase, config in search:
@@ -121,13 +122,14 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         t0 = time.time()
         if key not in features:
             features[key] = featurize(train_data, val_data, config)
+        featurize_seconds = time.time() - t0
         trained = train(train_data, val_data, config, featurized=features[key])
         seconds = time.time() - t0
         last = trained.history[-1]
         row = {"trial": len(rows) + 1, "phase": phase, **settings(config), "val_accuracy": last["val_accuracy"],
                "val_loss": last["val_loss"], "seconds": seconds, "work": work(config, len(train_data))}
         rows.append(row)
-        search.record(config, row, seconds - sum(h["seconds"] for h in trained.history), key)
+        search.record(config, row, featurize_seconds, sum(h["seconds"] for h in trained.history), key)
         if best_row is None or _rank(row) > _rank(best_row):
             best, best_row = trained, row
         del trained  # only the best model is kept in memory
@@ -166,25 +168,27 @@ class _Search:
     def __init__(self, start, n_train):
         self.start, self.n_train = start, n_train
         self.results = {}  # settings key -> row
-        self.fixed = {}  # (ngrams, buckets, min_count) -> largest fixed seconds seen (featurize, init, scoring)
-        self.rates = {}  # (ngrams, buckets, min_count) -> seconds per unit of work, of each trial
+        self.fixed = {}  # (ngrams, buckets, min_count) -> seconds of a trial besides featurizing and its epochs
+        self.rates = {}  # (ngrams, buckets, min_count) -> seconds of the epochs per unit of work, of each trial
+        self.featurize_seconds = 0.0  # the longest featurization so far
 
-    def record(self, config, row, fixed_seconds, feature_key):
+    def record(self, config, row, featurize_seconds, epoch_seconds, feature_key):
         self.results[_key(config)] = row
-        self.fixed[feature_key] = max(self.fixed.get(feature_key, 0.0), fixed_seconds)
-        self.rates.setdefault(feature_key, []).append(max(row["seconds"] - fixed_seconds, 0.0) / row["work"])
+        self.featurize_seconds = max(self.featurize_seconds, featurize_seconds)
+        self.fixed[feature_key] = max(row["seconds"] - featurize_seconds - epoch_seconds, 0.0)
+        self.rates.setdefault(feature_key, []).append(epoch_seconds / row["work"])
 
     def estimate(self, config, features):
-        """Seconds the trial would take: its fixed part plus its work at the rate of the last two trials
-        of its n-gram order (before there is one: the largest fixed part seen, doubled if the
-        features are new, and the largest rate seen)."""
+        """Seconds the trial would take: featurizing (if its n-gram features are new: 1.5x the longest
+        so far), the fixed part (model initialization, scoring) and its work at the larger rate of the
+        last two trials of its n-gram order (before there is one: the largest seen)."""
         key = (config.ngrams, config.buckets if config.ngrams > 1 else 0, config.min_count)
+        featurizing = 0.0 if key in features else 1.5 * self.featurize_seconds
         if key in self.rates:
             fixed, rate = self.fixed[key], max(self.rates[key][-2:])
         else:
-            fixed = max(self.fixed.values()) * (1 if key in features else 2)
-            rate = max(max(r) for r in self.rates.values())
-        return fixed + rate * work(config, self.n_train)
+            fixed, rate = max(self.fixed.values()), max(max(r) for r in self.rates.values())
+        return featurizing + fixed + rate * work(config, self.n_train)
 
     def _best(self):
         return max(self.results.values(), key=_rank)
