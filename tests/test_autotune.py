@@ -93,9 +93,9 @@ def test_ties_go_to_the_cheaper_setting():
 
 def test_starting_config_scales_with_the_data(splits):
     small = starting_config(splits[0], BASE)
-    assert small.optimizer == "sgd" and small.batch_size == 16 and small.buckets < BASE.buckets
-    mid = starting_config(LabeledTexts(["1"] * 20_000, ["a b c"] * 20_000), TrainConfig())
-    assert mid.batch_size == 256 and mid.buckets == 2 ** 17  # >= 2 x 60k tokens
+    assert (small.optimizer, small.batch_size, small.lr) == ("sgd", 64, 1.0) and small.buckets < BASE.buckets
+    mid = starting_config(LabeledTexts(["1"] * 3_000, ["a b c"] * 3_000), TrainConfig())
+    assert (mid.batch_size, mid.lr) == (256, 4.0) and mid.buckets == 2 ** 15  # >= 2 x 9k tokens
     big = starting_config(LabeledTexts(["1"] * 200_000, ["a b c d e f"] * 200_000), TrainConfig())
     assert big.batch_size == 1024 and big.buckets == 2_000_000  # capped; buckets never above the base's
     assert (big.seed, big.min_count) == (42, 1)  # the fields not searched come from the base
