@@ -9,21 +9,22 @@ search is a deterministic coarse-to-fine one:
    best orders first;
 3. **refine**: coordinate search around the best setting so far: lr, epochs, emsize, batch size and
    ngrams each one step up and down (in log space); a better setting becomes the new centre, and a
-   round without improvement halves the steps, until they are too small to matter.
+   round without improvement halves the steps (in log space); the search ends when they are too
+   small to matter or the budget is spent.
 
 Every trial is one :func:`~fasttext_lib.train.train` on the training split, scored on the validation
 split after its last epoch. Trials that share ``ngrams`` (with the same ``buckets`` / ``min_count``)
 featurize the data once. Before a trial starts its seconds are estimated from the trials so far
 (a fixed part per n-gram order, plus a rate per unit of :func:`work`); one that would not finish
 within the budget is not started (the first trial always runs, so there is always a model).
-The best trial is the one with the highest validation accuracy; ties go to the cheaper setting
-(less :func:`work`), then to the earlier trial. The best trial's model *is* the final model
+The best trial is the one with the highest validation accuracy; ties go to the lower validation
+loss (to 2 decimals), then to the cheaper setting (less :func:`work`), then to the earlier trial. The best trial's model *is* the final model
 (trained with that setting on the training data), so no time is spent after the search: the budget
 covers everything.
 
 Deterministic for a seed: the trials' results are (seeded CPU training), and the next setting
-depends only on them. Wall-clock decides only where the search stops, so two runs agree trial by
-trial until one meets its budget; with ``max_trials`` and a budget that does not bind, the whole
+depends only on them. Wall-clock decides only which trials still fit near the end of the budget,
+so two runs agree trial by trial until one of them skips a trial for time; with ``max_trials`` and a budget that does not bind, the whole
 search and its model are reproducible.
 """
 import math
@@ -124,7 +125,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     if len(train_data) == 0:
         raise FastTextError("training data is empty")
     encode_labels(val_data.labels, sort_labels(train_data.labels), "autotune validation data")  # fail before searching
-    base = replace(base or TrainConfig(), progress=False)
+    base = base or TrainConfig()
+    show_progress, base = base.progress, replace(base, progress=False)  # trials run without bars
     search = _Search(replace(start or starting_config(train_data, base), progress=False), len(train_data))
     features = {}  # (ngrams, buckets, min_count) -> featurize(...)
     rows, best, best_row = [], None, None
@@ -153,7 +155,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         if on_trial is not None:
             on_trial(row)
     trials = pd.DataFrame(rows, columns=TRIAL_COLUMNS)
-    best.config = replace(best.config, progress=(base or TrainConfig()).progress)
+    best.config = replace(best.config, progress=show_progress)
     best.autotune = {"duration": float(duration), "seconds": time.time() - started, "best_trial": best_row["trial"],
                      "best": {k: best_row[k] for k in (*SEARCHED, "val_accuracy", "val_loss")},
                      "trials": [dict(r) for r in rows]}
@@ -164,8 +166,10 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
 
 
 def _rank(row):
-    # higher validation accuracy; on a tie, less work; then the earlier trial
-    return (row["val_accuracy"], -row["work"], -row["trial"])
+    """Higher validation accuracy; on a tie, the lower validation loss (to 2 decimals); then less work;
+    then the earlier trial. The loss comes first because on a small validation split many settings
+    tie at the majority-class accuracy, the cheapest of them a model that has not learned anything."""
+    return (row["val_accuracy"], -round(row["val_loss"], 2), -row["work"], -row["trial"])
 
 
 def _describe(row):
