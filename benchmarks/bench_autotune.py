@@ -82,7 +82,13 @@ def run_fasttext(spec):
 
 
 def worker(system, spec_json, result_path):
+    import resource
+
     spec = json.loads(spec_json)
+    # fastText's search ranges reach 10M buckets x 1000 dims (tens of GB): cap the address space so that
+    # such a trial fails here (a row marked failed) instead of waking the OOM killer on a shared machine.
+    limit = int(spec["memory_gb"] * 2 ** 30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     result = (run_ours if system == "ours" else run_fasttext)(spec)
     with open(result_path, "w") as f:
         json.dump(result, f)
@@ -92,8 +98,10 @@ def run_child(system, spec, tmp):
     result_path = os.path.join(tmp, f"{system}.json")
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", system, json.dumps(spec), result_path],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
-    if proc.returncode != 0:
-        raise SystemExit(f"{system} failed on {spec['train']}:\n{proc.stderr[-3000:]}")
+    if proc.returncode != 0:  # e.g. killed for memory (fastText's search may pick a 10M-bucket, 500-dim model): a row, not a stop
+        print(f"{system} failed on {spec['train']} (exit {proc.returncode}):\n{proc.stderr[-3000:]}", file=sys.stderr)
+        return {"test_accuracy": float("nan"), "val_accuracy": float("nan"), "trials": None, "seconds": float("nan"),
+                "setting": f"failed (exit {proc.returncode})"}
     with open(result_path) as f:
         result = json.load(f)
     if system == "fasttext":  # its C++ progress line: "Progress: 100.0% Trials:   17 Best score: ..."
@@ -109,6 +117,7 @@ def main():
     parser.add_argument("--duration", type=float, default=300.0, help="seconds of search for each system (fastText: whole seconds)")
     parser.add_argument("--threads", type=int, default=2, help="fastText's thread count (ours: OpenMP over the cores)")
     parser.add_argument("--seed", type=int, default=42, help="fasttext_lib's training seed")
+    parser.add_argument("--memory-gb", type=float, default=10.0, help="address-space limit of each run (a run that needs more fails)")
     parser.add_argument("--split-seed", type=int, default=0, help="the 80/20 train/validation permutation")
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--real-dir", default=os.path.join(ROOT, "..", "shared", "data", "real"))
@@ -121,7 +130,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.sets.split(","):
             spec = {**split_files(args.real_dir, name, args.split_seed, tmp), "duration": args.duration, "threads": args.threads,
-                    "seed": args.seed}
+                    "seed": args.seed, "memory_gb": args.memory_gb}
             for system, label in (("fasttext", "fastText C++ autotune"), ("ours", "fasttext_lib autotune")):
                 result = run_child(system, spec, tmp)
                 rows.append({"set": name, "system": label, "duration_s": args.duration, **result})
