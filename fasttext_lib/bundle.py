@@ -4,7 +4,8 @@ A bundle is a directory (local or an ``s3://`` prefix) holding
 
 * ``model.params``  - the Gluon parameters (``save_parameters``);
 * ``vocab.json``    - the GluonNLP vocabulary;
-* ``metrics.json``  - ``{"history": [per-epoch rows], "final": {...}, "ctx": ...}``;
+* ``metrics.json``  - ``{"history": [per-epoch rows], "final": {...}, "ctx": ...}`` (and ``"autotune"``:
+  its trials and chosen setting, for a model autotune chose);
 * ``config.json``   - format version, labels, model shape, n-gram settings, normalization and the
   training config. It is written last and read first, so it marks a complete bundle.
 
@@ -41,7 +42,10 @@ def metrics_summary(trained):
     The bundle's ``metrics.json``; the SageMaker entry point adds a few keys to it for its output.
     """
     history = [{k: _json_safe(v) for k, v in row.items()} for row in trained.history]
-    return {"history": history, "final": history[-1] if history else {}, "ctx": [str(c) for c in trained.ctx]}
+    summary = {"history": history, "final": history[-1] if history else {}, "ctx": [str(c) for c in trained.ctx]}
+    if getattr(trained, "autotune", None):  # autotune.py: {"trials": [...], "best": {...}, ...}
+        summary["autotune"] = json.loads(json.dumps(trained.autotune, default=_json_safe), parse_constant=lambda c: None)
+    return summary
 
 
 def fetch_bundle_files(src, names, local_dir):

@@ -3,6 +3,7 @@
     train    --train PATH --validation PATH --output DIR_OR_S3 [--epochs N] [--lr X]
              [--optimizer sgd|adam] [--emsize N] [--ngrams N] [--batch-size N]
              [--ctx auto|cpu|gpu|gpu:N] [--seed N] [--checkpoint-dir DIR_OR_S3] ...
+             [--autotune-validation PATH [--autotune-duration SECONDS] [--autotune-trials CSV]]
     evaluate --model DIR_OR_S3 --data PATH        -> last stdout line: {"accuracy", "loss", "n"}
     predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability"} JSON per line
     sample   --output DIR_OR_S3                   (the built-in sample: real English review sentences)
@@ -42,6 +43,12 @@ def build_parser():
     t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
     t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
+    t.add_argument("--autotune-validation", metavar="PATH",
+                   help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
+                        "ignored; the others apply to every trial) and keep the best trial's model (fastText's -autotune-validation)")
+    t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
+                   help="time budget of the search, final model included (default: 300)")
+    t.add_argument("--autotune-trials", metavar="CSV", help="write the autotune trial table here (local or s3://)")
     add_config_arguments(t)  # --epochs, --lr, ... : one per TrainConfig field
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")
@@ -81,19 +88,67 @@ def cmd_train(args):
     from .train import train
 
     config = config_from_args(args)
+    _check_autotune_flags(args)
     train_data = read_labeled(args.train, args.format)
     val_data = read_labeled(args.validation, args.format) if args.validation else None
 
     def report(row):
         print(json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
 
-    trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir)
+    if args.autotune_validation:
+        trained = _autotune(args, config, train_data, report)
+    else:
+        trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir)
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
     where = save_bundle(trained, args.output)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
+    if args.autotune_validation and args.autotune_trials:
+        _write_trials(trained, args.autotune_trials)
     return 0
+
+
+def _check_autotune_flags(args):
+    """Before any data is read: the autotune flags come with --autotune-validation, which does not mix
+    with --validation / --checkpoint-dir, and --autotune-duration is a positive number of seconds."""
+    if not args.autotune_validation:
+        for flag, value in (("--autotune-duration", args.autotune_duration), ("--autotune-trials", args.autotune_trials)):
+            if value is not None:
+                raise FastTextError(f"{flag} needs --autotune-validation")
+        return
+    for flag, value in (("--validation", args.validation), ("--checkpoint-dir", args.checkpoint_dir)):
+        if value:
+            raise FastTextError(f"{flag} cannot be combined with --autotune-validation (score the bundle with evaluate)")
+    text = "300" if args.autotune_duration is None else args.autotune_duration
+    try:
+        args.autotune_duration = float(text)
+    except ValueError:
+        args.autotune_duration = float("nan")
+    if not 0 < args.autotune_duration < float("inf"):
+        raise FastTextError(f"--autotune-duration must be a positive number of seconds, got {text!r}")
+
+
+def _autotune(args, config, train_data, report):
+    """``train --autotune-validation``: one JSON line per trial on stdout, the table on stderr."""
+    from .autotune import autotune
+    from .data import read_labeled
+
+    val_data = read_labeled(args.autotune_validation, args.format)
+    result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True)
+    return result.trained
+
+
+def _write_trials(trained, uri):
+    """The autotune trial table as CSV, written (atomically) after the bundle."""
+    import pandas as pd
+
+    from . import storage
+    from .autotune import TRIAL_COLUMNS
+
+    with storage.atomic_write(uri, "wb") as f:
+        f.write(pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8"))
+    print(f"autotune trials written to {uri}", file=sys.stderr)
 
 
 def cmd_evaluate(args):

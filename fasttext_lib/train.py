@@ -19,7 +19,7 @@ Data in, trained model + per-epoch history out:
 import math
 import time
 from dataclasses import dataclass, field
-from typing import List
+from typing import List, Optional
 
 import numpy as np
 
@@ -50,6 +50,7 @@ class TrainedModel:
     history: List[dict] = field(default_factory=list)
     rank: int = 0  # this worker's rank in distributed training (kvstore dist_*), else 0
     num_workers: int = 1
+    autotune: Optional[dict] = None  # the trials and the chosen setting, when autotune.py chose this model
 
     def history_frame(self):
         import pandas as pd
@@ -57,12 +58,24 @@ class TrainedModel:
         return pd.DataFrame(self.history, columns=HISTORY_COLUMNS).set_index("epoch")
 
 
-def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None):
+def featurize(train_data, val_data, config):
+    """``(featurizer, train_bags, val_bags or None)``: the vocabulary and n-grams of ``config``
+    (``ngrams``, ``buckets``, ``min_count``), fitted on the training split only."""
+    featurizer, train_bags = Featurizer.fit(
+        train_data.texts, min_count=config.min_count, ngrams=config.ngrams, buckets=config.buckets,
+        return_bags=True, progress=bar if config.progress and len(train_data) > 50_000 else None)
+    val_bags = featurizer.transform(val_data.texts) if val_data is not None and len(val_data) else None
+    return featurizer, train_bags, val_bags
+
+
+def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts`; returns a :class:`TrainedModel`.
 
     ``checkpoint_dir`` (a directory or ``s3://`` prefix): write a checkpoint after every epoch, and
     resume from the latest one found there. A resumed run ends with the same parameters as an
     uninterrupted one (single process; with ``dist_*`` kvstores the optimizer state restarts).
+    ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
+    passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
     """
     import mxnet as mx
 
@@ -76,13 +89,12 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     if len(label_names) < 2:
         raise FastTextError(f"training data has a single class ({label_names[0]!r}); a classifier needs at least 2")
     y_train = encode_labels(train_data.labels, label_names, "training data")
-    featurizer, train_bags = Featurizer.fit(
-        train_data.texts, min_count=config.min_count, ngrams=config.ngrams, buckets=config.buckets,
-        return_bags=True, progress=bar if config.progress and len(train_data) > 50_000 else None)
-    val = None
-    if val_data is not None and len(val_data):
-        y_val = encode_labels(val_data.labels, label_names, "validation data")
-        val = (featurizer.transform(val_data.texts), y_val)
+    has_val = val_data is not None and len(val_data) > 0
+    y_val = encode_labels(val_data.labels, label_names, "validation data") if has_val else None
+    featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
+    if (featurizer.ngrams, featurizer.buckets) != (config.ngrams, config.buckets if config.ngrams > 1 else 0):
+        raise ValueError("featurized: made with other ngrams / buckets than this config's")
+    val = (val_bags, y_val) if has_val else None
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, len(label_names), dropout=config.dropout)

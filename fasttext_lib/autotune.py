@@ -1,0 +1,277 @@
+"""Autotune: search lr / epochs / emsize / ngrams / batch size against a validation split, in a time budget.
+
+fastText's ``-autotune-validation`` samples settings at random around the best one so far. On a
+small budget with a per-trial cost of seconds, a few well-chosen trials are worth more, so this
+search is a deterministic coarse-to-fine one:
+
+1. **start** from a strong setting for the data's size (:func:`starting_config`);
+2. **coarse**: every n-gram order (1, 2, 3) at the starting lr, then the lr x4 and /4 around the
+   best orders first;
+3. **refine**: coordinate search around the best setting so far: lr, epochs, emsize, batch size and
+   ngrams each one step up and down (in log space); a better setting becomes the new centre, and a
+   round without improvement halves the steps (in log space); the search ends when they are too
+   small to matter or the budget is spent.
+
+Every trial is one :func:`~fasttext_lib.train.train` on the training split, scored on the validation
+split after its last epoch. Trials that share ``ngrams`` (with the same ``buckets`` / ``min_count``)
+featurize the data once. Before a trial starts its seconds are estimated from the trials so far
+(a fixed part per n-gram order, plus a rate per unit of :func:`work`); one that would not finish
+within the budget is not started (the first trial always runs, so there is always a model).
+The best trial is the one with the highest validation accuracy; ties go to the lower validation
+loss (to 2 decimals), then to the cheaper setting (less :func:`work`), then to the earlier trial. The best trial's model *is* the final model
+(trained with that setting on the training data), so no time is spent after the search: the budget
+covers everything.
+
+Deterministic for a seed: the trials' results are (seeded CPU training), and the next setting
+depends only on them. Wall-clock decides only which trials still fit near the end of the budget,
+so two runs agree trial by trial until one of them skips a trial for time; with ``max_trials`` and a budget that does not bind, the whole
+search and its model are reproducible.
+"""
+import importlib
+import math
+import sys
+import time
+from dataclasses import dataclass, replace
+
+from .config import TrainConfig
+from .data import LabeledTexts, sort_labels
+from .errors import FastTextError
+from .predict import encode_labels, evaluate_bags
+from .train import TrainedModel, featurize, train
+
+SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
+TRIAL_COLUMNS = ["trial", "phase", *SEARCHED, "val_accuracy", "val_loss", "seconds", "work"]
+# Bounds of the search, and each coordinate's first step (a factor, halved in log space per round).
+LIMITS = {"lr": (1e-3, 64.0), "epochs": (1, 100), "emsize": (10, 400), "batch_size": (1, 4096), "ngrams": (1, 4)}
+FIRST_STEP = {"lr": 2.0, "epochs": 2.0, "emsize": 2.0, "batch_size": 4.0}
+MIN_STEP = {"lr": 1.2, "epochs": 1.2, "emsize": 1.4, "batch_size": 2.0}
+SAFETY = 1.15  # estimated seconds x this must fit in what is left of the budget
+STEP_OVERHEAD_FEATURES = 100_000  # one step's fixed cost in units of (document x n-gram order x dimension)
+
+
+@dataclass
+class AutotuneResult:
+    trials: object  # pandas DataFrame, one row per trial (TRIAL_COLUMNS)
+    best_config: TrainConfig
+    trained: TrainedModel  # the best trial's model: trained with best_config on the training data
+    seconds: float  # wall-clock of the whole search (which includes the final model)
+
+    @property
+    def best_trial(self):
+        return self.trials.loc[self.trials.trial == self.trained.autotune["best_trial"]].iloc[0]
+
+    def evaluate(self, data):
+        """``{"accuracy", "loss", "n"}`` of the chosen model on other labeled data (e.g. the test split)."""
+        model = self.trained
+        y = encode_labels(data.labels, model.labels, "evaluation data")
+        return evaluate_bags(model.model, model.featurizer, model.featurizer.transform(data.texts), y, model.ctx[0])
+
+
+def split_validation(data, fraction=0.2, seed=0):
+    """``(train, validation)``: a seeded random ``fraction`` of ``data`` held out for the search."""
+    import numpy as np
+
+    order = np.random.RandomState(seed).permutation(len(data))
+    cut = len(data) - int(round(fraction * len(data)))
+    return tuple(LabeledTexts([data.labels[i] for i in part], [data.texts[i] for i in part]) for part in (order[:cut], order[cut:]))
+
+
+def starting_config(train_data, base=None):
+    """The first setting tried, from the training set's size; ``base`` gives every other field.
+
+    SGD (with the library's per-row scale) at a batch of about n/10 documents (a power of two in
+    16..1024: ten steps an epoch on small data, and cheap trials) and lr = batch / 64 (0.5..8: on the
+    shared real sets the good lr grew with the batch, e.g. lr 4 at batch 256), 10 epochs, dim 100,
+    bigrams. ``buckets`` is lowered (never raised) to the power of two above twice the training
+    split's token count, which bounds its distinct n-grams: a 3k-sentence set then gets a 131k-row
+    table instead of 2M rows, which allocates and initializes in a fraction of the time. (When
+    config.py gains its data-size default rule, this is the place to use it: the search only needs
+    a good, cheap centre to start from.)
+    """
+    base = base or TrainConfig()
+    batch = int(min(max(2 ** round(math.log2(max(len(train_data) / 10, 1))), 16), 1024))
+    tokens = sum(len(text.split()) for text in train_data.texts)
+    buckets = min(base.buckets, 2 ** math.ceil(math.log2(max(2 * tokens, 1024))))
+    return replace(base, optimizer="sgd", lr=min(max(batch / 64, 0.5), 8.0), batch_size=batch, epochs=10, emsize=100,
+                   ngrams=2, buckets=buckets)
+
+
+def work(config, n_train):
+    """A deterministic measure of a setting's training cost: steps x (fixed step cost + documents x
+    n-gram order x dimension). Used to estimate seconds and to break ties toward cheaper models."""
+    steps = config.epochs * math.ceil(n_train / config.batch_size)
+    return steps * (1 + min(config.batch_size, n_train) * config.ngrams * config.emsize / STEP_OVERHEAD_FEATURES)
+
+
+def settings(config):
+    return {name: getattr(config, name) for name in SEARCHED}
+
+
+def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True):
+    """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.
+
+    ``base``: a :class:`TrainConfig` for the fields not searched (buckets, min_count, seed, ctx,
+    dropout, ...). ``start``: the first setting (default :func:`starting_config`). ``on_trial``:
+    called with each trial's row (a dict). ``verbose``: one line per trial and the table at the end,
+    on stderr. Returns an :class:`AutotuneResult`.
+    """
+    started = time.time()
+    importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others
+    import pandas as pd
+
+    if not duration > 0:
+        raise FastTextError(f"autotune duration must be positive, got {duration!r}")
+    if val_data is None or len(val_data) == 0:
+        raise FastTextError("autotune needs a non-empty validation split")
+    if len(train_data) == 0:
+        raise FastTextError("training data is empty")
+    encode_labels(val_data.labels, sort_labels(train_data.labels), "autotune validation data")  # fail before searching
+    base = base or TrainConfig()
+    show_progress, base = base.progress, replace(base, progress=False)  # trials run without bars
+    search = _Search(replace(start or starting_config(train_data, base), progress=False), len(train_data))
+    features = {}  # (ngrams, buckets, min_count) -> featurize(...)
+    rows, best, best_row = [], None, None
+    for phase, config in search:
+        if max_trials is not None and len(rows) >= max_trials:
+            break
+        if rows and search.estimate(config, features) * SAFETY > duration - (time.time() - started):
+            continue  # cannot finish in time: try the next (maybe cheaper) candidate
+        key = (config.ngrams, config.buckets if config.ngrams > 1 else 0, config.min_count)
+        t0 = time.time()
+        if key not in features:
+            features[key] = featurize(train_data, val_data, config)
+        featurize_seconds = time.time() - t0
+        trained = train(train_data, val_data, config, featurized=features[key])
+        seconds = time.time() - t0
+        last = trained.history[-1]
+        row = {"trial": len(rows) + 1, "phase": phase, **settings(config), "val_accuracy": last["val_accuracy"],
+               "val_loss": last["val_loss"], "seconds": seconds, "work": work(config, len(train_data))}
+        rows.append(row)
+        search.record(config, row, featurize_seconds, sum(h["seconds"] for h in trained.history), key)
+        if best_row is None or _rank(row) > _rank(best_row):
+            best, best_row = trained, row
+        del trained  # only the best model is kept in memory
+        if verbose:
+            print(_trial_line(row, best_row), file=sys.stderr, flush=True)
+        if on_trial is not None:
+            on_trial(row)
+    trials = pd.DataFrame(rows, columns=TRIAL_COLUMNS)
+    best.config = replace(best.config, progress=show_progress)
+    best.autotune = {"duration": float(duration), "seconds": time.time() - started, "best_trial": best_row["trial"],
+                     "best": {k: best_row[k] for k in (*SEARCHED, "val_accuracy", "val_loss")},
+                     "trials": [dict(r) for r in rows]}
+    if verbose:
+        print(trials.to_string(index=False, float_format=lambda v: f"{v:.4g}"), file=sys.stderr)
+        print(f"best: trial {best_row['trial']} " + _describe(best_row), file=sys.stderr, flush=True)
+    return AutotuneResult(trials=trials, best_config=best.config, trained=best, seconds=time.time() - started)
+
+
+def _rank(row):
+    """Higher validation accuracy; on a tie, the lower validation loss (to 2 decimals); then less work;
+    then the earlier trial. The loss comes first because on a small validation split many settings
+    tie at the majority-class accuracy, the cheapest of them a model that has not learned anything."""
+    return (row["val_accuracy"], -round(row["val_loss"], 2), -row["work"], -row["trial"])
+
+
+def _describe(row):
+    return (f"{row['optimizer']} lr {row['lr']:.3g} batch {row['batch_size']} epochs {row['epochs']} "
+            f"emsize {row['emsize']} ngrams {row['ngrams']}: val accuracy {row['val_accuracy']:.4f}")
+
+
+def _trial_line(row, best_row):
+    return f"trial {row['trial']:3d} ({row['phase']}, {row['seconds']:.1f}s) {_describe(row)}  [best {best_row['val_accuracy']:.4f}]"
+
+
+class _Search:
+    """The candidates, in order; iterating yields ``(phase, config)``. Knows the results so far."""
+
+    def __init__(self, start, n_train):
+        self.start, self.n_train = start, n_train
+        self.results = {}  # settings key -> row
+        self.fixed = {}  # (ngrams, buckets, min_count) -> seconds of a trial besides featurizing and its epochs
+        self.rates = {}  # (ngrams, buckets, min_count) -> seconds of the epochs per unit of work, of each trial
+        self.featurize_seconds = 0.0  # the longest featurization so far
+
+    def record(self, config, row, featurize_seconds, epoch_seconds, feature_key):
+        self.results[_key(config)] = row
+        self.featurize_seconds = max(self.featurize_seconds, featurize_seconds)
+        self.fixed[feature_key] = max(row["seconds"] - featurize_seconds - epoch_seconds, 0.0)
+        self.rates.setdefault(feature_key, []).append(epoch_seconds / row["work"])
+
+    def estimate(self, config, features):
+        """Seconds the trial would take: featurizing (if its n-gram features are new: 1.5x the longest
+        so far), the fixed part (model initialization, scoring) and its work at the larger rate of the
+        last two trials of its n-gram order (before there is one: the largest seen)."""
+        key = (config.ngrams, config.buckets if config.ngrams > 1 else 0, config.min_count)
+        featurizing = 0.0 if key in features else 1.5 * self.featurize_seconds
+        if key in self.rates:
+            fixed, rate = self.fixed[key], max(self.rates[key][-2:])
+        else:
+            fixed, rate = max(self.fixed.values()), max(max(r) for r in self.rates.values())
+        return featurizing + fixed + rate * work(config, self.n_train)
+
+    def _best(self):
+        return max(self.results.values(), key=_rank)
+
+    def _config_of(self, row):
+        return replace(self.start, **{k: row[k] for k in SEARCHED})
+
+    def _new(self, config):
+        return _key(config) not in self.results
+
+    def __iter__(self):
+        yield "start", self.start
+        lr0 = self.start.learning_rate
+        for n in (1, 2, 3):
+            candidate = replace(self.start, ngrams=n)
+            if self._new(candidate):
+                yield "coarse", candidate
+        orders = sorted({row["ngrams"] for row in self.results.values()},
+                        key=lambda n: max(_rank(r) for r in self.results.values() if r["ngrams"] == n), reverse=True)
+        for n in orders:
+            for factor in (4.0, 0.25):
+                candidate = replace(self.start, ngrams=n, lr=_clip("lr", lr0 * factor))
+                if self._new(candidate):
+                    yield "coarse", candidate
+        steps = dict(FIRST_STEP)
+        while steps:
+            centre = self._best()
+            improved = False
+            for name in ("lr", "epochs", "emsize", "batch_size", "ngrams"):
+                for direction in (1, -1):
+                    candidate = self._neighbour(self._config_of(centre), name, direction, steps.get(name))
+                    if candidate is None or not self._new(candidate):
+                        continue
+                    yield "refine", candidate
+                    if self._best() is not centre:
+                        improved = True
+                        break
+                if improved:
+                    break  # restart the round around the new centre, same steps
+            if not improved:
+                steps = {k: math.sqrt(v) for k, v in steps.items() if math.sqrt(v) >= MIN_STEP[k]}
+
+    def _neighbour(self, config, name, direction, step):
+        if name == "ngrams":
+            value = config.ngrams + direction
+        elif step is None:
+            return None
+        else:
+            value = getattr(config, name) * step ** direction
+            if name != "lr":
+                value = int(round(value)) if name != "batch_size" else 2 ** int(round(math.log2(value)))
+                if value == getattr(config, name):
+                    value += direction
+        value = _clip(name, value)
+        if name == "batch_size":
+            value = min(value, 2 ** math.ceil(math.log2(self.n_train)))
+        return None if value == getattr(config, name) else replace(config, **{name: value})
+
+
+def _clip(name, value):
+    low, high = LIMITS[name]
+    return min(max(value, low), high)
+
+
+def _key(config):
+    return tuple(round(v, 6) if isinstance(v, float) else v for v in (getattr(config, n) for n in SEARCHED))
