@@ -11,13 +11,20 @@ so one sparse product computes the mean over its real tokens (no padding enters 
 
 The encoded corpus is one CSR matrix, :class:`Bags`; batches.py cuts it into training and scoring
 batches over only the rows each batch touches. See model.py for why.
+
+Two routes compute the same bags, bit for bit: native featurization (featurize.cc through
+native_features.py, used whenever it is available) and the pure-Python reference below
+(``text.tokenize`` and numpy), used with ``FASTTEXT_LIB_NATIVE=0`` or without a compiler and
+tested against the native one (tests/test_native_features.py).
 """
+import threading
 import zlib
 from array import array
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import native_features
 from .text import tokenize
 
 UNK = "<unk>"
@@ -58,7 +65,26 @@ class Featurizer:
         self.ngrams = int(ngrams)
         self.buckets = int(buckets) if self.ngrams > 1 else 0
         self.unk_id = vocab.token_to_idx[UNK]
-        self._codes = _CodeTable(vocab.token_to_idx, self.unk_id)
+        self._tables = {}  # the token tables of transform, made on first use (see _table)
+        self._tables_lock = threading.Lock()
+
+    def _table(self, native):
+        """The token -> (id, hash) table of :meth:`transform`: native (``CodeTable``) or a Python dict,
+        built once (hashing every word of a large vocabulary takes a while) and shared by threads."""
+        with self._tables_lock:
+            if native not in self._tables:
+                self._tables[native] = (native_features.CodeTable(self.vocab.idx_to_token) if native
+                                        else _CodeTable(self.vocab.token_to_idx, self.unk_id))
+            return self._tables[native]
+
+    def __getstate__(self):  # picklable (the lock and the native table are rebuilt on use)
+        state = dict(self.__dict__)
+        state["_tables"], state["_tables_lock"] = {}, None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._tables_lock = threading.Lock()
 
     @property
     def vocab_size(self):
@@ -79,29 +105,28 @@ class Featurizer:
         """
         import gluonnlp
 
-        provisional = {}
-        ids, lengths = array("i"), array("q")
-        for text in _maybe_progress(texts, progress, "vocabulary"):
-            toks = tokenize(text)
-            ids.extend([provisional.setdefault(t, len(provisional)) for t in toks])
-            lengths.append(len(toks))
-        words = list(provisional)
-        counts = np.bincount(np.frombuffer(ids, dtype=np.int32), minlength=len(words))
-        counter = gluonnlp.data.Counter(dict(zip(words, counts.tolist())))
+        counted = count_tokens(texts, progress)
+        counter = gluonnlp.data.Counter(dict(zip(counted.words, counted.counts.tolist())))
         vocab = gluonnlp.Vocab(counter, min_freq=int(min_count), unknown_token=UNK, padding_token=None, bos_token=None, eos_token=None)
         featurizer = cls(vocab, ngrams=ngrams, buckets=buckets)
         if not return_bags:
             return featurizer
-        to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in words], dtype=np.int64)
-        to_hash = np.array([word_hash(w) for w in words], dtype=np.int64)
-        prov = np.frombuffer(ids, dtype=np.int32)
-        return featurizer, featurizer._encode(np.frombuffer(lengths, dtype=np.int64),
-                                              lambda a, b: (to_id[prov[a:b]], to_hash[prov[a:b]]))
+        to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in counted.words], dtype=np.int64)
+        prov, to_hash = counted.ids, counted.hashes
+        del counted.words  # the distinct tokens as Python str: large, and no longer needed
+        if native_features.available():
+            return featurizer, Bags(*native_features.encode_ids(
+                prov, counted.lengths, to_id, to_hash, featurizer.ngrams, featurizer.buckets,
+                featurizer.vocab_size, featurizer.unk_id))
+        return featurizer, featurizer._encode(counted.lengths, lambda a, b: (to_id[prov[a:b]], to_hash[prov[a:b]]))
 
     def transform(self, texts, progress=None):
         """Encode documents (validation, test, inference) with the fitted vocabulary."""
+        if native_features.available():
+            return Bags(*native_features.encode_texts(texts, self._table(True), self.ngrams, self.buckets,
+                                                      self.vocab_size, self.unk_id))
         codes, lengths = array("q"), array("q")
-        table = self._codes
+        table = self._table(False)
         for text in _maybe_progress(texts, progress, "encode"):
             toks = tokenize(text)
             codes.extend([table[t] for t in toks])
@@ -169,6 +194,24 @@ class Featurizer:
             weights=(counts / per_doc[docs]).astype(np.float32),
             offsets=offsets,
         )
+
+
+def count_tokens(texts, progress=None):
+    """Every token of ``texts``: a :class:`native_features.TokenCounts` (natively when available)."""
+    if native_features.available():
+        return native_features.count_tokens(_maybe_progress(texts, progress, "vocabulary"))
+    provisional = {}
+    ids, lengths = array("i"), array("q")
+    for text in _maybe_progress(texts, progress, "vocabulary"):
+        toks = tokenize(text)
+        ids.extend([provisional.setdefault(t, len(provisional)) for t in toks])
+        lengths.append(len(toks))
+    words = list(provisional)
+    ids = np.frombuffer(ids, dtype=np.int32)
+    return native_features.TokenCounts(
+        words=words, counts=np.bincount(ids, minlength=len(words)).astype(np.int64),
+        hashes=np.array([word_hash(w) for w in words], dtype=np.int64), ids=ids,
+        lengths=np.frombuffer(lengths, dtype=np.int64))
 
 
 class _CodeTable(dict):
