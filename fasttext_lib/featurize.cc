@@ -514,6 +514,42 @@ int ft_encoder_add_ids(void* handle, const int32_t* ids, const int64_t* token_en
   }))
 }
 
+// Document means for prediction (predict.py): out[d] = sum_e weights[e] * table[rows[e]] over
+// document d's entries, summed in entry order in float (as bag_ops.cc's fasttext_bag_mean, so the
+// same numbers as training's forward pass). Returns -1 if a row is outside the table (nothing is
+// read there), else 0. Threads split the documents; each document is summed by one thread.
+int ft_bag_mean(const float* table, int64_t table_rows, int64_t dim, const int32_t* rows, const float* weights,
+                const int64_t* offsets, int64_t n_docs, float* out, int32_t threads) {
+  for (int64_t e = 0; e < offsets[n_docs]; ++e)
+    if (rows[e] < 0 || rows[e] >= table_rows) return -1;
+  auto run = [&](int64_t first, int64_t end) {
+    for (int64_t d = first; d < end; ++d) {
+      float* acc = out + d * dim;
+      std::memset(acc, 0, dim * sizeof(float));
+      for (int64_t e = offsets[d]; e < offsets[d + 1]; ++e) {
+        const float w = weights[e];
+        const float* row = table + static_cast<int64_t>(rows[e]) * dim;
+        for (int64_t k = 0; k < dim; ++k) acc[k] += w * row[k];
+      }
+    }
+  };
+  if (threads <= 1 || offsets[n_docs] * dim < (int64_t(1) << 20)) {  // small requests: no thread start-up
+    run(0, n_docs);
+    return 0;
+  }
+  std::vector<std::thread> pool;
+  const int64_t total = offsets[n_docs];
+  int64_t first = 0;
+  for (int t = 1; t <= threads; ++t) {
+    const int64_t end = t == threads ? n_docs
+        : std::max(first, static_cast<int64_t>(std::lower_bound(offsets, offsets + n_docs + 1, total * t / threads) - offsets));
+    pool.emplace_back(run, first, end);
+    first = end;
+  }
+  for (auto& th : pool) th.join();
+  return 0;
+}
+
 // sizes[0..1] = entries, documents
 void ft_encoder_sizes(void* handle, int64_t* sizes) {
   auto& e = *static_cast<Encoder*>(handle);

@@ -64,6 +64,7 @@ _SIGNATURES = {
     "ft_encoder_add_ids": (ctypes.c_int, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32]),
     "ft_encoder_sizes": (None, [_P, _P]),
     "ft_encoder_take": (None, [_P, _P, _P, _P]),
+    "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
 }
 
 
@@ -254,3 +255,22 @@ def encode_ids(ids, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id
         _check(encoder.lib.ft_encoder_add_ids(encoder.handle, _ptr(ids), _ptr(token_ends), len(lengths), _ptr(to_id),
                                               _ptr(to_hash), threads()))
         return encoder.take()
+
+
+def bag_mean(table, rows, weights, offsets, out=None):
+    """Each document's mean row, ``sum_e weights[e] * table[rows[e]]``, as float32 (n_docs, dim): the
+    forward pass of prediction, summed in entry order as training's native operator does."""
+    if table.dtype != np.float32 or table.ndim != 2 or not table.flags.c_contiguous:
+        raise ValueError("table must be a C-contiguous float32 matrix")
+    rows = np.ascontiguousarray(rows, dtype=np.int32)
+    weights = np.ascontiguousarray(weights, dtype=np.float32)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    n_docs = len(offsets) - 1
+    if n_docs < 0 or offsets[0] != 0 or offsets[-1] != len(rows) or len(weights) != len(rows) or (np.diff(offsets) < 0).any():
+        raise ValueError("offsets must run from 0 to the number of entries without going back")
+    if out is None:
+        out = np.empty((n_docs, table.shape[1]), dtype=np.float32)
+    if _lib().ft_bag_mean(_ptr(table), table.shape[0], table.shape[1], _ptr(rows), _ptr(weights), _ptr(offsets),
+                          n_docs, _ptr(out), threads()) != 0:
+        raise ValueError("a bag row is outside the table")
+    return out
