@@ -527,6 +527,8 @@ int ft_bag_mean(const float* table, int64_t table_rows, int64_t dim, const int32
       float* acc = out + d * dim;
       std::memset(acc, 0, dim * sizeof(float));
       for (int64_t e = offsets[d]; e < offsets[d + 1]; ++e) {
+        if (e + 8 < offsets[n_docs])  // a later entry's row: its cache misses overlap this sum
+          for (int64_t k = 0; k < dim; k += 16) __builtin_prefetch(table + static_cast<int64_t>(rows[e + 8]) * dim + k);
         const float w = weights[e];
         const float* row = table + static_cast<int64_t>(rows[e]) * dim;
         for (int64_t k = 0; k < dim; ++k) acc[k] += w * row[k];
@@ -548,6 +550,39 @@ int ft_bag_mean(const float* table, int64_t table_rows, int64_t dim, const int32
   }
   for (auto& th : pool) th.join();
   return 0;
+}
+
+// The embedding table's initial values (init_rows.py): out[i][k] = uniform in [-scale, scale) as a pure
+// function of (seed, row first + i, k), so that any row can be regenerated alone (compact bundles).
+// The same float32 operations as the numpy reference, bit for bit.
+static inline uint64_t splitmix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void ft_uniform_rows(uint64_t seed, const int64_t* rows, int64_t n_rows, int64_t dim, float scale, float* out,
+                     int32_t threads) {
+  const uint64_t key = splitmix64(seed);
+  auto run = [&](int64_t first, int64_t end) {
+    for (int64_t i = first; i < end; ++i) {
+      const uint64_t base = static_cast<uint64_t>(rows[i]) * static_cast<uint64_t>(dim);
+      float* o = out + i * dim;
+      for (int64_t k = 0; k < dim; ++k) {
+        const uint64_t z = splitmix64(key ^ (base + static_cast<uint64_t>(k)));
+        const float unit = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+        o[k] = (unit * 2.0f - 1.0f) * scale;
+      }
+    }
+  };
+  if (threads <= 1 || n_rows * dim < (int64_t(1) << 20)) {
+    run(0, n_rows);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(run, n_rows * t / threads, n_rows * (t + 1) / threads);
+  for (auto& th : pool) th.join();
 }
 
 // sizes[0..1] = entries, documents

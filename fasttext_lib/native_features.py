@@ -64,6 +64,7 @@ _SIGNATURES = {
     "ft_encoder_add_ids": (ctypes.c_int, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32]),
     "ft_encoder_sizes": (None, [_P, _P]),
     "ft_encoder_take": (None, [_P, _P, _P, _P]),
+    "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
 }
 
@@ -273,4 +274,14 @@ def bag_mean(table, rows, weights, offsets, out=None):
     if _lib().ft_bag_mean(_ptr(table), table.shape[0], table.shape[1], _ptr(rows), _ptr(weights), _ptr(offsets),
                           n_docs, _ptr(out), threads()) != 0:
         raise ValueError("a bag row is outside the table")
+    return out
+
+
+def uniform_rows(seed, rows, dim, scale, out):
+    """Fill ``out`` (len(rows), dim) float32 with the initial values of table ``rows`` (init_rows.py)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    if out.dtype != np.float32 or out.shape != (len(rows), dim) or not out.flags.c_contiguous:
+        raise ValueError("out must be a C-contiguous float32 (len(rows), dim) array")
+    _lib().ft_uniform_rows(int(seed) & 0xFFFFFFFFFFFFFFFF, _ptr(rows), len(rows), int(dim), float(scale), _ptr(out),
+                           threads())
     return out

@@ -12,7 +12,6 @@ Serving imports this module and never the training modules (train, optim, step, 
 config, progress) nor tqdm, which the inference containers do not have
 (tests/test_architecture.py checks it).
 """
-import ctypes
 import json
 import os
 import tempfile
@@ -58,25 +57,6 @@ def predict_bags(model, featurizer, bags, ctx, batch_size=4096):
     return np.concatenate(out) if out else np.zeros((0, model.num_classes), dtype=np.float32)
 
 
-def cpu_view(array):
-    """A numpy view (no copy) of a dense float32 CPU NDArray; ``None`` for anything else.
-
-    The view shares the NDArray's memory: it sees later in-place updates and is valid while the
-    NDArray lives (keep a reference to it). Pending writes are waited for first.
-    """
-    from mxnet.base import _LIB, check_call
-
-    if array.context.device_type != "cpu" or array.stype != "default" or array.dtype != np.float32:
-        return None
-    array.wait_to_read()
-    pointer = ctypes.c_void_p()
-    check_call(_LIB.MXNDArrayGetData(array.handle, ctypes.byref(pointer)))
-    if not pointer.value or not array.size:
-        return np.zeros(array.shape, dtype=np.float32)
-    buffer = (ctypes.c_float * array.size).from_address(pointer.value)
-    return np.frombuffer(buffer, dtype=np.float32).reshape(array.shape)
-
-
 class CpuScorer:
     """The classifier's forward pass in numpy, from its parameters on the CPU (no MXNet operators).
 
@@ -88,6 +68,8 @@ class CpuScorer:
     DOCS_PER_CHUNK = 65536  # bounds the (docs x emsize) temporaries
 
     def __init__(self, model, ctx):
+        from .model import cpu_view
+
         self._weight = model.embedding.weight.data(ctx)  # keeps the viewed memory alive
         self.table = cpu_view(self._weight)
         if self.table is None:

@@ -86,7 +86,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, len(label_names), dropout=config.dropout)
-    model.initialize_like_fasttext(ctxs)
+    model.initialize_like_fasttext(ctxs, seed=config.seed)
     result = TrainedModel(model, featurizer, label_names, config, ctxs)
     first_epoch = 1
     resumed = load_checkpoint(checkpoint_dir, model, config, label_names) if checkpoint_dir else None

@@ -98,7 +98,7 @@ def test_lazy_update_leaves_untouched_rows_alone():
     from fasttext_lib.model import FastTextClassifier
 
     fresh = FastTextClassifier(trained.model.num_rows, cfg.emsize, 2)
-    fresh.initialize_like_fasttext([mx.cpu()])
+    fresh.initialize_like_fasttext([mx.cpu()], seed=cfg.seed)
     np.testing.assert_array_equal(fresh.word_vectors()[0], trained.model.word_vectors()[0])
     assert not np.array_equal(fresh.word_vectors()[1], trained.model.word_vectors()[1])
 
