@@ -150,14 +150,14 @@ def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False):
     from mxnet import nd
 
     n, cols = batch.size, len(batch.rows)
-    y = nd.array(batch.labels, ctx=ctx)
-    out = BatchArrays(rows=nd.array(batch.rows, ctx=ctx, dtype="int64"),  # int64: row_sparse's index type
+    y = _to_nd(batch.labels, ctx, np.float32)
+    out = BatchArrays(rows=_to_nd(batch.rows, ctx, np.int64),  # int64: row_sparse's index type
                       labels=y.reshape((-1, 1)) if binary else y, native=native, sgd_row_scale=sgd_row_scale)
     if native:
-        out.offsets = nd.array(batch.offsets, ctx=ctx, dtype="int64")
-        out.weights = nd.array(batch.weights, ctx=ctx, dtype="float32")
-        out.entry_rows = nd.array(batch.entry_rows, ctx=ctx, dtype="int32")
-        out.columns = nd.array(batch.columns, ctx=ctx, dtype="int32")
+        out.offsets = _to_nd(batch.offsets, ctx, np.int64)
+        out.weights = _to_nd(batch.weights, ctx, np.float32)
+        out.entry_rows = _to_nd(batch.entry_rows, ctx, np.int32)
+        out.columns = _to_nd(batch.columns, ctx, np.int32)
         return out
     if too_big_for_a_tensor(n, cols):
         raise FastTextError(f"a batch of {n} documents touching {cols} feature rows exceeds MXNet's 2^31-cell "
@@ -169,6 +169,24 @@ def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False):
             t_weights = t_weights * sgd_row_scale_entries(batch)
         out.bag_t = nd.sparse.csr_matrix((t_weights, batch.t_columns, batch.t_offsets), shape=(cols, n), ctx=ctx)
     return out
+
+
+def _to_nd(array, ctx, dtype):
+    """A batch array as an NDArray on ``ctx``, without waiting for MXNet's engine.
+
+    ``nd.array`` copies synchronously, and that copy queues behind the operators still running on
+    the CPU: every step's Python then waited for the previous step's compute, nothing overlapped
+    (on short texts most of the step). A CPU NDArray instead takes over the numpy array's memory
+    (DLPack, zero copy; the array is a fresh temporary of this batch, read-only from here on);
+    other devices copy it asynchronously from there.
+    """
+    import mxnet as mx
+
+    array = np.ascontiguousarray(array, dtype=dtype)
+    if not array.flags.owndata or not array.flags.writeable:
+        array = array.copy()  # from_numpy takes the array over: never a view of something else
+    on_cpu = mx.nd.from_numpy(array, zero_copy=True)
+    return on_cpu if ctx == on_cpu.context else on_cpu.as_in_context(ctx)
 
 
 def prefetch(maker, order, batch_size, num_parts, depth=3, with_transpose=True):
