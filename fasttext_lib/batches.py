@@ -52,7 +52,8 @@ class SparseBatch:
 
 
 class BatchMaker:
-    """Gathers documents of a :class:`~fasttext_lib.features.Bags` into :class:`SparseBatch` es.
+    """Gathers documents of a :class:`~fasttext_lib.features.Bags` (or ``TokenBags``, encoded on the
+    fly) into :class:`SparseBatch` es.
 
     Not thread-safe (it reuses two row-sized scratch arrays); give each thread its own.
     """
@@ -64,14 +65,9 @@ class BatchMaker:
         self._column = np.zeros(num_rows, dtype=np.int32)
 
     def make(self, docs, with_transpose=True):
-        off = self.bags.offsets
-        starts = off[docs]
-        lens = off[docs + 1] - starts
-        offsets = np.zeros(len(docs) + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        gather = np.repeat(starts - offsets[:-1], lens) + np.arange(offsets[-1])
-        entry_rows = self.bags.rows[gather]
-        weights = self.bags.weights[gather]
+        chosen = self.bags.select(docs)  # Bags: gathered; TokenBags: encoded now
+        offsets, entry_rows, weights = chosen.offsets, chosen.rows, chosen.weights
+        lens = np.diff(offsets)
         # Distinct rows of the batch, in row order, and each entry's compact column: O(nnz + rows), no sort.
         self._seen[entry_rows] = True
         rows = np.flatnonzero(self._seen).astype(np.int32)

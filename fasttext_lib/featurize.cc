@@ -585,6 +585,55 @@ void ft_uniform_rows(uint64_t seed, const int64_t* rows, int64_t n_rows, int64_t
   for (auto& th : pool) th.join();
 }
 
+// The bags of chosen documents of a counted corpus, in the given order, into caller-sized arrays
+// (training's batches: features.TokenBags): document i is tokens [starts[i], starts[i] + lengths[i]) of
+// ids, token t being word to_id[ids[t]] with hash to_hash[ids[t]]. The caller sizes rows/weights by
+// the bound of every document's features; returns the entries written (-1: out of memory).
+int64_t ft_encode_selected(const int32_t* ids, const int64_t* starts, const int64_t* lengths, int64_t n_docs,
+                           const int64_t* to_id, const int64_t* to_hash, int32_t ngrams, int64_t buckets,
+                           int64_t vocab_size, int64_t unk_id, uint32_t unk_hash, int32_t* rows, float* weights,
+                           int64_t* offsets) {
+  try {
+    thread_local Encoder e;  // its scratch vectors are reused from batch to batch
+    e.ngrams = ngrams, e.buckets = buckets, e.vocab_size = vocab_size, e.unk_id = unk_id, e.unk_hash = unk_hash;
+    int64_t nnz = 0;
+    offsets[0] = 0;
+    for (int64_t d = 0; d < n_docs; ++d) {
+      e.ids.clear(), e.hashes.clear();
+      for (int64_t t = starts[d]; t < starts[d] + lengths[d]; ++t) {
+        e.ids.push_back(to_id[ids[t]]);
+        e.hashes.push_back(static_cast<uint64_t>(to_hash[ids[t]]));
+      }
+      if (e.ids.empty()) e.ids.push_back(unk_id), e.hashes.push_back(unk_hash);
+      // Encoder::add_document's bag, written straight to the output
+      const size_t len = e.ids.size();
+      e.features.clear();
+      for (int64_t id : e.ids) e.features.push_back(static_cast<int32_t>(id));
+      for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) {
+        for (size_t i = 0; i + n <= len; ++i) {
+          uint64_t g = e.hashes[i];
+          for (size_t k = 1; k < n; ++k) g = g * kNgramPrime + e.hashes[i + k];
+          e.features.push_back(static_cast<int32_t>(vocab_size + static_cast<int64_t>(g % static_cast<uint64_t>(buckets))));
+        }
+      }
+      sort_rows(e.features, e.sort_buffer);
+      const double total = static_cast<double>(e.features.size());
+      for (size_t i = 0; i < e.features.size();) {
+        size_t j = i + 1;
+        while (j < e.features.size() && e.features[j] == e.features[i]) ++j;
+        rows[nnz] = e.features[i];
+        weights[nnz] = static_cast<float>(static_cast<double>(j - i) / total);
+        ++nnz;
+        i = j;
+      }
+      offsets[d + 1] = nnz;
+    }
+    return nnz;
+  } catch (const std::bad_alloc&) {
+    return -1;
+  }
+}
+
 // sizes[0..1] = entries, documents
 void ft_encoder_sizes(void* handle, int64_t* sizes) {
   auto& e = *static_cast<Encoder*>(handle);

@@ -64,6 +64,8 @@ _SIGNATURES = {
     "ft_encoder_add_ids": (ctypes.c_int, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32]),
     "ft_encoder_sizes": (None, [_P, _P]),
     "ft_encoder_take": (None, [_P, _P, _P, _P]),
+    "ft_encode_selected": (_I64, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32,
+                                  _P, _P, _P]),
     "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
 }
@@ -285,3 +287,17 @@ def uniform_rows(seed, rows, dim, scale, out):
     _lib().ft_uniform_rows(int(seed) & 0xFFFFFFFFFFFFFFFF, _ptr(rows), len(rows), int(dim), float(scale), _ptr(out),
                            threads())
     return out
+
+
+def encode_selected(ids, starts, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id, bound, unk_hash=UNK_HASH):
+    """The bags of chosen documents of a counted corpus, in order, as (rows, weights, offsets): document
+    ``i`` is tokens ``ids[starts[i]:starts[i] + lengths[i]]`` (see :func:`encode_ids`); ``bound`` is
+    at least their number of features (entries). No checks: features.TokenBags makes the inputs."""
+    rows, weights = np.empty(bound, np.int32), np.empty(bound, np.float32)
+    offsets = np.empty(len(starts) + 1, np.int64)
+    nnz = _lib().ft_encode_selected(_ptr(ids), _ptr(starts), _ptr(lengths), len(starts), _ptr(to_id), _ptr(to_hash),
+                                    int(ngrams), int(buckets) if ngrams > 1 else 0, int(vocab_size), int(unk_id),
+                                    int(unk_hash), _ptr(rows), _ptr(weights), _ptr(offsets))
+    if nnz < 0:
+        raise MemoryError("native featurization ran out of memory")
+    return rows[:nnz], weights[:nnz], offsets

@@ -78,7 +78,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     y_train = encode_labels(train_data.labels, label_names, "training data")
     featurizer, train_bags = Featurizer.fit(
         train_data.texts, min_count=config.min_count, ngrams=config.ngrams, buckets=config.buckets,
-        return_bags=True, progress=bar if config.progress and len(train_data) > 50_000 else None)
+        return_bags="tokens", progress=bar if config.progress and len(train_data) > 50_000 else None)
     val = None
     if val_data is not None and len(val_data):
         y_val = encode_labels(val_data.labels, label_names, "validation data")

@@ -257,3 +257,25 @@ def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(tmp_path, mon
     monkeypatch.setattr(nf, "CXXFLAGS", nf.CXXFLAGS + ["-DFASTTEXT_TEST_FLAG"])
     assert nf.build() != first
     assert native_build.cache_dir() == str(tmp_path)
+
+
+@pytest.mark.parametrize("ngrams,buckets", [(1, 2_000_000), (2, 2_000_000), (3, 53)])
+def test_token_bags_encode_any_documents_as_the_stored_bags(monkeypatch, ngrams, buckets):
+    # Training keeps token ids and encodes each batch's bags on the fly (features.TokenBags):
+    # every selection, native or Python, equals the same documents of the fully encoded corpus.
+    texts = generate_reviews(700, seed=12).texts + HOSTILE
+    featurizer, stored = _python_fit(texts, monkeypatch, ngrams=ngrams, buckets=buckets, min_count=2)
+    _, tokens = Featurizer.fit(texts, ngrams=ngrams, buckets=buckets, min_count=2, return_bags="tokens")
+    assert len(tokens) == len(stored)
+    rng = np.random.RandomState(0)
+    selections = [rng.permutation(len(texts)), rng.permutation(len(texts))[:37], np.array([5, 5, 0]),
+                  np.array([len(texts) - 1]), np.array([], dtype=np.int64)]
+    for docs in selections:
+        expected = stored.select(docs)
+        _assert_same_bags(*[(b.rows, b.weights, b.offsets) for b in [tokens.select(docs)]], expected)
+        with monkeypatch.context() as m:
+            m.setenv(nf.ENV_SWITCH, "0")
+            python = tokens.select(docs)
+        _assert_same_bags((python.rows, python.weights, python.offsets), expected)
+    whole = tokens.encode_all()
+    _assert_same_bags((whole.rows, whole.weights, whole.offsets), stored)
