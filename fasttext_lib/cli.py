@@ -41,6 +41,8 @@ def build_parser():
     t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
     t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
+    t.add_argument("--compact", choices=["float32", "float16"], help="store only the embedding rows training "
+                   "changed (float32: exact; float16: half of that again); the rest is rebuilt from the seed")
     add_config_arguments(t)  # --epochs, --lr, ... : one per TrainConfig field
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")
@@ -83,11 +85,12 @@ def cmd_train(args):
     def report(row):
         print(json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
 
-    trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir)
+    trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
+                    release_texts=True)  # not needed after featurization; ~0.4 GB at Yelp size
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
-    where = save_bundle(trained, args.output)
+    where = save_bundle(trained, args.output, compact=args.compact)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     return 0
 

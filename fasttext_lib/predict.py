@@ -148,7 +148,8 @@ class Predictor:
         config = read_config(src)
         device = parse_ctx(ctx)[0]
         with tempfile.TemporaryDirectory() as tmp:
-            fetch_bundle_files(src, (PARAMS, VOCAB, METRICS), tmp)
+            extra = (config["compact"].get("file", "embedding_rows.npz"),) if config.get("compact") else ()
+            fetch_bundle_files(src, (PARAMS, VOCAB, METRICS) + extra, tmp)
             try:
                 with open(os.path.join(tmp, VOCAB)) as f:
                     vocab = gluonnlp.Vocab.from_json(f.read())
@@ -163,7 +164,12 @@ class Predictor:
                 raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
             model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
             try:
-                model.load_parameters(os.path.join(tmp, PARAMS), ctx=device)
+                if config.get("compact"):  # only the changed embedding rows are stored (compact.py)
+                    from . import compact
+
+                    compact.load_into(model, tmp, PARAMS, config["compact"], device)
+                else:
+                    model.load_parameters(os.path.join(tmp, PARAMS), ctx=device)
             except (mx.base.MXNetError, AssertionError, ValueError) as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None

@@ -57,12 +57,15 @@ class TrainedModel:
         return pd.DataFrame(self.history, columns=HISTORY_COLUMNS).set_index("epoch")
 
 
-def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None):
+def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, release_texts=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts`; returns a :class:`TrainedModel`.
 
     ``checkpoint_dir`` (a directory or ``s3://`` prefix): write a checkpoint after every epoch, and
     resume from the latest one found there. A resumed run ends with the same parameters as an
     uninterrupted one (single process; with ``dist_*`` kvstores the optimizer state restarts).
+
+    ``release_texts=True`` empties ``train_data.texts`` and ``val_data.texts`` once they are encoded
+    (the CLI's choice: at Yelp size the review strings are ~0.4 GB it no longer needs).
     """
     import mxnet as mx
 
@@ -83,6 +86,10 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     if val_data is not None and len(val_data):
         y_val = encode_labels(val_data.labels, label_names, "validation data")
         val = (featurizer.transform(val_data.texts), y_val)
+    if release_texts:
+        for data in (train_data, val_data):
+            if data is not None and isinstance(data.texts, list):
+                data.texts.clear()  # (len(data) is 0 from here: y_train counts the documents)
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, len(label_names), dropout=config.dropout)
@@ -99,9 +106,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     rank, workers = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
     # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
     # must push the same number of batches, or the last ones would wait forever.
-    per_worker = len(train_data) // workers
+    per_worker = len(y_train) // workers
     if per_worker == 0:
-        raise FastTextError(f"{len(train_data)} training documents cannot be shared by {workers} workers")
+        raise FastTextError(f"{len(y_train)} training documents cannot be shared by {workers} workers")
     result.rank, result.num_workers = rank, workers
     steps_per_epoch = math.ceil(per_worker / config.batch_size)
     updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch), kv)
@@ -112,7 +119,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     keep_freed_memory()
     for epoch in range(first_epoch, config.epochs + 1):
         mx.random.seed(config.seed + epoch)  # dropout masks: the same whether or not the run was resumed
-        order = np.random.RandomState([config.seed, epoch]).permutation(len(train_data))
+        order = np.random.RandomState([config.seed, epoch]).permutation(len(y_train))
         order = order[rank * per_worker:(rank + 1) * per_worker]
         started = time.time()
         total_loss = mx.nd.zeros((1,), ctx=ctxs[0])
