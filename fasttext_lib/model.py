@@ -92,6 +92,27 @@ class FastTextClassifier(gluon.HybridBlock):
             return super().save_parameters(filename, deduplicate=deduplicate)
         nd.save(filename, {name: p.data(p.list_ctx()[0]) for name, p in params.items()})
 
+    def load_parameters(self, filename, ctx=None, **kwargs):
+        """Gluon's ``load_parameters``, keeping the loaded arrays instead of copying them (one context).
+
+        Gluon copies every loaded array into the parameter: loading a bigram bundle held the table
+        twice. Anything unusual (other options, several contexts, names or shapes that do not
+        match) goes to Gluon's own method, which also raises its usual errors.
+        """
+        one = ctx[0] if isinstance(ctx, (list, tuple)) and len(ctx) == 1 else ctx
+        params = self._collect_params_with_prefix()
+        if kwargs or not isinstance(one, mx.Context) or any(p._data is not None for p in params.values()):
+            return super().load_parameters(filename, ctx=ctx, **kwargs)
+        loaded = nd.load(filename)
+        if not isinstance(loaded, dict) or set(loaded) != set(params) or any(
+                loaded[n].shape != p.shape or loaded[n].dtype != np.dtype(p.dtype) or loaded[n].stype != "default"
+                for n, p in params.items()):
+            del loaded
+            return super().load_parameters(filename, ctx=ctx, **kwargs)
+        for name, param in params.items():
+            data = loaded.pop(name)
+            adopt_data(param, data if data.context == one else data.copyto(one), [one])
+
     def word_vectors(self):
         """The embedding table as numpy (rows: vocabulary, then n-gram buckets)."""
         return self.embedding.weight.data(self.embedding.weight.list_ctx()[0]).asnumpy()

@@ -38,3 +38,20 @@ def test_fill_table_equals_rows_one_by_one_and_the_model_owns_that_memory():
     again = fill_table(5, np.empty((70001, 20), np.float32))
     np.testing.assert_array_equal(cpu_view(table), again)
     assert model.output.weight.data().shape == (3, 20)
+
+
+def test_save_and_load_parameters_keep_gluons_file_and_errors(tmp_path):
+    import pytest
+
+    model = FastTextClassifier(5000, 8, 3)
+    model.initialize_like_fasttext([mx.cpu()], seed=1)
+    ours, gluons = str(tmp_path / "ours.params"), str(tmp_path / "gluon.params")
+    model.save_parameters(ours)
+    mx.gluon.HybridBlock.save_parameters(model, gluons)
+    assert open(ours, "rb").read() == open(gluons, "rb").read()
+    loaded = FastTextClassifier(5000, 8, 3)
+    loaded.load_parameters(ours, ctx=mx.cpu())
+    for name, param in model._collect_params_with_prefix().items():
+        np.testing.assert_array_equal(loaded._collect_params_with_prefix()[name].data().asnumpy(), param.data().asnumpy())
+    with pytest.raises(AssertionError):  # Gluon's own check of a shape that does not match
+        FastTextClassifier(4999, 8, 3).load_parameters(ours, ctx=mx.cpu())
