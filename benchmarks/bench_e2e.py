@@ -238,7 +238,7 @@ def bundles(corpus, bundle, work):
 # ---- report ----
 
 def fmt_pair(a, b, key, digits=0):
-    return f"{a[key]:,.{digits}f} | {b[key]:,.{digits}f} | {a[key] / b[key]:.2f}x"
+    return f"{a[key]:,.{digits}f} / {b[key]:,.{digits}f} / **{a[key] / b[key]:.2f}x**"
 
 
 def report(results):
