@@ -6,8 +6,8 @@ Yelp-shaped synthetic reviews (``generate_reviews``, ~130 tokens each). Per path
   encode every training document to its bag (words + hashed n-grams);
 * *transform*: ``Featurizer.transform(test)``: encode the test split with that vocabulary.
 
-The Python path runs with ``FASTTEXT_LIB_NATIVE=0``; the native path calls native_features the way
-the Featurizer does when the library is available. Both results are checked to be identical.
+The Python path runs with ``FASTTEXT_LIB_NATIVE=0``; the native path is the same Featurizer calls with
+native featurization available (its default). Both results are checked to be identical.
 The library is built (or found in the cache) before timing.
 
 Usage: python benchmarks/bench_featurize.py --docs 100000 --ngrams 2
@@ -19,30 +19,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import gluonnlp  # noqa: E402
-import numpy as np  # noqa: E402
-
 from fasttext_lib import native_features as nf  # noqa: E402
-from fasttext_lib.features import UNK, Featurizer  # noqa: E402
+from fasttext_lib.features import Featurizer  # noqa: E402
 from fasttext_lib.synthetic import generate_reviews  # noqa: E402
-
-
-def native_fit(texts, min_count, ngrams, buckets):
-    counted = nf.count_tokens(texts)
-    counter = gluonnlp.data.Counter(dict(zip(counted.words, counted.counts.tolist())))
-    vocab = gluonnlp.Vocab(counter, min_freq=min_count, unknown_token=UNK, padding_token=None, bos_token=None,
-                           eos_token=None)
-    featurizer = Featurizer(vocab, ngrams=ngrams, buckets=buckets)
-    to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in counted.words], dtype=np.int64)
-    bags = nf.encode_ids(counted.ids, counted.lengths, to_id, counted.hashes, featurizer.ngrams, featurizer.buckets,
-                         featurizer.vocab_size, featurizer.unk_id)
-    return featurizer, bags
-
-
-def native_transform(featurizer, texts):
-    table = nf.CodeTable(featurizer.vocab.idx_to_token)
-    return nf.encode_texts(texts, table, featurizer.ngrams, featurizer.buckets, featurizer.vocab_size,
-                           featurizer.unk_id)
 
 
 def timed(fn, *args, **kwargs):
@@ -68,15 +47,15 @@ def main():
         sys.exit(f"error: native featurization unavailable: {why}")
     settings = dict(min_count=args.min_count, ngrams=args.ngrams, buckets=args.buckets)
 
-    (featurizer, native_bags), native_fit_s = timed(native_fit, train, **settings)
-    native_test, native_transform_s = timed(native_transform, featurizer, test)
+    (featurizer, native_bags), native_fit_s = timed(Featurizer.fit, train, return_bags=True, **settings)
+    native_test, native_transform_s = timed(featurizer.transform, test)
     os.environ[nf.ENV_SWITCH] = "0"
     (featurizer, bags), python_fit_s = timed(Featurizer.fit, train, return_bags=True, **settings)
     python_test, python_transform_s = timed(featurizer.transform, test)
     del os.environ[nf.ENV_SWITCH]
 
     for native, python in [(native_bags, bags), (native_test, python_test)]:
-        for a, b in zip(native, (python.rows, python.weights, python.offsets)):
+        for a, b in zip((native.rows, native.weights, native.offsets), (python.rows, python.weights, python.offsets)):
             assert a.tobytes() == b.tobytes(), "native and Python featurization differ"
 
     print(f"{args.docs} train docs (~{tokens / args.docs:.0f} whitespace tokens each), {len(test)} test docs, "

@@ -90,10 +90,39 @@ def _load():
         return True, "loaded"
     try:
         path = build()
-        mx.library.load(path, verbose=False)
+        _load_library(path)
     except (RuntimeError, OSError, mx.base.MXNetError) as exc:
         return False, str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
     return True, f"loaded {path}"
+
+
+OPERATORS = ("fasttext_bag_mean", "fasttext_bag_mean_backward", "fasttext_bag_sgd_update")
+
+
+def _load_library(path):
+    """``mx.library.load`` for our three operators only.
+
+    ``mx.library.load`` regenerates the Python function of every one of MXNet's ~2,000 operators
+    (ndarray and symbol) after loading a library: seconds of a short run's fixed cost. This loads
+    the library the same way (``MXLoadLib``) and makes the ``mx.nd`` functions of our operators,
+    which is all that this library calls.
+    """
+    import ctypes
+
+    import mxnet as mx
+    from mxnet.base import _LIB, OpHandle, c_str, check_call, mx_uint
+    from mxnet.ndarray.register import _make_ndarray_function
+
+    if not os.path.isabs(path) or not os.path.isfile(path):
+        raise mx.base.MXNetError(f"no library at {path}")
+    check_call(_LIB.MXLoadLib(c_str(path), mx_uint(0)))
+    for name in OPERATORS:
+        handle = OpHandle()
+        check_call(_LIB.NNGetOpHandle(c_str(name), ctypes.byref(handle)))
+        function = _make_ndarray_function(handle, name, name)
+        function.__module__ = "mxnet.ndarray"
+        setattr(mx.nd.op, name, function)
+        setattr(mx.nd, name, function)
 
 
 if __name__ == "__main__":  # python -m fasttext_lib.bag_ops: build (or find) the library and say where

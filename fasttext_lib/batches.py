@@ -52,7 +52,8 @@ class SparseBatch:
 
 
 class BatchMaker:
-    """Gathers documents of a :class:`~fasttext_lib.features.Bags` into :class:`SparseBatch` es.
+    """Gathers documents of a :class:`~fasttext_lib.features.Bags` (or ``TokenBags``, encoded on the
+    fly) into :class:`SparseBatch` es.
 
     Not thread-safe (it reuses two row-sized scratch arrays); give each thread its own.
     """
@@ -64,14 +65,9 @@ class BatchMaker:
         self._column = np.zeros(num_rows, dtype=np.int32)
 
     def make(self, docs, with_transpose=True):
-        off = self.bags.offsets
-        starts = off[docs]
-        lens = off[docs + 1] - starts
-        offsets = np.zeros(len(docs) + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        gather = np.repeat(starts - offsets[:-1], lens) + np.arange(offsets[-1])
-        entry_rows = self.bags.rows[gather]
-        weights = self.bags.weights[gather]
+        chosen = self.bags.select(docs)  # Bags: gathered; TokenBags: encoded now
+        offsets, entry_rows, weights = chosen.offsets, chosen.rows, chosen.weights
+        lens = np.diff(offsets)
         # Distinct rows of the batch, in row order, and each entry's compact column: O(nnz + rows), no sort.
         self._seen[entry_rows] = True
         rows = np.flatnonzero(self._seen).astype(np.int32)
@@ -150,14 +146,14 @@ def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False):
     from mxnet import nd
 
     n, cols = batch.size, len(batch.rows)
-    y = nd.array(batch.labels, ctx=ctx)
-    out = BatchArrays(rows=nd.array(batch.rows, ctx=ctx, dtype="int64"),  # int64: row_sparse's index type
+    y = _to_nd(batch.labels, ctx, np.float32)
+    out = BatchArrays(rows=_to_nd(batch.rows, ctx, np.int64),  # int64: row_sparse's index type
                       labels=y.reshape((-1, 1)) if binary else y, native=native, sgd_row_scale=sgd_row_scale)
     if native:
-        out.offsets = nd.array(batch.offsets, ctx=ctx, dtype="int64")
-        out.weights = nd.array(batch.weights, ctx=ctx, dtype="float32")
-        out.entry_rows = nd.array(batch.entry_rows, ctx=ctx, dtype="int32")
-        out.columns = nd.array(batch.columns, ctx=ctx, dtype="int32")
+        out.offsets = _to_nd(batch.offsets, ctx, np.int64)
+        out.weights = _to_nd(batch.weights, ctx, np.float32)
+        out.entry_rows = _to_nd(batch.entry_rows, ctx, np.int32)
+        out.columns = _to_nd(batch.columns, ctx, np.int32)
         return out
     if too_big_for_a_tensor(n, cols):
         raise FastTextError(f"a batch of {n} documents touching {cols} feature rows exceeds MXNet's 2^31-cell "
@@ -169,6 +165,24 @@ def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False):
             t_weights = t_weights * sgd_row_scale_entries(batch)
         out.bag_t = nd.sparse.csr_matrix((t_weights, batch.t_columns, batch.t_offsets), shape=(cols, n), ctx=ctx)
     return out
+
+
+def _to_nd(array, ctx, dtype):
+    """A batch array as an NDArray on ``ctx``, without waiting for MXNet's engine.
+
+    ``nd.array`` copies synchronously, and that copy queues behind the operators still running on
+    the CPU: every step's Python then waited for the previous step's compute, nothing overlapped
+    (on short texts most of the step). A CPU NDArray instead takes over the numpy array's memory
+    (DLPack, zero copy; the array is a fresh temporary of this batch, read-only from here on);
+    other devices copy it asynchronously from there.
+    """
+    import mxnet as mx
+
+    array = np.ascontiguousarray(array, dtype=dtype)
+    if not array.flags.owndata or not array.flags.writeable:
+        array = array.copy()  # from_numpy takes the array over: never a view of something else
+    on_cpu = mx.nd.from_numpy(array, zero_copy=True)
+    return on_cpu if ctx == on_cpu.context else on_cpu.as_in_context(ctx)
 
 
 def prefetch(maker, order, batch_size, num_parts, depth=3, with_transpose=True):

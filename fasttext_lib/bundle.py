@@ -56,8 +56,11 @@ def fetch_bundle_files(src, names, local_dir):
     storage.fetch_directory(str(src), names, local_dir)
 
 
-def save_bundle(trained, dest):
-    """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location."""
+def save_bundle(trained, dest, compact=None):
+    """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
+
+    ``compact="float32"`` (exact) or ``"float16"``: store only the embedding rows training changed
+    (compact.py); config.json's ``compact`` entry says so and Predictor.load rebuilds the rest."""
     model, featurizer = trained.model, trained.featurizer
     config = {
         "format_version": FORMAT_VERSION,
@@ -75,7 +78,12 @@ def save_bundle(trained, dest):
     }
     metrics = metrics_summary(trained)
     with tempfile.TemporaryDirectory() as tmp:
-        model.save_parameters(os.path.join(tmp, PARAMS))
+        if compact:
+            from . import compact as compacting
+
+            config["compact"] = compacting.save(model, trained.config.seed, tmp, PARAMS, dtype=compact)
+        else:
+            model.save_parameters(os.path.join(tmp, PARAMS))
         with open(os.path.join(tmp, VOCAB), "w") as f:
             f.write(featurizer.vocab.to_json())
         with open(os.path.join(tmp, METRICS), "w") as f:

@@ -49,6 +49,8 @@ def build_parser():
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300)")
     t.add_argument("--autotune-trials", metavar="CSV", help="write the autotune trial table here (local or s3://)")
+    t.add_argument("--compact", choices=["float32", "float16"], help="store only the embedding rows training "
+                   "changed (float32: exact; float16: half of that again); the rest is rebuilt from the seed")
     add_config_arguments(t)  # --epochs, --lr, ... : one per TrainConfig field
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")
@@ -98,11 +100,12 @@ def cmd_train(args):
     if args.autotune_validation:
         trained = _autotune(args, config, train_data, report)
     else:
-        trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir)
+        trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
+                        release_texts=True)  # not needed after featurization; ~0.4 GB at Yelp size
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
-    where = save_bundle(trained, args.output)
+    where = save_bundle(trained, args.output, compact=args.compact)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
         _write_trials(trained, args.autotune_trials)

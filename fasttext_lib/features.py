@@ -11,13 +11,20 @@ so one sparse product computes the mean over its real tokens (no padding enters 
 
 The encoded corpus is one CSR matrix, :class:`Bags`; batches.py cuts it into training and scoring
 batches over only the rows each batch touches. See model.py for why.
+
+Two routes compute the same bags, bit for bit: native featurization (featurize.cc through
+native_features.py, used whenever it is available) and the pure-Python reference below
+(``text.tokenize`` and numpy), used with ``FASTTEXT_LIB_NATIVE=0`` or without a compiler and
+tested against the native one (tests/test_native_features.py).
 """
+import threading
 import zlib
 from array import array
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import native_features
 from .text import tokenize
 
 UNK = "<unk>"
@@ -47,6 +54,55 @@ class Bags:
     def nnz(self):
         return len(self.rows)
 
+    def select(self, docs):
+        """The bags of documents ``docs`` (an index array), in that order, as new :class:`Bags`."""
+        starts = self.offsets[docs]
+        lens = self.offsets[docs + 1] - starts
+        offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        gather = np.repeat(starts - offsets[:-1], lens) + np.arange(offsets[-1])
+        return Bags(self.rows[gather], self.weights[gather], offsets)
+
+
+@dataclass
+class TokenBags:
+    """A training corpus kept as token ids, its bags encoded batch by batch (:meth:`select`), as
+    fastText hashes n-grams on the fly: 4 bytes per token instead of ~8 per bag entry (a bigram
+    review has about twice as many entries as tokens). The bags are exactly ``Featurizer``'s.
+
+    ``ids[starts[d]:starts[d + 1]]`` are document ``d``'s tokens as indices into ``to_id`` (vocabulary
+    id) and ``to_hash`` (CRC32).
+    """
+
+    ids: np.ndarray  # int32
+    starts: np.ndarray  # int64, len(docs) + 1
+    to_id: np.ndarray  # int64
+    to_hash: np.ndarray  # int64
+    featurizer: "Featurizer"
+
+    def __len__(self):
+        return len(self.starts) - 1
+
+    def select(self, docs):
+        f = self.featurizer
+        docs = np.asarray(docs, dtype=np.int64)
+        lengths = self.starts[docs + 1] - self.starts[docs]
+        if native_features.available():
+            bound = int(sum(np.maximum(lengths - n + 1, 0).sum() for n in range(1, f.ngrams + 1))) + len(docs)
+            return Bags(*native_features.encode_selected(
+                self.ids, np.ascontiguousarray(self.starts[docs]), lengths, self.to_id, self.to_hash, f.ngrams,
+                f.buckets, f.vocab_size, f.unk_id, bound))
+        if len(docs) == 0:
+            return Bags(np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(1, np.int64))
+        gather = np.repeat(self.starts[docs] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + \
+            np.arange(lengths.sum())
+        tokens = self.ids[gather]
+        return f._bags(self.to_id[tokens], self.to_hash[tokens], lengths)
+
+    def encode_all(self):
+        """Every document's bag, as :class:`Bags` (what ``fit(return_bags=True)`` returns)."""
+        return self.select(np.arange(len(self)))
+
 
 class Featurizer:
     """Maps raw text to :class:`Bags`; holds the GluonNLP vocabulary and the n-gram settings."""
@@ -58,7 +114,26 @@ class Featurizer:
         self.ngrams = int(ngrams)
         self.buckets = int(buckets) if self.ngrams > 1 else 0
         self.unk_id = vocab.token_to_idx[UNK]
-        self._codes = _CodeTable(vocab.token_to_idx, self.unk_id)
+        self._tables = {}  # the token tables of transform, made on first use (see _table)
+        self._tables_lock = threading.Lock()
+
+    def _table(self, native):
+        """The token -> (id, hash) table of :meth:`transform`: native (``CodeTable``) or a Python dict,
+        built once (hashing every word of a large vocabulary takes a while) and shared by threads."""
+        with self._tables_lock:
+            if native not in self._tables:
+                self._tables[native] = (native_features.CodeTable(self.vocab.idx_to_token) if native
+                                        else _CodeTable(self.vocab.token_to_idx, self.unk_id))
+            return self._tables[native]
+
+    def __getstate__(self):  # picklable (the lock and the native table are rebuilt on use)
+        state = dict(self.__dict__)
+        state["_tables"], state["_tables_lock"] = {}, None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._tables_lock = threading.Lock()
 
     @property
     def vocab_size(self):
@@ -75,33 +150,38 @@ class Featurizer:
 
         ``progress``: ``None`` or a function wrapping an iterable in a progress bar (``progress.bar``).
         With ``return_bags=True`` also returns the encoded ``texts``: each document is tokenized once,
-        to provisional ids, which are remapped once the vocabulary is known.
+        to provisional ids, which are remapped once the vocabulary is known. ``return_bags="tokens"``
+        returns them as :class:`TokenBags` instead (bags encoded batch by batch: training's choice).
         """
         import gluonnlp
 
-        provisional = {}
-        ids, lengths = array("i"), array("q")
-        for text in _maybe_progress(texts, progress, "vocabulary"):
-            toks = tokenize(text)
-            ids.extend([provisional.setdefault(t, len(provisional)) for t in toks])
-            lengths.append(len(toks))
-        words = list(provisional)
-        counts = np.bincount(np.frombuffer(ids, dtype=np.int32), minlength=len(words))
-        counter = gluonnlp.data.Counter(dict(zip(words, counts.tolist())))
+        counted = count_tokens(texts, progress)
+        counter = gluonnlp.data.Counter(dict(zip(counted.words, counted.counts.tolist())))
         vocab = gluonnlp.Vocab(counter, min_freq=int(min_count), unknown_token=UNK, padding_token=None, bos_token=None, eos_token=None)
         featurizer = cls(vocab, ngrams=ngrams, buckets=buckets)
         if not return_bags:
             return featurizer
-        to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in words], dtype=np.int64)
-        to_hash = np.array([word_hash(w) for w in words], dtype=np.int64)
-        prov = np.frombuffer(ids, dtype=np.int32)
-        return featurizer, featurizer._encode(np.frombuffer(lengths, dtype=np.int64),
-                                              lambda a, b: (to_id[prov[a:b]], to_hash[prov[a:b]]))
+        to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in counted.words], dtype=np.int64)
+        prov, to_hash = counted.ids, counted.hashes
+        del counted.words  # the distinct tokens as Python str: large, and no longer needed
+        if return_bags == "tokens":
+            starts = np.zeros(len(counted.lengths) + 1, dtype=np.int64)
+            np.cumsum(counted.lengths, out=starts[1:])
+            return featurizer, TokenBags(np.ascontiguousarray(prov, dtype=np.int32), starts, to_id,
+                                         np.ascontiguousarray(to_hash, dtype=np.int64), featurizer)
+        if native_features.available():
+            return featurizer, Bags(*native_features.encode_ids(
+                prov, counted.lengths, to_id, to_hash, featurizer.ngrams, featurizer.buckets,
+                featurizer.vocab_size, featurizer.unk_id))
+        return featurizer, featurizer._encode(counted.lengths, lambda a, b: (to_id[prov[a:b]], to_hash[prov[a:b]]))
 
     def transform(self, texts, progress=None):
         """Encode documents (validation, test, inference) with the fitted vocabulary."""
+        if native_features.available():
+            return Bags(*native_features.encode_texts(texts, self._table(True), self.ngrams, self.buckets,
+                                                      self.vocab_size, self.unk_id))
         codes, lengths = array("q"), array("q")
-        table = self._codes
+        table = self._table(False)
         for text in _maybe_progress(texts, progress, "encode"):
             toks = tokenize(text)
             codes.extend([table[t] for t in toks])
@@ -169,6 +249,24 @@ class Featurizer:
             weights=(counts / per_doc[docs]).astype(np.float32),
             offsets=offsets,
         )
+
+
+def count_tokens(texts, progress=None):
+    """Every token of ``texts``: a :class:`native_features.TokenCounts` (natively when available)."""
+    if native_features.available():
+        return native_features.count_tokens(_maybe_progress(texts, progress, "vocabulary"))
+    provisional = {}
+    ids, lengths = array("i"), array("q")
+    for text in _maybe_progress(texts, progress, "vocabulary"):
+        toks = tokenize(text)
+        ids.extend([provisional.setdefault(t, len(provisional)) for t in toks])
+        lengths.append(len(toks))
+    words = list(provisional)
+    ids = np.frombuffer(ids, dtype=np.int32)
+    return native_features.TokenCounts(
+        words=words, counts=np.bincount(ids, minlength=len(words)).astype(np.int64),
+        hashes=np.array([word_hash(w) for w in words], dtype=np.int64), ids=ids,
+        lengths=np.frombuffer(lengths, dtype=np.int64))
 
 
 class _CodeTable(dict):

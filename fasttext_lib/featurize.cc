@@ -514,6 +514,126 @@ int ft_encoder_add_ids(void* handle, const int32_t* ids, const int64_t* token_en
   }))
 }
 
+// Document means for prediction (predict.py): out[d] = sum_e weights[e] * table[rows[e]] over
+// document d's entries, summed in entry order in float (as bag_ops.cc's fasttext_bag_mean, so the
+// same numbers as training's forward pass). Returns -1 if a row is outside the table (nothing is
+// read there), else 0. Threads split the documents; each document is summed by one thread.
+int ft_bag_mean(const float* table, int64_t table_rows, int64_t dim, const int32_t* rows, const float* weights,
+                const int64_t* offsets, int64_t n_docs, float* out, int32_t threads) {
+  for (int64_t e = 0; e < offsets[n_docs]; ++e)
+    if (rows[e] < 0 || rows[e] >= table_rows) return -1;
+  auto run = [&](int64_t first, int64_t end) {
+    for (int64_t d = first; d < end; ++d) {
+      float* acc = out + d * dim;
+      std::memset(acc, 0, dim * sizeof(float));
+      for (int64_t e = offsets[d]; e < offsets[d + 1]; ++e) {
+        if (e + 8 < offsets[n_docs])  // a later entry's row: its cache misses overlap this sum
+          for (int64_t k = 0; k < dim; k += 16) __builtin_prefetch(table + static_cast<int64_t>(rows[e + 8]) * dim + k);
+        const float w = weights[e];
+        const float* row = table + static_cast<int64_t>(rows[e]) * dim;
+        for (int64_t k = 0; k < dim; ++k) acc[k] += w * row[k];
+      }
+    }
+  };
+  if (threads <= 1 || offsets[n_docs] * dim < (int64_t(1) << 20)) {  // small requests: no thread start-up
+    run(0, n_docs);
+    return 0;
+  }
+  std::vector<std::thread> pool;
+  const int64_t total = offsets[n_docs];
+  int64_t first = 0;
+  for (int t = 1; t <= threads; ++t) {
+    const int64_t end = t == threads ? n_docs
+        : std::max(first, static_cast<int64_t>(std::lower_bound(offsets, offsets + n_docs + 1, total * t / threads) - offsets));
+    pool.emplace_back(run, first, end);
+    first = end;
+  }
+  for (auto& th : pool) th.join();
+  return 0;
+}
+
+// The embedding table's initial values (init_rows.py): out[i][k] = uniform in [-scale, scale) as a pure
+// function of (seed, row first + i, k), so that any row can be regenerated alone (compact bundles).
+// The same float32 operations as the numpy reference, bit for bit.
+static inline uint64_t splitmix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void ft_uniform_rows(uint64_t seed, const int64_t* rows, int64_t n_rows, int64_t dim, float scale, float* out,
+                     int32_t threads) {
+  const uint64_t key = splitmix64(seed);
+  auto run = [&](int64_t first, int64_t end) {
+    for (int64_t i = first; i < end; ++i) {
+      const uint64_t base = static_cast<uint64_t>(rows[i]) * static_cast<uint64_t>(dim);
+      float* o = out + i * dim;
+      for (int64_t k = 0; k < dim; ++k) {
+        const uint64_t z = splitmix64(key ^ (base + static_cast<uint64_t>(k)));
+        const float unit = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+        o[k] = (unit * 2.0f - 1.0f) * scale;
+      }
+    }
+  };
+  if (threads <= 1 || n_rows * dim < (int64_t(1) << 20)) {
+    run(0, n_rows);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(run, n_rows * t / threads, n_rows * (t + 1) / threads);
+  for (auto& th : pool) th.join();
+}
+
+// The bags of chosen documents of a counted corpus, in the given order, into caller-sized arrays
+// (training's batches: features.TokenBags): document i is tokens [starts[i], starts[i] + lengths[i]) of
+// ids, token t being word to_id[ids[t]] with hash to_hash[ids[t]]. The caller sizes rows/weights by
+// the bound of every document's features; returns the entries written (-1: out of memory).
+int64_t ft_encode_selected(const int32_t* ids, const int64_t* starts, const int64_t* lengths, int64_t n_docs,
+                           const int64_t* to_id, const int64_t* to_hash, int32_t ngrams, int64_t buckets,
+                           int64_t vocab_size, int64_t unk_id, uint32_t unk_hash, int32_t* rows, float* weights,
+                           int64_t* offsets) {
+  try {
+    thread_local Encoder e;  // its scratch vectors are reused from batch to batch
+    e.ngrams = ngrams, e.buckets = buckets, e.vocab_size = vocab_size, e.unk_id = unk_id, e.unk_hash = unk_hash;
+    int64_t nnz = 0;
+    offsets[0] = 0;
+    for (int64_t d = 0; d < n_docs; ++d) {
+      e.ids.clear(), e.hashes.clear();
+      for (int64_t t = starts[d]; t < starts[d] + lengths[d]; ++t) {
+        e.ids.push_back(to_id[ids[t]]);
+        e.hashes.push_back(static_cast<uint64_t>(to_hash[ids[t]]));
+      }
+      if (e.ids.empty()) e.ids.push_back(unk_id), e.hashes.push_back(unk_hash);
+      // Encoder::add_document's bag, written straight to the output
+      const size_t len = e.ids.size();
+      e.features.clear();
+      for (int64_t id : e.ids) e.features.push_back(static_cast<int32_t>(id));
+      for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) {
+        for (size_t i = 0; i + n <= len; ++i) {
+          uint64_t g = e.hashes[i];
+          for (size_t k = 1; k < n; ++k) g = g * kNgramPrime + e.hashes[i + k];
+          e.features.push_back(static_cast<int32_t>(vocab_size + static_cast<int64_t>(g % static_cast<uint64_t>(buckets))));
+        }
+      }
+      sort_rows(e.features, e.sort_buffer);
+      const double total = static_cast<double>(e.features.size());
+      for (size_t i = 0; i < e.features.size();) {
+        size_t j = i + 1;
+        while (j < e.features.size() && e.features[j] == e.features[i]) ++j;
+        rows[nnz] = e.features[i];
+        weights[nnz] = static_cast<float>(static_cast<double>(j - i) / total);
+        ++nnz;
+        i = j;
+      }
+      offsets[d + 1] = nnz;
+    }
+    return nnz;
+  } catch (const std::bad_alloc&) {
+    return -1;
+  }
+}
+
 // sizes[0..1] = entries, documents
 void ft_encoder_sizes(void* handle, int64_t* sizes) {
   auto& e = *static_cast<Encoder*>(handle);

@@ -15,9 +15,14 @@ route it through MXNet's generic transposed CSR product and ``Embedding``'s spar
 which re-sorts rows that are already unique. On the CPU both products are native MXNet operators
 that read the table in place (bag_ops.py); the numbers are the same.
 """
+import ctypes
+
 import mxnet as mx
+import numpy as np
 from mxnet import gluon, nd
 from mxnet.gluon import nn
+
+from .init_rows import fill_table
 
 
 class FastTextClassifier(gluon.HybridBlock):
@@ -42,14 +47,22 @@ class FastTextClassifier(gluon.HybridBlock):
         else:
             self.loss = gluon.loss.SoftmaxCrossEntropyLoss()
 
-    def initialize_like_fasttext(self, ctx):
+    def initialize_like_fasttext(self, ctx, seed=0):
         """Input rows uniform in +-1/dim as fastText; output weights Xavier rather than fastText's zeros.
+
+        The input rows are a function of (``seed``, row) (init_rows.py), written straight into the
+        parameter's memory: no sequential generator over 200M values, and no second copy of the
+        table (Gluon's ``initialize`` fills a temporary and copies it to each context).
+        The output layer draws from MXNet's generator (``mx.random.seed``).
 
         With batched SGD the output layer takes batch-averaged steps; starting it at zero would
         leave the embeddings without gradient until it has grown, which takes many epochs.
         """
-        self.embedding.initialize(mx.init.Uniform(1.0 / self.emsize), ctx=ctx)
-        self.output.initialize(mx.init.Xavier(), ctx=ctx)
+        ctxs = ctx if isinstance(ctx, (list, tuple)) else [ctx]
+        table = nd.empty((self.num_rows, self.emsize), ctx=mx.cpu(), dtype="float32")
+        fill_table(seed, cpu_view(table))
+        adopt_data(self.embedding.weight, table, ctxs)
+        self.output.initialize(mx.init.Xavier(), ctx=ctxs)
 
     def hybrid_forward(self, F, bag, rows):
         return self.classify(F.sparse.dot(bag, self.embedding(rows)))
@@ -67,6 +80,74 @@ class FastTextClassifier(gluon.HybridBlock):
             return nd.stack(1 - p, p, axis=1)
         return nd.softmax(scores, axis=1)
 
+    def save_parameters(self, filename, deduplicate=False):
+        """Gluon's ``save_parameters`` (the same file), without its copy of every parameter first.
+
+        Gluon copies each parameter to the CPU (``_reduce``) before writing: for the 800 MB bigram
+        table that copy was a bundle's or checkpoint's peak memory. One context: its arrays are
+        written as they are; several: Gluon's way (their mean, the tables being equal).
+        """
+        params = self._collect_params_with_prefix()
+        if deduplicate or any(len(p.list_ctx()) != 1 for p in params.values()):
+            return super().save_parameters(filename, deduplicate=deduplicate)
+        nd.save(filename, {name: p.data(p.list_ctx()[0]) for name, p in params.items()})
+
+    def load_parameters(self, filename, ctx=None, **kwargs):
+        """Gluon's ``load_parameters``, keeping the loaded arrays instead of copying them (one context).
+
+        Gluon copies every loaded array into the parameter: loading a bigram bundle held the table
+        twice. Anything unusual (other options, several contexts, names or shapes that do not
+        match) goes to Gluon's own method, which also raises its usual errors.
+        """
+        one = ctx[0] if isinstance(ctx, (list, tuple)) and len(ctx) == 1 else ctx
+        params = self._collect_params_with_prefix()
+        if kwargs or not isinstance(one, mx.Context) or any(p._data is not None for p in params.values()):
+            return super().load_parameters(filename, ctx=ctx, **kwargs)
+        loaded = nd.load(filename)
+        if not isinstance(loaded, dict) or set(loaded) != set(params) or any(
+                loaded[n].shape != p.shape or loaded[n].dtype != np.dtype(p.dtype) or loaded[n].stype != "default"
+                for n, p in params.items()):
+            del loaded
+            return super().load_parameters(filename, ctx=ctx, **kwargs)
+        for name, param in params.items():
+            data = loaded.pop(name)
+            adopt_data(param, data if data.context == one else data.copyto(one), [one])
+
     def word_vectors(self):
         """The embedding table as numpy (rows: vocabulary, then n-gram buckets)."""
         return self.embedding.weight.data(self.embedding.weight.list_ctx()[0]).asnumpy()
+
+
+def adopt_data(param, data, ctxs):
+    """Initialize Gluon ``param`` with ``data`` (an NDArray), kept as is on its own context.
+
+    ``Parameter.initialize`` and ``set_data`` copy: with an 800 MB table that copy is the run's peak
+    memory. Gluon 1.9's ``_init_impl`` (pinned mxnet==1.9.1) calls ``data.copyto(ctx)`` once per
+    context, so a wrapper whose ``copyto`` hands back ``data`` itself on its own context adopts it.
+    """
+    class _Adopted:
+        def copyto(self, ctx):
+            return data if ctx == data.context else data.copyto(ctx)
+
+    param._deferred_init = ()
+    param._init_impl(_Adopted(), list(ctxs))
+
+
+def cpu_view(array):
+    """A numpy view (no copy) of a dense float32 CPU NDArray; ``None`` for anything else.
+
+    The view shares the NDArray's memory: it sees later in-place updates and is valid while the
+    NDArray lives (keep a reference to it). Pending writes are waited for first; later ones are
+    not (call ``array.wait_to_read()`` before reading again).
+    """
+    from mxnet.base import _LIB, check_call
+
+    if array.context.device_type != "cpu" or array.stype != "default" or array.dtype != np.float32:
+        return None
+    array.wait_to_read()
+    if not array.size:
+        return np.zeros(array.shape, dtype=np.float32)
+    pointer = ctypes.c_void_p()
+    check_call(_LIB.MXNDArrayGetData(array.handle, ctypes.byref(pointer)))
+    buffer = (ctypes.c_float * array.size).from_address(pointer.value)
+    return np.frombuffer(buffer, dtype=np.float32).reshape(array.shape)

@@ -64,6 +64,10 @@ _SIGNATURES = {
     "ft_encoder_add_ids": (ctypes.c_int, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32]),
     "ft_encoder_sizes": (None, [_P, _P]),
     "ft_encoder_take": (None, [_P, _P, _P, _P]),
+    "ft_encode_selected": (_I64, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32,
+                                  _P, _P, _P]),
+    "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
+    "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
 }
 
 
@@ -254,3 +258,46 @@ def encode_ids(ids, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id
         _check(encoder.lib.ft_encoder_add_ids(encoder.handle, _ptr(ids), _ptr(token_ends), len(lengths), _ptr(to_id),
                                               _ptr(to_hash), threads()))
         return encoder.take()
+
+
+def bag_mean(table, rows, weights, offsets, out=None):
+    """Each document's mean row, ``sum_e weights[e] * table[rows[e]]``, as float32 (n_docs, dim): the
+    forward pass of prediction, summed in entry order as training's native operator does."""
+    if table.dtype != np.float32 or table.ndim != 2 or not table.flags.c_contiguous:
+        raise ValueError("table must be a C-contiguous float32 matrix")
+    rows = np.ascontiguousarray(rows, dtype=np.int32)
+    weights = np.ascontiguousarray(weights, dtype=np.float32)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    n_docs = len(offsets) - 1
+    if n_docs < 0 or offsets[0] != 0 or offsets[-1] != len(rows) or len(weights) != len(rows) or (np.diff(offsets) < 0).any():
+        raise ValueError("offsets must run from 0 to the number of entries without going back")
+    if out is None:
+        out = np.empty((n_docs, table.shape[1]), dtype=np.float32)
+    if _lib().ft_bag_mean(_ptr(table), table.shape[0], table.shape[1], _ptr(rows), _ptr(weights), _ptr(offsets),
+                          n_docs, _ptr(out), threads()) != 0:
+        raise ValueError("a bag row is outside the table")
+    return out
+
+
+def uniform_rows(seed, rows, dim, scale, out):
+    """Fill ``out`` (len(rows), dim) float32 with the initial values of table ``rows`` (init_rows.py)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    if out.dtype != np.float32 or out.shape != (len(rows), dim) or not out.flags.c_contiguous:
+        raise ValueError("out must be a C-contiguous float32 (len(rows), dim) array")
+    _lib().ft_uniform_rows(int(seed) & 0xFFFFFFFFFFFFFFFF, _ptr(rows), len(rows), int(dim), float(scale), _ptr(out),
+                           threads())
+    return out
+
+
+def encode_selected(ids, starts, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id, bound, unk_hash=UNK_HASH):
+    """The bags of chosen documents of a counted corpus, in order, as (rows, weights, offsets): document
+    ``i`` is tokens ``ids[starts[i]:starts[i] + lengths[i]]`` (see :func:`encode_ids`); ``bound`` is
+    at least their number of features (entries). No checks: features.TokenBags makes the inputs."""
+    rows, weights = np.empty(bound, np.int32), np.empty(bound, np.float32)
+    offsets = np.empty(len(starts) + 1, np.int64)
+    nnz = _lib().ft_encode_selected(_ptr(ids), _ptr(starts), _ptr(lengths), len(starts), _ptr(to_id), _ptr(to_hash),
+                                    int(ngrams), int(buckets) if ngrams > 1 else 0, int(vocab_size), int(unk_id),
+                                    int(unk_hash), _ptr(rows), _ptr(weights), _ptr(offsets))
+    if nnz < 0:
+        raise MemoryError("native featurization ran out of memory")
+    return rows[:nnz], weights[:nnz], offsets

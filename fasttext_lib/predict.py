@@ -1,6 +1,13 @@
 """Prediction: bags -> class probabilities, and :class:`Predictor`, a loaded bundle (raw text in,
 labels out), which the CLI, notebook 04 and the SageMaker endpoint (sm_serve.py) use.
 
+On the CPU the forward pass runs in numpy (:class:`CpuScorer`): the embedding table is read in
+place through a view of the MXNet parameter, each document's mean is one native loop
+(``native_features.bag_mean``, numpy without it), then one small matrix product and a
+sigmoid/softmax. For one review that is tens of microseconds where MXNet's operator launches cost
+milliseconds; the probabilities equal the MXNet route (:func:`predict_bags`, used on GPUs and
+kept as the reference) to float rounding (tests/test_predict.py).
+
 Serving imports this module and never the training modules (train, optim, step, checkpoints,
 config, progress) nor tqdm, which the inference containers do not have
 (tests/test_architecture.py checks it).
@@ -10,6 +17,8 @@ import os
 import tempfile
 
 import numpy as np
+
+from . import native_features
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, fetch_bundle_files, read_config
@@ -48,9 +57,73 @@ def predict_bags(model, featurizer, bags, ctx, batch_size=4096):
     return np.concatenate(out) if out else np.zeros((0, model.num_classes), dtype=np.float32)
 
 
+class CpuScorer:
+    """The classifier's forward pass in numpy, from its parameters on the CPU (no MXNet operators).
+
+    ``model`` is a :class:`~fasttext_lib.model.FastTextClassifier` on a CPU context; its table is
+    read through :func:`cpu_view`, so nothing is copied and training's later updates are seen
+    (build a new scorer after loading other parameters).
+    """
+
+    DOCS_PER_CHUNK = 65536  # bounds the (docs x emsize) temporaries
+
+    def __init__(self, model, ctx):
+        from .model import cpu_view
+
+        self._weight = model.embedding.weight.data(ctx)  # keeps the viewed memory alive
+        self.table = cpu_view(self._weight)
+        if self.table is None:
+            raise ValueError("CpuScorer needs a dense float32 table on the CPU")
+        self.output = model.output.weight.data(ctx).asnumpy()  # (1 or classes, emsize): small
+        self.binary, self.num_classes = model.binary, model.num_classes
+
+    @staticmethod
+    def usable(model, ctx):
+        return ctx.device_type == "cpu"
+
+    def means(self, bags, start, stop):
+        """The mean embedding of documents ``start:stop`` of ``bags``."""
+        first, last = bags.offsets[start], bags.offsets[stop]
+        offsets = bags.offsets[start:stop + 1] - first
+        rows, weights = bags.rows[first:last], bags.weights[first:last]
+        if native_features.available():
+            return native_features.bag_mean(self.table, rows, weights, offsets)
+        if len(rows) and (rows.min() < 0 or rows.max() >= len(self.table)):
+            raise ValueError("a bag row is outside the table")
+        out = np.zeros((stop - start, self.table.shape[1]), dtype=np.float32)
+        for a in range(0, len(rows), 1 << 18):  # entries at a time: bounds the gathered rows
+            b = min(len(rows), a + (1 << 18))
+            owners = np.searchsorted(offsets, np.arange(a, b), side="right") - 1
+            np.add.at(out, owners, self.table[rows[a:b]] * weights[a:b, None])
+        return out
+
+    def probabilities(self, bags):
+        """Class probabilities (n, num_classes), float32, as :meth:`FastTextClassifier.probabilities`."""
+        self._weight.wait_to_read()  # MXNet's engine may still be writing the table (training)
+        out = np.empty((len(bags), self.num_classes), dtype=np.float32)
+        for start in range(0, len(bags), self.DOCS_PER_CHUNK):
+            stop = min(len(bags), start + self.DOCS_PER_CHUNK)
+            scores = self.means(bags, start, stop) @ self.output.T
+            if self.binary:
+                p = 1.0 / (1.0 + np.exp(-scores[:, 0]))
+                out[start:stop, 0], out[start:stop, 1] = 1.0 - p, p
+            else:
+                scores -= scores.max(axis=1, keepdims=True)
+                np.exp(scores, out=scores)
+                out[start:stop] = scores / scores.sum(axis=1, keepdims=True)
+        return out
+
+
+def probabilities(model, featurizer, bags, ctx):
+    """Class probabilities of encoded documents: numpy on the CPU, MXNet's operators elsewhere."""
+    if CpuScorer.usable(model, ctx):
+        return CpuScorer(model, ctx).probabilities(bags)
+    return predict_bags(model, featurizer, bags, ctx)
+
+
 def evaluate_bags(model, featurizer, bags, y, ctx):
     """Accuracy and mean cross-entropy (natural log) of the model on encoded documents."""
-    probs = predict_bags(model, featurizer, bags, ctx)
+    probs = probabilities(model, featurizer, bags, ctx)
     p_true = np.clip(probs[np.arange(len(y)), y], 1e-12, 1.0)
     return {"accuracy": float((probs.argmax(axis=1) == y).mean()), "loss": float(-np.log(p_true).mean()), "n": int(len(y))}
 
@@ -62,6 +135,7 @@ class Predictor:
         self.model, self.featurizer, self.labels, self.config = model, featurizer, list(labels), config
         self.metrics = metrics or {}
         self.ctx = ctx
+        self._scorer = None
 
     @classmethod
     def load(cls, src, ctx="cpu"):
@@ -74,7 +148,8 @@ class Predictor:
         config = read_config(src)
         device = parse_ctx(ctx)[0]
         with tempfile.TemporaryDirectory() as tmp:
-            fetch_bundle_files(src, (PARAMS, VOCAB, METRICS), tmp)
+            extra = (config["compact"].get("file", "embedding_rows.npz"),) if config.get("compact") else ()
+            fetch_bundle_files(src, (PARAMS, VOCAB, METRICS) + extra, tmp)
             try:
                 with open(os.path.join(tmp, VOCAB)) as f:
                     vocab = gluonnlp.Vocab.from_json(f.read())
@@ -89,17 +164,33 @@ class Predictor:
                 raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
             model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
             try:
-                model.load_parameters(os.path.join(tmp, PARAMS), ctx=device)
+                if config.get("compact"):  # only the changed embedding rows are stored (compact.py)
+                    from . import compact
+
+                    compact.load_into(model, tmp, PARAMS, config["compact"], device)
+                else:
+                    model.load_parameters(os.path.join(tmp, PARAMS), ctx=device)
             except (mx.base.MXNetError, AssertionError, ValueError) as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None
         return cls(model, featurizer, config["labels"], config, metrics, device)
 
     def predict_proba(self, texts):
+        """Class probabilities (n, num_classes) of raw texts, in order."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
-        return predict_bags(self.model, self.featurizer, self.featurizer.transform(texts), self.ctx)
+        bags = self.featurizer.transform(texts)
+        scorer = self.scorer()
+        if scorer is None:
+            return predict_bags(self.model, self.featurizer, bags, self.ctx)
+        return scorer.probabilities(bags)
+
+    def scorer(self):
+        """The :class:`CpuScorer` of a CPU predictor (made once), else None (GPU: MXNet's operators)."""
+        if self._scorer is None and CpuScorer.usable(self.model, self.ctx):
+            self._scorer = CpuScorer(self.model, self.ctx)
+        return self._scorer
 
     def predict(self, texts):
         """One ``{"label": ..., "probability": ...}`` per text (the most probable class)."""

@@ -60,15 +60,17 @@ class TrainedModel:
 
 def featurize(train_data, val_data, config):
     """``(featurizer, train_bags, val_bags or None)``: the vocabulary and n-grams of ``config``
-    (``ngrams``, ``buckets``, ``min_count``), fitted on the training split only."""
+    (``ngrams``, ``buckets``, ``min_count``), fitted on the training split only. The training split is
+    kept as token ids (:class:`~fasttext_lib.features.TokenBags`; each batch's bags are encoded on the fly)."""
     featurizer, train_bags = Featurizer.fit(
         train_data.texts, min_count=config.min_count, ngrams=config.ngrams, buckets=config.buckets,
-        return_bags=True, progress=bar if config.progress and len(train_data) > 50_000 else None)
+        return_bags="tokens", progress=bar if config.progress and len(train_data) > 50_000 else None)
     val_bags = featurizer.transform(val_data.texts) if val_data is not None and len(val_data) else None
     return featurizer, train_bags, val_bags
 
 
-def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None):
+def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
+          release_texts=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts`; returns a :class:`TrainedModel`.
 
     ``checkpoint_dir`` (a directory or ``s3://`` prefix): write a checkpoint after every epoch, and
@@ -76,6 +78,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     uninterrupted one (single process; with ``dist_*`` kvstores the optimizer state restarts).
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
+
+    ``release_texts=True`` empties ``train_data.texts`` and ``val_data.texts`` once they are encoded
+    (the CLI's choice: at Yelp size the review strings are ~0.4 GB it no longer needs).
     """
     import mxnet as mx
 
@@ -95,10 +100,14 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     if (featurizer.ngrams, featurizer.buckets) != (config.ngrams, config.buckets if config.ngrams > 1 else 0):
         raise ValueError("featurized: made with other ngrams / buckets than this config's")
     val = (val_bags, y_val) if has_val else None
+    if release_texts:
+        for data in (train_data, val_data):
+            if data is not None and isinstance(data.texts, list):
+                data.texts.clear()  # (len(data) is 0 from here: y_train counts the documents)
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, len(label_names), dropout=config.dropout)
-    model.initialize_like_fasttext(ctxs)
+    model.initialize_like_fasttext(ctxs, seed=config.seed)
     result = TrainedModel(model, featurizer, label_names, config, ctxs)
     first_epoch = 1
     resumed = load_checkpoint(checkpoint_dir, model, config, label_names) if checkpoint_dir else None
@@ -111,9 +120,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     rank, workers = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
     # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
     # must push the same number of batches, or the last ones would wait forever.
-    per_worker = len(train_data) // workers
+    per_worker = len(y_train) // workers
     if per_worker == 0:
-        raise FastTextError(f"{len(train_data)} training documents cannot be shared by {workers} workers")
+        raise FastTextError(f"{len(y_train)} training documents cannot be shared by {workers} workers")
     result.rank, result.num_workers = rank, workers
     steps_per_epoch = math.ceil(per_worker / config.batch_size)
     updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch), kv)
@@ -124,7 +133,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     keep_freed_memory()
     for epoch in range(first_epoch, config.epochs + 1):
         mx.random.seed(config.seed + epoch)  # dropout masks: the same whether or not the run was resumed
-        order = np.random.RandomState([config.seed, epoch]).permutation(len(train_data))
+        order = np.random.RandomState([config.seed, epoch]).permutation(len(y_train))
         order = order[rank * per_worker:(rank + 1) * per_worker]
         started = time.time()
         total_loss = mx.nd.zeros((1,), ctx=ctxs[0])

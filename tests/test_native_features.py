@@ -1,22 +1,21 @@
 """Native featurization (fasttext_lib/featurize.cc) against the pure-Python reference, bit for bit.
 
 The reference is always computed with ``FASTTEXT_LIB_NATIVE=0`` (text.tokenize and the
-Featurizer's Python loops); the native side calls native_features directly, the way the
-Featurizer does when the library is available.
+Featurizer's Python loops); the native side is the Featurizer itself with the library available,
+asserted to have gone through native_features.
 """
 import os
 import sys
 import zlib
 from collections import Counter
 
-import gluonnlp
 import numpy as np
 import pytest
 
 from fasttext_lib import bag_ops, native_build
 from fasttext_lib import native_features as nf
 from fasttext_lib.data import read_labeled
-from fasttext_lib.features import UNK, Featurizer
+from fasttext_lib.features import Featurizer
 from fasttext_lib.synthetic import generate_reviews
 from fasttext_lib.text import tokenize
 
@@ -59,22 +58,24 @@ def _python_transform(featurizer, texts, monkeypatch):
 
 
 def _native_fit(texts, min_count=1, ngrams=1, buckets=2_000_000):
-    """Featurizer.fit(return_bags=True) on the native side: what the Featurizer does with it."""
-    counted = nf.count_tokens(texts)
-    counter = gluonnlp.data.Counter(dict(zip(counted.words, counted.counts.tolist())))
-    vocab = gluonnlp.Vocab(counter, min_freq=min_count, unknown_token=UNK, padding_token=None, bos_token=None,
-                           eos_token=None)
-    featurizer = Featurizer(vocab, ngrams=ngrams, buckets=buckets)
-    to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in counted.words], dtype=np.int64)
-    bags = nf.encode_ids(counted.ids, counted.lengths, to_id, counted.hashes, featurizer.ngrams, featurizer.buckets,
-                         featurizer.vocab_size, featurizer.unk_id)
-    return featurizer, bags
+    """Featurizer.fit(return_bags=True) with native featurization (asserted to be the route taken)."""
+    calls = []
+    with pytest.MonkeyPatch.context() as m:
+        for name in ("count_tokens", "encode_ids"):
+            original = getattr(nf, name)
+            m.setattr(nf, name, lambda *a, _f=original, _n=name, **k: calls.append(_n) or _f(*a, **k))
+        featurizer, bags = Featurizer.fit(texts, min_count=min_count, ngrams=ngrams, buckets=buckets, return_bags=True)
+    assert calls == ["count_tokens", "encode_ids"]
+    return featurizer, (bags.rows, bags.weights, bags.offsets)
 
 
 def _native_transform(featurizer, texts):
-    table = nf.CodeTable(featurizer.vocab.idx_to_token)
-    return nf.encode_texts(texts, table, featurizer.ngrams, featurizer.buckets, featurizer.vocab_size,
-                           featurizer.unk_id)
+    calls = []
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(nf, "encode_texts", lambda *a, _f=nf.encode_texts, **k: calls.append(1) or _f(*a, **k))
+        bags = featurizer.transform(texts)
+    assert calls == [1]
+    return bags.rows, bags.weights, bags.offsets
 
 
 def _assert_same_bags(native, reference):
@@ -256,3 +257,25 @@ def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(tmp_path, mon
     monkeypatch.setattr(nf, "CXXFLAGS", nf.CXXFLAGS + ["-DFASTTEXT_TEST_FLAG"])
     assert nf.build() != first
     assert native_build.cache_dir() == str(tmp_path)
+
+
+@pytest.mark.parametrize("ngrams,buckets", [(1, 2_000_000), (2, 2_000_000), (3, 53)])
+def test_token_bags_encode_any_documents_as_the_stored_bags(monkeypatch, ngrams, buckets):
+    # Training keeps token ids and encodes each batch's bags on the fly (features.TokenBags):
+    # every selection, native or Python, equals the same documents of the fully encoded corpus.
+    texts = generate_reviews(700, seed=12).texts + HOSTILE
+    featurizer, stored = _python_fit(texts, monkeypatch, ngrams=ngrams, buckets=buckets, min_count=2)
+    _, tokens = Featurizer.fit(texts, ngrams=ngrams, buckets=buckets, min_count=2, return_bags="tokens")
+    assert len(tokens) == len(stored)
+    rng = np.random.RandomState(0)
+    selections = [rng.permutation(len(texts)), rng.permutation(len(texts))[:37], np.array([5, 5, 0]),
+                  np.array([len(texts) - 1]), np.array([], dtype=np.int64)]
+    for docs in selections:
+        expected = stored.select(docs)
+        _assert_same_bags(*[(b.rows, b.weights, b.offsets) for b in [tokens.select(docs)]], expected)
+        with monkeypatch.context() as m:
+            m.setenv(nf.ENV_SWITCH, "0")
+            python = tokens.select(docs)
+        _assert_same_bags((python.rows, python.weights, python.offsets), expected)
+    whole = tokens.encode_all()
+    _assert_same_bags((whole.rows, whole.weights, whole.offsets), stored)

@@ -91,9 +91,8 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native)
 def _initial_table(num_rows, cfg):
     from fasttext_lib.model import FastTextClassifier
 
-    mx.random.seed(cfg.seed)
     fresh = FastTextClassifier(num_rows, cfg.emsize, 2)
-    fresh.initialize_like_fasttext([mx.cpu()])
+    fresh.initialize_like_fasttext([mx.cpu()], seed=cfg.seed)
     return fresh.word_vectors()
 
 
@@ -238,3 +237,16 @@ def test_prediction_batches_shrink_to_fit_the_tensor_limit(splits, monkeypatch):
     batch = batches.BatchMaker(bags, np.zeros(len(bags)), trained.featurizer.num_rows).make(np.arange(300))
     with pytest.raises(FastTextError, match="smaller batch size"):
         batches.to_batch_arrays(batch, mx.cpu(), True, native=False)
+
+
+def test_release_texts_frees_them_and_changes_nothing(splits):
+    from fasttext_lib.data import LabeledTexts
+
+    cfg = TrainConfig(epochs=2, batch_size=200, progress=False, ngrams=2, buckets=10000, seed=3)
+    kept = train(*splits, cfg)
+    copies = [LabeledTexts(list(d.labels), list(d.texts)) for d in splits]
+    released = train(*copies, cfg, release_texts=True)
+    assert copies[0].texts == [] and copies[1].texts == []
+    for k, v in params_of(kept).items():
+        np.testing.assert_array_equal(v, params_of(released)[k])
+    assert kept.history[-1]["val_loss"] == released.history[-1]["val_loss"]

@@ -1,0 +1,78 @@
+"""Compact bundles: store only the embedding rows training changed; rebuild the rest from the seed.
+
+Every row starts as a pure function of (seed, row) (init_rows.py), and training updates only the
+rows its batches touch (lazy optimizers). A bigram model of a small corpus changes a few thousand of
+its 2M rows, yet a full bundle writes (and an endpoint downloads and loads) all 800 MB. A compact
+bundle writes
+
+* ``embedding_rows.npz``: the seed, the changed rows' numbers and their values (float32: exact; or
+  float16: half the size, values rounded to ~3 significant digits);
+* ``model.params`` with only the small output layer;
+
+and :func:`load_into` rebuilds the full table: every row from the seed (natively, on all cores), then
+the stored rows on top. With float32 the rebuilt model is bit-identical to the trained one.
+
+Which rows changed is read from the table itself (a row equal to its initial value is not stored,
+whether or not a batch touched it), so it needs no bookkeeping during training and also holds for
+resumed or distributed runs.
+"""
+import os
+import zipfile
+
+import numpy as np
+
+from .init_rows import initial_rows
+
+ROWS_FILE = "embedding_rows.npz"
+DTYPES = ("float32", "float16")
+_BLOCK = 1 << 16  # rows compared per step: bounds the regenerated temporaries
+
+
+def changed_rows(table, seed):
+    """Numbers (int64, ascending) of the rows of ``table`` (numpy, float32) that differ from their initial value."""
+    found = []
+    for a in range(0, len(table), _BLOCK):
+        b = min(len(table), a + _BLOCK)
+        differs = (table[a:b] != initial_rows(seed, np.arange(a, b), table.shape[1])).any(axis=1)
+        found.append(a + np.flatnonzero(differs))
+    return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+
+def save(model, seed, directory, params_name, dtype="float32"):
+    """Write ``model`` compactly into ``directory``; returns the ``compact`` entry of the bundle's config."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}")
+    from .model import cpu_view
+
+    weight = model.embedding.weight.data(model.embedding.weight.list_ctx()[0])
+    table = cpu_view(weight)
+    if table is None:
+        table = weight.asnumpy()
+    rows = changed_rows(table, seed)
+    np.savez(os.path.join(directory, ROWS_FILE), seed=np.int64(seed), rows=rows.astype(np.int32),
+             values=table[rows].astype(dtype))
+    model.output.save_parameters(os.path.join(directory, params_name))
+    return {"seed": int(seed), "dtype": dtype, "rows_stored": int(len(rows)), "file": ROWS_FILE}
+
+
+def load_into(model, directory, params_name, compact, ctx):
+    """Give ``model`` (built with the bundle's shape, not initialized) the compact bundle's parameters."""
+    import mxnet as mx
+    from mxnet import nd
+
+    from .init_rows import fill_table
+    from .model import adopt_data, cpu_view
+
+    try:
+        with np.load(os.path.join(directory, compact.get("file", ROWS_FILE))) as stored:
+            seed, rows, values = int(stored["seed"]), stored["rows"], stored["values"]
+    except (OSError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"unreadable {ROWS_FILE}: {exc}") from None
+    if len(rows) and (rows.min() < 0 or rows.max() >= model.num_rows) or values.shape != (len(rows), model.emsize):
+        raise ValueError(f"{ROWS_FILE} does not fit a {model.num_rows} x {model.emsize} table")
+    table = nd.empty((model.num_rows, model.emsize), ctx=mx.cpu(), dtype="float32")
+    view = cpu_view(table)
+    fill_table(seed, view)
+    view[rows] = values.astype(np.float32)
+    adopt_data(model.embedding.weight, table, [ctx])
+    model.output.load_parameters(os.path.join(directory, params_name), ctx=ctx)

@@ -1,0 +1,67 @@
+"""Compact bundles (compact.py): only changed rows stored; exact with float32, close with float16."""
+import os
+
+import numpy as np
+import pytest
+
+from conftest import make_splits, params_of, run_cli
+from fasttext_lib.bundle import save_bundle
+from fasttext_lib.compact import ROWS_FILE, changed_rows
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.predict import Predictor
+from fasttext_lib.train import train
+
+
+@pytest.fixture(scope="module")
+def small():
+    splits = make_splits(400, 200, seed=9)
+    return train(*splits, TrainConfig(epochs=2, batch_size=64, ngrams=2, optimizer="sgd", lr=0.5, progress=False)), splits
+
+
+def _size(directory):
+    return sum(os.path.getsize(os.path.join(directory, f)) for f in os.listdir(directory))
+
+
+def test_float32_compact_bundle_is_exact_and_small(small, tmp_path):
+    trained, (_, val) = small
+    full = Predictor.load(save_bundle(trained, str(tmp_path / "full")))
+    where = save_bundle(trained, str(tmp_path / "compact"), compact="float32")
+    compact = Predictor.load(where)
+    for name, value in params_of(trained).items():  # the rebuilt model is the trained one, bit for bit
+        np.testing.assert_array_equal(compact.model._collect_params_with_prefix()[name].data().asnumpy(), value)
+    np.testing.assert_array_equal(compact.predict_proba(val.texts), full.predict_proba(val.texts))
+    assert _size(where) < _size(str(tmp_path / "full")) / 25
+    stored = compact.config["compact"]["rows_stored"]
+    table = trained.model.word_vectors()
+    assert 0 < stored < len(table) / 10 and stored == len(changed_rows(table, trained.config.seed))
+
+
+def test_float16_compact_bundle_predicts_within_1e3(small, tmp_path):
+    trained, (_, val) = small
+    reference = Predictor.load(save_bundle(trained, str(tmp_path / "full"))).predict_proba(val.texts)
+    half = Predictor.load(save_bundle(trained, str(tmp_path / "half"), compact="float16"))
+    assert np.abs(half.predict_proba(val.texts) - reference).max() < 1e-3
+    assert _size(str(tmp_path / "half")) < _size(str(tmp_path / "full")) / 50
+
+
+def test_damaged_rows_file_is_one_error(small, tmp_path):
+    trained, _ = small
+    where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
+    with open(os.path.join(where, ROWS_FILE), "wb") as f:
+        f.write(b"not a zip")
+    with pytest.raises(FastTextError, match="do not match|unreadable"):
+        Predictor.load(where)
+    os.remove(os.path.join(where, ROWS_FILE))
+    with pytest.raises(FastTextError, match="incomplete model bundle"):
+        Predictor.load(where)
+
+
+def test_cli_writes_a_compact_bundle(sample_dir, tmp_path):
+    out = tmp_path / "bundle"
+    done = run_cli("train", "--train", str(sample_dir / "train.csv"), "--output", str(out), "--epochs", "1",
+                   "--ngrams", "2", "--no-progress", "--compact", "float32")
+    assert done.returncode == 0, done.stderr
+    assert (out / ROWS_FILE).exists() and _size(str(out)) < 804e6 / 4  # 4,000 reviews touch ~1/8 of the rows
+    done = run_cli("evaluate", "--model", str(out), "--data", str(sample_dir / "test.csv"))
+    assert done.returncode == 0 and '"accuracy"' in done.stdout

@@ -1,0 +1,57 @@
+"""The table's initial values: a pure function of (seed, row), native and numpy bit-identical."""
+import mxnet as mx
+import numpy as np
+
+from fasttext_lib import native_features as nf
+from fasttext_lib.init_rows import fill_table, initial_rows
+from fasttext_lib.model import FastTextClassifier, cpu_view
+
+
+def test_native_and_numpy_give_the_same_bits(monkeypatch):
+    rows = np.array([0, 1, 7, 123456, 1999999, 2**31 + 5, 5, 5])
+    for seed in (0, 42, -1, 2**40 + 3):
+        for dim in (1, 16, 100, 301):
+            native = initial_rows(seed, rows, dim)
+            with monkeypatch.context() as m:
+                m.setenv(nf.ENV_SWITCH, "0")
+                reference = initial_rows(seed, rows, dim)
+            assert native.tobytes() == reference.tobytes()
+            assert np.abs(native).max() <= np.float32(1 / dim) and native.min() < 0 < native.max()
+            np.testing.assert_array_equal(native[-1], native[-2])  # a row is a function of its number
+
+
+def test_uniform_and_seeded():
+    values = initial_rows(7, np.arange(5000), 100)
+    assert abs(values.mean()) < 1e-4 and abs(values.std() - 0.01 / np.sqrt(3)) < 1e-4
+    assert not np.array_equal(values, initial_rows(8, np.arange(5000), 100))
+    assert len(np.unique(values)) > 0.98 * values.size  # 24 random bits per value, as float32 allows
+
+
+def test_fill_table_equals_rows_one_by_one_and_the_model_owns_that_memory():
+    model = FastTextClassifier(70001, 20, 3)
+    model.initialize_like_fasttext([mx.cpu()], seed=5)
+    table = model.embedding.weight.data()
+    expected = initial_rows(5, np.arange(70001), 20)
+    np.testing.assert_array_equal(table.asnumpy(), expected)
+    assert table.context == mx.cpu() and model.embedding.weight.list_ctx() == [mx.cpu()]
+    # no second copy of the table: the parameter holds the very array that was filled
+    again = fill_table(5, np.empty((70001, 20), np.float32))
+    np.testing.assert_array_equal(cpu_view(table), again)
+    assert model.output.weight.data().shape == (3, 20)
+
+
+def test_save_and_load_parameters_keep_gluons_file_and_errors(tmp_path):
+    import pytest
+
+    model = FastTextClassifier(5000, 8, 3)
+    model.initialize_like_fasttext([mx.cpu()], seed=1)
+    ours, gluons = str(tmp_path / "ours.params"), str(tmp_path / "gluon.params")
+    model.save_parameters(ours)
+    mx.gluon.HybridBlock.save_parameters(model, gluons)
+    assert open(ours, "rb").read() == open(gluons, "rb").read()
+    loaded = FastTextClassifier(5000, 8, 3)
+    loaded.load_parameters(ours, ctx=mx.cpu())
+    for name, param in model._collect_params_with_prefix().items():
+        np.testing.assert_array_equal(loaded._collect_params_with_prefix()[name].data().asnumpy(), param.data().asnumpy())
+    with pytest.raises(AssertionError):  # Gluon's own check of a shape that does not match
+        FastTextClassifier(4999, 8, 3).load_parameters(ours, ctx=mx.cpu())
