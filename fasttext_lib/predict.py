@@ -134,7 +134,7 @@ class Predictor:
     def __init__(self, model, featurizer, labels, config, metrics=None, ctx=None):
         self.model, self.featurizer, self.labels, self.config = model, featurizer, list(labels), config
         self.metrics = metrics or {}
-        self.ctx = ctx
+        self.ctx = ctx if ctx is not None else model.embedding.weight.list_ctx()[0]  # where the parameters live
         self._scorer = None
 
     @classmethod
