@@ -162,6 +162,6 @@ def fetch_job_model(model_data, dest):
         try:
             config, paths = load_bundle_files(extracted, verified)
         except FastTextError as exc:
-            raise FastTextError(f"{model_data} holds no usable model bundle: {exc}") from None
+            raise FastTextError(f"{model_data} holds no model bundle ({exc})") from None
         manifest = {k: v for k, v in config.items() if k not in ("files", storage.MARKER_KEY)}
         return publish_bundle(dest, manifest, paths)
