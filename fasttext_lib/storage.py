@@ -559,7 +559,7 @@ def _s3_listing(client, bucket, prefix):
     return found
 
 
-def _check_s3_destination(client, bucket, prefix, manifest_name, dest):
+def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=3):
     try:
         old = read_manifest(f"s3://{bucket}/{prefix}", manifest_name)
     except FastTextError as exc:
@@ -567,7 +567,10 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest):
             raise _refuse(dest, str(exc)) from None
         old = None
     if old is None:
-        foreign = sorted(n for n in _s3_listing(client, bucket, prefix) if not _is_ours(n))
+        listing = _s3_listing(client, bucket, prefix)
+        if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
+            return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
+        foreign = sorted(n for n in listing if not _is_ours(n))
         if foreign:
             shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
             raise _refuse(dest, f"it holds objects this library did not write ({shown})")
