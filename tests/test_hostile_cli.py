@@ -468,3 +468,43 @@ def test_two_trainings_to_one_output(tmp_path, data, tmpdir_env):
     assert config["train_config"]["seed"] in (1, 2)
     assert sorted(os.listdir(out)) == sorted([".fasttext.lock", "config.json"] + [e["object"] for e in config["files"].values()])
     assert predictions(out) and os.listdir(tmpdir) == []
+
+
+# ---------------------------------------------------------------- the SageMaker training entry point
+
+
+def sagemaker_env(root, train_file):
+    (root / "model").mkdir(parents=True, exist_ok=True)
+    (root / "train").mkdir(exist_ok=True)
+    (root / "train" / "train.csv").write_bytes(train_file.read_bytes())
+    return {"SM_MODEL_DIR": str(root / "model"), "SM_OUTPUT_DATA_DIR": str(root / "output"),
+            "SM_CHANNEL_TRAIN": str(root / "train"), "SM_HOSTS": '["algo-1"]', "SM_CURRENT_HOST": "algo-1",
+            "SM_NUM_GPUS": "0"}
+
+
+def start_job(env, *args):
+    return subprocess.Popen([sys.executable, os.path.join(ROOT, "fasttext_lib", "entry_point.py"), "--checkpoint-dir", "none",
+                             "--emsize", "4", "--batch-size", "32", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, OMP_NUM_THREADS="1", **env))
+
+
+def test_training_job_checks_its_model_dir_before_reading_the_data(tmp_path, data):
+    env = sagemaker_env(tmp_path, data["train"])
+    (tmp_path / "model").rmdir()
+    (tmp_path / "model").write_text("a file")
+    r = finish(start_job(env, "--epochs", "1"))
+    assert_error(r, "model exists and is not a directory")
+    assert "train channel" not in r.stdout  # found before the channel was read
+
+
+def test_training_job_stops_cleanly_on_sigterm(tmp_path, sample_dir, tmpdir_env):
+    tmpdir, env = tmpdir_env
+    env.update(sagemaker_env(tmp_path, sample_dir / "train.csv"))
+    proc = start_job(env, "--epochs", "500")
+    for line in proc.stdout:
+        if line.startswith("epoch=1;"):
+            break
+    proc.send_signal(signal.SIGTERM)  # what StopTrainingJob and a spot interruption send
+    r = finish(proc)
+    assert_error(r, "terminated (SIGTERM): stopped and cleaned up")
+    assert os.listdir(tmp_path / "model") == [] and os.listdir(tmpdir) == []
