@@ -39,7 +39,8 @@ API (stable; bundles and checkpoints use it):
 * ``check_writable(dest, manifest_name=None)``: fail fast before training (also refuses a foreign
   destination when ``manifest_name`` is given).
 
-Plain files: ``open_read``, ``read_bytes``, ``exists``, ``atomic_write``, ``atomic_local_file``.
+Plain files: ``open_read`` (S3 objects streamed by smart_open), ``read_bytes``, ``exists``,
+``atomic_write``, ``atomic_local_file``.
 S3 URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a user
 can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is one-line :class:`FastTextError`.
 The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos).
