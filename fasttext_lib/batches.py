@@ -189,27 +189,42 @@ def prefetch(maker, order, batch_size, num_parts, depth=3, with_transpose=True):
     """Yield lists of :class:`SparseBatch` (one per context) built in a background thread.
 
     numpy releases the GIL in the gathers and sorts, so batch building overlaps MXNet's compute.
+    Closing the generator (or an exception in the consumer, once it is closed) stops the thread.
     """
     out = queue.Queue(maxsize=depth)
+    stop = threading.Event()
     done = object()
+
+    def put(item):
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def work():
         try:
             for start in range(0, len(order), batch_size):
                 docs = order[start:start + batch_size]
                 parts = np.array_split(docs, min(num_parts, len(docs)))
-                out.put([maker.make(part, with_transpose=with_transpose) for part in parts])
-            out.put(done)
+                if not put([maker.make(part, with_transpose=with_transpose) for part in parts]):
+                    return
+            put(done)
         except BaseException as exc:  # surfaced in the consumer
-            out.put(exc)
+            put(exc)
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
-    while True:
-        item = out.get()
-        if item is done:
-            break
-        if isinstance(item, BaseException):
-            raise item
-        yield item
-    thread.join()
+    try:
+        while True:
+            item = out.get()
+            if item is done:
+                break
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join()

@@ -1,16 +1,29 @@
 """Model bundles: everything needed to rebuild a trained model and its preprocessing.
 
-A bundle is a directory (local or an ``s3://`` prefix) holding
+A bundle is a set published by :func:`fasttext_lib.storage.publish` (a directory or an ``s3://``
+prefix) with ``config.json`` as its manifest::
 
-* ``model.params``  - the Gluon parameters (``save_parameters``);
-* ``vocab.json``    - the GluonNLP vocabulary;
-* ``metrics.json``  - ``{"history": [per-epoch rows], "final": {...}, "ctx": ...}`` (and ``"autotune"``:
-  its trials and chosen setting, for a model autotune chose);
-* ``config.json``   - format version, labels, model shape, n-gram settings, normalization and the
-  training config. It is written last and read first, so it marks a complete bundle.
+    config.json                      format version, labels, model shape, n-gram settings,
+                                     normalization, the training config, and "files": the stored
+                                     name, size and sha256 of each file below (written last)
+    model-<publish id>.params        the Gluon parameters (``save_parameters``)
+    vocab-<publish id>.json          the GluonNLP vocabulary
+    metrics-<publish id>.json        ``{"history": [per-epoch rows], "final": {...}, "ctx": ...}``
+                                     (and ``"autotune"``: its trials and chosen setting)
+    embedding_rows-<id>.npz          compact bundles only (``train --compact``, compact.py): the
+                                     embedding rows training changed; model.params then holds only
+                                     the output layer and the other rows are rebuilt from the seed
 
-predict.py's :class:`~fasttext_lib.predict.Predictor` loads a bundle (:func:`read_config`,
-:func:`fetch_bundle_files`) and turns raw text into labels and probabilities.
+Publishing replaces ``config.json`` in one step, so a reader sees the whole old bundle or the whole
+new one, and loading verifies every file's size and checksum: a truncated ``model.params`` or one
+from another run is named as such (see storage.py for the guarantees on failures and kills).
+
+Format 2 (this layout). Format 1 bundles (plain file names; their ``config.json`` has no
+``"written_by"`` marker) are neither read nor replaced: loading one says to
+retrain, and training to its directory is refused up front (remove it or choose another
+``--output``). A format-1 reader refuses a format-2 bundle by its version number.
+
+predict.py's :class:`~fasttext_lib.predict.Predictor` loads a bundle with :func:`load_bundle_files`.
 """
 import json
 import math
@@ -22,17 +35,17 @@ import numpy as np
 from . import __version__, storage
 from .errors import FastTextError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 NORMALIZATION = "fasttext-classification-example"
 CONFIG, PARAMS, VOCAB, METRICS = "config.json", "model.params", "vocab.json", "metrics.json"
-BUNDLE_FILES = (PARAMS, VOCAB, METRICS, CONFIG)
+DATA_FILES = (PARAMS, VOCAB, METRICS)  # logical names; config.json is the manifest that lists them
 
 
 def _json_safe(value):
-    if isinstance(value, float) and math.isnan(value):
-        return None
     if isinstance(value, (np.floating, np.integer)):
-        return _json_safe(value.item())
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value
 
 
@@ -48,12 +61,44 @@ def metrics_summary(trained):
     return summary
 
 
-def fetch_bundle_files(src, names, local_dir):
-    """Copy the named files of the bundle at ``src`` into ``local_dir``; a missing one is a one-line error."""
-    missing = [n for n in names if not storage.exists(storage.join(str(src), n))]
-    if missing:
-        raise FastTextError(f"incomplete model bundle: {src} has no {', '.join(missing)}")
-    storage.fetch_directory(str(src), names, local_dir)
+def stored_names(config):
+    """The names a published bundle consists of: ``config.json`` and each data file's stored name."""
+    return [CONFIG] + sorted(entry["object"] for entry in config["files"].values())
+
+
+def _older_format(src):
+    """A one-line error if ``src`` holds a format-1 bundle (no marker), else ``None``."""
+    try:
+        with storage.open_read(storage.join(str(src), CONFIG), "rb") as f:
+            old = json.loads(f.read())
+    except (FastTextError, ValueError):
+        return None
+    if isinstance(old, dict) and storage.MARKER_KEY not in old and "format_version" in old:
+        return (f"{src} holds a model bundle in the older format {old['format_version']!r}, which this version "
+                f"(format {FORMAT_VERSION}) neither reads nor replaces")
+    return None
+
+
+def check_output(dest):
+    """Fail fast, before training: ``dest`` must be writable and new, empty, or a bundle of ours."""
+    try:
+        storage.check_writable(dest, CONFIG)
+    except FastTextError as exc:
+        older = "not written by this library" in str(exc) and _older_format(dest)
+        if older:
+            raise FastTextError(f"refusing to write to {dest}: {older}; remove it or choose another --output") from None
+        raise
+
+
+def publish_bundle(dest, config, paths):
+    """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest."""
+    try:
+        return storage.publish(str(dest), paths, CONFIG, config)
+    except FastTextError as exc:
+        older = "not written by this library" in str(exc) and _older_format(dest)
+        if older:
+            raise FastTextError(f"refusing to write to {dest}: {older}; remove it or choose another --output") from None
+        raise
 
 
 def save_bundle(trained, dest, compact=None):
@@ -78,33 +123,70 @@ def save_bundle(trained, dest, compact=None):
     }
     metrics = metrics_summary(trained)
     with tempfile.TemporaryDirectory() as tmp:
+        paths = {name: os.path.join(tmp, name) for name in DATA_FILES}
         if compact:
             from . import compact as compacting
 
             config["compact"] = compacting.save(model, trained.config.seed, tmp, PARAMS, dtype=compact)
+            paths[config["compact"]["file"]] = os.path.join(tmp, config["compact"]["file"])
         else:
-            model.save_parameters(os.path.join(tmp, PARAMS))
-        with open(os.path.join(tmp, VOCAB), "w") as f:
+            model.save_parameters(paths[PARAMS])
+        with open(paths[VOCAB], "w") as f:
             f.write(featurizer.vocab.to_json())
-        with open(os.path.join(tmp, METRICS), "w") as f:
+        with open(paths[METRICS], "w") as f:
             json.dump(metrics, f, indent=2)
-        with open(os.path.join(tmp, CONFIG), "w") as f:
-            json.dump(config, f, indent=2)
-        return storage.publish_directory(tmp, str(dest), marker=CONFIG)
+        return publish_bundle(dest, config, paths)
 
 
-def read_config(src):
-    src = str(src)
-    config_uri = storage.join(src, CONFIG)
-    if not storage.is_s3(src) and not os.path.isdir(src):
-        raise FastTextError(f"model bundle not found: {src} is not a directory")
-    if not storage.exists(config_uri):
-        raise FastTextError(f"not a model bundle: {src} has no {CONFIG}")
-    try:
-        config = json.loads(storage.read_bytes(config_uri))
-    except ValueError:
-        raise FastTextError(f"not a model bundle: {config_uri} is not valid JSON") from None
-    version = config.get("format_version") if isinstance(config, dict) else None
+def _not_a_bundle(src, exc):
+    text = str(exc)
+    if "its manifest lists no" in text:
+        return FastTextError(f"incomplete model bundle: {text}")
+    if text.endswith(f"has no {CONFIG}") or "is not valid JSON" in text or "is malformed" in text:
+        return FastTextError(f"not a model bundle: {text}")
+    if "not written by this library" in text:
+        older = _older_format(src)
+        if older:
+            return FastTextError(f"{older}: retrain it with this version")
+        return FastTextError(f"not a model bundle: {text}")
+    if not storage.is_s3(src) and text.endswith(("does not exist", "is not a directory")):
+        return FastTextError(f"model bundle not found: {text}")
+    return exc  # the real cause (no such bucket, no credentials, endpoint down, ...) as storage said it
+
+
+def _check_config(src, config):
+    version = config.get("format_version")
     if version != FORMAT_VERSION:
         raise FastTextError(f"{src}: bundle format version {version!r} is not supported (this library reads version {FORMAT_VERSION})")
-    return config
+    labels = config.get("labels")
+    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+        raise FastTextError(f"not a model bundle: {storage.join(src, CONFIG)} has no list of labels")
+    if len(set(labels)) < 2 or len(set(labels)) != len(labels):
+        raise FastTextError(f"corrupt model bundle {src}: config.json lists {len(labels)} label(s) "
+                            f"({', '.join(map(repr, labels[:5]))}); a classifier has at least 2 distinct labels")
+    for key in ("num_classes", "emsize", "num_rows", "vocab_size", "ngrams"):
+        if not isinstance(config.get(key), int) or isinstance(config.get(key), bool) or config[key] <= 0:
+            raise FastTextError(f"corrupt model bundle {src}: config.json has no valid {key!r}")
+    if config["num_classes"] != len(labels):
+        raise FastTextError(f"corrupt model bundle {src}: config.json lists {len(labels)} labels for {config['num_classes']} classes")
+
+
+def load_bundle_files(src, local_dir, names=None):
+    """Read the bundle at ``src``: its checked config and its data files (verified) in ``local_dir``
+    (``names``: these logical names only; ``None``: every file config.json lists).
+
+    Returns ``(config, {logical name: local path})``. Reads the set again if a publisher replaced it
+    meanwhile; every failure is one line naming its real cause.
+    """
+    src = str(src)
+    try:
+        config, paths = storage.read_set(src, CONFIG, names, local_dir)
+    except storage.SetChanged as exc:
+        raise FastTextError(f"incomplete model bundle: {exc}") from None
+    except FastTextError as exc:
+        raise _not_a_bundle(src, exc) from None
+    _check_config(src, config)
+    missing = [name for name in DATA_FILES if name not in paths and (names is None or name in names)]
+    if missing:
+        raise FastTextError(f"incomplete model bundle: {storage.join(src, CONFIG)} lists no {', '.join(missing)}")
+    return config, paths

@@ -1,11 +1,12 @@
 """Checkpoints: ``<checkpoint_dir>/epoch-NNNN/`` (a directory or ``s3://`` prefix), newest kept.
 
-Each holds the parameters, the optimizer state and ``checkpoint.json`` (epoch, labels, config,
-history), is published atomically with its marker written last, and only then are older epochs
-deleted, so a kill at any point leaves at least one complete checkpoint. :func:`load_checkpoint`
-refuses one written by another run (other data or settings).
+Each epoch directory is a set published with :func:`fasttext_lib.storage.publish`: the parameters
+and the optimizer state as data files, ``checkpoint.json`` (epoch, labels, config, history; with
+each file's checksum) as its manifest, written last. Only then are older epochs removed
+(:func:`storage.remove`), so a kill or a full disk at any point leaves at least one complete,
+verified checkpoint. :func:`load_checkpoint` refuses one written by another run (other data or settings).
 """
-import json
+import math
 import os
 import pickle
 import tempfile
@@ -14,7 +15,7 @@ from . import storage
 from .errors import FastTextError
 
 CHECKPOINT_MARKER = "checkpoint.json"
-CHECKPOINT_FILES = ("model.params", "optimizer.states", CHECKPOINT_MARKER)
+CHECKPOINT_FILES = ("model.params", "optimizer.states")  # data files; checkpoint.json lists them
 
 
 def _checkpoint_epochs(checkpoint_dir):
@@ -28,6 +29,8 @@ def _checkpoint_epochs(checkpoint_dir):
             keys = [o["Key"] for page in pages for o in page.get("Contents", [])]
         names = {k[len(prefix):] for k in keys}
     else:
+        if os.path.lexists(checkpoint_dir) and not os.path.isdir(checkpoint_dir):
+            raise FastTextError(f"checkpoint directory {checkpoint_dir} exists and is not a directory")
         if not os.path.isdir(checkpoint_dir):
             return []
         names = {f"{d}/{CHECKPOINT_MARKER}" for d in os.listdir(checkpoint_dir)
@@ -44,20 +47,26 @@ def _epoch_dir(checkpoint_dir, epoch):
 
 
 def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states):
-    """Publish ``epoch-NNNN/`` (marker last), then delete older epochs: a kill at any point leaves
+    """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint."""
     older = _checkpoint_epochs(checkpoint_dir)
+    meta = {"epoch": epoch, "labels": list(labels), "num_rows": model.num_rows, "config": config.to_dict(),
+            "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
     with tempfile.TemporaryDirectory() as tmp:
-        model.save_parameters(os.path.join(tmp, "model.params"))
-        with open(os.path.join(tmp, "optimizer.states"), "wb") as f:
+        paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}
+        model.save_parameters(paths["model.params"])
+        with open(paths["optimizer.states"], "wb") as f:
             pickle.dump(optimizer_states, f)
-        with open(os.path.join(tmp, CHECKPOINT_MARKER), "w") as f:
-            json.dump({"epoch": epoch, "labels": list(labels), "num_rows": model.num_rows,
-                       "config": config.to_dict(), "history": history}, f)
-        storage.publish_directory(tmp, _epoch_dir(checkpoint_dir, epoch), marker=CHECKPOINT_MARKER)
+        storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta)
     for old in older:
         if old != epoch:
-            storage.remove_directory(_epoch_dir(checkpoint_dir, old), CHECKPOINT_FILES)
+            storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+
+
+def _json_safe(value):
+    # NaN (no validation split) -> null, strict JSON; load_checkpoint reads it back as NaN.
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def load_checkpoint(checkpoint_dir, model, config, labels):
@@ -67,13 +76,12 @@ def load_checkpoint(checkpoint_dir, model, config, labels):
         return None
     where = _epoch_dir(checkpoint_dir, epochs[-1])
     with tempfile.TemporaryDirectory() as tmp:
-        storage.fetch_directory(where, CHECKPOINT_FILES, tmp)
-        with open(os.path.join(tmp, CHECKPOINT_MARKER)) as f:
-            meta = json.load(f)
+        meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
+        meta["history"] = [{k: float("nan") if v is None else v for k, v in row.items()} for row in meta.get("history", [])]
         if meta.get("labels") != list(labels) or meta.get("num_rows") != model.num_rows or not config.same_run(meta.get("config", {})):
             raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings); "
                                 f"use another --checkpoint-dir or remove it")
-        model.load_parameters(os.path.join(tmp, "model.params"), ctx=model.embedding.weight.list_ctx())
-        with open(os.path.join(tmp, "optimizer.states"), "rb") as f:
+        model.load_parameters(paths["model.params"], ctx=model.embedding.weight.list_ctx())
+        with open(paths["optimizer.states"], "rb") as f:
             meta["optimizer_states"] = pickle.load(f)
     return meta

@@ -15,6 +15,7 @@ Every user error prints one ``error: ...`` line on stderr and exits with status 
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 
@@ -82,8 +83,16 @@ def build_parser():
     return parser
 
 
+def _json_number(value):
+    value = value.item() if hasattr(value, "item") else value  # numpy scalars
+    if isinstance(value, float):
+        return round(value, 6) if math.isfinite(value) else None
+    return value
+
+
 def cmd_train(args):
-    from .bundle import save_bundle
+    from . import storage
+    from .bundle import check_output, save_bundle
     from .config import config_from_args
     from .data import read_labeled
     from .devices import describe_ctx
@@ -91,11 +100,16 @@ def cmd_train(args):
 
     config = config_from_args(args)
     _check_autotune_flags(args)
+    # Fail fast: a destination that cannot be written (or must not be replaced) is found before
+    # the data is read and the model trained, not after.
+    check_output(args.output)
+    if args.checkpoint_dir:
+        storage.check_writable(args.checkpoint_dir)
     train_data = read_labeled(args.train, args.format)
     val_data = read_labeled(args.validation, args.format) if args.validation else None
 
-    def report(row):
-        print(json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+    def report(row):  # one JSON line per epoch; NaN (no validation split) is null
+        print(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
 
     if args.autotune_validation:
         trained = _autotune(args, config, train_data, report)
@@ -164,18 +178,24 @@ def cmd_evaluate(args):
     return 0
 
 
+def _decode_lines(raw, source):
+    """UTF-8 lines; a bad byte is reported at its own line and column."""
+    try:
+        return raw.decode("utf-8").lstrip("\ufeff").splitlines()
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise FastTextError(f"{source}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {column})") from None
+
+
 def cmd_predict(args):
     from . import storage
     from .predict import Predictor
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
-    if args.input == "-":
-        lines = sys.stdin.read().splitlines()
-    else:
-        try:
-            lines = storage.read_bytes(args.input).decode("utf-8").splitlines()
-        except UnicodeDecodeError:
-            raise FastTextError(f"{args.input}: not UTF-8 text") from None
+    source = "stdin" if args.input == "-" else args.input
+    raw = sys.stdin.buffer.read() if args.input == "-" else storage.read_bytes(args.input)
+    lines = _decode_lines(raw, source)
     for start in range(0, len(lines), 4096):
         for result in predictor.predict(lines[start:start + 4096]):
             print(json.dumps(result))
@@ -219,14 +239,23 @@ COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict
 
 
 def main(argv=None):
+    """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
+    130 on Ctrl-C (SIGINT) and 143 on SIGTERM, after cleaning up (see errors.stop_on_signals)."""
+    from .errors import stop_on_signals
+
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with stop_on_signals():
+            return COMMANDS[args.command](args)
     except FastTextError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"error: {exc or 'interrupted'}; stopped and cleaned up", file=sys.stderr)
+        return getattr(exc, "exit_status", 130)
+    finally:
+        # A library that installs a rich traceback handler (the sagemaker SDK does, when imported)
+        # would print a bug's traceback on stdout: keep Python's own, on stderr.
+        sys.excepthook = sys.__excepthook__

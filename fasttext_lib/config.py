@@ -5,11 +5,13 @@ The command line (``python -m fasttext_lib train``) and the SageMaker training j
 new field here (and, if it changes the run, its use in train.py).
 """
 import argparse
+import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Optional
 
 import numpy as np
 
+from .devices import check_ctx
 from .errors import FastTextError
 
 OPTIMIZERS = ("sgd", "adam")
@@ -20,6 +22,7 @@ KVSTORES = ("auto", "local", "device", "dist_sync", "dist_async")
 # smaller steps: see docs/RESULTS.md for the settings that match or beat fastText C++ at 10 epochs
 # (sgd lr 0.5 with batch 256, for unigrams and bigrams alike).
 DEFAULT_LR = {"sgd": 8.0, "adam": 0.01}
+MAX_SEED = 2**32 - 1  # numpy seeds are 32-bit unsigned (train.py seeds numpy and MXNet with it)
 
 
 def _setting(default, help):
@@ -59,12 +62,16 @@ class TrainConfig:
             raise FastTextError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}")
         if self.kvstore not in KVSTORES:
             raise FastTextError(f"kvstore must be one of {', '.join(KVSTORES)}, got {self.kvstore!r}")
-        if self.lr is not None and not self.lr > 0:
-            raise FastTextError(f"lr must be positive, got {self.lr!r}")
-        if not self.wd >= 0:
-            raise FastTextError(f"wd must be non-negative, got {self.wd!r}")
+        if self.lr is not None and not (self.lr > 0 and math.isfinite(self.lr)):
+            raise FastTextError(f"lr must be a positive finite number, got {self.lr!r}")
+        if not (self.wd >= 0 and math.isfinite(self.wd)):
+            raise FastTextError(f"wd must be a non-negative finite number, got {self.wd!r}")
         if not 0 <= self.dropout < 1:
             raise FastTextError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool) or not 0 <= self.seed <= MAX_SEED:
+            raise FastTextError(f"seed must be an integer from 0 to {MAX_SEED}, got {self.seed!r}")
+        if isinstance(self.ctx, str):
+            check_ctx(self.ctx)
 
     @property
     def learning_rate(self):

@@ -1,6 +1,26 @@
 """Device specs (``ctx``) -> MXNet contexts, for training and serving alike."""
 from .errors import FastTextError
 
+CTX_HELP = "use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1"
+
+
+def check_ctx(spec):
+    """The spec's kind and device ids, checked without MXNet (``TrainConfig`` validates with it).
+
+    ``"auto"`` -> ``("auto", [])``; ``"gpu:0,1"`` -> ``("gpu", [0, 1])``; anything else is a
+    one-line :class:`FastTextError` (``cpu:x``, ``gpu:abc``, ``cpu:-1``, ``gpu:``).
+    """
+    text = str(spec).strip().lower()
+    if text in ("auto", "cpu", "gpu"):
+        return text, ([0] if text != "auto" else [])
+    kind, sep, ids = text.partition(":")
+    if kind in ("cpu", "gpu") and sep:
+        parts = [i.strip() for i in ids.split(",")]
+        if parts and all(p.isdigit() for p in parts):  # isdigit: no sign, so no negative ids
+            return kind, [int(p) for p in parts]
+        raise FastTextError(f"bad ctx {spec!r}: device ids must be non-negative integers ({CTX_HELP})")
+    raise FastTextError(f"unknown ctx {spec!r}: {CTX_HELP}")
+
 
 def parse_ctx(spec="auto"):
     """``auto`` | ``cpu`` | ``gpu`` | ``gpu:N`` | ``gpu:0,1`` | a list of those -> list of mx.Context.
@@ -13,23 +33,18 @@ def parse_ctx(spec="auto"):
         return [c for s in spec for c in parse_ctx(s)]
     if isinstance(spec, mx.Context):
         return [spec]
+    kind, ids = check_ctx(spec)
     spec = str(spec).strip().lower()
     num_gpus = mx.context.num_gpus()
-    if spec == "auto":
+    if kind == "auto":
         return [mx.gpu(i) for i in range(num_gpus)] or [mx.cpu()]
-    if spec == "cpu":
-        return [mx.cpu()]
-    if spec.startswith("cpu:"):  # several CPU "devices" exercise the multi-device path without GPUs
-        return [mx.cpu(int(i)) for i in spec[4:].split(",")]
-    if spec == "gpu" or spec.startswith("gpu:"):
-        ids = [0] if spec == "gpu" else [int(i) for i in spec[4:].split(",") if i.strip()]
-        if num_gpus == 0:
-            raise FastTextError(f"ctx {spec!r} asks for a GPU but none is visible (mx.context.num_gpus() == 0)")
-        missing = [i for i in ids if i >= num_gpus]
-        if missing:
-            raise FastTextError(f"ctx {spec!r}: only {num_gpus} GPU(s) visible")
-        return [mx.gpu(i) for i in ids]
-    raise FastTextError(f"unknown ctx {spec!r}: use auto, cpu, gpu, gpu:N or gpu:0,1")
+    if kind == "cpu":  # several CPU "devices" exercise the multi-device path without GPUs
+        return [mx.cpu(i) for i in ids]
+    if num_gpus == 0:
+        raise FastTextError(f"ctx {spec!r} asks for a GPU but none is visible (mx.context.num_gpus() == 0)")
+    if any(i >= num_gpus for i in ids):
+        raise FastTextError(f"ctx {spec!r}: only {num_gpus} GPU(s) visible")
+    return [mx.gpu(i) for i in ids]
 
 
 def describe_ctx(ctxs):

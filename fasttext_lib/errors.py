@@ -1,10 +1,60 @@
-"""The one exception type a user can cause.
+"""The one exception type a user can cause, and signals turned into a clean stop.
 
 Everything a user can get wrong (a bad file, a missing bucket, a model that does not match its
 vocabulary) is raised as :class:`FastTextError` with a one-line message; the CLI prints it as
 ``error: ...`` and exits non-zero without a traceback. Anything else is a bug and keeps its traceback.
+
+SIGTERM (spot interruptions, ``StopTrainingJob``, Kubernetes, schedulers) is handled like Ctrl-C:
+inside :func:`stop_on_signals` both raise :class:`Interrupted` (a ``KeyboardInterrupt``) in the main
+thread, so every ``finally`` and ``except BaseException`` on the way out runs: publishing takes back
+what it staged, temporary directories go, the prefetch thread stops.
 """
+import contextlib
+import signal
+import threading
 
 
 class FastTextError(Exception):
     """A user-caused failure with a one-line, actionable message."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived; ``exit_status`` is the shell's 128 + signal number (130, 143)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        self.exit_status = 128 + signum
+
+    def __str__(self):
+        return f"{'interrupted' if self.signum == signal.SIGINT else 'terminated'} ({self.name})"
+
+
+@contextlib.contextmanager
+def stop_on_signals(as_error=False):
+    """SIGINT and SIGTERM raise :class:`Interrupted` (main thread only; elsewhere a no-op).
+
+    While the stack unwinds a second SIGTERM is ignored, so cleanup is not cut short; a second
+    Ctrl-C still interrupts it (``kill -9`` leftovers are removed by the next publish anyway).
+    ``as_error``: re-raise as :class:`FastTextError`, for callers that report only those.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    except Interrupted as exc:
+        if as_error:
+            raise FastTextError(f"{exc}: stopped and cleaned up") from None
+        raise
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)

@@ -89,31 +89,37 @@ def stage_source_dir(dest, requirements=REQUIREMENTS):
 
 
 def _fetch_bundle(src, local_dir):
-    from .bundle import BUNDLE_FILES, fetch_bundle_files, read_config
+    """The bundle at ``src`` (verified) in ``local_dir`` as published: ``[(stored name, local path)]``."""
+    import json
 
-    read_config(src)  # one-line errors for a missing or foreign bundle
-    fetch_bundle_files(src, BUNDLE_FILES, local_dir)
-    return BUNDLE_FILES
+    from .bundle import CONFIG, load_bundle_files, stored_names
+
+    config, paths = load_bundle_files(src, local_dir)  # one-line errors for a missing or foreign bundle
+    manifest = os.path.join(local_dir, CONFIG)
+    with open(manifest, "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    by_object = {config["files"][name]["object"]: path for name, path in paths.items()}
+    return [(name, manifest if name == CONFIG else by_object[name]) for name in stored_names(config)]
 
 
 def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
     """Pack the bundle at ``bundle`` (directory or ``s3://`` prefix) into ``model.tar.gz`` at ``dest``.
 
-    Layout: ``config.json, model.params, vocab.json, metrics.json`` at the top, then
-    ``code/`` (:func:`stage_source_dir` with :data:`SERVING_REQUIREMENTS`: ``entry_point.py`` and
-    ``inference.py``, so it serves with or without ``SAGEMAKER_PROGRAM``). ``dest`` is a
+    Layout: the bundle as published (``config.json`` and the data files it lists, see bundle.py)
+    at the top, then ``code/`` (:func:`stage_source_dir` with :data:`SERVING_REQUIREMENTS`:
+    ``entry_point.py`` and ``inference.py``, so it serves with or without ``SAGEMAKER_PROGRAM``). ``dest`` is a
     local path or ``s3://`` URI, written atomically (nothing appears there if anything fails).
     Returns ``dest``.
     """
     with tempfile.TemporaryDirectory() as tmp:
         files = os.path.join(tmp, "bundle")
         os.makedirs(files)
-        names = _fetch_bundle(bundle, files)
+        members = _fetch_bundle(bundle, files)
         code = stage_source_dir(os.path.join(tmp, CODE_DIR), requirements)
         with storage.atomic_write(str(dest), "wb") as f:
             with tarfile.open(fileobj=f, mode="w:gz") as tar:
-                for name in names:
-                    tar.add(os.path.join(files, name), arcname=name, filter=_normalize_member)
+                for name, path in members:
+                    tar.add(path, arcname=name, filter=_normalize_member)
                 tar.add(code, arcname=CODE_DIR, filter=_normalize_member)
     return str(dest)
 
@@ -131,28 +137,47 @@ def _normalize_member(info):
 def fetch_job_model(model_data, dest):
     """Turn a ``model.tar.gz`` (a training job's ``model_data``; local or ``s3://``) into a bundle at ``dest``.
 
-    Only the bundle's own files are taken from the archive (anything else, ``code/`` included, is
-    ignored); the bundle is published atomically like :func:`~fasttext_lib.bundle.save_bundle`.
+    Only the bundle's own files are taken from the archive (``config.json`` and the files it lists;
+    anything else, ``code/`` included, is ignored); they are verified against their checksums and
+    published like :func:`~fasttext_lib.bundle.save_bundle` (the same refusals and guarantees).
     Returns the bundle's location, loadable with :meth:`Predictor.load`.
     """
-    from .bundle import BUNDLE_FILES, CONFIG
+    import json
+
+    from .bundle import CONFIG, DATA_FILES, load_bundle_files, publish_bundle
 
     model_data = str(model_data)
     with tempfile.TemporaryDirectory() as tmp:
         archive = os.path.join(tmp, "model.tar.gz")
         with storage.open_read(model_data, "rb") as fin, open(archive, "wb") as fout:
             shutil.copyfileobj(fin, fout, 1 << 20)
-        out = os.path.join(tmp, "bundle")
-        os.makedirs(out)
+        extracted, verified = os.path.join(tmp, "extracted"), os.path.join(tmp, "verified")
+        os.makedirs(extracted)
+        os.makedirs(verified)
         try:
             with tarfile.open(archive, "r:*") as tar:
                 members = {os.path.normpath(m.name).lstrip("/"): m for m in tar.getmembers() if m.isfile()}
-                missing = [n for n in BUNDLE_FILES if n not in members]
-                if missing:
-                    raise FastTextError(f"{model_data} holds no model bundle (missing {', '.join(missing)})")
-                for name in BUNDLE_FILES:
-                    with tar.extractfile(members[name]) as fin, open(os.path.join(out, name), "wb") as fout:
+                if CONFIG not in members:
+                    raise FastTextError(f"{model_data} holds no model bundle (no {CONFIG} at its top level)")
+                with tar.extractfile(members[CONFIG]) as fin:
+                    raw = fin.read()
+                try:
+                    listed = json.loads(raw).get("files") or {}
+                    wanted = [listed[name]["object"] for name in DATA_FILES if name in listed]
+                except (ValueError, AttributeError, TypeError, KeyError):
+                    wanted = []  # load_bundle_files below names what is wrong with it
+                with open(os.path.join(extracted, CONFIG), "wb") as fout:
+                    fout.write(raw)
+                for name in wanted:
+                    if "/" in name or name.startswith(".") or name not in members:
+                        continue  # a missing file is reported by load_bundle_files
+                    with tar.extractfile(members[name]) as fin, open(os.path.join(extracted, name), "wb") as fout:
                         shutil.copyfileobj(fin, fout, 1 << 20)
         except tarfile.TarError as exc:
             raise FastTextError(f"{model_data} is not a readable tar archive: {exc}") from None
-        return storage.publish_directory(out, str(dest), marker=CONFIG)
+        try:
+            config, paths = load_bundle_files(extracted, verified)
+        except FastTextError as exc:
+            raise FastTextError(f"{model_data} holds no model bundle ({exc})") from None
+        manifest = {k: v for k, v in config.items() if k not in ("files", storage.MARKER_KEY)}
+        return publish_bundle(dest, manifest, paths)

@@ -13,7 +13,6 @@ config, progress) nor tqdm, which the inference containers do not have
 (tests/test_architecture.py checks it).
 """
 import json
-import os
 import tempfile
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy as np
 from . import native_features
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
-from .bundle import METRICS, PARAMS, VOCAB, fetch_bundle_files, read_config
+from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
 from .devices import parse_ctx
 from .errors import FastTextError
 from .features import Featurizer
@@ -145,15 +144,13 @@ class Predictor:
         from .model import FastTextClassifier
 
         src = str(src)
-        config = read_config(src)
         device = parse_ctx(ctx)[0]
         with tempfile.TemporaryDirectory() as tmp:
-            extra = (config["compact"].get("file", "embedding_rows.npz"),) if config.get("compact") else ()
-            fetch_bundle_files(src, (PARAMS, VOCAB, METRICS) + extra, tmp)
+            config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
             try:
-                with open(os.path.join(tmp, VOCAB)) as f:
+                with open(paths[VOCAB]) as f:
                     vocab = gluonnlp.Vocab.from_json(f.read())
-                with open(os.path.join(tmp, METRICS)) as f:
+                with open(paths[METRICS]) as f:
                     metrics = json.load(f)
             except ValueError as exc:
                 raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
@@ -169,7 +166,7 @@ class Predictor:
 
                     compact.load_into(model, tmp, PARAMS, config["compact"], device)
                 else:
-                    model.load_parameters(os.path.join(tmp, PARAMS), ctx=device)
+                    model.load_parameters(paths[PARAMS], ctx=device)
             except (mx.base.MXNetError, AssertionError, ValueError) as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None

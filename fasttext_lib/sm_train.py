@@ -22,7 +22,9 @@ with the source_dir as cwd; this module
   ``SM_OUTPUT_DATA_DIR`` (the job's ``output.tar.gz``).
 
 Every user error ends in one ``error: ...`` line on stderr and exit status 2, and the same line in
-``$SM_OUTPUT_DIR/failure``, the job's FailureReason in the console and DescribeTrainingJob.
+``$SM_OUTPUT_DIR/failure``, the job's FailureReason in the console and DescribeTrainingJob; so does
+SIGTERM (``StopTrainingJob``, a spot interruption), after cleaning up. The model dir and the
+checkpoint dir are checked before the data is read.
 """
 import argparse
 import contextlib
@@ -30,9 +32,7 @@ import csv
 import json
 import logging
 import os
-import shutil
 import sys
-import tempfile
 
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
 from .errors import FastTextError
@@ -209,22 +209,21 @@ def read_channel(path, fmt="auto", name="train"):
 
 
 def save_model(trained, model_dir):
-    """Write the bundle's files straight into ``model_dir`` (config.json last, each file atomically).
+    """Publish the bundle straight into ``model_dir`` (storage.publish fills a directory in place:
+    ``SM_MODEL_DIR`` may be a mount point, so it is never replaced by a rename).
 
-    ``SM_MODEL_DIR`` may be a mount point, so it is filled in place rather than replaced by a rename.
+    Files readable by all (the serving container may not run as root); the lock file goes, as
+    nothing else publishes here, so the job's ``model.tar.gz`` holds exactly the bundle.
     """
-    from .bundle import CONFIG, save_bundle
+    from . import storage
+    from .bundle import CONFIG, save_bundle, stored_names
 
-    os.makedirs(model_dir, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        staged = save_bundle(trained, os.path.join(tmp, "bundle"))
-        names = sorted(os.listdir(staged), key=lambda n: (n == CONFIG, n))
-        stale = os.path.join(model_dir, CONFIG)
-        if os.path.exists(stale):  # never a new model under an old config
-            os.remove(stale)
-        for name in names:
-            with open(os.path.join(staged, name), "rb") as fin, _public_file(os.path.join(model_dir, name)) as fout:
-                shutil.copyfileobj(fin, fout, 1 << 20)
+    save_bundle(trained, model_dir)
+    config = storage.read_manifest(model_dir, CONFIG)
+    for name in stored_names(config):
+        os.chmod(os.path.join(model_dir, name), 0o644)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(model_dir, storage.LOCK_NAME))
     return model_dir
 
 
@@ -298,6 +297,12 @@ def run_training(argv=None, environ=None):
     if ignored:
         print(f"ignored arguments: {' '.join(ignored)}", flush=True)
     config = TrainConfig(**config_kwargs)  # validates the values
+    if env.is_first_host:  # fail fast: an unwritable model dir is found before training, not after
+        from .bundle import check_output
+        check_output(env.model_dir)
+    if train_kwargs.get("checkpoint_dir"):
+        from . import storage
+        storage.check_writable(train_kwargs["checkpoint_dir"])
     train_data = read_channel(env.train_channel, args.format, "train")
     val_data = read_channel(env.test_channel, args.format, "test") if env.test_channel else None
 
@@ -341,8 +346,11 @@ def main(argv=None, environ=None):
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
+    from .errors import stop_on_signals
+
     try:
-        return run_training(argv, environ)
+        with stop_on_signals(as_error=True):  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
+            return run_training(argv, environ)
     except FastTextError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         write_failure(f"error: {exc}", environ)

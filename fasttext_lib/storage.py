@@ -39,7 +39,8 @@ API (stable; bundles and checkpoints use it):
 * ``check_writable(dest, manifest_name=None)``: fail fast before training (also refuses a foreign
   destination when ``manifest_name`` is given).
 
-Plain files: ``open_read``, ``read_bytes``, ``exists``, ``atomic_write``, ``atomic_local_file``.
+Plain files: ``open_read`` (S3 objects streamed by smart_open), ``read_bytes``, ``exists``,
+``atomic_write``, ``atomic_local_file``.
 S3 URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a user
 can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is one-line :class:`FastTextError`.
 The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos).
@@ -194,39 +195,64 @@ def exists(uri):
     return os.path.exists(uri)
 
 
-class _S3Reader(io.RawIOBase):
-    """An S3 object's streaming body whose read failures are one-line errors."""
+class _S3Stream(io.RawIOBase):
+    """smart_open's streaming S3 reader, with its failures turned into one-line errors.
 
-    def __init__(self, body, uri):
-        self._body, self._uri = body, uri
+    smart_open wraps a refused GET in ``OSError`` (the botocore error as its cause) and gives up on a
+    connection that keeps resetting with a plain ``OSError``: both become :class:`FastTextError`.
+    """
+
+    def __init__(self, stream, uri):
+        self._stream, self._uri = stream, uri
 
     def readable(self):
         return True
 
     def readinto(self, buf):
-        with s3_errors(self._uri):
-            data = self._body.read(len(buf))
+        with _smart_open_errors(self._uri):
+            data = self._stream.read(len(buf))
         buf[:len(data)] = data
         return len(data)
 
     def close(self):
         with contextlib.suppress(Exception):
-            self._body.close()
+            self._stream.close()
         super().close()
 
 
+@contextlib.contextmanager
+def _smart_open_errors(uri):
+    with s3_errors(uri):
+        try:
+            yield
+        except OSError as exc:
+            cause = getattr(exc, "backend_error", None) or exc.__cause__
+            if cause is not None and cause is not exc:
+                raise cause from None  # the botocore error: s3_errors names it
+            raise FastTextError(f"S3 read of {uri} failed: {_first_line(exc)}") from None
+
+
 def open_read(uri, mode="rb"):
-    """Open a local file or S3 object for streaming reads, with one-line errors for what is missing."""
+    """Open a local file or S3 object for streaming reads, with one-line errors for what is missing.
+
+    S3 objects stream through smart_open (bucket and key handed over as they are, so ``#`` and ``?``
+    stay in the key); a HEAD first names a missing bucket or object, or a refusal, in one line.
+    """
     uri = str(uri)
     if mode not in ("rb", "r"):
         raise ValueError(f"open_read mode must be 'rb' or 'r', not {mode!r}")
     if is_s3(uri):
+        import smart_open.s3
+
         bucket, key = split_s3(uri)
         if not key or key.endswith("/"):
             raise FastTextError(f"S3 URI names no object: {uri}")
+        client = s3_client()
         with s3_errors(uri):
-            body = s3_client().get_object(Bucket=bucket, Key=key)["Body"]
-        raw = io.BufferedReader(_S3Reader(body, uri), 1 << 20)
+            client.head_object(Bucket=bucket, Key=key)
+        with _smart_open_errors(uri):
+            stream = smart_open.s3.open(bucket, key, "rb", client=client)
+        raw = io.BufferedReader(_S3Stream(stream, uri), 1 << 20)
         return raw if mode == "rb" else io.TextIOWrapper(raw, encoding="utf-8")
     if os.path.isdir(uri):
         raise FastTextError(f"expected a file but got a directory: {uri}")
@@ -467,6 +493,7 @@ def _local_leftovers(dest, keep):
 def _publish_local(dest, files, manifest_name, manifest):
     dest = os.path.abspath(dest)
     _check_local_destination(dest, manifest_name)
+    existed = os.path.isdir(dest)
     try:
         with _locked(dest):
             old = _check_local_destination(dest, manifest_name)  # again: another publisher may have won
@@ -488,6 +515,10 @@ def _publish_local(dest, files, manifest_name, manifest):
                 _fsync_dir(dest)
             except BaseException:
                 _delete_local(dest, [os.path.basename(staged_manifest)] + ([] if committed else written))
+                if old is None and not committed and not existed:  # we made dest: leave no directory
+                    _delete_local(dest, [LOCK_NAME])
+                    with contextlib.suppress(OSError):
+                        os.rmdir(dest)  # only if empty
                 raise
             _delete_local(dest, _referenced(old) - set(written))
     except OSError as exc:
@@ -529,7 +560,7 @@ def _s3_listing(client, bucket, prefix):
     return found
 
 
-def _check_s3_destination(client, bucket, prefix, manifest_name, dest):
+def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=3):
     try:
         old = read_manifest(f"s3://{bucket}/{prefix}", manifest_name)
     except FastTextError as exc:
@@ -537,7 +568,10 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest):
             raise _refuse(dest, str(exc)) from None
         old = None
     if old is None:
-        foreign = sorted(n for n in _s3_listing(client, bucket, prefix) if not _is_ours(n))
+        listing = _s3_listing(client, bucket, prefix)
+        if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
+            return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
+        foreign = sorted(n for n in listing if not _is_ours(n))
         if foreign:
             shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
             raise _refuse(dest, f"it holds objects this library did not write ({shown})")
@@ -649,8 +683,8 @@ def fetch(src, manifest, names, local_dir):
             else:
                 shutil.copyfile(uri, path)
         except FastTextError as exc:
-            if "no such S3 object" in str(exc):
-                raise FastTextError(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again") from None
+            if "no such S3 object" in str(exc):  # SetChanged: read_set reads the manifest again
+                raise SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again") from None
             raise
         except FileNotFoundError:
             if not os.path.exists(uri):
@@ -666,12 +700,14 @@ def fetch(src, manifest, names, local_dir):
 def read_set(src, manifest_name, names, local_dir, attempts=3):
     """:func:`read_manifest` + :func:`fetch`, read again if a publisher replaced the set meanwhile.
 
+    ``names``: the logical names to fetch (``None``: every file the manifest lists).
     Returns ``(manifest, {name: local path})``.
     """
     for attempt in range(attempts):
         manifest = read_manifest(src, manifest_name)
         try:
-            return manifest, fetch(src, manifest, names, local_dir)
+            wanted = sorted(manifest["files"]) if names is None else names
+            return manifest, fetch(src, manifest, wanted, local_dir)
         except SetChanged:
             if attempt == attempts - 1:
                 raise
@@ -717,86 +753,3 @@ def check_writable(dest, manifest_name=None):
         os.remove(probe)
     except OSError as exc:
         raise FastTextError(f"cannot write to {dest}: {where}: {exc.strerror or exc}") from None
-
-
-# ---------------------------------------------------------------- older directory API (until callers switch)
-
-def publish_directory(local_dir, dest, marker):
-    """Copy the files of ``local_dir`` to ``dest`` with ``marker`` last (older layout: plain names).
-
-    Superseded by :func:`publish`. Locally it refuses a non-empty destination without ``marker``.
-    """
-    names = sorted(os.listdir(local_dir))
-    if marker not in names:
-        raise ValueError(f"{local_dir} has no {marker}")
-    if not is_s3(dest):
-        dest = os.path.abspath(dest)
-        if os.path.lexists(dest) and not os.path.isdir(dest):
-            raise FastTextError(f"output exists and is a file, not a directory: {dest}")
-        if os.path.isdir(dest) and os.listdir(dest) and not os.path.exists(os.path.join(dest, marker)):
-            raise _refuse(dest, f"it holds files and no {marker}")
-        _check_creatable(dest)
-        parent = os.path.dirname(dest)
-        try:
-            os.makedirs(parent, exist_ok=True)
-            staging = tempfile.mkdtemp(prefix="." + os.path.basename(dest) + ".", dir=parent)
-        except OSError as exc:
-            raise FastTextError(f"cannot write {dest}: {exc.strerror or exc}") from None
-        try:
-            for name in names:
-                shutil.copy2(os.path.join(local_dir, name), os.path.join(staging, name))
-            old = None
-            if os.path.exists(dest):
-                old = staging + ".old"
-                os.rename(dest, old)
-            os.rename(staging, dest)
-            if old:
-                shutil.rmtree(old, ignore_errors=True)
-        except BaseException as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            if isinstance(exc, OSError) and exc.errno is not None:
-                raise FastTextError(f"cannot write {dest}: {exc.strerror}") from None
-            raise
-        return dest
-
-    bucket, prefix = split_s3(dest)
-    prefix = prefix.rstrip("/")
-    client = s3_client()
-    with s3_errors(dest):
-        client.head_bucket(Bucket=bucket)
-    uploaded = []
-    try:
-        for name in [n for n in names if n != marker] + [marker]:
-            with s3_errors(join(dest, name)):
-                client.upload_file(os.path.join(local_dir, name), bucket, _key(prefix, name))
-            uploaded.append(name)
-    except BaseException:
-        for name in uploaded:
-            with contextlib.suppress(Exception):
-                client.delete_object(Bucket=bucket, Key=_key(prefix, name))
-        raise
-    return f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
-
-
-def remove_directory(uri, names):
-    """Delete the named files of a local directory or ``s3://`` prefix (and the directory if empty)."""
-    if is_s3(uri):
-        bucket, prefix = split_s3(uri)
-        client = s3_client()
-        with s3_errors(uri):
-            for name in names:
-                client.delete_object(Bucket=bucket, Key=_key(prefix.rstrip("/"), name))
-        return
-    for name in names:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(os.path.join(uri, name))
-    with contextlib.suppress(OSError):
-        os.rmdir(uri)
-
-
-def fetch_directory(src, names, local_dir):
-    """Copy the named files of a local directory or ``s3://`` prefix into ``local_dir``."""
-    for name in names:
-        with open_read(join(src, name), "rb") as fin, open(os.path.join(local_dir, name), "wb") as fout:
-            shutil.copyfileobj(fin, fout, 1 << 20)
-

@@ -99,6 +99,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
     if (featurizer.ngrams, featurizer.buckets) != (config.ngrams, config.buckets if config.ngrams > 1 else 0):
         raise ValueError("featurized: made with other ngrams / buckets than this config's")
+    if featurizer.vocab_size <= 1:  # only <unk>: every document would look the same
+        raise FastTextError(f"empty vocabulary: no word occurs at least min_count={config.min_count} times in the "
+                            f"training data, so every document would get the same prediction; lower min_count")
     val = (val_bags, y_val) if has_val else None
     if release_texts:
         for data in (train_data, val_data):
@@ -139,20 +142,28 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         total_loss = mx.nd.zeros((1,), ctx=ctxs[0])
         batches = prefetch(maker, order, config.batch_size, len(ctxs), with_transpose=not native)
         progress = bar(batches, total=steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch")
-        for step, parts in enumerate(progress, 1):
-            global_batch = sum(p.size for p in parts) * workers
-            steps = []
-            for i, (part, ctx) in enumerate(zip(parts, ctxs)):
-                arrays = to_batch_arrays(part, ctx, model.binary, native, sgd_row_scale=config.optimizer == "sgd")
-                values, entry_index = updater.embedding_for(i, arrays)
-                steps.append(sparse_step(model, values, entry_index, arrays, global_batch))
-            updater.apply(model, steps)
-            for step_result in steps:
-                total_loss += step_result.loss_sum.as_in_context(ctxs[0])
-            if config.progress and step % 50 == 0:
-                progress.set_postfix(loss=f"{total_loss.asscalar() / min(step * config.batch_size, len(order)):.4f}")
+        try:
+            for step, parts in enumerate(progress, 1):
+                global_batch = sum(p.size for p in parts) * workers
+                steps = []
+                for i, (part, ctx) in enumerate(zip(parts, ctxs)):
+                    arrays = to_batch_arrays(part, ctx, model.binary, native, sgd_row_scale=config.optimizer == "sgd")
+                    values, entry_index = updater.embedding_for(i, arrays)
+                    steps.append(sparse_step(model, values, entry_index, arrays, global_batch))
+                updater.apply(model, steps)
+                for step_result in steps:
+                    total_loss += step_result.loss_sum.as_in_context(ctxs[0])
+                if step % 50 == 0:  # a sync every 50 steps: cheap, and a diverged run stops early
+                    running = total_loss.asscalar() / min(step * config.batch_size, len(order))
+                    check_finite(running, "the training loss", epoch, step, config)
+                    if config.progress:
+                        progress.set_postfix(loss=f"{running:.4f}")
+        finally:
+            batches.close()  # stops the prefetch thread, also when a signal or an error ends the epoch
         updater.sync_tables()
         train_loss = total_loss.asscalar() / len(order)  # waits for the epoch's last batch
+        check_finite(train_loss, "the training loss", epoch, step, config)
+        check_finite(parameter_sum(model), "the model parameters", epoch, step, config)
         seconds = time.time() - started
         progress.close()
         row = {"epoch": epoch, "train_loss": train_loss, "val_loss": float("nan"), "val_accuracy": float("nan"),
@@ -166,6 +177,22 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         if on_epoch_end is not None:
             on_epoch_end(row)
     return result
+
+
+def check_finite(value, what, epoch, step, config):
+    """Stop a diverged run (nothing is saved: checkpoints and bundles come after this check)."""
+    if not math.isfinite(value):
+        raise FastTextError(f"training diverged: {what} became {value} at epoch {epoch}, step {step} "
+                            f"(lr={config.learning_rate:g}, optimizer {config.optimizer}); try a smaller lr")
+
+
+def parameter_sum(model):
+    """The sum of every parameter: NaN or infinite if any one is (one pass, no full-size temporary)."""
+    total = 0.0
+    for param in model.collect_params().values():
+        for data in param.list_data()[:1]:  # the copies on other devices are the same
+            total += float(data.sum().asscalar())
+    return total
 
 
 def keep_freed_memory():

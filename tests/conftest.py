@@ -45,6 +45,30 @@ def sample_dir(tmp_path_factory):
     return out
 
 
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A real tiny tmpfs (as root chmod does not stop writes, so read-only and full need a real mount).
+
+    ``tmpfs(size)`` mounts one under ``tmp_path`` and returns its path; read-only: ``remount_ro(path)``."""
+    mounted = []
+
+    def mount(size="64k"):
+        where = tmp_path / f"mnt{len(mounted)}"
+        where.mkdir()
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True).returncode:
+            pytest.skip("cannot mount a tmpfs here (needs root); the ENOSPC/read-only cases need a real filesystem")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in mounted:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def remount_ro(where):
+    subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
+
+
 def make_splits(n_train, n_test, seed):
     """A synthetic (train, validation) pair of LabeledTexts."""
     from fasttext_lib.data import LabeledTexts

@@ -23,10 +23,20 @@ def local_bundle(sample_dir, tmp_path_factory):
     return out, r
 
 
+def stored(bundle, name):
+    """The path of a bundle's data file (config.json names its stored file)."""
+    config = json.loads((bundle / "config.json").read_text())
+    return bundle / config["files"][name]["object"]
+
+
 def test_train_writes_bundle_with_metrics_and_reports_epochs(local_bundle):
+    from fasttext_lib.bundle import stored_names
+
     out, r = local_bundle
-    assert sorted(os.listdir(out)) == ["config.json", "metrics.json", "model.params", "vocab.json"]
-    metrics = json.loads((out / "metrics.json").read_text())
+    config = json.loads((out / "config.json").read_text())
+    assert sorted(os.listdir(out)) == sorted(stored_names(config) + [".fasttext.lock"])
+    assert sorted(config["files"]) == ["metrics.json", "model.params", "vocab.json"]
+    metrics = json.loads(stored(out, "metrics.json").read_text())
     assert [row["epoch"] for row in metrics["history"]] == [1, 2, 3]
     assert set(metrics["history"][0]) == {"epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"}
     assert len([line for line in r.stdout.splitlines() if line.startswith("{")]) == 3
@@ -70,8 +80,11 @@ def test_s3_end_to_end(sample_dir, s3_bucket):
     model = f"{s3_bucket}/models/run1"
     r = run_cli("train", "--train", f"{s3_bucket}/data/train.csv", "--validation", f"{s3_bucket}/data/test.csv", "--output", model, *FAST)
     assert r.returncode == 0, r.stderr
+    from fasttext_lib.bundle import stored_names
+    from fasttext_lib.storage import read_manifest
+
     keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="models/run1/")["Contents"])
-    assert keys == [f"models/run1/{n}" for n in ("config.json", "metrics.json", "model.params", "vocab.json")]
+    assert keys == sorted(f"models/run1/{n}" for n in stored_names(read_manifest(model, "config.json")))
     r = run_cli("evaluate", "--model", model, "--data", f"{s3_bucket}/data/test.csv")
     assert r.returncode == 0, r.stderr
     assert _last_json(r.stdout)["accuracy"] >= 0.75
@@ -133,12 +146,13 @@ def test_model_that_is_not_a_bundle(tmp_path, local_bundle, sample_dir):
     out, _ = local_bundle
     broken = tmp_path / "broken"
     broken.mkdir()
-    for name in ("config.json", "metrics.json", "vocab.json"):
-        (broken / name).write_bytes((out / name).read_bytes())
+    (broken / "config.json").write_bytes((out / "config.json").read_bytes())
+    for name in ("metrics.json", "vocab.json"):
+        (broken / stored(out, name).name).write_bytes(stored(out, name).read_bytes())
     _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "incomplete model bundle")
     config = json.loads((out / "config.json").read_text())
     config["vocab_size"] += 1
-    (broken / "model.params").write_bytes((out / "model.params").read_bytes())
+    (broken / stored(out, "model.params").name).write_bytes(stored(out, "model.params").read_bytes())
     (broken / "config.json").write_text(json.dumps(config))
     _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "mismatch")
     config = json.loads((out / "config.json").read_text())

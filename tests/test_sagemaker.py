@@ -27,11 +27,18 @@ from conftest import ROOT
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
-from fasttext_lib.bundle import BUNDLE_FILES, save_bundle
+from fasttext_lib.bundle import save_bundle, stored_names
 from fasttext_lib.data import LabeledTexts, read_labeled, write_csv, write_fasttext
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.packaging import REQUIREMENTS, fetch_job_model, pack_model, stage_source_dir
 from fasttext_lib.predict import Predictor
+
+def bundle_names(where):
+    """config.json and the data files it lists: what a published bundle consists of."""
+    from fasttext_lib.storage import read_manifest
+
+    return stored_names(read_manifest(str(where), "config.json"))
+
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 REGISTRY = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
@@ -135,8 +142,8 @@ def test_training_job_imports_the_staged_library_and_reads_every_file(fasttext_j
 def test_training_job_saves_a_bundle_to_the_model_dir(fasttext_job, splits):
     root, _ = fasttext_job
     model_dir = root / "model"
-    assert sorted(os.listdir(model_dir)) == sorted(BUNDLE_FILES)
-    assert all(oct(os.stat(model_dir / n).st_mode & 0o777) == oct(0o644) for n in BUNDLE_FILES)
+    assert sorted(os.listdir(model_dir)) == sorted(bundle_names(model_dir))
+    assert all(oct(os.stat(model_dir / n).st_mode & 0o777) == oct(0o644) for n in bundle_names(model_dir))
     predictor = Predictor.load(model_dir)
     train_config = predictor.config["train_config"]
     assert {k: train_config[k] for k in FAST} == FAST and train_config["progress"] is False
@@ -478,7 +485,7 @@ def test_pack_model_layout(bundle, tmp_path):
     dest = pack_model(bundle, str(tmp_path / "out" / "model.tar.gz"))
     members = tar_names(open(dest, "rb").read())
     top = {n for n in members if "/" not in n}
-    assert top == set(BUNDLE_FILES)
+    assert top == set(bundle_names(bundle))
     code = {n for n in members if n.startswith("code/")}
     assert {"code/entry_point.py", "code/inference.py", "code/fasttext_lib/__init__.py",
             "code/fasttext_lib/entry_point.py", "code/fasttext_lib/bundle.py"} <= code
@@ -728,7 +735,7 @@ def test_model_repack_and_deploy(sm, bundle, served, tmp_path):
     from fasttext_lib.sagemaker_utils import make_model
 
     model_data = pack_model(bundle, f"s3://{sm.bucket}/ft/packed/model.tar.gz")
-    assert set(n for n in tar_names(s3_get(model_data)) if "/" not in n) == set(BUNDLE_FILES)
+    assert set(n for n in tar_names(s3_get(model_data)) if "/" not in n) == set(bundle_names(bundle))
     model = make_model(model_data, sm.bucket, "ft", role=ROLE, session=sm.session)
     assert model.serving_image_uri("us-east-1", "ml.g4dn.xlarge") == f"{REGISTRY}/mxnet-inference:1.9.0-gpu-py38"
     container = model.prepare_container_def(instance_type="ml.m5.xlarge")  # repacks through S3 (moto)
@@ -739,7 +746,7 @@ def test_model_repack_and_deploy(sm, bundle, served, tmp_path):
     assert repacked.startswith(f"s3://{sm.bucket}/ft/serving/") and repacked.endswith("/model.tar.gz")
     data = s3_get(repacked)
     members = tar_names(data)
-    assert set(n for n in members if "/" not in n) == set(BUNDLE_FILES)
+    assert set(n for n in members if "/" not in n) == set(bundle_names(bundle))
     assert {"code/entry_point.py", "code/inference.py", "code/fasttext_lib/entry_point.py"} <= set(members)
     assert "code/requirements.txt" not in members  # the endpoint installs nothing at start-up
     assert serve_from_archive(data, tmp_path, "entry_point.py") == served[1].predict(REVIEWS)
@@ -758,7 +765,7 @@ def test_a_job_model_repacks_with_code(sm, bundle, served, tmp_path):
 
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name in BUNDLE_FILES:
+        for name in bundle_names(bundle):
             tar.add(os.path.join(bundle, name), arcname=name)
     job_model = f"s3://{sm.bucket}/ft/jobs/ft-job-2/output/model.tar.gz"
     s3_put(job_model, buf.getvalue())

@@ -141,24 +141,6 @@ def test_check_writable_local(tmp_path):
         storage.publish(str(tmp_path / "afile" / "out"), make_files(tmp_path, "x"), MANIFEST, {"tag": "x"})
 
 
-@pytest.fixture
-def tmpfs(tmp_path):
-    """A real tiny tmpfs (as root chmod does not stop writes, so read-only and full need a real mount)."""
-    mounted = []
-
-    def mount(size="64k"):
-        where = tmp_path / f"mnt{len(mounted)}"
-        where.mkdir()
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True).returncode:
-            pytest.skip("cannot mount a tmpfs here (needs root); the ENOSPC/read-only cases need a real filesystem")
-        mounted.append(where)
-        return where
-
-    yield mount
-    for where in mounted:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
 def test_disk_full_keeps_the_old_set_and_leaves_no_partial_files(tmp_path, tmpfs):
     disk = tmpfs("64k")
     dest = str(disk / "bundle")

@@ -1,0 +1,510 @@
+"""The failure contract, end to end: the real CLI in subprocesses, used as a hostile user would.
+
+Every case asserts the exit status (2, or 128 + the signal), exactly one ``error:`` line on stderr,
+no traceback on either stream, and the state of every file and S3 key afterwards: an existing
+bundle intact and loadable, no staging or temporary leftovers (each run gets its own TMPDIR).
+Faults are real: a tmpfs that fills up or is read-only, a loopback proxy in front of the S3 server
+(scripts/fault_proxy.py), signals sent to a training process, two trainings at once.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import boto3
+import pytest
+
+from conftest import ROOT, free_port, remount_ro, run_cli
+from fault_proxy import FaultProxy
+
+TINY = ["--epochs", "1", "--batch-size", "64", "--emsize", "4", "--no-progress", "--ctx", "cpu"]
+REVIEWS = "great food and friendly staff\nawful cold food\n"
+
+
+def make_data(where, n, seed):
+    from fasttext_lib.data import LabeledTexts, write_csv
+    from fasttext_lib.synthetic import generate_reviews
+
+    data = generate_reviews(n, seed=seed)
+    write_csv(LabeledTexts(data.labels, data.texts), str(where))
+    return where
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    return {"train": make_data(d / "train.csv", 300, 1), "test": make_data(d / "test.csv", 60, 2)}
+
+
+@pytest.fixture(scope="module")
+def bundle(data, tmp_path_factory):
+    """A finished bundle (not to be modified: tests copy it)."""
+    out = tmp_path_factory.mktemp("bundle") / "model"
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.fixture
+def tmpdir_env(tmp_path):
+    """A private TMPDIR for the CLI run, to prove that it leaves no temporary files behind."""
+    where = tmp_path / "tmpdir"
+    where.mkdir()
+    return where, {"TMPDIR": str(where)}
+
+
+def assert_error(r, pattern, status=2):
+    """Exit ``status``, exactly one ``error:`` line (matching ``pattern``), no traceback anywhere."""
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert r.returncode == status, (r.returncode, r.stderr)
+    assert len(errors) == 1 and pattern in errors[0], r.stderr
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, r.stderr + r.stdout
+
+
+def listing(path):
+    """Every file under ``path`` with its size (the state a failure must not change)."""
+    out = {}
+    for root, _, files in os.walk(path):
+        for name in files:
+            full = os.path.join(root, name)
+            out[os.path.relpath(full, path)] = os.path.getsize(full)
+    return out
+
+
+def predictions(model):
+    from fasttext_lib.predict import Predictor
+
+    return Predictor.load(str(model)).predict(REVIEWS.splitlines())
+
+
+def copy_bundle(src, dest):
+    dest.mkdir(parents=True)
+    for name in os.listdir(src):
+        (dest / name).write_bytes((src / name).read_bytes())
+    return dest
+
+
+def s3_keys(uri):
+    bucket, prefix = uri[len("s3://"):].split("/", 1)
+    objs = boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", [])
+    return sorted((o["Key"], o["ETag"]) for o in objs)
+
+
+# ---------------------------------------------------------------- --output: refused or checked up front
+
+
+@pytest.mark.parametrize("case", ["user files", "current directory", "the training file's directory", "old format"])
+def test_output_that_is_not_ours_is_refused_before_reading_data(tmp_path, bundle, case):
+    target = tmp_path / "target"
+    target.mkdir()
+    cwd = None
+    if case == "user files":
+        (target / "notes.txt").write_text("mine")
+        output, train, why = target, tmp_path / "missing.csv", "did not write (notes.txt)"
+    elif case == "current directory":
+        (target / "x.txt").write_text("mine")
+        output, train, why, cwd = ".", tmp_path / "missing.csv", "current directory", target
+    elif case == "the training file's directory":
+        train = make_data(target / "train.csv", 50, 3)
+        output, why = target, "train.csv"
+    else:  # a bundle written before format 2: refused with a way out, not replaced
+        (target / "config.json").write_text(json.dumps({"format_version": 1, "labels": ["1", "2"]}))
+        for name in ("model.params", "vocab.json", "metrics.json"):
+            (target / name).write_text("old")
+        output, train, why = target, tmp_path / "missing.csv", "older format 1"
+    before = listing(target)
+    env = {"PYTHONPATH": ROOT}
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(train), "--output", str(output), *TINY],
+                       capture_output=True, text=True, cwd=cwd, env=dict(os.environ, **env), timeout=300)
+    assert_error(r, why)  # the output is checked first: a missing --train is not even looked at
+    assert "refusing to write" in r.stderr
+    assert listing(target) == before
+    if case == "old format":
+        assert_error(run_cli("predict", "--model", target, input="x\n"), "retrain it")
+
+
+@pytest.mark.parametrize("case", ["read-only", "parent is a file", "missing bucket", "endpoint down"])
+def test_unwritable_output_is_found_before_training(tmp_path, tmpfs, data, s3_server, case):
+    env = {}
+    if case == "read-only":
+        disk = tmpfs("1m")
+        remount_ro(disk)
+        output, why = disk / "model", "Read-only file system"
+    elif case == "parent is a file":
+        (tmp_path / "afile").write_text("x")
+        output, why = tmp_path / "afile" / "model", "afile is not a directory"
+    elif case == "missing bucket":
+        output, why = "s3://no-such-bucket-hostile/models/run", "bucket does not exist: no-such-bucket-hostile"
+    else:
+        output, why = "s3://any-bucket/models/run", "cannot reach the S3 endpoint"
+        env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1"}
+    r = run_cli("train", "--train", tmp_path / "missing.csv", "--output", output, *TINY, env=env)
+    assert_error(r, why)  # before the (missing) training data is read: found up front
+    r = run_cli("train", "--train", data["train"], "--output", output, *TINY, env=env)
+    assert_error(r, why)
+    assert not r.stdout.strip()  # no epoch ran
+    if case == "parent is a file":
+        assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_checkpoint_dir_that_is_a_file(tmp_path, data):
+    (tmp_path / "ckpt").write_text("mine")
+    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", tmp_path / "ckpt", *TINY)
+    assert_error(r, "ckpt exists and is not a directory")
+    assert (tmp_path / "ckpt").read_text() == "mine" and not (tmp_path / "out").exists() and not r.stdout.strip()
+
+
+def test_sample_output_under_a_file(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    r = run_cli("sample", "--output", tmp_path / "afile" / "data", "--train-docs", "10", "--test-docs", "5")
+    assert_error(r, "afile")
+    assert os.listdir(tmp_path) == ["afile"] and (tmp_path / "afile").read_text() == "x"
+
+
+# ---------------------------------------------------------------- settings refused up front; silent wrong results
+
+
+@pytest.mark.parametrize("flag, value, why", [
+    ("--lr", "inf", "lr must be a positive finite number"),
+    ("--wd", "inf", "wd must be a non-negative finite number"),
+    ("--dropout", "inf", "dropout must be in [0, 1)"),
+    ("--seed", "-1", "seed must be an integer from 0 to 4294967295"),
+    ("--seed", str(2**32), "seed must be an integer from 0 to 4294967295"),
+    ("--ctx", "cpu:x", "device ids must be non-negative integers"),
+    ("--ctx", "gpu:abc", "device ids must be non-negative integers"),
+    ("--ctx", "cpu:-1", "device ids must be non-negative integers"),
+])
+def test_bad_settings_are_refused_up_front(tmp_path, flag, value, why):
+    r = run_cli("train", "--train", tmp_path / "missing.csv", "--output", tmp_path / "out", flag, value, "--no-progress")
+    assert_error(r, why)
+    assert os.listdir(tmp_path) == []
+
+
+def test_bad_ctx_for_predict(bundle):
+    assert_error(run_cli("predict", "--model", bundle, "--ctx", "cpu:x", input="x\n"), "device ids")
+
+
+def test_divergence_stops_training_and_saves_nothing(tmp_path, data, tmpdir_env):
+    tmpdir, env = tmpdir_env
+    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", tmp_path / "ckpt",
+                "--lr", "1e30", "--optimizer", "sgd", "--epochs", "2", "--batch-size", "64", "--emsize", "4",
+                "--no-progress", env=env)
+    assert_error(r, "training diverged")
+    assert "at epoch 1" in r.stderr and "try a smaller lr" in r.stderr
+    assert not (tmp_path / "out").exists() and listing(tmp_path / "ckpt") == {} and os.listdir(tmpdir) == []
+
+
+def test_empty_vocabulary_is_refused(tmp_path, data):
+    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--min-count", "100000")
+    assert_error(r, "empty vocabulary")
+    assert not (tmp_path / "out").exists()
+
+
+def test_epoch_lines_are_strict_json_without_validation(tmp_path, data):
+    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--seed", str(2**32 - 1))  # largest seed
+    assert r.returncode == 0, r.stderr
+
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+    rows = [json.loads(line, parse_constant=refuse) for line in r.stdout.splitlines()]
+    assert len(rows) == 1 and rows[0]["val_loss"] is None and rows[0]["val_accuracy"] is None
+    assert isinstance(rows[0]["train_loss"], float)
+
+
+# ---------------------------------------------------------------- bundles that are damaged or not bundles
+
+
+def test_bundle_with_another_runs_params_or_truncated_params(tmp_path, data, bundle):
+    import mxnet as mx
+
+    broken = copy_bundle(bundle, tmp_path / "broken")
+    config = json.loads((broken / "config.json").read_text())
+    params = broken / config["files"]["model.params"]["object"]
+    size = params.stat().st_size
+    other = {name: value * 2 + 1 for name, value in mx.nd.load(str(params)).items()}  # another run: same shapes
+    mx.nd.save(str(params), other)
+    assert params.stat().st_size == size
+    assert_error(run_cli("predict", "--model", broken, input="x\n"), "model.params does not match its checksum")
+    params.write_bytes(params.read_bytes()[:1000])
+    assert_error(run_cli("evaluate", "--model", broken, "--data", data["test"]), "model.params is truncated")
+
+
+@pytest.mark.parametrize("labels, why", [(None, "has no list of labels"), (["1"], "at least 2 distinct labels")])
+def test_bundle_config_with_bad_labels(tmp_path, bundle, labels, why):
+    broken = copy_bundle(bundle, tmp_path / "broken")
+    config = json.loads((broken / "config.json").read_text())
+    if labels is None:
+        del config["labels"]
+    else:
+        config["labels"] = labels
+    (broken / "config.json").write_text(json.dumps(config))
+    assert_error(run_cli("predict", "--model", broken, input="x\n"), why)
+
+
+def test_predict_stdin_that_is_not_utf8(bundle):
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)], input=b"ok\ncaf\xe9\n",
+                       capture_output=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+    r.stdout, r.stderr = r.stdout.decode(), r.stderr.decode()
+    assert_error(r, "stdin:2: not UTF-8 text (byte 0xe9 at column 4)")
+    assert r.stdout == ""
+
+
+# ---------------------------------------------------------------- S3: the real cause, in one line
+
+
+@pytest.fixture
+def s3_model(s3_bucket, bundle):
+    from fasttext_lib.storage import publish, read_manifest
+
+    config = read_manifest(str(bundle), "config.json")
+    files = {name: str(bundle / entry["object"]) for name, entry in config["files"].items()}
+    return publish(f"{s3_bucket}/models/run", files, "config.json",
+                   {k: v for k, v in config.items() if k not in ("files", "written_by")})
+
+
+def no_credentials(tmp_path):
+    return {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+            "AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_reading_a_model_from_s3_names_the_real_cause(tmp_path, s3_bucket, s3_model, data, command):
+    def run(model, env=None):
+        if command == "predict":
+            return run_cli("predict", "--model", model, input="x\n", env=env)
+        return run_cli("evaluate", "--model", model, "--data", data["test"], env=env)
+
+    assert_error(run(s3_model, env=no_credentials(tmp_path)), "no AWS credentials")
+    down = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1"}
+    assert_error(run(s3_model, env=down), "cannot reach the S3 endpoint")
+    assert_error(run("s3://no-such-bucket-hostile/models/run"), "S3 bucket does not exist: no-such-bucket-hostile")
+    assert_error(run(f"{s3_bucket}/models/nothing-here"), "not a model bundle")
+
+
+@pytest.fixture
+def proxy(s3_server):
+    with FaultProxy(s3_server) as p:
+        yield p
+
+
+def test_get_refused_after_head_is_one_line(s3_model, proxy):
+    proxy.fail("GET", r"/model-", "403")
+    r = run_cli("predict", "--model", s3_model, input="x\n", env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "2"})
+    assert_error(r, "access denied")
+
+
+@pytest.mark.parametrize("pattern", [r"/model-", r"/config\.json$"])
+def test_failed_s3_upload_keeps_the_old_bundle(tmp_path, data, s3_model, proxy, pattern, tmpdir_env):
+    tmpdir, env = tmpdir_env
+    old, before = predictions(s3_model), s3_keys(s3_model)
+    proxy.fail("PUT", pattern, "500")
+    r = run_cli("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "11",
+                env=dict(env, AWS_ENDPOINT_URL=proxy.endpoint, AWS_MAX_ATTEMPTS="2"))
+    assert_error(r, "HTTP 500")
+    assert any(m == "PUT" for m, _, _ in proxy.log)  # it got as far as uploading
+    proxy.clear()
+    assert s3_keys(s3_model) == before and predictions(s3_model) == old
+    assert os.listdir(tmpdir) == []
+
+
+def test_cli_never_imports_the_sagemaker_sdk(tmp_path, data, s3_bucket, s3_model):
+    """The SDK installs a rich traceback handler that prints on stdout: no CLI path may import it."""
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent(f"""
+        import atexit, sys
+        sys.path.insert(0, {ROOT!r})
+        def report():
+            loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("sagemaker", "sagemaker_core", "rich"))
+            sys.stderr.write("LOADED " + ",".join(loaded) + "\\n")
+        atexit.register(report)
+        from fasttext_lib.cli import main
+        sys.exit(main(sys.argv[1:]))
+    """))
+    s3_data = f"{s3_bucket}/data/train.csv"
+    boto3.client("s3").upload_file(str(data["train"]), s3_bucket[len("s3://"):], "data/train.csv")
+    commands = [["train", "--train", s3_data, "--output", f"{s3_bucket}/models/new", *TINY],
+                ["train", "--train", s3_data, "--output", "s3://no-such-bucket-hostile/m", *TINY],
+                ["evaluate", "--model", s3_model, "--data", s3_data]]
+    for command in commands:
+        r = subprocess.run([sys.executable, str(script), *command], capture_output=True, text=True, timeout=300)
+        assert "LOADED \n" in r.stderr, (command, r.stderr[-500:])
+
+
+# ---------------------------------------------------------------- disk full
+
+
+def test_disk_full_while_writing_a_bundle_keeps_the_old_one(tmp_path, tmpfs, data, tmpdir_env):
+    tmpdir, env = tmpdir_env
+    disk = tmpfs("1m")
+    out = disk / "model"
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY)
+    assert r.returncode == 0, r.stderr
+    old, before = predictions(out), listing(out)
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", env=env)
+    assert_error(r, "No space left on device")
+    assert str(out) in r.stderr
+    assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
+
+
+def test_disk_full_while_writing_a_checkpoint_keeps_the_previous_one(tmp_path, tmpfs, data, tmpdir_env):
+    from fasttext_lib import storage
+
+    tmpdir, env = tmpdir_env
+    disk = tmpfs("1m")  # one checkpoint (~0.6 MB: parameters + adam state) fits, two do not
+    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", disk / "ckpt",
+                *TINY, "--epochs", "3", "--emsize", "6", env=env)
+    assert_error(r, "No space left on device")
+    assert [json.loads(line)["epoch"] for line in r.stdout.splitlines()] == [1]
+    assert os.listdir(disk / "ckpt") == ["epoch-0001"]
+    manifest, _ = storage.read_set(str(disk / "ckpt" / "epoch-0001"), "checkpoint.json", ["model.params", "optimizer.states"],
+                                   str(tmp_path))
+    assert manifest["epoch"] == 1
+    assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+
+
+# ---------------------------------------------------------------- signals, kills, concurrent runs
+
+
+WRAPPER = textwrap.dedent("""
+    # The real CLI, with a pause (or a SIGKILL) inside publishing, after its first data file is written.
+    import os, signal, sys, time
+    sys.path.insert(0, {root!r})
+    from fasttext_lib import storage
+    real = storage._copy_hashing
+    def copy(src, dst):
+        out = real(src, dst)
+        if os.environ.get("KILL_IN_PUBLISH"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        open(os.environ["PUBLISH_MARK"], "w").close()
+        time.sleep(120)
+        return out
+    storage._copy_hashing = copy
+    from fasttext_lib.cli import main
+    sys.exit(main(sys.argv[1:]))
+""").format(root=ROOT)
+
+
+def start(args, env, wrapper=None):
+    command = [sys.executable, str(wrapper)] if wrapper else [sys.executable, "-m", "fasttext_lib"]
+    return subprocess.Popen(command + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", **env))
+
+
+def finish(proc):
+    out, err = proc.communicate(timeout=300)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_sigterm_mid_epoch_cleans_up(tmp_path, sample_dir, tmpdir_env):
+    from fasttext_lib import storage
+
+    tmpdir, env = tmpdir_env
+    ckpt = tmp_path / "ckpt"
+    proc = start(["train", "--train", sample_dir / "train.csv", "--output", tmp_path / "out", "--checkpoint-dir", ckpt,
+                  "--epochs", "500", "--batch-size", "32", "--emsize", "8", "--no-progress"], env)
+    first = proc.stdout.readline()  # epoch 1 done (and checkpointed): now inside epoch 2
+    assert first.startswith("{"), proc.stderr.read()
+    proc.send_signal(signal.SIGTERM)
+    r = finish(proc)
+    assert_error(r, "terminated (SIGTERM)", status=143)
+    assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+    epochs = os.listdir(ckpt)
+    assert len(epochs) == 1  # the newest complete checkpoint, and nothing half-written beside it
+    names = os.listdir(ckpt / epochs[0])
+    assert not [n for n in names if n.startswith(".fasttext-staging")] and len(names) == 4  # manifest, 2 files, lock
+    storage.read_set(str(ckpt / epochs[0]), "checkpoint.json", ["model.params", "optimizer.states"], str(tmp_path))
+
+
+@pytest.mark.parametrize("sig, status, says", [(signal.SIGTERM, 143, "terminated (SIGTERM)"),
+                                                (signal.SIGINT, 130, "interrupted (SIGINT)")])
+def test_signal_mid_publish_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_env, sig, status, says):
+    tmpdir, env = tmpdir_env
+    out = copy_bundle(bundle, tmp_path / "model")
+    old, before = predictions(out), listing(out)
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(WRAPPER)
+    mark = tmp_path / "publishing"
+    proc = start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", "5"], dict(env, PUBLISH_MARK=str(mark)),
+                 wrapper)
+    deadline = time.time() + 120
+    while not mark.exists():
+        assert proc.poll() is None and time.time() < deadline, proc.stderr.read() if proc.poll() is not None else "timeout"
+        time.sleep(0.05)
+    assert len(os.listdir(out)) > len(before)  # a new data file is there, mid-publish
+    proc.send_signal(sig)
+    r = finish(proc)
+    assert_error(r, says, status=status)
+    assert listing(out) == before and predictions(out) == old
+    assert os.listdir(tmpdir) == []
+
+
+def test_kill_9_mid_publish_leftovers_go_with_the_next_run(tmp_path, data, bundle):
+    out = copy_bundle(bundle, tmp_path / "model")
+    old, before = predictions(out), listing(out)
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(WRAPPER)
+    proc = start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", "5"],
+                 {"KILL_IN_PUBLISH": "1", "PUBLISH_MARK": str(tmp_path / "unused")}, wrapper)
+    assert finish(proc).returncode == -signal.SIGKILL
+    assert len(os.listdir(out)) > len(before) and predictions(out) == old  # a leftover, and still the old bundle
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--seed", "6")
+    assert r.returncode == 0, r.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert sorted(os.listdir(out)) == sorted([".fasttext.lock", "config.json"] + [e["object"] for e in config["files"].values()])
+    assert config["train_config"]["seed"] == 6 and predictions(out)
+
+
+def test_two_trainings_to_one_output(tmp_path, data, tmpdir_env):
+    tmpdir, env = tmpdir_env
+    out = tmp_path / "model"
+    procs = [start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", str(seed)], env) for seed in (1, 2)]
+    for proc in procs:
+        r = finish(proc)
+        assert r.returncode == 0, r.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert config["train_config"]["seed"] in (1, 2)
+    assert sorted(os.listdir(out)) == sorted([".fasttext.lock", "config.json"] + [e["object"] for e in config["files"].values()])
+    assert predictions(out) and os.listdir(tmpdir) == []
+
+
+# ---------------------------------------------------------------- the SageMaker training entry point
+
+
+def sagemaker_env(root, train_file):
+    (root / "model").mkdir(parents=True, exist_ok=True)
+    (root / "train").mkdir(exist_ok=True)
+    (root / "train" / "train.csv").write_bytes(train_file.read_bytes())
+    return {"SM_MODEL_DIR": str(root / "model"), "SM_OUTPUT_DATA_DIR": str(root / "output"),
+            "SM_CHANNEL_TRAIN": str(root / "train"), "SM_HOSTS": '["algo-1"]', "SM_CURRENT_HOST": "algo-1",
+            "SM_NUM_GPUS": "0"}
+
+
+def start_job(env, *args):
+    return subprocess.Popen([sys.executable, os.path.join(ROOT, "fasttext_lib", "entry_point.py"), "--checkpoint-dir", "none",
+                             "--emsize", "4", "--batch-size", "32", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, OMP_NUM_THREADS="1", **env))
+
+
+def test_training_job_checks_its_model_dir_before_reading_the_data(tmp_path, data):
+    env = sagemaker_env(tmp_path, data["train"])
+    (tmp_path / "model").rmdir()
+    (tmp_path / "model").write_text("a file")
+    r = finish(start_job(env, "--epochs", "1"))
+    assert_error(r, "model exists and is not a directory")
+    assert "train channel" not in r.stdout  # found before the channel was read
+
+
+def test_training_job_stops_cleanly_on_sigterm(tmp_path, sample_dir, tmpdir_env):
+    tmpdir, env = tmpdir_env
+    env.update(sagemaker_env(tmp_path, sample_dir / "train.csv"))
+    proc = start_job(env, "--epochs", "500")
+    for line in proc.stdout:
+        if line.startswith("epoch=1;"):
+            break
+    proc.send_signal(signal.SIGTERM)  # what StopTrainingJob and a spot interruption send
+    r = finish(proc)
+    assert_error(r, "terminated (SIGTERM): stopped and cleaned up")
+    assert os.listdir(tmp_path / "model") == [] and os.listdir(tmpdir) == []
