@@ -142,11 +142,11 @@ def test_cli_end_to_end(data_files, tmp_path):
     assert list(trials.columns) == TRIAL_COLUMNS and len(trials) >= 1
     assert len([line for line in r.stdout.splitlines() if line.startswith('{"trial"')]) == len(trials)
     assert "best: trial" in r.stderr
-    metrics = json.loads((out / "metrics.json").read_text())
+    predictor = Predictor.load(out)
+    metrics = predictor.metrics  # the bundle's metrics.json
     best = _expected_best(trials)
     assert metrics["autotune"]["best_trial"] == best.trial and len(metrics["autotune"]["trials"]) == len(trials)
     assert metrics["autotune"]["best"]["ngrams"] == best.ngrams
-    predictor = Predictor.load(out)
     assert predictor.config["train_config"]["lr"] == pytest.approx(best.lr)
     assert predictor.evaluate(LabeledTexts(*_read(data_files / "val.csv")))["accuracy"] == pytest.approx(best.val_accuracy)
 
