@@ -1,6 +1,5 @@
 """Autotune: the budget, the trial table, the choice of the best trial, its model, determinism, the CLI."""
 import importlib
-import json
 import time
 from dataclasses import replace
 
