@@ -28,7 +28,6 @@ predict.py's :class:`~fasttext_lib.predict.Predictor` loads a bundle with :func:
 import json
 import math
 import os
-import tempfile
 
 import numpy as np
 
@@ -122,7 +121,7 @@ def save_bundle(trained, dest, compact=None):
         "train_config": trained.config.to_dict(),
     }
     metrics = metrics_summary(trained)
-    with tempfile.TemporaryDirectory() as tmp:
+    with storage.staging_dir() as tmp:
         paths = {name: os.path.join(tmp, name) for name in DATA_FILES}
         if compact:
             from . import compact as compacting

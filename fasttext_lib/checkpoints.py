@@ -9,7 +9,6 @@ verified checkpoint. :func:`load_checkpoint` refuses one written by another run 
 import math
 import os
 import pickle
-import tempfile
 
 from . import storage
 from .errors import FastTextError
@@ -52,7 +51,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     older = _checkpoint_epochs(checkpoint_dir)
     meta = {"epoch": epoch, "labels": list(labels), "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
-    with tempfile.TemporaryDirectory() as tmp:
+    with storage.staging_dir() as tmp:
         paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}
         model.save_parameters(paths["model.params"])
         with open(paths["optimizer.states"], "wb") as f:
@@ -75,7 +74,7 @@ def load_checkpoint(checkpoint_dir, model, config, labels):
     if not epochs:
         return None
     where = _epoch_dir(checkpoint_dir, epochs[-1])
-    with tempfile.TemporaryDirectory() as tmp:
+    with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
         meta["history"] = [{k: float("nan") if v is None else v for k, v in row.items()} for row in meta.get("history", [])]
         if meta.get("labels") != list(labels) or meta.get("num_rows") != model.num_rows or not config.same_run(meta.get("config", {})):

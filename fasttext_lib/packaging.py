@@ -16,7 +16,6 @@ No sagemaker SDK here (sagemaker_utils.py builds the SDK objects); these are pla
 import os
 import shutil
 import tarfile
-import tempfile
 
 from . import storage
 from .errors import FastTextError
@@ -111,7 +110,7 @@ def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
     local path or ``s3://`` URI, written atomically (nothing appears there if anything fails).
     Returns ``dest``.
     """
-    with tempfile.TemporaryDirectory() as tmp:
+    with storage.staging_dir() as tmp:
         files = os.path.join(tmp, "bundle")
         os.makedirs(files)
         members = _fetch_bundle(bundle, files)
@@ -147,7 +146,7 @@ def fetch_job_model(model_data, dest):
     from .bundle import CONFIG, DATA_FILES, load_bundle_files, publish_bundle
 
     model_data = str(model_data)
-    with tempfile.TemporaryDirectory() as tmp:
+    with storage.staging_dir() as tmp:
         archive = os.path.join(tmp, "model.tar.gz")
         with storage.open_read(model_data, "rb") as fin, open(archive, "wb") as fout:
             shutil.copyfileobj(fin, fout, 1 << 20)

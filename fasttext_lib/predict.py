@@ -13,11 +13,10 @@ config, progress) nor tqdm, which the inference containers do not have
 (tests/test_architecture.py checks it).
 """
 import json
-import tempfile
 
 import numpy as np
 
-from . import native_features
+from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
@@ -145,7 +144,7 @@ class Predictor:
 
         src = str(src)
         device = parse_ctx(ctx)[0]
-        with tempfile.TemporaryDirectory() as tmp:
+        with storage.staging_dir() as tmp:
             config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
             try:
                 with open(paths[VOCAB]) as f:

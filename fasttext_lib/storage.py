@@ -291,6 +291,46 @@ def atomic_local_file(path, mode="wb"):
         raise
 
 
+# Files about to be published (a bundle's 800 MB of params, a checkpoint) are written to a private
+# staging directory first. SIGTERM / SIGINT remove it on the way out; SIGKILL cannot, so every new
+# staging directory first removes those whose process is gone (the pid is in the name).
+STAGING_PREFIX = "fasttext_lib-staging-"
+
+
+@contextlib.contextmanager
+def staging_dir():
+    """A private temporary directory, removed afterwards, and the leftovers of killed runs with it."""
+    remove_dead_staging()
+    path = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_dead_staging(root=None):
+    """Delete the staging directories under ``root`` (the temp dir) whose process no longer exists."""
+    root = root or tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(STAGING_PREFIX):].split("-", 1)[0] if name.startswith(STAGING_PREFIX) else ""
+        if pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+
+
+def _process_exists(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 @contextlib.contextmanager
 def atomic_write(uri, mode="wb"):
     """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload)."""
@@ -302,7 +342,7 @@ def atomic_write(uri, mode="wb"):
     bucket, key = split_s3(uri)
     if not key or key.endswith("/"):
         raise FastTextError(f"S3 URI names no object: {uri}")
-    with tempfile.TemporaryDirectory() as tmpdir:
+    with staging_dir() as tmpdir:
         staged = os.path.join(tmpdir, "object")
         with open(staged, mode) as f:
             yield f

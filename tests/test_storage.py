@@ -419,3 +419,31 @@ def test_concurrent_s3_publishers_leave_one_complete_set(tmp_path, s3_bucket):
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
     assert load_tag(dest, tmp_path) in ("aa", "bb")
+
+
+def test_staging_of_a_killed_run_goes_with_the_next_run_and_a_live_ones_stays(tmp_path, monkeypatch):
+    """SIGKILL leaves a run's staging directory (a bundle's params) in the temp dir; the next staging
+    directory anyone makes removes it, while a running process's staging directory is left alone."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    holder = ("import sys, time; from fasttext_lib import storage; stage = storage.staging_dir(); "
+              "path = stage.__enter__(); open(path + '/model.params', 'wb').write(b'x' * 4096); "
+              "print(path, flush=True); time.sleep(120)")
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": ROOT}
+    killed = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True, env=env)
+    alive = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        killed_dir, alive_dir = killed.stdout.readline().strip(), alive.stdout.readline().strip()
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=30)
+        assert os.path.isfile(os.path.join(killed_dir, "model.params"))  # SIGKILL cleans nothing up
+        with storage.staging_dir() as mine:
+            assert os.path.isdir(mine) and os.path.dirname(mine) == str(tmp_path)
+            assert not os.path.exists(killed_dir)
+            assert os.path.isfile(os.path.join(alive_dir, "model.params"))
+        assert not os.path.exists(mine)
+    finally:
+        for proc in (killed, alive):
+            proc.kill()
+            proc.wait(timeout=30)
