@@ -218,12 +218,14 @@ def save_model(trained, model_dir):
     from . import storage
     from .bundle import CONFIG, save_bundle, stored_names
 
-    save_bundle(trained, model_dir)
+    try:
+        save_bundle(trained, model_dir)
+    finally:  # also after a failed save: what is left there is the previous bundle, whole
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(model_dir, storage.LOCK_NAME))
     config = storage.read_manifest(model_dir, CONFIG)
     for name in stored_names(config):
         os.chmod(os.path.join(model_dir, name), 0o644)
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(os.path.join(model_dir, storage.LOCK_NAME))
     return model_dir
 
 

@@ -704,45 +704,76 @@ def publish(dest, files, manifest_name, manifest):
 def fetch(src, manifest, names, local_dir):
     """Copy the named files of the set at ``src`` into ``local_dir``, verifying size and sha256.
 
+    Locally every file is opened before any is copied: a publisher that replaces the set meanwhile
+    deletes the old files, but an open file stays readable, so only the instant between reading
+    the manifest and opening the files can see a change (:class:`SetChanged`; read_set retries).
     Returns ``{name: local path}``.
     """
     src = str(src)
-    out = {}
+    entries = []
     for name in names:
         entry = manifest["files"].get(name)
         if entry is None:
             raise FastTextError(f"{src}: its manifest lists no {name}")
-        uri, path = join(src, entry["object"]), os.path.join(local_dir, name)
+        entries.append((name, entry, join(src, entry["object"]), os.path.join(local_dir, name)))
+    if not is_s3(src):
+        return _fetch_local(src, entries)
+    out = {}
+    for name, entry, uri, path in entries:
+        bucket, key = split_s3(uri)
         try:
-            if is_s3(src):
-                bucket, key = split_s3(uri)
-                with s3_errors(uri), open(path, "wb") as fout:
-                    body = s3_client().get_object(Bucket=bucket, Key=key)["Body"]
-                    for chunk in iter(lambda: body.read(1 << 20), b""):
-                        fout.write(chunk)
-            else:
-                shutil.copyfile(uri, path)
+            with s3_errors(uri), open(path, "wb") as fout:
+                body = s3_client().get_object(Bucket=bucket, Key=key)["Body"]
+                for chunk in iter(lambda: body.read(1 << 20), b""):
+                    fout.write(chunk)
         except FastTextError as exc:
             if "no such S3 object" in str(exc):  # SetChanged: read_set reads the manifest again
-                raise SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again") from None
+                raise _set_changed(src, name, entry) from None
             raise
-        except FileNotFoundError:
-            if not os.path.exists(uri):
-                raise SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again") from None
-            raise FastTextError(f"cannot write {path}: no such directory") from None
         except OSError as exc:
-            raise FastTextError(f"cannot copy {uri} to {path}: {exc.strerror or exc}") from None
+            raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
         _verify(src, name, entry, path)
         out[name] = path
     return out
 
 
-def read_set(src, manifest_name, names, local_dir, attempts=3):
+def _set_changed(src, name, entry):
+    return SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again")
+
+
+def _fetch_local(src, entries):
+    sources = []
+    try:
+        for name, entry, uri, _ in entries:
+            try:
+                sources.append(open(uri, "rb"))
+            except FileNotFoundError:
+                raise _set_changed(src, name, entry) from None
+            except OSError as exc:
+                raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+        out = {}
+        for (name, entry, uri, path), fin in zip(entries, sources):
+            try:
+                with open(path, "wb") as fout:
+                    shutil.copyfileobj(fin, fout, 1 << 20)
+            except OSError as exc:
+                raise FastTextError(f"cannot copy {uri} to {path}: {exc.strerror or exc}") from None
+            _verify(src, name, entry, path)
+            out[name] = path
+        return out
+    finally:
+        for fin in sources:
+            fin.close()
+
+
+def read_set(src, manifest_name, names, local_dir, attempts=8):
     """:func:`read_manifest` + :func:`fetch`, read again if a publisher replaced the set meanwhile.
 
     ``names``: the logical names to fetch (``None``: every file the manifest lists).
     Returns ``(manifest, {name: local path})``.
     """
+    import time
+
     for attempt in range(attempts):
         manifest = read_manifest(src, manifest_name)
         try:
@@ -751,6 +782,7 @@ def read_set(src, manifest_name, names, local_dir, attempts=3):
         except SetChanged:
             if attempt == attempts - 1:
                 raise
+            time.sleep(min(0.05 * 2 ** attempt, 1.0))  # let a publisher in progress finish
 
 
 def remove(dest, manifest_name):

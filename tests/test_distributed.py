@@ -108,7 +108,9 @@ def test_dist_sync_resumes_from_a_checkpoint(sample_dir, tmp_path):
     assert histories[0][0]["val_loss"] < before[0]["val_loss"]
     assert histories[0][-1]["val_accuracy"] > 0.75
     bundle = next(tmp_path / f"resumed{rank}" for rank in range(2) if (tmp_path / f"resumed{rank}" / "config.json").exists())
-    saved = json.loads((bundle / "metrics.json").read_text())["history"]
+    from fasttext_lib.predict import Predictor
+
+    saved = Predictor.load(str(bundle)).metrics["history"]  # the bundle's metrics.json
     assert [r["epoch"] for r in saved] == list(range(1, EPOCHS + 1))  # the checkpoint's history, then the new epochs
     assert [r["val_loss"] for r in saved[:done]] == [r["val_loss"] for r in before]
     assert sorted(p.name for p in checkpoints.glob("epoch-*")) == [f"epoch-{EPOCHS:04d}"]

@@ -159,7 +159,7 @@ def test_checkpoint_dir_that_is_a_file(tmp_path, data):
 
 def test_sample_output_under_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
-    r = run_cli("sample", "--output", tmp_path / "afile" / "data", "--train-docs", "10", "--test-docs", "5")
+    r = run_cli("sample", "--output", tmp_path / "afile" / "data")
     assert_error(r, "afile")
     assert os.listdir(tmp_path) == ["afile"] and (tmp_path / "afile").read_text() == "x"
 

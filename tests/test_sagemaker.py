@@ -808,28 +808,35 @@ def _tiny_trained(seed):
     return train(make_splits(300, 0, seed=seed)[0], None, TrainConfig(epochs=1, emsize=8, progress=False, ctx="cpu", seed=seed))
 
 
-def test_save_model_never_leaves_a_new_model_under_an_old_config(tmp_path):
-    model_dir = tmp_path / "model"
-    old = _tiny_trained(1)
-    sm_train.save_model(old, str(model_dir))
-    old_config = (model_dir / "config.json").read_text()
-    # a new model whose params cannot be written (a directory is in the way): the old config goes
-    # first, so what is left is no bundle rather than the old config over half-new files
-    os.remove(model_dir / "model.params")
-    (model_dir / "model.params").mkdir()
-    new = _tiny_trained(2)
-    with pytest.raises(Exception):
-        sm_train.save_model(new, str(model_dir))
-    assert not (model_dir / "config.json").exists()
-    # written in full, the new bundle replaces the old config and loads as the new model
-    (model_dir / "model.params").rmdir()
-    sm_train.save_model(new, str(model_dir))
-    assert (model_dir / "config.json").read_text() != old_config
-    texts = ["good food", "cold and slow"]
-    np_new = Predictor.load(str(model_dir)).predict_proba(texts)
+def test_save_model_never_leaves_a_new_model_under_an_old_config(tmp_path, monkeypatch):
+    """SM_MODEL_DIR is filled in place; a save that fails before its config.json is in place leaves
+    the previous model whole (never a new model's files under the old config), and a full save
+    replaces it."""
     import numpy as np
 
     from fasttext_lib.predict import predict_bags
 
-    np.testing.assert_allclose(np_new, predict_bags(new.model, new.featurizer, new.featurizer.transform(texts), new.ctx[0]),
-                               rtol=1e-6)
+    def served(trained):
+        return predict_bags(trained.model, trained.featurizer, trained.featurizer.transform(texts), trained.ctx[0])
+
+    texts = ["good food", "cold and slow"]
+    model_dir = tmp_path / "model"
+    old, new = _tiny_trained(1), _tiny_trained(2)
+    sm_train.save_model(old, str(model_dir))
+    old_listing = sorted(os.listdir(model_dir))
+    replace = os.replace
+
+    def fail_at_the_commit(src, dst):
+        if os.path.basename(dst) == "config.json":
+            raise OSError(28, "No space left on device")
+        return replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", fail_at_the_commit)
+    with pytest.raises(Exception):
+        sm_train.save_model(new, str(model_dir))
+    monkeypatch.setattr(os, "replace", replace)
+    assert sorted(os.listdir(model_dir)) == old_listing
+    np.testing.assert_allclose(Predictor.load(str(model_dir)).predict_proba(texts), served(old), rtol=1e-6)
+    sm_train.save_model(new, str(model_dir))
+    np.testing.assert_allclose(Predictor.load(str(model_dir)).predict_proba(texts), served(new), rtol=1e-6)
+    assert not np.allclose(served(old), served(new))
