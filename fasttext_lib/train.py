@@ -17,6 +17,7 @@ Data in, trained model + per-epoch history out:
    if asked, a checkpoint is written from which an interrupted run resumes exactly (checkpoints.py).
 """
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import List
@@ -60,6 +61,9 @@ class TrainedModel:
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts`; returns a :class:`TrainedModel`.
 
+    Settings ``config`` leaves unset (``lr``, ``batch_size``) come from the training data
+    (:meth:`TrainConfig.resolve`); the returned model's ``config`` holds the values used.
+
     ``checkpoint_dir`` (a directory or ``s3://`` prefix): write a checkpoint after every epoch, and
     resume from the latest one found there. A resumed run ends with the same parameters as an
     uninterrupted one (single process; with ``dist_*`` kvstores the optimizer state restarts).
@@ -79,6 +83,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     featurizer, train_bags = Featurizer.fit(
         train_data.texts, min_count=config.min_count, ngrams=config.ngrams, buckets=config.buckets,
         return_bags=True, progress=bar if config.progress and len(train_data) > 50_000 else None)
+    config = resolve_settings(config, train_data, len(label_names))
     val = None
     if val_data is not None and len(val_data):
         y_val = encode_labels(val_data.labels, label_names, "validation data")
@@ -145,6 +150,19 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         if on_epoch_end is not None:
             on_epoch_end(row)
     return result
+
+
+def resolve_settings(config, train_data, num_classes):
+    """``config`` with the settings left to the data filled in (TrainConfig.resolve), announced on stderr."""
+    if config.resolved:
+        return config
+    sample = train_data.texts[:10_000]  # the texts are normalized: whitespace tokens
+    mean_tokens = sum(len(t.split()) for t in sample) / max(1, len(sample))
+    resolved = config.resolve(len(train_data), mean_tokens, num_classes)
+    if config.progress:
+        print(f"settings from the data: {resolved.optimizer} lr={resolved.lr:g} batch={resolved.batch_size} "
+              f"({len(train_data)} documents, {resolved.epochs} epochs)", file=sys.stderr, flush=True)
+    return resolved
 
 
 def keep_freed_memory():
