@@ -83,11 +83,20 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     featurizer, train_bags = Featurizer.fit(
         train_data.texts, min_count=config.min_count, ngrams=config.ngrams, buckets=config.buckets,
         return_bags=True, progress=bar if config.progress and len(train_data) > 50_000 else None)
-    config = resolve_settings(config, train_data, len(label_names))
     val = None
     if val_data is not None and len(val_data):
         y_val = encode_labels(val_data.labels, label_names, "validation data")
         val = (featurizer.transform(val_data.texts), y_val)
+
+    kv_type = config.kvstore if config.kvstore != "auto" else ("device" if len(ctxs) > 1 else None)
+    kv = mx.kv.create(kv_type) if kv_type else None
+    rank, workers = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
+    # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
+    # must push the same number of batches, or the last ones would wait forever.
+    per_worker = len(train_data) // workers
+    if per_worker == 0:
+        raise FastTextError(f"{len(train_data)} training documents cannot be shared by {workers} workers")
+    config = resolve_settings(config, train_data.texts, len(label_names), per_worker)  # each worker's steps
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, len(label_names), dropout=config.dropout)
@@ -99,14 +108,6 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]
 
-    kv_type = config.kvstore if config.kvstore != "auto" else ("device" if len(ctxs) > 1 else None)
-    kv = mx.kv.create(kv_type) if kv_type else None
-    rank, workers = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
-    # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
-    # must push the same number of batches, or the last ones would wait forever.
-    per_worker = len(train_data) // workers
-    if per_worker == 0:
-        raise FastTextError(f"{len(train_data)} training documents cannot be shared by {workers} workers")
     result.rank, result.num_workers = rank, workers
     steps_per_epoch = math.ceil(per_worker / config.batch_size)
     updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch), kv)
@@ -152,16 +153,20 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     return result
 
 
-def resolve_settings(config, train_data, num_classes):
-    """``config`` with the settings left to the data filled in (TrainConfig.resolve), announced on stderr."""
+def resolve_settings(config, texts, num_classes, num_docs):
+    """``config`` with the settings left to the data filled in (TrainConfig.resolve), announced on stderr.
+
+    ``num_docs``: the documents one process steps through per epoch (its share with dist_* kvstores),
+    so a cluster takes the steps, and spends the lr budget, of one process.
+    """
     if config.resolved:
         return config
-    sample = train_data.texts[:10_000]  # the texts are normalized: whitespace tokens
+    sample = texts[:10_000]  # the texts are normalized: whitespace tokens
     mean_tokens = sum(len(t.split()) for t in sample) / max(1, len(sample))
-    resolved = config.resolve(len(train_data), mean_tokens, num_classes)
+    resolved = config.resolve(num_docs, mean_tokens, num_classes)
     if config.progress:
         print(f"settings from the data: {resolved.optimizer} lr={resolved.lr:g} batch={resolved.batch_size} "
-              f"({len(train_data)} documents, {resolved.epochs} epochs)", file=sys.stderr, flush=True)
+              f"({num_docs} documents, {resolved.epochs} epochs)", file=sys.stderr, flush=True)
     return resolved
 
 
