@@ -31,7 +31,6 @@ import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 VADER_SETS = {"tweets": "tweets_GroundTruth.txt", "movie_snippets": "movieReviewSnippets_GroundTruth.txt"}
 
