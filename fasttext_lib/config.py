@@ -6,7 +6,7 @@ new field here (and, if it changes the run, its use in train.py).
 """
 import argparse
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Optional
 
 import numpy as np
@@ -18,10 +18,10 @@ OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("linear", "constant")
 KVSTORES = ("auto", "local", "device", "dist_sync", "dist_async")
 # Both take batch-averaged gradients (SGD with the per-row scale of batches.sgd_row_scale_entries).
-# These suit short runs (the demo: 20k docs, 5 epochs, ~100 steps). Longer runs do better with
-# smaller steps: see docs/RESULTS.md for the settings that match or beat fastText C++ at 10 epochs
-# (sgd lr 0.5 with batch 256, for unigrams and bigrams alike).
-DEFAULT_LR = {"sgd": 8.0, "adam": 0.01}
+# SGD's lr and every batch size left unset come from the data (schedule.default_schedule);
+# Adam keeps a fixed default lr.
+DEFAULT_LR = {"adam": 0.01}
+FROM_DATA = "default: from the data (docs/RESULTS.md)"
 MAX_SEED = 2**32 - 1  # numpy seeds are 32-bit unsigned (train.py seeds numpy and MXNet with it)
 
 
@@ -34,9 +34,10 @@ class TrainConfig:
     """Every knob of a run; plain values so notebooks, argv and SageMaker hyperparameters map 1:1."""
 
     epochs: int = _setting(10, "passes over the training data")
-    lr: Optional[float] = _setting(None, "learning rate; default: 8.0 for sgd, 0.01 for adam")
-    optimizer: str = _setting("adam", "one of " + ", ".join(OPTIMIZERS))
-    batch_size: int = _setting(1024, "documents per step (split across the devices)")
+    lr: Optional[float] = _setting(None, f"learning rate; sgd: {FROM_DATA}, a budget spread over the run's steps; adam: 0.01")
+    optimizer: str = _setting("sgd", "one of " + ", ".join(OPTIMIZERS))
+    batch_size: Optional[int] = _setting(None, f"documents per step (split across the devices); {FROM_DATA}, "
+                                               "about 256 steps an epoch, 16 to 1024")
     emsize: int = _setting(100, "embedding dimension")
     ngrams: int = _setting(1, "word n-grams up to this length (2: bigrams, as fastText's -wordNgrams)")
     buckets: int = _setting(2_000_000, "hash buckets for the n-grams (fastText's -bucket)")
@@ -52,6 +53,8 @@ class TrainConfig:
     def __post_init__(self):
         for name in ("epochs", "batch_size", "emsize", "ngrams", "min_count"):
             value = getattr(self, name)
+            if value is None and name == "batch_size":
+                continue
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
                 raise FastTextError(f"{name} must be a positive integer, got {value!r}")
         if self.ngrams > 1 and (not isinstance(self.buckets, (int, np.integer)) or self.buckets <= 0):
@@ -74,7 +77,29 @@ class TrainConfig:
             check_ctx(self.ctx)
 
     @property
+    def resolved(self):
+        """Whether every setting has a value (:meth:`resolve` has nothing left to fill in)."""
+        return self.lr is not None and self.batch_size is not None
+
+    def resolve(self, num_docs, mean_tokens, num_classes):
+        """This config with ``lr`` and ``batch_size`` filled in for the training data; explicit values win.
+
+        SGD without an lr: :func:`~fasttext_lib.schedule.default_schedule`'s, for the batch size
+        used. Adam without an lr: 0.01. Without a batch size: the schedule's. ``train()`` calls this
+        once the data is known and records the result (bundle, checkpoints, ``TrainedModel.config``).
+        """
+        from .schedule import default_schedule
+
+        if self.resolved:
+            return self
+        rule = default_schedule(num_docs, mean_tokens, num_classes, self.ngrams, self.epochs, batch_size=self.batch_size)
+        lr = self.lr if self.lr is not None else DEFAULT_LR.get(self.optimizer, rule["lr"])
+        return replace(self, lr=lr, batch_size=rule["batch_size"])
+
+    @property
     def learning_rate(self):
+        if self.lr is None and self.optimizer not in DEFAULT_LR:
+            raise ValueError(f"{self.optimizer}'s lr comes from the data: use TrainConfig.resolve first")
         return self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
 
     def to_dict(self):
@@ -115,6 +140,10 @@ def parse_optional_float(text):
     return None if str(text).strip().lower() in NONE_WORDS else parse_float(text)
 
 
+def parse_optional_int(text):
+    return None if str(text).strip().lower() in NONE_WORDS else parse_int(text)
+
+
 def parse_bool(text):
     value = str(text).strip().lower()
     if value in ("true", "1", "yes", "on"):
@@ -124,7 +153,8 @@ def parse_bool(text):
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-_PARSERS = {int: parse_int, float: parse_float, Optional[float]: parse_optional_float, str: str}
+_PARSERS = {int: parse_int, float: parse_float, Optional[float]: parse_optional_float, Optional[int]: parse_optional_int,
+            str: str}
 
 
 def add_config_arguments(parser, hyperparameters=False, overrides=None):

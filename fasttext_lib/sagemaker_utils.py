@@ -122,11 +122,13 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
                  disable_profiler=True, debugger_hook_config=False, **kwargs)
 
 
-def default_ranges(optimizer="adam"):
-    """Search space over the learning rate (log scale, around the optimizer's default), emsize and ngrams."""
+def default_ranges(optimizer="sgd"):
+    """Search space over the learning rate (log scale, around the optimizer's defaults), emsize and ngrams.
+
+    sgd: the lr the data-derived default picks spans ~0.2-4 (docs/RESULTS.md); adam's default is 0.01."""
     from sagemaker.tuner import CategoricalParameter, ContinuousParameter, IntegerParameter
 
-    lr = (0.001, 0.1) if optimizer == "adam" else (0.5, 20.0)
+    lr = (0.001, 0.1) if optimizer == "adam" else (0.1, 4.0)
     return {"lr": ContinuousParameter(*lr, scaling_type="Logarithmic"),
             "emsize": IntegerParameter(20, 200),
             "ngrams": CategoricalParameter([1, 2, 3])}
@@ -142,7 +144,7 @@ def make_tuner(estimator, max_jobs=6, max_parallel_jobs=2, hyperparameter_ranges
 
     from .sm_train import OBJECTIVE_METRIC, VAL_ACCURACY_REGEX
 
-    optimizer = str((estimator.hyperparameters() or {}).get("optimizer", '"adam"')).strip('"')
+    optimizer = str((estimator.hyperparameters() or {}).get("optimizer", '"sgd"')).strip('"')
     return HyperparameterTuner(estimator, OBJECTIVE_METRIC,
                                hyperparameter_ranges or default_ranges(optimizer),
                                metric_definitions=[{"Name": OBJECTIVE_METRIC, "Regex": VAL_ACCURACY_REGEX}],

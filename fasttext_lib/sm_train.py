@@ -312,11 +312,12 @@ def run_training(argv=None, environ=None):
         print(format_epoch(row), flush=True)
 
     trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, **train_kwargs)
-    print(f"trained on {describe_ctx(trained.ctx)}", flush=True)
+    used = trained.config  # lr / batch_size left unset (or "none") came from the data
+    print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
     if env.is_first_host:
         save_model(trained, env.model_dir)
         written = write_metrics(trained, env.output_data_dir,
-                                {"train_config": config.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs})
+                                {"train_config": used.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs})
         print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
     else:
         print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)

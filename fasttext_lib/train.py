@@ -17,6 +17,7 @@ Data in, trained model + per-epoch history out:
    if asked, a checkpoint is written from which an interrupted run resumes exactly (checkpoints.py).
 """
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -73,6 +74,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
           release_texts=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts`; returns a :class:`TrainedModel`.
 
+    Settings ``config`` leaves unset (``lr``, ``batch_size``) come from the training data
+    (:meth:`TrainConfig.resolve`); the returned model's ``config`` holds the values used.
+
     ``checkpoint_dir`` (a directory or ``s3://`` prefix): write a checkpoint after every epoch, and
     resume from the latest one found there. A resumed run ends with the same parameters as an
     uninterrupted one (single process; with ``dist_*`` kvstores the optimizer state restarts).
@@ -103,10 +107,20 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         raise FastTextError(f"empty vocabulary: no word occurs at least min_count={config.min_count} times in the "
                             f"training data, so every document would get the same prediction; lower min_count")
     val = (val_bags, y_val) if has_val else None
+    kv_type = config.kvstore if config.kvstore != "auto" else ("device" if len(ctxs) > 1 else None)
+    kv = mx.kv.create(kv_type) if kv_type else None
+    rank, workers = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
+    # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
+    # must push the same number of batches, or the last ones would wait forever.
+    per_worker = len(y_train) // workers
+    if per_worker == 0:
+        raise FastTextError(f"{len(y_train)} training documents cannot be shared by {workers} workers")
+    config = resolve_settings(config, train_data.texts, len(label_names), per_worker)  # each worker's steps
     if release_texts:
         for data in (train_data, val_data):
             if data is not None and isinstance(data.texts, list):
                 data.texts.clear()  # (len(data) is 0 from here: y_train counts the documents)
+
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, len(label_names), dropout=config.dropout)
@@ -118,14 +132,6 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]
 
-    kv_type = config.kvstore if config.kvstore != "auto" else ("device" if len(ctxs) > 1 else None)
-    kv = mx.kv.create(kv_type) if kv_type else None
-    rank, workers = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
-    # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
-    # must push the same number of batches, or the last ones would wait forever.
-    per_worker = len(y_train) // workers
-    if per_worker == 0:
-        raise FastTextError(f"{len(y_train)} training documents cannot be shared by {workers} workers")
     result.rank, result.num_workers = rank, workers
     steps_per_epoch = math.ceil(per_worker / config.batch_size)
     updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch), kv)
@@ -193,6 +199,23 @@ def parameter_sum(model):
         for data in param.list_data()[:1]:  # the copies on other devices are the same
             total += float(data.sum().asscalar())
     return total
+
+
+def resolve_settings(config, texts, num_classes, num_docs):
+    """``config`` with the settings left to the data filled in (TrainConfig.resolve), announced on stderr.
+
+    ``num_docs``: the documents one process steps through per epoch (its share with dist_* kvstores),
+    so a cluster takes the steps, and spends the lr budget, of one process.
+    """
+    if config.resolved:
+        return config
+    sample = texts[:10_000]  # the texts are normalized: whitespace tokens
+    mean_tokens = sum(len(t.split()) for t in sample) / max(1, len(sample))
+    resolved = config.resolve(num_docs, mean_tokens, num_classes)
+    if config.progress:
+        print(f"settings from the data: {resolved.optimizer} lr={resolved.lr:g} batch={resolved.batch_size} "
+              f"({num_docs} documents, {resolved.epochs} epochs)", file=sys.stderr, flush=True)
+    return resolved
 
 
 def keep_freed_memory():

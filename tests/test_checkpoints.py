@@ -62,6 +62,26 @@ def test_resumed_run_ends_with_the_same_parameters(splits, tmp_path, optimizer, 
     np.testing.assert_array_equal(again.model.word_vectors(), whole.model.word_vectors())
 
 
+def test_resume_with_settings_from_the_data(splits, tmp_path):
+    """lr and batch size left to the data resolve to the same values again, so the run's own
+    checkpoint is accepted and it ends as an uninterrupted run; other data resolves to other
+    settings, and that checkpoint is refused."""
+    config = TrainConfig(epochs=2, ngrams=2, buckets=20000, progress=False, seed=3)
+    whole = train(*splits, config)
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    resumed = train(*splits, config, checkpoint_dir=ckpt)
+    assert resumed.config == whole.config and whole.config.lr is not None
+    for name, value in params_of(whole).items():
+        np.testing.assert_array_equal(params_of(resumed)[name], value, err_msg=name)
+    saved = json.load(open(os.path.join(ckpt, "epoch-0002", "checkpoint.json")))["config"]
+    assert (saved["lr"], saved["batch_size"]) == (whole.config.lr, whole.config.batch_size)
+    half = LabeledTexts(splits[0].labels[:1000], splits[0].texts[:1000])  # other data: other rows, other settings
+    with pytest.raises(FastTextError, match="different run"):
+        train(half, None, config, checkpoint_dir=ckpt)
+
+
 def test_checkpoint_of_another_run_is_refused(splits, tmp_path):
     ckpt = str(tmp_path / "ckpt")
     train(*splits, TrainConfig(epochs=1, batch_size=256, progress=False), checkpoint_dir=ckpt)

@@ -63,6 +63,22 @@ def test_predict_labels_as_in_the_data(local_bundle, tmp_path):
     assert len(r.stdout.splitlines()) == 3
 
 
+def test_defaults_on_small_data_are_sgd_with_a_small_batch(sample_dir, tmp_path):
+    """No flags but --epochs: the lr and batch size come from the data (4,000 documents -> batch 16),
+    are announced on stderr and recorded in the bundle."""
+    from fasttext_lib.schedule import default_schedule
+
+    r = run_cli("train", "--train", sample_dir / "train.csv", "--validation", sample_dir / "test.csv",
+                "--output", tmp_path / "m", "--epochs", "2")
+    assert r.returncode == 0, r.stderr
+    rule = default_schedule(4000, 0, 2, 1, 2)
+    assert rule["batch_size"] == 16
+    assert f"settings from the data: sgd lr={rule['lr']:g} batch=16" in r.stderr
+    saved = json.loads((tmp_path / "m" / "config.json").read_text())["train_config"]
+    assert (saved["optimizer"], saved["lr"], saved["batch_size"]) == ("sgd", rule["lr"], 16)
+    assert _last_json(r.stdout)["val_accuracy"] > 0.7
+
+
 def test_fasttext_format_labels_round_trip(tmp_path):
     train = tmp_path / "d.train"
     train.write_text("".join(f"__label__{'pos' if i % 2 else 'neg'} {'great tasty' if i % 2 else 'awful cold'} food {i}\n" for i in range(200)))

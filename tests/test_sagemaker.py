@@ -32,6 +32,7 @@ from fasttext_lib.data import LabeledTexts, read_labeled, write_csv, write_fastt
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.packaging import REQUIREMENTS, fetch_job_model, pack_model, stage_source_dir
 from fasttext_lib.predict import Predictor
+from fasttext_lib.schedule import default_schedule
 
 def bundle_names(where):
     """config.json and the data files it lists: what a published bundle consists of."""
@@ -190,7 +191,10 @@ def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_
     assert re.findall(sm_train.VAL_ACCURACY_REGEX, r.stdout) == []  # nan: no value for the tuner to read
     assert "val_accuracy=nan;" in r.stdout
     config = Predictor.load(tmp_path / "model").config["train_config"]
-    assert config["optimizer"] == "sgd" and config["lr"] is None and config["epochs"] == 2
+    # lr "" means "from the data": the bundle records the value the schedule chose for 2000 documents
+    assert config["optimizer"] == "sgd" and config["epochs"] == 2 and config["batch_size"] == 256
+    assert config["lr"] == default_schedule(2000, 0, 2, 1, 2, batch_size=256)["lr"]
+    assert f"sgd lr={config['lr']:g} batch=256" in r.stdout
 
 
 def _write(content):
@@ -267,6 +271,10 @@ def test_hyperparameters_parse_like_sagemaker_sends_them():
     assert args.emsize == 50
     assert ignored == ["--_tuning_objective_metric", "validation:accuracy"]
     assert sm_train.parse_hyperparameters(["--lr", "0.5", "--progress", "false"])[0].lr == 0.5
+    # missing, "" or "none": from the data (TrainConfig resolves them once the data is known)
+    for words in ([], ["--batch-size", "none", "--lr", "None"], ["--batch_size", "", "--lr", "null"]):
+        parsed = sm_train.parse_hyperparameters(words)[0]
+        assert (parsed.batch_size, parsed.lr, parsed.optimizer) == (None, None, "sgd"), words
 
 
 def test_plan_single_host(tmp_path):

@@ -9,6 +9,7 @@ from fasttext_lib.data import LabeledTexts
 from fasttext_lib.devices import parse_ctx
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.predict import Predictor
+from fasttext_lib.schedule import default_schedule
 from fasttext_lib.synthetic import generate_reviews
 from fasttext_lib.train import HISTORY_COLUMNS, train
 
@@ -19,12 +20,30 @@ def splits():
 
 
 def test_adam_learns_and_history_has_every_column(splits):
-    trained = train(*splits, TrainConfig(epochs=4, batch_size=256, progress=False, ctx="cpu"))
+    trained = train(*splits, TrainConfig(epochs=4, optimizer="adam", batch_size=256, progress=False, ctx="cpu"))
     frame = trained.history_frame()
     assert list(frame.reset_index().columns) == HISTORY_COLUMNS and len(frame) == 4
     assert frame["train_loss"].iloc[-1] < frame["train_loss"].iloc[0]
     assert frame["val_accuracy"].iloc[-1] > 0.7
     assert (frame["samples_per_s"] > 0).all()
+
+
+def test_settings_left_to_the_data_are_resolved_recorded_and_announced(splits, tmp_path, capsys):
+    """No lr or batch size: SGD with the schedule's values for this data, in the TrainedModel, the
+    bundle's config.json and one stderr line; the steps taken are the resolved batch size's."""
+    import json
+
+    from fasttext_lib.bundle import save_bundle
+
+    rule = default_schedule(len(splits[0]), 0, 2, 1, 2)
+    trained = train(*splits, TrainConfig(epochs=2, progress=True, ctx="cpu"))
+    used = trained.config
+    assert (used.optimizer, used.lr, used.batch_size) == ("sgd", rule["lr"], rule["batch_size"]) and used.batch_size < 1024
+    assert f"settings from the data: sgd lr={rule['lr']:g} batch={rule['batch_size']}" in capsys.readouterr().err
+    saved = json.loads(open(save_bundle(trained, tmp_path / "b") + "/config.json").read())["train_config"]
+    assert (saved["lr"], saved["batch_size"]) == (rule["lr"], rule["batch_size"])
+    explicit = train(*splits, TrainConfig(epochs=1, lr=0.25, batch_size=500, progress=False, ctx="cpu"))
+    assert (explicit.config.lr, explicit.config.batch_size) == (0.25, 500)
 
 
 def test_sgd_learns(splits):
@@ -128,11 +147,12 @@ def test_lr_schedule_over_the_run(splits, monkeypatch, optimizer, schedule):
     make = optim.make_optimizer
     monkeypatch.setattr("fasttext_lib.train.make_optimizer", lambda *a: made.append(make(*a)) or made[-1])
     cfg = TrainConfig(epochs=3, batch_size=500, progress=False, optimizer=optimizer, lr_schedule=schedule, ctx="cpu")
-    train(splits[0], None, cfg)
+    trained = train(splits[0], None, cfg)
     opt = made[0]
     steps = 3 * -(-len(splits[0]) // 500)
     assert opt.num_update == steps  # the schedule counted every step
-    base = cfg.learning_rate
+    base = trained.config.learning_rate  # sgd: from the data; adam: 0.01
+    assert base == (0.01 if optimizer == "adam" else default_schedule(len(splits[0]), 0, 2, 1, 3, batch_size=500)["lr"])
     if schedule == "constant":
         assert opt._get_lr(0) == base
         return
@@ -153,7 +173,7 @@ def test_seeded_cpu_runs_are_deterministic(splits):
 
 def test_multi_class_uses_softmax(splits):
     data = generate_reviews(1200, num_classes=4, seed=2)
-    trained = train(data, data.head(200), TrainConfig(epochs=3, batch_size=128, progress=False))
+    trained = train(data, data.head(200), TrainConfig(epochs=3, optimizer="adam", batch_size=128, progress=False))
     assert trained.model.output.weight.shape[0] == 4
     assert trained.labels == ["1", "2", "3", "4"]
     assert trained.history[-1]["val_accuracy"] > 0.4
