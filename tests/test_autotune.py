@@ -103,11 +103,19 @@ def test_best_of_a_search_with_ties():
     assert work(result.best_config, len(train)) == _expected_best(result.trials).work
 
 
-def test_starting_config_scales_with_the_data(splits):
-    small = starting_config(splits[0], BASE)
-    assert (small.optimizer, small.batch_size, small.lr) == ("sgd", 64, 1.0) and small.buckets < BASE.buckets
+def test_starting_config_is_the_library_default_for_the_data(splits):
+    """The search starts where `train` without flags would: the data-size rule at 10 epochs, bigrams."""
+    from fasttext_lib.schedule import default_schedule
+
+    for data in (splits[0], LabeledTexts(["1", "2"] * 1_500, ["a b c"] * 3_000),
+                 LabeledTexts(["1", "2"] * 100_000, ["a b c d e f"] * 200_000)):
+        start = starting_config(data, BASE)
+        rule = default_schedule(len(data), 0, 2, ngrams=2, epochs=10)
+        assert (start.optimizer, start.batch_size, start.lr) == (rule["optimizer"], rule["batch_size"], rule["lr"])
+        assert (start.epochs, start.ngrams, start.emsize) == (10, 2, 100)
+    assert starting_config(splits[0], BASE).buckets < BASE.buckets
     mid = starting_config(LabeledTexts(["1"] * 3_000, ["a b c"] * 3_000), TrainConfig())
-    assert (mid.batch_size, mid.lr) == (256, 4.0) and mid.buckets == 2 ** 15  # >= 2 x 9k tokens
+    assert mid.buckets == 2 ** 15  # >= 2 x 9k tokens
     big = starting_config(LabeledTexts(["1"] * 200_000, ["a b c d e f"] * 200_000), TrainConfig())
     assert big.batch_size == 1024 and big.buckets == 2_000_000  # capped; buckets never above the base's
     assert (big.seed, big.min_count) == (42, 1)  # the fields not searched come from the base
