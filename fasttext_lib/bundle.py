@@ -25,6 +25,7 @@ retrain, and training to its directory is refused up front (remove it or choose 
 
 predict.py's :class:`~fasttext_lib.predict.Predictor` loads a bundle with :func:`load_bundle_files`.
 """
+import contextlib
 import json
 import math
 import os
@@ -78,26 +79,28 @@ def _older_format(src):
     return None
 
 
-def check_output(dest):
-    """Fail fast, before training: ``dest`` must be writable and new, empty, or a bundle of ours."""
+@contextlib.contextmanager
+def _explaining_an_older_bundle(dest):
+    """storage refuses a destination it did not write; when that is a format-1 bundle, say so."""
     try:
-        storage.check_writable(dest, CONFIG)
+        yield
     except FastTextError as exc:
         older = "not written by this library" in str(exc) and _older_format(dest)
         if older:
             raise FastTextError(f"refusing to write to {dest}: {older}; remove it or choose another --output") from None
         raise
+
+
+def check_output(dest):
+    """Fail fast, before training: ``dest`` must be writable and new, empty, or a bundle of ours."""
+    with _explaining_an_older_bundle(dest):
+        storage.check_writable(dest, CONFIG)
 
 
 def publish_bundle(dest, config, paths):
     """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest."""
-    try:
+    with _explaining_an_older_bundle(dest):
         return storage.publish(str(dest), paths, CONFIG, config)
-    except FastTextError as exc:
-        older = "not written by this library" in str(exc) and _older_format(dest)
-        if older:
-            raise FastTextError(f"refusing to write to {dest}: {older}; remove it or choose another --output") from None
-        raise
 
 
 def save_bundle(trained, dest, compact=None):
