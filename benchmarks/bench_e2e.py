@@ -19,7 +19,7 @@ documents, ~15 tokens, bigrams, 10 epochs, ``--short-args``), ``tiny`` (the buil
 sample, bigrams, 10 epochs, full and compact bundles), ``serving`` (one review p50/p99, 5,000
 reviews in one call, the SageMaker handler's input_fn -> predict_fn -> output_fn overhead, vs
 fastText's ``predict``), ``bundles`` (size, save, load and upload to a local S3 server for the full,
-compact float32 and compact float16 bundles, with the largest prediction difference), ``scaling``
+compact float32, float16, int8 and int4 bundles, with the largest prediction difference and test accuracy), ``scaling``
 (20k, 100k, 560k, 2M documents: docs/s and peak RSS, table and PNG).
 
 Run on a quiet machine; prints a markdown report (also written to ``--md``), raw numbers to ``--json``:
@@ -199,24 +199,30 @@ from fasttext_lib.data import read_labeled
 from fasttext_lib.predict import Predictor
 from fasttext_lib.train import TrainedModel
 from fasttext_lib.config import TrainConfig
-texts = read_labeled(test_csv).texts[:2000]
+test = read_labeled(test_csv)
+texts = test.texts
 import gluonnlp, mxnet  # imported before any timing
 full = Predictor.load(src)
 reference = full.predict_proba(texts)
+def accuracy(probs):
+    return float(np.mean([full.labels[k] == label for k, label in zip(probs.argmax(axis=1), test.labels)]))
 trained = TrainedModel(full.model, full.featurizer, full.labels, TrainConfig(**full.config["train_config"]), ["cpu(0)"],
                        history=full.metrics.get("history", []))
 out = {}
 bucket = "s3://bench-" + str(os.getpid())
 import boto3; boto3.client("s3").create_bucket(Bucket=bucket[5:])
-for name, compact in (("full", None), ("compact float32", "float32"), ("compact float16", "float16")):
+for name, compact in (("full", None), ("compact float32", "float32"), ("compact float16", "float16"),
+                      ("compact int8", "int8"), ("compact int4", "int4")):
     where = os.path.join(work, name.replace(" ", "-"))
     s = time.perf_counter(); save_bundle(trained, where, compact=compact); save_s = time.perf_counter() - s
     s = time.perf_counter(); loaded = Predictor.load(where); load_s = time.perf_counter() - s
-    diff = float(np.abs(loaded.predict_proba(texts) - reference).max())
+    probs = loaded.predict_proba(texts)
+    diff, acc = float(np.abs(probs - reference).max()), accuracy(probs)
     s = time.perf_counter(); save_bundle(trained, bucket + "/" + name.replace(" ", "-"), compact=compact)
     upload_s = time.perf_counter() - s  # save straight to the local S3 server: write, upload, commit
     size = sum(os.path.getsize(os.path.join(where, f)) for f in os.listdir(where)) / 2**20
-    out[name] = dict(size_mb=size, save_s=save_s, load_s=load_s, upload_local_s3_s=upload_s, max_prob_diff=diff)
+    out[name] = dict(size_mb=size, save_s=save_s, load_s=load_s, upload_local_s3_s=upload_s, max_prob_diff=diff,
+                     accuracy=acc)
     del loaded
 print(json.dumps(out))
 """
@@ -268,11 +274,13 @@ def report(results):
                   f"| bundle load s | {a['load_s']:.2f} | - |", f"| serving process peak RSS MB | {a['rss_mb']:,.0f} | "
                   f"{b['rss_mb']:,.0f} |"]
     if results.get("bundles"):
-        lines += ["", "| bundle | size MB | save s | load s | upload to local S3 s | max prob. difference |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["", "| bundle | size MB (of full) | save s | load s | upload to local S3 s | max prob. difference "
+                  "| test accuracy |", "|---|---|---|---|---|---|---|"]
+        full_mb = results["bundles"]["full"]["size_mb"]
         for name, r in results["bundles"].items():
-            lines.append(f"| {name} | {r['size_mb']:,.1f} | {r['save_s']:.2f} | {r['load_s']:.2f} | "
-                         f"{r['upload_local_s3_s']:.2f} | {r['max_prob_diff']:.2e} |")
+            lines.append(f"| {name} | {r['size_mb']:,.1f} ({r['size_mb'] / full_mb:.3f}) | {r['save_s']:.2f} | "
+                         f"{r['load_s']:.2f} | {r['upload_local_s3_s']:.2f} | {r['max_prob_diff']:.2e} | "
+                         f"{r.get('accuracy', float('nan')):.4f} |")
     if results.get("scaling"):
         lines += ["", "| training docs | wall s | docs/s (docs x epochs / wall) | peak RSS MB | accuracy |",
                   "|---|---|---|---|---|"]

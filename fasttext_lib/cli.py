@@ -50,8 +50,9 @@ def build_parser():
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300)")
     t.add_argument("--autotune-trials", metavar="CSV", help="write the autotune trial table here (local or s3://)")
-    t.add_argument("--compact", choices=["float32", "float16"], help="store only the embedding rows training "
-                   "changed (float32: exact; float16: half of that again); the rest is rebuilt from the seed")
+    t.add_argument("--compact", choices=["float32", "float16", "int8", "int4"], help="store only the embedding rows "
+                   "training changed; the rest is rebuilt from the seed. float32: exact; float16: half the size; "
+                   "int8 / int4: quantized per row, 1/4 / 1/8 of float32 (lossy: see RESULTS.md section 4)")
     add_config_arguments(t)  # --epochs, --lr, ... : one per TrainConfig field
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")

@@ -69,3 +69,51 @@ def test_cli_writes_a_compact_bundle(sample_dir, tmp_path):
     assert _size(str(out)) < 804e6 / 4  # 4,000 reviews touch ~1/8 of the rows
     done = run_cli("evaluate", "--model", str(out), "--data", str(sample_dir / "test.csv"))
     assert done.returncode == 0 and '"accuracy"' in done.stdout
+
+
+@pytest.mark.parametrize("bits,emsize", [(8, 6), (4, 6), (4, 5)])
+def test_quantize_round_trip_error_is_half_a_step(bits, emsize):
+    from fasttext_lib.compact import dequantize, quantize
+
+    values = np.random.RandomState(bits + emsize).normal(0, 0.1, (50, emsize)).astype(np.float32)
+    values[3] = 0.0  # an all-zero row (scale 0) comes back as zeros
+    codes, scales = quantize(values, bits)
+    assert codes.shape == (50, emsize if bits == 8 else (emsize + 1) // 2)
+    back = dequantize(codes, scales, bits, emsize)
+    step = scales / (2 ** (bits - 1) - 1)
+    assert (np.abs(back - values) <= step[:, None] / 2 + 1e-7).all()
+    np.testing.assert_array_equal(back[3], 0.0)
+    assert np.abs(back).max(axis=1) == pytest.approx(np.abs(values).max(axis=1), rel=1e-6)  # the extremes are exact
+
+
+def _rows_file_size(where):
+    with open(os.path.join(where, "config.json")) as f:
+        stored = json.load(f)["files"][ROWS_FILE]["object"]
+    return os.path.getsize(os.path.join(where, stored))
+
+
+@pytest.mark.parametrize("dtype,fraction,max_diff", [("int8", 1 / 4, 1e-3), ("int4", 1 / 8, 2e-2)])
+def test_quantized_compact_bundles_are_smaller_and_close(small, tmp_path, dtype, fraction, max_diff):
+    trained, (_, val) = small
+    exact = save_bundle(trained, str(tmp_path / "exact"), compact="float32")
+    reference = Predictor.load(exact).predict_proba(val.texts)
+    where = save_bundle(trained, str(tmp_path / dtype), compact=dtype)
+    quantized = Predictor.load(where)
+    assert quantized.config["compact"]["dtype"] == dtype
+    probs = quantized.predict_proba(val.texts)
+    assert 0 < np.abs(probs - reference).max() < max_diff  # lossy, but close
+    assert (probs.argmax(1) == reference.argmax(1)).mean() >= 0.97
+    # codes plus a float32 scale and an int32 row number per row, against 4 bytes a value
+    rows, emsize = quantized.config["compact"]["rows_stored"], quantized.model.emsize
+    assert _rows_file_size(where) <= rows * (emsize * 4 * fraction + 8) + 1024
+    assert _rows_file_size(where) < _rows_file_size(exact) * (fraction + 0.05)
+
+
+def test_cli_writes_an_int4_bundle(sample_dir, tmp_path):
+    out = tmp_path / "bundle"
+    done = run_cli("train", "--train", str(sample_dir / "train.csv"), "--output", str(out), "--epochs", "1",
+                   "--ngrams", "2", "--no-progress", "--compact", "int4")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((out / "config.json").read_text())["compact"]["dtype"] == "int4"
+    done = run_cli("evaluate", "--model", str(out), "--data", str(sample_dir / "test.csv"))
+    assert done.returncode == 0 and '"accuracy"' in done.stdout
