@@ -107,13 +107,17 @@ def settings(config):
     return {name: getattr(config, name) for name in SEARCHED}
 
 
-def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True):
+def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True,
+             pretrained=None):
     """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.
 
     ``base``: a :class:`TrainConfig` for the fields not searched (buckets, min_count, seed, ctx,
-    dropout, ...). ``start``: the first setting (default :func:`starting_config`). ``on_trial``:
+    dropout, ``pretrained_vectors``, ...). ``start``: the first setting (default :func:`starting_config`). ``on_trial``:
     called with each trial's row (a dict). ``verbose``: one line per trial and the table at the end,
     on stderr. Returns an :class:`AutotuneResult`.
+
+    With ``base.pretrained_vectors`` the file is read once, before the search (``pretrained``: already
+    read), and ``emsize`` is not searched: it must be the vectors' dimension.
     """
     started = time.time()
     importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others
@@ -127,8 +131,16 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         raise FastTextError("training data is empty")
     encode_labels(val_data.labels, sort_labels(train_data.labels), "autotune validation data")  # fail before searching
     base = base or TrainConfig()
+    if base.pretrained_vectors:
+        from .vectors import read_vec
+
+        pretrained = pretrained if pretrained is not None else read_vec(base.pretrained_vectors)
+        base = replace(base, emsize=pretrained.dim)
     show_progress, base = base.progress, replace(base, progress=False)  # trials run without bars
-    search = _Search(replace(start or starting_config(train_data, base), progress=False), len(train_data))
+    first = replace(start or starting_config(train_data, base), progress=False)
+    if pretrained is not None:
+        first = replace(first, emsize=base.emsize, pretrained_vectors=base.pretrained_vectors)
+    search = _Search(first, len(train_data), fixed=("emsize",) if pretrained is not None else ())
     features = {}  # (ngrams, buckets, min_count) -> featurize(...)
     rows, best, best_row = [], None, None
     for phase, config in search:
@@ -141,7 +153,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         if key not in features:
             features[key] = featurize(train_data, val_data, config)
         featurize_seconds = time.time() - t0
-        trained = train(train_data, val_data, config, featurized=features[key])
+        trained = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
         seconds = time.time() - t0
         last = trained.history[-1]
         row = {"trial": len(rows) + 1, "phase": phase, **settings(config), "val_accuracy": last["val_accuracy"],
@@ -185,8 +197,9 @@ def _trial_line(row, best_row):
 class _Search:
     """The candidates, in order; iterating yields ``(phase, config)``. Knows the results so far."""
 
-    def __init__(self, start, n_train):
+    def __init__(self, start, n_train, fixed=()):
         self.start, self.n_train = start, n_train
+        self.not_searched = set(fixed)  # settings kept at the start's value (emsize with pretrained vectors)
         self.results = {}  # settings key -> row
         self.fixed = {}  # (ngrams, buckets, min_count) -> seconds of a trial besides featurizing and its epochs
         self.rates = {}  # (ngrams, buckets, min_count) -> seconds of the epochs per unit of work, of each trial
@@ -252,6 +265,8 @@ class _Search:
                 steps = {k: math.sqrt(v) for k, v in steps.items() if math.sqrt(v) >= MIN_STEP[k]}
 
     def _neighbour(self, config, name, direction, step):
+        if name in self.not_searched:
+            return None
         if name == "ngrams":
             value = config.ngrams + direction
         elif step is None:

@@ -4,7 +4,8 @@ A bundle is a set published by :func:`fasttext_lib.storage.publish` (a directory
 prefix) with ``config.json`` as its manifest::
 
     config.json                      format version, labels, model shape, n-gram settings,
-                                     normalization, the training config, and "files": the stored
+                                     normalization, the training config (and "pretrained_vectors":
+                                     the .vec file the table started from), and "files": the stored
                                      name, size and sha256 of each file below (written last)
     model-<publish id>.params        the Gluon parameters (``save_parameters``)
     vocab-<publish id>.json          the GluonNLP vocabulary
@@ -123,6 +124,8 @@ def save_bundle(trained, dest, compact=None):
         "normalization": NORMALIZATION,
         "train_config": trained.config.to_dict(),
     }
+    if getattr(trained, "pretrained", None):  # vectors.describe: the .vec file the table started from
+        config["pretrained_vectors"] = dict(trained.pretrained)
     metrics = metrics_summary(trained)
     with storage.staging_dir() as tmp:
         paths = {name: os.path.join(tmp, name) for name in DATA_FILES}

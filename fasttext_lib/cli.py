@@ -9,6 +9,10 @@
     sample   --output DIR_OR_S3                   (the built-in sample: real English review sentences)
     synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N]   (Yelp-shaped synthetic text, any size)
     prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test)
+    export-vectors --model DIR_OR_S3 --output FILE.vec [--overwrite]   (the learned word vectors, fastText's .vec)
+
+``train --pretrained-vectors FILE.vec`` starts the rows of the words it shares with the vocabulary from
+its vectors (fastText's ``-pretrainedVectors``); the file is read and checked before the training data.
 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
@@ -81,6 +85,11 @@ def build_parser():
     r.add_argument("--output", required=True)
     r.add_argument("--cache-dir", default=os.path.join(os.path.expanduser("~"), ".cache", "fasttext_lib"))
     r.add_argument("--base-url", default=None, help="mirror to download from instead of the public one")
+
+    v = sub.add_parser("export-vectors", help="write a bundle's word vectors as a fastText .vec text file")
+    v.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
+    v.add_argument("--output", required=True, help=".vec file (local or s3://; gzipped if it ends in .gz)")
+    v.add_argument("--overwrite", action="store_true", help="replace --output if it exists (default: refuse)")
     return parser
 
 
@@ -106,6 +115,11 @@ def cmd_train(args):
     check_output(args.output)
     if args.checkpoint_dir:
         storage.check_writable(args.checkpoint_dir)
+    pretrained = None
+    if config.pretrained_vectors:  # read and checked before the data: a bad file costs no training time
+        from .vectors import read_vec
+
+        pretrained = read_vec(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
     train_data = read_labeled(args.train, args.format)
     val_data = read_labeled(args.validation, args.format) if args.validation else None
 
@@ -113,10 +127,11 @@ def cmd_train(args):
         print(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
 
     if args.autotune_validation:
-        trained = _autotune(args, config, train_data, report)
+        trained = _autotune(args, config, train_data, report, pretrained)
     else:
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
-                        release_texts=True)  # not needed after featurization; ~0.4 GB at Yelp size
+                        release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
+                        pretrained=pretrained)
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
@@ -147,13 +162,14 @@ def _check_autotune_flags(args):
         raise FastTextError(f"--autotune-duration must be a positive number of seconds, got {text!r}")
 
 
-def _autotune(args, config, train_data, report):
+def _autotune(args, config, train_data, report, pretrained=None):
     """``train --autotune-validation``: one JSON line per trial on stdout, the table on stderr."""
     from .autotune import autotune
     from .data import read_labeled
 
     val_data = read_labeled(args.autotune_validation, args.format)
-    result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True)
+    result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
+                      pretrained=pretrained)
     return result.trained
 
 
@@ -228,6 +244,14 @@ def cmd_synthetic(args):
     return _write_splits(args.output, data.head(n), LabeledTexts(data.labels[n:], data.texts[n:]))
 
 
+def cmd_export_vectors(args):
+    from .vectors import export_vectors
+
+    count = export_vectors(args.model, args.output, overwrite=args.overwrite)  # the output is checked first
+    print(json.dumps({"output": args.output, "words": count}))
+    return 0
+
+
 def cmd_prepare(args):
     from .download import prepare
 
@@ -236,7 +260,7 @@ def cmd_prepare(args):
 
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "sample": cmd_sample, "synthetic": cmd_synthetic,
-            "prepare": cmd_prepare}
+            "prepare": cmd_prepare, "export-vectors": cmd_export_vectors}
 
 
 def main(argv=None):

@@ -48,6 +48,9 @@ class TrainConfig:
     ctx: str = _setting("auto", "auto, cpu, gpu, gpu:N or gpu:0,1 (auto: every GPU, else the CPU)")
     kvstore: str = _setting("auto", "auto: none for one device, device for several; dist_sync for several hosts")
     seed: int = _setting(42, "seed of the initialization, the shuffles and dropout")
+    pretrained_vectors: Optional[str] = _setting(None, "a .vec text file (local or s3://, may be gzipped) whose vectors "
+                                                       "start the rows of the words it shares with the vocabulary "
+                                                       "(fastText's -pretrainedVectors); its dimension must equal emsize")
     progress: bool = _setting(True, "tqdm progress bars on stderr")
 
     def __post_init__(self):
@@ -75,6 +78,9 @@ class TrainConfig:
             raise FastTextError(f"seed must be an integer from 0 to {MAX_SEED}, got {self.seed!r}")
         if isinstance(self.ctx, str):
             check_ctx(self.ctx)
+        if self.pretrained_vectors is not None and (not isinstance(self.pretrained_vectors, str)
+                                                    or not self.pretrained_vectors.strip()):
+            raise FastTextError(f"pretrained_vectors must be a file name or s3:// URI, got {self.pretrained_vectors!r}")
 
     @property
     def resolved(self):
@@ -144,6 +150,10 @@ def parse_optional_int(text):
     return None if str(text).strip().lower() in NONE_WORDS else parse_int(text)
 
 
+def parse_optional_str(text):
+    return None if str(text).strip().lower() in NONE_WORDS else str(text)
+
+
 def parse_bool(text):
     value = str(text).strip().lower()
     if value in ("true", "1", "yes", "on"):
@@ -154,7 +164,7 @@ def parse_bool(text):
 
 
 _PARSERS = {int: parse_int, float: parse_float, Optional[float]: parse_optional_float, Optional[int]: parse_optional_int,
-            str: str}
+            str: str, Optional[str]: parse_optional_str}
 
 
 def add_config_arguments(parser, hyperparameters=False, overrides=None):

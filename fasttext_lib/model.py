@@ -47,12 +47,14 @@ class FastTextClassifier(gluon.HybridBlock):
         else:
             self.loss = gluon.loss.SoftmaxCrossEntropyLoss()
 
-    def initialize_like_fasttext(self, ctx, seed=0):
+    def initialize_like_fasttext(self, ctx, seed=0, rows=None):
         """Input rows uniform in +-1/dim as fastText; output weights Xavier rather than fastText's zeros.
 
         The input rows are a function of (``seed``, row) (init_rows.py), written straight into the
         parameter's memory: no sequential generator over 200M values, and no second copy of the
         table (Gluon's ``initialize`` fills a temporary and copies it to each context).
+        ``rows``: ``(row numbers, values)`` written over the seeded ones (pretrained word vectors,
+        vectors.py), before the table reaches any device, so every training route starts from them.
         The output layer draws from MXNet's generator (``mx.random.seed``).
 
         With batched SGD the output layer takes batch-averaged steps; starting it at zero would
@@ -60,7 +62,10 @@ class FastTextClassifier(gluon.HybridBlock):
         """
         ctxs = ctx if isinstance(ctx, (list, tuple)) else [ctx]
         table = nd.empty((self.num_rows, self.emsize), ctx=mx.cpu(), dtype="float32")
-        fill_table(seed, cpu_view(table))
+        view = cpu_view(table)
+        fill_table(seed, view)
+        if rows is not None and len(rows[0]):
+            view[rows[0]] = rows[1]
         adopt_data(self.embedding.weight, table, ctxs)
         self.output.initialize(mx.init.Xavier(), ctx=ctxs)
 

@@ -6,6 +6,10 @@ with the source_dir as cwd; this module
 * reads every file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
   channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too), fastText format or Zhang CSV, one
   or many files (concatenated in path order);
+* starts the word rows from pretrained vectors (``.vec``) when asked: the ``pretrained_vectors``
+  hyperparameter (an ``s3://`` URI, read directly; or a file name inside the ``pretrained`` channel),
+  or the one file of a ``pretrained`` channel (``fit({"train": ..., "pretrained": "s3://.../wiki.en.vec"})``);
+  it is read and checked before the training data;
 * maps the hyperparameters onto :class:`~fasttext_lib.config.TrainConfig`, whose fields the parser
   is derived from (``--batch-size`` and ``--batch_size`` both work; integers may come as
   ``10.0``; booleans are values: ``--progress false``; ``none`` or ``""`` is no value); ``ctx``
@@ -109,6 +113,7 @@ class ContainerEnv:
         self.output_data_dir = env["SM_OUTPUT_DATA_DIR"]
         self.train_channel = env["SM_CHANNEL_TRAIN"]
         self.test_channel = env.get("SM_CHANNEL_TEST") or env.get("SM_CHANNEL_VALIDATION") or None
+        self.pretrained_channel = env.get("SM_CHANNEL_PRETRAINED") or None
         try:
             hosts = json.loads(env.get("SM_HOSTS") or '["algo-1"]')
         except ValueError:
@@ -154,6 +159,7 @@ def plan_training(args, env, default_checkpoint_dir=SAGEMAKER_CHECKPOINT_DIR):
         ctx = ("gpu:" + ",".join(str(i) for i in range(env.num_gpus))) if env.num_gpus > 0 else "cpu"
     config = {name: getattr(args, name) for name in CONFIG_FIELDS if name != "kvstore"}
     config["ctx"] = ctx
+    config["pretrained_vectors"] = pretrained_source(args.pretrained_vectors, env.pretrained_channel)
     kvstore = str(args.kvstore or "auto").strip()
     if env.distributed:
         if not env.parameter_server:
@@ -177,6 +183,26 @@ def plan_training(args, env, default_checkpoint_dir=SAGEMAKER_CHECKPOINT_DIR):
         # every host reads the same one (all workers must resume at the same epoch).
         extra["checkpoint_dir"] = checkpoint_dir
     return config, extra
+
+
+def pretrained_source(value, channel):
+    """The ``.vec`` file a job reads: ``value`` (the ``pretrained_vectors`` hyperparameter) as given when it is
+    an ``s3://`` URI or an absolute path, else a file of the ``pretrained`` channel (``channel``: its
+    directory): the one named ``value``, or without ``value`` its only file. ``None``: no pretrained vectors."""
+    from . import storage
+
+    if channel is None or (value is not None and (storage.is_s3(value) or os.path.isabs(value))):
+        return value
+    if value is None:
+        files = channel_files(channel, "pretrained")
+        if len(files) != 1:
+            raise FastTextError(f"pretrained channel {channel} holds {len(files)} files; name the .vec file with the "
+                                f"pretrained_vectors hyperparameter")
+        return files[0]
+    path = os.path.join(channel, value)
+    if not os.path.isfile(path):
+        raise FastTextError(f"pretrained_vectors {value!r} is not a file of the pretrained channel ({channel})")
+    return path
 
 
 def channel_files(path, name):
@@ -305,13 +331,19 @@ def run_training(argv=None, environ=None):
     if train_kwargs.get("checkpoint_dir"):
         from . import storage
         storage.check_writable(train_kwargs["checkpoint_dir"])
+    pretrained = None
+    if config.pretrained_vectors:  # a bad file fails the job before the data is read
+        from .vectors import read_vec
+
+        pretrained = read_vec(config.pretrained_vectors, dim=config.emsize)
+        print(f"pretrained vectors: {len(pretrained)} words from {config.pretrained_vectors}", flush=True)
     train_data = read_channel(env.train_channel, args.format, "train")
     val_data = read_channel(env.test_channel, args.format, "test") if env.test_channel else None
 
     def on_epoch_end(row):
         print(format_epoch(row), flush=True)
 
-    trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, **train_kwargs)
+    trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, pretrained=pretrained, **train_kwargs)
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
     if env.is_first_host:

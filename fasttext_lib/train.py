@@ -52,6 +52,7 @@ class TrainedModel:
     rank: int = 0  # this worker's rank in distributed training (kvstore dist_*), else 0
     num_workers: int = 1
     autotune: Optional[dict] = None  # the trials and the chosen setting, when autotune.py chose this model
+    pretrained: Optional[dict] = None  # the pretrained vectors the table started from (vectors.describe)
 
     def history_frame(self):
         import pandas as pd
@@ -71,7 +72,7 @@ def featurize(train_data, val_data, config):
 
 
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
-          release_texts=False):
+          release_texts=False, pretrained=None):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts`; returns a :class:`TrainedModel`.
 
     Settings ``config`` leaves unset (``lr``, ``batch_size``) come from the training data
@@ -85,10 +86,13 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
 
     ``release_texts=True`` empties ``train_data.texts`` and ``val_data.texts`` once they are encoded
     (the CLI's choice: at Yelp size the review strings are ~0.4 GB it no longer needs).
+
+    ``config.pretrained_vectors``: the ``.vec`` file is read (and checked) before featurization, and
+    its words' vectors replace those rows of the seeded table (vectors.py). ``pretrained``: that
+    file already read (:func:`~fasttext_lib.vectors.read_vec`), so that callers reading it up front
+    (the CLI, autotune's trials) read it once.
     """
     import mxnet as mx
-
-    from .model import FastTextClassifier
 
     config = config or TrainConfig()
     ctxs = parse_ctx(config.ctx)
@@ -100,6 +104,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     y_train = encode_labels(train_data.labels, label_names, "training data")
     has_val = val_data is not None and len(val_data) > 0
     y_val = encode_labels(val_data.labels, label_names, "validation data") if has_val else None
+    pretrained = load_pretrained(config, pretrained)
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
     if (featurizer.ngrams, featurizer.buckets) != (config.ngrams, config.buckets if config.ngrams > 1 else 0):
         raise ValueError("featurized: made with other ngrams / buckets than this config's")
@@ -122,10 +127,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                 data.texts.clear()  # (len(data) is 0 from here: y_train counts the documents)
 
 
-    mx.random.seed(config.seed)
-    model = FastTextClassifier(featurizer.num_rows, config.emsize, len(label_names), dropout=config.dropout)
-    model.initialize_like_fasttext(ctxs, seed=config.seed)
-    result = TrainedModel(model, featurizer, label_names, config, ctxs)
+    model, result_pretrained = initial_model(featurizer, len(label_names), config, ctxs, pretrained)
+    result = TrainedModel(model, featurizer, label_names, config, ctxs, pretrained=result_pretrained)
     first_epoch = 1
     resumed = load_checkpoint(checkpoint_dir, model, config, label_names) if checkpoint_dir else None
     if resumed is not None:
@@ -183,6 +186,43 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         if on_epoch_end is not None:
             on_epoch_end(row)
     return result
+
+
+def load_pretrained(config, pretrained=None):
+    """The :class:`~fasttext_lib.vectors.WordVectors` of ``config.pretrained_vectors`` (``pretrained`` if
+    given, else read now), checked against ``config.emsize``; ``None`` without pretrained vectors."""
+    from .vectors import check_dim, read_vec
+
+    if not config.pretrained_vectors:
+        if pretrained is not None:
+            raise ValueError("pretrained vectors given, but config.pretrained_vectors names no file")
+        return None
+    if pretrained is None:
+        return read_vec(config.pretrained_vectors, dim=config.emsize)
+    check_dim(pretrained, config.emsize)
+    return pretrained
+
+
+def initial_model(featurizer, num_classes, config, ctxs, pretrained=None):
+    """``(model, record)``: the classifier as training starts it. The embedding rows are the seeded
+    values (init_rows.py) except the rows of ``pretrained``'s words found in the vocabulary, which
+    hold their vectors; ``record`` describes those (the bundle keeps it), or is ``None``."""
+    import mxnet as mx
+
+    from .model import FastTextClassifier
+    from .vectors import describe, pretrained_rows
+
+    mx.random.seed(config.seed)
+    model = FastTextClassifier(featurizer.num_rows, config.emsize, num_classes, dropout=config.dropout)
+    rows = pretrained_rows(pretrained, featurizer.vocab.token_to_idx) if pretrained is not None else None
+    model.initialize_like_fasttext(ctxs, seed=config.seed, rows=rows)
+    if rows is None:
+        return model, None
+    record = describe(pretrained, len(rows[0]), featurizer.vocab_size)
+    if config.progress:
+        print(f"pretrained vectors: {len(rows[0])} of the {featurizer.vocab_size} vocabulary words start from "
+              f"{pretrained.source} ({len(pretrained)} words, dim {pretrained.dim})", file=sys.stderr, flush=True)
+    return model, record
 
 
 def check_finite(value, what, epoch, step, config):

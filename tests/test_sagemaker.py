@@ -204,6 +204,22 @@ def _write(content):
     return write
 
 
+def test_training_job_starts_from_a_pretrained_channel(source_dir, splits, tmp_path):
+    """fit({"train": ..., "pretrained": "s3://.../x.vec"}): the channel's one .vec file starts the word rows."""
+    train, _ = splits
+    vec = b"2 32\n" + b"".join(w + b" " + b" ".join(b"%d" % (i + k) for k in range(32)) + b"\n"
+                                for i, w in enumerate((b"<unk>", b"zzznotaword")))
+    channels = {"train": {"a.csv": lambda p: write_csv(train.head(500), p)}, "pretrained": {"wiki.vec": _write(vec)}}
+    env = make_container(tmp_path, channels)
+    r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=256, emsize=32))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "pretrained vectors: 2 words from" in r.stdout
+    model = Predictor.load(tmp_path / "model")
+    assert model.config["pretrained_vectors"]["rows_initialized"] == 1  # <unk>; the other word is not in the vocabulary
+    assert model.config["train_config"]["pretrained_vectors"].endswith("pretrained/wiki.vec")
+    assert model.model.word_vectors()[0].tolist() == list(range(32))  # <unk> never occurs in training
+
+
 GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
 
 
@@ -217,6 +233,7 @@ GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
     ("unknown optimizer", r"optimizer must be one of sgd, adam"),
     ("zero batch size", r"batch_size must be a positive integer"),
     ("two hosts without parameter server", r"2 hosts but no parameter server"),
+    ("bad pretrained vectors", r"wiki\.vec:2: expected a word and 100 values, got 2"),
 ])
 def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     channels, args, hosts = {"train": {"a.train": GOOD}}, args_for(epochs=1), ("algo-1",)
@@ -236,6 +253,8 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
         args = args_for(optimizer="rmsprop")
     elif case == "zero batch size":
         args = args_for(batch_size=0)
+    elif case == "bad pretrained vectors":
+        channels["pretrained"] = {"wiki.vec": _write(b"1 100\nword 1 2\n")}
     else:
         hosts = ("algo-1", "algo-2")
     env = make_container(tmp_path, channels, hosts=hosts)

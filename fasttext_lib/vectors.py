@@ -1,0 +1,293 @@
+"""Word vectors in and out: fastText's ``.vec`` text format, pretrained rows, and cosine similarity.
+
+A ``.vec`` file (what fastText's ``-pretrainedVectors`` reads and ``print-word-vectors`` / the
+published wiki/crawl vectors are) is UTF-8 text::
+
+    <count> <dim>
+    <word> <v1> ... <vdim>          one line per word, values separated by whitespace
+
+* :func:`read_vec` reads one (local or ``s3://``; gzip, bzip2 and xz recognized by their magic bytes,
+  as the data reader does) and checks all of it, so a bad file is one ``error:`` line before
+  training spends any time: the header, every line's value count (named by its line), numbers that
+  are not numbers or not finite, non-UTF-8 text, a count that does not match the lines.
+* :func:`pretrained_rows` matches a file's words to a vocabulary: ``train --pretrained-vectors``
+  (``TrainConfig.pretrained_vectors``) overwrites those rows of the seeded table (model.py), as
+  fastText does; the file's other words are ignored and every other row keeps its seeded value.
+  (fastText also adds the file's words that training never saw to its dictionary; this library's
+  vocabulary comes from the training split only.) Compact bundles keep such rows: they differ from
+  the seeded values, so compact.py stores them like rows training changed.
+* :func:`word_vectors` / :func:`export_vectors`: a trained model's word rows (its vocabulary, ``<unk>``
+  included; never the n-gram buckets) as :class:`WordVectors` or a ``.vec`` file
+  (``python -m fasttext_lib export-vectors``), written atomically.
+* :func:`token_embedding` and :func:`cos_similarity`: the learned vectors as a GluonNLP
+  ``TokenEmbedding``, and the cosine-similarity helper of the original project's README.
+"""
+import hashlib
+import io
+import math
+import re
+from dataclasses import dataclass, field
+from typing import List
+
+import numpy as np
+
+from . import storage
+from .errors import FastTextError
+
+_CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
+_HEADER = re.compile(r"^\s*(\d+)\s+(\d+)\s*$")
+
+
+@dataclass
+class WordVectors:
+    """``words[i]``'s vector is ``vectors[i]`` (float32, ``(len(words), dim)``)."""
+
+    words: List[str]
+    vectors: np.ndarray
+    source: str = ""
+    sha256: str = ""  # of the file's (decompressed) text, recorded in the bundle
+    index: dict = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
+            raise ValueError(f"{len(self.words)} words but vectors of shape {self.vectors.shape}")
+
+    def __len__(self):
+        return len(self.words)
+
+    @property
+    def dim(self):
+        return self.vectors.shape[1]
+
+    def __getitem__(self, word):
+        if self.index is None:
+            self.index = {w: i for i, w in enumerate(self.words)}
+        return self.vectors[self.index[word]]
+
+    def __contains__(self, word):
+        if self.index is None:
+            self.index = {w: i for i, w in enumerate(self.words)}
+        return word in self.index
+
+
+# ---------------------------------------------------------------- reading
+
+def read_vec(uri, dim=None):
+    """Read and check a ``.vec`` file (local or ``s3://``, optionally gzip/bzip2/xz compressed).
+
+    ``dim``: the model's embedding size; a file of another dimension is refused (as fastText does).
+    A word listed twice keeps its last vector (later lines overwrite earlier ones in fastText too).
+    Every problem is a :class:`FastTextError` naming the file (and the line).
+    """
+    from .data import _Lines, _open_decompressed
+
+    uri = str(uri)
+    stream, compression = _open_decompressed(uri)
+    digest = hashlib.sha256()
+    with stream:
+        lines = _Lines(_Hashing(stream, digest), uri, compression)
+        rows = iter(lines)
+        header = next(rows, None)
+        if header is None or not header.strip():
+            raise FastTextError(f"{uri}: empty file; a .vec file starts with a '<count> <dim>' line")
+        match = _HEADER.match(header)
+        if not match:
+            raise FastTextError(f"{uri}:1: malformed .vec header {header.strip()[:60]!r}: expected '<count> <dim>' "
+                                f"(two positive integers)")
+        count, file_dim = int(match.group(1)), int(match.group(2))
+        if file_dim <= 0:
+            raise FastTextError(f"{uri}:1: the header gives dimension {file_dim}; it must be positive")
+        if dim is not None and file_dim != dim:
+            raise _dim_error(uri, file_dim, dim)
+        words, blocks, block, filled = [], [], np.empty((min(max(count, 1), _CHUNK_ROWS), file_dim), np.float32), 0
+        for line in rows:
+            parts = line.split()
+            if not parts:
+                continue  # a blank line (e.g. at the end) carries no word
+            lineno = lines.lineno
+            if len(words) == count:
+                raise FastTextError(f"{uri}:{lineno}: more word lines than the {count} the header announces")
+            if len(parts) != file_dim + 1:
+                raise FastTextError(f"{uri}:{lineno}: expected a word and {file_dim} values, got {len(parts) - 1} "
+                                    f"value(s)")
+            try:
+                values = np.array(parts[1:], dtype=np.float32)
+            except ValueError:
+                bad = next((p for p in parts[1:] if not _is_number(p)), parts[1])
+                raise FastTextError(f"{uri}:{lineno}: {bad[:40]!r} is not a number") from None
+            if not np.isfinite(values).all():
+                bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])]
+                raise FastTextError(f"{uri}:{lineno}: value {bad[:40]!r} is not finite (as float32)")
+            if filled == len(block):
+                blocks.append(block)
+                block, filled = np.empty((min(count - len(words), _CHUNK_ROWS), file_dim), np.float32), 0
+            block[filled] = values
+            filled += 1
+            words.append(parts[0])
+        if len(words) != count:
+            raise FastTextError(f"{uri}: the header announces {count} words but the file has {len(words)} "
+                                f"(truncated?)")
+    blocks.append(block[:filled])
+    vectors = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest())
+
+
+def _dim_error(uri, file_dim, dim):
+    return FastTextError(f"{uri}: the pretrained vectors have dimension {file_dim} but the model's emsize is {dim}: "
+                         f"they must be equal (train with --emsize {file_dim})")
+
+
+def check_dim(pretrained, dim):
+    """Refuse :class:`WordVectors` whose dimension is not the model's ``dim`` (fastText refuses them too)."""
+    if pretrained.dim != dim:
+        raise _dim_error(pretrained.source or "the pretrained vectors", pretrained.dim, dim)
+
+
+class _Hashing(io.RawIOBase):
+    """A readline-able wrapper that hashes what passes through."""
+
+    def __init__(self, stream, digest):
+        self._stream, self._digest = stream, digest
+
+    def readline(self, size=-1):
+        line = self._stream.readline(size)
+        self._digest.update(line)
+        return line
+
+    def close(self):
+        self._stream.close()
+        super().close()
+
+
+def _is_number(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def pretrained_rows(pretrained, token_to_idx):
+    """``(rows, values)``: the table rows of ``pretrained``'s words found in ``token_to_idx`` (a
+    vocabulary's), and their vectors; words the vocabulary lacks are ignored. A word listed twice
+    gives its last vector."""
+    found = {}
+    for i, word in enumerate(pretrained.words):
+        row = token_to_idx.get(word)
+        if row is not None:
+            found[row] = i
+    rows = np.array(sorted(found), dtype=np.int64)
+    return rows, pretrained.vectors[[found[r] for r in rows.tolist()]].reshape(len(rows), pretrained.dim)
+
+
+def describe(pretrained, rows_set, vocab_size):
+    """The bundle's record of the pretrained vectors a model started from."""
+    return {"file": pretrained.source, "sha256": pretrained.sha256, "words_in_file": len(pretrained),
+            "dim": pretrained.dim, "rows_initialized": int(rows_set), "vocab_size": int(vocab_size)}
+
+
+# ---------------------------------------------------------------- writing
+
+def word_vectors(model):
+    """A trained model's word vectors (:class:`WordVectors`): its vocabulary, in vocabulary order, with
+    ``<unk>``; not the n-gram buckets. ``model``: a :class:`~fasttext_lib.predict.Predictor`, a
+    :class:`~fasttext_lib.train.TrainedModel`, or a bundle location (local or ``s3://``)."""
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        from .predict import Predictor
+
+        model = Predictor.load(str(model))
+    featurizer = model.featurizer
+    table = model.model.word_vectors()
+    return WordVectors(list(featurizer.vocab.idx_to_token), np.ascontiguousarray(table[:featurizer.vocab_size]))
+
+
+def check_vec_output(uri, overwrite=False):
+    """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite``, and must be writable."""
+    uri = str(uri)
+    if storage.is_s3(uri):
+        bucket, key = storage.split_s3(uri)
+        if not key or key.endswith("/"):
+            raise FastTextError(f"S3 URI names no object: {uri}")
+        if storage.exists(uri) and not overwrite:
+            raise FastTextError(f"{uri} already exists; pass --overwrite to replace it")
+        storage.check_writable(storage.join(f"s3://{bucket}", *key.split("/")[:-1]) if "/" in key else f"s3://{bucket}")
+        return
+    import os
+
+    path = os.path.abspath(uri)
+    if os.path.isdir(path):
+        raise FastTextError(f"{uri} is a directory; give a file name such as {os.path.join(uri, 'vectors.vec')}")
+    if os.path.lexists(path) and not overwrite:
+        raise FastTextError(f"{uri} already exists; pass --overwrite to replace it")
+    storage.check_writable(os.path.dirname(path))
+
+
+def write_vec(vectors, uri, overwrite=False):
+    """Write :class:`WordVectors` as a ``.vec`` file (gzip if ``uri`` ends in ``.gz``), atomically:
+    the file appears whole or not at all. Values are written with 9 significant digits, which
+    read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``."""
+    import gzip
+
+    uri = str(uri)
+    check_vec_output(uri, overwrite)
+    bad = next((w for w in vectors.words if not w or any(c.isspace() for c in w)), None)
+    if bad is not None:
+        raise FastTextError(f"cannot write word {bad!r} to a .vec file: words may not be empty or contain whitespace")
+    with storage.atomic_write(uri, "wb") as raw:
+        out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if uri.endswith(".gz") else raw
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
+        text.write(f"{len(vectors)} {vectors.dim}\n")
+        for word, row in zip(vectors.words, vectors.vectors.tolist()):
+            text.write(word + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
+        text.flush()
+        text.detach()
+        if out is not raw:
+            out.close()
+    return uri
+
+
+def export_vectors(model, uri, overwrite=False):
+    """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
+    the number of words written. The output is checked before the model is loaded."""
+    check_vec_output(uri, overwrite)
+    vectors = word_vectors(model)
+    write_vec(vectors, uri, overwrite=overwrite)
+    return len(vectors)
+
+
+# ---------------------------------------------------------------- similarity
+
+def token_embedding(vectors, unknown_token="<unk>"):
+    """A GluonNLP ``TokenEmbedding`` of :class:`WordVectors` (``embedding["great"]`` is an NDArray).
+
+    Words it does not hold map to ``unknown_token``'s vector (zeros if the vectors have no such word),
+    as in GluonNLP; :func:`cos_similarity` refuses them instead."""
+    import gluonnlp
+    import mxnet as mx
+
+    return gluonnlp.embedding.TokenEmbedding(unknown_token=unknown_token, idx_to_token=list(vectors.words),
+                                             idx_to_vec=mx.nd.array(vectors.vectors, dtype="float32"))
+
+
+def cos_similarity(embedding, word1, word2):
+    """The cosine of the angle between two words' vectors, as in the original project's README::
+
+        def cos_similarity(embedding, word1, word2):
+            vec1, vec2 = embedding[word1], embedding[word2]
+            return mx.nd.dot(vec1, vec2) / (vec1.norm() * vec2.norm())
+
+    ``embedding``: a GluonNLP ``TokenEmbedding`` (:func:`token_embedding`, or GloVe / fastText vectors
+    from ``gluonnlp.embedding.create``). Returns a float; a word the embedding does not hold is an
+    error (rather than silently comparing the unknown token's vector), and so is a zero vector.
+    """
+    import mxnet as mx
+
+    for word in (word1, word2):
+        if word not in embedding.token_to_idx:
+            raise FastTextError(f"{word!r} is not in the embedding's vocabulary")
+    vec1, vec2 = embedding[word1], embedding[word2]
+    norms = (vec1.norm() * vec2.norm()).asscalar()
+    if not norms > 0:
+        raise FastTextError(f"{word1!r} or {word2!r} has a zero vector: no cosine similarity")
+    value = (mx.nd.dot(vec1, vec2) / norms).asscalar()
+    return float(value) if math.isfinite(value) else float("nan")

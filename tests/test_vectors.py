@@ -1,0 +1,407 @@
+"""Word vectors in and out (vectors.py): ``train --pretrained-vectors``, ``export-vectors``, cos_similarity."""
+import bz2
+import gzip
+import json
+import os
+import re
+
+import boto3
+import numpy as np
+import pytest
+
+from conftest import make_splits, params_of, run_cli
+from fasttext_lib import bag_ops
+from fasttext_lib.bundle import save_bundle
+from fasttext_lib.compact import changed_rows
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.init_rows import initial_rows
+from fasttext_lib.predict import Predictor
+from fasttext_lib.train import featurize, initial_model, train
+from fasttext_lib.vectors import (WordVectors, cos_similarity, export_vectors, read_vec, token_embedding, word_vectors,
+                                  write_vec)
+
+DIM = 8
+TINY = ["--epochs", "2", "--batch-size", "64", "--emsize", str(DIM), "--no-progress", "--ctx", "cpu"]
+
+
+def vec_text(words, dim=DIM, seed=0, count=None):
+    """A .vec file's text as fastText writes it (a space after every value)."""
+    rng = np.random.RandomState(seed)
+    lines = [f"{len(words) if count is None else count} {dim}\n"]
+    for word in words:
+        lines.append(word + " " + "".join(f"{v:.6f} " for v in rng.uniform(-1, 1, dim)) + "\n")
+    return "".join(lines)
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return make_splits(600, 200, seed=4)
+
+
+@pytest.fixture(scope="module")
+def vocab_words(splits):
+    featurizer, _, _ = featurize(splits[0], None, TrainConfig(emsize=DIM, progress=False))
+    return list(featurizer.vocab.idx_to_token)
+
+
+@pytest.fixture(scope="module")
+def vec_file(tmp_path_factory, vocab_words):
+    """Vectors for <unk>, half of the vocabulary's words, and words the vocabulary lacks."""
+    path = tmp_path_factory.mktemp("vec") / "pre.vec"
+    words = ["<unk>"] + vocab_words[1::2] + ["zzzunseen", "qqqunseen"]
+    path.write_text(vec_text(words), encoding="utf-8")
+    return path
+
+
+def config(**changes):
+    return TrainConfig(**{**dict(epochs=2, batch_size=64, emsize=DIM, progress=False, ctx="cpu", seed=5), **changes})
+
+
+# ---------------------------------------------------------------- reading
+
+def test_read_vec_as_fasttext_writes_it(tmp_path):
+    path = tmp_path / "a.vec"
+    path.write_bytes(b"\xef\xbb\xbf3 2\ncaf\xc3\xa9 1 2 \nb 0.5 -1e-3 \n\nc 3 4\n\n")  # BOM, UTF-8 word, blank lines
+    vectors = read_vec(str(path), dim=2)
+    assert vectors.words == ["café", "b", "c"] and vectors.dim == 2
+    np.testing.assert_array_equal(vectors.vectors, np.array([[1, 2], [0.5, -1e-3], [3, 4]], np.float32))
+    assert vectors.vectors.dtype == np.float32 and re.fullmatch(r"[0-9a-f]{64}", vectors.sha256)
+    gz, bz = tmp_path / "a.vec.gz", tmp_path / "a.vec.bz2"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    bz.write_bytes(bz2.compress(path.read_bytes()))
+    for compressed in (gz, bz):
+        again = read_vec(str(compressed))
+        assert again.words == vectors.words and np.array_equal(again.vectors, vectors.vectors)
+
+
+BAD_VEC_FILES = [
+    (b"", "empty file"),
+    (b"\n\n", "empty file"),
+    (b"hello world\n", r":1: malformed \.vec header 'hello world'"),
+    (b"3\na 1 2\n", r":1: malformed \.vec header"),
+    (b"2 -4\n", r":1: malformed \.vec header"),
+    (b"1 0\na\n", "dimension 0; it must be positive"),
+    (b"2 3\na 1 2 3\nb 1 2\n", r":3: expected a word and 3 values, got 2 value\(s\)"),
+    (b"2 3\na 1 2 3\nb 1 2 3 4\n", r":3: expected a word and 3 values, got 4"),
+    (b"1 3\na 1 two 3\n", r":2: 'two' is not a number"),
+    (b"1 3\na 1 nan 3\n", r":2: value 'nan' is not finite"),
+    (b"1 3\na 1 2 inf\n", r":2: value 'inf' is not finite"),
+    (b"1 3\na 1 2 1e39\n", r":2: value '1e39' is not finite \(as float32\)"),
+    (b"1 3\ncaf\xe9 1 2 3\n", r":2: not UTF-8 text"),
+    (b"1 3\na 1 2 3\x00\n", r":2: not a text file"),
+    (b"3 3\na 1 2 3\nb 1 2 3\n", "announces 3 words but the file has 2"),
+    (b"1 3\na 1 2 3\nb 1 2 3\n", r":3: more word lines than the 1 the header announces"),
+    (gzip.compress(b"1 3\na 1 2 3\n")[:-12], "corrupt or truncated gzip"),
+]
+
+
+@pytest.mark.parametrize("content, pattern", BAD_VEC_FILES, ids=[p for _, p in BAD_VEC_FILES])
+def test_bad_vec_files_are_one_error(tmp_path, content, pattern):
+    path = tmp_path / "bad.vec"
+    path.write_bytes(content)
+    with pytest.raises(FastTextError, match=pattern) as info:
+        read_vec(str(path), dim=3)
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+
+
+def test_dimension_mismatch_names_both_dimensions(tmp_path):
+    path = tmp_path / "d.vec"
+    path.write_text(vec_text(["a"], dim=5))
+    with pytest.raises(FastTextError, match=r"dimension 5 but the model's emsize is 8.*--emsize 5"):
+        read_vec(str(path), dim=8)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(FastTextError, match="no such file"):
+        read_vec(str(tmp_path / "absent.vec"))
+    with pytest.raises(FastTextError, match="directory"):
+        read_vec(str(tmp_path))
+
+
+# ---------------------------------------------------------------- initialization
+
+def test_initial_rows_are_the_file_vectors_for_vocabulary_words(splits, vec_file):
+    cfg = config(pretrained_vectors=str(vec_file))
+    pretrained = read_vec(str(vec_file), dim=DIM)
+    featurizer, _, _ = featurize(splits[0], None, cfg)
+    model, record = initial_model(featurizer, 2, cfg, [__import__("mxnet").cpu()], pretrained)
+    table = model.word_vectors()
+    seeded = initial_rows(cfg.seed, np.arange(len(table)), DIM)
+    covered = [featurizer.vocab.token_to_idx[w] for w in pretrained.words if w in featurizer.vocab.token_to_idx]
+    assert len(covered) == len(pretrained) - 2  # the two unseen words are ignored
+    for row in covered:
+        np.testing.assert_array_equal(table[row], pretrained[featurizer.vocab.idx_to_token[row]])
+    others = np.setdiff1d(np.arange(len(table)), covered)
+    np.testing.assert_array_equal(table[others], seeded[others])  # every other row keeps the seeded value
+    assert record["rows_initialized"] == len(covered) and record["words_in_file"] == len(pretrained)
+    assert record["sha256"] == pretrained.sha256 and record["dim"] == DIM
+
+
+@pytest.mark.parametrize("route", ["native", "generic"])
+def test_both_training_routes_start_from_the_pretrained_rows(splits, vec_file, route, monkeypatch):
+    if route == "generic":
+        monkeypatch.setenv(bag_ops.ENV_SWITCH, "0")
+        assert not bag_ops.available()
+    pretrained = read_vec(str(vec_file))
+    plain = train(*splits, config())
+    started = train(*splits, config(pretrained_vectors=str(vec_file)))
+    again = train(*splits, config(pretrained_vectors=str(vec_file)), pretrained=pretrained)
+    index = started.featurizer.vocab.token_to_idx
+    table, plain_table = started.model.word_vectors(), plain.model.word_vectors()
+    # <unk> never occurs in training (min_count 1): its row is still exactly the file's vector
+    np.testing.assert_array_equal(table[index["<unk>"]], pretrained["<unk>"])
+    assert not np.array_equal(plain_table[index["<unk>"]], pretrained["<unk>"])
+    # trained words moved from their pretrained start, and differently from the seeded run
+    word = pretrained.words[1]
+    assert not np.array_equal(table[index[word]], pretrained[word])
+    assert not np.array_equal(table[index[word]], plain_table[index[word]])
+    # seeded runs stay deterministic, whether the file is read by train() or handed over
+    for name, value in params_of(started).items():
+        np.testing.assert_array_equal(value, params_of(again)[name])
+    assert started.pretrained == again.pretrained and started.pretrained["rows_initialized"] == len(pretrained) - 2
+
+
+def test_native_and_generic_routes_agree_with_pretrained_vectors(splits, vec_file, monkeypatch):
+    cfg = config(pretrained_vectors=str(vec_file), ngrams=2, buckets=5000)
+    native = train(*splits, cfg)
+    monkeypatch.setenv(bag_ops.ENV_SWITCH, "0")
+    generic = train(*splits, cfg)
+    for name, value in params_of(native).items():
+        np.testing.assert_array_equal(value, params_of(generic)[name])
+
+
+def test_pretrained_vectors_of_another_dimension_are_refused_before_featurizing(splits, tmp_path, monkeypatch):
+    path = tmp_path / "five.vec"
+    path.write_text(vec_text(["a", "b"], dim=5))
+    import fasttext_lib.train as training
+
+    monkeypatch.setattr(training, "featurize", lambda *a, **k: pytest.fail("featurized before reading the vectors"))
+    with pytest.raises(FastTextError, match="dimension 5 but the model's emsize is 8"):
+        train(*splits, config(pretrained_vectors=str(path)))
+    with pytest.raises(FastTextError, match="dimension 5 but the model's emsize is 8"):
+        train(*splits, config(pretrained_vectors=str(path)), pretrained=read_vec(str(path)))
+
+
+def test_compact_bundle_keeps_pretrained_rows_training_did_not_change(splits, vec_file, tmp_path):
+    """compact.py rebuilds unstored rows from the seed: a pretrained row that training never touched
+    (<unk> here) must be stored, or the loaded model would silently lose it."""
+    trained = train(*splits, config(pretrained_vectors=str(vec_file), ngrams=2, buckets=5000))
+    unk = trained.featurizer.vocab.token_to_idx["<unk>"]
+    assert unk in changed_rows(trained.model.word_vectors(), trained.config.seed)
+    loaded = Predictor.load(save_bundle(trained, str(tmp_path / "compact"), compact="float32"))
+    np.testing.assert_array_equal(loaded.model.word_vectors()[unk], read_vec(str(vec_file))["<unk>"])
+    for name, value in params_of(trained).items():
+        np.testing.assert_array_equal(loaded.model._collect_params_with_prefix()[name].data().asnumpy(), value)
+    assert loaded.config["pretrained_vectors"]["file"] == str(vec_file)
+    assert loaded.config["train_config"]["pretrained_vectors"] == str(vec_file)
+
+
+def test_autotune_keeps_emsize_at_the_vectors_dimension(splits, vec_file):
+    from fasttext_lib.autotune import autotune
+
+    result = autotune(*splits, duration=600, base=config(pretrained_vectors=str(vec_file), emsize=100),
+                      max_trials=5, verbose=False)
+    assert set(result.trials.emsize) == {DIM}
+    assert result.trained.pretrained["rows_initialized"] > 0
+
+
+# ---------------------------------------------------------------- export and round trip
+
+def test_export_then_pretrained_round_trip(splits, tmp_path):
+    trained = train(*splits, config(ngrams=2, buckets=5000))
+    exported = word_vectors(trained)
+    assert exported.words == list(trained.featurizer.vocab.idx_to_token)  # words only, no n-gram buckets
+    assert exported.vectors.shape == (trained.featurizer.vocab_size, DIM)
+    path = tmp_path / "learned.vec"
+    write_vec(exported, str(path))
+    back = read_vec(str(path), dim=DIM)
+    assert back.words == exported.words
+    np.testing.assert_array_equal(back.vectors, exported.vectors)  # 9 significant digits: float32 exactly
+    # a new run (other seed) starts every vocabulary row from the exported values
+    cfg = config(seed=11, pretrained_vectors=str(path))
+    featurizer, _, _ = featurize(splits[0], None, cfg)
+    model, record = initial_model(featurizer, 2, cfg, [__import__("mxnet").cpu()], back)
+    np.testing.assert_array_equal(model.word_vectors()[:featurizer.vocab_size], exported.vectors)
+    assert record["rows_initialized"] == featurizer.vocab_size
+
+
+def test_cli_export_and_train_round_trip(splits, tmp_path):
+    from fasttext_lib.data import write_csv
+
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "first", *TINY)
+    assert r.returncode == 0, r.stderr
+    r = run_cli("export-vectors", "--model", tmp_path / "first", "--output", tmp_path / "first.vec")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"output": str(tmp_path / "first.vec"), "words": len(read_vec(str(tmp_path / "first.vec")))}
+    first = Predictor.load(tmp_path / "first")
+    tokens, vectors = first.word_vectors()
+    exported = read_vec(str(tmp_path / "first.vec"), dim=DIM)
+    assert exported.words == tokens and np.array_equal(exported.vectors, vectors)
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "second", *TINY,
+                "--pretrained-vectors", tmp_path / "first.vec", "--seed", "7")
+    assert r.returncode == 0, r.stderr
+    second = Predictor.load(tmp_path / "second")
+    assert second.config["pretrained_vectors"]["rows_initialized"] == len(tokens)
+    assert second.config["train_config"]["pretrained_vectors"] == str(tmp_path / "first.vec")
+
+
+def test_export_refuses_to_overwrite_unless_asked(tmp_path, splits):
+    trained = train(*splits, config(epochs=1))
+    bundle = save_bundle(trained, str(tmp_path / "b"))
+    out = tmp_path / "mine.vec"
+    out.write_text("the user's file\n")
+    r = run_cli("export-vectors", "--model", bundle, "--output", out)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"error: {out} already exists; pass --overwrite to replace it"]
+    assert out.read_text() == "the user's file\n"
+    r = run_cli("export-vectors", "--model", bundle, "--output", out, "--overwrite")
+    assert r.returncode == 0, r.stderr
+    assert read_vec(str(out)).words == list(trained.featurizer.vocab.idx_to_token)
+    assert sorted(os.listdir(tmp_path)) == ["b", "mine.vec"]  # no temporary file left beside it
+
+
+@pytest.mark.parametrize("case, pattern", [
+    ("not a bundle", "model bundle not found"),
+    ("output is a directory", "is a directory; give a file name"),
+    ("output under a file", "cannot write|not a directory|exists and is not a directory"),
+])
+def test_export_errors_are_one_line_and_write_nothing(tmp_path, splits, case, pattern):
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    output = tmp_path / "out.vec"
+    if case == "not a bundle":
+        bundle = tmp_path / "absent"
+    elif case == "output is a directory":
+        output = tmp_path / "adir"
+        output.mkdir()
+    else:
+        (tmp_path / "afile").write_text("x")
+        output = tmp_path / "afile" / "out.vec"
+    r = run_cli("export-vectors", "--model", bundle, "--output", output)
+    assert r.returncode == 2 and "Traceback" not in r.stderr + r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(pattern, lines[0]), lines
+    assert not (tmp_path / "out.vec").exists()
+
+
+def test_gzip_export_reads_back(tmp_path, splits):
+    trained = train(*splits, config(epochs=1))
+    assert export_vectors(trained, str(tmp_path / "v.vec.gz")) == trained.featurizer.vocab_size
+    with gzip.open(tmp_path / "v.vec.gz", "rt") as f:
+        assert f.readline() == f"{trained.featurizer.vocab_size} {DIM}\n"
+    np.testing.assert_array_equal(read_vec(str(tmp_path / "v.vec.gz")).vectors, word_vectors(trained).vectors)
+
+
+def test_words_that_cannot_be_written_are_refused(tmp_path):
+    with pytest.raises(FastTextError, match="may not be empty or contain whitespace"):
+        write_vec(WordVectors(["a b"], np.zeros((1, 2), np.float32)), str(tmp_path / "x.vec"))
+    assert not (tmp_path / "x.vec").exists()
+
+
+# ---------------------------------------------------------------- the CLI with bad vectors, and S3
+
+@pytest.mark.parametrize("content, pattern", [
+    (b"", "empty file"),
+    (b"2 8\na 1 2 3 4 5 6 7 8\nb 1 2\n", r"pre\.vec:3: expected a word and 8 values, got 2"),
+    (vec_text(["a"], dim=5).encode(), "dimension 5 but the model's emsize is 8"),
+    (b"1 8\nab\xff 1 2 3 4 5 6 7 8\n", r"pre\.vec:2: not UTF-8 text"),
+    (None, "no such file"),
+])
+def test_cli_train_with_bad_vectors_is_one_error_before_reading_data(tmp_path, content, pattern):
+    vec = tmp_path / "pre.vec"
+    if content is not None:
+        vec.write_bytes(content)
+    # The training file does not exist: the vectors are checked first, so that is never reached.
+    r = run_cli("train", "--train", tmp_path / "absent.csv", "--output", tmp_path / "out", *TINY,
+                "--pretrained-vectors", vec)
+    assert r.returncode == 2 and "Traceback" not in r.stderr + r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.search(pattern, lines[0]), lines
+    assert not (tmp_path / "out").exists()
+
+
+def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_path):
+    from fasttext_lib.data import write_csv
+
+    bucket = s3_bucket[len("s3://"):]
+    boto3.client("s3").upload_file(str(vec_file), bucket, "vectors/pre.vec")
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", f"{s3_bucket}/model", *TINY,
+                "--pretrained-vectors", f"{s3_bucket}/vectors/pre.vec")
+    assert r.returncode == 0, r.stderr
+    model = Predictor.load(f"{s3_bucket}/model")
+    pretrained = read_vec(str(vec_file))
+    assert model.config["pretrained_vectors"]["sha256"] == pretrained.sha256
+    np.testing.assert_array_equal(model.model.word_vectors()[0], pretrained["<unk>"])
+    r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
+    assert r.returncode == 0, r.stderr
+    assert read_vec(f"{s3_bucket}/vectors/learned.vec").words == model.word_vectors()[0]
+    r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
+    assert r.returncode == 2 and "already exists; pass --overwrite" in r.stderr
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", *TINY,
+                "--pretrained-vectors", f"{s3_bucket}/vectors/absent.vec")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"error: no such S3 object: {s3_bucket}/vectors/absent.vec"]
+    assert not (tmp_path / "m").exists()
+
+
+# ---------------------------------------------------------------- cosine similarity
+
+def test_cos_similarity_is_the_readme_helper_on_a_gluonnlp_embedding():
+    import gluonnlp
+    import mxnet as mx
+
+    vectors = WordVectors(["<unk>", "great", "excellent", "terrible", "nil"],
+                          np.array([[0, 0, 1], [1, 0, 0], [1, 1, 0], [-2, 0, 0], [0, 0, 0]], np.float32))
+    embedding = token_embedding(vectors)
+    assert isinstance(embedding, gluonnlp.embedding.TokenEmbedding)
+    assert cos_similarity(embedding, "great", "excellent") == pytest.approx(2 ** -0.5, rel=1e-6)
+    assert cos_similarity(embedding, "great", "terrible") == pytest.approx(-1.0)
+    vec1, vec2 = embedding["great"], embedding["excellent"]  # the README's formula, on the same embedding
+    readme = (mx.nd.dot(vec1, vec2) / (vec1.norm() * vec2.norm())).asnumpy()[0]
+    assert cos_similarity(embedding, "great", "excellent") == pytest.approx(float(readme), rel=1e-6)
+    with pytest.raises(FastTextError, match="'awful' is not in the embedding's vocabulary"):
+        cos_similarity(embedding, "great", "awful")
+    with pytest.raises(FastTextError, match="zero vector"):
+        cos_similarity(embedding, "great", "nil")
+
+
+def test_cos_similarity_on_a_trained_model(splits):
+    trained = train(*splits, config(epochs=3))
+    vectors = word_vectors(trained)
+    embedding = token_embedding(vectors)
+    a, b = vectors.words[1], vectors.words[2]
+    expected = vectors[a] @ vectors[b] / (np.linalg.norm(vectors[a]) * np.linalg.norm(vectors[b]))
+    assert cos_similarity(embedding, a, b) == pytest.approx(float(expected), rel=1e-5)
+    assert cos_similarity(embedding, a, a) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_config_field_and_hyperparameter():
+    from fasttext_lib import cli, sm_train
+
+    args = cli.build_parser().parse_args(["train", "--train", "t", "--output", "o", "--pretrained-vectors", "s3://b/v.vec"])
+    assert args.pretrained_vectors == "s3://b/v.vec"
+    for none in ("none", "", "null"):
+        assert sm_train.parse_hyperparameters(["--pretrained_vectors", none])[0].pretrained_vectors is None
+    assert sm_train.parse_hyperparameters(["--pretrained-vectors", "w.vec"])[0].pretrained_vectors == "w.vec"
+    with pytest.raises(FastTextError, match="pretrained_vectors must be a file name"):
+        TrainConfig(pretrained_vectors="  ")
+    assert TrainConfig().same_run({**TrainConfig().to_dict()})
+    assert not TrainConfig(pretrained_vectors="a.vec").same_run(TrainConfig().to_dict())  # checkpoints: another run
+
+
+def test_pretrained_source_in_a_training_job(tmp_path):
+    from fasttext_lib import sm_train
+
+    channel = tmp_path / "pretrained"
+    channel.mkdir()
+    assert sm_train.pretrained_source(None, None) is None
+    assert sm_train.pretrained_source("s3://b/w.vec", None) == "s3://b/w.vec"
+    (channel / "wiki.vec").write_text("1 2\na 1 2\n")
+    assert sm_train.pretrained_source(None, str(channel)) == str(channel / "wiki.vec")
+    assert sm_train.pretrained_source("wiki.vec", str(channel)) == str(channel / "wiki.vec")
+    assert sm_train.pretrained_source("s3://b/w.vec", str(channel)) == "s3://b/w.vec"
+    with pytest.raises(FastTextError, match="'other.vec' is not a file of the pretrained channel"):
+        sm_train.pretrained_source("other.vec", str(channel))
+    (channel / "crawl.vec").write_text("1 2\na 1 2\n")
+    with pytest.raises(FastTextError, match="holds 2 files; name the .vec file"):
+        sm_train.pretrained_source(None, str(channel))
