@@ -131,7 +131,7 @@ def cmd_train(args):
     else:
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
                         release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
-                        pretrained=pretrained)
+                        pretrained=pretrained, release_pretrained=True)
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0

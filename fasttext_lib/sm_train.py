@@ -343,7 +343,8 @@ def run_training(argv=None, environ=None):
     def on_epoch_end(row):
         print(format_epoch(row), flush=True)
 
-    trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, pretrained=pretrained, **train_kwargs)
+    trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, pretrained=pretrained,
+                    release_pretrained=True, **train_kwargs)
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
     if env.is_first_host:

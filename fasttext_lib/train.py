@@ -72,7 +72,7 @@ def featurize(train_data, val_data, config):
 
 
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
-          release_texts=False, pretrained=None):
+          release_texts=False, pretrained=None, release_pretrained=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts`; returns a :class:`TrainedModel`.
 
     Settings ``config`` leaves unset (``lr``, ``batch_size``) come from the training data
@@ -90,7 +90,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     ``config.pretrained_vectors``: the ``.vec`` file is read (and checked) before featurization, and
     its words' vectors replace those rows of the seeded table (vectors.py). ``pretrained``: that
     file already read (:func:`~fasttext_lib.vectors.read_vec`), so that callers reading it up front
-    (the CLI, autotune's trials) read it once.
+    (the CLI, autotune's trials) read it once; ``release_pretrained=True`` empties it once the table
+    holds its rows (the CLI's and the training job's choice).
     """
     import mxnet as mx
 
@@ -128,6 +129,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
 
 
     model, result_pretrained = initial_model(featurizer, len(label_names), config, ctxs, pretrained)
+    if release_pretrained and pretrained is not None:
+        pretrained.release()  # its rows are in the table now (a wiki .vec holds GBs the run no longer needs)
     result = TrainedModel(model, featurizer, label_names, config, ctxs, pretrained=result_pretrained)
     first_epoch = 1
     resumed = load_checkpoint(checkpoint_dir, model, config, label_names) if checkpoint_dir else None

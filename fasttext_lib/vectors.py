@@ -59,6 +59,10 @@ class WordVectors:
     def dim(self):
         return self.vectors.shape[1]
 
+    def release(self):
+        """Drop the words and vectors (training calls it once they are in the table, when asked)."""
+        self.words, self.vectors, self.index = [], np.zeros((0, self.dim), np.float32), None
+
     def __getitem__(self, word):
         if self.index is None:
             self.index = {w: i for i, w in enumerate(self.words)}

@@ -162,6 +162,19 @@ def test_both_training_routes_start_from_the_pretrained_rows(splits, vec_file, r
     assert started.pretrained == again.pretrained and started.pretrained["rows_initialized"] == len(pretrained) - 2
 
 
+def test_release_pretrained_empties_the_vectors_once_the_table_holds_them(splits, vec_file):
+    """A wiki .vec is gigabytes: the CLI and the training job do not keep it for the whole run."""
+    sizes = []
+    pretrained = read_vec(str(vec_file))
+    rows = len(pretrained)
+    train(*splits, config(pretrained_vectors=str(vec_file)), on_epoch_end=lambda row: sizes.append(len(pretrained)),
+          pretrained=pretrained, release_pretrained=True)
+    assert rows > 0 and sizes == [0, 0] and pretrained.vectors.size == 0
+    kept = read_vec(str(vec_file))
+    trained = train(*splits, config(pretrained_vectors=str(vec_file)), pretrained=kept)  # autotune's trials share it
+    assert len(kept) == rows and trained.pretrained["rows_initialized"] == rows - 2
+
+
 def test_native_and_generic_routes_agree_with_pretrained_vectors(splits, vec_file, monkeypatch):
     cfg = config(pretrained_vectors=str(vec_file), ngrams=2, buckets=5000)
     native = train(*splits, cfg)
