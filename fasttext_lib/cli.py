@@ -10,7 +10,8 @@
     predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability", "class_id"} JSON per line
     sample   --output DIR_OR_S3                   (the built-in sample: real English review sentences)
     synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N]   (Yelp-shaped synthetic text, any size)
-    prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test)
+    prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test and
+                                                   the classes' names, .classes.txt)
 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
@@ -99,14 +100,12 @@ def _json_number(value):
 
 
 def cmd_train(args):
-    from . import storage
+    from . import label_names, storage
     from .bundle import check_output, save_bundle
     from .config import config_from_args
     from .data import read_labeled, sort_labels
     from .devices import describe_ctx
     from .train import train
-
-    from . import label_names
 
     config = config_from_args(args)
     _check_autotune_flags(args)
@@ -259,8 +258,7 @@ def cmd_synthetic(args):
 def cmd_prepare(args):
     from .download import prepare
 
-    written = prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url)
-    print(json.dumps(written))
+    print(json.dumps(prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url)))
     return 0
 
 
