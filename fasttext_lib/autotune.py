@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .config import TrainConfig
-from .data import LabeledTexts, sort_labels
+from .data import sort_labels
 from .errors import FastTextError
 from .predict import encode_labels, evaluate_bags
 from .train import TrainedModel, featurize, train
@@ -73,7 +73,7 @@ def split_validation(data, fraction=0.2, seed=0):
 
     order = np.random.RandomState(seed).permutation(len(data))
     cut = len(data) - int(round(fraction * len(data)))
-    return tuple(LabeledTexts([data.labels[i] for i in part], [data.texts[i] for i in part]) for part in (order[:cut], order[cut:]))
+    return data.subset(order[:cut]), data.subset(order[cut:])
 
 
 def starting_config(train_data, base=None):

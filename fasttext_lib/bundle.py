@@ -3,7 +3,8 @@
 A bundle is a set published by :func:`fasttext_lib.storage.publish` (a directory or an ``s3://``
 prefix) with ``config.json`` as its manifest::
 
-    config.json                      format version, labels, model shape, n-gram settings,
+    config.json                      format version, labels, label names ({raw label: name} when
+                                     known, label_names.py), model shape, n-gram settings,
                                      normalization, the training config (and "pretrained_vectors":
                                      the .vec file the table started from), and "files": the stored
                                      name, size and sha256 of each file below (written last)
@@ -19,7 +20,8 @@ Publishing replaces ``config.json`` in one step, so a reader sees the whole old 
 new one, and loading verifies every file's size and checksum: a truncated ``model.params`` or one
 from another run is named as such (see storage.py for the guarantees on failures and kills).
 
-Format 2 (this layout). Format 1 bundles (plain file names; their ``config.json`` has no
+Format 2 (this layout). ``"label_names"`` came later within format 2: a bundle without it shows
+its raw labels, and readers that predate it ignore it. Format 1 bundles (plain file names; their ``config.json`` has no
 ``"written_by"`` marker) are neither read nor replaced: loading one says to
 retrain, and training to its directory is refused up front (remove it or choose another
 ``--output``). A format-1 reader refuses a format-2 bundle by its version number.
@@ -35,6 +37,7 @@ import numpy as np
 
 from . import __version__, storage
 from .errors import FastTextError
+from .label_names import check_name, for_labels
 
 FORMAT_VERSION = 2
 NORMALIZATION = "fasttext-classification-example"
@@ -114,6 +117,7 @@ def save_bundle(trained, dest, compact=None):
         "format_version": FORMAT_VERSION,
         "library_version": __version__,
         "labels": list(trained.labels),
+        "label_names": dict(getattr(trained, "label_names", None) or {}),
         "num_classes": model.num_classes,
         "emsize": model.emsize,
         "num_rows": model.num_rows,
@@ -174,6 +178,15 @@ def _check_config(src, config):
             raise FastTextError(f"corrupt model bundle {src}: config.json has no valid {key!r}")
     if config["num_classes"] != len(labels):
         raise FastTextError(f"corrupt model bundle {src}: config.json lists {len(labels)} labels for {config['num_classes']} classes")
+    names = config.get("label_names") or {}  # absent in bundles written before label names
+    if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
+        raise FastTextError(f"corrupt model bundle {src}: config.json's label_names is not a mapping of labels to names")
+    try:
+        config["label_names"] = for_labels(names, labels, "label_names", strict=True)
+        for name in names.values():
+            check_name(name, "label_names")
+    except FastTextError as exc:
+        raise FastTextError(f"corrupt model bundle {src}: config.json's {exc}") from None
 
 
 def load_bundle_files(src, local_dir, names=None):

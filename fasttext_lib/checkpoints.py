@@ -45,11 +45,13 @@ def _epoch_dir(checkpoint_dir, epoch):
     return storage.join(checkpoint_dir, f"epoch-{epoch:04d}")
 
 
-def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states):
+def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None):
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
-    at least one complete checkpoint."""
+    at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
+    they change how classes are shown, not the run)."""
     older = _checkpoint_epochs(checkpoint_dir)
-    meta = {"epoch": epoch, "labels": list(labels), "num_rows": model.num_rows, "config": config.to_dict(),
+    meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}),
+            "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
     with storage.staging_dir() as tmp:
         paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}

@@ -4,11 +4,14 @@
              [--optimizer sgd|adam] [--emsize N] [--ngrams N] [--batch-size N]
              [--ctx auto|cpu|gpu|gpu:N] [--seed N] [--checkpoint-dir DIR_OR_S3] ...
              [--autotune-validation PATH [--autotune-duration SECONDS] [--autotune-trials CSV]]
-    evaluate --model DIR_OR_S3 --data PATH        -> last stdout line: {"accuracy", "loss", "n"}
-    predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability"} JSON per line
+             [--label-names FILE|DATASET|1=negative,2=positive|none]
+    evaluate --model DIR_OR_S3 --data PATH        -> the confusion matrix, then (last stdout line)
+                                                     {"accuracy", "loss", "n", "confusion_matrix"}
+    predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability", "class_id"} JSON per line
     sample   --output DIR_OR_S3                   (the built-in sample: real English review sentences)
     synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N]   (Yelp-shaped synthetic text, any size)
-    prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test)
+    prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test and
+                                                   the classes' names, .classes.txt)
     export-vectors --model DIR_OR_S3 --output FILE.vec [--overwrite]   (the learned word vectors, fastText's .vec)
 
 ``train --pretrained-vectors FILE.vec`` starts the rows of the words it shares with the vocabulary from
@@ -54,6 +57,11 @@ def build_parser():
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300)")
     t.add_argument("--autotune-trials", metavar="CSV", help="write the autotune trial table here (local or s3://)")
+    t.add_argument("--label-names", metavar="SPEC",
+                   help="what the classes mean, stored in the bundle and shown in predictions: a file (local or s3://; "
+                        "classes.txt lines or id=name lines), a known dataset (ag_news, dbpedia, ...), or "
+                        "1=negative,2=positive; 'none': raw labels. Default: <stem>.classes.txt or classes.txt "
+                        "beside --train, when there is one")
     t.add_argument("--compact", choices=["float32", "float16", "int8", "int4"], help="store only the embedding rows "
                    "training changed; the rest is rebuilt from the seed. float32: exact; float16: half the size; "
                    "int8 / int4: quantized per row, 1/4 / 1/8 of float32 (lossy: see RESULTS.md section 4)")
@@ -101,15 +109,16 @@ def _json_number(value):
 
 
 def cmd_train(args):
-    from . import storage
+    from . import label_names, storage
     from .bundle import check_output, save_bundle
     from .config import config_from_args
-    from .data import read_labeled
+    from .data import read_labeled, sort_labels
     from .devices import describe_ctx
     from .train import train
 
     config = config_from_args(args)
     _check_autotune_flags(args)
+    explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before
     # the data is read and the model trained, not after.
     check_output(args.output)
@@ -120,8 +129,13 @@ def cmd_train(args):
         from .vectors import read_vec
 
         pretrained = read_vec(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
-    train_data = read_labeled(args.train, args.format)
-    val_data = read_labeled(args.validation, args.format) if args.validation else None
+    train_data = read_labeled(args.train, args.format, find_names=explicit_names is None)
+    if explicit_names is not None:  # wins over a names file beside the data
+        train_data.names = label_names.for_labels(explicit_names, sort_labels(train_data.labels), "--label-names",
+                                                  strict=True)
+    val_data = read_labeled(args.validation, args.format, find_names=False) if args.validation else None
+    if train_data.names:
+        print("label names: " + ", ".join(f"{k}={v}" for k, v in train_data.names.items()), file=sys.stderr)
 
     def report(row):  # one JSON line per epoch; NaN (no validation split) is null
         print(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
@@ -167,7 +181,7 @@ def _autotune(args, config, train_data, report, pretrained=None):
     from .autotune import autotune
     from .data import read_labeled
 
-    val_data = read_labeled(args.autotune_validation, args.format)
+    val_data = read_labeled(args.autotune_validation, args.format, find_names=False)
     result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
                       pretrained=pretrained)
     return result.trained
@@ -190,9 +204,22 @@ def cmd_evaluate(args):
     from .data import read_labeled
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
-    metrics = predictor.evaluate(read_labeled(args.data, args.format))
+    metrics = predictor.evaluate(read_labeled(args.data, args.format, find_names=False), confusion=True)
+    print(_confusion_table(metrics["confusion_matrix"]))
     print(json.dumps(metrics))
     return 0
+
+
+def _confusion_table(matrix):
+    """The confusion matrix as aligned text: rows the true class, columns the predicted one, by name."""
+    names, counts = matrix["labels"], matrix["counts"]
+    corner = "true \\ predicted"
+    first = max([len(corner)] + [len(n) for n in names])
+    widths = [max(len(n), max(len(str(row[j])) for row in counts)) for j, n in enumerate(names)]
+    lines = [corner.ljust(first) + "".join("  " + n.rjust(w) for n, w in zip(names, widths))]
+    for name, row in zip(names, counts):
+        lines.append(name.ljust(first) + "".join("  " + str(c).rjust(w) for c, w in zip(row, widths)))
+    return "\n".join(lines)
 
 
 def _decode_lines(raw, source):

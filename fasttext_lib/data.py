@@ -19,7 +19,7 @@ import lzma
 import re
 import zlib
 from dataclasses import dataclass, field
-from typing import List
+from typing import Dict, List
 
 from . import storage
 from .errors import FastTextError
@@ -31,10 +31,16 @@ FORMATS = ("auto", "fasttext", "csv")
 
 @dataclass
 class LabeledTexts:
-    """Documents and their labels, labels kept as they appear in the data ("1", "pos", ...)."""
+    """Documents and their labels, labels kept as they appear in the data ("1", "pos", ...).
+
+    ``names``: what the labels mean, when known (``{"1": "negative", "2": "positive"}``; see
+    label_names.py): :func:`read_labeled` takes it from a names file beside the data, and training
+    stores it in the bundle.
+    """
 
     labels: List[str] = field(default_factory=list)
     texts: List[str] = field(default_factory=list)
+    names: Dict[str, str] = field(default_factory=dict)
 
     def __len__(self):
         return len(self.texts)
@@ -43,7 +49,15 @@ class LabeledTexts:
         return sorted(set(self.labels), key=_label_sort_key)
 
     def head(self, n):
-        return LabeledTexts(self.labels[:n], self.texts[:n])
+        return LabeledTexts(self.labels[:n], self.texts[:n], dict(self.names))
+
+    def subset(self, indices):
+        """The documents at ``indices``, in that order (names kept)."""
+        return LabeledTexts([self.labels[i] for i in indices], [self.texts[i] for i in indices], dict(self.names))
+
+    def display_labels(self):
+        """Each document's label as shown: its name when known, else the raw label."""
+        return [self.names.get(label, label) for label in self.labels]
 
 
 def _label_sort_key(label):
@@ -246,8 +260,14 @@ def _chain(first, rest):
     yield from rest
 
 
-def read_labeled(uri, fmt="auto", limit=None):
-    """Read a whole dataset into memory; an empty dataset is an error."""
+def read_labeled(uri, fmt="auto", limit=None, find_names=True):
+    """Read a whole dataset into memory; an empty dataset is an error.
+
+    ``find_names``: take ``names`` from a names file beside the data (``<stem>.classes.txt`` or
+    ``classes.txt``, label_names.py), keeping the labels this data has.
+    """
+    from . import label_names
+
     data = LabeledTexts()
     for label, text in iter_examples(uri, fmt):
         data.labels.append(label)
@@ -256,6 +276,9 @@ def read_labeled(uri, fmt="auto", limit=None):
             break
     if not data.texts:
         raise FastTextError(f"{uri}: contains no labeled documents")
+    if find_names:
+        present = set(data.labels)
+        data.names = {k: v for k, v in label_names.find_beside(uri).items() if k in present}
     return data
 
 

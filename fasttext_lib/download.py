@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from http.client import HTTPException
 from urllib.parse import urlparse
 
-from . import storage
+from . import label_names, storage
 from .data import read_labeled, write_fasttext
 from .errors import FastTextError
 from .progress import bar
@@ -170,12 +170,14 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
 
 
 def _extract_splits(archive, folder, out_dir):
-    """Copy ``<folder>/train.csv`` and ``test.csv`` out of the archive; return their paths.
+    """Copy ``<folder>/train.csv`` and ``test.csv`` (and ``classes.txt``, when the archive has one) out
+    of the archive; return their paths by split (``"classes"`` for the names).
 
     Members are matched by name and copied to paths we choose, so an archive can never write
-    outside ``out_dir`` (no ``extractall``). The scan stops once both are found.
+    outside ``out_dir`` (no ``extractall``). The scan stops once all three are found.
     """
     wanted = {f"{folder}/{split}.csv": split for split in SPLITS}
+    wanted[f"{folder}/{label_names.ZHANG_FILE}"] = "classes"
     found = {}
     os.makedirs(os.path.join(out_dir, folder))  # so that data errors name e.g. .../ag_news_csv/train.csv
     try:
@@ -184,31 +186,52 @@ def _extract_splits(archive, folder, out_dir):
                 split = wanted.get(posixpath.normpath(member.name))
                 if split is None or not member.isfile():
                     continue
-                found[split] = os.path.join(out_dir, folder, f"{split}.csv")
+                name = label_names.ZHANG_FILE if split == "classes" else f"{split}.csv"
+                found[split] = os.path.join(out_dir, folder, name)
                 with tar.extractfile(member) as src, open(found[split], "wb") as dst:
                     shutil.copyfileobj(src, dst, _CHUNK)
                 if len(found) == len(wanted):
                     break
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise FastTextError(f"{archive}: cannot read the archive ({exc})") from None
-    missing = [name for name, split in wanted.items() if split not in found]
+    missing = [name for name, split in wanted.items() if split not in found and split != "classes"]
     if missing:
         raise FastTextError(f"{archive}: archive has no {', '.join(missing)}")
     return found
+
+
+def dataset_label_names(spec, classes_file=None):
+    """What ``spec``'s classes mean: the built-in table (label_names.KNOWN) for the registry's
+    datasets, else the archive's own ``classes.txt`` (``classes_file``: extracted); ``{}`` when neither says."""
+    if spec.name in label_names.KNOWN:
+        return dict(label_names.KNOWN[spec.name])
+    if not classes_file:
+        return {}
+    return label_names.read_file(classes_file, where=f"{spec.filename}:{spec.name}_csv/{label_names.ZHANG_FILE}")
 
 
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
     The output goes to a local directory or an ``s3://`` prefix; ``limit`` caps the documents per
-    split (quick experiments). Returns ``{"train": uri, "test": uri}``.
+    split (quick experiments). When the classes' meanings are known (:func:`dataset_label_names`),
+    ``<name>.classes.txt`` (``id=name`` lines) is written first, beside them: training on
+    ``<name>.train`` then stores the names in the bundle (label_names.py). Returns
+    ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written.
     """
     spec = get_dataset(name)
     archive = download(spec, cache_dir, base_url=base_url, progress=progress)
     written = {}
     with tempfile.TemporaryDirectory() as tmp:
         csvs = _extract_splits(archive, f"{spec.name}_csv", tmp)
+        names = dataset_label_names(spec, csvs.get("classes"))
+        if names:  # first: a .train without its names file is never left behind by an interrupted prepare
+            names_uri = storage.join(out_dir_or_s3_prefix, spec.name + label_names.SUFFIX)
+            with storage.atomic_write(names_uri, "wb") as f:
+                f.write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
         for split in SPLITS:
-            data = read_labeled(csvs[split], fmt="csv", limit=limit)
+            data = read_labeled(csvs[split], fmt="csv", limit=limit, find_names=False)
             written[split] = write_fasttext(data, storage.join(out_dir_or_s3_prefix, f"{spec.name}.{split}"))
+    if names:
+        written["label_names"] = names_uri
     return written

@@ -119,18 +119,35 @@ def probabilities(model, featurizer, bags, ctx):
     return predict_bags(model, featurizer, bags, ctx)
 
 
-def evaluate_bags(model, featurizer, bags, y, ctx):
-    """Accuracy and mean cross-entropy (natural log) of the model on encoded documents."""
+def evaluate_bags(model, featurizer, bags, y, ctx, confusion=False):
+    """Accuracy and mean cross-entropy (natural log) of the model on encoded documents.
+
+    ``confusion=True`` adds ``"confusion"``: counts[true class][predicted class] (nested lists).
+    """
     probs = probabilities(model, featurizer, bags, ctx)
     p_true = np.clip(probs[np.arange(len(y)), y], 1e-12, 1.0)
-    return {"accuracy": float((probs.argmax(axis=1) == y).mean()), "loss": float(-np.log(p_true).mean()), "n": int(len(y))}
+    predicted = probs.argmax(axis=1)
+    metrics = {"accuracy": float((predicted == y).mean()), "loss": float(-np.log(p_true).mean()), "n": int(len(y))}
+    if confusion:
+        counts = np.zeros((probs.shape[1], probs.shape[1]), dtype=np.int64)
+        np.add.at(counts, (y, predicted), 1)
+        metrics["confusion"] = counts.tolist()
+    return metrics
 
 
 class Predictor:
-    """A loaded bundle: raw text in, labels and probabilities out."""
+    """A loaded bundle: raw text in, labels and probabilities out.
 
-    def __init__(self, model, featurizer, labels, config, metrics=None, ctx=None):
+    ``labels``: the classes as the training data wrote them (``"2"``); ``names``: how they are shown
+    (``"positive"``), from the bundle's ``label_names`` (the raw label where it has none).
+    """
+
+    def __init__(self, model, featurizer, labels, config, metrics=None, ctx=None, label_names=None):
         self.model, self.featurizer, self.labels, self.config = model, featurizer, list(labels), config
+        if label_names is None:
+            label_names = (config or {}).get("label_names") if isinstance(config, dict) else None
+        self.label_names = dict(label_names or {})
+        self.names = [self.label_names.get(label, label) for label in self.labels]
         self.metrics = metrics or {}
         self.ctx = ctx if ctx is not None else model.embedding.weight.list_ctx()[0]  # where the parameters live
         self._scorer = None
@@ -169,7 +186,7 @@ class Predictor:
             except (mx.base.MXNetError, AssertionError, ValueError) as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None
-        return cls(model, featurizer, config["labels"], config, metrics, device)
+        return cls(model, featurizer, config["labels"], config, metrics, device, label_names=config.get("label_names"))
 
     def predict_proba(self, texts):
         """Class probabilities (n, num_classes) of raw texts, in order."""
@@ -189,14 +206,36 @@ class Predictor:
         return self._scorer
 
     def predict(self, texts):
-        """One ``{"label": ..., "probability": ...}`` per text (the most probable class)."""
+        """One ``{"label": name, "probability": p, "class_id": raw label}`` per text (the most probable
+        class); ``label`` is the class's name when the bundle knows one, else the raw label."""
         probs = self.predict_proba(texts)
         best = probs.argmax(axis=1) if len(probs) else []
-        return [{"label": self.labels[k], "probability": float(probs[i, k])} for i, k in enumerate(best)]
+        return [{"label": self.names[k], "probability": float(probs[i, k]), "class_id": self.labels[k]}
+                for i, k in enumerate(best)]
 
-    def evaluate(self, data):
+    def name_of(self, label):
+        """The name a raw label is shown with."""
+        return self.label_names.get(label, label)
+
+    def evaluate(self, data, confusion=False):
+        """``{"accuracy", "loss", "n"}`` on labeled data (raw labels, as in training); ``confusion=True``
+        adds ``"confusion_matrix"``: ``{"labels": names, "class_ids": raw labels, "counts": [[...]]}``
+        (rows: true class, columns: predicted class)."""
         y = encode_labels(data.labels, self.labels, "evaluation data")
-        return evaluate_bags(self.model, self.featurizer, self.featurizer.transform(data.texts), y, self.ctx)
+        metrics = evaluate_bags(self.model, self.featurizer, self.featurizer.transform(data.texts), y, self.ctx,
+                                confusion=confusion)
+        if confusion:
+            metrics["confusion_matrix"] = {"labels": list(self.names), "class_ids": list(self.labels),
+                                           "counts": metrics.pop("confusion")}
+        return metrics
+
+    def confusion_frame(self, data):
+        """The confusion matrix of ``data`` as a pandas DataFrame, rows (true) and columns (predicted) named."""
+        import pandas as pd
+
+        matrix = self.evaluate(data, confusion=True)["confusion_matrix"]
+        return pd.DataFrame(matrix["counts"], index=pd.Index(self.names, name="true"),
+                            columns=pd.Index(self.names, name="predicted"))
 
     def word_vectors(self):
         """(tokens, vectors) for the vocabulary part of the embedding table."""

@@ -82,7 +82,13 @@ def _s3_base(bucket, prefix):
 
 
 def training_hyperparameters(**values):
-    """Hyperparameters for the entry point: ``None`` values dropped (the entry point's default applies)."""
+    """Hyperparameters for the entry point: ``None`` values dropped (the entry point's default applies).
+
+    ``label_names`` may be a mapping (``LabeledTexts.names``): it is sent inline (``1=negative,2=positive``)."""
+    from .label_names import to_inline
+
+    if isinstance(values.get("label_names"), dict):
+        values["label_names"] = to_inline(values["label_names"])
     return {k: v for k, v in values.items() if v is not None}
 
 

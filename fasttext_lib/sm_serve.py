@@ -9,8 +9,10 @@ settings, labels) attached, and the three functions below do the rest:
 
 * request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
   ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
-* response ``application/json``: ``[{"label": "2", "probability": 0.97}, ...]``, one per review,
-  whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists, q-values);
+* response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
+  one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
+  q-values). ``label`` is the class's name when the bundle stores one (label_names.py), else the
+  raw label; ``class_id`` is always the raw label, as the training data wrote it;
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` excludes JSON, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON or CSV, non-UTF-8 bodies, non-string items and requests without any text.
@@ -96,7 +98,7 @@ def model_fn(model_dir, context=None):
     predictor = Predictor.load(model_dir, ctx=ctx)
     block = predictor.model
     block.predictor = predictor
-    block.featurizer, block.labels = predictor.featurizer, predictor.labels
+    block.featurizer, block.labels, block.names = predictor.featurizer, predictor.labels, predictor.names
     _LOADED[key] = (stamp, block)
     return block
 
@@ -180,7 +182,7 @@ def input_fn(request_body, content_type):
 
 
 def predict_fn(input_data, model):
-    """Reviews -> one ``{"label", "probability"}`` per review (the most probable class)."""
+    """Reviews -> one ``{"label", "probability", "class_id"}`` per review (the most probable class)."""
     predictor = getattr(model, "predictor", None)
     if predictor is None:
         raise TypeError("model_fn must return the block with its Predictor attached (fasttext_lib.sm_serve.model_fn)")

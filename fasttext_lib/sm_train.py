@@ -5,7 +5,9 @@ with the source_dir as cwd; this module
 
 * reads every file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
   channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too), fastText format or Zhang CSV, one
-  or many files (concatenated in path order);
+  or many files (concatenated in path order); a ``classes.txt`` / ``*.classes.txt`` file in the
+  train channel is not data but the label names (label_names.py), which the ``label_names``
+  hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
 * starts the word rows from pretrained vectors (``.vec``) when asked: the ``pretrained_vectors``
   hyperparameter (an ``s3://`` URI, read directly; or a file name inside the ``pretrained`` channel),
   or the one file of a ``pretrained`` channel (``fit({"train": ..., "pretrained": "s3://.../wiki.en.vec"})``);
@@ -92,6 +94,9 @@ def build_parser():
     p.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
     p.add_argument("--checkpoint-dir", "--checkpoint_dir", dest="checkpoint_dir", type=_checkpoint_dir, default=None,
                    help=f"local dir or s3:// URI; default {SAGEMAKER_CHECKPOINT_DIR} when it exists; 'none' disables")
+    p.add_argument("--label-names", "--label_names", dest="label_names", default=None,
+                   help="what the classes mean: 1=negative,2=positive, a known dataset (ag_news, ...), an s3:// "
+                        "names file, or none; default: a classes.txt / *.classes.txt file in the train channel")
     return p
 
 
@@ -205,8 +210,11 @@ def pretrained_source(value, channel):
     return path
 
 
-def channel_files(path, name):
-    """Every regular, non-hidden file under a channel directory, in path order."""
+def channel_files(path, name, names_files=None):
+    """Every regular, non-hidden data file under a channel directory, in path order.
+
+    Label names files (``classes.txt``, ``*.classes.txt``) are not data: they go to ``names_files``
+    (a list) when one is given, and are skipped otherwise."""
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
@@ -215,22 +223,39 @@ def channel_files(path, name):
     for root, dirs, names in os.walk(path):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         files.extend(os.path.join(root, n) for n in names if not n.startswith("."))
+    from .label_names import is_names_file
+
+    if names_files is not None:
+        names_files.extend(f for f in sorted(files) if is_names_file(f))
+    files = [f for f in files if not is_names_file(f)]
     if not files:
         raise FastTextError(f"{name} channel {path} holds no files (check the S3 prefix given to fit())")
     return sorted(files)
 
 
-def read_channel(path, fmt="auto", name="train"):
-    """All documents of a channel: each file read with :func:`~fasttext_lib.data.read_labeled`, concatenated."""
+def read_channel(path, fmt="auto", name="train", find_names=False):
+    """All documents of a channel: each file read with :func:`~fasttext_lib.data.read_labeled`, concatenated.
+
+    ``find_names``: ``names`` from the label names file the channel holds (all of them, when several,
+    must agree), keeping the labels the data has."""
     from .data import LabeledTexts, read_labeled
+    from .label_names import read_file
 
     data = LabeledTexts()
-    files = channel_files(path, name)
+    names_files = []
+    files = channel_files(path, name, names_files)
     for file in files:
-        part = read_labeled(file, fmt)
+        part = read_labeled(file, fmt, find_names=False)
         data.labels.extend(part.labels)
         data.texts.extend(part.texts)
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
+    if find_names and names_files:
+        found = [read_file(f) for f in names_files]
+        if any(m != found[0] for m in found[1:]):
+            raise FastTextError(f"{name} channel holds label names files that disagree: "
+                                f"{', '.join(os.path.relpath(f, path) for f in names_files)}")
+        present = set(data.labels)
+        data.names = {k: v for k, v in found[0].items() if k in present}
     return data
 
 
@@ -277,7 +302,8 @@ def write_metrics(trained, output_dir, extra=None):
         writer.writerow(HISTORY_COLUMNS)
         for row in history:
             writer.writerow([row[c] for c in HISTORY_COLUMNS])
-    metrics = {**metrics_summary(trained), "labels": list(trained.labels), **(extra or {})}
+    metrics = {**metrics_summary(trained), "labels": list(trained.labels), "label_names": dict(trained.label_names),
+               **(extra or {})}
     with _public_file(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump(metrics, f, indent=2)
     written = ["history.csv", "metrics.json"]
@@ -313,7 +339,8 @@ def _plot_history(history, path):
 
 def run_training(argv=None, environ=None):
     """The training job: hyperparameters from ``argv``, data and destinations from the ``SM_*`` variables."""
-    from . import __version__
+    from . import __version__, label_names
+    from .data import sort_labels
     from .devices import describe_ctx
     from .train import train
 
@@ -331,13 +358,19 @@ def run_training(argv=None, environ=None):
     if train_kwargs.get("checkpoint_dir"):
         from . import storage
         storage.check_writable(train_kwargs["checkpoint_dir"])
+    explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     pretrained = None
     if config.pretrained_vectors:  # a bad file fails the job before the data is read
         from .vectors import read_vec
 
         pretrained = read_vec(config.pretrained_vectors, dim=config.emsize)
         print(f"pretrained vectors: {len(pretrained)} words from {config.pretrained_vectors}", flush=True)
-    train_data = read_channel(env.train_channel, args.format, "train")
+    train_data = read_channel(env.train_channel, args.format, "train", find_names=explicit_names is None)
+    if explicit_names is not None:  # the hyperparameter wins over a names file in the channel
+        train_data.names = label_names.for_labels(explicit_names, sort_labels(train_data.labels), "label_names",
+                                                  strict=True)
+    if train_data.names:
+        print("label names: " + ", ".join(f"{k}={v}" for k, v in train_data.names.items()), flush=True)
     val_data = read_channel(env.test_channel, args.format, "test") if env.test_channel else None
 
     def on_epoch_end(row):

@@ -20,7 +20,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from .data import sort_labels
 from .devices import parse_ctx
 from .errors import FastTextError
 from .features import Featurizer
+from .label_names import for_labels
 from .optim import Updater, make_optimizer
 from .predict import encode_labels, evaluate_bags
 from .progress import bar
@@ -53,6 +54,11 @@ class TrainedModel:
     num_workers: int = 1
     autotune: Optional[dict] = None  # the trials and the chosen setting, when autotune.py chose this model
     pretrained: Optional[dict] = None  # the pretrained vectors the table started from (vectors.describe)
+    label_names: Dict[str, str] = field(default_factory=dict)  # raw label -> name, when known (label_names.py)
+
+    def names(self):
+        """The name of each class, in the order of ``labels`` (the raw label where none is known)."""
+        return [self.label_names.get(label, label) for label in self.labels]
 
     def history_frame(self):
         import pandas as pd
@@ -84,6 +90,10 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
 
+    ``train_data.names`` (what the labels mean, label_names.py) is checked against the labels before
+    anything is trained (a name for a label the data lacks, or two classes shown alike, is an error)
+    and kept as ``TrainedModel.label_names``, which the bundle stores.
+
     ``release_texts=True`` empties ``train_data.texts`` and ``val_data.texts`` once they are encoded
     (the CLI's choice: at Yelp size the review strings are ~0.4 GB it no longer needs).
 
@@ -97,14 +107,15 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
 
     config = config or TrainConfig()
     ctxs = parse_ctx(config.ctx)
-    label_names = sort_labels(train_data.labels)
+    classes = sort_labels(train_data.labels)
     if len(train_data) == 0:
         raise FastTextError("training data is empty")
-    if len(label_names) < 2:
-        raise FastTextError(f"training data has a single class ({label_names[0]!r}); a classifier needs at least 2")
-    y_train = encode_labels(train_data.labels, label_names, "training data")
+    if len(classes) < 2:
+        raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
+    names = for_labels(train_data.names, classes, "train_data.names", strict=True)
+    y_train = encode_labels(train_data.labels, classes, "training data")
     has_val = val_data is not None and len(val_data) > 0
-    y_val = encode_labels(val_data.labels, label_names, "validation data") if has_val else None
+    y_val = encode_labels(val_data.labels, classes, "validation data") if has_val else None
     pretrained = load_pretrained(config, pretrained)
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
     if (featurizer.ngrams, featurizer.buckets) != (config.ngrams, config.buckets if config.ngrams > 1 else 0):
@@ -121,19 +132,19 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     per_worker = len(y_train) // workers
     if per_worker == 0:
         raise FastTextError(f"{len(y_train)} training documents cannot be shared by {workers} workers")
-    config = resolve_settings(config, train_data.texts, len(label_names), per_worker)  # each worker's steps
+    config = resolve_settings(config, train_data.texts, len(classes), per_worker)  # each worker's steps
     if release_texts:
         for data in (train_data, val_data):
             if data is not None and isinstance(data.texts, list):
                 data.texts.clear()  # (len(data) is 0 from here: y_train counts the documents)
 
 
-    model, result_pretrained = initial_model(featurizer, len(label_names), config, ctxs, pretrained)
+    model, result_pretrained = initial_model(featurizer, len(classes), config, ctxs, pretrained)
     if release_pretrained and pretrained is not None:
         pretrained.release()  # its rows are in the table now (a wiki .vec holds GBs the run no longer needs)
-    result = TrainedModel(model, featurizer, label_names, config, ctxs, pretrained=result_pretrained)
+    result = TrainedModel(model, featurizer, classes, config, ctxs, pretrained=result_pretrained, label_names=names)
     first_epoch = 1
-    resumed = load_checkpoint(checkpoint_dir, model, config, label_names) if checkpoint_dir else None
+    resumed = load_checkpoint(checkpoint_dir, model, config, classes) if checkpoint_dir else None
     if resumed is not None:
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]
@@ -185,7 +196,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
             row.update(val_loss=metrics["loss"], val_accuracy=metrics["accuracy"])
         result.history.append(row)
         if checkpoint_dir and rank == 0:
-            save_checkpoint(checkpoint_dir, epoch, model, config, label_names, result.history, updater.get_states())
+            save_checkpoint(checkpoint_dir, epoch, model, config, classes, result.history, updater.get_states(),
+                            names=names)
         if on_epoch_end is not None:
             on_epoch_end(row)
     return result

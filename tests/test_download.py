@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from fasttext_lib import storage
-from fasttext_lib.data import csv_line
+from fasttext_lib.data import csv_line, read_labeled
 from fasttext_lib.download import DATASETS, ZhangDataset, download, prepare
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.text import normalize_text
@@ -200,12 +200,15 @@ def test_prepare_writes_normalized_fasttext_files(archive, server, tmp_path):
     base_url, _ = server
     out = tmp_path / "out"
     result = prepare(spec, str(out), str(tmp_path / "cache"), base_url=base_url, progress=False)
-    assert result == {"train": str(out / "tiny.train"), "test": str(out / "tiny.test")}
+    assert result == {"train": str(out / "tiny.train"), "test": str(out / "tiny.test"),
+                      "label_names": str(out / "tiny.classes.txt")}
     assert (out / "tiny.train").read_text().splitlines() == _expected_lines(TRAIN)
     titled = (TITLED[0], TITLED[1] + " " + TITLED[2].replace('""', '"').replace("\\n", " "))
     assert (out / "tiny.test").read_text().splitlines() == _expected_lines(TEST + [titled])
     assert (out / "tiny.test").read_text().splitlines()[-1] == "__label__3 a title body with quotes and a break ."
-    assert sorted(os.listdir(out)) == ["tiny.test", "tiny.train"]
+    assert sorted(os.listdir(out)) == ["tiny.classes.txt", "tiny.test", "tiny.train"]
+    # the archive's classes.txt (no built-in names for "tiny"), as id=name lines
+    assert (out / "tiny.classes.txt").read_text() == "1=good\n2=bad\n3=other\n"
     assert not (tmp_path / "escape.csv").exists() and not (out.parent / "escape.csv").exists()
 
 
@@ -223,8 +226,74 @@ def test_prepare_writes_to_s3(archive, server, tmp_path, s3_bucket):
     base_url, _ = server
     prefix = f"{s3_bucket}/datasets/tiny"
     result = prepare(spec, prefix, str(tmp_path / "cache"), base_url=base_url, progress=False)
-    assert result == {"train": f"{prefix}/tiny.train", "test": f"{prefix}/tiny.test"}
+    assert result == {"train": f"{prefix}/tiny.train", "test": f"{prefix}/tiny.test", "label_names": f"{prefix}/tiny.classes.txt"}
     assert storage.read_bytes(result["train"]).decode().splitlines() == _expected_lines(TRAIN)
+    # read back from S3 as training reads it: the names come with the data (class 3 is not in train)
+    assert read_labeled(result["train"]).names == {"1": "good", "2": "bad"}
+
+
+def _archive_as(name, classes=None):
+    """A Zhang-style archive for dataset ``name`` (``classes``: its classes.txt, or none) and its spec."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        if classes is not None:
+            _add(tar, f"{name}_csv/classes.txt", classes)
+        _add(tar, f"{name}_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
+        _add(tar, f"{name}_csv/test.csv", "".join(csv_line(l, t) for l, t in TEST).encode())
+    data = buf.getvalue()
+    return ZhangDataset(name, f"https://example.invalid/mirror/{name}_csv.tgz", len(data), hashlib.md5(data).hexdigest(), 2), data
+
+
+def _serve(server, spec, data):
+    _, handler = server
+    handler.files[f"/mirror/{spec.filename}"] = data
+
+
+def test_prepare_names_a_known_dataset_from_the_built_in_table(server, tmp_path):
+    """ag_news's archive has a classes.txt; the built-in table (the same names, verified) is what is written."""
+    spec, data = _archive_as("ag_news", classes=b"W\nS\nB\nT\n")
+    _serve(server, spec, data)
+    result = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert (tmp_path / "out" / "ag_news.classes.txt").read_text() == "1=World\n2=Sports\n3=Business\n4=Sci/Tech\n"
+    assert read_labeled(result["train"]).names == {"1": "World", "2": "Sports"}
+
+
+def test_prepare_names_polarity_sets_whose_archives_have_no_classes_txt(server, tmp_path):
+    spec, data = _archive_as("yelp_review_polarity")
+    _serve(server, spec, data)
+    result = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert read_labeled(result["train"]).names == {"1": "negative", "2": "positive"}
+
+
+def test_prepare_writes_no_names_when_none_are_known(server, tmp_path):
+    spec, data = _archive_as("private")
+    _serve(server, spec, data)
+    result = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert "label_names" not in result and sorted(os.listdir(tmp_path / "out")) == ["private.test", "private.train"]
+
+
+def test_prepare_refuses_a_hostile_classes_txt_and_writes_nothing(server, tmp_path):
+    spec, data = _archive_as("private", classes=b"same\nsame\n")
+    _serve(server, spec, data)
+    with pytest.raises(FastTextError, match=r"private_csv.tgz:private_csv/classes.txt: .*have the same name 'same'"):
+        prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+def test_prepared_names_reach_predictions(archive, server, tmp_path, capsys):
+    """prepare -> train -> predict through the command line: the prediction says what the class means."""
+    from fasttext_lib import cli
+    from fasttext_lib.predict import Predictor
+
+    spec, data = _archive_as("yelp_review_polarity")
+    _serve(server, spec, data)
+    out = tmp_path / "out"
+    written = prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert cli.main(["train", "--train", written["train"], "--output", str(tmp_path / "model"), "--epochs", "1",
+                     "--emsize", "8", "--no-progress"]) == 0
+    predictor = Predictor.load(str(tmp_path / "model"))
+    row = predictor.predict(["the food was great"])[0]
+    assert predictor.names == ["negative", "positive"] and row["label"] == {"1": "negative", "2": "positive"}[row["class_id"]]
 
 
 def test_registry_lists_the_zhang_datasets():
@@ -254,7 +323,8 @@ def test_prepare_command_line(archive, server, tmp_path, monkeypatch, capsys):
     assert cli.main(["prepare", "--dataset", NAME, "--output", str(out), "--cache-dir", str(cache),
                      "--base-url", base_url]) == 0
     written = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert written == {"train": str(out / f"{NAME}.train"), "test": str(out / f"{NAME}.test")}
+    assert written == {"train": str(out / f"{NAME}.train"), "test": str(out / f"{NAME}.test"),
+                       "label_names": str(out / f"{NAME}.classes.txt")}
     train = read_labeled(written["train"])
     assert train.labels == [label for label, _ in TRAIN]
     assert train.texts == [normalize_text(text) for _, text in TRAIN]

@@ -45,6 +45,7 @@ ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 REGISTRY = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
 FAST = {"epochs": 3, "batch_size": 256, "emsize": 32, "ngrams": 2, "buckets": 5000}
 REVIEWS = ["The pasta was great and the staff were friendly!", "Not good. Cold food and a long wait.", ""]
+NAMES = {"1": "negative", "2": "positive"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,6 +198,24 @@ def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_
     assert f"sgd lr={config['lr']:g} batch=256" in r.stdout
 
 
+@pytest.mark.parametrize("hyperparameter, expected", [
+    (None, {"1": "bad", "2": "good"}),  # the classes.txt in the channel
+    ("1=negative,2=positive", NAMES),  # the hyperparameter wins
+    ("none", {}),
+])
+def test_training_job_takes_label_names_from_the_channel_or_the_hyperparameter(source_dir, tmp_path, hyperparameter,
+                                                                               expected):
+    channels = {"train": {"a.train": GOOD, "classes.txt": _write(b"bad\ngood\n")}}
+    env = make_container(tmp_path, channels)
+    extra = {} if hyperparameter is None else {"label_names": hyperparameter}
+    r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=16, **extra))
+    assert r.returncode == 0, r.stderr
+    assert "train channel: 40 documents from 1 file(s)" in r.stdout  # classes.txt is not data
+    predictor = Predictor.load(tmp_path / "model")
+    assert predictor.label_names == expected
+    assert json.loads((tmp_path / "output" / "data" / "metrics.json").read_text())["label_names"] == expected
+
+
 def _write(content):
     def write(path):
         with open(path, "wb") as f:
@@ -234,6 +253,9 @@ GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
     ("zero batch size", r"batch_size must be a positive integer"),
     ("two hosts without parameter server", r"2 hosts but no parameter server"),
     ("bad pretrained vectors", r"wiki\.vec:2: expected a word and 100 values, got 2"),
+    ("label names file with a duplicate", r"classes.txt: classes '1' and '2' have the same name 'x'"),
+    ("label names for an unknown class", r"label_names gives a name to class\(es\) '3' that the training data does not have"),
+    ("label names files that disagree", r"train channel holds label names files that disagree: a.classes.txt, classes.txt"),
 ])
 def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     channels, args, hosts = {"train": {"a.train": GOOD}}, args_for(epochs=1), ("algo-1",)
@@ -255,6 +277,12 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
         args = args_for(batch_size=0)
     elif case == "bad pretrained vectors":
         channels["pretrained"] = {"wiki.vec": _write(b"1 100\nword 1 2\n")}
+    elif case == "label names file with a duplicate":
+        channels["train"]["classes.txt"] = _write(b"x\nx\n")
+    elif case == "label names for an unknown class":
+        args = args_for(epochs=1, label_names="1=bad,3=odd")
+    elif case == "label names files that disagree":
+        channels["train"].update({"classes.txt": _write(b"bad\ngood\n"), "a.classes.txt": _write(b"1=neg\n2=pos\n")})
     else:
         hosts = ("algo-1", "algo-2")
     env = make_container(tmp_path, channels, hosts=hosts)
@@ -346,7 +374,9 @@ def bundle(splits, tmp_path_factory):
     from fasttext_lib.config import TrainConfig
     from fasttext_lib.train import train
 
-    trained = train(*splits, TrainConfig(**{**FAST, "epochs": 2}, progress=False, ctx="cpu"))
+    train_split, test_split = splits
+    named = LabeledTexts(list(train_split.labels), list(train_split.texts), dict(NAMES))  # as read beside prepared data
+    trained = train(named, test_split, TrainConfig(**{**FAST, "epochs": 2}, progress=False, ctx="cpu"))
     return save_bundle(trained, str(tmp_path_factory.mktemp("bundle") / "model"))
 
 
@@ -365,6 +395,7 @@ def test_hosting_functions_fit_the_mxnet_inference_toolkit(bundle, served):
     model, predictor = served
     assert isinstance(model, mx.gluon.Block)
     assert model.labels == predictor.labels and len(model.featurizer.vocab) == len(predictor.featurizer.vocab)
+    assert model.labels == ["1", "2"] and model.names == ["negative", "positive"]
     # The toolkit passes its context as an extra argument only to functions that take one more parameter.
     assert [len(inspect.signature(f).parameters) for f in (ep.input_fn, ep.predict_fn, ep.output_fn)] == [2, 2, 2]
     with_context = ep.model_fn(bundle, types.SimpleNamespace(system_properties={"gpu_id": 0, "model_dir": bundle}))
@@ -397,7 +428,19 @@ def test_round_trip_equals_the_library_predictor(endpoint, served, body, content
     assert (status, response_type) == (200, "application/json"), response
     texts = REVIEWS if content_type != "text/csv" else [REVIEWS[0].replace(" and", ", and"), REVIEWS[1], ""]
     assert json.loads(response) == served[1].predict(texts)
-    assert [set(row) for row in json.loads(response)] == [{"label", "probability"}] * 3
+    rows = json.loads(response)
+    assert [set(row) for row in rows] == [{"label", "probability", "class_id"}] * 3
+    assert all(NAMES[row["class_id"]] == row["label"] for row in rows)  # the name, and the raw class id beside it
+
+
+def test_the_endpoint_answers_with_the_names_the_bundle_stores(endpoint, served):
+    texts = ["great, friendly, tasty", "cold food, rude staff, awful"]
+    status, _, response = endpoint.invoke(json.dumps(texts).encode(), "application/json", "application/json")
+    assert status == 200
+    rows = json.loads(response)
+    assert rows == served[1].predict(texts)
+    assert served[1].names == ["negative", "positive"]
+    assert {row["label"] for row in rows} <= {"negative", "positive"} and {row["class_id"] for row in rows} <= {"1", "2"}
 
 
 def test_a_single_json_string_is_one_review(endpoint, served):
@@ -658,7 +701,8 @@ def test_training_job_end_to_end_through_the_sdk(sm, splits, tmp_path):
     data = f"s3://{sm.bucket}/ft/data"
     write_fasttext(splits[0], f"{data}/sample.train")
     write_fasttext(splits[1], f"{data}/sample.test")
-    estimator = make_estimator(sm.bucket, "ft", hyperparameters={**FAST, "optimizer": "adam", "lr": None},
+    estimator = make_estimator(sm.bucket, "ft", hyperparameters={**FAST, "optimizer": "adam", "lr": None,
+                                                                 "label_names": NAMES},
                                role=ROLE, session=sm.session)
     assert estimator.training_image_uri() == f"{REGISTRY}/mxnet-training:1.9.0-cpu-py38"
     estimator.fit({"train": f"{data}/sample.train", "test": f"{data}/sample.test"}, wait=False, job_name="ft-job-1")
@@ -668,6 +712,7 @@ def test_training_job_end_to_end_through_the_sdk(sm, splits, tmp_path):
     assert {k: json.loads(hps[k]) for k in ("epochs", "batch_size", "emsize", "ngrams", "buckets", "optimizer", "progress")} \
         == {**FAST, "optimizer": "adam", "progress": False}
     assert "lr" not in hps  # None: the entry point's default
+    assert json.loads(hps["label_names"]) == "1=negative,2=positive"  # a mapping goes inline
     assert json.loads(hps["sagemaker_program"]) == "fasttext_lib/entry_point.py"
     assert "sagemaker_parameter_server_enabled" not in hps
     spec = job["AlgorithmSpecification"]
@@ -704,6 +749,7 @@ def test_training_job_end_to_end_through_the_sdk(sm, splits, tmp_path):
     fetched = fetch_job_model(estimator.model_data, f"s3://{sm.bucket}/ft/models/ft-job-1")
     expected = Predictor.load(env["SM_MODEL_DIR"]).predict(REVIEWS)
     assert Predictor.load(fetched).predict(REVIEWS) == expected
+    assert Predictor.load(fetched).names == ["negative", "positive"]
 
     # The estimator's own model (estimator.deploy()) repacks the uploaded source as code/: it serves too.
     container = estimator.create_model().prepare_container_def(instance_type="ml.m5.xlarge")

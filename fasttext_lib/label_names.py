@@ -1,0 +1,228 @@
+"""Label names: what a dataset's classes mean (``"2"`` -> ``"positive"``), shown instead of the raw id.
+
+Data keeps its raw labels (``__label__2``); a mapping ``{raw label: name}`` travels beside it and
+is stored in the bundle's ``config.json`` (``"label_names"``), so predictions, tables, the confusion
+matrix and the endpoint say ``"positive"`` while the raw label stays available (``"class_id"``).
+
+Where training takes a mapping from (the first that applies):
+
+1. an explicit one: ``train --label-names`` (CLI and SageMaker hyperparameter) or
+   ``LabeledTexts.names`` set by the caller. A names file (local or ``s3://``), a known dataset
+   (``--label-names ag_news``: :data:`KNOWN`), inline ``1=negative,2=positive`` (or a JSON
+   object), or ``none`` for no names. Every id it names must be a label of the training data;
+2. a names file beside the training data: ``<stem>.classes.txt`` next to ``<stem>.<ext>``
+   (``prepare`` writes ``yelp_review_polarity.classes.txt`` beside ``yelp_review_polarity.train``),
+   else ``classes.txt`` in the same folder (the Zhang et al. archives' own layout). Ids it names
+   that the training data lacks (a ``limit``-ed split) are dropped;
+3. nothing: each label is its own name.
+
+A names file is either the Zhang et al. ``classes.txt`` (line *i* names class ``i``) or ``id=name``
+lines. Labels a mapping does not name keep their raw id as name. Every malformed mapping (an empty
+or duplicate name, an id given twice, a binary or huge file) is a :class:`FastTextError`.
+"""
+import json
+import os
+
+from . import storage
+from .errors import FastTextError
+
+SUFFIX = ".classes.txt"
+ZHANG_FILE = "classes.txt"
+MAX_FILE_BYTES = 1 << 20
+MAX_NAME_CHARS = 200
+NONE_WORDS = ("", "none", "null")  # --label-names none: no names, even with a names file beside the data
+
+
+def _numbered(*names):
+    return {str(i): name for i, name in enumerate(names, 1)}
+
+
+_STARS = _numbered("1 star", "2 stars", "3 stars", "4 stars", "5 stars")
+_POLARITY = _numbered("negative", "positive")
+# The meanings of the Zhang, Zhao & LeCun (2015) classes, as their archives' classes.txt and readme.txt
+# state them (the polarity and full-star sets say it in readme.txt only: 1 = negative, 2 = positive;
+# 1 to 5 stars).
+KNOWN = {
+    "ag_news": _numbered("World", "Sports", "Business", "Sci/Tech"),
+    "amazon_review_polarity": _POLARITY,
+    "amazon_review_full": _STARS,
+    "dbpedia": _numbered("Company", "EducationalInstitution", "Artist", "Athlete", "OfficeHolder",
+                         "MeanOfTransportation", "Building", "NaturalPlace", "Village", "Animal", "Plant",
+                         "Album", "Film", "WrittenWork"),
+    "sogou_news": _numbered("sports", "finance", "entertainment", "automobile", "technology"),
+    "yahoo_answers": _numbered("Society & Culture", "Science & Mathematics", "Health", "Education & Reference",
+                               "Computers & Internet", "Sports", "Business & Finance", "Entertainment & Music",
+                               "Family & Relationships", "Politics & Government"),
+    "yelp_review_polarity": _POLARITY,
+    "yelp_review_full": _STARS,
+}
+
+
+def check_name(name, what):
+    if not name:
+        raise FastTextError(f"{what}: empty name")
+    if len(name) > MAX_NAME_CHARS:
+        raise FastTextError(f"{what}: name of {len(name)} characters (at most {MAX_NAME_CHARS})")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise FastTextError(f"{what}: name {name[:40]!r} holds a control character")
+
+
+def _add(mapping, label, name, what):
+    label, name = label.strip(), name.strip()
+    if not label:
+        raise FastTextError(f"{what}: empty class id before '='")
+    check_name(name, what)
+    if label in mapping:
+        raise FastTextError(f"{what}: class {label!r} is named twice")
+    mapping[label] = name
+
+
+def _check_distinct(mapping, where):
+    seen = {}
+    for label, name in mapping.items():
+        if name in seen:
+            raise FastTextError(f"{where}: classes {seen[name]!r} and {label!r} have the same name {name!r}")
+        seen[name] = label
+    return mapping
+
+
+def parse_text(text, where):
+    """A names file's text -> ``{raw label: name}``: ``classes.txt`` lines, or ``id=name`` lines."""
+    lines = [(n, line.strip()) for n, line in enumerate(text.lstrip("\ufeff").splitlines(), 1)]
+    lines = [(n, line) for n, line in lines if line]
+    if not lines:
+        raise FastTextError(f"{where}: names no class (empty file)")
+    keyed = "=" in lines[0][1]
+    mapping = {}
+    for n, line in lines:
+        what = f"{where}:{n}"
+        if keyed:
+            if "=" not in line:
+                raise FastTextError(f"{what}: expected id=name like the lines before, got {line[:40]!r}")
+            label, _, name = line.partition("=")
+            _add(mapping, label, name, what)
+        else:
+            _add(mapping, str(len(mapping) + 1), line, what)
+    return _check_distinct(mapping, where)
+
+
+def parse_inline(spec, where="--label-names"):
+    """``1=negative,2=positive`` or a JSON object ``{"1": "negative", ...}`` -> ``{raw label: name}``."""
+    spec = spec.strip()
+    mapping = {}
+    if spec.startswith("{"):
+        try:
+            obj = json.loads(spec)
+        except ValueError as exc:
+            raise FastTextError(f"{where}: not a valid JSON object ({exc})") from None
+        if not isinstance(obj, dict) or not all(isinstance(v, str) for v in obj.values()):
+            raise FastTextError(f"{where}: a JSON mapping must map class ids to strings")
+        for label, name in obj.items():
+            _add(mapping, label, name, where)
+    else:
+        for item in spec.split(","):
+            if "=" not in item:
+                raise FastTextError(f"{where}: expected id=name pairs separated by commas, got {item.strip()[:40]!r}")
+            label, _, name = item.partition("=")
+            _add(mapping, label, name, where)
+    if not mapping:
+        raise FastTextError(f"{where}: names no class")
+    return _check_distinct(mapping, where)
+
+
+def to_inline(mapping):
+    """The inline form of a mapping (a SageMaker hyperparameter): ``1=negative,2=positive``, or JSON
+    when a name or id holds a comma or ``=``; ``None`` for an empty mapping."""
+    if not mapping:
+        return None
+    if any(("," in k or "=" in k or "," in v) for k, v in mapping.items()) or next(iter(mapping)).lstrip().startswith("{"):
+        return json.dumps(mapping, ensure_ascii=False)
+    return ",".join(f"{k}={v}" for k, v in mapping.items())
+
+
+def read_file(uri, where=None):
+    """A names file (local or ``s3://``) -> ``{raw label: name}``; errors name it as ``where`` (default: ``uri``)."""
+    where = where or uri
+    with storage.open_read(uri, "rb") as f:
+        raw = f.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise FastTextError(f"{where}: a label names file of more than {MAX_FILE_BYTES} bytes; is it the data?")
+    if b"\x00" in raw:
+        raise FastTextError(f"{where}: not a text file (contains NUL bytes)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FastTextError(f"{where}: not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start})") from None
+    return parse_text(text, where)
+
+
+def _is_file(spec):
+    return storage.is_s3(spec) or os.path.exists(spec)
+
+
+def from_option(spec):
+    """The explicit ``--label-names`` value -> ``{raw label: name}`` (``{}`` for ``none``).
+
+    A local file or ``s3://`` URI, a dataset of :data:`KNOWN`, or an inline mapping, in that order."""
+    spec = str(spec)
+    if spec.strip().lower() in NONE_WORDS:
+        return {}
+    if _is_file(spec):
+        return read_file(spec)
+    if spec.strip() in KNOWN:
+        return dict(KNOWN[spec.strip()])
+    if "=" in spec or spec.strip().startswith("{"):
+        return parse_inline(spec)
+    raise FastTextError(f"--label-names {spec!r}: no such file, not a known dataset ({', '.join(sorted(KNOWN))}) "
+                        f"and not id=name pairs")
+
+
+def beside(data_uri):
+    """Where a names file for ``data_uri`` may be: ``<stem>.classes.txt``, then ``classes.txt``."""
+    data_uri = str(data_uri)
+    head, sep, base = data_uri.rpartition("/")
+    folder = head + sep
+    stem = base.rsplit(".", 1)[0] if "." in base.lstrip(".") else base
+    return [folder + stem + SUFFIX, folder + ZHANG_FILE]
+
+
+def find_beside(data_uri):
+    """The mapping of the names file beside ``data_uri`` (see :func:`beside`), ``{}`` when there is none."""
+    for uri in beside(data_uri):
+        if uri != str(data_uri) and storage.exists(uri) and (storage.is_s3(uri) or os.path.isfile(uri)):
+            return read_file(uri)
+    return {}
+
+
+def is_names_file(path):
+    """Whether a file name is a names file's (a SageMaker channel may hold one beside the data)."""
+    base = str(path).replace("\\", "/").rsplit("/", 1)[-1]
+    return base == ZHANG_FILE or base.endswith(SUFFIX)
+
+
+def for_labels(mapping, labels, where, strict):
+    """``mapping`` checked against the trained ``labels``: only their entries, names distinct from each other
+    and from the raw ids of the labels left unnamed.
+
+    ``strict`` (an explicit mapping): naming a label the data does not have is an error; otherwise
+    (a names file found beside the data) such entries are dropped.
+    """
+    labels = list(labels)
+    extra = [label for label in mapping if label not in set(labels)]
+    if extra and strict:
+        shown = ", ".join(repr(x) for x in extra[:5])
+        raise FastTextError(f"{where} gives a name to class(es) {shown} that the training data does not have "
+                            f"(its labels: {', '.join(labels[:20])})")
+    kept = {label: mapping[label] for label in labels if label in mapping}
+    shown = display(labels, kept)
+    if len(set(shown)) != len(shown):
+        twice = sorted({name for name in shown if shown.count(name) > 1})
+        raise FastTextError(f"{where}: {len(labels)} classes would show as {len(set(shown))} names "
+                            f"({', '.join(map(repr, twice[:5]))} twice); give every class its own name")
+    return kept
+
+
+def display(labels, mapping):
+    """The name of each label (its raw id when the mapping has none)."""
+    mapping = mapping or {}
+    return [mapping.get(label, label) for label in labels]

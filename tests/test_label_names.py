@@ -1,0 +1,328 @@
+"""Label names (label_names.py): parsed, found beside the data, stored in the bundle and shown by
+predict, evaluate and the Predictor; hostile mapping files are one-line errors that leave nothing."""
+import json
+import os
+
+import pytest
+
+from conftest import make_splits, run_cli
+from fasttext_lib import cli, label_names, storage
+from fasttext_lib.data import LabeledTexts, read_labeled, write_csv, write_fasttext
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.predict import Predictor
+
+FAST = ["--epochs", "2", "--batch-size", "256", "--emsize", "16", "--no-progress"]
+POLARITY = {"1": "negative", "2": "positive"}
+
+
+# ---------------------------------------------------------------- parsing
+
+def test_zhang_classes_txt_names_line_i_class_i():
+    assert label_names.parse_text("World\nSports\n\nBusiness\r\nSci/Tech\n", "f") == \
+        {"1": "World", "2": "Sports", "3": "Business", "4": "Sci/Tech"}
+
+
+def test_id_name_lines_and_inline_forms():
+    assert label_names.parse_text("\ufeff2=positive\n1 = negative\n", "f") == {"2": "positive", "1": "negative"}
+    assert label_names.parse_inline("1=negative, 2=positive") == POLARITY
+    assert label_names.parse_inline('{"pos": "a, b", "neg": "c=d"}') == {"pos": "a, b", "neg": "c=d"}
+    assert label_names.from_option("yelp_review_polarity") == POLARITY
+    assert label_names.from_option("none") == {} and label_names.from_option("") == {}
+
+
+@pytest.mark.parametrize("mapping", [POLARITY, {"1": "a, b", "2": "c"}, {"x=y": "z", "w": "v"}])
+def test_inline_round_trip(mapping):
+    """What training_hyperparameters sends a SageMaker job reads back as the same mapping."""
+    assert label_names.from_option(label_names.to_inline(mapping)) == mapping
+
+
+def test_known_names_cover_every_registry_dataset():
+    from fasttext_lib.download import DATASETS
+
+    assert set(label_names.KNOWN) == set(DATASETS)
+    for name, spec in DATASETS.items():
+        known = label_names.KNOWN[name]
+        assert list(known) == [str(i) for i in range(1, spec.num_classes + 1)], name
+        assert len(set(known.values())) == spec.num_classes
+    assert label_names.KNOWN["ag_news"]["4"] == "Sci/Tech" and label_names.KNOWN["dbpedia"]["14"] == "WrittenWork"
+    assert label_names.KNOWN["yelp_review_full"]["1"] == "1 star"
+
+
+@pytest.mark.parametrize("text, pattern", [
+    ("", "names no class"),
+    ("\n \n", "names no class"),
+    ("good\ngood\n", "have the same name 'good'"),
+    ("1=a\n1=b\n", ":2: class '1' is named twice"),
+    ("1=a\n2=\n", ":2: empty name"),
+    ("=a\n", ":1: empty class id"),
+    ("1=a\nplain\n", ":2: expected id=name"),
+    ("1=" + "x" * 500 + "\n", "500 characters"),
+    ("1=a\tb\n", "control character"),
+])
+def test_hostile_names_files(tmp_path, text, pattern):
+    path = tmp_path / "classes.txt"
+    path.write_text(text)
+    with pytest.raises(FastTextError, match=pattern):
+        label_names.read_file(str(path))
+
+
+@pytest.mark.parametrize("raw, pattern", [
+    (b"neg\x00ative\n", "NUL bytes"),
+    (b"n\xe9gatif\n", "not UTF-8"),
+    (b"x" * (label_names.MAX_FILE_BYTES + 1), "more than"),
+])
+def test_binary_or_huge_names_files(tmp_path, raw, pattern):
+    path = tmp_path / "names.txt"
+    path.write_bytes(raw)
+    with pytest.raises(FastTextError, match=pattern):
+        label_names.read_file(str(path))
+
+
+@pytest.mark.parametrize("spec, pattern", [
+    ("1=negative,2", "expected id=name pairs"),
+    ("nonsense", "no such file, not a known dataset"),
+    ('{"1": 2}', "map class ids to strings"),
+    ("{oops", "not a valid JSON object"),
+    ("1=a,2=a", "same name 'a'"),
+])
+def test_bad_inline_specs(spec, pattern):
+    with pytest.raises(FastTextError, match=pattern):
+        label_names.from_option(spec)
+
+
+def test_checked_against_the_trained_labels():
+    labels = ["1", "2", "3"]
+    assert label_names.for_labels({"1": "a", "9": "z"}, labels, "x", strict=False) == {"1": "a"}
+    with pytest.raises(FastTextError, match=r"x gives a name to class\(es\) '9' that the training data does not have"):
+        label_names.for_labels({"1": "a", "9": "z"}, labels, "x", strict=True)
+    with pytest.raises(FastTextError, match="3 classes would show as 2 names"):  # "1" is named like raw label "3"
+        label_names.for_labels({"1": "3"}, labels, "x", strict=True)
+
+
+# ---------------------------------------------------------------- found beside the data
+
+def test_names_file_beside_the_data(tmp_path):
+    data = LabeledTexts(["1", "2", "1"], ["good", "bad", "fine"])
+    write_fasttext(data, str(tmp_path / "set.train"))
+    assert read_labeled(str(tmp_path / "set.train")).names == {}
+    (tmp_path / "classes.txt").write_text("neg\npos\nother\n")  # the archives' layout; class 3 is absent here
+    assert read_labeled(str(tmp_path / "set.train")).names == {"1": "neg", "2": "pos"}
+    (tmp_path / "set.classes.txt").write_text("1=negative\n2=positive\n")  # <stem>.classes.txt comes first
+    assert read_labeled(str(tmp_path / "set.train")).names == POLARITY
+    assert read_labeled(str(tmp_path / "set.train"), find_names=False).names == {}
+    assert read_labeled(str(tmp_path / "set.train")).head(1).names == POLARITY
+
+
+def test_names_file_beside_s3_data(s3_bucket):
+    write_fasttext(LabeledTexts(["1", "2"], ["good", "bad"]), f"{s3_bucket}/data/set.train")
+    assert read_labeled(f"{s3_bucket}/data/set.train").names == {}
+    with storage.atomic_write(f"{s3_bucket}/data/set.classes.txt", "wb") as f:
+        f.write(b"1=negative\n2=positive\n")
+    assert read_labeled(f"{s3_bucket}/data/set.train").names == POLARITY
+
+
+def test_autotune_split_keeps_the_names():
+    from fasttext_lib.autotune import split_validation
+
+    data = LabeledTexts(["1", "2"] * 10, ["a", "b"] * 10, dict(POLARITY))
+    assert all(part.names == POLARITY for part in split_validation(data))
+
+
+# ---------------------------------------------------------------- CLI: train, predict, evaluate
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """Synthetic polarity data as prepare writes a dataset: set.train / set.test and set.classes.txt."""
+    out = tmp_path_factory.mktemp("data")
+    train, test = make_splits(1500, 300, seed=5)
+    write_fasttext(train, str(out / "set.train"))
+    write_fasttext(test, str(out / "set.test"))
+    (out / "set.classes.txt").write_text("1=negative\n2=positive\n")
+    return out
+
+
+@pytest.fixture(scope="module")
+def named_bundle(data_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("named") / "bundle"
+    r = run_cli("train", "--train", data_dir / "set.train", "--output", out, *FAST)
+    assert r.returncode == 0, r.stderr
+    assert "label names: 1=negative, 2=positive" in r.stderr
+    return out
+
+
+def _config(bundle):
+    return json.loads((bundle / "config.json").read_text())
+
+
+def test_train_stores_the_names_found_beside_the_data(named_bundle):
+    config = _config(named_bundle)
+    assert config["labels"] == ["1", "2"] and config["label_names"] == POLARITY
+
+
+def test_predict_shows_names_and_keeps_the_class_id(named_bundle):
+    r = run_cli("predict", "--model", named_bundle, input="great food, friendly staff\nawful, cold and slow\n")
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [set(row) for row in rows] == [{"label", "probability", "class_id"}] * 2
+    assert all({"1": "negative", "2": "positive"}[row["class_id"]] == row["label"] for row in rows)
+
+
+def test_evaluate_prints_a_named_confusion_matrix(named_bundle, data_dir):
+    r = run_cli("evaluate", "--model", named_bundle, "--data", data_dir / "set.test")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    metrics = json.loads(lines[-1])
+    matrix = metrics["confusion_matrix"]
+    assert matrix["labels"] == ["negative", "positive"] and matrix["class_ids"] == ["1", "2"]
+    counts = matrix["counts"]
+    assert sum(map(sum, counts)) == metrics["n"] == 300
+    assert (counts[0][0] + counts[1][1]) / 300 == pytest.approx(metrics["accuracy"])
+    table = lines[:-1]
+    assert table[0].split()[-2:] == ["negative", "positive"]
+    assert table[1].split() == ["negative", *map(str, counts[0])] and table[2].split() == ["positive", *map(str, counts[1])]
+
+
+def test_predictor_names_labels_and_confusion_frame(named_bundle, data_dir):
+    predictor = Predictor.load(named_bundle)
+    assert predictor.labels == ["1", "2"] and predictor.names == ["negative", "positive"]
+    assert predictor.name_of("2") == "positive" and predictor.name_of("7") == "7"
+    probs = predictor.predict_proba(["so good", "so bad"])
+    for row, p in zip(predictor.predict(["so good", "so bad"]), probs):
+        k = int(p.argmax())
+        assert row == {"label": predictor.names[k], "probability": pytest.approx(float(p[k])), "class_id": predictor.labels[k]}
+    test = read_labeled(str(data_dir / "set.test"))
+    frame = predictor.confusion_frame(test)
+    assert list(frame.index) == list(frame.columns) == ["negative", "positive"]
+    assert int(frame.values.sum()) == len(test)
+    assert predictor.evaluate(test)["accuracy"] == pytest.approx(float(frame.values.trace()) / len(test))
+
+
+def test_a_bundle_without_label_names_predicts_as_before(named_bundle, tmp_path):
+    """A format-2 bundle written before label names (no "label_names" key): raw labels, as it always did."""
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(named_bundle, old)
+    config = _config(old)
+    del config["label_names"]
+    (old / "config.json").write_text(json.dumps(config))
+    before, now = Predictor.load(old), Predictor.load(named_bundle)
+    assert before.names == before.labels == ["1", "2"] and before.label_names == {}
+    texts = ["great food", "cold and slow"]
+    assert [r["label"] for r in before.predict(texts)] == [r["class_id"] for r in now.predict(texts)]
+    assert [r["class_id"] for r in before.predict(texts)] == [r["label"] for r in before.predict(texts)]
+
+
+@pytest.mark.parametrize("label_names_value, pattern", [
+    ({"3": "ghost"}, "label_names gives a name to class(es) '3'"),
+    ({"1": "2"}, "2 classes would show as 1 names"),
+    (["negative", "positive"], "not a mapping of labels to names"),
+    ({"1": ""}, "empty name"),
+])
+def test_a_corrupt_label_names_entry_is_named(named_bundle, tmp_path, label_names_value, pattern):
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(named_bundle, bad)
+    config = _config(bad)
+    config["label_names"] = label_names_value
+    (bad / "config.json").write_text(json.dumps(config))
+    with pytest.raises(FastTextError, match="corrupt model bundle") as exc:
+        Predictor.load(bad)
+    assert pattern in str(exc.value)
+
+
+# ---------------------------------------------------------------- the explicit option
+
+def _train(tmp_path, *extra, train=None):
+    out = tmp_path / "out"
+    code = cli.main(["train", "--train", str(train), "--output", str(out), *FAST, *extra])
+    return code, out
+
+
+@pytest.mark.parametrize("option, expected", [
+    ("1=bad,2=good", {"1": "bad", "2": "good"}),  # inline
+    ("2=good", {"2": "good"}),  # a label left out keeps its raw id
+    ("amazon_review_polarity", POLARITY),  # a known dataset
+    ("none", {}),  # no names, although set.classes.txt is beside the data
+])
+def test_the_explicit_option_wins_over_the_file_beside_the_data(data_dir, tmp_path, option, expected):
+    code, out = _train(tmp_path, "--label-names", option, train=data_dir / "set.train")
+    assert code == 0
+    assert _config(out)["label_names"] == expected
+    predictor = Predictor.load(out)
+    assert predictor.names == [expected.get("1", "1"), expected.get("2", "2")]
+
+
+def test_the_explicit_option_reads_a_file_local_or_s3(data_dir, tmp_path, s3_bucket):
+    names = tmp_path / "my names.txt"
+    names.write_text("bad\ngood\n")
+    code, out = _train(tmp_path, "--label-names", str(names), train=data_dir / "set.train")
+    assert code == 0 and _config(out)["label_names"] == {"1": "bad", "2": "good"}
+    with storage.atomic_write(f"{s3_bucket}/names.txt", "wb") as f:
+        f.write(b"1=neg\n2=pos\n")
+    code, out2 = _train(tmp_path / "s3", "--label-names", f"{s3_bucket}/names.txt", train=data_dir / "set.train")
+    assert code == 0 and _config(out2)["label_names"] == {"1": "neg", "2": "pos"}
+
+
+@pytest.mark.parametrize("option, pattern", [
+    ("1=a,2=b,3=c", "--label-names gives a name to class(es) '3' that the training data does not have"),
+    ("1=2", "2 classes would show as 1 names"),
+    ("1=a,1=b", "class '1' is named twice"),
+    ("1=,2=b", "empty name"),
+    ("no_such_file.txt", "no such file, not a known dataset"),
+    ("ag_news", "gives a name to class(es) '3', '4'"),
+    ("s3://no-such-bucket-here/names.txt", "no-such-bucket-here"),
+])
+def test_bad_explicit_names_are_one_error_line_and_write_nothing(data_dir, tmp_path, option, pattern, s3_server):
+    out = tmp_path / "out"
+    r = run_cli("train", "--train", data_dir / "set.train", "--output", out, *FAST, "--label-names", option)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: ") and pattern in lines[-1], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists() or not os.listdir(out)
+
+
+def test_a_hostile_file_beside_the_data_stops_training_with_one_line(tmp_path):
+    data = tmp_path / "d"
+    data.mkdir()
+    train, _ = make_splits(300, 0, seed=1)
+    write_csv(train, str(data / "train.csv"))
+    (data / "classes.txt").write_bytes(b"negative\nnegative\n")
+    out = tmp_path / "out"
+    r = run_cli("train", "--train", data / "train.csv", "--output", out, *FAST)
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert "same name 'negative'" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists() or not os.listdir(out)
+    # the explicit option is the way past a names file one cannot change
+    r = run_cli("train", "--train", data / "train.csv", "--output", out, *FAST, "--label-names", "none")
+    assert r.returncode == 0, r.stderr
+
+
+def test_compact_bundles_and_checkpoints_carry_the_names(data_dir, tmp_path):
+    checkpoints = tmp_path / "ckpt"
+    code, out = _train(tmp_path, "--compact", "float16", "--checkpoint-dir", str(checkpoints), train=data_dir / "set.train")
+    assert code == 0
+    assert _config(out)["compact"] and Predictor.load(out).names == ["negative", "positive"]
+    meta = json.loads((checkpoints / "epoch-0002" / "checkpoint.json").read_text())
+    assert meta["label_names"] == POLARITY
+    # names change how classes are shown, not the run: a resume under other names is the same run
+    code, out2 = _train(tmp_path / "again", "--checkpoint-dir", str(checkpoints), "--label-names", "1=bad,2=good",
+                        train=data_dir / "set.train")
+    assert code == 0 and _config(out2)["label_names"] == {"1": "bad", "2": "good"}
+
+
+def test_library_api_carries_the_names_into_the_bundle(data_dir, tmp_path):
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    data = read_labeled(str(data_dir / "set.train"))
+    config = TrainConfig(epochs=1, emsize=8, batch_size=256, progress=False, ctx="cpu")
+    trained = train(data, None, config)
+    assert trained.label_names == POLARITY and trained.names() == ["negative", "positive"]
+    assert Predictor.load(save_bundle(trained, str(tmp_path / "b"))).names == ["negative", "positive"]
+    data.names = {"1": "x", "5": "y"}
+    with pytest.raises(FastTextError, match=r"train_data.names gives a name to class\(es\) '5'"):
+        train(data, None, config)
