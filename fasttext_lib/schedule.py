@@ -31,7 +31,9 @@ def default_schedule(num_docs, mean_tokens, num_classes, ngrams, epochs, batch_s
 
     ``batch_size``: a batch size the caller fixed; the lr then follows from its number of steps.
     ``mean_tokens`` and ``num_classes`` are part of the interface, but the evidence so far (binary
-    sets, 17-155 tokens per document) did not call for a term in either (docs/RESULTS.md).
+    sets, 17-155 tokens per document; 3- and 5-class sets) did not call for a term in either: on
+    the multi-class derivation sets 0.5x-1.5x the budget moved unigram accuracy by up to 2 points,
+    in no consistent direction across 3 and 5 classes (docs/RESULTS.md, "Multi-class data").
     """
     batch = int(batch_size) if batch_size else default_batch_size(num_docs)
     steps = epochs * math.ceil(num_docs / batch)
