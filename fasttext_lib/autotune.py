@@ -32,7 +32,7 @@ look as any, and only a tested gain is kept.
 
 **The final model** is the chosen setting trained again on the training *and* validation data
 (``refit=True``, the default; the search reserves time for it within the budget): on sets of a few
-thousand documents a quarter more data is worth more than anything the search finds (+0.8 to +1.9
+thousand documents a quarter more data is worth more than anything the search finds (+0.7 to +1.9
 points on the shared sets, docs/RESULTS.md 3b). fastText trains its final model on the training
 file only; ``refit=False`` does the same here: the chosen trial's model is kept as it is, and its
 validation figures then describe the returned model.
@@ -130,7 +130,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.
 
     ``refit``: train the final model with the chosen setting on the training *and* validation data
-    (25% more data with an 80/20 split: +0.5 to +3 points on the small real sets, docs/RESULTS.md
+    (25% more data with an 80/20 split: +0.7 to +1.9 points on the shared real sets, docs/RESULTS.md
     3b). No trial is started unless the refit would still fit in the budget after it, so the whole
     call normally stays within ``duration``; the refit always runs, though, so a trial that overran
     its estimate (a busy machine) or a first trial that alone takes the budget can push it past

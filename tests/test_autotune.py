@@ -221,6 +221,20 @@ def test_cli_end_to_end(data_files, tmp_path):
     assert metrics["autotune"]["refit"] is True and metrics["autotune"]["trained_on"] == len(_read(data_files / "train.csv")[0]) + n_val
 
 
+def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path):
+    out, csv = tmp_path / "bundle", tmp_path / "trials.csv"
+    r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                "--autotune-duration", "6", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress",
+                "--autotune-no-refit")
+    assert r.returncode == 0, r.stderr
+    predictor = Predictor.load(out)
+    val = LabeledTexts(*_read(data_files / "val.csv"))
+    best = _expected_chosen(pd.read_csv(csv), len(val))
+    assert predictor.metrics["autotune"]["refit"] is False
+    assert predictor.metrics["autotune"]["trained_on"] == len(_read(data_files / "train.csv")[0])
+    assert predictor.evaluate(val)["accuracy"] == pytest.approx(best.val_accuracy)  # the chosen trial's own model
+
+
 def _read(path):
     from fasttext_lib.data import read_labeled
 
