@@ -3,7 +3,7 @@
     train    --train PATH --validation PATH --output DIR_OR_S3 [--epochs N] [--lr X]
              [--optimizer sgd|adam] [--emsize N] [--ngrams N] [--batch-size N]
              [--ctx auto|cpu|gpu|gpu:N] [--seed N] [--checkpoint-dir DIR_OR_S3] ...
-             [--autotune-validation PATH [--autotune-duration SECONDS] [--autotune-trials CSV]]
+             [--autotune-validation PATH [--autotune-duration SECONDS] [--autotune-trials CSV] [--autotune-no-refit]]
              [--label-names FILE|DATASET|1=negative,2=positive|none]
     evaluate --model DIR_OR_S3 --data PATH        -> the confusion matrix, then (last stdout line)
                                                      {"accuracy", "loss", "n", "confusion_matrix"}
@@ -53,10 +53,14 @@ def build_parser():
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH",
                    help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
-                        "ignored; the others apply to every trial) and keep the best trial's model (fastText's -autotune-validation)")
+                        "ignored; the others apply to every trial) and keep the chosen trial's model: the library default unless a "
+                        "trial is significantly more accurate on this data (fastText's -autotune-validation)")
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300)")
     t.add_argument("--autotune-trials", metavar="CSV", help="write the autotune trial table here (local or s3://)")
+    t.add_argument("--autotune-no-refit", dest="autotune_refit", action="store_false", default=None,
+                   help="keep the chosen trial's model, trained on --train only (fastText's way), instead of training the "
+                        "chosen setting again on --train and the validation data together (the default, within the budget)")
     t.add_argument("--label-names", metavar="SPEC",
                    help="what the classes mean, stored in the bundle and shown in predictions: a file (local or s3://; "
                         "classes.txt lines or id=name lines), a known dataset (ag_news, dbpedia, ...), or "
@@ -160,7 +164,8 @@ def _check_autotune_flags(args):
     """Before any data is read: the autotune flags come with --autotune-validation, which does not mix
     with --validation / --checkpoint-dir, and --autotune-duration is a positive number of seconds."""
     if not args.autotune_validation:
-        for flag, value in (("--autotune-duration", args.autotune_duration), ("--autotune-trials", args.autotune_trials)):
+        for flag, value in (("--autotune-duration", args.autotune_duration), ("--autotune-trials", args.autotune_trials),
+                            ("--autotune-no-refit", args.autotune_refit)):
             if value is not None:
                 raise FastTextError(f"{flag} needs --autotune-validation")
         return
@@ -183,7 +188,7 @@ def _autotune(args, config, train_data, report, pretrained=None):
 
     val_data = read_labeled(args.autotune_validation, args.format, find_names=False)
     result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
-                      pretrained=pretrained)
+                      pretrained=pretrained, refit=args.autotune_refit is not False)
     return result.trained
 
 

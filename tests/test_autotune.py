@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from conftest import params_of, run_cli
-from fasttext_lib.autotune import SEARCHED, TRIAL_COLUMNS, _rank, autotune, starting_config, work
+from fasttext_lib.autotune import ALPHA, SEARCHED, TRIAL_COLUMNS, _rank, autotune, compare, sign_test, starting_config
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts, write_csv
 from fasttext_lib.predict import Predictor
@@ -32,42 +32,65 @@ def searched(splits):
     importlib.import_module("mxnet")  # a one-off import of several seconds on a busy machine; not what is tested
 
     started = time.time()
-    result = autotune(*splits, duration=8.0, base=BASE, start=START, verbose=False)
+    result = autotune(*splits, duration=10.0, base=BASE, start=START, verbose=False)
     return result, time.time() - started
 
 
-def _expected_best(trials):
-    # highest validation accuracy; ties: lower validation loss (2 decimals), less work, the earlier trial
-    return (trials.assign(loss2=trials.val_loss.round(2))
-            .sort_values(["val_accuracy", "loss2", "work", "trial"], ascending=[False, True, True, True]).iloc[0])
+def _expected_chosen(trials, n_val):
+    """Replays the choice from the table: the start, then every trial whose sign test against the
+    chosen one so far is below ALPHA; checks each row's paired counts against the accuracies."""
+    chosen = trials.iloc[0]
+    assert chosen.adopted and (chosen.gained, chosen.lost) == (0, 0)
+    for _, row in trials.iloc[1:].iterrows():
+        assert row.gained - row.lost == round((row.val_accuracy - chosen.val_accuracy) * n_val)  # paired, same documents
+        assert row.p_value == pytest.approx(sign_test(row.gained, row.lost))
+        assert row.adopted == (row.p_value < ALPHA)
+        if row.adopted:
+            chosen = row
+    return chosen
 
 
 def test_budget_is_respected(searched):
     result, wall = searched
     assert len(result.trials) >= 2  # it searched, not just the start
-    # a trial is started only if it is expected to finish in time: one trial's margin at most
-    assert wall <= 8.0 + result.trials.seconds.max()
+    # a trial is started only if it and the refit are expected to finish in time: at most one trial's
+    # overrun, and the refit (the chosen setting on 1.375x the documents) if that left it no room
+    assert wall <= 10.0 + 2.5 * result.trials.seconds.max()
     assert result.trials.seconds.sum() <= wall
 
 
-def test_trial_table_and_best_config(searched):
+def test_trial_table_and_best_config(searched, splits):
     result, _ = searched
     trials = result.trials
     assert list(trials.columns) == TRIAL_COLUMNS
     assert list(trials.trial) == list(range(1, len(trials) + 1))
     assert trials.phase.iloc[0] == "start" and trials.val_accuracy.between(0, 1).all()
     assert not trials.duplicated(subset=list(SEARCHED)).any()  # no setting is tried twice
-    best = _expected_best(trials)
+    best = _expected_chosen(trials, len(splits[1]))
     assert {k: getattr(result.best_config, k) for k in SEARCHED} == {k: best[k] for k in SEARCHED}
     assert result.trained.autotune["best_trial"] == best.trial
     assert (result.trained.featurizer.ngrams, result.trained.model.emsize) == (best.ngrams, best.emsize)  # its model
 
 
-def test_final_model_scores_as_its_trial(searched, splits):
+def test_refit_on_train_and_validation(searched, splits):
+    """By default the chosen setting is trained again on both splits, within the budget."""
     result, _ = searched
+    train, val = splits
+    assert result.trained.autotune["refit"] is True and result.trained.autotune["trained_on"] == len(train) + len(val)
+    from fasttext_lib.train import featurize
+
+    train_only = featurize(train, None, result.best_config)[0]
+    both = featurize(LabeledTexts(train.labels + val.labels, train.texts + val.texts), None, result.best_config)[0]
+    assert train_only.vocab_size < both.vocab_size == result.trained.featurizer.vocab_size  # validation words are in it
+    assert {k: getattr(result.trained.config, k) for k in SEARCHED} == {k: getattr(result.best_config, k) for k in SEARCHED}
+
+
+def test_final_model_scores_as_its_trial_without_refit(splits):
+    result = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=3, verbose=False, refit=False)
+    assert result.trained.autotune["refit"] is False and result.trained.autotune["trained_on"] == len(splits[0])
     predictor = Predictor(result.trained.model, result.trained.featurizer, result.trained.labels, result.best_config)
     accuracy = predictor.evaluate(splits[1])["accuracy"]
-    assert accuracy == pytest.approx(_expected_best(result.trials).val_accuracy, abs=1e-9)
+    assert accuracy == pytest.approx(_expected_chosen(result.trials, len(splits[1])).val_accuracy, abs=1e-9)  # its trial's
     assert result.trained.history[-1]["val_accuracy"] == pytest.approx(accuracy, abs=1e-9)
 
 
@@ -83,6 +106,7 @@ def test_deterministic_for_a_seed(splits):
 
 
 def test_tie_rule():
+    """The order the search moves by (its centre): not the choice of the final model."""
     rows = [{"trial": 1, "val_accuracy": 0.8, "val_loss": 0.451, "work": 100.0},
             {"trial": 2, "val_accuracy": 0.8, "val_loss": 0.449, "work": 50.0},  # ties 1 (loss 0.45): cheaper wins
             {"trial": 3, "val_accuracy": 0.8, "val_loss": 0.449, "work": 50.0},  # ties 2 exactly: the earlier wins
@@ -92,15 +116,53 @@ def test_tie_rule():
     assert max(rows, key=_rank)["trial"] == 4
 
 
-def test_best_of_a_search_with_ties():
-    # perfectly separable: many settings score 1.0, and the rule above picks among them
+def test_sign_test():
+    assert sign_test(0, 0) == 1.0  # no disagreement: no evidence
+    assert sign_test(5, 0) == 1 / 32 and sign_test(0, 5) == 1.0
+    assert sign_test(3, 1) == pytest.approx(5 / 16)  # P(X >= 3), X ~ Binomial(4, 1/2)
+    assert sign_test(60, 40) == pytest.approx(0.0284, abs=1e-4)  # normal approximation: z = 2.0 -> 0.0228 (+ continuity)
+    assert sign_test(400, 300) < 1e-4  # large counts stay exact and finite
+
+
+def test_compare_near_tie_and_clear_gain():
+    rng = np.random.RandomState(0)
+    chosen = rng.rand(300) < 0.75
+    near = chosen.copy()
+    near[np.flatnonzero(~chosen)[:3]] = True  # 3 more right, nothing lost: +1 point, but 3 of 3 could be luck
+    assert compare(near, chosen) == (3, 0, 1 / 8) and not compare(near, chosen)[2] < ALPHA
+    noisy = chosen.copy()
+    noisy[np.flatnonzero(~chosen)[:20]] = True  # +20 / -14: +2 points of accuracy, a near-tie on these documents
+    noisy[np.flatnonzero(chosen)[:14]] = False
+    gained, lost, p = compare(noisy, chosen)
+    assert (gained, lost) == (20, 14) and p > ALPHA
+    clear = chosen.copy()
+    clear[np.flatnonzero(~chosen)[:25]] = True  # +25 / -5
+    clear[np.flatnonzero(chosen)[:5]] = False
+    gained, lost, p = compare(clear, chosen)
+    assert (gained, lost) == (25, 5) and p < ALPHA
+
+
+def test_a_near_tie_does_not_displace_the_start():
+    # perfectly separable: many settings score 1.0 on validation; none can be significantly better than the start
     texts = [("great tasty lovely" if i % 2 else "awful cold rude") + f" w{i % 7}" for i in range(240)]
     labels = ["pos" if i % 2 else "neg" for i in range(240)]
     train, val = LabeledTexts(labels[:200], texts[:200]), LabeledTexts(labels[200:], texts[200:])
     result = autotune(train, val, duration=600.0, base=BASE, start=START, max_trials=5, verbose=False)
-    assert (result.trials.val_accuracy == 1.0).sum() >= 2
-    assert result.trained.autotune["best_trial"] == _expected_best(result.trials).trial
-    assert work(result.best_config, len(train)) == _expected_best(result.trials).work
+    assert (result.trials.val_accuracy == 1.0).sum() >= 2 and result.trials.val_accuracy.iloc[0] == 1.0
+    assert result.trained.autotune["best_trial"] == 1 == _expected_chosen(result.trials, len(val)).trial
+    assert not result.trials.adopted.iloc[1:].any()
+    assert {k: getattr(result.best_config, k) for k in SEARCHED} == {k: getattr(START, k) for k in SEARCHED}
+
+
+def test_a_clearly_better_trial_displaces_the_start(splits):
+    # a start that has barely learned (one epoch at a tiny lr): the first trials at 4x its lr are far better
+    weak = replace(START, lr=0.02, epochs=1)
+    result = autotune(*splits, duration=600.0, base=BASE, start=weak, max_trials=6, verbose=False)
+    trials = result.trials
+    chosen = _expected_chosen(trials, len(splits[1]))
+    assert chosen.trial > 1 and result.trained.autotune["best_trial"] == chosen.trial
+    assert chosen.val_accuracy > trials.val_accuracy.iloc[0] and chosen.p_value < ALPHA
+    assert result.best_config.lr > weak.lr
 
 
 def test_starting_config_is_the_library_default_for_the_data(splits):
@@ -148,14 +210,29 @@ def test_cli_end_to_end(data_files, tmp_path):
     trials = pd.read_csv(csv)
     assert list(trials.columns) == TRIAL_COLUMNS and len(trials) >= 1
     assert len([line for line in r.stdout.splitlines() if line.startswith('{"trial"')]) == len(trials)
-    assert "best: trial" in r.stderr
+    assert "chosen: trial" in r.stderr
     predictor = Predictor.load(out)
     metrics = predictor.metrics  # the bundle's metrics.json
-    best = _expected_best(trials)
+    best = _expected_chosen(trials, len(_read(data_files / "val.csv")[0]))
     assert metrics["autotune"]["best_trial"] == best.trial and len(metrics["autotune"]["trials"]) == len(trials)
     assert metrics["autotune"]["best"]["ngrams"] == best.ngrams
     assert predictor.config["train_config"]["lr"] == pytest.approx(best.lr)
-    assert predictor.evaluate(LabeledTexts(*_read(data_files / "val.csv")))["accuracy"] == pytest.approx(best.val_accuracy)
+    n_val = len(_read(data_files / "val.csv")[0])
+    assert metrics["autotune"]["refit"] is True and metrics["autotune"]["trained_on"] == len(_read(data_files / "train.csv")[0]) + n_val
+
+
+def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path):
+    out, csv = tmp_path / "bundle", tmp_path / "trials.csv"
+    r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                "--autotune-duration", "6", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress",
+                "--autotune-no-refit")
+    assert r.returncode == 0, r.stderr
+    predictor = Predictor.load(out)
+    val = LabeledTexts(*_read(data_files / "val.csv"))
+    best = _expected_chosen(pd.read_csv(csv), len(val))
+    assert predictor.metrics["autotune"]["refit"] is False
+    assert predictor.metrics["autotune"]["trained_on"] == len(_read(data_files / "train.csv")[0])
+    assert predictor.evaluate(val)["accuracy"] == pytest.approx(best.val_accuracy)  # the chosen trial's own model
 
 
 def _read(path):
@@ -182,6 +259,8 @@ def test_bad_autotune_flags(data_files, tmp_path, flags, pattern):
 def test_autotune_flags_need_a_validation_file(data_files, tmp_path):
     r = run_cli("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--autotune-trials", tmp_path / "t.csv")
     _assert_one_error_line(r, "--autotune-trials needs --autotune-validation")
+    r = run_cli("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--autotune-no-refit")
+    _assert_one_error_line(r, "--autotune-no-refit needs --autotune-validation")
 
 
 def test_autotune_validation_with_unknown_labels(data_files, tmp_path):
