@@ -222,39 +222,48 @@ MXReturnValue grad_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::v
 //   table[rows[c]] = (1 - lr * wd) * table[rows[c]] - (lr * rescale_grad) * grad[c]
 // with grad[c] as fasttext_bag_mean_backward computes it, but never written out: the row-sparse
 // gradient (as large as the rows it touches) is neither stored nor read back.
+// with_status=1 adds a 7th input, status (float32 (1,), mutated): set to 1 when a value this step wrote
+// is NaN or infinite. It is the run's divergence check (train.py): every change to the table passes
+// through here, so the written rows are checked as they are written, at no extra pass over memory.
 
 double float_attr(const Attrs& attrs, const char* name, double fallback) {
   auto it = attrs.find(name);
   return it == attrs.end() ? fallback : std::stod(it->second);
 }
 
+bool with_status(const Attrs& attrs) { return int_attr(attrs, "with_status", 0) != 0; }
+
 MXReturnValue sgd_attrs(const Attrs& attrs, int* num_in, int* num_out) {
   if (attrs.find("lr") == attrs.end()) return fail("fasttext_bag_sgd_update needs lr");
-  *num_in = 6;
+  *num_in = with_status(attrs) ? 7 : 6;
   *num_out = 1;
   return MX_SUCCESS;
 }
 
-MXReturnValue sgd_types(const Attrs&, std::vector<int>* in, std::vector<int>* out) {
-  if (!check_types(*in, {kTable, kOffsets, kIndex, kWeights, mxnet::ext::kFloat32, mxnet::ext::kInt64}))
+MXReturnValue sgd_types(const Attrs& attrs, std::vector<int>* in, std::vector<int>* out) {
+  std::vector<int> want = {kTable, kOffsets, kIndex, kWeights, mxnet::ext::kFloat32, mxnet::ext::kInt64};
+  if (with_status(attrs)) want.push_back(mxnet::ext::kFloat32);
+  if (!check_types(*in, want))
     return fail("fasttext_bag_sgd_update takes (float32 table, int64 offsets, int32 columns, float32 weights, "
-                "float32 docs_grad, int64 rows)");
+                "float32 docs_grad, int64 rows[, float32 status])");
   (*out)[0] = mxnet::ext::kFloat32;
   return MX_SUCCESS;
 }
 
-MXReturnValue sgd_shapes(const Attrs&, Shapes* in, Shapes* out) {
+MXReturnValue sgd_shapes(const Attrs& attrs, Shapes* in, Shapes* out) {
   const Shapes& s = *in;
   if (s[0].size() != 2 || s[1].size() != 1 || s[2].size() != 1 || s[3] != s[2] || s[4].size() != 2 ||
-      s[4][0] + 1 != s[1][0] || s[4][1] != s[0][1] || s[5].size() != 1)
+      s[4][0] + 1 != s[1][0] || s[4][1] != s[0][1] || s[5].size() != 1 ||
+      (with_status(attrs) && (s[6].size() != 1 || s[6][0] != 1)))
     return fail("fasttext_bag_sgd_update: table (rows, dim), offsets (n+1), columns and weights (nnz), "
-                "docs_grad (n, dim), rows (columns)");
+                "docs_grad (n, dim), rows (columns)[, status (1)]");
   (*out)[0] = {1};
   return MX_SUCCESS;
 }
 
-MXReturnValue sgd_mutates(const Attrs&, std::vector<int>* inputs) {
+MXReturnValue sgd_mutates(const Attrs& attrs, std::vector<int>* inputs) {
   inputs->push_back(0);
+  if (with_status(attrs)) inputs->push_back(6);
   return MX_SUCCESS;
 }
 
@@ -275,7 +284,8 @@ MXReturnValue sgd_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::ve
   const float lr = static_cast<float>(float_attr(attrs, "lr", 0)), wd = static_cast<float>(float_attr(attrs, "wd", 0));
   const float rescale = static_cast<float>(float_attr(attrs, "rescale_grad", 1));
   const float decay = 1.f - lr * wd, step = lr * rescale;  // sgd_update's own expression, to the rounding
-#pragma omp parallel
+  int nonfinite = 0;
+#pragma omp parallel reduction(| : nonfinite)
   {
     std::vector<float> grad(dim);
 #pragma omp for schedule(static)
@@ -284,9 +294,18 @@ MXReturnValue sgd_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::ve
         for (int64_t k = 0; k < dim; k += 16) __builtin_prefetch(table + row_of[c + kPrefetch] * dim + k, 1);
       t.row_gradient(c, dh, dim, doc_freq_scale, grad.data());
       float* w = table + row_of[c] * dim;
-      for (int64_t k = 0; k < dim; ++k) w[k] = decay * w[k] - step * grad[k];
+      uint32_t bad = 0;  // NaN and infinities are the floats whose exponent bits are all ones (vectorizes)
+      for (int64_t k = 0; k < dim; ++k) {
+        const float v = decay * w[k] - step * grad[k];
+        w[k] = v;
+        uint32_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+      }
+      nonfinite |= bad != 0;
     }
   }
+  if (nonfinite && with_status(attrs)) (*in)[6].data<float>()[0] = 1.f;
   (*out)[0].data<float>()[0] = static_cast<float>(rows);
   return MX_SUCCESS;
 }

@@ -169,7 +169,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         updater.sync_tables()
         train_loss = total_loss.asscalar() / len(order)  # waits for the epoch's last batch
         check_finite(train_loss, "the training loss", epoch, step, config)
-        check_finite(parameter_sum(model), "the model parameters", epoch, step, config)
+        if not updater.parameters_finite():  # no pass over the table on the native SGD route (optim.py)
+            raise diverged("the model parameters became NaN or infinite", epoch, step, config)
         seconds = time.time() - started
         progress.close()
         row = {"epoch": epoch, "train_loss": train_loss, "val_loss": float("nan"), "val_accuracy": float("nan"),
@@ -188,17 +189,12 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
 def check_finite(value, what, epoch, step, config):
     """Stop a diverged run (nothing is saved: checkpoints and bundles come after this check)."""
     if not math.isfinite(value):
-        raise FastTextError(f"training diverged: {what} became {value} at epoch {epoch}, step {step} "
-                            f"(lr={config.learning_rate:g}, optimizer {config.optimizer}); try a smaller lr")
+        raise diverged(f"{what} became {value}", epoch, step, config)
 
 
-def parameter_sum(model):
-    """The sum of every parameter: NaN or infinite if any one is (one pass, no full-size temporary)."""
-    total = 0.0
-    for param in model.collect_params().values():
-        for data in param.list_data()[:1]:  # the copies on other devices are the same
-            total += float(data.sum().asscalar())
-    return total
+def diverged(what, epoch, step, config):
+    return FastTextError(f"training diverged: {what} at epoch {epoch}, step {step} "
+                         f"(lr={config.learning_rate:g}, optimizer {config.optimizer}); try a smaller lr")
 
 
 def resolve_settings(config, texts, num_classes, num_docs):
