@@ -97,10 +97,11 @@ def check_output(dest):
         storage.check_writable(dest, CONFIG)
 
 
-def publish_bundle(dest, config, paths):
-    """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest."""
+def publish_bundle(dest, config, paths, move=False):
+    """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest
+    (``move``: they are temporaries, see storage.publish)."""
     with _explaining_an_older_bundle(dest):
-        return storage.publish(str(dest), paths, CONFIG, config)
+        return storage.publish(str(dest), paths, CONFIG, config, move=move)
 
 
 def save_bundle(trained, dest, compact=None):
@@ -137,7 +138,7 @@ def save_bundle(trained, dest, compact=None):
             f.write(featurizer.vocab.to_json())
         with open(paths[METRICS], "w") as f:
             json.dump(metrics, f, indent=2)
-        return publish_bundle(dest, config, paths)
+        return publish_bundle(dest, config, paths, move=True)  # staged here, removed on the way out
 
 
 def _not_a_bundle(src, exc):
