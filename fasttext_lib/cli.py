@@ -50,8 +50,10 @@ def build_parser():
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300)")
     t.add_argument("--autotune-trials", metavar="CSV", help="write the autotune trial table here (local or s3://)")
-    t.add_argument("--compact", choices=["float32", "float16"], help="store only the embedding rows training "
-                   "changed (float32: exact; float16: half of that again); the rest is rebuilt from the seed")
+    t.add_argument("--compact", choices=["auto", "none", "float32", "float16"], default="auto",
+                   help="store only the embedding rows training changed (float32: exact; float16: half of that "
+                        "again); the rest is rebuilt from the seed. auto (default): float32 when at most a quarter "
+                        "of the rows changed (small data), else the full table (none)")
     add_config_arguments(t)  # --epochs, --lr, ... : one per TrainConfig field
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")

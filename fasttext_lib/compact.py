@@ -21,15 +21,26 @@ import zipfile
 
 import numpy as np
 
-from .init_rows import initial_rows
+from . import native_features
+from .init_rows import initial_rows, scale_of
 
 ROWS_FILE = "embedding_rows.npz"
 DTYPES = ("float32", "float16")
+CHOICES = ("auto", "none") + DTYPES  # train --compact
+# auto: compact (float32, exact) when at most this share of the rows changed. The bundle is then <= ~1/4
+# of the full one, and loading it (the whole table rebuilt natively from the seed, then the stored rows)
+# is faster than reading the full table; near all rows (Yelp-size data) the full bundle loads faster
+# (docs/RESULTS.md section 4, Bundles: 5.9 s vs 3.9 s with every bucket touched).
+AUTO_MAX_SHARE = 0.25
 _BLOCK = 1 << 16  # rows compared per step: bounds the regenerated temporaries
 
 
 def changed_rows(table, seed):
-    """Numbers (int64, ascending) of the rows of ``table`` (numpy, float32) that differ from their initial value."""
+    """Numbers (int64, ascending) of the rows of ``table`` (numpy, float32) that differ from their initial value.
+
+    Natively (featurize.cc, all cores, no temporary table) when available; numpy below is the reference."""
+    if native_features.available() and table.dtype == np.float32 and table.flags.c_contiguous:
+        return native_features.changed_rows(seed, table, scale_of(table.shape[1])).astype(np.int64)
     found = []
     for a in range(0, len(table), _BLOCK):
         b = min(len(table), a + _BLOCK)
@@ -38,17 +49,36 @@ def changed_rows(table, seed):
     return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
-def save(model, seed, directory, params_name, dtype="float32"):
-    """Write ``model`` compactly into ``directory``; returns the ``compact`` entry of the bundle's config."""
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}")
+def _table(model):
     from .model import cpu_view
 
     weight = model.embedding.weight.data(model.embedding.weight.list_ctx()[0])
     table = cpu_view(weight)
-    if table is None:
-        table = weight.asnumpy()
+    return (weight.asnumpy() if table is None else table), weight  # (the weight keeps the view's memory alive)
+
+
+def choose(model, seed, compact):
+    """``(dtype or None, changed rows or None)`` for ``compact`` (one of :data:`CHOICES` or None):
+    "auto" is float32 when at most :data:`AUTO_MAX_SHARE` of the rows changed (the rows found are
+    returned for :func:`save`), else None (a full bundle); "none" and None are None."""
+    if compact in (None, "none"):
+        return None, None
+    if compact != "auto":
+        return compact, None
+    table, _ = _table(model)
     rows = changed_rows(table, seed)
+    return ("float32", rows) if len(rows) <= AUTO_MAX_SHARE * len(table) else (None, None)
+
+
+def save(model, seed, directory, params_name, dtype="float32", rows=None):
+    """Write ``model`` compactly into ``directory``; returns the ``compact`` entry of the bundle's config.
+
+    ``rows``: :func:`changed_rows` of the model's table, if already known."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}")
+    table, _weight = _table(model)
+    if rows is None:
+        rows = changed_rows(table, seed)
     np.savez(os.path.join(directory, ROWS_FILE), seed=np.int64(seed), rows=rows.astype(np.int32),
              values=table[rows].astype(dtype))
     model.output.save_parameters(os.path.join(directory, params_name))
