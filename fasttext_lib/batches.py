@@ -152,9 +152,9 @@ def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False):
     from mxnet import nd
 
     n, cols = batch.size, len(batch.rows)
-    y = _to_nd(batch.labels, ctx, np.float32)
+    labels = batch.labels.reshape((-1, 1)) if binary else batch.labels  # shaped in numpy: one MXNet call less
     out = BatchArrays(rows=_to_nd(batch.rows, ctx, np.int64),  # int64: row_sparse's index type
-                      labels=y.reshape((-1, 1)) if binary else y, native=native, sgd_row_scale=sgd_row_scale)
+                      labels=_to_nd(labels, ctx, np.float32), native=native, sgd_row_scale=sgd_row_scale)
     if native:
         out.offsets = _to_nd(batch.offsets, ctx, np.int64)
         out.weights = _to_nd(batch.weights, ctx, np.float32)
