@@ -62,6 +62,11 @@ bool check_types(const std::vector<int>& got, const std::vector<int>& want) {
 // ---- fasttext_bag_mean ----
 
 const int64_t kPrefetch = 8;  // entries ahead
+// Below this many multiply-adds (entries x dim) an operator runs on the calling thread: a small batch
+// (16 sentences: ~30k) takes microseconds, less than waking and joining OpenMP threads, which on a
+// busy machine can wait a whole time slice for a descheduled thread. Results are the same either
+// way (every document and row is summed by one thread in entry order).
+const int64_t kParallelWork = int64_t(1) << 18;
 
 MXReturnValue mean_attrs(const Attrs&, int* num_in, int* num_out) {
   *num_in = 4;
@@ -95,7 +100,7 @@ MXReturnValue mean_forward(const Attrs&, std::vector<MXTensor>* in, std::vector<
   float* docs = (*out)[0].data<float>();
   if (!valid_offsets(offsets, n, nnz)) return fail("fasttext_bag_mean: offsets do not span the entries in order");
   int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad)
+#pragma omp parallel for schedule(static) reduction(| : bad) if (nnz * dim >= kParallelWork)
   for (int64_t d = 0; d < n; ++d) {
     float* acc = docs + d * dim;
     std::memset(acc, 0, dim * sizeof(float));
@@ -210,7 +215,7 @@ MXReturnValue grad_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::v
   const float* dh = (*in)[3].data<float>();
   const bool doc_freq_scale = int_attr(attrs, "doc_freq_scale", 0) != 0;
   float* grad = (*out)[0].data<float>();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nnz * dim >= kParallelWork)
   for (int64_t r = 0; r < rows; ++r) t.row_gradient(r, dh, dim, doc_freq_scale, grad + r * dim);
   return MX_SUCCESS;
 }
@@ -222,39 +227,48 @@ MXReturnValue grad_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::v
 //   table[rows[c]] = (1 - lr * wd) * table[rows[c]] - (lr * rescale_grad) * grad[c]
 // with grad[c] as fasttext_bag_mean_backward computes it, but never written out: the row-sparse
 // gradient (as large as the rows it touches) is neither stored nor read back.
+// with_status=1 adds a 7th input, status (float32 (1,), mutated): set to 1 when a value this step wrote
+// is NaN or infinite. It is the run's divergence check (train.py): every change to the table passes
+// through here, so the written rows are checked as they are written, at no extra pass over memory.
 
 double float_attr(const Attrs& attrs, const char* name, double fallback) {
   auto it = attrs.find(name);
   return it == attrs.end() ? fallback : std::stod(it->second);
 }
 
+bool with_status(const Attrs& attrs) { return int_attr(attrs, "with_status", 0) != 0; }
+
 MXReturnValue sgd_attrs(const Attrs& attrs, int* num_in, int* num_out) {
   if (attrs.find("lr") == attrs.end()) return fail("fasttext_bag_sgd_update needs lr");
-  *num_in = 6;
+  *num_in = with_status(attrs) ? 7 : 6;
   *num_out = 1;
   return MX_SUCCESS;
 }
 
-MXReturnValue sgd_types(const Attrs&, std::vector<int>* in, std::vector<int>* out) {
-  if (!check_types(*in, {kTable, kOffsets, kIndex, kWeights, mxnet::ext::kFloat32, mxnet::ext::kInt64}))
+MXReturnValue sgd_types(const Attrs& attrs, std::vector<int>* in, std::vector<int>* out) {
+  std::vector<int> want = {kTable, kOffsets, kIndex, kWeights, mxnet::ext::kFloat32, mxnet::ext::kInt64};
+  if (with_status(attrs)) want.push_back(mxnet::ext::kFloat32);
+  if (!check_types(*in, want))
     return fail("fasttext_bag_sgd_update takes (float32 table, int64 offsets, int32 columns, float32 weights, "
-                "float32 docs_grad, int64 rows)");
+                "float32 docs_grad, int64 rows[, float32 status])");
   (*out)[0] = mxnet::ext::kFloat32;
   return MX_SUCCESS;
 }
 
-MXReturnValue sgd_shapes(const Attrs&, Shapes* in, Shapes* out) {
+MXReturnValue sgd_shapes(const Attrs& attrs, Shapes* in, Shapes* out) {
   const Shapes& s = *in;
   if (s[0].size() != 2 || s[1].size() != 1 || s[2].size() != 1 || s[3] != s[2] || s[4].size() != 2 ||
-      s[4][0] + 1 != s[1][0] || s[4][1] != s[0][1] || s[5].size() != 1)
+      s[4][0] + 1 != s[1][0] || s[4][1] != s[0][1] || s[5].size() != 1 ||
+      (with_status(attrs) && (s[6].size() != 1 || s[6][0] != 1)))
     return fail("fasttext_bag_sgd_update: table (rows, dim), offsets (n+1), columns and weights (nnz), "
-                "docs_grad (n, dim), rows (columns)");
+                "docs_grad (n, dim), rows (columns)[, status (1)]");
   (*out)[0] = {1};
   return MX_SUCCESS;
 }
 
-MXReturnValue sgd_mutates(const Attrs&, std::vector<int>* inputs) {
+MXReturnValue sgd_mutates(const Attrs& attrs, std::vector<int>* inputs) {
   inputs->push_back(0);
+  if (with_status(attrs)) inputs->push_back(6);
   return MX_SUCCESS;
 }
 
@@ -275,7 +289,8 @@ MXReturnValue sgd_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::ve
   const float lr = static_cast<float>(float_attr(attrs, "lr", 0)), wd = static_cast<float>(float_attr(attrs, "wd", 0));
   const float rescale = static_cast<float>(float_attr(attrs, "rescale_grad", 1));
   const float decay = 1.f - lr * wd, step = lr * rescale;  // sgd_update's own expression, to the rounding
-#pragma omp parallel
+  int nonfinite = 0;
+#pragma omp parallel reduction(| : nonfinite) if (nnz * dim >= kParallelWork)
   {
     std::vector<float> grad(dim);
 #pragma omp for schedule(static)
@@ -284,9 +299,18 @@ MXReturnValue sgd_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::ve
         for (int64_t k = 0; k < dim; k += 16) __builtin_prefetch(table + row_of[c + kPrefetch] * dim + k, 1);
       t.row_gradient(c, dh, dim, doc_freq_scale, grad.data());
       float* w = table + row_of[c] * dim;
-      for (int64_t k = 0; k < dim; ++k) w[k] = decay * w[k] - step * grad[k];
+      uint32_t bad = 0;  // NaN and infinities are the floats whose exponent bits are all ones (vectorizes)
+      for (int64_t k = 0; k < dim; ++k) {
+        const float v = decay * w[k] - step * grad[k];
+        w[k] = v;
+        uint32_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+      }
+      nonfinite |= bad != 0;
     }
   }
+  if (nonfinite && with_status(attrs)) (*in)[6].data<float>()[0] = 1.f;
   (*out)[0].data<float>()[0] = static_cast<float>(rows);
   return MX_SUCCESS;
 }

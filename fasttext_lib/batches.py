@@ -68,12 +68,18 @@ class BatchMaker:
         chosen = self.bags.select(docs)  # Bags: gathered; TokenBags: encoded now
         offsets, entry_rows, weights = chosen.offsets, chosen.rows, chosen.weights
         lens = np.diff(offsets)
-        # Distinct rows of the batch, in row order, and each entry's compact column: O(nnz + rows), no sort.
-        self._seen[entry_rows] = True
-        rows = np.flatnonzero(self._seen).astype(np.int32)
-        self._seen[rows] = False
-        self._column[rows] = np.arange(len(rows), dtype=np.int32)
-        columns = self._column[entry_rows]
+        # Distinct rows of the batch, in row order, and each entry's compact column. A scan of a row
+        # mask is O(table rows + nnz), no sort; a small batch (short texts, batch 16) sorts instead
+        # (O(nnz log nnz)) rather than scan 2M rows per step. Both give the same arrays.
+        if len(entry_rows) * 256 < len(self._seen):
+            rows, columns = np.unique(entry_rows, return_inverse=True)
+            rows, columns = rows.astype(np.int32), columns.astype(np.int32).reshape(-1)
+        else:
+            self._seen[entry_rows] = True
+            rows = np.flatnonzero(self._seen).astype(np.int32)
+            self._seen[rows] = False
+            self._column[rows] = np.arange(len(rows), dtype=np.int32)
+            columns = self._column[entry_rows]
         if with_transpose:
             order = _stable_argsort(columns)
             t_offsets = np.zeros(len(rows) + 1, dtype=np.int64)
@@ -146,9 +152,9 @@ def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False):
     from mxnet import nd
 
     n, cols = batch.size, len(batch.rows)
-    y = _to_nd(batch.labels, ctx, np.float32)
+    labels = batch.labels.reshape((-1, 1)) if binary else batch.labels  # shaped in numpy: one MXNet call less
     out = BatchArrays(rows=_to_nd(batch.rows, ctx, np.int64),  # int64: row_sparse's index type
-                      labels=y.reshape((-1, 1)) if binary else y, native=native, sgd_row_scale=sgd_row_scale)
+                      labels=_to_nd(labels, ctx, np.float32), native=native, sgd_row_scale=sgd_row_scale)
     if native:
         out.offsets = _to_nd(batch.offsets, ctx, np.int64)
         out.weights = _to_nd(batch.weights, ctx, np.float32)

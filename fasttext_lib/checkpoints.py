@@ -58,7 +58,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
         model.save_parameters(paths["model.params"])
         with open(paths["optimizer.states"], "wb") as f:
             pickle.dump(optimizer_states, f)
-        storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta)
+        storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True)
     for old in older:
         if old != epoch:
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)

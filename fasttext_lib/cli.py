@@ -66,9 +66,11 @@ def build_parser():
                         "classes.txt lines or id=name lines), a known dataset (ag_news, dbpedia, ...), or "
                         "1=negative,2=positive; 'none': raw labels. Default: <stem>.classes.txt or classes.txt "
                         "beside --train, when there is one")
-    t.add_argument("--compact", choices=["float32", "float16", "int8", "int4"], help="store only the embedding rows "
-                   "training changed; the rest is rebuilt from the seed. float32: exact; float16: half the size; "
-                   "int8 / int4: quantized per row, 1/4 / 1/8 of float32 (lossy: see RESULTS.md section 4)")
+    t.add_argument("--compact", choices=["auto", "none", "float32", "float16", "int8", "int4"], default="auto",
+                   help="store only the embedding rows training changed; the rest is rebuilt from the seed. float32: "
+                        "exact; float16: half the size; int8 / int4: quantized per row, 1/4 / 1/8 of float32 (lossy: "
+                        "see RESULTS.md section 4). auto (default): float32 when at most a quarter of the rows "
+                        "changed (small data), else the full table (none)")
     add_config_arguments(t)  # --epochs, --lr, ... : one per TrainConfig field
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")

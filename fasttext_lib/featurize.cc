@@ -585,6 +585,35 @@ void ft_uniform_rows(uint64_t seed, const int64_t* rows, int64_t n_rows, int64_t
   for (auto& th : pool) th.join();
 }
 
+// Which rows of a (n_rows, dim) table differ from their initial value (compact bundles): changed[i] = 1
+// when any table[i][k] != the value ft_uniform_rows gives (float comparison, as the numpy reference
+// compact.changed_rows). A changed row usually differs at its first value, so the scan stops there; an
+// unchanged row costs its regeneration, without a temporary table.
+void ft_changed_rows(uint64_t seed, const float* table, int64_t n_rows, int64_t dim, float scale, uint8_t* changed,
+                     int32_t threads) {
+  const uint64_t key = splitmix64(seed);
+  auto run = [&](int64_t first, int64_t end) {
+    for (int64_t i = first; i < end; ++i) {
+      const uint64_t base = static_cast<uint64_t>(i) * static_cast<uint64_t>(dim);
+      const float* row = table + i * dim;
+      uint8_t differs = 0;
+      for (int64_t k = 0; k < dim && !differs; ++k) {
+        const uint64_t z = splitmix64(key ^ (base + static_cast<uint64_t>(k)));
+        const float unit = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+        differs = row[k] != (unit * 2.0f - 1.0f) * scale;
+      }
+      changed[i] = differs;
+    }
+  };
+  if (threads <= 1 || n_rows * dim < (int64_t(1) << 20)) {
+    run(0, n_rows);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(run, n_rows * t / threads, n_rows * (t + 1) / threads);
+  for (auto& th : pool) th.join();
+}
+
 // The bags of chosen documents of a counted corpus, in the given order, into caller-sized arrays
 // (training's batches: features.TokenBags): document i is tokens [starts[i], starts[i] + lengths[i]) of
 // ids, token t being word to_id[ids[t]] with hash to_hash[ids[t]]. The caller sizes rows/weights by

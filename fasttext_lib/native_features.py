@@ -67,6 +67,7 @@ _SIGNATURES = {
     "ft_encode_selected": (_I64, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32,
                                   _P, _P, _P]),
     "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
+    "ft_changed_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
 }
 
@@ -287,6 +288,17 @@ def uniform_rows(seed, rows, dim, scale, out):
     _lib().ft_uniform_rows(int(seed) & 0xFFFFFFFFFFFFFFFF, _ptr(rows), len(rows), int(dim), float(scale), _ptr(out),
                            threads())
     return out
+
+
+def changed_rows(seed, table, scale):
+    """Numbers (int64, ascending) of the rows of ``table`` (C-contiguous float32 (rows, dim)) that differ
+    from their initial value (init_rows.py); the numpy reference is compact.changed_rows."""
+    if table.dtype != np.float32 or table.ndim != 2 or not table.flags.c_contiguous:
+        raise ValueError("table must be a C-contiguous float32 (rows, dim) array")
+    changed = np.zeros(len(table), dtype=np.uint8)
+    _lib().ft_changed_rows(int(seed) & 0xFFFFFFFFFFFFFFFF, _ptr(table), len(table), table.shape[1], float(scale),
+                           _ptr(changed), threads())
+    return np.flatnonzero(changed)
 
 
 def encode_selected(ids, starts, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id, bound, unk_hash=UNK_HASH):

@@ -518,6 +518,24 @@ def _copy_hashing(src, dst):
     return {"sha256": digest.hexdigest(), "bytes": size}
 
 
+def _move_hashing(src, dst):
+    """Hard-link ``src`` (a staged temporary on ``dst``'s filesystem) as ``dst``: the same result as
+    :func:`_copy_hashing` (a durable new file, never an existing one replaced) without writing the data
+    a second time (an 800 MB bigram bundle: one read to hash it instead of a read and a write)."""
+    with open(src, "rb") as f:
+        os.fsync(f.fileno())  # durable before the manifest names it, as the copy is
+    entry = _hash_file(src)
+    os.link(src, dst)  # fails if dst exists, as open(dst, "xb") does
+    return entry
+
+
+def _same_filesystem(path, directory):
+    try:
+        return os.stat(path).st_dev == os.stat(directory).st_dev
+    except OSError:
+        return False
+
+
 def _delete_local(dest, names):
     for name in names:
         with contextlib.suppress(FileNotFoundError):
@@ -530,7 +548,7 @@ def _local_leftovers(dest, keep):
             if n not in keep and n != LOCK_NAME and (n.startswith(STAGING_PREFIX) or _OBJECT_RE.match(n))]
 
 
-def _publish_local(dest, files, manifest_name, manifest):
+def _publish_local(dest, files, manifest_name, manifest, move=False):
     dest = os.path.abspath(dest)
     _check_local_destination(dest, manifest_name)
     existed = os.path.isdir(dest)
@@ -545,7 +563,8 @@ def _publish_local(dest, files, manifest_name, manifest):
                 for name, path in sorted(files.items()):
                     obj = _object_name(name, publish_id)
                     written.append(obj)
-                    entries[name] = dict(object=obj, **_copy_hashing(path, os.path.join(dest, obj)))
+                    place = _move_hashing if move and _same_filesystem(path, dest) else _copy_hashing
+                    entries[name] = dict(object=obj, **place(path, os.path.join(dest, obj)))
                 with open(staged_manifest, "xb") as f:
                     f.write(_with_files(manifest, entries))
                     f.flush()
@@ -689,16 +708,20 @@ def _remove_s3(dest, manifest_name):
 
 # ---------------------------------------------------------------- the set API
 
-def publish(dest, files, manifest_name, manifest):
+def publish(dest, files, manifest_name, manifest, move=False):
     """Publish ``files`` (logical name -> local path) and ``manifest`` at ``dest``, all or nothing.
 
     Returns ``dest`` (absolute for a local path). Adds ``files`` and the marker to the manifest.
+    ``move=True``: the files are the caller's temporaries (a staging directory it removes afterwards);
+    a local ``dest`` on their filesystem then gets them as hard links instead of copies (the data
+    written once). Every other guarantee is the same: unique names, durable before the manifest,
+    the manifest last.
     """
     files = {str(k): str(v) for k, v in files.items()}
     _check_files(files, manifest_name)
     if is_s3(dest):
         return _publish_s3(str(dest), files, manifest_name, manifest)
-    return _publish_local(str(dest), files, manifest_name, manifest)
+    return _publish_local(str(dest), files, manifest_name, manifest, move=move)
 
 
 def fetch(src, manifest, names, local_dir):

@@ -71,6 +71,26 @@ def test_fused_sgd_step_is_mxnet_lazy_sgd(ops, batch):
     np.testing.assert_array_equal(fused.asnumpy()[untouched], start[untouched])
 
 
+def test_fused_sgd_step_flags_non_finite_values_it_writes(ops, batch):
+    b, num_rows = batch
+    offsets, _, columns, weights = _inputs(b)
+    rows = nd.array(b.rows, dtype="int64")
+    start = np.random.RandomState(3).uniform(-1, 1, (num_rows, 16)).astype(np.float32)
+    start[np.setdiff1d(np.arange(num_rows), b.rows)[0]] = np.nan  # not written by the step: not its to report
+    status, dh = nd.zeros((1,)), nd.ones((b.size, 16))
+
+    def step(scale, lr):
+        nd.fasttext_bag_sgd_update(nd.array(start), offsets, columns, weights, dh * scale, rows, status, lr=lr,
+                                   with_status=1, wd=0.0, doc_freq_scale=0)
+        return status.asscalar()
+
+    assert step(1.0, 0.1) == 0
+    for scale, lr in ((1e38, 1e30), (float("inf"), 0.1), (float("nan"), 0.1)):
+        assert step(scale, lr) == 1
+        assert step(1.0, 0.1) == 1  # set, never cleared, by the operator: the caller resets it
+        status[:] = 0
+
+
 def test_bad_indices_fail_instead_of_reading_out_of_bounds(ops):
     table = nd.ones((10, 4))
     with pytest.raises(mx.base.MXNetError, match="outside the table"):
@@ -120,3 +140,22 @@ def test_a_failed_build_says_why_and_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
     with pytest.raises((RuntimeError, OSError)):
         bag_ops.build()
+
+
+@pytest.mark.parametrize("route", ["native", "generic"])
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_divergence_in_the_parameters_alone_stops_the_run(ops, route, optimizer, monkeypatch):
+    """One step (batch >= documents): its loss is computed before the update and stays finite, so only
+    the parameter check can see that the update (lr * wd overflows) left infinities in the table."""
+    from fasttext_lib.errors import FastTextError
+
+    if route == "generic":
+        monkeypatch.setenv(bag_ops.ENV_SWITCH, "0")
+    data = generate_reviews(200, seed=6)
+    cfg = TrainConfig(epochs=1, batch_size=256, ngrams=2, buckets=2000, optimizer=optimizer, lr=1e30, wd=1e30,
+                      lr_schedule="constant", progress=False, ctx="cpu", seed=9)  # (linear: the only step has lr 0)
+    with pytest.raises(FastTextError, match=r"training diverged: the model parameters became NaN or infinite at epoch 1"):
+        train(data, None, cfg)
+    sane = train(data, None, TrainConfig(epochs=1, batch_size=256, ngrams=2, buckets=2000, optimizer=optimizer,
+                                         progress=False, ctx="cpu", seed=9))
+    assert np.isfinite(sane.history[0]["train_loss"])

@@ -26,7 +26,7 @@ def _size(directory):
 
 def test_float32_compact_bundle_is_exact_and_small(small, tmp_path):
     trained, (_, val) = small
-    full = Predictor.load(save_bundle(trained, str(tmp_path / "full")))
+    full = Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none"))
     where = save_bundle(trained, str(tmp_path / "compact"), compact="float32")
     compact = Predictor.load(where)
     for name, value in params_of(trained).items():  # the rebuilt model is the trained one, bit for bit
@@ -40,10 +40,40 @@ def test_float32_compact_bundle_is_exact_and_small(small, tmp_path):
 
 def test_float16_compact_bundle_predicts_within_1e3(small, tmp_path):
     trained, (_, val) = small
-    reference = Predictor.load(save_bundle(trained, str(tmp_path / "full"))).predict_proba(val.texts)
+    reference = Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none")).predict_proba(val.texts)
     half = Predictor.load(save_bundle(trained, str(tmp_path / "half"), compact="float16"))
     assert np.abs(half.predict_proba(val.texts) - reference).max() < 1e-3
     assert _size(str(tmp_path / "half")) < _size(str(tmp_path / "full")) / 50
+
+
+def test_auto_compacts_small_data_and_keeps_the_full_table_when_most_rows_changed(small, tmp_path):
+    """The default (auto): exact compaction for a bigram model of small data (few of its 2M rows
+    changed), the full table when more than a quarter of the rows changed (few buckets, dense)."""
+    trained, _ = small
+    sparse = Predictor.load(save_bundle(trained, str(tmp_path / "sparse")))
+    assert sparse.config["compact"]["dtype"] == "float32"
+    for name, value in params_of(trained).items():  # exact
+        np.testing.assert_array_equal(sparse.model._collect_params_with_prefix()[name].data().asnumpy(), value)
+    del sparse, value  # (each 2M-row table is 800 MB)
+    dense_model = train(*make_splits(400, 200, seed=9), TrainConfig(epochs=1, batch_size=64, ngrams=2, buckets=300,
+                                                                     optimizer="sgd", lr=0.5, progress=False))
+    table = dense_model.model.word_vectors()
+    assert len(changed_rows(table, dense_model.config.seed)) > len(table) / 4
+    dense = Predictor.load(save_bundle(dense_model, str(tmp_path / "dense")))
+    assert "compact" not in dense.config and ROWS_FILE not in dense.config["files"]
+
+
+def test_native_changed_rows_equal_the_numpy_reference(small, monkeypatch):
+    from fasttext_lib import native_features
+
+    table = small[0].model.word_vectors()[:200_000].copy()
+    table[7, 99] = np.nan  # a value that compares unequal to everything, itself included
+    table[11, 50] = 0.0
+    seed = small[0].config.seed
+    native = changed_rows(table, seed)
+    assert native_features.available() and {7, 11} <= set(native.tolist()) and 0 < len(native) < len(table) / 2
+    monkeypatch.setattr(native_features, "available", lambda: False)
+    np.testing.assert_array_equal(native, changed_rows(table, seed))
 
 
 def test_damaged_rows_file_is_one_error(small, tmp_path):

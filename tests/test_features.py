@@ -92,6 +92,17 @@ def test_batch_maker_builds_consistent_compact_csr_and_transpose():
     assert list(b.rows) == sorted(set(b.rows))
 
 
+def test_batch_maker_sorts_small_batches_and_scans_large_ones_to_the_same_arrays():
+    f, bags = Featurizer.fit(DOCS * 3, ngrams=2, buckets=100, return_bags=True)
+    labels = np.arange(len(bags)) % 2
+    docs = np.array([5, 0, 7, 2, 5])
+    small_table = BatchMaker(bags, labels, f.num_rows).make(docs)  # nnz * 256 >= rows: the row-mask scan
+    large_table = BatchMaker(bags, labels, f.num_rows + 10**6).make(docs)  # np.unique
+    for name in ("rows", "columns", "offsets", "weights", "entry_rows", "t_offsets", "t_columns", "t_weights"):
+        a, b = getattr(small_table, name), getattr(large_table, name)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+
+
 def test_dense_recipe_timing_runs_and_reports():
     from fasttext_lib.baseline import time_dense_recipe
 

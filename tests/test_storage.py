@@ -73,6 +73,26 @@ def test_local_publish_replaces_the_whole_set_and_removes_the_old_files(tmp_path
     assert not old_objects & set(os.listdir(dest))
 
 
+def test_publishing_temporaries_links_them_instead_of_copying(tmp_path):
+    """move=True (bundles and checkpoints publish their staged files so): on the same filesystem
+    the published objects are the staged files themselves, verified on reading like copies, and
+    removing the staged files afterwards (the staging directory going away) leaves the set whole."""
+    dest = str(tmp_path / "bundle")
+    for tag in ("old", "new"):
+        staged = make_files(tmp_path, tag)
+        storage.publish(dest, staged, MANIFEST, {"tag": tag}, move=True)
+        manifest = storage.read_manifest(dest, MANIFEST)
+        for name, path in staged.items():
+            assert os.path.samefile(path, os.path.join(dest, manifest["files"][name]["object"]))
+            os.remove(path)
+        assert load_tag(dest, tmp_path) == tag
+    assert sorted(os.listdir(dest)) == sorted([MANIFEST, ".fasttext.lock"] + [v["object"] for v in manifest["files"].values()])
+    copied = make_files(tmp_path, "copied")
+    storage.publish(dest, copied, MANIFEST, {"tag": "copied"})  # move=False: copies, the caller's files stay its own
+    manifest = storage.read_manifest(dest, MANIFEST)
+    assert not os.path.samefile(copied["model.params"], os.path.join(dest, manifest["files"]["model.params"]["object"]))
+
+
 def test_truncated_and_swapped_files_are_named(tmp_path):
     dest = str(tmp_path / "bundle")
     storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
