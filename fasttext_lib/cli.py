@@ -297,6 +297,17 @@ COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict
             "prepare": cmd_prepare, "export-vectors": cmd_export_vectors}
 
 
+def _let_mxnet_finish():
+    """Wait for MXNet's engine to run what an aborted run (e.g. a diverged one) left queued: shutting
+    the engine down with operators pending can abort the process ("terminate called without an
+    active exception", exit -6) after the error line, instead of exiting with 2."""
+    if "mxnet" in sys.modules:
+        try:
+            sys.modules["mxnet"].nd.waitall()
+        except Exception:  # an operator's own failure: already reported as the error above
+            pass
+
+
 def main(argv=None):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
     130 on Ctrl-C (SIGINT) and 143 on SIGTERM, after cleaning up (see errors.stop_on_signals)."""
@@ -310,9 +321,11 @@ def main(argv=None):
             return COMMANDS[args.command](args)
     except FastTextError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        _let_mxnet_finish()
         return 2
     except KeyboardInterrupt as exc:
         print(f"error: {exc or 'interrupted'}; stopped and cleaned up", file=sys.stderr)
+        _let_mxnet_finish()
         return getattr(exc, "exit_status", 130)
     finally:
         # A library that installs a rich traceback handler (the sagemaker SDK does, when imported)
