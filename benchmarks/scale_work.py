@@ -1,0 +1,34 @@
+"""Per-epoch work of several batch sizes in one process, alternating: CPU seconds (process_time, both
+threads) and wall seconds of epoch 2, on the first N documents of yelp-560000-2 (see scale_ours.py).
+On a loaded machine the CPU-time ratio is the meaningful one (work); wall is reported too.
+
+usage: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/scale_work.py OUT.jsonl NGRAMS N BATCHES REPEATS
+       (e.g. ... 2 100000 1024,512,256 2)
+"""
+import json, sys, time
+sys.path.insert(0, ".")
+import numpy as np
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.data import LabeledTexts, read_labeled
+from fasttext_lib.train import featurize, train
+
+D = "/tmp/fasttext_lib_bench_e2e/yelp-560000-2/"
+out, ngrams, n, batches, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), [int(b) for b in sys.argv[4].split(",")], int(sys.argv[5])
+full = read_labeled(D + "train.csv", limit=n)
+tr = LabeledTexts(full.labels[:n], full.texts[:n])
+feats = featurize(tr, None, TrainConfig(ngrams=ngrams))
+res = {b: [] for b in batches}
+for rep in range(reps):
+    for b in batches:
+        cfg = TrainConfig(epochs=2, ngrams=ngrams, seed=1, ctx="cpu", progress=False, lr=0.5, batch_size=b)
+        marks = []
+        m = train(tr, None, cfg, featurized=feats, on_epoch_end=lambda row: marks.append((time.process_time(), time.time())))
+        # epoch 2 only (epoch 1 also pays the first-touch page faults of the table)
+        res[b].append((marks[1][0] - marks[0][0], marks[1][1] - marks[0][1], m.history[-1]["seconds"]))
+        print(b, res[b][-1], flush=True)
+row = {"ngrams": ngrams, "docs": n, "cpu_s": {b: [round(r[0], 2) for r in v] for b, v in res.items()},
+       "wall_s": {b: [round(r[1], 2) for r in v] for b, v in res.items()},
+       "epoch_s": {b: [round(r[2], 2) for r in v] for b, v in res.items()}}
+with open(out, "a") as f:
+    f.write(json.dumps(row) + "\n")
+print(json.dumps(row))
