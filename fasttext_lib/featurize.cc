@@ -585,11 +585,36 @@ void ft_uniform_rows(uint64_t seed, const int64_t* rows, int64_t n_rows, int64_t
   for (auto& th : pool) th.join();
 }
 
+// Token ids packed as LEB128 varints (features.TokenBags keeps the training corpus this way): 7 bits
+// a byte, low bits first, the high bit set on every byte of a token but its last. With ids ranked by
+// frequency most tokens take one or two bytes instead of four.
+// Token t of ids (document d ends at token token_ends[d]) is written as rank[ids[t]]; byte_ends[d]
+// receives where document d ends in out. out may be null: only the sizes are computed. Returns the
+// bytes (written or needed).
+int64_t ft_pack_ids(const int32_t* ids, const int64_t* token_ends, int64_t n_docs, const int32_t* rank, uint8_t* out,
+                    int64_t* byte_ends) {
+  int64_t at = 0, t = 0;
+  for (int64_t d = 0; d < n_docs; ++d) {
+    for (; t < token_ends[d]; ++t) {
+      uint32_t v = static_cast<uint32_t>(rank[ids[t]]);
+      while (v >= 0x80) {
+        if (out) out[at] = static_cast<uint8_t>(v & 0x7F) | 0x80;
+        ++at, v >>= 7;
+      }
+      if (out) out[at] = static_cast<uint8_t>(v);
+      ++at;
+    }
+    byte_ends[d] = at;
+  }
+  return at;
+}
+
 // The bags of chosen documents of a counted corpus, in the given order, into caller-sized arrays
-// (training's batches: features.TokenBags): document i is tokens [starts[i], starts[i] + lengths[i]) of
-// ids, token t being word to_id[ids[t]] with hash to_hash[ids[t]]. The caller sizes rows/weights by
-// the bound of every document's features; returns the entries written (-1: out of memory).
-int64_t ft_encode_selected(const int32_t* ids, const int64_t* starts, const int64_t* lengths, int64_t n_docs,
+// (training's batches: features.TokenBags): document i is lengths[i] varint-packed tokens (see
+// ft_pack_ids) from byte starts[i] of codes, token value v being word to_id[v] with hash to_hash[v].
+// The caller sizes rows/weights by the bound of every document's features; returns the entries
+// written (-1: out of memory).
+int64_t ft_encode_selected(const uint8_t* codes, const int64_t* starts, const int64_t* lengths, int64_t n_docs,
                            const int64_t* to_id, const int64_t* to_hash, int32_t ngrams, int64_t buckets,
                            int64_t vocab_size, int64_t unk_id, uint32_t unk_hash, int32_t* rows, float* weights,
                            int64_t* offsets) {
@@ -600,9 +625,16 @@ int64_t ft_encode_selected(const int32_t* ids, const int64_t* starts, const int6
     offsets[0] = 0;
     for (int64_t d = 0; d < n_docs; ++d) {
       e.ids.clear(), e.hashes.clear();
-      for (int64_t t = starts[d]; t < starts[d] + lengths[d]; ++t) {
-        e.ids.push_back(to_id[ids[t]]);
-        e.hashes.push_back(static_cast<uint64_t>(to_hash[ids[t]]));
+      const uint8_t* p = codes + starts[d];
+      for (int64_t t = 0; t < lengths[d]; ++t) {
+        uint32_t v = 0;
+        for (int shift = 0;; shift += 7) {
+          const uint8_t b = *p++;
+          v |= static_cast<uint32_t>(b & 0x7F) << shift;
+          if (!(b & 0x80)) break;
+        }
+        e.ids.push_back(to_id[v]);
+        e.hashes.push_back(static_cast<uint64_t>(to_hash[v]));
       }
       if (e.ids.empty()) e.ids.push_back(unk_id), e.hashes.push_back(unk_hash);
       // Encoder::add_document's bag, written straight to the output

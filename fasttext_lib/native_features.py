@@ -66,6 +66,7 @@ _SIGNATURES = {
     "ft_encoder_take": (None, [_P, _P, _P, _P]),
     "ft_encode_selected": (_I64, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32,
                                   _P, _P, _P]),
+    "ft_pack_ids": (_I64, [_P, _P, _I64, _P, _P, _P]),
     "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
 }
@@ -289,13 +290,28 @@ def uniform_rows(seed, rows, dim, scale, out):
     return out
 
 
-def encode_selected(ids, starts, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id, bound, unk_hash=UNK_HASH):
+def pack_ids(ids, lengths, rank):
+    """``(codes, byte_ends)``: every token ``t`` of ``ids`` (int32; documents of ``lengths`` tokens) as
+    the LEB128 varint of ``rank[ids[t]]`` (uint8), and where each document ends in ``codes``: what
+    ``features.pack_ids`` computes. No checks: features.TokenBags makes the inputs."""
+    lib = _lib()
+    token_ends = np.cumsum(lengths, dtype=np.int64)
+    rank = np.ascontiguousarray(rank, dtype=np.int32)
+    byte_ends = np.empty(len(lengths), np.int64)
+    size = lib.ft_pack_ids(_ptr(ids), _ptr(token_ends), len(lengths), _ptr(rank), None, _ptr(byte_ends))
+    codes = np.empty(size, np.uint8)
+    lib.ft_pack_ids(_ptr(ids), _ptr(token_ends), len(lengths), _ptr(rank), _ptr(codes), _ptr(byte_ends))
+    return codes, byte_ends
+
+
+def encode_selected(codes, starts, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id, bound, unk_hash=UNK_HASH):
     """The bags of chosen documents of a counted corpus, in order, as (rows, weights, offsets): document
-    ``i`` is tokens ``ids[starts[i]:starts[i] + lengths[i]]`` (see :func:`encode_ids`); ``bound`` is
-    at least their number of features (entries). No checks: features.TokenBags makes the inputs."""
+    ``i`` is the ``lengths[i]`` varint-packed tokens from byte ``starts[i]`` of ``codes`` (see
+    :func:`pack_ids`), value ``v`` being word ``to_id[v]`` with hash ``to_hash[v]``; ``bound`` is at least
+    their number of features (entries). No checks: features.TokenBags makes the inputs."""
     rows, weights = np.empty(bound, np.int32), np.empty(bound, np.float32)
     offsets = np.empty(len(starts) + 1, np.int64)
-    nnz = _lib().ft_encode_selected(_ptr(ids), _ptr(starts), _ptr(lengths), len(starts), _ptr(to_id), _ptr(to_hash),
+    nnz = _lib().ft_encode_selected(_ptr(codes), _ptr(starts), _ptr(lengths), len(starts), _ptr(to_id), _ptr(to_hash),
                                     int(ngrams), int(buckets) if ngrams > 1 else 0, int(vocab_size), int(unk_id),
                                     int(unk_hash), _ptr(rows), _ptr(weights), _ptr(offsets))
     if nnz < 0:

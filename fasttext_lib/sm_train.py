@@ -194,16 +194,22 @@ def channel_files(path, name):
     return sorted(files)
 
 
-def read_channel(path, fmt="auto", name="train"):
-    """All documents of a channel: each file read with :func:`~fasttext_lib.data.read_labeled`, concatenated."""
-    from .data import LabeledTexts, read_labeled
+def read_channel(path, fmt="auto", name="train", counted=False):
+    """All documents of a channel: each file read with :func:`~fasttext_lib.data.read_labeled`, concatenated.
 
-    data = LabeledTexts()
+    ``counted=True`` (the training channel): tokenized and counted as the files stream
+    (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
+    from .data import LabeledTexts, read_counted, read_labeled
+
     files = channel_files(path, name)
-    for file in files:
-        part = read_labeled(file, fmt)
-        data.labels.extend(part.labels)
-        data.texts.extend(part.texts)
+    if counted:
+        data = read_counted(files, fmt)
+    else:
+        data = LabeledTexts()
+        for file in files:
+            part = read_labeled(file, fmt)
+            data.labels.extend(part.labels)
+            data.texts.extend(part.texts)
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     return data
 
@@ -305,13 +311,13 @@ def run_training(argv=None, environ=None):
     if train_kwargs.get("checkpoint_dir"):
         from . import storage
         storage.check_writable(train_kwargs["checkpoint_dir"])
-    train_data = read_channel(env.train_channel, args.format, "train")
+    train_data = read_channel(env.train_channel, args.format, "train", counted=True)
     val_data = read_channel(env.test_channel, args.format, "test") if env.test_channel else None
 
     def on_epoch_end(row):
         print(format_epoch(row), flush=True)
 
-    trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, **train_kwargs)
+    trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, release_texts=True, **train_kwargs)
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
     if env.is_first_host:

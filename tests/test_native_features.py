@@ -279,3 +279,30 @@ def test_token_bags_encode_any_documents_as_the_stored_bags(monkeypatch, ngrams,
         _assert_same_bags((python.rows, python.weights, python.offsets), expected)
     whole = tokens.encode_all()
     _assert_same_bags((whole.rows, whole.weights, whole.offsets), stored)
+
+
+@pytest.mark.parametrize("chunk_tokens", [1, 3, 1000])
+def test_packed_token_ids_native_equal_python_and_unpack_exactly(chunk_tokens):
+    # features.TokenBags keeps the training tokens as LEB128 varints of frequency ranks.
+    from fasttext_lib.features import pack_ids, unpack_ids
+
+    rng = np.random.RandomState(3)
+    words = 300_000  # ranks of 1, 2 and 3 bytes
+    rank = rng.permutation(words).astype(np.int32)
+    rank[:3] = [0, 127, 128]
+    rank[3:6] = [16_383, 16_384, 2_097_152 - 1]
+    lengths = np.array([0, 0, 5, 0, 1, 7, 0, 0, 12, 3, 0], dtype=np.int64)  # empty first, inside and last
+    ids = rng.randint(0, words, size=int(lengths.sum())).astype(np.int32)
+    ids[:6] = np.arange(6)
+    codes, ends = pack_ids(ids, lengths, rank, chunk_tokens=chunk_tokens)
+    native_codes, native_ends = nf.pack_ids(ids, lengths, rank)
+    assert codes.dtype == native_codes.dtype == np.uint8 and codes.tobytes() == native_codes.tobytes()
+    np.testing.assert_array_equal(ends, native_ends)
+    np.testing.assert_array_equal(unpack_ids(codes), rank[ids])
+    starts = np.concatenate([[0], ends])
+    token_starts = np.concatenate([[0], np.cumsum(lengths)])
+    for d in range(len(lengths)):  # each document's bytes hold exactly its tokens
+        np.testing.assert_array_equal(unpack_ids(codes[starts[d]:starts[d + 1]]),
+                                      rank[ids[token_starts[d]:token_starts[d + 1]]])
+    assert [len(pack_ids(np.array([0], np.int32), np.array([1]), np.array([v], np.int32))[0])
+            for v in (0, 127, 128, 16_383, 16_384, 2**21 - 1, 2**21, 2**28)] == [1, 1, 2, 2, 3, 3, 4, 5]
