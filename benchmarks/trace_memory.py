@@ -66,8 +66,8 @@ def install():
     import fasttext_lib.train as train
 
     data.read_labeled = phase("read the file -> label and text str", "import mxnet, encode labels")(data.read_labeled)
-    features.count_tokens = phase("(read +) tokenize + count -> token ids", "vocabulary + id map")(features.count_tokens)
-    train.featurize = phase("featurize", "settings, free texts, model")(train.featurize)
+    features.count_tokens = phase("read + tokenize + count -> packed ids", "labels, checks")(features.count_tokens)
+    train.featurize = phase("featurize: vocabulary, id map", "settings, release texts, model")(train.featurize)
     cls = model.FastTextClassifier
     cls.initialize_like_fasttext = phase("table alloc + init", "updater, batch maker")(cls.initialize_like_fasttext)
     bundle.save_bundle = phase("save bundle", "exit")(bundle.save_bundle)

@@ -69,10 +69,10 @@ class TokenBags:
     """A training corpus kept as token ids, its bags encoded batch by batch (:meth:`select`), as
     fastText hashes n-grams on the fly. The bags are exactly ``Featurizer``'s.
 
-    The ids are packed (:func:`pack_ids`): each token is the LEB128 varint of its index into ``to_id``
-    (vocabulary id) and ``to_hash`` (CRC32), the indices ranked by frequency, so most tokens take
-    one or two bytes (Yelp: ~1.6 bytes a token instead of 4 as int32, ~8 per bag entry as bags).
-    Document ``d`` is ``lengths[d]`` tokens in ``codes[starts[d]:starts[d + 1]]``.
+    The ids are ``count_tokens``' packed ones (:func:`pack_ids`): each token is the LEB128 varint of
+    its index into ``to_id`` (vocabulary id) and ``to_hash`` (CRC32), most in one or two bytes (Yelp:
+    ~1.7 bytes a token, against 4 as int32 and ~8 per bag entry as bags). Document ``d`` is
+    ``lengths[d]`` tokens in ``codes[starts[d]:starts[d + 1]]``.
     """
 
     codes: np.ndarray  # uint8
@@ -81,21 +81,6 @@ class TokenBags:
     to_id: np.ndarray  # int64
     to_hash: np.ndarray  # int64
     featurizer: "Featurizer"
-
-    @classmethod
-    def from_ids(cls, ids, lengths, counts, to_id, to_hash, featurizer):
-        """Pack counted token ids (``count_tokens``: int32 ``ids`` into ``to_id`` / ``to_hash``, ``counts``
-        of each) into TokenBags; the bags stay the same, only the numbering changes."""
-        order = np.argsort(-np.asarray(counts, dtype=np.int64), kind="stable")  # most frequent first
-        rank = np.empty(len(order), dtype=np.int32)
-        rank[order] = np.arange(len(order), dtype=np.int32)
-        ids = np.ascontiguousarray(ids, dtype=np.int32)
-        lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-        codes, byte_ends = (native_features.pack_ids if native_features.available() else pack_ids)(ids, lengths, rank)
-        starts = np.zeros(len(lengths) + 1, dtype=np.int64)
-        starts[1:] = byte_ends
-        return cls(codes, starts, lengths, np.ascontiguousarray(to_id[order], dtype=np.int64),
-                   np.ascontiguousarray(np.asarray(to_hash)[order], dtype=np.int64), featurizer)
 
     def __len__(self):
         return len(self.lengths)
@@ -122,15 +107,17 @@ class TokenBags:
         return self.select(np.arange(len(self)))
 
 
-def pack_ids(ids, lengths, rank, chunk_tokens=4_000_000):
-    """``(codes, byte_ends)``: token ``t`` of ``ids`` as the LEB128 varint of ``rank[ids[t]]`` (uint8; 7
-    bits a byte, low bits first, the high bit on every byte but a token's last), and where each
-    document (``lengths`` tokens each) ends in ``codes``. The reference for ``native_features.pack_ids``;
-    done ``chunk_tokens`` at a time to bound the temporaries."""
+def pack_ids(ids, lengths, rank=None, chunk_tokens=4_000_000):
+    """``(codes, byte_ends)``: token ``t`` of ``ids`` as the LEB128 varint of ``rank[ids[t]]`` (of
+    ``ids[t]`` without ``rank``; uint8; 7 bits a byte, low bits first, the high bit on every byte
+    but a token's last), and where each document (``lengths`` tokens each) ends in ``codes``. The
+    reference for native counting's packed ids; done ``chunk_tokens`` at a time to bound the temporaries."""
     token_ends = np.cumsum(lengths, dtype=np.int64)
     parts, byte_ends, written, token = [], np.empty(len(lengths), np.int64), 0, 0
     while token < len(ids):
-        values = rank[ids[token:token + chunk_tokens]].astype(np.int64)
+        values = np.asarray(ids[token:token + chunk_tokens], dtype=np.int64)
+        if rank is not None:
+            values = np.asarray(rank)[values].astype(np.int64)
         widths = np.ones(len(values), dtype=np.int64)
         for k in range(1, 5):
             widths += values >= (1 << (7 * k))
@@ -220,9 +207,10 @@ class Featurizer:
         if not return_bags:
             return featurizer
         to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in counted.words], dtype=np.int64)
-        prov, to_hash = counted.ids, counted.hashes
+        to_hash = np.ascontiguousarray(counted.hashes, dtype=np.int64)
         if return_bags == "tokens":
-            return featurizer, TokenBags.from_ids(prov, counted.lengths, counted.counts, to_id, to_hash, featurizer)
+            return featurizer, TokenBags(counted.codes, counted.starts, counted.lengths, to_id, to_hash, featurizer)
+        prov = counted.ids
         if native_features.available():
             return featurizer, Bags(*native_features.encode_ids(
                 prov, counted.lengths, to_id, to_hash, featurizer.ngrams, featurizer.buckets,
@@ -317,10 +305,12 @@ def count_tokens(texts, progress=None):
         lengths.append(len(toks))
     words = list(provisional)
     ids = np.frombuffer(ids, dtype=np.int32)
+    lengths = np.frombuffer(lengths, dtype=np.int64)
+    codes, byte_ends = pack_ids(ids, lengths)
     return native_features.TokenCounts(
         words=words, counts=np.bincount(ids, minlength=len(words)).astype(np.int64),
-        hashes=np.array([word_hash(w) for w in words], dtype=np.int64), ids=ids,
-        lengths=np.frombuffer(lengths, dtype=np.int64))
+        hashes=np.array([word_hash(w) for w in words], dtype=np.int64), codes=codes,
+        starts=np.concatenate([[0], byte_ends]).astype(np.int64), lengths=lengths)
 
 
 class _CodeTable(dict):

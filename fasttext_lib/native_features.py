@@ -55,7 +55,7 @@ _SIGNATURES = {
     "ft_counter_free": (None, [_P]),
     "ft_counter_add": (ctypes.c_int, [_P, ctypes.c_char_p, _P, _I64]),
     "ft_counter_sizes": (None, [_P, _P]),
-    "ft_counter_take": (None, [_P, _P, _P, _P, _P, _P]),
+    "ft_counter_take": (None, [_P, _P, _P, _P, _P, _P, _P]),
     "ft_vocab_new": (_P, [ctypes.c_char_p, _P, _P, _I64]),
     "ft_vocab_free": (None, [_P]),
     "ft_encoder_new": (_P, [ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32]),
@@ -66,7 +66,7 @@ _SIGNATURES = {
     "ft_encoder_take": (None, [_P, _P, _P, _P]),
     "ft_encode_selected": (_I64, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32,
                                   _P, _P, _P]),
-    "ft_pack_ids": (_I64, [_P, _P, _I64, _P, _P, _P]),
+    "ft_unpack_ids": (None, [_P, _I64, _P]),
     "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
 }
@@ -163,13 +163,28 @@ def crc32(token):
 @dataclass
 class TokenCounts:
     """Every token of a corpus: distinct ``words`` in first-seen order with their ``counts`` and
-    CRC32 ``hashes``, and each document's tokens as ``ids`` into ``words`` (CSR by ``lengths``)."""
+    CRC32 ``hashes``, and each document's tokens as ids into ``words``: ``lengths`` tokens each,
+    packed as varints (``codes``, uint8; ``features.pack_ids``), document ``d`` being
+    ``codes[starts[d]:starts[d + 1]]``. Frequent words come first, so most ids take one or two bytes
+    (Yelp: ~1.7 bytes a token instead of 4). ``ids``: unpacked, as int32."""
 
     words: list
     counts: np.ndarray  # int64
     hashes: np.ndarray  # int64 (zlib.crc32 of the UTF-8 bytes)
-    ids: np.ndarray  # int32, all documents back to back
+    codes: np.ndarray  # uint8, all documents back to back
+    starts: np.ndarray  # int64 len(documents) + 1: byte offsets into codes
     lengths: np.ndarray  # int64 tokens per document
+
+    @property
+    def ids(self):
+        n = int(self.lengths.sum())
+        if not available():
+            from .features import unpack_ids
+
+            return unpack_ids(self.codes).astype(np.int32)
+        out = np.empty(n, np.int32)
+        _lib().ft_unpack_ids(_ptr(np.ascontiguousarray(self.codes)), n, _ptr(out))
+        return out
 
 
 def count_tokens(texts):
@@ -182,17 +197,18 @@ def count_tokens(texts):
         for chunk in _chunks(texts):
             buf, ends = _lowered_utf8(chunk)
             _check(lib.ft_counter_add(handle, buf, _ptr(ends), len(chunk)))
-        sizes = np.zeros(4, dtype=np.int64)
+        sizes = np.zeros(5, dtype=np.int64)
         lib.ft_counter_sizes(handle, _ptr(sizes))
-        n_words, n_bytes, n_tokens, n_docs = sizes.tolist()
+        n_words, n_bytes, n_tokens, n_docs, n_codes = sizes.tolist()
         words = ctypes.create_string_buffer(n_bytes + n_words + 1)
         counts, hashes = np.empty(n_words, np.int64), np.empty(n_words, np.int64)
-        ids, lengths = np.empty(n_tokens, np.int32), np.empty(n_docs, np.int64)
-        lib.ft_counter_take(handle, ctypes.cast(words, _P), _ptr(counts), _ptr(hashes), _ptr(ids), _ptr(lengths))
+        codes, starts, lengths = np.empty(n_codes, np.uint8), np.zeros(n_docs + 1, np.int64), np.empty(n_docs, np.int64)
+        lib.ft_counter_take(handle, ctypes.cast(words, _P), _ptr(counts), _ptr(hashes), _ptr(codes), _ptr(starts[1:]),
+                            _ptr(lengths))
     finally:
         lib.ft_counter_free(handle)
     words = words.raw[:n_bytes + n_words].decode("utf-8").split("\n")[:-1]
-    return TokenCounts(words, counts, hashes, ids, lengths)
+    return TokenCounts(words, counts, hashes, codes, starts, lengths)
 
 
 class CodeTable:
@@ -290,24 +306,10 @@ def uniform_rows(seed, rows, dim, scale, out):
     return out
 
 
-def pack_ids(ids, lengths, rank):
-    """``(codes, byte_ends)``: every token ``t`` of ``ids`` (int32; documents of ``lengths`` tokens) as
-    the LEB128 varint of ``rank[ids[t]]`` (uint8), and where each document ends in ``codes``: what
-    ``features.pack_ids`` computes. No checks: features.TokenBags makes the inputs."""
-    lib = _lib()
-    token_ends = np.cumsum(lengths, dtype=np.int64)
-    rank = np.ascontiguousarray(rank, dtype=np.int32)
-    byte_ends = np.empty(len(lengths), np.int64)
-    size = lib.ft_pack_ids(_ptr(ids), _ptr(token_ends), len(lengths), _ptr(rank), None, _ptr(byte_ends))
-    codes = np.empty(size, np.uint8)
-    lib.ft_pack_ids(_ptr(ids), _ptr(token_ends), len(lengths), _ptr(rank), _ptr(codes), _ptr(byte_ends))
-    return codes, byte_ends
-
-
 def encode_selected(codes, starts, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id, bound, unk_hash=UNK_HASH):
     """The bags of chosen documents of a counted corpus, in order, as (rows, weights, offsets): document
     ``i`` is the ``lengths[i]`` varint-packed tokens from byte ``starts[i]`` of ``codes`` (see
-    :func:`pack_ids`), value ``v`` being word ``to_id[v]`` with hash ``to_hash[v]``; ``bound`` is at least
+    ``features.pack_ids``), value ``v`` being word ``to_id[v]`` with hash ``to_hash[v]``; ``bound`` is at least
     their number of features (entries). No checks: features.TokenBags makes the inputs."""
     rows, weights = np.empty(bound, np.int32), np.empty(bound, np.float32)
     offsets = np.empty(len(starts) + 1, np.int64)

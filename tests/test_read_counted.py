@@ -51,7 +51,7 @@ def _corpus(tmp_path, n=300, name="train.csv", header=True, compress=False):
 
 def _assert_same_counts(a, b):
     assert a.words == b.words
-    for field in ("counts", "hashes", "ids", "lengths"):
+    for field in ("counts", "hashes", "codes", "starts", "lengths", "ids"):
         x, y = getattr(a, field), getattr(b, field)
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), field
 
