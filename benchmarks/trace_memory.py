@@ -69,7 +69,7 @@ def install():
     features.count_tokens = phase("read + tokenize + count -> packed ids", "labels, checks")(features.count_tokens)
     train.featurize = phase("featurize: vocabulary, id map", "settings, release texts, model")(train.featurize)
     cls = model.FastTextClassifier
-    cls.initialize_like_fasttext = phase("table alloc + init", "updater, batch maker")(cls.initialize_like_fasttext)
+    cls.initialize_like_fasttext = phase("table alloc + init", "epoch 1 (updater, batch maker, steps)")(cls.initialize_like_fasttext)
     bundle.save_bundle = phase("save bundle", "exit")(bundle.save_bundle)
     original_train = train.train
 
@@ -82,7 +82,7 @@ def install():
             epoch[0] += 1
             if on_epoch_end:
                 on_epoch_end(row)
-            mark(f"epoch {epoch[0]} (incl. scoring)")
+            mark(f"epoch {epoch[0]}, or train() returning")
         return original_train(*args, on_epoch_end=hook, **kwargs)
 
     train.train = traced_train

@@ -107,17 +107,15 @@ class TokenBags:
         return self.select(np.arange(len(self)))
 
 
-def pack_ids(ids, lengths, rank=None, chunk_tokens=4_000_000):
-    """``(codes, byte_ends)``: token ``t`` of ``ids`` as the LEB128 varint of ``rank[ids[t]]`` (of
-    ``ids[t]`` without ``rank``; uint8; 7 bits a byte, low bits first, the high bit on every byte
-    but a token's last), and where each document (``lengths`` tokens each) ends in ``codes``. The
-    reference for native counting's packed ids; done ``chunk_tokens`` at a time to bound the temporaries."""
+def pack_ids(ids, lengths, chunk_tokens=4_000_000):
+    """``(codes, byte_ends)``: each of ``ids`` as a LEB128 varint (uint8; 7 bits a byte, low bits first,
+    the high bit on every byte but a token's last), and where each document (``lengths`` tokens
+    each) ends in ``codes``. The reference for native counting's packed ids; done ``chunk_tokens``
+    at a time to bound the temporaries."""
     token_ends = np.cumsum(lengths, dtype=np.int64)
     parts, byte_ends, written, token = [], np.empty(len(lengths), np.int64), 0, 0
     while token < len(ids):
         values = np.asarray(ids[token:token + chunk_tokens], dtype=np.int64)
-        if rank is not None:
-            values = np.asarray(rank)[values].astype(np.int64)
         widths = np.ones(len(values), dtype=np.int64)
         for k in range(1, 5):
             widths += values >= (1 << (7 * k))

@@ -65,8 +65,9 @@ def featurize(train_data, val_data, config):
     kept as token ids (:class:`~fasttext_lib.features.TokenBags`; each batch's bags are encoded on the fly)."""
     counted = isinstance(train_data, CountedTexts)  # read_counted: tokenized while read, no texts kept
     featurizer, train_bags = Featurizer.fit(
-        train_data.counts if counted else train_data.texts, min_count=config.min_count, ngrams=config.ngrams, buckets=config.buckets,
-        return_bags="tokens", progress=bar if config.progress and not counted and len(train_data) > 50_000 else None)
+        train_data.counts if counted else train_data.texts, min_count=config.min_count, ngrams=config.ngrams,
+        buckets=config.buckets, return_bags="tokens",
+        progress=bar if config.progress and not counted and len(train_data) > 50_000 else None)
     val_bags = featurizer.transform(val_data.texts) if val_data is not None and len(val_data) else None
     return featurizer, train_bags, val_bags
 

@@ -299,7 +299,7 @@ def test_packed_token_ids_unpack_exactly_natively_and_in_python(chunk_tokens):
     lengths = np.array([0, 0, 5, 0, 1, 7, 0, 0, 12, 3, 0], dtype=np.int64)  # empty first, inside and last
     ids = rng.randint(0, words, size=int(lengths.sum())).astype(np.int32)
     ids[:6] = np.arange(6)
-    codes, ends = pack_ids(ids, lengths, rank, chunk_tokens=chunk_tokens)
+    codes, ends = pack_ids(rank[ids], lengths, chunk_tokens=chunk_tokens)
     whole_codes, whole_ends = pack_ids(rank[ids], lengths)
     assert codes.dtype == np.uint8 and codes.tobytes() == whole_codes.tobytes()
     np.testing.assert_array_equal(ends, whole_ends)
