@@ -99,7 +99,7 @@ class TokenBags:
         sizes = self.starts[docs + 1] - self.starts[docs]
         gather = np.repeat(self.starts[docs] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + \
             np.arange(sizes.sum())
-        tokens = unpack_ids(self.codes[gather])
+        tokens = native_features.unpack_ids(self.codes[gather])
         return f._bags(self.to_id[tokens], self.to_hash[tokens], lengths)
 
     def encode_all(self):
@@ -132,17 +132,6 @@ def pack_ids(ids, lengths, chunk_tokens=4_000_000):
     byte_ends[token_ends == 0] = 0  # empty documents before the first token (other empty ones end where the last did)
     codes = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
     return codes, byte_ends
-
-
-def unpack_ids(codes):
-    """The values of varint-packed ``codes`` (:func:`pack_ids`), as int64."""
-    if len(codes) == 0:
-        return np.zeros(0, dtype=np.int64)
-    last = (codes & 0x80) == 0
-    ends = np.flatnonzero(last)
-    firsts = np.concatenate([[0], ends[:-1] + 1])
-    position = np.arange(len(codes)) - np.repeat(firsts, ends - firsts + 1)
-    return np.add.reduceat((codes & 0x7F).astype(np.int64) << (7 * position), firsts)
 
 
 class Featurizer:

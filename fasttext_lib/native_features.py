@@ -177,14 +177,24 @@ class TokenCounts:
 
     @property
     def ids(self):
-        n = int(self.lengths.sum())
         if not available():
-            from .features import unpack_ids
-
             return unpack_ids(self.codes).astype(np.int32)
+        n = int(self.lengths.sum())
         out = np.empty(n, np.int32)
         _lib().ft_unpack_ids(_ptr(np.ascontiguousarray(self.codes)), n, _ptr(out))
         return out
+
+
+def unpack_ids(codes):
+    """The values of varint-packed ``codes`` (``features.pack_ids``), as int64, in numpy (the Python
+    route's decoder; the native one is part of ``ft_encode_selected`` and ``TokenCounts.ids``)."""
+    if len(codes) == 0:
+        return np.zeros(0, dtype=np.int64)
+    last = (codes & 0x80) == 0
+    ends = np.flatnonzero(last)
+    firsts = np.concatenate([[0], ends[:-1] + 1])
+    position = np.arange(len(codes)) - np.repeat(firsts, ends - firsts + 1)
+    return np.add.reduceat((codes & 0x7F).astype(np.int64) << (7 * position), firsts)
 
 
 def count_tokens(texts):

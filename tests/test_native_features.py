@@ -290,7 +290,8 @@ def test_token_bags_encode_any_documents_as_the_stored_bags(monkeypatch, ngrams,
 def test_packed_token_ids_unpack_exactly_natively_and_in_python(chunk_tokens):
     # Counting keeps every token id as a LEB128 varint (features.pack_ids is the reference); training's
     # TokenBags and TokenCounts.ids read them back.
-    from fasttext_lib.features import pack_ids, unpack_ids
+    from fasttext_lib.features import pack_ids
+    from fasttext_lib.native_features import unpack_ids
 
     rng = np.random.RandomState(3)
     words = 300_000  # ids of 1, 2 and 3 bytes
