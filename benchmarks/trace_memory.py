@@ -37,7 +37,7 @@ def mark(next_phase):
     now = time.time()
     _rows.append((_state["phase"], now - _state["since"], rss, hwm))
     if os.environ.get("TRACE_MEMORY_LIVE"):  # each phase as it ends (long runs)
-        print(f"[trace] {_state['phase']}: {now - _state['since']:.1f} s, RSS {rss:,} MB, peak {hwm:,} MB",
+        print(f"[trace] {_state['phase']}: {now - _state['since']:.1f} s, RSS {rss:,} MiB, peak {hwm:,} MiB",
               file=sys.stderr, flush=True)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # reset VmHWM to the current RSS
@@ -90,10 +90,10 @@ def install():
 
 
 def report():
-    print(f"{'phase':<40} {'seconds':>8} {'RSS after MB':>13} {'peak in phase MB':>17}", file=sys.stderr)
+    print(f"{'phase':<40} {'seconds':>8} {'RSS after MiB':>14} {'peak in phase MiB':>18}", file=sys.stderr)
     for name, seconds, rss, hwm in _rows:
-        print(f"{name:<40} {seconds:8.1f} {rss:13,} {hwm:17,}", file=sys.stderr)
-    print(f"{'whole run peak':<40} {'':8} {'':13} {max(r[3] for r in _rows):17,}", file=sys.stderr)
+        print(f"{name:<40} {seconds:8.1f} {rss:14,} {hwm:18,}", file=sys.stderr)
+    print(f"{'whole run peak':<40} {'':8} {'':14} {max(r[3] for r in _rows):18,}", file=sys.stderr)
 
 
 def main():

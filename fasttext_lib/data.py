@@ -9,6 +9,8 @@ Both stream from a local path or ``s3://`` URI through :mod:`fasttext_lib.storag
 malformed input raises :class:`FastTextError` naming the file and its exact physical line.
 gzip, bzip2 and xz files are read transparently (recognized by their first bytes), and a CSV header
 row (``"label","text"``, quoted or not) is recognized and skipped: see :func:`_is_header`.
+:func:`read_counted` reads training data for the CLI and SageMaker without keeping its texts: each
+chunk of documents is tokenized and counted as it is parsed.
 """
 import bz2
 import csv
