@@ -118,8 +118,9 @@ def cmd_train(args):
     from . import label_names, storage
     from .bundle import check_output, save_bundle
     from .config import config_from_args
-    from .data import read_labeled, sort_labels
+    from .data import read_counted, read_labeled, sort_labels
     from .devices import describe_ctx
+    from .progress import bar
     from .train import train
 
     config = config_from_args(args)
@@ -135,7 +136,11 @@ def cmd_train(args):
         from .vectors import read_vec
 
         pretrained = read_vec(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
-    train_data = read_labeled(args.train, args.format, find_names=explicit_names is None)
+    if args.autotune_validation:  # autotune splits and re-reads the texts
+        train_data = read_labeled(args.train, args.format, find_names=explicit_names is None)
+    else:  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
+        train_data = read_counted(args.train, args.format, progress=bar if config.progress else None,
+                                  find_names=explicit_names is None)
     if explicit_names is not None:  # wins over a names file beside the data
         train_data.names = label_names.for_labels(explicit_names, sort_labels(train_data.labels), "--label-names",
                                                   strict=True)

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <sys/mman.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -227,6 +228,30 @@ void sort_rows(std::vector<int32_t>& a, std::vector<int32_t>& tmp) {
 }
 
 // ---- growable output in blocks, moved out block by block --------------------------------------
+// Block pages come straight from the kernel and go straight back when a block is freed. Through
+// malloc a freed block stays resident in the process heap (behind later allocations), so a corpus'
+// token ids (~350 MB at Yelp size) would stay in RSS after being copied to numpy.
+template <typename T>
+struct PageAllocator {
+  using value_type = T;
+  PageAllocator() = default;
+  template <typename U>
+  PageAllocator(const PageAllocator<U>&) {}
+  T* allocate(size_t n) {
+    if (n == 0) return nullptr;
+    void* p = mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) {
+    if (p) munmap(p, n * sizeof(T));
+  }
+  template <typename U>
+  bool operator==(const PageAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const PageAllocator<U>&) const { return false; }
+};
+
 template <typename T>
 class Blocks {
  public:
@@ -250,14 +275,14 @@ class Blocks {
     for (auto& b : blocks_) {
       std::memcpy(out, b.data(), b.size() * sizeof(T));
       out += b.size();
-      std::vector<T>().swap(b);
+      std::vector<T, PageAllocator<T>>().swap(b);
     }
     blocks_.clear();
     size_ = 0;
   }
 
  private:
-  std::vector<std::vector<T>> blocks_;
+  std::vector<std::vector<T, PageAllocator<T>>> blocks_;
   size_t size_ = 0;
 };
 
@@ -360,10 +385,16 @@ void encode_in_parallel(Encoder& e, int64_t n_docs, const int64_t* work, int thr
 struct Counter {
   TokenTable table;
   std::vector<int64_t> counts;
-  Blocks<int32_t> ids;
-  std::vector<int64_t> lengths;
+  Blocks<uint8_t> codes;  // every token's id as a varint (features.pack_ids' format): ~1.7 bytes, not 4
+  int64_t tokens = 0;
+  std::vector<int64_t> lengths, byte_ends;
   std::string scratch;
 };
+
+inline void push_varint(Blocks<uint8_t>& out, uint32_t v) {
+  while (v >= 0x80) out.push(static_cast<uint8_t>(v & 0x7F) | 0x80), v >>= 7;
+  out.push(static_cast<uint8_t>(v));
+}
 
 struct Vocab {
   TokenTable table;
@@ -407,34 +438,39 @@ int64_t ft_tokenize(const char* doc, int64_t len, char* out) {
   return n;
 }
 
-// Counting (Featurizer.fit): tokens get ids in first-seen order; every document's ids are kept.
+// Counting (Featurizer.fit): tokens get ids in first-seen order; every document's ids are kept,
+// packed as varints (frequent words are met early, so their ids are small: one or two bytes).
 void* ft_counter_new() { return new (std::nothrow) Counter(); }
 void ft_counter_free(void* c) { delete static_cast<Counter*>(c); }
 
 int ft_counter_add(void* handle, const char* buf, const int64_t* ends, int64_t n_docs) {
   auto& c = *static_cast<Counter*>(handle);
   GUARD(for_each_document(buf, ends, n_docs, [&](const char* doc, size_t len) {
-    int64_t before = c.ids.size();
+    int64_t before = c.tokens;
     tokenize(doc, len, c.scratch, [&](const char* p, size_t k) {
       int64_t id = c.table.find(p, k, true);
       if (id == static_cast<int64_t>(c.counts.size())) c.counts.push_back(0);
       ++c.counts[id];
-      c.ids.push(static_cast<int32_t>(id));
+      push_varint(c.codes, static_cast<uint32_t>(id));
+      ++c.tokens;
     });
-    c.lengths.push_back(c.ids.size() - before);
+    c.lengths.push_back(c.tokens - before);
+    c.byte_ends.push_back(c.codes.size());
   }))
 }
 
-// sizes[0..3] = distinct tokens, their total bytes, tokens, documents
+// sizes[0..4] = distinct tokens, their total bytes, tokens, documents, bytes of the packed ids
 void ft_counter_sizes(void* handle, int64_t* sizes) {
   auto& c = *static_cast<Counter*>(handle);
-  sizes[0] = c.table.size(), sizes[1] = c.table.arena().size(), sizes[2] = c.ids.size(),
-  sizes[3] = static_cast<int64_t>(c.lengths.size());
+  sizes[0] = c.table.size(), sizes[1] = c.table.arena().size(), sizes[2] = c.tokens,
+  sizes[3] = static_cast<int64_t>(c.lengths.size()), sizes[4] = c.codes.size();
 }
 
 // Moves out the distinct tokens (each followed by '\n': a token never holds whitespace), their
-// counts and CRC32s, then every document's token ids and lengths.
-void ft_counter_take(void* handle, char* words, int64_t* counts, int64_t* hashes, int32_t* ids, int64_t* lengths) {
+// counts and CRC32s, then every document's packed token ids, where each document ends in them,
+// and its number of tokens.
+void ft_counter_take(void* handle, char* words, int64_t* counts, int64_t* hashes, uint8_t* codes, int64_t* byte_ends,
+                     int64_t* lengths) {
   auto& c = *static_cast<Counter*>(handle);
   const std::string& arena = c.table.arena();
   const auto& st = c.table.starts();
@@ -446,8 +482,22 @@ void ft_counter_take(void* handle, char* words, int64_t* counts, int64_t* hashes
     counts[k] = c.counts[k];
     hashes[k] = crc32(arena.data() + st[k], len);
   }
-  c.ids.move_to(ids);
+  c.codes.move_to(codes);
+  std::memcpy(byte_ends, c.byte_ends.data(), c.byte_ends.size() * sizeof(int64_t));
   std::memcpy(lengths, c.lengths.data(), c.lengths.size() * sizeof(int64_t));
+}
+
+// The values of n_tokens varint-packed ids (features.pack_ids' format), as int32.
+void ft_unpack_ids(const uint8_t* codes, int64_t n_tokens, int32_t* out) {
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    uint32_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      const uint8_t b = *codes++;
+      v |= static_cast<uint32_t>(b & 0x7F) << shift;
+      if (!(b & 0x80)) break;
+    }
+    out[t] = static_cast<int32_t>(v);
+  }
 }
 
 // A vocabulary for encoding text (Featurizer.transform): token bytes[starts[k], starts[k + 1]) has id ids[k].
@@ -615,10 +665,12 @@ void ft_changed_rows(uint64_t seed, const float* table, int64_t n_rows, int64_t 
 }
 
 // The bags of chosen documents of a counted corpus, in the given order, into caller-sized arrays
-// (training's batches: features.TokenBags): document i is tokens [starts[i], starts[i] + lengths[i]) of
-// ids, token t being word to_id[ids[t]] with hash to_hash[ids[t]]. The caller sizes rows/weights by
-// the bound of every document's features; returns the entries written (-1: out of memory).
-int64_t ft_encode_selected(const int32_t* ids, const int64_t* starts, const int64_t* lengths, int64_t n_docs,
+// (training's batches: features.TokenBags): document i is lengths[i] varint-packed tokens (LEB128:
+// 7 bits a byte, low bits first, the high bit on every byte of a token but its last) from byte
+// starts[i] of codes, token value v being word to_id[v] with hash to_hash[v].
+// The caller sizes rows/weights by the bound of every document's features; returns the entries
+// written (-1: out of memory).
+int64_t ft_encode_selected(const uint8_t* codes, const int64_t* starts, const int64_t* lengths, int64_t n_docs,
                            const int64_t* to_id, const int64_t* to_hash, int32_t ngrams, int64_t buckets,
                            int64_t vocab_size, int64_t unk_id, uint32_t unk_hash, int32_t* rows, float* weights,
                            int64_t* offsets) {
@@ -629,9 +681,16 @@ int64_t ft_encode_selected(const int32_t* ids, const int64_t* starts, const int6
     offsets[0] = 0;
     for (int64_t d = 0; d < n_docs; ++d) {
       e.ids.clear(), e.hashes.clear();
-      for (int64_t t = starts[d]; t < starts[d] + lengths[d]; ++t) {
-        e.ids.push_back(to_id[ids[t]]);
-        e.hashes.push_back(static_cast<uint64_t>(to_hash[ids[t]]));
+      const uint8_t* p = codes + starts[d];
+      for (int64_t t = 0; t < lengths[d]; ++t) {
+        uint32_t v = 0;
+        for (int shift = 0;; shift += 7) {
+          const uint8_t b = *p++;
+          v |= static_cast<uint32_t>(b & 0x7F) << shift;
+          if (!(b & 0x80)) break;
+        }
+        e.ids.push_back(to_id[v]);
+        e.hashes.push_back(static_cast<uint64_t>(to_hash[v]));
       }
       if (e.ids.empty()) e.ids.push_back(unk_id), e.hashes.push_back(unk_hash);
       // Encoder::add_document's bag, written straight to the output

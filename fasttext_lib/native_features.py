@@ -55,7 +55,7 @@ _SIGNATURES = {
     "ft_counter_free": (None, [_P]),
     "ft_counter_add": (ctypes.c_int, [_P, ctypes.c_char_p, _P, _I64]),
     "ft_counter_sizes": (None, [_P, _P]),
-    "ft_counter_take": (None, [_P, _P, _P, _P, _P, _P]),
+    "ft_counter_take": (None, [_P, _P, _P, _P, _P, _P, _P]),
     "ft_vocab_new": (_P, [ctypes.c_char_p, _P, _P, _I64]),
     "ft_vocab_free": (None, [_P]),
     "ft_encoder_new": (_P, [ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32]),
@@ -66,6 +66,7 @@ _SIGNATURES = {
     "ft_encoder_take": (None, [_P, _P, _P, _P]),
     "ft_encode_selected": (_I64, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32,
                                   _P, _P, _P]),
+    "ft_unpack_ids": (None, [_P, _I64, _P]),
     "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_changed_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
@@ -163,13 +164,38 @@ def crc32(token):
 @dataclass
 class TokenCounts:
     """Every token of a corpus: distinct ``words`` in first-seen order with their ``counts`` and
-    CRC32 ``hashes``, and each document's tokens as ``ids`` into ``words`` (CSR by ``lengths``)."""
+    CRC32 ``hashes``, and each document's tokens as ids into ``words``: ``lengths`` tokens each,
+    packed as varints (``codes``, uint8; ``features.pack_ids``), document ``d`` being
+    ``codes[starts[d]:starts[d + 1]]``. Frequent words come first, so most ids take one or two bytes
+    (Yelp: ~1.7 bytes a token instead of 4). ``ids``: unpacked, as int32."""
 
     words: list
     counts: np.ndarray  # int64
     hashes: np.ndarray  # int64 (zlib.crc32 of the UTF-8 bytes)
-    ids: np.ndarray  # int32, all documents back to back
+    codes: np.ndarray  # uint8, all documents back to back
+    starts: np.ndarray  # int64 len(documents) + 1: byte offsets into codes
     lengths: np.ndarray  # int64 tokens per document
+
+    @property
+    def ids(self):
+        if not available():
+            return unpack_ids(self.codes).astype(np.int32)
+        n = int(self.lengths.sum())
+        out = np.empty(n, np.int32)
+        _lib().ft_unpack_ids(_ptr(np.ascontiguousarray(self.codes)), n, _ptr(out))
+        return out
+
+
+def unpack_ids(codes):
+    """The values of varint-packed ``codes`` (``features.pack_ids``), as int64, in numpy (the Python
+    route's decoder; the native one is part of ``ft_encode_selected`` and ``TokenCounts.ids``)."""
+    if len(codes) == 0:
+        return np.zeros(0, dtype=np.int64)
+    last = (codes & 0x80) == 0
+    ends = np.flatnonzero(last)
+    firsts = np.concatenate([[0], ends[:-1] + 1])
+    position = np.arange(len(codes)) - np.repeat(firsts, ends - firsts + 1)
+    return np.add.reduceat((codes & 0x7F).astype(np.int64) << (7 * position), firsts)
 
 
 def count_tokens(texts):
@@ -182,17 +208,18 @@ def count_tokens(texts):
         for chunk in _chunks(texts):
             buf, ends = _lowered_utf8(chunk)
             _check(lib.ft_counter_add(handle, buf, _ptr(ends), len(chunk)))
-        sizes = np.zeros(4, dtype=np.int64)
+        sizes = np.zeros(5, dtype=np.int64)
         lib.ft_counter_sizes(handle, _ptr(sizes))
-        n_words, n_bytes, n_tokens, n_docs = sizes.tolist()
+        n_words, n_bytes, n_tokens, n_docs, n_codes = sizes.tolist()
         words = ctypes.create_string_buffer(n_bytes + n_words + 1)
         counts, hashes = np.empty(n_words, np.int64), np.empty(n_words, np.int64)
-        ids, lengths = np.empty(n_tokens, np.int32), np.empty(n_docs, np.int64)
-        lib.ft_counter_take(handle, ctypes.cast(words, _P), _ptr(counts), _ptr(hashes), _ptr(ids), _ptr(lengths))
+        codes, starts, lengths = np.empty(n_codes, np.uint8), np.zeros(n_docs + 1, np.int64), np.empty(n_docs, np.int64)
+        lib.ft_counter_take(handle, ctypes.cast(words, _P), _ptr(counts), _ptr(hashes), _ptr(codes), _ptr(starts[1:]),
+                            _ptr(lengths))
     finally:
         lib.ft_counter_free(handle)
     words = words.raw[:n_bytes + n_words].decode("utf-8").split("\n")[:-1]
-    return TokenCounts(words, counts, hashes, ids, lengths)
+    return TokenCounts(words, counts, hashes, codes, starts, lengths)
 
 
 class CodeTable:
@@ -301,13 +328,14 @@ def changed_rows(seed, table, scale):
     return np.flatnonzero(changed)
 
 
-def encode_selected(ids, starts, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id, bound, unk_hash=UNK_HASH):
+def encode_selected(codes, starts, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id, bound, unk_hash=UNK_HASH):
     """The bags of chosen documents of a counted corpus, in order, as (rows, weights, offsets): document
-    ``i`` is tokens ``ids[starts[i]:starts[i] + lengths[i]]`` (see :func:`encode_ids`); ``bound`` is
-    at least their number of features (entries). No checks: features.TokenBags makes the inputs."""
+    ``i`` is the ``lengths[i]`` varint-packed tokens from byte ``starts[i]`` of ``codes`` (see
+    ``features.pack_ids``), value ``v`` being word ``to_id[v]`` with hash ``to_hash[v]``; ``bound`` is at least
+    their number of features (entries). No checks: features.TokenBags makes the inputs."""
     rows, weights = np.empty(bound, np.int32), np.empty(bound, np.float32)
     offsets = np.empty(len(starts) + 1, np.int64)
-    nnz = _lib().ft_encode_selected(_ptr(ids), _ptr(starts), _ptr(lengths), len(starts), _ptr(to_id), _ptr(to_hash),
+    nnz = _lib().ft_encode_selected(_ptr(codes), _ptr(starts), _ptr(lengths), len(starts), _ptr(to_id), _ptr(to_hash),
                                     int(ngrams), int(buckets) if ngrams > 1 else 0, int(vocab_size), int(unk_id),
                                     int(unk_hash), _ptr(rows), _ptr(weights), _ptr(offsets))
     if nnz < 0:

@@ -233,21 +233,26 @@ def channel_files(path, name, names_files=None):
     return sorted(files)
 
 
-def read_channel(path, fmt="auto", name="train", find_names=False):
+def read_channel(path, fmt="auto", name="train", find_names=False, counted=False):
     """All documents of a channel: each file read with :func:`~fasttext_lib.data.read_labeled`, concatenated.
 
     ``find_names``: ``names`` from the label names file the channel holds (all of them, when several,
-    must agree), keeping the labels the data has."""
-    from .data import LabeledTexts, read_labeled
+    must agree), keeping the labels the data has. ``counted=True`` (the training channel): tokenized
+    and counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never
+    all in memory."""
+    from .data import LabeledTexts, read_counted, read_labeled
     from .label_names import read_file
 
-    data = LabeledTexts()
     names_files = []
     files = channel_files(path, name, names_files)
-    for file in files:
-        part = read_labeled(file, fmt, find_names=False)
-        data.labels.extend(part.labels)
-        data.texts.extend(part.texts)
+    if counted:
+        data = read_counted(files, fmt)
+    else:
+        data = LabeledTexts()
+        for file in files:
+            part = read_labeled(file, fmt, find_names=False)
+            data.labels.extend(part.labels)
+            data.texts.extend(part.texts)
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if find_names and names_files:
         found = [read_file(f) for f in names_files]
@@ -365,7 +370,7 @@ def run_training(argv=None, environ=None):
 
         pretrained = read_vec(config.pretrained_vectors, dim=config.emsize)
         print(f"pretrained vectors: {len(pretrained)} words from {config.pretrained_vectors}", flush=True)
-    train_data = read_channel(env.train_channel, args.format, "train", find_names=explicit_names is None)
+    train_data = read_channel(env.train_channel, args.format, "train", find_names=explicit_names is None, counted=True)
     if explicit_names is not None:  # the hyperparameter wins over a names file in the channel
         train_data.names = label_names.for_labels(explicit_names, sort_labels(train_data.labels), "label_names",
                                                   strict=True)
@@ -377,7 +382,7 @@ def run_training(argv=None, environ=None):
         print(format_epoch(row), flush=True)
 
     trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, pretrained=pretrained,
-                    release_pretrained=True, **train_kwargs)
+                    release_pretrained=True, release_texts=True, **train_kwargs)
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
     if env.is_first_host:

@@ -27,7 +27,7 @@ import numpy as np
 from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import load_checkpoint, save_checkpoint
 from .config import TrainConfig
-from .data import sort_labels
+from .data import SAMPLE_DOCS, CountedTexts, sort_labels
 from .devices import parse_ctx
 from .errors import FastTextError
 from .features import Featurizer
@@ -71,16 +71,19 @@ def featurize(train_data, val_data, config):
     """``(featurizer, train_bags, val_bags or None)``: the vocabulary and n-grams of ``config``
     (``ngrams``, ``buckets``, ``min_count``), fitted on the training split only. The training split is
     kept as token ids (:class:`~fasttext_lib.features.TokenBags`; each batch's bags are encoded on the fly)."""
+    counted = isinstance(train_data, CountedTexts)  # read_counted: tokenized while read, no texts kept
     featurizer, train_bags = Featurizer.fit(
-        train_data.texts, min_count=config.min_count, ngrams=config.ngrams, buckets=config.buckets,
-        return_bags="tokens", progress=bar if config.progress and len(train_data) > 50_000 else None)
+        train_data.counts if counted else train_data.texts, min_count=config.min_count, ngrams=config.ngrams,
+        buckets=config.buckets, return_bags="tokens",
+        progress=bar if config.progress and not counted and len(train_data) > 50_000 else None)
     val_bags = featurizer.transform(val_data.texts) if val_data is not None and len(val_data) else None
     return featurizer, train_bags, val_bags
 
 
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False):
-    """Train a :class:`FastTextClassifier` on :class:`LabeledTexts`; returns a :class:`TrainedModel`.
+    """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
+    :class:`~fasttext_lib.data.CountedTexts` of ``data.read_counted``); returns a :class:`TrainedModel`.
 
     Settings ``config`` leaves unset (``lr``, ``batch_size``) come from the training data
     (:meth:`TrainConfig.resolve`); the returned model's ``config`` holds the values used.
@@ -133,10 +136,13 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     per_worker = len(y_train) // workers
     if per_worker == 0:
         raise FastTextError(f"{len(y_train)} training documents cannot be shared by {workers} workers")
-    config = resolve_settings(config, train_data.texts, len(classes), per_worker)  # each worker's steps
+    sample = train_data.sample if isinstance(train_data, CountedTexts) else train_data.texts
+    config = resolve_settings(config, sample, len(classes), per_worker)  # each worker's steps
     if release_texts:
         for data in (train_data, val_data):
-            if data is not None and isinstance(data.texts, list):
+            if isinstance(data, CountedTexts):
+                data.counts = None  # its token ids live on in train_bags
+            elif data is not None and isinstance(data.texts, list):
                 data.texts.clear()  # (len(data) is 0 from here: y_train counts the documents)
 
 
@@ -266,7 +272,7 @@ def resolve_settings(config, texts, num_classes, num_docs):
     """
     if config.resolved:
         return config
-    sample = texts[:10_000]  # the texts are normalized: whitespace tokens
+    sample = texts[:SAMPLE_DOCS]
     mean_tokens = sum(len(t.split()) for t in sample) / max(1, len(sample))
     resolved = config.resolve(num_docs, mean_tokens, num_classes)
     if config.progress:

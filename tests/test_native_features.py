@@ -87,7 +87,12 @@ def _assert_same_bags(native, reference):
 
 
 def _assert_same_tokens(texts):
+    from fasttext_lib.features import pack_ids
+
     counted = nf.count_tokens(texts)
+    codes, ends = pack_ids(counted.ids, counted.lengths)  # the packed ids are exactly the reference's
+    assert counted.codes.dtype == np.uint8 and counted.codes.tobytes() == codes.tobytes()
+    np.testing.assert_array_equal(counted.starts, np.concatenate([[0], ends]))
     per_doc = np.split(counted.ids, np.cumsum(counted.lengths)[:-1]) if len(texts) else []
     assert [[counted.words[i] for i in ids] for ids in per_doc] == [tokenize(t) for t in texts]
     first_seen = list(dict.fromkeys(t for text in texts for t in tokenize(text)))
@@ -279,3 +284,34 @@ def test_token_bags_encode_any_documents_as_the_stored_bags(monkeypatch, ngrams,
         _assert_same_bags((python.rows, python.weights, python.offsets), expected)
     whole = tokens.encode_all()
     _assert_same_bags((whole.rows, whole.weights, whole.offsets), stored)
+
+
+@pytest.mark.parametrize("chunk_tokens", [1, 3, 1000])
+def test_packed_token_ids_unpack_exactly_natively_and_in_python(chunk_tokens):
+    # Counting keeps every token id as a LEB128 varint (features.pack_ids is the reference); training's
+    # TokenBags and TokenCounts.ids read them back.
+    from fasttext_lib.features import pack_ids
+    from fasttext_lib.native_features import unpack_ids
+
+    rng = np.random.RandomState(3)
+    words = 300_000  # ids of 1, 2 and 3 bytes
+    rank = rng.permutation(words).astype(np.int32)
+    rank[:6] = [0, 127, 128, 16_383, 16_384, 2_097_152 - 1]
+    lengths = np.array([0, 0, 5, 0, 1, 7, 0, 0, 12, 3, 0], dtype=np.int64)  # empty first, inside and last
+    ids = rng.randint(0, words, size=int(lengths.sum())).astype(np.int32)
+    ids[:6] = np.arange(6)
+    codes, ends = pack_ids(rank[ids], lengths, chunk_tokens=chunk_tokens)
+    whole_codes, whole_ends = pack_ids(rank[ids], lengths)
+    assert codes.dtype == np.uint8 and codes.tobytes() == whole_codes.tobytes()
+    np.testing.assert_array_equal(ends, whole_ends)
+    np.testing.assert_array_equal(unpack_ids(codes), rank[ids])
+    counted = nf.TokenCounts([], np.zeros(0, np.int64), np.zeros(0, np.int64), codes,
+                             np.concatenate([[0], ends]), lengths)
+    assert counted.ids.dtype == np.int32
+    np.testing.assert_array_equal(counted.ids, rank[ids])  # natively unpacked
+    starts, token_starts = counted.starts, np.concatenate([[0], np.cumsum(lengths)])
+    for d in range(len(lengths)):  # each document's bytes hold exactly its tokens
+        np.testing.assert_array_equal(unpack_ids(codes[starts[d]:starts[d + 1]]),
+                                      rank[ids[token_starts[d]:token_starts[d + 1]]])
+    assert [len(pack_ids(np.array([v], np.int64), np.array([1]))[0])
+            for v in (0, 127, 128, 16_383, 16_384, 2**21 - 1, 2**21, 2**28)] == [1, 1, 2, 2, 3, 3, 4, 5]

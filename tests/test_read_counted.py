@@ -1,0 +1,164 @@
+"""data.read_counted: training data tokenized and counted while it streams (the CLI's route).
+
+It must give exactly what reading everything (read_labeled) and then counting gives, on the
+native and the Python route, across any chunking of the documents; its errors must be
+read_labeled's, naming the same physical line; and a model trained from it must be the same.
+"""
+import gzip
+
+import numpy as np
+import pytest
+
+from conftest import params_of
+from fasttext_lib import native_features as nf
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.data import SAMPLE_DOCS, CountedTexts, read_counted, read_labeled
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.features import count_tokens
+from fasttext_lib.synthetic import generate_reviews
+from fasttext_lib.train import train
+
+HOSTILE_ROWS = [
+    ('1', 'multi\nline "quoted"\nfield, with a comma'),  # physical line breaks inside quotes
+    ('2', 'İstanbul ΣΑΣ ΟΔΟΣ. Σ ß 👍🏽 我喜欢'),
+    ('1', ''),
+    ('2', '...!?'),
+    ('1', 'x\r\ny\n\n\nz'),
+]
+
+
+def _csv(rows):
+    """Zhang CSV text with *real* line breaks inside quoted fields (write_csv escapes them)."""
+    return "".join('"{}","{}"\n'.format(label, text.replace('"', '""')) for label, text in rows)
+
+
+def _corpus(tmp_path, n=300, name="train.csv", header=True, compress=False):
+    data = generate_reviews(n, seed=4)
+    rows = []
+    for i, (label, text) in enumerate(zip(data.labels, data.texts)):
+        rows.append((label, text))
+        if i % 23 == 0:
+            rows.append(HOSTILE_ROWS[i % len(HOSTILE_ROWS)])
+    text = ('"label","text"\n' if header else "") + _csv(rows)
+    path = tmp_path / name
+    if compress:
+        path = tmp_path / (name + ".gz")
+        path.write_bytes(gzip.compress(text.encode("utf-8")))
+    else:
+        path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def _assert_same_counts(a, b):
+    assert a.words == b.words
+    for field in ("counts", "hashes", "codes", "starts", "lengths", "ids"):
+        x, y = getattr(a, field), getattr(b, field)
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), field
+
+
+@pytest.fixture(params=["native", "python"])
+def route(request, monkeypatch):
+    if request.param == "python":
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    else:
+        assert nf.available()
+        monkeypatch.setattr(nf, "CHUNK_DOCS", 7)  # many chunks, boundaries everywhere
+    return request.param
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_same_documents_and_counts_as_reading_everything(tmp_path, route, compress):
+    path = _corpus(tmp_path, compress=compress)
+    whole = read_labeled(path)
+    streamed = read_counted(path)
+    assert isinstance(streamed, CountedTexts)
+    assert streamed.labels == whole.labels and len(streamed) == len(whole)
+    assert streamed.sample == whole.texts[:SAMPLE_DOCS]
+    assert streamed.counts.lengths.sum() > 0 and (streamed.counts.lengths == 0).any()  # empty documents kept
+    _assert_same_counts(streamed.counts, count_tokens(whole.texts))
+
+
+def test_native_and_python_routes_count_the_same(tmp_path, monkeypatch):
+    path = _corpus(tmp_path, n=500, header=False)
+    monkeypatch.setattr(nf, "CHUNK_DOCS", 11)
+    native = read_counted(path)
+    monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    _assert_same_counts(native.counts, read_counted(path).counts)
+
+
+def test_several_files_read_in_order(tmp_path, route):
+    first = _corpus(tmp_path, n=40, name="a.csv")
+    second = _corpus(tmp_path, n=60, name="b.csv", header=False)
+    both = read_counted([first, second])
+    texts = read_labeled(first).texts + read_labeled(second).texts
+    assert both.labels == read_labeled(first).labels + read_labeled(second).labels
+    _assert_same_counts(both.counts, count_tokens(texts))
+
+
+def _error(fn, path):
+    with pytest.raises(FastTextError) as info:
+        fn(path)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("breakage,line_of", [
+    ("unclosed", lambda lines: lines),  # the record that starts on the last line never closes
+    ("utf8", lambda lines: lines),
+    ("one column", lambda lines: lines),
+])
+def test_errors_after_many_chunks_name_the_same_line(tmp_path, route, breakage, line_of):
+    good = _csv([(str(1 + i % 2), f"review {i}\nsecond line {i}") for i in range(200)])  # 2 lines a record
+    lines = good.count("\n") + 1  # the line the broken record starts on
+    bad = {"unclosed": b'"1","never closed\n', "utf8": b'"1","bad \xff byte"\n', "one column": b'"1"\n'}[breakage]
+    path = tmp_path / "bad.csv"
+    path.write_bytes(good.encode("utf-8") + bad + b'"2","after"\n')
+    message = _error(read_counted, str(path))
+    assert message == _error(read_labeled, str(path))
+    assert f"{path}:{line_of(lines)}:" in message
+
+
+def test_empty_files_are_refused(tmp_path, route):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert "file is empty" in _error(read_counted, str(empty))
+    header_only = tmp_path / "header.csv"
+    header_only.write_text('"label","text"\n')
+    assert "only a header row" in _error(read_counted, str(header_only))
+    assert _error(read_counted, str(header_only)) == _error(read_labeled, str(header_only))
+    good = _corpus(tmp_path, n=10, name="good.csv")
+    blank = tmp_path / "blank.csv"
+    blank.write_text("\n\n")
+    with pytest.raises(FastTextError, match="blank.csv: file is empty"):
+        read_counted([good, str(blank)])
+
+
+def test_training_from_counted_texts_gives_the_same_model(tmp_path):
+    path = _corpus(tmp_path, n=1200)
+    cfg = TrainConfig(epochs=2, progress=False, ngrams=2, buckets=5000, seed=3, ctx="cpu")  # lr, batch from the data
+    reference = train(read_labeled(path), None, cfg)
+    counted = read_counted(path)
+    streamed = train(counted, None, cfg, release_texts=True)
+    assert counted.counts is None  # released once featurized
+    assert streamed.config == reference.config and streamed.featurizer.vocab.idx_to_token == reference.featurizer.vocab.idx_to_token
+    for k, v in params_of(reference).items():
+        np.testing.assert_array_equal(v, params_of(streamed)[k])
+    assert streamed.history[-1]["train_loss"] == reference.history[-1]["train_loss"]
+
+
+def test_cli_train_streams_and_writes_the_same_bundle(tmp_path, monkeypatch):
+    from fasttext_lib import cli, features
+    from fasttext_lib.predict import Predictor
+
+    path = _corpus(tmp_path, n=800)
+    seen = []
+    monkeypatch.setattr(features, "count_tokens", lambda texts, progress=None, _f=features.count_tokens:
+                        seen.append(type(texts).__name__) or _f(texts, progress))
+    out = tmp_path / "bundle"
+    assert cli.main(["train", "--train", path, "--output", str(out), "--epochs", "2", "--ngrams", "2",
+                     "--buckets", "5000", "--no-progress", "--ctx", "cpu"]) == 0
+    assert seen == ["generator"]  # counted from the file as it was read, not from a list of texts
+    cfg = TrainConfig(epochs=2, progress=False, ngrams=2, buckets=5000, ctx="cpu")
+    reference = train(read_labeled(path), None, cfg)
+    loaded = Predictor.load(str(out))
+    np.testing.assert_array_equal(loaded.model.embedding.weight.data().asnumpy(),
+                                  reference.model.embedding.weight.data().asnumpy())
