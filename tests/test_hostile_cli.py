@@ -373,15 +373,17 @@ WRAPPER = textwrap.dedent("""
     import os, signal, sys, time
     sys.path.insert(0, {root!r})
     from fasttext_lib import storage
-    real = storage._copy_hashing
-    def copy(src, dst):
-        out = real(src, dst)
-        if os.environ.get("KILL_IN_PUBLISH"):
-            os.kill(os.getpid(), signal.SIGKILL)
-        open(os.environ["PUBLISH_MARK"], "w").close()
-        time.sleep(120)
-        return out
-    storage._copy_hashing = copy
+    def paused(real):  # both ways a data file is placed: copied, or hard-linked from the staging dir
+        def place(src, dst):
+            out = real(src, dst)
+            if os.environ.get("KILL_IN_PUBLISH"):
+                os.kill(os.getpid(), signal.SIGKILL)
+            open(os.environ["PUBLISH_MARK"], "w").close()
+            time.sleep(120)
+            return out
+        return place
+    storage._copy_hashing = paused(storage._copy_hashing)
+    storage._move_hashing = paused(storage._move_hashing)
     from fasttext_lib.cli import main
     sys.exit(main(sys.argv[1:]))
 """).format(root=ROOT)
