@@ -343,7 +343,8 @@ def main():
     if "tiny" in sections:
         tiny = sample_corpus(os.path.join(args.work, "sample"))
         compare(results["cases"], "built-in sample (2.9k sentences)", tiny, args.work, 10, 2)
-        compare(results["cases"], "built-in sample, --compact float32", tiny, args.work, 10, 2, ["--compact", "float32"])
+        compare(results["cases"], "built-in sample, --compact none (full table)", tiny, args.work, 10, 2,
+                ["--compact", "none"])
     first_bigram = os.path.join(args.work, f"ours-yelp-shaped {args.train_docs:,} docs")
     ft_bigram = os.path.join(args.work, f"ft-yelp-shaped {args.train_docs:,} docs.bin")
     if "serving" in sections:

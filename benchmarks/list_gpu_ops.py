@@ -172,7 +172,7 @@ def main(argv=None):
     phased(optim.Updater, "apply", "step")
     phased(optim.Updater, "sync_tables", "epoch end")
     phased(train_module, "evaluate_bags", "epoch end (scoring)")
-    phased(train_module, "parameter_sum", "epoch end")
+    phased(optim.Updater, "parameters_finite", "epoch end")
     phased(train_module, "save_checkpoint", "checkpoint")
     phased(FastTextClassifier, "initialize_like_fasttext", "setup")
     original_init = optim.Updater.__init__
