@@ -612,27 +612,36 @@ static inline uint64_t splitmix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-void ft_uniform_rows(uint64_t seed, const int64_t* rows, int64_t n_rows, int64_t dim, float scale, float* out,
-                     int32_t threads) {
-  const uint64_t key = splitmix64(seed);
-  auto run = [&](int64_t first, int64_t end) {
-    for (int64_t i = first; i < end; ++i) {
-      const uint64_t base = static_cast<uint64_t>(rows[i]) * static_cast<uint64_t>(dim);
-      float* o = out + i * dim;
-      for (int64_t k = 0; k < dim; ++k) {
-        const uint64_t z = splitmix64(key ^ (base + static_cast<uint64_t>(k)));
-        const float unit = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-        o[k] = (unit * 2.0f - 1.0f) * scale;
-      }
-    }
-  };
+// Row r's k-th initial value under key = splitmix64(seed).
+static inline float initial_value(uint64_t key, uint64_t row, int64_t dim, int64_t k, float scale) {
+  const uint64_t z = splitmix64(key ^ (row * static_cast<uint64_t>(dim) + static_cast<uint64_t>(k)));
+  const float unit = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+  return (unit * 2.0f - 1.0f) * scale;
+}
+
+// run(first, end) over rows [0, n_rows), split across threads when the work is large enough.
+extern "C++" {  // a template, inside this file's extern "C" block
+template <typename Run>
+static void over_rows(int64_t n_rows, int64_t dim, int32_t threads, const Run& run) {
   if (threads <= 1 || n_rows * dim < (int64_t(1) << 20)) {
-    run(0, n_rows);
+    run(int64_t(0), n_rows);
     return;
   }
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(run, n_rows * t / threads, n_rows * (t + 1) / threads);
   for (auto& th : pool) th.join();
+}
+}  // extern "C++"
+
+void ft_uniform_rows(uint64_t seed, const int64_t* rows, int64_t n_rows, int64_t dim, float scale, float* out,
+                     int32_t threads) {
+  const uint64_t key = splitmix64(seed);
+  over_rows(n_rows, dim, threads, [&](int64_t first, int64_t end) {
+    for (int64_t i = first; i < end; ++i) {
+      float* o = out + i * dim;
+      for (int64_t k = 0; k < dim; ++k) o[k] = initial_value(key, static_cast<uint64_t>(rows[i]), dim, k, scale);
+    }
+  });
 }
 
 // Which rows of a (n_rows, dim) table differ from their initial value (compact bundles): changed[i] = 1
@@ -642,26 +651,15 @@ void ft_uniform_rows(uint64_t seed, const int64_t* rows, int64_t n_rows, int64_t
 void ft_changed_rows(uint64_t seed, const float* table, int64_t n_rows, int64_t dim, float scale, uint8_t* changed,
                      int32_t threads) {
   const uint64_t key = splitmix64(seed);
-  auto run = [&](int64_t first, int64_t end) {
+  over_rows(n_rows, dim, threads, [&](int64_t first, int64_t end) {
     for (int64_t i = first; i < end; ++i) {
-      const uint64_t base = static_cast<uint64_t>(i) * static_cast<uint64_t>(dim);
       const float* row = table + i * dim;
       uint8_t differs = 0;
-      for (int64_t k = 0; k < dim && !differs; ++k) {
-        const uint64_t z = splitmix64(key ^ (base + static_cast<uint64_t>(k)));
-        const float unit = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-        differs = row[k] != (unit * 2.0f - 1.0f) * scale;
-      }
+      for (int64_t k = 0; k < dim && !differs; ++k)
+        differs = row[k] != initial_value(key, static_cast<uint64_t>(i), dim, k, scale);
       changed[i] = differs;
     }
-  };
-  if (threads <= 1 || n_rows * dim < (int64_t(1) << 20)) {
-    run(0, n_rows);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(run, n_rows * t / threads, n_rows * (t + 1) / threads);
-  for (auto& th : pool) th.join();
+  });
 }
 
 // The bags of chosen documents of a counted corpus, in the given order, into caller-sized arrays
