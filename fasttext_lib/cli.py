@@ -118,7 +118,7 @@ def cmd_train(args):
     from . import label_names, storage
     from .bundle import check_output, save_bundle
     from .config import config_from_args
-    from .data import read_counted, read_labeled, sort_labels
+    from .data import read_counted, read_labeled
     from .devices import describe_ctx
     from .progress import bar
     from .train import train
@@ -141,12 +141,10 @@ def cmd_train(args):
     else:  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
         train_data = read_counted(args.train, args.format, progress=bar if config.progress else None,
                                   find_names=explicit_names is None)
-    if explicit_names is not None:  # wins over a names file beside the data
-        train_data.names = label_names.for_labels(explicit_names, sort_labels(train_data.labels), "--label-names",
-                                                  strict=True)
+    names_line = label_names.settle(train_data, explicit_names, "--label-names")
     val_data = read_labeled(args.validation, args.format, find_names=False) if args.validation else None
-    if train_data.names:
-        print("label names: " + ", ".join(f"{k}={v}" for k, v in train_data.names.items()), file=sys.stderr)
+    if names_line:
+        print(names_line, file=sys.stderr)
 
     def report(row):  # one JSON line per epoch; NaN (no validation split) is null
         print(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)

@@ -222,6 +222,22 @@ def for_labels(mapping, labels, where, strict):
     return kept
 
 
+def settle(data, explicit, where):
+    """Set ``data.names`` for a training run and return the line that reports them (None: no names).
+
+    ``explicit`` (``from_option`` of the CLI's ``--label-names`` or the job's ``label_names``, named by
+    ``where`` in errors) wins over a names file found beside the data; it must name only classes the
+    data has. One function so the CLI and the SageMaker job cannot drift apart.
+    """
+    if explicit is not None:
+        from .data import sort_labels  # data imports this module
+
+        data.names = for_labels(explicit, sort_labels(data.labels), where, strict=True)
+    if not data.names:
+        return None
+    return "label names: " + ", ".join(f"{k}={v}" for k, v in data.names.items())
+
+
 def display(labels, mapping):
     """The name of each label (its raw id when the mapping has none)."""
     mapping = mapping or {}

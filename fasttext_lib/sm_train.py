@@ -345,7 +345,6 @@ def _plot_history(history, path):
 def run_training(argv=None, environ=None):
     """The training job: hyperparameters from ``argv``, data and destinations from the ``SM_*`` variables."""
     from . import __version__, label_names
-    from .data import sort_labels
     from .devices import describe_ctx
     from .train import train
 
@@ -371,11 +370,9 @@ def run_training(argv=None, environ=None):
         pretrained = read_vec(config.pretrained_vectors, dim=config.emsize)
         print(f"pretrained vectors: {len(pretrained)} words from {config.pretrained_vectors}", flush=True)
     train_data = read_channel(env.train_channel, args.format, "train", find_names=explicit_names is None, counted=True)
-    if explicit_names is not None:  # the hyperparameter wins over a names file in the channel
-        train_data.names = label_names.for_labels(explicit_names, sort_labels(train_data.labels), "label_names",
-                                                  strict=True)
-    if train_data.names:
-        print("label names: " + ", ".join(f"{k}={v}" for k, v in train_data.names.items()), flush=True)
+    names_line = label_names.settle(train_data, explicit_names, "label_names")
+    if names_line:
+        print(names_line, flush=True)
     val_data = read_channel(env.test_channel, args.format, "test") if env.test_channel else None
 
     def on_epoch_end(row):
