@@ -35,6 +35,7 @@ from . import storage
 from .errors import FastTextError
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
+_BLOCK_BYTES = 1 << 26  # and at most this many bytes per block (a wide file's blocks have fewer rows)
 _HEADER = re.compile(r"^\s*(\d+)\s+(\d+)\s*$")
 
 
@@ -103,9 +104,13 @@ def read_vec(uri, dim=None):
             raise FastTextError(f"{uri}:1: the header gives dimension {file_dim}; it must be positive")
         if dim is not None and file_dim != dim:
             raise _dim_error(uri, file_dim, dim)
-        words, blocks, block, filled = [], [], np.empty((min(max(count, 1), _CHUNK_ROWS), file_dim), np.float32), 0
+        # The first block is allocated once a line has shown the header's dimension is real: a header
+        # alone ("20000 100000000000") would otherwise ask numpy for petabytes (a MemoryError traceback).
+        words, blocks, block, filled = [], [], None, 0
         for line in rows:
-            parts = line.split()
+            # fastText separates a .vec line at ASCII whitespace only (bytes.split's set); str.split would
+            # also cut at U+00A0, U+2028, U+3000, ..., which occur inside words of the published wiki vectors.
+            parts = line.encode("utf-8").split()
             if not parts:
                 continue  # a blank line (e.g. at the end) carries no word
             lineno = lines.lineno
@@ -117,21 +122,23 @@ def read_vec(uri, dim=None):
             try:
                 values = np.array(parts[1:], dtype=np.float32)
             except ValueError:
-                bad = next((p for p in parts[1:] if not _is_number(p)), parts[1])
+                bad = next((p for p in parts[1:] if not _is_number(p)), parts[1]).decode("utf-8")
                 raise FastTextError(f"{uri}:{lineno}: {bad[:40]!r} is not a number") from None
             if not np.isfinite(values).all():
-                bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])]
+                bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])].decode("utf-8")
                 raise FastTextError(f"{uri}:{lineno}: value {bad[:40]!r} is not finite (as float32)")
-            if filled == len(block):
-                blocks.append(block)
-                block, filled = np.empty((min(count - len(words), _CHUNK_ROWS), file_dim), np.float32), 0
+            if block is None or filled == len(block):
+                if block is not None:
+                    blocks.append(block)
+                block_rows = min(count - len(words), _CHUNK_ROWS, max(1, _BLOCK_BYTES // (4 * file_dim)))
+                block, filled = np.empty((block_rows, file_dim), np.float32), 0
             block[filled] = values
             filled += 1
-            words.append(parts[0])
+            words.append(parts[0].decode("utf-8"))
         if len(words) != count:
             raise FastTextError(f"{uri}: the header announces {count} words but the file has {len(words)} "
                                 f"(truncated?)")
-    blocks.append(block[:filled])
+    blocks.append(block[:filled] if block is not None else np.zeros((0, file_dim), np.float32))
     vectors = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
     return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest())
 

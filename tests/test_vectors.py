@@ -119,6 +119,38 @@ def test_missing_file_and_directory(tmp_path):
         read_vec(str(tmp_path))
 
 
+def test_words_are_separated_at_ascii_whitespace_only_as_fasttext_does(tmp_path):
+    # The published wiki vectors hold words with U+00A0 inside; fastText (and gensim) keep them as one word.
+    path = tmp_path / "u.vec"
+    path.write_bytes("3 2\na\u00a0b 1 2\nc\u3000d\t3 4\r\ne\u2028f 5 6\n".encode("utf-8"))
+    vectors = read_vec(str(path), dim=2)
+    assert vectors.words == ["a\u00a0b", "c\u3000d", "e\u2028f"]
+    np.testing.assert_array_equal(vectors.vectors, np.array([[1, 2], [3, 4], [5, 6]], np.float32))
+
+
+@pytest.mark.parametrize("header", [b"20000 100000000000\n", b"100000 10000000\n"])
+def test_a_header_that_lies_about_a_huge_dimension_is_one_error_not_an_allocation(tmp_path, header):
+    # Without dim (autotune, the library): nothing is allocated from the header alone.
+    path = tmp_path / "lie.vec"
+    path.write_bytes(header + b"a 1 2\n")
+    with pytest.raises(FastTextError, match=r"lie\.vec:2: expected a word and \d+ values, got 2"):
+        read_vec(str(path))
+
+
+def test_cli_autotune_with_a_huge_header_dimension_is_one_error_line(tmp_path, splits):
+    from fasttext_lib.data import write_csv
+
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    write_csv(splits[1], str(tmp_path / "val.csv"))
+    (tmp_path / "lie.vec").write_bytes(b"20000 100000000000\na 1 2\n")
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
+                "--output", tmp_path / "out", "--pretrained-vectors", tmp_path / "lie.vec", "--no-progress")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines() == [f"error: {tmp_path / 'lie.vec'}:2: expected a word and 100000000000 "
+                                             f"values, got 2 value(s)"]
+    assert not (tmp_path / "out").exists()
+
+
 # ---------------------------------------------------------------- initialization
 
 def test_initial_rows_are_the_file_vectors_for_vocabulary_words(splits, vec_file):
