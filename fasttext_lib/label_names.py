@@ -88,7 +88,11 @@ def _check_distinct(mapping, where):
 
 def parse_text(text, where):
     """A names file's text -> ``{raw label: name}``: ``classes.txt`` lines, or ``id=name`` lines."""
-    lines = [(n, line.strip()) for n, line in enumerate(text.lstrip("\ufeff").splitlines(), 1)]
+    # Lines end at \n, \r\n or \r only, as the data's lines do: str.splitlines would also end one at
+    # \x0b, \x0c, \x1c-\x1e, \x85, U+2028 and U+2029, turning a name holding one into two classes and
+    # silently renumbering every class after it.
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines = [(n, line.strip()) for n, line in enumerate(text.split("\n"), 1)]
     lines = [(n, line) for n, line in lines if line]
     if not lines:
         raise FastTextError(f"{where}: names no class (empty file)")

@@ -48,6 +48,31 @@ def test_known_names_cover_every_registry_dataset():
     assert label_names.KNOWN["yelp_review_full"]["1"] == "1 star"
 
 
+@pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029"])
+def test_a_name_with_a_unicode_line_separator_stays_one_class(tmp_path, separator):
+    # Lines end at \n / \r\n / \r, as in the data: class 2 stays "positive", not a fragment of name 1.
+    path = tmp_path / "classes.txt"
+    path.write_text(f"neg{separator}ative\npositive\n", encoding="utf-8")
+    assert label_names.read_file(str(path)) == {"1": f"neg{separator}ative", "2": "positive"}
+
+
+@pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e"])
+def test_a_name_with_an_ascii_separator_is_refused_not_split(tmp_path, separator):
+    path = tmp_path / "classes.txt"
+    path.write_text(f"neg{separator}ative\npositive\n", encoding="utf-8")
+    with pytest.raises(FastTextError, match=r"classes\.txt:1: name .* holds a control character"):
+        label_names.read_file(str(path))
+
+
+def test_cli_does_not_renumber_classes_after_a_name_with_a_line_separator(tmp_path):
+    data = make_splits(300, 10, seed=2)[0]
+    write_csv(data, str(tmp_path / "train.csv"))
+    (tmp_path / "classes.txt").write_text("bad\u2028review\ngood review\n", encoding="utf-8")
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", *FAST)
+    assert r.returncode == 0, r.stderr
+    assert Predictor.load(tmp_path / "b").label_names == {"1": "bad\u2028review", "2": "good review"}
+
+
 @pytest.mark.parametrize("text, pattern", [
     ("", "names no class"),
     ("\n \n", "names no class"),
