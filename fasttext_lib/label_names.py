@@ -116,7 +116,9 @@ def parse_inline(spec, where="--label-names"):
     mapping = {}
     if spec.startswith("{"):
         try:
-            obj = json.loads(spec)
+            obj = json.loads(spec, object_pairs_hook=_refuse_repeated_ids(where))
+        except FastTextError:
+            raise
         except ValueError as exc:
             raise FastTextError(f"{where}: not a valid JSON object ({exc})") from None
         if not isinstance(obj, dict) or not all(isinstance(v, str) for v in obj.values()):
@@ -132,6 +134,18 @@ def parse_inline(spec, where="--label-names"):
     if not mapping:
         raise FastTextError(f"{where}: names no class")
     return _check_distinct(mapping, where)
+
+
+def _refuse_repeated_ids(where):
+    """json.loads keeps the last of a repeated key: an id named twice is an error, as in the id=name form."""
+    def pairs_to_dict(pairs):
+        obj = {}
+        for key, value in pairs:
+            if key in obj:
+                raise FastTextError(f"{where}: class {key!r} is named twice")
+            obj[key] = value
+        return obj
+    return pairs_to_dict
 
 
 def to_inline(mapping):

@@ -109,6 +109,7 @@ def test_binary_or_huge_names_files(tmp_path, raw, pattern):
     ('{"1": 2}', "map class ids to strings"),
     ("{oops", "not a valid JSON object"),
     ("1=a,2=a", "same name 'a'"),
+    ('{"1": "a", "1": "b"}', "class '1' is named twice"),  # json.loads alone keeps the last
 ])
 def test_bad_inline_specs(spec, pattern):
     with pytest.raises(FastTextError, match=pattern):
