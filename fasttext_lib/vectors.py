@@ -25,6 +25,7 @@ published wiki/crawl vectors are) is UTF-8 text::
 import hashlib
 import io
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from typing import List
@@ -223,8 +224,6 @@ def check_vec_output(uri, overwrite=False):
             raise FastTextError(f"{uri} already exists; pass --overwrite to replace it")
         storage.check_writable(storage.join(f"s3://{bucket}", *key.split("/")[:-1]) if "/" in key else f"s3://{bucket}")
         return
-    import os
-
     path = os.path.abspath(uri)
     if os.path.isdir(path):
         raise FastTextError(f"{uri} is a directory; give a file name such as {os.path.join(uri, 'vectors.vec')}")
@@ -257,10 +256,32 @@ def write_vec(vectors, uri, overwrite=False):
     return uri
 
 
+def _refuse_a_file_of_the_bundle(uri, location, config):
+    """``--overwrite`` is for the user's old output, never a file of the bundle being exported: a .vec
+    written over its config.json or params would destroy the model it was read from."""
+    from .bundle import stored_names
+
+    def same(a, b):
+        if storage.is_s3(a) or storage.is_s3(b):
+            return storage.is_s3(a) and storage.is_s3(b) and storage.split_s3(a) == storage.split_s3(b)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+    for name in stored_names(config) + [storage.LOCK_NAME]:
+        if same(str(uri), storage.join(location, name)):
+            raise FastTextError(f"{uri} is a file of the model bundle {location}; write the vectors elsewhere")
+
+
 def export_vectors(model, uri, overwrite=False):
     """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
-    the number of words written. The output is checked before the model is loaded."""
+    the number of words written. The output is checked before the model is loaded, and must not be
+    one of the bundle's own files (even with ``overwrite``)."""
     check_vec_output(uri, overwrite)
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        from .predict import Predictor
+
+        location = str(model)
+        model = Predictor.load(location)
+        _refuse_a_file_of_the_bundle(uri, location, model.config)
     vectors = word_vectors(model)
     write_vec(vectors, uri, overwrite=overwrite)
     return len(vectors)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import make_splits, params_of, run_cli
-from fasttext_lib import bag_ops
+from fasttext_lib import bag_ops, storage
 from fasttext_lib.bundle import save_bundle
 from fasttext_lib.compact import changed_rows
 from fasttext_lib.config import TrainConfig
@@ -387,6 +387,36 @@ def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_pa
                 "--pretrained-vectors", f"{s3_bucket}/vectors/absent.vec")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"error: no such S3 object: {s3_bucket}/vectors/absent.vec"]
     assert not (tmp_path / "m").exists()
+
+
+def _bundle_files(location):
+    config = json.loads(storage.read_bytes(storage.join(location, "config.json")))
+    return ["config.json"] + sorted(entry["object"] for entry in config["files"].values())
+
+
+def test_export_never_overwrites_a_file_of_the_bundle_it_reads(tmp_path, splits):
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    before = {name: (tmp_path / "b" / name).read_bytes() for name in os.listdir(tmp_path / "b")}
+    for name in _bundle_files(bundle) + [".fasttext.lock"]:
+        for output in (tmp_path / "b" / name, f"{tmp_path}/./b/../b/{name}"):
+            r = run_cli("export-vectors", "--model", bundle, "--output", output, "--overwrite")
+            assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+                f"error: {output} is a file of the model bundle {bundle}; write the vectors elsewhere"], r.stderr
+    assert {name: (tmp_path / "b" / name).read_bytes() for name in os.listdir(tmp_path / "b")} == before
+    assert Predictor.load(bundle).labels == ["1", "2"]
+    r = run_cli("export-vectors", "--model", bundle, "--output", tmp_path / "b" / "vectors.vec")  # a new file beside: fine
+    assert r.returncode == 0, r.stderr
+
+
+def test_export_never_overwrites_a_file_of_an_s3_bundle(s3_bucket, splits):
+    bundle = save_bundle(train(*splits, config(epochs=1)), f"{s3_bucket}/model")
+    names = _bundle_files(bundle)
+    before = {name: storage.read_bytes(f"{bundle}/{name}") for name in names}
+    r = run_cli("export-vectors", "--model", bundle, "--output", f"{bundle}/config.json", "--overwrite")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {bundle}/config.json is a file of the model bundle {bundle}; write the vectors elsewhere"]
+    assert {name: storage.read_bytes(f"{bundle}/{name}") for name in names} == before
+    assert Predictor.load(bundle).labels == ["1", "2"]
 
 
 # ---------------------------------------------------------------- cosine similarity
