@@ -231,6 +231,7 @@ def _check_trials_output(args, config):
     if os.path.isdir(uri):
         raise FastTextError(f"--autotune-trials {uri} is a directory; give a file name such as "
                             f"{os.path.join(uri, 'trials.csv')}")
+    storage.check_replaceable(os.path.abspath(uri))
     storage.check_writable(os.path.dirname(os.path.abspath(uri)))
 
 

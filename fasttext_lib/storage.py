@@ -269,11 +269,20 @@ def read_bytes(uri):
         return f.read()
 
 
+def check_replaceable(path):
+    """An existing ``path`` must be a regular file (or a link to one) for an atomic write to replace it: the
+    rename would put a regular file in place of a device, FIFO or socket (as root: ``--output /dev/null
+    --overwrite`` replaced the device node itself)."""
+    if os.path.lexists(path) and not os.path.isdir(path) and not os.path.isfile(path):
+        raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
+
+
 @contextlib.contextmanager
 def atomic_local_file(path, mode="wb"):
     """Write ``path`` via a temporary sibling that is renamed into place only on success."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
+    check_replaceable(path)
     try:
         os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)

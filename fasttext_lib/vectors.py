@@ -229,6 +229,7 @@ def check_vec_output(uri, overwrite=False):
         raise FastTextError(f"{uri} is a directory; give a file name such as {os.path.join(uri, 'vectors.vec')}")
     if os.path.lexists(path) and not overwrite:
         raise FastTextError(f"{uri} already exists; pass --overwrite to replace it")
+    storage.check_replaceable(path)
     storage.check_writable(os.path.dirname(path))
 
 

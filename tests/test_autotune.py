@@ -274,6 +274,7 @@ def test_autotune_flags_need_a_validation_file(data_files, tmp_path):
     ("{tmp}/o/config.json", "would replace the bundle --output"),
     ("{tmp}", "is a directory"),
     ("{tmp}/train.csv/t.csv", "exists and is not a directory"),  # under a regular file: never writable
+    ("{tmp}/fifo", "it exists and is not a regular file"),
 ])
 def test_trials_output_is_checked_before_the_search(data_files, tmp_path, trials, pattern):
     # It was written after the search and the bundle: over the training data when they were the same
@@ -284,6 +285,7 @@ def test_trials_output_is_checked_before_the_search(data_files, tmp_path, trials
         shutil.copy(data_files / name, tmp_path / name)
     os.link(tmp_path / "train.csv", tmp_path / "hardlink.csv")
     os.symlink(tmp_path / "train.csv", tmp_path / "symlink.csv")
+    os.mkfifo(tmp_path / "fifo")
     before = {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")}
     r = run_cli("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
                 "--autotune-duration", "5", "--output", tmp_path / "o", "--autotune-trials", trials.format(tmp=tmp_path),

@@ -4,6 +4,7 @@ import gzip
 import json
 import os
 import re
+import stat
 
 import boto3
 import numpy as np
@@ -392,6 +393,23 @@ def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_pa
 def _bundle_files(location):
     config = json.loads(storage.read_bytes(storage.join(location, "config.json")))
     return ["config.json"] + sorted(entry["object"] for entry in config["files"].values())
+
+
+def test_overwrite_never_replaces_a_fifo_or_device_with_a_file(tmp_path, splits):
+    # The atomic rename put a regular file in place of a FIFO (as root, of /dev/null itself).
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink(tmp_path / "pipe", tmp_path / "link")
+    for output in (tmp_path / "pipe", tmp_path / "link"):
+        r = run_cli("export-vectors", "--model", bundle, "--output", output, "--overwrite")
+        assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+            f"error: cannot write {output}: it exists and is not a regular file"], r.stderr
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode) and os.path.islink(tmp_path / "link")
+    os.mkfifo(tmp_path / "train.csv")
+    r = run_cli("sample", "--output", tmp_path)  # every atomic write refuses it, not only export-vectors
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: cannot write {tmp_path / 'train.csv'}: it exists and is not a regular file"], r.stderr
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "train.csv").st_mode)
 
 
 def test_export_never_overwrites_a_file_of_the_bundle_it_reads(tmp_path, splits):
