@@ -207,7 +207,10 @@ def beside(data_uri):
 def find_beside(data_uri):
     """The mapping of the names file beside ``data_uri`` (see :func:`beside`), ``{}`` when there is none."""
     for uri in beside(data_uri):
-        if uri != str(data_uri) and storage.exists(uri) and (storage.is_s3(uri) or os.path.isfile(uri)):
+        # The names file is optional: a role that may read the data but not list its bucket gets 403 for a
+        # missing one, which must not stop training (an explicit --label-names file still reports it).
+        if uri != str(data_uri) and storage.exists(uri, forbidden_is_missing=True) and (
+                storage.is_s3(uri) or os.path.isfile(uri)):
             return read_file(uri)
     return {}
 

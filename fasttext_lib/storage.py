@@ -181,7 +181,15 @@ def _is_missing(exc):
 
 # ---------------------------------------------------------------- plain files
 
-def exists(uri):
+def _is_forbidden(exc):
+    import botocore.exceptions as bex
+
+    return isinstance(exc, bex.ClientError) and exc.response.get("Error", {}).get("Code") in ("403", "AccessDenied", "Forbidden")
+
+
+def exists(uri, forbidden_is_missing=False):
+    """Whether a local path or S3 object exists. ``forbidden_is_missing``: for an optional file, a refused
+    HEAD means absent: without s3:ListBucket, S3 answers 403 (not 404) for an object that does not exist."""
     if is_s3(uri):
         bucket, key = split_s3(uri)
         with s3_errors(uri):
@@ -189,7 +197,7 @@ def exists(uri):
                 s3_client().head_object(Bucket=bucket, Key=key)
                 return True
             except Exception as exc:
-                if _is_missing(exc):
+                if _is_missing(exc) or (forbidden_is_missing and _is_forbidden(exc)):
                     return False
                 raise
     return os.path.exists(uri)

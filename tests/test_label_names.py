@@ -147,6 +147,31 @@ def test_names_file_beside_s3_data(s3_bucket):
     assert read_labeled(f"{s3_bucket}/data/set.train").names == POLARITY
 
 
+def test_s3_data_readable_without_list_permission_trains_without_names(s3_bucket, tmp_path):
+    # Without s3:ListBucket, S3 answers a HEAD of a missing object with 403, not 404: the optional look
+    # for a names file beside the data stopped training with "access denied" to a file nobody named.
+    from fault_proxy import FaultProxy
+
+    data = make_splits(300, 10, seed=2)[0]
+    write_csv(data, f"{s3_bucket}/data/train.csv")
+    with FaultProxy(os.environ["AWS_ENDPOINT_URL"]) as proxy:
+        proxy.fail("HEAD", r"classes\.txt$", "403")
+        r = run_cli("train", "--train", f"{s3_bucket}/data/train.csv", "--output", tmp_path / "b", *FAST,
+                    env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "1"})
+        assert r.returncode == 0, r.stderr
+        assert [path for method, path, _ in proxy.log if method == "HEAD" and path.endswith("classes.txt")]
+    assert Predictor.load(tmp_path / "b").label_names == {}
+    # --label-names naming that file is explicit: there a refusal is the error it is.
+    with FaultProxy(os.environ["AWS_ENDPOINT_URL"]) as proxy:
+        proxy.fail("HEAD", r"classes\.txt$", "403")
+        r = run_cli("train", "--train", f"{s3_bucket}/data/train.csv", "--output", tmp_path / "c", *FAST,
+                    "--label-names", f"{s3_bucket}/data/classes.txt",
+                    env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "1"})
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith(
+        f"error: access denied to {s3_bucket}/data/classes.txt"), r.stderr
+    assert not (tmp_path / "c").exists()
+
+
 def test_autotune_split_keeps_the_names():
     from fasttext_lib.autotune import split_validation
 
