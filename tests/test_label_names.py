@@ -351,6 +351,22 @@ def test_a_hostile_file_beside_the_data_stops_training_with_one_line(tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.parametrize("route", ["train", "autotune"])
+def test_a_bad_names_file_beside_the_data_is_reported_before_the_data_is_read(tmp_path, route):
+    # The data breaks at its last line; the names file is read first, so its error is the one shown
+    # (it came after the whole data was read: minutes at Yelp size).
+    train, val = make_splits(300, 50, seed=1)
+    write_csv(train, str(tmp_path / "train.csv"))
+    write_csv(val, str(tmp_path / "val.csv"))
+    with open(tmp_path / "train.csv", "a") as f:
+        f.write('"1","unclosed\n')
+    (tmp_path / "classes.txt").write_bytes(b"negative\nnegative\n")
+    extra = ["--autotune-validation", tmp_path / "val.csv", "--autotune-duration", "5"] if route == "autotune" else []
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *FAST, *extra)
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
+        f"error: {tmp_path / 'classes.txt'}: classes '1' and '2' have the same name 'negative'"), r.stderr
+
+
 def test_compact_bundles_and_checkpoints_carry_the_names(data_dir, tmp_path):
     checkpoints = tmp_path / "ckpt"
     code, out = _train(tmp_path, "--compact", "float16", "--checkpoint-dir", str(checkpoints), train=data_dir / "set.train")
