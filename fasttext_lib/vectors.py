@@ -248,8 +248,12 @@ def write_vec(vectors, uri, overwrite=False):
         out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if uri.endswith(".gz") else raw
         text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
         text.write(f"{len(vectors)} {vectors.dim}\n")
-        for word, row in zip(vectors.words, vectors.vectors.tolist()):
-            text.write(word + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
+        # A block of rows at a time: tolist() of the whole table made a Python float of every value at once
+        # (~620 MiB for 200k words x 100, several GB for a large vocabulary).
+        for start in range(0, len(vectors), _CHUNK_ROWS):
+            rows = vectors.vectors[start:start + _CHUNK_ROWS].tolist()
+            for word, row in zip(vectors.words[start:start + _CHUNK_ROWS], rows):
+                text.write(word + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
         text.flush()
         text.detach()
         if out is not raw:
