@@ -277,6 +277,21 @@ def read_bytes(uri):
         return f.read()
 
 
+def _umask():
+    """The process's umask, read where Linux reports it (os.umask can only be read by setting it, which races
+    with other threads creating files)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def check_replaceable(path):
     """An existing ``path`` must be a regular file (or a link to one) for an atomic write to replace it: the
     rename would put a regular file in place of a device, FIFO or socket (as root: ``--output /dev/null
@@ -294,6 +309,9 @@ def atomic_local_file(path, mode="wb"):
     try:
         os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+        # mkstemp's file is private (0600); the file it becomes gets the mode open() would give it (0644
+        # under the usual umask), as the bundles have: exported vectors and prepared data were owner-only.
+        os.chmod(tmp, 0o666 & ~_umask())
     except OSError as exc:
         raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:

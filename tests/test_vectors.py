@@ -412,6 +412,20 @@ def test_overwrite_never_replaces_a_fifo_or_device_with_a_file(tmp_path, splits)
     assert stat.S_ISFIFO(os.lstat(tmp_path / "train.csv").st_mode)
 
 
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600)])
+def test_exported_and_written_files_get_the_mode_of_the_umask(tmp_path, splits, umask, mode):
+    # The atomic write's temporary (mkstemp: 0600) became the file: owner-only whatever the umask.
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    old = os.umask(umask)
+    try:
+        assert run_cli("export-vectors", "--model", bundle, "--output", tmp_path / "v.vec").returncode == 0
+        assert run_cli("sample", "--output", tmp_path / "s").returncode == 0
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "v.vec", tmp_path / "s" / "train.csv"):
+        assert stat.S_IMODE(os.stat(path).st_mode) == mode, path
+
+
 def test_export_never_overwrites_a_file_of_the_bundle_it_reads(tmp_path, splits):
     bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
     before = {name: (tmp_path / "b" / name).read_bytes() for name in os.listdir(tmp_path / "b")}
