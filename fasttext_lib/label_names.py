@@ -175,7 +175,9 @@ def read_file(uri, where=None):
 
 
 def _is_file(spec):
-    return storage.is_s3(spec) or os.path.exists(spec)
+    # A file, not any path: "prepare --dataset ag_news --output ag_news" leaves a folder called ag_news, and
+    # "--label-names ag_news" then means the dataset (it was read as that folder and refused).
+    return storage.is_s3(spec) or os.path.isfile(spec)
 
 
 def from_option(spec):
@@ -191,6 +193,9 @@ def from_option(spec):
         return dict(KNOWN[spec.strip()])
     if "=" in spec or spec.strip().startswith("{"):
         return parse_inline(spec)
+    if os.path.isdir(spec):
+        raise FastTextError(f"--label-names {spec!r} is a folder; give its names file (e.g. "
+                            f"{os.path.join(spec, ZHANG_FILE)})")
     raise FastTextError(f"--label-names {spec!r}: no such file, not a known dataset ({', '.join(sorted(KNOWN))}) "
                         f"and not id=name pairs")
 

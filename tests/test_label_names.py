@@ -116,6 +116,16 @@ def test_bad_inline_specs(spec, pattern):
         label_names.from_option(spec)
 
 
+def test_a_folder_named_like_a_dataset_does_not_hide_its_names(tmp_path, monkeypatch):
+    # prepare --dataset ag_news --output ag_news leaves that folder in the working directory.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ag_news").mkdir()
+    assert label_names.from_option("ag_news") == label_names.KNOWN["ag_news"]
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(FastTextError, match=r"--label-names 'mine' is a folder; give its names file \(e\.g\. mine/classes\.txt\)"):
+        label_names.from_option("mine")
+
+
 def test_checked_against_the_trained_labels():
     labels = ["1", "2", "3"]
     assert label_names.for_labels({"1": "a", "9": "z"}, labels, "x", strict=False) == {"1": "a"}
