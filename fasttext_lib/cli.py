@@ -213,8 +213,10 @@ def _check_trials_output(args, config):
     from .bundle import CONFIG
 
     uri = args.autotune_trials
+    names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
+                                                           os.path.isfile(args.label_names)) else None  # not 'none', 'ag_news'
     inputs = (("--train", args.train), ("--autotune-validation", args.autotune_validation),
-              ("--label-names", args.label_names), ("--pretrained-vectors", config.pretrained_vectors))
+              ("--label-names", names_file), ("--pretrained-vectors", config.pretrained_vectors))
     for flag, other in inputs:
         if other and _same_location(uri, other):
             raise FastTextError(f"--autotune-trials {uri} is the {flag} file; write the trial table elsewhere")

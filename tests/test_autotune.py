@@ -295,6 +295,20 @@ def test_trials_output_is_checked_before_the_search(data_files, tmp_path, trials
     assert {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")} == before
 
 
+def test_trials_output_and_label_names(data_files, tmp_path):
+    (tmp_path / "names.txt").write_text("1=neg\n2=pos\n")
+    common = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+              "--autotune-duration", "5", "--buckets", "50000", "--no-progress"]
+    r = run_cli(*common, "--output", tmp_path / "o", "--label-names", tmp_path / "names.txt",
+                "--autotune-trials", tmp_path / "names.txt")
+    _assert_one_error_line(r, "is the --label-names file")
+    assert (tmp_path / "names.txt").read_text() == "1=neg\n2=pos\n"
+    # a --label-names that is no file ('none', a dataset) is no input file, whatever the table is called
+    r = run_cli(*common, "--output", tmp_path / "o2", "--label-names", "none", "--autotune-trials", "none", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "none").read_text().startswith("trial,phase")
+
+
 def test_autotune_validation_with_unknown_labels(data_files, tmp_path):
     (tmp_path / "v.csv").write_text('"7","an unseen class"\n')
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", tmp_path / "v.csv",
