@@ -183,6 +183,10 @@ def _check_config(src, config):
             raise FastTextError(f"corrupt model bundle {src}: config.json has no valid {key!r}")
     if config["num_classes"] != len(labels):
         raise FastTextError(f"corrupt model bundle {src}: config.json lists {len(labels)} labels for {config['num_classes']} classes")
+    buckets = config.get("buckets")  # 0: no n-gram buckets (unigrams)
+    if not isinstance(buckets, int) or isinstance(buckets, bool) or buckets < 0:
+        raise FastTextError(f"corrupt model bundle {src}: config.json has no valid 'buckets'")
+    _check_compact(src, config)
     names = config.get("label_names") or {}  # absent in bundles written before label names
     if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
         raise FastTextError(f"corrupt model bundle {src}: config.json's label_names is not a mapping of labels to names")
@@ -192,6 +196,20 @@ def _check_config(src, config):
             check_name(name, "label_names")
     except FastTextError as exc:
         raise FastTextError(f"corrupt model bundle {src}: config.json's {exc}") from None
+
+
+def _check_compact(src, config):
+    """A compact bundle's entry (compact.py) must name a storage type and one of the bundle's own files:
+    anything else (a string, a list, a path outside the bundle) was a traceback or read an unverified file."""
+    from .compact import DTYPES, ROWS_FILE
+
+    entry = config.get("compact")
+    if not entry:  # a full bundle (absent in bundles written before compact ones)
+        return
+    if (not isinstance(entry, dict) or entry.get("dtype") not in DTYPES
+            or entry.get("file", ROWS_FILE) not in (config.get("files") or {})):
+        raise FastTextError(f"corrupt model bundle {src}: config.json's 'compact' entry is not a storage type "
+                            f"({', '.join(DTYPES)}) and a file the bundle lists")
 
 
 def load_bundle_files(src, local_dir, names=None):

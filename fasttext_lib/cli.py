@@ -131,6 +131,8 @@ def cmd_train(args):
     check_output(args.output)
     if args.checkpoint_dir:
         storage.check_writable(args.checkpoint_dir)
+    if args.autotune_trials:
+        _check_trials_output(args, config)
     pretrained = None
     if config.pretrained_vectors:  # read and checked before the data: a bad file costs no training time
         from .vectors import read_vec
@@ -184,6 +186,53 @@ def _check_autotune_flags(args):
         args.autotune_duration = float("nan")
     if not 0 < args.autotune_duration < float("inf"):
         raise FastTextError(f"--autotune-duration must be a positive number of seconds, got {text!r}")
+
+
+def _same_location(a, b):
+    """Whether two local paths or S3 URIs name the same file (symbolic and hard links followed)."""
+    from . import storage
+
+    a, b = str(a), str(b)
+    if storage.is_s3(a) or storage.is_s3(b):
+        return storage.is_s3(a) and storage.is_s3(b) and storage.split_s3(a) == storage.split_s3(b)
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def _check_trials_output(args, config):
+    """Before any data is read: the trial table (written after the bundle) must be writable, and must
+    replace neither an input of this run nor the bundle (it silently overwrote --train when they matched,
+    and an unwritable path failed only once the search and the bundle were done)."""
+    from . import storage
+    from .bundle import CONFIG
+
+    uri = args.autotune_trials
+    names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
+                                                           os.path.isfile(args.label_names)) else None  # not 'none', 'ag_news'
+    inputs = (("--train", args.train), ("--autotune-validation", args.autotune_validation),
+              ("--label-names", names_file), ("--pretrained-vectors", config.pretrained_vectors))
+    for flag, other in inputs:
+        if other and _same_location(uri, other):
+            raise FastTextError(f"--autotune-trials {uri} is the {flag} file; write the trial table elsewhere")
+    for other in (args.output, storage.join(args.output, CONFIG), storage.join(args.output, storage.LOCK_NAME)):
+        if _same_location(uri, other):
+            raise FastTextError(f"--autotune-trials {uri} would replace the bundle --output {args.output} or one of its "
+                                f"files; write the trial table elsewhere")
+    if storage.is_s3(uri):
+        bucket, key = storage.split_s3(uri)
+        if not key or key.endswith("/"):
+            raise FastTextError(f"--autotune-trials: S3 URI names no object: {uri}")
+        storage.check_writable(storage.join(f"s3://{bucket}", *key.split("/")[:-1]))
+        return
+    if os.path.isdir(uri):
+        raise FastTextError(f"--autotune-trials {uri} is a directory; give a file name such as "
+                            f"{os.path.join(uri, 'trials.csv')}")
+    storage.check_replaceable(os.path.abspath(uri))
+    storage.check_writable(os.path.dirname(os.path.abspath(uri)))
 
 
 def _autotune(args, config, train_data, report, pretrained=None):

@@ -33,6 +33,7 @@ import zipfile
 import numpy as np
 
 from . import native_features
+from .errors import FastTextError
 from .init_rows import initial_rows, scale_of
 
 ROWS_FILE = "embedding_rows.npz"
@@ -125,6 +126,12 @@ def save(model, seed, directory, params_name, dtype="float32", rows=None):
         stored = {"codes": codes, "scales": scales}
     else:  # float32: the rows as they are (one gathered copy); float16: converted
         stored = {"values": table[rows] if dtype == "float32" else table[rows].astype(dtype)}
+        # float16 ends at 65504: a larger (finite) value, e.g. from --pretrained-vectors, became inf and the
+        # bundle's predictions silently saturated or turned NaN. The table itself is finite (training checks).
+        if dtype == "float16" and len(rows) and not np.isfinite(stored["values"]).all():
+            big = float(np.abs(table[rows]).max())
+            raise FastTextError(f"--compact float16 cannot store this model: it has values up to {big:.4g} and float16 "
+                                f"ends at 65504; use --compact float32, int8 or int4")
     np.savez(os.path.join(directory, ROWS_FILE), seed=np.int64(seed), rows=rows.astype(np.int32), **stored)
     model.output.save_parameters(os.path.join(directory, params_name))
     return {"seed": int(seed), "dtype": dtype, "rows_stored": int(len(rows)), "file": ROWS_FILE}

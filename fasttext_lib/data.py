@@ -271,6 +271,8 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
     """
     from . import label_names
 
+    # The names file first: a bad one is reported before the data is read (minutes at Yelp size), not after.
+    found = label_names.find_beside(uri) if find_names else {}
     data = LabeledTexts()
     for label, text in iter_examples(uri, fmt):
         data.labels.append(label)
@@ -281,7 +283,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
         raise FastTextError(f"{uri}: contains no labeled documents")
     if find_names:
         present = set(data.labels)
-        data.names = {k: v for k, v in label_names.find_beside(uri).items() if k in present}
+        data.names = {k: v for k, v in found.items() if k in present}
     return data
 
 
@@ -321,6 +323,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
 
     uris = list(uris) if isinstance(uris, (list, tuple)) else [uris]
     labels, sample = [], []
+    found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else {}  # before the data, as read_labeled
 
     def texts():
         for uri in uris:
@@ -337,7 +340,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
     data = CountedTexts(labels, counts, sample)
     if find_names and len(uris) == 1:
         present = set(labels)
-        data.names = {k: v for k, v in label_names.find_beside(uris[0]).items() if k in present}
+        data.names = {k: v for k, v in found.items() if k in present}
     return data
 
 

@@ -88,7 +88,11 @@ def _check_distinct(mapping, where):
 
 def parse_text(text, where):
     """A names file's text -> ``{raw label: name}``: ``classes.txt`` lines, or ``id=name`` lines."""
-    lines = [(n, line.strip()) for n, line in enumerate(text.lstrip("\ufeff").splitlines(), 1)]
+    # Lines end at \n, \r\n or \r only, as the data's lines do: str.splitlines would also end one at
+    # \x0b, \x0c, \x1c-\x1e, \x85, U+2028 and U+2029, turning a name holding one into two classes and
+    # silently renumbering every class after it.
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines = [(n, line.strip()) for n, line in enumerate(text.split("\n"), 1)]
     lines = [(n, line) for n, line in lines if line]
     if not lines:
         raise FastTextError(f"{where}: names no class (empty file)")
@@ -112,7 +116,9 @@ def parse_inline(spec, where="--label-names"):
     mapping = {}
     if spec.startswith("{"):
         try:
-            obj = json.loads(spec)
+            obj = json.loads(spec, object_pairs_hook=_refuse_repeated_ids(where))
+        except FastTextError:
+            raise
         except ValueError as exc:
             raise FastTextError(f"{where}: not a valid JSON object ({exc})") from None
         if not isinstance(obj, dict) or not all(isinstance(v, str) for v in obj.values()):
@@ -128,6 +134,18 @@ def parse_inline(spec, where="--label-names"):
     if not mapping:
         raise FastTextError(f"{where}: names no class")
     return _check_distinct(mapping, where)
+
+
+def _refuse_repeated_ids(where):
+    """json.loads keeps the last of a repeated key: an id named twice is an error, as in the id=name form."""
+    def pairs_to_dict(pairs):
+        obj = {}
+        for key, value in pairs:
+            if key in obj:
+                raise FastTextError(f"{where}: class {key!r} is named twice")
+            obj[key] = value
+        return obj
+    return pairs_to_dict
 
 
 def to_inline(mapping):
@@ -157,7 +175,9 @@ def read_file(uri, where=None):
 
 
 def _is_file(spec):
-    return storage.is_s3(spec) or os.path.exists(spec)
+    # A file, not any path: "prepare --dataset ag_news --output ag_news" leaves a folder called ag_news, and
+    # "--label-names ag_news" then means the dataset (it was read as that folder and refused).
+    return storage.is_s3(spec) or os.path.isfile(spec)
 
 
 def from_option(spec):
@@ -173,6 +193,9 @@ def from_option(spec):
         return dict(KNOWN[spec.strip()])
     if "=" in spec or spec.strip().startswith("{"):
         return parse_inline(spec)
+    if os.path.isdir(spec):
+        raise FastTextError(f"--label-names {spec!r} is a folder; give its names file (e.g. "
+                            f"{os.path.join(spec, ZHANG_FILE)})")
     raise FastTextError(f"--label-names {spec!r}: no such file, not a known dataset ({', '.join(sorted(KNOWN))}) "
                         f"and not id=name pairs")
 
@@ -189,7 +212,10 @@ def beside(data_uri):
 def find_beside(data_uri):
     """The mapping of the names file beside ``data_uri`` (see :func:`beside`), ``{}`` when there is none."""
     for uri in beside(data_uri):
-        if uri != str(data_uri) and storage.exists(uri) and (storage.is_s3(uri) or os.path.isfile(uri)):
+        # The names file is optional: a role that may read the data but not list its bucket gets 403 for a
+        # missing one, which must not stop training (an explicit --label-names file still reports it).
+        if uri != str(data_uri) and storage.exists(uri, forbidden_is_missing=True) and (
+                storage.is_s3(uri) or os.path.isfile(uri)):
             return read_file(uri)
     return {}
 

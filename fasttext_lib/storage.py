@@ -181,7 +181,15 @@ def _is_missing(exc):
 
 # ---------------------------------------------------------------- plain files
 
-def exists(uri):
+def _is_forbidden(exc):
+    import botocore.exceptions as bex
+
+    return isinstance(exc, bex.ClientError) and exc.response.get("Error", {}).get("Code") in ("403", "AccessDenied", "Forbidden")
+
+
+def exists(uri, forbidden_is_missing=False):
+    """Whether a local path or S3 object exists. ``forbidden_is_missing``: for an optional file, a refused
+    HEAD means absent: without s3:ListBucket, S3 answers 403 (not 404) for an object that does not exist."""
     if is_s3(uri):
         bucket, key = split_s3(uri)
         with s3_errors(uri):
@@ -189,7 +197,7 @@ def exists(uri):
                 s3_client().head_object(Bucket=bucket, Key=key)
                 return True
             except Exception as exc:
-                if _is_missing(exc):
+                if _is_missing(exc) or (forbidden_is_missing and _is_forbidden(exc)):
                     return False
                 raise
     return os.path.exists(uri)
@@ -269,14 +277,41 @@ def read_bytes(uri):
         return f.read()
 
 
+def _umask():
+    """The process's umask, read where Linux reports it (os.umask can only be read by setting it, which races
+    with other threads creating files)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def check_replaceable(path):
+    """An existing ``path`` must be a regular file (or a link to one) for an atomic write to replace it: the
+    rename would put a regular file in place of a device, FIFO or socket (as root: ``--output /dev/null
+    --overwrite`` replaced the device node itself)."""
+    if os.path.lexists(path) and not os.path.isdir(path) and not os.path.isfile(path):
+        raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
+
+
 @contextlib.contextmanager
 def atomic_local_file(path, mode="wb"):
     """Write ``path`` via a temporary sibling that is renamed into place only on success."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
+    check_replaceable(path)
     try:
         os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+        # mkstemp's file is private (0600); the file it becomes gets the mode open() would give it (0644
+        # under the usual umask), as the bundles have: exported vectors and prepared data were owner-only.
+        os.chmod(tmp, 0o666 & ~_umask())
     except OSError as exc:
         raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:

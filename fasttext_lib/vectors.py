@@ -25,6 +25,7 @@ published wiki/crawl vectors are) is UTF-8 text::
 import hashlib
 import io
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from typing import List
@@ -35,6 +36,7 @@ from . import storage
 from .errors import FastTextError
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
+_BLOCK_BYTES = 1 << 26  # and at most this many bytes per block (a wide file's blocks have fewer rows)
 _HEADER = re.compile(r"^\s*(\d+)\s+(\d+)\s*$")
 
 
@@ -103,9 +105,13 @@ def read_vec(uri, dim=None):
             raise FastTextError(f"{uri}:1: the header gives dimension {file_dim}; it must be positive")
         if dim is not None and file_dim != dim:
             raise _dim_error(uri, file_dim, dim)
-        words, blocks, block, filled = [], [], np.empty((min(max(count, 1), _CHUNK_ROWS), file_dim), np.float32), 0
+        # The first block is allocated once a line has shown the header's dimension is real: a header
+        # alone ("20000 100000000000") would otherwise ask numpy for petabytes (a MemoryError traceback).
+        words, blocks, block, filled = [], [], None, 0
         for line in rows:
-            parts = line.split()
+            # fastText separates a .vec line at ASCII whitespace only (bytes.split's set); str.split would
+            # also cut at U+00A0, U+2028, U+3000, ..., which occur inside words of the published wiki vectors.
+            parts = line.encode("utf-8").split()
             if not parts:
                 continue  # a blank line (e.g. at the end) carries no word
             lineno = lines.lineno
@@ -117,21 +123,23 @@ def read_vec(uri, dim=None):
             try:
                 values = np.array(parts[1:], dtype=np.float32)
             except ValueError:
-                bad = next((p for p in parts[1:] if not _is_number(p)), parts[1])
+                bad = next((p for p in parts[1:] if not _is_number(p)), parts[1]).decode("utf-8")
                 raise FastTextError(f"{uri}:{lineno}: {bad[:40]!r} is not a number") from None
             if not np.isfinite(values).all():
-                bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])]
+                bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])].decode("utf-8")
                 raise FastTextError(f"{uri}:{lineno}: value {bad[:40]!r} is not finite (as float32)")
-            if filled == len(block):
-                blocks.append(block)
-                block, filled = np.empty((min(count - len(words), _CHUNK_ROWS), file_dim), np.float32), 0
+            if block is None or filled == len(block):
+                if block is not None:
+                    blocks.append(block)
+                block_rows = min(count - len(words), _CHUNK_ROWS, max(1, _BLOCK_BYTES // (4 * file_dim)))
+                block, filled = np.empty((block_rows, file_dim), np.float32), 0
             block[filled] = values
             filled += 1
-            words.append(parts[0])
+            words.append(parts[0].decode("utf-8"))
         if len(words) != count:
             raise FastTextError(f"{uri}: the header announces {count} words but the file has {len(words)} "
                                 f"(truncated?)")
-    blocks.append(block[:filled])
+    blocks.append(block[:filled] if block is not None else np.zeros((0, file_dim), np.float32))
     vectors = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
     return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest())
 
@@ -216,13 +224,12 @@ def check_vec_output(uri, overwrite=False):
             raise FastTextError(f"{uri} already exists; pass --overwrite to replace it")
         storage.check_writable(storage.join(f"s3://{bucket}", *key.split("/")[:-1]) if "/" in key else f"s3://{bucket}")
         return
-    import os
-
     path = os.path.abspath(uri)
     if os.path.isdir(path):
         raise FastTextError(f"{uri} is a directory; give a file name such as {os.path.join(uri, 'vectors.vec')}")
     if os.path.lexists(path) and not overwrite:
         raise FastTextError(f"{uri} already exists; pass --overwrite to replace it")
+    storage.check_replaceable(path)
     storage.check_writable(os.path.dirname(path))
 
 
@@ -241,8 +248,12 @@ def write_vec(vectors, uri, overwrite=False):
         out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if uri.endswith(".gz") else raw
         text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
         text.write(f"{len(vectors)} {vectors.dim}\n")
-        for word, row in zip(vectors.words, vectors.vectors.tolist()):
-            text.write(word + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
+        # A block of rows at a time: tolist() of the whole table made a Python float of every value at once
+        # (~620 MiB for 200k words x 100, several GB for a large vocabulary).
+        for start in range(0, len(vectors), _CHUNK_ROWS):
+            rows = vectors.vectors[start:start + _CHUNK_ROWS].tolist()
+            for word, row in zip(vectors.words[start:start + _CHUNK_ROWS], rows):
+                text.write(word + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
         text.flush()
         text.detach()
         if out is not raw:
@@ -250,10 +261,32 @@ def write_vec(vectors, uri, overwrite=False):
     return uri
 
 
+def _refuse_a_file_of_the_bundle(uri, location, config):
+    """``--overwrite`` is for the user's old output, never a file of the bundle being exported: a .vec
+    written over its config.json or params would destroy the model it was read from."""
+    from .bundle import stored_names
+
+    def same(a, b):
+        if storage.is_s3(a) or storage.is_s3(b):
+            return storage.is_s3(a) and storage.is_s3(b) and storage.split_s3(a) == storage.split_s3(b)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+    for name in stored_names(config) + [storage.LOCK_NAME]:
+        if same(str(uri), storage.join(location, name)):
+            raise FastTextError(f"{uri} is a file of the model bundle {location}; write the vectors elsewhere")
+
+
 def export_vectors(model, uri, overwrite=False):
     """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
-    the number of words written. The output is checked before the model is loaded."""
+    the number of words written. The output is checked before the model is loaded, and must not be
+    one of the bundle's own files (even with ``overwrite``)."""
     check_vec_output(uri, overwrite)
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        from .predict import Predictor
+
+        location = str(model)
+        model = Predictor.load(location)
+        _refuse_a_file_of_the_bundle(uri, location, model.config)
     vectors = word_vectors(model)
     write_vec(vectors, uri, overwrite=overwrite)
     return len(vectors)

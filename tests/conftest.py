@@ -99,11 +99,11 @@ BAD_TRAINING_FILES = [
 ]
 
 
-def run_cli(*args, env=None, input=None):
-    """Run ``python -m fasttext_lib`` in a subprocess, as a user would."""
+def run_cli(*args, env=None, input=None, cwd=None):
+    """Run ``python -m fasttext_lib`` in a subprocess, as a user would (``cwd``: in that directory)."""
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
     if env:
         full_env.update(env)
     return subprocess.run([sys.executable, "-m", "fasttext_lib", *map(str, args)], capture_output=True, text=True,
-                          env=full_env, input=input, timeout=600)
+                          env=full_env, input=input, timeout=600, cwd=cwd)

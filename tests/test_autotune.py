@@ -1,5 +1,6 @@
 """Autotune: the budget, the trial table, the choice of the best trial, its model, determinism, the CLI."""
 import importlib
+import os
 import time
 from dataclasses import replace
 
@@ -261,6 +262,51 @@ def test_autotune_flags_need_a_validation_file(data_files, tmp_path):
     _assert_one_error_line(r, "--autotune-trials needs --autotune-validation")
     r = run_cli("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--autotune-no-refit")
     _assert_one_error_line(r, "--autotune-no-refit needs --autotune-validation")
+
+
+@pytest.mark.parametrize("trials, pattern", [
+    ("{tmp}/train.csv", "is the --train file"),
+    ("{tmp}/./sub/../train.csv", "is the --train file"),
+    ("{tmp}/hardlink.csv", "is the --train file"),
+    ("{tmp}/symlink.csv", "is the --train file"),
+    ("{tmp}/val.csv", "is the --autotune-validation file"),
+    ("{tmp}/o", "would replace the bundle --output"),
+    ("{tmp}/o/config.json", "would replace the bundle --output"),
+    ("{tmp}", "is a directory"),
+    ("{tmp}/train.csv/t.csv", "exists and is not a directory"),  # under a regular file: never writable
+    ("{tmp}/fifo", "it exists and is not a regular file"),
+])
+def test_trials_output_is_checked_before_the_search(data_files, tmp_path, trials, pattern):
+    # It was written after the search and the bundle: over the training data when they were the same
+    # file, and an unwritable path failed only once everything else was done.
+    import shutil
+
+    for name in ("train.csv", "val.csv"):
+        shutil.copy(data_files / name, tmp_path / name)
+    os.link(tmp_path / "train.csv", tmp_path / "hardlink.csv")
+    os.symlink(tmp_path / "train.csv", tmp_path / "symlink.csv")
+    os.mkfifo(tmp_path / "fifo")
+    before = {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")}
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
+                "--autotune-duration", "5", "--output", tmp_path / "o", "--autotune-trials", trials.format(tmp=tmp_path),
+                "--no-progress")
+    _assert_one_error_line(r, pattern)
+    assert not (tmp_path / "o").exists() and '{"trial"' not in r.stdout  # no trial ran
+    assert {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")} == before
+
+
+def test_trials_output_and_label_names(data_files, tmp_path):
+    (tmp_path / "names.txt").write_text("1=neg\n2=pos\n")
+    common = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+              "--autotune-duration", "5", "--buckets", "50000", "--no-progress"]
+    r = run_cli(*common, "--output", tmp_path / "o", "--label-names", tmp_path / "names.txt",
+                "--autotune-trials", tmp_path / "names.txt")
+    _assert_one_error_line(r, "is the --label-names file")
+    assert (tmp_path / "names.txt").read_text() == "1=neg\n2=pos\n"
+    # a --label-names that is no file ('none', a dataset) is no input file, whatever the table is called
+    r = run_cli(*common, "--output", tmp_path / "o2", "--label-names", "none", "--autotune-trials", "none", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "none").read_text().startswith("trial,phase")
 
 
 def test_autotune_validation_with_unknown_labels(data_files, tmp_path):

@@ -90,6 +90,47 @@ def test_damaged_rows_file_is_one_error(small, tmp_path):
         Predictor.load(where)
 
 
+@pytest.mark.parametrize("change", [
+    {"compact": "int4"}, {"compact": ["float32"]}, {"compact": {"dtype": ["int8"]}}, {"compact": {"seed": 1}},
+    {"compact": {"dtype": "int3", "file": ROWS_FILE}}, {"compact": {"dtype": "float32", "file": 5}},
+    {"compact": {"dtype": "float32", "file": "/etc/passwd"}},
+    {"buckets": "many"}, {"buckets": -1}, {"buckets": 2.5}, {"buckets": None},
+], ids=lambda change: json.dumps(change))
+def test_a_corrupt_compact_or_buckets_entry_is_one_error(small, tmp_path, change):
+    # config.json is the manifest (not checksummed): a hand-edited or damaged entry was an
+    # AttributeError / TypeError / ValueError traceback, or read a file outside the bundle.
+    trained, _ = small
+    where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
+    with open(os.path.join(where, "config.json")) as f:
+        config = json.load(f)
+    config.update(change)
+    with open(os.path.join(where, "config.json"), "w") as f:
+        json.dump(config, f)
+    r = run_cli("predict", "--model", where, input="great\n")
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    key = next(iter(change))
+    assert r.stderr.strip().splitlines() == [
+        f"error: corrupt model bundle {where}: config.json has no valid 'buckets'" if key == "buckets" else
+        f"error: corrupt model bundle {where}: config.json's 'compact' entry is not a storage type "
+        f"(float32, float16, int8, int4) and a file the bundle lists"]
+
+
+def test_float16_refuses_values_it_cannot_hold(tmp_path):
+    # A finite float32 value above 65504 (pretrained vectors can hold one) became inf in a float16
+    # bundle, whose predictions then saturated or were NaN while the trained model's were not.
+    from fasttext_lib.model import cpu_view
+
+    trained = train(*make_splits(200, 50, seed=1), TrainConfig(epochs=1, batch_size=64, progress=False))
+    table = cpu_view(trained.model.embedding.weight.data())
+    table[1] = 1e5
+    with pytest.raises(FastTextError, match=r"--compact float16 cannot store this model: it has values up to 1e\+05"):
+        save_bundle(trained, str(tmp_path / "b"), compact="float16")
+    assert not (tmp_path / "b").exists()
+    for dtype in ("float32", "int8"):  # what the message proposes works, and keeps the value's size
+        loaded = Predictor.load(save_bundle(trained, str(tmp_path / dtype), compact=dtype))
+        assert np.isfinite(loaded.model.word_vectors()).all() and loaded.model.word_vectors()[1].max() == pytest.approx(1e5)
+
+
 def test_cli_writes_a_compact_bundle(sample_dir, tmp_path):
     out = tmp_path / "bundle"
     done = run_cli("train", "--train", str(sample_dir / "train.csv"), "--output", str(out), "--epochs", "1",

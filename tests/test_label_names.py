@@ -48,6 +48,31 @@ def test_known_names_cover_every_registry_dataset():
     assert label_names.KNOWN["yelp_review_full"]["1"] == "1 star"
 
 
+@pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029"])
+def test_a_name_with_a_unicode_line_separator_stays_one_class(tmp_path, separator):
+    # Lines end at \n / \r\n / \r, as in the data: class 2 stays "positive", not a fragment of name 1.
+    path = tmp_path / "classes.txt"
+    path.write_text(f"neg{separator}ative\npositive\n", encoding="utf-8")
+    assert label_names.read_file(str(path)) == {"1": f"neg{separator}ative", "2": "positive"}
+
+
+@pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e"])
+def test_a_name_with_an_ascii_separator_is_refused_not_split(tmp_path, separator):
+    path = tmp_path / "classes.txt"
+    path.write_text(f"neg{separator}ative\npositive\n", encoding="utf-8")
+    with pytest.raises(FastTextError, match=r"classes\.txt:1: name .* holds a control character"):
+        label_names.read_file(str(path))
+
+
+def test_cli_does_not_renumber_classes_after_a_name_with_a_line_separator(tmp_path):
+    data = make_splits(300, 10, seed=2)[0]
+    write_csv(data, str(tmp_path / "train.csv"))
+    (tmp_path / "classes.txt").write_text("bad\u2028review\ngood review\n", encoding="utf-8")
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", *FAST)
+    assert r.returncode == 0, r.stderr
+    assert Predictor.load(tmp_path / "b").label_names == {"1": "bad\u2028review", "2": "good review"}
+
+
 @pytest.mark.parametrize("text, pattern", [
     ("", "names no class"),
     ("\n \n", "names no class"),
@@ -84,10 +109,21 @@ def test_binary_or_huge_names_files(tmp_path, raw, pattern):
     ('{"1": 2}', "map class ids to strings"),
     ("{oops", "not a valid JSON object"),
     ("1=a,2=a", "same name 'a'"),
+    ('{"1": "a", "1": "b"}', "class '1' is named twice"),  # json.loads alone keeps the last
 ])
 def test_bad_inline_specs(spec, pattern):
     with pytest.raises(FastTextError, match=pattern):
         label_names.from_option(spec)
+
+
+def test_a_folder_named_like_a_dataset_does_not_hide_its_names(tmp_path, monkeypatch):
+    # prepare --dataset ag_news --output ag_news leaves that folder in the working directory.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ag_news").mkdir()
+    assert label_names.from_option("ag_news") == label_names.KNOWN["ag_news"]
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(FastTextError, match=r"--label-names 'mine' is a folder; give its names file \(e\.g\. mine/classes\.txt\)"):
+        label_names.from_option("mine")
 
 
 def test_checked_against_the_trained_labels():
@@ -119,6 +155,31 @@ def test_names_file_beside_s3_data(s3_bucket):
     with storage.atomic_write(f"{s3_bucket}/data/set.classes.txt", "wb") as f:
         f.write(b"1=negative\n2=positive\n")
     assert read_labeled(f"{s3_bucket}/data/set.train").names == POLARITY
+
+
+def test_s3_data_readable_without_list_permission_trains_without_names(s3_bucket, tmp_path):
+    # Without s3:ListBucket, S3 answers a HEAD of a missing object with 403, not 404: the optional look
+    # for a names file beside the data stopped training with "access denied" to a file nobody named.
+    from fault_proxy import FaultProxy
+
+    data = make_splits(300, 10, seed=2)[0]
+    write_csv(data, f"{s3_bucket}/data/train.csv")
+    with FaultProxy(os.environ["AWS_ENDPOINT_URL"]) as proxy:
+        proxy.fail("HEAD", r"classes\.txt$", "403")
+        r = run_cli("train", "--train", f"{s3_bucket}/data/train.csv", "--output", tmp_path / "b", *FAST,
+                    env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "1"})
+        assert r.returncode == 0, r.stderr
+        assert [path for method, path, _ in proxy.log if method == "HEAD" and path.endswith("classes.txt")]
+    assert Predictor.load(tmp_path / "b").label_names == {}
+    # --label-names naming that file is explicit: there a refusal is the error it is.
+    with FaultProxy(os.environ["AWS_ENDPOINT_URL"]) as proxy:
+        proxy.fail("HEAD", r"classes\.txt$", "403")
+        r = run_cli("train", "--train", f"{s3_bucket}/data/train.csv", "--output", tmp_path / "c", *FAST,
+                    "--label-names", f"{s3_bucket}/data/classes.txt",
+                    env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "1"})
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith(
+        f"error: access denied to {s3_bucket}/data/classes.txt"), r.stderr
+    assert not (tmp_path / "c").exists()
 
 
 def test_autotune_split_keeps_the_names():
@@ -298,6 +359,22 @@ def test_a_hostile_file_beside_the_data_stops_training_with_one_line(tmp_path):
     # the explicit option is the way past a names file one cannot change
     r = run_cli("train", "--train", data / "train.csv", "--output", out, *FAST, "--label-names", "none")
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("route", ["train", "autotune"])
+def test_a_bad_names_file_beside_the_data_is_reported_before_the_data_is_read(tmp_path, route):
+    # The data breaks at its last line; the names file is read first, so its error is the one shown
+    # (it came after the whole data was read: minutes at Yelp size).
+    train, val = make_splits(300, 50, seed=1)
+    write_csv(train, str(tmp_path / "train.csv"))
+    write_csv(val, str(tmp_path / "val.csv"))
+    with open(tmp_path / "train.csv", "a") as f:
+        f.write('"1","unclosed\n')
+    (tmp_path / "classes.txt").write_bytes(b"negative\nnegative\n")
+    extra = ["--autotune-validation", tmp_path / "val.csv", "--autotune-duration", "5"] if route == "autotune" else []
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *FAST, *extra)
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
+        f"error: {tmp_path / 'classes.txt'}: classes '1' and '2' have the same name 'negative'"), r.stderr
 
 
 def test_compact_bundles_and_checkpoints_carry_the_names(data_dir, tmp_path):

@@ -256,6 +256,8 @@ GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
     ("label names file with a duplicate", r"classes.txt: classes '1' and '2' have the same name 'x'"),
     ("label names for an unknown class", r"label_names gives a name to class\(es\) '3' that the training data does not have"),
     ("label names files that disagree", r"train channel holds label names files that disagree: a.classes.txt, classes.txt"),
+    # read before the data (it came after reading all of it): its error is the one shown
+    ("bad label names beside broken data", r"classes.txt: classes '1' and '2' have the same name 'x'"),
 ])
 def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     channels, args, hosts = {"train": {"a.train": GOOD}}, args_for(epochs=1), ("algo-1",)
@@ -281,6 +283,9 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
         channels["train"]["classes.txt"] = _write(b"x\nx\n")
     elif case == "label names for an unknown class":
         args = args_for(epochs=1, label_names="1=bad,3=odd")
+    elif case == "bad label names beside broken data":
+        channels["train"] = {"a.train": _write(b"__label__1 bad food\n__label__2 good food\n" * 20 + b"no label\n"),
+                             "classes.txt": _write(b"x\nx\n")}
     elif case == "label names files that disagree":
         channels["train"].update({"classes.txt": _write(b"bad\ngood\n"), "a.classes.txt": _write(b"1=neg\n2=pos\n")})
     else:

@@ -4,13 +4,14 @@ import gzip
 import json
 import os
 import re
+import stat
 
 import boto3
 import numpy as np
 import pytest
 
 from conftest import make_splits, params_of, run_cli
-from fasttext_lib import bag_ops
+from fasttext_lib import bag_ops, storage
 from fasttext_lib.bundle import save_bundle
 from fasttext_lib.compact import changed_rows
 from fasttext_lib.config import TrainConfig
@@ -117,6 +118,38 @@ def test_missing_file_and_directory(tmp_path):
         read_vec(str(tmp_path / "absent.vec"))
     with pytest.raises(FastTextError, match="directory"):
         read_vec(str(tmp_path))
+
+
+def test_words_are_separated_at_ascii_whitespace_only_as_fasttext_does(tmp_path):
+    # The published wiki vectors hold words with U+00A0 inside; fastText (and gensim) keep them as one word.
+    path = tmp_path / "u.vec"
+    path.write_bytes("3 2\na\u00a0b 1 2\nc\u3000d\t3 4\r\ne\u2028f 5 6\n".encode("utf-8"))
+    vectors = read_vec(str(path), dim=2)
+    assert vectors.words == ["a\u00a0b", "c\u3000d", "e\u2028f"]
+    np.testing.assert_array_equal(vectors.vectors, np.array([[1, 2], [3, 4], [5, 6]], np.float32))
+
+
+@pytest.mark.parametrize("header", [b"20000 100000000000\n", b"100000 10000000\n"])
+def test_a_header_that_lies_about_a_huge_dimension_is_one_error_not_an_allocation(tmp_path, header):
+    # Without dim (autotune, the library): nothing is allocated from the header alone.
+    path = tmp_path / "lie.vec"
+    path.write_bytes(header + b"a 1 2\n")
+    with pytest.raises(FastTextError, match=r"lie\.vec:2: expected a word and \d+ values, got 2"):
+        read_vec(str(path))
+
+
+def test_cli_autotune_with_a_huge_header_dimension_is_one_error_line(tmp_path, splits):
+    from fasttext_lib.data import write_csv
+
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    write_csv(splits[1], str(tmp_path / "val.csv"))
+    (tmp_path / "lie.vec").write_bytes(b"20000 100000000000\na 1 2\n")
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
+                "--output", tmp_path / "out", "--pretrained-vectors", tmp_path / "lie.vec", "--no-progress")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines() == [f"error: {tmp_path / 'lie.vec'}:2: expected a word and 100000000000 "
+                                             f"values, got 2 value(s)"]
+    assert not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------- initialization
@@ -355,6 +388,67 @@ def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_pa
                 "--pretrained-vectors", f"{s3_bucket}/vectors/absent.vec")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"error: no such S3 object: {s3_bucket}/vectors/absent.vec"]
     assert not (tmp_path / "m").exists()
+
+
+def _bundle_files(location):
+    config = json.loads(storage.read_bytes(storage.join(location, "config.json")))
+    return ["config.json"] + sorted(entry["object"] for entry in config["files"].values())
+
+
+def test_overwrite_never_replaces_a_fifo_or_device_with_a_file(tmp_path, splits):
+    # The atomic rename put a regular file in place of a FIFO (as root, of /dev/null itself).
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink(tmp_path / "pipe", tmp_path / "link")
+    for output in (tmp_path / "pipe", tmp_path / "link"):
+        r = run_cli("export-vectors", "--model", bundle, "--output", output, "--overwrite")
+        assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+            f"error: cannot write {output}: it exists and is not a regular file"], r.stderr
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode) and os.path.islink(tmp_path / "link")
+    os.mkfifo(tmp_path / "train.csv")
+    r = run_cli("sample", "--output", tmp_path)  # every atomic write refuses it, not only export-vectors
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: cannot write {tmp_path / 'train.csv'}: it exists and is not a regular file"], r.stderr
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "train.csv").st_mode)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600)])
+def test_exported_and_written_files_get_the_mode_of_the_umask(tmp_path, splits, umask, mode):
+    # The atomic write's temporary (mkstemp: 0600) became the file: owner-only whatever the umask.
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    old = os.umask(umask)
+    try:
+        assert run_cli("export-vectors", "--model", bundle, "--output", tmp_path / "v.vec").returncode == 0
+        assert run_cli("sample", "--output", tmp_path / "s").returncode == 0
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "v.vec", tmp_path / "s" / "train.csv"):
+        assert stat.S_IMODE(os.stat(path).st_mode) == mode, path
+
+
+def test_export_never_overwrites_a_file_of_the_bundle_it_reads(tmp_path, splits):
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    before = {name: (tmp_path / "b" / name).read_bytes() for name in os.listdir(tmp_path / "b")}
+    for name in _bundle_files(bundle) + [".fasttext.lock"]:
+        for output in (tmp_path / "b" / name, f"{tmp_path}/./b/../b/{name}"):
+            r = run_cli("export-vectors", "--model", bundle, "--output", output, "--overwrite")
+            assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+                f"error: {output} is a file of the model bundle {bundle}; write the vectors elsewhere"], r.stderr
+    assert {name: (tmp_path / "b" / name).read_bytes() for name in os.listdir(tmp_path / "b")} == before
+    assert Predictor.load(bundle).labels == ["1", "2"]
+    r = run_cli("export-vectors", "--model", bundle, "--output", tmp_path / "b" / "vectors.vec")  # a new file beside: fine
+    assert r.returncode == 0, r.stderr
+
+
+def test_export_never_overwrites_a_file_of_an_s3_bundle(s3_bucket, splits):
+    bundle = save_bundle(train(*splits, config(epochs=1)), f"{s3_bucket}/model")
+    names = _bundle_files(bundle)
+    before = {name: storage.read_bytes(f"{bundle}/{name}") for name in names}
+    r = run_cli("export-vectors", "--model", bundle, "--output", f"{bundle}/config.json", "--overwrite")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {bundle}/config.json is a file of the model bundle {bundle}; write the vectors elsewhere"]
+    assert {name: storage.read_bytes(f"{bundle}/{name}") for name in names} == before
+    assert Predictor.load(bundle).labels == ["1", "2"]
 
 
 # ---------------------------------------------------------------- cosine similarity
