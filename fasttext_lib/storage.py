@@ -60,7 +60,6 @@ from .errors import FastTextError
 
 MARKER_KEY, MARKER = "written_by", "fasttext_lib"
 LOCK_NAME = ".fasttext.lock"
-STAGING_PREFIX = ".fasttext-staging-"
 PROBE_PREFIX = ".fasttext-probe-"
 ORPHAN_GRACE_SECONDS = 3600
 _OBJECT_RE = re.compile(r"^[^/]+-[0-9a-f]{16}(\.[^./-]+)?$")
