@@ -47,6 +47,7 @@ The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` i
 """
 import contextlib
 import datetime
+import errno
 import hashlib
 import io
 import json
@@ -559,8 +560,17 @@ def _move_hashing(src, dst):
     with open(src, "rb") as f:
         os.fsync(f.fileno())  # durable before the manifest names it, as the copy is
     entry = _hash_file(src)
-    os.link(src, dst)  # fails if dst exists, as open(dst, "xb") does
+    try:
+        os.link(src, dst)  # fails if dst exists, as open(dst, "xb") does
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        return _copy_hashing(src, dst)  # a filesystem without hard links (some FUSE / SMB mounts): copy
     return entry
+
+
+# What link() answers where the filesystem cannot hard-link (rather than "the name exists").
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV, errno.ENOSYS}
 
 
 def _same_filesystem(path, directory):

@@ -93,6 +93,37 @@ def test_publishing_temporaries_links_them_instead_of_copying(tmp_path):
     assert not os.path.samefile(copied["model.params"], os.path.join(dest, manifest["files"]["model.params"]["object"]))
 
 
+@pytest.mark.parametrize("code", ["EPERM", "EOPNOTSUPP", "EXDEV"])
+def test_a_filesystem_without_hard_links_gets_copies(tmp_path, monkeypatch, code):
+    """Some FUSE / SMB mounts refuse link(): publishing temporaries falls back to copying them."""
+    import errno
+
+    def no_links(src, dst):
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
+    monkeypatch.setattr(storage.os, "link", no_links)
+    dest = str(tmp_path / "bundle")
+    staged = make_files(tmp_path, "copied")
+    storage.publish(dest, staged, MANIFEST, {"tag": "copied"}, move=True)
+    manifest = storage.read_manifest(dest, MANIFEST)
+    for name, path in staged.items():
+        assert not os.path.samefile(path, os.path.join(dest, manifest["files"][name]["object"]))
+        os.remove(path)
+    assert load_tag(dest, tmp_path) == "copied"
+
+
+def test_link_errors_other_than_no_hard_links_still_fail(tmp_path, monkeypatch):
+    import errno
+
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(storage.os, "link", full)
+    dest = str(tmp_path / "bundle")
+    with pytest.raises(FastTextError) as info:
+        storage.publish(dest, make_files(tmp_path, "x"), MANIFEST, {"tag": "x"}, move=True)
+    assert "space" in one_line(info.value).lower()
+    assert not os.path.exists(os.path.join(dest, MANIFEST))
+
+
 def test_truncated_and_swapped_files_are_named(tmp_path):
     dest = str(tmp_path / "bundle")
     storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
