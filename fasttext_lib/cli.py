@@ -8,8 +8,8 @@
     evaluate --model DIR_OR_S3 --data PATH        -> the confusion matrix, then (last stdout line)
                                                      {"accuracy", "loss", "n", "confusion_matrix"}
     predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability", "class_id"} JSON per line
-    sample   --output DIR_OR_S3                   (the built-in sample: real English review sentences)
-    synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N]   (Yelp-shaped synthetic text, any size)
+    sample   --output DIR_OR_S3 [--overwrite]     (the built-in sample: real English review sentences)
+    synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N] [--overwrite]   (Yelp-shaped synthetic text, any size)
     prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test and
                                                    the classes' names, .classes.txt)
     export-vectors --model DIR_OR_S3 --output FILE.vec [--overwrite]   (the learned word vectors, fastText's .vec)
@@ -86,9 +86,11 @@ def build_parser():
 
     s = sub.add_parser("sample", help="write the built-in sample: real English product-review sentences (Zhang CSV)")
     s.add_argument("--output", required=True, help="directory or s3:// prefix for train.csv and test.csv")
+    s.add_argument("--overwrite", action="store_true", help="replace train.csv / test.csv if they exist")
 
     g = sub.add_parser("synthetic", help="write a synthetic Yelp-shaped corpus of any size, for scale tests (Zhang CSV)")
     g.add_argument("--output", required=True, help="directory or s3:// prefix for train.csv and test.csv")
+    g.add_argument("--overwrite", action="store_true", help="replace train.csv / test.csv if they exist")
     g.add_argument("--train-docs", type=_positive_int, default=20000)
     g.add_argument("--test-docs", type=_positive_int, default=2000)
     g.add_argument("--classes", type=_positive_int, default=2)
@@ -305,6 +307,19 @@ def cmd_predict(args):
     return 0
 
 
+def _check_splits_output(output, overwrite):
+    """``sample`` / ``synthetic`` write ``train.csv`` and ``test.csv``: names a user's own data often has.
+    Without ``--overwrite`` an existing one is refused before anything is generated or written."""
+    from . import storage
+
+    if overwrite:
+        return
+    for name in ("train.csv", "test.csv"):
+        target = storage.join(output, name)
+        if storage.exists(target):
+            raise FastTextError(f"{target} already exists; pass --overwrite to replace it, or choose another --output")
+
+
 def _write_splits(output, train, test):
     from . import storage
     from .data import write_csv
@@ -318,6 +333,7 @@ def _write_splits(output, train, test):
 def cmd_sample(args):
     from .sample import load_sample
 
+    _check_splits_output(args.output, args.overwrite)
     return _write_splits(args.output, load_sample("train"), load_sample("test"))
 
 
@@ -325,6 +341,7 @@ def cmd_synthetic(args):
     from .data import LabeledTexts
     from .synthetic import generate_reviews
 
+    _check_splits_output(args.output, args.overwrite)
     data = generate_reviews(args.train_docs + args.test_docs, num_classes=args.classes, seed=args.seed)
     n = args.train_docs
     return _write_splits(args.output, data.head(n), LabeledTexts(data.labels[n:], data.texts[n:]))

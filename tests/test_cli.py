@@ -201,6 +201,31 @@ def test_synthetic_command_writes_a_corpus_of_the_asked_size(tmp_path):
     assert set(train.labels) | set(test.labels) == {"1", "2", "3"}
 
 
+@pytest.mark.parametrize("command", [("sample",), ("synthetic", "--train-docs", "20", "--test-docs", "5")])
+def test_sample_and_synthetic_never_replace_existing_data_without_overwrite(tmp_path, command):
+    """train.csv / test.csv are names a user's own data often has: an existing one is refused (both
+    files kept, nothing written), and --overwrite replaces them."""
+    (tmp_path / "test.csv").write_text('"1","my own review"\n')
+    r = run_cli(*command, "--output", tmp_path)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'test.csv'} already exists; pass --overwrite to replace it, or choose another --output"]
+    assert sorted(os.listdir(tmp_path)) == ["test.csv"]
+    assert (tmp_path / "test.csv").read_text() == '"1","my own review"\n'
+    r = run_cli(*command, "--output", tmp_path, "--overwrite")
+    assert r.returncode == 0, r.stderr
+    assert len(read_labeled(str(tmp_path / "test.csv"))) > 1
+
+
+def test_sample_refuses_existing_s3_data(s3_bucket):
+    bucket = s3_bucket[len("s3://"):]
+    boto3.client("s3").put_object(Bucket=bucket, Key="mine/train.csv", Body=b'"1","mine"\n')
+    r = run_cli("sample", "--output", f"{s3_bucket}/mine")
+    assert r.returncode == 2 and "already exists; pass --overwrite" in r.stderr, r.stderr
+    body = boto3.client("s3").get_object(Bucket=bucket, Key="mine/train.csv")["Body"].read()
+    assert body == b'"1","mine"\n'
+    assert "Contents" not in boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix="mine/test.csv")
+
+
 def test_predict_beyond_one_chunk_keeps_every_line_in_order(local_bundle, tmp_path):
     """predict reads 4,096 lines at a time: 4,100 lines give 4,100 answers, each for its own line."""
     from fasttext_lib.predict import Predictor

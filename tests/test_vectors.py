@@ -406,7 +406,7 @@ def test_overwrite_never_replaces_a_fifo_or_device_with_a_file(tmp_path, splits)
             f"error: cannot write {output}: it exists and is not a regular file"], r.stderr
     assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode) and os.path.islink(tmp_path / "link")
     os.mkfifo(tmp_path / "train.csv")
-    r = run_cli("sample", "--output", tmp_path)  # every atomic write refuses it, not only export-vectors
+    r = run_cli("sample", "--output", tmp_path, "--overwrite")  # every atomic write refuses it, not only export-vectors
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         f"error: cannot write {tmp_path / 'train.csv'}: it exists and is not a regular file"], r.stderr
     assert stat.S_ISFIFO(os.lstat(tmp_path / "train.csv").st_mode)
