@@ -20,6 +20,8 @@ from .errors import FastTextError
 
 # MXNet 1.9 wheels index tensors with int32: even a CSR matrix may not have 2^31 (rows x cols) cells.
 MAX_TENSOR_CELLS = 2**31 - 1
+SGD_ROW_POWER = 1.0  # experiment knob: row scale B / (df**power + shrink)
+SGD_ROW_SHRINK = 0.0
 
 
 def too_big_for_a_tensor(num_docs, num_columns):
@@ -116,7 +118,11 @@ def sgd_row_scale_entries(batch):
     stable averaged one for frequent words.
     """
     df = np.diff(batch.t_offsets)
-    return np.repeat((batch.size / df).astype(np.float32), df)  # one value per entry of each bag_t row
+    if SGD_ROW_POWER == 1.0 and SGD_ROW_SHRINK == 0.0:
+        scale = batch.size / df
+    else:
+        scale = batch.size / (np.power(df.astype(np.float64), SGD_ROW_POWER) + SGD_ROW_SHRINK)
+    return np.repeat(scale.astype(np.float32), df)  # one value per entry of each bag_t row
 
 
 @dataclass

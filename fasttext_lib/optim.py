@@ -102,7 +102,7 @@ class Updater:
                                    arrays.rows, self._nonfinite_written, with_status=1,
                                    lr=opt._get_lr(EMBEDDING_KEY), wd=opt._get_wd(EMBEDDING_KEY),
                                    rescale_grad=opt.rescale_grad,
-                                   doc_freq_scale=int(arrays.sgd_row_scale))  # the operator's name for it
+                                   doc_freq_scale=int(arrays.sgd_row_scale), **_power_attr())
 
     def parameters_finite(self):
         """Whether every parameter is finite (no NaN, no infinity): the per-epoch divergence check.
@@ -168,3 +168,11 @@ class Updater:
             with open(path, "wb") as f:
                 f.write(states)
             self.kv.load_optimizer_states(path)
+
+
+def _power_attr():
+    from . import batches
+    out = {} if batches.SGD_ROW_POWER == 1.0 else {"doc_freq_power": batches.SGD_ROW_POWER}
+    if batches.SGD_ROW_SHRINK != 0.0:
+        out["doc_freq_shrink"] = batches.SGD_ROW_SHRINK
+    return out
