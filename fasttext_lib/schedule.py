@@ -18,6 +18,7 @@ MIN_BATCH, MAX_BATCH = 16, 1024  # below 16 a step is mostly overhead; 1024 keep
 LR_BUDGET = 500.0  # sum of the lr over a unigram run (lr0 x steps / 2 under linear decay)
 BIGRAM_FACTOR = 1.5  # ngrams > 1
 MAX_LR = 4.0  # the per-row SGD scale makes a rare row's step lr x its per-document gradient: keep it bounded
+SHRINK_ABOVE_BATCH = 256  # the per-row SGD scale's shrink: 0 up to this batch (where the rule was derived)
 
 
 def default_batch_size(num_docs):
@@ -40,3 +41,9 @@ def default_schedule(num_docs, mean_tokens, num_classes, ngrams, epochs, batch_s
     budget = LR_BUDGET * (BIGRAM_FACTOR if ngrams > 1 else 1.0)
     lr = min(MAX_LR, 2.0 * budget / steps)  # linear decay: the mean lr is half the initial one
     return {"optimizer": "sgd", "lr": round(lr, 4), "batch_size": batch}
+
+
+def row_shrink(batch_size):
+    """The per-row SGD scale's ``shrink`` k for a batch size (batches.sgd_row_scale_entries):
+    ``batch / 256 - 1``, 0 up to batch 256. Evidence: docs/RESULTS.md 3, "At scale"."""
+    return max(0.0, batch_size / SHRINK_ABOVE_BATCH - 1.0)

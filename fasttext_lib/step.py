@@ -56,12 +56,16 @@ def embedding_gradient(model, arrays, docs_grad):
     Native and generic operators compute the same sums in the same order (bit-identical results).
     """
     from mxnet import nd
-    from .optim import _power_attr
 
     if arrays.native:  # the operator calls SGD's row scale doc_freq_scale
         grad = nd.fasttext_bag_mean_backward(arrays.offsets, arrays.columns, arrays.weights, docs_grad,
                                              num_rows=len(arrays.rows), doc_freq_scale=int(arrays.sgd_row_scale),
-                                             **_power_attr())
+                                             **shrink_attr(arrays))
     else:
         grad = nd.sparse.dot(arrays.bag_t, docs_grad)  # SGD's row scale is already in bag_t
     return nd.sparse.row_sparse_array((grad, arrays.rows), shape=(model.num_rows, model.emsize), ctx=arrays.rows.context)
+
+
+def shrink_attr(arrays):
+    """The native operators' ``shrink`` attribute for ``arrays.row_shrink`` (none when it is 0)."""
+    return {"shrink": arrays.row_shrink} if arrays.row_shrink else {}
