@@ -7,7 +7,7 @@ usage: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/scale_ours.py OUT.jsonl 
 SETTING = EPOCHS:BATCH[:lr=X][:lrx=X][:omult=X][:shrink=K]; BATCH 'rule' = the default batch size; the lr
 defaults to default_schedule's for that batch size (the rule's budget), times lrx; omult = an extra lr
 multiplier for the output layer; shrink = the SGD row scale's k (B (1 + k) / (df + k), and the output
-layer's lr times 1 + k), instead of the library's schedule.row_shrink(BATCH) (0 up to batch 256, 3 at 1024).
+layer's lr times 1 + k), instead of the library's schedule.row_shrink(BATCH, NGRAMS) (bigrams: 0 up to batch 256, 3 at 1024; unigrams: 0).
 One JSON line per setting: final and per-epoch test accuracy, per-epoch docs/s.
 (The runs with a power on df, ``pow=``, used commit b7bef6d's version of this script: scale B / df**pow.)
 """
@@ -34,7 +34,7 @@ for spec in sys.argv[3:]:
     lr = float(opts["lr"]) if "lr" in opts else default_schedule(len(tr), 155.0, 2, ngrams, epochs, batch_size=batch)["lr"]
     lr *= float(opts.get("lrx", 1.0))
     omult = float(opts.get("omult", 1.0))
-    shrink = float(opts["shrink"]) if "shrink" in opts else row_shrink(batch)
+    shrink = float(opts["shrink"]) if "shrink" in opts else row_shrink(batch, ngrams)
     T.sgd_row_shrink = optim.sgd_row_shrink = lambda config, _k=shrink: _k
     def make(config, steps, _m=omult):
         opt = orig_make(config, steps)  # the output layer's lr x (1 + shrink)

@@ -117,8 +117,8 @@ def sgd_row_scale_entries(batch, shrink=0.0):
 
     The mean gives a row in 40 of the batch's documents the same step as a row in one, however
     large the batch: on big batches that is too little for the rows that carry the signal against
-    the rare ones, which are mostly noise. ``shrink`` (:func:`~fasttext_lib.schedule.row_shrink`,
-    0 up to batch 256) counts k more documents of zero gradient into each row's mean and multiplies
+    the rare ones, which are mostly noise. ``shrink`` (:func:`~fasttext_lib.schedule.row_shrink`:
+    with n-grams, 0 up to batch 256) counts k more documents of zero gradient into each row's mean and multiplies
     by 1 + k: a rare row (df 1) keeps its step, a row in many documents takes up to 1 + k times the
     mean (the output layer gets the same factor, optim.make_optimizer). docs/RESULTS.md 3, "At scale".
     """

@@ -17,9 +17,9 @@ EMBEDDING_KEY, OUTPUT_KEY = 0, 1
 def make_optimizer(config, steps_per_epoch):
     """MXNet's optimizer for a :class:`~fasttext_lib.config.TrainConfig`: lazy, with its lr schedule.
 
-    SGD on batches above 256 documents: the output layer's lr is ``1 + row_shrink(batch)`` times
-    the embedding's, the factor the SGD row scale gives rows found in many documents of a batch
-    (batches.sgd_row_scale_entries); the output layer is in every document.
+    SGD with n-grams on batches above 256 documents: the output layer's lr is ``1 + row_shrink``
+    times the embedding's, the factor the SGD row scale gives rows found in many documents of a
+    batch (batches.sgd_row_scale_entries); the output layer is in every document.
     """
     import mxnet as mx
 
@@ -36,7 +36,7 @@ def make_optimizer(config, steps_per_epoch):
 
 def sgd_row_shrink(config):
     """The SGD row scale's ``shrink`` for this config (schedule.row_shrink); 0 for other optimizers."""
-    return row_shrink(config.batch_size) if config.optimizer == "sgd" else 0.0
+    return row_shrink(config.batch_size, config.ngrams) if config.optimizer == "sgd" else 0.0
 
 
 class Updater:

@@ -280,13 +280,17 @@ def test_release_texts_frees_them_and_changes_nothing(splits):
 
 
 def test_sgd_on_large_batches_gives_the_output_layer_the_row_scales_factor():
-    """Above batch 256 the SGD row scale's shrink k multiplies frequent rows' steps by up to 1 + k;
-    the output layer (in every document) gets lr x (1 + k). Not below, and not for adam."""
+    """With n-grams above batch 256 the SGD row scale's shrink k multiplies frequent rows' steps by up
+    to 1 + k; the output layer (in every document) gets lr x (1 + k). Not below, not for unigrams,
+    not for adam."""
     from fasttext_lib.optim import EMBEDDING_KEY, OUTPUT_KEY, make_optimizer, sgd_row_shrink
 
     for batch, factor in ((16, 1.0), (256, 1.0), (512, 2.0), (1024, 4.0)):
-        opt = make_optimizer(TrainConfig(lr=0.5, batch_size=batch, epochs=1), steps_per_epoch=10)
+        cfg = TrainConfig(lr=0.5, batch_size=batch, epochs=1, ngrams=2)
+        opt = make_optimizer(cfg, steps_per_epoch=10)
         assert opt._get_lr(OUTPUT_KEY) == pytest.approx(0.5 * factor) and opt._get_lr(EMBEDDING_KEY) == 0.5
-        assert sgd_row_shrink(TrainConfig(lr=0.5, batch_size=batch)) == factor - 1.0
-    adam = make_optimizer(TrainConfig(optimizer="adam", lr=0.01, batch_size=1024, epochs=1), steps_per_epoch=10)
+        assert sgd_row_shrink(cfg) == factor - 1.0
+    unigrams = make_optimizer(TrainConfig(lr=0.5, batch_size=1024, epochs=1, ngrams=1), steps_per_epoch=10)
+    assert unigrams._get_lr(OUTPUT_KEY) == unigrams._get_lr(EMBEDDING_KEY) == 0.5
+    adam = make_optimizer(TrainConfig(optimizer="adam", lr=0.01, batch_size=1024, epochs=1, ngrams=2), steps_per_epoch=10)
     assert adam._get_lr(OUTPUT_KEY) == adam._get_lr(EMBEDDING_KEY) == 0.01
