@@ -4,7 +4,7 @@ Corpus: /tmp/fasttext_lib_bench_e2e/yelp-560000-2/ (560k train / 38k test), writ
 ``benchmarks/bench_e2e.py`` (``write_corpus``: ``generate_reviews(598000, seed=2)``).
 
 usage: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/scale_ours.py OUT.jsonl NGRAMS SETTING...
-SETTING = EPOCHS:BATCH[:lr=X][:lrx=X][:omult=X][:shrink=K]; BATCH 'rule' = the default batch size; the lr
+SETTING = EPOCHS:BATCH[:lr=X][:lrx=X][:omult=X][:shrink=K][:seed=S]; BATCH 'rule' = the default batch size; the lr
 defaults to default_schedule's for that batch size (the rule's budget), times lrx; omult = an extra lr
 multiplier for the output layer; shrink = the SGD row scale's k (B (1 + k) / (df + k), and the output
 layer's lr times 1 + k), instead of the library's schedule.row_shrink(BATCH, NGRAMS) (bigrams: 0 up to batch 256, 3 at 1024; unigrams: 0).
@@ -42,10 +42,11 @@ for spec in sys.argv[3:]:
             opt.set_lr_mult({optim.OUTPUT_KEY: _m * opt.lr_mult.get(optim.OUTPUT_KEY, 1.0)})
         return opt
     T.make_optimizer = make
-    cfg = TrainConfig(epochs=epochs, ngrams=ngrams, seed=1, ctx="cpu", progress=False, lr=lr, batch_size=batch)
+    seed = int(opts.get("seed", 1))  # the training seed (init, order); the featurization is the same
+    cfg = TrainConfig(epochs=epochs, ngrams=ngrams, seed=seed, ctx="cpu", progress=False, lr=lr, batch_size=batch)
     t = time.time()
     m = train(tr, te, cfg, featurized=feats)
-    row = {"system": "fasttext_lib", "spec": spec, "ngrams": ngrams, "epochs": epochs, "batch": batch, "lr": lr, "omult": omult, "shrink": shrink,
+    row = {"system": "fasttext_lib", "spec": spec, "ngrams": ngrams, "epochs": epochs, "batch": batch, "lr": lr, "omult": omult, "shrink": shrink, "seed": seed,
            "accuracy": m.history[-1]["val_accuracy"], "seconds": time.time() - t,
            "per_epoch_acc": [round(h["val_accuracy"], 4) for h in m.history],
            "per_epoch_docs_s": [round(h["samples_per_s"]) for h in m.history]}
