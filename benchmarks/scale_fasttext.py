@@ -1,16 +1,16 @@
 """fastText C++ (thread=1, defaults, dim 100, seed 1) on the yelp-560000-2 corpus (see scale_ours.py): accuracy.
 
-usage: OMP_NUM_THREADS=1 python benchmarks/scale_fasttext.py OUT.jsonl NGRAMSxEPOCHS...   (e.g. 2x10 1x10)
+usage: OMP_NUM_THREADS=1 python benchmarks/scale_fasttext.py OUT.jsonl NGRAMSxEPOCHS[xSEED]...   (e.g. 2x10 1x10 2x5x2)
 """
 import json, sys, time
 import fasttext
 D = "/tmp/fasttext_lib_bench_e2e/yelp-560000-2/"
 for spec in sys.argv[2:]:
-    ngrams, epochs = map(int, spec.split("x"))
+    ngrams, epochs, seed = (list(map(int, spec.split("x"))) + [1])[:3]
     t = time.time()
-    m = fasttext.train_supervised(input=D + "train.txt", epoch=epochs, wordNgrams=ngrams, dim=100, thread=1, seed=1, verbose=0)
+    m = fasttext.train_supervised(input=D + "train.txt", epoch=epochs, wordNgrams=ngrams, dim=100, thread=1, seed=seed, verbose=0)
     secs = time.time() - t
     acc = float(m.test(D + "test.txt")[1])
     with open(sys.argv[1], "a") as f:
-        f.write(json.dumps({"system": "fastText C++", "ngrams": ngrams, "epochs": epochs, "accuracy": acc, "seconds": secs}) + "\n")
+        f.write(json.dumps({"system": "fastText C++", "ngrams": ngrams, "epochs": epochs, "seed": seed, "accuracy": acc, "seconds": secs}) + "\n")
     print(spec, acc, secs, flush=True)

@@ -6,11 +6,12 @@
 //   fasttext_bag_mean(table, offsets, index, weights) -> docs (n, dim)
 //       docs[d] = sum_e weights[e] * table[index[e]]: the mean embedding, read straight from the
 //       (possibly 2M-row) table, without gathering the batch's rows into a copy first.
-//   fasttext_bag_mean_backward(offsets, index, weights, docs_grad; num_rows, doc_freq_scale)
+//   fasttext_bag_mean_backward(offsets, index, weights, docs_grad; num_rows, doc_freq_scale, shrink)
 //       -> grad (num_rows, dim): grad[r] = sum_e weights[e] * docs_grad[doc of e] over the entries
 //       with index[e] == r, here with index the batch's *compact* column (0 .. num_rows-1), so the
 //       result is the row-sparse gradient's value array. doc_freq_scale=1 multiplies row r by
-//       n / (documents that contain r): see batches.sgd_row_scale_entries for why SGD wants that.
+//       n / (documents that contain r), shrink=k > 0 by n (1 + k) / (documents that contain r + k):
+//       see batches.sgd_row_scale_entries for why SGD wants that.
 //
 // Both are deterministic whatever the thread count: a document's mean and a row's gradient are
 // each summed by one thread in entry order (threads split documents, resp. output rows).
@@ -132,6 +133,11 @@ int64_t int_attr(const Attrs& attrs, const char* name, int64_t fallback) {
   return it == attrs.end() ? fallback : std::stoll(it->second);
 }
 
+double float_attr(const Attrs& attrs, const char* name, double fallback) {
+  auto it = attrs.find(name);
+  return it == attrs.end() ? fallback : std::stod(it->second);
+}
+
 MXReturnValue grad_attrs(const Attrs& attrs, int* num_in, int* num_out) {
   if (int_attr(attrs, "num_rows", -1) < 1) return fail("fasttext_bag_mean_backward needs num_rows >= 1");
   *num_in = 4;
@@ -191,11 +197,15 @@ struct Transposed {
   }
 
   // acc = gradient of compact row r: sum over its entries of weight * docs_grad[doc]. With
-  // doc_freq_scale, times n / (documents that contain r); see batches.sgd_row_scale_entries.
-  void row_gradient(int64_t r, const float* dh, int64_t dim, bool doc_freq_scale, float* acc) const {
+  // doc_freq_scale, times n / (documents that contain r), or with shrink k > 0 times
+  // n (1 + k) / (documents that contain r + k); see batches.sgd_row_scale_entries.
+  void row_gradient(int64_t r, const float* dh, int64_t dim, bool doc_freq_scale, double shrink, float* acc) const {
     std::memset(acc, 0, dim * sizeof(float));
     const int64_t first = starts[r], last = starts[r + 1];
-    const float scale = doc_freq_scale ? static_cast<float>(docs) / static_cast<float>(last - first) : 1.0f;
+    const float scale = !doc_freq_scale ? 1.0f
+                        : shrink == 0.0 ? static_cast<float>(docs) / static_cast<float>(last - first)
+                                        : static_cast<float>(static_cast<double>(docs) * (1.0 + shrink) /
+                                                             (static_cast<double>(last - first) + shrink));
     for (int64_t j = first; j < last; ++j) {
       const float w = doc_freq_scale ? entry_weight[j] * scale : entry_weight[j];
       const float* g = dh + static_cast<int64_t>(entry_doc[j]) * dim;
@@ -214,9 +224,10 @@ MXReturnValue grad_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::v
     return MX_FAIL;
   const float* dh = (*in)[3].data<float>();
   const bool doc_freq_scale = int_attr(attrs, "doc_freq_scale", 0) != 0;
+  const double shrink = float_attr(attrs, "shrink", 0.0);
   float* grad = (*out)[0].data<float>();
 #pragma omp parallel for schedule(static) if (nnz * dim >= kParallelWork)
-  for (int64_t r = 0; r < rows; ++r) t.row_gradient(r, dh, dim, doc_freq_scale, grad + r * dim);
+  for (int64_t r = 0; r < rows; ++r) t.row_gradient(r, dh, dim, doc_freq_scale, shrink, grad + r * dim);
   return MX_SUCCESS;
 }
 
@@ -230,11 +241,6 @@ MXReturnValue grad_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::v
 // with_status=1 adds a 7th input, status (float32 (1,), mutated): set to 1 when a value this step wrote
 // is NaN or infinite. It is the run's divergence check (train.py): every change to the table passes
 // through here, so the written rows are checked as they are written, at no extra pass over memory.
-
-double float_attr(const Attrs& attrs, const char* name, double fallback) {
-  auto it = attrs.find(name);
-  return it == attrs.end() ? fallback : std::stod(it->second);
-}
 
 bool with_status(const Attrs& attrs) { return int_attr(attrs, "with_status", 0) != 0; }
 
@@ -286,6 +292,7 @@ MXReturnValue sgd_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::ve
     return MX_FAIL;
   const float* dh = (*in)[4].data<float>();
   const bool doc_freq_scale = int_attr(attrs, "doc_freq_scale", 0) != 0;
+  const double shrink = float_attr(attrs, "shrink", 0.0);
   const float lr = static_cast<float>(float_attr(attrs, "lr", 0)), wd = static_cast<float>(float_attr(attrs, "wd", 0));
   const float rescale = static_cast<float>(float_attr(attrs, "rescale_grad", 1));
   const float decay = 1.f - lr * wd, step = lr * rescale;  // sgd_update's own expression, to the rounding
@@ -297,7 +304,7 @@ MXReturnValue sgd_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::ve
     for (int64_t c = 0; c < rows; ++c) {
       if (c + kPrefetch < rows)  // the table row a later column updates: its cache misses overlap this work
         for (int64_t k = 0; k < dim; k += 16) __builtin_prefetch(table + row_of[c + kPrefetch] * dim + k, 1);
-      t.row_gradient(c, dh, dim, doc_freq_scale, grad.data());
+      t.row_gradient(c, dh, dim, doc_freq_scale, shrink, grad.data());
       float* w = table + row_of[c] * dim;
       uint32_t bad = 0;  // NaN and infinities are the floats whose exponent bits are all ones (vectorizes)
       for (int64_t k = 0; k < dim; ++k) {

@@ -105,18 +105,29 @@ def _stable_argsort(keys):
     return order
 
 
-def sgd_row_scale_entries(batch):
+def sgd_row_scale_entries(batch, shrink=0.0):
     """SGD's row scale, one value per entry of the transpose: batch size / documents of the batch
-    that contain the row.
+    that contain the row (with ``shrink`` k > 0: B (1 + k) / (df + k)).
 
     fastText steps once per document. The loss is averaged over the batch, which would shrink a
     rare word's step by the batch size; summing instead would give a word in every document a
     step a thousand times too large. Scaling row r by B / df(r) makes every row take the mean
     step over the documents that contain it: fastText's per-document step for rare words and a
     stable averaged one for frequent words.
+
+    The mean gives a row in 40 of the batch's documents the same step as a row in one, however
+    large the batch: on big batches that is too little for the rows that carry the signal against
+    the rare ones, which are mostly noise. ``shrink`` (:func:`~fasttext_lib.schedule.row_shrink`:
+    with n-grams, 0 up to batch 256) counts k more documents of zero gradient into each row's mean and multiplies
+    by 1 + k: a rare row (df 1) keeps its step, a row in many documents takes up to 1 + k times the
+    mean (the output layer gets the same factor, optim.make_optimizer). docs/RESULTS.md 3, "At scale".
     """
     df = np.diff(batch.t_offsets)
-    return np.repeat((batch.size / df).astype(np.float32), df)  # one value per entry of each bag_t row
+    if shrink:
+        scale = batch.size * (1.0 + shrink) / (df + shrink)  # float64 as the native operator's
+    else:
+        scale = batch.size / df
+    return np.repeat(scale.astype(np.float32), df)  # one value per entry of each bag_t row
 
 
 @dataclass
@@ -126,14 +137,15 @@ class BatchArrays:
     Native operators read the CSR parts as they are (``offsets``, ``weights``, ``entry_rows`` and
     ``columns`` per entry); the generic path reads ``bag`` (docs x compact columns) and its
     transpose ``bag_t``. ``sgd_row_scale``: the embedding gradient carries SGD's row scale
-    (:func:`sgd_row_scale_entries`), applied by the native backward operator or already
-    multiplied into ``bag_t``.
+    (:func:`sgd_row_scale_entries`, with ``row_shrink``), applied by the native backward operator
+    or already multiplied into ``bag_t``.
     """
 
     rows: object  # int64 (columns,): the batch's distinct embedding rows, sorted
     labels: object
     native: bool
     sgd_row_scale: bool
+    row_shrink: float = 0.0
     offsets: object = None
     weights: object = None
     entry_rows: object = None
@@ -142,7 +154,7 @@ class BatchArrays:
     bag_t: object = None
 
 
-def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False):
+def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False, row_shrink=0.0):
     """A :class:`SparseBatch` as :class:`BatchArrays` on ``ctx``, for the native or the generic operators.
 
     With ``sgd_row_scale`` each row of the gradient is multiplied by :func:`sgd_row_scale_entries`:
@@ -154,7 +166,8 @@ def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False):
     n, cols = batch.size, len(batch.rows)
     labels = batch.labels.reshape((-1, 1)) if binary else batch.labels  # shaped in numpy: one MXNet call less
     out = BatchArrays(rows=_to_nd(batch.rows, ctx, np.int64),  # int64: row_sparse's index type
-                      labels=_to_nd(labels, ctx, np.float32), native=native, sgd_row_scale=sgd_row_scale)
+                      labels=_to_nd(labels, ctx, np.float32), native=native, sgd_row_scale=sgd_row_scale,
+                      row_shrink=float(row_shrink) if sgd_row_scale else 0.0)
     if native:
         out.offsets = _to_nd(batch.offsets, ctx, np.int64)
         out.weights = _to_nd(batch.weights, ctx, np.float32)
@@ -168,7 +181,7 @@ def to_batch_arrays(batch, ctx, binary, native=False, sgd_row_scale=False):
     if batch.t_offsets is not None:
         t_weights = batch.t_weights
         if sgd_row_scale:
-            t_weights = t_weights * sgd_row_scale_entries(batch)
+            t_weights = t_weights * sgd_row_scale_entries(batch, out.row_shrink)
         out.bag_t = nd.sparse.csr_matrix((t_weights, batch.t_columns, batch.t_offsets), shape=(cols, n), ctx=ctx)
     return out
 

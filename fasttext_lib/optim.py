@@ -8,20 +8,35 @@ the row-sparse gradients and holds the optimizer.
 import os
 import tempfile
 
-from .step import embedding_gradient
+from .schedule import row_shrink
+from .step import embedding_gradient, shrink_attr
 
 EMBEDDING_KEY, OUTPUT_KEY = 0, 1
 
 
 def make_optimizer(config, steps_per_epoch):
-    """MXNet's optimizer for a :class:`~fasttext_lib.config.TrainConfig`: lazy, with its lr schedule."""
+    """MXNet's optimizer for a :class:`~fasttext_lib.config.TrainConfig`: lazy, with its lr schedule.
+
+    SGD with n-grams on batches above 256 documents: the output layer's lr is ``1 + row_shrink``
+    times the embedding's, the factor the SGD row scale gives rows found in many documents of a
+    batch (batches.sgd_row_scale_entries); the output layer is in every document.
+    """
     import mxnet as mx
 
     params = {"learning_rate": config.learning_rate, "wd": config.wd, "lazy_update": True, "rescale_grad": 1.0}
     if config.lr_schedule == "linear":
         params["lr_scheduler"] = mx.lr_scheduler.PolyScheduler(
             max_update=max(1, steps_per_epoch * config.epochs), base_lr=config.learning_rate, pwr=1, final_lr=0.0)
-    return mx.optimizer.create(config.optimizer, **params)
+    optimizer = mx.optimizer.create(config.optimizer, **params)
+    shrink = sgd_row_shrink(config)
+    if shrink:
+        optimizer.set_lr_mult({OUTPUT_KEY: 1.0 + shrink})
+    return optimizer
+
+
+def sgd_row_shrink(config):
+    """The SGD row scale's ``shrink`` for this config (schedule.row_shrink); 0 for other optimizers."""
+    return row_shrink(config.batch_size, config.ngrams) if config.optimizer == "sgd" else 0.0
 
 
 class Updater:
@@ -102,7 +117,8 @@ class Updater:
                                    arrays.rows, self._nonfinite_written, with_status=1,
                                    lr=opt._get_lr(EMBEDDING_KEY), wd=opt._get_wd(EMBEDDING_KEY),
                                    rescale_grad=opt.rescale_grad,
-                                   doc_freq_scale=int(arrays.sgd_row_scale))  # the operator's name for it
+                                   doc_freq_scale=int(arrays.sgd_row_scale),  # the operator's name for it
+                                   **shrink_attr(arrays))
 
     def parameters_finite(self):
         """Whether every parameter is finite (no NaN, no infinity): the per-epoch divergence check.

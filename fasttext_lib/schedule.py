@@ -10,6 +10,10 @@ evidence: docs/RESULTS.md, "Defaults that adapt to the data".
 * **lr**: a fixed budget for the sum of the learning rate over the run (lr x total steps / 2 under
   the linear decay to zero): the distance batch-averaged SGD travels. Fewer steps, larger lr.
   Bigrams (twice the rows per document, each with half the weight, each rarely seen) get 1.5x.
+* **The per-row SGD scale's shrink** (:func:`row_shrink`, word n-grams only): above batch 256 a row
+  found in many of a batch's documents steps up to ``batch / 256`` times its mean gradient, a row in
+  one document as before (batches.sgd_row_scale_entries); the output layer's lr gets the same
+  factor. At 560k documents (batch 1024) this is what brings bigrams level with fastText.
 """
 import math
 
@@ -18,6 +22,7 @@ MIN_BATCH, MAX_BATCH = 16, 1024  # below 16 a step is mostly overhead; 1024 keep
 LR_BUDGET = 500.0  # sum of the lr over a unigram run (lr0 x steps / 2 under linear decay)
 BIGRAM_FACTOR = 1.5  # ngrams > 1
 MAX_LR = 4.0  # the per-row SGD scale makes a rare row's step lr x its per-document gradient: keep it bounded
+SHRINK_ABOVE_BATCH = 256  # the per-row SGD scale's shrink (n-grams): 0 up to this batch (where the rule was derived)
 
 
 def default_batch_size(num_docs):
@@ -40,3 +45,12 @@ def default_schedule(num_docs, mean_tokens, num_classes, ngrams, epochs, batch_s
     budget = LR_BUDGET * (BIGRAM_FACTOR if ngrams > 1 else 1.0)
     lr = min(MAX_LR, 2.0 * budget / steps)  # linear decay: the mean lr is half the initial one
     return {"optimizer": "sgd", "lr": round(lr, 4), "batch_size": batch}
+
+
+def row_shrink(batch_size, ngrams):
+    """The per-row SGD scale's ``shrink`` k (batches.sgd_row_scale_entries): with word n-grams
+    ``batch / 256 - 1``, 0 up to batch 256; 0 for unigrams. Evidence: docs/RESULTS.md 3, "At scale"
+    (unigrams at 560k, where every row is a word seen often, overfit with it: -0.1 points)."""
+    if ngrams < 2:
+        return 0.0
+    return max(0.0, batch_size / SHRINK_ABOVE_BATCH - 1.0)

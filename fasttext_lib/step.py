@@ -59,7 +59,13 @@ def embedding_gradient(model, arrays, docs_grad):
 
     if arrays.native:  # the operator calls SGD's row scale doc_freq_scale
         grad = nd.fasttext_bag_mean_backward(arrays.offsets, arrays.columns, arrays.weights, docs_grad,
-                                             num_rows=len(arrays.rows), doc_freq_scale=int(arrays.sgd_row_scale))
+                                             num_rows=len(arrays.rows), doc_freq_scale=int(arrays.sgd_row_scale),
+                                             **shrink_attr(arrays))
     else:
         grad = nd.sparse.dot(arrays.bag_t, docs_grad)  # SGD's row scale is already in bag_t
     return nd.sparse.row_sparse_array((grad, arrays.rows), shape=(model.num_rows, model.emsize), ctx=arrays.rows.context)
+
+
+def shrink_attr(arrays):
+    """The native operators' ``shrink`` attribute for ``arrays.row_shrink`` (none when it is 0)."""
+    return {"shrink": arrays.row_shrink} if arrays.row_shrink else {}

@@ -32,7 +32,7 @@ from .devices import parse_ctx
 from .errors import FastTextError
 from .features import Featurizer
 from .label_names import for_labels
-from .optim import Updater, make_optimizer
+from .optim import Updater, make_optimizer, sgd_row_shrink
 from .predict import encode_labels, evaluate_bags
 from .progress import bar
 from .step import sparse_step, use_bag_ops
@@ -162,6 +162,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     if resumed is not None:
         updater.load_states(resumed["optimizer_states"])
     native = use_bag_ops(ctxs)
+    sgd, shrink = config.optimizer == "sgd", sgd_row_shrink(config)
     maker = BatchMaker(train_bags, y_train, featurizer.num_rows)
     keep_freed_memory()
     for epoch in range(first_epoch, config.epochs + 1):
@@ -182,7 +183,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                     global_batch = sum(p.size for p in parts) * workers
                     steps = []
                     for i, (part, ctx) in enumerate(zip(parts, ctxs)):
-                        arrays = to_batch_arrays(part, ctx, model.binary, native, sgd_row_scale=config.optimizer == "sgd")
+                        arrays = to_batch_arrays(part, ctx, model.binary, native, sgd_row_scale=sgd, row_shrink=shrink)
                         values, entry_index = updater.embedding_for(i, arrays)
                         steps.append(sparse_step(model, values, entry_index, arrays, global_batch))
                     updater.apply(model, steps)

@@ -6,7 +6,7 @@ from mxnet import nd
 
 from fasttext_lib import bag_ops
 from fasttext_lib.data import LabeledTexts
-from fasttext_lib.batches import BatchMaker
+from fasttext_lib.batches import BatchMaker, sgd_row_scale_entries
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.features import Featurizer
 from fasttext_lib.synthetic import generate_reviews
@@ -52,6 +52,14 @@ def test_forward_and_backward_are_bit_identical_to_take_and_csr_dot(ops, batch):
     scaled = nd.fasttext_bag_mean_backward(offsets, columns, weights, dh, num_rows=len(b.rows), doc_freq_scale=1)
     df = np.bincount(b.columns, minlength=len(b.rows))
     np.testing.assert_allclose(scaled.asnumpy(), grad.asnumpy() * (b.size / df)[:, None], rtol=1e-5, atol=1e-7)
+    # with shrink k: n (1 + k) / (documents containing r + k), bit-identical to the generic route's bag_t
+    shrunk = nd.fasttext_bag_mean_backward(offsets, columns, weights, dh, num_rows=len(b.rows), doc_freq_scale=1,
+                                           shrink=2.5)
+    np.testing.assert_allclose(shrunk.asnumpy(), grad.asnumpy() * (b.size * 3.5 / (df + 2.5))[:, None],
+                               rtol=1e-5, atol=1e-7)
+    bag_t_shrunk = nd.sparse.csr_matrix((b.t_weights * sgd_row_scale_entries(b, 2.5), b.t_columns, b.t_offsets),
+                                        shape=(len(b.rows), b.size))
+    np.testing.assert_array_equal(shrunk.asnumpy(), nd.sparse.dot(bag_t_shrunk, dh).asnumpy())
 
 
 def test_fused_sgd_step_is_mxnet_lazy_sgd(ops, batch):
@@ -67,6 +75,16 @@ def test_fused_sgd_step_is_mxnet_lazy_sgd(ops, batch):
     nd.sgd_update(reference, nd.sparse.row_sparse_array((grad, rows), shape=start.shape), out=reference,
                   lr=0.5, wd=0.01, lazy_update=True)
     np.testing.assert_array_equal(fused.asnumpy(), reference.asnumpy())
+    # the same with the row scale's shrink
+    fused_shrunk, reference_shrunk = nd.array(start), nd.array(start)
+    nd.fasttext_bag_sgd_update(fused_shrunk, offsets, columns, weights, dh, rows, lr=0.5, wd=0.01, doc_freq_scale=1,
+                               shrink=3.0)
+    grad = nd.fasttext_bag_mean_backward(offsets, columns, weights, dh, num_rows=len(b.rows), doc_freq_scale=1,
+                                         shrink=3.0)
+    nd.sgd_update(reference_shrunk, nd.sparse.row_sparse_array((grad, rows), shape=start.shape), out=reference_shrunk,
+                  lr=0.5, wd=0.01, lazy_update=True)
+    np.testing.assert_array_equal(fused_shrunk.asnumpy(), reference_shrunk.asnumpy())
+    assert not np.array_equal(fused_shrunk.asnumpy(), fused.asnumpy())
     untouched = np.setdiff1d(np.arange(num_rows), b.rows)
     np.testing.assert_array_equal(fused.asnumpy()[untouched], start[untouched])
 
@@ -104,11 +122,12 @@ def test_bad_indices_fail_instead_of_reading_out_of_bounds(ops):
                                       nd.ones((1, 4)), num_rows=2).wait_to_read()
 
 
-@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-def test_training_is_bit_identical_with_native_and_generic_operators(ops, optimizer, monkeypatch):
+@pytest.mark.parametrize("optimizer, batch_size", [("sgd", 128), ("adam", 128), ("sgd", 512)])
+def test_training_is_bit_identical_with_native_and_generic_operators(ops, optimizer, batch_size, monkeypatch):
+    """(sgd at batch 512: with the per-row scale's shrink, schedule.row_shrink)"""
     data = generate_reviews(1300, seed=6)
     splits = LabeledTexts(data.labels[:1000], data.texts[:1000]), LabeledTexts(data.labels[1000:], data.texts[1000:])
-    cfg = TrainConfig(epochs=2, batch_size=128, ngrams=2, buckets=20000, optimizer=optimizer, wd=1e-4,
+    cfg = TrainConfig(epochs=2, batch_size=batch_size, ngrams=2, buckets=20000, optimizer=optimizer, wd=1e-4,
                       progress=False, ctx="cpu", seed=9)
     native = train(*splits, cfg)
     monkeypatch.setenv(bag_ops.ENV_SWITCH, "0")

@@ -2,7 +2,7 @@
 import pytest
 
 from fasttext_lib.config import TrainConfig
-from fasttext_lib.schedule import MAX_BATCH, MAX_LR, MIN_BATCH, default_schedule
+from fasttext_lib.schedule import MAX_BATCH, MAX_LR, MIN_BATCH, default_schedule, row_shrink
 
 SIZES = [50, 546, 2_888, 8_454, 20_000, 60_000, 200_000, 560_000, 3_600_000]
 
@@ -75,3 +75,15 @@ def test_resolve_fills_only_what_is_unset():
     assert TrainConfig(optimizer="adam").learning_rate == 0.01
     with pytest.raises(ValueError, match="from the data"):
         TrainConfig().learning_rate
+
+
+def test_the_row_scale_shrinks_only_above_batch_256_and_with_ngrams():
+    """The sets the rule was derived on (batch 16-256) keep the plain per-row mean; above, with word
+    n-grams, k grows with the batch: 1 at 512, 3 at 1024 (560k documents); unigrams never shrink
+    (docs/RESULTS.md 3, "At scale")."""
+    assert [row_shrink(b, 2) for b in (16, 64, 256, 512, 1024)] == [0.0, 0.0, 0.0, 1.0, 3.0]
+    assert [row_shrink(b, 1) for b in (16, 256, 512, 1024)] == [0.0] * 4
+    assert row_shrink(1024, 3) == 3.0
+    small = [default_schedule(n, 20.0, 2, 2, 5)["batch_size"] for n in (546, 2_888, 8_454, 20_000, 60_000)]
+    assert all(row_shrink(b, 2) == 0.0 for b in small)
+    assert row_shrink(default_schedule(560_000, 155.0, 2, 2, 5)["batch_size"], 2) == 3.0

@@ -106,6 +106,12 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native)
     scaled = embedding_gradient(model, scaled_arrays, docs_grad)
     df = np.bincount(batch.columns, minlength=len(batch.rows))
     np.testing.assert_allclose(scaled.data.asnumpy(), expected[batch.rows] * (batch.size / df)[:, None], rtol=1e-4, atol=1e-7)
+    # with a shrink k (large batches): batch size x (1 + k) / (document frequency + k)
+    shrunk_arrays = to_batch_arrays(batch, mx.cpu(), model.binary, native, sgd_row_scale=True, row_shrink=3.0)
+    shrunk = embedding_gradient(model, shrunk_arrays, docs_grad)
+    np.testing.assert_allclose(shrunk.data.asnumpy(), expected[batch.rows] * (batch.size * 4.0 / (df + 3.0))[:, None],
+                               rtol=1e-4, atol=1e-7)
+    assert (df > 1).any() and not np.allclose(shrunk.data.asnumpy(), scaled.data.asnumpy())
 
 
 def _initial_table(num_rows, cfg):
@@ -271,3 +277,20 @@ def test_release_texts_frees_them_and_changes_nothing(splits):
     for k, v in params_of(kept).items():
         np.testing.assert_array_equal(v, params_of(released)[k])
     assert kept.history[-1]["val_loss"] == released.history[-1]["val_loss"]
+
+
+def test_sgd_on_large_batches_gives_the_output_layer_the_row_scales_factor():
+    """With n-grams above batch 256 the SGD row scale's shrink k multiplies frequent rows' steps by up
+    to 1 + k; the output layer (in every document) gets lr x (1 + k). Not below, not for unigrams,
+    not for adam."""
+    from fasttext_lib.optim import EMBEDDING_KEY, OUTPUT_KEY, make_optimizer, sgd_row_shrink
+
+    for batch, factor in ((16, 1.0), (256, 1.0), (512, 2.0), (1024, 4.0)):
+        cfg = TrainConfig(lr=0.5, batch_size=batch, epochs=1, ngrams=2)
+        opt = make_optimizer(cfg, steps_per_epoch=10)
+        assert opt._get_lr(OUTPUT_KEY) == pytest.approx(0.5 * factor) and opt._get_lr(EMBEDDING_KEY) == 0.5
+        assert sgd_row_shrink(cfg) == factor - 1.0
+    unigrams = make_optimizer(TrainConfig(lr=0.5, batch_size=1024, epochs=1, ngrams=1), steps_per_epoch=10)
+    assert unigrams._get_lr(OUTPUT_KEY) == unigrams._get_lr(EMBEDDING_KEY) == 0.5
+    adam = make_optimizer(TrainConfig(optimizer="adam", lr=0.01, batch_size=1024, epochs=1, ngrams=2), steps_per_epoch=10)
+    assert adam._get_lr(OUTPUT_KEY) == adam._get_lr(EMBEDDING_KEY) == 0.01
