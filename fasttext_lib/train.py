@@ -39,7 +39,7 @@ from .progress import bar
 from .step import sparse_step, use_bag_ops
 
 ENGINE_BULK_OPS = 64  # operators per engine task while stepping (about two steps; see train)
-STEPS_AHEAD = 2  # steps the loop may queue on MXNet's engine before it waits for the oldest (see train)
+QUEUED_BATCH_BYTES = 8 << 20  # batch arrays the loop may queue on MXNet's engine before it waits (see train)
 HISTORY_COLUMNS = ["epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"]
 
 
@@ -176,7 +176,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         started = time.time()
         total_loss = mx.nd.zeros((1,), ctx=ctxs[0])
         batches = prefetch(maker, order, config.batch_size, len(ctxs), with_transpose=not native)
-        queued = deque()  # each queued step's losses, oldest first
+        queued, queued_bytes = deque(), 0  # each queued step's (losses, batch bytes), oldest first
         progress = bar(batches, total=steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch")
         try:
             # MXNet's engine runs each operator on a worker thread: a step's ~30 small operators were
@@ -194,14 +194,19 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                     updater.apply(model, steps)
                     for step_result in steps:
                         total_loss += step_result.loss_sum.as_in_context(ctxs[0])
-                    # MXNet runs the operators asynchronously, and queuing a step takes Python far less
-                    # time than computing it: unchecked, the loop ran up to 50 steps ahead (to the sync
-                    # below), each holding its batch's arrays (~1.5 MB with unigrams, ~5 MB with
-                    # bigrams) until its operators ran: 70-230 MB of peak memory for no speed. Waiting
-                    # for the step STEPS_AHEAD back keeps the engine as busy with a fraction of that.
-                    queued.append([step_result.loss_sum for step_result in steps])
-                    if len(queued) > STEPS_AHEAD:
-                        for loss_sum in queued.popleft():
+                    # MXNet runs the operators asynchronously, and queuing a Yelp-size step takes Python
+                    # far less time than computing it: unchecked, the loop ran up to 50 steps ahead (to
+                    # the sync below), each holding its batch's arrays (~1.5 MB with unigrams, ~5 MB
+                    # with bigrams) until its operators ran: 70-230 MB of peak memory for no speed.
+                    # Past QUEUED_BATCH_BYTES the loop waits for its oldest step. Small batches (short
+                    # texts: ~0.1 MB) never reach it: a wait flushes the engine's bulk, and waiting
+                    # every step measured ~30% more CPU time there (Yelp-size steps: none).
+                    queued.append(([step_result.loss_sum for step_result in steps], sum(p.nbytes for p in parts)))
+                    queued_bytes += queued[-1][1]
+                    while queued_bytes > QUEUED_BATCH_BYTES and len(queued) > 1:
+                        losses, nbytes = queued.popleft()
+                        queued_bytes -= nbytes
+                        for loss_sum in losses:
                             loss_sum.wait_to_read()
                     if step % 50 == 0:  # a sync every 50 steps: cheap, and a diverged run stops early
                         running = total_loss.asscalar() / min(step * config.batch_size, len(order))
