@@ -15,6 +15,7 @@ called by the command line (``python -m fasttext_lib``, the ``fasttext-lib`` scr
 SageMaker training entry point, never by ``import fasttext_lib``: in a notebook a user may want
 MXNet's SciPy interop, and there the import is theirs.
 """
+import importlib
 import importlib.abc
 import sys
 
@@ -36,6 +37,6 @@ def import_mxnet_without_scipy():
     finder = _NoScipy()
     sys.meta_path.insert(0, finder)
     try:
-        import mxnet  # noqa: F401
+        importlib.import_module("mxnet")
     finally:
         sys.meta_path.remove(finder)
