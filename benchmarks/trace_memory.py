@@ -31,6 +31,37 @@ def _status():
     return values["VmRSS"], values["VmHWM"]
 
 
+def _detail():
+    """Where the resident memory sits (TRACE_MEMORY_DETAIL=1): /proc/self/smaps' Rss summed by kind of
+    mapping, and glibc's view of its heap (mallinfo2, all arenas: in use / free but kept)."""
+    kinds = {}
+    kind = None
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5 and not line.startswith(("Rss", "Size")):
+                name = head[5] if len(head) > 5 else ""
+                kind = ("[heap]" if name == "[heap]" else "stack" if name.startswith("[stack") else
+                        "anon" if not name else "file" if not name.startswith("[") else name)
+            elif head[0] == "Rss:":
+                kinds[kind] = kinds.get(kind, 0) + int(head[1])
+    text = ", ".join(f"{k} {v // 1024}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]) if v >= 1024)
+    try:
+        import ctypes
+
+        class Mallinfo2(ctypes.Structure):
+            _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                       "fsmblks", "uordblks", "fordblks", "keepcost")]
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = Mallinfo2
+        info = libc.mallinfo2()
+        text += (f" | malloc: heap {info.arena >> 20} (in use {info.uordblks >> 20}, free {info.fordblks >> 20}),"
+                 f" mmapped {info.hblkhd >> 20}")
+    except (OSError, AttributeError):
+        pass
+    return text
+
+
 def mark(next_phase):
     """End the current phase (record its peak and where RSS stands) and start ``next_phase``."""
     rss, hwm = _status()
@@ -39,6 +70,8 @@ def mark(next_phase):
     if os.environ.get("TRACE_MEMORY_LIVE"):  # each phase as it ends (long runs)
         print(f"[trace] {_state['phase']}: {now - _state['since']:.1f} s, RSS {rss:,} MiB, peak {hwm:,} MiB",
               file=sys.stderr, flush=True)
+    if os.environ.get("TRACE_MEMORY_DETAIL"):
+        print(f"[trace]   resident MiB by mapping: {_detail()}", file=sys.stderr, flush=True)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # reset VmHWM to the current RSS
     _state["phase"], _state["since"] = next_phase, now
@@ -97,11 +130,14 @@ def report():
 
 
 def main():
+    from fasttext_lib.lean_import import import_mxnet_without_scipy
+
+    import_mxnet_without_scipy()  # as the CLI's own process does (install() imports model.py, and mxnet)
     install()
     mark("cli: parse, check output")
     from fasttext_lib.cli import main as cli_main
     try:
-        code = cli_main(sys.argv[1:])
+        code = cli_main(sys.argv[1:], lean_mxnet=True)
     finally:
         mark("end")
         report()

@@ -50,6 +50,12 @@ class SparseBatch:
     def size(self):
         return len(self.offsets) - 1
 
+    @property
+    def nbytes(self):
+        """The memory its arrays hold (while a step is queued, MXNet holds them: train.QUEUED_BATCH_BYTES)."""
+        return sum(a.nbytes for a in (self.rows, self.offsets, self.columns, self.weights, self.entry_rows,
+                                      self.t_offsets, self.t_columns, self.t_weights, self.labels) if a is not None)
+
 
 class BatchMaker:
     """Gathers documents of a :class:`~fasttext_lib.features.Bags` (or ``TokenBags``, encoded on the

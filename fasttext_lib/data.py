@@ -20,6 +20,7 @@ import itertools
 import lzma
 import re
 import sys
+import tempfile
 import zlib
 from dataclasses import dataclass, field
 from typing import Dict, List
@@ -315,11 +316,15 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
 
     The same documents and errors as :func:`read_labeled`, but only a chunk of texts is alive at
     once (``features.count_tokens`` takes them a chunk at a time): at Yelp size (560k reviews) that
-    saves the ~0.7 GB of review strings, and the heap fragmentation they leave behind. ``progress``:
+    saves the ~0.7 GB of review strings, and the heap fragmentation they leave behind. The packed
+    token ids go to an unlinked temporary file as they are made (``native_features.CodesFile``,
+    in ``TMPDIR``: ~125 MB at Yelp size that the page cache holds instead of the process), from
+    which training reads each batch's documents back. ``progress``:
     None or a progress-bar wrapper (progress.bar). ``find_names``: as :func:`read_labeled`'s (one file).
     """
     from . import label_names
     from .features import count_tokens
+    from .native_features import CodesFileError
 
     uris = list(uris) if isinstance(uris, (list, tuple)) else [uris]
     labels, sample = [], []
@@ -336,7 +341,12 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
             if len(labels) == before:
                 raise FastTextError(f"{uri}: contains no labeled documents")
 
-    counts = count_tokens(texts(), progress)
+    try:  # the packed ids go to an unlinked temporary file, not memory (native_features.CodesFile)
+        counts = count_tokens(texts(), progress, to_file=True)
+    except CodesFileError as exc:
+        raise FastTextError(f"cannot keep the training data's token ids in a temporary file in "
+                            f"{tempfile.gettempdir()} ({exc.strerror or exc}); set TMPDIR to a writable "
+                            f"directory with space") from None
     data = CountedTexts(labels, counts, sample)
     if find_names and len(uris) == 1:
         present = set(labels)

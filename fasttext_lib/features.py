@@ -75,7 +75,7 @@ class TokenBags:
     ``lengths[d]`` tokens in ``codes[starts[d]:starts[d + 1]]``.
     """
 
-    codes: np.ndarray  # uint8
+    codes: object  # uint8 np.ndarray, or native_features.CodesFile (data.read_counted's: kept in a file)
     starts: np.ndarray  # int64, len(docs) + 1: byte offsets into codes
     lengths: np.ndarray  # int64 tokens per document
     to_id: np.ndarray  # int64
@@ -89,17 +89,18 @@ class TokenBags:
         f = self.featurizer
         docs = np.asarray(docs, dtype=np.int64)
         lengths = np.ascontiguousarray(self.lengths[docs])
+        codes, starts = self.codes, np.ascontiguousarray(self.starts[docs])
+        if isinstance(codes, native_features.CodesFile):  # read_counted's: just these documents, read back
+            codes, starts = codes.gather(starts, self.starts[docs + 1])
         if native_features.available():
             bound = int(sum(np.maximum(lengths - n + 1, 0).sum() for n in range(1, f.ngrams + 1))) + len(docs)
             return Bags(*native_features.encode_selected(
-                self.codes, np.ascontiguousarray(self.starts[docs]), lengths, self.to_id, self.to_hash, f.ngrams,
-                f.buckets, f.vocab_size, f.unk_id, bound))
+                codes, starts, lengths, self.to_id, self.to_hash, f.ngrams, f.buckets, f.vocab_size, f.unk_id, bound))
         if len(docs) == 0:
             return Bags(np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(1, np.int64))
         sizes = self.starts[docs + 1] - self.starts[docs]
-        gather = np.repeat(self.starts[docs] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + \
-            np.arange(sizes.sum())
-        tokens = native_features.unpack_ids(self.codes[gather])
+        gather = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(sizes.sum())
+        tokens = native_features.unpack_ids(codes[gather])
         return f._bags(self.to_id[tokens], self.to_hash[tokens], lengths)
 
     def encode_all(self):
@@ -280,10 +281,11 @@ class Featurizer:
         )
 
 
-def count_tokens(texts, progress=None):
-    """Every token of ``texts``: a :class:`native_features.TokenCounts` (natively when available)."""
+def count_tokens(texts, progress=None, to_file=False):
+    """Every token of ``texts``: a :class:`native_features.TokenCounts` (natively when available).
+    ``to_file``: its packed ids kept in a :class:`native_features.CodesFile`, not in memory."""
     if native_features.available():
-        return native_features.count_tokens(_maybe_progress(texts, progress, "vocabulary"))
+        return native_features.count_tokens(_maybe_progress(texts, progress, "vocabulary"), to_file=to_file)
     provisional = {}
     ids, lengths = array("i"), array("q")
     for text in _maybe_progress(texts, progress, "vocabulary"):
@@ -294,6 +296,9 @@ def count_tokens(texts, progress=None):
     ids = np.frombuffer(ids, dtype=np.int32)
     lengths = np.frombuffer(lengths, dtype=np.int64)
     codes, byte_ends = pack_ids(ids, lengths)
+    if to_file:
+        packed, codes = codes, native_features.CodesFile()
+        codes.append(packed)
     return native_features.TokenCounts(
         words=words, counts=np.bincount(ids, minlength=len(words)).astype(np.int64),
         hashes=np.array([word_hash(w) for w in words], dtype=np.int64), codes=codes,

@@ -11,6 +11,7 @@
 // Results grow in fixed-size blocks and are copied out block by block, each block freed once
 // copied, so handing them to numpy never holds two full copies.
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -271,6 +273,25 @@ class Blocks {
     size_ += other.size_;
     other.blocks_.clear(), other.size_ = 0;
   }
+  // Appends the full blocks (every block with all) to the file fd and frees them; size() still
+  // counts them, and move_to then copies only what stayed. 0, or the errno of a failed write.
+  int spill(int fd, bool all) {
+    size_t n = blocks_.size();
+    if (!all && n && blocks_.back().size() < kBlock) --n;  // the block being filled stays
+    for (size_t i = 0; i < n; ++i) {
+      const char* p = reinterpret_cast<const char*>(blocks_[i].data());
+      size_t left = blocks_[i].size() * sizeof(T);
+      while (left) {
+        const ssize_t k = write(fd, p, left);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return k < 0 ? errno : EIO;
+        p += k, left -= static_cast<size_t>(k);
+      }
+      std::vector<T, PageAllocator<T>>().swap(blocks_[i]);
+    }
+    blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(n));
+    return 0;
+  }
   void move_to(T* out) {  // copies everything into out and frees it
     for (auto& b : blocks_) {
       std::memcpy(out, b.data(), b.size() * sizeof(T));
@@ -457,6 +478,29 @@ int ft_counter_add(void* handle, const char* buf, const int64_t* ends, int64_t n
     c.lengths.push_back(c.tokens - before);
     c.byte_ends.push_back(c.codes.size());
   }))
+}
+
+// Appends the packed ids counted so far to the file fd (data.read_counted keeps them in an unlinked
+// temporary file: the page cache, not the process, holds them). all=0: only full blocks, called
+// between chunks; all=1: everything, after the last chunk (ft_counter_take then copies no codes).
+// 0, or the errno of a failed write.
+int ft_counter_spill(void* handle, int fd, int32_t all) {
+  return static_cast<Counter*>(handle)->codes.spill(fd, all != 0);
+}
+
+// The byte ranges [starts[i], ends[i]) of the file fd, back to back into out (a batch's documents
+// of spilled packed ids, features.TokenBags). 0, or the errno of a failed read (EIO: past the end).
+int ft_read_ranges(int fd, const int64_t* starts, const int64_t* ends, int64_t n, uint8_t* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t at = starts[i], left = ends[i] - starts[i];
+    while (left > 0) {
+      const ssize_t k = pread(fd, out, static_cast<size_t>(left), static_cast<off_t>(at));
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) return k < 0 ? errno : EIO;
+      out += k, at += k, left -= k;
+    }
+  }
+  return 0;
 }
 
 // sizes[0..4] = distinct tokens, their total bytes, tokens, documents, bytes of the packed ids

@@ -19,6 +19,7 @@ Data in, trained model + per-epoch history out:
 import math
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -38,6 +39,7 @@ from .progress import bar
 from .step import sparse_step, use_bag_ops
 
 ENGINE_BULK_OPS = 64  # operators per engine task while stepping (about two steps; see train)
+QUEUED_BATCH_BYTES = 8 << 20  # batch arrays the loop may queue on MXNet's engine before it waits (see train)
 HISTORY_COLUMNS = ["epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"]
 
 
@@ -99,7 +101,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     and kept as ``TrainedModel.label_names``, which the bundle stores.
 
     ``release_texts=True`` empties ``train_data.texts`` and ``val_data.texts`` once they are encoded
-    (the CLI's choice: at Yelp size the review strings are ~0.4 GB it no longer needs).
+    (the CLI's choice: at Yelp size the review strings are ~0.4 GB it no longer needs), or a
+    :class:`~fasttext_lib.data.CountedTexts`' ``counts`` and ``sample`` once the settings are resolved.
 
     ``config.pretrained_vectors``: the ``.vec`` file is read (and checked) before featurization, and
     its words' vectors replace those rows of the seeded table (vectors.py). ``pretrained``: that
@@ -136,12 +139,14 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     per_worker = len(y_train) // workers
     if per_worker == 0:
         raise FastTextError(f"{len(y_train)} training documents cannot be shared by {workers} workers")
-    sample = train_data.sample if isinstance(train_data, CountedTexts) else train_data.texts
-    config = resolve_settings(config, sample, len(classes), per_worker)  # each worker's steps
+    texts = train_data.sample if isinstance(train_data, CountedTexts) else train_data.texts
+    config = resolve_settings(config, texts, len(classes), per_worker)  # each worker's steps
+    del texts  # (release_texts below frees them)
     if release_texts:
         for data in (train_data, val_data):
             if isinstance(data, CountedTexts):
                 data.counts = None  # its token ids live on in train_bags
+                data.sample = []  # read only by resolve_settings above (10k reviews: ~12 MB)
             elif data is not None and isinstance(data.texts, list):
                 data.texts.clear()  # (len(data) is 0 from here: y_train counts the documents)
 
@@ -165,13 +170,18 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     sgd, shrink = config.optimizer == "sgd", sgd_row_shrink(config)
     maker = BatchMaker(train_bags, y_train, featurizer.num_rows)
     keep_freed_memory()
+    order = batches = progress = None
     for epoch in range(first_epoch, config.epochs + 1):
         mx.random.seed(config.seed + epoch)  # dropout masks: the same whether or not the run was resumed
+        # the last epoch's order (4.5 MB at 560k) goes first, so that this one can take its place in
+        # the heap rather than grow it (the heap is kept whole, keep_freed_memory)
+        order = batches = progress = None
         order = np.random.RandomState([config.seed, epoch]).permutation(len(y_train))
         order = order[rank * per_worker:(rank + 1) * per_worker]
         started = time.time()
         total_loss = mx.nd.zeros((1,), ctx=ctxs[0])
         batches = prefetch(maker, order, config.batch_size, len(ctxs), with_transpose=not native)
+        queued, queued_bytes = deque(), 0  # each queued step's (losses, batch bytes), oldest first
         progress = bar(batches, total=steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch")
         try:
             # MXNet's engine runs each operator on a worker thread: a step's ~30 small operators were
@@ -189,6 +199,20 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                     updater.apply(model, steps)
                     for step_result in steps:
                         total_loss += step_result.loss_sum.as_in_context(ctxs[0])
+                    # MXNet runs the operators asynchronously, and queuing a Yelp-size step takes Python
+                    # far less time than computing it: unchecked, the loop ran up to 50 steps ahead (to
+                    # the sync below), each holding its batch's arrays (~1.5 MB with unigrams, ~5 MB
+                    # with bigrams) until its operators ran: 70-230 MB of peak memory for no speed.
+                    # Past QUEUED_BATCH_BYTES the loop waits for its oldest step. Small batches (short
+                    # texts: ~0.1 MB) never reach it: a wait flushes the engine's bulk, and waiting
+                    # every step measured ~30% more CPU time there (Yelp-size steps: none).
+                    queued.append(([step_result.loss_sum for step_result in steps], sum(p.nbytes for p in parts)))
+                    queued_bytes += queued[-1][1]
+                    while queued_bytes > QUEUED_BATCH_BYTES and len(queued) > 1:
+                        losses, nbytes = queued.popleft()
+                        queued_bytes -= nbytes
+                        for loss_sum in losses:
+                            loss_sum.wait_to_read()
                     if step % 50 == 0:  # a sync every 50 steps: cheap, and a diverged run stops early
                         running = total_loss.asscalar() / min(step * config.batch_size, len(order))
                         check_finite(running, "the training loss", epoch, step, config)
@@ -291,11 +315,16 @@ def keep_freed_memory():
     that the process keeps its peak heap, so it is called once the big one-off arrays (features,
     the embedding table) exist. (A 256 MiB threshold measured ~10% slower per epoch than 1 GiB.)
     No effect (and no error) outside glibc.
+
+    First, what the heap holds free is given back (``malloc_trim``): reading and counting the data
+    leave ~30 MB of free pages scattered through it, which training's allocations (mostly made on
+    other threads, so in other arenas) would not reuse; kept, they are peak memory for nothing.
     """
     import ctypes
 
     try:
         libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
         libc.mallopt(-3, 1 << 30)  # M_MMAP_THRESHOLD: allocations below 1 GiB come from the heap
         libc.mallopt(-1, (1 << 31) - 1)  # M_TRIM_THRESHOLD: do not give the heap top back
     except (OSError, AttributeError):

@@ -99,6 +99,26 @@ BAD_TRAINING_FILES = [
 ]
 
 
+EXIT_PROBE = "modules at exit:"
+
+
+def exit_modules_probe(directory):
+    """A ``sitecustomize`` for child processes, in ``directory`` (put it on their PYTHONPATH): at exit
+    the process prints which top-level packages it holds imported (``modules_at_exit`` reads them)."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "sitecustomize.py"), "w") as f:
+        f.write("import atexit, sys\n"
+                f"atexit.register(lambda: sys.stderr.write({EXIT_PROBE!r} + ' ' + ' '.join(sorted("
+                "m for m in sys.modules if '.' not in m)) + '\\n'))\n")
+    return str(directory)
+
+
+def modules_at_exit(stderr):
+    lines = [line for line in stderr.splitlines() if line.startswith(EXIT_PROBE)]
+    assert lines, "the process did not report its modules at exit"
+    return set(lines[-1][len(EXIT_PROBE):].split())
+
+
 def run_cli(*args, env=None, input=None, cwd=None):
     """Run ``python -m fasttext_lib`` in a subprocess, as a user would (``cwd``: in that directory)."""
     full_env = dict(os.environ)

@@ -315,3 +315,36 @@ def test_packed_token_ids_unpack_exactly_natively_and_in_python(chunk_tokens):
                                       rank[ids[token_starts[d]:token_starts[d + 1]]])
     assert [len(pack_ids(np.array([v], np.int64), np.array([1]))[0])
             for v in (0, 127, 128, 16_383, 16_384, 2**21 - 1, 2**21, 2**28)] == [1, 1, 2, 2, 3, 3, 4, 5]
+
+
+@pytest.mark.parametrize("spill_route", ["native", "python"])
+def test_token_ids_kept_in_a_file_select_the_same_bags(monkeypatch, spill_route):
+    # data.read_counted keeps the packed ids in an unlinked temporary file (nf.CodesFile), written a
+    # 1 MiB block at a time while counting, and TokenBags reads each batch's documents back: the same
+    # codes, and the same bags for any selection, as with the ids in memory. ~2.6 MB of codes (ids
+    # up to 3 bytes), so several full blocks are spilled between chunks, then the partial last one.
+    import dataclasses
+
+    rng = np.random.RandomState(5)
+    texts = [" ".join(f"w{v}" for v in rng.randint(0, 60_000, size=rng.randint(0, 400))) for _ in range(4000)]
+    texts[7] = ""
+    monkeypatch.setattr(nf, "CHUNK_DOCS", 500)
+    in_memory = Featurizer.fit(texts, ngrams=2, buckets=5000, return_bags="tokens")[1]
+    with monkeypatch.context() as m:
+        if spill_route == "python":
+            m.setenv(nf.ENV_SWITCH, "0")
+        from fasttext_lib.features import count_tokens
+
+        counted = count_tokens(texts, to_file=True)
+    assert isinstance(counted.codes, nf.CodesFile) and len(counted.codes) == len(in_memory.codes) > 2 * 2**20
+    assert counted.codes.read_all().tobytes() == in_memory.codes.tobytes()
+    np.testing.assert_array_equal(counted.starts, in_memory.starts)
+    from_file = dataclasses.replace(in_memory, codes=counted.codes)
+    for docs in [rng.permutation(len(texts))[:1024], np.array([7, 7, 0, len(texts) - 1]), np.array([], dtype=np.int64)]:
+        expected = in_memory.select(docs)
+        got = from_file.select(docs)
+        _assert_same_bags((got.rows, got.weights, got.offsets), expected)
+        with monkeypatch.context() as m:
+            m.setenv(nf.ENV_SWITCH, "0")
+            python = from_file.select(docs)
+        _assert_same_bags((python.rows, python.weights, python.offsets), expected)

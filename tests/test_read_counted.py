@@ -49,10 +49,15 @@ def _corpus(tmp_path, n=300, name="train.csv", header=True, compress=False):
     return str(path)
 
 
+def _codes_in_memory(codes):
+    return codes.read_all() if isinstance(codes, nf.CodesFile) else codes
+
+
 def _assert_same_counts(a, b):
     assert a.words == b.words
     for field in ("counts", "hashes", "codes", "starts", "lengths", "ids"):
         x, y = getattr(a, field), getattr(b, field)
+        x, y = (_codes_in_memory(x), _codes_in_memory(y)) if field == "codes" else (x, y)
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), field
 
 
@@ -151,14 +156,28 @@ def test_cli_train_streams_and_writes_the_same_bundle(tmp_path, monkeypatch):
 
     path = _corpus(tmp_path, n=800)
     seen = []
-    monkeypatch.setattr(features, "count_tokens", lambda texts, progress=None, _f=features.count_tokens:
-                        seen.append(type(texts).__name__) or _f(texts, progress))
+    monkeypatch.setattr(features, "count_tokens", lambda texts, progress=None, to_file=False, _f=features.count_tokens:
+                        seen.append((type(texts).__name__, to_file)) or _f(texts, progress, to_file))
     out = tmp_path / "bundle"
     assert cli.main(["train", "--train", path, "--output", str(out), "--epochs", "2", "--ngrams", "2",
                      "--buckets", "5000", "--no-progress", "--ctx", "cpu"]) == 0
-    assert seen == ["generator"]  # counted from the file as it was read, not from a list of texts
+    # counted from the file as it was read, not from a list of texts; the ids kept in a temporary file
+    assert seen == [("generator", True)]
     cfg = TrainConfig(epochs=2, progress=False, ngrams=2, buckets=5000, ctx="cpu")
     reference = train(read_labeled(path), None, cfg)
     loaded = Predictor.load(str(out))
     np.testing.assert_array_equal(loaded.model.embedding.weight.data().asnumpy(),
                                   reference.model.embedding.weight.data().asnumpy())
+
+
+def test_an_unusable_temporary_directory_is_one_error(tmp_path, monkeypatch):
+    # read_counted keeps the token ids in a temporary file (native_features.CodesFile): a TMPDIR
+    # that cannot hold it is the user's to fix, said in one line.
+    import tempfile
+
+    path = _corpus(tmp_path, n=50)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-dir"))
+    with pytest.raises(FastTextError, match=r"temporary file in .*no-such-dir .*set TMPDIR"):
+        read_counted(path)
+    monkeypatch.undo()
+    assert len(read_counted(path)) == len(read_labeled(path))

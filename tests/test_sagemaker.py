@@ -23,7 +23,7 @@ import types
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, exit_modules_probe, modules_at_exit
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -196,6 +196,17 @@ def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_
     assert config["optimizer"] == "sgd" and config["epochs"] == 2 and config["batch_size"] == 256
     assert config["lr"] == default_schedule(2000, 0, 2, 1, 2, batch_size=256)["lr"]
     assert f"sgd lr={config['lr']:g} batch=256" in r.stdout
+
+
+def test_training_job_imports_mxnet_without_scipy(source_dir, splits, tmp_path):
+    # The job's process imports MXNet with SciPy kept out (lean_import.py: ~53 MB less peak memory).
+    train, _ = splits
+    env = make_container(tmp_path, {"train": {"a.csv": lambda p: write_csv(train.head(500), p)}},
+                         extra_env={"PYTHONPATH": exit_modules_probe(tmp_path / "probe")})  # not the checkout
+    r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=256, ngrams=1))
+    assert r.returncode == 0, r.stdout + r.stderr
+    modules = modules_at_exit(r.stderr)
+    assert "mxnet" in modules and "fasttext_lib" in modules and "scipy" not in modules
 
 
 @pytest.mark.parametrize("hyperparameter, expected", [
