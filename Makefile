@@ -26,7 +26,7 @@ demo: $(STAMP)
 	$(PY) scripts/run_notebooks.py $(ARGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=15 tests
 	$(MAKE) --no-print-directory nbval
 
 # Re-executes the committed notebooks and compares their outputs (accuracy and loss included).
