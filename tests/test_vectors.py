@@ -431,9 +431,13 @@ def test_export_never_overwrites_a_file_of_the_bundle_it_reads(tmp_path, splits)
     before = {name: (tmp_path / "b" / name).read_bytes() for name in os.listdir(tmp_path / "b")}
     for name in _bundle_files(bundle) + [".fasttext.lock"]:
         for output in (tmp_path / "b" / name, f"{tmp_path}/./b/../b/{name}"):
-            r = run_cli("export-vectors", "--model", bundle, "--output", output, "--overwrite")
-            assert r.returncode == 2 and r.stderr.strip().splitlines() == [
-                f"error: {output} is a file of the model bundle {bundle}; write the vectors elsewhere"], r.stderr
+            with pytest.raises(FastTextError) as info:  # in-process: the check the CLI runs (one CLI run below)
+                export_vectors(bundle, str(output), overwrite=True)
+            assert str(info.value) == f"{output} is a file of the model bundle {bundle}; write the vectors elsewhere"
+    output = tmp_path / "b" / "config.json"
+    r = run_cli("export-vectors", "--model", bundle, "--output", output, "--overwrite")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {output} is a file of the model bundle {bundle}; write the vectors elsewhere"], r.stderr
     assert {name: (tmp_path / "b" / name).read_bytes() for name in os.listdir(tmp_path / "b")} == before
     assert Predictor.load(bundle).labels == ["1", "2"]
     r = run_cli("export-vectors", "--model", bundle, "--output", tmp_path / "b" / "vectors.vec")  # a new file beside: fine
