@@ -190,21 +190,6 @@ def _check_autotune_flags(args):
         raise FastTextError(f"--autotune-duration must be a positive number of seconds, got {text!r}")
 
 
-def _same_location(a, b):
-    """Whether two local paths or S3 URIs name the same file (symbolic and hard links followed)."""
-    from . import storage
-
-    a, b = str(a), str(b)
-    if storage.is_s3(a) or storage.is_s3(b):
-        return storage.is_s3(a) and storage.is_s3(b) and storage.split_s3(a) == storage.split_s3(b)
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist
-        return False
-
-
 def _check_trials_output(args, config):
     """Before any data is read: the trial table (written after the bundle) must be writable, and must
     replace neither an input of this run nor the bundle (it silently overwrote --train when they matched,
@@ -218,10 +203,10 @@ def _check_trials_output(args, config):
     inputs = (("--train", args.train), ("--autotune-validation", args.autotune_validation),
               ("--label-names", names_file), ("--pretrained-vectors", config.pretrained_vectors))
     for flag, other in inputs:
-        if other and _same_location(uri, other):
+        if other and storage.same_location(uri, other):
             raise FastTextError(f"--autotune-trials {uri} is the {flag} file; write the trial table elsewhere")
     for other in (args.output, storage.join(args.output, CONFIG), storage.join(args.output, storage.LOCK_NAME)):
-        if _same_location(uri, other):
+        if storage.same_location(uri, other):
             raise FastTextError(f"--autotune-trials {uri} would replace the bundle --output {args.output} or one of its "
                                 f"files; write the trial table elsewhere")
     if storage.is_s3(uri):

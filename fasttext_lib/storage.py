@@ -187,6 +187,19 @@ def _is_forbidden(exc):
     return isinstance(exc, bex.ClientError) and exc.response.get("Error", {}).get("Code") in ("403", "AccessDenied", "Forbidden")
 
 
+def same_location(a, b):
+    """Whether two local paths or S3 URIs name the same file (symbolic and hard links followed)."""
+    a, b = str(a), str(b)
+    if is_s3(a) or is_s3(b):
+        return is_s3(a) and is_s3(b) and split_s3(a) == split_s3(b)
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
 def exists(uri, forbidden_is_missing=False):
     """Whether a local path or S3 object exists. ``forbidden_is_missing``: for an optional file, a refused
     HEAD means absent: without s3:ListBucket, S3 answers 403 (not 404) for an object that does not exist."""

@@ -266,13 +266,8 @@ def _refuse_a_file_of_the_bundle(uri, location, config):
     written over its config.json or params would destroy the model it was read from."""
     from .bundle import stored_names
 
-    def same(a, b):
-        if storage.is_s3(a) or storage.is_s3(b):
-            return storage.is_s3(a) and storage.is_s3(b) and storage.split_s3(a) == storage.split_s3(b)
-        return os.path.realpath(a) == os.path.realpath(b)
-
     for name in stored_names(config) + [storage.LOCK_NAME]:
-        if same(str(uri), storage.join(location, name)):
+        if storage.same_location(uri, storage.join(location, name)):
             raise FastTextError(f"{uri} is a file of the model bundle {location}; write the vectors elsewhere")
 
 
