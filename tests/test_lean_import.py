@@ -59,3 +59,23 @@ def test_a_plain_import_leaves_mxnet_its_scipy():
         "import mxnet as mx\n"
         "print('scipy.sparse' in sys.modules, mx.nd.sparse.spsp is not None)\n")
     assert out == ["True", "True"]
+
+
+def _openmp_spin_count(extra_env):
+    """How long GNU OpenMP (loaded with MXNet) spins before a waiting thread sleeps, after
+    ``import fasttext_lib, mxnet`` (its own report; an unset policy also reads 'PASSIVE' there, but
+    spins 300,000 rounds)."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env.update(extra_env, OMP_DISPLAY_ENV="VERBOSE", PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", "import fasttext_lib, mxnet"], capture_output=True, text=True,
+                       cwd=ROOT, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = [line.strip() for line in r.stderr.splitlines() if line.strip().startswith("GOMP_SPINCOUNT")]
+    assert len(lines) == 1, r.stderr
+    return int(lines[0].split("=")[1].strip().strip("'"))
+
+
+def test_openmp_threads_sleep_between_regions_unless_the_user_chose():
+    # Spinning OpenMP threads made short-text training 10x slower on a busy machine (fasttext_lib/__init__.py).
+    assert _openmp_spin_count({}) == 0
+    assert _openmp_spin_count({"OMP_WAIT_POLICY": "ACTIVE"}) > 10**6
