@@ -55,6 +55,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 
 from .errors import FastTextError
@@ -290,21 +291,6 @@ def read_bytes(uri):
         return f.read()
 
 
-def _umask():
-    """The process's umask, read where Linux reports it (os.umask can only be read by setting it, which races
-    with other threads creating files)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def check_replaceable(path):
     """An existing ``path`` must be a regular file (or a link to one) for an atomic write to replace it: the
     rename would put a regular file in place of a device, FIFO or socket (as root: ``--output /dev/null
@@ -313,27 +299,142 @@ def check_replaceable(path):
         raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
 
 
+# Atomic local writes. The data goes to an anonymous file (Linux's O_TMPFILE), which gets a name only
+# once complete: linked as a hidden temporary and at once renamed over the target. A kill -9 mid-write
+# therefore leaves nothing (the kernel frees the file with the process). Where the filesystem has no
+# O_TMPFILE (some network and FUSE mounts, other systems) the temporary has its name from the start.
+# Temporaries are named ``.<target>.fasttext-<pid>-<16 hex>.tmp`` and their writer holds an flock on
+# them from the moment they have a name until the rename; the kernel drops it when the writer dies. A
+# later write to the same target deletes the temporaries nobody holds that lock on: killed writers'
+# leftovers, never a live writer's. (The pid in the name is for people: a pid cannot tell a dead writer
+# from a live one in another container or on another host sharing the directory; the lock can.)
+_TEMP_TAIL = re.compile(r"fasttext-[0-9]+-[0-9a-f]{16}\.tmp")
+_NO_TMPFILE = {errno.EOPNOTSUPP, errno.ENOTSUP, errno.EISDIR, errno.EINVAL}  # kernels/filesystems without it
+_NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.ENOSYS}
+
+
+def _temporary_name(path):
+    return f".{os.path.basename(path)}.fasttext-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+
+
+def is_temporary_of(name, path):
+    """Whether ``name`` (a file name) is an atomic write's temporary for ``path``."""
+    head = f".{os.path.basename(path)}."
+    return name.startswith(head) and bool(_TEMP_TAIL.fullmatch(name[len(head):]))
+
+
+def remove_stale_temporaries(path):
+    """Delete the temporaries of earlier writes to ``path`` whose writer is gone (nobody holds their lock)."""
+    import fcntl
+
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        names = [n for n in os.listdir(directory) if is_temporary_of(n, path)]
+    except OSError:
+        return
+    for name in names:
+        temp = os.path.join(directory, name)
+        try:  # read-write: where flock is emulated with POSIX locks (NFS) an exclusive lock needs it
+            fd = os.open(temp, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:  # gone meanwhile, a symbolic link, or not ours to open: leave it
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
+            held = os.fstat(fd)
+            if stat.S_ISREG(held.st_mode) and os.path.samestat(held, os.stat(temp, follow_symlinks=False)):
+                os.unlink(temp)  # still the file we hold locked: a dead writer's
+        except OSError:  # a live writer's, renamed meanwhile, or a filesystem without locks: leave it
+            pass
+        finally:
+            os.close(fd)
+
+
+def _lock(fd):
+    """Hold an exclusive flock on ``fd``; False where the filesystem has no locks (nothing is then
+    removed as stale there either: remove_stale_temporaries cannot lock such files)."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise
+        return False
+    return True
+
+
+def _open_temporary(path):
+    """``(fd, temporary path)``, locked; the path is None for an anonymous (O_TMPFILE) file."""
+    directory = os.path.dirname(path)
+    if hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd"):
+        try:
+            fd = os.open(directory, os.O_TMPFILE | os.O_WRONLY, 0o666)  # the mode open() gives, after the umask
+        except OSError as exc:
+            if exc.errno not in _NO_TMPFILE:
+                raise
+        else:
+            try:
+                _lock(fd)  # before it has a name: once linked it is never mistaken for a leftover
+            except BaseException:
+                os.close(fd)
+                raise
+            return fd, None
+    while True:
+        temp = os.path.join(directory, _temporary_name(path))
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            # Named before it is locked: a concurrent cleanup may take it for a leftover in that instant and
+            # delete it. Then the name is gone (or another file's) once we hold the lock: start again.
+            if not _lock(fd):
+                return fd, temp
+            if os.path.samestat(os.fstat(fd), os.stat(temp, follow_symlinks=False)):
+                return fd, temp
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.remove(temp)
+            raise
+        os.close(fd)
+
+
+def _name_anonymous(fd, path):
+    """Give the complete anonymous file ``fd`` its temporary name beside ``path`` (still locked)."""
+    directory = os.path.dirname(path)
+    name = _temporary_name(path)
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:  # with a dir_fd, os.link is linkat(..., AT_SYMLINK_FOLLOW): the file /proc/self/fd/N stands for
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+    finally:
+        os.close(dir_fd)
+    return os.path.join(directory, name)
+
+
 @contextlib.contextmanager
 def atomic_local_file(path, mode="wb"):
-    """Write ``path`` via a temporary sibling that is renamed into place only on success."""
+    """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
+    leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes)."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
     check_replaceable(path)
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-        # mkstemp's file is private (0600); the file it becomes gets the mode open() would give it (0644
-        # under the usual umask), as the bundles have: exported vectors and prepared data were owner-only.
-        os.chmod(tmp, 0o666 & ~_umask())
+        remove_stale_temporaries(path)
+        fd, temp = _open_temporary(path)
     except OSError as exc:
         raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, mode) as f:
             yield f
-        os.replace(tmp, path)
+            f.flush()
+            if temp is None:
+                temp = _name_anonymous(f.fileno(), path)
+            os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
     except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp)
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(temp)
         if isinstance(exc, OSError) and exc.errno is not None:
             raise FastTextError(f"cannot write {path}: {exc.strerror}") from None
         raise

@@ -498,3 +498,89 @@ def test_staging_of_a_killed_run_goes_with_the_next_run_and_a_live_ones_stays(tm
         for proc in (killed, alive):
             proc.kill()
             proc.wait(timeout=30)
+
+
+# ---------------------------------------------------------------- atomic local writes under SIGKILL
+
+WRITER = textwrap.dedent("""
+    import os, signal, sys, time
+    sys.path.insert(0, {root!r})
+    from fasttext_lib import storage
+    target, how = sys.argv[1], sys.argv[2]
+    if how == "named":  # a filesystem without O_TMPFILE: the temporary has a name while it is written
+        del os.O_TMPFILE
+    if how == "die-before-rename":  # the instant between naming the complete file and renaming it
+        storage.os.replace = lambda a, b: os.kill(os.getpid(), signal.SIGKILL)
+    with storage.atomic_local_file(target) as f:
+        f.write(b"x" * (1 << 20))
+        f.flush()
+        if how != "die-before-rename":
+            print("writing", flush=True)
+            time.sleep(600)  # until killed
+""").format(root=ROOT)
+
+
+def start_writer(tmp_path, target, how):
+    """A real process inside atomic_local_file(target); returns once it is writing (or has died)."""
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    proc = subprocess.Popen([sys.executable, str(script), str(target), how], stdout=subprocess.PIPE, text=True)
+    if how != "die-before-rename":
+        assert proc.stdout.readline() == "writing\n"
+    return proc
+
+
+def kill9(proc):
+    proc.kill()
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    proc.stdout.close()
+
+
+def temporaries(directory, target):
+    """Hidden temporaries of writes to ``target`` (any naming; the decoys below are made after this is called)."""
+    name = os.path.basename(str(target))
+    return sorted(n for n in os.listdir(directory) if n.startswith(f".{name}.") and n.endswith(".tmp"))
+
+
+def test_sigkill_mid_write_leaves_nothing_where_the_filesystem_has_o_tmpfile(tmp_path):
+    target = tmp_path / "out" / "vectors.vec"
+    target.parent.mkdir()
+    writer = start_writer(tmp_path, target, "anonymous")
+    assert os.listdir(target.parent) == []  # 1 MiB written, and no name for it anywhere
+    kill9(writer)
+    assert os.listdir(target.parent) == []
+
+
+def test_next_write_removes_a_killed_writers_temporary_but_never_a_live_ones(tmp_path):
+    directory = tmp_path / "out"
+    directory.mkdir()
+    target = directory / "vectors.vec"
+    target.write_bytes(b"old")
+    # What is not ours to remove: another target's temporary, and names that only look like ours.
+    others = [".other.vec.fasttext-1-0123456789abcdef.tmp", ".vectors.vec.abcd1234.tmp",
+              ".vectors.vec.fasttext-1-0123456789abcdefX.tmp", "vectors.vec.fasttext-1-0123456789abcdef.tmp"]
+    live = start_writer(tmp_path, target, "named")  # no O_TMPFILE: its temporary has a name while written
+    try:
+        live_temp = temporaries(directory, target)
+        assert len(live_temp) == 1
+        kill9(start_writer(tmp_path, target, "named"))  # ... and stays when the writer is killed
+        killed = [n for n in temporaries(directory, target) if n not in live_temp]
+        assert len(killed) == 1
+        dead = start_writer(tmp_path, target, "die-before-rename")  # O_TMPFILE: complete, named, not renamed
+        assert dead.wait(timeout=60) == -signal.SIGKILL
+        dead.stdout.close()
+        died = [n for n in temporaries(directory, target) if n not in live_temp]
+        assert len(died) == 1 and died != killed  # that writer removed the killed one's first
+        for name in others:
+            (directory / name).write_bytes(b"keep")
+        assert target.read_bytes() == b"old"
+        with storage.atomic_local_file(str(target)) as f:
+            f.write(b"new")
+        assert target.read_bytes() == b"new"
+        assert sorted(os.listdir(directory)) == sorted(["vectors.vec"] + live_temp + others)  # the dead writer's went
+        assert os.path.getsize(directory / live_temp[0]) == 1 << 20  # untouched: it is still being written
+    finally:
+        kill9(live)
+    with storage.atomic_local_file(str(target)) as f:
+        f.write(b"newer")
+    assert sorted(os.listdir(directory)) == sorted(["vectors.vec"] + others) and target.read_bytes() == b"newer"
