@@ -174,6 +174,18 @@ def _bucket_exists(bucket):
         return code not in ("404", "NoSuchBucket", "NotFound")
 
 
+def _bucket_listable(client, bucket):
+    """HeadBucket: raises for a missing bucket (404) and other failures; False where it is refused (403).
+    It needs s3:ListBucket, which a user who may only put objects lacks: that alone is no reason to stop."""
+    try:
+        client.head_bucket(Bucket=bucket)
+    except Exception as exc:
+        if _is_forbidden(exc):
+            return False
+        raise
+    return True
+
+
 def _is_missing(exc):
     import botocore.exceptions as bex
 
@@ -215,6 +227,24 @@ def exists(uri, forbidden_is_missing=False):
                     return False
                 raise
     return os.path.exists(uri)
+
+
+def refuse_existing(uri, hint="pass --overwrite to replace it"):
+    """Fail fast if ``uri`` exists (a write that must not replace anything). On S3 a refused HEAD cannot tell:
+    without s3:ListBucket S3 answers 403 for a missing object too, so nothing is refused then, and
+    ``atomic_write(uri, overwrite=False)`` makes the check at the write itself (a conditional PUT)."""
+    if is_s3(uri):
+        bucket, key = split_s3(uri)
+        with s3_errors(uri):
+            try:
+                s3_client().head_object(Bucket=bucket, Key=key)
+            except Exception as exc:
+                if _is_missing(exc) or _is_forbidden(exc):
+                    return
+                raise
+    elif not os.path.lexists(uri):
+        return
+    raise FastTextError(f"{uri} already exists; {hint}")
 
 
 class _S3Stream(io.RawIOBase):
@@ -412,9 +442,10 @@ def _name_anonymous(fd, path):
 
 
 @contextlib.contextmanager
-def atomic_local_file(path, mode="wb"):
+def atomic_local_file(path, mode="wb", overwrite=True):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
-    leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes)."""
+    leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes).
+    ``overwrite=False``: an existing ``path`` (checked just before the rename) is an error instead."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
     check_replaceable(path)
@@ -428,6 +459,8 @@ def atomic_local_file(path, mode="wb"):
         with os.fdopen(fd, mode) as f:
             yield f
             f.flush()
+            if not overwrite and os.path.lexists(path):
+                raise FastTextError(f"{path} already exists; pass --overwrite to replace it")
             if temp is None:
                 temp = _name_anonymous(f.fileno(), path)
             os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
@@ -481,11 +514,16 @@ def _process_exists(pid):
 
 
 @contextlib.contextmanager
-def atomic_write(uri, mode="wb"):
-    """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload)."""
+def atomic_write(uri, mode="wb", overwrite=True):
+    """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload).
+
+    ``overwrite=False``: never replace an existing ``uri`` (``FastTextError`` "already exists" instead).
+    On S3 the upload is conditional (``If-None-Match: *``), so S3 itself refuses an existing key: this
+    needs no s3:ListBucket (without it a HEAD cannot tell a missing object from a forbidden one) and no
+    writer that raced us is replaced. Locally the target is checked just before the rename."""
     uri = str(uri)
     if not is_s3(uri):
-        with atomic_local_file(uri, mode) as f:
+        with atomic_local_file(uri, mode, overwrite=overwrite) as f:
             yield f
         return
     bucket, key = split_s3(uri)
@@ -496,7 +534,75 @@ def atomic_write(uri, mode="wb"):
         with open(staged, mode) as f:
             yield f
         with s3_errors(uri):
-            s3_client().upload_file(staged, bucket, key)
+            if overwrite:
+                s3_client().upload_file(staged, bucket, key)
+            else:
+                _upload_new(s3_client(), staged, bucket, key, uri)
+
+
+CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it
+
+
+def _upload_new(client, path, bucket, key, uri):
+    """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3)."""
+    import botocore.exceptions as bex
+
+    exists = FastTextError(f"{uri} already exists; pass --overwrite to replace it")
+    if _conditional_writes(client):
+        try:
+            return _create_object(client, path, bucket, key)
+        except bex.ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code in ("PreconditionFailed", "412"):
+                raise exists from None
+            if code in ("ConditionalRequestConflict", "409"):
+                raise FastTextError(f"{uri} was being written by someone else at the same time; try again") from None
+            if code not in ("NotImplemented", "501"):
+                raise
+            # an S3-compatible store without conditional writes: check first, as below
+    try:
+        client.head_object(Bucket=bucket, Key=key)
+    except Exception as exc:
+        if _is_forbidden(exc):
+            raise FastTextError(
+                f"cannot tell whether {uri} exists: S3 refused to say (403: without s3:ListBucket a missing object is "
+                f"refused too) and this S3 client or endpoint cannot write conditionally; pass --overwrite if replacing "
+                f"it is fine, or grant s3:ListBucket") from None
+        if not _is_missing(exc):
+            raise
+        return client.upload_file(path, bucket, key)
+    raise exists
+
+
+def _conditional_writes(client):
+    """Whether this botocore knows PutObject's ``IfNoneMatch`` (S3 conditional writes, botocore 1.35 on)."""
+    try:
+        return "IfNoneMatch" in client.meta.service_model.operation_model("PutObject").input_shape.members
+    except Exception:
+        return False
+
+
+def _create_object(client, path, bucket, key):
+    """Upload ``path`` with ``If-None-Match: *`` (boto3's managed upload cannot pass it): one PUT, or a
+    multipart upload whose completion carries the condition (aborted on any failure)."""
+    if os.path.getsize(path) <= CONDITIONAL_PART_BYTES:
+        with open(path, "rb") as f:
+            client.put_object(Bucket=bucket, Key=key, Body=f, IfNoneMatch="*")
+        return
+    upload = client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+    try:
+        parts = []
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(CONDITIONAL_PART_BYTES), b""):
+                number = len(parts) + 1
+                etag = client.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=number, Body=chunk)["ETag"]
+                parts.append({"PartNumber": number, "ETag": etag})
+        client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": parts},
+                                         IfNoneMatch="*")
+    except BaseException:
+        with contextlib.suppress(Exception):
+            client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)
+        raise
 
 
 # ---------------------------------------------------------------- manifests
@@ -780,12 +886,25 @@ def _s3_listing(client, bucket, prefix):
 def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=3):
     try:
         old = read_manifest(f"s3://{bucket}/{prefix}", manifest_name)
+        refused = None
     except FastTextError as exc:
-        if not str(exc).endswith(f"has no {manifest_name}"):
+        # 403 for a missing manifest is what S3 answers a caller without s3:ListBucket: the listing tells
+        refused = str(exc) if str(exc).startswith("access denied") else None
+        if not (str(exc).endswith(f"has no {manifest_name}") or refused):
             raise _refuse(dest, str(exc)) from None
         old = None
     if old is None:
-        listing = _s3_listing(client, bucket, prefix)
+        try:
+            listing = _s3_listing(client, bucket, prefix)
+        except Exception as exc:
+            if _is_forbidden(exc):
+                raise FastTextError(
+                    f"cannot publish to {dest}: S3 refused to list it (s3:ListBucket), which is needed to check "
+                    f"that it holds nothing else and to clean up after interrupted writes; grant s3:ListBucket on "
+                    f"{bucket}") from None
+            raise
+        if refused and manifest_name in listing:
+            raise _refuse(dest, refused)
         if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
             return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
         foreign = sorted(n for n in listing if not _is_ours(n))
@@ -819,7 +938,7 @@ def _publish_s3(dest, files, manifest_name, manifest):
     publish_id = secrets.token_hex(8)
     uploaded, entries = [], {}
     with s3_errors(dest):
-        client.head_bucket(Bucket=bucket)
+        _bucket_listable(client, bucket)
         old = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
         try:
             for name, path in sorted(files.items()):
@@ -983,7 +1102,8 @@ def check_writable(dest, manifest_name=None):
         prefix = prefix.rstrip("/")
         client = s3_client()
         with s3_errors(dest):
-            client.head_bucket(Bucket=bucket)
+            if not _bucket_listable(client, bucket) and not manifest_name:
+                return  # a probe could be written but perhaps not deleted: the write itself will tell
             if manifest_name:
                 _check_s3_destination(client, bucket, prefix, manifest_name, dest)
             probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))

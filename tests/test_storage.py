@@ -584,3 +584,76 @@ def test_next_write_removes_a_killed_writers_temporary_but_never_a_live_ones(tmp
     with storage.atomic_local_file(str(target)) as f:
         f.write(b"newer")
     assert sorted(os.listdir(directory)) == sorted(["vectors.vec"] + others) and target.read_bytes() == b"newer"
+
+
+# ---------------------------------------------------------------- S3 writes without s3:ListBucket
+
+def _admin_keys(policy, prefix):
+    listed = policy.client("admin").list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", [])
+    return sorted(o["Key"] for o in listed)
+
+
+def _as_user(monkeypatch, policy, user):
+    for key, value in policy.env(user).items():
+        monkeypatch.setenv(key, value)
+
+
+def test_no_overwrite_write_is_a_conditional_put_also_in_parts(s3_bucket, monkeypatch):
+    # boto3's managed upload cannot pass If-None-Match: large files go up in parts, the condition on completion.
+    monkeypatch.setattr(storage, "CONDITIONAL_PART_BYTES", 5 << 20)  # S3's smallest part
+    uri = f"{s3_bucket}/big.bin"
+    data = os.urandom(11 << 20)  # three parts
+    with storage.atomic_write(uri, "wb", overwrite=False) as f:
+        f.write(data)
+    assert storage.read_bytes(uri) == data
+    with pytest.raises(FastTextError, match=rf"^{uri} already exists; pass --overwrite to replace it$"):
+        with storage.atomic_write(uri, "wb", overwrite=False) as f:
+            f.write(b"x" * (11 << 20))
+    assert storage.read_bytes(uri) == data
+    bucket = storage.split_s3(uri)[0]
+    assert boto3.client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []  # the refused one aborted
+
+
+def test_put_only_user_writes_plain_objects_and_is_told_what_bundles_need(s3_policy_server, monkeypatch, tmp_path):
+    policy = s3_policy_server
+    _as_user(monkeypatch, policy, "putter")
+    uri = f"s3://{policy.bucket}/plain/data.csv"
+    storage.refuse_existing(uri)  # 403: cannot tell, so nothing refused here
+    storage.check_writable(f"s3://{policy.bucket}/plain")  # HeadBucket refused: no probe it could not delete
+    with storage.atomic_write(uri, "wb", overwrite=False) as f:
+        f.write(b"first")
+    with pytest.raises(FastTextError, match="already exists"):
+        with storage.atomic_write(uri, "wb", overwrite=False) as f:
+            f.write(b"second")
+    # A client that cannot write conditionally (botocore before 1.35) says what it could not check.
+    monkeypatch.setattr(storage, "_conditional_writes", lambda client: False)
+    with pytest.raises(FastTextError, match=rf"^cannot tell whether {uri} exists: S3 refused to say .*pass --overwrite"):
+        with storage.atomic_write(uri, "wb", overwrite=False) as f:
+            f.write(b"third")
+    with storage.atomic_write(uri, "wb") as f:  # overwrite: a plain upload
+        f.write(b"fourth")
+    assert _admin_keys(policy, "plain/") == ["plain/data.csv"]
+    assert policy.client("admin").get_object(Bucket=policy.bucket, Key="plain/data.csv")["Body"].read() == b"fourth"
+    # A set (bundle, checkpoint) cannot be published without listing: said so up front, nothing written.
+    dest = f"s3://{policy.bucket}/model"
+    expected = (rf"^cannot publish to {dest}: S3 refused to list it \(s3:ListBucket\), which is needed to check that "
+                rf"it holds nothing else and to clean up after interrupted writes; grant s3:ListBucket on {policy.bucket}$")
+    with pytest.raises(FastTextError, match=expected):
+        storage.check_writable(dest, MANIFEST)
+    with pytest.raises(FastTextError, match=expected):
+        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert _admin_keys(policy, "model") == []
+
+
+def test_sample_to_s3_with_only_put_permission(s3_policy_server):
+    from conftest import run_cli
+
+    policy = s3_policy_server
+    out = f"s3://{policy.bucket}/sample"
+    r = run_cli("sample", "--output", out, env=policy.env("putter"))
+    assert r.returncode == 0, r.stderr
+    assert _admin_keys(policy, "sample/") == ["sample/test.csv", "sample/train.csv"]
+    r = run_cli("sample", "--output", out, env=policy.env("putter"))
+    assert (r.returncode, r.stderr.strip().splitlines()) == (
+        2, [f"error: {out}/train.csv already exists; pass --overwrite to replace it"]), r.stderr
+    assert run_cli("sample", "--output", out, "--overwrite", env=policy.env("putter")).returncode == 0
