@@ -40,7 +40,9 @@ API (stable; bundles and checkpoints use it):
   destination when ``manifest_name`` is given).
 
 Plain files: ``open_read`` (S3 objects streamed by smart_open), ``read_bytes``, ``exists``,
-``atomic_write``, ``atomic_local_file``.
+``refuse_existing``, ``atomic_write`` (``overwrite=False``: a conditional PUT on S3, which needs no
+s3:ListBucket), ``atomic_local_file`` (O_TMPFILE where it can; a killed writer's named temporary is
+removed by the next write to the same file).
 S3 URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a user
 can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is one-line :class:`FastTextError`.
 The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos).
@@ -433,7 +435,7 @@ def _name_anonymous(fd, path):
     """Give the complete anonymous file ``fd`` its temporary name beside ``path`` (still locked)."""
     directory = os.path.dirname(path)
     name = _temporary_name(path)
-    dir_fd = os.open(directory, os.O_RDONLY)
+    dir_fd = os.open(directory, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)  # needs no read permission
     try:  # with a dir_fd, os.link is linkat(..., AT_SYMLINK_FOLLOW): the file /proc/self/fd/N stands for
         os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
     finally:

@@ -206,6 +206,10 @@ def test_finite_check_covers_every_value(small):
         saved, table.flat[where] = table.flat[where], np.inf
         assert not all_finite(table)
         table.flat[where] = saved
+    from mxnet import nd  # what is no float32 CPU array (a GPU's) is asked on its device: MXNet's all_finite
+
+    for value, finite in ((1.0, True), (np.inf, False), (np.nan, False)):
+        assert all_finite(nd.array([[0.5, value]], dtype="float16")) is finite
 
 
 def test_cli_writes_a_compact_bundle(sample_dir, tmp_path):
