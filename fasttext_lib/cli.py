@@ -299,18 +299,16 @@ def _check_splits_output(output, overwrite):
 
     if overwrite:
         return
-    for name in ("train.csv", "test.csv"):
-        target = storage.join(output, name)
-        if storage.exists(target):
-            raise FastTextError(f"{target} already exists; pass --overwrite to replace it, or choose another --output")
+    for name in ("train.csv", "test.csv"):  # where S3 cannot say (no s3:ListBucket), the writes themselves refuse
+        storage.refuse_existing(storage.join(output, name), "pass --overwrite to replace it, or choose another --output")
 
 
-def _write_splits(output, train, test):
+def _write_splits(output, train, test, overwrite):
     from . import storage
     from .data import write_csv
 
-    written = {"train": write_csv(train, storage.join(output, "train.csv")),
-               "test": write_csv(test, storage.join(output, "test.csv"))}
+    written = {"train": write_csv(train, storage.join(output, "train.csv"), overwrite=overwrite),
+               "test": write_csv(test, storage.join(output, "test.csv"), overwrite=overwrite)}
     print(json.dumps(written))
     return 0
 
@@ -319,7 +317,7 @@ def cmd_sample(args):
     from .sample import load_sample
 
     _check_splits_output(args.output, args.overwrite)
-    return _write_splits(args.output, load_sample("train"), load_sample("test"))
+    return _write_splits(args.output, load_sample("train"), load_sample("test"), args.overwrite)
 
 
 def cmd_synthetic(args):
@@ -329,7 +327,7 @@ def cmd_synthetic(args):
     _check_splits_output(args.output, args.overwrite)
     data = generate_reviews(args.train_docs + args.test_docs, num_classes=args.classes, seed=args.seed)
     n = args.train_docs
-    return _write_splits(args.output, data.head(n), LabeledTexts(data.labels[n:], data.texts[n:]))
+    return _write_splits(args.output, data.head(n), LabeledTexts(data.labels[n:], data.texts[n:]), args.overwrite)
 
 
 def cmd_export_vectors(args):

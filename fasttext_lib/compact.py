@@ -143,7 +143,7 @@ def load_into(model, directory, params_name, compact, ctx):
     from mxnet import nd
 
     from .init_rows import fill_table
-    from .model import adopt_data, cpu_view
+    from .model import NonFinite, adopt_data, all_finite, cpu_view
 
     bits = QUANTIZED_BITS.get(compact.get("dtype"))
     try:
@@ -163,6 +163,8 @@ def load_into(model, directory, params_name, compact, ctx):
         raise ValueError(f"unreadable {ROWS_FILE}: {exc}") from None
     if len(rows) and (rows.min() < 0 or rows.max() >= model.num_rows) or values.shape != (len(rows), model.emsize):
         raise ValueError(f"{ROWS_FILE} does not fit a {model.num_rows} x {model.emsize} table")
+    if not all_finite(values):  # float16 bundles written before save() refused values beyond 65504 hold inf
+        raise NonFinite(f"{ROWS_FILE}'s stored {compact.get('dtype')} rows")
     table = nd.empty((model.num_rows, model.emsize), ctx=mx.cpu(), dtype="float32")
     view = cpu_view(table)
     fill_table(seed, view)

@@ -375,8 +375,9 @@ def csv_line(label, text):
     return f'"{label}","{body}"\n'
 
 
-def write_csv(data, uri):
-    with storage.atomic_write(uri, "wb") as f:
+def write_csv(data, uri, overwrite=True):
+    """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``)."""
+    with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
         for label, text in zip(data.labels, data.texts):
             f.write(csv_line(label, text).encode("utf-8"))
     return str(uri)

@@ -138,6 +138,30 @@ def adopt_data(param, data, ctxs):
     param._init_impl(_Adopted(), list(ctxs))
 
 
+class NonFinite(ValueError):
+    """Loaded parameters hold inf or NaN (``str``: which ones)."""
+
+
+def all_finite(array):
+    """Whether a parameter (NDArray, or numpy) holds no inf or NaN.
+
+    A dense float32 CPU array is scanned through its numpy view in blocks of 4M values (no temporary the
+    size of the table; a 2M x 100 table takes ~0.1 s, about 6% of loading its bundle from a warm page
+    cache); anything else (a GPU array) asks MXNet's ``all_finite`` on its own device."""
+    view = array if isinstance(array, np.ndarray) else cpu_view(array)
+    if view is None:
+        return bool(nd.all_finite(array).asscalar())
+    flat = view.reshape(-1)
+    return all(np.isfinite(flat[a:a + (1 << 22)]).all() for a in range(0, flat.size, 1 << 22))
+
+
+def check_finite(model, skip=()):
+    """Raise :class:`NonFinite` naming the first parameter of ``model`` (all but ``skip``) with inf or NaN."""
+    for name, param in model._collect_params_with_prefix().items():
+        if name not in skip and not all_finite(param.data(param.list_ctx()[0])):
+            raise NonFinite(f"parameter {name!r}")
+
+
 def cpu_view(array):
     """A numpy view (no copy) of a dense float32 CPU NDArray; ``None`` for anything else.
 

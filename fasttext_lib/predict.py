@@ -24,6 +24,9 @@ from .devices import parse_ctx
 from .errors import FastTextError
 from .features import Featurizer
 
+# What put inf into a bundle that training had kept finite (compact.save refuses it since).
+_FLOAT16_HINT = " (float16 bundles written by older versions stored values beyond 65504 as inf)"
+
 
 def encode_labels(labels, label_names, where):
     index = {name: i for i, name in enumerate(label_names)}
@@ -157,7 +160,7 @@ class Predictor:
         import gluonnlp
         import mxnet as mx
 
-        from .model import FastTextClassifier
+        from .model import FastTextClassifier, NonFinite, check_finite
 
         src = str(src)
         device = parse_ctx(ctx)[0]
@@ -180,9 +183,16 @@ class Predictor:
                 if config.get("compact"):  # only the changed embedding rows are stored (compact.py)
                     from . import compact
 
-                    compact.load_into(model, tmp, PARAMS, config["compact"], device)
+                    compact.load_into(model, tmp, PARAMS, config["compact"], device)  # checks the stored rows
                 else:
                     model.load_parameters(paths[PARAMS], ctx=device)
+                # Predictions from inf/NaN weights are garbage (NaN probabilities, one class for everything):
+                # refuse them. Compact bundles' other rows come from the seed: only what was stored is checked.
+                check_finite(model, skip=("embedding.weight",) if config.get("compact") else ())
+            except NonFinite as exc:
+                raise FastTextError(f"corrupt model bundle {src}: {exc} holds inf or NaN values, so it cannot "
+                                    f"predict{_FLOAT16_HINT if (config.get('compact') or {}).get('dtype') == 'float16' else ''}; "
+                                    f"retrain it") from None
             except (mx.base.MXNetError, AssertionError, ValueError) as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None

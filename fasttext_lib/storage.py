@@ -40,7 +40,9 @@ API (stable; bundles and checkpoints use it):
   destination when ``manifest_name`` is given).
 
 Plain files: ``open_read`` (S3 objects streamed by smart_open), ``read_bytes``, ``exists``,
-``atomic_write``, ``atomic_local_file``.
+``refuse_existing``, ``atomic_write`` (``overwrite=False``: a conditional PUT on S3, which needs no
+s3:ListBucket), ``atomic_local_file`` (O_TMPFILE where it can; a killed writer's named temporary is
+removed by the next write to the same file).
 S3 URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a user
 can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is one-line :class:`FastTextError`.
 The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos).
@@ -55,6 +57,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 
 from .errors import FastTextError
@@ -173,6 +176,18 @@ def _bucket_exists(bucket):
         return code not in ("404", "NoSuchBucket", "NotFound")
 
 
+def _bucket_listable(client, bucket):
+    """HeadBucket: raises for a missing bucket (404) and other failures; False where it is refused (403).
+    It needs s3:ListBucket, which a user who may only put objects lacks: that alone is no reason to stop."""
+    try:
+        client.head_bucket(Bucket=bucket)
+    except Exception as exc:
+        if _is_forbidden(exc):
+            return False
+        raise
+    return True
+
+
 def _is_missing(exc):
     import botocore.exceptions as bex
 
@@ -214,6 +229,24 @@ def exists(uri, forbidden_is_missing=False):
                     return False
                 raise
     return os.path.exists(uri)
+
+
+def refuse_existing(uri, hint="pass --overwrite to replace it"):
+    """Fail fast if ``uri`` exists (a write that must not replace anything). On S3 a refused HEAD cannot tell:
+    without s3:ListBucket S3 answers 403 for a missing object too, so nothing is refused then, and
+    ``atomic_write(uri, overwrite=False)`` makes the check at the write itself (a conditional PUT)."""
+    if is_s3(uri):
+        bucket, key = split_s3(uri)
+        with s3_errors(uri):
+            try:
+                s3_client().head_object(Bucket=bucket, Key=key)
+            except Exception as exc:
+                if _is_missing(exc) or _is_forbidden(exc):
+                    return
+                raise
+    elif not os.path.lexists(uri):
+        return
+    raise FastTextError(f"{uri} already exists; {hint}")
 
 
 class _S3Stream(io.RawIOBase):
@@ -290,21 +323,6 @@ def read_bytes(uri):
         return f.read()
 
 
-def _umask():
-    """The process's umask, read where Linux reports it (os.umask can only be read by setting it, which races
-    with other threads creating files)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def check_replaceable(path):
     """An existing ``path`` must be a regular file (or a link to one) for an atomic write to replace it: the
     rename would put a regular file in place of a device, FIFO or socket (as root: ``--output /dev/null
@@ -313,27 +331,145 @@ def check_replaceable(path):
         raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
 
 
+# Atomic local writes. The data goes to an anonymous file (Linux's O_TMPFILE), which gets a name only
+# once complete: linked as a hidden temporary and at once renamed over the target. A kill -9 mid-write
+# therefore leaves nothing (the kernel frees the file with the process). Where the filesystem has no
+# O_TMPFILE (some network and FUSE mounts, other systems) the temporary has its name from the start.
+# Temporaries are named ``.<target>.fasttext-<pid>-<16 hex>.tmp`` and their writer holds an flock on
+# them from the moment they have a name until the rename; the kernel drops it when the writer dies. A
+# later write to the same target deletes the temporaries nobody holds that lock on: killed writers'
+# leftovers, never a live writer's. (The pid in the name is for people: a pid cannot tell a dead writer
+# from a live one in another container or on another host sharing the directory; the lock can.)
+_TEMP_TAIL = re.compile(r"fasttext-[0-9]+-[0-9a-f]{16}\.tmp")
+_NO_TMPFILE = {errno.EOPNOTSUPP, errno.ENOTSUP, errno.EISDIR, errno.EINVAL}  # kernels/filesystems without it
+_NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.ENOSYS}
+
+
+def _temporary_name(path):
+    return f".{os.path.basename(path)}.fasttext-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+
+
+def is_temporary_of(name, path):
+    """Whether ``name`` (a file name) is an atomic write's temporary for ``path``."""
+    head = f".{os.path.basename(path)}."
+    return name.startswith(head) and bool(_TEMP_TAIL.fullmatch(name[len(head):]))
+
+
+def remove_stale_temporaries(path):
+    """Delete the temporaries of earlier writes to ``path`` whose writer is gone (nobody holds their lock)."""
+    import fcntl
+
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        names = [n for n in os.listdir(directory) if is_temporary_of(n, path)]
+    except OSError:
+        return
+    for name in names:
+        temp = os.path.join(directory, name)
+        try:  # read-write: where flock is emulated with POSIX locks (NFS) an exclusive lock needs it
+            fd = os.open(temp, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:  # gone meanwhile, a symbolic link, or not ours to open: leave it
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
+            held = os.fstat(fd)
+            if stat.S_ISREG(held.st_mode) and os.path.samestat(held, os.stat(temp, follow_symlinks=False)):
+                os.unlink(temp)  # still the file we hold locked: a dead writer's
+        except OSError:  # a live writer's, renamed meanwhile, or a filesystem without locks: leave it
+            pass
+        finally:
+            os.close(fd)
+
+
+def _lock(fd):
+    """Hold an exclusive flock on ``fd``; False where the filesystem has no locks (nothing is then
+    removed as stale there either: remove_stale_temporaries cannot lock such files)."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise
+        return False
+    return True
+
+
+def _open_temporary(path):
+    """``(fd, temporary path)``, locked; the path is None for an anonymous (O_TMPFILE) file."""
+    directory = os.path.dirname(path)
+    if hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd"):
+        try:
+            fd = os.open(directory, os.O_TMPFILE | os.O_WRONLY, 0o666)  # the mode open() gives, after the umask
+        except OSError as exc:
+            if exc.errno not in _NO_TMPFILE:
+                raise
+        else:
+            try:
+                _lock(fd)  # before it has a name: once linked it is never mistaken for a leftover
+            except BaseException:
+                os.close(fd)
+                raise
+            return fd, None
+    while True:
+        temp = os.path.join(directory, _temporary_name(path))
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            # Named before it is locked: a concurrent cleanup may take it for a leftover in that instant and
+            # delete it. Then the name is gone (or another file's) once we hold the lock: start again.
+            if not _lock(fd):
+                return fd, temp
+            if os.path.samestat(os.fstat(fd), os.stat(temp, follow_symlinks=False)):
+                return fd, temp
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.remove(temp)
+            raise
+        os.close(fd)
+
+
+def _name_anonymous(fd, path):
+    """Give the complete anonymous file ``fd`` its temporary name beside ``path`` (still locked)."""
+    directory = os.path.dirname(path)
+    name = _temporary_name(path)
+    dir_fd = os.open(directory, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)  # needs no read permission
+    try:  # with a dir_fd, os.link is linkat(..., AT_SYMLINK_FOLLOW): the file /proc/self/fd/N stands for
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+    finally:
+        os.close(dir_fd)
+    return os.path.join(directory, name)
+
+
 @contextlib.contextmanager
-def atomic_local_file(path, mode="wb"):
-    """Write ``path`` via a temporary sibling that is renamed into place only on success."""
+def atomic_local_file(path, mode="wb", overwrite=True):
+    """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
+    leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes).
+    ``overwrite=False``: an existing ``path`` (checked just before the rename) is an error instead."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
     check_replaceable(path)
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-        # mkstemp's file is private (0600); the file it becomes gets the mode open() would give it (0644
-        # under the usual umask), as the bundles have: exported vectors and prepared data were owner-only.
-        os.chmod(tmp, 0o666 & ~_umask())
+        remove_stale_temporaries(path)
+        fd, temp = _open_temporary(path)
     except OSError as exc:
         raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, mode) as f:
             yield f
-        os.replace(tmp, path)
+            f.flush()
+            if not overwrite and os.path.lexists(path):
+                raise FastTextError(f"{path} already exists; pass --overwrite to replace it")
+            if temp is None:
+                temp = _name_anonymous(f.fileno(), path)
+            os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
     except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp)
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(temp)
         if isinstance(exc, OSError) and exc.errno is not None:
             raise FastTextError(f"cannot write {path}: {exc.strerror}") from None
         raise
@@ -380,11 +516,16 @@ def _process_exists(pid):
 
 
 @contextlib.contextmanager
-def atomic_write(uri, mode="wb"):
-    """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload)."""
+def atomic_write(uri, mode="wb", overwrite=True):
+    """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload).
+
+    ``overwrite=False``: never replace an existing ``uri`` (``FastTextError`` "already exists" instead).
+    On S3 the upload is conditional (``If-None-Match: *``), so S3 itself refuses an existing key: this
+    needs no s3:ListBucket (without it a HEAD cannot tell a missing object from a forbidden one) and no
+    writer that raced us is replaced. Locally the target is checked just before the rename."""
     uri = str(uri)
     if not is_s3(uri):
-        with atomic_local_file(uri, mode) as f:
+        with atomic_local_file(uri, mode, overwrite=overwrite) as f:
             yield f
         return
     bucket, key = split_s3(uri)
@@ -395,7 +536,75 @@ def atomic_write(uri, mode="wb"):
         with open(staged, mode) as f:
             yield f
         with s3_errors(uri):
-            s3_client().upload_file(staged, bucket, key)
+            if overwrite:
+                s3_client().upload_file(staged, bucket, key)
+            else:
+                _upload_new(s3_client(), staged, bucket, key, uri)
+
+
+CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it
+
+
+def _upload_new(client, path, bucket, key, uri):
+    """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3)."""
+    import botocore.exceptions as bex
+
+    exists = FastTextError(f"{uri} already exists; pass --overwrite to replace it")
+    if _conditional_writes(client):
+        try:
+            return _create_object(client, path, bucket, key)
+        except bex.ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code in ("PreconditionFailed", "412"):
+                raise exists from None
+            if code in ("ConditionalRequestConflict", "409"):
+                raise FastTextError(f"{uri} was being written by someone else at the same time; try again") from None
+            if code not in ("NotImplemented", "501"):
+                raise
+            # an S3-compatible store without conditional writes: check first, as below
+    try:
+        client.head_object(Bucket=bucket, Key=key)
+    except Exception as exc:
+        if _is_forbidden(exc):
+            raise FastTextError(
+                f"cannot tell whether {uri} exists: S3 refused to say (403: without s3:ListBucket a missing object is "
+                f"refused too) and this S3 client or endpoint cannot write conditionally; pass --overwrite if replacing "
+                f"it is fine, or grant s3:ListBucket") from None
+        if not _is_missing(exc):
+            raise
+        return client.upload_file(path, bucket, key)
+    raise exists
+
+
+def _conditional_writes(client):
+    """Whether this botocore knows PutObject's ``IfNoneMatch`` (S3 conditional writes, botocore 1.35 on)."""
+    try:
+        return "IfNoneMatch" in client.meta.service_model.operation_model("PutObject").input_shape.members
+    except Exception:
+        return False
+
+
+def _create_object(client, path, bucket, key):
+    """Upload ``path`` with ``If-None-Match: *`` (boto3's managed upload cannot pass it): one PUT, or a
+    multipart upload whose completion carries the condition (aborted on any failure)."""
+    if os.path.getsize(path) <= CONDITIONAL_PART_BYTES:
+        with open(path, "rb") as f:
+            client.put_object(Bucket=bucket, Key=key, Body=f, IfNoneMatch="*")
+        return
+    upload = client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+    try:
+        parts = []
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(CONDITIONAL_PART_BYTES), b""):
+                number = len(parts) + 1
+                etag = client.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=number, Body=chunk)["ETag"]
+                parts.append({"PartNumber": number, "ETag": etag})
+        client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": parts},
+                                         IfNoneMatch="*")
+    except BaseException:
+        with contextlib.suppress(Exception):
+            client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)
+        raise
 
 
 # ---------------------------------------------------------------- manifests
@@ -679,12 +888,25 @@ def _s3_listing(client, bucket, prefix):
 def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=3):
     try:
         old = read_manifest(f"s3://{bucket}/{prefix}", manifest_name)
+        refused = None
     except FastTextError as exc:
-        if not str(exc).endswith(f"has no {manifest_name}"):
+        # 403 for a missing manifest is what S3 answers a caller without s3:ListBucket: the listing tells
+        refused = str(exc) if str(exc).startswith("access denied") else None
+        if not (str(exc).endswith(f"has no {manifest_name}") or refused):
             raise _refuse(dest, str(exc)) from None
         old = None
     if old is None:
-        listing = _s3_listing(client, bucket, prefix)
+        try:
+            listing = _s3_listing(client, bucket, prefix)
+        except Exception as exc:
+            if _is_forbidden(exc):
+                raise FastTextError(
+                    f"cannot publish to {dest}: S3 refused to list it (s3:ListBucket), which is needed to check "
+                    f"that it holds nothing else and to clean up after interrupted writes; grant s3:ListBucket on "
+                    f"{bucket}") from None
+            raise
+        if refused and manifest_name in listing:
+            raise _refuse(dest, refused)
         if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
             return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
         foreign = sorted(n for n in listing if not _is_ours(n))
@@ -718,7 +940,7 @@ def _publish_s3(dest, files, manifest_name, manifest):
     publish_id = secrets.token_hex(8)
     uploaded, entries = [], {}
     with s3_errors(dest):
-        client.head_bucket(Bucket=bucket)
+        _bucket_listable(client, bucket)
         old = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
         try:
             for name, path in sorted(files.items()):
@@ -882,7 +1104,8 @@ def check_writable(dest, manifest_name=None):
         prefix = prefix.rstrip("/")
         client = s3_client()
         with s3_errors(dest):
-            client.head_bucket(Bucket=bucket)
+            if not _bucket_listable(client, bucket) and not manifest_name:
+                return  # a probe could be written but perhaps not deleted: the write itself will tell
             if manifest_name:
                 _check_s3_destination(client, bucket, prefix, manifest_name, dest)
             probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))

@@ -220,8 +220,8 @@ def check_vec_output(uri, overwrite=False):
         bucket, key = storage.split_s3(uri)
         if not key or key.endswith("/"):
             raise FastTextError(f"S3 URI names no object: {uri}")
-        if storage.exists(uri) and not overwrite:
-            raise FastTextError(f"{uri} already exists; pass --overwrite to replace it")
+        if not overwrite:  # where S3 cannot say (no s3:ListBucket), the write itself refuses an existing object
+            storage.refuse_existing(uri)
         storage.check_writable(storage.join(f"s3://{bucket}", *key.split("/")[:-1]) if "/" in key else f"s3://{bucket}")
         return
     path = os.path.abspath(uri)
@@ -244,7 +244,7 @@ def write_vec(vectors, uri, overwrite=False):
     bad = next((w for w in vectors.words if not w or any(c.isspace() for c in w)), None)
     if bad is not None:
         raise FastTextError(f"cannot write word {bad!r} to a .vec file: words may not be empty or contain whitespace")
-    with storage.atomic_write(uri, "wb") as raw:
+    with storage.atomic_write(uri, "wb", overwrite=overwrite) as raw:
         out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if uri.endswith(".gz") else raw
         text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
         text.write(f"{len(vectors)} {vectors.dim}\n")

@@ -32,6 +32,75 @@ def s3_bucket(s3_server):
     return f"s3://{name}"
 
 
+class PolicyS3:
+    """A moto server in its own process that enforces IAM policies (``s3_policy_server``).
+
+    ``env(user)``: the environment for a child process acting as ``user``; ``client(user)``: a boto3 S3
+    client. ``admin`` may do anything; ``putter`` may only put objects into ``bucket`` (s3:PutObject on
+    ``bucket/*``: no s3:ListBucket, no s3:GetObject, no s3:DeleteObject), a common upload-only policy.
+    """
+
+    POLICIES = {"admin": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
+                "putter": [{"Effect": "Allow", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::{bucket}/*"}]}
+
+    def __init__(self, endpoint, bucket):
+        import json
+
+        import boto3
+
+        self.endpoint, self.bucket, self.keys = endpoint, bucket, {}
+        setup = dict(endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="setup", aws_secret_access_key="setup")
+        boto3.client("s3", **setup).create_bucket(Bucket=bucket)
+        iam = boto3.client("iam", **setup)
+        for user, statements in self.POLICIES.items():
+            iam.create_user(UserName=user)
+            document = json.dumps({"Version": "2012-10-17", "Statement": statements}).replace("{bucket}", bucket)
+            iam.put_user_policy(UserName=user, PolicyName="only", PolicyDocument=document)
+            key = iam.create_access_key(UserName=user)["AccessKey"]
+            self.keys[user] = (key["AccessKeyId"], key["SecretAccessKey"])
+
+    def env(self, user):
+        key_id, secret = self.keys[user]
+        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": key_id, "AWS_SECRET_ACCESS_KEY": secret,
+                "AWS_DEFAULT_REGION": "us-east-1", "AWS_MAX_ATTEMPTS": "1"}
+
+    def client(self, user):
+        import boto3
+
+        key_id, secret = self.keys[user]
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1", aws_access_key_id=key_id,
+                            aws_secret_access_key=secret)
+
+
+@pytest.fixture(scope="session")
+def s3_policy_server():
+    """moto's server with IAM enforcement on (its own process: the setting is global to a moto process, and
+    the session's s3_server must stay open to everyone). Users and policies are made first, then moto's
+    reset-auth endpoint turns enforcement on for every later request."""
+    import socket
+    import time
+    import urllib.request
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        endpoint = f"http://127.0.0.1:{port}"
+        policy = PolicyS3(endpoint, "policy-" + uuid.uuid4().hex[:12])
+        urllib.request.urlopen(urllib.request.Request(endpoint + "/moto-api/reset-auth", data=b"0", method="POST",
+                                                      headers={"Content-Type": "text/plain"}), timeout=30).read()
+        yield policy
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 @pytest.fixture(scope="session")
 def sample_dir(tmp_path_factory):
     """The built-in synthetic corpus, small: train.csv / test.csv in Zhang CSV format."""

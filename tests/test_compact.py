@@ -131,6 +131,87 @@ def test_float16_refuses_values_it_cannot_hold(tmp_path):
         assert np.isfinite(loaded.model.word_vectors()).all() and loaded.model.word_vectors()[1].max() == pytest.approx(1e5)
 
 
+def _as_an_older_writer_left_it(where, logical, damage):
+    """Republish the bundle at ``where`` with its file ``logical`` changed by ``damage(path)``, checksums
+    matching: what a writer without today's checks published (not corruption in transit)."""
+    from fasttext_lib.bundle import publish_bundle
+
+    with open(os.path.join(where, "config.json")) as f:
+        config = json.load(f)
+    staged = os.path.join(os.path.dirname(where), "staged-" + logical)
+    with open(os.path.join(where, config["files"][logical]["object"]), "rb") as fin, open(staged, "wb") as fout:
+        fout.write(fin.read())
+    damage(staged)
+    paths = {name: os.path.join(where, entry["object"]) for name, entry in config["files"].items()}
+    paths[logical] = staged
+    publish_bundle(where, {k: v for k, v in config.items() if k not in ("files", "written_by")}, paths)
+
+
+def _with_value(value):
+    def damage(path):
+        with np.load(path) as stored:
+            arrays = dict(stored)
+        arrays["values"][len(arrays["values"]) // 2, 3] = value
+        with open(path, "wb") as f:
+            np.savez(f, **arrays)
+    return damage
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan], ids=["inf", "-inf", "nan"])
+def test_an_older_float16_bundle_holding_inf_is_refused_on_load(small, tmp_path, value):
+    # compact.save refuses values beyond float16's 65504 now; bundles written before stored them as inf and
+    # loaded without a word: NaN probabilities, or one class for every text.
+    from fasttext_lib import sm_serve
+
+    trained, (_, val) = small
+    where = save_bundle(trained, str(tmp_path / "half"), compact="float16")
+    _as_an_older_writer_left_it(where, ROWS_FILE, _with_value(value))
+    expected = (f"corrupt model bundle {where}: embedding_rows.npz's stored float16 rows holds inf or NaN values, so it "
+                f"cannot predict (float16 bundles written by older versions stored values beyond 65504 as inf); retrain it")
+    with pytest.raises(FastTextError) as caught:
+        Predictor.load(where)
+    assert str(caught.value) == expected
+    with pytest.raises(FastTextError, match="holds inf or NaN values"):
+        sm_serve.model_fn(where)  # an endpoint refuses it at startup rather than answering NaN
+    out = tmp_path / "vectors.vec"
+    for args in (("predict", "--model", where), ("export-vectors", "--model", where, "--output", out)):
+        r = run_cli(*args, input="great food\n")
+        assert (r.returncode, r.stdout, r.stderr.strip().splitlines()) == (2, "", [f"error: {expected}"]), r.stderr
+    assert not out.exists() and not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_a_full_bundle_with_nan_parameters_is_refused_on_load(small, tmp_path):
+    # A full bundle (the whole table in model.params), e.g. from a run before training checked for divergence.
+    from mxnet import nd
+
+    def damage(path):
+        params = nd.load(path)
+        params["output.weight"][0, 0] = np.nan
+        nd.save(path, params)
+
+    trained, _ = small
+    where = save_bundle(trained, str(tmp_path / "full"), compact="none")
+    _as_an_older_writer_left_it(where, "model.params", damage)
+    with pytest.raises(FastTextError, match=r"^corrupt model bundle .*: parameter 'output.weight' holds inf or NaN "
+                                            r"values, so it cannot predict; retrain it$"):
+        Predictor.load(where)
+
+
+def test_finite_check_covers_every_value(small):
+    from fasttext_lib.model import all_finite
+
+    table = small[0].model.word_vectors()  # 2M x 100: several of the check's blocks
+    assert all_finite(table)
+    for where in (0, table.size // 2 + 1, table.size - 1):
+        saved, table.flat[where] = table.flat[where], np.inf
+        assert not all_finite(table)
+        table.flat[where] = saved
+    from mxnet import nd  # what is no float32 CPU array (a GPU's) is asked on its device: MXNet's all_finite
+
+    for value, finite in ((1.0, True), (np.inf, False), (np.nan, False)):
+        assert all_finite(nd.array([[0.5, value]], dtype="float16")) is finite
+
+
 def test_cli_writes_a_compact_bundle(sample_dir, tmp_path):
     out = tmp_path / "bundle"
     done = run_cli("train", "--train", str(sample_dir / "train.csv"), "--output", str(out), "--epochs", "1",

@@ -498,3 +498,162 @@ def test_staging_of_a_killed_run_goes_with_the_next_run_and_a_live_ones_stays(tm
         for proc in (killed, alive):
             proc.kill()
             proc.wait(timeout=30)
+
+
+# ---------------------------------------------------------------- atomic local writes under SIGKILL
+
+WRITER = textwrap.dedent("""
+    import os, signal, sys, time
+    sys.path.insert(0, {root!r})
+    from fasttext_lib import storage
+    target, how = sys.argv[1], sys.argv[2]
+    if how == "named":  # a filesystem without O_TMPFILE: the temporary has a name while it is written
+        del os.O_TMPFILE
+    if how == "die-before-rename":  # the instant between naming the complete file and renaming it
+        storage.os.replace = lambda a, b: os.kill(os.getpid(), signal.SIGKILL)
+    with storage.atomic_local_file(target) as f:
+        f.write(b"x" * (1 << 20))
+        f.flush()
+        if how != "die-before-rename":
+            print("writing", flush=True)
+            time.sleep(600)  # until killed
+""").format(root=ROOT)
+
+
+def start_writer(tmp_path, target, how):
+    """A real process inside atomic_local_file(target); returns once it is writing (or has died)."""
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    proc = subprocess.Popen([sys.executable, str(script), str(target), how], stdout=subprocess.PIPE, text=True)
+    if how != "die-before-rename":
+        assert proc.stdout.readline() == "writing\n"
+    return proc
+
+
+def kill9(proc):
+    proc.kill()
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    proc.stdout.close()
+
+
+def temporaries(directory, target):
+    """Hidden temporaries of writes to ``target`` (any naming; the decoys below are made after this is called)."""
+    name = os.path.basename(str(target))
+    return sorted(n for n in os.listdir(directory) if n.startswith(f".{name}.") and n.endswith(".tmp"))
+
+
+def test_sigkill_mid_write_leaves_nothing_where_the_filesystem_has_o_tmpfile(tmp_path):
+    target = tmp_path / "out" / "vectors.vec"
+    target.parent.mkdir()
+    writer = start_writer(tmp_path, target, "anonymous")
+    assert os.listdir(target.parent) == []  # 1 MiB written, and no name for it anywhere
+    kill9(writer)
+    assert os.listdir(target.parent) == []
+
+
+def test_next_write_removes_a_killed_writers_temporary_but_never_a_live_ones(tmp_path):
+    directory = tmp_path / "out"
+    directory.mkdir()
+    target = directory / "vectors.vec"
+    target.write_bytes(b"old")
+    # What is not ours to remove: another target's temporary, and names that only look like ours.
+    others = [".other.vec.fasttext-1-0123456789abcdef.tmp", ".vectors.vec.abcd1234.tmp",
+              ".vectors.vec.fasttext-1-0123456789abcdefX.tmp", "vectors.vec.fasttext-1-0123456789abcdef.tmp"]
+    live = start_writer(tmp_path, target, "named")  # no O_TMPFILE: its temporary has a name while written
+    try:
+        live_temp = temporaries(directory, target)
+        assert len(live_temp) == 1
+        kill9(start_writer(tmp_path, target, "named"))  # ... and stays when the writer is killed
+        killed = [n for n in temporaries(directory, target) if n not in live_temp]
+        assert len(killed) == 1
+        dead = start_writer(tmp_path, target, "die-before-rename")  # O_TMPFILE: complete, named, not renamed
+        assert dead.wait(timeout=60) == -signal.SIGKILL
+        dead.stdout.close()
+        died = [n for n in temporaries(directory, target) if n not in live_temp]
+        assert len(died) == 1 and died != killed  # that writer removed the killed one's first
+        for name in others:
+            (directory / name).write_bytes(b"keep")
+        assert target.read_bytes() == b"old"
+        with storage.atomic_local_file(str(target)) as f:
+            f.write(b"new")
+        assert target.read_bytes() == b"new"
+        assert sorted(os.listdir(directory)) == sorted(["vectors.vec"] + live_temp + others)  # the dead writer's went
+        assert os.path.getsize(directory / live_temp[0]) == 1 << 20  # untouched: it is still being written
+    finally:
+        kill9(live)
+    with storage.atomic_local_file(str(target)) as f:
+        f.write(b"newer")
+    assert sorted(os.listdir(directory)) == sorted(["vectors.vec"] + others) and target.read_bytes() == b"newer"
+
+
+# ---------------------------------------------------------------- S3 writes without s3:ListBucket
+
+def _admin_keys(policy, prefix):
+    listed = policy.client("admin").list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", [])
+    return sorted(o["Key"] for o in listed)
+
+
+def _as_user(monkeypatch, policy, user):
+    for key, value in policy.env(user).items():
+        monkeypatch.setenv(key, value)
+
+
+def test_no_overwrite_write_is_a_conditional_put_also_in_parts(s3_bucket, monkeypatch):
+    # boto3's managed upload cannot pass If-None-Match: large files go up in parts, the condition on completion.
+    monkeypatch.setattr(storage, "CONDITIONAL_PART_BYTES", 5 << 20)  # S3's smallest part
+    uri = f"{s3_bucket}/big.bin"
+    data = os.urandom(11 << 20)  # three parts
+    with storage.atomic_write(uri, "wb", overwrite=False) as f:
+        f.write(data)
+    assert storage.read_bytes(uri) == data
+    with pytest.raises(FastTextError, match=rf"^{uri} already exists; pass --overwrite to replace it$"):
+        with storage.atomic_write(uri, "wb", overwrite=False) as f:
+            f.write(b"x" * (11 << 20))
+    assert storage.read_bytes(uri) == data
+    bucket = storage.split_s3(uri)[0]
+    assert boto3.client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []  # the refused one aborted
+
+
+def test_put_only_user_writes_plain_objects_and_is_told_what_bundles_need(s3_policy_server, monkeypatch, tmp_path):
+    policy = s3_policy_server
+    _as_user(monkeypatch, policy, "putter")
+    uri = f"s3://{policy.bucket}/plain/data.csv"
+    storage.refuse_existing(uri)  # 403: cannot tell, so nothing refused here
+    storage.check_writable(f"s3://{policy.bucket}/plain")  # HeadBucket refused: no probe it could not delete
+    with storage.atomic_write(uri, "wb", overwrite=False) as f:
+        f.write(b"first")
+    with pytest.raises(FastTextError, match="already exists"):
+        with storage.atomic_write(uri, "wb", overwrite=False) as f:
+            f.write(b"second")
+    # A client that cannot write conditionally (botocore before 1.35) says what it could not check.
+    monkeypatch.setattr(storage, "_conditional_writes", lambda client: False)
+    with pytest.raises(FastTextError, match=rf"^cannot tell whether {uri} exists: S3 refused to say .*pass --overwrite"):
+        with storage.atomic_write(uri, "wb", overwrite=False) as f:
+            f.write(b"third")
+    with storage.atomic_write(uri, "wb") as f:  # overwrite: a plain upload
+        f.write(b"fourth")
+    assert _admin_keys(policy, "plain/") == ["plain/data.csv"]
+    assert policy.client("admin").get_object(Bucket=policy.bucket, Key="plain/data.csv")["Body"].read() == b"fourth"
+    # A set (bundle, checkpoint) cannot be published without listing: said so up front, nothing written.
+    dest = f"s3://{policy.bucket}/model"
+    expected = (rf"^cannot publish to {dest}: S3 refused to list it \(s3:ListBucket\), which is needed to check that "
+                rf"it holds nothing else and to clean up after interrupted writes; grant s3:ListBucket on {policy.bucket}$")
+    with pytest.raises(FastTextError, match=expected):
+        storage.check_writable(dest, MANIFEST)
+    with pytest.raises(FastTextError, match=expected):
+        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert _admin_keys(policy, "model") == []
+
+
+def test_sample_to_s3_with_only_put_permission(s3_policy_server):
+    from conftest import run_cli
+
+    policy = s3_policy_server
+    out = f"s3://{policy.bucket}/sample"
+    r = run_cli("sample", "--output", out, env=policy.env("putter"))
+    assert r.returncode == 0, r.stderr
+    assert _admin_keys(policy, "sample/") == ["sample/test.csv", "sample/train.csv"]
+    r = run_cli("sample", "--output", out, env=policy.env("putter"))
+    assert (r.returncode, r.stderr.strip().splitlines()) == (
+        2, [f"error: {out}/train.csv already exists; pass --overwrite to replace it"]), r.stderr
+    assert run_cli("sample", "--output", out, "--overwrite", env=policy.env("putter")).returncode == 0

@@ -516,3 +516,34 @@ def test_pretrained_source_in_a_training_job(tmp_path):
     (channel / "crawl.vec").write_text("1 2\na 1 2\n")
     with pytest.raises(FastTextError, match="holds 2 files; name the .vec file"):
         sm_train.pretrained_source(None, str(channel))
+
+
+def _keys(policy, prefix):
+    return sorted(o["Key"] for o in policy.client("admin").list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", []))
+
+
+def test_export_to_s3_with_only_put_permission(s3_policy_server, splits, tmp_path):
+    # s3:PutObject alone (no ListBucket, GetObject or DeleteObject): S3 answers every HEAD with 403, so the
+    # no-overwrite check could not tell a missing object from an existing one and export-vectors stopped
+    # with "access denied" (HeadBucket and the probe's DELETE were refused too). Now S3 itself refuses an
+    # existing key (a conditional PUT, If-None-Match: *).
+    policy = s3_policy_server
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    expected = export_vectors(bundle, str(tmp_path / "local.vec"))
+    uri = f"s3://{policy.bucket}/vectors/model.vec"
+    put_only = policy.env("putter")
+    r = run_cli("export-vectors", "--model", bundle, "--output", uri, env=put_only)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["words"] == expected
+    read = policy.client("admin").get_object(Bucket=policy.bucket, Key="vectors/model.vec")["Body"].read()
+    assert read == (tmp_path / "local.vec").read_bytes()
+    assert _keys(policy, "vectors/") == ["vectors/model.vec"]  # no probe or other object left
+    policy.client("admin").put_object(Bucket=policy.bucket, Key="vectors/model.vec", Body=b"the user's own")
+    r = run_cli("export-vectors", "--model", bundle, "--output", uri, env=put_only)
+    assert (r.returncode, r.stdout, r.stderr.strip().splitlines()) == (
+        2, "", [f"error: {uri} already exists; pass --overwrite to replace it"]), r.stderr
+    assert policy.client("admin").get_object(Bucket=policy.bucket, Key="vectors/model.vec")["Body"].read() == b"the user's own"
+    r = run_cli("export-vectors", "--model", bundle, "--output", uri, "--overwrite", env=put_only)
+    assert r.returncode == 0, r.stderr
+    assert policy.client("admin").get_object(Bucket=policy.bucket, Key="vectors/model.vec")["Body"].read() == read
+    assert _keys(policy, "vectors/") == ["vectors/model.vec"]
