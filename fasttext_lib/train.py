@@ -168,6 +168,12 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         updater.load_states(resumed["optimizer_states"])
     native = use_bag_ops(ctxs)
     sgd, shrink = config.optimizer == "sgd", sgd_row_shrink(config)
+    # The part of a step autograd records (the output layer and the loss) runs as two cached graphs:
+    # the same operators in the same order, so the same numbers (bit-identical, tests/test_train.py),
+    # but two calls into MXNet where there were ~12, each with its own autograd record. On short
+    # texts that bookkeeping was about a third of the training loop's Python time.
+    model.output.hybridize(static_alloc=True)
+    model.loss.hybridize(static_alloc=True)
     maker = BatchMaker(train_bags, y_train, featurizer.num_rows)
     keep_freed_memory()
     order = batches = progress = None

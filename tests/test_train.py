@@ -294,3 +294,21 @@ def test_sgd_on_large_batches_gives_the_output_layer_the_row_scales_factor():
     assert unigrams._get_lr(OUTPUT_KEY) == unigrams._get_lr(EMBEDDING_KEY) == 0.5
     adam = make_optimizer(TrainConfig(optimizer="adam", lr=0.01, batch_size=1024, epochs=1, ngrams=2), steps_per_epoch=10)
     assert adam._get_lr(OUTPUT_KEY) == adam._get_lr(EMBEDDING_KEY) == 0.01
+
+
+@pytest.mark.parametrize("classes, dropout, optimizer", [(2, 0.0, "sgd"), (3, 0.3, "sgd"), (2, 0.0, "adam")])
+def test_cached_classifier_graphs_change_no_number(monkeypatch, classes, dropout, optimizer):
+    """train() runs the output layer and the loss as cached graphs (hybridize, for the per-step
+    overhead); the parameters and losses must be exactly those of the step run op by op."""
+    data = generate_reviews(600, num_classes=classes, seed=5)
+    cfg = TrainConfig(epochs=2, batch_size=64, progress=False, ngrams=2, buckets=5000, seed=4, dropout=dropout,
+                      optimizer=optimizer, lr=0.5 if optimizer == "sgd" else 0.01)
+    cached = train(data, data.head(100), cfg)
+    assert cached.model.output._active and cached.model.loss._active
+    monkeypatch.setattr(mx.gluon.HybridBlock, "hybridize", lambda self, *args, **kwargs: None)
+    op_by_op = train(data, data.head(100), cfg)
+    assert not op_by_op.model.output._active
+    for name, value in params_of(op_by_op).items():
+        np.testing.assert_array_equal(params_of(cached)[name], value, err_msg=name)
+    assert [r["train_loss"] for r in cached.history] == [r["train_loss"] for r in op_by_op.history]
+    assert [r["val_loss"] for r in cached.history] == [r["val_loss"] for r in op_by_op.history]
