@@ -8,6 +8,8 @@ the row-sparse gradients and holds the optimizer.
 import os
 import tempfile
 
+import numpy as np
+
 from .schedule import row_shrink
 from .step import embedding_gradient, shrink_attr
 
@@ -37,6 +39,40 @@ def make_optimizer(config, steps_per_epoch):
 def sgd_row_shrink(config):
     """The SGD row scale's ``shrink`` for this config (schedule.row_shrink); 0 for other optimizers."""
     return row_shrink(config.batch_size, config.ngrams) if config.optimizer == "sgd" else 0.0
+
+
+def as_mxnet_parses(value):
+    """The float32 an MXNet operator computes with when given the Python float ``value`` as a float
+    parameter (``lr``, ``wd``, ...), as a float that names it exactly.
+
+    Operator parameters travel as text (``str(value)``) and MXNet reads a float field with dmlc-core's
+    fast parser (``dmlc::ParseFloat<float>``, include/dmlc/strtonum.h), which is not correctly
+    rounded: the integer part and the fraction (up to 19 digits, divided in double) are rounded to
+    float separately and added in float, and an exponent scales in float. So ``sgd_update`` with
+    lr=3.1578947368421053 steps with 3.1578946 (one unit in the last place below the nearest
+    float). The fused SGD operator reads its text exactly (strtod), so it is handed the float the
+    updater's ``sgd_update`` uses: both routes then take bit-identical steps.
+    """
+    text = str(float(value)).lower()
+    negative = text.startswith("-")
+    text = text.lstrip("+-")
+    if text in ("inf", "nan"):
+        return float(value)
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    result = np.float32(int(whole or "0"))
+    if fraction:
+        digits = fraction[:19]  # later digits are ignored
+        result = np.float32(result + np.float32(float(int(digits)) / float(10 ** len(digits))))
+    if exponent:
+        power = abs(int(exponent))
+        scale = np.float32(1.0)
+        while power >= 8:
+            scale, power = np.float32(scale * np.float32(1e8)), power - 8
+        while power > 0:
+            scale, power = np.float32(scale * np.float32(10.0)), power - 1
+        result = np.float32(result / scale) if exponent.startswith("-") else np.float32(result * scale)
+    return -float(result) if negative else float(result)
 
 
 class Updater:
@@ -115,8 +151,9 @@ class Updater:
             self._nonfinite_written = nd.zeros((1,), ctx=self.tables[0].context)
         nd.fasttext_bag_sgd_update(self.tables[0], arrays.offsets, arrays.columns, arrays.weights, docs_grad,
                                    arrays.rows, self._nonfinite_written, with_status=1,
-                                   lr=opt._get_lr(EMBEDDING_KEY), wd=opt._get_wd(EMBEDDING_KEY),
-                                   rescale_grad=opt.rescale_grad,
+                                   lr=as_mxnet_parses(opt._get_lr(EMBEDDING_KEY)),
+                                   wd=as_mxnet_parses(opt._get_wd(EMBEDDING_KEY)),
+                                   rescale_grad=as_mxnet_parses(opt.rescale_grad),
                                    doc_freq_scale=int(arrays.sgd_row_scale),  # the operator's name for it
                                    **shrink_attr(arrays))
 

@@ -139,6 +139,42 @@ def test_training_is_bit_identical_with_native_and_generic_operators(ops, optimi
     assert [r["val_loss"] for r in native.history] == [r["val_loss"] for r in generic.history]
 
 
+def test_real_text_at_small_batches_and_a_large_lr_is_bit_identical_too(ops, monkeypatch):
+    """The built-in sample's first 300 sentences at batch 16 and lr 4 (the rule's setting for tiny
+    sets): the linear schedule's lr values there include some MXNet's parameter parser rounds one unit
+    in the last place off (optim.as_mxnet_parses); the fused operator must step with the same value."""
+    from fasttext_lib.sample import load_sample
+
+    data = load_sample("train")
+    data = LabeledTexts(data.labels[:300], data.texts[:300])
+    cfg = TrainConfig(epochs=1, batch_size=16, ngrams=2, buckets=2000, optimizer="sgd", lr=4.0, progress=False,
+                      ctx="cpu", seed=3)
+    native = train(data, None, cfg)
+    monkeypatch.setenv(bag_ops.ENV_SWITCH, "0")
+    generic = train(data, None, cfg)
+    for name in ("embedding", "output"):
+        a = getattr(native.model, name).weight.data().asnumpy()
+        np.testing.assert_array_equal(a, getattr(generic.model, name).weight.data().asnumpy(), err_msg=name)
+
+
+def test_the_fused_sgd_gets_the_float_mxnet_operators_parse():
+    """as_mxnet_parses(x) is the float32 ``sgd_update`` computes with for lr=x: read back from MXNet
+    (weight 0, gradient -1: the result is lr itself) for schedule-like values, round ones, exponents."""
+    from fasttext_lib.optim import as_mxnet_parses
+
+    rng = np.random.RandomState(0)
+    values = [4.0, 0.5, 0.1, 1e-4, 3.1578947368421053, 2.5e-05, 7.1e-07, 12.75, 0.0, 1.0, 123456.789]
+    values += [float(4.0 * (1 - k / 181)) for k in range(181)] + list(rng.uniform(0, 5, 300)) + list(rng.uniform(0, 1e-3, 100))
+    read = nd.zeros((len(values),))
+    for i, v in enumerate(values):
+        out = nd.zeros((1,))
+        nd.sgd_update(nd.zeros((1,)), -nd.ones((1,)), lr=v, wd=0.0, out=out)
+        read[i] = out
+    got = np.array([as_mxnet_parses(v) for v in values], dtype=np.float32)
+    np.testing.assert_array_equal(got, read.asnumpy())
+    assert (got != np.array(values, dtype=np.float32)).any()  # the parser is not round-to-nearest: else no test
+
+
 def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(ops, tmp_path, monkeypatch):
     monkeypatch.setenv("FASTTEXT_LIB_CACHE", str(tmp_path))
     first = bag_ops.build()
