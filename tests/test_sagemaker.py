@@ -832,8 +832,15 @@ def test_tuner_request(sm, source_dir, fasttext_job):
     assert [float(v) for v in re.findall(regex, job.stdout)] == pytest.approx(list(history.val_accuracy), abs=1e-6)
 
 
-def test_model_repack_and_deploy(sm, bundle, served, tmp_path):
+def test_model_repack_and_deploy(sm, bundle, served, tmp_path, monkeypatch):
+    import sagemaker.session
+
     from fasttext_lib.sagemaker_utils import make_model
+
+    # deploy() waits for the endpoint with DescribeEndpoint every 30 s (sleeping first): moto's is in
+    # service at the second look, so poll without the sleep (the same requests, 30 s less idle time)
+    wait_until = sagemaker.session._wait_until
+    monkeypatch.setattr(sagemaker.session, "_wait_until", lambda fn, poll=5: wait_until(fn, 0.01))
 
     model_data = pack_model(bundle, f"s3://{sm.bucket}/ft/packed/model.tar.gz")
     assert set(n for n in tar_names(s3_get(model_data)) if "/" not in n) == set(bundle_names(bundle))
