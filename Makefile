@@ -25,8 +25,11 @@ $(STAMP): pyproject.toml requirements/lock.txt
 demo: $(STAMP)
 	$(PY) scripts/run_notebooks.py $(ARGS)
 
+# The suite runs in 2 worker processes (pytest-xdist; CI and the dev machines have 2 cores), a test
+# file per worker at a time (--dist loadfile) so that a module's trained fixtures are built once.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest -q --durations=15 tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15 tests
 	$(MAKE) --no-print-directory nbval
 
 # Re-executes the committed notebooks and compares their outputs (accuracy and loss included).

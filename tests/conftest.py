@@ -3,10 +3,13 @@
 Clients are pointed at the server through the standard ``AWS_ENDPOINT_URL`` variable, so boto3,
 smart_open and the sagemaker SDK all exercise their real HTTP code paths.
 """
+import contextlib
+import io
 import os
 import subprocess
 import sys
 import uuid
+from unittest import mock
 
 import pytest
 
@@ -196,3 +199,19 @@ def run_cli(*args, env=None, input=None, cwd=None):
         full_env.update(env)
     return subprocess.run([sys.executable, "-m", "fasttext_lib", *map(str, args)], capture_output=True, text=True,
                           env=full_env, input=input, timeout=600, cwd=cwd)
+
+
+def cli_in_process(*args, input=None):
+    """``fasttext_lib.cli.main`` in this process, answered like :func:`run_cli` (returncode, stdout,
+    stderr): for the cases where the command's answer is under test, not the process around it (an
+    MXNet import per case). Keep one ``run_cli`` per error path family for the process itself."""
+    from fasttext_lib.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()))
+    with mock.patch.object(sys, "stdin", stdin), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code
+    return subprocess.CompletedProcess(args, code or 0, out.getvalue(), err.getvalue())

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import params_of, run_cli
+from conftest import cli_in_process, params_of, run_cli
 from fasttext_lib.autotune import ALPHA, SEARCHED, TRIAL_COLUMNS, _rank, autotune, compare, sign_test, starting_config
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts, write_csv
@@ -251,7 +251,8 @@ def _read(path):
 ])
 def test_bad_autotune_flags(data_files, tmp_path, flags, pattern):
     flags = [f.format(val=data_files / "val.csv") for f in flags]
-    r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+    run = run_cli if flags == ["--autotune-duration", "0"] else cli_in_process  # one CLI process; the others in-process
+    r = run("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
                 "--output", tmp_path / "o", *flags)
     _assert_one_error_line(r, pattern)
     assert not (tmp_path / "o").exists()
@@ -260,7 +261,7 @@ def test_bad_autotune_flags(data_files, tmp_path, flags, pattern):
 def test_autotune_flags_need_a_validation_file(data_files, tmp_path):
     r = run_cli("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--autotune-trials", tmp_path / "t.csv")
     _assert_one_error_line(r, "--autotune-trials needs --autotune-validation")
-    r = run_cli("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--autotune-no-refit")
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--autotune-no-refit")
     _assert_one_error_line(r, "--autotune-no-refit needs --autotune-validation")
 
 
@@ -287,7 +288,8 @@ def test_trials_output_is_checked_before_the_search(data_files, tmp_path, trials
     os.symlink(tmp_path / "train.csv", tmp_path / "symlink.csv")
     os.mkfifo(tmp_path / "fifo")
     before = {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")}
-    r = run_cli("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
+    run = run_cli if trials == "{tmp}/train.csv" else cli_in_process  # one CLI process; the others in-process
+    r = run("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
                 "--autotune-duration", "5", "--output", tmp_path / "o", "--autotune-trials", trials.format(tmp=tmp_path),
                 "--no-progress")
     _assert_one_error_line(r, pattern)

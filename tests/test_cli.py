@@ -5,7 +5,7 @@ import os
 import boto3
 import pytest
 
-from conftest import BAD_TRAINING_FILES, run_cli
+from conftest import BAD_TRAINING_FILES, cli_in_process, run_cli
 from fasttext_lib.data import read_labeled
 
 FAST = ["--epochs", "3", "--batch-size", "256", "--no-progress"]
@@ -124,7 +124,8 @@ def test_bad_training_input(tmp_path, content, pattern):
     if content is not None:
         path.write_bytes(content)
     out = tmp_path / "out"
-    r = run_cli("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    run = run_cli if content is None else cli_in_process  # one CLI process; the data errors in-process
+    r = run("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
     _assert_one_line_error(r, pattern)
     assert not out.exists() and os.listdir(tmp_path) == (["train.txt"] if content is not None else [])
 
@@ -139,14 +140,16 @@ def test_unknown_validation_label(tmp_path):
 
 @pytest.mark.parametrize("flag, value", [("--epochs", "0"), ("--emsize", "-3"), ("--batch-size", "0")])
 def test_non_positive_settings(tmp_path, flag, value):
-    r = run_cli("train", "--train", "x", "--output", tmp_path / "o", flag, value)
+    run = run_cli if flag == "--epochs" else cli_in_process  # one CLI process; the others in-process
+    r = run("train", "--train", "x", "--output", tmp_path / "o", flag, value)
     assert r.returncode != 0 and "must be a positive integer" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_s3_failures(s3_server, s3_bucket, tmp_path, sample_dir):
-    _assert_one_line_error(run_cli("train", "--train", "s3:///nobucket.csv", "--output", tmp_path / "o"), "not a valid S3 URI")
-    _assert_one_line_error(run_cli("train", "--train", "s3://missing-bucket-xyz/train.csv", "--output", tmp_path / "o"), "bucket does not exist")
-    _assert_one_line_error(run_cli("train", "--train", f"{s3_bucket}/nope.csv", "--output", tmp_path / "o"), "no such S3 object")
+    # reading: in-process (the answer is under test); the two runs below are the CLI processes
+    _assert_one_line_error(cli_in_process("train", "--train", "s3:///nobucket.csv", "--output", tmp_path / "o"), "not a valid S3 URI")
+    _assert_one_line_error(cli_in_process("train", "--train", "s3://missing-bucket-xyz/train.csv", "--output", tmp_path / "o"), "bucket does not exist")
+    _assert_one_line_error(cli_in_process("train", "--train", f"{s3_bucket}/nope.csv", "--output", tmp_path / "o"), "no such S3 object")
     no_creds = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
                 "AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_EC2_METADATA_DISABLED": "true"}
     env = {k: v for k, v in no_creds.items()}
@@ -159,26 +162,27 @@ def test_s3_failures(s3_server, s3_bucket, tmp_path, sample_dir):
 
 def test_model_that_is_not_a_bundle(tmp_path, local_bundle, sample_dir):
     _assert_one_line_error(run_cli("evaluate", "--model", tmp_path, "--data", sample_dir / "test.csv"), "not a model bundle")
-    _assert_one_line_error(run_cli("predict", "--model", tmp_path / "missing", input="x\n"), "not found")
+    # the other cases in-process: the command's answer is under test here, the process is above
+    _assert_one_line_error(cli_in_process("predict", "--model", tmp_path / "missing", input="x\n"), "not found")
     out, _ = local_bundle
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "config.json").write_bytes((out / "config.json").read_bytes())
     for name in ("metrics.json", "vocab.json"):
         (broken / stored(out, name).name).write_bytes(stored(out, name).read_bytes())
-    _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "incomplete model bundle")
+    _assert_one_line_error(cli_in_process("predict", "--model", broken, input="x\n"), "incomplete model bundle")
     config = json.loads((out / "config.json").read_text())
     config["vocab_size"] += 1
     (broken / stored(out, "model.params").name).write_bytes(stored(out, "model.params").read_bytes())
     (broken / "config.json").write_text(json.dumps(config))
-    _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "mismatch")
+    _assert_one_line_error(cli_in_process("predict", "--model", broken, input="x\n"), "mismatch")
     config = json.loads((out / "config.json").read_text())
     config["emsize"] = 7
     (broken / "config.json").write_text(json.dumps(config))
-    _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "do not match")
+    _assert_one_line_error(cli_in_process("predict", "--model", broken, input="x\n"), "do not match")
     config["format_version"] = 99
     (broken / "config.json").write_text(json.dumps(config))
-    _assert_one_line_error(run_cli("predict", "--model", broken, input="x\n"), "format version")
+    _assert_one_line_error(cli_in_process("predict", "--model", broken, input="x\n"), "format version")
 
 
 def test_sample_command_writes_the_real_english_sample(tmp_path):

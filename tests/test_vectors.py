@@ -10,7 +10,7 @@ import boto3
 import numpy as np
 import pytest
 
-from conftest import make_splits, params_of, run_cli
+from conftest import cli_in_process, make_splits, params_of, run_cli
 from fasttext_lib import bag_ops, storage
 from fasttext_lib.bundle import save_bundle
 from fasttext_lib.compact import changed_rows
@@ -323,7 +323,8 @@ def test_export_errors_are_one_line_and_write_nothing(tmp_path, splits, case, pa
     else:
         (tmp_path / "afile").write_text("x")
         output = tmp_path / "afile" / "out.vec"
-    r = run_cli("export-vectors", "--model", bundle, "--output", output)
+    run = run_cli if case == "not a bundle" else cli_in_process  # one CLI process; the output's errors in-process
+    r = run("export-vectors", "--model", bundle, "--output", output)
     assert r.returncode == 2 and "Traceback" not in r.stderr + r.stdout
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(pattern, lines[0]), lines
@@ -358,7 +359,8 @@ def test_cli_train_with_bad_vectors_is_one_error_before_reading_data(tmp_path, c
     if content is not None:
         vec.write_bytes(content)
     # The training file does not exist: the vectors are checked first, so that is never reached.
-    r = run_cli("train", "--train", tmp_path / "absent.csv", "--output", tmp_path / "out", *TINY,
+    run = run_cli if content is None else cli_in_process  # one CLI process; the file's errors in-process
+    r = run("train", "--train", tmp_path / "absent.csv", "--output", tmp_path / "out", *TINY,
                 "--pretrained-vectors", vec)
     assert r.returncode == 2 and "Traceback" not in r.stderr + r.stdout
     lines = r.stderr.strip().splitlines()
