@@ -31,6 +31,10 @@ class Interrupted(KeyboardInterrupt):
         return f"{'interrupted' if self.signum == signal.SIGINT else 'terminated'} ({self.name})"
 
 
+# The signal each active stop_on_signals block has received (None: none yet), innermost last.
+_received = []
+
+
 @contextlib.contextmanager
 def stop_on_signals(as_error=False):
     """SIGINT and SIGTERM raise :class:`Interrupted` (main thread only; elsewhere a no-op).
@@ -38,23 +42,42 @@ def stop_on_signals(as_error=False):
     While the stack unwinds a second SIGTERM is ignored, so cleanup is not cut short; a second
     Ctrl-C still interrupts it (``kill -9`` leftovers are removed by the next publish anyway).
     ``as_error``: re-raise as :class:`FastTextError`, for callers that report only those.
+
+    Python runs a signal handler between any two bytecodes, also inside a ``__del__`` (MXNet's
+    NDArrays free their handles there), and an exception raised in a ``__del__`` is printed as
+    "Exception ignored" and dropped: the run would go on and end with status 0. So the signal is
+    also remembered: :func:`raise_if_interrupted` (the training loop calls it every step) and the
+    end of this block raise it again.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    received = [None]
 
     def handler(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        received[0] = signum
         raise Interrupted(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    _received.append(received)
     try:
         yield
+        raise_if_interrupted()
     except Interrupted as exc:
         if as_error:
             raise FastTextError(f"{exc}: stopped and cleaned up") from None
         raise
     finally:
+        _received.remove(received)
         for s, h in previous.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+def raise_if_interrupted():
+    """Raise :class:`Interrupted` again if a signal arrived whose first raise was dropped (see
+    :func:`stop_on_signals`); a no-op otherwise (one list lookup: cheap enough for every step)."""
+    for received in _received:
+        if received[0] is not None:
+            raise Interrupted(received[0])

@@ -30,7 +30,7 @@ from .checkpoints import load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, CountedTexts, sort_labels
 from .devices import parse_ctx
-from .errors import FastTextError
+from .errors import FastTextError, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
 from .optim import Updater, make_optimizer, sgd_row_shrink
@@ -196,6 +196,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
             # operators as one engine task: the same operators in the same order, the same numbers.
             with mx.engine.bulk(ENGINE_BULK_OPS):
                 for step, parts in enumerate(progress, 1):
+                    raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
                     global_batch = sum(p.size for p in parts) * workers
                     steps = []
                     for i, (part, ctx) in enumerate(zip(parts, ctxs)):

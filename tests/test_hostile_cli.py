@@ -510,3 +510,29 @@ def test_training_job_stops_cleanly_on_sigterm(tmp_path, sample_dir, tmpdir_env)
     r = finish(proc)
     assert_error(r, "terminated (SIGTERM): stopped and cleaned up")
     assert os.listdir(tmp_path / "model") == [] and os.listdir(tmpdir) == []
+
+
+def test_a_signal_whose_raise_a_del_swallowed_still_stops_the_run():
+    """Python may run the SIGTERM handler inside a ``__del__`` (MXNet frees NDArrays there), where its
+    exception is dropped: the signal must still stop the block (and the training loop's next step)."""
+    import signal
+
+    from fasttext_lib.errors import FastTextError, Interrupted, raise_if_interrupted, stop_on_signals
+
+    class HandlerRunsHere:
+        def __del__(self):
+            signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what a signal arriving here does
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted) as stopped:
+        with stop_on_signals():
+            HandlerRunsHere()  # "Exception ignored in ...__del__": the first raise is lost
+            with pytest.raises(Interrupted):
+                raise_if_interrupted()  # what train() calls every step
+            # (had the loop not checked, the end of the block raises it)
+    assert stopped.value.exit_status == 143
+    with pytest.raises(FastTextError, match="terminated"):
+        with stop_on_signals(as_error=True):  # the SageMaker job's form: one error line
+            HandlerRunsHere()
+    raise_if_interrupted()  # outside any block: nothing pending
+    assert signal.getsignal(signal.SIGTERM) == before  # the handlers are put back
