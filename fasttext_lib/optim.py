@@ -5,6 +5,7 @@ rows the batch touched. One device: MXNet's updater, or on the CPU with plain SG
 that fuses the backward product with the update. Several devices or hosts: an MXNet kvstore sums
 the row-sparse gradients and holds the optimizer.
 """
+import functools
 import os
 import tempfile
 
@@ -41,6 +42,7 @@ def sgd_row_shrink(config):
     return row_shrink(config.batch_size, config.ngrams) if config.optimizer == "sgd" else 0.0
 
 
+@functools.lru_cache(maxsize=8)  # called three times a step; wd and rescale_grad stay the same all run
 def as_mxnet_parses(value):
     """The float32 an MXNet operator computes with when given the Python float ``value`` as a float
     parameter (``lr``, ``wd``, ...), as a float that names it exactly.
