@@ -231,22 +231,18 @@ def exists(uri, forbidden_is_missing=False):
     return os.path.exists(uri)
 
 
+def already_exists(uri, hint="pass --overwrite to replace it"):
+    """The one-line error for a write that must not replace ``uri``."""
+    return FastTextError(f"{uri} already exists; {hint}")
+
+
 def refuse_existing(uri, hint="pass --overwrite to replace it"):
     """Fail fast if ``uri`` exists (a write that must not replace anything). On S3 a refused HEAD cannot tell:
     without s3:ListBucket S3 answers 403 for a missing object too, so nothing is refused then, and
     ``atomic_write(uri, overwrite=False)`` makes the check at the write itself (a conditional PUT)."""
-    if is_s3(uri):
-        bucket, key = split_s3(uri)
-        with s3_errors(uri):
-            try:
-                s3_client().head_object(Bucket=bucket, Key=key)
-            except Exception as exc:
-                if _is_missing(exc) or _is_forbidden(exc):
-                    return
-                raise
-    elif not os.path.lexists(uri):
-        return
-    raise FastTextError(f"{uri} already exists; {hint}")
+    there = exists(uri, forbidden_is_missing=True) if is_s3(uri) else os.path.lexists(uri)  # a dangling link too
+    if there:
+        raise already_exists(uri, hint)
 
 
 class _S3Stream(io.RawIOBase):
@@ -462,7 +458,7 @@ def atomic_local_file(path, mode="wb", overwrite=True):
             yield f
             f.flush()
             if not overwrite and os.path.lexists(path):
-                raise FastTextError(f"{path} already exists; pass --overwrite to replace it")
+                raise already_exists(path)
             if temp is None:
                 temp = _name_anonymous(f.fileno(), path)
             os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
@@ -549,14 +545,13 @@ def _upload_new(client, path, bucket, key, uri):
     """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3)."""
     import botocore.exceptions as bex
 
-    exists = FastTextError(f"{uri} already exists; pass --overwrite to replace it")
     if _conditional_writes(client):
         try:
             return _create_object(client, path, bucket, key)
         except bex.ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             if code in ("PreconditionFailed", "412"):
-                raise exists from None
+                raise already_exists(uri) from None
             if code in ("ConditionalRequestConflict", "409"):
                 raise FastTextError(f"{uri} was being written by someone else at the same time; try again") from None
             if code not in ("NotImplemented", "501"):
@@ -573,7 +568,7 @@ def _upload_new(client, path, bucket, key, uri):
         if not _is_missing(exc):
             raise
         return client.upload_file(path, bucket, key)
-    raise exists
+    raise already_exists(uri)
 
 
 def _conditional_writes(client):

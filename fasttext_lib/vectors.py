@@ -227,8 +227,8 @@ def check_vec_output(uri, overwrite=False):
     path = os.path.abspath(uri)
     if os.path.isdir(path):
         raise FastTextError(f"{uri} is a directory; give a file name such as {os.path.join(uri, 'vectors.vec')}")
-    if os.path.lexists(path) and not overwrite:
-        raise FastTextError(f"{uri} already exists; pass --overwrite to replace it")
+    if not overwrite:
+        storage.refuse_existing(uri)
     storage.check_replaceable(path)
     storage.check_writable(os.path.dirname(path))
 
