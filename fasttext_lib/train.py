@@ -36,7 +36,7 @@ from .label_names import for_labels
 from .optim import Updater, make_optimizer, sgd_row_shrink
 from .predict import encode_labels, evaluate_bags
 from .progress import bar
-from .step import sparse_step, use_bag_ops
+from .step import sparse_step, summed_loss_block, use_bag_ops
 
 ENGINE_BULK_OPS = 64  # operators per engine task while stepping (about two steps; see train)
 QUEUED_BATCH_BYTES = 8 << 20  # batch arrays the loop may queue on MXNet's engine before it waits (see train)
@@ -168,12 +168,11 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         updater.load_states(resumed["optimizer_states"])
     native = use_bag_ops(ctxs)
     sgd, shrink = config.optimizer == "sgd", sgd_row_shrink(config)
-    # The part of a step autograd records (the output layer and the loss) runs as two cached graphs:
-    # the same operators in the same order, so the same numbers (bit-identical, tests/test_train.py),
-    # but two calls into MXNet where there were ~12, each with its own autograd record. On short
-    # texts that bookkeeping was about a third of the training loop's Python time.
-    model.output.hybridize(static_alloc=True)
-    model.loss.hybridize(static_alloc=True)
+    # The part of a step autograd records (the output layer, the loss and its sum) runs as one cached
+    # graph (step.summed_loss_block): the same operators in the same order, so the same numbers.
+    summed_loss = summed_loss_block(model)
+    summed_loss.hybridize(static_alloc=True)
+    model.output.hybridize(static_alloc=True)  # scoring (evaluate_bags) runs it alone
     maker = BatchMaker(train_bags, y_train, featurizer.num_rows)
     keep_freed_memory()
     order = batches = progress = None
@@ -202,7 +201,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                     for i, (part, ctx) in enumerate(zip(parts, ctxs)):
                         arrays = to_batch_arrays(part, ctx, model.binary, native, sgd_row_scale=sgd, row_shrink=shrink)
                         values, entry_index = updater.embedding_for(i, arrays)
-                        steps.append(sparse_step(model, values, entry_index, arrays, global_batch))
+                        steps.append(sparse_step(model, values, entry_index, arrays, global_batch, summed_loss))
                     updater.apply(model, steps)
                     for step_result in steps:
                         total_loss += step_result.loss_sum.as_in_context(ctxs[0])

@@ -53,6 +53,44 @@ def test_sgd_learns(splits):
     assert trained.history[-1]["val_accuracy"] > 0.6
 
 
+@pytest.mark.parametrize("classes, hybridized", [(2, True), (3, True), (2, False)])
+def test_the_steps_head_gradient_is_exactly_the_scaled_loss_ones(classes, hybridized):
+    """sparse_step back-propagates loss_sum with the head gradient 1 / global_batch (step.mean_head_gradient)
+    instead of recording ``loss_sum * (1 / global_batch)``: the gradients must be those of the recorded
+    product to the bit, for batch sizes whose reciprocal is not exact in float32."""
+    from mxnet import autograd, nd
+
+    from fasttext_lib.batches import BatchArrays
+    from fasttext_lib.model import FastTextClassifier
+    from fasttext_lib.step import sparse_step, summed_loss_block
+
+    mx.random.seed(1)
+    model = FastTextClassifier(50, 8, classes)
+    model.initialize_like_fasttext([mx.cpu()], seed=2)
+    rng = np.random.RandomState(0)
+    for global_batch in (7, 50, 333):
+        docs = nd.array(rng.uniform(-0.1, 0.1, (global_batch, 8)).astype(np.float32))
+        labels = rng.randint(0, classes, global_batch).astype(np.float32)
+        labels = nd.array(labels.reshape(-1, 1) if classes == 2 else labels)
+        arrays = BatchArrays(rows=nd.arange(3, dtype="int64"), labels=labels, native=False, sgd_row_scale=False,
+                             bag=nd.sparse.csr_matrix(nd.eye(global_batch).tostype("csr")))
+        block = summed_loss_block(model)
+        if hybridized:
+            block.hybridize(static_alloc=True)
+        loss_sum, docs_grad, out_grad = sparse_step(model, docs, None, arrays, global_batch, block)[1:]
+        got = (loss_sum.asnumpy(), docs_grad.asnumpy(), out_grad.asnumpy().copy())
+
+        ref_docs = docs.copy()
+        ref_docs.attach_grad()
+        with autograd.record():  # the step as it was recorded before
+            ref_sum = model.loss(model.classify(ref_docs), labels).sum()
+            scaled = ref_sum * (1.0 / global_batch)
+        scaled.backward()
+        expected = (ref_sum.asnumpy(), ref_docs.grad.asnumpy(), model.output.weight.grad().asnumpy())
+        for a, b in zip(got, expected):
+            assert a.tobytes() == b.tobytes(), global_batch
+
+
 @pytest.mark.parametrize("native", [True, False], ids=["native-bag-ops", "generic-mxnet-ops"])
 def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native):
     """The hand-made row-sparse embedding gradient is exactly autograd's, restricted to the batch's rows,
@@ -63,8 +101,9 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native)
     from fasttext_lib.features import Featurizer
     from fasttext_lib.model import FastTextClassifier
     from fasttext_lib.predict import encode_labels
-    from fasttext_lib.step import embedding_gradient, sparse_step
+    from fasttext_lib.step import embedding_gradient, sparse_step, use_bag_ops
 
+    assert not native or use_bag_ops([mx.cpu()])  # loads the native operators (not left to an earlier test)
     texts, labels = splits[0].texts[:40], splits[0].labels[:40]
     featurizer, bags = Featurizer.fit(texts, ngrams=2, buckets=3000, return_bags=True)
     y = encode_labels(labels, ["1", "2"], "test")
@@ -298,13 +337,13 @@ def test_sgd_on_large_batches_gives_the_output_layer_the_row_scales_factor():
 
 @pytest.mark.parametrize("classes, dropout, optimizer", [(2, 0.0, "sgd"), (3, 0.3, "sgd"), (2, 0.0, "adam")])
 def test_cached_classifier_graphs_change_no_number(monkeypatch, classes, dropout, optimizer):
-    """train() runs the output layer and the loss as cached graphs (hybridize, for the per-step
-    overhead); the parameters and losses must be exactly those of the step run op by op."""
+    """train() runs the output layer, the loss and its sum as one cached graph (hybridize, for the
+    per-step overhead); the parameters and losses must be exactly those of the step run op by op."""
     data = generate_reviews(600, num_classes=classes, seed=5)
     cfg = TrainConfig(epochs=2, batch_size=64, progress=False, ngrams=2, buckets=5000, seed=4, dropout=dropout,
                       optimizer=optimizer, lr=0.5 if optimizer == "sgd" else 0.01)
     cached = train(data, data.head(100), cfg)
-    assert cached.model.output._active and cached.model.loss._active
+    assert cached.model.output._active
     monkeypatch.setattr(mx.gluon.HybridBlock, "hybridize", lambda self, *args, **kwargs: None)
     op_by_op = train(data, data.head(100), cfg)
     assert not op_by_op.model.output._active
