@@ -69,6 +69,25 @@ const int64_t kPrefetch = 8;  // entries ahead
 // way (every document and row is summed by one thread in entry order).
 const int64_t kParallelWork = int64_t(1) << 18;
 
+// The OpenMP threads a bag operator uses, and a single thread for the MXNet operators that run after
+// it on the same engine thread. A training step is these two table passes plus ~15 small dense
+// operators (the output layer, the loss, their gradients: a batch x dim at most), for which MXNet
+// opens an OpenMP region of every thread regardless of size. On short texts those regions cost more
+// than their work: each wakes a sleeping thread (OMP_WAIT_POLICY=PASSIVE, fasttext_lib/__init__.py),
+// and the woken thread competes for the cores with the Python thread that queues the next step
+// (34k short texts, 2 cores: ~10-20% of the epoch time; docs/RESULTS.md 4). MXNet's operators read
+// the thread count of the engine thread that runs them (omp_get_max_threads), which is what this sets;
+// the bag operators keep the count MXNet had given that thread. Thread counts never change results
+// here: every document and row is summed by one thread, and MXNet's dense operators split rows.
+thread_local int bag_threads_seen = -1;  // reported by fasttext_engine_threads
+
+int claim_threads() {
+  static thread_local const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  bag_threads_seen = threads;
+  return threads;
+}
+
 MXReturnValue mean_attrs(const Attrs&, int* num_in, int* num_out) {
   *num_in = 4;
   *num_out = 1;
@@ -92,6 +111,7 @@ MXReturnValue mean_shapes(const Attrs&, Shapes* in, Shapes* out) {
 
 MXReturnValue mean_forward(const Attrs&, std::vector<MXTensor>* in, std::vector<MXTensor>* out,
                            const OpResource&) {
+  const int threads = claim_threads();
   const float* table = (*in)[0].data<float>();
   const int64_t rows = (*in)[0].shape[0], dim = (*in)[0].shape[1];
   const int64_t* offsets = (*in)[1].data<int64_t>();
@@ -101,7 +121,7 @@ MXReturnValue mean_forward(const Attrs&, std::vector<MXTensor>* in, std::vector<
   float* docs = (*out)[0].data<float>();
   if (!valid_offsets(offsets, n, nnz)) return fail("fasttext_bag_mean: offsets do not span the entries in order");
   int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad) if (nnz * dim >= kParallelWork)
+#pragma omp parallel for schedule(static) reduction(| : bad) if (nnz * dim >= kParallelWork) num_threads(threads)
   for (int64_t d = 0; d < n; ++d) {
     float* acc = docs + d * dim;
     std::memset(acc, 0, dim * sizeof(float));
@@ -226,7 +246,8 @@ MXReturnValue grad_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::v
   const bool doc_freq_scale = int_attr(attrs, "doc_freq_scale", 0) != 0;
   const double shrink = float_attr(attrs, "shrink", 0.0);
   float* grad = (*out)[0].data<float>();
-#pragma omp parallel for schedule(static) if (nnz * dim >= kParallelWork)
+  const int threads = claim_threads();
+#pragma omp parallel for schedule(static) if (nnz * dim >= kParallelWork) num_threads(threads)
   for (int64_t r = 0; r < rows; ++r) t.row_gradient(r, dh, dim, doc_freq_scale, shrink, grad + r * dim);
   return MX_SUCCESS;
 }
@@ -280,6 +301,7 @@ MXReturnValue sgd_mutates(const Attrs& attrs, std::vector<int>* inputs) {
 
 MXReturnValue sgd_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::vector<MXTensor>* out,
                           const OpResource& res) {
+  const int threads = claim_threads();
   float* table = (*in)[0].data<float>();
   const int64_t table_rows = (*in)[0].shape[0], dim = (*in)[0].shape[1];
   const int64_t n = (*in)[4].shape[0], nnz = (*in)[2].shape[0], rows = (*in)[5].shape[0];
@@ -297,7 +319,7 @@ MXReturnValue sgd_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::ve
   const float rescale = static_cast<float>(float_attr(attrs, "rescale_grad", 1));
   const float decay = 1.f - lr * wd, step = lr * rescale;  // sgd_update's own expression, to the rounding
   int nonfinite = 0;
-#pragma omp parallel reduction(| : nonfinite) if (nnz * dim >= kParallelWork)
+#pragma omp parallel reduction(| : nonfinite) if (nnz * dim >= kParallelWork) num_threads(threads)
   {
     std::vector<float> grad(dim);
 #pragma omp for schedule(static)
@@ -322,7 +344,39 @@ MXReturnValue sgd_forward(const Attrs& attrs, std::vector<MXTensor>* in, std::ve
   return MX_SUCCESS;
 }
 
+// ---- fasttext_engine_threads: what claim_threads left on the engine thread (for tests) ----
+// out (2,) float32: the OpenMP thread count MXNet's operators get on this engine thread now, and the
+// count the bag operators use (-1 before any bag operator ran on it).
+MXReturnValue threads_attrs(const Attrs&, int* num_in, int* num_out) {
+  *num_in = 1;  // any array: MXNet's operators need an input to place the call
+  *num_out = 1;
+  return MX_SUCCESS;
+}
+
+MXReturnValue threads_types(const Attrs&, std::vector<int>*, std::vector<int>* out) {
+  (*out)[0] = mxnet::ext::kFloat32;
+  return MX_SUCCESS;
+}
+
+MXReturnValue threads_shapes(const Attrs&, Shapes*, Shapes* out) {
+  (*out)[0] = {2};
+  return MX_SUCCESS;
+}
+
+MXReturnValue threads_forward(const Attrs&, std::vector<MXTensor>*, std::vector<MXTensor>* out, const OpResource&) {
+  float* o = (*out)[0].data<float>();
+  o[0] = static_cast<float>(omp_get_max_threads());
+  o[1] = static_cast<float>(bag_threads_seen);
+  return MX_SUCCESS;
+}
+
 }  // namespace
+
+REGISTER_OP(fasttext_engine_threads)
+    .setParseAttrs(threads_attrs)
+    .setInferType(threads_types)
+    .setInferShape(threads_shapes)
+    .setForward(threads_forward, "cpu");
 
 REGISTER_OP(fasttext_bag_mean)
     .setParseAttrs(mean_attrs)

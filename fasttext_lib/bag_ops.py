@@ -96,11 +96,11 @@ def _load():
     return True, f"loaded {path}"
 
 
-OPERATORS = ("fasttext_bag_mean", "fasttext_bag_mean_backward", "fasttext_bag_sgd_update")
+OPERATORS = ("fasttext_bag_mean", "fasttext_bag_mean_backward", "fasttext_bag_sgd_update", "fasttext_engine_threads")
 
 
 def _load_library(path):
-    """``mx.library.load`` for our three operators only.
+    """``mx.library.load`` for our operators only.
 
     ``mx.library.load`` regenerates the Python function of every one of MXNet's ~2,000 operators
     (ndarray and symbol) after loading a library: seconds of a short run's fixed cost. This loads

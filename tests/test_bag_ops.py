@@ -214,3 +214,37 @@ def test_divergence_in_the_parameters_alone_stops_the_run(ops, route, optimizer,
     sane = train(data, None, TrainConfig(epochs=1, batch_size=256, ngrams=2, buckets=2000, optimizer=optimizer,
                                          progress=False, ctx="cpu", seed=9))
     assert np.isfinite(sane.history[0]["train_loss"])
+
+
+ENGINE_THREADS = r"""
+import json
+import mxnet as mx
+from fasttext_lib import bag_ops
+assert bag_ops.available()
+probe = mx.nd.zeros(1)
+report = {"before": mx.nd.fasttext_engine_threads(probe).asnumpy().tolist()}
+table = mx.nd.ones((10, 4))
+docs = mx.nd.fasttext_bag_mean(table, mx.nd.array([0, 2, 3], dtype="int64"), mx.nd.array([1, 2, 9], dtype="int32"),
+                               mx.nd.array([0.5, 0.5, 1.0]))
+report["docs"] = docs.asnumpy().tolist()
+report["after"] = mx.nd.fasttext_engine_threads(probe).asnumpy().tolist()
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.parametrize("omp_threads", ["2", "3"])
+def test_after_a_bag_operator_mxnets_operators_run_on_one_thread_and_the_bag_operators_keep_theirs(ops, omp_threads):
+    """bag_ops.cc claim_threads: the step's small dense MXNet operators run single-threaded on the engine
+    thread (an OpenMP region each cost more than its work on short texts), while the bag operators keep
+    the thread count MXNet gave that thread (OMP_NUM_THREADS). A child process: libgomp reads it at start."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OMP_NUM_THREADS=omp_threads)
+    out = subprocess.run([sys.executable, "-c", ENGINE_THREADS], env=env, capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["before"] == [int(omp_threads), -1]
+    assert report["after"] == [1, int(omp_threads)]
+    assert report["docs"] == [[1.0] * 4, [1.0] * 4]
