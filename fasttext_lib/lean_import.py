@@ -33,6 +33,7 @@ import sys
 import types
 
 PINNED_MXNET = "1.9.1"
+OPS_MADE = []  # "module.name" of each operator function this process has made, in order (diagnostics, tests)
 
 
 class _NoScipy(importlib.abc.MetaPathFinder):
@@ -61,11 +62,14 @@ class _LazyOp:
     # function: called, documented (``help``, ``__doc__``, ``inspect.signature``), bound as a method,
     # pickled by name; anything else is read from the function, generated on first need by MXNet's
     # own ``make_op_func`` exactly as the eager import would have (same name, module, docstring).
+    # Once made, the function replaces the stand-in in the modules that hold it under its name, so
+    # later calls (every training step) go to it directly.
     # (No class docstring: ``__doc__`` is the operator's.)
 
-    def __init__(self, make_op_func, handle, op_name, func_name, module_name, fix_doc=None):
+    def __init__(self, make_op_func, handle, op_name, func_name, module_name, home, fix_doc=None):
         self._lazy_make = make_op_func
         self._lazy_args = (handle, op_name, func_name)
+        self._lazy_home = home  # the module it is registered in (__module__ is MXNet's choice, e.g. "ndarray")
         self._lazy_fix_doc = fix_doc  # what _init_np_op_module does to the docstring, applied when made
         self._lazy_function = None
         self.__name__ = self.__qualname__ = func_name
@@ -78,8 +82,21 @@ class _LazyOp:
             function.__module__ = self.__module__
             if self._lazy_fix_doc is not None:
                 function.__doc__ = self._lazy_fix_doc(function.__doc__)
+            if "_lazy_signature" in self.__dict__:
+                function.__signature__ = self.__dict__["_lazy_signature"]
             self._lazy_function = function
+            OPS_MADE.append(f"{self._lazy_home}.{self.__name__}")
+            self._lazy_put_in_place(function)
         return function
+
+    def _lazy_put_in_place(self, function):
+        """In its module and the packages above it (``from .op import *`` copied it to mx.nd)."""
+        name, module_name = self.__name__, self._lazy_home
+        while module_name:
+            module = sys.modules.get(module_name)
+            if module is not None and vars(module).get(name) is self:
+                setattr(module, name, function)
+            module_name = module_name.rpartition(".")[0]
 
     def __call__(self, *args, **kwargs):
         return (self._lazy_function or self._lazy_real())(*args, **kwargs)
@@ -102,6 +119,8 @@ class _LazyOp:
 
     def _set_signature(self, signature):
         self.__dict__["_lazy_signature"] = signature
+        if self._lazy_function is not None:
+            self._lazy_function.__signature__ = signature
 
     __signature__ = property(_get_signature, _set_signature)
 
@@ -178,10 +197,11 @@ def _lazy_init_op_module(base, root_namespace, module_name, make_op_func):
             func_name = name
             cur_module = module_op
         handle = _op_handle(base, name)
-        stand_ins.append((cur_module, _LazyOp(make_op_func, handle, name, func_name, module_name_local)))
+        stand_ins.append((cur_module, _LazyOp(make_op_func, handle, name, func_name, module_name_local,
+                                              cur_module.__name__)))
         if prefix == "_contrib_":  # also (a second function) in the deprecated mx.contrib.nd / .sym
             stand_ins.append((contrib_module_old, _LazyOp(make_op_func, handle, name, func_name,
-                                                          contrib_module_name_old)))
+                                                          contrib_module_name_old, contrib_module_name_old)))
     _register(stand_ins)
 
 
@@ -232,7 +252,7 @@ def _lazy_init_np_op_module(base, root_module_name, np_module_name, mx_module_na
             cur_module = op_module
             module_name_local = op_module_name[:-len("._op")] if op_module_name.endswith("._op") else op_module_name
         stand_ins.append((cur_module, _LazyOp(make_op_func, _op_handle(base, name), name, func_name,
-                                              module_name_local, _np_doc_fix(np_op_doc, name))))
+                                              module_name_local, cur_module.__name__, _np_doc_fix(np_op_doc, name))))
     _register(stand_ins)
 
 

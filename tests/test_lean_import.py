@@ -84,18 +84,14 @@ def test_openmp_threads_sleep_between_regions_unless_the_user_chose():
 # Lazy operator functions and requests (lean_import.py): the child runs OPS_USED after the import,
 # lean or plain, and prints what a user could observe of the ops it called.
 OPS_USED = r"""
-import gc, json, pydoc, sys
+import gc, inspect, json, pydoc, sys
 import numpy as np
 import mxnet as mx
 from mxnet import autograd, gluon
-from fasttext_lib.lean_import import _LazyOp
-
-def realized():
-    return sorted(o.__module__ + "." + o.__name__ for o in gc.get_objects()
-                  if type(o) is _LazyOp and o._lazy_function is not None)
+from fasttext_lib.lean_import import OPS_MADE, _LazyOp
 
 stand_ins = sum(type(o) is _LazyOp for o in gc.get_objects())  # (isinstance would load a lazy module)
-at_import = realized()
+at_import = sorted(OPS_MADE)
 mx.random.seed(7)
 x = mx.nd.array(np.arange(12, dtype="float32").reshape(3, 4) / 10)
 net = gluon.nn.HybridSequential()
@@ -116,12 +112,15 @@ results = {
 ops = {name: eval(name) for name in ["mx.nd.dot", "mx.nd.FullyConnected", "mx.sym.FullyConnected",
        "mx.nd.sparse.dot", "mx.nd.contrib.box_nms", "mx.contrib.nd.box_nms", "mx.np.add", "mx.nd.np.add",
        "mx.sym.np.add", "mx.npx.relu", "mx.nd._internal._plus_scalar", "mx.nd.random.uniform_like",
-       "mx.nd.linalg.gemm2", "mx.nd.contrib.adamw_update"]}
+       "mx.nd.linalg.gemm2", "mx.nd.contrib.adamw_update", "mx.np.cumsum"]}
 print(json.dumps({
-    "stand_ins": stand_ins, "at_import": at_import, "after": realized(), "results": results,
+    "stand_ins": stand_ins, "at_import": at_import, "after": sorted(OPS_MADE), "results": results,
+    "called_directly": [type(f).__name__ for f in (mx.nd.dot, mx.nd.op.dot, mx.sym.FullyConnected)],
     "docs": {k: f.__doc__ for k, f in ops.items()},
     "help": {k: pydoc.render_doc(f, renderer=pydoc.plaintext) for k, f in ops.items()},
     "names": {k: [f.__name__, f.__module__] for k, f in ops.items()},
+    # read again: now the functions made, which replaced the stand-ins (mx.np's signatures are set at import)
+    "signatures": {k: str(inspect.signature(eval(k))) for k in ops},
     "requests_loaded": "urllib3" in sys.modules,
 }))
 """
@@ -141,15 +140,18 @@ def test_operator_functions_are_made_on_first_use_and_are_mxnets_own():
     lean, plain = _ops_child(True), _ops_child(False)
     assert lean["stand_ins"] > 2000 and plain["stand_ins"] == 0
     # Only the four whose docstrings MXNet edits at import (adamw_update's) are made at import.
-    # (MXNet's __module__ for mx.nd / mx.sym operators is "ndarray" / "symbol".)
-    assert lean["at_import"] == ["ndarray._adamw_update", "ndarray._mp_adamw_update",
-                                 "symbol._adamw_update", "symbol._mp_adamw_update"]
+    assert lean["at_import"] == ["mxnet.ndarray._internal._adamw_update", "mxnet.ndarray._internal._mp_adamw_update",
+                                 "mxnet.symbol._internal._adamw_update", "mxnet.symbol._internal._mp_adamw_update"]
     assert 10 < len(lean["after"]) < 100  # the ops this run called or documented, of ~2,500
+    assert "mxnet.ndarray.op.dot" in lean["after"] and "mxnet.symbol.op.FullyConnected" in lean["after"]
+    # Once made, mx.nd.dot & co are MXNet's function, no stand-in in between (every step calls them).
+    assert lean["called_directly"] == plain["called_directly"] == ["function"] * 3
     assert lean["results"] == plain["results"]  # bit-identical (floats through JSON round-trip exactly)
     assert lean["docs"] == plain["docs"]
     assert all(doc for name, doc in lean["docs"].items() if name != "mx.sym.np.add")  # Python-written, no doc
     assert lean["help"] == plain["help"]
     assert lean["names"] == plain["names"]
+    assert lean["signatures"] == plain["signatures"]
 
 
 def test_requests_loads_only_when_used():
