@@ -130,9 +130,9 @@ def report():
 
 
 def main():
-    from fasttext_lib.lean_import import import_mxnet_without_scipy
+    from fasttext_lib.lean_import import import_mxnet_lean
 
-    import_mxnet_without_scipy()  # as the CLI's own process does (install() imports model.py, and mxnet)
+    import_mxnet_lean()  # as the CLI's own process does (install() imports model.py, and mxnet)
     install()
     mark("cli: parse, check output")
     from fasttext_lib.cli import main as cli_main

@@ -380,9 +380,9 @@ def main(argv=None, lean_mxnet=False):
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
     if lean_mxnet and args.command in MXNET_COMMANDS:
-        from .lean_import import import_mxnet_without_scipy
+        from .lean_import import import_mxnet_lean
 
-        import_mxnet_without_scipy()
+        import_mxnet_lean()
     try:
         with stop_on_signals():
             return COMMANDS[args.command](args)

@@ -29,9 +29,9 @@ from fasttext_lib.sm_serve import input_fn, model_fn, output_fn, predict_fn  # n
 
 if __name__ == "__main__":
     # The training job's own process: MXNet without SciPy (~53 MB less peak memory, lean_import.py).
-    from fasttext_lib.lean_import import import_mxnet_without_scipy
+    from fasttext_lib.lean_import import import_mxnet_lean
     from fasttext_lib.sm_train import main
 
-    import_mxnet_without_scipy()
+    import_mxnet_lean()
 
     sys.exit(main())
