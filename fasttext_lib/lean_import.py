@@ -17,6 +17,10 @@ Three fixed costs of ``import mxnet`` (1.9.1) that a short run pays and never us
   ``__all__``, that generates MXNet's own function on its first call (or ``__doc__`` read).
 * ``requests`` (~80 ms), imported by ``mxnet/gluon/utils.py`` for model-zoo downloads: it is
   loaded lazily (``importlib.util.LazyLoader``), executed on first attribute use.
+* ``distutils`` (~90 ms): MXNet compares NumPy versions with ``distutils.version``, and with
+  setuptools installed ``import distutils`` loads setuptools' whole copy of it. While ``import
+  mxnet`` runs, ``distutils.version`` alone is served (:func:`_distutils_version_alone`); afterwards
+  ``distutils`` imports as always.
 
 Only for the MXNet this was written against (:data:`PINNED_MXNET`: the stand-ins replace copies of
 its ``mxnet.base._init_op_module`` / ``_init_np_op_module``); any other version, or any failure of
@@ -329,6 +333,47 @@ class _LazyMXNet(importlib.abc.MetaPathFinder):
         return None
 
 
+class _distutils_version_alone:
+    """While active (a context manager), ``import distutils.version`` gives that one module (setuptools'
+    copy, else the standard library's), loaded from its file, without the rest of ``distutils``; the
+    modules are taken out again afterwards, so that a later ``import distutils`` is the usual one.
+    Nothing happens where ``distutils`` is already imported or no such file is found."""
+
+    def __enter__(self):
+        self.added = {}
+        if "distutils" in sys.modules:
+            return self
+        try:
+            path = self._version_file()
+            spec = importlib.util.spec_from_file_location("distutils.version", path)
+            version = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(version)
+        except Exception:  # noqa: BLE001 - no such file, or it needs more of distutils: the usual import
+            return self
+        package = types.ModuleType("distutils")
+        package.__path__, package.version = [], version
+        self.added = {"distutils": package, "distutils.version": version}
+        sys.modules.update(self.added)
+        return self
+
+    @staticmethod
+    def _version_file():
+        spec = importlib.util.find_spec("setuptools")  # finds, does not import
+        if spec is not None and spec.submodule_search_locations:
+            path = os.path.join(spec.submodule_search_locations[0], "_distutils", "version.py")
+            if os.path.isfile(path):
+                return path
+        import sysconfig
+
+        return os.path.join(sysconfig.get_paths()["stdlib"], "distutils", "version.py")
+
+    def __exit__(self, *exc):
+        for name, module in self.added.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+        return False
+
+
 def import_mxnet_lean():
     """Import ``mxnet`` without SciPy, with lazy operator functions and ``requests``; a no-op when
     ``mxnet`` is already imported. SciPy imported already: MXNet gets it (the process chose)."""
@@ -341,7 +386,8 @@ def import_mxnet_lean():
         finders.append(_LazyMXNet())
     sys.meta_path[:0] = finders
     try:
-        importlib.import_module("mxnet")
+        with _distutils_version_alone():
+            importlib.import_module("mxnet")
     finally:
         for finder in finders:
             sys.meta_path.remove(finder)

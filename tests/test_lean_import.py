@@ -166,6 +166,23 @@ def test_requests_loads_only_when_used():
     assert out == ["False", "True", "Session", "True", "module"]
 
 
+def test_mxnet_gets_distutils_version_alone_and_distutils_imports_as_usual_afterwards():
+    """MXNet compares NumPy versions with distutils.version; under setuptools a plain ``import distutils``
+    loads setuptools' whole copy (~90 ms). The lean import serves that one module, then takes it out."""
+    out = _python(
+        "import sys\n"
+        "from fasttext_lib.lean_import import import_mxnet_lean\n"
+        "import_mxnet_lean()\n"
+        "import mxnet.numpy_dispatch_protocol as p, mxnet.numpy_op_fallback as f\n"
+        "print('distutils' in sys.modules, 'setuptools' in sys.modules)\n"
+        "print(f.StrictVersion('1.17.0') < f.StrictVersion('1.23.5'), f.StrictVersion.__module__)\n"
+        "import distutils.version\n"
+        "print(distutils.version.LooseVersion('1.23.5') >= distutils.version.LooseVersion('1.17'),\n"
+        "      distutils.version is not sys.modules['mxnet.numpy_op_fallback'].StrictVersion and\n"
+        "      hasattr(sys.modules['distutils'], '__file__'))\n")
+    assert out == ["False", "False", "True", "distutils.version", "True", "True"]
+
+
 def test_another_mxnet_version_is_imported_mxnets_own_way():
     other = _ops_child(True, before="lean._mxnet_version = lambda: '1.9.0'\n")
     assert other["stand_ins"] == 0 and other["requests_loaded"]
