@@ -774,9 +774,14 @@ def _move_hashing(src, dst):
     """Hard-link ``src`` (a staged temporary on ``dst``'s filesystem) as ``dst``: the same result as
     :func:`_copy_hashing` (a durable new file, never an existing one replaced) without writing the data
     a second time (an 800 MB bigram bundle: one read to hash it instead of a read and a write)."""
-    with open(src, "rb") as f:
-        os.fsync(f.fileno())  # durable before the manifest names it, as the copy is
-    entry = _hash_file(src)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with open(src, "rb") as f, ThreadPoolExecutor(1) as pool:
+        # durable before the manifest names it, as the copy is; the disk writes it while we hash (the GIL is
+        # released by both): a 105 MB rows file took 0.04 s + 0.07 s one after the other
+        synced = pool.submit(os.fsync, f.fileno())
+        entry = _hash_file(src)
+        synced.result()
     try:
         os.link(src, dst)  # fails if dst exists, as open(dst, "xb") does
     except OSError as exc:

@@ -271,3 +271,51 @@ def test_cli_writes_an_int4_bundle(sample_dir, tmp_path):
     assert json.loads((out / "config.json").read_text())["compact"]["dtype"] == "int4"
     done = run_cli("evaluate", "--model", str(out), "--data", str(sample_dir / "test.csv"))
     assert done.returncode == 0 and '"accuracy"' in done.stdout
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("block", [7, 4096])  # several blocks, the last one partial; one block
+def test_streamed_rows_file_is_np_savez_byte_for_byte(small, tmp_path, monkeypatch, dtype, block):
+    """compact.save streams the changed rows from the table into the zip member a block at a time
+    (write_npz) instead of gathering them and calling np.savez: the file must stay np.savez's, byte for
+    byte (bundles written before, and readers of the format), and the rows must really go in blocks."""
+    import types
+    import zipfile
+
+    from fasttext_lib import compact
+
+    trained, _ = small
+    table, seed = trained.model.word_vectors(), trained.config.seed
+    rows = changed_rows(table, seed)
+    assert len(rows) > 3 * 7
+    frozen = types.SimpleNamespace(time=lambda: 1_700_000_000.0, localtime=__import__("time").localtime)
+    monkeypatch.setattr(zipfile, "time", frozen)  # the members' timestamps: the same second for both writers
+    monkeypatch.setattr(compact._RowBlocks, "block", block)
+    gathered = []
+    real_gather = compact._RowBlocks._gather
+    monkeypatch.setattr(compact._RowBlocks, "_gather", lambda self, a, out: gathered.append(len(out)) or real_gather(self, a, out))
+    savez = np.savez
+    monkeypatch.setattr(np, "savez", lambda *a, **k: pytest.fail("compact.save gathered the rows for np.savez"))
+    (tmp_path / "new").mkdir()
+    entry = compact.save(trained.model, seed, str(tmp_path / "new"), "model.params", dtype=dtype)
+    assert entry["rows_stored"] == len(rows)
+    assert gathered == [min(block, len(rows))] * -(-len(rows) // block)  # every block through a block-sized buffer
+    reference = tmp_path / "reference.npz"
+    savez(reference, seed=np.int64(seed), rows=rows.astype(np.int32), values=table[rows].astype(dtype))
+    assert (tmp_path / "new" / ROWS_FILE).read_bytes() == reference.read_bytes()
+
+
+def test_write_npz_of_plain_and_empty_arrays_is_np_savez(tmp_path, monkeypatch):
+    import types
+    import zipfile
+
+    from fasttext_lib.compact import _RowBlocks, write_npz
+
+    monkeypatch.setattr(zipfile, "time", types.SimpleNamespace(time=lambda: 1_600_000_000.0,
+                                                               localtime=__import__("time").localtime))
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    no_rows = np.zeros(0, np.int64)
+    arrays = dict(seed=np.int64(3), rows=no_rows.astype(np.int32), codes=np.ones((2, 5), np.uint8))
+    write_npz(str(tmp_path / "a.npz"), dict(arrays, values=_RowBlocks(table, no_rows, "float32")))
+    np.savez(tmp_path / "b.npz", **arrays, values=table[no_rows])
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
