@@ -76,6 +76,24 @@ def test_native_changed_rows_equal_the_numpy_reference(small, monkeypatch):
     np.testing.assert_array_equal(native, changed_rows(table, seed))
 
 
+@pytest.mark.parametrize("dim", [1, 8, 9, 16, 17, 100])
+def test_native_changed_rows_find_a_difference_at_every_position(monkeypatch, dim):
+    """The native scan stops at a row's first differing value: a single changed value anywhere in a row
+    (or a NaN) must be found as the numpy reference finds it, and no unchanged row reported."""
+    from fasttext_lib import native_features
+    from fasttext_lib.init_rows import initial_rows
+
+    seed, n = 5, 40 * dim + 30
+    table = initial_rows(seed, np.arange(n), dim)
+    for i in range(0, n, 3):  # every third row differs at one position, each position in turn
+        k = (i // 3) % dim
+        table[i, k] = np.nan if i % 9 == 0 else np.nextafter(table[i, k], np.float32(2))
+    native = changed_rows(table, seed)
+    np.testing.assert_array_equal(native, np.arange(0, n, 3))
+    monkeypatch.setattr(native_features, "available", lambda: False)
+    np.testing.assert_array_equal(changed_rows(table, seed), native)
+
+
 def test_damaged_rows_file_is_one_error(small, tmp_path):
     trained, _ = small
     where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
