@@ -297,17 +297,12 @@ def test_streamed_rows_file_is_np_savez_byte_for_byte(small, tmp_path, monkeypat
     """compact.save streams the changed rows from the table into the zip member a block at a time
     (write_npz) instead of gathering them and calling np.savez: the file must stay np.savez's, byte for
     byte (bundles written before, and readers of the format), and the rows must really go in blocks."""
-    import types
-    import zipfile
-
     from fasttext_lib import compact
 
     trained, _ = small
     table, seed = trained.model.word_vectors(), trained.config.seed
     rows = changed_rows(table, seed)
     assert len(rows) > 3 * 7
-    frozen = types.SimpleNamespace(time=lambda: 1_700_000_000.0, localtime=__import__("time").localtime)
-    monkeypatch.setattr(zipfile, "time", frozen)  # the members' timestamps: the same second for both writers
     monkeypatch.setattr(compact._RowBlocks, "block", block)
     gathered = []
     real_gather = compact._RowBlocks._gather
@@ -323,14 +318,9 @@ def test_streamed_rows_file_is_np_savez_byte_for_byte(small, tmp_path, monkeypat
     assert (tmp_path / "new" / ROWS_FILE).read_bytes() == reference.read_bytes()
 
 
-def test_write_npz_of_plain_and_empty_arrays_is_np_savez(tmp_path, monkeypatch):
-    import types
-    import zipfile
-
+def test_write_npz_of_plain_and_empty_arrays_is_np_savez(tmp_path):
     from fasttext_lib.compact import _RowBlocks, write_npz
 
-    monkeypatch.setattr(zipfile, "time", types.SimpleNamespace(time=lambda: 1_600_000_000.0,
-                                                               localtime=__import__("time").localtime))
     table = np.arange(12, dtype=np.float32).reshape(4, 3)
     no_rows = np.zeros(0, np.int64)
     arrays = dict(seed=np.int64(3), rows=no_rows.astype(np.int32), codes=np.ones((2, 5), np.uint8))
