@@ -124,17 +124,67 @@ def save(model, seed, directory, params_name, dtype="float32", rows=None):
         for a in range(0, len(rows), _BLOCK):  # in blocks: no float32 copy of every changed row
             codes[a:a + _BLOCK], scales[a:a + _BLOCK] = quantize(table[rows[a:a + _BLOCK]], bits)
         stored = {"codes": codes, "scales": scales}
-    else:  # float32: the rows as they are (one gathered copy); float16: converted
-        stored = {"values": table[rows] if dtype == "float32" else table[rows].astype(dtype)}
-        # float16 ends at 65504: a larger (finite) value, e.g. from --pretrained-vectors, became inf and the
-        # bundle's predictions silently saturated or turned NaN. The table itself is finite (training checks).
-        if dtype == "float16" and len(rows) and not np.isfinite(stored["values"]).all():
-            big = float(np.abs(table[rows]).max())
-            raise FastTextError(f"--compact float16 cannot store this model: it has values up to {big:.4g} and float16 "
-                                f"ends at 65504; use --compact float32, int8 or int4")
-    np.savez(os.path.join(directory, ROWS_FILE), seed=np.int64(seed), rows=rows.astype(np.int32), **stored)
+    else:  # float32: the rows as they are; float16: converted. Streamed from the table, a block at a time
+        stored = {"values": _RowBlocks(table, rows, dtype)}
+    write_npz(os.path.join(directory, ROWS_FILE), dict(seed=np.int64(seed), rows=rows.astype(np.int32), **stored))
     model.output.save_parameters(os.path.join(directory, params_name))
     return {"seed": int(seed), "dtype": dtype, "rows_stored": int(len(rows)), "file": ROWS_FILE}
+
+
+class _RowBlocks:
+    """``table[rows].astype(dtype)`` as consecutive blocks of rows, never gathered whole (~105 MB for a
+    bigram model of 34k tweets): each block is gathered into a small buffer that stays in cache while
+    write_npz checksums and writes it, and the next one is gathered meanwhile (numpy's take releases the GIL)."""
+    block = 4096
+
+    def __init__(self, table, rows, dtype):
+        self.table, self.rows, self.dtype = table, rows, np.dtype(dtype)
+        self.shape = (len(rows), table.shape[1])
+
+    def _gather(self, a, out):
+        part = self.rows[a:a + self.block]
+        if self.dtype == self.table.dtype:
+            return np.take(self.table, part, axis=0, out=out[:len(part)])
+        converted = out[:len(part)]
+        converted[...] = np.take(self.table, part, axis=0)
+        # float16 ends at 65504: a larger (finite) value, e.g. from --pretrained-vectors, became inf and the
+        # bundle's predictions silently saturated or turned NaN. The table itself is finite (training checks).
+        if not np.isfinite(converted).all():
+            big = float(np.abs(self.table[self.rows]).max())
+            raise FastTextError(f"--compact {self.dtype} cannot store this model: it has values up to {big:.4g} and "
+                                f"float16 ends at 65504; use --compact float32, int8 or int4")
+        return converted
+
+    def __iter__(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        starts = range(0, len(self.rows), self.block)
+        buffers = [np.empty((min(self.block, len(self.rows)), self.shape[1]), self.dtype) for _ in range(2)]
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(self._gather, 0, buffers[0]) if len(starts) else None
+            for i in range(len(starts)):
+                block = pending.result()
+                if i + 1 < len(starts):  # gathered while this block is checksummed and written
+                    pending = pool.submit(self._gather, starts[i + 1], buffers[(i + 1) % 2])
+                yield block
+
+
+def write_npz(path, arrays):
+    """``np.savez(path, **arrays)``, byte for byte (tests/test_compact.py compares them), where a value may
+    also be a :class:`_RowBlocks`: its blocks go straight into the zip member (zipfile computes the CRC as
+    they pass) instead of being gathered into one array and then copied again by ``np.savez``."""
+    from numpy.lib import format as npy
+
+    with zipfile.ZipFile(path, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zipf:
+        for key, value in arrays.items():
+            with zipf.open(key + ".npy", "w", force_zip64=True) as fid:  # (np.savez forces zip64 too)
+                if not isinstance(value, _RowBlocks):
+                    npy.write_array(fid, np.asanyarray(value), allow_pickle=False)
+                    continue
+                header = npy.header_data_from_array_1_0(np.empty((0,) + value.shape[1:], value.dtype))
+                npy.write_array_header_1_0(fid, dict(header, shape=value.shape))
+                for block in value:
+                    fid.write(memoryview(block).cast("B"))  # bytes: Python 3.8's zipfile counts len(data)
 
 
 def load_into(model, directory, params_name, compact, ctx):

@@ -774,9 +774,14 @@ def _move_hashing(src, dst):
     """Hard-link ``src`` (a staged temporary on ``dst``'s filesystem) as ``dst``: the same result as
     :func:`_copy_hashing` (a durable new file, never an existing one replaced) without writing the data
     a second time (an 800 MB bigram bundle: one read to hash it instead of a read and a write)."""
-    with open(src, "rb") as f:
-        os.fsync(f.fileno())  # durable before the manifest names it, as the copy is
-    entry = _hash_file(src)
+    from concurrent.futures import ThreadPoolExecutor  # (here: not an import for every reader of storage)
+
+    with open(src, "rb") as f, ThreadPoolExecutor(1) as pool:
+        # durable before the manifest names it, as the copy is; the disk writes it while we hash (the GIL is
+        # released by both): a 105 MB rows file took 0.04 s + 0.07 s one after the other
+        synced = pool.submit(os.fsync, f.fileno())
+        entry = _hash_file(src)
+        synced.result()
     try:
         os.link(src, dst)  # fails if dst exists, as open(dst, "xb") does
     except OSError as exc:
@@ -928,6 +933,8 @@ def _s3_collect(client, bucket, prefix, keep, replaced):
 
 
 def _publish_s3(dest, files, manifest_name, manifest):
+    from concurrent.futures import ThreadPoolExecutor
+
     bucket, prefix = split_s3(dest)
     prefix = prefix.rstrip("/")
     dest = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
@@ -940,9 +947,11 @@ def _publish_s3(dest, files, manifest_name, manifest):
         try:
             for name, path in sorted(files.items()):
                 obj = _object_name(name, publish_id)
-                entries[name] = dict(object=obj, **_hash_file(path))
                 uploaded.append(obj)
-                client.upload_file(path, bucket, _key(prefix, obj))
+                with ThreadPoolExecutor(1) as pool:  # hashed while it uploads (the manifest needs it only after)
+                    hashed = pool.submit(_hash_file, path)
+                    client.upload_file(path, bucket, _key(prefix, obj))
+                    entries[name] = dict(object=obj, **hashed.result())
             client.put_object(Bucket=bucket, Key=_key(prefix, manifest_name), Body=_with_files(manifest, entries),
                               ContentType="application/json")  # the commit point
         except BaseException as exc:

@@ -76,6 +76,24 @@ def test_native_changed_rows_equal_the_numpy_reference(small, monkeypatch):
     np.testing.assert_array_equal(native, changed_rows(table, seed))
 
 
+@pytest.mark.parametrize("dim", [1, 8, 9, 16, 17, 100])
+def test_native_changed_rows_find_a_difference_at_every_position(monkeypatch, dim):
+    """The native scan stops at a row's first differing value: a single changed value anywhere in a row
+    (or a NaN) must be found as the numpy reference finds it, and no unchanged row reported."""
+    from fasttext_lib import native_features
+    from fasttext_lib.init_rows import initial_rows
+
+    seed, n = 5, 40 * dim + 30
+    table = initial_rows(seed, np.arange(n), dim)
+    for i in range(0, n, 3):  # every third row differs at one position, each position in turn
+        k = (i // 3) % dim
+        table[i, k] = np.nan if i % 9 == 0 else np.nextafter(table[i, k], np.float32(2))
+    native = changed_rows(table, seed)
+    np.testing.assert_array_equal(native, np.arange(0, n, 3))
+    monkeypatch.setattr(native_features, "available", lambda: False)
+    np.testing.assert_array_equal(changed_rows(table, seed), native)
+
+
 def test_damaged_rows_file_is_one_error(small, tmp_path):
     trained, _ = small
     where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
@@ -271,3 +289,41 @@ def test_cli_writes_an_int4_bundle(sample_dir, tmp_path):
     assert json.loads((out / "config.json").read_text())["compact"]["dtype"] == "int4"
     done = run_cli("evaluate", "--model", str(out), "--data", str(sample_dir / "test.csv"))
     assert done.returncode == 0 and '"accuracy"' in done.stdout
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("block", [7, 4096])  # several blocks, the last one partial; one block
+def test_streamed_rows_file_is_np_savez_byte_for_byte(small, tmp_path, monkeypatch, dtype, block):
+    """compact.save streams the changed rows from the table into the zip member a block at a time
+    (write_npz) instead of gathering them and calling np.savez: the file must stay np.savez's, byte for
+    byte (bundles written before, and readers of the format), and the rows must really go in blocks."""
+    from fasttext_lib import compact
+
+    trained, _ = small
+    table, seed = trained.model.word_vectors(), trained.config.seed
+    rows = changed_rows(table, seed)
+    assert len(rows) > 3 * 7
+    monkeypatch.setattr(compact._RowBlocks, "block", block)
+    gathered = []
+    real_gather = compact._RowBlocks._gather
+    monkeypatch.setattr(compact._RowBlocks, "_gather", lambda self, a, out: gathered.append(len(out)) or real_gather(self, a, out))
+    savez = np.savez
+    monkeypatch.setattr(np, "savez", lambda *a, **k: pytest.fail("compact.save gathered the rows for np.savez"))
+    (tmp_path / "new").mkdir()
+    entry = compact.save(trained.model, seed, str(tmp_path / "new"), "model.params", dtype=dtype)
+    assert entry["rows_stored"] == len(rows)
+    assert gathered == [min(block, len(rows))] * -(-len(rows) // block)  # every block through a block-sized buffer
+    reference = tmp_path / "reference.npz"
+    savez(reference, seed=np.int64(seed), rows=rows.astype(np.int32), values=table[rows].astype(dtype))
+    assert (tmp_path / "new" / ROWS_FILE).read_bytes() == reference.read_bytes()
+
+
+def test_write_npz_of_plain_and_empty_arrays_is_np_savez(tmp_path):
+    from fasttext_lib.compact import _RowBlocks, write_npz
+
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    no_rows = np.zeros(0, np.int64)
+    arrays = dict(seed=np.int64(3), rows=no_rows.astype(np.int32), codes=np.ones((2, 5), np.uint8))
+    write_npz(str(tmp_path / "a.npz"), dict(arrays, values=_RowBlocks(table, no_rows, "float32")))
+    np.savez(tmp_path / "b.npz", **arrays, values=table[no_rows])
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()

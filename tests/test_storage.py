@@ -93,6 +93,35 @@ def test_publishing_temporaries_links_them_instead_of_copying(tmp_path):
     assert not os.path.samefile(copied["model.params"], os.path.join(dest, manifest["files"]["model.params"]["object"]))
 
 
+def test_linked_temporaries_are_synced_before_linking_and_a_failed_sync_publishes_nothing(tmp_path, monkeypatch):
+    """move=True hashes a staged file while another thread fsyncs it: every file must still be synced
+    (finished) before it is linked and the manifest names it, and a failing fsync fails the publish."""
+    import errno
+
+    synced, real_fsync, real_link = set(), os.fsync, os.link
+
+    def fsync(fd):
+        real_fsync(fd)
+        synced.add(os.fstat(fd).st_ino)
+
+    def link(src, dst):
+        assert os.stat(src).st_ino in synced, f"{src} linked before its fsync finished"
+        real_link(src, dst)
+    monkeypatch.setattr(storage.os, "fsync", fsync)
+    monkeypatch.setattr(storage.os, "link", link)
+    dest = str(tmp_path / "bundle")
+    staged = make_files(tmp_path, "synced")
+    storage.publish(dest, staged, MANIFEST, {"tag": "synced"}, move=True)
+    assert {os.stat(p).st_ino for p in staged.values()} <= synced and load_tag(dest, tmp_path) == "synced"
+
+    def failing(fd):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+    monkeypatch.setattr(storage.os, "fsync", failing)
+    with pytest.raises(FastTextError, match="Input/output error"):
+        storage.publish(dest, make_files(tmp_path, "lost"), MANIFEST, {"tag": "lost"}, move=True)
+    assert load_tag(dest, tmp_path) == "synced"
+
+
 @pytest.mark.parametrize("code", ["EPERM", "EOPNOTSUPP", "EXDEV"])
 def test_a_filesystem_without_hard_links_gets_copies(tmp_path, monkeypatch, code):
     """Some FUSE / SMB mounts refuse link(): publishing temporaries falls back to copying them."""
