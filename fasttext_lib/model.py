@@ -48,7 +48,7 @@ class FastTextClassifier(gluon.HybridBlock):
         else:
             self.loss = gluon.loss.SoftmaxCrossEntropyLoss()
 
-    def initialize_like_fasttext(self, ctx, seed=0, rows=None):
+    def initialize_like_fasttext(self, ctx, seed=0, rows=None, huge_pages=True):
         """Input rows uniform in +-1/dim as fastText; output weights Xavier rather than fastText's zeros.
 
         The input rows are a function of (``seed``, row) (init_rows.py), written straight into the
@@ -56,7 +56,8 @@ class FastTextClassifier(gluon.HybridBlock):
         table (Gluon's ``initialize`` fills a temporary and copies it to each context).
         ``rows``: ``(row numbers, values)`` written over the seeded ones (pretrained word vectors,
         vectors.py), before the table reaches any device, so every training route starts from them.
-        The output layer draws from MXNet's generator (``mx.random.seed``).
+        The output layer draws from MXNet's generator (``mx.random.seed``). ``huge_pages``: back the
+        table with 2 MB pages (:func:`advise_huge_pages`; train() decides by the work ahead).
 
         With batched SGD the output layer takes batch-averaged steps; starting it at zero would
         leave the embeddings without gradient until it has grown, which takes many epochs.
@@ -64,7 +65,8 @@ class FastTextClassifier(gluon.HybridBlock):
         ctxs = ctx if isinstance(ctx, (list, tuple)) else [ctx]
         table = nd.empty((self.num_rows, self.emsize), ctx=mx.cpu(), dtype="float32")
         view = cpu_view(table)
-        advise_huge_pages(view)  # before the first write: the pages are not there yet
+        if huge_pages:
+            advise_huge_pages(view)  # before the first write: the pages are not there yet
         fill_table(seed, view)
         if rows is not None and len(rows[0]):
             view[rows[0]] = rows[1]
@@ -179,6 +181,10 @@ def advise_huge_pages(view):
     asks for huge pages on its own large arrays; MXNet's allocator does not, hence this call on the
     table it allocates. The advice only shapes how pages are first faulted in, so it has to come
     before the first write. The values, and so the results, are the same either way.
+
+    Faulting huge pages in can cost more than small ones where the host backs a virtual machine's
+    memory lazily (this project's 2-core VM: 0.2-2 s instead of a steady 0.35 s for 800 MB), so a
+    short run may lose more at the start than it saves (train.HUGE_PAGES_MIN_READS).
     """
     if not sys.platform.startswith("linux") or view.nbytes < 2 * HUGE_PAGE:
         return False

@@ -1,6 +1,7 @@
 """The table's initial values: a pure function of (seed, row), native and numpy bit-identical."""
 import mxnet as mx
 import numpy as np
+import pytest
 
 from fasttext_lib import native_features as nf
 from fasttext_lib.init_rows import fill_table, initial_rows
@@ -95,3 +96,24 @@ def test_the_table_is_backed_by_huge_pages_where_linux_offers_them():
         assert huge_kb >= 4096, f"THP {mode}: the table got {huge_kb} kB of huge pages"
     else:  # never, or no THP in this kernel: the advice is harmless and nothing changes
         assert huge_kb == 0
+
+
+@pytest.mark.parametrize("min_reads, huge", [(0, True), (10**12, False)])
+def test_train_backs_the_table_with_huge_pages_only_when_the_work_pays_for_them(monkeypatch, min_reads, huge):
+    """train.HUGE_PAGES_MIN_READS: faulting huge pages in can cost more than a short run saves with
+    them (a VM whose host backs memory lazily), so train() asks for them by the entries it will read."""
+    from fasttext_lib import train as train_module
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.synthetic import generate_reviews
+
+    mode = _thp_mode()
+    if mode != "madvise":  # "always": every table gets them; "never" or no THP: none does
+        huge = mode == "always"
+    monkeypatch.setattr(train_module, "HUGE_PAGES_MIN_READS", min_reads)
+    data = generate_reviews(200, seed=1)
+    cfg = TrainConfig(epochs=1, batch_size=64, ngrams=2, buckets=60000, progress=False, seed=2)
+    trained = train_module.train(data, None, cfg)
+    table = cpu_view(trained.model.embedding.weight.data())
+    huge_kb = _anon_huge_kb(-(-table.ctypes.data // (2 << 20)) * (2 << 20))
+    assert (huge_kb >= 4096) == huge, huge_kb
+    assert train_module.entries_per_epoch(type("B", (), {"nnz": 7})(), 2) == 7
