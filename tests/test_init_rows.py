@@ -1,4 +1,6 @@
 """The table's initial values: a pure function of (seed, row), native and numpy bit-identical."""
+import os
+
 import mxnet as mx
 import numpy as np
 import pytest
@@ -80,40 +82,73 @@ def _anon_huge_kb(address):
     raise AssertionError("no mapping holds the table")
 
 
-def test_the_table_is_backed_by_huge_pages_where_linux_offers_them():
+HUGE_PAGES_CHILD = r"""
+import sys
+import mxnet as mx
+import numpy as np
+sys.path.insert(0, "tests")
+from test_init_rows import _anon_huge_kb
+from fasttext_lib.init_rows import initial_rows
+from fasttext_lib.model import FastTextClassifier, cpu_view
+model = FastTextClassifier(60000, 100, 2)  # 24 MB: several whole 2 MB pages
+model.initialize_like_fasttext([mx.cpu()], seed=3, huge_pages=sys.argv[1] == "1")
+table = cpu_view(model.embedding.weight.data())
+assert (table[:5] == initial_rows(3, np.arange(5), 100)).all()  # the same values either way
+# the advice covers the whole 2 MB pages inside the table: a mapping of its own from there
+print(_anon_huge_kb(-(-table.ctypes.data // (2 << 20)) * (2 << 20)))
+"""
+
+
+@pytest.mark.parametrize("advised", [True, False])
+def test_the_table_is_backed_by_huge_pages_where_linux_offers_them(advised):
     """The training table is scattered-row reads and writes: with 4 KB pages nearly every row is a
     TLB miss (model.advise_huge_pages). MXNet's allocator does not ask for huge pages; the model does,
     before the first write. Under the kernel's default ``madvise`` policy, without that call the
-    table gets none."""
-    model = FastTextClassifier(60000, 100, 2)  # 24 MB: several whole 2 MB pages
-    model.initialize_like_fasttext([mx.cpu()], seed=3)
-    table = cpu_view(model.embedding.weight.data())
-    np.testing.assert_array_equal(table[:5], initial_rows(3, np.arange(5), 100))  # same values either way
+    table gets none. A child process each: MXNet's memory pool hands a freed table's pages (huge or
+    not) to the next table of its size."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", HUGE_PAGES_CHILD, "1" if advised else "0"], capture_output=True,
+                         text=True, check=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    huge_kb = int(out.stdout.split()[-1])
     mode = _thp_mode()
-    # the advice covers the whole 2 MB pages inside the table: a mapping of its own from there
-    huge_kb = _anon_huge_kb(-(-table.ctypes.data // (2 << 20)) * (2 << 20))
-    if mode in ("madvise", "always"):
-        assert huge_kb >= 4096, f"THP {mode}: the table got {huge_kb} kB of huge pages"
+    if mode == "madvise":
+        assert (huge_kb >= 4096) == advised, f"THP {mode}, advised {advised}: the table got {huge_kb} kB of huge pages"
+    elif mode == "always":
+        assert huge_kb >= 4096
     else:  # never, or no THP in this kernel: the advice is harmless and nothing changes
         assert huge_kb == 0
 
 
-@pytest.mark.parametrize("min_reads, huge", [(0, True), (10**12, False)])
-def test_train_backs_the_table_with_huge_pages_only_when_the_work_pays_for_them(monkeypatch, min_reads, huge):
+@pytest.mark.parametrize("min_reads, advised", [(0, True), (10**12, False)])
+def test_train_asks_for_huge_pages_only_when_the_work_pays_for_them(monkeypatch, min_reads, advised):
     """train.HUGE_PAGES_MIN_READS: faulting huge pages in can cost more than a short run saves with
     them (a VM whose host backs memory lazily), so train() asks for them by the entries it will read."""
+    from fasttext_lib import model as model_module
     from fasttext_lib import train as train_module
     from fasttext_lib.config import TrainConfig
     from fasttext_lib.synthetic import generate_reviews
 
-    mode = _thp_mode()
-    if mode != "madvise":  # "always": every table gets them; "never" or no THP: none does
-        huge = mode == "always"
+    asked = []
+    monkeypatch.setattr(model_module, "advise_huge_pages", lambda view: asked.append(view.shape))
     monkeypatch.setattr(train_module, "HUGE_PAGES_MIN_READS", min_reads)
     data = generate_reviews(200, seed=1)
-    cfg = TrainConfig(epochs=1, batch_size=64, ngrams=2, buckets=60000, progress=False, seed=2)
+    cfg = TrainConfig(epochs=2, batch_size=64, ngrams=2, buckets=5000, progress=False, seed=2)
     trained = train_module.train(data, None, cfg)
-    table = cpu_view(trained.model.embedding.weight.data())
-    huge_kb = _anon_huge_kb(-(-table.ctypes.data // (2 << 20)) * (2 << 20))
-    assert (huge_kb >= 4096) == huge, huge_kb
-    assert train_module.entries_per_epoch(type("B", (), {"nnz": 7})(), 2) == 7
+    table_shape = trained.model.embedding.weight.shape
+    assert asked == ([table_shape] if advised else [])
+    featurizer_rows = trained.featurizer.num_rows
+    assert table_shape == (featurizer_rows, cfg.emsize)
+
+
+def test_the_work_estimate_counts_entries_times_epochs():
+    from fasttext_lib.train import entries_per_epoch
+
+    class Encoded:  # features.Bags: its entries exactly
+        nnz = 7
+
+    class Tokens:  # features.TokenBags: tokens x n-gram orders
+        lengths = np.array([3, 4])
+
+    assert entries_per_epoch(Encoded(), 2) == 7 and entries_per_epoch(Tokens(), 2) == 14
