@@ -44,7 +44,8 @@ def sparse_step(model, values, entry_index, arrays, global_batch, summed_loss=No
         docs = nd.sparse.dot(arrays.bag, values)
     docs.attach_grad()
     weight = model.output.weight.data(arrays.rows.context)
-    summed_loss = summed_loss or summed_loss_block(model)
+    if summed_loss is None:
+        summed_loss = summed_loss_block(model)
     with autograd.record():
         loss_sum = summed_loss(model.dropout(docs) if model.dropout is not None else docs, arrays.labels)
     # d(loss_sum / global_batch): the head gradient 1 / global_batch, exactly as MXNet's own
