@@ -42,7 +42,7 @@ API (stable; bundles and checkpoints use it):
 Plain files: ``open_read`` (S3 objects streamed by smart_open), ``read_bytes``, ``exists``,
 ``refuse_existing``, ``atomic_write`` (``overwrite=False``: a conditional PUT on S3, which needs no
 s3:ListBucket), ``atomic_local_file`` (O_TMPFILE where it can; a killed writer's named temporary is
-removed by the next write to the same file).
+removed by the next write to the same file, and so is an older library version's once a day old).
 S3 URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a user
 can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is one-line :class:`FastTextError`.
 The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos).
@@ -59,6 +59,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+import time
 
 from .errors import FastTextError
 
@@ -351,13 +352,41 @@ def is_temporary_of(name, path):
     return name.startswith(head) and bool(_TEMP_TAIL.fullmatch(name[len(head):]))
 
 
+# Older versions of this library (before the locked temporaries above) wrote through
+# tempfile.mkstemp(prefix=".<target>.", suffix=".tmp"): ``.<target>.XXXXXXXX.tmp``, eight characters of
+# mkstemp's alphabet, never locked. A try-lock proves nothing about them (it succeeds on a live old
+# writer's file too), so only age can: every old writer streamed its output (vectors, data, the trial
+# table, model.tar.gz) from the moment it created the temporary until the rename, so a live one's file
+# keeps changing. One whose last change -- the later of mtime and ctime; ctime cannot be set back by
+# touch/utime -- is more than a day old is a killed writer's: a day is far beyond any pause between two
+# writes of those loops, and covers clock skew between a network filesystem's server and us. Its cost: a
+# killed old writer's leftover stays up to a day. Only exact matches beside the target, regular files
+# with one link, owned by us, are removed.
+_OLD_TEMP_TAIL = re.compile(r"[a-z0-9_]{8}\.tmp")
+OLD_TEMPORARY_GRACE_SECONDS = 24 * 3600
+
+
+def is_old_temporary_of(name, path):
+    """Whether ``name`` is an older library version's (unlocked, mkstemp-named) temporary for ``path``."""
+    head = f".{os.path.basename(path)}."
+    return name.startswith(head) and bool(_OLD_TEMP_TAIL.fullmatch(name[len(head):]))
+
+
+def _stale_old_temporary(held):
+    """An old-format temporary (``held``: its stat) that no live writer can still be writing."""
+    last_change = max(held.st_mtime, held.st_ctime)
+    return (held.st_nlink == 1 and held.st_uid == os.geteuid()
+            and time.time() - last_change > OLD_TEMPORARY_GRACE_SECONDS)
+
+
 def remove_stale_temporaries(path):
-    """Delete the temporaries of earlier writes to ``path`` whose writer is gone (nobody holds their lock)."""
+    """Delete the temporaries of earlier writes to ``path`` whose writer is gone: ours that nobody holds
+    the lock on, and older versions' unlocked ones unchanged for a day."""
     import fcntl
 
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        names = [n for n in os.listdir(directory) if is_temporary_of(n, path)]
+        names = [n for n in os.listdir(directory) if is_temporary_of(n, path) or is_old_temporary_of(n, path)]
     except OSError:
         return
     for name in names:
@@ -367,10 +396,14 @@ def remove_stale_temporaries(path):
         except OSError:  # gone meanwhile, a symbolic link, or not ours to open: leave it
             continue
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
             held = os.fstat(fd)
-            if stat.S_ISREG(held.st_mode) and os.path.samestat(held, os.stat(temp, follow_symlinks=False)):
-                os.unlink(temp)  # still the file we hold locked: a dead writer's
+            if is_old_temporary_of(name, path):
+                stale = _stale_old_temporary(held)
+            else:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
+                stale = True
+            if stale and stat.S_ISREG(held.st_mode) and os.path.samestat(held, os.stat(temp, follow_symlinks=False)):
+                os.unlink(temp)  # still the file we opened (and hold locked): a dead writer's
         except OSError:  # a live writer's, renamed meanwhile, or a filesystem without locks: leave it
             pass
         finally:

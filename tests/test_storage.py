@@ -615,6 +615,59 @@ def test_next_write_removes_a_killed_writers_temporary_but_never_a_live_ones(tmp
     assert sorted(os.listdir(directory)) == sorted(["vectors.vec"] + others) and target.read_bytes() == b"newer"
 
 
+OLD_WRITER = textwrap.dedent("""
+    import os, sys, tempfile, time
+    target = sys.argv[1]  # what atomic_local_file did before its temporaries were locked (commit 046f09b)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
+                               dir=os.path.dirname(target))
+    os.write(fd, b"x" * 4096)
+    print(os.path.basename(tmp), flush=True)
+    time.sleep(600)  # until killed
+""")
+
+
+def test_next_write_removes_an_old_versions_unlocked_temporary_once_it_is_a_day_old(tmp_path, monkeypatch):
+    directory = tmp_path / "out"
+    directory.mkdir()
+    target = directory / "vectors.vec"
+    target.write_bytes(b"old")
+    script = tmp_path / "old_writer.py"
+    script.write_text(OLD_WRITER)
+    old = subprocess.Popen([sys.executable, str(script), str(target)], stdout=subprocess.PIPE, text=True)
+    old_temp = old.stdout.readline().strip()
+    assert storage.is_old_temporary_of(old_temp, str(target))
+    kill9(old)
+    # Not ours: other names that look alike, a link and a directory by the exact name, a file with a second
+    # link, and (as root, which can give it away) one owned by another user.
+    others = [".vectors.vec.abcd123.tmp", ".vectors.vec.ABCD1234.tmp", "vectors.vec.abcd1234.tmp",
+              ".vectors.vec.abcd1234.tmp.bak", ".other.vec.abcd1234.tmp", ".vectors.vec.abcd12345.tmp",
+              ".vectors.vec.ab-d1234.tmp", ".vectors.vec.abcd1234.TMP"]
+    for name in others:
+        (directory / name).write_bytes(b"keep")
+    (directory / ".vectors.vec.link0000.tmp").symlink_to(directory / others[0])
+    (directory / ".vectors.vec.dir00000.tmp").mkdir()
+    os.link(directory / others[1], directory / ".vectors.vec.hard0000.tmp")
+    others += [".vectors.vec.link0000.tmp", ".vectors.vec.dir00000.tmp", ".vectors.vec.hard0000.tmp"]
+    if os.geteuid() == 0:
+        (directory / ".vectors.vec.theirs00.tmp").write_bytes(b"keep")
+        os.chown(directory / ".vectors.vec.theirs00.tmp", 54321, -1)
+        others.append(".vectors.vec.theirs00.tmp")
+
+    # Within the day its writer may still be writing (a try-lock cannot tell: it never locked): it stays.
+    with storage.atomic_local_file(str(target)) as f:
+        f.write(b"new")
+    assert sorted(os.listdir(directory)) == sorted(["vectors.vec", old_temp] + others)
+    # A day and a minute later (its mtime and ctime are not back-datable, so the clock moves instead): gone.
+    later = storage.time.time() + storage.OLD_TEMPORARY_GRACE_SECONDS + 60
+    monkeypatch.setattr(storage, "time", type(sys)("fake_time"))
+    storage.time.time = lambda: later
+    with storage.atomic_local_file(str(target)) as f:
+        f.write(b"newer")
+    assert target.read_bytes() == b"newer"
+    assert sorted(os.listdir(directory)) == sorted(["vectors.vec"] + others)
+    assert all((directory / n).read_bytes() == b"keep" for n in others if (directory / n).is_file())
+
+
 # ---------------------------------------------------------------- S3 writes without s3:ListBucket
 
 def _admin_keys(policy, prefix):
