@@ -372,42 +372,46 @@ def is_old_temporary_of(name, path):
     return name.startswith(head) and bool(_OLD_TEMP_TAIL.fullmatch(name[len(head):]))
 
 
-def _stale_old_temporary(held):
-    """An old-format temporary (``held``: its stat) that no live writer can still be writing."""
+def _unchanged_for_a_day(held):
+    """Whether an unlocked temporary (``held``: its stat) is one no live writer can still be writing."""
     last_change = max(held.st_mtime, held.st_ctime)
     return (held.st_nlink == 1 and held.st_uid == os.geteuid()
             and time.time() - last_change > OLD_TEMPORARY_GRACE_SECONDS)
 
 
+def remove_dead_temporary(temp, locked=True):
+    """Delete the temporary file ``temp`` if its writer is gone. ``locked``: its writers flock it, so
+    it is a dead one's when nobody holds that lock; else (files never locked) when unchanged for a day."""
+    import fcntl
+
+    try:  # read-write: where flock is emulated with POSIX locks (NFS) an exclusive lock needs it
+        fd = os.open(temp, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # gone meanwhile, a symbolic link, or not ours to open: leave it
+        return
+    try:
+        held = os.fstat(fd)
+        if locked:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
+        if ((locked or _unchanged_for_a_day(held)) and stat.S_ISREG(held.st_mode)
+                and os.path.samestat(held, os.stat(temp, follow_symlinks=False))):
+            os.unlink(temp)  # still the file we opened (and hold locked): a dead writer's
+    except OSError:  # a live writer's, renamed meanwhile, or a filesystem without locks: leave it
+        pass
+    finally:
+        os.close(fd)
+
+
 def remove_stale_temporaries(path):
     """Delete the temporaries of earlier writes to ``path`` whose writer is gone: ours that nobody holds
     the lock on, and older versions' unlocked ones unchanged for a day."""
-    import fcntl
-
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        names = [n for n in os.listdir(directory) if is_temporary_of(n, path) or is_old_temporary_of(n, path)]
+        names = os.listdir(directory)
     except OSError:
         return
     for name in names:
-        temp = os.path.join(directory, name)
-        try:  # read-write: where flock is emulated with POSIX locks (NFS) an exclusive lock needs it
-            fd = os.open(temp, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:  # gone meanwhile, a symbolic link, or not ours to open: leave it
-            continue
-        try:
-            held = os.fstat(fd)
-            if is_old_temporary_of(name, path):
-                stale = _stale_old_temporary(held)
-            else:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
-                stale = True
-            if stale and stat.S_ISREG(held.st_mode) and os.path.samestat(held, os.stat(temp, follow_symlinks=False)):
-                os.unlink(temp)  # still the file we opened (and hold locked): a dead writer's
-        except OSError:  # a live writer's, renamed meanwhile, or a filesystem without locks: leave it
-            pass
-        finally:
-            os.close(fd)
+        if is_temporary_of(name, path) or is_old_temporary_of(name, path):
+            remove_dead_temporary(os.path.join(directory, name), locked=is_temporary_of(name, path))
 
 
 def _lock(fd):
