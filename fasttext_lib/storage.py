@@ -37,7 +37,7 @@ API (stable; bundles and checkpoints use it):
   when the set changed under the reader (what loaders should call).
 * ``remove(dest, manifest_name)``: delete a published set (and our leftovers, never other files).
 * ``check_writable(dest, manifest_name=None)``: fail fast before training (also refuses a foreign
-  destination when ``manifest_name`` is given).
+  destination when ``manifest_name`` is given); ``check_output_file(uri, example)`` the same for one file.
 
 Plain files: ``open_read`` (S3 objects streamed by smart_open), ``read_bytes``, ``exists``,
 ``refuse_existing``, ``atomic_write`` (``overwrite=False``: a conditional PUT on S3, which needs no
@@ -326,6 +326,30 @@ def check_replaceable(path):
     --overwrite`` replaced the device node itself)."""
     if os.path.lexists(path) and not os.path.isdir(path) and not os.path.isfile(path):
         raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
+
+
+def check_output_file(uri, example, flag="", overwrite=True):
+    """Fail fast, before any work, if one output file could not be written: an S3 URI must name an object
+    under a writable prefix; a local path must be no directory (``example``: the file name the message
+    suggests inside it), device, FIFO or socket, in a writable directory. ``flag``: the option that
+    named it, for the messages. ``overwrite=False``: an existing ``uri`` is refused too."""
+    uri = str(uri)
+    if is_s3(uri):
+        bucket, key = split_s3(uri)
+        if not key or key.endswith("/"):
+            raise FastTextError(f"{flag + ': ' if flag else ''}S3 URI names no object: {uri}")
+        if not overwrite:  # where S3 cannot say (no s3:ListBucket), the write itself refuses an existing object
+            refuse_existing(uri)
+        check_writable(join(f"s3://{bucket}", *key.split("/")[:-1]))
+        return
+    path = os.path.abspath(uri)
+    if os.path.isdir(path):
+        raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a directory; give a file name such as "
+                            f"{os.path.join(uri, example)}")
+    if not overwrite:
+        refuse_existing(uri)
+    check_replaceable(path)
+    check_writable(os.path.dirname(path))
 
 
 # Atomic local writes. The data goes to an anonymous file (Linux's O_TMPFILE), which gets a name only

@@ -221,6 +221,34 @@ def test_check_writable_local(tmp_path):
         storage.publish(str(tmp_path / "afile" / "out"), make_files(tmp_path, "x"), MANIFEST, {"tag": "x"})
 
 
+def test_check_output_file(tmp_path, tmpfs):
+    """The one check behind export-vectors' --output and train's --autotune-trials: each refusal is one
+    line naming the option, and the check leaves nothing behind."""
+    flagged = ("--out", "--out ")
+    (tmp_path / "afile").write_text("the user's")
+    for flag, prefix in (("", ""), flagged):
+        with pytest.raises(FastTextError) as err:
+            storage.check_output_file(str(tmp_path), "t.csv", flag)
+        assert str(err.value) == f"{prefix}{tmp_path} is a directory; give a file name such as {tmp_path / 't.csv'}"
+        for uri in ("s3://bucket", "s3://bucket/", "s3://bucket/dir/"):
+            with pytest.raises(FastTextError) as err:
+                storage.check_output_file(uri, "t.csv", flag)
+            assert str(err.value) == f"{flag + ': ' if flag else ''}S3 URI names no object: {uri}"
+    with pytest.raises(FastTextError, match="^cannot write /dev/null: it exists and is not a regular file$"):
+        storage.check_output_file("/dev/null", "t.csv")
+    with pytest.raises(FastTextError, match="afile exists and is not a directory$"):
+        storage.check_output_file(str(tmp_path / "afile" / "t.csv"), "t.csv")
+    storage.check_output_file(str(tmp_path / "afile"), "t.csv")  # replacing a file is fine ...
+    with pytest.raises(FastTextError, match=f"^{tmp_path / 'afile'} already exists; pass --overwrite to replace it$"):
+        storage.check_output_file(str(tmp_path / "afile"), "t.csv", overwrite=False)  # ... unless asked not to
+    storage.check_output_file(str(tmp_path / "new" / "t.csv"), "t.csv", overwrite=False)
+    assert sorted(os.listdir(tmp_path)) == ["afile"] and (tmp_path / "afile").read_text() == "the user's"
+    disk = tmpfs("64k")
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    with pytest.raises(FastTextError, match="Read-only file system"):
+        storage.check_output_file(str(disk / "t.csv"), "t.csv")
+
+
 def test_disk_full_keeps_the_old_set_and_leaves_no_partial_files(tmp_path, tmpfs):
     disk = tmpfs("64k")
     dest = str(disk / "bundle")
