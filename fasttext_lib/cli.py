@@ -209,17 +209,7 @@ def _check_trials_output(args, config):
         if storage.same_location(uri, other):
             raise FastTextError(f"--autotune-trials {uri} would replace the bundle --output {args.output} or one of its "
                                 f"files; write the trial table elsewhere")
-    if storage.is_s3(uri):
-        bucket, key = storage.split_s3(uri)
-        if not key or key.endswith("/"):
-            raise FastTextError(f"--autotune-trials: S3 URI names no object: {uri}")
-        storage.check_writable(storage.join(f"s3://{bucket}", *key.split("/")[:-1]))
-        return
-    if os.path.isdir(uri):
-        raise FastTextError(f"--autotune-trials {uri} is a directory; give a file name such as "
-                            f"{os.path.join(uri, 'trials.csv')}")
-    storage.check_replaceable(os.path.abspath(uri))
-    storage.check_writable(os.path.dirname(os.path.abspath(uri)))
+    storage.check_output_file(uri, "trials.csv", "--autotune-trials")
 
 
 def _autotune(args, config, train_data, report, pretrained=None):

@@ -6,7 +6,9 @@ of the sources, the compiler, the flags and any extra key (e.g. the MXNet versio
 source or flag builds a new library and an unchanged one is reused.
 
 Concurrent builders (several workers starting at once) wait on a file lock; the library is compiled
-to a temporary name and renamed into place, so no process ever loads a half-written file.
+to a temporary name and renamed into place, so no process ever loads a half-written file. A build
+killed with SIGKILL leaves its temporary behind; the next build of that library removes it (see
+:func:`_remove_dead_temporaries`).
 
 ``FASTTEXT_LIB_NATIVE=0`` turns every native library off (the pure-Python / generic MXNet routes,
 which give the same results, are used instead).
@@ -14,6 +16,7 @@ which give the same results, are used instead).
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -47,6 +50,31 @@ def library_path(name, sources, flags, key=""):
     return os.path.join(cache_dir(), f"lib{name}-{digest.hexdigest()[:16]}.so")
 
 
+# Temporaries are ``<library>.XXXXXXXX.tmp`` (mkstemp's eight characters), written only by a process
+# holding ``<library>.lock``, for the whole compile: the compiler inherits the lock, so a builder
+# killed mid-compile keeps it locked until its orphaned compiler exits too. Whoever holds the lock
+# therefore knows every temporary of that library is a dead build's. Versions before this naming wrote
+# ``tmpXXXXXXXX.so.tmp``, which names no library and so no lock: those go once unchanged for a day
+# (storage.remove_dead_temporary; a compile writes its output within minutes).
+_LEGACY_TEMP = re.compile(r"tmp[a-z0-9_]{8}\.so\.tmp")
+
+
+def _remove_dead_temporaries(target):
+    """Delete the temporaries killed builds of ``target`` left (call holding ``target``'s lock)."""
+    from . import storage
+
+    directory, library = os.path.split(target)
+    ours = re.compile(re.escape(library) + r"\.[a-z0-9_]{8}\.tmp")
+    for name in os.listdir(directory):
+        if ours.fullmatch(name):
+            try:
+                os.remove(os.path.join(directory, name))
+            except OSError:
+                pass
+        elif _LEGACY_TEMP.fullmatch(name):
+            storage.remove_dead_temporary(os.path.join(directory, name), locked=False)
+
+
 def build(name, sources, flags, headers=(), key=""):
     """Path of ``lib<name>-<hash>.so`` built as ``$CXX flags sources -o lib``, compiling it if needed.
 
@@ -63,12 +91,15 @@ def build(name, sources, flags, headers=(), key=""):
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with open(target + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        _remove_dead_temporaries(target)
         if not os.path.isfile(target):  # another process may have built it while we waited
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".so.tmp")
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=os.path.basename(target) + ".",
+                                       suffix=".tmp")
             os.close(fd)
             try:
                 cmd = [cxx, *flags, *sources, "-o", tmp]
-                done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                      pass_fds=(lock.fileno(),))  # the lock lives as long as the compiler
                 if done.returncode != 0:
                     raise RuntimeError(f"compiling {os.path.basename(sources[0])} failed: {done.stdout.strip()[-2000:]}")
                 os.replace(tmp, target)

@@ -10,7 +10,8 @@ No sagemaker SDK here (sagemaker_utils.py builds the SDK objects); these are pla
   ``code/`` in ``model.tar.gz``; an estimator's own ``deploy()`` repacks it as it is, so that works too.
 * :func:`pack_model` - ``model.tar.gz`` in the layout the MXNet inference containers expect: the
   bundle files at the top level (the container extracts them to ``/opt/ml/model``, the
-  ``model_dir`` of ``model_fn``) and ``code/`` as above. Written atomically, locally or to S3.
+  ``model_dir`` of ``model_fn``) and ``code/`` as above. Written atomically, locally or to S3, and
+  only for a bundle the endpoint can load (one holding inf or NaN parameters is refused first).
 * :func:`fetch_job_model` - a training job's ``model.tar.gz`` back into an ordinary bundle.
 """
 import os
@@ -92,8 +93,13 @@ def _fetch_bundle(src, local_dir):
     import json
 
     from .bundle import CONFIG, load_bundle_files, stored_names
+    from .devices import parse_ctx
+    from .predict import Predictor
 
     config, paths = load_bundle_files(src, local_dir)  # one-line errors for a missing or foreign bundle
+    # Loaded as the endpoint's model_fn will load it, before anything is written: a bundle it would refuse
+    # (inf/NaN parameters, files that do not fit config.json) is refused here with the same one line.
+    Predictor.from_files(str(src), config, paths, parse_ctx("cpu")[0])
     manifest = os.path.join(local_dir, CONFIG)
     with open(manifest, "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)

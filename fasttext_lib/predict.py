@@ -13,6 +13,7 @@ config, progress) nor tqdm, which the inference containers do not have
 (tests/test_architecture.py checks it).
 """
 import json
+import os
 
 import numpy as np
 
@@ -157,45 +158,50 @@ class Predictor:
 
     @classmethod
     def load(cls, src, ctx="cpu"):
+        src = str(src)
+        device = parse_ctx(ctx)[0]
+        with storage.staging_dir() as tmp:
+            config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
+            return cls.from_files(src, config, paths, device)
+
+    @classmethod
+    def from_files(cls, src, config, paths, device):
+        """The predictor of the bundle ``src`` whose files ``load_bundle_files`` put at ``paths``."""
         import gluonnlp
         import mxnet as mx
 
         from .model import FastTextClassifier, NonFinite, check_finite
 
-        src = str(src)
-        device = parse_ctx(ctx)[0]
-        with storage.staging_dir() as tmp:
-            config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
-            try:
-                with open(paths[VOCAB]) as f:
-                    vocab = gluonnlp.Vocab.from_json(f.read())
-                with open(paths[METRICS]) as f:
-                    metrics = json.load(f)
-            except ValueError as exc:
-                raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
-            if len(vocab) != config["vocab_size"]:
-                raise FastTextError(f"model/vocabulary mismatch in {src}: vocab.json has {len(vocab)} tokens, config.json says {config['vocab_size']}")
-            featurizer = Featurizer(vocab, ngrams=config["ngrams"], buckets=config["buckets"] or 0)
-            if featurizer.num_rows != config["num_rows"]:
-                raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
-            model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
-            try:
-                if config.get("compact"):  # only the changed embedding rows are stored (compact.py)
-                    from . import compact
+        try:
+            with open(paths[VOCAB]) as f:
+                vocab = gluonnlp.Vocab.from_json(f.read())
+            with open(paths[METRICS]) as f:
+                metrics = json.load(f)
+        except ValueError as exc:
+            raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
+        if len(vocab) != config["vocab_size"]:
+            raise FastTextError(f"model/vocabulary mismatch in {src}: vocab.json has {len(vocab)} tokens, config.json says {config['vocab_size']}")
+        featurizer = Featurizer(vocab, ngrams=config["ngrams"], buckets=config["buckets"] or 0)
+        if featurizer.num_rows != config["num_rows"]:
+            raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
+        model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
+        try:
+            if config.get("compact"):  # only the changed embedding rows are stored (compact.py)
+                from . import compact
 
-                    compact.load_into(model, tmp, PARAMS, config["compact"], device)  # checks the stored rows
-                else:
-                    model.load_parameters(paths[PARAMS], ctx=device)
-                # Predictions from inf/NaN weights are garbage (NaN probabilities, one class for everything):
-                # refuse them. Compact bundles' other rows come from the seed: only what was stored is checked.
-                check_finite(model, skip=("embedding.weight",) if config.get("compact") else ())
-            except NonFinite as exc:
-                raise FastTextError(f"corrupt model bundle {src}: {exc} holds inf or NaN values, so it cannot "
-                                    f"predict{_FLOAT16_HINT if (config.get('compact') or {}).get('dtype') == 'float16' else ''}; "
-                                    f"retrain it") from None
-            except (mx.base.MXNetError, AssertionError, ValueError) as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None
+                compact.load_into(model, os.path.dirname(paths[PARAMS]), PARAMS, config["compact"], device)  # checks the stored rows
+            else:
+                model.load_parameters(paths[PARAMS], ctx=device)
+            # Predictions from inf/NaN weights are garbage (NaN probabilities, one class for everything):
+            # refuse them. Compact bundles' other rows come from the seed: only what was stored is checked.
+            check_finite(model, skip=("embedding.weight",) if config.get("compact") else ())
+        except NonFinite as exc:
+            raise FastTextError(f"corrupt model bundle {src}: {exc} holds inf or NaN values, so it cannot "
+                                f"predict{_FLOAT16_HINT if (config.get('compact') or {}).get('dtype') == 'float16' else ''}; "
+                                f"retrain it") from None
+        except (mx.base.MXNetError, AssertionError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None
         return cls(model, featurizer, config["labels"], config, metrics, device, label_names=config.get("label_names"))
 
     def predict_proba(self, texts):

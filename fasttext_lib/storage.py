@@ -37,12 +37,12 @@ API (stable; bundles and checkpoints use it):
   when the set changed under the reader (what loaders should call).
 * ``remove(dest, manifest_name)``: delete a published set (and our leftovers, never other files).
 * ``check_writable(dest, manifest_name=None)``: fail fast before training (also refuses a foreign
-  destination when ``manifest_name`` is given).
+  destination when ``manifest_name`` is given); ``check_output_file(uri, example)`` the same for one file.
 
 Plain files: ``open_read`` (S3 objects streamed by smart_open), ``read_bytes``, ``exists``,
 ``refuse_existing``, ``atomic_write`` (``overwrite=False``: a conditional PUT on S3, which needs no
 s3:ListBucket), ``atomic_local_file`` (O_TMPFILE where it can; a killed writer's named temporary is
-removed by the next write to the same file).
+removed by the next write to the same file, and so is an older library version's once a day old).
 S3 URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a user
 can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is one-line :class:`FastTextError`.
 The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos).
@@ -59,6 +59,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+import time
 
 from .errors import FastTextError
 
@@ -327,6 +328,30 @@ def check_replaceable(path):
         raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
 
 
+def check_output_file(uri, example, flag="", overwrite=True):
+    """Fail fast, before any work, if one output file could not be written: an S3 URI must name an object
+    under a writable prefix; a local path must be no directory (``example``: the file name the message
+    suggests inside it), device, FIFO or socket, in a writable directory. ``flag``: the option that
+    named it, for the messages. ``overwrite=False``: an existing ``uri`` is refused too."""
+    uri = str(uri)
+    if is_s3(uri):
+        bucket, key = split_s3(uri)
+        if not key or key.endswith("/"):
+            raise FastTextError(f"{flag + ': ' if flag else ''}S3 URI names no object: {uri}")
+        if not overwrite:  # where S3 cannot say (no s3:ListBucket), the write itself refuses an existing object
+            refuse_existing(uri)
+        check_writable(join(f"s3://{bucket}", *key.split("/")[:-1]))
+        return
+    path = os.path.abspath(uri)
+    if os.path.isdir(path):
+        raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a directory; give a file name such as "
+                            f"{os.path.join(uri, example)}")
+    if not overwrite:
+        refuse_existing(uri)
+    check_replaceable(path)
+    check_writable(os.path.dirname(path))
+
+
 # Atomic local writes. The data goes to an anonymous file (Linux's O_TMPFILE), which gets a name only
 # once complete: linked as a hidden temporary and at once renamed over the target. A kill -9 mid-write
 # therefore leaves nothing (the kernel frees the file with the process). Where the filesystem has no
@@ -351,30 +376,66 @@ def is_temporary_of(name, path):
     return name.startswith(head) and bool(_TEMP_TAIL.fullmatch(name[len(head):]))
 
 
-def remove_stale_temporaries(path):
-    """Delete the temporaries of earlier writes to ``path`` whose writer is gone (nobody holds their lock)."""
+# Older versions of this library (before the locked temporaries above) wrote through
+# tempfile.mkstemp(prefix=".<target>.", suffix=".tmp"): ``.<target>.XXXXXXXX.tmp``, eight characters of
+# mkstemp's alphabet, never locked. A try-lock proves nothing about them (it succeeds on a live old
+# writer's file too), so only age can: every old writer streamed its output (vectors, data, the trial
+# table, model.tar.gz) from the moment it created the temporary until the rename, so a live one's file
+# keeps changing. One whose last change -- the later of mtime and ctime; ctime cannot be set back by
+# touch/utime -- is more than a day old is a killed writer's: a day is far beyond any pause between two
+# writes of those loops, and covers clock skew between a network filesystem's server and us. Its cost: a
+# killed old writer's leftover stays up to a day. Only exact matches beside the target, regular files
+# with one link, owned by us, are removed.
+_OLD_TEMP_TAIL = re.compile(r"[a-z0-9_]{8}\.tmp")
+OLD_TEMPORARY_GRACE_SECONDS = 24 * 3600
+
+
+def is_old_temporary_of(name, path):
+    """Whether ``name`` is an older library version's (unlocked, mkstemp-named) temporary for ``path``."""
+    head = f".{os.path.basename(path)}."
+    return name.startswith(head) and bool(_OLD_TEMP_TAIL.fullmatch(name[len(head):]))
+
+
+def _unchanged_for_a_day(held):
+    """Whether an unlocked temporary (``held``: its stat) is one no live writer can still be writing."""
+    last_change = max(held.st_mtime, held.st_ctime)
+    return (held.st_nlink == 1 and held.st_uid == os.geteuid()
+            and time.time() - last_change > OLD_TEMPORARY_GRACE_SECONDS)
+
+
+def remove_dead_temporary(temp, locked=True):
+    """Delete the temporary file ``temp`` if its writer is gone. ``locked``: its writers flock it, so
+    it is a dead one's when nobody holds that lock; else (files never locked) when unchanged for a day."""
     import fcntl
 
+    try:  # read-write: where flock is emulated with POSIX locks (NFS) an exclusive lock needs it
+        fd = os.open(temp, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # gone meanwhile, a symbolic link, or not ours to open: leave it
+        return
+    try:
+        held = os.fstat(fd)
+        if locked:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
+        if ((locked or _unchanged_for_a_day(held)) and stat.S_ISREG(held.st_mode)
+                and os.path.samestat(held, os.stat(temp, follow_symlinks=False))):
+            os.unlink(temp)  # still the file we opened (and hold locked): a dead writer's
+    except OSError:  # a live writer's, renamed meanwhile, or a filesystem without locks: leave it
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(path):
+    """Delete the temporaries of earlier writes to ``path`` whose writer is gone: ours that nobody holds
+    the lock on, and older versions' unlocked ones unchanged for a day."""
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        names = [n for n in os.listdir(directory) if is_temporary_of(n, path)]
+        names = os.listdir(directory)
     except OSError:
         return
     for name in names:
-        temp = os.path.join(directory, name)
-        try:  # read-write: where flock is emulated with POSIX locks (NFS) an exclusive lock needs it
-            fd = os.open(temp, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:  # gone meanwhile, a symbolic link, or not ours to open: leave it
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
-            held = os.fstat(fd)
-            if stat.S_ISREG(held.st_mode) and os.path.samestat(held, os.stat(temp, follow_symlinks=False)):
-                os.unlink(temp)  # still the file we hold locked: a dead writer's
-        except OSError:  # a live writer's, renamed meanwhile, or a filesystem without locks: leave it
-            pass
-        finally:
-            os.close(fd)
+        if is_temporary_of(name, path) or is_old_temporary_of(name, path):
+            remove_dead_temporary(os.path.join(directory, name), locked=is_temporary_of(name, path))
 
 
 def _lock(fd):

@@ -25,7 +25,6 @@ published wiki/crawl vectors are) is UTF-8 text::
 import hashlib
 import io
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from typing import List
@@ -215,22 +214,7 @@ def word_vectors(model):
 
 def check_vec_output(uri, overwrite=False):
     """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite``, and must be writable."""
-    uri = str(uri)
-    if storage.is_s3(uri):
-        bucket, key = storage.split_s3(uri)
-        if not key or key.endswith("/"):
-            raise FastTextError(f"S3 URI names no object: {uri}")
-        if not overwrite:  # where S3 cannot say (no s3:ListBucket), the write itself refuses an existing object
-            storage.refuse_existing(uri)
-        storage.check_writable(storage.join(f"s3://{bucket}", *key.split("/")[:-1]) if "/" in key else f"s3://{bucket}")
-        return
-    path = os.path.abspath(uri)
-    if os.path.isdir(path):
-        raise FastTextError(f"{uri} is a directory; give a file name such as {os.path.join(uri, 'vectors.vec')}")
-    if not overwrite:
-        storage.refuse_existing(uri)
-    storage.check_replaceable(path)
-    storage.check_writable(os.path.dirname(path))
+    storage.check_output_file(uri, "vectors.vec", overwrite=overwrite)
 
 
 def write_vec(vectors, uri, overwrite=False):

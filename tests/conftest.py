@@ -5,6 +5,7 @@ smart_open and the sagemaker SDK all exercise their real HTTP code paths.
 """
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -154,6 +155,22 @@ def make_splits(n_train, n_test, seed):
 def params_of(trained):
     """Every parameter of a trained model as numpy, by name."""
     return {k: v.data().asnumpy() for k, v in trained.model._collect_params_with_prefix().items()}
+
+
+def as_an_older_writer_left_it(where, logical, damage):
+    """Republish the bundle at ``where`` with its file ``logical`` changed by ``damage(path)``, checksums
+    matching: what a writer without today's checks published (not corruption in transit)."""
+    from fasttext_lib.bundle import publish_bundle
+
+    with open(os.path.join(where, "config.json")) as f:
+        config = json.load(f)
+    staged = os.path.join(os.path.dirname(where), "staged-" + logical)
+    with open(os.path.join(where, config["files"][logical]["object"]), "rb") as fin, open(staged, "wb") as fout:
+        fout.write(fin.read())
+    damage(staged)
+    paths = {name: os.path.join(where, entry["object"]) for name, entry in config["files"].items()}
+    paths[logical] = staged
+    publish_bundle(where, {k: v for k, v in config.items() if k not in ("files", "written_by")}, paths)
 
 
 # Training files a user can get wrong, and what the one-line error says (read_labeled, the CLI and

@@ -276,6 +276,7 @@ def test_autotune_flags_need_a_validation_file(data_files, tmp_path):
     ("{tmp}", "is a directory"),
     ("{tmp}/train.csv/t.csv", "exists and is not a directory"),  # under a regular file: never writable
     ("{tmp}/fifo", "it exists and is not a regular file"),
+    ("s3://bucket/dir/", "--autotune-trials: S3 URI names no object: s3://bucket/dir/"),
 ])
 def test_trials_output_is_checked_before_the_search(data_files, tmp_path, trials, pattern):
     # It was written after the search and the bundle: over the training data when they were the same

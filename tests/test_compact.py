@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import cli_in_process, make_splits, params_of, run_cli
+from conftest import as_an_older_writer_left_it, cli_in_process, make_splits, params_of, run_cli
 from fasttext_lib.bundle import save_bundle
 from fasttext_lib.compact import ROWS_FILE, changed_rows
 from fasttext_lib.config import TrainConfig
@@ -151,22 +151,6 @@ def test_float16_refuses_values_it_cannot_hold(tmp_path):
         assert np.isfinite(loaded.model.word_vectors()).all() and loaded.model.word_vectors()[1].max() == pytest.approx(1e5)
 
 
-def _as_an_older_writer_left_it(where, logical, damage):
-    """Republish the bundle at ``where`` with its file ``logical`` changed by ``damage(path)``, checksums
-    matching: what a writer without today's checks published (not corruption in transit)."""
-    from fasttext_lib.bundle import publish_bundle
-
-    with open(os.path.join(where, "config.json")) as f:
-        config = json.load(f)
-    staged = os.path.join(os.path.dirname(where), "staged-" + logical)
-    with open(os.path.join(where, config["files"][logical]["object"]), "rb") as fin, open(staged, "wb") as fout:
-        fout.write(fin.read())
-    damage(staged)
-    paths = {name: os.path.join(where, entry["object"]) for name, entry in config["files"].items()}
-    paths[logical] = staged
-    publish_bundle(where, {k: v for k, v in config.items() if k not in ("files", "written_by")}, paths)
-
-
 def _with_value(value):
     def damage(path):
         with np.load(path) as stored:
@@ -185,7 +169,7 @@ def test_an_older_float16_bundle_holding_inf_is_refused_on_load(small, tmp_path,
 
     trained, (_, val) = small
     where = save_bundle(trained, str(tmp_path / "half"), compact="float16")
-    _as_an_older_writer_left_it(where, ROWS_FILE, _with_value(value))
+    as_an_older_writer_left_it(where, ROWS_FILE, _with_value(value))
     expected = (f"corrupt model bundle {where}: embedding_rows.npz's stored float16 rows holds inf or NaN values, so it "
                 f"cannot predict (float16 bundles written by older versions stored values beyond 65504 as inf); retrain it")
     with pytest.raises(FastTextError) as caught:
@@ -211,7 +195,7 @@ def test_a_full_bundle_with_nan_parameters_is_refused_on_load(small, tmp_path):
 
     trained, _ = small
     where = save_bundle(trained, str(tmp_path / "full"), compact="none")
-    _as_an_older_writer_left_it(where, "model.params", damage)
+    as_an_older_writer_left_it(where, "model.params", damage)
     with pytest.raises(FastTextError, match=r"^corrupt model bundle .*: parameter 'output.weight' holds inf or NaN "
                                             r"values, so it cannot predict; retrain it$"):
         Predictor.load(where)

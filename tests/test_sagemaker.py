@@ -24,7 +24,7 @@ import types
 
 import pytest
 
-from conftest import ROOT, exit_modules_probe, modules_at_exit
+from conftest import ROOT, as_an_older_writer_left_it, exit_modules_probe, modules_at_exit
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -607,6 +607,35 @@ def test_pack_model_errors_leave_nothing(tmp_path, bundle):
     with pytest.raises(FastTextError, match="holds no model bundle"):
         fetch_job_model(str(not_a_model), str(tmp_path / "fetched"))
     assert not (tmp_path / "fetched").exists()
+
+
+def test_pack_model_refuses_a_bundle_with_nan_parameters_before_writing(bundle, tmp_path):
+    # The endpoint's model_fn refuses such a bundle at start-up: packaging (and uploading) it first is
+    # wasted, and replacing a good model.tar.gz with it loses the user's working one.
+    import shutil
+
+    import numpy as np
+    from mxnet import nd
+
+    def damage(path):
+        params = nd.load(path)
+        params["output.weight"][0, 0] = np.nan
+        nd.save(path, params)
+
+    where = str(tmp_path / "nan")
+    shutil.copytree(bundle, where)
+    as_an_older_writer_left_it(where, "model.params", damage)
+    out = tmp_path / "out"
+    out.mkdir()
+    dest = out / "model.tar.gz"
+    dest.write_bytes(b"the user's working archive")
+    with pytest.raises(FastTextError) as caught:
+        pack_model(where, str(dest))
+    assert str(caught.value) == (f"corrupt model bundle {where}: parameter 'output.weight' holds inf or NaN values, "
+                                 f"so it cannot predict; retrain it")
+    assert os.listdir(out) == ["model.tar.gz"] and dest.read_bytes() == b"the user's working archive"
+    with pytest.raises(FastTextError, match="holds inf or NaN values"):
+        ep.model_fn(where)  # what packaging spares the user: an endpoint that never starts
 
 
 def serve_archive(data, tmp_path, requests, program=None, env=None):

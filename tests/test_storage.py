@@ -221,6 +221,34 @@ def test_check_writable_local(tmp_path):
         storage.publish(str(tmp_path / "afile" / "out"), make_files(tmp_path, "x"), MANIFEST, {"tag": "x"})
 
 
+def test_check_output_file(tmp_path, tmpfs):
+    """The one check behind export-vectors' --output and train's --autotune-trials: each refusal is one
+    line naming the option, and the check leaves nothing behind."""
+    flagged = ("--out", "--out ")
+    (tmp_path / "afile").write_text("the user's")
+    for flag, prefix in (("", ""), flagged):
+        with pytest.raises(FastTextError) as err:
+            storage.check_output_file(str(tmp_path), "t.csv", flag)
+        assert str(err.value) == f"{prefix}{tmp_path} is a directory; give a file name such as {tmp_path / 't.csv'}"
+        for uri in ("s3://bucket", "s3://bucket/", "s3://bucket/dir/"):
+            with pytest.raises(FastTextError) as err:
+                storage.check_output_file(uri, "t.csv", flag)
+            assert str(err.value) == f"{flag + ': ' if flag else ''}S3 URI names no object: {uri}"
+    with pytest.raises(FastTextError, match="^cannot write /dev/null: it exists and is not a regular file$"):
+        storage.check_output_file("/dev/null", "t.csv")
+    with pytest.raises(FastTextError, match="afile exists and is not a directory$"):
+        storage.check_output_file(str(tmp_path / "afile" / "t.csv"), "t.csv")
+    storage.check_output_file(str(tmp_path / "afile"), "t.csv")  # replacing a file is fine ...
+    with pytest.raises(FastTextError, match=f"^{tmp_path / 'afile'} already exists; pass --overwrite to replace it$"):
+        storage.check_output_file(str(tmp_path / "afile"), "t.csv", overwrite=False)  # ... unless asked not to
+    storage.check_output_file(str(tmp_path / "new" / "t.csv"), "t.csv", overwrite=False)
+    assert sorted(os.listdir(tmp_path)) == ["afile"] and (tmp_path / "afile").read_text() == "the user's"
+    disk = tmpfs("64k")
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    with pytest.raises(FastTextError, match="Read-only file system"):
+        storage.check_output_file(str(disk / "t.csv"), "t.csv")
+
+
 def test_disk_full_keeps_the_old_set_and_leaves_no_partial_files(tmp_path, tmpfs):
     disk = tmpfs("64k")
     dest = str(disk / "bundle")
@@ -613,6 +641,59 @@ def test_next_write_removes_a_killed_writers_temporary_but_never_a_live_ones(tmp
     with storage.atomic_local_file(str(target)) as f:
         f.write(b"newer")
     assert sorted(os.listdir(directory)) == sorted(["vectors.vec"] + others) and target.read_bytes() == b"newer"
+
+
+OLD_WRITER = textwrap.dedent("""
+    import os, sys, tempfile, time
+    target = sys.argv[1]  # what atomic_local_file did before its temporaries were locked (commit 046f09b)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
+                               dir=os.path.dirname(target))
+    os.write(fd, b"x" * 4096)
+    print(os.path.basename(tmp), flush=True)
+    time.sleep(600)  # until killed
+""")
+
+
+def test_next_write_removes_an_old_versions_unlocked_temporary_once_it_is_a_day_old(tmp_path, monkeypatch):
+    directory = tmp_path / "out"
+    directory.mkdir()
+    target = directory / "vectors.vec"
+    target.write_bytes(b"old")
+    script = tmp_path / "old_writer.py"
+    script.write_text(OLD_WRITER)
+    old = subprocess.Popen([sys.executable, str(script), str(target)], stdout=subprocess.PIPE, text=True)
+    old_temp = old.stdout.readline().strip()
+    assert storage.is_old_temporary_of(old_temp, str(target))
+    kill9(old)
+    # Not ours: other names that look alike, a link and a directory by the exact name, a file with a second
+    # link, and (as root, which can give it away) one owned by another user.
+    others = [".vectors.vec.abcd123.tmp", ".vectors.vec.ABCD1234.tmp", "vectors.vec.abcd1234.tmp",
+              ".vectors.vec.abcd1234.tmp.bak", ".other.vec.abcd1234.tmp", ".vectors.vec.abcd12345.tmp",
+              ".vectors.vec.ab-d1234.tmp", ".vectors.vec.abcd1234.TMP"]
+    for name in others:
+        (directory / name).write_bytes(b"keep")
+    (directory / ".vectors.vec.link0000.tmp").symlink_to(directory / others[0])
+    (directory / ".vectors.vec.dir00000.tmp").mkdir()
+    os.link(directory / others[1], directory / ".vectors.vec.hard0000.tmp")
+    others += [".vectors.vec.link0000.tmp", ".vectors.vec.dir00000.tmp", ".vectors.vec.hard0000.tmp"]
+    if os.geteuid() == 0:
+        (directory / ".vectors.vec.theirs00.tmp").write_bytes(b"keep")
+        os.chown(directory / ".vectors.vec.theirs00.tmp", 54321, -1)
+        others.append(".vectors.vec.theirs00.tmp")
+
+    # Within the day its writer may still be writing (a try-lock cannot tell: it never locked): it stays.
+    with storage.atomic_local_file(str(target)) as f:
+        f.write(b"new")
+    assert sorted(os.listdir(directory)) == sorted(["vectors.vec", old_temp] + others)
+    # A day and a minute later (its mtime and ctime are not back-datable, so the clock moves instead): gone.
+    later = storage.time.time() + storage.OLD_TEMPORARY_GRACE_SECONDS + 60
+    monkeypatch.setattr(storage, "time", type(sys)("fake_time"))
+    storage.time.time = lambda: later
+    with storage.atomic_local_file(str(target)) as f:
+        f.write(b"newer")
+    assert target.read_bytes() == b"newer"
+    assert sorted(os.listdir(directory)) == sorted(["vectors.vec"] + others)
+    assert all((directory / n).read_bytes() == b"keep" for n in others if (directory / n).is_file())
 
 
 # ---------------------------------------------------------------- S3 writes without s3:ListBucket

@@ -311,6 +311,7 @@ def test_export_refuses_to_overwrite_unless_asked(tmp_path, splits):
     ("not a bundle", "model bundle not found"),
     ("output is a directory", "is a directory; give a file name"),
     ("output under a file", "cannot write|not a directory|exists and is not a directory"),
+    ("output names no S3 object", "^error: S3 URI names no object: s3://bucket/dir/$"),
 ])
 def test_export_errors_are_one_line_and_write_nothing(tmp_path, splits, case, pattern):
     bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
@@ -320,6 +321,8 @@ def test_export_errors_are_one_line_and_write_nothing(tmp_path, splits, case, pa
     elif case == "output is a directory":
         output = tmp_path / "adir"
         output.mkdir()
+    elif case == "output names no S3 object":
+        output = "s3://bucket/dir/"
     else:
         (tmp_path / "afile").write_text("x")
         output = tmp_path / "afile" / "out.vec"
