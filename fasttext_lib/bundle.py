@@ -101,15 +101,20 @@ def check_output(dest):
         storage.check_writable(dest, CONFIG)
 
 
-def publish_bundle(dest, config, paths, move=False):
+def publish_bundle(dest, config, paths, move=False, overwrite=True):
     """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest
-    (``move``: they are temporaries, see storage.publish)."""
+    (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle)."""
     with _explaining_an_older_bundle(dest):
-        return storage.publish(str(dest), paths, CONFIG, config, move=move)
+        return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite,
+                               hint="save with overwrite=True to replace it, or choose another destination")
 
 
-def save_bundle(trained, dest, compact="auto"):
+def save_bundle(trained, dest, compact="auto", overwrite=True):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
+
+    ``overwrite=True`` (the default): a bundle of ours already at ``dest`` is replaced (its files
+    deleted once the new config.json is in place); ``False``: it is refused (one-line FastTextError,
+    also for a bundle a concurrent save commits first), and nothing of this save is left behind.
 
     ``compact="float32"`` (exact) or ``"float16"``: store only the embedding rows training changed
     (compact.py); config.json's ``compact`` entry says so and Predictor.load rebuilds the rest.
@@ -149,7 +154,7 @@ def save_bundle(trained, dest, compact="auto"):
             f.write(featurizer.vocab.to_json())
         with open(paths[METRICS], "w") as f:
             json.dump(metrics, f, indent=2)
-        return publish_bundle(dest, config, paths, move=True)  # staged here, removed on the way out
+        return publish_bundle(dest, config, paths, move=True, overwrite=overwrite)  # staged here, removed on the way out
 
 
 def _not_a_bundle(src, exc):

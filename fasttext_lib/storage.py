@@ -21,7 +21,8 @@ every staging file and unreferenced data file it finds. S3 has no lock: unrefere
 (a killed or losing concurrent publisher's) and incomplete multipart uploads are deleted by the next
 publish or remove once older than :data:`ORPHAN_GRACE_SECONDS` (1 hour, so a slow concurrent
 upload is never removed under a publisher's feet). Objects of a replaced manifest go at once: their
-names are unique to that publish, so no other manifest can reference them.
+names are unique to that publish, so no other manifest can reference them. Without s3:ListBucket
+(see "S3 sets" below) the manifest is committed conditionally and only the orphan clean-up is skipped.
 
 A destination is replaced only if it is empty, absent, or holds a manifest with our marker (or only
 our own leftovers); anything else -- a directory of the user's files, the current directory -- is
@@ -29,7 +30,8 @@ refused up front with an error naming it. Files we did not write are never delet
 
 API (stable; bundles and checkpoints use it):
 
-* ``publish(dest, files, manifest_name, manifest) -> str``: ``files`` maps logical name -> local path.
+* ``publish(dest, files, manifest_name, manifest, overwrite=True) -> str``: ``files`` maps logical name ->
+  local path; ``overwrite=False`` refuses a set already there.
 * ``read_manifest(src, manifest_name) -> dict``: one-line errors for missing, not JSON, not ours.
 * ``fetch(src, manifest, names, local_dir) -> {name: local path}``: verifies size and sha256;
   raises :class:`SetChanged` if a file is gone because a publisher replaced the set meanwhile.
@@ -684,18 +686,9 @@ def _parse_manifest(raw, where):
 def read_manifest(src, manifest_name):
     """The manifest of the set at ``src``; one-line errors when it is missing, not JSON or not ours."""
     src = str(src)
-    where = join(src, manifest_name)
     if is_s3(src):
-        bucket, prefix = split_s3(src)
-        with s3_errors(where):
-            try:
-                body = s3_client().get_object(Bucket=bucket, Key=_key(prefix.rstrip("/"), manifest_name))["Body"]
-                raw = body.read()
-            except Exception as exc:
-                if _is_missing(exc) and _bucket_exists(bucket):
-                    raise FastTextError(f"{src} has no {manifest_name}") from None
-                raise
-        return _parse_manifest(raw, where)
+        return _read_s3_manifest(src, manifest_name)[0]
+    where = join(src, manifest_name)
     if not os.path.exists(src):
         raise FastTextError(f"{src} does not exist")
     if not os.path.isdir(src):
@@ -708,6 +701,21 @@ def read_manifest(src, manifest_name):
     except OSError as exc:
         raise FastTextError(f"cannot read {where}: {exc.strerror or exc}") from None
     return _parse_manifest(raw, where)
+
+
+def _read_s3_manifest(src, manifest_name):
+    """``(manifest, ETag)`` of the set at the S3 prefix ``src`` (the ETag makes a conditional replace)."""
+    where = join(src, manifest_name)
+    bucket, prefix = split_s3(src)
+    with s3_errors(where):
+        try:
+            answer = s3_client().get_object(Bucket=bucket, Key=_key(prefix.rstrip("/"), manifest_name))
+            raw = answer["Body"].read()
+        except Exception as exc:
+            if _is_missing(exc) and _bucket_exists(bucket):
+                raise FastTextError(f"{src} has no {manifest_name}") from None
+            raise
+    return _parse_manifest(raw, where), answer.get("ETag")
 
 
 def _referenced(manifest):
@@ -875,13 +883,16 @@ def _local_leftovers(dest, keep):
             if n not in keep and n != LOCK_NAME and (n.startswith(STAGING_PREFIX) or _OBJECT_RE.match(n))]
 
 
-def _publish_local(dest, files, manifest_name, manifest, move=False):
+def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=True, hint=None):
     dest = os.path.abspath(dest)
-    _check_local_destination(dest, manifest_name)
+    if _check_local_destination(dest, manifest_name) is not None and not overwrite:
+        raise already_exists(os.path.join(dest, manifest_name), hint)
     existed = os.path.isdir(dest)
     try:
         with _locked(dest):
             old = _check_local_destination(dest, manifest_name)  # again: another publisher may have won
+            if old is not None and not overwrite:
+                raise already_exists(os.path.join(dest, manifest_name), hint)
             _delete_local(dest, _local_leftovers(dest, _referenced(old)))
             publish_id = secrets.token_hex(8)
             entries, written, committed = {}, [], False
@@ -932,6 +943,14 @@ def _remove_local(dest, manifest_name):
 
 
 # ---------------------------------------------------------------- S3 sets
+#
+# Without s3:ListBucket (a role that may put, get and delete objects under a prefix but not list it) S3
+# answers 403 for a missing key, and nothing can be listed: neither whether the prefix holds other objects
+# nor the orphans of an interrupted earlier run. What still holds there: data files under run-unique
+# names, the manifest last; the manifest is committed with a conditional PUT (If-None-Match: * where no
+# manifest was seen, If-Match: its ETag where one was read), so an existing or concurrent set is never
+# replaced unseen; a failed run deletes what it uploaded (DeleteObject needs no listing); a replaced set's
+# files are known from its manifest and deleted. Only the orphan and multipart clean-up is skipped.
 
 def _s3_listing(client, bucket, prefix):
     """``{name: age in seconds}`` of the objects directly under ``prefix/`` (sub-prefixes end in ``/``)."""
@@ -947,64 +966,144 @@ def _s3_listing(client, bucket, prefix):
 
 
 def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=3):
+    """``(old manifest or None, its ETag, listed)``; raises unless ``dest`` is absent, empty, ours, or holds
+    only our leftovers. ``listed`` is False where S3 refused the listing (no s3:ListBucket): then no
+    manifest was read but one may exist (S3 answers 403 for a missing key then), and the publish commits
+    conditionally instead of checking here."""
     try:
-        old = read_manifest(f"s3://{bucket}/{prefix}", manifest_name)
-        refused = None
+        old, etag = _read_s3_manifest(f"s3://{bucket}/{prefix}", manifest_name)
+        return old, etag, True
     except FastTextError as exc:
         # 403 for a missing manifest is what S3 answers a caller without s3:ListBucket: the listing tells
         refused = str(exc) if str(exc).startswith("access denied") else None
         if not (str(exc).endswith(f"has no {manifest_name}") or refused):
             raise _refuse(dest, str(exc)) from None
-        old = None
-    if old is None:
-        try:
-            listing = _s3_listing(client, bucket, prefix)
-        except Exception as exc:
-            if _is_forbidden(exc):
-                raise FastTextError(
-                    f"cannot publish to {dest}: S3 refused to list it (s3:ListBucket), which is needed to check "
-                    f"that it holds nothing else and to clean up after interrupted writes; grant s3:ListBucket on "
-                    f"{bucket}") from None
-            raise
-        if refused and manifest_name in listing:
-            raise _refuse(dest, refused)
-        if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
-            return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
-        foreign = sorted(n for n in listing if not _is_ours(n))
-        if foreign:
-            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-            raise _refuse(dest, f"it holds objects this library did not write ({shown})")
-    return old
+    try:
+        listing = _s3_listing(client, bucket, prefix)
+    except Exception as exc:
+        if _is_forbidden(exc):
+            return None, None, False
+        raise
+    if refused and manifest_name in listing:
+        raise _refuse(dest, refused)
+    if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
+        return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
+    foreign = sorted(n for n in listing if not _is_ours(n))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise _refuse(dest, f"it holds objects this library did not write ({shown})")
+    return None, None, True
 
 
 def _s3_collect(client, bucket, prefix, keep, replaced):
-    """Delete ``replaced`` now and unreferenced data objects / multipart uploads older than the grace period."""
+    """Delete ``replaced`` now and unreferenced data objects / multipart uploads older than the grace period
+    (those only where S3 lets us list them: without s3:ListBucket nothing can find them)."""
     doomed = set(replaced) - set(keep)
-    for name, age in _s3_listing(client, bucket, prefix).items():
+    try:
+        listing = _s3_listing(client, bucket, prefix)
+    except Exception as exc:
+        if not _is_forbidden(exc):
+            raise
+        listing = {}
+    for name, age in listing.items():
         if name not in keep and _is_ours(name) and name != LOCK_NAME and age > ORPHAN_GRACE_SECONDS:
             doomed.add(name)
     for name in sorted(doomed):
         client.delete_object(Bucket=bucket, Key=_key(prefix, name))
     now = datetime.datetime.now(datetime.timezone.utc)
-    uploads = client.list_multipart_uploads(Bucket=bucket, Prefix=_key(prefix, "")).get("Uploads", [])
+    try:
+        uploads = client.list_multipart_uploads(Bucket=bucket, Prefix=_key(prefix, "")).get("Uploads", [])
+    except Exception as exc:
+        if not _is_forbidden(exc):
+            raise
+        uploads = []
     for upload in uploads:
         name = upload["Key"][len(_key(prefix, "")):]
         if "/" not in name and (now - upload["Initiated"]).total_seconds() > ORPHAN_GRACE_SECONDS:
             client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
 
 
-def _publish_s3(dest, files, manifest_name, manifest):
+def _commit_condition(client, old, etag, listed, listable, overwrite):
+    """The condition of the manifest PUT: ``If-None-Match: *`` where no set may be replaced or none was
+    seen (no listing could tell), ``If-Match: ETag`` where the set read is replaced without a listing (a
+    concurrent publisher's set would otherwise lose its files for good: nothing could find them)."""
+    members = _put_members(client)
+    if not overwrite or (old is None and not listed):
+        return {"IfNoneMatch": "*"} if "IfNoneMatch" in members else None
+    if old is not None and not listable and etag and "IfMatch" in members:
+        return {"IfMatch": etag}
+    return {}
+
+
+def _put_members(client):
+    try:
+        return set(client.meta.service_model.operation_model("PutObject").input_shape.members)
+    except Exception:
+        return set()
+
+
+def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, hint):
+    """The commit point: one PUT of the manifest, with ``condition``; a refused one is a one-line error (the
+    caller checks it against the live manifest: the retry of a PUT whose answer was lost is refused too)."""
+    import botocore.exceptions as bex
+
+    if condition is None:  # no conditional writes in this botocore: a HEAD first, as _upload_new does
+        try:
+            client.head_object(Bucket=bucket, Key=key)
+        except Exception as exc:
+            if not (_is_missing(exc) or (overwrite and _is_forbidden(exc))):
+                if _is_forbidden(exc):
+                    raise FastTextError(
+                        f"cannot tell whether {where} exists: S3 refused to say (403: without s3:ListBucket a missing "
+                        f"object is refused too) and this S3 client cannot write conditionally; grant "
+                        f"s3:ListBucket") from None
+                raise
+        else:
+            if not overwrite:
+                raise already_exists(where, hint)
+        condition = {}
+    try:
+        client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+    except bex.ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code")
+        if code in ("NotImplemented", "501") and condition:  # an S3-compatible store without conditional writes
+            return _put_manifest(client, bucket, key, body, None, dest, where, overwrite, hint)
+        if code in ("ConditionalRequestConflict", "409"):
+            raise FastTextError(f"{dest} was being written by another save at the same time; try again") from None
+        if code not in ("PreconditionFailed", "412"):
+            raise
+        if not overwrite:
+            raise already_exists(where, hint) from None
+        if "IfMatch" in condition:
+            raise FastTextError(f"{dest} was replaced by another save meanwhile; {_RETRY}") from None
+        try:  # If-None-Match on a manifest no listing could show: another save's, or one we may not read
+            read_manifest(dest, os.path.basename(key))
+        except FastTextError as unread:
+            raise FastTextError(f"cannot replace {where}: it exists, but reading it failed ({unread}), so neither that "
+                                f"this library wrote it nor which files it holds can be checked; grant s3:GetObject "
+                                f"or choose another destination") from None
+        raise FastTextError(f"{dest} was written by another save meanwhile; {_RETRY}") from None
+
+
+_RETRY = "nothing of this one was kept; try again"
+
+
+def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass --overwrite to replace it"):
     from concurrent.futures import ThreadPoolExecutor
 
     bucket, prefix = split_s3(dest)
     prefix = prefix.rstrip("/")
     dest = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+    where = join(dest, manifest_name)
     client = s3_client()
     publish_id = secrets.token_hex(8)
-    uploaded, entries = [], {}
+    uploaded, entries, committing = [], {}, False
     with s3_errors(dest):
-        _bucket_listable(client, bucket)
-        old = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+        listable = _bucket_listable(client, bucket)
+        old, etag, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+        if old is not None and not overwrite:
+            raise already_exists(where, hint)
+        condition = _commit_condition(client, old, etag, listed, listable, overwrite)
         try:
             for name, path in sorted(files.items()):
                 obj = _object_name(name, publish_id)
@@ -1013,10 +1112,14 @@ def _publish_s3(dest, files, manifest_name, manifest):
                     hashed = pool.submit(_hash_file, path)
                     client.upload_file(path, bucket, _key(prefix, obj))
                     entries[name] = dict(object=obj, **hashed.result())
-            client.put_object(Bucket=bucket, Key=_key(prefix, manifest_name), Body=_with_files(manifest, entries),
-                              ContentType="application/json")  # the commit point
+            committing = True
+            _put_manifest(client, bucket, _key(prefix, manifest_name), _with_files(manifest, entries), condition,
+                          dest, where, overwrite, hint)  # the commit point
         except BaseException as exc:
-            live = _live_objects(dest, manifest_name)
+            # before the manifest PUT nothing of ours is live; after it (failed, refused: a retry of a PUT whose
+            # answer was lost is refused by its own condition) the live manifest tells
+            ours = join(dest, uploaded[-1]) if uploaded else None
+            live = _live_objects(dest, manifest_name, ours) if committing else set()
             if live is not None and not (live & set(uploaded)):  # surely not committed: take ours back
                 with contextlib.suppress(Exception):
                     for obj in uploaded:
@@ -1029,12 +1132,21 @@ def _publish_s3(dest, files, manifest_name, manifest):
     return dest
 
 
-def _live_objects(src, manifest_name):
-    """Objects the live manifest references; ``set()`` when there is none, ``None`` when S3 cannot tell."""
+def _live_objects(src, manifest_name, readable=None):
+    """Objects the live manifest references; ``set()`` when there is none, ``None`` when S3 cannot tell.
+    ``readable``: the URI of an object we may read (one we just uploaded): if S3 serves it but refuses the
+    manifest, the refusal is S3's answer for a missing key to a caller without s3:ListBucket."""
     try:
         return _referenced(read_manifest(src, manifest_name))
     except FastTextError as exc:
-        return set() if str(exc).endswith(f"has no {manifest_name}") else None
+        if str(exc).endswith(f"has no {manifest_name}"):
+            return set()
+        if readable and str(exc).startswith("access denied"):
+            with contextlib.suppress(Exception):
+                bucket, key = split_s3(readable)
+                s3_client().head_object(Bucket=bucket, Key=key)
+                return set()
+        return None
     except Exception:
         return None
 
@@ -1044,7 +1156,7 @@ def _remove_s3(dest, manifest_name):
     prefix = prefix.rstrip("/")
     client = s3_client()
     with s3_errors(dest):
-        old = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+        old = _check_s3_destination(client, bucket, prefix, manifest_name, dest)[0]
         if old is not None:
             client.delete_object(Bucket=bucket, Key=_key(prefix, manifest_name))  # first: readers see no set
         _s3_collect(client, bucket, prefix, keep=set(), replaced=_referenced(old))
@@ -1052,20 +1164,21 @@ def _remove_s3(dest, manifest_name):
 
 # ---------------------------------------------------------------- the set API
 
-def publish(dest, files, manifest_name, manifest, move=False):
+def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hint="pass --overwrite to replace it"):
     """Publish ``files`` (logical name -> local path) and ``manifest`` at ``dest``, all or nothing.
 
     Returns ``dest`` (absolute for a local path). Adds ``files`` and the marker to the manifest.
     ``move=True``: the files are the caller's temporaries (a staging directory it removes afterwards);
     a local ``dest`` on their filesystem then gets them as hard links instead of copies (the data
     written once). Every other guarantee is the same: unique names, durable before the manifest,
-    the manifest last.
+    the manifest last. ``overwrite=False``: a set already at ``dest`` (or one a concurrent publisher
+    commits first) is never replaced: "<dest>/<manifest> already exists; <hint>", nothing left behind.
     """
     files = {str(k): str(v) for k, v in files.items()}
     _check_files(files, manifest_name)
     if is_s3(dest):
-        return _publish_s3(str(dest), files, manifest_name, manifest)
-    return _publish_local(str(dest), files, manifest_name, manifest, move=move)
+        return _publish_s3(str(dest), files, manifest_name, manifest, overwrite=overwrite, hint=hint)
+    return _publish_local(str(dest), files, manifest_name, manifest, move=move, overwrite=overwrite, hint=hint)
 
 
 def fetch(src, manifest, names, local_dir):
@@ -1160,6 +1273,19 @@ def remove(dest, manifest_name):
         _remove_local(str(dest), manifest_name)
 
 
+def _check_deletable(client, bucket, key, dest):
+    """A set's publisher deletes what an interrupted run uploaded and a replaced set's files: s3:DeleteObject.
+    Deleting a key that does not exist succeeds where it is allowed, so this asks without writing anything."""
+    try:
+        client.delete_object(Bucket=bucket, Key=key)
+    except Exception as exc:
+        if _is_forbidden(exc):
+            raise FastTextError(f"cannot publish to {dest}: S3 refused to delete there (s3:DeleteObject), which is "
+                                f"needed to take back an interrupted upload and the files of a replaced set; grant "
+                                f"s3:DeleteObject on {bucket}") from None
+        raise
+
+
 def check_writable(dest, manifest_name=None):
     """Fail fast (before training) if ``dest`` cannot be written; with ``manifest_name``, also if it
     is a destination :func:`publish` would refuse to replace. Leaves nothing behind."""
@@ -1171,9 +1297,10 @@ def check_writable(dest, manifest_name=None):
         with s3_errors(dest):
             if not _bucket_listable(client, bucket) and not manifest_name:
                 return  # a probe could be written but perhaps not deleted: the write itself will tell
+            probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))
             if manifest_name:
                 _check_s3_destination(client, bucket, prefix, manifest_name, dest)
-            probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))
+                _check_deletable(client, bucket, probe, dest)
             client.put_object(Bucket=bucket, Key=probe, Body=b"")
             client.delete_object(Bucket=bucket, Key=probe)
         return

@@ -8,6 +8,10 @@
     proxy.fail("PUT", r"/config\\.json", action="reset")  # read half the body, then reset the connection
     proxy.fail("PUT", r"/config\\.json", action="lost")   # forward, then answer 500 (a lost response)
     proxy.fail("PUT", r".", nth=3)                      # only the 3rd matching request (1-based)
+    proxy.fail("GET", r".", action="403-if-missing")    # forward; a 404 answer becomes 403 AccessDenied
+
+``403-if-missing`` is how S3 answers a caller without s3:ListBucket: a missing key is refused, not
+reported missing (moto answers 404 whatever the policy).
 
 ``proxy.log`` lists ``(method, path, query)`` of every request seen; ``proxy.clear()`` drops the rules.
 Real sockets and real HTTP, so boto3 exercises its genuine retry and error paths.
@@ -80,6 +84,8 @@ class FaultProxy:
                 status, headers, payload = self._forward(body)
                 if action == "lost":
                     return self._error(*_ERRORS["500"])
+                if action == "403-if-missing" and status == 404:
+                    return self._error(*_ERRORS["403"])
                 self.send_response(status)
                 for k, v in headers:
                     if k.lower() not in ("transfer-encoding", "content-length", "connection", "date", "server"):

@@ -41,11 +41,16 @@ class PolicyS3:
 
     ``env(user)``: the environment for a child process acting as ``user``; ``client(user)``: a boto3 S3
     client. ``admin`` may do anything; ``putter`` may only put objects into ``bucket`` (s3:PutObject on
-    ``bucket/*``: no s3:ListBucket, no s3:GetObject, no s3:DeleteObject), a common upload-only policy.
+    ``bucket/*``: no s3:ListBucket, no s3:GetObject, no s3:DeleteObject), a common upload-only policy;
+    ``writer`` may put, get and delete objects (in any bucket: a missing bucket is then named as such, as S3
+    does) but list nothing (no s3:ListBucket): put it behind a FaultProxy answering 403 for missing keys, as
+    S3 does for such a caller (moto says 404).
     """
 
     POLICIES = {"admin": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
-                "putter": [{"Effect": "Allow", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::{bucket}/*"}]}
+                "putter": [{"Effect": "Allow", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::{bucket}/*"}],
+                "writer": [{"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],
+                            "Resource": "arn:aws:s3:::*/*"}]}
 
     def __init__(self, endpoint, bucket):
         import json

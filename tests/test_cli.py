@@ -107,6 +107,43 @@ def test_s3_end_to_end(sample_dir, s3_bucket):
     assert _last_json(r.stdout)["accuracy"] >= 0.75
 
 
+def test_s3_bundle_without_list_bucket(sample_dir, s3_policy_server):
+    """A role that may put, get and delete objects but not list the bucket (S3 then answers 403 for a
+    missing key: the proxy does that in front of moto) trains to S3, predicts from the bundle, trains over
+    it (the old files go, found from the old config.json); one that may not delete is told before training."""
+    from fault_proxy import FaultProxy
+
+    policy = s3_policy_server
+    prefix = f"nolist-{os.urandom(4).hex()}"
+
+    def keys(where):
+        listed = policy.client("admin").list_objects_v2(Bucket=policy.bucket, Prefix=f"{prefix}/{where}/")
+        return sorted(o["Key"].rsplit("/", 1)[1] for o in listed.get("Contents", []))
+
+    def train(where, env):
+        return run_cli("train", "--train", sample_dir / "train.csv", "--output", f"s3://{policy.bucket}/{prefix}/{where}",
+                       "--epochs", "1", "--batch-size", "256", "--no-progress", env=env)
+
+    with FaultProxy(policy.endpoint) as proxy:
+        for method in ("GET", "HEAD"):
+            proxy.fail(method, r".", "403-if-missing")
+        env = dict(policy.env("writer"), AWS_ENDPOINT_URL=proxy.endpoint)
+        r = train("model", env)
+        assert r.returncode == 0, r.stderr
+        first = keys("model")
+        assert len(first) == 4 and "config.json" in first
+        r = run_cli("predict", "--model", f"s3://{policy.bucket}/{prefix}/model", input="great food\nawful\n", env=env)
+        assert r.returncode == 0, r.stderr
+        assert [json.loads(line)["label"] in {"1", "2"} for line in r.stdout.splitlines()] == [True, True]
+        r = train("model", env)  # train replaces a bundle of ours, as with a listing
+        assert r.returncode == 0, r.stderr
+        second = keys("model")
+        assert len(second) == 4 and set(first) & set(second) == {"config.json"}
+    r = train("other", policy.env("putter"))
+    _assert_one_line_error(r, "S3 refused to delete there (s3:DeleteObject)")
+    assert r.returncode == 2 and '"epoch"' not in r.stdout and keys("other") == []
+
+
 def _assert_one_line_error(r, pattern):
     assert r.returncode != 0
     lines = r.stderr.strip().splitlines()

@@ -744,15 +744,133 @@ def test_put_only_user_writes_plain_objects_and_is_told_what_bundles_need(s3_pol
         f.write(b"fourth")
     assert _admin_keys(policy, "plain/") == ["plain/data.csv"]
     assert policy.client("admin").get_object(Bucket=policy.bucket, Key="plain/data.csv")["Body"].read() == b"fourth"
-    # A set (bundle, checkpoint) cannot be published without listing: said so up front, nothing written.
+    # A set (bundle, checkpoint) needs s3:DeleteObject to take back an interrupted upload: said up front, and
+    # asked by deleting a key that does not exist, so nothing is written (not even a probe).
     dest = f"s3://{policy.bucket}/model"
-    expected = (rf"^cannot publish to {dest}: S3 refused to list it \(s3:ListBucket\), which is needed to check that "
-                rf"it holds nothing else and to clean up after interrupted writes; grant s3:ListBucket on {policy.bucket}$")
+    expected = (rf"^cannot publish to {dest}: S3 refused to delete there \(s3:DeleteObject\), which is needed to "
+                rf"take back an interrupted upload and the files of a replaced set; grant s3:DeleteObject on {policy.bucket}$")
     with pytest.raises(FastTextError, match=expected):
         storage.check_writable(dest, MANIFEST)
-    with pytest.raises(FastTextError, match=expected):
-        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
     assert _admin_keys(policy, "model") == []
+
+
+@pytest.fixture
+def unlisted(s3_policy_server, monkeypatch):
+    """``(policy, proxy, dest)``: acting as the ``writer`` user (put, get, delete; no s3:ListBucket) through a
+    proxy that answers a missing key with 403, as S3 does for such a caller; ``dest`` is a fresh prefix."""
+    policy = s3_policy_server
+    with FaultProxy(policy.endpoint) as proxy:
+        for method in ("GET", "HEAD"):
+            proxy.fail(method, r".", "403-if-missing")
+        _as_user(monkeypatch, policy, "writer")
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        yield policy, proxy, f"s3://{policy.bucket}/{os.urandom(6).hex()}/model"
+
+
+def _unlisted_keys(policy, dest):
+    return [k.rsplit("/", 1)[1] for k in _admin_keys(policy, storage.split_s3(dest)[1] + "/")]
+
+
+def _objects(dest):
+    return sorted(v["object"] for v in storage.read_manifest(dest, MANIFEST)["files"].values())
+
+
+def test_publish_without_list_bucket_keeps_the_guarantees(unlisted, tmp_path):
+    policy, proxy, dest = unlisted
+    bucket, prefix = storage.split_s3(dest)
+    with pytest.raises(Exception, match="AccessDenied"):  # the principal really cannot list...
+        boto3.session.Session().client("s3").list_objects_v2(Bucket=bucket, Prefix=prefix)
+    with pytest.raises(FastTextError, match="^access denied"):  # ...and a missing key is refused, not missing
+        storage.read_manifest(dest, MANIFEST)
+    storage.check_writable(dest, MANIFEST)
+    assert _unlisted_keys(policy, dest) == []  # the probe is gone
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    assert load_tag(dest, tmp_path) == "old"
+    old = _objects(dest)
+    assert _unlisted_keys(policy, dest) == sorted(old + [MANIFEST])
+    # overwrite=False: the existing set is refused in one line; nothing of the second run stays
+    hint = "save with overwrite=True to replace it"
+    with pytest.raises(FastTextError, match=rf"^{dest}/{MANIFEST} already exists; {hint}$") as err:
+        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}, overwrite=False, hint=hint)
+    one_line(err.value)
+    assert load_tag(dest, tmp_path) == "old" and _unlisted_keys(policy, dest) == sorted(old + [MANIFEST])
+    # overwrite (the default): replaced; the old files, known from the old manifest, are deleted
+    storage.check_writable(dest, MANIFEST)
+    storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert load_tag(dest, tmp_path) == "new"
+    new = _objects(dest)
+    assert _unlisted_keys(policy, dest) == sorted(new + [MANIFEST]) and not set(old) & set(new)
+    storage.remove(dest, MANIFEST)  # the manifest first, then the files it names: no listing needed either
+    assert _unlisted_keys(policy, dest) == []
+
+
+@pytest.mark.parametrize("pattern", [r"/model-", r"/vocab-", r"/config\.json$"])
+def test_interrupted_publish_without_list_bucket_leaves_no_manifest_and_takes_its_files_back(unlisted, tmp_path, pattern):
+    policy, proxy, dest = unlisted
+    proxy.fail("PUT", pattern, "500")
+    with pytest.raises(FastTextError) as err:
+        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert dest in one_line(err.value)
+    assert _unlisted_keys(policy, dest) == []  # no manifest, and what it uploaded was deleted again
+    proxy.clear()
+    for method in ("GET", "HEAD"):
+        proxy.fail(method, r".", "403-if-missing")
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = _unlisted_keys(policy, dest)
+    proxy.fail("PUT", pattern, "500")
+    with pytest.raises(FastTextError):
+        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    proxy.rules = proxy.rules[:2]
+    assert load_tag(dest, tmp_path) == "old" and _unlisted_keys(policy, dest) == before
+
+
+def test_killed_publish_without_list_bucket_leaves_no_manifest(unlisted, tmp_path):
+    policy, proxy, dest = unlisted
+    code, _ = run_publisher(tmp_path, dest, "new", kill_at="2")  # killed right after its 2nd of 3 uploads
+    assert code == -signal.SIGKILL
+    assert MANIFEST not in _unlisted_keys(policy, dest) and len(_unlisted_keys(policy, dest)) == 2
+    with pytest.raises(FastTextError, match="^access denied"):  # no set: readers find nothing to load
+        storage.read_manifest(dest, MANIFEST)
+    # The next publish works; the two orphans cannot be found without a listing, so they stay (only then).
+    storage.publish(dest, make_files(tmp_path, "next"), MANIFEST, {"tag": "next"})
+    assert load_tag(dest, tmp_path) == "next" and len(_unlisted_keys(policy, dest)) == 4 + 2
+
+
+@pytest.mark.parametrize("old", [False, True])
+def test_a_concurrent_publish_without_list_bucket_is_never_replaced_unseen(unlisted, tmp_path, monkeypatch, old):
+    """Another publisher commits while this one uploads: its set stays whole and live, this one fails in
+    one line and takes its files back (with a listing the last one wins and the orphans are collected
+    later; without one, the loser's files could never be found again)."""
+    policy, proxy, dest = unlisted
+    if old:
+        storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    real_hash, raced = storage._hash_file, []
+
+    def hash_and_race(path):
+        if not raced:
+            raced.append(1)
+            storage.publish(dest, make_files(tmp_path, "other"), MANIFEST, {"tag": "other"})
+        return real_hash(path)
+    monkeypatch.setattr(storage, "_hash_file", hash_and_race)
+    why = "was replaced by another save meanwhile" if old else "was written by another save meanwhile"
+    with pytest.raises(FastTextError, match=rf"^{dest} {why}; nothing of this one was kept; try again$") as err:
+        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    one_line(err.value)
+    assert load_tag(dest, tmp_path) == "other"
+    assert _unlisted_keys(policy, dest) == sorted(_objects(dest) + [MANIFEST])
+    monkeypatch.setattr(storage, "_hash_file", real_hash)
+    with pytest.raises(FastTextError, match=rf"^{dest}/{MANIFEST} already exists; x$"):
+        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}, overwrite=False, hint="x")
+
+
+def test_check_writable_without_list_bucket_still_fails_fast(unlisted):
+    policy, proxy, dest = unlisted
+    with pytest.raises(FastTextError, match="^S3 bucket does not exist: no-such-bucket-nolist"):
+        storage.check_writable("s3://no-such-bucket-nolist/model", MANIFEST)
+    proxy.fail("PUT", r".", "403")  # no s3:PutObject
+    with pytest.raises(FastTextError, match=rf"^access denied to {dest} "):
+        storage.check_writable(dest, MANIFEST)
+    assert _unlisted_keys(policy, dest) == []
 
 
 def test_sample_to_s3_with_only_put_permission(s3_policy_server):
@@ -767,3 +885,52 @@ def test_sample_to_s3_with_only_put_permission(s3_policy_server):
     assert (r.returncode, r.stderr.strip().splitlines()) == (
         2, [f"error: {out}/train.csv already exists; pass --overwrite to replace it"]), r.stderr
     assert run_cli("sample", "--output", out, "--overwrite", env=policy.env("putter")).returncode == 0
+
+
+@pytest.mark.parametrize("where", ["s3 without ListBucket", "local"])
+def test_save_bundle_overwrite_false_never_replaces_a_bundle(unlisted, tmp_path, where):
+    """bundle.save_bundle(overwrite=False): the bundle already there is refused in one line and stays
+    loadable, nothing of the refused save is left; the default replaces it and its old files go."""
+    import numpy as np
+
+    from conftest import make_splits
+    from fasttext_lib.bundle import save_bundle, stored_names
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.train import train
+
+    policy, proxy, dest = unlisted
+    dest = str(tmp_path / "bundle") if where == "local" else dest
+    names = (lambda: sorted(os.listdir(dest))) if where == "local" else (lambda: _unlisted_keys(policy, dest))
+    train_data, val = make_splits(300, 20, seed=5)
+    trained = train(train_data, None, TrainConfig(epochs=1, batch_size=64, progress=False))
+    save_bundle(trained, dest)
+    first = names()
+    expected = Predictor(trained.model, trained.featurizer, trained.labels, {}).predict_proba(val.texts)
+    np.testing.assert_allclose(Predictor.load(dest).predict_proba(val.texts), expected, atol=1e-6)
+    with pytest.raises(FastTextError, match=rf"^{dest}/config\.json already exists; save with overwrite=True to "
+                                            rf"replace it, or choose another destination$") as err:
+        save_bundle(trained, dest, overwrite=False)
+    one_line(err.value)
+    assert names() == first
+    np.testing.assert_allclose(Predictor.load(dest).predict_proba(val.texts), expected, atol=1e-6)
+    save_bundle(trained, dest)
+    config = storage.read_manifest(dest, MANIFEST)
+    assert [n for n in names() if n != storage.LOCK_NAME] == sorted(stored_names(config))
+    assert set(names()) & set(first) == {MANIFEST} | ({storage.LOCK_NAME} if where == "local" else set())
+
+
+def test_lost_answer_to_a_conditional_manifest_put_is_a_success(unlisted, tmp_path, monkeypatch):
+    """Without a listing the manifest PUT is conditional: botocore's retry of a PUT whose answer was lost is
+    refused by S3 (412: the first one stored it). That refusal must not take back the files of a live set."""
+    policy, proxy, dest = unlisted
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")  # botocore retries the 500 once
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})  # then If-Match
+    for tag in ("new", "newer"):
+        proxy.fail("PUT", r"/config\.json$", "lost", nth=1)
+        storage.publish(dest, make_files(tmp_path, tag), MANIFEST, {"tag": tag})
+        assert load_tag(dest, tmp_path) == tag and _unlisted_keys(policy, dest) == sorted(_objects(dest) + [MANIFEST])
+    fresh = dest + "-fresh"  # If-None-Match: no manifest seen
+    proxy.fail("PUT", r"-fresh/config\.json$", "lost", nth=1)
+    storage.publish(fresh, make_files(tmp_path, "fresh"), MANIFEST, {"tag": "fresh"})
+    assert load_tag(fresh, tmp_path) == "fresh" and len(_unlisted_keys(policy, fresh)) == 4
