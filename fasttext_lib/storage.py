@@ -636,10 +636,7 @@ def _upload_new(client, path, bucket, key, uri):
 
 def _conditional_writes(client):
     """Whether this botocore knows PutObject's ``IfNoneMatch`` (S3 conditional writes, botocore 1.35 on)."""
-    try:
-        return "IfNoneMatch" in client.meta.service_model.operation_model("PutObject").input_shape.members
-    except Exception:
-        return False
+    return "IfNoneMatch" in _put_members(client)
 
 
 def _create_object(client, path, bucket, key):
@@ -1036,6 +1033,7 @@ def _commit_condition(client, old, etag, listed, listable, overwrite):
 
 
 def _put_members(client):
+    """The parameters this botocore's PutObject takes (``IfNoneMatch`` / ``IfMatch``: conditional writes)."""
     try:
         return set(client.meta.service_model.operation_model("PutObject").input_shape.members)
     except Exception:
