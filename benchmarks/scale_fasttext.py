@@ -2,9 +2,9 @@
 
 usage: OMP_NUM_THREADS=1 python benchmarks/scale_fasttext.py OUT.jsonl NGRAMSxEPOCHS[xSEED]...   (e.g. 2x10 1x10 2x5x2)
 """
-import json, sys, time
+import json, os, sys, time
 import fasttext
-D = "/tmp/fasttext_lib_bench_e2e/yelp-560000-2/"
+D = os.path.join(os.environ.get("SCALE_CORPUS", "/tmp/fasttext_lib_bench_e2e/yelp-560000-2"), "")  # another corpus: SCALE_CORPUS=DIR
 for spec in sys.argv[2:]:
     ngrams, epochs, seed = (list(map(int, spec.split("x"))) + [1])[:3]
     t = time.time()

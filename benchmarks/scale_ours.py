@@ -20,7 +20,8 @@ from fasttext_lib import optim
 import fasttext_lib.train as T
 from fasttext_lib.train import featurize, train
 
-D = "/tmp/fasttext_lib_bench_e2e/yelp-560000-2/"
+import os
+D = os.path.join(os.environ.get("SCALE_CORPUS", "/tmp/fasttext_lib_bench_e2e/yelp-560000-2"), "")  # another corpus: SCALE_CORPUS=DIR
 out, ngrams = sys.argv[1], int(sys.argv[2])
 tr, te = read_labeled(D + "train.csv"), read_labeled(D + "test.csv")
 base = TrainConfig(ngrams=ngrams, seed=1, ctx="cpu", progress=False)

@@ -17,16 +17,12 @@ CHECKPOINT_MARKER = "checkpoint.json"
 CHECKPOINT_FILES = ("model.params", "optimizer.states")  # data files; checkpoint.json lists them
 
 
-def _checkpoint_epochs(checkpoint_dir):
-    """Epochs with a complete checkpoint (their marker exists), newest last."""
-    found = []
+def _checkpoint_epochs(checkpoint_dir, last_epoch):
+    """Epochs with a complete checkpoint (their marker exists), newest last. ``last_epoch`` bounds the
+    search only where S3 refuses to list the prefix (then each epoch's marker is asked for)."""
     if storage.is_s3(checkpoint_dir):
-        bucket, prefix = storage.split_s3(checkpoint_dir)
-        prefix = prefix.rstrip("/") + "/" if prefix else ""
         with storage.s3_errors(checkpoint_dir):
-            pages = storage.s3_client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-            keys = [o["Key"] for page in pages for o in page.get("Contents", [])]
-        names = {k[len(prefix):] for k in keys}
+            names = _s3_marker_names(checkpoint_dir, last_epoch)
     else:
         if os.path.lexists(checkpoint_dir) and not os.path.isdir(checkpoint_dir):
             raise FastTextError(f"checkpoint directory {checkpoint_dir} exists and is not a directory")
@@ -34,11 +30,29 @@ def _checkpoint_epochs(checkpoint_dir):
             return []
         names = {f"{d}/{CHECKPOINT_MARKER}" for d in os.listdir(checkpoint_dir)
                  if os.path.isfile(os.path.join(checkpoint_dir, d, CHECKPOINT_MARKER))}
+    found = []
     for name in names:
         head, _, tail = name.partition("/")
         if tail == CHECKPOINT_MARKER and head.startswith("epoch-") and head[6:].isdigit():
             found.append(int(head[6:]))
     return sorted(found)
+
+
+def _s3_marker_names(checkpoint_dir, last_epoch):
+    """``epoch-NNNN/checkpoint.json`` names under an S3 prefix: listed, or, where S3 refuses the listing (a
+    role without s3:ListBucket), asked for one epoch at a time (1 .. ``last_epoch``: a run's checkpoints
+    are numbered by its epochs, and a checkpoint resumes only under the same settings, epochs included).
+    Without ListBucket S3 answers 403 for a missing key, so a refused HEAD means "no checkpoint there"."""
+    bucket, prefix = storage.split_s3(checkpoint_dir)
+    prefix = prefix.rstrip("/") + "/" if prefix else ""
+    try:
+        pages = storage.s3_client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return {o["Key"][len(prefix):] for page in pages for o in page.get("Contents", [])}
+    except Exception as exc:
+        if not storage.is_forbidden(exc):
+            raise
+    return {f"epoch-{e:04d}/{CHECKPOINT_MARKER}" for e in range(1, last_epoch + 1)
+            if storage.exists(storage.join(_epoch_dir(checkpoint_dir, e), CHECKPOINT_MARKER), forbidden_is_missing=True)}
 
 
 def _epoch_dir(checkpoint_dir, epoch):
@@ -49,7 +63,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run)."""
-    older = _checkpoint_epochs(checkpoint_dir)
+    older = _checkpoint_epochs(checkpoint_dir, epoch)
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}),
             "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
@@ -72,7 +86,7 @@ def _json_safe(value):
 
 def load_checkpoint(checkpoint_dir, model, config, labels):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet."""
-    epochs = _checkpoint_epochs(checkpoint_dir)
+    epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
     if not epochs:
         return None
     where = _epoch_dir(checkpoint_dir, epochs[-1])

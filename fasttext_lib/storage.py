@@ -185,7 +185,7 @@ def _bucket_listable(client, bucket):
     try:
         client.head_bucket(Bucket=bucket)
     except Exception as exc:
-        if _is_forbidden(exc):
+        if is_forbidden(exc):
             return False
         raise
     return True
@@ -199,7 +199,7 @@ def _is_missing(exc):
 
 # ---------------------------------------------------------------- plain files
 
-def _is_forbidden(exc):
+def is_forbidden(exc):
     import botocore.exceptions as bex
 
     return isinstance(exc, bex.ClientError) and exc.response.get("Error", {}).get("Code") in ("403", "AccessDenied", "Forbidden")
@@ -228,7 +228,7 @@ def exists(uri, forbidden_is_missing=False):
                 s3_client().head_object(Bucket=bucket, Key=key)
                 return True
             except Exception as exc:
-                if _is_missing(exc) or (forbidden_is_missing and _is_forbidden(exc)):
+                if _is_missing(exc) or (forbidden_is_missing and is_forbidden(exc)):
                     return False
                 raise
     return os.path.exists(uri)
@@ -623,7 +623,7 @@ def _upload_new(client, path, bucket, key, uri):
     try:
         client.head_object(Bucket=bucket, Key=key)
     except Exception as exc:
-        if _is_forbidden(exc):
+        if is_forbidden(exc):
             raise FastTextError(
                 f"cannot tell whether {uri} exists: S3 refused to say (403: without s3:ListBucket a missing object is "
                 f"refused too) and this S3 client or endpoint cannot write conditionally; pass --overwrite if replacing "
@@ -978,7 +978,7 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
     try:
         listing = _s3_listing(client, bucket, prefix)
     except Exception as exc:
-        if _is_forbidden(exc):
+        if is_forbidden(exc):
             return None, None, False
         raise
     if refused and manifest_name in listing:
@@ -999,7 +999,7 @@ def _s3_collect(client, bucket, prefix, keep, replaced):
     try:
         listing = _s3_listing(client, bucket, prefix)
     except Exception as exc:
-        if not _is_forbidden(exc):
+        if not is_forbidden(exc):
             raise
         listing = {}
     for name, age in listing.items():
@@ -1011,7 +1011,7 @@ def _s3_collect(client, bucket, prefix, keep, replaced):
     try:
         uploads = client.list_multipart_uploads(Bucket=bucket, Prefix=_key(prefix, "")).get("Uploads", [])
     except Exception as exc:
-        if not _is_forbidden(exc):
+        if not is_forbidden(exc):
             raise
         uploads = []
     for upload in uploads:
@@ -1049,8 +1049,8 @@ def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, 
         try:
             client.head_object(Bucket=bucket, Key=key)
         except Exception as exc:
-            if not (_is_missing(exc) or (overwrite and _is_forbidden(exc))):
-                if _is_forbidden(exc):
+            if not (_is_missing(exc) or (overwrite and is_forbidden(exc))):
+                if is_forbidden(exc):
                     raise FastTextError(
                         f"cannot tell whether {where} exists: S3 refused to say (403: without s3:ListBucket a missing "
                         f"object is refused too) and this S3 client cannot write conditionally; grant "
@@ -1277,7 +1277,7 @@ def _check_deletable(client, bucket, key, dest):
     try:
         client.delete_object(Bucket=bucket, Key=key)
     except Exception as exc:
-        if _is_forbidden(exc):
+        if is_forbidden(exc):
             raise FastTextError(f"cannot publish to {dest}: S3 refused to delete there (s3:DeleteObject), which is "
                                 f"needed to take back an interrupted upload and the files of a replaced set; grant "
                                 f"s3:DeleteObject on {bucket}") from None

@@ -237,3 +237,24 @@ def cli_in_process(*args, input=None):
         except SystemExit as exc:  # argparse's usage errors
             code = exc.code
     return subprocess.CompletedProcess(args, code or 0, out.getvalue(), err.getvalue())
+
+
+def as_user(monkeypatch, policy, user):
+    """Act as ``policy``'s ``user`` (its credentials and endpoint in the environment)."""
+    for key, value in policy.env(user).items():
+        monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def unlisted(s3_policy_server, monkeypatch):
+    """``(policy, proxy, dest)``: acting as the ``writer`` user (put, get, delete; no s3:ListBucket) through a
+    proxy that answers a missing key with 403, as S3 does for such a caller; ``dest`` is a fresh prefix."""
+    policy = s3_policy_server
+    from fault_proxy import FaultProxy
+
+    with FaultProxy(policy.endpoint) as proxy:
+        for method in ("GET", "HEAD"):
+            proxy.fail(method, r".", "403-if-missing")
+        as_user(monkeypatch, policy, "writer")
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        yield policy, proxy, f"s3://{policy.bucket}/{os.urandom(6).hex()}/model"

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, make_splits, params_of
+from fasttext_lib import storage
 from fasttext_lib.data import LabeledTexts
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.synthetic import generate_reviews
@@ -103,6 +104,28 @@ def test_checkpoints_on_s3(splits, s3_bucket):
     np.testing.assert_array_equal(resumed.model.word_vectors(), whole.model.word_vectors())
     keys = {o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=bucket)["Contents"]}
     assert {k.split("/")[3] for k in keys} == {"epoch-0002"}
+
+
+def test_checkpoints_on_s3_without_list_bucket(splits, unlisted):
+    """A role that may put, get and delete objects but not list them (S3 then answers 403 for a missing
+    key): the run saves its checkpoints, resumes from the newest, and removes the older ones."""
+    policy, _, dest = unlisted
+    ckpt = dest.rsplit("/", 1)[0] + "/checkpoints"
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(2))
+    prefix = storage.split_s3(ckpt)[1] + "/"
+    admin = policy.client("admin")
+
+    def epochs_kept():
+        listed = admin.list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", [])
+        return sorted({o["Key"][len(prefix):].split("/")[0] for o in listed})
+
+    assert epochs_kept() == ["epoch-0002"]  # epoch 1's checkpoint was found without a listing and removed
+    resumed = train(*splits, config, checkpoint_dir=ckpt)
+    assert [row["epoch"] for row in resumed.history] == [1, 2, 3]
+    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, config).model.word_vectors())
+    assert epochs_kept() == ["epoch-0003"]
 
 
 def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):

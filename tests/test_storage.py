@@ -14,7 +14,7 @@ import textwrap
 import boto3
 import pytest
 
-from conftest import ROOT, free_port
+from conftest import ROOT, as_user as _as_user, free_port
 from fault_proxy import FaultProxy
 from fasttext_lib import storage
 from fasttext_lib.errors import FastTextError
@@ -703,11 +703,6 @@ def _admin_keys(policy, prefix):
     return sorted(o["Key"] for o in listed)
 
 
-def _as_user(monkeypatch, policy, user):
-    for key, value in policy.env(user).items():
-        monkeypatch.setenv(key, value)
-
-
 def test_no_overwrite_write_is_a_conditional_put_also_in_parts(s3_bucket, monkeypatch):
     # boto3's managed upload cannot pass If-None-Match: large files go up in parts, the condition on completion.
     monkeypatch.setattr(storage, "CONDITIONAL_PART_BYTES", 5 << 20)  # S3's smallest part
@@ -752,19 +747,6 @@ def test_put_only_user_writes_plain_objects_and_is_told_what_bundles_need(s3_pol
     with pytest.raises(FastTextError, match=expected):
         storage.check_writable(dest, MANIFEST)
     assert _admin_keys(policy, "model") == []
-
-
-@pytest.fixture
-def unlisted(s3_policy_server, monkeypatch):
-    """``(policy, proxy, dest)``: acting as the ``writer`` user (put, get, delete; no s3:ListBucket) through a
-    proxy that answers a missing key with 403, as S3 does for such a caller; ``dest`` is a fresh prefix."""
-    policy = s3_policy_server
-    with FaultProxy(policy.endpoint) as proxy:
-        for method in ("GET", "HEAD"):
-            proxy.fail(method, r".", "403-if-missing")
-        _as_user(monkeypatch, policy, "writer")
-        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
-        yield policy, proxy, f"s3://{policy.bucket}/{os.urandom(6).hex()}/model"
 
 
 def _unlisted_keys(policy, dest):
