@@ -39,10 +39,39 @@ def _positive_int(text):
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error as one ``error:`` line (exit 2) instead of a usage dump; ``--help`` as usual.
+    Subcommand parsers are made of the same class (argparse's default)."""
+
+    def error(self, message):
+        print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def _probability(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a probability between 0 and 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a probability between 0 and 1, got {text}")
+    return value
+
+
+def _top_k(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1 and value != -1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, or -1 for every class; got {text!r}")
+    return value
+
+
 def build_parser():
     from .config import add_config_arguments
 
-    parser = argparse.ArgumentParser(prog="python -m fasttext_lib", description="fastText text classification in MXNet Gluon")
+    parser = _Parser(prog="python -m fasttext_lib", description="fastText text classification in MXNet Gluon")
     sub = parser.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train a model and write its bundle")
@@ -83,6 +112,12 @@ def build_parser():
     p.add_argument("--model", required=True)
     p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin")
     p.add_argument("--ctx", default="cpu")
+    p.add_argument("--k", type=_top_k, metavar="K",
+                   help="the K most probable classes of each document (-1: all), as a JSON list per line, most "
+                        "probable first (fastText's predict -k). Without --k / --threshold: one JSON object per line")
+    p.add_argument("--threshold", type=_probability, metavar="P",
+                   help="only classes with probability >= P, of the K most probable (K is 1 without --k: as "
+                        "fastText's predict); a JSON list per line, empty where none reaches P")
 
     s = sub.add_parser("sample", help="write the built-in sample: real English product-review sentences (Zhang CSV)")
     s.add_argument("--output", required=True, help="directory or s3:// prefix for train.csv and test.csv")
@@ -242,8 +277,20 @@ def cmd_evaluate(args):
     predictor = Predictor.load(args.model, ctx=args.ctx)
     metrics = predictor.evaluate(read_labeled(args.data, args.format, find_names=False), confusion=True)
     print(_confusion_table(metrics["confusion_matrix"]))
+    print(_per_class_table(metrics["per_class"]))
     print(json.dumps(metrics))
     return 0
+
+
+def _per_class_table(rows):
+    """Precision, recall, F1 and support of each class as aligned text (``-`` where a ratio is 0/0)."""
+    header = ("class", "precision", "recall", "f1", "support")
+    cells = [[r["label"]] + ["-" if r[k] is None else f"{r[k]:.4f}" for k in header[1:4]] + [str(r["support"])]
+             for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
+    lines = [[h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(header)]]
+    lines += [[c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)] for row in cells]
+    return "\n".join("  ".join(line).rstrip() for line in lines)
 
 
 def _confusion_table(matrix):
@@ -276,8 +323,12 @@ def cmd_predict(args):
     source = "stdin" if args.input == "-" else args.input
     raw = sys.stdin.buffer.read() if args.input == "-" else storage.read_bytes(args.input)
     lines = _decode_lines(raw, source)
+    ranked = args.k is not None or args.threshold is not None
     for start in range(0, len(lines), 4096):
-        for result in predictor.predict(lines[start:start + 4096]):
+        chunk = lines[start:start + 4096]
+        results = (predictor.predict_top(chunk, k=args.k or 1, threshold=args.threshold or 0.0)
+                   if ranked else predictor.predict(chunk))
+        for result in results:
             print(json.dumps(result))
     return 0
 

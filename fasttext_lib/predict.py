@@ -123,6 +123,34 @@ def probabilities(model, featurizer, bags, ctx):
     return predict_bags(model, featurizer, bags, ctx)
 
 
+def check_top(k, threshold, num_classes):
+    """``(k, threshold)`` for :meth:`Predictor.predict_top`: ``k`` a whole number >= 1 (more than the
+    classes means all of them) or -1 (all), ``threshold`` a probability in [0, 1]."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not (k >= 1 or k == -1):
+        raise FastTextError(f"k must be a whole number >= 1, or -1 for every class; got {k!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating, np.integer)) \
+            or not 0.0 <= float(threshold) <= 1.0:
+        raise FastTextError(f"threshold must be a probability between 0 and 1; got {threshold!r}")
+    return (num_classes if k == -1 else min(int(k), num_classes)), float(threshold)
+
+
+def per_class_scores(counts):
+    """Precision, recall, F1 and support of each class from confusion counts[true][predicted]; ``None``
+    where a ratio is 0/0 (precision of a class never predicted, recall of a class absent from the data)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    right, predicted, actual = np.diag(counts), counts.sum(axis=0), counts.sum(axis=1)
+    scores = []
+    for c in range(len(counts)):
+        precision = right[c] / predicted[c] if predicted[c] else None
+        recall = right[c] / actual[c] if actual[c] else None
+        f1 = (2 * precision * recall / (precision + recall) if precision + recall else 0.0) \
+            if precision is not None and recall is not None else None
+        scores.append({"precision": None if precision is None else float(precision),
+                       "recall": None if recall is None else float(recall),
+                       "f1": None if f1 is None else float(f1), "support": int(actual[c])})
+    return scores
+
+
 def evaluate_bags(model, featurizer, bags, y, ctx, confusion=False):
     """Accuracy and mean cross-entropy (natural log) of the model on encoded documents.
 
@@ -229,6 +257,16 @@ class Predictor:
         return [{"label": self.names[k], "probability": float(probs[i, k]), "class_id": self.labels[k]}
                 for i, k in enumerate(best)]
 
+    def predict_top(self, texts, k=1, threshold=0.0):
+        """The ``k`` most probable classes of each text whose probability is at least ``threshold``, most
+        probable first (fastText's ``predict(text, k, threshold)``): a list of ``{"label", "probability",
+        "class_id"}`` per text, empty where no class reaches the threshold. ``k=-1``: every class."""
+        k, threshold = check_top(k, threshold, len(self.labels))
+        probs = self.predict_proba(texts)
+        order = np.argsort(-probs, axis=1, kind="stable")[:, :k]  # ties: the first class, as argmax
+        return [[{"label": self.names[j], "probability": float(p[j]), "class_id": self.labels[j]}
+                 for j in row if p[j] >= threshold] for p, row in zip(probs, order)]
+
     def name_of(self, label):
         """The name a raw label is shown with."""
         return self.label_names.get(label, label)
@@ -236,13 +274,16 @@ class Predictor:
     def evaluate(self, data, confusion=False):
         """``{"accuracy", "loss", "n"}`` on labeled data (raw labels, as in training); ``confusion=True``
         adds ``"confusion_matrix"``: ``{"labels": names, "class_ids": raw labels, "counts": [[...]]}``
-        (rows: true class, columns: predicted class)."""
+        (rows: true class, columns: predicted class), and ``"per_class"``: each class's precision,
+        recall, F1 and support (fastText's ``test-label``)."""
         y = encode_labels(data.labels, self.labels, "evaluation data")
         metrics = evaluate_bags(self.model, self.featurizer, self.featurizer.transform(data.texts), y, self.ctx,
                                 confusion=confusion)
         if confusion:
-            metrics["confusion_matrix"] = {"labels": list(self.names), "class_ids": list(self.labels),
-                                           "counts": metrics.pop("confusion")}
+            counts = metrics.pop("confusion")
+            metrics["confusion_matrix"] = {"labels": list(self.names), "class_ids": list(self.labels), "counts": counts}
+            metrics["per_class"] = [dict(label=name, class_id=label, **scores)
+                                    for name, label, scores in zip(self.names, self.labels, per_class_scores(counts))]
         return metrics
 
     def confusion_frame(self, data):

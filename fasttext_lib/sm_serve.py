@@ -11,7 +11,9 @@ settings, labels) attached, and the three functions below do the rest:
   ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
   one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
-  q-values). ``label`` is the class's name when the bundle stores one (label_names.py), else the
+  q-values). ``{"instances": [...], "configuration": {"k": 3, "threshold": 0.1}}`` (BlazingText's
+  shape; both keys optional) answers a list of up to k classes per review instead, most probable
+  first, those below the threshold left out. ``label`` is the class's name when the bundle stores one (label_names.py), else the
   raw label; ``class_id`` is always the raw label, as the training data wrote it;
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` excludes JSON, 413 above :data:`MAX_REQUEST_BYTES`, 400
@@ -31,6 +33,8 @@ import http
 import io
 import json
 import os
+
+from .errors import FastTextError
 
 JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
 CONTENT_TYPES = (JSON_TYPE, TEXT_TYPE, CSV_TYPE)
@@ -135,21 +139,48 @@ def _body_text(body, charset):
         raise RequestError(400, f"request body is not valid {charset} text") from None
 
 
+class Reviews(list):
+    """``input_fn``'s result: the review texts, and ``top`` = ``(k, threshold)`` when the request asked for
+    ranked classes (``"configuration"``), else ``None``."""
+
+    top = None
+
+
+def _configuration(config):
+    """``{"k": 3, "threshold": 0.1}`` (both optional; SageMaker BlazingText's request shape) -> (k, threshold)."""
+    from .predict import check_top
+
+    if not isinstance(config, dict) or not set(config) <= {"k", "threshold"}:
+        raise RequestError(400, '"configuration" must be an object with "k" and/or "threshold"')
+    k, threshold = config.get("k", 1), config.get("threshold", 0.0)
+    try:
+        check_top(k, threshold, 1)
+    except FastTextError as exc:
+        raise RequestError(400, f"configuration: {exc}") from None
+    return k, threshold
+
+
 def _json_texts(payload):
+    top = None
     if isinstance(payload, dict):
-        if set(payload) != {"instances"}:
-            raise RequestError(400, 'a JSON object must be {"instances": [review, ...]}')
+        if "instances" not in payload or not set(payload) <= {"instances", "configuration"}:
+            raise RequestError(400, 'a JSON object must be {"instances": [review, ...]} with an optional '
+                                    '"configuration": {"k": K, "threshold": P}')
+        if "configuration" in payload:
+            top = _configuration(payload["configuration"])
         payload = payload["instances"]
         if not isinstance(payload, list):
             raise RequestError(400, '"instances" must be a list of strings')
     if isinstance(payload, str):
-        return [payload]
+        payload = [payload]
     if not isinstance(payload, list):
         raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {type(payload).__name__}')
     bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
     if bad:
         raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {type(payload[bad[0]]).__name__}")
-    return payload
+    texts = Reviews(payload)
+    texts.top = top
+    return texts
 
 
 def input_fn(request_body, content_type):
@@ -182,10 +213,14 @@ def input_fn(request_body, content_type):
 
 
 def predict_fn(input_data, model):
-    """Reviews -> one ``{"label", "probability", "class_id"}`` per review (the most probable class)."""
+    """Reviews -> one ``{"label", "probability", "class_id"}`` per review (the most probable class); with a
+    request ``"configuration"``, a list of them per review (:meth:`Predictor.predict_top`)."""
     predictor = getattr(model, "predictor", None)
     if predictor is None:
         raise TypeError("model_fn must return the block with its Predictor attached (fasttext_lib.sm_serve.model_fn)")
+    top = getattr(input_data, "top", None)
+    if top is not None:
+        return predictor.predict_top(input_data, k=top[0], threshold=top[1])
     return predictor.predict(input_data)
 
 

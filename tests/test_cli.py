@@ -64,6 +64,51 @@ def test_predict_labels_as_in_the_data(local_bundle, tmp_path):
     assert len(r.stdout.splitlines()) == 3
 
 
+def test_predict_ranked_classes_with_k_and_threshold(local_bundle):
+    out, _ = local_bundle
+    texts = "great value, works perfectly\nbroke after a day, awful\nit is a phone\n"
+    plain = [json.loads(line) for line in run_cli("predict", "--model", out, input=texts).stdout.splitlines()]
+    r = run_cli("predict", "--model", out, "--k", "2", input=texts)
+    assert r.returncode == 0, r.stderr
+    ranked = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [len(row) for row in ranked] == [2, 2, 2] and [row[0] for row in ranked] == plain
+    assert all(row[0]["probability"] >= row[1]["probability"] and row[0]["label"] != row[1]["label"] for row in ranked)
+    cut = sorted(row["probability"] for row in plain)[1]  # the middle review's best probability
+    r = run_cli("predict", "--model", out, "--threshold", repr(cut), input=texts)
+    kept = [json.loads(line) for line in r.stdout.splitlines()]
+    assert kept == [[row] if row["probability"] >= cut else [] for row in plain]
+    assert sum(map(len, kept)) == 2
+
+
+def test_evaluate_prints_precision_recall_and_f1_per_class(local_bundle, sample_dir):
+    out, _ = local_bundle
+    r = run_cli("evaluate", "--model", out, "--data", sample_dir / "test.csv")
+    metrics = _last_json(r.stdout)
+    counts = metrics["confusion_matrix"]["counts"]
+    table = r.stdout.splitlines()[len(counts) + 1:len(counts) * 2 + 2]
+    assert table[0].split() == ["class", "precision", "recall", "f1", "support"]
+    for c, (row, line) in enumerate(zip(metrics["per_class"], table[1:])):
+        right, predicted, actual = counts[c][c], sum(r_[c] for r_ in counts), sum(counts[c])
+        assert row["support"] == actual and row["precision"] == pytest.approx(right / predicted)
+        assert row["recall"] == pytest.approx(right / actual)
+        assert line.split() == [row["label"], f"{row['precision']:.4f}", f"{row['recall']:.4f}", f"{row['f1']:.4f}", str(actual)]
+
+
+@pytest.mark.parametrize("args, pattern", [
+    (["predict", "--model", "m", "--k", "0"], "argument --k: expected a whole number >= 1, or -1"),
+    (["predict", "--model", "m", "--threshold", "1.5"], "argument --threshold: expected a probability"),
+    (["predict"], "the following arguments are required: --model"),
+    (["train", "--train", "t", "--output", "o", "--bogus"], "unrecognized arguments: --bogus"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ([], "the following arguments are required: command"),
+])
+def test_usage_errors_are_one_line(args, pattern):
+    r = cli_in_process(*args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1 and pattern in r.stderr, r.stderr
+    assert "--help" in r.stderr  # where to look
+
+
 def test_defaults_on_small_data_are_sgd_with_a_small_batch(sample_dir, tmp_path):
     """No flags but --epochs: the lr and batch size come from the data (4,000 documents -> batch 16),
     are announced on stderr and recorded in the bundle."""

@@ -81,3 +81,46 @@ def test_scorer_follows_training_updates():
     assert not np.allclose(before, scorer.probabilities(bags))
     np.testing.assert_allclose(trained.history[-1]["val_accuracy"],
                                (before.argmax(1) == np.array([trained.labels.index(l) for l in val.labels])).mean())
+
+
+def test_predict_top_ranks_classes_like_predict_and_filters_by_threshold(trained, tmp_path):
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.errors import FastTextError
+
+    predictor = Predictor.load(save_bundle(trained[0], str(tmp_path / "b")))
+    texts = list(trained[1][:50])
+    probs = predictor.predict_proba(texts)
+    classes = len(predictor.labels)
+    every = predictor.predict_top(texts, k=-1)
+    assert [len(r) for r in every] == [classes] * len(texts)
+    for p, ranked in zip(probs, every):
+        got = [r["probability"] for r in ranked]
+        assert got == sorted(got, reverse=True) and got == sorted(p.tolist(), reverse=True)
+        assert [predictor.labels.index(r["class_id"]) for r in ranked] == sorted(range(classes), key=lambda j: -p[j])
+    assert [r[0] for r in predictor.predict_top(texts)] == predictor.predict(texts)  # k=1: predict's answer
+    assert predictor.predict_top(texts, k=classes + 5) == every  # more than there are: all of them
+    assert [r[:2] for r in every] == predictor.predict_top(texts, k=2)
+    cut = float(np.median(probs.max(axis=1)))
+    kept = predictor.predict_top(texts, k=-1, threshold=cut)
+    assert kept == [[c for c in r if c["probability"] >= cut] for r in every]
+    assert any(r == [] for r in kept) and any(r for r in kept)
+    for bad in (0, -2, 1.5, True, "2"):
+        with pytest.raises(FastTextError, match="^k must be a whole number"):
+            predictor.predict_top(texts, k=bad)
+    for bad in (-0.1, 1.01, float("nan"), "0.5"):
+        with pytest.raises(FastTextError, match="^threshold must be a probability"):
+            predictor.predict_top(texts, threshold=bad)
+
+
+def test_per_class_scores_from_confusion_counts():
+    from fasttext_lib.predict import per_class_scores
+
+    # rows: true class; columns: predicted. Class 2 is never predicted; class 3 never occurs.
+    counts = [[5, 1, 0, 0], [2, 6, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]]
+    a, b, c, d = per_class_scores(counts)
+    assert a == {"precision": 5 / 8, "recall": 5 / 6, "f1": 2 * (5 / 8) * (5 / 6) / (5 / 8 + 5 / 6), "support": 6}
+    assert b == {"precision": 6 / 8, "recall": 6 / 8, "f1": 6 / 8, "support": 8}
+    assert c == {"precision": None, "recall": 0.0, "f1": None, "support": 2}
+    assert d == {"precision": None, "recall": None, "f1": None, "support": 0}
+    assert per_class_scores([[0, 3], [0, 0]])[0] == {"precision": None, "recall": 0.0, "f1": None, "support": 3}
+    assert per_class_scores([[0, 3], [2, 0]])[0] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 3}

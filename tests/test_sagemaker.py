@@ -476,6 +476,23 @@ def test_a_single_json_string_is_one_review(endpoint, served):
     assert status == 200 and json.loads(response) == served[1].predict(["so good"])
 
 
+def test_a_configuration_asks_for_ranked_classes(endpoint, served):
+    """BlazingText's request shape: {"instances": [...], "configuration": {"k": K, "threshold": P}}."""
+    predictor = served[1]
+    body = {"instances": REVIEWS, "configuration": {"k": 2}}
+    status, _, response = endpoint.invoke(json.dumps(body).encode(), "application/json", "application/json")
+    assert status == 200
+    ranked = json.loads(response)
+    assert ranked == predictor.predict_top(REVIEWS, k=2)
+    assert [len(r) for r in ranked] == [2, 2, 2] and [r[0] for r in ranked] == predictor.predict(REVIEWS)
+    assert all(r[0]["probability"] >= r[1]["probability"] and {r[0]["label"], r[1]["label"]} == {"negative", "positive"}
+               for r in ranked)
+    cut = max(r[0]["probability"] for r in ranked[:2]) + 1e-6  # above the first two reviews' best class
+    body = {"instances": REVIEWS[:2], "configuration": {"threshold": cut}}
+    status, _, response = endpoint.invoke(json.dumps(body).encode(), "application/json", "application/json")
+    assert status == 200 and json.loads(response) == [[], []]
+
+
 @pytest.mark.parametrize("accept", [
     None, "*/*", "application/json", "APPLICATION/JSON; charset=utf-8", "application/*", "application/json, text/plain",
     "text/html, */*;q=0.8", "text/csv, application/*;q=0.1", "text/html;q=1, application/json;q=0.001",
@@ -502,6 +519,10 @@ def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
     (b'{"instances": ', "application/json", 400, "not valid JSON"),
     (b'{"reviews": ["a"]}', "application/json", 400, '{"instances": [review, ...]}'),
     (b'{"instances": "a"}', "application/json", 400, '"instances" must be a list'),
+    (b'{"instances": ["a"], "configuration": {"k": 0}}', "application/json", 400, "k must be a whole number >= 1"),
+    (b'{"instances": ["a"], "configuration": {"threshold": 1.5}}', "application/json", 400, "threshold must be a probability"),
+    (b'{"instances": ["a"], "configuration": {"top": 2}}', "application/json", 400, '"k" and/or "threshold"'),
+    (b'{"configuration": {"k": 2}}', "application/json", 400, '{"instances": [review, ...]}'),
     (b'["a", 3]', "application/json", 400, "item 1 is int"),
     (b"[]", "application/json", 400, "no review text"),
     (b"\n  \n", "text/plain", 400, "no review text"),
