@@ -242,6 +242,18 @@ def test_synthetic_command_writes_a_corpus_of_the_asked_size(tmp_path):
     assert set(train.labels) | set(test.labels) == {"1", "2", "3"}
 
 
+@pytest.mark.parametrize("flag, value, why", [
+    ("--classes", "1", "--classes must be at least 2, got 1"),
+    ("--seed", "-1", "--seed must be an integer from 0 to 4294967295, got -1"),
+    ("--seed", str(2**32), f"--seed must be an integer from 0 to 4294967295, got {2**32}"),
+])
+def test_synthetic_refuses_settings_the_generator_cannot_take(tmp_path, flag, value, why):
+    """They were a ValueError traceback (exit 1) from the generator."""
+    r = run_cli("synthetic", "--output", tmp_path / "out", "--train-docs", "20", "--test-docs", "5", flag, value)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"error: {why}"], r.stderr
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("command", [("sample",), ("synthetic", "--train-docs", "20", "--test-docs", "5")])
 def test_sample_and_synthetic_never_replace_existing_data_without_overwrite(tmp_path, command):
     """train.csv / test.csv are names a user's own data often has: an existing one is refused (both
