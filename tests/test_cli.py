@@ -230,7 +230,7 @@ def test_sample_command_writes_the_real_english_sample(tmp_path):
     for split in ("train", "test"):
         assert (tmp_path / f"{split}.csv").read_bytes() == open(sample_path(split), "rb").read()
     written = read_labeled(str(tmp_path / "train.csv"))
-    assert written.label_names() == ["negative", "positive"] and len(written) == 2888
+    assert written.classes() == ["negative", "positive"] and len(written) == 2888
     assert "i like the automatic key lock function." in written.texts
 
 
