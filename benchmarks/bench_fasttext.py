@@ -83,7 +83,7 @@ def run_dense_recipe(spec):
     needed = (spec["dense_batches"] + 3) * 16
     docs = np.random.RandomState(0).permutation(len(data))[:needed]  # encode only the docs that will be used
     bags = featurizer.transform([data.texts[d] for d in docs])
-    names = data.label_names()
+    names = data.classes()
     labels = [names.index(data.labels[d]) for d in docs]
     result = time_dense_recipe(bags, labels, featurizer.num_rows, emsize=spec["emsize"], batches=spec["dense_batches"],
                                max_seconds=spec["dense_seconds"])

@@ -97,8 +97,8 @@ def split_validation(data, fraction=0.2, seed=0):
 def starting_config(train_data, base=None):
     """The first setting tried: the library's own defaults for this data (``schedule.default_schedule``:
     SGD, batch ~n/256, lr from the lr x steps budget) at 10 epochs, dim 100 and bigrams, so the
-    search starts from what ``train`` without flags would give and can only improve on it (as
-    judged on the validation split). ``base`` gives every other field. ``buckets`` is lowered (never
+    search starts from what ``train --ngrams 2`` would give (``train`` without flags: unigrams) and
+    can only improve on it (as judged on the validation split). ``base`` gives every other field. ``buckets`` is lowered (never
     raised) to the power of two above twice the training split's token count, which bounds its
     distinct n-grams: a 3k-sentence set then gets a 131k-row table instead of 2M rows, which
     allocates and initializes in a fraction of the time.

@@ -5,9 +5,11 @@
              [--ctx auto|cpu|gpu|gpu:N] [--seed N] [--checkpoint-dir DIR_OR_S3] ...
              [--autotune-validation PATH [--autotune-duration SECONDS] [--autotune-trials CSV] [--autotune-no-refit]]
              [--label-names FILE|DATASET|1=negative,2=positive|none]
-    evaluate --model DIR_OR_S3 --data PATH        -> the confusion matrix, then (last stdout line)
-                                                     {"accuracy", "loss", "n", "confusion_matrix"}
-    predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability", "class_id"} JSON per line
+    evaluate --model DIR_OR_S3 --data PATH        -> the confusion matrix and per-class precision / recall / F1,
+                                                     then (last stdout line) {"accuracy", "loss", "n",
+                                                     "confusion_matrix", "per_class"}
+    predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability", "class_id"} JSON per line;
+             [--k K] [--threshold P]                 with --k / --threshold a JSON list of them per line
     sample   --output DIR_OR_S3 [--overwrite]     (the built-in sample: real English review sentences)
     synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N] [--overwrite]   (Yelp-shaped synthetic text, any size)
     prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test and
@@ -68,6 +70,10 @@ def _top_k(text):
     return value
 
 
+FORMAT_HELP = "auto (default): from the first line (__label__X text, or a \"class\",\"text\" CSV row); fasttext; csv"
+CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
+
+
 def build_parser():
     from .config import add_config_arguments
 
@@ -78,7 +84,7 @@ def build_parser():
     t.add_argument("--train", required=True, help="training data (fastText or Zhang CSV; local or s3://)")
     t.add_argument("--validation", help="validation data, scored after every epoch")
     t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
-    t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
+    t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH",
                    help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
@@ -103,15 +109,15 @@ def build_parser():
     add_config_arguments(t)  # --epochs, --lr, ... : one per TrainConfig field
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")
-    e.add_argument("--model", required=True)
-    e.add_argument("--data", required=True)
-    e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
-    e.add_argument("--ctx", default="cpu")
+    e.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
+    e.add_argument("--data", required=True, help="labeled data (fastText or Zhang CSV; local or s3://)")
+    e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
+    e.add_argument("--ctx", default="cpu", help=CTX_HELP)
 
     p = sub.add_parser("predict", help="label raw text, one document per line")
-    p.add_argument("--model", required=True)
-    p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin")
-    p.add_argument("--ctx", default="cpu")
+    p.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
+    p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin (default: -)")
+    p.add_argument("--ctx", default="cpu", help=CTX_HELP)
     p.add_argument("--k", type=_top_k, metavar="K",
                    help="the K most probable classes of each document (-1: all), as a JSON list per line, most "
                         "probable first (fastText's predict -k). Without --k / --threshold: one JSON object per line")
@@ -126,15 +132,19 @@ def build_parser():
     g = sub.add_parser("synthetic", help="write a synthetic Yelp-shaped corpus of any size, for scale tests (Zhang CSV)")
     g.add_argument("--output", required=True, help="directory or s3:// prefix for train.csv and test.csv")
     g.add_argument("--overwrite", action="store_true", help="replace train.csv / test.csv if they exist")
-    g.add_argument("--train-docs", type=_positive_int, default=20000)
-    g.add_argument("--test-docs", type=_positive_int, default=2000)
-    g.add_argument("--classes", type=_positive_int, default=2)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--train-docs", type=_positive_int, default=20000, help="documents in train.csv (default: 20000)")
+    g.add_argument("--test-docs", type=_positive_int, default=2000, help="documents in test.csv (default: 2000)")
+    g.add_argument("--classes", type=_positive_int, default=2, help="number of classes, labelled 1..N (default: 2)")
+    g.add_argument("--seed", type=int, default=0, help="same seed and sizes, same files (default: 0)")
 
     r = sub.add_parser("prepare", help="download a Zhang et al. dataset and write normalized .train/.test")
-    r.add_argument("--dataset", default="yelp_review_polarity")
-    r.add_argument("--output", required=True)
-    r.add_argument("--cache-dir", default=os.path.join(os.path.expanduser("~"), ".cache", "fasttext_lib"))
+    r.add_argument("--dataset", default="yelp_review_polarity",
+                   help="a Zhang et al. dataset: yelp_review_polarity (default), ag_news, dbpedia, ... (an unknown "
+                        "name lists them all)")
+    r.add_argument("--output", required=True, help="directory or s3:// prefix for <dataset>.train, <dataset>.test and the classes' names, "
+                        "<dataset>.classes.txt")
+    r.add_argument("--cache-dir", default=os.path.join(os.path.expanduser("~"), ".cache", "fasttext_lib"),
+                   help="where the downloaded archive is kept (default: ~/.cache/fasttext_lib)")
     r.add_argument("--base-url", default=None, help="mirror to download from instead of the public one")
 
     v = sub.add_parser("export-vectors", help="write a bundle's word vectors as a fastText .vec text file")
@@ -362,9 +372,14 @@ def cmd_sample(args):
 
 
 def cmd_synthetic(args):
+    from .config import MAX_SEED
     from .data import LabeledTexts
     from .synthetic import generate_reviews
 
+    if args.classes < 2:  # (the generator's ValueError was a traceback)
+        raise FastTextError(f"--classes must be at least 2, got {args.classes}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise FastTextError(f"--seed must be an integer from 0 to {MAX_SEED}, got {args.seed}")
     _check_splits_output(args.output, args.overwrite)
     data = generate_reviews(args.train_docs + args.test_docs, num_classes=args.classes, seed=args.seed)
     n = args.train_docs

@@ -184,7 +184,8 @@ def add_config_arguments(parser, hyperparameters=False, overrides=None):
         if f.type is bool and not hyperparameters:
             flag = f"--no-{f.name.replace('_', '-')}" if default else dashed
             parser.add_argument(flag, dest=f.name, action="store_false" if default else "store_true",
-                                default=default, help=help_text)
+                                default=default, help=help_text + (": on by default, off with this flag" if default
+                                                                   else ": off by default, on with this flag"))
             continue
         kind = parse_bool if f.type is bool else _PARSERS[f.type]
         shown = "" if default is None else f" (default: {default})"

@@ -49,8 +49,11 @@ class LabeledTexts:
     def __len__(self):
         return len(self.texts)
 
-    def label_names(self):
+    def classes(self):
+        """The distinct labels, sorted (``"2"`` before ``"10"``): raw labels, not their :attr:`names`."""
         return sorted(set(self.labels), key=_label_sort_key)
+
+    label_names = classes  # the older name of classes(), kept for callers written before names existed
 
     def head(self, n):
         return LabeledTexts(self.labels[:n], self.texts[:n], dict(self.names))
@@ -307,8 +310,11 @@ class CountedTexts:
     def __len__(self):
         return len(self.labels)
 
-    def label_names(self):
+    def classes(self):
+        """The distinct labels, sorted, as :meth:`LabeledTexts.classes`."""
         return sort_labels(self.labels)
+
+    label_names = classes
 
 
 def read_counted(uris, fmt="auto", progress=None, find_names=False):

@@ -256,7 +256,7 @@ def settle(data, explicit, where):
     data has. One function so the CLI and the SageMaker job cannot drift apart.
     """
     if explicit is not None:
-        data.names = for_labels(explicit, data.label_names(), where, strict=True)
+        data.names = for_labels(explicit, data.classes(), where, strict=True)
     if not data.names:
         return None
     return "label names: " + ", ".join(f"{k}={v}" for k, v in data.names.items())

@@ -29,12 +29,14 @@ from .features import Featurizer
 _FLOAT16_HINT = " (float16 bundles written by older versions stored values beyond 65504 as inf)"
 
 
-def encode_labels(labels, label_names, where):
-    index = {name: i for i, name in enumerate(label_names)}
+def encode_labels(labels, classes, where):
+    """Each raw label's index in ``classes`` (the trained labels, in order); a label training never saw
+    is an error naming ``where``."""
+    index = {label: i for i, label in enumerate(classes)}
     unknown = sorted(set(labels) - set(index))
     if unknown:
         shown = ", ".join(repr(u) for u in unknown[:5])
-        raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {', '.join(label_names)})")
+        raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {', '.join(classes)})")
     return np.array([index[label] for label in labels], dtype=np.int64)
 
 

@@ -50,13 +50,6 @@ def sagemaker_session(default_bucket=None):
                              sagemaker_config=_opted_out_config())
 
 
-def s3_uploader_upload(local_path, s3_prefix_uri):
-    """Upload one local file under an ``s3://bucket/prefix`` with the SDK's ``S3Uploader``."""
-    from sagemaker.s3 import S3Uploader
-
-    return S3Uploader.upload(local_path, s3_prefix_uri, sagemaker_session=sagemaker_session())
-
-
 def resolve_role(role=None, session=None):
     """``role``, else ``$SAGEMAKER_ROLE``, else the notebook instance's execution role."""
     from .errors import FastTextError

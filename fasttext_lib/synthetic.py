@@ -1,7 +1,9 @@
-"""A deterministic synthetic review corpus: the built-in sample for demos, tests and benchmarks.
+"""A deterministic synthetic Yelp-shaped corpus of any size, for scale tests and benchmarks.
 
-The real Yelp polarity data is 560k reviews we cannot ship. This generator makes text with the
-properties that matter for a bag-of-words classifier, in the same Zhang et al. CSV format:
+Its words are pronounceable pseudo-words, not English: the demo's built-in sample is real review text
+(sample.py). The real Yelp polarity data is 560k reviews we cannot ship; this generator makes text
+with the properties that matter for a bag-of-words classifier at that scale, in the same Zhang et al.
+CSV format:
 
 * Yelp-shaped lengths: log-normal, median ~110 words, long tail (clipped to 3..1000);
 * a Zipf vocabulary of pronounceable pseudo-words, so most tokens are uninformative;

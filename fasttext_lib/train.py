@@ -13,8 +13,9 @@ Data in, trained model + per-epoch history out:
    dense)`` compute the same numbers;
 4. with one device a local updater applies the step; with several (or several hosts, kvstore
    ``dist_sync``) an MXNet kvstore sums the devices' gradients and holds the optimizer (optim.py);
-5. after each epoch the validation split is scored (predict.py), a history row is recorded and,
-   if asked, a checkpoint is written from which an interrupted run resumes exactly (checkpoints.py).
+5. after each epoch the validation split is scored (predict.py; the training split too with
+   ``score_train=True``), a history row is recorded and, if asked, a checkpoint is written from
+   which an interrupted run resumes exactly (checkpoints.py).
 """
 import math
 import sys
@@ -34,7 +35,7 @@ from .errors import FastTextError, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
 from .optim import Updater, make_optimizer, sgd_row_shrink
-from .predict import encode_labels, evaluate_bags
+from .predict import encode_labels, evaluate_bags, probabilities
 from .progress import bar
 from .step import sparse_step, summed_loss_block, use_bag_ops
 
@@ -46,6 +47,8 @@ ENGINE_BULK_OPS = 64  # operators per engine task while stepping (about two step
 HUGE_PAGES_MIN_READS = 50_000_000
 QUEUED_BATCH_BYTES = 8 << 20  # batch arrays the loop may queue on MXNet's engine before it waits (see train)
 HISTORY_COLUMNS = ["epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"]
+# train(score_train=True) adds this one, shown beside val_accuracy (history_frame)
+TRAIN_ACCURACY = "train_accuracy"
 
 
 @dataclass
@@ -69,9 +72,14 @@ class TrainedModel:
         return [self.label_names.get(label, label) for label in self.labels]
 
     def history_frame(self):
+        """The history as a pandas DataFrame indexed by epoch: :data:`HISTORY_COLUMNS`, and
+        ``train_accuracy`` before ``val_accuracy`` when training scored its training split."""
         import pandas as pd
 
-        return pd.DataFrame(self.history, columns=HISTORY_COLUMNS).set_index("epoch")
+        columns = list(HISTORY_COLUMNS)
+        if any(TRAIN_ACCURACY in row for row in self.history):
+            columns.insert(columns.index("val_accuracy"), TRAIN_ACCURACY)
+        return pd.DataFrame(self.history, columns=columns).set_index("epoch")
 
 
 def featurize(train_data, val_data, config):
@@ -88,7 +96,7 @@ def featurize(train_data, val_data, config):
 
 
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
-          release_texts=False, pretrained=None, release_pretrained=False):
+          release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
     :class:`~fasttext_lib.data.CountedTexts` of ``data.read_counted``); returns a :class:`TrainedModel`.
 
@@ -114,6 +122,13 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     file already read (:func:`~fasttext_lib.vectors.read_vec`), so that callers reading it up front
     (the CLI, autotune's trials) read it once; ``release_pretrained=True`` empties it once the table
     holds its rows (the CLI's and the training job's choice).
+
+    ``score_train=True`` also scores the training split after every epoch, with the epoch's final
+    parameters, and records its accuracy as ``train_accuracy`` (beside ``val_accuracy``: how far the
+    model fits its training data beyond what it gets right on unseen data). It is one more pass
+    over the training data per epoch, so it is off by default (notebook 02 turns it on); it changes
+    no parameter. (``train_loss`` is the mean loss of the epoch's documents as each step met them,
+    while the parameters were still changing: not the same measurement.)
     """
     import mxnet as mx
 
@@ -245,6 +260,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         if val is not None:
             metrics = evaluate_bags(model, featurizer, val[0], val[1], ctxs[0])
             row.update(val_loss=metrics["loss"], val_accuracy=metrics["accuracy"])
+        if score_train:
+            row[TRAIN_ACCURACY] = accuracy_on(model, featurizer, train_bags, y_train, ctxs[0])
         result.history.append(row)
         if checkpoint_dir and rank == 0:
             save_checkpoint(checkpoint_dir, epoch, model, config, classes, result.history, updater.get_states(),
@@ -252,6 +269,16 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         if on_epoch_end is not None:
             on_epoch_end(row)
     return result
+
+
+def accuracy_on(model, featurizer, bags, y, ctx, chunk_docs=65536):
+    """The model's accuracy on every document of ``bags`` (``Bags`` or ``TokenBags``), encoded and
+    scored ``chunk_docs`` at a time so that a large training split is never encoded whole."""
+    correct = 0
+    for start in range(0, len(y), chunk_docs):
+        docs = np.arange(start, min(len(y), start + chunk_docs))
+        correct += int((probabilities(model, featurizer, bags.select(docs), ctx).argmax(axis=1) == y[docs]).sum())
+    return correct / len(y)
 
 
 def load_pretrained(config, pretrained=None):

@@ -4,7 +4,8 @@ The notebooks, the CLI examples and the SageMaker helpers all use one layout und
 ``s3://{bucket}/{prefix}/``: ``data/`` for the prepared ``.train``/``.test`` files and ``models/``
 for bundles (sagemaker_utils.py adds ``code/``, ``jobs/``, ``checkpoints/``, ``serving/``). Figures
 and tables go to a local ``output_dir``; a relative one is taken from the working directory, which
-Jupyter, papermill (``make demo``) and nbval all set to the notebook's folder.
+Jupyter, ``make demo`` and nbval all set to the notebook's folder (papermill's command line keeps the
+shell's unless given ``--cwd``).
 """
 import os
 from pathlib import Path

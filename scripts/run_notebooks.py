@@ -61,8 +61,8 @@ def main(argv=None):
     settings = {**defaults, **{k: v for k, v in overrides.items() if k in defaults}}
     out = os.path.normpath(os.path.join(ROOT, "notebooks", settings["output_dir"]))
     history = pd.read_csv(os.path.join(out, "history.csv"), index_col="epoch")
-    print("\nvalidation accuracy per epoch:")
-    print(history[["train_loss", "val_loss", "val_accuracy"]].round(4).to_string())
+    print("\naccuracy per epoch (val: the test split):")
+    print(history[[c for c in ("train_loss", "val_loss", "train_accuracy", "val_accuracy") if c in history]].round(4).to_string())
     print(f"\nexecuted notebooks: {os.path.relpath(executed, ROOT)}/")
     print(f"figures and tables: {os.path.relpath(out, ROOT)}/")
     print("S3 objects (data, model bundle) lived on the local server and are gone with it.")

@@ -275,7 +275,7 @@ def test_sample_command_writes_the_real_english_sample(tmp_path):
     for split in ("train", "test"):
         assert (tmp_path / f"{split}.csv").read_bytes() == open(sample_path(split), "rb").read()
     written = read_labeled(str(tmp_path / "train.csv"))
-    assert written.label_names() == ["negative", "positive"] and len(written) == 2888
+    assert written.classes() == ["negative", "positive"] and len(written) == 2888
     assert "i like the automatic key lock function." in written.texts
 
 
@@ -285,6 +285,18 @@ def test_synthetic_command_writes_a_corpus_of_the_asked_size(tmp_path):
     train, test = read_labeled(str(tmp_path / "train.csv")), read_labeled(str(tmp_path / "test.csv"))
     assert (len(train), len(test)) == (50, 10)
     assert set(train.labels) | set(test.labels) == {"1", "2", "3"}
+
+
+@pytest.mark.parametrize("flag, value, why", [
+    ("--classes", "1", "--classes must be at least 2, got 1"),
+    ("--seed", "-1", "--seed must be an integer from 0 to 4294967295, got -1"),
+    ("--seed", str(2**32), f"--seed must be an integer from 0 to 4294967295, got {2**32}"),
+])
+def test_synthetic_refuses_settings_the_generator_cannot_take(tmp_path, flag, value, why):
+    """They were a ValueError traceback (exit 1) from the generator."""
+    r = run_cli("synthetic", "--output", tmp_path / "out", "--train-docs", "20", "--test-docs", "5", flag, value)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"error: {why}"], r.stderr
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize("command", [("sample",), ("synthetic", "--train-docs", "20", "--test-docs", "5")])

@@ -33,6 +33,14 @@ def test_every_config_field_is_an_option_with_its_help_and_default(parser):
         assert options[f.name].default == f.default, f.name
 
 
+def test_a_flag_that_turns_a_setting_off_says_so():
+    """``--no-progress``'s help once read "tqdm progress bars on stderr", as if the flag turned them on."""
+    progress = _options(_train_parser())["progress"]
+    assert progress.option_strings == ["--no-progress"] and progress.default is True
+    assert progress.help.endswith("on by default, off with this flag")
+    assert cli.build_parser().parse_args(["train", "--train", "t", "--output", "o", "--no-progress"]).progress is False
+
+
 def test_a_new_field_becomes_an_option_of_both_parsers(monkeypatch):
     """Adding a field to TrainConfig is the only edit a new setting needs."""
     from dataclasses import field, make_dataclass

@@ -351,3 +351,36 @@ def test_cached_classifier_graphs_change_no_number(monkeypatch, classes, dropout
         np.testing.assert_array_equal(params_of(cached)[name], value, err_msg=name)
     assert [r["train_loss"] for r in cached.history] == [r["train_loss"] for r in op_by_op.history]
     assert [r["val_loss"] for r in cached.history] == [r["val_loss"] for r in op_by_op.history]
+
+
+def test_score_train_records_training_accuracy_and_changes_no_parameter(splits):
+    """``score_train=True`` (notebook 02's train accuracy beside test accuracy): each epoch's
+    ``train_accuracy`` is the accuracy of that epoch's final parameters on the training split
+    (scored in chunks); training is bit-identical without it."""
+    config = TrainConfig(epochs=2, ngrams=2, buckets=5000, progress=False, ctx="cpu")
+    scored = train(*splits, config, score_train=True)
+    plain = train(*splits, config)
+    for name, value in params_of(plain).items():
+        assert np.array_equal(params_of(scored)[name], value), name
+    assert all("train_accuracy" not in row for row in plain.history)
+    frame = scored.history_frame()
+    assert list(frame.columns[:4]) == ["train_loss", "val_loss", "train_accuracy", "val_accuracy"]
+    assert list(plain.history_frame().reset_index().columns) == HISTORY_COLUMNS
+    predictor = Predictor(scored.model, scored.featurizer, scored.labels, scored.config.to_dict())
+    assert frame["train_accuracy"].iloc[-1] == predictor.evaluate(splits[0])["accuracy"]
+    assert frame["train_accuracy"].iloc[-1] > frame["val_accuracy"].iloc[-1]
+
+
+def test_accuracy_on_scores_every_document_in_chunks(splits):
+    from fasttext_lib.features import Featurizer
+    from fasttext_lib.predict import encode_labels
+    from fasttext_lib.train import accuracy_on
+
+    trained = train(*splits, TrainConfig(epochs=1, progress=False, ctx="cpu"))
+    featurizer, tokens = Featurizer.fit(splits[0].texts, return_bags="tokens")
+    assert featurizer.vocab.idx_to_token == trained.featurizer.vocab.idx_to_token
+    y = encode_labels(splits[0].labels, trained.labels, "train")
+    whole = accuracy_on(trained.model, featurizer, tokens.encode_all(), y, mx.cpu(), chunk_docs=len(y))
+    assert accuracy_on(trained.model, featurizer, tokens, y, mx.cpu(), chunk_docs=7) == whole
+    probs = Predictor(trained.model, trained.featurizer, trained.labels, {}).predict_proba(splits[0].texts)
+    assert whole == float((probs.argmax(axis=1) == y).mean())
