@@ -375,10 +375,10 @@ def cmd_sample(args):
 def cmd_synthetic(args):
     from .config import MAX_SEED
     from .data import LabeledTexts
-    from .synthetic import generate_reviews
+    from .synthetic import MAX_CLASSES as MAX_SYNTHETIC_CLASSES, generate_reviews
 
-    if args.classes < 2:  # (the generator's ValueError was a traceback)
-        raise FastTextError(f"--classes must be at least 2, got {args.classes}")
+    if not 2 <= args.classes <= MAX_SYNTHETIC_CLASSES:  # (the generator's ValueError, or an IndexError, was a traceback)
+        raise FastTextError(f"--classes must be from 2 to {MAX_SYNTHETIC_CLASSES}, got {args.classes}")
     if not 0 <= args.seed <= MAX_SEED:
         raise FastTextError(f"--seed must be an integer from 0 to {MAX_SEED}, got {args.seed}")
     _check_splits_output(args.output, args.overwrite)

@@ -38,6 +38,9 @@ def _pseudo_words(rng, n):
     return words
 
 
+MAX_CLASSES = (30000 - 200) // 150  # what the default vocabulary and cue words allow (198)
+
+
 def generate_reviews(
     n_docs,
     num_classes=2,
@@ -53,13 +56,19 @@ def generate_reviews(
     """Return :class:`LabeledTexts` with labels ``"1".."num_classes"`` and raw review text."""
     if n_docs <= 0 or num_classes < 2:
         raise ValueError("need n_docs > 0 and num_classes >= 2")
+    # Cue words are drawn from ranks 200 .. 200 + spread x (cues per class x classes): spread 40 up to
+    # 4 classes (the corpora of RESULTS.md; unchanged), narrower where that range would pass the vocabulary.
+    spread = min(40, (vocab_size - 200) // (cues_per_class * num_classes))
+    if spread < 1:
+        raise ValueError(f"at most {(vocab_size - 200) // cues_per_class} classes fit a vocabulary of {vocab_size} "
+                         f"words with {cues_per_class} cue words each, got {num_classes}")
     rng = np.random.RandomState(seed)
     words = _pseudo_words(rng, vocab_size)
     ranks = np.arange(1, vocab_size + 1, dtype=np.float64)
     cdf = np.cumsum(ranks ** -1.07)
     cdf /= cdf[-1]
     # Cue words come from the middle of the frequency range: frequent enough to learn, never stop words.
-    cue_pool = rng.permutation(np.arange(200, 200 + 40 * cues_per_class * num_classes))
+    cue_pool = rng.permutation(np.arange(200, 200 + spread * cues_per_class * num_classes))
     cues = cue_pool[: cues_per_class * num_classes].reshape(num_classes, cues_per_class)
 
     labels = rng.randint(num_classes, size=n_docs)

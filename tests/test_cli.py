@@ -8,6 +8,7 @@ import pytest
 from conftest import BAD_TRAINING_FILES, cli_in_process, run_cli
 from fasttext_lib.data import read_labeled
 
+DIGEST_2_AND_4_CLASSES = "f3cb464e3fb4ab2400b2e82cd257ca51ec9ebf7f414ce059700b76ebf2b39c4f"  # the generator before 5+ classes were fixed
 FAST = ["--epochs", "3", "--batch-size", "256", "--no-progress"]
 
 
@@ -279,16 +280,32 @@ def test_sample_command_writes_the_real_english_sample(tmp_path):
     assert "i like the automatic key lock function." in written.texts
 
 
-def test_synthetic_command_writes_a_corpus_of_the_asked_size(tmp_path):
-    r = run_cli("synthetic", "--output", tmp_path, "--train-docs", "50", "--test-docs", "10", "--classes", "3")
+@pytest.mark.parametrize("classes", [3, 14])  # 14 (dbpedia's count; from 5 on it was an IndexError traceback)
+def test_synthetic_command_writes_a_corpus_of_the_asked_size(tmp_path, classes):
+    r = run_cli("synthetic", "--output", tmp_path, "--train-docs", "300", "--test-docs", "10", "--classes", str(classes))
     assert r.returncode == 0, r.stderr
     train, test = read_labeled(str(tmp_path / "train.csv")), read_labeled(str(tmp_path / "test.csv"))
-    assert (len(train), len(test)) == (50, 10)
-    assert set(train.labels) | set(test.labels) == {"1", "2", "3"}
+    assert (len(train), len(test)) == (300, 10)
+    assert set(train.labels) == {str(c) for c in range(1, classes + 1)}
+
+
+def test_synthetic_corpora_of_up_to_four_classes_are_unchanged():
+    """The cue words' spread narrows only where it would pass the vocabulary (5+ classes): the corpora
+    RESULTS.md measured (2 and 4 classes) stay the same, word for word."""
+    import hashlib
+
+    from fasttext_lib.synthetic import generate_reviews
+
+    digest = hashlib.sha256()
+    for classes in (2, 4):
+        data = generate_reviews(200, num_classes=classes, seed=3)
+        digest.update("\n".join(f"{l} {t}" for l, t in zip(data.labels, data.texts)).encode())
+    assert digest.hexdigest() == DIGEST_2_AND_4_CLASSES
 
 
 @pytest.mark.parametrize("flag, value, why", [
-    ("--classes", "1", "--classes must be at least 2, got 1"),
+    ("--classes", "1", "--classes must be from 2 to 198, got 1"),
+    ("--classes", "199", "--classes must be from 2 to 198, got 199"),  # the cue words would not fit the vocabulary
     ("--seed", "-1", "--seed must be an integer from 0 to 4294967295, got -1"),
     ("--seed", str(2**32), f"--seed must be an integer from 0 to 4294967295, got {2**32}"),
 ])
