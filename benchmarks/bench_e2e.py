@@ -66,9 +66,10 @@ def run_child(argv, env=None):
 
 # ---- data ----
 
-def write_corpus(directory, train_docs, test_docs, seed, max_tokens=None):
+def write_corpus(directory, train_docs, test_docs, seed, max_tokens=None, **shape):
     """train.csv / test.csv (Zhang CSV: what we read) and train.txt / test.txt (normalized fastText
-    format: what fastText C++ reads), from the synthetic Yelp-shaped generator."""
+    format: what fastText C++ reads), from the synthetic Yelp-shaped generator (``shape``: its other
+    parameters, e.g. ``num_classes``, ``median_length``; benchmarks/write_corpus.py)."""
     from fasttext_lib.data import LabeledTexts, write_csv, write_fasttext
     from fasttext_lib.synthetic import generate_reviews
     from fasttext_lib.text import normalize_text
@@ -76,7 +77,7 @@ def write_corpus(directory, train_docs, test_docs, seed, max_tokens=None):
     os.makedirs(directory, exist_ok=True)
     if os.path.exists(os.path.join(directory, "test.txt")):
         return directory
-    data = generate_reviews(train_docs + test_docs, seed=seed)
+    data = generate_reviews(train_docs + test_docs, seed=seed, **shape)
     texts = data.texts if max_tokens is None else [" ".join(t.split()[:max_tokens]) for t in data.texts]
     for name, part in (("train", slice(0, train_docs)), ("test", slice(train_docs, None))):
         split = LabeledTexts(data.labels[part], texts[part])
