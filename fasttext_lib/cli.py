@@ -109,6 +109,29 @@ def build_parser():
     return parser
 
 
+def say(text, flush=False):
+    """One line on stdout. A closed pipe (``| head -1``) or a full disk behind ``>`` ends the command
+    with one error line (it was a traceback, and another at exit when Python flushed stdout again)."""
+    try:
+        print(text, flush=flush)
+    except OSError as exc:
+        raise _stdout_failed(exc) from None
+
+
+def _stdout_failed(exc):
+    """The error for a failed write to stdout. What is still buffered there goes to /dev/null from now
+    on: the interpreter flushes stdout at exit, and that write would fail (and be reported) again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (a notebook, a test's capture): nothing to redirect
+        pass
+    return FastTextError(f"cannot write to standard output: {exc.strerror or exc}")
+
+
 def _json_number(value):
     value = value.item() if hasattr(value, "item") else value  # numpy scalars
     if isinstance(value, float):
@@ -151,7 +174,7 @@ def cmd_train(args):
         print(names_line, file=sys.stderr)
 
     def report(row):  # one JSON line per epoch; NaN (no validation split) is null
-        print(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
+        say(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
 
     if args.autotune_validation:
         trained = _autotune(args, config, train_data, report, pretrained)
@@ -241,8 +264,8 @@ def cmd_evaluate(args):
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
     metrics = predictor.evaluate(read_labeled(args.data, args.format, find_names=False), confusion=True)
-    print(_confusion_table(metrics["confusion_matrix"]))
-    print(json.dumps(metrics))
+    say(_confusion_table(metrics["confusion_matrix"]))
+    say(json.dumps(metrics))
     return 0
 
 
@@ -278,7 +301,7 @@ def cmd_predict(args):
     lines = _decode_lines(raw, source)
     for start in range(0, len(lines), 4096):
         for result in predictor.predict(lines[start:start + 4096]):
-            print(json.dumps(result))
+            say(json.dumps(result))
     return 0
 
 
@@ -299,7 +322,7 @@ def _write_splits(output, train, test, overwrite):
 
     written = {"train": write_csv(train, storage.join(output, "train.csv"), overwrite=overwrite),
                "test": write_csv(test, storage.join(output, "test.csv"), overwrite=overwrite)}
-    print(json.dumps(written))
+    say(json.dumps(written))
     return 0
 
 
@@ -324,14 +347,14 @@ def cmd_export_vectors(args):
     from .vectors import export_vectors
 
     count = export_vectors(args.model, args.output, overwrite=args.overwrite)  # the output is checked first
-    print(json.dumps({"output": args.output, "words": count}))
+    say(json.dumps({"output": args.output, "words": count}))
     return 0
 
 
 def cmd_prepare(args):
     from .download import prepare
 
-    print(json.dumps(prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url)))
+    say(json.dumps(prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url)))
     return 0
 
 
@@ -375,7 +398,12 @@ def main(argv=None, lean_mxnet=False):
         import_mxnet_lean()
     try:
         with stop_on_signals():
-            return COMMANDS[args.command](args)
+            status = COMMANDS[args.command](args)
+            try:  # stdout is block-buffered into a pipe or file: its last write happens here
+                sys.stdout.flush()
+            except OSError as exc:
+                raise _stdout_failed(exc) from None
+            return status
     except FastTextError as exc:
         print(f"error: {exc}", file=sys.stderr)
         _let_mxnet_finish()

@@ -252,6 +252,28 @@ def test_predict_stdin_that_is_not_utf8(bundle):
     assert r.stdout == ""
 
 
+@pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
+@pytest.mark.parametrize("stdout", ["full disk", "closed pipe"])
+def test_stdout_that_cannot_be_written_is_one_error_line(bundle, stdout, lines):
+    """``predict ... > /mnt/full/out`` and ``predict ... | head -1``: the failed write to stdout (in the
+    loop, or in the flush of what was buffered) was a traceback, and a second one at exit."""
+    if stdout == "full disk":
+        sink = os.open("/dev/full", os.O_WRONLY)
+    else:
+        reader, sink = os.pipe()
+        os.close(reader)  # the reader is gone, as `head -1` is once it has its line
+    try:
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)],
+                           input=("great food\n" * lines).encode(), stdout=sink, stderr=subprocess.PIPE,
+                           env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+    finally:
+        os.close(sink)
+    r.stdout, r.stderr = "", r.stderr.decode()
+    assert_error(r, "cannot write to standard output: " + ("No space left on device" if stdout == "full disk"
+                                                           else "Broken pipe"))
+    assert "Exception ignored" not in r.stderr, r.stderr
+
+
 # ---------------------------------------------------------------- S3: the real cause, in one line
 
 
