@@ -540,13 +540,29 @@ def atomic_local_file(path, mode="wb", overwrite=True):
 STAGING_PREFIX = "fasttext_lib-staging-"
 
 
+# What a write into a full TMPDIR raises (a quota's EDQUOT; EFBIG past a file-size limit).
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
 @contextlib.contextmanager
 def staging_dir():
-    """A private temporary directory, removed afterwards, and the leftovers of killed runs with it."""
+    """A private temporary directory, removed afterwards, and the leftovers of killed runs with it.
+
+    A write into it that finds no room (a full TMPDIR) is one error line naming TMPDIR: the writes
+    inside are to staged files only (the destination's own errors are FastTextErrors already)."""
     remove_dead_staging()
-    path = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+    root = tempfile.gettempdir()
+    try:
+        path = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+    except OSError as exc:
+        raise FastTextError(f"cannot create a temporary directory in {root} (TMPDIR): {exc.strerror or exc}") from None
     try:
         yield path
+    except OSError as exc:
+        if exc.errno not in _NO_ROOM:
+            raise
+        raise FastTextError(f"no room for temporary files in {root} ({exc.strerror}); free space there or set TMPDIR "
+                            f"to a directory with more room") from None
     finally:
         shutil.rmtree(path, ignore_errors=True)
 

@@ -387,6 +387,22 @@ def test_disk_full_while_writing_a_checkpoint_keeps_the_previous_one(tmp_path, t
     assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
 
 
+@pytest.mark.parametrize("what", [["--compact", "none"], ["--compact", "float32"], ["--checkpoint-dir", "ckpt"]],
+                         ids=["full table", "compact", "checkpoint"])
+def test_full_tmpdir_while_staging_a_bundle_or_checkpoint_is_one_line(tmp_path, tmpfs, data, bundle, what):
+    """Bundles and checkpoints are staged in TMPDIR before they are published: a TMPDIR too full for them was
+    a traceback (MXNet's 'FileStream.Write incomplete' for the parameters, an OSError for the rest)."""
+    tmpdir = tmpfs("256k")  # holds the token ids of the data, not the staged parameters (~1 MB)
+    out = copy_bundle(bundle, tmp_path / "model")
+    old, before = predictions(out), listing(out)
+    what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", *what,
+                env={"TMPDIR": str(tmpdir)})
+    assert_error(r, f"no room for temporary files in {tmpdir} (No space left on device)")
+    assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
+    assert not (tmp_path / "ckpt").exists() or os.listdir(tmp_path / "ckpt") == []
+
+
 # ---------------------------------------------------------------- signals, kills, concurrent runs
 
 
