@@ -378,6 +378,11 @@ def csv_line(label, text):
 def write_csv(data, uri, overwrite=True):
     """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``)."""
     with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
-        for label, text in zip(data.labels, data.texts):
-            f.write(csv_line(label, text).encode("utf-8"))
+        write_csv_rows(data, f)
     return str(uri)
+
+
+def write_csv_rows(data, f):
+    """Zhang et al. CSV rows into the binary file ``f``."""
+    for label, text in zip(data.labels, data.texts):
+        f.write(csv_line(label, text).encode("utf-8"))

@@ -387,6 +387,19 @@ def test_disk_full_while_writing_a_checkpoint_keeps_the_previous_one(tmp_path, t
     assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
 
 
+def test_disk_full_while_writing_the_sample_keeps_both_old_files(tmpfs):
+    """``sample --overwrite`` onto a disk with room for train.csv (295 kB) but not test.csv as well: it
+    replaced train.csv, then failed on test.csv, leaving the new train.csv beside the user's old test.csv."""
+    disk = tmpfs("340k")
+    (disk / "train.csv").write_text('"1","my own training data"\n')
+    (disk / "test.csv").write_text('"1","my own test data"\n')
+    before = {name: (disk / name).read_bytes() for name in ("train.csv", "test.csv")}
+    r = run_cli("sample", "--output", disk, "--overwrite")
+    assert_error(r, "No space left on device")
+    assert sorted(os.listdir(disk)) == ["test.csv", "train.csv"]
+    assert {name: (disk / name).read_bytes() for name in before} == before
+
+
 @pytest.mark.parametrize("what", [["--compact", "none"], ["--compact", "float32"], ["--checkpoint-dir", "ckpt"]],
                          ids=["full table", "compact", "checkpoint"])
 def test_full_tmpdir_while_staging_a_bundle_or_checkpoint_is_one_line(tmp_path, tmpfs, data, bundle, what):
