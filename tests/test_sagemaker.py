@@ -510,6 +510,9 @@ def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
     (b"caf\xe9", "text/csv; charset=utf-8", 400, "not valid utf-8"),
     (b'["caf\xe9"]', "application/json; charset=utf-8", 400, "not valid utf-8"),
     (b'"unterminated', "text/csv", 400, "not valid CSV"),
+    (b"[" * 100000, "application/json", 400, "not valid JSON: nested too deeply"),
+    (b'["ok", "\\ud800 tasty"]', "application/json", 400, "review 1 is not valid Unicode text"),
+    (b"ok\n\\udfff", "text/plain; charset=unicode_escape", 400, "review 1 is not valid Unicode text"),
     (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
 ])
 def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
