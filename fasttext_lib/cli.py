@@ -185,10 +185,13 @@ def cmd_train(args):
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
-    where = save_bundle(trained, args.output, compact=args.compact)
+    if args.autotune_validation and args.autotune_trials:
+        where = _save_with_trials(trained, args.output, args.compact, args.autotune_trials)
+    else:
+        where = save_bundle(trained, args.output, compact=args.compact)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
-        _write_trials(trained, args.autotune_trials)
+        print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)
     return 0
 
 
@@ -246,16 +249,20 @@ def _autotune(args, config, train_data, report, pretrained=None):
     return result.trained
 
 
-def _write_trials(trained, uri):
-    """The autotune trial table as CSV, written (atomically) after the bundle."""
+def _save_with_trials(trained, output, compact, uri):
+    """The bundle and the autotune trial table (CSV, atomically). The table is written in full before the
+    bundle is published and put in place after it: written after the bundle, a disk too full for it failed
+    the run with the old bundle already replaced; now such a failure leaves both as they were."""
     import pandas as pd
 
     from . import storage
     from .autotune import TRIAL_COLUMNS
+    from .bundle import save_bundle
 
     with storage.atomic_write(uri, "wb") as f:
         f.write(pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8"))
-    print(f"autotune trials written to {uri}", file=sys.stderr)
+        f.flush()  # a full disk fails here, not in the rename after the bundle is published
+        return save_bundle(trained, output, compact=compact)
 
 
 def cmd_evaluate(args):
