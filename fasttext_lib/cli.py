@@ -394,7 +394,22 @@ def run():
     """The process entry point (``python -m fasttext_lib``, the ``fasttext-lib`` script): :func:`main`
     with MXNet imported without SciPy (~53 MB less peak memory; see lean_import.py). Calling
     :func:`main` in a notebook leaves the process's imports alone."""
-    return main(lean_mxnet=True)
+    status = main(lean_mxnet=True)
+    if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
+        _exit_now(status)
+    return status
+
+
+def _exit_now(status):
+    """Exit at once, without waiting for threads: an S3 transfer's worker blocked on an endpoint that
+    stopped answering held the interrupted process for its read timeout (a minute after Ctrl-C) and
+    could still complete an upload that the cleanup had given up. The streams are flushed first."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 def main(argv=None, lean_mxnet=False):
@@ -422,7 +437,7 @@ def main(argv=None, lean_mxnet=False):
         _let_mxnet_finish()
         return 2
     except KeyboardInterrupt as exc:
-        print(f"error: {exc or 'interrupted'}; stopped and cleaned up", file=sys.stderr)
+        print(f"error: {str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up", file=sys.stderr)  # a 2nd Ctrl-C: no text
         _let_mxnet_finish()
         return getattr(exc, "exit_status", 130)
     finally:

@@ -494,6 +494,67 @@ def test_signal_mid_publish_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_
     assert os.listdir(tmpdir) == []
 
 
+@pytest.fixture
+def silent_endpoint():
+    """An S3 endpoint that accepts connections, reads the requests and never answers (a stalled network);
+    yields (url, event set once a request's bytes arrived)."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    received, held = threading.Event(), []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: the test is over
+                return
+            held.append(conn)
+            if conn.recv(65536):
+                received.set()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}", received
+    server.close()
+    for conn in held:
+        conn.close()
+
+
+def test_ctrl_c_during_an_upload_to_an_endpoint_that_stopped_answering_exits_at_once(silent_endpoint, tmpdir_env):
+    """The wait for the upload sat in boto3's transfer manager, which joins its worker: Ctrl-C was
+    answered only when the stalled request hit its read timeout, a minute later (here: more than 30 s)."""
+    tmpdir, env = tmpdir_env
+    url, received = silent_endpoint
+    proc = start(["sample", "--output", "s3://bucket/data", "--overwrite"],
+                 dict(env, AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="x",
+                      AWS_DEFAULT_REGION="us-east-1"))
+    assert received.wait(120), proc.communicate()  # the PUT of the first file is under way
+    time.sleep(3)  # past botocore's 1 s wait for "100 Continue": the body is sent, the answer awaited
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("still running 30 s after Ctrl-C: " + proc.communicate()[1])
+    assert_error(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), "interrupted (SIGINT)", status=130)
+    assert os.listdir(tmpdir) == []  # the staged file is gone too
+
+
+def test_a_second_ctrl_c_during_cleanup_still_says_what_happened(tmp_path, monkeypatch):
+    """After the first signal a second Ctrl-C raises Python's own KeyboardInterrupt, which has no text:
+    the line was 'error: ; stopped and cleaned up'."""
+    from conftest import cli_in_process
+    from fasttext_lib import cli
+
+    def interrupted_twice(args):
+        raise KeyboardInterrupt()
+
+    monkeypatch.setitem(cli.COMMANDS, "sample", interrupted_twice)
+    r = cli_in_process("sample", "--output", tmp_path)
+    assert (r.returncode, r.stderr) == (130, "error: interrupted (SIGINT); stopped and cleaned up\n")
+
+
 def test_kill_9_mid_publish_leftovers_go_with_the_next_run(tmp_path, data, bundle):
     out = copy_bundle(bundle, tmp_path / "model")
     old, before = predictions(out), listing(out)
