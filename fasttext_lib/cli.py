@@ -155,6 +155,10 @@ def cmd_train(args):
     # the data is read and the model trained, not after.
     check_output(args.output)
     if args.checkpoint_dir:
+        if storage.same_location(args.checkpoint_dir.rstrip("/"), args.output.rstrip("/")):
+            # the bundle refused the epoch-NNNN/ folders it found there, once every epoch had been trained
+            raise FastTextError(f"--checkpoint-dir {args.checkpoint_dir} is the --output directory; give the "
+                                f"checkpoints a directory of their own")
         storage.check_writable(args.checkpoint_dir)
     if args.autotune_trials:
         _check_trials_output(args, config)

@@ -157,6 +157,21 @@ def test_checkpoint_dir_that_is_a_file(tmp_path, data):
     assert (tmp_path / "ckpt").read_text() == "mine" and not (tmp_path / "out").exists() and not r.stdout.strip()
 
 
+@pytest.mark.parametrize("checkpoints", ["{out}", "{out}/", "{tmp}/./link"])
+def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, data, checkpoints):
+    """Checkpoints in the bundle's own directory: every epoch was trained, then the bundle refused the
+    epoch-NNNN/ folders it found there (and so did every rerun, resumed from them)."""
+    from conftest import cli_in_process
+
+    out = tmp_path / "out"
+    os.symlink(out, tmp_path / "link")
+    run = run_cli if checkpoints == "{out}" else cli_in_process  # one CLI process; the others in-process
+    r = run("train", "--train", data["train"], "--output", out, "--checkpoint-dir",
+            checkpoints.format(out=out, tmp=tmp_path), *TINY, "--epochs", "2")
+    assert_error(r, "is the --output directory; give the checkpoints a directory of their own")
+    assert not out.exists() and not r.stdout.strip()
+
+
 def test_sample_output_under_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     r = run_cli("sample", "--output", tmp_path / "afile" / "data")
