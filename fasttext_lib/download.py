@@ -12,7 +12,6 @@ import os
 import posixpath
 import shutil
 import tarfile
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -193,6 +192,8 @@ def _extract_splits(archive, folder, out_dir):
                 if len(found) == len(wanted):
                     break
     except (tarfile.TarError, EOFError, OSError) as exc:
+        if getattr(exc, "errno", None) in storage.NO_ROOM:  # a full TMPDIR, not a bad archive: staging_dir says so
+            raise
         raise FastTextError(f"{archive}: cannot read the archive ({exc})") from None
     missing = [name for name, split in wanted.items() if split not in found and split != "classes"]
     if missing:
@@ -222,7 +223,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     spec = get_dataset(name)
     archive = download(spec, cache_dir, base_url=base_url, progress=progress)
     written = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with storage.staging_dir() as tmp:
         csvs = _extract_splits(archive, f"{spec.name}_csv", tmp)
         names = dataset_label_names(spec, csvs.get("classes"))
         if names:  # first: a .train without its names file is never left behind by an interrupted prepare

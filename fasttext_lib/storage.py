@@ -542,7 +542,7 @@ STAGING_PREFIX = "fasttext_lib-staging-"
 
 
 # What a write into a full TMPDIR raises (a quota's EDQUOT; EFBIG past a file-size limit).
-_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
 @contextlib.contextmanager
@@ -560,7 +560,7 @@ def staging_dir():
     try:
         yield path
     except OSError as exc:
-        if exc.errno not in _NO_ROOM:
+        if exc.errno not in NO_ROOM:
             raise
         raise FastTextError(f"no room for temporary files in {root} ({exc.strerror}); free space there or set TMPDIR "
                             f"to a directory with more room") from None
