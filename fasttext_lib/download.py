@@ -150,14 +150,18 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
     """
     spec = get_dataset(name_or_spec)
     url = spec.url if base_url is None else base_url.rstrip("/") + "/" + spec.filename
-    os.makedirs(cache_dir, exist_ok=True)
     path = os.path.join(cache_dir, spec.filename)
-    if os.path.exists(path):
-        if _verified(path, spec):
-            return path
-        _remove(path)  # corrupt or from another version: fetch again
     part = path + ".part"
-    _fetch(url, part, spec, progress)
+    try:
+        os.makedirs(cache_dir, exist_ok=True)
+        if os.path.exists(path):
+            if _verified(path, spec):
+                return path
+            _remove(path)  # corrupt or from another version: fetch again
+        _fetch(url, part, spec, progress)
+    except OSError as exc:  # the cache itself: a full disk, a file in the way (the server's errors are handled in _fetch)
+        kept = " (the partial download is kept: run again to resume)" if os.path.exists(part) else ""
+        raise FastTextError(f"cannot write the download cache {cache_dir}: {exc.strerror or exc}{kept}") from None
     size = os.path.getsize(part)
     if size != spec.size:
         _mismatch(part, url, f"{size} bytes, expected {spec.size}")

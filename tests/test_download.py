@@ -233,6 +233,25 @@ def test_prepare_with_a_full_tmpdir_blames_the_tmpdir_not_the_archive(archive, s
     assert os.listdir(cache) == [spec.filename]
 
 
+@pytest.mark.parametrize("cache", ["full disk", "under a file"])
+def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, tmpfs, cache):
+    """A full disk under the cache (or a file where its directory goes) was a traceback from writing the .part."""
+    spec, _ = archive
+    base_url, _ = server
+    if cache == "full disk":
+        where = tmpfs("64k")
+        with open(where / "filler", "wb", buffering=0) as f:
+            with pytest.raises(OSError):
+                while True:
+                    f.write(b"\0" * 1024)
+        why = "No space left on device"
+    else:
+        (tmp_path / "afile").write_text("mine")
+        where, why = tmp_path / "afile" / "cache", "Not a directory"
+    with pytest.raises(FastTextError, match=f"cannot write the download cache {where}: {why}"):
+        download(spec, str(where), base_url=base_url, progress=False)
+
+
 def test_prepare_limit_caps_each_split(archive, server, tmp_path):
     spec, _ = archive
     base_url, _ = server
