@@ -201,8 +201,21 @@ class _Counted:
             yield line
 
 
+# Python's csv module refuses fields over 128 KiB (csv.field_size_limit, global to the process): a longer
+# review was "malformed CSV ... (an unclosed quote?)". fastText takes lines of any length; this bound still
+# stops an unclosed quote from reading the rest of a large file into one field.
+CSV_FIELD_LIMIT = 16 << 20
+
+
+def allow_long_csv_fields(limit=CSV_FIELD_LIMIT):
+    """Raise the csv module's field limit to ``limit`` characters (never lower it)."""
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)
+
+
 def _csv_rows(lines, uri):
     """``(row, first line)`` of each non-empty CSV record."""
+    allow_long_csv_fields()
     reader = csv.reader(lines, strict=True)
     while True:
         start = lines.lineno + 1

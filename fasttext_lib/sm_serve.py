@@ -175,6 +175,8 @@ def input_fn(request_body, content_type):
         elif media == TEXT_TYPE:
             texts = text.splitlines()
         else:
+            if csv.field_size_limit() < len(text):  # a review may be as long as the body (the default limit: 128 KiB)
+                csv.field_size_limit(len(text))
             try:
                 texts = [",".join(record) for record in csv.reader(io.StringIO(text, newline=""), strict=True)]
             except csv.Error as exc:

@@ -72,6 +72,19 @@ def test_unclosed_quote_reported_at_the_record_start(tmp_path):
         read_labeled(str(p))
 
 
+def test_a_review_longer_than_the_csv_modules_default_field_limit_is_read(tmp_path):
+    """Python's csv refuses fields over 128 KiB by default: such a review was 'malformed CSV ... (an unclosed
+    quote?)' for read_labeled and for training's read_counted."""
+    from fasttext_lib.data import read_counted
+
+    long_review = " ".join(["tasty"] * 40000)  # 240 kB
+    p = tmp_path / "long.csv"
+    p.write_text(f'"1","short one"\n"2","{long_review}"\n"1","another"\n')
+    data = read_labeled(str(p))
+    assert data.labels == ["1", "2", "1"] and data.texts[1] == long_review
+    assert len(read_counted(str(p)).labels) == 3
+
+
 @pytest.mark.parametrize("opener, suffix", [(gzip.open, ".gz"), (bz2.open, ".bz2"), (lzma.open, ".xz")])
 def test_compressed_files_are_read_transparently(tmp_path, opener, suffix):
     p = tmp_path / ("d.csv" + suffix)
