@@ -419,7 +419,7 @@ def _exit_now(status):
 def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
     130 on Ctrl-C (SIGINT) and 143 on SIGTERM, after cleaning up (see errors.stop_on_signals)."""
-    from .errors import stop_on_signals
+    from .errors import error_line, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -437,11 +437,11 @@ def main(argv=None, lean_mxnet=False):
                 raise _stdout_failed(exc) from None
             return status
     except FastTextError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         _let_mxnet_finish()
         return 2
     except KeyboardInterrupt as exc:
-        print(f"error: {str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up", file=sys.stderr)  # a 2nd Ctrl-C: no text
+        print(error_line(f"{str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up"), file=sys.stderr)  # a 2nd Ctrl-C: no text
         _let_mxnet_finish()
         return getattr(exc, "exit_status", 130)
     finally:

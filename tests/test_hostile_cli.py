@@ -570,6 +570,12 @@ def test_a_second_ctrl_c_during_cleanup_still_says_what_happened(tmp_path, monke
     assert (r.returncode, r.stderr) == (130, "error: interrupted (SIGINT); stopped and cleaned up\n")
 
 
+def test_an_error_naming_a_path_with_a_line_break_stays_one_line(tmp_path):
+    r = run_cli("train", "--train", tmp_path / "no\nsuch\rfile.csv", "--output", tmp_path / "out", *TINY)
+    assert_error(r, f"no such file: {tmp_path}/no\\nsuch\\rfile.csv")
+    assert r.stderr.count("\n") == 1 and "\r" not in r.stderr, r.stderr
+
+
 def test_kill_9_mid_publish_leftovers_go_with_the_next_run(tmp_path, data, bundle):
     out = copy_bundle(bundle, tmp_path / "model")
     old, before = predictions(out), listing(out)
