@@ -294,8 +294,10 @@ def _confusion_table(matrix):
 
 def _decode_lines(raw, source):
     """UTF-8 lines; a bad byte is reported at its own line and column."""
+    from .text import split_lines
+
     try:
-        return raw.decode("utf-8").lstrip("\ufeff").splitlines()
+        return split_lines(raw.decode("utf-8").lstrip("\ufeff"))
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1

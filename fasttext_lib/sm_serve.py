@@ -173,7 +173,9 @@ def input_fn(request_body, content_type):
                 raise RequestError(400, "request body is not valid JSON: nested too deeply") from None
             texts = _json_texts(payload)
         elif media == TEXT_TYPE:
-            texts = text.splitlines()
+            from .text import split_lines
+
+            texts = split_lines(text)
         else:
             if csv.field_size_limit() < len(text):  # a review may be as long as the body (the default limit: 128 KiB)
                 csv.field_size_limit(len(text))

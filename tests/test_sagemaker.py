@@ -520,6 +520,12 @@ def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     assert code == status and message in response.splitlines()[0], response
 
 
+def test_text_plain_is_one_review_per_line_whatever_the_review_holds():
+    # str.splitlines split a review at a form feed, \x85 or U+2028: more answers than reviews, out of step
+    body = "great food\u2028really\r\nawful\x0cplace\x85again\nok".encode("utf-8")
+    assert sm_serve.input_fn(body, "text/plain") == ["great food\u2028really", "awful\x0cplace\x85again", "ok"]
+
+
 def test_a_csv_request_with_a_review_over_128_kib_is_read():
     # Python's csv module refuses longer fields by default: the request got 400 "not valid CSV"
     review = "tasty " * 30000
