@@ -372,7 +372,14 @@ def fasttext_line(label, text):
 
 
 def write_fasttext(data, uri):
-    """Write normalized fastText-format lines atomically to a local path or ``s3://`` URI."""
+    """Write normalized fastText-format lines atomically to a local path or ``s3://`` URI.
+
+    A label with whitespace (a CSV class such as ``very good``) is refused: written as ``__label__very good``
+    it read back as the class ``very`` and the text ``good ...``."""
+    bad = next((label for label in dict.fromkeys(data.labels) if not label or any(c.isspace() for c in label)), None)
+    if bad is not None:
+        raise FastTextError(f"cannot write the label {bad!r} to the fastText-format file {uri}: labels there may not be "
+                            f"empty or hold whitespace (write CSV instead, or rename the class)")
     with storage.atomic_write(uri, "wb") as f:
         writer = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
         for label, text in zip(data.labels, data.texts):

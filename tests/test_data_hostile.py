@@ -2,6 +2,7 @@
 import bz2
 import gzip
 import lzma
+import os
 import zipfile
 
 import pytest
@@ -135,3 +136,15 @@ def test_gzip_on_s3_with_hash_in_key(tmp_path, s3_bucket):
     bucket = s3_bucket[len("s3://"):]
     boto3.client("s3").put_object(Bucket=bucket, Key="data/exp#1?v=2/train.csv.gz", Body=gzip.compress("".join(ROWS).encode()))
     assert read_labeled(f"{s3_bucket}/data/exp#1?v=2/train.csv.gz").labels == ["1", "2", "1"]
+
+
+@pytest.mark.parametrize("label", ["very good", "tab\there", "line\nbreak"])
+def test_write_fasttext_refuses_a_label_it_cannot_carry(tmp_path, label):
+    """A CSV class with a space written as `__label__very good ...` read back as class `very`, text `good ...`."""
+    from fasttext_lib.data import LabeledTexts, write_fasttext
+
+    out = tmp_path / "set.train"
+    out.write_text("__label__mine my data\n")
+    with pytest.raises(FastTextError, match="labels there may not be empty or hold whitespace"):
+        write_fasttext(LabeledTexts([label, "bad"], ["nice place", "awful"]), str(out))
+    assert out.read_text() == "__label__mine my data\n" and os.listdir(tmp_path) == ["set.train"]
