@@ -607,6 +607,20 @@ def test_pack_model_layout(bundle, tmp_path):
     assert os.listdir(tmp_path / "out") == ["model.tar.gz"]  # no temporary left behind
 
 
+@pytest.mark.parametrize("name", ["config.json", "params", ".fasttext.lock"])
+def test_pack_model_never_writes_over_a_file_of_the_bundle_it_packs(tmp_path, bundle, name):
+    """pack_model(b, b + "/config.json") wrote the archive over the bundle's manifest: the model was gone."""
+    import shutil
+
+    own = shutil.copytree(bundle, tmp_path / "model")
+    if name == "params":
+        name = next(n for n in os.listdir(own) if n.startswith("model-"))
+    before = {n: (own / n).read_bytes() for n in os.listdir(own)}
+    with pytest.raises(FastTextError, match=f"is a file of the model bundle {own}; write model.tar.gz elsewhere"):
+        pack_model(str(own), str(tmp_path / "model" / "." / name))
+    assert {n: (own / n).read_bytes() for n in os.listdir(own)} == before
+
+
 def test_pack_model_errors_leave_nothing(tmp_path, bundle):
     with pytest.raises(FastTextError, match="model bundle not found"):
         pack_model(tmp_path / "nope", str(tmp_path / "model.tar.gz"))
