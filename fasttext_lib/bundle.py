@@ -70,6 +70,15 @@ def stored_names(config):
     return [CONFIG] + sorted(entry["object"] for entry in config["files"].values())
 
 
+def refuse_a_file_of(uri, location, names, instead):
+    """An output ``uri`` must not be a file of the bundle at ``location`` (``names``: its
+    :func:`stored_names`): written over its config.json or params it destroys the model it was made
+    from. ``instead``: what to do."""
+    for name in list(names) + [storage.LOCK_NAME]:
+        if storage.same_location(uri, storage.join(location, name)):
+            raise FastTextError(f"{uri} is a file of the model bundle {location}; {instead}")
+
+
 def _older_format(src):
     """A one-line error if ``src`` holds a format-1 bundle (no marker), else ``None``."""
     try:

@@ -46,7 +46,9 @@ class _Parser(argparse.ArgumentParser):
     Subcommand parsers are made of the same class (argparse's default)."""
 
     def error(self, message):
-        print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
+        from .errors import error_line
+
+        print(error_line(f"{message} (see {self.prog} --help)"), file=sys.stderr)
         sys.exit(2)
 
 
@@ -155,6 +157,29 @@ def build_parser():
     return parser
 
 
+def say(text, flush=False):
+    """One line on stdout. A closed pipe (``| head -1``) or a full disk behind ``>`` ends the command
+    with one error line (it was a traceback, and another at exit when Python flushed stdout again)."""
+    try:
+        print(text, flush=flush)
+    except OSError as exc:
+        raise _stdout_failed(exc) from None
+
+
+def _stdout_failed(exc):
+    """The error for a failed write to stdout. What is still buffered there goes to /dev/null from now
+    on: the interpreter flushes stdout at exit, and that write would fail (and be reported) again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (a notebook, a test's capture): nothing to redirect
+        pass
+    return FastTextError(f"cannot write to standard output: {exc.strerror or exc}")
+
+
 def _json_number(value):
     value = value.item() if hasattr(value, "item") else value  # numpy scalars
     if isinstance(value, float):
@@ -178,6 +203,10 @@ def cmd_train(args):
     # the data is read and the model trained, not after.
     check_output(args.output)
     if args.checkpoint_dir:
+        if storage.same_location(args.checkpoint_dir.rstrip("/"), args.output.rstrip("/")):
+            # the bundle refused the epoch-NNNN/ folders it found there, once every epoch had been trained
+            raise FastTextError(f"--checkpoint-dir {args.checkpoint_dir} is the --output directory; give the "
+                                f"checkpoints a directory of their own")
         storage.check_writable(args.checkpoint_dir)
     if args.autotune_trials:
         _check_trials_output(args, config)
@@ -197,7 +226,7 @@ def cmd_train(args):
         print(names_line, file=sys.stderr)
 
     def report(row):  # one JSON line per epoch; NaN (no validation split) is null
-        print(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
+        say(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
 
     if args.autotune_validation:
         trained = _autotune(args, config, train_data, report, pretrained)
@@ -208,10 +237,13 @@ def cmd_train(args):
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
-    where = save_bundle(trained, args.output, compact=args.compact)
+    if args.autotune_validation and args.autotune_trials:
+        where = _save_with_trials(trained, args.output, args.compact, args.autotune_trials)
+    else:
+        where = save_bundle(trained, args.output, compact=args.compact)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
-        _write_trials(trained, args.autotune_trials)
+        print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)
     return 0
 
 
@@ -269,16 +301,20 @@ def _autotune(args, config, train_data, report, pretrained=None):
     return result.trained
 
 
-def _write_trials(trained, uri):
-    """The autotune trial table as CSV, written (atomically) after the bundle."""
+def _save_with_trials(trained, output, compact, uri):
+    """The bundle and the autotune trial table (CSV, atomically). The table is written in full before the
+    bundle is published and put in place after it: written after the bundle, a disk too full for it failed
+    the run with the old bundle already replaced; now such a failure leaves both as they were."""
     import pandas as pd
 
     from . import storage
     from .autotune import TRIAL_COLUMNS
+    from .bundle import save_bundle
 
     with storage.atomic_write(uri, "wb") as f:
         f.write(pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8"))
-    print(f"autotune trials written to {uri}", file=sys.stderr)
+        f.flush()  # a full disk fails here, not in the rename after the bundle is published
+        return save_bundle(trained, output, compact=compact)
 
 
 def cmd_evaluate(args):
@@ -287,9 +323,9 @@ def cmd_evaluate(args):
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
     metrics = predictor.evaluate(read_labeled(args.data, args.format, find_names=False), confusion=True)
-    print(_confusion_table(metrics["confusion_matrix"]))
-    print(_per_class_table(metrics["per_class"]))
-    print(json.dumps(metrics))
+    say(_confusion_table(metrics["confusion_matrix"]))
+    say(_per_class_table(metrics["per_class"]))
+    say(json.dumps(metrics))
     return 0
 
 
@@ -318,8 +354,10 @@ def _confusion_table(matrix):
 
 def _decode_lines(raw, source):
     """UTF-8 lines; a bad byte is reported at its own line and column."""
+    from .text import split_lines
+
     try:
-        return raw.decode("utf-8").lstrip("\ufeff").splitlines()
+        return split_lines(raw.decode("utf-8").lstrip("\ufeff"))
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
@@ -340,7 +378,7 @@ def cmd_predict(args):
         results = (predictor.predict_top(chunk, k=args.k or 1, threshold=args.threshold or 0.0)
                    if ranked else predictor.predict(chunk))
         for result in results:
-            print(json.dumps(result))
+            say(json.dumps(result))
     return 0
 
 
@@ -356,12 +394,18 @@ def _check_splits_output(output, overwrite):
 
 
 def _write_splits(output, train, test, overwrite):
-    from . import storage
-    from .data import write_csv
+    """Both files are written in full before either replaces what is there: a disk that fills up during
+    test.csv left a new train.csv beside the user's old test.csv (and the old train.csv lost)."""
+    import contextlib
 
-    written = {"train": write_csv(train, storage.join(output, "train.csv"), overwrite=overwrite),
-               "test": write_csv(test, storage.join(output, "test.csv"), overwrite=overwrite)}
-    print(json.dumps(written))
+    from . import storage
+    from .data import write_csv_rows
+
+    written = {"train": storage.join(output, "train.csv"), "test": storage.join(output, "test.csv")}
+    with contextlib.ExitStack() as stack:  # each atomic write puts its file in place on the way out, train.csv first
+        for split, data in (("test", test), ("train", train)):
+            write_csv_rows(data, stack.enter_context(storage.atomic_write(written[split], "wb", overwrite=overwrite)))
+    say(json.dumps(written))
     return 0
 
 
@@ -391,14 +435,14 @@ def cmd_export_vectors(args):
     from .vectors import export_vectors
 
     count = export_vectors(args.model, args.output, overwrite=args.overwrite)  # the output is checked first
-    print(json.dumps({"output": args.output, "words": count}))
+    say(json.dumps({"output": args.output, "words": count}))
     return 0
 
 
 def cmd_prepare(args):
     from .download import prepare
 
-    print(json.dumps(prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url)))
+    say(json.dumps(prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url)))
     return 0
 
 
@@ -425,13 +469,28 @@ def run():
     """The process entry point (``python -m fasttext_lib``, the ``fasttext-lib`` script): :func:`main`
     with MXNet imported without SciPy (~53 MB less peak memory; see lean_import.py). Calling
     :func:`main` in a notebook leaves the process's imports alone."""
-    return main(lean_mxnet=True)
+    status = main(lean_mxnet=True)
+    if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
+        _exit_now(status)
+    return status
+
+
+def _exit_now(status):
+    """Exit at once, without waiting for threads: an S3 transfer's worker blocked on an endpoint that
+    stopped answering held the interrupted process for its read timeout (a minute after Ctrl-C) and
+    could still complete an upload that the cleanup had given up. The streams are flushed first."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
     130 on Ctrl-C (SIGINT) and 143 on SIGTERM, after cleaning up (see errors.stop_on_signals)."""
-    from .errors import stop_on_signals
+    from .errors import error_line, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -442,13 +501,18 @@ def main(argv=None, lean_mxnet=False):
         import_mxnet_lean()
     try:
         with stop_on_signals():
-            return COMMANDS[args.command](args)
+            status = COMMANDS[args.command](args)
+            try:  # stdout is block-buffered into a pipe or file: its last write happens here
+                sys.stdout.flush()
+            except OSError as exc:
+                raise _stdout_failed(exc) from None
+            return status
     except FastTextError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         _let_mxnet_finish()
         return 2
     except KeyboardInterrupt as exc:
-        print(f"error: {exc or 'interrupted'}; stopped and cleaned up", file=sys.stderr)
+        print(error_line(f"{str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up"), file=sys.stderr)  # a 2nd Ctrl-C: no text
         _let_mxnet_finish()
         return getattr(exc, "exit_status", 130)
     finally:

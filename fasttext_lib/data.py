@@ -204,8 +204,21 @@ class _Counted:
             yield line
 
 
+# Python's csv module refuses fields over 128 KiB (csv.field_size_limit, global to the process): a longer
+# review was "malformed CSV ... (an unclosed quote?)". fastText takes lines of any length; this bound still
+# stops an unclosed quote from reading the rest of a large file into one field.
+CSV_FIELD_LIMIT = 16 << 20
+
+
+def allow_long_csv_fields(limit=CSV_FIELD_LIMIT):
+    """Raise the csv module's field limit to ``limit`` characters (never lower it)."""
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)
+
+
 def _csv_rows(lines, uri):
     """``(row, first line)`` of each non-empty CSV record."""
+    allow_long_csv_fields()
     reader = csv.reader(lines, strict=True)
     while True:
         start = lines.lineno + 1
@@ -365,7 +378,14 @@ def fasttext_line(label, text):
 
 
 def write_fasttext(data, uri):
-    """Write normalized fastText-format lines atomically to a local path or ``s3://`` URI."""
+    """Write normalized fastText-format lines atomically to a local path or ``s3://`` URI.
+
+    A label with whitespace (a CSV class such as ``very good``) is refused: written as ``__label__very good``
+    it read back as the class ``very`` and the text ``good ...``."""
+    bad = next((label for label in dict.fromkeys(data.labels) if not label or any(c.isspace() for c in label)), None)
+    if bad is not None:
+        raise FastTextError(f"cannot write the label {bad!r} to the fastText-format file {uri}: labels there may not be "
+                            f"empty or hold whitespace (write CSV instead, or rename the class)")
     with storage.atomic_write(uri, "wb") as f:
         writer = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
         for label, text in zip(data.labels, data.texts):
@@ -384,6 +404,11 @@ def csv_line(label, text):
 def write_csv(data, uri, overwrite=True):
     """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``)."""
     with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
-        for label, text in zip(data.labels, data.texts):
-            f.write(csv_line(label, text).encode("utf-8"))
+        write_csv_rows(data, f)
     return str(uri)
+
+
+def write_csv_rows(data, f):
+    """Zhang et al. CSV rows into the binary file ``f``."""
+    for label, text in zip(data.labels, data.texts):
+        f.write(csv_line(label, text).encode("utf-8"))

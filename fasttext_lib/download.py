@@ -12,7 +12,6 @@ import os
 import posixpath
 import shutil
 import tarfile
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -151,14 +150,18 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
     """
     spec = get_dataset(name_or_spec)
     url = spec.url if base_url is None else base_url.rstrip("/") + "/" + spec.filename
-    os.makedirs(cache_dir, exist_ok=True)
     path = os.path.join(cache_dir, spec.filename)
-    if os.path.exists(path):
-        if _verified(path, spec):
-            return path
-        _remove(path)  # corrupt or from another version: fetch again
     part = path + ".part"
-    _fetch(url, part, spec, progress)
+    try:
+        os.makedirs(cache_dir, exist_ok=True)
+        if os.path.exists(path):
+            if _verified(path, spec):
+                return path
+            _remove(path)  # corrupt or from another version: fetch again
+        _fetch(url, part, spec, progress)
+    except OSError as exc:  # the cache itself: a full disk, a file in the way (the server's errors are handled in _fetch)
+        kept = " (the partial download is kept: run again to resume)" if os.path.exists(part) else ""
+        raise FastTextError(f"cannot write the download cache {cache_dir}: {exc.strerror or exc}{kept}") from None
     size = os.path.getsize(part)
     if size != spec.size:
         _mismatch(part, url, f"{size} bytes, expected {spec.size}")
@@ -193,6 +196,8 @@ def _extract_splits(archive, folder, out_dir):
                 if len(found) == len(wanted):
                     break
     except (tarfile.TarError, EOFError, OSError) as exc:
+        if getattr(exc, "errno", None) in storage.NO_ROOM:  # a full TMPDIR, not a bad archive: staging_dir says so
+            raise
         raise FastTextError(f"{archive}: cannot read the archive ({exc})") from None
     missing = [name for name, split in wanted.items() if split not in found and split != "classes"]
     if missing:
@@ -222,7 +227,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     spec = get_dataset(name)
     archive = download(spec, cache_dir, base_url=base_url, progress=progress)
     written = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with storage.staging_dir() as tmp:
         csvs = _extract_splits(archive, f"{spec.name}_csv", tmp)
         names = dataset_label_names(spec, csvs.get("classes"))
         if names:  # first: a .train without its names file is never left behind by an interrupted prepare

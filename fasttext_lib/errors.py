@@ -18,6 +18,12 @@ class FastTextError(Exception):
     """A user-caused failure with a one-line, actionable message."""
 
 
+def error_line(message):
+    """``error: <message>`` as one line: characters that would break or hide it (a newline in a path the
+    user gave, a carriage return) are shown escaped, as ``\\n``."""
+    return "error: " + "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(message))
+
+
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM arrived; ``exit_status`` is the shell's 128 + signal number (130, 143)."""
 

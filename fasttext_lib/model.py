@@ -16,6 +16,8 @@ which re-sorts rows that are already unique. On the CPU both products are native
 that read the table in place (bag_ops.py); the numbers are the same.
 """
 import ctypes
+import errno
+import os
 import sys
 
 import mxnet as mx
@@ -97,9 +99,14 @@ class FastTextClassifier(gluon.HybridBlock):
         written as they are; several: Gluon's way (their mean, the tables being equal).
         """
         params = self._collect_params_with_prefix()
-        if deduplicate or any(len(p.list_ctx()) != 1 for p in params.values()):
-            return super().save_parameters(filename, deduplicate=deduplicate)
-        nd.save(filename, {name: p.data(p.list_ctx()[0]) for name, p in params.items()})
+        try:
+            if deduplicate or any(len(p.list_ctx()) != 1 for p in params.values()):
+                return super().save_parameters(filename, deduplicate=deduplicate)
+            nd.save(filename, {name: p.data(p.list_ctx()[0]) for name, p in params.items()})
+        except mx.base.MXNetError as exc:
+            if "Write incomplete" not in str(exc):
+                raise
+            raise _incomplete_write(filename, params) from None
 
     def load_parameters(self, filename, ctx=None, **kwargs):
         """Gluon's ``load_parameters``, keeping the loaded arrays instead of copying them (one context).
@@ -125,6 +132,19 @@ class FastTextClassifier(gluon.HybridBlock):
     def word_vectors(self):
         """The embedding table as numpy (rows: vocabulary, then n-gram buckets)."""
         return self.embedding.weight.data(self.embedding.weight.list_ctx()[0]).asnumpy()
+
+
+def _incomplete_write(filename, params):
+    """The OSError of a parameters file MXNet could not write in full (its error keeps no errno): ENOSPC
+    when the filesystem has less room left than the parameters take, else EIO."""
+    needed = sum(int(np.prod(p.shape)) * np.dtype(p.dtype).itemsize for p in params.values())
+    try:
+        stats = os.statvfs(os.path.dirname(os.path.abspath(filename)))
+        full = stats.f_bavail * stats.f_frsize < needed
+    except OSError:
+        full = False
+    code = errno.ENOSPC if full else errno.EIO
+    return OSError(code, os.strerror(code), filename)
 
 
 def adopt_data(param, data, ctxs):

@@ -116,10 +116,14 @@ def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
     local path or ``s3://`` URI, written atomically (nothing appears there if anything fails).
     Returns ``dest``.
     """
+    from .bundle import refuse_a_file_of
+
     with storage.staging_dir() as tmp:
         files = os.path.join(tmp, "bundle")
         os.makedirs(files)
         members = _fetch_bundle(bundle, files)
+        # written over the bundle's config.json (or params), the archive destroyed the model it packs
+        refuse_a_file_of(str(dest), str(bundle), [name for name, _ in members], "write model.tar.gz elsewhere")
         code = stage_source_dir(os.path.join(tmp, CODE_DIR), requirements)
         with storage.atomic_write(str(dest), "wb") as f:
             with tarfile.open(fileobj=f, mode="w:gz") as tar:

@@ -17,7 +17,8 @@ settings, labels) attached, and the three functions below do the rest:
   raw label; ``class_id`` is always the raw label, as the training data wrote it;
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` excludes JSON, 413 above :data:`MAX_REQUEST_BYTES`, 400
-  for bad JSON or CSV, non-UTF-8 bodies, non-string items and requests without any text.
+  for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, non-string items, text with lone
+  surrogates and requests without any text.
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
 Content-Type is exactly ``application/json`` or ``text/csv`` (its ``UTF8_TYPES``), and answers a
@@ -199,16 +200,28 @@ def input_fn(request_body, content_type):
                 payload = json.loads(text)
             except ValueError as exc:
                 raise RequestError(400, f"request body is not valid JSON: {exc}") from None
+            except RecursionError:  # "[[[[..." a few thousand deep: json's recursive decoder gives up
+                raise RequestError(400, "request body is not valid JSON: nested too deeply") from None
             texts = _json_texts(payload)
         elif media == TEXT_TYPE:
-            texts = text.splitlines()
+            from .text import split_lines
+
+            texts = split_lines(text)
         else:
+            if csv.field_size_limit() < len(text):  # a review may be as long as the body (the default limit: 128 KiB)
+                csv.field_size_limit(len(text))
             try:
                 texts = [",".join(record) for record in csv.reader(io.StringIO(text, newline=""), strict=True)]
             except csv.Error as exc:
                 raise RequestError(400, f"request body is not valid CSV: {exc}") from None
     if not any(t.strip() for t in texts):
         raise RequestError(400, "request holds no review text")
+    for i, text in enumerate(texts):  # a lone surrogate ("\ud800" in JSON, or a charset such as unicode_escape)
+        try:                          # failed in featurization, as a 500
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise RequestError(400, f"review {i} is not valid Unicode text (character {text[exc.start]!r} at "
+                                    f"position {exc.start}: a lone surrogate)") from None
     return texts
 
 

@@ -418,14 +418,14 @@ def main(argv=None, environ=None):
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
-    from .errors import stop_on_signals
+    from .errors import error_line, stop_on_signals
 
     try:
         with stop_on_signals(as_error=True):  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
             return run_training(argv, environ)
     except FastTextError as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        write_failure(f"error: {exc}", environ)
+        print(error_line(exc), file=sys.stderr, flush=True)
+        write_failure(error_line(exc), environ)
         return 2
     except Exception as exc:  # a bug: the traceback goes to the log, its last line to the console
         write_failure(f"{type(exc).__name__}: {exc}", environ)

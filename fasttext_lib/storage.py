@@ -61,6 +61,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+import threading
 import time
 
 from .errors import FastTextError
@@ -540,13 +541,29 @@ def atomic_local_file(path, mode="wb", overwrite=True):
 STAGING_PREFIX = "fasttext_lib-staging-"
 
 
+# What a write into a full TMPDIR raises (a quota's EDQUOT; EFBIG past a file-size limit).
+NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
 @contextlib.contextmanager
 def staging_dir():
-    """A private temporary directory, removed afterwards, and the leftovers of killed runs with it."""
+    """A private temporary directory, removed afterwards, and the leftovers of killed runs with it.
+
+    A write into it that finds no room (a full TMPDIR) is one error line naming TMPDIR: the writes
+    inside are to staged files only (the destination's own errors are FastTextErrors already)."""
     remove_dead_staging()
-    path = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+    root = tempfile.gettempdir()
+    try:
+        path = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+    except OSError as exc:
+        raise FastTextError(f"cannot create a temporary directory in {root} (TMPDIR): {exc.strerror or exc}") from None
     try:
         yield path
+    except OSError as exc:
+        if exc.errno not in NO_ROOM:
+            raise
+        raise FastTextError(f"no room for temporary files in {root} ({exc.strerror}); free space there or set TMPDIR "
+                            f"to a directory with more room") from None
     finally:
         shutil.rmtree(path, ignore_errors=True)
 
@@ -596,9 +613,29 @@ def atomic_write(uri, mode="wb", overwrite=True):
             yield f
         with s3_errors(uri):
             if overwrite:
-                s3_client().upload_file(staged, bucket, key)
+                upload_file(s3_client(), staged, bucket, key)
             else:
                 _upload_new(s3_client(), staged, bucket, key, uri)
+
+
+def upload_file(client, path, bucket, key):
+    """``client.upload_file`` in a daemon thread that the caller waits for, so that a signal ends the wait at
+    once: waiting inside boto3's transfer manager, Ctrl-C or SIGTERM held the process until the stalled
+    request's read timeout (a minute) when the endpoint had stopped answering. The worker is abandoned then
+    (the CLI exits without waiting for threads: cli._exit_now)."""
+    outcome = []
+
+    def upload():
+        try:
+            client.upload_file(path, bucket, key)
+        except BaseException as exc:  # raised again in the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=upload, name="fasttext-s3-upload", daemon=True)
+    worker.start()
+    worker.join()
+    if outcome:
+        raise outcome[0]
 
 
 CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it
@@ -630,7 +667,7 @@ def _upload_new(client, path, bucket, key, uri):
                 f"it is fine, or grant s3:ListBucket") from None
         if not _is_missing(exc):
             raise
-        return client.upload_file(path, bucket, key)
+        return upload_file(client, path, bucket, key)
     raise already_exists(uri)
 
 
@@ -1108,7 +1145,7 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
                 uploaded.append(obj)
                 with ThreadPoolExecutor(1) as pool:  # hashed while it uploads (the manifest needs it only after)
                     hashed = pool.submit(_hash_file, path)
-                    client.upload_file(path, bucket, _key(prefix, obj))
+                    upload_file(client, path, bucket, _key(prefix, obj))
                     entries[name] = dict(object=obj, **hashed.result())
             committing = True
             _put_manifest(client, bucket, _key(prefix, manifest_name), _with_files(manifest, entries), condition,

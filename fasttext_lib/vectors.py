@@ -248,11 +248,9 @@ def write_vec(vectors, uri, overwrite=False):
 def _refuse_a_file_of_the_bundle(uri, location, config):
     """``--overwrite`` is for the user's old output, never a file of the bundle being exported: a .vec
     written over its config.json or params would destroy the model it was read from."""
-    from .bundle import stored_names
+    from .bundle import refuse_a_file_of, stored_names
 
-    for name in stored_names(config) + [storage.LOCK_NAME]:
-        if storage.same_location(uri, storage.join(location, name)):
-            raise FastTextError(f"{uri} is a file of the model bundle {location}; write the vectors elsewhere")
+    refuse_a_file_of(uri, location, stored_names(config), "write the vectors elsewhere")
 
 
 def export_vectors(model, uri, overwrite=False):

@@ -320,6 +320,29 @@ def test_autotune_validation_with_unknown_labels(data_files, tmp_path):
     assert not (tmp_path / "o").exists() and not (tmp_path / "t.csv").exists()
 
 
+def test_a_trial_table_the_disk_has_no_room_for_leaves_the_old_bundle(data_files, tmp_path, tmpfs):
+    """The table was written after the bundle: a disk too full for it failed the run (exit 2) with the
+    user's old bundle already replaced by the new one. Now neither the bundle nor the old table changes."""
+    out, disk = tmp_path / "o", tmpfs("16k")
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--output", out, "--epochs", "1", "--buckets", "50000",
+                       "--no-progress")
+    assert r.returncode == 0, r.stderr
+    before = {name: (out / name).read_bytes() for name in os.listdir(out)}
+    (disk / "trials.csv").write_text("my old trials\n")
+    with open(disk / "filler", "wb", buffering=0) as f:  # the rest of the disk
+        with pytest.raises(OSError):
+            while True:
+                f.write(b"\0" * 1024)
+    r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                "--autotune-duration", "5", "--buckets", "50000", "--output", out, "--autotune-trials", disk / "trials.csv",
+                "--no-progress")
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]  # after the search's table
+    assert r.returncode == 2 and errors == [f"error: cannot write {disk / 'trials.csv'}: No space left on device"], r.stderr
+    assert "Traceback" not in r.stderr
+    assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
+    assert sorted(os.listdir(disk)) == ["filler", "trials.csv"] and (disk / "trials.csv").read_text() == "my old trials\n"
+
+
 def _assert_one_error_line(r, pattern):
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()

@@ -357,3 +357,16 @@ def test_predict_beyond_one_chunk_keeps_every_line_in_order(local_bundle, tmp_pa
     assert len(rows) == 4100
     assert [row["label"] for row in rows] == [e["label"] for e in expected]
     assert [row["probability"] for row in rows] == pytest.approx([e["probability"] for e in expected], rel=1e-5)
+
+
+def test_predict_answers_once_per_line_whatever_the_review_holds(local_bundle, tmp_path):
+    """One answer per line (\\n; CRLF too): str.splitlines also split at a form feed, \\x85 or U+2028 inside
+    a review, which gave more answers than lines, out of step with the input."""
+    from conftest import cli_in_process
+
+    out, _ = local_bundle
+    f = tmp_path / "odd.txt"
+    f.write_bytes("great food\u2028really\r\nawful\x0cplace\x85again\nok\x1cfine\n\n".encode("utf-8"))
+    r = cli_in_process("predict", "--model", out, "--input", f)
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 4  # the last line is empty, and answered too

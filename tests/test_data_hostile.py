@@ -2,6 +2,7 @@
 import bz2
 import gzip
 import lzma
+import os
 import zipfile
 
 import pytest
@@ -72,6 +73,19 @@ def test_unclosed_quote_reported_at_the_record_start(tmp_path):
         read_labeled(str(p))
 
 
+def test_a_review_longer_than_the_csv_modules_default_field_limit_is_read(tmp_path):
+    """Python's csv refuses fields over 128 KiB by default: such a review was 'malformed CSV ... (an unclosed
+    quote?)' for read_labeled and for training's read_counted."""
+    from fasttext_lib.data import read_counted
+
+    long_review = " ".join(["tasty"] * 40000)  # 240 kB
+    p = tmp_path / "long.csv"
+    p.write_text(f'"1","short one"\n"2","{long_review}"\n"1","another"\n')
+    data = read_labeled(str(p))
+    assert data.labels == ["1", "2", "1"] and data.texts[1] == long_review
+    assert len(read_counted(str(p)).labels) == 3
+
+
 @pytest.mark.parametrize("opener, suffix", [(gzip.open, ".gz"), (bz2.open, ".bz2"), (lzma.open, ".xz")])
 def test_compressed_files_are_read_transparently(tmp_path, opener, suffix):
     p = tmp_path / ("d.csv" + suffix)
@@ -122,3 +136,15 @@ def test_gzip_on_s3_with_hash_in_key(tmp_path, s3_bucket):
     bucket = s3_bucket[len("s3://"):]
     boto3.client("s3").put_object(Bucket=bucket, Key="data/exp#1?v=2/train.csv.gz", Body=gzip.compress("".join(ROWS).encode()))
     assert read_labeled(f"{s3_bucket}/data/exp#1?v=2/train.csv.gz").labels == ["1", "2", "1"]
+
+
+@pytest.mark.parametrize("label", ["very good", "tab\there", "line\nbreak"])
+def test_write_fasttext_refuses_a_label_it_cannot_carry(tmp_path, label):
+    """A CSV class with a space written as `__label__very good ...` read back as class `very`, text `good ...`."""
+    from fasttext_lib.data import LabeledTexts, write_fasttext
+
+    out = tmp_path / "set.train"
+    out.write_text("__label__mine my data\n")
+    with pytest.raises(FastTextError, match="labels there may not be empty or hold whitespace"):
+        write_fasttext(LabeledTexts([label, "bad"], ["nice place", "awful"]), str(out))
+    assert out.read_text() == "__label__mine my data\n" and os.listdir(tmp_path) == ["set.train"]

@@ -212,6 +212,46 @@ def test_prepare_writes_normalized_fasttext_files(archive, server, tmp_path):
     assert not (tmp_path / "escape.csv").exists() and not (out.parent / "escape.csv").exists()
 
 
+def test_prepare_with_a_full_tmpdir_blames_the_tmpdir_not_the_archive(archive, server, tmp_path, tmpfs, monkeypatch):
+    """The archive is extracted into TMPDIR: a full one was reported as 'cannot read the archive (... No space
+    left on device)', which points at a good download (that a user may then delete)."""
+    import tempfile
+
+    spec, _ = archive
+    base_url, _ = server
+    cache = tmp_path / "cache"
+    prepare(spec, str(tmp_path / "out"), str(cache), base_url=base_url, progress=False)  # the archive, cached
+    disk = tmpfs("64k")
+    with open(disk / "filler", "wb", buffering=0) as f:
+        with pytest.raises(OSError):
+            while True:
+                f.write(b"\0" * 1024)
+    monkeypatch.setattr(tempfile, "tempdir", str(disk))
+    with pytest.raises(FastTextError, match=f"no room for temporary files in {disk} \\(No space left on device\\)"):
+        prepare(spec, str(tmp_path / "out2"), str(cache), base_url=base_url, progress=False)
+    assert os.listdir(disk) == ["filler"] and not (tmp_path / "out2").exists()
+    assert os.listdir(cache) == [spec.filename]
+
+
+@pytest.mark.parametrize("cache", ["full disk", "under a file"])
+def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, tmpfs, cache):
+    """A full disk under the cache (or a file where its directory goes) was a traceback from writing the .part."""
+    spec, _ = archive
+    base_url, _ = server
+    if cache == "full disk":
+        where = tmpfs("64k")
+        with open(where / "filler", "wb", buffering=0) as f:
+            with pytest.raises(OSError):
+                while True:
+                    f.write(b"\0" * 1024)
+        why = "No space left on device"
+    else:
+        (tmp_path / "afile").write_text("mine")
+        where, why = tmp_path / "afile" / "cache", "Not a directory"
+    with pytest.raises(FastTextError, match=f"cannot write the download cache {where}: {why}"):
+        download(spec, str(where), base_url=base_url, progress=False)
+
+
 def test_prepare_limit_caps_each_split(archive, server, tmp_path):
     spec, _ = archive
     base_url, _ = server

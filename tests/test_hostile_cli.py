@@ -157,6 +157,21 @@ def test_checkpoint_dir_that_is_a_file(tmp_path, data):
     assert (tmp_path / "ckpt").read_text() == "mine" and not (tmp_path / "out").exists() and not r.stdout.strip()
 
 
+@pytest.mark.parametrize("checkpoints", ["{out}", "{out}/", "{tmp}/./link"])
+def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, data, checkpoints):
+    """Checkpoints in the bundle's own directory: every epoch was trained, then the bundle refused the
+    epoch-NNNN/ folders it found there (and so did every rerun, resumed from them)."""
+    from conftest import cli_in_process
+
+    out = tmp_path / "out"
+    os.symlink(out, tmp_path / "link")
+    run = run_cli if checkpoints == "{out}" else cli_in_process  # one CLI process; the others in-process
+    r = run("train", "--train", data["train"], "--output", out, "--checkpoint-dir",
+            checkpoints.format(out=out, tmp=tmp_path), *TINY, "--epochs", "2")
+    assert_error(r, "is the --output directory; give the checkpoints a directory of their own")
+    assert not out.exists() and not r.stdout.strip()
+
+
 def test_sample_output_under_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     r = run_cli("sample", "--output", tmp_path / "afile" / "data")
@@ -250,6 +265,28 @@ def test_predict_stdin_that_is_not_utf8(bundle):
     r.stdout, r.stderr = r.stdout.decode(), r.stderr.decode()
     assert_error(r, "stdin:2: not UTF-8 text (byte 0xe9 at column 4)")
     assert r.stdout == ""
+
+
+@pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
+@pytest.mark.parametrize("stdout", ["full disk", "closed pipe"])
+def test_stdout_that_cannot_be_written_is_one_error_line(bundle, stdout, lines):
+    """``predict ... > /mnt/full/out`` and ``predict ... | head -1``: the failed write to stdout (in the
+    loop, or in the flush of what was buffered) was a traceback, and a second one at exit."""
+    if stdout == "full disk":
+        sink = os.open("/dev/full", os.O_WRONLY)
+    else:
+        reader, sink = os.pipe()
+        os.close(reader)  # the reader is gone, as `head -1` is once it has its line
+    try:
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)],
+                           input=("great food\n" * lines).encode(), stdout=sink, stderr=subprocess.PIPE,
+                           env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+    finally:
+        os.close(sink)
+    r.stdout, r.stderr = "", r.stderr.decode()
+    assert_error(r, "cannot write to standard output: " + ("No space left on device" if stdout == "full disk"
+                                                           else "Broken pipe"))
+    assert "Exception ignored" not in r.stderr, r.stderr
 
 
 # ---------------------------------------------------------------- S3: the real cause, in one line
@@ -365,6 +402,35 @@ def test_disk_full_while_writing_a_checkpoint_keeps_the_previous_one(tmp_path, t
     assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
 
 
+def test_disk_full_while_writing_the_sample_keeps_both_old_files(tmpfs):
+    """``sample --overwrite`` onto a disk with room for train.csv (295 kB) but not test.csv as well: it
+    replaced train.csv, then failed on test.csv, leaving the new train.csv beside the user's old test.csv."""
+    disk = tmpfs("340k")
+    (disk / "train.csv").write_text('"1","my own training data"\n')
+    (disk / "test.csv").write_text('"1","my own test data"\n')
+    before = {name: (disk / name).read_bytes() for name in ("train.csv", "test.csv")}
+    r = run_cli("sample", "--output", disk, "--overwrite")
+    assert_error(r, "No space left on device")
+    assert sorted(os.listdir(disk)) == ["test.csv", "train.csv"]
+    assert {name: (disk / name).read_bytes() for name in before} == before
+
+
+@pytest.mark.parametrize("what", [["--compact", "none"], ["--compact", "float32"], ["--checkpoint-dir", "ckpt"]],
+                         ids=["full table", "compact", "checkpoint"])
+def test_full_tmpdir_while_staging_a_bundle_or_checkpoint_is_one_line(tmp_path, tmpfs, data, bundle, what):
+    """Bundles and checkpoints are staged in TMPDIR before they are published: a TMPDIR too full for them was
+    a traceback (MXNet's 'FileStream.Write incomplete' for the parameters, an OSError for the rest)."""
+    tmpdir = tmpfs("256k")  # holds the token ids of the data, not the staged parameters (~1 MB)
+    out = copy_bundle(bundle, tmp_path / "model")
+    old, before = predictions(out), listing(out)
+    what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", *what,
+                env={"TMPDIR": str(tmpdir)})
+    assert_error(r, f"no room for temporary files in {tmpdir} (No space left on device)")
+    assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
+    assert not (tmp_path / "ckpt").exists() or os.listdir(tmp_path / "ckpt") == []
+
+
 # ---------------------------------------------------------------- signals, kills, concurrent runs
 
 
@@ -441,6 +507,73 @@ def test_signal_mid_publish_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_
     assert_error(r, says, status=status)
     assert listing(out) == before and predictions(out) == old
     assert os.listdir(tmpdir) == []
+
+
+@pytest.fixture
+def silent_endpoint():
+    """An S3 endpoint that accepts connections, reads the requests and never answers (a stalled network);
+    yields (url, event set once a request's bytes arrived)."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    received, held = threading.Event(), []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: the test is over
+                return
+            held.append(conn)
+            if conn.recv(65536):
+                received.set()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}", received
+    server.close()
+    for conn in held:
+        conn.close()
+
+
+def test_ctrl_c_during_an_upload_to_an_endpoint_that_stopped_answering_exits_at_once(silent_endpoint, tmpdir_env):
+    """The wait for the upload sat in boto3's transfer manager, which joins its worker: Ctrl-C was
+    answered only when the stalled request hit its read timeout, a minute later (here: more than 30 s)."""
+    tmpdir, env = tmpdir_env
+    url, received = silent_endpoint
+    proc = start(["sample", "--output", "s3://bucket/data", "--overwrite"],
+                 dict(env, AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="x",
+                      AWS_DEFAULT_REGION="us-east-1"))
+    assert received.wait(120), proc.communicate()  # the PUT of the first file is under way
+    time.sleep(3)  # past botocore's 1 s wait for "100 Continue": the body is sent, the answer awaited
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("still running 30 s after Ctrl-C: " + proc.communicate()[1])
+    assert_error(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), "interrupted (SIGINT)", status=130)
+    assert os.listdir(tmpdir) == []  # the staged file is gone too
+
+
+def test_a_second_ctrl_c_during_cleanup_still_says_what_happened(tmp_path, monkeypatch):
+    """After the first signal a second Ctrl-C raises Python's own KeyboardInterrupt, which has no text:
+    the line was 'error: ; stopped and cleaned up'."""
+    from conftest import cli_in_process
+    from fasttext_lib import cli
+
+    def interrupted_twice(args):
+        raise KeyboardInterrupt()
+
+    monkeypatch.setitem(cli.COMMANDS, "sample", interrupted_twice)
+    r = cli_in_process("sample", "--output", tmp_path)
+    assert (r.returncode, r.stderr) == (130, "error: interrupted (SIGINT); stopped and cleaned up\n")
+
+
+def test_an_error_naming_a_path_with_a_line_break_stays_one_line(tmp_path):
+    r = run_cli("train", "--train", tmp_path / "no\nsuch\rfile.csv", "--output", tmp_path / "out", *TINY)
+    assert_error(r, f"no such file: {tmp_path}/no\\nsuch\\rfile.csv")
+    assert r.stderr.count("\n") == 1 and "\r" not in r.stderr, r.stderr
 
 
 def test_kill_9_mid_publish_leftovers_go_with_the_next_run(tmp_path, data, bundle):

@@ -531,11 +531,26 @@ def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
     (b"caf\xe9", "text/csv; charset=utf-8", 400, "not valid utf-8"),
     (b'["caf\xe9"]', "application/json; charset=utf-8", 400, "not valid utf-8"),
     (b'"unterminated', "text/csv", 400, "not valid CSV"),
+    (b"[" * 100000, "application/json", 400, "not valid JSON: nested too deeply"),
+    (b'["ok", "\\ud800 tasty"]', "application/json", 400, "review 1 is not valid Unicode text"),
+    (b"ok\n\\udfff", "text/plain; charset=unicode_escape", 400, "review 1 is not valid Unicode text"),
     (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
 ])
 def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     code, _, response = endpoint.invoke(body, content_type, "application/json")
     assert code == status and message in response.splitlines()[0], response
+
+
+def test_text_plain_is_one_review_per_line_whatever_the_review_holds():
+    # str.splitlines split a review at a form feed, \x85 or U+2028: more answers than reviews, out of step
+    body = "great food\u2028really\r\nawful\x0cplace\x85again\nok".encode("utf-8")
+    assert sm_serve.input_fn(body, "text/plain") == ["great food\u2028really", "awful\x0cplace\x85again", "ok"]
+
+
+def test_a_csv_request_with_a_review_over_128_kib_is_read():
+    # Python's csv module refuses longer fields by default: the request got 400 "not valid CSV"
+    review = "tasty " * 30000
+    assert sm_serve.input_fn(f'"{review}"\r\nshort\r\n'.encode(), "text/csv") == [review, "short"]
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "text/csv"])
@@ -611,6 +626,20 @@ def test_pack_model_layout(bundle, tmp_path):
     assert "code/requirements.txt" not in code  # nothing for the toolkit to pip-install at start-up
     assert all(m.mode == 0o644 and m.uid == 0 for m in members.values())
     assert os.listdir(tmp_path / "out") == ["model.tar.gz"]  # no temporary left behind
+
+
+@pytest.mark.parametrize("name", ["config.json", "params", ".fasttext.lock"])
+def test_pack_model_never_writes_over_a_file_of_the_bundle_it_packs(tmp_path, bundle, name):
+    """pack_model(b, b + "/config.json") wrote the archive over the bundle's manifest: the model was gone."""
+    import shutil
+
+    own = shutil.copytree(bundle, tmp_path / "model")
+    if name == "params":
+        name = next(n for n in os.listdir(own) if n.startswith("model-"))
+    before = {n: (own / n).read_bytes() for n in os.listdir(own)}
+    with pytest.raises(FastTextError, match=f"is a file of the model bundle {own}; write model.tar.gz elsewhere"):
+        pack_model(str(own), str(tmp_path / "model" / "." / name))
+    assert {n: (own / n).read_bytes() for n in os.listdir(own)} == before
 
 
 def test_pack_model_errors_leave_nothing(tmp_path, bundle):
