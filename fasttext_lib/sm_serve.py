@@ -41,7 +41,22 @@ JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
 CONTENT_TYPES = (JSON_TYPE, TEXT_TYPE, CSV_TYPE)
 # SageMaker's real-time InvokeEndpoint payload limit; FASTTEXT_MAX_REQUEST_BYTES (model env) changes
 # it, e.g. for batch transform with a larger MaxPayloadInMB.
-MAX_REQUEST_BYTES = int(os.environ.get("FASTTEXT_MAX_REQUEST_BYTES", 6 * 1024 * 1024))
+def max_request_bytes(environ):
+    """``FASTTEXT_MAX_REQUEST_BYTES`` (a positive whole number of bytes), else 6 MiB. A bad value stops the
+    endpoint at start-up with this one line in its log, rather than a bare int() error or a silent default."""
+    raw = environ.get("FASTTEXT_MAX_REQUEST_BYTES")
+    if raw is None:
+        return 6 * 1024 * 1024
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"FASTTEXT_MAX_REQUEST_BYTES must be a positive whole number of bytes, got {raw!r}")
+    return value
+
+
+MAX_REQUEST_BYTES = max_request_bytes(os.environ)
 
 try:  # the inference toolkit turns these into an HTTP response with their status code
     from sagemaker_inference.errors import BaseInferenceToolkitError as _ToolkitError

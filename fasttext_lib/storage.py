@@ -521,6 +521,9 @@ def atomic_local_file(path, mode="wb", overwrite=True):
         with os.fdopen(fd, mode) as f:
             yield f
             f.flush()
+            # Before the rename: on NFS (EFS, SageMaker Studio's home) a quota or I/O error surfaces only
+            # when the data is written back, at fsync or close; after the rename it would be the target's.
+            os.fsync(f.fileno())
             if not overwrite and os.path.lexists(path):
                 raise already_exists(path)
             if temp is None:

@@ -758,6 +758,14 @@ def test_max_request_bytes_comes_from_the_model_environment(bundle, tmp_path):
     assert too_big["status"] == 413 and f"request body has {limit + 1} bytes; the limit is {limit}" in too_big["body"]
 
 
+@pytest.mark.parametrize("raw", ["6MB", "", "-1", "0", "1.5"])
+def test_a_bad_max_request_bytes_is_named_at_start_up(raw):
+    assert sm_serve.max_request_bytes({}) == 6 * 1024 * 1024
+    assert sm_serve.max_request_bytes({"FASTTEXT_MAX_REQUEST_BYTES": " 2000 "}) == 2000
+    with pytest.raises(ValueError, match=rf"^FASTTEXT_MAX_REQUEST_BYTES must be a positive whole number of bytes, got {raw!r}$"):
+        sm_serve.max_request_bytes({"FASTTEXT_MAX_REQUEST_BYTES": raw})
+
+
 # --------------------------------------------------------------------------------------------
 # SDK objects against the moto server
 # --------------------------------------------------------------------------------------------

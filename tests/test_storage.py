@@ -557,6 +557,27 @@ def test_staging_of_a_killed_run_goes_with_the_next_run_and_a_live_ones_stays(tm
             proc.wait(timeout=30)
 
 
+@pytest.mark.parametrize("named", [False, True], ids=["O_TMPFILE", "named temporary"])
+def test_a_write_that_cannot_be_made_durable_leaves_the_old_file(tmp_path, monkeypatch, named):
+    """On NFS (EFS: SageMaker Studio's home) a quota or I/O error can surface only when the data is written
+    back (fsync or close): it must come before the rename, while the old file is still in place."""
+    import errno
+
+    target = tmp_path / "vectors.vec"
+    target.write_bytes(b"the user's file")
+    if named:
+        monkeypatch.delattr(storage.os, "O_TMPFILE", raising=False)
+
+    def no_room(fd):
+        raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+
+    monkeypatch.setattr(storage.os, "fsync", no_room)
+    with pytest.raises(FastTextError, match=rf"^cannot write {target}: {os.strerror(errno.EDQUOT)}$"):
+        with storage.atomic_local_file(str(target)) as f:
+            f.write(b"x" * (1 << 20))
+    assert target.read_bytes() == b"the user's file" and os.listdir(tmp_path) == ["vectors.vec"]
+
+
 # ---------------------------------------------------------------- atomic local writes under SIGKILL
 
 WRITER = textwrap.dedent("""
