@@ -382,17 +382,26 @@ def write_fasttext(data, uri):
 
     A label with whitespace (a CSV class such as ``very good``) is refused: written as ``__label__very good``
     it read back as the class ``very`` and the text ``good ...``."""
+    check_fasttext_labels(data, uri)
+    with storage.atomic_write(uri, "wb") as f:
+        write_fasttext_rows(data, f)
+    return str(uri)
+
+
+def check_fasttext_labels(data, uri):
     bad = next((label for label in dict.fromkeys(data.labels) if not label or any(c.isspace() for c in label)), None)
     if bad is not None:
         raise FastTextError(f"cannot write the label {bad!r} to the fastText-format file {uri}: labels there may not be "
                             f"empty or hold whitespace (write CSV instead, or rename the class)")
-    with storage.atomic_write(uri, "wb") as f:
-        writer = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
-        for label, text in zip(data.labels, data.texts):
-            writer.write(fasttext_line(label, text))
-        writer.flush()
-        writer.detach()
-    return str(uri)
+
+
+def write_fasttext_rows(data, f):
+    """fastText-format lines (labels checked by :func:`check_fasttext_labels`) into a binary file object."""
+    writer = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
+    for label, text in zip(data.labels, data.texts):
+        writer.write(fasttext_line(label, text))
+    writer.flush()
+    writer.detach()
 
 
 def csv_line(label, text):

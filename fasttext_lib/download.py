@@ -7,6 +7,7 @@ against the published size and md5 before use, and cached: a verified archive is
 
 Only the standard library's urllib is used for HTTP, so nothing beyond the base dependencies is needed.
 """
+import contextlib
 import hashlib
 import os
 import posixpath
@@ -19,7 +20,7 @@ from http.client import HTTPException
 from urllib.parse import urlparse
 
 from . import label_names, storage
-from .data import read_labeled, write_fasttext
+from .data import check_fasttext_labels, read_labeled, write_fasttext_rows
 from .errors import FastTextError
 from .progress import bar
 
@@ -234,9 +235,15 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
             names_uri = storage.join(out_dir_or_s3_prefix, spec.name + label_names.SUFFIX)
             with storage.atomic_write(names_uri, "wb") as f:
                 f.write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
-        for split in SPLITS:
-            data = read_labeled(csvs[split], fmt="csv", limit=limit, find_names=False)
-            written[split] = write_fasttext(data, storage.join(out_dir_or_s3_prefix, f"{spec.name}.{split}"))
+        # Both splits are written in full before either replaces an older one: a failure in the second (a full
+        # disk, a label fastText's format cannot hold) left a new .train beside an old .test.
+        with contextlib.ExitStack() as stack:
+            for split in SPLITS:
+                data = read_labeled(csvs[split], fmt="csv", limit=limit, find_names=False)
+                written[split] = storage.join(out_dir_or_s3_prefix, f"{spec.name}.{split}")
+                check_fasttext_labels(data, written[split])
+                write_fasttext_rows(data, stack.enter_context(storage.atomic_write(written[split], "wb")))
+                del data  # one split in memory at a time
     if names:
         written["label_names"] = names_uri
     return written

@@ -320,6 +320,27 @@ def test_prepare_refuses_a_hostile_classes_txt_and_writes_nothing(server, tmp_pa
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
 
 
+def test_prepare_replaces_train_and_test_together_or_not_at_all(server, tmp_path):
+    """A failure while writing the second split (here a class fastText's format cannot hold; a full disk
+    alike) left the new .train beside the old .test: both are now written before either is replaced."""
+    spec, data = _archive_as("paired")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "paired.train").write_text("__label__1 my earlier train split\n")
+    (out / "paired.test").write_text("__label__1 my earlier test split\n")
+    before = {name: (out / name).read_bytes() for name in os.listdir(out)}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:  # the same archive, its test split with a spaced class
+        _add(tar, "paired_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
+        _add(tar, "paired_csv/test.csv", "".join(csv_line(l, t) for l, t in TEST + [("very good", "fine")]).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("paired", spec.url, len(data), hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    with pytest.raises(FastTextError, match=r"cannot write the label 'very good' to the fastText-format file .*paired\.test"):
+        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before  # nothing else, nothing changed
+
+
 def test_prepared_names_reach_predictions(archive, server, tmp_path, capsys):
     """prepare -> train -> predict through the command line: the prediction says what the class means."""
     from fasttext_lib import cli
