@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from conftest import cli_in_process, params_of, run_cli
-from fasttext_lib.autotune import ALPHA, SEARCHED, TRIAL_COLUMNS, _rank, autotune, compare, sign_test, starting_config
+from fasttext_lib.autotune import (ALPHA, SEARCHED, TRIAL_COLUMNS, _rank, adoption_threshold, autotune, compare, sign_test,
+                                   starting_config)
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts, write_csv
 from fasttext_lib.predict import Predictor
@@ -39,13 +40,13 @@ def searched(splits):
 
 def _expected_chosen(trials, n_val):
     """Replays the choice from the table: the start, then every trial whose sign test against the
-    chosen one so far is below ALPHA; checks each row's paired counts against the accuracies."""
+    chosen one so far is below ALPHA / (trial - 1); checks each row's paired counts against the accuracies."""
     chosen = trials.iloc[0]
     assert chosen.adopted and (chosen.gained, chosen.lost) == (0, 0)
     for _, row in trials.iloc[1:].iterrows():
         assert row.gained - row.lost == round((row.val_accuracy - chosen.val_accuracy) * n_val)  # paired, same documents
         assert row.p_value == pytest.approx(sign_test(row.gained, row.lost))
-        assert row.adopted == (row.p_value < ALPHA)
+        assert row.adopted == (row.p_value < ALPHA / (row.trial - 1))
         if row.adopted:
             chosen = row
     return chosen
@@ -143,6 +144,15 @@ def test_compare_near_tie_and_clear_gain():
     assert (gained, lost) == (25, 5) and p < ALPHA
 
 
+def test_the_adoption_threshold_shrinks_with_the_comparisons_made():
+    """Bonferroni over the trials compared so far: trial 46 of a real search (p = 0.0318, +14 / -5) no longer
+    replaces the start, while a clear gain early in the search (+25 / -5, p = 0.00016) still does."""
+    assert [adoption_threshold(k) for k in (1, 2, 3, 6)] == [ALPHA, ALPHA, ALPHA / 2, ALPHA / 5]
+    assert sign_test(14, 5) == pytest.approx(0.0318, abs=1e-4) and not sign_test(14, 5) < adoption_threshold(46)
+    assert sign_test(14, 5) < ALPHA  # what the former rule (5% for every trial) adopted
+    assert sign_test(25, 5) < adoption_threshold(6)
+
+
 def test_a_near_tie_does_not_displace_the_start():
     # perfectly separable: many settings score 1.0 on validation; none can be significantly better than the start
     texts = [("great tasty lovely" if i % 2 else "awful cold rude") + f" w{i % 7}" for i in range(240)]
@@ -162,7 +172,7 @@ def test_a_clearly_better_trial_displaces_the_start(splits):
     trials = result.trials
     chosen = _expected_chosen(trials, len(splits[1]))
     assert chosen.trial > 1 and result.trained.autotune["best_trial"] == chosen.trial
-    assert chosen.val_accuracy > trials.val_accuracy.iloc[0] and chosen.p_value < ALPHA
+    assert chosen.val_accuracy > trials.val_accuracy.iloc[0] and chosen.p_value < adoption_threshold(chosen.trial)
     assert result.best_config.lr > weak.lr
 
 
