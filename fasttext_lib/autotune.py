@@ -71,6 +71,8 @@ def adoption_threshold(trial):
     them adopts a trial that is not better at 5% or below. A clear gain still passes: the first coarse
     trials are tested at 5%, 2.5%, ...; +25 / -5 on the disagreeing documents is p = 0.00016."""
     return ALPHA / max(1, trial - 1)
+
+
 # Bounds of the search, and each coordinate's first step (a factor, halved in log space per round).
 LIMITS = {"lr": (1e-3, 64.0), "epochs": (1, 100), "emsize": (10, 400), "batch_size": (1, 4096), "ngrams": (1, 4)}
 FIRST_STEP = {"lr": 2.0, "epochs": 2.0, "emsize": 2.0, "batch_size": 4.0}
@@ -202,9 +204,11 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         seconds = time.time() - t0
         last = trained.history[-1]
         gained, lost, p_value = (0, 0, 1.0) if chosen_right is None else compare(right, chosen_right)
-        row = {"trial": len(rows) + 1, "phase": phase, **settings(config), "val_accuracy": last["val_accuracy"],
+        trial = len(rows) + 1
+        row = {"trial": trial, "phase": phase, **settings(config), "val_accuracy": last["val_accuracy"],
                "val_loss": last["val_loss"], "gained": gained, "lost": lost, "p_value": p_value,
-               "adopted": chosen is None or p_value < adoption_threshold(len(rows) + 1), "seconds": seconds, "work": work(config, len(train_data))}
+               "adopted": chosen is None or p_value < adoption_threshold(trial), "seconds": seconds,
+               "work": work(config, len(train_data))}
         rows.append(row)
         search.record(config, row, featurize_seconds, sum(h["seconds"] for h in trained.history), key)
         if row["adopted"]:

@@ -39,8 +39,8 @@ from .errors import FastTextError
 
 JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
 CONTENT_TYPES = (JSON_TYPE, TEXT_TYPE, CSV_TYPE)
-# SageMaker's real-time InvokeEndpoint payload limit; FASTTEXT_MAX_REQUEST_BYTES (model env) changes
-# it, e.g. for batch transform with a larger MaxPayloadInMB.
+
+
 def max_request_bytes(environ):
     """``FASTTEXT_MAX_REQUEST_BYTES`` (a positive whole number of bytes), else 6 MiB. A bad value stops the
     endpoint at start-up with this one line in its log, rather than a bare int() error or a silent default."""
@@ -56,6 +56,8 @@ def max_request_bytes(environ):
     return value
 
 
+# SageMaker's real-time InvokeEndpoint payload limit; FASTTEXT_MAX_REQUEST_BYTES (model env) changes
+# it, e.g. for batch transform with a larger MaxPayloadInMB.
 MAX_REQUEST_BYTES = max_request_bytes(os.environ)
 
 try:  # the inference toolkit turns these into an HTTP response with their status code
@@ -223,8 +225,9 @@ def input_fn(request_body, content_type):
 
             texts = split_lines(text)
         else:
-            if csv.field_size_limit() < len(text):  # a review may be as long as the body (the default limit: 128 KiB)
-                csv.field_size_limit(len(text))
+            from .data import allow_long_csv_fields
+
+            allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
             try:
                 texts = [",".join(record) for record in csv.reader(io.StringIO(text, newline=""), strict=True)]
             except csv.Error as exc:
