@@ -396,15 +396,13 @@ def _check_splits_output(output, overwrite):
 def _write_splits(output, train, test, overwrite):
     """Both files are written in full before either replaces what is there: a disk that fills up during
     test.csv left a new train.csv beside the user's old test.csv (and the old train.csv lost)."""
-    import contextlib
-
     from . import storage
     from .data import write_csv_rows
 
     written = {"train": storage.join(output, "train.csv"), "test": storage.join(output, "test.csv")}
-    with contextlib.ExitStack() as stack:  # each atomic write puts its file in place on the way out, train.csv first
-        for split, data in (("test", test), ("train", train)):
-            write_csv_rows(data, stack.enter_context(storage.atomic_write(written[split], "wb", overwrite=overwrite)))
+    with storage.atomic_writes([written["train"], written["test"]], overwrite=overwrite) as (train_file, test_file):
+        write_csv_rows(train, train_file)
+        write_csv_rows(test, test_file)
     say(json.dumps(written))
     return 0
 

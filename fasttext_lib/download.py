@@ -7,7 +7,6 @@ against the published size and md5 before use, and cached: a verified archive is
 
 Only the standard library's urllib is used for HTTP, so nothing beyond the base dependencies is needed.
 """
-import contextlib
 import hashlib
 import os
 import posixpath
@@ -227,7 +226,6 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     """
     spec = get_dataset(name)
     archive = download(spec, cache_dir, base_url=base_url, progress=progress)
-    written = {}
     with storage.staging_dir() as tmp:
         csvs = _extract_splits(archive, f"{spec.name}_csv", tmp)
         names = dataset_label_names(spec, csvs.get("classes"))
@@ -237,12 +235,12 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
                 f.write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
         # Both splits are written in full before either replaces an older one: a failure in the second (a full
         # disk, a label fastText's format cannot hold) left a new .train beside an old .test.
-        with contextlib.ExitStack() as stack:
-            for split in SPLITS:
+        written = {split: storage.join(out_dir_or_s3_prefix, f"{spec.name}.{split}") for split in SPLITS}
+        with storage.atomic_writes([written[split] for split in SPLITS]) as files:
+            for split, f in zip(SPLITS, files):
                 data = read_labeled(csvs[split], fmt="csv", limit=limit, find_names=False)
-                written[split] = storage.join(out_dir_or_s3_prefix, f"{spec.name}.{split}")
                 check_fasttext_labels(data, written[split])
-                write_fasttext_rows(data, stack.enter_context(storage.atomic_write(written[split], "wb")))
+                write_fasttext_rows(data, f)
                 del data  # one split in memory at a time
     if names:
         written["label_names"] = names_uri

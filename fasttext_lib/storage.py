@@ -43,7 +43,7 @@ API (stable; bundles and checkpoints use it):
 
 Plain files: ``open_read`` (S3 objects streamed by smart_open), ``read_bytes``, ``exists``,
 ``refuse_existing``, ``atomic_write`` (``overwrite=False``: a conditional PUT on S3, which needs no
-s3:ListBucket), ``atomic_local_file`` (O_TMPFILE where it can; a killed writer's named temporary is
+s3:ListBucket), ``atomic_writes`` (several files, none put in place until all are written), ``atomic_local_file`` (O_TMPFILE where it can; a killed writer's named temporary is
 removed by the next write to the same file, and so is an older library version's once a day old).
 S3 URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a user
 can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is one-line :class:`FastTextError`.
@@ -619,6 +619,16 @@ def atomic_write(uri, mode="wb", overwrite=True):
                 upload_file(s3_client(), staged, bucket, key)
             else:
                 _upload_new(s3_client(), staged, bucket, key, uri)
+
+
+@contextlib.contextmanager
+def atomic_writes(uris, mode="wb", overwrite=True):
+    """:func:`atomic_write` for files that belong together (a train and a test split): yields their file
+    objects; all are written in full before any replaces what is at its ``uri``, and they are put in place
+    in the order given. A failure in one (a full disk) leaves every old file as it was."""
+    with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
+        files = [stack.enter_context(atomic_write(uri, mode, overwrite=overwrite)) for uri in reversed(uris)]
+        yield files[::-1]
 
 
 def upload_file(client, path, bucket, key):
