@@ -22,6 +22,8 @@ its vectors (fastText's ``-pretrainedVectors``); the file is read and checked be
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
 import argparse
+import contextlib
+import itertools
 import json
 import logging
 import math
@@ -352,34 +354,68 @@ def _confusion_table(matrix):
     return "\n".join(lines)
 
 
-def _decode_lines(raw, source):
-    """UTF-8 lines; a bad byte is reported at its own line and column."""
-    from .text import split_lines
+@contextlib.contextmanager
+def _checked_lines(path):
+    """The documents of ``path`` (stdin for ``-``; gzip, bzip2 and xz read directly), one per line (``\\n``,
+    CRLF too), as an iterator, in constant memory.
+
+    Every line is checked (UTF-8, no NUL bytes, a bounded length: data.line_blocks) before the first one
+    is handed out, so a bad byte at the end of a file is one error line and no predictions, not a stdout
+    that stops half way. A regular file is simply read twice; stdin, a pipe or an S3 object is copied to
+    an unlinked temporary file (TMPDIR) as it is checked, and read back from there."""
+    import stat
+
+    from . import storage
+    from .data import decompressed, line_blocks
+
+    name = "stdin" if path == "-" else path
+    regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
+    opened = []  # what this function opened and must close (not stdin itself)
+
+    def blocks():
+        raw = sys.stdin.buffer if path == "-" else storage.open_read(path)
+        stream, compression = decompressed(raw, name)
+        opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
+        return line_blocks(stream, name, compression)
+
+    def documents(blocks):
+        for _, lines in blocks:
+            yield from lines
 
     try:
-        return split_lines(raw.decode("utf-8").lstrip("\ufeff"))
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise FastTextError(f"{source}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {column})") from None
+        if regular:
+            for _ in blocks():
+                pass
+            yield documents(blocks())
+            return
+        spool = storage.temporary_file()
+        opened.append(spool)
+        with storage.room_in_tmpdir():
+            for raw, _ in blocks():
+                spool.write(raw)
+            spool.flush()
+        spool.seek(0)
+        yield documents(line_blocks(spool, name))
+    finally:
+        for f in opened:
+            with contextlib.suppress(OSError):  # the spool's close flushes what a full TMPDIR refused again
+                f.close()
 
 
 def cmd_predict(args):
-    from . import storage
     from .predict import Predictor
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
-    source = "stdin" if args.input == "-" else args.input
-    raw = sys.stdin.buffer.read() if args.input == "-" else storage.read_bytes(args.input)
-    lines = _decode_lines(raw, source)
     ranked = args.k is not None or args.threshold is not None
-    for start in range(0, len(lines), 4096):
-        chunk = lines[start:start + 4096]
-        results = (predictor.predict_top(chunk, k=args.k or 1, threshold=args.threshold or 0.0)
-                   if ranked else predictor.predict(chunk))
-        for result in results:
-            say(json.dumps(result))
-    return 0
+    with _checked_lines(args.input) as lines:
+        while True:
+            chunk = list(itertools.islice(lines, 4096))
+            if not chunk:
+                return 0
+            results = (predictor.predict_top(chunk, k=args.k or 1, threshold=args.threshold or 0.0)
+                       if ranked else predictor.predict(chunk))
+            for result in results:
+                say(json.dumps(result))
 
 
 def _check_splits_output(output, overwrite):

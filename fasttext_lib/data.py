@@ -82,16 +82,29 @@ _DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 def _open_decompressed(uri):
     """A binary stream of the file's text: gzip, bzip2 and xz are recognized by their magic bytes."""
-    raw = storage.open_read(uri, "rb")
+    return decompressed(storage.open_read(uri, "rb"), uri)
+
+
+def decompressed(raw, name):
+    """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2 or xz
+    data (``compression`` is then their name, else None); ``name`` is the file's, for errors."""
+    if not hasattr(raw, "peek"):
+        raw = io.BufferedReader(raw)
     head = raw.peek(6)[:6]
     if head.startswith(b"PK\x03\x04"):
         raw.close()
-        raise FastTextError(f"{uri}: is a zip archive; unzip it first (gzip, bzip2 and xz files are read directly)")
+        raise FastTextError(f"{name}: is a zip archive; unzip it first (gzip, bzip2 and xz files are read directly)")
     for magic, kind in _COMPRESSED:
         if head.startswith(magic):
             opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
             return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
     return raw, None
+
+
+# Every reader takes a line whole before parsing it. fastText takes lines of any length; this bound (far
+# above any review: CSV fields stop at 16 Mi characters) stops input with no line breaks in it (a binary
+# file, /dev/zero, text whose lines end in a lone \r) from being read into memory until it runs out.
+MAX_LINE_BYTES = 64 << 20
 
 
 class _Lines:
@@ -104,7 +117,7 @@ class _Lines:
     def __iter__(self):
         while True:
             try:
-                raw = self.stream.readline()
+                raw = self.stream.readline(MAX_LINE_BYTES + 1)
             except _DECOMPRESS_ERRORS as exc:
                 if self.compression is None:
                     raise
@@ -114,12 +127,68 @@ class _Lines:
             self.lineno += 1
             if b"\x00" in raw:
                 raise FastTextError(f"{self.uri}:{self.lineno}: not a text file (contains NUL bytes; UTF-16 text or a binary file?)")
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise FastTextError(f"{self.uri}:{self.lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB; expected one "
+                                    f"document per line (a binary file, or lines that end in a lone \\r?)")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise FastTextError(f"{self.uri}:{self.lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
                                     f"re-encode the file as UTF-8)") from None
             yield line.lstrip("\ufeff") if self.lineno == 1 else line
+
+
+def line_blocks(stream, name, compression=None):
+    """``(raw, lines)`` a block of the input at a time: ``raw`` the block's bytes (whole lines), ``lines`` its
+    lines decoded, without their ``\\n`` (a CRLF's ``\\r`` dropped too), the first line's BOM removed.
+
+    The same checks and errors as :class:`_Lines` (UTF-8, no NUL, at most MAX_LINE_BYTES a line), at the
+    speed of bulk decoding: a block is decoded at once, and only a block with a problem is read again
+    line by line by :class:`_Lines` itself, which names the line. ``predict`` reads its input with it."""
+    block_bytes = min(1 << 20, MAX_LINE_BYTES)  # a line within one block is never over the bound
+    lineno, pending, pending_bytes = 0, [], 0  # lines handed out; the start of a line not yet complete
+
+    def fail(data):  # the same error _Lines gives for these bytes (they hold a problem), at their line numbers
+        lines = _Lines(io.BytesIO(data), name, None)
+        lines.lineno = lineno
+        for _ in lines:
+            pass
+        raise AssertionError(f"{name}: a block failed its checks but not line by line")  # pragma: no cover
+
+    while True:
+        try:
+            chunk = stream.read(block_bytes)
+        except _DECOMPRESS_ERRORS as exc:
+            if compression is None:
+                raise
+            raise FastTextError(f"{name}:{lineno + 1}: corrupt or truncated {compression} data ({exc})") from None
+        if not chunk and not pending:
+            return
+        cut = chunk.rfind(b"\n") + 1 if chunk else pending_bytes  # at EOF the last line needs no \n
+        if b"\x00" in chunk:
+            fail(b"".join(pending) + chunk)
+        if chunk and cut == 0:  # no line ends in this chunk
+            pending.append(chunk)
+            pending_bytes += len(chunk)
+            if pending_bytes > MAX_LINE_BYTES:
+                fail(b"".join(pending))
+            continue
+        raw = b"".join(pending) + chunk[:cut] if chunk else b"".join(pending)
+        rest = chunk[cut:] if chunk else b""
+        pending, pending_bytes = ([rest], len(rest)) if rest else ([], 0)
+        if raw.find(b"\n") > MAX_LINE_BYTES or (not chunk and len(raw) > MAX_LINE_BYTES):
+            fail(raw)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            fail(raw)
+        if lineno == 0:
+            text = text.lstrip("\ufeff")
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        lineno += len(lines)
+        yield raw, [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def _parse_fasttext_line(line, uri, lineno):

@@ -561,14 +561,32 @@ def staging_dir():
     except OSError as exc:
         raise FastTextError(f"cannot create a temporary directory in {root} (TMPDIR): {exc.strerror or exc}") from None
     try:
-        yield path
+        with room_in_tmpdir():
+            yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def room_in_tmpdir():
+    """A write in the block that finds no room (a full TMPDIR) is one error line naming TMPDIR. For blocks
+    whose writes go to temporary files only (a full destination is its own FastTextError already)."""
+    try:
+        yield
     except OSError as exc:
         if exc.errno not in NO_ROOM:
             raise
-        raise FastTextError(f"no room for temporary files in {root} ({exc.strerror}); free space there or set TMPDIR "
-                            f"to a directory with more room") from None
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+        raise FastTextError(f"no room for temporary files in {tempfile.gettempdir()} ({exc.strerror}); free space "
+                            f"there or set TMPDIR to a directory with more room") from None
+
+
+def temporary_file():
+    """An unlinked temporary file in TMPDIR (``w+b``); one error line if none can be made there."""
+    try:
+        return tempfile.TemporaryFile()
+    except OSError as exc:
+        raise FastTextError(f"cannot create a temporary file in {tempfile.gettempdir()} (TMPDIR): "
+                            f"{exc.strerror or exc}") from None
 
 
 def remove_dead_staging(root=None):

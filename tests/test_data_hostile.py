@@ -148,3 +148,61 @@ def test_write_fasttext_refuses_a_label_it_cannot_carry(tmp_path, label):
     with pytest.raises(FastTextError, match="labels there may not be empty or hold whitespace"):
         write_fasttext(LabeledTexts([label, "bad"], ["nice place", "awful"]), str(out))
     assert out.read_text() == "__label__mine my data\n" and os.listdir(tmp_path) == ["set.train"]
+
+
+def _read_line_by_line(raw):
+    """What data._Lines gives for ``raw``: the lines (``\\n`` and a CRLF's ``\\r`` dropped), or its error."""
+    import io
+
+    from fasttext_lib.data import _Lines
+
+    try:
+        lines = [line[:-1] if line.endswith("\n") else line for line in _Lines(io.BytesIO(raw), "in.txt", None)]
+    except FastTextError as exc:
+        return str(exc)
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _read_in_blocks(raw):
+    import io
+
+    from fasttext_lib.data import line_blocks
+
+    try:
+        blocks = list(line_blocks(io.BytesIO(raw), "in.txt"))
+    except FastTextError as exc:
+        return str(exc)
+    assert b"".join(block for block, _ in blocks) == raw  # the blocks are the input, cut at line ends
+    return [line for _, lines in blocks for line in lines]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_line_blocks_read_exactly_as_line_by_line(monkeypatch, seed):
+    """predict reads in blocks (data.line_blocks) what the training readers read line by line (data._Lines):
+    the same lines, and for bad input the same error at the same line, whatever the block boundaries.
+    Random inputs built from what matters: line ends, CR, BOM, NUL, multi-byte and invalid UTF-8, lines
+    at and over the length bound (50 bytes here, so blocks are 50 bytes and lines cross them)."""
+    import random
+
+    from fasttext_lib import data
+
+    monkeypatch.setattr(data, "MAX_LINE_BYTES", 50)
+    rng = random.Random(seed)
+    pieces = [b"\n", b"\r\n", b"\r", b"\xef\xbb\xbf", "é".encode(), "€".encode(), "😀".encode(), b"a", b"word ",
+              b"\xe9", b"\xff", b"\x00", b"\xe2\x82"]
+    weights = [8, 3, 1, 1, 3, 3, 2, 20, 20] + ([1, 1, 1, 1] if seed % 3 == 0 else [0, 0, 0, 0])
+    raw = b"".join(rng.choices(pieces, weights, k=rng.randrange(0, 400)))
+    if seed % 5 == 0:  # a line at the bound, or just over it
+        raw += b"x" * (50 + seed % 2) + b"\n" + raw
+    if seed % 7 == 0:
+        raw = b"\xef\xbb\xbf" + raw
+    assert _read_in_blocks(raw) == _read_line_by_line(raw)
+
+
+@pytest.mark.parametrize("raw", [b"", b"\n", b"a", b"a\n\n", b"\xef\xbb\xbf\n", b"x" * 50, b"x" * 51, b"x" * 50 + b"\n",
+                                 b"x" * 51 + b"\n", b"ok\n" + b"\x00" * 200, b"ok\n" + b"y" * 120, b"\xe9\n\x00"])
+def test_line_blocks_edges(monkeypatch, raw):
+    from fasttext_lib import data
+
+    monkeypatch.setattr(data, "MAX_LINE_BYTES", 50)
+    assert _read_in_blocks(raw) == _read_line_by_line(raw)

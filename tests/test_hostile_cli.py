@@ -259,12 +259,93 @@ def test_bundle_config_with_bad_labels(tmp_path, bundle, labels, why):
     assert_error(run_cli("predict", "--model", broken, input="x\n"), why)
 
 
-def test_predict_stdin_that_is_not_utf8(bundle):
+def test_predict_stdin_that_is_not_utf8(bundle, tmpdir_env):
+    tmpdir, env = tmpdir_env
     r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)], input=b"ok\ncaf\xe9\n",
-                       capture_output=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+                       capture_output=True, env=dict(os.environ, PYTHONPATH=ROOT, **env), timeout=300)
     r.stdout, r.stderr = r.stdout.decode(), r.stderr.decode()
-    assert_error(r, "stdin:2: not UTF-8 text (byte 0xe9 at column 4)")
+    assert_error(r, "stdin:2: not UTF-8 text (byte 0xe9 at column 4;")
+    assert r.stdout == "" and os.listdir(tmpdir) == []  # stdin's copy in TMPDIR is unlinked
+
+
+def test_predict_checks_a_whole_file_before_answering(tmp_path, bundle):
+    """predict streams its input (it read all of it into memory, three copies), yet a bad byte on the last line
+    of a file still gives no predictions at all: every line is checked first."""
+    from conftest import cli_in_process
+
+    f = tmp_path / "in.txt"
+    f.write_bytes(b"great food\n" * 9000 + b"caf\xe9\n")
+    r = cli_in_process("predict", "--model", bundle, "--input", f)
+    assert_error(r, f"{f}:9001: not UTF-8 text (byte 0xe9 at column 4;")
     assert r.stdout == ""
+
+
+def test_predict_reads_a_pipe_stdin_and_compressed_files_alike(tmp_path, bundle):
+    """A pipe cannot be read twice: it is copied to TMPDIR as it is checked. gzip input is read directly."""
+    import gzip
+    import threading
+
+    from conftest import cli_in_process
+
+    text = "".join(f"review {i} great food\r\n" if i % 3 else f"review {i} awful\n" for i in range(5000)).encode()
+    plain, packed, fifo = tmp_path / "in.txt", tmp_path / "in.txt.gz", tmp_path / "fifo"
+    plain.write_bytes(text)
+    packed.write_bytes(gzip.compress(text))
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as w:
+            w.write(text)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    answers = {"file": cli_in_process("predict", "--model", bundle, "--input", plain),
+               "pipe": cli_in_process("predict", "--model", bundle, "--input", fifo),
+               "gzip": cli_in_process("predict", "--model", bundle, "--input", packed),
+               "stdin": cli_in_process("predict", "--model", bundle, input=text.decode())}
+    feeder.join()
+    assert all(r.returncode == 0 for r in answers.values()), {k: r.stderr for k, r in answers.items()}
+    assert len(answers["file"].stdout.splitlines()) == 5000
+    assert {k: r.stdout for k, r in answers.items()} == {k: answers["file"].stdout for k in answers}
+
+
+@pytest.mark.parametrize("command", ["predict", "train"])
+def test_input_without_line_breaks_is_one_error_line(tmp_path, bundle, command):
+    """/dev/zero (or any input with no line break) was read until memory ran out."""
+    args = (["predict", "--model", bundle, "--input", "/dev/zero"] if command == "predict"
+            else ["train", "--train", "/dev/zero", "--output", tmp_path / "m", *TINY])
+    assert_error(run_cli(*args), "/dev/zero:1: not a text file (contains NUL bytes")
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_line_past_the_bound_is_refused_and_one_at_it_is_read(tmp_path, bundle, monkeypatch):
+    """Every reader takes a line whole; one longer than data.MAX_LINE_BYTES (64 MiB; 1,000 bytes here) is
+    refused at its line number, in training data and predict's input alike."""
+    from conftest import cli_in_process
+    from fasttext_lib import data
+    from fasttext_lib.errors import FastTextError
+
+    monkeypatch.setattr(data, "MAX_LINE_BYTES", 1000)
+    at_bound, past = b"__label__1 " + b"a" * 988 + b"\n", b"__label__2 " + b"b" * 990
+    ok, bad = tmp_path / "ok.txt", tmp_path / "bad.txt"
+    ok.write_bytes(at_bound + b"__label__2 x\n")
+    bad.write_bytes(at_bound + past)
+    assert len(at_bound) == 1000 and [label for label, _ in data.iter_examples(str(ok))] == ["1", "2"]
+    with pytest.raises(FastTextError, match=r"bad\.txt:2: line longer than 0 MiB"):
+        list(data.iter_examples(str(bad)))
+    r = cli_in_process("predict", "--model", bundle, "--input", bad)
+    assert_error(r, f"{bad}:2: line longer than")
+    assert r.stdout == ""
+
+
+def test_full_tmpdir_while_copying_stdin_is_one_line(tmpfs, bundle):
+    tmpdir = tmpfs("512k")  # room for the bundle's copy while it loads (~370 kB), not for stdin's (2.2 MB)
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)],
+                       input=b"great food\n" * 200000, capture_output=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT, TMPDIR=str(tmpdir)))
+    r.stdout, r.stderr = r.stdout.decode(), r.stderr.decode()
+    assert_error(r, f"no room for temporary files in {tmpdir} (No space left on device)")
+    assert r.stdout == "" and os.listdir(tmpdir) == []
 
 
 @pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
