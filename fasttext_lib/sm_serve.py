@@ -8,15 +8,19 @@ classifier block with the loaded :class:`~fasttext_lib.predict.Predictor` (vocab
 settings, labels) attached, and the three functions below do the rest:
 
 * request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
-  ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
+  ``application/jsonlines`` (Batch Transform's ``SplitType=Line``: ``{"source": "review", "k": 2}`` per
+  line, BlazingText's shape), ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
   one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
   q-values). ``{"instances": [...], "configuration": {"k": 3, "threshold": 0.1}}`` (BlazingText's
   shape; both keys optional) answers a list of up to k classes per review instead, most probable
   first, those below the threshold left out. ``label`` is the class's name when the bundle stores one (label_names.py), else the
   raw label; ``class_id`` is always the raw label, as the training data wrote it;
+* response ``application/jsonlines`` for a JSON Lines request (or an ``Accept`` that prefers it): one
+  line per review, in order, ``{"label": [...], "prob": [...], "class_id": [...]}`` (BlazingText's);
+* an answer over :data:`MAX_RESPONSE_BYTES` is a 413 (SageMaker refuses real-time answers over 6 MB);
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
-  another content type, 406 when ``Accept`` excludes JSON, 413 above :data:`MAX_REQUEST_BYTES`, 400
+  another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, non-string items, text with lone
   surrogates and requests without any text.
 

@@ -1182,6 +1182,36 @@ def test_batch_transform_request_as_the_readme_makes_it(sm, bundle, served, tmp_
     assert sm.request("DeleteModel")["ModelName"] == created["ModelName"]
 
 
+def test_a_failed_deploy_leaves_nothing_behind(sm, bundle, monkeypatch):
+    """Notebook 04's clean-up: an endpoint that never comes into service (deploy raises, no predictor
+    to delete it with) still has its endpoint, endpoint config and model deleted."""
+    from botocore.exceptions import ClientError
+
+    from fasttext_lib.sagemaker_utils import delete_deployment, make_model
+
+    model = make_model(pack_model(bundle, f"s3://{sm.bucket}/ft/packed/model.tar.gz"), sm.bucket, "ft", role=ROLE,
+                       session=sm.session)
+
+    def never_in_service(*args, **kwargs):
+        raise RuntimeError("Error hosting endpoint: Failed. Reason: the primary container did not pass the ping health check")
+
+    monkeypatch.setattr(sm.session, "wait_for_endpoint", never_in_service)
+    with pytest.raises(RuntimeError, match="ping health check"):
+        model.deploy(initial_instance_count=1, instance_type="ml.m5.xlarge", endpoint_name="ft-failed")
+    client = sm.session.sagemaker_client
+    assert client.describe_endpoint(EndpointName="ft-failed")  # what a plain try/finally around predict() left
+    assert delete_deployment(model) == [("endpoint", "ft-failed"), ("endpoint config", "ft-failed"),
+                                        ("model", model.name)]
+    for describe, name in ((client.describe_endpoint, {"EndpointName": "ft-failed"}),
+                           (client.describe_endpoint_config, {"EndpointConfigName": "ft-failed"}),
+                           (client.describe_model, {"ModelName": model.name})):
+        with pytest.raises(ClientError):
+            describe(**name)
+    assert delete_deployment(model) == []  # again: nothing left, no error
+    assert delete_deployment(make_model(f"s3://{sm.bucket}/ft/packed/model.tar.gz", sm.bucket, "ft", role=ROLE,
+                                        session=sm.session)) == []  # never deployed
+
+
 def test_a_job_model_repacks_with_code(sm, bundle, served, tmp_path):
     """A training job's model.tar.gz holds only the bundle; the SDK's repack adds code/."""
     from fasttext_lib.sagemaker_utils import make_model
@@ -1217,7 +1247,7 @@ def test_notebook_cells_are_guarded_and_thin():
     assert "make_estimator(" in code and "make_tuner(" in code and "fetch_job_model(" in code
     params, code = sources["04_inference.ipynb"]
     assert "deploy = False" in params and "pack_model(" in code and "make_model(" in code
-    assert "delete_endpoint()" in code
+    assert "delete_deployment(model)" in code and "finally:" in code
 
 
 # --------------------------------------------------------------------------------------------
