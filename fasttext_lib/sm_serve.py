@@ -439,13 +439,15 @@ def _json_body(answers):
 
 def _jsonlines_body(answers, ranked):
     """One line per review, BlazingText's Batch Transform shape: ``{"label": [...], "prob": [...]}``, most
-    probable first, and ``"class_id": [...]``, the raw labels beside the names; each line ends in ``\\n``."""
+    probable first, and ``"class_id": [...]``, the raw labels beside the names. Lines are separated by
+    ``\\n`` with none after the last: Batch Transform's ``AssembleWith=Line`` adds one after each
+    mini-batch's answer, and a line end of ours there would leave a blank line between mini-batches."""
     out = []
     for answer in answers:
         classes = answer if ranked else [answer]
         out.append(json.dumps({"label": [c["label"] for c in classes], "prob": [c["probability"] for c in classes],
-                               "class_id": [c["class_id"] for c in classes]}) + "\n")
-    return "".join(out)
+                               "class_id": [c["class_id"] for c in classes]}))
+    return "\n".join(out)
 
 
 def output_fn(prediction, accept):

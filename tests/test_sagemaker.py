@@ -527,8 +527,9 @@ def blazingtext_lines(rows, ranked):
 
 
 def read_lines(response):
-    assert response.endswith("\n")
-    return [json.loads(line) for line in response[:-1].split("\n")]
+    """An answer's JSON Lines; none empty, no line end after the last (AssembleWith=Line adds it)."""
+    assert not response.endswith("\n")
+    return [json.loads(line) for line in response.split("\n")]
 
 
 # what the toolkit gives input_fn when the Accept header is missing or */*: its default, application/json
