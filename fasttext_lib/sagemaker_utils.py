@@ -10,7 +10,8 @@ offline: every S3 location comes from the ``bucket`` and ``prefix`` you pass.
 * :func:`make_tuner` - a ``HyperparameterTuner`` over lr / emsize / ngrams maximizing
   ``validation:accuracy``;
 * :func:`make_model` - ``sagemaker.mxnet.MXNetModel`` serving a bundle's ``model.tar.gz`` with the
-  entry point's hosting functions (sm_serve.py; JSON in and out).
+  entry point's hosting functions (sm_serve.py; JSON and JSON Lines in and out);
+* :func:`delete_deployment` - delete what ``deploy()`` created, also when it failed part way.
 
 Layout under ``s3://{bucket}/{prefix}/``: ``code/`` (uploaded source), ``jobs/`` (job outputs,
 ``model.tar.gz``), ``checkpoints/``, ``serving/`` (repacked model archives).
@@ -159,7 +160,7 @@ def make_model(model_data, bucket, prefix, role=None, source_dir=None, session=N
     :func:`~fasttext_lib.packaging.stage_source_dir` without requirements, so the endpoint installs
     nothing at start-up) as ``code/`` under ``s3://{bucket}/{prefix}/serving``.
     ``deploy()`` returns an ``MXNetPredictor``, which sends and receives JSON:
-    ``endpoint.predict(["review", ...])``.
+    ``endpoint.predict(["review", ...])``; ``transformer(...)`` runs Batch Transform (README: JSON Lines).
     """
     from sagemaker.mxnet import MXNetModel
 
@@ -174,3 +175,32 @@ def make_model(model_data, bucket, prefix, role=None, source_dir=None, session=N
                       source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION, py_version=PY_VERSION,
                       code_location=f"{base}/serving", name=name,
                       sagemaker_session=session, **kwargs)
+
+
+def delete_deployment(model):
+    """Delete what ``model.deploy()`` created - the endpoint, its endpoint config (named as the endpoint by
+    the SDK) and the model - whichever of them exist, also when ``deploy`` failed part way (an endpoint that
+    never came into service, a config without an endpoint). Returns the names deleted, as ``(kind, name)``.
+
+    ``Predictor.delete_endpoint`` / ``delete_model`` need the predictor ``deploy`` returns, which a failed
+    deploy never does: its endpoint and model would stay behind."""
+    from botocore.exceptions import ClientError
+
+    client = model.sagemaker_session.sagemaker_client
+    endpoint = getattr(model, "endpoint_name", None)
+    steps = []
+    if endpoint:
+        steps += [("endpoint", client.delete_endpoint, {"EndpointName": endpoint}),
+                  ("endpoint config", client.delete_endpoint_config, {"EndpointConfigName": endpoint})]
+    if getattr(model, "name", None):
+        steps.append(("model", client.delete_model, {"ModelName": model.name}))
+    deleted = []
+    for kind, delete, name in steps:
+        try:
+            delete(**name)
+        except ClientError as exc:  # never created: nothing to delete
+            if exc.response.get("Error", {}).get("Code") != "ValidationException":
+                raise
+            continue
+        deleted.append((kind, next(iter(name.values()))))
+    return deleted

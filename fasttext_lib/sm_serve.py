@@ -8,15 +8,19 @@ classifier block with the loaded :class:`~fasttext_lib.predict.Predictor` (vocab
 settings, labels) attached, and the three functions below do the rest:
 
 * request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
-  ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
+  ``application/jsonlines`` (Batch Transform's ``SplitType=Line``: ``{"source": "review", "k": 2}`` per
+  line, BlazingText's shape), ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
   one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
   q-values). ``{"instances": [...], "configuration": {"k": 3, "threshold": 0.1}}`` (BlazingText's
   shape; both keys optional) answers a list of up to k classes per review instead, most probable
   first, those below the threshold left out. ``label`` is the class's name when the bundle stores one (label_names.py), else the
   raw label; ``class_id`` is always the raw label, as the training data wrote it;
+* response ``application/jsonlines`` for a JSON Lines request (or an ``Accept`` that prefers it): one
+  line per review, in order, ``{"label": [...], "prob": [...], "class_id": [...]}`` (BlazingText's);
+* an answer over :data:`MAX_RESPONSE_BYTES` is a 413 (SageMaker refuses real-time answers over 6 MB);
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
-  another content type, 406 when ``Accept`` excludes JSON, 413 above :data:`MAX_REQUEST_BYTES`, 400
+  another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, non-string items, text with lone
   surrogates and requests without any text.
 
@@ -38,27 +42,69 @@ import os
 from .errors import FastTextError
 
 JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
-CONTENT_TYPES = (JSON_TYPE, TEXT_TYPE, CSV_TYPE)
+JSONLINES_TYPE = "application/jsonlines"  # SageMaker Batch Transform's (and BlazingText's) JSON Lines
+CONTENT_TYPES = (JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, CSV_TYPE)
 
 
-def max_request_bytes(environ):
-    """``FASTTEXT_MAX_REQUEST_BYTES`` (a positive whole number of bytes), else 6 MiB. A bad value stops the
+def _positive_bytes(environ, name, default):
+    """``environ[name]`` (a positive whole number of bytes), else ``default``. A bad value stops the
     endpoint at start-up with this one line in its log, rather than a bare int() error or a silent default."""
-    raw = environ.get("FASTTEXT_MAX_REQUEST_BYTES")
+    raw = environ.get(name)
     if raw is None:
-        return 6 * 1024 * 1024
+        return default
     try:
         value = int(str(raw).strip())
     except ValueError:
         value = 0
     if value <= 0:
-        raise ValueError(f"FASTTEXT_MAX_REQUEST_BYTES must be a positive whole number of bytes, got {raw!r}")
+        raise ValueError(f"{name} must be a positive whole number of bytes, got {raw!r}")
     return value
 
 
-# SageMaker's real-time InvokeEndpoint payload limit; FASTTEXT_MAX_REQUEST_BYTES (model env) changes
-# it, e.g. for batch transform with a larger MaxPayloadInMB.
+def _platform_payload_bytes(environ):
+    """``SAGEMAKER_MAX_PAYLOAD_IN_MB`` (Batch Transform's ``MaxPayloadInMB``, which SageMaker sets in the
+    container) in bytes, read as MiB so a mini-batch the platform sends is never refused; None when unset
+    or unusable (the platform's variable: not ours to stop the endpoint over)."""
+    try:
+        value = int(str(environ.get("SAGEMAKER_MAX_PAYLOAD_IN_MB", "")).strip())
+    except ValueError:
+        return None
+    return value * 1024 * 1024 if value > 0 else None
+
+
+def in_batch_transform(environ):
+    """SageMaker sets ``SAGEMAKER_BATCH=true`` in a Batch Transform container."""
+    return str(environ.get("SAGEMAKER_BATCH", "")).strip().lower() == "true"
+
+
+def max_request_bytes(environ):
+    """``FASTTEXT_MAX_REQUEST_BYTES``, else Batch Transform's ``MaxPayloadInMB``, else 6 MiB."""
+    return _positive_bytes(environ, "FASTTEXT_MAX_REQUEST_BYTES", _platform_payload_bytes(environ) or 6 * 1024 * 1024)
+
+
+# Batch Transform: SageMaker documents no response limit; the cap there only keeps a worker's memory in
+# bounds (about 0.5 GB of Python objects for 100 MB of JSON Lines answers).
+BATCH_RESPONSE_BYTES = 100 * 1000 * 1000
+
+
+def max_response_bytes(environ):
+    """``FASTTEXT_MAX_RESPONSE_BYTES``, else 6,000,000: SageMaker documents 6 MB for a real-time
+    invocation's payload; read as the smaller 6 x 10^6, an answer this lets through is never refused by
+    SageMaker after the work is done (serverless endpoints: 4 MB, set it lower). In a Batch Transform
+    container (``SAGEMAKER_BATCH``) the default is :data:`BATCH_RESPONSE_BYTES`."""
+    default = BATCH_RESPONSE_BYTES if in_batch_transform(environ) else 6 * 1000 * 1000
+    return _positive_bytes(environ, "FASTTEXT_MAX_RESPONSE_BYTES", default)
+
+
+# SageMaker's real-time InvokeEndpoint payload limit; FASTTEXT_MAX_REQUEST_BYTES (model env) changes it;
+# in Batch Transform it follows MaxPayloadInMB.
 MAX_REQUEST_BYTES = max_request_bytes(os.environ)
+# The answer's cap: with "k": -1 on a many-class model, or many tiny lines, it can be many times the
+# request; above it the request gets a 413 that says how many reviews fit, checked as the answer is built
+# (so a runaway answer never fills the worker's memory) and again on the exact body.
+MAX_RESPONSE_BYTES = max_response_bytes(os.environ)
+# predict_fn scores this many reviews at a time and stops at the first batch that takes the answer over the cap
+RESPONSE_CHECK_REVIEWS = 2048
 
 try:  # the inference toolkit turns these into an HTTP response with their status code
     from sagemaker_inference.errors import BaseInferenceToolkitError as _ToolkitError
@@ -159,9 +205,11 @@ def _body_text(body, charset):
 
 class Reviews(list):
     """``input_fn``'s result: the review texts, and ``top`` = ``(k, threshold)`` when the request asked for
-    ranked classes (``"configuration"``), else ``None``."""
+    ranked classes (``"configuration"``), else ``None``; for JSON Lines, ``top`` is a list with each
+    line's ``(k, threshold)`` and ``lines`` is True."""
 
     top = None
+    lines = False
 
 
 def _configuration(config):
@@ -201,6 +249,43 @@ def _json_texts(payload):
     return texts
 
 
+def _jsonlines_texts(text):
+    """JSON Lines, one review per line, in BlazingText's Batch Transform shape: ``{"source": "review"}``
+    with optional ``"k"`` (and ``"threshold"``); other keys (an id carried along) are left alone. A bare
+    JSON string line (what an ``InputFilter`` of ``$.source`` leaves) is a review too. Line ends: ``\\n``
+    or ``\\r\\n``; the last line's end is optional. Every line must be a record: a blank or broken one is a
+    400 naming its line number (counted within this request: one Batch Transform mini-batch)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final line's end
+    texts = Reviews()
+    texts.lines, texts.top = True, []
+    for number, line in enumerate(lines, 1):
+        line = line[:-1] if line.endswith("\r") else line
+        if not line.strip():
+            raise RequestError(400, f'line {number} is empty; every line must be {{"source": "review text"}}')
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RequestError(400, f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+        except RecursionError:
+            raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
+        if isinstance(record, str):
+            record = {"source": record}
+        if not isinstance(record, dict) or not isinstance(record.get("source"), str):
+            raise RequestError(400, f'line {number} must be {{"source": "review text"}} (with optional "k"), '
+                                    f"got {line[:80]!r}")
+        try:
+            top = _configuration({key: record[key] for key in ("k", "threshold") if key in record})
+        except RequestError as exc:
+            raise RequestError(400, f"line {number}: {exc.message}") from None
+        texts.append(record["source"])
+        texts.top.append(top)
+    if not texts:
+        raise RequestError(400, "request holds no JSON lines")
+    return texts
+
+
 def input_fn(request_body, content_type):
     """Request -> list of review texts (raw; normalized by the predictor as in training)."""
     if not content_type:
@@ -220,6 +305,8 @@ def input_fn(request_body, content_type):
             except RecursionError:  # "[[[[..." a few thousand deep: json's recursive decoder gives up
                 raise RequestError(400, "request body is not valid JSON: nested too deeply") from None
             texts = _json_texts(payload)
+        elif media == JSONLINES_TYPE:
+            texts = _jsonlines_texts(text)
         elif media == TEXT_TYPE:
             from .text import split_lines
 
@@ -232,39 +319,81 @@ def input_fn(request_body, content_type):
                 texts = [",".join(record) for record in csv.reader(io.StringIO(text, newline=""), strict=True)]
             except csv.Error as exc:
                 raise RequestError(400, f"request body is not valid CSV: {exc}") from None
-    if not any(t.strip() for t in texts):
-        raise RequestError(400, "request holds no review text")
+    if not getattr(texts, "lines", False) and not any(t.strip() for t in texts):  # a JSON line is a record even
+        raise RequestError(400, "request holds no review text")                    # when its review is empty
     for i, text in enumerate(texts):  # a lone surrogate ("\ud800" in JSON, or a charset such as unicode_escape)
         try:                          # failed in featurization, as a 500
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise RequestError(400, f"review {i} is not valid Unicode text (character {text[exc.start]!r} at "
+            where = f"line {i + 1}" if getattr(texts, "lines", False) else f"review {i}"
+            raise RequestError(400, f"{where} is not valid Unicode text (character {text[exc.start]!r} at "
                                     f"position {exc.start}: a lone surrogate)") from None
     return texts
 
 
+class Answers(list):
+    """``predict_fn``'s result: one answer per review, in order; ``ranked``: each answer is a list of
+    classes (a ``"configuration"`` or JSON Lines request), else one class; ``lines``: a JSON Lines request."""
+
+    ranked = False
+    lines = False
+
+
+def _too_big(reviews_measured, total_reviews, size):
+    """413 for an answer of ``size`` bytes (or more) to the first ``reviews_measured`` of ``total_reviews``."""
+    fits = reviews_measured * MAX_RESPONSE_BYTES // size
+    return RequestError(413, f"the answer to {total_reviews} reviews would exceed the response limit of "
+                             f"{MAX_RESPONSE_BYTES} bytes (FASTTEXT_MAX_RESPONSE_BYTES): {size} bytes for the first "
+                             f"{reviews_measured}; send at most about {fits} reviews per request, or ask for fewer "
+                             f"classes (k)")
+
+
+def _answer_bytes(answers, ranked):
+    """The size of ``answers`` in the smaller of the two response forms (the exact body is checked again)."""
+    return min(len(_json_body(answers)), len(_jsonlines_body(answers, ranked)))
+
+
 def predict_fn(input_data, model):
     """Reviews -> one ``{"label", "probability", "class_id"}`` per review (the most probable class); with a
-    request ``"configuration"``, a list of them per review (:meth:`Predictor.predict_top`)."""
+    request ``"configuration"`` (or JSON Lines), a list of them per review (:meth:`Predictor.predict_top`).
+
+    Scored :data:`RESPONSE_CHECK_REVIEWS` at a time: a request whose answer outgrows
+    :data:`MAX_RESPONSE_BYTES` stops with a 413 at the batch that crosses it."""
     predictor = getattr(model, "predictor", None)
     if predictor is None:
         raise TypeError("model_fn must return the block with its Predictor attached (fasttext_lib.sm_serve.model_fn)")
+    texts = list(input_data)
     top = getattr(input_data, "top", None)
-    if top is not None:
-        return predictor.predict_top(input_data, k=top[0], threshold=top[1])
-    return predictor.predict(input_data)
+    answers = Answers()
+    answers.ranked, answers.lines = top is not None, bool(getattr(input_data, "lines", False))
+    size = 0
+    for start in range(0, len(texts), RESPONSE_CHECK_REVIEWS):
+        chunk = texts[start:start + RESPONSE_CHECK_REVIEWS]
+        if top is None:
+            part = predictor.predict(chunk)
+        elif isinstance(top, list):  # JSON Lines: each line its own k and threshold, scored together per setting
+            part = [None] * len(chunk)
+            settings = top[start:start + len(chunk)]
+            for setting in sorted(set(settings)):
+                where = [i for i, s in enumerate(settings) if s == setting]
+                for i, ranked in zip(where, predictor.predict_top([chunk[i] for i in where], *setting)):
+                    part[i] = ranked
+        else:
+            part = predictor.predict_top(chunk, k=top[0], threshold=top[1])
+        size += _answer_bytes(part, answers.ranked)
+        if size > MAX_RESPONSE_BYTES:
+            raise _too_big(start + len(chunk), len(texts), size)
+        answers.extend(part)
+    return answers
 
 
-def _accepts_json(accept):
-    """Does an ``Accept`` header admit ``application/json``? (RFC 9110: the most specific range decides its q.)
-
-    ``application/json, text/plain`` and ``text/html, */*;q=0.8`` do; ``application/json;q=0`` or
-    ``text/csv`` alone do not. Case and parameters other than ``q`` are ignored; an empty header
-    accepts anything.
-    """
+def _accept_weights(accept):
+    """``Accept`` -> (q of ``application/json``, q of ``application/jsonlines``), each from the most specific
+    range that matches it (RFC 9110), 0 where none does. Case and parameters other than ``q`` are ignored;
+    an empty header accepts anything."""
     if not accept or not str(accept).strip():
-        return True
-    best = None  # (specificity, q) of the most specific range that matches application/json
+        return 1.0, 1.0
+    best = {JSON_TYPE: None, JSONLINES_TYPE: None}  # media -> (specificity, q)
     for item in str(accept).split(","):
         media, *params = [part.strip() for part in item.split(";")]
         media = media.lower()
@@ -278,18 +407,69 @@ def _accepts_json(accept):
                     q = float(value.strip())
                 except ValueError:
                     q = 0.0  # an unreadable weight admits nothing
-        specificity = {JSON_TYPE: 2, "application/*": 1, "*/*": 0}.get(media)
-        if specificity is not None and (best is None or specificity > best[0]):
-            best = (specificity, q)
-    return best is not None and best[1] > 0
+        for target in best:
+            specificity = {target: 2, "application/*": 1, "*/*": 0}.get(media)
+            if specificity is not None and (best[target] is None or specificity > best[target][0]):
+                best[target] = (specificity, q)
+    return tuple(0.0 if best[t] is None else best[t][1] for t in (JSON_TYPE, JSONLINES_TYPE))
+
+
+def _accepts_json(accept):
+    """Does an ``Accept`` header admit ``application/json``? ``application/json, text/plain`` and
+    ``text/html, */*;q=0.8`` do; ``application/json;q=0`` or ``text/csv`` alone do not."""
+    return _accept_weights(accept)[0] > 0
+
+
+def _response_type(accept, lines):
+    """The response's media type. A JSON Lines request is answered in JSON Lines whenever ``Accept``
+    admits it or ``application/json`` (the toolkit hands a missing or ``*/*`` Accept on as
+    ``application/json``, so that cannot be told from no preference; BlazingText answers its JSON Lines
+    in kind too). Other requests: JSON, or JSON Lines when ``Accept`` weighs it above JSON."""
+    json_q, lines_q = _accept_weights(accept)
+    if lines:
+        return JSONLINES_TYPE if json_q > 0 or lines_q > 0 else None
+    if lines_q > json_q:
+        return JSONLINES_TYPE
+    return JSON_TYPE if json_q > 0 else None
+
+
+def _json_body(answers):
+    return json.dumps(answers)
+
+
+def _jsonlines_body(answers, ranked):
+    """One line per review, BlazingText's Batch Transform shape: ``{"label": [...], "prob": [...]}``, most
+    probable first, and ``"class_id": [...]``, the raw labels beside the names. Lines are separated by
+    ``\\n`` with none after the last: Batch Transform's ``AssembleWith=Line`` adds one after each
+    mini-batch's answer, and a line end of ours there would leave a blank line between mini-batches."""
+    out = []
+    for answer in answers:
+        classes = answer if ranked else [answer]
+        out.append(json.dumps({"label": [c["label"] for c in classes], "prob": [c["probability"] for c in classes],
+                               "class_id": [c["class_id"] for c in classes]}))
+    return "\n".join(out)
 
 
 def output_fn(prediction, accept):
-    """Predictions -> (``application/json`` text, ``"application/json"``).
+    """Predictions -> (body, media type): ``application/json`` text, or ``application/jsonlines`` (one line
+    per review, in order); 406 when ``Accept`` admits neither, 413 above :data:`MAX_RESPONSE_BYTES`.
 
     The toolkit sets the response's Content-Type from the second item (it would echo the
     ``Accept`` header, e.g. ``application/*``, if only the body came back).
     """
-    if not _accepts_json(accept):
-        raise RequestError(406, f"cannot answer in {str(accept)!r}; accept application/json")
-    return json.dumps(prediction), JSON_TYPE
+    lines = bool(getattr(prediction, "lines", False))
+    media = _response_type(accept, lines)
+    if media is None:
+        wanted = "application/jsonlines" if lines else "application/json or application/jsonlines"
+        raise RequestError(406, f"cannot answer in {str(accept)!r}; accept {wanted}")
+    if media == JSON_TYPE:
+        body = _json_body(prediction)
+    else:
+        ranked = getattr(prediction, "ranked", None)
+        if ranked is None:  # a plain list (not predict_fn's): ranked when its answers are lists
+            ranked = bool(prediction) and isinstance(prediction[0], list)
+        body = _jsonlines_body(prediction, ranked)
+    size = len(body.encode("utf-8"))
+    if size > MAX_RESPONSE_BYTES:
+        raise _too_big(len(prediction), len(prediction), size)
+    return body, media

@@ -505,12 +505,206 @@ def test_accept_headers_that_admit_json_get_json(endpoint, accept):
 
 
 @pytest.mark.parametrize("accept", [
-    "text/csv", "text/plain, text/html", "application/json;q=0", "application/json;q=0, */*", "*/*;q=0",
+    "text/csv", "text/plain, text/html", "application/json;q=0", "*/*;q=0",
     "application/*;q=0, text/*", "application/xml", "application/json;q=zero",
 ])
 def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
     status, _, response = endpoint.invoke(b'["tasty"]', "application/json", accept)
     assert status == 406 and "accept application/json" in response.splitlines()[0], response
+
+
+# --------------------------------------------------------------------------------------------
+# JSON Lines (SageMaker Batch Transform, BlazingText's shapes) and the response cap
+# --------------------------------------------------------------------------------------------
+def blazingtext_lines(rows, ranked):
+    """Predictor answers -> BlazingText's Batch Transform lines, with class_id beside label."""
+    out = []
+    for row in rows:
+        classes = row if ranked else [row]
+        out.append({"label": [c["label"] for c in classes], "prob": [c["probability"] for c in classes],
+                    "class_id": [c["class_id"] for c in classes]})
+    return out
+
+
+def read_lines(response):
+    """An answer's JSON Lines; none empty, no line end after the last (AssembleWith=Line adds it)."""
+    assert not response.endswith("\n")
+    return [json.loads(line) for line in response.split("\n")]
+
+
+# what the toolkit gives input_fn when the Accept header is missing or */*: its default, application/json
+@pytest.mark.parametrize("accept", ["application/jsonlines", None, "*/*", "application/json"])
+def test_jsonlines_in_jsonlines_out_one_line_per_record_in_order(endpoint, served, accept):
+    predictor = served[1]
+    texts = ["The pasta was great and the staff were friendly!", "Not good. Cold food and a long wait.",
+             "caf\u00e9 \u2713 tasty", "", "so so"]
+    records = [{"source": texts[0]}, {"source": texts[1], "id": 17}, {"source": texts[2]}, {"source": texts[3]},
+               texts[4]]  # an extra key is carried, not refused; a bare string (InputFilter "$.source") is a review
+    body = "\r\n".join(json.dumps(r, ensure_ascii=False) for r in records).encode("utf-8")  # no final line end
+    status, response_type, response = endpoint.invoke(body, "application/jsonlines", accept)
+    assert (status, response_type) == (200, "application/jsonlines"), response
+    assert read_lines(response) == blazingtext_lines(predictor.predict(texts), ranked=False)
+    assert [line["label"][0] for line in read_lines(response)] == [row["label"] for row in predictor.predict(texts)]
+
+
+def test_jsonlines_per_line_k_and_threshold(endpoint, served):
+    """BlazingText's {"source": ..., "k": 2}; each line its own k."""
+    predictor = served[1]
+    body = b'{"source": "great food", "k": 2}\n{"source": "awful"}\n{"source": "fine", "k": -1, "threshold": 1.0}\n'
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 200, response
+    lines = read_lines(response)
+    assert lines[0] == blazingtext_lines(predictor.predict_top(["great food"], k=2), ranked=True)[0]
+    assert len(lines[0]["label"]) == 2 and lines[0]["prob"][0] >= lines[0]["prob"][1]
+    assert lines[1] == blazingtext_lines(predictor.predict(["awful"]), ranked=False)[0]
+    assert lines[2] == {"label": [], "prob": [], "class_id": []}  # no class reaches probability 1.0: an empty line's worth
+
+
+@pytest.mark.parametrize("body, content_type, accept", [
+    ("\n".join(REVIEWS).encode() + b"\n", "text/plain", "application/jsonlines"),  # a plain review file, lines out
+    (json.dumps({"instances": REVIEWS}).encode(), "application/json", "application/jsonlines, application/json;q=0.5"),
+    (json.dumps(REVIEWS).encode(), "application/json", "application/json;q=0, */*"),  # JSON refused, anything else not
+])
+def test_other_requests_answer_jsonlines_when_accept_prefers_it(endpoint, served, body, content_type, accept):
+    status, response_type, response = endpoint.invoke(body, content_type, accept)
+    assert (status, response_type) == (200, "application/jsonlines"), response
+    assert read_lines(response) == blazingtext_lines(served[1].predict(REVIEWS), ranked=False)
+
+
+def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
+    body = json.dumps({"instances": REVIEWS, "configuration": {"k": 2}}).encode()
+    status, _, response = endpoint.invoke(body, "application/json", "application/jsonlines")
+    assert status == 200 and read_lines(response) == blazingtext_lines(served[1].predict_top(REVIEWS, k=2), ranked=True)
+
+
+@pytest.mark.parametrize("body, message", [
+    (b'{"source": "a"}\n\n{"source": "b"}\n', 'line 2 is empty; every line must be {"source": "review text"}'),
+    (b'{"source": "a"}\n{"source": "b"}\n{"text": "c"}\n', 'line 3 must be {"source": "review text"}'),
+    (b'{"source": "a"}\n{"source": 5}\n', 'line 2 must be {"source": "review text"}'),
+    (b'{"source": "a"}\n["b"]\n', 'line 2 must be {"source": "review text"}'),
+    (b'{"source": "a"}\n{"source": "b"\n', "line 2 is not valid JSON: Expecting ',' delimiter at column 15"),
+    (b'{"source": "a", "k": 0}\n', "line 1: configuration: k must be a whole number >= 1"),
+    (b'{"source": "a"}\n{"source": "b", "threshold": 2}\n', "line 2: configuration: threshold must be a probability"),
+    (b'{"source": "\\ud800"}\n', "line 1 is not valid Unicode text"),
+    (b"", "request holds no JSON lines"),
+    (b'{"source": "caf\xe9"}\n', "request body is not valid utf-8 text"),  # bytes reach input_fn undecoded: a 400
+])
+def test_bad_json_lines_get_a_one_line_400_naming_the_line(endpoint, body, message):
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 400 and message in response.splitlines()[0], response
+
+
+def test_jsonlines_is_not_one_of_the_toolkits_utf8_types():
+    """The toolkit decodes only these itself; application/jsonlines reaches input_fn as the raw bytes."""
+    from sagemaker_inference import content_types
+
+    assert sm_serve.JSONLINES_TYPE not in content_types.UTF8_TYPES
+    assert set(content_types.UTF8_TYPES) == {"application/json", "text/csv"}
+
+
+def test_jsonlines_accept_that_admits_neither_gets_406(endpoint):
+    status, _, response = endpoint.invoke(b'{"source": "a"}\n', "application/jsonlines", "text/csv")
+    assert status == 406 and "accept application/jsonlines" in response.splitlines()[0], response
+
+
+def test_batch_transform_file_through_the_packed_model(bundle, served, tmp_path):
+    """A Batch Transform mini-batch (SplitType=Line, MultiRecord) through the packed model.tar.gz's own
+    code/ and the real toolkits, in a fresh process; and one record per request (SingleRecord)."""
+    texts = ["great pasta, friendly staff", "cold food and a long wait", "ok", "the best brunch in town"] * 5
+    file = "".join(json.dumps({"source": t}) + "\n" for t in texts).encode()
+    dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
+    requests = [{"body": file, "content_type": "application/jsonlines", "accept": "application/jsonlines"}]
+    requests += [{"body": json.dumps({"source": t}).encode() + b"\n", "content_type": "application/jsonlines",
+                  "accept": "application/jsonlines"} for t in texts[:3]]
+    result = serve_archive(open(dest, "rb").read(), tmp_path, requests)
+    expected = blazingtext_lines(served[1].predict(texts), ranked=False)
+    answers = result["answers"]
+    assert [(a["status"], a["content_type"]) for a in answers] == [(200, "application/jsonlines")] * 4
+    assert read_lines(answers[0]["body"]) == expected
+    assert [read_lines(a["body"]) for a in answers[1:]] == [[line] for line in expected[:3]]
+    assert len(answers[0]["body"].splitlines()) == len(texts)
+
+
+def test_a_response_over_the_cap_is_a_413_that_says_what_fits(endpoint, served, monkeypatch):
+    predictor = served[1]
+    texts = [f"review {i}" for i in range(50)]
+    body = json.dumps({"instances": texts, "configuration": {"k": -1}}).encode()
+    full = json.dumps(predictor.predict_top(texts, k=-1))
+    monkeypatch.setattr(sm_serve, "MAX_RESPONSE_BYTES", len(full))
+    status, _, response = endpoint.invoke(body, "application/json", "application/json")
+    assert status == 200 and response == full  # exactly at the cap: answered
+    monkeypatch.setattr(sm_serve, "MAX_RESPONSE_BYTES", len(full) - 1)
+    status, _, response = endpoint.invoke(body, "application/json", "application/json")
+    first = response.splitlines()[0]
+    assert status == 413, response
+    assert first.startswith(f"the answer to 50 reviews would exceed the response limit of {len(full) - 1} bytes "
+                            f"(FASTTEXT_MAX_RESPONSE_BYTES)") and "send at most about 49 reviews per request" in first
+    # the same answer in JSON Lines is smaller: it fits
+    lines = "".join(json.dumps({"source": t, "k": -1}) + "\n" for t in texts).encode()
+    status, _, response = endpoint.invoke(lines, "application/jsonlines", "application/jsonlines")
+    assert status == 200 and len(response) < len(full) and len(read_lines(response)) == 50
+
+
+def test_a_runaway_answer_stops_before_the_rest_is_scored(served, monkeypatch):
+    """Many tiny lines with k=-1: scoring stops at the batch that crosses the cap, not after all of them."""
+    model = served[0]
+    scored = []
+    predict_top = model.predictor.predict_top
+    monkeypatch.setattr(model.predictor, "predict_top", lambda texts, *a, **k: scored.append(len(texts)) or
+                        predict_top(texts, *a, **k))
+    monkeypatch.setattr(sm_serve, "RESPONSE_CHECK_REVIEWS", 100)
+    monkeypatch.setattr(sm_serve, "MAX_RESPONSE_BYTES", 20000)
+    reviews = sm_serve.input_fn(json.dumps({"instances": ["a"] * 10000, "configuration": {"k": -1}}).encode(),
+                                "application/json; charset=utf-8")
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.predict_fn(reviews, model)
+    assert caught.value.status_code == 413
+    assert sum(scored) <= 300 and len(scored) <= 3, scored  # ~95 bytes a review in JSON Lines: the cap at ~210
+
+
+def test_max_response_bytes_comes_from_the_model_environment(bundle, served, tmp_path):
+    dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
+    one = json.dumps(served[1].predict(["good food"]))
+    result = serve_archive(open(dest, "rb").read(), tmp_path, [
+        {"body": b"good food\n", "content_type": "text/plain", "accept": "application/json"},
+        {"body": b"good food\ngood food\n", "content_type": "text/plain", "accept": "application/json"},
+    ], env={"FASTTEXT_MAX_RESPONSE_BYTES": str(len(one))})
+    ok, too_big = result["answers"]
+    assert ok["status"] == 200 and ok["body"] == one
+    assert too_big["status"] == 413 and f"response limit of {len(one)} bytes" in too_big["body"], too_big
+
+
+def test_batch_transform_sets_the_defaults_from_its_own_environment():
+    """SageMaker sets SAGEMAKER_BATCH and SAGEMAKER_MAX_PAYLOAD_IN_MB (MaxPayloadInMB) in a Batch Transform
+    container: a mini-batch it sends fits the request cap, and the answer cap is the memory guard's."""
+    batch = {"SAGEMAKER_BATCH": "true", "SAGEMAKER_MAX_PAYLOAD_IN_MB": "20"}
+    assert sm_serve.max_request_bytes(batch) == 20 * 1024 * 1024
+    assert sm_serve.max_response_bytes(batch) == sm_serve.BATCH_RESPONSE_BYTES == 100 * 1000 * 1000
+    ours = {**batch, "FASTTEXT_MAX_REQUEST_BYTES": "1000", "FASTTEXT_MAX_RESPONSE_BYTES": "2000"}
+    assert (sm_serve.max_request_bytes(ours), sm_serve.max_response_bytes(ours)) == (1000, 2000)  # ours win
+    for unusable in ("0", "", "six"):  # the platform's variable: never stops the endpoint
+        assert sm_serve.max_request_bytes({"SAGEMAKER_MAX_PAYLOAD_IN_MB": unusable}) == 6 * 1024 * 1024
+    assert sm_serve.max_response_bytes({"SAGEMAKER_BATCH": "false"}) == 6 * 1000 * 1000
+
+
+def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_path):
+    dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
+    line = json.dumps({"source": "good food " * 50}).encode() + b"\n"
+    body = line * (6 * 1024 * 1024 // len(line) + 1)  # just over 6 MiB
+    result = serve_archive(open(dest, "rb").read(), tmp_path, [
+        {"body": body, "content_type": "application/jsonlines", "accept": "application/jsonlines"},
+    ], env={"SAGEMAKER_BATCH": "true", "SAGEMAKER_MAX_PAYLOAD_IN_MB": "7"})
+    answer = result["answers"][0]
+    assert answer["status"] == 200, answer["body"][:300]
+    assert len(answer["body"].splitlines()) == len(body.splitlines())
+
+
+@pytest.mark.parametrize("raw", ["6MB", "", "-1", "0", "1.5"])
+def test_a_bad_max_response_bytes_is_named_at_start_up(raw):
+    assert sm_serve.max_response_bytes({}) == 6 * 1000 * 1000
+    assert sm_serve.max_response_bytes({"FASTTEXT_MAX_RESPONSE_BYTES": "2000"}) == 2000
+    with pytest.raises(ValueError, match=rf"^FASTTEXT_MAX_RESPONSE_BYTES must be a positive whole number of bytes, got {raw!r}$"):
+        sm_serve.max_response_bytes({"FASTTEXT_MAX_RESPONSE_BYTES": raw})
 
 
 @pytest.mark.parametrize("body, content_type, status, message", [
@@ -954,6 +1148,71 @@ def test_model_repack_and_deploy(sm, bundle, served, tmp_path, monkeypatch):
     assert sm.request("CreateModel")["PrimaryContainer"]["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
 
 
+def test_batch_transform_request_as_the_readme_makes_it(sm, bundle, served, tmp_path):
+    """README's Batch Transform example: the CreateTransformJob request the SDK sends, and the model it
+    names serving a line of the input file through the toolkit."""
+    from fasttext_lib.sagemaker_utils import make_model
+
+    model_data = pack_model(bundle, f"s3://{sm.bucket}/ft/packed/model.tar.gz")
+    model = make_model(model_data, sm.bucket, "ft", role=ROLE, session=sm.session)
+    transformer = model.transformer(instance_count=1, instance_type="ml.m5.xlarge", strategy="MultiRecord",
+                                    max_payload=6, assemble_with="Line", accept="application/jsonlines",
+                                    output_path=f"s3://{sm.bucket}/ft/transform")
+    s3_put(f"s3://{sm.bucket}/ft/reviews/reviews.jsonl", b'{"source": "great food"}\n{"source": "cold and slow"}\n')
+    transformer.transform(f"s3://{sm.bucket}/ft/reviews/reviews.jsonl", content_type="application/jsonlines",
+                          split_type="Line", wait=False, logs=False)
+    job = sm.request("CreateTransformJob")
+    assert job["BatchStrategy"] == "MultiRecord" and job["MaxPayloadInMB"] == 6
+    assert job["TransformInput"]["ContentType"] == "application/jsonlines"
+    assert job["TransformInput"]["SplitType"] == "Line"
+    assert job["TransformOutput"] == {"S3OutputPath": f"s3://{sm.bucket}/ft/transform",
+                                      "Accept": "application/jsonlines", "AssembleWith": "Line"}
+    created = sm.request("CreateModel")
+    assert job["ModelName"] == created["ModelName"]
+    container = created["PrimaryContainer"]
+    assert container["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
+    # that model, as the job's container runs it: a mini-batch of the file's lines in, one line out per line
+    env = {"SAGEMAKER_BATCH": "true", "SAGEMAKER_MAX_PAYLOAD_IN_MB": str(job["MaxPayloadInMB"])}
+    result = serve_archive(s3_get(container["ModelDataUrl"]), tmp_path, [
+        {"body": s3_get(f"s3://{sm.bucket}/ft/reviews/reviews.jsonl"), "content_type": job["TransformInput"]["ContentType"],
+         "accept": job["TransformOutput"]["Accept"]}], program="entry_point.py", env=env)
+    answer = result["answers"][0]
+    assert (answer["status"], answer["content_type"]) == (200, "application/jsonlines"), answer["body"]
+    assert read_lines(answer["body"]) == blazingtext_lines(served[1].predict(["great food", "cold and slow"]), False)
+    transformer.delete_model()
+    assert sm.request("DeleteModel")["ModelName"] == created["ModelName"]
+
+
+def test_a_failed_deploy_leaves_nothing_behind(sm, bundle, monkeypatch):
+    """Notebook 04's clean-up: an endpoint that never comes into service (deploy raises, no predictor
+    to delete it with) still has its endpoint, endpoint config and model deleted."""
+    from botocore.exceptions import ClientError
+
+    from fasttext_lib.sagemaker_utils import delete_deployment, make_model
+
+    model = make_model(pack_model(bundle, f"s3://{sm.bucket}/ft/packed/model.tar.gz"), sm.bucket, "ft", role=ROLE,
+                       session=sm.session)
+
+    def never_in_service(*args, **kwargs):
+        raise RuntimeError("Error hosting endpoint: Failed. Reason: the primary container did not pass the ping health check")
+
+    monkeypatch.setattr(sm.session, "wait_for_endpoint", never_in_service)
+    with pytest.raises(RuntimeError, match="ping health check"):
+        model.deploy(initial_instance_count=1, instance_type="ml.m5.xlarge", endpoint_name="ft-failed")
+    client = sm.session.sagemaker_client
+    assert client.describe_endpoint(EndpointName="ft-failed")  # what a plain try/finally around predict() left
+    assert delete_deployment(model) == [("endpoint", "ft-failed"), ("endpoint config", "ft-failed"),
+                                        ("model", model.name)]
+    for describe, name in ((client.describe_endpoint, {"EndpointName": "ft-failed"}),
+                           (client.describe_endpoint_config, {"EndpointConfigName": "ft-failed"}),
+                           (client.describe_model, {"ModelName": model.name})):
+        with pytest.raises(ClientError):
+            describe(**name)
+    assert delete_deployment(model) == []  # again: nothing left, no error
+    assert delete_deployment(make_model(f"s3://{sm.bucket}/ft/packed/model.tar.gz", sm.bucket, "ft", role=ROLE,
+                                        session=sm.session)) == []  # never deployed
+
+
 def test_a_job_model_repacks_with_code(sm, bundle, served, tmp_path):
     """A training job's model.tar.gz holds only the bundle; the SDK's repack adds code/."""
     from fasttext_lib.sagemaker_utils import make_model
@@ -989,7 +1248,7 @@ def test_notebook_cells_are_guarded_and_thin():
     assert "make_estimator(" in code and "make_tuner(" in code and "fetch_job_model(" in code
     params, code = sources["04_inference.ipynb"]
     assert "deploy = False" in params and "pack_model(" in code and "make_model(" in code
-    assert "delete_endpoint()" in code
+    assert "delete_deployment(model)" in code and "finally:" in code
 
 
 # --------------------------------------------------------------------------------------------
