@@ -13,7 +13,10 @@ bundle writes
 * ``model.params`` with only the small output layer;
 
 and :func:`load_into` rebuilds the full table: every row from the seed (natively, on all cores), then
-the stored rows on top. With float32 the rebuilt model is bit-identical to the trained one.
+the stored rows on top. With float32 the rebuilt model is bit-identical to the trained one. Prediction
+on the CPU (predict.Predictor, the endpoint) does not rebuild it: :class:`StoredRows` hands out each
+document's rows, stored or made from the seed, and the full table is built only if something asks
+for the model itself.
 
 Why per-row quantization: at Yelp size nearly every one of the 2M bigram buckets is changed, so
 storing only changed rows saves nothing there, and the trained rows are spread nearly uniformly in
@@ -187,13 +190,9 @@ def write_npz(path, arrays):
                     fid.write(memoryview(block).cast("B"))  # bytes: Python 3.8's zipfile counts len(data)
 
 
-def load_into(model, directory, params_name, compact, ctx):
-    """Give ``model`` (built with the bundle's shape, not initialized) the compact bundle's parameters."""
-    import mxnet as mx
-    from mxnet import nd
-
-    from .init_rows import fill_table
-    from .model import NonFinite, adopt_data, all_finite, cpu_view
+def read_rows(directory, compact, num_rows, emsize):
+    """The compact bundle's :class:`StoredRows`, checked against the bundle's table shape."""
+    from .model import NonFinite, all_finite
 
     bits = QUANTIZED_BITS.get(compact.get("dtype"))
     try:
@@ -201,23 +200,74 @@ def load_into(model, directory, params_name, compact, ctx):
             seed, rows = int(stored["seed"]), stored["rows"]
             if bits:
                 codes, scales = stored["codes"], stored["scales"]
-                width = model.emsize if bits == 8 else (model.emsize + 1) // 2
+                width = emsize if bits == 8 else (emsize + 1) // 2
                 if codes.shape != (len(rows), width) or scales.shape != (len(rows),):
-                    raise ValueError(f"{ROWS_FILE} does not fit a {model.num_rows} x {model.emsize} table")
-                values = np.empty((len(rows), model.emsize), np.float32)
+                    raise ValueError(f"{ROWS_FILE} does not fit a {num_rows} x {emsize} table")
+                values = np.empty((len(rows), emsize), np.float32)
                 for a in range(0, len(rows), _BLOCK):
-                    values[a:a + _BLOCK] = dequantize(codes[a:a + _BLOCK], scales[a:a + _BLOCK], bits, model.emsize)
+                    values[a:a + _BLOCK] = dequantize(codes[a:a + _BLOCK], scales[a:a + _BLOCK], bits, emsize)
             else:
                 values = stored["values"]
     except (OSError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"unreadable {ROWS_FILE}: {exc}") from None
-    if len(rows) and (rows.min() < 0 or rows.max() >= model.num_rows) or values.shape != (len(rows), model.emsize):
-        raise ValueError(f"{ROWS_FILE} does not fit a {model.num_rows} x {model.emsize} table")
+    if len(rows) and (rows.min() < 0 or rows.max() >= num_rows) or values.shape != (len(rows), emsize):
+        raise ValueError(f"{ROWS_FILE} does not fit a {num_rows} x {emsize} table")
     if not all_finite(values):  # float16 bundles written before save() refused values beyond 65504 hold inf
         raise NonFinite(f"{ROWS_FILE}'s stored {compact.get('dtype')} rows")
-    table = nd.empty((model.num_rows, model.emsize), ctx=mx.cpu(), dtype="float32")
-    view = cpu_view(table)
-    fill_table(seed, view)
-    view[rows] = values  # float16 widens exactly
+    return StoredRows(seed, rows, values, num_rows)
+
+
+class StoredRows:
+    """A compact bundle's embedding table without the table: the stored rows, and every other row made
+    from the seed when it is asked for. Prediction on the CPU reads it as it reads the dense table
+    (predict.CpuScorer), so a served compact model holds the rows training changed instead of all
+    ``num_rows x emsize`` floats (800 MB for a bigram model, ~1 GB per endpoint worker, of a corpus
+    that changed a few thousand rows), and loads without building them."""
+
+    def __init__(self, seed, rows, values, num_rows):
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) > 1 and not (np.diff(rows) > 0).all():  # save() writes them ascending; else as a dense
+            order = np.argsort(rows, kind="stable")           # table reads them: a row listed twice keeps the last
+            rows, values = rows[order], values[order]
+            last = np.append(rows[1:] != rows[:-1], True)
+            rows, values = rows[last], values[last]
+        self.seed, self.rows, self.values, self.num_rows = seed, rows, values, num_rows
+        self.dim = values.shape[1]
+
+    def rows_of(self, ids):
+        """Table rows ``ids`` (any int array) as float32 (len(ids), dim): stored values where stored
+        (float16 widens exactly), the seeded initial value elsewhere; what the dense table holds, bit for bit."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        out = np.empty((len(ids), self.dim), np.float32)
+        at = np.minimum(np.searchsorted(self.rows, ids), max(len(self.rows) - 1, 0))
+        stored = (self.rows[at] == ids) if len(self.rows) else np.zeros(len(ids), bool)
+        out[stored] = self.values[at[stored]]
+        if not stored.all():
+            missing = ~stored
+            out[missing] = initial_rows(self.seed, ids[missing], self.dim)
+        return out
+
+    def fill(self, table):
+        """Write the whole table into ``table`` (a writable float32 (num_rows, dim) array)."""
+        from .init_rows import fill_table
+
+        fill_table(self.seed, table)
+        table[self.rows] = self.values
+
+
+def materialize(model, stored, ctx):
+    """Give ``model``'s embedding the whole table of ``stored`` (:class:`StoredRows`), on ``ctx``."""
+    import mxnet as mx
+    from mxnet import nd
+
+    from .model import adopt_data, cpu_view
+
+    table = nd.empty((stored.num_rows, stored.dim), ctx=mx.cpu(), dtype="float32")
+    stored.fill(cpu_view(table))
     adopt_data(model.embedding.weight, table, [ctx])
+
+
+def load_into(model, directory, params_name, compact, ctx):
+    """Give ``model`` (built with the bundle's shape, not initialized) the compact bundle's parameters."""
+    materialize(model, read_rows(directory, compact, model.num_rows, model.emsize), ctx)
     model.output.load_parameters(os.path.join(directory, params_name), ctx=ctx)

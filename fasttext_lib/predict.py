@@ -66,18 +66,21 @@ class CpuScorer:
 
     ``model`` is a :class:`~fasttext_lib.model.FastTextClassifier` on a CPU context; its table is
     read through :func:`cpu_view`, so nothing is copied and training's later updates are seen
-    (build a new scorer after loading other parameters).
+    (build a new scorer after loading other parameters). ``stored``: a compact bundle's
+    :class:`~fasttext_lib.compact.StoredRows`, read instead of a table (``model``'s is never built).
     """
 
     DOCS_PER_CHUNK = 65536  # bounds the (docs x emsize) temporaries
 
-    def __init__(self, model, ctx):
+    def __init__(self, model, ctx, stored=None):
         from .model import cpu_view
 
-        self._weight = model.embedding.weight.data(ctx)  # keeps the viewed memory alive
-        self.table = cpu_view(self._weight)
-        if self.table is None:
-            raise ValueError("CpuScorer needs a dense float32 table on the CPU")
+        self._weight, self.stored = None, stored
+        if stored is None:
+            self._weight = model.embedding.weight.data(ctx)  # keeps the viewed memory alive
+            self.table = cpu_view(self._weight)
+            if self.table is None:
+                raise ValueError("CpuScorer needs a dense float32 table on the CPU")
         self.output = model.output.weight.data(ctx).asnumpy()  # (1 or classes, emsize): small
         self.binary, self.num_classes = model.binary, model.num_classes
 
@@ -90,20 +93,28 @@ class CpuScorer:
         first, last = bags.offsets[start], bags.offsets[stop]
         offsets = bags.offsets[start:stop + 1] - first
         rows, weights = bags.rows[first:last], bags.weights[first:last]
+        if self.stored is None:
+            table = self.table
+        else:  # the documents' own rows, as a small table that the entries index into
+            if len(rows) and (rows.min() < 0 or rows.max() >= self.stored.num_rows):
+                raise ValueError("a bag row is outside the table")
+            needed, rows = np.unique(rows, return_inverse=True)
+            table = self.stored.rows_of(needed)
         if native_features.available():
-            return native_features.bag_mean(self.table, rows, weights, offsets)
-        if len(rows) and (rows.min() < 0 or rows.max() >= len(self.table)):
+            return native_features.bag_mean(table, rows, weights, offsets)
+        if len(rows) and (rows.min() < 0 or rows.max() >= len(table)):
             raise ValueError("a bag row is outside the table")
-        out = np.zeros((stop - start, self.table.shape[1]), dtype=np.float32)
+        out = np.zeros((stop - start, table.shape[1]), dtype=np.float32)
         for a in range(0, len(rows), 1 << 18):  # entries at a time: bounds the gathered rows
             b = min(len(rows), a + (1 << 18))
             owners = np.searchsorted(offsets, np.arange(a, b), side="right") - 1
-            np.add.at(out, owners, self.table[rows[a:b]] * weights[a:b, None])
+            np.add.at(out, owners, table[rows[a:b]] * weights[a:b, None])
         return out
 
     def probabilities(self, bags):
         """Class probabilities (n, num_classes), float32, as :meth:`FastTextClassifier.probabilities`."""
-        self._weight.wait_to_read()  # MXNet's engine may still be writing the table (training)
+        if self._weight is not None:
+            self._weight.wait_to_read()  # MXNet's engine may still be writing the table (training)
         out = np.empty((len(bags), self.num_classes), dtype=np.float32)
         for start in range(0, len(bags), self.DOCS_PER_CHUNK):
             stop = min(len(bags), start + self.DOCS_PER_CHUNK)
@@ -158,7 +169,11 @@ def evaluate_bags(model, featurizer, bags, y, ctx, confusion=False):
 
     ``confusion=True`` adds ``"confusion"``: counts[true class][predicted class] (nested lists).
     """
-    probs = probabilities(model, featurizer, bags, ctx)
+    return metrics_of(probabilities(model, featurizer, bags, ctx), y, confusion)
+
+
+def metrics_of(probs, y, confusion=False):
+    """:func:`evaluate_bags`'s metrics from the class probabilities ``probs`` of documents labeled ``y``."""
     p_true = np.clip(probs[np.arange(len(y)), y], 1e-12, 1.0)
     predicted = probs.argmax(axis=1)
     metrics = {"accuracy": float((predicted == y).mean()), "loss": float(-np.log(p_true).mean()), "n": int(len(y))}
@@ -174,10 +189,14 @@ class Predictor:
 
     ``labels``: the classes as the training data wrote them (``"2"``); ``names``: how they are shown
     (``"positive"``), from the bundle's ``label_names`` (the raw label where it has none).
+
+    A compact bundle loaded on the CPU keeps only its stored rows (``stored``, compact.StoredRows): the
+    predictions read them directly, and :attr:`model`'s full table is built the first time it is asked for.
     """
 
-    def __init__(self, model, featurizer, labels, config, metrics=None, ctx=None, label_names=None):
-        self.model, self.featurizer, self.labels, self.config = model, featurizer, list(labels), config
+    def __init__(self, model, featurizer, labels, config, metrics=None, ctx=None, label_names=None, stored=None):
+        self._model, self._stored = model, stored
+        self.featurizer, self.labels, self.config = featurizer, list(labels), config
         if label_names is None:
             label_names = (config or {}).get("label_names") if isinstance(config, dict) else None
         self.label_names = dict(label_names or {})
@@ -185,6 +204,21 @@ class Predictor:
         self.metrics = metrics or {}
         self.ctx = ctx if ctx is not None else model.embedding.weight.list_ctx()[0]  # where the parameters live
         self._scorer = None
+
+    @property
+    def model(self):
+        """The Gluon classifier, its embedding table complete (built now from a compact bundle's rows)."""
+        if self._stored is not None:
+            from . import compact
+
+            compact.materialize(self._model, self._stored, self.ctx)
+            self._stored = None
+        return self._model
+
+    @property
+    def block(self):
+        """The Gluon classifier as loaded: a compact bundle's embedding table not built (see :attr:`model`)."""
+        return self._model
 
     @classmethod
     def load(cls, src, ctx="cpu"):
@@ -215,11 +249,19 @@ class Predictor:
         if featurizer.num_rows != config["num_rows"]:
             raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
         model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
+        stored = None
         try:
             if config.get("compact"):  # only the changed embedding rows are stored (compact.py)
                 from . import compact
 
-                compact.load_into(model, os.path.dirname(paths[PARAMS]), PARAMS, config["compact"], device)  # checks the stored rows
+                directory = os.path.dirname(paths[PARAMS])
+                stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"])  # checked
+                if device.device_type == "cpu":  # CpuScorer reads the stored rows: no table
+                    model.output.load_parameters(os.path.join(directory, PARAMS), ctx=device)
+                else:  # MXNet's operators need the table
+                    compact.materialize(model, stored, device)
+                    model.output.load_parameters(os.path.join(directory, PARAMS), ctx=device)
+                    stored = None
             else:
                 model.load_parameters(paths[PARAMS], ctx=device)
             # Predictions from inf/NaN weights are garbage (NaN probabilities, one class for everything):
@@ -232,14 +274,17 @@ class Predictor:
         except (mx.base.MXNetError, AssertionError, ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None
-        return cls(model, featurizer, config["labels"], config, metrics, device, label_names=config.get("label_names"))
+        return cls(model, featurizer, config["labels"], config, metrics, device, label_names=config.get("label_names"),
+                   stored=stored)
 
     def predict_proba(self, texts):
         """Class probabilities (n, num_classes) of raw texts, in order."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
-        bags = self.featurizer.transform(texts)
+        return self._probabilities(self.featurizer.transform(texts))
+
+    def _probabilities(self, bags):
         scorer = self.scorer()
         if scorer is None:
             return predict_bags(self.model, self.featurizer, bags, self.ctx)
@@ -247,8 +292,8 @@ class Predictor:
 
     def scorer(self):
         """The :class:`CpuScorer` of a CPU predictor (made once), else None (GPU: MXNet's operators)."""
-        if self._scorer is None and CpuScorer.usable(self.model, self.ctx):
-            self._scorer = CpuScorer(self.model, self.ctx)
+        if self._scorer is None and CpuScorer.usable(self._model, self.ctx):
+            self._scorer = CpuScorer(self._model, self.ctx, stored=self._stored)
         return self._scorer
 
     def predict(self, texts):
@@ -279,8 +324,7 @@ class Predictor:
         (rows: true class, columns: predicted class), and ``"per_class"``: each class's precision,
         recall, F1 and support (fastText's ``test-label``)."""
         y = encode_labels(data.labels, self.labels, "evaluation data")
-        metrics = evaluate_bags(self.model, self.featurizer, self.featurizer.transform(data.texts), y, self.ctx,
-                                confusion=confusion)
+        metrics = metrics_of(self._probabilities(self.featurizer.transform(data.texts)), y, confusion=confusion)
         if confusion:
             counts = metrics.pop("confusion")
             metrics["confusion_matrix"] = {"labels": list(self.names), "class_ids": list(self.labels), "counts": counts}
@@ -298,5 +342,6 @@ class Predictor:
 
     def word_vectors(self):
         """(tokens, vectors) for the vocabulary part of the embedding table."""
-        table = self.model.word_vectors()
-        return list(self.featurizer.vocab.idx_to_token), table[: self.featurizer.vocab_size]
+        vocab_size = self.featurizer.vocab_size
+        table = self._stored.rows_of(np.arange(vocab_size)) if self._stored is not None else self.model.word_vectors()
+        return list(self.featurizer.vocab.idx_to_token), table[:vocab_size]

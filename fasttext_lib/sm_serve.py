@@ -164,7 +164,7 @@ def model_fn(model_dir, context=None):
     if cached is not None and stamp is not None and cached[0] == stamp:
         return cached[1]
     predictor = Predictor.load(model_dir, ctx=ctx)
-    block = predictor.model
+    block = predictor.block  # a compact bundle's table is not built: predict_fn reads its stored rows
     block.predictor = predictor
     block.featurizer, block.labels, block.names = predictor.featurizer, predictor.labels, predictor.names
     _LOADED[key] = (stamp, block)

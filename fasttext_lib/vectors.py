@@ -208,7 +208,10 @@ def word_vectors(model):
 
         model = Predictor.load(str(model))
     featurizer = model.featurizer
-    table = model.model.word_vectors()
+    if hasattr(model, "word_vectors"):  # a Predictor: a compact bundle's vocabulary rows without its whole table
+        _, table = model.word_vectors()
+    else:
+        table = model.model.word_vectors()
     return WordVectors(list(featurizer.vocab.idx_to_token), np.ascontiguousarray(table[:featurizer.vocab_size]))
 
 

@@ -311,3 +311,67 @@ def test_write_npz_of_plain_and_empty_arrays_is_np_savez(tmp_path):
     write_npz(str(tmp_path / "a.npz"), dict(arrays, values=_RowBlocks(table, no_rows, "float32")))
     np.savez(tmp_path / "b.npz", **arrays, values=table[no_rows])
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native mean", "numpy mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
+def test_a_compact_bundle_predicts_on_the_cpu_without_building_its_table(small, tmp_path, monkeypatch, dtype, native):
+    """Loaded on the CPU, a compact bundle keeps only its stored rows (compact.StoredRows): predictions,
+    evaluation and word vectors read them, each other row made from the seed, and equal bit for bit what
+    the full table (built when the model itself is asked for) gives. It built all 2M x emsize rows
+    first: ~1 GB per endpoint worker for a model that changed a few thousand rows."""
+    from fasttext_lib import native_features
+
+    trained, (_, val) = small
+    where = save_bundle(trained, str(tmp_path / "b"), compact=dtype)
+    lazy = Predictor.load(where)
+    assert not lazy.block.embedding.weight._data  # the table was never made
+    if not native:
+        monkeypatch.setattr(native_features, "available", lambda: False)
+    texts = val.texts + ["", "zzqx unseen words only", "great " * 300]
+    probs, metrics, (tokens, vectors) = lazy.predict_proba(texts), lazy.evaluate(val, confusion=True), lazy.word_vectors()
+    assert not lazy.block.embedding.weight._data
+    dense = Predictor.load(where)
+    table = dense.model.word_vectors()  # built now, as every caller of .model gets it
+    assert len(table) == trained.featurizer.num_rows
+    np.testing.assert_array_equal(probs, dense.predict_proba(texts))
+    assert metrics == dense.evaluate(val, confusion=True)
+    assert tokens == list(dense.featurizer.vocab.idx_to_token)
+    np.testing.assert_array_equal(vectors, table[:len(tokens)])
+    np.testing.assert_array_equal(lazy.model.word_vectors(), table)  # a lazy predictor builds the same table
+    np.testing.assert_array_equal(lazy.predict_proba(texts), probs)
+    if dtype == "float32":  # and that table is the trained one
+        np.testing.assert_array_equal(table, trained.model.word_vectors())
+
+
+def test_stored_rows_read_as_a_table_written_from_them():
+    """Rows out of order or listed twice (save() writes them ascending, once) read as a dense table written
+    from them in order: the last value of a row wins, every other row is its seeded initial value."""
+    from fasttext_lib.compact import StoredRows
+    from fasttext_lib.init_rows import fill_table
+
+    rng = np.random.default_rng(0)
+    rows = np.array([7, 2, 9, 2, 0, 7], np.int32)
+    values = rng.standard_normal((len(rows), 5)).astype(np.float32)
+    stored = StoredRows(11, rows, values, num_rows=12)
+    dense = fill_table(11, np.empty((12, 5), np.float32))
+    for r, v in zip(rows, values):
+        dense[r] = v
+    ids = np.array([0, 1, 2, 7, 9, 11, 2, 3])
+    np.testing.assert_array_equal(stored.rows_of(ids), dense[ids])
+    filled = np.empty((12, 5), np.float32)
+    stored.fill(filled)
+    np.testing.assert_array_equal(filled, dense)
+    empty = StoredRows(11, np.zeros(0, np.int32), np.zeros((0, 5), np.float32), num_rows=12)
+    np.testing.assert_array_equal(empty.rows_of(ids), fill_table(11, np.empty((12, 5), np.float32))[ids])
+
+
+def test_the_endpoint_serves_a_compact_bundle_from_its_stored_rows(small, tmp_path):
+    from fasttext_lib import sm_serve
+
+    trained, (_, val) = small
+    where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
+    block = sm_serve.model_fn(where)
+    answers = sm_serve.predict_fn(sm_serve.input_fn(json.dumps(val.texts[:20]), "application/json"), block)
+    assert not block.embedding.weight._data  # served without the full table
+    assert answers == Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none")).predict(val.texts[:20])
