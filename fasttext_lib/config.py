@@ -23,6 +23,17 @@ KVSTORES = ("auto", "local", "device", "dist_sync", "dist_async")
 DEFAULT_LR = {"adam": 0.01}
 FROM_DATA = "default: from the data (docs/RESULTS.md)"
 MAX_SEED = 2**32 - 1  # numpy seeds are 32-bit unsigned (train.py seeds numpy and MXNet with it)
+# MXNet 1.9's pip builds index a tensor with 32 bits (no USE_INT64_TENSOR_SIZE): a larger embedding
+# table (e.g. --ngrams 2 --emsize 1100 with 2M buckets) failed at allocation with a traceback.
+MAX_TABLE_VALUES = 2**31 - 1
+
+
+def check_table_size(num_rows, emsize, where="the embedding table"):
+    """Refuse a ``num_rows`` x ``emsize`` table larger than MXNet can allocate (one error line)."""
+    if int(num_rows) * int(emsize) > MAX_TABLE_VALUES:
+        raise FastTextError(f"{where}: {int(num_rows):,} rows x emsize {int(emsize)} = {int(num_rows) * int(emsize):,} "
+                            f"values, more than the {MAX_TABLE_VALUES:,} MXNet can hold in one tensor; "
+                            f"lower emsize or buckets")
 
 
 def _setting(default, help):
@@ -62,6 +73,9 @@ class TrainConfig:
                 raise FastTextError(f"{name} must be a positive integer, got {value!r}")
         if self.ngrams > 1 and (not isinstance(self.buckets, (int, np.integer)) or self.buckets <= 0):
             raise FastTextError(f"buckets must be a positive integer when ngrams > 1, got {self.buckets!r}")
+        # The smallest table these settings make (<unk>, one word, the n-gram buckets) must fit, refused
+        # before any data is read; the vocabulary's share is checked once it is known (model.py).
+        check_table_size(2 + (self.buckets if self.ngrams > 1 else 0), self.emsize, "emsize and buckets")
         if self.optimizer not in OPTIMIZERS:
             raise FastTextError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
         if self.lr_schedule not in LR_SCHEDULES:
