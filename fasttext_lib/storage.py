@@ -120,6 +120,37 @@ def s3_client():
     return boto3.session.Session().client("s3")
 
 
+def _stream_errors():
+    """What a response body's read raises when the connection drops or stalls mid-object."""
+    import botocore.exceptions as bex
+
+    names = ("ResponseStreamingError", "ReadTimeoutError", "IncompleteReadError")  # (older botocores lack some)
+    return tuple(getattr(bex, n) for n in names if hasattr(bex, n)) + (ConnectionError,)
+
+
+def get_s3_object(bucket, key, write, attempts=5):
+    """GET ``key`` and pass its body to ``write`` chunk by chunk; returns the GetObject answer.
+
+    botocore retries a request that fails before its answer starts, but not a body whose connection is
+    reset or stalls midway: a single such fault failed predict / evaluate / a resume from S3 checkpoints
+    (training's smart_open reads resume). The rest is asked for again (``Range``), from the same object
+    (``IfMatch`` its ETag: a replaced object is S3's 412, never a file stitched from two versions)."""
+    client, done, answer = s3_client(), 0, None
+    for attempt in range(attempts):
+        extra = {} if answer is None else {"Range": f"bytes={done}-", "IfMatch": answer["ETag"]}
+        part = client.get_object(Bucket=bucket, Key=key, **extra)
+        answer = answer or part
+        try:
+            for chunk in iter(lambda: part["Body"].read(1 << 20), b""):
+                write(chunk)
+                done += len(chunk)
+            return answer
+        except _stream_errors():
+            if attempt == attempts - 1:
+                raise
+            time.sleep(min(0.1 * 2 ** attempt, 2.0))
+
+
 def _first_line(exc):
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -756,8 +787,9 @@ def _read_s3_manifest(src, manifest_name):
     bucket, prefix = split_s3(src)
     with s3_errors(where):
         try:
-            answer = s3_client().get_object(Bucket=bucket, Key=_key(prefix.rstrip("/"), manifest_name))
-            raw = answer["Body"].read()
+            chunks = []
+            answer = get_s3_object(bucket, _key(prefix.rstrip("/"), manifest_name), chunks.append)
+            raw = b"".join(chunks)
         except Exception as exc:
             if _is_missing(exc) and _bucket_exists(bucket):
                 raise FastTextError(f"{src} has no {manifest_name}") from None
@@ -1251,9 +1283,7 @@ def fetch(src, manifest, names, local_dir):
         bucket, key = split_s3(uri)
         try:
             with s3_errors(uri), open(path, "wb") as fout:
-                body = s3_client().get_object(Bucket=bucket, Key=key)["Body"]
-                for chunk in iter(lambda: body.read(1 << 20), b""):
-                    fout.write(chunk)
+                get_s3_object(bucket, key, fout.write)
         except FastTextError as exc:
             if "no such S3 object" in str(exc):  # SetChanged: read_set reads the manifest again
                 raise _set_changed(src, name, entry) from None
