@@ -250,6 +250,20 @@ def same_location(a, b):
         return False
 
 
+def within(inner, outer):
+    """Whether the local path or S3 URI ``inner`` is ``outer`` or lies under it (links followed)."""
+    inner, outer = str(inner).rstrip("/"), str(outer).rstrip("/")
+    if is_s3(inner) or is_s3(outer):
+        if not (is_s3(inner) and is_s3(outer)):
+            return False
+        (b1, k1), (b2, k2) = split_s3(inner), split_s3(outer)
+        return b1 == b2 and (not k2 or k1 == k2 or k1.startswith(k2 + "/"))
+    if same_location(inner, outer):
+        return True
+    real_inner, real_outer = os.path.realpath(inner), os.path.realpath(outer)
+    return real_inner.startswith(real_outer.rstrip(os.sep) + os.sep)
+
+
 def exists(uri, forbidden_is_missing=False):
     """Whether a local path or S3 object exists. ``forbidden_is_missing``: for an optional file, a refused
     HEAD means absent: without s3:ListBucket, S3 answers 403 (not 404) for an object that does not exist."""

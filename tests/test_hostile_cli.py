@@ -164,10 +164,10 @@ def test_checkpoint_dir_that_is_a_file(tmp_path, data):
     assert (tmp_path / "ckpt").read_text() == "mine" and not (tmp_path / "out").exists() and not r.stdout.strip()
 
 
-@pytest.mark.parametrize("checkpoints", ["{out}", "{out}/", "{tmp}/./link"])
+@pytest.mark.parametrize("checkpoints", ["{out}", "{out}/", "{tmp}/./link", "{out}/ckpt", "{tmp}/link/ckpt/"])
 def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, data, checkpoints):
-    """Checkpoints in the bundle's own directory: every epoch was trained, then the bundle refused the
-    epoch-NNNN/ folders it found there (and so did every rerun, resumed from them)."""
+    """Checkpoints in the bundle's own directory, or a folder inside it: every epoch was trained, then the bundle
+    refused the epoch-NNNN/ folders (or the folder) it found there (and so did every rerun, resumed from them)."""
     from conftest import cli_in_process
 
     out = tmp_path / "out"
@@ -175,8 +175,17 @@ def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, 
     run = run_cli if checkpoints == "{out}" else cli_in_process  # one CLI process; the others in-process
     r = run("train", "--train", data["train"], "--output", out, "--checkpoint-dir",
             checkpoints.format(out=out, tmp=tmp_path), *TINY, "--epochs", "2")
-    assert_error(r, "is the --output directory; give the checkpoints a directory of their own")
+    assert_error(r, "is the --output directory or inside it, where the bundle goes; give the checkpoints a directory")
     assert not out.exists() and not r.stdout.strip()
+
+
+def test_checkpoint_dir_beside_the_output_with_its_name_as_prefix_is_fine(tmp_path, data):
+    from conftest import cli_in_process
+
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir",
+                       tmp_path / "out-ckpt", *TINY)
+    assert r.returncode == 0, r.stderr
+    assert os.listdir(tmp_path / "out-ckpt") == ["epoch-0001"]
 
 
 def test_sample_output_under_a_file(tmp_path):
