@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from .devices import check_ctx
+from .devices import check_ctx, check_table_size
 from .errors import FastTextError
 
 OPTIMIZERS = ("sgd", "adam")
@@ -23,17 +23,6 @@ KVSTORES = ("auto", "local", "device", "dist_sync", "dist_async")
 DEFAULT_LR = {"adam": 0.01}
 FROM_DATA = "default: from the data (docs/RESULTS.md)"
 MAX_SEED = 2**32 - 1  # numpy seeds are 32-bit unsigned (train.py seeds numpy and MXNet with it)
-# MXNet 1.9's pip builds index a tensor with 32 bits (no USE_INT64_TENSOR_SIZE): a larger embedding
-# table (e.g. --ngrams 2 --emsize 1100 with 2M buckets) failed at allocation with a traceback.
-MAX_TABLE_VALUES = 2**31 - 1
-
-
-def check_table_size(num_rows, emsize, where="the embedding table"):
-    """Refuse a ``num_rows`` x ``emsize`` table larger than MXNet can allocate (one error line)."""
-    if int(num_rows) * int(emsize) > MAX_TABLE_VALUES:
-        raise FastTextError(f"{where}: {int(num_rows):,} rows x emsize {int(emsize)} = {int(num_rows) * int(emsize):,} "
-                            f"values, more than the {MAX_TABLE_VALUES:,} MXNet can hold in one tensor; "
-                            f"lower emsize or buckets")
 
 
 def _setting(default, help):

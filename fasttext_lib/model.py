@@ -25,7 +25,7 @@ import numpy as np
 from mxnet import gluon, nd
 from mxnet.gluon import nn
 
-from .config import check_table_size
+from .devices import check_table_size
 from .init_rows import fill_table
 
 
