@@ -110,6 +110,16 @@ def check_output(dest):
         storage.check_writable(dest, CONFIG)
 
 
+def refuse_checkpoints_in_output(checkpoint_dir, dest, checkpoint_what, dest_what):
+    """Before training: checkpoints must not go into the bundle's directory (or a folder inside it). The
+    bundle refuses the epoch-NNNN/ folders (or the folder) it finds there, so every epoch was trained and
+    then nothing was saved (a training job's checkpoint_dir = SM_MODEL_DIR or under it; train's
+    --checkpoint-dir OUT/ckpt)."""
+    if storage.within(checkpoint_dir, dest):
+        raise FastTextError(f"{checkpoint_what} {checkpoint_dir} is the {dest_what} directory or inside it, where the "
+                            f"bundle goes; give the checkpoints a directory of their own")
+
+
 def publish_bundle(dest, config, paths, move=False, overwrite=True):
     """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest
     (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle)."""

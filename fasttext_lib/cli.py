@@ -191,7 +191,7 @@ def _json_number(value):
 
 def cmd_train(args):
     from . import label_names, storage
-    from .bundle import check_output, save_bundle
+    from .bundle import check_output, refuse_checkpoints_in_output, save_bundle
     from .config import config_from_args
     from .data import read_counted, read_labeled
     from .devices import describe_ctx
@@ -205,10 +205,7 @@ def cmd_train(args):
     # the data is read and the model trained, not after.
     check_output(args.output)
     if args.checkpoint_dir:
-        if storage.same_location(args.checkpoint_dir.rstrip("/"), args.output.rstrip("/")):
-            # the bundle refused the epoch-NNNN/ folders it found there, once every epoch had been trained
-            raise FastTextError(f"--checkpoint-dir {args.checkpoint_dir} is the --output directory; give the "
-                                f"checkpoints a directory of their own")
+        refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
         storage.check_writable(args.checkpoint_dir)
     if args.autotune_trials:
         _check_trials_output(args, config)

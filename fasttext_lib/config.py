@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from .devices import check_ctx
+from .devices import check_ctx, check_table_size
 from .errors import FastTextError
 
 OPTIMIZERS = ("sgd", "adam")
@@ -62,6 +62,9 @@ class TrainConfig:
                 raise FastTextError(f"{name} must be a positive integer, got {value!r}")
         if self.ngrams > 1 and (not isinstance(self.buckets, (int, np.integer)) or self.buckets <= 0):
             raise FastTextError(f"buckets must be a positive integer when ngrams > 1, got {self.buckets!r}")
+        # The smallest table these settings make (<unk>, one word, the n-gram buckets) must fit, refused
+        # before any data is read; the vocabulary's share is checked once it is known (model.py).
+        check_table_size(2 + (self.buckets if self.ngrams > 1 else 0), self.emsize, "emsize and buckets")
         if self.optimizer not in OPTIMIZERS:
             raise FastTextError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
         if self.lr_schedule not in LR_SCHEDULES:

@@ -18,6 +18,7 @@ import gzip
 import io
 import itertools
 import lzma
+import numbers
 import re
 import sys
 import tempfile
@@ -349,14 +350,24 @@ def _chain(first, rest):
     yield from rest
 
 
+def check_limit(limit):
+    """``limit`` (documents to read at most) must be ``None`` or a positive integer: 0 or a negative one
+    read one document (the count was checked after each), and prepare wrote one-document splits over the
+    user's prepared data without a word (notebook 01's ``train_docs``)."""
+    if limit is not None and (not isinstance(limit, numbers.Integral) or isinstance(limit, bool) or limit <= 0):
+        raise FastTextError(f"limit must be a positive number of documents (or None: all), got {limit!r}")
+
+
 def read_labeled(uri, fmt="auto", limit=None, find_names=True):
     """Read a whole dataset into memory; an empty dataset is an error.
 
+    ``limit``: at most this many documents (a positive integer; ``None``: all).
     ``find_names``: take ``names`` from a names file beside the data (``<stem>.classes.txt`` or
     ``classes.txt``, label_names.py), keeping the labels this data has.
     """
     from . import label_names
 
+    check_limit(limit)
     # The names file first: a bad one is reported before the data is read (minutes at Yelp size), not after.
     found = label_names.find_beside(uri) if find_names else {}
     data = LabeledTexts()

@@ -1,4 +1,4 @@
-"""Device specs (``ctx``) -> MXNet contexts, for training and serving alike."""
+"""Device specs (``ctx``) -> MXNet contexts, and the largest table MXNet allocates, for training and serving alike."""
 from .errors import FastTextError
 
 CTX_HELP = "use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1"
@@ -49,3 +49,16 @@ def parse_ctx(spec="auto"):
 
 def describe_ctx(ctxs):
     return ", ".join(str(c) for c in ctxs)
+
+
+# MXNet 1.9's pip builds index a tensor with 32 bits (no USE_INT64_TENSOR_SIZE): a larger embedding
+# table (e.g. --ngrams 2 --emsize 1100 with 2M buckets) failed at allocation with a traceback.
+MAX_TABLE_VALUES = 2**31 - 1
+
+
+def check_table_size(num_rows, emsize, where="the embedding table"):
+    """Refuse a ``num_rows`` x ``emsize`` table larger than MXNet can allocate (one error line)."""
+    if int(num_rows) * int(emsize) > MAX_TABLE_VALUES:
+        raise FastTextError(f"{where}: {int(num_rows):,} rows x emsize {int(emsize)} = {int(num_rows) * int(emsize):,} "
+                            f"values, more than the {MAX_TABLE_VALUES:,} MXNet can hold in one tensor; "
+                            f"lower emsize or buckets")

@@ -19,7 +19,7 @@ from http.client import HTTPException
 from urllib.parse import urlparse
 
 from . import label_names, storage
-from .data import check_fasttext_labels, read_labeled, write_fasttext_rows
+from .data import check_fasttext_labels, check_limit, read_labeled, write_fasttext_rows
 from .errors import FastTextError
 from .progress import bar
 
@@ -225,6 +225,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written.
     """
     spec = get_dataset(name)
+    check_limit(limit)  # before a download of up to ~1.5 GB
     archive = download(spec, cache_dir, base_url=base_url, progress=progress)
     with storage.staging_dir() as tmp:
         csvs = _extract_splits(archive, f"{spec.name}_csv", tmp)

@@ -25,6 +25,7 @@ import numpy as np
 from mxnet import gluon, nd
 from mxnet.gluon import nn
 
+from .devices import check_table_size
 from .init_rows import fill_table
 
 
@@ -40,6 +41,7 @@ class FastTextClassifier(gluon.HybridBlock):
         if num_classes < 2:
             raise ValueError("a classifier needs at least 2 classes")
         self.num_rows, self.emsize, self.num_classes = int(num_rows), int(emsize), int(num_classes)
+        check_table_size(self.num_rows, self.emsize)  # the vocabulary's words count too (TrainConfig checks buckets)
         self.binary = num_classes == 2
         with self.name_scope():
             self.embedding = nn.Embedding(self.num_rows, self.emsize, sparse_grad=True, prefix="embedding_")

@@ -362,6 +362,10 @@ def run_training(argv=None, environ=None):
         check_output(env.model_dir)
     if train_kwargs.get("checkpoint_dir"):
         from . import storage
+        from .bundle import refuse_checkpoints_in_output
+
+        if env.is_first_host:
+            refuse_checkpoints_in_output(train_kwargs["checkpoint_dir"], env.model_dir, "checkpoint_dir", "SM_MODEL_DIR")
         storage.check_writable(train_kwargs["checkpoint_dir"])
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     pretrained = None

@@ -120,6 +120,37 @@ def s3_client():
     return boto3.session.Session().client("s3")
 
 
+def _stream_errors():
+    """What a response body's read raises when the connection drops or stalls mid-object."""
+    import botocore.exceptions as bex
+
+    names = ("ResponseStreamingError", "ReadTimeoutError", "IncompleteReadError")  # (older botocores lack some)
+    return tuple(getattr(bex, n) for n in names if hasattr(bex, n)) + (ConnectionError,)
+
+
+def get_s3_object(bucket, key, write, attempts=5):
+    """GET ``key`` and pass its body to ``write`` chunk by chunk; returns the GetObject answer.
+
+    botocore retries a request that fails before its answer starts, but not a body whose connection is
+    reset or stalls midway: a single such fault failed predict / evaluate / a resume from S3 checkpoints
+    (training's smart_open reads resume). The rest is asked for again (``Range``), from the same object
+    (``IfMatch`` its ETag: a replaced object is S3's 412, never a file stitched from two versions)."""
+    client, done, answer = s3_client(), 0, None
+    for attempt in range(attempts):
+        extra = {} if answer is None else {"Range": f"bytes={done}-", "IfMatch": answer["ETag"]}
+        part = client.get_object(Bucket=bucket, Key=key, **extra)
+        answer = answer or part
+        try:
+            for chunk in iter(lambda: part["Body"].read(1 << 20), b""):
+                write(chunk)
+                done += len(chunk)
+            return answer
+        except _stream_errors():
+            if attempt == attempts - 1:
+                raise
+            time.sleep(min(0.1 * 2 ** attempt, 2.0))
+
+
 def _first_line(exc):
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -217,6 +248,20 @@ def same_location(a, b):
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist
         return False
+
+
+def within(inner, outer):
+    """Whether the local path or S3 URI ``inner`` is ``outer`` or lies under it (links followed)."""
+    inner, outer = str(inner).rstrip("/"), str(outer).rstrip("/")
+    if is_s3(inner) or is_s3(outer):
+        if not (is_s3(inner) and is_s3(outer)):
+            return False
+        (b1, k1), (b2, k2) = split_s3(inner), split_s3(outer)
+        return b1 == b2 and (not k2 or k1 == k2 or k1.startswith(k2 + "/"))
+    if same_location(inner, outer):
+        return True
+    real_inner, real_outer = os.path.realpath(inner), os.path.realpath(outer)
+    return real_inner.startswith(real_outer.rstrip(os.sep) + os.sep)
 
 
 def exists(uri, forbidden_is_missing=False):
@@ -774,8 +819,9 @@ def _read_s3_manifest(src, manifest_name):
     bucket, prefix = split_s3(src)
     with s3_errors(where):
         try:
-            answer = s3_client().get_object(Bucket=bucket, Key=_key(prefix.rstrip("/"), manifest_name))
-            raw = answer["Body"].read()
+            chunks = []
+            answer = get_s3_object(bucket, _key(prefix.rstrip("/"), manifest_name), chunks.append)
+            raw = b"".join(chunks)
         except Exception as exc:
             if _is_missing(exc) and _bucket_exists(bucket):
                 raise FastTextError(f"{src} has no {manifest_name}") from None
@@ -1269,9 +1315,7 @@ def fetch(src, manifest, names, local_dir):
         bucket, key = split_s3(uri)
         try:
             with s3_errors(uri), open(path, "wb") as fout:
-                body = s3_client().get_object(Bucket=bucket, Key=key)["Body"]
-                for chunk in iter(lambda: body.read(1 << 20), b""):
-                    fout.write(chunk)
+                get_s3_object(bucket, key, fout.write)
         except FastTextError as exc:
             if "no such S3 object" in str(exc):  # SetChanged: read_set reads the manifest again
                 raise _set_changed(src, name, entry) from None

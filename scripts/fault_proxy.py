@@ -7,6 +7,7 @@
     proxy.fail("GET", r"/vocab-", action="403")        # refuse (AccessDenied)
     proxy.fail("PUT", r"/config\\.json", action="reset")  # read half the body, then reset the connection
     proxy.fail("PUT", r"/config\\.json", action="lost")   # forward, then answer 500 (a lost response)
+    proxy.fail("GET", r"/train", action="cut")          # forward, send half the answer's body, then reset
     proxy.fail("PUT", r".", nth=3)                      # only the 3rd matching request (1-based)
     proxy.fail("GET", r".", action="403-if-missing")    # forward; a 404 answer becomes 403 AccessDenied
 
@@ -84,6 +85,18 @@ class FaultProxy:
                 status, headers, payload = self._forward(body)
                 if action == "lost":
                     return self._error(*_ERRORS["500"])
+                if action == "cut" and self.command != "HEAD":
+                    self.send_response(status)
+                    for k, v in headers:
+                        if k.lower() not in ("transfer-encoding", "connection", "date", "server"):
+                            self.send_header(k, v)  # the full Content-Length (and Content-Range) upstream gave
+                    self.end_headers()
+                    self.wfile.write(payload[:len(payload) // 2])
+                    self.wfile.flush()
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    self.close_connection = True
+                    return
                 if action == "403-if-missing" and status == 404:
                     return self._error(*_ERRORS["403"])
                 self.send_response(status)

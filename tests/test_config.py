@@ -76,3 +76,28 @@ def test_cli_options_build_a_validated_config():
     assert config_from_args(parser.parse_args(["train", "--train", "t", "--output", "o"])) == TrainConfig()
     with pytest.raises(FastTextError, match="optimizer must be one of sgd, adam"):
         config_from_args(parser.parse_args(["train", "--train", "t", "--output", "o", "--optimizer", "rmsprop"]))
+
+
+@pytest.mark.parametrize("settings", [dict(ngrams=2, emsize=1100), dict(ngrams=2, buckets=10**12), dict(emsize=10**12)])
+def test_a_table_larger_than_mxnet_can_allocate_is_refused_before_any_data(settings):
+    """2M buckets x emsize 1100 is 2.2e9 values: MXNet 1.9's 32-bit tensor sizes refused it at allocation
+    (a traceback, after the data was read); ngrams 1 ignores buckets."""
+    with pytest.raises(FastTextError, match="more than the 2,147,483,647 MXNet can hold in one tensor"):
+        TrainConfig(**settings)
+    TrainConfig(ngrams=1, buckets=10**12)
+    TrainConfig(ngrams=2, emsize=1000)  # 2M + 2 rows x 1000 fit
+
+
+def test_a_vocabulary_that_makes_the_table_too_large_is_one_error(tmp_path):
+    """The buckets fit, the words on top of them do not: found once the vocabulary is known, before allocating."""
+    from conftest import cli_in_process
+
+    data = tmp_path / "t.train"
+    data.write_text("".join(f"__label__{i % 2} w{i} x{i}\n" for i in range(200)))
+    emsize = 1000
+    buckets = 2**31 // emsize - 10  # room for 8 more rows: the 401-word vocabulary does not fit
+    r = cli_in_process("train", "--train", data, "--output", tmp_path / "out", "--ngrams", "2", "--buckets", buckets,
+                       "--emsize", emsize, "--epochs", "1", "--no-progress", "--ctx", "cpu")
+    assert r.returncode == 2 and r.stderr.startswith("error: the embedding table: "), r.stderr
+    assert "MXNet can hold in one tensor" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

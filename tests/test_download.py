@@ -261,6 +261,22 @@ def test_prepare_limit_caps_each_split(archive, server, tmp_path):
             assert f.read().splitlines() == _expected_lines(rows[:1])
 
 
+
+@pytest.mark.parametrize("limit", [0, -5, 2.5, True])
+def test_prepare_refuses_a_limit_that_is_not_a_positive_count_before_downloading(archive, server, tmp_path, limit):
+    """limit=0 or -5 (notebook 01's train_docs) wrote one-document splits over the prepared data, silently."""
+    spec, _ = archive
+    base_url, _ = server
+    prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=base_url, progress=False)
+    before = {name: (tmp_path / "out" / name).read_bytes() for name in os.listdir(tmp_path / "out")}
+    with pytest.raises(FastTextError, match=f"limit must be a positive number of documents .*got {limit!r}"):
+        prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache2"), base_url=base_url, limit=limit, progress=False)
+    assert {name: (tmp_path / "out" / name).read_bytes() for name in os.listdir(tmp_path / "out")} == before
+    assert not (tmp_path / "cache2").exists()  # refused before the download
+    with pytest.raises(FastTextError, match="limit must be a positive number"):
+        read_labeled(str(tmp_path / "out" / "tiny.train"), limit=limit)
+
+
 def test_prepare_writes_to_s3(archive, server, tmp_path, s3_bucket):
     spec, _ = archive
     base_url, _ = server

@@ -80,6 +80,13 @@ def predictions(model):
     return Predictor.load(str(model)).predict(REVIEWS.splitlines())
 
 
+def predictions_json(model):
+    """What ``predict`` prints for REVIEWS, each line parsed."""
+    from conftest import cli_in_process
+
+    return [json.loads(line) for line in cli_in_process("predict", "--model", model, input=REVIEWS).stdout.splitlines()]
+
+
 def copy_bundle(src, dest):
     dest.mkdir(parents=True)
     for name in os.listdir(src):
@@ -157,10 +164,10 @@ def test_checkpoint_dir_that_is_a_file(tmp_path, data):
     assert (tmp_path / "ckpt").read_text() == "mine" and not (tmp_path / "out").exists() and not r.stdout.strip()
 
 
-@pytest.mark.parametrize("checkpoints", ["{out}", "{out}/", "{tmp}/./link"])
+@pytest.mark.parametrize("checkpoints", ["{out}", "{out}/", "{tmp}/./link", "{out}/ckpt", "{tmp}/link/ckpt/"])
 def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, data, checkpoints):
-    """Checkpoints in the bundle's own directory: every epoch was trained, then the bundle refused the
-    epoch-NNNN/ folders it found there (and so did every rerun, resumed from them)."""
+    """Checkpoints in the bundle's own directory, or a folder inside it: every epoch was trained, then the bundle
+    refused the epoch-NNNN/ folders (or the folder) it found there (and so did every rerun, resumed from them)."""
     from conftest import cli_in_process
 
     out = tmp_path / "out"
@@ -168,8 +175,17 @@ def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, 
     run = run_cli if checkpoints == "{out}" else cli_in_process  # one CLI process; the others in-process
     r = run("train", "--train", data["train"], "--output", out, "--checkpoint-dir",
             checkpoints.format(out=out, tmp=tmp_path), *TINY, "--epochs", "2")
-    assert_error(r, "is the --output directory; give the checkpoints a directory of their own")
+    assert_error(r, "is the --output directory or inside it, where the bundle goes; give the checkpoints a directory")
     assert not out.exists() and not r.stdout.strip()
+
+
+def test_checkpoint_dir_beside_the_output_with_its_name_as_prefix_is_fine(tmp_path, data):
+    from conftest import cli_in_process
+
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir",
+                       tmp_path / "out-ckpt", *TINY)
+    assert r.returncode == 0, r.stderr
+    assert os.listdir(tmp_path / "out-ckpt") == ["epoch-0001"]
 
 
 def test_sample_output_under_a_file(tmp_path):
@@ -412,6 +428,49 @@ def test_get_refused_after_head_is_one_line(s3_model, proxy):
     proxy.fail("GET", r"/model-", "403")
     r = run_cli("predict", "--model", s3_model, input="x\n", env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "2"})
     assert_error(r, "access denied")
+
+
+
+@pytest.mark.parametrize("name", ["/config.json", "/model-", "/vocab-"])
+def test_a_bundle_file_whose_download_is_cut_midway_is_resumed(s3_model, proxy, monkeypatch, name):
+    """The connection reset after half an object's body: botocore retries a request, not a body, so a single
+    such fault failed predict / evaluate (and a resume from S3 checkpoints). The rest is asked for again."""
+    from conftest import cli_in_process
+
+    expected = predictions_json(s3_model)  # straight from the S3 server
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+    proxy.fail("GET", name, "cut", nth=1)
+    r = cli_in_process("predict", "--model", s3_model, input=REVIEWS)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(line) for line in r.stdout.splitlines()] == expected
+    gets = [path for method, path, _ in proxy.log if method == "GET" and name in path]
+    assert len(gets) == 2  # the cut GET and the one for the rest
+
+
+def test_a_bundle_download_cut_every_time_is_one_error_line(s3_model, proxy):
+    proxy.fail("GET", r"/model-", "cut")
+    r = run_cli("predict", "--model", s3_model, input="x\n", env={"AWS_ENDPOINT_URL": proxy.endpoint})
+    assert_error(r, "failed (connection lost or timed out)")
+    assert r.stdout == ""
+
+
+def test_training_data_whose_download_is_cut_midway_is_resumed(tmp_path, s3_bucket, proxy, tmpdir_env):
+    tmpdir, env = tmpdir_env
+    big = make_data(tmp_path / "big.csv", 5000, 3)
+    boto3.client("s3").upload_file(str(big), s3_bucket[len("s3://"):].split("/")[0], "data/big.csv")
+    proxy.fail("GET", r"/data/big\.csv", "cut", nth=1)
+    r = run_cli("train", "--train", f"{s3_bucket}/data/big.csv", "--output", tmp_path / "out", *TINY,
+                env={**env, "AWS_ENDPOINT_URL": proxy.endpoint})
+    assert r.returncode == 0, r.stderr
+    # every row was read, once: the seeded run equals one on the local file
+    assert run_cli("train", "--train", big, "--output", tmp_path / "local", *TINY).returncode == 0
+    assert predictions_json(tmp_path / "out") == predictions_json(tmp_path / "local")
+    proxy.clear()
+    proxy.fail("GET", r"/data/big\.csv", "cut")
+    r = run_cli("train", "--train", f"{s3_bucket}/data/big.csv", "--output", tmp_path / "out2", *TINY,
+                env={**env, "AWS_ENDPOINT_URL": proxy.endpoint})
+    assert_error(r, "big.csv failed")
+    assert not (tmp_path / "out2").exists() and os.listdir(tmpdir) == []
 
 
 @pytest.mark.parametrize("pattern", [r"/model-", r"/config\.json$"])

@@ -109,3 +109,26 @@ def test_papermill_reruns_with_parameters(tmp_path):
     injected = {}
     exec(code[1].source, {}, injected)  # noqa: S102 - papermill's own literal assignments
     assert injected == {"optimizer": "sgd", "epochs": 25}
+
+
+@pytest.mark.parametrize("name, overrides, message", [
+    ("01_data_prep.ipynb", {"train_docs": 0}, "train_docs must be a positive integer, got 0"),
+    ("01_data_prep.ipynb", {"dataset": "yelp"}, "unknown dataset 'yelp'"),
+    ("02_train_gpu.ipynb", {"epochs": 0}, "epochs must be a positive integer, got 0"),
+    ("02_train_gpu.ipynb", {"lr": -0.1}, "lr must be a positive finite number, got -0.1"),
+    ("02_train_gpu.ipynb", {"optimizer": "rmsprop"}, "optimizer must be one of sgd, adam, got 'rmsprop'"),
+    ("02_train_gpu.ipynb", {"autotune": True, "autotune_duration": 0}, "autotune_duration must be a positive number"),
+    ("03_cpu_vs_gpu.ipynb", {"timing_text": "yelp"}, "timing_text must be 'yelp-shaped' or 'dataset'"),
+    ("03_cpu_vs_gpu.ipynb", {"batch_size": 0}, "batch_size must be a positive integer, got 0"),
+    ("04_inference.ipynb", {"ctx": "gpu:x"}, "bad ctx 'gpu:x'"),
+    ("04_inference.ipynb", {"top_k": 0}, "top_k must be a positive integer, got 0"),
+])
+def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, message, tmp_path):
+    """`papermill -p epochs 0` (or a negative lr, an unknown optimizer or dataset) stops in the cell after the
+    parameters, before any data is read, with the parameter named: not after a download or deep in MXNet."""
+    code = code_cells(read(name))
+    defaults = {}
+    exec(code[0].source, {}, defaults)  # noqa: S102 - the committed parameters cell
+    exec(code[1].source, {**defaults, "output_dir": str(tmp_path)})  # the defaults pass   noqa: S102
+    with pytest.raises(Exception, match=message.replace("(", r"\(").replace(")", r"\)")):
+        exec(code[1].source, {**defaults, **overrides, "output_dir": str(tmp_path)})  # noqa: S102

@@ -273,6 +273,8 @@ GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
     ("bad boolean", r"bad hyperparameter: argument --progress: expected true or false"),
     ("unknown optimizer", r"optimizer must be one of sgd, adam"),
     ("zero batch size", r"batch_size must be a positive integer"),
+    # every epoch was trained, then the bundle refused the folder it found in the model dir
+    ("checkpoints inside the model dir", r"checkpoint_dir .*/model/ckpt is the SM_MODEL_DIR directory or inside it"),
     ("two hosts without parameter server", r"2 hosts but no parameter server"),
     ("bad pretrained vectors", r"wiki\.vec:2: expected a word and 100 values, got 2"),
     ("label names file with a duplicate", r"classes.txt: classes '1' and '2' have the same name 'x'"),
@@ -299,6 +301,8 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
         args = args_for(optimizer="rmsprop")
     elif case == "zero batch size":
         args = args_for(batch_size=0)
+    elif case == "checkpoints inside the model dir":
+        args = args_for(epochs=1, checkpoint_dir=tmp_path / "model" / "ckpt")
     elif case == "bad pretrained vectors":
         channels["pretrained"] = {"wiki.vec": _write(b"1 100\nword 1 2\n")}
     elif case == "label names file with a duplicate":
