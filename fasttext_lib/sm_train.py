@@ -15,8 +15,8 @@ with the source_dir as cwd; this module
 * maps the hyperparameters onto :class:`~fasttext_lib.config.TrainConfig`, whose fields the parser
   is derived from (``--batch-size`` and ``--batch_size`` both work; integers may come as
   ``10.0``; booleans are values: ``--progress false``; ``none`` or ``""`` is no value); ``ctx``
-  defaults to the ``SM_NUM_GPUS`` GPUs or the CPU; unknown arguments (the tuner's
-  ``_tuning_objective_metric``) are ignored;
+  defaults to the ``SM_NUM_GPUS`` GPUs or the CPU; an unknown hyperparameter is refused (with the closest
+  known name), except the platform's own (``_tuning_objective_metric``, ``sagemaker_*``), which are ignored;
 * trains on several hosts with MXNet's ``dist_sync`` kvstore when ``SM_HOSTS`` lists more than one
   (the estimator needs ``distribution={"parameter_server": {"enabled": True}}``);
 * checkpoints every epoch to ``--checkpoint-dir`` (default ``/opt/ml/checkpoints`` when that
@@ -103,6 +103,32 @@ def build_parser():
 def parse_hyperparameters(argv=None):
     """``--key value`` argv -> (Namespace, ignored arguments)."""
     return build_parser().parse_known_args(argv)
+
+
+# What BlazingText's and fastText's own hyperparameters call ours: the names a user brings from them.
+_OTHER_NAMES = {"learning_rate": "lr", "vector_dim": "emsize", "dim": "emsize", "word_ngrams": "ngrams",
+                "wordngrams": "ngrams", "mini_batch_size": "batch_size", "epoch": "epochs", "mincount": "min_count"}
+
+
+def check_unknown(ignored):
+    """Refuse hyperparameters this job does not know: a typo (``learning_rate`` for ``lr``) trained a whole
+    job with the default, its only trace a log line. Names starting with ``_`` (the tuner's
+    ``_tuning_objective_metric``) or ``sagemaker_`` (the SDK's, should a toolkit pass one on) are the
+    platform's, and pass."""
+    import difflib
+
+    names = [word[2:].split("=", 1)[0] for word in ignored if word.startswith("--")]
+    unknown = [n for n in names if n and not n.startswith(("_", "sagemaker_"))]
+    if not unknown:
+        return
+    known = sorted({opt[2:].replace("-", "_") for action in build_parser()._actions for opt in action.option_strings
+                    if opt.startswith("--") and opt != "--help"})
+    hints = []
+    for name in unknown:
+        close = [_OTHER_NAMES[name.lower()]] if name.lower() in _OTHER_NAMES else \
+            difflib.get_close_matches(name.replace("-", "_"), known, n=1, cutoff=0.6)
+        hints.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    raise FastTextError(f"unknown hyperparameter(s): {', '.join(hints)}; known: {', '.join(known)}")
 
 
 class ContainerEnv:
@@ -354,6 +380,7 @@ def run_training(argv=None, environ=None):
     config_kwargs, train_kwargs = plan_training(args, env)
     print(f"fasttext_lib {__version__} from {PACKAGE_DIR}; "
           f"host {env.current_host} of {len(env.hosts)}", flush=True)
+    check_unknown(ignored)
     if ignored:
         print(f"ignored arguments: {' '.join(ignored)}", flush=True)
     config = TrainConfig(**config_kwargs)  # validates the values

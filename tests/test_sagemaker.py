@@ -273,6 +273,7 @@ GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
     ("bad boolean", r"bad hyperparameter: argument --progress: expected true or false"),
     ("unknown optimizer", r"optimizer must be one of sgd, adam"),
     ("zero batch size", r"batch_size must be a positive integer"),
+    ("misspelt hyperparameter", r"unknown hyperparameter\(s\): learning_rate \(did you mean lr\?\), emsise \(did you mean emsize\?\); known: "),
     # every epoch was trained, then the bundle refused the folder it found in the model dir
     ("checkpoints inside the model dir", r"checkpoint_dir .*/model/ckpt is the SM_MODEL_DIR directory or inside it"),
     ("two hosts without parameter server", r"2 hosts but no parameter server"),
@@ -301,6 +302,8 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
         args = args_for(optimizer="rmsprop")
     elif case == "zero batch size":
         args = args_for(batch_size=0)
+    elif case == "misspelt hyperparameter":  # it trained a whole job with the default lr and epochs
+        args = args_for(epochs=1) + ["--learning_rate", "0.5", "--emsise", "50", "--_tuning_objective_metric", "x"]
     elif case == "checkpoints inside the model dir":
         args = args_for(epochs=1, checkpoint_dir=tmp_path / "model" / "ckpt")
     elif case == "bad pretrained vectors":
