@@ -51,6 +51,7 @@ from dataclasses import dataclass, replace
 
 from .config import TrainConfig
 from .data import LabeledTexts, sort_labels
+from .devices import table_fits
 from .errors import FastTextError
 from .predict import encode_labels, evaluate_bags, probabilities
 from .train import TrainedModel, featurize, train
@@ -199,6 +200,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         if key not in features:
             features[key] = featurize(train_data, val_data, config)
         featurize_seconds = time.time() - t0
+        if not table_fits(features[key][0].num_rows, config.emsize):  # its vocabulary too: skip, as above
+            continue
         trained = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
         right = probabilities(trained.model, trained.featurizer, features[key][2], trained.ctx[0]).argmax(axis=1) == y_val
         seconds = time.time() - t0
@@ -318,15 +321,15 @@ class _Search:
         yield "start", self.start
         lr0 = self.start.learning_rate
         for n in (1, 2, 3):
-            candidate = replace(self.start, ngrams=n)
-            if self._new(candidate):
+            candidate = _candidate(self.start, ngrams=n)
+            if candidate is not None and self._new(candidate):
                 yield "coarse", candidate
         orders = sorted({row["ngrams"] for row in self.results.values()},
                         key=lambda n: max(_rank(r) for r in self.results.values() if r["ngrams"] == n), reverse=True)
         for n in orders:
             for factor in (4.0, 0.25):
-                candidate = replace(self.start, ngrams=n, lr=_clip("lr", lr0 * factor))
-                if self._new(candidate):
+                candidate = _candidate(self.start, ngrams=n, lr=_clip("lr", lr0 * factor))
+                if candidate is not None and self._new(candidate):
                     yield "coarse", candidate
         steps = dict(FIRST_STEP)
         while steps:
@@ -362,7 +365,16 @@ class _Search:
         value = _clip(name, value)
         if name == "batch_size":
             value = min(value, 2 ** math.ceil(math.log2(self.n_train)))
-        return None if value == getattr(config, name) else replace(config, **{name: value})
+        return None if value == getattr(config, name) else _candidate(config, **{name: value})
+
+
+def _candidate(config, **changes):
+    """``config`` with ``changes``, or None when TrainConfig refuses them: a neighbour whose table MXNet
+    cannot hold (emsize 400 with a large --buckets) is a setting to skip, not the end of the search."""
+    try:
+        return replace(config, **changes)
+    except FastTextError:
+        return None
 
 
 def _clip(name, value):

@@ -56,9 +56,14 @@ def describe_ctx(ctxs):
 MAX_TABLE_VALUES = 2**31 - 1
 
 
+def table_fits(num_rows, emsize):
+    """Whether MXNet can allocate a ``num_rows`` x ``emsize`` table."""
+    return int(num_rows) * int(emsize) <= MAX_TABLE_VALUES
+
+
 def check_table_size(num_rows, emsize, where="the embedding table"):
     """Refuse a ``num_rows`` x ``emsize`` table larger than MXNet can allocate (one error line)."""
-    if int(num_rows) * int(emsize) > MAX_TABLE_VALUES:
+    if not table_fits(num_rows, emsize):
         raise FastTextError(f"{where}: {int(num_rows):,} rows x emsize {int(emsize)} = {int(num_rows) * int(emsize):,} "
                             f"values, more than the {MAX_TABLE_VALUES:,} MXNet can hold in one tensor; "
                             f"lower emsize or buckets")

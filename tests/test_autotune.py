@@ -357,3 +357,17 @@ def _assert_one_error_line(r, pattern):
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and pattern in lines[0], r.stderr
+
+
+def test_settings_whose_table_mxnet_cannot_hold_are_skipped(splits, monkeypatch):
+    """A neighbour such as emsize 40 with a large --buckets makes a table MXNet cannot allocate: it is skipped
+    and the search goes on (it ended the whole search with that error). The limit is lowered here so that
+    START's table (50k buckets x emsize 20 plus the vocabulary) fits and emsize 40 does not."""
+    from fasttext_lib import devices
+
+    monkeypatch.setattr(devices, "MAX_TABLE_VALUES", 1_200_000)
+    result = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=18, verbose=False)
+    trials = result.trials
+    with_buckets = trials[trials["ngrams"] > 1]
+    assert len(trials) == 18 and (with_buckets["emsize"] * 50_002 <= 1_200_000).all()
+    assert (trials["emsize"] < START.emsize).any()  # the emsize direction that fits was still tried
