@@ -138,7 +138,12 @@ def get_s3_object(bucket, key, write, attempts=5):
     client, done, answer = s3_client(), 0, None
     for attempt in range(attempts):
         extra = {} if answer is None else {"Range": f"bytes={done}-", "IfMatch": answer["ETag"]}
-        part = client.get_object(Bucket=bucket, Key=key, **extra)
+        try:
+            part = client.get_object(Bucket=bucket, Key=key, **extra)
+        except Exception as exc:
+            if answer is not None and _status(exc) == 412:  # replaced since the first part: a set being published
+                raise SetChanged(f"s3://{bucket}/{key} was replaced while it was read; try again") from None
+            raise
         answer = answer or part
         try:
             for chunk in iter(lambda: part["Body"].read(1 << 20), b""):
@@ -221,6 +226,12 @@ def _bucket_listable(client, bucket):
             return False
         raise
     return True
+
+
+def _status(exc):
+    """The HTTP status of a botocore ClientError (None for anything else)."""
+    response = getattr(exc, "response", None)
+    return response.get("ResponseMetadata", {}).get("HTTPStatusCode") if isinstance(response, dict) else None
 
 
 def _is_missing(exc):
@@ -1365,8 +1376,8 @@ def read_set(src, manifest_name, names, local_dir, attempts=8):
     import time
 
     for attempt in range(attempts):
-        manifest = read_manifest(src, manifest_name)
         try:
+            manifest = read_manifest(src, manifest_name)  # (replaced while read, it is read again)
             wanted = sorted(manifest["files"]) if names is None else names
             return manifest, fetch(src, manifest, wanted, local_dir)
         except SetChanged:

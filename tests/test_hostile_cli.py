@@ -809,3 +809,28 @@ def test_a_signal_whose_raise_a_del_swallowed_still_stops_the_run():
             HandlerRunsHere()
     raise_if_interrupted()  # outside any block: nothing pending
     assert signal.getsignal(signal.SIGTERM) == before  # the handlers are put back
+
+
+def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_model, proxy, monkeypatch, tmp_path, data):
+    """config.json's body cut half way, and the bundle replaced by another run before the rest was asked for:
+    the resumed read is refused by S3 (IfMatch: 412), which was an error line; now the new bundle is read
+    whole, as any reader arriving after the replace would."""
+    from conftest import cli_in_process
+    from fasttext_lib import storage
+
+    replaced = []
+    real_sleep = storage.time.sleep
+
+    def replace_then_sleep(seconds):  # the backoff before asking for the rest: another run publishes meanwhile
+        if not replaced:
+            r = run_cli("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "7")
+            assert r.returncode == 0, r.stderr
+            replaced.append(predictions_json(s3_model))
+        real_sleep(seconds)
+
+    monkeypatch.setattr(storage.time, "sleep", replace_then_sleep)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+    proxy.fail("GET", "/config.json", "cut", nth=1)
+    r = cli_in_process("predict", "--model", s3_model, input=REVIEWS)
+    assert r.returncode == 0, r.stderr
+    assert replaced and [json.loads(line) for line in r.stdout.splitlines()] == replaced[0]
