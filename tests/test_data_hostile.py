@@ -176,8 +176,7 @@ def _read_in_blocks(raw):
     return [line for _, lines in blocks for line in lines]
 
 
-@pytest.mark.parametrize("seed", range(300))
-def test_line_blocks_read_exactly_as_line_by_line(monkeypatch, seed):
+def test_line_blocks_read_exactly_as_line_by_line(monkeypatch):
     """predict reads in blocks (data.line_blocks) what the training readers read line by line (data._Lines):
     the same lines, and for bad input the same error at the same line, whatever the block boundaries.
     Random inputs built from what matters: line ends, CR, BOM, NUL, multi-byte and invalid UTF-8, lines
@@ -187,16 +186,22 @@ def test_line_blocks_read_exactly_as_line_by_line(monkeypatch, seed):
     from fasttext_lib import data
 
     monkeypatch.setattr(data, "MAX_LINE_BYTES", 50)
-    rng = random.Random(seed)
     pieces = [b"\n", b"\r\n", b"\r", b"\xef\xbb\xbf", "é".encode(), "€".encode(), "😀".encode(), b"a", b"word ",
               b"\xe9", b"\xff", b"\x00", b"\xe2\x82"]
-    weights = [8, 3, 1, 1, 3, 3, 2, 20, 20] + ([1, 1, 1, 1] if seed % 3 == 0 else [0, 0, 0, 0])
-    raw = b"".join(rng.choices(pieces, weights, k=rng.randrange(0, 400)))
-    if seed % 5 == 0:  # a line at the bound, or just over it
-        raw += b"x" * (50 + seed % 2) + b"\n" + raw
-    if seed % 7 == 0:
-        raw = b"\xef\xbb\xbf" + raw
-    assert _read_in_blocks(raw) == _read_line_by_line(raw)
+    outcomes = set()
+    for seed in range(300):
+        rng = random.Random(seed)
+        weights = [8, 3, 1, 1, 3, 3, 2, 20, 20] + ([1, 1, 1, 1] if seed % 3 == 0 else [0, 0, 0, 0])
+        raw = b"".join(rng.choices(pieces, weights, k=rng.randrange(0, 400)))
+        if seed % 5 == 0:  # a line at the bound, or just over it
+            raw += b"x" * (50 + seed % 2) + b"\n" + raw
+        if seed % 7 == 0:
+            raw = b"\xef\xbb\xbf" + raw
+        expected = _read_line_by_line(raw)
+        assert _read_in_blocks(raw) == expected, (seed, raw)
+        outcomes.add(expected.split(": ", 1)[1][:12] if isinstance(expected, str) else "lines")
+    # the inputs reach every outcome: lines, and each error
+    assert outcomes == {"lines", "line longer", "not UTF-8 te", "not a text f"}, outcomes
 
 
 @pytest.mark.parametrize("raw", [b"", b"\n", b"a", b"a\n\n", b"\xef\xbb\xbf\n", b"x" * 50, b"x" * 51, b"x" * 50 + b"\n",
