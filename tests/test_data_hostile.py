@@ -201,7 +201,7 @@ def test_line_blocks_read_exactly_as_line_by_line(monkeypatch):
         assert _read_in_blocks(raw) == expected, (seed, raw)
         outcomes.add(expected.split(": ", 1)[1][:12] if isinstance(expected, str) else "lines")
     # the inputs reach every outcome: lines, and each error
-    assert outcomes == {"lines", "line longer", "not UTF-8 te", "not a text f"}, outcomes
+    assert outcomes == {"lines", "line longer ", "not UTF-8 te", "not a text f"}, outcomes
 
 
 @pytest.mark.parametrize("raw", [b"", b"\n", b"a", b"a\n\n", b"\xef\xbb\xbf\n", b"x" * 50, b"x" * 51, b"x" * 50 + b"\n",
