@@ -156,13 +156,32 @@ def line_blocks(stream, name, compression=None):
             pass
         raise AssertionError(f"{name}: a block failed its checks but not line by line")  # pragma: no cover
 
+    def read_decompressed():
+        # A decompressor's read(n) that meets bad data raises and drops the text it had decoded before it,
+        # text that _Lines has read line by line: the error named the block's first line, not the line
+        # where the data goes bad. So read what decodes piece by piece, and on an error check and count it.
+        pieces, size = [], 0
+        while size < block_bytes:
+            try:
+                piece = stream.read1(min(io.DEFAULT_BUFFER_SIZE, block_bytes - size))  # as _Lines' readline reads it
+            except _DECOMPRESS_ERRORS as exc:
+                data = b"".join(pending + pieces)
+                whole = data[:data.rfind(b"\n") + 1]  # _Lines has read these lines, and a partial one past the bound
+                partial = data[len(whole):]
+                checked = _Lines(io.BytesIO(whole + partial[:MAX_LINE_BYTES + 1] if len(partial) > MAX_LINE_BYTES else whole),
+                                 name, None)
+                checked.lineno = lineno
+                for _ in checked:
+                    pass
+                raise FastTextError(f"{name}:{checked.lineno + 1}: corrupt or truncated {compression} data ({exc})") from None
+            if not piece:
+                break
+            pieces.append(piece)
+            size += len(piece)
+        return b"".join(pieces)
+
     while True:
-        try:
-            chunk = stream.read(block_bytes)
-        except _DECOMPRESS_ERRORS as exc:
-            if compression is None:
-                raise
-            raise FastTextError(f"{name}:{lineno + 1}: corrupt or truncated {compression} data ({exc})") from None
+        chunk = stream.read(block_bytes) if compression is None else read_decompressed()
         if not chunk and not pending:
             return
         cut = chunk.rfind(b"\n") + 1 if chunk else pending_bytes  # at EOF the last line needs no \n

@@ -206,3 +206,44 @@ def test_line_blocks_edges(monkeypatch, raw):
 
     monkeypatch.setattr(data, "MAX_LINE_BYTES", 50)
     assert _read_in_blocks(raw) == _read_line_by_line(raw)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_line_blocks_name_the_line_where_compressed_data_goes_bad(seed):
+    """A truncated or damaged gzip/bzip2/xz input: line_blocks names the same line as _Lines (the text
+    decoded before the bad data is counted), where it named the first line of its 1 MiB block."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import random
+
+    from fasttext_lib.data import _Lines, line_blocks
+
+    rng = random.Random(seed)
+    kind, compress = [("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)][seed % 3]
+    pieces = [b"\n", b"\r\n", "é".encode(), b"word ", b"\xff", b"\x00"]
+    weights = [5, 1, 2, 30] + ([1, 1] if seed % 4 == 0 else [0, 0])
+    text = b"".join(rng.choices(pieces, weights, k=rng.randrange(1, 60000)))
+    data = bytearray(compress(text))
+    if seed % 2:
+        del data[rng.randrange(len(data) // 2, len(data)):]  # cut
+    else:
+        data[rng.randrange(20, len(data))] ^= 0xFF  # damaged
+
+    def outcome(read):
+        try:
+            return read()
+        except FastTextError as exc:
+            return str(exc)
+
+    opener = {"gzip": lambda f: gzip.GzipFile(fileobj=f), "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
+
+    def by_line():
+        lines = (line[:-1] if line.endswith("\n") else line for line in _Lines(opener(io.BytesIO(bytes(data))), "in.gz", kind))
+        return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+    def in_blocks():
+        return [line for _, lines in line_blocks(opener(io.BytesIO(bytes(data))), "in.gz", kind) for line in lines]
+
+    assert outcome(in_blocks) == outcome(by_line)
