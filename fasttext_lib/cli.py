@@ -389,6 +389,8 @@ def _checked_lines(path):
     opened = []  # what this function opened and must close (not stdin itself)
 
     def blocks(limit=None):
+        if path == "-" and sys.stdin is None:  # started with stdin closed (<&-): Python sets it to None
+            raise FastTextError("standard input is closed: give the reviews with --input FILE or on stdin")
         raw = sys.stdin.buffer if path == "-" else storage.open_read(path)
         stream, compression = decompressed(raw, name)
         opened.extend([raw, stream] if path != "-" else [stream] if compression else [])

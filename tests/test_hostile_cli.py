@@ -868,3 +868,17 @@ def test_predict_answers_for_the_file_it_checked_when_it_changes_between_the_two
     else:
         assert r.returncode == 0 and r.stderr == "", r.stderr
         assert len(r.stdout.splitlines()) == 5000
+
+
+def test_predict_with_stdin_closed_is_one_error_line(bundle):
+    """``predict < &-`` (no --input, stdin closed): Python's sys.stdin is None; it was an AttributeError traceback."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, cwd=ROOT, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=ROOT), preexec_fn=lambda: os.close(0))
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr == "error: standard input is closed: give the reviews with --input FILE or on stdin\n"
