@@ -86,12 +86,35 @@ def _open_decompressed(uri):
     return decompressed(storage.open_read(uri, "rb"), uri)
 
 
+class _Prepended(io.RawIOBase):
+    """``head`` (bytes already read) and then the rest of the binary stream ``rest``."""
+
+    def __init__(self, head, rest):
+        self.head, self.rest = head, rest
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self.head[:len(buffer)] if self.head else self.rest.read1(len(buffer))
+        self.head = self.head[len(data):] if self.head else b""
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        self.rest.close()
+        super().close()
+
+
 def decompressed(raw, name):
     """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2 or xz
     data (``compression`` is then their name, else None); ``name`` is the file's, for errors."""
     if not hasattr(raw, "peek"):
         raw = io.BufferedReader(raw)
     head = raw.peek(6)[:6]
+    if len(head) < 6:  # peek reads once: a pipe's first write can be shorter than xz's magic (gzip sent as
+        head = raw.read(6)  # b"\x1f" then the rest was read as text). Read up to it, and give it back.
+        raw = io.BufferedReader(_Prepended(head, raw))
     if head.startswith(b"PK\x03\x04"):
         raw.close()
         raise FastTextError(f"{name}: is a zip archive; unzip it first (gzip, bzip2 and xz files are read directly)")

@@ -247,3 +247,34 @@ def test_line_blocks_name_the_line_where_compressed_data_goes_bad(seed):
         return [line for _, lines in line_blocks(opener(io.BytesIO(bytes(data))), "in.gz", kind) for line in lines]
 
     assert outcome(in_blocks) == outcome(by_line)
+
+
+@pytest.mark.parametrize("kind", ["gzip", "bzip2", "xz", None])
+def test_compressed_input_arriving_a_byte_at_a_time_is_recognized(kind):
+    """A pipe hands out what its writer wrote so far: peek(6) once gave b"\\x1f", so gzip on stdin written in
+    small pieces was read as text ("contains NUL bytes"). The magic is read whole, then given back."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+
+    from fasttext_lib.data import decompressed, line_blocks
+
+    class Trickle(io.RawIOBase):  # one byte per read, like a pipe whose writer flushes byte by byte
+        def __init__(self, data):
+            self.data = data
+
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            if not self.data:
+                return 0
+            buffer[0], self.data = self.data[0], self.data[1:]
+            return 1
+
+    text = "café au lait\nsecond line\r\n".encode() * 50
+    data = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress, None: bytes}[kind](text)
+    stream, found = decompressed(io.BufferedReader(Trickle(data)), "stdin")
+    assert found == kind
+    assert [line for _, lines in line_blocks(stream, "stdin", found) for line in lines] == ["café au lait", "second line"] * 50

@@ -871,7 +871,7 @@ def test_predict_answers_for_the_file_it_checked_when_it_changes_between_the_two
 
 
 def test_predict_with_stdin_closed_is_one_error_line(bundle):
-    """``predict < &-`` (no --input, stdin closed): Python's sys.stdin is None; it was an AttributeError traceback."""
+    """``predict <&-`` (no --input, stdin closed): Python's sys.stdin is None; it was an AttributeError traceback."""
     import subprocess
     import sys
 
