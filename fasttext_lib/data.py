@@ -159,7 +159,11 @@ class _Lines:
             except UnicodeDecodeError as exc:
                 raise FastTextError(f"{self.uri}:{self.lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
                                     f"re-encode the file as UTF-8)") from None
-            yield line.lstrip("\ufeff") if self.lineno == 1 else line
+            if self.lineno == 1:
+                line = line.lstrip("\ufeff")
+                if not line:  # the whole file is a BOM: no line at all, as line_blocks (predict) reads it
+                    return
+            yield line
 
 
 def line_blocks(stream, name, compression=None):

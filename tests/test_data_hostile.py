@@ -199,7 +199,7 @@ def test_line_blocks_read_exactly_as_line_by_line(monkeypatch, seed):
     assert _read_in_blocks(raw) == _read_line_by_line(raw)
 
 
-@pytest.mark.parametrize("raw", [b"", b"\n", b"a", b"a\n\n", b"\xef\xbb\xbf\n", b"x" * 50, b"x" * 51, b"x" * 50 + b"\n",
+@pytest.mark.parametrize("raw", [b"", b"\n", b"a", b"a\n\n", b"\xef\xbb\xbf\n", b"\xef\xbb\xbf", b"\xef\xbb\xbf" * 2, b"x" * 50, b"x" * 51, b"x" * 50 + b"\n",
                                  b"x" * 51 + b"\n", b"ok\n" + b"\x00" * 200, b"ok\n" + b"y" * 120, b"\xe9\n\x00"])
 def test_line_blocks_edges(monkeypatch, raw):
     from fasttext_lib import data
