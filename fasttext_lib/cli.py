@@ -351,6 +351,24 @@ def _confusion_table(matrix):
     return "\n".join(lines)
 
 
+class _FirstBytes:
+    """The first ``left`` bytes of a binary stream (``read`` and ``read1``, what data.line_blocks calls)."""
+
+    def __init__(self, stream, left):
+        self.stream, self.left = stream, left
+
+    def _take(self, read, n):
+        data = read(min(n, self.left)) if self.left > 0 else b""
+        self.left -= len(data)
+        return data
+
+    def read(self, n):
+        return self._take(self.stream.read, n)
+
+    def read1(self, n):
+        return self._take(self.stream.read1, n)
+
+
 @contextlib.contextmanager
 def _checked_lines(path):
     """The documents of ``path`` (stdin for ``-``; gzip, bzip2 and xz read directly), one per line (``\\n``,
@@ -358,8 +376,9 @@ def _checked_lines(path):
 
     Every line is checked (UTF-8, no NUL bytes, a bounded length: data.line_blocks) before the first one
     is handed out, so a bad byte at the end of a file is one error line and no predictions, not a stdout
-    that stops half way. A regular file is simply read twice; stdin, a pipe or an S3 object is copied to
-    an unlinked temporary file (TMPDIR) as it is checked, and read back from there."""
+    that stops half way. A regular file is simply read twice (the answers stop at the bytes checked, should
+    it grow meanwhile; one that got shorter is an error); stdin, a pipe or an S3 object is copied to an
+    unlinked temporary file (TMPDIR) as it is checked, and read back from there."""
     import stat
 
     from . import storage
@@ -369,21 +388,27 @@ def _checked_lines(path):
     regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
     opened = []  # what this function opened and must close (not stdin itself)
 
-    def blocks():
+    def blocks(limit=None):
+        if path == "-" and sys.stdin is None:  # started with stdin closed (<&-): Python sets it to None
+            raise FastTextError("standard input is closed: give the reviews with --input FILE or on stdin")
         raw = sys.stdin.buffer if path == "-" else storage.open_read(path)
         stream, compression = decompressed(raw, name)
         opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
-        return line_blocks(stream, name, compression)
+        return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression)
 
-    def documents(blocks):
-        for _, lines in blocks:
+    def documents(blocks, checked=None):
+        read = 0
+        for raw, lines in blocks:
+            read += len(raw)
             yield from lines
+        if checked is not None and read < checked:
+            raise FastTextError(f"{name} changed while it was read: it is shorter than when its lines were checked; "
+                                f"predict again once nothing writes to it")
 
     try:
-        if regular:
-            for _ in blocks():
-                pass
-            yield documents(blocks())
+        if regular:  # answered for the bytes checked: lines appended meanwhile (a file still written) were not
+            checked = sum(len(raw) for raw, _ in blocks())
+            yield documents(blocks(limit=checked), checked)
             return
         spool = storage.temporary_file()
         opened.append(spool)

@@ -86,12 +86,35 @@ def _open_decompressed(uri):
     return decompressed(storage.open_read(uri, "rb"), uri)
 
 
+class _Prepended(io.RawIOBase):
+    """``head`` (bytes already read) and then the rest of the binary stream ``rest``."""
+
+    def __init__(self, head, rest):
+        self.head, self.rest = head, rest
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self.head[:len(buffer)] if self.head else self.rest.read1(len(buffer))
+        self.head = self.head[len(data):] if self.head else b""
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        self.rest.close()
+        super().close()
+
+
 def decompressed(raw, name):
     """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2 or xz
     data (``compression`` is then their name, else None); ``name`` is the file's, for errors."""
     if not hasattr(raw, "peek"):
         raw = io.BufferedReader(raw)
     head = raw.peek(6)[:6]
+    if len(head) < 6:  # peek reads once: a pipe's first write can be shorter than xz's magic (gzip sent as
+        head = raw.read(6)  # b"\x1f" then the rest was read as text). Read up to it, and give it back.
+        raw = io.BufferedReader(_Prepended(head, raw))
     if head.startswith(b"PK\x03\x04"):
         raw.close()
         raise FastTextError(f"{name}: is a zip archive; unzip it first (gzip, bzip2 and xz files are read directly)")
@@ -136,7 +159,11 @@ class _Lines:
             except UnicodeDecodeError as exc:
                 raise FastTextError(f"{self.uri}:{self.lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
                                     f"re-encode the file as UTF-8)") from None
-            yield line.lstrip("\ufeff") if self.lineno == 1 else line
+            if self.lineno == 1:
+                line = line.lstrip("\ufeff")
+                if not line:  # the whole file is a BOM: no line at all, as line_blocks (predict) reads it
+                    return
+            yield line
 
 
 def line_blocks(stream, name, compression=None):
@@ -156,13 +183,32 @@ def line_blocks(stream, name, compression=None):
             pass
         raise AssertionError(f"{name}: a block failed its checks but not line by line")  # pragma: no cover
 
+    def read_decompressed():
+        # A decompressor's read(n) that meets bad data raises and drops the text it had decoded before it,
+        # text that _Lines has read line by line: the error named the block's first line, not the line
+        # where the data goes bad. So read what decodes piece by piece, and on an error check and count it.
+        pieces, size = [], 0
+        while size < block_bytes:
+            try:
+                piece = stream.read1(min(io.DEFAULT_BUFFER_SIZE, block_bytes - size))  # as _Lines' readline reads it
+            except _DECOMPRESS_ERRORS as exc:
+                data = b"".join(pending + pieces)
+                whole = data[:data.rfind(b"\n") + 1]  # _Lines has read these lines, and a partial one past the bound
+                partial = data[len(whole):]
+                checked = _Lines(io.BytesIO(whole + partial[:MAX_LINE_BYTES + 1] if len(partial) > MAX_LINE_BYTES else whole),
+                                 name, None)
+                checked.lineno = lineno
+                for _ in checked:
+                    pass
+                raise FastTextError(f"{name}:{checked.lineno + 1}: corrupt or truncated {compression} data ({exc})") from None
+            if not piece:
+                break
+            pieces.append(piece)
+            size += len(piece)
+        return b"".join(pieces)
+
     while True:
-        try:
-            chunk = stream.read(block_bytes)
-        except _DECOMPRESS_ERRORS as exc:
-            if compression is None:
-                raise
-            raise FastTextError(f"{name}:{lineno + 1}: corrupt or truncated {compression} data ({exc})") from None
+        chunk = stream.read(block_bytes) if compression is None else read_decompressed()
         if not chunk and not pending:
             return
         cut = chunk.rfind(b"\n") + 1 if chunk else pending_bytes  # at EOF the last line needs no \n

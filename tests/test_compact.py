@@ -375,3 +375,28 @@ def test_the_endpoint_serves_a_compact_bundle_from_its_stored_rows(small, tmp_pa
     answers = sm_serve.predict_fn(sm_serve.input_fn(json.dumps(val.texts[:20]), "application/json"), block)
     assert not block.embedding.weight._data  # served without the full table
     assert answers == Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none")).predict(val.texts[:20])
+
+
+def test_stored_rows_are_gathered_a_bounded_number_at_a_time(small, tmp_path, monkeypatch):
+    """Scoring many documents at once (evaluate, a long predict_proba list) made every row the chunk of up to
+    65,536 documents needs in one array: 1.26M of a bigram table's 2M rows for 40,000 reviews, 500 MB at
+    emsize 100, the table the stored rows avoid. Documents are now gathered STORED_ENTRIES entries at a
+    time (one longer document alone), and give the same probabilities bit for bit."""
+    from fasttext_lib import compact
+    from fasttext_lib.predict import CpuScorer
+
+    trained, (_, val) = small
+    where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
+    texts = val.texts + ["great " * 300]  # one document past the bound
+    dense = Predictor.load(where)
+    dense.model  # the full table, built
+    expected = dense.predict_proba(texts)
+    largest, real = [], compact.StoredRows.rows_of
+    monkeypatch.setattr(compact.StoredRows, "rows_of", lambda self, ids: largest.append(len(ids)) or real(self, ids))
+    monkeypatch.setattr(CpuScorer, "STORED_ENTRIES", 200)
+    lazy = Predictor.load(where)
+    np.testing.assert_array_equal(lazy.predict_proba(texts), expected)
+    bags = lazy.featurizer.transform(texts)
+    longest = int(np.diff(bags.offsets).max())
+    assert len(largest) > 1 and max(largest) <= max(200, longest)
+    assert len(bags.rows) > 200  # more than one group was needed

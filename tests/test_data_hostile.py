@@ -204,10 +204,82 @@ def test_line_blocks_read_exactly_as_line_by_line(monkeypatch):
     assert outcomes == {"lines", "line longer ", "not UTF-8 te", "not a text f"}, outcomes
 
 
-@pytest.mark.parametrize("raw", [b"", b"\n", b"a", b"a\n\n", b"\xef\xbb\xbf\n", b"x" * 50, b"x" * 51, b"x" * 50 + b"\n",
+@pytest.mark.parametrize("raw", [b"", b"\n", b"a", b"a\n\n", b"\xef\xbb\xbf\n", b"\xef\xbb\xbf", b"\xef\xbb\xbf" * 2, b"x" * 50, b"x" * 51, b"x" * 50 + b"\n",
                                  b"x" * 51 + b"\n", b"ok\n" + b"\x00" * 200, b"ok\n" + b"y" * 120, b"\xe9\n\x00"])
 def test_line_blocks_edges(monkeypatch, raw):
     from fasttext_lib import data
 
     monkeypatch.setattr(data, "MAX_LINE_BYTES", 50)
     assert _read_in_blocks(raw) == _read_line_by_line(raw)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_line_blocks_name_the_line_where_compressed_data_goes_bad(seed):
+    """A truncated or damaged gzip/bzip2/xz input: line_blocks names the same line as _Lines (the text
+    decoded before the bad data is counted), where it named the first line of its 1 MiB block."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import random
+
+    from fasttext_lib.data import _Lines, line_blocks
+
+    rng = random.Random(seed)
+    kind, compress = [("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)][seed % 3]
+    pieces = [b"\n", b"\r\n", "é".encode(), b"word ", b"\xff", b"\x00"]
+    weights = [5, 1, 2, 30] + ([1, 1] if seed % 4 == 0 else [0, 0])
+    text = b"".join(rng.choices(pieces, weights, k=rng.randrange(1, 60000)))
+    data = bytearray(compress(text))
+    if seed % 2:
+        del data[rng.randrange(len(data) // 2, len(data)):]  # cut
+    else:
+        data[rng.randrange(20, len(data))] ^= 0xFF  # damaged
+
+    def outcome(read):
+        try:
+            return read()
+        except FastTextError as exc:
+            return str(exc)
+
+    opener = {"gzip": lambda f: gzip.GzipFile(fileobj=f), "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
+
+    def by_line():
+        lines = (line[:-1] if line.endswith("\n") else line for line in _Lines(opener(io.BytesIO(bytes(data))), "in.gz", kind))
+        return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+    def in_blocks():
+        return [line for _, lines in line_blocks(opener(io.BytesIO(bytes(data))), "in.gz", kind) for line in lines]
+
+    assert outcome(in_blocks) == outcome(by_line)
+
+
+@pytest.mark.parametrize("kind", ["gzip", "bzip2", "xz", None])
+def test_compressed_input_arriving_a_byte_at_a_time_is_recognized(kind):
+    """A pipe hands out what its writer wrote so far: peek(6) once gave b"\\x1f", so gzip on stdin written in
+    small pieces was read as text ("contains NUL bytes"). The magic is read whole, then given back."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+
+    from fasttext_lib.data import decompressed, line_blocks
+
+    class Trickle(io.RawIOBase):  # one byte per read, like a pipe whose writer flushes byte by byte
+        def __init__(self, data):
+            self.data = data
+
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            if not self.data:
+                return 0
+            buffer[0], self.data = self.data[0], self.data[1:]
+            return 1
+
+    text = "café au lait\nsecond line\r\n".encode() * 50
+    data = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress, None: bytes}[kind](text)
+    stream, found = decompressed(io.BufferedReader(Trickle(data)), "stdin")
+    assert found == kind
+    assert [line for _, lines in line_blocks(stream, "stdin", found) for line in lines] == ["café au lait", "second line"] * 50

@@ -834,3 +834,51 @@ def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_
     r = cli_in_process("predict", "--model", s3_model, input=REVIEWS)
     assert r.returncode == 0, r.stderr
     assert replaced and [json.loads(line) for line in r.stdout.splitlines()] == replaced[0]
+
+
+@pytest.mark.parametrize("change, says", [(b"caf\xe9\n", None), (b"more food\n", None), ("truncate", "changed while it was read")])
+def test_predict_answers_for_the_file_it_checked_when_it_changes_between_the_two_reads(tmp_path, bundle, monkeypatch,
+                                                                                      change, says):
+    """A regular file is read twice (checked, then answered). Lines appended in between (a file still being
+    written) were answered unchecked: a bad byte there stopped predict half way through its answers, exit 2
+    with a partial stdout; a file cut short in between gave fewer answers than the lines checked, exit 0.
+    Now the answers cover exactly the bytes checked, and a file that got shorter is one error line."""
+    from conftest import cli_in_process
+
+    from fasttext_lib import data
+
+    f = tmp_path / "in.txt"
+    f.write_bytes(b"great food\n" * 5000)
+    real, reads = data.line_blocks, []
+
+    def line_blocks(*args, **kwargs):
+        reads.append(1)
+        if len(reads) == 2:  # the second read begins: the file changes after it was checked
+            if change == "truncate":
+                os.truncate(f, 11 * 100)
+            else:
+                with open(f, "ab") as out:
+                    out.write(change)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(data, "line_blocks", line_blocks)
+    r = cli_in_process("predict", "--model", bundle, "--input", f)
+    if says:
+        assert r.returncode == 2 and says in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    else:
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+        assert len(r.stdout.splitlines()) == 5000
+
+
+def test_predict_with_stdin_closed_is_one_error_line(bundle):
+    """``predict <&-`` (no --input, stdin closed): Python's sys.stdin is None; it was an AttributeError traceback."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, cwd=ROOT, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=ROOT), preexec_fn=lambda: os.close(0))
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr == "error: standard input is closed: give the reviews with --input FILE or on stdin\n"

@@ -1301,3 +1301,15 @@ def test_save_model_never_leaves_a_new_model_under_an_old_config(tmp_path, monke
     sm_train.save_model(new, str(model_dir))
     np.testing.assert_allclose(Predictor.load(str(model_dir)).predict_proba(texts), served(new), rtol=1e-6)
     assert not np.allclose(served(old), served(new))
+
+
+@pytest.mark.parametrize("body, content_type", [
+    ('\ufeff{"source": "great food"}\n{"source": "awful"}\n'.encode(), "application/jsonlines"),
+    ("\ufeffgreat food\nawful\n".encode(), "text/plain"),
+    ("\ufeffgreat food\nawful\n".encode(), "text/csv; charset=utf-8"),
+    ('\ufeff["great food", "awful"]'.encode(), "application/json; charset=utf-8"),
+])
+def test_a_leading_bom_is_no_part_of_the_first_review(body, content_type):
+    """A file saved with a UTF-8 BOM, sent whole or as Batch Transform's first mini-batch: the first JSON line
+    was a 400 ("Unexpected UTF-8 BOM"), stopping the job; in text/plain the first word became an unknown one."""
+    assert list(sm_serve.input_fn(body, content_type)) == ["great food", "awful"]
