@@ -6,6 +6,7 @@ each file's checksum) as its manifest, written last. Only then are older epochs 
 (:func:`storage.remove`), so a kill or a full disk at any point leaves at least one complete,
 verified checkpoint. :func:`load_checkpoint` refuses one written by another run (other data or settings).
 """
+import contextlib
 import math
 import os
 import pickle
@@ -20,6 +21,13 @@ CHECKPOINT_FILES = ("model.params", "optimizer.states")  # data files; checkpoin
 def _checkpoint_epochs(checkpoint_dir, last_epoch):
     """Epochs with a complete checkpoint (their marker exists), newest last. ``last_epoch`` bounds the
     search only where S3 refuses to list the prefix (then each epoch's marker is asked for)."""
+    return _epochs_found(checkpoint_dir, last_epoch)[0]
+
+
+def _epochs_found(checkpoint_dir, last_epoch):
+    """``(epochs with a complete checkpoint, newest last; every epoch-NNNN directory seen, marker or not)``.
+    A directory without a marker holds what a killed or interrupted save left (or what a SageMaker sync
+    cut short copied back): no resume reads it, so only :func:`save_checkpoint`'s sweep ever removes it."""
     if storage.is_s3(checkpoint_dir):
         with storage.s3_errors(checkpoint_dir):
             names = _s3_marker_names(checkpoint_dir, last_epoch)
@@ -27,15 +35,18 @@ def _checkpoint_epochs(checkpoint_dir, last_epoch):
         if os.path.lexists(checkpoint_dir) and not os.path.isdir(checkpoint_dir):
             raise FastTextError(f"checkpoint directory {checkpoint_dir} exists and is not a directory")
         if not os.path.isdir(checkpoint_dir):
-            return []
-        names = {f"{d}/{CHECKPOINT_MARKER}" for d in os.listdir(checkpoint_dir)
-                 if os.path.isfile(os.path.join(checkpoint_dir, d, CHECKPOINT_MARKER))}
-    found = []
+            return [], set()
+        dirs = [d for d in os.listdir(checkpoint_dir) if os.path.isdir(os.path.join(checkpoint_dir, d))]
+        names = {f"{d}/" for d in dirs} | {f"{d}/{CHECKPOINT_MARKER}" for d in dirs
+                                            if os.path.isfile(os.path.join(checkpoint_dir, d, CHECKPOINT_MARKER))}
+    complete, seen = [], set()
     for name in names:
         head, _, tail = name.partition("/")
-        if tail == CHECKPOINT_MARKER and head.startswith("epoch-") and head[6:].isdigit():
-            found.append(int(head[6:]))
-    return sorted(found)
+        if head.startswith("epoch-") and head[6:].isdigit():
+            seen.add(int(head[6:]))
+            if tail == CHECKPOINT_MARKER:
+                complete.append(int(head[6:]))
+    return sorted(complete), seen
 
 
 def _s3_marker_names(checkpoint_dir, last_epoch):
@@ -63,7 +74,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run)."""
-    older = _checkpoint_epochs(checkpoint_dir, epoch)
+    older, leftovers = _epochs_found(checkpoint_dir, epoch)
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}),
             "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
@@ -76,6 +87,14 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     for old in older:
         if old != epoch:
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+    # Directories without a marker: what an interrupted save uploaded (an upload a signal abandoned may land
+    # after it took its files back), or the rest of a removal a kill cut short. Nothing else would ever
+    # visit them again. storage.remove deletes only our own files there (on S3 those older than its grace
+    # period: younger ones may be a concurrent run's upload in progress), and a failure here (files the
+    # user put there) never turns a saved checkpoint into an error.
+    for old in sorted(leftovers - set(older) - {epoch}):
+        with contextlib.suppress(FastTextError):
+            storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
 
 
 def _json_safe(value):
@@ -84,18 +103,36 @@ def _json_safe(value):
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def load_checkpoint(checkpoint_dir, model, config, labels):
+def load_checkpoint(checkpoint_dir, model, config, labels, attempts=3):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet."""
-    epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
-    if not epochs:
-        return None
-    where = _epoch_dir(checkpoint_dir, epochs[-1])
+    for attempt in range(attempts):
+        epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
+        if not epochs:
+            return None
+        try:
+            return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels)
+        except FastTextError:
+            # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read
+            # it (its manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from.
+            if attempt == attempts - 1 or _checkpoint_epochs(checkpoint_dir, config.epochs)[-1:] == epochs[-1:]:
+                raise
+
+
+def _load_epoch(checkpoint_dir, epoch, model, config, labels):
+    where = _epoch_dir(checkpoint_dir, epoch)
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
         meta["history"] = [{k: float("nan") if v is None else v for k, v in row.items()} for row in meta.get("history", [])]
         if meta.get("labels") != list(labels) or meta.get("num_rows") != model.num_rows or not config.same_run(meta.get("config", {})):
             raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings); "
                                 f"use another --checkpoint-dir or remove it")
+        # The one field the checksums and the comparison above leave unchecked decides where training goes on:
+        # an "epoch" edited by hand (or a directory renamed) would train epochs twice or skip them, silently.
+        if meta.get("epoch") != epoch or [row.get("epoch") for row in meta["history"]] != list(range(1, epoch + 1)) \
+                or epoch > config.epochs:
+            raise FastTextError(f"checkpoint {where} is inconsistent (its epoch, its directory's name and its history "
+                                f"disagree: edited or renamed by hand?); remove it to resume from an earlier one, or "
+                                f"use another --checkpoint-dir")
         model.load_parameters(paths["model.params"], ctx=model.embedding.weight.list_ctx())
         with open(paths["optimizer.states"], "rb") as f:
             meta["optimizer_states"] = pickle.load(f)

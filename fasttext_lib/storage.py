@@ -1243,6 +1243,11 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
             # answer was lost is refused by its own condition) the live manifest tells
             ours = join(dest, uploaded[-1]) if uploaded else None
             live = _live_objects(dest, manifest_name, ours) if committing else set()
+            if committing and _may_still_land(exc):
+                # the manifest PUT was sent and then abandoned (a signal, a read timeout): S3 may apply it after
+                # we look, so our files stay (unreferenced ones are orphans the next publish collects); taken
+                # back, a late PUT left a manifest naming deleted files, a set that could never be read again
+                live = None
             if live is not None and not (live & set(uploaded)):  # surely not committed: take ours back
                 with contextlib.suppress(Exception):
                     for obj in uploaded:
@@ -1253,6 +1258,15 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
     with contextlib.suppress(Exception):  # cleanup failing never turns a published set into an error
         _s3_collect(client, bucket, prefix, keep=set(uploaded), replaced=_referenced(old))
     return dest
+
+
+def _may_still_land(exc):
+    """Whether a request that ended with ``exc`` may have reached S3 whole and be applied later: the client
+    stopped waiting for the answer (a signal: not an ``Exception``; a read timeout). A reset or an HTTP error
+    answer means S3 is done with it."""
+    import botocore.exceptions as bex
+
+    return not isinstance(exc, Exception) or isinstance(exc, bex.ReadTimeoutError)
 
 
 def _live_objects(src, manifest_name, readable=None):
