@@ -75,6 +75,8 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run)."""
     older, leftovers = _epochs_found(checkpoint_dir, epoch)
+    for other in older:  # (epoch itself too: this save would replace it)
+        _refuse_another_runs(checkpoint_dir, other, model, config, labels)
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}),
             "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
@@ -95,6 +97,26 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     for old in sorted(leftovers - set(older) - {epoch}):
         with contextlib.suppress(FastTextError):
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+
+
+def _same_run(meta, model, config, labels):
+    return meta.get("labels") == list(labels) and meta.get("num_rows") == model.num_rows \
+        and config.same_run(meta.get("config", {}))
+
+
+def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels):
+    """Before a save replaces or removes ``epoch``'s checkpoint: it must be this run's. A run refuses at its
+    start a directory that holds another's checkpoints, but two runs started together both found it empty,
+    and each save then replaced or removed the other's checkpoints (the other's rerun was then refused)."""
+    where = _epoch_dir(checkpoint_dir, epoch)
+    try:
+        meta = storage.read_manifest(where, CHECKPOINT_MARKER)
+    except FastTextError:
+        return  # removed meanwhile by a run of this same command, or not ours (storage.remove refuses that)
+    if not _same_run(meta, model, config, labels):
+        raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings) while this one "
+                            f"trained: two trainings share this --checkpoint-dir; give each its own (nothing of this "
+                            f"run's epoch was saved there)")
 
 
 def _json_safe(value):
@@ -123,7 +145,7 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels):
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
         meta["history"] = [{k: float("nan") if v is None else v for k, v in row.items()} for row in meta.get("history", [])]
-        if meta.get("labels") != list(labels) or meta.get("num_rows") != model.num_rows or not config.same_run(meta.get("config", {})):
+        if not _same_run(meta, model, config, labels):
             raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings); "
                                 f"use another --checkpoint-dir or remove it")
         # The one field the checksums and the comparison above leave unchecked decides where training goes on:

@@ -1033,6 +1033,10 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                 committed = True
                 _fsync_dir(dest)
             except BaseException:
+                # A signal's handler runs between two bytecodes: also after os.replace put our manifest in place
+                # and before `committed = True`. Taking our files back then left a manifest naming deleted files
+                # (a checkpoint no resume could read, a bundle that replaced the old one and could not load).
+                committed = committed or _names_ours(dest, manifest_name, written)
                 _delete_local(dest, [os.path.basename(staged_manifest)] + ([] if committed else written))
                 if old is None and not committed and not existed:  # we made dest: leave no directory
                     _delete_local(dest, [LOCK_NAME])
@@ -1043,6 +1047,14 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
     except OSError as exc:
         raise FastTextError(f"cannot write {dest}: {exc.strerror or exc}") from None
     return dest
+
+
+def _names_ours(dest, manifest_name, written):
+    """Whether the manifest at ``dest`` names the files ``written`` (by a publish whose commit it is)."""
+    try:
+        return bool(_referenced(read_manifest(dest, manifest_name)) & set(written))
+    except Exception:
+        return False
 
 
 def _remove_local(dest, manifest_name):

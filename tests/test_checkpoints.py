@@ -324,3 +324,92 @@ def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tm
     train(*splits, config, checkpoint_dir=ckpt)
     assert [re.sub("-[0-9a-f]{16}", "-ID", name) for name in left()] == [
         "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.states", "epoch-0008/notes.txt"]
+
+
+def test_two_runs_with_other_settings_started_together_do_not_replace_each_others_checkpoints(splits, s3_bucket, monkeypatch):
+    """Both found the directory empty at their start; the second's first save replaced the first's epoch 1 (and
+    its later saves removed the first's epochs), so the first run, stopped and rerun, was refused: its checkpoints
+    were gone. Now the second's save is refused in one line and the first run resumes from its own checkpoint."""
+    ckpt = f"{s3_bucket}/shared"
+    mine = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    theirs = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4, emsize=16)
+    import fasttext_lib.train as train_module
+
+    real_save, first_saved = train_module.save_checkpoint, []
+
+    def save_after_the_first_run_saved(*args, **kwargs):
+        if not first_saved:  # the other run, started with this one, saves its epoch 1 first (and is then stopped)
+            first_saved.append(True)
+            with pytest.raises(Crash):
+                train(*splits, mine, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+        return real_save(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "save_checkpoint", save_after_the_first_run_saved)
+    with pytest.raises(FastTextError, match="two trainings share this --checkpoint-dir") as refused:
+        train(*splits, theirs, checkpoint_dir=ckpt)
+    assert "\n" not in str(refused.value) and first_saved
+    monkeypatch.setattr(train_module, "save_checkpoint", real_save)
+    seen = []
+    resumed = train(*splits, mine, checkpoint_dir=ckpt, on_epoch_end=seen.append)
+    assert [row["epoch"] for row in seen] == [2, 3]
+    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, mine).model.word_vectors())
+
+
+@pytest.mark.parametrize("when", ["data file in place", "manifest in place"])
+def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_file, monkeypatch, when):
+    """The SageMaker job (sm_train.main, in-process) checkpointing to a local directory, as /opt/ml/checkpoints
+    is, gets SIGTERM (a spot interruption) while epoch 2's checkpoint is published: after its first data file
+    is in place, or right after os.replace put checkpoint.json in place (Python runs the handler between two
+    bytecodes: there, before the publish had noted its commit, it took the files back and left a manifest
+    naming deleted files; every rerun failed 'model.params ... is missing ... try again'). The rerun job
+    ends with the parameters of an uninterrupted one, and only its newest checkpoint is left."""
+    import io
+    import contextlib
+
+    from fasttext_lib import sm_train
+    from fasttext_lib.predict import Predictor
+
+    def container(name):
+        root = tmp_path / name
+        for sub in ("model", "output/data", "train"):
+            (root / sub).mkdir(parents=True)
+        (root / "train" / "train.csv").write_bytes(small_train_file.read_bytes())
+        return {"SM_MODEL_DIR": str(root / "model"), "SM_OUTPUT_DIR": str(root / "output"),
+                "SM_OUTPUT_DATA_DIR": str(root / "output" / "data"), "SM_CHANNEL_TRAIN": str(root / "train"),
+                "SM_HOSTS": '["algo-1"]', "SM_CURRENT_HOST": "algo-1", "SM_NUM_GPUS": "0"}
+
+    def job(env, ckpt):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = sm_train.main(["--epochs", "3", "--emsize", "8", "--batch-size", "64", "--checkpoint-dir", str(ckpt)],
+                                 environ=env)
+        return code, err.getvalue()
+
+    def spot_interruption():
+        signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what SIGTERM arriving here runs
+
+    ckpt = tmp_path / "checkpoints"
+    real_move, real_replace = storage._move_hashing, os.replace
+
+    def move(src, dst):
+        entry = real_move(src, dst)
+        if "epoch-0002" in dst and when == "data file in place":
+            spot_interruption()
+        return entry
+
+    def replace(src, dst, **kwargs):
+        real_replace(src, dst, **kwargs)
+        if dst.endswith(os.path.join("epoch-0002", "checkpoint.json")) and when == "manifest in place":
+            spot_interruption()
+
+    monkeypatch.setattr(storage, "_move_hashing", move)
+    monkeypatch.setattr(storage.os, "replace", replace)
+    first = container("first")
+    assert job(first, ckpt) == (2, "error: terminated (SIGTERM): stopped and cleaned up\n")
+    assert os.listdir(first["SM_MODEL_DIR"]) == []
+    monkeypatch.undo()
+    rerun, whole = container("rerun"), container("whole")
+    assert job(rerun, ckpt)[0] == 0 and job(whole, tmp_path / "other")[0] == 0
+    np.testing.assert_array_equal(Predictor.load(rerun["SM_MODEL_DIR"]).model.word_vectors(),
+                                  Predictor.load(whole["SM_MODEL_DIR"]).model.word_vectors())
+    assert sorted(os.listdir(ckpt)) == ["epoch-0003"]
