@@ -77,6 +77,10 @@ class SetChanged(FastTextError):
     """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile."""
 
 
+class Damaged(FastTextError):
+    """A manifest that is not JSON, not ours or malformed, or a file that does not match its size or checksum."""
+
+
 def _is_ours(name):
     """Names only this module creates inside a destination."""
     return (name == LOCK_NAME or name.startswith(STAGING_PREFIX) or name.startswith(PROBE_PREFIX)
@@ -792,15 +796,15 @@ def _parse_manifest(raw, where):
     try:
         manifest = json.loads(raw)
     except ValueError:
-        raise FastTextError(f"{where} is not valid JSON") from None
+        raise Damaged(f"{where} is not valid JSON") from None
     if not isinstance(manifest, dict) or manifest.get(MARKER_KEY) != MARKER:
-        raise FastTextError(f'{where} was not written by this library (no "{MARKER_KEY}": "{MARKER}" marker)')
+        raise Damaged(f'{where} was not written by this library (no "{MARKER_KEY}": "{MARKER}" marker)')
     files = manifest.get("files")
     ok = isinstance(files, dict) and all(
         isinstance(v, dict) and isinstance(v.get("object"), str) and _OBJECT_RE.match(v["object"])
         and isinstance(v.get("sha256"), str) and isinstance(v.get("bytes"), int) for v in files.values())
     if not ok:
-        raise FastTextError(f'{where} is malformed: its "files" entry is missing or broken')
+        raise Damaged(f'{where} is malformed: its "files" entry is missing or broken')
     return manifest
 
 
@@ -871,9 +875,9 @@ def _hash_file(path):
 def _verify(src, name, entry, path):
     size = os.path.getsize(path)
     if size < entry["bytes"]:
-        raise FastTextError(f"{src}: {name} is truncated: {size} of {entry['bytes']} bytes")
+        raise Damaged(f"{src}: {name} is truncated: {size} of {entry['bytes']} bytes")
     if size != entry["bytes"] or _hash_file(path)["sha256"] != entry["sha256"]:
-        raise FastTextError(f"{src}: {name} does not match its checksum in the manifest (corrupt or from another set)")
+        raise Damaged(f"{src}: {name} does not match its checksum in the manifest (corrupt or from another set)")
 
 
 # ---------------------------------------------------------------- local sets

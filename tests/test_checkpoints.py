@@ -413,3 +413,60 @@ def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_fi
     np.testing.assert_array_equal(Predictor.load(rerun["SM_MODEL_DIR"]).model.word_vectors(),
                                   Predictor.load(whole["SM_MODEL_DIR"]).model.word_vectors())
     assert sorted(os.listdir(ckpt)) == ["epoch-0003"]
+
+
+DAMAGE = {
+    "model.params deleted": (lambda d: os.remove(next(d.glob("model-*"))), "a file its checkpoint.json names is missing"),
+    "optimizer.states truncated": (lambda d: os.truncate(next(d.glob("optimizer-*")), 10), "optimizer.states is truncated"),
+    "model.params overwritten": (lambda d: next(d.glob("model-*")).write_bytes(b"x" * next(d.glob("model-*")).stat().st_size),
+                                 "model.params does not match its checksum"),
+    "checkpoint.json truncated": (lambda d: os.truncate(d / "checkpoint.json", 20), "checkpoint.json is not valid JSON"),
+    "older format (no manifest fields)": (
+        lambda d: (d / "checkpoint.json").write_text(json.dumps({k: v for k, v in json.loads((d / "checkpoint.json").read_text()).items()
+                                                                 if k not in ("files", "written_by")})),
+        "checkpoint.json was not written by this library"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits, tmp_path, damage):
+    """Files deleted or truncated by hand, an older format: one line naming the checkpoint, the damage and the
+    remedy (a deleted file said '... the set was replaced or removed while reading; try again', which never
+    helps). Removing it, as the line says, then trains from the start and ends as an uninterrupted run."""
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(2))
+    harm, says = DAMAGE[damage]
+    harm(ckpt / "epoch-0002")
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    assert str(refused.value).startswith(f"cannot resume from checkpoint {ckpt}/epoch-0002: ")
+    assert says in str(refused.value) and "remove that directory" in str(refused.value) and "\n" not in str(refused.value)
+    import shutil
+
+    shutil.rmtree(ckpt / "epoch-0002")
+    resumed = train(*splits, config, checkpoint_dir=str(ckpt))
+    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, config).model.word_vectors())
+
+
+@pytest.mark.parametrize("change", ["labels fixed in a few documents", "documents reordered"])
+def test_a_checkpoint_of_other_data_with_the_same_classes_and_vocabulary_is_refused(splits, tmp_path, change):
+    """Only the classes and the table size stood for the data: with both unchanged (labels corrected in a few
+    documents, the file shuffled) the old data's checkpoint was resumed silently, and the run ended with
+    parameters neither an uninterrupted run on the old data nor one on the new data has."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    labels, texts = list(splits[0].labels), list(splits[0].texts)
+    if change == "documents reordered":
+        labels, texts = labels[::-1], texts[::-1]
+    else:
+        first, second = sorted(set(labels))[:2]
+        for i in range(5):
+            labels[i] = second if labels[i] == first else first
+    edited = LabeledTexts(labels, texts)
+    with pytest.raises(FastTextError, match="different run"):
+        train(edited, splits[1], config, checkpoint_dir=ckpt)
+    train(*splits, config, checkpoint_dir=ckpt)  # the data it was written with still resumes it
