@@ -4,8 +4,14 @@ Each epoch directory is a set published with :func:`fasttext_lib.storage.publish
 and the optimizer state as data files, ``checkpoint.json`` (epoch, labels, config, history; with
 each file's checksum) as its manifest, written last. Only then are older epochs removed
 (:func:`storage.remove`), so a kill or a full disk at any point leaves at least one complete,
-verified checkpoint. :func:`load_checkpoint` refuses one written by another run (other data or settings).
+verified checkpoint. :func:`load_checkpoint` refuses one written by another run (other data or settings:
+the classes, the table size, :func:`data_fingerprint` and the config are compared), one whose epoch does
+not fit its name and history, and a damaged one, each in one line; :func:`save_checkpoint` refuses to
+replace or remove another run's. Two runs of one command may share the directory: a reader whose
+checkpoint the other removed reads the newer one.
 """
+import contextlib
+import hashlib
 import math
 import os
 import pickle
@@ -20,6 +26,13 @@ CHECKPOINT_FILES = ("model.params", "optimizer.states")  # data files; checkpoin
 def _checkpoint_epochs(checkpoint_dir, last_epoch):
     """Epochs with a complete checkpoint (their marker exists), newest last. ``last_epoch`` bounds the
     search only where S3 refuses to list the prefix (then each epoch's marker is asked for)."""
+    return _epochs_found(checkpoint_dir, last_epoch)[0]
+
+
+def _epochs_found(checkpoint_dir, last_epoch):
+    """``(epochs with a complete checkpoint, newest last; every epoch-NNNN directory seen, marker or not)``.
+    A directory without a marker holds what a killed or interrupted save left (or what a SageMaker sync
+    cut short copied back): no resume reads it, so only :func:`save_checkpoint`'s sweep ever removes it."""
     if storage.is_s3(checkpoint_dir):
         with storage.s3_errors(checkpoint_dir):
             names = _s3_marker_names(checkpoint_dir, last_epoch)
@@ -27,15 +40,18 @@ def _checkpoint_epochs(checkpoint_dir, last_epoch):
         if os.path.lexists(checkpoint_dir) and not os.path.isdir(checkpoint_dir):
             raise FastTextError(f"checkpoint directory {checkpoint_dir} exists and is not a directory")
         if not os.path.isdir(checkpoint_dir):
-            return []
-        names = {f"{d}/{CHECKPOINT_MARKER}" for d in os.listdir(checkpoint_dir)
-                 if os.path.isfile(os.path.join(checkpoint_dir, d, CHECKPOINT_MARKER))}
-    found = []
+            return [], set()
+        dirs = [d for d in os.listdir(checkpoint_dir) if os.path.isdir(os.path.join(checkpoint_dir, d))]
+        names = {f"{d}/" for d in dirs} | {f"{d}/{CHECKPOINT_MARKER}" for d in dirs
+                                            if os.path.isfile(os.path.join(checkpoint_dir, d, CHECKPOINT_MARKER))}
+    complete, seen = [], set()
     for name in names:
         head, _, tail = name.partition("/")
-        if tail == CHECKPOINT_MARKER and head.startswith("epoch-") and head[6:].isdigit():
-            found.append(int(head[6:]))
-    return sorted(found)
+        if head.startswith("epoch-") and head[6:].isdigit():
+            seen.add(int(head[6:]))
+            if tail == CHECKPOINT_MARKER:
+                complete.append(int(head[6:]))
+    return sorted(complete), seen
 
 
 def _s3_marker_names(checkpoint_dir, last_epoch):
@@ -59,12 +75,28 @@ def _epoch_dir(checkpoint_dir, epoch):
     return storage.join(checkpoint_dir, f"epoch-{epoch:04d}")
 
 
-def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None):
+def data_fingerprint(featurizer, bags, y):
+    """What identifies the training data beyond its classes and table size: the vocabulary, every document's
+    label and token count, in order. Labels fixed in a few documents, or the file reordered, left both
+    unchanged, and such a run resumed the old data's checkpoint silently (ending with neither run's
+    parameters). Hashes a few MB at Yelp size (not the token ids: those may sit in a file, CodesFile)."""
+    import numpy as np
+
+    digest = hashlib.sha256("\n".join(featurizer.vocab.idx_to_token).encode("utf-8"))
+    lengths = bags.lengths if hasattr(bags, "lengths") else np.diff(bags.offsets)
+    for values in (y, lengths):
+        digest.update(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return digest.hexdigest()
+
+
+def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None, data=None):
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run)."""
-    older = _checkpoint_epochs(checkpoint_dir, epoch)
-    meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}),
+    older, leftovers = _epochs_found(checkpoint_dir, epoch)
+    for other in older:  # (epoch itself too: this save would replace it)
+        _refuse_another_runs(checkpoint_dir, other, model, config, labels, data)
+    meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}), "data": data,
             "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
     with storage.staging_dir() as tmp:
@@ -76,6 +108,35 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     for old in older:
         if old != epoch:
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+    # Directories without a marker: what an interrupted save uploaded (an upload a signal abandoned may land
+    # after it took its files back), or the rest of a removal a kill cut short. Nothing else would ever
+    # visit them again. storage.remove deletes only our own files there (on S3 those older than its grace
+    # period: younger ones may be a concurrent run's upload in progress), and a failure here (files the
+    # user put there) never turns a saved checkpoint into an error.
+    for old in sorted(leftovers - set(older) - {epoch}):
+        with contextlib.suppress(FastTextError):
+            storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+
+
+def _same_run(meta, model, config, labels, data):
+    # ("data" is None in checkpoints written before it was recorded: those are compared on the rest)
+    return meta.get("labels") == list(labels) and meta.get("num_rows") == model.num_rows \
+        and config.same_run(meta.get("config", {})) and meta.get("data", data) == data
+
+
+def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data):
+    """Before a save replaces or removes ``epoch``'s checkpoint: it must be this run's. A run refuses at its
+    start a directory that holds another's checkpoints, but two runs started together both found it empty,
+    and each save then replaced or removed the other's checkpoints (the other's rerun was then refused)."""
+    where = _epoch_dir(checkpoint_dir, epoch)
+    try:
+        meta = storage.read_manifest(where, CHECKPOINT_MARKER)
+    except FastTextError:
+        return  # removed meanwhile by a run of this same command, or not ours (storage.remove refuses that)
+    if not _same_run(meta, model, config, labels, data):
+        raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings) while this one "
+                            f"trained: two trainings share this --checkpoint-dir; give each its own (nothing of this "
+                            f"run's epoch was saved there)")
 
 
 def _json_safe(value):
@@ -84,18 +145,44 @@ def _json_safe(value):
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def load_checkpoint(checkpoint_dir, model, config, labels):
+def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet."""
-    epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
-    if not epochs:
-        return None
-    where = _epoch_dir(checkpoint_dir, epochs[-1])
+    for attempt in range(attempts):
+        epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
+        if not epochs:
+            return None
+        try:
+            return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data)
+        except FastTextError as exc:
+            # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read
+            # it (its manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from.
+            if attempt < attempts - 1 and _checkpoint_epochs(checkpoint_dir, config.epochs)[-1:] != epochs[-1:]:
+                continue
+            if isinstance(exc, (storage.SetChanged, storage.Damaged)):  # for good: "try again" would not help
+                where = _epoch_dir(checkpoint_dir, epochs[-1])
+                reason = "a file its checkpoint.json names is missing" if isinstance(exc, storage.SetChanged) else \
+                    str(exc).replace(f"{where}: ", "", 1)
+                raise FastTextError(f"cannot resume from checkpoint {where}: {reason}; "
+                                    f"remove that directory (an earlier checkpoint, if any, is resumed instead) or "
+                                    f"use another --checkpoint-dir") from None
+            raise
+
+
+def _load_epoch(checkpoint_dir, epoch, model, config, labels, data):
+    where = _epoch_dir(checkpoint_dir, epoch)
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
         meta["history"] = [{k: float("nan") if v is None else v for k, v in row.items()} for row in meta.get("history", [])]
-        if meta.get("labels") != list(labels) or meta.get("num_rows") != model.num_rows or not config.same_run(meta.get("config", {})):
+        if not _same_run(meta, model, config, labels, data):
             raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings); "
                                 f"use another --checkpoint-dir or remove it")
+        # The one field the checksums and the comparison above leave unchecked decides where training goes on:
+        # an "epoch" edited by hand (or a directory renamed) would train epochs twice or skip them, silently.
+        if meta.get("epoch") != epoch or [row.get("epoch") for row in meta["history"]] != list(range(1, epoch + 1)) \
+                or epoch > config.epochs:
+            raise FastTextError(f"checkpoint {where} is inconsistent (its epoch, its directory's name and its history "
+                                f"disagree: edited or renamed by hand?); remove it to resume from an earlier one, or "
+                                f"use another --checkpoint-dir")
         model.load_parameters(paths["model.params"], ctx=model.embedding.weight.list_ctx())
         with open(paths["optimizer.states"], "rb") as f:
             meta["optimizer_states"] = pickle.load(f)

@@ -77,6 +77,10 @@ class SetChanged(FastTextError):
     """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile."""
 
 
+class Damaged(FastTextError):
+    """A manifest that is not JSON, not ours or malformed, or a file that does not match its size or checksum."""
+
+
 def _is_ours(name):
     """Names only this module creates inside a destination."""
     return (name == LOCK_NAME or name.startswith(STAGING_PREFIX) or name.startswith(PROBE_PREFIX)
@@ -792,15 +796,15 @@ def _parse_manifest(raw, where):
     try:
         manifest = json.loads(raw)
     except ValueError:
-        raise FastTextError(f"{where} is not valid JSON") from None
+        raise Damaged(f"{where} is not valid JSON") from None
     if not isinstance(manifest, dict) or manifest.get(MARKER_KEY) != MARKER:
-        raise FastTextError(f'{where} was not written by this library (no "{MARKER_KEY}": "{MARKER}" marker)')
+        raise Damaged(f'{where} was not written by this library (no "{MARKER_KEY}": "{MARKER}" marker)')
     files = manifest.get("files")
     ok = isinstance(files, dict) and all(
         isinstance(v, dict) and isinstance(v.get("object"), str) and _OBJECT_RE.match(v["object"])
         and isinstance(v.get("sha256"), str) and isinstance(v.get("bytes"), int) for v in files.values())
     if not ok:
-        raise FastTextError(f'{where} is malformed: its "files" entry is missing or broken')
+        raise Damaged(f'{where} is malformed: its "files" entry is missing or broken')
     return manifest
 
 
@@ -871,9 +875,9 @@ def _hash_file(path):
 def _verify(src, name, entry, path):
     size = os.path.getsize(path)
     if size < entry["bytes"]:
-        raise FastTextError(f"{src}: {name} is truncated: {size} of {entry['bytes']} bytes")
+        raise Damaged(f"{src}: {name} is truncated: {size} of {entry['bytes']} bytes")
     if size != entry["bytes"] or _hash_file(path)["sha256"] != entry["sha256"]:
-        raise FastTextError(f"{src}: {name} does not match its checksum in the manifest (corrupt or from another set)")
+        raise Damaged(f"{src}: {name} does not match its checksum in the manifest (corrupt or from another set)")
 
 
 # ---------------------------------------------------------------- local sets
@@ -1033,6 +1037,10 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                 committed = True
                 _fsync_dir(dest)
             except BaseException:
+                # A signal's handler runs between two bytecodes: also after os.replace put our manifest in place
+                # and before `committed = True`. Taking our files back then left a manifest naming deleted files
+                # (a checkpoint no resume could read, a bundle that replaced the old one and could not load).
+                committed = committed or _names_ours(dest, manifest_name, written)
                 _delete_local(dest, [os.path.basename(staged_manifest)] + ([] if committed else written))
                 if old is None and not committed and not existed:  # we made dest: leave no directory
                     _delete_local(dest, [LOCK_NAME])
@@ -1043,6 +1051,14 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
     except OSError as exc:
         raise FastTextError(f"cannot write {dest}: {exc.strerror or exc}") from None
     return dest
+
+
+def _names_ours(dest, manifest_name, written):
+    """Whether the manifest at ``dest`` names the files ``written`` (by a publish whose commit it is)."""
+    try:
+        return bool(_referenced(read_manifest(dest, manifest_name)) & set(written))
+    except Exception:
+        return False
 
 
 def _remove_local(dest, manifest_name):
@@ -1243,6 +1259,11 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
             # answer was lost is refused by its own condition) the live manifest tells
             ours = join(dest, uploaded[-1]) if uploaded else None
             live = _live_objects(dest, manifest_name, ours) if committing else set()
+            if committing and _may_still_land(exc):
+                # the manifest PUT was sent and then abandoned (a signal, a read timeout): S3 may apply it after
+                # we look, so our files stay (unreferenced ones are orphans the next publish collects); taken
+                # back, a late PUT left a manifest naming deleted files, a set that could never be read again
+                live = None
             if live is not None and not (live & set(uploaded)):  # surely not committed: take ours back
                 with contextlib.suppress(Exception):
                     for obj in uploaded:
@@ -1253,6 +1274,15 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
     with contextlib.suppress(Exception):  # cleanup failing never turns a published set into an error
         _s3_collect(client, bucket, prefix, keep=set(uploaded), replaced=_referenced(old))
     return dest
+
+
+def _may_still_land(exc):
+    """Whether a request that ended with ``exc`` may have reached S3 whole and be applied later: the client
+    stopped waiting for the answer (a signal: not an ``Exception``; a read timeout). A reset or an HTTP error
+    answer means S3 is done with it."""
+    import botocore.exceptions as bex
+
+    return not isinstance(exc, Exception) or isinstance(exc, bex.ReadTimeoutError)
 
 
 def _live_objects(src, manifest_name, readable=None):

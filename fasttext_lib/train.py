@@ -27,7 +27,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from .batches import BatchMaker, prefetch, to_batch_arrays
-from .checkpoints import load_checkpoint, save_checkpoint
+from .checkpoints import data_fingerprint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, CountedTexts, sort_labels
 from .devices import parse_ctx
@@ -178,7 +178,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         pretrained.release()  # its rows are in the table now (a wiki .vec holds GBs the run no longer needs)
     result = TrainedModel(model, featurizer, classes, config, ctxs, pretrained=result_pretrained, label_names=names)
     first_epoch = 1
-    resumed = load_checkpoint(checkpoint_dir, model, config, classes) if checkpoint_dir else None
+    data_id = data_fingerprint(featurizer, train_bags, y_train) if checkpoint_dir else None
+    resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id) if checkpoint_dir else None
     if resumed is not None:
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]
@@ -265,7 +266,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         result.history.append(row)
         if checkpoint_dir and rank == 0:
             save_checkpoint(checkpoint_dir, epoch, model, config, classes, result.history, updater.get_states(),
-                            names=names)
+                            names=names, data=data_id)
         if on_epoch_end is not None:
             on_epoch_end(row)
     return result

@@ -10,6 +10,11 @@
     proxy.fail("GET", r"/train", action="cut")          # forward, send half the answer's body, then reset
     proxy.fail("PUT", r".", nth=3)                      # only the 3rd matching request (1-based)
     proxy.fail("GET", r".", action="403-if-missing")    # forward; a 404 answer becomes 403 AccessDenied
+    proxy.fail("PUT", r"/model-", action="stall")      # read the request, hold it until proxy.release(), then forward
+
+``stall`` is a request S3 received whole but answers late (a slow or congested S3): a client that
+gives up meanwhile (a signal, a read timeout) cannot know whether it will be applied; ``proxy.stalled``
+is set once one is held, and ``proxy.release()`` lets every held request through (also at exit).
 
 ``403-if-missing`` is how S3 answers a caller without s3:ListBucket: a missing key is refused, not
 reported missing (moto answers 404 whatever the policy).
@@ -45,6 +50,7 @@ class FaultProxy:
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname, parts.port)
         self.rules, self.log, self.lock = [], [], threading.Lock()
+        self.stalled, self.released = threading.Event(), threading.Event()
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -82,6 +88,9 @@ class FaultProxy:
                 body = self._body()
                 if action in _ERRORS:
                     return self._error(*_ERRORS[action])
+                if action == "stall":
+                    proxy.stalled.set()
+                    proxy.released.wait()
                 status, headers, payload = self._forward(body)
                 if action == "lost":
                     return self._error(*_ERRORS["500"])
@@ -132,7 +141,13 @@ class FaultProxy:
                 if self.command != "HEAD":
                     self.wfile.write(payload)
 
-            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
+            def _handle_quietly(self):
+                try:
+                    self._handle()
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a stalled answer)
+                    self.close_connection = True
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle_quietly
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -141,6 +156,9 @@ class FaultProxy:
     def fail(self, method, pattern, action="500", nth=None):
         with self.lock:
             self.rules.append(_Rule(method, pattern, action, nth))
+
+    def release(self):
+        self.released.set()
 
     def clear(self):
         with self.lock:
@@ -152,5 +170,6 @@ class FaultProxy:
         return self
 
     def __exit__(self, *exc):
+        self.release()
         self.server.shutdown()
         self.server.server_close()

@@ -164,3 +164,309 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     assert a.metrics["history"][-1]["val_loss"] == b.metrics["history"][-1]["val_loss"]
     test = read_labeled(str(sample_dir / "test.csv"))
     assert a.predict(test.texts[:20]) == b.predict(test.texts[:20])
+
+
+# ---------------------------------------------------------------- hostile: other runs, signals mid-upload, hand edits
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_a_checkpoint_another_run_removes_while_it_is_read_resumes_from_the_newer_one(splits, tmp_path, s3_bucket,
+                                                                                       monkeypatch, where):
+    """Two runs of one command with one --checkpoint-dir: while the second reads epoch 2, the first saves
+    epoch 3 and removes epoch 2. The reader stopped with '.../epoch-0002 has no checkpoint.json' (S3) or
+    '... does not exist' (local); it resumes from epoch 3 now, and ends as an uninterrupted run."""
+    config = TrainConfig(epochs=4, batch_size=256, progress=False, seed=4)
+    ckpt = str(tmp_path / "ckpt") if where == "local" else f"{s3_bucket}/ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(2))
+    real_fetch, other_ran = storage.fetch, []
+
+    def fetch_after_the_other_run_moved_on(*args, **kwargs):
+        if not other_ran:  # the manifest of epoch 2 is read; now the other run saves epoch 3, removes epoch 2
+            other_ran.append(True)
+            with pytest.raises(Crash):
+                train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(3))
+        return real_fetch(*args, **kwargs)
+
+    monkeypatch.setattr(storage, "fetch", fetch_after_the_other_run_moved_on)
+    seen = []
+    resumed = train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)
+    assert other_ran and [row["epoch"] for row in seen] == [4]
+    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, config).model.word_vectors())
+
+
+def test_a_checkpoint_whose_epoch_was_edited_by_hand_is_refused(splits, tmp_path):
+    """checkpoint.json is the manifest: its files are checksummed, its config compared, but its "epoch" decided
+    alone where training went on: edited from 2 to 1 the run trained epoch 2 twice (history 1, 2, 2, 3)."""
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(2))
+    manifest = ckpt / "epoch-0002" / "checkpoint.json"
+    original = manifest.read_text()
+    for edit in ({"epoch": 1}, {"epoch": 3}, {"history": json.loads(original)["history"][:1]}):
+        manifest.write_text(json.dumps(dict(json.loads(original), **edit)))
+        with pytest.raises(FastTextError, match="epoch-0002 is inconsistent"):
+            train(*splits, config, checkpoint_dir=str(ckpt))
+    (ckpt / "epoch-0002").rename(ckpt / "epoch-0001")  # renamed: epoch 2's parameters under epoch 1's name
+    manifest = ckpt / "epoch-0001" / "checkpoint.json"
+    manifest.write_text(original)
+    with pytest.raises(FastTextError, match="epoch-0001 is inconsistent"):
+        train(*splits, config, checkpoint_dir=str(ckpt))
+
+
+def _checkpoint_command(train_file, ckpt, output):
+    return [sys.executable, "-m", "fasttext_lib", "train", "--train", str(train_file), "--output", str(output),
+            "--epochs", "3", "--batch-size", "64", "--emsize", "8", "--no-progress", "--ctx", "cpu",
+            "--checkpoint-dir", ckpt]
+
+
+@pytest.fixture(scope="module")
+def small_train_file(tmp_path_factory):
+    from fasttext_lib.data import write_csv
+
+    data = generate_reviews(1500, seed=3)
+    path = tmp_path_factory.mktemp("small") / "train.csv"
+    write_csv(LabeledTexts(data.labels, data.texts), str(path))
+    return path
+
+
+@pytest.mark.parametrize("listing", [True, False], ids=["listable", "no-ListBucket"])
+@pytest.mark.parametrize("stalled, sig", [("checkpoint.json", signal.SIGTERM), ("model-", signal.SIGINT)])
+def test_signal_while_s3_holds_a_checkpoint_upload(request, tmp_path, small_train_file, stalled, sig, listing):
+    """S3 received a checkpoint file's PUT whole but answers late (a slow S3; the proxy holds it), and the run
+    is stopped meanwhile; the PUT is applied after the run exited. For the manifest, the run had taken its
+    data files back, so epoch 2's checkpoint.json named deleted files: every resume failed ('... is missing:
+    the set was replaced or removed while reading; try again'), forever. Now the files stay until S3 has
+    answered, the resume ends as an uninterrupted run, and what a data file's late PUT leaves is precisely one
+    young unreferenced object in epoch-0002/, which checkpoint saves sweep once it is older than the grace."""
+    from fault_proxy import FaultProxy
+
+    if listing:
+        upstream = request.getfixturevalue("s3_server")
+        bucket = request.getfixturevalue("s3_bucket")[len("s3://"):]
+        env, admin = dict(os.environ), boto3.client("s3")
+    else:
+        policy = request.getfixturevalue("s3_policy_server")
+        upstream, bucket, env, admin = policy.endpoint, policy.bucket, dict(os.environ, **policy.env("writer")), policy.client("admin")
+    prefix = f"stalled-{os.urandom(4).hex()}"
+    ckpt = f"s3://{bucket}/{prefix}"
+    env.update(PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    with FaultProxy(upstream) as proxy:
+        if not listing:
+            for method in ("GET", "HEAD"):
+                proxy.fail(method, r".", "403-if-missing")
+        proxy.fail("PUT", f"/epoch-0002/{re.escape(stalled)}", "stall")
+        proc = subprocess.Popen(_checkpoint_command(small_train_file, ckpt, tmp_path / "out"),
+                                env=dict(env, AWS_ENDPOINT_URL=proxy.endpoint), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        assert proxy.stalled.wait(300), proc.communicate()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 128 + sig and err.count("\n") == 1 and err.startswith("error: "), err
+        proxy.release()  # S3 applies the held PUT now, after the run gave up on it
+        deadline = time.time() + 30
+        while not any(stalled in o["Key"] for o in admin.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])):
+            assert time.time() < deadline, "the held PUT was never applied"
+            time.sleep(0.1)
+        proxy.clear()
+        if not listing:
+            for method in ("GET", "HEAD"):
+                proxy.fail(method, r".", "403-if-missing")
+        resumed = subprocess.run(_checkpoint_command(small_train_file, ckpt, tmp_path / "out"),
+                                 env=dict(env, AWS_ENDPOINT_URL=proxy.endpoint), capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = subprocess.run(_checkpoint_command(small_train_file, "none", tmp_path / "whole")[:-2], env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert whole.returncode == 0, whole.stderr
+    from fasttext_lib.predict import Predictor
+
+    np.testing.assert_array_equal(Predictor.load(str(tmp_path / "out")).model.word_vectors(),
+                                  Predictor.load(str(tmp_path / "whole")).model.word_vectors())
+    listed = admin.list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", [])
+    left = sorted(re.sub("-[0-9a-f]{16}", "-ID", o["Key"][len(prefix) + 1:]) for o in listed)
+    final = ["epoch-0003/checkpoint.json", "epoch-0003/model-ID.params", "epoch-0003/optimizer-ID.states"]
+    # a late manifest completed its set (resumed from it, then removed); a late model-*.params is unreferenced
+    # (its publish was taken back) and young: kept by the sweep, and without a listing nothing can find it
+    assert left == (["epoch-0002/model-ID.params"] if stalled == "model-" else []) + final
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tmp_path, s3_bucket, monkeypatch, where):
+    """An epoch directory without checkpoint.json (a save killed before its manifest, the rest of a removal a
+    kill cut short, an upload a signal abandoned that S3 applied later) was never visited again: no resume reads
+    it and only marked epochs were removed. Saves now sweep our own files there (on S3 once older than the
+    grace period); a file the user put in such a directory stays, and is no error."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    stale = ["model-0123456789abcdef.params", "optimizer-0123456789abcdef.states"]
+    if where == "local":
+        ckpt = root = tmp_path / "ckpt"
+        for name in stale + [".fasttext.lock", "fasttext_lib-staging-0123456789abcdef-checkpoint.json"]:
+            (ckpt / "epoch-0007").mkdir(parents=True, exist_ok=True)
+            (ckpt / "epoch-0007" / name).write_bytes(b"left")
+        (ckpt / "epoch-0008").mkdir()
+        (ckpt / "epoch-0008" / "notes.txt").write_text("mine")
+
+        def left():
+            return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != ".fasttext.lock")
+        ckpt = str(ckpt)
+    else:
+        monkeypatch.setattr(storage, "ORPHAN_GRACE_SECONDS", -1)  # (younger ones may be a concurrent upload's)
+        ckpt = f"{s3_bucket}/ckpt"
+        bucket, prefix = storage.split_s3(ckpt)
+        client = boto3.client("s3")
+        for name in stale:
+            client.put_object(Bucket=bucket, Key=f"{prefix}/epoch-0007/{name}", Body=b"left")
+        client.put_object(Bucket=bucket, Key=f"{prefix}/epoch-0008/notes.txt", Body=b"mine")
+
+        def left():
+            return sorted(o["Key"][len(prefix) + 1:] for o in client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")["Contents"])
+    train(*splits, config, checkpoint_dir=ckpt)
+    assert [re.sub("-[0-9a-f]{16}", "-ID", name) for name in left()] == [
+        "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.states", "epoch-0008/notes.txt"]
+
+
+def test_two_runs_with_other_settings_started_together_do_not_replace_each_others_checkpoints(splits, s3_bucket, monkeypatch):
+    """Both found the directory empty at their start; the second's first save replaced the first's epoch 1 (and
+    its later saves removed the first's epochs), so the first run, stopped and rerun, was refused: its checkpoints
+    were gone. Now the second's save is refused in one line and the first run resumes from its own checkpoint."""
+    ckpt = f"{s3_bucket}/shared"
+    mine = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    theirs = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4, emsize=16)
+    import fasttext_lib.train as train_module
+
+    real_save, first_saved = train_module.save_checkpoint, []
+
+    def save_after_the_first_run_saved(*args, **kwargs):
+        if not first_saved:  # the other run, started with this one, saves its epoch 1 first (and is then stopped)
+            first_saved.append(True)
+            with pytest.raises(Crash):
+                train(*splits, mine, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+        return real_save(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "save_checkpoint", save_after_the_first_run_saved)
+    with pytest.raises(FastTextError, match="two trainings share this --checkpoint-dir") as refused:
+        train(*splits, theirs, checkpoint_dir=ckpt)
+    assert "\n" not in str(refused.value) and first_saved
+    monkeypatch.setattr(train_module, "save_checkpoint", real_save)
+    seen = []
+    resumed = train(*splits, mine, checkpoint_dir=ckpt, on_epoch_end=seen.append)
+    assert [row["epoch"] for row in seen] == [2, 3]
+    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, mine).model.word_vectors())
+
+
+@pytest.mark.parametrize("when", ["data file in place", "manifest in place"])
+def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_file, monkeypatch, when):
+    """The SageMaker job (sm_train.main, in-process) checkpointing to a local directory, as /opt/ml/checkpoints
+    is, gets SIGTERM (a spot interruption) while epoch 2's checkpoint is published: after its first data file
+    is in place, or right after os.replace put checkpoint.json in place (Python runs the handler between two
+    bytecodes: there, before the publish had noted its commit, it took the files back and left a manifest
+    naming deleted files; every rerun failed 'model.params ... is missing ... try again'). The rerun job
+    ends with the parameters of an uninterrupted one, and only its newest checkpoint is left."""
+    import io
+    import contextlib
+
+    from fasttext_lib import sm_train
+    from fasttext_lib.predict import Predictor
+
+    def container(name):
+        root = tmp_path / name
+        for sub in ("model", "output/data", "train"):
+            (root / sub).mkdir(parents=True)
+        (root / "train" / "train.csv").write_bytes(small_train_file.read_bytes())
+        return {"SM_MODEL_DIR": str(root / "model"), "SM_OUTPUT_DIR": str(root / "output"),
+                "SM_OUTPUT_DATA_DIR": str(root / "output" / "data"), "SM_CHANNEL_TRAIN": str(root / "train"),
+                "SM_HOSTS": '["algo-1"]', "SM_CURRENT_HOST": "algo-1", "SM_NUM_GPUS": "0"}
+
+    def job(env, ckpt):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = sm_train.main(["--epochs", "3", "--emsize", "8", "--batch-size", "64", "--checkpoint-dir", str(ckpt)],
+                                 environ=env)
+        return code, err.getvalue()
+
+    def spot_interruption():
+        signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what SIGTERM arriving here runs
+
+    ckpt = tmp_path / "checkpoints"
+    real_move, real_replace = storage._move_hashing, os.replace
+
+    def move(src, dst):
+        entry = real_move(src, dst)
+        if "epoch-0002" in dst and when == "data file in place":
+            spot_interruption()
+        return entry
+
+    def replace(src, dst, **kwargs):
+        real_replace(src, dst, **kwargs)
+        if dst.endswith(os.path.join("epoch-0002", "checkpoint.json")) and when == "manifest in place":
+            spot_interruption()
+
+    monkeypatch.setattr(storage, "_move_hashing", move)
+    monkeypatch.setattr(storage.os, "replace", replace)
+    first = container("first")
+    assert job(first, ckpt) == (2, "error: terminated (SIGTERM): stopped and cleaned up\n")
+    assert os.listdir(first["SM_MODEL_DIR"]) == []
+    monkeypatch.undo()
+    rerun, whole = container("rerun"), container("whole")
+    assert job(rerun, ckpt)[0] == 0 and job(whole, tmp_path / "other")[0] == 0
+    np.testing.assert_array_equal(Predictor.load(rerun["SM_MODEL_DIR"]).model.word_vectors(),
+                                  Predictor.load(whole["SM_MODEL_DIR"]).model.word_vectors())
+    assert sorted(os.listdir(ckpt)) == ["epoch-0003"]
+
+
+DAMAGE = {
+    "model.params deleted": (lambda d: os.remove(next(d.glob("model-*"))), "a file its checkpoint.json names is missing"),
+    "optimizer.states truncated": (lambda d: os.truncate(next(d.glob("optimizer-*")), 10), "optimizer.states is truncated"),
+    "model.params overwritten": (lambda d: next(d.glob("model-*")).write_bytes(b"x" * next(d.glob("model-*")).stat().st_size),
+                                 "model.params does not match its checksum"),
+    "checkpoint.json truncated": (lambda d: os.truncate(d / "checkpoint.json", 20), "checkpoint.json is not valid JSON"),
+    "older format (no manifest fields)": (
+        lambda d: (d / "checkpoint.json").write_text(json.dumps({k: v for k, v in json.loads((d / "checkpoint.json").read_text()).items()
+                                                                 if k not in ("files", "written_by")})),
+        "checkpoint.json was not written by this library"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits, tmp_path, damage):
+    """Files deleted or truncated by hand, an older format: one line naming the checkpoint, the damage and the
+    remedy (a deleted file said '... the set was replaced or removed while reading; try again', which never
+    helps). Removing it, as the line says, then trains from the start and ends as an uninterrupted run."""
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(2))
+    harm, says = DAMAGE[damage]
+    harm(ckpt / "epoch-0002")
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    assert str(refused.value).startswith(f"cannot resume from checkpoint {ckpt}/epoch-0002: ")
+    assert says in str(refused.value) and "remove that directory" in str(refused.value) and "\n" not in str(refused.value)
+    import shutil
+
+    shutil.rmtree(ckpt / "epoch-0002")
+    resumed = train(*splits, config, checkpoint_dir=str(ckpt))
+    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, config).model.word_vectors())
+
+
+@pytest.mark.parametrize("change", ["labels fixed in a few documents", "documents reordered"])
+def test_a_checkpoint_of_other_data_with_the_same_classes_and_vocabulary_is_refused(splits, tmp_path, change):
+    """Only the classes and the table size stood for the data: with both unchanged (labels corrected in a few
+    documents, the file shuffled) the old data's checkpoint was resumed silently, and the run ended with
+    parameters neither an uninterrupted run on the old data nor one on the new data has."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    labels, texts = list(splits[0].labels), list(splits[0].texts)
+    if change == "documents reordered":
+        labels, texts = labels[::-1], texts[::-1]
+    else:
+        first, second = sorted(set(labels))[:2]
+        for i in range(5):
+            labels[i] = second if labels[i] == first else first
+    edited = LabeledTexts(labels, texts)
+    with pytest.raises(FastTextError, match="different run"):
+        train(edited, splits[1], config, checkpoint_dir=ckpt)
+    train(*splits, config, checkpoint_dir=ckpt)  # the data it was written with still resumes it
