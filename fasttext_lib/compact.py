@@ -12,7 +12,7 @@ bundle writes
   ``values = codes * scale / (2**(bits-1) - 1)``;
 * ``model.params`` with only the small output layer;
 
-and :func:`load_into` rebuilds the full table: every row from the seed (natively, on all cores), then
+and :func:`materialize` rebuilds the full table: every row from the seed (natively, on all cores), then
 the stored rows on top. With float32 the rebuilt model is bit-identical to the trained one. Prediction
 on the CPU (predict.Predictor, the endpoint) does not rebuild it: :class:`StoredRows` hands out each
 document's rows, stored or made from the seed, and the full table is built only if something asks
@@ -266,8 +266,3 @@ def materialize(model, stored, ctx):
     stored.fill(cpu_view(table))
     adopt_data(model.embedding.weight, table, [ctx])
 
-
-def load_into(model, directory, params_name, compact, ctx):
-    """Give ``model`` (built with the bundle's shape, not initialized) the compact bundle's parameters."""
-    materialize(model, read_rows(directory, compact, model.num_rows, model.emsize), ctx)
-    model.output.load_parameters(os.path.join(directory, params_name), ctx=ctx)

@@ -269,12 +269,10 @@ class Predictor:
 
                 directory = os.path.dirname(paths[PARAMS])
                 stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"])  # checked
-                if device.device_type == "cpu":  # CpuScorer reads the stored rows: no table
-                    model.output.load_parameters(os.path.join(directory, PARAMS), ctx=device)
-                else:  # MXNet's operators need the table
+                if device.device_type != "cpu":  # MXNet's operators need the table; CpuScorer reads the stored rows
                     compact.materialize(model, stored, device)
-                    model.output.load_parameters(os.path.join(directory, PARAMS), ctx=device)
                     stored = None
+                model.output.load_parameters(os.path.join(directory, PARAMS), ctx=device)
             else:
                 model.load_parameters(paths[PARAMS], ctx=device)
             # Predictions from inf/NaN weights are garbage (NaN probabilities, one class for everything):
