@@ -706,14 +706,6 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     assert len(answer["body"].splitlines()) == len(body.splitlines())
 
 
-@pytest.mark.parametrize("raw", ["6MB", "", "-1", "0", "1.5"])
-def test_a_bad_max_response_bytes_is_named_at_start_up(raw):
-    assert sm_serve.max_response_bytes({}) == 6 * 1000 * 1000
-    assert sm_serve.max_response_bytes({"FASTTEXT_MAX_RESPONSE_BYTES": "2000"}) == 2000
-    with pytest.raises(ValueError, match=rf"^FASTTEXT_MAX_RESPONSE_BYTES must be a positive whole number of bytes, got {raw!r}$"):
-        sm_serve.max_response_bytes({"FASTTEXT_MAX_RESPONSE_BYTES": raw})
-
-
 @pytest.mark.parametrize("body, content_type, status, message", [
     (b"[1, 2]", "application/x-npy", 415, "content type 'application/x-npy' is not supported"),
     (b"x", None, 415, "no Content-Type"),
@@ -959,12 +951,15 @@ def test_max_request_bytes_comes_from_the_model_environment(bundle, tmp_path):
     assert too_big["status"] == 413 and f"request body has {limit + 1} bytes; the limit is {limit}" in too_big["body"]
 
 
+@pytest.mark.parametrize("limit, variable, default", [(sm_serve.max_request_bytes, "FASTTEXT_MAX_REQUEST_BYTES", 6 * 1024 * 1024),
+                                                      (sm_serve.max_response_bytes, "FASTTEXT_MAX_RESPONSE_BYTES", 6 * 1000 * 1000)],
+                         ids=["request", "response"])
 @pytest.mark.parametrize("raw", ["6MB", "", "-1", "0", "1.5"])
-def test_a_bad_max_request_bytes_is_named_at_start_up(raw):
-    assert sm_serve.max_request_bytes({}) == 6 * 1024 * 1024
-    assert sm_serve.max_request_bytes({"FASTTEXT_MAX_REQUEST_BYTES": " 2000 "}) == 2000
-    with pytest.raises(ValueError, match=rf"^FASTTEXT_MAX_REQUEST_BYTES must be a positive whole number of bytes, got {raw!r}$"):
-        sm_serve.max_request_bytes({"FASTTEXT_MAX_REQUEST_BYTES": raw})
+def test_a_bad_max_request_or_response_bytes_is_named_at_start_up(raw, limit, variable, default):
+    assert limit({}) == default
+    assert limit({variable: " 2000 "}) == limit({variable: "2000"}) == 2000
+    with pytest.raises(ValueError, match=rf"^{variable} must be a positive whole number of bytes, got {raw!r}$"):
+        limit({variable: raw})
 
 
 # --------------------------------------------------------------------------------------------
