@@ -14,6 +14,7 @@ config, progress) nor tqdm, which the inference containers do not have
 """
 import json
 import os
+import threading
 
 import numpy as np
 
@@ -209,6 +210,7 @@ class Predictor:
 
     def __init__(self, model, featurizer, labels, config, metrics=None, ctx=None, label_names=None, stored=None):
         self._model, self._stored = model, stored
+        self._building = threading.Lock()  # threads serving one Predictor build the full table once
         self.featurizer, self.labels, self.config = featurizer, list(labels), config
         if label_names is None:
             label_names = (config or {}).get("label_names") if isinstance(config, dict) else None
@@ -224,8 +226,10 @@ class Predictor:
         if self._stored is not None:
             from . import compact
 
-            compact.materialize(self._model, self._stored, self.ctx)
-            self._stored = None
+            with self._building:
+                if self._stored is not None:  # another thread may have built it while this one waited
+                    compact.materialize(self._model, self._stored, self.ctx)
+                    self._stored = None
         return self._model
 
     @property

@@ -400,3 +400,40 @@ def test_stored_rows_are_gathered_a_bounded_number_at_a_time(small, tmp_path, mo
     longest = int(np.diff(bags.offsets).max())
     assert len(largest) > 1 and max(largest) <= max(200, longest)
     assert len(bags.rows) > 200  # more than one group was needed
+
+
+def test_threads_asking_a_compact_predictor_for_its_model_build_the_table_once(small, tmp_path, monkeypatch):
+    """Serving threads sharing one Predictor: the first ``.model`` builds the full table from the stored
+    rows. Two threads asking at once both passed the "not built yet" check and built it twice, and the
+    second could read the stored rows after the first had dropped them."""
+    import threading
+    import time
+
+    from fasttext_lib import compact
+
+    trained, _ = small
+    lazy = Predictor.load(save_bundle(trained, str(tmp_path / "b"), compact="float32"))
+    builds, real = [], compact.materialize
+
+    def slow_materialize(model, stored, ctx):
+        builds.append(stored)
+        time.sleep(0.3)  # both threads are past the check before the first build ends
+        return real(model, stored, ctx)
+
+    monkeypatch.setattr(compact, "materialize", slow_materialize)
+    models, errors = [], []
+
+    def ask():
+        try:
+            models.append(lazy.model)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(builds) == 1 and builds[0] is not None
+    assert all(m is models[0] for m in models)
+    np.testing.assert_array_equal(models[0].word_vectors(), trained.model.word_vectors())
