@@ -445,8 +445,22 @@ def write_failure(message, environ=None):
     return path
 
 
+def clear_failure(environ=None):
+    """Remove a ``failure`` file an earlier job left in this output dir (a local rerun in the same tree;
+    SageMaker gives every job a fresh one): a job that succeeds must not show the last one's reason."""
+    env = os.environ if environ is None else environ
+    path = os.path.join(env.get("SM_OUTPUT_DIR") or SAGEMAKER_OUTPUT_DIR, "failure")
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("could not remove the earlier job's %s: %s", path, exc)
+
+
 def main(argv=None, environ=None):
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
+    clear_failure(environ)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     from .errors import error_line, stop_on_signals

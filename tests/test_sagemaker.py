@@ -209,6 +209,19 @@ def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_
     assert f"sgd lr={config['lr']:g} batch=256" in r.stdout
 
 
+def test_a_job_that_succeeds_removes_an_earlier_jobs_failure_reason(source_dir, splits, tmp_path):
+    """A local rerun in the same /opt/ml tree: the failed job's ``failure`` file was left beside the new
+    job's bundle, so the tree said the job had failed."""
+    train, _ = splits
+    env = make_container(tmp_path, {"train": {"a.csv": lambda p: write_csv(train.head(300), p)}})
+    failed = job_in_process(source_dir, env, args_for(epochs=1, learning_rate=0.5))
+    assert failed.returncode == 2 and (tmp_path / "output" / "failure").exists()
+    ok = job_in_process(source_dir, env, args_for(epochs=1, ngrams=1, progress="False"))
+    assert ok.returncode == 0, ok.stderr
+    assert not (tmp_path / "output" / "failure").exists()
+    assert Predictor.load(tmp_path / "model").config["train_config"]["epochs"] == 1
+
+
 def test_training_job_imports_mxnet_without_scipy(source_dir, splits, tmp_path):
     # The job's process imports MXNet with SciPy kept out (lean_import.py: ~53 MB less peak memory).
     train, _ = splits
