@@ -357,6 +357,11 @@ def test_hyperparameters_parse_like_sagemaker_sends_them():
     for words in ([], ["--batch-size", "none", "--lr", "None"], ["--batch_size", "", "--lr", "null"]):
         parsed = sm_train.parse_hyperparameters(words)[0]
         assert (parsed.batch_size, parsed.lr, parsed.optimizer) == (None, None, "sgd"), words
+    # a boolean given no value keeps its default too (it was refused: "expected true or false, got ''")
+    for word in ("", "none", "None", "null"):
+        assert sm_train.parse_hyperparameters(["--progress", word])[0].progress is False, word
+    with pytest.raises(FastTextError, match="--progress: expected true or false, got 'maybe'"):
+        sm_train.parse_hyperparameters(["--progress", "maybe"])
 
 
 def test_plan_single_host(tmp_path):
