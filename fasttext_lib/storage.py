@@ -74,7 +74,14 @@ _OBJECT_RE = re.compile(r"^[^/]+-[0-9a-f]{16}(\.[^./-]+)?$")
 
 
 class SetChanged(FastTextError):
-    """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile."""
+    """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile.
+
+    ``missing``: ``(logical name, stored name)`` of that file when it was missing, not replaced mid-read:
+    still missing after :func:`read_set`'s retries, it was deleted or never copied, for good."""
+
+    def __init__(self, message, missing=None):
+        super().__init__(message)
+        self.missing = missing
 
 
 class Damaged(FastTextError):
@@ -1369,7 +1376,8 @@ def fetch(src, manifest, names, local_dir):
 
 
 def _set_changed(src, name, entry):
-    return SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again")
+    return SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again",
+                      missing=(name, entry["object"]))
 
 
 def _fetch_local(src, entries):
