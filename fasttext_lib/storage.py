@@ -1369,6 +1369,8 @@ def fetch(src, manifest, names, local_dir):
                 raise _set_changed(src, name, entry) from None
             raise
         except OSError as exc:
+            if exc.errno in NO_ROOM:
+                raise  # a full TMPDIR: the staging_dir the files go to names it (room_in_tmpdir)
             raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
         _verify(src, name, entry, path)
         out[name] = path
@@ -1396,6 +1398,8 @@ def _fetch_local(src, entries):
                 with open(path, "wb") as fout:
                     shutil.copyfileobj(fin, fout, 1 << 20)
             except OSError as exc:
+                if exc.errno in NO_ROOM:
+                    raise  # a full TMPDIR: the staging_dir the files go to names it (room_in_tmpdir)
                 raise FastTextError(f"cannot copy {uri} to {path}: {exc.strerror or exc}") from None
             _verify(src, name, entry, path)
             out[name] = path
