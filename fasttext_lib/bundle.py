@@ -247,6 +247,10 @@ def load_bundle_files(src, local_dir, names=None):
     try:
         config, paths = storage.read_set(src, CONFIG, names, local_dir)
     except storage.SetChanged as exc:
+        if exc.missing:  # still missing after read_set's retries: deleted or never copied, "try again" would not help
+            name, stored = exc.missing
+            raise FastTextError(f"incomplete model bundle: {src}: {name} ({stored}), which its {CONFIG} lists, is missing "
+                                f"(deleted, or not copied with the bundle); copy the whole bundle again or retrain") from None
         raise FastTextError(f"incomplete model bundle: {exc}") from None
     except FastTextError as exc:
         raise _not_a_bundle(src, exc) from None

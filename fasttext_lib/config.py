@@ -166,6 +166,11 @@ def parse_bool(text):
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
+def _bool_or_default(default):
+    """A boolean hyperparameter: ``none`` / ``null`` / ``""`` is no value, so the default, as for the others."""
+    return lambda text: default if str(text).strip().lower() in NONE_WORDS else parse_bool(text)
+
+
 _PARSERS = {int: parse_int, float: parse_float, Optional[float]: parse_optional_float, Optional[int]: parse_optional_int,
             str: str, Optional[str]: parse_optional_str}
 
@@ -190,7 +195,7 @@ def add_config_arguments(parser, hyperparameters=False, overrides=None):
                                 default=default, help=help_text + (": on by default, off with this flag" if default
                                                                    else ": off by default, on with this flag"))
             continue
-        kind = parse_bool if f.type is bool else _PARSERS[f.type]
+        kind = _bool_or_default(default) if f.type is bool else _PARSERS[f.type]
         shown = "" if default is None else f" (default: {default})"
         parser.add_argument(*names, dest=f.name, type=kind, default=default, help=help_text + shown)
     return parser

@@ -18,11 +18,28 @@ Layout under ``s3://{bucket}/{prefix}/``: ``code/`` (uploaded source), ``jobs/``
 """
 import logging
 import os
+import shutil
 import tempfile
+import weakref
 
 FRAMEWORK_VERSION = "1.9.0"
 PY_VERSION = "py38"
 DEFAULT_TRAINING_INSTANCE = "ml.m5.xlarge"
+
+
+def _temporary_source_dir(make_sdk_object, requirements=None, prefix="fasttext-source-"):
+    """``make_sdk_object(source_dir)`` on a fresh staged source_dir in the temp folder, deleted once the
+    estimator or model using it is gone (or the process exits): each call left a ~600 KB copy behind."""
+    from .packaging import REQUIREMENTS, stage_source_dir
+
+    source_dir = stage_source_dir(tempfile.mkdtemp(prefix=prefix), REQUIREMENTS if requirements is None else requirements)
+    try:
+        sdk_object = make_sdk_object(source_dir)
+    except BaseException:
+        shutil.rmtree(source_dir, ignore_errors=True)
+        raise
+    weakref.finalize(sdk_object, shutil.rmtree, source_dir, True)
+    return sdk_object
 
 
 def _opted_out_config():
@@ -101,25 +118,27 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
     from sagemaker.mxnet import MXNet
 
     from .sm_train import METRIC_DEFINITIONS
-    from .packaging import TRAINING_ENTRY_POINT, stage_source_dir
+    from .packaging import TRAINING_ENTRY_POINT
 
     base = _s3_base(bucket, prefix)
     session = session or sagemaker_session(default_bucket=bucket)
     role = resolve_role(role, session)
-    if source_dir is None:
-        source_dir = stage_source_dir(tempfile.mkdtemp(prefix="fasttext-source-"))
     if use_spot_instances:
         checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
         max_wait = max_wait or max_run
     distribution = {"parameter_server": {"enabled": True}} if instance_count > 1 else None
     hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
-    return MXNet(entry_point=TRAINING_ENTRY_POINT, source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION,
-                 py_version=PY_VERSION, role=role, instance_type=instance_type,
-                 instance_count=instance_count, hyperparameters=hyperparameters, distribution=distribution,
-                 metric_definitions=METRIC_DEFINITIONS, output_path=f"{base}/jobs", code_location=f"{base}/code",
-                 checkpoint_s3_uri=checkpoint_s3_uri, use_spot_instances=use_spot_instances, max_run=max_run,
-                 max_wait=max_wait, base_job_name=base_job_name, sagemaker_session=session,
-                 disable_profiler=True, debugger_hook_config=False, **kwargs)
+
+    def estimator(source_dir):
+        return MXNet(entry_point=TRAINING_ENTRY_POINT, source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION,
+                     py_version=PY_VERSION, role=role, instance_type=instance_type,
+                     instance_count=instance_count, hyperparameters=hyperparameters, distribution=distribution,
+                     metric_definitions=METRIC_DEFINITIONS, output_path=f"{base}/jobs", code_location=f"{base}/code",
+                     checkpoint_s3_uri=checkpoint_s3_uri, use_spot_instances=use_spot_instances, max_run=max_run,
+                     max_wait=max_wait, base_job_name=base_job_name, sagemaker_session=session,
+                     disable_profiler=True, debugger_hook_config=False, **kwargs)
+
+    return estimator(source_dir) if source_dir is not None else _temporary_source_dir(estimator)
 
 
 def default_ranges(optimizer="sgd"):
@@ -164,17 +183,21 @@ def make_model(model_data, bucket, prefix, role=None, source_dir=None, session=N
     """
     from sagemaker.mxnet import MXNetModel
 
-    from .packaging import SERVING_ENTRY_POINT, SERVING_REQUIREMENTS, stage_source_dir
+    from .packaging import SERVING_ENTRY_POINT, SERVING_REQUIREMENTS
 
     base = _s3_base(bucket, prefix)
     session = session or sagemaker_session(default_bucket=bucket)
     role = resolve_role(role, session)
-    if source_dir is None:
-        source_dir = stage_source_dir(tempfile.mkdtemp(prefix="fasttext-code-"), SERVING_REQUIREMENTS)
-    return MXNetModel(model_data=str(model_data), role=role, entry_point=SERVING_ENTRY_POINT,
-                      source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION, py_version=PY_VERSION,
-                      code_location=f"{base}/serving", name=name,
-                      sagemaker_session=session, **kwargs)
+
+    def model(source_dir):
+        return MXNetModel(model_data=str(model_data), role=role, entry_point=SERVING_ENTRY_POINT,
+                          source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION, py_version=PY_VERSION,
+                          code_location=f"{base}/serving", name=name,
+                          sagemaker_session=session, **kwargs)
+
+    if source_dir is not None:
+        return model(source_dir)
+    return _temporary_source_dir(model, SERVING_REQUIREMENTS, prefix="fasttext-code-")
 
 
 def delete_deployment(model):

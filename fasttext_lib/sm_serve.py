@@ -193,7 +193,8 @@ def _body_text(body, charset):
     else:
         raise RequestError(400, f"unexpected request body of type {type(body).__name__}")
     if raw_size > MAX_REQUEST_BYTES:
-        raise RequestError(413, f"request body has {raw_size} bytes; the limit is {MAX_REQUEST_BYTES}")
+        raise RequestError(413, f"request body has {raw_size} bytes; the limit is {MAX_REQUEST_BYTES} "
+                                f"(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per request")
     if isinstance(body, str):
         return body
     try:

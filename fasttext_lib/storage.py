@@ -74,7 +74,14 @@ _OBJECT_RE = re.compile(r"^[^/]+-[0-9a-f]{16}(\.[^./-]+)?$")
 
 
 class SetChanged(FastTextError):
-    """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile."""
+    """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile.
+
+    ``missing``: ``(logical name, stored name)`` of that file when it was missing, not replaced mid-read:
+    still missing after :func:`read_set`'s retries, it was deleted or never copied, for good."""
+
+    def __init__(self, message, missing=None):
+        super().__init__(message)
+        self.missing = missing
 
 
 class Damaged(FastTextError):
@@ -1362,6 +1369,8 @@ def fetch(src, manifest, names, local_dir):
                 raise _set_changed(src, name, entry) from None
             raise
         except OSError as exc:
+            if exc.errno in NO_ROOM:
+                raise  # a full TMPDIR: the staging_dir the files go to names it (room_in_tmpdir)
             raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
         _verify(src, name, entry, path)
         out[name] = path
@@ -1369,7 +1378,8 @@ def fetch(src, manifest, names, local_dir):
 
 
 def _set_changed(src, name, entry):
-    return SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again")
+    return SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again",
+                      missing=(name, entry["object"]))
 
 
 def _fetch_local(src, entries):
@@ -1388,6 +1398,8 @@ def _fetch_local(src, entries):
                 with open(path, "wb") as fout:
                     shutil.copyfileobj(fin, fout, 1 << 20)
             except OSError as exc:
+                if exc.errno in NO_ROOM:
+                    raise  # a full TMPDIR: the staging_dir the files go to names it (room_in_tmpdir)
                 raise FastTextError(f"cannot copy {uri} to {path}: {exc.strerror or exc}") from None
             _verify(src, name, entry, path)
             out[name] = path

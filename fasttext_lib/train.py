@@ -183,6 +183,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     if resumed is not None:
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]
+        # rerunning the same command after a crash or a spot interruption: say that it picked up where it stopped
+        print(f"resuming from the checkpoint in {checkpoint_dir}: epoch {resumed['epoch']} of {config.epochs} done",
+              file=sys.stderr, flush=True)
 
     result.rank, result.num_workers = rank, workers
     steps_per_epoch = math.ceil(per_worker / config.batch_size)

@@ -10,6 +10,7 @@ metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
 """
 import argparse
 import ast
+import difflib
 import os
 import sys
 
@@ -44,20 +45,29 @@ def main(argv=None):
     if args.in_place and overrides:
         parser.error("--in-place writes the committed notebooks: run them with their own parameters")
     notebooks = os.path.join(ROOT, "notebooks")
+    # A name no notebook has (-p epoch 3) was dropped silently and the demo ran with the defaults.
+    known = {name: papermill.inspect_notebook(os.path.join(notebooks, name)) for name in SERIES}
+    unknown = sorted(set(overrides) - set().union(*known.values()))
+    if unknown:
+        every = sorted(set().union(*known.values()))
+        hints = [f"{name!r}" + "".join(f" (did you mean {m!r}?)" for m in difflib.get_close_matches(name, every, 1))
+                 for name in unknown]
+        print(f"error: no notebook of the series has the parameter {', '.join(hints)}; they have: {', '.join(every)}",
+              file=sys.stderr)
+        return 2
     executed = notebooks if args.in_place else os.path.join(ROOT, "build", "demo")
     os.makedirs(executed, exist_ok=True)
     with local_s3(overrides.get("bucket", "fasttext-demo")):
         for name in SERIES:
             source = os.path.join(notebooks, name)
-            known = papermill.inspect_notebook(source)
-            params = {k: v for k, v in overrides.items() if k in known}
+            params = {k: v for k, v in overrides.items() if k in known[name]}
             print(f"running {name} {params or ''}", flush=True)
             papermill.execute_notebook(source, os.path.join(executed, name), parameters=params,
                                        kernel_name="python3", cwd=notebooks, progress_bar=False)
             if args.in_place:
                 clean_file(os.path.join(executed, name))
             if name.startswith("02"):
-                defaults = {k: ast.literal_eval(v["default"]) for k, v in known.items()}
+                defaults = {k: ast.literal_eval(v["default"]) for k, v in known[name].items()}
     settings = {**defaults, **{k: v for k, v in overrides.items() if k in defaults}}
     out = os.path.normpath(os.path.join(ROOT, "notebooks", settings["output_dir"]))
     history = pd.read_csv(os.path.join(out, "history.csv"), index_col="epoch")

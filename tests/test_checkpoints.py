@@ -152,6 +152,8 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     epochs_run = [json.loads(line)["epoch"] for line in resumed.stdout.splitlines() if line.startswith("{")]
     assert epochs_run[0] >= 3 and epochs_run[-1] == 5
+    # and says so (it resumed silently: a rerun looked like a fresh start that skipped epochs)
+    assert f"resuming from the checkpoint in {ckpt}: epoch {epochs_run[0] - 1} of 5 done" in resumed.stderr
 
     from fasttext_lib.predict import Predictor
     from fasttext_lib.data import read_labeled
@@ -159,6 +161,7 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     ckpt_free = [c if c != str(ckpt) else str(tmp_path / "ckpt2") for c in command(tmp_path / "whole")]
     whole = subprocess.run(ckpt_free, env=env, capture_output=True, text=True, timeout=600)
     assert whole.returncode == 0, whole.stderr
+    assert "resuming" not in whole.stderr  # an empty checkpoint directory: a fresh start, said nothing about
     a, b = Predictor.load(str(tmp_path / "bundle")), Predictor.load(str(tmp_path / "whole"))
     np.testing.assert_array_equal(a.model.word_vectors(), b.model.word_vectors())
     assert a.metrics["history"][-1]["val_loss"] == b.metrics["history"][-1]["val_loss"]

@@ -364,6 +364,22 @@ def test_full_tmpdir_while_copying_stdin_is_one_line(tmpfs, bundle):
     assert r.stdout == "" and os.listdir(tmpdir) == []
 
 
+@pytest.mark.parametrize("command", ["predict", "evaluate", "export-vectors"])
+def test_full_tmpdir_while_loading_the_bundle_names_tmpdir(tmpfs, bundle, tmp_path, command):
+    """A bundle is copied into TMPDIR while it loads; with no room there the error said
+    'cannot copy <file> to <staging path>: No space left on device', without the remedy the rest gives."""
+    tmpdir = tmpfs("64k")  # less than the bundle's copy (~370 kB)
+    args = {"predict": [], "evaluate": ["--data", str(tmp_path / "d.txt")],
+            "export-vectors": ["--output", str(tmp_path / "w.vec")]}[command]
+    (tmp_path / "d.txt").write_text("__label__1 great food\n__label__2 cold soup\n")
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", command, "--model", str(bundle), *args],
+                       input=b"great food\n", capture_output=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT, TMPDIR=str(tmpdir)))
+    r.stdout, r.stderr = r.stdout.decode(), r.stderr.decode()
+    assert_error(r, f"no room for temporary files in {tmpdir} (No space left on device); free space there or set TMPDIR")
+    assert r.stdout == "" and os.listdir(tmpdir) == [] and not (tmp_path / "w.vec").exists()
+
+
 @pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
 @pytest.mark.parametrize("stdout", ["full disk", "closed pipe"])
 def test_stdout_that_cannot_be_written_is_one_error_line(bundle, stdout, lines):

@@ -132,3 +132,20 @@ def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, mes
     exec(code[1].source, {**defaults, "output_dir": str(tmp_path)})  # the defaults pass   noqa: S102
     with pytest.raises(Exception, match=message.replace("(", r"\(").replace(")", r"\)")):
         exec(code[1].source, {**defaults, **overrides, "output_dir": str(tmp_path)})  # noqa: S102
+
+
+def test_demo_refuses_a_parameter_no_notebook_has(monkeypatch, capsys):
+    """`make demo ARGS='-p epoch 3'`: the typo was dropped (each notebook takes the names it has) and the
+    demo ran its defaults for minutes; now it stops before anything runs, naming the closest parameter."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: pytest.fail("a notebook ran"))
+    assert run_notebooks.main(["-p", "epoch", "3", "-p", "optimizer", "sgd"]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: no notebook of the series has the parameter 'epoch' (did you mean 'epochs'?); they have: ")
+    assert "optimizer" in lines[0] and captured.out == ""

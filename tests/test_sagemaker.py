@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import tempfile
 import types
 
 import pytest
@@ -370,6 +371,11 @@ def test_hyperparameters_parse_like_sagemaker_sends_them():
     for words in ([], ["--batch-size", "none", "--lr", "None"], ["--batch_size", "", "--lr", "null"]):
         parsed = sm_train.parse_hyperparameters(words)[0]
         assert (parsed.batch_size, parsed.lr, parsed.optimizer) == (None, None, "sgd"), words
+    # a boolean given no value keeps its default too (it was refused: "expected true or false, got ''")
+    for word in ("", "none", "None", "null"):
+        assert sm_train.parse_hyperparameters(["--progress", word])[0].progress is False, word
+    with pytest.raises(FastTextError, match="--progress: expected true or false, got 'maybe'"):
+        sm_train.parse_hyperparameters(["--progress", "maybe"])
 
 
 def test_plan_single_host(tmp_path):
@@ -961,7 +967,9 @@ def test_max_request_bytes_comes_from_the_model_environment(bundle, tmp_path):
     ], env={"FASTTEXT_MAX_REQUEST_BYTES": str(limit)})
     ok, too_big = result["answers"]
     assert ok["status"] == 200 and len(json.loads(ok["body"])) == 1
-    assert too_big["status"] == 413 and f"request body has {limit + 1} bytes; the limit is {limit}" in too_big["body"]
+    # what sets the limit is named, as the response limit's 413 does (it gave the number alone)
+    assert too_big["status"] == 413 and f"request body has {limit + 1} bytes; the limit is {limit} " \
+        "(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per request" in too_big["body"]
 
 
 @pytest.mark.parametrize("limit, variable, default", [(sm_serve.max_request_bytes, "FASTTEXT_MAX_REQUEST_BYTES", 6 * 1024 * 1024),
@@ -1096,6 +1104,30 @@ def test_estimator_options(sm, source_dir, monkeypatch):
         make_estimator(sm.bucket, "ft", session=sm.session)  # moto's caller is a user, not a role
     monkeypatch.setenv("SAGEMAKER_ROLE", ROLE)
     assert make_estimator(sm.bucket, "ft", session=sm.session, source_dir=source_dir).role == ROLE
+
+
+def test_a_temporary_source_dir_is_removed_with_its_estimator_or_model(sm, monkeypatch):
+    """Without source_dir, make_estimator / make_model stage the code in the temp folder; it stayed there
+    (~600 KB a call, every notebook run). It lives as long as the object that uploads it, then goes."""
+    import gc
+
+    from fasttext_lib.sagemaker_utils import make_estimator, make_model
+
+    estimator = make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session)
+    model = make_model(f"s3://{sm.bucket}/ft/packed/model.tar.gz", sm.bucket, "ft", role=ROLE, session=sm.session)
+    staged = [estimator.source_dir, model.source_dir]
+    assert all(os.path.isfile(os.path.join(d, "fasttext_lib", "entry_point.py")) for d in staged)
+    assert os.path.isfile(os.path.join(staged[0], "requirements.txt"))  # training: what the container lacks
+    assert not os.path.exists(os.path.join(staged[1], "requirements.txt"))  # serving installs nothing
+    del estimator, model
+    gc.collect()
+    assert [d for d in staged if os.path.exists(d)] == []
+    made = []
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda mkdtemp=tempfile.mkdtemp, **kw: made.append(mkdtemp(**kw)) or made[-1])
+    with pytest.raises(TypeError):  # an SDK object that cannot be made leaves no staged copy either
+        make_model(f"s3://{sm.bucket}/ft/packed/model.tar.gz", sm.bucket, "ft", role=ROLE, session=sm.session,
+                   no_such_argument=1)
+    assert len(made) == 1 and not os.path.exists(made[0])
 
 
 def test_tuner_request(sm, source_dir, fasttext_job):
