@@ -510,7 +510,7 @@ def write_fasttext(data, uri):
     it read back as the class ``very`` and the text ``good ...``."""
     check_fasttext_labels(data, uri)
     with storage.atomic_write(uri, "wb") as f:
-        write_fasttext_rows(data, f)
+        write_fasttext_rows(data, f, uri)
     return str(uri)
 
 
@@ -521,11 +521,20 @@ def check_fasttext_labels(data, uri):
                             f"empty or hold whitespace (write CSV instead, or rename the class)")
 
 
-def write_fasttext_rows(data, f):
-    """fastText-format lines (labels checked by :func:`check_fasttext_labels`) into a binary file object."""
+def write_fasttext_rows(data, f, uri):
+    """fastText-format lines (labels checked by :func:`check_fasttext_labels`) into a binary file object.
+
+    A text holding a word that starts with ``__label__`` (``__LABEL__`` too: normalizing lower-cases it) is
+    refused: the format has no way to write it, and the file read back as a second label on that line
+    (an error here, a silent extra class in fastText), so the written file could not be trained on."""
     writer = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
-    for label, text in zip(data.labels, data.texts):
-        writer.write(fasttext_line(label, text))
+    for row, (label, text) in enumerate(zip(data.labels, data.texts), start=1):
+        line = fasttext_line(label, text)
+        if line.count(LABEL_PREFIX) > 1 and any(w.startswith(LABEL_PREFIX) for w in line.split()[1:]):
+            raise FastTextError(f"cannot write document {row} (class {label!r}) to the fastText-format file {uri}: its text "
+                                f"holds a word starting with {LABEL_PREFIX!r}, which that format reads as a second label "
+                                f"(remove or rename that word, or write CSV instead)")
+        writer.write(line)
     writer.flush()
     writer.detach()
 

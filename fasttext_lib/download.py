@@ -241,7 +241,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
             for split, f in zip(SPLITS, files):
                 data = read_labeled(csvs[split], fmt="csv", limit=limit, find_names=False)
                 check_fasttext_labels(data, written[split])
-                write_fasttext_rows(data, f)
+                write_fasttext_rows(data, f, written[split])
                 del data  # one split in memory at a time
     if names:
         written["label_names"] = names_uri
