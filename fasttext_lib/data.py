@@ -415,7 +415,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
 
     check_limit(limit)
     # The names file first: a bad one is reported before the data is read (minutes at Yelp size), not after.
-    found = label_names.find_beside(uri) if find_names else {}
+    names_file, found = label_names.find_beside(uri) if find_names else (None, {})
     data = LabeledTexts()
     for label, text in iter_examples(uri, fmt):
         data.labels.append(label)
@@ -425,8 +425,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
     if not data.texts:
         raise FastTextError(f"{uri}: contains no labeled documents")
     if find_names:
-        present = set(data.labels)
-        data.names = {k: v for k, v in found.items() if k in present}
+        data.names = label_names.kept_for_data(found, data.labels, names_file)
     return data
 
 
@@ -473,7 +472,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
 
     uris = list(uris) if isinstance(uris, (list, tuple)) else [uris]
     labels, sample = [], []
-    found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else {}  # before the data, as read_labeled
+    names_file, found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else (None, {})  # before the data, as read_labeled
 
     def texts():
         for uri in uris:
@@ -494,8 +493,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
                             f"directory with space") from None
     data = CountedTexts(labels, counts, sample)
     if find_names and len(uris) == 1:
-        present = set(labels)
-        data.names = {k: v for k, v in found.items() if k in present}
+        data.names = label_names.kept_for_data(found, labels, names_file)
     return data
 
 

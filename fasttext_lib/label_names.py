@@ -210,14 +210,31 @@ def beside(data_uri):
 
 
 def find_beside(data_uri):
-    """The mapping of the names file beside ``data_uri`` (see :func:`beside`), ``{}`` when there is none."""
+    """``(the names file beside data_uri, its mapping)`` (see :func:`beside`), ``(None, {})`` when there is none."""
     for uri in beside(data_uri):
         # The names file is optional: a role that may read the data but not list its bucket gets 403 for a
         # missing one, which must not stop training (an explicit --label-names file still reports it).
         if uri != str(data_uri) and storage.exists(uri, forbidden_is_missing=True) and (
                 storage.is_s3(uri) or os.path.isfile(uri)):
-            return read_file(uri)
-    return {}
+            return uri, read_file(uri)
+    return None, {}
+
+
+def kept_for_data(found, labels, where):
+    """The entries of a names file found beside the data (``where``) for the data's ``labels``. A file naming
+    classes the data lacks is fine (a split without every class), but not one that also leaves some of the data's
+    classes unnamed: its numbering is not the data's (a Zhang classes.txt, which names class 1 on its first line,
+    beside data numbered from 0 named class 1 with class 0's name), and predictions would show wrong names."""
+    from .data import sort_labels
+
+    present = set(labels)
+    unused = [label for label in found if label not in present]
+    unnamed = sort_labels(label for label in present if label not in found)
+    if unused and unnamed and len(unnamed) < len(present):
+        raise FastTextError(f"{where} names class(es) {', '.join(map(repr, unused[:5]))} that the data does not have "
+                            f"but not its class(es) {', '.join(map(repr, unnamed[:5]))}: its numbering is not the "
+                            f"data's (a classes.txt names class 1 on its first line); fix it, or pass --label-names")
+    return {k: v for k, v in found.items() if k in present}
 
 
 def is_names_file(path):
