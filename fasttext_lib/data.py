@@ -238,13 +238,23 @@ def line_blocks(stream, name, compression=None):
         yield raw, [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+# Lines that end in a carriage return alone (Excel's "CSV (Macintosh)", classic Mac OS) read as one long line.
+_LONE_CR_HINT = ("; its lines seem to end in a lone carriage return (\\r, an old Mac file): convert the line breaks "
+                 "to \\n (e.g. tr '\\r' '\\n')")
+
+
+def _has_lone_cr(line):
+    return "\r" in line.rstrip("\r\n")
+
+
 def _parse_fasttext_line(line, uri, lineno):
     tokens = line.split()
     labels = [t for t in tokens if t.startswith(LABEL_PREFIX)]
     if not labels:
         raise FastTextError(f"{uri}:{lineno}: line has no __label__ prefix")
     if len(labels) > 1:
-        raise FastTextError(f"{uri}:{lineno}: line has {len(labels)} labels; only single-label classification is supported")
+        raise FastTextError(f"{uri}:{lineno}: line has {len(labels)} labels; only single-label classification is "
+                            f"supported{_LONE_CR_HINT if _has_lone_cr(line) else ''}")
     label = labels[0][len(LABEL_PREFIX):]
     if not label:
         raise FastTextError(f"{uri}:{lineno}: empty label after __label__")
@@ -343,6 +353,9 @@ def _csv_rows(lines, uri):
         except StopIteration:
             return
         except csv.Error as exc:
+            if "new-line character seen in unquoted field" in str(exc):  # its advice is Python's, not the user's
+                raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a line break "
+                                    f"inside an unquoted field{_LONE_CR_HINT}") from None
             raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc} "
                                 f"(an unclosed quote?)") from None
         if row:

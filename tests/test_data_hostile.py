@@ -299,3 +299,22 @@ def test_a_text_holding_a_label_word_is_refused_not_written_unreadable(tmp_path,
     # a word that only holds the prefix inside it is an ordinary word, written and read back as one
     write_fasttext(LabeledTexts(["1", "2"], ["fine text", "my__label__word x__label__"]), str(out))
     assert read_labeled(str(out)).texts == ["fine text", "my__label__word x__label__"]
+
+
+@pytest.mark.parametrize("content, first", [
+    (b'"1","nice place"\r"2","awful"\r', "a line break inside an unquoted field"),  # Excel's "CSV (Macintosh)"
+    (b"1,nice place\r2,awful\r", "a line break inside an unquoted field"),
+    (b"__label__1 nice place\r__label__2 awful\r", "line has 2 labels"),
+])
+def test_a_file_whose_lines_end_in_a_lone_carriage_return_is_named_as_such(tmp_path, content, first):
+    """The whole file is one line then: the errors said 'line has 2 labels', or passed on the csv module's
+    'do you need to open the file in universal-newline mode?', which is advice for Python code, not for a user."""
+    p = tmp_path / "mac.csv"
+    p.write_bytes(content)
+    with pytest.raises(FastTextError) as info:
+        read_labeled(str(p))
+    message = str(info.value)
+    assert message.startswith(f"{p}:1: ") and first in message and "\n" not in message
+    assert "lines seem to end in a lone carriage return" in message and "universal-newline" not in message
+    p.write_bytes(content.replace(b"\r", b"\r\n"))  # CRLF (Windows) files read as they always did
+    assert read_labeled(str(p)).labels == ["1", "2"]
