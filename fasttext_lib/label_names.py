@@ -11,7 +11,8 @@ Where training takes a mapping from (the first that applies):
    (``--label-names ag_news``: :data:`KNOWN`), inline ``1=negative,2=positive`` (or a JSON
    object), or ``none`` for no names. Every id it names must be a label of the training data;
 2. a names file beside the training data: ``<stem>.classes.txt`` next to ``<stem>.<ext>``
-   (``prepare`` writes ``yelp_review_polarity.classes.txt`` beside ``yelp_review_polarity.train``),
+   (``prepare`` writes ``yelp_review_polarity.classes.txt`` beside ``yelp_review_polarity.train``;
+   ``.train.gz`` / ``.bz2`` / ``.xz`` too),
    else ``classes.txt`` in the same folder (the Zhang et al. archives' own layout). Ids it names
    that the training data lacks (a ``limit``-ed split) are dropped;
 3. nothing: each label is its own name.
@@ -200,11 +201,18 @@ def from_option(spec):
                         f"and not id=name pairs")
 
 
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")  # what the data reader decompresses (by content, not by name)
+
+
 def beside(data_uri):
     """Where a names file for ``data_uri`` may be: ``<stem>.classes.txt``, then ``classes.txt``."""
     data_uri = str(data_uri)
     head, sep, base = data_uri.rpartition("/")
     folder = head + sep
+    for compressed in COMPRESSED_SUFFIXES:  # yelp.train.gz: its names are still yelp.classes.txt's
+        if base.endswith(compressed) and "." in base[:-len(compressed)].lstrip("."):
+            base = base[:-len(compressed)]
+            break
     stem = base.rsplit(".", 1)[0] if "." in base.lstrip(".") else base
     return [folder + stem + SUFFIX, folder + ZHANG_FILE]
 

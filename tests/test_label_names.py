@@ -429,3 +429,19 @@ def test_a_names_file_numbered_from_1_beside_data_numbered_from_0_is_refused(tmp
     r = run_cli("train", "--train", tmp_path / "train.csv", "--output", out, *FAST, "--label-names", "0=negative,1=positive")
     assert r.returncode == 0, r.stderr
     assert Predictor.load(str(out)).names == ["negative", "positive"]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_the_names_file_of_a_compressed_split_is_found(tmp_path, suffix):
+    """yelp_review_polarity.train gzipped to save space was looked up as yelp_review_polarity.train.classes.txt: the
+    names prepare wrote beside it were missed and the bundle predicted raw ids."""
+    import bz2
+    import gzip
+    import lzma
+
+    compress = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix]
+    (tmp_path / f"set.train{suffix}").write_bytes(compress(b"__label__1 good\n__label__2 bad\n"))
+    (tmp_path / "set.classes.txt").write_text("1=negative\n2=positive\n")
+    assert read_labeled(str(tmp_path / f"set.train{suffix}")).names == POLARITY
+    assert label_names.beside(f"s3://b/d/set.train{suffix}")[0] == "s3://b/d/set.classes.txt"
+    assert label_names.beside(f"s3://b/d/set{suffix}")[0] == "s3://b/d/set.classes.txt"  # (no other extension)
