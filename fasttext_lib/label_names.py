@@ -233,11 +233,9 @@ def kept_for_data(found, labels, where):
     classes the data lacks is fine (a split without every class), but not one that also leaves some of the data's
     classes unnamed: its numbering is not the data's (a Zhang classes.txt, which names class 1 on its first line,
     beside data numbered from 0 named class 1 with class 0's name), and predictions would show wrong names."""
-    from .data import sort_labels
-
     present = set(labels)
     unused = [label for label in found if label not in present]
-    unnamed = sort_labels(label for label in present if label not in found)
+    unnamed = sorted((label for label in present if label not in found), key=lambda label: (len(label), label))
     if unused and unnamed and len(unnamed) < len(present):
         raise FastTextError(f"{where} names class(es) {', '.join(map(repr, unused[:5]))} that the data does not have "
                             f"but not its class(es) {', '.join(map(repr, unnamed[:5]))}: its numbering is not the "
