@@ -382,7 +382,7 @@ def _checked_lines(path):
     import stat
 
     from . import storage
-    from .data import decompressed, line_blocks
+    from .data import _LONE_CR_HINT, _has_lone_cr, decompressed, line_blocks
 
     name = "stdin" if path == "-" else path
     regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
@@ -396,6 +396,17 @@ def _checked_lines(path):
         opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
         return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression)
 
+    def checked_blocks(blocks):
+        # An input whose lines end in a lone \r (an old Mac file) is one line: it was answered as one document.
+        count, first = 0, None
+        for raw, lines in blocks:
+            first = lines[0] if first is None and lines else first
+            count += len(lines)
+            yield raw, lines
+        if count == 1 and _has_lone_cr(first):
+            raise FastTextError(f"{name}:1: the input is one line with carriage returns inside it, which would be "
+                                f"answered as one document{_LONE_CR_HINT}")
+
     def documents(blocks, checked=None):
         read = 0
         for raw, lines in blocks:
@@ -407,13 +418,13 @@ def _checked_lines(path):
 
     try:
         if regular:  # answered for the bytes checked: lines appended meanwhile (a file still written) were not
-            checked = sum(len(raw) for raw, _ in blocks())
+            checked = sum(len(raw) for raw, _ in checked_blocks(blocks()))
             yield documents(blocks(limit=checked), checked)
             return
         spool = storage.temporary_file()
         opened.append(spool)
         with storage.room_in_tmpdir():
-            for raw, _ in blocks():
+            for raw, _ in checked_blocks(blocks()):
                 spool.write(raw)
             spool.flush()
         spool.seek(0)

@@ -238,13 +238,23 @@ def line_blocks(stream, name, compression=None):
         yield raw, [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+# Lines that end in a carriage return alone (Excel's "CSV (Macintosh)", classic Mac OS) read as one long line.
+_LONE_CR_HINT = ("; its lines seem to end in a lone carriage return (\\r, an old Mac file): convert the line breaks "
+                 "to \\n (e.g. tr '\\r' '\\n')")
+
+
+def _has_lone_cr(line):
+    return "\r" in line.rstrip("\r\n")
+
+
 def _parse_fasttext_line(line, uri, lineno):
     tokens = line.split()
     labels = [t for t in tokens if t.startswith(LABEL_PREFIX)]
     if not labels:
         raise FastTextError(f"{uri}:{lineno}: line has no __label__ prefix")
     if len(labels) > 1:
-        raise FastTextError(f"{uri}:{lineno}: line has {len(labels)} labels; only single-label classification is supported")
+        raise FastTextError(f"{uri}:{lineno}: line has {len(labels)} labels; only single-label classification is "
+                            f"supported{_LONE_CR_HINT if _has_lone_cr(line) else ''}")
     label = labels[0][len(LABEL_PREFIX):]
     if not label:
         raise FastTextError(f"{uri}:{lineno}: empty label after __label__")
@@ -343,6 +353,9 @@ def _csv_rows(lines, uri):
         except StopIteration:
             return
         except csv.Error as exc:
+            if "new-line character seen in unquoted field" in str(exc):  # its advice is Python's, not the user's
+                raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a line break "
+                                    f"inside an unquoted field{_LONE_CR_HINT}") from None
             raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc} "
                                 f"(an unclosed quote?)") from None
         if row:
@@ -415,7 +428,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
 
     check_limit(limit)
     # The names file first: a bad one is reported before the data is read (minutes at Yelp size), not after.
-    found = label_names.find_beside(uri) if find_names else {}
+    names_file, found = label_names.find_beside(uri) if find_names else (None, {})
     data = LabeledTexts()
     for label, text in iter_examples(uri, fmt):
         data.labels.append(label)
@@ -425,8 +438,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
     if not data.texts:
         raise FastTextError(f"{uri}: contains no labeled documents")
     if find_names:
-        present = set(data.labels)
-        data.names = {k: v for k, v in found.items() if k in present}
+        data.names = label_names.kept_for_data(found, data.labels, names_file)
     return data
 
 
@@ -473,7 +485,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
 
     uris = list(uris) if isinstance(uris, (list, tuple)) else [uris]
     labels, sample = [], []
-    found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else {}  # before the data, as read_labeled
+    names_file, found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else (None, {})  # before the data, as read_labeled
 
     def texts():
         for uri in uris:
@@ -494,8 +506,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
                             f"directory with space") from None
     data = CountedTexts(labels, counts, sample)
     if find_names and len(uris) == 1:
-        present = set(labels)
-        data.names = {k: v for k, v in found.items() if k in present}
+        data.names = label_names.kept_for_data(found, labels, names_file)
     return data
 
 
@@ -510,7 +521,7 @@ def write_fasttext(data, uri):
     it read back as the class ``very`` and the text ``good ...``."""
     check_fasttext_labels(data, uri)
     with storage.atomic_write(uri, "wb") as f:
-        write_fasttext_rows(data, f)
+        write_fasttext_rows(data, f, uri)
     return str(uri)
 
 
@@ -521,11 +532,20 @@ def check_fasttext_labels(data, uri):
                             f"empty or hold whitespace (write CSV instead, or rename the class)")
 
 
-def write_fasttext_rows(data, f):
-    """fastText-format lines (labels checked by :func:`check_fasttext_labels`) into a binary file object."""
+def write_fasttext_rows(data, f, uri):
+    """fastText-format lines (labels checked by :func:`check_fasttext_labels`) into a binary file object.
+
+    A text holding a word that starts with ``__label__`` (``__LABEL__`` too: normalizing lower-cases it) is
+    refused: the format has no way to write it, and the file read back as a second label on that line
+    (an error here, a silent extra class in fastText), so the written file could not be trained on."""
     writer = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
-    for label, text in zip(data.labels, data.texts):
-        writer.write(fasttext_line(label, text))
+    for row, (label, text) in enumerate(zip(data.labels, data.texts), start=1):
+        line = fasttext_line(label, text)
+        if line.count(LABEL_PREFIX) > 1 and any(w.startswith(LABEL_PREFIX) for w in line.split()[1:]):
+            raise FastTextError(f"cannot write document {row} (class {label!r}) to the fastText-format file {uri}: its text "
+                                f"holds a word starting with {LABEL_PREFIX!r}, which that format reads as a second label "
+                                f"(remove or rename that word, or write CSV instead)")
+        writer.write(line)
     writer.flush()
     writer.detach()
 

@@ -230,18 +230,19 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     with storage.staging_dir() as tmp:
         csvs = _extract_splits(archive, f"{spec.name}_csv", tmp)
         names = dataset_label_names(spec, csvs.get("classes"))
-        if names:  # first: a .train without its names file is never left behind by an interrupted prepare
-            names_uri = storage.join(out_dir_or_s3_prefix, spec.name + label_names.SUFFIX)
-            with storage.atomic_write(names_uri, "wb") as f:
-                f.write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
-        # Both splits are written in full before either replaces an older one: a failure in the second (a full
-        # disk, a label fastText's format cannot hold) left a new .train beside an old .test.
+        names_uri = storage.join(out_dir_or_s3_prefix, spec.name + label_names.SUFFIX) if names else None
+        # All files are written in full before any replaces an older one: a failure in the second split (a full
+        # disk, a label fastText's format cannot hold) left a new .train beside an old .test, and a names file the
+        # user had edited replaced. The names file is put in place first: a .train without it is never left behind.
         written = {split: storage.join(out_dir_or_s3_prefix, f"{spec.name}.{split}") for split in SPLITS}
-        with storage.atomic_writes([written[split] for split in SPLITS]) as files:
+        uris = ([names_uri] if names else []) + [written[split] for split in SPLITS]
+        with storage.atomic_writes(uris) as files:
+            if names:
+                files.pop(0).write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
             for split, f in zip(SPLITS, files):
                 data = read_labeled(csvs[split], fmt="csv", limit=limit, find_names=False)
                 check_fasttext_labels(data, written[split])
-                write_fasttext_rows(data, f)
+                write_fasttext_rows(data, f, written[split])
                 del data  # one split in memory at a time
     if names:
         written["label_names"] = names_uri

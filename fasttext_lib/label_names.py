@@ -11,7 +11,8 @@ Where training takes a mapping from (the first that applies):
    (``--label-names ag_news``: :data:`KNOWN`), inline ``1=negative,2=positive`` (or a JSON
    object), or ``none`` for no names. Every id it names must be a label of the training data;
 2. a names file beside the training data: ``<stem>.classes.txt`` next to ``<stem>.<ext>``
-   (``prepare`` writes ``yelp_review_polarity.classes.txt`` beside ``yelp_review_polarity.train``),
+   (``prepare`` writes ``yelp_review_polarity.classes.txt`` beside ``yelp_review_polarity.train``;
+   ``.train.gz`` / ``.bz2`` / ``.xz`` too),
    else ``classes.txt`` in the same folder (the Zhang et al. archives' own layout). Ids it names
    that the training data lacks (a ``limit``-ed split) are dropped;
 3. nothing: each label is its own name.
@@ -200,24 +201,46 @@ def from_option(spec):
                         f"and not id=name pairs")
 
 
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")  # what the data reader decompresses (by content, not by name)
+
+
 def beside(data_uri):
     """Where a names file for ``data_uri`` may be: ``<stem>.classes.txt``, then ``classes.txt``."""
     data_uri = str(data_uri)
     head, sep, base = data_uri.rpartition("/")
     folder = head + sep
+    for compressed in COMPRESSED_SUFFIXES:  # yelp.train.gz: its names are still yelp.classes.txt's
+        if base.endswith(compressed) and "." in base[:-len(compressed)].lstrip("."):
+            base = base[:-len(compressed)]
+            break
     stem = base.rsplit(".", 1)[0] if "." in base.lstrip(".") else base
     return [folder + stem + SUFFIX, folder + ZHANG_FILE]
 
 
 def find_beside(data_uri):
-    """The mapping of the names file beside ``data_uri`` (see :func:`beside`), ``{}`` when there is none."""
+    """``(the names file beside data_uri, its mapping)`` (see :func:`beside`), ``(None, {})`` when there is none."""
     for uri in beside(data_uri):
         # The names file is optional: a role that may read the data but not list its bucket gets 403 for a
         # missing one, which must not stop training (an explicit --label-names file still reports it).
         if uri != str(data_uri) and storage.exists(uri, forbidden_is_missing=True) and (
                 storage.is_s3(uri) or os.path.isfile(uri)):
-            return read_file(uri)
-    return {}
+            return uri, read_file(uri)
+    return None, {}
+
+
+def kept_for_data(found, labels, where):
+    """The entries of a names file found beside the data (``where``) for the data's ``labels``. A file naming
+    classes the data lacks is fine (a split without every class), but not one that also leaves some of the data's
+    classes unnamed: its numbering is not the data's (a Zhang classes.txt, which names class 1 on its first line,
+    beside data numbered from 0 named class 1 with class 0's name), and predictions would show wrong names."""
+    present = set(labels)
+    unused = [label for label in found if label not in present]
+    unnamed = sorted((label for label in present if label not in found), key=lambda label: (len(label), label))
+    if unused and unnamed and len(unnamed) < len(present):
+        raise FastTextError(f"{where} names class(es) {', '.join(map(repr, unused[:5]))} that the data does not have "
+                            f"but not its class(es) {', '.join(map(repr, unnamed[:5]))}: its numbering is not the "
+                            f"data's (a classes.txt names class 1 on its first line); fix it, or pass --label-names")
+    return {k: v for k, v in found.items() if k in present}
 
 
 def is_names_file(path):

@@ -267,7 +267,7 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     and counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never
     all in memory."""
     from .data import LabeledTexts, read_counted, read_labeled
-    from .label_names import read_file
+    from .label_names import kept_for_data, read_file
 
     names_files = []
     files = channel_files(path, name, names_files)
@@ -286,8 +286,7 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
             data.texts.extend(part.texts)
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if found:
-        present = set(data.labels)
-        data.names = {k: v for k, v in found[0].items() if k in present}
+        data.names = kept_for_data(found[0], data.labels, names_files[0])
     return data
 
 

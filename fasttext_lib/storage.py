@@ -710,10 +710,23 @@ def atomic_write(uri, mode="wb", overwrite=True):
 def atomic_writes(uris, mode="wb", overwrite=True):
     """:func:`atomic_write` for files that belong together (a train and a test split): yields their file
     objects; all are written in full before any replaces what is at its ``uri``, and they are put in place
-    in the order given. A failure in one (a full disk) leaves every old file as it was."""
+    in the order given. A failure in one (a full disk) leaves every old file as it was; only a failure while
+    putting them in place (an S3 upload) can come after the earlier ones were replaced, and its error says so."""
     with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
-        files = [stack.enter_context(atomic_write(uri, mode, overwrite=overwrite)) for uri in reversed(uris)]
+        writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
+        files = [stack.enter_context(writer).enter_context(atomic_write(uri, mode, overwrite=overwrite))
+                 for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
+        for done, writer in enumerate(writers):
+            try:
+                writer.close()  # puts uris[done] in place (an S3 upload: it can fail after the earlier ones succeeded)
+            except FastTextError as exc:
+                if not done:
+                    raise
+                # Already replaced, the earlier files cannot be taken back: say so, or the user reads the failure as
+                # "nothing changed" and goes on with a new train split beside the old test split.
+                raise FastTextError(f"{exc}; {', '.join(uris[:done])} had already been written, so the files written "
+                                    f"together no longer belong together: run the command again") from None
 
 
 def upload_file(client, path, bucket, key):

@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from fasttext_lib.data import read_labeled
+from fasttext_lib.data import LabeledTexts, read_labeled, write_fasttext
 from fasttext_lib.errors import FastTextError
 
 ROWS = ['"1","bad food"\n', '"2","great food"\n', '"1","slow service"\n']
@@ -283,3 +283,38 @@ def test_compressed_input_arriving_a_byte_at_a_time_is_recognized(kind):
     stream, found = decompressed(io.BufferedReader(Trickle(data)), "stdin")
     assert found == kind
     assert [line for _, lines in line_blocks(stream, "stdin", found) for line in lines] == ["café au lait", "second line"] * 50
+
+
+@pytest.mark.parametrize("text", ["see __label__3 in the docs", "SEE (__LABEL__3)", "__label__"])
+def test_a_text_holding_a_label_word_is_refused_not_written_unreadable(tmp_path, text):
+    """write_fasttext (notebook 01, prepare) wrote such a review as ``__label__1 see __label__3 ...``: the file
+    read back as 'line has 2 labels' (fastText: a silent second class), so training on what it wrote failed."""
+    out = tmp_path / "reviews.train"
+    out.write_bytes(b"__label__1 my earlier file\n")
+    with pytest.raises(FastTextError, match=r"cannot write document 2 \(class '2'\) to the fastText-format file "
+                                            r".*reviews\.train: its text holds a word starting with '__label__'") as info:
+        write_fasttext(LabeledTexts(["1", "2"], ["fine text", text]), str(out))
+    assert "\n" not in str(info.value)
+    assert out.read_bytes() == b"__label__1 my earlier file\n" and os.listdir(tmp_path) == ["reviews.train"]
+    # a word that only holds the prefix inside it is an ordinary word, written and read back as one
+    write_fasttext(LabeledTexts(["1", "2"], ["fine text", "my__label__word x__label__"]), str(out))
+    assert read_labeled(str(out)).texts == ["fine text", "my__label__word x__label__"]
+
+
+@pytest.mark.parametrize("content, first", [
+    (b'"1","nice place"\r"2","awful"\r', "a line break inside an unquoted field"),  # Excel's "CSV (Macintosh)"
+    (b"1,nice place\r2,awful\r", "a line break inside an unquoted field"),
+    (b"__label__1 nice place\r__label__2 awful\r", "line has 2 labels"),
+])
+def test_a_file_whose_lines_end_in_a_lone_carriage_return_is_named_as_such(tmp_path, content, first):
+    """The whole file is one line then: the errors said 'line has 2 labels', or passed on the csv module's
+    'do you need to open the file in universal-newline mode?', which is advice for Python code, not for a user."""
+    p = tmp_path / "mac.csv"
+    p.write_bytes(content)
+    with pytest.raises(FastTextError) as info:
+        read_labeled(str(p))
+    message = str(info.value)
+    assert message.startswith(f"{p}:1: ") and first in message and "\n" not in message
+    assert "lines seem to end in a lone carriage return" in message and "universal-newline" not in message
+    p.write_bytes(content.replace(b"\r", b"\r\n"))  # CRLF (Windows) files read as they always did
+    assert read_labeled(str(p)).labels == ["1", "2"]

@@ -417,3 +417,53 @@ def test_prepare_command_line(archive, server, tmp_path, monkeypatch, capsys):
                      str(tmp_path / "c2"), "--base-url", closed]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: ")
     assert not (tmp_path / "o2").exists()
+
+
+def test_prepare_refuses_a_review_holding_a_label_word_and_keeps_both_old_splits(server, tmp_path):
+    """A review with the word ``__label__2`` was written into the .test as a line with two labels: prepare
+    succeeded and train/evaluate on what it wrote failed ('line has 2 labels')."""
+    spec, data = _archive_as("paired")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "paired.train").write_text("__label__1 my earlier train split\n")
+    (out / "paired.test").write_text("__label__1 my earlier test split\n")
+    before = {name: (out / name).read_bytes() for name in os.listdir(out)}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "paired_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
+        _add(tar, "paired_csv/test.csv", "".join(csv_line(l, t) for l, t in TEST + [("1", "it printed __LABEL__2")]).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("paired", spec.url, len(data), hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    with pytest.raises(FastTextError, match=rf"cannot write document {len(TEST) + 1} \(class '1'\) to the "
+                                            rf"fastText-format file .*paired\.test: .*'__label__'"):
+        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
+
+
+def test_a_failed_prepare_keeps_the_names_file_the_user_edited(server, tmp_path):
+    """The names file was replaced before the splits were written: a split that then failed left the user's
+    own edited names (here 'bad'/'good') replaced by the built-in ones beside the old splits."""
+    rows = TEST + [("very good", "fine")]  # a class fastText's format cannot hold: the test split fails
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "yelp_review_polarity_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
+        _add(tar, "yelp_review_polarity_csv/test.csv", "".join(csv_line(l, t) for l, t in rows).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("yelp_review_polarity", "https://example.invalid/mirror/yelp_review_polarity_csv.tgz",
+                        len(data), hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "yelp_review_polarity.classes.txt").write_text("1=bad\n2=good\n")
+    (out / "yelp_review_polarity.train").write_text("__label__1 my earlier train split\n")
+    before = {name: (out / name).read_bytes() for name in os.listdir(out)}
+    with pytest.raises(FastTextError, match="cannot write the label 'very good'"):
+        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
+    # and a prepare that succeeds writes all three, the names first
+    _serve(server, *_archive_as("yelp_review_polarity"))
+    written = prepare(_archive_as("yelp_review_polarity")[0], str(out), str(tmp_path / "cache2"), base_url=server[0],
+                      progress=False)
+    assert (out / "yelp_review_polarity.classes.txt").read_text() == "1=negative\n2=positive\n"
+    assert read_labeled(written["train"]).names == {"1": "negative", "2": "positive"}

@@ -325,6 +325,24 @@ def test_predict_reads_a_pipe_stdin_and_compressed_files_alike(tmp_path, bundle)
     assert {k: r.stdout for k, r in answers.items()} == {k: answers["file"].stdout for k in answers}
 
 
+def test_predict_input_whose_lines_end_in_a_lone_carriage_return_is_refused_not_answered_once(tmp_path, bundle):
+    """Reviews saved with lone \\r line ends (Excel's "CSV (Macintosh)", classic Mac OS) are one line: predict
+    answered the three reviews with one answer, exit 0. Now: one error line that says how to convert them."""
+    import gzip
+
+    from conftest import cli_in_process
+
+    text = "great food\rawful service\rwould go again\r"
+    packed = tmp_path / "mac.txt.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    for r in (cli_in_process("predict", "--model", bundle, "--input", packed),
+              cli_in_process("predict", "--model", bundle, input=text)):
+        assert_error(r, ":1: the input is one line with carriage returns inside it")
+        assert "lone carriage return" in r.stderr and r.stdout == ""
+    r = cli_in_process("predict", "--model", bundle, input=text.replace("\r", "\n"))  # as the advice says
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3
+
+
 @pytest.mark.parametrize("command", ["predict", "train"])
 def test_input_without_line_breaks_is_one_error_line(tmp_path, bundle, command):
     """/dev/zero (or any input with no line break) was read until memory ran out."""

@@ -404,3 +404,44 @@ def test_library_api_carries_the_names_into_the_bundle(data_dir, tmp_path):
     data.names = {"1": "x", "5": "y"}
     with pytest.raises(FastTextError, match=r"train_data.names gives a name to class\(es\) '5'"):
         train(data, None, config)
+
+
+@pytest.mark.parametrize("route", ["train", "autotune"])
+def test_a_names_file_numbered_from_1_beside_data_numbered_from_0_is_refused(tmp_path, route):
+    """Data with classes 0 and 1 beside a Zhang classes.txt (line 1 names class 1): the bundle stored
+    1=negative and predictions called every class-1 (positive) review 'negative', with no word of warning."""
+    train, val = make_splits(300, 50, seed=1)
+    shifted = {"1": "0", "2": "1"}
+    write_csv(LabeledTexts([shifted[label] for label in train.labels], train.texts), str(tmp_path / "train.csv"))
+    write_csv(LabeledTexts([shifted[label] for label in val.labels], val.texts), str(tmp_path / "val.csv"))
+    (tmp_path / "classes.txt").write_text("negative\npositive\n")
+    with pytest.raises(FastTextError, match=r"classes\.txt names class\(es\) '2' that the data does not have but not "
+                                            r"its class\(es\) '0': its numbering is not the data's"):
+        read_labeled(str(tmp_path / "train.csv"))
+    out = tmp_path / "out"
+    extra = ["--autotune-validation", tmp_path / "val.csv", "--autotune-duration", "5"] if route == "autotune" else []
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", out, *FAST, *extra)
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: ") and "Traceback" not in r.stderr
+    assert "numbering is not the data's" in r.stderr and not out.exists()
+    # names for classes a split lacks are still fine (a test split without class 3), and so is the explicit option
+    (tmp_path / "val.classes.txt").write_text("0=negative\n1=positive\n2=neutral\n")
+    assert read_labeled(str(tmp_path / "val.csv")).names == {"0": "negative", "1": "positive"}
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", out, *FAST, "--label-names", "0=negative,1=positive")
+    assert r.returncode == 0, r.stderr
+    assert Predictor.load(str(out)).names == ["negative", "positive"]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_the_names_file_of_a_compressed_split_is_found(tmp_path, suffix):
+    """yelp_review_polarity.train gzipped to save space was looked up as yelp_review_polarity.train.classes.txt: the
+    names prepare wrote beside it were missed and the bundle predicted raw ids."""
+    import bz2
+    import gzip
+    import lzma
+
+    compress = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix]
+    (tmp_path / f"set.train{suffix}").write_bytes(compress(b"__label__1 good\n__label__2 bad\n"))
+    (tmp_path / "set.classes.txt").write_text("1=negative\n2=positive\n")
+    assert read_labeled(str(tmp_path / f"set.train{suffix}")).names == POLARITY
+    assert label_names.beside(f"s3://b/d/set.train{suffix}")[0] == "s3://b/d/set.classes.txt"
+    assert label_names.beside(f"s3://b/d/set{suffix}")[0] == "s3://b/d/set.classes.txt"  # (no other extension)

@@ -1353,3 +1353,14 @@ def test_a_leading_bom_is_no_part_of_the_first_review(body, content_type):
     """A file saved with a UTF-8 BOM, sent whole or as Batch Transform's first mini-batch: the first JSON line
     was a 400 ("Unexpected UTF-8 BOM"), stopping the job; in text/plain the first word became an unknown one."""
     assert list(sm_serve.input_fn(body, content_type)) == ["great food", "awful"]
+
+
+def test_training_job_refuses_a_channel_names_file_numbered_unlike_its_data(source_dir, tmp_path):
+    """A channel with classes 0 and 1 and a Zhang classes.txt (line 1 names class 1): the job stored
+    1=bad and the endpoint then called class 1 'bad', silently."""
+    channels = {"train": {"a.train": _write(b"__label__0 bad food\n__label__1 good food\n" * 20),
+                          "classes.txt": _write(b"bad\ngood\n")}}
+    env = make_container(tmp_path, channels)
+    r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2 and "numbering is not the data's" in (tmp_path / "output" / "failure").read_text()
+    assert not (tmp_path / "model" / "config.json").exists()

@@ -385,6 +385,25 @@ def test_failed_put_keeps_the_old_s3_set(tmp_path, s3_bucket, proxy, pattern, ac
     assert s3_names(dest) == before  # what the failed publish uploaded was taken back
 
 
+def test_a_failed_upload_of_the_second_split_says_the_first_was_already_replaced(s3_bucket, proxy):
+    """sample/synthetic/prepare put their files in place one S3 upload at a time: when test.csv's failed,
+    train.csv was already the new one, and the error read as if nothing had changed (an old test split
+    beside a new train split, silently). S3 cannot take the first upload back; the error now says so."""
+    from conftest import run_cli
+
+    out = f"{s3_bucket}/splits"
+    assert run_cli("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "1").returncode == 0
+    old_test = storage.read_bytes(f"{out}/test.csv")
+    proxy.fail("PUT", r"/test\.csv$", "500", nth=None)
+    r = run_cli("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "2", "--overwrite")
+    proxy.clear()
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"{out}/test.csv failed" in r.stderr and f"{out}/train.csv had already been written" in r.stderr
+    assert storage.read_bytes(f"{out}/test.csv") == old_test
+    r = run_cli("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "2", "--overwrite")
+    assert r.returncode == 0 and storage.read_bytes(f"{out}/test.csv") != old_test  # the advice works
+
+
 def test_lost_answer_to_the_manifest_put_is_a_success(tmp_path, s3_bucket, proxy):
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
