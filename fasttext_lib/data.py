@@ -525,6 +525,19 @@ def write_fasttext(data, uri):
     return str(uri)
 
 
+def write_fasttext_splits(splits, prefix, stem):
+    """Each split of ``splits`` (``{"train": data, "test": data}``) to ``{prefix}/{stem}.{name}``, written together:
+    all in full before any replaces an older file (storage.atomic_writes), so a failure in one (a full disk, a text
+    the format cannot hold) never leaves a new train split beside the old test split. Returns ``{name: uri}``."""
+    uris = {name: storage.join(prefix, f"{stem}.{name}") for name in splits}
+    for name, data in splits.items():  # before anything is written
+        check_fasttext_labels(data, uris[name])
+    with storage.atomic_writes(list(uris.values())) as files:
+        for (name, data), f in zip(splits.items(), files):
+            write_fasttext_rows(data, f, uris[name])
+    return uris
+
+
 def check_fasttext_labels(data, uri):
     bad = next((label for label in dict.fromkeys(data.labels) if not label or any(c.isspace() for c in label)), None)
     if bad is not None:

@@ -318,6 +318,10 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, num_classes, dropout=config.dropout)
     rows = pretrained_rows(pretrained, featurizer.vocab.token_to_idx) if pretrained is not None else None
+    if rows is not None and not len(rows[0]):  # asked for, yet no row would start from them: say so, not train as without
+        raise FastTextError(f"none of the {len(pretrained)} words of {pretrained.source} is in the training data's "
+                            f"vocabulary ({featurizer.vocab_size} words), so no row would start from its vectors: vectors "
+                            f"of other text, or of words not normalized as the data is (lower-cased, punctuation split off)")
     model.initialize_like_fasttext(ctxs, seed=config.seed, rows=rows, huge_pages=huge_pages)
     if rows is None:
         return model, None

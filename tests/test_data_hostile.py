@@ -301,6 +301,26 @@ def test_a_text_holding_a_label_word_is_refused_not_written_unreadable(tmp_path,
     assert read_labeled(str(out)).texts == ["fine text", "my__label__word x__label__"]
 
 
+def test_splits_written_together_keep_both_old_files_when_one_cannot_be_written(tmp_path):
+    """Notebook 01 wrote its splits one write_fasttext at a time: a test split that failed (here a text the format
+    cannot hold) left the new train split beside the old test split. write_fasttext_splits writes both in full first."""
+    from fasttext_lib.data import write_fasttext_splits
+
+    (tmp_path / "set.train").write_bytes(b"__label__1 old train\n")
+    (tmp_path / "set.test").write_bytes(b"__label__1 old test\n")
+    splits = {"train": LabeledTexts(["1", "2"], ["new", "train"]), "test": LabeledTexts(["2"], ["see __label__3"])}
+    with pytest.raises(FastTextError, match=r"cannot write document 1 \(class '2'\) to the fastText-format file .*set\.test"):
+        write_fasttext_splits(splits, str(tmp_path), "set")
+    assert (tmp_path / "set.train").read_bytes() == b"__label__1 old train\n"
+    assert (tmp_path / "set.test").read_bytes() == b"__label__1 old test\n"
+    assert sorted(os.listdir(tmp_path)) == ["set.test", "set.train"]
+    splits["test"] = LabeledTexts(["2"], ["Fine, Really!"])
+    written = write_fasttext_splits(splits, str(tmp_path), "set")
+    assert written == {"train": str(tmp_path / "set.train"), "test": str(tmp_path / "set.test")}
+    assert read_labeled(written["train"]).texts == ["new", "train"]
+    assert read_labeled(written["test"]).texts == ["fine , really !"]
+
+
 @pytest.mark.parametrize("content, first", [
     (b'"1","nice place"\r"2","awful"\r', "a line break inside an unquoted field"),  # Excel's "CSV (Macintosh)"
     (b"1,nice place\r2,awful\r", "a line break inside an unquoted field"),

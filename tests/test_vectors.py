@@ -371,6 +371,23 @@ def test_cli_train_with_bad_vectors_is_one_error_before_reading_data(tmp_path, c
     assert not (tmp_path / "out").exists()
 
 
+def test_vectors_that_cover_no_word_of_the_data_are_one_error_line(tmp_path, splits):
+    """A .vec of other text (another language; words in upper case) covered none of the vocabulary: training went
+    on from the seeded rows as if no vectors had been given, said only by a progress line (none with --no-progress)."""
+    from fasttext_lib.data import write_csv
+
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    vec = tmp_path / "other.vec"
+    vec.write_text(vec_text(["GREAT", "Terrible", "zzqx"], dim=DIM))
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *TINY,
+                       "--pretrained-vectors", vec)
+    assert r.returncode == 2 and "Traceback" not in r.stderr + r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.match(r"error: none of the 3 words of .*other\.vec is in the training data's "
+                                        r"vocabulary \(\d+ words\)", lines[0]), lines
+    assert not (tmp_path / "out").exists()
+
+
 def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_path):
     from fasttext_lib.data import write_csv
 
