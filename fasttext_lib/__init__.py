@@ -19,3 +19,24 @@ import os as _os
 # once, when it is loaded with MXNet; ``import fasttext_lib`` comes first in the command line, the
 # SageMaker job and the notebooks (where MXNet is already imported, this changes nothing).
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _restore_numpy_aliases():
+    """Let MXNet 1.9.1 import under NumPy 1.24-1.26 (the NumPy of Python 3.12, which has no 1.23).
+
+    MXNet 1.9 uses ``np.bool`` (and ``np.int`` in ``test_utils``), aliases of the builtins that NumPy
+    deprecated in 1.20 and removed in 1.24; ``import mxnet`` then fails with an AttributeError. Each
+    alias was the builtin itself, so restoring it changes nothing MXNet or anyone else computes. Only
+    names the module lacks are set (NumPy 1.20-1.23 serve them with a DeprecationWarning, which this
+    silences); NumPy 2 has ``np.bool`` again (as ``np.bool_``), but MXNet 1.9 requires NumPy < 2.
+    This runs on ``import fasttext_lib``, before any of its modules imports MXNet; in a notebook,
+    import fasttext_lib before mxnet (or MXNet's own import fails first under NumPy >= 1.24)."""
+    import numpy
+
+    for name, builtin in (("bool", bool), ("int", int), ("float", float), ("complex", complex),
+                          ("object", object), ("str", str)):
+        if name not in vars(numpy):
+            setattr(numpy, name, builtin)
+
+
+_restore_numpy_aliases()

@@ -218,8 +218,8 @@ def test_divergence_in_the_parameters_alone_stops_the_run(ops, route, optimizer,
 
 ENGINE_THREADS = r"""
 import json
-import mxnet as mx
 from fasttext_lib import bag_ops
+import mxnet as mx
 assert bag_ops.available()
 probe = mx.nd.zeros(1)
 report = {"before": mx.nd.fasttext_engine_threads(probe).asnumpy().tolist()}

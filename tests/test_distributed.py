@@ -30,7 +30,7 @@ def run_cluster(args, outputs, stop_when=None):
                DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2",
                DMLC_INTERFACE="lo", DMLC_NODE_HOST="127.0.0.1")
     # MXNet turns a process into the scheduler or a server when it is imported with that DMLC_ROLE.
-    roles = [subprocess.Popen([sys.executable, "-c", "import mxnet"], env=dict(env, DMLC_ROLE=role),
+    roles = [subprocess.Popen([sys.executable, "-c", "import fasttext_lib, mxnet"], env=dict(env, DMLC_ROLE=role),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for role in ("scheduler", "server")]
     logs = [(tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")) for _ in outputs]
     workers = [subprocess.Popen([sys.executable, "-m", "fasttext_lib", "train", *map(str, args),
