@@ -18,6 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from local_s3 import free_port, local_s3  # noqa: E402,F401  (free_port: for the tests)
 os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
+import fasttext_lib  # noqa: E402,F401  before any test module imports mxnet: under NumPy >= 1.24 it restores
+#                    the NumPy aliases MXNet 1.9 imports (fasttext_lib/__init__.py)
 
 
 @pytest.fixture(scope="session")

@@ -84,6 +84,7 @@ def _anon_huge_kb(address):
 
 HUGE_PAGES_CHILD = r"""
 import sys
+import fasttext_lib  # before mxnet (NumPy >= 1.24: fasttext_lib/__init__.py)
 import mxnet as mx
 import numpy as np
 sys.path.insert(0, "tests")

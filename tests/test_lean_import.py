@@ -86,6 +86,7 @@ def test_openmp_threads_sleep_between_regions_unless_the_user_chose():
 OPS_USED = r"""
 import gc, inspect, json, pydoc, sys
 import numpy as np
+import fasttext_lib  # before mxnet, as everywhere: under NumPy >= 1.24 it restores the aliases MXNet imports
 import mxnet as mx
 from mxnet import autograd, gluon
 from fasttext_lib.lean_import import OPS_MADE, _LazyOp
