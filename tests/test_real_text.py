@@ -6,6 +6,7 @@ import csv
 import pandas as pd
 import pytest
 
+from conftest import cli_in_process
 from fasttext_lib.data import read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.sample import load_sample
@@ -53,3 +54,14 @@ def test_tab_and_semicolon_separated_files_are_named_as_such(tmp_path, real, sep
     _frame(real, label="labels", text="texts").to_csv(path, sep=sep, index=False, header=header)
     with pytest.raises(FastTextError, match=rf"data.tsv: line 1 looks {what}-separated; .*convert it"):
         read_labeled(str(path))
+
+
+def test_class_last_without_a_header_is_refused_not_trained_as_a_class_per_review(tmp_path, real):
+    path, out = tmp_path / "noheader.csv", tmp_path / "model"
+    _frame(real, text="texts", label="labels").to_csv(path, index=False, header=False, quoting=csv.QUOTE_ALL)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 2, got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: training data has 120 classes for 120 documents")
+    assert "is the text in the class column?" in lines[0]
+    assert not out.exists()
