@@ -2,6 +2,7 @@
 built-in sample's real English sentences: each is read right (every document, its label, its whole
 text) or refused in one line naming the file and what to do."""
 import csv
+import json
 
 import pandas as pd
 import pytest
@@ -65,3 +66,41 @@ def test_class_last_without_a_header_is_refused_not_trained_as_a_class_per_revie
     assert len(lines) == 1 and lines[0].startswith("error: training data has 120 classes for 120 documents")
     assert "is the text in the class column?" in lines[0]
     assert not out.exists()
+
+
+def _zhang(real, ids):
+    """Zhang et al. rows as distributed: every field quoted, quotes doubled, line breaks as a literal \\n."""
+    def field(text):
+        return '"' + text.replace('"', '""').replace("\n", "\\n") + '"'
+    return "".join(f"{field(ids[label])},{field(text)}\n" for label, text in zip(real.labels, real.texts))
+
+
+@pytest.mark.parametrize("dataset, expected", [
+    ("yelp_review_polarity", {"1": "negative", "2": "positive"}),
+    ("amazon_review_polarity", {"1": "negative", "2": "positive"}),
+    ("my_reviews", {}),  # any other folder: no names
+])
+def test_an_unpacked_zhang_archive_without_classes_txt_trains_with_its_names(tmp_path, real, dataset, expected):
+    # yelp/amazon polarity and full archives ship train.csv, test.csv and readme.txt, no classes.txt.
+    folder = tmp_path / f"{dataset}_csv"
+    folder.mkdir()
+    (folder / "train.csv").write_text(_zhang(real, {"negative": "1", "positive": "2"}), encoding="utf-8")
+    (folder / "readme.txt").write_text("The classes are 1 = negative, 2 = positive.\n")
+    data = read_labeled(str(folder / "train.csv"))
+    assert len(data) == len(real) and data.names == expected
+    got = cli_in_process("train", "--train", folder / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
+                         "--no-progress")
+    assert got.returncode == 0, got.stderr
+    answer = cli_in_process("predict", "--model", tmp_path / "m", input="the battery died after a week\n")
+    first = json.loads(answer.stdout)
+    assert first["label"] == expected.get(first["class_id"], first["class_id"])
+
+
+def test_a_star_archive_folder_names_its_stars_and_refuses_other_numbering(tmp_path, real):
+    folder = tmp_path / "yelp_review_full_csv"
+    folder.mkdir()
+    (folder / "train.csv").write_text(_zhang(real, {"negative": "1", "positive": "5"}), encoding="utf-8")
+    assert read_labeled(str(folder / "train.csv")).names == {"1": "1 star", "5": "5 stars"}
+    (folder / "train.csv").write_text(_zhang(real, {"negative": "0", "positive": "4"}), encoding="utf-8")
+    with pytest.raises(FastTextError, match="yelp_review_full_csv.*numbering is not the data's"):
+        read_labeled(str(folder / "train.csv"))
