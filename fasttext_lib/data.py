@@ -295,6 +295,8 @@ def detect_format(first_line, uri):
     row = next(csv.reader([stripped]), [])
     if len(row) >= 2 and _looks_like_header(row):
         return "csv"
+    if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
+        return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
     for sep, what in (("\t", "tab"), (";", "semicolon")):
         cells = stripped.rstrip("\r\n").split(sep)
         # a class column before the separator: one word, no comma (text rarely holds a tab, often a semicolon)

@@ -104,3 +104,12 @@ def test_a_star_archive_folder_names_its_stars_and_refuses_other_numbering(tmp_p
     (folder / "train.csv").write_text(_zhang(real, {"negative": "0", "positive": "4"}), encoding="utf-8")
     with pytest.raises(FastTextError, match="yelp_review_full_csv.*numbering is not the data's"):
         read_labeled(str(folder / "train.csv"))
+
+
+def test_fasttext_lines_with_the_label_after_the_text_are_detected(tmp_path, real):
+    path = tmp_path / "after.txt"
+    path.write_text("".join(f"{text} __label__{label}\n" for label, text in zip(real.labels, real.texts)),
+                    encoding="utf-8")
+    data = read_labeled(str(path))
+    assert data.labels == real.labels
+    assert data.texts == [" ".join(text.split()) for text in real.texts]
