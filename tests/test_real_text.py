@@ -146,3 +146,71 @@ def test_a_labeled_line_is_answered_as_its_text_by_every_predict_route(bundle, r
     body = sm_serve.output_fn(sm_serve.predict_fn(sm_serve.input_fn(json.dumps(labeled), "application/json"), model),
                               "application/json")[0]
     assert [a["probability"] for a in json.loads(body)] == [float(p.max()) for p in plain]
+
+
+HOSTILE_REVIEWS = [
+    "The food was great! 😀👍 Would come back.",
+    "Café crème brûlée",                        # precomposed
+    "Cafe\u0301 cre\u0300me bru\u0302le\u0301e",  # combining accents (NFD): other words, as in fastText
+    "Great\u00a0value,\u00a0terrible\u00a0service",
+    "zero\u200bwidth\u200djoiner",
+    "全角句読点、テスト。ＧＲＥＡＴ！",
+    "שלום עולם مرحبا بالعالم good",
+    "Movie was bad.<br /><br />Really bad &amp; boring &quot;avoid&quot;",
+    "!!!???...",
+    "",
+    "   ",
+    'He said "wow", then; left: ok',
+    "tab\tseparated\twords",
+    "line\u2028separator, \x85 next line and \x0c form feed",
+    "ΣΊΣΥΦΟΣ ὈΔΥΣΣΕΎΣ İstanbul",
+    "x" * 5000 + " great",
+]
+
+
+def test_hostile_reviews_get_the_same_answer_from_every_route(bundle):
+    import io
+
+    from fasttext_lib import sm_serve
+    from fasttext_lib.predict import Predictor
+
+    reference = Predictor.load(bundle).predict(HOSTILE_REVIEWS)
+    cli = cli_in_process("predict", "--model", bundle, input="".join(r + "\n" for r in HOSTILE_REVIEWS))
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == reference
+    model = sm_serve.model_fn(str(bundle))
+
+    def endpoint(body, content_type, accept="application/json"):
+        inputs = sm_serve.input_fn(body.encode("utf-8"), content_type)
+        return sm_serve.output_fn(sm_serve.predict_fn(inputs, model), accept)[0]
+
+    records = io.StringIO()
+    csv.writer(records).writerows([r] for r in HOSTILE_REVIEWS)
+    assert json.loads(endpoint(json.dumps(HOSTILE_REVIEWS), "application/json")) == reference
+    assert json.loads(endpoint(records.getvalue(), "text/csv")) == reference
+    assert json.loads(endpoint("\r\n".join(HOSTILE_REVIEWS), "text/plain; charset=utf-8")) == reference
+    lines = endpoint("".join(json.dumps({"source": r}) + "\n" for r in HOSTILE_REVIEWS), "application/jsonlines",
+                     "application/jsonlines").splitlines()
+    assert [{"label": a["label"][0], "probability": a["prob"][0], "class_id": a["class_id"][0]}
+            for a in map(json.loads, lines)] == reference
+
+
+@pytest.mark.parametrize("body, labels, texts", [
+    # dbpedia: class unquoted, title, description (leading space kept as distributed)
+    ('1,"E. D. Abbott Ltd"," Abbott of Farnham E D Abbott Limited was a British coachbuilding business"\n'
+     '14,"Bruce Chatwin"," In Patagonia (1977) is a travel book"\n', ["1", "14"],
+     ["E. D. Abbott Ltd  Abbott of Farnham E D Abbott Limited was a British coachbuilding business",
+      "Bruce Chatwin  In Patagonia (1977) is a travel book"]),
+    # yahoo_answers: class, question title, question content (often empty), best answer with literal \n
+    ('"5","why doesn\'t an optical mouse work on a glass table?","","Optical mice use an LED\\nand a camera."\n'
+     '"2","What is ""pinyin""?","Question","Romanized Chinese\\n\\nwriting"\n', ["5", "2"],
+     ["why doesn't an optical mouse work on a glass table? Optical mice use an LED and a camera.",
+      'What is "pinyin"? Question Romanized Chinese  writing']),
+    # sogou_news: pinyin
+    ('"3","zhong1guo2 dian4ying3","2008nian2 dian4ying3 piao4fang2"\n"1","ti3yu4","zu2qiu2 bi3sai4"\n', ["3", "1"],
+     ["zhong1guo2 dian4ying3 2008nian2 dian4ying3 piao4fang2", "ti3yu4 zu2qiu2 bi3sai4"]),
+])
+def test_zhang_multi_column_sets_as_distributed(tmp_path, body, labels, texts):
+    path = tmp_path / "train.csv"
+    path.write_text(body, encoding="utf-8")
+    data = read_labeled(str(path))
+    assert data.labels == labels and data.texts == texts
