@@ -261,7 +261,19 @@ def _parse_fasttext_line(line, uri, lineno):
     return label, " ".join(t for t in tokens if not t.startswith(LABEL_PREFIX))
 
 
-def _csv_row_to_example(row, uri, lineno):
+def _csv_row_to_example(row, uri, lineno, layout=None):
+    """``(label, text)`` of one CSV row. ``layout``: ``(label column, text columns, header's column count)`` from a
+    header row that names the class column elsewhere than first (``text,label``); None: the class is the first
+    column and every other column is text (Zhang et al.)."""
+    if layout is not None:
+        label_col, text_cols, width = layout
+        if len(row) != width:
+            raise FastTextError(f"{uri}:{lineno}: malformed CSV row: {len(row)} column(s) where the header row has "
+                                f"{width} (a comma in an unquoted text? quote the field)")
+        label = row[label_col].strip()
+        if not label:
+            raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column")
+        return label, " ".join(row[c] for c in text_cols if row[c]).replace("\\n", " ")
     if len(row) < 2:
         raise FastTextError(f"{uri}:{lineno}: malformed CSV row: expected \"class\",\"text\"[,...] but got {len(row)} column(s)")
     label = row[0].strip()
@@ -283,8 +295,19 @@ def detect_format(first_line, uri):
     row = next(csv.reader([stripped]), [])
     if len(row) >= 2 and _looks_like_header(row):
         return "csv"
+    if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
+        return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
+    for sep, what in (("\t", "tab"), (";", "semicolon")):
+        cells = stripped.rstrip("\r\n").split(sep)
+        # a class column before the separator: one word, no comma (text rarely holds a tab, often a semicolon)
+        if len(cells) >= 2 and (sep == "\t" or (cells[0].strip() and not any(c in cells[0] for c in ", "))):
+            raise FastTextError(
+                f"{uri}: line 1 looks {what}-separated; only comma-separated CSV and fastText format are read: convert it "
+                f"(e.g. pandas: pd.read_csv(path, sep={sep!r}).to_csv(new_path, index=False))")
     raise FastTextError(
-        f"{uri}: cannot detect the format of line 1 (expected '__label__X text' or a '\"class\",\"text\"' CSV row)"
+        f"{uri}: cannot detect the format of line 1 (expected '__label__X text', a '\"class\",\"text\"' CSV row, or a "
+        f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
+        f"column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
     )
 
 
@@ -296,23 +319,50 @@ HEADER_TEXT_NAMES = {"text", "texts", "review", "review_text", "title", "body", 
 HEADER_LOOKAHEAD = 50
 
 
-def _looks_like_header(row):
+INDEX_NAMES = {"", "id", "index", "unnamed: 0"}  # a first column that numbers the rows (pandas' df.to_csv())
+
+
+def _header_layout(row):
+    """The columns a header row names: ``(label column, text columns)``, or None when ``row`` is no header.
+
+    The class column first (``label,text``; ``class,title,body``), named or not when the others are text columns
+    (``"Class Index","Title","Description"``): every other column is text, as in Zhang et al. data. Or the class
+    column elsewhere, named (``text,label``, ``review,sentiment``; pandas' ``,text,label`` with its index column
+    first), beside named text columns only: the index column is left out."""
     names = [c.strip().lower() for c in row]
+    if len(names) < 2:
+        return None
     texts = [n for n in names[1:] if n]
-    return names[0] in HEADER_LABEL_NAMES or (bool(texts) and all(n in HEADER_TEXT_NAMES for n in texts))
+    if names[0] in HEADER_LABEL_NAMES or (bool(texts) and all(n in HEADER_TEXT_NAMES for n in texts)):
+        return 0, list(range(1, len(names)))
+    label_cols = [i for i, n in enumerate(names) if n in HEADER_LABEL_NAMES]
+    if len(label_cols) != 1:
+        return None
+    others = [i for i in range(len(names)) if i != label_cols[0] and not (i == 0 and names[0] in INDEX_NAMES)]
+    if others and all(names[i] in HEADER_TEXT_NAMES for i in others):
+        return label_cols[0], others
+    return None
 
 
-def _is_header(first, later):
-    """Is ``first`` (the first CSV row) a header? ``later``: the class column of the next rows.
+def _looks_like_header(row):
+    return _header_layout(row) is not None
+
+
+def _is_header(first, later_rows):
+    """Is ``first`` (the first CSV row) a header? ``later_rows``: the next rows.
 
     It is when its class never occurs again in the look-ahead and either its columns carry
     column names, or its class is not a number while every later class is.
     """
-    label = first[0].strip()
+    layout = _header_layout(first)
+    col = layout[0] if layout else 0
+    later = {r[col].strip() for r in later_rows if len(r) > col}
+    label = first[col].strip()
     if label in later:
         return False  # a real class that happens to be called "label"
-    if _looks_like_header(first):
+    if layout:
         return True
+    later = {r[0].strip() for r in later_rows}
     return len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later)
 
 
@@ -393,13 +443,17 @@ def iter_examples(uri, fmt="auto"):
         counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
         rows = _csv_rows(counted, uri)
         ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
-        header = bool(ahead) and _is_header(ahead[0][0], {r[0].strip() for r, _ in ahead[1:]})
+        header = bool(ahead) and _is_header(ahead[0][0], [r for r, _ in ahead[1:]])
+        layout = None
         if header:
+            label_col, text_cols = _header_layout(ahead[0][0]) or (0, range(1, len(ahead[0][0])))
+            if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
+                layout = (label_col, text_cols, len(ahead[0][0]))
             ahead = ahead[1:]
             if not ahead:
                 raise FastTextError(f"{uri}: no data rows (only a header row)")
         for row, start in _chain(ahead, rows):
-            yield _csv_row_to_example(row, uri, start)
+            yield _csv_row_to_example(row, uri, start, layout)
     finally:
         stream.close()
 

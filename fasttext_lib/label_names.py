@@ -13,8 +13,10 @@ Where training takes a mapping from (the first that applies):
 2. a names file beside the training data: ``<stem>.classes.txt`` next to ``<stem>.<ext>``
    (``prepare`` writes ``yelp_review_polarity.classes.txt`` beside ``yelp_review_polarity.train``;
    ``.train.gz`` / ``.bz2`` / ``.xz`` too),
-   else ``classes.txt`` in the same folder (the Zhang et al. archives' own layout). Ids it names
-   that the training data lacks (a ``limit``-ed split) are dropped;
+   else ``classes.txt`` in the same folder (the Zhang et al. archives' own layout), else, for data in
+   a folder named as an unpacked Zhang et al. archive (``yelp_review_polarity_csv/``, whose archive has
+   no classes.txt), that dataset's names from :data:`KNOWN`. Ids it names that the training data lacks
+   (a ``limit``-ed split) are dropped;
 3. nothing: each label is its own name.
 
 A names file is either the Zhang et al. ``classes.txt`` (line *i* names class ``i``) or ``id=name``
@@ -225,7 +227,27 @@ def find_beside(data_uri):
         if uri != str(data_uri) and storage.exists(uri, forbidden_is_missing=True) and (
                 storage.is_s3(uri) or os.path.isfile(uri)):
             return uri, read_file(uri)
+    dataset = archive_dataset(data_uri)
+    if dataset is not None:
+        return f"the names of {dataset} (its data is in a folder named {dataset}{ARCHIVE_SUFFIX})", dict(KNOWN[dataset])
     return None, {}
+
+
+ARCHIVE_SUFFIX = "_csv"  # yelp_review_polarity_csv.tgz unpacks to yelp_review_polarity_csv/{train,test}.csv
+
+
+def archive_dataset(data_uri):
+    """The dataset of :data:`KNOWN` whose unpacked archive folder holds ``data_uri``
+    (``.../yelp_review_polarity_csv/train.csv``), else None. The polarity and star archives ship no
+    classes.txt (their readme.txt says what the classes mean); the names are the same table's."""
+    data_uri = str(data_uri)
+    if storage.is_s3(data_uri):
+        folder = data_uri.rpartition("/")[0].rpartition("/")[2]
+    else:
+        folder = os.path.basename(os.path.dirname(os.path.abspath(data_uri)))
+    if folder.endswith(ARCHIVE_SUFFIX) and folder[:-len(ARCHIVE_SUFFIX)] in KNOWN:
+        return folder[:-len(ARCHIVE_SUFFIX)]
+    return None
 
 
 def kept_for_data(found, labels, where):

@@ -14,6 +14,7 @@ config, progress) nor tqdm, which the inference containers do not have
 """
 import json
 import os
+import re
 import threading
 
 import numpy as np
@@ -22,6 +23,7 @@ from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
+from .data import LABEL_PREFIX
 from .devices import parse_ctx
 from .errors import FastTextError
 from .features import Featurizer
@@ -198,6 +200,14 @@ def metrics_of(probs, y, confusion=False):
     return metrics
 
 
+_LABEL_WORD = re.compile(r"(?<!\S)" + re.escape(LABEL_PREFIX) + r"\S*")  # \s, \S: str.split's whitespace
+
+
+def without_labels(text):
+    """``text`` without its ``__label__...`` words (the data readers take them out of training text)."""
+    return _LABEL_WORD.sub(" ", text) if LABEL_PREFIX in text else text
+
+
 class Predictor:
     """A loaded bundle: raw text in, labels and probabilities out.
 
@@ -293,8 +303,10 @@ class Predictor:
                    stored=stored)
 
     def predict_proba(self, texts):
-        """Class probabilities (n, num_classes) of raw texts, in order."""
-        texts = list(texts)
+        """Class probabilities (n, num_classes) of raw texts, in order. A ``__label__`` word is no part of a
+        review (fastText's predict skips it): a labeled line (``__label__2 the food ...``, a line of a
+        ``.test`` file) gets the answer of its text, as training read it."""
+        texts = [without_labels(text) for text in texts]
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
         return self._probabilities(self.featurizer.transform(texts))

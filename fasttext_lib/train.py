@@ -95,6 +95,9 @@ def featurize(train_data, val_data, config):
     return featurizer, train_bags, val_bags
 
 
+MANY_CLASSES = 20  # from this many classes on, more classes than half the documents is data read wrong
+
+
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
@@ -139,6 +142,14 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         raise FastTextError("training data is empty")
     if len(classes) < 2:
         raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
+    if len(classes) >= MANY_CLASSES and 2 * len(classes) > len(train_data):
+        # A CSV with the class last and no header ("the review","positive") reads the review as the class:
+        # a model of one class per document, trained without a word.
+        example = max(classes, key=len)
+        raise FastTextError(f"training data has {len(classes)} classes for {len(train_data)} documents (one is "
+                            f"{example[:60]!r}): is the text in the class column? The class must be the first "
+                            f"column, or a header row must name it (e.g. text,label); a classifier needs several "
+                            f"documents per class")
     names = for_labels(train_data.names, classes, "train_data.names", strict=True)
     y_train = encode_labels(train_data.labels, classes, "training data")
     has_val = val_data is not None and len(val_data) > 0

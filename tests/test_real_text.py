@@ -1,0 +1,216 @@
+"""Real-world text and file shapes (what people download and point the tool at), built from the
+built-in sample's real English sentences: each is read right (every document, its label, its whole
+text) or refused in one line naming the file and what to do."""
+import csv
+import json
+
+import pandas as pd
+import pytest
+
+from conftest import cli_in_process
+from fasttext_lib.data import read_labeled
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.sample import load_sample
+
+
+@pytest.fixture(scope="module")
+def real():
+    data = load_sample("train").head(120)
+    assert {"negative", "positive"} == set(data.labels)
+    return data
+
+
+def _frame(real, **columns):
+    return pd.DataFrame({name: getattr(real, field) for name, field in columns.items()})
+
+
+@pytest.mark.parametrize("columns, to_csv", [
+    ({"text": "texts", "label": "labels"}, {"index": False}),                        # label last
+    ({"review": "texts", "sentiment": "labels"}, {"index": False}),                  # Kaggle IMDB's header
+    ({"text": "texts", "label": "labels"}, {"index": False, "quoting": csv.QUOTE_ALL}),  # "text","label"
+    ({"text": "texts", "label": "labels"}, {}),                                      # df.to_csv(): ,text,label
+    ({"label": "labels", "text": "texts"}, {}),                                      # ,label,text
+    ({"title": "texts", "body": "texts", "label": "labels"}, {"index": False}),
+])
+def test_a_header_naming_the_class_column_anywhere_reads_every_row(tmp_path, real, columns, to_csv):
+    path = tmp_path / "kaggle.csv"
+    _frame(real, **columns).to_csv(path, **to_csv)
+    data = read_labeled(str(path))
+    n_text = list(columns.values()).count("texts")
+    assert data.labels == real.labels
+    assert data.texts == [" ".join([t] * n_text) for t in real.texts]
+
+
+def test_a_label_last_row_with_a_stray_unquoted_comma_is_named(tmp_path, real):
+    path = tmp_path / "hand.csv"
+    path.write_text("text,label\ni like it,positive\ni like it, a lot,positive\n")
+    with pytest.raises(FastTextError, match=r"hand.csv:3: .*3 column\(s\) where the header row has 2"):
+        list(read_labeled(str(path)).labels)
+
+
+@pytest.mark.parametrize("sep, what", [("\t", "tab"), (";", "semicolon")])
+@pytest.mark.parametrize("header", [True, False])
+def test_tab_and_semicolon_separated_files_are_named_as_such(tmp_path, real, sep, what, header):
+    path = tmp_path / "data.tsv"
+    _frame(real, label="labels", text="texts").to_csv(path, sep=sep, index=False, header=header)
+    with pytest.raises(FastTextError, match=rf"data.tsv: line 1 looks {what}-separated; .*convert it"):
+        read_labeled(str(path))
+
+
+def test_class_last_without_a_header_is_refused_not_trained_as_a_class_per_review(tmp_path, real):
+    path, out = tmp_path / "noheader.csv", tmp_path / "model"
+    _frame(real, text="texts", label="labels").to_csv(path, index=False, header=False, quoting=csv.QUOTE_ALL)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 2, got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: training data has 120 classes for 120 documents")
+    assert "is the text in the class column?" in lines[0]
+    assert not out.exists()
+
+
+def _zhang(real, ids):
+    """Zhang et al. rows as distributed: every field quoted, quotes doubled, line breaks as a literal \\n."""
+    def field(text):
+        return '"' + text.replace('"', '""').replace("\n", "\\n") + '"'
+    return "".join(f"{field(ids[label])},{field(text)}\n" for label, text in zip(real.labels, real.texts))
+
+
+@pytest.mark.parametrize("dataset, expected", [
+    ("yelp_review_polarity", {"1": "negative", "2": "positive"}),
+    ("amazon_review_polarity", {"1": "negative", "2": "positive"}),
+    ("my_reviews", {}),  # any other folder: no names
+])
+def test_an_unpacked_zhang_archive_without_classes_txt_trains_with_its_names(tmp_path, real, dataset, expected):
+    # yelp/amazon polarity and full archives ship train.csv, test.csv and readme.txt, no classes.txt.
+    folder = tmp_path / f"{dataset}_csv"
+    folder.mkdir()
+    (folder / "train.csv").write_text(_zhang(real, {"negative": "1", "positive": "2"}), encoding="utf-8")
+    (folder / "readme.txt").write_text("The classes are 1 = negative, 2 = positive.\n")
+    data = read_labeled(str(folder / "train.csv"))
+    assert len(data) == len(real) and data.names == expected
+    got = cli_in_process("train", "--train", folder / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
+                         "--no-progress")
+    assert got.returncode == 0, got.stderr
+    answer = cli_in_process("predict", "--model", tmp_path / "m", input="the battery died after a week\n")
+    first = json.loads(answer.stdout)
+    assert first["label"] == expected.get(first["class_id"], first["class_id"])
+
+
+def test_a_star_archive_folder_names_its_stars_and_refuses_other_numbering(tmp_path, real):
+    folder = tmp_path / "yelp_review_full_csv"
+    folder.mkdir()
+    (folder / "train.csv").write_text(_zhang(real, {"negative": "1", "positive": "5"}), encoding="utf-8")
+    assert read_labeled(str(folder / "train.csv")).names == {"1": "1 star", "5": "5 stars"}
+    (folder / "train.csv").write_text(_zhang(real, {"negative": "0", "positive": "4"}), encoding="utf-8")
+    with pytest.raises(FastTextError, match="yelp_review_full_csv.*numbering is not the data's"):
+        read_labeled(str(folder / "train.csv"))
+
+
+def test_fasttext_lines_with_the_label_after_the_text_are_detected(tmp_path, real):
+    path = tmp_path / "after.txt"
+    path.write_text("".join(f"{text} __label__{label}\n" for label, text in zip(real.labels, real.texts)),
+                    encoding="utf-8")
+    data = read_labeled(str(path))
+    assert data.labels == real.labels
+    assert data.texts == [" ".join(text.split()) for text in real.texts]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory, real):
+    from fasttext_lib.data import write_csv
+
+    where = tmp_path_factory.mktemp("bundle")
+    write_csv(real, str(where / "train.csv"))
+    got = cli_in_process("train", "--train", where / "train.csv", "--output", where / "m", "--epochs", "2",
+                         "--ngrams", "2", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    return where / "m"
+
+
+def test_a_labeled_line_is_answered_as_its_text_by_every_predict_route(bundle, real):
+    # fastText's predict skips __label__ words: predicting a .test file's lines answers their texts. Here the
+    # label was a word of the review (an unknown one, and a bigram), which moved every probability.
+    from fasttext_lib import sm_serve
+    from fasttext_lib.predict import Predictor
+
+    texts = [" ".join(t.split()) for t in real.texts[:30]]
+    labeled = [f"__label__{label} {text}" if i % 2 else f"{text} __label__{label}"
+               for i, (label, text) in enumerate(zip(real.labels, texts))]
+    predictor = Predictor.load(bundle)
+    plain = predictor.predict_proba(texts)
+    assert (predictor.predict_proba(labeled) == plain).all()
+    cli = cli_in_process("predict", "--model", bundle, input="".join(line + "\n" for line in labeled))
+    assert [json.loads(line)["probability"] for line in cli.stdout.splitlines()] == \
+        [float(p.max()) for p in plain]
+    model = sm_serve.model_fn(str(bundle))
+    body = sm_serve.output_fn(sm_serve.predict_fn(sm_serve.input_fn(json.dumps(labeled), "application/json"), model),
+                              "application/json")[0]
+    assert [a["probability"] for a in json.loads(body)] == [float(p.max()) for p in plain]
+
+
+HOSTILE_REVIEWS = [
+    "The food was great! 😀👍 Would come back.",
+    "Café crème brûlée",                        # precomposed
+    "Cafe\u0301 cre\u0300me bru\u0302le\u0301e",  # combining accents (NFD): other words, as in fastText
+    "Great\u00a0value,\u00a0terrible\u00a0service",
+    "zero\u200bwidth\u200djoiner",
+    "全角句読点、テスト。ＧＲＥＡＴ！",
+    "שלום עולם مرحبا بالعالم good",
+    "Movie was bad.<br /><br />Really bad &amp; boring &quot;avoid&quot;",
+    "!!!???...",
+    "",
+    "   ",
+    'He said "wow", then; left: ok',
+    "tab\tseparated\twords",
+    "line\u2028separator, \x85 next line and \x0c form feed",
+    "ΣΊΣΥΦΟΣ ὈΔΥΣΣΕΎΣ İstanbul",
+    "x" * 5000 + " great",
+]
+
+
+def test_hostile_reviews_get_the_same_answer_from_every_route(bundle):
+    import io
+
+    from fasttext_lib import sm_serve
+    from fasttext_lib.predict import Predictor
+
+    reference = Predictor.load(bundle).predict(HOSTILE_REVIEWS)
+    cli = cli_in_process("predict", "--model", bundle, input="".join(r + "\n" for r in HOSTILE_REVIEWS))
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == reference
+    model = sm_serve.model_fn(str(bundle))
+
+    def endpoint(body, content_type, accept="application/json"):
+        inputs = sm_serve.input_fn(body.encode("utf-8"), content_type)
+        return sm_serve.output_fn(sm_serve.predict_fn(inputs, model), accept)[0]
+
+    records = io.StringIO()
+    csv.writer(records).writerows([r] for r in HOSTILE_REVIEWS)
+    assert json.loads(endpoint(json.dumps(HOSTILE_REVIEWS), "application/json")) == reference
+    assert json.loads(endpoint(records.getvalue(), "text/csv")) == reference
+    assert json.loads(endpoint("\r\n".join(HOSTILE_REVIEWS), "text/plain; charset=utf-8")) == reference
+    lines = endpoint("".join(json.dumps({"source": r}) + "\n" for r in HOSTILE_REVIEWS), "application/jsonlines",
+                     "application/jsonlines").splitlines()
+    assert [{"label": a["label"][0], "probability": a["prob"][0], "class_id": a["class_id"][0]}
+            for a in map(json.loads, lines)] == reference
+
+
+@pytest.mark.parametrize("body, labels, texts", [
+    # dbpedia: class unquoted, title, description (leading space kept as distributed)
+    ('1,"E. D. Abbott Ltd"," Abbott of Farnham E D Abbott Limited was a British coachbuilding business"\n'
+     '14,"Bruce Chatwin"," In Patagonia (1977) is a travel book"\n', ["1", "14"],
+     ["E. D. Abbott Ltd  Abbott of Farnham E D Abbott Limited was a British coachbuilding business",
+      "Bruce Chatwin  In Patagonia (1977) is a travel book"]),
+    # yahoo_answers: class, question title, question content (often empty), best answer with literal \n
+    ('"5","why doesn\'t an optical mouse work on a glass table?","","Optical mice use an LED\\nand a camera."\n'
+     '"2","What is ""pinyin""?","Question","Romanized Chinese\\n\\nwriting"\n', ["5", "2"],
+     ["why doesn't an optical mouse work on a glass table? Optical mice use an LED and a camera.",
+      'What is "pinyin"? Question Romanized Chinese  writing']),
+    # sogou_news: pinyin
+    ('"3","zhong1guo2 dian4ying3","2008nian2 dian4ying3 piao4fang2"\n"1","ti3yu4","zu2qiu2 bi3sai4"\n', ["3", "1"],
+     ["zhong1guo2 dian4ying3 2008nian2 dian4ying3 piao4fang2", "ti3yu4 zu2qiu2 bi3sai4"]),
+])
+def test_zhang_multi_column_sets_as_distributed(tmp_path, body, labels, texts):
+    path = tmp_path / "train.csv"
+    path.write_text(body, encoding="utf-8")
+    data = read_labeled(str(path))
+    assert data.labels == labels and data.texts == texts
