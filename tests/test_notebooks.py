@@ -159,3 +159,23 @@ def test_demo_refuses_a_parameter_no_notebook_has(monkeypatch, capsys):
     assert len(lines) == 1 and lines[0].startswith(
         "error: no notebook of the series has the parameter 'epoch' (did you mean 'epochs'?); they have: ")
     assert "optimizer" in lines[0] and captured.out == ""
+
+
+def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path):
+    """`-p dataset synthetic` saved the synthetic model as models/sample, over the sample's model (run_name
+    was "sample" whatever the data), and 04 then evaluated it on the sample's test split (or, after a failed
+    02, the old model on the new data). The bundle is now named after the dataset unless run_name is given,
+    and 02 saves where 04 loads."""
+    def bundle_of(name, **overrides):
+        code = code_cells(read(name))
+        namespace = {}
+        exec(code[0].source, {}, namespace)  # noqa: S102 - the committed parameters cell
+        namespace.update(overrides, output_dir=str(tmp_path))
+        exec(code[1].source, namespace)  # noqa: S102
+        return namespace["ws"].model(namespace["run_name"])
+
+    for name in (SERIES[1], SERIES[3]):
+        assert bundle_of(name).endswith("/models/sample")
+        assert bundle_of(name, dataset="synthetic").endswith("/models/synthetic")
+        assert bundle_of(name, dataset="synthetic", run_name="big").endswith("/models/big")
+    assert bundle_of(SERIES[1], dataset="ag_news") == bundle_of(SERIES[3], dataset="ag_news")
