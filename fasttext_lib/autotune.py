@@ -140,6 +140,18 @@ def settings(config):
     return {name: getattr(config, name) for name in SEARCHED}
 
 
+def check_duration(duration, name="autotune duration"):
+    """``duration`` must be a positive, finite number of seconds (a one-line error naming ``name`` otherwise).
+
+    Notebook 02 checks its ``autotune_duration`` parameter with it before training: a string (papermill
+    ``-r autotune_duration 60``) was a TypeError, and only after the first training had run."""
+    import numpy as np
+
+    if (isinstance(duration, bool) or not isinstance(duration, (int, float, np.integer, np.floating))
+            or not 0 < duration < math.inf):
+        raise FastTextError(f"{name} must be a positive number of seconds, got {duration!r}")
+
+
 def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True,
              pretrained=None, refit=True):
     """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.
@@ -165,8 +177,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others
     import pandas as pd
 
-    if not duration > 0:
-        raise FastTextError(f"autotune duration must be positive, got {duration!r}")
+    check_duration(duration)
     if val_data is None or len(val_data) == 0:
         raise FastTextError("autotune needs a non-empty validation split")
     if len(train_data) == 0:

@@ -456,6 +456,11 @@ def _check_splits_output(output, overwrite):
     Without ``--overwrite`` an existing one is refused before anything is generated or written."""
     from . import storage
 
+    # Where they go, before a corpus is generated: an --output that is a file was found at the write, after the
+    # generation, as "cannot write FILE/test.csv: File exists"; an empty one (an unset $DIR) wrote into the cwd.
+    if not str(output).strip():
+        raise FastTextError(f"--output must name a directory or an s3:// prefix, got {str(output)!r}")
+    storage.check_writable(output)
     if overwrite:
         return
     for name in ("train.csv", "test.csv"):  # where S3 cannot say (no s3:ListBucket), the writes themselves refuse

@@ -71,6 +71,11 @@ class TrainConfig:
             raise FastTextError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}")
         if self.kvstore not in KVSTORES:
             raise FastTextError(f"kvstore must be one of {', '.join(KVSTORES)}, got {self.kvstore!r}")
+        for name in ("lr", "wd", "dropout"):  # a string (papermill -r lr 0.1, a JSON config) compared with 0: TypeError
+            value = getattr(self, name)
+            if not (value is None and name == "lr") and (isinstance(value, bool)
+                                                         or not isinstance(value, (int, float, np.integer, np.floating))):
+                raise FastTextError(f"{name} must be a number, got {value!r}")
         if self.lr is not None and not (self.lr > 0 and math.isfinite(self.lr)):
             raise FastTextError(f"lr must be a positive finite number, got {self.lr!r}")
         if not (self.wd >= 0 and math.isfinite(self.wd)):

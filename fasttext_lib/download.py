@@ -226,6 +226,9 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     """
     spec = get_dataset(name)
     check_limit(limit)  # before a download of up to ~1.5 GB
+    # and the output, before it too: a missing bucket or an unwritable folder was found after the download and
+    # the normalization of every review (minutes for Yelp; notebook 01 with a wrong bucket)
+    storage.check_writable(out_dir_or_s3_prefix)
     archive = download(spec, cache_dir, base_url=base_url, progress=progress)
     with storage.staging_dir() as tmp:
         csvs = _extract_splits(archive, f"{spec.name}_csv", tmp)

@@ -375,3 +375,32 @@ def test_predict_answers_once_per_line_whatever_the_review_holds(local_bundle, t
     r = cli_in_process("predict", "--model", out, "--input", f)
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.splitlines()) == 4  # the last line is empty, and answered too
+
+
+@pytest.mark.parametrize("command", [("sample",), ("synthetic", "--train-docs", "20", "--test-docs", "5")])
+@pytest.mark.parametrize("overwrite", [(), ("--overwrite",)])
+def test_sample_and_synthetic_refuse_an_output_that_is_a_file_before_generating(tmp_path, monkeypatch, command, overwrite):
+    """`synthetic --output FILE` generated the corpus (minutes at Yelp size), then said "cannot write FILE/test.csv:
+    File exists" (as if test.csv were there); now the file is named first and nothing is generated."""
+    import fasttext_lib.sample
+    import fasttext_lib.synthetic
+
+    def generated(*args, **kwargs):
+        raise AssertionError("generated before the output was checked")
+
+    monkeypatch.setattr(fasttext_lib.synthetic, "generate_reviews", generated)
+    monkeypatch.setattr(fasttext_lib.sample, "load_sample", generated)
+    (tmp_path / "afile").write_text("x")
+    r = cli_in_process(*command, "--output", tmp_path / "afile", *overwrite)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'afile'} exists and is not a directory"], r.stderr
+    assert os.listdir(tmp_path) == ["afile"] and (tmp_path / "afile").read_text() == "x"
+
+
+@pytest.mark.parametrize("command", [("sample",), ("synthetic", "--train-docs", "20", "--test-docs", "5")])
+def test_sample_and_synthetic_refuse_an_empty_output(tmp_path, command):
+    """`sample --output "$DATA_DIR"` with the variable unset wrote train.csv and test.csv into the current folder."""
+    r = run_cli(*command, "--output", "", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "error: --output must name a directory or an s3:// prefix, got ''"], r.stderr
+    assert os.listdir(tmp_path) == []

@@ -101,3 +101,11 @@ def test_a_vocabulary_that_makes_the_table_too_large_is_one_error(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("error: the embedding table: "), r.stderr
     assert "MXNet can hold in one tensor" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name, value", [("lr", "0.1"), ("wd", "0"), ("dropout", "0.2"), ("lr", True), ("wd", None)])
+def test_a_number_setting_given_as_text_is_named_not_a_type_error(name, value):
+    """`papermill -r lr 0.1` (or a config read from JSON text) passed the string: `"0.1" > 0` was a TypeError
+    traceback that named no setting, and lr=True trained with lr 1.0."""
+    with pytest.raises(FastTextError, match=f"^{name} must be a number, got {value!r}$"):
+        TrainConfig(**{name: value})

@@ -467,3 +467,18 @@ def test_a_failed_prepare_keeps_the_names_file_the_user_edited(server, tmp_path)
                       progress=False)
     assert (out / "yelp_review_polarity.classes.txt").read_text() == "1=negative\n2=positive\n"
     assert read_labeled(written["train"]).names == {"1": "negative", "2": "positive"}
+
+
+@pytest.mark.parametrize("where", ["missing-bucket", "under-a-file"])
+def test_prepare_refuses_an_output_it_cannot_write_before_downloading(archive, server, tmp_path, s3_server, where):
+    """Notebook 01 with a wrong bucket (or `prepare --output` under a file) downloaded the archive and normalized
+    every review (minutes for Yelp) before the first write failed; now it stops first, having fetched nothing."""
+    spec, _ = archive
+    base_url, handler = server
+    (tmp_path / "afile").write_text("x")
+    out = "s3://no-such-bucket-4f1c/data" if where == "missing-bucket" else str(tmp_path / "afile" / "data")
+    message = "S3 bucket does not exist: no-such-bucket-4f1c" if where == "missing-bucket" else "afile is not a directory"
+    with pytest.raises(FastTextError, match=message):
+        prepare(spec, out, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert handler.log == [] and not (tmp_path / "cache").exists()  # nothing downloaded
+    assert (tmp_path / "afile").read_text() == "x"

@@ -122,6 +122,16 @@ def test_papermill_reruns_with_parameters(tmp_path):
     ("03_cpu_vs_gpu.ipynb", {"batch_size": 0}, "batch_size must be a positive integer, got 0"),
     ("04_inference.ipynb", {"ctx": "gpu:x"}, "bad ctx 'gpu:x'"),
     ("04_inference.ipynb", {"top_k": 0}, "top_k must be a positive integer, got 0"),
+    # text where a number is meant (papermill -r, or -p "5" quoted in YAML): a TypeError, or after the training
+    ("02_train_gpu.ipynb", {"lr": "0.1"}, "lr must be a number, got '0.1'"),
+    ("02_train_gpu.ipynb", {"autotune": True, "autotune_duration": "60"}, "autotune_duration must be a positive number"),
+    ("02_train_gpu.ipynb", {"autotune": True, "autotune_duration": float("inf")}, "autotune_duration must be a positive"),
+    # a device that is not there: found by train() only after the data was read from S3
+    ("02_train_gpu.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),
+    # papermill -p passes a list as its text: its letters were the query words, or the pairs failed at the end
+    ("04_inference.ipynb", {"query_words": "great"}, "query_words must be a list of words or None, got 'great'"),
+    ("04_inference.ipynb", {"word_pairs": '[["great", "bad"]]'}, "word_pairs must be a list of (word, word) pairs"),
+    ("04_inference.ipynb", {"word_pairs": [("great", "bad", "ok")]}, "word_pairs must be a list of (word, word) pairs"),
 ])
 def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, message, tmp_path):
     """`papermill -p epochs 0` (or a negative lr, an unknown optimizer or dataset) stops in the cell after the
@@ -149,3 +159,23 @@ def test_demo_refuses_a_parameter_no_notebook_has(monkeypatch, capsys):
     assert len(lines) == 1 and lines[0].startswith(
         "error: no notebook of the series has the parameter 'epoch' (did you mean 'epochs'?); they have: ")
     assert "optimizer" in lines[0] and captured.out == ""
+
+
+def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path):
+    """`-p dataset synthetic` saved the synthetic model as models/sample, over the sample's model (run_name
+    was "sample" whatever the data), and 04 then evaluated it on the sample's test split (or, after a failed
+    02, the old model on the new data). The bundle is now named after the dataset unless run_name is given,
+    and 02 saves where 04 loads."""
+    def bundle_of(name, **overrides):
+        code = code_cells(read(name))
+        namespace = {}
+        exec(code[0].source, {}, namespace)  # noqa: S102 - the committed parameters cell
+        namespace.update(overrides, output_dir=str(tmp_path))
+        exec(code[1].source, namespace)  # noqa: S102
+        return namespace["ws"].model(namespace["run_name"])
+
+    for name in (SERIES[1], SERIES[3]):
+        assert bundle_of(name).endswith("/models/sample")
+        assert bundle_of(name, dataset="synthetic").endswith("/models/synthetic")
+        assert bundle_of(name, dataset="synthetic", run_name="big").endswith("/models/big")
+    assert bundle_of(SERIES[1], dataset="ag_news") == bundle_of(SERIES[3], dataset="ag_news")
