@@ -336,22 +336,29 @@ def test_prepare_refuses_a_hostile_classes_txt_and_writes_nothing(server, tmp_pa
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
 
 
-def test_prepare_replaces_train_and_test_together_or_not_at_all(server, tmp_path):
-    """A failure while writing the second split (here a class fastText's format cannot hold; a full disk
-    alike) left the new .train beside the old .test: both are now written before either is replaced."""
-    spec, data = _archive_as("paired")
+def _earlier_splits_and_an_archive(server, tmp_path, test_rows):
+    """An output folder holding a user's earlier paired.train / paired.test, and the "paired" archive served
+    with ``test_rows`` as its test split: (spec, output folder, the folder's files as they were)."""
+    spec, _ = _archive_as("paired")
     out = tmp_path / "out"
     out.mkdir()
     (out / "paired.train").write_text("__label__1 my earlier train split\n")
     (out / "paired.test").write_text("__label__1 my earlier test split\n")
     before = {name: (out / name).read_bytes() for name in os.listdir(out)}
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:  # the same archive, its test split with a spaced class
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         _add(tar, "paired_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
-        _add(tar, "paired_csv/test.csv", "".join(csv_line(l, t) for l, t in TEST + [("very good", "fine")]).encode())
+        _add(tar, "paired_csv/test.csv", "".join(csv_line(l, t) for l, t in test_rows).encode())
     data = buf.getvalue()
     spec = ZhangDataset("paired", spec.url, len(data), hashlib.md5(data).hexdigest(), 2)
     _serve(server, spec, data)
+    return spec, out, before
+
+
+def test_prepare_replaces_train_and_test_together_or_not_at_all(server, tmp_path):
+    """A failure while writing the second split (here a class fastText's format cannot hold; a full disk
+    alike) left the new .train beside the old .test: both are now written before either is replaced."""
+    spec, out, before = _earlier_splits_and_an_archive(server, tmp_path, TEST + [("very good", "fine")])  # a spaced class
     with pytest.raises(FastTextError, match=r"cannot write the label 'very good' to the fastText-format file .*paired\.test"):
         prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
     assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before  # nothing else, nothing changed
@@ -422,19 +429,7 @@ def test_prepare_command_line(archive, server, tmp_path, monkeypatch, capsys):
 def test_prepare_refuses_a_review_holding_a_label_word_and_keeps_both_old_splits(server, tmp_path):
     """A review with the word ``__label__2`` was written into the .test as a line with two labels: prepare
     succeeded and train/evaluate on what it wrote failed ('line has 2 labels')."""
-    spec, data = _archive_as("paired")
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "paired.train").write_text("__label__1 my earlier train split\n")
-    (out / "paired.test").write_text("__label__1 my earlier test split\n")
-    before = {name: (out / name).read_bytes() for name in os.listdir(out)}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        _add(tar, "paired_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
-        _add(tar, "paired_csv/test.csv", "".join(csv_line(l, t) for l, t in TEST + [("1", "it printed __LABEL__2")]).encode())
-    data = buf.getvalue()
-    spec = ZhangDataset("paired", spec.url, len(data), hashlib.md5(data).hexdigest(), 2)
-    _serve(server, spec, data)
+    spec, out, before = _earlier_splits_and_an_archive(server, tmp_path, TEST + [("1", "it printed __LABEL__2")])
     with pytest.raises(FastTextError, match=rf"cannot write document {len(TEST) + 1} \(class '1'\) to the "
                                             rf"fastText-format file .*paired\.test: .*'__label__'"):
         prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
