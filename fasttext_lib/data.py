@@ -8,7 +8,7 @@
 Both stream from a local path or ``s3://`` URI through :mod:`fasttext_lib.storage`. Every
 malformed input raises :class:`FastTextError` naming the file and its exact physical line.
 gzip, bzip2 and xz files are read transparently (recognized by their first bytes), and a CSV header
-row (``"label","text"``, quoted or not) is recognized and skipped: see :func:`_is_header`.
+row (``"label","text"``, quoted or not) is recognized and skipped: see :func:`_header_columns`.
 :func:`read_counted` reads training data for the CLI and SageMaker without keeping its texts: each
 chunk of documents is tokenized and counted as it is parsed.
 """
@@ -348,22 +348,25 @@ def _looks_like_header(row):
     return _header_layout(row) is not None
 
 
-def _is_header(first, later_rows):
-    """Is ``first`` (the first CSV row) a header? ``later_rows``: the next rows.
+def _header_columns(first, later_rows):
+    """``(label column, text columns)`` when ``first`` (the first CSV row) is a header, else None.
+    ``later_rows``: the next rows.
 
-    It is when its class never occurs again in the look-ahead and either its columns carry
-    column names, or its class is not a number while every later class is.
+    It is a header when its class never occurs again in the look-ahead and either its columns carry
+    column names, or its class is not a number while every later class is (then the class is the
+    first column and the others are text).
     """
     layout = _header_layout(first)
     col = layout[0] if layout else 0
     later = {r[col].strip() for r in later_rows if len(r) > col}
     label = first[col].strip()
     if label in later:
-        return False  # a real class that happens to be called "label"
+        return None  # a real class that happens to be called "label"
     if layout:
-        return True
-    later = {r[0].strip() for r in later_rows}
-    return len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later)
+        return layout
+    if len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later):
+        return 0, list(range(1, len(first)))
+    return None
 
 
 def _is_int(text):
@@ -443,10 +446,10 @@ def iter_examples(uri, fmt="auto"):
         counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
         rows = _csv_rows(counted, uri)
         ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
-        header = bool(ahead) and _is_header(ahead[0][0], [r for r, _ in ahead[1:]])
+        columns = _header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) if ahead else None
         layout = None
-        if header:
-            label_col, text_cols = _header_layout(ahead[0][0]) or (0, range(1, len(ahead[0][0])))
+        if columns is not None:
+            label_col, text_cols = columns
             if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
                 layout = (label_col, text_cols, len(ahead[0][0]))
             ahead = ahead[1:]
