@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 from .config import TrainConfig
 from .data import LabeledTexts, sort_labels
 from .devices import table_fits
-from .errors import FastTextError
+from .errors import FastTextError, is_number
 from .predict import encode_labels, evaluate_bags, probabilities
 from .train import TrainedModel, featurize, train
 
@@ -145,10 +145,7 @@ def check_duration(duration, name="autotune duration"):
 
     Notebook 02 checks its ``autotune_duration`` parameter with it before training: a string (papermill
     ``-r autotune_duration 60``) was a TypeError, and only after the first training had run."""
-    import numpy as np
-
-    if (isinstance(duration, bool) or not isinstance(duration, (int, float, np.integer, np.floating))
-            or not 0 < duration < math.inf):
+    if not is_number(duration) or not 0 < duration < math.inf:
         raise FastTextError(f"{name} must be a positive number of seconds, got {duration!r}")
 
 

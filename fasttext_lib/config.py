@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 
 from .devices import check_ctx, check_table_size
-from .errors import FastTextError
+from .errors import FastTextError, is_number
 
 OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("linear", "constant")
@@ -73,8 +73,7 @@ class TrainConfig:
             raise FastTextError(f"kvstore must be one of {', '.join(KVSTORES)}, got {self.kvstore!r}")
         for name in ("lr", "wd", "dropout"):  # a string (papermill -r lr 0.1, a JSON config) compared with 0: TypeError
             value = getattr(self, name)
-            if not (value is None and name == "lr") and (isinstance(value, bool)
-                                                         or not isinstance(value, (int, float, np.integer, np.floating))):
+            if not (value is None and name == "lr") and not is_number(value):
                 raise FastTextError(f"{name} must be a number, got {value!r}")
         if self.lr is not None and not (self.lr > 0 and math.isfinite(self.lr)):
             raise FastTextError(f"lr must be a positive finite number, got {self.lr!r}")

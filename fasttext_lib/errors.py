@@ -18,6 +18,15 @@ class FastTextError(Exception):
     """A user-caused failure with a one-line, actionable message."""
 
 
+def is_number(value):
+    """A value a numeric setting can take: an int or a float, NumPy's included. Not a bool (``lr=True`` is a
+    mistake, not 1.0) and not a string (papermill's ``-r lr 0.1``, a JSON config), which would otherwise
+    fail in a comparison as a TypeError naming no setting."""
+    import numpy as np
+
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
 def error_line(message):
     """``error: <message>`` as one line: characters that would break or hide it (a newline in a path the
     user gave, a carriage return) are shown escaped, as ``\\n``."""

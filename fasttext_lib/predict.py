@@ -25,7 +25,7 @@ from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
 from .data import LABEL_PREFIX
 from .devices import parse_ctx
-from .errors import FastTextError
+from .errors import FastTextError, is_number
 from .features import Featurizer
 
 # What put inf into a bundle that training had kept finite (compact.save refuses it since).
@@ -157,8 +157,7 @@ def check_top(k, threshold, num_classes):
     classes means all of them) or -1 (all), ``threshold`` a probability in [0, 1]."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not (k >= 1 or k == -1):
         raise FastTextError(f"k must be a whole number >= 1, or -1 for every class; got {k!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating, np.integer)) \
-            or not 0.0 <= float(threshold) <= 1.0:
+    if not is_number(threshold) or not 0.0 <= float(threshold) <= 1.0:
         raise FastTextError(f"threshold must be a probability between 0 and 1; got {threshold!r}")
     return (num_classes if k == -1 else min(int(k), num_classes)), float(threshold)
 
