@@ -27,10 +27,16 @@ demo: $(STAMP)
 
 # The suite runs in 2 worker processes (pytest-xdist; CI and the dev machines have 2 cores), a test
 # file per worker at a time (--dist loadfile) so that a module's trained fixtures are built once.
+# nbval runs beside them rather than after: it is one process that waits on its kernel, and run
+# last it left a core idle for minutes. Its report is printed when the suite ends; either failing fails.
 TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15 tests
-	$(MAKE) --no-print-directory nbval
+	@mkdir -p build
+	@$(MAKE) --no-print-directory nbval > build/nbval.log 2>&1 & nbval=$$!; \
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15 tests; suite=$$?; \
+	wait $$nbval; notebooks=$$?; \
+	echo "--- nbval (make nbval), run beside the suite:"; cat build/nbval.log; \
+	exit $$(( suite || notebooks ))
 
 # Re-executes the committed notebooks and compares their outputs (accuracy and loss included).
 # The committed outputs are a seeded CPU run: GPUs are hidden so that a GPU instance reproduces them

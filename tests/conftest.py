@@ -149,6 +149,26 @@ def remount_ro(where):
     subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
 
 
+def assert_rebuilt_for_other_flags(module, first, monkeypatch):
+    """``module.build()`` with another flag names another library in the same cache and compiles it: the
+    compiler is asked for it once, with that flag. (A stand-in compiler that only creates the output: a
+    second real compile of the library costs half a minute and proves nothing more.)"""
+    from fasttext_lib import native_build
+
+    commands = []
+
+    def compile_nothing(cmd, **kwargs):
+        commands.append(cmd)
+        open(cmd[cmd.index("-o") + 1], "wb").close()
+        return subprocess.CompletedProcess(cmd, 0, "")
+
+    monkeypatch.setattr(module, "CXXFLAGS", module.CXXFLAGS + ["-DFASTTEXT_TEST_FLAG"])
+    monkeypatch.setattr(native_build.subprocess, "run", compile_nothing)
+    other = module.build()
+    assert other != first and os.path.isfile(other) and os.path.dirname(other) == os.path.dirname(first)
+    assert len(commands) == 1 and "-DFASTTEXT_TEST_FLAG" in commands[0]
+
+
 def make_splits(n_train, n_test, seed):
     """A synthetic (train, validation) pair of LabeledTexts."""
     from fasttext_lib.data import LabeledTexts

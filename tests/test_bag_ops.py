@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from mxnet import nd
 
+from conftest import assert_rebuilt_for_other_flags
 from fasttext_lib import bag_ops
 from fasttext_lib.data import LabeledTexts
 from fasttext_lib.batches import BatchMaker, sgd_row_scale_entries
@@ -182,8 +183,7 @@ def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(ops, tmp_path
     mtime = __import__("os").path.getmtime(first)
     assert bag_ops.build() == first and __import__("os").path.getmtime(first) == mtime  # cached
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no half-written library left
-    monkeypatch.setattr(bag_ops, "CXXFLAGS", bag_ops.CXXFLAGS + ["-DFASTTEXT_TEST_FLAG"])
-    assert bag_ops.build() != first  # other flags, other library
+    assert_rebuilt_for_other_flags(bag_ops, first, monkeypatch)  # other flags, other library
 
 
 def test_a_failed_build_says_why_and_leaves_nothing(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from conftest import assert_rebuilt_for_other_flags
 from fasttext_lib import bag_ops, native_build
 from fasttext_lib import native_features as nf
 from fasttext_lib.data import read_labeled
@@ -259,8 +260,7 @@ def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(tmp_path, mon
     assert first.startswith(str(tmp_path)) and os.path.basename(first).startswith("libfasttext_featurize-")
     mtime = os.path.getmtime(first)
     assert nf.build() == first and os.path.getmtime(first) == mtime
-    monkeypatch.setattr(nf, "CXXFLAGS", nf.CXXFLAGS + ["-DFASTTEXT_TEST_FLAG"])
-    assert nf.build() != first
+    assert_rebuilt_for_other_flags(nf, first, monkeypatch)
     assert native_build.cache_dir() == str(tmp_path)
 
 
