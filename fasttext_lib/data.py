@@ -279,11 +279,42 @@ def _csv_row_to_example(row, uri, lineno, layout=None):
     label = row[0].strip()
     if not label:
         raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column")
-    text = " ".join(col for col in row[1:] if col).replace("\\n", " ")
-    return label, text
+    return label, csv_text(row[1:])
+
+
+def csv_text(columns):
+    """The text of a CSV row's text columns, as training reads it: joined with a space, a literal ``\\n``
+    (Zhang et al.'s line break) a space."""
+    return " ".join(col for col in columns if col).replace("\\n", " ")
 
 
 _UNQUOTED_CSV = re.compile(r"^\s*-?\d+\s*,")
+
+
+def labeled_csv_row(row, quoted, classes):
+    """Is ``row`` (the first CSV record of an input to label, its fields) a labeled row of a CSV file, the class
+    first and the text after it (``"2","the food was great"``; ``"3","title","body"``), rather than a review?
+
+    ``classes``: the model's raw labels; ``quoted``: the record's first field was quoted. It is when the row has two
+    or more columns, the second starting without a space (a CSV writer puts none after the comma; a review such
+    as ``positive, but the battery died`` has one), and its first column is one of ``classes`` or a quoted whole
+    number (a Zhang et al. set the model was not trained on). ``predict`` and the endpoint's ``text/csv`` then
+    score the text columns only, as training reads them (:func:`csv_text`)."""
+    if len(row) < 2 or row[1][:1].isspace():
+        return False
+    first = row[0].strip()
+    return bool(first) and (first in classes or (quoted and _is_int(first)))
+
+
+def labeled_csv_start(line, classes):
+    """Does an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row that
+    training recognizes (``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`?"""
+    stripped = line.lstrip("\ufeff").strip()
+    try:
+        row = next(csv.reader([stripped]), [])  # not strict: a first record that goes on past this line
+    except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
+        return False
+    return len(row) >= 2 and (_looks_like_header(row) or labeled_csv_row(row, stripped.startswith('"'), classes))
 
 
 def detect_format(first_line, uri):
@@ -426,39 +457,44 @@ def iter_examples(uri, fmt="auto"):
     uri = str(uri)
     stream, compression = _open_decompressed(uri)
     try:
-        lines = _Lines(stream, uri, compression)
-        it = iter(lines)
-        blank = []
-        first = next(it, None)
-        while first is not None and not first.strip():
-            blank.append(first)
-            first = next(it, None)
-        if first is None:
-            raise FastTextError(f"{uri}: file is empty")
-        if fmt == "auto":
-            fmt = detect_format(first, uri)
-        rest = _chain(blank + [first], it)
-        if fmt == "fasttext":
-            for lineno, line in enumerate(rest, 1):
-                if line.strip():
-                    yield _parse_fasttext_line(line, uri, lineno)
-            return
-        counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
-        rows = _csv_rows(counted, uri)
-        ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
-        columns = _header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) if ahead else None
-        layout = None
-        if columns is not None:
-            label_col, text_cols = columns
-            if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
-                layout = (label_col, text_cols, len(ahead[0][0]))
-            ahead = ahead[1:]
-            if not ahead:
-                raise FastTextError(f"{uri}: no data rows (only a header row)")
-        for row, start in _chain(ahead, rows):
-            yield _csv_row_to_example(row, uri, start, layout)
+        yield from examples_of_lines(_Lines(stream, uri, compression), uri, fmt)
     finally:
         stream.close()
+
+
+def examples_of_lines(lines, uri, fmt="auto"):
+    """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
+    removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it."""
+    it = iter(lines)
+    blank = []
+    first = next(it, None)
+    while first is not None and not first.strip():
+        blank.append(first)
+        first = next(it, None)
+    if first is None:
+        raise FastTextError(f"{uri}: file is empty")
+    if fmt == "auto":
+        fmt = detect_format(first, uri)
+    rest = _chain(blank + [first], it)
+    if fmt == "fasttext":
+        for lineno, line in enumerate(rest, 1):
+            if line.strip():
+                yield _parse_fasttext_line(line, uri, lineno)
+        return
+    counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
+    rows = _csv_rows(counted, uri)
+    ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
+    columns = _header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) if ahead else None
+    layout = None
+    if columns is not None:
+        label_col, text_cols = columns
+        if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
+            layout = (label_col, text_cols, len(ahead[0][0]))
+        ahead = ahead[1:]
+        if not ahead:
+            raise FastTextError(f"{uri}: no data rows (only a header row)")
+    for row, start in _chain(ahead, rows):
+        yield _csv_row_to_example(row, uri, start, layout)
 
 
 def _chain(first, rest):

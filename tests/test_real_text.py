@@ -148,6 +148,72 @@ def test_a_labeled_line_is_answered_as_its_text_by_every_predict_route(bundle, r
     assert [a["probability"] for a in json.loads(body)] == [float(p.max()) for p in plain]
 
 
+def _served(bundle, body, content_type="text/csv"):
+    from fasttext_lib import sm_serve
+
+    model = sm_serve.model_fn(str(bundle))
+    return json.loads(sm_serve.output_fn(sm_serve.predict_fn(sm_serve.input_fn(body.encode("utf-8"), content_type),
+                                                             model), "application/json")[0])
+
+
+@pytest.mark.parametrize("shape", ["zhang", "zhang 3 columns, another set's ids", "pandas header", "unquoted class"])
+def test_a_labeled_csv_file_is_answered_for_its_texts_by_predict_and_the_endpoint(tmp_path, bundle, real, shape):
+    # predict on a Zhang test file ("positive","the text") scored the class and the commas as words of the review,
+    # and so did the endpoint's text/csv. Now the file is read as training reads it, one answer per record.
+    from fasttext_lib.data import csv_line
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    path = tmp_path / "test.csv"
+    if shape == "zhang":
+        path.write_text("".join(csv_line(label, text) for label, text in zip(part.labels, part.texts)))
+    elif shape.startswith("zhang 3"):  # a quoted number is a class even when the model does not know it
+        q = [t.replace('"', '""') for t in part.texts]
+        path.write_text("".join(f'"{i % 4 + 1}","{t[:10]}","{t[10:]}"\n' for i, t in enumerate(q)))
+    elif shape == "pandas header":
+        _frame(part, label="labels", text="texts").to_csv(path, index=False)
+    else:
+        path.write_text("".join(f"{label},{text}\n" for label, text in zip(part.labels, part.texts)
+                                if "," not in text and '"' not in text))
+    expected = Predictor.load(bundle).predict(read_labeled(str(path), "csv", find_names=False).texts)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
+    assert "read as labeled CSV" in cli.stderr
+    if shape != "pandas header":  # a header is no record of the endpoint's (it would be answered as a review)
+        assert _served(bundle, path.read_text()) == expected
+    raw = cli_in_process("predict", "--model", bundle, "--input", path, "--format", "text")  # the lines as they are
+    assert [json.loads(line) for line in raw.stdout.splitlines()] == \
+        Predictor.load(bundle).predict(path.read_text().splitlines())
+
+
+def test_reviews_that_only_look_like_csv_stay_reviews(tmp_path, bundle):
+    from fasttext_lib.predict import Predictor
+
+    lines = ['"Amazing!" is all I can say', "positive, but the battery died in a week", '"Great","loved it"',
+             "1,2,3 and it broke", "negative"]
+    expected = Predictor.load(bundle).predict(lines)
+    for first in range(len(lines)):
+        reordered = lines[first:] + lines[:first]
+        cli = cli_in_process("predict", "--model", bundle, input="".join(line + "\n" for line in reordered))
+        assert cli.returncode == 0, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == expected[first:] + expected[:first]
+        assert "CSV" not in cli.stderr
+    # the endpoint's text/csv: one review per record, its unquoted commas kept
+    assert _served(bundle, "positive, but the battery died in a week\n") == [expected[1]]
+
+
+def test_a_labeled_csv_input_with_a_line_that_is_no_row_is_one_error_naming_it(tmp_path, bundle):
+    path = tmp_path / "mixed.csv"
+    path.write_text('"positive","a great phone"\n"negative","it broke"\njust a review\n')
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 2 and cli.stdout == ""
+    assert cli.stderr.count("\n") == 1 and "mixed.csv:3: malformed CSV row" in cli.stderr
+    assert "--format text" in cli.stderr
+    with pytest.raises(Exception, match="CSV record 3 has one column, but record 1 is a labeled row"):
+        _served(bundle, path.read_text())
+
+
 HOSTILE_REVIEWS = [
     "The food was great! 😀👍 Would come back.",
     "Café crème brûlée",                        # precomposed
