@@ -9,7 +9,7 @@ settings, labels) attached, and the three functions below do the rest:
 
 * request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
   ``application/jsonlines`` (Batch Transform's ``SplitType=Line``: ``{"source": "review", "k": 2}`` per
-  line, BlazingText's shape), ``text/plain`` (one review per line) or ``text/csv`` (one review per record; when
+  line, BlazingText's shape), ``text/plain`` (one review per line; one line with lone ``\\r`` inside is a 400) or ``text/csv`` (one review per record; when
   the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored);
   a leading UTF-8 BOM is skipped;
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
@@ -254,6 +254,17 @@ def _json_texts(payload):
     return texts
 
 
+def _refuse_lone_cr(lines):
+    """A ``text/plain`` body that is one line with carriage returns inside it: its lines end in a lone ``\\r``
+    (an old Mac file), and it was answered as one review. 400, as ``predict`` refuses such input (split at the
+    ``\\r``, a review holding a stray one would be answered as two, out of step with what the client sent)."""
+    from .data import _LONE_CR_HINT, _has_lone_cr
+
+    if len(lines) == 1 and _has_lone_cr(lines[0]):
+        raise RequestError(400, f"request body is one line with carriage returns inside it, which would be answered "
+                                f"as one review{_LONE_CR_HINT}, or send the reviews as JSON")
+
+
 def _jsonlines_texts(text):
     """JSON Lines, one review per line, in BlazingText's Batch Transform shape: ``{"source": "review"}``
     with optional ``"k"`` (and ``"threshold"``); other keys (an id carried along) are left alone. A bare
@@ -272,7 +283,10 @@ def _jsonlines_texts(text):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise RequestError(400, f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+            from .data import _LONE_CR_HINT, _has_lone_cr
+
+            hint = _LONE_CR_HINT if len(lines) == 1 and _has_lone_cr(line) else ""  # an old Mac file: one line
+            raise RequestError(400, f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}{hint}") from None
         except RecursionError:
             raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
         if isinstance(record, str):
@@ -319,6 +333,7 @@ def input_fn(request_body, content_type):
             from .text import split_lines
 
             texts = split_lines(text)
+            _refuse_lone_cr(texts)
         else:
             from .data import allow_long_csv_fields
 
