@@ -523,15 +523,18 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
     # The names file first: a bad one is reported before the data is read (minutes at Yelp size), not after.
     names_file, found = label_names.find_beside(uri) if find_names else (None, {})
     data = LabeledTexts()
+    limited = False
     for label, text in iter_examples(uri, fmt):
         data.labels.append(label)
         data.texts.append(text)
         if limit is not None and len(data) >= limit:
+            limited = True
             break
     if not data.texts:
         raise FastTextError(f"{uri}: contains no labeled documents")
     if find_names:
-        data.names = label_names.kept_for_data(found, data.labels, names_file)
+        data.names = label_names.kept_for_data(found, data.labels, names_file,
+                                               subset=limited or label_names.named_for(names_file, uri))
     return data
 
 
@@ -599,7 +602,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
                             f"directory with space") from None
     data = CountedTexts(labels, counts, sample)
     if find_names and len(uris) == 1:
-        data.names = label_names.kept_for_data(found, labels, names_file)
+        data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data
 
 
