@@ -493,8 +493,43 @@ def examples_of_lines(lines, uri, fmt="auto"):
         ahead = ahead[1:]
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
+    _check_text_columns([r for r, _ in ahead], columns, uri)
     for row, start in _chain(ahead, rows):
         yield _csv_row_to_example(row, uri, start, layout)
+
+
+# A column after the class is read as text. One that, over the look-ahead's rows, holds only whole numbers (a tweet
+# or row id) or one and the same value (Sentiment140's NO_QUERY) is no text: a file with metadata columns, whose ids,
+# dates and user names would be trained on as words. Decided over this many rows at least (a title can repeat).
+METADATA_MIN_ROWS = 20
+_WHOLE_NUMBER = re.compile(r"\s*-?\d+\s*")
+
+
+def _check_text_columns(rows, columns, uri):
+    """Refuse CSV whose text columns include id or constant columns (:data:`METADATA_MIN_ROWS`); ``rows``: the first
+    data rows; ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang).
+    Two-column files are never refused."""
+    width = max((len(r) for r in rows), default=0)
+    label_col, text_cols = columns if columns is not None else (0, list(range(1, width)))
+    if len(text_cols) < 2 or len(rows) < METADATA_MIN_ROWS:
+        return
+    found = []
+    for c in text_cols:
+        values = [r[c] for r in rows if c < len(r) and r[c].strip()]
+        if len(values) < METADATA_MIN_ROWS:
+            continue
+        if all(_WHOLE_NUMBER.fullmatch(v) for v in values):
+            found.append((c, f"column {c + 1} holds only whole numbers ({values[0].strip()!r}, ...)"))
+        elif len(set(values)) == 1:
+            found.append((c, f"column {c + 1} is {values[0]!r} in every one"))
+    if not found:
+        return
+    raise FastTextError(
+        f"{uri}: not every column after the class is text: over the first {len(rows)} rows, "
+        f"{'; '.join(what for _, what in found)} (an id, date or user column, as in Sentiment140's "
+        f"class,id,date,query,user,text), and each would be trained on as words. Keep only the class and the text "
+        f"column(s), e.g. pandas: pd.read_csv(path{'' if columns else ', header=None'}).iloc[:, [{label_col}, "
+        f"{text_cols[-1]}]].to_csv(new_path, {'' if columns else 'header=False, '}index=False)")
 
 
 def _chain(first, rest):

@@ -2,6 +2,7 @@
 built-in sample's real English sentences: each is read right (every document, its label, its whole
 text) or refused in one line naming the file and what to do."""
 import csv
+import io
 import json
 
 import pandas as pd
@@ -212,6 +213,70 @@ def test_a_labeled_csv_input_with_a_line_that_is_no_row_is_one_error_naming_it(t
     assert "--format text" in cli.stderr
     with pytest.raises(Exception, match="CSV record 3 has one column, but record 1 is a labeled row"):
         _served(bundle, path.read_text())
+
+
+def _sentiment140(real):
+    """Sentiment140's layout, "class","id","date","query","user","text", on real sentences (0 = negative, 4 = positive)."""
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for i, (label, text) in enumerate(zip(real.labels, real.texts)):
+        writer.writerow(["0" if label == "negative" else "4", str(1467810369 + 977 * i),
+                         f"Mon Apr 06 22:{i % 60:02d}:45 PDT 2009", "NO_QUERY", f"user{i * 7919 % 100003}", text])
+    return out.getvalue()
+
+
+def test_a_file_with_id_date_and_user_columns_is_refused_not_trained_on_as_words(tmp_path, real, bundle):
+    # Zhang's rule (every column after the class is text) trained Sentiment140 on its tweet ids, dates, NO_QUERY and
+    # user names as words of every tweet.
+    path = tmp_path / "training.1600000.processed.noemoticon.csv"
+    path.write_text(_sentiment140(real))
+    with pytest.raises(FastTextError, match=r"processed\.noemoticon\.csv: not every column after the class is text: "
+                                            r"over the first 51 rows, column 2 holds only whole numbers \('1467810369', "
+                                            r"\.\.\.\); column 4 is 'NO_QUERY' in every one"):
+        read_labeled(str(path))
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("\n") == 1 and not (tmp_path / "m").exists()
+    fix = got.stderr.split("e.g. pandas: ")[1].strip()  # what the line says to do, done
+    assert fix == "pd.read_csv(path, header=None).iloc[:, [0, 5]].to_csv(new_path, header=False, index=False)"
+    pd.read_csv(path, header=None).iloc[:, [0, 5]].to_csv(tmp_path / "fixed.csv", header=False, index=False)
+    fixed = read_labeled(str(tmp_path / "fixed.csv"))
+    assert fixed.texts == real.texts and set(fixed.labels) == {"0", "4"}
+    # with a header row naming its columns, the same
+    header = '"target","ids","date","flag","user","text"\n'
+    (tmp_path / "named.csv").write_text(header + _sentiment140(real))
+    with pytest.raises(FastTextError, match=r"column 2 holds only whole numbers.*pd\.read_csv\(path\)\.iloc\[:, \[0, 5\]\]"):
+        read_labeled(str(tmp_path / "named.csv"))
+    # predict and the endpoint's text/csv read such a file as training does
+    body = _sentiment140(real).replace('"0",', '"negative",').replace('"4",', '"positive",')
+    with pytest.raises(Exception, match="400 Bad Request: request: not every column after the class is text"):
+        _served(bundle, body)
+
+
+@pytest.mark.parametrize("name", ["ag_news", "dbpedia", "yahoo_answers", "amazon_review_full", "yelp_review_polarity"])
+def test_zhang_sets_with_several_text_columns_still_read_every_column(tmp_path, real, name):
+    # the id/constant column check must not touch real Zhang layouts, over more rows than it looks at
+    rows, expected = [], []
+    for i, (label, text) in enumerate(zip(real.labels, real.texts)):
+        words = text.split()
+        title, body = " ".join(words[:3]), " ".join(words[3:])
+        cls = str(i % 4 + 1)
+        if name == "ag_news":
+            cols = [cls, title, body]
+        elif name == "dbpedia":
+            cols = [cls, title, " " + body]
+        elif name == "yahoo_answers":
+            cols = [cls, title, body if i % 3 else "", text]
+        elif name == "amazon_review_full":
+            cols = [cls, "" if i % 5 == 0 else ("Great" if i % 2 else title), body]
+        else:
+            cols = [cls, text]
+        rows.append(cols)
+        expected.append(" ".join(c for c in cols[1:] if c))
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_MINIMAL if name == "dbpedia" else csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    (tmp_path / "train.csv").write_text(out.getvalue())
+    data = read_labeled(str(tmp_path / "train.csv"))
+    assert len(data) == len(real) > 100 and data.texts == expected and data.labels == [r[0] for r in rows]
 
 
 HOSTILE_REVIEWS = [
