@@ -69,6 +69,39 @@ def test_class_last_without_a_header_is_refused_not_trained_as_a_class_per_revie
     assert not out.exists()
 
 
+INTENTS = ["book_flight", "cancel_flight", "check_balance", "transfer_money", "weather", "alarm_set", "alarm_remove",
+           "play_music", "pause_music", "order_pizza", "track_order", "reset_password", "greeting", "goodbye",
+           "thanks", "restaurant_reviews", "calendar_add", "calendar_remove", "translate", "timer"]
+
+
+@pytest.mark.parametrize("labels", ["intents", "topic names"])
+def test_a_genuine_small_set_of_many_classes_trains(tmp_path, labels):
+    # 20 classes in 30 documents was refused as 'is the text in the class column?': the guard against class-last
+    # files now also asks that the classes read like text
+    from fasttext_lib.label_names import KNOWN
+
+    names = INTENTS if labels == "intents" else list(KNOWN["yahoo_answers"].values()) + list(KNOWN["dbpedia"].values())
+    rows = [(name, f"please {name.replace('_', ' ').lower()} for me now") for name in names]
+    rows += [(name, f"can you {name.replace('_', ' ').lower()}") for name in names[::2]]
+    path = tmp_path / "intents.csv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows(rows)
+    assert len(set(names)) >= 20 and 2 * len(set(names)) > len(rows)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "5", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    answer = json.loads(cli_in_process("predict", "--model", tmp_path / "m", input=f"please {rows[7][0].lower()}\n").stdout)
+    assert answer["class_id"] in names
+
+
+def test_class_values_that_read_like_text():
+    from fasttext_lib.train import classes_look_like_text
+
+    assert classes_look_like_text(load_sample("train").texts[:40])
+    assert classes_look_like_text(["x" * 60 + str(i) for i in range(30)])  # text without spaces (CJK)
+    assert not classes_look_like_text(INTENTS)
+    assert not classes_look_like_text(["Society & Culture", "Business & Finance", "1 star", "2 stars", "Sci/Tech"])
+
+
 def _zhang(real, ids):
     """Zhang et al. rows as distributed: every field quoted, quotes doubled, line breaks as a literal \\n."""
     def field(text):
