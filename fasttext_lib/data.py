@@ -674,6 +674,25 @@ def check_fasttext_labels(data, uri):
     if bad is not None:
         raise FastTextError(f"cannot write the label {bad!r} to the fastText-format file {uri}: labels there may not be "
                             f"empty or hold whitespace (write CSV instead, or rename the class)")
+    _check_no_nul(data, uri)
+
+
+def _check_no_nul(data, uri):
+    """A label or text holding NUL (``\\x00``) is refused before anything is written: every reader refuses a file
+    with NUL bytes as no text (UTF-16, binary), so the written file could not be read back (fastText reads NUL as a
+    word break, training from memory as part of a word). In a string it is mostly a sign of a source read with the
+    wrong encoding (UTF-16 read as Latin-1: a NUL after every letter), which a space would hide."""
+    bad = next((label for label in dict.fromkeys(data.labels) if "\x00" in label), None)
+    if bad is not None:
+        raise FastTextError(f"cannot write the label {bad!r} to {uri}: it holds a NUL character (\\x00), which a text "
+                            f"file cannot hold (reading it back would refuse it as binary); rename the class")
+    row = next((i for i, text in enumerate(data.texts, start=1) if "\x00" in text), None)
+    if row is not None:
+        text = data.texts[row - 1]
+        raise FastTextError(f"cannot write document {row} (class {data.labels[row - 1]!r}) to {uri}: its text holds "
+                            f"{text.count(chr(0))} NUL character(s) (\\x00, at position {text.index(chr(0))}), which a "
+                            f"text file cannot hold (reading it back would refuse it as binary; was its source UTF-16 "
+                            f"read as another encoding?); remove them, or replace them with spaces")
 
 
 def write_fasttext_rows(data, f, uri):
@@ -689,9 +708,19 @@ def write_fasttext_rows(data, f, uri):
             raise FastTextError(f"cannot write document {row} (class {label!r}) to the fastText-format file {uri}: its text "
                                 f"holds a word starting with {LABEL_PREFIX!r}, which that format reads as a second label "
                                 f"(remove or rename that word, or write CSV instead)")
-        writer.write(line)
+        try:
+            writer.write(line)
+        except UnicodeEncodeError as exc:
+            raise FastTextError(_not_unicode(row, label, uri, exc)) from None
     writer.flush()
     writer.detach()
+
+
+def _not_unicode(row, label, uri, exc):
+    # a lone surrogate ("\ud800": JSON's escapes, or bytes decoded with errors="surrogateescape") stopped the write
+    # in a traceback
+    return (f"cannot write document {row} (class {label!r}) to {uri}: it is not valid Unicode text (character "
+            f"{exc.object[exc.start]!r}, a lone surrogate); remove it")
 
 
 def csv_line(label, text):
@@ -701,13 +730,18 @@ def csv_line(label, text):
 
 
 def write_csv(data, uri, overwrite=True):
-    """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``)."""
+    """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``). A label or text
+    holding NUL is refused first, as by :func:`write_fasttext`."""
+    _check_no_nul(data, uri)
     with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
-        write_csv_rows(data, f)
+        write_csv_rows(data, f, uri)
     return str(uri)
 
 
-def write_csv_rows(data, f):
-    """Zhang et al. CSV rows into the binary file ``f``."""
-    for label, text in zip(data.labels, data.texts):
-        f.write(csv_line(label, text).encode("utf-8"))
+def write_csv_rows(data, f, uri="the CSV file"):
+    """Zhang et al. CSV rows into the binary file ``f`` (``uri``: its name, for errors)."""
+    for row, (label, text) in enumerate(zip(data.labels, data.texts), start=1):
+        try:
+            f.write(csv_line(label, text).encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise FastTextError(_not_unicode(row, label, uri, exc)) from None
