@@ -9,7 +9,8 @@
                                                      then (last stdout line) {"accuracy", "loss", "n",
                                                      "confusion_matrix", "per_class"}
     predict  --model DIR_OR_S3 [--input PATH|-]   -> one {"label", "probability", "class_id"} JSON per line;
-             [--k K] [--threshold P]                 with --k / --threshold a JSON list of them per line
+             [--k K] [--threshold P]                 with --k / --threshold a JSON list of them per line;
+             [--format auto|text|csv]                labeled CSV (a Zhang et al. test file): one per record
     sample   --output DIR_OR_S3 [--overwrite]     (the built-in sample: real English review sentences)
     synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N] [--overwrite]   (Yelp-shaped synthetic text, any size)
     prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test and
@@ -123,6 +124,11 @@ def build_parser():
     p.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
     p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin (default: -)")
     p.add_argument("--ctx", default="cpu", help=CTX_HELP)
+    p.add_argument("--format", default="auto", choices=["auto", "text", "csv"],
+                   help="auto (default): labeled CSV, as training reads it (one answer per record, for its text "
+                        "columns), when the first line is a CSV header row or a row whose first column is one of the "
+                        "model's classes or a quoted number (\"2\",\"the text\": a Zhang et al. test file); else "
+                        "text: every line is one review (a __label__ word in it is skipped); csv: always CSV")
     p.add_argument("--k", type=_top_k, metavar="K",
                    help="the K most probable classes of each document (-1: all), as a JSON list per line, most "
                         "probable first (fastText's predict -k). Without --k / --threshold: one JSON object per line")
@@ -370,15 +376,18 @@ class _FirstBytes:
 
 
 @contextlib.contextmanager
-def _checked_lines(path):
+def _checked_lines(path, check=None):
     """The documents of ``path`` (stdin for ``-``; gzip, bzip2 and xz read directly), one per line (``\\n``,
-    CRLF too), as an iterator, in constant memory.
+    CRLF too), as an iterator, in constant memory; with ``check``, ``(lines, what check returned)``.
 
     Every line is checked (UTF-8, no NUL bytes, a bounded length: data.line_blocks) before the first one
     is handed out, so a bad byte at the end of a file is one error line and no predictions, not a stdout
     that stops half way. A regular file is simply read twice (the answers stop at the bytes checked, should
     it grow meanwhile; one that got shorter is an error); stdin, a pipe or an S3 object is copied to an
-    unlinked temporary file (TMPDIR) as it is checked, and read back from there."""
+    unlinked temporary file (TMPDIR) as it is checked, and read back from there.
+
+    ``check(lines)``: a further check of the lines (an iterator of them), run in the checking pass; what it
+    leaves of them is read on to the end."""
     import stat
 
     from . import storage
@@ -416,31 +425,86 @@ def _checked_lines(path):
             raise FastTextError(f"{name} changed while it was read: it is shorter than when its lines were checked; "
                                 f"predict again once nothing writes to it")
 
+    def check_pass(blocks, sink):  # the lines checked, check's result; each block's bytes go to sink
+        def lines():
+            for raw, block in checked_blocks(blocks):
+                sink(raw)
+                yield from block
+
+        each = lines()
+        result = check(each) if check is not None else None
+        for _ in each:  # what check left unread: checked all the same
+            pass
+        return result
+
     try:
         if regular:  # answered for the bytes checked: lines appended meanwhile (a file still written) were not
-            checked = sum(len(raw) for raw, _ in checked_blocks(blocks()))
-            yield documents(blocks(limit=checked), checked)
+            sizes = []
+            result = check_pass(blocks(), lambda raw: sizes.append(len(raw)))
+            checked = sum(sizes)
+            lines = documents(blocks(limit=checked), checked)
+            yield lines if check is None else (lines, result)
             return
         spool = storage.temporary_file()
         opened.append(spool)
         with storage.room_in_tmpdir():
-            for raw, _ in checked_blocks(blocks()):
-                spool.write(raw)
+            result = check_pass(blocks(), spool.write)
             spool.flush()
         spool.seek(0)
-        yield documents(line_blocks(spool, name))
+        lines = documents(line_blocks(spool, name))
+        yield lines if check is None else (lines, result)
     finally:
         for f in opened:
             with contextlib.suppress(OSError):  # the spool's close flushes what a full TMPDIR refused again
                 f.close()
 
 
+def _csv_input_check(name, fmt, classes):
+    """predict's ``check`` of its input (see :func:`_checked_lines`): is it labeled CSV, a test file such as Zhang
+    et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start)? Then every
+    record is read as training reads it (errors before any answer) and True is returned, else False."""
+    from .data import examples_of_lines, labeled_csv_start
+
+    def check(lines):
+        if fmt == "text":
+            return False
+        blank = []
+        first = next(lines, None)
+        while first is not None and not first.strip():
+            blank.append(first)
+            first = next(lines, None)
+        if first is None or (fmt == "auto" and not labeled_csv_start(first, classes)):
+            return False
+        try:
+            for _ in examples_of_lines(_with_line_ends(itertools.chain(blank, [first], lines)), name, "csv"):
+                pass
+        except FastTextError as exc:
+            if fmt == "csv":
+                raise
+            raise FastTextError(f"{exc} (read as CSV because line {len(blank) + 1} is a labeled CSV row or header; "
+                                f"--format text reads every line as one review)") from None
+        return True
+
+    return check
+
+
+def _with_line_ends(lines):
+    for line in lines:
+        yield line + "\n"
+
+
 def cmd_predict(args):
+    from .data import examples_of_lines
     from .predict import Predictor
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
-    with _checked_lines(args.input) as lines:
+    name = "stdin" if args.input == "-" else args.input
+    with _checked_lines(args.input, _csv_input_check(name, args.format, set(predictor.labels))) as (lines, is_csv):
+        if is_csv:  # a labeled file: its texts, as training reads them (the class is not scored)
+            print(f"{name}: read as labeled CSV, as training reads it: one answer per record, for its text "
+                  f"columns (evaluate --data scores the model against its classes)", file=sys.stderr)
+            lines = (text for _, text in examples_of_lines(_with_line_ends(lines), name, "csv"))
         while True:
             chunk = list(itertools.islice(lines, 4096))
             if not chunk:

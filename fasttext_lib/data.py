@@ -279,11 +279,42 @@ def _csv_row_to_example(row, uri, lineno, layout=None):
     label = row[0].strip()
     if not label:
         raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column")
-    text = " ".join(col for col in row[1:] if col).replace("\\n", " ")
-    return label, text
+    return label, csv_text(row[1:])
+
+
+def csv_text(columns):
+    """The text of a CSV row's text columns, as training reads it: joined with a space, a literal ``\\n``
+    (Zhang et al.'s line break) a space."""
+    return " ".join(col for col in columns if col).replace("\\n", " ")
 
 
 _UNQUOTED_CSV = re.compile(r"^\s*-?\d+\s*,")
+
+
+def labeled_csv_row(row, quoted, classes):
+    """Is ``row`` (the first CSV record of an input to label, its fields) a labeled row of a CSV file, the class
+    first and the text after it (``"2","the food was great"``; ``"3","title","body"``), rather than a review?
+
+    ``classes``: the model's raw labels; ``quoted``: the record's first field was quoted. It is when the row has two
+    or more columns, the second starting without a space (a CSV writer puts none after the comma; a review such
+    as ``positive, but the battery died`` has one), and its first column is one of ``classes`` or a quoted whole
+    number (a Zhang et al. set the model was not trained on). ``predict`` and the endpoint's ``text/csv`` then
+    score the text columns only, as training reads them (:func:`csv_text`)."""
+    if len(row) < 2 or row[1][:1].isspace():
+        return False
+    first = row[0].strip()
+    return bool(first) and (first in classes or (quoted and _is_int(first)))
+
+
+def labeled_csv_start(line, classes):
+    """Does an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row that
+    training recognizes (``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`?"""
+    stripped = line.lstrip("\ufeff").strip()
+    try:
+        row = next(csv.reader([stripped]), [])  # not strict: a first record that goes on past this line
+    except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
+        return False
+    return len(row) >= 2 and (_looks_like_header(row) or labeled_csv_row(row, stripped.startswith('"'), classes))
 
 
 def detect_format(first_line, uri):
@@ -426,39 +457,79 @@ def iter_examples(uri, fmt="auto"):
     uri = str(uri)
     stream, compression = _open_decompressed(uri)
     try:
-        lines = _Lines(stream, uri, compression)
-        it = iter(lines)
-        blank = []
-        first = next(it, None)
-        while first is not None and not first.strip():
-            blank.append(first)
-            first = next(it, None)
-        if first is None:
-            raise FastTextError(f"{uri}: file is empty")
-        if fmt == "auto":
-            fmt = detect_format(first, uri)
-        rest = _chain(blank + [first], it)
-        if fmt == "fasttext":
-            for lineno, line in enumerate(rest, 1):
-                if line.strip():
-                    yield _parse_fasttext_line(line, uri, lineno)
-            return
-        counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
-        rows = _csv_rows(counted, uri)
-        ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
-        columns = _header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) if ahead else None
-        layout = None
-        if columns is not None:
-            label_col, text_cols = columns
-            if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
-                layout = (label_col, text_cols, len(ahead[0][0]))
-            ahead = ahead[1:]
-            if not ahead:
-                raise FastTextError(f"{uri}: no data rows (only a header row)")
-        for row, start in _chain(ahead, rows):
-            yield _csv_row_to_example(row, uri, start, layout)
+        yield from examples_of_lines(_Lines(stream, uri, compression), uri, fmt)
     finally:
         stream.close()
+
+
+def examples_of_lines(lines, uri, fmt="auto"):
+    """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
+    removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it."""
+    it = iter(lines)
+    blank = []
+    first = next(it, None)
+    while first is not None and not first.strip():
+        blank.append(first)
+        first = next(it, None)
+    if first is None:
+        raise FastTextError(f"{uri}: file is empty")
+    if fmt == "auto":
+        fmt = detect_format(first, uri)
+    rest = _chain(blank + [first], it)
+    if fmt == "fasttext":
+        for lineno, line in enumerate(rest, 1):
+            if line.strip():
+                yield _parse_fasttext_line(line, uri, lineno)
+        return
+    counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
+    rows = _csv_rows(counted, uri)
+    ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
+    columns = _header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) if ahead else None
+    layout = None
+    if columns is not None:
+        label_col, text_cols = columns
+        if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
+            layout = (label_col, text_cols, len(ahead[0][0]))
+        ahead = ahead[1:]
+        if not ahead:
+            raise FastTextError(f"{uri}: no data rows (only a header row)")
+    _check_text_columns([r for r, _ in ahead], columns, uri)
+    for row, start in _chain(ahead, rows):
+        yield _csv_row_to_example(row, uri, start, layout)
+
+
+# A column after the class is read as text. One that, over the look-ahead's rows, holds only whole numbers (a tweet
+# or row id) or one and the same value (Sentiment140's NO_QUERY) is no text: a file with metadata columns, whose ids,
+# dates and user names would be trained on as words. Decided over this many rows at least (a title can repeat).
+METADATA_MIN_ROWS = 20
+_WHOLE_NUMBER = re.compile(r"\s*-?\d+\s*")
+
+
+def _check_text_columns(rows, columns, uri):
+    """Refuse CSV whose text columns include id or constant columns (:data:`METADATA_MIN_ROWS`); ``rows``: the first
+    data rows; ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang).
+    Two-column files are never refused."""
+    width = max((len(r) for r in rows), default=0)
+    label_col, text_cols = columns if columns is not None else (0, list(range(1, width)))
+    if len(text_cols) < 2 or len(rows) < METADATA_MIN_ROWS:
+        return
+    found = []
+    for c in text_cols:
+        values = [r[c] for r in rows if c < len(r) and r[c].strip()]
+        if len(values) < METADATA_MIN_ROWS:
+            continue
+        if all(_WHOLE_NUMBER.fullmatch(v) for v in values):
+            found.append((c, f"column {c + 1} holds only whole numbers ({values[0].strip()!r}, ...)"))
+        elif len(set(values)) == 1:
+            found.append((c, f"column {c + 1} is {values[0]!r} in every one"))
+    if not found:
+        return
+    raise FastTextError(
+        f"{uri}: not every column after the class is text: over the first {len(rows)} rows, "
+        f"{'; '.join(what for _, what in found)} (an id, date or user column, as in Sentiment140's "
+        f"class,id,date,query,user,text), and each would be trained on as words. Keep only the class and the text "
+        f"column(s), e.g. pandas: pd.read_csv(path{'' if columns else ', header=None'}).iloc[:, [{label_col}, "
+        f"{text_cols[-1]}]].to_csv(new_path, {'' if columns else 'header=False, '}index=False)")
 
 
 def _chain(first, rest):
@@ -487,15 +558,18 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
     # The names file first: a bad one is reported before the data is read (minutes at Yelp size), not after.
     names_file, found = label_names.find_beside(uri) if find_names else (None, {})
     data = LabeledTexts()
+    limited = False
     for label, text in iter_examples(uri, fmt):
         data.labels.append(label)
         data.texts.append(text)
         if limit is not None and len(data) >= limit:
+            limited = True
             break
     if not data.texts:
         raise FastTextError(f"{uri}: contains no labeled documents")
     if find_names:
-        data.names = label_names.kept_for_data(found, data.labels, names_file)
+        data.names = label_names.kept_for_data(found, data.labels, names_file,
+                                               subset=limited or label_names.named_for(names_file, uri))
     return data
 
 
@@ -563,7 +637,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
                             f"directory with space") from None
     data = CountedTexts(labels, counts, sample)
     if find_names and len(uris) == 1:
-        data.names = label_names.kept_for_data(found, labels, names_file)
+        data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data
 
 
@@ -600,6 +674,25 @@ def check_fasttext_labels(data, uri):
     if bad is not None:
         raise FastTextError(f"cannot write the label {bad!r} to the fastText-format file {uri}: labels there may not be "
                             f"empty or hold whitespace (write CSV instead, or rename the class)")
+    _check_no_nul(data, uri)
+
+
+def _check_no_nul(data, uri):
+    """A label or text holding NUL (``\\x00``) is refused before anything is written: every reader refuses a file
+    with NUL bytes as no text (UTF-16, binary), so the written file could not be read back (fastText reads NUL as a
+    word break, training from memory as part of a word). In a string it is mostly a sign of a source read with the
+    wrong encoding (UTF-16 read as Latin-1: a NUL after every letter), which a space would hide."""
+    bad = next((label for label in dict.fromkeys(data.labels) if "\x00" in label), None)
+    if bad is not None:
+        raise FastTextError(f"cannot write the label {bad!r} to {uri}: it holds a NUL character (\\x00), which a text "
+                            f"file cannot hold (reading it back would refuse it as binary); rename the class")
+    row = next((i for i, text in enumerate(data.texts, start=1) if "\x00" in text), None)
+    if row is not None:
+        text = data.texts[row - 1]
+        raise FastTextError(f"cannot write document {row} (class {data.labels[row - 1]!r}) to {uri}: its text holds "
+                            f"{text.count(chr(0))} NUL character(s) (\\x00, at position {text.index(chr(0))}), which a "
+                            f"text file cannot hold (reading it back would refuse it as binary; was its source UTF-16 "
+                            f"read as another encoding?); remove them, or replace them with spaces")
 
 
 def write_fasttext_rows(data, f, uri):
@@ -615,9 +708,19 @@ def write_fasttext_rows(data, f, uri):
             raise FastTextError(f"cannot write document {row} (class {label!r}) to the fastText-format file {uri}: its text "
                                 f"holds a word starting with {LABEL_PREFIX!r}, which that format reads as a second label "
                                 f"(remove or rename that word, or write CSV instead)")
-        writer.write(line)
+        try:
+            writer.write(line)
+        except UnicodeEncodeError as exc:
+            raise FastTextError(_not_unicode(row, label, uri, exc)) from None
     writer.flush()
     writer.detach()
+
+
+def _not_unicode(row, label, uri, exc):
+    # a lone surrogate ("\ud800": JSON's escapes, or bytes decoded with errors="surrogateescape") stopped the write
+    # in a traceback
+    return (f"cannot write document {row} (class {label!r}) to {uri}: it is not valid Unicode text (character "
+            f"{exc.object[exc.start]!r}, a lone surrogate); remove it")
 
 
 def csv_line(label, text):
@@ -627,13 +730,18 @@ def csv_line(label, text):
 
 
 def write_csv(data, uri, overwrite=True):
-    """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``)."""
+    """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``). A label or text
+    holding NUL is refused first, as by :func:`write_fasttext`."""
+    _check_no_nul(data, uri)
     with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
-        write_csv_rows(data, f)
+        write_csv_rows(data, f, uri)
     return str(uri)
 
 
-def write_csv_rows(data, f):
-    """Zhang et al. CSV rows into the binary file ``f``."""
-    for label, text in zip(data.labels, data.texts):
-        f.write(csv_line(label, text).encode("utf-8"))
+def write_csv_rows(data, f, uri="the CSV file"):
+    """Zhang et al. CSV rows into the binary file ``f`` (``uri``: its name, for errors)."""
+    for row, (label, text) in enumerate(zip(data.labels, data.texts), start=1):
+        try:
+            f.write(csv_line(label, text).encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise FastTextError(_not_unicode(row, label, uri, exc)) from None

@@ -16,7 +16,8 @@ Where training takes a mapping from (the first that applies):
    else ``classes.txt`` in the same folder (the Zhang et al. archives' own layout), else, for data in
    a folder named as an unpacked Zhang et al. archive (``yelp_review_polarity_csv/``, whose archive has
    no classes.txt), that dataset's names from :data:`KNOWN`. Ids it names that the training data lacks
-   (a ``limit``-ed split) are dropped;
+   (a ``limit``-ed split) are dropped; a ``classes.txt`` elsewhere must fit the data (:func:`kept_for_data`:
+   another dataset's is refused);
 3. nothing: each label is its own name.
 
 A names file is either the Zhang et al. ``classes.txt`` (line *i* names class ``i``) or ``id=name``
@@ -250,11 +251,18 @@ def archive_dataset(data_uri):
     return None
 
 
-def kept_for_data(found, labels, where):
-    """The entries of a names file found beside the data (``where``) for the data's ``labels``. A file naming
-    classes the data lacks is fine (a split without every class), but not one that also leaves some of the data's
-    classes unnamed: its numbering is not the data's (a Zhang classes.txt, which names class 1 on its first line,
-    beside data numbered from 0 named class 1 with class 0's name), and predictions would show wrong names."""
+def kept_for_data(found, labels, where, subset=False):
+    """The entries of a names file found beside the data (``where``) for the data's ``labels``.
+
+    A file naming classes the data lacks is fine (a split without every class), but not one that also leaves some
+    of the data's classes unnamed: its numbering is not the data's (a Zhang classes.txt, which names class 1 on its
+    first line, beside data numbered from 0 named class 1 with class 0's name), and predictions would show wrong
+    names. Nor, unless ``subset``, one that leaves some of the data's classes unnamed, or for which the data has
+    at most half of the classes it names: a file that sits in the same folder but is another dataset's (ag_news'
+    four topics beside two-class reviews named them World and Sports; a polarity file beside 5-star data named
+    stars 1 and 2 only). A split that misses a class or two still has more than half. ``subset``: any share will do
+    (the file is this data's, :func:`named_for`, or the data is a ``limit``-ed read of it). A file
+    that names none of the data's classes is not about it and gives no names."""
     present = set(labels)
     unused = [label for label in found if label not in present]
     unnamed = sorted((label for label in present if label not in found), key=lambda label: (len(label), label))
@@ -262,7 +270,25 @@ def kept_for_data(found, labels, where):
         raise FastTextError(f"{where} names class(es) {', '.join(map(repr, unused[:5]))} that the data does not have "
                             f"but not its class(es) {', '.join(map(repr, unnamed[:5]))}: its numbering is not the "
                             f"data's (a classes.txt names class 1 on its first line); fix it, or pass --label-names")
+    shared = len(found) - len(unused)
+    if shared and not subset and unnamed:
+        raise FastTextError(f"{where} names {shared} of the data's {len(present)} classes, not its class(es) "
+                            f"{', '.join(map(repr, unnamed[:5]))}: is it another dataset's? Move it away, or pass "
+                            f"--label-names (a names file, or 1=negative,2=positive; 'none' for raw labels)")
+    if shared and not subset and 2 * shared <= len(found):
+        raise FastTextError(f"{where} names {len(found)} classes but the data has {'only ' if shared else ''}{shared} of "
+                            f"them (its classes: {', '.join(sorted(present, key=lambda c: (len(c), c))[:10])}): is it "
+                            f"another dataset's? Move it away, or pass --label-names (a names file, or "
+                            f"1=negative,2=positive; 'none' for raw labels)")
     return {k: v for k, v in found.items() if k in present}
+
+
+def named_for(names_file, data_uri):
+    """Is ``names_file`` (what :func:`find_beside` found) surely ``data_uri``'s: ``<stem>.classes.txt`` (what
+    ``prepare`` writes beside its splits), or any names of data in an unpacked Zhang et al. archive's folder
+    (``ag_news_csv/classes.txt``)? Not so a ``classes.txt`` in any other folder: :func:`kept_for_data` then
+    checks that it fits the data."""
+    return names_file is not None and (str(names_file) == beside(data_uri)[0] or archive_dataset(data_uri) is not None)
 
 
 def is_names_file(path):

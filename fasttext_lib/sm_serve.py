@@ -9,7 +9,8 @@ settings, labels) attached, and the three functions below do the rest:
 
 * request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
   ``application/jsonlines`` (Batch Transform's ``SplitType=Line``: ``{"source": "review", "k": 2}`` per
-  line, BlazingText's shape), ``text/plain`` (one review per line) or ``text/csv`` (one review per record);
+  line, BlazingText's shape), ``text/plain`` (one review per line; one line with lone ``\\r`` inside is a 400) or ``text/csv`` (one review per record; when
+  the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored);
   a leading UTF-8 BOM is skipped;
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
   one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
@@ -212,6 +213,8 @@ class Reviews(list):
 
     top = None
     lines = False
+    records = None  # text/csv: each record's fields (the review is its fields joined with commas)
+    quoted = False  # text/csv: the first record's first field is quoted
 
 
 def _configuration(config):
@@ -251,6 +254,17 @@ def _json_texts(payload):
     return texts
 
 
+def _refuse_lone_cr(lines):
+    """A ``text/plain`` body that is one line with carriage returns inside it: its lines end in a lone ``\\r``
+    (an old Mac file), and it was answered as one review. 400, as ``predict`` refuses such input (split at the
+    ``\\r``, a review holding a stray one would be answered as two, out of step with what the client sent)."""
+    from .data import _LONE_CR_HINT, _has_lone_cr
+
+    if len(lines) == 1 and _has_lone_cr(lines[0]):
+        raise RequestError(400, f"request body is one line with carriage returns inside it, which would be answered "
+                                f"as one review{_LONE_CR_HINT}, or send the reviews as JSON")
+
+
 def _jsonlines_texts(text):
     """JSON Lines, one review per line, in BlazingText's Batch Transform shape: ``{"source": "review"}``
     with optional ``"k"`` (and ``"threshold"``); other keys (an id carried along) are left alone. A bare
@@ -269,7 +283,10 @@ def _jsonlines_texts(text):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise RequestError(400, f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+            from .data import _LONE_CR_HINT, _has_lone_cr
+
+            hint = _LONE_CR_HINT if len(lines) == 1 and _has_lone_cr(line) else ""  # an old Mac file: one line
+            raise RequestError(400, f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}{hint}") from None
         except RecursionError:
             raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
         if isinstance(record, str):
@@ -316,14 +333,18 @@ def input_fn(request_body, content_type):
             from .text import split_lines
 
             texts = split_lines(text)
+            _refuse_lone_cr(texts)
         else:
             from .data import allow_long_csv_fields
 
             allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
             try:
-                texts = [",".join(record) for record in csv.reader(io.StringIO(text, newline=""), strict=True)]
+                records = list(csv.reader(io.StringIO(text, newline=""), strict=True))
             except csv.Error as exc:
                 raise RequestError(400, f"request body is not valid CSV: {exc}") from None
+            texts = Reviews(",".join(record) for record in records)  # a review's unquoted commas split it: kept
+            # predict_fn reads them as training does instead when the first is a labeled row (the class first)
+            texts.records, texts.quoted = records, text.lstrip()[:1] == '"'
     if not getattr(texts, "lines", False) and not any(t.strip() for t in texts):  # a JSON line is a record even
         raise RequestError(400, "request holds no review text")                    # when its review is empty
     for i, text in enumerate(texts):  # a lone surrogate ("\ud800" in JSON, or a charset such as unicode_escape)
@@ -358,6 +379,26 @@ def _answer_bytes(answers, ranked):
     return min(len(_json_body(answers)), len(_jsonlines_body(answers, ranked)))
 
 
+def _csv_texts(reviews, predictor):
+    """The reviews of a ``text/csv`` request: when its first record is a labeled row, the class first and the text
+    after it (``"2","the food was great"``, a line of a Zhang et al. file: data.labeled_csv_row), every record's
+    text columns as training reads them (the class not scored, as by ``predict``); else each record whole."""
+    from .data import HEADER_LOOKAHEAD, _check_text_columns, csv_text, labeled_csv_row
+
+    records = reviews.records
+    if not labeled_csv_row(records[0], reviews.quoted, set(predictor.labels)):
+        return list(reviews)
+    short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
+    if short is not None:
+        raise RequestError(400, f"CSV record {short + 1} has one column, but record 1 is a labeled row (class "
+                                f"{records[0][0].strip()!r}, then the text), so every record must be one")
+    try:  # id, date or user columns (Sentiment140's) are refused, as by training and predict
+        _check_text_columns(records[:HEADER_LOOKAHEAD + 1], None, "request")
+    except FastTextError as exc:
+        raise RequestError(400, str(exc)) from None
+    return [csv_text(record[1:]) for record in records]
+
+
 def predict_fn(input_data, model):
     """Reviews -> one ``{"label", "probability", "class_id"}`` per review (the most probable class); with a
     request ``"configuration"`` (or JSON Lines), a list of them per review (:meth:`Predictor.predict_top`).
@@ -367,7 +408,7 @@ def predict_fn(input_data, model):
     predictor = getattr(model, "predictor", None)
     if predictor is None:
         raise TypeError("model_fn must return the block with its Predictor attached (fasttext_lib.sm_serve.model_fn)")
-    texts = list(input_data)
+    texts = _csv_texts(input_data, predictor) if getattr(input_data, "records", None) else list(input_data)
     top = getattr(input_data, "top", None)
     answers = Answers()
     answers.ranked, answers.lines = top is not None, bool(getattr(input_data, "lines", False))

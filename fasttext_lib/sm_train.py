@@ -267,7 +267,7 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     and counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never
     all in memory."""
     from .data import LabeledTexts, read_counted, read_labeled
-    from .label_names import kept_for_data, read_file
+    from .label_names import kept_for_data, named_for, read_file
 
     names_files = []
     files = channel_files(path, name, names_files)
@@ -285,8 +285,9 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
             data.labels.extend(part.labels)
             data.texts.extend(part.texts)
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
-    if found:
-        data.names = kept_for_data(found[0], data.labels, names_files[0])
+    if found:  # a classes.txt beside the data must fit it, a.classes.txt beside a.train need only name its classes
+        data.names = kept_for_data(found[0], data.labels, names_files[0],
+                                   subset=all(any(named_for(n, f) for f in files) for n in names_files))
     return data
 
 

@@ -95,7 +95,16 @@ def featurize(train_data, val_data, config):
     return featurizer, train_bags, val_bags
 
 
-MANY_CLASSES = 20  # from this many classes on, more classes than half the documents is data read wrong
+MANY_CLASSES = 20  # from this many classes on, more classes than half the documents, named like text, is data read wrong
+
+
+def classes_look_like_text(classes):
+    """Do class values read like documents rather than labels: the middle one (by length) of four or more words, or
+    over 40 characters (text without spaces)? A CSV with the class last and no header reads its reviews as classes;
+    labels are a word or a short name (``book_flight``, ``Sci/Tech``, ``Society & Culture``, ``1 star``)."""
+    words = sorted(len(c.split()) for c in classes)
+    chars = sorted(len(c) for c in classes)
+    return words[len(words) // 2] >= 4 or chars[len(chars) // 2] > 40
 
 
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
@@ -142,9 +151,10 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         raise FastTextError("training data is empty")
     if len(classes) < 2:
         raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
-    if len(classes) >= MANY_CLASSES and 2 * len(classes) > len(train_data):
+    if len(classes) >= MANY_CLASSES and 2 * len(classes) > len(train_data) and classes_look_like_text(classes):
         # A CSV with the class last and no header ("the review","positive") reads the review as the class:
-        # a model of one class per document, trained without a word.
+        # a model of one class per document, trained without a word. (A genuine small set of many short
+        # labels, 20 intents in 30 sentences, trains.)
         example = max(classes, key=len)
         raise FastTextError(f"training data has {len(classes)} classes for {len(train_data)} documents (one is "
                             f"{example[:60]!r}): is the text in the class column? The class must be the first "

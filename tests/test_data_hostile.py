@@ -338,3 +338,32 @@ def test_a_file_whose_lines_end_in_a_lone_carriage_return_is_named_as_such(tmp_p
     assert "lines seem to end in a lone carriage return" in message and "universal-newline" not in message
     p.write_bytes(content.replace(b"\r", b"\r\n"))  # CRLF (Windows) files read as they always did
     assert read_labeled(str(p)).labels == ["1", "2"]
+
+
+@pytest.mark.parametrize("writer", ["fasttext", "csv", "splits"])
+@pytest.mark.parametrize("labels, text, pattern", [
+    (["1", "2"], "b\x00a\x00d\x00", r"cannot write document 2 \(class '2'\) to .*: its text holds 3 NUL character\(s\) "
+                                    r"\(\\x00, at position 1\).*UTF-16"),
+    (["1", "2\x00"], "bad", r"cannot write the label '2\\x00' to .*: it holds a NUL character"),
+    (["1", "2"], "bad \udc9f", r"cannot write document 2 \(class '2'\) to .*: it is not valid Unicode text \(character "
+                               r"'\\udc9f', a lone surrogate\)"),
+])
+def test_a_text_that_no_text_file_can_hold_is_refused_not_written(tmp_path, writer, labels, text, pattern):
+    """A NUL in a text was written as is: the file read back as 'not a text file (contains NUL bytes)' (every reader
+    refuses them), and a lone surrogate stopped the write in a UnicodeEncodeError traceback. Both are one error naming
+    the document, and nothing is written over the old file."""
+    from fasttext_lib.data import write_csv, write_fasttext_splits
+
+    data = LabeledTexts(labels, ["fine text", text])
+    out = tmp_path / ("set.train" if writer != "csv" else "set.csv")
+    out.write_bytes(b"__label__1 my earlier file\n")
+    with pytest.raises(FastTextError, match=pattern) as info:
+        {"fasttext": lambda: write_fasttext(data, str(out)), "csv": lambda: write_csv(data, str(out)),
+         "splits": lambda: write_fasttext_splits({"train": data}, str(tmp_path), "set")}[writer]()
+    assert "\n" not in str(info.value) and str(out) in str(info.value)
+    assert out.read_bytes() == b"__label__1 my earlier file\n" and os.listdir(tmp_path) == [out.name]
+    # the same data cleaned as the line says is written and read back
+    clean = LabeledTexts([label.replace("\x00", "") for label in labels],
+                         ["fine text", text.replace("\x00", " ").replace("\udc9f", "")])
+    write_csv(clean, str(tmp_path / "clean.csv"))
+    assert read_labeled(str(tmp_path / "clean.csv")).texts == clean.texts

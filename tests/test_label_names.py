@@ -445,3 +445,56 @@ def test_the_names_file_of_a_compressed_split_is_found(tmp_path, suffix):
     assert read_labeled(str(tmp_path / f"set.train{suffix}")).names == POLARITY
     assert label_names.beside(f"s3://b/d/set.train{suffix}")[0] == "s3://b/d/set.classes.txt"
     assert label_names.beside(f"s3://b/d/set{suffix}")[0] == "s3://b/d/set.classes.txt"  # (no other extension)
+
+
+AG_NEWS = "World\nSports\nBusiness\nSci/Tech\n"
+
+
+def test_a_classes_txt_of_another_dataset_beside_the_data_is_refused(tmp_path):
+    """ag_news' classes.txt left in the folder of two-class reviews (1, 2): the bundle stored 1=World, 2=Sports
+    and every prediction was shown under a topic's name. A folder's classes.txt must now fit the data."""
+    train, _ = make_splits(300, 10, seed=2)
+    write_csv(train, str(tmp_path / "train.csv"))
+    (tmp_path / "classes.txt").write_text(AG_NEWS)
+    with pytest.raises(FastTextError, match=r"classes\.txt names 4 classes but the data has only 2 of them \(its "
+                                            r"classes: 1, 2\): is it another dataset's\?"):
+        read_labeled(str(tmp_path / "train.csv"))
+    out = tmp_path / "out"
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", out, *FAST)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "another dataset's" in r.stderr and not out.exists()
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", out, *FAST, "--label-names", "none")
+    assert r.returncode == 0, r.stderr
+    # and the other way round: a two-name file beside five classes names two of them
+    stars = LabeledTexts([str(i % 5 + 1) for i in range(50)], ["some text"] * 50)
+    write_csv(stars, str(tmp_path / "stars.csv"))
+    (tmp_path / "classes.txt").write_text("negative\npositive\n")
+    with pytest.raises(FastTextError, match=r"names 2 of the data's 5 classes, not its class\(es\) '3', '4', '5'"):
+        read_labeled(str(tmp_path / "stars.csv"))
+
+
+def test_a_training_channel_with_another_datasets_classes_txt_is_refused(tmp_path):
+    from fasttext_lib.sm_train import read_channel
+
+    train, _ = make_splits(100, 10, seed=2)
+    write_fasttext(train, str(tmp_path / "a.train"))
+    (tmp_path / "classes.txt").write_text(AG_NEWS)
+    with pytest.raises(FastTextError, match=r"classes\.txt names 4 classes but the data has only 2 of them"):
+        read_channel(str(tmp_path), find_names=True)
+    os.remove(tmp_path / "classes.txt")
+    (tmp_path / "a.classes.txt").write_text(AG_NEWS)  # prepare's name for a.train's own names: any share of them
+    assert read_channel(str(tmp_path), find_names=True).names == {"1": "World", "2": "Sports"}
+
+
+@pytest.mark.parametrize("case", ["split without a class", "stem file", "archive folder", "limit", "no shared class"])
+def test_names_that_are_the_datas_own_still_apply_to_a_split_that_lacks_classes(tmp_path, case):
+    folder = tmp_path / ("ag_news_csv" if case == "archive folder" else "data")
+    folder.mkdir()
+    labels = {"split without a class": ["1", "2", "3"], "limit": ["1", "1", "2", "3", "4"],
+              "no shared class": ["pos", "neg"]}.get(case, ["1", "2"])
+    data = LabeledTexts(labels, ["text"] * len(labels))
+    write_fasttext(data, str(folder / "set.test"))
+    (folder / ("set.classes.txt" if case == "stem file" else "classes.txt")).write_text(AG_NEWS)
+    got = read_labeled(str(folder / "set.test"), limit=2 if case == "limit" else None)
+    expected = {"split without a class": {"1": "World", "2": "Sports", "3": "Business"}, "limit": {"1": "World"},
+                "no shared class": {}}.get(case, {"1": "World", "2": "Sports"})
+    assert got.names == expected

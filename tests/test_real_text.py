@@ -2,6 +2,7 @@
 built-in sample's real English sentences: each is read right (every document, its label, its whole
 text) or refused in one line naming the file and what to do."""
 import csv
+import io
 import json
 
 import pandas as pd
@@ -66,6 +67,39 @@ def test_class_last_without_a_header_is_refused_not_trained_as_a_class_per_revie
     assert len(lines) == 1 and lines[0].startswith("error: training data has 120 classes for 120 documents")
     assert "is the text in the class column?" in lines[0]
     assert not out.exists()
+
+
+INTENTS = ["book_flight", "cancel_flight", "check_balance", "transfer_money", "weather", "alarm_set", "alarm_remove",
+           "play_music", "pause_music", "order_pizza", "track_order", "reset_password", "greeting", "goodbye",
+           "thanks", "restaurant_reviews", "calendar_add", "calendar_remove", "translate", "timer"]
+
+
+@pytest.mark.parametrize("labels", ["intents", "topic names"])
+def test_a_genuine_small_set_of_many_classes_trains(tmp_path, labels):
+    # 20 classes in 30 documents was refused as 'is the text in the class column?': the guard against class-last
+    # files now also asks that the classes read like text
+    from fasttext_lib.label_names import KNOWN
+
+    names = INTENTS if labels == "intents" else list(KNOWN["yahoo_answers"].values()) + list(KNOWN["dbpedia"].values())
+    rows = [(name, f"please {name.replace('_', ' ').lower()} for me now") for name in names]
+    rows += [(name, f"can you {name.replace('_', ' ').lower()}") for name in names[::2]]
+    path = tmp_path / "intents.csv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows(rows)
+    assert len(set(names)) >= 20 and 2 * len(set(names)) > len(rows)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "5", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    answer = json.loads(cli_in_process("predict", "--model", tmp_path / "m", input=f"please {rows[7][0].lower()}\n").stdout)
+    assert answer["class_id"] in names
+
+
+def test_class_values_that_read_like_text():
+    from fasttext_lib.train import classes_look_like_text
+
+    assert classes_look_like_text(load_sample("train").texts[:40])
+    assert classes_look_like_text(["x" * 60 + str(i) for i in range(30)])  # text without spaces (CJK)
+    assert not classes_look_like_text(INTENTS)
+    assert not classes_look_like_text(["Society & Culture", "Business & Finance", "1 star", "2 stars", "Sci/Tech"])
 
 
 def _zhang(real, ids):
@@ -146,6 +180,136 @@ def test_a_labeled_line_is_answered_as_its_text_by_every_predict_route(bundle, r
     body = sm_serve.output_fn(sm_serve.predict_fn(sm_serve.input_fn(json.dumps(labeled), "application/json"), model),
                               "application/json")[0]
     assert [a["probability"] for a in json.loads(body)] == [float(p.max()) for p in plain]
+
+
+def _served(bundle, body, content_type="text/csv"):
+    from fasttext_lib import sm_serve
+
+    model = sm_serve.model_fn(str(bundle))
+    return json.loads(sm_serve.output_fn(sm_serve.predict_fn(sm_serve.input_fn(body.encode("utf-8"), content_type),
+                                                             model), "application/json")[0])
+
+
+@pytest.mark.parametrize("shape", ["zhang", "zhang 3 columns, another set's ids", "pandas header", "unquoted class"])
+def test_a_labeled_csv_file_is_answered_for_its_texts_by_predict_and_the_endpoint(tmp_path, bundle, real, shape):
+    # predict on a Zhang test file ("positive","the text") scored the class and the commas as words of the review,
+    # and so did the endpoint's text/csv. Now the file is read as training reads it, one answer per record.
+    from fasttext_lib.data import csv_line
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    path = tmp_path / "test.csv"
+    if shape == "zhang":
+        path.write_text("".join(csv_line(label, text) for label, text in zip(part.labels, part.texts)))
+    elif shape.startswith("zhang 3"):  # a quoted number is a class even when the model does not know it
+        q = [t.replace('"', '""') for t in part.texts]
+        path.write_text("".join(f'"{i % 4 + 1}","{t[:10]}","{t[10:]}"\n' for i, t in enumerate(q)))
+    elif shape == "pandas header":
+        _frame(part, label="labels", text="texts").to_csv(path, index=False)
+    else:
+        path.write_text("".join(f"{label},{text}\n" for label, text in zip(part.labels, part.texts)
+                                if "," not in text and '"' not in text))
+    expected = Predictor.load(bundle).predict(read_labeled(str(path), "csv", find_names=False).texts)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
+    assert "read as labeled CSV" in cli.stderr
+    if shape != "pandas header":  # a header is no record of the endpoint's (it would be answered as a review)
+        assert _served(bundle, path.read_text()) == expected
+    raw = cli_in_process("predict", "--model", bundle, "--input", path, "--format", "text")  # the lines as they are
+    assert [json.loads(line) for line in raw.stdout.splitlines()] == \
+        Predictor.load(bundle).predict(path.read_text().splitlines())
+
+
+def test_reviews_that_only_look_like_csv_stay_reviews(tmp_path, bundle):
+    from fasttext_lib.predict import Predictor
+
+    lines = ['"Amazing!" is all I can say', "positive, but the battery died in a week", '"Great","loved it"',
+             "1,2,3 and it broke", "negative"]
+    expected = Predictor.load(bundle).predict(lines)
+    for first in range(len(lines)):
+        reordered = lines[first:] + lines[:first]
+        cli = cli_in_process("predict", "--model", bundle, input="".join(line + "\n" for line in reordered))
+        assert cli.returncode == 0, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == expected[first:] + expected[:first]
+        assert "CSV" not in cli.stderr
+    # the endpoint's text/csv: one review per record, its unquoted commas kept
+    assert _served(bundle, "positive, but the battery died in a week\n") == [expected[1]]
+
+
+def test_a_labeled_csv_input_with_a_line_that_is_no_row_is_one_error_naming_it(tmp_path, bundle):
+    path = tmp_path / "mixed.csv"
+    path.write_text('"positive","a great phone"\n"negative","it broke"\njust a review\n')
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 2 and cli.stdout == ""
+    assert cli.stderr.count("\n") == 1 and "mixed.csv:3: malformed CSV row" in cli.stderr
+    assert "--format text" in cli.stderr
+    with pytest.raises(Exception, match="CSV record 3 has one column, but record 1 is a labeled row"):
+        _served(bundle, path.read_text())
+
+
+def _sentiment140(real):
+    """Sentiment140's layout, "class","id","date","query","user","text", on real sentences (0 = negative, 4 = positive)."""
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for i, (label, text) in enumerate(zip(real.labels, real.texts)):
+        writer.writerow(["0" if label == "negative" else "4", str(1467810369 + 977 * i),
+                         f"Mon Apr 06 22:{i % 60:02d}:45 PDT 2009", "NO_QUERY", f"user{i * 7919 % 100003}", text])
+    return out.getvalue()
+
+
+def test_a_file_with_id_date_and_user_columns_is_refused_not_trained_on_as_words(tmp_path, real, bundle):
+    # Zhang's rule (every column after the class is text) trained Sentiment140 on its tweet ids, dates, NO_QUERY and
+    # user names as words of every tweet.
+    path = tmp_path / "training.1600000.processed.noemoticon.csv"
+    path.write_text(_sentiment140(real))
+    with pytest.raises(FastTextError, match=r"processed\.noemoticon\.csv: not every column after the class is text: "
+                                            r"over the first 51 rows, column 2 holds only whole numbers \('1467810369', "
+                                            r"\.\.\.\); column 4 is 'NO_QUERY' in every one"):
+        read_labeled(str(path))
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("\n") == 1 and not (tmp_path / "m").exists()
+    fix = got.stderr.split("e.g. pandas: ")[1].strip()  # what the line says to do, done
+    assert fix == "pd.read_csv(path, header=None).iloc[:, [0, 5]].to_csv(new_path, header=False, index=False)"
+    pd.read_csv(path, header=None).iloc[:, [0, 5]].to_csv(tmp_path / "fixed.csv", header=False, index=False)
+    fixed = read_labeled(str(tmp_path / "fixed.csv"))
+    assert fixed.texts == real.texts and set(fixed.labels) == {"0", "4"}
+    # with a header row naming its columns, the same
+    header = '"target","ids","date","flag","user","text"\n'
+    (tmp_path / "named.csv").write_text(header + _sentiment140(real))
+    with pytest.raises(FastTextError, match=r"column 2 holds only whole numbers.*pd\.read_csv\(path\)\.iloc\[:, \[0, 5\]\]"):
+        read_labeled(str(tmp_path / "named.csv"))
+    # predict and the endpoint's text/csv read such a file as training does
+    body = _sentiment140(real).replace('"0",', '"negative",').replace('"4",', '"positive",')
+    with pytest.raises(Exception, match="400 Bad Request: request: not every column after the class is text"):
+        _served(bundle, body)
+
+
+@pytest.mark.parametrize("name", ["ag_news", "dbpedia", "yahoo_answers", "amazon_review_full", "yelp_review_polarity"])
+def test_zhang_sets_with_several_text_columns_still_read_every_column(tmp_path, real, name):
+    # the id/constant column check must not touch real Zhang layouts, over more rows than it looks at
+    rows, expected = [], []
+    for i, (label, text) in enumerate(zip(real.labels, real.texts)):
+        words = text.split()
+        title, body = " ".join(words[:3]), " ".join(words[3:])
+        cls = str(i % 4 + 1)
+        if name == "ag_news":
+            cols = [cls, title, body]
+        elif name == "dbpedia":
+            cols = [cls, title, " " + body]
+        elif name == "yahoo_answers":
+            cols = [cls, title, body if i % 3 else "", text]
+        elif name == "amazon_review_full":
+            cols = [cls, "" if i % 5 == 0 else ("Great" if i % 2 else title), body]
+        else:
+            cols = [cls, text]
+        rows.append(cols)
+        expected.append(" ".join(c for c in cols[1:] if c))
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_MINIMAL if name == "dbpedia" else csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    (tmp_path / "train.csv").write_text(out.getvalue())
+    data = read_labeled(str(tmp_path / "train.csv"))
+    assert len(data) == len(real) > 100 and data.texts == expected and data.labels == [r[0] for r in rows]
 
 
 HOSTILE_REVIEWS = [

@@ -743,6 +743,12 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b"caf\xe9", "text/csv; charset=utf-8", 400, "not valid utf-8"),
     (b'["caf\xe9"]', "application/json; charset=utf-8", 400, "not valid utf-8"),
     (b'"unterminated', "text/csv", 400, "not valid CSV"),
+    # lines that end in a lone \r (an old Mac file) were one review, answered once; predict refuses such input too
+    (b"great food\rawful service\rwould go again\r", "text/plain", 400,
+     "request body is one line with carriage returns inside it, which would be answered as one review; its lines "
+     "seem to end in a lone carriage return"),
+    (b'{"source": "a"}\r{"source": "b"}\r', "application/jsonlines", 400,
+     "line 1 is not valid JSON: Extra data at column 17; its lines seem to end in a lone carriage return"),
     (b"[" * 100000, "application/json", 400, "not valid JSON: nested too deeply"),
     (b'["ok", "\\ud800 tasty"]', "application/json", 400, "review 1 is not valid Unicode text"),
     (b"ok\n\\udfff", "text/plain; charset=unicode_escape", 400, "review 1 is not valid Unicode text"),
@@ -757,6 +763,14 @@ def test_text_plain_is_one_review_per_line_whatever_the_review_holds():
     # str.splitlines split a review at a form feed, \x85 or U+2028: more answers than reviews, out of step
     body = "great food\u2028really\r\nawful\x0cplace\x85again\nok".encode("utf-8")
     assert sm_serve.input_fn(body, "text/plain") == ["great food\u2028really", "awful\x0cplace\x85again", "ok"]
+
+
+def test_text_plain_line_ends_are_those_of_predict():
+    """\\n and \\r\\n end a review; a body of one line with a lone \\r inside is refused (above), as by predict,
+    which answers a line holding a stray \\r among other lines as one review: so does text/plain."""
+    assert sm_serve.input_fn(b"great food\r\nawful\r\n", "text/plain") == ["great food", "awful"]
+    assert sm_serve.input_fn(b"great\rfood\nawful\n", "text/plain") == ["great\rfood", "awful"]
+    assert sm_serve.input_fn(b"great food\r", "text/plain") == ["great food"]
 
 
 def test_a_csv_request_with_a_review_over_128_kib_is_read():
