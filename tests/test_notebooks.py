@@ -128,6 +128,7 @@ def test_papermill_reruns_with_parameters(tmp_path):
     ("02_train_gpu.ipynb", {"autotune": True, "autotune_duration": float("inf")}, "autotune_duration must be a positive"),
     # a device that is not there: found by train() only after the data was read from S3
     ("02_train_gpu.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),
+    ("04_inference.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),  # was found only by the load cell
     # papermill -p passes a list as its text: its letters were the query words, or the pairs failed at the end
     ("04_inference.ipynb", {"query_words": "great"}, "query_words must be a list of words or None, got 'great'"),
     ("04_inference.ipynb", {"word_pairs": '[["great", "bad"]]'}, "word_pairs must be a list of (word, word) pairs"),
