@@ -10,6 +10,8 @@ shell's unless given ``--cwd``).
 import os
 from pathlib import Path
 
+from .errors import check_bool
+
 
 class Workspace:
     """``Workspace(bucket, prefix, output_dir)``: ``.data`` and ``.models`` (``s3://`` prefixes),
@@ -34,3 +36,11 @@ class Workspace:
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
+
+
+def check_flags(**flags):
+    """A notebook's yes/no parameters, each True or False (one error naming the first that is not).
+    papermill's ``-p autotune false`` passes the text ``'false'`` (only ``True`` and ``False`` become
+    booleans), which Python takes as true: the autotune search (or a billed training job) ran."""
+    for name, value in flags.items():
+        check_bool(value, name, f" (papermill: -p {name} True, or -p {name} False)")

@@ -129,6 +129,12 @@ def test_papermill_reruns_with_parameters(tmp_path):
     # a device that is not there: found by train() only after the data was read from S3
     ("02_train_gpu.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),
     ("04_inference.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),  # was found only by the load cell
+    # papermill -p train_accuracy no / -p autotune false pass text, which was true (autotune, a billed job ran)
+    ("02_train_gpu.ipynb", {"train_accuracy": "no"}, "train_accuracy must be True or False, got 'no'"),
+    ("02_train_gpu.ipynb", {"autotune": "false"}, "autotune must be True or False, got 'false' (papermill: "),
+    ("02_train_gpu.ipynb", {"use_training_job": "False"}, "use_training_job must be True or False, got 'False'"),
+    ("02_train_gpu.ipynb", {"tune": 1}, "tune must be True or False, got 1"),
+    ("04_inference.ipynb", {"deploy": "false"}, "deploy must be True or False, got 'false'"),
     # papermill -p passes a list as its text: its letters were the query words, or the pairs failed at the end
     ("04_inference.ipynb", {"query_words": "great"}, "query_words must be a list of words or None, got 'great'"),
     ("04_inference.ipynb", {"word_pairs": '[["great", "bad"]]'}, "word_pairs must be a list of (word, word) pairs"),
