@@ -139,13 +139,18 @@ def test_papermill_reruns_with_parameters(tmp_path):
     ("04_inference.ipynb", {"query_words": "great"}, "query_words must be a list of words or None, got 'great'"),
     ("04_inference.ipynb", {"word_pairs": '[["great", "bad"]]'}, "word_pairs must be a list of (word, word) pairs"),
     ("04_inference.ipynb", {"word_pairs": [("great", "bad", "ok")]}, "word_pairs must be a list of (word, word) pairs"),
+    # a bucket that is not there: 01 found it only at its write cell, after the splits were made (sample, synthetic)
+    ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01"}, "S3 bucket does not exist: no-such-bucket-01"),
+    ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01", "dataset": "synthetic"}, "S3 bucket does not exist"),
+    ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01", "dataset": "ag_news"}, "S3 bucket does not exist"),
 ])
-def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, message, tmp_path):
+def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, message, tmp_path, s3_bucket):
     """`papermill -p epochs 0` (or a negative lr, an unknown optimizer or dataset) stops in the cell after the
     parameters, before any data is read, with the parameter named: not after a download or deep in MXNet."""
     code = code_cells(read(name))
     defaults = {}
     exec(code[0].source, {}, defaults)  # noqa: S102 - the committed parameters cell
+    defaults["bucket"] = s3_bucket[len("s3://"):]  # an existing bucket of the local S3 server
     exec(code[1].source, {**defaults, "output_dir": str(tmp_path)})  # the defaults pass   noqa: S102
     with pytest.raises(Exception, match=message.replace("(", r"\(").replace(")", r"\)")):
         exec(code[1].source, {**defaults, **overrides, "output_dir": str(tmp_path)})  # noqa: S102
