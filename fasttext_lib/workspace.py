@@ -6,11 +6,19 @@ for bundles (sagemaker_utils.py adds ``code/``, ``jobs/``, ``checkpoints/``, ``s
 and tables go to a local ``output_dir``; a relative one is taken from the working directory, which
 Jupyter, ``make demo`` and nbval all set to the notebook's folder (papermill's command line keeps the
 shell's unless given ``--cwd``).
+
+The notebooks' parameter checks live here too: :func:`check_parameters` (a name papermill injected that
+the notebook does not have) and :func:`check_flags` (yes/no parameters).
 """
+import ast
+import difflib
 import os
 from pathlib import Path
 
-from .errors import check_bool
+from .errors import FastTextError, check_bool
+
+# The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
+PAPERMILL_HEADER = "# Parameters"
 
 
 class Workspace:
@@ -44,3 +52,56 @@ def check_flags(**flags):
     booleans), which Python takes as true: the autotune search (or a billed training job) ran."""
     for name, value in flags.items():
         check_bool(value, name, f" (papermill: -p {name} True, or -p {name} False)")
+
+
+def assigned_names(source):
+    """The names a cell's code assigns at its top level, in order (``a = 1``, ``b: int = 2``, ``c, d = ...``);
+    none for code that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return list(dict.fromkeys(names))
+
+
+def name_hints(unknown, known):
+    """``'epoch' (did you mean 'epochs'?), 'bukcet' (did you mean 'bucket'?)``: each unknown name with the
+    closest known one, where there is one."""
+    return ", ".join(f"{name!r}" + "".join(f" (did you mean {m!r}?)" for m in difflib.get_close_matches(name, known, 1))
+                     for name in unknown)
+
+
+def check_parameters(namespace):
+    """Refuse a parameter that papermill injected but the notebook does not have (call it with ``globals()``
+    in the cell after the parameters cell).
+
+    ``papermill nb.ipynb out.ipynb -p epoch 1`` (for ``epochs``) only warns "Passed unknown parameter"
+    and runs the notebook with its defaults: minutes of work with the wrong settings. A running kernel
+    cannot see papermill's metadata, but it keeps the code of every cell it ran, in order (IPython's
+    ``In``): papermill's cell, which starts with ``# Parameters``, runs right after the parameters cell.
+    The names it assigns must be among those that the cells run before it (the parameters cell) assign.
+    Without that cell in the history (Jupyter, nbval, ``make demo``'s known names) there is nothing to check.
+    """
+    history = namespace.get("In")
+    if not isinstance(history, list):
+        return
+    injected = [i for i, source in enumerate(history)
+                if isinstance(source, str) and source.lstrip().split("\n", 1)[0].strip() == PAPERMILL_HEADER]
+    if not injected:
+        return
+    at = injected[-1]
+    declared = set()
+    for source in history[:at]:
+        if isinstance(source, str):
+            declared.update(assigned_names(source))
+    unknown = [name for name in assigned_names(history[at]) if name not in declared]
+    if unknown:
+        parameters_cell = history[at - 1] if at > 0 and isinstance(history[at - 1], str) else ""
+        listed = assigned_names(parameters_cell) or sorted(declared)
+        raise FastTextError(f"this notebook has no parameter {name_hints(unknown, listed)} (papermill only warned, "
+                            f"and the run would have used the defaults); its parameters: {', '.join(listed)}")

@@ -156,6 +156,56 @@ def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, mes
         exec(code[1].source, {**defaults, **overrides, "output_dir": str(tmp_path)})  # noqa: S102
 
 
+def run_after_papermill(name, injected, namespace=None):
+    """Cells 1-2 of a notebook as a kernel runs them under papermill: the parameters cell, papermill's
+    injected cell (``# Parameters`` + its assignments), then the check cell, with IPython's ``In`` history."""
+    code = code_cells(read(name))
+    cell = "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in injected.items())
+    namespace = dict(namespace or {})
+    history = ["", code[0].source, cell, code[1].source]
+    for i, source in enumerate(history[1:], start=1):
+        namespace["In"] = history[:i + 1]
+        exec(source, namespace)  # noqa: S102 - the committed cells and papermill's literal assignments
+    return namespace
+
+
+@pytest.mark.parametrize("name, typo, meant", [("01_data_prep.ipynb", "test_doc", "test_docs"),
+                                               ("02_train_gpu.ipynb", "epoch", "epochs"),
+                                               ("03_cpu_vs_gpu.ipynb", "bukcets", "buckets"),
+                                               ("04_inference.ipynb", "topk", "top_k")])
+def test_a_parameter_the_notebook_lacks_stops_its_check_cell(name, typo, meant, tmp_path, s3_bucket):
+    """`papermill 02 out.ipynb -p epoch 1` only warned "Passed unknown parameter" and ran the notebook with its
+    defaults (5 epochs, minutes of work). Each notebook's check cell now refuses the name in one line, before
+    anything is written; the names it has (and a run without papermill) pass."""
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out")}
+    with pytest.raises(Exception, match=rf"^this notebook has no parameter '{typo}' \(did you mean '{meant}'\?\) "
+                                        rf"\(papermill only warned.*; its parameters: bucket, prefix, dataset, "):
+        run_after_papermill(name, {**local, typo: 1})
+    assert not (tmp_path / "out").exists()  # stopped before the Workspace made the output folder
+    run_after_papermill(name, local)  # the names it has pass
+
+
+def test_without_papermill_nothing_is_checked():
+    """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell."""
+    from fasttext_lib.workspace import check_parameters
+
+    check_parameters({})  # exec'd cells, no IPython history
+    check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "x = 1", "epoch = 3"]})  # no papermill cell: no check
+    with pytest.raises(Exception, match="no parameter 'epoch' .*; its parameters: bucket, epochs$"):
+        check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "# Parameters\nepoch = 3\n", "check"]})
+
+
+def test_papermill_run_with_a_misspelled_parameter_fails_in_its_check_cell(tmp_path):
+    """The real thing: papermill executes 01 with `-p test_doc 5` and fails, naming the parameter."""
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "papermill", os.path.join(NOTEBOOKS, SERIES[0]), str(tmp_path / "01.ipynb"),
+                        "--cwd", NOTEBOOKS, "-k", "python3", "-p", "test_doc", "5", "-p", "output_dir", str(out)],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
+    assert r.returncode != 0
+    assert "FastTextError: this notebook has no parameter 'test_doc' (did you mean 'test_docs'?)" in r.stderr, r.stderr[-2000:]
+    assert not out.exists()
+
+
 def test_demo_refuses_a_parameter_no_notebook_has(monkeypatch, capsys):
     """`make demo ARGS='-p epoch 3'`: the typo was dropped (each notebook takes the names it has) and the
     demo ran its defaults for minutes; now it stops before anything runs, naming the closest parameter."""
