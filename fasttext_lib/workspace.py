@@ -13,12 +13,17 @@ the notebook does not have) and :func:`check_flags` (yes/no parameters).
 import ast
 import difflib
 import os
+import sys
 from pathlib import Path
 
 from .errors import FastTextError, check_bool
 
 # The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
 PAPERMILL_HEADER = "# Parameters"
+# Notebook 02's autotune outputs in the local folder: the trial plot and table.
+AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
+# What the figures this module writes say in their PNG "Software" text, so that it knows its own.
+FIGURE_MARK = "fasttext_lib"
 
 
 class Workspace:
@@ -42,6 +47,41 @@ class Workspace:
     def model(self, run_name):
         return f"{self.models}/{run_name}"
 
+    def save_autotune(self, trials, fig, dpi=100):
+        """Notebook 02's search outputs: ``autotune.png`` (``fig``, marked as ours) and ``autotune_trials.csv``
+        (``trials``), both written in full before either replaces an older one. Returns their paths."""
+        from . import storage
+
+        paths = [str(self.out / AUTOTUNE_PLOT), str(self.out / AUTOTUNE_TABLE)]
+        with storage.atomic_writes(paths) as (plot, table):
+            fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
+            table.write(trials.to_csv(index=False).encode("utf-8"))
+        return paths
+
+    def drop_autotune(self):
+        """Remove the autotune outputs of an earlier run from the folder (a run without autotune): left there, a
+        trial table and plot of another search sat beside this run's model and history. Only files this library
+        wrote go: the table by its header (the trial table's columns), the plot by its mark; a file of yours
+        under either name, a link or a folder is left alone. Says on stderr what it removed; returns the names."""
+        from .autotune import TRIAL_COLUMNS
+
+        ours = {AUTOTUNE_PLOT: lambda head: png_software(head) == FIGURE_MARK,
+                AUTOTUNE_TABLE: lambda head: head.split(b"\n", 1)[0].rstrip(b"\r") == ",".join(TRIAL_COLUMNS).encode()}
+        removed = []
+        for name, is_ours in ours.items():
+            path = self.out / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            with open(path, "rb") as f:
+                head = f.read(1 << 16)
+            if is_ours(head):
+                path.unlink()
+                removed.append(name)
+        if removed:
+            print(f"removed {' and '.join(removed)} from {self._shown}: an earlier autotune run's, not this model's",
+                  file=sys.stderr)
+        return removed
+
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
 
@@ -52,6 +92,24 @@ def check_flags(**flags):
     booleans), which Python takes as true: the autotune search (or a billed training job) ran."""
     for name, value in flags.items():
         check_bool(value, name, f" (papermill: -p {name} True, or -p {name} False)")
+
+
+def png_software(head):
+    """The "Software" text of a PNG file's first bytes (``head``), or ``None``: PNG chunks are length, type,
+    data and CRC; matplotlib writes its text chunks before the image data."""
+    if not head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return None
+    at = 8
+    while at + 8 <= len(head):
+        length, kind = int.from_bytes(head[at:at + 4], "big"), head[at + 4:at + 8]
+        if kind in (b"IDAT", b"IEND"):
+            return None
+        if kind == b"tEXt":
+            key, _, value = head[at + 8:at + 8 + length].partition(b"\0")
+            if key == b"Software":
+                return value.decode("latin-1")
+        at += 12 + length
+    return None
 
 
 def assigned_names(source):

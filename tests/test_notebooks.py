@@ -206,6 +206,77 @@ def test_papermill_run_with_a_misspelled_parameter_fails_in_its_check_cell(tmp_p
     assert not out.exists()
 
 
+def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_path, capsys):
+    """After a run with autotune=True, a run without it left autotune.png and autotune_trials.csv in output_dir: a
+    trial table of another search beside the new model's history. 02's autotune cell now removes them, and only
+    them, when they are this library's (a user's files under those names, links and other files stay)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from fasttext_lib.autotune import TRIAL_COLUMNS
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
+
+    ws.save_autotune(trials, fig)  # what a run with autotune=True writes (the same call in that cell)
+    (ws.out / "history.csv").write_text("epoch\n1\n")
+    (ws.out / "my_autotune.png").write_bytes((ws.out / "autotune.png").read_bytes())
+    exec(cell, {"autotune": False, "ws": ws})  # noqa: S102 - 02's autotune cell, run without autotune
+    assert sorted(p.name for p in ws.out.iterdir()) == ["history.csv", "my_autotune.png"]
+    assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
+
+    fig.savefig(ws.out / "autotune.png")  # a figure of the user's own under that name (not marked as ours)
+    (ws.out / "autotune_trials.csv").write_text("trial,score\n1,0.5\n")
+    exec(cell, {"autotune": False, "ws": ws})  # noqa: S102
+    assert {"autotune.png", "autotune_trials.csv"} <= {p.name for p in ws.out.iterdir()}
+    assert capsys.readouterr().err == ""
+
+    (ws.out / "autotune.png").unlink()
+    (ws.out / "autotune_trials.csv").unlink()
+    elsewhere = Workspace("b", "p", str(tmp_path / "elsewhere"))
+    elsewhere.save_autotune(trials, fig)
+    (ws.out / "autotune.png").symlink_to(elsewhere.out / "autotune.png")  # a link: not removed, nor what it points to
+    assert ws.drop_autotune() == []
+    assert (ws.out / "autotune.png").is_symlink() and (elsewhere.out / "autotune.png").exists()
+    plt.close(fig)
+
+
+def test_autotune_outputs_are_replaced_together(tmp_path):
+    """A table that fails to write leaves the earlier plot and table both as they were (none half-written)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from fasttext_lib.autotune import TRIAL_COLUMNS
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    ws.save_autotune(pd.DataFrame([[1] * len(TRIAL_COLUMNS)], columns=TRIAL_COLUMNS), fig)
+    before = {name: (tmp_path / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv")}
+
+    class Broken:
+        def to_csv(self, **kwargs):
+            raise RuntimeError("cut")
+
+    ax.plot([2, 1])
+    with pytest.raises(RuntimeError, match="cut"):
+        ws.save_autotune(Broken(), fig)
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)
+    plt.close(fig)
+
+
 def test_demo_refuses_a_parameter_no_notebook_has(monkeypatch, capsys):
     """`make demo ARGS='-p epoch 3'`: the typo was dropped (each notebook takes the names it has) and the
     demo ran its defaults for minutes; now it stops before anything runs, naming the closest parameter."""
