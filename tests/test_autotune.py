@@ -350,7 +350,7 @@ def test_a_trial_table_the_disk_has_no_room_for_leaves_the_old_bundle(data_files
                 f.write(b"\0" * 1024)
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
                 "--autotune-duration", "5", "--buckets", "50000", "--output", out, "--autotune-trials", disk / "trials.csv",
-                "--no-progress")
+                "--no-progress", "--overwrite")
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]  # after the search's table
     assert r.returncode == 2 and errors == [f"error: cannot write {disk / 'trials.csv'}: No space left on device"], r.stderr
     assert "Traceback" not in r.stderr
