@@ -157,7 +157,8 @@ def check_parameters(namespace):
     for source in history[:at]:
         if isinstance(source, str):
             declared.update(assigned_names(source))
-    unknown = [name for name in assigned_names(history[at]) if name not in declared]
+    unknown = [name for name in assigned_names(history[at])
+               if name not in declared and not name.startswith("PAPERMILL_")]  # --inject-paths' own two
     if unknown:
         parameters_cell = history[at - 1] if at > 0 and isinstance(history[at - 1], str) else ""
         listed = assigned_names(parameters_cell) or sorted(declared)

@@ -186,11 +186,14 @@ def test_a_parameter_the_notebook_lacks_stops_its_check_cell(name, typo, meant, 
 
 
 def test_without_papermill_nothing_is_checked():
-    """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell."""
+    """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell; papermill's
+    --inject-paths adds its own two names, which are no typo."""
     from fasttext_lib.workspace import check_parameters
 
     check_parameters({})  # exec'd cells, no IPython history
     check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "x = 1", "epoch = 3"]})  # no papermill cell: no check
+    check_parameters({"In": ["", "bucket = 'b'", "# Parameters\nbucket = 'c'\nPAPERMILL_INPUT_PATH = 'in.ipynb'\n"
+                             "PAPERMILL_OUTPUT_PATH = 'out.ipynb'\n"]})  # papermill --inject-paths: its own names
     with pytest.raises(Exception, match="no parameter 'epoch' .*; its parameters: bucket, epochs$"):
         check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "# Parameters\nepoch = 3\n", "check"]})
 
