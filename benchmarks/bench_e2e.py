@@ -106,7 +106,7 @@ def sample_corpus(directory):
 
 def ours(corpus, out, epochs, ngrams, extra=()):
     argv = [PY, "-m", "fasttext_lib", "train", "--train", os.path.join(corpus, "train.csv"), "--output", out,
-            "--epochs", str(epochs), "--ngrams", str(ngrams), "--no-progress", *extra]
+            "--epochs", str(epochs), "--ngrams", str(ngrams), "--no-progress", "--overwrite", *extra]  # --work is reused
     seconds, rss, _ = run_child(argv)
     _, _, stdout = run_child([PY, "-m", "fasttext_lib", "evaluate", "--model", out, "--data",
                               os.path.join(corpus, "test.csv")])

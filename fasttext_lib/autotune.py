@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 from .config import TrainConfig
 from .data import LabeledTexts, sort_labels
 from .devices import table_fits
-from .errors import FastTextError, is_number
+from .errors import FastTextError, check_bool, is_number
 from .predict import encode_labels, evaluate_bags, probabilities
 from .train import TrainedModel, featurize, train
 
@@ -175,6 +175,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     import pandas as pd
 
     check_duration(duration)
+    check_bool(refit, "refit")
     if val_data is None or len(val_data) == 0:
         raise FastTextError("autotune needs a non-empty validation split")
     if len(train_data) == 0:

@@ -104,10 +104,20 @@ def _explaining_an_older_bundle(dest):
         raise
 
 
-def check_output(dest):
-    """Fail fast, before training: ``dest`` must be writable and new, empty, or a bundle of ours."""
+OVERWRITE_HINT = "pass --overwrite to replace it, or choose another --output"
+
+
+def check_output(dest, overwrite=True, hint=OVERWRITE_HINT):
+    """Fail fast, before training: ``dest`` must be writable and new, empty, or a bundle of ours;
+    ``overwrite=False``: not a bundle either (``hint``: what to do instead, in the message). Where S3
+    cannot tell (no s3:ListBucket: 403 for a missing key too) the save itself refuses one
+    (``save_bundle(..., overwrite=False)``, a conditional PUT)."""
     with _explaining_an_older_bundle(dest):
         storage.check_writable(dest, CONFIG)
+    config = storage.join(str(dest), CONFIG)
+    if not overwrite and (storage.exists(config, forbidden_is_missing=True) if storage.is_s3(config)
+                          else os.path.lexists(config)):
+        raise FastTextError(f"{dest} already holds a model bundle; {hint}")
 
 
 def refuse_checkpoints_in_output(checkpoint_dir, dest, checkpoint_what, dest_what):
@@ -120,20 +130,24 @@ def refuse_checkpoints_in_output(checkpoint_dir, dest, checkpoint_what, dest_wha
                             f"bundle goes; give the checkpoints a directory of their own")
 
 
-def publish_bundle(dest, config, paths, move=False, overwrite=True):
+SAVE_HINT = "save with overwrite=True to replace it, or choose another destination"
+
+
+def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HINT):
     """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest
-    (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle)."""
+    (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle,
+    ``hint``: what the refusal suggests)."""
     with _explaining_an_older_bundle(dest):
-        return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite,
-                               hint="save with overwrite=True to replace it, or choose another destination")
+        return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint)
 
 
-def save_bundle(trained, dest, compact="auto", overwrite=True):
+def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
 
     ``overwrite=True`` (the default): a bundle of ours already at ``dest`` is replaced (its files
-    deleted once the new config.json is in place); ``False``: it is refused (one-line FastTextError,
-    also for a bundle a concurrent save commits first), and nothing of this save is left behind.
+    deleted once the new config.json is in place); ``False``: it is refused (one-line FastTextError
+    ending in ``hint``, also for a bundle a concurrent save commits first), and nothing of this save is
+    left behind. ``python -m fasttext_lib train`` refuses unless given ``--overwrite``.
 
     ``compact="float32"`` (exact) or ``"float16"``: store only the embedding rows training changed
     (compact.py); config.json's ``compact`` entry says so and Predictor.load rebuilds the rest.
@@ -173,7 +187,7 @@ def save_bundle(trained, dest, compact="auto", overwrite=True):
             f.write(featurizer.vocab.to_json())
         with open(paths[METRICS], "w") as f:
             json.dump(metrics, f, indent=2)
-        return publish_bundle(dest, config, paths, move=True, overwrite=overwrite)  # staged here, removed on the way out
+        return publish_bundle(dest, config, paths, move=True, overwrite=overwrite, hint=hint)  # staged here, removed on the way out
 
 
 def _not_a_bundle(src, exc):

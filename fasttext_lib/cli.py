@@ -1,6 +1,6 @@
 """``python -m fasttext_lib`` : train, evaluate, predict, and make data.
 
-    train    --train PATH --validation PATH --output DIR_OR_S3 [--epochs N] [--lr X]
+    train    --train PATH --validation PATH --output DIR_OR_S3 [--overwrite] [--epochs N] [--lr X]
              [--optimizer sgd|adam] [--emsize N] [--ngrams N] [--batch-size N]
              [--ctx auto|cpu|gpu|gpu:N] [--seed N] [--checkpoint-dir DIR_OR_S3] ...
              [--autotune-validation PATH [--autotune-duration SECONDS] [--autotune-trials CSV] [--autotune-no-refit]]
@@ -89,6 +89,8 @@ def build_parser():
     t.add_argument("--train", required=True, help="training data (fastText or Zhang CSV; local or s3://)")
     t.add_argument("--validation", help="validation data, scored after every epoch")
     t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
+    t.add_argument("--overwrite", action="store_true",
+                   help="replace a model bundle already at --output (default: refuse it, before any data is read)")
     t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH",
@@ -197,7 +199,7 @@ def _json_number(value):
 
 def cmd_train(args):
     from . import label_names, storage
-    from .bundle import check_output, refuse_checkpoints_in_output, save_bundle
+    from .bundle import OVERWRITE_HINT, check_output, refuse_checkpoints_in_output, save_bundle
     from .config import config_from_args
     from .data import read_counted, read_labeled
     from .devices import describe_ctx
@@ -208,8 +210,8 @@ def cmd_train(args):
     _check_autotune_flags(args)
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before
-    # the data is read and the model trained, not after.
-    check_output(args.output)
+    # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
+    check_output(args.output, overwrite=args.overwrite)
     if args.checkpoint_dir:
         refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
         storage.check_writable(args.checkpoint_dir)
@@ -243,9 +245,9 @@ def cmd_train(args):
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
     if args.autotune_validation and args.autotune_trials:
-        where = _save_with_trials(trained, args.output, args.compact, args.autotune_trials)
-    else:
-        where = save_bundle(trained, args.output, compact=args.compact)
+        where = _save_with_trials(trained, args.output, args.compact, args.autotune_trials, args.overwrite)
+    else:  # without --overwrite also a bundle another run saved there meanwhile is kept (this save fails instead)
+        where = save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
         print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)
@@ -306,7 +308,7 @@ def _autotune(args, config, train_data, report, pretrained=None):
     return result.trained
 
 
-def _save_with_trials(trained, output, compact, uri):
+def _save_with_trials(trained, output, compact, uri, overwrite):
     """The bundle and the autotune trial table (CSV, atomically). The table is written in full before the
     bundle is published and put in place after it: written after the bundle, a disk too full for it failed
     the run with the old bundle already replaced; now such a failure leaves both as they were."""
@@ -314,12 +316,12 @@ def _save_with_trials(trained, output, compact, uri):
 
     from . import storage
     from .autotune import TRIAL_COLUMNS
-    from .bundle import save_bundle
+    from .bundle import OVERWRITE_HINT, save_bundle
 
     with storage.atomic_write(uri, "wb") as f:
         f.write(pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8"))
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
-        return save_bundle(trained, output, compact=compact)
+        return save_bundle(trained, output, compact=compact, overwrite=overwrite, hint=OVERWRITE_HINT)
 
 
 def cmd_evaluate(args):

@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 
 from .devices import check_ctx, check_table_size
-from .errors import FastTextError, is_number
+from .errors import FastTextError, check_bool, is_number
 
 OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("linear", "constant")
@@ -85,6 +85,7 @@ class TrainConfig:
             raise FastTextError(f"seed must be an integer from 0 to {MAX_SEED}, got {self.seed!r}")
         if isinstance(self.ctx, str):
             check_ctx(self.ctx)
+        check_bool(self.progress, "progress")  # "no" (a JSON config, papermill's text) was true: bars shown
         if self.pretrained_vectors is not None and (not isinstance(self.pretrained_vectors, str)
                                                     or not self.pretrained_vectors.strip()):
             raise FastTextError(f"pretrained_vectors must be a file name or s3:// URI, got {self.pretrained_vectors!r}")

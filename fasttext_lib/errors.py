@@ -27,6 +27,23 @@ def is_number(value):
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
+def is_bool(value):
+    """A value a yes/no setting can take: True or False (NumPy's included). Not a string: ``"no"`` or
+    ``"false"`` (papermill's ``-p autotune false``, which papermill passes on as text) is true in Python,
+    so it switched the setting on; and not a number (``0``, ``1``), which a typo makes as easily."""
+    import numpy as np
+
+    return isinstance(value, (bool, np.bool_))
+
+
+def check_bool(value, name, hint=""):
+    """``value`` unchanged if :func:`is_bool`, else one :class:`FastTextError` naming the setting (``hint``:
+    how to give it, appended)."""
+    if not is_bool(value):
+        raise FastTextError(f"{name} must be True or False, got {value!r}{hint}")
+    return value
+
+
 def error_line(message):
     """``error: <message>`` as one line: characters that would break or hide it (a newline in a path the
     user gave, a carriage return) are shown escaped, as ``\\n``."""

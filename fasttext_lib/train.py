@@ -31,7 +31,7 @@ from .checkpoints import data_fingerprint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, CountedTexts, sort_labels
 from .devices import parse_ctx
-from .errors import FastTextError, raise_if_interrupted
+from .errors import FastTextError, check_bool, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
 from .optim import Updater, make_optimizer, sgd_row_shrink
@@ -145,6 +145,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     import mxnet as mx
 
     config = config or TrainConfig()
+    check_bool(score_train, "score_train")  # "no" was true: a pass over the training data per epoch
     ctxs = parse_ctx(config.ctx)
     classes = sort_labels(train_data.labels)
     if len(train_data) == 0:

@@ -6,9 +6,24 @@ for bundles (sagemaker_utils.py adds ``code/``, ``jobs/``, ``checkpoints/``, ``s
 and tables go to a local ``output_dir``; a relative one is taken from the working directory, which
 Jupyter, ``make demo`` and nbval all set to the notebook's folder (papermill's command line keeps the
 shell's unless given ``--cwd``).
+
+The notebooks' parameter checks live here too: :func:`check_parameters` (a name papermill injected that
+the notebook does not have) and :func:`check_flags` (yes/no parameters).
 """
+import ast
+import difflib
 import os
+import sys
 from pathlib import Path
+
+from .errors import FastTextError, check_bool
+
+# The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
+PAPERMILL_HEADER = "# Parameters"
+# Notebook 02's autotune outputs in the local folder: the trial plot and table.
+AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
+# What the figures this module writes say in their PNG "Software" text, so that it knows its own.
+FIGURE_MARK = "fasttext_lib"
 
 
 class Workspace:
@@ -32,5 +47,120 @@ class Workspace:
     def model(self, run_name):
         return f"{self.models}/{run_name}"
 
+    def save_autotune(self, trials, fig, dpi=100):
+        """Notebook 02's search outputs: ``autotune.png`` (``fig``, marked as ours) and ``autotune_trials.csv``
+        (``trials``), both written in full before either replaces an older one. Returns their paths."""
+        from . import storage
+
+        paths = [str(self.out / AUTOTUNE_PLOT), str(self.out / AUTOTUNE_TABLE)]
+        with storage.atomic_writes(paths) as (plot, table):
+            fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
+            table.write(trials.to_csv(index=False).encode("utf-8"))
+        return paths
+
+    def drop_autotune(self):
+        """Remove the autotune outputs of an earlier run from the folder (a run without autotune): left there, a
+        trial table and plot of another search sat beside this run's model and history. Only files this library
+        wrote go: the table by its header (the trial table's columns), the plot by its mark; a file of yours
+        under either name, a link or a folder is left alone. Says on stderr what it removed; returns the names."""
+        from .autotune import TRIAL_COLUMNS
+
+        ours = {AUTOTUNE_PLOT: lambda head: png_software(head) == FIGURE_MARK,
+                AUTOTUNE_TABLE: lambda head: head.split(b"\n", 1)[0].rstrip(b"\r") == ",".join(TRIAL_COLUMNS).encode()}
+        removed = []
+        for name, is_ours in ours.items():
+            path = self.out / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            with open(path, "rb") as f:
+                head = f.read(1 << 16)
+            if is_ours(head):
+                path.unlink()
+                removed.append(name)
+        if removed:
+            print(f"removed {' and '.join(removed)} from {self._shown}: an earlier autotune run's, not this model's",
+                  file=sys.stderr)
+        return removed
+
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
+
+
+def check_flags(**flags):
+    """A notebook's yes/no parameters, each True or False (one error naming the first that is not).
+    papermill's ``-p autotune false`` passes the text ``'false'`` (only ``True`` and ``False`` become
+    booleans), which Python takes as true: the autotune search (or a billed training job) ran."""
+    for name, value in flags.items():
+        check_bool(value, name, f" (papermill: -p {name} True, or -p {name} False)")
+
+
+def png_software(head):
+    """The "Software" text of a PNG file's first bytes (``head``), or ``None``: PNG chunks are length, type,
+    data and CRC; matplotlib writes its text chunks before the image data."""
+    if not head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return None
+    at = 8
+    while at + 8 <= len(head):
+        length, kind = int.from_bytes(head[at:at + 4], "big"), head[at + 4:at + 8]
+        if kind in (b"IDAT", b"IEND"):
+            return None
+        if kind == b"tEXt":
+            key, _, value = head[at + 8:at + 8 + length].partition(b"\0")
+            if key == b"Software":
+                return value.decode("latin-1")
+        at += 12 + length
+    return None
+
+
+def assigned_names(source):
+    """The names a cell's code assigns at its top level, in order (``a = 1``, ``b: int = 2``, ``c, d = ...``);
+    none for code that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return list(dict.fromkeys(names))
+
+
+def name_hints(unknown, known):
+    """``'epoch' (did you mean 'epochs'?), 'bukcet' (did you mean 'bucket'?)``: each unknown name with the
+    closest known one, where there is one."""
+    return ", ".join(f"{name!r}" + "".join(f" (did you mean {m!r}?)" for m in difflib.get_close_matches(name, known, 1))
+                     for name in unknown)
+
+
+def check_parameters(namespace):
+    """Refuse a parameter that papermill injected but the notebook does not have (call it with ``globals()``
+    in the cell after the parameters cell).
+
+    ``papermill nb.ipynb out.ipynb -p epoch 1`` (for ``epochs``) only warns "Passed unknown parameter"
+    and runs the notebook with its defaults: minutes of work with the wrong settings. A running kernel
+    cannot see papermill's metadata, but it keeps the code of every cell it ran, in order (IPython's
+    ``In``): papermill's cell, which starts with ``# Parameters``, runs right after the parameters cell.
+    The names it assigns must be among those that the cells run before it (the parameters cell) assign.
+    Without that cell in the history (Jupyter, nbval, ``make demo``'s known names) there is nothing to check.
+    """
+    history = namespace.get("In")
+    if not isinstance(history, list):
+        return
+    injected = [i for i, source in enumerate(history)
+                if isinstance(source, str) and source.lstrip().split("\n", 1)[0].strip() == PAPERMILL_HEADER]
+    if not injected:
+        return
+    at = injected[-1]
+    declared = set()
+    for source in history[:at]:
+        if isinstance(source, str):
+            declared.update(assigned_names(source))
+    unknown = [name for name in assigned_names(history[at])
+               if name not in declared and not name.startswith("PAPERMILL_")]  # --inject-paths' own two
+    if unknown:
+        parameters_cell = history[at - 1] if at > 0 and isinstance(history[at - 1], str) else ""
+        listed = assigned_names(parameters_cell) or sorted(declared)
+        raise FastTextError(f"this notebook has no parameter {name_hints(unknown, listed)} (papermill only warned, "
+                            f"and the run would have used the defaults); its parameters: {', '.join(listed)}")

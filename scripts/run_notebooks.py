@@ -10,7 +10,6 @@ metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
 """
 import argparse
 import ast
-import difflib
 import os
 import sys
 
@@ -42,6 +41,8 @@ def main(argv=None):
     import pandas as pd
     import papermill
 
+    from fasttext_lib.workspace import name_hints
+
     if args.in_place and overrides:
         parser.error("--in-place writes the committed notebooks: run them with their own parameters")
     notebooks = os.path.join(ROOT, "notebooks")
@@ -50,10 +51,8 @@ def main(argv=None):
     unknown = sorted(set(overrides) - set().union(*known.values()))
     if unknown:
         every = sorted(set().union(*known.values()))
-        hints = [f"{name!r}" + "".join(f" (did you mean {m!r}?)" for m in difflib.get_close_matches(name, every, 1))
-                 for name in unknown]
-        print(f"error: no notebook of the series has the parameter {', '.join(hints)}; they have: {', '.join(every)}",
-              file=sys.stderr)
+        print(f"error: no notebook of the series has the parameter {name_hints(unknown, every)}; they have: "
+              f"{', '.join(every)}", file=sys.stderr)
         return 2
     executed = notebooks if args.in_place else os.path.join(ROOT, "build", "demo")
     os.makedirs(executed, exist_ok=True)

@@ -13,6 +13,7 @@ from fasttext_lib.autotune import (ALPHA, SEARCHED, TRIAL_COLUMNS, _rank, adopti
                                    starting_config)
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts, write_csv
+from fasttext_lib.errors import FastTextError
 from fasttext_lib.predict import Predictor
 
 BASE = TrainConfig(ctx="cpu", buckets=50_000, progress=False)
@@ -94,6 +95,12 @@ def test_final_model_scores_as_its_trial_without_refit(splits):
     accuracy = predictor.evaluate(splits[1])["accuracy"]
     assert accuracy == pytest.approx(_expected_chosen(result.trials, len(splits[1])).val_accuracy, abs=1e-9)  # its trial's
     assert result.trained.history[-1]["val_accuracy"] == pytest.approx(accuracy, abs=1e-9)
+
+
+def test_refit_as_text_is_refused_before_any_trial(splits):
+    """refit="no" was true: the chosen setting was trained again on train + validation, against the ask."""
+    with pytest.raises(FastTextError, match="^refit must be True or False, got 'no'$"):
+        autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=1, verbose=False, refit="no")
 
 
 def test_deterministic_for_a_seed(splits):
@@ -195,8 +202,6 @@ def test_starting_config_is_the_library_default_for_the_data(splits):
 
 
 def test_bad_arguments(splits):
-    from fasttext_lib.errors import FastTextError
-
     with pytest.raises(FastTextError, match="positive"):
         autotune(*splits, duration=0)
     with pytest.raises(FastTextError, match="not seen in training"):
@@ -345,7 +350,7 @@ def test_a_trial_table_the_disk_has_no_room_for_leaves_the_old_bundle(data_files
                 f.write(b"\0" * 1024)
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
                 "--autotune-duration", "5", "--buckets", "50000", "--output", out, "--autotune-trials", disk / "trials.csv",
-                "--no-progress")
+                "--no-progress", "--overwrite")
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]  # after the search's table
     assert r.returncode == 2 and errors == [f"error: cannot write {disk / 'trials.csv'}: No space left on device"], r.stderr
     assert "Traceback" not in r.stderr

@@ -1,6 +1,7 @@
 """End to end through ``python -m fasttext_lib``, locally and against a real (moto) S3 endpoint."""
 import json
 import os
+import shutil
 
 import boto3
 import pytest
@@ -153,6 +154,38 @@ def test_s3_end_to_end(sample_dir, s3_bucket):
     assert _last_json(r.stdout)["accuracy"] >= 0.75
 
 
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_train_keeps_an_earlier_model_unless_overwrite(local_bundle, sample_dir, tmp_path, s3_bucket, where):
+    """`train --output` onto a model bundle replaced it silently: an earlier model, maybe hours of training, gone
+    by a rerun or a reused name. It is now refused before any data is read (the error names --overwrite), the
+    bundle kept byte for byte; --overwrite replaces it. (Notebook 02 and SageMaker jobs save through save_bundle,
+    which replaces by default: a papermill rerun overwrites its own run's bundle, as before.)"""
+    from fasttext_lib import storage
+    from fasttext_lib.bundle import CONFIG
+
+    out = tmp_path / "bundle" if where == "local" else f"{s3_bucket}/models/run1"
+    if where == "local":
+        shutil.copytree(local_bundle[0], out)
+    else:
+        storage.publish(out, *_bundle_files(local_bundle[0]))
+    config = storage.read_bytes(storage.join(str(out), CONFIG))
+    r = run_cli("train", "--train", tmp_path / "missing.csv", "--output", out, *FAST)  # the data is not even read
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {out} already holds a model bundle; pass --overwrite to replace it, or choose another --output"], r.stderr
+    assert storage.read_bytes(storage.join(str(out), CONFIG)) == config
+    r = run_cli("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7", "--overwrite")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(storage.read_bytes(storage.join(str(out), CONFIG)))["train_config"]["seed"] == 7
+
+
+def _bundle_files(bundle):
+    """(files, manifest name, manifest) to publish a copy of a local bundle elsewhere."""
+    config = json.loads((bundle / "config.json").read_text())
+    files = {name: str(bundle / entry["object"]) for name, entry in config.pop("files").items()}
+    config.pop("written_by", None)
+    return files, "config.json", config
+
+
 def test_s3_bundle_without_list_bucket(sample_dir, s3_policy_server):
     """A role that may put, get and delete objects but not list the bucket (S3 then answers 403 for a
     missing key: the proxy does that in front of moto) trains to S3, predicts from the bundle, trains over
@@ -166,9 +199,9 @@ def test_s3_bundle_without_list_bucket(sample_dir, s3_policy_server):
         listed = policy.client("admin").list_objects_v2(Bucket=policy.bucket, Prefix=f"{prefix}/{where}/")
         return sorted(o["Key"].rsplit("/", 1)[1] for o in listed.get("Contents", []))
 
-    def train(where, env):
+    def train(where, env, *flags):
         return run_cli("train", "--train", sample_dir / "train.csv", "--output", f"s3://{policy.bucket}/{prefix}/{where}",
-                       "--epochs", "1", "--batch-size", "256", "--no-progress", env=env)
+                       "--epochs", "1", "--batch-size", "256", "--no-progress", *flags, env=env)
 
     with FaultProxy(policy.endpoint) as proxy:
         for method in ("GET", "HEAD"):
@@ -181,7 +214,10 @@ def test_s3_bundle_without_list_bucket(sample_dir, s3_policy_server):
         r = run_cli("predict", "--model", f"s3://{policy.bucket}/{prefix}/model", input="great food\nawful\n", env=env)
         assert r.returncode == 0, r.stderr
         assert [json.loads(line)["label"] in {"1", "2"} for line in r.stdout.splitlines()] == [True, True]
-        r = train("model", env)  # train replaces a bundle of ours, as with a listing
+        r = train("model", env)  # a bundle there is kept unless --overwrite, as with a listing
+        assert r.returncode == 2 and "already holds a model bundle; pass --overwrite" in r.stderr, r.stderr
+        assert keys("model") == first
+        r = train("model", env, "--overwrite")  # then replaced, as with a listing
         assert r.returncode == 0, r.stderr
         second = keys("model")
         assert len(second) == 4 and set(first) & set(second) == {"config.json"}

@@ -109,3 +109,16 @@ def test_a_number_setting_given_as_text_is_named_not_a_type_error(name, value):
     traceback that named no setting, and lr=True trained with lr 1.0."""
     with pytest.raises(FastTextError, match=f"^{name} must be a number, got {value!r}$"):
         TrainConfig(**{name: value})
+
+
+@pytest.mark.parametrize("value", ["no", "false", 0, None])
+def test_a_yes_no_setting_given_as_text_is_refused_not_taken_as_true(value):
+    """TrainConfig(progress="no") (a JSON config, papermill's text) was true: progress bars were shown. The
+    CLI's --no-progress and the hyperparameter parser (`--progress false`) give real booleans."""
+    with pytest.raises(FastTextError, match=f"^progress must be True or False, got {value!r}$"):
+        TrainConfig(progress=value)
+    import numpy as np
+
+    assert TrainConfig(progress=np.bool_(False)).progress is not True
+    hyper = sm_train.build_parser().parse_args(["--progress", "false"])
+    assert config_from_args(hyper).progress is False

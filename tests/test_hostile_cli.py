@@ -521,7 +521,7 @@ def test_failed_s3_upload_keeps_the_old_bundle(tmp_path, data, s3_model, proxy, 
     tmpdir, env = tmpdir_env
     old, before = predictions(s3_model), s3_keys(s3_model)
     proxy.fail("PUT", pattern, "500")
-    r = run_cli("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "11",
+    r = run_cli("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "11", "--overwrite",
                 env=dict(env, AWS_ENDPOINT_URL=proxy.endpoint, AWS_MAX_ATTEMPTS="2"))
     assert_error(r, "HTTP 500")
     assert any(m == "PUT" for m, _, _ in proxy.log)  # it got as far as uploading
@@ -563,7 +563,7 @@ def test_disk_full_while_writing_a_bundle_keeps_the_old_one(tmp_path, tmpfs, dat
     r = run_cli("train", "--train", data["train"], "--output", out, *TINY)
     assert r.returncode == 0, r.stderr
     old, before = predictions(out), listing(out)
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", env=env)
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", "--overwrite", env=env)
     assert_error(r, "No space left on device")
     assert str(out) in r.stderr
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
@@ -607,7 +607,7 @@ def test_full_tmpdir_while_staging_a_bundle_or_checkpoint_is_one_line(tmp_path, 
     out = copy_bundle(bundle, tmp_path / "model")
     old, before = predictions(out), listing(out)
     what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", *what,
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", "--overwrite", *what,
                 env={"TMPDIR": str(tmpdir)})
     assert_error(r, f"no room for temporary files in {tmpdir} (No space left on device)")
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
@@ -678,7 +678,8 @@ def test_signal_mid_publish_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_
     wrapper = tmp_path / "wrapper.py"
     wrapper.write_text(WRAPPER)
     mark = tmp_path / "publishing"
-    proc = start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", "5"], dict(env, PUBLISH_MARK=str(mark)),
+    proc = start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", "5", "--overwrite"],
+                 dict(env, PUBLISH_MARK=str(mark)),
                  wrapper)
     deadline = time.time() + 120
     while not mark.exists():
@@ -764,24 +765,32 @@ def test_kill_9_mid_publish_leftovers_go_with_the_next_run(tmp_path, data, bundl
     old, before = predictions(out), listing(out)
     wrapper = tmp_path / "wrapper.py"
     wrapper.write_text(WRAPPER)
-    proc = start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", "5"],
+    proc = start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", "5", "--overwrite"],
                  {"KILL_IN_PUBLISH": "1", "PUBLISH_MARK": str(tmp_path / "unused")}, wrapper)
     assert finish(proc).returncode == -signal.SIGKILL
     assert len(os.listdir(out)) > len(before) and predictions(out) == old  # a leftover, and still the old bundle
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--seed", "6")
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--seed", "6", "--overwrite")
     assert r.returncode == 0, r.stderr
     config = json.loads((out / "config.json").read_text())
     assert sorted(os.listdir(out)) == sorted([".fasttext.lock", "config.json"] + [e["object"] for e in config["files"].values()])
     assert config["train_config"]["seed"] == 6 and predictions(out)
 
 
-def test_two_trainings_to_one_output(tmp_path, data, tmpdir_env):
+@pytest.mark.parametrize("overwrite", [True, False], ids=["--overwrite", "no --overwrite"])
+def test_two_trainings_to_one_output(tmp_path, data, tmpdir_env, overwrite):
+    """Both find no bundle there and train. With --overwrite the last to finish wins; without it the first
+    bundle is kept and the other run fails in one line at its save (it would replace a model), leaving nothing."""
     tmpdir, env = tmpdir_env
     out = tmp_path / "model"
-    procs = [start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", str(seed)], env) for seed in (1, 2)]
-    for proc in procs:
-        r = finish(proc)
-        assert r.returncode == 0, r.stderr
+    flags = ["--overwrite"] if overwrite else []
+    procs = [start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", str(seed), *flags], env)
+             for seed in (1, 2)]
+    results = [finish(proc) for proc in procs]
+    if overwrite:
+        assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
+    else:
+        assert sorted(r.returncode for r in results) == [0, 2], [r.stderr for r in results]
+        assert_error(next(r for r in results if r.returncode), "; pass --overwrite to replace it")  # at its save (or before)
     config = json.loads((out / "config.json").read_text())
     assert config["train_config"]["seed"] in (1, 2)
     assert sorted(os.listdir(out)) == sorted([".fasttext.lock", "config.json"] + [e["object"] for e in config["files"].values()])
@@ -866,7 +875,7 @@ def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_
 
     def replace_then_sleep(seconds):  # the backoff before asking for the rest: another run publishes meanwhile
         if not replaced:
-            r = run_cli("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "7")
+            r = run_cli("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "7", "--overwrite")
             assert r.returncode == 0, r.stderr
             replaced.append(predictions_json(s3_model))
         real_sleep(seconds)

@@ -128,20 +128,156 @@ def test_papermill_reruns_with_parameters(tmp_path):
     ("02_train_gpu.ipynb", {"autotune": True, "autotune_duration": float("inf")}, "autotune_duration must be a positive"),
     # a device that is not there: found by train() only after the data was read from S3
     ("02_train_gpu.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),
+    ("04_inference.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),  # was found only by the load cell
+    # papermill -p train_accuracy no / -p autotune false pass text, which was true (autotune, a billed job ran)
+    ("02_train_gpu.ipynb", {"train_accuracy": "no"}, "train_accuracy must be True or False, got 'no'"),
+    ("02_train_gpu.ipynb", {"autotune": "false"}, "autotune must be True or False, got 'false' (papermill: "),
+    ("02_train_gpu.ipynb", {"use_training_job": "False"}, "use_training_job must be True or False, got 'False'"),
+    ("02_train_gpu.ipynb", {"tune": 1}, "tune must be True or False, got 1"),
+    ("04_inference.ipynb", {"deploy": "false"}, "deploy must be True or False, got 'false'"),
     # papermill -p passes a list as its text: its letters were the query words, or the pairs failed at the end
     ("04_inference.ipynb", {"query_words": "great"}, "query_words must be a list of words or None, got 'great'"),
     ("04_inference.ipynb", {"word_pairs": '[["great", "bad"]]'}, "word_pairs must be a list of (word, word) pairs"),
     ("04_inference.ipynb", {"word_pairs": [("great", "bad", "ok")]}, "word_pairs must be a list of (word, word) pairs"),
+    # a bucket that is not there: 01 found it only at its write cell, after the splits were made (sample, synthetic)
+    ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01"}, "S3 bucket does not exist: no-such-bucket-01"),
+    ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01", "dataset": "synthetic"}, "S3 bucket does not exist"),
+    ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01", "dataset": "ag_news"}, "S3 bucket does not exist"),
 ])
-def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, message, tmp_path):
+def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, message, tmp_path, s3_bucket):
     """`papermill -p epochs 0` (or a negative lr, an unknown optimizer or dataset) stops in the cell after the
     parameters, before any data is read, with the parameter named: not after a download or deep in MXNet."""
     code = code_cells(read(name))
     defaults = {}
     exec(code[0].source, {}, defaults)  # noqa: S102 - the committed parameters cell
+    defaults["bucket"] = s3_bucket[len("s3://"):]  # an existing bucket of the local S3 server
     exec(code[1].source, {**defaults, "output_dir": str(tmp_path)})  # the defaults pass   noqa: S102
     with pytest.raises(Exception, match=message.replace("(", r"\(").replace(")", r"\)")):
         exec(code[1].source, {**defaults, **overrides, "output_dir": str(tmp_path)})  # noqa: S102
+
+
+def run_after_papermill(name, injected, namespace=None):
+    """Cells 1-2 of a notebook as a kernel runs them under papermill: the parameters cell, papermill's
+    injected cell (``# Parameters`` + its assignments), then the check cell, with IPython's ``In`` history."""
+    code = code_cells(read(name))
+    cell = "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in injected.items())
+    namespace = dict(namespace or {})
+    history = ["", code[0].source, cell, code[1].source]
+    for i, source in enumerate(history[1:], start=1):
+        namespace["In"] = history[:i + 1]
+        exec(source, namespace)  # noqa: S102 - the committed cells and papermill's literal assignments
+    return namespace
+
+
+@pytest.mark.parametrize("name, typo, meant", [("01_data_prep.ipynb", "test_doc", "test_docs"),
+                                               ("02_train_gpu.ipynb", "epoch", "epochs"),
+                                               ("03_cpu_vs_gpu.ipynb", "bukcets", "buckets"),
+                                               ("04_inference.ipynb", "topk", "top_k")])
+def test_a_parameter_the_notebook_lacks_stops_its_check_cell(name, typo, meant, tmp_path, s3_bucket):
+    """`papermill 02 out.ipynb -p epoch 1` only warned "Passed unknown parameter" and ran the notebook with its
+    defaults (5 epochs, minutes of work). Each notebook's check cell now refuses the name in one line, before
+    anything is written; the names it has (and a run without papermill) pass."""
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out")}
+    with pytest.raises(Exception, match=rf"^this notebook has no parameter '{typo}' \(did you mean '{meant}'\?\) "
+                                        rf"\(papermill only warned.*; its parameters: bucket, prefix, dataset, "):
+        run_after_papermill(name, {**local, typo: 1})
+    assert not (tmp_path / "out").exists()  # stopped before the Workspace made the output folder
+    run_after_papermill(name, local)  # the names it has pass
+
+
+def test_without_papermill_nothing_is_checked():
+    """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell; papermill's
+    --inject-paths adds its own two names, which are no typo."""
+    from fasttext_lib.workspace import check_parameters
+
+    check_parameters({})  # exec'd cells, no IPython history
+    check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "x = 1", "epoch = 3"]})  # no papermill cell: no check
+    check_parameters({"In": ["", "bucket = 'b'", "# Parameters\nbucket = 'c'\nPAPERMILL_INPUT_PATH = 'in.ipynb'\n"
+                             "PAPERMILL_OUTPUT_PATH = 'out.ipynb'\n"]})  # papermill --inject-paths: its own names
+    with pytest.raises(Exception, match="no parameter 'epoch' .*; its parameters: bucket, epochs$"):
+        check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "# Parameters\nepoch = 3\n", "check"]})
+
+
+def test_papermill_run_with_a_misspelled_parameter_fails_in_its_check_cell(tmp_path):
+    """The real thing: papermill executes 01 with `-p test_doc 5` and fails, naming the parameter."""
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "papermill", os.path.join(NOTEBOOKS, SERIES[0]), str(tmp_path / "01.ipynb"),
+                        "--cwd", NOTEBOOKS, "-k", "python3", "-p", "test_doc", "5", "-p", "output_dir", str(out)],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
+    assert r.returncode != 0
+    assert "FastTextError: this notebook has no parameter 'test_doc' (did you mean 'test_docs'?)" in r.stderr, r.stderr[-2000:]
+    assert not out.exists()
+
+
+def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_path, capsys):
+    """After a run with autotune=True, a run without it left autotune.png and autotune_trials.csv in output_dir: a
+    trial table of another search beside the new model's history. 02's autotune cell now removes them, and only
+    them, when they are this library's (a user's files under those names, links and other files stay)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from fasttext_lib.autotune import TRIAL_COLUMNS
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
+
+    ws.save_autotune(trials, fig)  # what a run with autotune=True writes (the same call in that cell)
+    (ws.out / "history.csv").write_text("epoch\n1\n")
+    (ws.out / "my_autotune.png").write_bytes((ws.out / "autotune.png").read_bytes())
+    exec(cell, {"autotune": False, "ws": ws})  # noqa: S102 - 02's autotune cell, run without autotune
+    assert sorted(p.name for p in ws.out.iterdir()) == ["history.csv", "my_autotune.png"]
+    assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
+
+    fig.savefig(ws.out / "autotune.png")  # a figure of the user's own under that name (not marked as ours)
+    (ws.out / "autotune_trials.csv").write_text("trial,score\n1,0.5\n")
+    exec(cell, {"autotune": False, "ws": ws})  # noqa: S102
+    assert {"autotune.png", "autotune_trials.csv"} <= {p.name for p in ws.out.iterdir()}
+    assert capsys.readouterr().err == ""
+
+    (ws.out / "autotune.png").unlink()
+    (ws.out / "autotune_trials.csv").unlink()
+    elsewhere = Workspace("b", "p", str(tmp_path / "elsewhere"))
+    elsewhere.save_autotune(trials, fig)
+    (ws.out / "autotune.png").symlink_to(elsewhere.out / "autotune.png")  # a link: not removed, nor what it points to
+    assert ws.drop_autotune() == []
+    assert (ws.out / "autotune.png").is_symlink() and (elsewhere.out / "autotune.png").exists()
+    plt.close(fig)
+
+
+def test_autotune_outputs_are_replaced_together(tmp_path):
+    """A table that fails to write leaves the earlier plot and table both as they were (none half-written)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from fasttext_lib.autotune import TRIAL_COLUMNS
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    ws.save_autotune(pd.DataFrame([[1] * len(TRIAL_COLUMNS)], columns=TRIAL_COLUMNS), fig)
+    before = {name: (tmp_path / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv")}
+
+    class Broken:
+        def to_csv(self, **kwargs):
+            raise RuntimeError("cut")
+
+    ax.plot([2, 1])
+    with pytest.raises(RuntimeError, match="cut"):
+        ws.save_autotune(Broken(), fig)
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)
+    plt.close(fig)
 
 
 def test_demo_refuses_a_parameter_no_notebook_has(monkeypatch, capsys):

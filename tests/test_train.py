@@ -371,6 +371,13 @@ def test_score_train_records_training_accuracy_and_changes_no_parameter(splits):
     assert frame["train_accuracy"].iloc[-1] > frame["val_accuracy"].iloc[-1]
 
 
+def test_score_train_as_text_is_refused_not_taken_as_true(splits):
+    """score_train="no" (notebook 02's train_accuracy from papermill -p train_accuracy no) was true: a pass over
+    the training split per epoch that nobody asked for. Refused before anything is read or trained."""
+    with pytest.raises(FastTextError, match="^score_train must be True or False, got 'no'$"):
+        train(*splits, TrainConfig(epochs=1, progress=False, ctx="cpu"), score_train="no")
+
+
 def test_accuracy_on_scores_every_document_in_chunks(splits):
     from fasttext_lib.features import Featurizer
     from fasttext_lib.predict import encode_labels
