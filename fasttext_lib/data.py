@@ -296,25 +296,63 @@ def labeled_csv_row(row, quoted, classes):
     first and the text after it (``"2","the food was great"``; ``"3","title","body"``), rather than a review?
 
     ``classes``: the model's raw labels; ``quoted``: the record's first field was quoted. It is when the row has two
-    or more columns, the second starting without a space (a CSV writer puts none after the comma; a review such
-    as ``positive, but the battery died`` has one), and its first column is one of ``classes`` or a quoted whole
-    number (a Zhang et al. set the model was not trained on). ``predict`` and the endpoint's ``text/csv`` then
-    score the text columns only, as training reads them (:func:`csv_text`)."""
-    if len(row) < 2 or row[1][:1].isspace():
+    or more columns, the first one of ``classes`` or a quoted whole number (a Zhang et al. set the model was not
+    trained on), and, unless quoted, the second starting without a space (a CSV writer puts none after the comma; a
+    review such as ``positive, but the battery died`` has one). ``predict`` and the endpoint's ``text/csv`` then
+    score the text columns only, as training reads them (:func:`csv_text`), when :func:`labeled_csv_records`
+    agrees."""
+    if len(row) < 2 or (not quoted and row[1][:1].isspace()):
         return False
     first = row[0].strip()
     return bool(first) and (first in classes or (quoted and _is_int(first)))
 
 
+def _number_with_comma(row):
+    """Does a row start as a number written with a comma does (``1,000 calories``, ``2,5 stars``, ``1,2,3 done``)?"""
+    return _is_int(row[0].strip()) and row[1][:1].isdigit()
+
+
+def _short_header(row):
+    """A header row training recognizes (:func:`_header_layout`) whose every column is a name (3 words, 40 characters
+    at most), not a review that starts with one (``Class, style and comfort.``)."""
+    return _looks_like_header(row) and all(len(c.split()) <= 3 and len(c) <= 40 for c in row)
+
+
 def labeled_csv_start(line, classes):
-    """Does an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row that
-    training recognizes (``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`?"""
+    """Can an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row
+    (:func:`_short_header`: ``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`? Only a first
+    test: :func:`labeled_csv_records` decides from the first records."""
     stripped = line.lstrip("\ufeff").strip()
     try:
         row = next(csv.reader([stripped]), [])  # not strict: a first record that goes on past this line
     except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
         return False
-    return len(row) >= 2 and (_looks_like_header(row) or labeled_csv_row(row, stripped.startswith('"'), classes))
+    return len(row) >= 2 and (_short_header(row) or labeled_csv_row(row, stripped.startswith('"'), classes))
+
+
+def labeled_csv_records(records, quoted, classes, header=True):
+    """Is an input to label labeled CSV, judged by its first records (:data:`HEADER_LOOKAHEAD` + 1 of them, blank
+    ones left out; ``quoted``: the first one's first field was quoted)? One line is not enough: reviews start with
+    ``1,000 calories``, ``2,5 stars`` (a decimal comma) or ``Class, style and comfort``, and a file read as CSV
+    would lose their first words, or be refused at its first line without a comma.
+
+    It is when the first record is a labeled row (:func:`labeled_csv_row`) or, with ``header``, a header row
+    (:func:`_short_header`), and at least half of the records after it are of the same kind: labeled rows (their class one of
+    ``classes`` or a whole number) or rows as wide as the header; for a labeled row, not every record may read as a
+    number with a comma (:func:`_number_with_comma`: ``1,000 calories`` alone is a review; pandas' unquoted
+    ``1,3 months of use`` beside other rows is a row)."""
+    records = [r for r in records if r]
+    if not records:
+        return False
+    first, rest = records[0], records[1:]
+    if header and _short_header(first):
+        return 2 * sum(len(r) == len(first) for r in rest) >= len(rest) > 0
+    if not labeled_csv_row(first, quoted, classes):
+        return False
+    labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or _is_int(r[0].strip()))]
+    if 2 * len(labeled) < len(rest):
+        return False
+    return quoted or not all(_number_with_comma(r) for r in [first] + labeled)
 
 
 def detect_format(first_line, uri):

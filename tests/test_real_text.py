@@ -237,6 +237,63 @@ def test_reviews_that_only_look_like_csv_stay_reviews(tmp_path, bundle):
     assert _served(bundle, "positive, but the battery died in a week\n") == [expected[1]]
 
 
+@pytest.fixture(scope="module")
+def polarity_bundle(tmp_path_factory, real):
+    """A model whose classes are "1" and "2", as one trained on Yelp or Amazon polarity."""
+    where = tmp_path_factory.mktemp("polarity")
+    (where / "train.csv").write_text("".join(f'"{1 if label == "negative" else 2}","{text.replace(chr(34), 2 * chr(34))}"\n'
+                                             for label, text in zip(real.labels, real.texts)))
+    got = cli_in_process("train", "--train", where / "train.csv", "--output", where / "m", "--epochs", "2",
+                         "--no-progress")
+    assert got.returncode == 0, got.stderr
+    return where / "m"
+
+
+# Reviews as people write them: a number with a thousands or decimal comma, a count, a rating; and reviews that open
+# with a word that names a CSV column. Each was read as a labeled CSV row or header by a model with classes 1 and 2
+# (its first words dropped, or the file refused at its next line without a comma).
+NUMBER_REVIEWS = ["1,000 calories for a salad? No thanks.", "2,000 calories of pure joy, worth every bite.",
+                  "2,5 stars, rounding up because the staff was nice.", "1,5 hours wait for a table on a Tuesday.",
+                  "1,2,3 done! Easiest setup ever.", "2,99 for a coffee is fine by me.",
+                  "Class, style and comfort. Love these shoes.", "Rating, 5 out of 5 from our whole family.",
+                  "Score, 10/10 for the fries.", "Label, packaging and bottle all look cheap."]
+
+
+@pytest.mark.parametrize("first", NUMBER_REVIEWS)
+def test_a_review_that_opens_like_a_csv_row_is_a_review(polarity_bundle, real, first):
+    from fasttext_lib import sm_serve
+    from fasttext_lib.predict import Predictor
+
+    lines = [first] + [" ".join(t.split()) for t in real.texts[:30]]
+    expected = Predictor.load(polarity_bundle).predict(lines)
+    for given in (lines, [first], [first, "1,5 hours wait, never again."]):  # also alone, or beside another
+        cli = cli_in_process("predict", "--model", polarity_bundle, input="".join(line + "\n" for line in given))
+        assert cli.returncode == 0 and "CSV" not in cli.stderr, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(polarity_bundle).predict(given)
+    assert [json.loads(line) for line in cli_in_process("predict", "--model", polarity_bundle, input="".join(
+        line + "\n" for line in lines)).stdout.splitlines()] == expected
+    model = sm_serve.model_fn(str(polarity_bundle))  # the endpoint's text/csv: each record whole, its commas kept
+    records = [line for line in lines if '"' not in line]
+    for given in (records, [first]):
+        body = "".join(line + "\n" for line in given).encode()
+        got = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), model)
+        assert [dict(a) for a in got] == Predictor.load(polarity_bundle).predict(given)
+
+
+def test_an_unquoted_labeled_csv_whose_first_text_opens_with_a_number_is_still_read_as_csv(tmp_path, polarity_bundle,
+                                                                                              real):
+    # pandas writes 1,3 months of use ... unquoted: beside the rows after it, still a labeled row
+    from fasttext_lib.predict import Predictor
+
+    texts = ["3 months of use and it no longer recognizes anything."] + \
+        [" ".join(t.split()) for t in real.texts[:20] if "," not in t and '"' not in t]
+    path = tmp_path / "pandas.csv"
+    path.write_text("".join(f"{1 + i % 2},{t}\n" for i, t in enumerate(texts)))
+    cli = cli_in_process("predict", "--model", polarity_bundle, "--input", path)
+    assert cli.returncode == 0 and "read as labeled CSV" in cli.stderr, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(polarity_bundle).predict(texts)
+
+
 def test_a_labeled_csv_input_with_a_line_that_is_no_row_is_one_error_naming_it(tmp_path, bundle):
     path = tmp_path / "mixed.csv"
     path.write_text('"positive","a great phone"\n"negative","it broke"\njust a review\n')
