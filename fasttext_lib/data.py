@@ -536,38 +536,42 @@ def examples_of_lines(lines, uri, fmt="auto"):
         yield _csv_row_to_example(row, uri, start, layout)
 
 
-# A column after the class is read as text. One that, over the look-ahead's rows, holds only whole numbers (a tweet
-# or row id) or one and the same value (Sentiment140's NO_QUERY) is no text: a file with metadata columns, whose ids,
-# dates and user names would be trained on as words. Decided over this many rows at least (a title can repeat).
+# A column after the class is read as text. One that, over the look-ahead's rows, holds only whole numbers, nearly all
+# different (a tweet or row id), is no text: a file with metadata columns, whose ids, dates and user names would be
+# trained on as words; a column of one and the same value (Sentiment140's NO_QUERY) is named beside it. A column of
+# repeated numbers (a star rating, a year) or of one value (the drug or product every review is about; a title that
+# repeats) is read as text, as Zhang's rule reads it. Decided over this many rows at least.
 METADATA_MIN_ROWS = 20
 _WHOLE_NUMBER = re.compile(r"\s*-?\d+\s*")
 
 
 def _check_text_columns(rows, columns, uri):
-    """Refuse CSV whose text columns include id or constant columns (:data:`METADATA_MIN_ROWS`); ``rows``: the first
-    data rows; ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang).
-    Two-column files are never refused."""
+    """Refuse CSV whose text columns include an id column (:data:`METADATA_MIN_ROWS`); ``rows``: the first data rows;
+    ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang). Two-column
+    files are never refused."""
     width = max((len(r) for r in rows), default=0)
     label_col, text_cols = columns if columns is not None else (0, list(range(1, width)))
     if len(text_cols) < 2 or len(rows) < METADATA_MIN_ROWS:
         return
-    found = []
+    ids, constant = [], []
     for c in text_cols:
         values = [r[c] for r in rows if c < len(r) and r[c].strip()]
         if len(values) < METADATA_MIN_ROWS:
             continue
-        if all(_WHOLE_NUMBER.fullmatch(v) for v in values):
-            found.append((c, f"column {c + 1} holds only whole numbers ({values[0].strip()!r}, ...)"))
+        if all(_WHOLE_NUMBER.fullmatch(v) for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values):
+            ids.append((c, f"column {c + 1} holds only whole numbers ({values[0].strip()!r}, ...)"))
         elif len(set(values)) == 1:
-            found.append((c, f"column {c + 1} is {values[0]!r} in every one"))
-    if not found:
+            constant.append((c, f"column {c + 1} is {values[0]!r} in every one"))
+    if not ids:
         return
+    found = sorted(ids + constant)
+    text = [c for c in text_cols if c not in {c for c, _ in found}] or text_cols
     raise FastTextError(
         f"{uri}: not every column after the class is text: over the first {len(rows)} rows, "
         f"{'; '.join(what for _, what in found)} (an id, date or user column, as in Sentiment140's "
         f"class,id,date,query,user,text), and each would be trained on as words. Keep only the class and the text "
         f"column(s), e.g. pandas: pd.read_csv(path{'' if columns else ', header=None'}).iloc[:, [{label_col}, "
-        f"{text_cols[-1]}]].to_csv(new_path, {'' if columns else 'header=False, '}index=False)")
+        f"{text[-1]}]].to_csv(new_path, {'' if columns else 'header=False, '}index=False)")
 
 
 def _chain(first, rest):

@@ -342,6 +342,40 @@ def test_a_file_with_id_date_and_user_columns_is_refused_not_trained_on_as_words
         _served(bundle, body)
 
 
+@pytest.mark.parametrize("layout", ["label,drug,review", "label,stars,review", "label,year,review", "class,title,review"])
+@pytest.mark.parametrize("header", [True, False])
+def test_a_rating_year_or_one_product_column_is_read_as_text(tmp_path, real, layout, header):
+    # real review sets carry such a column (a drug review file of one drug; the star rating beside a polarity; a
+    # title every early review shares): Zhang's rule reads it as text, as before the id column guard, not refused
+    def value(i):
+        return {"label,drug,review": "Levonorgestrel", "label,stars,review": str(i % 3 + (1 if i % 2 else 8)),
+                "label,year,review": str(2008 + i % 10), "class,title,review": "Great!"}[layout]
+
+    rows = [[label, value(i), text] for i, (label, text) in enumerate(zip(real.labels, real.texts))]
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    if header:
+        writer.writerow(layout.split(","))
+    writer.writerows(rows)
+    (tmp_path / "reviews.csv").write_text(out.getvalue())
+    data = read_labeled(str(tmp_path / "reviews.csv"))
+    assert data.labels == real.labels and data.texts == [f"{v} {t}" if t else v for _, v, t in rows]
+
+
+def test_an_id_column_after_the_text_is_refused_with_a_fix_that_keeps_the_text(tmp_path, real):
+    # UCI drug reviews' usefulCount after the review: the line said to keep the class and the count column
+    frame = pd.DataFrame({"label": real.labels, "review": real.texts,
+                          "useful_count": [(i * 7919) % 1000 for i in range(len(real))]})
+    frame.to_csv(tmp_path / "drugs.csv", index=False)
+    with pytest.raises(FastTextError, match=r"column 3 holds only whole numbers") as refused:
+        read_labeled(str(tmp_path / "drugs.csv"))
+    fix = str(refused.value).split("e.g. pandas: ")[1]
+    assert fix == "pd.read_csv(path).iloc[:, [0, 1]].to_csv(new_path, index=False)"
+    pd.read_csv(tmp_path / "drugs.csv").iloc[:, [0, 1]].to_csv(tmp_path / "fixed.csv", index=False)
+    fixed = read_labeled(str(tmp_path / "fixed.csv"))
+    assert fixed.texts == real.texts and fixed.labels == real.labels
+
+
 @pytest.mark.parametrize("name", ["ag_news", "dbpedia", "yahoo_answers", "amazon_review_full", "yelp_review_polarity"])
 def test_zhang_sets_with_several_text_columns_still_read_every_column(tmp_path, real, name):
     # the id/constant column check must not touch real Zhang layouts, over more rows than it looks at
