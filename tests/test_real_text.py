@@ -469,3 +469,18 @@ def test_zhang_multi_column_sets_as_distributed(tmp_path, body, labels, texts):
     path.write_text(body, encoding="utf-8")
     data = read_labeled(str(path))
     assert data.labels == labels and data.texts == texts
+
+
+def test_a_zhang_file_whose_first_text_opens_with_a_space_is_read_as_csv(tmp_path, bundle, real):
+    # a scraped review keeps its leading spaces ("  this problem vanished after ..." in VADER's Amazon snippets):
+    # "positive","  the text" was taken for a review, since a CSV writer puts no space after a comma; quoted, the
+    # class is a field all the same
+    from fasttext_lib.data import csv_line
+    from fasttext_lib.predict import Predictor
+
+    texts = ["  " + real.texts[0]] + list(real.texts[1:20])
+    path = tmp_path / "test.csv"
+    path.write_text("".join(csv_line(label, text) for label, text in zip(real.labels, texts)))
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0 and "read as labeled CSV" in cli.stderr, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(bundle).predict(texts)
