@@ -486,10 +486,12 @@ def _csv_input_check(name, fmt, classes):
                     yield line + "\n"
 
             records = csv.reader(kept(itertools.chain([ahead.pop()], lines)))  # not strict: read strictly below
-            try:
-                first_records = [r for r in itertools.islice(filter(None, records), HEADER_LOOKAHEAD + 1)]
-            except csv.Error:  # malformed CSV over the first records: text
-                first_records = []
+            first_records = []
+            with contextlib.suppress(csv.Error):  # malformed CSV (an unclosed quote): judged by the records before
+                for record in filter(None, records):
+                    first_records.append(record)
+                    if len(first_records) > HEADER_LOOKAHEAD:
+                        break
             if not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'), classes):
                 return False
         try:

@@ -484,3 +484,18 @@ def test_a_zhang_file_whose_first_text_opens_with_a_space_is_read_as_csv(tmp_pat
     cli = cli_in_process("predict", "--model", bundle, "--input", path)
     assert cli.returncode == 0 and "read as labeled CSV" in cli.stderr, cli.stderr
     assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(bundle).predict(texts)
+
+
+def test_a_labeled_csv_with_an_unclosed_quote_early_on_is_one_error_not_read_as_reviews(tmp_path, bundle, real):
+    # the first records decide; an unclosed quote in them (the rest of the file one field, past the csv field limit)
+    # made them no records at all, and the file was answered line by line, its classes scored as words
+    from fasttext_lib.data import CSV_FIELD_LIMIT, csv_line
+
+    path = tmp_path / "test.csv"
+    with open(path, "w") as f:
+        f.write("".join(csv_line(label, text) for label, text in zip(real.labels[:5], real.texts[:5])))
+        f.write('"positive","an unclosed quote\n')
+        f.write(("x" * 999 + "\n") * (CSV_FIELD_LIMIT // 1000 + 10))
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 2 and cli.stdout == "" and cli.stderr.count("\n") == 1, cli.stderr[:500]
+    assert "test.csv:6: malformed CSV record" in cli.stderr and "--format text" in cli.stderr
