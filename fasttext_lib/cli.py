@@ -24,6 +24,7 @@ Every user error prints one ``error: ...`` line on stderr and exits with status 
 """
 import argparse
 import contextlib
+import csv
 import itertools
 import json
 import logging
@@ -465,7 +466,8 @@ def _csv_input_check(name, fmt, classes):
     """predict's ``check`` of its input (see :func:`_checked_lines`): is it labeled CSV, a test file such as Zhang
     et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start)? Then every
     record is read as training reads it (errors before any answer) and True is returned, else False."""
-    from .data import examples_of_lines, labeled_csv_start
+    from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, labeled_csv_records,
+                       labeled_csv_start)
 
     def check(lines):
         if fmt == "text":
@@ -477,8 +479,25 @@ def _csv_input_check(name, fmt, classes):
             first = next(lines, None)
         if first is None or (fmt == "auto" and not labeled_csv_start(first, classes)):
             return False
+        ahead = [first]
+        if fmt == "auto":
+            allow_long_csv_fields()  # the first records decide (a review may start as a labeled row does: 1,000 calories)
+            def kept(it):
+                for line in it:
+                    ahead.append(line)
+                    yield line + "\n"
+
+            records = csv.reader(kept(itertools.chain([ahead.pop()], lines)))  # not strict: read strictly below
+            first_records = []
+            with contextlib.suppress(csv.Error):  # malformed CSV (an unclosed quote): judged by the records before
+                for record in filter(None, records):
+                    first_records.append(record)
+                    if len(first_records) > HEADER_LOOKAHEAD:
+                        break
+            if not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'), classes):
+                return False
         try:
-            for _ in examples_of_lines(_with_line_ends(itertools.chain(blank, [first], lines)), name, "csv"):
+            for _ in examples_of_lines(_with_line_ends(itertools.chain(blank, ahead, lines)), name, "csv"):
                 pass
         except FastTextError as exc:
             if fmt == "csv":

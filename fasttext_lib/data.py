@@ -296,25 +296,63 @@ def labeled_csv_row(row, quoted, classes):
     first and the text after it (``"2","the food was great"``; ``"3","title","body"``), rather than a review?
 
     ``classes``: the model's raw labels; ``quoted``: the record's first field was quoted. It is when the row has two
-    or more columns, the second starting without a space (a CSV writer puts none after the comma; a review such
-    as ``positive, but the battery died`` has one), and its first column is one of ``classes`` or a quoted whole
-    number (a Zhang et al. set the model was not trained on). ``predict`` and the endpoint's ``text/csv`` then
-    score the text columns only, as training reads them (:func:`csv_text`)."""
-    if len(row) < 2 or row[1][:1].isspace():
+    or more columns, the first one of ``classes`` or a quoted whole number (a Zhang et al. set the model was not
+    trained on), and, unless quoted, the second starting without a space (a CSV writer puts none after the comma; a
+    review such as ``positive, but the battery died`` has one). ``predict`` and the endpoint's ``text/csv`` then
+    score the text columns only, as training reads them (:func:`csv_text`), when :func:`labeled_csv_records`
+    agrees."""
+    if len(row) < 2 or (not quoted and row[1][:1].isspace()):
         return False
     first = row[0].strip()
     return bool(first) and (first in classes or (quoted and _is_int(first)))
 
 
+def _number_with_comma(row):
+    """Does a row start as a number written with a comma does (``1,000 calories``, ``2,5 stars``, ``1,2,3 done``)?"""
+    return _is_int(row[0].strip()) and row[1][:1].isdigit()
+
+
+def _short_header(row):
+    """A header row training recognizes (:func:`_header_layout`) whose every column is a name (3 words, 40 characters
+    at most), not a review that starts with one (``Class, style and comfort.``)."""
+    return _looks_like_header(row) and all(len(c.split()) <= 3 and len(c) <= 40 for c in row)
+
+
 def labeled_csv_start(line, classes):
-    """Does an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row that
-    training recognizes (``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`?"""
+    """Can an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row
+    (:func:`_short_header`: ``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`? Only a first
+    test: :func:`labeled_csv_records` decides from the first records."""
     stripped = line.lstrip("\ufeff").strip()
     try:
         row = next(csv.reader([stripped]), [])  # not strict: a first record that goes on past this line
     except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
         return False
-    return len(row) >= 2 and (_looks_like_header(row) or labeled_csv_row(row, stripped.startswith('"'), classes))
+    return len(row) >= 2 and (_short_header(row) or labeled_csv_row(row, stripped.startswith('"'), classes))
+
+
+def labeled_csv_records(records, quoted, classes, header=True):
+    """Is an input to label labeled CSV, judged by its first records (:data:`HEADER_LOOKAHEAD` + 1 of them, blank
+    ones left out; ``quoted``: the first one's first field was quoted)? One line is not enough: reviews start with
+    ``1,000 calories``, ``2,5 stars`` (a decimal comma) or ``Class, style and comfort``, and a file read as CSV
+    would lose their first words, or be refused at its first line without a comma.
+
+    It is when the first record is a labeled row (:func:`labeled_csv_row`) or, with ``header``, a header row
+    (:func:`_short_header`), and at least half of the records after it are of the same kind: labeled rows (their class one of
+    ``classes`` or a whole number) or rows as wide as the header; for a labeled row, not every record may read as a
+    number with a comma (:func:`_number_with_comma`: ``1,000 calories`` alone is a review; pandas' unquoted
+    ``1,3 months of use`` beside other rows is a row)."""
+    records = [r for r in records if r]
+    if not records:
+        return False
+    first, rest = records[0], records[1:]
+    if header and _short_header(first):
+        return 2 * sum(len(r) == len(first) for r in rest) >= len(rest) > 0
+    if not labeled_csv_row(first, quoted, classes):
+        return False
+    labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or _is_int(r[0].strip()))]
+    if 2 * len(labeled) < len(rest):
+        return False
+    return quoted or not all(_number_with_comma(r) for r in [first] + labeled)
 
 
 def detect_format(first_line, uri):
@@ -498,38 +536,42 @@ def examples_of_lines(lines, uri, fmt="auto"):
         yield _csv_row_to_example(row, uri, start, layout)
 
 
-# A column after the class is read as text. One that, over the look-ahead's rows, holds only whole numbers (a tweet
-# or row id) or one and the same value (Sentiment140's NO_QUERY) is no text: a file with metadata columns, whose ids,
-# dates and user names would be trained on as words. Decided over this many rows at least (a title can repeat).
+# A column after the class is read as text. One that, over the look-ahead's rows, holds only whole numbers, nearly all
+# different (a tweet or row id), is no text: a file with metadata columns, whose ids, dates and user names would be
+# trained on as words; a column of one and the same value (Sentiment140's NO_QUERY) is named beside it. A column of
+# repeated numbers (a star rating, a year) or of one value (the drug or product every review is about; a title that
+# repeats) is read as text, as Zhang's rule reads it. Decided over this many rows at least.
 METADATA_MIN_ROWS = 20
 _WHOLE_NUMBER = re.compile(r"\s*-?\d+\s*")
 
 
 def _check_text_columns(rows, columns, uri):
-    """Refuse CSV whose text columns include id or constant columns (:data:`METADATA_MIN_ROWS`); ``rows``: the first
-    data rows; ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang).
-    Two-column files are never refused."""
+    """Refuse CSV whose text columns include an id column (:data:`METADATA_MIN_ROWS`); ``rows``: the first data rows;
+    ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang). Two-column
+    files are never refused."""
     width = max((len(r) for r in rows), default=0)
     label_col, text_cols = columns if columns is not None else (0, list(range(1, width)))
     if len(text_cols) < 2 or len(rows) < METADATA_MIN_ROWS:
         return
-    found = []
+    ids, constant = [], []
     for c in text_cols:
         values = [r[c] for r in rows if c < len(r) and r[c].strip()]
         if len(values) < METADATA_MIN_ROWS:
             continue
-        if all(_WHOLE_NUMBER.fullmatch(v) for v in values):
-            found.append((c, f"column {c + 1} holds only whole numbers ({values[0].strip()!r}, ...)"))
+        if all(_WHOLE_NUMBER.fullmatch(v) for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values):
+            ids.append((c, f"column {c + 1} holds only whole numbers ({values[0].strip()!r}, ...)"))
         elif len(set(values)) == 1:
-            found.append((c, f"column {c + 1} is {values[0]!r} in every one"))
-    if not found:
+            constant.append((c, f"column {c + 1} is {values[0]!r} in every one"))
+    if not ids:
         return
+    found = sorted(ids + constant)
+    text = [c for c in text_cols if c not in {c for c, _ in found}] or text_cols
     raise FastTextError(
         f"{uri}: not every column after the class is text: over the first {len(rows)} rows, "
         f"{'; '.join(what for _, what in found)} (an id, date or user column, as in Sentiment140's "
         f"class,id,date,query,user,text), and each would be trained on as words. Keep only the class and the text "
         f"column(s), e.g. pandas: pd.read_csv(path{'' if columns else ', header=None'}).iloc[:, [{label_col}, "
-        f"{text_cols[-1]}]].to_csv(new_path, {'' if columns else 'header=False, '}index=False)")
+        f"{text[-1]}]].to_csv(new_path, {'' if columns else 'header=False, '}index=False)")
 
 
 def _chain(first, rest):

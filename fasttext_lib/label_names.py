@@ -184,6 +184,12 @@ def _is_file(spec):
     return storage.is_s3(spec) or os.path.isfile(spec)
 
 
+class DatasetNames(dict):
+    """An explicit names file's mapping: a dataset's classes.txt, which a split of it may not all have (dbpedia's
+    files are sorted by class, so a head of one holds a few of its 14). The user points at it: its names for
+    classes the data lacks are dropped, where inline pairs or a dataset name naming them are an error (a typo)."""
+
+
 def from_option(spec):
     """The explicit ``--label-names`` value -> ``{raw label: name}`` (``{}`` for ``none``).
 
@@ -192,7 +198,7 @@ def from_option(spec):
     if spec.strip().lower() in NONE_WORDS:
         return {}
     if _is_file(spec):
-        return read_file(spec)
+        return DatasetNames(read_file(spec))
     if spec.strip() in KNOWN:
         return dict(KNOWN[spec.strip()])
     if "=" in spec or spec.strip().startswith("{"):
@@ -274,12 +280,14 @@ def kept_for_data(found, labels, where, subset=False):
     if shared and not subset and unnamed:
         raise FastTextError(f"{where} names {shared} of the data's {len(present)} classes, not its class(es) "
                             f"{', '.join(map(repr, unnamed[:5]))}: is it another dataset's? Move it away, or pass "
-                            f"--label-names (a names file, or 1=negative,2=positive; 'none' for raw labels)")
+                            f"--label-names (a names file, or 1=negative,2=positive; 'none' for raw labels; "
+                            f"{where} itself if it is this data's)")
     if shared and not subset and 2 * shared <= len(found):
         raise FastTextError(f"{where} names {len(found)} classes but the data has {'only ' if shared else ''}{shared} of "
                             f"them (its classes: {', '.join(sorted(present, key=lambda c: (len(c), c))[:10])}): is it "
                             f"another dataset's? Move it away, or pass --label-names (a names file, or "
-                            f"1=negative,2=positive; 'none' for raw labels)")
+                            f"1=negative,2=positive; 'none' for raw labels; {where} itself if it is this data's: "
+                            f"a split without every class)")
     return {k: v for k, v in found.items() if k in present}
 
 
@@ -323,10 +331,14 @@ def settle(data, explicit, where):
     """Set ``data.names`` for a training run and return the line that reports them (None: no names).
 
     ``explicit`` (``from_option`` of the CLI's ``--label-names`` or the job's ``label_names``, named by
-    ``where`` in errors) wins over a names file found beside the data; it must name only classes the
-    data has. One function so the CLI and the SageMaker job cannot drift apart.
+    ``where`` in errors) wins over a names file found beside the data; inline pairs and a dataset name must name only
+    classes the data has; a names file (:class:`DatasetNames`) that names some of them may name more (dropped: a split
+    that lacks some), as long as it names every class the data has when it names others (:func:`kept_for_data`). One function so the CLI and the
+    SageMaker job cannot drift apart.
     """
     if explicit is not None:
+        if isinstance(explicit, DatasetNames) and any(label in explicit for label in data.classes()):
+            explicit = kept_for_data(explicit, data.classes(), where, subset=True)  # else refused: none is the data's
         data.names = for_labels(explicit, data.classes(), where, strict=True)
     if not data.names:
         return None

@@ -381,17 +381,17 @@ def _answer_bytes(answers, ranked):
 
 def _csv_texts(reviews, predictor):
     """The reviews of a ``text/csv`` request: when its first record is a labeled row, the class first and the text
-    after it (``"2","the food was great"``, a line of a Zhang et al. file: data.labeled_csv_row), every record's
+    after it (``"2","the food was great"``, a line of a Zhang et al. file: data.labeled_csv_records), every record's
     text columns as training reads them (the class not scored, as by ``predict``); else each record whole."""
-    from .data import HEADER_LOOKAHEAD, _check_text_columns, csv_text, labeled_csv_row
+    from .data import HEADER_LOOKAHEAD, _check_text_columns, csv_text, labeled_csv_records
 
     records = reviews.records
-    if not labeled_csv_row(records[0], reviews.quoted, set(predictor.labels)):
+    if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], reviews.quoted, set(predictor.labels), header=False):
         return list(reviews)
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:
         raise RequestError(400, f"CSV record {short + 1} has one column, but record 1 is a labeled row (class "
-                                f"{records[0][0].strip()!r}, then the text), so every record must be one")
+                                f"{next(r for r in records if r)[0].strip()!r}, then the text), so every record must be one")
     try:  # id, date or user columns (Sentiment140's) are refused, as by training and predict
         _check_text_columns(records[:HEADER_LOOKAHEAD + 1], None, "request")
     except FastTextError as exc:

@@ -498,3 +498,29 @@ def test_names_that_are_the_datas_own_still_apply_to_a_split_that_lacks_classes(
     expected = {"split without a class": {"1": "World", "2": "Sports", "3": "Business"}, "limit": {"1": "World"},
                 "no shared class": {}}.get(case, {"1": "World", "2": "Sports"})
     assert got.names == expected
+
+
+DBPEDIA = ("Company\nEducationalInstitution\nArtist\nAthlete\nOfficeHolder\nMeanOfTransportation\nBuilding\n"
+           "NaturalPlace\nVillage\nAnimal\nPlant\nAlbum\nFilm\nWrittenWork\n")
+
+
+def test_a_datasets_classes_txt_beside_a_split_with_few_of_its_classes_can_be_passed_explicitly(tmp_path):
+    """dbpedia's files are sorted by class: a head of train.csv, copied with the archive's classes.txt into a
+    folder, holds 6 of its 14 classes. The file beside it is refused (it may be another dataset's), and the line
+    said to pass --label-names, but passing that file was refused as well (it names classes the data lacks): the
+    user had to type the names. The file passed explicitly now names the data's classes."""
+    labels = [str(c) for c in range(1, 7) for _ in range(50)]
+    write_csv(LabeledTexts(labels, [f"an article of class {c}" for c in labels]), str(tmp_path / "train.csv"))
+    (tmp_path / "classes.txt").write_text(DBPEDIA)
+    out = tmp_path / "out"
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", out, *FAST)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "classes.txt itself if it is this data's" in r.stderr
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", out, *FAST,
+                       "--label-names", tmp_path / "classes.txt")
+    assert r.returncode == 0, r.stderr
+    assert _config(out)["label_names"] == dict(zip("123456", DBPEDIA.split()[:6]))
+    # a file whose numbering is not the data's (class 0 unnamed) is still refused, explicit or not
+    write_csv(LabeledTexts(["0"] + labels, ["x"] * 301), str(tmp_path / "zero.csv"))
+    r = cli_in_process("train", "--train", tmp_path / "zero.csv", "--output", tmp_path / "o2", *FAST,
+                       "--label-names", tmp_path / "classes.txt")
+    assert r.returncode == 2 and "its numbering is not the data's" in r.stderr, r.stderr

@@ -237,6 +237,63 @@ def test_reviews_that_only_look_like_csv_stay_reviews(tmp_path, bundle):
     assert _served(bundle, "positive, but the battery died in a week\n") == [expected[1]]
 
 
+@pytest.fixture(scope="module")
+def polarity_bundle(tmp_path_factory, real):
+    """A model whose classes are "1" and "2", as one trained on Yelp or Amazon polarity."""
+    where = tmp_path_factory.mktemp("polarity")
+    (where / "train.csv").write_text("".join(f'"{1 if label == "negative" else 2}","{text.replace(chr(34), 2 * chr(34))}"\n'
+                                             for label, text in zip(real.labels, real.texts)))
+    got = cli_in_process("train", "--train", where / "train.csv", "--output", where / "m", "--epochs", "2",
+                         "--no-progress")
+    assert got.returncode == 0, got.stderr
+    return where / "m"
+
+
+# Reviews as people write them: a number with a thousands or decimal comma, a count, a rating; and reviews that open
+# with a word that names a CSV column. Each was read as a labeled CSV row or header by a model with classes 1 and 2
+# (its first words dropped, or the file refused at its next line without a comma).
+NUMBER_REVIEWS = ["1,000 calories for a salad? No thanks.", "2,000 calories of pure joy, worth every bite.",
+                  "2,5 stars, rounding up because the staff was nice.", "1,5 hours wait for a table on a Tuesday.",
+                  "1,2,3 done! Easiest setup ever.", "2,99 for a coffee is fine by me.",
+                  "Class, style and comfort. Love these shoes.", "Rating, 5 out of 5 from our whole family.",
+                  "Score, 10/10 for the fries.", "Label, packaging and bottle all look cheap."]
+
+
+@pytest.mark.parametrize("first", NUMBER_REVIEWS)
+def test_a_review_that_opens_like_a_csv_row_is_a_review(polarity_bundle, real, first):
+    from fasttext_lib import sm_serve
+    from fasttext_lib.predict import Predictor
+
+    lines = [first] + [" ".join(t.split()) for t in real.texts[:30]]
+    expected = Predictor.load(polarity_bundle).predict(lines)
+    for given in (lines, [first], [first, "1,5 hours wait, never again."]):  # also alone, or beside another
+        cli = cli_in_process("predict", "--model", polarity_bundle, input="".join(line + "\n" for line in given))
+        assert cli.returncode == 0 and "CSV" not in cli.stderr, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(polarity_bundle).predict(given)
+    assert [json.loads(line) for line in cli_in_process("predict", "--model", polarity_bundle, input="".join(
+        line + "\n" for line in lines)).stdout.splitlines()] == expected
+    model = sm_serve.model_fn(str(polarity_bundle))  # the endpoint's text/csv: each record whole, its commas kept
+    records = [line for line in lines if '"' not in line]
+    for given in (records, [first]):
+        body = "".join(line + "\n" for line in given).encode()
+        got = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), model)
+        assert [dict(a) for a in got] == Predictor.load(polarity_bundle).predict(given)
+
+
+def test_an_unquoted_labeled_csv_whose_first_text_opens_with_a_number_is_still_read_as_csv(tmp_path, polarity_bundle,
+                                                                                              real):
+    # pandas writes 1,3 months of use ... unquoted: beside the rows after it, still a labeled row
+    from fasttext_lib.predict import Predictor
+
+    texts = ["3 months of use and it no longer recognizes anything."] + \
+        [" ".join(t.split()) for t in real.texts[:20] if "," not in t and '"' not in t]
+    path = tmp_path / "pandas.csv"
+    path.write_text("".join(f"{1 + i % 2},{t}\n" for i, t in enumerate(texts)))
+    cli = cli_in_process("predict", "--model", polarity_bundle, "--input", path)
+    assert cli.returncode == 0 and "read as labeled CSV" in cli.stderr, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(polarity_bundle).predict(texts)
+
+
 def test_a_labeled_csv_input_with_a_line_that_is_no_row_is_one_error_naming_it(tmp_path, bundle):
     path = tmp_path / "mixed.csv"
     path.write_text('"positive","a great phone"\n"negative","it broke"\njust a review\n')
@@ -283,6 +340,40 @@ def test_a_file_with_id_date_and_user_columns_is_refused_not_trained_on_as_words
     body = _sentiment140(real).replace('"0",', '"negative",').replace('"4",', '"positive",')
     with pytest.raises(Exception, match="400 Bad Request: request: not every column after the class is text"):
         _served(bundle, body)
+
+
+@pytest.mark.parametrize("layout", ["label,drug,review", "label,stars,review", "label,year,review", "class,title,review"])
+@pytest.mark.parametrize("header", [True, False])
+def test_a_rating_year_or_one_product_column_is_read_as_text(tmp_path, real, layout, header):
+    # real review sets carry such a column (a drug review file of one drug; the star rating beside a polarity; a
+    # title every early review shares): Zhang's rule reads it as text, as before the id column guard, not refused
+    def value(i):
+        return {"label,drug,review": "Levonorgestrel", "label,stars,review": str(i % 3 + (1 if i % 2 else 8)),
+                "label,year,review": str(2008 + i % 10), "class,title,review": "Great!"}[layout]
+
+    rows = [[label, value(i), text] for i, (label, text) in enumerate(zip(real.labels, real.texts))]
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    if header:
+        writer.writerow(layout.split(","))
+    writer.writerows(rows)
+    (tmp_path / "reviews.csv").write_text(out.getvalue())
+    data = read_labeled(str(tmp_path / "reviews.csv"))
+    assert data.labels == real.labels and data.texts == [f"{v} {t}" if t else v for _, v, t in rows]
+
+
+def test_an_id_column_after_the_text_is_refused_with_a_fix_that_keeps_the_text(tmp_path, real):
+    # UCI drug reviews' usefulCount after the review: the line said to keep the class and the count column
+    frame = pd.DataFrame({"label": real.labels, "review": real.texts,
+                          "useful_count": [(i * 7919) % 1000 for i in range(len(real))]})
+    frame.to_csv(tmp_path / "drugs.csv", index=False)
+    with pytest.raises(FastTextError, match=r"column 3 holds only whole numbers") as refused:
+        read_labeled(str(tmp_path / "drugs.csv"))
+    fix = str(refused.value).split("e.g. pandas: ")[1]
+    assert fix == "pd.read_csv(path).iloc[:, [0, 1]].to_csv(new_path, index=False)"
+    pd.read_csv(tmp_path / "drugs.csv").iloc[:, [0, 1]].to_csv(tmp_path / "fixed.csv", index=False)
+    fixed = read_labeled(str(tmp_path / "fixed.csv"))
+    assert fixed.texts == real.texts and fixed.labels == real.labels
 
 
 @pytest.mark.parametrize("name", ["ag_news", "dbpedia", "yahoo_answers", "amazon_review_full", "yelp_review_polarity"])
@@ -378,3 +469,33 @@ def test_zhang_multi_column_sets_as_distributed(tmp_path, body, labels, texts):
     path.write_text(body, encoding="utf-8")
     data = read_labeled(str(path))
     assert data.labels == labels and data.texts == texts
+
+
+def test_a_zhang_file_whose_first_text_opens_with_a_space_is_read_as_csv(tmp_path, bundle, real):
+    # a scraped review keeps its leading spaces ("  this problem vanished after ..." in VADER's Amazon snippets):
+    # "positive","  the text" was taken for a review, since a CSV writer puts no space after a comma; quoted, the
+    # class is a field all the same
+    from fasttext_lib.data import csv_line
+    from fasttext_lib.predict import Predictor
+
+    texts = ["  " + real.texts[0]] + list(real.texts[1:20])
+    path = tmp_path / "test.csv"
+    path.write_text("".join(csv_line(label, text) for label, text in zip(real.labels, texts)))
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0 and "read as labeled CSV" in cli.stderr, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(bundle).predict(texts)
+
+
+def test_a_labeled_csv_with_an_unclosed_quote_early_on_is_one_error_not_read_as_reviews(tmp_path, bundle, real):
+    # the first records decide; an unclosed quote in them (the rest of the file one field, past the csv field limit)
+    # made them no records at all, and the file was answered line by line, its classes scored as words
+    from fasttext_lib.data import CSV_FIELD_LIMIT, csv_line
+
+    path = tmp_path / "test.csv"
+    with open(path, "w") as f:
+        f.write("".join(csv_line(label, text) for label, text in zip(real.labels[:5], real.texts[:5])))
+        f.write('"positive","an unclosed quote\n')
+        f.write(("x" * 999 + "\n") * (CSV_FIELD_LIMIT // 1000 + 10))
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 2 and cli.stdout == "" and cli.stderr.count("\n") == 1, cli.stderr[:500]
+    assert "test.csv:6: malformed CSV record" in cli.stderr and "--format text" in cli.stderr
