@@ -143,6 +143,8 @@ def test_papermill_reruns_with_parameters(tmp_path):
     ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01"}, "S3 bucket does not exist: no-such-bucket-01"),
     ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01", "dataset": "synthetic"}, "S3 bucket does not exist"),
     ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01", "dataset": "ag_news"}, "S3 bucket does not exist"),
+    # and 02's bundle destination: found only by the save cell, after the training
+    ("02_train_gpu.ipynb", {"bucket": "no-such-bucket-02"}, "S3 bucket does not exist: no-such-bucket-02"),
 ])
 def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, message, tmp_path, s3_bucket):
     """`papermill -p epochs 0` (or a negative lr, an unknown optimizer or dataset) stops in the cell after the
@@ -297,7 +299,7 @@ def test_demo_refuses_a_parameter_no_notebook_has(monkeypatch, capsys):
     assert "optimizer" in lines[0] and captured.out == ""
 
 
-def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path):
+def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path, s3_bucket):
     """`-p dataset synthetic` saved the synthetic model as models/sample, over the sample's model (run_name
     was "sample" whatever the data), and 04 then evaluated it on the sample's test split (or, after a failed
     02, the old model on the new data). The bundle is now named after the dataset unless run_name is given,
@@ -306,7 +308,8 @@ def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path):
         code = code_cells(read(name))
         namespace = {}
         exec(code[0].source, {}, namespace)  # noqa: S102 - the committed parameters cell
-        namespace.update(overrides, output_dir=str(tmp_path))
+        # a bucket of the local S3 server: 02's check cell probes its bundle's destination
+        namespace.update(overrides, output_dir=str(tmp_path), bucket=s3_bucket[len("s3://"):])
         exec(code[1].source, namespace)  # noqa: S102
         return namespace["ws"].model(namespace["run_name"])
 
