@@ -114,9 +114,7 @@ def check_output(dest, overwrite=True, hint=OVERWRITE_HINT):
     (``save_bundle(..., overwrite=False)``, a conditional PUT)."""
     with _explaining_an_older_bundle(dest):
         storage.check_writable(dest, CONFIG)
-    config = storage.join(str(dest), CONFIG)
-    if not overwrite and (storage.exists(config, forbidden_is_missing=True) if storage.is_s3(config)
-                          else os.path.lexists(config)):
+    if not overwrite and storage.would_replace(storage.join(str(dest), CONFIG)):
         raise FastTextError(f"{dest} already holds a model bundle; {hint}")
 
 

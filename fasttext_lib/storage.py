@@ -307,12 +307,17 @@ def already_exists(uri, hint="pass --overwrite to replace it"):
     return FastTextError(f"{uri} already exists; {hint}")
 
 
+def would_replace(uri):
+    """Whether a write to ``uri`` would replace something: a file, a dangling link too, or an S3 object. On S3
+    a refused HEAD cannot tell: without s3:ListBucket S3 answers 403 for a missing object too, so it counts as
+    nothing there, and ``atomic_write(uri, overwrite=False)`` makes the check at the write itself (a
+    conditional PUT)."""
+    return exists(uri, forbidden_is_missing=True) if is_s3(uri) else os.path.lexists(uri)
+
+
 def refuse_existing(uri, hint="pass --overwrite to replace it"):
-    """Fail fast if ``uri`` exists (a write that must not replace anything). On S3 a refused HEAD cannot tell:
-    without s3:ListBucket S3 answers 403 for a missing object too, so nothing is refused then, and
-    ``atomic_write(uri, overwrite=False)`` makes the check at the write itself (a conditional PUT)."""
-    there = exists(uri, forbidden_is_missing=True) if is_s3(uri) else os.path.lexists(uri)  # a dangling link too
-    if there:
+    """Fail fast if ``uri`` exists (a write that must not replace anything; :func:`would_replace`)."""
+    if would_replace(uri):
         raise already_exists(uri, hint)
 
 
