@@ -65,16 +65,18 @@ class Workspace:
         under either name, a link or a folder is left alone. Says on stderr what it removed; returns the names."""
         from .autotune import TRIAL_COLUMNS
 
-        ours = {AUTOTUNE_PLOT: lambda head: png_software(head) == FIGURE_MARK,
-                AUTOTUNE_TABLE: lambda head: head.split(b"\n", 1)[0].rstrip(b"\r") == ",".join(TRIAL_COLUMNS).encode()}
+        def first_line(path):
+            with open(path, "rb") as f:
+                return f.readline(1 << 16).rstrip(b"\r\n")
+
+        ours = {AUTOTUNE_PLOT: lambda path: png_software(path) == FIGURE_MARK,
+                AUTOTUNE_TABLE: lambda path: first_line(path) == ",".join(TRIAL_COLUMNS).encode()}
         removed = []
         for name, is_ours in ours.items():
             path = self.out / name
             if path.is_symlink() or not path.is_file():
                 continue
-            with open(path, "rb") as f:
-                head = f.read(1 << 16)
-            if is_ours(head):
+            if is_ours(path):
                 path.unlink()
                 removed.append(name)
         if removed:
@@ -94,22 +96,16 @@ def check_flags(**flags):
         check_bool(value, name, f" (papermill: -p {name} True, or -p {name} False)")
 
 
-def png_software(head):
-    """The "Software" text of a PNG file's first bytes (``head``), or ``None``: PNG chunks are length, type,
-    data and CRC; matplotlib writes its text chunks before the image data."""
-    if not head.startswith(b"\x89PNG\r\n\x1a\n"):
+def png_software(path):
+    """The "Software" text of the PNG file ``path``, or ``None`` (no such text, or no PNG image). Pillow,
+    which matplotlib requires, reads the text chunks matplotlib writes before the image data."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.info.get("Software") if image.format == "PNG" else None
+    except (OSError, ValueError, Image.DecompressionBombError):  # OSError: no image Pillow knows
         return None
-    at = 8
-    while at + 8 <= len(head):
-        length, kind = int.from_bytes(head[at:at + 4], "big"), head[at + 4:at + 8]
-        if kind in (b"IDAT", b"IEND"):
-            return None
-        if kind == b"tEXt":
-            key, _, value = head[at + 8:at + 8 + length].partition(b"\0")
-            if key == b"Software":
-                return value.decode("latin-1")
-        at += 12 + length
-    return None
 
 
 def assigned_names(source):
