@@ -467,16 +467,12 @@ def _csv_input_check(name, fmt, classes):
     et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start)? Then every
     record is read as training reads it (errors before any answer) and True is returned, else False."""
     from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, labeled_csv_records,
-                       labeled_csv_start)
+                       labeled_csv_start, leading_blank_lines)
 
     def check(lines):
         if fmt == "text":
             return False
-        blank = []
-        first = next(lines, None)
-        while first is not None and not first.strip():
-            blank.append(first)
-            first = next(lines, None)
+        blank, first = leading_blank_lines(lines)
         if first is None or (fmt == "auto" and not labeled_csv_start(first, classes)):
             return False
         ahead = [first]

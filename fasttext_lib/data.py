@@ -500,15 +500,22 @@ def iter_examples(uri, fmt="auto"):
         stream.close()
 
 
-def examples_of_lines(lines, uri, fmt="auto"):
-    """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
-    removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it."""
-    it = iter(lines)
+def leading_blank_lines(it):
+    """``(blank lines, first other line)`` taken from the iterator ``it`` (that line ``None`` if there is none):
+    a file's format is judged by its first line with text."""
     blank = []
     first = next(it, None)
     while first is not None and not first.strip():
         blank.append(first)
         first = next(it, None)
+    return blank, first
+
+
+def examples_of_lines(lines, uri, fmt="auto"):
+    """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
+    removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it."""
+    it = iter(lines)
+    blank, first = leading_blank_lines(it)
     if first is None:
         raise FastTextError(f"{uri}: file is empty")
     if fmt == "auto":
