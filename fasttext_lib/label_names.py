@@ -277,17 +277,15 @@ def kept_for_data(found, labels, where, subset=False):
                             f"but not its class(es) {', '.join(map(repr, unnamed[:5]))}: its numbering is not the "
                             f"data's (a classes.txt names class 1 on its first line); fix it, or pass --label-names")
     shared = len(found) - len(unused)
+    advice = (f"is it another dataset's? Move it away, or pass --label-names (a names file, or 1=negative,2=positive; "
+              f"'none' for raw labels; {where} itself if it is this data's")
     if shared and not subset and unnamed:
         raise FastTextError(f"{where} names {shared} of the data's {len(present)} classes, not its class(es) "
-                            f"{', '.join(map(repr, unnamed[:5]))}: is it another dataset's? Move it away, or pass "
-                            f"--label-names (a names file, or 1=negative,2=positive; 'none' for raw labels; "
-                            f"{where} itself if it is this data's)")
+                            f"{', '.join(map(repr, unnamed[:5]))}: {advice})")
     if shared and not subset and 2 * shared <= len(found):
         raise FastTextError(f"{where} names {len(found)} classes but the data has {'only ' if shared else ''}{shared} of "
-                            f"them (its classes: {', '.join(sorted(present, key=lambda c: (len(c), c))[:10])}): is it "
-                            f"another dataset's? Move it away, or pass --label-names (a names file, or "
-                            f"1=negative,2=positive; 'none' for raw labels; {where} itself if it is this data's: "
-                            f"a split without every class)")
+                            f"them (its classes: {', '.join(sorted(present, key=lambda c: (len(c), c))[:10])}): "
+                            f"{advice}: a split without every class)")
     return {k: v for k, v in found.items() if k in present}
 
 
