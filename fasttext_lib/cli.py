@@ -129,9 +129,10 @@ def build_parser():
     p.add_argument("--ctx", default="cpu", help=CTX_HELP)
     p.add_argument("--format", default="auto", choices=["auto", "text", "csv"],
                    help="auto (default): labeled CSV, as training reads it (one answer per record, for its text "
-                        "columns), when the first line is a CSV header row or a row whose first column is one of the "
-                        "model's classes or a quoted number (\"2\",\"the text\": a Zhang et al. test file); else "
-                        "text: every line is one review (a __label__ word in it is skipped); csv: always CSV")
+                        "columns), when the first record is a CSV header row of column names or a row whose first "
+                        "column is one of the model's classes or a quoted number (\"2\",\"the text\": a Zhang et al. "
+                        "test file) and at least half of the next 50 records are rows of the same kind; else text: "
+                        "every line is one review (a __label__ word in it is skipped); csv: always CSV")
     p.add_argument("--k", type=_top_k, metavar="K",
                    help="the K most probable classes of each document (-1: all), as a JSON list per line, most "
                         "probable first (fastText's predict -k). Without --k / --threshold: one JSON object per line")
@@ -464,7 +465,8 @@ def _checked_lines(path, check=None):
 
 def _csv_input_check(name, fmt, classes):
     """predict's ``check`` of its input (see :func:`_checked_lines`): is it labeled CSV, a test file such as Zhang
-    et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start)? Then every
+    et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start, then
+    data.labeled_csv_records of the first records)? Then every
     record is read as training reads it (errors before any answer) and True is returned, else False."""
     from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, labeled_csv_records,
                        labeled_csv_start, leading_blank_lines)
