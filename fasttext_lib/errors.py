@@ -76,14 +76,19 @@ def stop_on_signals(as_error=False):
     ``as_error``: re-raise as :class:`FastTextError`, for callers that report only those.
 
     Python runs a signal handler between any two bytecodes, also inside a ``__del__`` (MXNet's
-    NDArrays free their handles there), and an exception raised in a ``__del__`` is printed as
-    "Exception ignored" and dropped: the run would go on and end with status 0. So the signal is
-    also remembered: :func:`raise_if_interrupted` (the training loop calls it every step) and the
-    end of this block raise it again.
+    NDArrays free their handles there), and an exception raised in a ``__del__`` is dropped: Python
+    hands it to ``sys.unraisablehook``, which would print "Exception ignored ... Traceback" above the
+    error line, and the run would go on. So the signal is remembered: :func:`raise_if_interrupted`
+    (the training and scoring loops call it every batch) and the end of this block raise it again;
+    and while this block is active that hook takes a dropped :class:`Interrupted` silently.
+    (Delivering the signal again from the hook does not help: Python would run the handler inside
+    the hook, where its exception is dropped too.)
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    import sys
+
     received = [None]
 
     def handler(signum, frame):
@@ -92,7 +97,12 @@ def stop_on_signals(as_error=False):
         received[0] = signum
         raise Interrupted(signum)
 
+    def dropped(unraisable):
+        if not (isinstance(unraisable.exc_value, Interrupted) and received[0] is not None):
+            previous_hook(unraisable)
+
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
     _received.append(received)
     try:
         yield
@@ -103,6 +113,7 @@ def stop_on_signals(as_error=False):
         raise
     finally:
         _received.remove(received)
+        sys.unraisablehook = previous_hook
         for s, h in previous.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
 

@@ -25,7 +25,7 @@ from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
 from .data import LABEL_PREFIX
 from .devices import parse_ctx
-from .errors import FastTextError, is_number
+from .errors import FastTextError, is_number, raise_if_interrupted
 from .features import Featurizer
 
 # What put inf into a bundle that training had kept finite (compact.save refuses it since).
@@ -133,6 +133,7 @@ class CpuScorer:
             self._weight.wait_to_read()  # MXNet's engine may still be writing the table (training)
         out = np.empty((len(bags), self.num_classes), dtype=np.float32)
         for start in range(0, len(bags), self.DOCS_PER_CHUNK):
+            raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
             stop = min(len(bags), start + self.DOCS_PER_CHUNK)
             scores = self.means(bags, start, stop) @ self.output.T
             if self.binary:

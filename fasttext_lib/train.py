@@ -302,6 +302,7 @@ def accuracy_on(model, featurizer, bags, y, ctx, chunk_docs=65536):
     scored ``chunk_docs`` at a time so that a large training split is never encoded whole."""
     correct = 0
     for start in range(0, len(y), chunk_docs):
+        raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
         docs = np.arange(start, min(len(y), start + chunk_docs))
         correct += int((probabilities(model, featurizer, bags.select(docs), ctx).argmax(axis=1) == y[docs]).sum())
     return correct / len(y)
