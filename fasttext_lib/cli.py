@@ -91,7 +91,8 @@ def build_parser():
     t.add_argument("--validation", help="validation data, scored after every epoch")
     t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
     t.add_argument("--overwrite", action="store_true",
-                   help="replace a model bundle already at --output (default: refuse it, before any data is read)")
+                   help="replace a model bundle already at --output, and an --autotune-trials file already there "
+                        "(default: refuse them, before any data is read)")
     t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH",
@@ -101,7 +102,8 @@ def build_parser():
                         "on this data (fastText's -autotune-validation)")
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300)")
-    t.add_argument("--autotune-trials", metavar="CSV", help="write the autotune trial table here (local or s3://)")
+    t.add_argument("--autotune-trials", metavar="CSV",
+                   help="write the autotune trial table here (local or s3://; an existing file is kept unless --overwrite)")
     t.add_argument("--autotune-no-refit", dest="autotune_refit", action="store_false", default=None,
                    help="keep the chosen trial's model, trained on --train only (fastText's way), instead of training the "
                         "chosen setting again on --train and the validation data together (the default, within the budget)")
@@ -277,10 +279,14 @@ def _check_autotune_flags(args):
         raise FastTextError(f"--autotune-duration must be a positive number of seconds, got {text!r}")
 
 
+TRIALS_HINT = "pass --overwrite to replace it, or choose another --autotune-trials"
+
+
 def _check_trials_output(args, config):
-    """Before any data is read: the trial table (written after the bundle) must be writable, and must
-    replace neither an input of this run nor the bundle (it silently overwrote --train when they matched,
-    and an unwritable path failed only once the search and the bundle were done)."""
+    """Before any data is read: the trial table (written after the bundle) must be writable, must replace
+    neither an input of this run nor the bundle (it silently overwrote --train when they matched, and an
+    unwritable path failed only once the search and the bundle were done), and, without --overwrite, must
+    not exist (as a bundle at --output)."""
     from . import storage
     from .bundle import CONFIG
 
@@ -296,7 +302,8 @@ def _check_trials_output(args, config):
         if storage.same_location(uri, other):
             raise FastTextError(f"--autotune-trials {uri} would replace the bundle --output {args.output} or one of its "
                                 f"files; write the trial table elsewhere")
-    storage.check_output_file(uri, "trials.csv", "--autotune-trials")
+    # An existing table is kept unless --overwrite, as a bundle at --output is (it was replaced without a word).
+    storage.check_output_file(uri, "trials.csv", "--autotune-trials", overwrite=args.overwrite, hint=TRIALS_HINT)
 
 
 def _autotune(args, config, train_data, report, pretrained=None):
@@ -320,9 +327,11 @@ def _save_with_trials(trained, output, compact, uri, overwrite):
     from .autotune import TRIAL_COLUMNS
     from .bundle import OVERWRITE_HINT, save_bundle
 
-    with storage.atomic_write(uri, "wb") as f:
+    with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
         f.write(pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8"))
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
+        if not overwrite:  # a table written there meanwhile is kept, and found before the bundle is published
+            storage.refuse_existing(uri, TRIALS_HINT)
         return save_bundle(trained, output, compact=compact, overwrite=overwrite, hint=OVERWRITE_HINT)
 
 

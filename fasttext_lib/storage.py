@@ -403,27 +403,28 @@ def check_replaceable(path):
         raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
 
 
-def check_output_file(uri, example, flag="", overwrite=True):
+def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwrite to replace it"):
     """Fail fast, before any work, if one output file could not be written: an S3 URI must name an object
     under a writable prefix; a local path must be no directory (``example``: the file name the message
     suggests inside it), device, FIFO or socket, in a writable directory. ``flag``: the option that
-    named it, for the messages. ``overwrite=False``: an existing ``uri`` is refused too."""
+    named it, for the messages. ``overwrite=False``: an existing ``uri`` is refused too (``hint``: what
+    to do instead, in the message)."""
     uri = str(uri)
     if is_s3(uri):
         bucket, key = split_s3(uri)
         if not key or key.endswith("/"):
             raise FastTextError(f"{flag + ': ' if flag else ''}S3 URI names no object: {uri}")
         if not overwrite:  # where S3 cannot say (no s3:ListBucket), the write itself refuses an existing object
-            refuse_existing(uri)
+            refuse_existing(uri, hint)
         check_writable(join(f"s3://{bucket}", *key.split("/")[:-1]))
         return
     path = os.path.abspath(uri)
     if os.path.isdir(path):
         raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a directory; give a file name such as "
                             f"{os.path.join(uri, example)}")
+    check_replaceable(path)  # first: --overwrite would not help a FIFO or device
     if not overwrite:
-        refuse_existing(uri)
-    check_replaceable(path)
+        refuse_existing(uri, hint)
     check_writable(os.path.dirname(path))
 
 

@@ -239,10 +239,12 @@ def test_cli_end_to_end(data_files, tmp_path):
 
 def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path):
     out, csv = tmp_path / "bundle", tmp_path / "trials.csv"
+    csv.write_text("an older run's trials\n")  # replaced, as --overwrite asks
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
                 "--autotune-duration", "6", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress",
-                "--autotune-no-refit")
+                "--autotune-no-refit", "--overwrite")
     assert r.returncode == 0, r.stderr
+    assert csv.read_text().startswith("trial,phase")
     predictor = Predictor.load(out)
     val = LabeledTexts(*_read(data_files / "val.csv"))
     best = _expected_chosen(pd.read_csv(csv), len(val))
@@ -311,6 +313,30 @@ def test_trials_output_is_checked_before_the_search(data_files, tmp_path, trials
     _assert_one_error_line(r, pattern)
     assert not (tmp_path / "o").exists() and '{"trial"' not in r.stdout  # no trial ran
     assert {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")} == before
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_an_existing_trial_table_is_kept_without_overwrite(data_files, tmp_path, where, request):
+    # It was replaced without a word, while a bundle at --output is refused unless --overwrite. Now it is refused
+    # the same way, before any data is read (the --train here does not even exist).
+    from fasttext_lib import storage
+
+    if where == "s3":
+        trials = storage.join(request.getfixturevalue("s3_bucket"), "runs", "trials.csv")
+        with storage.atomic_write(trials) as f:
+            f.write(b"my old trials\n")
+    else:
+        trials = tmp_path / "trials.csv"
+        trials.write_text("my old trials\n")
+    r = cli_in_process("train", "--train", tmp_path / "missing.csv", "--autotune-validation", data_files / "val.csv",
+                       "--output", tmp_path / "o", "--autotune-trials", trials)
+    _assert_one_error_line(r, f"{trials} already exists; pass --overwrite to replace it, or choose another "
+                              f"--autotune-trials")
+    assert storage.read_bytes(str(trials)) == b"my old trials\n" and not (tmp_path / "o").exists()
+    r = cli_in_process("train", "--train", tmp_path / "missing.csv", "--autotune-validation", data_files / "val.csv",
+                       "--output", tmp_path / "o", "--autotune-trials", trials, "--overwrite")
+    _assert_one_error_line(r, "no such file")  # with --overwrite it goes on, to the data
+    assert storage.read_bytes(str(trials)) == b"my old trials\n"
 
 
 def test_trials_output_and_label_names(data_files, tmp_path):
