@@ -340,7 +340,10 @@ def labeled_csv_records(records, quoted, classes, header=True):
     (:func:`_short_header`), and at least half of the records after it are of the same kind: labeled rows (their class one of
     ``classes`` or a whole number) or rows as wide as the header; for a labeled row, not every record may read as a
     number with a comma (:func:`_number_with_comma`: ``1,000 calories`` alone is a review; pandas' unquoted
-    ``1,3 months of use`` beside other rows is a row)."""
+    ``1,3 months of use`` beside other rows is a row). Unquoted, a few rows are too thin a sign: it takes
+    :data:`MIN_UNQUOTED_ROWS` labeled rows (``positive,would buy again`` alone, or beside one or two more such
+    lines, is a review that opens with a class's name); a quoted class (``"2","great food"``, as Zhang et al. write
+    every row) or a header is a sign on its own."""
     records = [r for r in records if r]
     if not records:
         return False
@@ -352,7 +355,13 @@ def labeled_csv_records(records, quoted, classes, header=True):
     labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or _is_int(r[0].strip()))]
     if 2 * len(labeled) < len(rest):
         return False
-    return quoted or not all(_number_with_comma(r) for r in [first] + labeled)
+    if quoted:
+        return True
+    return 1 + len(labeled) >= MIN_UNQUOTED_ROWS and not all(_number_with_comma(r) for r in [first] + labeled)
+
+
+# An unquoted labeled CSV input (``positive,great food``, no header) is recognized from this many labeled rows on.
+MIN_UNQUOTED_ROWS = 4
 
 
 def detect_format(first_line, uri):

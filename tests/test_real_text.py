@@ -237,6 +237,39 @@ def test_reviews_that_only_look_like_csv_stay_reviews(tmp_path, bundle):
     assert _served(bundle, "positive, but the battery died in a week\n") == [expected[1]]
 
 
+def test_a_few_unquoted_lines_that_open_with_a_class_name_are_reviews(tmp_path, bundle, real):
+    # "positive,would buy again" alone was read as a labeled CSV row (the class positive, then the text) by predict and
+    # the endpoint's text/csv: one line is too thin a sign. Unquoted, it takes MIN_UNQUOTED_ROWS rows.
+    from fasttext_lib.data import MIN_UNQUOTED_ROWS
+    from fasttext_lib.predict import Predictor
+
+    predictor = Predictor.load(bundle)
+    texts = [" ".join(t.split()) for t in real.texts if "," not in t and '"' not in t][:MIN_UNQUOTED_ROWS]
+    lines = ["positive,would buy again"] + [f"{label},{text}" for label, text in
+                                             zip(["negative", "positive", "negative"], texts)]
+    for n in range(1, MIN_UNQUOTED_ROWS):
+        given = lines[:n]
+        cli = cli_in_process("predict", "--model", bundle, input="".join(line + "\n" for line in given))
+        assert cli.returncode == 0 and "CSV" not in cli.stderr, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == predictor.predict(given)
+        assert _served(bundle, "".join(line + "\n" for line in given)) == predictor.predict(given)
+    # as many rows as it takes: labeled CSV, answered for the texts
+    given = lines[:MIN_UNQUOTED_ROWS]
+    texts = [line.split(",", 1)[1] for line in given]
+    cli = cli_in_process("predict", "--model", bundle, input="".join(line + "\n" for line in given))
+    assert cli.returncode == 0 and "read as labeled CSV" in cli.stderr, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == predictor.predict(texts)
+    assert _served(bundle, "".join(line + "\n" for line in given)) == predictor.predict(texts)
+    # a quoted class, or a header row, is a sign on its own: one record is a row
+    for body in ('"positive","would buy again"\n', 'label,text\npositive,would buy again\n'):
+        cli = cli_in_process("predict", "--model", bundle, input=body)
+        assert cli.returncode == 0 and "read as labeled CSV" in cli.stderr, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == predictor.predict(["would buy again"])
+    assert _served(bundle, '"positive","would buy again"\n') == predictor.predict(["would buy again"])
+    cli = cli_in_process("predict", "--model", bundle, "--format", "csv", input="positive,would buy again\n")
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == predictor.predict(["would buy again"])
+
+
 @pytest.fixture(scope="module")
 def polarity_bundle(tmp_path_factory, real):
     """A model whose classes are "1" and "2", as one trained on Yelp or Amazon polarity."""
@@ -278,6 +311,19 @@ def test_a_review_that_opens_like_a_csv_row_is_a_review(polarity_bundle, real, f
         body = "".join(line + "\n" for line in given).encode()
         got = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), model)
         assert [dict(a) for a in got] == Predictor.load(polarity_bundle).predict(given)
+
+
+def test_a_zhang_test_file_of_one_line_is_read_as_csv(tmp_path, polarity_bundle):
+    # a quoted class id is a sign on its own, however few the records
+    from fasttext_lib.predict import Predictor
+
+    path = tmp_path / "test.csv"
+    path.write_text('"2","great food"\n')
+    cli = cli_in_process("predict", "--model", polarity_bundle, "--input", path)
+    assert cli.returncode == 0 and "read as labeled CSV" in cli.stderr, cli.stderr
+    expected = Predictor.load(polarity_bundle).predict(["great food"])
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
+    assert _served(polarity_bundle, path.read_text()) == expected
 
 
 def test_an_unquoted_labeled_csv_whose_first_text_opens_with_a_number_is_still_read_as_csv(tmp_path, polarity_bundle,
