@@ -107,6 +107,21 @@ def classes_look_like_text(classes):
     return words[len(words) // 2] >= 4 or chars[len(chars) // 2] > 40
 
 
+def texts_look_like_labels(texts, labels):
+    """Do the documents' texts read like the labels of a class-last file read class first (``great food,positive``:
+    the class ``great food``, the text ``positive``): at most half as many different texts as different classes among
+    the same documents? Short texts (three words or fewer) pass :func:`classes_look_like_text` as classes, but then
+    the texts are the few real labels, repeated; a genuine set of many classes has a text of its own per document.
+    ``(distinct texts, the most frequent one)`` when they do, else None."""
+    counts = {}
+    for text in texts:
+        key = " ".join(text.split())
+        counts[key] = counts.get(key, 0) + 1
+    if not counts or 2 * len(counts) > len(set(labels)):
+        return None
+    return len(counts), max(counts, key=counts.get)
+
+
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
@@ -152,15 +167,22 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         raise FastTextError("training data is empty")
     if len(classes) < 2:
         raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
-    if len(classes) >= MANY_CLASSES and 2 * len(classes) > len(train_data) and classes_look_like_text(classes):
+    if len(classes) >= MANY_CLASSES:
         # A CSV with the class last and no header ("the review","positive") reads the review as the class:
-        # a model of one class per document, trained without a word. (A genuine small set of many short
-        # labels, 20 intents in 30 sentences, trains.)
-        example = max(classes, key=len)
-        raise FastTextError(f"training data has {len(classes)} classes for {len(train_data)} documents (one is "
-                            f"{example[:60]!r}): is the text in the class column? The class must be the first "
-                            f"column, or a header row must name it (e.g. text,label); a classifier needs several "
-                            f"documents per class")
+        # a model of (nearly) one class per document, trained without a word. Either the classes, more than half
+        # the documents, read like text, or, when the reviews are short ("great food","positive"), the texts read
+        # like labels: a few values, repeated. (A genuine small set of many short labels, 20 intents in 30
+        # sentences, trains.)
+        texts = train_data.sample if isinstance(train_data, CountedTexts) else train_data.texts[:SAMPLE_DOCS]
+        repeated = texts_look_like_labels(texts, train_data.labels[:len(texts)])
+        if repeated or (2 * len(classes) > len(train_data) and classes_look_like_text(classes)):
+            example = max(classes, key=len)
+            texts_are = (f"; the texts hold only {repeated[0]} different value(s), such as {repeated[1][:60]!r}"
+                         if repeated else "")
+            raise FastTextError(f"training data has {len(classes)} classes for {len(train_data)} documents (one is "
+                                f"{example[:60]!r}{texts_are}): is the text in the class column? The class must be "
+                                f"the first column, or a header row must name it (e.g. text,label); a classifier "
+                                f"needs several documents per class")
     names = for_labels(train_data.names, classes, "train_data.names", strict=True)
     y_train = encode_labels(train_data.labels, classes, "training data")
     has_val = val_data is not None and len(val_data) > 0

@@ -69,6 +69,29 @@ def test_class_last_without_a_header_is_refused_not_trained_as_a_class_per_revie
     assert not out.exists()
 
 
+@pytest.mark.parametrize("words", [1, 2, 3])
+def test_class_last_short_texts_without_a_header_are_refused(tmp_path, words):
+    # Short reviews ("great food","positive") passed the guard: the classes (the reviews) read like labels, so a
+    # model of hundreds of classes was trained on the texts "positive" and "negative". Now the texts are seen to be
+    # a few values, repeated, as labels are.
+    from fasttext_lib.train import train
+
+    data = load_sample("train").head(300)
+    rows = [(" ".join(text.split()[:words]), label) for label, text in zip(data.labels, data.texts)]
+    path, out = tmp_path / "short.csv", tmp_path / "model"
+    with open(path, "w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows(rows)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 2, got.stderr
+    lines = got.stderr.strip().splitlines()
+    classes = len({text for text, _ in rows})
+    assert len(lines) == 1 and lines[0].startswith(f"error: training data has {classes} classes for 300 documents")
+    assert "the texts hold only 2 different value(s), such as 'positive'" in lines[0]
+    assert "is the text in the class column?" in lines[0] and not out.exists()
+    with pytest.raises(FastTextError, match="is the text in the class column"):  # the library's own train() too
+        train(read_labeled(str(path), find_names=False))
+
+
 INTENTS = ["book_flight", "cancel_flight", "check_balance", "transfer_money", "weather", "alarm_set", "alarm_remove",
            "play_music", "pause_music", "order_pizza", "track_order", "reset_password", "greeting", "goodbye",
            "thanks", "restaurant_reviews", "calendar_add", "calendar_remove", "translate", "timer"]
@@ -100,6 +123,15 @@ def test_class_values_that_read_like_text():
     assert classes_look_like_text(["x" * 60 + str(i) for i in range(30)])  # text without spaces (CJK)
     assert not classes_look_like_text(INTENTS)
     assert not classes_look_like_text(["Society & Culture", "Business & Finance", "1 star", "2 stars", "Sci/Tech"])
+
+
+def test_texts_that_read_like_labels():
+    from fasttext_lib.train import texts_look_like_labels
+
+    sentences = [" ".join(t.split()[:3]) for t in load_sample("train").texts[:40]]
+    assert texts_look_like_labels(["positive", "negative "] * 20, sentences) == (2, "positive")  # class last
+    assert texts_look_like_labels(sentences, INTENTS * 2) is None  # a text per document
+    assert texts_look_like_labels([f"please {i}" for i in INTENTS] + ["thanks"] * 10, INTENTS + INTENTS[:10]) is None
 
 
 def _zhang(real, ids):
