@@ -555,10 +555,12 @@ def examples_of_lines(lines, uri, fmt="auto"):
 # A column after the class is read as text. One that, over the look-ahead's rows, holds only whole numbers, nearly all
 # different (a tweet or row id), is no text: a file with metadata columns, whose ids, dates and user names would be
 # trained on as words; a column of one and the same value (Sentiment140's NO_QUERY) is named beside it. A column of
-# repeated numbers (a star rating, a year) or of one value (the drug or product every review is about; a title that
-# repeats) is read as text, as Zhang's rule reads it. Decided over this many rows at least.
+# repeated numbers (a star rating), of years (4 digits, 1800 to 2100: a film's or a car's year, different in every
+# row or not) or of one value (the drug or product every review is about; a title that repeats) is read as text, as
+# Zhang's rule reads it. Decided over this many rows at least.
 METADATA_MIN_ROWS = 20
 _WHOLE_NUMBER = re.compile(r"\s*-?\d+\s*")
+_YEAR = re.compile(r"\s*(18\d\d|19\d\d|20\d\d|2100)\s*")
 
 
 def _check_text_columns(rows, columns, uri):
@@ -574,7 +576,8 @@ def _check_text_columns(rows, columns, uri):
         values = [r[c] for r in rows if c < len(r) and r[c].strip()]
         if len(values) < METADATA_MIN_ROWS:
             continue
-        if all(_WHOLE_NUMBER.fullmatch(v) for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values):
+        if (all(_WHOLE_NUMBER.fullmatch(v) for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values)
+                and not all(_YEAR.fullmatch(v) for v in values)):
             ids.append((c, f"column {c + 1} holds only whole numbers ({values[0].strip()!r}, ...)"))
         elif len(set(values)) == 1:
             constant.append((c, f"column {c + 1} is {values[0]!r} in every one"))

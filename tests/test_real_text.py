@@ -420,14 +420,17 @@ def test_a_file_with_id_date_and_user_columns_is_refused_not_trained_on_as_words
         _served(bundle, body)
 
 
-@pytest.mark.parametrize("layout", ["label,drug,review", "label,stars,review", "label,year,review", "class,title,review"])
+@pytest.mark.parametrize("layout", ["label,drug,review", "label,stars,review", "label,year,review", "class,title,review",
+                                    "label,released,review"])
 @pytest.mark.parametrize("header", [True, False])
 def test_a_rating_year_or_one_product_column_is_read_as_text(tmp_path, real, layout, header):
     # real review sets carry such a column (a drug review file of one drug; the star rating beside a polarity; a
-    # title every early review shares): Zhang's rule reads it as text, as before the id column guard, not refused
+    # title every early review shares): Zhang's rule reads it as text, as before the id column guard, not refused.
+    # A film's year, different in every row (1900 to 2100), was refused as an id column.
     def value(i):
         return {"label,drug,review": "Levonorgestrel", "label,stars,review": str(i % 3 + (1 if i % 2 else 8)),
-                "label,year,review": str(2008 + i % 10), "class,title,review": "Great!"}[layout]
+                "label,year,review": str(2008 + i % 10), "class,title,review": "Great!",
+                "label,released,review": str(1900 + i * 37 % 201)}[layout]
 
     rows = [[label, value(i), text] for i, (label, text) in enumerate(zip(real.labels, real.texts))]
     out = io.StringIO()
@@ -438,6 +441,22 @@ def test_a_rating_year_or_one_product_column_is_read_as_text(tmp_path, real, lay
     (tmp_path / "reviews.csv").write_text(out.getvalue())
     data = read_labeled(str(tmp_path / "reviews.csv"))
     assert data.labels == real.labels and data.texts == [f"{v} {t}" if t else v for _, v, t in rows]
+
+
+@pytest.mark.parametrize("ids", ["four digits", "years but one"])
+def test_an_id_column_of_four_digit_numbers_is_refused(tmp_path, real, ids):
+    # years are read as text; four-digit ids that are not all years (1800 to 2100) are still no text
+    def value(i):
+        if ids == "four digits":
+            return str(1000 + i * 7919 % 9000)
+        return str(2101 if i == 30 else 1900 + i * 37 % 201)
+
+    path = tmp_path / "ids.csv"
+    path.write_text("".join(f'"{label}","{value(i)}","{text.replace(chr(34), 2 * chr(34))}"\n'
+                            for i, (label, text) in enumerate(zip(real.labels, real.texts))))
+    with pytest.raises(FastTextError, match=r"ids.csv: not every column after the class is text: .*column 2 holds only "
+                                            r"whole numbers"):
+        read_labeled(str(path))
 
 
 def test_an_id_column_after_the_text_is_refused_with_a_fix_that_keeps_the_text(tmp_path, real):
