@@ -23,8 +23,8 @@ settings, labels) attached, and the three functions below do the rest:
 * an answer over :data:`MAX_RESPONSE_BYTES` is a 413 (SageMaker refuses real-time answers over 6 MB);
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
-  for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, non-string items, text with lone
-  surrogates and requests without any text.
+  for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
+  UTF-8), non-string items, text with lone surrogates and requests without any text.
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
 Content-Type is exactly ``application/json`` or ``text/csv`` (its ``UTF8_TYPES``), and answers a
@@ -197,13 +197,23 @@ def _body_text(body, charset):
         raise RequestError(413, f"request body has {raw_size} bytes; the limit is {MAX_REQUEST_BYTES} "
                                 f"(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per request")
     if isinstance(body, str):
-        return body
-    try:
-        return bytes(body).decode(charset)
-    except LookupError:
-        raise RequestError(415, f"unknown charset {charset!r}") from None
-    except UnicodeDecodeError:
-        raise RequestError(400, f"request body is not valid {charset} text") from None
+        text = body
+    else:
+        body = bytes(body)
+        try:
+            text = body.decode(charset)
+        except LookupError:
+            raise RequestError(415, f"unknown charset {charset!r}") from None
+        except UnicodeDecodeError:
+            bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
+                if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
+            raise RequestError(400, f"request body is not valid {charset} text{bom}") from None
+    if "\x00" in text:
+        # UTF-16 text without a byte order mark decodes as UTF-8 (every other byte a NUL) and was answered
+        # with a score per line of that garbage; predict refuses NUL bytes too
+        raise RequestError(400, f"request body holds NUL characters, which no review text does (UTF-16 text sent as "
+                                f"{charset}? send UTF-8, or charset=utf-16 in the Content-Type)")
+    return text
 
 
 class Reviews(list):

@@ -753,6 +753,14 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'["ok", "\\ud800 tasty"]', "application/json", 400, "review 1 is not valid Unicode text"),
     (b"ok\n\\udfff", "text/plain; charset=unicode_escape", 400, "review 1 is not valid Unicode text"),
     (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
+    # UTF-16 without a byte order mark is valid UTF-8 with a NUL after every ASCII letter: each line was answered
+    # as a review of that garbage (text/csv: decoded by the toolkit itself, the str reaches input_fn)
+    ("great food\nawful service\n".encode("utf-16-le"), "text/plain", 400, "request body holds NUL characters"),
+    ("great food\nawful service\n".encode("utf-16-le"), "text/csv", 400, "request body holds NUL characters"),
+    (json.dumps({"source": "great food"}).encode("utf-16-le"), "application/jsonlines", 400,
+     "UTF-16 text sent as utf-8? send UTF-8, or charset=utf-16 in the Content-Type"),
+    ("great food\n".encode("utf-16"), "text/plain", 400,
+     "not valid utf-8 text (it starts with a UTF-16 byte order mark: send charset=utf-16)"),
 ])
 def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     code, _, response = endpoint.invoke(body, content_type, "application/json")
