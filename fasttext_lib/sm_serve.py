@@ -249,6 +249,15 @@ def _configuration(config):
     return k, threshold
 
 
+def _json_kind(value):
+    """What JSON calls ``value``'s type (``null``, not Python's ``NoneType``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+
+
 def _json_texts(payload):
     top = None
     if isinstance(payload, dict):
@@ -263,10 +272,10 @@ def _json_texts(payload):
     if isinstance(payload, str):
         payload = [payload]
     if not isinstance(payload, list):
-        raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {type(payload).__name__}')
+        raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {_json_kind(payload)}')
     bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
     if bad:
-        raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {type(payload[bad[0]]).__name__}")
+        raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {_json_kind(payload[bad[0]])}")
     texts = Reviews(payload)
     texts.top = top
     return texts

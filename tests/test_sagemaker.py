@@ -735,7 +735,10 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'{"instances": ["a"], "configuration": {"threshold": 1.5}}', "application/json", 400, "threshold must be a probability"),
     (b'{"instances": ["a"], "configuration": {"top": 2}}', "application/json", 400, '"k" and/or "threshold"'),
     (b'{"configuration": {"k": 2}}', "application/json", 400, '{"instances": [review, ...]}'),
-    (b'["a", 3]', "application/json", 400, "item 1 is int"),
+    (b'["a", 3]', "application/json", 400, "every review must be a JSON string; item 1 is number"),
+    (b'["a", null]', "application/json", 400, "item 1 is null"),  # was Python's "NoneType"
+    (b'[["a", "b"]]', "application/json", 400, "item 0 is array"),
+    (b"null", "application/json", 400, 'expected a string, a list of strings or {"instances": [...]}, got JSON null'),
     (b"[]", "application/json", 400, "no review text"),
     (b"\n  \n", "text/plain", 400, "no review text"),
     (b"", "text/csv", 400, "no review text"),
