@@ -208,6 +208,13 @@ def _check_config(src, config):
     version = config.get("format_version")
     if version != FORMAT_VERSION:
         raise FastTextError(f"{src}: bundle format version {version!r} is not supported (this library reads version {FORMAT_VERSION})")
+    normalization = config.get("normalization", NORMALIZATION)
+    if normalization != NORMALIZATION:
+        # the text is normalized before its words are looked up: another scheme's bundle loaded and answered with
+        # its words unmatched, silently
+        raise FastTextError(f"{src}: the bundle's text normalization is {normalization!r} (written by library version "
+                            f"{config.get('library_version')!r}); this library applies {NORMALIZATION!r}: load it with "
+                            f"the version that wrote it, or retrain")
     labels = config.get("labels")
     if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
         raise FastTextError(f"not a model bundle: {storage.join(src, CONFIG)} has no list of labels")

@@ -89,14 +89,17 @@ def data_fingerprint(featurizer, bags, y):
     return digest.hexdigest()
 
 
-def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None, data=None):
+def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None, data=None,
+                    validation=None):
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
-    they change how classes are shown, not the run)."""
+    they change how classes are shown, not the run). ``data`` / ``validation``: :func:`data_fingerprint` of
+    the training and the validation data (``None``: no validation split)."""
     older, leftovers = _epochs_found(checkpoint_dir, epoch)
     for other in older:  # (epoch itself too: this save would replace it)
-        _refuse_another_runs(checkpoint_dir, other, model, config, labels, data)
+        _refuse_another_runs(checkpoint_dir, other, model, config, labels, data, validation)
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}), "data": data,
+            "validation": validation,
             "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
     with storage.staging_dir() as tmp:
@@ -124,7 +127,14 @@ def _same_run(meta, model, config, labels, data):
         and config.same_run(meta.get("config", {})) and meta.get("data", data) == data
 
 
-def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data):
+def _same_validation(meta, validation):
+    """The validation data a checkpoint's history was measured on. Validation changes no parameter, but a run
+    resumed with another (or none) carried the old history on: its epochs' val_loss and val_accuracy, and the
+    bundle's metrics, were then measured on two validation sets, silently."""
+    return meta.get("validation", validation) == validation  # (absent in checkpoints written before it was recorded)
+
+
+def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, validation=None):
     """Before a save replaces or removes ``epoch``'s checkpoint: it must be this run's. A run refuses at its
     start a directory that holds another's checkpoints, but two runs started together both found it empty,
     and each save then replaced or removed the other's checkpoints (the other's rerun was then refused)."""
@@ -133,7 +143,7 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data):
         meta = storage.read_manifest(where, CHECKPOINT_MARKER)
     except FastTextError:
         return  # removed meanwhile by a run of this same command, or not ours (storage.remove refuses that)
-    if not _same_run(meta, model, config, labels, data):
+    if not (_same_run(meta, model, config, labels, data) and _same_validation(meta, validation)):
         raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings) while this one "
                             f"trained: two trainings share this --checkpoint-dir; give each its own (nothing of this "
                             f"run's epoch was saved there)")
@@ -145,14 +155,14 @@ def _json_safe(value):
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3):
+def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet."""
     for attempt in range(attempts):
         epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
         if not epochs:
             return None
         try:
-            return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data)
+            return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data, validation)
         except FastTextError as exc:
             # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read
             # it (its manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from.
@@ -168,7 +178,7 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
             raise
 
 
-def _load_epoch(checkpoint_dir, epoch, model, config, labels, data):
+def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None):
     where = _epoch_dir(checkpoint_dir, epoch)
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
@@ -176,6 +186,13 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data):
         if not _same_run(meta, model, config, labels, data):
             raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings); "
                                 f"use another --checkpoint-dir or remove it")
+        if not _same_validation(meta, validation):
+            what = ("was written without validation data" if not meta.get("validation") else
+                    "was validated on validation data this run lacks" if validation is None else
+                    "was validated on other validation data than this run's")
+            raise FastTextError(f"checkpoint {where} {what}: its history's val_loss and val_accuracy would go on with "
+                                f"two validation sets mixed; rerun with the --validation it was written with, or use "
+                                f"another --checkpoint-dir or remove it")
         # The one field the checksums and the comparison above leave unchecked decides where training goes on:
         # an "epoch" edited by hand (or a directory renamed) would train epochs twice or skip them, silently.
         if meta.get("epoch") != epoch or [row.get("epoch") for row in meta["history"]] != list(range(1, epoch + 1)) \

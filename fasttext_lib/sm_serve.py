@@ -10,7 +10,8 @@ settings, labels) attached, and the three functions below do the rest:
 * request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
   ``application/jsonlines`` (Batch Transform's ``SplitType=Line``: ``{"source": "review", "k": 2}`` per
   line, BlazingText's shape), ``text/plain`` (one review per line; one line with lone ``\\r`` inside is a 400) or ``text/csv`` (one review per record; when
-  the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored);
+  the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored;
+  ``text/csv; header=present``: the first record is a header, not answered);
   a leading UTF-8 BOM is skipped;
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
   one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
@@ -23,8 +24,8 @@ settings, labels) attached, and the three functions below do the rest:
 * an answer over :data:`MAX_RESPONSE_BYTES` is a 413 (SageMaker refuses real-time answers over 6 MB);
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
-  for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, non-string items, text with lone
-  surrogates and requests without any text.
+  for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
+  UTF-8), non-string items, text with lone surrogates and requests without any text.
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
 Content-Type is exactly ``application/json`` or ``text/csv`` (its ``UTF8_TYPES``), and answers a
@@ -175,13 +176,20 @@ def model_fn(model_dir, context=None):
 
 def _media_type(header):
     """``'text/csv; charset=utf-8'`` -> (``'text/csv'``, ``'utf-8'``)."""
+    media, params = _media_params(header)
+    return media, params.get("charset") or "utf-8"
+
+
+def _media_params(header):
+    """``'text/csv; charset=utf-8; header=present'`` -> (``'text/csv'``, ``{'charset': 'utf-8', 'header': 'present'}``):
+    parameter names lower-cased, values unquoted."""
     parts = [p.strip() for p in str(header).split(";")]
-    charset = "utf-8"
+    params = {}
     for param in parts[1:]:
         key, _, value = param.partition("=")
-        if key.strip().lower() == "charset" and value.strip():
-            charset = value.strip().strip('"')
-    return parts[0].lower(), charset
+        if value.strip():
+            params[key.strip().lower()] = value.strip().strip('"')
+    return parts[0].lower(), params
 
 
 def _body_text(body, charset):
@@ -197,13 +205,23 @@ def _body_text(body, charset):
         raise RequestError(413, f"request body has {raw_size} bytes; the limit is {MAX_REQUEST_BYTES} "
                                 f"(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per request")
     if isinstance(body, str):
-        return body
-    try:
-        return bytes(body).decode(charset)
-    except LookupError:
-        raise RequestError(415, f"unknown charset {charset!r}") from None
-    except UnicodeDecodeError:
-        raise RequestError(400, f"request body is not valid {charset} text") from None
+        text = body
+    else:
+        body = bytes(body)
+        try:
+            text = body.decode(charset)
+        except LookupError:
+            raise RequestError(415, f"unknown charset {charset!r}") from None
+        except UnicodeDecodeError:
+            bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
+                if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
+            raise RequestError(400, f"request body is not valid {charset} text{bom}") from None
+    if "\x00" in text:
+        # UTF-16 text without a byte order mark decodes as UTF-8 (every other byte a NUL) and was answered
+        # with a score per line of that garbage; predict refuses NUL bytes too
+        raise RequestError(400, f"request body holds NUL characters, which no review text does (UTF-16 text sent as "
+                                f"{charset}? send UTF-8, or charset=utf-16 in the Content-Type)")
+    return text
 
 
 class Reviews(list):
@@ -231,6 +249,15 @@ def _configuration(config):
     return k, threshold
 
 
+def _json_kind(value):
+    """What JSON calls ``value``'s type (``null``, not Python's ``NoneType``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+
+
 def _json_texts(payload):
     top = None
     if isinstance(payload, dict):
@@ -245,10 +272,10 @@ def _json_texts(payload):
     if isinstance(payload, str):
         payload = [payload]
     if not isinstance(payload, list):
-        raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {type(payload).__name__}')
+        raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {_json_kind(payload)}')
     bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
     if bad:
-        raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {type(payload[bad[0]]).__name__}")
+        raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {_json_kind(payload[bad[0]])}")
     texts = Reviews(payload)
     texts.top = top
     return texts
@@ -337,14 +364,7 @@ def input_fn(request_body, content_type):
         else:
             from .data import allow_long_csv_fields
 
-            allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
-            try:
-                records = list(csv.reader(io.StringIO(text, newline=""), strict=True))
-            except csv.Error as exc:
-                raise RequestError(400, f"request body is not valid CSV: {exc}") from None
-            texts = Reviews(",".join(record) for record in records)  # a review's unquoted commas split it: kept
-            # predict_fn reads them as training does instead when the first is a labeled row (the class first)
-            texts.records, texts.quoted = records, text.lstrip()[:1] == '"'
+            texts = _csv_request(text, _media_params(content_type)[1].get("header", ""))
     if not getattr(texts, "lines", False) and not any(t.strip() for t in texts):  # a JSON line is a record even
         raise RequestError(400, "request holds no review text")                    # when its review is empty
     for i, text in enumerate(texts):  # a lone surrogate ("\ud800" in JSON, or a charset such as unicode_escape)
@@ -355,6 +375,53 @@ def input_fn(request_body, content_type):
             raise RequestError(400, f"{where} is not valid Unicode text (character {text[exc.start]!r} at "
                                     f"position {exc.start}: a lone surrogate)") from None
     return texts
+
+
+def _csv_request(text, header):
+    """A ``text/csv`` body -> :class:`Reviews`: one per record, its fields joined with commas (a review's unquoted
+    commas split it), with ``records`` and ``quoted`` for predict_fn, which reads them as training does instead when
+    the first is a labeled row (the class first).
+
+    ``header``: the Content-Type's ``header`` parameter (RFC 4180). ``present``: the first record is the header,
+    not answered (it was scored as a review, every answer after it one off); when training recognizes its column
+    names (``label,text``, ``text,label``, ``"Class Index","Title","Description"``), each record's text columns
+    are answered, the class column not scored. In Batch Transform every mini-batch carries the content type but
+    only the first holds the header: there the first record is skipped only when it is such a header row."""
+    from .data import HEADER_LOOKAHEAD, _check_text_columns, _header_layout, _short_header, allow_long_csv_fields, csv_text
+
+    header = header.lower()
+    if header not in ("", "present", "absent"):
+        raise RequestError(400, f'text/csv: header must be "present" or "absent" (RFC 4180), got {header!r}')
+    allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
+    stream = io.StringIO(text, newline="")
+    reader = csv.reader(stream, strict=True)
+    try:
+        names, start = None, 0
+        if header == "present":
+            first = next((record for record in reader if record), None)
+            if first is not None and (_short_header(first) or not in_batch_transform(os.environ)):
+                names, start = first, stream.tell()
+            else:  # a later Batch Transform mini-batch: its first record is data
+                stream.seek(0)
+                reader = csv.reader(stream, strict=True)
+        records = list(reader)
+    except csv.Error as exc:
+        raise RequestError(400, f"request body is not valid CSV: {exc}") from None
+    layout = _header_layout(names) if names is not None else None
+    if layout is None:
+        texts = Reviews(",".join(record) for record in records)
+        texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
+        return texts
+    label_col, text_cols = layout
+    short = next((i for i, record in enumerate(records) if record and len(record) <= max(text_cols)), None)
+    if short is not None:
+        raise RequestError(400, f"CSV record {short + 2} has {len(records[short])} column(s), but the header "
+                                f"({','.join(names)}) names {len(names)}")
+    try:  # id, date or user columns (Sentiment140's) are refused, as by training and predict
+        _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request")
+    except FastTextError as exc:
+        raise RequestError(400, str(exc)) from None
+    return Reviews(csv_text([record[c] for c in text_cols]) if record else "" for record in records)
 
 
 class Answers(list):

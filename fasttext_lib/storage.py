@@ -410,6 +410,10 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
     named it, for the messages. ``overwrite=False``: an existing ``uri`` is refused too (``hint``: what
     to do instead, in the message)."""
     uri = str(uri)
+    if uri.strip() in ("", "-"):
+        # "" was "  is a directory" (the current one); "-", which --input reads as stdin, wrote a file named "-"
+        raise FastTextError(f"{flag + ': ' if flag else ''}an output file name is needed, got {uri!r} (standard output "
+                            f"is not written: the file is published whole, atomically); give one such as {example}")
     if is_s3(uri):
         bucket, key = split_s3(uri)
         if not key or key.endswith("/"):

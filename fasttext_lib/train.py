@@ -223,7 +223,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     result = TrainedModel(model, featurizer, classes, config, ctxs, pretrained=result_pretrained, label_names=names)
     first_epoch = 1
     data_id = data_fingerprint(featurizer, train_bags, y_train) if checkpoint_dir else None
-    resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id) if checkpoint_dir else None
+    val_id = data_fingerprint(featurizer, val_bags, y_val) if checkpoint_dir and has_val else None
+    resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id, validation=val_id) if checkpoint_dir else None
     if resumed is not None:
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]
@@ -313,7 +314,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         result.history.append(row)
         if checkpoint_dir and rank == 0:
             save_checkpoint(checkpoint_dir, epoch, model, config, classes, result.history, updater.get_states(),
-                            names=names, data=data_id)
+                            names=names, data=data_id, validation=val_id)
         if on_epoch_end is not None:
             on_epoch_end(row)
     return result

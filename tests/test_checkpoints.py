@@ -481,3 +481,27 @@ def test_a_checkpoint_of_other_data_with_the_same_classes_and_vocabulary_is_refu
     with pytest.raises(FastTextError, match="different run"):
         train(edited, splits[1], config, checkpoint_dir=ckpt)
     train(*splits, config, checkpoint_dir=ckpt)  # the data it was written with still resumes it
+
+
+@pytest.mark.parametrize("change", ["other validation data", "validation dropped", "validation added"])
+def test_a_checkpoint_validated_on_other_data_is_refused(splits, tmp_path, change):
+    """Validation changes no parameter, so a run resumed with another --validation (or none, or one where the
+    first run had none) went on silently: its history, and the bundle's metrics, then held val_loss and
+    val_accuracy measured on two validation sets."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    train_split, val_split = splits
+    other = LabeledTexts(list(val_split.labels[:100]), list(val_split.texts[:100]))
+    first_val, rerun_val, says = {"other validation data": (val_split, other, "was validated on other validation data"),
+                                  "validation dropped": (val_split, None, "on validation data this run lacks"),
+                                  "validation added": (None, val_split, "was written without validation data")}[change]
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(train_split, first_val, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    with pytest.raises(FastTextError) as refused:
+        train(train_split, rerun_val, config, checkpoint_dir=ckpt)
+    assert says in str(refused.value) and "rerun with the --validation it was written with" in str(refused.value)
+    assert sorted(os.listdir(ckpt)) == ["epoch-0001"]  # nothing trained, nothing replaced
+    resumed = train(train_split, first_val, config, checkpoint_dir=ckpt)  # the validation it was written with
+    whole = train(train_split, first_val, config)
+    assert json.dumps(_without_timing(resumed.history), sort_keys=True) == json.dumps(_without_timing(whole.history),
+                                                                                        sort_keys=True)  # (NaN: none)

@@ -307,6 +307,15 @@ def test_model_that_is_not_a_bundle(tmp_path, local_bundle, sample_dir):
     config["format_version"] = 99
     (broken / "config.json").write_text(json.dumps(config))
     _assert_one_line_error(cli_in_process("predict", "--model", broken, input="x\n"), "format version")
+    # another version's text normalization (same format): its words were looked up as ours and answered silently
+    config = json.loads((out / "config.json").read_text())
+    config["normalization"] = "lowercase-only"
+    (broken / stored(out, "vocab.json").name).write_bytes(stored(out, "vocab.json").read_bytes())
+    (broken / "config.json").write_text(json.dumps(config))
+    for command in (["predict", "--model", broken], ["export-vectors", "--model", broken, "--output", tmp_path / "v.vec"]):
+        _assert_one_line_error(cli_in_process(*command, input="x\n"), "the bundle's text normalization is "
+                               "'lowercase-only' (written by library version '0.1.0'); this library applies")
+    assert not (tmp_path / "v.vec").exists()
 
 
 def test_sample_command_writes_the_real_english_sample(tmp_path):

@@ -735,7 +735,10 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'{"instances": ["a"], "configuration": {"threshold": 1.5}}', "application/json", 400, "threshold must be a probability"),
     (b'{"instances": ["a"], "configuration": {"top": 2}}', "application/json", 400, '"k" and/or "threshold"'),
     (b'{"configuration": {"k": 2}}', "application/json", 400, '{"instances": [review, ...]}'),
-    (b'["a", 3]', "application/json", 400, "item 1 is int"),
+    (b'["a", 3]', "application/json", 400, "every review must be a JSON string; item 1 is number"),
+    (b'["a", null]', "application/json", 400, "item 1 is null"),  # was Python's "NoneType"
+    (b'[["a", "b"]]', "application/json", 400, "item 0 is array"),
+    (b"null", "application/json", 400, 'expected a string, a list of strings or {"instances": [...]}, got JSON null'),
     (b"[]", "application/json", 400, "no review text"),
     (b"\n  \n", "text/plain", 400, "no review text"),
     (b"", "text/csv", 400, "no review text"),
@@ -753,6 +756,14 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'["ok", "\\ud800 tasty"]', "application/json", 400, "review 1 is not valid Unicode text"),
     (b"ok\n\\udfff", "text/plain; charset=unicode_escape", 400, "review 1 is not valid Unicode text"),
     (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
+    # UTF-16 without a byte order mark is valid UTF-8 with a NUL after every ASCII letter: each line was answered
+    # as a review of that garbage (text/csv: decoded by the toolkit itself, the str reaches input_fn)
+    ("great food\nawful service\n".encode("utf-16-le"), "text/plain", 400, "request body holds NUL characters"),
+    ("great food\nawful service\n".encode("utf-16-le"), "text/csv", 400, "request body holds NUL characters"),
+    (json.dumps({"source": "great food"}).encode("utf-16-le"), "application/jsonlines", 400,
+     "UTF-16 text sent as utf-8? send UTF-8, or charset=utf-16 in the Content-Type"),
+    ("great food\n".encode("utf-16"), "text/plain", 400,
+     "not valid utf-8 text (it starts with a UTF-16 byte order mark: send charset=utf-16)"),
 ])
 def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     code, _, response = endpoint.invoke(body, content_type, "application/json")
@@ -1378,3 +1389,49 @@ def test_training_job_refuses_a_channel_names_file_numbered_unlike_its_data(sour
     r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=16))
     assert r.returncode == 2 and "numbering is not the data's" in (tmp_path / "output" / "failure").read_text()
     assert not (tmp_path / "model" / "config.json").exists()
+
+
+@pytest.mark.parametrize("body, texts", [
+    # pandas' df[["review"]].to_csv(index=False): a header naming one column
+    (b"review\nThe pasta was great, and the staff were friendly!\nNot good. Cold food and a long wait.\n",
+     ["The pasta was great, and the staff were friendly!", "Not good. Cold food and a long wait."]),
+    # a labeled file with its header: the class column is not scored, wherever the header puts it
+    (b'label,text\n2,"The pasta was great, and the staff were friendly!"\n1,Not good. Cold food and a long wait.\n',
+     ["The pasta was great, and the staff were friendly!", "Not good. Cold food and a long wait."]),
+    (b'text,sentiment\n"The pasta was great, and the staff were friendly!",positive\nNot good. Cold food.,negative\n',
+     ["The pasta was great, and the staff were friendly!", "Not good. Cold food."]),
+    (b'\n"Class Index","Title","Description"\r\n"2","Great pasta","friendly staff"\r\n"1","Cold","a long wait"\r\n',
+     ["Great pasta friendly staff", "Cold a long wait"]),
+])
+def test_a_csv_request_with_header_present_answers_its_records_only(endpoint, served, body, texts):
+    """text/csv; header=present (RFC 4180): the header was answered as a review, every answer after it one off,
+    and a labeled file's classes were scored as words of its reviews."""
+    status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/json")
+    assert status == 200, response
+    assert json.loads(response) == served[1].predict(texts)
+
+
+def test_csv_header_parameter_values():
+    body = b"review\ngreat food\n"
+    assert list(sm_serve.input_fn(body, "text/csv; header=absent")) == ["review", "great food"]  # as without one
+    assert list(sm_serve.input_fn(body, 'text/csv; Header="Present"')) == ["great food"]
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.input_fn(body, "text/csv; header=yes")
+    assert caught.value.status_code == 400 and 'header must be "present" or "absent"' in caught.value.message
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.input_fn(b"review\n", "text/csv; header=present")  # the header alone
+    assert caught.value.status_code == 400 and "no review text" in caught.value.message
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.input_fn(b"label,text\n2,great food\nawful\n", "text/csv; header=present")
+    assert caught.value.status_code == 400 and "CSV record 3 has 1 column(s), but the header (label,text) names 2" \
+        in caught.value.message
+
+
+def test_batch_transform_skips_only_a_header_row_with_header_present(monkeypatch):
+    """Every mini-batch carries the job's content type, but only the first holds the file's header: a later one's
+    first record is a review."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    assert list(sm_serve.input_fn(b"label,text\n2,great food\n", "text/csv; header=present")) == ["great food"]
+    assert list(sm_serve.input_fn(b"great food\nawful\n", "text/csv; header=present")) == ["great food", "awful"]
+    monkeypatch.setenv("SAGEMAKER_BATCH", "false")
+    assert list(sm_serve.input_fn(b"great food\nawful\n", "text/csv; header=present")) == ["awful"]

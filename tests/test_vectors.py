@@ -312,11 +312,17 @@ def test_export_refuses_to_overwrite_unless_asked(tmp_path, splits):
     ("output is a directory", "is a directory; give a file name"),
     ("output under a file", "cannot write|not a directory|exists and is not a directory"),
     ("output names no S3 object", "^error: S3 URI names no object: s3://bucket/dir/$"),
+    # "" was "error:  is a directory" (the current one); "-" (stdin for --input) wrote a file named "-" there
+    ("output is empty", "^error: an output file name is needed, got ''"),
+    ("output is -", "^error: an output file name is needed, got '-' \\(standard output is not written"),
 ])
-def test_export_errors_are_one_line_and_write_nothing(tmp_path, splits, case, pattern):
+def test_export_errors_are_one_line_and_write_nothing(tmp_path, splits, case, pattern, monkeypatch):
     bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
     output = tmp_path / "out.vec"
-    if case == "not a bundle":
+    monkeypatch.chdir(tmp_path)
+    if case in ("output is empty", "output is -"):
+        output = case.split()[-1].replace("empty", "")
+    elif case == "not a bundle":
         bundle = tmp_path / "absent"
     elif case == "output is a directory":
         output = tmp_path / "adir"
@@ -332,6 +338,7 @@ def test_export_errors_are_one_line_and_write_nothing(tmp_path, splits, case, pa
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(pattern, lines[0]), lines
     assert not (tmp_path / "out.vec").exists()
+    assert sorted(os.listdir(tmp_path)) == sorted({"b", "adir", "afile"} & set(os.listdir(tmp_path)))  # nothing else
 
 
 def test_gzip_export_reads_back(tmp_path, splits):
