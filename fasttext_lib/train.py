@@ -112,12 +112,14 @@ def texts_look_like_labels(texts, labels):
     the class ``great food``, the text ``positive``): at most half as many different texts as different classes among
     the same documents? Short texts (three words or fewer) pass :func:`classes_look_like_text` as classes, but then
     the texts are the few real labels, repeated; a genuine set of many classes has a text of its own per document.
+    Texts that read like text themselves (:func:`classes_look_like_text`) are no labels: a multi-label set written as
+    one row per tag (each abstract repeated with each of its tags) repeats its documents, not labels.
     ``(distinct texts, the most frequent one)`` when they do, else None."""
     counts = {}
     for text in texts:
         key = " ".join(text.split())
         counts[key] = counts.get(key, 0) + 1
-    if not counts or 2 * len(counts) > len(set(labels)):
+    if not counts or 2 * len(counts) > len(set(labels)) or classes_look_like_text(list(counts)):
         return None
     return len(counts), max(counts, key=counts.get)
 

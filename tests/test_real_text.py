@@ -134,6 +134,25 @@ def test_texts_that_read_like_labels():
     assert texts_look_like_labels([f"please {i}" for i in INTENTS] + ["thanks"] * 10, INTENTS + INTENTS[:10]) is None
 
 
+def test_a_multi_label_set_written_as_one_row_per_tag_trains(tmp_path):
+    # each abstract repeated once per tag (single-label training on a multi-label set): its texts take fewer values
+    # than half its many tags, and it was refused as "is the text in the class column?" though a header named both
+    # columns; its texts read like documents, not like the few real labels of a class-last file
+    import random
+
+    from fasttext_lib.train import texts_look_like_labels
+
+    texts = [" ".join(t.split()) for t in load_sample("train").texts[:60]]
+    pick = random.Random(0)
+    rows = [(f"tag{t}", text) for text in texts for t in pick.sample(range(400), 8)]
+    assert 2 * len(set(texts)) <= len({tag for tag, _ in rows})
+    assert texts_look_like_labels([text for _, text in rows], [tag for tag, _ in rows]) is None
+    path = tmp_path / "tags.csv"
+    pd.DataFrame(rows, columns=["label", "text"]).to_csv(path, index=False)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+
+
 def _zhang(real, ids):
     """Zhang et al. rows as distributed: every field quoted, quotes doubled, line breaks as a literal \\n."""
     def field(text):
