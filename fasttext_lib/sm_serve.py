@@ -413,15 +413,23 @@ def _csv_request(text, header):
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
         return texts
     label_col, text_cols = layout
-    short = next((i for i, record in enumerate(records) if record and len(record) <= max(text_cols)), None)
-    if short is not None:
-        raise RequestError(400, f"CSV record {short + 2} has {len(records[short])} column(s), but the header "
-                                f"({','.join(names)}) names {len(names)}")
+    # As training reads the rows (data._csv_row_to_example): the class first and every other column text
+    # (label,text): a record's columns after the class are all its text, an unquoted comma's too (only the column
+    # under the header was answered, the review cut at its comma); a class elsewhere (text,label): every record as
+    # wide as the header (a wider one was answered for the wrong column, or half its text)
+    whole = label_col == 0 and text_cols == list(range(1, len(names)))
+    bad = next((i for i, record in enumerate(records)
+                if record and (len(record) < 2 if whole else len(record) != len(names))), None)
+    if bad is not None:
+        comma = " (a comma in an unquoted text? quote the field)" if len(records[bad]) > len(names) else ""
+        raise RequestError(400, f"CSV record {bad + 2} has {len(records[bad])} column(s), but the header "
+                                f"({','.join(names)}) names {len(names)}{comma}")
     try:  # id, date or user columns (Sentiment140's) are refused, as by training and predict
         _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request")
     except FastTextError as exc:
         raise RequestError(400, str(exc)) from None
-    return Reviews(csv_text([record[c] for c in text_cols]) if record else "" for record in records)
+    return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
+                   for record in records)
 
 
 class Answers(list):

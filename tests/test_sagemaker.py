@@ -1427,6 +1427,28 @@ def test_csv_header_parameter_values():
         in caught.value.message
 
 
+
+@pytest.mark.parametrize("body", [
+    b"label,text\npositive,great food, friendly staff\nnegative,cold\n",  # an unquoted comma in a review
+    b'"Class Index","Title","Description"\n"2","Great","food"\n"1","Cold"\n',  # Zhang: the class and 1+ texts
+])
+def test_a_csv_request_with_header_present_answers_every_text_column_as_training_reads_it(tmp_path, body):
+    """With the class first (label,text), only the column under the header's text name was answered: a review
+    with an unquoted comma was cut at it (training and predict read every column after the class)."""
+    (tmp_path / "request.csv").write_bytes(body)
+    assert list(sm_serve.input_fn(body, "text/csv; header=present")) == \
+        read_labeled(str(tmp_path / "request.csv"), "csv", find_names=False).texts
+
+
+def test_a_csv_request_with_header_present_and_a_record_wider_than_a_text_label_header_is_a_400():
+    """With the class elsewhere (text,label), a record with an unquoted comma was answered for the wrong column
+    (or half its review); training refuses such a row, the endpoint answers 400."""
+    for body in (b"text,label\ngreat food, friendly staff,positive\n", b",text,label\n0,great,positive,extra\n"):
+        with pytest.raises(sm_serve.RequestError) as caught:
+            sm_serve.input_fn(body, "text/csv; header=present")
+        assert caught.value.status_code == 400 and "record 2 has" in caught.value.message \
+            and "quote the field" in caught.value.message
+
 def test_batch_transform_skips_only_a_header_row_with_header_present(monkeypatch):
     """Every mini-batch carries the job's content type, but only the first holds the file's header: a later one's
     first record is a review."""
