@@ -399,7 +399,8 @@ def _csv_request(text, header):
         names, start = None, 0
         if header == "present":
             first = next((record for record in reader if record), None)
-            if first is not None and (_short_header(first) or not in_batch_transform(os.environ)):
+            if first is not None and (_short_header(first) or _one_column_header(first)
+                                      or not in_batch_transform(os.environ)):
                 names, start = first, stream.tell()
             else:  # a later Batch Transform mini-batch: its first record is data
                 stream.seek(0)
@@ -430,6 +431,15 @@ def _csv_request(text, header):
         raise RequestError(400, str(exc)) from None
     return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
                    for record in records)
+
+
+def _one_column_header(record):
+    """A header of one text column (``review``: pandas' ``df[["review"]].to_csv(index=False)``, the usual shape of
+    reviews to label), which :func:`data._short_header` (a class column and text columns) does not take: in Batch
+    Transform it was answered as a review, every answer after it one off."""
+    from .data import HEADER_TEXT_NAMES
+
+    return len(record) == 1 and record[0].strip().lower() in HEADER_TEXT_NAMES
 
 
 class Answers(list):

@@ -1455,5 +1455,8 @@ def test_batch_transform_skips_only_a_header_row_with_header_present(monkeypatch
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     assert list(sm_serve.input_fn(b"label,text\n2,great food\n", "text/csv; header=present")) == ["great food"]
     assert list(sm_serve.input_fn(b"great food\nawful\n", "text/csv; header=present")) == ["great food", "awful"]
+    # pandas' df[["review"]].to_csv(index=False): a header of one text column was answered as a review
+    assert list(sm_serve.input_fn(b"Review\r\ngreat food\r\n", "text/csv; header=present")) == ["great food"]
+    assert list(sm_serve.input_fn(b"great food\nreview\n", "text/csv; header=present")) == ["great food", "review"]
     monkeypatch.setenv("SAGEMAKER_BATCH", "false")
     assert list(sm_serve.input_fn(b"great food\nawful\n", "text/csv; header=present")) == ["awful"]
