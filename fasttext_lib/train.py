@@ -186,7 +186,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     names = for_labels(train_data.names, classes, "train_data.names", strict=True)
     y_train = encode_labels(train_data.labels, classes, "training data")
     has_val = val_data is not None and len(val_data) > 0
-    y_val = encode_labels(val_data.labels, classes, "validation data") if has_val else None
+    # validation data may be labeled by the classes' names (positive) instead of their ids, as evaluate's may
+    y_val = encode_labels(val_data.labels, classes, "validation data", names) if has_val else None
     pretrained = load_pretrained(config, pretrained)
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
     if (featurizer.ngrams, featurizer.buckets) != (config.ngrams, config.buckets if config.ngrams > 1 else 0):
