@@ -53,7 +53,7 @@ from .config import TrainConfig
 from .data import LabeledTexts, sort_labels
 from .devices import table_fits
 from .errors import FastTextError, check_bool, is_number
-from .predict import encode_labels, evaluate_bags, probabilities
+from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .train import TrainedModel, featurize, train
 
 SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
@@ -96,7 +96,7 @@ class AutotuneResult:
     def evaluate(self, data):
         """``{"accuracy", "loss", "n"}`` of the chosen model on other labeled data (e.g. the test split)."""
         model = self.trained
-        y = encode_labels(data.labels, model.labels, "evaluation data")
+        y = encode_labels(data.labels, model.labels, "evaluation data", model.label_names)
         return evaluate_bags(model.model, model.featurizer, model.featurizer.transform(data.texts), y, model.ctx[0])
 
 
@@ -180,7 +180,13 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         raise FastTextError("autotune needs a non-empty validation split")
     if len(train_data) == 0:
         raise FastTextError("training data is empty")
-    y_val = encode_labels(val_data.labels, sort_labels(train_data.labels), "autotune validation data")  # fail before searching
+    classes = sort_labels(train_data.labels)
+    # fail before searching; a validation file labeled by the classes' names (positive) is read as their ids, so
+    # that the refit's training data (train + validation) holds one label per class
+    val_ids = class_ids(val_data.labels, classes, "autotune validation data", train_data.names)
+    if val_ids is not val_data.labels:
+        val_data = LabeledTexts(val_ids, val_data.texts, dict(val_data.names))
+    y_val = encode_labels(val_data.labels, classes, "autotune validation data")
     n_all = len(train_data) + len(val_data)
     base = base or TrainConfig()
     if base.pretrained_vectors:

@@ -5,7 +5,8 @@ and the optimizer state as data files, ``checkpoint.json`` (epoch, labels, confi
 each file's checksum) as its manifest, written last. Only then are older epochs removed
 (:func:`storage.remove`), so a kill or a full disk at any point leaves at least one complete,
 verified checkpoint. :func:`load_checkpoint` refuses one written by another run (other data or settings:
-the classes, the table size, :func:`data_fingerprint` and the config are compared), one whose epoch does
+the classes, the table size, :func:`data_fingerprint` and the config are compared), one validated on other data or
+scored with the other ``score_train`` (its history would mix them), one whose epoch does
 not fit its name and history, and a damaged one, each in one line; :func:`save_checkpoint` refuses to
 replace or remove another run's. Two runs of one command may share the directory: a reader whose
 checkpoint the other removed reads the newer one.
@@ -21,6 +22,7 @@ from .errors import FastTextError
 
 CHECKPOINT_MARKER = "checkpoint.json"
 CHECKPOINT_FILES = ("model.params", "optimizer.states")  # data files; checkpoint.json lists them
+TRAIN_ACCURACY = "train_accuracy"  # the history column of train(score_train=True)
 
 
 def _checkpoint_epochs(checkpoint_dir, last_epoch):
@@ -90,16 +92,17 @@ def data_fingerprint(featurizer, bags, y):
 
 
 def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None, data=None,
-                    validation=None):
+                    validation=None, score_train=False):
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run). ``data`` / ``validation``: :func:`data_fingerprint` of
-    the training and the validation data (``None``: no validation split)."""
+    the training and the validation data (``None``: no validation split). ``score_train``: whether the history
+    holds ``train_accuracy`` (train's ``score_train``), which a resumed run must go on recording, or not."""
     older, leftovers = _epochs_found(checkpoint_dir, epoch)
     for other in older:  # (epoch itself too: this save would replace it)
-        _refuse_another_runs(checkpoint_dir, other, model, config, labels, data, validation)
+        _refuse_another_runs(checkpoint_dir, other, model, config, labels, data, validation, score_train)
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}), "data": data,
-            "validation": validation,
+            "validation": validation, "score_train": bool(score_train),
             "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
     with storage.staging_dir() as tmp:
@@ -134,7 +137,15 @@ def _same_validation(meta, validation):
     return meta.get("validation", validation) == validation  # (absent in checkpoints written before it was recorded)
 
 
-def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, validation=None):
+def _scored_train(meta):
+    """Whether a checkpoint's history holds ``train_accuracy`` (train's ``score_train``): recorded, or, in
+    checkpoints written before it was, seen in the history."""
+    if "score_train" in meta:
+        return bool(meta["score_train"])
+    return any(TRAIN_ACCURACY in row for row in meta.get("history", []))
+
+
+def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False):
     """Before a save replaces or removes ``epoch``'s checkpoint: it must be this run's. A run refuses at its
     start a directory that holds another's checkpoints, but two runs started together both found it empty,
     and each save then replaced or removed the other's checkpoints (the other's rerun was then refused)."""
@@ -143,7 +154,8 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
         meta = storage.read_manifest(where, CHECKPOINT_MARKER)
     except FastTextError:
         return  # removed meanwhile by a run of this same command, or not ours (storage.remove refuses that)
-    if not (_same_run(meta, model, config, labels, data) and _same_validation(meta, validation)):
+    if not (_same_run(meta, model, config, labels, data) and _same_validation(meta, validation)
+            and _scored_train(meta) == bool(score_train)):
         raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings) while this one "
                             f"trained: two trainings share this --checkpoint-dir; give each its own (nothing of this "
                             f"run's epoch was saved there)")
@@ -155,14 +167,15 @@ def _json_safe(value):
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None):
-    """Load the newest checkpoint into ``model``; ``None`` when there is none yet."""
+def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None, score_train=False):
+    """Load the newest checkpoint into ``model``; ``None`` when there is none yet. One written by a run that
+    scored its training split (``score_train``) resumes only a run that does too, and the reverse."""
     for attempt in range(attempts):
         epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
         if not epochs:
             return None
         try:
-            return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data, validation)
+            return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data, validation, score_train)
         except FastTextError as exc:
             # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read
             # it (its manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from.
@@ -178,7 +191,7 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
             raise
 
 
-def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None):
+def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False):
     where = _epoch_dir(checkpoint_dir, epoch)
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
@@ -192,6 +205,11 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
                     "was validated on other validation data than this run's")
             raise FastTextError(f"checkpoint {where} {what}: its history's val_loss and val_accuracy would go on with "
                                 f"two validation sets mixed; rerun with the --validation it was written with, or use "
+                                f"another --checkpoint-dir or remove it")
+        if _scored_train(meta) != bool(score_train):  # (scoring changes no parameter, as validation does not)
+            raise FastTextError(f"checkpoint {where} was written {'with' if _scored_train(meta) else 'without'} "
+                                f"train_accuracy (score_train={_scored_train(meta)}): its history would have that "
+                                f"column for some epochs only; rerun with score_train={_scored_train(meta)}, or use "
                                 f"another --checkpoint-dir or remove it")
         # The one field the checksums and the comparison above leave unchecked decides where training goes on:
         # an "epoch" edited by hand (or a directory renamed) would train epochs twice or skip them, silently.

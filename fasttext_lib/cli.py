@@ -121,7 +121,8 @@ def build_parser():
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")
     e.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
-    e.add_argument("--data", required=True, help="labeled data (fastText or Zhang CSV; local or s3://)")
+    e.add_argument("--data", required=True, help="labeled data (fastText or Zhang CSV; local or s3://), labeled by "
+                                                 "class id or by the names predictions show (positive)")
     e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
     e.add_argument("--ctx", default="cpu", help=CTX_HELP)
 

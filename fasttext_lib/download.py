@@ -161,7 +161,8 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
         _fetch(url, part, spec, progress)
     except OSError as exc:  # the cache itself: a full disk, a file in the way (the server's errors are handled in _fetch)
         kept = " (the partial download is kept: run again to resume)" if os.path.exists(part) else ""
-        raise FastTextError(f"cannot write the download cache {cache_dir}: {exc.strerror or exc}{kept}") from None
+        raise FastTextError(f"cannot write the download cache {cache_dir}: "
+                            f"{storage.why_not_written(cache_dir, exc)}{kept}") from None
     size = os.path.getsize(part)
     if size != spec.size:
         _mismatch(part, url, f"{size} bytes, expected {spec.size}")

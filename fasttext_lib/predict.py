@@ -32,15 +32,58 @@ from .features import Featurizer
 _FLOAT16_HINT = " (float16 bundles written by older versions stored values beyond 65504 as inf)"
 
 
-def encode_labels(labels, classes, where):
-    """Each raw label's index in ``classes`` (the trained labels, in order); a label training never saw
-    is an error naming ``where``."""
+def encode_labels(labels, classes, where, names=None):
+    """Each label's index in ``classes`` (the trained labels, in order); a label training never saw is an
+    error naming ``where``. ``names`` (``{class id: name}``, the model's label names): data labeled by the
+    names the model shows (``positive``, ``__label__positive``) instead of the class ids is read as those
+    classes (:func:`class_ids`)."""
     index = {label: i for i, label in enumerate(classes)}
-    unknown = sorted(set(labels) - set(index))
-    if unknown:
-        shown = ", ".join(repr(u) for u in unknown[:5])
-        raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {', '.join(classes)})")
-    return np.array([index[label] for label in labels], dtype=np.int64)
+    return np.array([index[label] for label in class_ids(labels, classes, where, names)], dtype=np.int64)
+
+
+def class_ids(labels, classes, where, names=None):
+    """``labels`` as class ids of ``classes``: the labels themselves when each is a class id (the list given,
+    unchanged: ids always read as ids), or, when each is the name of a class (``names``: ``{class id: name}``),
+    those classes' ids.
+
+    A file is labeled one way: a mix of ids and names is an error, and so is a file of names one of which is
+    also another class's id (names ``1=2,2=good``, labels ``2`` and ``good``): read as names, ``2`` would be
+    class 1, which is not what it means as an id. Any other label is unknown, and the error lists the known
+    classes with their names (``known: 1 (negative), 2 (positive)``)."""
+    present = set(labels)
+    ids = set(classes)
+    if present <= ids:
+        return labels
+    by_name = {}
+    for label in classes:
+        name = (names or {}).get(label)
+        if name is not None:
+            by_name.setdefault(name, []).append(label)
+    if present <= set(by_name):
+        flips = sorted(label for label in present if label in ids and by_name[label] != [label])
+        if flips:
+            shown = ", ".join(f"{label!r} (class {label}'s id, and the name of class "
+                              f"{' / '.join(by_name[label])})" for label in flips[:3])
+            raise FastTextError(f"{where}: label(s) {shown} could mean either class: the model's class names reuse "
+                                f"its class ids (known: {_known(classes, names)}); label the data by class id")
+        twice = sorted(name for name in present if len(by_name[name]) > 1)
+        if twice:  # (a mapping set by hand; names files and --label-names refuse one)
+            raise FastTextError(f"{where}: label(s) {', '.join(map(repr, twice[:3]))} name several classes "
+                                f"(known: {_known(classes, names)}); label the data by class id")
+        return [by_name[label][0] for label in labels]
+    unknown = sorted(present - ids - set(by_name))
+    if not unknown:  # each label is an id or a name, but not all of one kind
+        raise FastTextError(f"{where} mixes class ids ({', '.join(map(repr, sorted(present & ids)[:5]))}) and class "
+                            f"names ({', '.join(map(repr, sorted(present - ids)[:5]))}); label every document one "
+                            f"way (known: {_known(classes, names)})")
+    shown = ", ".join(repr(u) for u in unknown[:5])
+    raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)})")
+
+
+def _known(classes, names):
+    """``1 (negative), 2 (positive)``: the class ids, each with its name where it has one of its own."""
+    names = names or {}
+    return ", ".join(f"{label} ({names[label]})" if names.get(label, label) != label else label for label in classes)
 
 
 def predict_bags(model, featurizer, bags, ctx, batch_size=4096):
@@ -346,11 +389,12 @@ class Predictor:
         return self.label_names.get(label, label)
 
     def evaluate(self, data, confusion=False):
-        """``{"accuracy", "loss", "n"}`` on labeled data (raw labels, as in training); ``confusion=True``
+        """``{"accuracy", "loss", "n"}`` on labeled data (raw labels, as in training, or every label one of
+        :attr:`names`: ``positive`` for class ``2``; see :func:`class_ids`); ``confusion=True``
         adds ``"confusion_matrix"``: ``{"labels": names, "class_ids": raw labels, "counts": [[...]]}``
         (rows: true class, columns: predicted class), and ``"per_class"``: each class's precision,
         recall, F1 and support (fastText's ``test-label``)."""
-        y = encode_labels(data.labels, self.labels, "evaluation data")
+        y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
         metrics = metrics_of(self._probabilities(self.featurizer.transform(data.texts)), y, confusion=confusion)
         if confusion:
             counts = metrics.pop("confusion")

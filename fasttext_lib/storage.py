@@ -429,7 +429,7 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
     check_replaceable(path)  # first: --overwrite would not help a FIFO or device
     if not overwrite:
         refuse_existing(uri, hint)
-    check_writable(os.path.dirname(path))
+    check_writable(os.path.dirname(path), what=uri)
 
 
 # Atomic local writes. The data goes to an anonymous file (Linux's O_TMPFILE), which gets a name only
@@ -593,7 +593,7 @@ def atomic_local_file(path, mode="wb", overwrite=True):
         remove_stale_temporaries(path)
         fd, temp = _open_temporary(path)
     except OSError as exc:
-        raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise FastTextError(f"cannot write {path}: {why_not_written(directory, exc)}") from None
     try:
         with os.fdopen(fd, mode) as f:
             yield f
@@ -1079,7 +1079,7 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                 raise
             _delete_local(dest, _referenced(old) - set(written))
     except OSError as exc:
-        raise FastTextError(f"cannot write {dest}: {exc.strerror or exc}") from None
+        raise FastTextError(f"cannot write {dest}: {why_not_written(dest, exc)}") from None
     return dest
 
 
@@ -1472,9 +1472,10 @@ def _check_deletable(client, bucket, key, dest):
         raise
 
 
-def check_writable(dest, manifest_name=None):
+def check_writable(dest, manifest_name=None, what=None):
     """Fail fast (before training) if ``dest`` cannot be written; with ``manifest_name``, also if it
-    is a destination :func:`publish` would refuse to replace. Leaves nothing behind."""
+    is a destination :func:`publish` would refuse to replace. Leaves nothing behind. ``what``: the path the
+    user gave, when ``dest`` is its folder (an output file's), named in the message instead."""
     dest = str(dest)
     if is_s3(dest):
         bucket, prefix = split_s3(dest)
@@ -1505,4 +1506,63 @@ def check_writable(dest, manifest_name=None):
         os.close(fd)
         os.remove(probe)
     except OSError as exc:
-        raise FastTextError(f"cannot write to {dest}: {where}: {exc.strerror or exc}") from None
+        raise FastTextError(f"cannot write to {what or dest}: {_why_no_file(where, exc)}") from None
+
+
+# The kernel's own file systems: views of processes, devices and settings, never a place for data. Creating a
+# file in /proc fails with ENOENT ("No such file or directory", of a directory that exists), in /sys with EACCES
+# even as root: what the user was told, "cannot write to /proc: No such file or directory".
+KERNEL_FILE_SYSTEMS = {"proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "pstore", "bpf",
+                       "configfs", "fusectl", "mqueue", "binfmt_misc", "efivarfs", "selinuxfs", "nsfs", "devpts"}
+
+
+def _why_no_file(where, exc):
+    """Why no file could be created in the existing directory ``where`` (``exc``: the OSError of the attempt),
+    in words: the kernel's message alone (ENOENT for a folder that exists) said nothing useful."""
+    mounted = _file_system_of(where)
+    fstype, read_only = mounted if mounted else (None, False)
+    if fstype in KERNEL_FILE_SYSTEMS:
+        return (f"{where} is on the kernel's {fstype} file system, where no file can be created ({exc.strerror or exc}); "
+                f"choose a folder on a disk")
+    if exc.errno == errno.EROFS or read_only:
+        return f"{where} is on a file system mounted read-only ({exc.strerror or exc}); choose another location"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"{where} does not let this user create files in it ({exc.strerror or exc})"
+    if exc.errno == errno.ENOENT:
+        return f"{where} does not accept new files ({exc.strerror or exc}, of a folder that exists)"
+    return f"{where}: {exc.strerror or exc}"
+
+
+def why_not_written(directory, exc):
+    """What to say of ``exc``, an OSError of a write into the local ``directory`` (which may not exist yet):
+    :func:`_why_no_file` of its nearest existing folder when that is on the kernel's file systems or mounted
+    read-only (ENOENT in /proc said "No such file or directory"); else the kernel's message."""
+    where = os.path.abspath(str(directory))
+    while not os.path.isdir(where) and os.path.dirname(where) != where:
+        where = os.path.dirname(where)
+    mounted = _file_system_of(where)
+    if exc.errno is not None and mounted and (mounted[0] in KERNEL_FILE_SYSTEMS or mounted[1] or exc.errno == errno.EROFS):
+        return _why_no_file(where, exc)
+    return exc.strerror or str(exc)
+
+
+def _file_system_of(path):
+    """``(type, read-only)`` of the file system mounted where ``path`` is (Linux: /proc/self/mountinfo), else None."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    path, best = os.path.realpath(path), None
+    for line in lines:
+        fields = line.split()
+        if "-" not in fields[6:]:
+            continue
+        dash = fields.index("-", 6)
+        if len(fields) < dash + 2:
+            continue
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])  # \040: a space
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) >= len(best[0])):  # the last of equal mount points is on top
+            best = (point, fields[dash + 1], "ro" in fields[5].split(","))
+    return best[1:] if best else None

@@ -27,7 +27,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from .batches import BatchMaker, prefetch, to_batch_arrays
-from .checkpoints import data_fingerprint, load_checkpoint, save_checkpoint
+from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, CountedTexts, sort_labels
 from .devices import parse_ctx
@@ -47,8 +47,7 @@ ENGINE_BULK_OPS = 64  # operators per engine task while stepping (about two step
 HUGE_PAGES_MIN_READS = 50_000_000
 QUEUED_BATCH_BYTES = 8 << 20  # batch arrays the loop may queue on MXNet's engine before it waits (see train)
 HISTORY_COLUMNS = ["epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"]
-# train(score_train=True) adds this one, shown beside val_accuracy (history_frame)
-TRAIN_ACCURACY = "train_accuracy"
+# train(score_train=True) adds TRAIN_ACCURACY ("train_accuracy"), shown beside val_accuracy (history_frame)
 
 
 @dataclass
@@ -156,7 +155,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     parameters, and records its accuracy as ``train_accuracy`` (beside ``val_accuracy``: how far the
     model fits its training data beyond what it gets right on unseen data). It is one more pass
     over the training data per epoch, so it is off by default (notebook 02 turns it on); it changes
-    no parameter. (``train_loss`` is the mean loss of the epoch's documents as each step met them,
+    no parameter. A checkpoint written with it resumes only a run with it, and the reverse (refused in one
+    line: the history would have ``train_accuracy`` for some epochs only). (``train_loss`` is the mean loss of the epoch's documents as each step met them,
     while the parameters were still changing: not the same measurement.)
     """
     import mxnet as mx
@@ -188,7 +188,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     names = for_labels(train_data.names, classes, "train_data.names", strict=True)
     y_train = encode_labels(train_data.labels, classes, "training data")
     has_val = val_data is not None and len(val_data) > 0
-    y_val = encode_labels(val_data.labels, classes, "validation data") if has_val else None
+    # validation data may be labeled by the classes' names (positive) instead of their ids, as evaluate's may
+    y_val = encode_labels(val_data.labels, classes, "validation data", names) if has_val else None
     pretrained = load_pretrained(config, pretrained)
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
     if (featurizer.ngrams, featurizer.buckets) != (config.ngrams, config.buckets if config.ngrams > 1 else 0):
@@ -226,7 +227,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     first_epoch = 1
     data_id = data_fingerprint(featurizer, train_bags, y_train) if checkpoint_dir else None
     val_id = data_fingerprint(featurizer, val_bags, y_val) if checkpoint_dir and has_val else None
-    resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id, validation=val_id) if checkpoint_dir else None
+    resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id, validation=val_id,
+                              score_train=score_train) if checkpoint_dir else None
     if resumed is not None:
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]
@@ -316,7 +318,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         result.history.append(row)
         if checkpoint_dir and rank == 0:
             save_checkpoint(checkpoint_dir, epoch, model, config, classes, result.history, updater.get_states(),
-                            names=names, data=data_id, validation=val_id)
+                            names=names, data=data_id, validation=val_id, score_train=score_train)
         if on_epoch_end is not None:
             on_epoch_end(row)
     return result

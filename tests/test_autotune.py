@@ -97,6 +97,24 @@ def test_final_model_scores_as_its_trial_without_refit(splits):
     assert result.trained.history[-1]["val_accuracy"] == pytest.approx(accuracy, abs=1e-9)
 
 
+def test_validation_labeled_by_the_class_names(splits):
+    """Validation data labeled by the names of the training data's classes (what predictions show) is searched
+    against as the classes it names, and the refit (train + validation) keeps one label per class: the validation
+    labels were refused as unknown, and would have been two more classes in the refit's data."""
+    names = {"negative": "bad", "positive": "good"}
+    train, val = splits
+    named_train = LabeledTexts(list(train.labels), list(train.texts), dict(names))
+    named_val = LabeledTexts([names[label] for label in val.labels], list(val.texts))
+    by_id, by_name = (autotune(named_train, v, duration=600.0, base=BASE, start=START, max_trials=1, verbose=False)
+                      for v in (val, named_val))
+    assert by_name.trained.labels == ["negative", "positive"] and by_name.trained.label_names == names
+    assert by_name.trained.autotune["trained_on"] == len(train) + len(val)
+    pd.testing.assert_frame_equal(by_id.trials.drop(columns=["seconds"]), by_name.trials.drop(columns=["seconds"]))
+    pa, pb = params_of(by_id.trained), params_of(by_name.trained)
+    assert all(np.array_equal(pa[k], pb[k]) for k in pa)
+    assert by_name.evaluate(named_val) == by_id.evaluate(val)
+
+
 def test_refit_as_text_is_refused_before_any_trial(splits):
     """refit="no" was true: the chosen setting was trained again on train + validation, against the ask."""
     with pytest.raises(FastTextError, match="^refit must be True or False, got 'no'$"):

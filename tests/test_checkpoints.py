@@ -337,13 +337,16 @@ def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tm
         "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.states", "epoch-0008/notes.txt"]
 
 
-def test_two_runs_with_other_settings_started_together_do_not_replace_each_others_checkpoints(splits, s3_bucket, monkeypatch):
+@pytest.mark.parametrize("other", ["settings", "train_accuracy scoring"])
+def test_two_runs_with_other_settings_started_together_do_not_replace_each_others_checkpoints(splits, s3_bucket, monkeypatch,
+                                                                                             other):
     """Both found the directory empty at their start; the second's first save replaced the first's epoch 1 (and
     its later saves removed the first's epochs), so the first run, stopped and rerun, was refused: its checkpoints
-    were gone. Now the second's save is refused in one line and the first run resumes from its own checkpoint."""
-    ckpt = f"{s3_bucket}/shared"
+    were gone. Now the second's save is refused in one line and the first run resumes from its own checkpoint.
+    (score_train changes no parameter, but a history mixing it is what a resume refuses.)"""
+    ckpt = f"{s3_bucket}/shared-{other.split()[0]}"
     mine = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
-    theirs = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4, emsize=16)
+    theirs = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4, emsize=16) if other == "settings" else mine
     import fasttext_lib.train as train_module
 
     real_save, first_saved = train_module.save_checkpoint, []
@@ -357,7 +360,7 @@ def test_two_runs_with_other_settings_started_together_do_not_replace_each_other
 
     monkeypatch.setattr(train_module, "save_checkpoint", save_after_the_first_run_saved)
     with pytest.raises(FastTextError, match="two trainings share this --checkpoint-dir") as refused:
-        train(*splits, theirs, checkpoint_dir=ckpt)
+        train(*splits, theirs, checkpoint_dir=ckpt, score_train=other != "settings")
     assert "\n" not in str(refused.value) and first_saved
     monkeypatch.setattr(train_module, "save_checkpoint", real_save)
     seen = []
@@ -505,3 +508,42 @@ def test_a_checkpoint_validated_on_other_data_is_refused(splits, tmp_path, chang
     whole = train(train_split, first_val, config)
     assert json.dumps(_without_timing(resumed.history), sort_keys=True) == json.dumps(_without_timing(whole.history),
                                                                                         sort_keys=True)  # (NaN: none)
+
+
+@pytest.mark.parametrize("first, rerun", [(True, False), (False, True)])
+def test_a_checkpoint_resumed_with_the_other_train_accuracy_scoring_is_refused(splits, tmp_path, first, rerun):
+    """score_train (notebook 02's train_accuracy) changes no parameter, so a run resumed with the other choice went
+    on silently, and its history had train_accuracy for some epochs and not for the others. Refused in one line,
+    as other validation data is; the choice the checkpoint was written with resumes it."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1), score_train=first)
+    saved = json.load(open(os.path.join(ckpt, "epoch-0001", "checkpoint.json")))
+    assert saved["score_train"] is first and ("train_accuracy" in saved["history"][0]) is first
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=ckpt, score_train=rerun)
+    message = str(refused.value)
+    assert "\n" not in message and f"written {'with' if first else 'without'} train_accuracy" in message
+    assert f"rerun with score_train={first}" in message
+    assert sorted(os.listdir(ckpt)) == ["epoch-0001"]  # nothing trained, nothing replaced
+    resumed = train(*splits, config, checkpoint_dir=ckpt, score_train=first)
+    whole = train(*splits, config, score_train=first)
+    assert [("train_accuracy" in row) for row in resumed.history] == [first, first]
+    assert json.dumps(_without_timing(resumed.history), sort_keys=True) == json.dumps(_without_timing(whole.history),
+                                                                                        sort_keys=True)
+
+
+def test_a_checkpoint_from_before_score_train_was_recorded_is_judged_by_its_history(splits, tmp_path):
+    """Checkpoints written before the choice was recorded: a history with train_accuracy was scored."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1), score_train=True)
+    marker = ckpt / "epoch-0001" / "checkpoint.json"
+    meta = json.loads(marker.read_text())
+    del meta["score_train"]
+    marker.write_text(json.dumps(meta))
+    with pytest.raises(FastTextError, match="written with train_accuracy"):
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    assert len(train(*splits, config, checkpoint_dir=str(ckpt), score_train=True).history) == 2

@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from conftest import remount_ro
 from fasttext_lib import storage
 from fasttext_lib.data import csv_line, read_labeled
 from fasttext_lib.download import DATASETS, ZhangDataset, download, prepare
@@ -233,9 +234,10 @@ def test_prepare_with_a_full_tmpdir_blames_the_tmpdir_not_the_archive(archive, s
     assert os.listdir(cache) == [spec.filename]
 
 
-@pytest.mark.parametrize("cache", ["full disk", "under a file"])
+@pytest.mark.parametrize("cache", ["full disk", "under a file", "in /proc", "read-only"])
 def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, tmpfs, cache):
-    """A full disk under the cache (or a file where its directory goes) was a traceback from writing the .part."""
+    """A full disk under the cache (or a file where its directory goes) was a traceback from writing the .part.
+    A cache in /proc was "No such file or directory", of a folder that exists: the message says what is wrong."""
     spec, _ = archive
     base_url, _ = server
     if cache == "full disk":
@@ -245,6 +247,12 @@ def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, 
                 while True:
                     f.write(b"\0" * 1024)
         why = "No space left on device"
+    elif cache == "in /proc":
+        where, why = "/proc/fasttext-cache", "/proc is on the kernel's proc file system, where no file can be created"
+    elif cache == "read-only":
+        disk = tmpfs("64k")
+        remount_ro(disk)
+        where, why = disk / "cache", f"{disk} is on a file system mounted read-only \\(Read-only file system\\)"
     else:
         (tmp_path / "afile").write_text("mine")
         where, why = tmp_path / "afile" / "cache", "Not a directory"

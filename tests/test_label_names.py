@@ -2,6 +2,7 @@
 predict, evaluate and the Predictor; hostile mapping files are one-line errors that leave nothing."""
 import json
 import os
+import re
 
 import pytest
 
@@ -256,6 +257,90 @@ def test_predictor_names_labels_and_confusion_frame(named_bundle, data_dir):
     assert list(frame.index) == list(frame.columns) == ["negative", "positive"]
     assert int(frame.values.sum()) == len(test)
     assert predictor.evaluate(test)["accuracy"] == pytest.approx(float(frame.values.trace()) / len(test))
+
+
+def _named_test_file(data_dir, tmp_path, fmt):
+    """``(set.test labeled by class id, the same labeled by class name)`` in fastText or CSV format."""
+    if fmt == "fasttext":
+        text = (data_dir / "set.test").read_text()
+        named = text.replace("__label__1 ", "__label__negative ").replace("__label__2 ", "__label__positive ")
+        assert named.count("__label__") == text.count("__label__") and "__label__1" not in named
+        (tmp_path / "named.test").write_text(named)
+        return data_dir / "set.test", tmp_path / "named.test"
+    test = read_labeled(str(data_dir / "set.test"))
+    write_csv(test, str(tmp_path / "ids.csv"))
+    write_csv(LabeledTexts([POLARITY[label] for label in test.labels], test.texts), str(tmp_path / "named.csv"))
+    return tmp_path / "ids.csv", tmp_path / "named.csv"
+
+
+@pytest.mark.parametrize("fmt", ["fasttext", "csv"])
+def test_evaluate_reads_data_labeled_by_the_class_names(named_bundle, data_dir, tmp_path, fmt):
+    """Predictions show negative / positive, so a user labels a test file so (or __label__positive); evaluate
+    refused it: "label(s) 'negative', 'positive' not seen in training (known: 1, 2)". Such a file is now read as
+    the classes it names: the same table and numbers as the file labeled by class id."""
+    ids, named = _named_test_file(data_dir, tmp_path, fmt)
+    by_id = cli_in_process("evaluate", "--model", named_bundle, "--data", ids)
+    by_name = cli_in_process("evaluate", "--model", named_bundle, "--data", named)
+    assert by_id.returncode == by_name.returncode == 0, by_name.stderr
+    assert by_name.stdout == by_id.stdout and json.loads(by_name.stdout.splitlines()[-1])["n"] == 300
+    predictor = Predictor.load(named_bundle)
+    assert predictor.evaluate(read_labeled(str(named)), confusion=True) == \
+        predictor.evaluate(read_labeled(str(ids)), confusion=True)
+
+
+@pytest.mark.parametrize("labels, pattern", [
+    (["negative", "neutral"], r"label\(s\) 'neutral' not seen in training \(known: 1 \(negative\), 2 \(positive\)\)$"),
+    (["1", "3"], r"label\(s\) '3' not seen in training \(known: 1 \(negative\), 2 \(positive\)\)$"),
+    (["1", "positive"], r"mixes class ids \('1'\) and class names \('positive'\); label every document one way"),
+])
+def test_evaluate_refuses_unknown_or_mixed_labels_naming_the_classes(named_bundle, tmp_path, labels, pattern):
+    path = tmp_path / "bad.test"
+    path.write_text("".join(f"__label__{label} some words here\n" for label in labels * 3))
+    r = cli_in_process("evaluate", "--model", named_bundle, "--data", path)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    assert re.search(pattern, r.stderr.strip()), r.stderr
+
+
+def test_a_name_that_is_another_classs_id_is_refused_not_flipped(named_bundle, tmp_path):
+    """Names 1=2, 2=good: a file labeled 2 / good is all names, but 2 read as a name is class 1, as an id class 2.
+    Refused, not guessed. A file labeled by ids only reads as ids (as it always did), also where every id is
+    a name too (names 1=2, 2=1)."""
+    import shutil
+
+    odd = tmp_path / "odd"
+    shutil.copytree(named_bundle, odd)
+    config = _config(odd)
+    config["label_names"] = {"1": "2", "2": "good"}
+    (odd / "config.json").write_text(json.dumps(config))
+    path = tmp_path / "data.test"
+    path.write_text("__label__2 cold and slow\n__label__good great food\n")
+    r = cli_in_process("evaluate", "--model", odd, "--data", path)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    assert "'2' (class 2's id, and the name of class 1) could mean either class" in r.stderr
+    assert "known: 1 (2), 2 (good)" in r.stderr
+    path.write_text("__label__1 cold and slow\n__label__2 great food\n")
+    by_id = cli_in_process("evaluate", "--model", named_bundle, "--data", path)
+    assert by_id.returncode == 0, by_id.stderr
+    for names in ({"1": "2", "2": "good"}, {"1": "2", "2": "1"}):
+        config["label_names"] = names
+        (odd / "config.json").write_text(json.dumps(config))
+        r = cli_in_process("evaluate", "--model", odd, "--data", path)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout.splitlines()[-1])["accuracy"] == json.loads(by_id.stdout.splitlines()[-1])["accuracy"]
+
+
+def test_train_validation_labeled_by_the_class_names(data_dir, tmp_path):
+    """train --validation takes a file labeled by the names the training data's classes.txt gives, as evaluate does:
+    the same validation numbers as with class ids (and the same checkpoint fingerprint: it is the same data)."""
+    ids, named = _named_test_file(data_dir, tmp_path, "fasttext")
+    runs = []
+    for validation, out in ((ids, "a"), (named, "b")):
+        r = cli_in_process("train", "--train", data_dir / "set.train", "--validation", validation,
+                           "--output", tmp_path / out, *FAST)
+        assert r.returncode == 0, r.stderr
+        runs.append([{k: v for k, v in json.loads(line).items() if k not in ("seconds", "samples_per_s")}
+                     for line in r.stdout.splitlines()])
+    assert runs[0] == runs[1] and len(runs[0]) == 2 and all(row["val_loss"] > 0 for row in runs[0])
 
 
 def test_a_bundle_without_label_names_predicts_as_before(named_bundle, tmp_path):

@@ -4,8 +4,10 @@ Faults are real: a loopback proxy (scripts/fault_proxy.py) in front of moto answ
 resets the connection; a tiny tmpfs fills up; publishing subprocesses are killed with SIGKILL;
 two processes publish to one place at once. After each: the old set or the new one, complete.
 """
+import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -247,6 +249,59 @@ def test_check_output_file(tmp_path, tmpfs):
     subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
     with pytest.raises(FastTextError, match="Read-only file system"):
         storage.check_output_file(str(disk / "t.csv"), "t.csv")
+
+
+def test_an_unwritable_destination_says_why_not_only_the_kernels_word(tmp_path, tmpfs):
+    """"cannot write to /proc: /proc: No such file or directory" (of a folder that exists): the message now says
+    what is wrong with the folder: the kernel's file system, mounted read-only (a tmpfs, or a read-only bind mount
+    of a writable folder, whose mount point has a space: /proc/self/mountinfo writes it \\040), or no permission."""
+    for dest, says in (("/proc/x.vec", "/proc is on the kernel's proc file system, where no file can be created"),
+                       ("/proc/sys/kernel/run/model", "/proc/sys/kernel is on the kernel's proc file system"),
+                       ("/sys/out.csv", "/sys is on the kernel's sysfs file system, where no file can be created")):
+        with pytest.raises(FastTextError) as err:
+            storage.check_output_file(dest, "x.vec")
+        assert one_line(err.value).startswith(f"cannot write to {dest}: {says}")
+        assert one_line(err.value).endswith("; choose a folder on a disk")
+    disk = tmpfs("64k")
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    with pytest.raises(FastTextError) as err:
+        storage.check_writable(str(disk / "model"))
+    assert one_line(err.value) == (f"cannot write to {disk / 'model'}: {disk} is on a file system mounted read-only "
+                                   f"(Read-only file system); choose another location")
+    source, bound = tmp_path / "writable", tmp_path / "read only view"
+    source.mkdir()
+    bound.mkdir()
+    subprocess.run(["mount", "--bind", str(source), str(bound)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(bound)], check=True)
+        assert storage._file_system_of(str(bound))[1] is True and storage._file_system_of(str(source))[1] is False
+        with pytest.raises(FastTextError, match=re.escape(f"{bound} is on a file system mounted read-only")):
+            storage.check_output_file(str(bound / "x.vec"), "x.vec")
+        storage.check_output_file(str(source / "x.vec"), "x.vec")
+    finally:
+        subprocess.run(["umount", str(bound)], check=False)
+    assert os.listdir(source) == []
+    # writes not checked first (the library's writers: data.write_csv, a bundle saved from a notebook) say the same
+    from fasttext_lib.data import LabeledTexts, write_csv
+
+    for write, target in ((lambda path: write_csv(LabeledTexts(["1"], ["a"]), path), "/proc/train.csv"),
+                          (lambda path: storage.publish(path, {}, MANIFEST, {"tag": "x"}), "/proc/bundle"),
+                          (lambda path: write_csv(LabeledTexts(["1"], ["a"]), path), str(disk / "sub" / "t.csv"))):
+        with pytest.raises(FastTextError) as err:
+            write(target)
+        says = ("/proc is on the kernel's proc file system" if target.startswith("/proc") else
+                f"{disk} is on a file system mounted read-only (Read-only file system)")
+        assert one_line(err.value).startswith(f"cannot write {target}: {says}")
+    # errno values that need another user or file system to happen (as root, chmod stops no write)
+    here = str(source)
+    assert storage._why_no_file(here, PermissionError(errno.EACCES, "Permission denied")) == \
+        f"{here} does not let this user create files in it (Permission denied)"
+    assert storage._why_no_file(here, FileNotFoundError(errno.ENOENT, "No such file or directory")) == \
+        f"{here} does not accept new files (No such file or directory, of a folder that exists)"
+    assert storage._why_no_file(here, OSError(errno.EROFS, "Read-only file system")).startswith(
+        f"{here} is on a file system mounted read-only")
+    assert storage._why_no_file(here, OSError(errno.ENOSPC, "No space left on device")) == \
+        f"{here}: No space left on device"
 
 
 def test_disk_full_keeps_the_old_set_and_leaves_no_partial_files(tmp_path, tmpfs):

@@ -315,6 +315,11 @@ def test_export_refuses_to_overwrite_unless_asked(tmp_path, splits):
     # "" was "error:  is a directory" (the current one); "-" (stdin for --input) wrote a file named "-" there
     ("output is empty", "^error: an output file name is needed, got ''"),
     ("output is -", "^error: an output file name is needed, got '-' \\(standard output is not written"),
+    # "cannot write to /proc: /proc: No such file or directory", of a folder that exists
+    ("output in /proc", "^error: cannot write to /proc/x.vec: /proc is on the kernel's proc file system, where no "
+                        "file can be created \\(No such file or directory\\); choose a folder on a disk$"),
+    ("output in /sys", "^error: cannot write to /sys/x.vec: /sys is on the kernel's sysfs file system, where no file "
+                       "can be created"),
 ])
 def test_export_errors_are_one_line_and_write_nothing(tmp_path, splits, case, pattern, monkeypatch):
     bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
@@ -329,6 +334,8 @@ def test_export_errors_are_one_line_and_write_nothing(tmp_path, splits, case, pa
         output.mkdir()
     elif case == "output names no S3 object":
         output = "s3://bucket/dir/"
+    elif case in ("output in /proc", "output in /sys"):
+        output = f"/{case.split('/')[-1]}/x.vec"
     else:
         (tmp_path / "afile").write_text("x")
         output = tmp_path / "afile" / "out.vec"
