@@ -362,8 +362,6 @@ def input_fn(request_body, content_type):
             texts = split_lines(text)
             _refuse_lone_cr(texts)
         else:
-            from .data import allow_long_csv_fields
-
             texts = _csv_request(text, _media_params(content_type)[1].get("header", ""))
     if not getattr(texts, "lines", False) and not any(t.strip() for t in texts):  # a JSON line is a record even
         raise RequestError(400, "request holds no review text")                    # when its review is empty
@@ -387,7 +385,7 @@ def _csv_request(text, header):
     names (``label,text``, ``text,label``, ``"Class Index","Title","Description"``), each record's text columns
     are answered, the class column not scored. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .data import HEADER_LOOKAHEAD, _check_text_columns, _header_layout, _short_header, allow_long_csv_fields, csv_text
+    from .data import _header_layout, _short_header, allow_long_csv_fields, csv_text
 
     header = header.lower()
     if header not in ("", "present", "absent"):
@@ -425,12 +423,21 @@ def _csv_request(text, header):
         comma = " (a comma in an unquoted text? quote the field)" if len(records[bad]) > len(names) else ""
         raise RequestError(400, f"CSV record {bad + 2} has {len(records[bad])} column(s), but the header "
                                 f"({','.join(names)}) names {len(names)}{comma}")
-    try:  # id, date or user columns (Sentiment140's) are refused, as by training and predict
+    _refuse_metadata_columns(records, layout)
+    return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
+                   for record in records)
+
+
+def _refuse_metadata_columns(records, layout):
+    """A 400 for a CSV request whose columns after the class hold ids, dates or user names (Sentiment140's),
+    refused as training and predict refuse them (``layout``: a header's (class column, text columns), or None:
+    the class first)."""
+    from .data import HEADER_LOOKAHEAD, _check_text_columns
+
+    try:
         _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request")
     except FastTextError as exc:
         raise RequestError(400, str(exc)) from None
-    return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
-                   for record in records)
 
 
 def _one_column_header(record):
@@ -468,7 +475,7 @@ def _csv_texts(reviews, predictor):
     """The reviews of a ``text/csv`` request: when its first record is a labeled row, the class first and the text
     after it (``"2","the food was great"``, a line of a Zhang et al. file: data.labeled_csv_records), every record's
     text columns as training reads them (the class not scored, as by ``predict``); else each record whole."""
-    from .data import HEADER_LOOKAHEAD, _check_text_columns, csv_text, labeled_csv_records
+    from .data import HEADER_LOOKAHEAD, csv_text, labeled_csv_records
 
     records = reviews.records
     if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], reviews.quoted, set(predictor.labels), header=False):
@@ -477,10 +484,7 @@ def _csv_texts(reviews, predictor):
     if short is not None:
         raise RequestError(400, f"CSV record {short + 1} has one column, but record 1 is a labeled row (class "
                                 f"{next(r for r in records if r)[0].strip()!r}, then the text), so every record must be one")
-    try:  # id, date or user columns (Sentiment140's) are refused, as by training and predict
-        _check_text_columns(records[:HEADER_LOOKAHEAD + 1], None, "request")
-    except FastTextError as exc:
-        raise RequestError(400, str(exc)) from None
+    _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
 
 
