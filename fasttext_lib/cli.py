@@ -478,7 +478,8 @@ def _csv_input_check(name, fmt, classes):
     """predict's ``check`` of its input (see :func:`_checked_lines`): is it labeled CSV, a test file such as Zhang
     et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start, then
     data.labeled_csv_records of the first records)? Then every
-    record is read as training reads it (errors before any answer) and True is returned, else False."""
+    record is read as training reads it (errors before any answer) and ``"labeled"`` is returned, or ``"texts"``
+    when its header row names text columns only (``title,body``: data.text_header_columns), else False."""
     from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, labeled_csv_records,
                        labeled_csv_start, leading_blank_lines)
 
@@ -505,15 +506,17 @@ def _csv_input_check(name, fmt, classes):
                         break
             if not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'), classes):
                 return False
+        kind = "labeled"
         try:
-            for _ in examples_of_lines(_with_line_ends(itertools.chain(blank, ahead, lines)), name, "csv"):
-                pass
+            for label, _ in examples_of_lines(_with_line_ends(itertools.chain(blank, ahead, lines)), name, "csv",
+                                              predicting=True):
+                kind = "texts" if label is None else kind
         except FastTextError as exc:
             if fmt == "csv":
                 raise
             raise FastTextError(f"{exc} (read as CSV because line {len(blank) + 1} is a labeled CSV row or header; "
                                 f"--format text reads every line as one review)") from None
-        return True
+        return kind
 
     return check
 
@@ -530,11 +533,15 @@ def cmd_predict(args):
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input
-    with _checked_lines(args.input, _csv_input_check(name, args.format, set(predictor.labels))) as (lines, is_csv):
-        if is_csv:  # a labeled file: its texts, as training reads them (the class is not scored)
+    with _checked_lines(args.input, _csv_input_check(name, args.format, set(predictor.labels))) as (lines, kind):
+        if kind == "texts":  # a header of text columns only (title,body): each record's columns, none a class
+            print(f"{name}: read as CSV whose header row names text columns only: one answer per record, for its "
+                  f"columns joined, as training joins text columns", file=sys.stderr)
+        elif kind:  # a labeled file: its texts, as training reads them (the class is not scored)
             print(f"{name}: read as labeled CSV, as training reads it: one answer per record, for its text "
                   f"columns (evaluate --data scores the model against its classes)", file=sys.stderr)
-            lines = (text for _, text in examples_of_lines(_with_line_ends(lines), name, "csv"))
+        if kind:
+            lines = (text for _, text in examples_of_lines(_with_line_ends(lines), name, "csv", predicting=True))
         while True:
             chunk = list(itertools.islice(lines, 4096))
             if not chunk:

@@ -406,9 +406,10 @@ def _header_layout(row):
     The class column first (``label,text``; ``class,title,body``), named or not when the others are text columns
     (``"Class Index","Title","Description"``): every other column is text, as in Zhang et al. data. Or the class
     column elsewhere, named (``text,label``, ``review,sentiment``; pandas' ``,text,label`` with its index column
-    first), beside named text columns only: the index column is left out."""
+    first), beside named text columns only: the index column is left out. A header whose every column is named as a
+    text column (``title,body``) names no class column: None (:func:`text_header_columns`)."""
     names = [c.strip().lower() for c in row]
-    if len(names) < 2:
+    if len(names) < 2 or text_header_columns(row) is not None:
         return None
     texts = [n for n in names[1:] if n]
     if names[0] in HEADER_LABEL_NAMES or (bool(texts) and all(n in HEADER_TEXT_NAMES for n in texts)):
@@ -422,8 +423,19 @@ def _header_layout(row):
     return None
 
 
+def text_header_columns(row):
+    """The columns of a header row that names no class column, only text columns (``title,body``,
+    ``review,comment``, ``summary,text``: its first column is itself named as a text column), all of them; else
+    None. ``predict`` and the endpoint answer each record's columns joined (:func:`csv_text`); training refuses
+    such a file (its titles were read as classes)."""
+    names = [c.strip().lower() for c in row]
+    if len(names) < 2 or not all(n in HEADER_TEXT_NAMES and n not in HEADER_LABEL_NAMES for n in names):
+        return None
+    return list(range(len(names)))
+
+
 def _looks_like_header(row):
-    return _header_layout(row) is not None
+    return _header_layout(row) is not None or text_header_columns(row) is not None
 
 
 def _header_columns(first, later_rows):
@@ -445,6 +457,13 @@ def _header_columns(first, later_rows):
     if len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later):
         return 0, list(range(1, len(first)))
     return None
+
+
+def _text_header(first, later_rows):
+    """Is ``first`` (the first CSV row) a header of text columns only (:func:`text_header_columns`)? Not when its
+    first value occurs again in the look-ahead's first column (``later_rows``), as :func:`_header_columns`."""
+    return (text_header_columns(first) is not None
+            and first[0].strip() not in {r[0].strip() for r in later_rows if r})
 
 
 def _is_int(text):
@@ -520,9 +539,11 @@ def leading_blank_lines(it):
     return blank, first
 
 
-def examples_of_lines(lines, uri, fmt="auto"):
+def examples_of_lines(lines, uri, fmt="auto", predicting=False):
     """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
-    removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it."""
+    removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it (``predicting``): there a
+    header row of text columns only (:func:`text_header_columns`: ``title,body``) yields ``(None, text)``, each
+    record's columns joined; training refuses it (it names no class column)."""
     it = iter(lines)
     blank, first = leading_blank_lines(it)
     if first is None:
@@ -538,6 +559,18 @@ def examples_of_lines(lines, uri, fmt="auto"):
     counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
     rows = _csv_rows(counted, uri)
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
+    if ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]]):
+        header, start = ahead[0]
+        if not predicting:
+            raise FastTextError(
+                f"{uri}:{start}: the CSV header row ({','.join(header)}) names no class column, only text columns "
+                f"(its first column would be read as each row's class); add the class as a "
+                f"column named e.g. label (label,{','.join(header)}), or label these texts with predict")
+        if len(ahead) == 1:
+            raise FastTextError(f"{uri}: no data rows (only a header row)")
+        for row, _ in _chain(ahead[1:], rows):
+            yield None, csv_text(row)
+        return
     columns = _header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) if ahead else None
     layout = None
     if columns is not None:

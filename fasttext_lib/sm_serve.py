@@ -383,9 +383,10 @@ def _csv_request(text, header):
     ``header``: the Content-Type's ``header`` parameter (RFC 4180). ``present``: the first record is the header,
     not answered (it was scored as a review, every answer after it one off); when training recognizes its column
     names (``label,text``, ``text,label``, ``"Class Index","Title","Description"``), each record's text columns
-    are answered, the class column not scored. In Batch Transform every mini-batch carries the content type but
+    are answered, the class column not scored; when it names text columns only (``title,body``), each record's
+    columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .data import _header_layout, _short_header, allow_long_csv_fields, csv_text
+    from .data import _header_layout, _short_header, allow_long_csv_fields, csv_text, text_header_columns
 
     header = header.lower()
     if header not in ("", "present", "absent"):
@@ -406,6 +407,10 @@ def _csv_request(text, header):
         records = list(reader)
     except csv.Error as exc:
         raise RequestError(400, f"request body is not valid CSV: {exc}") from None
+    if names is not None and text_header_columns(names) is not None:
+        # a header of text columns only (title,body): no class column, every column text (only the body was
+        # answered, the title dropped as if it were a class)
+        return Reviews(csv_text(record) for record in records)
     layout = _header_layout(names) if names is not None else None
     if layout is None:
         texts = Reviews(",".join(record) for record in records)

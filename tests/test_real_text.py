@@ -272,6 +272,62 @@ def test_a_labeled_csv_file_is_answered_for_its_texts_by_predict_and_the_endpoin
         Predictor.load(bundle).predict(path.read_text().splitlines())
 
 
+def _title_and_body(real):
+    titles, bodies = [], []
+    for text in real.texts:
+        words = text.split()
+        titles.append(" ".join(words[:3]))
+        bodies.append(" ".join(words[3:]))
+    return titles, bodies
+
+
+@pytest.mark.parametrize("header", [("title", "body"), ("review", "comment"), ("Summary", "Text"),
+                                    ("title", "body", "comment")])
+def test_a_csv_whose_header_names_only_text_columns_is_answered_for_every_column(tmp_path, bundle, real, header):
+    # pandas' df[["title", "body"]].to_csv(index=False), a file of reviews to label: the header was read as
+    # class,text, so predict and the endpoint answered the body only, the title dropped as if it were a class
+    from fasttext_lib import sm_serve
+    from fasttext_lib.data import csv_text
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    titles, bodies = _title_and_body(part)
+    columns = [titles, bodies, part.texts][:len(header)]
+    path = tmp_path / "reviews.csv"
+    pd.DataFrame(dict(zip(header, columns))).to_csv(path, index=False)
+    expected = Predictor.load(bundle).predict([csv_text(list(row)) for row in zip(*columns)])
+    for fmt in ("auto", "csv"):
+        cli = cli_in_process("predict", "--model", bundle, "--input", path, "--format", fmt)
+        assert cli.returncode == 0, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
+        assert "header row names text columns only" in cli.stderr and "labeled" not in cli.stderr
+    assert _served(bundle, path.read_text(), "text/csv; header=present") == expected
+    reviews = sm_serve.input_fn(path.read_bytes(), "text/csv; header=present")
+    assert list(reviews) == [csv_text(list(row)) for row in zip(*columns)]
+
+
+def test_training_on_a_csv_whose_header_names_only_text_columns_is_refused(tmp_path, real):
+    # it trained on the titles as classes, one class per review
+    titles, bodies = _title_and_body(real)
+    path = tmp_path / "reviews.csv"
+    pd.DataFrame({"title": titles, "body": bodies}).to_csv(path, index=False)
+    with pytest.raises(FastTextError, match=r"reviews.csv:1: the CSV header row \(title,body\) names no class "
+                                            r"column, only text columns"):
+        read_labeled(str(path))
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and "names no class column" in got.stderr
+    assert not (tmp_path / "m").exists()
+    # a class column first, named or not, is read as before: the class, then every other column
+    for header in (["label", "title", "body"], ["Class Index", "Title", "Description"], ["topic", "question", "answer"]):
+        pd.DataFrame(dict(zip(header, [real.labels, titles, bodies]))).to_csv(path, index=False)
+        data = read_labeled(str(path))
+        assert data.labels == real.labels and data.texts == [f"{t} {b}".strip() for t, b in zip(titles, bodies)]
+    # a headerless file whose first row's class recurs is data, as a header named label,text would be
+    path.write_text("question,comment\n" + "".join(f"question,{t}\n" for t in bodies[:5]))
+    data = read_labeled(str(path))
+    assert data.labels == ["question"] * 6 and data.texts[0] == "comment"
+
+
 def test_reviews_that_only_look_like_csv_stay_reviews(tmp_path, bundle):
     from fasttext_lib.predict import Predictor
 
