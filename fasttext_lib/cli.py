@@ -133,7 +133,7 @@ def build_parser():
     p.add_argument("--format", default="auto", choices=["auto", "text", "csv"],
                    help="auto (default): labeled CSV, as training reads it (one answer per record, for its text "
                         "columns), when the first record is a CSV header row of column names or a row whose first "
-                        "column is one of the model's classes or a quoted number (\"2\",\"the text\": a Zhang et al. "
+                        "column is one of the model's classes (id or name) or a quoted number (\"2\",\"the text\": a Zhang et al. "
                         "test file) and at least half of the next 50 records are rows of the same kind (unquoted rows without a "
                         "header: 4 at least; one line such as positive,would buy again is a review); else text: "
                         "every line is one review (a __label__ word in it is skipped); csv: always CSV")
@@ -477,7 +477,7 @@ def _checked_lines(path, check=None):
 def _csv_input_check(name, fmt, classes):
     """predict's ``check`` of its input (see :func:`_checked_lines`): is it labeled CSV, a test file such as Zhang
     et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start, then
-    data.labeled_csv_records of the first records)? Then every
+    data.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
     record is read as training reads it (errors before any answer) and ``"labeled"`` is returned, or ``"texts"``
     when its header row names text columns only (``title,body``: data.text_header_columns), else False."""
     from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, labeled_csv_records,
@@ -533,7 +533,8 @@ def cmd_predict(args):
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input
-    with _checked_lines(args.input, _csv_input_check(name, args.format, set(predictor.labels))) as (lines, kind):
+    classes = set(predictor.labels) | set(predictor.names)  # a file may write the classes by name (negative)
+    with _checked_lines(args.input, _csv_input_check(name, args.format, classes)) as (lines, kind):
         if kind == "texts":  # a header of text columns only (title,body): each record's columns, none a class
             print(f"{name}: read as CSV whose header row names text columns only: one answer per record, for its "
                   f"columns joined, as training joins text columns", file=sys.stderr)

@@ -295,7 +295,8 @@ def labeled_csv_row(row, quoted, classes):
     """Is ``row`` (the first CSV record of an input to label, its fields) a labeled row of a CSV file, the class
     first and the text after it (``"2","the food was great"``; ``"3","title","body"``), rather than a review?
 
-    ``classes``: the model's raw labels; ``quoted``: the record's first field was quoted. It is when the row has two
+    ``classes``: the model's raw labels and their names (``negative``: a file may write the classes so);
+    ``quoted``: the record's first field was quoted. It is when the row has two
     or more columns, the first one of ``classes`` or a quoted whole number (a Zhang et al. set the model was not
     trained on), and, unless quoted, the second starting without a space (a CSV writer puts none after the comma; a
     review such as ``positive, but the battery died`` has one). ``predict`` and the endpoint's ``text/csv`` then

@@ -389,6 +389,45 @@ def polarity_bundle(tmp_path_factory, real):
     return where / "m"
 
 
+@pytest.fixture(scope="module")
+def named_polarity_bundle(polarity_bundle, tmp_path_factory):
+    """The polarity model's data, its classes 1 and 2 named negative and positive (a Yelp polarity model)."""
+    where = tmp_path_factory.mktemp("named_polarity")
+    got = cli_in_process("train", "--train", polarity_bundle.parent / "train.csv", "--output", where / "m",
+                         "--epochs", "2", "--no-progress", "--label-names", "1=negative,2=positive")
+    assert got.returncode == 0, got.stderr
+    return where / "m"
+
+
+def test_a_labeled_csv_whose_classes_are_written_by_name_is_answered_for_its_texts(named_polarity_bundle, real):
+    # rows labeled by the names the model shows (negative,the food was cold) were read as reviews: the class name was
+    # scored as a word of each review, as predict and the endpoint recognized class ids only
+    from fasttext_lib.data import MIN_UNQUOTED_ROWS
+    from fasttext_lib.predict import Predictor
+
+    predictor = Predictor.load(named_polarity_bundle)
+    part = real.head(12)
+    texts = [" ".join(t.split()) for t in part.texts]
+    for lines in ([f"{label},{text}" for label, text in zip(part.labels, texts) if "," not in text and '"' not in text],
+                  ['"{}","{}"'.format(label, text.replace('"', '""')) for label, text in zip(part.labels, texts)]):
+        assert len(lines) >= MIN_UNQUOTED_ROWS
+        body = "".join(line + "\n" for line in lines)
+        expected = predictor.predict([next(csv.reader([line]))[1] for line in lines])
+        assert expected != predictor.predict(lines)  # the class name as a word moves the answers
+        cli = cli_in_process("predict", "--model", named_polarity_bundle, input=body)
+        assert cli.returncode == 0 and "read as labeled CSV" in cli.stderr, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
+        assert _served(named_polarity_bundle, body) == expected
+    # unquoted, a few lines that open with a class's name are still reviews
+    lines = ["positive,would buy again", "negative,never again", "positive,loved it"]
+    for n in range(1, MIN_UNQUOTED_ROWS):
+        body = "".join(line + "\n" for line in lines[:n])
+        cli = cli_in_process("predict", "--model", named_polarity_bundle, input=body)
+        assert cli.returncode == 0 and "CSV" not in cli.stderr, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == predictor.predict(lines[:n])
+        assert _served(named_polarity_bundle, body) == predictor.predict(lines[:n])
+
+
 # Reviews as people write them: a number with a thousands or decimal comma, a count, a rating; and reviews that open
 # with a word that names a CSV column. Each was read as a labeled CSV row or header by a model with classes 1 and 2
 # (its first words dropped, or the file refused at its next line without a comma).
