@@ -481,16 +481,22 @@ def _csv_input_check(name, fmt, classes):
     record is read as training reads it (errors before any answer) and ``"labeled"`` is returned, or ``"texts"``
     when its header row names text columns only (``title,body``: data.text_header_columns), else False."""
     from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, labeled_csv_records,
-                       labeled_csv_start, leading_blank_lines)
+                       labeled_csv_start, leading_blank_lines, one_column_text_header)
 
     def check(lines):
         if fmt == "text":
             return False
         blank, first = leading_blank_lines(lines)
-        if first is None or (fmt == "auto" and not labeled_csv_start(first, classes)):
+        if first is None:
+            return False
+        # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
+        one_column = False
+        with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)
+            one_column = fmt == "auto" and one_column_text_header(next(csv.reader([first.strip()]), []))
+        if fmt == "auto" and not one_column and not labeled_csv_start(first, classes):
             return False
         ahead = [first]
-        if fmt == "auto":
+        if fmt == "auto" and not one_column:
             allow_long_csv_fields()  # the first records decide (a review may start as a labeled row does: 1,000 calories)
             def kept(it):
                 for line in it:
@@ -514,6 +520,8 @@ def _csv_input_check(name, fmt, classes):
         except FastTextError as exc:
             if fmt == "csv":
                 raise
+            if one_column:  # "review" was a review after all (it occurs again, or no CSV follows): text, as before
+                return False
             raise FastTextError(f"{exc} (read as CSV because line {len(blank) + 1} is a labeled CSV row or header; "
                                 f"--format text reads every line as one review)") from None
         return kind

@@ -460,10 +460,17 @@ def _header_columns(first, later_rows):
     return None
 
 
-def _text_header(first, later_rows):
+def one_column_text_header(row):
+    """Is ``row`` a header of one text column (``review``: pandas' ``df[["review"]].to_csv(index=False)``, the usual
+    shape of reviews to label; quoted or not)? ``predict`` and the endpoint skip it and answer each record's field:
+    the header was answered as a review, every answer after it one off."""
+    return len(row) == 1 and row[0].lstrip("\ufeff").strip().lower() in HEADER_TEXT_NAMES - HEADER_LABEL_NAMES
+
+
+def _text_header(first, later_rows, predicting=False):
     """Is ``first`` (the first CSV row) a header of text columns only (:func:`text_header_columns`)? Not when its
     first value occurs again in the look-ahead's first column (``later_rows``), as :func:`_header_columns`."""
-    return (text_header_columns(first) is not None
+    return ((text_header_columns(first) is not None or (predicting and one_column_text_header(first)))
             and first[0].strip() not in {r[0].strip() for r in later_rows if r})
 
 
@@ -543,8 +550,9 @@ def leading_blank_lines(it):
 def examples_of_lines(lines, uri, fmt="auto", predicting=False):
     """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
     removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it (``predicting``): there a
-    header row of text columns only (:func:`text_header_columns`: ``title,body``) yields ``(None, text)``, each
-    record's columns joined; training refuses it (it names no class column)."""
+    header row of text columns only (:func:`text_header_columns`: ``title,body``; or one, ``review``:
+    :func:`one_column_text_header`) yields ``(None, text)``, each record's columns joined; training refuses it (it
+    names no class column)."""
     it = iter(lines)
     blank, first = leading_blank_lines(it)
     if first is None:
@@ -560,7 +568,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False):
     counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
     rows = _csv_rows(counted, uri)
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
-    if ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]]):
+    if ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting):
         header, start = ahead[0]
         if not predicting:
             raise FastTextError(

@@ -386,7 +386,8 @@ def _csv_request(text, header):
     are answered, the class column not scored; when it names text columns only (``title,body``), each record's
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .data import _header_layout, _short_header, allow_long_csv_fields, csv_text, text_header_columns
+    from .data import (_header_layout, _short_header, allow_long_csv_fields, csv_text, one_column_text_header,
+                       text_header_columns)
 
     header = header.lower()
     if header not in ("", "present", "absent"):
@@ -398,7 +399,7 @@ def _csv_request(text, header):
         names, start = None, 0
         if header == "present":
             first = next((record for record in reader if record), None)
-            if first is not None and (_short_header(first) or _one_column_header(first)
+            if first is not None and (_short_header(first) or one_column_text_header(first)
                                       or not in_batch_transform(os.environ)):
                 names, start = first, stream.tell()
             else:  # a later Batch Transform mini-batch: its first record is data
@@ -443,15 +444,6 @@ def _refuse_metadata_columns(records, layout):
         _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request")
     except FastTextError as exc:
         raise RequestError(400, str(exc)) from None
-
-
-def _one_column_header(record):
-    """A header of one text column (``review``: pandas' ``df[["review"]].to_csv(index=False)``, the usual shape of
-    reviews to label), which :func:`data._short_header` (a class column and text columns) does not take: in Batch
-    Transform it was answered as a review, every answer after it one off."""
-    from .data import HEADER_TEXT_NAMES
-
-    return len(record) == 1 and record[0].strip().lower() in HEADER_TEXT_NAMES
 
 
 class Answers(list):

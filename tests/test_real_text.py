@@ -306,6 +306,29 @@ def test_a_csv_whose_header_names_only_text_columns_is_answered_for_every_column
     assert list(reviews) == [csv_text(list(row)) for row in zip(*columns)]
 
 
+@pytest.mark.parametrize("header", ["review", "Text", '"review"'])
+def test_a_csv_of_one_text_column_with_its_header_is_answered_per_record(tmp_path, bundle, real, header):
+    # pandas' df[["review"]].to_csv(index=False), the usual file of reviews to label: predict answered its header
+    # line as a review (every answer after it one off) and a quoted review's quotes with it
+    from fasttext_lib.predict import Predictor
+
+    texts = real.head(40).texts + ["good, but slow", 'he said "never again"', "line one\nline two"]
+    path = tmp_path / "reviews.csv"
+    body = pd.DataFrame({"review": texts}).to_csv(index=False).split("\n", 1)[1]
+    path.write_text(f"{header}\n{body}")
+    expected = Predictor.load(bundle).predict([t.replace("\n", " ") for t in texts])
+    for fmt in ("auto", "csv"):
+        cli = cli_in_process("predict", "--model", bundle, "--input", path, "--format", fmt)
+        assert cli.returncode == 0, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
+    assert _served(bundle, path.read_text(), "text/csv; header=present") == expected
+    # a first line "review" that is a review (it recurs, or nothing follows it) is answered as one, as before
+    for lines in (["review", "review", "great food"], ["Review"]):
+        path.write_text("\n".join(lines) + "\n")
+        cli = cli_in_process("predict", "--model", bundle, "--input", path)
+        assert cli.returncode == 0 and len(cli.stdout.splitlines()) == len(lines), cli.stderr
+
+
 def test_training_on_a_csv_whose_header_names_only_text_columns_is_refused(tmp_path, real):
     # it trained on the titles as classes, one class per review
     titles, bodies = _title_and_body(real)
