@@ -206,10 +206,11 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
             raise FastTextError(f"checkpoint {where} {what}: its history's val_loss and val_accuracy would go on with "
                                 f"two validation sets mixed; rerun with the --validation it was written with, or use "
                                 f"another --checkpoint-dir or remove it")
-        if _scored_train(meta) != bool(score_train):  # (scoring changes no parameter, as validation does not)
-            raise FastTextError(f"checkpoint {where} was written {'with' if _scored_train(meta) else 'without'} "
-                                f"train_accuracy (score_train={_scored_train(meta)}): its history would have that "
-                                f"column for some epochs only; rerun with score_train={_scored_train(meta)}, or use "
+        scored = _scored_train(meta)
+        if scored != bool(score_train):  # (scoring changes no parameter, as validation does not)
+            raise FastTextError(f"checkpoint {where} was written {'with' if scored else 'without'} "
+                                f"train_accuracy (score_train={scored}): its history would have that "
+                                f"column for some epochs only; rerun with score_train={scored}, or use "
                                 f"another --checkpoint-dir or remove it")
         # The one field the checksums and the comparison above leave unchecked decides where training goes on:
         # an "epoch" edited by hand (or a directory renamed) would train epochs twice or skip them, silently.

@@ -541,8 +541,7 @@ def cmd_predict(args):
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input
-    classes = set(predictor.labels) | set(predictor.names)  # a file may write the classes by name (negative)
-    with _checked_lines(args.input, _csv_input_check(name, args.format, classes)) as (lines, kind):
+    with _checked_lines(args.input, _csv_input_check(name, args.format, predictor.class_values)) as (lines, kind):
         if kind == "texts":  # a header of text columns only (title,body): each record's columns, none a class
             print(f"{name}: read as CSV whose header row names text columns only: one answer per record, for its "
                   f"columns joined, as training joins text columns", file=sys.stderr)

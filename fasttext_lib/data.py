@@ -424,13 +424,13 @@ def _header_layout(row):
     return None
 
 
-def text_header_columns(row):
+def text_header_columns(row, min_columns=2):
     """The columns of a header row that names no class column, only text columns (``title,body``,
     ``review,comment``, ``summary,text``: its first column is itself named as a text column), all of them; else
     None. ``predict`` and the endpoint answer each record's columns joined (:func:`csv_text`); training refuses
-    such a file (its titles were read as classes)."""
-    names = [c.strip().lower() for c in row]
-    if len(names) < 2 or not all(n in HEADER_TEXT_NAMES and n not in HEADER_LABEL_NAMES for n in names):
+    such a file (its titles were read as classes). ``min_columns``: 1 for :func:`one_column_text_header`."""
+    names = [c.lstrip("\ufeff").strip().lower() for c in row]
+    if len(names) < min_columns or not all(n in HEADER_TEXT_NAMES and n not in HEADER_LABEL_NAMES for n in names):
         return None
     return list(range(len(names)))
 
@@ -464,7 +464,7 @@ def one_column_text_header(row):
     """Is ``row`` a header of one text column (``review``: pandas' ``df[["review"]].to_csv(index=False)``, the usual
     shape of reviews to label; quoted or not)? ``predict`` and the endpoint skip it and answer each record's field:
     the header was answered as a review, every answer after it one off."""
-    return len(row) == 1 and row[0].lstrip("\ufeff").strip().lower() in HEADER_TEXT_NAMES - HEADER_LABEL_NAMES
+    return len(row) == 1 and text_header_columns(row, min_columns=1) is not None
 
 
 def _text_header(first, later_rows, predicting=False):

@@ -269,6 +269,8 @@ class Predictor:
             label_names = (config or {}).get("label_names") if isinstance(config, dict) else None
         self.label_names = dict(label_names or {})
         self.names = [self.label_names.get(label, label) for label in self.labels]
+        # what a labeled input to answer may write in its class column: a class id, or its name (negative)
+        self.class_values = set(self.labels) | set(self.names)
         self.metrics = metrics or {}
         self.ctx = ctx if ctx is not None else model.embedding.weight.list_ctx()[0]  # where the parameters live
         self._scorer = None

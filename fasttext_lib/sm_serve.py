@@ -475,8 +475,7 @@ def _csv_texts(reviews, predictor):
     from .data import HEADER_LOOKAHEAD, csv_text, labeled_csv_records
 
     records = reviews.records
-    classes = set(predictor.labels) | set(predictor.names)  # a request may write the classes by name (negative)
-    if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], reviews.quoted, classes, header=False):
+    if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], reviews.quoted, predictor.class_values, header=False):
         return list(reviews)
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:

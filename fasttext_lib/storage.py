@@ -1516,10 +1516,11 @@ KERNEL_FILE_SYSTEMS = {"proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs
                        "configfs", "fusectl", "mqueue", "binfmt_misc", "efivarfs", "selinuxfs", "nsfs", "devpts"}
 
 
-def _why_no_file(where, exc):
+def _why_no_file(where, exc, mounted=None):
     """Why no file could be created in the existing directory ``where`` (``exc``: the OSError of the attempt),
-    in words: the kernel's message alone (ENOENT for a folder that exists) said nothing useful."""
-    mounted = _file_system_of(where)
+    in words: the kernel's message alone (ENOENT for a folder that exists) said nothing useful. ``mounted``:
+    :func:`_file_system_of` ``where``, if the caller has it already."""
+    mounted = mounted or _file_system_of(where)
     fstype, read_only = mounted if mounted else (None, False)
     if fstype in KERNEL_FILE_SYSTEMS:
         return (f"{where} is on the kernel's {fstype} file system, where no file can be created ({exc.strerror or exc}); "
@@ -1542,7 +1543,7 @@ def why_not_written(directory, exc):
         where = os.path.dirname(where)
     mounted = _file_system_of(where)
     if exc.errno is not None and mounted and (mounted[0] in KERNEL_FILE_SYSTEMS or mounted[1] or exc.errno == errno.EROFS):
-        return _why_no_file(where, exc)
+        return _why_no_file(where, exc, mounted)
     return exc.strerror or str(exc)
 
 
