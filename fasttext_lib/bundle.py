@@ -234,7 +234,7 @@ def _check_config(src, config):
     if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
         raise FastTextError(f"corrupt model bundle {src}: config.json's label_names is not a mapping of labels to names")
     try:
-        config["label_names"] = for_labels(names, labels, "label_names", strict=True)
+        config["label_names"] = for_labels(names, labels, "label_names", strict=True, stored=True)
         for name in names.values():
             check_name(name, "label_names")
     except FastTextError as exc:

@@ -87,7 +87,22 @@ def _check_distinct(mapping, where):
         if name in seen:
             raise FastTextError(f"{where}: classes {seen[name]!r} and {label!r} have the same name {name!r}")
         seen[name] = label
+    _refuse_reused_ids(mapping, mapping, where)
     return mapping
+
+
+def _refuse_reused_ids(mapping, ids, where):
+    """A name that is the id of another class (``1=2,2=1``; ``ids``: the class ids) is an error: a file labeled
+    ``2`` could then mean class 2 (its id) or class 1 (its name), and predictions would show class 1 as ``2``.
+    (A name that is its own class's id, ``1=1``, is no clash.) Checked for every new mapping (names files,
+    ``--label-names``, the names training stores); a bundle written before this check still loads (evaluate reads
+    ids as ids and refuses a label that could mean either class: predict.class_ids)."""
+    ids = set(ids)
+    clash = next(((label, name) for label, name in mapping.items() if name != label and name in ids), None)
+    if clash is not None:
+        label, name = clash
+        raise FastTextError(f"{where}: class {label!r} is named {name!r}, which is the id of class {name!r}: data "
+                            f"labeled {name} would mean either class; give class {label!r} a name that is no class id")
 
 
 def parse_text(text, where):
@@ -303,12 +318,13 @@ def is_names_file(path):
     return base == ZHANG_FILE or base.endswith(SUFFIX)
 
 
-def for_labels(mapping, labels, where, strict):
+def for_labels(mapping, labels, where, strict, stored=False):
     """``mapping`` checked against the trained ``labels``: only their entries, names distinct from each other
-    and from the raw ids of the labels left unnamed.
+    and from the raw ids of the labels left unnamed, and none the id of another class (:func:`_refuse_reused_ids`).
 
     ``strict`` (an explicit mapping): naming a label the data does not have is an error; otherwise
-    (a names file found beside the data) such entries are dropped.
+    (a names file found beside the data) such entries are dropped. ``stored``: the names of a bundle already
+    written (bundle.load), which may reuse ids: training took such names before it refused them.
     """
     labels = list(labels)
     extra = [label for label in mapping if label not in set(labels)]
@@ -322,6 +338,8 @@ def for_labels(mapping, labels, where, strict):
         twice = sorted({name for name in shown if shown.count(name) > 1})
         raise FastTextError(f"{where}: {len(labels)} classes would show as {len(set(shown))} names "
                             f"({', '.join(map(repr, twice[:5]))} twice); give every class its own name")
+    if not stored:
+        _refuse_reused_ids(kept, labels, where)
     return kept
 
 

@@ -414,6 +414,9 @@ def test_the_explicit_option_reads_a_file_local_or_s3(data_dir, tmp_path, s3_buc
 @pytest.mark.parametrize("option, pattern", [
     ("1=a,2=b,3=c", "--label-names gives a name to class(es) '3' that the training data does not have"),
     ("1=2", "2 classes would show as 1 names"),
+    ("1=2,2=1", "--label-names: class '1' is named '2', which is the id of class '2': data labeled 2 would mean either "
+                "class; give class '1' a name that is no class id"),
+    ('{"1": "bad", "2": "1"}', "--label-names: class '2' is named '1', which is the id of class '1'"),
     ("1=a,1=b", "class '1' is named twice"),
     ("1=,2=b", "empty name"),
     ("no_such_file.txt", "no such file, not a known dataset"),
@@ -609,3 +612,26 @@ def test_a_datasets_classes_txt_beside_a_split_with_few_of_its_classes_can_be_pa
     r = cli_in_process("train", "--train", tmp_path / "zero.csv", "--output", tmp_path / "o2", *FAST,
                        "--label-names", tmp_path / "classes.txt")
     assert r.returncode == 2 and "its numbering is not the data's" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("names", ["2\n1\n", "1=2\n2=1\n"])
+def test_names_that_reuse_the_class_ids_are_refused_for_a_new_bundle(tmp_path, names):
+    """Names 1=2, 2=1 (a class named with another class's id) were trained and stored: a file labeled 2 then meant
+    class 2 by its id and class 1 by its name. Refused in one line naming the clash, from a names file beside the
+    data (before any data is read), a job's channel, or names set by hand on the data; a bundle stored with such names
+    before still loads (test_a_name_that_is_another_classs_id_is_refused_not_flipped)."""
+    from fasttext_lib.train import train
+
+    data = tmp_path / "d"
+    data.mkdir()
+    write_fasttext(make_splits(300, 0, seed=1)[0], str(data / "set.train"))
+    (data / "set.classes.txt").write_text(names)
+    out = tmp_path / "out"
+    r = cli_in_process("train", "--train", data / "set.train", "--output", out, *FAST)
+    assert r.returncode == 2 and not out.exists()
+    assert r.stderr.splitlines() == [f"error: {data / 'set.classes.txt'}: class '1' is named '2', which is the id of "
+                                     f"class '2': data labeled 2 would mean either class; give class '1' a name that "
+                                     f"is no class id"]
+    own = LabeledTexts(["1", "2"] * 20, ["good food"] * 20 + ["cold soup"] * 20, {"1": "positive", "2": "1"})
+    with pytest.raises(FastTextError, match="train_data.names: class '2' is named '1', which is the id of class '1'"):
+        train(own)
