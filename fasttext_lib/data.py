@@ -599,10 +599,23 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False):
 # trained on as words; a column of one and the same value (Sentiment140's NO_QUERY) is named beside it. A column of
 # repeated numbers (a star rating), of years (4 digits, 1800 to 2100: a film's or a car's year, different in every
 # row or not) or of one value (the drug or product every review is about; a title that repeats) is read as text, as
-# Zhang's rule reads it. Decided over this many rows at least.
+# Zhang's rule reads it; but not a column of such numbers that count up (or down) row by row, nearly without gaps, as
+# ids do (rows 1801 to 1850 of a larger file: :func:`_counts_like_ids`). Decided over this many rows at least.
 METADATA_MIN_ROWS = 20
 _WHOLE_NUMBER = re.compile(r"\s*-?\d+\s*")
 _YEAR = re.compile(r"\s*(18\d\d|19\d\d|20\d\d|2100)\s*")
+
+
+def _counts_like_ids(numbers):
+    """Do ``numbers`` (a column's values, in file order, nearly all different) count as ids do: row after row up (or
+    down) for 9 steps in 10 at least, with few gaps (they span less than twice their count)? A year column that
+    holds a different year in every row (films, in no order: 1937, 1974, 1911, ...) does not; nor do real review
+    years, which repeat."""
+    steps = [b - a for a, b in zip(numbers, numbers[1:])]
+    if not steps:
+        return False
+    one_way = max(sum(d > 0 for d in steps), sum(d < 0 for d in steps))
+    return one_way >= 0.9 * len(steps) and max(numbers) - min(numbers) < 2 * len(numbers)
 
 
 def _check_text_columns(rows, columns, uri):
@@ -619,7 +632,7 @@ def _check_text_columns(rows, columns, uri):
         if len(values) < METADATA_MIN_ROWS:
             continue
         if (all(_WHOLE_NUMBER.fullmatch(v) for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values)
-                and not all(_YEAR.fullmatch(v) for v in values)):
+                and (not all(_YEAR.fullmatch(v) for v in values) or _counts_like_ids([int(v) for v in values]))):
             ids.append((c, f"column {c + 1} holds only whole numbers ({values[0].strip()!r}, ...)"))
         elif len(set(values)) == 1:
             constant.append((c, f"column {c + 1} is {values[0]!r} in every one"))

@@ -558,7 +558,7 @@ def test_a_file_with_id_date_and_user_columns_is_refused_not_trained_on_as_words
 
 
 @pytest.mark.parametrize("layout", ["label,drug,review", "label,stars,review", "label,year,review", "class,title,review",
-                                    "label,released,review"])
+                                    "label,released,review", "label,reviewed,review"])
 @pytest.mark.parametrize("header", [True, False])
 def test_a_rating_year_or_one_product_column_is_read_as_text(tmp_path, real, layout, header):
     # real review sets carry such a column (a drug review file of one drug; the star rating beside a polarity; a
@@ -567,7 +567,8 @@ def test_a_rating_year_or_one_product_column_is_read_as_text(tmp_path, real, lay
     def value(i):
         return {"label,drug,review": "Levonorgestrel", "label,stars,review": str(i % 3 + (1 if i % 2 else 8)),
                 "label,year,review": str(2008 + i % 10), "class,title,review": "Great!",
-                "label,released,review": str(1900 + i * 37 % 201)}[layout]
+                "label,released,review": str(1900 + i * 37 % 201),
+                "label,reviewed,review": str(1999 + i // 6)}[layout]  # review years in file order, each repeated
 
     rows = [[label, value(i), text] for i, (label, text) in enumerate(zip(real.labels, real.texts))]
     out = io.StringIO()
@@ -580,12 +581,20 @@ def test_a_rating_year_or_one_product_column_is_read_as_text(tmp_path, real, lay
     assert data.labels == real.labels and data.texts == [f"{v} {t}" if t else v for _, v, t in rows]
 
 
-@pytest.mark.parametrize("ids", ["four digits", "years but one"])
+@pytest.mark.parametrize("ids", ["four digits", "years but one", "rows 1801 on", "rows 1950 on, a few gone",
+                                 "counting down from 2100"])
 def test_an_id_column_of_four_digit_numbers_is_refused(tmp_path, real, ids):
-    # years are read as text; four-digit ids that are not all years (1800 to 2100) are still no text
+    # years are read as text; four-digit ids that are not all years (1800 to 2100) are still no text, and neither are
+    # ids that are (rows 1801 to 1920 of a larger file): they count up row by row, where years repeat or jump about
     def value(i):
         if ids == "four digits":
             return str(1000 + i * 7919 % 9000)
+        if ids == "rows 1801 on":
+            return str(1801 + i)
+        if ids == "rows 1950 on, a few gone":
+            return str(1950 + i + i // 7)
+        if ids == "counting down from 2100":
+            return str(2100 - i)
         return str(2101 if i == 30 else 1900 + i * 37 % 201)
 
     path = tmp_path / "ids.csv"
