@@ -173,6 +173,11 @@ def build_parser():
     return parser
 
 
+def _note(line):
+    """A note on how an input was read (data.read_labeled's ``note``: pandas' index column left out), on stderr."""
+    print(line, file=sys.stderr)
+
+
 def say(text, flush=False):
     """One line on stdout. A closed pipe (``| head -1``) or a full disk behind ``>`` ends the command
     with one error line (it was a traceback, and another at exit when Python flushed stdout again)."""
@@ -229,12 +234,12 @@ def cmd_train(args):
 
         pretrained = read_vec(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
     if args.autotune_validation:  # autotune splits and re-reads the texts
-        train_data = read_labeled(args.train, args.format, find_names=explicit_names is None)
+        train_data = read_labeled(args.train, args.format, find_names=explicit_names is None, note=_note)
     else:  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
         train_data = read_counted(args.train, args.format, progress=bar if config.progress else None,
-                                  find_names=explicit_names is None)
+                                  find_names=explicit_names is None, note=_note)
     names_line = label_names.settle(train_data, explicit_names, "--label-names")
-    val_data = read_labeled(args.validation, args.format, find_names=False) if args.validation else None
+    val_data = read_labeled(args.validation, args.format, find_names=False, note=_note) if args.validation else None
     if names_line:
         print(names_line, file=sys.stderr)
 
@@ -313,7 +318,7 @@ def _autotune(args, config, train_data, report, pretrained=None):
     from .autotune import autotune
     from .data import read_labeled
 
-    val_data = read_labeled(args.autotune_validation, args.format, find_names=False)
+    val_data = read_labeled(args.autotune_validation, args.format, find_names=False, note=_note)
     result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
                       pretrained=pretrained, refit=args.autotune_refit is not False)
     return result.trained
@@ -342,7 +347,7 @@ def cmd_evaluate(args):
     from .data import read_labeled
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
-    metrics = predictor.evaluate(read_labeled(args.data, args.format, find_names=False), confusion=True)
+    metrics = predictor.evaluate(read_labeled(args.data, args.format, find_names=False, note=_note), confusion=True)
     say(_confusion_table(metrics["confusion_matrix"]))
     say(_per_class_table(metrics["per_class"]))
     say(json.dumps(metrics))
@@ -512,10 +517,10 @@ def _csv_input_check(name, fmt, classes):
                         break
             if not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'), classes):
                 return False
-        kind = "labeled"
+        kind, notes = "labeled", []
         try:
             for label, _ in examples_of_lines(_with_line_ends(itertools.chain(blank, ahead, lines)), name, "csv",
-                                              predicting=True):
+                                              predicting=True, note=notes.append):
                 kind = "texts" if label is None else kind
         except FastTextError as exc:
             if fmt == "csv":
@@ -524,6 +529,8 @@ def _csv_input_check(name, fmt, classes):
                 return False
             raise FastTextError(f"{exc} (read as CSV because line {len(blank) + 1} is a labeled CSV row or header; "
                                 f"--format text reads every line as one review)") from None
+        for line in notes:  # (pandas' index column left out)
+            _note(line)
         return kind
 
     return check

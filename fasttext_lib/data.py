@@ -32,6 +32,7 @@ from .text import normalize_text
 
 LABEL_PREFIX = "__label__"
 FORMATS = ("auto", "fasttext", "csv")
+CLASS_FROM_FASTTEXT = "__label__"  # LabeledTexts.class_from of fastText-format data
 
 
 @dataclass
@@ -46,6 +47,9 @@ class LabeledTexts:
     labels: List[str] = field(default_factory=list)
     texts: List[str] = field(default_factory=list)
     names: Dict[str, str] = field(default_factory=dict)
+    # where the classes were read from (:func:`examples_of_lines`' ``found``): CLASS_FROM_FASTTEXT, a CSV header's
+    # column ("column 2 ('label')"), or "" for CSV without a header naming it (the class first, as Zhang et al.)
+    class_from: str = ""
 
     def __len__(self):
         return len(self.texts)
@@ -57,11 +61,12 @@ class LabeledTexts:
     label_names = classes  # the older name of classes(), kept for callers written before names existed
 
     def head(self, n):
-        return LabeledTexts(self.labels[:n], self.texts[:n], dict(self.names))
+        return LabeledTexts(self.labels[:n], self.texts[:n], dict(self.names), self.class_from)
 
     def subset(self, indices):
         """The documents at ``indices``, in that order (names kept)."""
-        return LabeledTexts([self.labels[i] for i in indices], [self.texts[i] for i in indices], dict(self.names))
+        return LabeledTexts([self.labels[i] for i in indices], [self.texts[i] for i in indices], dict(self.names),
+                            self.class_from)
 
     def display_labels(self):
         """Each document's label as shown: its name when known, else the raw label."""
@@ -328,7 +333,8 @@ def labeled_csv_start(line, classes):
         row = next(csv.reader([stripped]), [])  # not strict: a first record that goes on past this line
     except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
         return False
-    return len(row) >= 2 and (_short_header(row) or labeled_csv_row(row, stripped.startswith('"'), classes))
+    return len(row) >= 2 and (_short_header(row) or index_header_start(row)
+                              or labeled_csv_row(row, stripped.startswith('"'), classes))
 
 
 def labeled_csv_records(records, quoted, classes, header=True):
@@ -348,8 +354,11 @@ def labeled_csv_records(records, quoted, classes, header=True):
     records = [r for r in records if r]
     if not records:
         return False
+    index = header and index_column(records[0], records[1:])  # pandas' index first (,label,text): left out
+    if index:
+        records = [r[1:] for r in records]
     first, rest = records[0], records[1:]
-    if header and _short_header(first):
+    if header and (_short_header(first) or (index and one_column_text_header(first))):
         return 2 * sum(len(r) == len(first) for r in rest) >= len(rest) > 0
     if not labeled_csv_row(first, quoted, classes):
         return False
@@ -372,8 +381,8 @@ def detect_format(first_line, uri):
     if stripped.startswith('"') or _UNQUOTED_CSV.match(stripped):
         return "csv"
     row = next(csv.reader([stripped]), [])
-    if len(row) >= 2 and _looks_like_header(row):
-        return "csv"
+    if len(row) >= 2 and (_looks_like_header(row) or (_index_named(row) and _short_names(row[1:]))):
+        return "csv"  # (a header row; or one whose first column is pandas' index, ,label,text: index_column)
     if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
         return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
     for sep, what in (("\t", "tab"), (";", "semicolon")):
@@ -399,6 +408,72 @@ HEADER_LOOKAHEAD = 50
 
 
 INDEX_NAMES = {"", "id", "index", "unnamed: 0"}  # a first column that numbers the rows (pandas' df.to_csv())
+# The header name pandas writes over its index column (df.to_csv() without index=False), and the one it gives that
+# column when it reads such a file back (pd.read_csv(path).to_csv(new_path, index=False)).
+PANDAS_INDEX_NAMES = ("", "unnamed: 0")
+_ROW_NUMBER = re.compile(r"[0-9]+")
+
+
+def _index_named(row):
+    return len(row) >= 2 and row[0].lstrip("\ufeff").strip().lower() in PANDAS_INDEX_NAMES
+
+
+def index_column(header, later_rows):
+    """Is the first column of a CSV file with the header row ``header`` pandas' index (``df.to_csv(path)`` without
+    ``index=False``: ``,label,text`` over ``0,2,great food``, ``1,1,cold soup``, ...)? It is when the header names it
+    as pandas does (empty, or ``Unnamed: 0``) and over ``later_rows`` (the records after the header, at most
+    :data:`HEADER_LOOKAHEAD` of them are looked at; blank ones left out; at least two) it holds distinct whole numbers
+    that go up strictly down the file (0, 1, 2, ...; after a filter such as ``df[df.n > 3]``, 1, 4, 9, ...). The
+    class column of ``Series.to_csv()`` (``,text`` over the classes 2, 2, 1, ...: the series' index) repeats its
+    values: it stays the class. Training, evaluate, predict and the endpoint's ``header=present`` leave the index
+    column out (:func:`index_rows`) and read the rest as usual."""
+    if not _index_named(header):
+        return False
+    values = [r[0].strip() for r in later_rows if r][:HEADER_LOOKAHEAD]
+    if len(values) < 2 or not all(_ROW_NUMBER.fullmatch(v) for v in values):
+        return False
+    numbers = [int(v) for v in values]
+    return all(a < b for a, b in zip(numbers, numbers[1:]))
+
+
+def index_rows(rows, where):
+    """The ``(row, position)`` pairs of ``rows`` (the records after the header of a file whose first column is
+    pandas' index, :func:`index_column`) without that column; blank records (``[]``) as they are. Each row's index
+    must go on counting up: one that does not (the look-ahead was misled) is an error at ``where(position)``."""
+    last = None
+    for row, position in rows:
+        if not row:
+            yield row, position
+            continue
+        value = row[0].strip()
+        if not _ROW_NUMBER.fullmatch(value) or (last is not None and int(value) <= last):
+            raise FastTextError(f"{where(position)}: the first column was read as pandas' index column (its header "
+                                f"name is empty and the rows before count up{f' to {last}' if last is not None else ''})"
+                                f", but this row's is {value!r}; write the file without it "
+                                f"(df.to_csv(path, index=False)), or give the column a name")
+        last = int(value)
+        yield row[1:], position
+
+
+def index_note(uri, header):
+    """The note that says a file's first column was left out as pandas' index (:func:`index_column`)."""
+    name = header[0].lstrip("\ufeff").strip()
+    return (f"{uri}: its first column ({'unnamed' if not name else repr(name)} in the header, row numbers that count "
+            f"up below it) is pandas' index (df.to_csv() without index=False): left out; the rest is read as the "
+            f"columns {','.join(header[1:])}")
+
+
+def index_header_start(row):
+    """Can ``row`` (the first record of a file) be a header whose first column is pandas' index, the others column
+    names (:func:`_short_header`, or one text column: ``,review``)? Only a first test: :func:`index_column` decides
+    from the rows after it."""
+    rest = row[1:]
+    return _index_named(row) and (_short_header(rest) or one_column_text_header(rest))
+
+
+def _short_names(row):
+    """Is every field of ``row`` a column name (not empty; 3 words, 40 characters at most)?"""
+    return bool(row) and all(c.strip() and len(c.split()) <= 3 and len(c) <= 40 for c in row)
 
 
 def _header_layout(row):
@@ -520,18 +595,18 @@ def _csv_rows(lines, uri):
             yield row, start
 
 
-def iter_examples(uri, fmt="auto"):
+def iter_examples(uri, fmt="auto", note=None, found=None):
     """Yield ``(label, raw_text)`` pairs from a local path or ``s3://`` URI.
 
     gzip/bzip2/xz files are decompressed; a CSV header row is detected and skipped; errors name the
-    exact physical line.
+    exact physical line. ``note``, ``found``: as :func:`examples_of_lines`'.
     """
     if fmt not in FORMATS:
         raise FastTextError(f"unknown data format {fmt!r}; choose one of {', '.join(FORMATS)}")
     uri = str(uri)
     stream, compression = _open_decompressed(uri)
     try:
-        yield from examples_of_lines(_Lines(stream, uri, compression), uri, fmt)
+        yield from examples_of_lines(_Lines(stream, uri, compression), uri, fmt, note=note, found=found)
     finally:
         stream.close()
 
@@ -547,12 +622,15 @@ def leading_blank_lines(it):
     return blank, first
 
 
-def examples_of_lines(lines, uri, fmt="auto", predicting=False):
+def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found=None):
     """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
     removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it (``predicting``): there a
     header row of text columns only (:func:`text_header_columns`: ``title,body``; or one, ``review``:
     :func:`one_column_text_header`) yields ``(None, text)``, each record's columns joined; training refuses it (it
-    names no class column)."""
+    names no class column). A first column that is pandas' index (:func:`index_column`) is left out, and ``note``
+    (a callable, or None) is given a line that says so. ``found`` (a dict, or None) is given ``"class_from"``:
+    where the classes are read from (:attr:`LabeledTexts.class_from`)."""
+    found = {} if found is None else found
     it = iter(lines)
     blank, first = leading_blank_lines(it)
     if first is None:
@@ -560,6 +638,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False):
     if fmt == "auto":
         fmt = detect_format(first, uri)
     rest = _chain(blank + [first], it)
+    found["class_from"] = CLASS_FROM_FASTTEXT if fmt == "fasttext" else ""
     if fmt == "fasttext":
         for lineno, line in enumerate(rest, 1):
             if line.strip():
@@ -568,13 +647,22 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False):
     counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
     rows = _csv_rows(counted, uri)
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
-    if ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting):
+    index = bool(ahead) and index_column(ahead[0][0], [r for r, _ in ahead[1:]])
+    header_row = ahead[0][0] if ahead else []  # as the file writes it
+    if index:  # pandas' index column first (,label,text): left out, the rest read as usual
+        if note is not None:
+            note(index_note(uri, ahead[0][0]))
+        rows = index_rows(_chain(ahead[1:], rows), lambda start: f"{uri}:{start}")
+        ahead = [(ahead[0][0][1:], ahead[0][1])] + list(itertools.islice(rows, len(ahead) - 1))
+    if ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index):
         header, start = ahead[0]
         if not predicting:
+            first_is_class = " (its first column would be read as each row's class)" if len(header) > 1 else ""
+            beside = " beside pandas' index column" if index else ""
             raise FastTextError(
-                f"{uri}:{start}: the CSV header row ({','.join(header)}) names no class column, only text columns "
-                f"(its first column would be read as each row's class); add the class as a "
-                f"column named e.g. label (label,{','.join(header)}), or label these texts with predict")
+                f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column, only text columns"
+                f"{beside}{first_is_class}; add the class as a column named "
+                f"e.g. label (label,{','.join(header)}), or label these texts with predict")
         if len(ahead) == 1:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
         for row, _ in _chain(ahead[1:], rows):
@@ -586,6 +674,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False):
         label_col, text_cols = columns
         if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
             layout = (label_col, text_cols, len(ahead[0][0]))
+        found["class_from"] = f"column {label_col + 1 + index} ({ahead[0][0][label_col].strip()!r})"
         ahead = ahead[1:]
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
@@ -661,12 +750,13 @@ def check_limit(limit):
         raise FastTextError(f"limit must be a positive number of documents (or None: all), got {limit!r}")
 
 
-def read_labeled(uri, fmt="auto", limit=None, find_names=True):
+def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
     """Read a whole dataset into memory; an empty dataset is an error.
 
     ``limit``: at most this many documents (a positive integer; ``None``: all).
     ``find_names``: take ``names`` from a names file beside the data (``<stem>.classes.txt`` or
     ``classes.txt``, label_names.py), keeping the labels this data has.
+    ``note``: None, or a callable given a line about how the file was read (pandas' index column left out).
     """
     from . import label_names
 
@@ -675,7 +765,8 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
     names_file, found = label_names.find_beside(uri) if find_names else (None, {})
     data = LabeledTexts()
     limited = False
-    for label, text in iter_examples(uri, fmt):
+    read = {}
+    for label, text in iter_examples(uri, fmt, note=note, found=read):
         data.labels.append(label)
         data.texts.append(text)
         if limit is not None and len(data) >= limit:
@@ -683,6 +774,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
             break
     if not data.texts:
         raise FastTextError(f"{uri}: contains no labeled documents")
+    data.class_from = read.get("class_from", "")
     if find_names:
         data.names = label_names.kept_for_data(found, data.labels, names_file,
                                                subset=limited or label_names.named_for(names_file, uri))
@@ -704,6 +796,7 @@ class CountedTexts:
     counts: object
     sample: List[str]
     names: Dict[str, str] = field(default_factory=dict)  # what the labels mean, as LabeledTexts.names
+    class_from: str = ""  # as LabeledTexts.class_from
 
     def __len__(self):
         return len(self.labels)
@@ -715,7 +808,7 @@ class CountedTexts:
     label_names = classes
 
 
-def read_counted(uris, fmt="auto", progress=None, find_names=False):
+def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     """Read training data (one or more files, in order) and tokenize and count it as it streams.
 
     The same documents and errors as :func:`read_labeled`, but only a chunk of texts is alive at
@@ -724,26 +817,29 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
     token ids go to an unlinked temporary file as they are made (``native_features.CodesFile``,
     in ``TMPDIR``: ~125 MB at Yelp size that the page cache holds instead of the process), from
     which training reads each batch's documents back. ``progress``:
-    None or a progress-bar wrapper (progress.bar). ``find_names``: as :func:`read_labeled`'s (one file).
+    None or a progress-bar wrapper (progress.bar). ``find_names``, ``note``: as :func:`read_labeled`'s
+    (``find_names``: one file).
     """
     from . import label_names
     from .features import count_tokens
     from .native_features import CodesFileError
 
     uris = list(uris) if isinstance(uris, (list, tuple)) else [uris]
-    labels, sample = [], []
+    labels, sample, layout = [], [], {}
     names_file, found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else (None, {})  # before the data, as read_labeled
 
     def texts():
         for uri in uris:
             before = len(labels)
-            for label, text in iter_examples(uri, fmt):
+            read = {}
+            for label, text in iter_examples(uri, fmt, note=note, found=read):
                 labels.append(sys.intern(label))  # one str per class, not one per document
                 if len(sample) < SAMPLE_DOCS:
                     sample.append(text)
                 yield text
             if len(labels) == before:
                 raise FastTextError(f"{uri}: contains no labeled documents")
+            layout.setdefault("class_from", read.get("class_from", ""))  # the first file's
 
     try:  # the packed ids go to an unlinked temporary file, not memory (native_features.CodesFile)
         counts = count_tokens(texts(), progress, to_file=True)
@@ -751,7 +847,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False):
         raise FastTextError(f"cannot keep the training data's token ids in a temporary file in "
                             f"{tempfile.gettempdir()} ({exc.strerror or exc}); set TMPDIR to a writable "
                             f"directory with space") from None
-    data = CountedTexts(labels, counts, sample)
+    data = CountedTexts(labels, counts, sample, class_from=layout.get("class_from", ""))
     if find_names and len(uris) == 1:
         data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data

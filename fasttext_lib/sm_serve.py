@@ -39,6 +39,7 @@ tests/test_architecture.py checks it.
 import csv
 import http
 import io
+import itertools
 import json
 import os
 
@@ -386,8 +387,8 @@ def _csv_request(text, header):
     are answered, the class column not scored; when it names text columns only (``title,body``), each record's
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .data import (_header_layout, _short_header, allow_long_csv_fields, csv_text, one_column_text_header,
-                       text_header_columns)
+    from .data import (_header_layout, _short_header, allow_long_csv_fields, csv_text, index_column,
+                       index_header_start, index_rows, one_column_text_header, text_header_columns)
 
     header = header.lower()
     if header not in ("", "present", "absent"):
@@ -396,18 +397,32 @@ def _csv_request(text, header):
     stream = io.StringIO(text, newline="")
     reader = csv.reader(stream, strict=True)
     try:
-        names, start = None, 0
+        names, start, blank = None, 0, 0
         if header == "present":
-            first = next((record for record in reader if record), None)
-            if first is not None and (_short_header(first) or one_column_text_header(first)
+            first = next(reader, None)
+            while first == []:  # blank lines before the header: records all the same, as the numbers below count them
+                blank, first = blank + 1, next(reader, None)
+            if first is not None and (_short_header(first) or one_column_text_header(first) or index_header_start(first)
                                       or not in_batch_transform(os.environ)):
                 names, start = first, stream.tell()
             else:  # a later Batch Transform mini-batch: its first record is data
                 stream.seek(0)
                 reader = csv.reader(stream, strict=True)
+                blank = 0
         records = list(reader)
     except csv.Error as exc:
         raise RequestError(400, f"request body is not valid CSV: {exc}") from None
+    first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
+    #                          _csv_texts numbers them)
+    shown = names  # the header as the request writes it
+    index = names is not None and index_column(names, records)
+    if index:  # pandas' index column first (,label,text; df.to_csv() without index=False): left out, as training does
+        try:
+            records = [record for record, _ in index_rows(zip(records, itertools.count(first_number)),
+                                                         lambda number: f"CSV record {number}")]
+        except FastTextError as exc:
+            raise RequestError(400, str(exc)) from None
+        names = names[1:]
     if names is not None and text_header_columns(names) is not None:
         # a header of text columns only (title,body): no class column, every column text (only the body was
         # answered, the title dropped as if it were a class)
@@ -427,8 +442,8 @@ def _csv_request(text, header):
                 if record and (len(record) < 2 if whole else len(record) != len(names))), None)
     if bad is not None:
         comma = " (a comma in an unquoted text? quote the field)" if len(records[bad]) > len(names) else ""
-        raise RequestError(400, f"CSV record {bad + 2} has {len(records[bad])} column(s), but the header "
-                                f"({','.join(names)}) names {len(names)}{comma}")
+        raise RequestError(400, f"CSV record {bad + first_number} has {len(records[bad]) + index} column(s), but the "
+                                f"header ({','.join(shown)}) names {len(shown)}{comma}")
     _refuse_metadata_columns(records, layout)
     return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
                    for record in records)

@@ -276,14 +276,19 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     if any(m != found[0] for m in found[1:]):
         raise FastTextError(f"{name} channel holds label names files that disagree: "
                             f"{', '.join(os.path.relpath(f, path) for f in names_files)}")
+    def note(line):  # how a file was read (pandas' index column left out), in the job's log
+        print(line, flush=True)
+
     if counted:
-        data = read_counted(files, fmt)
+        data = read_counted(files, fmt, note=note)
     else:
         data = LabeledTexts()
         for file in files:
-            part = read_labeled(file, fmt, find_names=False)
+            part = read_labeled(file, fmt, find_names=False, note=note)
             data.labels.extend(part.labels)
             data.texts.extend(part.texts)
+            if file == files[0]:  # where its classes were read from (train's refusal of a class per document says)
+                data.class_from = part.class_from
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if found:  # a classes.txt beside the data must fit it, a.classes.txt beside a.train need only name its classes
         data.names = kept_for_data(found[0], data.labels, names_files[0],

@@ -29,7 +29,7 @@ import numpy as np
 from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
-from .data import SAMPLE_DOCS, CountedTexts, sort_labels
+from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, sort_labels
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, raise_if_interrupted
 from .features import Featurizer
@@ -123,6 +123,20 @@ def texts_look_like_labels(texts, labels):
     return len(counts), max(counts, key=counts.get)
 
 
+def _where_classes_were(data):
+    """What the many-classes refusal says of where ``data``'s classes were read from (``data.class_from``): what is
+    true of the file read, a CSV header that named the class column, or none."""
+    where = getattr(data, "class_from", "")
+    if where == CLASS_FROM_FASTTEXT:
+        return ("are the __label__ words texts? In fastText format each line's class is its __label__ word "
+                "(__label__positive the text)")
+    if where:
+        return (f"is the text in the class column? The header row names {where} as the class column: name the "
+                f"columns in the order the rows hold them (text,label when each row's text comes first)")
+    return ("is the text in the class column? Without a header row naming it the class is the first column: put "
+            "it first, or add a header row that names it (e.g. text,label)")
+
+
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
@@ -182,8 +196,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
             texts_are = (f"; the texts hold only {repeated[0]} different value(s), such as {repeated[1][:60]!r}"
                          if repeated else "")
             raise FastTextError(f"training data has {len(classes)} classes for {len(train_data)} documents (one is "
-                                f"{example[:60]!r}{texts_are}): is the text in the class column? The class must be "
-                                f"the first column, or a header row must name it (e.g. text,label); a classifier "
+                                f"{example[:60]!r}{texts_are}): {_where_classes_were(train_data)}; a classifier "
                                 f"needs several documents per class")
     names = for_labels(train_data.names, classes, "train_data.names", strict=True)
     y_train = encode_labels(train_data.labels, classes, "training data")

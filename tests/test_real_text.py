@@ -742,3 +742,121 @@ def test_a_labeled_csv_with_an_unclosed_quote_early_on_is_one_error_not_read_as_
     cli = cli_in_process("predict", "--model", bundle, "--input", path)
     assert cli.returncode == 2 and cli.stdout == "" and cli.stderr.count("\n") == 1, cli.stderr[:500]
     assert "test.csv:6: malformed CSV record" in cli.stderr and "--format text" in cli.stderr
+
+
+def _pandas_index_file(path, real, shape):
+    """``real`` written as pandas writes it without index=False (its index column first), in ``shape``."""
+    frame = _frame(real, sentiment="labels", tweet="texts")
+    if shape == "df.to_csv()":  # ,sentiment,tweet over 0, 1, 2, ...
+        frame.to_csv(path)
+    elif shape == "filtered":  # ,label,text over 0, 2, 3, 5, ...: rows dropped by a filter
+        frame.rename(columns={"sentiment": "label", "tweet": "text"})[[i % 3 != 1 for i in range(len(real))]].to_csv(path)
+    else:  # read back and written again: pandas names the old index column "Unnamed: 0", here over 1, 4, 7, ...
+        frame.index = range(1, 3 * len(real), 3)
+        frame.to_csv(path)
+        pd.read_csv(path).to_csv(path, index=False)
+
+
+@pytest.mark.parametrize("shape", ["df.to_csv()", "filtered", "Unnamed: 0"])
+def test_a_csv_with_pandas_index_column_first_is_read_without_it(tmp_path, real, bundle, shape):
+    # df.to_csv(path) without index=False, the most common pandas mistake: ,sentiment,tweet over 0,negative,... was
+    # "cannot detect the format", and Unnamed: 0,sentiment,tweet was trained with the row numbers as its classes
+    from fasttext_lib.predict import Predictor
+
+    path = tmp_path / "tweets.csv"
+    _pandas_index_file(path, real, shape)
+    data = read_labeled(str(path))
+    keep = [i % 3 != 1 for i in range(len(real))] if shape == "filtered" else [True] * len(real)
+    assert data.labels == [label for label, k in zip(real.labels, keep) if k]
+    assert data.texts == [text for text, k in zip(real.texts, keep) if k]
+    header = path.read_text().splitlines()[0]
+    note = f"{path}: its first column ("
+    # training: the classes, not the row numbers, and one note line that says the column was left out
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    assert got.stderr.count(note) == 1 and f"the rest is read as the columns {header.split(',', 1)[1]}" in got.stderr
+    assert Predictor.load(tmp_path / "m").labels == ["negative", "positive"]
+    # evaluate: scored against the classes, as the same file without the index column
+    clean = tmp_path / "clean.csv"
+    pd.read_csv(path, index_col=0).to_csv(clean, index=False)
+    by_clean = cli_in_process("evaluate", "--model", bundle, "--data", clean)
+    evaluated = cli_in_process("evaluate", "--model", bundle, "--data", path)
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert evaluated.stdout == by_clean.stdout and json.loads(evaluated.stdout.splitlines()[-1])["n"] == len(data)
+    assert evaluated.stderr.count(note) == 1
+    # predict --format auto: one answer per record, for its text (neither the header nor the numbers scored)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(bundle).predict(data.texts)
+    assert cli.stderr.count(note) == 1 and "read as labeled CSV" in cli.stderr
+
+
+def test_a_csv_of_pandas_index_and_text_only_is_refused_for_training_and_answered_by_predict(tmp_path, real, bundle):
+    # df[["text"]].to_csv(path): ,text over 0,the review ... was trained with each row number as a class of its own
+    from fasttext_lib.predict import Predictor
+
+    path = tmp_path / "reviews.csv"
+    _frame(real, text="texts").to_csv(path)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and not (tmp_path / "m").exists()
+    assert got.stderr.splitlines()[-1] == (
+        f"error: {path}:1: the CSV header row (,text) names no class column, only text columns beside pandas' index "
+        f"column; add the class as a column named e.g. label (label,text), or label these texts with predict")
+    assert sum(line.startswith("error: ") for line in got.stderr.splitlines()) == 1
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts)
+
+
+@pytest.mark.parametrize("classes", ["repeated", "one class, then the other"])
+def test_a_series_to_csv_keeps_its_first_column_as_the_class(tmp_path, real, classes):
+    # Series.to_csv() also writes an empty first header name (,text), but over the series' index: here the classes,
+    # which repeat (not row numbers that count up); they stay the classes
+    ids = ["1" if label == "negative" else "2" for label in real.labels]
+    order = sorted(range(len(real)), key=lambda i: ids[i]) if classes != "repeated" else range(len(real))
+    labels, texts = [ids[i] for i in order], [real.texts[i] for i in order]
+    path = tmp_path / "series.csv"
+    pd.Series(texts, index=[int(c) for c in labels], name="text").to_csv(path)
+    assert path.read_text().startswith(",text\n")
+    data = read_labeled(str(path))
+    assert data.labels == labels and data.texts == texts
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 0 and "pandas' index" not in got.stderr, got.stderr
+
+
+def test_a_pandas_index_that_stops_counting_up_past_the_look_ahead_is_named_at_its_line(tmp_path, real):
+    frame = _frame(real, label="labels", text="texts")
+    frame.index = list(range(100)) + [5] + list(range(200, 200 + len(real) - 101))
+    frame.to_csv(tmp_path / "mixed.csv")
+    with pytest.raises(FastTextError) as refused:
+        read_labeled(str(tmp_path / "mixed.csv"))
+    assert str(refused.value).startswith(f"{tmp_path / 'mixed.csv'}:102: the first column was read as pandas' index "
+                                         f"column (its header name is empty and the rows before count up to 99), but "
+                                         f"this row's is '5'; write the file without it (df.to_csv(path, index=False))")
+
+
+@pytest.mark.parametrize("header", ["label,text", "text,label"])
+def test_a_header_naming_the_wrong_column_as_the_class_is_refused_for_what_it_named(tmp_path, real, header):
+    # the many-classes refusal said "The class must be the first column, or a header row must name it" when a header
+    # had named the class column (here the column of reviews): now it says which column the header named
+    path, out = tmp_path / "swapped.csv", tmp_path / "model"
+    columns = header.split(",")
+    frame = _frame(real, **{columns[0]: "texts", columns[1]: "labels"}) if header == "label,text" else \
+        _frame(real, **{columns[0]: "labels", columns[1]: "texts"})
+    frame.to_csv(path, index=False)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and not out.exists(), got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: training data has 120 classes for 120 documents")
+    where = "column 1 ('label')" if header == "label,text" else "column 2 ('label')"
+    assert f"The header row names {where} as the class column: name the columns in the order the rows hold " \
+           f"them" in lines[0]
+    assert "must be the first column" not in lines[0]
+
+
+def test_a_many_classes_refusal_of_fasttext_data_speaks_of_its_label_words(tmp_path, real):
+    path, out = tmp_path / "words.train", tmp_path / "model"
+    path.write_text("".join(f"__label__{'_'.join(text.split())} {label}\n" for label, text in zip(real.labels, real.texts)))
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and not out.exists(), got.stderr
+    assert "each line's class is its __label__ word" in got.stderr and "column" not in got.stderr

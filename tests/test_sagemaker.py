@@ -1411,6 +1411,38 @@ def test_a_csv_request_with_header_present_answers_its_records_only(endpoint, se
     assert json.loads(response) == served[1].predict(texts)
 
 
+@pytest.mark.parametrize("body, texts", [
+    # df.to_csv() without index=False: pandas' index column first, here after a filter (0, 2, 5); the header names
+    # the class column first only without it (sentiment,tweet): the records were answered whole, numbers and all
+    (b",sentiment,tweet\n0,positive,The pasta was great\n2,negative,Cold food and a long wait\n5,positive,Nice\n",
+     ["The pasta was great", "Cold food and a long wait", "Nice"]),
+    (b"Unnamed: 0,sentiment,tweet\r\n3,positive,The pasta was great\r\n4,negative,Cold food\r\n",
+     ["The pasta was great", "Cold food"]),
+    (b"\n,label,text\n0,2,The pasta was great\n1,1,\"Cold food, a long wait\"\n", ["The pasta was great", "Cold food, a long wait"]),
+    # Series.to_csv() writes the same empty name over the series' index: here the classes, which repeat
+    (b",text\n2,The pasta was great\n2,Friendly staff\n1,Cold food\n", ["The pasta was great", "Friendly staff", "Cold food"]),
+])
+def test_a_csv_request_with_pandas_index_column_first_is_answered_without_it(endpoint, served, body, texts):
+    status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/json")
+    assert status == 200, response
+    assert json.loads(response) == served[1].predict(texts)
+
+
+@pytest.mark.parametrize("body, message", [
+    # a blank line is a record, as without a header (record 3 of "awful\n\nx" is x): the header is record 3 here
+    (b"\n\nlabel,text\n2,great food\nawful\n", "CSV record 5 has 1 column(s), but the header (label,text) names 2"),
+    (b"\r\n,text,label\r\n0,great,2\r\n1,cold,x,1\r\n", "CSV record 4 has 4 column(s), but the header (,text,label) names 3"),
+    (b"\n,label,text\n" + b"".join(b"%d,2,great food\n" % i for i in range(60)) + b"3,1,cold\n",
+     "CSV record 63: the first column was read as pandas' index column (its header name is empty and the rows before "
+     "count up to 59), but this row's is '3'"),
+])
+def test_csv_header_present_400s_number_the_records_as_a_user_counts_them(body, message):
+    """Blank lines before the header were not counted: record numbers were off by them."""
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.input_fn(body, "text/csv; header=present")
+    assert caught.value.status_code == 400 and caught.value.message.startswith(message), caught.value.message
+
+
 def test_csv_header_parameter_values():
     body = b"review\ngreat food\n"
     assert list(sm_serve.input_fn(body, "text/csv; header=absent")) == ["review", "great food"]  # as without one
