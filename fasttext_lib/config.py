@@ -45,13 +45,13 @@ class TrainConfig:
     dropout: float = _setting(0.0, "dropout on the document vectors, in [0, 1)")
     lr_schedule: str = _setting("linear", "linear: decay to zero over the run, as fastText does; or constant")
     wd: float = _setting(0.0, "weight decay (lazy: only the rows a batch touches)")
-    ctx: str = _setting("auto", "auto, cpu, gpu, gpu:N or gpu:0,1 (auto: every GPU, else the CPU)")
+    ctx: str = _setting("auto", "auto, cpu, cpu:N, gpu, gpu:N or a list such as gpu:0,1 (auto: every GPU, else the CPU)")
     kvstore: str = _setting("auto", "auto: none for one device, device for several; dist_sync for several hosts")
     seed: int = _setting(42, "seed of the initialization, the shuffles and dropout")
     pretrained_vectors: Optional[str] = _setting(None, "a .vec text file (local or s3://, may be gzipped) whose vectors "
                                                        "start the rows of the words it shares with the vocabulary "
                                                        "(fastText's -pretrainedVectors); its dimension must equal emsize")
-    progress: bool = _setting(True, "tqdm progress bars on stderr")
+    progress: bool = _setting(True, "progress bars and the 'settings from the data' line on stderr")
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "emsize", "ngrams", "min_count"):
