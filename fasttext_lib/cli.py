@@ -76,7 +76,8 @@ def _top_k(text):
     return value
 
 
-FORMAT_HELP = "auto (default): from the first line (__label__X text, or a \"class\",\"text\" CSV row); fasttext; csv"
+FORMAT_HELP = ("auto (default): from the first line (__label__X text, a \"class\",\"text\" CSV row, or a CSV header "
+               "row such as label,text); fasttext; csv")
 CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
 
 
@@ -111,7 +112,8 @@ def build_parser():
                    help="what the classes mean, stored in the bundle and shown in predictions: a file (local or s3://; "
                         "classes.txt lines or id=name lines), a known dataset (ag_news, dbpedia, ...), or "
                         "1=negative,2=positive; 'none': raw labels. Default: <stem>.classes.txt or classes.txt "
-                        "beside --train, when there is one")
+                        "beside --train, when there is one, else the names of an unpacked Zhang et al. archive's folder "
+                        "(yelp_review_polarity_csv/)")
     t.add_argument("--compact", choices=["auto", "none", "float32", "float16", "int8", "int4"], default="auto",
                    help="store only the embedding rows training changed; the rest is rebuilt from the seed. float32: "
                         "exact; float16: half the size; int8 / int4: quantized per row, 1/4 / 1/8 of float32 (lossy: "
@@ -126,7 +128,7 @@ def build_parser():
     e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
     e.add_argument("--ctx", default="cpu", help=CTX_HELP)
 
-    p = sub.add_parser("predict", help="label raw text, one document per line")
+    p = sub.add_parser("predict", help="label raw text, one document per line (or each record of a labeled CSV)")
     p.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
     p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin (default: -)")
     p.add_argument("--ctx", default="cpu", help=CTX_HELP)
