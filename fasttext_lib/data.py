@@ -653,7 +653,8 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True):
 
     ``limit``: at most this many documents (a positive integer; ``None``: all).
     ``find_names``: take ``names`` from a names file beside the data (``<stem>.classes.txt`` or
-    ``classes.txt``, label_names.py), keeping the labels this data has.
+    ``classes.txt``), else from an unpacked Zhang et al. archive's folder name (label_names.py), keeping the
+    labels this data has.
     """
     from . import label_names
 
