@@ -155,8 +155,8 @@ def build_parser():
     g.add_argument("--overwrite", action="store_true", help="replace train.csv / test.csv if they exist")
     g.add_argument("--train-docs", type=_positive_int, default=20000, help="documents in train.csv (default: 20000)")
     g.add_argument("--test-docs", type=_positive_int, default=2000, help="documents in test.csv (default: 2000)")
-    g.add_argument("--classes", type=_positive_int, default=2, help="number of classes, labelled 1..N (default: 2)")
-    g.add_argument("--seed", type=int, default=0, help="same seed and sizes, same files (default: 0)")
+    g.add_argument("--classes", type=_positive_int, default=2, help="number of classes, 2 to 198, labelled 1..N (default: 2)")
+    g.add_argument("--seed", type=int, default=0, help="same seed and sizes, same files; 0 to 2^32-1 (default: 0)")
 
     r = sub.add_parser("prepare", help="download a Zhang et al. dataset and write normalized .train/.test")
     r.add_argument("--dataset", default="yelp_review_polarity",
