@@ -11,6 +11,7 @@ ARGS   ?=
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml requirements/lock.txt
+	@$(PYTHON) scripts/check_python.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	# gluonnlp 0.10 ships only a source archive whose setup.py imports Cython and numpy: build it against ours.

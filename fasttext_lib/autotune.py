@@ -86,7 +86,8 @@ STEP_OVERHEAD_FEATURES = 100_000  # one step's fixed cost in units of (document 
 class AutotuneResult:
     trials: object  # pandas DataFrame, one row per trial (TRIAL_COLUMNS)
     best_config: TrainConfig
-    trained: TrainedModel  # the chosen trial's model: trained with best_config on the training data
+    trained: TrainedModel  # the final model: best_config trained on training + validation data (refit, the
+    #                        default), else the chosen trial's own model (training data only)
     seconds: float  # wall-clock of the whole search (which includes the final model)
 
     @property
@@ -168,7 +169,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     on stderr. Returns an :class:`AutotuneResult`.
 
     With ``base.pretrained_vectors`` the file is read once, before the search (``pretrained``: already
-    read), and ``emsize`` is not searched: it must be the vectors' dimension.
+    read), and ``emsize`` is not searched: it is set to the vectors' dimension.
     """
     started = time.time()
     importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others

@@ -76,7 +76,8 @@ def _top_k(text):
     return value
 
 
-FORMAT_HELP = "auto (default): from the first line (__label__X text, or a \"class\",\"text\" CSV row); fasttext; csv"
+FORMAT_HELP = ("auto (default): from the first line (__label__X text, a \"class\",\"text\" CSV row, or a CSV header "
+               "row such as label,text); fasttext; csv")
 CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
 
 
@@ -97,9 +98,9 @@ def build_parser():
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH",
                    help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
-                        "ignored; the others apply to every trial) and keep the chosen trial's model: the start (the library's "
-                        "settings for this data with bigrams at 10 epochs) unless a trial is significantly more accurate "
-                        "on this data (fastText's -autotune-validation)")
+                        "ignored; the others apply to every trial) and train the chosen setting again on --train and this data "
+                        "(see --autotune-no-refit): the start (the library's settings for this data with bigrams at 10 "
+                        "epochs) unless a trial is significantly more accurate on this data (fastText's -autotune-validation)")
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300)")
     t.add_argument("--autotune-trials", metavar="CSV",
@@ -111,7 +112,8 @@ def build_parser():
                    help="what the classes mean, stored in the bundle and shown in predictions: a file (local or s3://; "
                         "classes.txt lines or id=name lines), a known dataset (ag_news, dbpedia, ...), or "
                         "1=negative,2=positive; 'none': raw labels. Default: <stem>.classes.txt or classes.txt "
-                        "beside --train, when there is one")
+                        "beside --train, when there is one, else the names of an unpacked Zhang et al. archive's folder "
+                        "(yelp_review_polarity_csv/)")
     t.add_argument("--compact", choices=["auto", "none", "float32", "float16", "int8", "int4"], default="auto",
                    help="store only the embedding rows training changed; the rest is rebuilt from the seed. float32: "
                         "exact; float16: half the size; int8 / int4: quantized per row, 1/4 / 1/8 of float32 (lossy: "
@@ -126,7 +128,7 @@ def build_parser():
     e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
     e.add_argument("--ctx", default="cpu", help=CTX_HELP)
 
-    p = sub.add_parser("predict", help="label raw text, one document per line")
+    p = sub.add_parser("predict", help="label raw text, one document per line (or each record of a labeled CSV)")
     p.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
     p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin (default: -)")
     p.add_argument("--ctx", default="cpu", help=CTX_HELP)
@@ -153,8 +155,8 @@ def build_parser():
     g.add_argument("--overwrite", action="store_true", help="replace train.csv / test.csv if they exist")
     g.add_argument("--train-docs", type=_positive_int, default=20000, help="documents in train.csv (default: 20000)")
     g.add_argument("--test-docs", type=_positive_int, default=2000, help="documents in test.csv (default: 2000)")
-    g.add_argument("--classes", type=_positive_int, default=2, help="number of classes, labelled 1..N (default: 2)")
-    g.add_argument("--seed", type=int, default=0, help="same seed and sizes, same files (default: 0)")
+    g.add_argument("--classes", type=_positive_int, default=2, help="number of classes, 2 to 198, labelled 1..N (default: 2)")
+    g.add_argument("--seed", type=int, default=0, help="same seed and sizes, same files; 0 to 2^32-1 (default: 0)")
 
     r = sub.add_parser("prepare", help="download a Zhang et al. dataset and write normalized .train/.test")
     r.add_argument("--dataset", default="yelp_review_polarity",

@@ -45,13 +45,13 @@ class TrainConfig:
     dropout: float = _setting(0.0, "dropout on the document vectors, in [0, 1)")
     lr_schedule: str = _setting("linear", "linear: decay to zero over the run, as fastText does; or constant")
     wd: float = _setting(0.0, "weight decay (lazy: only the rows a batch touches)")
-    ctx: str = _setting("auto", "auto, cpu, gpu, gpu:N or gpu:0,1 (auto: every GPU, else the CPU)")
+    ctx: str = _setting("auto", "auto, cpu, cpu:N, gpu, gpu:N or a list such as gpu:0,1 (auto: every GPU, else the CPU)")
     kvstore: str = _setting("auto", "auto: none for one device, device for several; dist_sync for several hosts")
     seed: int = _setting(42, "seed of the initialization, the shuffles and dropout")
     pretrained_vectors: Optional[str] = _setting(None, "a .vec text file (local or s3://, may be gzipped) whose vectors "
                                                        "start the rows of the words it shares with the vocabulary "
                                                        "(fastText's -pretrainedVectors); its dimension must equal emsize")
-    progress: bool = _setting(True, "tqdm progress bars on stderr")
+    progress: bool = _setting(True, "progress bars and the 'settings from the data' line on stderr")
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "emsize", "ngrams", "min_count"):
@@ -171,9 +171,10 @@ def parse_bool(text):
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-def _bool_or_default(default):
-    """A boolean hyperparameter: ``none`` / ``null`` / ``""`` is no value, so the default, as for the others."""
-    return lambda text: default if str(text).strip().lower() in NONE_WORDS else parse_bool(text)
+def _or_default(parse, default):
+    """A hyperparameter given no value (``none`` / ``null`` / ``""``: the console, boto3) keeps its default, as an
+    optional one (``lr``) is left to the data; ``--ngrams ""`` was refused ("expected an integer, got ''")."""
+    return lambda text: default if str(text).strip().lower() in NONE_WORDS else parse(text)
 
 
 _PARSERS = {int: parse_int, float: parse_float, Optional[float]: parse_optional_float, Optional[int]: parse_optional_int,
@@ -200,7 +201,9 @@ def add_config_arguments(parser, hyperparameters=False, overrides=None):
                                 default=default, help=help_text + (": on by default, off with this flag" if default
                                                                    else ": off by default, on with this flag"))
             continue
-        kind = _bool_or_default(default) if f.type is bool else _PARSERS[f.type]
+        kind = parse_bool if f.type is bool else _PARSERS[f.type]
+        if hyperparameters and default is not None:  # (the optional ones' parsers give None themselves)
+            kind = _or_default(kind, default)
         shown = "" if default is None else f" (default: {default})"
         parser.add_argument(*names, dest=f.name, type=kind, default=default, help=help_text + shown)
     return parser

@@ -755,7 +755,8 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
 
     ``limit``: at most this many documents (a positive integer; ``None``: all).
     ``find_names``: take ``names`` from a names file beside the data (``<stem>.classes.txt`` or
-    ``classes.txt``, label_names.py), keeping the labels this data has.
+    ``classes.txt``), else from an unpacked Zhang et al. archive's folder name (label_names.py), keeping the
+    labels this data has.
     ``note``: None, or a callable given a line about how the file was read (pandas' index column left out).
     """
     from . import label_names

@@ -294,6 +294,10 @@ class Predictor:
 
     @classmethod
     def load(cls, src, ctx="cpu"):
+        """The bundle at ``src`` (a directory or ``s3://`` prefix), its files verified against ``config.json``'s
+        sizes and sha256 (a bundle replaced meanwhile is read again), on ``ctx`` (``cpu``, ``gpu`` or ``gpu:N``).
+        A missing, incomplete, foreign or damaged bundle, or one holding inf/NaN parameters, is one
+        :class:`~fasttext_lib.errors.FastTextError`."""
         src = str(src)
         device = parse_ctx(ctx)[0]
         with storage.staging_dir() as tmp:

@@ -14,7 +14,7 @@ with the source_dir as cwd; this module
   it is read and checked before the training data;
 * maps the hyperparameters onto :class:`~fasttext_lib.config.TrainConfig`, whose fields the parser
   is derived from (``--batch-size`` and ``--batch_size`` both work; integers may come as
-  ``10.0``; booleans are values: ``--progress false``; ``none`` or ``""`` is no value); ``ctx``
+  ``10.0``; booleans are values: ``--progress false``; ``none`` or ``""`` is no value: the default, any one); ``ctx``
   defaults to the ``SM_NUM_GPUS`` GPUs or the CPU; an unknown hyperparameter is refused (with the closest
   known name), except the platform's own (``_tuning_objective_metric``, ``sagemaker_*``), which are ignored;
 * trains on several hosts with MXNet's ``dist_sync`` kvstore when ``SM_HOSTS`` lists more than one
@@ -91,7 +91,8 @@ def build_parser():
         "kvstore": {"help": "auto: dist_sync on several hosts, else the library's choice"},
         "progress": {"default": False, "help": "tqdm bars in the job log"},
     })
-    p.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"])
+    p.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"],
+                   type=lambda text: "auto" if str(text).strip().lower() in NONE_WORDS else text)
     p.add_argument("--checkpoint-dir", "--checkpoint_dir", dest="checkpoint_dir", type=_checkpoint_dir, default=None,
                    help=f"local dir or s3:// URI; default {SAGEMAKER_CHECKPOINT_DIR} when it exists; 'none' disables")
     p.add_argument("--label-names", "--label_names", dest="label_names", default=None,

@@ -366,6 +366,15 @@ def test_synthetic_refuses_settings_the_generator_cannot_take(tmp_path, flag, va
     assert os.listdir(tmp_path) == []
 
 
+def test_synthetic_help_states_the_range_it_accepts():
+    """--help said only "number of classes", and --classes 199 was then refused: the help names the range."""
+    from fasttext_lib.cli import build_parser
+    from fasttext_lib.synthetic import MAX_CLASSES
+
+    options = {a.dest: a.help for a in build_parser()._subparsers._group_actions[0].choices["synthetic"]._actions}
+    assert f"2 to {MAX_CLASSES}," in options["classes"] and "0 to 2^32-1" in options["seed"]
+
+
 @pytest.mark.parametrize("command", [("sample",), ("synthetic", "--train-docs", "20", "--test-docs", "5")])
 def test_sample_and_synthetic_never_replace_existing_data_without_overwrite(tmp_path, command):
     """train.csv / test.csv are names a user's own data often has: an existing one is refused (both

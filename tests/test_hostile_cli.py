@@ -382,6 +382,19 @@ def test_full_tmpdir_while_copying_stdin_is_one_line(tmpfs, bundle):
     assert r.stdout == "" and os.listdir(tmpdir) == []
 
 
+def test_full_tmpdir_while_keeping_the_training_token_ids_is_one_line(tmpfs, data, tmp_path):
+    """README: a TMPDIR that cannot hold the training data's token ids (read_counted's temporary file) is one
+    error line naming TMPDIR, before anything is written: the ids of 300 reviews (~30 kB) on a 16 kB tmpfs."""
+    tmpdir = tmpfs("16k")
+    out = tmp_path / "model"
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
+                        str(out), *TINY], capture_output=True, timeout=300, text=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT, TMPDIR=str(tmpdir)))
+    assert_error(r, f"cannot keep the training data's token ids in a temporary file in {tmpdir} "
+                    f"(No space left on device); set TMPDIR")
+    assert not out.exists() and os.listdir(tmpdir) == []
+
+
 @pytest.mark.parametrize("command", ["predict", "evaluate", "export-vectors"])
 def test_full_tmpdir_while_loading_the_bundle_names_tmpdir(tmpfs, bundle, tmp_path, command):
     """A bundle is copied into TMPDIR while it loads; with no room there the error said

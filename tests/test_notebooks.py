@@ -158,6 +158,19 @@ def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, mes
         exec(code[1].source, {**defaults, **overrides, "output_dir": str(tmp_path)})  # noqa: S102
 
 
+def test_01_takes_train_docs_none_for_all_of_a_downloaded_set(tmp_path, s3_bucket):
+    """01's own text (and README) say ``train_docs`` caps each split of a downloaded set, ``None`` for all of it,
+    but its check cell refused None ("train_docs must be a positive integer, got None"): Yelp could only be
+    prepared 20000 reviews at a time. None passes for a Zhang et al. set; synthetic still needs a number."""
+    code = code_cells(read("01_data_prep.ipynb"))
+    defaults = {}
+    exec(code[0].source, {}, defaults)  # noqa: S102 - the committed parameters cell
+    defaults.update(bucket=s3_bucket[len("s3://"):], output_dir=str(tmp_path))
+    exec(code[1].source, {**defaults, "dataset": "yelp_review_polarity", "train_docs": None})  # noqa: S102
+    with pytest.raises(Exception, match="train_docs must be a positive integer, got None"):
+        exec(code[1].source, {**defaults, "dataset": "synthetic", "train_docs": None})  # noqa: S102
+
+
 def run_after_papermill(name, injected, namespace=None):
     """Cells 1-2 of a notebook as a kernel runs them under papermill: the parameters cell, papermill's
     injected cell (``# Parameters`` + its assignments), then the check cell, with IPython's ``In`` history."""

@@ -378,6 +378,24 @@ def test_hyperparameters_parse_like_sagemaker_sends_them():
         sm_train.parse_hyperparameters(["--progress", "maybe"])
 
 
+def test_every_hyperparameter_given_no_value_keeps_its_default():
+    """README: ``none`` or ``""`` is no value, the default. It held for lr, batch_size and booleans only:
+    ``--ngrams ""`` (a blank field in the console, or boto3) stopped the job ("expected an integer, got ''"),
+    and ``--optimizer none`` was refused as an optimizer."""
+    import argparse
+    from dataclasses import fields
+
+    from fasttext_lib.config import TrainConfig
+
+    defaults, _ = sm_train.parse_hyperparameters([])
+    for f in [*fields(TrainConfig), argparse.Namespace(name="format")]:
+        for word in ("", "none", "None", "null"):
+            args, _ = sm_train.parse_hyperparameters([f"--{f.name}", word])
+            assert getattr(args, f.name) == getattr(defaults, f.name), (f.name, word)
+    with pytest.raises(FastTextError, match="--ngrams: expected an integer, got 'two'"):
+        sm_train.parse_hyperparameters(["--ngrams", "two"])
+
+
 def test_plan_single_host(tmp_path):
     args, _ = sm_train.parse_hyperparameters([])
     config, extra = sm_train.plan_training(args, _env(SM_NUM_GPUS="0"), default_checkpoint_dir=str(tmp_path / "absent"))

@@ -950,6 +950,31 @@ def test_check_writable_without_list_bucket_still_fails_fast(unlisted):
     assert _unlisted_keys(policy, dest) == []
 
 
+def test_a_role_without_get_object_publishes_a_new_set_and_never_replaces_one(unlisted, tmp_path):
+    """README: a bundle --output on S3 needs s3:PutObject and s3:DeleteObject; s3:GetObject only to replace a bundle
+    already there (README said all three were needed, and that a refused save deletes what it uploaded). A
+    write-only role (no GetObject, no ListBucket: every read is 403) passes the check and publishes a new set;
+    over an existing one its save fails in one line naming s3:GetObject and the old set stays whole. Its data
+    files stay, unreferenced: the role cannot read the live manifest, so it cannot tell a lost answer to its own
+    commit (a retried PUT refused by its own condition) from another set's manifest."""
+    policy, proxy, dest = unlisted
+    proxy.clear()
+    for method in ("GET", "HEAD"):  # what S3 answers every read of a caller without s3:GetObject
+        proxy.fail(method, r".", "403")
+    storage.check_writable(dest, MANIFEST)
+    storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    first = _unlisted_keys(policy, dest)
+    assert len(first) == 4 and "config.json" in first
+    with pytest.raises(FastTextError, match=r"grant s3:GetObject or choose another destination$") as info:
+        storage.publish(dest, make_files(tmp_path, "next"), MANIFEST, {"tag": "next"})
+    one_line(info.value)
+    assert set(first) < set(_unlisted_keys(policy, dest))
+    proxy.clear()  # read as a role that may: the first set, whole
+    for method in ("GET", "HEAD"):
+        proxy.fail(method, r".", "403-if-missing")
+    assert load_tag(dest, tmp_path) == "new"
+
+
 def test_sample_to_s3_with_only_put_permission(s3_policy_server):
     from conftest import run_cli
 
