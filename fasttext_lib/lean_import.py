@@ -15,8 +15,9 @@ Three fixed costs of ``import mxnet`` (1.9.1) that a short run pays and never us
   ``mx.npx`` ...), and compiles it with ``exec``: ~60% of the import, of which a run calls a few
   dozen. Here each is a :class:`_LazyOp` stand-in, registered under the same name, module and
   ``__all__``, that generates MXNet's own function on its first call (or ``__doc__`` read).
-* ``requests`` (~80 ms), imported by ``mxnet/gluon/utils.py`` for model-zoo downloads: it is
-  loaded lazily (``importlib.util.LazyLoader``), executed on first attribute use.
+* ``requests`` (~80 ms), imported by ``mxnet/gluon/utils.py`` for model-zoo downloads, and
+  ``mxnet.contrib.text`` / ``mxnet.contrib.onnx`` (~115 ms together), imported by ``mxnet/contrib``:
+  loaded lazily (``importlib.util.LazyLoader``), executed on first attribute use (:data:`LAZY_MODULES`).
 * ``distutils`` (~90 ms): MXNet compares NumPy versions with ``distutils.version``, and with
   setuptools installed ``import distutils`` loads setuptools' whole copy of it. While ``import
   mxnet`` runs, ``distutils.version`` alone is served (:func:`_distutils_version_alone`); afterwards
@@ -297,17 +298,24 @@ def _spec_or_load(module, attr):
     return super(type(module), module).__getattribute__(attr)  # LazyLoader's module: loads it
 
 
+# Imported by ``import mxnet`` and executed only on first attribute use: ``requests`` (model-zoo downloads),
+# ``mxnet.contrib.text`` (MXNet's own vocabulary and embeddings; this library uses GluonNLP's) and
+# ``mxnet.contrib.onnx`` (ONNX import and export, which imports ``mxnet.onnx``): ~80, ~65 and ~50 ms of every
+# process's start that training and prediction never use.
+LAZY_MODULES = ("requests", "mxnet.contrib.text", "mxnet.contrib.onnx", "mxnet.contrib.quantization")
+
+
 class _LazyMXNet(importlib.abc.MetaPathFinder):
-    """While ``import mxnet`` runs: loads ``requests`` lazily, and patches ``mxnet.base`` (above)."""
+    """While ``import mxnet`` runs: loads :data:`LAZY_MODULES` lazily, and patches ``mxnet.base`` (above)."""
 
     def find_spec(self, name, path=None, target=None):
-        if name not in ("mxnet.base", "requests"):
+        if name != "mxnet.base" and name not in LAZY_MODULES:
             return None
         try:
             spec = self._find_others(name, path, target)
             if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
                 return None
-            if name == "requests":
+            if name in LAZY_MODULES:
                 spec.loader = _LazyLoader(spec.loader)
             else:
                 exec_module = spec.loader.exec_module

@@ -123,6 +123,9 @@ print(json.dumps({
     # read again: now the functions made, which replaced the stand-ins (mx.np's signatures are set at import)
     "signatures": {k: str(inspect.signature(eval(k))) for k in ops},
     "requests_loaded": "urllib3" in sys.modules,
+    # executed (a lazy module not yet loaded is of LazyLoader's module class); never imported counts as not
+    "contrib_executed": {name: type(sys.modules.get(name)).__name__ == "module"
+                         for name in ("mxnet.contrib.text", "mxnet.contrib.onnx", "mxnet.contrib.quantization")},
 }))
 """
 
@@ -155,8 +158,19 @@ def test_operator_functions_are_made_on_first_use_and_are_mxnets_own():
     assert lean["signatures"] == plain["signatures"]
 
 
-def test_requests_loads_only_when_used():
-    assert not _ops_child(True)["requests_loaded"] and _ops_child(False)["requests_loaded"]
+def test_requests_and_mxnets_unused_contrib_modules_load_only_when_used():
+    lean, plain = _ops_child(True), _ops_child(False)
+    assert not lean["requests_loaded"] and plain["requests_loaded"]
+    assert not any(lean["contrib_executed"].values()) and all(plain["contrib_executed"].values())
+    out = _python(
+        "import sys\n"
+        "from fasttext_lib.lean_import import import_mxnet_lean\n"
+        "import_mxnet_lean()\n"
+        "import mxnet as mx\n"
+        "print(mx.contrib.text.vocab.Vocabulary.__name__, mx.contrib.quant.quantize_net.__name__,\n"
+        "      mx.contrib.onnx.export_model.__name__, 'mxnet.onnx' in sys.modules)\n"
+        "print(type(mx.contrib.text).__name__, type(sys.modules['mxnet.contrib.quantization']).__name__)\n")
+    assert out == ["Vocabulary", "quantize_net", "export_model", "True", "module", "module"]
     out = _python(
         "import sys\n"
         "from fasttext_lib.lean_import import import_mxnet_lean\n"
