@@ -161,6 +161,7 @@ def model_fn(model_dir, context=None):
     """
     from .predict import Predictor
 
+    _let_input_fn_decode()
     ctx = _serving_ctx(context)
     key = (os.path.abspath(str(model_dir)) if "://" not in str(model_dir) else str(model_dir), ctx)
     stamp = _bundle_stamp(model_dir)
@@ -173,6 +174,22 @@ def model_fn(model_dir, context=None):
     block.featurizer, block.labels, block.names = predictor.featurizer, predictor.labels, predictor.names
     _LOADED[key] = (stamp, block)
     return block
+
+
+def _let_input_fn_decode():
+    """The toolkit (sagemaker-inference's ``Transformer.transform``) decodes the bodies of exactly
+    ``application/json`` and ``text/csv`` as UTF-8 itself, before input_fn, for the types on its
+    ``content_types.UTF8_TYPES``: a body in another encoding (a CSV saved as cp1252) was a 500 with the
+    codec's message, an error of the server, which Batch Transform retries. With those two taken off the
+    list (in this serving process only: a new list, the toolkit's own left as it was), input_fn gets their
+    bytes and decodes them as it does every other type's: the same texts for UTF-8, and a 400 that says
+    what was wrong for anything else. Another toolkit, without that list, is left as it is."""
+    import sys
+
+    content_types = sys.modules.get("sagemaker_inference.content_types")
+    decoded = getattr(content_types, "UTF8_TYPES", None)
+    if isinstance(decoded, list) and (JSON_TYPE in decoded or CSV_TYPE in decoded):
+        content_types.UTF8_TYPES = [t for t in decoded if t not in (JSON_TYPE, CSV_TYPE)]
 
 
 def _media_type(header):

@@ -638,12 +638,15 @@ def test_bad_json_lines_get_a_one_line_400_naming_the_line(endpoint, body, messa
     assert status == 400 and message in response.splitlines()[0], response
 
 
-def test_jsonlines_is_not_one_of_the_toolkits_utf8_types():
-    """The toolkit decodes only these itself; application/jsonlines reaches input_fn as the raw bytes."""
+def test_the_toolkit_decodes_json_and_csv_itself_until_model_fn_takes_them_off_its_list(endpoint):
+    """The toolkit decodes only these itself (its own list, read in a fresh process: application/jsonlines
+    reaches input_fn as the raw bytes); once model_fn has run (the endpoint fixture), none of ours is on it."""
+    own = subprocess.run([sys.executable, "-c", "from sagemaker_inference import content_types as c; "
+                          "print(','.join(c.UTF8_TYPES))"], capture_output=True, text=True, timeout=120)
+    assert own.returncode == 0 and set(own.stdout.strip().split(",")) == {"application/json", "text/csv"}, own
     from sagemaker_inference import content_types
 
-    assert sm_serve.JSONLINES_TYPE not in content_types.UTF8_TYPES
-    assert set(content_types.UTF8_TYPES) == {"application/json", "text/csv"}
+    assert not {sm_serve.JSON_TYPE, sm_serve.CSV_TYPE, sm_serve.JSONLINES_TYPE} & set(content_types.UTF8_TYPES)
 
 
 def test_jsonlines_accept_that_admits_neither_gets_406(endpoint):
@@ -809,11 +812,16 @@ def test_a_csv_request_with_a_review_over_128_kib_is_read():
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "text/csv"])
-def test_non_utf8_bodies_of_the_toolkits_utf8_types_get_500_before_input_fn(endpoint, content_type):
-    """The toolkit decodes exactly these two types as UTF-8 itself (README: 500, not 400): the answer
-    is the codec's error, not input_fn's "not valid utf-8 text"."""
-    code, _, response = endpoint.invoke(b'["caf\xe9"]', content_type, "application/json")
-    assert code == 500 and "'utf-8' codec can't decode byte 0xe9" in response.splitlines()[0], response
+def test_non_utf8_bodies_of_the_toolkits_utf8_types_get_400_from_input_fn(endpoint, served, content_type):
+    """The toolkit decodes exactly these two types as UTF-8 itself, before input_fn: a cp1252 body was a 500
+    (the codec's error, a server error that Batch Transform retries). model_fn takes them off its list, so
+    input_fn decodes them as every other type: a 400 that says what is wrong, and UTF-8 answered as before."""
+    body = b'["caf\xe9"]' if content_type == "application/json" else b"caf\xe9 au lait\n"
+    code, _, response = endpoint.invoke(body, content_type, "application/json")
+    assert code == 400 and "request body is not valid utf-8 text" in response.splitlines()[0], response
+    good = '["café"]' if content_type == "application/json" else "café\n"
+    code, _, response = endpoint.invoke(good.encode("utf-8"), content_type, "application/json")
+    assert code == 200 and json.loads(response) == served[1].predict(["café"]), response
 
 
 def test_latin1_charset_is_honoured(endpoint, served):
