@@ -422,44 +422,59 @@ def index_column(header, later_rows):
     """Is the first column of a CSV file with the header row ``header`` pandas' index (``df.to_csv(path)`` without
     ``index=False``: ``,label,text`` over ``0,2,great food``, ``1,1,cold soup``, ...)? It is when the header names it
     as pandas does (empty, or ``Unnamed: 0``) and over ``later_rows`` (the records after the header, at most
-    :data:`HEADER_LOOKAHEAD` of them are looked at; blank ones left out; at least two) it holds distinct whole numbers
-    that go up strictly down the file (0, 1, 2, ...; after a filter such as ``df[df.n > 3]``, 1, 4, 9, ...). The
-    class column of ``Series.to_csv()`` (``,text`` over the classes 2, 2, 1, ...: the series' index) repeats its
-    values: it stays the class. Training, evaluate, predict and the endpoint's ``header=present`` leave the index
-    column out (:func:`index_rows`) and read the rest as usual."""
+    :data:`HEADER_LOOKAHEAD` of them are looked at; blank ones left out; at least two) it holds distinct non-negative
+    whole numbers that either go up strictly down the file (0, 1, 2, ...; after a filter such as ``df[df.n > 3]``,
+    1, 4, 9, ...) or, over :data:`SHUFFLED_INDEX_MIN_ROWS` rows or more, come in any order (``df.sample(frac=1)``
+    shuffled before it was saved: 83, 53, 70, ...). The class column of ``Series.to_csv()`` (``,text`` over the
+    classes 2, 2, 1, ...: the series' index) repeats its values: it stays the class. Training, evaluate, predict and
+    the endpoint's ``header=present`` leave the index column out (:func:`index_rows`) and read the rest as usual."""
     if not _index_named(header):
         return False
     values = [r[0].strip() for r in later_rows if r][:HEADER_LOOKAHEAD]
     if len(values) < 2 or not all(_ROW_NUMBER.fullmatch(v) for v in values):
         return False
     numbers = [int(v) for v in values]
-    return all(a < b for a, b in zip(numbers, numbers[1:]))
+    if all(a < b for a, b in zip(numbers, numbers[1:])):
+        return True
+    return len(numbers) >= SHUFFLED_INDEX_MIN_ROWS and len(set(numbers)) == len(numbers)
+
+
+# A shuffled index (df.sample(frac=1).to_csv(path)) is told from Series.to_csv()'s class column (,text over 2, 1, 2,
+# ...) by its numbers being all different, over this many rows at least (and over all of the look-ahead's, up to
+# HEADER_LOOKAHEAD, when there are more). Classes cannot all differ over 20 rows unless there are 20 classes or more
+# among them (the Zhang et al. sets have 2 to 14, sentiment sets 2 to 5); a set of K classes, equally frequent, is all
+# different over m rows with a chance below exp(-m(m-1)/2K): 1e-5 for 100 classes over the 50 rows of the
+# look-ahead (a file of 20 to 50 rows has less than one document per class there: nothing to learn). With fewer
+# rows, a class column of a few classes is all different too often (5 rows of 2, 1, 3, 5, 4 stars): the numbers must
+# count up.
+SHUFFLED_INDEX_MIN_ROWS = 20
 
 
 def index_rows(rows, where):
     """The ``(row, position)`` pairs of ``rows`` (the records after the header of a file whose first column is
     pandas' index, :func:`index_column`) without that column; blank records (``[]``) as they are. Each row's index
-    must go on counting up: one that does not (the look-ahead was misled) is an error at ``where(position)``."""
-    last = None
+    must be a non-negative whole number, as pandas writes a row number: one that is not (the look-ahead was misled)
+    is an error at ``where(position)``. Past the look-ahead, which decided that the column is the index, the numbers
+    may come in any order and repeat: ``pd.concat([a, b]).to_csv(path)`` numbers ``b``'s rows from 0 again, and a
+    frame sorted or shuffled after a concat mixes them; they are row numbers all the same, and only left out."""
     for row, position in rows:
         if not row:
             yield row, position
             continue
         value = row[0].strip()
-        if not _ROW_NUMBER.fullmatch(value) or (last is not None and int(value) <= last):
-            raise FastTextError(f"{where(position)}: the first column was read as pandas' index column (its header "
-                                f"name is empty and the rows before count up{f' to {last}' if last is not None else ''})"
-                                f", but this row's is {value!r}; write the file without it "
-                                f"(df.to_csv(path, index=False)), or give the column a name")
-        last = int(value)
+        if not _ROW_NUMBER.fullmatch(value):
+            raise FastTextError(f"{where(position)}: the first column was read as pandas' index column (unnamed in the "
+                                f"header, the rows before numbered 0, 1, 2, ... or so), but this row's is {value!r}, "
+                                f"not a row number; write the file without it (df.to_csv(path, index=False)), or give "
+                                f"the column a name")
         yield row[1:], position
 
 
 def index_note(uri, header):
     """The note that says a file's first column was left out as pandas' index (:func:`index_column`)."""
     name = header[0].lstrip("\ufeff").strip()
-    return (f"{uri}: its first column ({'unnamed' if not name else repr(name)} in the header, row numbers that count "
-            f"up below it) is pandas' index (df.to_csv() without index=False): left out; the rest is read as the "
+    return (f"{uri}: its first column ({'unnamed' if not name else repr(name)} in the header, distinct row numbers "
+            f"below it) is pandas' index (df.to_csv() without index=False): left out; the rest is read as the "
             f"columns {','.join(header[1:])}")
 
 

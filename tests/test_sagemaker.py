@@ -1439,6 +1439,11 @@ def test_a_csv_request_with_header_present_answers_its_records_only(endpoint, se
     (b"\n,label,text\n0,2,The pasta was great\n1,1,\"Cold food, a long wait\"\n", ["The pasta was great", "Cold food, a long wait"]),
     # Series.to_csv() writes the same empty name over the series' index: here the classes, which repeat
     (b",text\n2,The pasta was great\n2,Friendly staff\n1,Cold food\n", ["The pasta was great", "Friendly staff", "Cold food"]),
+    # shuffled before it was saved (df.sample(frac=1).to_csv()): the row numbers in no order, all different (20 or
+    # more rows); the first column was answered as the class, the row numbers as its reviews' first words
+    (b",sentiment,tweet\n" + b"".join(b"%d,positive,review %d\n" % ((37 * i) % 41, i) for i in range(25)),
+     ["review %d" % i for i in range(25)]),
+    (b",text\n" + b"".join(b"%d,review %d\n" % ((37 * i) % 41, i) for i in range(25)), ["review %d" % i for i in range(25)]),
 ])
 def test_a_csv_request_with_pandas_index_column_first_is_answered_without_it(endpoint, served, body, texts):
     status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/json")
@@ -1450,9 +1455,9 @@ def test_a_csv_request_with_pandas_index_column_first_is_answered_without_it(end
     # a blank line is a record, as without a header (record 3 of "awful\n\nx" is x): the header is record 3 here
     (b"\n\nlabel,text\n2,great food\nawful\n", "CSV record 5 has 1 column(s), but the header (label,text) names 2"),
     (b"\r\n,text,label\r\n0,great,2\r\n1,cold,x,1\r\n", "CSV record 4 has 4 column(s), but the header (,text,label) names 3"),
-    (b"\n,label,text\n" + b"".join(b"%d,2,great food\n" % i for i in range(60)) + b"3,1,cold\n",
-     "CSV record 63: the first column was read as pandas' index column (its header name is empty and the rows before "
-     "count up to 59), but this row's is '3'"),
+    (b"\n,label,text\n" + b"".join(b"%d,2,great food\n" % i for i in range(60)) + b"x3,1,cold\n",
+     "CSV record 63: the first column was read as pandas' index column (unnamed in the header, the rows before "
+     "numbered 0, 1, 2, ... or so), but this row's is 'x3', not a row number"),
 ])
 def test_csv_header_present_400s_number_the_records_as_a_user_counts_them(body, message):
     """Blank lines before the header were not counted: record numbers were off by them."""
