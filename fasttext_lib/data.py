@@ -470,6 +470,26 @@ def index_rows(rows, where):
         yield row[1:], position
 
 
+def headless_index_rows(records, classes):
+    """Do ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
+    written with pandas' index, ``,label,text``, whose header only the first mini-batch held) begin with pandas' index
+    column? Every one (blank ones left out) must have two fields or more, the first a row number; and either every one
+    has three or more, the second one of the model's ``classes`` (``8123,2,great food``: the index, the class, the
+    text; a row number then a class in every record is no review, and no class-first row either: its text would be
+    a class), or :func:`index_column` would take the first column for the index under its header (all different over
+    the look-ahead: counting up, or :data:`SHUFFLED_INDEX_MIN_ROWS` or more: ``,review``'s ``8123,great food``), not
+    every first field is one of ``classes`` (``1,great`` and ``2,cold`` for a model of classes 1 and 2 are labeled
+    rows, as before), and not every record reads as a number written with a comma (:func:`_number_with_comma`:
+    ``3,000 calories`` and ``5,5 stars`` are reviews)."""
+    rows = [r for r in records if r]
+    if not rows or any(len(r) < 2 or not _ROW_NUMBER.fullmatch(r[0].strip()) for r in rows):
+        return False
+    if all(len(r) >= 3 and r[1].strip() in classes for r in rows):
+        return True
+    return (not all(r[0].strip() in classes for r in rows) and not all(_number_with_comma(r) for r in rows)
+            and index_column([""] + rows[0][1:], rows))
+
+
 def index_note(uri, header):
     """The note that says a file's first column was left out as pandas' index (:func:`index_column`)."""
     name = header[0].lstrip("\ufeff").strip()

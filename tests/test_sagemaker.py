@@ -1238,6 +1238,48 @@ def test_model_repack_and_deploy(sm, bundle, served, tmp_path, monkeypatch):
     assert sm.request("CreateModel")["PrimaryContainer"]["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
 
 
+@pytest.mark.parametrize("shape", ["df.to_csv()", "shuffled", "id,label,text", "shuffled ,review"])
+def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_without_it(endpoint, served, splits,
+                                                                                        monkeypatch, shape):
+    """df.to_csv(path) without index=False, sent with header=present and SplitType=Line: the mini-batches after the
+    first hold no header, so their records (8123,2,the review) were answered whole, row number and class as words."""
+    import pandas as pd
+
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    test = splits[1]
+    frame = pd.DataFrame({"label": test.labels[:95], "text": test.texts[:95]})
+    if shape.startswith("shuffled"):
+        frame = frame.sample(frac=1, random_state=5)
+    if shape == "id,label,text":
+        frame.index.name = "id"
+    if shape == "shuffled ,review":
+        frame = frame[["text"]].rename(columns={"text": "review"})
+    lines = frame.to_csv().encode().splitlines(keepends=True)
+    assert len(lines) == 96 and all(line.endswith(b"\n") for line in lines)
+    # SplitType=Line, MultiRecord: mini-batches of whole lines, the header in the first only; the last one small
+    answers = []
+    for part in ((0, 41), (41, 92), (92, 96)) if shape != "shuffled ,review" else ((0, 41), (41, 70), (70, 96)):
+        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), "text/csv; header=present",
+                                              "application/json")
+        assert status == 200, response
+        answers += json.loads(response)
+    assert answers == served[1].predict(list(frame.iloc[:, -1]))
+
+
+@pytest.mark.parametrize("body, texts", [
+    (b"3,000 calories and worth it\n5,5 stars at most\n", ["3,000 calories and worth it", "5,5 stars at most"]),
+    (b"1,great\n2,cold\n", ["1,great", "2,cold"]),  # two unquoted class-first rows: too thin a sign, as before
+    (b"2,great food\n1,cold\n2,nice\n1,bad\n", ["great food", "cold", "nice", "bad"]),  # labeled rows, as before
+    (b"17,great food\n9,cold\n", ["17,great food", "9,cold"]),  # no class after them, too few to tell: reviews
+    (b"17,2,great food\n9,1,cold\n", ["great food", "cold"]),  # a row number, then a class: pandas' index
+])
+def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index_only_when_it_is_one(
+        monkeypatch, served, body, texts):
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
+        served[1].predict(texts)
+
+
 def test_batch_transform_request_as_the_readme_makes_it(sm, bundle, served, tmp_path):
     """README's Batch Transform example: the CreateTransformJob request the SDK sends, and the model it
     names serving a line of the input file through the toolkit."""
