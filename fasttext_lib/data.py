@@ -48,8 +48,9 @@ class LabeledTexts:
     texts: List[str] = field(default_factory=list)
     names: Dict[str, str] = field(default_factory=dict)
     # where the classes were read from (:func:`examples_of_lines`' ``found``): CLASS_FROM_FASTTEXT, a CSV header's
-    # column ("column 2 ('label')"), or "" for CSV without a header naming it (the class first, as Zhang et al.)
-    class_from: str = ""
+    # column ("column 2 ('label')"), or "" for CSV without a header naming it (the class first, as Zhang et al.); for
+    # several files that differ in it, each file's (uri, that) (:func:`class_from_files`)
+    class_from: object = ""
 
     def __len__(self):
         return len(self.texts)
@@ -785,6 +786,14 @@ def check_limit(limit):
         raise FastTextError(f"limit must be a positive number of documents (or None: all), got {limit!r}")
 
 
+def class_from_files(per_file):
+    """:attr:`LabeledTexts.class_from` of data read from several files: ``per_file`` holds each file's ``(uri,
+    class_from)``, in order. The one value when every file's is the same, else the list of them (a training channel
+    of a ``text,label`` file beside a Zhang et al. one: the many-classes refusal names each file's own layout)."""
+    values = {where for _, where in per_file}
+    return per_file[0][1] if len(values) == 1 else list(per_file)
+
+
 def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
     """Read a whole dataset into memory; an empty dataset is an error.
 
@@ -832,7 +841,7 @@ class CountedTexts:
     counts: object
     sample: List[str]
     names: Dict[str, str] = field(default_factory=dict)  # what the labels mean, as LabeledTexts.names
-    class_from: str = ""  # as LabeledTexts.class_from
+    class_from: object = ""  # as LabeledTexts.class_from
 
     def __len__(self):
         return len(self.labels)
@@ -861,7 +870,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     from .native_features import CodesFileError
 
     uris = list(uris) if isinstance(uris, (list, tuple)) else [uris]
-    labels, sample, layout = [], [], {}
+    labels, sample, layout = [], [], []
     names_file, found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else (None, {})  # before the data, as read_labeled
 
     def texts():
@@ -875,7 +884,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
                 yield text
             if len(labels) == before:
                 raise FastTextError(f"{uri}: contains no labeled documents")
-            layout.setdefault("class_from", read.get("class_from", ""))  # the first file's
+            layout.append((uri, read.get("class_from", "")))  # where each file's classes were read from
 
     try:  # the packed ids go to an unlinked temporary file, not memory (native_features.CodesFile)
         counts = count_tokens(texts(), progress, to_file=True)
@@ -883,7 +892,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
         raise FastTextError(f"cannot keep the training data's token ids in a temporary file in "
                             f"{tempfile.gettempdir()} ({exc.strerror or exc}); set TMPDIR to a writable "
                             f"directory with space") from None
-    data = CountedTexts(labels, counts, sample, class_from=layout.get("class_from", ""))
+    data = CountedTexts(labels, counts, sample, class_from=class_from_files(layout))
     if find_names and len(uris) == 1:
         data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data

@@ -911,3 +911,31 @@ def test_a_many_classes_refusal_of_fasttext_data_speaks_of_its_label_words(tmp_p
     got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
     assert got.returncode == 2 and not out.exists(), got.stderr
     assert "each line's class is its __label__ word" in got.stderr and "column" not in got.stderr
+
+
+@pytest.mark.parametrize("counted", [True, False])
+def test_a_many_classes_refusal_of_several_files_names_each_files_class_column(tmp_path, real, counted):
+    # A training channel of several files: the refusal spoke of the first file's layout only ("The header row names
+    # column 2 ('label')"), here wrong for the file at fault, a class-last CSV without a header
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.sm_train import read_channel
+    from fasttext_lib.train import train
+
+    channel = tmp_path / "train"
+    channel.mkdir()
+    _frame(real.head(30), text="texts", label="labels").to_csv(channel / "a.csv", index=False)
+    _frame(real, text="texts", label="labels").to_csv(channel / "b.csv", index=False, header=False,
+                                                     quoting=csv.QUOTE_ALL)
+    data = read_channel(str(channel), counted=counted)
+    with pytest.raises(FastTextError) as refused:
+        train(data, config=TrainConfig(epochs=1, progress=False))
+    message = str(refused.value)
+    assert message.startswith("training data has 122 classes for 150 documents"), message
+    assert ("is the text in the class column? The files differ in where each row's class is read from (a.csv: column "
+            "2 ('label'), as the header row names it; b.csv: the first column (no header row names one))") in message
+    # files that agree are spoken of as one file is
+    (channel / "a.csv").unlink()
+    _frame(real.head(30), text="texts", label="labels").to_csv(channel / "a.csv", index=False, header=False,
+                                                             quoting=csv.QUOTE_ALL)
+    with pytest.raises(FastTextError, match="Without a header row naming it the class is the first column"):
+        train(read_channel(str(channel), counted=counted), config=TrainConfig(epochs=1, progress=False))
