@@ -48,8 +48,9 @@ class LabeledTexts:
     texts: List[str] = field(default_factory=list)
     names: Dict[str, str] = field(default_factory=dict)
     # where the classes were read from (:func:`examples_of_lines`' ``found``): CLASS_FROM_FASTTEXT, a CSV header's
-    # column ("column 2 ('label')"), or "" for CSV without a header naming it (the class first, as Zhang et al.)
-    class_from: str = ""
+    # column ("column 2 ('label')"), or "" for CSV without a header naming it (the class first, as Zhang et al.); for
+    # several files that differ in it, each file's (uri, that) (:func:`class_from_files`)
+    class_from: object = ""
 
     def __len__(self):
         return len(self.texts)
@@ -422,44 +423,79 @@ def index_column(header, later_rows):
     """Is the first column of a CSV file with the header row ``header`` pandas' index (``df.to_csv(path)`` without
     ``index=False``: ``,label,text`` over ``0,2,great food``, ``1,1,cold soup``, ...)? It is when the header names it
     as pandas does (empty, or ``Unnamed: 0``) and over ``later_rows`` (the records after the header, at most
-    :data:`HEADER_LOOKAHEAD` of them are looked at; blank ones left out; at least two) it holds distinct whole numbers
-    that go up strictly down the file (0, 1, 2, ...; after a filter such as ``df[df.n > 3]``, 1, 4, 9, ...). The
-    class column of ``Series.to_csv()`` (``,text`` over the classes 2, 2, 1, ...: the series' index) repeats its
-    values: it stays the class. Training, evaluate, predict and the endpoint's ``header=present`` leave the index
-    column out (:func:`index_rows`) and read the rest as usual."""
+    :data:`HEADER_LOOKAHEAD` of them are looked at; blank ones left out; at least two) it holds distinct non-negative
+    whole numbers that either go up strictly down the file (0, 1, 2, ...; after a filter such as ``df[df.n > 3]``,
+    1, 4, 9, ...) or, over :data:`SHUFFLED_INDEX_MIN_ROWS` rows or more, come in any order (``df.sample(frac=1)``
+    shuffled before it was saved: 83, 53, 70, ...). The class column of ``Series.to_csv()`` (``,text`` over the
+    classes 2, 2, 1, ...: the series' index) repeats its values: it stays the class. Training, evaluate, predict and
+    the endpoint's ``header=present`` leave the index column out (:func:`index_rows`) and read the rest as usual."""
     if not _index_named(header):
         return False
     values = [r[0].strip() for r in later_rows if r][:HEADER_LOOKAHEAD]
     if len(values) < 2 or not all(_ROW_NUMBER.fullmatch(v) for v in values):
         return False
     numbers = [int(v) for v in values]
-    return all(a < b for a, b in zip(numbers, numbers[1:]))
+    if all(a < b for a, b in zip(numbers, numbers[1:])):
+        return True
+    return len(numbers) >= SHUFFLED_INDEX_MIN_ROWS and len(set(numbers)) == len(numbers)
+
+
+# A shuffled index (df.sample(frac=1).to_csv(path)) is told from Series.to_csv()'s class column (,text over 2, 1, 2,
+# ...) by its numbers being all different, over this many rows at least (and over all of the look-ahead's, up to
+# HEADER_LOOKAHEAD, when there are more). Classes cannot all differ over 20 rows unless there are 20 classes or more
+# among them (the Zhang et al. sets have 2 to 14, sentiment sets 2 to 5); a set of K classes, equally frequent, is all
+# different over m rows with a chance below exp(-m(m-1)/2K): 1e-5 for 100 classes over the 50 rows of the
+# look-ahead (a file of 20 to 50 rows has less than one document per class there: nothing to learn). With fewer
+# rows, a class column of a few classes is all different too often (5 rows of 2, 1, 3, 5, 4 stars): the numbers must
+# count up.
+SHUFFLED_INDEX_MIN_ROWS = 20
 
 
 def index_rows(rows, where):
     """The ``(row, position)`` pairs of ``rows`` (the records after the header of a file whose first column is
     pandas' index, :func:`index_column`) without that column; blank records (``[]``) as they are. Each row's index
-    must go on counting up: one that does not (the look-ahead was misled) is an error at ``where(position)``."""
-    last = None
+    must be a non-negative whole number, as pandas writes a row number: one that is not (the look-ahead was misled)
+    is an error at ``where(position)``. Past the look-ahead, which decided that the column is the index, the numbers
+    may come in any order and repeat: ``pd.concat([a, b]).to_csv(path)`` numbers ``b``'s rows from 0 again, and a
+    frame sorted or shuffled after a concat mixes them; they are row numbers all the same, and only left out."""
     for row, position in rows:
         if not row:
             yield row, position
             continue
         value = row[0].strip()
-        if not _ROW_NUMBER.fullmatch(value) or (last is not None and int(value) <= last):
-            raise FastTextError(f"{where(position)}: the first column was read as pandas' index column (its header "
-                                f"name is empty and the rows before count up{f' to {last}' if last is not None else ''})"
-                                f", but this row's is {value!r}; write the file without it "
-                                f"(df.to_csv(path, index=False)), or give the column a name")
-        last = int(value)
+        if not _ROW_NUMBER.fullmatch(value):
+            raise FastTextError(f"{where(position)}: the first column was read as pandas' index column (unnamed in the "
+                                f"header, the rows before numbered 0, 1, 2, ... or so), but this row's is {value!r}, "
+                                f"not a row number; write the file without it (df.to_csv(path, index=False)), or give "
+                                f"the column a name")
         yield row[1:], position
+
+
+def headless_index_rows(records, classes):
+    """Do ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
+    written with pandas' index, ``,label,text``, whose header only the first mini-batch held) begin with pandas' index
+    column? Every one (blank ones left out) must have two fields or more, the first a row number; and either every one
+    has three or more, the second one of the model's ``classes`` (``8123,2,great food``: the index, the class, the
+    text; a row number then a class in every record is no review, and no class-first row either: its text would be
+    a class), or :func:`index_column` would take the first column for the index under its header (all different over
+    the look-ahead: counting up, or :data:`SHUFFLED_INDEX_MIN_ROWS` or more: ``,review``'s ``8123,great food``), not
+    every first field is one of ``classes`` (``1,great`` and ``2,cold`` for a model of classes 1 and 2 are labeled
+    rows, as before), and not every record reads as a number written with a comma (:func:`_number_with_comma`:
+    ``3,000 calories`` and ``5,5 stars`` are reviews)."""
+    rows = [r for r in records if r]
+    if not rows or any(len(r) < 2 or not _ROW_NUMBER.fullmatch(r[0].strip()) for r in rows):
+        return False
+    if all(len(r) >= 3 and r[1].strip() in classes for r in rows):
+        return True
+    return (not all(r[0].strip() in classes for r in rows) and not all(_number_with_comma(r) for r in rows)
+            and index_column([""] + rows[0][1:], rows))
 
 
 def index_note(uri, header):
     """The note that says a file's first column was left out as pandas' index (:func:`index_column`)."""
     name = header[0].lstrip("\ufeff").strip()
-    return (f"{uri}: its first column ({'unnamed' if not name else repr(name)} in the header, row numbers that count "
-            f"up below it) is pandas' index (df.to_csv() without index=False): left out; the rest is read as the "
+    return (f"{uri}: its first column ({'unnamed' if not name else repr(name)} in the header, distinct row numbers "
+            f"below it) is pandas' index (df.to_csv() without index=False): left out; the rest is read as the "
             f"columns {','.join(header[1:])}")
 
 
@@ -750,6 +786,14 @@ def check_limit(limit):
         raise FastTextError(f"limit must be a positive number of documents (or None: all), got {limit!r}")
 
 
+def class_from_files(per_file):
+    """:attr:`LabeledTexts.class_from` of data read from several files: ``per_file`` holds each file's ``(uri,
+    class_from)``, in order. The one value when every file's is the same, else the list of them (a training channel
+    of a ``text,label`` file beside a Zhang et al. one: the many-classes refusal names each file's own layout)."""
+    values = {where for _, where in per_file}
+    return per_file[0][1] if len(values) == 1 else list(per_file)
+
+
 def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
     """Read a whole dataset into memory; an empty dataset is an error.
 
@@ -797,7 +841,7 @@ class CountedTexts:
     counts: object
     sample: List[str]
     names: Dict[str, str] = field(default_factory=dict)  # what the labels mean, as LabeledTexts.names
-    class_from: str = ""  # as LabeledTexts.class_from
+    class_from: object = ""  # as LabeledTexts.class_from
 
     def __len__(self):
         return len(self.labels)
@@ -826,7 +870,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     from .native_features import CodesFileError
 
     uris = list(uris) if isinstance(uris, (list, tuple)) else [uris]
-    labels, sample, layout = [], [], {}
+    labels, sample, layout = [], [], []
     names_file, found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else (None, {})  # before the data, as read_labeled
 
     def texts():
@@ -840,7 +884,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
                 yield text
             if len(labels) == before:
                 raise FastTextError(f"{uri}: contains no labeled documents")
-            layout.setdefault("class_from", read.get("class_from", ""))  # the first file's
+            layout.append((uri, read.get("class_from", "")))  # where each file's classes were read from
 
     try:  # the packed ids go to an unlinked temporary file, not memory (native_features.CodesFile)
         counts = count_tokens(texts(), progress, to_file=True)
@@ -848,7 +892,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
         raise FastTextError(f"cannot keep the training data's token ids in a temporary file in "
                             f"{tempfile.gettempdir()} ({exc.strerror or exc}); set TMPDIR to a writable "
                             f"directory with space") from None
-    data = CountedTexts(labels, counts, sample, class_from=layout.get("class_from", ""))
+    data = CountedTexts(labels, counts, sample, class_from=class_from_files(layout))
     if find_names and len(uris) == 1:
         data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data

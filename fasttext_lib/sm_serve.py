@@ -251,6 +251,7 @@ class Reviews(list):
     lines = False
     records = None  # text/csv: each record's fields (the review is its fields joined with commas)
     quoted = False  # text/csv: the first record's first field is quoted
+    after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
 
 
 def _configuration(config):
@@ -448,6 +449,7 @@ def _csv_request(text, header):
     if layout is None:
         texts = Reviews(",".join(record) for record in records)
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
+        texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
         return texts
     label_col, text_cols = layout
     # As training reads the rows (data._csv_row_to_example): the class first and every other column text
@@ -503,11 +505,20 @@ def _answer_bytes(answers, ranked):
 def _csv_texts(reviews, predictor):
     """The reviews of a ``text/csv`` request: when its first record is a labeled row, the class first and the text
     after it (``"2","the food was great"``, a line of a Zhang et al. file: data.labeled_csv_records), every record's
-    text columns as training reads them (the class not scored, as by ``predict``); else each record whole."""
-    from .data import HEADER_LOOKAHEAD, csv_text, labeled_csv_records
+    text columns as training reads them (the class not scored, as by ``predict``); else each record whole.
 
-    records = reviews.records
-    if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], reviews.quoted, predictor.class_values, header=False):
+    A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``) holds no
+    header: when the file was written with pandas' index (``,label,text``), its records begin with the row numbers
+    (``8123,2,the food was great``). When every record does (data.headless_index_rows), they are left out, as the
+    first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first)."""
+    from .data import HEADER_LOOKAHEAD, csv_text, headless_index_rows, labeled_csv_records
+
+    records, quoted = reviews.records, reviews.quoted
+    if reviews.after_header and headless_index_rows(records, predictor.class_values):
+        records = [record[1:] for record in records]
+        reviews = [",".join(record) for record in records]
+        quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
+    if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
         return list(reviews)
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:

@@ -267,7 +267,7 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     must agree), keeping the labels the data has. ``counted=True`` (the training channel): tokenized
     and counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never
     all in memory."""
-    from .data import LabeledTexts, read_counted, read_labeled
+    from .data import LabeledTexts, class_from_files, read_counted, read_labeled
     from .label_names import kept_for_data, named_for, read_file
 
     names_files = []
@@ -283,13 +283,13 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     if counted:
         data = read_counted(files, fmt, note=note)
     else:
-        data = LabeledTexts()
+        data, class_from = LabeledTexts(), []
         for file in files:
             part = read_labeled(file, fmt, find_names=False, note=note)
             data.labels.extend(part.labels)
             data.texts.extend(part.texts)
-            if file == files[0]:  # where its classes were read from (train's refusal of a class per document says)
-                data.class_from = part.class_from
+            class_from.append((file, part.class_from))  # where its classes were read from (train's refusal says)
+        data.class_from = class_from_files(class_from)
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if found:  # a classes.txt beside the data must fit it, a.classes.txt beside a.train need only name its classes
         data.names = kept_for_data(found[0], data.labels, names_files[0],

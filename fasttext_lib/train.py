@@ -18,6 +18,7 @@ Data in, trained model + per-epoch history out:
    which an interrupted run resumes exactly (checkpoints.py).
 """
 import math
+import os
 import sys
 import time
 from collections import deque
@@ -127,6 +128,17 @@ def _where_classes_were(data):
     """What the many-classes refusal says of where ``data``'s classes were read from (``data.class_from``): what is
     true of the file read, a CSV header that named the class column, or none."""
     where = getattr(data, "class_from", "")
+    if isinstance(where, list):  # several files that differ in it (data.class_from_files): each file's own
+        kinds = {}
+        for uri, one in where:
+            kinds.setdefault(one, []).append(os.path.basename(str(uri).rstrip("/")) or str(uri))
+        said = "; ".join(
+            f"{', '.join(names[:3])}{f' and {len(names) - 3} more' if len(names) > 3 else ''}: "
+            + ("its __label__ words (fastText format)" if one == CLASS_FROM_FASTTEXT else
+               f"{one}, as the header row names it" if one else "the first column (no header row names one)")
+            for one, names in kinds.items())
+        return (f"is the text in the class column? The files differ in where each row's class is read from ({said}): "
+                f"in a file whose rows hold the text first, name the columns in a header row (text,label)")
     if where == CLASS_FROM_FASTTEXT:
         return ("are the __label__ words texts? In fastText format each line's class is its __label__ word "
                 "(__label__positive the text)")

@@ -745,30 +745,39 @@ def test_a_labeled_csv_with_an_unclosed_quote_early_on_is_one_error_not_read_as_
 
 
 def _pandas_index_file(path, real, shape):
-    """``real`` written as pandas writes it without index=False (its index column first), in ``shape``."""
+    """``real`` written as pandas writes it without index=False (its index column first), in ``shape``; the
+    ``(labels, texts)`` the file holds, in its order."""
     frame = _frame(real, sentiment="labels", tweet="texts")
     if shape == "df.to_csv()":  # ,sentiment,tweet over 0, 1, 2, ...
         frame.to_csv(path)
     elif shape == "filtered":  # ,label,text over 0, 2, 3, 5, ...: rows dropped by a filter
-        frame.rename(columns={"sentiment": "label", "tweet": "text"})[[i % 3 != 1 for i in range(len(real))]].to_csv(path)
+        frame = frame[[i % 3 != 1 for i in range(len(real))]]
+        frame.rename(columns={"sentiment": "label", "tweet": "text"}).to_csv(path)
+    elif shape == "shuffled":  # df.sample(frac=1).to_csv(): ,sentiment,tweet over 83, 53, 70, ...
+        frame = frame.sample(frac=1, random_state=0)
+        frame.to_csv(path)
+    elif shape == "shuffled, Unnamed: 0":  # shuffled, then read back and written again
+        frame = frame.sample(frac=1, random_state=1)
+        frame.to_csv(path)
+        pd.read_csv(path).to_csv(path, index=False)
     else:  # read back and written again: pandas names the old index column "Unnamed: 0", here over 1, 4, 7, ...
         frame.index = range(1, 3 * len(real), 3)
         frame.to_csv(path)
         pd.read_csv(path).to_csv(path, index=False)
+    return list(frame["sentiment"]), list(frame["tweet"])
 
 
-@pytest.mark.parametrize("shape", ["df.to_csv()", "filtered", "Unnamed: 0"])
+@pytest.mark.parametrize("shape", ["df.to_csv()", "filtered", "Unnamed: 0", "shuffled", "shuffled, Unnamed: 0"])
 def test_a_csv_with_pandas_index_column_first_is_read_without_it(tmp_path, real, bundle, shape):
     # df.to_csv(path) without index=False, the most common pandas mistake: ,sentiment,tweet over 0,negative,... was
-    # "cannot detect the format", and Unnamed: 0,sentiment,tweet was trained with the row numbers as its classes
+    # "cannot detect the format", and Unnamed: 0,sentiment,tweet was trained with the row numbers as its classes;
+    # so were both when shuffled before they were saved (df.sample(frac=1)), the row numbers in no order
     from fasttext_lib.predict import Predictor
 
     path = tmp_path / "tweets.csv"
-    _pandas_index_file(path, real, shape)
+    labels, texts = _pandas_index_file(path, real, shape)
     data = read_labeled(str(path))
-    keep = [i % 3 != 1 for i in range(len(real))] if shape == "filtered" else [True] * len(real)
-    assert data.labels == [label for label, k in zip(real.labels, keep) if k]
-    assert data.texts == [text for text, k in zip(real.texts, keep) if k]
+    assert data.labels == labels and data.texts == texts
     header = path.read_text().splitlines()[0]
     note = f"{path}: its first column ("
     # training: the classes, not the row numbers, and one note line that says the column was left out
@@ -791,12 +800,17 @@ def test_a_csv_with_pandas_index_column_first_is_read_without_it(tmp_path, real,
     assert cli.stderr.count(note) == 1 and "read as labeled CSV" in cli.stderr
 
 
-def test_a_csv_of_pandas_index_and_text_only_is_refused_for_training_and_answered_by_predict(tmp_path, real, bundle):
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_a_csv_of_pandas_index_and_text_only_is_refused_for_training_and_answered_by_predict(tmp_path, real, bundle,
+                                                                                            shuffled):
     # df[["text"]].to_csv(path): ,text over 0,the review ... was trained with each row number as a class of its own
+    # (shuffled first, df.sample(frac=1), too)
     from fasttext_lib.predict import Predictor
 
     path = tmp_path / "reviews.csv"
-    _frame(real, text="texts").to_csv(path)
+    frame = _frame(real, text="texts")
+    frame = frame.sample(frac=1, random_state=2) if shuffled else frame
+    frame.to_csv(path)
     got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
     assert got.returncode == 2 and not (tmp_path / "m").exists()
     assert got.stderr.splitlines()[-1] == (
@@ -805,7 +819,7 @@ def test_a_csv_of_pandas_index_and_text_only_is_refused_for_training_and_answere
     assert sum(line.startswith("error: ") for line in got.stderr.splitlines()) == 1
     cli = cli_in_process("predict", "--model", bundle, "--input", path)
     assert cli.returncode == 0, cli.stderr
-    assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts)
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(bundle).predict(list(frame["text"]))
 
 
 @pytest.mark.parametrize("classes", ["repeated", "one class, then the other"])
@@ -824,15 +838,52 @@ def test_a_series_to_csv_keeps_its_first_column_as_the_class(tmp_path, real, cla
     assert got.returncode == 0 and "pandas' index" not in got.stderr, got.stderr
 
 
-def test_a_pandas_index_that_stops_counting_up_past_the_look_ahead_is_named_at_its_line(tmp_path, real):
+def test_a_pandas_index_that_repeats_or_turns_back_past_the_look_ahead_is_still_left_out(tmp_path, real):
+    # pd.concat([a, b]).to_csv(path) numbers b's rows from 0 again (and a shuffle after it mixes them): the look-ahead
+    # had found the row numbers, which are left out wherever they go; the concatenation was refused at b's first row
+    a, b = _frame(real.head(70), label="labels", text="texts"), _frame(real, label="labels", text="texts")
+    path = tmp_path / "concat.csv"
+    pd.concat([a, b]).to_csv(path)
+    data = read_labeled(str(path))
+    assert data.labels == real.labels[:70] + real.labels and data.texts == real.texts[:70] + real.texts
+    pd.concat([b, a]).sample(frac=1, random_state=3).to_csv(path)  # shuffled: repeated numbers in the look-ahead
+    assert read_labeled(str(path)).labels == list(pd.concat([b, a]).sample(frac=1, random_state=3)["label"])
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_a_pandas_index_that_holds_no_row_number_past_the_look_ahead_is_named_at_its_line(tmp_path, real, shuffled):
     frame = _frame(real, label="labels", text="texts")
-    frame.index = list(range(100)) + [5] + list(range(200, 200 + len(real) - 101))
+    frame.index = [str(i) for i in range(100)] + ["x5"] + [str(i) for i in range(200, 200 + len(real) - 101)]
+    if shuffled:
+        frame = pd.concat([frame.head(100).sample(frac=1, random_state=4), frame.iloc[100:]])
     frame.to_csv(tmp_path / "mixed.csv")
     with pytest.raises(FastTextError) as refused:
         read_labeled(str(tmp_path / "mixed.csv"))
-    assert str(refused.value).startswith(f"{tmp_path / 'mixed.csv'}:102: the first column was read as pandas' index "
-                                         f"column (its header name is empty and the rows before count up to 99), but "
-                                         f"this row's is '5'; write the file without it (df.to_csv(path, index=False))")
+    assert str(refused.value) == (
+        f"{tmp_path / 'mixed.csv'}:102: the first column was read as pandas' index column (unnamed in the header, the "
+        f"rows before numbered 0, 1, 2, ... or so), but this row's is 'x5', not a row number; write the file without "
+        f"it (df.to_csv(path, index=False)), or give the column a name")
+
+
+@pytest.mark.parametrize("rows", [19, 20, 60])
+def test_a_shuffled_pandas_index_takes_twenty_rows_all_different(tmp_path, real, rows):
+    # A column of numbers in no order under an empty name is pandas' index only when there are enough of them, all
+    # different, to tell it from Series.to_csv()'s classes (,text over 2, 1, 3, 5, 4 stars): 20 rows or more
+    frame = _frame(real.head(rows), label="labels", text="texts")
+    frame.index = [(7 * i) % 101 for i in range(rows)]  # all different, never counting up for long
+    path = tmp_path / "few.csv"
+    frame.to_csv(path)
+    data = read_labeled(str(path))
+    if rows < 20:  # as before: ,label,text names the class column itself, the numbers are left out by the layout
+        assert data.labels == list(frame["label"])
+        path.write_text(path.read_text().replace(",label,text", ",text", 1).replace(",negative,", ",").replace(
+            ",positive,", ","))
+        assert read_labeled(str(path)).labels == [str(i) for i in frame.index]  # Series.to_csv()'s classes
+        return
+    assert data.labels == list(frame["label"])
+    frame[["text"]].to_csv(path)  # ,text over numbers in no order: no class column (they were the classes)
+    with pytest.raises(FastTextError, match="names no class column, only text columns beside pandas' index column"):
+        read_labeled(str(path))
 
 
 @pytest.mark.parametrize("header", ["label,text", "text,label"])
@@ -860,3 +911,31 @@ def test_a_many_classes_refusal_of_fasttext_data_speaks_of_its_label_words(tmp_p
     got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
     assert got.returncode == 2 and not out.exists(), got.stderr
     assert "each line's class is its __label__ word" in got.stderr and "column" not in got.stderr
+
+
+@pytest.mark.parametrize("counted", [True, False])
+def test_a_many_classes_refusal_of_several_files_names_each_files_class_column(tmp_path, real, counted):
+    # A training channel of several files: the refusal spoke of the first file's layout only ("The header row names
+    # column 2 ('label')"), here wrong for the file at fault, a class-last CSV without a header
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.sm_train import read_channel
+    from fasttext_lib.train import train
+
+    channel = tmp_path / "train"
+    channel.mkdir()
+    _frame(real.head(30), text="texts", label="labels").to_csv(channel / "a.csv", index=False)
+    _frame(real, text="texts", label="labels").to_csv(channel / "b.csv", index=False, header=False,
+                                                     quoting=csv.QUOTE_ALL)
+    data = read_channel(str(channel), counted=counted)
+    with pytest.raises(FastTextError) as refused:
+        train(data, config=TrainConfig(epochs=1, progress=False))
+    message = str(refused.value)
+    assert message.startswith("training data has 122 classes for 150 documents"), message
+    assert ("is the text in the class column? The files differ in where each row's class is read from (a.csv: column "
+            "2 ('label'), as the header row names it; b.csv: the first column (no header row names one))") in message
+    # files that agree are spoken of as one file is
+    (channel / "a.csv").unlink()
+    _frame(real.head(30), text="texts", label="labels").to_csv(channel / "a.csv", index=False, header=False,
+                                                             quoting=csv.QUOTE_ALL)
+    with pytest.raises(FastTextError, match="Without a header row naming it the class is the first column"):
+        train(read_channel(str(channel), counted=counted), config=TrainConfig(epochs=1, progress=False))

@@ -1246,6 +1246,48 @@ def test_model_repack_and_deploy(sm, bundle, served, tmp_path, monkeypatch):
     assert sm.request("CreateModel")["PrimaryContainer"]["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
 
 
+@pytest.mark.parametrize("shape", ["df.to_csv()", "shuffled", "id,label,text", "shuffled ,review"])
+def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_without_it(endpoint, served, splits,
+                                                                                        monkeypatch, shape):
+    """df.to_csv(path) without index=False, sent with header=present and SplitType=Line: the mini-batches after the
+    first hold no header, so their records (8123,2,the review) were answered whole, row number and class as words."""
+    import pandas as pd
+
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    test = splits[1]
+    frame = pd.DataFrame({"label": test.labels[:95], "text": test.texts[:95]})
+    if shape.startswith("shuffled"):
+        frame = frame.sample(frac=1, random_state=5)
+    if shape == "id,label,text":
+        frame.index.name = "id"
+    if shape == "shuffled ,review":
+        frame = frame[["text"]].rename(columns={"text": "review"})
+    lines = frame.to_csv().encode().splitlines(keepends=True)
+    assert len(lines) == 96 and all(line.endswith(b"\n") for line in lines)
+    # SplitType=Line, MultiRecord: mini-batches of whole lines, the header in the first only; the last one small
+    answers = []
+    for part in ((0, 41), (41, 92), (92, 96)) if shape != "shuffled ,review" else ((0, 41), (41, 70), (70, 96)):
+        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), "text/csv; header=present",
+                                              "application/json")
+        assert status == 200, response
+        answers += json.loads(response)
+    assert answers == served[1].predict(list(frame.iloc[:, -1]))
+
+
+@pytest.mark.parametrize("body, texts", [
+    (b"3,000 calories and worth it\n5,5 stars at most\n", ["3,000 calories and worth it", "5,5 stars at most"]),
+    (b"1,great\n2,cold\n", ["1,great", "2,cold"]),  # two unquoted class-first rows: too thin a sign, as before
+    (b"2,great food\n1,cold\n2,nice\n1,bad\n", ["great food", "cold", "nice", "bad"]),  # labeled rows, as before
+    (b"17,great food\n9,cold\n", ["17,great food", "9,cold"]),  # no class after them, too few to tell: reviews
+    (b"17,2,great food\n9,1,cold\n", ["great food", "cold"]),  # a row number, then a class: pandas' index
+])
+def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index_only_when_it_is_one(
+        monkeypatch, served, body, texts):
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
+        served[1].predict(texts)
+
+
 def test_batch_transform_request_as_the_readme_makes_it(sm, bundle, served, tmp_path):
     """README's Batch Transform example: the CreateTransformJob request the SDK sends, and the model it
     names serving a line of the input file through the toolkit."""
@@ -1447,6 +1489,11 @@ def test_a_csv_request_with_header_present_answers_its_records_only(endpoint, se
     (b"\n,label,text\n0,2,The pasta was great\n1,1,\"Cold food, a long wait\"\n", ["The pasta was great", "Cold food, a long wait"]),
     # Series.to_csv() writes the same empty name over the series' index: here the classes, which repeat
     (b",text\n2,The pasta was great\n2,Friendly staff\n1,Cold food\n", ["The pasta was great", "Friendly staff", "Cold food"]),
+    # shuffled before it was saved (df.sample(frac=1).to_csv()): the row numbers in no order, all different (20 or
+    # more rows); the first column was answered as the class, the row numbers as its reviews' first words
+    (b",sentiment,tweet\n" + b"".join(b"%d,positive,review %d\n" % ((37 * i) % 41, i) for i in range(25)),
+     ["review %d" % i for i in range(25)]),
+    (b",text\n" + b"".join(b"%d,review %d\n" % ((37 * i) % 41, i) for i in range(25)), ["review %d" % i for i in range(25)]),
 ])
 def test_a_csv_request_with_pandas_index_column_first_is_answered_without_it(endpoint, served, body, texts):
     status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/json")
@@ -1458,9 +1505,9 @@ def test_a_csv_request_with_pandas_index_column_first_is_answered_without_it(end
     # a blank line is a record, as without a header (record 3 of "awful\n\nx" is x): the header is record 3 here
     (b"\n\nlabel,text\n2,great food\nawful\n", "CSV record 5 has 1 column(s), but the header (label,text) names 2"),
     (b"\r\n,text,label\r\n0,great,2\r\n1,cold,x,1\r\n", "CSV record 4 has 4 column(s), but the header (,text,label) names 3"),
-    (b"\n,label,text\n" + b"".join(b"%d,2,great food\n" % i for i in range(60)) + b"3,1,cold\n",
-     "CSV record 63: the first column was read as pandas' index column (its header name is empty and the rows before "
-     "count up to 59), but this row's is '3'"),
+    (b"\n,label,text\n" + b"".join(b"%d,2,great food\n" % i for i in range(60)) + b"x3,1,cold\n",
+     "CSV record 63: the first column was read as pandas' index column (unnamed in the header, the rows before "
+     "numbered 0, 1, 2, ... or so), but this row's is 'x3', not a row number"),
 ])
 def test_csv_header_present_400s_number_the_records_as_a_user_counts_them(body, message):
     """Blank lines before the header were not counted: record numbers were off by them."""
