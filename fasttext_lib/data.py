@@ -373,6 +373,25 @@ def labeled_csv_records(records, quoted, classes, header=True):
 
 # An unquoted labeled CSV input (``positive,great food``, no header) is recognized from this many labeled rows on.
 MIN_UNQUOTED_ROWS = 4
+_WORD_CLASS = re.compile(r"[^\W\d_][\w\-]{0,39}")  # positive, very_negative, sci-fi: a class written as a word
+
+
+def word_class_csv(lines):
+    """Are ``lines`` (a file's first lines) CSV records with the class first, written as a word, unquoted and without
+    a header (``positive,the food was great``: ``df.to_csv(path, index=False, header=False)`` of classes named by
+    words)? Only a number or a quoted class says "CSV" on the first line alone (:func:`detect_format`); a word
+    before a comma may be a header (``sentiment_label,review_body``) or the text itself. So: at least
+    :data:`MIN_UNQUOTED_ROWS` records, each a word and some text, whose first values repeat (the first one among
+    them, and half of them at most different), as classes do and a header or the openings of reviews do not."""
+    try:
+        records = [r for r in csv.reader(line.lstrip("\ufeff") for line in lines) if r]
+    except csv.Error:
+        return False
+    firsts = [r[0].strip() for r in records]
+    if len(records) < MIN_UNQUOTED_ROWS or not all(
+            _WORD_CLASS.fullmatch(f) and any(c.strip() for c in r[1:]) for r, f in zip(records, firsts)):
+        return False
+    return firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts)
 
 
 def detect_format(first_line, uri):
@@ -672,7 +691,15 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if first is None:
         raise FastTextError(f"{uri}: file is empty")
     if fmt == "auto":
-        fmt = detect_format(first, uri)
+        try:
+            fmt = detect_format(first, uri)
+        except FastTextError as exc:
+            ahead = list(itertools.islice(it, HEADER_LOOKAHEAD))
+            it = _chain(ahead, it)
+            if not word_class_csv([first] + ahead):
+                raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read with "
+                                    f"--format csv") from None
+            fmt = "csv"
     rest = _chain(blank + [first], it)
     found["class_from"] = CLASS_FROM_FASTTEXT if fmt == "fasttext" else ""
     if fmt == "fasttext":

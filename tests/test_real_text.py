@@ -42,6 +42,38 @@ def test_a_header_naming_the_class_column_anywhere_reads_every_row(tmp_path, rea
     assert data.texts == [" ".join([t] * n_text) for t in real.texts]
 
 
+def test_a_headerless_csv_whose_classes_are_words_trains_as_with_format_csv(tmp_path, real):
+    """df[["label", "text"]].to_csv(path, index=False, header=False) with classes named by words (positive,the
+    text): the first line alone cannot say CSV (a number or a quoted class does), and training stopped with
+    'cannot detect the format'. Classes that repeat over the first lines say it."""
+    path = tmp_path / "words.csv"
+    _frame(real, label="labels", text="texts").to_csv(path, index=False, header=False)
+    assert not path.read_text().startswith('"')
+    data = read_labeled(str(path))
+    assert data.labels == real.labels and data.texts == real.texts
+    four = tmp_path / "four.csv"
+    four.write_text("positive,great food\nnegative,cold soup\npositive,kind staff\nnegative,rude, and slow\n")
+    assert read_labeled(str(four)).texts == ["great food", "cold soup", "kind staff", "rude  and slow"]  # (columns joined)
+    out = tmp_path / "model"
+    r = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "sentiment_label,review_body\npositive,great food\nnegative,cold soup\npositive,kind staff\nnegative,rude\n",
+    "Great,would buy again\nTerrible,never again\nFine,i guess\nLovely,just lovely\nAwful,no\n",
+    "positive,great food\nnegative,cold soup\npositive,kind staff\n",  # too few to tell
+])
+def test_word_first_lines_that_are_not_a_labeled_csv_are_still_refused_with_the_way_to_read_them(tmp_path, text):
+    """A header no rule knows, or reviews that open with a word and a comma: the first values do not repeat as
+    classes do, so the file is not guessed (a header read as a class of one document, each review its own
+    class); the error says how to read such a file as CSV."""
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    with pytest.raises(FastTextError, match=r"data.csv: cannot detect the format of line 1 .*--format csv"):
+        read_labeled(str(path))
+
+
 def test_a_label_last_row_with_a_stray_unquoted_comma_is_named(tmp_path, real):
     path = tmp_path / "hand.csv"
     path.write_text("text,label\ni like it,positive\ni like it, a lot,positive\n")
