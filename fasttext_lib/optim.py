@@ -20,6 +20,9 @@ EMBEDDING_KEY, OUTPUT_KEY = 0, 1
 def make_optimizer(config, steps_per_epoch):
     """MXNet's optimizer for a :class:`~fasttext_lib.config.TrainConfig`: lazy, with its lr schedule.
 
+    ``steps_per_epoch``: the optimizer's updates per key and epoch, which its schedule counts (dist_async
+    servers update on every worker's push: a worker's steps times the workers).
+
     SGD with n-grams on batches above 256 documents: the output layer's lr is ``1 + row_shrink``
     times the embedding's, the factor the SGD row scale gives rows found in many documents of a
     batch (batches.sgd_row_scale_entries); the output layer is in every document.

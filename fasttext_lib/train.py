@@ -255,9 +255,12 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     # A dist_* kvstore's servers hold the optimizer, and no checkpoint holds their state: a resumed cluster
     # starts their update count where the checkpoint's epoch ended (each worker's steps, one update per key
     # and step; dist_async: an update per worker's push), or its lr schedule would start over.
-    updates_done = 0 if resumed is None else \
-        resumed["epoch"] * steps_per_epoch * (workers if kv_type == "dist_async" else 1)
-    updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch), kv, updates_done=updates_done)
+    # dist_async servers update on every worker's push: a worker's step is `workers` of their updates (the lr
+    # schedule counted them against one worker's steps and reached 0 when half the run was left to train).
+    updates_per_step = workers if kv_type == "dist_async" else 1
+    updates_done = 0 if resumed is None else resumed["epoch"] * steps_per_epoch * updates_per_step
+    updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch * updates_per_step), kv,
+                      updates_done=updates_done)
     if resumed is not None:
         updater.load_states(resumed["optimizer_states"])
     if updater.server_state_lost and rank == 0:

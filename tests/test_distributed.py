@@ -23,7 +23,7 @@ def _common(sample_dir, epochs=EPOCHS):
             "--no-progress", "--ctx", "cpu", "--seed", "7"]
 
 
-def run_cluster(args, outputs, stop_when=None):
+def run_cluster(args, outputs, stop_when=None, kvstore="dist_sync"):
     """Scheduler, server and two workers (``train *args --output <outputs[rank]>``) -> each worker's (stdout, stderr).
 
     ``stop_when``: polled while the workers run; once it is true every process is killed (a host
@@ -37,7 +37,7 @@ def run_cluster(args, outputs, stop_when=None):
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for role in ("scheduler", "server")]
     logs = [(tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")) for _ in outputs]
     workers = [subprocess.Popen([sys.executable, "-m", "fasttext_lib", "train", *map(str, args),
-                                 "--kvstore", "dist_sync", "--batch-size", str(WORKER_BATCH), "--output", str(out)],
+                                 "--kvstore", kvstore, "--batch-size", str(WORKER_BATCH), "--output", str(out)],
                                 env=dict(env, DMLC_ROLE="worker"), stdout=stdout, stderr=stderr, text=True)
                for out, (stdout, stderr) in zip(outputs, logs)]
     try:
@@ -188,3 +188,13 @@ def test_a_resumed_clusters_servers_go_on_with_the_lr_schedule_where_it_stopped(
         assert servers.optimizer._index_update_count[key] == whole._index_update_count[key] == done + 1
         assert servers.optimizer._get_lr(key) == whole._get_lr(key) < config.lr * (1 - done / 30) + 1e-6
     assert updater.server_state_lost == (optimizer == "adam")
+
+
+def test_dist_async_decays_the_lr_over_the_whole_run(sample_dir, tmp_path):
+    """dist_async servers update on every worker's push, twice per step with two workers: the lr schedule, counted
+    against one worker's steps, reached 0 half way, and the run's second half trained nothing (its val_loss
+    stayed the same from epoch to epoch)."""
+    outputs = run_cluster(_common(sample_dir, epochs=4), [tmp_path / f"worker{rank}" for rank in range(2)],
+                          kvstore="dist_async")
+    losses = [r["val_loss"] for r in _history(outputs[0][0])]
+    assert len(losses) == 4 and losses[3] != losses[2] != losses[1], losses
