@@ -6,7 +6,9 @@ each file's checksum) as its manifest, written last. Only then are older epochs 
 (:func:`storage.remove`), so a kill or a full disk at any point leaves at least one complete,
 verified checkpoint. :func:`load_checkpoint` refuses one written by another run (other data or settings:
 the classes, the table size, :func:`data_fingerprint` and the config are compared), one validated on other data or
-scored with the other ``score_train`` (its history would mix them), one whose epoch does
+scored with the other ``score_train`` (its history would mix them), one written by a dist_* cluster of another
+number of workers (their steps per epoch differ: a resumed cluster's servers count on from the checkpoint's epoch
+times its steps, optim.continue_schedule), one whose epoch does
 not fit its name and history, and a damaged one, each in one line; :func:`save_checkpoint` refuses to
 replace or remove another run's. Two runs of one command may share the directory: a reader whose
 checkpoint the other removed reads the newer one.
@@ -92,17 +94,19 @@ def data_fingerprint(featurizer, bags, y):
 
 
 def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None, data=None,
-                    validation=None, score_train=False):
+                    validation=None, score_train=False, num_workers=1):
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run). ``data`` / ``validation``: :func:`data_fingerprint` of
     the training and the validation data (``None``: no validation split). ``score_train``: whether the history
-    holds ``train_accuracy`` (train's ``score_train``), which a resumed run must go on recording, or not."""
+    holds ``train_accuracy`` (train's ``score_train``), which a resumed run must go on recording, or not.
+    ``num_workers``: the workers of a dist_* cluster (1 otherwise), whose number sets each one's share of the
+    data and its steps per epoch: a resumed cluster must have as many."""
     older, leftovers = _epochs_found(checkpoint_dir, epoch)
     for other in older:  # (epoch itself too: this save would replace it)
         _refuse_another_runs(checkpoint_dir, other, model, config, labels, data, validation, score_train)
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}), "data": data,
-            "validation": validation, "score_train": bool(score_train),
+            "validation": validation, "score_train": bool(score_train), "num_workers": int(num_workers),
             "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
     with storage.staging_dir() as tmp:
@@ -167,15 +171,18 @@ def _json_safe(value):
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None, score_train=False):
+def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None, score_train=False,
+                    num_workers=1):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet. One written by a run that
-    scored its training split (``score_train``) resumes only a run that does too, and the reverse."""
+    scored its training split (``score_train``) resumes only a run that does too, and the reverse; one written
+    by a dist_* cluster only a cluster of as many workers (``num_workers``)."""
     for attempt in range(attempts):
         epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
         if not epochs:
             return None
         try:
-            return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data, validation, score_train)
+            return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data, validation, score_train,
+                               num_workers)
         except FastTextError as exc:
             # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read
             # it (its manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from.
@@ -191,7 +198,7 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
             raise
 
 
-def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False):
+def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False, num_workers=1):
     where = _epoch_dir(checkpoint_dir, epoch)
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
@@ -211,6 +218,13 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
             raise FastTextError(f"checkpoint {where} was written {'with' if scored else 'without'} "
                                 f"train_accuracy (score_train={scored}): its history would have that "
                                 f"column for some epochs only; rerun with score_train={scored}, or use "
+                                f"another --checkpoint-dir or remove it")
+        # (absent in checkpoints written before it was recorded: those resume as written by as many workers)
+        written_by = meta.get("num_workers", num_workers)
+        if written_by != num_workers:
+            raise FastTextError(f"checkpoint {where} was written by {written_by} worker(s) and this run has "
+                                f"{num_workers}: each worker's share of the data, its steps and the lr schedule would "
+                                f"differ from the run it resumes; rerun with {written_by} worker(s) (hosts), or use "
                                 f"another --checkpoint-dir or remove it")
         # The one field the checksums and the comparison above leave unchecked decides where training goes on:
         # an "epoch" edited by hand (or a directory renamed) would train epochs twice or skip them, silently.

@@ -20,6 +20,9 @@ EMBEDDING_KEY, OUTPUT_KEY = 0, 1
 def make_optimizer(config, steps_per_epoch):
     """MXNet's optimizer for a :class:`~fasttext_lib.config.TrainConfig`: lazy, with its lr schedule.
 
+    ``steps_per_epoch``: the optimizer's updates per key and epoch, which its schedule counts (dist_async
+    servers update on every worker's push: a worker's steps times the workers).
+
     SGD with n-grams on batches above 256 documents: the output layer's lr is ``1 + row_shrink``
     times the embedding's, the factor the SGD row scale gives rows found in many documents of a
     batch (batches.sgd_row_scale_entries); the output layer is in every document.
@@ -77,6 +80,26 @@ def as_mxnet_parses(value):
     return -float(result) if negative else float(result)
 
 
+def continue_schedule(optimizer, updates_done):
+    """Start ``optimizer`` as one that has applied ``updates_done`` updates to every key: its lr
+    schedule (``num_update``) and each key's count (adam's bias correction), as MXNet counts them
+    (``Optimizer._update_count``: a key not seen yet starts from ``begin_num_update``).
+
+    For dist_* kvstores, whose servers hold the optimizer and whose state no checkpoint can hold
+    (:meth:`Updater.get_states`): the servers receive the optimizer pickled, counts included
+    (``kv.set_optimizer``), so a resumed run's first step takes the lr of the step it stopped
+    before, not the schedule's first lr again. Local runs restore the whole optimizer instead.
+    """
+    optimizer.begin_num_update = optimizer.num_update = int(updates_done)
+    for counts in optimizer._all_index_update_counts.values():  # (empty: nothing updated yet)
+        counts.clear()
+
+
+def holds_state(optimizer, weight):
+    """Whether ``optimizer`` keeps state per weight (adam's moments; plain SGD keeps none)."""
+    return optimizer.create_state(OUTPUT_KEY, weight) is not None
+
+
 class Updater:
     """Where the optimizer runs: a local updater (one device) or a kvstore (several, or several hosts).
 
@@ -86,10 +109,13 @@ class Updater:
     Device copies of the full table are refreshed once per epoch (:meth:`sync_tables`).
     """
 
-    def __init__(self, model, ctxs, optimizer, kv):
+    def __init__(self, model, ctxs, optimizer, kv, updates_done=0):
+        """``updates_done``: a resumed dist_* run's optimizer updates per key so far (see
+        :func:`continue_schedule`); other runs restore theirs with :meth:`load_states`."""
         from mxnet import optimizer as mxopt
 
         self.ctxs, self.kv = ctxs, kv
+        self.server_state_lost = False  # a resumed dist_* run whose servers' optimizer state starts over
         self.tables = [model.embedding.weight.data(c) for c in ctxs]
         self.outputs = [model.output.weight.data(c) for c in ctxs]
         self._nonfinite_written = None  # (1,) flag the fused SGD operator raises (see parameters_finite)
@@ -97,7 +123,10 @@ class Updater:
         if kv is None:
             self.updater = mxopt.get_updater(optimizer)
             return
-        kv.set_optimizer(optimizer)
+        if kv.type.startswith("dist") and updates_done:
+            continue_schedule(optimizer, updates_done)
+            self.server_state_lost = holds_state(optimizer, self.outputs[0])
+        kv.set_optimizer(optimizer)  # (dist: pickled, counts included, and sent to every server)
         kv.init(EMBEDDING_KEY, self.tables[0].tostype("row_sparse"))
         kv.init(OUTPUT_KEY, self.outputs[0])
         self._pull_outputs()  # dist: every worker starts from the values worker 0 initialized
@@ -216,7 +245,10 @@ class Updater:
             dense.copyto(table)
 
     def get_states(self):
-        """Optimizer state as bytes (``None`` where the servers hold it: dist kvstores)."""
+        """Optimizer state as bytes (``None`` where the servers hold it: dist kvstores, whose servers
+        MXNet cannot ask for it: ``save_optimizer_states`` refuses them, and a command to a server
+        returns nothing. Their update count is restored from the checkpoint's epoch instead,
+        :func:`continue_schedule`)."""
         if self.kv is None:
             return self.updater.get_states(dump_optimizer=True)
         if self.kv.type.startswith("dist"):

@@ -159,7 +159,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
 
     ``checkpoint_dir`` (a directory or ``s3://`` prefix): write a checkpoint after every epoch, and
     resume from the latest one found there. A resumed run ends with the same parameters as an
-    uninterrupted one (single process; with ``dist_*`` kvstores the optimizer state restarts).
+    uninterrupted one (a ``dist_sync`` cluster too, with SGD; its servers' adam moments cannot be saved and
+    start again from zero, while its lr schedule goes on where it stopped).
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
 
@@ -253,7 +254,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     data_id = data_fingerprint(featurizer, train_bags, y_train) if checkpoint_dir else None
     val_id = data_fingerprint(featurizer, val_bags, y_val) if checkpoint_dir and has_val else None
     resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id, validation=val_id,
-                              score_train=score_train) if checkpoint_dir else None
+                              score_train=score_train, num_workers=workers) if checkpoint_dir else None
     if resumed is not None:
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]
@@ -263,9 +264,22 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
 
     result.rank, result.num_workers = rank, workers
     steps_per_epoch = math.ceil(per_worker / config.batch_size)
-    updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch), kv)
+    # A dist_* kvstore's servers hold the optimizer, and no checkpoint holds their state: a resumed cluster
+    # starts their update count where the checkpoint's epoch ended (each worker's steps, one update per key
+    # and step; dist_async: an update per worker's push), or its lr schedule would start over.
+    # dist_async servers update on every worker's push: a worker's step is `workers` of their updates (the lr
+    # schedule counted them against one worker's steps and reached 0 when half the run was left to train).
+    updates_per_step = workers if kv_type == "dist_async" else 1
+    updates_done = 0 if resumed is None else resumed["epoch"] * steps_per_epoch * updates_per_step
+    updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch * updates_per_step), kv,
+                      updates_done=updates_done)
     if resumed is not None:
         updater.load_states(resumed["optimizer_states"])
+    if updater.server_state_lost and rank == 0:
+        print(f"note: the parameter servers' {config.optimizer} state (its moments) is not in checkpoints (MXNet "
+              f"cannot read it back from the servers): it starts again from zero, so this run ends near, not exactly "
+              f"at, an uninterrupted run's parameters (the lr schedule goes on where it stopped)",
+              file=sys.stderr, flush=True)
     native = use_bag_ops(ctxs)
     sgd, shrink = config.optimizer == "sgd", sgd_row_shrink(config)
     # The part of a step autograd records (the output layer, the loss and its sum) runs as one cached
@@ -343,7 +357,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         result.history.append(row)
         if checkpoint_dir and rank == 0:
             save_checkpoint(checkpoint_dir, epoch, model, config, classes, result.history, updater.get_states(),
-                            names=names, data=data_id, validation=val_id, score_train=score_train)
+                            names=names, data=data_id, validation=val_id, score_train=score_train,
+                            num_workers=workers)
         if on_epoch_end is not None:
             on_epoch_end(row)
     return result

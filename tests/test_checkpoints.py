@@ -547,3 +547,27 @@ def test_a_checkpoint_from_before_score_train_was_recorded_is_judged_by_its_hist
     with pytest.raises(FastTextError, match="written with train_accuracy"):
         train(*splits, config, checkpoint_dir=str(ckpt))
     assert len(train(*splits, config, checkpoint_dir=str(ckpt), score_train=True).history) == 2
+
+
+def test_a_checkpoint_of_another_number_of_workers_is_refused_and_one_from_before_they_were_recorded_resumes(
+        splits, tmp_path):
+    """Each dist_* worker steps through its share of the data: a checkpoint resumed by a cluster of another size
+    would go on with other steps per epoch (the servers' update count, the lr schedule's step, is the
+    checkpoint's epoch times them). Checkpoints written before the number was recorded resume as before."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+    marker = ckpt / "epoch-0001" / "checkpoint.json"
+    meta = json.loads(marker.read_text())
+    assert meta["num_workers"] == 1
+    marker.write_text(json.dumps(dict(meta, num_workers=2)))
+    with pytest.raises(FastTextError, match=r"epoch-0001 was written by 2 worker\(s\) and this run has 1: .*rerun "
+                                            r"with 2 worker\(s\) \(hosts\), or use another --checkpoint-dir"):
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    del meta["num_workers"]
+    marker.write_text(json.dumps(meta))
+    resumed = train(*splits, config, checkpoint_dir=str(ckpt))
+    whole = train(*splits, config)
+    for name, value in params_of(whole).items():
+        np.testing.assert_array_equal(params_of(resumed)[name], value, err_msg=name)

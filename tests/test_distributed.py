@@ -6,6 +6,9 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+import pytest
+
 from conftest import ROOT, free_port, run_cli
 
 EPOCHS, WORKER_BATCH = 6, 128
@@ -20,7 +23,7 @@ def _common(sample_dir, epochs=EPOCHS):
             "--no-progress", "--ctx", "cpu", "--seed", "7"]
 
 
-def run_cluster(args, outputs, stop_when=None):
+def run_cluster(args, outputs, stop_when=None, kvstore="dist_sync"):
     """Scheduler, server and two workers (``train *args --output <outputs[rank]>``) -> each worker's (stdout, stderr).
 
     ``stop_when``: polled while the workers run; once it is true every process is killed (a host
@@ -34,7 +37,7 @@ def run_cluster(args, outputs, stop_when=None):
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for role in ("scheduler", "server")]
     logs = [(tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")) for _ in outputs]
     workers = [subprocess.Popen([sys.executable, "-m", "fasttext_lib", "train", *map(str, args),
-                                 "--kvstore", "dist_sync", "--batch-size", str(WORKER_BATCH), "--output", str(out)],
+                                 "--kvstore", kvstore, "--batch-size", str(WORKER_BATCH), "--output", str(out)],
                                 env=dict(env, DMLC_ROLE="worker"), stdout=stdout, stderr=stderr, text=True)
                for out, (stdout, stderr) in zip(outputs, logs)]
     try:
@@ -64,18 +67,33 @@ def run_cluster(args, outputs, stop_when=None):
             stderr.close()
 
 
-def test_dist_sync_two_workers_match_one_process(sample_dir, tmp_path):
+def _bundle_params(outputs):
+    """Every parameter of the bundle one of ``outputs`` (one per worker) holds, as numpy, by name."""
+    from fasttext_lib.predict import Predictor
+
+    written = [out for out in outputs if (out / "config.json").exists()]
+    assert len(written) == 1, written  # only one worker writes the bundle
+    model = Predictor.load(str(written[0])).model
+    return {name: p.data().asnumpy() for name, p in model._collect_params_with_prefix().items()}
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(sample_dir, tmp_path_factory):
+    """``(each worker's history, the bundle's parameters)`` of a cluster run of ``_common`` never stopped."""
+    where = tmp_path_factory.mktemp("uninterrupted")
+    outputs = [where / f"worker{rank}" for rank in range(2)]
+    histories = [_history(out) for out, _ in run_cluster(_common(sample_dir), outputs)]
+    return histories, _bundle_params(outputs)
+
+
+def test_dist_sync_two_workers_match_one_process(sample_dir, tmp_path, uninterrupted):
     common = _common(sample_dir)
-    outputs = run_cluster(common, [tmp_path / f"worker{rank}" for rank in range(2)])
-    histories = [_history(out) for out, _ in outputs]
+    histories = uninterrupted[0]
     assert [len(h) for h in histories] == [EPOCHS, EPOCHS]
     # both workers hold the same synchronized model, so they score the validation split identically
     assert [r["val_loss"] for r in histories[0]] == [r["val_loss"] for r in histories[1]]
     # each worker trained on its own half: their training losses differ
     assert histories[0][-1]["train_loss"] != histories[1][-1]["train_loss"]
-    # only one worker writes the bundle
-    written = [os.path.isfile(tmp_path / f"worker{rank}" / "config.json") for rank in range(2)]
-    assert sorted(written) == [False, True]
 
     # one process with the same global batch (2 workers x WORKER_BATCH) reaches the same accuracy
     single = run_cli("train", *common, "--batch-size", 2 * WORKER_BATCH, "--output", tmp_path / "single")
@@ -85,9 +103,11 @@ def test_dist_sync_two_workers_match_one_process(sample_dir, tmp_path):
     assert dist_acc > 0.75 and abs(dist_acc - single_acc) < 0.03, (dist_acc, single_acc)
 
 
-def test_dist_sync_resumes_from_a_checkpoint(sample_dir, tmp_path):
+def test_dist_sync_resumes_from_a_checkpoint(sample_dir, tmp_path, uninterrupted):
     """A cluster killed mid-run and started again with the same checkpoint dir continues after the last
-    checkpoint: no epoch twice, workers in sync, the earlier epochs' history kept."""
+    checkpoint: no epoch twice, workers in sync, the earlier epochs' history kept, and it ends with exactly
+    the parameters of the cluster never stopped. (The servers hold the optimizer: their update count, the lr
+    schedule's step, started again from 0, and the resumed run ended elsewhere, at a higher lr.)"""
     checkpoints = tmp_path / "checkpoints"
     args = _common(sample_dir) + ["--checkpoint-dir", checkpoints]
 
@@ -114,3 +134,67 @@ def test_dist_sync_resumes_from_a_checkpoint(sample_dir, tmp_path):
     assert [r["epoch"] for r in saved] == list(range(1, EPOCHS + 1))  # the checkpoint's history, then the new epochs
     assert [r["val_loss"] for r in saved[:done]] == [r["val_loss"] for r in before]
     assert sorted(p.name for p in checkpoints.glob("epoch-*")) == [f"epoch-{EPOCHS:04d}"]
+    # exactly the uninterrupted cluster's epochs and parameters
+    whole_history, whole_params = uninterrupted
+    assert [r["val_loss"] for r in histories[0]] == [r["val_loss"] for r in whole_history[0][done:]]
+    resumed_params = _bundle_params([tmp_path / f"resumed{rank}" for rank in range(2)])
+    assert sorted(resumed_params) == sorted(whole_params)
+    for name, value in whole_params.items():
+        np.testing.assert_array_equal(resumed_params[name], value, err_msg=name)
+
+
+class _ServersOf:
+    """A dist_sync kvstore as the Updater sees it, keeping the optimizer the servers would receive
+    (``set_optimizer`` pickles it, protocol 0, for every server)."""
+
+    type, rank, num_workers = "dist_sync", 0, 2
+
+    def set_optimizer(self, optimizer):
+        import pickle
+
+        self.optimizer = pickle.loads(pickle.dumps(optimizer, 0))
+
+    def init(self, key, value):
+        pass
+
+    def pull(self, key, out):
+        pass
+
+    def row_sparse_pull(self, key, out, row_ids):
+        pass
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_a_resumed_clusters_servers_go_on_with_the_lr_schedule_where_it_stopped(optimizer):
+    """The lr of a resumed cluster's first step is the uninterrupted run's at that step, for each key; plain
+    SGD keeps no state on the servers, adam's moments are what a resume cannot bring back (said on stderr)."""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.model import FastTextClassifier
+    from fasttext_lib.optim import EMBEDDING_KEY, OUTPUT_KEY, Updater, make_optimizer
+
+    config = TrainConfig(epochs=3, optimizer=optimizer, lr=0.5, batch_size=64, ngrams=2, kvstore="dist_sync")
+    model = FastTextClassifier(50, 4, 2)
+    model.initialize(ctx=[mx.cpu()])
+    steps_per_epoch, done = 10, 20  # stopped after epoch 2
+    whole = make_optimizer(config, steps_per_epoch)
+    for _ in range(done + 1):
+        whole._update_count([EMBEDDING_KEY, OUTPUT_KEY])
+    servers = _ServersOf()
+    updater = Updater(model, [mx.cpu()], make_optimizer(config, steps_per_epoch), servers, updates_done=done)
+    servers.optimizer._update_count([EMBEDDING_KEY, OUTPUT_KEY])  # the first resumed step, on a server
+    for key in (EMBEDDING_KEY, OUTPUT_KEY):
+        assert servers.optimizer._index_update_count[key] == whole._index_update_count[key] == done + 1
+        assert servers.optimizer._get_lr(key) == whole._get_lr(key) < config.lr * (1 - done / 30) + 1e-6
+    assert updater.server_state_lost == (optimizer == "adam")
+
+
+def test_dist_async_decays_the_lr_over_the_whole_run(sample_dir, tmp_path):
+    """dist_async servers update on every worker's push, twice per step with two workers: the lr schedule, counted
+    against one worker's steps, reached 0 half way, and the run's second half trained nothing (its val_loss
+    stayed the same from epoch to epoch)."""
+    outputs = run_cluster(_common(sample_dir, epochs=4), [tmp_path / f"worker{rank}" for rank in range(2)],
+                          kvstore="dist_async")
+    losses = [r["val_loss"] for r in _history(outputs[0][0])]
+    assert len(losses) == 4 and losses[3] != losses[2] != losses[1], losses
