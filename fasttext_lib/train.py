@@ -124,6 +124,10 @@ def texts_look_like_labels(texts, labels):
     return len(counts), max(counts, key=counts.get)
 
 
+def _is_row_number(label):
+    return label.isdigit() and label.isascii()
+
+
 def _where_classes_were(data):
     """What the many-classes refusal says of where ``data``'s classes were read from (``data.class_from``): what is
     true of the file read, a CSV header that named the class column, or none."""
@@ -202,6 +206,14 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         # the documents, read like text, or, when the reviews are short ("great food","positive"), the texts read
         # like labels: a few values, repeated. (A genuine small set of many short labels, 20 intents in 30
         # sentences, trains.)
+        if len(classes) == len(train_data) and all(_is_row_number(c) for c in classes):
+            # every document a class of its own, each a whole number: row numbers (pandas' index written without a
+            # header, df.to_csv(path, header=False): 0,positive,the text), the real class read as the text's first word
+            raise FastTextError(
+                f"training data has {len(classes)} classes for {len(train_data)} documents, each a different whole "
+                f"number ({', '.join(repr(c) for c in train_data.labels[:3])}, ...): row numbers, not classes; is the "
+                f"first column pandas' index (df.to_csv(path, header=False) writes it first)? Write the file with "
+                f"index=False; a classifier needs several documents per class")
         texts = train_data.sample if isinstance(train_data, CountedTexts) else train_data.texts[:SAMPLE_DOCS]
         repeated = texts_look_like_labels(texts, train_data.labels[:len(texts)])
         if repeated or (2 * len(classes) > len(train_data) and classes_look_like_text(classes)):

@@ -971,3 +971,33 @@ def test_a_many_classes_refusal_of_several_files_names_each_files_class_column(t
                                                              quoting=csv.QUOTE_ALL)
     with pytest.raises(FastTextError, match="Without a header row naming it the class is the first column"):
         train(read_channel(str(channel), counted=counted), config=TrainConfig(epochs=1, progress=False))
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+@pytest.mark.parametrize("classes", ["words", "numbers"])
+def test_pandas_index_written_without_a_header_is_refused_not_trained_as_a_class_per_row(tmp_path, real, shuffled,
+                                                                                          classes):
+    """df.to_csv(path, header=False) writes the row numbers first (0,positive,the text): read class first, each row
+    was a class of its own, a whole number, and the real class a word of its text."""
+    frame = _frame(real, label="labels", text="texts")
+    if classes == "numbers":
+        frame["label"] = frame["label"].map({"negative": "1", "positive": "2"})
+    if shuffled:
+        frame = frame.sample(frac=1, random_state=3)
+    path, out = tmp_path / "indexed.csv", tmp_path / "model"
+    frame.to_csv(path, header=False)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 2, got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: training data has 120 classes for 120 documents, each a "
+                                                   "different whole number"), lines
+    assert "index=False" in lines[0] and not out.exists()
+
+
+def test_numbered_classes_of_several_documents_each_still_train(tmp_path):
+    """Classes that are whole numbers train when some hold more than one document (a 25-class set of ids)."""
+    path, out = tmp_path / "many.csv", tmp_path / "model"
+    rows = [(str(100 + i % 25), f"sentence number {i} about topic {i % 25} words") for i in range(50)]
+    pd.DataFrame(rows).to_csv(path, index=False, header=False)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
