@@ -394,6 +394,11 @@ def word_class_csv(lines):
     return firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts)
 
 
+class _UndetectedFormat(FastTextError):
+    """:func:`detect_format`'s error when line 1 says nothing (not a tab- or semicolon-separated file, which is
+    named as such): :func:`examples_of_lines` then looks at the first lines (:func:`word_class_csv`)."""
+
+
 def detect_format(first_line, uri):
     stripped = first_line.lstrip("\ufeff").lstrip()
     if stripped.startswith(LABEL_PREFIX):
@@ -412,7 +417,7 @@ def detect_format(first_line, uri):
             raise FastTextError(
                 f"{uri}: line 1 looks {what}-separated; only comma-separated CSV and fastText format are read: convert it "
                 f"(e.g. pandas: pd.read_csv(path, sep={sep!r}).to_csv(new_path, index=False))")
-    raise FastTextError(
+    raise _UndetectedFormat(
         f"{uri}: cannot detect the format of line 1 (expected '__label__X text', a '\"class\",\"text\"' CSV row, or a "
         f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
         f"column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
@@ -697,6 +702,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             ahead = list(itertools.islice(it, HEADER_LOOKAHEAD))
             it = _chain(ahead, it)
             if not word_class_csv([first] + ahead):
+                if not isinstance(exc, _UndetectedFormat):  # a tab- or semicolon-separated file: convert it, as said
+                    raise
                 raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read with "
                                     f"--format csv") from None
             fmt = "csv"

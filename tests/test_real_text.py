@@ -86,8 +86,18 @@ def test_a_label_last_row_with_a_stray_unquoted_comma_is_named(tmp_path, real):
 def test_tab_and_semicolon_separated_files_are_named_as_such(tmp_path, real, sep, what, header):
     path = tmp_path / "data.tsv"
     _frame(real, label="labels", text="texts").to_csv(path, sep=sep, index=False, header=header)
-    with pytest.raises(FastTextError, match=rf"data.tsv: line 1 looks {what}-separated; .*convert it"):
+    with pytest.raises(FastTextError, match=rf"data.tsv: line 1 looks {what}-separated; .*convert it") as refused:
         read_labeled(str(path))
+    assert "--format csv" not in str(refused.value)  # (it would not read it: the separator is not a comma)
+
+
+def test_a_word_class_csv_whose_first_text_holds_a_tab_reads_as_csv(tmp_path, real):
+    path = tmp_path / "words.csv"
+    frame = _frame(real, label="labels", text="texts")
+    frame.loc[0, "text"] = "tab\tinside " + frame.loc[0, "text"]
+    frame.to_csv(path, index=False, header=False)
+    data = read_labeled(str(path))
+    assert data.labels == list(frame["label"]) and data.texts == list(frame["text"])
 
 
 def test_class_last_without_a_header_is_refused_not_trained_as_a_class_per_review(tmp_path, real):
