@@ -77,7 +77,16 @@ def class_ids(labels, classes, where, names=None):
                             f"names ({', '.join(map(repr, sorted(present - ids)[:5]))}); label every document one "
                             f"way (known: {_known(classes, names)})")
     shown = ", ".join(repr(u) for u in unknown[:5])
-    raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)})")
+    # every document a label of its own, each a whole number: pandas' index written first without a header
+    # (df.to_csv(path, header=False): 0,positive,the text), as training refuses it (train.py)
+    row_numbers = (len(present) == len(labels) >= ROW_NUMBER_LABELS
+                   and all(label.isdigit() and label.isascii() for label in present))
+    hint = ("; each document's is a different whole number: row numbers? (df.to_csv(path, header=False) writes "
+            "pandas' index first: write the file with index=False)") if row_numbers else ""
+    raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)}){hint}")
+
+
+ROW_NUMBER_LABELS = 20  # documents, each with a different whole-number label, that read as row numbers
 
 
 def _known(classes, names):

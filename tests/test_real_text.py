@@ -1011,3 +1011,18 @@ def test_numbered_classes_of_several_documents_each_still_train(tmp_path):
     pd.DataFrame(rows).to_csv(path, index=False, header=False)
     got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
     assert got.returncode == 0, got.stderr
+
+
+def test_evaluating_a_file_written_with_pandas_index_and_no_header_says_row_numbers(tmp_path, bundle, real):
+    """The same file shape as above, given to evaluate: its 'labels' are row numbers, each a different one, and the
+    refusal says so (it only said they were not seen in training); a few unknown labels get no such guess."""
+    path = tmp_path / "indexed.csv"
+    _frame(real, label="labels", text="texts").head(30).to_csv(path, header=False)
+    got = cli_in_process("evaluate", "--model", bundle, "--data", path)
+    lines = got.stderr.strip().splitlines()
+    assert got.returncode == 2 and len(lines) == 1, got.stderr
+    assert "not seen in training" in lines[0] and "row numbers?" in lines[0] and "index=False" in lines[0], lines
+    other = tmp_path / "other.csv"
+    other.write_text("".join(f"{label},{text}\n" for label, text in zip(["neutral"] * 25, real.texts)))
+    got = cli_in_process("evaluate", "--model", bundle, "--data", other)
+    assert got.returncode == 2 and "not seen in training" in got.stderr and "row numbers" not in got.stderr, got.stderr
