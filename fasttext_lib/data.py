@@ -495,6 +495,21 @@ def index_rows(rows, where):
         yield row[1:], position
 
 
+# Labels that are each a different whole number, over this many documents or more, are row numbers, not classes
+# (distinct_row_numbers). Below it a few documents with numbered classes of one document each may be genuine.
+ROW_NUMBER_LABELS = 20
+
+
+def distinct_row_numbers(values):
+    """Are ``values`` (a file's classes, or the labels of its documents) each a different whole number, at least
+    :data:`ROW_NUMBER_LABELS` of them: row numbers read as classes? pandas' index written without a header
+    (``df.to_csv(path, header=False)``: ``0,positive,the text``) reads so, class first, the real class a word of the
+    text: training refuses such data (train.py), evaluate says what its unknown labels are (predict.class_ids)."""
+    values = list(values)
+    return (len(values) >= ROW_NUMBER_LABELS and len(set(values)) == len(values)
+            and all(_ROW_NUMBER.fullmatch(v) for v in values))
+
+
 def headless_index_rows(records, classes):
     """Do ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
     written with pandas' index, ``,label,text``, whose header only the first mini-batch held) begin with pandas' index

@@ -23,7 +23,7 @@ from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
-from .data import LABEL_PREFIX
+from .data import LABEL_PREFIX, distinct_row_numbers
 from .devices import parse_ctx
 from .errors import FastTextError, is_number, raise_if_interrupted
 from .features import Featurizer
@@ -78,15 +78,10 @@ def class_ids(labels, classes, where, names=None):
                             f"way (known: {_known(classes, names)})")
     shown = ", ".join(repr(u) for u in unknown[:5])
     # every document a label of its own, each a whole number: pandas' index written first without a header
-    # (df.to_csv(path, header=False): 0,positive,the text), as training refuses it (train.py)
-    row_numbers = (len(present) == len(labels) >= ROW_NUMBER_LABELS
-                   and all(label.isdigit() and label.isascii() for label in present))
     hint = ("; each document's is a different whole number: row numbers? (df.to_csv(path, header=False) writes "
-            "pandas' index first: write the file with index=False)") if row_numbers else ""
+            "pandas' index first: write the file with index=False)"
+            if len(present) == len(labels) and distinct_row_numbers(present) else "")
     raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)}){hint}")
-
-
-ROW_NUMBER_LABELS = 20  # documents, each with a different whole-number label, that read as row numbers
 
 
 def _known(classes, names):

@@ -30,7 +30,7 @@ import numpy as np
 from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
-from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, sort_labels
+from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, distinct_row_numbers, sort_labels
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, raise_if_interrupted
 from .features import Featurizer
@@ -124,10 +124,6 @@ def texts_look_like_labels(texts, labels):
     return len(counts), max(counts, key=counts.get)
 
 
-def _is_row_number(label):
-    return label.isdigit() and label.isascii()
-
-
 def _where_classes_were(data):
     """What the many-classes refusal says of where ``data``'s classes were read from (``data.class_from``): what is
     true of the file read, a CSV header that named the class column, or none."""
@@ -206,7 +202,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         # the documents, read like text, or, when the reviews are short ("great food","positive"), the texts read
         # like labels: a few values, repeated. (A genuine small set of many short labels, 20 intents in 30
         # sentences, trains.)
-        if len(classes) == len(train_data) and all(_is_row_number(c) for c in classes):
+        if len(classes) == len(train_data) and distinct_row_numbers(classes):
             # every document a class of its own, each a whole number: row numbers (pandas' index written without a
             # header, df.to_csv(path, header=False): 0,positive,the text), the real class read as the text's first word
             raise FastTextError(
