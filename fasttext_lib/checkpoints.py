@@ -104,7 +104,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     data and its steps per epoch: a resumed cluster must have as many."""
     older, leftovers = _epochs_found(checkpoint_dir, epoch)
     for other in older:  # (epoch itself too: this save would replace it)
-        _refuse_another_runs(checkpoint_dir, other, model, config, labels, data, validation, score_train)
+        _refuse_another_runs(checkpoint_dir, other, model, config, labels, data, validation, score_train, num_workers)
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}), "data": data,
             "validation": validation, "score_train": bool(score_train), "num_workers": int(num_workers),
             "num_rows": model.num_rows, "config": config.to_dict(),
@@ -149,7 +149,8 @@ def _scored_train(meta):
     return any(TRAIN_ACCURACY in row for row in meta.get("history", []))
 
 
-def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False):
+def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False,
+                         num_workers=1):
     """Before a save replaces or removes ``epoch``'s checkpoint: it must be this run's. A run refuses at its
     start a directory that holds another's checkpoints, but two runs started together both found it empty,
     and each save then replaced or removed the other's checkpoints (the other's rerun was then refused)."""
@@ -159,7 +160,7 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
     except FastTextError:
         return  # removed meanwhile by a run of this same command, or not ours (storage.remove refuses that)
     if not (_same_run(meta, model, config, labels, data) and _same_validation(meta, validation)
-            and _scored_train(meta) == bool(score_train)):
+            and _scored_train(meta) == bool(score_train) and meta.get("num_workers", num_workers) == num_workers):
         raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings) while this one "
                             f"trained: two trainings share this --checkpoint-dir; give each its own (nothing of this "
                             f"run's epoch was saved there)")

@@ -337,13 +337,14 @@ def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tm
         "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.states", "epoch-0008/notes.txt"]
 
 
-@pytest.mark.parametrize("other", ["settings", "train_accuracy scoring"])
+@pytest.mark.parametrize("other", ["settings", "train_accuracy scoring", "workers"])
 def test_two_runs_with_other_settings_started_together_do_not_replace_each_others_checkpoints(splits, s3_bucket, monkeypatch,
                                                                                              other):
     """Both found the directory empty at their start; the second's first save replaced the first's epoch 1 (and
     its later saves removed the first's epochs), so the first run, stopped and rerun, was refused: its checkpoints
     were gone. Now the second's save is refused in one line and the first run resumes from its own checkpoint.
-    (score_train changes no parameter, but a history mixing it is what a resume refuses.)"""
+    (score_train changes no parameter, but a history mixing it is what a resume refuses; "workers": the second
+    is a cluster of 2, whose checkpoints a single process's resume refuses.)"""
     ckpt = f"{s3_bucket}/shared-{other.split()[0]}"
     mine = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
     theirs = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4, emsize=16) if other == "settings" else mine
@@ -356,11 +357,13 @@ def test_two_runs_with_other_settings_started_together_do_not_replace_each_other
             first_saved.append(True)
             with pytest.raises(Crash):
                 train(*splits, mine, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+            if other == "workers":  # (this run's saves, not the other's above)
+                kwargs = dict(kwargs, num_workers=2)
         return real_save(*args, **kwargs)
 
     monkeypatch.setattr(train_module, "save_checkpoint", save_after_the_first_run_saved)
     with pytest.raises(FastTextError, match="two trainings share this --checkpoint-dir") as refused:
-        train(*splits, theirs, checkpoint_dir=ckpt, score_train=other != "settings")
+        train(*splits, theirs, checkpoint_dir=ckpt, score_train=other == "train_accuracy scoring")
     assert "\n" not in str(refused.value) and first_saved
     monkeypatch.setattr(train_module, "save_checkpoint", real_save)
     seen = []
