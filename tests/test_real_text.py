@@ -1100,3 +1100,23 @@ def test_small_whole_number_classes_under_an_empty_header_stay_the_classes(tmp_p
     notes = []
     data = read_labeled(str(path), note=notes.append)
     assert data.labels == [str(c) for c in classes] and data.texts == texts and not notes
+
+
+@pytest.mark.parametrize("name", ["nyt_editorials_test", "amazon_snippets_test", "drug_reviews_test"])
+def test_unlabeled_lines_that_open_with_a_word_and_a_comma_are_not_taken_for_a_word_class_csv(tmp_path, name):
+    # Reviews to label whose every line opens with one of a few words and a comma (Well, So, ...): the openers repeat
+    # as classes do, and training took the file for a word-class CSV, its classes Well, So, Honestly, ... Prose puts a
+    # space after its comma; a CSV writer puts none
+    texts = [t for t in _shared(name)["tweet"] if '"' not in t][:120]
+    openers = ["Well", "So", "Honestly", "Overall", "Actually"]
+    path, out = tmp_path / "reviews.txt", tmp_path / "model"
+    path.write_text("".join(f"{openers[i * 7 % 5]}, {t[0].lower()}{t[1:]}\n" for i, t in enumerate(texts)))
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and not out.exists(), got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and "reviews.txt: cannot detect the format of line 1" in lines[0], lines
+    # the same texts after a class word, as pandas writes them (no space after the comma), are a word-class CSV
+    frame = pd.DataFrame({"label": [openers[i * 7 % 5] for i in range(len(texts))], "text": texts})
+    frame.to_csv(tmp_path / "words.csv", index=False, header=False)
+    data = read_labeled(str(tmp_path / "words.csv"))
+    assert data.labels == list(frame["label"]) and data.texts == texts
