@@ -382,7 +382,12 @@ def word_class_csv(lines):
     words)? Only a number or a quoted class says "CSV" on the first line alone (:func:`detect_format`); a word
     before a comma may be a header (``sentiment_label,review_body``) or the text itself. So: at least
     :data:`MIN_UNQUOTED_ROWS` records, each a word and some text, whose first values repeat (the first one among
-    them, and half of them at most different), as classes do and a header or the openings of reviews do not."""
+    them, and half of them at most different), as classes do and a header or the openings of reviews do not; and
+    whose text starts right after the comma in most of them (more than half), as a CSV writer writes it. Prose puts
+    a space after its comma: lines that each open with a word and a comma (``Well, I think ...``, ``So, the food
+    ...``, ``However, ...``: 5 to 6 in 100 sentences of the shared NYT editorials and Amazon snippets, every one
+    followed by a space) may repeat a few openers as classes do, and were trained on as classes named ``Well`` and
+    ``So``; a class written with a space after it (``positive, the text``, by hand) is read with ``--format csv``."""
     try:
         records = [r for r in csv.reader(line.lstrip("\ufeff") for line in lines) if r]
     except csv.Error:
@@ -391,7 +396,8 @@ def word_class_csv(lines):
     if len(records) < MIN_UNQUOTED_ROWS or not all(
             _WORD_CLASS.fullmatch(f) and any(c.strip() for c in r[1:]) for r, f in zip(records, firsts)):
         return False
-    return firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts)
+    spaced = sum(r[1][:1].isspace() for r in records)
+    return firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts) and 2 * spaced < len(records)
 
 
 class _UndetectedFormat(FastTextError):
@@ -447,21 +453,41 @@ def index_column(header, later_rows):
     """Is the first column of a CSV file with the header row ``header`` pandas' index (``df.to_csv(path)`` without
     ``index=False``: ``,label,text`` over ``0,2,great food``, ``1,1,cold soup``, ...)? It is when the header names it
     as pandas does (empty, or ``Unnamed: 0``) and over ``later_rows`` (the records after the header, at most
-    :data:`HEADER_LOOKAHEAD` of them are looked at; blank ones left out; at least two) it holds distinct non-negative
-    whole numbers that either go up strictly down the file (0, 1, 2, ...; after a filter such as ``df[df.n > 3]``,
-    1, 4, 9, ...) or, over :data:`SHUFFLED_INDEX_MIN_ROWS` rows or more, come in any order (``df.sample(frac=1)``
-    shuffled before it was saved: 83, 53, 70, ...). The class column of ``Series.to_csv()`` (``,text`` over the
-    classes 2, 2, 1, ...: the series' index) repeats its values: it stays the class. Training, evaluate, predict and
-    the endpoint's ``header=present`` leave the index column out (:func:`index_rows`) and read the rest as usual."""
+    :data:`HEADER_LOOKAHEAD` of them are looked at; blank ones left out; at least two) it holds non-negative whole
+    numbers that
+
+    * go up strictly down the file (0, 1, 2, ...; after a filter such as ``df[df.n > 3]``, 1, 4, 9, ...);
+    * or, over :data:`SHUFFLED_INDEX_MIN_ROWS` rows or more, are all different in any order (``df.sample(frac=1)``
+      shuffled before it was saved: 83, 53, 70, ...; ``train_test_split``'s part, its old row numbers as they came);
+    * or go up in runs that start again (``pd.concat([a, b]).to_csv(path)`` numbers ``b``'s rows from 0 again: 0, 1,
+      ..., 34, 0, 1, ...): never the same number twice in a row, down at most once in :data:`INDEX_RUN_ROWS` steps,
+      and :data:`SHUFFLED_INDEX_MIN_ROWS` different numbers at least;
+    * or, whatever their order, repeats and count, when the rest of the header names a class column itself
+      (``,sentiment,tweet``, three columns or more, :func:`_class_named_after`): that column is the class, so the
+      unnamed one is not (a concatenation shuffled after it, ``pd.concat([a, b]).sample(frac=1)``: 83, 12, 83, ...;
+      a small shuffled file, ``,label,text`` over 10 rows of 7, 2, 9, ...).
+
+    The class column of ``Series.to_csv()`` (``,text`` over the classes 2, 2, 1, ...: the series' index; two columns,
+    the second named as text) repeats its values, often one after the other, and goes down as often as up: it stays
+    the class, as do a few classes each once over fewer than :data:`SHUFFLED_INDEX_MIN_ROWS` rows (2, 1, 3, 5, 4
+    stars). Training, evaluate, predict and the endpoint's ``header=present`` leave the index column out
+    (:func:`index_rows`) and read the rest as usual."""
     if not _index_named(header):
         return False
     values = [r[0].strip() for r in later_rows if r][:HEADER_LOOKAHEAD]
     if len(values) < 2 or not all(_ROW_NUMBER.fullmatch(v) for v in values):
         return False
     numbers = [int(v) for v in values]
-    if all(a < b for a, b in zip(numbers, numbers[1:])):
+    steps = [b - a for a, b in zip(numbers, numbers[1:])]
+    if all(d > 0 for d in steps):
         return True
-    return len(numbers) >= SHUFFLED_INDEX_MIN_ROWS and len(set(numbers)) == len(numbers)
+    distinct = len(set(numbers))
+    if len(numbers) >= SHUFFLED_INDEX_MIN_ROWS and distinct == len(numbers):
+        return True
+    if (distinct >= SHUFFLED_INDEX_MIN_ROWS and 0 not in steps
+            and INDEX_RUN_ROWS * sum(d < 0 for d in steps) <= len(steps)):
+        return True
+    return _class_named_after(header)
 
 
 # A shuffled index (df.sample(frac=1).to_csv(path)) is told from Series.to_csv()'s class column (,text over 2, 1, 2,
@@ -470,9 +496,24 @@ def index_column(header, later_rows):
 # among them (the Zhang et al. sets have 2 to 14, sentiment sets 2 to 5); a set of K classes, equally frequent, is all
 # different over m rows with a chance below exp(-m(m-1)/2K): 1e-5 for 100 classes over the 50 rows of the
 # look-ahead (a file of 20 to 50 rows has less than one document per class there: nothing to learn). With fewer
-# rows, a class column of a few classes is all different too often (5 rows of 2, 1, 3, 5, 4 stars): the numbers must
-# count up.
+# rows, a class column of a few classes is all different too often (5 rows of 2, 1, 3, 5, 4 stars), and so is a
+# permutation of 0..n-1 (a 3-row smoke test of the classes 0, 1, 2, one each, shuffled: 2, 0, 1): unless the header
+# names a class column of its own (:func:`_class_named_after`), the numbers must count up. The same bound, as a number
+# of different values, tells a concatenation's runs (0..14, 0..34) from classes dealt out in turn (1, 2, 3, 4, 5, 1,
+# 2, ...: as many values as classes, fewer than 20).
 SHUFFLED_INDEX_MIN_ROWS = 20
+# pd.concat's index goes down where each frame starts (to 0 again); classes in random order go down at every other step
+# or so, and repeat one after the other (a class of K, at each step, with a chance of 1/K)
+INDEX_RUN_ROWS = 10
+
+
+def _class_named_after(header):
+    """Does ``header`` (a header row whose first name is pandas' index, empty or ``Unnamed: 0``) have three columns
+    or more, exactly one of the others named as a class column (``,sentiment,tweet``; :data:`HEADER_LABEL_NAMES`)?
+    Then the first column is not the class: a DataFrame's index, its row numbers in whatever order pandas left them.
+    (``Series.to_csv()`` writes two columns, its index, which may be the classes, and its values.)"""
+    names = [c.strip().lower() for c in header[1:]]
+    return len(header) >= 3 and sum(n in HEADER_LABEL_NAMES for n in names) == 1
 
 
 def index_rows(rows, where):
@@ -516,8 +557,9 @@ def headless_index_rows(records, classes):
     column? Every one (blank ones left out) must have two fields or more, the first a row number; and either every one
     has three or more, the second one of the model's ``classes`` (``8123,2,great food``: the index, the class, the
     text; a row number then a class in every record is no review, and no class-first row either: its text would be
-    a class), or :func:`index_column` would take the first column for the index under its header (all different over
-    the look-ahead: counting up, or :data:`SHUFFLED_INDEX_MIN_ROWS` or more: ``,review``'s ``8123,great food``), not
+    a class), or :func:`index_column` would take the first column for the index under an empty header that names no
+    class column (counting up; all different, :data:`SHUFFLED_INDEX_MIN_ROWS` or more; or a concatenation's runs:
+    ``,review``'s ``8123,great food``), not
     every first field is one of ``classes`` (``1,great`` and ``2,cold`` for a model of classes 1 and 2 are labeled
     rows, as before), and not every record reads as a number written with a comma (:func:`_number_with_comma`:
     ``3,000 calories`` and ``5,5 stars`` are reviews)."""
@@ -527,13 +569,13 @@ def headless_index_rows(records, classes):
     if all(len(r) >= 3 and r[1].strip() in classes for r in rows):
         return True
     return (not all(r[0].strip() in classes for r in rows) and not all(_number_with_comma(r) for r in rows)
-            and index_column([""] + rows[0][1:], rows))
+            and index_column([""] * len(rows[0]), rows))  # (no header: none names a class column)
 
 
 def index_note(uri, header):
     """The note that says a file's first column was left out as pandas' index (:func:`index_column`)."""
     name = header[0].lstrip("\ufeff").strip()
-    return (f"{uri}: its first column ({'unnamed' if not name else repr(name)} in the header, distinct row numbers "
+    return (f"{uri}: its first column ({'unnamed' if not name else repr(name)} in the header, row numbers "
             f"below it) is pandas' index (df.to_csv() without index=False): left out; the rest is read as the "
             f"columns {','.join(header[1:])}")
 

@@ -4,6 +4,7 @@ text) or refused in one line naming the file and what to do."""
 import csv
 import io
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -12,6 +13,11 @@ from conftest import cli_in_process
 from fasttext_lib.data import read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.sample import load_sample
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The shared real English sets (README there): CI checks them out beside the repository; FASTTEXT_LIB_SHARED points
+# elsewhere (a worktree), as in test_native_features.
+REAL = os.path.join(os.environ.get("FASTTEXT_LIB_SHARED") or os.path.join(ROOT, "..", "shared"), "data", "real")
 
 
 @pytest.fixture(scope="module")
@@ -1026,3 +1032,91 @@ def test_evaluating_a_file_written_with_pandas_index_and_no_header_says_row_numb
     other.write_text("".join(f"{label},{text}\n" for label, text in zip(["neutral"] * 25, real.texts)))
     got = cli_in_process("evaluate", "--model", bundle, "--data", other)
     assert got.returncode == 2 and "not seen in training" in got.stderr and "row numbers" not in got.stderr, got.stderr
+
+
+def _shared(name, columns=("sentiment", "tweet")):
+    """A shared real set (``drug_reviews_test``, ...) as pandas reads it: its class (1, 2) and text columns."""
+    return pd.read_csv(os.path.join(REAL, f"{name}.csv"), header=None, names=list(columns), dtype=str,
+                       keep_default_na=False)
+
+
+@pytest.mark.parametrize("header", ["sentiment,tweet", "stars_given,review_body"])
+@pytest.mark.parametrize("shape", ["three files concatenated", "monthly pieces of 25", "a short file first"])
+def test_a_concatenation_written_with_pandas_index_is_read_without_it(tmp_path, header, shape):
+    # pd.concat([a, b]).to_csv(path): b's rows are numbered from 0 again. When that happened within the look-ahead the
+    # numbers were no index (neither counting up nor all different), and under a header whose other columns are not
+    # both known names the row numbers were read as the classes (0, 1, ..., 29: 30 classes), the class a word of the text
+    columns = header.split(",")
+    parts = {"three files concatenated": [_shared("drug_reviews_test", columns).head(30),
+                                          _shared("nyt_editorials_test", columns).head(40),
+                                          _shared("amazon_snippets_test", columns).head(60)],
+             "monthly pieces of 25": [_shared("nyt_editorials_test", columns).iloc[i:i + 25].reset_index(drop=True)
+                                      for i in range(0, 200, 25)],
+             "a short file first": [_shared("drug_reviews_test", columns).head(12),
+                                    _shared("drug_reviews_train", columns)]}[shape]
+    frame = pd.concat(parts)
+    path = tmp_path / "concat.csv"
+    frame.to_csv(path)
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == list(frame[columns[0]]) and data.texts == list(frame[columns[1]])
+    assert len(notes) == 1 and "is pandas' index" in notes[0]
+
+
+@pytest.mark.parametrize("shape", ["concatenated, then shuffled", "10 rows shuffled", "a split's 12 rows"])
+def test_a_shuffled_pandas_index_under_a_header_that_names_the_class_is_left_out(tmp_path, shape):
+    # The header names the class column (,sentiment,tweet), so the unnamed column is not the class, whatever its order:
+    # a shuffled concatenation repeats its numbers (83, 12, 83, ...), and under 20 rows numbers in no order were too
+    # few to tell from classes; both were read as the classes (60 classes of 120 documents; 10 of 10)
+    test, train = _shared("drug_reviews_test"), _shared("drug_reviews_train")
+    frame = {"concatenated, then shuffled": pd.concat([test.head(60), train.head(60)]).sample(frac=1, random_state=0),
+             "10 rows shuffled": test.head(10).sample(frac=1, random_state=1),
+             "a split's 12 rows": train.sample(n=12, random_state=2)}[shape]  # train_test_split's part, as it came
+    path, out = tmp_path / "tweets.csv", tmp_path / "model"
+    frame.to_csv(path)
+    data = read_labeled(str(path))
+    assert data.labels == list(frame["sentiment"]) and data.texts == list(frame["tweet"])
+    if shape == "concatenated, then shuffled":
+        from fasttext_lib.predict import Predictor
+
+        got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+        assert got.returncode == 0 and got.stderr.count("is pandas' index") == 1, got.stderr
+        assert Predictor.load(out).labels == ["1", "2"]
+
+
+@pytest.mark.parametrize("index", ["0/1 in no order", "0/1 in turn", "0/1 sorted", "stars 1 to 5", "stars in turn",
+                                   "three classes, one each", "years", "0/1 under ,label"])
+def test_small_whole_number_classes_under_an_empty_header_stay_the_classes(tmp_path, index):
+    # Series.to_csv() writes its index first under an empty name (,text): here the classes, which the index rules
+    # must not take for row numbers (nor 1, 2, 3, 4, 5, 1, 2, ... for a concatenation's runs)
+    texts = list(_shared("nyt_editorials_test")["tweet"].head(45))
+    classes = {"0/1 in no order": [(i * 7 // 3) % 2 for i in range(45)], "0/1 in turn": [i % 2 for i in range(45)],
+               "0/1 sorted": sorted(i % 2 for i in range(45)), "stars 1 to 5": [(i * 7) % 5 + 1 for i in range(45)],
+               "stars in turn": [i % 5 + 1 for i in range(45)], "three classes, one each": [2, 0, 1],
+               "years": [2000 + i % 13 for i in range(45)], "0/1 under ,label": [(i * 5 // 2) % 2 for i in range(45)]}[index]
+    texts = texts[:len(classes)]
+    path = tmp_path / "series.csv"
+    pd.Series(texts, index=classes, name="label" if index == "0/1 under ,label" else "text").to_csv(path)
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == [str(c) for c in classes] and data.texts == texts and not notes
+
+
+@pytest.mark.parametrize("name", ["nyt_editorials_test", "amazon_snippets_test", "drug_reviews_test"])
+def test_unlabeled_lines_that_open_with_a_word_and_a_comma_are_not_taken_for_a_word_class_csv(tmp_path, name):
+    # Reviews to label whose every line opens with one of a few words and a comma (Well, So, ...): the openers repeat
+    # as classes do, and training took the file for a word-class CSV, its classes Well, So, Honestly, ... Prose puts a
+    # space after its comma; a CSV writer puts none
+    texts = [t for t in _shared(name)["tweet"] if '"' not in t][:120]
+    openers = ["Well", "So", "Honestly", "Overall", "Actually"]
+    path, out = tmp_path / "reviews.txt", tmp_path / "model"
+    path.write_text("".join(f"{openers[i * 7 % 5]}, {t[0].lower()}{t[1:]}\n" for i, t in enumerate(texts)))
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and not out.exists(), got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and "reviews.txt: cannot detect the format of line 1" in lines[0], lines
+    # the same texts after a class word, as pandas writes them (no space after the comma), are a word-class CSV
+    frame = pd.DataFrame({"label": [openers[i * 7 % 5] for i in range(len(texts))], "text": texts})
+    frame.to_csv(tmp_path / "words.csv", index=False, header=False)
+    data = read_labeled(str(tmp_path / "words.csv"))
+    assert data.labels == list(frame["label"]) and data.texts == texts
