@@ -599,8 +599,9 @@ def _header_layout(row):
     The class column first (``label,text``; ``class,title,body``), named or not when the others are text columns
     (``"Class Index","Title","Description"``): every other column is text, as in Zhang et al. data. Or the class
     column elsewhere, named (``text,label``, ``review,sentiment``; pandas' ``,text,label`` with its index column
-    first), beside named text columns only: the index column is left out. A header whose every column is named as a
-    text column (``title,body``) names no class column: None (:func:`text_header_columns`)."""
+    first), beside named text columns only, or beside one column of any name (``tweet,sentiment``): the index column
+    is left out. A header whose every column is named as a text column (``title,body``) names no class column: None
+    (:func:`text_header_columns`)."""
     names = [c.strip().lower() for c in row]
     if len(names) < 2 or text_header_columns(row) is not None:
         return None
@@ -612,6 +613,10 @@ def _header_layout(row):
         return None
     others = [i for i in range(len(names)) if i != label_cols[0] and not (i == 0 and names[0] in INDEX_NAMES)]
     if others and all(names[i] in HEADER_TEXT_NAMES for i in others):
+        return label_cols[0], others
+    # One column beside the named class (and pandas' index) can only be the text, whatever its name: tweet,sentiment
+    # and reviewText,label were "cannot detect the format" (the class first, sentiment,tweet, always read so).
+    if len(others) == 1 and _short_names([row[others[0]]]):
         return label_cols[0], others
     return None
 

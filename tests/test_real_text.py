@@ -38,6 +38,8 @@ def _frame(real, **columns):
     ({"text": "texts", "label": "labels"}, {}),                                      # df.to_csv(): ,text,label
     ({"label": "labels", "text": "texts"}, {}),                                      # ,label,text
     ({"title": "texts", "body": "texts", "label": "labels"}, {"index": False}),
+    ({"tweet": "texts", "sentiment": "labels"}, {"index": False}),                   # the text's name unknown: the
+    ({"reviewText": "texts", "label": "labels"}, {}),                                # one column beside the class
 ])
 def test_a_header_naming_the_class_column_anywhere_reads_every_row(tmp_path, real, columns, to_csv):
     path = tmp_path / "kaggle.csv"
