@@ -213,15 +213,29 @@ def test_without_papermill_nothing_is_checked():
         check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "# Parameters\nepoch = 3\n", "check"]})
 
 
-def test_papermill_run_with_a_misspelled_parameter_fails_in_its_check_cell(tmp_path):
-    """The real thing: papermill executes 01 with `-p test_doc 5` and fails, naming the parameter."""
-    out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "papermill", os.path.join(NOTEBOOKS, SERIES[0]), str(tmp_path / "01.ipynb"),
-                        "--cwd", NOTEBOOKS, "-k", "python3", "-p", "test_doc", "5", "-p", "output_dir", str(out)],
+@pytest.mark.parametrize("overrides, message", [
+    (["-p", "test_doc", "5"], "this notebook has no parameter 'test_doc' (did you mean 'test_docs'?)"),
+    # a check the notebook's own cell makes (it raised ValueError), and one the library makes
+    (["-p", "train_docs", "0"], "train_docs must be a positive integer, got 0"),
+    (["-p", "bucket", "No-Such-Bucket"], "S3 bucket does not exist: No-Such-Bucket"),
+])
+def test_papermill_run_with_a_bad_parameter_fails_in_its_check_cell_with_one_error_line(overrides, message, tmp_path,
+                                                                                       s3_bucket):
+    """The real thing: papermill executes 01 with a misspelled or nonsense parameter and fails in the check cell,
+    naming it. The cell's error output was a 20-line traceback through the check cell and the library ending in
+    ``FastTextError: ...``; it is the one line ``error: ...`` now, as the CLI prints it."""
+    out, executed = tmp_path / "out", tmp_path / "01.ipynb"
+    bucket = [] if "bucket" in overrides else ["-p", "bucket", s3_bucket[len("s3://"):]]
+    r = subprocess.run([sys.executable, "-m", "papermill", os.path.join(NOTEBOOKS, SERIES[0]), str(executed),
+                        "--cwd", NOTEBOOKS, "-k", "python3", *bucket, *overrides, "-p", "output_dir", str(out)],
                        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
     assert r.returncode != 0
-    assert "FastTextError: this notebook has no parameter 'test_doc' (did you mean 'test_docs'?)" in r.stderr, r.stderr[-2000:]
-    assert not out.exists()
+    assert r.stderr.rstrip().splitlines()[-1].startswith("error: " + message), r.stderr[-2000:]
+    errors = [o for c in code_cells(nbformat.read(str(executed), as_version=4)) for o in c.get("outputs", [])
+              if o.output_type == "error"]
+    assert len(errors) == 1 and len(errors[0].traceback) == 1, errors
+    assert errors[0].traceback[0].startswith("error: " + message)
+    assert "Traceback" not in r.stderr.split("Exception encountered at")[-1]
 
 
 def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_path, capsys):
