@@ -505,6 +505,25 @@ def test_round_trip_equals_the_library_predictor(endpoint, served, body, content
     assert all(NAMES[row["class_id"]] == row["label"] for row in rows)  # the name, and the raw class id beside it
 
 
+def test_the_sdks_csv_serializer_of_reviews_with_quotes_is_answered_one_review_per_line(endpoint, served):
+    """The sagemaker SDK's CSVSerializer writes a list of reviews one per line, unquoted. A review that opens with
+    a quoted phrase, or holds one quotation mark (real lines of the NYT editorials and Amazon sets), is no CSV
+    record: the whole request was a 400 "not valid CSV". Each such line is answered whole now, the others as
+    before (a review's unquoted commas split it into columns, joined again with commas)."""
+    from sagemaker.serializers import CSVSerializer
+
+    reviews = ['"All those sleek, fresh-from-the-sauna studs, hair full, pectorals perfect, not a gray head in sight.',
+               "Great phone, but the battery, sadly, dies fast.",
+               '"  this problem vanished after the first month, so i assume it was a temporary dust issue.',
+               '"Best buy ever" is what I said, until it broke.',
+               'He said "buy it" and I did, twice!']
+    body = CSVSerializer().serialize(reviews)
+    assert body == "\n".join(reviews)  # as the SDK sends it
+    status, _, response = endpoint.invoke(body.encode(), "text/csv", "application/json")
+    assert status == 200, response
+    assert json.loads(response) == served[1].predict(reviews)
+
+
 def test_the_endpoint_answers_with_the_names_the_bundle_stores(endpoint, served):
     texts = ["great, friendly, tasty", "cold food, rude staff, awful"]
     status, _, response = endpoint.invoke(json.dumps(texts).encode(), "application/json", "application/json")
@@ -766,7 +785,7 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b"caf\xe9", "text/plain", 400, "not valid utf-8"),
     (b"caf\xe9", "text/csv; charset=utf-8", 400, "not valid utf-8"),
     (b'["caf\xe9"]', "application/json; charset=utf-8", 400, "not valid utf-8"),
-    (b'"unterminated', "text/csv", 400, "not valid CSV"),
+    (b'"unterminated', "text/csv; header=present", 400, "not valid CSV"),  # a header: CSV written by a program
     # lines that end in a lone \r (an old Mac file) were one review, answered once; predict refuses such input too
     (b"great food\rawful service\rwould go again\r", "text/plain", 400,
      "request body is one line with carriage returns inside it, which would be answered as one review; its lines "
