@@ -345,6 +345,22 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     assert (tmp_path / "output" / "failure").read_text() == last
 
 
+@pytest.mark.parametrize("case", ["empty test channel", "empty train channel beside pretrained vectors"])
+def test_an_empty_channel_fails_the_job_before_any_data_is_read(source_dir, tmp_path, case):
+    """An empty test channel (a wrong S3 prefix given to fit()) was found only after the whole training channel had
+    been read, and an empty train channel only after the pretrained vectors (gigabytes for wiki.en.vec) had been:
+    both channels are listed first now."""
+    vec = _write(b"2 16\nbad " + b"0.1 " * 15 + b"0.1\ngood " + b"0.2 " * 15 + b"0.2\n")
+    if case == "empty test channel":
+        channels, pattern = {"train": {"a.train": GOOD}, "test": {}}, r"test channel .* holds no files"
+    else:
+        channels, pattern = {"train": {}, "pretrained": {"wiki.vec": vec}}, r"train channel .* holds no files"
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, emsize=16))
+    assert r.returncode == 2 and re.search(pattern, r.stderr.strip().splitlines()[-1]), r.stderr
+    assert "train channel:" not in r.stdout and "pretrained vectors:" not in r.stdout, r.stdout
+    assert os.listdir(tmp_path / "model") == []
+
+
 def test_failure_reason_is_written_only_inside_a_container(tmp_path):
     assert sm_train.write_failure("error: x", {"SM_OUTPUT_DIR": str(tmp_path / "absent")}) is None
     assert not (tmp_path / "absent").exists()
