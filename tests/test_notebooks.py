@@ -345,3 +345,43 @@ def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path, s3_bucket):
         assert bundle_of(name, dataset="synthetic").endswith("/models/synthetic")
         assert bundle_of(name, dataset="synthetic", run_name="big").endswith("/models/big")
     assert bundle_of(SERIES[1], dataset="ag_news") == bundle_of(SERIES[3], dataset="ag_news")
+
+
+def test_04_reads_query_words_and_pairs_as_the_model_reads_text(tmp_path, capsys):
+    """04's nearest-neighbour and cos_similarity tables dropped a word the vocabulary lacks without a word: -y
+    "query_words: [Great]" (the model reads text lowercased, so "great" is there) gave an empty table. Words are
+    now read as the model reads text, the ones still missing are named, and none found at all is one error."""
+    import pandas as pd
+
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.sample import load_sample
+    from fasttext_lib.train import train
+
+    data = load_sample("train").head(300)
+    trained = train(data, None, TrainConfig(epochs=1, emsize=8, ngrams=1, ctx="cpu", progress=False))
+    predictor = Predictor.load(save_bundle(trained, str(tmp_path / "model")))
+    code = code_cells(read(SERIES[3]))
+    imports = ast.Module([n for n in ast.parse(code[1].source).body if isinstance(n, (ast.Import, ast.ImportFrom))], [])
+    namespace = {"predictor": predictor, "top_k": 2}
+    exec(compile(imports, "imports", "exec"), namespace)  # noqa: S102 - the notebook's own imports
+    neighbours_cell = next(c.source for c in code if "neighbours = {}" in c.source)
+    pairs_cell = next(c.source for c in code if "cos_similarity(embedding, a, b)" in c.source)
+
+    def table(cell, **parameters):
+        """Run the cell with these parameters; return what it shows (its last expression), as Jupyter would."""
+        namespace.update(parameters)
+        body = ast.parse(cell).body
+        exec(compile(ast.Module(body[:-1], []), "cell", "exec"), namespace)  # noqa: S102
+        return eval(compile(ast.Expression(body[-1].value), "cell", "eval"), namespace)  # noqa: S307
+
+    shown = table(neighbours_cell, query_words=["Great", "zzzz", "great"])
+    assert isinstance(shown, pd.DataFrame) and list(shown.columns) == ["great: nearest", "great: opposite"]
+    assert "not in the model's vocabulary (query_words): 'zzzz'" in capsys.readouterr().out
+    with pytest.raises(FastTextError, match="none of query_words is in the model's vocabulary of .*: 'zzzz'"):
+        table(neighbours_cell, query_words=["zzzz"])
+    shown = table(pairs_cell, word_pairs=[("Great", "GOOD"), ("great", "zzzz")])
+    assert shown[["word 1", "word 2"]].values.tolist() == [["great", "good"]]
+    assert "not in the model's vocabulary (word_pairs): ('great', 'zzzz')" in capsys.readouterr().out
