@@ -385,3 +385,21 @@ def test_04_reads_query_words_and_pairs_as_the_model_reads_text(tmp_path, capsys
     shown = table(pairs_cell, word_pairs=[("Great", "GOOD"), ("great", "zzzz")])
     assert shown[["word 1", "word 2"]].values.tolist() == [["great", "good"]]
     assert "not in the model's vocabulary (word_pairs): ('great', 'zzzz')" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("metrics, shown", [
+    ({"final": {"val_accuracy": 0.78391}}, "| final test accuracy at training: 0.7839"),
+    ({"final": {"val_accuracy": 0.75612}, "autotune": {"refit": False}},
+     "| final validation (autotune's split of the training data) accuracy at training: 0.7561"),
+])
+def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, shown, capsys):
+    """02 with autotune=True saves the chosen trial, validated on the search's split of the training data; 04 called
+    that score "final test accuracy at training" (0.7561 where the test split, scored two cells later, gave 0.7784)."""
+    import types
+
+    load_cell = next(c.source for c in code_cells(read(SERIES[3])) if "Predictor.load(bundle_uri" in c.source)
+    predictor = types.SimpleNamespace(names=["negative", "positive"], metrics=metrics)
+    namespace = {"Predictor": types.SimpleNamespace(load=lambda uri, ctx: predictor), "ctx": "cpu", "run_name": "sample",
+                 "ws": types.SimpleNamespace(model=lambda name: f"s3://b/p/models/{name}")}
+    exec(load_cell, namespace)  # noqa: S102 - the committed cell, the bundle stubbed
+    assert capsys.readouterr().out == f"labels: ['negative', 'positive'] {shown}\n"
