@@ -429,7 +429,9 @@ def _csv_request(text, header):
                 blank = 0
         records = list(reader)
     except csv.Error as exc:
-        raise RequestError(400, f"request body is not valid CSV: {exc}") from None
+        if header == "present":  # a file with a header row is CSV written by a program: its error is the request's
+            raise RequestError(400, f"request body is not valid CSV: {exc}") from None
+        records = _csv_lines(text)
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          _csv_texts numbers them)
     shown = names  # the header as the request writes it
@@ -466,6 +468,28 @@ def _csv_request(text, header):
     _refuse_metadata_columns(records, layout)
     return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
                    for record in records)
+
+
+def _csv_lines(text):
+    """The records of a ``text/csv`` body that is not valid CSV as a whole, a line at a time: a line that is a CSV
+    record alone is that record, a line that is not is one field, whole (as a ``text/plain`` line).
+
+    The sagemaker SDK's ``CSVSerializer`` writes a list of reviews one per line, unquoted, so a review that opens
+    with a quoted phrase (``"Best buy ever" until it broke``) or holds one quotation mark is no CSV record: the
+    whole request was a 400 ("not valid CSV"), for reviews the SDK itself had written."""
+    from .text import split_lines
+
+    records = []
+    for line in split_lines(text):
+        if not line:
+            records.append([])
+            continue
+        try:
+            parsed = list(csv.reader([line], strict=True))
+        except csv.Error:
+            parsed = []
+        records.append(parsed[0] if len(parsed) == 1 else [line])
+    return records
 
 
 def _refuse_metadata_columns(records, layout):

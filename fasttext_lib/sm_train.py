@@ -30,7 +30,7 @@ with the source_dir as cwd; this module
 Every user error ends in one ``error: ...`` line on stderr and exit status 2, and the same line in
 ``$SM_OUTPUT_DIR/failure``, the job's FailureReason in the console and DescribeTrainingJob; so does
 SIGTERM (``StopTrainingJob``, a spot interruption), after cleaning up. The model dir and the
-checkpoint dir are checked before the data is read.
+checkpoint dir are checked before the data is read, and so is that each channel holds files.
 """
 import argparse
 import contextlib
@@ -401,6 +401,11 @@ def run_training(argv=None, environ=None):
             refuse_checkpoints_in_output(train_kwargs["checkpoint_dir"], env.model_dir, "checkpoint_dir", "SM_MODEL_DIR")
         storage.check_writable(train_kwargs["checkpoint_dir"])
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
+    # Both channels hold files: an empty (or missing) test channel was found only after the training data (minutes
+    # at Yelp size), an empty train channel only after the pretrained vectors (a wiki .vec file: gigabytes) were read
+    channel_files(env.train_channel, "train")
+    if env.test_channel:
+        channel_files(env.test_channel, "test")
     pretrained = None
     if config.pretrained_vectors:  # a bad file fails the job before the data is read
         from .vectors import read_vec

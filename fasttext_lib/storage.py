@@ -355,7 +355,19 @@ def _smart_open_errors(uri):
             cause = getattr(exc, "backend_error", None) or exc.__cause__
             if cause is not None and cause is not exc:
                 raise cause from None  # the botocore error: s3_errors names it
-            raise FastTextError(f"S3 read of {uri} failed: {_first_line(exc)}") from None
+            raise FastTextError(f"S3 read of {uri} failed: {_read_failure(exc)}") from None
+
+
+def _read_failure(exc):
+    """What smart_open says when a read keeps breaking off, without its reader's repr:
+    ``smart_open.s3._SeekableReader('bucket', 'key'): failed to read 131072 bytes after 5 attempts``."""
+    import re
+
+    text = _first_line(exc)
+    match = re.search(r"failed to read \d+ bytes after (\d+) attempts", text)
+    if match:
+        return f"the connection broke off mid-read, and {match.group(1)} attempts to go on from there failed too"
+    return text
 
 
 def open_read(uri, mode="rb"):

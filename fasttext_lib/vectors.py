@@ -286,6 +286,54 @@ def token_embedding(vectors, unknown_token="<unk>"):
                                              idx_to_vec=mx.nd.array(vectors.vectors, dtype="float32"))
 
 
+def _as_read(word):
+    """``word`` as the model reads text (``Great`` -> ``great``), or None when that is not one token."""
+    from .text import tokenize
+
+    tokens = tokenize(word) if isinstance(word, str) else []
+    return tokens[0] if len(tokens) == 1 else None
+
+
+def vocabulary_words(words, vocabulary, what="query_words"):
+    """The ``words`` a table of a model's words can show: each as the model reads text (``Great`` is ``great``, as
+    in a review), those that are a token of ``vocabulary`` (a dict or set), in order, once. A line on stdout names
+    the others (notebook 04 dropped them silently: ``-y "query_words: [Great]"`` gave an empty table and no word
+    why)."""
+    found, missing = [], []
+    for word in words:
+        token = _as_read(word)
+        if token is None or token not in vocabulary:
+            missing.append(word)
+        elif token not in found:
+            found.append(token)
+    _say_missing(what, missing, bool(found), len(vocabulary))
+    return found
+
+
+def vocabulary_pairs(pairs, vocabulary, what="word_pairs"):
+    """:func:`vocabulary_words` for ``(word, word)`` pairs: those whose two words are in ``vocabulary``, as the
+    model reads them; a line names the others."""
+    found, missing = [], []
+    for pair in pairs:
+        tokens = [_as_read(word) for word in pair]
+        if all(token is not None and token in vocabulary for token in tokens):
+            found.append(tuple(tokens))
+        else:
+            missing.append(tuple(pair))
+    _say_missing(what, missing, bool(found), len(vocabulary))
+    return found
+
+
+def _say_missing(what, missing, any_found, size):
+    """One line naming the words that are not there (a run on other data, such as the synthetic corpus, keeps the
+    notebook's English defaults: its tables are then empty, and this line says why, rather than failing the run)."""
+    if not missing:
+        return
+    listed = ", ".join(repr(m) for m in missing)
+    empty = "" if any_found else f"; none of {what} is, so its table is empty"
+    print(f"not in the model's vocabulary of {size} words ({what}): {listed}{empty}")
+
+
 def cos_similarity(embedding, word1, word2):
     """The cosine of the angle between two words' vectors, as in the original project's README::
 

@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import FastTextError, check_bool
+from .errors import FastTextError, check_bool, error_line
 
 # The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
 PAPERMILL_HEADER = "# Parameters"
@@ -32,7 +32,7 @@ class Workspace:
 
     def __init__(self, bucket, prefix, output_dir):
         if not bucket or "/" in str(bucket):
-            raise ValueError(f"bucket must be a bucket name (no s3://, no /), got {bucket!r}")
+            raise FastTextError(f"bucket must be a bucket name (no s3://, no /), got {bucket!r}")
         self.base = f"s3://{bucket}/{str(prefix).strip('/')}" if prefix else f"s3://{bucket}"
         self.data = f"{self.base}/data"
         self.models = f"{self.base}/models"
@@ -130,6 +130,25 @@ def name_hints(unknown, known):
                      for name in unknown)
 
 
+def _error_as_line(shell, etype, value, tb, tb_offset=None):
+    """IPython's handler for :class:`FastTextError`: the cell's error output is ``error: <message>`` alone."""
+    line = error_line(value)
+    shell._showtraceback(etype, value, [line])  # the error output (papermill, nbclient and Jupyter read it)
+    return [line]
+
+
+def show_errors_as_lines():
+    """In an IPython kernel (Jupyter, papermill, nbval), show a :class:`FastTextError` (a user's mistake: a bad
+    parameter, a missing S3 object, a bucket that is not there) as one line, ``error: <message>``, as the CLI
+    prints it, rather than a 20-line traceback through the check cell and the library that ends in the message.
+    The cell still fails (papermill stops, exit 1); any other exception keeps its traceback. Outside IPython:
+    nothing."""
+    ipython = sys.modules.get("IPython")  # a kernel has imported it; elsewhere it is not imported for this
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and FastTextError not in getattr(shell, "custom_exceptions", ()):
+        shell.set_custom_exc((FastTextError,), _error_as_line)
+
+
 def check_parameters(namespace):
     """Refuse a parameter that papermill injected but the notebook does not have (call it with ``globals()``
     in the cell after the parameters cell).
@@ -140,7 +159,11 @@ def check_parameters(namespace):
     ``In``): papermill's cell, which starts with ``# Parameters``, runs right after the parameters cell.
     The names it assigns must be among those that the cells run before it (the parameters cell) assign.
     Without that cell in the history (Jupyter, nbval, ``make demo``'s known names) there is nothing to check.
+
+    It also makes the kernel show a :class:`FastTextError` as its one ``error: ...`` line
+    (:func:`show_errors_as_lines`), from this cell on.
     """
+    show_errors_as_lines()
     history = namespace.get("In")
     if not isinstance(history, list):
         return

@@ -213,15 +213,29 @@ def test_without_papermill_nothing_is_checked():
         check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "# Parameters\nepoch = 3\n", "check"]})
 
 
-def test_papermill_run_with_a_misspelled_parameter_fails_in_its_check_cell(tmp_path):
-    """The real thing: papermill executes 01 with `-p test_doc 5` and fails, naming the parameter."""
-    out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "papermill", os.path.join(NOTEBOOKS, SERIES[0]), str(tmp_path / "01.ipynb"),
-                        "--cwd", NOTEBOOKS, "-k", "python3", "-p", "test_doc", "5", "-p", "output_dir", str(out)],
+@pytest.mark.parametrize("overrides, message", [
+    (["-p", "test_doc", "5"], "this notebook has no parameter 'test_doc' (did you mean 'test_docs'?)"),
+    # a check the notebook's own cell makes (it raised ValueError), and one the library makes
+    (["-p", "train_docs", "0"], "train_docs must be a positive integer, got 0"),
+    (["-p", "bucket", "No-Such-Bucket"], "S3 bucket does not exist: No-Such-Bucket"),
+])
+def test_papermill_run_with_a_bad_parameter_fails_in_its_check_cell_with_one_error_line(overrides, message, tmp_path,
+                                                                                       s3_bucket):
+    """The real thing: papermill executes 01 with a misspelled or nonsense parameter and fails in the check cell,
+    naming it. The cell's error output was a 20-line traceback through the check cell and the library ending in
+    ``FastTextError: ...``; it is the one line ``error: ...`` now, as the CLI prints it."""
+    out, executed = tmp_path / "out", tmp_path / "01.ipynb"
+    bucket = [] if "bucket" in overrides else ["-p", "bucket", s3_bucket[len("s3://"):]]
+    r = subprocess.run([sys.executable, "-m", "papermill", os.path.join(NOTEBOOKS, SERIES[0]), str(executed),
+                        "--cwd", NOTEBOOKS, "-k", "python3", *bucket, *overrides, "-p", "output_dir", str(out)],
                        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
     assert r.returncode != 0
-    assert "FastTextError: this notebook has no parameter 'test_doc' (did you mean 'test_docs'?)" in r.stderr, r.stderr[-2000:]
-    assert not out.exists()
+    assert r.stderr.rstrip().splitlines()[-1].startswith("error: " + message), r.stderr[-2000:]
+    errors = [o for c in code_cells(nbformat.read(str(executed), as_version=4)) for o in c.get("outputs", [])
+              if o.output_type == "error"]
+    assert len(errors) == 1 and len(errors[0].traceback) == 1, errors
+    assert errors[0].traceback[0].startswith("error: " + message)
+    assert "Traceback" not in r.stderr.split("Exception encountered at")[-1]
 
 
 def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_path, capsys):
@@ -331,3 +345,63 @@ def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path, s3_bucket):
         assert bundle_of(name, dataset="synthetic").endswith("/models/synthetic")
         assert bundle_of(name, dataset="synthetic", run_name="big").endswith("/models/big")
     assert bundle_of(SERIES[1], dataset="ag_news") == bundle_of(SERIES[3], dataset="ag_news")
+
+
+def test_04_reads_query_words_and_pairs_as_the_model_reads_text(tmp_path, capsys):
+    """04's nearest-neighbour and cos_similarity tables dropped a word the vocabulary lacks without a word: -y
+    "query_words: [Great]" (the model reads text lowercased, so "great" is there) gave an empty table. Words are
+    now read as the model reads text, and the ones still missing are named in a line."""
+    import pandas as pd
+
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.sample import load_sample
+    from fasttext_lib.train import train
+
+    data = load_sample("train").head(300)
+    trained = train(data, None, TrainConfig(epochs=1, emsize=8, ngrams=1, ctx="cpu", progress=False))
+    predictor = Predictor.load(save_bundle(trained, str(tmp_path / "model")))
+    code = code_cells(read(SERIES[3]))
+    imports = ast.Module([n for n in ast.parse(code[1].source).body if isinstance(n, (ast.Import, ast.ImportFrom))], [])
+    namespace = {"predictor": predictor, "top_k": 2}
+    exec(compile(imports, "imports", "exec"), namespace)  # noqa: S102 - the notebook's own imports
+    neighbours_cell = next(c.source for c in code if "neighbours = {}" in c.source)
+    pairs_cell = next(c.source for c in code if "cos_similarity(embedding, a, b)" in c.source)
+
+    def table(cell, **parameters):
+        """Run the cell with these parameters; return what it shows (its last expression), as Jupyter would."""
+        namespace.update(parameters)
+        body = ast.parse(cell).body
+        exec(compile(ast.Module(body[:-1], []), "cell", "exec"), namespace)  # noqa: S102
+        return eval(compile(ast.Expression(body[-1].value), "cell", "eval"), namespace)  # noqa: S307
+
+    size = len(predictor.featurizer.vocab)
+    shown = table(neighbours_cell, query_words=["Great", "zzzz", "great"])
+    assert isinstance(shown, pd.DataFrame) and list(shown.columns) == ["great: nearest", "great: opposite"]
+    assert capsys.readouterr().out == f"not in the model's vocabulary of {size} words (query_words): 'zzzz'\n"
+    shown = table(pairs_cell, word_pairs=[("Great", "GOOD"), ("great", "zzzz")])
+    assert shown[["word 1", "word 2"]].values.tolist() == [["great", "good"]]
+    assert f"not in the model's vocabulary of {size} words (word_pairs): ('great', 'zzzz')\n" in capsys.readouterr().out
+    # none there (the English defaults on the synthetic corpus): an empty table that says why, the run goes on
+    assert table(neighbours_cell, query_words=["zzzz"]).empty
+    assert capsys.readouterr().out == (f"not in the model's vocabulary of {size} words (query_words): 'zzzz'; none of "
+                                       f"query_words is, so its table is empty\n")
+
+
+@pytest.mark.parametrize("metrics, shown", [
+    ({"final": {"val_accuracy": 0.78391}}, "| final test accuracy at training: 0.7839"),
+    ({"final": {"val_accuracy": 0.75612}, "autotune": {"refit": False}},
+     "| final validation (autotune's split of the training data) accuracy at training: 0.7561"),
+])
+def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, shown, capsys):
+    """02 with autotune=True saves the chosen trial, validated on the search's split of the training data; 04 called
+    that score "final test accuracy at training" (0.7561 where the test split, scored two cells later, gave 0.7784)."""
+    import types
+
+    load_cell = next(c.source for c in code_cells(read(SERIES[3])) if "Predictor.load(bundle_uri" in c.source)
+    predictor = types.SimpleNamespace(names=["negative", "positive"], metrics=metrics)
+    namespace = {"Predictor": types.SimpleNamespace(load=lambda uri, ctx: predictor), "ctx": "cpu", "run_name": "sample",
+                 "ws": types.SimpleNamespace(model=lambda name: f"s3://b/p/models/{name}")}
+    exec(load_cell, namespace)  # noqa: S102 - the committed cell, the bundle stubbed
+    assert capsys.readouterr().out == f"labels: ['negative', 'positive'] {shown}\n"

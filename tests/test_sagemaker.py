@@ -345,6 +345,22 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     assert (tmp_path / "output" / "failure").read_text() == last
 
 
+@pytest.mark.parametrize("case", ["empty test channel", "empty train channel beside pretrained vectors"])
+def test_an_empty_channel_fails_the_job_before_any_data_is_read(source_dir, tmp_path, case):
+    """An empty test channel (a wrong S3 prefix given to fit()) was found only after the whole training channel had
+    been read, and an empty train channel only after the pretrained vectors (gigabytes for wiki.en.vec) had been:
+    both channels are listed first now."""
+    vec = _write(b"2 16\nbad " + b"0.1 " * 15 + b"0.1\ngood " + b"0.2 " * 15 + b"0.2\n")
+    if case == "empty test channel":
+        channels, pattern = {"train": {"a.train": GOOD}, "test": {}}, r"test channel .* holds no files"
+    else:
+        channels, pattern = {"train": {}, "pretrained": {"wiki.vec": vec}}, r"train channel .* holds no files"
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, emsize=16))
+    assert r.returncode == 2 and re.search(pattern, r.stderr.strip().splitlines()[-1]), r.stderr
+    assert "train channel:" not in r.stdout and "pretrained vectors:" not in r.stdout, r.stdout
+    assert os.listdir(tmp_path / "model") == []
+
+
 def test_failure_reason_is_written_only_inside_a_container(tmp_path):
     assert sm_train.write_failure("error: x", {"SM_OUTPUT_DIR": str(tmp_path / "absent")}) is None
     assert not (tmp_path / "absent").exists()
@@ -503,6 +519,25 @@ def test_round_trip_equals_the_library_predictor(endpoint, served, body, content
     rows = json.loads(response)
     assert [set(row) for row in rows] == [{"label", "probability", "class_id"}] * 3
     assert all(NAMES[row["class_id"]] == row["label"] for row in rows)  # the name, and the raw class id beside it
+
+
+def test_the_sdks_csv_serializer_of_reviews_with_quotes_is_answered_one_review_per_line(endpoint, served):
+    """The sagemaker SDK's CSVSerializer writes a list of reviews one per line, unquoted. A review that opens with
+    a quoted phrase, or holds one quotation mark (real lines of the NYT editorials and Amazon sets), is no CSV
+    record: the whole request was a 400 "not valid CSV". Each such line is answered whole now, the others as
+    before (a review's unquoted commas split it into columns, joined again with commas)."""
+    from sagemaker.serializers import CSVSerializer
+
+    reviews = ['"All those sleek, fresh-from-the-sauna studs, hair full, pectorals perfect, not a gray head in sight.',
+               "Great phone, but the battery, sadly, dies fast.",
+               '"  this problem vanished after the first month, so i assume it was a temporary dust issue.',
+               '"Best buy ever" is what I said, until it broke.',
+               'He said "buy it" and I did, twice!']
+    body = CSVSerializer().serialize(reviews)
+    assert body == "\n".join(reviews)  # as the SDK sends it
+    status, _, response = endpoint.invoke(body.encode(), "text/csv", "application/json")
+    assert status == 200, response
+    assert json.loads(response) == served[1].predict(reviews)
 
 
 def test_the_endpoint_answers_with_the_names_the_bundle_stores(endpoint, served):
@@ -766,7 +801,7 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b"caf\xe9", "text/plain", 400, "not valid utf-8"),
     (b"caf\xe9", "text/csv; charset=utf-8", 400, "not valid utf-8"),
     (b'["caf\xe9"]', "application/json; charset=utf-8", 400, "not valid utf-8"),
-    (b'"unterminated', "text/csv", 400, "not valid CSV"),
+    (b'"unterminated', "text/csv; header=present", 400, "not valid CSV"),  # a header: CSV written by a program
     # lines that end in a lone \r (an old Mac file) were one review, answered once; predict refuses such input too
     (b"great food\rawful service\rwould go again\r", "text/plain", 400,
      "request body is one line with carriage returns inside it, which would be answered as one review; its lines "
