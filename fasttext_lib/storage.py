@@ -207,15 +207,22 @@ def _client_error(exc, uri):
     status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
     bucket = split_s3(uri)[0]
     if code == "NoSuchBucket":
-        return FastTextError(f"S3 bucket does not exist: {bucket} (for {uri})")
+        return _no_bucket(bucket, uri)
     if code in ("NoSuchKey", "404", "NotFound"):
         # HEAD answers a bare 404 for a missing bucket too: ask about the bucket to say which.
         if not _bucket_exists(bucket):
-            return FastTextError(f"S3 bucket does not exist: {bucket} (for {uri})")
+            return _no_bucket(bucket, uri)
         return FastTextError(f"no such S3 object: {uri}")
     if code in ("AccessDenied", "403", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled"):
         return FastTextError(f"access denied to {uri} ({code}): check your AWS credentials and permissions")
     return FastTextError(f"S3 request for {uri} failed: {code or 'error'} (HTTP {status}) {error.get('Message') or ''}".rstrip())
+
+
+def _no_bucket(bucket, uri):
+    # Bucket names have been lowercase since 2018 (only some older us-east-1 buckets have capitals): a name typed
+    # with them (-p bucket My-Bucket) is most likely the lowercase one.
+    hint = f"; bucket names are lowercase: did you mean {bucket.lower()}?" if bucket != bucket.lower() else ""
+    return FastTextError(f"S3 bucket does not exist: {bucket} (for {uri}){hint}")
 
 
 def _bucket_exists(bucket):

@@ -565,6 +565,18 @@ def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monk
             one_line(err.value)
 
 
+def test_a_bucket_name_typed_with_capitals_is_answered_with_its_lowercase_name(s3_bucket):
+    """-p bucket My-Bucket: 'S3 bucket does not exist' alone left the user to guess (names are lowercase)."""
+    typed = s3_bucket.replace("s3://", "s3://My-", 1)
+    for call in (lambda: storage.check_writable(f"{typed}/models"), lambda: storage.read_bytes(f"{typed}/data/a.txt")):
+        with pytest.raises(FastTextError) as err:
+            call()
+        assert str(err.value).endswith(f"; bucket names are lowercase: did you mean {typed[5:].split('/')[0].lower()}?")
+    with pytest.raises(FastTextError) as err:
+        storage.check_writable("s3://no-such-bucket-x/models")
+    assert "did you mean" not in str(err.value)
+
+
 def test_check_writable_s3(s3_bucket, proxy):
     storage.check_writable(f"{s3_bucket}/models/new")
     assert s3_names(f"{s3_bucket}/models/new") == []  # the probe is gone
