@@ -162,6 +162,7 @@ def model_fn(model_dir, context=None):
     from .predict import Predictor
 
     _let_input_fn_decode()
+    _answer_request_errors_in_one_line()
     ctx = _serving_ctx(context)
     key = (os.path.abspath(str(model_dir)) if "://" not in str(model_dir) else str(model_dir), ctx)
     stamp = _bundle_stamp(model_dir)
@@ -190,6 +191,29 @@ def _let_input_fn_decode():
     decoded = getattr(content_types, "UTF8_TYPES", None)
     if isinstance(decoded, list) and (JSON_TYPE in decoded or CSV_TYPE in decoded):
         content_types.UTF8_TYPES = [t for t in decoded if t not in (JSON_TYPE, CSV_TYPE)]
+
+
+def _answer_request_errors_in_one_line():
+    """The toolkit answers every error raised in a handler with its message, a newline and the Python traceback
+    (``Transformer.handle_error``): a client that sent bad CSV got our one line followed by 20 lines of this
+    library's internals and file paths. A bad request (:class:`RequestError`, 4xx) is now answered with its
+    message alone; a server error (500: a defect of ours) keeps the traceback, which is what its report needs.
+    Patched on the toolkit's class, in this serving process; a toolkit without it is left as it is."""
+    import sys
+
+    transformer = getattr(sys.modules.get("sagemaker_inference.transformer"), "Transformer", None)
+    original = getattr(transformer, "__dict__", {}).get("handle_error")
+    if not isinstance(original, staticmethod) or getattr(original.__func__, "one_line_requests", False):
+        return
+    answer = original.__func__
+
+    def handle_error(context, inference_exception, trace):
+        if isinstance(inference_exception, RequestError):
+            return [line.rstrip("\n") for line in answer(context, inference_exception, "")]
+        return answer(context, inference_exception, trace)
+
+    handle_error.one_line_requests = True
+    transformer.handle_error = staticmethod(handle_error)
 
 
 def _media_type(header):

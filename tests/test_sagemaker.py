@@ -684,6 +684,21 @@ def test_the_toolkit_decodes_json_and_csv_itself_until_model_fn_takes_them_off_i
     assert not {sm_serve.JSON_TYPE, sm_serve.CSV_TYPE, sm_serve.JSONLINES_TYPE} & set(content_types.UTF8_TYPES)
 
 
+def test_a_bad_request_is_answered_in_one_line_and_a_server_error_keeps_its_traceback(endpoint, monkeypatch):
+    """The toolkit put the Python traceback after every error's message: a client that sent bad JSON got our line
+    and 20 lines of this library's internals. A 4xx is now its one line; a 500 (our defect) keeps the trace."""
+    for body, content_type in ((b'["unclosed', "application/json"), (b"", "text/plain"), (b"x", "text/html")):
+        status, _, response = endpoint.invoke(body, content_type, "application/json")
+        assert 400 <= status < 500 and "\n" not in response and "Traceback" not in response, response
+
+    def broken(self, texts):
+        raise RuntimeError("a defect of ours")
+
+    monkeypatch.setattr(Predictor, "predict", broken)
+    status, _, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
+    assert status == 500 and response.startswith("a defect of ours\nTraceback") and "RuntimeError" in response
+
+
 def test_jsonlines_accept_that_admits_neither_gets_406(endpoint):
     status, _, response = endpoint.invoke(b'{"source": "a"}\n', "application/jsonlines", "text/csv")
     assert status == 406 and "accept application/jsonlines" in response.splitlines()[0], response
