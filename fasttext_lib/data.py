@@ -650,6 +650,12 @@ def _header_columns(first, later_rows):
     label = first[col].strip()
     if label in later:
         return None  # a real class that happens to be called "label"
+    if layout and any(first[c].strip() and first[c].strip() in {r[c].strip() for r in later_rows if len(r) > c}
+                      for c in layout[1]):
+        # a text column's "name" that recurs below it is a value, not a name: a data row whose text is a word such
+        # training takes for a class column's name ("1","Rating"; positive,Score: the class beside it, "1", recurs
+        # in the rows after it), read as a header that put the class in the text's column
+        return None
     if layout:
         return layout
     if len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later):

@@ -50,6 +50,26 @@ def test_a_header_naming_the_class_column_anywhere_reads_every_row(tmp_path, rea
     assert data.texts == [" ".join([t] * n_text) for t in real.texts]
 
 
+@pytest.mark.parametrize("first, quoting, word_classes", [
+    (["1", "Rating"], csv.QUOTE_ALL, False),       # a Zhang et al. file whose first review is the word "Rating"
+    (["2", "Y"], csv.QUOTE_MINIMAL, False),
+    (["positive", "Score"], csv.QUOTE_MINIMAL, True),   # classes written as words
+])
+def test_a_first_row_whose_text_is_a_class_columns_name_is_data_not_a_header(tmp_path, real, first, quoting,
+                                                                              word_classes):
+    """A header of the class column beside one column of any name (tweet,sentiment) is followed: but a first data
+    row whose text is one word that names a class column ("1","Rating") read so too, as a header with its class in
+    the text's column: every review became its own class (121 classes for 121 rows). Its other value, the class,
+    recurs below it, as no column's name does: it is read as data."""
+    ids = {"negative": "1", "positive": "2"}
+    labels = real.labels if word_classes else [ids[label] for label in real.labels]
+    path = tmp_path / "data.csv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f, quoting=quoting, lineterminator="\n").writerows([first] + [list(r) for r in zip(labels, real.texts)])
+    data = read_labeled(str(path))
+    assert data.labels == [first[0]] + labels and data.texts == [first[1]] + real.texts
+
+
 def test_a_headerless_csv_whose_classes_are_words_trains_as_with_format_csv(tmp_path, real):
     """df[["label", "text"]].to_csv(path, index=False, header=False) with classes named by words (positive,the
     text): the first line alone cannot say CSV (a number or a quoted class does), and training stopped with
