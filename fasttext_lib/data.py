@@ -807,16 +807,16 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             yield None, csv_text(row)
         return
     columns = _header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) if ahead else None
-    layout = None
+    layout, names = None, None
     if columns is not None:
         label_col, text_cols = columns
         if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
             layout = (label_col, text_cols, len(ahead[0][0]))
         found["class_from"] = f"column {label_col + 1 + index} ({ahead[0][0][label_col].strip()!r})"
-        ahead = ahead[1:]
+        names, ahead = ahead[0][0], ahead[1:]
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
-    _check_text_columns([r for r, _ in ahead], columns, uri)
+    _check_text_columns([r for r, _ in ahead], columns, uri, names)
     for row, start in _chain(ahead, rows):
         yield _csv_row_to_example(row, uri, start, layout)
 
@@ -845,13 +845,27 @@ def _counts_like_ids(numbers):
     return one_way >= 0.9 * len(steps) and max(numbers) - min(numbers) < 2 * len(numbers)
 
 
-def _check_text_columns(rows, columns, uri):
+def _check_text_columns(rows, columns, uri, names=None):
     """Refuse CSV whose text columns include an id column (:data:`METADATA_MIN_ROWS`); ``rows``: the first data rows;
     ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang). Two-column
-    files are never refused."""
+    files are refused only when ``names`` (the header row) names their text column with a name that is no known text
+    column's (``tweet_id,sentiment``: taken for the text only because it is the one column beside the class)."""
     width = max((len(r) for r in rows), default=0)
     label_col, text_cols = columns if columns is not None else (0, list(range(1, width)))
-    if len(text_cols) < 2 or len(rows) < METADATA_MIN_ROWS:
+    if len(rows) < METADATA_MIN_ROWS:
+        return
+    if len(text_cols) < 2:
+        name = names[text_cols[0]].strip() if names is not None and len(text_cols) == 1 else ""
+        values = [r[text_cols[0]] for r in rows if text_cols and text_cols[0] < len(r) and r[text_cols[0]].strip()]
+        if (name and name.lower() not in HEADER_TEXT_NAMES and len(values) >= METADATA_MIN_ROWS
+                and all(_WHOLE_NUMBER.fullmatch(v) for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values)):
+            # a labels file (tweet_id,sentiment: the texts are elsewhere) was "cannot detect the format"; since the one
+            # column beside a named class is taken for the text, its ids were trained on as words
+            raise FastTextError(
+                f"{uri}: the header names the class column ({names[label_col].strip()}) beside one other column, "
+                f"{name!r}, which over the first {len(rows)} rows holds only whole numbers, nearly all different "
+                f"({values[0].strip()!r}, ...): an id, not text; this file has no text column to read (join the texts "
+                f"to it first, e.g. pandas: labels.merge(texts, on={name!r}))")
         return
     ids, constant = [], []
     for c in text_cols:

@@ -465,7 +465,7 @@ def _csv_request(text, header):
         comma = " (a comma in an unquoted text? quote the field)" if len(records[bad]) > len(names) else ""
         raise RequestError(400, f"CSV record {bad + first_number} has {len(records[bad]) + index} column(s), but the "
                                 f"header ({','.join(shown)}) names {len(shown)}{comma}")
-    _refuse_metadata_columns(records, layout)
+    _refuse_metadata_columns(records, layout, names)
     return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
                    for record in records)
 
@@ -492,14 +492,14 @@ def _csv_lines(text):
     return records
 
 
-def _refuse_metadata_columns(records, layout):
+def _refuse_metadata_columns(records, layout, names=None):
     """A 400 for a CSV request whose columns after the class hold ids, dates or user names (Sentiment140's),
     refused as training and predict refuse them (``layout``: a header's (class column, text columns), or None:
     the class first)."""
     from .data import HEADER_LOOKAHEAD, _check_text_columns
 
     try:
-        _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request")
+        _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request", names)
     except FastTextError as exc:
         raise RequestError(400, str(exc)) from None
 

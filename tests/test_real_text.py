@@ -70,6 +70,23 @@ def test_a_first_row_whose_text_is_a_class_columns_name_is_data_not_a_header(tmp
     assert data.labels == [first[0]] + labels and data.texts == [first[1]] + real.texts
 
 
+def test_a_labels_file_of_ids_beside_the_class_is_refused_not_trained_on_its_ids(tmp_path, real):
+    """tweet_id,sentiment (a labels file whose texts are in another file) was 'cannot detect the format'; since the
+    one column beside a named class is taken for the text whatever its name, its ids were trained on as words. A
+    column so taken that holds only whole numbers, nearly all different, is an id: one line says the file has no text."""
+    path = tmp_path / "labels.csv"
+    frame = pd.DataFrame({"tweet_id": [str(1093 + 7 * i) for i in range(len(real))], "sentiment": real.labels})
+    frame.to_csv(path, index=False)
+    with pytest.raises(FastTextError, match=r"labels.csv: the header names the class column \(sentiment\) beside one "
+                                            r"other column, 'tweet_id', .* an id, not text; this file has no text"):
+        read_labeled(str(path))
+    frame.sample(frac=1, random_state=0).to_csv(path, index=False)  # ids in no order: the same
+    with pytest.raises(FastTextError, match="no text column"):
+        read_labeled(str(path))
+    frame.assign(tweet_id=real.texts).to_csv(path, index=False)  # the tweets themselves: read
+    assert read_labeled(str(path)).texts == real.texts
+
+
 def test_a_headerless_csv_whose_classes_are_words_trains_as_with_format_csv(tmp_path, real):
     """df[["label", "text"]].to_csv(path, index=False, header=False) with classes named by words (positive,the
     text): the first line alone cannot say CSV (a number or a quoted class does), and training stopped with
