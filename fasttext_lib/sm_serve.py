@@ -414,6 +414,7 @@ def _csv_request(text, header):
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
     stream = io.StringIO(text, newline="")
     reader = csv.reader(stream, strict=True)
+    records, spanned = [], False  # spanned: a record read before an error went on over a line break (CSV's quoting)
     try:
         names, start, blank = None, 0, 0
         if header == "present":
@@ -427,9 +428,15 @@ def _csv_request(text, header):
                 stream.seek(0)
                 reader = csv.reader(stream, strict=True)
                 blank = 0
-        records = list(reader)
+        line = reader.line_num
+        for record in reader:
+            records.append(record)
+            spanned, line = spanned or reader.line_num - line > 1, reader.line_num
     except csv.Error as exc:
-        if header == "present":  # a file with a header row is CSV written by a program: its error is the request's
+        # A file with a header row is CSV written by a program, and so is a body whose records went on over line
+        # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a line
+        # at a time, such a record was answered as two reviews, every answer after it one off.
+        if header == "present" or spanned:
             raise RequestError(400, f"request body is not valid CSV: {exc}") from None
         records = _csv_lines(text)
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
