@@ -551,6 +551,26 @@ def distinct_row_numbers(values):
             and all(_ROW_NUMBER.fullmatch(v) for v in values))
 
 
+def restarted_row_numbers(labels, texts):
+    """Are ``labels`` (a file's, in file order) pandas' index of a concatenation written without a header
+    (``pd.concat([a, b]).to_csv(path, header=False)``: ``0,positive,the text``, ..., ``0,negative,...`` again), read
+    as the classes? Every one a whole number, :data:`ROW_NUMBER_LABELS` different ones or more, counting up in runs
+    that start again at 0, as each frame's numbers do (never the same twice in a row, down at most once in
+    :data:`INDEX_RUN_ROWS` steps, at least once, and each time to 0), and the real class, written after them, the first word of nearly
+    every one of ``texts`` (the first documents' texts): those words take few values (at most one in
+    :data:`INDEX_RUN_ROWS` of the texts), where the openings of real texts under classes numbered in turn vary."""
+    if not all(_ROW_NUMBER.fullmatch(v) for v in labels) or len(set(labels)) < ROW_NUMBER_LABELS:
+        return False
+    numbers = [int(v) for v in labels]
+    steps = [b - a for a, b in zip(numbers, numbers[1:])]
+    down = sum(d < 0 for d in steps)
+    if 0 in steps or not down or INDEX_RUN_ROWS * down > len(steps) or any(
+            b != 0 for b, d in zip(numbers[1:], steps) if d < 0):
+        return False
+    firsts = [t.split(None, 1)[0] if t.split() else "" for t in texts]
+    return bool(firsts) and INDEX_RUN_ROWS * len(set(firsts)) <= len(firsts)
+
+
 def headless_index_rows(records, classes):
     """Do ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
     written with pandas' index, ``,label,text``, whose header only the first mini-batch held) begin with pandas' index

@@ -1049,6 +1049,35 @@ def test_pandas_index_written_without_a_header_is_refused_not_trained_as_a_class
     assert "index=False" in lines[0] and not out.exists()
 
 
+def test_pandas_index_of_a_concatenation_written_without_a_header_is_refused(tmp_path):
+    """pd.concat([a, b]).to_csv(path, header=False): the row numbers first start again at 0 with b (0..545, 0..999),
+    so each 'class' held one or two documents, not each a different one: 1000 classes of 1546 shared real documents
+    trained without a word (train_loss 6.4), the real class the first word of every text."""
+    parts = [_shared("drug_reviews_train", ("label", "text")), _shared("amazon_snippets_train", ("label", "text")).head(60)]
+    path, out = tmp_path / "concat.csv", tmp_path / "model"
+    pd.concat(parts).to_csv(path, header=False)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    lines = got.stderr.strip().splitlines()
+    assert got.returncode == 2 and len(lines) == 1, got.stderr
+    assert lines[0].startswith("error: training data has 546 classes for 606 documents, whole numbers that count up "
+                               "and start again ('0', '1', '2', ...), each text opening with one of a few words ('1', "
+                               "'2', ...): row numbers, not classes") and "index=False" in lines[0], lines
+    assert not out.exists()
+    pd.concat(parts).to_csv(path, header=False, index=False)  # as it says: trains
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+
+
+def test_classes_numbered_in_turn_from_0_still_train(tmp_path, real):
+    """25 classes 0..24 dealt out in turn count up and start again at 0 as a concatenation's row numbers do: their
+    texts, real sentences that open with many different words, say they are classes."""
+    path, out = tmp_path / "turns.csv", tmp_path / "model"
+    pd.DataFrame({"label": [str(i % 25) for i in range(len(real))], "text": real.texts}).to_csv(
+        path, index=False, header=False)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+
+
 def test_numbered_classes_of_several_documents_each_still_train(tmp_path):
     """Classes that are whole numbers train when some hold more than one document (a 25-class set of ids)."""
     path, out = tmp_path / "many.csv", tmp_path / "model"
