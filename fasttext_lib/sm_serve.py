@@ -405,8 +405,9 @@ def _csv_request(text, header):
     are answered, the class column not scored; when it names text columns only (``title,body``), each record's
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .data import (_header_layout, _short_header, allow_long_csv_fields, csv_text, index_column,
-                       index_header_start, index_rows, one_column_text_header, text_header_columns)
+    from .data import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, allow_long_csv_fields,
+                       csv_text, index_column, index_header_start, index_rows, one_column_text_header,
+                       text_header_columns)
 
     header = header.lower()
     if header not in ("", "present", "absent"):
@@ -439,6 +440,12 @@ def _csv_request(text, header):
         if header == "present" or spanned:
             raise RequestError(400, f"request body is not valid CSV: {exc}") from None
         records = _csv_lines(text)
+    if (names is not None and in_batch_transform(os.environ) and _header_layout(names) is not None
+            and _header_columns(names, records[:HEADER_LOOKAHEAD]) is None):
+        # a later mini-batch whose first record only reads like a header: a review that is one word naming a class
+        # column (2,Stars; positive,Score: its class recurs below it, data._header_columns) was skipped, unanswered,
+        # and every answer after it one off
+        records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          _csv_texts numbers them)
     shown = names  # the header as the request writes it

@@ -1327,6 +1327,21 @@ def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_wi
 
 
 @pytest.mark.parametrize("body, texts", [
+    (b"2,Stars\n1,cold soup\n2,great food\n1,rude staff\n", ["Stars", "cold soup", "great food", "rude staff"]),
+    (b'"1","Rating"\n"1","cold soup"\n"2","great food"\n', ["Rating", "cold soup", "great food"]),
+    (b"label,text\n1,cold soup\n2,great food\n", ["cold soup", "great food"]),  # the first mini-batch: its header
+])
+def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_like_a_header(monkeypatch, served, body,
+                                                                                          texts):
+    """A later mini-batch of a label,text file sent with header=present whose first review is one word that names a
+    class column (2,Stars) was skipped as a header since the one column beside a named class is taken for the
+    text whatever its name: one answer short, every answer after it one off. Its class recurs below it: data."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    reviews = sm_serve.input_fn(body, "text/csv; header=present")
+    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(texts)
+
+
+@pytest.mark.parametrize("body, texts", [
     (b"3,000 calories and worth it\n5,5 stars at most\n", ["3,000 calories and worth it", "5,5 stars at most"]),
     (b"1,great\n2,cold\n", ["1,great", "2,cold"]),  # two unquoted class-first rows: too thin a sign, as before
     (b"2,great food\n1,cold\n2,nice\n1,bad\n", ["great food", "cold", "nice", "bad"]),  # labeled rows, as before
