@@ -551,6 +551,26 @@ def distinct_row_numbers(values):
             and all(_ROW_NUMBER.fullmatch(v) for v in values))
 
 
+def restarted_row_numbers(labels, texts):
+    """Are ``labels`` (a file's, in file order) pandas' index of a concatenation written without a header
+    (``pd.concat([a, b]).to_csv(path, header=False)``: ``0,positive,the text``, ..., ``0,negative,...`` again), read
+    as the classes? Every one a whole number, :data:`ROW_NUMBER_LABELS` different ones or more, counting up in runs
+    that start again at 0, as each frame's numbers do (never the same twice in a row, down at most once in
+    :data:`INDEX_RUN_ROWS` steps, at least once, and each time to 0), and the real class, written after them, the first word of nearly
+    every one of ``texts`` (the first documents' texts): those words take few values (at most one in
+    :data:`INDEX_RUN_ROWS` of the texts), where the openings of real texts under classes numbered in turn vary."""
+    if not all(_ROW_NUMBER.fullmatch(v) for v in labels) or len(set(labels)) < ROW_NUMBER_LABELS:
+        return False
+    numbers = [int(v) for v in labels]
+    steps = [b - a for a, b in zip(numbers, numbers[1:])]
+    down = sum(d < 0 for d in steps)
+    if 0 in steps or not down or INDEX_RUN_ROWS * down > len(steps) or any(
+            b != 0 for b, d in zip(numbers[1:], steps) if d < 0):
+        return False
+    firsts = [t.split(None, 1)[0] if t.split() else "" for t in texts]
+    return bool(firsts) and INDEX_RUN_ROWS * len(set(firsts)) <= len(firsts)
+
+
 def headless_index_rows(records, classes):
     """Do ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
     written with pandas' index, ``,label,text``, whose header only the first mini-batch held) begin with pandas' index
@@ -650,6 +670,12 @@ def _header_columns(first, later_rows):
     label = first[col].strip()
     if label in later:
         return None  # a real class that happens to be called "label"
+    if layout and any(first[c].strip() and first[c].strip() in {r[c].strip() for r in later_rows if len(r) > c}
+                      for c in layout[1]):
+        # a text column's "name" that recurs below it is a value, not a name: a data row whose text is a word such
+        # training takes for a class column's name ("1","Rating"; positive,Score: the class beside it, "1", recurs
+        # in the rows after it), read as a header that put the class in the text's column
+        return None
     if layout:
         return layout
     if len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later):
@@ -801,16 +827,16 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             yield None, csv_text(row)
         return
     columns = _header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) if ahead else None
-    layout = None
+    layout, names = None, None
     if columns is not None:
         label_col, text_cols = columns
         if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
             layout = (label_col, text_cols, len(ahead[0][0]))
         found["class_from"] = f"column {label_col + 1 + index} ({ahead[0][0][label_col].strip()!r})"
-        ahead = ahead[1:]
+        names, ahead = ahead[0][0], ahead[1:]
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
-    _check_text_columns([r for r, _ in ahead], columns, uri)
+    _check_text_columns([r for r, _ in ahead], columns, uri, names)
     for row, start in _chain(ahead, rows):
         yield _csv_row_to_example(row, uri, start, layout)
 
@@ -839,13 +865,27 @@ def _counts_like_ids(numbers):
     return one_way >= 0.9 * len(steps) and max(numbers) - min(numbers) < 2 * len(numbers)
 
 
-def _check_text_columns(rows, columns, uri):
+def _check_text_columns(rows, columns, uri, names=None):
     """Refuse CSV whose text columns include an id column (:data:`METADATA_MIN_ROWS`); ``rows``: the first data rows;
     ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang). Two-column
-    files are never refused."""
+    files are refused only when ``names`` (the header row) names their text column with a name that is no known text
+    column's (``tweet_id,sentiment``: taken for the text only because it is the one column beside the class)."""
     width = max((len(r) for r in rows), default=0)
     label_col, text_cols = columns if columns is not None else (0, list(range(1, width)))
-    if len(text_cols) < 2 or len(rows) < METADATA_MIN_ROWS:
+    if len(rows) < METADATA_MIN_ROWS:
+        return
+    if len(text_cols) < 2:
+        name = names[text_cols[0]].strip() if names is not None and len(text_cols) == 1 else ""
+        values = [r[text_cols[0]] for r in rows if text_cols and text_cols[0] < len(r) and r[text_cols[0]].strip()]
+        if (name and name.lower() not in HEADER_TEXT_NAMES and len(values) >= METADATA_MIN_ROWS
+                and all(_WHOLE_NUMBER.fullmatch(v) for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values)):
+            # a labels file (tweet_id,sentiment: the texts are elsewhere) was "cannot detect the format"; since the one
+            # column beside a named class is taken for the text, its ids were trained on as words
+            raise FastTextError(
+                f"{uri}: the header names the class column ({names[label_col].strip()}) beside one other column, "
+                f"{name!r}, which over the first {len(rows)} rows holds only whole numbers, nearly all different "
+                f"({values[0].strip()!r}, ...): an id, not text; this file has no text column to read (join the texts "
+                f"to it first, e.g. pandas: labels.merge(texts, on={name!r}))")
         return
     ids, constant = [], []
     for c in text_cols:

@@ -429,8 +429,9 @@ def _csv_request(text, header):
     are answered, the class column not scored; when it names text columns only (``title,body``), each record's
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .data import (_header_layout, _short_header, allow_long_csv_fields, csv_text, index_column,
-                       index_header_start, index_rows, one_column_text_header, text_header_columns)
+    from .data import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, allow_long_csv_fields,
+                       csv_text, index_column, index_header_start, index_rows, one_column_text_header,
+                       text_header_columns)
 
     header = header.lower()
     if header not in ("", "present", "absent"):
@@ -438,6 +439,7 @@ def _csv_request(text, header):
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
     stream = io.StringIO(text, newline="")
     reader = csv.reader(stream, strict=True)
+    records, spanned = [], False  # spanned: a record read before an error went on over a line break (CSV's quoting)
     try:
         names, start, blank = None, 0, 0
         if header == "present":
@@ -451,11 +453,23 @@ def _csv_request(text, header):
                 stream.seek(0)
                 reader = csv.reader(stream, strict=True)
                 blank = 0
-        records = list(reader)
+        line = reader.line_num
+        for record in reader:
+            records.append(record)
+            spanned, line = spanned or reader.line_num - line > 1, reader.line_num
     except csv.Error as exc:
-        if header == "present":  # a file with a header row is CSV written by a program: its error is the request's
+        # A file with a header row is CSV written by a program, and so is a body whose records went on over line
+        # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a line
+        # at a time, such a record was answered as two reviews, every answer after it one off.
+        if header == "present" or spanned:
             raise RequestError(400, f"request body is not valid CSV: {exc}") from None
         records = _csv_lines(text)
+    if (names is not None and in_batch_transform(os.environ) and _header_layout(names) is not None
+            and _header_columns(names, records[:HEADER_LOOKAHEAD]) is None):
+        # a later mini-batch whose first record only reads like a header: a review that is one word naming a class
+        # column (2,Stars; positive,Score: its class recurs below it, data._header_columns) was skipped, unanswered,
+        # and every answer after it one off
+        records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          _csv_texts numbers them)
     shown = names  # the header as the request writes it
@@ -489,7 +503,7 @@ def _csv_request(text, header):
         comma = " (a comma in an unquoted text? quote the field)" if len(records[bad]) > len(names) else ""
         raise RequestError(400, f"CSV record {bad + first_number} has {len(records[bad]) + index} column(s), but the "
                                 f"header ({','.join(shown)}) names {len(shown)}{comma}")
-    _refuse_metadata_columns(records, layout)
+    _refuse_metadata_columns(records, layout, names)
     return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
                    for record in records)
 
@@ -516,14 +530,14 @@ def _csv_lines(text):
     return records
 
 
-def _refuse_metadata_columns(records, layout):
+def _refuse_metadata_columns(records, layout, names=None):
     """A 400 for a CSV request whose columns after the class hold ids, dates or user names (Sentiment140's),
     refused as training and predict refuse them (``layout``: a header's (class column, text columns), or None:
     the class first)."""
     from .data import HEADER_LOOKAHEAD, _check_text_columns
 
     try:
-        _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request")
+        _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request", names)
     except FastTextError as exc:
         raise RequestError(400, str(exc)) from None
 

@@ -30,7 +30,8 @@ import numpy as np
 from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
-from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, distinct_row_numbers, sort_labels
+from .data import (CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, distinct_row_numbers, restarted_row_numbers,
+                   sort_labels)
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, raise_if_interrupted
 from .features import Featurizer
@@ -202,6 +203,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         # the documents, read like text, or, when the reviews are short ("great food","positive"), the texts read
         # like labels: a few values, repeated. (A genuine small set of many short labels, 20 intents in 30
         # sentences, trains.)
+        texts = train_data.sample if isinstance(train_data, CountedTexts) else train_data.texts[:SAMPLE_DOCS]
         if len(classes) == len(train_data) and distinct_row_numbers(classes):
             # every document a class of its own, each a whole number: row numbers (pandas' index written without a
             # header, df.to_csv(path, header=False): 0,positive,the text), the real class read as the text's first word
@@ -210,7 +212,15 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                 f"number ({', '.join(repr(c) for c in train_data.labels[:3])}, ...): row numbers, not classes; is the "
                 f"first column pandas' index (df.to_csv(path, header=False) writes it first)? Write the file with "
                 f"index=False; a classifier needs several documents per class")
-        texts = train_data.sample if isinstance(train_data, CountedTexts) else train_data.texts[:SAMPLE_DOCS]
+        if restarted_row_numbers(train_data.labels, texts):
+            # the same after pd.concat: the numbers start again at each frame (0..545, 0..999), so each class was
+            # 1 to 2 documents, and trained on without a word
+            raise FastTextError(
+                f"training data has {len(classes)} classes for {len(train_data)} documents, whole numbers that count "
+                f"up and start again ({', '.join(repr(c) for c in train_data.labels[:3])}, ...), each text opening "
+                f"with one of a few words ({', '.join(repr(w) for w in sorted({t.split()[0] for t in texts if t.split()})[:3])}"
+                f", ...): row numbers, not classes; is the first column pandas' index (pd.concat(...).to_csv(path, "
+                f"header=False) writes it first)? Write the file with index=False")
         repeated = texts_look_like_labels(texts, train_data.labels[:len(texts)])
         if repeated or (2 * len(classes) > len(train_data) and classes_look_like_text(classes)):
             example = max(classes, key=len)

@@ -50,6 +50,43 @@ def test_a_header_naming_the_class_column_anywhere_reads_every_row(tmp_path, rea
     assert data.texts == [" ".join([t] * n_text) for t in real.texts]
 
 
+@pytest.mark.parametrize("first, quoting, word_classes", [
+    (["1", "Rating"], csv.QUOTE_ALL, False),       # a Zhang et al. file whose first review is the word "Rating"
+    (["2", "Y"], csv.QUOTE_MINIMAL, False),
+    (["positive", "Score"], csv.QUOTE_MINIMAL, True),   # classes written as words
+])
+def test_a_first_row_whose_text_is_a_class_columns_name_is_data_not_a_header(tmp_path, real, first, quoting,
+                                                                              word_classes):
+    """A header of the class column beside one column of any name (tweet,sentiment) is followed: but a first data
+    row whose text is one word that names a class column ("1","Rating") read so too, as a header with its class in
+    the text's column: every review became its own class (121 classes for 121 rows). Its other value, the class,
+    recurs below it, as no column's name does: it is read as data."""
+    ids = {"negative": "1", "positive": "2"}
+    labels = real.labels if word_classes else [ids[label] for label in real.labels]
+    path = tmp_path / "data.csv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f, quoting=quoting, lineterminator="\n").writerows([first] + [list(r) for r in zip(labels, real.texts)])
+    data = read_labeled(str(path))
+    assert data.labels == [first[0]] + labels and data.texts == [first[1]] + real.texts
+
+
+def test_a_labels_file_of_ids_beside_the_class_is_refused_not_trained_on_its_ids(tmp_path, real):
+    """tweet_id,sentiment (a labels file whose texts are in another file) was 'cannot detect the format'; since the
+    one column beside a named class is taken for the text whatever its name, its ids were trained on as words. A
+    column so taken that holds only whole numbers, nearly all different, is an id: one line says the file has no text."""
+    path = tmp_path / "labels.csv"
+    frame = pd.DataFrame({"tweet_id": [str(1093 + 7 * i) for i in range(len(real))], "sentiment": real.labels})
+    frame.to_csv(path, index=False)
+    with pytest.raises(FastTextError, match=r"labels.csv: the header names the class column \(sentiment\) beside one "
+                                            r"other column, 'tweet_id', .* an id, not text; this file has no text"):
+        read_labeled(str(path))
+    frame.sample(frac=1, random_state=0).to_csv(path, index=False)  # ids in no order: the same
+    with pytest.raises(FastTextError, match="no text column"):
+        read_labeled(str(path))
+    frame.assign(tweet_id=real.texts).to_csv(path, index=False)  # the tweets themselves: read
+    assert read_labeled(str(path)).texts == real.texts
+
+
 def test_a_headerless_csv_whose_classes_are_words_trains_as_with_format_csv(tmp_path, real):
     """df[["label", "text"]].to_csv(path, index=False, header=False) with classes named by words (positive,the
     text): the first line alone cannot say CSV (a number or a quoted class does), and training stopped with
@@ -1010,6 +1047,35 @@ def test_pandas_index_written_without_a_header_is_refused_not_trained_as_a_class
     assert len(lines) == 1 and lines[0].startswith("error: training data has 120 classes for 120 documents, each a "
                                                    "different whole number"), lines
     assert "index=False" in lines[0] and not out.exists()
+
+
+def test_pandas_index_of_a_concatenation_written_without_a_header_is_refused(tmp_path):
+    """pd.concat([a, b]).to_csv(path, header=False): the row numbers first start again at 0 with b (0..545, 0..999),
+    so each 'class' held one or two documents, not each a different one: 1000 classes of 1546 shared real documents
+    trained without a word (train_loss 6.4), the real class the first word of every text."""
+    parts = [_shared("drug_reviews_train", ("label", "text")), _shared("amazon_snippets_train", ("label", "text")).head(60)]
+    path, out = tmp_path / "concat.csv", tmp_path / "model"
+    pd.concat(parts).to_csv(path, header=False)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    lines = got.stderr.strip().splitlines()
+    assert got.returncode == 2 and len(lines) == 1, got.stderr
+    assert lines[0].startswith("error: training data has 546 classes for 606 documents, whole numbers that count up "
+                               "and start again ('0', '1', '2', ...), each text opening with one of a few words ('1', "
+                               "'2', ...): row numbers, not classes") and "index=False" in lines[0], lines
+    assert not out.exists()
+    pd.concat(parts).to_csv(path, header=False, index=False)  # as it says: trains
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+
+
+def test_classes_numbered_in_turn_from_0_still_train(tmp_path, real):
+    """25 classes 0..24 dealt out in turn count up and start again at 0 as a concatenation's row numbers do: their
+    texts, real sentences that open with many different words, say they are classes."""
+    path, out = tmp_path / "turns.csv", tmp_path / "model"
+    pd.DataFrame({"label": [str(i % 25) for i in range(len(real))], "text": real.texts}).to_csv(
+        path, index=False, header=False)
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
 
 
 def test_numbered_classes_of_several_documents_each_still_train(tmp_path):

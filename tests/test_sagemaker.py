@@ -540,6 +540,23 @@ def test_the_sdks_csv_serializer_of_reviews_with_quotes_is_answered_one_review_p
     assert json.loads(response) == served[1].predict(reviews)
 
 
+def test_a_csv_body_with_a_review_over_two_lines_and_a_bad_record_is_refused_not_read_a_line_at_a_time():
+    """A body that is not valid CSV is read a line at a time (the SDK's CSVSerializer writes reviews one per line):
+    but one whose records went on over line breaks inside quotes before its error (pandas quotes a review with a
+    line break) is CSV with an error: read a line at a time, that review was answered as two, every answer after it
+    one off, without a word. It is the 400 it was before."""
+    import pandas as pd
+
+    reviews = ["Great phone.\nThe battery, sadly, dies fast.", "cold soup", "kind staff"]
+    body = pd.DataFrame({"review": reviews}).to_csv(header=False, index=False)
+    assert len(sm_serve.input_fn(body, "text/csv")) == 3  # valid CSV: one review a record
+    with pytest.raises(sm_serve.RequestError, match="request body is not valid CSV") as refused:
+        sm_serve.input_fn(body + '"Best buy ever" until it broke\n', "text/csv")
+    assert refused.value.status_code == 400
+    sdk = "\n".join(reviews[1:] + ['"Best buy ever" until it broke'])  # no record over two lines: a line at a time
+    assert list(sm_serve.input_fn(sdk, "text/csv")) == reviews[1:] + ['"Best buy ever" until it broke']
+
+
 def test_the_endpoint_answers_with_the_names_the_bundle_stores(endpoint, served):
     texts = ["great, friendly, tasty", "cold food, rude staff, awful"]
     status, _, response = endpoint.invoke(json.dumps(texts).encode(), "application/json", "application/json")
@@ -1322,6 +1339,21 @@ def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_wi
         assert status == 200, response
         answers += json.loads(response)
     assert answers == served[1].predict(list(frame.iloc[:, -1]))
+
+
+@pytest.mark.parametrize("body, texts", [
+    (b"2,Stars\n1,cold soup\n2,great food\n1,rude staff\n", ["Stars", "cold soup", "great food", "rude staff"]),
+    (b'"1","Rating"\n"1","cold soup"\n"2","great food"\n', ["Rating", "cold soup", "great food"]),
+    (b"label,text\n1,cold soup\n2,great food\n", ["cold soup", "great food"]),  # the first mini-batch: its header
+])
+def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_like_a_header(monkeypatch, served, body,
+                                                                                          texts):
+    """A later mini-batch of a label,text file sent with header=present whose first review is one word that names a
+    class column (2,Stars) was skipped as a header since the one column beside a named class is taken for the
+    text whatever its name: one answer short, every answer after it one off. Its class recurs below it: data."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    reviews = sm_serve.input_fn(body, "text/csv; header=present")
+    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(texts)
 
 
 @pytest.mark.parametrize("body, texts", [
