@@ -878,14 +878,16 @@ def _check_text_columns(rows, columns, uri, names=None):
         name = names[text_cols[0]].strip() if names is not None and len(text_cols) == 1 else ""
         values = [r[text_cols[0]] for r in rows if text_cols and text_cols[0] < len(r) and r[text_cols[0]].strip()]
         if (name and name.lower() not in HEADER_TEXT_NAMES and len(values) >= METADATA_MIN_ROWS
-                and all(_WHOLE_NUMBER.fullmatch(v) for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values)):
-            # a labels file (tweet_id,sentiment: the texts are elsewhere) was "cannot detect the format"; since the one
-            # column beside a named class is taken for the text, its ids were trained on as words
+                and not any(len(v.split()) > 1 for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values)):
+            # a labels file (tweet_id,sentiment; Yelp's review_id,stars: the texts are elsewhere) was "cannot detect the
+            # format"; since the one column beside a named class is taken for the text, its ids were trained on as
+            # words. Ids are one token each and nearly all different; texts, even tweets, have words.
             raise FastTextError(
                 f"{uri}: the header names the class column ({names[label_col].strip()}) beside one other column, "
-                f"{name!r}, which over the first {len(rows)} rows holds only whole numbers, nearly all different "
+                f"{name!r}, which over the first {len(rows)} rows holds one token per row, nearly all different "
                 f"({values[0].strip()!r}, ...): an id, not text; this file has no text column to read (join the texts "
-                f"to it first, e.g. pandas: labels.merge(texts, on={name!r}))")
+                f"to it first, e.g. pandas: labels.merge(texts, on={name!r}); if those tokens are the texts, name the "
+                f"column text)")
         return
     ids, constant = [], []
     for c in text_cols:

@@ -85,6 +85,12 @@ def test_a_labels_file_of_ids_beside_the_class_is_refused_not_trained_on_its_ids
         read_labeled(str(path))
     frame.assign(tweet_id=real.texts).to_csv(path, index=False)  # the tweets themselves: read
     assert read_labeled(str(path)).texts == real.texts
+    # Yelp's review ids (22 characters of base64): ids all the same
+    yelp = pd.DataFrame({"review_id": [f"{i:03d}xK9vQ-2mZp_7hRtL0aBc"[:22] for i in range(len(real))],
+                         "stars": real.labels})
+    yelp.to_csv(path, index=False)
+    with pytest.raises(FastTextError, match=r"'review_id', which over the first \d+ rows holds one token per row"):
+        read_labeled(str(path))
 
 
 def test_a_headerless_csv_whose_classes_are_words_trains_as_with_format_csv(tmp_path, real):
