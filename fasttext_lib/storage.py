@@ -136,16 +136,15 @@ def s3_client():
     """The process's S3 client for the current AWS_* environment (endpoint, credentials, region, retries): a
     changed variable (a test's, or a notebook's os.environ edit) gets a client of its own, as does a forked child."""
     key = (os.getpid(), tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_"))))
-    client = _CLIENTS.get(key)
-    if client is None:
-        import boto3
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.pop(key, None)
+        if client is None:
+            import boto3
 
-        with _CLIENTS_LOCK:
-            client = _CLIENTS.get(key)
-            if client is None:
-                if len(_CLIENTS) >= 8:  # (environments come and go in tests; a real process has one)
-                    _CLIENTS.clear()
-                client = _CLIENTS[key] = boto3.session.Session().client("s3")
+            client = boto3.session.Session().client("s3")
+            if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
+                del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
+        _CLIENTS[key] = client  # (last: the most recently used)
     return client
 
 

@@ -579,6 +579,11 @@ def test_one_s3_client_serves_every_call_of_an_aws_environment(s3_bucket, monkey
     assert other is not first and storage.s3_client() is other
     monkeypatch.delenv("AWS_MAX_ATTEMPTS")
     assert storage.s3_client() is first
+    for attempts in range(3, 15):  # more environments than are kept: the least recently used ones go
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", str(attempts))
+        storage.s3_client()
+        monkeypatch.delenv("AWS_MAX_ATTEMPTS")
+        assert storage.s3_client() is first
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: its own client
