@@ -53,6 +53,33 @@ def _share_botocore_data_loader():
 _share_botocore_data_loader()
 
 
+def _check_the_sagemaker_config_schema_once():
+    """The sagemaker SDK validates its config with ``jsonschema.validate``, which first checks the SDK's (constant,
+    large) schema against the JSON Schema meta-schema: ~0.3 s CPU per Session, estimator, model or config lookup,
+    dozens per test of test_sagemaker. That schema is checked once per process here; every config is still
+    validated against it on every call, with the same errors. Other schemas go through jsonschema as before."""
+    import jsonschema
+
+    real, validators = jsonschema.validate, []
+
+    def validate(instance, schema, cls=None, *args, **kwargs):
+        config = sys.modules.get("sagemaker.config.config_schema")
+        if config is None or schema is not config.SAGEMAKER_PYTHON_SDK_CONFIG_SCHEMA or cls or args or kwargs:
+            return real(instance, schema, cls, *args, **kwargs)
+        if not validators:
+            checked = jsonschema.validators.validator_for(schema)
+            checked.check_schema(schema)
+            validators.append(checked(schema))
+        error = jsonschema.exceptions.best_match(validators[0].iter_errors(instance))
+        if error is not None:
+            raise error
+
+    jsonschema.validate = validate
+
+
+_check_the_sagemaker_config_schema_once()
+
+
 @pytest.fixture(scope="session")
 def s3_server():
     """moto's S3 server on 127.0.0.1 for the whole session (scripts/local_s3.py, as make demo uses)."""
