@@ -332,7 +332,7 @@ def test_sample_command_writes_the_real_english_sample(tmp_path):
 
 @pytest.mark.parametrize("classes", [3, 14])  # 14 (dbpedia's count; from 5 on it was an IndexError traceback)
 def test_synthetic_command_writes_a_corpus_of_the_asked_size(tmp_path, classes):
-    r = run_cli("synthetic", "--output", tmp_path, "--train-docs", "300", "--test-docs", "10", "--classes", str(classes))
+    r = cli_in_process("synthetic", "--output", tmp_path, "--train-docs", "300", "--test-docs", "10", "--classes", str(classes))
     assert r.returncode == 0, r.stderr
     train, test = read_labeled(str(tmp_path / "train.csv")), read_labeled(str(tmp_path / "test.csv"))
     assert (len(train), len(test)) == (300, 10)
@@ -361,7 +361,7 @@ def test_synthetic_corpora_of_up_to_four_classes_are_unchanged():
 ])
 def test_synthetic_refuses_settings_the_generator_cannot_take(tmp_path, flag, value, why):
     """They were a ValueError traceback (exit 1) from the generator."""
-    r = run_cli("synthetic", "--output", tmp_path / "out", "--train-docs", "20", "--test-docs", "5", flag, value)
+    r = cli_in_process("synthetic", "--output", tmp_path / "out", "--train-docs", "20", "--test-docs", "5", flag, value)
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"error: {why}"], r.stderr
     assert os.listdir(tmp_path) == []
 

@@ -925,9 +925,12 @@ def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_
 
     def replace_then_sleep(seconds):  # the backoff before asking for the rest: another run publishes meanwhile
         if not replaced:
+            # (marked first: storage.time is the time module, and the waits below sleep too; unmarked, each of
+            # them started another training while this one ran)
+            replaced.append(None)
             r = run_cli("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "7", "--overwrite")
             assert r.returncode == 0, r.stderr
-            replaced.append(predictions_json(s3_model))
+            replaced[0] = predictions_json(s3_model)
         real_sleep(seconds)
 
     monkeypatch.setattr(storage.time, "sleep", replace_then_sleep)
@@ -935,7 +938,7 @@ def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_
     proxy.fail("GET", "/config.json", "cut", nth=1)
     r = cli_in_process("predict", "--model", s3_model, input=REVIEWS)
     assert r.returncode == 0, r.stderr
-    assert replaced and [json.loads(line) for line in r.stdout.splitlines()] == replaced[0]
+    assert replaced[0] and [json.loads(line) for line in r.stdout.splitlines()] == replaced[0]
 
 
 @pytest.mark.parametrize("change, says", [(b"caf\xe9\n", None), (b"more food\n", None), ("truncate", "changed while it was read")])
