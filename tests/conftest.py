@@ -22,37 +22,6 @@ import fasttext_lib  # noqa: E402,F401  before any test module imports mxnet: un
 #                    the NumPy aliases MXNet 1.9 imports (fasttext_lib/__init__.py)
 
 
-def _share_botocore_data_loader():
-    """One botocore data loader for every session of this process, as boto3's default session has.
-
-    The library makes a client from a new ``boto3.session.Session()`` per S3 call (storage.s3_client), and each
-    new session parsed botocore's JSON models (S3's service model, endpoints, rule sets) again: ~0.15 s CPU per
-    call, most of the in-process S3 tests' time. The loader holds only those read-only files (credentials,
-    region and endpoint stay per session), so sharing it changes no request. Child processes are untouched.
-    boto3 appends its own data path to a session's loader: appended once, not once per session."""
-    import botocore.loaders
-    import botocore.session
-
-    class Paths(list):
-        def append(self, path):
-            if path not in self:
-                super().append(path)
-
-    loaders = {}
-
-    def create_loader(search_path_string=None):
-        if search_path_string not in loaders:
-            loader = botocore.loaders.create_loader(search_path_string)
-            loader._search_paths = Paths(loader._search_paths)
-            loaders[search_path_string] = loader
-        return loaders[search_path_string]
-
-    botocore.session.create_loader = create_loader
-
-
-_share_botocore_data_loader()
-
-
 def _check_the_sagemaker_config_schema_once():
     """The sagemaker SDK validates its config with ``jsonschema.validate``, which first checks the SDK's (constant,
     large) schema against the JSON Schema meta-schema: ~0.3 s CPU per Session, estimator, model or config lookup,
