@@ -478,16 +478,25 @@ def index_column(header, later_rows):
     if len(values) < 2 or not all(_ROW_NUMBER.fullmatch(v) for v in values):
         return False
     numbers = [int(v) for v in values]
-    steps = [b - a for a, b in zip(numbers, numbers[1:])]
-    if all(d > 0 for d in steps):
+    if all(a < b for a, b in zip(numbers, numbers[1:])):
         return True
     distinct = len(set(numbers))
     if len(numbers) >= SHUFFLED_INDEX_MIN_ROWS and distinct == len(numbers):
         return True
-    if (distinct >= SHUFFLED_INDEX_MIN_ROWS and 0 not in steps
-            and INDEX_RUN_ROWS * sum(d < 0 for d in steps) <= len(steps)):
+    if distinct >= SHUFFLED_INDEX_MIN_ROWS and _counts_up_in_runs(numbers):
         return True
     return _class_named_after(header)
+
+
+def _counts_up_in_runs(numbers, restarting_at_0=False):
+    """Do ``numbers`` go up in runs that start again, as pandas numbers a concatenation's rows (0, 1, ..., 34, 0, 1,
+    ...): never the same twice in a row, down at most once in :data:`INDEX_RUN_ROWS` steps? ``restarting_at_0``: and
+    down at least once, each time to 0."""
+    steps = [b - a for a, b in zip(numbers, numbers[1:])]
+    downs = [b for b, d in zip(numbers[1:], steps) if d < 0]
+    if 0 in steps or INDEX_RUN_ROWS * len(downs) > len(steps):
+        return False
+    return not restarting_at_0 or (bool(downs) and not any(downs))
 
 
 # A shuffled index (df.sample(frac=1).to_csv(path)) is told from Series.to_csv()'s class column (,text over 2, 1, 2,
@@ -561,11 +570,7 @@ def restarted_row_numbers(labels, texts):
     :data:`INDEX_RUN_ROWS` of the texts), where the openings of real texts under classes numbered in turn vary."""
     if not all(_ROW_NUMBER.fullmatch(v) for v in labels) or len(set(labels)) < ROW_NUMBER_LABELS:
         return False
-    numbers = [int(v) for v in labels]
-    steps = [b - a for a, b in zip(numbers, numbers[1:])]
-    down = sum(d < 0 for d in steps)
-    if 0 in steps or not down or INDEX_RUN_ROWS * down > len(steps) or any(
-            b != 0 for b, d in zip(numbers[1:], steps) if d < 0):
+    if not _counts_up_in_runs([int(v) for v in labels], restarting_at_0=True):
         return False
     firsts = [t.split(None, 1)[0] if t.split() else "" for t in texts]
     return bool(firsts) and INDEX_RUN_ROWS * len(set(firsts)) <= len(firsts)

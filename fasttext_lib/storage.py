@@ -385,8 +385,6 @@ def _smart_open_errors(uri):
 def _read_failure(exc):
     """What smart_open says when a read keeps breaking off, without its reader's repr:
     ``smart_open.s3._SeekableReader('bucket', 'key'): failed to read 131072 bytes after 5 attempts``."""
-    import re
-
     text = _first_line(exc)
     match = re.search(r"failed to read \d+ bytes after (\d+) attempts", text)
     if match:
