@@ -81,6 +81,26 @@ FORMAT_HELP = ("auto (default): from the first line (__label__X text, a \"class\
 CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
 
 
+def add_column_arguments(parser):
+    """``--label-column`` and ``--text-column``: which columns of a CSV file with a header row to read (a table with
+    more than a class and a text, whose names training does not know: data.Columns)."""
+    parser.add_argument("--label-column", metavar="NAME",
+                        help="the class column of CSV data with a header row (default: the one column named as a "
+                             "class: label, sentiment, stars, rating, overall, ...)")
+    parser.add_argument("--text-column", metavar="NAME", action="append",
+                        help="a text column of CSV data with a header row; repeat it, or NAME,NAME, for several "
+                             "(joined in this order). Default: the columns named as text (text, review, title, "
+                             "reviewText, ...) and any other that holds prose; the rest (ids, counts, dates) are "
+                             "left out, as a line on stderr says")
+
+
+def chosen_format(args):
+    """``args.format``, or the columns ``--label-column`` / ``--text-column`` name (data.csv_columns)."""
+    from .data import csv_columns
+
+    return csv_columns(args.format, args.label_column, args.text_column)
+
+
 def build_parser():
     from .config import add_config_arguments
 
@@ -119,6 +139,7 @@ def build_parser():
                         "exact; float16: half the size; int8 / int4: quantized per row, 1/4 / 1/8 of float32 (lossy: "
                         "see RESULTS.md section 4). auto (default): float32 when at most a quarter of the rows "
                         "changed (small data), else the full table (none)")
+    add_column_arguments(t)
     add_config_arguments(t)  # --epochs, --lr, ... : one per TrainConfig field
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")
@@ -126,6 +147,7 @@ def build_parser():
     e.add_argument("--data", required=True, help="labeled data (fastText or Zhang CSV; local or s3://), labeled by "
                                                  "class id or by the names predictions show (positive)")
     e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
+    add_column_arguments(e)
     e.add_argument("--ctx", default="cpu", help=CTX_HELP)
 
     p = sub.add_parser("predict", help="label raw text, one document per line (or each record of a labeled CSV)")
@@ -225,6 +247,7 @@ def cmd_train(args):
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before
     # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
     check_output(args.output, overwrite=args.overwrite)
+    fmt = chosen_format(args)
     if args.checkpoint_dir:
         refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
         storage.check_writable(args.checkpoint_dir)
@@ -236,12 +259,12 @@ def cmd_train(args):
 
         pretrained = read_vec(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
     if args.autotune_validation:  # autotune splits and re-reads the texts
-        train_data = read_labeled(args.train, args.format, find_names=explicit_names is None, note=_note)
+        train_data = read_labeled(args.train, fmt, find_names=explicit_names is None, note=_note)
     else:  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
-        train_data = read_counted(args.train, args.format, progress=bar if config.progress else None,
+        train_data = read_counted(args.train, fmt, progress=bar if config.progress else None,
                                   find_names=explicit_names is None, note=_note)
     names_line = label_names.settle(train_data, explicit_names, "--label-names")
-    val_data = read_labeled(args.validation, args.format, find_names=False, note=_note) if args.validation else None
+    val_data = read_labeled(args.validation, fmt, find_names=False, note=_note) if args.validation else None
     if names_line:
         print(names_line, file=sys.stderr)
 
@@ -320,7 +343,7 @@ def _autotune(args, config, train_data, report, pretrained=None):
     from .autotune import autotune
     from .data import read_labeled
 
-    val_data = read_labeled(args.autotune_validation, args.format, find_names=False, note=_note)
+    val_data = read_labeled(args.autotune_validation, chosen_format(args), find_names=False, note=_note)
     result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
                       pretrained=pretrained, refit=args.autotune_refit is not False)
     return result.trained
@@ -348,8 +371,9 @@ def cmd_evaluate(args):
     from .predict import Predictor
     from .data import read_labeled
 
+    fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
-    metrics = predictor.evaluate(read_labeled(args.data, args.format, find_names=False, note=_note), confusion=True)
+    metrics = predictor.evaluate(read_labeled(args.data, fmt, find_names=False, note=_note), confusion=True)
     say(_confusion_table(metrics["confusion_matrix"]))
     say(_per_class_table(metrics["per_class"]))
     say(json.dumps(metrics))
@@ -552,8 +576,8 @@ def cmd_predict(args):
     name = "stdin" if args.input == "-" else args.input
     with _checked_lines(args.input, _csv_input_check(name, args.format, predictor.class_values)) as (lines, kind):
         if kind == "texts":  # a header of text columns only (title,body): each record's columns, none a class
-            print(f"{name}: read as CSV whose header row names text columns only: one answer per record, for its "
-                  f"columns joined, as training joins text columns", file=sys.stderr)
+            print(f"{name}: read as CSV whose header row names text columns and no class: one answer per record, "
+                  f"for its text columns joined, as training joins them", file=sys.stderr)
         elif kind:  # a labeled file: its texts, as training reads them (the class is not scored)
             print(f"{name}: read as labeled CSV, as training reads it: one answer per record, for its text "
                   f"columns (evaluate --data scores the model against its classes)", file=sys.stderr)

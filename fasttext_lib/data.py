@@ -400,6 +400,84 @@ def word_class_csv(lines):
     return firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts) and 2 * spaced < len(records)
 
 
+@dataclass(frozen=True)
+class Columns:
+    """The columns of a CSV file with a header row, chosen by their names (``--label-column``, ``--text-column``;
+    the SageMaker job's ``label_column`` and ``text_column``), given where a format is (``fmt``): ``label``, the
+    class column's name (None: the one column the header names as a class, :data:`HEADER_LABEL_NAMES`); ``texts``,
+    the text columns' names, joined in this order (empty: those the header names as text, and any other that reads
+    as prose, :func:`header_text_columns`). Names are matched without case and surrounding spaces."""
+    label: object = None
+    texts: tuple = ()
+
+
+def csv_columns(fmt, label=None, texts=None):
+    """``fmt`` (a format name), or :class:`Columns` when ``label`` or ``texts`` (a list of names, each may be a
+    comma-separated list) name columns; a fastText-format ``fmt`` with them is an error."""
+    texts = tuple(n.strip() for t in (texts or ()) for n in str(t).split(",") if n.strip())
+    label = str(label).strip() if label is not None and str(label).strip() else None
+    if label is None and not texts:
+        return fmt
+    if fmt == "fasttext":
+        raise FastTextError("--label-column and --text-column choose columns of a CSV file with a header row, not "
+                            "of fastText format (--format fasttext)")
+    return Columns(label, texts)
+
+
+def chosen_columns(header, choice, rows, uri):
+    """``(label column, text columns)`` of ``header`` (a CSV file's first row) for ``choice`` (:class:`Columns`);
+    ``rows``: the rows after it (the look-ahead). A name not in the header is an error that lists the header."""
+    names = [c.lstrip("\ufeff").strip() for c in header]
+    lowered = [n.lower() for n in names]
+    shown = ",".join(names)
+
+    def find(name, flag):
+        hits = [i for i, n in enumerate(lowered) if n == name.lower()]
+        if len(hits) != 1:
+            how = "no column" if not hits else f"{len(hits)} columns"
+            raise FastTextError(f"{uri}: {flag} {name}: {how} of that name in the header row ({shown})")
+        return hits[0]
+
+    text_cols = [find(t, "--text-column") for t in choice.texts]
+    if choice.label is not None:
+        label_col = find(choice.label, "--label-column")
+    else:
+        named = [i for i, n in enumerate(lowered) if n in HEADER_LABEL_NAMES and i not in text_cols]
+        if len(named) != 1:
+            raise FastTextError(f"{uri}: the header row ({shown}) names {'no' if not named else len(named)} class "
+                                f"column(s) training knows; name it with --label-column")
+        label_col = named[0]
+    if label_col in text_cols:
+        raise FastTextError(f"{uri}: column {names[label_col]!r} cannot be both the class (--label-column) and text "
+                            f"(--text-column)")
+    if not text_cols:
+        named = [i for i, n in enumerate(lowered) if n in HEADER_TEXT_NAMES and i != label_col]
+        text_cols = header_text_columns(header, (label_col, named), rows)[1]
+        if not text_cols:
+            raise FastTextError(f"{uri}: the header row ({shown}) names no text column training knows beside the class "
+                                f"column {names[label_col]!r}; name it with --text-column")
+    return label_col, text_cols
+
+
+def _unread_header(row, later_rows):
+    """Does ``row`` (a CSV file's first row, which training could not read as a header) read as one all the same: three
+    columns or more, each a short name, none a number, none recurring in its column below (as a class or a repeated
+    value would)? A table with more than a class and a text whose class column has a name training does not know
+    (``tweet_id,airline_sentiment,...,text``): read as data, its first row was a document and its first column the
+    classes (the clothing ids of ``Clothing ID,Age,Title,Review Text,Stars``)."""
+    if len(row) < 3 or not later_rows or not _short_names(row) or any(_is_number(c) for c in row):
+        return False
+    return not any(row[c].strip() in {r[c].strip() for r in later_rows if len(r) > c} for c in range(len(row)))
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 class _UndetectedFormat(FastTextError):
     """:func:`detect_format`'s error when line 1 says nothing (not a tab- or semicolon-separated file, which is
     named as such): :func:`examples_of_lines` then looks at the first lines (:func:`word_class_csv`)."""
@@ -423,6 +501,14 @@ def detect_format(first_line, uri):
             raise FastTextError(
                 f"{uri}: line 1 looks {what}-separated; only comma-separated CSV and fastText format are read: convert it "
                 f"(e.g. pandas: pd.read_csv(path, sep={sep!r}).to_csv(new_path, index=False))")
+    if len(row) >= 3 and _short_names(row) and not any(_is_number(c) for c in row):
+        # a header of a table with more than a class and a text (tweet_id,airline_sentiment,...,text) whose class
+        # column has a name training does not know: the columns can be named
+        raise _UnknownColumns(
+            f"{uri}: line 1 reads as a CSV header row ({','.join(c.strip() for c in row)}), but it names no class "
+            f"column training knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text column "
+            f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column NAME --text-column "
+            f"NAME (the SageMaker job's label_column and text_column)")
     raise _UndetectedFormat(
         f"{uri}: cannot detect the format of line 1 (expected '__label__X text', a '\"class\",\"text\"' CSV row, or a "
         f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
@@ -432,9 +518,11 @@ def detect_format(first_line, uri):
 
 # A header row names its columns: the class column is called one of these (or the text columns are).
 HEADER_LABEL_NAMES = {"label", "labels", "class", "classes", "class_index", "category", "sentiment", "polarity",
-                      "rating", "stars", "target", "y", "score"}
+                      "rating", "stars", "target", "y", "score",
+                      "overall", "star_rating"}  # Amazon's reviews as published: McAuley et al.'s JSON, the US TSV
 HEADER_TEXT_NAMES = {"text", "texts", "review", "review_text", "title", "body", "content", "description", "sentence",
-                     "comment", "document", "question", "answer", "abstract", "headline", "summary"}
+                     "comment", "document", "question", "answer", "abstract", "headline", "summary",
+                     "reviewtext", "review_body", "review text", "tweet"}  # Amazon's, Kaggle's clothing reviews
 HEADER_LOOKAHEAD = 50
 
 
@@ -628,7 +716,7 @@ def _header_layout(row):
     is left out. A header whose every column is named as a text column (``title,body``) names no class column: None
     (:func:`text_header_columns`)."""
     names = [c.strip().lower() for c in row]
-    if len(names) < 2 or text_header_columns(row) is not None:
+    if len(names) < 2 or _all_text_names(row):
         return None
     texts = [n for n in names[1:] if n]
     if names[0] in HEADER_LABEL_NAMES or (bool(texts) and all(n in HEADER_TEXT_NAMES for n in texts)):
@@ -643,18 +731,97 @@ def _header_layout(row):
     # and reviewText,label were "cannot detect the format" (the class first, sentiment,tweet, always read so).
     if len(others) == 1 and _short_names([row[others[0]]]):
         return label_cols[0], others
+    # A table as real data comes, with more than a class and a text: Yelp's reviews as a CSV (review_id,user_id,
+    # business_id,stars,useful,funny,cool,text,date), Amazon's (reviewerID,asin,...,reviewText,overall,summary,...),
+    # Kaggle's clothing reviews (,Clothing ID,Age,Title,Review Text,Rating,...). The named class and the named text
+    # columns are read; the other columns are left out (ids, counts and dates would be trained on as words), unless
+    # their values read as prose (:func:`header_text_columns`, given the rows). They were "cannot detect the format",
+    # or, after an index column, the first named column taken for the class (945 "classes" of clothing ids).
+    named_texts = [i for i in others if names[i] in HEADER_TEXT_NAMES]
+    if named_texts and _short_names([row[i] for i in others]):
+        return label_cols[0], named_texts
     return None
+
+
+def header_text_columns(header, layout, rows):
+    """The text columns of a header's ``layout`` (:func:`_header_layout`: ``(label column, text columns)``) over its
+    data ``rows`` (the look-ahead): its named text columns, and any other column left out of it whose values read as
+    prose (:func:`_prose`: a column of answers, ``best_answer``, beside a ``title``), in the header's order. A
+    layout that reads every column but the class (and pandas' index) is returned as it is."""
+    label_col, text_cols = layout
+    left = [c for c in left_out_columns(header, layout) if _prose([r[c] for r in rows if c < len(r)])]
+    return label_col, sorted(text_cols + left)
+
+
+def left_out_columns(header, layout):
+    """The columns of ``header`` that its ``layout`` neither reads as the class nor as text (``id``, ``date``, ...;
+    not a first column named as pandas names its index, which goes unread as it always has)."""
+    label_col, text_cols = layout
+    return [c for c in range(len(header)) if c != label_col and c not in text_cols
+            and not (c == 0 and _index_named(header))]
+
+
+def _prose(values):
+    """Do a column's ``values`` read as prose: four words or more in most of them, nearly all different (a time zone
+    or a department name repeats), most words holding a letter (dates and counts do not)?"""
+    values = [v.strip() for v in values if v.strip()]
+    if not values:
+        return False
+    lengths = sorted(len(v.split()) for v in values)
+    words = [w for v in values for w in v.split()]
+    return (lengths[len(lengths) // 2] >= 4 and len(set(values)) >= 0.8 * len(values)
+            and sum(any(ch.isalpha() for ch in w) for w in words) >= 0.6 * len(words))
 
 
 def text_header_columns(row, min_columns=2):
     """The columns of a header row that names no class column, only text columns (``title,body``,
-    ``review,comment``, ``summary,text``: its first column is itself named as a text column), all of them; else
-    None. ``predict`` and the endpoint answer each record's columns joined (:func:`csv_text`); training refuses
+    ``review,comment``, ``summary,text``: its first column is itself named as a text column), all of them; or, in a
+    table of short column names none of which is a class's (``review_id,user_id,text,date``), its named text
+    columns; else None. ``predict`` and the endpoint answer each record's columns joined (:func:`csv_text`); training refuses
     such a file (its titles were read as classes). ``min_columns``: 1 for :func:`one_column_text_header`."""
     names = [c.lstrip("\ufeff").strip().lower() for c in row]
-    if len(names) < min_columns or not all(n in HEADER_TEXT_NAMES and n not in HEADER_LABEL_NAMES for n in names):
+    if len(names) < min_columns:
         return None
-    return list(range(len(names)))
+    if _all_text_names(row):
+        return list(range(len(names)))
+    # A table of reviews with more columns and no class (Yelp's export without its stars: review_id,user_id,text,
+    # date): its named text columns (and, given its rows, any of prose: table_text_columns). Its header was answered
+    # as a review, and each record's ids and dates as words of its review.
+    if (min_columns >= 2 and _short_names(row) and not any(n in HEADER_LABEL_NAMES for n in names)
+            and not any(_is_number(c) for c in row) and _header_layout(row) is None):  # (Class Index,Title,...)
+        return [i for i, n in enumerate(names) if n in HEADER_TEXT_NAMES] or None
+    return None
+
+
+def table_text_columns(header, rows):
+    """The text columns of a header of text columns (:func:`text_header_columns`) over its data ``rows`` (the
+    look-ahead): with the other columns of a table, any of prose among them too (:func:`header_text_columns`)."""
+    if len(header) < 2:  # (one text column: one_column_text_header)
+        return [0]
+    return header_text_columns(header, (-1, text_header_columns(header)), rows)[1]
+
+
+def table_texts(records, header, columns, where):
+    """The text of each of ``records`` (``(record, position)`` pairs, a file's after its ``header`` of text columns:
+    :func:`table_text_columns`' ``columns``): every column joined when they are all text, else the text columns of a
+    record as wide as the header (another width is an error at ``where(position)``); a blank record ``""``."""
+    whole = columns == list(range(len(header)))
+    for record, position in records:
+        if not record:
+            yield ""
+        elif whole:
+            yield csv_text(record)
+        elif len(record) != len(header):
+            raise FastTextError(f"{where(position)}: malformed CSV row: {len(record)} column(s) where the header row "
+                                f"has {len(header)} (a comma in an unquoted text? quote the field)")
+        else:
+            yield csv_text([record[c] for c in columns])
+
+
+def _all_text_names(row):
+    """Is every column of ``row`` named as a text column (``title,body``)?"""
+    return all(n in HEADER_TEXT_NAMES and n not in HEADER_LABEL_NAMES
+               for n in (c.lstrip("\ufeff").strip().lower() for c in row))
 
 
 def _looks_like_header(row):
@@ -682,10 +849,18 @@ def _header_columns(first, later_rows):
         # in the rows after it), read as a header that put the class in the text's column
         return None
     if layout:
-        return layout
-    if len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later):
+        return header_text_columns(first, layout, later_rows)
+    if (len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later)
+            and not _numbered_rows(later, later_rows)):
         return 0, list(range(1, len(first)))
     return None
+
+
+def _numbered_rows(values, rows):
+    """Are ``values`` (the different values of a first column below a row that may be its header) so many, over
+    ``rows`` (:data:`METADATA_MIN_ROWS` or more), that they number rows or items (ids) rather than classes? A class
+    column repeats its values."""
+    return len(rows) >= METADATA_MIN_ROWS and len(values) > 0.8 * len(rows)
 
 
 def one_column_text_header(row):
@@ -700,6 +875,10 @@ def _text_header(first, later_rows, predicting=False):
     first value occurs again in the look-ahead's first column (``later_rows``), as :func:`_header_columns`."""
     return ((text_header_columns(first) is not None or (predicting and one_column_text_header(first)))
             and first[0].strip() not in {r[0].strip() for r in later_rows if r})
+
+
+class _UnknownColumns(_UndetectedFormat):
+    """:func:`detect_format`'s error for a header row whose class column it cannot tell."""
 
 
 def _is_int(text):
@@ -754,7 +933,7 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
     gzip/bzip2/xz files are decompressed; a CSV header row is detected and skipped; errors name the
     exact physical line. ``note``, ``found``: as :func:`examples_of_lines`'.
     """
-    if fmt not in FORMATS:
+    if fmt not in FORMATS and not isinstance(fmt, Columns):
         raise FastTextError(f"unknown data format {fmt!r}; choose one of {', '.join(FORMATS)}")
     uri = str(uri)
     stream, compression = _open_decompressed(uri)
@@ -784,6 +963,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     (a callable, or None) is given a line that says so. ``found`` (a dict, or None) is given ``"class_from"``:
     where the classes are read from (:attr:`LabeledTexts.class_from`)."""
     found = {} if found is None else found
+    choice, fmt = (fmt, "csv") if isinstance(fmt, Columns) else (None, fmt)
     it = iter(lines)
     blank, first = leading_blank_lines(it)
     if first is None:
@@ -795,8 +975,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             ahead = list(itertools.islice(it, HEADER_LOOKAHEAD))
             it = _chain(ahead, it)
             if not word_class_csv([first] + ahead):
-                if not isinstance(exc, _UndetectedFormat):  # a tab- or semicolon-separated file: convert it, as said
-                    raise
+                if not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
+                    raise  # a tab- or semicolon-separated file: convert it; a header: name its columns, as said
                 raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read with "
                                     f"--format csv") from None
             fmt = "csv"
@@ -817,9 +997,15 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             note(index_note(uri, ahead[0][0]))
         rows = index_rows(_chain(ahead[1:], rows), lambda start: f"{uri}:{start}")
         ahead = [(ahead[0][0][1:], ahead[0][1])] + list(itertools.islice(rows, len(ahead) - 1))
-    if ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index):
+    if choice is None and ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index):
         header, start = ahead[0]
+        columns = table_text_columns(header, [r for r, _ in ahead[1:]])
         if not predicting:
+            if columns != list(range(len(header))):  # a table of reviews with more columns, none a class
+                raise FastTextError(
+                    f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column training "
+                    f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...); if one of them is the class, name "
+                    f"it: --label-column NAME (the SageMaker job's label_column); else label these texts with predict")
             first_is_class = " (its first column would be read as each row's class)" if len(header) > 1 else ""
             beside = " beside pandas' index column" if index else ""
             raise FastTextError(
@@ -828,10 +1014,24 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                 f"e.g. label (label,{','.join(header)}), or label these texts with predict")
         if len(ahead) == 1:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
-        for row, _ in _chain(ahead[1:], rows):
-            yield None, csv_text(row)
+        left = left_out_columns(header, (-1, columns))
+        if left and note is not None:
+            note(f"{uri}: the text is column {', '.join(repr(header[c].strip()) for c in columns)}; left out: "
+                 f"{', '.join(repr(header[c].strip()) for c in left)}")
+        for text in table_texts(_chain(ahead[1:], rows), header, columns, lambda start: f"{uri}:{start}"):
+            yield None, text
         return
-    columns = _header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) if ahead else None
+    later = [r for r, _ in ahead[1:]]
+    if choice is not None and ahead:
+        columns = chosen_columns(ahead[0][0], choice, later, uri)
+    else:
+        columns = _header_columns(ahead[0][0], later) if ahead else None
+        if columns is None and ahead and _unread_header(ahead[0][0], later):
+            raise FastTextError(
+                f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), but it names no "
+                f"class column training knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text "
+                f"column ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column NAME "
+                f"--text-column NAME (the SageMaker job's label_column and text_column)")
     layout, names = None, None
     if columns is not None:
         label_col, text_cols = columns
@@ -839,9 +1039,15 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             layout = (label_col, text_cols, len(ahead[0][0]))
         found["class_from"] = f"column {label_col + 1 + index} ({ahead[0][0][label_col].strip()!r})"
         names, ahead = ahead[0][0], ahead[1:]
+        left = left_out_columns(names, columns)
+        if left and note is not None:
+            note(f"{uri}: the class is column {names[label_col].strip()!r}, the text "
+                 f"{', '.join(repr(names[c].strip()) for c in text_cols)}; left out: "
+                 f"{', '.join(repr(names[c].strip()) for c in left)} (--text-column NAME reads a column as text)")
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
-    _check_text_columns([r for r, _ in ahead], columns, uri, names)
+    if choice is None or not choice.texts:  # (text columns the user named are read as named)
+        _check_text_columns([r for r, _ in ahead], columns, uri, names)
     for row, start in _chain(ahead, rows):
         yield _csv_row_to_example(row, uri, start, layout)
 

@@ -430,8 +430,8 @@ def _csv_request(text, header):
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
     from .data import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, allow_long_csv_fields,
-                       csv_text, index_column, index_header_start, index_rows, one_column_text_header,
-                       text_header_columns)
+                       csv_text, header_text_columns, index_column, index_header_start, index_rows,
+                       one_column_text_header, table_text_columns, table_texts, text_header_columns)
 
     header = header.lower()
     if header not in ("", "present", "absent"):
@@ -484,8 +484,15 @@ def _csv_request(text, header):
     if names is not None and text_header_columns(names) is not None:
         # a header of text columns only (title,body): no class column, every column text (only the body was
         # answered, the title dropped as if it were a class)
-        return Reviews(csv_text(record) for record in records)
+        try:
+            return Reviews(table_texts(zip(records, itertools.count(first_number)), names,
+                                       table_text_columns(names, records[:HEADER_LOOKAHEAD]),
+                                       lambda number: f"CSV record {number}"))
+        except FastTextError as exc:
+            raise RequestError(400, str(exc)) from None
     layout = _header_layout(names) if names is not None else None
+    if layout is not None:  # a table's prose columns beside its named text columns are text, as training reads them
+        layout = header_text_columns(names, layout, records[:HEADER_LOOKAHEAD])
     if layout is None:
         texts = Reviews(",".join(record) for record in records)
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'

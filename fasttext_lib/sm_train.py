@@ -93,6 +93,12 @@ def build_parser():
     })
     p.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"],
                    type=lambda text: "auto" if str(text).strip().lower() in NONE_WORDS else text)
+    p.add_argument("--label-column", "--label_column", dest="label_column", default=None,
+                   type=lambda text: None if str(text).strip().lower() in NONE_WORDS else str(text),
+                   help="the class column of CSV channels with a header row (default: the one named as a class)")
+    p.add_argument("--text-column", "--text_column", dest="text_column", default=None,
+                   type=lambda text: None if str(text).strip().lower() in NONE_WORDS else str(text),
+                   help="their text column(s), NAME or NAME,NAME (default: those named as text, and prose)")
     p.add_argument("--checkpoint-dir", "--checkpoint_dir", dest="checkpoint_dir", type=_checkpoint_dir, default=None,
                    help=f"local dir or s3:// URI; default {SAGEMAKER_CHECKPOINT_DIR} when it exists; 'none' disables")
     p.add_argument("--label-names", "--label_names", dest="label_names", default=None,
@@ -378,6 +384,7 @@ def _plot_history(history, path):
 def run_training(argv=None, environ=None):
     """The training job: hyperparameters from ``argv``, data and destinations from the ``SM_*`` variables."""
     from . import __version__, label_names
+    from .data import csv_columns
     from .devices import describe_ctx
     from .train import train
 
@@ -390,6 +397,7 @@ def run_training(argv=None, environ=None):
     if ignored:
         print(f"ignored arguments: {' '.join(ignored)}", flush=True)
     config = TrainConfig(**config_kwargs)  # validates the values
+    fmt = csv_columns(args.format, args.label_column, [args.text_column] if args.text_column else None)
     if env.is_first_host:  # fail fast: an unwritable model dir is found before training, not after
         from .bundle import check_output
         check_output(env.model_dir)
@@ -412,11 +420,11 @@ def run_training(argv=None, environ=None):
 
         pretrained = read_vec(config.pretrained_vectors, dim=config.emsize)
         print(f"pretrained vectors: {len(pretrained)} words from {config.pretrained_vectors}", flush=True)
-    train_data = read_channel(env.train_channel, args.format, "train", find_names=explicit_names is None, counted=True)
+    train_data = read_channel(env.train_channel, fmt, "train", find_names=explicit_names is None, counted=True)
     names_line = label_names.settle(train_data, explicit_names, "label_names")
     if names_line:
         print(names_line, flush=True)
-    val_data = read_channel(env.test_channel, args.format, "test") if env.test_channel else None
+    val_data = read_channel(env.test_channel, fmt, "test") if env.test_channel else None
 
     def on_epoch_end(row):
         print(format_epoch(row), flush=True)

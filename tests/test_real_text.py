@@ -111,7 +111,7 @@ def test_a_headerless_csv_whose_classes_are_words_trains_as_with_format_csv(tmp_
 
 
 @pytest.mark.parametrize("text", [
-    "sentiment_label,review_body\npositive,great food\nnegative,cold soup\npositive,kind staff\nnegative,rude\n",
+    "sentiment_label,review_blurb\npositive,great food\nnegative,cold soup\npositive,kind staff\nnegative,rude\n",
     "Great,would buy again\nTerrible,never again\nFine,i guess\nLovely,just lovely\nAwful,no\n",
     "positive,great food\nnegative,cold soup\npositive,kind staff\n",  # too few to tell
 ])
@@ -393,7 +393,7 @@ def test_a_csv_whose_header_names_only_text_columns_is_answered_for_every_column
         cli = cli_in_process("predict", "--model", bundle, "--input", path, "--format", fmt)
         assert cli.returncode == 0, cli.stderr
         assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
-        assert "header row names text columns only" in cli.stderr and "labeled" not in cli.stderr
+        assert "header row names text columns and no class" in cli.stderr and "labeled" not in cli.stderr
     assert _served(bundle, path.read_text(), "text/csv; header=present") == expected
     reviews = sm_serve.input_fn(path.read_bytes(), "text/csv; header=present")
     assert list(reviews) == [csv_text(list(row)) for row in zip(*columns)]
@@ -1194,3 +1194,176 @@ def test_unlabeled_lines_that_open_with_a_word_and_a_comma_are_not_taken_for_a_w
     frame.to_csv(tmp_path / "words.csv", index=False, header=False)
     data = read_labeled(str(tmp_path / "words.csv"))
     assert data.labels == list(frame["label"]) and data.texts == texts
+
+
+# Tables as real data comes: more columns than a class and a text (ids, counts, dates), written with pandas from the
+# published shapes. name -> (columns in order: name -> "labels" | "texts" | a metadata maker, to_csv kwargs, the
+# class column, the text columns in reading order)
+def _ids(prefix):
+    return lambda n: [f"{prefix}{i * 7919 % 100003:x}" for i in range(n)]
+
+
+TABLES = {
+    "yelp_json_as_csv": ({"review_id": _ids("r"), "user_id": _ids("u"), "business_id": _ids("b"), "stars": "labels",
+                          "useful": lambda n: [i % 3 for i in range(n)], "funny": lambda n: [0] * n,
+                          "cool": lambda n: [i % 2 for i in range(n)], "text": "texts",
+                          "date": lambda n: [f"2018-07-{1 + i % 28:02d} 22:09:11" for i in range(n)]},
+                         {"index": False}, "stars", ["text"]),
+    "amazon_mcauley": ({"reviewerID": _ids("A"), "asin": _ids("B00"), "reviewerName": lambda n: ["J. Smith"] * n,
+                        "helpful": lambda n: ["[0, 0]"] * n, "reviewText": "texts", "overall": "labels",
+                        "summary": "texts", "unixReviewTime": lambda n: [1_300_000_000 + 86_400 * i for i in range(n)],
+                        "reviewTime": lambda n: ["02 14, 2014"] * n}, {"index": False}, "overall",
+                       ["reviewText", "summary"]),
+    "amazon_fine_food": ({"Id": lambda n: list(range(1, n + 1)), "ProductId": _ids("B00"), "UserId": _ids("A"),
+                          "ProfileName": lambda n: ["delmartian"] * n, "HelpfulnessNumerator": lambda n: [1] * n,
+                          "HelpfulnessDenominator": lambda n: [1] * n, "Score": "labels",
+                          "Time": lambda n: [1_300_000_000 + 86_400 * i for i in range(n)], "Summary": "texts",
+                          "Text": "texts"}, {"index": False}, "Score", ["Summary", "Text"]),
+    "kaggle_clothing": ({"Clothing ID": lambda n: [(i * 37) % 1000 for i in range(n)], "Age": lambda n: [33 + i % 40 for i in range(n)],
+                         "Title": "texts", "Review Text": "texts", "Rating": "labels",
+                         "Recommended IND": lambda n: [i % 2 for i in range(n)],
+                         "Division Name": lambda n: ["General"] * n, "Class Name": lambda n: ["Knits", "Dresses"] * (n // 2)},
+                        {}, "Rating", ["Title", "Review Text"]),   # df.to_csv(): pandas' index first
+}
+
+
+def _table(real, columns):
+    n = len(real)
+    return pd.DataFrame({name: (real.labels if how == "labels" else real.texts if how == "texts" else how(n))
+                         for name, how in columns.items()})
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_a_table_with_more_columns_reads_its_named_class_and_text_and_says_what_it_left_out(tmp_path, real, name):
+    """Yelp's and Amazon's reviews as published, and Kaggle's clothing reviews, as pandas writes them: the named class
+    and text columns are read, the ids, counts and dates left out (they were "cannot detect the format", or, after
+    pandas' index, the clothing ids trained on as 945 classes), and a line says which columns were left out."""
+    columns, to_csv, label, texts = TABLES[name]
+    path = tmp_path / f"{name}.csv"
+    _table(real, columns).to_csv(path, **to_csv)
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == real.labels
+    assert data.texts == [" ".join([t] * len(texts)) for t in real.texts]
+    left = [c for c, how in columns.items() if how not in ("labels", "texts")]
+    said = [n for n in notes if "left out" in n and "the class is column" in n]
+    assert len(said) == 1 and f"the class is column {label!r}" in said[0]
+    assert said[0].endswith(f"left out: {', '.join(map(repr, left))} (--text-column NAME reads a column as text)")
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    assert json.load(open(tmp_path / "m" / "config.json"))["num_classes"] == 2
+
+
+def test_a_column_of_prose_beside_the_named_text_is_read_as_text_not_left_out(tmp_path, real):
+    """Left out are the columns that are not text: a column of prose under a name training does not know (an
+    answer beside its question's title) is text, in the header's order; a repeated short value (a user name) is not."""
+    frame = pd.DataFrame({"title": real.texts, "best_answer": real.texts[::-1], "user": ["ann", "bob"] * 60,
+                          "label": real.labels})
+    frame.to_csv(tmp_path / "qa.csv", index=False)
+    notes = []
+    data = read_labeled(str(tmp_path / "qa.csv"), note=notes.append)
+    assert data.labels == real.labels
+    assert data.texts == [f"{a} {b}" for a, b in zip(real.texts, real.texts[::-1])]
+    assert any(n.endswith("left out: 'user' (--text-column NAME reads a column as text)") for n in notes)
+
+
+@pytest.mark.parametrize("index", [True, False])
+@pytest.mark.parametrize("text", ["Review Text", "Words"])
+def test_a_table_whose_class_column_has_an_unknown_name_is_refused_with_the_flags_that_read_it(tmp_path, real, index,
+                                                                                               text):
+    """A header no rule can read the class from (``Stars Given``; the airline tweets' ``airline_sentiment``): refused
+    in one line that names the flags. Read as data, with pandas' index before it, its first row was a document and
+    the clothing ids its classes (a model of 120 "classes"); a text column of a known name makes it a table to
+    label, which training refuses too."""
+    frame = pd.DataFrame({"Clothing ID": [(i * 37) % 1000 for i in range(len(real))], "Age": [33 + i % 40 for i in range(len(real))],
+                          text: real.texts, "Stars Given": real.labels})
+    path = tmp_path / "clothing.csv"
+    frame.to_csv(path, index=index)
+    header = rf"\(,?Clothing ID,Age,{text},Stars Given\)"
+    with pytest.raises(FastTextError, match=rf"clothing.csv:?1?: (the CSV header row {header} names no class column "
+                                            rf"training knows|(its first row|line 1) reads as a (CSV )?header(| row) "
+                                            rf"{header}).*--label-column"):
+        read_labeled(str(path))
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
+                         "--label-column", "stars given", "--text-column", text)
+    assert got.returncode == 0, got.stderr
+    assert f"the class is column 'Stars Given', the text '{text}'; left out: 'Clothing ID', 'Age'" in got.stderr
+    evaluated = cli_in_process("evaluate", "--model", tmp_path / "m", "--data", path, "--label-column", "Stars Given",
+                               "--text-column", text)
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert json.loads(evaluated.stdout.splitlines()[-1])["n"] == len(real)
+
+
+def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp_path, real):
+    frame = pd.DataFrame({"tweet_id": range(10**17, 10**17 + len(real)), "airline_sentiment": real.labels,
+                          "airline": ["United", "Delta"] * 60, "text": real.texts, "title": real.texts[::-1]})
+    path = tmp_path / "tweets.csv"
+    frame.to_csv(path, index=False)
+    from fasttext_lib.data import Columns
+
+    data = read_labeled(str(path), Columns("AIRLINE_SENTIMENT", ("title", "text")))
+    assert data.labels == real.labels
+    assert data.texts == [f"{b} {a}" for a, b in zip(real.texts, real.texts[::-1])]  # joined in the order named
+    for flags, message in [
+        (["--label-column", "sentiment"], "--label-column sentiment: no column of that name in the header row "
+                                          "(tweet_id,airline_sentiment,airline,text,title)"),
+        (["--label-column", "airline_sentiment", "--text-column", "text,body"], "--text-column body: no column"),
+        (["--label-column", "text", "--text-column", "text"], "column 'text' cannot be both the class"),
+        (["--text-column", "text"], "names no class column(s) training knows; name it with --label-column"),
+        (["--label-column", "airline_sentiment", "--format", "fasttext"], "not of fastText format"),
+    ]:
+        got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
+                             *flags)
+        assert got.returncode != 0 and got.stderr.count("error:") == 1 and message in got.stderr, (flags, got.stderr)
+        assert not (tmp_path / "m").exists()
+
+
+def test_a_table_with_more_columns_is_answered_for_its_text_by_predict_and_the_endpoint(tmp_path, bundle, real):
+    """The same table sent to be labeled (a Yelp export with its stars) is answered for its text columns only, by
+    predict and by the endpoint's ``text/csv; header=present``: the ids, counts and dates are not words of the
+    review, and a column of prose under an unknown name is (as training reads it)."""
+    from fasttext_lib import sm_serve
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    frame = pd.DataFrame({"review_id": _ids("r")(len(part)), "stars": part.labels, "useful": [0, 1] * 20,
+                          "text": part.texts, "owner_reply": part.texts[::-1],
+                          "date": [f"2018-07-{1 + i % 28:02d} 22:09:11" for i in range(len(part))]})
+    path = tmp_path / "yelp.csv"
+    frame.to_csv(path, index=False)
+    texts = [f"{a} {b}" for a, b in zip(part.texts, part.texts[::-1])]
+    expected = Predictor.load(bundle).predict(texts)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
+    assert "left out: 'review_id', 'useful', 'date'" in cli.stderr
+    assert list(sm_serve.input_fn(path.read_bytes(), "text/csv; header=present")) == texts
+    assert _served(bundle, path.read_text(), "text/csv; header=present") == expected
+
+
+def test_a_table_of_reviews_without_a_class_is_answered_per_record_for_its_text_and_not_trained_on(tmp_path, bundle,
+                                                                                                   real):
+    """Yelp's export without its stars, to be labeled: its header was answered as a review and every answer after it
+    one off, each review scored with its ids and dates as words; now one answer per record, for its text. Training
+    refuses it in one line that names --label-column."""
+    from fasttext_lib import sm_serve
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    frame = pd.DataFrame({"review_id": _ids("r")(len(part)), "useful": [0, 1] * 20, "text": part.texts,
+                          "date": [f"2018-07-{1 + i % 28:02d} 22:09:11" for i in range(len(part))]})
+    path = tmp_path / "to_label.csv"
+    frame.to_csv(path, index=False)
+    expected = Predictor.load(bundle).predict(part.texts)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
+    assert "the text is column 'text'; left out: 'review_id', 'useful', 'date'" in cli.stderr
+    assert list(sm_serve.input_fn(path.read_bytes(), "text/csv; header=present")) == part.texts
+    trained = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert trained.returncode == 2 and trained.stderr.count("error:") == 1
+    assert "names no class column training knows" in trained.stderr and "--label-column NAME" in trained.stderr
+    path.write_text(path.read_text() + "r1,0,a review with a comma, unquoted,2018-07-01 22:09:11\n")
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode != 0 and "to_label.csv:42: malformed CSV row: 5 column(s) where the header row has 4" in cli.stderr
+    assert cli.stdout == ""  # every record is checked before any answer

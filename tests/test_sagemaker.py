@@ -1647,3 +1647,26 @@ def test_batch_transform_skips_only_a_header_row_with_header_present(monkeypatch
     assert list(sm_serve.input_fn(b"great food\nreview\n", "text/csv; header=present")) == ["great food", "review"]
     monkeypatch.setenv("SAGEMAKER_BATCH", "false")
     assert list(sm_serve.input_fn(b"great food\nawful\n", "text/csv; header=present")) == ["awful"]
+
+
+def test_a_job_reads_the_columns_its_label_column_and_text_column_hyperparameters_name(source_dir, splits, tmp_path):
+    """A table exported with more columns than a class and a text, whose class column has a name training does not
+    know (the airline tweets' ``airline_sentiment``): the job's ``label_column`` and ``text_column`` choose them, in
+    both channels (the train channel's file alone was "cannot detect the format")."""
+    import pandas as pd
+
+    train, test = splits
+
+    def table(data):
+        return lambda p: pd.DataFrame({"tweet_id": range(10**17, 10**17 + len(data)), "airline_sentiment": data.labels,
+                                       "airline": ["United"] * len(data), "text": data.texts}).to_csv(p, index=False)
+
+    env = make_container(tmp_path, {"train": {"a.csv": table(train.head(400))}, "test": {"b.csv": table(test.head(100))}})
+    bare = job_in_process(source_dir, env, args_for(epochs=1, progress="False"))
+    assert bare.returncode != 0 and "error:" in bare.stderr and "the SageMaker job's label_column" in bare.stderr
+    ok = job_in_process(source_dir, env, args_for(epochs=1, progress="False", label_column="airline_sentiment",
+                                                  text_column="text"))
+    assert ok.returncode == 0, ok.stderr
+    assert "left out: 'tweet_id', 'airline'" in ok.stdout + ok.stderr
+    assert "val_accuracy=nan;" not in ok.stdout  # the test channel was read with the same columns
+    assert Predictor.load(tmp_path / "model").config["num_classes"] == len(set(train.head(400).labels))
