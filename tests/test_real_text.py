@@ -1194,3 +1194,53 @@ def test_unlabeled_lines_that_open_with_a_word_and_a_comma_are_not_taken_for_a_w
     frame.to_csv(tmp_path / "words.csv", index=False, header=False)
     data = read_labeled(str(tmp_path / "words.csv"))
     assert data.labels == list(frame["label"]) and data.texts == texts
+
+
+def _excel_rows(real, sep=","):
+    """The rows as Excel's "CSV UTF-8" writes them: a BOM, CRLF line ends, fields quoted only where needed."""
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=sep, lineterminator="\r\n")
+    writer.writerow(["label", "text"])
+    writer.writerows(zip(real.labels, real.texts))
+    return out.getvalue()
+
+
+def test_excels_separator_line_before_the_header_is_read_as_blank(tmp_path, real, bundle):
+    # Excel writes (and reads) a first line "sep=," to say which separator the file uses: training and evaluate
+    # stopped at "cannot detect the format of line 1", and predict answered that line and the header as reviews
+    plain, hinted = tmp_path / "plain.csv", tmp_path / "hinted.csv"
+    plain.write_bytes(("\ufeff" + _excel_rows(real)).encode())
+    hinted.write_bytes(("\ufeffsep=,\r\n" + _excel_rows(real)).encode())
+    got = read_labeled(str(hinted))
+    assert (got.labels, got.texts) == (real.labels, real.texts)
+    answers = cli_in_process("predict", "--model", bundle, "--input", hinted)
+    assert answers.returncode == 0, answers.stderr
+    assert answers.stdout == cli_in_process("predict", "--model", bundle, "--input", plain).stdout
+    assert len(answers.stdout.splitlines()) == len(real)
+    assert cli_in_process("evaluate", "--model", bundle, "--data", hinted).stdout == \
+        cli_in_process("evaluate", "--model", bundle, "--data", plain).stdout
+    hinted.write_bytes(("sep=;\r\n" + _excel_rows(real, ";")).encode())  # a European locale's Excel
+    for command in (("train", "--train", hinted, "--output", tmp_path / "m", "--no-progress"), ("predict", "--model", bundle, "--input", hinted)):
+        got = cli_in_process(*command)
+        assert got.returncode == 2 and got.stdout == "" and not (tmp_path / "m").exists()
+        assert got.stderr == (f"error: {hinted}:1: Excel's separator line sep=;: the file is ';'-separated; only "
+                              f"comma-separated CSV and fastText format are read: convert it (e.g. pandas: "
+                              f"pd.read_csv(path, sep=';', skiprows=1).to_csv(new_path, index=False))\n")
+
+
+def test_excels_legacy_csv_export_is_refused_with_how_to_convert_it(tmp_path, real):
+    # Excel's plain "CSV" on Windows writes Windows-1252 (é, curly quotes in one byte): "re-encode the file as UTF-8"
+    # said neither from what nor how
+    texts = list(real.texts)
+    texts[3] = "caf\u00e9 \u201cgreat\u201d " + texts[3]
+    p = tmp_path / "legacy.csv"
+    p.write_bytes(_excel_rows(real).replace(real.texts[3], texts[3], 1).encode("cp1252"))
+    got = cli_in_process("train", "--train", p, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and not (tmp_path / "m").exists()
+    assert got.stderr == (f"error: {p}:5: not UTF-8 text (byte 0xe9 at column {len(real.labels[3]) + 5}; re-encode the file as UTF-8: it "
+                          f"reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
+                          f"UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {p} > new.csv, or pandas: "
+                          f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))\n")
+    converted = tmp_path / "converted.csv"
+    pd.read_csv(p, encoding="cp1252").to_csv(converted, index=False)  # the advice, followed
+    assert read_labeled(str(converted)).texts[3] == texts[3]
