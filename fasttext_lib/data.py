@@ -17,6 +17,7 @@ import csv
 import gzip
 import io
 import itertools
+import json
 import lzma
 import numbers
 import re
@@ -509,11 +510,39 @@ def detect_format(first_line, uri):
             raise FastTextError(
                 f"{uri}: line 1 looks {what}-separated; only comma-separated CSV and fastText format are read: convert it "
                 f"(e.g. pandas: pd.read_csv(path, sep={sep!r}).to_csv(new_path, index=False))")
+    json_hint = json_input(stripped.strip(), uri)
+    if json_hint:
+        raise FastTextError(json_hint)
     raise _UndetectedFormat(
         f"{uri}: cannot detect the format of line 1 (expected '__label__X text', a '\"class\",\"text\"' CSV row, or a "
         f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
         f"column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
     )
+
+
+def json_input(line, uri, predicting=False):
+    """The error for an input whose first line (``line``, stripped) is JSON, else None: JSON Lines
+    (``df.to_json(path, orient="records", lines=True)``: ``{"stars": 5, "text": "..."}`` a line, as the Yelp dataset
+    is shipped) or a JSON array (``orient="records"``, on one line or indented). Neither is read (training was "cannot
+    detect the format"; predict answered each line, keys and braces as words): the error shows pandas' conversion,
+    with the object's own keys when they name a class and a text column."""
+    if line not in ("[", "{"):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return None
+        value = value[0] if isinstance(value, list) and value else value
+        if not isinstance(value, dict):
+            return None
+    keys = [k for k in (value if line not in ("[", "{") else {}) if isinstance(k, str)]
+    label = next((k for k in keys if k.lower() in HEADER_LABEL_NAMES), "label")
+    text = next((k for k in keys if k.lower() in HEADER_TEXT_NAMES), "text")
+    read = f"pd.read_json(path{', lines=True' if line.startswith('{') else ''})"
+    if predicting:
+        return (f"{uri}: is JSON, not one review per line; convert it (e.g. pandas: {read}[[{text!r}]].to_csv(new_path, "
+                f"index=False)), or give --format text to answer each line as it is")
+    return (f"{uri}: is JSON, which is not read as labeled data (CSV and fastText format are); convert it to CSV (e.g. "
+            f"pandas: {read}[[{label!r}, {text!r}]].to_csv(new_path, index=False))")
 
 
 # A header row names its columns: the class column is called one of these (or the text columns are).

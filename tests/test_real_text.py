@@ -1244,3 +1244,28 @@ def test_excels_legacy_csv_export_is_refused_with_how_to_convert_it(tmp_path, re
     converted = tmp_path / "converted.csv"
     pd.read_csv(p, encoding="cp1252").to_csv(converted, index=False)  # the advice, followed
     assert read_labeled(str(converted)).texts[3] == texts[3]
+
+
+@pytest.mark.parametrize("to_json", [{"lines": True}, {}, {"indent": 2}])
+def test_json_is_refused_with_the_pandas_line_that_converts_it(tmp_path, real, bundle, to_json):
+    # The Yelp dataset's shape (df.to_json(orient="records", lines=True): {"stars": 5, "text": "..."} a line) and a
+    # JSON array: training was "cannot detect the format", predict answered every line, keys and braces as words
+    p = tmp_path / "reviews.json"
+    frame = pd.DataFrame({"stars": [1 if label == "negative" else 5 for label in real.labels], "text": real.texts})
+    frame.to_json(p, orient="records", **to_json)
+    read = f"pd.read_json(path{', lines=True' if to_json.get('lines') else ''})"
+    got = cli_in_process("train", "--train", p, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and not (tmp_path / "m").exists()
+    columns = "['stars', 'text']" if "indent" not in to_json else "['label', 'text']"  # (its keys: not on line 1)
+    assert got.stderr == (f"error: {p}: is JSON, which is not read as labeled data (CSV and fastText format are); "
+                          f"convert it to CSV (e.g. pandas: {read}[{columns}].to_csv(new_path, index=False))\n")
+    got = cli_in_process("predict", "--model", bundle, "--input", p)
+    assert (got.returncode, got.stdout) == (2, "")
+    assert got.stderr == (f"error: {p}: is JSON, not one review per line; convert it (e.g. pandas: {read}[['text']]"
+                          f".to_csv(new_path, index=False)), or give --format text to answer each line as it is\n")
+    converted = tmp_path / "converted.csv"  # the advice, followed
+    pd.read_json(p, **({"lines": True} if to_json.get("lines") else {}))[["stars", "text"]].to_csv(converted, index=False)
+    assert read_labeled(str(converted)).texts == real.texts
+    pd.read_json(p, **({"lines": True} if to_json.get("lines") else {}))[["text"]].to_csv(converted, index=False)
+    answers = cli_in_process("predict", "--model", bundle, "--input", converted)
+    assert answers.returncode == 0 and len(answers.stdout.splitlines()) == len(real), answers.stderr
