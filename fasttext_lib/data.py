@@ -155,22 +155,28 @@ def _zip_contents(head):
             f"and xz files are read directly)")
 
 
+def _shell_name(uri):
+    """``uri`` as a shell command in an error names it: an S3 object by its file name (copied down first)."""
+    return uri.rsplit("/", 1)[-1] if storage.is_s3(uri) else uri
+
+
 def _not_text(raw, uri, lineno):
     """The error for a line holding NUL bytes: UTF-16 text (with its byte order mark; or without one, a NUL beside
     every ASCII character) and tar archives are named, with how to convert them; else a binary file."""
-    where = f"{uri}:{lineno}: "
+    where, name = f"{uri}:{lineno}: ", _shell_name(uri)
     if lineno == 1 and raw[257:262] == b"ustar":  # a tar header's magic (a .tar.gz arrives here decompressed)
-        return (f"{uri}: is a tar archive; extract the file from it first (tar -xf {uri}) and give that file (gzip, "
-                f"bzip2 and xz files of one CSV or text file are read directly)")
+        return (f"{uri}: is a tar archive; extract the file from it first (tar -xf {name}) and give that file "
+                f"(gzip, bzip2 and xz files of one CSV or text file are read directly)")
     bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
     body = raw[2:] if bom else raw.lstrip(b"\x00")  # (a UTF-16LE line after the first starts with the \n's NUL)
     odd, even = body[1::2].count(0), body[0::2].count(0)
     if bom or (len(body) >= 4 and 2 * max(odd, even) >= len(body) // 2 and min(odd, even) <= max(odd, even) // 8):
         # Excel's "Unicode Text" (tab-separated) and PowerShell's > write UTF-16
-        return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}; "
-                f"convert it to UTF-8 first, e.g. iconv -f UTF-16{'' if bom else 'LE' if odd >= even else 'BE'} -t "
-                f"UTF-8 {uri} > new.csv (Excel's 'Unicode Text' is tab-separated: pandas: pd.read_csv(path, "
-                f"encoding='utf-16', sep='\\t').to_csv(new_path, index=False))")
+        source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
+        return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}"
+                f"; convert it to UTF-8 first, e.g. iconv -f {source} -t UTF-8 {name} > new.csv (Excel's 'Unicode "
+                f"Text' is tab-separated: pandas: pd.read_csv(path, encoding='utf-16', sep='\\t').to_csv(new_path, "
+                f"index=False))")
     return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
 
 
@@ -183,9 +189,9 @@ def _not_utf8(raw, uri, lineno, exc):
         raw.decode("cp1252")
     except UnicodeDecodeError:
         return message + ")"
-    return (message + f": it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
-            f"UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {uri} > new.csv, or pandas: pd.read_csv(path, "
-            f"encoding='cp1252').to_csv(new_path, index=False))")
+    return (f"{message}: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
+            f"UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {_shell_name(uri)} > new.csv, or pandas: "
+            f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))")
 
 
 # Every reader takes a line whole before parsing it. fastText takes lines of any length; this bound (far
@@ -241,8 +247,9 @@ def excel_sep_line(line, uri):
         return False
     sep = match.group(1)
     if sep != ",":
-        raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {'tab' if sep == chr(9) else repr(sep)}"
-                            f"-separated; only comma-separated CSV and fastText format are read: convert it (e.g. pandas: "
+        what = "tab" if sep == "\t" else repr(sep)
+        raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {what}-separated; only "
+                            f"comma-separated CSV and fastText format are read: convert it (e.g. pandas: "
                             f"pd.read_csv(path, sep={sep!r}, skiprows=1).to_csv(new_path, index=False))")
     return True
 
@@ -539,8 +546,8 @@ def json_input(line, uri, predicting=False):
     text = next((k for k in keys if k.lower() in HEADER_TEXT_NAMES), "text")
     read = f"pd.read_json(path{', lines=True' if line.startswith('{') else ''})"
     if predicting:
-        return (f"{uri}: is JSON, not one review per line; convert it (e.g. pandas: {read}[[{text!r}]].to_csv(new_path, "
-                f"index=False)), or give --format text to answer each line as it is")
+        return (f"{uri}: is JSON, not one review per line; convert it (e.g. pandas: {read}[[{text!r}]]"
+                f".to_csv(new_path, index=False)), or give --format text to answer each line as it is")
     return (f"{uri}: is JSON, which is not read as labeled data (CSV and fastText format are); convert it to CSV (e.g. "
             f"pandas: {read}[[{label!r}, {text!r}]].to_csv(new_path, index=False))")
 

@@ -147,6 +147,19 @@ def _zip(p, members):
             z.writestr(member, data)
 
 
+def test_the_conversion_commands_for_an_s3_object_name_its_file(s3_bucket, tmp_path):
+    # "tar -xf s3://bucket/train.csv.tar.gz" and "iconv ... s3://..." cannot run: the commands name the file, to be
+    # copied down first
+    import boto3
+
+    local = tmp_path / "train.csv.tar.gz"
+    _tar(local, "w:gz", "".join(ROWS).encode())
+    boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key="in/train.csv.tar.gz", Body=local.read_bytes())
+    with pytest.raises(FastTextError, match=rf"^{s3_bucket}/in/train\.csv\.tar\.gz: is a tar archive; extract the "
+                                            rf"file from it first \(tar -xf train\.csv\.tar\.gz\) and give that file"):
+        read_labeled(f"{s3_bucket}/in/train.csv.tar.gz")
+
+
 @pytest.mark.parametrize("encoding, bom, expected", [
     ("utf-16", b"", r"it is UTF-16 text; convert it to UTF-8 first, e.g. iconv -f UTF-16 -t UTF-8 "),
     ("utf-16-le", b"", r"it is UTF-16 text \(no byte order mark\); .*iconv -f UTF-16LE -t UTF-8 "),

@@ -1220,7 +1220,8 @@ def test_excels_separator_line_before_the_header_is_read_as_blank(tmp_path, real
     assert cli_in_process("evaluate", "--model", bundle, "--data", hinted).stdout == \
         cli_in_process("evaluate", "--model", bundle, "--data", plain).stdout
     hinted.write_bytes(("sep=;\r\n" + _excel_rows(real, ";")).encode())  # a European locale's Excel
-    for command in (("train", "--train", hinted, "--output", tmp_path / "m", "--no-progress"), ("predict", "--model", bundle, "--input", hinted)):
+    for command in (("train", "--train", hinted, "--output", tmp_path / "m", "--no-progress"),
+                    ("predict", "--model", bundle, "--input", hinted)):
         got = cli_in_process(*command)
         assert got.returncode == 2 and got.stdout == "" and not (tmp_path / "m").exists()
         assert got.stderr == (f"error: {hinted}:1: Excel's separator line sep=;: the file is ';'-separated; only "
@@ -1237,9 +1238,9 @@ def test_excels_legacy_csv_export_is_refused_with_how_to_convert_it(tmp_path, re
     p.write_bytes(_excel_rows(real).replace(real.texts[3], texts[3], 1).encode("cp1252"))
     got = cli_in_process("train", "--train", p, "--output", tmp_path / "m", "--no-progress")
     assert got.returncode == 2 and not (tmp_path / "m").exists()
-    assert got.stderr == (f"error: {p}:5: not UTF-8 text (byte 0xe9 at column {len(real.labels[3]) + 5}; re-encode the file as UTF-8: it "
-                          f"reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
-                          f"UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {p} > new.csv, or pandas: "
+    assert got.stderr == (f"error: {p}:5: not UTF-8 text (byte 0xe9 at column {len(real.labels[3]) + 5}; re-encode "
+                          f"the file as UTF-8: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write "
+                          f"it; save it as 'CSV UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {p} > new.csv, or pandas: "
                           f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))\n")
     converted = tmp_path / "converted.csv"
     pd.read_csv(p, encoding="cp1252").to_csv(converted, index=False)  # the advice, followed
@@ -1264,8 +1265,9 @@ def test_json_is_refused_with_the_pandas_line_that_converts_it(tmp_path, real, b
     assert got.stderr == (f"error: {p}: is JSON, not one review per line; convert it (e.g. pandas: {read}[['text']]"
                           f".to_csv(new_path, index=False)), or give --format text to answer each line as it is\n")
     converted = tmp_path / "converted.csv"  # the advice, followed
-    pd.read_json(p, **({"lines": True} if to_json.get("lines") else {}))[["stars", "text"]].to_csv(converted, index=False)
+    frame = pd.read_json(p, lines=bool(to_json.get("lines")))
+    frame[["stars", "text"]].to_csv(converted, index=False)
     assert read_labeled(str(converted)).texts == real.texts
-    pd.read_json(p, **({"lines": True} if to_json.get("lines") else {}))[["text"]].to_csv(converted, index=False)
+    frame[["text"]].to_csv(converted, index=False)
     answers = cli_in_process("predict", "--model", bundle, "--input", converted)
     assert answers.returncode == 0 and len(answers.stdout.splitlines()) == len(real), answers.stderr
