@@ -511,7 +511,7 @@ def _csv_input_check(name, fmt, classes):
     data.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
     record is read as training reads it (errors before any answer) and ``"labeled"`` is returned, or ``"texts"``
     when its header row names text columns only (``title,body``: data.text_header_columns), else False."""
-    from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, labeled_csv_records,
+    from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, json_input, labeled_csv_records,
                        labeled_csv_start, leading_blank_lines, one_column_text_header)
 
     def check(lines):
@@ -520,6 +520,9 @@ def _csv_input_check(name, fmt, classes):
         blank, first = leading_blank_lines(lines)
         if first is None:
             return False
+        json_hint = fmt == "auto" and json_input(first.strip(), name, predicting=True)
+        if json_hint:  # JSON Lines or an array: each line was answered, keys and braces as words
+            raise FastTextError(json_hint)
         # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
         one_column = False
         with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)

@@ -17,6 +17,7 @@ import csv
 import gzip
 import io
 import itertools
+import json
 import lzma
 import numbers
 import re
@@ -122,13 +123,75 @@ def decompressed(raw, name):
         head = raw.read(6)  # b"\x1f" then the rest was read as text). Read up to it, and give it back.
         raw = io.BufferedReader(_Prepended(head, raw))
     if head.startswith(b"PK\x03\x04"):
+        what = _zip_contents(raw.peek(512))
         raw.close()
-        raise FastTextError(f"{name}: is a zip archive; unzip it first (gzip, bzip2 and xz files are read directly)")
+        raise FastTextError(f"{name}: {what}")
+    if head.startswith(b"PAR1") or head.startswith(b"\xd0\xcf\x11\xe0"):
+        raw.close()  # a pandas frame saved with to_parquet (a Hugging Face dataset's files), or an Excel 97-2003 .xls
+        raise FastTextError(f"{name}: " + (
+            "is a Parquet file, not text; convert it to CSV first (pandas: pd.read_parquet(path).to_csv(new_path, "
+            "index=False))" if head.startswith(b"PAR1") else
+            "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
+            "pd.read_excel(path).to_csv(new_path, index=False))"))
     for magic, kind in _COMPRESSED:
         if head.startswith(magic):
             opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
             return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
     return raw, None
+
+
+def _zip_contents(head):
+    """What a zip archive that starts with ``head`` is, and what to do (the error's text). Its first member's name is in
+    its first bytes (a local file header): an Excel workbook (.xlsx) is a zip archive too, whose "unzip it" would give
+    XML. Not read directly: a zip's list of members is at its end (no streaming from S3 or a pipe), and Kaggle's
+    downloads hold one CSV as often as several (train.csv, test.csv)."""
+    size = int.from_bytes(head[26:28], "little")
+    first = head[30:30 + size].decode("utf-8", "replace") if len(head) >= 30 + size else ""
+    if first == "[Content_Types].xml" or first.startswith(("xl/", "docProps/", "_rels/")):
+        return ("is an Excel workbook (.xlsx), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
+                "pd.read_excel(path).to_csv(new_path, index=False))")
+    holding = f" (its first file: {first})" if first else ""
+    return (f"is a zip archive{holding}; unzip it first and give the file inside it (unzip -l lists them; gzip, bzip2 "
+            f"and xz files are read directly)")
+
+
+def _shell_name(uri):
+    """``uri`` as a shell command in an error names it: an S3 object by its file name (copied down first)."""
+    return uri.rsplit("/", 1)[-1] if storage.is_s3(uri) else uri
+
+
+def _not_text(raw, uri, lineno):
+    """The error for a line holding NUL bytes: UTF-16 text (with its byte order mark; or without one, a NUL beside
+    every ASCII character) and tar archives are named, with how to convert them; else a binary file."""
+    where, name = f"{uri}:{lineno}: ", _shell_name(uri)
+    if lineno == 1 and raw[257:262] == b"ustar":  # a tar header's magic (a .tar.gz arrives here decompressed)
+        return (f"{uri}: is a tar archive; extract the file from it first (tar -xf {name}) and give that file "
+                f"(gzip, bzip2 and xz files of one CSV or text file are read directly)")
+    bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+    body = raw[2:] if bom else raw.lstrip(b"\x00")  # (a UTF-16LE line after the first starts with the \n's NUL)
+    odd, even = body[1::2].count(0), body[0::2].count(0)
+    if bom or (len(body) >= 4 and 2 * max(odd, even) >= len(body) // 2 and min(odd, even) <= max(odd, even) // 8):
+        # Excel's "Unicode Text" (tab-separated) and PowerShell's > write UTF-16
+        source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
+        return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}"
+                f"; convert it to UTF-8 first, e.g. iconv -f {source} -t UTF-8 {name} > new.csv (Excel's 'Unicode "
+                f"Text' is tab-separated: pandas: pd.read_csv(path, encoding='utf-16', sep='\\t').to_csv(new_path, "
+                f"index=False))")
+    return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
+
+
+def _not_utf8(raw, uri, lineno, exc):
+    """The error for a line that is not UTF-8: a line that reads as Windows-1252 (Excel's plain 'CSV' on Windows, Latin
+    letters and curly quotes in one byte each) says how to convert from it."""
+    message = (f"{uri}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
+               f"re-encode the file as UTF-8")
+    try:
+        raw.decode("cp1252")
+    except UnicodeDecodeError:
+        return message + ")"
+    return (f"{message}: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
+            f"UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {_shell_name(uri)} > new.csv, or pandas: "
+            f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))")
 
 
 # Every reader takes a line whole before parsing it. fastText takes lines of any length; this bound (far
@@ -156,20 +219,45 @@ class _Lines:
                 return
             self.lineno += 1
             if b"\x00" in raw:
-                raise FastTextError(f"{self.uri}:{self.lineno}: not a text file (contains NUL bytes; UTF-16 text or a binary file?)")
+                raise FastTextError(_not_text(raw, self.uri, self.lineno))
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 raise FastTextError(f"{self.uri}:{self.lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB; expected one "
                                     f"document per line (a binary file, or lines that end in a lone \\r?)")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise FastTextError(f"{self.uri}:{self.lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
-                                    f"re-encode the file as UTF-8)") from None
+                raise FastTextError(_not_utf8(raw, self.uri, self.lineno, exc)) from None
             if self.lineno == 1:
                 line = line.lstrip("\ufeff")
                 if not line:  # the whole file is a BOM: no line at all, as line_blocks (predict) reads it
                     return
             yield line
+
+
+# Excel's separator hint: a first line "sep=," (before the header) that Excel writes and reads to pick the separator.
+_EXCEL_SEP = re.compile(r"sep=(.)\r?\n?")
+
+
+def excel_sep_line(line, uri):
+    """Is ``line`` (a file's first line, BOM removed) Excel's separator hint? ``sep=,``: True (the caller reads it as a
+    blank line, keeping line numbers; it was "cannot detect the format", and predict answered it and the header as
+    reviews); another separator: an error that says how to convert the file; else False."""
+    match = _EXCEL_SEP.fullmatch(line)
+    if match is None:
+        return False
+    sep = match.group(1)
+    if sep != ",":
+        what = "tab" if sep == "\t" else repr(sep)
+        raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {what}-separated; only "
+                            f"comma-separated CSV and fastText format are read: convert it (e.g. pandas: "
+                            f"pd.read_csv(path, sep={sep!r}, skiprows=1).to_csv(new_path, index=False))")
+    return True
+
+
+def _without_excel_sep(lines, uri):
+    """``lines`` with a first line ``sep=,`` (:func:`excel_sep_line`) read as a blank one."""
+    for line in lines:
+        yield "\n" if lines.lineno == 1 and excel_sep_line(line, uri) else line
 
 
 def line_blocks(stream, name, compression=None):
@@ -240,6 +328,8 @@ def line_blocks(stream, name, compression=None):
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()
+        if lineno == 0 and lines and excel_sep_line(lines[0], name):  # sep=, (Excel): a blank line
+            lines[0] = ""
         lineno += len(lines)
         yield raw, [line[:-1] if line.endswith("\r") else line for line in lines]
 
@@ -489,7 +579,11 @@ def detect_format(first_line, uri):
         return "fasttext"
     if stripped.startswith('"') or _UNQUOTED_CSV.match(stripped):
         return "csv"
-    row = next(csv.reader([stripped]), [])
+    try:
+        row = next(csv.reader([stripped]), [])
+    except csv.Error:  # a lone \r inside line 1 (class,text\r...: an old Mac file) stopped training in a traceback
+        raise FastTextError(f"{uri}:1: cannot detect the format of line 1: it holds a line break inside it"
+                            f"{_LONE_CR_HINT}") from None
     if len(row) >= 2 and (_looks_like_header(row) or (_index_named(row) and _short_names(row[1:]))):
         return "csv"  # (a header row; or one whose first column is pandas' index, ,label,text: index_column)
     if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
@@ -501,6 +595,9 @@ def detect_format(first_line, uri):
             raise FastTextError(
                 f"{uri}: line 1 looks {what}-separated; only comma-separated CSV and fastText format are read: convert it "
                 f"(e.g. pandas: pd.read_csv(path, sep={sep!r}).to_csv(new_path, index=False))")
+    json_hint = json_input(stripped.strip(), uri)
+    if json_hint:
+        raise FastTextError(json_hint)
     if len(row) >= 3 and _short_names(row) and not any(_is_number(c) for c in row):
         # a header of a table with more than a class and a text (tweet_id,airline_sentiment,...,text) whose class
         # column has a name training does not know: the columns can be named
@@ -514,6 +611,31 @@ def detect_format(first_line, uri):
         f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
         f"column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
     )
+
+
+def json_input(line, uri, predicting=False):
+    """The error for an input whose first line (``line``, stripped) is JSON, else None: JSON Lines
+    (``df.to_json(path, orient="records", lines=True)``: ``{"stars": 5, "text": "..."}`` a line, as the Yelp dataset
+    is shipped) or a JSON array (``orient="records"``, on one line or indented). Neither is read (training was "cannot
+    detect the format"; predict answered each line, keys and braces as words): the error shows pandas' conversion,
+    with the object's own keys when they name a class and a text column."""
+    if line not in ("[", "{"):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return None
+        value = value[0] if isinstance(value, list) and value else value
+        if not isinstance(value, dict):
+            return None
+    keys = [k for k in (value if line not in ("[", "{") else {}) if isinstance(k, str)]
+    label = next((k for k in keys if k.lower() in HEADER_LABEL_NAMES), "label")
+    text = next((k for k in keys if k.lower() in HEADER_TEXT_NAMES), "text")
+    read = f"pd.read_json(path{', lines=True' if line.startswith('{') else ''})"
+    if predicting:
+        return (f"{uri}: is JSON, not one review per line; convert it (e.g. pandas: {read}[[{text!r}]]"
+                f".to_csv(new_path, index=False)), or give --format text to answer each line as it is")
+    return (f"{uri}: is JSON, which is not read as labeled data (CSV and fastText format are); convert it to CSV (e.g. "
+            f"pandas: {read}[[{label!r}, {text!r}]].to_csv(new_path, index=False))")
 
 
 # A header row names its columns: the class column is called one of these (or the text columns are).
@@ -921,10 +1043,14 @@ def _csv_rows(lines, uri):
             if "new-line character seen in unquoted field" in str(exc):  # its advice is Python's, not the user's
                 raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a line break "
                                     f"inside an unquoted field{_LONE_CR_HINT}") from None
+            if "field larger than field limit" in str(exc):  # a review this long is read as a file's rest by mistake
+                raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a field longer than "
+                                    f"{CSV_FIELD_LIMIT >> 20} Mi characters (an unclosed quote? else split the text: "
+                                    f"no review is that long)") from None
             raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc} "
                                 f"(an unclosed quote?)") from None
-        if row:
-            yield row, start
+        if row and (len(row) > 1 or row[0].strip()):  # a line of spaces (trailing lines an editor left) is blank,
+            yield row, start  # as fastText-format input and a file's leading lines read it
 
 
 def iter_examples(uri, fmt="auto", note=None, found=None):
@@ -938,7 +1064,8 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
     uri = str(uri)
     stream, compression = _open_decompressed(uri)
     try:
-        yield from examples_of_lines(_Lines(stream, uri, compression), uri, fmt, note=note, found=found)
+        lines = _Lines(stream, uri, compression)
+        yield from examples_of_lines(_without_excel_sep(lines, uri), uri, fmt, note=note, found=found)
     finally:
         stream.close()
 

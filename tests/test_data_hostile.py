@@ -1,8 +1,10 @@
 """Hostile inputs to the data reader: each ends in one FastTextError naming the file and exact line."""
 import bz2
 import gzip
+import io
 import lzma
 import os
+import tarfile
 import zipfile
 
 import pytest
@@ -105,7 +107,71 @@ def test_zip_archive_is_named(tmp_path):
     p = tmp_path / "d.zip"
     with zipfile.ZipFile(p, "w") as z:
         z.writestr("d.csv", "".join(ROWS))
-    with pytest.raises(FastTextError, match="zip archive; unzip it first"):
+    with pytest.raises(FastTextError, match=r"zip archive \(its first file: d\.csv\); unzip it first"):
+        read_labeled(str(p))
+
+
+def _tar(p, mode, data):
+    with tarfile.open(p, mode) as tar:
+        info = tarfile.TarInfo("train.csv")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize("name, write, expected", [
+    # a Kaggle download of one CSV, tarred: "not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
+    ("train.csv.tar.gz", lambda p, data: _tar(p, "w:gz", data), r"is a tar archive; extract the file from it first "
+                                                                r"\(tar -xf .*train\.csv\.tar\.gz\)"),
+    ("train.csv.tar", lambda p, data: _tar(p, "w", data), r"is a tar archive; extract"),
+    # an Excel workbook is a zip archive too: "unzip it first" would have given its XML
+    ("reviews.xlsx", lambda p, data: _zip(p, {"[Content_Types].xml": b"<Types/>", "xl/workbook.xml": b"<workbook/>"}),
+     r"is an Excel workbook \(\.xlsx\), not text; save it as 'CSV UTF-8' in Excel, or convert it \(pandas: "
+     r"pd\.read_excel\(path\)\.to_csv\(new_path, index=False\)\)"),
+    # df.to_parquet(path): its first bytes read as "not UTF-8 text (byte 0x15 at column 5; ...)"
+    ("train.parquet", lambda p, data: p.write_bytes(b"PAR1\x15\x04\x15\x80\x01" + data + b"\x00\x00PAR1"),
+     r"is a Parquet file, not text; convert it to CSV first \(pandas: pd\.read_parquet\(path\)\.to_csv\(new_path"),
+    ("reviews.xls", lambda p, data: p.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504) + data),
+     r"is an Excel workbook \(\.xls\), not text"),
+])
+def test_archives_and_binary_table_formats_are_named_with_how_to_convert(tmp_path, name, write, expected):
+    p = tmp_path / name
+    write(p, "".join(ROWS).encode())
+    with pytest.raises(FastTextError, match=f"^{p}: {expected}") as info:
+        read_labeled(str(p))
+    assert "\n" not in str(info.value) and "NUL bytes" not in str(info.value)
+
+
+def _zip(p, members):
+    with zipfile.ZipFile(p, "w") as z:
+        for member, data in members.items():
+            z.writestr(member, data)
+
+
+def test_the_conversion_commands_for_an_s3_object_name_its_file(s3_bucket, tmp_path):
+    # "tar -xf s3://bucket/train.csv.tar.gz" and "iconv ... s3://..." cannot run: the commands name the file, to be
+    # copied down first
+    import boto3
+
+    local = tmp_path / "train.csv.tar.gz"
+    _tar(local, "w:gz", "".join(ROWS).encode())
+    boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key="in/train.csv.tar.gz", Body=local.read_bytes())
+    with pytest.raises(FastTextError, match=rf"^{s3_bucket}/in/train\.csv\.tar\.gz: is a tar archive; extract the "
+                                            rf"file from it first \(tar -xf train\.csv\.tar\.gz\) and give that file"):
+        read_labeled(f"{s3_bucket}/in/train.csv.tar.gz")
+
+
+@pytest.mark.parametrize("encoding, bom, expected", [
+    ("utf-16", b"", r"it is UTF-16 text; convert it to UTF-8 first, e.g. iconv -f UTF-16 -t UTF-8 "),
+    ("utf-16-le", b"", r"it is UTF-16 text \(no byte order mark\); .*iconv -f UTF-16LE -t UTF-8 "),
+    ("utf-16-be", b"\xfe\xff", r"it is UTF-16 text; .*iconv -f UTF-16 -t UTF-8 "),
+])
+def test_utf16_file_is_named_with_how_to_convert(tmp_path, encoding, bom, expected):
+    # Excel's "Unicode Text" (UTF-16LE with a BOM, tab-separated) was "not a text file (contains NUL bytes; UTF-16 text
+    # or a binary file?)": it did not say which, nor how to convert it
+    p = tmp_path / "u.csv"
+    p.write_bytes(bom + "".join(ROWS).encode(encoding))
+    with pytest.raises(FastTextError, match=f"^{p}:1: not a text file this program reads: {expected}.*"
+                                            r"pd\.read_csv\(path, encoding='utf-16', sep='\\t'\)"):
         read_labeled(str(p))
 
 
@@ -113,13 +179,6 @@ def test_nul_bytes_named_with_line(tmp_path):
     p = tmp_path / "n.csv"
     p.write_bytes(b'"1","ok"\n"2","b\x00d"\n')
     with pytest.raises(FastTextError, match=r"n\.csv:2: not a text file \(contains NUL"):
-        read_labeled(str(p))
-
-
-def test_utf16_file_is_named_as_not_text(tmp_path):
-    p = tmp_path / "u.csv"
-    p.write_text("".join(ROWS), encoding="utf-16")
-    with pytest.raises(FastTextError, match="NUL bytes"):
         read_labeled(str(p))
 
 
@@ -325,6 +384,7 @@ def test_splits_written_together_keep_both_old_files_when_one_cannot_be_written(
     (b'"1","nice place"\r"2","awful"\r', "a line break inside an unquoted field"),  # Excel's "CSV (Macintosh)"
     (b"1,nice place\r2,awful\r", "a line break inside an unquoted field"),
     (b"__label__1 nice place\r__label__2 awful\r", "line has 2 labels"),
+    (b"class,text\r1,nice place\r2,awful\r", "line 1: it holds a line break inside it"),  # was a traceback
 ])
 def test_a_file_whose_lines_end_in_a_lone_carriage_return_is_named_as_such(tmp_path, content, first):
     """The whole file is one line then: the errors said 'line has 2 labels', or passed on the csv module's
@@ -367,3 +427,22 @@ def test_a_text_that_no_text_file_can_hold_is_refused_not_written(tmp_path, writ
                          ["fine text", text.replace("\x00", " ").replace("\udc9f", "")])
     write_csv(clean, str(tmp_path / "clean.csv"))
     assert read_labeled(str(tmp_path / "clean.csv")).texts == clean.texts
+
+
+def test_lines_of_spaces_in_a_csv_are_blank_lines(tmp_path):
+    # an editor's trailing lines of spaces were "malformed CSV row: expected "class","text"[,...] but got 1 column(s)"
+    # (fastText-format input and a CSV's leading lines already read them as blank)
+    p = tmp_path / "t.csv"
+    p.write_text("label,text\n" + "".join(ROWS[:2]) + "   \n" + ROWS[2] + "\t\n  \n")
+    data = read_labeled(str(p))
+    assert data.labels == ["1", "2", "1"] and data.texts == ["bad food", "great food", "slow service"]
+
+
+def test_a_field_over_the_csv_limit_is_named_as_too_long(tmp_path):
+    from fasttext_lib.data import CSV_FIELD_LIMIT
+
+    p = tmp_path / "long.csv"
+    p.write_text('"1","' + "word " * (CSV_FIELD_LIMIT // 5 + 1) + '"\n' + ROWS[1])
+    with pytest.raises(FastTextError, match=r"long\.csv:1: malformed CSV record starting at this line: a field longer "
+                                            r"than 16 Mi characters \(an unclosed quote\? else split the text"):
+        read_labeled(str(p))

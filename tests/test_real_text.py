@@ -1367,3 +1367,80 @@ def test_a_table_of_reviews_without_a_class_is_answered_per_record_for_its_text_
     cli = cli_in_process("predict", "--model", bundle, "--input", path)
     assert cli.returncode != 0 and "to_label.csv:42: malformed CSV row: 5 column(s) where the header row has 4" in cli.stderr
     assert cli.stdout == ""  # every record is checked before any answer
+
+
+def _excel_rows(real, sep=","):
+    """The rows as Excel's "CSV UTF-8" writes them: a BOM, CRLF line ends, fields quoted only where needed."""
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=sep, lineterminator="\r\n")
+    writer.writerow(["label", "text"])
+    writer.writerows(zip(real.labels, real.texts))
+    return out.getvalue()
+
+
+def test_excels_separator_line_before_the_header_is_read_as_blank(tmp_path, real, bundle):
+    # Excel writes (and reads) a first line "sep=," to say which separator the file uses: training and evaluate
+    # stopped at "cannot detect the format of line 1", and predict answered that line and the header as reviews
+    plain, hinted = tmp_path / "plain.csv", tmp_path / "hinted.csv"
+    plain.write_bytes(("\ufeff" + _excel_rows(real)).encode())
+    hinted.write_bytes(("\ufeffsep=,\r\n" + _excel_rows(real)).encode())
+    got = read_labeled(str(hinted))
+    assert (got.labels, got.texts) == (real.labels, real.texts)
+    answers = cli_in_process("predict", "--model", bundle, "--input", hinted)
+    assert answers.returncode == 0, answers.stderr
+    assert answers.stdout == cli_in_process("predict", "--model", bundle, "--input", plain).stdout
+    assert len(answers.stdout.splitlines()) == len(real)
+    assert cli_in_process("evaluate", "--model", bundle, "--data", hinted).stdout == \
+        cli_in_process("evaluate", "--model", bundle, "--data", plain).stdout
+    hinted.write_bytes(("sep=;\r\n" + _excel_rows(real, ";")).encode())  # a European locale's Excel
+    for command in (("train", "--train", hinted, "--output", tmp_path / "m", "--no-progress"),
+                    ("predict", "--model", bundle, "--input", hinted)):
+        got = cli_in_process(*command)
+        assert got.returncode == 2 and got.stdout == "" and not (tmp_path / "m").exists()
+        assert got.stderr == (f"error: {hinted}:1: Excel's separator line sep=;: the file is ';'-separated; only "
+                              f"comma-separated CSV and fastText format are read: convert it (e.g. pandas: "
+                              f"pd.read_csv(path, sep=';', skiprows=1).to_csv(new_path, index=False))\n")
+
+
+def test_excels_legacy_csv_export_is_refused_with_how_to_convert_it(tmp_path, real):
+    # Excel's plain "CSV" on Windows writes Windows-1252 (é, curly quotes in one byte): "re-encode the file as UTF-8"
+    # said neither from what nor how
+    texts = list(real.texts)
+    texts[3] = "caf\u00e9 \u201cgreat\u201d " + texts[3]
+    p = tmp_path / "legacy.csv"
+    p.write_bytes(_excel_rows(real).replace(real.texts[3], texts[3], 1).encode("cp1252"))
+    got = cli_in_process("train", "--train", p, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and not (tmp_path / "m").exists()
+    assert got.stderr == (f"error: {p}:5: not UTF-8 text (byte 0xe9 at column {len(real.labels[3]) + 5}; re-encode "
+                          f"the file as UTF-8: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write "
+                          f"it; save it as 'CSV UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {p} > new.csv, or pandas: "
+                          f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))\n")
+    converted = tmp_path / "converted.csv"
+    pd.read_csv(p, encoding="cp1252").to_csv(converted, index=False)  # the advice, followed
+    assert read_labeled(str(converted)).texts[3] == texts[3]
+
+
+@pytest.mark.parametrize("to_json", [{"lines": True}, {}, {"indent": 2}])
+def test_json_is_refused_with_the_pandas_line_that_converts_it(tmp_path, real, bundle, to_json):
+    # The Yelp dataset's shape (df.to_json(orient="records", lines=True): {"stars": 5, "text": "..."} a line) and a
+    # JSON array: training was "cannot detect the format", predict answered every line, keys and braces as words
+    p = tmp_path / "reviews.json"
+    frame = pd.DataFrame({"stars": [1 if label == "negative" else 5 for label in real.labels], "text": real.texts})
+    frame.to_json(p, orient="records", **to_json)
+    read = f"pd.read_json(path{', lines=True' if to_json.get('lines') else ''})"
+    got = cli_in_process("train", "--train", p, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and not (tmp_path / "m").exists()
+    columns = "['stars', 'text']" if "indent" not in to_json else "['label', 'text']"  # (its keys: not on line 1)
+    assert got.stderr == (f"error: {p}: is JSON, which is not read as labeled data (CSV and fastText format are); "
+                          f"convert it to CSV (e.g. pandas: {read}[{columns}].to_csv(new_path, index=False))\n")
+    got = cli_in_process("predict", "--model", bundle, "--input", p)
+    assert (got.returncode, got.stdout) == (2, "")
+    assert got.stderr == (f"error: {p}: is JSON, not one review per line; convert it (e.g. pandas: {read}[['text']]"
+                          f".to_csv(new_path, index=False)), or give --format text to answer each line as it is\n")
+    converted = tmp_path / "converted.csv"  # the advice, followed
+    frame = pd.read_json(p, lines=bool(to_json.get("lines")))
+    frame[["stars", "text"]].to_csv(converted, index=False)
+    assert read_labeled(str(converted)).texts == real.texts
+    frame[["text"]].to_csv(converted, index=False)
+    answers = cli_in_process("predict", "--model", bundle, "--input", converted)
+    assert answers.returncode == 0 and len(answers.stdout.splitlines()) == len(real), answers.stderr
