@@ -76,8 +76,9 @@ def _top_k(text):
     return value
 
 
-FORMAT_HELP = ("auto (default): from the first line (__label__X text, a \"class\",\"text\" CSV row, or a CSV header "
-               "row such as label,text); fasttext; csv")
+FORMAT_HELP = ("auto (default): from the first line (__label__X text, a \"class\",\"text\" CSV row, a CSV header "
+               "row such as label,text, or a JSON object: JSON Lines such as {\"stars\": 5, \"text\": ...}); "
+               "fasttext; csv; jsonl")
 CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
 
 
@@ -114,7 +115,7 @@ def build_parser():
     t.add_argument("--overwrite", action="store_true",
                    help="replace a model bundle already at --output, and an --autotune-trials file already there "
                         "(default: refuse them, before any data is read)")
-    t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
+    t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "jsonl"], help=FORMAT_HELP)
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH",
                    help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
@@ -146,7 +147,7 @@ def build_parser():
     e.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
     e.add_argument("--data", required=True, help="labeled data (fastText or Zhang CSV; local or s3://), labeled by "
                                                  "class id or by the names predictions show (positive)")
-    e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv"], help=FORMAT_HELP)
+    e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "jsonl"], help=FORMAT_HELP)
     add_column_arguments(e)
     e.add_argument("--ctx", default="cpu", help=CTX_HELP)
 
@@ -511,8 +512,9 @@ def _csv_input_check(name, fmt, classes):
     data.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
     record is read as training reads it (errors before any answer) and ``"labeled"`` is returned, or ``"texts"``
     when its header row names text columns only (``title,body``: data.text_header_columns), else False."""
-    from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, json_input, labeled_csv_records,
-                       labeled_csv_start, leading_blank_lines, one_column_text_header)
+    from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, json_input, json_object_line,
+                       jsonl_texts, labeled_csv_records, labeled_csv_start, leading_blank_lines,
+                       one_column_text_header)
 
     def check(lines):
         if fmt == "text":
@@ -520,8 +522,15 @@ def _csv_input_check(name, fmt, classes):
         blank, first = leading_blank_lines(lines)
         if first is None:
             return False
+        if fmt == "auto" and json_object_line(first.strip()):  # JSON Lines: each object's text keys
+            notes = []
+            for _ in jsonl_texts(itertools.chain(blank, [first], lines), name, note=notes.append):
+                pass  # every object checked before the first answer
+            for line in notes:
+                _note(line)
+            return "json"
         json_hint = fmt == "auto" and json_input(first.strip(), name, predicting=True)
-        if json_hint:  # JSON Lines or an array: each line was answered, keys and braces as words
+        if json_hint:  # a JSON array: each line was answered, keys and braces as words
             raise FastTextError(json_hint)
         # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
         one_column = False
@@ -571,20 +580,22 @@ def _with_line_ends(lines):
 
 
 def cmd_predict(args):
-    from .data import examples_of_lines
+    from .data import examples_of_lines, jsonl_texts
     from .predict import Predictor
 
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input
     with _checked_lines(args.input, _csv_input_check(name, args.format, predictor.class_values)) as (lines, kind):
-        if kind == "texts":  # a header of text columns only (title,body): each record's columns, none a class
+        if kind == "json":  # JSON Lines: each object's text keys (the note above named them)
+            lines = jsonl_texts(lines, name)
+        elif kind == "texts":  # a header of text columns only (title,body): each record's columns, none a class
             print(f"{name}: read as CSV whose header row names text columns and no class: one answer per record, "
                   f"for its text columns joined, as training joins them", file=sys.stderr)
         elif kind:  # a labeled file: its texts, as training reads them (the class is not scored)
             print(f"{name}: read as labeled CSV, as training reads it: one answer per record, for its text "
                   f"columns (evaluate --data scores the model against its classes)", file=sys.stderr)
-        if kind:
+        if kind and kind != "json":
             lines = (text for _, text in examples_of_lines(_with_line_ends(lines), name, "csv", predicting=True))
         while True:
             chunk = list(itertools.islice(lines, 4096))

@@ -32,7 +32,7 @@ from .errors import FastTextError
 from .text import normalize_text
 
 LABEL_PREFIX = "__label__"
-FORMATS = ("auto", "fasttext", "csv")
+FORMATS = ("auto", "fasttext", "csv", "jsonl")
 CLASS_FROM_FASTTEXT = "__label__"  # LabeledTexts.class_from of fastText-format data
 
 
@@ -575,6 +575,8 @@ class _UndetectedFormat(FastTextError):
 
 def detect_format(first_line, uri):
     stripped = first_line.lstrip("\ufeff").lstrip()
+    if json_object_line(stripped):
+        return "jsonl"
     if stripped.startswith(LABEL_PREFIX):
         return "fasttext"
     if stripped.startswith('"') or _UNQUOTED_CSV.match(stripped):
@@ -611,6 +613,125 @@ def detect_format(first_line, uri):
         f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
         f"column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
     )
+
+
+def json_object_line(line):
+    """Is ``line`` one JSON object (a line of JSON Lines: ``{"stars": 5, "text": "..."}``)?"""
+    if not line.startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
+def _json_value(value):
+    """A JSON value as the text a CSV field would hold: null is nothing, a whole float is written without its ``.0``
+    (the Yelp dataset's ``"stars": 5.0`` is the class ``5``, as its CSV sets number them), a list or an object is
+    its JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _json_objects(lines, uri):
+    """``(line number, object)`` of each non-blank line of JSON Lines; a line that is no JSON object is an error at
+    its line."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise FastTextError(f"{uri}:{number}: not a JSON object ({getattr(exc, 'msg', exc)} at column "
+                                f"{getattr(exc, 'colno', '?')}); JSON Lines hold one object per line") from None
+        if not isinstance(value, dict):
+            raise FastTextError(f"{uri}:{number}: a JSON {type(value).__name__}, not an object; JSON Lines hold one "
+                                f"object per line")
+        yield number, value
+
+
+def jsonl_examples(lines, uri, choice=None, note=None, found=None):
+    """``(label, text)`` of JSON Lines (``df.to_json(path, orient="records", lines=True)``; the Yelp dataset's
+    ``review.json``: ``{"review_id": ..., "stars": 5.0, ..., "text": ..., "date": ...}`` a line). The first
+    object's keys are read as a CSV header's names (:func:`_header_layout`): the class key (``stars``), the text keys
+    (``text``, ``reviewText``, ``summary``, ...) and any other of prose (:func:`header_text_columns`), joined in
+    the first object's order; the other keys are left out, and ``note`` is told which. ``choice``
+    (:class:`Columns`): the keys named by ``--label-column`` / ``--text-column``. An object without the class key,
+    or with an empty class, is an error at its line; a missing or null text key is empty text."""
+    found = {} if found is None else found
+    objects = _json_objects(lines, uri)
+    ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
+    if not ahead:
+        raise FastTextError(f"{uri}: file is empty")
+    keys = [str(k) for k in ahead[0][1]]
+    rows = [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
+    if choice is not None:
+        label_col, text_cols = chosen_columns(keys, choice, rows, uri)
+    else:
+        layout = _header_layout(keys)
+        if layout is None or len(keys) < 2:
+            raise FastTextError(
+                f"{uri}: its objects' keys ({','.join(keys)}) name no class key training knows "
+                f"({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text key "
+                f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column NAME "
+                f"--text-column NAME (the SageMaker job's label_column and text_column)")
+        label_col = layout[0]
+        named = [i for i, k in enumerate(keys) if k.strip().lower() in HEADER_TEXT_NAMES and i != label_col]
+        # (a class key first reads every other column of a CSV as text, as Zhang et al.'s do; an object's other keys
+        # are ids and dates as often: only the named text keys, and prose)
+        text_cols = header_text_columns(keys, (label_col, named), rows)[1] or (layout[1] if len(layout[1]) == 1 else [])
+        if not text_cols:
+            raise FastTextError(f"{uri}: its objects' keys ({','.join(keys)}) name no text key training knows beside "
+                                f"the class key {keys[label_col]!r}; name it with --text-column")
+    label_key, text_keys = keys[label_col], [keys[c] for c in text_cols]
+    left = left_out_columns(keys, (label_col, text_cols))
+    if left and note is not None:
+        note(f"{uri}: the class is key {label_key!r}, the text {', '.join(map(repr, text_keys))}; left out: "
+             f"{', '.join(repr(keys[c]) for c in left)} (--text-column NAME reads a key as text)")
+    found["class_from"] = f"key {label_key!r}"
+    for number, obj in _chain(ahead, objects):
+        if label_key not in obj:
+            raise FastTextError(f"{uri}:{number}: this object has no {label_key!r} key (the class, as the first "
+                                f"object's keys say)")
+        label = _json_value(obj[label_key]).strip()
+        if not label:
+            raise FastTextError(f"{uri}:{number}: this object's class ({label_key!r}) is empty")
+        yield label, " ".join(t for t in (_json_value(obj.get(k)) for k in text_keys) if t)
+
+
+def jsonl_texts(lines, uri, note=None):
+    """The text of each object of JSON Lines to label (``predict``): its text keys, as :func:`jsonl_examples` reads
+    them (``text``, ``review``, ..., and the endpoint's ``source``; any other of prose), a class key among them not
+    scored; the other keys are left out, and ``note`` is told which. A line that is no JSON object, or a first object
+    without a text key, is an error."""
+    objects = _json_objects(lines, uri)
+    ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
+    if not ahead:
+        return
+    keys = [str(k) for k in ahead[0][1]]
+    rows = [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
+    lowered = [k.strip().lower() for k in keys]
+    classes = [i for i, k in enumerate(lowered) if k in HEADER_LABEL_NAMES]
+    named = [i for i, k in enumerate(lowered) if (k in HEADER_TEXT_NAMES or k == "source") and i not in classes]
+    text_cols = [c for c in header_text_columns(keys, (-1, named), rows)[1] if c not in classes]
+    if not text_cols:
+        raise FastTextError(f"{uri}: its objects' keys ({','.join(keys)}) name no text key "
+                            f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ..., source); rename the review's key to "
+                            f"text, or give --format text to answer each line as it is")
+    left = [c for c in range(len(keys)) if c not in text_cols]
+    if left and note is not None:
+        note(f"{uri}: the text is key {', '.join(repr(keys[c]) for c in text_cols)}; left out: "
+             f"{', '.join(repr(keys[c]) for c in left)}")
+    text_keys = [keys[c] for c in text_cols]
+    for _, obj in _chain(ahead, objects):
+        yield " ".join(t for t in (_json_value(obj.get(k)) for k in text_keys) if t)
 
 
 def json_input(line, uri, predicting=False):
@@ -811,7 +932,8 @@ def index_note(uri, header):
     """The note that says a file's first column was left out as pandas' index (:func:`index_column`)."""
     name = header[0].lstrip("\ufeff").strip()
     return (f"{uri}: its first column ({'unnamed' if not name else repr(name)} in the header, row numbers "
-            f"below it) is pandas' index (df.to_csv() without index=False): left out; the rest is read as the "
+            f"below it) is a row index (pandas' df.to_csv() without index=False, R's write.csv row names): left "
+            f"out; the rest is read as the "
             f"columns {','.join(header[1:])}")
 
 
@@ -1095,6 +1217,9 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     blank, first = leading_blank_lines(it)
     if first is None:
         raise FastTextError(f"{uri}: file is empty")
+    if fmt == "jsonl" or (fmt in ("auto", "csv") and choice is not None and json_object_line(first.strip())):
+        yield from jsonl_examples(_chain(blank + [first], it), uri, choice, note, found)
+        return
     if fmt == "auto":
         try:
             fmt = detect_format(first, uri)
@@ -1108,6 +1233,9 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                                     f"--format csv") from None
             fmt = "csv"
     rest = _chain(blank + [first], it)
+    if fmt == "jsonl":
+        yield from jsonl_examples(rest, uri, None, note, found)
+        return
     found["class_from"] = CLASS_FROM_FASTTEXT if fmt == "fasttext" else ""
     if fmt == "fasttext":
         for lineno, line in enumerate(rest, 1):

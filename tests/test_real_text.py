@@ -1420,10 +1420,10 @@ def test_excels_legacy_csv_export_is_refused_with_how_to_convert_it(tmp_path, re
     assert read_labeled(str(converted)).texts[3] == texts[3]
 
 
-@pytest.mark.parametrize("to_json", [{"lines": True}, {}, {"indent": 2}])
-def test_json_is_refused_with_the_pandas_line_that_converts_it(tmp_path, real, bundle, to_json):
-    # The Yelp dataset's shape (df.to_json(orient="records", lines=True): {"stars": 5, "text": "..."} a line) and a
-    # JSON array: training was "cannot detect the format", predict answered every line, keys and braces as words
+@pytest.mark.parametrize("to_json", [{}, {"indent": 2}])
+def test_a_json_array_is_refused_with_the_pandas_line_that_converts_it(tmp_path, real, bundle, to_json):
+    # A JSON array (df.to_json(orient="records")): training was "cannot detect the format", predict answered every
+    # line, keys and braces as words. (JSON Lines are read: test_json_lines_...)
     p = tmp_path / "reviews.json"
     frame = pd.DataFrame({"stars": [1 if label == "negative" else 5 for label in real.labels], "text": real.texts})
     frame.to_json(p, orient="records", **to_json)
@@ -1444,3 +1444,66 @@ def test_json_is_refused_with_the_pandas_line_that_converts_it(tmp_path, real, b
     frame[["text"]].to_csv(converted, index=False)
     answers = cli_in_process("predict", "--model", bundle, "--input", converted)
     assert answers.returncode == 0 and len(answers.stdout.splitlines()) == len(real), answers.stderr
+
+
+def _yelp_objects(data):
+    """The Yelp dataset's review.json shape: one object a line, the stars a float, ids, counts and a date."""
+    return pd.DataFrame({"review_id": _ids("r")(len(data)), "user_id": _ids("u")(len(data)),
+                         "stars": [1.0 if label == "negative" else 5.0 for label in data.labels],
+                         "useful": [i % 3 for i in range(len(data))], "text": data.texts,
+                         "date": ["2018-07-07 22:09:11"] * len(data)})
+
+
+def test_json_lines_train_evaluate_and_predict_on_their_named_keys(tmp_path, real, bundle):
+    """JSON Lines, as the Yelp dataset ships its reviews (and df.to_json(orient="records", lines=True) writes):
+    they were "cannot detect the format". The class key and the text keys are read as a CSV header's names would
+    be, the ids, counts and date left out (a line says so); a whole float class is written without its .0; predict
+    answers each object for its text keys, and evaluate scores them."""
+    from fasttext_lib.predict import Predictor
+
+    path = tmp_path / "review.json"
+    _yelp_objects(real).to_json(path, orient="records", lines=True)
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == ["1" if label == "negative" else "5" for label in real.labels]
+    assert data.texts == real.texts
+    assert notes == [f"{path}: the class is key 'stars', the text 'text'; left out: 'review_id', 'user_id', "
+                     f"'useful', 'date' (--text-column NAME reads a key as text)"]
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "2", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    evaluated = cli_in_process("evaluate", "--model", tmp_path / "m", "--data", path)
+    assert evaluated.returncode == 0 and json.loads(evaluated.stdout.splitlines()[-1])["n"] == len(real)
+    answers = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert answers.returncode == 0, answers.stderr
+    assert [json.loads(line) for line in answers.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts)
+    assert "the text is key 'text'; left out: 'review_id', 'user_id', 'stars', 'useful', 'date'" in answers.stderr
+    # the same objects as lines of text, when asked: braces and keys as words (--format text)
+    as_text = cli_in_process("predict", "--model", bundle, "--input", path, "--format", "text")
+    assert len(as_text.stdout.splitlines()) == len(real) and as_text.stdout != answers.stdout
+
+
+def test_json_lines_with_an_unknown_class_key_or_a_bad_line_are_one_error_line(tmp_path, real, bundle):
+    path = tmp_path / "tweets.jsonl"
+    frame = pd.DataFrame({"tweet_id": range(len(real)), "airline_sentiment": real.labels, "text": real.texts})
+    frame.to_json(path, orient="records", lines=True)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and "--label-column NAME" in got.stderr
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
+                         "--label-column", "airline_sentiment")
+    assert got.returncode == 0, got.stderr
+    from fasttext_lib.data import Columns
+
+    assert read_labeled(str(path), Columns("airline_sentiment")).labels == real.labels
+    lines = path.read_text().splitlines()
+    for bad, message in [('{"tweet_id": 1, "text": "no class here"}', "tweets.jsonl:7: this object has no "
+                                                                       "'airline_sentiment' key"),
+                         ('{"tweet_id": 1, "airline_sentiment": "positive", "text": "cut', "tweets.jsonl:7: not a JSON "
+                                                                                           "object"),
+                         ('["positive", "a list"]', "tweets.jsonl:7: a JSON list, not an object")]:
+        path.write_text("\n".join(lines[:6] + [bad] + lines[6:]) + "\n")
+        got = cli_in_process("train", "--train", path, "--output", tmp_path / "m2", "--no-progress",
+                             "--label-column", "airline_sentiment")
+        assert got.returncode == 2 and got.stderr.count("error:") == 1 and message in got.stderr, got.stderr
+        assert not (tmp_path / "m2").exists()
+    answers = cli_in_process("predict", "--model", bundle, "--input", path)  # (the list at line 7)
+    assert (answers.returncode, answers.stdout) == (2, "") and "tweets.jsonl:7: a JSON list" in answers.stderr
