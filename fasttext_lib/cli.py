@@ -77,8 +77,8 @@ def _top_k(text):
 
 
 FORMAT_HELP = ("auto (default): from the first line (__label__X text, a \"class\",\"text\" CSV row, a CSV header "
-               "row such as label,text, or a JSON object: JSON Lines such as {\"stars\": 5, \"text\": ...}); "
-               "fasttext; csv; jsonl")
+               "row such as label,text, a tab-separated line, or a JSON object: JSON Lines such as {\"stars\": 5, "
+               "\"text\": ...}); fasttext; csv; tsv; jsonl")
 CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
 
 
@@ -115,7 +115,7 @@ def build_parser():
     t.add_argument("--overwrite", action="store_true",
                    help="replace a model bundle already at --output, and an --autotune-trials file already there "
                         "(default: refuse them, before any data is read)")
-    t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "jsonl"], help=FORMAT_HELP)
+    t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "tsv", "jsonl"], help=FORMAT_HELP)
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH",
                    help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
@@ -147,7 +147,7 @@ def build_parser():
     e.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
     e.add_argument("--data", required=True, help="labeled data (fastText or Zhang CSV; local or s3://), labeled by "
                                                  "class id or by the names predictions show (positive)")
-    e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "jsonl"], help=FORMAT_HELP)
+    e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "tsv", "jsonl"], help=FORMAT_HELP)
     add_column_arguments(e)
     e.add_argument("--ctx", default="cpu", help=CTX_HELP)
 

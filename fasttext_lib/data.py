@@ -32,7 +32,7 @@ from .errors import FastTextError
 from .text import normalize_text
 
 LABEL_PREFIX = "__label__"
-FORMATS = ("auto", "fasttext", "csv", "jsonl")
+FORMATS = ("auto", "fasttext", "csv", "tsv", "jsonl")
 CLASS_FROM_FASTTEXT = "__label__"  # LabeledTexts.class_from of fastText-format data
 
 
@@ -590,8 +590,14 @@ def detect_format(first_line, uri):
         return "csv"  # (a header row; or one whose first column is pandas' index, ,label,text: index_column)
     if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
         return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
+    line = stripped.rstrip("\r\n")
+    if "\t" in line and ("," not in line or line.index("\t") < line.index(",")):
+        # tab-separated (pandas' to_csv(sep="\t"); GLUE's SST-2 sentence<TAB>label; Amazon's review TSVs): read as a
+        # CSV is, a header naming its columns or the class first (it was refused, to be converted). A comma before
+        # the first tab is a CSV's (positive,a text<TAB>with a tab: word_class_csv), or a text's
+        return "tsv"
     for sep, what in (("\t", "tab"), (";", "semicolon")):
-        cells = stripped.rstrip("\r\n").split(sep)
+        cells = line.split(sep)
         # a class column before the separator: one word, no comma (text rarely holds a tab, often a semicolon)
         if len(cells) >= 2 and (sep == "\t" or (cells[0].strip() and not any(c in cells[0] for c in ", "))):
             raise FastTextError(
@@ -1151,10 +1157,17 @@ def allow_long_csv_fields(limit=CSV_FIELD_LIMIT):
         csv.field_size_limit(limit)
 
 
-def _csv_rows(lines, uri):
-    """``(row, first line)`` of each non-empty CSV record."""
+# A TSV's quotes are read as CSV's (pandas' to_csv(sep="\t") and Excel quote a field that holds a tab, a quote or a
+# line break); files that put quotes in fields without that quoting (GLUE's .tsv files) are refused with this advice.
+_TSV_QUOTES_HINT = (" (if its quotation marks are no CSV quoting, as in GLUE's .tsv files, convert it: pandas: "
+                    "pd.read_csv(path, sep='\\t', quoting=3).to_csv(new_path, index=False))")
+
+
+def _csv_rows(lines, uri, delimiter=","):
+    """``(row, first line)`` of each non-empty CSV record (``delimiter``: ``"\t"`` for a TSV)."""
     allow_long_csv_fields()
-    reader = csv.reader(lines, strict=True)
+    reader = csv.reader(lines, strict=True, delimiter=delimiter)
+    hint = _TSV_QUOTES_HINT if delimiter == "\t" else " (an unclosed quote?)"
     while True:
         start = lines.lineno + 1
         try:
@@ -1169,8 +1182,7 @@ def _csv_rows(lines, uri):
                 raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a field longer than "
                                     f"{CSV_FIELD_LIMIT >> 20} Mi characters (an unclosed quote? else split the text: "
                                     f"no review is that long)") from None
-            raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc} "
-                                f"(an unclosed quote?)") from None
+            raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc}{hint}") from None
         if row and (len(row) > 1 or row[0].strip()):  # a line of spaces (trailing lines an editor left) is blank,
             yield row, start  # as fastText-format input and a file's leading lines read it
 
@@ -1217,6 +1229,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     blank, first = leading_blank_lines(it)
     if first is None:
         raise FastTextError(f"{uri}: file is empty")
+    if choice is not None and "\t" in first and len(next(csv.reader([first.strip()]), [])) < 2:
+        fmt = "tsv"  # (columns named in a header of tabs, not commas)
     if fmt == "jsonl" or (fmt in ("auto", "csv") and choice is not None and json_object_line(first.strip())):
         yield from jsonl_examples(_chain(blank + [first], it), uri, choice, note, found)
         return
@@ -1243,7 +1257,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                 yield _parse_fasttext_line(line, uri, lineno)
         return
     counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
-    rows = _csv_rows(counted, uri)
+    rows = _csv_rows(counted, uri, "\t" if fmt == "tsv" else ",")
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
     index = bool(ahead) and index_column(ahead[0][0], [r for r, _ in ahead[1:]])
     header_row = ahead[0][0] if ahead else []  # as the file writes it

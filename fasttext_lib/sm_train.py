@@ -91,7 +91,7 @@ def build_parser():
         "kvstore": {"help": "auto: dist_sync on several hosts, else the library's choice"},
         "progress": {"default": False, "help": "tqdm bars in the job log"},
     })
-    p.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "jsonl"],
+    p.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "tsv", "jsonl"],
                    type=lambda text: "auto" if str(text).strip().lower() in NONE_WORDS else text)
     p.add_argument("--label-column", "--label_column", dest="label_column", default=None,
                    type=lambda text: None if str(text).strip().lower() in NONE_WORDS else str(text),

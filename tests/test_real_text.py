@@ -132,14 +132,52 @@ def test_a_label_last_row_with_a_stray_unquoted_comma_is_named(tmp_path, real):
         list(read_labeled(str(path)).labels)
 
 
-@pytest.mark.parametrize("sep, what", [("\t", "tab"), (";", "semicolon")])
 @pytest.mark.parametrize("header", [True, False])
-def test_tab_and_semicolon_separated_files_are_named_as_such(tmp_path, real, sep, what, header):
-    path = tmp_path / "data.tsv"
-    _frame(real, label="labels", text="texts").to_csv(path, sep=sep, index=False, header=header)
-    with pytest.raises(FastTextError, match=rf"data.tsv: line 1 looks {what}-separated; .*convert it") as refused:
+def test_semicolon_separated_files_are_named_as_such(tmp_path, real, header):
+    path = tmp_path / "data.csv"
+    _frame(real, label="labels", text="texts").to_csv(path, sep=";", index=False, header=header)
+    with pytest.raises(FastTextError, match=r"data.csv: line 1 looks semicolon-separated; .*convert it") as refused:
         read_labeled(str(path))
     assert "--format csv" not in str(refused.value)  # (it would not read it: the separator is not a comma)
+
+
+@pytest.mark.parametrize("columns, to_csv", [
+    ({"sentence": "texts", "label": "labels"}, {"index": False}),               # GLUE's SST-2 train.tsv
+    ({"Review": "texts", "Liked": "labels"}, {"index": False}),                 # (named below: --label-column)
+    ({"label": "labels", "text": "texts"}, {"index": False, "header": False}),  # the class first, no header
+    ({"label": "labels", "text": "texts"}, {}),                                 # pandas' index first
+])
+def test_tab_separated_files_are_read_as_csv_files_are(tmp_path, real, columns, to_csv):
+    """TSV (pandas' to_csv(sep="\t"), GLUE's SST-2, Amazon's review TSVs) was refused, to be converted to CSV: it is
+    read as a CSV file is, a header naming the columns (or --label-column), or the class first. A text holding a tab,
+    a quote or a line break is quoted by pandas, and read back whole."""
+    from fasttext_lib.data import Columns
+
+    frame = _frame(real, **columns)
+    frame.iloc[0, list(columns.values()).index("texts")] = 'a "quoted"\ttab and a\nline break'
+    path = tmp_path / "data.tsv"
+    frame.to_csv(path, sep="\t", **to_csv)
+    fmt = Columns("Liked") if "Liked" in columns else "auto"
+    data = read_labeled(str(path), fmt)
+    assert data.labels == list(frame[[c for c, v in columns.items() if v == "labels"][0]])
+    assert data.texts == list(frame[[c for c, v in columns.items() if v == "texts"][0]])
+    if fmt == "auto":
+        assert read_labeled(str(path), "tsv").texts == data.texts
+
+
+def test_a_tsv_whose_quotes_are_no_csv_quoting_is_refused_with_how_to_convert_it(tmp_path, real):
+    # GLUE's .tsv files put quotation marks in sentences unquoted: read as CSV quoting, a quote that opens a field
+    # ran on to the file's end
+    path = tmp_path / "train.tsv"
+    path.write_text("sentence\tlabel\n" + "".join(f"{t}\t{i % 2}\n" for i, t in enumerate(real.texts[:5]))
+                    + '" a quote that opens it\t1\n' + "".join(f"{t}\t1\n" for t in real.texts[5:10]))
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists()
+    assert "train.tsv:7: malformed CSV record starting at this line" in got.stderr
+    assert "pd.read_csv(path, sep='\\t', quoting=3).to_csv(new_path, index=False)" in got.stderr
+    frame = pd.read_csv(path, sep="\t", quoting=3)  # the advice, followed
+    frame.to_csv(tmp_path / "converted.csv", index=False)
+    assert read_labeled(str(tmp_path / "converted.csv")).texts[5] == '" a quote that opens it'
 
 
 def test_a_word_class_csv_whose_first_text_holds_a_tab_reads_as_csv(tmp_path, real):
@@ -1134,7 +1172,7 @@ def test_a_concatenation_written_with_pandas_index_is_read_without_it(tmp_path, 
     notes = []
     data = read_labeled(str(path), note=notes.append)
     assert data.labels == list(frame[columns[0]]) and data.texts == list(frame[columns[1]])
-    assert len(notes) == 1 and "is pandas' index" in notes[0]
+    assert len(notes) == 1 and "is a row index (pandas'" in notes[0]
 
 
 @pytest.mark.parametrize("shape", ["concatenated, then shuffled", "10 rows shuffled", "a split's 12 rows"])
@@ -1154,7 +1192,7 @@ def test_a_shuffled_pandas_index_under_a_header_that_names_the_class_is_left_out
         from fasttext_lib.predict import Predictor
 
         got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
-        assert got.returncode == 0 and got.stderr.count("is pandas' index") == 1, got.stderr
+        assert got.returncode == 0 and got.stderr.count("is a row index (pandas'") == 1, got.stderr
         assert Predictor.load(out).labels == ["1", "2"]
 
 
