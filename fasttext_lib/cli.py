@@ -514,7 +514,7 @@ def _csv_input_check(name, fmt, classes):
     when its header row names text columns only (``title,body``: data.text_header_columns), else False."""
     from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, json_input, json_object_line,
                        jsonl_texts, labeled_csv_records, labeled_csv_start, leading_blank_lines,
-                       one_column_text_header)
+                       one_column_text_header, tsv_header_line)
 
     def check(lines):
         if fmt == "text":
@@ -522,6 +522,14 @@ def _csv_input_check(name, fmt, classes):
         blank, first = leading_blank_lines(lines)
         if first is None:
             return False
+        if fmt == "auto" and tsv_header_line(first):  # a TSV with a header row: read as a CSV with one would be
+            kind, notes = "labeled", []
+            for label, _ in examples_of_lines(_with_line_ends(itertools.chain(blank, [first], lines)), name, "tsv",
+                                              predicting=True, note=notes.append):
+                kind = "texts" if label is None else kind
+            for line in notes:
+                _note(line)
+            return kind + " tsv"
         if fmt == "auto" and json_object_line(first.strip()):  # JSON Lines: each object's text keys
             notes = []
             for _ in jsonl_texts(itertools.chain(blank, [first], lines), name, note=notes.append):
@@ -587,16 +595,18 @@ def cmd_predict(args):
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input
     with _checked_lines(args.input, _csv_input_check(name, args.format, predictor.class_values)) as (lines, kind):
+        table = "tsv" if kind and kind.endswith(" tsv") else "csv"  # (a TSV with a header row: as a CSV)
+        kind = kind.split()[0] if kind else kind
         if kind == "json":  # JSON Lines: each object's text keys (the note above named them)
             lines = jsonl_texts(lines, name)
         elif kind == "texts":  # a header of text columns only (title,body): each record's columns, none a class
-            print(f"{name}: read as CSV whose header row names text columns and no class: one answer per record, "
+            print(f"{name}: read as {table.upper()} whose header row names text columns and no class: one answer per record, "
                   f"for its text columns joined, as training joins them", file=sys.stderr)
         elif kind:  # a labeled file: its texts, as training reads them (the class is not scored)
-            print(f"{name}: read as labeled CSV, as training reads it: one answer per record, for its text "
+            print(f"{name}: read as labeled {table.upper()}, as training reads it: one answer per record, for its text "
                   f"columns (evaluate --data scores the model against its classes)", file=sys.stderr)
         if kind and kind != "json":
-            lines = (text for _, text in examples_of_lines(_with_line_ends(lines), name, "csv", predicting=True))
+            lines = (text for _, text in examples_of_lines(_with_line_ends(lines), name, table, predicting=True))
         while True:
             chunk = list(itertools.islice(lines, 4096))
             if not chunk:

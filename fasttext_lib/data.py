@@ -621,6 +621,20 @@ def detect_format(first_line, uri):
     )
 
 
+def tsv_header_line(line):
+    """Is ``line`` (an input's first line) the header row of a TSV (``sentence<TAB>label``; ``review<TAB>stars``;
+    pandas' index first): a tab before any comma, its fields column names as a CSV header's would be? ``predict``
+    then reads the file as training does, one answer per record."""
+    line = line.lstrip("\ufeff").strip()
+    if "\t" not in line or ("," in line and line.index(",") < line.index("\t")):
+        return False
+    try:
+        row = next(csv.reader([line], delimiter="\t"), [])
+    except csv.Error:
+        return False
+    return len(row) >= 2 and (_short_header(row) or text_header_columns(row) is not None or index_header_start(row))
+
+
 def json_object_line(line):
     """Is ``line`` one JSON object (a line of JSON Lines: ``{"stars": 5, "text": "..."}``)?"""
     if not line.startswith("{"):

@@ -1545,3 +1545,23 @@ def test_json_lines_with_an_unknown_class_key_or_a_bad_line_are_one_error_line(t
         assert not (tmp_path / "m2").exists()
     answers = cli_in_process("predict", "--model", bundle, "--input", path)  # (the list at line 7)
     assert (answers.returncode, answers.stdout) == (2, "") and "tweets.jsonl:7: a JSON list" in answers.stderr
+
+
+@pytest.mark.parametrize("columns", [{"sentence": "texts", "label": "labels"},
+                                     {"review_id": "ids", "text": "texts", "date": "dates"}])
+def test_predict_answers_a_tsv_with_a_header_per_record_for_its_text(tmp_path, bundle, real, columns):
+    """A TSV to label (GLUE's SST-2 dev.tsv, its class beside; or reviews with ids and dates): its header was answered
+    as a review and every answer after it one off, the class and the ids scored as words."""
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(30)
+    makers = {"texts": part.texts, "labels": part.labels, "ids": _ids("r")(len(part)), "dates": ["2018-07-07"] * 30}
+    frame = pd.DataFrame({name: makers[how] for name, how in columns.items()})
+    frame.loc[0, [c for c, how in columns.items() if how == "texts"][0]] = 'a "quoted"\ttab, kept whole'
+    path = tmp_path / "dev.tsv"
+    frame.to_csv(path, sep="\t", index=False)
+    texts = list(frame[[c for c, how in columns.items() if how == "texts"][0]])
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(texts)
+    assert "read as labeled TSV" in got.stderr if "labels" in columns.values() else "read as TSV" in got.stderr
