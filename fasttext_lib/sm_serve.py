@@ -340,7 +340,10 @@ def _jsonlines_texts(text):
     with optional ``"k"`` (and ``"threshold"``); other keys (an id carried along) are left alone. A bare
     JSON string line (what an ``InputFilter`` of ``$.source`` leaves) is a review too. Line ends: ``\\n``
     or ``\\r\\n``; the last line's end is optional. Every line must be a record: a blank or broken one is a
-    400 naming its line number (counted within this request: one Batch Transform mini-batch)."""
+    400 naming its line number (counted within this request: one Batch Transform mini-batch). A line without
+    ``"source"`` is answered for its text keys (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
+    from .data import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
+
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final line's end
@@ -361,9 +364,17 @@ def _jsonlines_texts(text):
             raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
         if isinstance(record, str):
             record = {"source": record}
+        if isinstance(record, dict) and "source" not in record:
+            # a line of a dataset as it is published (the Yelp dataset's review.json: {"review_id": ..., "stars": 5.0,
+            # "text": ...}), sent as it is: its text keys, as predict reads such a file (data.jsonl_texts); it was a
+            # 400 for want of "source"
+            texts_of = [v for k, v in record.items() if isinstance(k, str) and k.strip().lower() in HEADER_TEXT_NAMES
+                        and k.strip().lower() not in HEADER_LABEL_NAMES and isinstance(v, str)]
+            if texts_of:
+                record = dict(record, source=" ".join(t for t in texts_of if t))
         if not isinstance(record, dict) or not isinstance(record.get("source"), str):
-            raise RequestError(400, f'line {number} must be {{"source": "review text"}} (with optional "k"), '
-                                    f"got {line[:80]!r}")
+            raise RequestError(400, f'line {number} must be {{"source": "review text"}} (with optional "k"; or a '
+                                    f'text key such as "text" or "review"), got {line[:80]!r}')
         try:
             top = _configuration({key: record[key] for key in ("k", "threshold") if key in record})
         except RequestError as exc:

@@ -643,6 +643,20 @@ def test_jsonlines_in_jsonlines_out_one_line_per_record_in_order(endpoint, serve
     assert [line["label"][0] for line in read_lines(response)] == [row["label"] for row in predictor.predict(texts)]
 
 
+def test_jsonlines_of_a_published_dataset_are_answered_for_their_text_keys(endpoint, served):
+    """The Yelp dataset's review.json lines sent as they are (Batch Transform over the file): each was a 400 for want
+    of "source"; now answered for its text keys (several joined in their order), the stars and ids not words."""
+    predictor = served[1]
+    records = [{"review_id": "r1", "stars": 5.0, "text": "The pasta was great!", "date": "2018-07-07"},
+               {"reviewText": "Cold food and a long wait.", "overall": 1.0, "summary": "Not good"},
+               {"source": "so so", "text": "ignored: source wins"}]
+    body = "\n".join(json.dumps(r) for r in records).encode("utf-8")
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 200, response
+    texts = ["The pasta was great!", "Cold food and a long wait. Not good", "so so"]
+    assert read_lines(response) == blazingtext_lines(predictor.predict(texts), ranked=False)
+
+
 def test_jsonlines_per_line_k_and_threshold(endpoint, served):
     """BlazingText's {"source": ..., "k": 2}; each line its own k."""
     predictor = served[1]
@@ -675,7 +689,8 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
 
 @pytest.mark.parametrize("body, message", [
     (b'{"source": "a"}\n\n{"source": "b"}\n', 'line 2 is empty; every line must be {"source": "review text"}'),
-    (b'{"source": "a"}\n{"source": "b"}\n{"text": "c"}\n', 'line 3 must be {"source": "review text"}'),
+    (b'{"source": "a"}\n{"source": "b"}\n{"id": "c"}\n', 'line 3 must be {"source": "review text"}'),
+    (b'{"source": "a"}\n{"stars": 5, "text": 7}\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"source": 5}\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n["b"]\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"source": "b"\n', "line 2 is not valid JSON: Expecting ',' delimiter at column 15"),
