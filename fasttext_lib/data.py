@@ -1073,6 +1073,8 @@ def table_texts(records, header, columns, where):
     for record, position in records:
         if not record:
             yield ""
+        elif len(header) == 1:  # one text column: a record of several fields is a review's unquoted commas (the
+            yield ",".join(record)  # endpoint's answer; joined with spaces, its commas were lost)
         elif whole:
             yield csv_text(record)
         elif len(record) != len(header):

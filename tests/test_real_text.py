@@ -458,6 +458,14 @@ def test_a_csv_of_one_text_column_with_its_header_is_answered_per_record(tmp_pat
         path.write_text("\n".join(lines) + "\n")
         cli = cli_in_process("predict", "--model", bundle, "--input", path)
         assert cli.returncode == 0 and len(cli.stdout.splitlines()) == len(lines), cli.stderr
+    # written by hand (or with sep="\t"), a review's commas unquoted: answered whole, commas kept (they were
+    # dropped, the fields joined with spaces, where the endpoint keeps them)
+    unquoted = ["good, but slow", "cold food, rude staff, long wait"] + real.head(10).texts
+    path.write_text("review\n" + "".join(t.replace('"', "") + "\n" for t in unquoted))
+    expected = Predictor.load(bundle).predict([t.replace('"', "") for t in unquoted])
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0 and [json.loads(line) for line in cli.stdout.splitlines()] == expected, cli.stderr
+    assert _served(bundle, path.read_text(), "text/csv; header=present") == expected
 
 
 def test_training_on_a_csv_whose_header_names_only_text_columns_is_refused(tmp_path, real):
