@@ -984,6 +984,15 @@ def _header_layout(row):
         return None
     texts = [n for n in names[1:] if n]
     if names[0] in HEADER_LABEL_NAMES or (bool(texts) and all(n in HEADER_TEXT_NAMES for n in texts)):
+        # The class first, and named text columns beside other named columns: a table, as below (Amazon's reviews
+        # of 2018 as pandas writes their JSON, overall,verified,reviewTime,reviewerID,asin,...,reviewText,summary;
+        # Sentiment140 with its header, target,ids,date,flag,user,text). Read as Zhang's class-then-text, every
+        # column after the class was text: its ids, dates and user names were trained on as words (or, with a
+        # column of whole-number ids among them, the file was refused). A class first beside no named text column
+        # (class,question_title,question_content,best_answer) is Zhang's as before.
+        named_texts = [i for i in range(1, len(names)) if names[i] in HEADER_TEXT_NAMES]
+        if named_texts and len(named_texts) < len(names) - 1 and _short_names(row[1:]):
+            return 0, named_texts
         return 0, list(range(1, len(names)))
     label_cols = [i for i, n in enumerate(names) if n in HEADER_LABEL_NAMES]
     if len(label_cols) != 1:

@@ -685,11 +685,12 @@ def test_a_file_with_id_date_and_user_columns_is_refused_not_trained_on_as_words
     pd.read_csv(path, header=None).iloc[:, [0, 5]].to_csv(tmp_path / "fixed.csv", header=False, index=False)
     fixed = read_labeled(str(tmp_path / "fixed.csv"))
     assert fixed.texts == real.texts and set(fixed.labels) == {"0", "4"}
-    # with a header row naming its columns, the same
+    # with a header row naming its columns (the class first, a text column among the others): the class and the
+    # text are read, the rest left out, as for any table (TABLES: amazon_2018, sentiment140_with_header)
     header = '"target","ids","date","flag","user","text"\n'
     (tmp_path / "named.csv").write_text(header + _sentiment140(real))
-    with pytest.raises(FastTextError, match=r"column 2 holds only whole numbers.*pd\.read_csv\(path\)\.iloc\[:, \[0, 5\]\]"):
-        read_labeled(str(tmp_path / "named.csv"))
+    named = read_labeled(str(tmp_path / "named.csv"))
+    assert named.texts == real.texts and set(named.labels) == {"0", "4"}
     # predict and the endpoint's text/csv read such a file as training does
     body = _sentiment140(real).replace('"0",', '"negative",').replace('"4",', '"positive",')
     with pytest.raises(Exception, match="400 Bad Request: request: not every column after the class is text"):
@@ -717,6 +718,12 @@ def test_a_rating_year_or_one_product_column_is_read_as_text(tmp_path, real, lay
     writer.writerows(rows)
     (tmp_path / "reviews.csv").write_text(out.getvalue())
     data = read_labeled(str(tmp_path / "reviews.csv"))
+    if header and layout != "class,title,review":
+        # a header that names the class first and a text column beside a column of another name (drug, stars, year)
+        # is a table, read as one with the class elsewhere is (review,drug,label): that column is left out, and said
+        # so (TABLES: amazon_2018, sentiment140_with_header)
+        assert data.labels == real.labels and data.texts == [t for _, _, t in rows]
+        return
     assert data.labels == real.labels and data.texts == [f"{v} {t}" if t else v for _, v, t in rows]
 
 
@@ -1270,6 +1277,23 @@ TABLES = {
                          "Recommended IND": lambda n: [i % 2 for i in range(n)],
                          "Division Name": lambda n: ["General"] * n, "Class Name": lambda n: ["Knits", "Dresses"] * (n // 2)},
                         {}, "Rating", ["Title", "Review Text"]),   # df.to_csv(): pandas' index first
+    # The class first, then other columns beside the named text (pd.read_json of Amazon's 2018 reviews, their keys in
+    # that order; Sentiment140 with its header): every column after the class was read as text (Zhang's rule), the
+    # reviewer ids, asins, names and dates trained on as words; with a column of whole-number ids (unixReviewTime,
+    # ids) among them, refused
+    "amazon_2018": ({"overall": "labels", "verified": lambda n: [True, False] * (n // 2),
+                     "reviewTime": lambda n: [f"0{1 + i % 9} {1 + i % 28}, 2016" for i in range(n)],
+                     "reviewerID": _ids("A"), "asin": _ids("B00"), "style": lambda n: ["{'Size:': ' Large'}"] * n,
+                     "reviewerName": lambda n: ["J. Smith", "Amazon Customer"] * (n // 2), "reviewText": "texts",
+                     "summary": "texts"}, {"index": False}, "overall", ["reviewText", "summary"]),
+    "amazon_2018_unix_time": ({"overall": "labels", "reviewerID": _ids("A"), "asin": _ids("B00"),
+                               "reviewerName": lambda n: ["J. Smith"] * n, "reviewText": "texts", "summary": "texts",
+                               "unixReviewTime": lambda n: [1_450_000_000 + 86_400 * i for i in range(n)]},
+                              {"index": False}, "overall", ["reviewText", "summary"]),
+    "sentiment140_with_header": ({"target": "labels", "ids": lambda n: [1467810369 + 977 * i for i in range(n)],
+                                  "date": lambda n: [f"Mon Apr 06 22:{i % 60:02d}:45 PDT 2009" for i in range(n)],
+                                  "flag": lambda n: ["NO_QUERY"] * n, "user": _ids("u"), "text": "texts"},
+                                 {"index": False}, "target", ["text"]),
 }
 
 
