@@ -411,8 +411,19 @@ def _number_with_comma(row):
 
 def _short_header(row):
     """A header row training recognizes (:func:`_header_layout`) whose every column is a name (3 words, 40 characters
-    at most), not a review that starts with one (``Class, style and comfort.``)."""
-    return _looks_like_header(row) and all(len(c.split()) <= 3 and len(c) <= 40 for c in row)
+    at most), not a review that starts with one (``Class, style and comfort.``). A table's header, which names a
+    column among others that it leaves out (``review_id,text,date``), is written as a program writes one, with no
+    space after its commas: a first line of short phrases, one a text column's name (``Title, date``; ``Summary,
+    great phone``), followed by reviews of as many commas, was taken for a table's header, skipped unanswered and the
+    reviews cut to its columns (before tables were read, such a header named text columns only)."""
+    return (_looks_like_header(row) and all(len(c.split()) <= 3 and len(c) <= 40 for c in row)
+            and not (any(c[:1].isspace() for c in row[1:]) and _table_header(row)))
+
+
+def _table_header(row):
+    """Does the header ``row`` leave a column unread (neither the class nor text: ``review_id,stars,text,date``)?"""
+    layout = _header_layout(row)
+    return bool(left_out_columns(row, layout if layout is not None else (-1, text_header_columns(row) or [])))
 
 
 def labeled_csv_start(line, classes):
