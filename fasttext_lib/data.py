@@ -796,7 +796,9 @@ HEADER_LABEL_NAMES = {"label", "labels", "class", "classes", "class_index", "cat
                       "overall", "star_rating"}  # Amazon's reviews as published: McAuley et al.'s JSON, the US TSV
 HEADER_TEXT_NAMES = {"text", "texts", "review", "review_text", "title", "body", "content", "description", "sentence",
                      "comment", "document", "question", "answer", "abstract", "headline", "summary",
-                     "reviewtext", "review_body", "review text", "tweet"}  # Amazon's, Kaggle's clothing reviews
+                     "reviewtext", "review_body", "review text", "tweet",  # Amazon's, Kaggle's clothing reviews
+                     "comment_text",  # Jigsaw's toxic comments and Civil Comments (id,comment_text,toxic,...)
+                     "phrase"}  # Kaggle's Rotten Tomatoes phrases (PhraseId,SentenceId,Phrase,Sentiment)
 HEADER_LOOKAHEAD = 50
 
 

@@ -1625,3 +1625,37 @@ def test_reviews_to_label_whose_first_line_is_short_phrases_and_a_text_columns_n
                                                      columns=header.split(",")).to_csv(index=False))
     table = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "table.csv")
     assert table.returncode == 0 and len(table.stdout.splitlines()) == 30, table.stderr
+
+
+def test_jigsaws_toxic_comments_and_kaggles_rotten_tomatoes_phrases_are_read_for_their_text(tmp_path, bundle):
+    """Jigsaw's ``id,comment_text,toxic,severe_toxic,...`` (one-hot classes, a comment over several lines) and Kaggle's
+    Rotten Tomatoes ``PhraseId,SentenceId,Phrase,Sentiment``: their text columns' names were unknown, so predict
+    answered the header as a review and every line of a comment as one (answers not one a record), and training's
+    error said the header named no class column (Sentiment is one) or named none beside a text column."""
+    from fasttext_lib.predict import Predictor
+
+    reviews = list(_shared("drug_reviews_test")["tweet"][:40])
+    comments = [r.replace(". ", ".\n", 1) for r in reviews]  # pandas quotes a comment with line breaks
+    flags = {c: [(i * k) % 5 == 0 for i in range(40)] for k, c in enumerate(["toxic", "severe_toxic", "insult"], 2)}
+    path = tmp_path / "train.csv"
+    pd.DataFrame({"id": [f"{i * 7919:016x}" for i in range(40)], "comment_text": comments,
+                  **{c: [int(v) for v in vs] for c, vs in flags.items()}}).to_csv(path, index=False)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    assert [json.loads(line) for line in cli.stdout.splitlines()] == \
+        Predictor.load(bundle).predict([c.replace("\n", " ") for c in comments])
+    assert "the text is column 'comment_text'; left out: 'id', 'toxic', 'severe_toxic', 'insult'" in cli.stderr
+    refused = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "--label-column NAME" in refused.stderr
+    toxic = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress", "--epochs", "1",
+                           "--label-column", "toxic")
+    assert toxic.returncode == 0, toxic.stderr
+    assert "the class is column 'toxic', the text 'comment_text'; left out: 'id', 'severe_toxic', 'insult'" in \
+        toxic.stderr
+    phrases = _shared("amazon_snippets_test")[:60]
+    pd.DataFrame({"PhraseId": range(1, 61), "SentenceId": [1 + i // 6 for i in range(60)], "Phrase": phrases["tweet"],
+                  "Sentiment": phrases["sentiment"]}).to_csv(tmp_path / "rt.csv", index=False)
+    notes = []
+    data = read_labeled(str(tmp_path / "rt.csv"), note=notes.append)
+    assert data.labels == list(phrases["sentiment"]) and data.texts == list(phrases["tweet"])
+    assert any(n.endswith("left out: 'PhraseId', 'SentenceId' (--text-column NAME reads a column as text)") for n in notes)
