@@ -540,6 +540,10 @@ def chosen_columns(header, choice, rows, uri):
         return hits[0]
 
     text_cols = [find(t, "--text-column") for t in choice.texts]
+    twice = next((t for c, t in zip(text_cols, choice.texts) if text_cols.count(c) > 1), None)
+    if twice is not None:  # (each record's text was read twice over, its words counted double)
+        raise FastTextError(f"{uri}: --text-column {twice}: column {names[text_cols[choice.texts.index(twice)]]!r} is "
+                            f"named more than once (name each text column once)")
     if choice.label is not None:
         label_col = find(choice.label, "--label-column")
     else:
@@ -620,11 +624,8 @@ def detect_format(first_line, uri):
     if len(row) >= 3 and _short_names(row) and not any(_is_number(c) for c in row):
         # a header of a table with more than a class and a text (tweet_id,airline_sentiment,...,text) whose class
         # column has a name training does not know: the columns can be named
-        raise _UnknownColumns(
-            f"{uri}: line 1 reads as a CSV header row ({','.join(c.strip() for c in row)}), but it names no class "
-            f"column training knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text column "
-            f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column NAME --text-column "
-            f"NAME (the SageMaker job's label_column and text_column)")
+        raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({','.join(c.strip() for c in row)}), "
+                              f"{_unread_columns(row)}")
     raise _UndetectedFormat(
         f"{uri}: cannot detect the format of line 1 (expected '__label__X text', a '\"class\",\"text\"' CSV row, or a "
         f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
@@ -1165,6 +1166,24 @@ def _text_header(first, later_rows, predicting=False):
             and first[0].strip() not in {r[0].strip() for r in later_rows if r})
 
 
+def _unread_columns(row):
+    """What a header row training cannot read names (``but it names ...``), and the flags that read it. It said "no
+    class column training knows" of headers that name one and no text column (PhraseId,SentenceId,Phrase,Sentiment)
+    or name two (text,sentiment,stars): the user was sent looking for a name that was there."""
+    names = [c.lstrip("\ufeff").strip() for c in row]
+    classes = [n for n in names if n.lower() in HEADER_LABEL_NAMES]
+    texts = f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...)"
+    if len(classes) > 1:
+        what = f"but it names {len(classes)} class columns ({', '.join(classes)}): one is the class"
+    elif classes:
+        what = f"but it names no text column training knows {texts} beside the class column {classes[0]!r}"
+    else:
+        what = (f"but it names no class column training knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) "
+                f"beside a text column {texts}")
+    return (f"{what}; say which to read: --label-column NAME --text-column NAME (the SageMaker job's label_column "
+            f"and text_column)")
+
+
 class _UnknownColumns(_UndetectedFormat):
     """:func:`detect_format`'s error for a header row whose class column it cannot tell."""
 
@@ -1334,11 +1353,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     else:
         columns = _header_columns(ahead[0][0], later) if ahead else None
         if columns is None and ahead and _unread_header(ahead[0][0], later):
-            raise FastTextError(
-                f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), but it names no "
-                f"class column training knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text "
-                f"column ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column NAME "
-                f"--text-column NAME (the SageMaker job's label_column and text_column)")
+            raise FastTextError(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
+                                f"{_unread_columns(ahead[0][0])}")
     layout, names = None, None
     if columns is not None:
         label_col, text_cols = columns

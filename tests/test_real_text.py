@@ -1379,6 +1379,9 @@ def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp
                                           "(tweet_id,airline_sentiment,airline,text,title)"),
         (["--label-column", "airline_sentiment", "--text-column", "text,body"], "--text-column body: no column"),
         (["--label-column", "text", "--text-column", "text"], "column 'text' cannot be both the class"),
+        # a text column named twice (by another case) had its text read twice, every word counted double
+        (["--label-column", "airline_sentiment", "--text-column", "text,TEXT"],
+         "--text-column text: column 'text' is named more than once"),
         (["--text-column", "text"], "names no class column(s) training knows; name it with --label-column"),
         (["--label-column", "airline_sentiment", "--format", "fasttext"], "not of fastText format"),
     ]:
@@ -1659,3 +1662,24 @@ def test_jigsaws_toxic_comments_and_kaggles_rotten_tomatoes_phrases_are_read_for
     data = read_labeled(str(tmp_path / "rt.csv"), note=notes.append)
     assert data.labels == list(phrases["sentiment"]) and data.texts == list(phrases["tweet"])
     assert any(n.endswith("left out: 'PhraseId', 'SentenceId' (--text-column NAME reads a column as text)") for n in notes)
+
+
+@pytest.mark.parametrize("columns, says", [
+    (["ItemID", "Sentiment", "SentimentSource", "SentimentText"],
+     "names no text column training knows (abstract, answer, body, comment, comment_text, content, ...) beside the "
+     "class column 'Sentiment'; say which to read: --label-column NAME --text-column NAME"),
+    (["text", "sentiment", "stars"], "names 2 class columns (sentiment, stars): one is the class; say which to read"),
+    (["tweet_id", "mood", "tweet_text"], "names no class column training knows (category, class, class_index, "),
+])
+def test_a_header_training_cannot_read_is_refused_with_what_it_names(tmp_path, columns, says):
+    """The error line said "names no class column training knows" of a header that names one (the Twitter sentiment
+    set's ItemID,Sentiment,SentimentSource,SentimentText; its text column's name is unknown) or two (sentiment and
+    stars beside a text): the user looked for a name that was there."""
+    snippets = _shared("amazon_snippets_test")[:60]
+    values = {"ItemID": range(1, 61), "tweet_id": range(10**17, 10**17 + 60), "SentimentSource": ["Sentiment140"] * 60,
+              "stars": [4 * int(v) - 3 for v in snippets["sentiment"]]}
+    frame = pd.DataFrame({c: values.get(c, snippets["tweet"] if "text" in c.lower() else snippets["sentiment"])
+                          for c in columns})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    got = cli_in_process("train", "--train", tmp_path / "t.csv", "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("\n") == 1 and says in got.stderr, got.stderr
