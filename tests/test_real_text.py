@@ -752,10 +752,15 @@ def test_an_id_column_of_four_digit_numbers_is_refused(tmp_path, real, ids):
 
 
 def test_an_id_column_after_the_text_is_refused_with_a_fix_that_keeps_the_text(tmp_path, real):
-    # UCI drug reviews' usefulCount after the review: the line said to keep the class and the count column
+    # UCI drug reviews' usefulCount after the review: the line said to keep the class and the count column. (Under a
+    # header that names the review column, review, the count is left out and said so, as in any table: TABLES.)
     frame = pd.DataFrame({"label": real.labels, "review": real.texts,
                           "useful_count": [(i * 7919) % 1000 for i in range(len(real))]})
-    frame.to_csv(tmp_path / "drugs.csv", index=False)
+    frame.to_csv(tmp_path / "named.csv", index=False)
+    notes = []
+    named = read_labeled(str(tmp_path / "named.csv"), note=notes.append)
+    assert named.texts == real.texts and named.labels == real.labels and any("left out: 'useful_count'" in n for n in notes)
+    frame.rename(columns={"review": "patient_story"}).to_csv(tmp_path / "drugs.csv", index=False)
     with pytest.raises(FastTextError, match=r"column 3 holds only whole numbers") as refused:
         read_labeled(str(tmp_path / "drugs.csv"))
     fix = str(refused.value).split("e.g. pandas: ")[1]
