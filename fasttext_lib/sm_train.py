@@ -83,6 +83,25 @@ def _checkpoint_dir(text):
     return "" if str(text).strip().lower() in NONE_WORDS else str(text)
 
 
+def _column_names(text):
+    """``text_column``: ``NAME`` or ``NAME,NAME``; or a list, as the SDK sends ``hyperparameters={"text_column":
+    ["title", "text"]}`` (JSON), which the training toolkit passes on as Python writes a list, ``['title', 'text']``:
+    read as the names ``['title'`` and ``'text']``, it stopped the job ("no column of that name"). None: none given."""
+    text = str(text)
+    if text.strip().lower() in NONE_WORDS:
+        return None
+    if text.strip().startswith("["):
+        import ast
+
+        try:
+            names = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            names = None
+        if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names):
+            return ",".join(names)
+    return text
+
+
 def build_parser():
     p = _Parser(prog="entry_point.py", description="fastText training job (SageMaker MXNet script mode)",
                 allow_abbrev=False)
@@ -96,8 +115,7 @@ def build_parser():
     p.add_argument("--label-column", "--label_column", dest="label_column", default=None,
                    type=lambda text: None if str(text).strip().lower() in NONE_WORDS else str(text),
                    help="the class column of CSV channels with a header row (default: the one named as a class)")
-    p.add_argument("--text-column", "--text_column", dest="text_column", default=None,
-                   type=lambda text: None if str(text).strip().lower() in NONE_WORDS else str(text),
+    p.add_argument("--text-column", "--text_column", dest="text_column", default=None, type=_column_names,
                    help="their text column(s), NAME or NAME,NAME (default: those named as text, and prose)")
     p.add_argument("--checkpoint-dir", "--checkpoint_dir", dest="checkpoint_dir", type=_checkpoint_dir, default=None,
                    help=f"local dir or s3:// URI; default {SAGEMAKER_CHECKPOINT_DIR} when it exists; 'none' disables")
