@@ -461,7 +461,13 @@ def labeled_csv_records(records, quoted, classes, header=True):
         records = [r[1:] for r in records]
     first, rest = records[0], records[1:]
     if header and (_short_header(first) or (index and one_column_text_header(first))):
-        return 2 * sum(len(r) == len(first) for r in rest) >= len(rest) > 0
+        wide = [r for r in rest if len(r) == len(first)]
+        if _table_header(first) and 2 * sum(any(c[:1].isspace() for c in r[1:]) for r in wide) >= len(wide):
+            # A table's rows, as a program writes them, put no space after a comma (a text with commas is quoted):
+            # reviews with as many commas as a first line of short words (title,date; Good,text,bad) put one after
+            # each, as prose does. Read as a table, that line went unanswered and the reviews were cut to a column.
+            return False
+        return 2 * len(wide) >= len(rest) > 0
     if not labeled_csv_row(first, quoted, classes):
         return False
     labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or _is_int(r[0].strip()))]

@@ -1607,14 +1607,15 @@ def test_predict_answers_a_tsv_with_a_header_per_record_for_its_text(tmp_path, b
     assert "read as labeled TSV" in got.stderr if "labels" in columns.values() else "read as TSV" in got.stderr
 
 
-@pytest.mark.parametrize("first", ["Title, date", "Summary, great phone", "Text, title, date"])
+@pytest.mark.parametrize("first", ["Title, date", "Summary, great phone", "Text, title, date", "title,date",
+                                   "Good,text,bad", "comment,5 stars"])
 def test_reviews_to_label_whose_first_line_is_short_phrases_and_a_text_columns_name_get_one_answer_a_line(
         tmp_path, bundle, first):
     """Plain reviews, one a line, the first a few short phrases of which one is a text column's name (``Title,
     date``), the others with as many commas (Amazon's snippets): the first line was taken for a table's header (a
     text column among others, none a class), skipped unanswered, and every review after it answered for its first
     column and what read as prose: one answer short, the others for cut texts. Prose puts a space after its comma;
-    a program writing a header does not."""
+    a program writing a header, or a table's rows, does not."""
     from fasttext_lib.predict import Predictor
 
     snippets = list(_shared("amazon_snippets_test")["tweet"])
@@ -1629,7 +1630,7 @@ def test_reviews_to_label_whose_first_line_is_short_phrases_and_a_text_columns_n
     assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(bundle).predict(lines)
     # as a program writes such a table's header (no space after its commas), it is one, as before
     header = first.replace(", ", ",").lower()
-    (tmp_path / "table.csv").write_text(pd.DataFrame([t.split(",") if width else [t] for t in texts[:30]],
+    (tmp_path / "table.csv").write_text(pd.DataFrame([[f.strip() for f in t.split(",")] for t in texts[:30]],
                                                      columns=header.split(",")).to_csv(index=False))
     table = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "table.csv")
     assert table.returncode == 0 and len(table.stdout.splitlines()) == 30, table.stderr
