@@ -1172,6 +1172,22 @@ def _text_header(first, later_rows, predicting=False):
             and first[0].strip() not in {r[0].strip() for r in later_rows if r})
 
 
+ONE_HOT_MIN_COLUMNS = 3
+
+
+def _one_hot_hint(header, rows):
+    """A note for a table whose classes are one-hot columns (GoEmotions' admiration,...,neutral; Jigsaw's toxic,
+    severe_toxic,...): :data:`ONE_HOT_MIN_COLUMNS` or more columns of only 0 and 1 (or true and false) over ``rows``.
+    "if one of them is the class, name it" said nothing of what naming one does: a yes/no model of that column."""
+    flags = [header[c].strip() for c in range(len(header))
+             if rows and all(len(r) > c and r[c].strip().lower() in ("0", "1", "true", "false") for r in rows)]
+    if len(flags) < ONE_HOT_MIN_COLUMNS:
+        return ""
+    shown = ", ".join(flags[:4]) + (", ..." if len(flags) > 4 else "")
+    return (f" (its {len(flags)} columns of 0 and 1, {shown}, read as one-hot classes: --label-column NAME trains a "
+            f"yes/no model of that one; for one model of them all, write them as one column of class names first)")
+
+
 def _unread_columns(row):
     """What a header row training cannot read names (``but it names ...``), and the flags that read it. It said "no
     class column training knows" of headers that name one and no text column (PhraseId,SentenceId,Phrase,Sentiment)
@@ -1337,7 +1353,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                 raise FastTextError(
                     f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column training "
                     f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...); if one of them is the class, name "
-                    f"it: --label-column NAME (the SageMaker job's label_column); else label these texts with predict")
+                    f"it: --label-column NAME (the SageMaker job's label_column); else label these texts with predict"
+                    f"{_one_hot_hint(header, [r for r, _ in ahead[1:]])}")
             first_is_class = " (its first column would be read as each row's class)" if len(header) > 1 else ""
             beside = " beside pandas' index column" if index else ""
             raise FastTextError(

@@ -1656,6 +1656,9 @@ def test_jigsaws_toxic_comments_and_kaggles_rotten_tomatoes_phrases_are_read_for
     assert "the text is column 'comment_text'; left out: 'id', 'toxic', 'severe_toxic', 'insult'" in cli.stderr
     refused = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "--label-column NAME" in refused.stderr
+    # one-hot classes: what naming one of them does (the line said only "if one of them is the class, name it")
+    assert ("(its 3 columns of 0 and 1, toxic, severe_toxic, insult, read as one-hot classes: --label-column NAME "
+            "trains a yes/no model of that one;") in refused.stderr
     toxic = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress", "--epochs", "1",
                            "--label-column", "toxic")
     assert toxic.returncode == 0, toxic.stderr
