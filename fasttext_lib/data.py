@@ -805,6 +805,7 @@ HEADER_TEXT_NAMES = {"text", "texts", "review", "review_text", "title", "body", 
                      "comment", "document", "question", "answer", "abstract", "headline", "summary",
                      "reviewtext", "review_body", "review text", "tweet",  # Amazon's, Kaggle's clothing reviews
                      "comment_text",  # Jigsaw's toxic comments and Civil Comments (id,comment_text,toxic,...)
+                     "review_headline",  # Amazon's US reviews (TSV: ...,star_rating,...,review_headline,review_body)
                      "phrase"}  # Kaggle's Rotten Tomatoes phrases (PhraseId,SentenceId,Phrase,Sentiment)
 HEADER_LOOKAHEAD = 50
 

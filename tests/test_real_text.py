@@ -1692,3 +1692,21 @@ def test_a_header_training_cannot_read_is_refused_with_what_it_names(tmp_path, c
     frame.to_csv(tmp_path / "t.csv", index=False)
     got = cli_in_process("train", "--train", tmp_path / "t.csv", "--output", tmp_path / "m", "--no-progress")
     assert got.returncode == 2 and got.stderr.count("\n") == 1 and says in got.stderr, got.stderr
+
+
+def test_amazons_us_reviews_are_read_with_their_headline(tmp_path):
+    """Amazon's US reviews as published (tab-separated: ...,star_rating,...,review_headline,review_body,...): the
+    headline, a short title of the review under a name no rule knew (too short to read as prose), was left out."""
+    snippets = _shared("amazon_snippets_test")[:60]
+    headlines = [" ".join(t.split()[:3]) for t in snippets["tweet"]]
+    frame = pd.DataFrame({"marketplace": ["US"] * 60, "customer_id": [10**7 + 7919 * i for i in range(60)],
+                          "product_title": ["Kindle", "Echo Dot"] * 30, "star_rating": snippets["sentiment"],
+                          "verified_purchase": ["Y"] * 60, "review_headline": headlines,
+                          "review_body": snippets["tweet"], "review_date": ["2015-08-31"] * 60})
+    frame.to_csv(tmp_path / "amazon_reviews_us.tsv", sep="\t", index=False)
+    notes = []
+    data = read_labeled(str(tmp_path / "amazon_reviews_us.tsv"), note=notes.append)
+    assert data.labels == list(snippets["sentiment"])
+    assert data.texts == [f"{h} {t}" for h, t in zip(headlines, snippets["tweet"])]
+    assert any("the text 'review_headline', 'review_body'; left out: 'marketplace', 'customer_id', 'product_title', "
+               "'verified_purchase', 'review_date'" in n for n in notes), notes
