@@ -1132,6 +1132,10 @@ def _header_columns(first, later_rows):
     column names, or its class is not a number while every later class is (then the class is the
     first column and the others are text).
     """
+    if len(first) >= 2 and [c.strip() for c in first] == [str(i) for i in range(len(first))] and later_rows:
+        # pandas' own column names, 0,1,...: pd.DataFrame(pairs).to_csv(path, index=False) of (class, text) pairs;
+        # read as data, the header was a document of the class "0" and the text "1" (a class of its own, for words)
+        return 0, list(range(1, len(first)))
     layout = _header_layout(first)
     col = layout[0] if layout else 0
     later = {r[col].strip() for r in later_rows if len(r) > col}

@@ -1710,3 +1710,15 @@ def test_amazons_us_reviews_are_read_with_their_headline(tmp_path):
     assert data.texts == [f"{h} {t}" for h, t in zip(headlines, snippets["tweet"])]
     assert any("the text 'review_headline', 'review_body'; left out: 'marketplace', 'customer_id', 'product_title', "
                "'verified_purchase', 'review_date'" in n for n in notes), notes
+
+
+@pytest.mark.parametrize("numbered", [False, True])
+@pytest.mark.parametrize("index", [False, True])
+def test_pandas_default_column_names_are_a_header_not_a_document(tmp_path, real, numbered, index):
+    """pd.DataFrame(pairs).to_csv(path, index=False) of (class, text) pairs writes the header 0,1: it was read as a
+    document of the class "0" and the text "1" (with word classes, a class of one document)."""
+    labels = [str(int(label == "positive")) for label in real.labels] if numbered else real.labels
+    path = tmp_path / "pairs.csv"
+    pd.DataFrame(list(zip(labels, real.texts))).to_csv(path, index=index)
+    data = read_labeled(str(path))
+    assert data.labels == labels and data.texts == real.texts
