@@ -530,7 +530,8 @@ def _csv_input_check(name, fmt, classes):
             for line in notes:
                 _note(line)
             return kind + " tsv"
-        if fmt == "auto" and json_object_line(first.strip()):  # JSON Lines: each object's text keys
+        if fmt in ("auto", "csv") and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
+            # --format csv too: each object was read as a labeled CSV row, its first key's value as the class)
             notes = []
             for _ in jsonl_texts(itertools.chain(blank, [first], lines), name, note=notes.append):
                 pass  # every object checked before the first answer

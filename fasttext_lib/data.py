@@ -677,12 +677,20 @@ def _json_objects(lines, uri):
         yield number, value
 
 
+def _json_keys(objects):
+    """The keys of JSON Lines' first ``objects`` (``(line number, object)`` pairs: the look-ahead), each once, in the
+    order they first come: a record may lack a key that later ones have (Amazon's reviews without ``reviewText``,
+    ``style`` or ``vote``). Read from the first object only, a text key it lacked was never read: a file whose first
+    review had no ``reviewText`` was trained on its summaries alone."""
+    return list(dict.fromkeys(str(k) for _, o in objects for k in o))
+
+
 def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     """``(label, text)`` of JSON Lines (``df.to_json(path, orient="records", lines=True)``; the Yelp dataset's
-    ``review.json``: ``{"review_id": ..., "stars": 5.0, ..., "text": ..., "date": ...}`` a line). The first
-    object's keys are read as a CSV header's names (:func:`_header_layout`): the class key (``stars``), the text keys
-    (``text``, ``reviewText``, ``summary``, ...) and any other of prose (:func:`header_text_columns`), joined in
-    the first object's order; the other keys are left out, and ``note`` is told which. ``choice``
+    ``review.json``: ``{"review_id": ..., "stars": 5.0, ..., "text": ..., "date": ...}`` a line). The keys of
+    the first objects (:func:`_json_keys`) are read as a CSV header's names (:func:`_header_layout`): the class key
+    (``stars``), the text keys (``text``, ``reviewText``, ``summary``, ...) and any other of prose
+    (:func:`header_text_columns`), joined in the order they first come; the other keys are left out, and ``note`` is told which. ``choice``
     (:class:`Columns`): the keys named by ``--label-column`` / ``--text-column``. An object without the class key,
     or with an empty class, is an error at its line; a missing or null text key is empty text."""
     found = {} if found is None else found
@@ -690,7 +698,7 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
     if not ahead:
         raise FastTextError(f"{uri}: file is empty")
-    keys = [str(k) for k in ahead[0][1]]
+    keys = _json_keys(ahead)
     rows = [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
     if choice is not None:
         label_col, text_cols = chosen_columns(keys, choice, rows, uri)
@@ -710,6 +718,10 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
         if not text_cols:
             raise FastTextError(f"{uri}: its objects' keys ({','.join(keys)}) name no text key training knows beside "
                                 f"the class key {keys[label_col]!r}; name it with --text-column")
+    if choice is None or not choice.texts:  # (text keys the user named are read as named)
+        # as a CSV's columns are checked: a labels file ({"review_id": ..., "stars": 5.0}, its texts elsewhere) had
+        # its one key beside the class read as the text, and was trained on its ids as words
+        _check_text_columns(rows, (label_col, text_cols), uri, keys)
     label_key, text_keys = keys[label_col], [keys[c] for c in text_cols]
     left = left_out_columns(keys, (label_col, text_cols))
     if left and note is not None:
@@ -729,13 +741,13 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
 def jsonl_texts(lines, uri, note=None):
     """The text of each object of JSON Lines to label (``predict``): its text keys, as :func:`jsonl_examples` reads
     them (``text``, ``review``, ..., and the endpoint's ``source``; any other of prose), a class key among them not
-    scored; the other keys are left out, and ``note`` is told which. A line that is no JSON object, or a first object
-    without a text key, is an error."""
+    scored; the other keys are left out, and ``note`` is told which. A line that is no JSON object, or first objects
+    (:func:`_json_keys`) without a text key, is an error."""
     objects = _json_objects(lines, uri)
     ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
     if not ahead:
         return
-    keys = [str(k) for k in ahead[0][1]]
+    keys = _json_keys(ahead)
     rows = [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
     lowered = [k.strip().lower() for k in keys]
     classes = [i for i, k in enumerate(lowered) if k in HEADER_LABEL_NAMES]
@@ -1247,7 +1259,9 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         raise FastTextError(f"{uri}: file is empty")
     if choice is not None and "\t" in first and len(next(csv.reader([first.strip()]), [])) < 2:
         fmt = "tsv"  # (columns named in a header of tabs, not commas)
-    if fmt == "jsonl" or (fmt in ("auto", "csv") and choice is not None and json_object_line(first.strip())):
+    # (a JSON object is no CSV record: --format csv on JSON Lines read each object's '{"review_id": "..."' as its
+    # class, one class per document, and its other keys and values as the text)
+    if fmt == "jsonl" or (fmt in ("auto", "csv") and json_object_line(first.strip())):
         yield from jsonl_examples(_chain(blank + [first], it), uri, choice, note, found)
         return
     if fmt == "auto":

@@ -1573,3 +1573,65 @@ def test_predict_answers_a_tsv_with_a_header_per_record_for_its_text(tmp_path, b
     assert got.returncode == 0, got.stderr
     assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(texts)
     assert "read as labeled TSV" in got.stderr if "labels" in columns.values() else "read as TSV" in got.stderr
+
+
+def _amazon_objects(data):
+    """Amazon's reviews (2018) as published: one object a line, ``overall`` a float, ``style`` a nested object that
+    some records lack, and some records without ``reviewText``."""
+    objects = []
+    for i, (label, text) in enumerate(zip(data.labels, data.texts)):
+        obj = {"overall": 1.0 if label == "negative" else 5.0, "verified": bool(i % 2), "reviewTime": "09 13, 2009",
+               "reviewerID": f"A{i:013d}", "asin": f"B{i % 7:09d}", "style": {"Format:": " Hardcover"},
+               "reviewerName": "Some Body", "reviewText": text, "summary": f"summary {i}",
+               "unixReviewTime": 1252800000 + i}
+        if i % 5 == 0:
+            del obj["style"]
+        if i % 17 == 0:
+            del obj["reviewText"]
+        objects.append(obj)
+    return objects
+
+
+def test_json_lines_whose_first_object_lacks_a_key_read_it_from_the_objects_after(tmp_path, real, bundle):
+    """Amazon's first review without reviewText (some records lack it): the keys were the first object's alone, so
+    reviewText was never read, every review trained on (and answered for) its summary only, and the note named
+    only summary as the text."""
+    from fasttext_lib.predict import Predictor
+
+    path = tmp_path / "Books_5.json"
+    objects = _amazon_objects(real)
+    path.write_text("".join(json.dumps(o) + "\n" for o in objects))
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    # (joined in the order the keys first come: summary in the first object, reviewText after it)
+    assert data.texts == [" ".join(t for t in (o["summary"], o.get("reviewText")) if t) for o in objects]
+    assert data.texts[0] == "summary 0" and data.labels == ["1" if x == "negative" else "5" for x in real.labels]
+    assert len(notes) == 1 and "the text 'summary', 'reviewText'" in notes[0] and "'style'" in notes[0]
+    answers = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert answers.returncode == 0, answers.stderr
+    assert [json.loads(line) for line in answers.stdout.splitlines()] == Predictor.load(bundle).predict(data.texts)
+
+
+def test_a_json_lines_labels_file_of_ids_beside_the_class_is_refused_not_trained_on_its_ids(tmp_path, real):
+    # {"review_id": ..., "stars": 5.0} (the texts in another file): the CSV of it is refused (review13), the JSON
+    # Lines were trained on the ids as words
+    path = tmp_path / "labels.jsonl"
+    pd.DataFrame({"review_id": _ids("r")(len(real)), "stars": [1.0 if x == "negative" else 5.0 for x in real.labels]}
+                 ).to_json(path, orient="records", lines=True)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists()
+    assert "'review_id', which over the first 51 rows holds one token per row" in got.stderr, got.stderr
+
+
+def test_format_csv_on_json_lines_reads_them_as_json_lines(tmp_path, real, bundle):
+    # --format csv on review.json read each object as a CSV row: its '{"review_id": "r..."' the class (one class per
+    # review) and its other keys and values the text; predict --format csv answered keys and braces as words
+    from fasttext_lib.predict import Predictor
+
+    path = tmp_path / "review.json"
+    _yelp_objects(real).to_json(path, orient="records", lines=True)
+    data = read_labeled(str(path), "csv")
+    assert data.texts == real.texts and data.labels == ["1" if x == "negative" else "5" for x in real.labels]
+    answers = cli_in_process("predict", "--model", bundle, "--input", path, "--format", "csv")
+    assert answers.returncode == 0, answers.stderr
+    assert [json.loads(line) for line in answers.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts)
