@@ -385,6 +385,7 @@ def csv_text(columns):
 
 
 _UNQUOTED_CSV = re.compile(r"^\s*-?\d+\s*,")
+_UNQUOTED_TSV = re.compile(r"^\s*-?\d+ *\t")  # a class number first, headerless (df.to_csv(sep="\t", header=False))
 
 
 def labeled_csv_row(row, quoted, classes):
@@ -466,7 +467,7 @@ MIN_UNQUOTED_ROWS = 4
 _WORD_CLASS = re.compile(r"[^\W\d_][\w\-]{0,39}")  # positive, very_negative, sci-fi: a class written as a word
 
 
-def word_class_csv(lines):
+def word_class_csv(lines, delimiter=","):
     """Are ``lines`` (a file's first lines) CSV records with the class first, written as a word, unquoted and without
     a header (``positive,the food was great``: ``df.to_csv(path, index=False, header=False)`` of classes named by
     words)? Only a number or a quoted class says "CSV" on the first line alone (:func:`detect_format`); a word
@@ -479,10 +480,13 @@ def word_class_csv(lines):
     followed by a space) may repeat a few openers as classes do, and were trained on as classes named ``Well`` and
     ``So``; a class written with a space after it (``positive, the text``, by hand) is read with ``--format csv``."""
     try:
-        records = [r for r in csv.reader(line.lstrip("\ufeff") for line in lines) if r]
+        records = [r for r in csv.reader((line.lstrip("\ufeff") for line in lines), delimiter=delimiter) if r]
     except csv.Error:
         return False
     firsts = [r[0].strip() for r in records]
+    if delimiter == "\t" and all(len(r) > 2 and _is_int(r[1].strip()) for r in records):
+        return False  # a word, then a number in every line (GLUE's CoLA: gj04<TAB>1<TAB><TAB>sentence): a source or
+        # an id before the class, not a class before the text
     if len(records) < MIN_UNQUOTED_ROWS or not all(
             _WORD_CLASS.fullmatch(f) and any(c.strip() for c in r[1:]) for r, f in zip(records, firsts)):
         return False
@@ -591,18 +595,37 @@ def detect_format(first_line, uri):
     if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
         return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
     line = stripped.rstrip("\r\n")
-    if "\t" in line and ("," not in line or line.index("\t") < line.index(",")):
+    if "\t" in line:
         # tab-separated (pandas' to_csv(sep="\t"); GLUE's SST-2 sentence<TAB>label; Amazon's review TSVs): read as a
         # CSV is, a header naming its columns or the class first (it was refused, to be converted). A comma before
-        # the first tab is a CSV's (positive,a text<TAB>with a tab: word_class_csv), or a text's
-        return "tsv"
-    for sep, what in (("\t", "tab"), (";", "semicolon")):
-        cells = line.split(sep)
-        # a class column before the separator: one word, no comma (text rarely holds a tab, often a semicolon)
-        if len(cells) >= 2 and (sep == "\t" or (cells[0].strip() and not any(c in cells[0] for c in ", "))):
-            raise FastTextError(
-                f"{uri}: line 1 looks {what}-separated; only comma-separated CSV and fastText format are read: convert it "
-                f"(e.g. pandas: pd.read_csv(path, sep={sep!r}).to_csv(new_path, index=False))")
+        # the first tab is a CSV's (positive,a text<TAB>with a tab: word_class_csv), or a text's. Without a header,
+        # only a class number first says so on line 1, as for a CSV (_UNQUOTED_CSV), and else classes written as
+        # words over the first lines (examples_of_lines: word_class_csv): GLUE's CoLA (gj04<TAB>1<TAB><TAB>sentence,
+        # no header) was trained on its sources as the classes, the real class a word of the text, and text<TAB>label
+        # lines on each text as a class of its own
+        if "," not in line or line.index("\t") < line.index(","):
+            cells = next(csv.reader([line], delimiter="\t"), [])
+            if (_UNQUOTED_TSV.match(line) or _looks_like_header(cells)
+                    or (_index_named(cells) and _short_names(cells[1:]))):
+                return "tsv"
+            if len(cells) >= 3 and _short_names(cells) and not any(_is_number(c) for c in cells):
+                raise _UnknownColumns(
+                    f"{uri}: line 1 reads as a TSV header row ({','.join(c.strip() for c in cells)}), but it names no "
+                    f"class column training knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text "
+                    f"column ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column "
+                    f"NAME --text-column NAME (the SageMaker job's label_column and text_column)")
+        raise _HeaderlessTsv(
+            f"{uri}: line 1 looks tab-separated, but it is no header row naming the columns (such as "
+            f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
+            f"after line): add a header row that names the class and text columns (e.g. pandas: pd.read_csv(path, "
+            f"sep='\\t', header=None, quoting=3, names=[...]).to_csv(new_path, index=False)), or give --format tsv "
+            f"to read each line's first field as its class")
+    cells = line.split(";")
+    # a class column before the separator: one word, no comma (text often holds a semicolon)
+    if len(cells) >= 2 and cells[0].strip() and not any(c in cells[0] for c in ", "):
+        raise FastTextError(
+            f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files and fastText format are "
+            f"read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False))")
     json_hint = json_input(stripped.strip(), uri)
     if json_hint:
         raise FastTextError(json_hint)
@@ -1155,6 +1178,12 @@ def _text_header(first, later_rows, predicting=False):
             and first[0].strip() not in {r[0].strip() for r in later_rows if r})
 
 
+class _HeaderlessTsv(FastTextError):
+    """:func:`detect_format`'s error for a tab-separated line 1 that is neither a header nor a class number first:
+    :func:`examples_of_lines` reads it as a TSV when the first lines are classes written as words
+    (:func:`word_class_csv`: ``positive<TAB>the text``)."""
+
+
 class _UnknownColumns(_UndetectedFormat):
     """:func:`detect_format`'s error for a header row whose class column it cannot tell."""
 
@@ -1270,12 +1299,15 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         except FastTextError as exc:
             ahead = list(itertools.islice(it, HEADER_LOOKAHEAD))
             it = _chain(ahead, it)
-            if not word_class_csv([first] + ahead):
-                if not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
-                    raise  # a tab- or semicolon-separated file: convert it; a header: name its columns, as said
-                raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read with "
-                                    f"--format csv") from None
-            fmt = "csv"
+            if isinstance(exc, _HeaderlessTsv) and word_class_csv([first] + ahead, "\t"):
+                fmt = "tsv"  # (positive<TAB>the text)
+            elif word_class_csv([first] + ahead):
+                fmt = "csv"  # (positive,the text; positive,a text<TAB>with a tab)
+            elif not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
+                raise  # a tab- or semicolon-separated file: as said; a header: name its columns, as said
+            else:
+                raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
+                                    f"with --format csv") from None
     rest = _chain(blank + [first], it)
     if fmt == "jsonl":
         yield from jsonl_examples(rest, uri, None, note, found)

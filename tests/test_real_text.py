@@ -1635,3 +1635,28 @@ def test_format_csv_on_json_lines_reads_them_as_json_lines(tmp_path, real, bundl
     answers = cli_in_process("predict", "--model", bundle, "--input", path, "--format", "csv")
     assert answers.returncode == 0, answers.stderr
     assert [json.loads(line) for line in answers.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts)
+
+
+@pytest.mark.parametrize("shape", ["cola", "text then label"])
+def test_a_headerless_tsv_that_does_not_start_with_a_class_is_refused_not_trained_on_its_first_column(tmp_path, real,
+                                                                                                      shape):
+    # GLUE's CoLA (no header: source<TAB>label<TAB>original label<TAB>sentence) was trained on its sources (gj04,
+    # ...) as the classes, the real class a word of each text; text<TAB>label lines on each text as a class of its own
+    path = tmp_path / "in_domain_train.tsv"
+    sources = ["gj04", "bc01", "ad03"]
+    if shape == "cola":
+        lines = [f"{sources[i * 3 // len(real)]}\t{int(x == 'positive')}\t{'' if x == 'positive' else '*'}\t{t}\n"
+                 for i, (x, t) in enumerate(zip(real.labels, real.texts))]
+    else:
+        lines = [f"{t}\t{x}\n" for x, t in zip(real.labels, real.texts)]
+    path.write_text("".join(lines))
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists(), got.stderr
+    assert "line 1 looks tab-separated, but it is no header row" in got.stderr
+    # the advice, followed: a header row names the columns
+    names = ["source", "label", "original", "sentence"] if shape == "cola" else ["sentence", "label"]
+    pd.read_csv(path, sep="\t", header=None, quoting=3, names=names, keep_default_na=False).to_csv(
+        tmp_path / "named.csv", index=False)
+    data = read_labeled(str(tmp_path / "named.csv"), "auto" if shape != "cola" else
+                        __import__("fasttext_lib.data", fromlist=["Columns"]).Columns("label", ("sentence",)))
+    assert data.texts == real.texts
