@@ -1660,3 +1660,16 @@ def test_a_headerless_tsv_that_does_not_start_with_a_class_is_refused_not_traine
     data = read_labeled(str(tmp_path / "named.csv"), "auto" if shape != "cola" else
                         __import__("fasttext_lib.data", fromlist=["Columns"]).Columns("label", ("sentence",)))
     assert data.texts == real.texts
+
+
+def test_predict_answers_every_line_of_reviews_whose_first_line_holds_a_tab_and_a_column_name(tmp_path, bundle, real):
+    # a review pasted with a tab ("Summary<TAB>works great") read as a TSV header: the reviews after it (one field
+    # each) were refused as malformed TSV rows, or answered without the first line, every answer one off
+    from fasttext_lib.predict import Predictor
+
+    lines = ["Summary\tworks great"] + list(real.texts[:20])
+    path = tmp_path / "reviews.txt"
+    path.write_text("".join(line + "\n" for line in lines))
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(lines)
