@@ -1109,7 +1109,9 @@ def table_texts(records, header, columns, where):
         if not record:
             yield ""
         elif len(header) == 1:  # one text column: a record of several fields is a review's unquoted commas (the
-            yield ",".join(record)  # endpoint's answer; joined with spaces, its commas were lost)
+            # endpoint's answer; joined with spaces, its commas were lost); a literal \n is a line break, as csv_text
+            # and training read it (joined with commas alone, "great\nfood" became one unknown word)
+            yield ",".join(record).replace("\\n", " ")
         elif whole:
             yield csv_text(record)
         elif len(record) != len(header):

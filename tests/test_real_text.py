@@ -1673,3 +1673,16 @@ def test_predict_answers_every_line_of_reviews_whose_first_line_holds_a_tab_and_
     got = cli_in_process("predict", "--model", bundle, "--input", path)
     assert got.returncode == 0, got.stderr
     assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(lines)
+
+
+def test_predict_of_a_one_column_csv_reads_a_literal_backslash_n_as_training_does(tmp_path, bundle, real):
+    # Zhang et al.'s line break (a literal \n) is a space in training's texts (csv_text): a one-column file to
+    # label (review) kept it, once its records were joined with commas, "food.\nthe" one word
+    from fasttext_lib.predict import Predictor
+
+    texts = [t.replace(" ", "\\n", 1) for t in real.texts[:20]]
+    path = tmp_path / "reviews.csv"
+    pd.DataFrame({"review": texts}).to_csv(path, index=False)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts[:20])
