@@ -727,6 +727,11 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
         label_col, text_cols = chosen_columns(keys, choice, rows, uri)
     else:
         layout = _header_layout(keys)
+        # (a CSV header's first column is the class unnamed when the others are named as text, as Zhang et al.'s
+        # "Class Index" is; an object's first key is where its writer put it: {"review_id": ..., "text": ...}, reviews
+        # to label, was trained on its ids as classes, one class per review)
+        if layout is not None and keys[layout[0]].strip().lower() not in HEADER_LABEL_NAMES:
+            layout = None
         if layout is None or len(keys) < 2:
             raise FastTextError(
                 f"{uri}: its objects' keys ({','.join(keys)}) name no class key training knows "

@@ -1686,3 +1686,13 @@ def test_predict_of_a_one_column_csv_reads_a_literal_backslash_n_as_training_doe
     got = cli_in_process("predict", "--model", bundle, "--input", path)
     assert got.returncode == 0, got.stderr
     assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts[:20])
+
+
+def test_json_lines_without_a_class_key_are_not_trained_on_their_first_key_as_the_class(tmp_path, real):
+    # reviews to label ({"review_id": ..., "text": ...}): the first key was read as an unnamed class (a CSV header's
+    # first column may be one), and training learnt one class per review id
+    path = tmp_path / "reviews.jsonl"
+    pd.DataFrame({"review_id": _ids("r")(len(real)), "text": real.texts}).to_json(path, orient="records", lines=True)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists(), got.stderr
+    assert "name no class key training knows" in got.stderr and "--label-column NAME" in got.stderr
