@@ -1268,6 +1268,15 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
         stream.close()
 
 
+def _one_csv_field(line):
+    """Is ``line`` one field read as CSV? Not when it cannot be read (a lone ``\r`` inside it, an old Mac file's
+    line ends: the CSV reader's error, which names the file, follows; here it was a traceback)."""
+    try:
+        return len(next(csv.reader([line.strip()]), [])) < 2
+    except csv.Error:
+        return False
+
+
 def leading_blank_lines(it):
     """``(blank lines, first other line)`` taken from the iterator ``it`` (that line ``None`` if there is none):
     a file's format is judged by its first line with text."""
@@ -1293,7 +1302,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     blank, first = leading_blank_lines(it)
     if first is None:
         raise FastTextError(f"{uri}: file is empty")
-    if choice is not None and "\t" in first and len(next(csv.reader([first.strip()]), [])) < 2:
+    if choice is not None and "\t" in first and _one_csv_field(first):
         fmt = "tsv"  # (columns named in a header of tabs, not commas)
     # (a JSON object is no CSV record: --format csv on JSON Lines read each object's '{"review_id": "..."' as its
     # class, one class per document, and its other keys and values as the text)

@@ -446,3 +446,18 @@ def test_a_field_over_the_csv_limit_is_named_as_too_long(tmp_path):
     with pytest.raises(FastTextError, match=r"long\.csv:1: malformed CSV record starting at this line: a field longer "
                                             r"than 16 Mi characters \(an unclosed quote\? else split the text"):
         read_labeled(str(p))
+
+
+def test_an_old_mac_tsv_with_its_columns_named_is_one_error_not_a_traceback(tmp_path):
+    # --label-column on a tab-separated file whose lines end in a lone \r: the check for a header of tabs stopped in
+    # the csv module's "new-line character seen in unquoted field" traceback
+    from fasttext_lib.data import Columns
+
+    p = tmp_path / "mac.tsv"
+    p.write_bytes(b"label\ttext\r1\tnice place\r2\tawful\r")
+    with pytest.raises(FastTextError) as info:
+        read_labeled(str(p), Columns("label"))
+    message = str(info.value)
+    assert message.startswith(f"{p}:1: ") and "lines seem to end in a lone carriage return" in message
+    p.write_bytes(b"label\ttext\r\n1\tnice place\r\n2\tawful\r\n")  # CRLF (Windows) files read as they are
+    assert read_labeled(str(p), Columns("label")).texts == ["nice place", "awful"]
