@@ -666,6 +666,8 @@ def json_object_line(line):
         return isinstance(json.loads(line), dict)
     except ValueError:
         return False
+    except RecursionError:  # nested too deeply for json to read (it was a traceback): _json_objects names its line
+        return line.rstrip().endswith("}")
 
 
 def _json_value(value):
@@ -679,8 +681,14 @@ def _json_value(value):
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
+        value = json.dumps(value, ensure_ascii=False)
+    # A lone surrogate escape ("\ud83d" without its other half: a tweet cut inside an emoji) is valid JSON but no
+    # character: it stopped training and predict in a UnicodeEncodeError traceback. It is U+FFFD, the replacement
+    # character, as a UTF-8 decoder makes of half a character (a pair, "\ud83d\ude00", is read as its one emoji)
+    return _LONE_SURROGATE.sub("\ufffd", str(value))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_objects(lines, uri):
@@ -694,6 +702,9 @@ def _json_objects(lines, uri):
         except ValueError as exc:
             raise FastTextError(f"{uri}:{number}: not a JSON object ({getattr(exc, 'msg', exc)} at column "
                                 f"{getattr(exc, 'colno', '?')}); JSON Lines hold one object per line") from None
+        except RecursionError:  # ([[[[... thousands deep: json's recursive decoder gives up; it was a traceback)
+            raise FastTextError(f"{uri}:{number}: not a JSON object json can read (nested too deeply); JSON Lines hold "
+                                f"one object per line") from None
         if not isinstance(value, dict):
             raise FastTextError(f"{uri}:{number}: a JSON {type(value).__name__}, not an object; JSON Lines hold one "
                                 f"object per line")
