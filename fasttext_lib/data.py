@@ -814,7 +814,7 @@ def json_input(line, uri, predicting=False):
     if line not in ("[", "{"):
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # (nested too deeply for json: a traceback in predict; not read as JSON)
             return None
         value = value[0] if isinstance(value, list) and value else value
         if not isinstance(value, dict):

@@ -483,6 +483,18 @@ def test_json_lines_nested_too_deeply_are_one_error_naming_the_line(tmp_path, wh
     assert f"deep.jsonl:{where}: not a JSON object json can read" in got.stderr and "Traceback" not in got.stderr
 
 
+def test_predict_of_a_line_of_json_nested_too_deeply_answers_it_not_a_traceback(tmp_path):
+    # a first line of "[[[[..." thousands deep: the check for a JSON array stopped predict in a RecursionError traceback
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 100000 + "]" * 100000 + "\n")
+    (tmp_path / "train.csv").write_text('"1","fine food"\n"2","cold soup"\n' * 5)
+    trained = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
+                             "--no-progress")
+    assert trained.returncode == 0, trained.stderr
+    got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
+    assert got.returncode == 0 and len(got.stdout.splitlines()) == 1, got.stderr
+
+
 def test_a_lone_surrogate_escape_in_json_lines_is_the_replacement_character_not_a_traceback(tmp_path):
     # "\ud83d" without its other half (a tweet cut inside an emoji) is valid JSON but no character: training and
     # predict stopped in a UnicodeEncodeError traceback ("surrogates not allowed")
