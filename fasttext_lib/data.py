@@ -585,6 +585,9 @@ def detect_format(first_line, uri):
         return "fasttext"
     if stripped.startswith('"') or _UNQUOTED_CSV.match(stripped):
         return "csv"
+    # (a first line longer than the csv module's 128 KiB field limit, 2<TAB>a long document: its "field larger than
+    # field limit" was taken for a lone \r's error, and the TSV refused as an old Mac file)
+    allow_long_csv_fields()
     try:
         row = next(csv.reader([stripped]), [])
     except csv.Error:  # a lone \r inside line 1 (class,text\r...: an old Mac file) stopped training in a traceback

@@ -1,5 +1,6 @@
 """Hostile inputs to the data reader: each ends in one FastTextError naming the file and exact line."""
 import bz2
+import csv
 import gzip
 import io
 import lzma
@@ -507,3 +508,17 @@ def test_a_lone_surrogate_escape_in_json_lines_is_the_replacement_character_not_
     assert got.returncode == 0, got.stderr
     got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
     assert got.returncode == 0 and len(got.stdout.splitlines()) == 10, got.stderr
+
+
+def test_a_tsv_whose_first_document_is_longer_than_128_kib_is_read(tmp_path):
+    # the csv module's default field limit (128 KiB) on line 1: its error was taken for a lone \r's, and the TSV
+    # refused as an old Mac file
+    long_text = " ".join(f"word{i % 977}" for i in range(30000))  # ~200 KB
+    p = tmp_path / "docs.tsv"
+    p.write_text(f"2\t{long_text}\n1\tcold soup\n2\tnice place\n")
+    before = csv.field_size_limit(128 << 10)  # the csv module's default, as in a fresh process (others raise it)
+    try:
+        data = read_labeled(str(p))
+    finally:
+        csv.field_size_limit(before)
+    assert data.labels == ["2", "1", "2"] and data.texts[0] == long_text
