@@ -523,14 +523,28 @@ def _csv_input_check(name, fmt, classes):
         if first is None:
             return False
         if fmt == "auto" and tsv_header_line(first):  # a TSV with a header row: read as a CSV with one would be
-            kind, notes = "labeled", []
-            for label, _ in examples_of_lines(_with_line_ends(itertools.chain(blank, [first], lines)), name, "tsv",
-                                              predicting=True, note=notes.append):
-                kind = "texts" if label is None else kind
-            for line in notes:
-                _note(line)
-            return kind + " tsv"
-        if fmt == "auto" and json_object_line(first.strip()):  # JSON Lines: each object's text keys
+            # ... when the records after it are as wide as it, as for a CSV's header (labeled_csv_records): reviews whose
+            # first line holds a tab and a text column's name (Summary<TAB>works great) were refused, or answered
+            # without their first line, every answer one off
+            ahead = list(itertools.islice(lines, HEADER_LOOKAHEAD))
+            records = []
+            with contextlib.suppress(csv.Error):
+                records = list(csv.reader((line + "\n" for line in [first] + ahead), delimiter="\t"))
+            if labeled_csv_records(records, False, classes):
+                kind, notes = "labeled", []
+                try:
+                    for label, _ in examples_of_lines(_with_line_ends(itertools.chain(blank, [first], ahead, lines)),
+                                                      name, "tsv", predicting=True, note=notes.append):
+                        kind = "texts" if label is None else kind
+                except FastTextError as exc:
+                    raise FastTextError(f"{exc} (read as TSV because line {len(blank) + 1} is a header row; "
+                                        f"--format text reads every line as one review)") from None
+                for line in notes:
+                    _note(line)
+                return kind + " tsv"
+            lines = itertools.chain(ahead, lines)  # (plain reviews: checked as such below)
+        if fmt in ("auto", "csv") and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
+            # --format csv too: each object was read as a labeled CSV row, its first key's value as the class)
             notes = []
             for _ in jsonl_texts(itertools.chain(blank, [first], lines), name, note=notes.append):
                 pass  # every object checked before the first answer

@@ -385,6 +385,7 @@ def csv_text(columns):
 
 
 _UNQUOTED_CSV = re.compile(r"^\s*-?\d+\s*,")
+_UNQUOTED_TSV = re.compile(r"^\s*-?\d+ *\t")  # a class number first, headerless (df.to_csv(sep="\t", header=False))
 
 
 def labeled_csv_row(row, quoted, classes):
@@ -483,7 +484,7 @@ MIN_UNQUOTED_ROWS = 4
 _WORD_CLASS = re.compile(r"[^\W\d_][\w\-]{0,39}")  # positive, very_negative, sci-fi: a class written as a word
 
 
-def word_class_csv(lines):
+def word_class_csv(lines, delimiter=","):
     """Are ``lines`` (a file's first lines) CSV records with the class first, written as a word, unquoted and without
     a header (``positive,the food was great``: ``df.to_csv(path, index=False, header=False)`` of classes named by
     words)? Only a number or a quoted class says "CSV" on the first line alone (:func:`detect_format`); a word
@@ -496,10 +497,13 @@ def word_class_csv(lines):
     followed by a space) may repeat a few openers as classes do, and were trained on as classes named ``Well`` and
     ``So``; a class written with a space after it (``positive, the text``, by hand) is read with ``--format csv``."""
     try:
-        records = [r for r in csv.reader(line.lstrip("\ufeff") for line in lines) if r]
+        records = [r for r in csv.reader((line.lstrip("\ufeff") for line in lines), delimiter=delimiter) if r]
     except csv.Error:
         return False
     firsts = [r[0].strip() for r in records]
+    if delimiter == "\t" and all(len(r) > 2 and _is_int(r[1].strip()) for r in records):
+        return False  # a word, then a number in every line (GLUE's CoLA: gj04<TAB>1<TAB><TAB>sentence): a source or
+        # an id before the class, not a class before the text
     if len(records) < MIN_UNQUOTED_ROWS or not all(
             _WORD_CLASS.fullmatch(f) and any(c.strip() for c in r[1:]) for r, f in zip(records, firsts)):
         return False
@@ -602,6 +606,9 @@ def detect_format(first_line, uri):
         return "fasttext"
     if stripped.startswith('"') or _UNQUOTED_CSV.match(stripped):
         return "csv"
+    # (a first line longer than the csv module's 128 KiB field limit, 2<TAB>a long document: its "field larger than
+    # field limit" was taken for a lone \r's error, and the TSV refused as an old Mac file)
+    allow_long_csv_fields()
     try:
         row = next(csv.reader([stripped]), [])
     except csv.Error:  # a lone \r inside line 1 (class,text\r...: an old Mac file) stopped training in a traceback
@@ -612,18 +619,37 @@ def detect_format(first_line, uri):
     if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
         return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
     line = stripped.rstrip("\r\n")
-    if "\t" in line and ("," not in line or line.index("\t") < line.index(",")):
+    if "\t" in line:
         # tab-separated (pandas' to_csv(sep="\t"); GLUE's SST-2 sentence<TAB>label; Amazon's review TSVs): read as a
         # CSV is, a header naming its columns or the class first (it was refused, to be converted). A comma before
-        # the first tab is a CSV's (positive,a text<TAB>with a tab: word_class_csv), or a text's
-        return "tsv"
-    for sep, what in (("\t", "tab"), (";", "semicolon")):
-        cells = line.split(sep)
-        # a class column before the separator: one word, no comma (text rarely holds a tab, often a semicolon)
-        if len(cells) >= 2 and (sep == "\t" or (cells[0].strip() and not any(c in cells[0] for c in ", "))):
-            raise FastTextError(
-                f"{uri}: line 1 looks {what}-separated; only comma-separated CSV and fastText format are read: convert it "
-                f"(e.g. pandas: pd.read_csv(path, sep={sep!r}).to_csv(new_path, index=False))")
+        # the first tab is a CSV's (positive,a text<TAB>with a tab: word_class_csv), or a text's. Without a header,
+        # only a class number first says so on line 1, as for a CSV (_UNQUOTED_CSV), and else classes written as
+        # words over the first lines (examples_of_lines: word_class_csv): GLUE's CoLA (gj04<TAB>1<TAB><TAB>sentence,
+        # no header) was trained on its sources as the classes, the real class a word of the text, and text<TAB>label
+        # lines on each text as a class of its own
+        if "," not in line or line.index("\t") < line.index(","):
+            cells = next(csv.reader([line], delimiter="\t"), [])
+            if (_UNQUOTED_TSV.match(line) or _looks_like_header(cells)
+                    or (_index_named(cells) and _short_names(cells[1:]))):
+                return "tsv"
+            if len(cells) >= 3 and _short_names(cells) and not any(_is_number(c) for c in cells):
+                raise _UnknownColumns(
+                    f"{uri}: line 1 reads as a TSV header row ({','.join(c.strip() for c in cells)}), but it names no "
+                    f"class column training knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text "
+                    f"column ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column "
+                    f"NAME --text-column NAME (the SageMaker job's label_column and text_column)")
+        raise _HeaderlessTsv(
+            f"{uri}: line 1 looks tab-separated, but it is no header row naming the columns (such as "
+            f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
+            f"after line): add a header row that names the class and text columns (e.g. pandas: pd.read_csv(path, "
+            f"sep='\\t', header=None, quoting=3, names=[...]).to_csv(new_path, index=False)), or give --format tsv "
+            f"to read each line's first field as its class")
+    cells = line.split(";")
+    # a class column before the separator: one word, no comma (text often holds a semicolon)
+    if len(cells) >= 2 and cells[0].strip() and not any(c in cells[0] for c in ", "):
+        raise FastTextError(
+            f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files and fastText format are "
+            f"read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False))")
     json_hint = json_input(stripped.strip(), uri)
     if json_hint:
         raise FastTextError(json_hint)
@@ -661,6 +687,8 @@ def json_object_line(line):
         return isinstance(json.loads(line), dict)
     except ValueError:
         return False
+    except RecursionError:  # nested too deeply for json to read (it was a traceback): _json_objects names its line
+        return line.rstrip().endswith("}")
 
 
 def _json_value(value):
@@ -674,8 +702,14 @@ def _json_value(value):
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
+        value = json.dumps(value, ensure_ascii=False)
+    # A lone surrogate escape ("\ud83d" without its other half: a tweet cut inside an emoji) is valid JSON but no
+    # character: it stopped training and predict in a UnicodeEncodeError traceback. It is U+FFFD, the replacement
+    # character, as a UTF-8 decoder makes of half a character (a pair, "\ud83d\ude00", is read as its one emoji)
+    return _LONE_SURROGATE.sub("\ufffd", str(value))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_objects(lines, uri):
@@ -689,18 +723,29 @@ def _json_objects(lines, uri):
         except ValueError as exc:
             raise FastTextError(f"{uri}:{number}: not a JSON object ({getattr(exc, 'msg', exc)} at column "
                                 f"{getattr(exc, 'colno', '?')}); JSON Lines hold one object per line") from None
+        except RecursionError:  # ([[[[... thousands deep: json's recursive decoder gives up; it was a traceback)
+            raise FastTextError(f"{uri}:{number}: not a JSON object json can read (nested too deeply); JSON Lines hold "
+                                f"one object per line") from None
         if not isinstance(value, dict):
             raise FastTextError(f"{uri}:{number}: a JSON {type(value).__name__}, not an object; JSON Lines hold one "
                                 f"object per line")
         yield number, value
 
 
+def _json_keys(objects):
+    """The keys of JSON Lines' first ``objects`` (``(line number, object)`` pairs: the look-ahead), each once, in the
+    order they first come: a record may lack a key that later ones have (Amazon's reviews without ``reviewText``,
+    ``style`` or ``vote``). Read from the first object only, a text key it lacked was never read: a file whose first
+    review had no ``reviewText`` was trained on its summaries alone."""
+    return list(dict.fromkeys(str(k) for _, o in objects for k in o))
+
+
 def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     """``(label, text)`` of JSON Lines (``df.to_json(path, orient="records", lines=True)``; the Yelp dataset's
-    ``review.json``: ``{"review_id": ..., "stars": 5.0, ..., "text": ..., "date": ...}`` a line). The first
-    object's keys are read as a CSV header's names (:func:`_header_layout`): the class key (``stars``), the text keys
-    (``text``, ``reviewText``, ``summary``, ...) and any other of prose (:func:`header_text_columns`), joined in
-    the first object's order; the other keys are left out, and ``note`` is told which. ``choice``
+    ``review.json``: ``{"review_id": ..., "stars": 5.0, ..., "text": ..., "date": ...}`` a line). The keys of
+    the first objects (:func:`_json_keys`) are read as a CSV header's names (:func:`_header_layout`): the class key
+    (``stars``), the text keys (``text``, ``reviewText``, ``summary``, ...) and any other of prose
+    (:func:`header_text_columns`), joined in the order they first come; the other keys are left out, and ``note`` is told which. ``choice``
     (:class:`Columns`): the keys named by ``--label-column`` / ``--text-column``. An object without the class key,
     or with an empty class, is an error at its line; a missing or null text key is empty text."""
     found = {} if found is None else found
@@ -708,12 +753,17 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
     if not ahead:
         raise FastTextError(f"{uri}: file is empty")
-    keys = [str(k) for k in ahead[0][1]]
+    keys = _json_keys(ahead)
     rows = [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
     if choice is not None:
         label_col, text_cols = chosen_columns(keys, choice, rows, uri)
     else:
         layout = _header_layout(keys)
+        # (a CSV header's first column is the class unnamed when the others are named as text, as Zhang et al.'s
+        # "Class Index" is; an object's first key is where its writer put it: {"review_id": ..., "text": ...}, reviews
+        # to label, was trained on its ids as classes, one class per review)
+        if layout is not None and keys[layout[0]].strip().lower() not in HEADER_LABEL_NAMES:
+            layout = None
         if layout is None or len(keys) < 2:
             raise FastTextError(
                 f"{uri}: its objects' keys ({','.join(keys)}) name no class key training knows "
@@ -728,6 +778,10 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
         if not text_cols:
             raise FastTextError(f"{uri}: its objects' keys ({','.join(keys)}) name no text key training knows beside "
                                 f"the class key {keys[label_col]!r}; name it with --text-column")
+    if choice is None or not choice.texts:  # (text keys the user named are read as named)
+        # as a CSV's columns are checked: a labels file ({"review_id": ..., "stars": 5.0}, its texts elsewhere) had
+        # its one key beside the class read as the text, and was trained on its ids as words
+        _check_text_columns(rows, (label_col, text_cols), uri, keys)
     label_key, text_keys = keys[label_col], [keys[c] for c in text_cols]
     left = left_out_columns(keys, (label_col, text_cols))
     if left and note is not None:
@@ -747,13 +801,13 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
 def jsonl_texts(lines, uri, note=None):
     """The text of each object of JSON Lines to label (``predict``): its text keys, as :func:`jsonl_examples` reads
     them (``text``, ``review``, ..., and the endpoint's ``source``; any other of prose), a class key among them not
-    scored; the other keys are left out, and ``note`` is told which. A line that is no JSON object, or a first object
-    without a text key, is an error."""
+    scored; the other keys are left out, and ``note`` is told which. A line that is no JSON object, or first objects
+    (:func:`_json_keys`) without a text key, is an error."""
     objects = _json_objects(lines, uri)
     ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
     if not ahead:
         return
-    keys = [str(k) for k in ahead[0][1]]
+    keys = _json_keys(ahead)
     rows = [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
     lowered = [k.strip().lower() for k in keys]
     classes = [i for i, k in enumerate(lowered) if k in HEADER_LABEL_NAMES]
@@ -781,7 +835,7 @@ def json_input(line, uri, predicting=False):
     if line not in ("[", "{"):
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # (nested too deeply for json: a traceback in predict; not read as JSON)
             return None
         value = value[0] if isinstance(value, list) and value else value
         if not isinstance(value, dict):
@@ -1104,7 +1158,9 @@ def table_texts(records, header, columns, where):
         if not record:
             yield ""
         elif len(header) == 1:  # one text column: a record of several fields is a review's unquoted commas (the
-            yield ",".join(record)  # endpoint's answer; joined with spaces, its commas were lost)
+            # endpoint's answer; joined with spaces, its commas were lost); a literal \n is a line break, as csv_text
+            # and training read it (joined with commas alone, "great\nfood" became one unknown word)
+            yield ",".join(record).replace("\\n", " ")
         elif whole:
             yield csv_text(record)
         elif len(record) != len(header):
@@ -1211,6 +1267,12 @@ def _unread_columns(row):
             f"and text_column)")
 
 
+class _HeaderlessTsv(FastTextError):
+    """:func:`detect_format`'s error for a tab-separated line 1 that is neither a header nor a class number first:
+    :func:`examples_of_lines` reads it as a TSV when the first lines are classes written as words
+    (:func:`word_class_csv`: ``positive<TAB>the text``)."""
+
+
 class _UnknownColumns(_UndetectedFormat):
     """:func:`detect_format`'s error for a header row whose class column it cannot tell."""
 
@@ -1288,6 +1350,15 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
         stream.close()
 
 
+def _one_csv_field(line):
+    """Is ``line`` one field read as CSV? Not when it cannot be read (a lone ``\r`` inside it, an old Mac file's
+    line ends: the CSV reader's error, which names the file, follows; here it was a traceback)."""
+    try:
+        return len(next(csv.reader([line.strip()]), [])) < 2
+    except csv.Error:
+        return False
+
+
 def leading_blank_lines(it):
     """``(blank lines, first other line)`` taken from the iterator ``it`` (that line ``None`` if there is none):
     a file's format is judged by its first line with text."""
@@ -1313,9 +1384,11 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     blank, first = leading_blank_lines(it)
     if first is None:
         raise FastTextError(f"{uri}: file is empty")
-    if choice is not None and "\t" in first and len(next(csv.reader([first.strip()]), [])) < 2:
+    if choice is not None and "\t" in first and _one_csv_field(first):
         fmt = "tsv"  # (columns named in a header of tabs, not commas)
-    if fmt == "jsonl" or (fmt in ("auto", "csv") and choice is not None and json_object_line(first.strip())):
+    # (a JSON object is no CSV record: --format csv on JSON Lines read each object's '{"review_id": "..."' as its
+    # class, one class per document, and its other keys and values as the text)
+    if fmt == "jsonl" or (fmt in ("auto", "csv") and json_object_line(first.strip())):
         yield from jsonl_examples(_chain(blank + [first], it), uri, choice, note, found)
         return
     if fmt == "auto":
@@ -1324,12 +1397,15 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         except FastTextError as exc:
             ahead = list(itertools.islice(it, HEADER_LOOKAHEAD))
             it = _chain(ahead, it)
-            if not word_class_csv([first] + ahead):
-                if not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
-                    raise  # a tab- or semicolon-separated file: convert it; a header: name its columns, as said
-                raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read with "
-                                    f"--format csv") from None
-            fmt = "csv"
+            if isinstance(exc, _HeaderlessTsv) and word_class_csv([first] + ahead, "\t"):
+                fmt = "tsv"  # (positive<TAB>the text)
+            elif word_class_csv([first] + ahead):
+                fmt = "csv"  # (positive,the text; positive,a text<TAB>with a tab)
+            elif not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
+                raise  # a tab- or semicolon-separated file: as said; a header: name its columns, as said
+            else:
+                raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
+                                    f"with --format csv") from None
     rest = _chain(blank + [first], it)
     if fmt == "jsonl":
         yield from jsonl_examples(rest, uri, None, note, found)

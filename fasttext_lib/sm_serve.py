@@ -368,8 +368,11 @@ def _jsonlines_texts(text):
             # a line of a dataset as it is published (the Yelp dataset's review.json: {"review_id": ..., "stars": 5.0,
             # "text": ...}), sent as it is: its text keys, as predict reads such a file (data.jsonl_texts); it was a
             # 400 for want of "source"
-            texts_of = [v for k, v in record.items() if isinstance(k, str) and k.strip().lower() in HEADER_TEXT_NAMES
-                        and k.strip().lower() not in HEADER_LABEL_NAMES and isinstance(v, str)]
+            # (a null text is empty, as predict reads it: pandas writes a missing review as null, and that one line
+            # was a 400 that stopped the Batch Transform job)
+            texts_of = [v or "" for k, v in record.items() if isinstance(k, str)
+                        and k.strip().lower() in HEADER_TEXT_NAMES and k.strip().lower() not in HEADER_LABEL_NAMES
+                        and (isinstance(v, str) or v is None)]
             if texts_of:
                 record = dict(record, source=" ".join(t for t in texts_of if t))
         if not isinstance(record, dict) or not isinstance(record.get("source"), str):

@@ -1,5 +1,6 @@
 """Hostile inputs to the data reader: each ends in one FastTextError naming the file and exact line."""
 import bz2
+import csv
 import gzip
 import io
 import lzma
@@ -9,6 +10,7 @@ import zipfile
 
 import pytest
 
+from conftest import cli_in_process
 from fasttext_lib.data import LabeledTexts, read_labeled, write_fasttext
 from fasttext_lib.errors import FastTextError
 
@@ -446,3 +448,77 @@ def test_a_field_over_the_csv_limit_is_named_as_too_long(tmp_path):
     with pytest.raises(FastTextError, match=r"long\.csv:1: malformed CSV record starting at this line: a field longer "
                                             r"than 16 Mi characters \(an unclosed quote\? else split the text"):
         read_labeled(str(p))
+
+
+def test_an_old_mac_tsv_with_its_columns_named_is_one_error_not_a_traceback(tmp_path):
+    # --label-column on a tab-separated file whose lines end in a lone \r: the check for a header of tabs stopped in
+    # the csv module's "new-line character seen in unquoted field" traceback
+    from fasttext_lib.data import Columns
+
+    p = tmp_path / "mac.tsv"
+    p.write_bytes(b"label\ttext\r1\tnice place\r2\tawful\r")
+    with pytest.raises(FastTextError) as info:
+        read_labeled(str(p), Columns("label"))
+    message = str(info.value)
+    assert message.startswith(f"{p}:1: ") and "lines seem to end in a lone carriage return" in message
+    p.write_bytes(b"label\ttext\r\n1\tnice place\r\n2\tawful\r\n")  # CRLF (Windows) files read as they are
+    assert read_labeled(str(p), Columns("label")).texts == ["nice place", "awful"]
+
+
+@pytest.mark.parametrize("where", [1, 2])
+def test_json_lines_nested_too_deeply_are_one_error_naming_the_line(tmp_path, where):
+    # json's recursive decoder gives up a few thousand levels deep: training and predict stopped in a RecursionError
+    # traceback
+    deep = '{"label": 2, "text": ' + "[" * 100000 + "]" * 100000 + "}"
+    p = tmp_path / "deep.jsonl"
+    p.write_text("".join(line + "\n" for line in (['{"label": 1, "text": "fine"}'] * (where - 1) + [deep])))
+    with pytest.raises(FastTextError, match=rf"deep.jsonl:{where}: not a JSON object json can read \(nested too "
+                                            r"deeply\)"):
+        read_labeled(str(p))
+    (tmp_path / "train.csv").write_text('"1","fine food"\n"2","cold soup"\n' * 5)
+    trained = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
+                             "--no-progress")
+    assert trained.returncode == 0, trained.stderr
+    got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
+    assert (got.returncode, got.stdout) == (2, "") and got.stderr.count("error:") == 1, got.stderr
+    assert f"deep.jsonl:{where}: not a JSON object json can read" in got.stderr and "Traceback" not in got.stderr
+
+
+def test_predict_of_a_line_of_json_nested_too_deeply_answers_it_not_a_traceback(tmp_path):
+    # a first line of "[[[[..." thousands deep: the check for a JSON array stopped predict in a RecursionError traceback
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 100000 + "]" * 100000 + "\n")
+    (tmp_path / "train.csv").write_text('"1","fine food"\n"2","cold soup"\n' * 5)
+    trained = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
+                             "--no-progress")
+    assert trained.returncode == 0, trained.stderr
+    got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
+    assert got.returncode == 0 and len(got.stdout.splitlines()) == 1, got.stderr
+
+
+def test_a_lone_surrogate_escape_in_json_lines_is_the_replacement_character_not_a_traceback(tmp_path):
+    # "\ud83d" without its other half (a tweet cut inside an emoji) is valid JSON but no character: training and
+    # predict stopped in a UnicodeEncodeError traceback ("surrogates not allowed")
+    p = tmp_path / "tweets.jsonl"
+    p.write_text("".join('{"label": %d, "text": "cut \\ud83d here %d", "emoji": "\\ud83d\\ude00"}\n' % (i % 2 + 1, i)
+                         for i in range(10)))
+    data = read_labeled(str(p), __import__("fasttext_lib.data", fromlist=["Columns"]).Columns("label", ("text", "emoji")))
+    assert data.texts[3] == "cut \ufffd here 3 \U0001F600"
+    got = cli_in_process("train", "--train", p, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
+    assert got.returncode == 0 and len(got.stdout.splitlines()) == 10, got.stderr
+
+
+def test_a_tsv_whose_first_document_is_longer_than_128_kib_is_read(tmp_path):
+    # the csv module's default field limit (128 KiB) on line 1: its error was taken for a lone \r's, and the TSV
+    # refused as an old Mac file
+    long_text = " ".join(f"word{i % 977}" for i in range(30000))  # ~200 KB
+    p = tmp_path / "docs.tsv"
+    p.write_text(f"2\t{long_text}\n1\tcold soup\n2\tnice place\n")
+    before = csv.field_size_limit(128 << 10)  # the csv module's default, as in a fresh process (others raise it)
+    try:
+        data = read_labeled(str(p))
+    finally:
+        csv.field_size_limit(before)
+    assert data.labels == ["2", "1", "2"] and data.texts[0] == long_text

@@ -1722,3 +1722,125 @@ def test_pandas_default_column_names_are_a_header_not_a_document(tmp_path, real,
     pd.DataFrame(list(zip(labels, real.texts))).to_csv(path, index=index)
     data = read_labeled(str(path))
     assert data.labels == labels and data.texts == real.texts
+
+def _amazon_objects(data):
+    """Amazon's reviews (2018) as published: one object a line, ``overall`` a float, ``style`` a nested object that
+    some records lack, and some records without ``reviewText``."""
+    objects = []
+    for i, (label, text) in enumerate(zip(data.labels, data.texts)):
+        obj = {"overall": 1.0 if label == "negative" else 5.0, "verified": bool(i % 2), "reviewTime": "09 13, 2009",
+               "reviewerID": f"A{i:013d}", "asin": f"B{i % 7:09d}", "style": {"Format:": " Hardcover"},
+               "reviewerName": "Some Body", "reviewText": text, "summary": f"summary {i}",
+               "unixReviewTime": 1252800000 + i}
+        if i % 5 == 0:
+            del obj["style"]
+        if i % 17 == 0:
+            del obj["reviewText"]
+        objects.append(obj)
+    return objects
+
+
+def test_json_lines_whose_first_object_lacks_a_key_read_it_from_the_objects_after(tmp_path, real, bundle):
+    """Amazon's first review without reviewText (some records lack it): the keys were the first object's alone, so
+    reviewText was never read, every review trained on (and answered for) its summary only, and the note named
+    only summary as the text."""
+    from fasttext_lib.predict import Predictor
+
+    path = tmp_path / "Books_5.json"
+    objects = _amazon_objects(real)
+    path.write_text("".join(json.dumps(o) + "\n" for o in objects))
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    # (joined in the order the keys first come: summary in the first object, reviewText after it)
+    assert data.texts == [" ".join(t for t in (o["summary"], o.get("reviewText")) if t) for o in objects]
+    assert data.texts[0] == "summary 0" and data.labels == ["1" if x == "negative" else "5" for x in real.labels]
+    assert len(notes) == 1 and "the text 'summary', 'reviewText'" in notes[0] and "'style'" in notes[0]
+    answers = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert answers.returncode == 0, answers.stderr
+    assert [json.loads(line) for line in answers.stdout.splitlines()] == Predictor.load(bundle).predict(data.texts)
+
+
+def test_a_json_lines_labels_file_of_ids_beside_the_class_is_refused_not_trained_on_its_ids(tmp_path, real):
+    # {"review_id": ..., "stars": 5.0} (the texts in another file): the CSV of it is refused (review13), the JSON
+    # Lines were trained on the ids as words
+    path = tmp_path / "labels.jsonl"
+    pd.DataFrame({"review_id": _ids("r")(len(real)), "stars": [1.0 if x == "negative" else 5.0 for x in real.labels]}
+                 ).to_json(path, orient="records", lines=True)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists()
+    assert "'review_id', which over the first 51 rows holds one token per row" in got.stderr, got.stderr
+
+
+def test_format_csv_on_json_lines_reads_them_as_json_lines(tmp_path, real, bundle):
+    # --format csv on review.json read each object as a CSV row: its '{"review_id": "r..."' the class (one class per
+    # review) and its other keys and values the text; predict --format csv answered keys and braces as words
+    from fasttext_lib.predict import Predictor
+
+    path = tmp_path / "review.json"
+    _yelp_objects(real).to_json(path, orient="records", lines=True)
+    data = read_labeled(str(path), "csv")
+    assert data.texts == real.texts and data.labels == ["1" if x == "negative" else "5" for x in real.labels]
+    answers = cli_in_process("predict", "--model", bundle, "--input", path, "--format", "csv")
+    assert answers.returncode == 0, answers.stderr
+    assert [json.loads(line) for line in answers.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts)
+
+
+@pytest.mark.parametrize("shape", ["cola", "text then label"])
+def test_a_headerless_tsv_that_does_not_start_with_a_class_is_refused_not_trained_on_its_first_column(tmp_path, real,
+                                                                                                      shape):
+    # GLUE's CoLA (no header: source<TAB>label<TAB>original label<TAB>sentence) was trained on its sources (gj04,
+    # ...) as the classes, the real class a word of each text; text<TAB>label lines on each text as a class of its own
+    path = tmp_path / "in_domain_train.tsv"
+    sources = ["gj04", "bc01", "ad03"]
+    if shape == "cola":
+        lines = [f"{sources[i * 3 // len(real)]}\t{int(x == 'positive')}\t{'' if x == 'positive' else '*'}\t{t}\n"
+                 for i, (x, t) in enumerate(zip(real.labels, real.texts))]
+    else:
+        lines = [f"{t}\t{x}\n" for x, t in zip(real.labels, real.texts)]
+    path.write_text("".join(lines))
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists(), got.stderr
+    assert "line 1 looks tab-separated, but it is no header row" in got.stderr
+    # the advice, followed: a header row names the columns
+    names = ["source", "label", "original", "sentence"] if shape == "cola" else ["sentence", "label"]
+    pd.read_csv(path, sep="\t", header=None, quoting=3, names=names, keep_default_na=False).to_csv(
+        tmp_path / "named.csv", index=False)
+    data = read_labeled(str(tmp_path / "named.csv"), "auto" if shape != "cola" else
+                        __import__("fasttext_lib.data", fromlist=["Columns"]).Columns("label", ("sentence",)))
+    assert data.texts == real.texts
+
+
+def test_predict_answers_every_line_of_reviews_whose_first_line_holds_a_tab_and_a_column_name(tmp_path, bundle, real):
+    # a review pasted with a tab ("Summary<TAB>works great") read as a TSV header: the reviews after it (one field
+    # each) were refused as malformed TSV rows, or answered without the first line, every answer one off
+    from fasttext_lib.predict import Predictor
+
+    lines = ["Summary\tworks great"] + list(real.texts[:20])
+    path = tmp_path / "reviews.txt"
+    path.write_text("".join(line + "\n" for line in lines))
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(lines)
+
+
+def test_predict_of_a_one_column_csv_reads_a_literal_backslash_n_as_training_does(tmp_path, bundle, real):
+    # Zhang et al.'s line break (a literal \n) is a space in training's texts (csv_text): a one-column file to
+    # label (review) kept it, once its records were joined with commas, "food.\nthe" one word
+    from fasttext_lib.predict import Predictor
+
+    texts = [t.replace(" ", "\\n", 1) for t in real.texts[:20]]
+    path = tmp_path / "reviews.csv"
+    pd.DataFrame({"review": texts}).to_csv(path, index=False)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts[:20])
+
+
+def test_json_lines_without_a_class_key_are_not_trained_on_their_first_key_as_the_class(tmp_path, real):
+    # reviews to label ({"review_id": ..., "text": ...}): the first key was read as an unnamed class (a CSV header's
+    # first column may be one), and training learnt one class per review id
+    path = tmp_path / "reviews.jsonl"
+    pd.DataFrame({"review_id": _ids("r")(len(real)), "text": real.texts}).to_json(path, orient="records", lines=True)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists(), got.stderr
+    assert "name no class key training knows" in got.stderr and "--label-column NAME" in got.stderr

@@ -649,11 +649,13 @@ def test_jsonlines_of_a_published_dataset_are_answered_for_their_text_keys(endpo
     predictor = served[1]
     records = [{"review_id": "r1", "stars": 5.0, "text": "The pasta was great!", "date": "2018-07-07"},
                {"reviewText": "Cold food and a long wait.", "overall": 1.0, "summary": "Not good"},
-               {"source": "so so", "text": "ignored: source wins"}]
+               {"source": "so so", "text": "ignored: source wins"},
+               {"review_id": "r2", "stars": 3.0, "text": None},  # pandas' missing text: empty, as predict reads it
+               {"reviewText": None, "overall": 4.0, "summary": "Fine"}]  # (the whole request was a 400)
     body = "\n".join(json.dumps(r) for r in records).encode("utf-8")
     status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
     assert status == 200, response
-    texts = ["The pasta was great!", "Cold food and a long wait. Not good", "so so"]
+    texts = ["The pasta was great!", "Cold food and a long wait. Not good", "so so", "", "Fine"]
     assert read_lines(response) == blazingtext_lines(predictor.predict(texts), ranked=False)
 
 
