@@ -1212,6 +1212,15 @@ def _header_columns(first, later_rows):
     return None
 
 
+def _ids_column(values):
+    """Are ``values`` (a column's, over the look-ahead) ids: :data:`METADATA_MIN_ROWS` or more, one token each,
+    nearly all different and nearly all holding a digit (``r25268c1b``, Yelp's ``Jk8nD-ZmV...``)? Classes repeat,
+    and many classes named as words (intents: ``book_flight``) hold no digit."""
+    values = [v.strip() for v in values if v.strip()]
+    return (len(values) >= METADATA_MIN_ROWS and all(len(v.split()) == 1 for v in values)
+            and len(set(values)) >= 0.9 * len(values) and sum(any(ch.isdigit() for ch in v) for v in values) >= 0.9 * len(values))
+
+
 def _numbered_rows(values, rows):
     """Are ``values`` (the different values of a first column below a row that may be its header) so many, over
     ``rows`` (:data:`METADATA_MIN_ROWS` or more), that they number rows or items (ids) rather than classes? A class
@@ -1459,6 +1468,17 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         if columns is None and ahead and _unread_header(ahead[0][0], later):
             raise FastTextError(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
                                 f"{_unread_columns(ahead[0][0])}")
+        first_name = ahead[0][0][0].lstrip("\ufeff").strip() if ahead else ""
+        if (columns is not None and columns[0] == 0 and not predicting and first_name.lower() not in HEADER_LABEL_NAMES
+                and _ids_column([r[0] for r in later if r])):
+            # a header whose first column has a name training does not know, beside text columns (review_id,text:
+            # reviews to label, with their ids) is read with that column as the class, as Zhang et al.'s header
+            # ("Class Index",Title,Description) is; ids there made a class of every review
+            raise FastTextError(
+                f"{uri}:{ahead[0][1]}: the header row ({','.join(header_row)}) puts {first_name!r} first, where the "
+                f"class goes, but over the first {len(later)} rows it holds ids (nearly all different, with digits: "
+                f"{later[0][0].strip()!r}, ...), not classes; name the class column: --label-column NAME (the "
+                f"SageMaker job's label_column), or label these texts with predict")
     layout, names = None, None
     if columns is not None:
         label_col, text_cols = columns

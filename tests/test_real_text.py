@@ -1844,3 +1844,24 @@ def test_json_lines_without_a_class_key_are_not_trained_on_their_first_key_as_th
     got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
     assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists(), got.stderr
     assert "name no class key training knows" in got.stderr and "--label-column NAME" in got.stderr
+
+
+def test_ids_first_under_a_header_of_text_columns_are_refused_as_classes_and_answered_by_predict(tmp_path, real,
+                                                                                                 bundle):
+    """review_id,text (reviews to label, with their ids): the first column, under a name training does not know, is
+    where Zhang et al.'s header puts the class ("Class Index",Title,Description), so every review was its own class.
+    Training refuses ids there; predict answers each record for its text, as before. Classes written as words that
+    differ often (intents) are not ids: they hold no digits."""
+    from fasttext_lib.predict import Predictor
+
+    path = tmp_path / "to_label.csv"
+    pd.DataFrame({"review_id": _ids("r")(len(real)), "text": real.texts}).to_csv(path, index=False)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists()
+    assert "puts 'review_id' first, where the class goes, but over the first 50 rows it holds ids" in got.stderr
+    answers = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert answers.returncode == 0
+    assert [json.loads(line) for line in answers.stdout.splitlines()] == Predictor.load(bundle).predict(real.texts)
+    intents = [f"intent_{'abcdefghijklmnopqrstuvwxyz'[i % 26]}{'abcdefghij'[i % 10]}" for i in range(len(real))]
+    pd.DataFrame({"intent": intents, "text": real.texts}).to_csv(path, index=False)
+    assert read_labeled(str(path)).labels == intents
