@@ -812,7 +812,11 @@ def jsonl_texts(lines, uri, note=None):
     lowered = [k.strip().lower() for k in keys]
     classes = [i for i, k in enumerate(lowered) if k in HEADER_LABEL_NAMES]
     named = [i for i, k in enumerate(lowered) if (k in HEADER_TEXT_NAMES or k == "source") and i not in classes]
+    if "source" in lowered:  # BlazingText's request lines: "source" is the review, as the endpoint reads it
+        named = [lowered.index("source")]
     text_cols = [c for c in header_text_columns(keys, (-1, named), rows)[1] if c not in classes]
+    if "source" in lowered:
+        text_cols = named
     if not text_cols:
         raise FastTextError(f"{uri}: its objects' keys ({','.join(keys)}) name no text key "
                             f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ..., source); rename the review's key to "

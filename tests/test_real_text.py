@@ -1865,3 +1865,19 @@ def test_ids_first_under_a_header_of_text_columns_are_refused_as_classes_and_ans
     intents = [f"intent_{'abcdefghijklmnopqrstuvwxyz'[i % 26]}{'abcdefghij'[i % 10]}" for i in range(len(real))]
     pd.DataFrame({"intent": intents, "text": real.texts}).to_csv(path, index=False)
     assert read_labeled(str(path)).labels == intents
+
+
+def test_predict_reads_blazingtext_source_lines_as_the_endpoint_does(tmp_path, bundle, real):
+    """Lines written for the endpoint's Batch Transform ({"source": ..., "id": ...}) read by predict: "source" is the
+    review, other keys carried along (a "text" key beside it was joined to it, where the endpoint answers "source")."""
+    from fasttext_lib import sm_serve
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(20)
+    path = tmp_path / "requests.jsonl"
+    path.write_text("".join(json.dumps({"source": t, "text": "carried along", "id": i}) + "\n"
+                            for i, t in enumerate(part.texts)))
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(part.texts)
+    assert list(sm_serve.input_fn(path.read_bytes(), "application/jsonlines")) == part.texts
