@@ -512,7 +512,8 @@ def _csv_input_check(name, fmt, classes):
     data.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
     record is read as training reads it (errors before any answer) and ``"labeled"`` is returned, or ``"texts"``
     when its header row names text columns only (``title,body``: data.text_header_columns), else False."""
-    from .data import (HEADER_LOOKAHEAD, allow_long_csv_fields, examples_of_lines, json_input, json_object_line,
+    from .data import (HEADER_LOOKAHEAD, _short_header, allow_long_csv_fields, examples_of_lines, json_input,
+                       json_object_line,
                        jsonl_texts, labeled_csv_records, labeled_csv_start, leading_blank_lines,
                        one_column_text_header, tsv_header_line)
 
@@ -575,6 +576,11 @@ def _csv_input_check(name, fmt, classes):
                     first_records.append(record)
                     if len(first_records) > HEADER_LOOKAHEAD:
                         break
+            if len(first_records) == 1 and len(first_records[0]) >= 2 and _short_header(first_records[0]):
+                # a header row and nothing after it (label,text: a file whose rows were never written) was answered
+                # as a review, exit 0, as if it held one
+                raise FastTextError(f"{name}: no data rows (only a header row: {','.join(first_records[0])}); "
+                                    f"--format text answers it as a review")
             if not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'), classes):
                 return False
         kind, notes = "labeled", []

@@ -1881,3 +1881,14 @@ def test_predict_reads_blazingtext_source_lines_as_the_endpoint_does(tmp_path, b
     assert got.returncode == 0, got.stderr
     assert [json.loads(line) for line in got.stdout.splitlines()] == Predictor.load(bundle).predict(part.texts)
     assert list(sm_serve.input_fn(path.read_bytes(), "application/jsonlines")) == part.texts
+
+
+@pytest.mark.parametrize("header", ["label,text", "text,label", "review_id,stars,text", '"Class Index","Title","Description"'])
+def test_predict_of_a_header_row_alone_is_no_data_not_a_review(tmp_path, bundle, header):
+    # a CSV whose rows were never written: its header was answered as a review, exit 0
+    path = tmp_path / "empty.csv"
+    path.write_text(header + "\n")
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert (got.returncode, got.stdout) == (2, "") and got.stderr.count("error:") == 1
+    assert "no data rows (only a header row" in got.stderr
+    assert cli_in_process("predict", "--model", bundle, "--input", path, "--format", "text").stdout.count("\n") == 1
