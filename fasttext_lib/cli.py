@@ -517,6 +517,17 @@ def _csv_input_check(name, fmt, classes):
                        jsonl_texts, labeled_csv_records, labeled_csv_start, leading_blank_lines,
                        one_column_text_header, tsv_header_line)
 
+    def read_all(lines, table):
+        """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
+        error before any answer: "texts" (a header of text columns, no class) or "labeled". Its notes (pandas'
+        index, the columns left out) are said once every record has been read."""
+        kind, notes = "labeled", []
+        for label, _ in examples_of_lines(_with_line_ends(lines), name, table, predicting=True, note=notes.append):
+            kind = "texts" if label is None else kind
+        for line in notes:
+            _note(line)
+        return kind
+
     def check(lines):
         if fmt == "text":
             return False
@@ -532,16 +543,11 @@ def _csv_input_check(name, fmt, classes):
             with contextlib.suppress(csv.Error):
                 records = list(csv.reader((line + "\n" for line in [first] + ahead), delimiter="\t"))
             if labeled_csv_records(records, False, classes):
-                kind, notes = "labeled", []
                 try:
-                    for label, _ in examples_of_lines(_with_line_ends(itertools.chain(blank, [first], ahead, lines)),
-                                                      name, "tsv", predicting=True, note=notes.append):
-                        kind = "texts" if label is None else kind
+                    kind = read_all(itertools.chain(blank, [first], ahead, lines), "tsv")
                 except FastTextError as exc:
                     raise FastTextError(f"{exc} (read as TSV because line {len(blank) + 1} is a header row; "
                                         f"--format text reads every line as one review)") from None
-                for line in notes:
-                    _note(line)
                 return kind + " tsv"
             lines = itertools.chain(ahead, lines)  # (plain reviews: checked as such below)
         if fmt in ("auto", "csv") and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
@@ -583,11 +589,8 @@ def _csv_input_check(name, fmt, classes):
                                     f"--format text answers it as a review")
             if not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'), classes):
                 return False
-        kind, notes = "labeled", []
         try:
-            for label, _ in examples_of_lines(_with_line_ends(itertools.chain(blank, ahead, lines)), name, "csv",
-                                              predicting=True, note=notes.append):
-                kind = "texts" if label is None else kind
+            kind = read_all(itertools.chain(blank, ahead, lines), "csv")
         except FastTextError as exc:
             if fmt == "csv":
                 raise
@@ -595,8 +598,6 @@ def _csv_input_check(name, fmt, classes):
                 return False
             raise FastTextError(f"{exc} (read as CSV because line {len(blank) + 1} is a labeled CSV row or header; "
                                 f"--format text reads every line as one review)") from None
-        for line in notes:  # (pandas' index column left out)
-            _note(line)
         return kind
 
     return check

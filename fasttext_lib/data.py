@@ -633,11 +633,8 @@ def detect_format(first_line, uri):
                     or (_index_named(cells) and _short_names(cells[1:]))):
                 return "tsv"
             if len(cells) >= 3 and _short_names(cells) and not any(_is_number(c) for c in cells):
-                raise _UnknownColumns(
-                    f"{uri}: line 1 reads as a TSV header row ({','.join(c.strip() for c in cells)}), but it names no "
-                    f"class column training knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text "
-                    f"column ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column "
-                    f"NAME --text-column NAME (the SageMaker job's label_column and text_column)")
+                raise _UnknownColumns(f"{uri}: line 1 reads as a TSV header row ({','.join(c.strip() for c in cells)}), "
+                                      f"{_unread_columns(cells)}")
         raise _HeaderlessTsv(
             f"{uri}: line 1 looks tab-separated, but it is no header row naming the columns (such as "
             f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
@@ -740,6 +737,33 @@ def _json_keys(objects):
     return list(dict.fromkeys(str(k) for _, o in objects for k in o))
 
 
+def _json_lookahead(lines, uri):
+    """``(objects, ahead, keys, rows)`` of JSON Lines: the ``(line number, object)`` iterator, the look-ahead taken
+    from it (the first :data:`HEADER_LOOKAHEAD` + 1 objects), their keys (:func:`_json_keys`) and the look-ahead's
+    values under those keys as a CSV's rows (:func:`_json_value`), on which the header rules decide."""
+    objects = _json_objects(lines, uri)
+    ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
+    keys = _json_keys(ahead)
+    return objects, ahead, keys, [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
+
+
+def _json_text(obj, text_keys):
+    """An object's text: its ``text_keys``' values joined (a missing or null one is nothing)."""
+    return " ".join(t for t in (_json_value(obj.get(k)) for k in text_keys) if t)
+
+
+def _read_from_note(uri, kind, names, text_cols, left, label_col=None):
+    """The line that says which of a file's ``names`` (``kind``: a CSV's "column", JSON Lines' "key") are read as
+    the class and the text, and which are left out."""
+    def shown(cols):
+        return ", ".join(repr(names[c]) for c in cols)
+
+    if label_col is None:
+        return f"{uri}: the text is {kind} {shown(text_cols)}; left out: {shown(left)}"
+    return (f"{uri}: the class is {kind} {names[label_col]!r}, the text {shown(text_cols)}; left out: {shown(left)} "
+            f"(--text-column NAME reads a {kind} as text)")
+
+
 def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     """``(label, text)`` of JSON Lines (``df.to_json(path, orient="records", lines=True)``; the Yelp dataset's
     ``review.json``: ``{"review_id": ..., "stars": 5.0, ..., "text": ..., "date": ...}`` a line). The keys of
@@ -749,12 +773,9 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     (:class:`Columns`): the keys named by ``--label-column`` / ``--text-column``. An object without the class key,
     or with an empty class, is an error at its line; a missing or null text key is empty text."""
     found = {} if found is None else found
-    objects = _json_objects(lines, uri)
-    ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
+    objects, ahead, keys, rows = _json_lookahead(lines, uri)
     if not ahead:
         raise FastTextError(f"{uri}: file is empty")
-    keys = _json_keys(ahead)
-    rows = [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
     if choice is not None:
         label_col, text_cols = chosen_columns(keys, choice, rows, uri)
     else:
@@ -785,8 +806,7 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     label_key, text_keys = keys[label_col], [keys[c] for c in text_cols]
     left = left_out_columns(keys, (label_col, text_cols))
     if left and note is not None:
-        note(f"{uri}: the class is key {label_key!r}, the text {', '.join(map(repr, text_keys))}; left out: "
-             f"{', '.join(repr(keys[c]) for c in left)} (--text-column NAME reads a key as text)")
+        note(_read_from_note(uri, "key", keys, text_cols, left, label_col))
     found["class_from"] = f"key {label_key!r}"
     for number, obj in _chain(ahead, objects):
         if label_key not in obj:
@@ -795,7 +815,7 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
         label = _json_value(obj[label_key]).strip()
         if not label:
             raise FastTextError(f"{uri}:{number}: this object's class ({label_key!r}) is empty")
-        yield label, " ".join(t for t in (_json_value(obj.get(k)) for k in text_keys) if t)
+        yield label, _json_text(obj, text_keys)
 
 
 def jsonl_texts(lines, uri, note=None):
@@ -803,39 +823,34 @@ def jsonl_texts(lines, uri, note=None):
     them (``text``, ``review``, ..., and the endpoint's ``source``; any other of prose), a class key among them not
     scored; the other keys are left out, and ``note`` is told which. A line that is no JSON object, or first objects
     (:func:`_json_keys`) without a text key, is an error."""
-    objects = _json_objects(lines, uri)
-    ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
+    objects, ahead, keys, rows = _json_lookahead(lines, uri)
     if not ahead:
         return
-    keys = _json_keys(ahead)
-    rows = [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
     lowered = [k.strip().lower() for k in keys]
-    classes = [i for i, k in enumerate(lowered) if k in HEADER_LABEL_NAMES]
-    named = [i for i, k in enumerate(lowered) if (k in HEADER_TEXT_NAMES or k == "source") and i not in classes]
     if "source" in lowered:  # BlazingText's request lines: "source" is the review, as the endpoint reads it
-        named = [lowered.index("source")]
-    text_cols = [c for c in header_text_columns(keys, (-1, named), rows)[1] if c not in classes]
-    if "source" in lowered:
-        text_cols = named
+        text_cols = [lowered.index("source")]
+    else:
+        classes = [i for i, k in enumerate(lowered) if k in HEADER_LABEL_NAMES]
+        named = [i for i, k in enumerate(lowered) if k in HEADER_TEXT_NAMES and i not in classes]
+        text_cols = [c for c in header_text_columns(keys, (-1, named), rows)[1] if c not in classes]
     if not text_cols:
         raise FastTextError(f"{uri}: its objects' keys ({','.join(keys)}) name no text key "
                             f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ..., source); rename the review's key to "
                             f"text, or give --format text to answer each line as it is")
     left = [c for c in range(len(keys)) if c not in text_cols]
     if left and note is not None:
-        note(f"{uri}: the text is key {', '.join(repr(keys[c]) for c in text_cols)}; left out: "
-             f"{', '.join(repr(keys[c]) for c in left)}")
+        note(_read_from_note(uri, "key", keys, text_cols, left))
     text_keys = [keys[c] for c in text_cols]
     for _, obj in _chain(ahead, objects):
-        yield " ".join(t for t in (_json_value(obj.get(k)) for k in text_keys) if t)
+        yield _json_text(obj, text_keys)
 
 
 def json_input(line, uri, predicting=False):
-    """The error for an input whose first line (``line``, stripped) is JSON, else None: JSON Lines
-    (``df.to_json(path, orient="records", lines=True)``: ``{"stars": 5, "text": "..."}`` a line, as the Yelp dataset
-    is shipped) or a JSON array (``orient="records"``, on one line or indented). Neither is read (training was "cannot
-    detect the format"; predict answered each line, keys and braces as words): the error shows pandas' conversion,
-    with the object's own keys when they name a class and a text column."""
+    """The error for an input whose first line (``line``, stripped) is JSON that is not read, else None: a JSON array
+    (``df.to_json(path, orient="records")``, on one line or indented) or an object over several lines (JSON Lines,
+    one object a line, are read: :func:`json_object_line` comes first). Training was "cannot detect the format", and
+    predict answered each line, keys and braces as words: the error shows pandas' conversion, with the object's own
+    keys when they name a class and a text column."""
     if line not in ("[", "{"):
         try:
             value = json.loads(line)
@@ -1222,7 +1237,8 @@ def _ids_column(values):
     and many classes named as words (intents: ``book_flight``) hold no digit."""
     values = [v.strip() for v in values if v.strip()]
     return (len(values) >= METADATA_MIN_ROWS and all(len(v.split()) == 1 for v in values)
-            and len(set(values)) >= 0.9 * len(values) and sum(any(ch.isdigit() for ch in v) for v in values) >= 0.9 * len(values))
+            and len(set(values)) >= 0.9 * len(values)
+            and sum(any(ch.isdigit() for ch in v) for v in values) >= 0.9 * len(values))
 
 
 def _numbered_rows(values, rows):
@@ -1459,8 +1475,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             raise FastTextError(f"{uri}: no data rows (only a header row)")
         left = left_out_columns(header, (-1, columns))
         if left and note is not None:
-            note(f"{uri}: the text is column {', '.join(repr(header[c].strip()) for c in columns)}; left out: "
-                 f"{', '.join(repr(header[c].strip()) for c in left)}")
+            note(_read_from_note(uri, "column", [c.strip() for c in header], columns, left))
         for text in table_texts(_chain(ahead[1:], rows), header, columns, lambda start: f"{uri}:{start}"):
             yield None, text
         return
@@ -1492,9 +1507,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         names, ahead = ahead[0][0], ahead[1:]
         left = left_out_columns(names, columns)
         if left and note is not None:
-            note(f"{uri}: the class is column {names[label_col].strip()!r}, the text "
-                 f"{', '.join(repr(names[c].strip()) for c in text_cols)}; left out: "
-                 f"{', '.join(repr(names[c].strip()) for c in left)} (--text-column NAME reads a column as text)")
+            note(_read_from_note(uri, "column", [c.strip() for c in names], text_cols, left, label_col))
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
