@@ -25,7 +25,7 @@ settings, labels) attached, and the three functions below do the rest:
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
-  UTF-8), non-string items, text with lone surrogates and requests without any text.
+  UTF-8), non-string items and requests without any text (a JSON string's lone surrogate escape is U+FFFD).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
 Content-Type is exactly ``application/json`` or ``text/csv`` (its ``UTF8_TYPES``), and answers a
@@ -42,6 +42,7 @@ import io
 import itertools
 import json
 import os
+import re
 
 from .errors import FastTextError
 
@@ -301,6 +302,17 @@ def _json_kind(value):
     return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole_characters(text):
+    """A JSON string's lone surrogate escape (``"\\ud83d"`` without its other half: a tweet cut inside an emoji) as
+    U+FFFD, the replacement character, as training and predict read one in a JSON Lines file (a UTF-8 decoder makes
+    the same of half a character; a pair, ``"\\ud83d\\ude00"``, is its one emoji). It was a 400 that failed the
+    whole request (in Batch Transform: the job) for a file the CLI reads."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def _json_texts(payload):
     top = None
     if isinstance(payload, dict):
@@ -319,7 +331,7 @@ def _json_texts(payload):
     bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
     if bad:
         raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {_json_kind(payload[bad[0]])}")
-    texts = Reviews(payload)
+    texts = Reviews(_whole_characters(item) for item in payload)
     texts.top = top
     return texts
 
@@ -382,7 +394,7 @@ def _jsonlines_texts(text):
             top = _configuration({key: record[key] for key in ("k", "threshold") if key in record})
         except RequestError as exc:
             raise RequestError(400, f"line {number}: {exc.message}") from None
-        texts.append(record["source"])
+        texts.append(_whole_characters(record["source"]))
         texts.top.append(top)
     if not texts:
         raise RequestError(400, "request holds no JSON lines")
@@ -422,8 +434,8 @@ def input_fn(request_body, content_type):
             texts = _csv_request(text, _media_params(content_type)[1].get("header", ""))
     if not getattr(texts, "lines", False) and not any(t.strip() for t in texts):  # a JSON line is a record even
         raise RequestError(400, "request holds no review text")                    # when its review is empty
-    for i, text in enumerate(texts):  # a lone surrogate ("\ud800" in JSON, or a charset such as unicode_escape)
-        try:                          # failed in featurization, as a 500
+    for i, text in enumerate(texts):  # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are
+        try:                          # U+FFFD by now) failed in featurization, as a 500
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
             where = f"line {i + 1}" if getattr(texts, "lines", False) else f"review {i}"
