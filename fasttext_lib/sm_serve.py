@@ -11,7 +11,8 @@ settings, labels) attached, and the three functions below do the rest:
   ``application/jsonlines`` (Batch Transform's ``SplitType=Line``: ``{"source": "review", "k": 2}`` per
   line, BlazingText's shape), ``text/plain`` (one review per line; one line with lone ``\\r`` inside is a 400) or ``text/csv`` (one review per record; when
   the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored;
-  ``text/csv; header=present``: the first record is a header, not answered);
+  ``text/csv; header=present``: the first record is a header, not answered by an endpoint; in Batch Transform
+  answered with :class:`FieldNames`, so that each record of a mini-batch has its answer);
   a leading UTF-8 BOM is skipped;
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
   one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
@@ -277,6 +278,8 @@ class Reviews(list):
     records = None  # text/csv: each record's fields (the review is its fields joined with commas)
     quoted = False  # text/csv: the first record's first field is quoted
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
+    header_record = False  # text/csv: a Batch Transform mini-batch whose first record (after lead_blank blank ones)
+    lead_blank = 0         # is the file's header, skipped: answered with FIELD_NAMES (blank records: as blank lines)
 
 
 def _configuration(config):
@@ -432,8 +435,9 @@ def input_fn(request_body, content_type):
             _refuse_lone_cr(texts)
         else:
             texts = _csv_request(text, _media_params(content_type)[1].get("header", ""))
-    if not getattr(texts, "lines", False) and not any(t.strip() for t in texts):  # a JSON line is a record even
-        raise RequestError(400, "request holds no review text")                    # when its review is empty
+    if not getattr(texts, "lines", False) and not any(t.strip() for t in texts) \
+            and not getattr(texts, "header_record", False):  # (a JSON line is a record even when its review is empty;
+        raise RequestError(400, "request holds no review text")  # Batch Transform's header record alone is answered)
     for i, text in enumerate(texts):  # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are
         try:                          # U+FFFD by now) failed in featurization, as a 500
             text.encode("utf-8")
@@ -450,7 +454,8 @@ def _csv_request(text, header):
     the first is a labeled row (the class first).
 
     ``header``: the Content-Type's ``header`` parameter (RFC 4180). ``present``: the first record is the header,
-    not answered (it was scored as a review, every answer after it one off); when training recognizes its column
+    not answered (it was scored as a review, every answer after it one off; in Batch Transform it is answered with
+    :class:`FieldNames` by predict_fn, one answer a record); when training recognizes its column
     names (``label,text``, ``text,label``, ``"Class Index","Title","Description"``), each record's text columns
     are answered, the class column not scored; when it names text columns only (``title,body``), each record's
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
@@ -496,6 +501,10 @@ def _csv_request(text, header):
         # column (2,Stars; positive,Score: its class recurs below it, data._header_columns) was skipped, unanswered,
         # and every answer after it one off
         records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
+    # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
+    # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
+    # answer one record off. There they are answered (predict_fn): the header with the answer's field names.
+    lead = (blank, names is not None and in_batch_transform(os.environ))
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          _csv_texts numbers them)
     shown = names  # the header as the request writes it
@@ -511,9 +520,9 @@ def _csv_request(text, header):
         # a header of text columns only (title,body): no class column, every column text (only the body was
         # answered, the title dropped as if it were a class)
         try:
-            return Reviews(table_texts(zip(records, itertools.count(first_number)), names,
-                                       table_text_columns(names, records[:HEADER_LOOKAHEAD]),
-                                       lambda number: f"CSV record {number}"))
+            return _led(Reviews(table_texts(zip(records, itertools.count(first_number)), names,
+                                            table_text_columns(names, records[:HEADER_LOOKAHEAD]),
+                                            lambda number: f"CSV record {number}")), lead)
         except FastTextError as exc:
             raise RequestError(400, str(exc)) from None
     layout = _header_layout(names) if names is not None else None
@@ -523,7 +532,7 @@ def _csv_request(text, header):
         texts = Reviews(",".join(record) for record in records)
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
         texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
-        return texts
+        return _led(texts, lead)
     label_col, text_cols = layout
     # As training reads the rows (data._csv_row_to_example): the class first and every other column text
     # (label,text): a record's columns after the class are all its text, an unquoted comma's too (only the column
@@ -537,8 +546,16 @@ def _csv_request(text, header):
         raise RequestError(400, f"CSV record {bad + first_number} has {len(records[bad]) + index} column(s), but the "
                                 f"header ({','.join(shown)}) names {len(shown)}{comma}")
     _refuse_metadata_columns(records, layout, names)
-    return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
-                   for record in records)
+    return _led(Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
+                        for record in records), lead)
+
+
+def _led(texts, lead):
+    """``texts`` with ``lead`` = (blank records before the header, the header skipped in a Batch Transform mini-batch):
+    answered there ahead of the reviews (predict_fn), so that every record of the file has its answer."""
+    if lead[1]:
+        texts.lead_blank, texts.header_record = lead
+    return texts
 
 
 def _csv_lines(text):
@@ -636,6 +653,9 @@ def predict_fn(input_data, model):
     top = getattr(input_data, "top", None)
     answers = Answers()
     answers.ranked, answers.lines = top is not None, bool(getattr(input_data, "lines", False))
+    if getattr(input_data, "header_record", False):  # a Batch Transform mini-batch that holds the file's header
+        blank = getattr(input_data, "lead_blank", 0)
+        answers.extend((predictor.predict([""]) * blank if blank else []) + [FieldNames()])
     size = 0
     for start in range(0, len(texts), RESPONSE_CHECK_REVIEWS):
         chunk = texts[start:start + RESPONSE_CHECK_REVIEWS]
@@ -655,6 +675,16 @@ def predict_fn(input_data, model):
             raise _too_big(start + len(chunk), len(texts), size)
         answers.extend(part)
     return answers
+
+
+class FieldNames(dict):
+    """The answer to a CSV file's header record in Batch Transform (``text/csv; header=present``): the answer's field
+    names where an answer's values go, ``{"label": "label", "probability": "probability", "class_id": "class_id"}``
+    (JSON Lines: ``{"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}``), so that every record has
+    its answer and, joined to the input (``join_source="Input"``), the header row is joined to names."""
+
+    def __init__(self):
+        super().__init__(label="label", probability="probability", class_id="class_id")
 
 
 def _accept_weights(accept):
@@ -714,6 +744,9 @@ def _jsonlines_body(answers, ranked):
     mini-batch's answer, and a line end of ours there would leave a blank line between mini-batches."""
     out = []
     for answer in answers:
+        if isinstance(answer, FieldNames):
+            out.append(json.dumps({"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}))
+            continue
         classes = answer if ranked else [answer]
         out.append(json.dumps({"label": [c["label"] for c in classes], "prob": [c["probability"] for c in classes],
                                "class_id": [c["class_id"] for c in classes]}))

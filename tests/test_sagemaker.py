@@ -48,6 +48,8 @@ REGISTRY = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
 FAST = {"epochs": 3, "batch_size": 256, "emsize": 32, "ngrams": 2, "buckets": 5000}
 REVIEWS = ["The pasta was great and the staff were friendly!", "Not good. Cold food and a long wait.", ""]
 NAMES = {"1": "negative", "2": "positive"}
+# a Batch Transform CSV's header record's answer: the answer's field names
+HEADER_ANSWER = {"label": "label", "probability": "probability", "class_id": "class_id"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -1384,13 +1386,13 @@ def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_wi
                                               "application/json")
         assert status == 200, response
         answers += json.loads(response)
-    assert answers == served[1].predict(list(frame.iloc[:, -1]))
+    assert answers == [HEADER_ANSWER] + served[1].predict(list(frame.iloc[:, -1]))  # one answer a line, the header's too
 
 
 @pytest.mark.parametrize("body, texts", [
     (b"2,Stars\n1,cold soup\n2,great food\n1,rude staff\n", ["Stars", "cold soup", "great food", "rude staff"]),
     (b'"1","Rating"\n"1","cold soup"\n"2","great food"\n', ["Rating", "cold soup", "great food"]),
-    (b"label,text\n1,cold soup\n2,great food\n", ["cold soup", "great food"]),  # the first mini-batch: its header
+    (b"label,text\n1,cold soup\n2,great food\n", [None, "cold soup", "great food"]),  # the first mini-batch: its header
 ])
 def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_like_a_header(monkeypatch, served, body,
                                                                                           texts):
@@ -1399,7 +1401,8 @@ def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_lik
     text whatever its name: one answer short, every answer after it one off. Its class recurs below it: data."""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     reviews = sm_serve.input_fn(body, "text/csv; header=present")
-    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(texts)
+    assert sm_serve.predict_fn(reviews, served[0]) == \
+        [HEADER_ANSWER if t is None else a for t, a in zip(texts, served[1].predict([t or "" for t in texts]))]
 
 
 @pytest.mark.parametrize("body, texts", [
@@ -1414,6 +1417,37 @@ def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
         served[1].predict(texts)
+
+
+@pytest.mark.parametrize("body, texts", [
+    (b"label,text\n2,great food\n1,cold soup\n", ["great food", "cold soup"]),
+    (b"\n\n,label,text\n0,2,great food\n1,1,cold soup\n", ["", "", "great food", "cold soup"]),  # blank lines first
+    (b"review\r\ngreat food\r\ncold soup\r\n", ["great food", "cold soup"]),
+    (b"label,text\n", []),  # SingleRecord: the header record is a mini-batch of its own
+])
+def test_batch_transform_answers_a_csv_files_header_record_with_the_answers_field_names(endpoint, served, monkeypatch,
+                                                                                       body, texts):
+    """join_source="Input" joins answer i to record i of the mini-batch (and, without it, the output holds one
+    answer a line): the first mini-batch of a text/csv; header=present file holds the header, which was skipped
+    unanswered, so that mini-batch had one answer fewer than its records (its blank lines before the header too):
+    the job failed or every joined answer was one record off. The header record is answered with the answer's field
+    names now, in either form; an endpoint's request (not Batch Transform) still gets answers for its rows only."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    answers = served[1].predict(texts) if texts else []
+    lead = [a for t, a in zip(texts, answers) if t == ""]
+    rows = answers[len(lead):]
+    status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/json")
+    assert status == 200, response
+    assert json.loads(response) == lead + [HEADER_ANSWER] + rows
+    status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/jsonlines")
+    assert status == 200, response
+    assert read_lines(response) == blazingtext_lines(lead, False) + [
+        {"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}] + blazingtext_lines(rows, False)
+    assert len(read_lines(response)) == len(body.splitlines())  # one answer a line of the file
+    monkeypatch.delenv("SAGEMAKER_BATCH")
+    if texts:
+        status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/json")
+        assert status == 200 and json.loads(response) == rows, response
 
 
 def test_batch_transform_request_as_the_readme_makes_it(sm, bundle, served, tmp_path):
