@@ -12,7 +12,8 @@ settings, labels) attached, and the three functions below do the rest:
   line, BlazingText's shape), ``text/plain`` (one review per line; one line with lone ``\\r`` inside is a 400) or ``text/csv`` (one review per record; when
   the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored;
   ``text/csv; header=present``: the first record is a header, not answered by an endpoint; in Batch Transform
-  answered with :class:`FieldNames`, so that each record of a mini-batch has its answer);
+  answered with :class:`FieldNames`, so that each record of a mini-batch has its answer; a body whose first line
+  is a TSV's header row is read tab-separated);
   a leading UTF-8 BOM is skipped;
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
   one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
@@ -37,6 +38,7 @@ decodes them with the request's charset and answers 400 when they do not decode.
 Serving imports neither the training modules nor tqdm (the inference containers have no tqdm):
 tests/test_architecture.py checks it.
 """
+import contextlib
 import csv
 import http
 import io
@@ -468,33 +470,47 @@ def _csv_request(text, header):
     if header not in ("", "present", "absent"):
         raise RequestError(400, f'text/csv: header must be "present" or "absent" (RFC 4180), got {header!r}')
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
-    stream = io.StringIO(text, newline="")
-    reader = csv.reader(stream, strict=True)
-    records, spanned = [], False  # spanned: a record read before an error went on over a line break (CSV's quoting)
-    try:
-        names, start, blank = None, 0, 0
-        if header == "present":
-            first = next(reader, None)
-            while first == []:  # blank lines before the header: records all the same, as the numbers below count them
-                blank, first = blank + 1, next(reader, None)
-            if first is not None and (_short_header(first) or one_column_text_header(first) or index_header_start(first)
-                                      or not in_batch_transform(os.environ)):
-                names, start = first, stream.tell()
-            else:  # a later Batch Transform mini-batch: its first record is data
-                stream.seek(0)
-                reader = csv.reader(stream, strict=True)
-                blank = 0
-        line = reader.line_num
-        for record in reader:
-            records.append(record)
-            spanned, line = spanned or reader.line_num - line > 1, reader.line_num
-    except csv.Error as exc:
-        # A file with a header row is CSV written by a program, and so is a body whose records went on over line
-        # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a line
-        # at a time, such a record was answered as two reviews, every answer after it one off.
-        if header == "present" or spanned:
-            raise RequestError(400, f"request body is not valid CSV: {exc}") from None
-        records = _csv_lines(text)
+    # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
+    # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
+    delimiter = "\t" if header != "absent" and _tab_separated(text) else ","
+    for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_NONE):
+        stream = io.StringIO(text, newline="")
+        reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
+        records, spanned = [], False  # spanned: a record read before an error went on over a line break (CSV's quoting)
+        try:
+            names, start, blank = None, 0, 0
+            if header == "present":
+                first = next(reader, None)
+                while first == []:  # blank lines before the header: records all the same, as the numbers below count them
+                    blank, first = blank + 1, next(reader, None)
+                if first is not None and (_short_header(first) or one_column_text_header(first)
+                                          or index_header_start(first) or not in_batch_transform(os.environ)):
+                    names, start = first, stream.tell()
+                else:  # a later Batch Transform mini-batch: its first record is data
+                    stream.seek(0)
+                    reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
+                    blank = 0
+            line = reader.line_num
+            for record in reader:
+                records.append(record)
+                spanned, line = spanned or reader.line_num - line > 1, reader.line_num
+            break
+        except csv.Error as exc:
+            if delimiter == "\t" and not spanned and quoting != csv.QUOTE_NONE:
+                continue  # a TSV whose quotation marks are no CSV quoting (GLUE's): each line split at its tabs, as
+                #           pd.read_csv(sep="\t", quoting=3) reads it
+            # A file with a header row is CSV written by a program, and so is a body whose records went on over line
+            # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a
+            # line at a time, such a record was answered as two reviews, every answer after it one off.
+            if header == "present" or spanned or delimiter == "\t":
+                tabs = " (read tab-separated: its first line is a tab-separated header row)" if delimiter == "\t" else ""
+                raise RequestError(400, f"request body is not valid CSV{tabs}: {exc}") from None
+            records = _csv_lines(text)
+            break
+    undeclared = names is None and header == "" and delimiter == "\t"
+    if undeclared:  # a TSV's header row, not declared (header=present): answered with the answer's field names
+        blank = next(i for i, record in enumerate(records) if record)
+        names, records = records[blank], records[blank + 1:]
     if (names is not None and in_batch_transform(os.environ) and _header_layout(names) is not None
             and _header_columns(names, records[:HEADER_LOOKAHEAD]) is None):
         # a later mini-batch whose first record only reads like a header: a review that is one word naming a class
@@ -504,7 +520,7 @@ def _csv_request(text, header):
     # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
     # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
     # answer one record off. There they are answered (predict_fn): the header with the answer's field names.
-    lead = (blank, names is not None and in_batch_transform(os.environ))
+    lead = (blank, names is not None and (undeclared or in_batch_transform(os.environ)))
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          _csv_texts numbers them)
     shown = names  # the header as the request writes it
@@ -529,7 +545,7 @@ def _csv_request(text, header):
     if layout is not None:  # a table's prose columns beside its named text columns are text, as training reads them
         layout = header_text_columns(names, layout, records[:HEADER_LOOKAHEAD])
     if layout is None:
-        texts = Reviews(",".join(record) for record in records)
+        texts = Reviews(delimiter.join(record) for record in records)
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
         texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
         return _led(texts, lead)
@@ -548,6 +564,23 @@ def _csv_request(text, header):
     _refuse_metadata_columns(records, layout, names)
     return _led(Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
                         for record in records), lead)
+
+
+def _tab_separated(text):
+    """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (cli._csv_input_check): its first line (after
+    blank ones) a TSV's header row (data.tsv_header_line: a tab before any comma, its fields column names) and the
+    records after it as wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line
+    is not split."""
+    from .data import HEADER_LOOKAHEAD, labeled_csv_records, tsv_header_line
+
+    lines = (line for line in io.StringIO(text, newline="") if line.strip())
+    first = next(lines, None)
+    if first is None or not tsv_header_line(first):
+        return False
+    records = []
+    with contextlib.suppress(csv.Error):
+        records = list(csv.reader([first] + list(itertools.islice(lines, HEADER_LOOKAHEAD)), delimiter="\t"))
+    return labeled_csv_records(records, False, (), header=True)
 
 
 def _led(texts, lead):

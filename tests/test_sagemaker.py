@@ -1663,6 +1663,50 @@ def test_a_csv_request_with_pandas_index_column_first_is_answered_without_it(end
     assert json.loads(response) == served[1].predict(texts)
 
 
+@pytest.mark.parametrize("shape", ["index", "index=False", "crlf, text first", "blank line first"])
+def test_a_tsv_sent_as_text_csv_is_read_tab_separated_as_predict_reads_it(endpoint, served, shape):
+    """df.to_csv(sep="\\t") bytes sent as text/csv: predict reads such a file as TSV (its first line a header row), the
+    endpoint read each line whole, the class and pandas' row number scored as words of the review, and a review's
+    comma split it. It is read tab-separated now: each record's text columns, the class not scored. Declared
+    (header=present), the header is not answered; undeclared, it is answered with the answer's field names (one
+    answer a record)."""
+    import pandas as pd
+
+    texts = ["great food, really", "cold soup", 'he said "fine"', "nice\tstaff"]
+    frame = pd.DataFrame({"label": [2, 1, 2, 2], "text": texts})
+    if shape.startswith("crlf"):
+        frame = frame[["text", "label"]]
+    body = frame.to_csv(sep="\t", index=shape == "index", lineterminator="\r\n" if shape.startswith("crlf") else "\n")
+    body = ("\n" if shape == "blank line first" else "") + body
+    answers = served[1].predict(texts)
+    status, _, response = endpoint.invoke(body.encode(), "text/csv; header=present", "application/json")
+    assert status == 200 and json.loads(response) == answers, response
+    status, _, response = endpoint.invoke(body.encode(), "text/csv", "application/json")
+    lead = served[1].predict([""]) if shape == "blank line first" else []
+    assert status == 200 and json.loads(response) == lead + [HEADER_ANSWER] + answers, response
+
+
+def test_a_tsv_whose_quotation_marks_are_no_csv_quoting_is_split_at_its_tabs(served):
+    """GLUE's TSVs quote nothing: a sentence that opens with a quotation mark is no CSV quoting. Read tab-separated
+    with CSV's quoting, such a body was a 400; its lines are split at their tabs, the marks kept, as
+    pd.read_csv(sep="\\t", quoting=3) reads them."""
+    body = b'sentence\tlabel\nit \'s a "charming" movie\t1\n"yes" , it is\t0\ndull "\t0\n'
+    reviews = sm_serve.input_fn(body, "text/csv; header=present")
+    assert list(reviews) == ['it \'s a "charming" movie', '"yes" , it is', 'dull "']
+    with pytest.raises(sm_serve.RequestError, match=r"not valid CSV \(read tab-separated: its first line is a tab-sep"):
+        sm_serve.input_fn(b'label\ttext\n2\t"great\nfood"\n1\t"cold" soup\n', "text/csv")  # real quoting, then an error
+
+
+@pytest.mark.parametrize("body", [
+    b"great food\tloved it\ncold soup\nnice staff\n",  # a review holding a tab
+    b"Summary\tworks great\ncold soup\nnice staff\n",  # a first review of a column's name, a tab, short words
+    b"label\ttext\n",  # the header alone: no rows to read tab-separated
+])
+def test_a_text_csv_review_holding_a_tab_is_not_split(served, body):
+    reviews = sm_serve.input_fn(body, "text/csv")
+    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(body.decode().splitlines())
+
+
 @pytest.mark.parametrize("body, message", [
     # a blank line is a record, as without a header (record 3 of "awful\n\nx" is x): the header is record 3 here
     (b"\n\nlabel,text\n2,great food\nawful\n", "CSV record 5 has 1 column(s), but the header (label,text) names 2"),
