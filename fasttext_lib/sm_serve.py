@@ -12,7 +12,8 @@ settings, labels) attached, and the three functions below do the rest:
   line, BlazingText's shape), ``text/plain`` (one review per line; one line with lone ``\\r`` inside is a 400) or ``text/csv`` (one review per record; when
   the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored;
   ``text/csv; header=present``: the first record is a header, not answered by an endpoint; in Batch Transform
-  answered with :class:`FieldNames`, so that each record of a mini-batch has its answer; a body whose first line
+  answered with :class:`FieldNames`, so that each record of a mini-batch has its answer; without the parameter, a
+  header row predict would recognize is read as one and answered with :class:`FieldNames`; a body whose first line
   is a TSV's header row is read tab-separated);
   a leading UTF-8 BOM is skipped;
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
@@ -473,6 +474,7 @@ def _csv_request(text, header):
     # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     delimiter = "\t" if header != "absent" and _tab_separated(text) else ","
+    fell_back = False  # a body that is not valid CSV, read a line at a time
     for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_NONE):
         stream = io.StringIO(text, newline="")
         reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
@@ -506,9 +508,11 @@ def _csv_request(text, header):
                 tabs = " (read tab-separated: its first line is a tab-separated header row)" if delimiter == "\t" else ""
                 raise RequestError(400, f"request body is not valid CSV{tabs}: {exc}") from None
             records = _csv_lines(text)
+            fell_back = True
             break
-    undeclared = names is None and header == "" and delimiter == "\t"
-    if undeclared:  # a TSV's header row, not declared (header=present): answered with the answer's field names
+    undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and _undeclared_header(records))
+    if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): answered with the
+        #             answer's field names
         blank = next(i for i, record in enumerate(records) if record)
         names, records = records[blank], records[blank + 1:]
     if (names is not None and in_batch_transform(os.environ) and _header_layout(names) is not None
@@ -564,6 +568,31 @@ def _csv_request(text, header):
     _refuse_metadata_columns(records, layout, names)
     return _led(Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
                         for record in records), lead)
+
+
+def _undeclared_header(records):
+    """Is the first record of a ``text/csv`` body without ``header=present`` (after blank ones) a header row, as
+    ``predict`` recognizes one in a file (cli._csv_input_check)? pandas' ``to_csv()`` writes one; the SDK's
+    ``CSVSerializer`` never does. It is when it is a header row training recognizes (``label,text``; ``,label,text``
+    with pandas' index; data.labeled_csv_records: at least half the records after it as wide as it), and not a
+    review of one word naming a class column whose class recurs below it (``2,Stars``); or a header of one text
+    column (``review``) over records of one field each, which it is not one of (a first line ``review`` that occurs
+    again is a review)."""
+    from .data import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, index_header_start,
+                       labeled_csv_records, one_column_text_header)
+
+    rows = [record for record in records if record]
+    if len(rows) < 2:  # a header alone: a review, as predict answers it with --format text
+        return False
+    first, rest = rows[0], rows[1:HEADER_LOOKAHEAD + 1]
+    if one_column_text_header(first):
+        name = first[0].strip().lower()
+        return all(len(r) == 1 for r in rows[1:]) and not any(r[0].strip().lower() == name for r in rows[1:])
+    if not (_short_header(first) or index_header_start(first)):
+        return False
+    if _header_layout(first) is not None and _header_columns(first, rest) is None:
+        return False
+    return labeled_csv_records([first] + rest, False, (), header=True)
 
 
 def _tab_separated(text):

@@ -1686,6 +1686,41 @@ def test_a_tsv_sent_as_text_csv_is_read_tab_separated_as_predict_reads_it(endpoi
     assert status == 200 and json.loads(response) == lead + [HEADER_ANSWER] + answers, response
 
 
+@pytest.mark.parametrize("shape", ["df.to_csv()", "index=False", "df[['review']]", "text,label"])
+def test_a_csv_header_row_sent_without_header_present_is_read_as_predict_reads_it(endpoint, served, monkeypatch, shape):
+    """pandas' to_csv() writes a header row (the SDK's CSVSerializer never does). Sent as plain text/csv, it was
+    answered as a review, and under label,text every row's class (and pandas' row number) scored as words of its
+    review, where predict recognizes the header and reads each row's text columns. The header is recognized as
+    predict recognizes it now, each record read as the header names its columns, and the header record is answered
+    with the answer's field names: one answer a record, so a Batch Transform mini-batch after it, which holds no
+    header, stays in step."""
+    import pandas as pd
+
+    texts = ["great food, friendly staff", "cold soup", "would go again", "rude waiter"]
+    frame = pd.DataFrame({"label": [2, 1, 2, 1], "text": texts})
+    if shape == "df[['review']]":
+        frame = frame[["text"]].rename(columns={"text": "review"})
+    if shape == "text,label":
+        frame = frame[["text", "label"]]
+    body = frame.to_csv(index=shape == "df.to_csv()").encode()
+    status, _, response = endpoint.invoke(body, "text/csv", "application/json")
+    assert status == 200 and json.loads(response) == [HEADER_ANSWER] + served[1].predict(texts), response
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    status, _, response = endpoint.invoke(body, "text/csv", "application/jsonlines")
+    assert status == 200 and len(read_lines(response)) == len(body.splitlines()), response
+
+
+@pytest.mark.parametrize("body", [
+    b"review\ngreat food\nreview\n",  # a first line that occurs again: a review
+    b"Review\ngreat phone, but slow\ncold soup\n",  # records wider than a header of one column: reviews
+    b"label,text\n",  # a header alone: answered as a review, as predict's --format text does
+    b"label,text\ngreat food\ncold soup\nnice\n",  # rows not as wide as it
+])
+def test_a_text_csv_first_line_that_only_looks_like_a_header_is_a_review(served, body):
+    reviews = sm_serve.input_fn(body, "text/csv")
+    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(body.decode().splitlines())
+
+
 def test_a_tsv_whose_quotation_marks_are_no_csv_quoting_is_split_at_its_tabs(served):
     """GLUE's TSVs quote nothing: a sentence that opens with a quotation mark is no CSV quoting. Read tab-separated
     with CSV's quoting, such a body was a 400; its lines are split at their tabs, the marks kept, as
