@@ -496,6 +496,13 @@ def _csv_request(text, header):
             for record in reader:
                 records.append(record)
                 spanned, line = spanned or reader.line_num - line > 1, reader.line_num
+            if spanned and header != "present" and delimiter == "," and len({len(r) for r in records if r}) > 1:
+                # Quotes that went on over line breaks in a body whose records differ in width: no CSV writer wrote
+                # it (pandas, csv and R quote every comma in a field, so their records are all as wide), the SDK's
+                # CSVSerializer did, one review a line, unquoted; one review opening a quotation mark at its start and
+                # a later one closing one at its end were read as one record over the lines between: fewer answers
+                # than reviews, every answer after them off. Read a line at a time, as a body that is not valid CSV.
+                records, fell_back = _csv_lines(text), True
             break
         except csv.Error as exc:
             if delimiter == "\t" and not spanned and quoting != csv.QUOTE_NONE:

@@ -559,6 +559,34 @@ def test_a_csv_body_with_a_review_over_two_lines_and_a_bad_record_is_refused_not
     assert list(sm_serve.input_fn(sdk, "text/csv")) == reviews[1:] + ['"Best buy ever" until it broke']
 
 
+@pytest.mark.parametrize("reviews", [
+    ['"Loved it', "Cold soup.", 'The waiter said: on the house"', "Great phone, but the battery dies fast."],
+    ["Great phone, but slow.", '"Best buy ever', "no complaints", 'Would buy again"', "ok"],
+])
+def test_the_sdks_csv_serializer_of_a_quote_pair_over_lines_is_answered_one_review_per_line(endpoint, served, reviews):
+    """The SDK's CSVSerializer writes reviews one a line, unquoted. One opening a quotation mark at its start and a
+    later one closing one at its end make a body that is valid CSV as a whole: it was read as one record over the
+    lines between, fewer answers than reviews and every answer after them off. Records of different widths (a
+    review's unquoted comma) show no CSV writer wrote it (pandas quotes every comma in a field): a line at a time."""
+    from sagemaker.serializers import CSVSerializer
+
+    body = CSVSerializer().serialize(reviews)
+    status, _, response = endpoint.invoke(body.encode(), "text/csv", "application/json")
+    assert status == 200, response
+    assert json.loads(response) == served[1].predict(reviews)
+
+
+def test_a_program_written_csv_with_a_review_over_lines_stays_one_record(served):
+    """pandas writes every record as wide as the others, a comma or a line break in a field quoted: a review over
+    several lines is one record, whatever the width of the table."""
+    import pandas as pd
+
+    texts = ["Great phone.\nThe battery, sadly, dies fast.", "cold soup", 'he said "fine"\nand left', "nice", "bad"]
+    for frame in (pd.DataFrame({"label": [2, 1, 1, 2, 1], "text": texts}), pd.DataFrame({"text": texts})):
+        body = frame.to_csv(header=False, index=False)
+        assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == served[1].predict(texts)
+
+
 def test_the_endpoint_answers_with_the_names_the_bundle_stores(endpoint, served):
     texts = ["great, friendly, tasty", "cold food, rude staff, awful"]
     status, _, response = endpoint.invoke(json.dumps(texts).encode(), "application/json", "application/json")
