@@ -281,8 +281,8 @@ class Reviews(list):
     records = None  # text/csv: each record's fields (the review is its fields joined with commas)
     quoted = False  # text/csv: the first record's first field is quoted
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
-    header_record = False  # text/csv: a Batch Transform mini-batch whose first record (after lead_blank blank ones)
-    lead_blank = 0         # is the file's header, skipped: answered with FIELD_NAMES (blank records: as blank lines)
+    header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
+    lead_blank = 0         # FieldNames (Batch Transform's, or one not declared); the blank records as blank lines
 
 
 def _configuration(config):
@@ -530,7 +530,8 @@ def _csv_request(text, header):
         records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
     # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
     # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
-    # answer one record off. There they are answered (predict_fn): the header with the answer's field names.
+    # answer one record off. There they are answered (predict_fn): the header with the answer's field names; so is an
+    # undeclared header, whose request counts it among its records.
     lead = (blank, names is not None and (undeclared or in_batch_transform(os.environ)))
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          _csv_texts numbers them)
@@ -620,8 +621,9 @@ def _tab_separated(text):
 
 
 def _led(texts, lead):
-    """``texts`` with ``lead`` = (blank records before the header, the header skipped in a Batch Transform mini-batch):
-    answered there ahead of the reviews (predict_fn), so that every record of the file has its answer."""
+    """``texts`` with ``lead`` = (blank records before the header, is the header answered: in a Batch Transform
+    mini-batch, or not declared by header=present): answered ahead of the reviews by predict_fn, so that every record
+    has its answer."""
     if lead[1]:
         texts.lead_blank, texts.header_record = lead
     return texts
@@ -722,7 +724,7 @@ def predict_fn(input_data, model):
     top = getattr(input_data, "top", None)
     answers = Answers()
     answers.ranked, answers.lines = top is not None, bool(getattr(input_data, "lines", False))
-    if getattr(input_data, "header_record", False):  # a Batch Transform mini-batch that holds the file's header
+    if getattr(input_data, "header_record", False):  # a CSV header record that is answered (Batch Transform, undeclared)
         blank = getattr(input_data, "lead_blank", 0)
         answers.extend((predictor.predict([""]) * blank if blank else []) + [FieldNames()])
     size = 0
@@ -747,8 +749,8 @@ def predict_fn(input_data, model):
 
 
 class FieldNames(dict):
-    """The answer to a CSV file's header record in Batch Transform (``text/csv; header=present``): the answer's field
-    names where an answer's values go, ``{"label": "label", "probability": "probability", "class_id": "class_id"}``
+    """The answer to a CSV header record in Batch Transform (``text/csv; header=present``) or one the request did not
+    declare (plain ``text/csv``): the answer's field names where an answer's values go, ``{"label": "label", "probability": "probability", "class_id": "class_id"}``
     (JSON Lines: ``{"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}``), so that every record has
     its answer and, joined to the input (``join_source="Input"``), the header row is joined to names."""
 
