@@ -151,7 +151,7 @@ def test_tab_separated_files_are_read_as_csv_files_are(tmp_path, real, columns, 
     """TSV (pandas' to_csv(sep="\t"), GLUE's SST-2, Amazon's review TSVs) was refused, to be converted to CSV: it is
     read as a CSV file is, a header naming the columns (or --label-column), or the class first. A text holding a tab,
     a quote or a line break is quoted by pandas, and read back whole."""
-    from fasttext_lib.data import Columns
+    from fasttext_lib.columns import Columns
 
     frame = _frame(real, **columns)
     frame.iloc[0, list(columns.values()).index("texts")] = 'a "quoted"\ttab and a\nline break'
@@ -418,7 +418,7 @@ def test_a_csv_whose_header_names_only_text_columns_is_answered_for_every_column
     # pandas' df[["title", "body"]].to_csv(index=False), a file of reviews to label: the header was read as
     # class,text, so predict and the endpoint answered the body only, the title dropped as if it were a class
     from fasttext_lib import sm_serve
-    from fasttext_lib.data import csv_text
+    from fasttext_lib.columns import csv_text
     from fasttext_lib.predict import Predictor
 
     part = real.head(40)
@@ -1374,7 +1374,7 @@ def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp
                           "airline": ["United", "Delta"] * 60, "text": real.texts, "title": real.texts[::-1]})
     path = tmp_path / "tweets.csv"
     frame.to_csv(path, index=False)
-    from fasttext_lib.data import Columns
+    from fasttext_lib.columns import Columns
 
     data = read_labeled(str(path), Columns("AIRLINE_SENTIMENT", ("title", "text")))
     assert data.labels == real.labels
@@ -1569,7 +1569,7 @@ def test_json_lines_with_an_unknown_class_key_or_a_bad_line_are_one_error_line(t
     got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
                          "--label-column", "airline_sentiment")
     assert got.returncode == 0, got.stderr
-    from fasttext_lib.data import Columns
+    from fasttext_lib.columns import Columns
 
     assert read_labeled(str(path), Columns("airline_sentiment")).labels == real.labels
     lines = path.read_text().splitlines()
