@@ -303,43 +303,54 @@ def csv_columns(fmt, label=None, texts=None):
     return Columns(label, texts)
 
 
-def chosen_columns(header, choice, rows, uri):
-    """``(label column, text columns)`` of ``header`` (a CSV file's first row) for ``choice`` (:class:`Columns`);
-    ``rows``: the rows after it (the look-ahead). A name not in the header is an error that lists the header."""
+def chosen_columns(header, choice, rows, uri, keys=False):
+    """``(label column, text columns)`` of ``header`` (a CSV file's first row; with ``keys``, JSON objects' keys) for
+    ``choice`` (:class:`Columns`); ``rows``: the rows after it (the look-ahead). A name not in the header is an error
+    that lists the header, or, when the first row is no header at all (a record: a Zhang et al. file given as
+    ``--validation`` beside a training table's ``--label-column``), says so."""
     names = [c.lstrip("\ufeff").strip() for c in header]
     lowered = [n.lower() for n in names]
     shown = ",".join(names)
+    where, column = ("its objects' keys", "key") if keys else ("the header row", "column")
 
     def find(name, flag):
         hits = [i for i, n in enumerate(lowered) if n == name.lower()]
+        if not hits and not keys and not _short_names(names):  # a field of prose or an empty one: no header
+            raise FastTextError(f"{uri}: {flag} {name}: the file has no header row to find it in (its first line is a "
+                                f"record: {_shortened(shown)}); --label-column and --text-column name the columns of "
+                                f"a header row, and every CSV or TSV file read with them needs one")
         if len(hits) != 1:
-            how = "no column" if not hits else f"{len(hits)} columns"
-            raise FastTextError(f"{uri}: {flag} {name}: {how} of that name in the header row ({shown})")
+            how = f"no {column}" if not hits else f"{len(hits)} {column}s"
+            raise FastTextError(f"{uri}: {flag} {name}: {how} of that name in {where} ({shown})")
         return hits[0]
 
     text_cols = [find(t, "--text-column") for t in choice.texts]
     twice = next((t for c, t in zip(text_cols, choice.texts) if text_cols.count(c) > 1), None)
     if twice is not None:  # (each record's text was read twice over, its words counted double)
-        raise FastTextError(f"{uri}: --text-column {twice}: column {names[text_cols[choice.texts.index(twice)]]!r} is "
-                            f"named more than once (name each text column once)")
+        raise FastTextError(f"{uri}: --text-column {twice}: {column} {names[text_cols[choice.texts.index(twice)]]!r} is "
+                            f"named more than once (name each text {column} once)")
     if choice.label is not None:
         label_col = find(choice.label, "--label-column")
     else:
         named = [i for i, n in enumerate(lowered) if n in HEADER_LABEL_NAMES and i not in text_cols]
         if len(named) != 1:
-            raise FastTextError(f"{uri}: the header row ({shown}) names {'no' if not named else len(named)} class "
-                                f"column(s) training knows; name it with --label-column")
+            raise FastTextError(f"{uri}: {where} ({shown}) name{'' if keys else 's'} {'no' if not named else len(named)} "
+                                f"class {column}(s) training knows; name it with --label-column")
         label_col = named[0]
     if label_col in text_cols:
-        raise FastTextError(f"{uri}: column {names[label_col]!r} cannot be both the class (--label-column) and text "
+        raise FastTextError(f"{uri}: {column} {names[label_col]!r} cannot be both the class (--label-column) and text "
                             f"(--text-column)")
     if not text_cols:
         named = [i for i, n in enumerate(lowered) if n in HEADER_TEXT_NAMES and i != label_col]
         text_cols = header_text_columns(header, (label_col, named), rows)[1]
         if not text_cols:
-            raise FastTextError(f"{uri}: the header row ({shown}) names no text column training knows beside the class "
-                                f"column {names[label_col]!r}; name it with --text-column")
+            raise FastTextError(f"{uri}: {where} ({shown}) name{'' if keys else 's'} no text {column} training knows "
+                                f"beside the class {column} {names[label_col]!r}; name it with --text-column")
     return label_col, text_cols
+
+
+def _shortened(text, limit=80):
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 # ---- pandas' index column (df.to_csv() without index=False), and row numbers taken for classes

@@ -103,7 +103,7 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     if not ahead:
         raise FastTextError(f"{uri}: file is empty")
     if choice is not None:
-        label_col, text_cols = chosen_columns(keys, choice, rows, uri)
+        label_col, text_cols = chosen_columns(keys, choice, rows, uri, keys=True)
     else:
         layout = _header_layout(keys)
         # (a CSV header's first column is the class unnamed when the others are named as text, as Zhang et al.'s

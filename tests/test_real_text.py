@@ -1396,6 +1396,38 @@ def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp
         assert not (tmp_path / "m").exists()
 
 
+def test_column_flags_on_a_headerless_validation_file_or_json_keys_say_what_the_file_lacks(tmp_path, real):
+    """--label-column beside a headerless --validation (a Zhang et al. test file, the first line a record) said 'no
+    column of that name in the header row ("2","the food...")', calling a review the header; and errors about JSON
+    Lines' keys spoke of a header row and columns. Each now names what its file has."""
+    table = tmp_path / "table.csv"
+    pd.DataFrame({"review_id": _ids("r")(len(real)), "stars": real.labels, "text": real.texts}).to_csv(table, index=False)
+    zhang = tmp_path / "test.csv"
+    zhang.write_text("".join(f'"{label}","{text}"\n' for label, text in zip(real.labels[:20], real.texts[:20])))
+    got = cli_in_process("train", "--train", table, "--validation", zhang, "--output", tmp_path / "m", "--epochs",
+                         "1", "--no-progress", "--label-column", "stars")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+    assert f"{zhang}: --label-column stars: the file has no header row to find it in (its first line is a record: " \
+           f'"{real.labels[0]}","' not in got.stderr  # shown as the fields it holds, not re-quoted
+    assert f"{zhang}: --label-column stars: the file has no header row to find it in (its first line is a record: " \
+           f"{real.labels[0]},{real.texts[0][:20]}" in got.stderr, got.stderr
+    assert "header row (" not in got.stderr and not (tmp_path / "m").exists()
+
+    lines = tmp_path / "reviews.jsonl"
+    lines.write_text("".join(json.dumps({"stars": label, "text": text}) + "\n" for label, text in
+                             zip(real.labels, real.texts)))
+    for flags, message in [
+        (["--label-column", "rating"], "--label-column rating: no key of that name in its objects' keys (stars,text)"),
+        (["--text-column", "body"], "--text-column body: no key of that name in its objects' keys (stars,text)"),
+        (["--text-column", "stars"], "its objects' keys (stars,text) name no class key(s) training knows"),
+    ]:
+        got = cli_in_process("train", "--train", lines, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
+                             *flags)
+        assert got.returncode == 2 and got.stderr.count("\n") == 1 and message in got.stderr, (flags, got.stderr)
+        said = got.stderr.replace(str(tmp_path), "").replace("--label-column", "").replace("--text-column", "")
+        assert "header" not in said and "column" not in said, got.stderr
+
+
 def test_a_table_with_more_columns_is_answered_for_its_text_by_predict_and_the_endpoint(tmp_path, bundle, real):
     """The same table sent to be labeled (a Yelp export with its stars) is answered for its text columns only, by
     predict and by the endpoint's ``text/csv; header=present``: the ids, counts and dates are not words of the
