@@ -84,7 +84,7 @@ CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
 
 def add_column_arguments(parser):
     """``--label-column`` and ``--text-column``: which columns of a CSV file with a header row to read (a table with
-    more than a class and a text, whose names training does not know: data.Columns)."""
+    more than a class and a text, whose names training does not know: columns.Columns)."""
     parser.add_argument("--label-column", metavar="NAME",
                         help="the class column of CSV data with a header row (default: the one column named as a "
                              "class: label, sentiment, stars, rating, overall, ...)")
@@ -96,8 +96,8 @@ def add_column_arguments(parser):
 
 
 def chosen_format(args):
-    """``args.format``, or the columns ``--label-column`` / ``--text-column`` name (data.csv_columns)."""
-    from .data import csv_columns
+    """``args.format``, or the columns ``--label-column`` / ``--text-column`` name (columns.csv_columns)."""
+    from .columns import csv_columns
 
     return csv_columns(args.format, args.label_column, args.text_column)
 
@@ -405,7 +405,7 @@ def _confusion_table(matrix):
 
 
 class _FirstBytes:
-    """The first ``left`` bytes of a binary stream (``read`` and ``read1``, what data.line_blocks calls)."""
+    """The first ``left`` bytes of a binary stream (``read`` and ``read1``, what lines.line_blocks calls)."""
 
     def __init__(self, stream, left):
         self.stream, self.left = stream, left
@@ -427,7 +427,7 @@ def _checked_lines(path, check=None):
     """The documents of ``path`` (stdin for ``-``; gzip, bzip2 and xz read directly), one per line (``\\n``,
     CRLF too), as an iterator, in constant memory; with ``check``, ``(lines, what check returned)``.
 
-    Every line is checked (UTF-8, no NUL bytes, a bounded length: data.line_blocks) before the first one
+    Every line is checked (UTF-8, no NUL bytes, a bounded length: lines.line_blocks) before the first one
     is handed out, so a bad byte at the end of a file is one error line and no predictions, not a stdout
     that stops half way. A regular file is simply read twice (the answers stop at the bytes checked, should
     it grow meanwhile; one that got shorter is an error); stdin, a pipe or an S3 object is copied to an
@@ -438,7 +438,7 @@ def _checked_lines(path, check=None):
     import stat
 
     from . import storage
-    from .data import _LONE_CR_HINT, _has_lone_cr, decompressed, line_blocks
+    from .lines import _LONE_CR_HINT, _has_lone_cr, decompressed, line_blocks
 
     name = "stdin" if path == "-" else path
     regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
@@ -511,11 +511,11 @@ def _csv_input_check(name, fmt, classes):
     et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start, then
     data.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
     record is read as training reads it (errors before any answer) and ``"labeled"`` is returned, or ``"texts"``
-    when its header row names text columns only (``title,body``: data.text_header_columns), else False."""
-    from .data import (HEADER_LOOKAHEAD, _short_header, allow_long_csv_fields, examples_of_lines, json_input,
-                       json_object_line,
-                       jsonl_texts, labeled_csv_records, labeled_csv_start, leading_blank_lines,
-                       one_column_text_header, tsv_header_line)
+    when its header row names text columns only (``title,body``: columns.text_header_columns), else False."""
+    from .columns import HEADER_LOOKAHEAD, _short_header, one_column_text_header, tsv_header_line
+    from .data import allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start
+    from .jsonl import json_input, json_object_line, jsonl_texts
+    from .lines import leading_blank_lines
 
     def read_all(lines, table):
         """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
@@ -609,7 +609,8 @@ def _with_line_ends(lines):
 
 
 def cmd_predict(args):
-    from .data import examples_of_lines, jsonl_texts
+    from .data import examples_of_lines
+    from .jsonl import jsonl_texts
     from .predict import Predictor
 
     predictor = Predictor.load(args.model, ctx=args.ctx)

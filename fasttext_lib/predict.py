@@ -23,7 +23,8 @@ from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
-from .data import LABEL_PREFIX, distinct_row_numbers
+from .columns import distinct_row_numbers
+from .data import LABEL_PREFIX
 from .devices import parse_ctx
 from .errors import FastTextError, is_number, raise_if_interrupted
 from .features import Featurizer

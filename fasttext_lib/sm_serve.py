@@ -346,7 +346,7 @@ def _refuse_lone_cr(lines):
     """A ``text/plain`` body that is one line with carriage returns inside it: its lines end in a lone ``\\r``
     (an old Mac file), and it was answered as one review. 400, as ``predict`` refuses such input (split at the
     ``\\r``, a review holding a stray one would be answered as two, out of step with what the client sent)."""
-    from .data import _LONE_CR_HINT, _has_lone_cr
+    from .lines import _LONE_CR_HINT, _has_lone_cr
 
     if len(lines) == 1 and _has_lone_cr(lines[0]):
         raise RequestError(400, f"request body is one line with carriage returns inside it, which would be answered "
@@ -360,7 +360,7 @@ def _jsonlines_texts(text):
     or ``\\r\\n``; the last line's end is optional. Every line must be a record: a blank or broken one is a
     400 naming its line number (counted within this request: one Batch Transform mini-batch). A line without
     ``"source"`` is answered for its text keys (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
-    from .data import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
+    from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
 
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -374,7 +374,7 @@ def _jsonlines_texts(text):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            from .data import _LONE_CR_HINT, _has_lone_cr
+            from .lines import _LONE_CR_HINT, _has_lone_cr
 
             hint = _LONE_CR_HINT if len(lines) == 1 and _has_lone_cr(line) else ""  # an old Mac file: one line
             raise RequestError(400, f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}{hint}") from None
@@ -384,7 +384,7 @@ def _jsonlines_texts(text):
             record = {"source": record}
         if isinstance(record, dict) and "source" not in record:
             # a line of a dataset as it is published (the Yelp dataset's review.json: {"review_id": ..., "stars": 5.0,
-            # "text": ...}), sent as it is: its text keys, as predict reads such a file (data.jsonl_texts); it was a
+            # "text": ...}), sent as it is: its text keys, as predict reads such a file (jsonl.jsonl_texts); it was a
             # 400 for want of "source"
             # (a null text is empty, as predict reads it: pandas writes a missing review as null, and that one line
             # was a 400 that stopped the Batch Transform job)
@@ -463,9 +463,10 @@ def _csv_request(text, header):
     are answered, the class column not scored; when it names text columns only (``title,body``), each record's
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .data import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, allow_long_csv_fields,
-                       csv_text, header_text_columns, index_column, index_header_start, index_rows,
-                       one_column_text_header, table_text_columns, table_texts, text_header_columns)
+    from .columns import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, csv_text,
+                          header_text_columns, index_column, index_header_start, index_rows, one_column_text_header,
+                          table_text_columns, table_texts, text_header_columns)
+    from .data import allow_long_csv_fields
 
     header = header.lower()
     if header not in ("", "present", "absent"):
@@ -525,7 +526,7 @@ def _csv_request(text, header):
     if (names is not None and in_batch_transform(os.environ) and _header_layout(names) is not None
             and _header_columns(names, records[:HEADER_LOOKAHEAD]) is None):
         # a later mini-batch whose first record only reads like a header: a review that is one word naming a class
-        # column (2,Stars; positive,Score: its class recurs below it, data._header_columns) was skipped, unanswered,
+        # column (2,Stars; positive,Score: its class recurs below it, columns._header_columns) was skipped, unanswered,
         # and every answer after it one off
         records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
     # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
@@ -655,7 +656,7 @@ def _refuse_metadata_columns(records, layout, names=None):
     """A 400 for a CSV request whose columns after the class hold ids, dates or user names (Sentiment140's),
     refused as training and predict refuse them (``layout``: a header's (class column, text columns), or None:
     the class first)."""
-    from .data import HEADER_LOOKAHEAD, _check_text_columns
+    from .columns import HEADER_LOOKAHEAD, _check_text_columns
 
     try:
         _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request", names)
@@ -692,9 +693,10 @@ def _csv_texts(reviews, predictor):
 
     A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``) holds no
     header: when the file was written with pandas' index (``,label,text``), its records begin with the row numbers
-    (``8123,2,the food was great``). When every record does (data.headless_index_rows), they are left out, as the
+    (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
     first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first)."""
-    from .data import HEADER_LOOKAHEAD, csv_text, headless_index_rows, labeled_csv_records
+    from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
+    from .data import labeled_csv_records
 
     records, quoted = reviews.records, reviews.quoted
     if reviews.after_header and headless_index_rows(records, predictor.class_values):

@@ -402,7 +402,7 @@ def _plot_history(history, path):
 def run_training(argv=None, environ=None):
     """The training job: hyperparameters from ``argv``, data and destinations from the ``SM_*`` variables."""
     from . import __version__, label_names
-    from .data import csv_columns
+    from .columns import csv_columns
     from .devices import describe_ctx
     from .train import train
 

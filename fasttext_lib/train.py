@@ -30,8 +30,8 @@ import numpy as np
 from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
-from .data import (CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, distinct_row_numbers, restarted_row_numbers,
-                   sort_labels)
+from .columns import distinct_row_numbers, restarted_row_numbers
+from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, sort_labels
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, raise_if_interrupted
 from .features import Featurizer

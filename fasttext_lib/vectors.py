@@ -84,7 +84,7 @@ def read_vec(uri, dim=None):
     A word listed twice keeps its last vector (later lines overwrite earlier ones in fastText too).
     Every problem is a :class:`FastTextError` naming the file (and the line).
     """
-    from .data import _Lines, _open_decompressed
+    from .lines import _Lines, _open_decompressed
 
     uri = str(uri)
     stream, compression = _open_decompressed(uri)

@@ -212,10 +212,10 @@ def test_write_fasttext_refuses_a_label_it_cannot_carry(tmp_path, label):
 
 
 def _read_line_by_line(raw):
-    """What data._Lines gives for ``raw``: the lines (``\\n`` and a CRLF's ``\\r`` dropped), or its error."""
+    """What lines._Lines gives for ``raw``: the lines (``\\n`` and a CRLF's ``\\r`` dropped), or its error."""
     import io
 
-    from fasttext_lib.data import _Lines
+    from fasttext_lib.lines import _Lines
 
     try:
         lines = [line[:-1] if line.endswith("\n") else line for line in _Lines(io.BytesIO(raw), "in.txt", None)]
@@ -227,7 +227,7 @@ def _read_line_by_line(raw):
 def _read_in_blocks(raw):
     import io
 
-    from fasttext_lib.data import line_blocks
+    from fasttext_lib.lines import line_blocks
 
     try:
         blocks = list(line_blocks(io.BytesIO(raw), "in.txt"))
@@ -238,15 +238,15 @@ def _read_in_blocks(raw):
 
 
 def test_line_blocks_read_exactly_as_line_by_line(monkeypatch):
-    """predict reads in blocks (data.line_blocks) what the training readers read line by line (data._Lines):
+    """predict reads in blocks (lines.line_blocks) what the training readers read line by line (lines._Lines):
     the same lines, and for bad input the same error at the same line, whatever the block boundaries.
     Random inputs built from what matters: line ends, CR, BOM, NUL, multi-byte and invalid UTF-8, lines
     at and over the length bound (50 bytes here, so blocks are 50 bytes and lines cross them)."""
     import random
 
-    from fasttext_lib import data
+    from fasttext_lib import lines
 
-    monkeypatch.setattr(data, "MAX_LINE_BYTES", 50)
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 50)
     pieces = [b"\n", b"\r\n", b"\r", b"\xef\xbb\xbf", "é".encode(), "€".encode(), "😀".encode(), b"a", b"word ",
               b"\xe9", b"\xff", b"\x00", b"\xe2\x82"]
     outcomes = set()
@@ -268,9 +268,9 @@ def test_line_blocks_read_exactly_as_line_by_line(monkeypatch):
 @pytest.mark.parametrize("raw", [b"", b"\n", b"a", b"a\n\n", b"\xef\xbb\xbf\n", b"\xef\xbb\xbf", b"\xef\xbb\xbf" * 2, b"x" * 50, b"x" * 51, b"x" * 50 + b"\n",
                                  b"x" * 51 + b"\n", b"ok\n" + b"\x00" * 200, b"ok\n" + b"y" * 120, b"\xe9\n\x00"])
 def test_line_blocks_edges(monkeypatch, raw):
-    from fasttext_lib import data
+    from fasttext_lib import lines
 
-    monkeypatch.setattr(data, "MAX_LINE_BYTES", 50)
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 50)
     assert _read_in_blocks(raw) == _read_line_by_line(raw)
 
 
@@ -284,7 +284,7 @@ def test_line_blocks_name_the_line_where_compressed_data_goes_bad(seed):
     import lzma
     import random
 
-    from fasttext_lib.data import _Lines, line_blocks
+    from fasttext_lib.lines import _Lines, line_blocks
 
     rng = random.Random(seed)
     kind, compress = [("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)][seed % 3]
@@ -324,7 +324,7 @@ def test_compressed_input_arriving_a_byte_at_a_time_is_recognized(kind):
     import io
     import lzma
 
-    from fasttext_lib.data import decompressed, line_blocks
+    from fasttext_lib.lines import decompressed, line_blocks
 
     class Trickle(io.RawIOBase):  # one byte per read, like a pipe whose writer flushes byte by byte
         def __init__(self, data):
@@ -453,7 +453,7 @@ def test_a_field_over_the_csv_limit_is_named_as_too_long(tmp_path):
 def test_an_old_mac_tsv_with_its_columns_named_is_one_error_not_a_traceback(tmp_path):
     # --label-column on a tab-separated file whose lines end in a lone \r: the check for a header of tabs stopped in
     # the csv module's "new-line character seen in unquoted field" traceback
-    from fasttext_lib.data import Columns
+    from fasttext_lib.columns import Columns
 
     p = tmp_path / "mac.tsv"
     p.write_bytes(b"label\ttext\r1\tnice place\r2\tawful\r")

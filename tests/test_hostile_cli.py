@@ -353,20 +353,20 @@ def test_input_without_line_breaks_is_one_error_line(tmp_path, bundle, command):
 
 
 def test_a_line_past_the_bound_is_refused_and_one_at_it_is_read(tmp_path, bundle, monkeypatch):
-    """Every reader takes a line whole; one longer than data.MAX_LINE_BYTES (64 MiB; 1,000 bytes here) is
+    """Every reader takes a line whole; one longer than lines.MAX_LINE_BYTES (64 MiB; 1,000 bytes here) is
     refused at its line number, in training data and predict's input alike."""
     from conftest import cli_in_process
-    from fasttext_lib import data
+    from fasttext_lib import data as data_module, lines
     from fasttext_lib.errors import FastTextError
 
-    monkeypatch.setattr(data, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 1000)
     at_bound, past = b"__label__1 " + b"a" * 988 + b"\n", b"__label__2 " + b"b" * 990
     ok, bad = tmp_path / "ok.txt", tmp_path / "bad.txt"
     ok.write_bytes(at_bound + b"__label__2 x\n")
     bad.write_bytes(at_bound + past)
-    assert len(at_bound) == 1000 and [label for label, _ in data.iter_examples(str(ok))] == ["1", "2"]
+    assert len(at_bound) == 1000 and [label for label, _ in data_module.iter_examples(str(ok))] == ["1", "2"]
     with pytest.raises(FastTextError, match=r"bad\.txt:2: line longer than 0 MiB"):
-        list(data.iter_examples(str(bad)))
+        list(data_module.iter_examples(str(bad)))
     r = cli_in_process("predict", "--model", bundle, "--input", bad)
     assert_error(r, f"{bad}:2: line longer than")
     assert r.stdout == ""
@@ -950,11 +950,11 @@ def test_predict_answers_for_the_file_it_checked_when_it_changes_between_the_two
     Now the answers cover exactly the bytes checked, and a file that got shorter is one error line."""
     from conftest import cli_in_process
 
-    from fasttext_lib import data
+    from fasttext_lib import lines
 
     f = tmp_path / "in.txt"
     f.write_bytes(b"great food\n" * 5000)
-    real, reads = data.line_blocks, []
+    real, reads = lines.line_blocks, []
 
     def line_blocks(*args, **kwargs):
         reads.append(1)
@@ -966,7 +966,7 @@ def test_predict_answers_for_the_file_it_checked_when_it_changes_between_the_two
                     out.write(change)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(data, "line_blocks", line_blocks)
+    monkeypatch.setattr(lines, "line_blocks", line_blocks)
     r = cli_in_process("predict", "--model", bundle, "--input", f)
     if says:
         assert r.returncode == 2 and says in r.stderr and r.stderr.count("\n") == 1, r.stderr

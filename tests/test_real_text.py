@@ -151,7 +151,7 @@ def test_tab_separated_files_are_read_as_csv_files_are(tmp_path, real, columns, 
     """TSV (pandas' to_csv(sep="\t"), GLUE's SST-2, Amazon's review TSVs) was refused, to be converted to CSV: it is
     read as a CSV file is, a header naming the columns (or --label-column), or the class first. A text holding a tab,
     a quote or a line break is quoted by pandas, and read back whole."""
-    from fasttext_lib.data import Columns
+    from fasttext_lib.columns import Columns
 
     frame = _frame(real, **columns)
     frame.iloc[0, list(columns.values()).index("texts")] = 'a "quoted"\ttab and a\nline break'
@@ -418,7 +418,7 @@ def test_a_csv_whose_header_names_only_text_columns_is_answered_for_every_column
     # pandas' df[["title", "body"]].to_csv(index=False), a file of reviews to label: the header was read as
     # class,text, so predict and the endpoint answered the body only, the title dropped as if it were a class
     from fasttext_lib import sm_serve
-    from fasttext_lib.data import csv_text
+    from fasttext_lib.columns import csv_text
     from fasttext_lib.predict import Predictor
 
     part = real.head(40)
@@ -1374,7 +1374,7 @@ def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp
                           "airline": ["United", "Delta"] * 60, "text": real.texts, "title": real.texts[::-1]})
     path = tmp_path / "tweets.csv"
     frame.to_csv(path, index=False)
-    from fasttext_lib.data import Columns
+    from fasttext_lib.columns import Columns
 
     data = read_labeled(str(path), Columns("AIRLINE_SENTIMENT", ("title", "text")))
     assert data.labels == real.labels
@@ -1394,6 +1394,38 @@ def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp
                              *flags)
         assert got.returncode != 0 and got.stderr.count("error:") == 1 and message in got.stderr, (flags, got.stderr)
         assert not (tmp_path / "m").exists()
+
+
+def test_column_flags_on_a_headerless_validation_file_or_json_keys_say_what_the_file_lacks(tmp_path, real):
+    """--label-column beside a headerless --validation (a Zhang et al. test file, the first line a record) said 'no
+    column of that name in the header row ("2","the food...")', calling a review the header; and errors about JSON
+    Lines' keys spoke of a header row and columns. Each now names what its file has."""
+    table = tmp_path / "table.csv"
+    pd.DataFrame({"review_id": _ids("r")(len(real)), "stars": real.labels, "text": real.texts}).to_csv(table, index=False)
+    zhang = tmp_path / "test.csv"
+    zhang.write_text("".join(f'"{label}","{text}"\n' for label, text in zip(real.labels[:20], real.texts[:20])))
+    got = cli_in_process("train", "--train", table, "--validation", zhang, "--output", tmp_path / "m", "--epochs",
+                         "1", "--no-progress", "--label-column", "stars")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+    assert f"{zhang}: --label-column stars: the file has no header row to find it in (its first line is a record: " \
+           f'"{real.labels[0]}","' not in got.stderr  # shown as the fields it holds, not re-quoted
+    assert f"{zhang}: --label-column stars: the file has no header row to find it in (its first line is a record: " \
+           f"{real.labels[0]},{real.texts[0][:20]}" in got.stderr, got.stderr
+    assert "header row (" not in got.stderr and not (tmp_path / "m").exists()
+
+    lines = tmp_path / "reviews.jsonl"
+    lines.write_text("".join(json.dumps({"stars": label, "text": text}) + "\n" for label, text in
+                             zip(real.labels, real.texts)))
+    for flags, message in [
+        (["--label-column", "rating"], "--label-column rating: no key of that name in its objects' keys (stars,text)"),
+        (["--text-column", "body"], "--text-column body: no key of that name in its objects' keys (stars,text)"),
+        (["--text-column", "stars"], "its objects' keys (stars,text) name no class key(s) training knows"),
+    ]:
+        got = cli_in_process("train", "--train", lines, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
+                             *flags)
+        assert got.returncode == 2 and got.stderr.count("\n") == 1 and message in got.stderr, (flags, got.stderr)
+        said = got.stderr.replace(str(tmp_path), "").replace("--label-column", "").replace("--text-column", "")
+        assert "header" not in said and "column" not in said, got.stderr
 
 
 def test_a_table_with_more_columns_is_answered_for_its_text_by_predict_and_the_endpoint(tmp_path, bundle, real):
@@ -1569,7 +1601,7 @@ def test_json_lines_with_an_unknown_class_key_or_a_bad_line_are_one_error_line(t
     got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
                          "--label-column", "airline_sentiment")
     assert got.returncode == 0, got.stderr
-    from fasttext_lib.data import Columns
+    from fasttext_lib.columns import Columns
 
     assert read_labeled(str(path), Columns("airline_sentiment")).labels == real.labels
     lines = path.read_text().splitlines()

@@ -1869,7 +1869,7 @@ def test_a_job_reads_the_columns_its_label_column_and_text_column_hyperparameter
 def test_the_text_column_hyperparameter_takes_a_list_as_the_sdk_sends_one(value, columns):
     """The SDK sends a list hyperparameter as JSON; the training toolkit passes it on as Python writes the list,
     ``['title', 'text']``, which was read as the column names ``['title'`` and ``'text']``: the job stopped."""
-    from fasttext_lib.data import Columns, csv_columns
+    from fasttext_lib.columns import Columns, csv_columns
 
     args, _ = sm_train.parse_hyperparameters(["--label_column", "airline_sentiment", "--text_column", value])
     chosen = csv_columns("auto", args.label_column, [args.text_column] if args.text_column else None)

@@ -1,0 +1,196 @@
+"""JSON Lines: one object a line (the Yelp dataset's ``review.json``, Amazon's reviews,
+``df.to_json(orient="records", lines=True)``).
+
+An object's keys are read as a header's column names (:mod:`fasttext_lib.columns`): the class key, the text keys,
+the rest left out and named. ``{"source": ...}`` lines are BlazingText's request shape, read as the endpoint reads them.
+"""
+import itertools
+import json
+import re
+
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, _check_text_columns, _header_layout,
+                      _read_from_note, chosen_columns, header_text_columns, left_out_columns)
+from .errors import FastTextError
+from .lines import _chain
+
+
+def json_object_line(line):
+    """Is ``line`` one JSON object (a line of JSON Lines: ``{"stars": 5, "text": "..."}``)?"""
+    if not line.startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+    except RecursionError:  # nested too deeply for json to read (it was a traceback): _json_objects names its line
+        return line.rstrip().endswith("}")
+
+
+def _json_value(value):
+    """A JSON value as the text a CSV field would hold: null is nothing, a whole float is written without its ``.0``
+    (the Yelp dataset's ``"stars": 5.0`` is the class ``5``, as its CSV sets number them), a list or an object is
+    its JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, ensure_ascii=False)
+    # A lone surrogate escape ("\ud83d" without its other half: a tweet cut inside an emoji) is valid JSON but no
+    # character: it stopped training and predict in a UnicodeEncodeError traceback. It is U+FFFD, the replacement
+    # character, as a UTF-8 decoder makes of half a character (a pair, "\ud83d\ude00", is read as its one emoji)
+    return _LONE_SURROGATE.sub("\ufffd", str(value))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_objects(lines, uri):
+    """``(line number, object)`` of each non-blank line of JSON Lines; a line that is no JSON object is an error at
+    its line."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise FastTextError(f"{uri}:{number}: not a JSON object ({getattr(exc, 'msg', exc)} at column "
+                                f"{getattr(exc, 'colno', '?')}); JSON Lines hold one object per line") from None
+        except RecursionError:  # ([[[[... thousands deep: json's recursive decoder gives up; it was a traceback)
+            raise FastTextError(f"{uri}:{number}: not a JSON object json can read (nested too deeply); JSON Lines hold "
+                                f"one object per line") from None
+        if not isinstance(value, dict):
+            raise FastTextError(f"{uri}:{number}: a JSON {type(value).__name__}, not an object; JSON Lines hold one "
+                                f"object per line")
+        yield number, value
+
+
+def _json_keys(objects):
+    """The keys of JSON Lines' first ``objects`` (``(line number, object)`` pairs: the look-ahead), each once, in the
+    order they first come: a record may lack a key that later ones have (Amazon's reviews without ``reviewText``,
+    ``style`` or ``vote``). Read from the first object only, a text key it lacked was never read: a file whose first
+    review had no ``reviewText`` was trained on its summaries alone."""
+    return list(dict.fromkeys(str(k) for _, o in objects for k in o))
+
+
+def _json_lookahead(lines, uri):
+    """``(objects, ahead, keys, rows)`` of JSON Lines: the ``(line number, object)`` iterator, the look-ahead taken
+    from it (the first :data:`HEADER_LOOKAHEAD` + 1 objects), their keys (:func:`_json_keys`) and the look-ahead's
+    values under those keys as a CSV's rows (:func:`_json_value`), on which the header rules decide."""
+    objects = _json_objects(lines, uri)
+    ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
+    keys = _json_keys(ahead)
+    return objects, ahead, keys, [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
+
+
+def _json_text(obj, text_keys):
+    """An object's text: its ``text_keys``' values joined (a missing or null one is nothing)."""
+    return " ".join(t for t in (_json_value(obj.get(k)) for k in text_keys) if t)
+
+
+def jsonl_examples(lines, uri, choice=None, note=None, found=None):
+    """``(label, text)`` of JSON Lines (``df.to_json(path, orient="records", lines=True)``; the Yelp dataset's
+    ``review.json``: ``{"review_id": ..., "stars": 5.0, ..., "text": ..., "date": ...}`` a line). The keys of
+    the first objects (:func:`_json_keys`) are read as a CSV header's names (:func:`_header_layout`): the class key
+    (``stars``), the text keys (``text``, ``reviewText``, ``summary``, ...) and any other of prose
+    (:func:`header_text_columns`), joined in the order they first come; the other keys are left out, and ``note`` is told which. ``choice``
+    (:class:`Columns`): the keys named by ``--label-column`` / ``--text-column``. An object without the class key,
+    or with an empty class, is an error at its line; a missing or null text key is empty text."""
+    found = {} if found is None else found
+    objects, ahead, keys, rows = _json_lookahead(lines, uri)
+    if not ahead:
+        raise FastTextError(f"{uri}: file is empty")
+    if choice is not None:
+        label_col, text_cols = chosen_columns(keys, choice, rows, uri, keys=True)
+    else:
+        layout = _header_layout(keys)
+        # (a CSV header's first column is the class unnamed when the others are named as text, as Zhang et al.'s
+        # "Class Index" is; an object's first key is where its writer put it: {"review_id": ..., "text": ...}, reviews
+        # to label, was trained on its ids as classes, one class per review)
+        if layout is not None and keys[layout[0]].strip().lower() not in HEADER_LABEL_NAMES:
+            layout = None
+        if layout is None or len(keys) < 2:
+            raise FastTextError(
+                f"{uri}: its objects' keys ({','.join(keys)}) name no class key training knows "
+                f"({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text key "
+                f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column NAME "
+                f"--text-column NAME (the SageMaker job's label_column and text_column)")
+        label_col = layout[0]
+        named = [i for i, k in enumerate(keys) if k.strip().lower() in HEADER_TEXT_NAMES and i != label_col]
+        # (a class key first reads every other column of a CSV as text, as Zhang et al.'s do; an object's other keys
+        # are ids and dates as often: only the named text keys, and prose)
+        text_cols = header_text_columns(keys, (label_col, named), rows)[1] or (layout[1] if len(layout[1]) == 1 else [])
+        if not text_cols:
+            raise FastTextError(f"{uri}: its objects' keys ({','.join(keys)}) name no text key training knows beside "
+                                f"the class key {keys[label_col]!r}; name it with --text-column")
+    if choice is None or not choice.texts:  # (text keys the user named are read as named)
+        # as a CSV's columns are checked: a labels file ({"review_id": ..., "stars": 5.0}, its texts elsewhere) had
+        # its one key beside the class read as the text, and was trained on its ids as words
+        _check_text_columns(rows, (label_col, text_cols), uri, keys)
+    label_key, text_keys = keys[label_col], [keys[c] for c in text_cols]
+    left = left_out_columns(keys, (label_col, text_cols))
+    if left and note is not None:
+        note(_read_from_note(uri, "key", keys, text_cols, left, label_col))
+    found["class_from"] = f"key {label_key!r}"
+    for number, obj in _chain(ahead, objects):
+        if label_key not in obj:
+            raise FastTextError(f"{uri}:{number}: this object has no {label_key!r} key (the class, as the first "
+                                f"object's keys say)")
+        label = _json_value(obj[label_key]).strip()
+        if not label:
+            raise FastTextError(f"{uri}:{number}: this object's class ({label_key!r}) is empty")
+        yield label, _json_text(obj, text_keys)
+
+
+def jsonl_texts(lines, uri, note=None):
+    """The text of each object of JSON Lines to label (``predict``): its text keys, as :func:`jsonl_examples` reads
+    them (``text``, ``review``, ..., and the endpoint's ``source``; any other of prose), a class key among them not
+    scored; the other keys are left out, and ``note`` is told which. A line that is no JSON object, or first objects
+    (:func:`_json_keys`) without a text key, is an error."""
+    objects, ahead, keys, rows = _json_lookahead(lines, uri)
+    if not ahead:
+        return
+    lowered = [k.strip().lower() for k in keys]
+    if "source" in lowered:  # BlazingText's request lines: "source" is the review, as the endpoint reads it
+        text_cols = [lowered.index("source")]
+    else:
+        classes = [i for i, k in enumerate(lowered) if k in HEADER_LABEL_NAMES]
+        named = [i for i, k in enumerate(lowered) if k in HEADER_TEXT_NAMES and i not in classes]
+        text_cols = [c for c in header_text_columns(keys, (-1, named), rows)[1] if c not in classes]
+    if not text_cols:
+        raise FastTextError(f"{uri}: its objects' keys ({','.join(keys)}) name no text key "
+                            f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ..., source); rename the review's key to "
+                            f"text, or give --format text to answer each line as it is")
+    left = [c for c in range(len(keys)) if c not in text_cols]
+    if left and note is not None:
+        note(_read_from_note(uri, "key", keys, text_cols, left))
+    text_keys = [keys[c] for c in text_cols]
+    for _, obj in _chain(ahead, objects):
+        yield _json_text(obj, text_keys)
+
+
+def json_input(line, uri, predicting=False):
+    """The error for an input whose first line (``line``, stripped) is JSON that is not read, else None: a JSON array
+    (``df.to_json(path, orient="records")``, on one line or indented) or an object over several lines (JSON Lines,
+    one object a line, are read: :func:`json_object_line` comes first). Training was "cannot detect the format", and
+    predict answered each line, keys and braces as words: the error shows pandas' conversion, with the object's own
+    keys when they name a class and a text column."""
+    if line not in ("[", "{"):
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):  # (nested too deeply for json: a traceback in predict; not read as JSON)
+            return None
+        value = value[0] if isinstance(value, list) and value else value
+        if not isinstance(value, dict):
+            return None
+    keys = [k for k in (value if line not in ("[", "{") else {}) if isinstance(k, str)]
+    label = next((k for k in keys if k.lower() in HEADER_LABEL_NAMES), "label")
+    text = next((k for k in keys if k.lower() in HEADER_TEXT_NAMES), "text")
+    read = f"pd.read_json(path{', lines=True' if line.startswith('{') else ''})"
+    if predicting:
+        return (f"{uri}: is JSON, not one review per line; convert it (e.g. pandas: {read}[[{text!r}]]"
+                f".to_csv(new_path, index=False)), or give --format text to answer each line as it is")
+    return (f"{uri}: is JSON, which is not read as labeled data (CSV and fastText format are); convert it to CSV (e.g. "
+            f"pandas: {read}[[{label!r}, {text!r}]].to_csv(new_path, index=False))")

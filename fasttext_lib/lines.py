@@ -1,0 +1,291 @@
+"""Files to lines: every reader's first stage.
+
+A local path or ``s3://`` URI is opened through :mod:`fasttext_lib.storage`; gzip, bzip2 and xz are read
+transparently (recognized by their first bytes); archives, workbooks, Parquet and text that is not UTF-8 are
+refused in one line that says how to convert them; a line is taken whole, up to :data:`MAX_LINE_BYTES`.
+Excel's ``sep=,`` first line is dropped. Nothing here knows about classes or columns.
+"""
+import bz2
+import gzip
+import io
+import lzma
+import re
+import zlib
+
+from . import storage
+from .errors import FastTextError
+
+
+_COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+_DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+
+
+def _open_decompressed(uri):
+    """A binary stream of the file's text: gzip, bzip2 and xz are recognized by their magic bytes."""
+    return decompressed(storage.open_read(uri, "rb"), uri)
+
+
+class _Prepended(io.RawIOBase):
+    """``head`` (bytes already read) and then the rest of the binary stream ``rest``."""
+
+    def __init__(self, head, rest):
+        self.head, self.rest = head, rest
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self.head[:len(buffer)] if self.head else self.rest.read1(len(buffer))
+        self.head = self.head[len(data):] if self.head else b""
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        self.rest.close()
+        super().close()
+
+
+def decompressed(raw, name):
+    """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2 or xz
+    data (``compression`` is then their name, else None); ``name`` is the file's, for errors."""
+    if not hasattr(raw, "peek"):
+        raw = io.BufferedReader(raw)
+    head = raw.peek(6)[:6]
+    if len(head) < 6:  # peek reads once: a pipe's first write can be shorter than xz's magic (gzip sent as
+        head = raw.read(6)  # b"\x1f" then the rest was read as text). Read up to it, and give it back.
+        raw = io.BufferedReader(_Prepended(head, raw))
+    if head.startswith(b"PK\x03\x04"):
+        what = _zip_contents(raw.peek(512))
+        raw.close()
+        raise FastTextError(f"{name}: {what}")
+    if head.startswith(b"PAR1") or head.startswith(b"\xd0\xcf\x11\xe0"):
+        raw.close()  # a pandas frame saved with to_parquet (a Hugging Face dataset's files), or an Excel 97-2003 .xls
+        raise FastTextError(f"{name}: " + (
+            "is a Parquet file, not text; convert it to CSV first (pandas: pd.read_parquet(path).to_csv(new_path, "
+            "index=False))" if head.startswith(b"PAR1") else
+            "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
+            "pd.read_excel(path).to_csv(new_path, index=False))"))
+    for magic, kind in _COMPRESSED:
+        if head.startswith(magic):
+            opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
+            return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
+    return raw, None
+
+
+def _zip_contents(head):
+    """What a zip archive that starts with ``head`` is, and what to do (the error's text). Its first member's name is in
+    its first bytes (a local file header): an Excel workbook (.xlsx) is a zip archive too, whose "unzip it" would give
+    XML. Not read directly: a zip's list of members is at its end (no streaming from S3 or a pipe), and Kaggle's
+    downloads hold one CSV as often as several (train.csv, test.csv)."""
+    size = int.from_bytes(head[26:28], "little")
+    first = head[30:30 + size].decode("utf-8", "replace") if len(head) >= 30 + size else ""
+    if first == "[Content_Types].xml" or first.startswith(("xl/", "docProps/", "_rels/")):
+        return ("is an Excel workbook (.xlsx), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
+                "pd.read_excel(path).to_csv(new_path, index=False))")
+    holding = f" (its first file: {first})" if first else ""
+    return (f"is a zip archive{holding}; unzip it first and give the file inside it (unzip -l lists them; gzip, bzip2 "
+            f"and xz files are read directly)")
+
+
+def _shell_name(uri):
+    """``uri`` as a shell command in an error names it: an S3 object by its file name (copied down first)."""
+    return uri.rsplit("/", 1)[-1] if storage.is_s3(uri) else uri
+
+
+def _not_text(raw, uri, lineno):
+    """The error for a line holding NUL bytes: UTF-16 text (with its byte order mark; or without one, a NUL beside
+    every ASCII character) and tar archives are named, with how to convert them; else a binary file."""
+    where, name = f"{uri}:{lineno}: ", _shell_name(uri)
+    if lineno == 1 and raw[257:262] == b"ustar":  # a tar header's magic (a .tar.gz arrives here decompressed)
+        return (f"{uri}: is a tar archive; extract the file from it first (tar -xf {name}) and give that file "
+                f"(gzip, bzip2 and xz files of one CSV or text file are read directly)")
+    bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+    body = raw[2:] if bom else raw.lstrip(b"\x00")  # (a UTF-16LE line after the first starts with the \n's NUL)
+    odd, even = body[1::2].count(0), body[0::2].count(0)
+    if bom or (len(body) >= 4 and 2 * max(odd, even) >= len(body) // 2 and min(odd, even) <= max(odd, even) // 8):
+        # Excel's "Unicode Text" (tab-separated) and PowerShell's > write UTF-16
+        source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
+        return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}"
+                f"; convert it to UTF-8 first, e.g. iconv -f {source} -t UTF-8 {name} > new.csv (Excel's 'Unicode "
+                f"Text' is tab-separated: pandas: pd.read_csv(path, encoding='utf-16', sep='\\t').to_csv(new_path, "
+                f"index=False))")
+    return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
+
+
+def _not_utf8(raw, uri, lineno, exc):
+    """The error for a line that is not UTF-8: a line that reads as Windows-1252 (Excel's plain 'CSV' on Windows, Latin
+    letters and curly quotes in one byte each) says how to convert from it."""
+    message = (f"{uri}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
+               f"re-encode the file as UTF-8")
+    try:
+        raw.decode("cp1252")
+    except UnicodeDecodeError:
+        return message + ")"
+    return (f"{message}: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
+            f"UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {_shell_name(uri)} > new.csv, or pandas: "
+            f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))")
+
+
+# Every reader takes a line whole before parsing it. fastText takes lines of any length; this bound (far
+# above any review: CSV fields stop at 16 Mi characters) stops input with no line breaks in it (a binary
+# file, /dev/zero, text whose lines end in a lone \r) from being read into memory until it runs out.
+MAX_LINE_BYTES = 64 << 20
+
+
+class _Lines:
+    """Decoded physical lines, counted exactly (each line is decoded on its own, so a bad byte is
+    reported at its own line, never at the end of a read buffer)."""
+
+    def __init__(self, stream, uri, compression):
+        self.stream, self.uri, self.compression, self.lineno = stream, uri, compression, 0
+
+    def __iter__(self):
+        while True:
+            try:
+                raw = self.stream.readline(MAX_LINE_BYTES + 1)
+            except _DECOMPRESS_ERRORS as exc:
+                if self.compression is None:
+                    raise
+                raise FastTextError(f"{self.uri}:{self.lineno + 1}: corrupt or truncated {self.compression} data ({exc})") from None
+            if not raw:
+                return
+            self.lineno += 1
+            if b"\x00" in raw:
+                raise FastTextError(_not_text(raw, self.uri, self.lineno))
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise FastTextError(f"{self.uri}:{self.lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB; expected one "
+                                    f"document per line (a binary file, or lines that end in a lone \\r?)")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise FastTextError(_not_utf8(raw, self.uri, self.lineno, exc)) from None
+            if self.lineno == 1:
+                line = line.lstrip("\ufeff")
+                if not line:  # the whole file is a BOM: no line at all, as line_blocks (predict) reads it
+                    return
+            yield line
+
+
+# Excel's separator hint: a first line "sep=," (before the header) that Excel writes and reads to pick the separator.
+_EXCEL_SEP = re.compile(r"sep=(.)\r?\n?")
+
+
+def excel_sep_line(line, uri):
+    """Is ``line`` (a file's first line, BOM removed) Excel's separator hint? ``sep=,``: True (the caller reads it as a
+    blank line, keeping line numbers; it was "cannot detect the format", and predict answered it and the header as
+    reviews); another separator: an error that says how to convert the file; else False."""
+    match = _EXCEL_SEP.fullmatch(line)
+    if match is None:
+        return False
+    sep = match.group(1)
+    if sep != ",":
+        what = "tab" if sep == "\t" else repr(sep)
+        raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {what}-separated; only "
+                            f"comma-separated CSV and fastText format are read: convert it (e.g. pandas: "
+                            f"pd.read_csv(path, sep={sep!r}, skiprows=1).to_csv(new_path, index=False))")
+    return True
+
+
+def _without_excel_sep(lines, uri):
+    """``lines`` with a first line ``sep=,`` (:func:`excel_sep_line`) read as a blank one."""
+    for line in lines:
+        yield "\n" if lines.lineno == 1 and excel_sep_line(line, uri) else line
+
+
+def line_blocks(stream, name, compression=None):
+    """``(raw, lines)`` a block of the input at a time: ``raw`` the block's bytes (whole lines), ``lines`` its
+    lines decoded, without their ``\\n`` (a CRLF's ``\\r`` dropped too), the first line's BOM removed.
+
+    The same checks and errors as :class:`_Lines` (UTF-8, no NUL, at most MAX_LINE_BYTES a line), at the
+    speed of bulk decoding: a block is decoded at once, and only a block with a problem is read again
+    line by line by :class:`_Lines` itself, which names the line. ``predict`` reads its input with it."""
+    block_bytes = min(1 << 20, MAX_LINE_BYTES)  # a line within one block is never over the bound
+    lineno, pending, pending_bytes = 0, [], 0  # lines handed out; the start of a line not yet complete
+
+    def fail(data):  # the same error _Lines gives for these bytes (they hold a problem), at their line numbers
+        lines = _Lines(io.BytesIO(data), name, None)
+        lines.lineno = lineno
+        for _ in lines:
+            pass
+        raise AssertionError(f"{name}: a block failed its checks but not line by line")  # pragma: no cover
+
+    def read_decompressed():
+        # A decompressor's read(n) that meets bad data raises and drops the text it had decoded before it,
+        # text that _Lines has read line by line: the error named the block's first line, not the line
+        # where the data goes bad. So read what decodes piece by piece, and on an error check and count it.
+        pieces, size = [], 0
+        while size < block_bytes:
+            try:
+                piece = stream.read1(min(io.DEFAULT_BUFFER_SIZE, block_bytes - size))  # as _Lines' readline reads it
+            except _DECOMPRESS_ERRORS as exc:
+                data = b"".join(pending + pieces)
+                whole = data[:data.rfind(b"\n") + 1]  # _Lines has read these lines, and a partial one past the bound
+                partial = data[len(whole):]
+                checked = _Lines(io.BytesIO(whole + partial[:MAX_LINE_BYTES + 1] if len(partial) > MAX_LINE_BYTES else whole),
+                                 name, None)
+                checked.lineno = lineno
+                for _ in checked:
+                    pass
+                raise FastTextError(f"{name}:{checked.lineno + 1}: corrupt or truncated {compression} data ({exc})") from None
+            if not piece:
+                break
+            pieces.append(piece)
+            size += len(piece)
+        return b"".join(pieces)
+
+    while True:
+        chunk = stream.read(block_bytes) if compression is None else read_decompressed()
+        if not chunk and not pending:
+            return
+        cut = chunk.rfind(b"\n") + 1 if chunk else pending_bytes  # at EOF the last line needs no \n
+        if b"\x00" in chunk:
+            fail(b"".join(pending) + chunk)
+        if chunk and cut == 0:  # no line ends in this chunk
+            pending.append(chunk)
+            pending_bytes += len(chunk)
+            if pending_bytes > MAX_LINE_BYTES:
+                fail(b"".join(pending))
+            continue
+        raw = b"".join(pending) + chunk[:cut] if chunk else b"".join(pending)
+        rest = chunk[cut:] if chunk else b""
+        pending, pending_bytes = ([rest], len(rest)) if rest else ([], 0)
+        if raw.find(b"\n") > MAX_LINE_BYTES or (not chunk and len(raw) > MAX_LINE_BYTES):
+            fail(raw)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            fail(raw)
+        if lineno == 0:
+            text = text.lstrip("\ufeff")
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        if lineno == 0 and lines and excel_sep_line(lines[0], name):  # sep=, (Excel): a blank line
+            lines[0] = ""
+        lineno += len(lines)
+        yield raw, [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+# Lines that end in a carriage return alone (Excel's "CSV (Macintosh)", classic Mac OS) read as one long line.
+_LONE_CR_HINT = ("; its lines seem to end in a lone carriage return (\\r, an old Mac file): convert the line breaks "
+                 "to \\n (e.g. tr '\\r' '\\n')")
+
+
+def _has_lone_cr(line):
+    return "\r" in line.rstrip("\r\n")
+
+
+def leading_blank_lines(it):
+    """``(blank lines, first other line)`` taken from the iterator ``it`` (that line ``None`` if there is none):
+    a file's format is judged by its first line with text."""
+    blank = []
+    first = next(it, None)
+    while first is not None and not first.strip():
+        blank.append(first)
+        first = next(it, None)
+    return blank, first
+
+
+def _chain(first, rest):
+    yield from first
+    yield from rest
