@@ -587,8 +587,9 @@ def _undeclared_header(records):
     review of one word naming a class column whose class recurs below it (``2,Stars``); or a header of one text
     column (``review``) over records of one field each, which it is not one of (a first line ``review`` that occurs
     again is a review)."""
-    from .data import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, index_header_start,
-                       labeled_csv_records, one_column_text_header)
+    from .columns import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, index_header_start,
+                          one_column_text_header)
+    from .data import labeled_csv_records
 
     rows = [record for record in records if record]
     if len(rows) < 2:  # a header alone: a review, as predict answers it with --format text
@@ -606,10 +607,11 @@ def _undeclared_header(records):
 
 def _tab_separated(text):
     """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (cli._csv_input_check): its first line (after
-    blank ones) a TSV's header row (data.tsv_header_line: a tab before any comma, its fields column names) and the
+    blank ones) a TSV's header row (columns.tsv_header_line: a tab before any comma, its fields column names) and the
     records after it as wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line
     is not split."""
-    from .data import HEADER_LOOKAHEAD, labeled_csv_records, tsv_header_line
+    from .columns import HEADER_LOOKAHEAD, tsv_header_line
+    from .data import labeled_csv_records
 
     lines = (line for line in io.StringIO(text, newline="") if line.strip())
     first = next(lines, None)

@@ -750,7 +750,7 @@ def test_a_lone_surrogate_escape_in_a_json_request_is_the_replacement_character_
     """"\\ud83d" without its other half (a tweet cut inside an emoji) is valid JSON but no character. Training and
     predict read it in a JSON Lines file as U+FFFD; the endpoint answered the whole request (in Batch Transform: its
     mini-batch, failing the job) with a 400. It is U+FFFD now, for every JSON shape; a pair is its one emoji."""
-    from fasttext_lib.data import jsonl_texts
+    from fasttext_lib.jsonl import jsonl_texts
 
     status, _, response = endpoint.invoke(body, content_type, accept)
     assert status == 200, response
