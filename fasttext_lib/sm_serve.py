@@ -11,7 +11,10 @@ settings, labels) attached, and the three functions below do the rest:
   ``application/jsonlines`` (Batch Transform's ``SplitType=Line``: ``{"source": "review", "k": 2}`` per
   line, BlazingText's shape), ``text/plain`` (one review per line; one line with lone ``\\r`` inside is a 400) or ``text/csv`` (one review per record; when
   the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored;
-  ``text/csv; header=present``: the first record is a header, not answered);
+  ``text/csv; header=present``: the first record is a header, not answered by an endpoint; in Batch Transform
+  answered with :class:`FieldNames`, so that each record of a mini-batch has its answer; without the parameter, a
+  header row predict would recognize is read as one and answered with :class:`FieldNames`; a body whose first line
+  is a TSV's header row is read tab-separated);
   a leading UTF-8 BOM is skipped;
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
   one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
@@ -25,7 +28,7 @@ settings, labels) attached, and the three functions below do the rest:
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
-  UTF-8), non-string items, text with lone surrogates and requests without any text.
+  UTF-8), non-string items and requests without any text (a JSON string's lone surrogate escape is U+FFFD).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
 Content-Type is exactly ``application/json`` or ``text/csv`` (its ``UTF8_TYPES``), and answers a
@@ -36,12 +39,14 @@ decodes them with the request's charset and answers 400 when they do not decode.
 Serving imports neither the training modules nor tqdm (the inference containers have no tqdm):
 tests/test_architecture.py checks it.
 """
+import contextlib
 import csv
 import http
 import io
 import itertools
 import json
 import os
+import re
 
 from .errors import FastTextError
 
@@ -276,6 +281,8 @@ class Reviews(list):
     records = None  # text/csv: each record's fields (the review is its fields joined with commas)
     quoted = False  # text/csv: the first record's first field is quoted
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
+    header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
+    lead_blank = 0         # FieldNames (Batch Transform's, or one not declared); the blank records as blank lines
 
 
 def _configuration(config):
@@ -301,6 +308,17 @@ def _json_kind(value):
     return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole_characters(text):
+    """A JSON string's lone surrogate escape (``"\\ud83d"`` without its other half: a tweet cut inside an emoji) as
+    U+FFFD, the replacement character, as training and predict read one in a JSON Lines file (a UTF-8 decoder makes
+    the same of half a character; a pair, ``"\\ud83d\\ude00"``, is its one emoji). It was a 400 that failed the
+    whole request (in Batch Transform: the job) for a file the CLI reads."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def _json_texts(payload):
     top = None
     if isinstance(payload, dict):
@@ -319,7 +337,7 @@ def _json_texts(payload):
     bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
     if bad:
         raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {_json_kind(payload[bad[0]])}")
-    texts = Reviews(payload)
+    texts = Reviews(_whole_characters(item) for item in payload)
     texts.top = top
     return texts
 
@@ -382,7 +400,7 @@ def _jsonlines_texts(text):
             top = _configuration({key: record[key] for key in ("k", "threshold") if key in record})
         except RequestError as exc:
             raise RequestError(400, f"line {number}: {exc.message}") from None
-        texts.append(record["source"])
+        texts.append(_whole_characters(record["source"]))
         texts.top.append(top)
     if not texts:
         raise RequestError(400, "request holds no JSON lines")
@@ -420,10 +438,11 @@ def input_fn(request_body, content_type):
             _refuse_lone_cr(texts)
         else:
             texts = _csv_request(text, _media_params(content_type)[1].get("header", ""))
-    if not getattr(texts, "lines", False) and not any(t.strip() for t in texts):  # a JSON line is a record even
-        raise RequestError(400, "request holds no review text")                    # when its review is empty
-    for i, text in enumerate(texts):  # a lone surrogate ("\ud800" in JSON, or a charset such as unicode_escape)
-        try:                          # failed in featurization, as a 500
+    if not getattr(texts, "lines", False) and not any(t.strip() for t in texts) \
+            and not getattr(texts, "header_record", False):  # (a JSON line is a record even when its review is empty;
+        raise RequestError(400, "request holds no review text")  # Batch Transform's header record alone is answered)
+    for i, text in enumerate(texts):  # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are
+        try:                          # U+FFFD by now) failed in featurization, as a 500
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
             where = f"line {i + 1}" if getattr(texts, "lines", False) else f"review {i}"
@@ -438,7 +457,8 @@ def _csv_request(text, header):
     the first is a labeled row (the class first).
 
     ``header``: the Content-Type's ``header`` parameter (RFC 4180). ``present``: the first record is the header,
-    not answered (it was scored as a review, every answer after it one off); when training recognizes its column
+    not answered (it was scored as a review, every answer after it one off; in Batch Transform it is answered with
+    :class:`FieldNames` by predict_fn, one answer a record); when training recognizes its column
     names (``label,text``, ``text,label``, ``"Class Index","Title","Description"``), each record's text columns
     are answered, the class column not scored; when it names text columns only (``title,body``), each record's
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
@@ -452,39 +472,68 @@ def _csv_request(text, header):
     if header not in ("", "present", "absent"):
         raise RequestError(400, f'text/csv: header must be "present" or "absent" (RFC 4180), got {header!r}')
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
-    stream = io.StringIO(text, newline="")
-    reader = csv.reader(stream, strict=True)
-    records, spanned = [], False  # spanned: a record read before an error went on over a line break (CSV's quoting)
-    try:
-        names, start, blank = None, 0, 0
-        if header == "present":
-            first = next(reader, None)
-            while first == []:  # blank lines before the header: records all the same, as the numbers below count them
-                blank, first = blank + 1, next(reader, None)
-            if first is not None and (_short_header(first) or one_column_text_header(first) or index_header_start(first)
-                                      or not in_batch_transform(os.environ)):
-                names, start = first, stream.tell()
-            else:  # a later Batch Transform mini-batch: its first record is data
-                stream.seek(0)
-                reader = csv.reader(stream, strict=True)
-                blank = 0
-        line = reader.line_num
-        for record in reader:
-            records.append(record)
-            spanned, line = spanned or reader.line_num - line > 1, reader.line_num
-    except csv.Error as exc:
-        # A file with a header row is CSV written by a program, and so is a body whose records went on over line
-        # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a line
-        # at a time, such a record was answered as two reviews, every answer after it one off.
-        if header == "present" or spanned:
-            raise RequestError(400, f"request body is not valid CSV: {exc}") from None
-        records = _csv_lines(text)
+    # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
+    # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
+    delimiter = "\t" if header != "absent" and _tab_separated(text) else ","
+    fell_back = False  # a body that is not valid CSV, read a line at a time
+    for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_NONE):
+        stream = io.StringIO(text, newline="")
+        reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
+        records, spanned = [], False  # spanned: a record read before an error went on over a line break (CSV's quoting)
+        try:
+            names, start, blank = None, 0, 0
+            if header == "present":
+                first = next(reader, None)
+                while first == []:  # blank lines before the header: records all the same, as the numbers below count them
+                    blank, first = blank + 1, next(reader, None)
+                if first is not None and (_short_header(first) or one_column_text_header(first)
+                                          or index_header_start(first) or not in_batch_transform(os.environ)):
+                    names, start = first, stream.tell()
+                else:  # a later Batch Transform mini-batch: its first record is data
+                    stream.seek(0)
+                    reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
+                    blank = 0
+            line = reader.line_num
+            for record in reader:
+                records.append(record)
+                spanned, line = spanned or reader.line_num - line > 1, reader.line_num
+            if spanned and header != "present" and delimiter == "," and len({len(r) for r in records if r}) > 1:
+                # Quotes that went on over line breaks in a body whose records differ in width: no CSV writer wrote
+                # it (pandas, csv and R quote every comma in a field, so their records are all as wide), the SDK's
+                # CSVSerializer did, one review a line, unquoted; one review opening a quotation mark at its start and
+                # a later one closing one at its end were read as one record over the lines between: fewer answers
+                # than reviews, every answer after them off. Read a line at a time, as a body that is not valid CSV.
+                records, fell_back = _csv_lines(text), True
+            break
+        except csv.Error as exc:
+            if delimiter == "\t" and not spanned and quoting != csv.QUOTE_NONE:
+                continue  # a TSV whose quotation marks are no CSV quoting (GLUE's): each line split at its tabs, as
+                #           pd.read_csv(sep="\t", quoting=3) reads it
+            # A file with a header row is CSV written by a program, and so is a body whose records went on over line
+            # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a
+            # line at a time, such a record was answered as two reviews, every answer after it one off.
+            if header == "present" or spanned or delimiter == "\t":
+                tabs = " (read tab-separated: its first line is a tab-separated header row)" if delimiter == "\t" else ""
+                raise RequestError(400, f"request body is not valid CSV{tabs}: {exc}") from None
+            records = _csv_lines(text)
+            fell_back = True
+            break
+    undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and _undeclared_header(records))
+    if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): answered with the
+        #             answer's field names
+        blank = next(i for i, record in enumerate(records) if record)
+        names, records = records[blank], records[blank + 1:]
     if (names is not None and in_batch_transform(os.environ) and _header_layout(names) is not None
             and _header_columns(names, records[:HEADER_LOOKAHEAD]) is None):
         # a later mini-batch whose first record only reads like a header: a review that is one word naming a class
         # column (2,Stars; positive,Score: its class recurs below it, columns._header_columns) was skipped, unanswered,
         # and every answer after it one off
         records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
+    # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
+    # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
+    # answer one record off. There they are answered (predict_fn): the header with the answer's field names; so is an
+    # undeclared header, whose request counts it among its records.
+    lead = (blank, names is not None and (undeclared or in_batch_transform(os.environ)))
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          _csv_texts numbers them)
     shown = names  # the header as the request writes it
@@ -500,19 +549,19 @@ def _csv_request(text, header):
         # a header of text columns only (title,body): no class column, every column text (only the body was
         # answered, the title dropped as if it were a class)
         try:
-            return Reviews(table_texts(zip(records, itertools.count(first_number)), names,
-                                       table_text_columns(names, records[:HEADER_LOOKAHEAD]),
-                                       lambda number: f"CSV record {number}"))
+            return _led(Reviews(table_texts(zip(records, itertools.count(first_number)), names,
+                                            table_text_columns(names, records[:HEADER_LOOKAHEAD]),
+                                            lambda number: f"CSV record {number}")), lead)
         except FastTextError as exc:
             raise RequestError(400, str(exc)) from None
     layout = _header_layout(names) if names is not None else None
     if layout is not None:  # a table's prose columns beside its named text columns are text, as training reads them
         layout = header_text_columns(names, layout, records[:HEADER_LOOKAHEAD])
     if layout is None:
-        texts = Reviews(",".join(record) for record in records)
+        texts = Reviews(delimiter.join(record) for record in records)
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
         texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
-        return texts
+        return _led(texts, lead)
     label_col, text_cols = layout
     # As training reads the rows (data._csv_row_to_example): the class first and every other column text
     # (label,text): a record's columns after the class are all its text, an unquoted comma's too (only the column
@@ -526,8 +575,61 @@ def _csv_request(text, header):
         raise RequestError(400, f"CSV record {bad + first_number} has {len(records[bad]) + index} column(s), but the "
                                 f"header ({','.join(shown)}) names {len(shown)}{comma}")
     _refuse_metadata_columns(records, layout, names)
-    return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
-                   for record in records)
+    return _led(Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
+                        for record in records), lead)
+
+
+def _undeclared_header(records):
+    """Is the first record of a ``text/csv`` body without ``header=present`` (after blank ones) a header row, as
+    ``predict`` recognizes one in a file (cli._csv_input_check)? pandas' ``to_csv()`` writes one; the SDK's
+    ``CSVSerializer`` never does. It is when it is a header row training recognizes (``label,text``; ``,label,text``
+    with pandas' index; data.labeled_csv_records: at least half the records after it as wide as it), and not a
+    review of one word naming a class column whose class recurs below it (``2,Stars``); or a header of one text
+    column (``review``) over records of one field each, which it is not one of (a first line ``review`` that occurs
+    again is a review)."""
+    from .columns import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, index_header_start,
+                          one_column_text_header)
+    from .data import labeled_csv_records
+
+    rows = [record for record in records if record]
+    if len(rows) < 2:  # a header alone: a review, as predict answers it with --format text
+        return False
+    first, rest = rows[0], rows[1:HEADER_LOOKAHEAD + 1]
+    if one_column_text_header(first):
+        name = first[0].strip().lower()
+        return all(len(r) == 1 for r in rows[1:]) and not any(r[0].strip().lower() == name for r in rows[1:])
+    if not (_short_header(first) or index_header_start(first)):
+        return False
+    if _header_layout(first) is not None and _header_columns(first, rest) is None:
+        return False
+    return labeled_csv_records([first] + rest, False, (), header=True)
+
+
+def _tab_separated(text):
+    """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (cli._csv_input_check): its first line (after
+    blank ones) a TSV's header row (columns.tsv_header_line: a tab before any comma, its fields column names) and the
+    records after it as wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line
+    is not split."""
+    from .columns import HEADER_LOOKAHEAD, tsv_header_line
+    from .data import labeled_csv_records
+
+    lines = (line for line in io.StringIO(text, newline="") if line.strip())
+    first = next(lines, None)
+    if first is None or not tsv_header_line(first):
+        return False
+    records = []
+    with contextlib.suppress(csv.Error):
+        records = list(csv.reader([first] + list(itertools.islice(lines, HEADER_LOOKAHEAD)), delimiter="\t"))
+    return labeled_csv_records(records, False, (), header=True)
+
+
+def _led(texts, lead):
+    """``texts`` with ``lead`` = (blank records before the header, is the header answered: in a Batch Transform
+    mini-batch, or not declared by header=present): answered ahead of the reviews by predict_fn, so that every record
+    has its answer."""
+    if lead[1]:
+        texts.lead_blank, texts.header_record = lead
+    return texts
 
 
 def _csv_lines(text):
@@ -626,6 +728,9 @@ def predict_fn(input_data, model):
     top = getattr(input_data, "top", None)
     answers = Answers()
     answers.ranked, answers.lines = top is not None, bool(getattr(input_data, "lines", False))
+    if getattr(input_data, "header_record", False):  # a CSV header record that is answered (Batch Transform, undeclared)
+        blank = getattr(input_data, "lead_blank", 0)
+        answers.extend((predictor.predict([""]) * blank if blank else []) + [FieldNames()])
     size = 0
     for start in range(0, len(texts), RESPONSE_CHECK_REVIEWS):
         chunk = texts[start:start + RESPONSE_CHECK_REVIEWS]
@@ -645,6 +750,16 @@ def predict_fn(input_data, model):
             raise _too_big(start + len(chunk), len(texts), size)
         answers.extend(part)
     return answers
+
+
+class FieldNames(dict):
+    """The answer to a CSV header record in Batch Transform (``text/csv; header=present``) or one the request did not
+    declare (plain ``text/csv``): the answer's field names where an answer's values go, ``{"label": "label", "probability": "probability", "class_id": "class_id"}``
+    (JSON Lines: ``{"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}``), so that every record has
+    its answer and, joined to the input (``join_source="Input"``), the header row is joined to names."""
+
+    def __init__(self):
+        super().__init__(label="label", probability="probability", class_id="class_id")
 
 
 def _accept_weights(accept):
@@ -704,6 +819,9 @@ def _jsonlines_body(answers, ranked):
     mini-batch's answer, and a line end of ours there would leave a blank line between mini-batches."""
     out = []
     for answer in answers:
+        if isinstance(answer, FieldNames):
+            out.append(json.dumps({"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}))
+            continue
         classes = answer if ranked else [answer]
         out.append(json.dumps({"label": [c["label"] for c in classes], "prob": [c["probability"] for c in classes],
                                "class_id": [c["class_id"] for c in classes]}))

@@ -48,6 +48,8 @@ REGISTRY = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
 FAST = {"epochs": 3, "batch_size": 256, "emsize": 32, "ngrams": 2, "buckets": 5000}
 REVIEWS = ["The pasta was great and the staff were friendly!", "Not good. Cold food and a long wait.", ""]
 NAMES = {"1": "negative", "2": "positive"}
+# a Batch Transform CSV's header record's answer: the answer's field names
+HEADER_ANSWER = {"label": "label", "probability": "probability", "class_id": "class_id"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,6 +559,34 @@ def test_a_csv_body_with_a_review_over_two_lines_and_a_bad_record_is_refused_not
     assert list(sm_serve.input_fn(sdk, "text/csv")) == reviews[1:] + ['"Best buy ever" until it broke']
 
 
+@pytest.mark.parametrize("reviews", [
+    ['"Loved it', "Cold soup.", 'The waiter said: on the house"', "Great phone, but the battery dies fast."],
+    ["Great phone, but slow.", '"Best buy ever', "no complaints", 'Would buy again"', "ok"],
+])
+def test_the_sdks_csv_serializer_of_a_quote_pair_over_lines_is_answered_one_review_per_line(endpoint, served, reviews):
+    """The SDK's CSVSerializer writes reviews one a line, unquoted. One opening a quotation mark at its start and a
+    later one closing one at its end make a body that is valid CSV as a whole: it was read as one record over the
+    lines between, fewer answers than reviews and every answer after them off. Records of different widths (a
+    review's unquoted comma) show no CSV writer wrote it (pandas quotes every comma in a field): a line at a time."""
+    from sagemaker.serializers import CSVSerializer
+
+    body = CSVSerializer().serialize(reviews)
+    status, _, response = endpoint.invoke(body.encode(), "text/csv", "application/json")
+    assert status == 200, response
+    assert json.loads(response) == served[1].predict(reviews)
+
+
+def test_a_program_written_csv_with_a_review_over_lines_stays_one_record(served):
+    """pandas writes every record as wide as the others, a comma or a line break in a field quoted: a review over
+    several lines is one record, whatever the width of the table."""
+    import pandas as pd
+
+    texts = ["Great phone.\nThe battery, sadly, dies fast.", "cold soup", 'he said "fine"\nand left', "nice", "bad"]
+    for frame in (pd.DataFrame({"label": [2, 1, 1, 2, 1], "text": texts}), pd.DataFrame({"text": texts})):
+        body = frame.to_csv(header=False, index=False)
+        assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == served[1].predict(texts)
+
+
 def test_the_endpoint_answers_with_the_names_the_bundle_stores(endpoint, served):
     texts = ["great, friendly, tasty", "cold food, rude staff, awful"]
     status, _, response = endpoint.invoke(json.dumps(texts).encode(), "application/json", "application/json")
@@ -698,13 +728,43 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
     (b'{"source": "a"}\n{"source": "b"\n', "line 2 is not valid JSON: Expecting ',' delimiter at column 15"),
     (b'{"source": "a", "k": 0}\n', "line 1: configuration: k must be a whole number >= 1"),
     (b'{"source": "a"}\n{"source": "b", "threshold": 2}\n', "line 2: configuration: threshold must be a probability"),
-    (b'{"source": "\\ud800"}\n', "line 1 is not valid Unicode text"),
     (b"", "request holds no JSON lines"),
     (b'{"source": "caf\xe9"}\n', "request body is not valid utf-8 text"),  # bytes reach input_fn undecoded: a 400
 ])
 def test_bad_json_lines_get_a_one_line_400_naming_the_line(endpoint, body, message):
     status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
     assert status == 400 and message in response.splitlines()[0], response
+
+
+@pytest.mark.parametrize("body, content_type, accept", [
+    (b'["great food", "cut \\ud83d here \\ud83d\\ude00"]', "application/json", "application/json"),
+    (b'{"instances": ["great food", "cut \\ud83d here \\ud83d\\ude00"], "configuration": {"k": 1}}',
+     "application/json", "application/json"),
+    (b'{"source": "great food"}\n{"source": "cut \\ud83d here \\ud83d\\ude00", "k": 1}\n', "application/jsonlines",
+     "application/jsonlines"),
+    (b'{"stars": 5.0, "text": "great food"}\n{"stars": 1.0, "text": "cut \\ud83d here \\ud83d\\ude00"}\n',
+     "application/jsonlines", "application/jsonlines"),
+])
+def test_a_lone_surrogate_escape_in_a_json_request_is_the_replacement_character_as_in_a_file(endpoint, served, tmp_path,
+                                                                                          body, content_type, accept):
+    """"\\ud83d" without its other half (a tweet cut inside an emoji) is valid JSON but no character. Training and
+    predict read it in a JSON Lines file as U+FFFD; the endpoint answered the whole request (in Batch Transform: its
+    mini-batch, failing the job) with a 400. It is U+FFFD now, for every JSON shape; a pair is its one emoji."""
+    from fasttext_lib.jsonl import jsonl_texts
+
+    status, _, response = endpoint.invoke(body, content_type, accept)
+    assert status == 200, response
+    texts = ["great food", "cut \ufffd here \U0001f600"]
+    (tmp_path / "reviews.jsonl").write_bytes(body)
+    if b'"text"' in body:  # what predict reads in the same lines as a file
+        assert list(jsonl_texts(open(tmp_path / "reviews.jsonl", encoding="utf-8").read().splitlines(),
+                                "reviews.jsonl")) == texts
+    if accept == "application/jsonlines":  # (each line ranked, as a JSON Lines request's always are)
+        assert read_lines(response) == blazingtext_lines(served[1].predict_top(texts, k=1), ranked=True)
+    elif b"instances" in body:
+        assert json.loads(response) == served[1].predict_top(texts, k=1)
+    else:
+        assert json.loads(response) == served[1].predict(texts)
 
 
 def test_the_toolkit_decodes_json_and_csv_itself_until_model_fn_takes_them_off_its_list(endpoint):
@@ -858,7 +918,6 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'{"source": "a"}\r{"source": "b"}\r', "application/jsonlines", 400,
      "line 1 is not valid JSON: Extra data at column 17; its lines seem to end in a lone carriage return"),
     (b"[" * 100000, "application/json", 400, "not valid JSON: nested too deeply"),
-    (b'["ok", "\\ud800 tasty"]', "application/json", 400, "review 1 is not valid Unicode text"),
     (b"ok\n\\udfff", "text/plain; charset=unicode_escape", 400, "review 1 is not valid Unicode text"),
     (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
     # UTF-16 without a byte order mark is valid UTF-8 with a NUL after every ASCII letter: each line was answered
@@ -1355,13 +1414,13 @@ def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_wi
                                               "application/json")
         assert status == 200, response
         answers += json.loads(response)
-    assert answers == served[1].predict(list(frame.iloc[:, -1]))
+    assert answers == [HEADER_ANSWER] + served[1].predict(list(frame.iloc[:, -1]))  # one answer a line, the header's too
 
 
 @pytest.mark.parametrize("body, texts", [
     (b"2,Stars\n1,cold soup\n2,great food\n1,rude staff\n", ["Stars", "cold soup", "great food", "rude staff"]),
     (b'"1","Rating"\n"1","cold soup"\n"2","great food"\n', ["Rating", "cold soup", "great food"]),
-    (b"label,text\n1,cold soup\n2,great food\n", ["cold soup", "great food"]),  # the first mini-batch: its header
+    (b"label,text\n1,cold soup\n2,great food\n", [None, "cold soup", "great food"]),  # the first mini-batch: its header
 ])
 def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_like_a_header(monkeypatch, served, body,
                                                                                           texts):
@@ -1370,7 +1429,8 @@ def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_lik
     text whatever its name: one answer short, every answer after it one off. Its class recurs below it: data."""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     reviews = sm_serve.input_fn(body, "text/csv; header=present")
-    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(texts)
+    assert sm_serve.predict_fn(reviews, served[0]) == \
+        [HEADER_ANSWER if t is None else a for t, a in zip(texts, served[1].predict([t or "" for t in texts]))]
 
 
 @pytest.mark.parametrize("body, texts", [
@@ -1385,6 +1445,37 @@ def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
         served[1].predict(texts)
+
+
+@pytest.mark.parametrize("body, texts", [
+    (b"label,text\n2,great food\n1,cold soup\n", ["great food", "cold soup"]),
+    (b"\n\n,label,text\n0,2,great food\n1,1,cold soup\n", ["", "", "great food", "cold soup"]),  # blank lines first
+    (b"review\r\ngreat food\r\ncold soup\r\n", ["great food", "cold soup"]),
+    (b"label,text\n", []),  # SingleRecord: the header record is a mini-batch of its own
+])
+def test_batch_transform_answers_a_csv_files_header_record_with_the_answers_field_names(endpoint, served, monkeypatch,
+                                                                                       body, texts):
+    """join_source="Input" joins answer i to record i of the mini-batch (and, without it, the output holds one
+    answer a line): the first mini-batch of a text/csv; header=present file holds the header, which was skipped
+    unanswered, so that mini-batch had one answer fewer than its records (its blank lines before the header too):
+    the job failed or every joined answer was one record off. The header record is answered with the answer's field
+    names now, in either form; an endpoint's request (not Batch Transform) still gets answers for its rows only."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    answers = served[1].predict(texts) if texts else []
+    lead = [a for t, a in zip(texts, answers) if t == ""]
+    rows = answers[len(lead):]
+    status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/json")
+    assert status == 200, response
+    assert json.loads(response) == lead + [HEADER_ANSWER] + rows
+    status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/jsonlines")
+    assert status == 200, response
+    assert read_lines(response) == blazingtext_lines(lead, False) + [
+        {"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}] + blazingtext_lines(rows, False)
+    assert len(read_lines(response)) == len(body.splitlines())  # one answer a line of the file
+    monkeypatch.delenv("SAGEMAKER_BATCH")
+    if texts:
+        status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/json")
+        assert status == 200 and json.loads(response) == rows, response
 
 
 def test_batch_transform_request_as_the_readme_makes_it(sm, bundle, served, tmp_path):
@@ -1598,6 +1689,85 @@ def test_a_csv_request_with_pandas_index_column_first_is_answered_without_it(end
     status, _, response = endpoint.invoke(body, "text/csv; header=present", "application/json")
     assert status == 200, response
     assert json.loads(response) == served[1].predict(texts)
+
+
+@pytest.mark.parametrize("shape", ["index", "index=False", "crlf, text first", "blank line first"])
+def test_a_tsv_sent_as_text_csv_is_read_tab_separated_as_predict_reads_it(endpoint, served, shape):
+    """df.to_csv(sep="\\t") bytes sent as text/csv: predict reads such a file as TSV (its first line a header row), the
+    endpoint read each line whole, the class and pandas' row number scored as words of the review, and a review's
+    comma split it. It is read tab-separated now: each record's text columns, the class not scored. Declared
+    (header=present), the header is not answered; undeclared, it is answered with the answer's field names (one
+    answer a record)."""
+    import pandas as pd
+
+    texts = ["great food, really", "cold soup", 'he said "fine"', "nice\tstaff"]
+    frame = pd.DataFrame({"label": [2, 1, 2, 2], "text": texts})
+    if shape.startswith("crlf"):
+        frame = frame[["text", "label"]]
+    body = frame.to_csv(sep="\t", index=shape == "index", lineterminator="\r\n" if shape.startswith("crlf") else "\n")
+    body = ("\n" if shape == "blank line first" else "") + body
+    answers = served[1].predict(texts)
+    status, _, response = endpoint.invoke(body.encode(), "text/csv; header=present", "application/json")
+    assert status == 200 and json.loads(response) == answers, response
+    status, _, response = endpoint.invoke(body.encode(), "text/csv", "application/json")
+    lead = served[1].predict([""]) if shape == "blank line first" else []
+    assert status == 200 and json.loads(response) == lead + [HEADER_ANSWER] + answers, response
+
+
+@pytest.mark.parametrize("shape", ["df.to_csv()", "index=False", "df[['review']]", "text,label"])
+def test_a_csv_header_row_sent_without_header_present_is_read_as_predict_reads_it(endpoint, served, monkeypatch, shape):
+    """pandas' to_csv() writes a header row (the SDK's CSVSerializer never does). Sent as plain text/csv, it was
+    answered as a review, and under label,text every row's class (and pandas' row number) scored as words of its
+    review, where predict recognizes the header and reads each row's text columns. The header is recognized as
+    predict recognizes it now, each record read as the header names its columns, and the header record is answered
+    with the answer's field names: one answer a record, so a Batch Transform mini-batch after it, which holds no
+    header, stays in step."""
+    import pandas as pd
+
+    texts = ["great food, friendly staff", "cold soup", "would go again", "rude waiter"]
+    frame = pd.DataFrame({"label": [2, 1, 2, 1], "text": texts})
+    if shape == "df[['review']]":
+        frame = frame[["text"]].rename(columns={"text": "review"})
+    if shape == "text,label":
+        frame = frame[["text", "label"]]
+    body = frame.to_csv(index=shape == "df.to_csv()").encode()
+    status, _, response = endpoint.invoke(body, "text/csv", "application/json")
+    assert status == 200 and json.loads(response) == [HEADER_ANSWER] + served[1].predict(texts), response
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    status, _, response = endpoint.invoke(body, "text/csv", "application/jsonlines")
+    assert status == 200 and len(read_lines(response)) == len(body.splitlines()), response
+
+
+@pytest.mark.parametrize("body", [
+    b"review\ngreat food\nreview\n",  # a first line that occurs again: a review
+    b"Review\ngreat phone, but slow\ncold soup\n",  # records wider than a header of one column: reviews
+    b"label,text\n",  # a header alone: answered as a review, as predict's --format text does
+    b"label,text\ngreat food\ncold soup\nnice\n",  # rows not as wide as it
+])
+def test_a_text_csv_first_line_that_only_looks_like_a_header_is_a_review(served, body):
+    reviews = sm_serve.input_fn(body, "text/csv")
+    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(body.decode().splitlines())
+
+
+def test_a_tsv_whose_quotation_marks_are_no_csv_quoting_is_split_at_its_tabs(served):
+    """GLUE's TSVs quote nothing: a sentence that opens with a quotation mark is no CSV quoting. Read tab-separated
+    with CSV's quoting, such a body was a 400; its lines are split at their tabs, the marks kept, as
+    pd.read_csv(sep="\\t", quoting=3) reads them."""
+    body = b'sentence\tlabel\nit \'s a "charming" movie\t1\n"yes" , it is\t0\ndull "\t0\n'
+    reviews = sm_serve.input_fn(body, "text/csv; header=present")
+    assert list(reviews) == ['it \'s a "charming" movie', '"yes" , it is', 'dull "']
+    with pytest.raises(sm_serve.RequestError, match=r"not valid CSV \(read tab-separated: its first line is a tab-sep"):
+        sm_serve.input_fn(b'label\ttext\n2\t"great\nfood"\n1\t"cold" soup\n', "text/csv")  # real quoting, then an error
+
+
+@pytest.mark.parametrize("body", [
+    b"great food\tloved it\ncold soup\nnice staff\n",  # a review holding a tab
+    b"Summary\tworks great\ncold soup\nnice staff\n",  # a first review of a column's name, a tab, short words
+    b"label\ttext\n",  # the header alone: no rows to read tab-separated
+])
+def test_a_text_csv_review_holding_a_tab_is_not_split(served, body):
+    reviews = sm_serve.input_fn(body, "text/csv")
+    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(body.decode().splitlines())
 
 
 @pytest.mark.parametrize("body, message", [
