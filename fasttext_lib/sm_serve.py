@@ -584,9 +584,9 @@ def _undeclared_header(records):
     ``predict`` recognizes one in a file (cli._csv_input_check)? pandas' ``to_csv()`` writes one; the SDK's
     ``CSVSerializer`` never does. It is when it is a header row training recognizes (``label,text``; ``,label,text``
     with pandas' index; data.labeled_csv_records: at least half the records after it as wide as it), and not a
-    review of one word naming a class column whose class recurs below it (``2,Stars``); or a header of one text
-    column (``review``) over records of one field each, which it is not one of (a first line ``review`` that occurs
-    again is a review)."""
+    review of one word naming a class column whose class recurs below it (``2,Stars``), nor one with a space after a
+    comma, as prose writes one (``Overall, highly recommended.``); or a header of one text column (``review``) over
+    records of one field each, which it is not one of (a first line ``review`` that occurs again is a review)."""
     from .columns import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, index_header_start,
                           one_column_text_header)
     from .data import labeled_csv_records
@@ -599,6 +599,13 @@ def _undeclared_header(records):
         name = first[0].strip().lower()
         return all(len(r) == 1 for r in rows[1:]) and not any(r[0].strip().lower() == name for r in rows[1:])
     if not (_short_header(first) or index_header_start(first)):
+        return False
+    if any(c[:1].isspace() for c in first[1:]):
+        # A space after a comma is prose's, not a CSV writer's (pandas writes its column names as they are, no space
+        # after the commas): a CSVSerializer's first review of two short phrases, one a class column's name
+        # ("Overall, highly recommended."; "Class, style and comfort."; "Great phone, overall") over reviews of one
+        # comma each was taken for the header, answered with the field names, and each review after it cut at its
+        # comma, the words before it taken for a class (or, a review without a comma among them, a 400)
         return False
     if _header_layout(first) is not None and _header_columns(first, rest) is None:
         return False

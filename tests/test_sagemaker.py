@@ -1749,6 +1749,31 @@ def test_a_text_csv_first_line_that_only_looks_like_a_header_is_a_review(served,
     assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(body.decode().splitlines())
 
 
+@pytest.mark.parametrize("first", ["Overall, highly recommended.", "Class, style and comfort.", "Great phone, overall",
+                                   "Rating, five stars!"])
+def test_a_csv_serializers_first_review_of_short_phrases_is_no_header(endpoint, served, monkeypatch, first):
+    """The SDK's CSVSerializer sends reviews one a line, unquoted. A first review of two short phrases, one a class
+    column's name, over reviews of one comma each (real lines of the Amazon snippets) was taken for an undeclared
+    header row: answered with the field names, each review after it cut at its comma, the words before it scored as
+    nothing (a class), and with a review without a comma among them the request was a 400. A space after a comma is
+    prose's, not a CSV writer's: every line is a review, as before the undeclared header was read."""
+    from sagemaker.serializers import CSVSerializer
+
+    reviews = [first, "after @ 3 months, it stoppped playing higher number scenes on dvds.",
+               "yes there is a corner lens barrel distortion (i don't like it too but no harm done since i always use "
+               "the camea lcd screen to see exactly what i'm going to get) in the viewfinder when you don't zoom (when "
+               "you zoom the lens distortion goes away), canon knows this and engineered it that way to minimize the "
+               "parallax phenomenon; that is what lmost exactly ot the picture.",
+               "4) it did play my jpeg photos but wow, trying to figure it out was really something!",
+               "their customer service sucks."]
+    body = CSVSerializer().serialize(reviews).encode()
+    for batch in (False, True):
+        if batch:
+            monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+        status, _, response = endpoint.invoke(body, "text/csv", "application/json")
+        assert status == 200 and json.loads(response) == served[1].predict(reviews), response
+
+
 def test_a_tsv_whose_quotation_marks_are_no_csv_quoting_is_split_at_its_tabs(served):
     """GLUE's TSVs quote nothing: a sentence that opens with a quotation mark is no CSV quoting. Read tab-separated
     with CSV's quoting, such a body was a 400; its lines are split at their tabs, the marks kept, as
