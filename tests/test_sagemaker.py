@@ -576,6 +576,32 @@ def test_the_sdks_csv_serializer_of_a_quote_pair_over_lines_is_answered_one_revi
     assert json.loads(response) == served[1].predict(reviews)
 
 
+def test_the_sdks_csv_serializer_of_a_quote_pair_over_lines_then_an_unclosed_quote_is_answered_one_review_per_line(
+        endpoint, served, monkeypatch):
+    """Real lines (NYT editorials, Amazon snippets) sent by the SDK's CSVSerializer: one opening a quotation mark, a
+    later one closing it, records of different widths between and after (a review's unquoted commas), then one that
+    opens a quotation mark it never closes. Without that last line the body was read a line at a time; with it, it
+    was a 400 "not valid CSV" (in Batch Transform the job failed). Records of different widths show no CSV writer
+    wrote it, before an error too: a line at a time, one answer a review."""
+    from sagemaker.serializers import CSVSerializer
+
+    reviews = ['"All those sleek, fresh-from-the-sauna studs, hair full, pectorals perfect, not a gray head in sight, '
+               'not a paunch to be seen.',
+               "Soviet acceptance of Court jurisdiction in these categories of cases shows a welcome willingness to "
+               "back words with deeds.",
+               'Phooey!"',
+               "December comes in with some mixed extended weather forecasts.",
+               "The bureau estimates that there will be 100,000 in the late 1990's, and a century from now more than a "
+               "million.",
+               '"  this is the second apex dvd player i\'ve had - and the last.']
+    body = CSVSerializer().serialize(reviews).encode()
+    for batch in (False, True):
+        if batch:
+            monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+        status, _, response = endpoint.invoke(body, "text/csv", "application/json")
+        assert status == 200 and json.loads(response) == served[1].predict(reviews), response
+
+
 def test_a_program_written_csv_with_a_review_over_lines_stays_one_record(served):
     """pandas writes every record as wide as the others, a comma or a line break in a field quoted: a review over
     several lines is one record, whatever the width of the table."""
