@@ -497,7 +497,7 @@ def _csv_request(text, header):
             for record in reader:
                 records.append(record)
                 spanned, line = spanned or reader.line_num - line > 1, reader.line_num
-            if spanned and header != "present" and delimiter == "," and len({len(r) for r in records if r}) > 1:
+            if spanned and header != "present" and delimiter == "," and _unwritten(records):
                 # Quotes that went on over line breaks in a body whose records differ in width: no CSV writer wrote
                 # it (pandas, csv and R quote every comma in a field, so their records are all as wide), the SDK's
                 # CSVSerializer did, one review a line, unquoted; one review opening a quotation mark at its start and
@@ -509,6 +509,12 @@ def _csv_request(text, header):
             if delimiter == "\t" and not spanned and quoting != csv.QUOTE_NONE:
                 continue  # a TSV whose quotation marks are no CSV quoting (GLUE's): each line split at its tabs, as
                 #           pd.read_csv(sep="\t", quoting=3) reads it
+            if spanned and header != "present" and delimiter == "," and _unwritten(records):
+                # quotes over line breaks in records of different widths, as above, then an error (a review opening a
+                # quotation mark it never closes, after such a pair): the SDK's body, not a CSV writer's, read a line
+                # at a time; it was a 400 that, in Batch Transform, failed the job
+                records, fell_back = _csv_lines(text), True
+                break
             # A file with a header row is CSV written by a program, and so is a body whose records went on over line
             # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a
             # line at a time, such a record was answered as two reviews, every answer after it one off.
@@ -584,9 +590,9 @@ def _undeclared_header(records):
     ``predict`` recognizes one in a file (cli._csv_input_check)? pandas' ``to_csv()`` writes one; the SDK's
     ``CSVSerializer`` never does. It is when it is a header row training recognizes (``label,text``; ``,label,text``
     with pandas' index; data.labeled_csv_records: at least half the records after it as wide as it), and not a
-    review of one word naming a class column whose class recurs below it (``2,Stars``); or a header of one text
-    column (``review``) over records of one field each, which it is not one of (a first line ``review`` that occurs
-    again is a review)."""
+    review of one word naming a class column whose class recurs below it (``2,Stars``), nor one with a space after a
+    comma, as prose writes one (``Overall, highly recommended.``); or a header of one text column (``review``) over
+    records of one field each, which it is not one of (a first line ``review`` that occurs again is a review)."""
     from .columns import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, index_header_start,
                           one_column_text_header)
     from .data import labeled_csv_records
@@ -599,6 +605,13 @@ def _undeclared_header(records):
         name = first[0].strip().lower()
         return all(len(r) == 1 for r in rows[1:]) and not any(r[0].strip().lower() == name for r in rows[1:])
     if not (_short_header(first) or index_header_start(first)):
+        return False
+    if any(c[:1].isspace() for c in first[1:]):
+        # A space after a comma is prose's, not a CSV writer's (pandas writes its column names as they are, no space
+        # after the commas): a CSVSerializer's first review of two short phrases, one a class column's name
+        # ("Overall, highly recommended."; "Class, style and comfort."; "Great phone, overall") over reviews of one
+        # comma each was taken for the header, answered with the field names, and each review after it cut at its
+        # comma, the words before it taken for a class (or, a review without a comma among them, a 400)
         return False
     if _header_layout(first) is not None and _header_columns(first, rest) is None:
         return False
@@ -621,6 +634,12 @@ def _tab_separated(text):
     with contextlib.suppress(csv.Error):
         records = list(csv.reader([first] + list(itertools.islice(lines, HEADER_LOOKAHEAD)), delimiter="\t"))
     return labeled_csv_records(records, False, (), header=True)
+
+
+def _unwritten(records):
+    """Do a ``text/csv`` body's ``records`` differ in width, as no CSV writer's do (pandas, csv and R quote every comma
+    in a field), but the SDK's CSVSerializer's of reviews one a line, unquoted, may (a review's unquoted comma)?"""
+    return len({len(r) for r in records if r}) > 1
 
 
 def _led(texts, lead):

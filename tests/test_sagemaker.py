@@ -576,6 +576,32 @@ def test_the_sdks_csv_serializer_of_a_quote_pair_over_lines_is_answered_one_revi
     assert json.loads(response) == served[1].predict(reviews)
 
 
+def test_the_sdks_csv_serializer_of_a_quote_pair_over_lines_then_an_unclosed_quote_is_answered_one_review_per_line(
+        endpoint, served, monkeypatch):
+    """Real lines (NYT editorials, Amazon snippets) sent by the SDK's CSVSerializer: one opening a quotation mark, a
+    later one closing it, records of different widths between and after (a review's unquoted commas), then one that
+    opens a quotation mark it never closes. Without that last line the body was read a line at a time; with it, it
+    was a 400 "not valid CSV" (in Batch Transform the job failed). Records of different widths show no CSV writer
+    wrote it, before an error too: a line at a time, one answer a review."""
+    from sagemaker.serializers import CSVSerializer
+
+    reviews = ['"All those sleek, fresh-from-the-sauna studs, hair full, pectorals perfect, not a gray head in sight, '
+               'not a paunch to be seen.',
+               "Soviet acceptance of Court jurisdiction in these categories of cases shows a welcome willingness to "
+               "back words with deeds.",
+               'Phooey!"',
+               "December comes in with some mixed extended weather forecasts.",
+               "The bureau estimates that there will be 100,000 in the late 1990's, and a century from now more than a "
+               "million.",
+               '"  this is the second apex dvd player i\'ve had - and the last.']
+    body = CSVSerializer().serialize(reviews).encode()
+    for batch in (False, True):
+        if batch:
+            monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+        status, _, response = endpoint.invoke(body, "text/csv", "application/json")
+        assert status == 200 and json.loads(response) == served[1].predict(reviews), response
+
+
 def test_a_program_written_csv_with_a_review_over_lines_stays_one_record(served):
     """pandas writes every record as wide as the others, a comma or a line break in a field quoted: a review over
     several lines is one record, whatever the width of the table."""
@@ -1747,6 +1773,31 @@ def test_a_csv_header_row_sent_without_header_present_is_read_as_predict_reads_i
 def test_a_text_csv_first_line_that_only_looks_like_a_header_is_a_review(served, body):
     reviews = sm_serve.input_fn(body, "text/csv")
     assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(body.decode().splitlines())
+
+
+@pytest.mark.parametrize("first", ["Overall, highly recommended.", "Class, style and comfort.", "Great phone, overall",
+                                   "Rating, five stars!"])
+def test_a_csv_serializers_first_review_of_short_phrases_is_no_header(endpoint, served, monkeypatch, first):
+    """The SDK's CSVSerializer sends reviews one a line, unquoted. A first review of two short phrases, one a class
+    column's name, over reviews of one comma each (real lines of the Amazon snippets) was taken for an undeclared
+    header row: answered with the field names, each review after it cut at its comma, the words before it scored as
+    nothing (a class), and with a review without a comma among them the request was a 400. A space after a comma is
+    prose's, not a CSV writer's: every line is a review, as before the undeclared header was read."""
+    from sagemaker.serializers import CSVSerializer
+
+    reviews = [first, "after @ 3 months, it stoppped playing higher number scenes on dvds.",
+               "yes there is a corner lens barrel distortion (i don't like it too but no harm done since i always use "
+               "the camea lcd screen to see exactly what i'm going to get) in the viewfinder when you don't zoom (when "
+               "you zoom the lens distortion goes away), canon knows this and engineered it that way to minimize the "
+               "parallax phenomenon; that is what lmost exactly ot the picture.",
+               "4) it did play my jpeg photos but wow, trying to figure it out was really something!",
+               "their customer service sucks."]
+    body = CSVSerializer().serialize(reviews).encode()
+    for batch in (False, True):
+        if batch:
+            monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+        status, _, response = endpoint.invoke(body, "text/csv", "application/json")
+        assert status == 200 and json.loads(response) == served[1].predict(reviews), response
 
 
 def test_a_tsv_whose_quotation_marks_are_no_csv_quoting_is_split_at_its_tabs(served):
