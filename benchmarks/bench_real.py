@@ -81,8 +81,6 @@ def _vader_split(path, classes=2):
 
     Two classes: the sign of the mean rating, 0 dropped; more: :data:`RATING_BINS` (nothing dropped).
     """
-    from fasttext_lib.data import LabeledTexts
-
     labels, texts = [], []
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
