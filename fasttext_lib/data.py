@@ -179,6 +179,12 @@ def labeled_csv_records(records, quoted, classes, header=True):
     if index:
         records = [r[1:] for r in records]
     first, rest = records[0], records[1:]
+    if header and any(c[:1].isspace() for c in first[1:]):
+        # A space after a comma is prose's, not a CSV writer's (pandas, csv and R write a header's names with none): a
+        # first review of two short phrases, one a class column's name ("Overall, highly recommended."; "Great phone,
+        # overall"), over reviews with commas, was taken for a header of a class and a text column: left unanswered,
+        # and every review after it cut at its first comma, the words before it taken for its class (as the endpoint)
+        header = False
     if header and (_short_header(first) or (index and one_column_text_header(first))):
         wide = [r for r in rest if len(r) == len(first)]
         if _table_header(first) and 2 * sum(any(c[:1].isspace() for c in r[1:]) for r in wide) >= len(wide):

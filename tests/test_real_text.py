@@ -1640,7 +1640,10 @@ def test_predict_answers_a_tsv_with_a_header_per_record_for_its_text(tmp_path, b
 
 
 @pytest.mark.parametrize("first", ["Title, date", "Summary, great phone", "Text, title, date", "title,date",
-                                   "Good,text,bad", "comment,5 stars"])
+                                   "Good,text,bad", "comment,5 stars",
+                                   # a class column's name and a phrase (read as class,text: the review unanswered,
+                                   # every later one cut at its comma, its first words taken for a class)
+                                   "Overall, highly recommended.", "Great phone, overall"])
 def test_reviews_to_label_whose_first_line_is_short_phrases_and_a_text_columns_name_get_one_answer_a_line(
         tmp_path, bundle, first):
     """Plain reviews, one a line, the first a few short phrases of which one is a text column's name (``Title,
