@@ -181,7 +181,7 @@ def excel_sep_line(line, uri):
     if sep != ",":
         what = "tab" if sep == "\t" else repr(sep)
         raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {what}-separated; only "
-                            f"comma-separated CSV and fastText format are read: convert it (e.g. pandas: "
+                            f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
                             f"pd.read_csv(path, sep={sep!r}, skiprows=1).to_csv(new_path, index=False))")
     return True
 
