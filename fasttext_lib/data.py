@@ -287,8 +287,8 @@ def detect_format(first_line, uri):
     # a class column before the separator: one word, no comma (text often holds a semicolon)
     if len(cells) >= 2 and cells[0].strip() and not any(c in cells[0] for c in ", "):
         raise FastTextError(
-            f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files and fastText format are "
-            f"read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False))")
+            f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files, JSON Lines and fastText "
+            f"format are read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False))")
     json_hint = json_input(stripped.strip(), uri)
     if json_hint:
         raise FastTextError(json_hint)

@@ -192,5 +192,5 @@ def json_input(line, uri, predicting=False):
     if predicting:
         return (f"{uri}: is JSON, not one review per line; convert it (e.g. pandas: {read}[[{text!r}]]"
                 f".to_csv(new_path, index=False)), or give --format text to answer each line as it is")
-    return (f"{uri}: is JSON, which is not read as labeled data (CSV and fastText format are); convert it to CSV (e.g. "
-            f"pandas: {read}[[{label!r}, {text!r}]].to_csv(new_path, index=False))")
+    return (f"{uri}: is JSON but not JSON Lines (one object a line, which are read, as CSV, TSV and fastText format "
+            f"are); convert it to CSV (e.g. pandas: {read}[[{label!r}, {text!r}]].to_csv(new_path, index=False))")

@@ -173,15 +173,16 @@ _EXCEL_SEP = re.compile(r"sep=(.)\r?\n?")
 def excel_sep_line(line, uri):
     """Is ``line`` (a file's first line, BOM removed) Excel's separator hint? ``sep=,``: True (the caller reads it as a
     blank line, keeping line numbers; it was "cannot detect the format", and predict answered it and the header as
-    reviews); another separator: an error that says how to convert the file; else False."""
+    reviews), and so is a tab's (tab-separated files are read); another separator: an error that says how to convert
+    the file; else False."""
     match = _EXCEL_SEP.fullmatch(line)
     if match is None:
         return False
     sep = match.group(1)
-    if sep != ",":
-        what = "tab" if sep == "\t" else repr(sep)
-        raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {what}-separated; only "
-                            f"comma-separated CSV and fastText format are read: convert it (e.g. pandas: "
+    if sep not in (",", "\t"):  # a tab's before tab-separated rows: read as the TSV it is (it was refused, "only
+        #                          comma-separated CSV and fastText format are read")
+        raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
+                            f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
                             f"pd.read_csv(path, sep={sep!r}, skiprows=1).to_csv(new_path, index=False))")
     return True
 

@@ -153,7 +153,7 @@ def fetch_job_model(model_data, dest):
     """
     import json
 
-    from .bundle import CONFIG, DATA_FILES, load_bundle_files, publish_bundle
+    from .bundle import CONFIG, load_bundle_files, publish_bundle
 
     model_data = str(model_data)
     with storage.staging_dir() as tmp:
@@ -171,8 +171,9 @@ def fetch_job_model(model_data, dest):
                 with tar.extractfile(members[CONFIG]) as fin:
                     raw = fin.read()
                 try:
-                    listed = json.loads(raw).get("files") or {}
-                    wanted = [listed[name]["object"] for name in DATA_FILES if name in listed]
+                    # every file config.json lists: the data files and a compact bundle's embedding_rows.npz
+                    # (the default --compact auto writes one), which load_bundle_files then finds missing
+                    wanted = [entry["object"] for entry in (json.loads(raw).get("files") or {}).values()]
                 except (ValueError, AttributeError, TypeError, KeyError):
                     wanted = []  # load_bundle_files below names what is wrong with it
                 with open(os.path.join(extracted, CONFIG), "wb") as fout:

@@ -30,6 +30,14 @@ def parse_overrides(pairs):
     return overrides
 
 
+def _default(parameter):
+    """A parameter's default as papermill.inspect_notebook reports it (Python source), or None."""
+    try:
+        return ast.literal_eval(parameter["default"])
+    except (ValueError, SyntaxError):
+        return None
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
@@ -41,7 +49,8 @@ def main(argv=None):
     import pandas as pd
     import papermill
 
-    from fasttext_lib.workspace import name_hints
+    from fasttext_lib.errors import FastTextError, error_line
+    from fasttext_lib.workspace import check_flags, name_hints
 
     if args.in_place and overrides:
         parser.error("--in-place writes the committed notebooks: run them with their own parameters")
@@ -53,6 +62,15 @@ def main(argv=None):
         every = sorted(set().union(*known.values()))
         print(f"error: no notebook of the series has the parameter {name_hints(unknown, every)}; they have: "
               f"{', '.join(every)}", file=sys.stderr)
+        return 2
+    # A yes/no parameter given as text (-p autotune false) was refused only by its own notebook's check cell,
+    # after the notebooks before it had run, in a traceback of this script: now before anything runs, in one line.
+    flags = {name: value for name, value in overrides.items()
+             if any(name in params and isinstance(_default(params[name]), bool) for params in known.values())}
+    try:
+        check_flags(**flags)
+    except FastTextError as exc:
+        print(error_line(exc), file=sys.stderr)
         return 2
     executed = notebooks if args.in_place else os.path.join(ROOT, "build", "demo")
     os.makedirs(executed, exist_ok=True)

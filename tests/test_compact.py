@@ -441,3 +441,22 @@ def test_threads_asking_a_compact_predictor_for_its_model_build_the_table_once(s
     assert not errors and len(builds) == 1 and builds[0] is not None
     assert all(m is models[0] for m in models)
     np.testing.assert_array_equal(models[0].word_vectors(), trained.model.word_vectors())
+
+
+def test_a_training_jobs_compact_bundle_is_fetched_back_whole(small, tmp_path):
+    """README's ``fetch_job_model(est.model_data, ...)`` took only model.params, vocab.json and metrics.json from the
+    job's model.tar.gz: a compact bundle (the default, --compact auto) lost its embedding_rows.npz and was refused as
+    "holds no model bundle (... embedding_rows.npz ... is missing)". Every file config.json lists is taken now."""
+    import tarfile
+
+    from fasttext_lib.packaging import fetch_job_model
+
+    trained, (_, val) = small
+    where = save_bundle(trained, str(tmp_path / "model_dir"), compact="float32")  # SM_MODEL_DIR, as the job leaves it
+    archive = tmp_path / "model.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:  # SageMaker tars SM_MODEL_DIR's top level
+        for name in os.listdir(where):
+            tar.add(os.path.join(where, name), arcname=name)
+    fetched = fetch_job_model(str(archive), str(tmp_path / "fetched"))
+    assert Predictor.load(fetched).config["compact"]["dtype"] == "float32"
+    assert Predictor.load(fetched).predict(val.texts[:20]) == Predictor.load(where).predict(val.texts[:20])

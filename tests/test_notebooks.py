@@ -326,6 +326,30 @@ def test_demo_refuses_a_parameter_no_notebook_has(monkeypatch, capsys):
     assert "optimizer" in lines[0] and captured.out == ""
 
 
+def test_demo_refuses_a_yes_no_parameter_given_as_text_before_anything_runs(monkeypatch, capsys):
+    """`make demo ARGS='-p autotune false'`: notebook 01 ran in full, then 02's check cell refused the text 'false'
+    and the demo ended in a traceback of run_notebooks.py and papermill. Now it stops before any notebook runs, in
+    the one line the check cell prints. True and False pass."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: pytest.fail("a notebook ran"))
+    for value, shown in (("false", "'false'"), ("no", "'no'"), ("1", "1")):
+        assert run_notebooks.main(["-p", "epochs", "3", "-p", "autotune", value]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.strip().splitlines() == [f"error: autotune must be True or False, got {shown} "
+                                                     f"(papermill: -p autotune True, or -p autotune False)"]
+        assert captured.out == ""
+
+    ran = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda source, *args, **kwargs: ran.append(source) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):  # past the checks: the first notebook is run
+        run_notebooks.main(["-p", "autotune", "False", "-p", "epochs", "1"])
+    assert [os.path.basename(s) for s in ran] == ["01_data_prep.ipynb"]
+
+
 def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path, s3_bucket):
     """`-p dataset synthetic` saved the synthetic model as models/sample, over the sample's model (run_name
     was "sample" whatever the data), and 04 then evaluated it on the sample's test split (or, after a failed

@@ -139,6 +139,8 @@ def test_semicolon_separated_files_are_named_as_such(tmp_path, real, header):
     with pytest.raises(FastTextError, match=r"data.csv: line 1 looks semicolon-separated; .*convert it") as refused:
         read_labeled(str(path))
     assert "--format csv" not in str(refused.value)  # (it would not read it: the separator is not a comma)
+    # it named comma- and tab-separated files and fastText format as all that is read: JSON Lines are too
+    assert "only comma- and tab-separated files, JSON Lines and fastText format are read" in str(refused.value)
 
 
 @pytest.mark.parametrize("columns, to_csv", [
@@ -1508,8 +1510,22 @@ def test_excels_separator_line_before_the_header_is_read_as_blank(tmp_path, real
         got = cli_in_process(*command)
         assert got.returncode == 2 and got.stdout == "" and not (tmp_path / "m").exists()
         assert got.stderr == (f"error: {hinted}:1: Excel's separator line sep=;: the file is ';'-separated; only "
-                              f"comma-separated CSV and fastText format are read: convert it (e.g. pandas: "
+                              f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
                               f"pd.read_csv(path, sep=';', skiprows=1).to_csv(new_path, index=False))\n")
+
+
+def test_a_tab_separated_file_after_excels_sep_line_is_read_as_tsv(tmp_path, real, bundle):
+    # sep=<TAB> before tab-separated rows was refused ("the file is tab-separated; only comma-separated CSV and
+    # fastText format are read"), though a TSV without that line is read: it is read as the TSV now, the line blank
+    plain, hinted = tmp_path / "plain.tsv", tmp_path / "hinted.tsv"
+    plain.write_bytes(_excel_rows(real, "\t").encode())
+    hinted.write_bytes(("sep=\t\r\n" + _excel_rows(real, "\t")).encode())
+    got = read_labeled(str(hinted))
+    assert (got.labels, got.texts) == (real.labels, real.texts)
+    answers = cli_in_process("predict", "--model", bundle, "--input", hinted)
+    assert answers.returncode == 0, answers.stderr
+    assert answers.stdout == cli_in_process("predict", "--model", bundle, "--input", plain).stdout
+    assert len(answers.stdout.splitlines()) == len(real)
 
 
 def test_excels_legacy_csv_export_is_refused_with_how_to_convert_it(tmp_path, real):
@@ -1541,8 +1557,8 @@ def test_a_json_array_is_refused_with_the_pandas_line_that_converts_it(tmp_path,
     got = cli_in_process("train", "--train", p, "--output", tmp_path / "m", "--no-progress")
     assert got.returncode == 2 and not (tmp_path / "m").exists()
     columns = "['stars', 'text']" if "indent" not in to_json else "['label', 'text']"  # (its keys: not on line 1)
-    assert got.stderr == (f"error: {p}: is JSON, which is not read as labeled data (CSV and fastText format are); "
-                          f"convert it to CSV (e.g. pandas: {read}[{columns}].to_csv(new_path, index=False))\n")
+    assert got.stderr == (f"error: {p}: is JSON but not JSON Lines (one object a line, which are read, as CSV, TSV "
+                          f"and fastText format are); convert it to CSV (e.g. pandas: {read}[{columns}].to_csv(new_path, index=False))\n")
     got = cli_in_process("predict", "--model", bundle, "--input", p)
     assert (got.returncode, got.stdout) == (2, "")
     assert got.stderr == (f"error: {p}: is JSON, not one review per line; convert it (e.g. pandas: {read}[['text']]"
