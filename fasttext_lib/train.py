@@ -464,7 +464,7 @@ def resolve_settings(config, texts, num_classes, num_docs):
     resolved = config.resolve(num_docs, mean_tokens, num_classes)
     if config.progress:
         print(f"settings from the data: {resolved.optimizer} lr={resolved.lr:g} batch={resolved.batch_size} "
-              f"({num_docs} documents, {resolved.epochs} epochs)", file=sys.stderr, flush=True)
+              f"({num_docs} documents, {resolved.epochs} epoch{'' if resolved.epochs == 1 else 's'})", file=sys.stderr, flush=True)
     return resolved
 
 
