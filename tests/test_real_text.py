@@ -1496,12 +1496,7 @@ def test_excels_separator_line_before_the_header_is_read_as_blank(tmp_path, real
     plain, hinted = tmp_path / "plain.csv", tmp_path / "hinted.csv"
     plain.write_bytes(("\ufeff" + _excel_rows(real)).encode())
     hinted.write_bytes(("\ufeffsep=,\r\n" + _excel_rows(real)).encode())
-    got = read_labeled(str(hinted))
-    assert (got.labels, got.texts) == (real.labels, real.texts)
-    answers = cli_in_process("predict", "--model", bundle, "--input", hinted)
-    assert answers.returncode == 0, answers.stderr
-    assert answers.stdout == cli_in_process("predict", "--model", bundle, "--input", plain).stdout
-    assert len(answers.stdout.splitlines()) == len(real)
+    _read_as_without_the_line(hinted, plain, real, bundle)
     assert cli_in_process("evaluate", "--model", bundle, "--data", hinted).stdout == \
         cli_in_process("evaluate", "--model", bundle, "--data", plain).stdout
     hinted.write_bytes(("sep=;\r\n" + _excel_rows(real, ";")).encode())  # a European locale's Excel
@@ -1514,18 +1509,23 @@ def test_excels_separator_line_before_the_header_is_read_as_blank(tmp_path, real
                               f"pd.read_csv(path, sep=';', skiprows=1).to_csv(new_path, index=False))\n")
 
 
-def test_a_tab_separated_file_after_excels_sep_line_is_read_as_tsv(tmp_path, real, bundle):
-    # sep=<TAB> before tab-separated rows was refused ("the file is tab-separated; only comma-separated CSV and
-    # fastText format are read"), though a TSV without that line is read: it is read as the TSV now, the line blank
-    plain, hinted = tmp_path / "plain.tsv", tmp_path / "hinted.tsv"
-    plain.write_bytes(_excel_rows(real, "\t").encode())
-    hinted.write_bytes(("sep=\t\r\n" + _excel_rows(real, "\t")).encode())
+def _read_as_without_the_line(hinted, plain, real, bundle):
+    """``hinted`` (Excel's sep= line, then ``plain``'s rows) is trained on and answered as ``plain`` is."""
     got = read_labeled(str(hinted))
     assert (got.labels, got.texts) == (real.labels, real.texts)
     answers = cli_in_process("predict", "--model", bundle, "--input", hinted)
     assert answers.returncode == 0, answers.stderr
     assert answers.stdout == cli_in_process("predict", "--model", bundle, "--input", plain).stdout
     assert len(answers.stdout.splitlines()) == len(real)
+
+
+def test_a_tab_separated_file_after_excels_sep_line_is_read_as_tsv(tmp_path, real, bundle):
+    # sep=<TAB> before tab-separated rows was refused ("the file is tab-separated; only comma-separated CSV and
+    # fastText format are read"), though a TSV without that line is read: it is read as the TSV now, the line blank
+    plain, hinted = tmp_path / "plain.tsv", tmp_path / "hinted.tsv"
+    plain.write_bytes(_excel_rows(real, "\t").encode())
+    hinted.write_bytes(("sep=\t\r\n" + _excel_rows(real, "\t")).encode())
+    _read_as_without_the_line(hinted, plain, real, bundle)
 
 
 def test_excels_legacy_csv_export_is_refused_with_how_to_convert_it(tmp_path, real):

@@ -559,6 +559,19 @@ def test_a_csv_body_with_a_review_over_two_lines_and_a_bad_record_is_refused_not
     assert list(sm_serve.input_fn(sdk, "text/csv")) == reviews[1:] + ['"Best buy ever" until it broke']
 
 
+def _each_review_answered_by_endpoint_and_batch_transform(endpoint, served, monkeypatch, reviews):
+    """``reviews`` sent as the SDK's CSVSerializer sends them get one answer each, in order, from an endpoint and in
+    a Batch Transform mini-batch (SAGEMAKER_BATCH)."""
+    from sagemaker.serializers import CSVSerializer
+
+    body = CSVSerializer().serialize(reviews).encode()
+    for batch in (False, True):
+        if batch:
+            monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+        status, _, response = endpoint.invoke(body, "text/csv", "application/json")
+        assert status == 200 and json.loads(response) == served[1].predict(reviews), response
+
+
 @pytest.mark.parametrize("reviews", [
     ['"Loved it', "Cold soup.", 'The waiter said: on the house"', "Great phone, but the battery dies fast."],
     ["Great phone, but slow.", '"Best buy ever', "no complaints", 'Would buy again"', "ok"],
@@ -583,8 +596,6 @@ def test_the_sdks_csv_serializer_of_a_quote_pair_over_lines_then_an_unclosed_quo
     opens a quotation mark it never closes. Without that last line the body was read a line at a time; with it, it
     was a 400 "not valid CSV" (in Batch Transform the job failed). Records of different widths show no CSV writer
     wrote it, before an error too: a line at a time, one answer a review."""
-    from sagemaker.serializers import CSVSerializer
-
     reviews = ['"All those sleek, fresh-from-the-sauna studs, hair full, pectorals perfect, not a gray head in sight, '
                'not a paunch to be seen.',
                "Soviet acceptance of Court jurisdiction in these categories of cases shows a welcome willingness to "
@@ -594,12 +605,7 @@ def test_the_sdks_csv_serializer_of_a_quote_pair_over_lines_then_an_unclosed_quo
                "The bureau estimates that there will be 100,000 in the late 1990's, and a century from now more than a "
                "million.",
                '"  this is the second apex dvd player i\'ve had - and the last.']
-    body = CSVSerializer().serialize(reviews).encode()
-    for batch in (False, True):
-        if batch:
-            monkeypatch.setenv("SAGEMAKER_BATCH", "true")
-        status, _, response = endpoint.invoke(body, "text/csv", "application/json")
-        assert status == 200 and json.loads(response) == served[1].predict(reviews), response
+    _each_review_answered_by_endpoint_and_batch_transform(endpoint, served, monkeypatch, reviews)
 
 
 def test_a_program_written_csv_with_a_review_over_lines_stays_one_record(served):
@@ -1783,8 +1789,6 @@ def test_a_csv_serializers_first_review_of_short_phrases_is_no_header(endpoint, 
     header row: answered with the field names, each review after it cut at its comma, the words before it scored as
     nothing (a class), and with a review without a comma among them the request was a 400. A space after a comma is
     prose's, not a CSV writer's: every line is a review, as before the undeclared header was read."""
-    from sagemaker.serializers import CSVSerializer
-
     reviews = [first, "after @ 3 months, it stoppped playing higher number scenes on dvds.",
                "yes there is a corner lens barrel distortion (i don't like it too but no harm done since i always use "
                "the camea lcd screen to see exactly what i'm going to get) in the viewfinder when you don't zoom (when "
@@ -1792,12 +1796,7 @@ def test_a_csv_serializers_first_review_of_short_phrases_is_no_header(endpoint, 
                "parallax phenomenon; that is what lmost exactly ot the picture.",
                "4) it did play my jpeg photos but wow, trying to figure it out was really something!",
                "their customer service sucks."]
-    body = CSVSerializer().serialize(reviews).encode()
-    for batch in (False, True):
-        if batch:
-            monkeypatch.setenv("SAGEMAKER_BATCH", "true")
-        status, _, response = endpoint.invoke(body, "text/csv", "application/json")
-        assert status == 200 and json.loads(response) == served[1].predict(reviews), response
+    _each_review_answered_by_endpoint_and_batch_transform(endpoint, served, monkeypatch, reviews)
 
 
 def test_a_tsv_whose_quotation_marks_are_no_csv_quoting_is_split_at_its_tabs(served):
