@@ -79,8 +79,17 @@ def main(argv=None):
             source = os.path.join(notebooks, name)
             params = {k: v for k, v in overrides.items() if k in known[name]}
             print(f"running {name} {params or ''}", flush=True)
-            papermill.execute_notebook(source, os.path.join(executed, name), parameters=params,
-                                       kernel_name="python3", cwd=notebooks, progress_bar=False)
+            try:
+                papermill.execute_notebook(source, os.path.join(executed, name), parameters=params,
+                                           kernel_name="python3", cwd=notebooks, progress_bar=False)
+            except papermill.PapermillExecutionError as exc:
+                # A cell that stopped (a user's error its notebook names in one line, e.g. a missing S3 object after
+                # the check cell) ended the demo in this script's and papermill's tracebacks: one line, and where
+                # the executed notebook, with the cell's own output, is
+                said = exc.evalue if exc.ename == "FastTextError" else f"{exc.ename}: {exc.evalue}"
+                print(f"error: {name} stopped in cell [{exc.exec_count}]: {said} (its output: "
+                      f"{os.path.relpath(os.path.join(executed, name), ROOT)})", file=sys.stderr)
+                return 2
             if args.in_place:
                 clean_file(os.path.join(executed, name))
             if name.startswith("02"):

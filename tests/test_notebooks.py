@@ -350,6 +350,28 @@ def test_demo_refuses_a_yes_no_parameter_given_as_text_before_anything_runs(monk
     assert [os.path.basename(s) for s in ran] == ["01_data_prep.ipynb"]
 
 
+def test_demo_stopped_by_a_cell_is_one_error_line_naming_the_executed_notebook(monkeypatch, capsys):
+    """A notebook cell that stopped the demo (a user's error a later cell finds, such as a missing S3 object; a check
+    cell's refusal) ended `make demo` in tracebacks of run_notebooks.py and papermill: one `error:` line now, the
+    cell's own message (a FastTextError's alone, another exception's with its type) and the executed notebook."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    for ename, evalue, said in (("FastTextError", "s3://fasttext-demo/x: no such object", "s3://fasttext-demo/x: "
+                                 "no such object"), ("KeyError", "'text'", "KeyError: 'text'")):
+        def stop(source, *args, **kwargs):
+            raise papermill.PapermillExecutionError(3, 5, "load()", ename, evalue, ["Traceback ..."])
+
+        monkeypatch.setattr(papermill, "execute_notebook", stop)
+        assert run_notebooks.main(["-p", "epochs", "1"]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.splitlines() == [f"error: 01_data_prep.ipynb stopped in cell [5]: {said} (its output: "
+                                             f"build/demo/01_data_prep.ipynb)"]
+        assert "Traceback" not in captured.out + captured.err
+
+
 def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path, s3_bucket):
     """`-p dataset synthetic` saved the synthetic model as models/sample, over the sample's model (run_name
     was "sample" whatever the data), and 04 then evaluated it on the sample's test split (or, after a failed
