@@ -9,6 +9,7 @@ import bz2
 import gzip
 import io
 import lzma
+import os
 import re
 import zlib
 
@@ -121,6 +122,11 @@ def _not_utf8(raw, uri, lineno, exc):
         raw.decode("cp1252")
     except UnicodeDecodeError:
         return message + ")"
+    stem = re.sub(r"\.(gz|bz2|xz)$", "", uri.lower())
+    if not stem.endswith((".csv", ".tsv")):  # (a .vec or fastText-format file: Excel and pandas are no help there)
+        extension = os.path.splitext(stem)[1] or ".txt"
+        return (f"{message}: it reads as Windows-1252, as Windows programs write it; convert it: iconv -f CP1252 -t "
+                f"UTF-8 {_shell_name(uri)} > new{extension})")
     return (f"{message}: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
             f"UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {_shell_name(uri)} > new.csv, or pandas: "
             f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))")
