@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .config import TrainConfig
-from .data import LabeledTexts, sort_labels
+from .data import SAMPLE_DOCS, LabeledTexts, sort_labels
 from .devices import table_fits
 from .errors import FastTextError, check_bool, is_number
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
@@ -119,12 +119,12 @@ def starting_config(train_data, base=None):
     distinct n-grams: a 3k-sentence set then gets a 131k-row table instead of 2M rows, which
     allocates and initializes in a fraction of the time.
     """
-    from .schedule import default_schedule
+    from .schedule import default_schedule, mean_tokens
 
     base = base or TrainConfig()
     tokens = sum(len(text.split()) for text in train_data.texts)
     buckets = min(base.buckets, 2 ** math.ceil(math.log2(max(2 * tokens, 1024))))
-    rule = default_schedule(len(train_data), tokens / max(1, len(train_data)), len(set(train_data.labels)),
+    rule = default_schedule(len(train_data), mean_tokens(train_data.texts[:SAMPLE_DOCS]), len(set(train_data.labels)),
                             ngrams=2, epochs=10)
     return replace(base, optimizer=rule["optimizer"], lr=rule["lr"], batch_size=rule["batch_size"], epochs=10,
                    emsize=100, ngrams=2, buckets=buckets)

@@ -10,6 +10,10 @@ evidence: docs/RESULTS.md, "Defaults that adapt to the data".
 * **lr**: a fixed budget for the sum of the learning rate over the run (lr x total steps / 2 under
   the linear decay to zero): the distance batch-averaged SGD travels. Fewer steps, larger lr.
   Bigrams (twice the rows per document, each with half the weight, each rarely seen) get 1.5x.
+* **Long documents** (:func:`length_factor`): the hidden vector is the mean of a document's rows, so
+  each row's gradient is 1/length of the document's. The budget was derived on documents of up to
+  ~156 tokens; above :data:`REFERENCE_TOKENS` the budget and the lr cap grow with the mean length,
+  so that a row of a long document steps as far as one of a reference-length document.
 * **The per-row SGD scale's shrink** (:func:`row_shrink`, word n-grams only): above batch 256 a row
   found in many of a batch's documents steps up to ``batch / 256`` times its mean gradient, a row in
   one document as before (batches.sgd_row_scale_entries); the output layer's lr gets the same
@@ -22,6 +26,8 @@ MIN_BATCH, MAX_BATCH = 16, 1024  # below 16 a step is mostly overhead; 1024 keep
 LR_BUDGET = 500.0  # sum of the lr over a unigram run (lr0 x steps / 2 under linear decay)
 BIGRAM_FACTOR = 1.5  # ngrams > 1
 MAX_LR = 4.0  # the per-row SGD scale makes a rare row's step lr x its per-document gradient: keep it bounded
+REFERENCE_TOKENS = 160.0  # the longest mean length the budget was derived on (synthetic Yelp-shaped: 156), rounded up
+MAX_LENGTH_FACTOR = 8.0  # 1,280 tokens: the longest set measured has 760 (whole movie reviews, stable up to 16x the budget)
 SHRINK_ABOVE_BATCH = 256  # the per-row SGD scale's shrink (n-grams): 0 up to this batch (where the rule was derived)
 
 
@@ -31,19 +37,41 @@ def default_batch_size(num_docs):
     return int(min(MAX_BATCH, max(MIN_BATCH, batch)))
 
 
+def mean_tokens(texts):
+    """The mean number of tokens (as the model counts them: :func:`~fasttext_lib.text.tokenize`) of ``texts``."""
+    from .text import tokenize
+
+    return sum(len(tokenize(t)) for t in texts) / max(1, len(texts))
+
+
+def length_factor(mean_tokens):
+    """How much more lr documents of ``mean_tokens`` tokens get: ``mean_tokens / REFERENCE_TOKENS``, from 1 to
+    :data:`MAX_LENGTH_FACTOR`.
+
+    A row's gradient is 1/length of its document's (the hidden vector is a mean), so at a fixed lr
+    the rows of long documents barely move: at the unchanged budget, 269-token newsgroup posts
+    reached 0.54 and 760-token movie reviews 0.68 where 4-8x that lr gave 0.80-0.87. Up to the
+    reference length (the budget's derivation sets: 19-156 tokens) nothing changes; the synthetic
+    Yelp-shaped set (156 tokens) loses 0.3 points with unigrams at 2x (docs/RESULTS.md 3, "Long documents").
+    """
+    return min(MAX_LENGTH_FACTOR, max(1.0, float(mean_tokens) / REFERENCE_TOKENS))
+
+
 def default_schedule(num_docs, mean_tokens, num_classes, ngrams, epochs, batch_size=None):
     """``{"optimizer": "sgd", "lr": ..., "batch_size": ...}`` for data of this shape.
 
     ``batch_size``: a batch size the caller fixed; the lr then follows from its number of steps.
-    ``mean_tokens`` and ``num_classes`` are part of the interface, but the evidence so far (binary
-    sets, 17-155 tokens per document; 3- and 5-class sets) did not call for a term in either: on
-    the multi-class derivation sets 0.5x-1.5x the budget moved unigram accuracy by up to 2 points,
-    in no consistent direction across 3 and 5 classes (docs/RESULTS.md, "Multi-class data").
+    ``mean_tokens``: documents longer than :data:`REFERENCE_TOKENS` on average get
+    :func:`length_factor` times the budget and the lr cap. ``num_classes`` is part of the interface,
+    but 3- and 5-class sets did not call for a term: on the multi-class derivation sets 0.5x-1.5x
+    the budget moved unigram accuracy by up to 2 points, in no consistent direction across 3 and 5
+    classes (docs/RESULTS.md, "Multi-class data").
     """
     batch = int(batch_size) if batch_size else default_batch_size(num_docs)
     steps = epochs * math.ceil(num_docs / batch)
-    budget = LR_BUDGET * (BIGRAM_FACTOR if ngrams > 1 else 1.0)
-    lr = min(MAX_LR, 2.0 * budget / steps)  # linear decay: the mean lr is half the initial one
+    longer = length_factor(mean_tokens)
+    budget = LR_BUDGET * (BIGRAM_FACTOR if ngrams > 1 else 1.0) * longer
+    lr = min(MAX_LR * longer, 2.0 * budget / steps)  # linear decay: the mean lr is half the initial one
     return {"optimizer": "sgd", "lr": round(lr, 4), "batch_size": batch}
 
 

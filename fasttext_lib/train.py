@@ -37,6 +37,7 @@ from .errors import FastTextError, check_bool, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
 from .optim import Updater, make_optimizer, sgd_row_shrink
+from .schedule import mean_tokens
 from .predict import encode_labels, evaluate_bags, probabilities
 from .progress import bar
 from .step import sparse_step, summed_loss_block, use_bag_ops
@@ -459,9 +460,7 @@ def resolve_settings(config, texts, num_classes, num_docs):
     """
     if config.resolved:
         return config
-    sample = texts[:SAMPLE_DOCS]
-    mean_tokens = sum(len(t.split()) for t in sample) / max(1, len(sample))
-    resolved = config.resolve(num_docs, mean_tokens, num_classes)
+    resolved = config.resolve(num_docs, mean_tokens(texts[:SAMPLE_DOCS]), num_classes)
     if config.progress:
         print(f"settings from the data: {resolved.optimizer} lr={resolved.lr:g} batch={resolved.batch_size} "
               f"({num_docs} documents, {resolved.epochs} epoch{'' if resolved.epochs == 1 else 's'})", file=sys.stderr, flush=True)

@@ -2,7 +2,8 @@
 import pytest
 
 from fasttext_lib.config import TrainConfig
-from fasttext_lib.schedule import MAX_BATCH, MAX_LR, MIN_BATCH, default_schedule, row_shrink
+from fasttext_lib.schedule import (MAX_BATCH, MAX_LENGTH_FACTOR, MAX_LR, MIN_BATCH, REFERENCE_TOKENS, default_schedule, length_factor,
+                                   mean_tokens, row_shrink)
 
 SIZES = [50, 546, 2_888, 8_454, 20_000, 60_000, 200_000, 560_000, 3_600_000]
 
@@ -87,3 +88,49 @@ def test_the_row_scale_shrinks_only_above_batch_256_and_with_ngrams():
     small = [default_schedule(n, 20.0, 2, 2, 5)["batch_size"] for n in (546, 2_888, 8_454, 20_000, 60_000)]
     assert all(row_shrink(b, 2) == 0.0 for b in small)
     assert row_shrink(default_schedule(560_000, 155.0, 2, 2, 5)["batch_size"], 2) == 3.0
+
+
+def test_documents_up_to_the_reference_length_get_the_budget_unchanged():
+    """The budget was derived on documents of 19-156 tokens: up to REFERENCE_TOKENS the length changes nothing."""
+    for n in (546, 2_888, 20_000, 560_000):
+        for ngrams in (1, 2):
+            short = default_schedule(n, 14.0, 2, ngrams, 10)
+            assert all(default_schedule(n, length, 2, ngrams, 10) == short for length in (1.0, 99.0, 155.8, REFERENCE_TOKENS))
+
+
+def test_longer_documents_get_the_budget_and_the_cap_times_their_length_over_the_reference():
+    """A row's gradient is 1/length of its document's: above the reference length the lr grows with it."""
+    assert length_factor(REFERENCE_TOKENS / 2) == 1.0 and length_factor(2 * REFERENCE_TOKENS) == 2.0
+    # no more than the longest documents measured (760 tokens) were found stable at
+    assert length_factor(100 * REFERENCE_TOKENS) == MAX_LENGTH_FACTOR == 8.0
+    for n in (2_888, 11_293, 560_000):
+        for ngrams in (1, 2):
+            base = default_schedule(n, 20.0, 2, ngrams, 10)
+            for times in (1.5, 3.0, 4.75):
+                longer = default_schedule(n, times * REFERENCE_TOKENS, 2, ngrams, 10)
+                assert longer["batch_size"] == base["batch_size"]
+                assert longer["lr"] == pytest.approx(times * base["lr"], rel=1e-3)
+    # the cap moves with the budget: 546 documents at 5 epochs are capped either way
+    assert default_schedule(546, 99.0, 2, 1, 5)["lr"] == MAX_LR
+    assert default_schedule(546, 3 * REFERENCE_TOKENS, 2, 1, 5)["lr"] == pytest.approx(3 * MAX_LR)
+
+
+def test_the_mean_length_counts_tokens_as_the_model_does():
+    """Punctuation is a token of its own (text.tokenize), as the model's rows are counted."""
+    assert mean_tokens(["Great food, friendly staff!", "ok"]) == pytest.approx((6 + 1) / 2)
+    assert mean_tokens([]) == 0.0
+
+
+def test_training_resolves_long_documents_to_a_larger_lr():
+    """train() measures the documents it is given: the same data made 4x longer gets 4x the lr (above the reference)."""
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.train import resolve_settings
+
+    words = " ".join(f"w{i}" for i in range(200))  # 200 tokens: 1.25x the reference
+    long = LabeledTexts(["1", "2"] * 100, [words] * 200)
+    short = LabeledTexts(["1", "2"] * 100, ["a b c"] * 200)
+    config = TrainConfig(epochs=5, progress=False)
+    got_long = resolve_settings(config, long.texts, 2, len(long))
+    got_short = resolve_settings(config, short.texts, 2, len(short))
+    assert got_long.batch_size == got_short.batch_size
+    assert got_long.lr == pytest.approx(1.25 * got_short.lr, rel=1e-3)
