@@ -37,9 +37,9 @@ from .errors import FastTextError, check_bool, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
 from .optim import Updater, make_optimizer, sgd_row_shrink
-from .schedule import mean_tokens
 from .predict import encode_labels, evaluate_bags, probabilities
 from .progress import bar
+from .schedule import mean_tokens
 from .step import sparse_step, summed_loss_block, use_bag_ops
 
 ENGINE_BULK_OPS = 64  # operators per engine task while stepping (about two steps; see train)

@@ -101,7 +101,7 @@ def test_documents_up_to_the_reference_length_get_the_budget_unchanged():
 def test_longer_documents_get_the_budget_and_the_cap_times_their_length_over_the_reference():
     """A row's gradient is 1/length of its document's: above the reference length the lr grows with it."""
     assert length_factor(REFERENCE_TOKENS / 2) == 1.0 and length_factor(2 * REFERENCE_TOKENS) == 2.0
-    # no more than the longest documents measured (760 tokens) were found stable at
+    # capped: nothing longer than 760 tokens was measured
     assert length_factor(100 * REFERENCE_TOKENS) == MAX_LENGTH_FACTOR == 8.0
     for n in (2_888, 11_293, 560_000):
         for ngrams in (1, 2):
@@ -122,7 +122,7 @@ def test_the_mean_length_counts_tokens_as_the_model_does():
 
 
 def test_training_resolves_long_documents_to_a_larger_lr():
-    """train() measures the documents it is given: the same data made 4x longer gets 4x the lr (above the reference)."""
+    """train() measures the documents it is given: 200-token documents (1.25x the reference) get 1.25x the lr of 3-token ones."""
     from fasttext_lib.data import LabeledTexts
     from fasttext_lib.train import resolve_settings
 
