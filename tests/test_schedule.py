@@ -2,8 +2,8 @@
 import pytest
 
 from fasttext_lib.config import TrainConfig
-from fasttext_lib.schedule import (MAX_BATCH, MAX_LENGTH_FACTOR, MAX_LR, MIN_BATCH, REFERENCE_TOKENS, default_schedule, length_factor,
-                                   mean_tokens, row_shrink)
+from fasttext_lib.schedule import (DOCS_PER_CLASS_PER_STEP, MAX_BATCH, MAX_CLASS_FACTOR, MAX_LENGTH_FACTOR, MAX_LR, MIN_BATCH,
+                                   REFERENCE_TOKENS, class_factor, default_schedule, length_factor, mean_tokens, row_shrink)
 
 SIZES = [50, 546, 2_888, 8_454, 20_000, 60_000, 200_000, 560_000, 3_600_000]
 
@@ -39,13 +39,32 @@ def test_lr_is_capped_on_tiny_data():
     assert all(0 < default_schedule(n, 20.0, 2, 2, 1)["lr"] <= MAX_LR for n in SIZES)
 
 
-def test_the_number_of_classes_does_not_change_the_schedule():
-    """Multi-class sets (3 and 5 classes) did not call for a class term (docs/RESULTS.md): a softmax
-    over K classes gets the binary sigmoid's lr and batch size for data of the same shape."""
+def test_with_three_documents_of_each_class_a_step_the_number_of_classes_does_not_change_the_schedule():
+    """Multi-class sets (3 and 5 classes at batch 16 and up) did not call for a class term (docs/RESULTS.md):
+    a softmax over K classes gets the binary sigmoid's lr and batch size wherever batch / K >= 3."""
     for n in (600, 2_966, 8_484, 560_000):
         for ngrams in (1, 2):
             binary = default_schedule(n, 19.0, 2, ngrams, 10)
-            assert all(default_schedule(n, 19.0, k, ngrams, 10) == binary for k in (3, 5, 14))
+            assert all(default_schedule(n, 19.0, k, ngrams, 10) == binary for k in (3, 5))
+    big = default_schedule(560_000, 55.0, 2, 1, 5)  # DBpedia-sized: 14 classes at batch 1024
+    assert default_schedule(560_000, 55.0, 14, 1, 5) == big and big["batch_size"] == 1024
+
+
+def test_many_classes_on_small_batches_get_the_budget_and_the_cap_times_three_classes_over_batch():
+    """A softmax row is pulled by its own class's documents in the batch: fewer than 3 a step, more lr."""
+    assert class_factor(2, 16) == class_factor(5, 16) == class_factor(14, 512) == 1.0
+    assert class_factor(8, 16) == pytest.approx(1.5) and class_factor(20, 32) == pytest.approx(1.875)
+    assert class_factor(52, 32) == pytest.approx(4.875) and class_factor(200, 16) == MAX_CLASS_FACTOR == 8.0
+    for n, k in ((5_485, 8), (6_532, 52), (11_293, 20)):
+        for ngrams in (1, 2):
+            binary = default_schedule(n, 100.0, 2, ngrams, 10)
+            many = default_schedule(n, 100.0, k, ngrams, 10)
+            assert many["batch_size"] == binary["batch_size"]
+            factor = DOCS_PER_CLASS_PER_STEP * k / binary["batch_size"]
+            assert factor > 1 and many["lr"] == pytest.approx(factor * binary["lr"], rel=1e-3)
+    # with long documents the two terms multiply; the cap moves with both
+    assert default_schedule(11_293, 320.0, 20, 1, 10)["lr"] == pytest.approx(2 * 1.875 * default_schedule(11_293, 20.0, 2, 1, 10)["lr"], rel=1e-3)
+    assert default_schedule(546, 20.0, 32, 1, 5)["lr"] == pytest.approx(6 * MAX_LR)  # batch 16: 3 x 32 / 16
 
 
 def test_a_fixed_batch_size_sets_the_steps_the_lr_is_spread_over():
