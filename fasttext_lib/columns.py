@@ -582,11 +582,13 @@ def _counts_like_ids(numbers):
     return one_way >= 0.9 * len(steps) and max(numbers) - min(numbers) < 2 * len(numbers)
 
 
-def _check_text_columns(rows, columns, uri, names=None):
+def _check_text_columns(rows, columns, uri, names=None, keys=False):
     """Refuse CSV whose text columns include an id column (:data:`METADATA_MIN_ROWS`); ``rows``: the first data rows;
     ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang). Two-column
     files are refused only when ``names`` (the header row) names their text column with a name that is no known text
-    column's (``tweet_id,sentiment``: taken for the text only because it is the one column beside the class)."""
+    column's (``tweet_id,sentiment``: taken for the text only because it is the one column beside the class).
+    ``keys``: ``rows`` are JSON Lines objects' values under their keys ``names`` (jsonl.py): the errors speak of keys
+    and objects, and show pandas' JSON Lines conversion (they spoke of a header, columns and read_csv)."""
     width = max((len(r) for r in rows), default=0)
     label_col, text_cols = columns if columns is not None else (0, list(range(1, width)))
     if len(rows) < METADATA_MIN_ROWS:
@@ -599,13 +601,18 @@ def _check_text_columns(rows, columns, uri, names=None):
             # a labels file (tweet_id,sentiment; Yelp's review_id,stars: the texts are elsewhere) was "cannot detect the
             # format"; since the one column beside a named class is taken for the text, its ids were trained on as
             # words. Ids are one token each and nearly all different; texts, even tweets, have words.
+            header, column, row = ("its objects' keys name", "key", "object") if keys else \
+                ("the header names", "column", "row")
             raise FastTextError(
-                f"{uri}: the header names the class column ({names[label_col].strip()}) beside one other column, "
-                f"{name!r}, which over the first {len(rows)} rows holds one token per row, nearly all different "
-                f"({values[0].strip()!r}, ...): an id, not text; this file has no text column to read (join the texts "
+                f"{uri}: {header} the class {column} ({names[label_col].strip()}) beside one other {column}, "
+                f"{name!r}, which over the first {len(rows)} {row}s holds one token per {row}, nearly all different "
+                f"({values[0].strip()!r}, ...): an id, not text; this file has no text {column} to read (join the texts "
                 f"to it first, e.g. pandas: labels.merge(texts, on={name!r}); if those tokens are the texts, name the "
-                f"column text)")
+                f"{column} text)")
         return
+    def where(c):
+        return f"key {names[c].strip()!r}" if keys else f"column {c + 1}"
+
     ids, constant = [], []
     for c in text_cols:
         values = [r[c] for r in rows if c < len(r) and r[c].strip()]
@@ -613,13 +620,21 @@ def _check_text_columns(rows, columns, uri, names=None):
             continue
         if (all(_WHOLE_NUMBER.fullmatch(v) for v in values) and len({v.strip() for v in values}) >= 0.9 * len(values)
                 and (not all(_YEAR.fullmatch(v) for v in values) or _counts_like_ids([int(v) for v in values]))):
-            ids.append((c, f"column {c + 1} holds only whole numbers ({values[0].strip()!r}, ...)"))
+            ids.append((c, f"{where(c)} holds only whole numbers ({values[0].strip()!r}, ...)"))
         elif len(set(values)) == 1:
-            constant.append((c, f"column {c + 1} is {values[0]!r} in every one"))
+            constant.append((c, f"{where(c)} is {values[0]!r} in every one"))
     if not ids:
         return
     found = sorted(ids + constant)
     text = [c for c in text_cols if c not in {c for c, _ in found}] or text_cols
+    if keys:
+        kept = [names[label_col].strip()] + [names[c].strip() for c in text]
+        raise FastTextError(
+            f"{uri}: not every key beside the class is text: over the first {len(rows)} objects, "
+            f"{'; '.join(what for _, what in found)} (an id, a date or a count), and each would be trained on as words. "
+            f"Name the text keys with --text-column (the SageMaker job's text_column), or keep only the class and the "
+            f"text key(s), e.g. pandas: pd.read_json(path, lines=True)[{kept!r}].to_json(new_path, orient='records', "
+            f"lines=True)")
     raise FastTextError(
         f"{uri}: not every column after the class is text: over the first {len(rows)} rows, "
         f"{'; '.join(what for _, what in found)} (an id, date or user column, as in Sentiment140's "

@@ -128,7 +128,7 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     if choice is None or not choice.texts:  # (text keys the user named are read as named)
         # as a CSV's columns are checked: a labels file ({"review_id": ..., "stars": 5.0}, its texts elsewhere) had
         # its one key beside the class read as the text, and was trained on its ids as words
-        _check_text_columns(rows, (label_col, text_cols), uri, keys)
+        _check_text_columns(rows, (label_col, text_cols), uri, keys, keys=True)
     label_key, text_keys = keys[label_col], [keys[c] for c in text_cols]
     left = left_out_columns(keys, (label_col, text_cols))
     if left and note is not None:

@@ -522,3 +522,42 @@ def test_a_tsv_whose_first_document_is_longer_than_128_kib_is_read(tmp_path):
     finally:
         csv.field_size_limit(before)
     assert data.labels == ["2", "1", "2"] and data.texts[0] == long_text
+
+
+@pytest.mark.parametrize("shape", ["ids beside the class", "a number key among the text keys"])
+def test_json_lines_whose_text_keys_hold_ids_are_refused_in_words_of_keys(tmp_path, shape):
+    # the check of a table's text columns spoke of JSON Lines as of a CSV: "the header names the class column ...",
+    # "column 2 holds only whole numbers", and showed pd.read_csv(path).iloc[...].to_csv(...), none of which the file has
+    import json
+
+    p = tmp_path / "labels.jsonl"
+    with open(p, "w") as f:
+        for i in range(60):
+            row = {"stars": 1 + i % 2, "review_id": f"r{i}x{7 * i}"} if shape.startswith("ids") else \
+                {"stars": 1 + i % 2, "title": 1000 + 3 * i, "text": f"great food {i}"}
+            f.write(json.dumps(row) + "\n")
+    got = cli_in_process("train", "--train", p, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists(), got.stderr
+    message = got.stderr.strip()
+    for csv_word in ("header", "column", " row", "read_csv", "to_csv"):
+        assert csv_word not in message.replace("--text-column", "").replace("text_column", ""), message  # (flag names)
+    if shape.startswith("ids"):
+        assert "its objects' keys name the class key (stars) beside one other key, 'review_id', which over the " \
+               "first 51 objects holds one token per object" in message and "name the key text" in message, message
+    else:
+        assert "not every key beside the class is text: over the first 51 objects, key 'title' holds only whole " \
+               "numbers ('1000', ...)" in message, message
+        assert "pd.read_json(path, lines=True)[['stars', 'text']].to_json(new_path, orient='records', lines=True)" \
+               in message, message
+        # what the message says to do reads the file
+        got = cli_in_process("train", "--train", p, "--text-column", "text", "--output", tmp_path / "m", "--epochs",
+                             "1", "--no-progress")
+        assert got.returncode == 0, got.stderr
+    # a CSV of the same is still spoken of in a CSV's words
+    rows = [json.loads(line) for line in open(p)]
+    (tmp_path / "labels.csv").write_text(",".join(rows[0]) + "\n" + "".join(
+        ",".join(str(v) for v in r.values()) + "\n" for r in rows))
+    got = cli_in_process("train", "--train", tmp_path / "labels.csv", "--output", tmp_path / "c", "--epochs", "1",
+                         "--no-progress")
+    assert got.returncode == 2 and ("the header names the class column" in got.stderr
+                                    or "column 2 holds only whole numbers" in got.stderr), got.stderr

@@ -1819,7 +1819,7 @@ def test_a_json_lines_labels_file_of_ids_beside_the_class_is_refused_not_trained
                  ).to_json(path, orient="records", lines=True)
     got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
     assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists()
-    assert "'review_id', which over the first 51 rows holds one token per row" in got.stderr, got.stderr
+    assert "'review_id', which over the first 51 objects holds one token per object" in got.stderr, got.stderr
 
 
 def test_format_csv_on_json_lines_reads_them_as_json_lines(tmp_path, real, bundle):
