@@ -13,8 +13,8 @@ settings, labels) attached, and the three functions below do the rest:
   the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored;
   ``text/csv; header=present``: the first record is a header, not answered by an endpoint; in Batch Transform
   answered with :class:`FieldNames`, so that each record of a mini-batch has its answer; without the parameter, a
-  header row predict would recognize is read as one and answered with :class:`FieldNames`; a body whose first line
-  is a TSV's header row is read tab-separated);
+  header row predict would recognize is read as one, and answered as with it: not by an endpoint, with
+  :class:`FieldNames` in Batch Transform; a body whose first line is a TSV's header row is read tab-separated);
   a leading UTF-8 BOM is skipped;
 * response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
   one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
@@ -282,7 +282,7 @@ class Reviews(list):
     quoted = False  # text/csv: the first record's first field is quoted
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
     header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
-    lead_blank = 0         # FieldNames (Batch Transform's, or one not declared); the blank records as blank lines
+    lead_blank = 0         # FieldNames (in Batch Transform); the blank records as blank lines
 
 
 def _configuration(config):
@@ -525,8 +525,7 @@ def _csv_request(text, header):
             fell_back = True
             break
     undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and _undeclared_header(records))
-    if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): answered with the
-        #             answer's field names
+    if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): read as declared
         blank = next(i for i, record in enumerate(records) if record)
         names, records = records[blank], records[blank + 1:]
     if (names is not None and in_batch_transform(os.environ) and _header_layout(names) is not None
@@ -537,9 +536,10 @@ def _csv_request(text, header):
         records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
     # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
     # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
-    # answer one record off. There they are answered (predict_fn): the header with the answer's field names; so is an
-    # undeclared header, whose request counts it among its records.
-    lead = (blank, names is not None and (undeclared or in_batch_transform(os.environ)))
+    # answer one record off. There they are answered (predict_fn): the header with the answer's field names, declared
+    # or not. An endpoint answers the rows only, one answer a row, as predict answers a file with a header (an
+    # undeclared header was answered with the field names, one answer more than the rows the client sent).
+    lead = (blank, names is not None and in_batch_transform(os.environ))
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          _csv_texts numbers them)
     shown = names  # the header as the request writes it
@@ -644,8 +644,7 @@ def _unwritten(records):
 
 def _led(texts, lead):
     """``texts`` with ``lead`` = (blank records before the header, is the header answered: in a Batch Transform
-    mini-batch, or not declared by header=present): answered ahead of the reviews by predict_fn, so that every record
-    has its answer."""
+    mini-batch): answered ahead of the reviews by predict_fn, so that every record has its answer."""
     if lead[1]:
         texts.lead_blank, texts.header_record = lead
     return texts
@@ -747,7 +746,7 @@ def predict_fn(input_data, model):
     top = getattr(input_data, "top", None)
     answers = Answers()
     answers.ranked, answers.lines = top is not None, bool(getattr(input_data, "lines", False))
-    if getattr(input_data, "header_record", False):  # a CSV header record that is answered (Batch Transform, undeclared)
+    if getattr(input_data, "header_record", False):  # a CSV header record answered in Batch Transform
         blank = getattr(input_data, "lead_blank", 0)
         answers.extend((predictor.predict([""]) * blank if blank else []) + [FieldNames()])
     size = 0
@@ -772,8 +771,8 @@ def predict_fn(input_data, model):
 
 
 class FieldNames(dict):
-    """The answer to a CSV header record in Batch Transform (``text/csv; header=present``) or one the request did not
-    declare (plain ``text/csv``): the answer's field names where an answer's values go, ``{"label": "label", "probability": "probability", "class_id": "class_id"}``
+    """The answer to a CSV header record in Batch Transform (``text/csv; header=present``, or plain ``text/csv`` whose
+    first row is a header row): the answer's field names where an answer's values go, ``{"label": "label", "probability": "probability", "class_id": "class_id"}``
     (JSON Lines: ``{"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}``), so that every record has
     its answer and, joined to the input (``join_source="Input"``), the header row is joined to names."""
 

@@ -1724,12 +1724,12 @@ def test_a_csv_request_with_pandas_index_column_first_is_answered_without_it(end
 
 
 @pytest.mark.parametrize("shape", ["index", "index=False", "crlf, text first", "blank line first"])
-def test_a_tsv_sent_as_text_csv_is_read_tab_separated_as_predict_reads_it(endpoint, served, shape):
+def test_a_tsv_sent_as_text_csv_is_read_tab_separated_as_predict_reads_it(endpoint, served, monkeypatch, shape):
     """df.to_csv(sep="\\t") bytes sent as text/csv: predict reads such a file as TSV (its first line a header row), the
     endpoint read each line whole, the class and pandas' row number scored as words of the review, and a review's
     comma split it. It is read tab-separated now: each record's text columns, the class not scored. Declared
-    (header=present), the header is not answered; undeclared, it is answered with the answer's field names (one
-    answer a record)."""
+    (header=present) or not, an endpoint answers the rows only (one answer a row, as predict answers the file); Batch
+    Transform answers the header record too, with the answer's field names (one answer a line)."""
     import pandas as pd
 
     texts = ["great food, really", "cold soup", 'he said "fine"', "nice\tstaff"]
@@ -1742,8 +1742,14 @@ def test_a_tsv_sent_as_text_csv_is_read_tab_separated_as_predict_reads_it(endpoi
     status, _, response = endpoint.invoke(body.encode(), "text/csv; header=present", "application/json")
     assert status == 200 and json.loads(response) == answers, response
     status, _, response = endpoint.invoke(body.encode(), "text/csv", "application/json")
+    assert status == 200 and json.loads(response) == answers, response
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     lead = served[1].predict([""]) if shape == "blank line first" else []
-    assert status == 200 and json.loads(response) == lead + [HEADER_ANSWER] + answers, response
+    for content_type in ("text/csv", "text/csv; header=present"):
+        status, _, response = endpoint.invoke(body.encode(), content_type, "application/json")
+        assert status == 200 and json.loads(response) == lead + [HEADER_ANSWER] + answers, response
+        status, _, response = endpoint.invoke(body.encode(), content_type, "application/jsonlines")
+        assert status == 200 and len(read_lines(response)) == len(body.encode().splitlines()), response
 
 
 @pytest.mark.parametrize("shape", ["df.to_csv()", "index=False", "df[['review']]", "text,label"])
@@ -1751,9 +1757,11 @@ def test_a_csv_header_row_sent_without_header_present_is_read_as_predict_reads_i
     """pandas' to_csv() writes a header row (the SDK's CSVSerializer never does). Sent as plain text/csv, it was
     answered as a review, and under label,text every row's class (and pandas' row number) scored as words of its
     review, where predict recognizes the header and reads each row's text columns. The header is recognized as
-    predict recognizes it now, each record read as the header names its columns, and the header record is answered
-    with the answer's field names: one answer a record, so a Batch Transform mini-batch after it, which holds no
-    header, stays in step."""
+    predict recognizes it now, each record read as the header names its columns. An endpoint answers the rows only,
+    one answer a row, as predict answers the file (the header was answered with the answer's field names, one answer
+    more than the rows sent); Batch Transform answers the header record with the field names, one answer a line, so
+    that JoinSource=Input joins each answer to its line and a mini-batch after it, which holds no header, stays in
+    step."""
     import pandas as pd
 
     texts = ["great food, friendly staff", "cold soup", "would go again", "rude waiter"]
@@ -1764,10 +1772,36 @@ def test_a_csv_header_row_sent_without_header_present_is_read_as_predict_reads_i
         frame = frame[["text", "label"]]
     body = frame.to_csv(index=shape == "df.to_csv()").encode()
     status, _, response = endpoint.invoke(body, "text/csv", "application/json")
-    assert status == 200 and json.loads(response) == [HEADER_ANSWER] + served[1].predict(texts), response
+    assert status == 200 and json.loads(response) == served[1].predict(texts), response
+    status, _, response = endpoint.invoke(body, "text/csv", "application/jsonlines")
+    assert status == 200 and read_lines(response) == blazingtext_lines(served[1].predict(texts), False), response
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    status, _, response = endpoint.invoke(body, "text/csv", "application/json")
+    assert status == 200 and json.loads(response) == [HEADER_ANSWER] + served[1].predict(texts), response
     status, _, response = endpoint.invoke(body, "text/csv", "application/jsonlines")
     assert status == 200 and len(read_lines(response)) == len(body.splitlines()), response
+
+
+@pytest.mark.parametrize("body", [
+    b"label,text\n2,great food\n1,cold soup\n2,would go again\n",
+    b"text\ngreat food\ncold soup\n",
+    b"review\r\ngreat food\r\ncold soup\r\n",
+    b",label,text\n0,2,great food\n1,1,\"cold soup, really\"\n",
+    b"label\ttext\n2\tgreat food\n1\tcold soup\n",
+    b"great food\ncold soup\n",  # no header: every line a review
+])
+def test_a_text_csv_body_gets_one_answer_a_data_row_as_predict_answers_the_file(endpoint, served, bundle, tmp_path,
+                                                                                 body):
+    """Plain text/csv whose first row is a header (label,text; text; review; a TSV's): the endpoint answered the header
+    too, with the answer's field names, one answer more than the rows. It is recognized as predict recognizes it in a
+    file and not answered: the endpoint's answers are predict's on the same bytes, one a data row."""
+    from conftest import cli_in_process
+
+    (tmp_path / "body.csv").write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "body.csv")
+    assert got.returncode == 0, got.stderr
+    status, _, response = endpoint.invoke(body, "text/csv", "application/json")
+    assert status == 200 and json.loads(response) == [json.loads(line) for line in got.stdout.splitlines()], response
 
 
 @pytest.mark.parametrize("body", [
