@@ -514,7 +514,8 @@ def _csv_input_check(name, fmt, classes):
     record is read as training reads it (errors before any answer) and ``"labeled"`` is returned, or ``"texts"``
     when its header row names text columns only (``title,body``: columns.text_header_columns), else False."""
     from .columns import HEADER_LOOKAHEAD, _short_header, one_column_text_header, tsv_header_line
-    from .data import allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start
+    from .data import (allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start,
+                       tsv_with_header)
     from .jsonl import json_input, json_object_line, jsonl_texts
     from .lines import leading_blank_lines
 
@@ -540,10 +541,7 @@ def _csv_input_check(name, fmt, classes):
             # first line holds a tab and a text column's name (Summary<TAB>works great) were refused, or answered
             # without their first line, every answer one off
             ahead = list(itertools.islice(lines, HEADER_LOOKAHEAD))
-            records = []
-            with contextlib.suppress(csv.Error):
-                records = list(csv.reader((line + "\n" for line in [first] + ahead), delimiter="\t"))
-            if labeled_csv_records(records, False, classes):
+            if tsv_with_header([first] + ahead, classes):
                 try:
                     kind = read_all(itertools.chain(blank, [first], ahead, lines), "tsv")
                 except FastTextError as exc:

@@ -14,6 +14,7 @@ Lines, its keys taken as column names. Every malformed input raises :class:`Fast
 exact physical line. :func:`read_counted` reads training data for the CLI and SageMaker without keeping its texts:
 each chunk of documents is tokenized and counted as it is parsed.
 """
+import contextlib
 import csv
 import io
 import itertools
@@ -30,7 +31,7 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       _number_with_comma, _one_hot_hint, _read_from_note, _short_header, _short_names, _table_header,
                       _text_header, _unread_columns, _unread_header, chosen_columns, csv_text, index_column,
                       index_header_start, index_note, index_rows, left_out_columns, one_column_text_header,
-                      table_text_columns, table_texts)
+                      table_text_columns, table_texts, tsv_header_line)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
 from .lines import _LONE_CR_HINT, _Lines, _chain, _has_lone_cr, _open_decompressed, _without_excel_sep, leading_blank_lines
@@ -201,6 +202,20 @@ def labeled_csv_records(records, quoted, classes, header=True):
     if quoted:
         return True
     return 1 + len(labeled) >= MIN_UNQUOTED_ROWS and not all(_number_with_comma(r) for r in [first] + labeled)
+
+
+def tsv_with_header(lines, classes=()):
+    """Is an input to label a TSV with a header row, as ``predict`` reads one (and the endpoint a ``text/csv`` body)?
+    ``lines``: its first line (after blank ones) and up to :data:`HEADER_LOOKAHEAD` lines after it, with or without
+    their line ends. It is when the first is a TSV's header row (columns.tsv_header_line: a tab before any comma, its
+    fields column names) and the records after it are as wide as it (:func:`labeled_csv_records`; ``classes``: the
+    model's). A review holding a tab (``great food<TAB>loved it``) is no header row."""
+    if not lines or not tsv_header_line(lines[0]):
+        return False
+    records = []
+    with contextlib.suppress(csv.Error):
+        records = list(csv.reader((line.rstrip("\r\n") + "\n" for line in lines), delimiter="\t"))
+    return labeled_csv_records(records, False, classes)
 
 
 # An unquoted labeled CSV input (``positive,great food``, no header) is recognized from this many labeled rows on.

@@ -39,7 +39,6 @@ decodes them with the request's charset and answers 400 when they do not decode.
 Serving imports neither the training modules nor tqdm (the inference containers have no tqdm):
 tests/test_architecture.py checks it.
 """
-import contextlib
 import csv
 import http
 import io
@@ -619,21 +618,14 @@ def _undeclared_header(records):
 
 
 def _tab_separated(text):
-    """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (cli._csv_input_check): its first line (after
-    blank ones) a TSV's header row (columns.tsv_header_line: a tab before any comma, its fields column names) and the
-    records after it as wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line
-    is not split."""
-    from .columns import HEADER_LOOKAHEAD, tsv_header_line
-    from .data import labeled_csv_records
+    """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (data.tsv_with_header, which
+    cli._csv_input_check asks too): its first line (after blank ones) a TSV's header row and the records after it as
+    wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line is not split."""
+    from .columns import HEADER_LOOKAHEAD
+    from .data import tsv_with_header
 
     lines = (line for line in io.StringIO(text, newline="") if line.strip())
-    first = next(lines, None)
-    if first is None or not tsv_header_line(first):
-        return False
-    records = []
-    with contextlib.suppress(csv.Error):
-        records = list(csv.reader([first] + list(itertools.islice(lines, HEADER_LOOKAHEAD)), delimiter="\t"))
-    return labeled_csv_records(records, False, (), header=True)
+    return tsv_with_header(list(itertools.islice(lines, HEADER_LOOKAHEAD + 1)))
 
 
 def _unwritten(records):

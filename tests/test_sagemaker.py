@@ -1788,6 +1788,8 @@ def test_a_csv_header_row_sent_without_header_present_is_read_as_predict_reads_i
     b"review\r\ngreat food\r\ncold soup\r\n",
     b",label,text\n0,2,great food\n1,1,\"cold soup, really\"\n",
     b"label\ttext\n2\tgreat food\n1\tcold soup\n",
+    b"\xef\xbb\xbfsentence\tlabel\r\ngreat food, really\t1\r\ncold soup\t0\r\n",  # a TSV (GLUE's), as Excel saves it
+    b"great food\tloved it\ncold soup\n",  # a review holding a tab: no header row, not split
     b"great food\ncold soup\n",  # no header: every line a review
 ])
 def test_a_text_csv_body_gets_one_answer_a_data_row_as_predict_answers_the_file(endpoint, served, bundle, tmp_path,
