@@ -799,6 +799,26 @@ def test_a_lone_surrogate_escape_in_a_json_request_is_the_replacement_character_
         assert json.loads(response) == served[1].predict(texts)
 
 
+@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=utf-8",
+                                          "application/jsonlines", "application/jsonlines; charset=utf-8"])
+def test_every_json_content_type_reads_a_lone_surrogate_as_the_replacement_character(served, content_type):
+    """The escape in bytes, in a str (a server that decoded the body), and the character itself in a str (what a
+    decoder that keeps bad bytes as surrogates hands on): each is U+FFFD in every JSON type. The character in a
+    str was measured for the size limit as it stood: a UnicodeEncodeError, a 500."""
+    lines = content_type.startswith("application/jsonlines")
+    for body in ('{"source": "cut \\ud83d here"}\n' if lines else '["cut \\ud83d here"]',
+                 '{"source": "cut \ud83d here"}\n' if lines else '["cut \ud83d here"]'):
+        for sent in (body, body.encode("utf-8", "surrogatepass")) if "\\" in body else (body,):
+            reviews = sm_serve.input_fn(sent, content_type)
+            assert list(reviews) == ["cut \ufffd here"], (sent, content_type)
+            assert sm_serve.predict_fn(reviews, served[0])  # scored, not a 500 in featurization
+    # text that is no JSON: a lone surrogate is no text, a 400 (as bytes that are not UTF-8 are)
+    for content_type in ("text/plain", "text/csv"):
+        with pytest.raises(sm_serve.RequestError) as caught:
+            sm_serve.input_fn("cut \ud83d here", content_type)
+        assert caught.value.status_code == 400 and "lone surrogate" in caught.value.message
+
+
 def test_the_toolkit_decodes_json_and_csv_itself_until_model_fn_takes_them_off_its_list(endpoint):
     """The toolkit decodes only these itself (its own list, read in a fresh process: application/jsonlines
     reaches input_fn as the raw bytes); once model_fn has run (the endpoint fixture), none of ours is on it."""
