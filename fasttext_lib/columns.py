@@ -241,7 +241,23 @@ def _unread_header(row, later_rows):
     classes (the clothing ids of ``Clothing ID,Age,Title,Review Text,Stars``)."""
     if len(row) < 3 or not later_rows or not _short_names(row) or any(_is_number(c) for c in row):
         return False
-    return not any(row[c].strip() in {r[c].strip() for r in later_rows if len(r) > c} for c in range(len(row)))
+    return not _recurs_below(row, later_rows)
+
+
+def _recurs_below(row, later_rows):
+    """Does a value of ``row`` occur again in its column in ``later_rows``, as a class or a repeated value does and a
+    column's name does not?"""
+    return any(row[c].strip() in {r[c].strip() for r in later_rows if len(r) > c} for c in range(len(row)))
+
+
+def _reads_as_record(row, later_rows):
+    """Is ``row`` (a file's first row) a record, not a header: a field of prose or an empty one, a number (not
+    pandas' own column names, 0,1,...), or a value that recurs in its column below (:func:`_recurs_below`)?"""
+    if not _short_names(row):
+        return True
+    if [c.strip() for c in row] == [str(i) for i in range(len(row))]:
+        return False
+    return any(_is_number(c) for c in row) or _recurs_below(row, later_rows)
 
 
 def _unread_columns(row):
@@ -312,13 +328,21 @@ def chosen_columns(header, choice, rows, uri, keys=False):
     lowered = [n.lower() for n in names]
     shown = ",".join(names)
     where, column = ("its objects' keys", "key") if keys else ("the header row", "column")
+    needs_header = ("--label-column and --text-column name the columns of a header row, and every CSV or TSV file "
+                    "read with them needs one")
 
     def find(name, flag):
         hits = [i for i, n in enumerate(lowered) if n == name.lower()]
-        if not hits and not keys and not _short_names(names):  # a field of prose or an empty one: no header
+        if not hits and not keys and _reads_as_record(names, rows):  # no header (1,cold soup; positive,great ...)
             raise FastTextError(f"{uri}: {flag} {name}: the file has no header row to find it in (its first line is a "
-                                f"record: {_shortened(shown)}); --label-column and --text-column name the columns of "
-                                f"a header row, and every CSV or TSV file read with them needs one")
+                                f"record: {_shortened(shown)}); {needs_header}")
+        if not hits and not keys and not (_looks_like_header(names) or any(
+                n in HEADER_LABEL_NAMES or n in HEADER_TEXT_NAMES or n in INDEX_NAMES for n in lowered)):
+            # short words, none a name training knows (positive,great: a header, or a record of a short file?): said
+            # to be the header row, a record was
+            raise FastTextError(f"{uri}: {flag} {name}: its first line ({_shortened(shown)}) names no such column: "
+                                f"if that line is the header row, those are its columns; if it is a record, the file "
+                                f"has no header row; {needs_header}")
         if len(hits) != 1:
             how = f"no {column}" if not hits else f"{len(hits)} {column}s"
             raise FastTextError(f"{uri}: {flag} {name}: {how} of that name in {where} ({shown})")

@@ -1430,6 +1430,46 @@ def test_column_flags_on_a_headerless_validation_file_or_json_keys_say_what_the_
         assert "header" not in said and "column" not in said, got.stderr
 
 
+@pytest.mark.parametrize("shape", ["class number, short text", "class word, short text", "tsv, class word",
+                                   "two records of short words"])
+def test_column_flags_on_a_headerless_validation_file_of_short_records_do_not_call_a_record_the_header(tmp_path, real,
+                                                                                                     shape):
+    """--label-column beside a headerless --validation whose first record is short (1,cold soup; positive,great
+    food: a few words, no prose) said 'no column of that name in the header row (1,cold soup)', a record shown as the
+    header row. A number, or a value that recurs in its column below, says it is a record; short words that may be
+    either are named as the first line, both readings said."""
+    table = tmp_path / "table.csv"
+    pd.DataFrame({"review_id": _ids("r")(len(real)), "stars": real.labels, "text": real.texts}).to_csv(table, index=False)
+    short = [" ".join(t.split()[:2]) for t in real.texts[:20]]
+    lines, first, said = {
+        "class number, short text": ([f"{i % 2 + 1},{t}" for i, t in enumerate(short)], f"1,{short[0]}", "record"),
+        "class word, short text": ([f"{c},{t}" for c, t in zip(real.labels, short)], f"{real.labels[0]},{short[0]}",
+                                   "record"),
+        "tsv, class word": ([f"{c}\t{t}" for c, t in zip(real.labels, short)], f"{real.labels[0]},{short[0]}",
+                            "record"),
+        "two records of short words": (["positive,great", "negative,cold"], "positive,great", "either"),
+    }[shape]
+    validation = tmp_path / ("valid.tsv" if "tsv" in shape else "valid.csv")
+    validation.write_text("".join(line + "\n" for line in lines))
+    got = cli_in_process("train", "--train", table, "--validation", validation, "--output", tmp_path / "m",
+                         "--epochs", "1", "--no-progress", "--label-column", "stars")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr  # (after the table's note)
+    assert got.stderr.strip().splitlines()[-1].startswith("error: ") and "in the header row (" not in got.stderr and not (tmp_path / "m").exists(), got.stderr
+    if said == "record":
+        assert (f"{validation}: --label-column stars: the file has no header row to find it in (its first line is a "
+                f"record: {first})") in got.stderr, got.stderr
+    else:
+        assert (f"{validation}: --label-column stars: its first line ({first}) names no such column: if that line is "
+                f"the header row, those are its columns; if it is a record, the file has no header row") in got.stderr
+    # a real header still has its names listed as the header row's
+    header = tmp_path / "header.csv"
+    header.write_text("rating,text\n" + "".join(f"{c},{t}\n" for c, t in zip(real.labels, short)))
+    got = cli_in_process("train", "--train", table, "--validation", header, "--output", tmp_path / "m",
+                         "--epochs", "1", "--no-progress", "--label-column", "stars")
+    assert got.returncode == 2 and "--label-column stars: no column of that name in the header row (rating,text)" \
+        in got.stderr, got.stderr
+
+
 def test_a_table_with_more_columns_is_answered_for_its_text_by_predict_and_the_endpoint(tmp_path, bundle, real):
     """The same table sent to be labeled (a Yelp export with its stars) is answered for its text columns only, by
     predict and by the endpoint's ``text/csv; header=present``: the ids, counts and dates are not words of the
