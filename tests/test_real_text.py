@@ -167,6 +167,42 @@ def test_tab_separated_files_are_read_as_csv_files_are(tmp_path, real, columns, 
         assert read_labeled(str(path), "tsv").texts == data.texts
 
 
+@pytest.mark.parametrize("columns, to_csv", [
+    ({"text": "texts", "label": "labels"}, {"index": False}),                   # "text"<TAB>"label"
+    ({"label": "labels", "text": "texts"}, {"index": False}),
+    ({"label": "labels", "text": "texts"}, {"index": False, "header": False}),  # "positive"<TAB>"the text"
+    ({"label": "ids", "text": "texts"}, {"index": False, "header": False}),    # "2"<TAB>"the text"
+    ({"label": "ids", "text": "texts"}, {"index": False, "header": False, "quoting": csv.QUOTE_NONNUMERIC}),
+])
+def test_a_tsv_whose_first_field_is_quoted_is_read_as_tsv(tmp_path, real, columns, to_csv):
+    """A TSV whose first field is quoted (pandas' to_csv(sep="\t", quoting=csv.QUOTE_ALL); a first text holding a
+    comma or a quote) was taken for a CSV by its opening quote and refused as malformed CSV at line 1: tabs, not
+    commas, separate its fields."""
+    frame = _frame(real, **{k: v for k, v in columns.items() if v != "ids"})
+    if "ids" in columns.values():
+        frame.insert(0, "label", [str(1 + (c == "positive")) for c in real.labels])
+    frame.loc[0, "text"] = 'great, "really" great food, ' + frame.loc[0, "text"]
+    path = tmp_path / "data.tsv"
+    frame.to_csv(path, sep="\t", **{"quoting": csv.QUOTE_ALL, **to_csv})
+    assert path.read_text().startswith('"')
+    data = read_labeled(str(path))
+    assert data.labels == [str(v) for v in frame["label"]] and data.texts == list(frame["text"])
+    assert read_labeled(str(path), "tsv").texts == data.texts
+
+
+def test_a_quoted_tsv_of_text_then_class_without_a_header_is_refused_as_a_tsv(tmp_path, real):
+    # ("great food"<TAB>positive: refused as a headerless TSV, with a header to add, not as malformed CSV)
+    path = tmp_path / "data.tsv"
+    _frame(real, text="texts", label="labels").to_csv(path, sep="\t", index=False, header=False,
+                                                      quoting=csv.QUOTE_NONNUMERIC)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists(), got.stderr
+    assert "line 1 looks tab-separated, but it is no header row" in got.stderr and "malformed" not in got.stderr
+    assert "pd.read_csv(path, sep='\\t', header=None, names=[...])" in got.stderr  # (its quotes are CSV quoting)
+    pd.read_csv(path, sep="\t", header=None, names=["text", "label"]).to_csv(tmp_path / "named.csv", index=False)
+    assert read_labeled(str(tmp_path / "named.csv")).texts == real.texts  # the advice, followed
+
+
 def test_a_tsv_whose_quotes_are_no_csv_quoting_is_refused_with_how_to_convert_it(tmp_path, real):
     # GLUE's .tsv files put quotation marks in sentences unquoted: read as CSV quoting, a quote that opens a field
     # ran on to the file's end
