@@ -220,7 +220,9 @@ def word_class_csv(lines, delimiter=","):
     a space after its comma: lines that each open with a word and a comma (``Well, I think ...``, ``So, the food
     ...``, ``However, ...``: 5 to 6 in 100 sentences of the shared NYT editorials and Amazon snippets, every one
     followed by a space) may repeat a few openers as classes do, and were trained on as classes named ``Well`` and
-    ``So``; a class written with a space after it (``positive, the text``, by hand) is read with ``--format csv``."""
+    ``So``. But a sentence opens with a capital: when every line's first word is in lower case, as a class column's
+    values are (``positive, the text``, written by hand), the space after the comma does not matter (such lines
+    needed ``--format csv``). ``Positive, the text`` still does."""
     try:
         records = [r for r in csv.reader((line.lstrip("\ufeff") for line in lines), delimiter=delimiter) if r]
     except csv.Error:
@@ -233,7 +235,8 @@ def word_class_csv(lines, delimiter=","):
             _WORD_CLASS.fullmatch(f) and any(c.strip() for c in r[1:]) for r, f in zip(records, firsts)):
         return False
     spaced = sum(r[1][:1].isspace() for r in records)
-    return firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts) and 2 * spaced < len(records)
+    return (firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts)
+            and (2 * spaced < len(records) or all(f.islower() for f in firsts)))
 
 
 class _UndetectedFormat(FastTextError):

@@ -1292,6 +1292,28 @@ def test_unlabeled_lines_that_open_with_a_word_and_a_comma_are_not_taken_for_a_w
     assert data.labels == list(frame["label"]) and data.texts == texts
 
 
+@pytest.mark.parametrize("name", ["nyt_editorials_test", "amazon_snippets_test"])
+@pytest.mark.parametrize("classes", [("positive", "negative"), ("sports", "world", "sci-fi", "very_negative")])
+def test_classes_written_as_lower_case_words_with_a_space_after_the_comma_read_as_a_word_class_csv(tmp_path, name,
+                                                                                                   classes):
+    # positive, the text (written by hand: a space after the comma) needed --format csv, the space taken for prose's.
+    # A sentence opens with a capital (Well, So, ...: the test above); lower-case first words in every line are a
+    # class column's values
+    texts = [t for t in _shared(name)["tweet"] if '"' not in t and ',' not in t][:80]
+    labels = [classes[i * 7 % len(classes)] for i in range(len(texts))]
+    path, out = tmp_path / "spaced.csv", tmp_path / "model"
+    path.write_text("".join(f"{c}, {t}\n" for c, t in zip(labels, texts)))
+    data = read_labeled(str(path))
+    assert data.labels == labels and [t.strip() for t in data.texts] == texts
+    assert read_labeled(str(path), "csv").texts == data.texts  # as --format csv reads it
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    # the same with its first words capitalized is prose's opening (Positive, ...): --format csv, as before
+    path.write_text("".join(f"{c.capitalize()}, {t}\n" for c, t in zip(labels, texts)))
+    with pytest.raises(FastTextError, match=r"cannot detect the format of line 1 .*--format csv"):
+        read_labeled(str(path))
+
+
 # Tables as real data comes: more columns than a class and a text (ids, counts, dates), written with pandas from the
 # published shapes. name -> (columns in order: name -> "labels" | "texts" | a metadata maker, to_csv kwargs, the
 # class column, the text columns in reading order)
