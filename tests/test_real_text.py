@@ -1254,6 +1254,66 @@ def test_a_shuffled_pandas_index_under_a_header_that_names_the_class_is_left_out
         assert Predictor.load(out).labels == ["1", "2"]
 
 
+@pytest.mark.parametrize("header", [",title,body", ",review_id,text", ",airline_sentiment,text"])
+def test_a_shuffled_concatenations_index_under_a_header_that_names_no_class_column_is_left_out(tmp_path, header):
+    # pd.concat([a, b]).sample(frac=1).to_csv(path): row numbers repeated, in no order (48, 34, ..., 59, 16, ...).
+    # Under a header naming its other columns but no class column, the index rules had only counting up, all
+    # different, or a concatenation's runs: the row numbers were read as the classes (60 classes of 120 documents,
+    # trained without a word), the real class a word of the text. A DataFrame's columns are named: only its index is
+    # not
+    test, train = _shared("drug_reviews_test"), _shared("drug_reviews_train")
+    frame = pd.concat([test.head(60), train.head(60)]).sample(frac=1, random_state=0)
+    assert frame.index.duplicated().any() and not frame.index.is_monotonic_increasing
+    first, second = header.split(",")[1:]
+    frame = frame.rename(columns={"sentiment": first, "tweet": second})
+    if first == "review_id":
+        frame[first] = [f"r{i * 7919 % 100003:x}" for i in range(len(frame))]
+    path, out = tmp_path / "concat.csv", tmp_path / "model"
+    frame.to_csv(path)
+    flags = ["--label-column", "airline_sentiment"] if first == "airline_sentiment" else []
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress", *flags)
+    assert got.stderr.count("is a row index (pandas'") == 1, got.stderr
+    if flags:  # the class named: trained on it, the index left out
+        from fasttext_lib.predict import Predictor
+
+        assert got.returncode == 0 and Predictor.load(out).labels == ["1", "2"], got.stderr
+    else:  # no class column: refused in one line, as the same file not shuffled is
+        assert got.returncode == 2 and got.stderr.count("error:") == 1 and not out.exists(), got.stderr
+        frame.sort_index(kind="stable").to_csv(path)
+        again = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+        same = [r.stderr.splitlines()[-1].split(" over the first")[0] for r in (got, again)]  # (ids shown differ)
+        assert again.returncode == 2 and same[0] == same[1], again.stderr
+    answers = cli_in_process("predict", "--model", _drug_bundle(tmp_path), "--input", path)
+    assert answers.returncode == 0 and len(answers.stdout.splitlines()) == len(frame), answers.stderr
+
+
+def _drug_bundle(tmp_path):
+    out = tmp_path / "drug_model"
+    if not out.exists():
+        got = cli_in_process("train", "--train", os.path.join(REAL, "drug_reviews_train.csv"), "--output", out,
+                             "--epochs", "1", "--no-progress")
+        assert got.returncode == 0, got.stderr
+    return out
+
+
+@pytest.mark.parametrize("header", ["text", "review", None])
+@pytest.mark.parametrize("classes", [20, 25])
+def test_numbered_classes_dealt_in_turn_under_an_empty_header_stay_the_classes(tmp_path, header, classes):
+    # Series.to_csv() of texts indexed by classes 1..K dealt out in turn (1, 2, ..., 25, 1, 2, ...), K of 20 or more:
+    # they count up and start again as a concatenation's row numbers do, and were taken for pandas' index; the file
+    # was refused as a header of text columns only (,text) or as malformed (,0). A concatenation's frames are
+    # numbered from 0 again, each one
+    texts = list(_shared("nyt_editorials_test")["tweet"].head(120))
+    labels = [1 + i % classes for i in range(len(texts))]
+    path = tmp_path / "series.csv"
+    pd.Series(texts, index=labels, name=header).to_csv(path)
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == [str(c) for c in labels] and data.texts == texts and not notes
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+
+
 @pytest.mark.parametrize("index", ["0/1 in no order", "0/1 in turn", "0/1 sorted", "stars 1 to 5", "stars in turn",
                                    "three classes, one each", "years", "0/1 under ,label"])
 def test_small_whole_number_classes_under_an_empty_header_stay_the_classes(tmp_path, index):
