@@ -241,7 +241,23 @@ def _unread_header(row, later_rows):
     classes (the clothing ids of ``Clothing ID,Age,Title,Review Text,Stars``)."""
     if len(row) < 3 or not later_rows or not _short_names(row) or any(_is_number(c) for c in row):
         return False
-    return not any(row[c].strip() in {r[c].strip() for r in later_rows if len(r) > c} for c in range(len(row)))
+    return not _recurs_below(row, later_rows)
+
+
+def _recurs_below(row, later_rows):
+    """Does a value of ``row`` occur again in its column in ``later_rows``, as a class or a repeated value does and a
+    column's name does not?"""
+    return any(row[c].strip() in {r[c].strip() for r in later_rows if len(r) > c} for c in range(len(row)))
+
+
+def _reads_as_record(row, later_rows):
+    """Is ``row`` (a file's first row) a record, not a header: a field of prose or an empty one, a number (not
+    pandas' own column names, 0,1,...), or a value that recurs in its column below (:func:`_recurs_below`)?"""
+    if not _short_names(row):
+        return True
+    if [c.strip() for c in row] == [str(i) for i in range(len(row))]:
+        return False
+    return any(_is_number(c) for c in row) or _recurs_below(row, later_rows)
 
 
 def _unread_columns(row):
@@ -312,13 +328,21 @@ def chosen_columns(header, choice, rows, uri, keys=False):
     lowered = [n.lower() for n in names]
     shown = ",".join(names)
     where, column = ("its objects' keys", "key") if keys else ("the header row", "column")
+    needs_header = ("--label-column and --text-column name the columns of a header row, and every CSV or TSV file "
+                    "read with them needs one")
 
     def find(name, flag):
         hits = [i for i, n in enumerate(lowered) if n == name.lower()]
-        if not hits and not keys and not _short_names(names):  # a field of prose or an empty one: no header
+        if not hits and not keys and _reads_as_record(names, rows):  # no header (1,cold soup; positive,great ...)
             raise FastTextError(f"{uri}: {flag} {name}: the file has no header row to find it in (its first line is a "
-                                f"record: {_shortened(shown)}); --label-column and --text-column name the columns of "
-                                f"a header row, and every CSV or TSV file read with them needs one")
+                                f"record: {_shortened(shown)}); {needs_header}")
+        if not hits and not keys and not (_looks_like_header(names) or any(
+                n in HEADER_LABEL_NAMES or n in HEADER_TEXT_NAMES or n in INDEX_NAMES for n in lowered)):
+            # short words, none a name training knows (positive,great: a header, or a record of a short file?): said
+            # to be the header row, a record was
+            raise FastTextError(f"{uri}: {flag} {name}: its first line ({_shortened(shown)}) names no such column: "
+                                f"if that line is the header row, those are its columns; if it is a record, the file "
+                                f"has no header row; {needs_header}")
         if len(hits) != 1:
             how = f"no {column}" if not hits else f"{len(hits)} {column}s"
             raise FastTextError(f"{uri}: {flag} {name}: {how} of that name in {where} ({shown})")
@@ -378,13 +402,17 @@ def index_column(header, later_rows):
     * go up strictly down the file (0, 1, 2, ...; after a filter such as ``df[df.n > 3]``, 1, 4, 9, ...);
     * or, over :data:`SHUFFLED_INDEX_MIN_ROWS` rows or more, are all different in any order (``df.sample(frac=1)``
       shuffled before it was saved: 83, 53, 70, ...; ``train_test_split``'s part, its old row numbers as they came);
-    * or go up in runs that start again (``pd.concat([a, b]).to_csv(path)`` numbers ``b``'s rows from 0 again: 0, 1,
-      ..., 34, 0, 1, ...): never the same number twice in a row, down at most once in :data:`INDEX_RUN_ROWS` steps,
-      and :data:`SHUFFLED_INDEX_MIN_ROWS` different numbers at least;
-    * or, whatever their order, repeats and count, when the rest of the header names a class column itself
-      (``,sentiment,tweet``, three columns or more, :func:`_class_named_after`): that column is the class, so the
-      unnamed one is not (a concatenation shuffled after it, ``pd.concat([a, b]).sample(frac=1)``: 83, 12, 83, ...;
-      a small shuffled file, ``,label,text`` over 10 rows of 7, 2, 9, ...).
+    * or go up in runs that start again at 0 (``pd.concat([a, b]).to_csv(path)`` numbers ``b``'s rows from 0 again:
+      0, 1, ..., 34, 0, 1, ...): never the same number twice in a row, down at most once in :data:`INDEX_RUN_ROWS`
+      steps, each time to 0, and :data:`SHUFFLED_INDEX_MIN_ROWS` different numbers at least (classes 1 to 25 dealt
+      out in turn under ``Series.to_csv()``'s ``,text`` start again at 1: they were taken for row numbers, and the
+      file refused as a header of text columns only);
+    * or, whatever their order, repeats and count, when the rest of the header (three columns or more) names a class
+      column itself (``,sentiment,tweet``) or names columns only (``,title,body``; ``,review_id,text``:
+      :func:`_columns_named_after`): the unnamed one is an index, not the class (a concatenation shuffled after it,
+      ``pd.concat([a, b]).sample(frac=1)``: 83, 12, 83, ...; a small shuffled file, ``,label,text`` over 10 rows of
+      7, 2, 9, ...). Under a header of text columns only, a shuffled concatenation's row numbers were trained on as
+      the classes.
 
     The class column of ``Series.to_csv()`` (``,text`` over the classes 2, 2, 1, ...: the series' index; two columns,
     the second named as text) repeats its values, often one after the other, and goes down as often as up: it stays
@@ -402,9 +430,9 @@ def index_column(header, later_rows):
     distinct = len(set(numbers))
     if len(numbers) >= SHUFFLED_INDEX_MIN_ROWS and distinct == len(numbers):
         return True
-    if distinct >= SHUFFLED_INDEX_MIN_ROWS and _counts_up_in_runs(numbers):
+    if distinct >= SHUFFLED_INDEX_MIN_ROWS and _counts_up_in_runs(numbers, restarting_at_0=True):
         return True
-    return _class_named_after(header)
+    return _columns_named_after(header)
 
 
 def _counts_up_in_runs(numbers, restarting_at_0=False):
@@ -425,7 +453,7 @@ def _counts_up_in_runs(numbers, restarting_at_0=False):
 # look-ahead (a file of 20 to 50 rows has less than one document per class there: nothing to learn). With fewer
 # rows, a class column of a few classes is all different too often (5 rows of 2, 1, 3, 5, 4 stars), and so is a
 # permutation of 0..n-1 (a 3-row smoke test of the classes 0, 1, 2, one each, shuffled: 2, 0, 1): unless the header
-# names a class column of its own (:func:`_class_named_after`), the numbers must count up. The same bound, as a number
+# names a class column or its other columns (:func:`_columns_named_after`), the numbers must count up. The same bound, as a number
 # of different values, tells a concatenation's runs (0..14, 0..34) from classes dealt out in turn (1, 2, 3, 4, 5, 1,
 # 2, ...: as many values as classes, fewer than 20).
 SHUFFLED_INDEX_MIN_ROWS = 20
@@ -435,13 +463,16 @@ SHUFFLED_INDEX_MIN_ROWS = 20
 INDEX_RUN_ROWS = 10
 
 
-def _class_named_after(header):
+def _columns_named_after(header):
     """Does ``header`` (a header row whose first name is pandas' index, empty or ``Unnamed: 0``) have three columns
-    or more, exactly one of the others named as a class column (``,sentiment,tweet``; :data:`HEADER_LABEL_NAMES`)?
-    Then the first column is not the class: a DataFrame's index, its row numbers in whatever order pandas left them.
-    (``Series.to_csv()`` writes two columns, its index, which may be the classes, and its values.)"""
+    or more, exactly one of the others named as a class column (``,sentiment,tweet``; :data:`HEADER_LABEL_NAMES`), or
+    all of the others column names, none a number (``,title,body``; ``,review_id,text``; ``,airline_sentiment,text``
+    for ``--label-column``)? Then the first column is not the class: a DataFrame's index, its row numbers in whatever
+    order pandas left them; a DataFrame's columns are named, and only an index goes unnamed. (``Series.to_csv()``
+    writes two columns, its index, which may be the classes, and its values.)"""
     names = [c.strip().lower() for c in header[1:]]
-    return len(header) >= 3 and sum(n in HEADER_LABEL_NAMES for n in names) == 1
+    return len(header) >= 3 and (sum(n in HEADER_LABEL_NAMES for n in names) == 1
+                                 or (_short_names(header[1:]) and not any(_is_number(c) for c in header[1:])))
 
 
 def index_rows(rows, where):

@@ -126,7 +126,8 @@ def _csv_row_to_example(row, uri, lineno, layout=None):
 
 
 _UNQUOTED_CSV = re.compile(r"^\s*-?\d+\s*,")
-_UNQUOTED_TSV = re.compile(r"^\s*-?\d+ *\t")  # a class number first, headerless (df.to_csv(sep="\t", header=False))
+# a class number first, headerless (df.to_csv(sep="\t", header=False)); quoted too (quoting=csv.QUOTE_ALL)
+_UNQUOTED_TSV = re.compile(r'^\s*(-?\d+ *|"-?\d+")\t')
 
 
 def labeled_csv_row(row, quoted, classes):
@@ -234,7 +235,9 @@ def word_class_csv(lines, delimiter=","):
     a space after its comma: lines that each open with a word and a comma (``Well, I think ...``, ``So, the food
     ...``, ``However, ...``: 5 to 6 in 100 sentences of the shared NYT editorials and Amazon snippets, every one
     followed by a space) may repeat a few openers as classes do, and were trained on as classes named ``Well`` and
-    ``So``; a class written with a space after it (``positive, the text``, by hand) is read with ``--format csv``."""
+    ``So``. But a sentence opens with a capital: when every line's first word is in lower case, as a class column's
+    values are (``positive, the text``, written by hand), the space after the comma does not matter (such lines
+    needed ``--format csv``). ``Positive, the text`` still does."""
     try:
         records = [r for r in csv.reader((line.lstrip("\ufeff") for line in lines), delimiter=delimiter) if r]
     except csv.Error:
@@ -247,7 +250,8 @@ def word_class_csv(lines, delimiter=","):
             _WORD_CLASS.fullmatch(f) and any(c.strip() for c in r[1:]) for r, f in zip(records, firsts)):
         return False
     spaced = sum(r[1][:1].isspace() for r in records)
-    return firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts) and 2 * spaced < len(records)
+    return (firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts)
+            and (2 * spaced < len(records) or all(f.islower() for f in firsts)))
 
 
 class _UndetectedFormat(FastTextError):
@@ -261,7 +265,8 @@ def detect_format(first_line, uri):
         return "jsonl"
     if stripped.startswith(LABEL_PREFIX):
         return "fasttext"
-    if stripped.startswith('"') or _UNQUOTED_CSV.match(stripped):
+    quoted_tsv = stripped.startswith('"') and _tab_separated(stripped.rstrip("\r\n"))
+    if (stripped.startswith('"') and not quoted_tsv) or _UNQUOTED_CSV.match(stripped):
         return "csv"
     # (a first line longer than the csv module's 128 KiB field limit, 2<TAB>a long document: its "field larger than
     # field limit" was taken for a lone \r's error, and the TSV refused as an old Mac file)
@@ -284,7 +289,7 @@ def detect_format(first_line, uri):
         # words over the first lines (examples_of_lines: word_class_csv): GLUE's CoLA (gj04<TAB>1<TAB><TAB>sentence,
         # no header) was trained on its sources as the classes, the real class a word of the text, and text<TAB>label
         # lines on each text as a class of its own
-        if "," not in line or line.index("\t") < line.index(","):
+        if quoted_tsv or "," not in line or line.index("\t") < line.index(","):
             cells = next(csv.reader([line], delimiter="\t"), [])
             if (_UNQUOTED_TSV.match(line) or _looks_like_header(cells)
                     or (_index_named(cells) and _short_names(cells[1:]))):
@@ -296,7 +301,7 @@ def detect_format(first_line, uri):
             f"{uri}: line 1 looks tab-separated, but it is no header row naming the columns (such as "
             f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
             f"after line): add a header row that names the class and text columns (e.g. pandas: pd.read_csv(path, "
-            f"sep='\\t', header=None, quoting=3, names=[...]).to_csv(new_path, index=False)), or give --format tsv "
+            f"sep='\\t', header=None{'' if quoted_tsv else ', quoting=3'}, names=[...]).to_csv(new_path, index=False)), or give --format tsv "
             f"to read each line's first field as its class")
     cells = line.split(";")
     # a class column before the separator: one word, no comma (text often holds a semicolon)
@@ -317,6 +322,21 @@ def detect_format(first_line, uri):
         f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
         f"column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
     )
+
+
+def _tab_separated(line):
+    """Do tabs, not commas, separate the fields of ``line`` (a first line whose first field is quoted:
+    ``"great food"<TAB>positive``, a header ``"text"<TAB>"label"``, pandas' ``to_csv(sep="\t", quoting=QUOTE_ALL)``)?
+    Read with tabs it has two fields or more; read with commas it is one field, or no CSV at all (a quote closed and
+    then a tab). Such a first line was taken for a CSV's and the file refused as malformed CSV at line 1."""
+    try:
+        tabbed = next(csv.reader([line], delimiter="\t", strict=True), [])
+    except csv.Error:
+        return False
+    try:
+        return len(tabbed) >= 2 and len(next(csv.reader([line], strict=True), [])) < 2
+    except csv.Error:
+        return len(tabbed) >= 2
 
 
 class _HeaderlessTsv(FastTextError):

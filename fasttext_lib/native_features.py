@@ -3,7 +3,7 @@
 The reference is ``text.tokenize`` plus ``features.Featurizer.fit/transform/_bags``; this module
 gives the same tokens, counts and bags, and is what the Featurizer calls when :func:`available`.
 
-Why it is exact with any Unicode: Python lowercases (``str.lower()`` on the joined chunk of
+Why it is exact with any Unicode: Python puts the text in NFC (``text.nfc``, as ``normalize_text`` does) and lowercases (``str.lower()`` on the joined chunk of
 documents, so Unicode case rules, including a final sigma, are Python's own), UTF-8 encodes, and
 C++ applies the ASCII punctuation rules and splits on the exact set of code points ``str.split()``
 treats as whitespace. CRC32 word hashes equal ``zlib.crc32`` of the UTF-8 bytes.
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import native_build
+from .text import nfc
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "featurize.cc")
 CXXFLAGS = ["-O3", "-std=c++17", "-pthread", "-shared", "-fPIC"]
@@ -144,17 +145,18 @@ def _chunks(texts):
 def _lowered_utf8(chunk):
     """One buffer of the lowercased documents, one byte between each, and where each one ends.
 
-    NUL-joined first (one ``lower()`` and one ``encode`` for the chunk; NUL is neither cased nor
-    case-ignorable, so a final sigma never sees the neighbouring document); if a document holds
-    a NUL itself, each is lowercased and encoded on its own.
+    NUL-joined first (one ``nfc()``, ``lower()`` and ``encode`` for the chunk; NUL is neither cased nor
+    case-ignorable, so a final sigma never sees the neighbouring document, and it composes with no
+    character, so NFC never joins two documents); if a document holds a NUL itself, each is put in
+    NFC, lowercased and encoded on its own.
     """
-    buf = "\0".join(chunk).lower().encode("utf-8")
+    buf = nfc("\0".join(chunk)).lower().encode("utf-8")
     ends = np.empty(len(chunk), dtype=np.int64)
     if buf.count(b"\0") == len(chunk) - 1:
         ends[:-1] = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 0)
         ends[-1] = len(buf)
     else:
-        parts = [text.lower().encode("utf-8") for text in chunk]
+        parts = [nfc(text).lower().encode("utf-8") for text in chunk]
         buf = b"\0".join(parts)
         np.cumsum([len(p) + 1 for p in parts], out=ends)
         ends -= 1
@@ -163,7 +165,7 @@ def _lowered_utf8(chunk):
 
 def tokenize(text):
     """``text.tokenize(text)`` natively (for tests and single documents)."""
-    raw = text.lower().encode("utf-8")
+    raw = nfc(text).lower().encode("utf-8")
     out = ctypes.create_string_buffer(2 * len(raw) + 1)  # every byte may become a token plus a space
     n = _lib().ft_tokenize(raw, len(raw), ctypes.cast(out, _P))
     return out.raw[:n].decode("utf-8").split(" ") if n else []

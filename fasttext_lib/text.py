@@ -3,17 +3,30 @@
 These are the rules of ``normalize_text`` in fastText's ``classification-example.sh``:
 lowercase; put spaces around ``. , ( ) ! ?`` and ``'``; drop ``"``, ``;``, ``:`` and ``<br />``;
 squeeze spaces. We also squeeze tabs and newlines, since tokens are split on any whitespace.
-The function is idempotent, so normalizing already-normalized text changes nothing.
+Before those, text is put in Unicode's composed form (NFC: :func:`nfc`), so that a word is one token however its
+accents are encoded (``café`` with U+00E9, or ``e`` and a combining U+0301, as macOS file names and some editors
+write it). The function is idempotent, so normalizing already-normalized text changes nothing.
 """
 import re
+import unicodedata
 
 _SPACED = re.compile(r"([.,()!?'])")
 _DROPPED = re.compile(r'"')
 _TO_SPACE = re.compile(r"<br />|[;:]")
 
 
+def nfc(text):
+    """``text`` in Unicode's normalization form C (precomposed characters: ``e`` + U+0301 becomes U+00E9), the
+    same string when it is NFC already (ASCII always is: the cheap checks first). Before lowercasing: text that is
+    NFC already is lowercased exactly as before. The native featurizer calls it on its chunks of documents too
+    (native_features), so both give the same tokens."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
+
+
 def normalize_text(text):
-    text = text.lower()
+    text = nfc(text).lower()
     text = _DROPPED.sub("", text)
     text = _TO_SPACE.sub(" ", text)
     text = _SPACED.sub(r" \1 ", text)

@@ -191,6 +191,39 @@ def test_real_english_sets(monkeypatch, name):
     _check_corpus(train.texts, test.texts, monkeypatch, ngrams=3, buckets=1000)
 
 
+def test_decomposed_accents_give_the_precomposed_tokens_natively_and_in_python(monkeypatch):
+    # NFD text (e + U+0301 for é) is put in NFC before it is lowercased, by text.normalize_text and by the native
+    # route's chunks alike: the same word one token however its accents are encoded, in both, bit for bit
+    import unicodedata
+
+    real = read_labeled(os.path.join(REAL, "drug_reviews_test.csv")).texts[:200]
+    accented = ["Café crème brûlée, très bien", "Ñandú Ångström Ελλάδα 한국어", "naïve résumé ÉLAN"]
+    nfd = [unicodedata.normalize("NFD", t) for t in accented + real]
+    assert any(a != b for a, b in zip(nfd, accented))
+    for doc in nfd + [d + "\x00Σ" for d in nfd[:3]]:  # (a NUL document: the chunk's per-document route)
+        assert nf.tokenize(doc) == tokenize(doc) == tokenize(unicodedata.normalize("NFC", doc))
+    counted = _assert_same_tokens(nfd + ["e\u0301\x00", "\u0301 alone", "cafe\u0301"])
+    assert "é\x00" in counted.words and "e\u0301" not in " ".join(counted.words)
+    assert "café" in counted.words and "cafe\u0301" not in counted.words
+    featurizer, _ = _python_fit(accented + real, monkeypatch, ngrams=2, buckets=1000)
+    _check_corpus(nfd, accented + real, monkeypatch, ngrams=2, buckets=1000)
+    # a model fit on NFC text reads the NFD spelling as the same words
+    _assert_same_bags(_native_transform(featurizer, nfd), _python_transform(featurizer, accented + real, monkeypatch))
+
+
+def test_shared_real_sets_and_the_sample_are_nfc_already():
+    # NFC changes no line of them: their tokens, the notebooks' outputs and the benchmarks' numbers are as before
+    import glob
+    import unicodedata
+
+    sample = os.path.join(ROOT, "fasttext_lib", "sample_data")
+    files = sorted(glob.glob(os.path.join(REAL, "*.csv")) + glob.glob(os.path.join(sample, "*.csv")))
+    assert len(files) >= 8
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            assert all(unicodedata.is_normalized("NFC", line) for line in f), path
+
+
 def test_chunks_and_threads_change_nothing(monkeypatch):
     data = generate_reviews(600, seed=5)  # > 64k tokens: worth several threads
     texts = data.texts + HOSTILE

@@ -167,6 +167,42 @@ def test_tab_separated_files_are_read_as_csv_files_are(tmp_path, real, columns, 
         assert read_labeled(str(path), "tsv").texts == data.texts
 
 
+@pytest.mark.parametrize("columns, to_csv", [
+    ({"text": "texts", "label": "labels"}, {"index": False}),                   # "text"<TAB>"label"
+    ({"label": "labels", "text": "texts"}, {"index": False}),
+    ({"label": "labels", "text": "texts"}, {"index": False, "header": False}),  # "positive"<TAB>"the text"
+    ({"label": "ids", "text": "texts"}, {"index": False, "header": False}),    # "2"<TAB>"the text"
+    ({"label": "ids", "text": "texts"}, {"index": False, "header": False, "quoting": csv.QUOTE_NONNUMERIC}),
+])
+def test_a_tsv_whose_first_field_is_quoted_is_read_as_tsv(tmp_path, real, columns, to_csv):
+    """A TSV whose first field is quoted (pandas' to_csv(sep="\t", quoting=csv.QUOTE_ALL); a first text holding a
+    comma or a quote) was taken for a CSV by its opening quote and refused as malformed CSV at line 1: tabs, not
+    commas, separate its fields."""
+    frame = _frame(real, **{k: v for k, v in columns.items() if v != "ids"})
+    if "ids" in columns.values():
+        frame.insert(0, "label", [str(1 + (c == "positive")) for c in real.labels])
+    frame.loc[0, "text"] = 'great, "really" great food, ' + frame.loc[0, "text"]
+    path = tmp_path / "data.tsv"
+    frame.to_csv(path, sep="\t", **{"quoting": csv.QUOTE_ALL, **to_csv})
+    assert path.read_text().startswith('"')
+    data = read_labeled(str(path))
+    assert data.labels == [str(v) for v in frame["label"]] and data.texts == list(frame["text"])
+    assert read_labeled(str(path), "tsv").texts == data.texts
+
+
+def test_a_quoted_tsv_of_text_then_class_without_a_header_is_refused_as_a_tsv(tmp_path, real):
+    # ("great food"<TAB>positive: refused as a headerless TSV, with a header to add, not as malformed CSV)
+    path = tmp_path / "data.tsv"
+    _frame(real, text="texts", label="labels").to_csv(path, sep="\t", index=False, header=False,
+                                                      quoting=csv.QUOTE_NONNUMERIC)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists(), got.stderr
+    assert "line 1 looks tab-separated, but it is no header row" in got.stderr and "malformed" not in got.stderr
+    assert "pd.read_csv(path, sep='\\t', header=None, names=[...])" in got.stderr  # (its quotes are CSV quoting)
+    pd.read_csv(path, sep="\t", header=None, names=["text", "label"]).to_csv(tmp_path / "named.csv", index=False)
+    assert read_labeled(str(tmp_path / "named.csv")).texts == real.texts  # the advice, followed
+
+
 def test_a_tsv_whose_quotes_are_no_csv_quoting_is_refused_with_how_to_convert_it(tmp_path, real):
     # GLUE's .tsv files put quotation marks in sentences unquoted: read as CSV quoting, a quote that opens a field
     # ran on to the file's end
@@ -1218,6 +1254,66 @@ def test_a_shuffled_pandas_index_under_a_header_that_names_the_class_is_left_out
         assert Predictor.load(out).labels == ["1", "2"]
 
 
+@pytest.mark.parametrize("header", [",title,body", ",review_id,text", ",airline_sentiment,text"])
+def test_a_shuffled_concatenations_index_under_a_header_that_names_no_class_column_is_left_out(tmp_path, header):
+    # pd.concat([a, b]).sample(frac=1).to_csv(path): row numbers repeated, in no order (48, 34, ..., 59, 16, ...).
+    # Under a header naming its other columns but no class column, the index rules had only counting up, all
+    # different, or a concatenation's runs: the row numbers were read as the classes (60 classes of 120 documents,
+    # trained without a word), the real class a word of the text. A DataFrame's columns are named: only its index is
+    # not
+    test, train = _shared("drug_reviews_test"), _shared("drug_reviews_train")
+    frame = pd.concat([test.head(60), train.head(60)]).sample(frac=1, random_state=0)
+    assert frame.index.duplicated().any() and not frame.index.is_monotonic_increasing
+    first, second = header.split(",")[1:]
+    frame = frame.rename(columns={"sentiment": first, "tweet": second})
+    if first == "review_id":
+        frame[first] = [f"r{i * 7919 % 100003:x}" for i in range(len(frame))]
+    path, out = tmp_path / "concat.csv", tmp_path / "model"
+    frame.to_csv(path)
+    flags = ["--label-column", "airline_sentiment"] if first == "airline_sentiment" else []
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress", *flags)
+    assert got.stderr.count("is a row index (pandas'") == 1, got.stderr
+    if flags:  # the class named: trained on it, the index left out
+        from fasttext_lib.predict import Predictor
+
+        assert got.returncode == 0 and Predictor.load(out).labels == ["1", "2"], got.stderr
+    else:  # no class column: refused in one line, as the same file not shuffled is
+        assert got.returncode == 2 and got.stderr.count("error:") == 1 and not out.exists(), got.stderr
+        frame.sort_index(kind="stable").to_csv(path)
+        again = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+        same = [r.stderr.splitlines()[-1].split(" over the first")[0] for r in (got, again)]  # (ids shown differ)
+        assert again.returncode == 2 and same[0] == same[1], again.stderr
+    answers = cli_in_process("predict", "--model", _drug_bundle(tmp_path), "--input", path)
+    assert answers.returncode == 0 and len(answers.stdout.splitlines()) == len(frame), answers.stderr
+
+
+def _drug_bundle(tmp_path):
+    out = tmp_path / "drug_model"
+    if not out.exists():
+        got = cli_in_process("train", "--train", os.path.join(REAL, "drug_reviews_train.csv"), "--output", out,
+                             "--epochs", "1", "--no-progress")
+        assert got.returncode == 0, got.stderr
+    return out
+
+
+@pytest.mark.parametrize("header", ["text", "review", None])
+@pytest.mark.parametrize("classes", [20, 25])
+def test_numbered_classes_dealt_in_turn_under_an_empty_header_stay_the_classes(tmp_path, header, classes):
+    # Series.to_csv() of texts indexed by classes 1..K dealt out in turn (1, 2, ..., 25, 1, 2, ...), K of 20 or more:
+    # they count up and start again as a concatenation's row numbers do, and were taken for pandas' index; the file
+    # was refused as a header of text columns only (,text) or as malformed (,0). A concatenation's frames are
+    # numbered from 0 again, each one
+    texts = list(_shared("nyt_editorials_test")["tweet"].head(120))
+    labels = [1 + i % classes for i in range(len(texts))]
+    path = tmp_path / "series.csv"
+    pd.Series(texts, index=labels, name=header).to_csv(path)
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == [str(c) for c in labels] and data.texts == texts and not notes
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+
+
 @pytest.mark.parametrize("index", ["0/1 in no order", "0/1 in turn", "0/1 sorted", "stars 1 to 5", "stars in turn",
                                    "three classes, one each", "years", "0/1 under ,label"])
 def test_small_whole_number_classes_under_an_empty_header_stay_the_classes(tmp_path, index):
@@ -1254,6 +1350,28 @@ def test_unlabeled_lines_that_open_with_a_word_and_a_comma_are_not_taken_for_a_w
     frame.to_csv(tmp_path / "words.csv", index=False, header=False)
     data = read_labeled(str(tmp_path / "words.csv"))
     assert data.labels == list(frame["label"]) and data.texts == texts
+
+
+@pytest.mark.parametrize("name", ["nyt_editorials_test", "amazon_snippets_test"])
+@pytest.mark.parametrize("classes", [("positive", "negative"), ("sports", "world", "sci-fi", "very_negative")])
+def test_classes_written_as_lower_case_words_with_a_space_after_the_comma_read_as_a_word_class_csv(tmp_path, name,
+                                                                                                   classes):
+    # positive, the text (written by hand: a space after the comma) needed --format csv, the space taken for prose's.
+    # A sentence opens with a capital (Well, So, ...: the test above); lower-case first words in every line are a
+    # class column's values
+    texts = [t for t in _shared(name)["tweet"] if '"' not in t and ',' not in t][:80]
+    labels = [classes[i * 7 % len(classes)] for i in range(len(texts))]
+    path, out = tmp_path / "spaced.csv", tmp_path / "model"
+    path.write_text("".join(f"{c}, {t}\n" for c, t in zip(labels, texts)))
+    data = read_labeled(str(path))
+    assert data.labels == labels and [t.strip() for t in data.texts] == texts
+    assert read_labeled(str(path), "csv").texts == data.texts  # as --format csv reads it
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    # the same with its first words capitalized is prose's opening (Positive, ...): --format csv, as before
+    path.write_text("".join(f"{c.capitalize()}, {t}\n" for c, t in zip(labels, texts)))
+    with pytest.raises(FastTextError, match=r"cannot detect the format of line 1 .*--format csv"):
+        read_labeled(str(path))
 
 
 # Tables as real data comes: more columns than a class and a text (ids, counts, dates), written with pandas from the
@@ -1428,6 +1546,46 @@ def test_column_flags_on_a_headerless_validation_file_or_json_keys_say_what_the_
         assert got.returncode == 2 and got.stderr.count("\n") == 1 and message in got.stderr, (flags, got.stderr)
         said = got.stderr.replace(str(tmp_path), "").replace("--label-column", "").replace("--text-column", "")
         assert "header" not in said and "column" not in said, got.stderr
+
+
+@pytest.mark.parametrize("shape", ["class number, short text", "class word, short text", "tsv, class word",
+                                   "two records of short words"])
+def test_column_flags_on_a_headerless_validation_file_of_short_records_do_not_call_a_record_the_header(tmp_path, real,
+                                                                                                     shape):
+    """--label-column beside a headerless --validation whose first record is short (1,cold soup; positive,great
+    food: a few words, no prose) said 'no column of that name in the header row (1,cold soup)', a record shown as the
+    header row. A number, or a value that recurs in its column below, says it is a record; short words that may be
+    either are named as the first line, both readings said."""
+    table = tmp_path / "table.csv"
+    pd.DataFrame({"review_id": _ids("r")(len(real)), "stars": real.labels, "text": real.texts}).to_csv(table, index=False)
+    short = [" ".join(t.split()[:2]) for t in real.texts[:20]]
+    lines, first, said = {
+        "class number, short text": ([f"{i % 2 + 1},{t}" for i, t in enumerate(short)], f"1,{short[0]}", "record"),
+        "class word, short text": ([f"{c},{t}" for c, t in zip(real.labels, short)], f"{real.labels[0]},{short[0]}",
+                                   "record"),
+        "tsv, class word": ([f"{c}\t{t}" for c, t in zip(real.labels, short)], f"{real.labels[0]},{short[0]}",
+                            "record"),
+        "two records of short words": (["positive,great", "negative,cold"], "positive,great", "either"),
+    }[shape]
+    validation = tmp_path / ("valid.tsv" if "tsv" in shape else "valid.csv")
+    validation.write_text("".join(line + "\n" for line in lines))
+    got = cli_in_process("train", "--train", table, "--validation", validation, "--output", tmp_path / "m",
+                         "--epochs", "1", "--no-progress", "--label-column", "stars")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr  # (after the table's note)
+    assert got.stderr.strip().splitlines()[-1].startswith("error: ") and "in the header row (" not in got.stderr and not (tmp_path / "m").exists(), got.stderr
+    if said == "record":
+        assert (f"{validation}: --label-column stars: the file has no header row to find it in (its first line is a "
+                f"record: {first})") in got.stderr, got.stderr
+    else:
+        assert (f"{validation}: --label-column stars: its first line ({first}) names no such column: if that line is "
+                f"the header row, those are its columns; if it is a record, the file has no header row") in got.stderr
+    # a real header still has its names listed as the header row's
+    header = tmp_path / "header.csv"
+    header.write_text("rating,text\n" + "".join(f"{c},{t}\n" for c, t in zip(real.labels, short)))
+    got = cli_in_process("train", "--train", table, "--validation", header, "--output", tmp_path / "m",
+                         "--epochs", "1", "--no-progress", "--label-column", "stars")
+    assert got.returncode == 2 and "--label-column stars: no column of that name in the header row (rating,text)" \
+        in got.stderr, got.stderr
 
 
 def test_a_table_with_more_columns_is_answered_for_its_text_by_predict_and_the_endpoint(tmp_path, bundle, real):

@@ -1,10 +1,13 @@
+import re
+import unicodedata
+
 import pytest
 
 from conftest import BAD_TRAINING_FILES
 from fasttext_lib.data import LabeledTexts, csv_line, iter_examples, read_labeled, write_csv, write_fasttext
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.synthetic import generate_reviews
-from fasttext_lib.text import normalize_text
+from fasttext_lib.text import nfc, normalize_text, tokenize
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -17,6 +20,31 @@ from fasttext_lib.text import normalize_text
 ])
 def test_normalize_text_follows_fasttext_rules(raw, expected):
     assert normalize_text(raw) == expected
+
+
+@pytest.mark.parametrize("composed, decomposed", [
+    ("Café crème brûlée", "Cafe\u0301 cre\u0300me bru\u0302le\u0301e"),  # e + U+0301 is U+00E9
+    ("Ñandú Ångström", "N\u0303andu\u0301 A\u030angstro\u0308m"),
+    ("Ελλάδα", "Ελλα\u0301δα"),
+    ("한국어", "\u1112\u1161\u11ab\u1100\u116e\u11a8\u110b\u1165"),  # Hangul jamo compose into syllables
+])
+def test_a_word_is_one_token_however_its_accents_are_encoded(composed, decomposed):
+    # NFD text (a combining accent after its letter, as macOS and some editors write it) gave tokens of their own,
+    # unknown to a model trained on the same words precomposed
+    assert decomposed != composed and unicodedata.normalize("NFC", decomposed) == composed
+    assert normalize_text(decomposed) == normalize_text(composed) == unicodedata.normalize("NFC", composed.lower())
+    assert tokenize(decomposed) == tokenize(composed)
+
+
+def test_ascii_and_nfc_text_normalizes_as_before_nfc():
+    # (the rules without the NFC step: what notebooks' outputs and benchmarks were computed with)
+    def before(text):
+        text = re.sub(r'"', "", text.lower())
+        return " ".join(re.sub(r"([.,()!?'])", r" \1 ", re.sub(r"<br />|[;:]", " ", text)).split())
+
+    texts = generate_reviews(50, seed=1).texts + ["İstanbul ΟΔΟΣ ß ﬁ Ω Å café 👍🏽", "plain ascii, here!"]
+    assert all(nfc(t) is t for t in texts)  # NFC already: the same string, not a copy
+    assert [normalize_text(t) for t in texts] == [before(t) for t in texts]
 
 
 def test_normalize_text_is_idempotent():
