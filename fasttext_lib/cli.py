@@ -235,6 +235,13 @@ def _json_number(value):
 
 
 def cmd_train(args):
+    from . import storage
+
+    with storage.reading_together():  # --train and --validation: never one from a write that replaced the other
+        return _train(args)
+
+
+def _train(args):
     from . import label_names, storage
     from .bundle import OVERWRITE_HINT, check_output, refuse_checkpoints_in_output, save_bundle
     from .config import config_from_args
