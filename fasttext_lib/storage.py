@@ -475,6 +475,16 @@ def check_set_member(client, bucket, key, metadata):
             scope[me] = (set_id, members)
 
 
+def remove_file(uri):
+    """Delete a file or S3 object this run wrote (a missing one is no error; nor is a failure: best effort)."""
+    with contextlib.suppress(Exception):
+        if is_s3(uri):
+            bucket, key = split_s3(uri)
+            s3_client().delete_object(Bucket=bucket, Key=key)
+        else:
+            os.remove(uri)
+
+
 def read_bytes(uri):
     with open_read(uri, "rb") as f:
         return f.read()
@@ -665,6 +675,28 @@ def _name_anonymous(fd, path):
     return os.path.join(directory, name)
 
 
+def _link_new(fd, temp, path):
+    """Give the complete file ``fd`` (named ``temp``, or anonymous: None) the name ``path`` only if nothing has it:
+    True once linked, False where the filesystem cannot link; an existing ``path`` is "already exists"."""
+    try:
+        if temp is not None:
+            os.link(temp, path, follow_symlinks=False)
+        else:
+            directory, name = os.path.split(path)
+            dir_fd = os.open(directory, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+            try:
+                os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+            finally:
+                os.close(dir_fd)
+    except FileExistsError:
+        raise already_exists(path) from None
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def atomic_local_file(path, mode="wb", overwrite=True):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
@@ -686,8 +718,17 @@ def atomic_local_file(path, mode="wb", overwrite=True):
             # Before the rename: on NFS (EFS, SageMaker Studio's home) a quota or I/O error surfaces only
             # when the data is written back, at fsync or close; after the rename it would be the target's.
             os.fsync(f.fileno())
-            if not overwrite and os.path.lexists(path):
-                raise already_exists(path)
+            if not overwrite:
+                # A check, then a rename, let two writers that both found nothing both rename: the second replaced
+                # the first's file (two autotune runs writing one trial table). A link never replaces: S3's
+                # If-None-Match, locally. Where the filesystem has no hard links: the check just before the rename.
+                if _link_new(f.fileno(), temp, path):
+                    if temp is not None:
+                        os.remove(temp)
+                        temp = None
+                    return
+                if os.path.lexists(path):
+                    raise already_exists(path)
             if temp is None:
                 temp = _name_anonymous(f.fileno(), path)
             os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked

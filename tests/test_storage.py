@@ -1182,3 +1182,34 @@ def test_an_object_replaced_mid_read_is_an_error_not_a_stitched_file(s3_bucket, 
     monkeypatch.setattr(storage, "_smart_open_errors", replaced_first)
     with pytest.raises(FastTextError, match=rf"^{uri} was replaced while it was read; read it again$"):
         storage.read_bytes(uri)
+
+
+def test_writers_racing_without_overwrite_leave_exactly_one_file_never_replaced(tmp_path):
+    """overwrite=False checked for the file, then renamed over it: writers that all passed the check all renamed,
+    each replacing the one before (two autotune runs writing one trial table). The name is now taken by a link,
+    which never replaces: one writer wins, every other is refused, and the file is the winner's."""
+    import threading
+
+    target = tmp_path / "trials.csv"
+    for round_ in range(20):
+        if target.exists():
+            target.unlink()
+        barrier, won, refused = threading.Barrier(8), [], []
+
+        def write(n):
+            try:
+                with storage.atomic_write(str(target), "wb", overwrite=False) as f:
+                    f.write(f"writer {n}\n".encode())
+                    barrier.wait()  # all written and checked-for at once: the race
+                won.append(n)
+            except FastTextError as exc:
+                assert "already exists" in str(exc)
+                refused.append(n)
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(won) == 1 and len(refused) == 7, (round_, won)
+        assert target.read_text() == f"writer {won[0]}\n"
+        assert sorted(os.listdir(tmp_path)) == ["trials.csv"]  # no temporaries left
