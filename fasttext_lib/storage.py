@@ -142,6 +142,7 @@ def s3_client():
             import boto3
 
             client = boto3.session.Session().client("s3")
+            client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
         _CLIENTS[key] = client  # (last: the most recently used)
@@ -1024,7 +1025,7 @@ def _copy(client, bucket, source, dest_bucket, key, size):
         _in_thread(lambda: client.copy({"Bucket": bucket, "Key": source}, dest_bucket, key))
 
 
-def _in_thread(call):
+def _in_thread(call, on_abandon=None):
     """``call()`` in a daemon thread that the caller waits for, so that a signal ends the wait at once: waiting
     inside boto3's transfer manager, Ctrl-C or SIGTERM held the process until the stalled request's read timeout
     (a minute) when the endpoint had stopped answering. The worker is abandoned then (the CLI exits without
@@ -1039,15 +1040,59 @@ def _in_thread(call):
 
     worker = threading.Thread(target=run, name="fasttext-s3-transfer", daemon=True)
     worker.start()
-    worker.join()
+    try:
+        worker.join()
+    except BaseException:
+        if on_abandon is not None:
+            on_abandon()
+        raise
     if outcome:
         raise outcome[0]
 
 
+# Multipart uploads boto3's transfer manager started, by (bucket, key): their ids come from CreateMultipartUpload's
+# answers (an event hook on each client). The manager aborts an upload that fails, but one whose caller a signal
+# took away (upload_file abandons the worker) was left incomplete, its parts stored and billed, and without
+# s3:ListBucket (ListMultipartUploads) no later run could find it: it is aborted by its id instead.
+_MULTIPART = {}
+_MULTIPART_LOCK = threading.Lock()
+
+
+def _record_multipart(parsed=None, **kwargs):
+    if isinstance(parsed, dict) and parsed.get("UploadId") and parsed.get("Key"):
+        with _MULTIPART_LOCK:
+            _MULTIPART[(parsed.get("Bucket"), parsed["Key"])] = parsed["UploadId"]
+
+
+def _abort_multipart(client, bucket, key):
+    """Abort the multipart upload to ``bucket/key`` this process started, by its id; say what is left if S3
+    refuses (s3:AbortMultipartUpload)."""
+    with _MULTIPART_LOCK:
+        upload = _MULTIPART.pop((bucket, key), None)
+    if upload is None:
+        return
+    try:
+        client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)
+    except Exception as exc:
+        import sys
+
+        print(f"warning: the interrupted upload to s3://{bucket}/{key} could not be aborted ({_first_line(exc)}): "
+              f"abort multipart upload {upload} there by hand, or have a lifecycle rule abort incomplete uploads",
+              file=sys.stderr)
+
+
 def upload_file(client, path, bucket, key, metadata=None):
-    """``client.upload_file`` (``metadata``: the object's user metadata) in a daemon thread (:func:`_in_thread`)."""
+    """``client.upload_file`` (``metadata``: the object's user metadata) in a daemon thread (:func:`_in_thread`);
+    a multipart upload the caller abandons (a signal) is aborted by its id."""
     extra = {"ExtraArgs": {"Metadata": metadata}} if metadata else {}
-    _in_thread(lambda: client.upload_file(path, bucket, key, **extra))
+    with _MULTIPART_LOCK:
+        _MULTIPART.pop((bucket, key), None)
+    try:
+        _in_thread(lambda: client.upload_file(path, bucket, key, **extra),
+                   on_abandon=lambda: _abort_multipart(client, bucket, key))
+    finally:
+        with _MULTIPART_LOCK:
+            _MULTIPART.pop((bucket, key), None)
 
 
 CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it

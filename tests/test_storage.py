@@ -1213,3 +1213,50 @@ def test_writers_racing_without_overwrite_leave_exactly_one_file_never_replaced(
         assert len(won) == 1 and len(refused) == 7, (round_, won)
         assert target.read_text() == f"writer {won[0]}\n"
         assert sorted(os.listdir(tmp_path)) == ["trials.csv"]  # no temporaries left
+
+
+@pytest.mark.parametrize("user", ["aborter", "writer"])
+def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id(unlisted, tmp_path, monkeypatch,
+                                                                                 capsys, user):
+    """Ctrl-C / SIGTERM during a data file's multipart upload abandons boto3's transfer: the upload was left
+    incomplete (its parts stored and billed), and without s3:ListBucket no later run can list it to clean up. It is
+    now aborted by the id S3 gave it; a role that may not abort (no s3:AbortMultipartUpload) is told which upload
+    is left, by key and id."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_on_signals
+
+    policy, proxy, dest = unlisted
+    _as_user(monkeypatch, policy, user)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+    files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
+    real = boto3.s3.transfer.S3Transfer.upload_file
+
+    def upload(self, *a, **k):  # force multipart for a 6 MB file (S3's minimum part is 5 MB)
+        self._manager._config.multipart_threshold = 5 * 1024 * 1024
+        self._manager._config.multipart_chunksize = 5 * 1024 * 1024
+        return real(self, *a, **k)
+    monkeypatch.setattr(boto3.s3.transfer.S3Transfer, "upload_file", upload)
+    proxy.fail("PUT", r"/model-", "stall", nth=2)  # the second part: S3 holds it, the client waits
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted):
+        with stop_on_signals():
+            storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    proxy.release()
+    assert any(m == "POST" and q == "uploads" for m, _, q in proxy.log)  # it was a multipart upload
+    uploads = policy.client("admin").list_multipart_uploads(Bucket=policy.bucket).get("Uploads", [])
+    left = [(u["Key"], u["UploadId"]) for u in uploads if u["Key"].startswith(storage.split_s3(dest)[1])]
+    assert _unlisted_keys(policy, dest) == []
+    err = capsys.readouterr().err
+    if user == "aborter":
+        assert left == [] and "warning" not in err
+    else:
+        assert len(left) == 1
+        key, upload = left[0]
+        assert (f"warning: the interrupted upload to s3://{policy.bucket}/{key} could not be aborted (" in err
+                and f"abort multipart upload {upload} there by hand" in err)
+        policy.client("admin").abort_multipart_upload(Bucket=policy.bucket, Key=key, UploadId=upload)
