@@ -4,6 +4,7 @@ Faults are real: a loopback proxy (scripts/fault_proxy.py) in front of moto answ
 resets the connection; a tiny tmpfs fills up; publishing subprocesses are killed with SIGKILL;
 two processes publish to one place at once. After each: the old set or the new one, complete.
 """
+import contextlib
 import errno
 import json
 import os
@@ -1259,4 +1260,5 @@ def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id
         key, upload = left[0]
         assert (f"warning: the interrupted upload to s3://{policy.bucket}/{key} could not be aborted (" in err
                 and f"abort multipart upload {upload} there by hand" in err)
-        policy.client("admin").abort_multipart_upload(Bucket=policy.bucket, Key=key, UploadId=upload)
+        with contextlib.suppress(Exception):  # (cleanup; the abandoned transfer may be ending it meanwhile)
+            policy.client("admin").abort_multipart_upload(Bucket=policy.bucket, Key=key, UploadId=upload)
