@@ -235,6 +235,13 @@ def _json_number(value):
 
 
 def cmd_train(args):
+    from . import storage
+
+    with storage.reading_together():  # --train and --validation: never one from a write that replaced the other
+        return _train(args)
+
+
+def _train(args):
     from . import label_names, storage
     from .bundle import OVERWRITE_HINT, check_output, refuse_checkpoints_in_output, save_bundle
     from .config import config_from_args
@@ -361,12 +368,27 @@ def _save_with_trials(trained, output, compact, uri, overwrite):
     from .autotune import TRIAL_COLUMNS
     from .bundle import OVERWRITE_HINT, save_bundle
 
-    with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
-        f.write(pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8"))
+    table = pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8")
+    if not overwrite:
+        # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
+        # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
+        # over the first's, or one failed with its bundle already published. A bundle that then fails takes it back.
+        try:
+            with storage.atomic_write(uri, "wb", overwrite=False) as f:
+                f.write(table)
+        except FastTextError as exc:
+            if "already exists" in str(exc):
+                raise FastTextError(f"{uri} already exists; {TRIALS_HINT}") from None
+            raise
+        try:
+            return save_bundle(trained, output, compact=compact, overwrite=False, hint=OVERWRITE_HINT)
+        except BaseException:
+            storage.remove_file(uri)
+            raise
+    with storage.atomic_write(uri, "wb", overwrite=True) as f:
+        f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
-        if not overwrite:  # a table written there meanwhile is kept, and found before the bundle is published
-            storage.refuse_existing(uri, TRIALS_HINT)
-        return save_bundle(trained, output, compact=compact, overwrite=overwrite, hint=OVERWRITE_HINT)
+        return save_bundle(trained, output, compact=compact, overwrite=True, hint=OVERWRITE_HINT)
 
 
 def cmd_evaluate(args):

@@ -142,6 +142,7 @@ def s3_client():
             import boto3
 
             client = boto3.session.Session().client("s3")
+            client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
         _CLIENTS[key] = client  # (last: the most recently used)
@@ -377,6 +378,8 @@ def _smart_open_errors(uri):
             yield
         except OSError as exc:
             cause = getattr(exc, "backend_error", None) or exc.__cause__
+            if _status(cause) == 412:  # open_read pins its GETs to the ETag it checked (If-Match)
+                raise FastTextError(f"{uri} was replaced while it was read; read it again") from None
             if cause is not None and cause is not exc:
                 raise cause from None  # the botocore error: s3_errors names it
             raise FastTextError(f"S3 read of {uri} failed: {_read_failure(exc)}") from None
@@ -409,9 +412,11 @@ def open_read(uri, mode="rb"):
             raise FastTextError(f"S3 URI names no object: {uri}")
         client = s3_client()
         with s3_errors(uri):
-            client.head_object(Bucket=bucket, Key=key)
+            head = client.head_object(Bucket=bucket, Key=key)
+        check_set_member(client, bucket, key, head.get("Metadata"))
+        pinned = {"S3.Client.get_object": {"IfMatch": head["ETag"]}} if head.get("ETag") else None
         with _smart_open_errors(uri):
-            stream = smart_open.s3.open(bucket, key, "rb", client=client)
+            stream = smart_open.s3.open(bucket, key, "rb", client=client, client_kwargs=pinned)
         raw = io.BufferedReader(_S3Stream(stream, uri), 1 << 20)
         return raw if mode == "rb" else io.TextIOWrapper(raw, encoding="utf-8")
     if os.path.isdir(uri):
@@ -422,6 +427,63 @@ def open_read(uri, mode="rb"):
         return open(uri, mode)
     except OSError as exc:
         raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+
+
+# Reads that belong together (reading_together: a training run reading its train and validation files): the set
+# members read in each, (bucket, key) -> set id as its metadata said when it was opened (None: it had none).
+_READ_SCOPES = []
+_READ_SCOPES_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def reading_together():
+    """Within the block, S3 objects written as one set (:func:`atomic_writes`) must all be read from the same
+    write: a train split read, then a test split that a new write replaced meanwhile, is refused."""
+    scope = {}
+    with _READ_SCOPES_LOCK:
+        _READ_SCOPES.append(scope)
+    try:
+        yield
+    finally:
+        with _READ_SCOPES_LOCK:
+            _READ_SCOPES.remove(scope)
+
+
+def _not_together(uri, other, why):
+    return FastTextError(f"{uri} and s3://{other[0]}/{other[1]} were written together, but {why}: a write of both "
+                         f"failed half-way, or another file was put in place of one; write them again together (run "
+                         f"the command that wrote them again)")
+
+
+def check_set_member(client, bucket, key, metadata):
+    """Refuse to read ``bucket/key`` if it was written as a member of a set (:func:`atomic_writes`: a train and
+    a test split) and another member there is now of another write (or has no set: another file put there),
+    or, inside :func:`reading_together`, was read from another write before."""
+    uri, me = f"s3://{bucket}/{key}", (bucket, key)
+    set_id, members = _set_of(metadata)
+    for other in sorted(members - {me}):
+        try:
+            head = client.head_object(Bucket=other[0], Key=other[1])
+        except Exception:  # missing (403 without s3:ListBucket), or not ours to see: no partner to mismatch
+            continue
+        if _set_of(head.get("Metadata"))[0] != set_id:
+            raise _not_together(uri, other, "that one has since been replaced")
+    with _READ_SCOPES_LOCK:
+        for scope in _READ_SCOPES:
+            for other, (other_id, other_members) in scope.items():
+                if other != me and (other in members or me in other_members) and other_id != set_id:
+                    raise _not_together(uri, other, "the one read before it was of another write")
+            scope[me] = (set_id, members)
+
+
+def remove_file(uri):
+    """Delete a file or S3 object this run wrote (a missing one is no error; nor is a failure: best effort)."""
+    with contextlib.suppress(Exception):
+        if is_s3(uri):
+            bucket, key = split_s3(uri)
+            s3_client().delete_object(Bucket=bucket, Key=key)
+        else:
+            os.remove(uri)
 
 
 def read_bytes(uri):
@@ -614,6 +676,28 @@ def _name_anonymous(fd, path):
     return os.path.join(directory, name)
 
 
+def _link_new(fd, temp, path):
+    """Give the complete file ``fd`` (named ``temp``, or anonymous: None) the name ``path`` only if nothing has it:
+    True once linked, False where the filesystem cannot link; an existing ``path`` is "already exists"."""
+    try:
+        if temp is not None:
+            os.link(temp, path, follow_symlinks=False)
+        else:
+            directory, name = os.path.split(path)
+            dir_fd = os.open(directory, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+            try:
+                os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+            finally:
+                os.close(dir_fd)
+    except FileExistsError:
+        raise already_exists(path) from None
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def atomic_local_file(path, mode="wb", overwrite=True):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
@@ -635,8 +719,17 @@ def atomic_local_file(path, mode="wb", overwrite=True):
             # Before the rename: on NFS (EFS, SageMaker Studio's home) a quota or I/O error surfaces only
             # when the data is written back, at fsync or close; after the rename it would be the target's.
             os.fsync(f.fileno())
-            if not overwrite and os.path.lexists(path):
-                raise already_exists(path)
+            if not overwrite:
+                # A check, then a rename, let two writers that both found nothing both rename: the second replaced
+                # the first's file (two autotune runs writing one trial table). A link never replaces: S3's
+                # If-None-Match, locally. Where the filesystem has no hard links: the check just before the rename.
+                if _link_new(f.fileno(), temp, path):
+                    if temp is not None:
+                        os.remove(temp)
+                        temp = None
+                    return
+                if os.path.lexists(path):
+                    raise already_exists(path)
             if temp is None:
                 temp = _name_anonymous(f.fileno(), path)
             os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
@@ -754,55 +847,264 @@ def atomic_write(uri, mode="wb", overwrite=True):
 def atomic_writes(uris, mode="wb", overwrite=True):
     """:func:`atomic_write` for files that belong together (a train and a test split): yields their file
     objects; all are written in full before any replaces what is at its ``uri``, and they are put in place
-    in the order given. A failure in one (a full disk) leaves every old file as it was; only a failure while
-    putting them in place (an S3 upload) can come after the earlier ones were replaced, and its error says so."""
+    in the order given. A failure while writing them leaves every old file as it was.
+
+    On S3 the files are one *set* (see "Sets of plain files on S3" below): every object carries the set's id
+    and its members' names in its metadata, which :func:`open_read` checks, so a reader never takes a file of
+    one set beside its partner of another. They are uploaded to staging keys first and put in place by
+    server-side copies only once all are uploaded: a failed or interrupted upload leaves the old set intact.
+    Locally the files are put in place by renames, one after another."""
+    uris = [str(u) for u in uris]
+    if not any(is_s3(u) for u in uris):
+        with _local_writes(uris, mode, overwrite) as files:
+            yield files
+        return
+    set_id = secrets.token_hex(8)
+    metadata = _set_metadata(set_id, [split_s3(u) for u in uris if is_s3(u)])
+    with contextlib.ExitStack() as stack:
+        tmpdir = stack.enter_context(staging_dir())
+        local = {u: stack.enter_context(atomic_local_file(u, mode, overwrite=overwrite)) for u in uris if not is_s3(u)}
+        staged = {u: os.path.join(tmpdir, f"member-{i}") for i, u in enumerate(uris) if is_s3(u)}
+        opened = {u: stack.enter_context(open(path, mode)) for u, path in staged.items()}
+        yield [local.get(u) or opened[u] for u in uris]
+        for f in opened.values():
+            f.close()
+        # the local members are put in place when the stack closes (their renames), after the S3 ones
+        _put_set_in_place(uris, staged, metadata, overwrite)
+
+
+@contextlib.contextmanager
+def _local_writes(uris, mode, overwrite):
     with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
         writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
-        files = [stack.enter_context(writer).enter_context(atomic_write(uri, mode, overwrite=overwrite))
+        files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite))
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
         for done, writer in enumerate(writers):
+            writer.close()  # a rename: it fails only where the folder itself went away
+
+
+# Sets of plain files on S3 (atomic_writes: a prepared train/test pair and its names file, sample's train.csv and
+# test.csv). S3 has no transaction over two objects, but a single PUT or COPY is atomic, its metadata included. So:
+#
+# 1. every member is uploaded (the long part: hundreds of MB) to a staging key beside its target,
+#    ``.fasttext-staging-<set id>-<name>``, with the metadata ``fasttext-set: <set id>`` and ``fasttext-members``
+#    (the targets' bucket/key, URL-quoted); the keys are remembered, not listed (no s3:ListBucket is needed);
+# 2. only once all are uploaded, each target is replaced by a server-side COPY of its staging object, in order;
+# 3. the staging objects are deleted by the keys remembered, also when anything failed.
+#
+# A failure in 1 (a connection lost mid-upload, Ctrl-C, SIGTERM) leaves the old set untouched. Only a failure in the
+# instant between two COPYs can leave targets of two sets side by side: the error says so, and :func:`open_read`
+# refuses to read a member of one set once another member of that set was read from another one (its
+# ``fasttext-set`` differs, or it has none: a file put there by other means). Objects are read pinned to the ETag
+# their metadata was checked on (``If-Match``): one replaced mid-read is an error, never a file stitched from two.
+#
+# Where staging objects could not be removed afterwards (no s3:DeleteObject: a role that may only put objects) or
+# not copied (no s3:GetObject), the members are uploaded to their targets directly, one after another, with the
+# same metadata: a failure between two of them leaves a mixed set that readers refuse, and the error says so.
+# ``overwrite=False`` uploads each member conditionally (If-None-Match) to its target: nothing is replaced, and a
+# failure takes back (deletes) the members this call created.
+SET_ID_META, SET_MEMBERS_META = "fasttext-set", "fasttext-members"
+_SET_MEMBERS_MAX = 1800  # user metadata is limited to 2 KB: a set naming longer keys is recorded by its id alone
+COPY_OBJECT_MAX = 5 << 30  # CopyObject copies up to 5 GB; larger objects are copied in parts (boto3's managed copy)
+
+
+def _set_metadata(set_id, members):
+    from urllib.parse import quote
+
+    names = ",".join(quote(f"{b}/{k}", safe="/") for b, k in members)
+    return {SET_ID_META: set_id, **({SET_MEMBERS_META: names} if len(names) <= _SET_MEMBERS_MAX else {})}
+
+
+def _set_of(metadata):
+    """``(set id, frozenset of (bucket, key))`` from an object's metadata; ``(None, frozenset())`` for none."""
+    from urllib.parse import unquote
+
+    metadata = metadata or {}
+    names = metadata.get(SET_MEMBERS_META, "")
+    members = frozenset(tuple(unquote(n).split("/", 1)) for n in names.split(",") if "/" in unquote(n))
+    return metadata.get(SET_ID_META), members
+
+
+def staging_key(key, set_id):
+    head, _, name = key.rpartition("/")
+    return (head + "/" if head else "") + f".fasttext-staging-{set_id}-{name}"
+
+
+def _put_set_in_place(uris, staged, metadata, overwrite):
+    client = s3_client()
+    targets = [u for u in uris if is_s3(u)]
+    with s3_errors(targets[0]):
+        deletable = _may_delete(client, *split_s3(targets[0]))
+    if not overwrite or not deletable:
+        return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+    created = []  # staging keys, by the key: deleted without a listing
+    try:
+        for uri in targets:
+            bucket, key = split_s3(uri)
+            temp = staging_key(key, metadata[SET_ID_META])
+            created.append((bucket, temp, uri))
+            with s3_errors(uri):
+                upload_file(client, staged[uri], bucket, temp, metadata)
+        for done, (bucket, temp, uri) in enumerate(created):
             try:
-                writer.close()  # puts uris[done] in place (an S3 upload: it can fail after the earlier ones succeeded)
+                with s3_errors(uri):
+                    _copy(client, bucket, temp, *split_s3(uri), os.path.getsize(staged[uri]))
             except FastTextError as exc:
-                if not done:
+                if done:
+                    raise _mixed(exc, targets, done) from None
+                if not str(exc).startswith("access denied"):
                     raise
-                # Already replaced, the earlier files cannot be taken back: say so, or the user reads the failure as
-                # "nothing changed" and goes on with a new train split beside the old test split.
-                raise FastTextError(f"{exc}; {', '.join(uris[:done])} had already been written, so the files written "
-                                    f"together no longer belong together: run the command again") from None
+                # no s3:GetObject on the staging object (a role that may put and delete): upload directly
+                _delete_staged(client, created)
+                created = []
+                return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+    finally:
+        _delete_staged(client, created)
 
 
-def upload_file(client, path, bucket, key):
-    """``client.upload_file`` in a daemon thread that the caller waits for, so that a signal ends the wait at
-    once: waiting inside boto3's transfer manager, Ctrl-C or SIGTERM held the process until the stalled
-    request's read timeout (a minute) when the endpoint had stopped answering. The worker is abandoned then
-    (the CLI exits without waiting for threads: cli._exit_now)."""
+def _delete_staged(client, created):
+    """Delete the staging objects of a set by their keys; what cannot be deleted is named on stderr."""
+    left = []
+    for bucket, temp, _ in created:
+        try:
+            client.delete_object(Bucket=bucket, Key=temp)
+        except Exception as exc:
+            left.append(f"s3://{bucket}/{temp} ({_first_line(exc)})")
+    if left:
+        import sys
+
+        print(f"warning: could not delete the staging object(s) {', '.join(left)}: delete them by hand", file=sys.stderr)
+
+
+def _may_delete(client, bucket, key):
+    """Whether S3 lets us delete objects beside ``key`` (deleting a key that does not exist changes nothing)."""
+    probe = staging_key(key, "probe-" + secrets.token_hex(8))
+    try:
+        client.delete_object(Bucket=bucket, Key=probe)
+    except Exception as exc:
+        if is_forbidden(exc):
+            return False
+        raise
+    return True
+
+
+def _upload_directly(client, targets, staged, metadata, overwrite, deletable):
+    created = []
+    for done, uri in enumerate(targets):
+        bucket, key = split_s3(uri)
+        try:
+            with s3_errors(uri):
+                if overwrite:
+                    upload_file(client, staged[uri], bucket, key, metadata)
+                else:
+                    _upload_new(client, staged[uri], bucket, key, uri, metadata)
+        except BaseException as exc:
+            if not overwrite and deletable:  # ours alone (created, never replaced): take them back
+                _delete_staged(client, [(b, k, u) for b, k, u in created])
+                raise
+            if done and isinstance(exc, FastTextError):
+                raise _mixed(exc, targets, done) from None
+            raise
+        created.append((bucket, key, uri))
+
+
+def _mixed(exc, uris, done):
+    # Already replaced, the earlier files cannot be taken back: say so, or the user reads the failure as "nothing
+    # changed"; readers refuse the mixed set (open_read) until it is written again.
+    return FastTextError(f"{exc}; {', '.join(uris[:done])} had already been written, so the files written together "
+                         f"no longer belong together (reading them together is refused): run the command again")
+
+
+def _copy(client, bucket, source, dest_bucket, key, size):
+    """Server-side copy (metadata included): one CopyObject up to 5 GB, else boto3's managed copy in parts."""
+    if size <= COPY_OBJECT_MAX:
+        client.copy_object(Bucket=dest_bucket, Key=key, CopySource={"Bucket": bucket, "Key": source},
+                           MetadataDirective="COPY")
+    else:
+        _in_thread(lambda: client.copy({"Bucket": bucket, "Key": source}, dest_bucket, key))
+
+
+def _in_thread(call, on_abandon=None):
+    """``call()`` in a daemon thread that the caller waits for, so that a signal ends the wait at once: waiting
+    inside boto3's transfer manager, Ctrl-C or SIGTERM held the process until the stalled request's read timeout
+    (a minute) when the endpoint had stopped answering. The worker is abandoned then (the CLI exits without
+    waiting for threads: cli._exit_now)."""
     outcome = []
 
-    def upload():
+    def run():
         try:
-            client.upload_file(path, bucket, key)
+            call()
         except BaseException as exc:  # raised again in the caller's thread
             outcome.append(exc)
 
-    worker = threading.Thread(target=upload, name="fasttext-s3-upload", daemon=True)
+    worker = threading.Thread(target=run, name="fasttext-s3-transfer", daemon=True)
     worker.start()
-    worker.join()
+    try:
+        worker.join()
+    except BaseException:
+        if on_abandon is not None:
+            on_abandon()
+        raise
     if outcome:
         raise outcome[0]
+
+
+# Multipart uploads boto3's transfer manager started, by (bucket, key): their ids come from CreateMultipartUpload's
+# answers (an event hook on each client). The manager aborts an upload that fails, but one whose caller a signal
+# took away (upload_file abandons the worker) was left incomplete, its parts stored and billed, and without
+# s3:ListBucket (ListMultipartUploads) no later run could find it: it is aborted by its id instead.
+_MULTIPART = {}
+_MULTIPART_LOCK = threading.Lock()
+
+
+def _record_multipart(parsed=None, **kwargs):
+    if isinstance(parsed, dict) and parsed.get("UploadId") and parsed.get("Key"):
+        with _MULTIPART_LOCK:
+            _MULTIPART[(parsed.get("Bucket"), parsed["Key"])] = parsed["UploadId"]
+
+
+def _abort_multipart(client, bucket, key):
+    """Abort the multipart upload to ``bucket/key`` this process started, by its id; say what is left if S3
+    refuses (s3:AbortMultipartUpload)."""
+    with _MULTIPART_LOCK:
+        upload = _MULTIPART.pop((bucket, key), None)
+    if upload is None:
+        return
+    try:
+        client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)
+    except Exception as exc:
+        import sys
+
+        print(f"warning: the interrupted upload to s3://{bucket}/{key} could not be aborted ({_first_line(exc)}): "
+              f"abort multipart upload {upload} there by hand, or have a lifecycle rule abort incomplete uploads",
+              file=sys.stderr)
+
+
+def upload_file(client, path, bucket, key, metadata=None):
+    """``client.upload_file`` (``metadata``: the object's user metadata) in a daemon thread (:func:`_in_thread`);
+    a multipart upload the caller abandons (a signal) is aborted by its id."""
+    extra = {"ExtraArgs": {"Metadata": metadata}} if metadata else {}
+    with _MULTIPART_LOCK:
+        _MULTIPART.pop((bucket, key), None)
+    try:
+        _in_thread(lambda: client.upload_file(path, bucket, key, **extra),
+                   on_abandon=lambda: _abort_multipart(client, bucket, key))
+    finally:
+        with _MULTIPART_LOCK:
+            _MULTIPART.pop((bucket, key), None)
 
 
 CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it
 
 
-def _upload_new(client, path, bucket, key, uri):
+def _upload_new(client, path, bucket, key, uri, metadata=None):
     """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3)."""
     import botocore.exceptions as bex
 
     if _conditional_writes(client):
         try:
-            return _create_object(client, path, bucket, key)
+            return _create_object(client, path, bucket, key, metadata)
         except bex.ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             if code in ("PreconditionFailed", "412"):
@@ -822,7 +1124,7 @@ def _upload_new(client, path, bucket, key, uri):
                 f"it is fine, or grant s3:ListBucket") from None
         if not _is_missing(exc):
             raise
-        return upload_file(client, path, bucket, key)
+        return upload_file(client, path, bucket, key, metadata)
     raise already_exists(uri)
 
 
@@ -831,14 +1133,14 @@ def _conditional_writes(client):
     return "IfNoneMatch" in _put_members(client)
 
 
-def _create_object(client, path, bucket, key):
+def _create_object(client, path, bucket, key, metadata=None):
     """Upload ``path`` with ``If-None-Match: *`` (boto3's managed upload cannot pass it): one PUT, or a
     multipart upload whose completion carries the condition (aborted on any failure)."""
     if os.path.getsize(path) <= CONDITIONAL_PART_BYTES:
         with open(path, "rb") as f:
-            client.put_object(Bucket=bucket, Key=key, Body=f, IfNoneMatch="*")
+            client.put_object(Bucket=bucket, Key=key, Body=f, IfNoneMatch="*", **({"Metadata": metadata} if metadata else {}))
         return
-    upload = client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+    upload = client.create_multipart_upload(Bucket=bucket, Key=key, **({"Metadata": metadata} if metadata else {}))["UploadId"]
     try:
         parts = []
         with open(path, "rb") as f:

@@ -137,16 +137,63 @@ def _error_as_line(shell, etype, value, tb, tb_offset=None):
     return [line]
 
 
+class _ChainedHandler:
+    """The kernel's custom exception handler while ours is installed over another one (IPython keeps one):
+    a :class:`FastTextError` is shown as its line, every other exception the earlier handler took goes to it."""
+
+    def __init__(self, previous_types, previous_handler):
+        self.previous_types, self.previous_handler = previous_types, previous_handler
+
+    def __call__(self, shell, etype, value, tb, tb_offset=None):
+        if isinstance(value, FastTextError):
+            return _error_as_line(shell, etype, value, tb, tb_offset)
+        return self.previous_handler(etype, value, tb, tb_offset=tb_offset)  # bound already (set_custom_exc)
+
+
 def show_errors_as_lines():
     """In an IPython kernel (Jupyter, papermill, nbval), show a :class:`FastTextError` (a user's mistake: a bad
     parameter, a missing S3 object, a bucket that is not there) as one line, ``error: <message>``, as the CLI
     prints it, rather than a 20-line traceback through the check cell and the library that ends in the message.
     The cell still fails (papermill stops, exit 1); any other exception keeps its traceback. Outside IPython:
-    nothing."""
+    nothing.
+
+    IPython has one custom exception handler: one the user (or another library) installed before is kept, and
+    still handles every other exception it was installed for (a FastTextError is ours, even where that handler's
+    types, such as ``Exception``, include it); :func:`stop_showing_errors_as_lines` puts it back as it was."""
     ipython = sys.modules.get("IPython")  # a kernel has imported it; elsewhere it is not imported for this
     shell = ipython.get_ipython() if ipython is not None else None
-    if shell is not None and FastTextError not in getattr(shell, "custom_exceptions", ()):
+    if shell is None or _installed(shell):
+        return
+    previous = tuple(getattr(shell, "custom_exceptions", ()) or ())
+    if not previous:
         shell.set_custom_exc((FastTextError,), _error_as_line)
+        return
+    chained = _ChainedHandler(previous, shell.CustomTB)
+    shell.set_custom_exc(previous + (FastTextError,), chained)
+    shell._fasttext_chained = chained
+
+
+def _installed(shell):
+    """Whether the kernel's handler is ours (alone or chained to an earlier one): installing it twice would
+    chain it to itself."""
+    handler = getattr(shell, "_fasttext_chained", None)
+    return FastTextError in tuple(getattr(shell, "custom_exceptions", ()) or ()) and (
+        handler is not None or tuple(shell.custom_exceptions) == (FastTextError,))
+
+
+def stop_showing_errors_as_lines():
+    """Undo :func:`show_errors_as_lines`: the kernel's handler is the one it had before (or none). A handler
+    someone installed after ours is left alone."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or not _installed(shell):
+        return
+    chained = getattr(shell, "_fasttext_chained", None)
+    if chained is None:
+        shell.set_custom_exc((), None)
+    else:  # the handler as it was: its types and its bound method (not wrapped a second time)
+        shell.custom_exceptions, shell.CustomTB = chained.previous_types, chained.previous_handler
+        del shell._fasttext_chained
 
 
 def check_parameters(namespace):

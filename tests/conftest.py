@@ -73,13 +73,15 @@ class PolicyS3:
     ``bucket/*``: no s3:ListBucket, no s3:GetObject, no s3:DeleteObject), a common upload-only policy;
     ``writer`` may put, get and delete objects (in any bucket: a missing bucket is then named as such, as S3
     does) but list nothing (no s3:ListBucket): put it behind a FaultProxy answering 403 for missing keys, as
-    S3 does for such a caller (moto says 404).
+    S3 does for such a caller (moto says 404). ``aborter`` is ``writer`` with s3:AbortMultipartUpload.
     """
 
     POLICIES = {"admin": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
                 "putter": [{"Effect": "Allow", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::{bucket}/*"}],
                 "writer": [{"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],
-                            "Resource": "arn:aws:s3:::*/*"}]}
+                            "Resource": "arn:aws:s3:::*/*"}],
+                "aborter": [{"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObject", "s3:DeleteObject",
+                                                           "s3:AbortMultipartUpload"], "Resource": "arn:aws:s3:::*/*"}]}
 
     def __init__(self, endpoint, bucket):
         import json

@@ -420,3 +420,29 @@ def test_settings_whose_table_mxnet_cannot_hold_are_skipped(splits, monkeypatch)
     with_buckets = trials[trials["ngrams"] > 1]
     assert len(trials) == 18 and (with_buckets["emsize"] * 50_002 <= 1_200_000).all()
     assert (trials["emsize"] < START.emsize).any()  # the emsize direction that fits was still tried
+
+
+def test_a_trial_table_another_run_wrote_meanwhile_is_kept_and_no_bundle_is_published(data_files, tmp_path, monkeypatch):
+    """Two autotune runs writing one --autotune-trials file without --overwrite both found no table at the start;
+    the table was checked again only after this run's bundle was published, then put in place by a rename that
+    could still replace the other's. The table is now claimed first, in a step that never replaces a file, and
+    the bundle published only then: the other run's table is kept, and this one leaves nothing."""
+    from fasttext_lib import autotune as autotune_module
+    from conftest import cli_in_process
+
+    csv, out = tmp_path / "trials.csv", tmp_path / "bundle"
+    real = autotune_module.autotune
+
+    def other_run_finishes_first(*args, **kwargs):
+        result = real(*args, **kwargs)
+        csv.write_text("the other run's trials\n")
+        return result
+    monkeypatch.setattr(autotune_module, "autotune", other_run_finishes_first)
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "2", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
+                       "--no-progress")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr  # (the search's report comes first on stderr)
+    assert r.stderr.strip().splitlines()[-1] == (f"error: {csv} already exists; pass --overwrite to replace it, or "
+                                                 f"choose another --autotune-trials")
+    assert csv.read_text() == "the other run's trials\n"
+    assert not out.exists() or os.listdir(out) == []  # no bundle without its table

@@ -4,6 +4,7 @@ Faults are real: a loopback proxy (scripts/fault_proxy.py) in front of moto answ
 resets the connection; a tiny tmpfs fills up; publishing subprocesses are killed with SIGKILL;
 two processes publish to one place at once. After each: the old set or the new one, complete.
 """
+import contextlib
 import errno
 import json
 import os
@@ -441,9 +442,10 @@ def test_failed_put_keeps_the_old_s3_set(tmp_path, s3_bucket, proxy, pattern, ac
 
 
 def test_a_failed_upload_of_the_second_split_says_the_first_was_already_replaced(s3_bucket, proxy):
-    """sample/synthetic/prepare put their files in place one S3 upload at a time: when test.csv's failed,
-    train.csv was already the new one, and the error read as if nothing had changed (an old test split
-    beside a new train split, silently). S3 cannot take the first upload back; the error now says so."""
+    """sample/synthetic/prepare put their files in place one S3 request at a time (now server-side copies of
+    staged uploads): when test.csv's failed, train.csv was already the new one, and the error read as if nothing
+    had changed (an old test split beside a new train split, silently). S3 cannot take the first copy back; the
+    error says so, and reading the mixed pair is refused until it is written again."""
     from conftest import run_cli
 
     out = f"{s3_bucket}/splits"
@@ -454,7 +456,10 @@ def test_a_failed_upload_of_the_second_split_says_the_first_was_already_replaced
     proxy.clear()
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert f"{out}/test.csv failed" in r.stderr and f"{out}/train.csv had already been written" in r.stderr
-    assert storage.read_bytes(f"{out}/test.csv") == old_test
+    bucket, key = storage.split_s3(f"{out}/test.csv")
+    assert boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read() == old_test
+    with pytest.raises(FastTextError, match="were written together, but that one has since been replaced"):
+        storage.read_bytes(f"{out}/test.csv")
     r = run_cli("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "2", "--overwrite")
     assert r.returncode == 0 and storage.read_bytes(f"{out}/test.csv") != old_test  # the advice works
 
@@ -1076,3 +1081,184 @@ def test_lost_answer_to_a_conditional_manifest_put_is_a_success(unlisted, tmp_pa
     proxy.fail("PUT", r"-fresh/config\.json$", "lost", nth=1)
     storage.publish(fresh, make_files(tmp_path, "fresh"), MANIFEST, {"tag": "fresh"})
     assert load_tag(fresh, tmp_path) == "fresh" and len(_unlisted_keys(policy, fresh)) == 4
+
+
+# ---------------------------------------------------------------- sets of plain files on S3 (a train/test pair)
+
+def _write_pair(prefix, tag):
+    uris = [f"{prefix}/pair.train", f"{prefix}/pair.test"]
+    with storage.atomic_writes(uris) as (train, test):
+        train.write(f"__label__1 {tag} train\n".encode())
+        test.write(f"__label__1 {tag} test\n".encode())
+    return uris
+
+
+def _bucket_keys(s3_uri):
+    bucket, prefix = storage.split_s3(s3_uri)
+    listed = boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+    return sorted(o["Key"][len(prefix) + 1:] for o in listed)
+
+
+@pytest.mark.parametrize("pattern, action", [(r"staging-[0-9a-f]{16}-pair\.test$", "500"),
+                                             (r"staging-[0-9a-f]{16}-pair\.test$", "reset"),
+                                             (r"staging-[0-9a-f]{16}-pair\.train$", "500")])
+def test_a_failed_upload_of_either_split_leaves_the_old_pair_whole(s3_bucket, proxy, pattern, action):
+    """The pair's files went to their keys one upload at a time: a failed second upload left the new train split
+    beside the old test split (and a later training run used them). Both are now uploaded to staging keys first
+    and put in place only once both are there: the old pair stays whole, and nothing staged is left behind."""
+    prefix = f"{s3_bucket}/data"
+    train, test = _write_pair(prefix, "old")
+    proxy.fail("PUT", pattern, action)
+    with pytest.raises(FastTextError) as err:
+        _write_pair(prefix, "new")
+    assert "no longer belong together" not in one_line(err.value)
+    proxy.clear()
+    assert storage.read_bytes(train) == b"__label__1 old train\n" and storage.read_bytes(test) == b"__label__1 old test\n"
+    assert _bucket_keys(prefix) == ["pair.test", "pair.train"]  # the staging objects went, found without a listing
+
+
+def test_a_pair_left_mixed_by_a_failure_between_its_copies_is_never_read_together(s3_bucket, proxy):
+    """Only the server-side copies that put the staged files in place can fail between the two: the error says the
+    files no longer belong together, and reading either of them (its partner is of another write) is refused in one
+    line until the pair is written again."""
+    prefix = f"{s3_bucket}/data"
+    train, test = _write_pair(prefix, "old")
+    proxy.fail("PUT", r"/pair\.test$", "500")  # the copy onto pair.test (the staged upload has another key)
+    with pytest.raises(FastTextError, match=rf"{train} had already been written, so the files written together no "
+                                            rf"longer belong together \(reading them together is refused\)"):
+        _write_pair(prefix, "new")
+    proxy.clear()
+    bucket = storage.split_s3(prefix)[0]
+    raw = {k: boto3.client("s3").get_object(Bucket=bucket, Key=storage.split_s3(u)[1])["Body"].read()
+           for k, u in (("train", train), ("test", test))}
+    assert raw == {"train": b"__label__1 new train\n", "test": b"__label__1 old test\n"}  # mixed
+    assert _bucket_keys(prefix) == ["pair.test", "pair.train"]
+    for uri in (train, test):
+        with pytest.raises(FastTextError, match=r"were written together, but that one has since been replaced") as err:
+            storage.read_bytes(uri)
+        one_line(err.value)
+    _write_pair(prefix, "again")  # the advice works
+    assert storage.read_bytes(train) == b"__label__1 again train\n" and storage.read_bytes(test) == b"__label__1 again test\n"
+
+
+def test_a_split_replaced_after_its_partner_was_read_is_refused_within_one_run(s3_bucket):
+    """A training run reads its train split, then its validation split: a complete new write of the pair in between
+    gave it one split of each write. Within storage.reading_together (the train command) that is refused; each
+    object is read pinned to the ETag its metadata was checked on."""
+    prefix = f"{s3_bucket}/data"
+    train, test = _write_pair(prefix, "first")
+    with storage.reading_together():
+        assert storage.read_bytes(train) == b"__label__1 first train\n"
+        _write_pair(prefix, "second")
+        with pytest.raises(FastTextError, match=r"the one read before it was of another write"):
+            storage.read_bytes(test)
+    with storage.reading_together():  # read afresh: one write, accepted
+        assert storage.read_bytes(train) == b"__label__1 second train\n"
+        assert storage.read_bytes(test) == b"__label__1 second test\n"
+
+
+def test_a_file_of_another_origin_in_place_of_a_split_is_refused(s3_bucket):
+    """A plain upload over one split (no set metadata): its partner is no longer of the same write."""
+    prefix = f"{s3_bucket}/data"
+    train, test = _write_pair(prefix, "ours")
+    bucket, key = storage.split_s3(test)
+    boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=b"__label__1 someone else's\n")
+    with pytest.raises(FastTextError, match="has since been replaced"):
+        storage.read_bytes(train)
+
+
+def test_an_object_replaced_mid_read_is_an_error_not_a_stitched_file(s3_bucket, monkeypatch):
+    """open_read's GETs are pinned to the ETag of its HEAD: a replacement between them is S3's 412, one line."""
+    uri = f"{s3_bucket}/data/one.txt"
+    with storage.atomic_write(uri) as f:
+        f.write(b"old")
+    real = storage._smart_open_errors
+
+    @storage.contextlib.contextmanager
+    def replaced_first(where):  # the object changes after the HEAD, before smart_open's first GET
+        bucket, key = storage.split_s3(where)
+        boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=b"new")
+        with real(where):
+            yield
+    monkeypatch.setattr(storage, "_smart_open_errors", replaced_first)
+    with pytest.raises(FastTextError, match=rf"^{uri} was replaced while it was read; read it again$"):
+        storage.read_bytes(uri)
+
+
+def test_writers_racing_without_overwrite_leave_exactly_one_file_never_replaced(tmp_path):
+    """overwrite=False checked for the file, then renamed over it: writers that all passed the check all renamed,
+    each replacing the one before (two autotune runs writing one trial table). The name is now taken by a link,
+    which never replaces: one writer wins, every other is refused, and the file is the winner's."""
+    import threading
+
+    target = tmp_path / "trials.csv"
+    for round_ in range(20):
+        if target.exists():
+            target.unlink()
+        barrier, won, refused = threading.Barrier(8), [], []
+
+        def write(n):
+            try:
+                with storage.atomic_write(str(target), "wb", overwrite=False) as f:
+                    f.write(f"writer {n}\n".encode())
+                    barrier.wait()  # all written and checked-for at once: the race
+                won.append(n)
+            except FastTextError as exc:
+                assert "already exists" in str(exc)
+                refused.append(n)
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(won) == 1 and len(refused) == 7, (round_, won)
+        assert target.read_text() == f"writer {won[0]}\n"
+        assert sorted(os.listdir(tmp_path)) == ["trials.csv"]  # no temporaries left
+
+
+@pytest.mark.parametrize("user", ["aborter", "writer"])
+def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id(unlisted, tmp_path, monkeypatch,
+                                                                                 capsys, user):
+    """Ctrl-C / SIGTERM during a data file's multipart upload abandons boto3's transfer: the upload was left
+    incomplete (its parts stored and billed), and without s3:ListBucket no later run can list it to clean up. It is
+    now aborted by the id S3 gave it; a role that may not abort (no s3:AbortMultipartUpload) is told which upload
+    is left, by key and id."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_on_signals
+
+    policy, proxy, dest = unlisted
+    _as_user(monkeypatch, policy, user)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+    files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
+    real = boto3.s3.transfer.S3Transfer.upload_file
+
+    def upload(self, *a, **k):  # force multipart for a 6 MB file (S3's minimum part is 5 MB)
+        self._manager._config.multipart_threshold = 5 * 1024 * 1024
+        self._manager._config.multipart_chunksize = 5 * 1024 * 1024
+        return real(self, *a, **k)
+    monkeypatch.setattr(boto3.s3.transfer.S3Transfer, "upload_file", upload)
+    proxy.fail("PUT", r"/model-", "stall", nth=2)  # the second part: S3 holds it, the client waits
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted):
+        with stop_on_signals():
+            storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    proxy.release()
+    assert any(m == "POST" and q == "uploads" for m, _, q in proxy.log)  # it was a multipart upload
+    uploads = policy.client("admin").list_multipart_uploads(Bucket=policy.bucket).get("Uploads", [])
+    left = [(u["Key"], u["UploadId"]) for u in uploads if u["Key"].startswith(storage.split_s3(dest)[1])]
+    assert _unlisted_keys(policy, dest) == []
+    err = capsys.readouterr().err
+    if user == "aborter":
+        assert left == [] and "warning" not in err
+    else:
+        assert len(left) == 1
+        key, upload = left[0]
+        assert (f"warning: the interrupted upload to s3://{policy.bucket}/{key} could not be aborted (" in err
+                and f"abort multipart upload {upload} there by hand" in err)
+        with contextlib.suppress(Exception):  # (cleanup; the abandoned transfer may be ending it meanwhile)
+            policy.client("admin").abort_multipart_upload(Bucket=policy.bucket, Key=key, UploadId=upload)

@@ -1,0 +1,62 @@
+"""The one-line error display in an IPython kernel (workspace.show_errors_as_lines), in a real InteractiveShell."""
+import pytest
+
+from fasttext_lib import workspace
+from fasttext_lib.errors import FastTextError
+
+IPython = pytest.importorskip("IPython")  # a base dependency (notebooks); never skipped in this environment
+
+
+@pytest.fixture
+def shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.set_custom_exc((), None)
+    yield shell
+    shell.set_custom_exc((), None)
+    InteractiveShell.clear_instance()
+
+
+def run(shell, capsys, code):
+    result = shell.run_cell(code)
+    return result, capsys.readouterr().out
+
+
+def test_an_earlier_custom_handler_keeps_its_exceptions_and_comes_back(shell, capsys):
+    """show_errors_as_lines replaced any custom handler the user had installed (IPython keeps one): their handler for
+    other exceptions stopped being called. It is now chained to, and stop_showing_errors_as_lines restores it."""
+    seen = []
+
+    def users(self, etype, value, tb, tb_offset=None):
+        seen.append(value)
+        return [f"user's handler: {value}"]
+
+    shell.set_custom_exc((ValueError,), users)
+    shell.user_ns["FastTextError"] = FastTextError
+    workspace.show_errors_as_lines()
+    workspace.show_errors_as_lines()  # a second check cell: installed once, not chained to itself
+    result, out = run(shell, capsys, "raise FastTextError('no such S3 object: s3://b/k')")
+    assert not result.success and out.strip() == "error: no such S3 object: s3://b/k" and seen == []
+    result, out = run(shell, capsys, "raise ValueError('theirs')")
+    assert not result.success and [str(v) for v in seen] == ["theirs"] and "Traceback" not in out
+    result, out = run(shell, capsys, "raise KeyError('other')")  # neither handler's: IPython's own traceback
+    assert "Traceback" in out and "KeyError" in out and len(seen) == 1
+    workspace.stop_showing_errors_as_lines()
+    assert shell.custom_exceptions == (ValueError,)
+    run(shell, capsys, "raise ValueError('again')")
+    assert [str(v) for v in seen] == ["theirs", "again"]
+    result, out = run(shell, capsys, "raise FastTextError('bad')")
+    assert "Traceback" in out and "FastTextError" in out  # ours is gone
+
+
+def test_without_an_earlier_handler_ours_is_installed_alone_and_removed(shell, capsys):
+    shell.user_ns["FastTextError"] = FastTextError
+    workspace.show_errors_as_lines()
+    assert shell.custom_exceptions == (FastTextError,)
+    result, out = run(shell, capsys, "raise FastTextError('bad')")
+    assert out.strip() == "error: bad"
+    workspace.stop_showing_errors_as_lines()
+    assert shell.custom_exceptions == ()
+    result, out = run(shell, capsys, "raise FastTextError('bad')")
+    assert "Traceback" in out
