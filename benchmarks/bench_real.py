@@ -42,6 +42,11 @@ committed). Where the source has no split of its own: 80/20 after a fixed shuffl
   sentences from Amazon, IMDB and Yelp reviews, 0/1 -> class 1/2, shipped as test fixtures in the npm
   package ``sentiment@5.0.2`` (``test/fixtures/{amazon,imdb,yelp}.json``; needs ``npm``).
 
+``--imbalanced`` adds skewed binary sets built at run time from four of the sets above (shared
+``amazon_snippets`` and ``nyt_editorials``, ``--vader``'s ``tweets``, ``--extra``'s ``uci_sentences``; the
+last two are built into ``--cache`` first): every class-2 row kept and 15% of the class-1 rows (each row of
+train and test kept with ``random.Random(5)``), so class 1 is 7-17% of each split (``*_imb``).
+
 Usage: python benchmarks/bench_real.py --vader --synthetic 20000 --csv build/real.csv
 """
 import argparse
@@ -264,6 +269,34 @@ def extra_sets(cache, names=None):
     return out
 
 
+IMBALANCED_KEEP = 0.15  # the share of class-1 rows --imbalanced keeps
+
+
+def imbalanced_sets(real_dir, cache):
+    """The ``--imbalanced`` sets (module docstring), written once under ``cache``."""
+    import random
+
+    sources = shared_sets(real_dir)
+    sources.update(vader_sets(cache))
+    sources.update(extra_sets(cache, ["uci_sentences"]))
+    out = {}
+    for name, short in (("amazon_snippets", "amazon"), ("nyt_editorials", "nyt"), ("tweets", "tweets"),
+                        ("uci_sentences", "uci")):
+        paths = _cached(cache, [f"{short}_imb"])[f"{short}_imb"]
+        for source, path in zip(sources[name], paths):
+            if os.path.exists(path):
+                continue
+            with open(source, encoding="utf-8", newline="") as f:
+                rows = list(csv.reader(f))
+            keep = random.Random(5)
+            rows = [row for row in rows if row[0] == "2" or keep.random() < IMBALANCED_KEEP]
+            with open(path + ".tmp", "w", encoding="utf-8", newline="") as f:
+                csv.writer(f, quoting=csv.QUOTE_ALL).writerows(rows)
+            os.replace(path + ".tmp", path)
+        out[f"{short}_imb"] = paths
+    return out
+
+
 def synthetic_set(n_train, cache):
     from fasttext_lib.data import LabeledTexts, write_csv
     from fasttext_lib.synthetic import generate_reviews
@@ -362,6 +395,8 @@ def main(argv=None):
                         help="add the multi-class sets (VADER 3 and 5 classes, drug reviews 3 classes)")
     parser.add_argument("--extra", action="store_true",
                         help="add the longer and topic-labelled confirmation sets (movie reviews, news topics, UCI sentences)")
+    parser.add_argument("--imbalanced", action="store_true",
+                        help="add skewed binary sets (class 1 kept at 15%%: amazon, nyt, tweets, uci sentences)")
     parser.add_argument("--synthetic", type=int, default=0, help="add a synthetic set with this many training docs")
     parser.add_argument("--sets", default="", help="comma-separated subset of set names")
     parser.add_argument("--seeds", type=int, default=5)
@@ -378,6 +413,8 @@ def main(argv=None):
         sources.update(vader_sets(args.cache, multiclass=True))
     if args.extra:
         sources.update(extra_sets(args.cache))
+    if args.imbalanced:
+        sources.update(imbalanced_sets(os.path.abspath(args.real_dir), args.cache))
     if args.synthetic:
         sources.update(synthetic_set(args.synthetic, args.cache))
     if args.sets:

@@ -4,7 +4,7 @@ Corpus: /tmp/fasttext_lib_bench_e2e/yelp-560000-2/ (560k train / 38k test), writ
 ``benchmarks/bench_e2e.py`` (``write_corpus``: ``generate_reviews(598000, seed=2)``).
 
 usage: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/scale_ours.py OUT.jsonl NGRAMS SETTING...
-SETTING = EPOCHS:BATCH[:lr=X][:lrx=X][:omult=X][:shrink=K][:seed=S]; BATCH 'rule' = the default batch size; the lr
+SETTING = EPOCHS:BATCH[:lr=X][:lrx=X|nolength][:omult=X][:shrink=K][:seed=S]; BATCH 'rule' = the default batch size; the lr
 defaults to default_schedule's for that batch size (the rule's budget), times lrx; omult = an extra lr
 multiplier for the output layer; shrink = the SGD row scale's k (B (1 + k) / (df + k), and the output
 layer's lr times 1 + k), instead of the library's schedule.row_shrink(BATCH, NGRAMS) (bigrams: 0 up to batch 256, 3 at 1024; unigrams: 0).
@@ -15,7 +15,7 @@ import json, sys, time
 sys.path.insert(0, ".")
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import read_labeled
-from fasttext_lib.schedule import default_schedule, default_batch_size, row_shrink
+from fasttext_lib.schedule import default_schedule, default_batch_size, length_factor, mean_tokens, row_shrink
 from fasttext_lib import optim
 import fasttext_lib.train as T
 from fasttext_lib.train import featurize, train
@@ -24,6 +24,10 @@ import os
 D = os.path.join(os.environ.get("SCALE_CORPUS", "/tmp/fasttext_lib_bench_e2e/yelp-560000-2"), "")  # another corpus: SCALE_CORPUS=DIR
 out, ngrams = sys.argv[1], int(sys.argv[2])
 tr, te = read_labeled(D + "train.csv"), read_labeled(D + "test.csv")
+# The rule's inputs as train() measures them (the first 10k documents' mean length, the classes): 1x length
+# and class terms on every corpus before the long-document ones (Yelp-shaped: 155 tokens, 2 classes).
+length, classes = mean_tokens(tr.texts[:10_000]), len(set(tr.labels))
+print("mean tokens", round(length, 1), "classes", classes, flush=True)
 base = TrainConfig(ngrams=ngrams, seed=1, ctx="cpu", progress=False)
 t = time.time(); feats = featurize(tr, te, base); print("featurized", time.time() - t, flush=True)
 orig_make = optim.make_optimizer
@@ -31,9 +35,11 @@ for spec in sys.argv[3:]:
     parts = spec.split(":")
     epochs = int(parts[0])
     batch = default_batch_size(len(tr)) if parts[1] == "rule" else int(parts[1])
-    opts = dict(p.split("=") for p in parts[2:])
-    lr = float(opts["lr"]) if "lr" in opts else default_schedule(len(tr), 155.0, 2, ngrams, epochs, batch_size=batch)["lr"]
+    opts = dict(p.split("=") for p in parts[2:] if "=" in p)
+    lr = float(opts["lr"]) if "lr" in opts else default_schedule(len(tr), length, classes, ngrams, epochs, batch_size=batch)["lr"]
     lr *= float(opts.get("lrx", 1.0))
+    if "nolength" in parts:  # the rule without its length term (schedule.length_factor)
+        lr /= length_factor(length)
     omult = float(opts.get("omult", 1.0))
     shrink = float(opts["shrink"]) if "shrink" in opts else row_shrink(batch, ngrams)
     T.sgd_row_shrink = optim.sgd_row_shrink = lambda config, _k=shrink: _k
