@@ -473,17 +473,22 @@ def test_lost_answer_to_the_manifest_put_is_a_success(tmp_path, s3_bucket, proxy
     assert load_tag(dest, tmp_path) == "new" and len(s3_names(dest)) == 4
 
 
-def test_reset_in_the_middle_of_a_multipart_upload(tmp_path, s3_bucket, proxy, monkeypatch):
-    dest = f"{s3_bucket}/models/big"
-    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
-    files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
+def force_multipart(monkeypatch):
+    """Uploads of 5 MB and more go in 5 MB parts (S3's minimum part), so a 6 MB test file is a multipart upload."""
     real = boto3.s3.transfer.S3Transfer.upload_file
 
-    def upload(self, *a, **k):  # force multipart for a 6 MB file (S3's minimum part is 5 MB)
+    def upload(self, *a, **k):
         self._manager._config.multipart_threshold = 5 * 1024 * 1024
         self._manager._config.multipart_chunksize = 5 * 1024 * 1024
         return real(self, *a, **k)
     monkeypatch.setattr(boto3.s3.transfer.S3Transfer, "upload_file", upload)
+
+
+def test_reset_in_the_middle_of_a_multipart_upload(tmp_path, s3_bucket, proxy, monkeypatch):
+    dest = f"{s3_bucket}/models/big"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
+    force_multipart(monkeypatch)
     proxy.fail("PUT", r"/model-.*", "reset", nth=None)
     with pytest.raises(FastTextError) as err:
         storage.publish(dest, files, MANIFEST, {"tag": "new"})
@@ -1231,13 +1236,7 @@ def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id
     _as_user(monkeypatch, policy, user)
     monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
     files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
-    real = boto3.s3.transfer.S3Transfer.upload_file
-
-    def upload(self, *a, **k):  # force multipart for a 6 MB file (S3's minimum part is 5 MB)
-        self._manager._config.multipart_threshold = 5 * 1024 * 1024
-        self._manager._config.multipart_chunksize = 5 * 1024 * 1024
-        return real(self, *a, **k)
-    monkeypatch.setattr(boto3.s3.transfer.S3Transfer, "upload_file", upload)
+    force_multipart(monkeypatch)
     proxy.fail("PUT", r"/model-", "stall", nth=2)  # the second part: S3 holds it, the client waits
 
     def interrupt():
