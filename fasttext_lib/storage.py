@@ -994,6 +994,24 @@ def _put_set_in_place(uris, staged, metadata, overwrite):
                 return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
     finally:
         _delete_staged(client, created)
+    _check_one_write(client, targets)
+
+
+def _check_one_write(client, targets):
+    """After the copies: the targets must all be of one write. Two writes to one place at once (two ``prepare``
+    runs) can interleave their copies, A's train, B's train, B's test, A's test, and both succeeded, leaving a
+    mixed set that only a reader found. The run whose copy came last sees the mix here and says so; a set wholly
+    of the other write is that write's (ours was replaced whole: nothing is mixed)."""
+    ids = {}
+    for uri in targets:
+        try:
+            ids[uri] = _set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0]
+        except Exception:  # gone, or not ours to see: readers check what they find
+            return
+    if len(set(ids.values())) > 1:
+        raise FastTextError(f"{', '.join(targets)} were written by another run at the same time, and their files are "
+                            f"now of two writes (reading them together is refused): run the command again, one at a "
+                            f"time")
 
 
 def _delete_staged(client, created):

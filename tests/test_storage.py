@@ -1330,3 +1330,43 @@ def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id
                 and f"abort multipart upload {upload} there by hand" in err)
         with contextlib.suppress(Exception):  # (cleanup; the abandoned transfer may be ending it meanwhile)
             policy.client("admin").abort_multipart_upload(Bucket=policy.bucket, Key=key, UploadId=upload)
+
+
+def test_two_writes_of_a_pair_at_once_that_leave_it_mixed_say_so(s3_bucket, monkeypatch):
+    """Two prepare runs to one prefix: their copies can interleave (A's train, then all of B, then A's test), and
+    both ended with success, the pair mixed (A's test beside B's train) until a reader refused it. The run whose
+    copy came last now checks the targets after its copies and says so in one line."""
+    prefix = f"{s3_bucket}/data"
+    real, interleaved = storage._copy, []
+
+    def copy(*args):
+        real(*args)
+        if not interleaved:  # A's first copy done: B runs whole
+            interleaved.append(1)
+            _write_pair(prefix, "B")
+    monkeypatch.setattr(storage, "_copy", copy)
+    with pytest.raises(FastTextError, match=r"were written by another run at the same time, and their files are now "
+                                            r"of two writes \(reading them together is refused\): run the command "
+                                            r"again, one at a time$") as err:
+        _write_pair(prefix, "A")
+    one_line(err.value)
+    with pytest.raises(FastTextError, match="now of another write of them"):
+        storage.read_bytes(f"{prefix}/pair.train")
+    monkeypatch.setattr(storage, "_copy", real)
+    _write_pair(prefix, "again")  # the advice works
+    assert storage.read_bytes(f"{prefix}/pair.test") == b"__label__1 again test\n"
+
+
+def test_a_pair_replaced_whole_by_another_write_at_once_is_no_error(s3_bucket, monkeypatch):
+    """The other run's copies all after ours: the pair is wholly of one write (theirs), nothing to report."""
+    prefix = f"{s3_bucket}/data"
+    real, done = storage._copy, []
+
+    def copy(*args):
+        real(*args)
+        done.append(1)
+        if len(done) == 2:  # both of A's copies done: B runs whole before A checks
+            _write_pair(prefix, "B")
+    monkeypatch.setattr(storage, "_copy", copy)
+    _write_pair(prefix, "A")
+    assert storage.read_bytes(f"{prefix}/pair.test") == b"__label__1 B test\n"
