@@ -413,7 +413,7 @@ def open_read(uri, mode="rb"):
         client = s3_client()
         with s3_errors(uri):
             head = client.head_object(Bucket=bucket, Key=key)
-        check_set_member(client, bucket, key, head.get("Metadata"))
+        check_set_member(client, bucket, key, head)
         pinned = {"S3.Client.get_object": {"IfMatch": head["ETag"]}} if head.get("ETag") else None
         with _smart_open_errors(uri):
             stream = smart_open.s3.open(bucket, key, "rb", client=client, client_kwargs=pinned)
@@ -450,29 +450,61 @@ def reading_together():
 
 
 def _not_together(uri, other, why):
-    return FastTextError(f"{uri} and s3://{other[0]}/{other[1]} were written together, but {why}: a write of both "
-                         f"failed half-way, or another file was put in place of one; write them again together (run "
-                         f"the command that wrote them again)")
+    return FastTextError(f"{uri} and s3://{other[0]}/{other[1]} were written together, but {why}: write them again "
+                         f"together (run the command that wrote them again), or, to read them as they are, drop the "
+                         f"set's metadata from this one: aws s3 cp {uri} {uri} --metadata-directive REPLACE")
 
 
-def check_set_member(client, bucket, key, metadata):
-    """Refuse to read ``bucket/key`` if it was written as a member of a set (:func:`atomic_writes`: a train and
-    a test split) and another member there is now of another write (or has no set: another file put there),
-    or, inside :func:`reading_together`, was read from another write before."""
-    uri, me = f"s3://{bucket}/{key}", (bucket, key)
+_WARNED = set()  # (uri, partner) pairs already warned about in this process: one line, not one per read
+
+
+def _member_view(bucket, key, metadata):
+    """``(set id, members)`` of the object at ``bucket/key`` as a member *there*: a copy of a member made elsewhere
+    by other means (``aws s3 cp`` keeps the metadata, naming the keys it was written to) is a file on its own."""
     set_id, members = _set_of(metadata)
+    if members and (bucket, key) not in members:
+        return None, frozenset()
+    return set_id, members
+
+
+def check_set_member(client, bucket, key, head):
+    """Refuse to read ``bucket/key`` (``head``: its HeadObject answer) if it was written as a member of a set
+    (:func:`atomic_writes`: a train and a test split) that one of our writes left mixed: another member there is
+    now of another write of that set (a write failed between its copies, or two ran at once), or is older than
+    this one and not of its write (the write that put this one in place never reached it); or, inside
+    :func:`reading_together`, another member was read from another write before.
+
+    A partner replaced *after* this write by a file of other origin (the user's own upload of a test split, or a
+    copy of a member of another set) is the user's doing, not a half-written set: it is read, with a warning."""
+    uri, me = f"s3://{bucket}/{key}", (bucket, key)
+    set_id, members = _member_view(bucket, key, head.get("Metadata"))
     for other in sorted(members - {me}):
         try:
-            head = client.head_object(Bucket=other[0], Key=other[1])
+            theirs = client.head_object(Bucket=other[0], Key=other[1])
         except Exception:  # missing (403 without s3:ListBucket), or not ours to see: no partner to mismatch
             continue
-        if _set_of(head.get("Metadata"))[0] != set_id:
-            raise _not_together(uri, other, "that one has since been replaced")
+        other_id, other_members = _member_view(*other, theirs.get("Metadata"))
+        if other_id == set_id:
+            continue
+        if other_id is not None and me in other_members:  # ours, with this one at its key: another write of the set
+            raise _not_together(uri, other, "that one is now of another write of them")
+        mine_at, theirs_at = head.get("LastModified"), theirs.get("LastModified")
+        if mine_at is not None and theirs_at is not None and theirs_at < mine_at:
+            raise _not_together(uri, other, "that one is older than this one: the write of both never reached it")
+        if (uri, other) not in _WARNED:
+            _WARNED.add((uri, other))
+            import sys
+
+            print(f"warning: s3://{other[0]}/{other[1]} was replaced by another file after {uri} was written with it: "
+                  f"reading them as they are", file=sys.stderr)
     with _READ_SCOPES_LOCK:
         for scope in _READ_SCOPES:
             for other, (other_id, other_members) in scope.items():
-                if other != me and (other in members or me in other_members) and other_id != set_id:
-                    raise _not_together(uri, other, "the one read before it was of another write")
+                if (other != me and set_id is not None and other_id is not None and other_id != set_id
+                        and (other in members or me in other_members)):
+                    raise FastTextError(f"{uri} was written together with s3://{other[0]}/{other[1]}, which this "
+                                        f"run read from another write of them (they were written again while it "
+                                        f"ran): run it again")
             scope[me] = (set_id, members)
 
 
@@ -895,8 +927,9 @@ def _local_writes(uris, mode, overwrite):
 #
 # A failure in 1 (a connection lost mid-upload, Ctrl-C, SIGTERM) leaves the old set untouched. Only a failure in the
 # instant between two COPYs can leave targets of two sets side by side: the error says so, and :func:`open_read`
-# refuses to read a member of one set once another member of that set was read from another one (its
-# ``fasttext-set`` differs, or it has none: a file put there by other means). Objects are read pinned to the ETag
+# refuses to read a member of one set beside another member now of another write of that set, or older than it and
+# of no write of it (see check_set_member; a file the user put there later is read, with a warning). Objects are
+# read pinned to the ETag
 # their metadata was checked on (``If-Match``): one replaced mid-read is an error, never a file stitched from two.
 #
 # Where staging objects could not be removed afterwards (no s3:DeleteObject: a role that may only put objects) or
@@ -961,6 +994,24 @@ def _put_set_in_place(uris, staged, metadata, overwrite):
                 return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
     finally:
         _delete_staged(client, created)
+    _check_one_write(client, targets)
+
+
+def _check_one_write(client, targets):
+    """After the copies: the targets must all be of one write. Two writes to one place at once (two ``prepare``
+    runs) can interleave their copies, A's train, B's train, B's test, A's test, and both succeeded, leaving a
+    mixed set that only a reader found. The run whose copy came last sees the mix here and says so; a set wholly
+    of the other write is that write's (ours was replaced whole: nothing is mixed)."""
+    ids = {}
+    for uri in targets:
+        try:
+            ids[uri] = _set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0]
+        except Exception:  # gone, or not ours to see: readers check what they find
+            return
+    if len(set(ids.values())) > 1:
+        raise FastTextError(f"{', '.join(targets)} were written by another run at the same time, and their files are "
+                            f"now of two writes (reading them together is refused): run the command again, one at a "
+                            f"time")
 
 
 def _delete_staged(client, created):

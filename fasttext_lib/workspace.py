@@ -165,20 +165,21 @@ def show_errors_as_lines():
     if shell is None or _installed(shell):
         return
     previous = tuple(getattr(shell, "custom_exceptions", ()) or ())
-    if not previous:
+    chained = _ChainedHandler(previous, shell.CustomTB) if previous else None
+    if chained is None:
         shell.set_custom_exc((FastTextError,), _error_as_line)
-        return
-    chained = _ChainedHandler(previous, shell.CustomTB)
-    shell.set_custom_exc(previous + (FastTextError,), chained)
+    else:
+        shell.set_custom_exc(previous + (FastTextError,), chained)
     shell._fasttext_chained = chained
+    shell._fasttext_handler = shell.CustomTB  # what set_custom_exc installed: ours while the kernel still has it
 
 
 def _installed(shell):
-    """Whether the kernel's handler is ours (alone or chained to an earlier one): installing it twice would
-    chain it to itself."""
-    handler = getattr(shell, "_fasttext_chained", None)
-    return FastTextError in tuple(getattr(shell, "custom_exceptions", ()) or ()) and (
-        handler is not None or tuple(shell.custom_exceptions) == (FastTextError,))
+    """Whether the kernel's handler is the one we installed (alone or chained to an earlier one): installing it
+    twice would chain it to itself. Told by the handler itself, not by its types: a handler someone installed after
+    ours, for FastTextError too, is theirs."""
+    ours = getattr(shell, "_fasttext_handler", None)
+    return ours is not None and getattr(shell, "CustomTB", None) is ours
 
 
 def stop_showing_errors_as_lines():
@@ -186,14 +187,15 @@ def stop_showing_errors_as_lines():
     someone installed after ours is left alone."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
-    if shell is None or not _installed(shell):
+    if shell is None or getattr(shell, "_fasttext_handler", None) is None:
         return
-    chained = getattr(shell, "_fasttext_chained", None)
-    if chained is None:
-        shell.set_custom_exc((), None)
-    else:  # the handler as it was: its types and its bound method (not wrapped a second time)
-        shell.custom_exceptions, shell.CustomTB = chained.previous_types, chained.previous_handler
-        del shell._fasttext_chained
+    chained = shell._fasttext_chained
+    if _installed(shell):
+        if chained is None:
+            shell.set_custom_exc((), None)
+        else:  # the handler as it was: its types and its bound method (not wrapped a second time)
+            shell.custom_exceptions, shell.CustomTB = chained.previous_types, chained.previous_handler
+    del shell._fasttext_chained, shell._fasttext_handler
 
 
 def check_parameters(namespace):

@@ -60,3 +60,37 @@ def test_without_an_earlier_handler_ours_is_installed_alone_and_removed(shell, c
     assert shell.custom_exceptions == ()
     result, out = run(shell, capsys, "raise FastTextError('bad')")
     assert "Traceback" in out
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_a_handler_installed_after_ours_is_left_alone_when_ours_stops(shell, capsys, earlier):
+    """stop_showing_errors_as_lines told ours by its types: a handler the user installed after it, for
+    FastTextError, was taken for ours and removed (or replaced by the one from before ours)."""
+    seen = []
+
+    def earlier_handler(self, etype, value, tb, tb_offset=None):
+        return ["earlier"]
+
+    def later(self, etype, value, tb, tb_offset=None):
+        seen.append(value)
+        return [f"later: {value}"]
+
+    if earlier:
+        shell.set_custom_exc((ValueError,), earlier_handler)
+    shell.user_ns["FastTextError"] = FastTextError
+    workspace.show_errors_as_lines()
+    shell.set_custom_exc((FastTextError,), later)
+    workspace.show_errors_as_lines()  # theirs now: chained to, not taken for ours
+    result, out = run(shell, capsys, "raise FastTextError('bad')")
+    assert out.strip() == "error: bad" and seen == []
+    workspace.stop_showing_errors_as_lines()
+    assert shell.custom_exceptions == (FastTextError,)
+    run(shell, capsys, "raise FastTextError('f')")
+    assert [str(v) for v in seen] == ["f"]
+    shell.set_custom_exc((FastTextError,), later)  # installed after ours, not over it: stop leaves it
+    workspace.show_errors_as_lines()
+    shell.set_custom_exc((FastTextError,), later)
+    workspace.stop_showing_errors_as_lines()
+    assert shell.custom_exceptions == (FastTextError,)
+    run(shell, capsys, "raise FastTextError('g')")
+    assert [str(v) for v in seen] == ["f", "g"]

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import boto3
 import pytest
@@ -458,7 +459,7 @@ def test_a_failed_upload_of_the_second_split_says_the_first_was_already_replaced
     assert f"{out}/test.csv failed" in r.stderr and f"{out}/train.csv had already been written" in r.stderr
     bucket, key = storage.split_s3(f"{out}/test.csv")
     assert boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read() == old_test
-    with pytest.raises(FastTextError, match="were written together, but that one has since been replaced"):
+    with pytest.raises(FastTextError, match="were written together, but that one is now of another write of them"):
         storage.read_bytes(f"{out}/test.csv")
     r = run_cli("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "2", "--overwrite")
     assert r.returncode == 0 and storage.read_bytes(f"{out}/test.csv") != old_test  # the advice works
@@ -1139,7 +1140,7 @@ def test_a_pair_left_mixed_by_a_failure_between_its_copies_is_never_read_togethe
     assert raw == {"train": b"__label__1 new train\n", "test": b"__label__1 old test\n"}  # mixed
     assert _bucket_keys(prefix) == ["pair.test", "pair.train"]
     for uri in (train, test):
-        with pytest.raises(FastTextError, match=r"were written together, but that one has since been replaced") as err:
+        with pytest.raises(FastTextError, match=r"were written together, but that one is now of another write of them") as err:
             storage.read_bytes(uri)
         one_line(err.value)
     _write_pair(prefix, "again")  # the advice works
@@ -1155,21 +1156,88 @@ def test_a_split_replaced_after_its_partner_was_read_is_refused_within_one_run(s
     with storage.reading_together():
         assert storage.read_bytes(train) == b"__label__1 first train\n"
         _write_pair(prefix, "second")
-        with pytest.raises(FastTextError, match=r"the one read before it was of another write"):
+        with pytest.raises(FastTextError, match=r"which this run read from another write of them \(they were "
+                                                r"written again while it ran\): run it again$"):
             storage.read_bytes(test)
     with storage.reading_together():  # read afresh: one write, accepted
         assert storage.read_bytes(train) == b"__label__1 second train\n"
         assert storage.read_bytes(test) == b"__label__1 second test\n"
 
 
-def test_a_file_of_another_origin_in_place_of_a_split_is_refused(s3_bucket):
-    """A plain upload over one split (no set metadata): its partner is no longer of the same write."""
+def test_the_users_own_file_in_place_of_a_split_is_read_with_a_warning(s3_bucket, capsys):
+    """A data scientist's own upload over one split (no set metadata, put there after the pair was written) made
+    its partner unreadable, even alone, and the advice (write both again) would have replaced their file. It is
+    their doing, not a half-written pair: both are read as they are, with one warning line."""
     prefix = f"{s3_bucket}/data"
     train, test = _write_pair(prefix, "ours")
     bucket, key = storage.split_s3(test)
     boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=b"__label__1 someone else's\n")
-    with pytest.raises(FastTextError, match="has since been replaced"):
+    capsys.readouterr()
+    with storage.reading_together():
+        assert storage.read_bytes(train) == b"__label__1 ours train\n"
+        assert storage.read_bytes(test) == b"__label__1 someone else's\n"
+    assert storage.read_bytes(train) == b"__label__1 ours train\n"  # warned once, not once a read
+    err = capsys.readouterr().err
+    assert err == (f"warning: {test} was replaced by another file after {train} was written with it: reading them "
+                   f"as they are\n"), err
+
+
+def test_a_copy_of_a_split_made_elsewhere_is_a_file_of_its_own(s3_bucket, capsys):
+    """aws s3 cp (and boto3's copy) keep the metadata, which names the keys the set was written to: the copy was
+    refused once the original pair was written again ("run the command that wrote them again" could not help)."""
+    prefix = f"{s3_bucket}/data"
+    train, _ = _write_pair(prefix, "first")
+    bucket, key = storage.split_s3(train)
+    boto3.client("s3").copy_object(Bucket=bucket, Key="mine/train", CopySource={"Bucket": bucket, "Key": key})
+    _write_pair(prefix, "second")
+    capsys.readouterr()
+    with storage.reading_together():
+        assert storage.read_bytes(f"s3://{bucket}/mine/train") == b"__label__1 first train\n"
+        assert storage.read_bytes(f"{prefix}/pair.test") == b"__label__1 second test\n"
+    assert capsys.readouterr().err == ""
+
+
+def test_a_pair_from_before_set_metadata_left_half_replaced_is_refused_and_the_way_round_works(s3_bucket, proxy):
+    """Over a pair without set metadata (written before it, or by other means), a write failing between its copies
+    leaves the new train split beside an old test split that carries no set: not the user's doing (it is older than
+    the new split), so it is refused, as a partner of another write is; dropping the metadata reads them as they
+    are."""
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/pair.train", f"{prefix}/pair.test"
+    bucket = storage.split_s3(prefix)[0]
+    client = boto3.client("s3")
+    for uri in (train, test):
+        client.put_object(Bucket=bucket, Key=storage.split_s3(uri)[1], Body=b"__label__1 plain\n")
+    time.sleep(1.1)  # Last-Modified counts whole seconds
+    proxy.fail("PUT", r"/pair\.test$", "500")
+    with pytest.raises(FastTextError, match="no longer belong together"):
+        _write_pair(prefix, "new")
+    proxy.clear()
+    with pytest.raises(FastTextError, match=r"but that one is older than this one: the write of both never reached "
+                                            r"it: write them again together .* --metadata-directive REPLACE$") as err:
         storage.read_bytes(train)
+    one_line(err.value)
+    key = storage.split_s3(train)[1]
+    client.copy_object(Bucket=bucket, Key=key, CopySource={"Bucket": bucket, "Key": key}, MetadataDirective="REPLACE")
+    assert storage.read_bytes(train) == b"__label__1 new train\n"
+
+
+def test_train_reads_a_prepared_train_split_beside_the_users_own_validation_file(s3_bucket):
+    """The CLI end to end: sample's pair, then the user's own test.csv uploaded over one; train used to stop with
+    'write them again together' (which would have replaced the user's file)."""
+    from conftest import run_cli
+
+    out = f"{s3_bucket}/splits"
+    assert run_cli("sample", "--output", out).returncode == 0
+    bucket, key = storage.split_s3(f"{out}/test.csv")
+    client = boto3.client("s3")
+    mine = b"".join(client.get_object(Bucket=bucket, Key=key)["Body"].read().splitlines(True)[:200])
+    client.put_object(Bucket=bucket, Key=key, Body=mine)
+    r = run_cli("train", "--train", f"{out}/train.csv", "--validation", f"{out}/test.csv", "--output",
+                f"{out}/model", "--epochs", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert f"warning: {out}/test.csv was replaced by another file after {out}/train.csv was written" in r.stderr
+    assert client.get_object(Bucket=bucket, Key=key)["Body"].read() == mine  # theirs, untouched
 
 
 def test_an_object_replaced_mid_read_is_an_error_not_a_stitched_file(s3_bucket, monkeypatch):
@@ -1261,3 +1329,43 @@ def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id
                 and f"abort multipart upload {upload} there by hand" in err)
         with contextlib.suppress(Exception):  # (cleanup; the abandoned transfer may be ending it meanwhile)
             policy.client("admin").abort_multipart_upload(Bucket=policy.bucket, Key=key, UploadId=upload)
+
+
+def test_two_writes_of_a_pair_at_once_that_leave_it_mixed_say_so(s3_bucket, monkeypatch):
+    """Two prepare runs to one prefix: their copies can interleave (A's train, then all of B, then A's test), and
+    both ended with success, the pair mixed (A's test beside B's train) until a reader refused it. The run whose
+    copy came last now checks the targets after its copies and says so in one line."""
+    prefix = f"{s3_bucket}/data"
+    real, interleaved = storage._copy, []
+
+    def copy(*args):
+        real(*args)
+        if not interleaved:  # A's first copy done: B runs whole
+            interleaved.append(1)
+            _write_pair(prefix, "B")
+    monkeypatch.setattr(storage, "_copy", copy)
+    with pytest.raises(FastTextError, match=r"were written by another run at the same time, and their files are now "
+                                            r"of two writes \(reading them together is refused\): run the command "
+                                            r"again, one at a time$") as err:
+        _write_pair(prefix, "A")
+    one_line(err.value)
+    with pytest.raises(FastTextError, match="now of another write of them"):
+        storage.read_bytes(f"{prefix}/pair.train")
+    monkeypatch.setattr(storage, "_copy", real)
+    _write_pair(prefix, "again")  # the advice works
+    assert storage.read_bytes(f"{prefix}/pair.test") == b"__label__1 again test\n"
+
+
+def test_a_pair_replaced_whole_by_another_write_at_once_is_no_error(s3_bucket, monkeypatch):
+    """The other run's copies all after ours: the pair is wholly of one write (theirs), nothing to report."""
+    prefix = f"{s3_bucket}/data"
+    real, done = storage._copy, []
+
+    def copy(*args):
+        real(*args)
+        done.append(1)
+        if len(done) == 2:  # both of A's copies done: B runs whole before A checks
+            _write_pair(prefix, "B")
+    monkeypatch.setattr(storage, "_copy", copy)
+    _write_pair(prefix, "A")
+    assert storage.read_bytes(f"{prefix}/pair.test") == b"__label__1 B test\n"
