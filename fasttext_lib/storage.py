@@ -734,7 +734,8 @@ def _link_new(fd, temp, path):
 def atomic_local_file(path, mode="wb", overwrite=True):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
     leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes).
-    ``overwrite=False``: an existing ``path`` (checked just before the rename) is an error instead."""
+    ``overwrite=False``: an existing ``path`` is an error instead; the name is taken with a hard link, which
+    never replaces a file (a check just before the rename only where the filesystem has no hard links)."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
     check_replaceable(path)
@@ -855,7 +856,8 @@ def atomic_write(uri, mode="wb", overwrite=True):
     ``overwrite=False``: never replace an existing ``uri`` (``FastTextError`` "already exists" instead).
     On S3 the upload is conditional (``If-None-Match: *``), so S3 itself refuses an existing key: this
     needs no s3:ListBucket (without it a HEAD cannot tell a missing object from a forbidden one) and no
-    writer that raced us is replaced. Locally the target is checked just before the rename."""
+    writer that raced us is replaced. Locally the name is taken with a hard link, which never replaces a file
+    (:func:`atomic_local_file`)."""
     uri = str(uri)
     if not is_s3(uri):
         with atomic_local_file(uri, mode, overwrite=overwrite) as f:
