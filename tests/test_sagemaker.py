@@ -2049,3 +2049,17 @@ def test_the_text_column_hyperparameter_takes_a_list_as_the_sdk_sends_one(value,
     args, _ = sm_train.parse_hyperparameters(["--label_column", "airline_sentiment", "--text_column", value])
     chosen = csv_columns("auto", args.label_column, [args.text_column] if args.text_column else None)
     assert chosen == Columns("airline_sentiment", columns or ())
+
+
+@pytest.mark.parametrize("header", ["", "; header=present"])
+def test_an_unnamed_series_with_pandas_index_is_answered_for_its_texts(served, header):
+    """pd.Series(texts).to_csv() (shuffled): ,0 over the row numbers and the texts. Its header was answered as a
+    review and every row number as a word of its text (one answer more than the texts); each text now, in order."""
+    import pandas as pd
+
+    texts = [f"review {i}: the food was {'great' if i % 3 else 'cold'}" for i in range(30)]
+    series = pd.Series(texts).sample(frac=1, random_state=1)
+    body = series.to_csv()
+    assert body.startswith(",0\n")
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv" + header), served[0])
+    assert len(answers) == len(texts) and answers == served[1].predict(list(series))
