@@ -212,11 +212,22 @@ def one_column_text_header(row):
     return len(row) == 1 and text_header_columns(row, min_columns=1) is not None
 
 
-def _text_header(first, later_rows, predicting=False):
+def _text_header(first, later_rows, predicting=False, index=False):
     """Is ``first`` (the first CSV row) a header of text columns only (:func:`text_header_columns`)? Not when its
-    first value occurs again in the look-ahead's first column (``later_rows``), as :func:`_header_columns`."""
-    return ((text_header_columns(first) is not None or (predicting and one_column_text_header(first)))
+    first value occurs again in the look-ahead's first column (``later_rows``), as :func:`_header_columns`.
+    ``index``: pandas' index column was left out of the header before it (:func:`index_column`), and ``0``, the name
+    pandas gives an unnamed series' values, is a text column's name too (:func:`series_values_header`)."""
+    return ((text_header_columns(first) is not None or (predicting and one_column_text_header(first))
+             or (index and series_values_header(first)))
             and first[0].strip() not in {r[0].strip() for r in later_rows if r})
+
+
+def series_values_header(row):
+    """Is ``row`` (a header without its index column) the one pandas writes over an unnamed series' values, ``0``
+    (``pd.Series(texts).to_csv(path)``, ``pd.DataFrame(texts).to_csv(path)``: ``,0`` over ``0,the review``, ...)?
+    Only beside pandas' index column, found by its row numbers (:func:`index_column`): ``,0`` over classes that repeat
+    (``pd.Series(texts, index=labels).to_csv(path)``) is the classes and the texts, as it always was."""
+    return len(row) == 1 and row[0].strip() == "0"
 
 
 def tsv_header_line(line):
@@ -500,7 +511,7 @@ def index_header_start(row):
     names (:func:`_short_header`, or one text column: ``,review``)? Only a first test: :func:`index_column` decides
     from the rows after it."""
     rest = row[1:]
-    return _index_named(row) and (_short_header(rest) or one_column_text_header(rest))
+    return _index_named(row) and (_short_header(rest) or one_column_text_header(rest) or series_values_header(rest))
 
 
 def index_note(uri, header):

@@ -31,7 +31,7 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       _number_with_comma, _one_hot_hint, _read_from_note, _short_header, _short_names, _table_header,
                       _text_header, _unread_columns, _unread_header, chosen_columns, csv_text, index_column,
                       index_header_start, index_note, index_rows, left_out_columns, one_column_text_header,
-                      table_text_columns, table_texts, tsv_header_line)
+                      series_values_header, table_text_columns, table_texts, tsv_header_line)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
 from .lines import _LONE_CR_HINT, _Lines, _chain, _has_lone_cr, _open_decompressed, _without_excel_sep, leading_blank_lines
@@ -187,7 +187,7 @@ def labeled_csv_records(records, quoted, classes, header=True):
         # overall"), over reviews with commas, was taken for a header of a class and a text column: left unanswered,
         # and every review after it cut at its first comma, the words before it taken for its class (as the endpoint)
         header = False
-    if header and (_short_header(first) or (index and one_column_text_header(first))):
+    if header and (_short_header(first) or (index and (one_column_text_header(first) or series_values_header(first)))):
         wide = [r for r in rest if len(r) == len(first)]
         if _table_header(first) and 2 * sum(any(c[:1].isspace() for c in r[1:]) for r in wide) >= len(wide):
             # A table's rows, as a program writes them, put no space after a comma (a text with commas is quoted):
@@ -483,7 +483,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             note(index_note(uri, ahead[0][0]))
         rows = index_rows(_chain(ahead[1:], rows), lambda start: f"{uri}:{start}")
         ahead = [(ahead[0][0][1:], ahead[0][1])] + list(itertools.islice(rows, len(ahead) - 1))
-    if choice is None and ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index):
+    if choice is None and ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index):
         header, start = ahead[0]
         columns = table_text_columns(header, [r for r, _ in ahead[1:]])
         if not predicting:
@@ -493,11 +493,20 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                     f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...); if one of them is the class, name "
                     f"it: --label-column NAME (the SageMaker job's label_column); else label these texts with predict"
                     f"{_one_hot_hint(header, [r for r, _ in ahead[1:]])}")
+            if index:  # its row numbers were trained on as the classes, one document each
+                names = ["text"] if series_values_header(header) else [c.strip() for c in header]
+                how = (f'pd.DataFrame({{"label": labels, "{names[0]}": texts}}).to_csv(path, index=False)'
+                       if len(names) == 1 else
+                       f'df[[{", ".join(repr(n) for n in ["label"] + names)}]].to_csv(path, index=False)')
+                raise FastTextError(
+                    f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column: its first "
+                    f"column is pandas' index (row numbers, not classes), the rest text; write the file with its "
+                    f"classes in a column named e.g. label, without the index: {how}; or label these texts with "
+                    f"predict")
             first_is_class = " (its first column would be read as each row's class)" if len(header) > 1 else ""
-            beside = " beside pandas' index column" if index else ""
             raise FastTextError(
                 f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column, only text columns"
-                f"{beside}{first_is_class}; add the class as a column named "
+                f"{first_is_class}; add the class as a column named "
                 f"e.g. label (label,{','.join(header)}), or label these texts with predict")
         if len(ahead) == 1:
             raise FastTextError(f"{uri}: no data rows (only a header row)")

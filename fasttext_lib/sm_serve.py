@@ -498,22 +498,22 @@ def _csv_request(text, header):
             for record in reader:
                 records.append(record)
                 spanned, line = spanned or reader.line_num - line > 1, reader.line_num
-            if spanned and header != "present" and delimiter == "," and _unwritten(records):
-                # Quotes that went on over line breaks in a body whose records differ in width: no CSV writer wrote
-                # it (pandas, csv and R quote every comma in a field, so their records are all as wide), the SDK's
-                # CSVSerializer did, one review a line, unquoted; one review opening a quotation mark at its start and
-                # a later one closing one at its end were read as one record over the lines between: fewer answers
-                # than reviews, every answer after them off. Read a line at a time, as a body that is not valid CSV.
+            if spanned and header != "present" and delimiter == "," and _read_a_line_at_a_time(records, text):
+                # Quotes that went on over line breaks in a body no CSV writer wrote (_read_a_line_at_a_time): the
+                # SDK's CSVSerializer did, one review a line, unquoted; one review opening a quotation mark at its
+                # start and a later one closing one at its end were read as one record over the lines between: fewer
+                # answers than reviews, every answer after them off. Read a line at a time, as a body that is not
+                # valid CSV.
                 records, fell_back = _csv_lines(text), True
             break
         except csv.Error as exc:
             if delimiter == "\t" and not spanned and quoting != csv.QUOTE_NONE:
                 continue  # a TSV whose quotation marks are no CSV quoting (GLUE's): each line split at its tabs, as
                 #           pd.read_csv(sep="\t", quoting=3) reads it
-            if spanned and header != "present" and delimiter == "," and _unwritten(records):
-                # quotes over line breaks in records of different widths, as above, then an error (a review opening a
-                # quotation mark it never closes, after such a pair): the SDK's body, not a CSV writer's, read a line
-                # at a time; it was a 400 that, in Batch Transform, failed the job
+            if spanned and header != "present" and delimiter == "," and _read_a_line_at_a_time(records, text, True):
+                # quotes over line breaks in a body no CSV writer wrote, as above, then an error (a review opening a
+                # quotation mark it never closes, after such a pair): the SDK's body, read a line at a time; it was a
+                # 400 that, in Batch Transform, failed the job
                 records, fell_back = _csv_lines(text), True
                 break
             # A file with a header row is CSV written by a program, and so is a body whose records went on over line
@@ -634,6 +634,50 @@ def _unwritten(records):
     """Do a ``text/csv`` body's ``records`` differ in width, as no CSV writer's do (pandas, csv and R quote every comma
     in a field), but the SDK's CSVSerializer's of reviews one a line, unquoted, may (a review's unquoted comma)?"""
     return len({len(r) for r in records if r}) > 1
+
+
+# A quoted field where CSV's reader starts one (at a field's start: the body's, or after a comma or a line break),
+# to its closing quotation mark (quotation marks inside doubled), as csv.reader(strict=True) reads the body
+_QUOTED_FIELD = re.compile(r'(?:(?<=[,\r\n])|\A)"([^"]*(?:""[^"]*)*)"')
+
+
+def _read_a_line_at_a_time(records, text, error=False):
+    """Is a comma-separated ``text/csv`` body that is valid CSV, some of its ``records`` going on over line breaks
+    inside quotes, the SDK's ``CSVSerializer`` output of a list of reviews (one a line, unquoted), to be read a line
+    at a time, rather than CSV written by a program (pandas' ``to_csv``, the csv module, R; the SDK's CSVSerializer
+    of a DataFrame), whose record over lines is one review? A 400 when it can be neither told nor safely guessed.
+
+    A CSV writer quotes every field holding a comma, a quotation mark (doubled inside) or a line break, and ends every
+    record with a line break, the last one too. The SDK's CSVSerializer joins reviews with line breaks, the last
+    without one, and quotes nothing. So the body is the SDK's when its records differ in width (a review's unquoted
+    comma) or a field that is not quoted holds a quotation mark (``He said "wow" twice``), whatever else it holds: no
+    writer wrote it. Else it is a writer's when it ends with a line break (a review opening a quotation mark at its
+    start and a later one closing one at its end, no other mark, in a body that ends as a writer's does, cannot be
+    told from pandas' quoting of a review over lines, and is read as CSV). Else, without its last line break, it is
+    the SDK's list of reviews unless it holds a writer's quoting (a field quoted on one line holding a comma, or a
+    doubled quotation mark): pandas' output stripped, or the SDK's CSVSerializer of a list of rows, cannot be told from
+    reviews one a line, and either reading would answer the other's reviews: a 400.
+
+    ``error``: CSV's reading of the body ended in an error (``records`` are those before it). Its quotation mark that
+    is never closed is no sign of the SDK's body (pandas' output with one bad record holds one too): a body that ends
+    with a line break is then CSV with an error (False: the caller's 400)."""
+    if _unwritten(records):
+        return True
+    fields = list(_QUOTED_FIELD.finditer(text))
+    if not error and '"' in _QUOTED_FIELD.sub("", text):  # a quotation mark in a field that is not quoted
+        return True
+    if text.endswith(("\n", "\r")):
+        return False
+    written = next((m for m in fields if '""' in m.group(1)
+                    or ("," in m.group(1) and "\n" not in m.group(1) and "\r" not in m.group(1))), None)
+    if written is None:
+        return True
+    line = text.count("\n", 0, written.start()) + 1
+    raise RequestError(400, f"text/csv: the body's records go on over line breaks inside quotes and it is quoted as "
+                            f"a CSV writer quotes (line {line}), but it does not end with a line break as a CSV "
+                            f"writer's does: it cannot be told whether it is CSV (a review over lines) or reviews one "
+                            f"a line; end the body with a line break if it is CSV, or send the reviews as "
+                            f"application/json or text/plain")
 
 
 def _led(texts, lead):

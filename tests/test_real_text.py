@@ -1003,12 +1003,43 @@ def test_a_csv_of_pandas_index_and_text_only_is_refused_for_training_and_answere
     got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
     assert got.returncode == 2 and not (tmp_path / "m").exists()
     assert got.stderr.splitlines()[-1] == (
-        f"error: {path}:1: the CSV header row (,text) names no class column, only text columns beside pandas' index "
-        f"column; add the class as a column named e.g. label (label,text), or label these texts with predict")
+        f"error: {path}:1: the CSV header row (,text) names no class column: its first column is pandas' index (row "
+        f"numbers, not classes), the rest text; write the file with its classes in a column named e.g. label, without "
+        f"the index: pd.DataFrame({{\"label\": labels, \"text\": texts}}).to_csv(path, index=False); or label these "
+        f"texts with predict")
     assert sum(line.startswith("error: ") for line in got.stderr.splitlines()) == 1
     cli = cli_in_process("predict", "--model", bundle, "--input", path)
     assert cli.returncode == 0, cli.stderr
     assert [json.loads(line) for line in cli.stdout.splitlines()] == Predictor.load(bundle).predict(list(frame["text"]))
+
+
+@pytest.mark.parametrize("shape", ["Series", "Series shuffled", "DataFrame(texts)", "part of a larger frame"])
+def test_an_unnamed_series_of_texts_with_pandas_index_is_refused_for_training_and_answered_by_predict(
+        tmp_path, real, bundle, shape):
+    # pd.Series(texts).to_csv(path): ,0 over 0,the review, 1,... (pandas names an unnamed series' values 0): the index
+    # was found, but the header left (0) was read as a class-first row of one column: "malformed CSV row" at line 1
+    # for training, and predict answered the header as a review and each row number as a word of its text
+    from fasttext_lib.predict import Predictor
+
+    texts = list(real.texts[:60])
+    series = {"Series": pd.Series(texts), "Series shuffled": pd.Series(texts).sample(frac=1, random_state=5),
+              "DataFrame(texts)": pd.DataFrame(texts)[0],
+              "part of a larger frame": pd.Series(list(real.texts) * 3).sample(n=60, random_state=6)}[shape]
+    path = tmp_path / "texts.csv"
+    (series.to_frame() if shape == "DataFrame(texts)" else series).to_csv(path)
+    assert path.read_text().startswith(",0\n") and len(set(series.index)) == len(series) == 60
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and not (tmp_path / "m").exists()
+    assert sum(line.startswith("error: ") for line in got.stderr.splitlines()) == 1
+    last = got.stderr.splitlines()[-1]
+    assert last.startswith(f"error: {path}:1: the CSV header row (,0) names no class column: its first column is "
+                           f"pandas' index (row numbers, not classes)"), last
+    assert "index=False" in last and "label" in last
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    answers = [json.loads(line) for line in cli.stdout.splitlines()]
+    assert len(answers) == len(series)
+    assert answers == Predictor.load(bundle).predict(list(series))
 
 
 @pytest.mark.parametrize("classes", ["repeated", "one class, then the other"])
@@ -1071,7 +1102,7 @@ def test_a_shuffled_pandas_index_takes_twenty_rows_all_different(tmp_path, real,
         return
     assert data.labels == list(frame["label"])
     frame[["text"]].to_csv(path)  # ,text over numbers in no order: no class column (they were the classes)
-    with pytest.raises(FastTextError, match="names no class column, only text columns beside pandas' index column"):
+    with pytest.raises(FastTextError, match="names no class column: its first column is pandas' index"):
         read_labeled(str(path))
 
 

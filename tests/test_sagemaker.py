@@ -12,6 +12,7 @@
 """
 import ast
 import contextlib
+import csv
 import inspect
 import io
 import json
@@ -617,6 +618,74 @@ def test_a_program_written_csv_with_a_review_over_lines_stays_one_record(served)
     for frame in (pd.DataFrame({"label": [2, 1, 1, 2, 1], "text": texts}), pd.DataFrame({"text": texts})):
         body = frame.to_csv(header=False, index=False)
         assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == served[1].predict(texts)
+
+
+@pytest.mark.parametrize("reviews", [
+    ['"Loved it', "Cold soup.", 'The waiter said: on the house"', "ok"],  # no comma anywhere: all records one field
+    ['"Loved it', "Cold soup, bad", 'on the house", he said', "ok, fine"],  # commas, but every record two fields
+    ['"Loved it', "Cold soup.", 'on the house"', 'He said "wow" twice'],  # and a quotation mark inside a review
+    ["Great food", '"Best buy ever', "no complaints", 'Would buy again"', '"Quiet', 'and clean"', "ok"],  # two pairs
+    ['"Loved it', "Cold soup.", 'on the house"', '"Never again'],  # then a quotation mark never closed: CSV's error
+])
+def test_the_sdks_csv_serializer_of_a_quote_pair_over_lines_in_records_as_wide_is_answered_one_review_per_line(
+        endpoint, served, monkeypatch, reviews):
+    """The SDK's CSVSerializer writes a list of reviews one a line, unquoted, and never ends the body with a line
+    break. A review opening a quotation mark at its start and a later one closing one at its end, every record as
+    wide (no review with a comma, or all with as many), was read as CSV, one record over the lines between: fewer
+    answers than reviews, every answer after them off, without a word. One answer a review, each the review's own."""
+    from sagemaker.serializers import CSVSerializer
+
+    body = CSVSerializer().serialize(reviews)
+    assert body == "\n".join(reviews)
+    try:
+        assert len(list(csv.reader(io.StringIO(body), strict=True))) < len(reviews)  # CSV's reading
+    except csv.Error:
+        pass  # (it was a 400 "not valid CSV")
+    texts = sm_serve.input_fn(body, "text/csv")
+    answers = sm_serve.predict_fn(texts, served[0])
+    assert len(answers) == len(reviews)
+    assert answers == [served[1].predict([review])[0] for review in reviews]
+    _each_review_answered_by_endpoint_and_batch_transform(endpoint, served, monkeypatch, reviews)
+
+
+@pytest.mark.parametrize("columns", [1, 2])
+def test_a_pandas_body_of_reviews_over_lines_is_read_as_csv_whatever_its_quotes(served, columns):
+    """pandas quotes a review with a line break, and ends every record (the last too) with one: such a body, also
+    one whose quoted review opens and closes with a quotation mark of its own, is one review a record."""
+    import pandas as pd
+
+    texts = ["Loved it\nCold soup.\nThe waiter said: on the house", "ok", '"Best buy ever\nWould buy again"',
+             "Great phone.\nThe battery, sadly, dies fast.", "fine"]
+    frame = pd.DataFrame({"text": texts}) if columns == 1 else pd.DataFrame({"text": texts, "note": ["x"] * 5})
+    for body in (frame.to_csv(header=False, index=False), _csv_serialized(frame)):
+        assert body.endswith("\n")
+        texts_read = sm_serve.input_fn(body, "text/csv")
+        answers = sm_serve.predict_fn(texts_read, served[0])
+        expected = texts if columns == 1 else [f"{t},x" for t in texts]
+        assert len(answers) == len(texts)
+        assert answers == [served[1].predict([t])[0] for t in expected]
+
+
+def _csv_serialized(frame):
+    from sagemaker.serializers import CSVSerializer
+
+    return CSVSerializer().serialize(frame)
+
+
+def test_a_csv_writers_body_over_lines_without_its_last_line_break_is_refused_not_misread():
+    """A body quoted as a CSV writer quotes (a review's comma or quotation mark inside quotes) with a record over line
+    breaks, but without the line break every CSV writer ends its last record with (pandas' output stripped; the SDK's
+    CSVSerializer of a list of rows): CSV's reading and a line at a time cannot be told apart, and either would answer
+    the other's reviews. A 400 that says so, not a guess."""
+    import pandas as pd
+
+    texts = ["Loved it\nCold soup.", 'he said "fine", then left', "ok"]
+    for body in (pd.DataFrame({"text": texts}).to_csv(header=False, index=False).rstrip("\n"),
+                 _csv_serialized([[t] for t in texts])):
+        with pytest.raises(sm_serve.RequestError, match="over line breaks") as refused:
+            sm_serve.input_fn(body, "text/csv")
+        assert refused.value.status_code == 400 and "\n" not in str(refused.value)
+        assert len(sm_serve.input_fn(body + "\n", "text/csv")) == len(texts)  # as the writer ends it: CSV
 
 
 def test_the_endpoint_answers_with_the_names_the_bundle_stores(endpoint, served):
@@ -1980,3 +2049,17 @@ def test_the_text_column_hyperparameter_takes_a_list_as_the_sdk_sends_one(value,
     args, _ = sm_train.parse_hyperparameters(["--label_column", "airline_sentiment", "--text_column", value])
     chosen = csv_columns("auto", args.label_column, [args.text_column] if args.text_column else None)
     assert chosen == Columns("airline_sentiment", columns or ())
+
+
+@pytest.mark.parametrize("header", ["", "; header=present"])
+def test_an_unnamed_series_with_pandas_index_is_answered_for_its_texts(served, header):
+    """pd.Series(texts).to_csv() (shuffled): ,0 over the row numbers and the texts. Its header was answered as a
+    review and every row number as a word of its text (one answer more than the texts); each text now, in order."""
+    import pandas as pd
+
+    texts = [f"review {i}: the food was {'great' if i % 3 else 'cold'}" for i in range(30)]
+    series = pd.Series(texts).sample(frac=1, random_state=1)
+    body = series.to_csv()
+    assert body.startswith(",0\n")
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv" + header), served[0])
+    assert len(answers) == len(texts) and answers == served[1].predict(list(series))
