@@ -277,6 +277,8 @@ def imbalanced_sets(real_dir, cache):
     import random
 
     sources = shared_sets(real_dir)
+    if not {"amazon_snippets", "nyt_editorials"} <= set(sources):
+        sys.exit(f"error: --imbalanced is built from the shared amazon_snippets and nyt_editorials sets, not in {real_dir}")
     sources.update(vader_sets(cache))
     sources.update(extra_sets(cache, ["uci_sentences"]))
     out = {}
@@ -388,7 +390,7 @@ def write_rows(rows, path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--real-dir", default=os.path.join(ROOT, "..", "..", "shared", "data", "real"))
+    parser.add_argument("--real-dir", default=os.path.join(ROOT, "..", "shared", "data", "real"))
     parser.add_argument("--cache", default=os.path.join(ROOT, "build", "real_cache"))
     parser.add_argument("--vader", action="store_true", help="add the VADER tweets and movie-snippet sets")
     parser.add_argument("--multiclass", action="store_true",
@@ -406,6 +408,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     sources = shared_sets(os.path.abspath(args.real_dir))
+    if not sources:
+        print(f"note: no shared sets (*_train.csv) in {os.path.abspath(args.real_dir)}; --real-dir names them", file=sys.stderr)
     if args.vader:
         sources.update(vader_sets(args.cache))
     if args.multiclass:

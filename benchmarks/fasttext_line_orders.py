@@ -30,7 +30,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--vader", action="store_true", help="the VADER sets (tweets, movie_snippets), built once")
     parser.add_argument("--synthetic", type=int, default=0, help="the synthetic set with this many training docs")
-    parser.add_argument("--real-dir", default=os.path.join(bench_real.ROOT, "..", "..", "shared", "data", "real"))
+    parser.add_argument("--real-dir", default=os.path.join(bench_real.ROOT, "..", "shared", "data", "real"))
     parser.add_argument("--cache", default=os.path.join(bench_real.ROOT, "build", "real_cache"))
     args = parser.parse_args(argv)
     import fasttext
