@@ -445,7 +445,7 @@ def index_column(header, later_rows):
     if distinct >= SHUFFLED_INDEX_MIN_ROWS and _counts_up_in_runs(numbers) and (
             _counts_up_in_runs(numbers, restarting_at_0=True) or not _dealt_in_turn(numbers)):
         return True
-    return _columns_named_after(header)
+    return _columns_named_after(header, distinct >= SHUFFLED_INDEX_MIN_ROWS)
 
 
 def _dealt_in_turn(numbers):
@@ -486,16 +486,23 @@ SHUFFLED_INDEX_MIN_ROWS = 20
 INDEX_RUN_ROWS = 10
 
 
-def _columns_named_after(header):
+def _columns_named_after(header, many_numbers=True):
     """Does ``header`` (a header row whose first name is pandas' index, empty or ``Unnamed: 0``) have three columns
     or more, exactly one of the others named as a class column (``,sentiment,tweet``; :data:`HEADER_LABEL_NAMES`), or
     all of the others column names, none a number (``,title,body``; ``,review_id,text``; ``,airline_sentiment,text``
     for ``--label-column``)? Then the first column is not the class: a DataFrame's index, its row numbers in whatever
     order pandas left them; a DataFrame's columns are named, and only an index goes unnamed. (``Series.to_csv()``
-    writes two columns, its index, which may be the classes, and its values.)"""
+    writes two columns, its index, which may be the classes, and its values.)
+
+    ``many_numbers``: the first column holds :data:`SHUFFLED_INDEX_MIN_ROWS` different numbers or more over the
+    look-ahead. Beside columns that name no class column, fewer are classes (a DataFrame built with its classes as its
+    index, ``pd.DataFrame({"title": ..., "body": ...}, index=stars)``: ``,title,body`` over 5, 1, 4, 5, ..., as
+    ``Series.to_csv()`` writes them beside one column), as they were read before, not row numbers: the file was refused
+    as naming no class column. A shuffled concatenation's row numbers repeat a few times each, not as classes do."""
     names = [c.strip().lower() for c in header[1:]]
     return len(header) >= 3 and (sum(n in HEADER_LABEL_NAMES for n in names) == 1
-                                 or (_short_names(header[1:]) and not any(_is_number(c) for c in header[1:])))
+                                 or (many_numbers and _short_names(header[1:])
+                                     and not any(_is_number(c) for c in header[1:])))
 
 
 def index_rows(rows, where):

@@ -1345,6 +1345,29 @@ def test_numbered_classes_dealt_in_turn_under_an_empty_header_stay_the_classes(t
     assert got.returncode == 0, got.stderr
 
 
+@pytest.mark.parametrize("header", [",title,body", ",summary,text"])
+def test_classes_as_a_dataframes_unnamed_index_beside_named_text_columns_stay_the_classes(tmp_path, header):
+    # pd.DataFrame({"title": ..., "body": ...}, index=labels).to_csv(path): the classes (1, 2, ...) as the frame's
+    # index, unnamed, as Series.to_csv() writes them beside one column. Read as the classes before an unnamed first
+    # column beside columns that name no class column was taken for pandas' index in any order; then the file was
+    # refused as naming no class column ("its first column is pandas' index (row numbers, not classes)"). Row numbers
+    # of a shuffled concatenation are many different ones; classes are few
+    data = _shared("drug_reviews_test").head(120)
+    first, second = header.split(",")[1:]
+    frame = pd.DataFrame({first: [t[:30] for t in data["tweet"]], second: list(data["tweet"])},
+                         index=list(data["sentiment"]))
+    path, out = tmp_path / "indexed.csv", tmp_path / "m"
+    frame.to_csv(path)
+    notes = []
+    read = read_labeled(str(path), note=notes.append)
+    assert read.labels == list(data["sentiment"]) and not any("row index" in n for n in notes), notes
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    from fasttext_lib.predict import Predictor
+
+    assert Predictor.load(str(out)).labels == ["1", "2"]
+
+
 @pytest.mark.parametrize("header", ["text", None])
 def test_a_concatenation_of_filtered_frames_under_an_empty_header_is_its_index(tmp_path, header):
     # pd.concat([a[...], b[...]]) of two files' rows kept by a filter: each frame keeps its own row numbers (0, 2, 3,
