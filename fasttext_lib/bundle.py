@@ -41,6 +41,10 @@ from .label_names import check_name, for_labels
 
 FORMAT_VERSION = 2
 NORMALIZATION = "fasttext-classification-example"
+# config.json's "unicode_normalization": "NFC" when the bundle's text was put in NFC before normalization
+# (text.nfc); a bundle without it was written before that was done, and its text is read as it was then
+# (features.Featurizer's compose=False): its words spelled with combining accents were trained on as such.
+UNICODE_NORMALIZATION = "NFC"
 CONFIG, PARAMS, VOCAB, METRICS = "config.json", "model.params", "vocab.json", "metrics.json"
 DATA_FILES = (PARAMS, VOCAB, METRICS)  # logical names; config.json is the manifest that lists them
 
@@ -171,6 +175,8 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT):
         "normalization": NORMALIZATION,
         "train_config": trained.config.to_dict(),
     }
+    if getattr(featurizer, "compose", True):
+        config["unicode_normalization"] = UNICODE_NORMALIZATION
     if getattr(trained, "pretrained", None):  # vectors.describe: the .vec file the table started from
         config["pretrained_vectors"] = dict(trained.pretrained)
     metrics = metrics_summary(trained)

@@ -413,11 +413,12 @@ def index_column(header, later_rows):
     * go up strictly down the file (0, 1, 2, ...; after a filter such as ``df[df.n > 3]``, 1, 4, 9, ...);
     * or, over :data:`SHUFFLED_INDEX_MIN_ROWS` rows or more, are all different in any order (``df.sample(frac=1)``
       shuffled before it was saved: 83, 53, 70, ...; ``train_test_split``'s part, its old row numbers as they came);
-    * or go up in runs that start again at 0 (``pd.concat([a, b]).to_csv(path)`` numbers ``b``'s rows from 0 again:
-      0, 1, ..., 34, 0, 1, ...): never the same number twice in a row, down at most once in :data:`INDEX_RUN_ROWS`
-      steps, each time to 0, and :data:`SHUFFLED_INDEX_MIN_ROWS` different numbers at least (classes 1 to 25 dealt
-      out in turn under ``Series.to_csv()``'s ``,text`` start again at 1: they were taken for row numbers, and the
-      file refused as a header of text columns only);
+    * or go up in runs that start again (``pd.concat([a, b]).to_csv(path)`` numbers ``b``'s rows from 0 again:
+      0, 1, ..., 34, 0, 1, ...; filtered frames from elsewhere: 1, 4, 9, ..., 2, 5, ...): never the same number twice
+      in a row, down at most once in :data:`INDEX_RUN_ROWS` steps, each time to 0 or not each run the first again
+      (:func:`_dealt_in_turn`), and :data:`SHUFFLED_INDEX_MIN_ROWS` different numbers at least (classes 1 to 25 dealt
+      out in turn under ``Series.to_csv()``'s ``,text`` start again at 1, each run the first again: they were taken
+      for row numbers, and the file refused as a header of text columns only);
     * or, whatever their order, repeats and count, when the rest of the header (three columns or more) names a class
       column itself (``,sentiment,tweet``) or names columns only (``,title,body``; ``,review_id,text``:
       :func:`_columns_named_after`): the unnamed one is an index, not the class (a concatenation shuffled after it,
@@ -441,9 +442,20 @@ def index_column(header, later_rows):
     distinct = len(set(numbers))
     if len(numbers) >= SHUFFLED_INDEX_MIN_ROWS and distinct == len(numbers):
         return True
-    if distinct >= SHUFFLED_INDEX_MIN_ROWS and _counts_up_in_runs(numbers, restarting_at_0=True):
+    if distinct >= SHUFFLED_INDEX_MIN_ROWS and _counts_up_in_runs(numbers) and (
+            _counts_up_in_runs(numbers, restarting_at_0=True) or not _dealt_in_turn(numbers)):
         return True
-    return _columns_named_after(header)
+    return _columns_named_after(header, distinct >= SHUFFLED_INDEX_MIN_ROWS)
+
+
+def _dealt_in_turn(numbers):
+    """Do ``numbers`` (going up in runs, :func:`_counts_up_in_runs`) repeat their first run over and over, as classes
+    1..K dealt out in turn do (1, 2, ..., 25, 1, 2, ...)? A concatenation's row numbers that start again elsewhere than
+    at 0 do not: each frame filtered before (``pd.concat([a[a.n > 3], b[b.n > 3]])``: 1, 4, 9, ..., 2, 5, 8, ...) keeps
+    its own numbers. Those were read as the index before runs had to start again at 0, and then as the classes (over
+    ``,text``: a file of texts trained on its row numbers, where training refused it as naming no class column)."""
+    period = next((i for i in range(1, len(numbers)) if numbers[i] < numbers[i - 1]), len(numbers))
+    return all(numbers[i] == numbers[i - period] for i in range(period, len(numbers)))
 
 
 def _counts_up_in_runs(numbers, restarting_at_0=False):
@@ -474,16 +486,23 @@ SHUFFLED_INDEX_MIN_ROWS = 20
 INDEX_RUN_ROWS = 10
 
 
-def _columns_named_after(header):
+def _columns_named_after(header, many_numbers=True):
     """Does ``header`` (a header row whose first name is pandas' index, empty or ``Unnamed: 0``) have three columns
     or more, exactly one of the others named as a class column (``,sentiment,tweet``; :data:`HEADER_LABEL_NAMES`), or
     all of the others column names, none a number (``,title,body``; ``,review_id,text``; ``,airline_sentiment,text``
     for ``--label-column``)? Then the first column is not the class: a DataFrame's index, its row numbers in whatever
     order pandas left them; a DataFrame's columns are named, and only an index goes unnamed. (``Series.to_csv()``
-    writes two columns, its index, which may be the classes, and its values.)"""
+    writes two columns, its index, which may be the classes, and its values.)
+
+    ``many_numbers``: the first column holds :data:`SHUFFLED_INDEX_MIN_ROWS` different numbers or more over the
+    look-ahead. Beside columns that name no class column, fewer are classes (a DataFrame built with its classes as its
+    index, ``pd.DataFrame({"title": ..., "body": ...}, index=stars)``: ``,title,body`` over 5, 1, 4, 5, ..., as
+    ``Series.to_csv()`` writes them beside one column), as they were read before, not row numbers: the file was refused
+    as naming no class column. A shuffled concatenation's row numbers repeat a few times each, not as classes do."""
     names = [c.strip().lower() for c in header[1:]]
     return len(header) >= 3 and (sum(n in HEADER_LABEL_NAMES for n in names) == 1
-                                 or (_short_names(header[1:]) and not any(_is_number(c) for c in header[1:])))
+                                 or (many_numbers and _short_names(header[1:])
+                                     and not any(_is_number(c) for c in header[1:])))
 
 
 def index_rows(rows, where):

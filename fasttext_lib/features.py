@@ -138,13 +138,17 @@ def pack_ids(ids, lengths, chunk_tokens=4_000_000):
 class Featurizer:
     """Maps raw text to :class:`Bags`; holds the GluonNLP vocabulary and the n-gram settings."""
 
-    def __init__(self, vocab, ngrams=1, buckets=2_000_000):
+    def __init__(self, vocab, ngrams=1, buckets=2_000_000, compose=True):
+        """``compose``: put text in NFC before its words are looked up (text.normalize_text), as every bundle
+        written since that was done was trained; False for an older bundle, whose words are the text's as it
+        came (its words spelled with combining accents were trained on so: in NFC they were never found)."""
         if ngrams < 1:
             raise ValueError("ngrams must be >= 1")
         self.vocab = vocab
         self.ngrams = int(ngrams)
         self.buckets = int(buckets) if self.ngrams > 1 else 0
         self.unk_id = vocab.token_to_idx[UNK]
+        self.compose = bool(compose)
         self._tables = {}  # the token tables of transform, made on first use (see _table)
         self._tables_lock = threading.Lock()
 
@@ -163,6 +167,7 @@ class Featurizer:
         return state
 
     def __setstate__(self, state):
+        state.setdefault("compose", True)
         self.__dict__.update(state)
         self._tables_lock = threading.Lock()
 
@@ -209,11 +214,11 @@ class Featurizer:
         """Encode documents (validation, test, inference) with the fitted vocabulary."""
         if native_features.available():
             return Bags(*native_features.encode_texts(texts, self._table(True), self.ngrams, self.buckets,
-                                                      self.vocab_size, self.unk_id))
+                                                      self.vocab_size, self.unk_id, compose=self.compose))
         codes, lengths = array("q"), array("q")
         table = self._table(False)
         for text in _maybe_progress(texts, progress, "encode"):
-            toks = tokenize(text)
+            toks = tokenize(text, self.compose)
             codes.extend([table[t] for t in toks])
             lengths.append(len(toks))
         codes = np.frombuffer(codes, dtype=np.int64)

@@ -142,21 +142,23 @@ def _chunks(texts):
         yield chunk
 
 
-def _lowered_utf8(chunk):
+def _lowered_utf8(chunk, compose=True):
     """One buffer of the lowercased documents, one byte between each, and where each one ends.
 
     NUL-joined first (one ``nfc()``, ``lower()`` and ``encode`` for the chunk; NUL is neither cased nor
     case-ignorable, so a final sigma never sees the neighbouring document, and it composes with no
     character, so NFC never joins two documents); if a document holds a NUL itself, each is put in
-    NFC, lowercased and encoded on its own.
+    NFC, lowercased and encoded on its own. ``compose=False``: without NFC (a bundle written before
+    text was put in NFC: text.normalize_text).
     """
-    buf = nfc("\0".join(chunk)).lower().encode("utf-8")
+    norm = nfc if compose else str
+    buf = norm("\0".join(chunk)).lower().encode("utf-8")
     ends = np.empty(len(chunk), dtype=np.int64)
     if buf.count(b"\0") == len(chunk) - 1:
         ends[:-1] = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 0)
         ends[-1] = len(buf)
     else:
-        parts = [nfc(text).lower().encode("utf-8") for text in chunk]
+        parts = [norm(text).lower().encode("utf-8") for text in chunk]
         buf = b"\0".join(parts)
         np.cumsum([len(p) + 1 for p in parts], out=ends)
         ends -= 1
@@ -355,11 +357,12 @@ class _Encoder:
         return rows, weights, offsets
 
 
-def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH):
-    """``Featurizer.transform(texts)`` as (rows, weights, offsets), with ``table`` a :class:`CodeTable`."""
+def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, compose=True):
+    """``Featurizer.transform(texts)`` as (rows, weights, offsets), with ``table`` a :class:`CodeTable`
+    (``compose``: NFC first, as :func:`_lowered_utf8`)."""
     with _Encoder(ngrams, buckets, vocab_size, unk_id, unk_hash) as encoder:
         for chunk in _chunks(texts):
-            buf, ends = _lowered_utf8(chunk)
+            buf, ends = _lowered_utf8(chunk, compose)
             _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk), threads()))
         return encoder.take()
 

@@ -498,7 +498,8 @@ def _csv_request(text, header):
             for record in reader:
                 records.append(record)
                 spanned, line = spanned or reader.line_num - line > 1, reader.line_num
-            if spanned and header != "present" and delimiter == "," and _read_a_line_at_a_time(records, text):
+            if (spanned and header != "present" and delimiter == ","
+                    and _read_a_line_at_a_time(records, text, header_row=header == "" and _undeclared_header(records))):
                 # Quotes that went on over line breaks in a body no CSV writer wrote (_read_a_line_at_a_time): the
                 # SDK's CSVSerializer did, one review a line, unquoted; one review opening a quotation mark at its
                 # start and a later one closing one at its end were read as one record over the lines between: fewer
@@ -510,7 +511,8 @@ def _csv_request(text, header):
             if delimiter == "\t" and not spanned and quoting != csv.QUOTE_NONE:
                 continue  # a TSV whose quotation marks are no CSV quoting (GLUE's): each line split at its tabs, as
                 #           pd.read_csv(sep="\t", quoting=3) reads it
-            if spanned and header != "present" and delimiter == "," and _read_a_line_at_a_time(records, text, True):
+            if (spanned and header != "present" and delimiter == ","
+                    and _read_a_line_at_a_time(records, text, True, header == "" and _undeclared_header(records))):
                 # quotes over line breaks in a body no CSV writer wrote, as above, then an error (a review opening a
                 # quotation mark it never closes, after such a pair): the SDK's body, read a line at a time; it was a
                 # 400 that, in Batch Transform, failed the job
@@ -641,7 +643,7 @@ def _unwritten(records):
 _QUOTED_FIELD = re.compile(r'(?:(?<=[,\r\n])|\A)"([^"]*(?:""[^"]*)*)"')
 
 
-def _read_a_line_at_a_time(records, text, error=False):
+def _read_a_line_at_a_time(records, text, error=False, header_row=False):
     """Is a comma-separated ``text/csv`` body that is valid CSV, some of its ``records`` going on over line breaks
     inside quotes, the SDK's ``CSVSerializer`` output of a list of reviews (one a line, unquoted), to be read a line
     at a time, rather than CSV written by a program (pandas' ``to_csv``, the csv module, R; the SDK's CSVSerializer
@@ -660,9 +662,18 @@ def _read_a_line_at_a_time(records, text, error=False):
 
     ``error``: CSV's reading of the body ended in an error (``records`` are those before it). Its quotation mark that
     is never closed is no sign of the SDK's body (pandas' output with one bad record holds one too): a body that ends
-    with a line break is then CSV with an error (False: the caller's 400)."""
+    with a line break is then CSV with an error (False: the caller's 400).
+
+    ``header_row``: the first record is a header row ``predict`` recognizes (:func:`_undeclared_header`), and the body
+    is read as if it were declared (``header=present``: CSV). pandas' ``to_csv()`` writes one, the SDK's CSVSerializer
+    never does: a writer's body, read as CSV whether or not it ends with a line break (pandas' output with a review
+    over lines, stripped of its last line break, or such a file's first mini-batch in Batch Transform, which ends
+    with none, was a 400, where with ``header=present`` it was read as CSV, one review a record). Not valid CSV, it
+    is a writer's with an error (False)."""
     if _unwritten(records):
         return True
+    if header_row:
+        return False
     fields = list(_QUOTED_FIELD.finditer(text))
     if not error and '"' in _QUOTED_FIELD.sub("", text):  # a quotation mark in a field that is not quoted
         return True

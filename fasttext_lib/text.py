@@ -25,17 +25,19 @@ def nfc(text):
     return unicodedata.normalize("NFC", text)
 
 
-def normalize_text(text):
-    text = nfc(text).lower()
+def normalize_text(text, compose=True):
+    """``compose``: put the text in NFC first (:func:`nfc`); False for a bundle written before that was done
+    (bundle.UNICODE_NORMALIZATION absent from its config.json): its words are the text's as it came, lowercased."""
+    text = (nfc(text) if compose else text).lower()
     text = _DROPPED.sub("", text)
     text = _TO_SPACE.sub(" ", text)
     text = _SPACED.sub(r" \1 ", text)
     return " ".join(text.split())
 
 
-def tokenize(text):
-    """Normalized whitespace tokens of one document."""
-    return normalize_text(text).split()
+def tokenize(text, compose=True):
+    """Normalized whitespace tokens of one document (``compose``: as :func:`normalize_text`)."""
+    return normalize_text(text, compose).split()
 
 
 def split_lines(text):

@@ -124,3 +124,48 @@ def test_per_class_scores_from_confusion_counts():
     assert d == {"precision": None, "recall": None, "f1": None, "support": 0}
     assert per_class_scores([[0, 3], [0, 0]])[0] == {"precision": None, "recall": 0.0, "f1": None, "support": 3}
     assert per_class_scores([[0, 3], [2, 0]])[0] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 3}
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_a_bundle_written_before_text_was_put_in_nfc_reads_its_text_as_then(tmp_path, monkeypatch, native):
+    """Text is put in NFC before it is normalized (text.nfc) since bundles record "unicode_normalization": "NFC".
+    A bundle written before holds the words of its text as they came: spelled with combining accents (e + U+0301,
+    Vietnamese typed so, text from macOS), they were trained on so. Its config.json has no such entry, and its
+    text is still read as then: composed, every such word was unknown, and the same data it scored 1.0 on scored
+    0.5, silently. A bundle written now records NFC and composes (an NFD and an NFC spelling are one word)."""
+    import json
+    import os
+    import unicodedata
+
+    from fasttext_lib import text as text_module
+    from fasttext_lib.bundle import CONFIG, save_bundle
+
+    if not native:
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    nfd = lambda s: unicodedata.normalize("NFD", s)  # noqa: E731
+    words = {"positive": ["tuyệt", "hài", "lòng", "đẹp"], "negative": ["thất", "vọng", "dở", "tệ"]}
+    labels = ["positive", "negative"] * 60
+    texts = [nfd(f"quán ăn {words[label][i % 4]} {words[label][(i + 1) % 4]} nay") for i, label in enumerate(labels)]
+    config = TrainConfig(epochs=5, batch_size=16, progress=False)
+    with monkeypatch.context() as old:  # as the library trained before: no NFC
+        old.setattr(text_module, "nfc", lambda s: s)
+        old.setattr(nf, "nfc", lambda s: s)
+        trained = train(LabeledTexts(labels, texts), None, config)
+    path = save_bundle(trained, str(tmp_path / "old"))
+    with open(os.path.join(path, CONFIG)) as f:
+        written = json.load(f)
+    written.pop("unicode_normalization", None)
+    assert nfd("tuyệt") in trained.featurizer.vocab.token_to_idx
+    with open(os.path.join(path, CONFIG), "w") as f:
+        json.dump(written, f)  # as the library wrote it before
+    old_bundle = Predictor.load(path)
+    assert [r["label"] for r in old_bundle.predict(texts)] == labels
+
+    fresh = train(LabeledTexts(labels, texts), None, config)
+    new_path = save_bundle(fresh, str(tmp_path / "new"))
+    with open(os.path.join(new_path, CONFIG)) as f:
+        assert json.load(f).get("unicode_normalization") == "NFC"
+    new_bundle = Predictor.load(new_path)
+    composed = [unicodedata.normalize("NFC", t) for t in texts]
+    assert [r["label"] for r in new_bundle.predict(texts)] == labels
+    np.testing.assert_allclose(new_bundle.predict_proba(texts), new_bundle.predict_proba(composed), atol=1e-6)

@@ -1345,6 +1345,53 @@ def test_numbered_classes_dealt_in_turn_under_an_empty_header_stay_the_classes(t
     assert got.returncode == 0, got.stderr
 
 
+@pytest.mark.parametrize("header", [",title,body", ",summary,text"])
+def test_classes_as_a_dataframes_unnamed_index_beside_named_text_columns_stay_the_classes(tmp_path, header):
+    # pd.DataFrame({"title": ..., "body": ...}, index=labels).to_csv(path): the classes (1, 2, ...) as the frame's
+    # index, unnamed, as Series.to_csv() writes them beside one column. Read as the classes before an unnamed first
+    # column beside columns that name no class column was taken for pandas' index in any order; then the file was
+    # refused as naming no class column ("its first column is pandas' index (row numbers, not classes)"). Row numbers
+    # of a shuffled concatenation are many different ones; classes are few
+    data = _shared("drug_reviews_test").head(120)
+    first, second = header.split(",")[1:]
+    frame = pd.DataFrame({first: [t[:30] for t in data["tweet"]], second: list(data["tweet"])},
+                         index=list(data["sentiment"]))
+    path, out = tmp_path / "indexed.csv", tmp_path / "m"
+    frame.to_csv(path)
+    notes = []
+    read = read_labeled(str(path), note=notes.append)
+    assert read.labels == list(data["sentiment"]) and not any("row index" in n for n in notes), notes
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 0, got.stderr
+    from fasttext_lib.predict import Predictor
+
+    assert Predictor.load(str(out)).labels == ["1", "2"]
+
+
+@pytest.mark.parametrize("header", ["text", None])
+def test_a_concatenation_of_filtered_frames_under_an_empty_header_is_its_index(tmp_path, header):
+    # pd.concat([a[...], b[...]]) of two files' rows kept by a filter: each frame keeps its own row numbers (0, 2, 3,
+    # 7, ..., 1, 4, 5, ...), going up in runs that start again elsewhere than at 0, some numbers in both. Read as
+    # pandas' index before runs had to start again at 0; then read as the classes, the texts (,text) trained on their
+    # row numbers as some 50 classes without a word, where training refused the file as naming no class column
+    test, train = _shared("drug_reviews_test"), _shared("drug_reviews_train")
+    kept = [frame[(frame["tweet"].str.len() > 120) & (frame.index > 0)].head(30) for frame in (test, train)]
+    texts = pd.concat(kept)["tweet"].rename(header)
+    numbers = list(texts.index)
+    assert numbers[30] != 0 and numbers[30:] != numbers[:30] and len(set(numbers)) < len(numbers)  # (not in turn)
+    path = tmp_path / "texts.csv"
+    texts.to_csv(path)
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert got.returncode != 0 and "pandas' index" in got.stderr and "names no class column" in got.stderr, got.stderr
+    sample = tmp_path / "sample"
+    assert cli_in_process("sample", "--output", sample).returncode == 0
+    assert cli_in_process("train", "--train", sample / "train.csv", "--output", tmp_path / "model", "--epochs", "1",
+                          "--no-progress").returncode == 0
+    answered = cli_in_process("predict", "--model", tmp_path / "model", "--input", path)
+    assert answered.returncode == 0 and len(answered.stdout.splitlines()) == len(texts)
+    assert "is a row index (pandas'" in answered.stderr, answered.stderr
+
+
 @pytest.mark.parametrize("index", ["0/1 in no order", "0/1 in turn", "0/1 sorted", "stars 1 to 5", "stars in turn",
                                    "three classes, one each", "years", "0/1 under ,label"])
 def test_small_whole_number_classes_under_an_empty_header_stay_the_classes(tmp_path, index):
