@@ -181,10 +181,13 @@ def _is_number(text):
 def pretrained_rows(pretrained, token_to_idx):
     """``(rows, values)``: the table rows of ``pretrained``'s words found in ``token_to_idx`` (a
     vocabulary's), and their vectors; words the vocabulary lacks are ignored. A word listed twice
-    gives its last vector."""
+    gives its last vector. Words are matched in NFC, as training text is read (``text.nfc``): a ``.vec``
+    written with combining accents (``e`` + U+0301) starts the row of the precomposed word."""
+    from .text import nfc
+
     found = {}
     for i, word in enumerate(pretrained.words):
-        row = token_to_idx.get(word)
+        row = token_to_idx.get(nfc(word))
         if row is not None:
             found[row] = i
     rows = np.array(sorted(found), dtype=np.int64)

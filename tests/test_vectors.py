@@ -586,3 +586,15 @@ def test_export_to_s3_with_only_put_permission(s3_policy_server, splits, tmp_pat
     assert r.returncode == 0, r.stderr
     assert policy.client("admin").get_object(Bucket=policy.bucket, Key="vectors/model.vec")["Body"].read() == read
     assert _keys(policy, "vectors/") == ["vectors/model.vec"]
+
+
+def test_pretrained_words_with_combining_accents_start_the_rows_of_their_composed_spelling():
+    """Training text is read in NFC (text.nfc): a .vec whose words are decomposed (café as cafe + U+0301, as
+    text from macOS or typed Vietnamese has them) must still start those words' rows."""
+    from fasttext_lib.vectors import pretrained_rows
+
+    vocab = {"<unk>": 0, "caf\u00e9": 1, "great": 2}
+    vectors = WordVectors(["cafe\u0301", "great", "other"], np.arange(9, dtype=np.float32).reshape(3, 3))
+    rows, values = pretrained_rows(vectors, vocab)
+    assert rows.tolist() == [1, 2]
+    assert values.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
