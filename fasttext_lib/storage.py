@@ -60,6 +60,7 @@ import re
 import secrets
 import shutil
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -493,8 +494,6 @@ def check_set_member(client, bucket, key, head):
             raise _not_together(uri, other, "that one is older than this one: the write of both never reached it")
         if (uri, other) not in _WARNED:
             _WARNED.add((uri, other))
-            import sys
-
             print(f"warning: s3://{other[0]}/{other[1]} was replaced by another file after {uri} was written with it: "
                   f"reading them as they are", file=sys.stderr)
     with _READ_SCOPES_LOCK:
@@ -1025,8 +1024,6 @@ def _delete_staged(client, created):
         except Exception as exc:
             left.append(f"s3://{bucket}/{temp} ({_first_line(exc)})")
     if left:
-        import sys
-
         print(f"warning: could not delete the staging object(s) {', '.join(left)}: delete them by hand", file=sys.stderr)
 
 
@@ -1054,7 +1051,7 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable):
                     _upload_new(client, staged[uri], bucket, key, uri, metadata)
         except BaseException as exc:
             if not overwrite and deletable:  # ours alone (created, never replaced): take them back
-                _delete_staged(client, [(b, k, u) for b, k, u in created])
+                _delete_staged(client, created)
                 raise
             if done and isinstance(exc, FastTextError):
                 raise _mixed(exc, targets, done) from None
@@ -1127,8 +1124,6 @@ def _abort_multipart(client, bucket, key):
     try:
         client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)
     except Exception as exc:
-        import sys
-
         print(f"warning: the interrupted upload to s3://{bucket}/{key} could not be aborted ({_first_line(exc)}): "
               f"abort multipart upload {upload} there by hand, or have a lifecycle rule abort incomplete uploads",
               file=sys.stderr)

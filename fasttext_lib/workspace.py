@@ -160,8 +160,7 @@ def show_errors_as_lines():
     IPython has one custom exception handler: one the user (or another library) installed before is kept, and
     still handles every other exception it was installed for (a FastTextError is ours, even where that handler's
     types, such as ``Exception``, include it); :func:`stop_showing_errors_as_lines` puts it back as it was."""
-    ipython = sys.modules.get("IPython")  # a kernel has imported it; elsewhere it is not imported for this
-    shell = ipython.get_ipython() if ipython is not None else None
+    shell = _kernel_shell()
     if shell is None or _installed(shell):
         return
     previous = tuple(getattr(shell, "custom_exceptions", ()) or ())
@@ -172,6 +171,13 @@ def show_errors_as_lines():
         shell.set_custom_exc(previous + (FastTextError,), chained)
     shell._fasttext_chained = chained
     shell._fasttext_handler = shell.CustomTB  # what set_custom_exc installed: ours while the kernel still has it
+
+
+def _kernel_shell():
+    """The IPython shell this code runs in, or None: a kernel has imported IPython; elsewhere it is not imported
+    for this."""
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
 
 
 def _installed(shell):
@@ -185,8 +191,7 @@ def _installed(shell):
 def stop_showing_errors_as_lines():
     """Undo :func:`show_errors_as_lines`: the kernel's handler is the one it had before (or none). A handler
     someone installed after ours is left alone."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
+    shell = _kernel_shell()
     if shell is None or getattr(shell, "_fasttext_handler", None) is None:
         return
     chained = shell._fasttext_chained
