@@ -49,7 +49,8 @@ CONFIG, PARAMS, VOCAB, METRICS = "config.json", "model.params", "vocab.json", "m
 DATA_FILES = (PARAMS, VOCAB, METRICS)  # logical names; config.json is the manifest that lists them
 
 
-def _json_safe(value):
+def json_safe(value):
+    """A history value as strict JSON holds it: numpy scalars as Python numbers, NaN (no validation split) as null."""
     if isinstance(value, (np.floating, np.integer)):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -62,10 +63,10 @@ def metrics_summary(trained):
 
     The bundle's ``metrics.json``; the SageMaker entry point adds a few keys to it for its output.
     """
-    history = [{k: _json_safe(v) for k, v in row.items()} for row in trained.history]
+    history = [{k: json_safe(v) for k, v in row.items()} for row in trained.history]
     summary = {"history": history, "final": history[-1] if history else {}, "ctx": [str(c) for c in trained.ctx]}
     if getattr(trained, "autotune", None):  # autotune.py: {"trials": [...], "best": {...}, ...}
-        summary["autotune"] = json.loads(json.dumps(trained.autotune, default=_json_safe), parse_constant=lambda c: None)
+        summary["autotune"] = json.loads(json.dumps(trained.autotune, default=json_safe), parse_constant=lambda c: None)
     return summary
 
 
@@ -151,8 +152,9 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT):
     ending in ``hint``, also for a bundle a concurrent save commits first), and nothing of this save is
     left behind. ``python -m fasttext_lib train`` refuses unless given ``--overwrite``.
 
-    ``compact="float32"`` (exact) or ``"float16"``: store only the embedding rows training changed
-    (compact.py); config.json's ``compact`` entry says so and Predictor.load rebuilds the rest.
+    ``compact="float32"`` (exact), ``"float16"``, ``"int8"`` or ``"int4"`` (quantized per row, lossy): store only
+    the embedding rows training changed (compact.py); config.json's ``compact`` entry says so and Predictor.load
+    rebuilds the rest.
     ``"auto"`` (the default): float32 when at most a quarter of the rows changed (small data: a
     bigram model of a few thousand sentences is ~12 MB instead of 800), else the full table;
     ``None`` or ``"none"``: always the full table."""

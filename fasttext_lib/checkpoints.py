@@ -15,11 +15,11 @@ checkpoint the other removed reads the newer one.
 """
 import contextlib
 import hashlib
-import math
 import os
 import pickle
 
 from . import storage
+from .bundle import json_safe
 from .errors import FastTextError
 
 CHECKPOINT_MARKER = "checkpoint.json"
@@ -108,7 +108,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}), "data": data,
             "validation": validation, "score_train": bool(score_train), "num_workers": int(num_workers),
             "num_rows": model.num_rows, "config": config.to_dict(),
-            "history": [{k: _json_safe(v) for k, v in row.items()} for row in history]}
+            "history": [{k: json_safe(v) for k, v in row.items()} for row in history]}  # NaN -> null: read back as NaN
     with storage.staging_dir() as tmp:
         paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}
         model.save_parameters(paths["model.params"])
@@ -164,12 +164,6 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
         raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings) while this one "
                             f"trained: two trainings share this --checkpoint-dir; give each its own (nothing of this "
                             f"run's epoch was saved there)")
-
-
-def _json_safe(value):
-    # NaN (no validation split) -> null, strict JSON; load_checkpoint reads it back as NaN.
-    value = value.item() if hasattr(value, "item") else value
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None, score_train=False,

@@ -2,7 +2,7 @@
 
     train    --train PATH --validation PATH --output DIR_OR_S3 [--overwrite] [--epochs N] [--lr X]
              [--optimizer sgd|adam] [--emsize N] [--ngrams N] [--batch-size N]
-             [--ctx auto|cpu|gpu|gpu:N] [--seed N] [--checkpoint-dir DIR_OR_S3] ...
+             [--ctx auto|cpu|gpu|gpu:N|gpu:0,1] [--seed N] [--checkpoint-dir DIR_OR_S3] ...
              [--autotune-validation PATH [--autotune-duration SECONDS] [--autotune-trials CSV] [--autotune-no-refit]]
              [--label-names FILE|DATASET|1=negative,2=positive|none]
     evaluate --model DIR_OR_S3 --data PATH        -> the confusion matrix and per-class precision / recall / F1,
@@ -12,7 +12,8 @@
              [--k K] [--threshold P]                 with --k / --threshold a JSON list of them per line;
              [--format auto|text|csv]                labeled CSV (a Zhang et al. test file): one per record
     sample   --output DIR_OR_S3 [--overwrite]     (the built-in sample: real English review sentences)
-    synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N] [--overwrite]   (Yelp-shaped synthetic text, any size)
+    synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N] [--classes N] [--seed N] [--overwrite]
+                                                  (Yelp-shaped synthetic text, any size)
     prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test and
                                                    the classes' names, .classes.txt)
     export-vectors --model DIR_OR_S3 --output FILE.vec [--overwrite]   (the learned word vectors, fastText's .vec)
@@ -103,19 +104,22 @@ def chosen_format(args):
 
 
 def build_parser():
+    from .compact import CHOICES as COMPACT_CHOICES
     from .config import add_config_arguments
+    from .data import FORMATS
 
     parser = _Parser(prog="python -m fasttext_lib", description="fastText text classification in MXNet Gluon")
     sub = parser.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train a model and write its bundle")
-    t.add_argument("--train", required=True, help="training data (fastText or Zhang CSV; local or s3://)")
+    t.add_argument("--train", required=True, help="training data, local or s3://: fastText format, CSV (Zhang et al. or with a header), TSV or JSON Lines "
+                        "(docs/INPUT.md)")
     t.add_argument("--validation", help="validation data, scored after every epoch")
     t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
     t.add_argument("--overwrite", action="store_true",
                    help="replace a model bundle already at --output, and an --autotune-trials file already there "
                         "(default: refuse them, before any data is read)")
-    t.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "tsv", "jsonl"], help=FORMAT_HELP)
+    t.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH",
                    help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
@@ -135,7 +139,7 @@ def build_parser():
                         "1=negative,2=positive; 'none': raw labels. Default: <stem>.classes.txt or classes.txt "
                         "beside --train, when there is one, else the names of an unpacked Zhang et al. archive's folder "
                         "(yelp_review_polarity_csv/)")
-    t.add_argument("--compact", choices=["auto", "none", "float32", "float16", "int8", "int4"], default="auto",
+    t.add_argument("--compact", choices=COMPACT_CHOICES, default="auto",
                    help="store only the embedding rows training changed; the rest is rebuilt from the seed. float32: "
                         "exact; float16: half the size; int8 / int4: quantized per row, 1/4 / 1/8 of float32 (lossy: "
                         "see RESULTS.md section 4). auto (default): float32 when at most a quarter of the rows "
@@ -145,9 +149,9 @@ def build_parser():
 
     e = sub.add_parser("evaluate", help="score a bundle on labeled data")
     e.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
-    e.add_argument("--data", required=True, help="labeled data (fastText or Zhang CSV; local or s3://), labeled by "
+    e.add_argument("--data", required=True, help="labeled data, local or s3://, in any format --train reads, labeled by "
                                                  "class id or by the names predictions show (positive)")
-    e.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "tsv", "jsonl"], help=FORMAT_HELP)
+    e.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
     add_column_arguments(e)
     e.add_argument("--ctx", default="cpu", help=CTX_HELP)
 

@@ -66,7 +66,6 @@ class LabeledTexts:
         """The distinct labels, sorted (``"2"`` before ``"10"``): raw labels, not their :attr:`names`."""
         return sorted(set(self.labels), key=_label_sort_key)
 
-    label_names = classes  # the older name of classes(), kept for callers written before names existed
 
     def head(self, n):
         return LabeledTexts(self.labels[:n], self.texts[:n], dict(self.names), self.class_from)
@@ -624,8 +623,6 @@ class CountedTexts:
     def classes(self):
         """The distinct labels, sorted, as :meth:`LabeledTexts.classes`."""
         return sort_labels(self.labels)
-
-    label_names = classes
 
 
 def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):

@@ -140,7 +140,7 @@ class CpuScorer:
         self.binary, self.num_classes = model.binary, model.num_classes
 
     @staticmethod
-    def usable(model, ctx):
+    def usable(ctx):
         return ctx.device_type == "cpu"
 
     def means(self, bags, start, stop):
@@ -196,7 +196,7 @@ class CpuScorer:
 
 def probabilities(model, featurizer, bags, ctx):
     """Class probabilities of encoded documents: numpy on the CPU, MXNet's operators elsewhere."""
-    if CpuScorer.usable(model, ctx):
+    if CpuScorer.usable(ctx):
         return CpuScorer(model, ctx).probabilities(bags)
     return predict_bags(model, featurizer, bags, ctx)
 
@@ -375,7 +375,7 @@ class Predictor:
 
     def scorer(self):
         """The :class:`CpuScorer` of a CPU predictor (made once), else None (GPU: MXNet's operators)."""
-        if self._scorer is None and CpuScorer.usable(self._model, self.ctx):
+        if self._scorer is None and CpuScorer.usable(self.ctx):
             self._scorer = CpuScorer(self._model, self.ctx, stored=self._stored)
         return self._scorer
 

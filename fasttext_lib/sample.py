@@ -11,7 +11,6 @@ import os
 SAMPLE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample_data")
 SPLITS = ("train", "test")
 NAME = "amazon_snippets"
-ATTRIBUTION = os.path.join(SAMPLE_DIR, "ATTRIBUTION.md")
 
 
 def sample_path(split):

@@ -4,7 +4,7 @@ The MXNet training toolkit runs ``python fasttext_lib/entry_point.py --epochs 10
 with the source_dir as cwd; this module
 
 * reads every file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
-  channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too), fastText format or Zhang CSV, one
+  channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too), in any format the CLI reads (docs/INPUT.md), one
   or many files (concatenated in path order); a ``classes.txt`` / ``*.classes.txt`` file in the
   train channel is not data but the label names (label_names.py), which the ``label_names``
   hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
@@ -103,6 +103,8 @@ def _column_names(text):
 
 
 def build_parser():
+    from .data import FORMATS
+
     p = _Parser(prog="entry_point.py", description="fastText training job (SageMaker MXNet script mode)",
                 allow_abbrev=False)
     add_config_arguments(p, hyperparameters=True, overrides={
@@ -110,7 +112,7 @@ def build_parser():
         "kvstore": {"help": "auto: dist_sync on several hosts, else the library's choice"},
         "progress": {"default": False, "help": "tqdm bars in the job log"},
     })
-    p.add_argument("--format", default="auto", choices=["auto", "fasttext", "csv", "tsv", "jsonl"],
+    p.add_argument("--format", default="auto", choices=FORMATS,
                    type=lambda text: "auto" if str(text).strip().lower() in NONE_WORDS else text)
     p.add_argument("--label-column", "--label_column", dest="label_column", default=None,
                    type=lambda text: None if str(text).strip().lower() in NONE_WORDS else str(text),

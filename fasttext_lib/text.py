@@ -1,7 +1,7 @@
 """fastText's text normalization, shared by data prep, training and inference.
 
 These are the rules of ``normalize_text`` in fastText's ``classification-example.sh``:
-lowercase; put spaces around ``. , ( ) ! ?`` and ``'``; drop ``"``, ``;``, ``:`` and ``<br />``;
+lowercase; put spaces around ``. , ( ) ! ?`` and ``'``; drop ``"``; turn ``;``, ``:`` and ``<br />`` into spaces;
 squeeze spaces. We also squeeze tabs and newlines, since tokens are split on any whitespace.
 Before those, text is put in Unicode's composed form (NFC: :func:`nfc`), so that a word is one token however its
 accents are encoded (``café`` with U+00E9, or ``e`` and a combining U+0301, as macOS file names and some editors

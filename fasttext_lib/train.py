@@ -18,7 +18,6 @@ Data in, trained model + per-epoch history out:
    which an interrupted run resumes exactly (checkpoints.py).
 """
 import math
-import os
 import sys
 import time
 from collections import deque
@@ -30,8 +29,8 @@ import numpy as np
 from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
-from .columns import distinct_row_numbers, restarted_row_numbers
-from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, sort_labels
+from .class_checks import check_classes
+from .data import SAMPLE_DOCS, CountedTexts, sort_labels
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, raise_if_interrupted
 from .features import Featurizer
@@ -97,60 +96,6 @@ def featurize(train_data, val_data, config):
     return featurizer, train_bags, val_bags
 
 
-MANY_CLASSES = 20  # from this many classes on, more classes than half the documents, named like text, is data read wrong
-
-
-def classes_look_like_text(classes):
-    """Do class values read like documents rather than labels: the middle one (by length) of four or more words, or
-    over 40 characters (text without spaces)? A CSV with the class last and no header reads its reviews as classes;
-    labels are a word or a short name (``book_flight``, ``Sci/Tech``, ``Society & Culture``, ``1 star``)."""
-    words = sorted(len(c.split()) for c in classes)
-    chars = sorted(len(c) for c in classes)
-    return words[len(words) // 2] >= 4 or chars[len(chars) // 2] > 40
-
-
-def texts_look_like_labels(texts, labels):
-    """Do the documents' texts read like the labels of a class-last file read class first (``great food,positive``:
-    the class ``great food``, the text ``positive``): at most half as many different texts as different classes among
-    the same documents? Short texts (three words or fewer) pass :func:`classes_look_like_text` as classes, but then
-    the texts are the few real labels, repeated; a genuine set of many classes has a text of its own per document.
-    Texts that read like text themselves (:func:`classes_look_like_text`) are no labels: a multi-label set written as
-    one row per tag (each abstract repeated with each of its tags) repeats its documents, not labels.
-    ``(distinct texts, the most frequent one)`` when they do, else None."""
-    counts = {}
-    for text in texts:
-        key = " ".join(text.split())
-        counts[key] = counts.get(key, 0) + 1
-    if not counts or 2 * len(counts) > len(set(labels)) or classes_look_like_text(list(counts)):
-        return None
-    return len(counts), max(counts, key=counts.get)
-
-
-def _where_classes_were(data):
-    """What the many-classes refusal says of where ``data``'s classes were read from (``data.class_from``): what is
-    true of the file read, a CSV header that named the class column, or none."""
-    where = getattr(data, "class_from", "")
-    if isinstance(where, list):  # several files that differ in it (data.class_from_files): each file's own
-        kinds = {}
-        for uri, one in where:
-            kinds.setdefault(one, []).append(os.path.basename(str(uri).rstrip("/")) or str(uri))
-        said = "; ".join(
-            f"{', '.join(names[:3])}{f' and {len(names) - 3} more' if len(names) > 3 else ''}: "
-            + ("its __label__ words (fastText format)" if one == CLASS_FROM_FASTTEXT else
-               f"{one}, as the header row names it" if one else "the first column (no header row names one)")
-            for one, names in kinds.items())
-        return (f"is the text in the class column? The files differ in where each row's class is read from ({said}): "
-                f"in a file whose rows hold the text first, name the columns in a header row (text,label)")
-    if where == CLASS_FROM_FASTTEXT:
-        return ("are the __label__ words texts? In fastText format each line's class is its __label__ word "
-                "(__label__positive the text)")
-    if where:
-        return (f"is the text in the class column? The header row names {where} as the class column: name the "
-                f"columns in the order the rows hold them (text,label when each row's text comes first)")
-    return ("is the text in the class column? Without a header row naming it the class is the first column: put "
-            "it first, or add a header row that names it (e.g. text,label)")
-
-
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
@@ -194,42 +139,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     check_bool(score_train, "score_train")  # "no" was true: a pass over the training data per epoch
     ctxs = parse_ctx(config.ctx)
     classes = sort_labels(train_data.labels)
-    if len(train_data) == 0:
-        raise FastTextError("training data is empty")
-    if len(classes) < 2:
-        raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
-    if len(classes) >= MANY_CLASSES:
-        # A CSV with the class last and no header ("the review","positive") reads the review as the class:
-        # a model of (nearly) one class per document, trained without a word. Either the classes, more than half
-        # the documents, read like text, or, when the reviews are short ("great food","positive"), the texts read
-        # like labels: a few values, repeated. (A genuine small set of many short labels, 20 intents in 30
-        # sentences, trains.)
-        texts = train_data.sample if isinstance(train_data, CountedTexts) else train_data.texts[:SAMPLE_DOCS]
-        if len(classes) == len(train_data) and distinct_row_numbers(classes):
-            # every document a class of its own, each a whole number: row numbers (pandas' index written without a
-            # header, df.to_csv(path, header=False): 0,positive,the text), the real class read as the text's first word
-            raise FastTextError(
-                f"training data has {len(classes)} classes for {len(train_data)} documents, each a different whole "
-                f"number ({', '.join(repr(c) for c in train_data.labels[:3])}, ...): row numbers, not classes; is the "
-                f"first column pandas' index (df.to_csv(path, header=False) writes it first)? Write the file with "
-                f"index=False; a classifier needs several documents per class")
-        if restarted_row_numbers(train_data.labels, texts):
-            # the same after pd.concat: the numbers start again at each frame (0..545, 0..999), so each class was
-            # 1 to 2 documents, and trained on without a word
-            raise FastTextError(
-                f"training data has {len(classes)} classes for {len(train_data)} documents, whole numbers that count "
-                f"up and start again ({', '.join(repr(c) for c in train_data.labels[:3])}, ...), each text opening "
-                f"with one of a few words ({', '.join(repr(w) for w in sorted({t.split()[0] for t in texts if t.split()})[:3])}"
-                f", ...): row numbers, not classes; is the first column pandas' index (pd.concat(...).to_csv(path, "
-                f"header=False) writes it first)? Write the file with index=False")
-        repeated = texts_look_like_labels(texts, train_data.labels[:len(texts)])
-        if repeated or (2 * len(classes) > len(train_data) and classes_look_like_text(classes)):
-            example = max(classes, key=len)
-            texts_are = (f"; the texts hold only {repeated[0]} different value(s), such as {repeated[1][:60]!r}"
-                         if repeated else "")
-            raise FastTextError(f"training data has {len(classes)} classes for {len(train_data)} documents (one is "
-                                f"{example[:60]!r}{texts_are}): {_where_classes_were(train_data)}; a classifier "
-                                f"needs several documents per class")
+    check_classes(train_data, classes)
     names = for_labels(train_data.names, classes, "train_data.names", strict=True)
     y_train = encode_labels(train_data.labels, classes, "training data")
     has_val = val_data is not None and len(val_data) > 0
@@ -354,14 +264,14 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                             loss_sum.wait_to_read()
                     if step % 50 == 0:  # a sync every 50 steps: cheap, and a diverged run stops early
                         running = total_loss.asscalar() / min(step * config.batch_size, len(order))
-                        check_finite(running, "the training loss", epoch, step, config)
+                        stop_if_diverged(running, "the training loss", epoch, step, config)
                         if config.progress:
                             progress.set_postfix(loss=f"{running:.4f}")
         finally:
             batches.close()  # stops the prefetch thread, also when a signal or an error ends the epoch
         updater.sync_tables()
         train_loss = total_loss.asscalar() / len(order)  # waits for the epoch's last batch
-        check_finite(train_loss, "the training loss", epoch, step, config)
+        stop_if_diverged(train_loss, "the training loss", epoch, step, config)
         if not updater.parameters_finite():  # no pass over the table on the native SGD route (optim.py)
             raise diverged("the model parameters became NaN or infinite", epoch, step, config)
         seconds = time.time() - started
@@ -441,7 +351,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     return model, record
 
 
-def check_finite(value, what, epoch, step, config):
+def stop_if_diverged(value, what, epoch, step, config):
     """Stop a diverged run (nothing is saved: checkpoints and bundles come after this check)."""
     if not math.isfinite(value):
         raise diverged(f"{what} became {value}", epoch, step, config)

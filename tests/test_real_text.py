@@ -286,7 +286,7 @@ def test_a_genuine_small_set_of_many_classes_trains(tmp_path, labels):
 
 
 def test_class_values_that_read_like_text():
-    from fasttext_lib.train import classes_look_like_text
+    from fasttext_lib.class_checks import classes_look_like_text
 
     assert classes_look_like_text(load_sample("train").texts[:40])
     assert classes_look_like_text(["x" * 60 + str(i) for i in range(30)])  # text without spaces (CJK)
@@ -295,7 +295,7 @@ def test_class_values_that_read_like_text():
 
 
 def test_texts_that_read_like_labels():
-    from fasttext_lib.train import texts_look_like_labels
+    from fasttext_lib.class_checks import texts_look_like_labels
 
     sentences = [" ".join(t.split()[:3]) for t in load_sample("train").texts[:40]]
     assert texts_look_like_labels(["positive", "negative "] * 20, sentences) == (2, "positive")  # class last
@@ -309,7 +309,7 @@ def test_a_multi_label_set_written_as_one_row_per_tag_trains(tmp_path):
     # columns; its texts read like documents, not like the few real labels of a class-last file
     import random
 
-    from fasttext_lib.train import texts_look_like_labels
+    from fasttext_lib.class_checks import texts_look_like_labels
 
     texts = [" ".join(t.split()) for t in load_sample("train").texts[:60]]
     pick = random.Random(0)

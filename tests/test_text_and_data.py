@@ -129,5 +129,4 @@ def test_classes_are_the_sorted_raw_labels_not_their_names():
 
     data = LabeledTexts(["10", "2", "1", "2"], ["a", "b", "c", "d"], names={"1": "negative", "2": "positive"})
     assert data.classes() == ["1", "2", "10"] and data.display_labels()[:3] == ["10", "positive", "negative"]
-    assert data.label_names() == data.classes()  # the older name
     assert CountedTexts(["b", "a", "b"], None, []).classes() == ["a", "b"]
