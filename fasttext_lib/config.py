@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 
 from .devices import check_ctx, check_table_size
-from .errors import FastTextError, check_bool, is_number
+from .errors import FastTextError, check_bool, check_positive_int, is_number
 
 OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("linear", "constant")
@@ -58,8 +58,7 @@ class TrainConfig:
             value = getattr(self, name)
             if value is None and name == "batch_size":
                 continue
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
-                raise FastTextError(f"{name} must be a positive integer, got {value!r}")
+            check_positive_int(value, name)
         if self.ngrams > 1 and (not isinstance(self.buckets, (int, np.integer)) or self.buckets <= 0):
             raise FastTextError(f"buckets must be a positive integer when ngrams > 1, got {self.buckets!r}")
         # The smallest table these settings make (<unk>, one word, the n-gram buckets) must fit, refused
@@ -122,10 +121,11 @@ class TrainConfig:
     def same_run(self, other):
         """Whether a checkpoint written under ``other`` (a dict) can be resumed under this config."""
         mine = self.to_dict()
-        return all(mine[k] == other.get(k) for k in mine if k not in ("progress", "ctx"))
+        return all(mine[k] == other.get(k) for k in mine if k not in RUN_ONLY)
 
 
 CONFIG_FIELDS = tuple(f.name for f in fields(TrainConfig))
+RUN_ONLY = ("ctx", "progress")  # where a run trains and whether it shows bars: not what it learns
 
 # ---- argv -> TrainConfig: the same options for the CLI and for SageMaker hyperparameters ----
 

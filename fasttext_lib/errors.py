@@ -44,6 +44,16 @@ def check_bool(value, name, hint=""):
     return value
 
 
+def check_positive_int(value, name):
+    """``value`` unchanged if it is a whole number above 0 (NumPy's included), else one :class:`FastTextError`
+    naming the setting: not a bool, a float or a string (papermill's ``-p epochs 1.5`` / ``-r epochs 3``)."""
+    import numpy as np
+
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
+        raise FastTextError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
 def error_line(message):
     """``error: <message>`` as one line: characters that would break or hide it (a newline in a path the
     user gave, a carriage return) are shown escaped, as ``\\n``."""

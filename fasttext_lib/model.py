@@ -131,8 +131,8 @@ class FastTextClassifier(gluon.HybridBlock):
             data = loaded.pop(name)
             adopt_data(param, data if data.context == one else data.copyto(one), [one])
 
-    def word_vectors(self):
-        """The embedding table as numpy (rows: vocabulary, then n-gram buckets)."""
+    def embedding_table(self):
+        """The whole embedding table as numpy (rows: vocabulary, then n-gram buckets)."""
         return self.embedding.weight.data(self.embedding.weight.list_ctx()[0]).asnumpy()
 
 

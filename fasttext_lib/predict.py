@@ -425,7 +425,10 @@ class Predictor:
                             columns=pd.Index(self.names, name="predicted"))
 
     def word_vectors(self):
-        """(tokens, vectors) for the vocabulary part of the embedding table."""
+        """The vocabulary's rows of the embedding table, with ``<unk>`` (not the n-gram buckets), as
+        :class:`~fasttext_lib.vectors.WordVectors`: ``.words[i]``'s vector is ``.vectors[i]``."""
+        from .vectors import WordVectors
+
         vocab_size = self.featurizer.vocab_size
-        table = self._stored.rows_of(np.arange(vocab_size)) if self._stored is not None else self.model.word_vectors()
-        return list(self.featurizer.vocab.idx_to_token), table[:vocab_size]
+        table = self._stored.rows_of(np.arange(vocab_size)) if self._stored is not None else self.model.embedding_table()
+        return WordVectors(list(self.featurizer.vocab.idx_to_token), np.ascontiguousarray(table[:vocab_size]))

@@ -92,12 +92,18 @@ def _s3_base(bucket, prefix):
     return f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
 
 
-def training_hyperparameters(**values):
+def training_hyperparameters(config=None, **values):
     """Hyperparameters for the entry point: ``None`` values dropped (the entry point's default applies).
 
-    ``label_names`` may be a mapping (``LabeledTexts.names``): it is sent inline (``1=negative,2=positive``)."""
+    ``config``: a :class:`~fasttext_lib.config.TrainConfig` whose settings the job trains with, except where and
+    how a run shows itself (``config.RUN_ONLY``: the job picks its own devices and logs without progress bars);
+    ``values`` add to or override them. ``label_names`` may be a mapping (``LabeledTexts.names``): it is sent
+    inline (``1=negative,2=positive``)."""
+    from .config import RUN_ONLY
     from .label_names import to_inline
 
+    if config is not None:
+        values = {**{k: v for k, v in config.to_dict().items() if k not in RUN_ONLY}, **values}
     if isinstance(values.get("label_names"), dict):
         values["label_names"] = to_inline(values["label_names"])
     return {k: v for k, v in values.items() if v is not None}

@@ -210,11 +210,10 @@ def word_vectors(model):
         from .predict import Predictor
 
         model = Predictor.load(str(model))
-    featurizer = model.featurizer
     if hasattr(model, "word_vectors"):  # a Predictor: a compact bundle's vocabulary rows without its whole table
-        _, table = model.word_vectors()
-    else:
-        table = model.model.word_vectors()
+        return model.word_vectors()
+    featurizer = model.featurizer
+    table = model.model.embedding_table()
     return WordVectors(list(featurizer.vocab.idx_to_token), np.ascontiguousarray(table[:featurizer.vocab_size]))
 
 
@@ -359,3 +358,23 @@ def cos_similarity(embedding, word1, word2):
         raise FastTextError(f"{word1!r} or {word2!r} has a zero vector: no cosine similarity")
     value = (mx.nd.dot(vec1, vec2) / norms).asscalar()
     return float(value) if math.isfinite(value) else float("nan")
+
+
+def strongest_words(vectors, n):
+    """The ``n`` words of :class:`WordVectors` with the longest vectors, ``<unk>``-like tokens left out: the words
+    a trained classifier leans on most (notebook 04's default query words)."""
+    order = np.argsort(-np.linalg.norm(vectors.vectors, axis=1), kind="stable")
+    return [vectors.words[i] for i in order if not vectors.words[i].startswith("<")][:n]
+
+
+def neighbours(vectors, word, k):
+    """``(nearest, opposite)``: the ``k`` words of :class:`WordVectors` whose vectors are the most and the least
+    cosine-similar to ``word``'s (itself left out), each a list of ``(word, similarity)``, ties in vocabulary order."""
+    if word not in vectors:
+        raise FastTextError(f"{word!r} is not in the vectors' vocabulary")
+    at = vectors.index[word]
+    unit = vectors.vectors / np.maximum(np.linalg.norm(vectors.vectors, axis=1, keepdims=True), 1e-12)
+    similarity = unit @ unit[at]
+    ranked = [i for i in np.argsort(-similarity, kind="stable") if i != at]
+    return ([(vectors.words[i], float(similarity[i])) for i in ranked[:k]],
+            [(vectors.words[i], float(similarity[i])) for i in ranked[::-1][:k]])

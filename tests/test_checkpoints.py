@@ -60,7 +60,7 @@ def test_resumed_run_ends_with_the_same_parameters(splits, tmp_path, optimizer, 
     # a finished run resumed again trains nothing and returns the same model
     again = train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)
     assert len(seen) == 1 and len(again.history) == 3
-    np.testing.assert_array_equal(again.model.word_vectors(), whole.model.word_vectors())
+    np.testing.assert_array_equal(again.model.embedding_table(), whole.model.embedding_table())
 
 
 def test_resume_with_settings_from_the_data(splits, tmp_path):
@@ -101,7 +101,7 @@ def test_checkpoints_on_s3(splits, s3_bucket):
     assert [re.sub("-[0-9a-f]{16}", "", k.rsplit("/", 1)[1]) for k in keys] == ["checkpoint.json", "model.params", "optimizer.states"]
     resumed = train(*splits, config, checkpoint_dir=ckpt)
     whole = train(*splits, config)
-    np.testing.assert_array_equal(resumed.model.word_vectors(), whole.model.word_vectors())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), whole.model.embedding_table())
     keys = {o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=bucket)["Contents"]}
     assert {k.split("/")[3] for k in keys} == {"epoch-0002"}
 
@@ -124,7 +124,7 @@ def test_checkpoints_on_s3_without_list_bucket(splits, unlisted):
     assert epochs_kept() == ["epoch-0002"]  # epoch 1's checkpoint was found without a listing and removed
     resumed = train(*splits, config, checkpoint_dir=ckpt)
     assert [row["epoch"] for row in resumed.history] == [1, 2, 3]
-    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, config).model.word_vectors())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
     assert epochs_kept() == ["epoch-0003"]
 
 
@@ -163,7 +163,7 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     assert whole.returncode == 0, whole.stderr
     assert "resuming" not in whole.stderr  # an empty checkpoint directory: a fresh start, said nothing about
     a, b = Predictor.load(str(tmp_path / "bundle")), Predictor.load(str(tmp_path / "whole"))
-    np.testing.assert_array_equal(a.model.word_vectors(), b.model.word_vectors())
+    np.testing.assert_array_equal(a.model.embedding_table(), b.model.embedding_table())
     assert a.metrics["history"][-1]["val_loss"] == b.metrics["history"][-1]["val_loss"]
     test = read_labeled(str(sample_dir / "test.csv"))
     assert a.predict(test.texts[:20]) == b.predict(test.texts[:20])
@@ -195,7 +195,7 @@ def test_a_checkpoint_another_run_removes_while_it_is_read_resumes_from_the_newe
     seen = []
     resumed = train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)
     assert other_ran and [row["epoch"] for row in seen] == [4]
-    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, config).model.word_vectors())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
 
 
 def test_a_checkpoint_whose_epoch_was_edited_by_hand_is_refused(splits, tmp_path):
@@ -243,7 +243,7 @@ def uninterrupted_run(small_train_file, tmp_path_factory):
     whole = subprocess.run(_checkpoint_command(small_train_file, "none", out)[:-2], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1"), timeout=600)
     assert whole.returncode == 0, whole.stderr
-    return Predictor.load(str(out)).model.word_vectors()
+    return Predictor.load(str(out)).model.embedding_table()
 
 
 @pytest.mark.parametrize("listing", [True, False], ids=["listable", "no-ListBucket"])
@@ -293,7 +293,7 @@ def test_signal_while_s3_holds_a_checkpoint_upload(request, tmp_path, small_trai
     assert resumed.returncode == 0, resumed.stderr
     from fasttext_lib.predict import Predictor
 
-    np.testing.assert_array_equal(Predictor.load(str(tmp_path / "out")).model.word_vectors(), uninterrupted_run)
+    np.testing.assert_array_equal(Predictor.load(str(tmp_path / "out")).model.embedding_table(), uninterrupted_run)
     listed = admin.list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", [])
     left = sorted(re.sub("-[0-9a-f]{16}", "-ID", o["Key"][len(prefix) + 1:]) for o in listed)
     final = ["epoch-0003/checkpoint.json", "epoch-0003/model-ID.params", "epoch-0003/optimizer-ID.states"]
@@ -369,7 +369,7 @@ def test_two_runs_with_other_settings_started_together_do_not_replace_each_other
     seen = []
     resumed = train(*splits, mine, checkpoint_dir=ckpt, on_epoch_end=seen.append)
     assert [row["epoch"] for row in seen] == [2, 3]
-    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, mine).model.word_vectors())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, mine).model.embedding_table())
 
 
 @pytest.mark.parametrize("when", ["data file in place", "manifest in place"])
@@ -427,8 +427,8 @@ def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_fi
     monkeypatch.undo()
     rerun, whole = container("rerun"), container("whole")
     assert job(rerun, ckpt)[0] == 0 and job(whole, tmp_path / "other")[0] == 0
-    np.testing.assert_array_equal(Predictor.load(rerun["SM_MODEL_DIR"]).model.word_vectors(),
-                                  Predictor.load(whole["SM_MODEL_DIR"]).model.word_vectors())
+    np.testing.assert_array_equal(Predictor.load(rerun["SM_MODEL_DIR"]).model.embedding_table(),
+                                  Predictor.load(whole["SM_MODEL_DIR"]).model.embedding_table())
     assert sorted(os.listdir(ckpt)) == ["epoch-0003"]
 
 
@@ -464,7 +464,7 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits
 
     shutil.rmtree(ckpt / "epoch-0002")
     resumed = train(*splits, config, checkpoint_dir=str(ckpt))
-    np.testing.assert_array_equal(resumed.model.word_vectors(), train(*splits, config).model.word_vectors())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
 
 
 @pytest.mark.parametrize("change", ["labels fixed in a few documents", "documents reordered"])

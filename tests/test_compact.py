@@ -38,7 +38,7 @@ def test_float32_compact_bundle_is_exact_and_small(small, tmp_path):
     np.testing.assert_array_equal(compact.predict_proba(val.texts), full.predict_proba(val.texts))
     assert _size(where) < _size(str(tmp_path / "full")) / 8  # 400 reviews change ~1/11 of the 509k rows
     stored = compact.config["compact"]["rows_stored"]
-    table = trained.model.word_vectors()
+    table = trained.model.embedding_table()
     assert 0 < stored < len(table) / 10 and stored == len(changed_rows(table, trained.config.seed))
 
 
@@ -61,7 +61,7 @@ def test_auto_compacts_small_data_and_keeps_the_full_table_when_most_rows_change
     del sparse, value  # (each dense table is 80 MB)
     dense_model = train(*make_splits(400, 200, seed=9), TrainConfig(epochs=1, batch_size=64, ngrams=2, buckets=300,
                                                                      optimizer="sgd", lr=0.5, progress=False))
-    table = dense_model.model.word_vectors()
+    table = dense_model.model.embedding_table()
     assert len(changed_rows(table, dense_model.config.seed)) > len(table) / 4
     dense = Predictor.load(save_bundle(dense_model, str(tmp_path / "dense")))
     assert "compact" not in dense.config and ROWS_FILE not in dense.config["files"]
@@ -70,7 +70,7 @@ def test_auto_compacts_small_data_and_keeps_the_full_table_when_most_rows_change
 def test_native_changed_rows_equal_the_numpy_reference(small, monkeypatch):
     from fasttext_lib import native_features
 
-    table = small[0].model.word_vectors()[:200_000].copy()
+    table = small[0].model.embedding_table()[:200_000].copy()
     table[7, 99] = np.nan  # a value that compares unequal to everything, itself included
     table[11, 50] = 0.0
     seed = small[0].config.seed
@@ -152,7 +152,7 @@ def test_float16_refuses_values_it_cannot_hold(tmp_path):
     assert not (tmp_path / "b").exists()
     for dtype in ("float32", "int8"):  # what the message proposes works, and keeps the value's size
         loaded = Predictor.load(save_bundle(trained, str(tmp_path / dtype), compact=dtype))
-        assert np.isfinite(loaded.model.word_vectors()).all() and loaded.model.word_vectors()[1].max() == pytest.approx(1e5)
+        assert np.isfinite(loaded.model.embedding_table()).all() and loaded.model.embedding_table()[1].max() == pytest.approx(1e5)
 
 
 def _with_value(value):
@@ -208,7 +208,7 @@ def test_a_full_bundle_with_nan_parameters_is_refused_on_load(small, tmp_path):
 def test_finite_check_covers_every_value(small):
     from fasttext_lib.model import all_finite
 
-    table = small[0].model.word_vectors()  # 509k x 100: several of the check's blocks
+    table = small[0].model.embedding_table()  # 509k x 100: several of the check's blocks
     assert all_finite(table)
     for where in (0, table.size // 2 + 1, table.size - 1):
         saved, table.flat[where] = table.flat[where], np.inf
@@ -288,7 +288,7 @@ def test_streamed_rows_file_is_np_savez_byte_for_byte(small, tmp_path, monkeypat
     from fasttext_lib import compact
 
     trained, _ = small
-    table, seed = trained.model.word_vectors(), trained.config.seed
+    table, seed = trained.model.embedding_table(), trained.config.seed
     rows = changed_rows(table, seed)
     assert len(rows) > 3 * 7
     monkeypatch.setattr(compact._RowBlocks, "block", block)
@@ -333,19 +333,20 @@ def test_a_compact_bundle_predicts_on_the_cpu_without_building_its_table(small, 
     if not native:
         monkeypatch.setattr(native_features, "available", lambda: False)
     texts = val.texts + ["", "zzqx unseen words only", "great " * 300]
-    probs, metrics, (tokens, vectors) = lazy.predict_proba(texts), lazy.evaluate(val, confusion=True), lazy.word_vectors()
+    probs, metrics, learned = lazy.predict_proba(texts), lazy.evaluate(val, confusion=True), lazy.word_vectors()
+    tokens, vectors = learned.words, learned.vectors
     assert not lazy.block.embedding.weight._data
     dense = Predictor.load(where)
-    table = dense.model.word_vectors()  # built now, as every caller of .model gets it
+    table = dense.model.embedding_table()  # built now, as every caller of .model gets it
     assert len(table) == trained.featurizer.num_rows
     np.testing.assert_array_equal(probs, dense.predict_proba(texts))
     assert metrics == dense.evaluate(val, confusion=True)
     assert tokens == list(dense.featurizer.vocab.idx_to_token)
     np.testing.assert_array_equal(vectors, table[:len(tokens)])
-    np.testing.assert_array_equal(lazy.model.word_vectors(), table)  # a lazy predictor builds the same table
+    np.testing.assert_array_equal(lazy.model.embedding_table(), table)  # a lazy predictor builds the same table
     np.testing.assert_array_equal(lazy.predict_proba(texts), probs)
     if dtype == "float32":  # and that table is the trained one
-        np.testing.assert_array_equal(table, trained.model.word_vectors())
+        np.testing.assert_array_equal(table, trained.model.embedding_table())
 
 
 def test_stored_rows_read_as_a_table_written_from_them():
@@ -440,7 +441,7 @@ def test_threads_asking_a_compact_predictor_for_its_model_build_the_table_once(s
         t.join()
     assert not errors and len(builds) == 1 and builds[0] is not None
     assert all(m is models[0] for m in models)
-    np.testing.assert_array_equal(models[0].word_vectors(), trained.model.word_vectors())
+    np.testing.assert_array_equal(models[0].embedding_table(), trained.model.embedding_table())
 
 
 def test_a_training_jobs_compact_bundle_is_fetched_back_whole(small, tmp_path):

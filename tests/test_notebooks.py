@@ -412,7 +412,7 @@ def test_04_reads_query_words_and_pairs_as_the_model_reads_text(tmp_path, capsys
     imports = ast.Module([n for n in ast.parse(code[1].source).body if isinstance(n, (ast.Import, ast.ImportFrom))], [])
     namespace = {"predictor": predictor, "top_k": 2}
     exec(compile(imports, "imports", "exec"), namespace)  # noqa: S102 - the notebook's own imports
-    neighbours_cell = next(c.source for c in code if "neighbours = {}" in c.source)
+    neighbours_cell = next(c.source for c in code if "neighbours(learned" in c.source)
     pairs_cell = next(c.source for c in code if "cos_similarity(embedding, a, b)" in c.source)
 
     def table(cell, **parameters):

@@ -275,7 +275,7 @@ def test_training_job_starts_from_a_pretrained_channel(source_dir, splits, tmp_p
     model = Predictor.load(tmp_path / "model")
     assert model.config["pretrained_vectors"]["rows_initialized"] == 1  # <unk>; the other word is not in the vocabulary
     assert model.config["train_config"]["pretrained_vectors"].endswith("pretrained/wiki.vec")
-    assert model.model.word_vectors()[0].tolist() == list(range(32))  # <unk> never occurs in training
+    assert model.model.embedding_table()[0].tolist() == list(range(32))  # <unk> never occurs in training
 
 
 GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)

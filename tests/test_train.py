@@ -158,7 +158,7 @@ def _initial_table(num_rows, cfg):
 
     fresh = FastTextClassifier(num_rows, cfg.emsize, 2)
     fresh.initialize_like_fasttext([mx.cpu()], seed=cfg.seed)
-    return fresh.word_vectors()
+    return fresh.embedding_table()
 
 
 @pytest.mark.parametrize("optimizer, ctx", [("adam", "cpu"), ("sgd", "cpu"), ("adam", "cpu:0,1"), ("sgd", "cpu:0,1")])
@@ -170,8 +170,8 @@ def test_lazy_update_leaves_untouched_rows_alone(optimizer, ctx):
     trained = train(docs, None, cfg)
     initial = _initial_table(trained.model.num_rows, cfg)
     assert initial[0].any()  # nonzero to start with, so decay would show
-    np.testing.assert_array_equal(trained.model.word_vectors()[0], initial[0])
-    assert not np.array_equal(trained.model.word_vectors()[1:], initial[1:])
+    np.testing.assert_array_equal(trained.model.embedding_table()[0], initial[0])
+    assert not np.array_equal(trained.model.embedding_table()[1:], initial[1:])
 
 
 def test_a_standard_update_would_move_the_untouched_row(monkeypatch):
@@ -181,7 +181,7 @@ def test_a_standard_update_would_move_the_untouched_row(monkeypatch):
     docs = LabeledTexts(["1", "2"], ["aaa bbb", "ccc ddd"])
     cfg = TrainConfig(epochs=2, batch_size=1, progress=False, seed=5, wd=0.1, optimizer="adam", lr=0.5, ctx="cpu")
     trained = train(docs, None, cfg)
-    assert not np.array_equal(trained.model.word_vectors()[0], _initial_table(trained.model.num_rows, cfg)[0])
+    assert not np.array_equal(trained.model.embedding_table()[0], _initial_table(trained.model.num_rows, cfg)[0])
 
 
 @pytest.mark.parametrize("optimizer, schedule", [("sgd", "linear"), ("adam", "linear"), ("sgd", "constant"), ("adam", "constant")])
@@ -285,7 +285,8 @@ def test_bundle_round_trip_predicts_the_same(splits, tmp_path):
     metrics = predictor.evaluate(splits[1])
     assert metrics["n"] == len(splits[1]) and abs(metrics["accuracy"] - trained.history[-1]["val_accuracy"]) < 1e-9
     assert predictor.metrics["history"][-1]["epoch"] == 2
-    tokens, vectors = predictor.word_vectors()
+    learned = predictor.word_vectors()
+    tokens, vectors = learned.words, learned.vectors
     assert len(tokens) == vectors.shape[0] and vectors.shape[1] == 100
 
 

@@ -162,7 +162,7 @@ def test_initial_rows_are_the_file_vectors_for_vocabulary_words(splits, vec_file
     pretrained = read_vec(str(vec_file), dim=DIM)
     featurizer, _, _ = featurize(splits[0], None, cfg)
     model, record = initial_model(featurizer, 2, cfg, [__import__("mxnet").cpu()], pretrained)
-    table = model.word_vectors()
+    table = model.embedding_table()
     seeded = initial_rows(cfg.seed, np.arange(len(table)), DIM)
     covered = [featurizer.vocab.token_to_idx[w] for w in pretrained.words if w in featurizer.vocab.token_to_idx]
     assert len(covered) == len(pretrained) - 2  # the two unseen words are ignored
@@ -184,7 +184,7 @@ def test_both_training_routes_start_from_the_pretrained_rows(splits, vec_file, r
     started = train(*splits, config(pretrained_vectors=str(vec_file)))
     again = train(*splits, config(pretrained_vectors=str(vec_file)), pretrained=pretrained)
     index = started.featurizer.vocab.token_to_idx
-    table, plain_table = started.model.word_vectors(), plain.model.word_vectors()
+    table, plain_table = started.model.embedding_table(), plain.model.embedding_table()
     # <unk> never occurs in training (min_count 1): its row is still exactly the file's vector
     np.testing.assert_array_equal(table[index["<unk>"]], pretrained["<unk>"])
     assert not np.array_equal(plain_table[index["<unk>"]], pretrained["<unk>"])
@@ -237,9 +237,9 @@ def test_compact_bundle_keeps_pretrained_rows_training_did_not_change(splits, ve
     (<unk> here) must be stored, or the loaded model would silently lose it."""
     trained = train(*splits, config(pretrained_vectors=str(vec_file), ngrams=2, buckets=5000))
     unk = trained.featurizer.vocab.token_to_idx["<unk>"]
-    assert unk in changed_rows(trained.model.word_vectors(), trained.config.seed)
+    assert unk in changed_rows(trained.model.embedding_table(), trained.config.seed)
     loaded = Predictor.load(save_bundle(trained, str(tmp_path / "compact"), compact="float32"))
-    np.testing.assert_array_equal(loaded.model.word_vectors()[unk], read_vec(str(vec_file))["<unk>"])
+    np.testing.assert_array_equal(loaded.model.embedding_table()[unk], read_vec(str(vec_file))["<unk>"])
     for name, value in params_of(trained).items():
         np.testing.assert_array_equal(loaded.model._collect_params_with_prefix()[name].data().asnumpy(), value)
     assert loaded.config["pretrained_vectors"]["file"] == str(vec_file)
@@ -271,7 +271,7 @@ def test_export_then_pretrained_round_trip(splits, tmp_path):
     cfg = config(seed=11, pretrained_vectors=str(path))
     featurizer, _, _ = featurize(splits[0], None, cfg)
     model, record = initial_model(featurizer, 2, cfg, [__import__("mxnet").cpu()], back)
-    np.testing.assert_array_equal(model.word_vectors()[:featurizer.vocab_size], exported.vectors)
+    np.testing.assert_array_equal(model.embedding_table()[:featurizer.vocab_size], exported.vectors)
     assert record["rows_initialized"] == featurizer.vocab_size
 
 
@@ -285,7 +285,8 @@ def test_cli_export_and_train_round_trip(splits, tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"output": str(tmp_path / "first.vec"), "words": len(read_vec(str(tmp_path / "first.vec")))}
     first = Predictor.load(tmp_path / "first")
-    tokens, vectors = first.word_vectors()
+    learned = first.word_vectors()
+    tokens, vectors = learned.words, learned.vectors
     exported = read_vec(str(tmp_path / "first.vec"), dim=DIM)
     assert exported.words == tokens and np.array_equal(exported.vectors, vectors)
     r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "second", *TINY,
@@ -417,10 +418,10 @@ def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_pa
     model = Predictor.load(f"{s3_bucket}/model")
     pretrained = read_vec(str(vec_file))
     assert model.config["pretrained_vectors"]["sha256"] == pretrained.sha256
-    np.testing.assert_array_equal(model.model.word_vectors()[0], pretrained["<unk>"])
+    np.testing.assert_array_equal(model.model.embedding_table()[0], pretrained["<unk>"])
     r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
     assert r.returncode == 0, r.stderr
-    assert read_vec(f"{s3_bucket}/vectors/learned.vec").words == model.word_vectors()[0]
+    assert read_vec(f"{s3_bucket}/vectors/learned.vec").words == model.word_vectors().words
     r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
     assert r.returncode == 2 and "already exists; pass --overwrite" in r.stderr
     r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", *TINY,
