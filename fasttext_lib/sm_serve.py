@@ -260,7 +260,7 @@ def _body_text(body, charset):
             text = body.decode(charset)
         except LookupError:
             raise RequestError(415, f"unknown charset {charset!r}") from None
-        except UnicodeDecodeError:
+        except ValueError:  # UnicodeDecodeError; a plain UnicodeError from some codecs (punycode, undefined): a 500
             bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
                 if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
             raise RequestError(400, f"request body is not valid {charset} text{bom}") from None

@@ -1070,6 +1070,9 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
      "UTF-16 text sent as utf-8? send UTF-8, or charset=utf-16 in the Content-Type"),
     ("great food\n".encode("utf-16"), "text/plain", 400,
      "not valid utf-8 text (it starts with a UTF-16 byte order mark: send charset=utf-16)"),
+    # codecs that fail with a UnicodeError that is no UnicodeDecodeError: a 500 with the codec's message
+    (b"good food", "text/plain; charset=undefined", 400, "request body is not valid undefined text"),
+    (b"good food\\", "text/csv; charset=punycode", 400, "request body is not valid punycode text"),
 ])
 def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     code, _, response = endpoint.invoke(body, content_type, "application/json")
