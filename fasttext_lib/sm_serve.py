@@ -831,8 +831,8 @@ class FieldNames(dict):
 
 def _accept_weights(accept):
     """``Accept`` -> (q of ``application/json``, q of ``application/jsonlines``), each from the most specific
-    range that matches it (RFC 9110), 0 where none does. Case and parameters other than ``q`` are ignored;
-    an empty header accepts anything."""
+    range that matches it (RFC 9110), None where none does. Case and parameters other than ``q`` are ignored;
+    an empty header accepts anything. A weight that is no number from 0 to 1 admits nothing (0)."""
     if not accept or not str(accept).strip():
         return 1.0, 1.0
     best = {JSON_TYPE: None, JSONLINES_TYPE: None}  # media -> (specificity, q)
@@ -849,27 +849,25 @@ def _accept_weights(accept):
                     q = float(value.strip())
                 except ValueError:
                     q = 0.0  # an unreadable weight admits nothing
+                if not 0.0 <= q <= 1.0:  # (nor does one out of range: q=-1 on JSON ranked JSON Lines above it)
+                    q = 0.0
         for target in best:
             specificity = {target: 2, "application/*": 1, "*/*": 0}.get(media)
             if specificity is not None and (best[target] is None or specificity > best[target][0]):
                 best[target] = (specificity, q)
-    return tuple(0.0 if best[t] is None else best[t][1] for t in (JSON_TYPE, JSONLINES_TYPE))
-
-
-def _accepts_json(accept):
-    """Does an ``Accept`` header admit ``application/json``? ``application/json, text/plain`` and
-    ``text/html, */*;q=0.8`` do; ``application/json;q=0`` or ``text/csv`` alone do not."""
-    return _accept_weights(accept)[0] > 0
+    return tuple(None if best[t] is None else best[t][1] for t in (JSON_TYPE, JSONLINES_TYPE))
 
 
 def _response_type(accept, lines):
     """The response's media type. A JSON Lines request is answered in JSON Lines whenever ``Accept``
     admits it or ``application/json`` (the toolkit hands a missing or ``*/*`` Accept on as
     ``application/json``, so that cannot be told from no preference; BlazingText answers its JSON Lines
-    in kind too). Other requests: JSON, or JSON Lines when ``Accept`` weighs it above JSON."""
+    in kind too), unless it refuses JSON Lines by name (``application/jsonlines;q=0``). Other requests: JSON, or
+    JSON Lines when ``Accept`` weighs it above JSON."""
     json_q, lines_q = _accept_weights(accept)
     if lines:
-        return JSONLINES_TYPE if json_q > 0 or lines_q > 0 else None
+        return JSONLINES_TYPE if lines_q != 0 and (json_q or lines_q) else None
+    json_q, lines_q = json_q or 0.0, lines_q or 0.0
     if lines_q > json_q:
         return JSONLINES_TYPE
     return JSON_TYPE if json_q > 0 else None

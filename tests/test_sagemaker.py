@@ -755,6 +755,9 @@ def test_accept_headers_that_admit_json_get_json(endpoint, accept):
 @pytest.mark.parametrize("accept", [
     "text/csv", "text/plain, text/html", "application/json;q=0", "*/*;q=0",
     "application/*;q=0, text/*", "application/xml", "application/json;q=zero",
+    # a weight outside 0..1 is unreadable, so admits nothing: q=-1 on JSON was answered in JSON Lines, a type the
+    # client never named (0 > -1), and q=2 on JSON Lines the same
+    "application/json;q=-1", "application/jsonlines;q=2", "application/json;q=inf",
 ])
 def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
     status, _, response = endpoint.invoke(b'["tasty"]', "application/json", accept)
@@ -935,8 +938,11 @@ def test_a_bad_request_is_answered_in_one_line_and_a_server_error_keeps_its_trac
     assert status == 500 and response.startswith("a defect of ours\nTraceback") and "RuntimeError" in response
 
 
-def test_jsonlines_accept_that_admits_neither_gets_406(endpoint):
-    status, _, response = endpoint.invoke(b'{"source": "a"}\n', "application/jsonlines", "text/csv")
+# a JSON Lines request is answered in JSON Lines only: an Accept that refuses it by name (q=0) was answered in it
+@pytest.mark.parametrize("accept", ["text/csv", "application/jsonlines;q=0, application/json",
+                                    "*/*, application/jsonlines;q=0", "application/json;q=0"])
+def test_jsonlines_accept_that_admits_neither_gets_406(endpoint, accept):
+    status, _, response = endpoint.invoke(b'{"source": "a"}\n', "application/jsonlines", accept)
     assert status == 406 and "accept application/jsonlines" in response.splitlines()[0], response
 
 
