@@ -798,6 +798,14 @@ def test_jsonlines_in_jsonlines_out_one_line_per_record_in_order(endpoint, serve
     assert [line["label"][0] for line in read_lines(response)] == [row["label"] for row in predictor.predict(texts)]
 
 
+def test_a_jsonlines_id_of_more_digits_than_python_converts_is_left_alone(endpoint, served):
+    """An integer of over 4300 digits is valid JSON, but Python refuses to convert it: the line failed with a 500."""
+    body = b'{"source": "great food", "id": ' + b"9" * 5000 + b'}\n{"source": "awful"}\n'
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 200, response
+    assert read_lines(response) == blazingtext_lines(served[1].predict(["great food", "awful"]), ranked=False)
+
+
 def test_jsonlines_of_a_published_dataset_are_answered_for_their_text_keys(endpoint, served):
     """The Yelp dataset's review.json lines sent as they are (Batch Transform over the file): each was a 400 for want
     of "source"; now answered for its text keys (several joined in their order), the stars and ids not words."""
@@ -1066,6 +1074,11 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'{"source": "a"}\r{"source": "b"}\r', "application/jsonlines", 400,
      "line 1 is not valid JSON: Extra data at column 17; its lines seem to end in a lone carriage return"),
     (b"[" * 100000, "application/json", 400, "not valid JSON: nested too deeply"),
+    # a number of more digits than Python converts to an int (4300) was a 500 in JSON Lines, Python's own error in JSON
+    (b'{"source": "a", "k": ' + b"1" * 5000 + b"}\n", "application/jsonlines", 400,
+     "line 1: configuration: k must be a whole number >= 1, or -1 for every class; got inf"),
+    (b'{"instances": ["a"], "configuration": {"k": ' + b"1" * 5000 + b"}}", "application/json", 400,
+     "configuration: k must be a whole number >= 1, or -1 for every class; got inf"),
     (b"ok\n\\udfff", "text/plain; charset=unicode_escape", 400, "review 1 is not valid Unicode text"),
     (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
     # UTF-16 without a byte order mark is valid UTF-8 with a NUL after every ASCII letter: each line was answered
