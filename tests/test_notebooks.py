@@ -200,6 +200,30 @@ def test_a_parameter_the_notebook_lacks_stops_its_check_cell(name, typo, meant, 
     run_after_papermill(name, local)  # the names it has pass
 
 
+@pytest.mark.parametrize("name", SERIES)
+@pytest.mark.parametrize("output_dir", [None, 5, ""])
+def test_an_output_dir_that_is_no_folder_path_stops_the_check_cell_in_one_line(name, output_dir, s3_bucket):
+    """`papermill -p output_dir None` (papermill makes the text None a None) stopped the check cell in a TypeError
+    traceback from pathlib; an empty one put every figure and table in the notebooks' own folder."""
+    from fasttext_lib.errors import FastTextError
+
+    with pytest.raises(FastTextError, match=rf"^output_dir must be a folder's path, got {output_dir!r}$"):
+        run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": output_dir})
+
+
+@pytest.mark.parametrize("seed", ["x", -1, 1.5, 2**32])
+def test_01_refuses_a_bad_seed_for_the_synthetic_corpus_in_one_line(seed, tmp_path, s3_bucket):
+    """`papermill 01 -p dataset synthetic -p seed x` (or -1, 1.5) stopped the cell that makes the corpus in numpy's
+    TypeError or ValueError traceback; it is the one line training's own seed check says now."""
+    from fasttext_lib.errors import FastTextError
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "dataset": "synthetic", "seed": seed,
+             "train_docs": 200, "test_docs": 50}
+    namespace = run_after_papermill("01_data_prep.ipynb", local)
+    with pytest.raises(FastTextError, match=rf"^seed must be an integer from 0 to 4294967295, got {seed!r}$"):
+        exec(code_cells(read("01_data_prep.ipynb"))[2].source, namespace)  # noqa: S102 - the corpus cell
+
+
 def test_without_papermill_nothing_is_checked():
     """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell; papermill's
     --inject-paths adds its own two names, which are no typo."""
