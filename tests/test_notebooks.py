@@ -374,6 +374,24 @@ def test_demo_refuses_a_yes_no_parameter_given_as_text_before_anything_runs(monk
     assert [os.path.basename(s) for s in ran] == ["01_data_prep.ipynb"]
 
 
+@pytest.mark.parametrize("bucket", ["s3://fasttext-demo", "a", "My_Bucket", "None"])
+def test_demo_refuses_a_bucket_it_cannot_create_before_anything_runs(monkeypatch, capsys, bucket):
+    """`make demo ARGS='-p bucket s3://x'` (or a name S3 refuses) ended in botocore's traceback from creating the
+    demo bucket on the local S3 server: one line now, before the server starts."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: pytest.fail("a notebook ran"))
+    monkeypatch.setattr(run_notebooks, "local_s3", lambda *args: pytest.fail("the local S3 server was started"))
+    assert run_notebooks.main(["-p", "bucket", bucket]) == 2
+    captured = capsys.readouterr()
+    shown = repr(None if bucket == "None" else bucket)
+    assert captured.err.splitlines() == [f"error: bucket must be an S3 bucket name (3 to 63 lowercase letters, digits, "
+                                         f"dots and hyphens, no s3://), got {shown}"]
+
+
 def test_demo_stopped_by_a_cell_is_one_error_line_naming_the_executed_notebook(monkeypatch, capsys):
     """A notebook cell that stopped the demo (a user's error a later cell finds, such as a missing S3 object; a check
     cell's refusal) ended `make demo` in tracebacks of run_notebooks.py and papermill: one `error:` line now, the
