@@ -392,6 +392,8 @@ def _jsonlines_texts(text):
             raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
         if isinstance(record, str):
             record = {"source": record}
+        if isinstance(record, dict) and "source" in record and record["source"] is None:
+            record = dict(record, source="")  # pandas' missing review: empty, as predict reads it (it was a 400)
         if isinstance(record, dict) and "source" not in record:
             # a line of a dataset as it is published (the Yelp dataset's review.json: {"review_id": ..., "stars": 5.0,
             # "text": ...}), sent as it is: its text keys, as predict reads such a file (jsonl.jsonl_texts); it was a

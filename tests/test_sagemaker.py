@@ -822,6 +822,20 @@ def test_jsonlines_of_a_published_dataset_are_answered_for_their_text_keys(endpo
     assert read_lines(response) == blazingtext_lines(predictor.predict(texts), ranked=False)
 
 
+def test_a_jsonlines_null_source_is_an_empty_review_as_predict_reads_it(endpoint, served):
+    """pandas writes a missing review as null (``df[["source"]].to_json(orient="records", lines=True)``): predict
+    answers that line as an empty review, and the endpoint did so for a null "text", but a null "source", the
+    documented key, was a 400 that failed the whole request (in Batch Transform: the mini-batch)."""
+    body = b'{"source": "great food"}\n{"source": null, "id": 2}\n{"source": "awful"}\n'
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 200, response
+    from fasttext_lib.jsonl import jsonl_texts
+
+    texts = ["great food", "", "awful"]
+    assert list(jsonl_texts(body.decode().splitlines(), "reviews.jsonl")) == texts  # what predict reads in the file
+    assert read_lines(response) == blazingtext_lines(served[1].predict(texts), ranked=False)
+
+
 def test_jsonlines_per_line_k_and_threshold(endpoint, served):
     """BlazingText's {"source": ..., "k": 2}; each line its own k."""
     predictor = served[1]
