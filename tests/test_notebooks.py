@@ -211,6 +211,16 @@ def test_an_output_dir_that_is_no_folder_path_stops_the_check_cell_in_one_line(n
         run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": output_dir})
 
 
+@pytest.mark.parametrize("prefix, base", [("/", "s3://b"), ("", "s3://b"), (None, "s3://b"), ("/runs/a/", "s3://b/runs/a")])
+def test_a_prefix_of_slashes_alone_is_no_prefix(prefix, base, tmp_path):
+    """`-p prefix /` (no prefix, written as a path's root) put the data and the models under s3://b//data and
+    s3://b//models: keys beginning with a slash, in a folder of no name in the S3 console."""
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", prefix, str(tmp_path))
+    assert (ws.base, ws.data, ws.models) == (base, f"{base}/data", f"{base}/models")
+
+
 @pytest.mark.parametrize("seed", ["x", -1, 1.5, 2**32])
 def test_01_refuses_a_bad_seed_for_the_synthetic_corpus_in_one_line(seed, tmp_path, s3_bucket):
     """`papermill 01 -p dataset synthetic -p seed x` (or -1, 1.5) stopped the cell that makes the corpus in numpy's
