@@ -29,6 +29,12 @@ def _setting(default, help):
     return field(default=default, metadata={"help": help})
 
 
+def check_seed(seed):
+    """A seed numpy takes: a whole number from 0 to :data:`MAX_SEED` (one line naming it, not numpy's error)."""
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+        raise FastTextError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+
+
 @dataclass
 class TrainConfig:
     """Every knob of a run; plain values so notebooks, argv and SageMaker hyperparameters map 1:1."""
@@ -80,8 +86,7 @@ class TrainConfig:
             raise FastTextError(f"wd must be a non-negative finite number, got {self.wd!r}")
         if not 0 <= self.dropout < 1:
             raise FastTextError(f"dropout must be in [0, 1), got {self.dropout!r}")
-        if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool) or not 0 <= self.seed <= MAX_SEED:
-            raise FastTextError(f"seed must be an integer from 0 to {MAX_SEED}, got {self.seed!r}")
+        check_seed(self.seed)
         if isinstance(self.ctx, str):
             check_ctx(self.ctx)
         check_bool(self.progress, "progress")  # "no" (a JSON config, papermill's text) was true: bars shown

@@ -260,7 +260,7 @@ def _body_text(body, charset):
             text = body.decode(charset)
         except LookupError:
             raise RequestError(415, f"unknown charset {charset!r}") from None
-        except UnicodeDecodeError:
+        except ValueError:  # UnicodeDecodeError; a plain UnicodeError from some codecs (punycode, undefined): a 500
             bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
                 if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
             raise RequestError(400, f"request body is not valid {charset} text{bom}") from None
@@ -343,6 +343,15 @@ def _json_texts(payload):
     return texts
 
 
+def _json_integer(digits):
+    """json's ``parse_int``: an integer of more digits than Python converts (4300) is a float (inf beyond its range)
+    rather than a ValueError, which failed a JSON Lines request with a 500 (an id of the line's, left alone, too)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
 def _refuse_lone_cr(lines):
     """A ``text/plain`` body that is one line with carriage returns inside it: its lines end in a lone ``\\r``
     (an old Mac file), and it was answered as one review. 400, as ``predict`` refuses such input (split at the
@@ -373,7 +382,7 @@ def _jsonlines_texts(text):
         if not line.strip():
             raise RequestError(400, f'line {number} is empty; every line must be {{"source": "review text"}}')
         try:
-            record = json.loads(line)
+            record = json.loads(line, parse_int=_json_integer)
         except json.JSONDecodeError as exc:
             from .lines import _LONE_CR_HINT, _has_lone_cr
 
@@ -383,6 +392,8 @@ def _jsonlines_texts(text):
             raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
         if isinstance(record, str):
             record = {"source": record}
+        if isinstance(record, dict) and "source" in record and record["source"] is None:
+            record = dict(record, source="")  # pandas' missing review: empty, as predict reads it (it was a 400)
         if isinstance(record, dict) and "source" not in record:
             # a line of a dataset as it is published (the Yelp dataset's review.json: {"review_id": ..., "stars": 5.0,
             # "text": ...}), sent as it is: its text keys, as predict reads such a file (jsonl.jsonl_texts); it was a
@@ -424,7 +435,7 @@ def input_fn(request_body, content_type):
         text = _body_text(request_body, charset).lstrip("\ufeff")
         if media == JSON_TYPE:
             try:
-                payload = json.loads(text)
+                payload = json.loads(text, parse_int=_json_integer)
             except ValueError as exc:
                 raise RequestError(400, f"request body is not valid JSON: {exc}") from None
             except RecursionError:  # "[[[[..." a few thousand deep: json's recursive decoder gives up
@@ -831,8 +842,8 @@ class FieldNames(dict):
 
 def _accept_weights(accept):
     """``Accept`` -> (q of ``application/json``, q of ``application/jsonlines``), each from the most specific
-    range that matches it (RFC 9110), 0 where none does. Case and parameters other than ``q`` are ignored;
-    an empty header accepts anything."""
+    range that matches it (RFC 9110), None where none does. Case and parameters other than ``q`` are ignored;
+    an empty header accepts anything. A weight that is no number from 0 to 1 admits nothing (0)."""
     if not accept or not str(accept).strip():
         return 1.0, 1.0
     best = {JSON_TYPE: None, JSONLINES_TYPE: None}  # media -> (specificity, q)
@@ -849,27 +860,25 @@ def _accept_weights(accept):
                     q = float(value.strip())
                 except ValueError:
                     q = 0.0  # an unreadable weight admits nothing
+                if not 0.0 <= q <= 1.0:  # (nor does one out of range: q=-1 on JSON ranked JSON Lines above it)
+                    q = 0.0
         for target in best:
             specificity = {target: 2, "application/*": 1, "*/*": 0}.get(media)
             if specificity is not None and (best[target] is None or specificity > best[target][0]):
                 best[target] = (specificity, q)
-    return tuple(0.0 if best[t] is None else best[t][1] for t in (JSON_TYPE, JSONLINES_TYPE))
-
-
-def _accepts_json(accept):
-    """Does an ``Accept`` header admit ``application/json``? ``application/json, text/plain`` and
-    ``text/html, */*;q=0.8`` do; ``application/json;q=0`` or ``text/csv`` alone do not."""
-    return _accept_weights(accept)[0] > 0
+    return tuple(None if best[t] is None else best[t][1] for t in (JSON_TYPE, JSONLINES_TYPE))
 
 
 def _response_type(accept, lines):
     """The response's media type. A JSON Lines request is answered in JSON Lines whenever ``Accept``
     admits it or ``application/json`` (the toolkit hands a missing or ``*/*`` Accept on as
     ``application/json``, so that cannot be told from no preference; BlazingText answers its JSON Lines
-    in kind too). Other requests: JSON, or JSON Lines when ``Accept`` weighs it above JSON."""
+    in kind too), unless it refuses JSON Lines by name (``application/jsonlines;q=0``). Other requests: JSON, or
+    JSON Lines when ``Accept`` weighs it above JSON."""
     json_q, lines_q = _accept_weights(accept)
     if lines:
-        return JSONLINES_TYPE if json_q > 0 or lines_q > 0 else None
+        return JSONLINES_TYPE if lines_q != 0 and (json_q or lines_q) else None
+    json_q, lines_q = json_q or 0.0, lines_q or 0.0
     if lines_q > json_q:
         return JSONLINES_TYPE
     return JSON_TYPE if json_q > 0 else None

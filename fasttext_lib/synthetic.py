@@ -54,6 +54,9 @@ def generate_reviews(
     median_length=110,
 ):
     """Return :class:`LabeledTexts` with labels ``"1".."num_classes"`` and raw review text."""
+    from .config import check_seed
+
+    check_seed(seed)  # notebook 01's -p seed x (or -1) was numpy's TypeError (ValueError) traceback
     if n_docs <= 0 or num_classes < 2:
         raise ValueError("need n_docs > 0 and num_classes >= 2")
     # Cue words are drawn from ranks 200 .. 200 + spread x (cues per class x classes): spread 40 up to

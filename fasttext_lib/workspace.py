@@ -33,7 +33,11 @@ class Workspace:
     def __init__(self, bucket, prefix, output_dir):
         if not bucket or "/" in str(bucket):
             raise FastTextError(f"bucket must be a bucket name (no s3://, no /), got {bucket!r}")
-        self.base = f"s3://{bucket}/{str(prefix).strip('/')}" if prefix else f"s3://{bucket}"
+        if not isinstance(output_dir, (str, os.PathLike)) or not str(output_dir).strip():
+            # papermill -p output_dir None passes None: a TypeError traceback from pathlib; "" was the notebooks' folder
+            raise FastTextError(f"output_dir must be a folder's path, got {output_dir!r}")
+        prefix = str(prefix).strip("/") if prefix else ""  # "/" is no prefix (it made keys beginning with a slash)
+        self.base = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
         self.data = f"{self.base}/data"
         self.models = f"{self.base}/models"
         self._shown = Path(output_dir)

@@ -11,6 +11,7 @@ metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
 import argparse
 import ast
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -18,6 +19,8 @@ from clean_notebooks import clean_file  # noqa: E402
 from local_s3 import ROOT, local_s3  # noqa: E402
 
 SERIES = ["01_data_prep.ipynb", "02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb", "04_inference.ipynb"]
+# A name S3 creates a bucket under (the demo creates it on the local server): else botocore's traceback
+BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
 
 def parse_overrides(pairs):
@@ -72,9 +75,16 @@ def main(argv=None):
     except FastTextError as exc:
         print(error_line(exc), file=sys.stderr)
         return 2
+    bucket = overrides.get("bucket", "fasttext-demo")
+    if isinstance(bucket, int) and not isinstance(bucket, bool):  # -p bucket 123: a name of digits, read as a number
+        bucket = str(bucket)
+    if not isinstance(bucket, str) or not BUCKET_NAME.fullmatch(bucket):
+        print(f"error: bucket must be an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens, no "
+              f"s3://), got {bucket!r}", file=sys.stderr)
+        return 2
     executed = notebooks if args.in_place else os.path.join(ROOT, "build", "demo")
     os.makedirs(executed, exist_ok=True)
-    with local_s3(overrides.get("bucket", "fasttext-demo")):
+    with local_s3(bucket):
         for name in SERIES:
             source = os.path.join(notebooks, name)
             params = {k: v for k, v in overrides.items() if k in known[name]}

@@ -200,6 +200,40 @@ def test_a_parameter_the_notebook_lacks_stops_its_check_cell(name, typo, meant, 
     run_after_papermill(name, local)  # the names it has pass
 
 
+@pytest.mark.parametrize("name", SERIES)
+@pytest.mark.parametrize("output_dir", [None, 5, ""])
+def test_an_output_dir_that_is_no_folder_path_stops_the_check_cell_in_one_line(name, output_dir, s3_bucket):
+    """`papermill -p output_dir None` (papermill makes the text None a None) stopped the check cell in a TypeError
+    traceback from pathlib; an empty one put every figure and table in the notebooks' own folder."""
+    from fasttext_lib.errors import FastTextError
+
+    with pytest.raises(FastTextError, match=rf"^output_dir must be a folder's path, got {output_dir!r}$"):
+        run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": output_dir})
+
+
+@pytest.mark.parametrize("prefix, base", [("/", "s3://b"), ("", "s3://b"), (None, "s3://b"), ("/runs/a/", "s3://b/runs/a")])
+def test_a_prefix_of_slashes_alone_is_no_prefix(prefix, base, tmp_path):
+    """`-p prefix /` (no prefix, written as a path's root) put the data and the models under s3://b//data and
+    s3://b//models: keys beginning with a slash, in a folder of no name in the S3 console."""
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", prefix, str(tmp_path))
+    assert (ws.base, ws.data, ws.models) == (base, f"{base}/data", f"{base}/models")
+
+
+@pytest.mark.parametrize("seed", ["x", -1, 1.5, 2**32])
+def test_01_refuses_a_bad_seed_for_the_synthetic_corpus_in_one_line(seed, tmp_path, s3_bucket):
+    """`papermill 01 -p dataset synthetic -p seed x` (or -1, 1.5) stopped the cell that makes the corpus in numpy's
+    TypeError or ValueError traceback; it is the one line training's own seed check says now."""
+    from fasttext_lib.errors import FastTextError
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "dataset": "synthetic", "seed": seed,
+             "train_docs": 200, "test_docs": 50}
+    namespace = run_after_papermill("01_data_prep.ipynb", local)
+    with pytest.raises(FastTextError, match=rf"^seed must be an integer from 0 to 4294967295, got {seed!r}$"):
+        exec(code_cells(read("01_data_prep.ipynb"))[2].source, namespace)  # noqa: S102 - the corpus cell
+
+
 def test_without_papermill_nothing_is_checked():
     """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell; papermill's
     --inject-paths adds its own two names, which are no typo."""
@@ -348,6 +382,24 @@ def test_demo_refuses_a_yes_no_parameter_given_as_text_before_anything_runs(monk
     with pytest.raises(ZeroDivisionError):  # past the checks: the first notebook is run
         run_notebooks.main(["-p", "autotune", "False", "-p", "epochs", "1"])
     assert [os.path.basename(s) for s in ran] == ["01_data_prep.ipynb"]
+
+
+@pytest.mark.parametrize("bucket", ["s3://fasttext-demo", "a", "My_Bucket", "None"])
+def test_demo_refuses_a_bucket_it_cannot_create_before_anything_runs(monkeypatch, capsys, bucket):
+    """`make demo ARGS='-p bucket s3://x'` (or a name S3 refuses) ended in botocore's traceback from creating the
+    demo bucket on the local S3 server: one line now, before the server starts."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: pytest.fail("a notebook ran"))
+    monkeypatch.setattr(run_notebooks, "local_s3", lambda *args: pytest.fail("the local S3 server was started"))
+    assert run_notebooks.main(["-p", "bucket", bucket]) == 2
+    captured = capsys.readouterr()
+    shown = repr(None if bucket == "None" else bucket)
+    assert captured.err.splitlines() == [f"error: bucket must be an S3 bucket name (3 to 63 lowercase letters, digits, "
+                                         f"dots and hyphens, no s3://), got {shown}"]
 
 
 def test_demo_stopped_by_a_cell_is_one_error_line_naming_the_executed_notebook(monkeypatch, capsys):

@@ -755,6 +755,9 @@ def test_accept_headers_that_admit_json_get_json(endpoint, accept):
 @pytest.mark.parametrize("accept", [
     "text/csv", "text/plain, text/html", "application/json;q=0", "*/*;q=0",
     "application/*;q=0, text/*", "application/xml", "application/json;q=zero",
+    # a weight outside 0..1 is unreadable, so admits nothing: q=-1 on JSON was answered in JSON Lines, a type the
+    # client never named (0 > -1), and q=2 on JSON Lines the same
+    "application/json;q=-1", "application/jsonlines;q=2", "application/json;q=inf",
 ])
 def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
     status, _, response = endpoint.invoke(b'["tasty"]', "application/json", accept)
@@ -795,6 +798,14 @@ def test_jsonlines_in_jsonlines_out_one_line_per_record_in_order(endpoint, serve
     assert [line["label"][0] for line in read_lines(response)] == [row["label"] for row in predictor.predict(texts)]
 
 
+def test_a_jsonlines_id_of_more_digits_than_python_converts_is_left_alone(endpoint, served):
+    """An integer of over 4300 digits is valid JSON, but Python refuses to convert it: the line failed with a 500."""
+    body = b'{"source": "great food", "id": ' + b"9" * 5000 + b'}\n{"source": "awful"}\n'
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 200, response
+    assert read_lines(response) == blazingtext_lines(served[1].predict(["great food", "awful"]), ranked=False)
+
+
 def test_jsonlines_of_a_published_dataset_are_answered_for_their_text_keys(endpoint, served):
     """The Yelp dataset's review.json lines sent as they are (Batch Transform over the file): each was a 400 for want
     of "source"; now answered for its text keys (several joined in their order), the stars and ids not words."""
@@ -809,6 +820,20 @@ def test_jsonlines_of_a_published_dataset_are_answered_for_their_text_keys(endpo
     assert status == 200, response
     texts = ["The pasta was great!", "Cold food and a long wait. Not good", "so so", "", "Fine"]
     assert read_lines(response) == blazingtext_lines(predictor.predict(texts), ranked=False)
+
+
+def test_a_jsonlines_null_source_is_an_empty_review_as_predict_reads_it(endpoint, served):
+    """pandas writes a missing review as null (``df[["source"]].to_json(orient="records", lines=True)``): predict
+    answers that line as an empty review, and the endpoint did so for a null "text", but a null "source", the
+    documented key, was a 400 that failed the whole request (in Batch Transform: the mini-batch)."""
+    body = b'{"source": "great food"}\n{"source": null, "id": 2}\n{"source": "awful"}\n'
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 200, response
+    from fasttext_lib.jsonl import jsonl_texts
+
+    texts = ["great food", "", "awful"]
+    assert list(jsonl_texts(body.decode().splitlines(), "reviews.jsonl")) == texts  # what predict reads in the file
+    assert read_lines(response) == blazingtext_lines(served[1].predict(texts), ranked=False)
 
 
 def test_jsonlines_per_line_k_and_threshold(endpoint, served):
@@ -935,8 +960,11 @@ def test_a_bad_request_is_answered_in_one_line_and_a_server_error_keeps_its_trac
     assert status == 500 and response.startswith("a defect of ours\nTraceback") and "RuntimeError" in response
 
 
-def test_jsonlines_accept_that_admits_neither_gets_406(endpoint):
-    status, _, response = endpoint.invoke(b'{"source": "a"}\n', "application/jsonlines", "text/csv")
+# a JSON Lines request is answered in JSON Lines only: an Accept that refuses it by name (q=0) was answered in it
+@pytest.mark.parametrize("accept", ["text/csv", "application/jsonlines;q=0, application/json",
+                                    "*/*, application/jsonlines;q=0", "application/json;q=0"])
+def test_jsonlines_accept_that_admits_neither_gets_406(endpoint, accept):
+    status, _, response = endpoint.invoke(b'{"source": "a"}\n', "application/jsonlines", accept)
     assert status == 406 and "accept application/jsonlines" in response.splitlines()[0], response
 
 
@@ -1060,6 +1088,11 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'{"source": "a"}\r{"source": "b"}\r', "application/jsonlines", 400,
      "line 1 is not valid JSON: Extra data at column 17; its lines seem to end in a lone carriage return"),
     (b"[" * 100000, "application/json", 400, "not valid JSON: nested too deeply"),
+    # a number of more digits than Python converts to an int (4300) was a 500 in JSON Lines, Python's own error in JSON
+    (b'{"source": "a", "k": ' + b"1" * 5000 + b"}\n", "application/jsonlines", 400,
+     "line 1: configuration: k must be a whole number >= 1, or -1 for every class; got inf"),
+    (b'{"instances": ["a"], "configuration": {"k": ' + b"1" * 5000 + b"}}", "application/json", 400,
+     "configuration: k must be a whole number >= 1, or -1 for every class; got inf"),
     (b"ok\n\\udfff", "text/plain; charset=unicode_escape", 400, "review 1 is not valid Unicode text"),
     (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
     # UTF-16 without a byte order mark is valid UTF-8 with a NUL after every ASCII letter: each line was answered
@@ -1070,6 +1103,9 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
      "UTF-16 text sent as utf-8? send UTF-8, or charset=utf-16 in the Content-Type"),
     ("great food\n".encode("utf-16"), "text/plain", 400,
      "not valid utf-8 text (it starts with a UTF-16 byte order mark: send charset=utf-16)"),
+    # codecs that fail with a UnicodeError that is no UnicodeDecodeError: a 500 with the codec's message
+    (b"good food", "text/plain; charset=undefined", 400, "request body is not valid undefined text"),
+    (b"good food\\", "text/csv; charset=punycode", 400, "request body is not valid punycode text"),
 ])
 def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     code, _, response = endpoint.invoke(body, content_type, "application/json")
