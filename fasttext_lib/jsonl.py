@@ -14,12 +14,22 @@ from .errors import FastTextError
 from .lines import _chain
 
 
+def json_integer(digits):
+    """json's ``parse_int``: an integer of more digits than Python converts (4,300) is a float (inf beyond its range)
+    rather than a ValueError. A line with such an id was taken for no JSON (predict answered its braces and keys as a
+    review), training refused it, and the endpoint failed the request with a 500."""
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
 def json_object_line(line):
     """Is ``line`` one JSON object (a line of JSON Lines: ``{"stars": 5, "text": "..."}``)?"""
     if not line.startswith("{"):
         return False
     try:
-        return isinstance(json.loads(line), dict)
+        return isinstance(json.loads(line, parse_int=json_integer), dict)
     except ValueError:
         return False
     except RecursionError:  # nested too deeply for json to read (it was a traceback): _json_objects names its line
@@ -54,7 +64,7 @@ def _json_objects(lines, uri):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, parse_int=json_integer)
         except ValueError as exc:
             raise FastTextError(f"{uri}:{number}: not a JSON object ({getattr(exc, 'msg', exc)} at column "
                                 f"{getattr(exc, 'colno', '?')}); JSON Lines hold one object per line") from None
@@ -179,7 +189,7 @@ def json_input(line, uri, predicting=False):
     keys when they name a class and a text column."""
     if line not in ("[", "{"):
         try:
-            value = json.loads(line)
+            value = json.loads(line, parse_int=json_integer)
         except (ValueError, RecursionError):  # (nested too deeply for json: a traceback in predict; not read as JSON)
             return None
         value = value[0] if isinstance(value, list) and value else value

@@ -48,6 +48,7 @@ import os
 import re
 
 from .errors import FastTextError
+from .jsonl import json_integer
 
 JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
 JSONLINES_TYPE = "application/jsonlines"  # SageMaker Batch Transform's (and BlazingText's) JSON Lines
@@ -343,15 +344,6 @@ def _json_texts(payload):
     return texts
 
 
-def _json_integer(digits):
-    """json's ``parse_int``: an integer of more digits than Python converts (4300) is a float (inf beyond its range)
-    rather than a ValueError, which failed a JSON Lines request with a 500 (an id of the line's, left alone, too)."""
-    try:
-        return int(digits)
-    except ValueError:
-        return float(digits)
-
-
 def _refuse_lone_cr(lines):
     """A ``text/plain`` body that is one line with carriage returns inside it: its lines end in a lone ``\\r``
     (an old Mac file), and it was answered as one review. 400, as ``predict`` refuses such input (split at the
@@ -382,7 +374,7 @@ def _jsonlines_texts(text):
         if not line.strip():
             raise RequestError(400, f'line {number} is empty; every line must be {{"source": "review text"}}')
         try:
-            record = json.loads(line, parse_int=_json_integer)
+            record = json.loads(line, parse_int=json_integer)
         except json.JSONDecodeError as exc:
             from .lines import _LONE_CR_HINT, _has_lone_cr
 
@@ -435,7 +427,7 @@ def input_fn(request_body, content_type):
         text = _body_text(request_body, charset).lstrip("\ufeff")
         if media == JSON_TYPE:
             try:
-                payload = json.loads(text, parse_int=_json_integer)
+                payload = json.loads(text, parse_int=json_integer)
             except ValueError as exc:
                 raise RequestError(400, f"request body is not valid JSON: {exc}") from None
             except RecursionError:  # "[[[[..." a few thousand deep: json's recursive decoder gives up

@@ -561,3 +561,20 @@ def test_json_lines_whose_text_keys_hold_ids_are_refused_in_words_of_keys(tmp_pa
                          "--no-progress")
     assert got.returncode == 2 and ("the header names the class column" in got.stderr
                                     or "column 2 holds only whole numbers" in got.stderr), got.stderr
+
+
+def test_json_lines_with_an_integer_of_more_digits_than_python_converts_are_read(tmp_path):
+    # an id of 5,000 digits (Python converts at most 4,300 to int): the first line was taken for no JSON, so predict
+    # answered each line as a review, braces, keys and digits as words, and training refused the line
+    huge = "1" * 5000
+    p = tmp_path / "ids.jsonl"
+    p.write_text(f'{{"label": 2, "text": "nice place", "id": {huge}}}\n' + '{"label": 1, "text": "cold soup", "id": 7}\n' * 9)
+    data = read_labeled(str(p))
+    assert data.labels[:2] == ["2", "1"] and data.texts[:2] == ["nice place", "cold soup"]
+    (tmp_path / "train.csv").write_text('"1","fine food"\n"2","cold soup"\n' * 5)
+    trained = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
+                             "--no-progress")
+    assert trained.returncode == 0, trained.stderr
+    got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
+    assert got.returncode == 0 and len(got.stdout.splitlines()) == 10, got.stderr
+    assert "id" not in got.stderr or "left out" in got.stderr  # the id key is not read as text
