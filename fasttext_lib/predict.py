@@ -424,11 +424,9 @@ class Predictor:
         return pd.DataFrame(matrix["counts"], index=pd.Index(self.names, name="true"),
                             columns=pd.Index(self.names, name="predicted"))
 
-    def word_vectors(self):
-        """The vocabulary's rows of the embedding table, with ``<unk>`` (not the n-gram buckets), as
-        :class:`~fasttext_lib.vectors.WordVectors`: ``.words[i]``'s vector is ``.vectors[i]``."""
-        from .vectors import WordVectors
-
+    def vocabulary_rows(self):
+        """``(tokens, rows)``: the vocabulary's rows of the embedding table, with ``<unk>``, not the n-gram buckets (a
+        compact bundle's without building its whole table). :func:`fasttext_lib.vectors.word_vectors` wraps them."""
         vocab_size = self.featurizer.vocab_size
         table = self._stored.rows_of(np.arange(vocab_size)) if self._stored is not None else self.model.embedding_table()
-        return WordVectors(list(self.featurizer.vocab.idx_to_token), np.ascontiguousarray(table[:vocab_size]))
+        return list(self.featurizer.vocab.idx_to_token), table[:vocab_size]

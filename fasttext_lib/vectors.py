@@ -210,11 +210,11 @@ def word_vectors(model):
         from .predict import Predictor
 
         model = Predictor.load(str(model))
-    if hasattr(model, "word_vectors"):  # a Predictor: a compact bundle's vocabulary rows without its whole table
-        return model.word_vectors()
-    featurizer = model.featurizer
-    table = model.model.embedding_table()
-    return WordVectors(list(featurizer.vocab.idx_to_token), np.ascontiguousarray(table[:featurizer.vocab_size]))
+    if hasattr(model, "vocabulary_rows"):  # a Predictor: a compact bundle's vocabulary rows without its whole table
+        tokens, table = model.vocabulary_rows()
+    else:
+        tokens, table = list(model.featurizer.vocab.idx_to_token), model.model.embedding_table()
+    return WordVectors(tokens, np.ascontiguousarray(table[:len(tokens)]))
 
 
 def check_vec_output(uri, overwrite=False):

@@ -333,8 +333,7 @@ def test_a_compact_bundle_predicts_on_the_cpu_without_building_its_table(small, 
     if not native:
         monkeypatch.setattr(native_features, "available", lambda: False)
     texts = val.texts + ["", "zzqx unseen words only", "great " * 300]
-    probs, metrics, learned = lazy.predict_proba(texts), lazy.evaluate(val, confusion=True), lazy.word_vectors()
-    tokens, vectors = learned.words, learned.vectors
+    probs, metrics, (tokens, vectors) = lazy.predict_proba(texts), lazy.evaluate(val, confusion=True), lazy.vocabulary_rows()
     assert not lazy.block.embedding.weight._data
     dense = Predictor.load(where)
     table = dense.model.embedding_table()  # built now, as every caller of .model gets it

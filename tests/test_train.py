@@ -285,8 +285,7 @@ def test_bundle_round_trip_predicts_the_same(splits, tmp_path):
     metrics = predictor.evaluate(splits[1])
     assert metrics["n"] == len(splits[1]) and abs(metrics["accuracy"] - trained.history[-1]["val_accuracy"]) < 1e-9
     assert predictor.metrics["history"][-1]["epoch"] == 2
-    learned = predictor.word_vectors()
-    tokens, vectors = learned.words, learned.vectors
+    tokens, vectors = predictor.vocabulary_rows()
     assert len(tokens) == vectors.shape[0] and vectors.shape[1] == 100
 
 

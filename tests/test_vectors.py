@@ -285,8 +285,7 @@ def test_cli_export_and_train_round_trip(splits, tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"output": str(tmp_path / "first.vec"), "words": len(read_vec(str(tmp_path / "first.vec")))}
     first = Predictor.load(tmp_path / "first")
-    learned = first.word_vectors()
-    tokens, vectors = learned.words, learned.vectors
+    tokens, vectors = first.vocabulary_rows()
     exported = read_vec(str(tmp_path / "first.vec"), dim=DIM)
     assert exported.words == tokens and np.array_equal(exported.vectors, vectors)
     r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "second", *TINY,
@@ -421,7 +420,7 @@ def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_pa
     np.testing.assert_array_equal(model.model.embedding_table()[0], pretrained["<unk>"])
     r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
     assert r.returncode == 0, r.stderr
-    assert read_vec(f"{s3_bucket}/vectors/learned.vec").words == model.word_vectors().words
+    assert read_vec(f"{s3_bucket}/vectors/learned.vec").words == model.vocabulary_rows()[0]
     r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
     assert r.returncode == 2 and "already exists; pass --overwrite" in r.stderr
     r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", *TINY,
@@ -599,3 +598,16 @@ def test_pretrained_words_with_combining_accents_start_the_rows_of_their_compose
     rows, values = pretrained_rows(vectors, vocab)
     assert rows.tolist() == [1, 2]
     assert values.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens():
+    from fasttext_lib.vectors import WordVectors, neighbours, strongest_words
+
+    learned = WordVectors(["<unk>", "good", "great", "bad", "table"],
+                          np.array([[9, 9], [1, 0.1], [2, 0.3], [-1.5, 0], [0, 0.5]], dtype=np.float32))
+    nearest, opposite = neighbours(learned, "good", 2)
+    assert [w for w, _ in nearest] == ["great", "<unk>"] and nearest[0][1] == pytest.approx(0.9988, abs=1e-4)
+    assert [w for w, _ in opposite] == ["bad", "table"] and opposite[0][1] == pytest.approx(-0.995, abs=1e-3)
+    assert strongest_words(learned, 2) == ["great", "bad"]  # <unk>'s longer vector is no word of the text
+    with pytest.raises(FastTextError, match="'nice' is not in the vectors' vocabulary"):
+        neighbours(learned, "nice", 2)
