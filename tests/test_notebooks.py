@@ -508,3 +508,13 @@ def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, 
                  "ws": types.SimpleNamespace(model=lambda name: f"s3://b/p/models/{name}")}
     exec(load_cell, namespace)  # noqa: S102 - the committed cell, the bundle stubbed
     assert capsys.readouterr().out == f"labels: ['negative', 'positive'] {shown}\n"
+
+
+@pytest.mark.parametrize("tune, use_training_job, said", [
+    (False, False, "tune is False: no tuning job started"),
+    (True, False, "tune needs use_training_job=True: no tuning job started"),  # it said "tune is False"
+])
+def test_02_says_why_no_tuning_job_started(capsys, tune, use_training_job, said):
+    cell = next(c.source for c in code_cells(read(SERIES[1])) if "make_tuner" in c.source)
+    exec(compile(cell, "cell", "exec"), {"tune": tune, "use_training_job": use_training_job})  # noqa: S102
+    assert capsys.readouterr().out == said + "\n"
