@@ -1,7 +1,7 @@
-"""The one-line error display in an IPython kernel (workspace.show_errors_as_lines), in a real InteractiveShell."""
+"""The one-line error display in an IPython kernel (notebook_errors.show_errors_as_lines), in a real InteractiveShell."""
 import pytest
 
-from fasttext_lib import workspace
+from fasttext_lib import notebook_errors
 from fasttext_lib.errors import FastTextError
 
 IPython = pytest.importorskip("IPython")  # a base dependency (notebooks); never skipped in this environment
@@ -34,15 +34,15 @@ def test_an_earlier_custom_handler_keeps_its_exceptions_and_comes_back(shell, ca
 
     shell.set_custom_exc((ValueError,), users)
     shell.user_ns["FastTextError"] = FastTextError
-    workspace.show_errors_as_lines()
-    workspace.show_errors_as_lines()  # a second check cell: installed once, not chained to itself
+    notebook_errors.show_errors_as_lines()
+    notebook_errors.show_errors_as_lines()  # a second check cell: installed once, not chained to itself
     result, out = run(shell, capsys, "raise FastTextError('no such S3 object: s3://b/k')")
     assert not result.success and out.strip() == "error: no such S3 object: s3://b/k" and seen == []
     result, out = run(shell, capsys, "raise ValueError('theirs')")
     assert not result.success and [str(v) for v in seen] == ["theirs"] and "Traceback" not in out
     result, out = run(shell, capsys, "raise KeyError('other')")  # neither handler's: IPython's own traceback
     assert "Traceback" in out and "KeyError" in out and len(seen) == 1
-    workspace.stop_showing_errors_as_lines()
+    notebook_errors.stop_showing_errors_as_lines()
     assert shell.custom_exceptions == (ValueError,)
     run(shell, capsys, "raise ValueError('again')")
     assert [str(v) for v in seen] == ["theirs", "again"]
@@ -52,11 +52,11 @@ def test_an_earlier_custom_handler_keeps_its_exceptions_and_comes_back(shell, ca
 
 def test_without_an_earlier_handler_ours_is_installed_alone_and_removed(shell, capsys):
     shell.user_ns["FastTextError"] = FastTextError
-    workspace.show_errors_as_lines()
+    notebook_errors.show_errors_as_lines()
     assert shell.custom_exceptions == (FastTextError,)
     result, out = run(shell, capsys, "raise FastTextError('bad')")
     assert out.strip() == "error: bad"
-    workspace.stop_showing_errors_as_lines()
+    notebook_errors.stop_showing_errors_as_lines()
     assert shell.custom_exceptions == ()
     result, out = run(shell, capsys, "raise FastTextError('bad')")
     assert "Traceback" in out
@@ -78,19 +78,19 @@ def test_a_handler_installed_after_ours_is_left_alone_when_ours_stops(shell, cap
     if earlier:
         shell.set_custom_exc((ValueError,), earlier_handler)
     shell.user_ns["FastTextError"] = FastTextError
-    workspace.show_errors_as_lines()
+    notebook_errors.show_errors_as_lines()
     shell.set_custom_exc((FastTextError,), later)
-    workspace.show_errors_as_lines()  # theirs now: chained to, not taken for ours
+    notebook_errors.show_errors_as_lines()  # theirs now: chained to, not taken for ours
     result, out = run(shell, capsys, "raise FastTextError('bad')")
     assert out.strip() == "error: bad" and seen == []
-    workspace.stop_showing_errors_as_lines()
+    notebook_errors.stop_showing_errors_as_lines()
     assert shell.custom_exceptions == (FastTextError,)
     run(shell, capsys, "raise FastTextError('f')")
     assert [str(v) for v in seen] == ["f"]
     shell.set_custom_exc((FastTextError,), later)  # installed after ours, not over it: stop leaves it
-    workspace.show_errors_as_lines()
+    notebook_errors.show_errors_as_lines()
     shell.set_custom_exc((FastTextError,), later)
-    workspace.stop_showing_errors_as_lines()
+    notebook_errors.stop_showing_errors_as_lines()
     assert shell.custom_exceptions == (FastTextError,)
     run(shell, capsys, "raise FastTextError('g')")
     assert [str(v) for v in seen] == ["f", "g"]

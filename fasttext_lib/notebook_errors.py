@@ -1,0 +1,83 @@
+"""A user's mistake shown as one line in a notebook, as the CLI prints it.
+
+In an IPython kernel (Jupyter, papermill, nbval) a :class:`~fasttext_lib.errors.FastTextError` raised in a cell is
+shown as ``error: <message>`` alone instead of a traceback through the library that ends in that message. IPython
+keeps one custom exception handler per kernel, so ours is chained to one installed before it and can be taken out
+again. The notebooks' check cell turns it on (workspace.check_parameters).
+"""
+import sys
+
+from .errors import FastTextError, error_line
+
+
+def _error_as_line(shell, etype, value, tb, tb_offset=None):
+    """IPython's handler for :class:`FastTextError`: the cell's error output is ``error: <message>`` alone."""
+    line = error_line(value)
+    shell._showtraceback(etype, value, [line])  # the error output (papermill, nbclient and Jupyter read it)
+    return [line]
+
+
+class _ChainedHandler:
+    """The kernel's custom exception handler while ours is installed over another one (IPython keeps one):
+    a :class:`FastTextError` is shown as its line, every other exception the earlier handler took goes to it."""
+
+    def __init__(self, previous_types, previous_handler):
+        self.previous_types, self.previous_handler = previous_types, previous_handler
+
+    def __call__(self, shell, etype, value, tb, tb_offset=None):
+        if isinstance(value, FastTextError):
+            return _error_as_line(shell, etype, value, tb, tb_offset)
+        return self.previous_handler(etype, value, tb, tb_offset=tb_offset)  # bound already (set_custom_exc)
+
+
+def show_errors_as_lines():
+    """In an IPython kernel (Jupyter, papermill, nbval), show a :class:`FastTextError` (a user's mistake: a bad
+    parameter, a missing S3 object, a bucket that is not there) as one line, ``error: <message>``, as the CLI
+    prints it, rather than a 20-line traceback through the check cell and the library that ends in the message.
+    The cell still fails (papermill stops, exit 1); any other exception keeps its traceback. Outside IPython:
+    nothing.
+
+    IPython has one custom exception handler: one the user (or another library) installed before is kept, and
+    still handles every other exception it was installed for (a FastTextError is ours, even where that handler's
+    types, such as ``Exception``, include it); :func:`stop_showing_errors_as_lines` puts it back as it was."""
+    shell = _kernel_shell()
+    if shell is None or _installed(shell):
+        return
+    previous = tuple(getattr(shell, "custom_exceptions", ()) or ())
+    chained = _ChainedHandler(previous, shell.CustomTB) if previous else None
+    if chained is None:
+        shell.set_custom_exc((FastTextError,), _error_as_line)
+    else:
+        shell.set_custom_exc(previous + (FastTextError,), chained)
+    shell._fasttext_chained = chained
+    shell._fasttext_handler = shell.CustomTB  # what set_custom_exc installed: ours while the kernel still has it
+
+
+def _kernel_shell():
+    """The IPython shell this code runs in, or None: a kernel has imported IPython; elsewhere it is not imported
+    for this."""
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
+
+
+def _installed(shell):
+    """Whether the kernel's handler is the one we installed (alone or chained to an earlier one): installing it
+    twice would chain it to itself. Told by the handler itself, not by its types: a handler someone installed after
+    ours, for FastTextError too, is theirs."""
+    ours = getattr(shell, "_fasttext_handler", None)
+    return ours is not None and getattr(shell, "CustomTB", None) is ours
+
+
+def stop_showing_errors_as_lines():
+    """Undo :func:`show_errors_as_lines`: the kernel's handler is the one it had before (or none). A handler
+    someone installed after ours is left alone."""
+    shell = _kernel_shell()
+    if shell is None or getattr(shell, "_fasttext_handler", None) is None:
+        return
+    chained = shell._fasttext_chained
+    if _installed(shell):
+        if chained is None:
+            shell.set_custom_exc((), None)
+        else:  # the handler as it was: its types and its bound method (not wrapped a second time)
+            shell.custom_exceptions, shell.CustomTB = chained.previous_types, chained.previous_handler
+    del shell._fasttext_chained, shell._fasttext_handler
