@@ -404,7 +404,7 @@ def run_training(argv=None, environ=None):
     from . import __version__, label_names
     from .columns import csv_columns
     from .devices import describe_ctx
-    from .train import train
+    from .train import check_kvstore_environment, train
 
     args, ignored = parse_hyperparameters(argv)
     env = ContainerEnv(environ)
@@ -416,9 +416,12 @@ def run_training(argv=None, environ=None):
         print(f"ignored arguments: {' '.join(ignored)}", flush=True)
     config = TrainConfig(**config_kwargs)  # validates the values
     fmt = csv_columns(args.format, args.label_column, [args.text_column] if args.text_column else None)
-    if env.is_first_host:  # fail fast: an unwritable model dir is found before training, not after
+    if env.is_first_host:  # fail fast: an unwritable model or output dir is found before training, not after
+        from . import storage
         from .bundle import check_output
         check_output(env.model_dir)
+        storage.check_writable(env.output_data_dir)  # history.csv, metrics.json: a traceback once all was trained
+    check_kvstore_environment(config.kvstore)
     if train_kwargs.get("checkpoint_dir"):
         from . import storage
         from .bundle import refuse_checkpoints_in_output

@@ -300,9 +300,14 @@ GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
     ("label names files that disagree", r"train channel holds label names files that disagree: a.classes.txt, classes.txt"),
     # read before the data (it came after reading all of it): its error is the one shown
     ("bad label names beside broken data", r"classes.txt: classes '1' and '2' have the same name 'x'"),
+    # a traceback once every epoch was trained, with the bundle already saved in the model dir
+    ("output data dir under a file", r"cannot create .*/afile/data: .*/afile is not a directory"),
+    # MXNet's C++ CHECK on DMLC_NUM_WORKER, with its traceback, once the data had been read
+    ("dist kvstore on one host", r"kvstore dist_sync trains in an MXNet parameter-server cluster, and this process "
+                                 r"is in none \(DMLC_PS_ROOT_URI, .* not set\)"),
 ])
 def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
-    channels, args, hosts = {"train": {"a.train": GOOD}}, args_for(epochs=1), ("algo-1",)
+    channels, args, hosts, extra = {"train": {"a.train": GOOD}}, args_for(epochs=1), ("algo-1",), None
     if case == "no train channel":
         channels = {"test": {"a.test": GOOD}}
     elif case == "empty train channel":
@@ -334,9 +339,14 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
                              "classes.txt": _write(b"x\nx\n")}
     elif case == "label names files that disagree":
         channels["train"].update({"classes.txt": _write(b"bad\ngood\n"), "a.classes.txt": _write(b"1=neg\n2=pos\n")})
+    elif case == "output data dir under a file":
+        (tmp_path / "afile").write_text("")
+        extra = {"SM_OUTPUT_DATA_DIR": str(tmp_path / "afile" / "data")}
+    elif case == "dist kvstore on one host":
+        args = args_for(epochs=1, kvstore="dist_sync")
     else:
         hosts = ("algo-1", "algo-2")
-    env = make_container(tmp_path, channels, hosts=hosts)
+    env = make_container(tmp_path, channels, hosts=hosts, extra_env=extra)
     # one job process (the staged library, the whole of its stderr); the other cases in-process
     r = (run_entry_point if case == "no train channel" else job_in_process)(source_dir, env, args)
     assert r.returncode == 2, r.stdout + r.stderr
