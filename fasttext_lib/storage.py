@@ -1525,11 +1525,13 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
     try:
         old, etag = _read_s3_manifest(f"s3://{bucket}/{prefix}", manifest_name)
         return old, etag, True
+    except Damaged as exc:  # not JSON, not ours: not a set to replace
+        raise _refuse(dest, str(exc)) from None
     except FastTextError as exc:
         # 403 for a missing manifest is what S3 answers a caller without s3:ListBucket: the listing tells
         refused = str(exc) if str(exc).startswith("access denied") else None
         if not (str(exc).endswith(f"has no {manifest_name}") or refused):
-            raise _refuse(dest, str(exc)) from None
+            raise  # S3 failed to answer (throttled, 5xx, reset): said as it is, not as a refusal of the destination
     try:
         listing = _s3_listing(client, bucket, prefix)
     except Exception as exc:

@@ -465,6 +465,27 @@ def test_a_failed_upload_of_the_second_split_says_the_first_was_already_replaced
     assert r.returncode == 0 and storage.read_bytes(f"{out}/test.csv") != old_test  # the advice works
 
 
+@pytest.mark.parametrize("action", ["500", "503", "reset"])
+def test_a_failed_read_of_the_old_manifest_is_reported_as_such_not_as_a_foreign_destination(tmp_path, s3_bucket, proxy,
+                                                                                           action):
+    """A throttled (503 SlowDown), failing or reset GET of the set's own config.json, before a publish (or the check
+    before training) replaced it, was worded as a refusal of the destination: "refusing to write to ...: S3 request
+    ... failed: SlowDown (HTTP 503) ...; name a new or empty directory, or one this library wrote", of a bundle this
+    library wrote. The S3 error is said as it is; the old set stays."""
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = s3_names(dest)
+    proxy.fail("GET", r"/config\.json$", action)
+    for call in (lambda: storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}),
+                 lambda: storage.check_writable(dest, MANIFEST)):
+        with pytest.raises(FastTextError) as err:
+            call()
+        text = one_line(err.value)
+        assert f"{dest}/{MANIFEST}" in text and "refusing" not in text and "name a new" not in text, text
+    proxy.clear()
+    assert load_tag(dest, tmp_path) == "old" and s3_names(dest) == before
+
+
 def test_lost_answer_to_the_manifest_put_is_a_success(tmp_path, s3_bucket, proxy):
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
