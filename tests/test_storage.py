@@ -419,6 +419,26 @@ def test_remove_deletes_the_set_but_not_the_users_files(tmp_path):
 # ---------------------------------------------------------------- S3, through the fault proxy
 
 
+@pytest.mark.parametrize("uri", ["S3://bucket/models/run", "s3:/bucket/models/run", "s3a://bucket/models/run",
+                                 "https://bucket.s3.amazonaws.com/models/run"])
+def test_a_uri_of_another_scheme_is_refused_not_taken_for_a_local_path(tmp_path, monkeypatch, uri):
+    """``S3://`` (or Hadoop's ``s3a://``, or ``s3:/`` with one slash) was a relative local path: a bundle, or a training
+    job's checkpoints, went to ./S3:/bucket/... on the local disk, silently (a container's disk, gone with the job)."""
+    monkeypatch.chdir(tmp_path)
+    files = make_files(tmp_path, "x")
+    calls = [lambda: storage.publish(uri, files, MANIFEST, {"tag": "x"}), lambda: storage.check_writable(uri),
+             lambda: storage.check_writable(uri, MANIFEST), lambda: storage.check_output_file(uri + "/a.vec", "a.vec"),
+             lambda: storage.read_bytes(uri + "/a.vec"), lambda: storage.read_manifest(uri, MANIFEST)]
+    for call in calls:
+        with pytest.raises(FastTextError, match="only local paths and s3://bucket/key URIs") as err:
+            call()
+        assert uri in one_line(err.value)
+    with pytest.raises(FastTextError, match="only local paths"):
+        with storage.atomic_write(uri + "/a.vec") as f:
+            f.write(b"x")
+    assert sorted(os.listdir(tmp_path)) == ["src-x"]
+
+
 @pytest.fixture
 def proxy(s3_server, monkeypatch):
     with FaultProxy(s3_server) as p:
@@ -595,6 +615,20 @@ def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monk
             with pytest.raises(FastTextError, match="no AWS credentials") as err:
                 call()
             one_line(err.value)
+
+
+@pytest.mark.parametrize("uri", ["s3://my bucket/models/run", "s3://bucket|name/models/run"])
+def test_a_bucket_name_botocore_refuses_to_send_is_named_as_such(tmp_path, s3_bucket, uri):
+    """botocore refuses a bucket name with a space or a '|' before sending anything (ParamValidationError): that was
+    "S3 request for ... failed (connection lost or timed out): Parameter validation failed:", the first line of its
+    message, which neither said what was wrong nor was true."""
+    files = make_files(tmp_path, "x")
+    for call in (lambda: storage.read_bytes(uri + "/a.csv"), lambda: storage.exists(uri + "/a.csv"),
+                 lambda: storage.check_writable(uri, MANIFEST), lambda: storage.publish(uri, files, MANIFEST, {"tag": "x"})):
+        with pytest.raises(FastTextError) as err:
+            call()
+        text = one_line(err.value)
+        assert "connection lost" not in text and "Invalid bucket name" in text and uri in text, text
 
 
 def test_one_s3_client_serves_every_call_of_an_aws_environment(s3_bucket, monkeypatch):
