@@ -252,9 +252,10 @@ def _train(args):
     from .data import read_counted, read_labeled
     from .devices import describe_ctx
     from .progress import bar
-    from .train import train
+    from .train import check_kvstore_environment, train
 
     config = config_from_args(args)
+    check_kvstore_environment(config.kvstore)
     _check_autotune_flags(args)
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before

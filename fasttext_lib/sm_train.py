@@ -3,7 +3,7 @@
 The MXNet training toolkit runs ``python fasttext_lib/entry_point.py --epochs 10 --ngrams 2 ...``
 with the source_dir as cwd; this module
 
-* reads every file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
+* reads every (non-empty) file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
   channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too), in any format the CLI reads (docs/INPUT.md), one
   or many files (concatenated in path order); a ``classes.txt`` / ``*.classes.txt`` file in the
   train channel is not data but the label names (label_names.py), which the ``label_names``
@@ -38,6 +38,7 @@ import csv
 import json
 import logging
 import os
+import re
 import sys
 
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
@@ -105,8 +106,9 @@ def _column_names(text):
 def build_parser():
     from .data import FORMATS
 
+    # No -h / --help: a hyperparameter of that name printed the usage and exited 0, a job "Completed" without a model
     p = _Parser(prog="entry_point.py", description="fastText training job (SageMaker MXNet script mode)",
-                allow_abbrev=False)
+                allow_abbrev=False, add_help=False)
     add_config_arguments(p, hyperparameters=True, overrides={
         "ctx": {"help": "auto: the SM_NUM_GPUS GPUs, else the CPU"},
         "kvstore": {"help": "auto: dist_sync on several hosts, else the library's choice"},
@@ -144,12 +146,13 @@ def check_unknown(ignored):
     platform's, and pass."""
     import difflib
 
-    names = [word[2:].split("=", 1)[0] for word in ignored if word.startswith("--")]
+    # (the training toolkit passes a one-letter name with one dash: -e 5)
+    names = [word.lstrip("-").split("=", 1)[0] for word in ignored if re.match(r"--?[A-Za-z_]", word)]
     unknown = [n for n in names if n and not n.startswith(("_", "sagemaker_"))]
     if not unknown:
         return
     known = sorted({opt[2:].replace("-", "_") for action in build_parser()._actions for opt in action.option_strings
-                    if opt.startswith("--") and opt != "--help"})
+                    if opt.startswith("--")})
     hints = []
     for name in unknown:
         close = [_OTHER_NAMES[name.lower()]] if name.lower() in _OTHER_NAMES else \
@@ -263,11 +266,13 @@ def pretrained_source(value, channel):
     return path
 
 
-def channel_files(path, name, names_files=None):
-    """Every regular, non-hidden data file under a channel directory, in path order.
+def channel_files(path, name, names_files=None, empty_files=None):
+    """Every regular, non-hidden, non-empty data file under a channel directory, in path order.
 
     Label names files (``classes.txt``, ``*.classes.txt``) are not data: they go to ``names_files``
-    (a list) when one is given, and are skipped otherwise."""
+    (a list) when one is given, and are skipped otherwise. Empty files hold no documents: a folder Spark,
+    Glue or EMR wrote has a zero-byte ``_SUCCESS`` and a zero-byte part file per empty partition, and the
+    first stopped the job; they go to ``empty_files`` (a list, when given). Only empty files: an error."""
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
@@ -283,7 +288,14 @@ def channel_files(path, name, names_files=None):
     files = [f for f in files if not is_names_file(f)]
     if not files:
         raise FastTextError(f"{name} channel {path} holds no files (check the S3 prefix given to fit())")
-    return sorted(files)
+    empty = sorted(f for f in files if os.path.isfile(f) and os.path.getsize(f) == 0)
+    if len(empty) == len(files):
+        raise FastTextError(f"{name} channel {path} holds only empty files "
+                            f"({', '.join(os.path.relpath(f, path) for f in empty[:3])}{', ...' if len(empty) > 3 else ''}): "
+                            f"check the S3 prefix given to fit()")
+    if empty_files is not None:
+        empty_files.extend(empty)
+    return sorted(set(files) - set(empty))
 
 
 def read_channel(path, fmt="auto", name="train", find_names=False, counted=False):
@@ -296,8 +308,11 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     from .data import LabeledTexts, class_from_files, read_counted, read_labeled
     from .label_names import kept_for_data, named_for, read_file
 
-    names_files = []
-    files = channel_files(path, name, names_files)
+    names_files, empty = [], []
+    files = channel_files(path, name, names_files, empty)
+    if empty:
+        shown = ", ".join(os.path.relpath(f, path) for f in empty[:10]) + (", ..." if len(empty) > 10 else "")
+        print(f"{name} channel: skipped {len(empty)} empty file(s): {shown}", flush=True)
     # The names files first: a bad one fails the job before the data is read (minutes at Yelp size).
     found = [read_file(f) for f in names_files] if find_names else []
     if any(m != found[0] for m in found[1:]):
@@ -406,7 +421,7 @@ def run_training(argv=None, environ=None):
     from . import __version__, label_names
     from .columns import csv_columns
     from .devices import describe_ctx
-    from .train import train
+    from .train import check_kvstore_environment, train
 
     args, ignored = parse_hyperparameters(argv)
     env = ContainerEnv(environ)
@@ -418,9 +433,12 @@ def run_training(argv=None, environ=None):
         print(f"ignored arguments: {' '.join(ignored)}", flush=True)
     config = TrainConfig(**config_kwargs)  # validates the values
     fmt = csv_columns(args.format, args.label_column, [args.text_column] if args.text_column else None)
-    if env.is_first_host:  # fail fast: an unwritable model dir is found before training, not after
+    if env.is_first_host:  # fail fast: an unwritable model or output dir is found before training, not after
+        from . import storage
         from .bundle import check_output
         check_output(env.model_dir)
+        storage.check_writable(env.output_data_dir)  # history.csv, metrics.json: a traceback once all was trained
+    check_kvstore_environment(config.kvstore)
     if train_kwargs.get("checkpoint_dir"):
         from . import storage
         from .bundle import refuse_checkpoints_in_output

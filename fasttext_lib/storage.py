@@ -102,8 +102,20 @@ def _object_name(logical, publish_id):
 
 # ---------------------------------------------------------------- URIs and S3 errors
 
+# A location of another scheme (Hadoop's s3a://, https://), or an S3 URI mistyped (S3://, s3:/ with one slash): taken
+# for a relative local path it was written to ./S3:/bucket/... on the local disk, silently.
+_OTHER_SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[sS]3:/)")
+
+
 def is_s3(uri):
-    return str(uri).startswith("s3://")
+    """Whether ``uri`` is an ``s3://`` URI (False: a local path); a URI of any other form is refused."""
+    uri = str(uri)
+    if uri.startswith("s3://"):
+        return True
+    if _OTHER_SCHEME.match(uri):
+        hint = "; S3 URIs are written s3://bucket/key" if uri[:2].lower() == "s3" else ""
+        raise FastTextError(f"{uri}: only local paths and s3://bucket/key URIs are read and written{hint}")
+    return False
 
 
 def split_s3(uri):
@@ -210,6 +222,9 @@ def s3_errors(uri):
         raise FastTextError(f"cannot reach the S3 endpoint for {uri}: {_first_line(exc)}") from None
     except bex.ClientError as exc:
         raise _client_error(exc, uri) from None
+    except bex.ParamValidationError as exc:  # nothing was sent: botocore refused the bucket name ("my bucket")
+        reasons = "; ".join(line.strip() for line in str(exc).splitlines()[1:] if line.strip()) or _first_line(exc)
+        raise FastTextError(f"not a valid S3 URI: {uri}: {reasons}") from None
     except boto3.exceptions.S3UploadFailedError as exc:
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, bex.ClientError):
@@ -1525,11 +1540,13 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
     try:
         old, etag = _read_s3_manifest(f"s3://{bucket}/{prefix}", manifest_name)
         return old, etag, True
+    except Damaged as exc:  # not JSON, not ours: not a set to replace
+        raise _refuse(dest, str(exc)) from None
     except FastTextError as exc:
         # 403 for a missing manifest is what S3 answers a caller without s3:ListBucket: the listing tells
         refused = str(exc) if str(exc).startswith("access denied") else None
         if not (str(exc).endswith(f"has no {manifest_name}") or refused):
-            raise _refuse(dest, str(exc)) from None
+            raise  # S3 failed to answer (throttled, 5xx, reset): said as it is, not as a refusal of the destination
     try:
         listing = _s3_listing(client, bucket, prefix)
     except Exception as exc:

@@ -18,6 +18,7 @@ Data in, trained model + per-epoch history out:
    which an interrupted run resumes exactly (checkpoints.py).
 """
 import math
+import os
 import sys
 import time
 from collections import deque
@@ -96,6 +97,23 @@ def featurize(train_data, val_data, config):
     return featurizer, train_bags, val_bags
 
 
+# What MXNet's parameter-server kvstores (dist_sync, dist_async) read to find their cluster: the scheduler's address,
+# and how many servers and workers to wait for (MXNet's tools/launch.py and SageMaker's MXNet toolkit set them).
+DIST_ENVIRONMENT = ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER")
+
+
+def check_kvstore_environment(kvstore):
+    """Refuse a ``dist_*`` kvstore in a process no cluster launched: MXNet stopped it with a C++ CHECK failure and
+    its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read."""
+    kvstore = str(kvstore)
+    missing = [name for name in DIST_ENVIRONMENT if not os.environ.get(name)] if kvstore.startswith("dist") else []
+    if missing:
+        raise FastTextError(f"kvstore {kvstore} trains in an MXNet parameter-server cluster, and this process is in "
+                            f"none ({', '.join(missing)} not set): on one host leave kvstore auto; across hosts start "
+                            f"the cluster with MXNet's tools/launch.py, or on SageMaker with "
+                            f"distribution={{'parameter_server': {{'enabled': True}}}}")
+
+
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
@@ -136,6 +154,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     import mxnet as mx
 
     config = config or TrainConfig()
+    check_kvstore_environment(config.kvstore)
     check_bool(score_train, "score_train")  # "no" was true: a pass over the training data per epoch
     ctxs = parse_ctx(config.ctx)
     classes = sort_labels(train_data.labels)

@@ -207,6 +207,8 @@ def test_sample_output_under_a_file(tmp_path):
     ("--ctx", "cpu:x", "device ids must be non-negative integers"),
     ("--ctx", "gpu:abc", "device ids must be non-negative integers"),
     ("--ctx", "cpu:-1", "device ids must be non-negative integers"),
+    # MXNet's C++ CHECK on DMLC_NUM_WORKER, with its traceback, once the data had been read
+    ("--kvstore", "dist_sync", "kvstore dist_sync trains in an MXNet parameter-server cluster, and this process is in none"),
 ])
 def test_bad_settings_are_refused_up_front(tmp_path, flag, value, why):
     r = run_cli("train", "--train", tmp_path / "missing.csv", "--output", tmp_path / "out", flag, value, "--no-progress")

@@ -300,9 +300,19 @@ GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
     ("label names files that disagree", r"train channel holds label names files that disagree: a.classes.txt, classes.txt"),
     # read before the data (it came after reading all of it): its error is the one shown
     ("bad label names beside broken data", r"classes.txt: classes '1' and '2' have the same name 'x'"),
+    # a traceback once every epoch was trained, with the bundle already saved in the model dir
+    # argparse's own -h / --help: the job printed its usage and exited 0, a "Completed" job with an empty model dir
+    ("hyperparameter named help", r"unknown hyperparameter\(s\): help; known: "),
+    ("hyperparameter named h", r"unknown hyperparameter\(s\): h; known: "),
+    # the toolkit passes a one-letter name as -e: it was ignored, and the job trained with the default epochs
+    ("one-letter hyperparameter", r"unknown hyperparameter\(s\): e; known: "),
+    ("output data dir under a file", r"cannot create .*/afile/data: .*/afile is not a directory"),
+    # MXNet's C++ CHECK on DMLC_NUM_WORKER, with its traceback, once the data had been read
+    ("dist kvstore on one host", r"kvstore dist_sync trains in an MXNet parameter-server cluster, and this process "
+                                 r"is in none \(DMLC_PS_ROOT_URI, .* not set\)"),
 ])
 def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
-    channels, args, hosts = {"train": {"a.train": GOOD}}, args_for(epochs=1), ("algo-1",)
+    channels, args, hosts, extra = {"train": {"a.train": GOOD}}, args_for(epochs=1), ("algo-1",), None
     if case == "no train channel":
         channels = {"test": {"a.test": GOOD}}
     elif case == "empty train channel":
@@ -334,9 +344,18 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
                              "classes.txt": _write(b"x\nx\n")}
     elif case == "label names files that disagree":
         channels["train"].update({"classes.txt": _write(b"bad\ngood\n"), "a.classes.txt": _write(b"1=neg\n2=pos\n")})
+    elif case.startswith("hyperparameter named"):
+        args = args_for(epochs=1) + ["--help" if case.endswith("help") else "-h", "1"]
+    elif case == "one-letter hyperparameter":
+        args = args_for(epochs=1) + ["-e", "5"]
+    elif case == "output data dir under a file":
+        (tmp_path / "afile").write_text("")
+        extra = {"SM_OUTPUT_DATA_DIR": str(tmp_path / "afile" / "data")}
+    elif case == "dist kvstore on one host":
+        args = args_for(epochs=1, kvstore="dist_sync")
     else:
         hosts = ("algo-1", "algo-2")
-    env = make_container(tmp_path, channels, hosts=hosts)
+    env = make_container(tmp_path, channels, hosts=hosts, extra_env=extra)
     # one job process (the staged library, the whole of its stderr); the other cases in-process
     r = (run_entry_point if case == "no train channel" else job_in_process)(source_dir, env, args)
     assert r.returncode == 2, r.stdout + r.stderr
@@ -362,6 +381,22 @@ def test_an_empty_channel_fails_the_job_before_any_data_is_read(source_dir, tmp_
     assert r.returncode == 2 and re.search(pattern, r.stderr.strip().splitlines()[-1]), r.stderr
     assert "train channel:" not in r.stdout and "pretrained vectors:" not in r.stdout, r.stdout
     assert os.listdir(tmp_path / "model") == []
+
+
+def test_a_channel_written_by_spark_is_read_without_its_empty_files(source_dir, tmp_path):
+    """A folder that Spark, Glue or EMR wrote holds a zero-byte _SUCCESS marker, and a zero-byte part file for every
+    empty partition: the job stopped at the first ("_SUCCESS: file is empty"). Empty files hold no documents: they
+    are skipped, and said so; a channel of empty files only is still refused before any data is read."""
+    channels = {"train": {"part-00000": GOOD, "part-00001": _write(b""), "_SUCCESS": _write(b"")},
+                "test": {"part-00000": GOOD, "_SUCCESS": _write(b"")}}
+    r = job_in_process(source_dir, make_container(tmp_path / "spark", channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 0, r.stderr
+    assert "train channel: 40 documents from 1 file(s)" in r.stdout and "test channel: 40 documents" in r.stdout
+    assert "train channel: skipped 2 empty file(s): _SUCCESS, part-00001" in r.stdout, r.stdout
+    empty = {"train": {"_SUCCESS": _write(b""), "part-00000": _write(b"")}}
+    r = job_in_process(source_dir, make_container(tmp_path / "empty", empty), args_for(epochs=1))
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: train channel ")
+    assert "holds only empty files (_SUCCESS, part-00000)" in r.stderr and "train channel:" not in r.stdout
 
 
 def test_failure_reason_is_written_only_inside_a_container(tmp_path):

@@ -419,6 +419,26 @@ def test_remove_deletes_the_set_but_not_the_users_files(tmp_path):
 # ---------------------------------------------------------------- S3, through the fault proxy
 
 
+@pytest.mark.parametrize("uri", ["S3://bucket/models/run", "s3:/bucket/models/run", "s3a://bucket/models/run",
+                                 "https://bucket.s3.amazonaws.com/models/run"])
+def test_a_uri_of_another_scheme_is_refused_not_taken_for_a_local_path(tmp_path, monkeypatch, uri):
+    """``S3://`` (or Hadoop's ``s3a://``, or ``s3:/`` with one slash) was a relative local path: a bundle, or a training
+    job's checkpoints, went to ./S3:/bucket/... on the local disk, silently (a container's disk, gone with the job)."""
+    monkeypatch.chdir(tmp_path)
+    files = make_files(tmp_path, "x")
+    calls = [lambda: storage.publish(uri, files, MANIFEST, {"tag": "x"}), lambda: storage.check_writable(uri),
+             lambda: storage.check_writable(uri, MANIFEST), lambda: storage.check_output_file(uri + "/a.vec", "a.vec"),
+             lambda: storage.read_bytes(uri + "/a.vec"), lambda: storage.read_manifest(uri, MANIFEST)]
+    for call in calls:
+        with pytest.raises(FastTextError, match="only local paths and s3://bucket/key URIs") as err:
+            call()
+        assert uri in one_line(err.value)
+    with pytest.raises(FastTextError, match="only local paths"):
+        with storage.atomic_write(uri + "/a.vec") as f:
+            f.write(b"x")
+    assert sorted(os.listdir(tmp_path)) == ["src-x"]
+
+
 @pytest.fixture
 def proxy(s3_server, monkeypatch):
     with FaultProxy(s3_server) as p:
@@ -463,6 +483,27 @@ def test_a_failed_upload_of_the_second_split_says_the_first_was_already_replaced
         storage.read_bytes(f"{out}/test.csv")
     r = run_cli("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "2", "--overwrite")
     assert r.returncode == 0 and storage.read_bytes(f"{out}/test.csv") != old_test  # the advice works
+
+
+@pytest.mark.parametrize("action", ["500", "503", "reset"])
+def test_a_failed_read_of_the_old_manifest_is_reported_as_such_not_as_a_foreign_destination(tmp_path, s3_bucket, proxy,
+                                                                                           action):
+    """A throttled (503 SlowDown), failing or reset GET of the set's own config.json, before a publish (or the check
+    before training) replaced it, was worded as a refusal of the destination: "refusing to write to ...: S3 request
+    ... failed: SlowDown (HTTP 503) ...; name a new or empty directory, or one this library wrote", of a bundle this
+    library wrote. The S3 error is said as it is; the old set stays."""
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = s3_names(dest)
+    proxy.fail("GET", r"/config\.json$", action)
+    for call in (lambda: storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}),
+                 lambda: storage.check_writable(dest, MANIFEST)):
+        with pytest.raises(FastTextError) as err:
+            call()
+        text = one_line(err.value)
+        assert f"{dest}/{MANIFEST}" in text and "refusing" not in text and "name a new" not in text, text
+    proxy.clear()
+    assert load_tag(dest, tmp_path) == "old" and s3_names(dest) == before
 
 
 def test_lost_answer_to_the_manifest_put_is_a_success(tmp_path, s3_bucket, proxy):
@@ -574,6 +615,20 @@ def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monk
             with pytest.raises(FastTextError, match="no AWS credentials") as err:
                 call()
             one_line(err.value)
+
+
+@pytest.mark.parametrize("uri", ["s3://my bucket/models/run", "s3://bucket|name/models/run"])
+def test_a_bucket_name_botocore_refuses_to_send_is_named_as_such(tmp_path, s3_bucket, uri):
+    """botocore refuses a bucket name with a space or a '|' before sending anything (ParamValidationError): that was
+    "S3 request for ... failed (connection lost or timed out): Parameter validation failed:", the first line of its
+    message, which neither said what was wrong nor was true."""
+    files = make_files(tmp_path, "x")
+    for call in (lambda: storage.read_bytes(uri + "/a.csv"), lambda: storage.exists(uri + "/a.csv"),
+                 lambda: storage.check_writable(uri, MANIFEST), lambda: storage.publish(uri, files, MANIFEST, {"tag": "x"})):
+        with pytest.raises(FastTextError) as err:
+            call()
+        text = one_line(err.value)
+        assert "connection lost" not in text and "Invalid bucket name" in text and uri in text, text
 
 
 def test_one_s3_client_serves_every_call_of_an_aws_environment(s3_bucket, monkeypatch):
