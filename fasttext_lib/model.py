@@ -137,15 +137,19 @@ class FastTextClassifier(gluon.HybridBlock):
 
 
 def _incomplete_write(filename, params):
-    """The OSError of a parameters file MXNet could not write in full (its error keeps no errno): ENOSPC
-    when the filesystem has less room left than the parameters take, else EIO."""
+    """The OSError of a parameters file MXNet could not write in full (its error keeps no errno): EFBIG
+    when the parameters take more than the process's file-size limit (``ulimit -f``: it was taken for EIO,
+    a traceback), ENOSPC when the filesystem has less room left than they take, else EIO."""
+    import resource
+
     needed = sum(int(np.prod(p.shape)) * np.dtype(p.dtype).itemsize for p in params.values())
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     try:
         stats = os.statvfs(os.path.dirname(os.path.abspath(filename)))
         full = stats.f_bavail * stats.f_frsize < needed
     except OSError:
         full = False
-    code = errno.ENOSPC if full else errno.EIO
+    code = errno.EFBIG if limit != resource.RLIM_INFINITY and limit < needed else errno.ENOSPC if full else errno.EIO
     return OSError(code, os.strerror(code), filename)
 
 

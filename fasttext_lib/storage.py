@@ -812,6 +812,9 @@ def room_in_tmpdir():
     except OSError as exc:
         if exc.errno not in NO_ROOM:
             raise
+        if exc.errno == errno.EFBIG:  # not the disk: "free space there" would not help
+            raise FastTextError(f"cannot write a temporary file in {tempfile.gettempdir()}: {exc.strerror} (larger "
+                                f"than this process's file-size limit, ulimit -f; raise it)") from None
         raise FastTextError(f"no room for temporary files in {tempfile.gettempdir()} ({exc.strerror}); free space "
                             f"there or set TMPDIR to a directory with more room") from None
 

@@ -629,6 +629,32 @@ def test_full_tmpdir_while_staging_a_bundle_or_checkpoint_is_one_line(tmp_path, 
     assert not (tmp_path / "ckpt").exists() or os.listdir(tmp_path / "ckpt") == []
 
 
+
+def file_size_limit(limit):
+    """A preexec_fn giving the child a file-size limit (``ulimit -f``): a write past it fails with EFBIG
+    (Python ignores SIGXFSZ), as a quota or a batch system's limit does."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+@pytest.mark.parametrize("what", [["--compact", "none"], ["--checkpoint-dir", "ckpt"]], ids=["bundle", "checkpoint"])
+def test_a_file_size_limit_while_writing_the_parameters_is_one_line(tmp_path, data, bundle, tmpdir_env, what):
+    """Under ``ulimit -f`` (1 MB here; the parameters take 3 MB) MXNet's 'Write incomplete' was taken for an
+    I/O error (EIO, as the disk was not full): an OSError traceback, where the bundle's other files said
+    'File too large' in one line."""
+    tmpdir, env = tmpdir_env
+    out = copy_bundle(bundle, tmp_path / "model")
+    old, before = predictions(out), listing(out)
+    what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output", str(out),
+                        *TINY, "--emsize", "100", "--overwrite", *what], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=file_size_limit(1 << 20))
+    assert_error(r, "File too large")
+    assert "ulimit -f" in r.stderr
+    assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
+    assert not (tmp_path / "ckpt").exists() or os.listdir(tmp_path / "ckpt") == []
+
 # ---------------------------------------------------------------- signals, kills, concurrent runs
 
 
