@@ -771,7 +771,7 @@ def _exit_now(status):
 def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
     130 on Ctrl-C (SIGINT) and 143 on SIGTERM, after cleaning up (see errors.stop_on_signals)."""
-    from .errors import error_line, stop_on_signals
+    from .errors import error_line, is_out_of_memory, out_of_memory_line, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -790,6 +790,12 @@ def main(argv=None, lean_mxnet=False):
             return status
     except FastTextError as exc:
         print(error_line(exc), file=sys.stderr)
+        _let_mxnet_finish()
+        return 2
+    except Exception as exc:
+        if not is_out_of_memory(exc):  # a bug: its traceback
+            raise
+        print(error_line(out_of_memory_line(exc)), file=sys.stderr)
         _let_mxnet_finish()
         return 2
     except KeyboardInterrupt as exc:

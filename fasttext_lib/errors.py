@@ -50,6 +50,20 @@ def error_line(message):
     return "error: " + "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(message))
 
 
+def is_out_of_memory(exc):
+    """Whether ``exc`` is an allocation that failed: Python's and numpy's ``MemoryError`` (the native featurizer
+    raises it too), or MXNet's "Failed to allocate" (an ``MXNetError``, raised where the allocation happened
+    or at the next wait for the engine). A user's settings or data cause it, not a bug."""
+    return isinstance(exc, MemoryError) or (type(exc).__name__ == "MXNetError" and "Failed to allocate" in str(exc))
+
+
+def out_of_memory_line(exc):
+    """The message for :func:`is_out_of_memory`'s errors, without MXNet's traceback (its last line is the cause)."""
+    cause = str(exc).strip().splitlines()[-1:] or ["an allocation failed"]
+    return (f"out of memory ({cause[0].replace('MXNetError: ', '')}); use a machine with more memory, "
+            f"or less data or smaller settings")
+
+
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM arrived; ``exit_status`` is the shell's 128 + signal number (130, 143)."""
 

@@ -655,6 +655,41 @@ def test_a_file_size_limit_while_writing_the_parameters_is_one_line(tmp_path, da
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
     assert not (tmp_path / "ckpt").exists() or os.listdir(tmp_path / "ckpt") == []
 
+
+def memory_limit(limit):
+    """A preexec_fn giving the child at most ``limit`` bytes of address space (``ulimit -v``): an allocation past
+    it fails, as it does on a machine with less memory than the run asks for."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def test_an_embedding_table_larger_than_memory_is_one_error_line(tmp_path, data, tmpdir_env):
+    """--emsize 200000 (a 6 GB table: within MXNet's tensor size, beyond this machine's memory) was MXNet's
+    'Failed to allocate CPU Memory' traceback. Now one line that names the table and what to lower."""
+    tmpdir, env = tmpdir_env
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
+                        str(tmp_path / "out"), *TINY, "--emsize", "200000"], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=memory_limit(4 << 30))
+    assert_error(r, "out of memory")
+    assert "emsize 200000" in r.stderr and "lower emsize or buckets" in r.stderr
+    assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+
+
+def test_memory_running_out_anywhere_is_one_error_line(tmp_path, monkeypatch):
+    """Elsewhere (numpy's MemoryError, the native featurizer's, an MXNet allocation inside a step) the same:
+    one line, exit 2, not a traceback."""
+    from conftest import cli_in_process
+    from fasttext_lib import cli
+
+    def allocation_fails(args):
+        raise MemoryError("native featurization ran out of memory")
+
+    monkeypatch.setitem(cli.COMMANDS, "sample", allocation_fails)
+    r = cli_in_process("sample", "--output", tmp_path)
+    assert (r.returncode, r.stderr) == (2, "error: out of memory (native featurization ran out of memory); use a "
+                                           "machine with more memory, or less data or smaller settings\n")
+
 # ---------------------------------------------------------------- signals, kills, concurrent runs
 
 
