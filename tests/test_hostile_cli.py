@@ -746,7 +746,10 @@ def test_sigterm_mid_epoch_cleans_up(tmp_path, sample_dir, tmpdir_env):
 
 
 @pytest.mark.parametrize("sig, status, says", [(signal.SIGTERM, 143, "terminated (SIGTERM)"),
-                                                (signal.SIGINT, 130, "interrupted (SIGINT)")])
+                                                (signal.SIGINT, 130, "interrupted (SIGINT)"),
+                                                # the terminal closed, the ssh session dropped: it killed the run
+                                                # with no line, its staging directory left in TMPDIR for good
+                                                (signal.SIGHUP, 129, "hung up (SIGHUP)")])
 def test_signal_mid_publish_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_env, sig, status, says):
     tmpdir, env = tmpdir_env
     out = copy_bundle(bundle, tmp_path / "model")
@@ -767,6 +770,32 @@ def test_signal_mid_publish_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_
     assert_error(r, says, status=status)
     assert listing(out) == before and predictions(out) == old
     assert os.listdir(tmpdir) == []
+
+
+def test_a_hangup_whose_terminal_is_gone_still_exits_129_after_cleaning_up(tmp_path, data, bundle, tmpdir_env):
+    """After a hangup stderr may be gone too (a closed terminal: EIO; here a pipe nobody reads: EPIPE). Writing
+    the error line then raised, and the run exited 1 instead of 129."""
+    tmpdir, env = tmpdir_env
+    out = copy_bundle(bundle, tmp_path / "model")
+    old, before = predictions(out), listing(out)
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(WRAPPER)
+    mark = tmp_path / "publishing"
+    reader, writer = os.pipe()
+    proc = subprocess.Popen([sys.executable, str(wrapper), "train", "--train", str(data["train"]), "--output", str(out),
+                             *TINY, "--seed", "5", "--overwrite"], stdout=subprocess.DEVNULL, stderr=writer,
+                            env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", PUBLISH_MARK=str(mark), **env))
+    os.close(writer)
+    try:
+        deadline = time.time() + 120
+        while not mark.exists():
+            assert proc.poll() is None and time.time() < deadline
+            time.sleep(0.05)
+    finally:
+        os.close(reader)  # the terminal is gone
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=300) == 129
+    assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
 
 
 @pytest.fixture
@@ -814,6 +843,20 @@ def test_ctrl_c_during_an_upload_to_an_endpoint_that_stopped_answering_exits_at_
         pytest.fail("still running 30 s after Ctrl-C: " + proc.communicate()[1])
     assert_error(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), "interrupted (SIGINT)", status=130)
     assert os.listdir(tmpdir) == []  # the staged file is gone too
+
+
+def test_a_hangup_that_nohup_ignores_stays_ignored():
+    """``nohup python -m fasttext_lib train ...``: SIGHUP is ignored on purpose; the run must not take it over."""
+    from fasttext_lib.errors import stop_on_signals
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stop_on_signals():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)  # (ignored: nothing raised)
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
 
 
 def test_a_second_ctrl_c_during_cleanup_still_says_what_happened(tmp_path, monkeypatch):
