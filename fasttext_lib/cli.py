@@ -671,6 +671,9 @@ def _check_splits_output(output, overwrite):
         raise FastTextError(f"--output must name a directory or an s3:// prefix, got {str(output)!r}")
     storage.check_writable(output)
     if overwrite:
+        for name in ("train.csv", "test.csv"):  # a folder of that name (not replaceable) before a corpus is made
+            if not storage.is_s3(output):
+                storage.check_replaceable(os.path.abspath(storage.join(output, name)))
         return
     for name in ("train.csv", "test.csv"):  # where S3 cannot say (no s3:ListBucket), the writes themselves refuse
         storage.refuse_existing(storage.join(output, name), "pass --overwrite to replace it, or choose another --output")
