@@ -54,7 +54,7 @@ from .data import SAMPLE_DOCS, LabeledTexts, sort_labels
 from .devices import table_fits
 from .errors import FastTextError, check_bool, is_number
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
-from .train import TrainedModel, featurize, train
+from .train import Diverged, TrainedModel, featurize, train
 
 SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
 # gained / lost: validation documents the trial gets right and the chosen-so-far trial wrong, and the reverse;
@@ -218,7 +218,20 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         featurize_seconds = time.time() - t0
         if not table_fits(features[key][0].num_rows, config.emsize):  # its vocabulary too: skip, as above
             continue
-        trained = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
+        try:
+            trained = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
+        except Diverged:
+            if chosen is None:  # the start: nothing to compare the other trials with
+                raise
+            # a setting of the search (lr up to 64) that diverged: a failed trial, not the end of the search
+            row = _failed_row(len(rows) + 1, phase, config, time.time() - t0, len(train_data))
+            rows.append(row)
+            search.results[_key(config)] = row
+            if verbose:
+                print(_trial_line(row, chosen_row), file=sys.stderr, flush=True)
+            if on_trial is not None:
+                on_trial(row)
+            continue
         right = probabilities(trained.model, trained.featurizer, features[key][2], trained.ctx[0]).argmax(axis=1) == y_val
         seconds = time.time() - t0
         last = trained.history[-1]
@@ -258,6 +271,13 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started)
 
 
+def _failed_row(trial, phase, config, seconds, n_train):
+    """The row of a trial whose training diverged: no accuracy or loss (NaN), never adopted, ranked last."""
+    nan = float("nan")
+    return {"trial": trial, "phase": phase, **settings(config), "val_accuracy": nan, "val_loss": nan, "gained": 0,
+            "lost": 0, "p_value": nan, "adopted": False, "seconds": seconds, "work": work(config, n_train)}
+
+
 def compare(right, chosen_right):
     """``(gained, lost, p_value)`` of a trial against the chosen one, from whether each got each
     validation document right (boolean arrays): the documents only the trial gets right, those only
@@ -279,16 +299,23 @@ def sign_test(gained, lost):
 def _rank(row):
     """Higher validation accuracy; on a tie, the lower validation loss (to 2 decimals); then less work;
     then the earlier trial. The loss comes first because on a small validation split many settings
-    tie at the majority-class accuracy, the cheapest of them a model that has not learned anything."""
+    tie at the majority-class accuracy, the cheapest of them a model that has not learned anything. A trial
+    that diverged (no accuracy) ranks below every other."""
+    if math.isnan(row["val_accuracy"]):
+        return (-math.inf, -math.inf, -row["work"], -row["trial"])
     return (row["val_accuracy"], -round(row["val_loss"], 2), -row["work"], -row["trial"])
 
 
 def _describe(row):
+    accuracy = "" if math.isnan(row["val_accuracy"]) else f": val accuracy {row['val_accuracy']:.4f}"
     return (f"{row['optimizer']} lr {row['lr']:.3g} batch {row['batch_size']} epochs {row['epochs']} "
-            f"emsize {row['emsize']} ngrams {row['ngrams']}: val accuracy {row['val_accuracy']:.4f}")
+            f"emsize {row['emsize']} ngrams {row['ngrams']}{accuracy}")
 
 
 def _trial_line(row, chosen_row):
+    if math.isnan(row["val_accuracy"]):
+        return (f"trial {row['trial']:3d} ({row['phase']}, {row['seconds']:.1f}s) {_describe(row)}: training diverged  "
+                f"[chosen: trial {chosen_row['trial']}, {chosen_row['val_accuracy']:.4f}]")
     return (f"trial {row['trial']:3d} ({row['phase']}, {row['seconds']:.1f}s) {_describe(row)}  "
             f"+{row['gained']}/-{row['lost']} p={row['p_value']:.3g}  [chosen: trial {chosen_row['trial']}, {chosen_row['val_accuracy']:.4f}]")
 

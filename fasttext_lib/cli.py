@@ -676,6 +676,9 @@ def _check_splits_output(output, overwrite):
         raise FastTextError(f"--output must name a directory or an s3:// prefix, got {str(output)!r}")
     storage.check_writable(output)
     if overwrite:
+        for name in ("train.csv", "test.csv"):  # a folder of that name (not replaceable) before a corpus is made
+            if not storage.is_s3(output):
+                storage.check_replaceable(os.path.abspath(storage.join(output, name)))
         return
     for name in ("train.csv", "test.csv"):  # where S3 cannot say (no s3:ListBucket), the writes themselves refuse
         storage.refuse_existing(storage.join(output, name), "pass --overwrite to replace it, or choose another --output")
@@ -736,6 +739,15 @@ COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict
             "prepare": cmd_prepare, "export-vectors": cmd_export_vectors}
 
 
+def _say_error(line):
+    """The error line on stderr, if stderr is still there: after a hangup its terminal is gone (EIO), and the
+    failed write turned the exit status (129, 2) into 1 with a traceback nobody could read either."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 def _let_mxnet_finish():
     """Wait for MXNet's engine to run what an aborted run (e.g. a diverged one) left queued: shutting
     the engine down with operators pending can abort the process ("terminate called without an
@@ -775,8 +787,8 @@ def _exit_now(status):
 
 def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
-    130 on Ctrl-C (SIGINT) and 143 on SIGTERM, after cleaning up (see errors.stop_on_signals)."""
-    from .errors import error_line, stop_on_signals
+    130 on Ctrl-C (SIGINT), 143 on SIGTERM and 129 on SIGHUP, after cleaning up (see errors.stop_on_signals)."""
+    from .errors import error_line, is_out_of_memory, out_of_memory_line, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -794,11 +806,17 @@ def main(argv=None, lean_mxnet=False):
                 raise _stdout_failed(exc) from None
             return status
     except FastTextError as exc:
-        print(error_line(exc), file=sys.stderr)
+        _say_error(error_line(exc))
+        _let_mxnet_finish()
+        return 2
+    except Exception as exc:
+        if not is_out_of_memory(exc):  # a bug: its traceback
+            raise
+        _say_error(error_line(out_of_memory_line(exc)))
         _let_mxnet_finish()
         return 2
     except KeyboardInterrupt as exc:
-        print(error_line(f"{str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up"), file=sys.stderr)  # a 2nd Ctrl-C: no text
+        _say_error(error_line(f"{str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up"))  # a 2nd Ctrl-C: no text
         _let_mxnet_finish()
         return getattr(exc, "exit_status", 130)
     finally:

@@ -26,6 +26,7 @@ from mxnet import gluon, nd
 from mxnet.gluon import nn
 
 from .devices import check_table_size
+from .errors import FastTextError
 from .init_rows import fill_table
 
 
@@ -67,7 +68,7 @@ class FastTextClassifier(gluon.HybridBlock):
         leave the embeddings without gradient until it has grown, which takes many epochs.
         """
         ctxs = ctx if isinstance(ctx, (list, tuple)) else [ctx]
-        table = nd.empty((self.num_rows, self.emsize), ctx=mx.cpu(), dtype="float32")
+        table = allocate_table(self.num_rows, self.emsize)
         view = cpu_view(table)
         if huge_pages:
             advise_huge_pages(view)  # before the first write: the pages are not there yet
@@ -136,16 +137,33 @@ class FastTextClassifier(gluon.HybridBlock):
         return self.embedding.weight.data(self.embedding.weight.list_ctx()[0]).asnumpy()
 
 
+def allocate_table(num_rows, emsize):
+    """An uninitialized ``num_rows`` x ``emsize`` float32 table on the CPU; one error line naming its size when
+    there is not the memory for it (MXNet's 'Failed to allocate CPU Memory' was a traceback)."""
+    try:
+        return nd.empty((num_rows, emsize), ctx=mx.cpu(), dtype="float32")
+    except mx.base.MXNetError as exc:
+        if "Failed to allocate" not in str(exc):
+            raise
+        size = num_rows * emsize * 4 / 2**30
+        raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = {size:.1f} GiB "
+                            f"of float32; lower emsize or buckets") from None
+
+
 def _incomplete_write(filename, params):
-    """The OSError of a parameters file MXNet could not write in full (its error keeps no errno): ENOSPC
-    when the filesystem has less room left than the parameters take, else EIO."""
+    """The OSError of a parameters file MXNet could not write in full (its error keeps no errno): EFBIG
+    when the parameters take more than the process's file-size limit (``ulimit -f``: it was taken for EIO,
+    a traceback), ENOSPC when the filesystem has less room left than they take, else EIO."""
+    import resource
+
     needed = sum(int(np.prod(p.shape)) * np.dtype(p.dtype).itemsize for p in params.values())
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     try:
         stats = os.statvfs(os.path.dirname(os.path.abspath(filename)))
         full = stats.f_bavail * stats.f_frsize < needed
     except OSError:
         full = False
-    code = errno.ENOSPC if full else errno.EIO
+    code = errno.EFBIG if limit != resource.RLIM_INFINITY and limit < needed else errno.ENOSPC if full else errno.EIO
     return OSError(code, os.strerror(code), filename)
 
 

@@ -92,7 +92,14 @@ def default_schedule(num_docs, mean_tokens, num_classes, ngrams, epochs, batch_s
     scale = length_factor(mean_tokens) * class_factor(num_classes, batch)
     budget = LR_BUDGET * (BIGRAM_FACTOR if ngrams > 1 else 1.0) * scale
     lr = min(MAX_LR * scale, 2.0 * budget / steps)  # linear decay: the mean lr is half the initial one
-    return {"optimizer": "sgd", "lr": round(lr, 4), "batch_size": batch}
+    return {"optimizer": "sgd", "lr": _rounded_lr(lr), "batch_size": batch}
+
+
+def _rounded_lr(lr):
+    """``lr`` to 4 decimals (the values shown and recorded), or to 3 significant digits below 0.01: spread over
+    tens of millions of steps (``--batch-size 1`` on Yelp-size data) 4 decimals made it 0.0, which the run refused
+    after reading the data ("lr must be a positive finite number", with no --lr given), or several % off."""
+    return round(lr, 4) if lr >= 0.01 else float(f"{lr:.3g}")
 
 
 def row_shrink(batch_size, ngrams):

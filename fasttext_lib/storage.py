@@ -540,8 +540,12 @@ def read_bytes(uri):
 def check_replaceable(path):
     """An existing ``path`` must be a regular file (or a link to one) for an atomic write to replace it: the
     rename would put a regular file in place of a device, FIFO or socket (as root: ``--output /dev/null
-    --overwrite`` replaced the device node itself)."""
-    if os.path.lexists(path) and not os.path.isdir(path) and not os.path.isfile(path):
+    --overwrite`` replaced the device node itself). A directory is refused here too, before anything is
+    written: its rename failed only at the end, after a pair's first member had replaced the user's file
+    (``sample --overwrite`` beside a ``test.csv/`` folder, as Spark writes them)."""
+    if os.path.isdir(path):
+        raise FastTextError(f"cannot write {path}: it is a directory")
+    if os.path.lexists(path) and not os.path.isfile(path):
         raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
 
 
@@ -827,6 +831,9 @@ def room_in_tmpdir():
     except OSError as exc:
         if exc.errno not in NO_ROOM:
             raise
+        if exc.errno == errno.EFBIG:  # not the disk: "free space there" would not help
+            raise FastTextError(f"cannot write a temporary file in {tempfile.gettempdir()}: {exc.strerror} (larger "
+                                f"than this process's file-size limit, ulimit -f; raise it)") from None
         raise FastTextError(f"no room for temporary files in {tempfile.gettempdir()} ({exc.strerror}); free space "
                             f"there or set TMPDIR to a directory with more room") from None
 

@@ -376,8 +376,13 @@ def stop_if_diverged(value, what, epoch, step, config):
         raise diverged(f"{what} became {value}", epoch, step, config)
 
 
+class Diverged(FastTextError):
+    """Training diverged (a loss or parameter became NaN or infinite): a setting's failure, which autotune
+    records as a failed trial and goes on from."""
+
+
 def diverged(what, epoch, step, config):
-    return FastTextError(f"training diverged: {what} at epoch {epoch}, step {step} "
+    return Diverged(f"training diverged: {what} at epoch {epoch}, step {step} "
                          f"(lr={config.learning_rate:g}, optimizer {config.optimizer}); try a smaller lr")
 
 

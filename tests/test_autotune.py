@@ -446,3 +446,20 @@ def test_a_trial_table_another_run_wrote_meanwhile_is_kept_and_no_bundle_is_publ
                                                  f"choose another --autotune-trials")
     assert csv.read_text() == "the other run's trials\n"
     assert not out.exists() or os.listdir(out) == []  # no bundle without its table
+
+
+def test_a_trial_that_diverges_is_recorded_and_the_search_goes_on():
+    """The search tries lr up to 64 (LIMITS): on data it fits easily (here the validation split is the training
+    data, as when --autotune-validation names the --train file) lr 64 diverges, and that one trial's
+    'training diverged' error ended the whole search (minutes of trials, no bundle). Now the trial is a row
+    without accuracy, never chosen, and the search goes on."""
+    from fasttext_lib.sample import load_sample
+
+    data = load_sample("train").head(800)
+    start = replace(START, lr=16.0, batch_size=16, epochs=10, emsize=100)
+    result = autotune(data, data, duration=600.0, base=BASE, start=start, max_trials=6, verbose=False, refit=False)
+    trials = result.trials
+    failed = trials[trials["val_accuracy"].isna()]
+    assert len(trials) == 6 and len(failed) >= 1 and (failed["lr"] == 64.0).all()
+    assert not failed["adopted"].any() and result.trained.history[-1]["val_accuracy"] > 0.9
+    assert result.best_trial["lr"] < 64.0

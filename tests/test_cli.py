@@ -458,3 +458,18 @@ def test_sample_and_synthetic_refuse_an_empty_output(tmp_path, command):
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "error: --output must name a directory or an s3:// prefix, got ''"], r.stderr
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", [("sample",), ("synthetic", "--train-docs", "20", "--test-docs", "5")])
+def test_overwrite_onto_a_pair_whose_test_split_is_a_directory_keeps_the_old_train_split(tmp_path, command):
+    """A folder named test.csv (Spark's df.write.csv("test.csv") makes one) beside the user's train.csv:
+    `--overwrite` wrote both, replaced train.csv, then failed to rename over the folder. The user's train.csv
+    was lost and the pair half written. Now the folder is named before anything is written."""
+    (tmp_path / "train.csv").write_text('"1","my own training data"\n')
+    (tmp_path / "test.csv").mkdir()
+    (tmp_path / "test.csv" / "part-00000.csv").write_text('"1","my own test data"\n')
+    r = cli_in_process(*command, "--output", tmp_path, "--overwrite")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: cannot write {tmp_path / 'test.csv'}: it is a directory"], r.stderr
+    assert (tmp_path / "train.csv").read_text() == '"1","my own training data"\n'
+    assert os.listdir(tmp_path / "test.csv") == ["part-00000.csv"] and sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]

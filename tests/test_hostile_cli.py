@@ -631,6 +631,67 @@ def test_full_tmpdir_while_staging_a_bundle_or_checkpoint_is_one_line(tmp_path, 
     assert not (tmp_path / "ckpt").exists() or os.listdir(tmp_path / "ckpt") == []
 
 
+
+def file_size_limit(limit):
+    """A preexec_fn giving the child a file-size limit (``ulimit -f``): a write past it fails with EFBIG
+    (Python ignores SIGXFSZ), as a quota or a batch system's limit does."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+@pytest.mark.parametrize("what", [["--compact", "none"], ["--checkpoint-dir", "ckpt"]], ids=["bundle", "checkpoint"])
+def test_a_file_size_limit_while_writing_the_parameters_is_one_line(tmp_path, data, bundle, tmpdir_env, what):
+    """Under ``ulimit -f`` (1 MB here; the parameters take 3 MB) MXNet's 'Write incomplete' was taken for an
+    I/O error (EIO, as the disk was not full): an OSError traceback, where the bundle's other files said
+    'File too large' in one line."""
+    tmpdir, env = tmpdir_env
+    out = copy_bundle(bundle, tmp_path / "model")
+    old, before = predictions(out), listing(out)
+    what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output", str(out),
+                        *TINY, "--emsize", "100", "--overwrite", *what], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=file_size_limit(1 << 20))
+    assert_error(r, "File too large")
+    assert "ulimit -f" in r.stderr
+    assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
+    assert not (tmp_path / "ckpt").exists() or os.listdir(tmp_path / "ckpt") == []
+
+
+def memory_limit(limit):
+    """A preexec_fn giving the child at most ``limit`` bytes of address space (``ulimit -v``): an allocation past
+    it fails, as it does on a machine with less memory than the run asks for."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def test_an_embedding_table_larger_than_memory_is_one_error_line(tmp_path, data, tmpdir_env):
+    """--emsize 200000 (a 6 GB table: within MXNet's tensor size, beyond this machine's memory) was MXNet's
+    'Failed to allocate CPU Memory' traceback. Now one line that names the table and what to lower."""
+    tmpdir, env = tmpdir_env
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
+                        str(tmp_path / "out"), *TINY, "--emsize", "200000"], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=memory_limit(4 << 30))
+    assert_error(r, "out of memory")
+    assert "emsize 200000" in r.stderr and "lower emsize or buckets" in r.stderr
+    assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+
+
+def test_memory_running_out_anywhere_is_one_error_line(tmp_path, monkeypatch):
+    """Elsewhere (numpy's MemoryError, the native featurizer's, an MXNet allocation inside a step) the same:
+    one line, exit 2, not a traceback."""
+    from conftest import cli_in_process
+    from fasttext_lib import cli
+
+    def allocation_fails(args):
+        raise MemoryError("native featurization ran out of memory")
+
+    monkeypatch.setitem(cli.COMMANDS, "sample", allocation_fails)
+    r = cli_in_process("sample", "--output", tmp_path)
+    assert (r.returncode, r.stderr) == (2, "error: out of memory (native featurization ran out of memory); use a "
+                                           "machine with more memory, or less data or smaller settings\n")
+
 # ---------------------------------------------------------------- signals, kills, concurrent runs
 
 
@@ -687,7 +748,10 @@ def test_sigterm_mid_epoch_cleans_up(tmp_path, sample_dir, tmpdir_env):
 
 
 @pytest.mark.parametrize("sig, status, says", [(signal.SIGTERM, 143, "terminated (SIGTERM)"),
-                                                (signal.SIGINT, 130, "interrupted (SIGINT)")])
+                                                (signal.SIGINT, 130, "interrupted (SIGINT)"),
+                                                # the terminal closed, the ssh session dropped: it killed the run
+                                                # with no line, its staging directory left in TMPDIR for good
+                                                (signal.SIGHUP, 129, "hung up (SIGHUP)")])
 def test_signal_mid_publish_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_env, sig, status, says):
     tmpdir, env = tmpdir_env
     out = copy_bundle(bundle, tmp_path / "model")
@@ -708,6 +772,32 @@ def test_signal_mid_publish_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_
     assert_error(r, says, status=status)
     assert listing(out) == before and predictions(out) == old
     assert os.listdir(tmpdir) == []
+
+
+def test_a_hangup_whose_terminal_is_gone_still_exits_129_after_cleaning_up(tmp_path, data, bundle, tmpdir_env):
+    """After a hangup stderr may be gone too (a closed terminal: EIO; here a pipe nobody reads: EPIPE). Writing
+    the error line then raised, and the run exited 1 instead of 129."""
+    tmpdir, env = tmpdir_env
+    out = copy_bundle(bundle, tmp_path / "model")
+    old, before = predictions(out), listing(out)
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(WRAPPER)
+    mark = tmp_path / "publishing"
+    reader, writer = os.pipe()
+    proc = subprocess.Popen([sys.executable, str(wrapper), "train", "--train", str(data["train"]), "--output", str(out),
+                             *TINY, "--seed", "5", "--overwrite"], stdout=subprocess.DEVNULL, stderr=writer,
+                            env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", PUBLISH_MARK=str(mark), **env))
+    os.close(writer)
+    try:
+        deadline = time.time() + 120
+        while not mark.exists():
+            assert proc.poll() is None and time.time() < deadline
+            time.sleep(0.05)
+    finally:
+        os.close(reader)  # the terminal is gone
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=300) == 129
+    assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
 
 
 @pytest.fixture
@@ -755,6 +845,20 @@ def test_ctrl_c_during_an_upload_to_an_endpoint_that_stopped_answering_exits_at_
         pytest.fail("still running 30 s after Ctrl-C: " + proc.communicate()[1])
     assert_error(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), "interrupted (SIGINT)", status=130)
     assert os.listdir(tmpdir) == []  # the staged file is gone too
+
+
+def test_a_hangup_that_nohup_ignores_stays_ignored():
+    """``nohup python -m fasttext_lib train ...``: SIGHUP is ignored on purpose; the run must not take it over."""
+    from fasttext_lib.errors import stop_on_signals
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stop_on_signals():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)  # (ignored: nothing raised)
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
 
 
 def test_a_second_ctrl_c_during_cleanup_still_says_what_happened(tmp_path, monkeypatch):

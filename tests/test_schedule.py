@@ -67,6 +67,18 @@ def test_many_classes_on_small_batches_get_the_budget_and_the_cap_times_three_cl
     assert default_schedule(546, 20.0, 32, 1, 5)["lr"] == pytest.approx(6 * MAX_LR)  # batch 16: 3 x 32 / 16
 
 
+def test_the_budget_spread_over_very_many_steps_is_a_small_lr_not_zero():
+    """--batch-size 1 on Yelp-size data (fastText's one document a step) for 300 epochs (168M steps): the lr,
+    3.6e-5, was rounded to 4 decimals, 0.0, and the run stopped after reading the data with 'lr must be a positive
+    finite number, got 0.0' (no --lr was given); at 5 epochs 0.00214 was rounded to 0.0021, 2% off the budget."""
+    budget = 2 * 500.0 * class_factor(2, 1)
+    for epochs in (5, 300, 10_000):
+        s = default_schedule(560_000, 20.0, 2, 1, epochs, batch_size=1)
+        steps = epochs * 560_000
+        assert s["lr"] * steps == pytest.approx(budget, rel=0.005)
+        TrainConfig(lr=s["lr"])  # a valid lr
+
+
 def test_a_fixed_batch_size_sets_the_steps_the_lr_is_spread_over():
     free = default_schedule(20_000, 20.0, 2, 1, 10)
     fixed = default_schedule(20_000, 20.0, 2, 1, 10, batch_size=1024)
