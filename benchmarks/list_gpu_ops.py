@@ -184,7 +184,7 @@ def main(argv=None):
     optim.Updater.__init__ = init_then_loop
 
     # The MXNet scorer (GPU serving and validation): CpuScorer only serves CPU contexts.
-    predict.CpuScorer.usable = staticmethod(lambda model, ctx: False)
+    predict.CpuScorer.usable = staticmethod(lambda ctx: False)
 
     # gpu -> cpu, gpu:0,1 -> cpu:0,1 (kvstore device); two classes: sigmoid loss, more: softmax
     runs = [("cpu", "sgd", 2), ("cpu", "adam", 2), ("cpu:0,1", "sgd", 2), ("cpu:0,1", "adam", 2), ("cpu", "sgd", 4)]

@@ -18,7 +18,7 @@ prefix) with ``config.json`` as its manifest::
 
 Publishing replaces ``config.json`` in one step, so a reader sees the whole old bundle or the whole
 new one, and loading verifies every file's size and checksum: a truncated ``model.params`` or one
-from another run is named as such (see storage.py for the guarantees on failures and kills).
+from another run is named as such (see storage/sets.py for the guarantees on failures and kills).
 
 Format 2 (this layout). ``"label_names"`` came later within format 2: a bundle without it shows
 its raw labels, and readers that predate it ignore it. Format 1 bundles (plain file names; their ``config.json`` has no

@@ -39,9 +39,16 @@ REQUIREMENTS = ("gluonnlp==0.10.0", "smart_open[s3]")
 SERVING_REQUIREMENTS = ()
 
 
+SUBPACKAGES = ("storage",)  # fasttext_lib's own packages, copied with it
+
+
 def _package_files():
+    """The package's source files, as paths relative to it (``storage/s3.py``)."""
     # .cc: the native CPU operators (bag_ops.py), compiled on the instance on first use
-    names = sorted(n for n in os.listdir(PACKAGE_DIR) if n.endswith((".py", ".cc")))
+    names = []
+    for folder in ("",) + SUBPACKAGES:
+        names += sorted(os.path.join(folder, n) for n in os.listdir(os.path.join(PACKAGE_DIR, folder))
+                        if n.endswith((".py", ".cc")))
     if "entry_point.py" not in names:
         raise FastTextError(f"{PACKAGE_DIR} has no entry_point.py: is fasttext_lib installed completely?")
     return names
@@ -51,7 +58,8 @@ def _copy_package(dest):
     target = os.path.join(dest, "fasttext_lib")
     if os.path.exists(target):
         shutil.rmtree(target)
-    os.makedirs(target)
+    for folder in SUBPACKAGES:
+        os.makedirs(os.path.join(target, folder))
     for name in _package_files():
         shutil.copy2(os.path.join(PACKAGE_DIR, name), os.path.join(target, name))
 

@@ -16,35 +16,55 @@ import pytest
 from conftest import ROOT, make_splits
 
 PACKAGE_DIR = os.path.join(ROOT, "fasttext_lib")
-MODULES = sorted(name[:-3] for name in os.listdir(PACKAGE_DIR) if name.endswith(".py"))
+SUBPACKAGES = ("storage",)  # fasttext_lib.storage: a package of its own modules, "storage" its __init__
+MODULES = sorted([name[:-3] for name in os.listdir(PACKAGE_DIR) if name.endswith(".py")] + list(SUBPACKAGES)
+                 + [f"{package}.{name[:-3]}" for package in SUBPACKAGES
+                    for name in os.listdir(os.path.join(PACKAGE_DIR, package))
+                    if name.endswith(".py") and name != "__init__.py"])
 # What serving (predict.py, sm_serve.py) must never import, directly or through another module.
 TRAINING_ONLY = ("train", "step", "optim", "checkpoints", "config", "progress", "sm_train", "cli",
                  "sagemaker_utils", "packaging", "download", "baseline", "synthetic")
 SERVING = ("predict", "sm_serve")
 
 
+def _source_path(module):
+    path = os.path.join(PACKAGE_DIR, *module.split("."))
+    return os.path.join(path, "__init__.py") if module in SUBPACKAGES else path + ".py"
+
+
+def _library_module(parts):
+    """The library module that dotted ``parts`` (below fasttext_lib) name or are in: ``storage.s3`` for
+    ``["storage", "s3", "join"]``, ``__init__`` for ``[]``."""
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in MODULES:
+            return ".".join(parts[:n])
+    return "__init__"
+
+
 def imports_of(module):
     """(package modules, top-level external packages) that ``module`` imports anywhere in its source."""
-    with open(os.path.join(PACKAGE_DIR, module + ".py")) as f:
+    with open(_source_path(module)) as f:
         tree = ast.parse(f.read())
+    package = module.split(".")[:-1] if module not in SUBPACKAGES else [module]  # where its relative imports start
     internal, external = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level == 0 and (node.module or "").split(".")[0] != "fasttext_lib":
                 external.add(node.module.split(".")[0])
                 continue
-            path = node.module or ""
             if node.level == 0:
-                path = path[len("fasttext_lib"):].lstrip(".")
-            if path:
-                internal.add(path.split(".")[0])
+                base = (node.module or "").split(".")[1:]
+            else:
+                base = package[:len(package) - (node.level - 1)] + ((node.module or "").split(".") if node.module else [])
+            if node.module and node.level or (node.level == 0 and base):
+                internal.add(_library_module(base))
             else:  # from . import x, y / from fasttext_lib import x: modules, or names of __init__
-                internal.update(a.name if a.name in MODULES else "__init__" for a in node.names)
+                internal.update(_library_module(base + [a.name]) for a in node.names)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 parts = alias.name.split(".")
                 if parts[0] == "fasttext_lib":
-                    internal.add(parts[1] if len(parts) > 1 else "__init__")
+                    internal.add(_library_module(parts[1:]))
                 else:
                     external.add(parts[0])
     internal.discard(module)

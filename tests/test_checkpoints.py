@@ -182,7 +182,7 @@ def test_a_checkpoint_another_run_removes_while_it_is_read_resumes_from_the_newe
     ckpt = str(tmp_path / "ckpt") if where == "local" else f"{s3_bucket}/ckpt"
     with pytest.raises(Crash):
         train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(2))
-    real_fetch, other_ran = storage.fetch, []
+    real_fetch, other_ran = storage.sets.fetch, []
 
     def fetch_after_the_other_run_moved_on(*args, **kwargs):
         if not other_ran:  # the manifest of epoch 2 is read; now the other run saves epoch 3, removes epoch 2
@@ -191,7 +191,7 @@ def test_a_checkpoint_another_run_removes_while_it_is_read_resumes_from_the_newe
                 train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(3))
         return real_fetch(*args, **kwargs)
 
-    monkeypatch.setattr(storage, "fetch", fetch_after_the_other_run_moved_on)
+    monkeypatch.setattr(storage.sets, "fetch", fetch_after_the_other_run_moved_on)
     seen = []
     resumed = train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)
     assert other_ran and [row["epoch"] for row in seen] == [4]
@@ -322,7 +322,7 @@ def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tm
             return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != ".fasttext.lock")
         ckpt = str(ckpt)
     else:
-        monkeypatch.setattr(storage, "ORPHAN_GRACE_SECONDS", -1)  # (younger ones may be a concurrent upload's)
+        monkeypatch.setattr(storage.sets, "ORPHAN_GRACE_SECONDS", -1)  # (younger ones may be a concurrent upload's)
         ckpt = f"{s3_bucket}/ckpt"
         bucket, prefix = storage.split_s3(ckpt)
         client = boto3.client("s3")
@@ -406,7 +406,7 @@ def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_fi
         signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what SIGTERM arriving here runs
 
     ckpt = tmp_path / "checkpoints"
-    real_move, real_replace = storage._move_hashing, os.replace
+    real_move, real_replace = storage.sets._move_hashing, os.replace
 
     def move(src, dst):
         entry = real_move(src, dst)
@@ -419,8 +419,8 @@ def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_fi
         if dst.endswith(os.path.join("epoch-0002", "checkpoint.json")) and when == "manifest in place":
             spot_interruption()
 
-    monkeypatch.setattr(storage, "_move_hashing", move)
-    monkeypatch.setattr(storage.os, "replace", replace)
+    monkeypatch.setattr(storage.sets, "_move_hashing", move)
+    monkeypatch.setattr(os, "replace", replace)
     first = container("first")
     assert job(first, ckpt) == (2, "error: terminated (SIGTERM): stopped and cleaned up\n")
     assert os.listdir(first["SM_MODEL_DIR"]) == []

@@ -709,8 +709,8 @@ WRAPPER = textwrap.dedent("""
             time.sleep(120)
             return out
         return place
-    storage._copy_hashing = paused(storage._copy_hashing)
-    storage._move_hashing = paused(storage._move_hashing)
+    storage.sets._copy_hashing = paused(storage.sets._copy_hashing)
+    storage.sets._move_hashing = paused(storage.sets._move_hashing)
     from fasttext_lib.cli import main
     sys.exit(main(sys.argv[1:]))
 """).format(root=ROOT)
@@ -1024,14 +1024,13 @@ def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_
     the resumed read is refused by S3 (IfMatch: 412), which was an error line; now the new bundle is read
     whole, as any reader arriving after the replace would."""
     from conftest import cli_in_process
-    from fasttext_lib import storage
 
     replaced = []
-    real_sleep = storage.time.sleep
+    real_sleep = time.sleep
 
     def replace_then_sleep(seconds):  # the backoff before asking for the rest: another run publishes meanwhile
         if not replaced:
-            # (marked first: storage.time is the time module, and the waits below sleep too; unmarked, each of
+            # (marked first: the waits below sleep too; unmarked, each of
             # them started another training while this one ran)
             replaced.append(None)
             r = run_cli("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "7", "--overwrite")
@@ -1039,7 +1038,7 @@ def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_
             replaced[0] = predictions_json(s3_model)
         real_sleep(seconds)
 
-    monkeypatch.setattr(storage.time, "sleep", replace_then_sleep)
+    monkeypatch.setattr(time, "sleep", replace_then_sleep)
     monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
     proxy.fail("GET", "/config.json", "cut", nth=1)
     r = cli_in_process("predict", "--model", s3_model, input=REVIEWS)

@@ -115,8 +115,8 @@ def test_a_build_removes_its_librarys_dead_temporaries_but_not_a_live_builds_or_
         live.stdout.close()
     # A day later the legacy one is a dead build's; the other library's, its builder now dead, goes with its build.
     later = time.time() + storage.OLD_TEMPORARY_GRACE_SECONDS + 60
-    monkeypatch.setattr(storage, "time", type(sys)("fake_time"))
-    storage.time.time = lambda: later
+    monkeypatch.setattr(storage.atomic, "time", type(sys)("fake_time"))  # the clock atomic.py reads, alone
+    storage.atomic.time.time = lambda: later
     assert native_build.build("other", [str(source)], FLAGS) == other
     assert sorted(os.listdir(cache)) == sorted([mine, mine + ".lock", os.path.basename(other),
                                                 os.path.basename(other) + ".lock"] + look_alikes)

@@ -1227,7 +1227,10 @@ def test_staged_source_dir(source_dir):
     entry = open(os.path.join(source_dir, "fasttext_lib", "entry_point.py")).read()
     assert open(os.path.join(source_dir, "inference.py")).read() == entry == open(os.path.join(source_dir, "entry_point.py")).read()
     files = sorted(os.listdir(os.path.join(source_dir, "fasttext_lib")))
-    assert "entry_point.py" in files and "__init__.py" in files and "bag_ops.cc" in files and all(f.endswith((".py", ".cc")) for f in files)
+    assert "entry_point.py" in files and "__init__.py" in files and "bag_ops.cc" in files
+    assert all(f.endswith((".py", ".cc")) for f in files if f != "storage")  # no caches, no sample data
+    storage = sorted(os.listdir(os.path.join(source_dir, "fasttext_lib", "storage")))  # the package's own package
+    assert storage == sorted(n for n in os.listdir(os.path.join(ROOT, "fasttext_lib", "storage")) if n.endswith(".py"))
     with open(os.path.join(source_dir, "requirements.txt")) as f:
         assert f.read().split() == list(REQUIREMENTS)
     assert any(r.startswith("gluonnlp==0.10") for r in REQUIREMENTS)

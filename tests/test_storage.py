@@ -111,8 +111,8 @@ def test_linked_temporaries_are_synced_before_linking_and_a_failed_sync_publishe
     def link(src, dst):
         assert os.stat(src).st_ino in synced, f"{src} linked before its fsync finished"
         real_link(src, dst)
-    monkeypatch.setattr(storage.os, "fsync", fsync)
-    monkeypatch.setattr(storage.os, "link", link)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "link", link)
     dest = str(tmp_path / "bundle")
     staged = make_files(tmp_path, "synced")
     storage.publish(dest, staged, MANIFEST, {"tag": "synced"}, move=True)
@@ -120,7 +120,7 @@ def test_linked_temporaries_are_synced_before_linking_and_a_failed_sync_publishe
 
     def failing(fd):
         raise OSError(errno.EIO, os.strerror(errno.EIO))
-    monkeypatch.setattr(storage.os, "fsync", failing)
+    monkeypatch.setattr(os, "fsync", failing)
     with pytest.raises(FastTextError, match="Input/output error"):
         storage.publish(dest, make_files(tmp_path, "lost"), MANIFEST, {"tag": "lost"}, move=True)
     assert load_tag(dest, tmp_path) == "synced"
@@ -133,7 +133,7 @@ def test_a_filesystem_without_hard_links_gets_copies(tmp_path, monkeypatch, code
 
     def no_links(src, dst):
         raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
-    monkeypatch.setattr(storage.os, "link", no_links)
+    monkeypatch.setattr(os, "link", no_links)
     dest = str(tmp_path / "bundle")
     staged = make_files(tmp_path, "copied")
     storage.publish(dest, staged, MANIFEST, {"tag": "copied"}, move=True)
@@ -149,7 +149,7 @@ def test_link_errors_other_than_no_hard_links_still_fail(tmp_path, monkeypatch):
 
     def full(src, dst):
         raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(storage.os, "link", full)
+    monkeypatch.setattr(os, "link", full)
     dest = str(tmp_path / "bundle")
     with pytest.raises(FastTextError) as info:
         storage.publish(dest, make_files(tmp_path, "x"), MANIFEST, {"tag": "x"}, move=True)
@@ -165,11 +165,11 @@ def test_truncated_and_swapped_files_are_named(tmp_path):
     with open(params, "r+b") as f:
         f.truncate(1234)
     with pytest.raises(FastTextError, match=r"model\.params is truncated: 1234 of 2000 bytes"):
-        storage.fetch(dest, manifest, ["model.params"], str(tmp_path))
+        storage.sets.fetch(dest, manifest, ["model.params"], str(tmp_path))
     with open(params, "wb") as f:
         f.write(b"b" * 2000)  # same size, other content (another run's parameters)
     with pytest.raises(FastTextError, match=r"model\.params does not match its checksum"):
-        storage.fetch(dest, manifest, ["model.params"], str(tmp_path))
+        storage.sets.fetch(dest, manifest, ["model.params"], str(tmp_path))
 
 
 @pytest.mark.parametrize("content, why", [
@@ -276,7 +276,7 @@ def test_an_unwritable_destination_says_why_not_only_the_kernels_word(tmp_path, 
     subprocess.run(["mount", "--bind", str(source), str(bound)], check=True)
     try:
         subprocess.run(["mount", "-o", "remount,bind,ro", str(bound)], check=True)
-        assert storage._file_system_of(str(bound))[1] is True and storage._file_system_of(str(source))[1] is False
+        assert storage.files._file_system_of(str(bound))[1] is True and storage.files._file_system_of(str(source))[1] is False
         with pytest.raises(FastTextError, match=re.escape(f"{bound} is on a file system mounted read-only")):
             storage.check_output_file(str(bound / "x.vec"), "x.vec")
         storage.check_output_file(str(source / "x.vec"), "x.vec")
@@ -296,13 +296,13 @@ def test_an_unwritable_destination_says_why_not_only_the_kernels_word(tmp_path, 
         assert one_line(err.value).startswith(f"cannot write {target}: {says}")
     # errno values that need another user or file system to happen (as root, chmod stops no write)
     here = str(source)
-    assert storage._why_no_file(here, PermissionError(errno.EACCES, "Permission denied")) == \
+    assert storage.files._why_no_file(here, PermissionError(errno.EACCES, "Permission denied")) == \
         f"{here} does not let this user create files in it (Permission denied)"
-    assert storage._why_no_file(here, FileNotFoundError(errno.ENOENT, "No such file or directory")) == \
+    assert storage.files._why_no_file(here, FileNotFoundError(errno.ENOENT, "No such file or directory")) == \
         f"{here} does not accept new files (No such file or directory, of a folder that exists)"
-    assert storage._why_no_file(here, OSError(errno.EROFS, "Read-only file system")).startswith(
+    assert storage.files._why_no_file(here, OSError(errno.EROFS, "Read-only file system")).startswith(
         f"{here} is on a file system mounted read-only")
-    assert storage._why_no_file(here, OSError(errno.ENOSPC, "No space left on device")) == \
+    assert storage.files._why_no_file(here, OSError(errno.ENOSPC, "No space left on device")) == \
         f"{here}: No space left on device"
 
 
@@ -341,7 +341,7 @@ PUBLISHER = textwrap.dedent("""
         step[0] += 1
         if where == kill_at or str(step[0]) == kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
-    real_copy, real_replace, real_upload = storage._copy_hashing, os.replace, None
+    real_copy, real_replace, real_upload = storage.sets._copy_hashing, os.replace, None
     def copy(a, b):
         maybe_die("copy")
         return real_copy(a, b)
@@ -349,7 +349,7 @@ PUBLISHER = textwrap.dedent("""
         maybe_die("before-commit")
         real_replace(a, b)
         maybe_die("after-commit")
-    storage._copy_hashing, storage.os.replace = copy, replace
+    storage.sets._copy_hashing, os.replace = copy, replace
     if storage.is_s3(dest):
         import boto3.s3.transfer
         real_upload = boto3.s3.transfer.S3Transfer.upload_file
@@ -575,7 +575,7 @@ def test_get_refused_after_head_ok_is_one_line(tmp_path, s3_bucket, proxy):
     proxy.fail("GET", r"/model-", "403")
     params = storage.join(dest, manifest["files"]["model.params"]["object"])
     assert storage.exists(params)  # HEAD is fine
-    for call in (lambda: storage.fetch(dest, manifest, ["model.params"], str(tmp_path)),
+    for call in (lambda: storage.sets.fetch(dest, manifest, ["model.params"], str(tmp_path)),
                  lambda: storage.read_bytes(params)):
         with pytest.raises(FastTextError, match="access denied") as err:
             call()
@@ -689,7 +689,7 @@ def test_killed_s3_publish_leaves_orphans_removed_after_the_grace_period(tmp_pat
     assert load_tag(dest, tmp_path) == "old" and len(s3_names(dest)) == 6  # old set + 2 orphans
     storage.publish(dest, make_files(tmp_path, "next"), MANIFEST, {"tag": "next"})
     assert len(s3_names(dest)) == 6  # young orphans may be a running publisher's: kept
-    monkeypatch.setattr(storage, "ORPHAN_GRACE_SECONDS", -1)
+    monkeypatch.setattr(storage.sets, "ORPHAN_GRACE_SECONDS", -1)
     bucket, prefix = storage.split_s3(dest)
     client = boto3.client("s3")
     upload = client.create_multipart_upload(Bucket=bucket, Key=f"{prefix}/model-0123456789abcdef.params")
@@ -746,12 +746,12 @@ def test_a_write_that_cannot_be_made_durable_leaves_the_old_file(tmp_path, monke
     target = tmp_path / "vectors.vec"
     target.write_bytes(b"the user's file")
     if named:
-        monkeypatch.delattr(storage.os, "O_TMPFILE", raising=False)
+        monkeypatch.delattr(os, "O_TMPFILE", raising=False)
 
     def no_room(fd):
         raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
 
-    monkeypatch.setattr(storage.os, "fsync", no_room)
+    monkeypatch.setattr(os, "fsync", no_room)
     with pytest.raises(FastTextError, match=rf"^cannot write {target}: {os.strerror(errno.EDQUOT)}$"):
         with storage.atomic_local_file(str(target)) as f:
             f.write(b"x" * (1 << 20))
@@ -768,7 +768,7 @@ WRITER = textwrap.dedent("""
     if how == "named":  # a filesystem without O_TMPFILE: the temporary has a name while it is written
         del os.O_TMPFILE
     if how == "die-before-rename":  # the instant between naming the complete file and renaming it
-        storage.os.replace = lambda a, b: os.kill(os.getpid(), signal.SIGKILL)
+        os.replace = lambda a, b: os.kill(os.getpid(), signal.SIGKILL)
     with storage.atomic_local_file(target) as f:
         f.write(b"x" * (1 << 20))
         f.flush()
@@ -887,9 +887,9 @@ def test_next_write_removes_an_old_versions_unlocked_temporary_once_it_is_a_day_
         f.write(b"new")
     assert sorted(os.listdir(directory)) == sorted(["vectors.vec", old_temp] + others)
     # A day and a minute later (its mtime and ctime are not back-datable, so the clock moves instead): gone.
-    later = storage.time.time() + storage.OLD_TEMPORARY_GRACE_SECONDS + 60
-    monkeypatch.setattr(storage, "time", type(sys)("fake_time"))
-    storage.time.time = lambda: later
+    later = time.time() + storage.OLD_TEMPORARY_GRACE_SECONDS + 60
+    monkeypatch.setattr(storage.atomic, "time", type(sys)("fake_time"))  # the clock atomic.py reads, alone
+    storage.atomic.time.time = lambda: later
     with storage.atomic_local_file(str(target)) as f:
         f.write(b"newer")
     assert target.read_bytes() == b"newer"
@@ -906,7 +906,7 @@ def _admin_keys(policy, prefix):
 
 def test_no_overwrite_write_is_a_conditional_put_also_in_parts(s3_bucket, monkeypatch):
     # boto3's managed upload cannot pass If-None-Match: large files go up in parts, the condition on completion.
-    monkeypatch.setattr(storage, "CONDITIONAL_PART_BYTES", 5 << 20)  # S3's smallest part
+    monkeypatch.setattr(storage.s3, "CONDITIONAL_PART_BYTES", 5 << 20)  # S3's smallest part
     uri = f"{s3_bucket}/big.bin"
     data = os.urandom(11 << 20)  # three parts
     with storage.atomic_write(uri, "wb", overwrite=False) as f:
@@ -932,7 +932,7 @@ def test_put_only_user_writes_plain_objects_and_is_told_what_bundles_need(s3_pol
         with storage.atomic_write(uri, "wb", overwrite=False) as f:
             f.write(b"second")
     # A client that cannot write conditionally (botocore before 1.35) says what it could not check.
-    monkeypatch.setattr(storage, "_conditional_writes", lambda client: False)
+    monkeypatch.setattr(storage.s3, "_conditional_writes", lambda client: False)
     with pytest.raises(FastTextError, match=rf"^cannot tell whether {uri} exists: S3 refused to say .*pass --overwrite"):
         with storage.atomic_write(uri, "wb", overwrite=False) as f:
             f.write(b"third")
@@ -1027,21 +1027,21 @@ def test_a_concurrent_publish_without_list_bucket_is_never_replaced_unseen(unlis
     policy, proxy, dest = unlisted
     if old:
         storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
-    real_hash, raced = storage._hash_file, []
+    real_hash, raced = storage.sets._hash_file, []
 
     def hash_and_race(path):
         if not raced:
             raced.append(1)
             storage.publish(dest, make_files(tmp_path, "other"), MANIFEST, {"tag": "other"})
         return real_hash(path)
-    monkeypatch.setattr(storage, "_hash_file", hash_and_race)
+    monkeypatch.setattr(storage.sets, "_hash_file", hash_and_race)
     why = "was replaced by another save meanwhile" if old else "was written by another save meanwhile"
     with pytest.raises(FastTextError, match=rf"^{dest} {why}; nothing of this one was kept; try again$") as err:
         storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
     one_line(err.value)
     assert load_tag(dest, tmp_path) == "other"
     assert _unlisted_keys(policy, dest) == sorted(_objects(dest) + [MANIFEST])
-    monkeypatch.setattr(storage, "_hash_file", real_hash)
+    monkeypatch.setattr(storage.sets, "_hash_file", real_hash)
     with pytest.raises(FastTextError, match=rf"^{dest}/{MANIFEST} already exists; x$"):
         storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}, overwrite=False, hint="x")
 
@@ -1300,15 +1300,15 @@ def test_an_object_replaced_mid_read_is_an_error_not_a_stitched_file(s3_bucket, 
     uri = f"{s3_bucket}/data/one.txt"
     with storage.atomic_write(uri) as f:
         f.write(b"old")
-    real = storage._smart_open_errors
+    real = storage.files._smart_open_errors
 
-    @storage.contextlib.contextmanager
+    @contextlib.contextmanager
     def replaced_first(where):  # the object changes after the HEAD, before smart_open's first GET
         bucket, key = storage.split_s3(where)
         boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=b"new")
         with real(where):
             yield
-    monkeypatch.setattr(storage, "_smart_open_errors", replaced_first)
+    monkeypatch.setattr(storage.files, "_smart_open_errors", replaced_first)
     with pytest.raises(FastTextError, match=rf"^{uri} was replaced while it was read; read it again$"):
         storage.read_bytes(uri)
 
@@ -1391,14 +1391,14 @@ def test_two_writes_of_a_pair_at_once_that_leave_it_mixed_say_so(s3_bucket, monk
     both ended with success, the pair mixed (A's test beside B's train) until a reader refused it. The run whose
     copy came last now checks the targets after its copies and says so in one line."""
     prefix = f"{s3_bucket}/data"
-    real, interleaved = storage._copy, []
+    real, interleaved = storage.pairs._copy, []
 
     def copy(*args):
         real(*args)
         if not interleaved:  # A's first copy done: B runs whole
             interleaved.append(1)
             _write_pair(prefix, "B")
-    monkeypatch.setattr(storage, "_copy", copy)
+    monkeypatch.setattr(storage.pairs, "_copy", copy)
     with pytest.raises(FastTextError, match=r"were written by another run at the same time, and their files are now "
                                             r"of two writes \(reading them together is refused\): run the command "
                                             r"again, one at a time$") as err:
@@ -1406,7 +1406,7 @@ def test_two_writes_of_a_pair_at_once_that_leave_it_mixed_say_so(s3_bucket, monk
     one_line(err.value)
     with pytest.raises(FastTextError, match="now of another write of them"):
         storage.read_bytes(f"{prefix}/pair.train")
-    monkeypatch.setattr(storage, "_copy", real)
+    monkeypatch.setattr(storage.pairs, "_copy", real)
     _write_pair(prefix, "again")  # the advice works
     assert storage.read_bytes(f"{prefix}/pair.test") == b"__label__1 again test\n"
 
@@ -1414,13 +1414,13 @@ def test_two_writes_of_a_pair_at_once_that_leave_it_mixed_say_so(s3_bucket, monk
 def test_a_pair_replaced_whole_by_another_write_at_once_is_no_error(s3_bucket, monkeypatch):
     """The other run's copies all after ours: the pair is wholly of one write (theirs), nothing to report."""
     prefix = f"{s3_bucket}/data"
-    real, done = storage._copy, []
+    real, done = storage.pairs._copy, []
 
     def copy(*args):
         real(*args)
         done.append(1)
         if len(done) == 2:  # both of A's copies done: B runs whole before A checks
             _write_pair(prefix, "B")
-    monkeypatch.setattr(storage, "_copy", copy)
+    monkeypatch.setattr(storage.pairs, "_copy", copy)
     _write_pair(prefix, "A")
     assert storage.read_bytes(f"{prefix}/pair.test") == b"__label__1 B test\n"

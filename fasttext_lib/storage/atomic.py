@@ -1,0 +1,342 @@
+"""Writes that appear whole or not at all: a local file through an anonymous or named temporary renamed over its
+target, an S3 object in one PUT (or a multipart upload completed last); the private staging directory that files
+about to be published are written to first; a full TMPDIR as one error line. Killed writers' leftovers are removed
+by the next write to the same place.
+"""
+import contextlib
+import errno
+import os
+import re
+import secrets
+import shutil
+import stat
+import tempfile
+import time
+
+from ..errors import FastTextError
+from .s3 import _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
+from .files import check_replaceable, why_not_written
+
+
+# Atomic local writes. The data goes to an anonymous file (Linux's O_TMPFILE), which gets a name only
+# once complete: linked as a hidden temporary and at once renamed over the target. A kill -9 mid-write
+# therefore leaves nothing (the kernel frees the file with the process). Where the filesystem has no
+# O_TMPFILE (some network and FUSE mounts, other systems) the temporary has its name from the start.
+# Temporaries are named ``.<target>.fasttext-<pid>-<16 hex>.tmp`` and their writer holds an flock on
+# them from the moment they have a name until the rename; the kernel drops it when the writer dies. A
+# later write to the same target deletes the temporaries nobody holds that lock on: killed writers'
+# leftovers, never a live writer's. (The pid in the name is for people: a pid cannot tell a dead writer
+# from a live one in another container or on another host sharing the directory; the lock can.)
+_TEMP_TAIL = re.compile(r"fasttext-[0-9]+-[0-9a-f]{16}\.tmp")
+_NO_TMPFILE = {errno.EOPNOTSUPP, errno.ENOTSUP, errno.EISDIR, errno.EINVAL}  # kernels/filesystems without it
+_NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.ENOSYS}
+
+
+def _temporary_name(path):
+    return f".{os.path.basename(path)}.fasttext-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+
+
+def is_temporary_of(name, path):
+    """Whether ``name`` (a file name) is an atomic write's temporary for ``path``."""
+    head = f".{os.path.basename(path)}."
+    return name.startswith(head) and bool(_TEMP_TAIL.fullmatch(name[len(head):]))
+
+
+# Older versions of this library (before the locked temporaries above) wrote through
+# tempfile.mkstemp(prefix=".<target>.", suffix=".tmp"): ``.<target>.XXXXXXXX.tmp``, eight characters of
+# mkstemp's alphabet, never locked. A try-lock proves nothing about them (it succeeds on a live old
+# writer's file too), so only age can: every old writer streamed its output (vectors, data, the trial
+# table, model.tar.gz) from the moment it created the temporary until the rename, so a live one's file
+# keeps changing. One whose last change -- the later of mtime and ctime; ctime cannot be set back by
+# touch/utime -- is more than a day old is a killed writer's: a day is far beyond any pause between two
+# writes of those loops, and covers clock skew between a network filesystem's server and us. Its cost: a
+# killed old writer's leftover stays up to a day. Only exact matches beside the target, regular files
+# with one link, owned by us, are removed.
+_OLD_TEMP_TAIL = re.compile(r"[a-z0-9_]{8}\.tmp")
+OLD_TEMPORARY_GRACE_SECONDS = 24 * 3600
+
+
+def is_old_temporary_of(name, path):
+    """Whether ``name`` is an older library version's (unlocked, mkstemp-named) temporary for ``path``."""
+    head = f".{os.path.basename(path)}."
+    return name.startswith(head) and bool(_OLD_TEMP_TAIL.fullmatch(name[len(head):]))
+
+
+def _unchanged_for_a_day(held):
+    """Whether an unlocked temporary (``held``: its stat) is one no live writer can still be writing."""
+    last_change = max(held.st_mtime, held.st_ctime)
+    return (held.st_nlink == 1 and held.st_uid == os.geteuid()
+            and time.time() - last_change > OLD_TEMPORARY_GRACE_SECONDS)
+
+
+def remove_dead_temporary(temp, locked=True):
+    """Delete the temporary file ``temp`` if its writer is gone. ``locked``: its writers flock it, so
+    it is a dead one's when nobody holds that lock; else (files never locked) when unchanged for a day."""
+    import fcntl
+
+    try:  # read-write: where flock is emulated with POSIX locks (NFS) an exclusive lock needs it
+        fd = os.open(temp, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # gone meanwhile, a symbolic link, or not ours to open: leave it
+        return
+    try:
+        held = os.fstat(fd)
+        if locked:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
+        if ((locked or _unchanged_for_a_day(held)) and stat.S_ISREG(held.st_mode)
+                and os.path.samestat(held, os.stat(temp, follow_symlinks=False))):
+            os.unlink(temp)  # still the file we opened (and hold locked): a dead writer's
+    except OSError:  # a live writer's, renamed meanwhile, or a filesystem without locks: leave it
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(path):
+    """Delete the temporaries of earlier writes to ``path`` whose writer is gone: ours that nobody holds
+    the lock on, and older versions' unlocked ones unchanged for a day."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if is_temporary_of(name, path) or is_old_temporary_of(name, path):
+            remove_dead_temporary(os.path.join(directory, name), locked=is_temporary_of(name, path))
+
+
+def _lock(fd):
+    """Hold an exclusive flock on ``fd``; False where the filesystem has no locks (nothing is then
+    removed as stale there either: remove_stale_temporaries cannot lock such files)."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise
+        return False
+    return True
+
+
+def _open_temporary(path):
+    """``(fd, temporary path)``, locked; the path is None for an anonymous (O_TMPFILE) file."""
+    directory = os.path.dirname(path)
+    if hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd"):
+        try:
+            fd = os.open(directory, os.O_TMPFILE | os.O_WRONLY, 0o666)  # the mode open() gives, after the umask
+        except OSError as exc:
+            if exc.errno not in _NO_TMPFILE:
+                raise
+        else:
+            try:
+                _lock(fd)  # before it has a name: once linked it is never mistaken for a leftover
+            except BaseException:
+                os.close(fd)
+                raise
+            return fd, None
+    while True:
+        temp = os.path.join(directory, _temporary_name(path))
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            # Named before it is locked: a concurrent cleanup may take it for a leftover in that instant and
+            # delete it. Then the name is gone (or another file's) once we hold the lock: start again.
+            if not _lock(fd):
+                return fd, temp
+            if os.path.samestat(os.fstat(fd), os.stat(temp, follow_symlinks=False)):
+                return fd, temp
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.remove(temp)
+            raise
+        os.close(fd)
+
+
+def _name_anonymous(fd, path):
+    """Give the complete anonymous file ``fd`` its temporary name beside ``path`` (still locked)."""
+    directory = os.path.dirname(path)
+    name = _temporary_name(path)
+    dir_fd = os.open(directory, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)  # needs no read permission
+    try:  # with a dir_fd, os.link is linkat(..., AT_SYMLINK_FOLLOW): the file /proc/self/fd/N stands for
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+    finally:
+        os.close(dir_fd)
+    return os.path.join(directory, name)
+
+
+def _link_new(fd, temp, path):
+    """Give the complete file ``fd`` (named ``temp``, or anonymous: None) the name ``path`` only if nothing has it:
+    True once linked, False where the filesystem cannot link; an existing ``path`` is "already exists"."""
+    try:
+        if temp is not None:
+            os.link(temp, path, follow_symlinks=False)
+        else:
+            directory, name = os.path.split(path)
+            dir_fd = os.open(directory, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+            try:
+                os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+            finally:
+                os.close(dir_fd)
+    except FileExistsError:
+        raise already_exists(path) from None
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def atomic_local_file(path, mode="wb", overwrite=True):
+    """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
+    leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes).
+    ``overwrite=False``: an existing ``path`` is an error instead; the name is taken with a hard link, which
+    never replaces a file (a check just before the rename only where the filesystem has no hard links)."""
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
+    check_replaceable(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        remove_stale_temporaries(path)
+        fd, temp = _open_temporary(path)
+    except OSError as exc:
+        raise FastTextError(f"cannot write {path}: {why_not_written(directory, exc)}") from None
+    try:
+        with os.fdopen(fd, mode) as f:
+            yield f
+            f.flush()
+            # Before the rename: on NFS (EFS, SageMaker Studio's home) a quota or I/O error surfaces only
+            # when the data is written back, at fsync or close; after the rename it would be the target's.
+            os.fsync(f.fileno())
+            if not overwrite:
+                # A check, then a rename, let two writers that both found nothing both rename: the second replaced
+                # the first's file (two autotune runs writing one trial table). A link never replaces: S3's
+                # If-None-Match, locally. Where the filesystem has no hard links: the check just before the rename.
+                if _link_new(f.fileno(), temp, path):
+                    if temp is not None:
+                        os.remove(temp)
+                        temp = None
+                    return
+                if os.path.lexists(path):
+                    raise already_exists(path)
+            if temp is None:
+                temp = _name_anonymous(f.fileno(), path)
+            os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
+    except BaseException as exc:
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(temp)
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise FastTextError(f"cannot write {path}: {exc.strerror}") from None
+        raise
+
+
+# Files about to be published (a bundle's 800 MB of params, a checkpoint) are written to a private
+# staging directory first. SIGTERM / SIGINT remove it on the way out; SIGKILL cannot, so every new
+# staging directory first removes those whose process is gone (the pid is in the name).
+STAGING_PREFIX = "fasttext_lib-staging-"
+
+
+# What a write into a full TMPDIR raises (a quota's EDQUOT; EFBIG past a file-size limit).
+NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+@contextlib.contextmanager
+def staging_dir():
+    """A private temporary directory, removed afterwards, and the leftovers of killed runs with it.
+
+    A write into it that finds no room (a full TMPDIR) is one error line naming TMPDIR: the writes
+    inside are to staged files only (the destination's own errors are FastTextErrors already)."""
+    remove_dead_staging()
+    root = tempfile.gettempdir()
+    try:
+        path = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+    except OSError as exc:
+        raise FastTextError(f"cannot create a temporary directory in {root} (TMPDIR): {exc.strerror or exc}") from None
+    try:
+        with room_in_tmpdir():
+            yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def room_in_tmpdir():
+    """A write in the block that finds no room (a full TMPDIR) is one error line naming TMPDIR. For blocks
+    whose writes go to temporary files only (a full destination is its own FastTextError already)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in NO_ROOM:
+            raise
+        if exc.errno == errno.EFBIG:  # not the disk: "free space there" would not help
+            raise FastTextError(f"cannot write a temporary file in {tempfile.gettempdir()}: {exc.strerror} (larger "
+                                f"than this process's file-size limit, ulimit -f; raise it)") from None
+        raise FastTextError(f"no room for temporary files in {tempfile.gettempdir()} ({exc.strerror}); free space "
+                            f"there or set TMPDIR to a directory with more room") from None
+
+
+def temporary_file():
+    """An unlinked temporary file in TMPDIR (``w+b``); one error line if none can be made there."""
+    try:
+        return tempfile.TemporaryFile()
+    except OSError as exc:
+        raise FastTextError(f"cannot create a temporary file in {tempfile.gettempdir()} (TMPDIR): "
+                            f"{exc.strerror or exc}") from None
+
+
+def remove_dead_staging(root=None):
+    """Delete the staging directories under ``root`` (the temp dir) whose process no longer exists."""
+    root = root or tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(STAGING_PREFIX):].split("-", 1)[0] if name.startswith(STAGING_PREFIX) else ""
+        if pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+
+
+def _process_exists(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def atomic_write(uri, mode="wb", overwrite=True):
+    """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload).
+
+    ``overwrite=False``: never replace an existing ``uri`` (``FastTextError`` "already exists" instead).
+    On S3 the upload is conditional (``If-None-Match: *``), so S3 itself refuses an existing key: this
+    needs no s3:ListBucket (without it a HEAD cannot tell a missing object from a forbidden one) and no
+    writer that raced us is replaced. Locally the name is taken with a hard link, which never replaces a file
+    (:func:`atomic_local_file`)."""
+    uri = str(uri)
+    if not is_s3(uri):
+        with atomic_local_file(uri, mode, overwrite=overwrite) as f:
+            yield f
+        return
+    bucket, key = split_s3(uri)
+    if not key or key.endswith("/"):
+        raise FastTextError(f"S3 URI names no object: {uri}")
+    with staging_dir() as tmpdir:
+        staged = os.path.join(tmpdir, "object")
+        with open(staged, mode) as f:
+            yield f
+        with s3_errors(uri):
+            if overwrite:
+                upload_file(s3_client(), staged, bucket, key)
+            else:
+                _upload_new(s3_client(), staged, bucket, key, uri)
+
+
+# What link() answers where the filesystem cannot hard-link (rather than "the name exists").
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV, errno.ENOSYS}

@@ -1,0 +1,354 @@
+"""Plain files, local or ``s3://``: reading (S3 objects streamed by smart_open), existence, and the checks an output
+file gets before any work (no directory, FIFO or device in its place; an existing one refused unless replaced on
+purpose). Reading a train/test pair written together (pairs.py): :func:`reading_together` refuses two files of
+different writes. Why a local file cannot be written, in words (a read-only or kernel file system, a full disk).
+"""
+import contextlib
+import errno
+import io
+import os
+import re
+import sys
+import threading
+
+from ..errors import FastTextError
+from .s3 import _first_line, _is_missing, _status, already_exists, is_forbidden, is_s3, s3_client, s3_errors, split_s3
+
+
+def same_location(a, b):
+    """Whether two local paths or S3 URIs name the same file (symbolic and hard links followed)."""
+    a, b = str(a), str(b)
+    if is_s3(a) or is_s3(b):
+        return is_s3(a) and is_s3(b) and split_s3(a) == split_s3(b)
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def within(inner, outer):
+    """Whether the local path or S3 URI ``inner`` is ``outer`` or lies under it (links followed)."""
+    inner, outer = str(inner).rstrip("/"), str(outer).rstrip("/")
+    if is_s3(inner) or is_s3(outer):
+        if not (is_s3(inner) and is_s3(outer)):
+            return False
+        (b1, k1), (b2, k2) = split_s3(inner), split_s3(outer)
+        return b1 == b2 and (not k2 or k1 == k2 or k1.startswith(k2 + "/"))
+    if same_location(inner, outer):
+        return True
+    real_inner, real_outer = os.path.realpath(inner), os.path.realpath(outer)
+    return real_inner.startswith(real_outer.rstrip(os.sep) + os.sep)
+
+
+def exists(uri, forbidden_is_missing=False):
+    """Whether a local path or S3 object exists. ``forbidden_is_missing``: for an optional file, a refused
+    HEAD means absent: without s3:ListBucket, S3 answers 403 (not 404) for an object that does not exist."""
+    if is_s3(uri):
+        bucket, key = split_s3(uri)
+        with s3_errors(uri):
+            try:
+                s3_client().head_object(Bucket=bucket, Key=key)
+                return True
+            except Exception as exc:
+                if _is_missing(exc) or (forbidden_is_missing and is_forbidden(exc)):
+                    return False
+                raise
+    return os.path.exists(uri)
+
+
+def would_replace(uri):
+    """Whether a write to ``uri`` would replace something: a file, a dangling link too, or an S3 object. On S3
+    a refused HEAD cannot tell: without s3:ListBucket S3 answers 403 for a missing object too, so it counts as
+    nothing there, and ``atomic_write(uri, overwrite=False)`` makes the check at the write itself (a
+    conditional PUT)."""
+    return exists(uri, forbidden_is_missing=True) if is_s3(uri) else os.path.lexists(uri)
+
+
+def refuse_existing(uri, hint="pass --overwrite to replace it"):
+    """Fail fast if ``uri`` exists (a write that must not replace anything; :func:`would_replace`)."""
+    if would_replace(uri):
+        raise already_exists(uri, hint)
+
+
+class _S3Stream(io.RawIOBase):
+    """smart_open's streaming S3 reader, with its failures turned into one-line errors.
+
+    smart_open wraps a refused GET in ``OSError`` (the botocore error as its cause) and gives up on a
+    connection that keeps resetting with a plain ``OSError``: both become :class:`FastTextError`.
+    """
+
+    def __init__(self, stream, uri):
+        self._stream, self._uri = stream, uri
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        with _smart_open_errors(self._uri):
+            data = self._stream.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        with contextlib.suppress(Exception):
+            self._stream.close()
+        super().close()
+
+
+@contextlib.contextmanager
+def _smart_open_errors(uri):
+    with s3_errors(uri):
+        try:
+            yield
+        except OSError as exc:
+            cause = getattr(exc, "backend_error", None) or exc.__cause__
+            if _status(cause) == 412:  # open_read pins its GETs to the ETag it checked (If-Match)
+                raise FastTextError(f"{uri} was replaced while it was read; read it again") from None
+            if cause is not None and cause is not exc:
+                raise cause from None  # the botocore error: s3_errors names it
+            raise FastTextError(f"S3 read of {uri} failed: {_read_failure(exc)}") from None
+
+
+def _read_failure(exc):
+    """What smart_open says when a read keeps breaking off, without its reader's repr:
+    ``smart_open.s3._SeekableReader('bucket', 'key'): failed to read 131072 bytes after 5 attempts``."""
+    text = _first_line(exc)
+    match = re.search(r"failed to read \d+ bytes after (\d+) attempts", text)
+    if match:
+        return f"the connection broke off mid-read, and {match.group(1)} attempts to go on from there failed too"
+    return text
+
+
+def open_read(uri, mode="rb"):
+    """Open a local file or S3 object for streaming reads, with one-line errors for what is missing.
+
+    S3 objects stream through smart_open (bucket and key handed over as they are, so ``#`` and ``?``
+    stay in the key); a HEAD first names a missing bucket or object, or a refusal, in one line.
+    """
+    uri = str(uri)
+    if mode not in ("rb", "r"):
+        raise ValueError(f"open_read mode must be 'rb' or 'r', not {mode!r}")
+    if is_s3(uri):
+        import smart_open.s3
+
+        bucket, key = split_s3(uri)
+        if not key or key.endswith("/"):
+            raise FastTextError(f"S3 URI names no object: {uri}")
+        client = s3_client()
+        with s3_errors(uri):
+            head = client.head_object(Bucket=bucket, Key=key)
+        check_set_member(client, bucket, key, head)
+        pinned = {"S3.Client.get_object": {"IfMatch": head["ETag"]}} if head.get("ETag") else None
+        with _smart_open_errors(uri):
+            stream = smart_open.s3.open(bucket, key, "rb", client=client, client_kwargs=pinned)
+        raw = io.BufferedReader(_S3Stream(stream, uri), 1 << 20)
+        return raw if mode == "rb" else io.TextIOWrapper(raw, encoding="utf-8")
+    if os.path.isdir(uri):
+        raise FastTextError(f"expected a file but got a directory: {uri}")
+    if not os.path.exists(uri):
+        raise FastTextError(f"no such file: {uri}")
+    try:
+        return open(uri, mode)
+    except OSError as exc:
+        raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+
+
+# Reads that belong together (reading_together: a training run reading its train and validation files): the set
+# members read in each, (bucket, key) -> set id as its metadata said when it was opened (None: it had none).
+_READ_SCOPES = []
+_READ_SCOPES_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def reading_together():
+    """Within the block, S3 objects written as one set (:func:`atomic_writes`) must all be read from the same
+    write: a train split read, then a test split that a new write replaced meanwhile, is refused."""
+    scope = {}
+    with _READ_SCOPES_LOCK:
+        _READ_SCOPES.append(scope)
+    try:
+        yield
+    finally:
+        with _READ_SCOPES_LOCK:
+            _READ_SCOPES.remove(scope)
+
+
+def _not_together(uri, other, why):
+    return FastTextError(f"{uri} and s3://{other[0]}/{other[1]} were written together, but {why}: write them again "
+                         f"together (run the command that wrote them again), or, to read them as they are, drop the "
+                         f"set's metadata from this one: aws s3 cp {uri} {uri} --metadata-directive REPLACE")
+
+
+_WARNED = set()  # (uri, partner) pairs already warned about in this process: one line, not one per read
+
+
+def _member_view(bucket, key, metadata):
+    """``(set id, members)`` of the object at ``bucket/key`` as a member *there*: a copy of a member made elsewhere
+    by other means (``aws s3 cp`` keeps the metadata, naming the keys it was written to) is a file on its own."""
+    set_id, members = _set_of(metadata)
+    if members and (bucket, key) not in members:
+        return None, frozenset()
+    return set_id, members
+
+
+def check_set_member(client, bucket, key, head):
+    """Refuse to read ``bucket/key`` (``head``: its HeadObject answer) if it was written as a member of a set
+    (:func:`atomic_writes`: a train and a test split) that one of our writes left mixed: another member there is
+    now of another write of that set (a write failed between its copies, or two ran at once), or is older than
+    this one and not of its write (the write that put this one in place never reached it); or, inside
+    :func:`reading_together`, another member was read from another write before.
+
+    A partner replaced *after* this write by a file of other origin (the user's own upload of a test split, or a
+    copy of a member of another set) is the user's doing, not a half-written set: it is read, with a warning."""
+    uri, me = f"s3://{bucket}/{key}", (bucket, key)
+    set_id, members = _member_view(bucket, key, head.get("Metadata"))
+    for other in sorted(members - {me}):
+        try:
+            theirs = client.head_object(Bucket=other[0], Key=other[1])
+        except Exception:  # missing (403 without s3:ListBucket), or not ours to see: no partner to mismatch
+            continue
+        other_id, other_members = _member_view(*other, theirs.get("Metadata"))
+        if other_id == set_id:
+            continue
+        if other_id is not None and me in other_members:  # ours, with this one at its key: another write of the set
+            raise _not_together(uri, other, "that one is now of another write of them")
+        mine_at, theirs_at = head.get("LastModified"), theirs.get("LastModified")
+        if mine_at is not None and theirs_at is not None and theirs_at < mine_at:
+            raise _not_together(uri, other, "that one is older than this one: the write of both never reached it")
+        if (uri, other) not in _WARNED:
+            _WARNED.add((uri, other))
+            print(f"warning: s3://{other[0]}/{other[1]} was replaced by another file after {uri} was written with it: "
+                  f"reading them as they are", file=sys.stderr)
+    with _READ_SCOPES_LOCK:
+        for scope in _READ_SCOPES:
+            for other, (other_id, other_members) in scope.items():
+                if (other != me and set_id is not None and other_id is not None and other_id != set_id
+                        and (other in members or me in other_members)):
+                    raise FastTextError(f"{uri} was written together with s3://{other[0]}/{other[1]}, which this "
+                                        f"run read from another write of them (they were written again while it "
+                                        f"ran): run it again")
+            scope[me] = (set_id, members)
+
+
+def remove_file(uri):
+    """Delete a file or S3 object this run wrote (a missing one is no error; nor is a failure: best effort)."""
+    with contextlib.suppress(Exception):
+        if is_s3(uri):
+            bucket, key = split_s3(uri)
+            s3_client().delete_object(Bucket=bucket, Key=key)
+        else:
+            os.remove(uri)
+
+
+def read_bytes(uri):
+    with open_read(uri, "rb") as f:
+        return f.read()
+
+
+def check_replaceable(path):
+    """An existing ``path`` must be a regular file (or a link to one) for an atomic write to replace it: the
+    rename would put a regular file in place of a device, FIFO or socket (as root: ``--output /dev/null
+    --overwrite`` replaced the device node itself). A directory is refused here too, before anything is
+    written: its rename failed only at the end, after a pair's first member had replaced the user's file
+    (``sample --overwrite`` beside a ``test.csv/`` folder, as Spark writes them)."""
+    if os.path.isdir(path):
+        raise FastTextError(f"cannot write {path}: it is a directory")
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
+
+
+# Sets of plain files on S3 (atomic_writes: a prepared train/test pair and its names file, sample's train.csv and
+# test.csv). S3 has no transaction over two objects, but a single PUT or COPY is atomic, its metadata included. So:
+#
+# 1. every member is uploaded (the long part: hundreds of MB) to a staging key beside its target,
+#    ``.fasttext-staging-<set id>-<name>``, with the metadata ``fasttext-set: <set id>`` and ``fasttext-members``
+#    (the targets' bucket/key, URL-quoted); the keys are remembered, not listed (no s3:ListBucket is needed);
+# 2. only once all are uploaded, each target is replaced by a server-side COPY of its staging object, in order;
+# 3. the staging objects are deleted by the keys remembered, also when anything failed.
+#
+# A failure in 1 (a connection lost mid-upload, Ctrl-C, SIGTERM) leaves the old set untouched. Only a failure in the
+# instant between two COPYs can leave targets of two sets side by side: the error says so, and :func:`open_read`
+# refuses to read a member of one set beside another member now of another write of that set, or older than it and
+# of no write of it (see check_set_member; a file the user put there later is read, with a warning). Objects are
+# read pinned to the ETag
+# their metadata was checked on (``If-Match``): one replaced mid-read is an error, never a file stitched from two.
+#
+# Where staging objects could not be removed afterwards (no s3:DeleteObject: a role that may only put objects) or
+# not copied (no s3:GetObject), the members are uploaded to their targets directly, one after another, with the
+# same metadata: a failure between two of them leaves a mixed set that readers refuse, and the error says so.
+# ``overwrite=False`` uploads each member conditionally (If-None-Match) to its target: nothing is replaced, and a
+# failure takes back (deletes) the members this call created.
+SET_ID_META, SET_MEMBERS_META = "fasttext-set", "fasttext-members"
+_SET_MEMBERS_MAX = 1800  # user metadata is limited to 2 KB: a set naming longer keys is recorded by its id alone
+
+
+def _set_of(metadata):
+    """``(set id, frozenset of (bucket, key))`` from an object's metadata; ``(None, frozenset())`` for none."""
+    from urllib.parse import unquote
+
+    metadata = metadata or {}
+    names = metadata.get(SET_MEMBERS_META, "")
+    members = frozenset(tuple(unquote(n).split("/", 1)) for n in names.split(",") if "/" in unquote(n))
+    return metadata.get(SET_ID_META), members
+
+
+# The kernel's own file systems: views of processes, devices and settings, never a place for data. Creating a
+# file in /proc fails with ENOENT ("No such file or directory", of a directory that exists), in /sys with EACCES
+# even as root: what the user was told, "cannot write to /proc: No such file or directory".
+KERNEL_FILE_SYSTEMS = {"proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "pstore", "bpf",
+                       "configfs", "fusectl", "mqueue", "binfmt_misc", "efivarfs", "selinuxfs", "nsfs", "devpts"}
+
+
+def _why_no_file(where, exc, mounted=None):
+    """Why no file could be created in the existing directory ``where`` (``exc``: the OSError of the attempt),
+    in words: the kernel's message alone (ENOENT for a folder that exists) said nothing useful. ``mounted``:
+    :func:`_file_system_of` ``where``, if the caller has it already."""
+    mounted = mounted or _file_system_of(where)
+    fstype, read_only = mounted if mounted else (None, False)
+    if fstype in KERNEL_FILE_SYSTEMS:
+        return (f"{where} is on the kernel's {fstype} file system, where no file can be created ({exc.strerror or exc}); "
+                f"choose a folder on a disk")
+    if exc.errno == errno.EROFS or read_only:
+        return f"{where} is on a file system mounted read-only ({exc.strerror or exc}); choose another location"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"{where} does not let this user create files in it ({exc.strerror or exc})"
+    if exc.errno == errno.ENOENT:
+        return f"{where} does not accept new files ({exc.strerror or exc}, of a folder that exists)"
+    return f"{where}: {exc.strerror or exc}"
+
+
+def why_not_written(directory, exc):
+    """What to say of ``exc``, an OSError of a write into the local ``directory`` (which may not exist yet):
+    :func:`_why_no_file` of its nearest existing folder when that is on the kernel's file systems or mounted
+    read-only (ENOENT in /proc said "No such file or directory"); else the kernel's message."""
+    where = os.path.abspath(str(directory))
+    while not os.path.isdir(where) and os.path.dirname(where) != where:
+        where = os.path.dirname(where)
+    mounted = _file_system_of(where)
+    if exc.errno is not None and mounted and (mounted[0] in KERNEL_FILE_SYSTEMS or mounted[1] or exc.errno == errno.EROFS):
+        return _why_no_file(where, exc, mounted)
+    return exc.strerror or str(exc)
+
+
+def _file_system_of(path):
+    """``(type, read-only)`` of the file system mounted where ``path`` is (Linux: /proc/self/mountinfo), else None."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    path, best = os.path.realpath(path), None
+    for line in lines:
+        fields = line.split()
+        if "-" not in fields[6:]:
+            continue
+        dash = fields.index("-", 6)
+        if len(fields) < dash + 2:
+            continue
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])  # \040: a space
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) >= len(best[0])):  # the last of equal mount points is on top
+            best = (point, fields[dash + 1], "ro" in fields[5].split(","))
+    return best[1:] if best else None

@@ -1,0 +1,167 @@
+"""Several files written together (a train/test pair, with its label names): none replaces an older one until all
+are written. On S3 each is uploaded to a staging key and put in place by server-side copies, with a set id in each
+object's metadata so that readers (files.reading_together) can refuse a pair mixed by a failed or concurrent write.
+"""
+import contextlib
+import os
+import secrets
+import sys
+
+from ..errors import FastTextError
+from .s3 import _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
+from .files import SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of
+from .atomic import atomic_local_file, staging_dir
+
+
+@contextlib.contextmanager
+def atomic_writes(uris, mode="wb", overwrite=True):
+    """:func:`atomic_write` for files that belong together (a train and a test split): yields their file
+    objects; all are written in full before any replaces what is at its ``uri``, and they are put in place
+    in the order given. A failure while writing them leaves every old file as it was.
+
+    On S3 the files are one *set* (see "Sets of plain files on S3" below): every object carries the set's id
+    and its members' names in its metadata, which :func:`open_read` checks, so a reader never takes a file of
+    one set beside its partner of another. They are uploaded to staging keys first and put in place by
+    server-side copies only once all are uploaded: a failed or interrupted upload leaves the old set intact.
+    Locally the files are put in place by renames, one after another."""
+    uris = [str(u) for u in uris]
+    if not any(is_s3(u) for u in uris):
+        with _local_writes(uris, mode, overwrite) as files:
+            yield files
+        return
+    set_id = secrets.token_hex(8)
+    metadata = _set_metadata(set_id, [split_s3(u) for u in uris if is_s3(u)])
+    with contextlib.ExitStack() as stack:
+        tmpdir = stack.enter_context(staging_dir())
+        local = {u: stack.enter_context(atomic_local_file(u, mode, overwrite=overwrite)) for u in uris if not is_s3(u)}
+        staged = {u: os.path.join(tmpdir, f"member-{i}") for i, u in enumerate(uris) if is_s3(u)}
+        opened = {u: stack.enter_context(open(path, mode)) for u, path in staged.items()}
+        yield [local.get(u) or opened[u] for u in uris]
+        for f in opened.values():
+            f.close()
+        # the local members are put in place when the stack closes (their renames), after the S3 ones
+        _put_set_in_place(uris, staged, metadata, overwrite)
+
+
+@contextlib.contextmanager
+def _local_writes(uris, mode, overwrite):
+    with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
+        writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
+        files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite))
+                 for uri, writer in reversed(list(zip(uris, writers)))]
+        yield files[::-1]
+        for done, writer in enumerate(writers):
+            writer.close()  # a rename: it fails only where the folder itself went away
+
+
+def _set_metadata(set_id, members):
+    from urllib.parse import quote
+
+    names = ",".join(quote(f"{b}/{k}", safe="/") for b, k in members)
+    return {SET_ID_META: set_id, **({SET_MEMBERS_META: names} if len(names) <= _SET_MEMBERS_MAX else {})}
+
+
+def staging_key(key, set_id):
+    head, _, name = key.rpartition("/")
+    return (head + "/" if head else "") + f".fasttext-staging-{set_id}-{name}"
+
+
+def _put_set_in_place(uris, staged, metadata, overwrite):
+    client = s3_client()
+    targets = [u for u in uris if is_s3(u)]
+    with s3_errors(targets[0]):
+        deletable = _may_delete(client, *split_s3(targets[0]))
+    if not overwrite or not deletable:
+        return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+    created = []  # staging keys, by the key: deleted without a listing
+    try:
+        for uri in targets:
+            bucket, key = split_s3(uri)
+            temp = staging_key(key, metadata[SET_ID_META])
+            created.append((bucket, temp, uri))
+            with s3_errors(uri):
+                upload_file(client, staged[uri], bucket, temp, metadata)
+        for done, (bucket, temp, uri) in enumerate(created):
+            try:
+                with s3_errors(uri):
+                    _copy(client, bucket, temp, *split_s3(uri), os.path.getsize(staged[uri]))
+            except FastTextError as exc:
+                if done:
+                    raise _mixed(exc, targets, done) from None
+                if not str(exc).startswith("access denied"):
+                    raise
+                # no s3:GetObject on the staging object (a role that may put and delete): upload directly
+                _delete_staged(client, created)
+                created = []
+                return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+    finally:
+        _delete_staged(client, created)
+    _check_one_write(client, targets)
+
+
+def _check_one_write(client, targets):
+    """After the copies: the targets must all be of one write. Two writes to one place at once (two ``prepare``
+    runs) can interleave their copies, A's train, B's train, B's test, A's test, and both succeeded, leaving a
+    mixed set that only a reader found. The run whose copy came last sees the mix here and says so; a set wholly
+    of the other write is that write's (ours was replaced whole: nothing is mixed)."""
+    ids = {}
+    for uri in targets:
+        try:
+            ids[uri] = _set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0]
+        except Exception:  # gone, or not ours to see: readers check what they find
+            return
+    if len(set(ids.values())) > 1:
+        raise FastTextError(f"{', '.join(targets)} were written by another run at the same time, and their files are "
+                            f"now of two writes (reading them together is refused): run the command again, one at a "
+                            f"time")
+
+
+def _delete_staged(client, created):
+    """Delete the staging objects of a set by their keys; what cannot be deleted is named on stderr."""
+    left = []
+    for bucket, temp, _ in created:
+        try:
+            client.delete_object(Bucket=bucket, Key=temp)
+        except Exception as exc:
+            left.append(f"s3://{bucket}/{temp} ({_first_line(exc)})")
+    if left:
+        print(f"warning: could not delete the staging object(s) {', '.join(left)}: delete them by hand", file=sys.stderr)
+
+
+def _may_delete(client, bucket, key):
+    """Whether S3 lets us delete objects beside ``key`` (deleting a key that does not exist changes nothing)."""
+    probe = staging_key(key, "probe-" + secrets.token_hex(8))
+    try:
+        client.delete_object(Bucket=bucket, Key=probe)
+    except Exception as exc:
+        if is_forbidden(exc):
+            return False
+        raise
+    return True
+
+
+def _upload_directly(client, targets, staged, metadata, overwrite, deletable):
+    created = []
+    for done, uri in enumerate(targets):
+        bucket, key = split_s3(uri)
+        try:
+            with s3_errors(uri):
+                if overwrite:
+                    upload_file(client, staged[uri], bucket, key, metadata)
+                else:
+                    _upload_new(client, staged[uri], bucket, key, uri, metadata)
+        except BaseException as exc:
+            if not overwrite and deletable:  # ours alone (created, never replaced): take them back
+                _delete_staged(client, created)
+                raise
+            if done and isinstance(exc, FastTextError):
+                raise _mixed(exc, targets, done) from None
+            raise
+        created.append((bucket, key, uri))
+
+
+def _mixed(exc, uris, done):
+    # Already replaced, the earlier files cannot be taken back: say so, or the user reads the failure as "nothing
+    # changed"; readers refuse the mixed set (open_read) until it is written again.
+    return FastTextError(f"{exc}; {', '.join(uris[:done])} had already been written, so the files written together "
+                         f"no longer belong together (reading them together is refused): run the command again")

@@ -1,0 +1,380 @@
+"""S3 locations, the one client per process, and S3's failures as one-line errors; uploads.
+
+``s3://bucket/key`` URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a
+user can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is a one-line :class:`FastTextError`. The
+endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos). Uploads: one file to
+one key, multipart for big files (aborted by its id when interrupted), conditional (``If-None-Match``) where an
+existing object must not be replaced.
+"""
+import contextlib
+import os
+import re
+import sys
+import threading
+import time
+
+from ..errors import FastTextError
+
+
+# What a reader of a published set (sets.py) can meet; here, in the lowest layer, because get_s3_object raises it.
+class SetChanged(FastTextError):
+    """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile.
+
+    ``missing``: ``(logical name, stored name)`` of that file when it was missing, not replaced mid-read:
+    still missing after :func:`read_set`'s retries, it was deleted or never copied, for good."""
+
+    def __init__(self, message, missing=None):
+        super().__init__(message)
+        self.missing = missing
+
+
+class Damaged(FastTextError):
+    """A manifest that is not JSON, not ours or malformed, or a file that does not match its size or checksum."""
+
+
+# A location of another scheme (Hadoop's s3a://, https://), or an S3 URI mistyped (S3://, s3:/ with one slash): taken
+# for a relative local path it was written to ./S3:/bucket/... on the local disk, silently.
+_OTHER_SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[sS]3:/)")
+
+
+def is_s3(uri):
+    """Whether ``uri`` is an ``s3://`` URI (False: a local path); a URI of any other form is refused."""
+    uri = str(uri)
+    if uri.startswith("s3://"):
+        return True
+    if _OTHER_SCHEME.match(uri):
+        hint = "; S3 URIs are written s3://bucket/key" if uri[:2].lower() == "s3" else ""
+        raise FastTextError(f"{uri}: only local paths and s3://bucket/key URIs are read and written{hint}")
+    return False
+
+
+def split_s3(uri):
+    """``s3://bucket/a/b#1?x`` -> ``("bucket", "a/b#1?x")``: no URL parsing, keys may hold ``#`` and ``?``."""
+    uri = str(uri)
+    bucket, _, key = uri[len("s3://"):].partition("/") if is_s3(uri) else ("", "", "")
+    if not bucket:
+        raise FastTextError(f"not a valid S3 URI (expected s3://bucket/key): {uri}")
+    return bucket, key
+
+
+def join(base, *parts):
+    base = str(base)
+    if is_s3(base):
+        return "/".join([base.rstrip("/")] + [p.strip("/") for p in parts])
+    return os.path.join(base, *parts)
+
+
+def _key(prefix, name):
+    return f"{prefix}/{name}" if prefix else name
+
+
+# One S3 client per process and AWS_* environment (s3_client). A new boto3 Session parses botocore's JSON models
+# again (S3's service model, endpoints, rule sets): ~0.16 s of CPU for each S3 call the library made, 1-3 s for a
+# bundle published or read on S3. Clients are thread-safe (sessions are not: each is made under the lock).
+_CLIENTS = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def s3_client():
+    """The process's S3 client for the current AWS_* environment (endpoint, credentials, region, retries): a
+    changed variable (a test's, or a notebook's os.environ edit) gets a client of its own, as does a forked child."""
+    key = (os.getpid(), tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_"))))
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.pop(key, None)
+        if client is None:
+            import boto3
+
+            client = boto3.session.Session().client("s3")
+            client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
+            if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
+                del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
+        _CLIENTS[key] = client  # (last: the most recently used)
+    return client
+
+
+def _stream_errors():
+    """What a response body's read raises when the connection drops or stalls mid-object."""
+    import botocore.exceptions as bex
+
+    names = ("ResponseStreamingError", "ReadTimeoutError", "IncompleteReadError")  # (older botocores lack some)
+    return tuple(getattr(bex, n) for n in names if hasattr(bex, n)) + (ConnectionError,)
+
+
+def get_s3_object(bucket, key, write, attempts=5):
+    """GET ``key`` and pass its body to ``write`` chunk by chunk; returns the GetObject answer.
+
+    botocore retries a request that fails before its answer starts, but not a body whose connection is
+    reset or stalls midway: a single such fault failed predict / evaluate / a resume from S3 checkpoints
+    (training's smart_open reads resume). The rest is asked for again (``Range``), from the same object
+    (``IfMatch`` its ETag: a replaced object is S3's 412, never a file stitched from two versions)."""
+    client, done, answer = s3_client(), 0, None
+    for attempt in range(attempts):
+        extra = {} if answer is None else {"Range": f"bytes={done}-", "IfMatch": answer["ETag"]}
+        try:
+            part = client.get_object(Bucket=bucket, Key=key, **extra)
+        except Exception as exc:
+            if answer is not None and _status(exc) == 412:  # replaced since the first part: a set being published
+                raise SetChanged(f"s3://{bucket}/{key} was replaced while it was read; try again") from None
+            raise
+        answer = answer or part
+        try:
+            for chunk in iter(lambda: part["Body"].read(1 << 20), b""):
+                write(chunk)
+                done += len(chunk)
+            return answer
+        except _stream_errors():
+            if attempt == attempts - 1:
+                raise
+            time.sleep(min(0.1 * 2 ** attempt, 2.0))
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def s3_errors(uri):
+    """Turn every S3 failure a user can cause into one-line :class:`FastTextError` (no traceback)."""
+    import boto3.exceptions
+    import botocore.exceptions as bex
+    import s3transfer.exceptions
+
+    try:
+        yield
+    except FastTextError:
+        raise
+    except (bex.NoCredentialsError, bex.PartialCredentialsError, bex.CredentialRetrievalError):
+        raise FastTextError(f"no AWS credentials found for {uri} (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)") from None
+    except bex.NoRegionError:
+        raise FastTextError(f"no AWS region configured for {uri} (set AWS_DEFAULT_REGION)") from None
+    except (bex.EndpointConnectionError, bex.ConnectTimeoutError) as exc:
+        raise FastTextError(f"cannot reach the S3 endpoint for {uri}: {_first_line(exc)}") from None
+    except bex.ClientError as exc:
+        raise _client_error(exc, uri) from None
+    except bex.ParamValidationError as exc:  # nothing was sent: botocore refused the bucket name ("my bucket")
+        reasons = "; ".join(line.strip() for line in str(exc).splitlines()[1:] if line.strip()) or _first_line(exc)
+        raise FastTextError(f"not a valid S3 URI: {uri}: {reasons}") from None
+    except boto3.exceptions.S3UploadFailedError as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, bex.ClientError):
+            raise _client_error(cause, uri) from None
+        raise FastTextError(f"S3 upload to {uri} failed: {_first_line(exc)}") from None
+    except (bex.BotoCoreError, boto3.exceptions.Boto3Error, s3transfer.exceptions.RetriesExceededError,
+            ConnectionError) as exc:
+        raise FastTextError(f"S3 request for {uri} failed (connection lost or timed out): {_first_line(exc)}") from None
+
+
+def _client_error(exc, uri):
+    error = exc.response.get("Error", {})
+    code = error.get("Code", "")
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    bucket = split_s3(uri)[0]
+    if code == "NoSuchBucket":
+        return _no_bucket(bucket, uri)
+    if code in ("NoSuchKey", "404", "NotFound"):
+        # HEAD answers a bare 404 for a missing bucket too: ask about the bucket to say which.
+        if not _bucket_exists(bucket):
+            return _no_bucket(bucket, uri)
+        return FastTextError(f"no such S3 object: {uri}")
+    if code in ("AccessDenied", "403", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled"):
+        return FastTextError(f"access denied to {uri} ({code}): check your AWS credentials and permissions")
+    return FastTextError(f"S3 request for {uri} failed: {code or 'error'} (HTTP {status}) {error.get('Message') or ''}".rstrip())
+
+
+def _no_bucket(bucket, uri):
+    # Bucket names have been lowercase since 2018 (only some older us-east-1 buckets have capitals): a name typed
+    # with them (-p bucket My-Bucket) is most likely the lowercase one.
+    hint = f"; bucket names are lowercase: did you mean {bucket.lower()}?" if bucket != bucket.lower() else ""
+    return FastTextError(f"S3 bucket does not exist: {bucket} (for {uri}){hint}")
+
+
+def _bucket_exists(bucket):
+    try:
+        s3_client().head_bucket(Bucket=bucket)
+        return True
+    except Exception as exc:  # any other answer (403, endpoint down): do not claim it is missing
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+        return code not in ("404", "NoSuchBucket", "NotFound")
+
+
+def _bucket_listable(client, bucket):
+    """HeadBucket: raises for a missing bucket (404) and other failures; False where it is refused (403).
+    It needs s3:ListBucket, which a user who may only put objects lacks: that alone is no reason to stop."""
+    try:
+        client.head_bucket(Bucket=bucket)
+    except Exception as exc:
+        if is_forbidden(exc):
+            return False
+        raise
+    return True
+
+
+def _status(exc):
+    """The HTTP status of a botocore ClientError (None for anything else)."""
+    response = getattr(exc, "response", None)
+    return response.get("ResponseMetadata", {}).get("HTTPStatusCode") if isinstance(response, dict) else None
+
+
+def _is_missing(exc):
+    import botocore.exceptions as bex
+
+    return isinstance(exc, bex.ClientError) and exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
+
+
+def is_forbidden(exc):
+    import botocore.exceptions as bex
+
+    return isinstance(exc, bex.ClientError) and exc.response.get("Error", {}).get("Code") in ("403", "AccessDenied", "Forbidden")
+
+
+def already_exists(uri, hint="pass --overwrite to replace it"):
+    """The one-line error for a write that must not replace ``uri``."""
+    return FastTextError(f"{uri} already exists; {hint}")
+COPY_OBJECT_MAX = 5 << 30  # CopyObject copies up to 5 GB; larger objects are copied in parts (boto3's managed copy)
+
+
+def _copy(client, bucket, source, dest_bucket, key, size):
+    """Server-side copy (metadata included): one CopyObject up to 5 GB, else boto3's managed copy in parts."""
+    if size <= COPY_OBJECT_MAX:
+        client.copy_object(Bucket=dest_bucket, Key=key, CopySource={"Bucket": bucket, "Key": source},
+                           MetadataDirective="COPY")
+    else:
+        _in_thread(lambda: client.copy({"Bucket": bucket, "Key": source}, dest_bucket, key))
+
+
+def _in_thread(call, on_abandon=None):
+    """``call()`` in a daemon thread that the caller waits for, so that a signal ends the wait at once: waiting
+    inside boto3's transfer manager, Ctrl-C or SIGTERM held the process until the stalled request's read timeout
+    (a minute) when the endpoint had stopped answering. The worker is abandoned then (the CLI exits without
+    waiting for threads: cli._exit_now)."""
+    outcome = []
+
+    def run():
+        try:
+            call()
+        except BaseException as exc:  # raised again in the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, name="fasttext-s3-transfer", daemon=True)
+    worker.start()
+    try:
+        worker.join()
+    except BaseException:
+        if on_abandon is not None:
+            on_abandon()
+        raise
+    if outcome:
+        raise outcome[0]
+
+
+# Multipart uploads boto3's transfer manager started, by (bucket, key): their ids come from CreateMultipartUpload's
+# answers (an event hook on each client). The manager aborts an upload that fails, but one whose caller a signal
+# took away (upload_file abandons the worker) was left incomplete, its parts stored and billed, and without
+# s3:ListBucket (ListMultipartUploads) no later run could find it: it is aborted by its id instead.
+_MULTIPART = {}
+_MULTIPART_LOCK = threading.Lock()
+
+
+def _record_multipart(parsed=None, **kwargs):
+    if isinstance(parsed, dict) and parsed.get("UploadId") and parsed.get("Key"):
+        with _MULTIPART_LOCK:
+            _MULTIPART[(parsed.get("Bucket"), parsed["Key"])] = parsed["UploadId"]
+
+
+def _abort_multipart(client, bucket, key):
+    """Abort the multipart upload to ``bucket/key`` this process started, by its id; say what is left if S3
+    refuses (s3:AbortMultipartUpload)."""
+    with _MULTIPART_LOCK:
+        upload = _MULTIPART.pop((bucket, key), None)
+    if upload is None:
+        return
+    try:
+        client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)
+    except Exception as exc:
+        print(f"warning: the interrupted upload to s3://{bucket}/{key} could not be aborted ({_first_line(exc)}): "
+              f"abort multipart upload {upload} there by hand, or have a lifecycle rule abort incomplete uploads",
+              file=sys.stderr)
+
+
+def upload_file(client, path, bucket, key, metadata=None):
+    """``client.upload_file`` (``metadata``: the object's user metadata) in a daemon thread (:func:`_in_thread`);
+    a multipart upload the caller abandons (a signal) is aborted by its id."""
+    extra = {"ExtraArgs": {"Metadata": metadata}} if metadata else {}
+    with _MULTIPART_LOCK:
+        _MULTIPART.pop((bucket, key), None)
+    try:
+        _in_thread(lambda: client.upload_file(path, bucket, key, **extra),
+                   on_abandon=lambda: _abort_multipart(client, bucket, key))
+    finally:
+        with _MULTIPART_LOCK:
+            _MULTIPART.pop((bucket, key), None)
+
+
+CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it
+
+
+def _upload_new(client, path, bucket, key, uri, metadata=None):
+    """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3)."""
+    import botocore.exceptions as bex
+
+    if _conditional_writes(client):
+        try:
+            return _create_object(client, path, bucket, key, metadata)
+        except bex.ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code in ("PreconditionFailed", "412"):
+                raise already_exists(uri) from None
+            if code in ("ConditionalRequestConflict", "409"):
+                raise FastTextError(f"{uri} was being written by someone else at the same time; try again") from None
+            if code not in ("NotImplemented", "501"):
+                raise
+            # an S3-compatible store without conditional writes: check first, as below
+    try:
+        client.head_object(Bucket=bucket, Key=key)
+    except Exception as exc:
+        if is_forbidden(exc):
+            raise FastTextError(
+                f"cannot tell whether {uri} exists: S3 refused to say (403: without s3:ListBucket a missing object is "
+                f"refused too) and this S3 client or endpoint cannot write conditionally; pass --overwrite if replacing "
+                f"it is fine, or grant s3:ListBucket") from None
+        if not _is_missing(exc):
+            raise
+        return upload_file(client, path, bucket, key, metadata)
+    raise already_exists(uri)
+
+
+def _conditional_writes(client):
+    """Whether this botocore knows PutObject's ``IfNoneMatch`` (S3 conditional writes, botocore 1.35 on)."""
+    return "IfNoneMatch" in _put_members(client)
+
+
+def _create_object(client, path, bucket, key, metadata=None):
+    """Upload ``path`` with ``If-None-Match: *`` (boto3's managed upload cannot pass it): one PUT, or a
+    multipart upload whose completion carries the condition (aborted on any failure)."""
+    if os.path.getsize(path) <= CONDITIONAL_PART_BYTES:
+        with open(path, "rb") as f:
+            client.put_object(Bucket=bucket, Key=key, Body=f, IfNoneMatch="*", **({"Metadata": metadata} if metadata else {}))
+        return
+    upload = client.create_multipart_upload(Bucket=bucket, Key=key, **({"Metadata": metadata} if metadata else {}))["UploadId"]
+    try:
+        parts = []
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(CONDITIONAL_PART_BYTES), b""):
+                number = len(parts) + 1
+                etag = client.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=number, Body=chunk)["ETag"]
+                parts.append({"PartNumber": number, "ETag": etag})
+        client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": parts},
+                                         IfNoneMatch="*")
+    except BaseException:
+        with contextlib.suppress(Exception):
+            client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)
+        raise
+
+
+def _put_members(client):
+    """The parameters this botocore's PutObject takes (``IfNoneMatch`` / ``IfMatch``: conditional writes)."""
+    try:
+        return set(client.meta.service_model.operation_model("PutObject").input_shape.members)
+    except Exception:
+        return set()

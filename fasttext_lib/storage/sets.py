@@ -1,0 +1,774 @@
+"""Published sets (model bundles, checkpoints), written atomically and read back verified.
+
+A *set* is a few data files plus a JSON manifest, at a local directory or an ``s3://`` prefix::
+
+    dest/config.json                       the manifest: written LAST, in one atomic step
+    dest/model-3f2a9c0d1b2e4f60.params     data files: <stem>-<publish id><ext>, never overwritten
+    dest/vocab-3f2a9c0d1b2e4f60.json
+    dest/.fasttext.lock                    (local only) serializes publishers; flock, so kill -9 frees it
+
+The manifest is the caller's dict plus ``"written_by": "fasttext_lib"`` and ``"files": {logical
+name: {"object": stored name, "sha256": hex, "bytes": n}}``. Every publish uploads its data
+files under names no manifest references yet, then replaces the manifest in one step
+(``os.replace`` locally, one PUT on S3), then deletes the objects the replaced manifest
+referenced. A failure at any moment therefore leaves the old manifest pointing at the old, untouched
+files, or the new one at the new files; readers go through the manifest and verify size and sha256.
+
+Stale leftovers: locally, whoever holds the lock knows no other publisher is running, so it deletes
+every staging file and unreferenced data file it finds. S3 has no lock: unreferenced data objects
+(a killed or losing concurrent publisher's) and incomplete multipart uploads are deleted by the next
+publish or remove once older than :data:`ORPHAN_GRACE_SECONDS` (1 hour, so a slow concurrent
+upload is never removed under a publisher's feet). Objects of a replaced manifest go at once: their
+names are unique to that publish, so no other manifest can reference them. Without s3:ListBucket
+(see "S3 sets" below) the manifest is committed conditionally and only the orphan clean-up is skipped.
+
+A destination is replaced only if it is empty, absent, or holds a manifest with our marker (or only
+our own leftovers); anything else -- a directory of the user's files, the current directory -- is
+refused up front with an error naming it. Files we did not write are never deleted.
+
+API (stable; bundles and checkpoints use it):
+
+* ``publish(dest, files, manifest_name, manifest, overwrite=True) -> str``: ``files`` maps logical name ->
+  local path; ``overwrite=False`` refuses a set already there.
+* ``read_manifest(src, manifest_name) -> dict``: one-line errors for missing, not JSON, not ours.
+* ``fetch(src, manifest, names, local_dir) -> {name: local path}``: verifies size and sha256;
+  raises :class:`SetChanged` if a file is gone because a publisher replaced the set meanwhile.
+* ``read_set(src, manifest_name, names, local_dir) -> (manifest, {name: local path})``: both, retried
+  when the set changed under the reader (what loaders should call).
+* ``remove(dest, manifest_name)``: delete a published set (and our leftovers, never other files).
+* ``check_writable(dest, manifest_name=None)``: fail fast before training (also refuses a foreign
+  destination when ``manifest_name`` is given); ``check_output_file(uri, example)`` the same for one file.
+"""
+import contextlib
+import datetime
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import time
+
+from ..errors import FastTextError
+from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _put_members,
+                 already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
+from .files import _why_no_file, check_replaceable, refuse_existing, why_not_written
+from .atomic import NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS
+
+
+MARKER_KEY, MARKER = "written_by", "fasttext_lib"
+LOCK_NAME = ".fasttext.lock"
+PROBE_PREFIX = ".fasttext-probe-"
+ORPHAN_GRACE_SECONDS = 3600
+_OBJECT_RE = re.compile(r"^[^/]+-[0-9a-f]{16}(\.[^./-]+)?$")
+
+
+def _is_ours(name):
+    """Names only this module creates inside a destination."""
+    return (name == LOCK_NAME or name.startswith(STAGING_PREFIX) or name.startswith(PROBE_PREFIX)
+            or bool(_OBJECT_RE.match(name)))
+
+
+def _object_name(logical, publish_id):
+    stem, ext = os.path.splitext(logical)
+    return f"{stem}-{publish_id}{ext}"
+
+
+def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwrite to replace it"):
+    """Fail fast, before any work, if one output file could not be written: an S3 URI must name an object
+    under a writable prefix; a local path must be no directory (``example``: the file name the message
+    suggests inside it), device, FIFO or socket, in a writable directory. ``flag``: the option that
+    named it, for the messages. ``overwrite=False``: an existing ``uri`` is refused too (``hint``: what
+    to do instead, in the message)."""
+    uri = str(uri)
+    if uri.strip() in ("", "-"):
+        # "" was "  is a directory" (the current one); "-", which --input reads as stdin, wrote a file named "-"
+        raise FastTextError(f"{flag + ': ' if flag else ''}an output file name is needed, got {uri!r} (standard output "
+                            f"is not written: the file is published whole, atomically); give one such as {example}")
+    if is_s3(uri):
+        bucket, key = split_s3(uri)
+        if not key or key.endswith("/"):
+            raise FastTextError(f"{flag + ': ' if flag else ''}S3 URI names no object: {uri}")
+        if not overwrite:  # where S3 cannot say (no s3:ListBucket), the write itself refuses an existing object
+            refuse_existing(uri, hint)
+        check_writable(join(f"s3://{bucket}", *key.split("/")[:-1]))
+        return
+    path = os.path.abspath(uri)
+    if os.path.isdir(path):
+        raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a directory; give a file name such as "
+                            f"{os.path.join(uri, example)}")
+    check_replaceable(path)  # first: --overwrite would not help a FIFO or device
+    if not overwrite:
+        refuse_existing(uri, hint)
+    check_writable(os.path.dirname(path), what=uri)
+
+
+def _parse_manifest(raw, where):
+    try:
+        manifest = json.loads(raw)
+    except ValueError:
+        raise Damaged(f"{where} is not valid JSON") from None
+    if not isinstance(manifest, dict) or manifest.get(MARKER_KEY) != MARKER:
+        raise Damaged(f'{where} was not written by this library (no "{MARKER_KEY}": "{MARKER}" marker)')
+    files = manifest.get("files")
+    ok = isinstance(files, dict) and all(
+        isinstance(v, dict) and isinstance(v.get("object"), str) and _OBJECT_RE.match(v["object"])
+        and isinstance(v.get("sha256"), str) and isinstance(v.get("bytes"), int) for v in files.values())
+    if not ok:
+        raise Damaged(f'{where} is malformed: its "files" entry is missing or broken')
+    return manifest
+
+
+def read_manifest(src, manifest_name):
+    """The manifest of the set at ``src``; one-line errors when it is missing, not JSON or not ours."""
+    src = str(src)
+    if is_s3(src):
+        return _read_s3_manifest(src, manifest_name)[0]
+    where = join(src, manifest_name)
+    if not os.path.exists(src):
+        raise FastTextError(f"{src} does not exist")
+    if not os.path.isdir(src):
+        raise FastTextError(f"{src} is not a directory")
+    try:
+        with open(where, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise FastTextError(f"{src} has no {manifest_name}") from None
+    except OSError as exc:
+        raise FastTextError(f"cannot read {where}: {exc.strerror or exc}") from None
+    return _parse_manifest(raw, where)
+
+
+def _read_s3_manifest(src, manifest_name):
+    """``(manifest, ETag)`` of the set at the S3 prefix ``src`` (the ETag makes a conditional replace)."""
+    where = join(src, manifest_name)
+    bucket, prefix = split_s3(src)
+    with s3_errors(where):
+        try:
+            chunks = []
+            answer = get_s3_object(bucket, _key(prefix.rstrip("/"), manifest_name), chunks.append)
+            raw = b"".join(chunks)
+        except Exception as exc:
+            if _is_missing(exc) and _bucket_exists(bucket):
+                raise FastTextError(f"{src} has no {manifest_name}") from None
+            raise
+    return _parse_manifest(raw, where), answer.get("ETag")
+
+
+def _referenced(manifest):
+    return {v["object"] for v in manifest["files"].values()} if manifest else set()
+
+
+def _with_files(manifest, entries):
+    out = {k: v for k, v in dict(manifest).items() if k not in ("files", MARKER_KEY)}
+    out[MARKER_KEY] = MARKER
+    out["files"] = entries
+    return json.dumps(out, indent=2, sort_keys=True).encode("utf-8")
+
+
+def _check_files(files, manifest_name):
+    for name, path in files.items():
+        if not name or "/" in name or name.startswith(".") or name == manifest_name:
+            raise ValueError(f"bad logical file name {name!r}")
+        if not os.path.isfile(path):
+            raise ValueError(f"{path} (for {name}) is not a file")
+
+
+def _hash_file(path):
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+def _verify(src, name, entry, path):
+    size = os.path.getsize(path)
+    if size < entry["bytes"]:
+        raise Damaged(f"{src}: {name} is truncated: {size} of {entry['bytes']} bytes")
+    if size != entry["bytes"] or _hash_file(path)["sha256"] != entry["sha256"]:
+        raise Damaged(f"{src}: {name} does not match its checksum in the manifest (corrupt or from another set)")
+
+
+def _refuse(dest, why):
+    return FastTextError(f"refusing to write to {dest}: {why}; name a new or empty directory, or one this library wrote")
+
+
+def _check_local_destination(dest, manifest_name):
+    """Raise unless ``dest`` is absent, empty, ours, or holds only our leftovers. Writes nothing."""
+    if os.path.realpath(dest) == os.path.realpath(os.getcwd()):
+        raise _refuse(dest, "it is the current directory")
+    if not os.path.lexists(dest):
+        _check_creatable(dest)
+        return None
+    if not os.path.isdir(dest):
+        raise FastTextError(f"{dest} exists and is not a directory")
+    names = os.listdir(dest)
+    if manifest_name in names:
+        try:
+            return read_manifest(dest, manifest_name)
+        except FastTextError as exc:
+            raise _refuse(dest, str(exc)) from None
+    foreign = sorted(n for n in names if not _is_ours(n))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise _refuse(dest, f"it holds files this library did not write ({shown})")
+    return None
+
+
+def _check_creatable(dest):
+    ancestor = os.path.dirname(dest)
+    while not os.path.lexists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise FastTextError(f"cannot create {dest}: {ancestor} is not a directory")
+
+
+@contextlib.contextmanager
+def _locked(dest, create=True):
+    """Hold an exclusive flock on ``dest/.fasttext.lock`` (the kernel drops it if we are killed)."""
+    import fcntl
+
+    path = os.path.join(dest, LOCK_NAME)
+    while True:
+        if create:
+            os.makedirs(dest, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:  # a remove() may have unlinked the file we waited on: lock the current one instead
+                current, held = os.stat(path), os.fstat(fd)
+                same = (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino)
+            except FileNotFoundError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _copy_hashing(src, dst):
+    digest, size = hashlib.sha256(), 0
+    with open(src, "rb") as fin, open(dst, "xb") as fout:
+        for chunk in iter(lambda: fin.read(1 << 20), b""):
+            digest.update(chunk)
+            fout.write(chunk)
+            size += len(chunk)
+        fout.flush()
+        os.fsync(fout.fileno())
+    return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+def _move_hashing(src, dst):
+    """Hard-link ``src`` (a staged temporary on ``dst``'s filesystem) as ``dst``: the same result as
+    :func:`_copy_hashing` (a durable new file, never an existing one replaced) without writing the data
+    a second time (an 800 MB bigram bundle: one read to hash it instead of a read and a write)."""
+    from concurrent.futures import ThreadPoolExecutor  # (here: not an import for every reader of storage)
+
+    with open(src, "rb") as f, ThreadPoolExecutor(1) as pool:
+        # durable before the manifest names it, as the copy is; the disk writes it while we hash (the GIL is
+        # released by both): a 105 MB rows file took 0.04 s + 0.07 s one after the other
+        synced = pool.submit(os.fsync, f.fileno())
+        entry = _hash_file(src)
+        synced.result()
+    try:
+        os.link(src, dst)  # fails if dst exists, as open(dst, "xb") does
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        return _copy_hashing(src, dst)  # a filesystem without hard links (some FUSE / SMB mounts): copy
+    return entry
+
+
+def _same_filesystem(path, directory):
+    try:
+        return os.stat(path).st_dev == os.stat(directory).st_dev
+    except OSError:
+        return False
+
+
+def _delete_local(dest, names):
+    for name in names:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(dest, name))
+
+
+def _local_leftovers(dest, keep):
+    """Staging files and data files no manifest references. Only stale while we hold the lock."""
+    return [n for n in os.listdir(dest)
+            if n not in keep and n != LOCK_NAME and (n.startswith(STAGING_PREFIX) or _OBJECT_RE.match(n))]
+
+
+def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=True, hint=None):
+    dest = os.path.abspath(dest)
+    if _check_local_destination(dest, manifest_name) is not None and not overwrite:
+        raise already_exists(os.path.join(dest, manifest_name), hint)
+    existed = os.path.isdir(dest)
+    try:
+        with _locked(dest):
+            old = _check_local_destination(dest, manifest_name)  # again: another publisher may have won
+            if old is not None and not overwrite:
+                raise already_exists(os.path.join(dest, manifest_name), hint)
+            _delete_local(dest, _local_leftovers(dest, _referenced(old)))
+            publish_id = secrets.token_hex(8)
+            entries, written, committed = {}, [], False
+            staged_manifest = os.path.join(dest, f"{STAGING_PREFIX}{publish_id}-{manifest_name}")
+            try:
+                for name, path in sorted(files.items()):
+                    obj = _object_name(name, publish_id)
+                    written.append(obj)
+                    place = _move_hashing if move and _same_filesystem(path, dest) else _copy_hashing
+                    entries[name] = dict(object=obj, **place(path, os.path.join(dest, obj)))
+                with open(staged_manifest, "xb") as f:
+                    f.write(_with_files(manifest, entries))
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(staged_manifest, os.path.join(dest, manifest_name))  # the commit point
+                committed = True
+                _fsync_dir(dest)
+            except BaseException:
+                # A signal's handler runs between two bytecodes: also after os.replace put our manifest in place
+                # and before `committed = True`. Taking our files back then left a manifest naming deleted files
+                # (a checkpoint no resume could read, a bundle that replaced the old one and could not load).
+                committed = committed or _names_ours(dest, manifest_name, written)
+                _delete_local(dest, [os.path.basename(staged_manifest)] + ([] if committed else written))
+                if old is None and not committed and not existed:  # we made dest: leave no directory
+                    _delete_local(dest, [LOCK_NAME])
+                    with contextlib.suppress(OSError):
+                        os.rmdir(dest)  # only if empty
+                raise
+            _delete_local(dest, _referenced(old) - set(written))
+    except OSError as exc:
+        raise FastTextError(f"cannot write {dest}: {why_not_written(dest, exc)}") from None
+    return dest
+
+
+def _names_ours(dest, manifest_name, written):
+    """Whether the manifest at ``dest`` names the files ``written`` (by a publish whose commit it is)."""
+    try:
+        return bool(_referenced(read_manifest(dest, manifest_name)) & set(written))
+    except Exception:
+        return False
+
+
+def _remove_local(dest, manifest_name):
+    dest = os.path.abspath(dest)
+    if not os.path.isdir(dest):
+        return
+    _check_local_destination(dest, manifest_name)
+    try:
+        with _locked(dest, create=False):
+            old = _check_local_destination(dest, manifest_name)
+            _delete_local(dest, [manifest_name] if old else [])  # first: readers now see no set
+            _delete_local(dest, _local_leftovers(dest, set()))
+            _delete_local(dest, [LOCK_NAME])
+        with contextlib.suppress(OSError):
+            os.rmdir(dest)  # only if nothing else (the user's files) is left
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise FastTextError(f"cannot remove {dest}: {exc.strerror or exc}") from None
+
+
+#
+# Without s3:ListBucket (a role that may put, get and delete objects under a prefix but not list it) S3
+# answers 403 for a missing key, and nothing can be listed: neither whether the prefix holds other objects
+# nor the orphans of an interrupted earlier run. What still holds there: data files under run-unique
+# names, the manifest last; the manifest is committed with a conditional PUT (If-None-Match: * where no
+# manifest was seen, If-Match: its ETag where one was read), so an existing or concurrent set is never
+# replaced unseen; a failed run deletes what it uploaded (DeleteObject needs no listing); a replaced set's
+# files are known from its manifest and deleted. Only the orphan and multipart clean-up is skipped.
+
+def _s3_listing(client, bucket, prefix):
+    """``{name: age in seconds}`` of the objects directly under ``prefix/`` (sub-prefixes end in ``/``)."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    found = {}
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=_key(prefix, ""), Delimiter="/")
+    for page in pages:
+        for obj in page.get("Contents", []):
+            found[obj["Key"][len(_key(prefix, "")):]] = (now - obj["LastModified"]).total_seconds()
+        for sub in page.get("CommonPrefixes", []):
+            found[sub["Prefix"][len(_key(prefix, "")):]] = 0.0
+    return found
+
+
+def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=3):
+    """``(old manifest or None, its ETag, listed)``; raises unless ``dest`` is absent, empty, ours, or holds
+    only our leftovers. ``listed`` is False where S3 refused the listing (no s3:ListBucket): then no
+    manifest was read but one may exist (S3 answers 403 for a missing key then), and the publish commits
+    conditionally instead of checking here."""
+    try:
+        old, etag = _read_s3_manifest(f"s3://{bucket}/{prefix}", manifest_name)
+        return old, etag, True
+    except Damaged as exc:  # not JSON, not ours: not a set to replace
+        raise _refuse(dest, str(exc)) from None
+    except FastTextError as exc:
+        # 403 for a missing manifest is what S3 answers a caller without s3:ListBucket: the listing tells
+        refused = str(exc) if str(exc).startswith("access denied") else None
+        if not (str(exc).endswith(f"has no {manifest_name}") or refused):
+            raise  # S3 failed to answer (throttled, 5xx, reset): said as it is, not as a refusal of the destination
+    try:
+        listing = _s3_listing(client, bucket, prefix)
+    except Exception as exc:
+        if is_forbidden(exc):
+            return None, None, False
+        raise
+    if refused and manifest_name in listing:
+        raise _refuse(dest, refused)
+    if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
+        return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
+    foreign = sorted(n for n in listing if not _is_ours(n))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise _refuse(dest, f"it holds objects this library did not write ({shown})")
+    return None, None, True
+
+
+def _s3_collect(client, bucket, prefix, keep, replaced):
+    """Delete ``replaced`` now and unreferenced data objects / multipart uploads older than the grace period
+    (those only where S3 lets us list them: without s3:ListBucket nothing can find them)."""
+    doomed = set(replaced) - set(keep)
+    try:
+        listing = _s3_listing(client, bucket, prefix)
+    except Exception as exc:
+        if not is_forbidden(exc):
+            raise
+        listing = {}
+    for name, age in listing.items():
+        if name not in keep and _is_ours(name) and name != LOCK_NAME and age > ORPHAN_GRACE_SECONDS:
+            doomed.add(name)
+    for name in sorted(doomed):
+        client.delete_object(Bucket=bucket, Key=_key(prefix, name))
+    now = datetime.datetime.now(datetime.timezone.utc)
+    try:
+        uploads = client.list_multipart_uploads(Bucket=bucket, Prefix=_key(prefix, "")).get("Uploads", [])
+    except Exception as exc:
+        if not is_forbidden(exc):
+            raise
+        uploads = []
+    for upload in uploads:
+        name = upload["Key"][len(_key(prefix, "")):]
+        if "/" not in name and (now - upload["Initiated"]).total_seconds() > ORPHAN_GRACE_SECONDS:
+            client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+
+
+def _commit_condition(client, old, etag, listed, listable, overwrite):
+    """The condition of the manifest PUT: ``If-None-Match: *`` where no set may be replaced or none was
+    seen (no listing could tell), ``If-Match: ETag`` where the set read is replaced without a listing (a
+    concurrent publisher's set would otherwise lose its files for good: nothing could find them)."""
+    members = _put_members(client)
+    if not overwrite or (old is None and not listed):
+        return {"IfNoneMatch": "*"} if "IfNoneMatch" in members else None
+    if old is not None and not listable and etag and "IfMatch" in members:
+        return {"IfMatch": etag}
+    return {}
+
+
+def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, hint):
+    """The commit point: one PUT of the manifest, with ``condition``; a refused one is a one-line error (the
+    caller checks it against the live manifest: the retry of a PUT whose answer was lost is refused too)."""
+    import botocore.exceptions as bex
+
+    if condition is None:  # no conditional writes in this botocore: a HEAD first, as _upload_new does
+        try:
+            client.head_object(Bucket=bucket, Key=key)
+        except Exception as exc:
+            if not (_is_missing(exc) or (overwrite and is_forbidden(exc))):
+                if is_forbidden(exc):
+                    raise FastTextError(
+                        f"cannot tell whether {where} exists: S3 refused to say (403: without s3:ListBucket a missing "
+                        f"object is refused too) and this S3 client cannot write conditionally; grant "
+                        f"s3:ListBucket") from None
+                raise
+        else:
+            if not overwrite:
+                raise already_exists(where, hint)
+        condition = {}
+    try:
+        client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+    except bex.ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code")
+        if code in ("NotImplemented", "501") and condition:  # an S3-compatible store without conditional writes
+            return _put_manifest(client, bucket, key, body, None, dest, where, overwrite, hint)
+        if code in ("ConditionalRequestConflict", "409"):
+            raise FastTextError(f"{dest} was being written by another save at the same time; try again") from None
+        if code not in ("PreconditionFailed", "412"):
+            raise
+        if not overwrite:
+            raise already_exists(where, hint) from None
+        if "IfMatch" in condition:
+            raise FastTextError(f"{dest} was replaced by another save meanwhile; {_RETRY}") from None
+        try:  # If-None-Match on a manifest no listing could show: another save's, or one we may not read
+            read_manifest(dest, os.path.basename(key))
+        except FastTextError as unread:
+            raise FastTextError(f"cannot replace {where}: it exists, but reading it failed ({unread}), so neither that "
+                                f"this library wrote it nor which files it holds can be checked; grant s3:GetObject "
+                                f"or choose another destination") from None
+        raise FastTextError(f"{dest} was written by another save meanwhile; {_RETRY}") from None
+
+
+_RETRY = "nothing of this one was kept; try again"
+
+
+def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass --overwrite to replace it"):
+    from concurrent.futures import ThreadPoolExecutor
+
+    bucket, prefix = split_s3(dest)
+    prefix = prefix.rstrip("/")
+    dest = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+    where = join(dest, manifest_name)
+    client = s3_client()
+    publish_id = secrets.token_hex(8)
+    uploaded, entries, committing = [], {}, False
+    with s3_errors(dest):
+        listable = _bucket_listable(client, bucket)
+        old, etag, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+        if old is not None and not overwrite:
+            raise already_exists(where, hint)
+        condition = _commit_condition(client, old, etag, listed, listable, overwrite)
+        try:
+            for name, path in sorted(files.items()):
+                obj = _object_name(name, publish_id)
+                uploaded.append(obj)
+                with ThreadPoolExecutor(1) as pool:  # hashed while it uploads (the manifest needs it only after)
+                    hashed = pool.submit(_hash_file, path)
+                    upload_file(client, path, bucket, _key(prefix, obj))
+                    entries[name] = dict(object=obj, **hashed.result())
+            committing = True
+            _put_manifest(client, bucket, _key(prefix, manifest_name), _with_files(manifest, entries), condition,
+                          dest, where, overwrite, hint)  # the commit point
+        except BaseException as exc:
+            # before the manifest PUT nothing of ours is live; after it (failed, refused: a retry of a PUT whose
+            # answer was lost is refused by its own condition) the live manifest tells
+            ours = join(dest, uploaded[-1]) if uploaded else None
+            live = _live_objects(dest, manifest_name, ours) if committing else set()
+            if committing and _may_still_land(exc):
+                # the manifest PUT was sent and then abandoned (a signal, a read timeout): S3 may apply it after
+                # we look, so our files stay (unreferenced ones are orphans the next publish collects); taken
+                # back, a late PUT left a manifest naming deleted files, a set that could never be read again
+                live = None
+            if live is not None and not (live & set(uploaded)):  # surely not committed: take ours back
+                with contextlib.suppress(Exception):
+                    for obj in uploaded:
+                        client.delete_object(Bucket=bucket, Key=_key(prefix, obj))
+            if not (isinstance(exc, Exception) and live and set(uploaded) <= live):
+                raise
+            # the manifest PUT reached S3 though its answer was lost: the new set is live
+    with contextlib.suppress(Exception):  # cleanup failing never turns a published set into an error
+        _s3_collect(client, bucket, prefix, keep=set(uploaded), replaced=_referenced(old))
+    return dest
+
+
+def _may_still_land(exc):
+    """Whether a request that ended with ``exc`` may have reached S3 whole and be applied later: the client
+    stopped waiting for the answer (a signal: not an ``Exception``; a read timeout). A reset or an HTTP error
+    answer means S3 is done with it."""
+    import botocore.exceptions as bex
+
+    return not isinstance(exc, Exception) or isinstance(exc, bex.ReadTimeoutError)
+
+
+def _live_objects(src, manifest_name, readable=None):
+    """Objects the live manifest references; ``set()`` when there is none, ``None`` when S3 cannot tell.
+    ``readable``: the URI of an object we may read (one we just uploaded): if S3 serves it but refuses the
+    manifest, the refusal is S3's answer for a missing key to a caller without s3:ListBucket."""
+    try:
+        return _referenced(read_manifest(src, manifest_name))
+    except FastTextError as exc:
+        if str(exc).endswith(f"has no {manifest_name}"):
+            return set()
+        if readable and str(exc).startswith("access denied"):
+            with contextlib.suppress(Exception):
+                bucket, key = split_s3(readable)
+                s3_client().head_object(Bucket=bucket, Key=key)
+                return set()
+        return None
+    except Exception:
+        return None
+
+
+def _remove_s3(dest, manifest_name):
+    bucket, prefix = split_s3(dest)
+    prefix = prefix.rstrip("/")
+    client = s3_client()
+    with s3_errors(dest):
+        old = _check_s3_destination(client, bucket, prefix, manifest_name, dest)[0]
+        if old is not None:
+            client.delete_object(Bucket=bucket, Key=_key(prefix, manifest_name))  # first: readers see no set
+        _s3_collect(client, bucket, prefix, keep=set(), replaced=_referenced(old))
+
+
+def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hint="pass --overwrite to replace it"):
+    """Publish ``files`` (logical name -> local path) and ``manifest`` at ``dest``, all or nothing.
+
+    Returns ``dest`` (absolute for a local path). Adds ``files`` and the marker to the manifest.
+    ``move=True``: the files are the caller's temporaries (a staging directory it removes afterwards);
+    a local ``dest`` on their filesystem then gets them as hard links instead of copies (the data
+    written once). Every other guarantee is the same: unique names, durable before the manifest,
+    the manifest last. ``overwrite=False``: a set already at ``dest`` (or one a concurrent publisher
+    commits first) is never replaced: "<dest>/<manifest> already exists; <hint>", nothing left behind.
+    """
+    files = {str(k): str(v) for k, v in files.items()}
+    _check_files(files, manifest_name)
+    if is_s3(dest):
+        return _publish_s3(str(dest), files, manifest_name, manifest, overwrite=overwrite, hint=hint)
+    return _publish_local(str(dest), files, manifest_name, manifest, move=move, overwrite=overwrite, hint=hint)
+
+
+def fetch(src, manifest, names, local_dir):
+    """Copy the named files of the set at ``src`` into ``local_dir``, verifying size and sha256.
+
+    Locally every file is opened before any is copied: a publisher that replaces the set meanwhile
+    deletes the old files, but an open file stays readable, so only the instant between reading
+    the manifest and opening the files can see a change (:class:`SetChanged`; read_set retries).
+    Returns ``{name: local path}``.
+    """
+    src = str(src)
+    entries = []
+    for name in names:
+        entry = manifest["files"].get(name)
+        if entry is None:
+            raise FastTextError(f"{src}: its manifest lists no {name}")
+        entries.append((name, entry, join(src, entry["object"]), os.path.join(local_dir, name)))
+    if not is_s3(src):
+        return _fetch_local(src, entries)
+    out = {}
+    for name, entry, uri, path in entries:
+        bucket, key = split_s3(uri)
+        try:
+            with s3_errors(uri), open(path, "wb") as fout:
+                get_s3_object(bucket, key, fout.write)
+        except FastTextError as exc:
+            if "no such S3 object" in str(exc):  # SetChanged: read_set reads the manifest again
+                raise _set_changed(src, name, entry) from None
+            raise
+        except OSError as exc:
+            if exc.errno in NO_ROOM:
+                raise  # a full TMPDIR: the staging_dir the files go to names it (room_in_tmpdir)
+            raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
+        _verify(src, name, entry, path)
+        out[name] = path
+    return out
+
+
+def _set_changed(src, name, entry):
+    return SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again",
+                      missing=(name, entry["object"]))
+
+
+def _fetch_local(src, entries):
+    sources = []
+    try:
+        for name, entry, uri, _ in entries:
+            try:
+                sources.append(open(uri, "rb"))
+            except FileNotFoundError:
+                raise _set_changed(src, name, entry) from None
+            except OSError as exc:
+                raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+        out = {}
+        for (name, entry, uri, path), fin in zip(entries, sources):
+            try:
+                with open(path, "wb") as fout:
+                    shutil.copyfileobj(fin, fout, 1 << 20)
+            except OSError as exc:
+                if exc.errno in NO_ROOM:
+                    raise  # a full TMPDIR: the staging_dir the files go to names it (room_in_tmpdir)
+                raise FastTextError(f"cannot copy {uri} to {path}: {exc.strerror or exc}") from None
+            _verify(src, name, entry, path)
+            out[name] = path
+        return out
+    finally:
+        for fin in sources:
+            fin.close()
+
+
+def read_set(src, manifest_name, names, local_dir, attempts=8):
+    """:func:`read_manifest` + :func:`fetch`, read again if a publisher replaced the set meanwhile.
+
+    ``names``: the logical names to fetch (``None``: every file the manifest lists).
+    Returns ``(manifest, {name: local path})``.
+    """
+    for attempt in range(attempts):
+        try:
+            manifest = read_manifest(src, manifest_name)  # (replaced while read, it is read again)
+            wanted = sorted(manifest["files"]) if names is None else names
+            return manifest, fetch(src, manifest, wanted, local_dir)
+        except SetChanged:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(min(0.05 * 2 ** attempt, 1.0))  # let a publisher in progress finish
+
+
+def remove(dest, manifest_name):
+    """Delete the set at ``dest`` (manifest first); files this library did not write stay."""
+    if is_s3(dest):
+        _remove_s3(str(dest), manifest_name)
+    else:
+        _remove_local(str(dest), manifest_name)
+
+
+def _check_deletable(client, bucket, key, dest):
+    """A set's publisher deletes what an interrupted run uploaded and a replaced set's files: s3:DeleteObject.
+    Deleting a key that does not exist succeeds where it is allowed, so this asks without writing anything."""
+    try:
+        client.delete_object(Bucket=bucket, Key=key)
+    except Exception as exc:
+        if is_forbidden(exc):
+            raise FastTextError(f"cannot publish to {dest}: S3 refused to delete there (s3:DeleteObject), which is "
+                                f"needed to take back an interrupted upload and the files of a replaced set; grant "
+                                f"s3:DeleteObject on {bucket}") from None
+        raise
+
+
+def check_writable(dest, manifest_name=None, what=None):
+    """Fail fast (before training) if ``dest`` cannot be written; with ``manifest_name``, also if it
+    is a destination :func:`publish` would refuse to replace. Leaves nothing behind. ``what``: the path the
+    user gave, when ``dest`` is its folder (an output file's), named in the message instead."""
+    dest = str(dest)
+    if is_s3(dest):
+        bucket, prefix = split_s3(dest)
+        prefix = prefix.rstrip("/")
+        client = s3_client()
+        with s3_errors(dest):
+            if not _bucket_listable(client, bucket) and not manifest_name:
+                return  # a probe could be written but perhaps not deleted: the write itself will tell
+            probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))
+            if manifest_name:
+                _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+                _check_deletable(client, bucket, probe, dest)
+            client.put_object(Bucket=bucket, Key=probe, Body=b"")
+            client.delete_object(Bucket=bucket, Key=probe)
+        return
+    dest = os.path.abspath(dest)
+    if manifest_name:
+        _check_local_destination(dest, manifest_name)
+    elif os.path.lexists(dest) and not os.path.isdir(dest):
+        raise FastTextError(f"{dest} exists and is not a directory")
+    else:
+        _check_creatable(dest)
+    where = dest if os.path.isdir(dest) else os.path.dirname(dest)
+    while not os.path.isdir(where):
+        where = os.path.dirname(where)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=PROBE_PREFIX, dir=where)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise FastTextError(f"cannot write to {what or dest}: {_why_no_file(where, exc)}") from None
