@@ -27,7 +27,8 @@ with the source_dir as cwd; this module
   ``model.tar.gz`` is a bundle, and writes ``history.csv``, ``metrics.json`` and ``history.png`` to
   ``SM_OUTPUT_DATA_DIR`` (the job's ``output.tar.gz``).
 
-Every user error ends in one ``error: ...`` line on stderr and exit status 2, and the same line in
+Every user error (an allocation that failed included: the CLI's ``out of memory`` line) ends in one
+``error: ...`` line on stderr and exit status 2, and the same line in
 ``$SM_OUTPUT_DIR/failure``, the job's FailureReason in the console and DescribeTrainingJob; so does
 SIGTERM (``StopTrainingJob``, a spot interruption), after cleaning up. The model dir and the
 checkpoint dir are checked before the data is read, and so is that each channel holds files.
@@ -520,15 +521,23 @@ def main(argv=None, environ=None):
     clear_failure(environ)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
-    from .errors import error_line, stop_on_signals
+    from .errors import error_line, is_out_of_memory, out_of_memory_line, stop_on_signals
 
     try:
         with stop_on_signals(as_error=True):  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
             return run_training(argv, environ)
     except FastTextError as exc:
-        print(error_line(exc), file=sys.stderr, flush=True)
-        write_failure(error_line(exc), environ)
-        return 2
-    except Exception as exc:  # a bug: the traceback goes to the log, its last line to the console
+        return _fail(error_line(exc), environ)
+    except Exception as exc:
+        if is_out_of_memory(exc):  # the instance type, the data or the settings, not a bug: the CLI's one line
+            return _fail(error_line(out_of_memory_line(exc)), environ)
+        # a bug: the traceback goes to the log, its last line to the console
         write_failure(f"{type(exc).__name__}: {exc}", environ)
         raise
+
+
+def _fail(line, environ):
+    """The job's end on a user error: ``line`` on stderr and as the FailureReason; exit status 2."""
+    print(line, file=sys.stderr, flush=True)
+    write_failure(line, environ)
+    return 2

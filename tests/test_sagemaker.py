@@ -367,6 +367,32 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     assert (tmp_path / "output" / "failure").read_text() == last
 
 
+class MXNetError(Exception):  # what MXNet raises, by name (errors.is_out_of_memory does not import mxnet)
+    pass
+
+
+@pytest.mark.parametrize("failure", [MemoryError("native featurization ran out of memory"),
+                                     MXNetError("Traceback (most recent call last):\n  File ...\n"
+                                                "MXNetError: Failed to allocate CPU Memory")])
+def test_a_job_out_of_memory_ends_in_one_error_line_and_its_failure_reason(source_dir, tmp_path, monkeypatch, failure):
+    """A job whose machine is too small for its data or settings ended in a MemoryError traceback, its FailureReason
+    "MemoryError: ..." (the CLI said it in one line, what to do included): the job says the same line now."""
+    import fasttext_lib.train
+
+    def out_of_memory(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(fasttext_lib.train, "train", out_of_memory)
+    r = job_in_process(source_dir, make_container(tmp_path, {"train": {"a.train": GOOD}}), args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: out of memory (") and "use a machine with more memory" in last, last
+    assert "MXNetError:" not in last and "Traceback" not in last
+    assert (tmp_path / "output" / "failure").read_text() == last
+    assert os.listdir(tmp_path / "model") == []
+
+
 @pytest.mark.parametrize("case", ["empty test channel", "empty train channel beside pretrained vectors"])
 def test_an_empty_channel_fails_the_job_before_any_data_is_read(source_dir, tmp_path, case):
     """An empty test channel (a wrong S3 prefix given to fit()) was found only after the whole training channel had
