@@ -1,7 +1,7 @@
 """Files to lines: every reader's first stage.
 
 A local path or ``s3://`` URI is opened through :mod:`fasttext_lib.storage`; gzip, bzip2 and xz are read
-transparently (recognized by their first bytes); archives, workbooks, Parquet and text that is not UTF-8 are
+transparently (recognized by their first bytes); zstd data, archives, workbooks, Parquet and text that is not UTF-8 are
 refused in one line that says how to convert them; a line is taken whole, up to :data:`MAX_LINE_BYTES`.
 Excel's ``sep=,`` first line is dropped. Nothing here knows about classes or columns.
 """
@@ -18,6 +18,7 @@ from .errors import FastTextError
 
 
 _COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (zstd -c, pandas' compression="zstd")
 _DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
@@ -66,11 +67,29 @@ def decompressed(raw, name):
             "index=False))" if head.startswith(b"PAR1") else
             "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
             "pd.read_excel(path).to_csv(new_path, index=False))"))
+    if head.startswith(_ZSTD_MAGIC):
+        raw.close()
+        raise FastTextError(f"{name}: {_zstd_hint(name)}")
     for magic, kind in _COMPRESSED:
         if head.startswith(magic):
             opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
             return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
     return raw, None
+
+
+def _zstd_hint(uri):
+    """The error's text for zstd data: the standard library has no zstd before Python 3.14, so it is refused (it read
+    as "not a text file (contains NUL bytes ...)"), with the command that decompresses it."""
+    name = _shell_name(uri)
+    if name == "stdin":  # (predict's reviews piped in)
+        return ("is zstd-compressed, which this program does not read; decompress it first (pipe it through zstd -dc) "
+                "(gzip, bzip2 and xz data are read directly)")
+    if name.lower().endswith(".zst"):
+        command = f"zstd -d {name}"  # (writes the name without .zst)
+    else:
+        command = f"zstd -d {name} -o new{os.path.splitext(name)[1] or '.txt'}"
+    return (f"is zstd-compressed, which this program does not read; decompress it first ({command}) and give that "
+            f"file (gzip, bzip2 and xz files are read directly)")
 
 
 def _zip_contents(head):
