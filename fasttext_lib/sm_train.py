@@ -171,6 +171,7 @@ class ContainerEnv:
         if missing:
             hint = " (no 'train' channel: fit({'train': s3_uri, 'test': s3_uri}))" if "SM_CHANNEL_TRAIN" in missing else ""
             raise FastTextError(f"{', '.join(missing)} not set{hint}: this runs inside a SageMaker training container")
+        _refuse_pipe_mode(_input_modes(env))
         self.model_dir = env["SM_MODEL_DIR"]
         self.output_data_dir = env["SM_OUTPUT_DATA_DIR"]
         self.train_channel = env["SM_CHANNEL_TRAIN"]
@@ -207,6 +208,35 @@ class ContainerEnv:
     def is_first_host(self):
         """The host that saves the bundle: the first in sorted order, which also runs the scheduler."""
         return self.current_host == sorted(self.hosts)[0]
+
+
+READ_CHANNELS = ("train", "test", "validation", "pretrained")  # the channels this job reads
+
+
+def _input_modes(env):
+    """``{channel: TrainingInputMode}`` from the toolkit's ``SM_INPUT_DATA_CONFIG`` (the job's InputDataConfig,
+    ``{"train": {"TrainingInputMode": "Pipe", ...}}``), or the ``input_data_config`` of ``SM_TRAINING_ENV``;
+    ``{}`` where neither says (a hint only: the channel directories are what is read)."""
+    for name, key in (("SM_INPUT_DATA_CONFIG", None), ("SM_TRAINING_ENV", "input_data_config")):
+        try:
+            config = json.loads(env.get(name) or "{}")
+        except ValueError:
+            continue
+        if key is not None:
+            config = config.get(key) if isinstance(config, dict) else None
+        if isinstance(config, dict) and config:
+            return {channel: str(c.get("TrainingInputMode", "")) for channel, c in config.items() if isinstance(c, dict)}
+    return {}
+
+
+def _refuse_pipe_mode(modes, found_as=""):
+    """Pipe input mode streams a channel through FIFOs (``/opt/ml/input/data/train_0``, one per epoch) and
+    creates no channel directory: the job said "train channel directory does not exist", naming no cause."""
+    piped = [channel for channel in READ_CHANNELS if modes.get(channel, "").lower() == "pipe"]
+    if piped:
+        raise FastTextError(f"the {' and '.join(piped)} channel{'s are' if len(piped) > 1 else ' is'} in Pipe input "
+                            f"mode{found_as}, which this job does not read (it reads a channel's files); use File mode (the default) or FastFile: the estimator's input_mode, or "
+                            f"TrainingInput(s3_uri, input_mode='FastFile')")
 
 
 def plan_training(args, env, default_checkpoint_dir=SAGEMAKER_CHECKPOINT_DIR):
@@ -277,6 +307,8 @@ def channel_files(path, name, names_files=None, empty_files=None):
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
+        if _is_fifo(f"{path}_0"):  # what Pipe mode creates instead (the environment did not say: checked above)
+            _refuse_pipe_mode({name: "Pipe"}, f" ({path}_0 is a pipe)")
         raise FastTextError(f"{name} channel directory does not exist: {path}")
     files = []
     for root, dirs, names in os.walk(path):
@@ -297,6 +329,15 @@ def channel_files(path, name, names_files=None, empty_files=None):
     if empty_files is not None:
         empty_files.extend(empty)
     return sorted(set(files) - set(empty))
+
+
+def _is_fifo(path):
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def read_channel(path, fmt="auto", name="train", find_names=False, counted=False):

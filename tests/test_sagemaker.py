@@ -409,6 +409,37 @@ def test_an_empty_channel_fails_the_job_before_any_data_is_read(source_dir, tmp_
     assert os.listdir(tmp_path / "model") == []
 
 
+@pytest.mark.parametrize("told_by", ["SM_INPUT_DATA_CONFIG", "SM_TRAINING_ENV", "its FIFO only"])
+def test_a_channel_in_pipe_mode_is_refused_saying_to_use_file_mode(source_dir, tmp_path, told_by):
+    """input_mode='Pipe' gives the job no channel directory, only FIFOs (train_0, one per epoch): the job said "train
+    channel directory does not exist", leaving the user to look for a wrong S3 prefix. It names Pipe mode and what
+    to use instead, from the toolkit's environment, or from the FIFO beside the missing directory."""
+    env = make_container(tmp_path, {"train": {}})
+    channel = tmp_path / "input" / "data" / "train"
+    channel.rmdir()
+    os.mkfifo(f"{channel}_0")
+    config = {"train": {"RecordWrapperType": "None", "S3DistributionType": "FullyReplicated",
+                        "TrainingInputMode": "Pipe"}}
+    if told_by == "SM_INPUT_DATA_CONFIG":
+        env[told_by] = json.dumps(config)
+    elif told_by == "SM_TRAINING_ENV":
+        env[told_by] = json.dumps({"input_data_config": config, "channel_input_dirs": {"train": str(channel)}})
+    r = job_in_process(source_dir, env, args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert re.match(r"error: the train channel is in Pipe input mode.*, which this job does not read", last), last
+    assert "use File mode (the default) or FastFile" in last and "does not exist" not in last, last
+    assert (tmp_path / "output" / "failure").read_text() == last
+
+
+def test_a_file_mode_channel_that_is_missing_is_still_said_so(source_dir, tmp_path):
+    env = make_container(tmp_path, {"train": {}})
+    (tmp_path / "input" / "data" / "train").rmdir()
+    env["SM_INPUT_DATA_CONFIG"] = json.dumps({"train": {"TrainingInputMode": "File"}})
+    r = job_in_process(source_dir, env, args_for(epochs=1))
+    assert r.returncode == 2 and "train channel directory does not exist" in r.stderr, r.stderr
+
+
 def test_a_channel_written_by_spark_is_read_without_its_empty_files(source_dir, tmp_path):
     """A folder that Spark, Glue or EMR wrote holds a zero-byte _SUCCESS marker, and a zero-byte part file for every
     empty partition: the job stopped at the first ("_SUCCESS: file is empty"). Empty files hold no documents: they
