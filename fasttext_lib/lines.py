@@ -27,6 +27,37 @@ def _open_decompressed(uri):
     return decompressed(storage.open_read(uri, "rb"), uri)
 
 
+def regular_file_size(stream):
+    """``(file descriptor, size)`` of the regular local file ``stream`` reads (uncompressed), as it is now; ``None``
+    for anything else (an S3 object, whose reads are pinned to one version; a pipe; a stream with no descriptor)."""
+    import stat
+
+    try:
+        fd = stream.fileno()
+        status = os.fstat(fd)
+    except (OSError, AttributeError, ValueError):  # (io.UnsupportedOperation is both an OSError and a ValueError)
+        return None
+    return (fd, status.st_size) if stat.S_ISREG(status.st_mode) else None
+
+
+def check_not_shorter(opened, uri, ended=True):
+    """Refuse a file that got shorter while it was read (``opened``: :func:`regular_file_size` at its start). A file
+    truncated or rewritten in place (``>``) meanwhile ends early, and its end was read as the end of the data: a run
+    then trained on part of it, silently (predict checks the same). ``ended``: the whole file was read (else: its
+    reading failed, and a record cut short by the change reads as a malformed one; the change is the cause to name)."""
+    if opened is None:
+        return
+    fd, size = opened
+    try:  # at the end of the file, the position is every byte there was when it was read
+        read = os.lseek(fd, 0, os.SEEK_CUR) if ended else os.fstat(fd).st_size
+    except OSError:
+        return
+    if read < size:
+        raise FastTextError(f"{uri} changed while it was read: it is shorter than when it was opened ({read} of its "
+                            f"{size} bytes{' were there to read' if ended else ' are left'}); run again once nothing "
+                            f"writes to it")
+
+
 class _Prepended(io.RawIOBase):
     """``head`` (bytes already read) and then the rest of the binary stream ``rest``."""
 
@@ -163,6 +194,7 @@ class _Lines:
 
     def __init__(self, stream, uri, compression):
         self.stream, self.uri, self.compression, self.lineno = stream, uri, compression, 0
+        self.ended = False  # the stream's end was read
 
     def __iter__(self):
         while True:
@@ -173,6 +205,7 @@ class _Lines:
                     raise
                 raise FastTextError(f"{self.uri}:{self.lineno + 1}: corrupt or truncated {self.compression} data ({exc})") from None
             if not raw:
+                self.ended = True
                 return
             self.lineno += 1
             if b"\x00" in raw:
