@@ -161,7 +161,9 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     its estimate (a busy machine) or a first trial that alone takes the budget can push it past
     ``duration`` by the refit's time (fastText retrains its final model after its budget, always).
     ``refit=False`` keeps the chosen trial's model, trained on ``train_data`` only, as fastText's
-    autotune does; its validation history then describes the returned model.
+    autotune does; its validation history then describes the returned model. A refit that diverges falls back
+    to that model too, with a warning on stderr (``autotune["refit"]`` is then False, and
+    ``autotune["refit_diverged"]`` says why).
 
     ``base``: a :class:`TrainConfig` for the fields not searched (buckets, min_count, seed, ctx,
     dropout, ``pretrained_vectors``, ...). ``start``: the first setting (default :func:`starting_config`). ``on_trial``:
@@ -251,23 +253,36 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         if on_trial is not None:
             on_trial(row)
     trials = pd.DataFrame(rows, columns=TRIAL_COLUMNS)
-    refitted = bool(refit)
+    refitted, refit_diverged = bool(refit), None
     if refitted:
         config = chosen.config
         del chosen  # the refit replaces it: never two full models in memory
         both = LabeledTexts(list(train_data.labels) + list(val_data.labels), list(train_data.texts) + list(val_data.texts),
                             names=dict(train_data.names))
-        chosen = train(both, None, config, pretrained=pretrained)
+        try:
+            chosen = train(both, None, config, pretrained=pretrained)
+        except Diverged as exc:
+            # The chosen setting did not diverge on the training split, but can on a quarter more data (other
+            # batches, other steps): that ended the run in "training diverged" after the whole search, with no
+            # bundle. Its trial's model is as good a result: trained again, the same (seeded) as in the search.
+            refitted, refit_diverged = False, str(exc)
+            print(f"warning: the final refit on the training and validation data diverged ({exc}); the final model "
+                  f"is the chosen trial's (trial {chosen_row['trial']}, training data only)", file=sys.stderr, flush=True)
+            key = (config.ngrams, config.buckets if config.ngrams > 1 else 0, config.min_count)
+            chosen = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
     chosen.config = replace(chosen.config, progress=show_progress)
     chosen.autotune = {"duration": float(duration), "seconds": time.time() - started, "best_trial": chosen_row["trial"],
                        "best": {k: chosen_row[k] for k in (*SEARCHED, "val_accuracy", "val_loss")},
                        "refit": bool(refitted), "trained_on": len(train_data) + (len(val_data) if refitted else 0),
                        "trials": [dict(r) for r in rows]}
+    if refit_diverged is not None:  # asked for, and not done: say why in the bundle's metrics too
+        chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
         print(trials.to_string(index=False, float_format=lambda v: f"{v:.4g}"), file=sys.stderr)
         print(f"chosen: trial {chosen_row['trial']} " + _describe(chosen_row), file=sys.stderr, flush=True)
         print("final model: " + (f"the chosen setting trained again on the training and validation data ({n_all} documents)"
-                                 if refitted else "the chosen trial's (training data only)"), file=sys.stderr, flush=True)
+                                 if refitted else "the chosen trial's (training data only)"
+                                 + (" (its refit diverged)" if refit_diverged else "")), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started)
 
 

@@ -134,6 +134,35 @@ def _same_run(meta, model, config, labels, data):
         and config.same_run(meta.get("config", {})) and meta.get("data", data) == data
 
 
+def _run_differences(meta, model, config, labels, data):
+    """What differs between the run that wrote a checkpoint (``meta``) and this one, each as ``epochs 2 -> 3``
+    (``[]``: the same run). A refusal that named none of it left the user to guess which of a dozen settings, or
+    the data, had changed."""
+    from .config import RUN_ONLY
+
+    theirs = meta.get("config", {})
+    found = [f"{name} {theirs.get(name)} -> {value}" for name, value in config.to_dict().items()
+             if name not in RUN_ONLY and theirs.get(name) != value]
+    if meta.get("labels") != list(labels):
+        found.append(f"classes {', '.join(map(str, meta.get('labels') or []))} -> {', '.join(map(str, labels))}")
+    if meta.get("data", data) != data:
+        found.append("the training data (its vocabulary, labels or documents)")
+    if meta.get("num_rows") != model.num_rows and not found:  # (settings or data explain it when they differ)
+        found.append(f"embedding rows {meta.get('num_rows')} -> {model.num_rows}")
+    return found
+
+
+def _different_run(where, meta, model, config, labels, data):
+    """``checkpoint <where> was written by a different run (epochs 2 -> 3)``: the refusal's start, naming what differs."""
+    found = _run_differences(meta, model, config, labels, data)
+    text = f"checkpoint {where} was written by a different run ({'; '.join(found) or 'other data or settings'})"
+    written_with = meta.get("config", {}).get("epochs")
+    if any(f.startswith("epochs ") for f in found):  # more epochs change the lr schedule of those already trained
+        text += (f"; a finished or interrupted run resumes only with the epochs it started with (the lr schedule "
+                 f"spans them): rerun with --epochs {written_with} to resume it")
+    return text
+
+
 def _same_validation(meta, validation):
     """The validation data a checkpoint's history was measured on. Validation changes no parameter, but a run
     resumed with another (or none) carried the old history on: its epochs' val_loss and val_accuracy, and the
@@ -161,7 +190,7 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
         return  # removed meanwhile by a run of this same command, or not ours (storage.remove refuses that)
     if not (_same_run(meta, model, config, labels, data) and _same_validation(meta, validation)
             and _scored_train(meta) == bool(score_train) and meta.get("num_workers", num_workers) == num_workers):
-        raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings) while this one "
+        raise FastTextError(f"{_different_run(where, meta, model, config, labels, data)} while this one "
                             f"trained: two trainings share this --checkpoint-dir; give each its own (nothing of this "
                             f"run's epoch was saved there)")
 
@@ -199,7 +228,7 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
         meta["history"] = [{k: float("nan") if v is None else v for k, v in row.items()} for row in meta.get("history", [])]
         if not _same_run(meta, model, config, labels, data):
-            raise FastTextError(f"checkpoint {where} was written by a different run (other data or settings); "
+            raise FastTextError(f"{_different_run(where, meta, model, config, labels, data)}; "
                                 f"use another --checkpoint-dir or remove it")
         if not _same_validation(meta, validation):
             what = ("was written without validation data" if not meta.get("validation") else

@@ -34,7 +34,8 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       series_values_header, table_text_columns, table_texts, tsv_header_line)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
-from .lines import _LONE_CR_HINT, _Lines, _chain, _has_lone_cr, _open_decompressed, _without_excel_sep, leading_blank_lines
+from .lines import (_LONE_CR_HINT, _Lines, _chain, _has_lone_cr, _open_decompressed, _without_excel_sep,
+                    check_not_shorter, leading_blank_lines, regular_file_size)
 from .text import normalize_text
 
 LABEL_PREFIX = "__label__"
@@ -411,8 +412,16 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
     uri = str(uri)
     stream, compression = _open_decompressed(uri)
     try:
+        # (compressed data cut short is refused by its decompressor: "corrupt or truncated gzip data")
+        opened = regular_file_size(stream) if compression is None else None
         lines = _Lines(stream, uri, compression)
-        yield from examples_of_lines(_without_excel_sep(lines, uri), uri, fmt, note=note, found=found)
+        try:
+            yield from examples_of_lines(_without_excel_sep(lines, uri), uri, fmt, note=note, found=found)
+        except FastTextError:
+            check_not_shorter(opened, uri, ended=False)  # a record the change cut short: "malformed CSV record"
+            raise
+        if lines.ended:
+            check_not_shorter(opened, uri)
     finally:
         stream.close()
 

@@ -1,7 +1,7 @@
 """Files to lines: every reader's first stage.
 
 A local path or ``s3://`` URI is opened through :mod:`fasttext_lib.storage`; gzip, bzip2 and xz are read
-transparently (recognized by their first bytes); archives, workbooks, Parquet and text that is not UTF-8 are
+transparently (recognized by their first bytes); zstd data, archives, workbooks, Parquet and text that is not UTF-8 are
 refused in one line that says how to convert them; a line is taken whole, up to :data:`MAX_LINE_BYTES`.
 Excel's ``sep=,`` first line is dropped. Nothing here knows about classes or columns.
 """
@@ -18,12 +18,44 @@ from .errors import FastTextError
 
 
 _COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (zstd -c, pandas' compression="zstd")
 _DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
 def _open_decompressed(uri):
     """A binary stream of the file's text: gzip, bzip2 and xz are recognized by their magic bytes."""
     return decompressed(storage.open_read(uri, "rb"), uri)
+
+
+def regular_file_size(stream):
+    """``(file descriptor, size)`` of the regular local file ``stream`` reads (uncompressed), as it is now; ``None``
+    for anything else (an S3 object, whose reads are pinned to one version; a pipe; a stream with no descriptor)."""
+    import stat
+
+    try:
+        fd = stream.fileno()
+        status = os.fstat(fd)
+    except (OSError, AttributeError, ValueError):  # (io.UnsupportedOperation is both an OSError and a ValueError)
+        return None
+    return (fd, status.st_size) if stat.S_ISREG(status.st_mode) else None
+
+
+def check_not_shorter(opened, uri, ended=True):
+    """Refuse a file that got shorter while it was read (``opened``: :func:`regular_file_size` at its start). A file
+    truncated or rewritten in place (``>``) meanwhile ends early, and its end was read as the end of the data: a run
+    then trained on part of it, silently (predict checks the same). ``ended``: the whole file was read (else: its
+    reading failed, and a record cut short by the change reads as a malformed one; the change is the cause to name)."""
+    if opened is None:
+        return
+    fd, size = opened
+    try:  # at the end of the file, the position is every byte there was when it was read
+        read = os.lseek(fd, 0, os.SEEK_CUR) if ended else os.fstat(fd).st_size
+    except OSError:
+        return
+    if read < size:
+        raise FastTextError(f"{uri} changed while it was read: it is shorter than when it was opened ({read} of its "
+                            f"{size} bytes{' were there to read' if ended else ' are left'}); run again once nothing "
+                            f"writes to it")
 
 
 class _Prepended(io.RawIOBase):
@@ -66,11 +98,29 @@ def decompressed(raw, name):
             "index=False))" if head.startswith(b"PAR1") else
             "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
             "pd.read_excel(path).to_csv(new_path, index=False))"))
+    if head.startswith(_ZSTD_MAGIC):
+        raw.close()
+        raise FastTextError(f"{name}: {_zstd_hint(name)}")
     for magic, kind in _COMPRESSED:
         if head.startswith(magic):
             opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
             return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
     return raw, None
+
+
+def _zstd_hint(uri):
+    """The error's text for zstd data: the standard library has no zstd before Python 3.14, so it is refused (it read
+    as "not a text file (contains NUL bytes ...)"), with the command that decompresses it."""
+    name = _shell_name(uri)
+    if name == "stdin":  # (predict's reviews piped in)
+        return ("is zstd-compressed, which this program does not read; decompress it first (pipe it through zstd -dc) "
+                "(gzip, bzip2 and xz data are read directly)")
+    if name.lower().endswith(".zst"):
+        command = f"zstd -d {name}"  # (writes the name without .zst)
+    else:
+        command = f"zstd -d {name} -o new{os.path.splitext(name)[1] or '.txt'}"
+    return (f"is zstd-compressed, which this program does not read; decompress it first ({command}) and give that "
+            f"file (gzip, bzip2 and xz files are read directly)")
 
 
 def _zip_contents(head):
@@ -144,6 +194,7 @@ class _Lines:
 
     def __init__(self, stream, uri, compression):
         self.stream, self.uri, self.compression, self.lineno = stream, uri, compression, 0
+        self.ended = False  # the stream's end was read
 
     def __iter__(self):
         while True:
@@ -154,6 +205,7 @@ class _Lines:
                     raise
                 raise FastTextError(f"{self.uri}:{self.lineno + 1}: corrupt or truncated {self.compression} data ({exc})") from None
             if not raw:
+                self.ended = True
                 return
             self.lineno += 1
             if b"\x00" in raw:

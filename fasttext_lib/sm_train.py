@@ -27,7 +27,8 @@ with the source_dir as cwd; this module
   ``model.tar.gz`` is a bundle, and writes ``history.csv``, ``metrics.json`` and ``history.png`` to
   ``SM_OUTPUT_DATA_DIR`` (the job's ``output.tar.gz``).
 
-Every user error ends in one ``error: ...`` line on stderr and exit status 2, and the same line in
+Every user error (an allocation that failed included: the CLI's ``out of memory`` line) ends in one
+``error: ...`` line on stderr and exit status 2, and the same line in
 ``$SM_OUTPUT_DIR/failure``, the job's FailureReason in the console and DescribeTrainingJob; so does
 SIGTERM (``StopTrainingJob``, a spot interruption), after cleaning up. The model dir and the
 checkpoint dir are checked before the data is read, and so is that each channel holds files.
@@ -170,6 +171,7 @@ class ContainerEnv:
         if missing:
             hint = " (no 'train' channel: fit({'train': s3_uri, 'test': s3_uri}))" if "SM_CHANNEL_TRAIN" in missing else ""
             raise FastTextError(f"{', '.join(missing)} not set{hint}: this runs inside a SageMaker training container")
+        _refuse_pipe_mode(_input_modes(env))
         self.model_dir = env["SM_MODEL_DIR"]
         self.output_data_dir = env["SM_OUTPUT_DATA_DIR"]
         self.train_channel = env["SM_CHANNEL_TRAIN"]
@@ -206,6 +208,35 @@ class ContainerEnv:
     def is_first_host(self):
         """The host that saves the bundle: the first in sorted order, which also runs the scheduler."""
         return self.current_host == sorted(self.hosts)[0]
+
+
+READ_CHANNELS = ("train", "test", "validation", "pretrained")  # the channels this job reads
+
+
+def _input_modes(env):
+    """``{channel: TrainingInputMode}`` from the toolkit's ``SM_INPUT_DATA_CONFIG`` (the job's InputDataConfig,
+    ``{"train": {"TrainingInputMode": "Pipe", ...}}``), or the ``input_data_config`` of ``SM_TRAINING_ENV``;
+    ``{}`` where neither says (a hint only: the channel directories are what is read)."""
+    for name, key in (("SM_INPUT_DATA_CONFIG", None), ("SM_TRAINING_ENV", "input_data_config")):
+        try:
+            config = json.loads(env.get(name) or "{}")
+        except ValueError:
+            continue
+        if key is not None:
+            config = config.get(key) if isinstance(config, dict) else None
+        if isinstance(config, dict) and config:
+            return {channel: str(c.get("TrainingInputMode", "")) for channel, c in config.items() if isinstance(c, dict)}
+    return {}
+
+
+def _refuse_pipe_mode(modes, found_as=""):
+    """Pipe input mode streams a channel through FIFOs (``/opt/ml/input/data/train_0``, one per epoch) and
+    creates no channel directory: the job said "train channel directory does not exist", naming no cause."""
+    piped = [channel for channel in READ_CHANNELS if modes.get(channel, "").lower() == "pipe"]
+    if piped:
+        raise FastTextError(f"the {' and '.join(piped)} channel{'s are' if len(piped) > 1 else ' is'} in Pipe input "
+                            f"mode{found_as}, which this job does not read (it reads a channel's files); use File mode (the default) or FastFile: the estimator's input_mode, or "
+                            f"TrainingInput(s3_uri, input_mode='FastFile')")
 
 
 def plan_training(args, env, default_checkpoint_dir=SAGEMAKER_CHECKPOINT_DIR):
@@ -276,6 +307,8 @@ def channel_files(path, name, names_files=None, empty_files=None):
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
+        if _is_fifo(f"{path}_0"):  # what Pipe mode creates instead (the environment did not say: checked above)
+            _refuse_pipe_mode({name: "Pipe"}, f" ({path}_0 is a pipe)")
         raise FastTextError(f"{name} channel directory does not exist: {path}")
     files = []
     for root, dirs, names in os.walk(path):
@@ -296,6 +329,15 @@ def channel_files(path, name, names_files=None, empty_files=None):
     if empty_files is not None:
         empty_files.extend(empty)
     return sorted(set(files) - set(empty))
+
+
+def _is_fifo(path):
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def read_channel(path, fmt="auto", name="train", find_names=False, counted=False):
@@ -520,15 +562,23 @@ def main(argv=None, environ=None):
     clear_failure(environ)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
-    from .errors import error_line, stop_on_signals
+    from .errors import error_line, is_out_of_memory, out_of_memory_line, stop_on_signals
 
     try:
         with stop_on_signals(as_error=True):  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
             return run_training(argv, environ)
     except FastTextError as exc:
-        print(error_line(exc), file=sys.stderr, flush=True)
-        write_failure(error_line(exc), environ)
-        return 2
-    except Exception as exc:  # a bug: the traceback goes to the log, its last line to the console
+        return _fail(error_line(exc), environ)
+    except Exception as exc:
+        if is_out_of_memory(exc):  # the instance type, the data or the settings, not a bug: the CLI's one line
+            return _fail(error_line(out_of_memory_line(exc)), environ)
+        # a bug: the traceback goes to the log, its last line to the console
         write_failure(f"{type(exc).__name__}: {exc}", environ)
         raise
+
+
+def _fail(line, environ):
+    """The job's end on a user error: ``line`` on stderr and as the FailureReason; exit status 2."""
+    print(line, file=sys.stderr, flush=True)
+    write_failure(line, environ)
+    return 2

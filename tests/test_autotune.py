@@ -463,3 +463,35 @@ def test_a_trial_that_diverges_is_recorded_and_the_search_goes_on():
     assert len(trials) == 6 and len(failed) >= 1 and (failed["lr"] == 64.0).all()
     assert not failed["adopted"].any() and result.trained.history[-1]["val_accuracy"] > 0.9
     assert result.best_trial["lr"] < 64.0
+
+
+def test_a_refit_that_diverges_falls_back_to_the_chosen_trials_model(splits, monkeypatch, capsys):
+    """The final refit (train + validation data) can diverge where the chosen setting did not on the training split:
+    its 'training diverged' error ended the run after the whole search, with no model. The chosen trial's own model
+    (training data only) is kept instead, with a warning, and the result says the refit was not done, and why."""
+    import fasttext_lib.autotune as autotune_module
+    from fasttext_lib.train import Diverged
+
+    kept = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=3, verbose=False, refit=False)
+    trained = autotune_module.train
+
+    def refit_diverges(train_data, val_data, config, **kwargs):
+        if val_data is None:  # the refit: no validation split (the trials always have one)
+            raise Diverged("training diverged: loss is nan at epoch 2, step 7 (lr=2, optimizer sgd); try a smaller lr")
+        return trained(train_data, val_data, config, **kwargs)
+
+    monkeypatch.setattr(autotune_module, "train", refit_diverges)
+    capsys.readouterr()
+    result = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=3, verbose=False, refit=True)
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and warning[0].startswith("warning: the final refit on the training and validation data "
+                                                       "diverged (training diverged: loss is nan"), warning
+    assert f"the final model is the chosen trial's (trial {kept.best_trial['trial']}, training data only)" in warning[0]
+    summary = result.trained.autotune
+    assert summary["refit"] is False and summary["trained_on"] == len(splits[0])
+    assert summary["refit_diverged"].startswith("training diverged: loss is nan")
+    assert summary["best_trial"] == kept.trained.autotune["best_trial"]
+    for name, value in params_of(kept.trained).items():  # the chosen trial's model, as without a refit
+        np.testing.assert_array_equal(params_of(result.trained)[name], value, err_msg=name)
+    untimed = [{k: v for k, v in r.items() if k not in ("seconds", "samples_per_s")} for r in kept.trained.history]
+    assert [{k: r[k] for k in untimed[0]} for r in result.trained.history] == untimed  # its validation history too

@@ -90,6 +90,31 @@ def test_checkpoint_of_another_run_is_refused(splits, tmp_path):
         train(*splits, TrainConfig(epochs=1, batch_size=256, emsize=20, progress=False), checkpoint_dir=ckpt)
 
 
+@pytest.mark.parametrize("interrupted", [False, True])
+def test_a_checkpoint_refused_for_other_settings_names_them(splits, tmp_path, interrupted):
+    """``--epochs 2`` then ``--epochs 3`` on the same --checkpoint-dir (to train one epoch more) was refused as "written
+    by a different run (other data or settings)", naming nothing: the user was left to guess. It is still refused (the
+    lr schedule spans the epochs a run started with), and the refusal says what differs and how to resume."""
+    ckpt = str(tmp_path / "ckpt")
+    config = TrainConfig(epochs=2, batch_size=256, lr=0.5, progress=False, seed=4)
+    if interrupted:
+        with pytest.raises(Crash):
+            train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    else:
+        train(*splits, config, checkpoint_dir=ckpt)
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, TrainConfig(epochs=3, batch_size=256, lr=0.5, progress=False, seed=4), checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert "different run (epochs 2 -> 3)" in message, message
+    assert "resumes only with the epochs it started with" in message and "--epochs 2" in message, message
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, TrainConfig(epochs=2, batch_size=256, lr=0.5, emsize=20, progress=False, seed=4),
+              checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert "different run (emsize 100 -> 20)" in message and "--epochs" not in message, message
+    train(*splits, config, checkpoint_dir=ckpt)  # its own settings still resume it
+
+
 def test_checkpoints_on_s3(splits, s3_bucket):
     config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
     ckpt = f"{s3_bucket}/jobs/run1/checkpoints"

@@ -134,6 +134,12 @@ def _tar(p, mode, data):
      r"is a Parquet file, not text; convert it to CSV first \(pandas: pd\.read_parquet\(path\)\.to_csv\(new_path"),
     ("reviews.xls", lambda p, data: p.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504) + data),
      r"is an Excel workbook \(\.xls\), not text"),
+    # zstd -c train.csv > ...: "not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
+    ("train.csv.zst", lambda p, data: _zstd(p, data), r"is zstd-compressed, which this program does not read; "
+                                                     r"decompress it first \(zstd -d .*train\.csv\.zst\) and give "
+                                                     r"that file \(gzip, bzip2 and xz files are read directly\)"),
+    ("t", lambda p, data: p.write_bytes(b"\x28\xb5\x2f\xfd\x00\x58\x01\x02" + data),
+     r"is zstd-compressed, .*\(zstd -d .*/t -o new\.txt\)"),
 ])
 def test_archives_and_binary_table_formats_are_named_with_how_to_convert(tmp_path, name, write, expected):
     p = tmp_path / name
@@ -141,6 +147,25 @@ def test_archives_and_binary_table_formats_are_named_with_how_to_convert(tmp_pat
     with pytest.raises(FastTextError, match=f"^{p}: {expected}") as info:
         read_labeled(str(p))
     assert "\n" not in str(info.value) and "NUL bytes" not in str(info.value)
+
+
+def _zstd(p, data):
+    """``data`` compressed by the zstd program, or where it is missing, its frame's magic and then ``data``."""
+    import shutil
+    import subprocess
+
+    if shutil.which("zstd"):
+        p.write_bytes(subprocess.run(["zstd", "-q", "-c"], input=data, capture_output=True, check=True).stdout)
+    else:
+        p.write_bytes(b"\x28\xb5\x2f\xfd\x00\x58" + data)
+
+
+def test_zstd_reviews_piped_to_predict_say_to_pipe_them_through_zstd(tmp_path, monkeypatch):
+    """predict's reviews on stdin name no file to decompress: the hint is a pipe, not "zstd -d stdin"."""
+    from fasttext_lib.lines import decompressed
+
+    with pytest.raises(FastTextError, match=r"^stdin: is zstd-compressed, .*\(pipe it through zstd -dc\)"):
+        decompressed(io.BytesIO(b"\x28\xb5\x2f\xfd\x00\x58\x01\x02junk"), "stdin")
 
 
 def _zip(p, members):

@@ -5,6 +5,8 @@ native and the Python route, across any chunking of the documents; its errors mu
 read_labeled's, naming the same physical line; and a model trained from it must be the same.
 """
 import gzip
+import os
+import re
 
 import numpy as np
 import pytest
@@ -181,3 +183,49 @@ def test_an_unusable_temporary_directory_is_one_error(tmp_path, monkeypatch):
         read_counted(path)
     monkeypatch.undo()
     assert len(read_counted(path)) == len(read_labeled(path))
+
+
+def _changing_after(monkeypatch, docs, change):
+    """Run ``change()`` once the reader has taken ``docs`` documents of a file: a writer at a fixed point of the read."""
+    import fasttext_lib.data as data
+
+    examples_of_lines = data.examples_of_lines
+
+    def changing(*args, **kwargs):
+        for i, example in enumerate(examples_of_lines(*args, **kwargs)):
+            if i == docs:
+                change()
+            yield example
+
+    monkeypatch.setattr(data, "examples_of_lines", changing)
+
+
+@pytest.mark.parametrize("reader", [read_counted, read_labeled])
+@pytest.mark.parametrize("change", ["truncated at a line end", "truncated mid-record", "rewritten shorter"])
+def test_training_data_that_gets_shorter_while_it_is_read_is_refused(tmp_path, monkeypatch, reader, change):
+    """predict refused an input that got shorter while it was read; training read the shorter file's end as the
+    data's end and trained on part of it, silently (cut at a line end), or named a "malformed CSV record" that the
+    file never had (cut inside one, or rewritten in place with ``>``)."""
+    data = generate_reviews(500, seed=4)
+    path = tmp_path / "train.csv"
+    text = _csv((label, " ".join(text.split())) for label, text in zip(data.labels, data.texts))
+    path.write_text(text, encoding="utf-8")
+    path, size = str(path), len(text.encode("utf-8"))
+    assert size > 256 << 10 and text.count("\n") == 500  # most of it is read after the change; one line a record
+    cut = {"truncated at a line end": text.rfind("\n", 0, size // 2) + 1,
+           "truncated mid-record": text.rfind("\n", 0, size // 2) + 5}.get(change)
+    if cut is not None:
+        _changing_after(monkeypatch, 20, lambda: os.truncate(path, cut))
+    else:
+        _changing_after(monkeypatch, 20, lambda: open(path, "w").write('"1","new"\n' * 10))
+    with pytest.raises(FastTextError, match=rf"^{re.escape(path)} changed while it was read: it is shorter than "
+                                            rf"when it was opened \(\d+ of its {size} bytes"):
+        reader(path)
+
+
+def test_training_data_appended_to_while_it_is_read_is_read_to_its_end(tmp_path, monkeypatch):
+    """A file that only grows (lines appended meanwhile) is read to its new end, as before (not refused)."""
+    path = _corpus(tmp_path, n=3000, header=False)
+    whole = len(read_labeled(path))
+    _changing_after(monkeypatch, 20, lambda: open(path, "a").write('"1","appended"\n'))
+    assert len(read_counted(path)) == whole + 1

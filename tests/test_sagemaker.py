@@ -367,6 +367,32 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     assert (tmp_path / "output" / "failure").read_text() == last
 
 
+class MXNetError(Exception):  # what MXNet raises, by name (errors.is_out_of_memory does not import mxnet)
+    pass
+
+
+@pytest.mark.parametrize("failure", [MemoryError("native featurization ran out of memory"),
+                                     MXNetError("Traceback (most recent call last):\n  File ...\n"
+                                                "MXNetError: Failed to allocate CPU Memory")])
+def test_a_job_out_of_memory_ends_in_one_error_line_and_its_failure_reason(source_dir, tmp_path, monkeypatch, failure):
+    """A job whose machine is too small for its data or settings ended in a MemoryError traceback, its FailureReason
+    "MemoryError: ..." (the CLI said it in one line, what to do included): the job says the same line now."""
+    import fasttext_lib.train
+
+    def out_of_memory(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(fasttext_lib.train, "train", out_of_memory)
+    r = job_in_process(source_dir, make_container(tmp_path, {"train": {"a.train": GOOD}}), args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: out of memory (") and "use a machine with more memory" in last, last
+    assert "MXNetError:" not in last and "Traceback" not in last
+    assert (tmp_path / "output" / "failure").read_text() == last
+    assert os.listdir(tmp_path / "model") == []
+
+
 @pytest.mark.parametrize("case", ["empty test channel", "empty train channel beside pretrained vectors"])
 def test_an_empty_channel_fails_the_job_before_any_data_is_read(source_dir, tmp_path, case):
     """An empty test channel (a wrong S3 prefix given to fit()) was found only after the whole training channel had
@@ -381,6 +407,37 @@ def test_an_empty_channel_fails_the_job_before_any_data_is_read(source_dir, tmp_
     assert r.returncode == 2 and re.search(pattern, r.stderr.strip().splitlines()[-1]), r.stderr
     assert "train channel:" not in r.stdout and "pretrained vectors:" not in r.stdout, r.stdout
     assert os.listdir(tmp_path / "model") == []
+
+
+@pytest.mark.parametrize("told_by", ["SM_INPUT_DATA_CONFIG", "SM_TRAINING_ENV", "its FIFO only"])
+def test_a_channel_in_pipe_mode_is_refused_saying_to_use_file_mode(source_dir, tmp_path, told_by):
+    """input_mode='Pipe' gives the job no channel directory, only FIFOs (train_0, one per epoch): the job said "train
+    channel directory does not exist", leaving the user to look for a wrong S3 prefix. It names Pipe mode and what
+    to use instead, from the toolkit's environment, or from the FIFO beside the missing directory."""
+    env = make_container(tmp_path, {"train": {}})
+    channel = tmp_path / "input" / "data" / "train"
+    channel.rmdir()
+    os.mkfifo(f"{channel}_0")
+    config = {"train": {"RecordWrapperType": "None", "S3DistributionType": "FullyReplicated",
+                        "TrainingInputMode": "Pipe"}}
+    if told_by == "SM_INPUT_DATA_CONFIG":
+        env[told_by] = json.dumps(config)
+    elif told_by == "SM_TRAINING_ENV":
+        env[told_by] = json.dumps({"input_data_config": config, "channel_input_dirs": {"train": str(channel)}})
+    r = job_in_process(source_dir, env, args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert re.match(r"error: the train channel is in Pipe input mode.*, which this job does not read", last), last
+    assert "use File mode (the default) or FastFile" in last and "does not exist" not in last, last
+    assert (tmp_path / "output" / "failure").read_text() == last
+
+
+def test_a_file_mode_channel_that_is_missing_is_still_said_so(source_dir, tmp_path):
+    env = make_container(tmp_path, {"train": {}})
+    (tmp_path / "input" / "data" / "train").rmdir()
+    env["SM_INPUT_DATA_CONFIG"] = json.dumps({"train": {"TrainingInputMode": "File"}})
+    r = job_in_process(source_dir, env, args_for(epochs=1))
+    assert r.returncode == 2 and "train channel directory does not exist" in r.stderr, r.stderr
 
 
 def test_a_channel_written_by_spark_is_read_without_its_empty_files(source_dir, tmp_path):
