@@ -143,11 +143,21 @@ def _shell_name(uri):
     return uri.rsplit("/", 1)[-1] if storage.is_s3(uri) else uri
 
 
+def _iconv(source, name, extension):
+    """The command that converts file ``name`` from ``source`` to UTF-8; for input piped in (``stdin``), the pipe."""
+    if name == "stdin":
+        return f"pipe it through iconv -f {source} -t UTF-8"
+    return f"iconv -f {source} -t UTF-8 {name} > new{extension}"
+
+
 def _not_text(raw, uri, lineno):
     """The error for a line holding NUL bytes: UTF-16 text (with its byte order mark; or without one, a NUL beside
     every ASCII character) and tar archives are named, with how to convert them; else a binary file."""
     where, name = f"{uri}:{lineno}: ", _shell_name(uri)
     if lineno == 1 and raw[257:262] == b"ustar":  # a tar header's magic (a .tar.gz arrives here decompressed)
+        if name == "stdin":  # (predict's reviews piped in: no file to name)
+            return (f"{uri}: is a tar archive; extract the file from it first and pipe that in (tar -xOf ARCHIVE FILE "
+                    f"| ...) (gzip, bzip2 and xz data of one CSV or text file are read directly)")
         return (f"{uri}: is a tar archive; extract the file from it first (tar -xf {name}) and give that file "
                 f"(gzip, bzip2 and xz files of one CSV or text file are read directly)")
     bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
@@ -157,7 +167,7 @@ def _not_text(raw, uri, lineno):
         # Excel's "Unicode Text" (tab-separated) and PowerShell's > write UTF-16
         source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
         return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}"
-                f"; convert it to UTF-8 first, e.g. iconv -f {source} -t UTF-8 {name} > new.csv (Excel's 'Unicode "
+                f"; convert it to UTF-8 first, e.g. {_iconv(source, name, '.csv')} (Excel's 'Unicode "
                 f"Text' is tab-separated: pandas: pd.read_csv(path, encoding='utf-16', sep='\\t').to_csv(new_path, "
                 f"index=False))")
     return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
@@ -175,10 +185,10 @@ def _not_utf8(raw, uri, lineno, exc):
     stem = re.sub(r"\.(gz|bz2|xz)$", "", uri.lower())
     if not stem.endswith((".csv", ".tsv")):  # (a .vec or fastText-format file: Excel and pandas are no help there)
         extension = os.path.splitext(stem)[1] or ".txt"
-        return (f"{message}: it reads as Windows-1252, as Windows programs write it; convert it: iconv -f CP1252 -t "
-                f"UTF-8 {_shell_name(uri)} > new{extension})")
+        return (f"{message}: it reads as Windows-1252, as Windows programs write it; convert it: "
+                f"{_iconv('CP1252', _shell_name(uri), extension)})")
     return (f"{message}: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
-            f"UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {_shell_name(uri)} > new.csv, or pandas: "
+            f"UTF-8' in Excel, or convert it: {_iconv('CP1252', _shell_name(uri), '.csv')}, or pandas: "
             f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))")
 
 

@@ -281,7 +281,7 @@ def cli_in_process(*args, input=None):
     from fasttext_lib.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()))
+    stdin = io.TextIOWrapper(io.BytesIO(input if isinstance(input, bytes) else (input or "").encode()))
     with mock.patch.object(sys, "stdin", stdin), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main([str(a) for a in args])

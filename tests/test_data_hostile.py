@@ -5,6 +5,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import tarfile
 import zipfile
 
@@ -603,3 +604,27 @@ def test_json_lines_with_an_integer_of_more_digits_than_python_converts_are_read
     got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
     assert got.returncode == 0 and len(got.stdout.splitlines()) == 10, got.stderr
     assert "id" not in got.stderr or "left out" in got.stderr  # the id key is not read as text
+
+
+@pytest.mark.parametrize("data, said", [
+    (None, r"stdin: is a tar archive; extract the file from it first and pipe that in \(tar -xOf ARCHIVE FILE \|"),
+    ("reviews, with a BOM\n".encode("utf-16"), r"stdin:1: .* UTF-16 text; convert it to UTF-8 first, e.g\. pipe it "
+                                               r"through iconv -f UTF-16 -t UTF-8"),
+    ("caf\xe9 au lait, tr\xe8s bon\n".encode("cp1252"), r"stdin:1: not UTF-8 text .* pipe it through iconv -f CP1252 "
+                                                        r"-t UTF-8"),
+])
+def test_input_piped_in_that_must_be_converted_is_told_a_pipe_not_a_file_named_stdin(tmp_path, data, said):
+    # predict's reviews on stdin: the hints named a file "stdin" (tar -xf stdin, iconv ... stdin > new.csv)
+    if data is None:
+        with tarfile.open(tmp_path / "a.tar", "w") as tar:
+            (tmp_path / "reviews.txt").write_text("great food\n")
+            tar.add(tmp_path / "reviews.txt", arcname="reviews.txt")
+        data = (tmp_path / "a.tar").read_bytes()
+    (tmp_path / "train.csv").write_text('"1","fine food"\n"2","cold soup"\n' * 5)
+    trained = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
+                             "--no-progress")
+    assert trained.returncode == 0, trained.stderr
+    got = cli_in_process("predict", "--model", tmp_path / "m", input=data)
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and "Traceback" not in got.stderr, got.stderr
+    assert re.search(said, got.stderr), got.stderr
+    assert " stdin " not in got.stderr.replace("stdin:", "") and "stdin >" not in got.stderr
