@@ -748,17 +748,6 @@ def _say_error(line):
         pass
 
 
-def _let_mxnet_finish():
-    """Wait for MXNet's engine to run what an aborted run (e.g. a diverged one) left queued: shutting
-    the engine down with operators pending can abort the process ("terminate called without an
-    active exception", exit -6) after the error line, instead of exiting with 2."""
-    if "mxnet" in sys.modules:
-        try:
-            sys.modules["mxnet"].nd.waitall()
-        except Exception:  # an operator's own failure: already reported as the error above
-            pass
-
-
 # The commands that run MXNet: a process started for one of them imports it without SciPy.
 MXNET_COMMANDS = {"train", "evaluate", "predict", "export-vectors"}
 
@@ -788,7 +777,7 @@ def _exit_now(status):
 def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
     130 on Ctrl-C (SIGINT), 143 on SIGTERM and 129 on SIGHUP, after cleaning up (see errors.stop_on_signals)."""
-    from .errors import error_line, is_out_of_memory, out_of_memory_line, stop_on_signals
+    from .errors import error_line, is_out_of_memory, let_mxnet_finish, out_of_memory_line, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -807,17 +796,17 @@ def main(argv=None, lean_mxnet=False):
             return status
     except FastTextError as exc:
         _say_error(error_line(exc))
-        _let_mxnet_finish()
+        let_mxnet_finish()
         return 2
     except Exception as exc:
         if not is_out_of_memory(exc):  # a bug: its traceback
             raise
         _say_error(error_line(out_of_memory_line(exc)))
-        _let_mxnet_finish()
+        let_mxnet_finish()
         return 2
     except KeyboardInterrupt as exc:
         _say_error(error_line(f"{str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up"))  # a 2nd Ctrl-C: no text
-        _let_mxnet_finish()
+        let_mxnet_finish()
         return getattr(exc, "exit_status", 130)
     finally:
         # A library that installs a rich traceback handler (the sagemaker SDK does, when imported)

@@ -11,6 +11,7 @@ what it staged, temporary directories go, the prefetch thread stops.
 """
 import contextlib
 import signal
+import sys
 import threading
 
 
@@ -58,6 +59,17 @@ def error_line(message):
     """``error: <message>`` as one line: characters that would break or hide it (a newline in a path the
     user gave, a carriage return) are shown escaped, as ``\\n``."""
     return "error: " + "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(message))
+
+
+def let_mxnet_finish():
+    """Wait for MXNet's engine to run what an aborted run (e.g. a diverged one) left queued: shutting
+    the engine down with operators pending can abort the process ("terminate called without an
+    active exception", exit -6) after the error line, instead of exiting with 2. (Without MXNet imported: nothing.)"""
+    if "mxnet" in sys.modules:
+        try:
+            sys.modules["mxnet"].nd.waitall()
+        except Exception:  # an operator's own failure: already reported as the error above
+            pass
 
 
 def is_out_of_memory(exc):

@@ -579,6 +579,9 @@ def main(argv=None, environ=None):
 
 def _fail(line, environ):
     """The job's end on a user error: ``line`` on stderr and as the FailureReason; exit status 2."""
+    from .errors import let_mxnet_finish
+
     print(line, file=sys.stderr, flush=True)
     write_failure(line, environ)
+    let_mxnet_finish()  # as the CLI does: not an abort (-6) after the line
     return 2

@@ -310,6 +310,8 @@ GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
     # MXNet's C++ CHECK on DMLC_NUM_WORKER, with its traceback, once the data had been read
     ("dist kvstore on one host", r"kvstore dist_sync trains in an MXNet parameter-server cluster, and this process "
                                  r"is in none \(DMLC_PS_ROOT_URI, .* not set\)"),
+    # a job process of its own: with MXNet's operators still queued at exit it could abort (-6) after the error line
+    ("diverging lr", r"training diverged"),
 ])
 def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     channels, args, hosts, extra = {"train": {"a.train": GOOD}}, args_for(epochs=1), ("algo-1",), None
@@ -353,11 +355,13 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
         extra = {"SM_OUTPUT_DATA_DIR": str(tmp_path / "afile" / "data")}
     elif case == "dist kvstore on one host":
         args = args_for(epochs=1, kvstore="dist_sync")
+    elif case == "diverging lr":
+        args = args_for(epochs=2, lr=1e30)
     else:
         hosts = ("algo-1", "algo-2")
     env = make_container(tmp_path, channels, hosts=hosts, extra_env=extra)
     # one job process (the staged library, the whole of its stderr); the other cases in-process
-    r = (run_entry_point if case == "no train channel" else job_in_process)(source_dir, env, args)
+    r = (run_entry_point if case in ("no train channel", "diverging lr") else job_in_process)(source_dir, env, args)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr
     last = r.stderr.strip().splitlines()[-1]
