@@ -80,7 +80,7 @@ def _top_k(text):
 FORMAT_HELP = ("auto (default): from the first line (__label__X text, a \"class\",\"text\" CSV row, a CSV header "
                "row such as label,text, a tab-separated line, or a JSON object: JSON Lines such as {\"stars\": 5, "
                "\"text\": ...}); fasttext; csv; tsv; jsonl")
-CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
+PREDICT_CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
 
 
 def add_column_arguments(parser):
@@ -153,12 +153,12 @@ def build_parser():
                                                  "class id or by the names predictions show (positive)")
     e.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
     add_column_arguments(e)
-    e.add_argument("--ctx", default="cpu", help=CTX_HELP)
+    e.add_argument("--ctx", default="cpu", help=PREDICT_CTX_HELP)
 
     p = sub.add_parser("predict", help="label raw text, one document per line (or each record of a labeled CSV)")
     p.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
     p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin (default: -)")
-    p.add_argument("--ctx", default="cpu", help=CTX_HELP)
+    p.add_argument("--ctx", default="cpu", help=PREDICT_CTX_HELP)
     p.add_argument("--format", default="auto", choices=["auto", "text", "csv"],
                    help="auto (default): labeled CSV, as training reads it (one answer per record, for its text "
                         "columns), when the first record is a CSV header row of column names or a row whose first "

@@ -65,7 +65,7 @@ class LabeledTexts:
 
     def classes(self):
         """The distinct labels, sorted (``"2"`` before ``"10"``): raw labels, not their :attr:`names`."""
-        return sorted(set(self.labels), key=_label_sort_key)
+        return sort_labels(self.labels)
 
 
     def head(self, n):

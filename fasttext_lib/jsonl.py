@@ -48,13 +48,18 @@ def _json_value(value):
         return str(int(value))
     if isinstance(value, (list, dict)):
         value = json.dumps(value, ensure_ascii=False)
-    # A lone surrogate escape ("\ud83d" without its other half: a tweet cut inside an emoji) is valid JSON but no
-    # character: it stopped training and predict in a UnicodeEncodeError traceback. It is U+FFFD, the replacement
-    # character, as a UTF-8 decoder makes of half a character (a pair, "\ud83d\ude00", is read as its one emoji)
-    return _LONE_SURROGATE.sub("\ufffd", str(value))
+    return whole_characters(str(value))
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_characters(text):
+    """``text`` with each lone surrogate as U+FFFD. A lone surrogate escape (``"\\ud83d"`` without its other half: a
+    tweet cut inside an emoji) is valid JSON but no character: it stopped training and predict in a UnicodeEncodeError
+    traceback, and failed an endpoint request. It is the replacement character, as a UTF-8 decoder makes of half a
+    character (a pair, ``"\\ud83d\\ude00"``, is read as its one emoji)."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _json_objects(lines, uri):

@@ -48,7 +48,7 @@ import os
 import re
 
 from .errors import FastTextError
-from .jsonl import json_integer
+from .jsonl import json_integer, whole_characters
 
 JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
 JSONLINES_TYPE = "application/jsonlines"  # SageMaker Batch Transform's (and BlazingText's) JSON Lines
@@ -310,15 +310,6 @@ def _json_kind(value):
     return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _whole_characters(text):
-    """A JSON string's lone surrogate escape (``"\\ud83d"`` without its other half: a tweet cut inside an emoji) as
-    U+FFFD, the replacement character, as training and predict read one in a JSON Lines file (a UTF-8 decoder makes
-    the same of half a character; a pair, ``"\\ud83d\\ude00"``, is its one emoji). It was a 400 that failed the
-    whole request (in Batch Transform: the job) for a file the CLI reads."""
-    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _json_texts(payload):
@@ -339,7 +330,7 @@ def _json_texts(payload):
     bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
     if bad:
         raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {_json_kind(payload[bad[0]])}")
-    texts = Reviews(_whole_characters(item) for item in payload)
+    texts = Reviews(whole_characters(item) for item in payload)
     texts.top = top
     return texts
 
@@ -404,7 +395,7 @@ def _jsonlines_texts(text):
             top = _configuration({key: record[key] for key in ("k", "threshold") if key in record})
         except RequestError as exc:
             raise RequestError(400, f"line {number}: {exc.message}") from None
-        texts.append(_whole_characters(record["source"]))
+        texts.append(whole_characters(record["source"]))
         texts.top.append(top)
     if not texts:
         raise RequestError(400, "request holds no JSON lines")
