@@ -584,7 +584,7 @@ def _csv_request(text, header):
 
 def _undeclared_header(records):
     """Is the first record of a ``text/csv`` body without ``header=present`` (after blank ones) a header row, as
-    ``predict`` recognizes one in a file (cli._csv_input_check)? pandas' ``to_csv()`` writes one; the SDK's
+    ``predict`` recognizes one in a file (predict_input.input_check)? pandas' ``to_csv()`` writes one; the SDK's
     ``CSVSerializer`` never does. It is when it is a header row training recognizes (``label,text``; ``,label,text``
     with pandas' index; data.labeled_csv_records: at least half the records after it as wide as it), and not a
     review of one word naming a class column whose class recurs below it (``2,Stars``), nor one with a space after a
@@ -617,7 +617,7 @@ def _undeclared_header(records):
 
 def _tab_separated(text):
     """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (data.tsv_with_header, which
-    cli._csv_input_check asks too): its first line (after blank ones) a TSV's header row and the records after it as
+    predict_input.input_check asks too): its first line (after blank ones) a TSV's header row and the records after it as
     wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line is not split."""
     from .columns import HEADER_LOOKAHEAD
     from .data import tsv_with_header

@@ -1,0 +1,253 @@
+"""What ``predict`` reads: one review per line, unless the input is a labeled or headed table (CSV, TSV) or JSON
+Lines, whose records are read as training reads them (docs/INPUT.md, "Predict's input").
+
+Every line is checked (UTF-8, no NUL bytes, a bounded length) and every record read before the first answer, so a
+bad byte or record at the end of a file is one error line and no answers, not a stdout that stops half way
+(:func:`checked_lines`); :func:`input_check` recognizes a table; :func:`documents` gives the texts to answer.
+"""
+import contextlib
+import csv
+import itertools
+import os
+import sys
+from dataclasses import dataclass
+
+from .errors import FastTextError
+
+
+class _FirstBytes:
+    """The first ``left`` bytes of a binary stream (``read`` and ``read1``, what lines.line_blocks calls)."""
+
+    def __init__(self, stream, left):
+        self.stream, self.left = stream, left
+
+    def _take(self, read, n):
+        data = read(min(n, self.left)) if self.left > 0 else b""
+        self.left -= len(data)
+        return data
+
+    def read(self, n):
+        return self._take(self.stream.read, n)
+
+    def read1(self, n):
+        return self._take(self.stream.read1, n)
+
+
+@contextlib.contextmanager
+def checked_lines(path, check=None):
+    """The documents of ``path`` (stdin for ``-``; gzip, bzip2 and xz read directly), one per line (``\\n``,
+    CRLF too), as an iterator, in constant memory; with ``check``, ``(lines, what check returned)``.
+
+    Every line is checked (UTF-8, no NUL bytes, a bounded length: lines.line_blocks) before the first one
+    is handed out, so a bad byte at the end of a file is one error line and no predictions, not a stdout
+    that stops half way. A regular file is simply read twice (the answers stop at the bytes checked, should
+    it grow meanwhile; one that got shorter is an error); stdin, a pipe or an S3 object is copied to an
+    unlinked temporary file (TMPDIR) as it is checked, and read back from there.
+
+    ``check(lines)``: a further check of the lines (an iterator of them), run in the checking pass; what it
+    leaves of them is read on to the end."""
+    import stat
+
+    from . import storage
+    from .lines import _LONE_CR_HINT, _has_lone_cr, decompressed, line_blocks
+
+    name = "stdin" if path == "-" else path
+    regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
+    opened = []  # what this function opened and must close (not stdin itself)
+
+    def blocks(limit=None):
+        if path == "-" and sys.stdin is None:  # started with stdin closed (<&-): Python sets it to None
+            raise FastTextError("standard input is closed: give the reviews with --input FILE or on stdin")
+        raw = sys.stdin.buffer if path == "-" else storage.open_read(path)
+        stream, compression = decompressed(raw, name)
+        opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
+        return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression)
+
+    def checked_blocks(blocks):
+        # An input whose lines end in a lone \r (an old Mac file) is one line: it was answered as one document.
+        count, first = 0, None
+        for raw, lines in blocks:
+            first = lines[0] if first is None and lines else first
+            count += len(lines)
+            yield raw, lines
+        if count == 1 and _has_lone_cr(first):
+            raise FastTextError(f"{name}:1: the input is one line with carriage returns inside it, which would be "
+                                f"answered as one document{_LONE_CR_HINT}")
+
+    def documents(blocks, checked=None):
+        read = 0
+        for raw, lines in blocks:
+            read += len(raw)
+            yield from lines
+        if checked is not None and read < checked:
+            raise FastTextError(f"{name} changed while it was read: it is shorter than when its lines were checked; "
+                                f"predict again once nothing writes to it")
+
+    def check_pass(blocks, sink):  # the lines checked, check's result; each block's bytes go to sink
+        def lines():
+            for raw, block in checked_blocks(blocks):
+                sink(raw)
+                yield from block
+
+        each = lines()
+        result = check(each) if check is not None else None
+        for _ in each:  # what check left unread: checked all the same
+            pass
+        return result
+
+    try:
+        if regular:  # answered for the bytes checked: lines appended meanwhile (a file still written) were not
+            sizes = []
+            result = check_pass(blocks(), lambda raw: sizes.append(len(raw)))
+            checked = sum(sizes)
+            lines = documents(blocks(limit=checked), checked)
+            yield lines if check is None else (lines, result)
+            return
+        spool = storage.temporary_file()
+        opened.append(spool)
+        with storage.room_in_tmpdir():
+            result = check_pass(blocks(), spool.write)
+            spool.flush()
+        spool.seek(0)
+        lines = documents(line_blocks(spool, name))
+        yield lines if check is None else (lines, result)
+    finally:
+        for f in opened:
+            with contextlib.suppress(OSError):  # the spool's close flushes what a full TMPDIR refused again
+                f.close()
+
+
+def input_check(name, fmt, classes, note):
+    """predict's ``check`` of its input (see :func:`checked_lines`): is it labeled CSV, a test file such as Zhang
+    et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start, then
+    data.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
+    record is read as training reads it (errors before any answer) and a :class:`ReadAs` is returned: ``"labeled"``,
+    ``"texts"`` when its header row names text columns only (``title,body``: columns.text_header_columns), ``"json"``
+    for JSON Lines; else False (plain reviews, one per line). ``note(line)``: how the input was read."""
+    from .columns import HEADER_LOOKAHEAD, _short_header, one_column_text_header, tsv_header_line
+    from .data import (allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start,
+                       tsv_with_header)
+    from .jsonl import json_input, json_object_line, jsonl_texts
+    from .lines import leading_blank_lines
+
+    def read_all(lines, table):
+        """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
+        error before any answer: "texts" (a header of text columns, no class) or "labeled". Its notes (pandas'
+        index, the columns left out) are said once every record has been read."""
+        kind, notes = "labeled", []
+        for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append):
+            kind = "texts" if label is None else kind
+        for line in notes:
+            note(line)
+        return kind
+
+    def check(lines):
+        if fmt == "text":
+            return False
+        blank, first = leading_blank_lines(lines)
+        if first is None:
+            return False
+        if fmt == "auto" and tsv_header_line(first):  # a TSV with a header row: read as a CSV with one would be
+            # ... when the records after it are as wide as it, as for a CSV's header (labeled_csv_records): reviews whose
+            # first line holds a tab and a text column's name (Summary<TAB>works great) were refused, or answered
+            # without their first line, every answer one off
+            ahead = list(itertools.islice(lines, HEADER_LOOKAHEAD))
+            if tsv_with_header([first] + ahead, classes):
+                try:
+                    kind = read_all(itertools.chain(blank, [first], ahead, lines), "tsv")
+                except FastTextError as exc:
+                    raise FastTextError(f"{exc} (read as TSV because line {len(blank) + 1} is a header row; "
+                                        f"--format text reads every line as one review)") from None
+                return ReadAs(kind, "tsv")
+            lines = itertools.chain(ahead, lines)  # (plain reviews: checked as such below)
+        if fmt in ("auto", "csv") and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
+            # --format csv too: each object was read as a labeled CSV row, its first key's value as the class)
+            notes = []
+            for _ in jsonl_texts(itertools.chain(blank, [first], lines), name, note=notes.append):
+                pass  # every object checked before the first answer
+            for line in notes:
+                note(line)
+            return ReadAs("json")
+        json_hint = fmt == "auto" and json_input(first.strip(), name, predicting=True)
+        if json_hint:  # a JSON array: each line was answered, keys and braces as words
+            raise FastTextError(json_hint)
+        # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
+        one_column = False
+        with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)
+            one_column = fmt == "auto" and one_column_text_header(next(csv.reader([first.strip()]), []))
+        if fmt == "auto" and not one_column and not labeled_csv_start(first, classes):
+            return False
+        ahead = [first]
+        if fmt == "auto" and not one_column:
+            allow_long_csv_fields()  # the first records decide (a review may start as a labeled row does: 1,000 calories)
+            def kept(it):
+                for line in it:
+                    ahead.append(line)
+                    yield line + "\n"
+
+            records = csv.reader(kept(itertools.chain([ahead.pop()], lines)))  # not strict: read strictly below
+            first_records = []
+            with contextlib.suppress(csv.Error):  # malformed CSV (an unclosed quote): judged by the records before
+                for record in filter(None, records):
+                    first_records.append(record)
+                    if len(first_records) > HEADER_LOOKAHEAD:
+                        break
+            if len(first_records) == 1 and len(first_records[0]) >= 2 and _short_header(first_records[0]):
+                # a header row and nothing after it (label,text: a file whose rows were never written) was answered
+                # as a review, exit 0, as if it held one
+                raise FastTextError(f"{name}: no data rows (only a header row: {','.join(first_records[0])}); "
+                                    f"--format text answers it as a review")
+            if not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'), classes):
+                return False
+        try:
+            kind = read_all(itertools.chain(blank, ahead, lines), "csv")
+        except FastTextError as exc:
+            if fmt == "csv":
+                raise
+            if one_column:  # "review" was a review after all (it occurs again, or no CSV follows): text, as before
+                return False
+            raise FastTextError(f"{exc} (read as CSV because line {len(blank) + 1} is a labeled CSV row or header; "
+                                f"--format text reads every line as one review)") from None
+        return ReadAs(kind)
+
+    return check
+
+
+def with_line_ends(lines):
+    """Each line with its ``\\n`` back, as the CSV readers take lines."""
+    for line in lines:
+        yield line + "\n"
+
+
+@dataclass(frozen=True)
+class ReadAs:
+    """How predict's input was recognized: ``kind`` ``"labeled"`` (a labeled table: its text columns answered, the
+    class not scored), ``"texts"`` (a header of text columns only) or ``"json"`` (JSON Lines: each object's text
+    keys); ``table``: ``"csv"`` or ``"tsv"``."""
+
+    kind: str
+    table: str = "csv"
+
+
+@contextlib.contextmanager
+def documents(path, fmt, classes, note):
+    """The texts ``predict`` answers for ``path`` (``-``: stdin), one per review or record, checked in full first
+    (:func:`checked_lines`, :func:`input_check`); what a table was read as is said on stderr. ``fmt``: ``auto``,
+    ``text`` or ``csv``; ``classes``: the model's class ids and names; ``note(line)``: how the input was read."""
+    from .data import examples_of_lines
+    from .jsonl import jsonl_texts
+
+    name = "stdin" if path == "-" else path
+    with checked_lines(path, input_check(name, fmt, classes, note)) as (lines, read_as):
+        if read_as and read_as.kind == "json":  # JSON Lines: each object's text keys (the note above named them)
+            yield jsonl_texts(lines, name)
+            return
+        if read_as and read_as.kind == "texts":  # a header of text columns only (title,body): no class
+            print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
+                  f"answer per record, for its text columns joined, as training joins them", file=sys.stderr)
+        elif read_as:  # a labeled file: its texts, as training reads them (the class is not scored)
+            print(f"{name}: read as labeled {read_as.table.upper()}, as training reads it: one answer per record, for "
+                  f"its text columns (evaluate --data scores the model against its classes)", file=sys.stderr)
+        if read_as:
+            lines = (text for _, text in examples_of_lines(with_line_ends(lines), name, read_as.table, predicting=True))
+        yield lines
