@@ -31,11 +31,11 @@ HEADER_TEXT_NAMES = {"text", "texts", "review", "review_text", "title", "body", 
 HEADER_LOOKAHEAD = 50
 
 
-def _is_int(text):
+def is_int_text(text):
     return text.lstrip("-").isdigit()
 
 
-def _is_number(text):
+def reads_as_number(text):
     try:
         float(text)
     except ValueError:
@@ -43,7 +43,7 @@ def _is_number(text):
     return True
 
 
-def _short_names(row):
+def short_names(row):
     """Is every field of ``row`` a column name (not empty; 3 words, 40 characters at most)?"""
     return bool(row) and all(c.strip() and len(c.split()) <= 3 and len(c) <= 40 for c in row)
 
@@ -56,7 +56,7 @@ def _all_text_names(row):
 
 # ---- A header row's layout: the class column, the text columns, the columns left out
 
-def _header_layout(row):
+def header_layout(row):
     """The columns a header row names: ``(label column, text columns)``, or None when ``row`` is no header.
 
     The class column first (``label,text``; ``class,title,body``), named or not when the others are text columns
@@ -77,7 +77,7 @@ def _header_layout(row):
         # column of whole-number ids among them, the file was refused). A class first beside no named text column
         # (class,question_title,question_content,best_answer) is Zhang's as before.
         named_texts = [i for i in range(1, len(names)) if names[i] in HEADER_TEXT_NAMES]
-        if named_texts and len(named_texts) < len(names) - 1 and _short_names(row[1:]):
+        if named_texts and len(named_texts) < len(names) - 1 and short_names(row[1:]):
             return 0, named_texts
         return 0, list(range(1, len(names)))
     label_cols = [i for i, n in enumerate(names) if n in HEADER_LABEL_NAMES]
@@ -88,7 +88,7 @@ def _header_layout(row):
         return label_cols[0], others
     # One column beside the named class (and pandas' index) can only be the text, whatever its name: tweet,sentiment
     # and reviewText,label were "cannot detect the format" (the class first, sentiment,tweet, always read so).
-    if len(others) == 1 and _short_names([row[others[0]]]):
+    if len(others) == 1 and short_names([row[others[0]]]):
         return label_cols[0], others
     # A table as real data comes, with more than a class and a text: Yelp's reviews as a CSV (review_id,user_id,
     # business_id,stars,useful,funny,cool,text,date), Amazon's (reviewerID,asin,...,reviewText,overall,summary,...),
@@ -97,13 +97,13 @@ def _header_layout(row):
     # their values read as prose (:func:`header_text_columns`, given the rows). They were "cannot detect the format",
     # or, after an index column, the first named column taken for the class (945 "classes" of clothing ids).
     named_texts = [i for i in others if names[i] in HEADER_TEXT_NAMES]
-    if named_texts and _short_names([row[i] for i in others]):
+    if named_texts and short_names([row[i] for i in others]):
         return label_cols[0], named_texts
     return None
 
 
 def header_text_columns(header, layout, rows):
-    """The text columns of a header's ``layout`` (:func:`_header_layout`: ``(label column, text columns)``) over its
+    """The text columns of a header's ``layout`` (:func:`header_layout`: ``(label column, text columns)``) over its
     data ``rows`` (the look-ahead): its named text columns, and any other column left out of it whose values read as
     prose (:func:`_prose`: a column of answers, ``best_answer``, beside a ``title``), in the header's order. A
     layout that reads every column but the class (and pandas' index) is returned as it is."""
@@ -117,7 +117,7 @@ def left_out_columns(header, layout):
     not a first column named as pandas names its index, which goes unread as it always has)."""
     label_col, text_cols = layout
     return [c for c in range(len(header)) if c != label_col and c not in text_cols
-            and not (c == 0 and _index_named(header))]
+            and not (c == 0 and index_named(header))]
 
 
 def _prose(values):
@@ -146,17 +146,17 @@ def text_header_columns(row, min_columns=2):
     # A table of reviews with more columns and no class (Yelp's export without its stars: review_id,user_id,text,
     # date): its named text columns (and, given its rows, any of prose: table_text_columns). Its header was answered
     # as a review, and each record's ids and dates as words of its review.
-    if (min_columns >= 2 and _short_names(row) and not any(n in HEADER_LABEL_NAMES for n in names)
-            and not any(_is_number(c) for c in row) and _header_layout(row) is None):  # (Class Index,Title,...)
+    if (min_columns >= 2 and short_names(row) and not any(n in HEADER_LABEL_NAMES for n in names)
+            and not any(reads_as_number(c) for c in row) and header_layout(row) is None):  # (Class Index,Title,...)
         return [i for i, n in enumerate(names) if n in HEADER_TEXT_NAMES] or None
     return None
 
 
-def _looks_like_header(row):
-    return _header_layout(row) is not None or text_header_columns(row) is not None
+def looks_like_header(row):
+    return header_layout(row) is not None or text_header_columns(row) is not None
 
 
-def _header_columns(first, later_rows):
+def header_columns(first, later_rows):
     """``(label column, text columns)`` when ``first`` (the first CSV row) is a header, else None.
     ``later_rows``: the next rows.
 
@@ -168,7 +168,7 @@ def _header_columns(first, later_rows):
         # pandas' own column names, 0,1,...: pd.DataFrame(pairs).to_csv(path, index=False) of (class, text) pairs;
         # read as data, the header was a document of the class "0" and the text "1" (a class of its own, for words)
         return 0, list(range(1, len(first)))
-    layout = _header_layout(first)
+    layout = header_layout(first)
     col = layout[0] if layout else 0
     later = {r[col].strip() for r in later_rows if len(r) > col}
     label = first[col].strip()
@@ -182,26 +182,26 @@ def _header_columns(first, later_rows):
         return None
     if layout:
         return header_text_columns(first, layout, later_rows)
-    if (len(later) >= 2 and not _is_int(label) and all(_is_int(c) for c in later)
+    if (len(later) >= 2 and not is_int_text(label) and all(is_int_text(c) for c in later)
             and not _numbered_rows(later, later_rows)):
         return 0, list(range(1, len(first)))
     return None
 
 
-def _short_header(row):
-    """A header row training recognizes (:func:`_header_layout`) whose every column is a name (3 words, 40 characters
+def short_header(row):
+    """A header row training recognizes (:func:`header_layout`) whose every column is a name (3 words, 40 characters
     at most), not a review that starts with one (``Class, style and comfort.``). A table's header, which names a
     column among others that it leaves out (``review_id,text,date``), is written as a program writes one, with no
     space after its commas: a first line of short phrases, one a text column's name (``Title, date``; ``Summary,
     great phone``), followed by reviews of as many commas, was taken for a table's header, skipped unanswered and the
     reviews cut to its columns (before tables were read, such a header named text columns only)."""
-    return (_looks_like_header(row) and all(len(c.split()) <= 3 and len(c) <= 40 for c in row)
-            and not (any(c[:1].isspace() for c in row[1:]) and _table_header(row)))
+    return (looks_like_header(row) and all(len(c.split()) <= 3 and len(c) <= 40 for c in row)
+            and not (any(c[:1].isspace() for c in row[1:]) and table_header(row)))
 
 
-def _table_header(row):
+def table_header(row):
     """Does the header ``row`` leave a column unread (neither the class nor text: ``review_id,stars,text,date``)?"""
-    layout = _header_layout(row)
+    layout = header_layout(row)
     return bool(left_out_columns(row, layout if layout is not None else (-1, text_header_columns(row) or [])))
 
 
@@ -212,9 +212,9 @@ def one_column_text_header(row):
     return len(row) == 1 and text_header_columns(row, min_columns=1) is not None
 
 
-def _text_header(first, later_rows, predicting=False, index=False):
+def text_header(first, later_rows, predicting=False, index=False):
     """Is ``first`` (the first CSV row) a header of text columns only (:func:`text_header_columns`)? Not when its
-    first value occurs again in the look-ahead's first column (``later_rows``), as :func:`_header_columns`.
+    first value occurs again in the look-ahead's first column (``later_rows``), as :func:`header_columns`.
     ``index``: pandas' index column was left out of the header before it (:func:`index_column`), and ``0``, the name
     pandas gives an unnamed series' values, is a text column's name too (:func:`series_values_header`)."""
     return ((text_header_columns(first) is not None or (predicting and one_column_text_header(first))
@@ -241,16 +241,16 @@ def tsv_header_line(line):
         row = next(csv.reader([line], delimiter="\t"), [])
     except csv.Error:
         return False
-    return len(row) >= 2 and (_short_header(row) or text_header_columns(row) is not None or index_header_start(row))
+    return len(row) >= 2 and (short_header(row) or text_header_columns(row) is not None or index_header_start(row))
 
 
-def _unread_header(row, later_rows):
+def unread_header(row, later_rows):
     """Does ``row`` (a CSV file's first row, which training could not read as a header) read as one all the same: three
     columns or more, each a short name, none a number, none recurring in its column below (as a class or a repeated
     value would)? A table with more than a class and a text whose class column has a name training does not know
     (``tweet_id,airline_sentiment,...,text``): read as data, its first row was a document and its first column the
     classes (the clothing ids of ``Clothing ID,Age,Title,Review Text,Stars``)."""
-    if len(row) < 3 or not later_rows or not _short_names(row) or any(_is_number(c) for c in row):
+    if len(row) < 3 or not later_rows or not short_names(row) or any(reads_as_number(c) for c in row):
         return False
     return not _recurs_below(row, later_rows)
 
@@ -264,14 +264,14 @@ def _recurs_below(row, later_rows):
 def _reads_as_record(row, later_rows):
     """Is ``row`` (a file's first row) a record, not a header: a field of prose or an empty one, a number (not
     pandas' own column names, 0,1,...), or a value that recurs in its column below (:func:`_recurs_below`)?"""
-    if not _short_names(row):
+    if not short_names(row):
         return True
     if [c.strip() for c in row] == [str(i) for i in range(len(row))]:
         return False
-    return any(_is_number(c) for c in row) or _recurs_below(row, later_rows)
+    return any(reads_as_number(c) for c in row) or _recurs_below(row, later_rows)
 
 
-def _unread_columns(row):
+def unread_columns(row):
     """What a header row training cannot read names (``but it names ...``), and the flags that read it. It said "no
     class column training knows" of headers that name one and no text column (PhraseId,SentenceId,Phrase,Sentiment)
     or name two (text,sentiment,stars): the user was sent looking for a name that was there."""
@@ -291,7 +291,7 @@ def _unread_columns(row):
 ONE_HOT_MIN_COLUMNS = 3
 
 
-def _one_hot_hint(header, rows):
+def one_hot_hint(header, rows):
     """A note for a table whose classes are one-hot columns (GoEmotions' admiration,...,neutral; Jigsaw's toxic,
     severe_toxic,...): :data:`ONE_HOT_MIN_COLUMNS` or more columns of only 0 and 1 (or true and false) over ``rows``.
     "if one of them is the class, name it" said nothing of what naming one does: a yes/no model of that column."""
@@ -347,7 +347,7 @@ def chosen_columns(header, choice, rows, uri, keys=False):
         if not hits and not keys and _reads_as_record(names, rows):  # no header (1,cold soup; positive,great ...)
             raise FastTextError(f"{uri}: {flag} {name}: the file has no header row to find it in (its first line is a "
                                 f"record: {_shortened(shown)}); {needs_header}")
-        if not hits and not keys and not (_looks_like_header(names) or any(
+        if not hits and not keys and not (looks_like_header(names) or any(
                 n in HEADER_LABEL_NAMES or n in HEADER_TEXT_NAMES or n in INDEX_NAMES for n in lowered)):
             # short words, none a name training knows (positive,great: a header, or a record of a short file?): said
             # to be the header row, a record was
@@ -399,7 +399,7 @@ PANDAS_INDEX_NAMES = ("", "unnamed: 0")
 _ROW_NUMBER = re.compile(r"[0-9]+")
 
 
-def _index_named(row):
+def index_named(row):
     return len(row) >= 2 and row[0].lstrip("\ufeff").strip().lower() in PANDAS_INDEX_NAMES
 
 
@@ -431,7 +431,7 @@ def index_column(header, later_rows):
     the class, as do a few classes each once over fewer than :data:`SHUFFLED_INDEX_MIN_ROWS` rows (2, 1, 3, 5, 4
     stars). Training, evaluate, predict and the endpoint's ``header=present`` leave the index column out
     (:func:`index_rows`) and read the rest as usual."""
-    if not _index_named(header):
+    if not index_named(header):
         return False
     values = [r[0].strip() for r in later_rows if r][:HEADER_LOOKAHEAD]
     if len(values) < 2 or not all(_ROW_NUMBER.fullmatch(v) for v in values):
@@ -501,8 +501,8 @@ def _columns_named_after(header, many_numbers=True):
     as naming no class column. A shuffled concatenation's row numbers repeat a few times each, not as classes do."""
     names = [c.strip().lower() for c in header[1:]]
     return len(header) >= 3 and (sum(n in HEADER_LABEL_NAMES for n in names) == 1
-                                 or (many_numbers and _short_names(header[1:])
-                                     and not any(_is_number(c) for c in header[1:])))
+                                 or (many_numbers and short_names(header[1:])
+                                     and not any(reads_as_number(c) for c in header[1:])))
 
 
 def index_rows(rows, where):
@@ -527,10 +527,10 @@ def index_rows(rows, where):
 
 def index_header_start(row):
     """Can ``row`` (the first record of a file) be a header whose first column is pandas' index, the others column
-    names (:func:`_short_header`, or one text column: ``,review``)? Only a first test: :func:`index_column` decides
+    names (:func:`short_header`, or one text column: ``,review``)? Only a first test: :func:`index_column` decides
     from the rows after it."""
     rest = row[1:]
-    return _index_named(row) and (_short_header(rest) or one_column_text_header(rest) or series_values_header(rest))
+    return index_named(row) and (short_header(rest) or one_column_text_header(rest) or series_values_header(rest))
 
 
 def index_note(uri, header):
@@ -542,9 +542,9 @@ def index_note(uri, header):
             f"columns {','.join(header[1:])}")
 
 
-def _number_with_comma(row):
+def number_with_comma(row):
     """Does a row start as a number written with a comma does (``1,000 calories``, ``2,5 stars``, ``1,2,3 done``)?"""
-    return _is_int(row[0].strip()) and row[1][:1].isdigit()
+    return is_int_text(row[0].strip()) and row[1][:1].isdigit()
 
 
 def headless_index_rows(records, classes):
@@ -557,14 +557,14 @@ def headless_index_rows(records, classes):
     class column (counting up; all different, :data:`SHUFFLED_INDEX_MIN_ROWS` or more; or a concatenation's runs:
     ``,review``'s ``8123,great food``), not
     every first field is one of ``classes`` (``1,great`` and ``2,cold`` for a model of classes 1 and 2 are labeled
-    rows, as before), and not every record reads as a number written with a comma (:func:`_number_with_comma`:
+    rows, as before), and not every record reads as a number written with a comma (:func:`number_with_comma`:
     ``3,000 calories`` and ``5,5 stars`` are reviews)."""
     rows = [r for r in records if r]
     if not rows or any(len(r) < 2 or not _ROW_NUMBER.fullmatch(r[0].strip()) for r in rows):
         return False
     if all(len(r) >= 3 and r[1].strip() in classes for r in rows):
         return True
-    return (not all(r[0].strip() in classes for r in rows) and not all(_number_with_comma(r) for r in rows)
+    return (not all(r[0].strip() in classes for r in rows) and not all(number_with_comma(r) for r in rows)
             and index_column([""] * len(rows[0]), rows))  # (no header: none names a class column)
 
 # Labels that are each a different whole number, over this many documents or more, are row numbers, not classes
@@ -614,7 +614,7 @@ _WHOLE_NUMBER = re.compile(r"\s*-?\d+\s*")
 _YEAR = re.compile(r"\s*(18\d\d|19\d\d|20\d\d|2100)\s*")
 
 
-def _ids_column(values):
+def ids_column(values):
     """Are ``values`` (a column's, over the look-ahead) ids: :data:`METADATA_MIN_ROWS` or more, one token each,
     nearly all different and nearly all holding a digit (``r25268c1b``, Yelp's ``Jk8nD-ZmV...``)? Classes repeat,
     and many classes named as words (intents: ``book_flight``) hold no digit."""
@@ -643,7 +643,7 @@ def _counts_like_ids(numbers):
     return one_way >= 0.9 * len(steps) and max(numbers) - min(numbers) < 2 * len(numbers)
 
 
-def _check_text_columns(rows, columns, uri, names=None, keys=False):
+def check_text_columns(rows, columns, uri, names=None, keys=False):
     """Refuse CSV whose text columns include an id column (:data:`METADATA_MIN_ROWS`); ``rows``: the first data rows;
     ``columns``: a header's ``(label column, text columns)``, None: the class first, then text (Zhang). Two-column
     files are refused only when ``names`` (the header row) names their text column with a name that is no known text
@@ -741,7 +741,7 @@ def table_texts(records, header, columns, where):
             yield csv_text([record[c] for c in columns])
 
 
-def _read_from_note(uri, kind, names, text_cols, left, label_col=None):
+def read_from_note(uri, kind, names, text_cols, left, label_col=None):
     """The line that says which of a file's ``names`` (``kind``: a CSV's "column", JSON Lines' "key") are read as
     the class and the text, and which are left out."""
     def shown(cols):

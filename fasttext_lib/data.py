@@ -26,16 +26,16 @@ from dataclasses import dataclass, field
 from typing import Dict, List
 
 from . import storage
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, Columns, _check_text_columns,
-                      _header_columns, _ids_column, _index_named, _is_int, _is_number, _looks_like_header,
-                      _number_with_comma, _one_hot_hint, _read_from_note, _short_header, _short_names, _table_header,
-                      _text_header, _unread_columns, _unread_header, chosen_columns, csv_text, index_column,
-                      index_header_start, index_note, index_rows, left_out_columns, one_column_text_header,
-                      series_values_header, table_text_columns, table_texts, tsv_header_line)
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, Columns, check_text_columns,
+                      chosen_columns, csv_text, header_columns, ids_column, index_column, index_header_start,
+                      index_named, index_note, index_rows, is_int_text, left_out_columns, looks_like_header,
+                      number_with_comma, one_column_text_header, one_hot_hint, read_from_note, reads_as_number,
+                      series_values_header, short_header, short_names, table_header, table_text_columns, table_texts,
+                      text_header, tsv_header_line, unread_columns, unread_header)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
-from .lines import (_LONE_CR_HINT, _Lines, _chain, _has_lone_cr, _open_decompressed, _without_excel_sep,
-                    check_not_shorter, leading_blank_lines, regular_file_size)
+from .lines import (LONE_CR_HINT, DecodedLines, chain_lines, check_not_shorter, has_lone_cr, leading_blank_lines,
+                    open_decompressed, regular_file_size, without_excel_sep)
 from .text import normalize_text
 
 LABEL_PREFIX = "__label__"
@@ -97,7 +97,7 @@ def _parse_fasttext_line(line, uri, lineno):
         raise FastTextError(f"{uri}:{lineno}: line has no __label__ prefix")
     if len(labels) > 1:
         raise FastTextError(f"{uri}:{lineno}: line has {len(labels)} labels; only single-label classification is "
-                            f"supported{_LONE_CR_HINT if _has_lone_cr(line) else ''}")
+                            f"supported{LONE_CR_HINT if has_lone_cr(line) else ''}")
     label = labels[0][len(LABEL_PREFIX):]
     if not label:
         raise FastTextError(f"{uri}:{lineno}: empty label after __label__")
@@ -144,19 +144,19 @@ def labeled_csv_row(row, quoted, classes):
     if len(row) < 2 or (not quoted and row[1][:1].isspace()):
         return False
     first = row[0].strip()
-    return bool(first) and (first in classes or (quoted and _is_int(first)))
+    return bool(first) and (first in classes or (quoted and is_int_text(first)))
 
 
 def labeled_csv_start(line, classes):
     """Can an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row
-    (:func:`_short_header`: ``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`? Only a first
+    (:func:`short_header`: ``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`? Only a first
     test: :func:`labeled_csv_records` decides from the first records."""
     stripped = line.lstrip("\ufeff").strip()
     try:
         row = next(csv.reader([stripped]), [])  # not strict: a first record that goes on past this line
     except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
         return False
-    return len(row) >= 2 and (_short_header(row) or index_header_start(row)
+    return len(row) >= 2 and (short_header(row) or index_header_start(row)
                               or labeled_csv_row(row, stripped.startswith('"'), classes))
 
 
@@ -167,9 +167,9 @@ def labeled_csv_records(records, quoted, classes, header=True):
     would lose their first words, or be refused at its first line without a comma.
 
     It is when the first record is a labeled row (:func:`labeled_csv_row`) or, with ``header``, a header row
-    (:func:`_short_header`), and at least half of the records after it are of the same kind: labeled rows (their class one of
+    (:func:`short_header`), and at least half of the records after it are of the same kind: labeled rows (their class one of
     ``classes`` or a whole number) or rows as wide as the header; for a labeled row, not every record may read as a
-    number with a comma (:func:`_number_with_comma`: ``1,000 calories`` alone is a review; pandas' unquoted
+    number with a comma (:func:`number_with_comma`: ``1,000 calories`` alone is a review; pandas' unquoted
     ``1,3 months of use`` beside other rows is a row). Unquoted, a few rows are too thin a sign: it takes
     :data:`MIN_UNQUOTED_ROWS` labeled rows (``positive,would buy again`` alone, or beside one or two more such
     lines, is a review that opens with a class's name); a quoted class (``"2","great food"``, as Zhang et al. write
@@ -187,9 +187,9 @@ def labeled_csv_records(records, quoted, classes, header=True):
         # overall"), over reviews with commas, was taken for a header of a class and a text column: left unanswered,
         # and every review after it cut at its first comma, the words before it taken for its class (as the endpoint)
         header = False
-    if header and (_short_header(first) or (index and (one_column_text_header(first) or series_values_header(first)))):
+    if header and (short_header(first) or (index and (one_column_text_header(first) or series_values_header(first)))):
         wide = [r for r in rest if len(r) == len(first)]
-        if _table_header(first) and 2 * sum(any(c[:1].isspace() for c in r[1:]) for r in wide) >= len(wide):
+        if table_header(first) and 2 * sum(any(c[:1].isspace() for c in r[1:]) for r in wide) >= len(wide):
             # A table's rows, as a program writes them, put no space after a comma (a text with commas is quoted):
             # reviews with as many commas as a first line of short words (title,date; Good,text,bad) put one after
             # each, as prose does. Read as a table, that line went unanswered and the reviews were cut to a column.
@@ -197,12 +197,12 @@ def labeled_csv_records(records, quoted, classes, header=True):
         return 2 * len(wide) >= len(rest) > 0
     if not labeled_csv_row(first, quoted, classes):
         return False
-    labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or _is_int(r[0].strip()))]
+    labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or is_int_text(r[0].strip()))]
     if 2 * len(labeled) < len(rest):
         return False
     if quoted:
         return True
-    return 1 + len(labeled) >= MIN_UNQUOTED_ROWS and not all(_number_with_comma(r) for r in [first] + labeled)
+    return 1 + len(labeled) >= MIN_UNQUOTED_ROWS and not all(number_with_comma(r) for r in [first] + labeled)
 
 
 def tsv_with_header(lines, classes=()):
@@ -243,7 +243,7 @@ def word_class_csv(lines, delimiter=","):
     except csv.Error:
         return False
     firsts = [r[0].strip() for r in records]
-    if delimiter == "\t" and all(len(r) > 2 and _is_int(r[1].strip()) for r in records):
+    if delimiter == "\t" and all(len(r) > 2 and is_int_text(r[1].strip()) for r in records):
         return False  # a word, then a number in every line (GLUE's CoLA: gj04<TAB>1<TAB><TAB>sentence): a source or
         # an id before the class, not a class before the text
     if len(records) < MIN_UNQUOTED_ROWS or not all(
@@ -275,8 +275,8 @@ def detect_format(first_line, uri):
         row = next(csv.reader([stripped]), [])
     except csv.Error:  # a lone \r inside line 1 (class,text\r...: an old Mac file) stopped training in a traceback
         raise FastTextError(f"{uri}:1: cannot detect the format of line 1: it holds a line break inside it"
-                            f"{_LONE_CR_HINT}") from None
-    if len(row) >= 2 and (_looks_like_header(row) or (_index_named(row) and _short_names(row[1:]))):
+                            f"{LONE_CR_HINT}") from None
+    if len(row) >= 2 and (looks_like_header(row) or (index_named(row) and short_names(row[1:]))):
         return "csv"  # (a header row; or one whose first column is pandas' index, ,label,text: index_column)
     if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
         return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
@@ -291,12 +291,12 @@ def detect_format(first_line, uri):
         # lines on each text as a class of its own
         if quoted_tsv or "," not in line or line.index("\t") < line.index(","):
             cells = next(csv.reader([line], delimiter="\t"), [])
-            if (_UNQUOTED_TSV.match(line) or _looks_like_header(cells)
-                    or (_index_named(cells) and _short_names(cells[1:]))):
+            if (_UNQUOTED_TSV.match(line) or looks_like_header(cells)
+                    or (index_named(cells) and short_names(cells[1:]))):
                 return "tsv"
-            if len(cells) >= 3 and _short_names(cells) and not any(_is_number(c) for c in cells):
+            if len(cells) >= 3 and short_names(cells) and not any(reads_as_number(c) for c in cells):
                 raise _UnknownColumns(f"{uri}: line 1 reads as a TSV header row ({','.join(c.strip() for c in cells)}), "
-                                      f"{_unread_columns(cells)}")
+                                      f"{unread_columns(cells)}")
         raise _HeaderlessTsv(
             f"{uri}: line 1 looks tab-separated, but it is no header row naming the columns (such as "
             f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
@@ -312,11 +312,11 @@ def detect_format(first_line, uri):
     json_hint = json_input(stripped.strip(), uri)
     if json_hint:
         raise FastTextError(json_hint)
-    if len(row) >= 3 and _short_names(row) and not any(_is_number(c) for c in row):
+    if len(row) >= 3 and short_names(row) and not any(reads_as_number(c) for c in row):
         # a header of a table with more than a class and a text (tweet_id,airline_sentiment,...,text) whose class
         # column has a name training does not know: the columns can be named
         raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({','.join(c.strip() for c in row)}), "
-                              f"{_unread_columns(row)}")
+                              f"{unread_columns(row)}")
     raise _UndetectedFormat(
         f"{uri}: cannot detect the format of line 1 (expected '__label__X text', a '\"class\",\"text\"' CSV row, or a "
         f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
@@ -391,7 +391,7 @@ def _csv_rows(lines, uri, delimiter=","):
         except csv.Error as exc:
             if "new-line character seen in unquoted field" in str(exc):  # its advice is Python's, not the user's
                 raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a line break "
-                                    f"inside an unquoted field{_LONE_CR_HINT}") from None
+                                    f"inside an unquoted field{LONE_CR_HINT}") from None
             if "field larger than field limit" in str(exc):  # a review this long is read as a file's rest by mistake
                 raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a field longer than "
                                     f"{CSV_FIELD_LIMIT >> 20} Mi characters (an unclosed quote? else split the text: "
@@ -410,13 +410,13 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
     if fmt not in FORMATS and not isinstance(fmt, Columns):
         raise FastTextError(f"unknown data format {fmt!r}; choose one of {', '.join(FORMATS)}")
     uri = str(uri)
-    stream, compression = _open_decompressed(uri)
+    stream, compression = open_decompressed(uri)
     try:
         # (compressed data cut short is refused by its decompressor: "corrupt or truncated gzip data")
         opened = regular_file_size(stream) if compression is None else None
-        lines = _Lines(stream, uri, compression)
+        lines = DecodedLines(stream, uri, compression)
         try:
-            yield from examples_of_lines(_without_excel_sep(lines, uri), uri, fmt, note=note, found=found)
+            yield from examples_of_lines(without_excel_sep(lines, uri), uri, fmt, note=note, found=found)
         except FastTextError:
             check_not_shorter(opened, uri, ended=False)  # a record the change cut short: "malformed CSV record"
             raise
@@ -454,14 +454,14 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     # (a JSON object is no CSV record: --format csv on JSON Lines read each object's '{"review_id": "..."' as its
     # class, one class per document, and its other keys and values as the text)
     if fmt == "jsonl" or (fmt in ("auto", "csv") and json_object_line(first.strip())):
-        yield from jsonl_examples(_chain(blank + [first], it), uri, choice, note, found)
+        yield from jsonl_examples(chain_lines(blank + [first], it), uri, choice, note, found)
         return
     if fmt == "auto":
         try:
             fmt = detect_format(first, uri)
         except FastTextError as exc:
             ahead = list(itertools.islice(it, HEADER_LOOKAHEAD))
-            it = _chain(ahead, it)
+            it = chain_lines(ahead, it)
             if isinstance(exc, _HeaderlessTsv) and word_class_csv([first] + ahead, "\t"):
                 fmt = "tsv"  # (positive<TAB>the text)
             elif word_class_csv([first] + ahead):
@@ -471,7 +471,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             else:
                 raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
                                     f"with --format csv") from None
-    rest = _chain(blank + [first], it)
+    rest = chain_lines(blank + [first], it)
     if fmt == "jsonl":
         yield from jsonl_examples(rest, uri, None, note, found)
         return
@@ -489,9 +489,9 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if index:  # pandas' index column first (,label,text): left out, the rest read as usual
         if note is not None:
             note(index_note(uri, ahead[0][0]))
-        rows = index_rows(_chain(ahead[1:], rows), lambda start: f"{uri}:{start}")
+        rows = index_rows(chain_lines(ahead[1:], rows), lambda start: f"{uri}:{start}")
         ahead = [(ahead[0][0][1:], ahead[0][1])] + list(itertools.islice(rows, len(ahead) - 1))
-    if choice is None and ahead and _text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index):
+    if choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index):
         header, start = ahead[0]
         columns = table_text_columns(header, [r for r, _ in ahead[1:]])
         if not predicting:
@@ -500,7 +500,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                     f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column training "
                     f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...); if one of them is the class, name "
                     f"it: --label-column NAME (the SageMaker job's label_column); else label these texts with predict"
-                    f"{_one_hot_hint(header, [r for r, _ in ahead[1:]])}")
+                    f"{one_hot_hint(header, [r for r, _ in ahead[1:]])}")
             if index:  # its row numbers were trained on as the classes, one document each
                 names = ["text"] if series_values_header(header) else [c.strip() for c in header]
                 how = (f'pd.DataFrame({{"label": labels, "{names[0]}": texts}}).to_csv(path, index=False)'
@@ -520,21 +520,21 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             raise FastTextError(f"{uri}: no data rows (only a header row)")
         left = left_out_columns(header, (-1, columns))
         if left and note is not None:
-            note(_read_from_note(uri, "column", [c.strip() for c in header], columns, left))
-        for text in table_texts(_chain(ahead[1:], rows), header, columns, lambda start: f"{uri}:{start}"):
+            note(read_from_note(uri, "column", [c.strip() for c in header], columns, left))
+        for text in table_texts(chain_lines(ahead[1:], rows), header, columns, lambda start: f"{uri}:{start}"):
             yield None, text
         return
     later = [r for r, _ in ahead[1:]]
     if choice is not None and ahead:
         columns = chosen_columns(ahead[0][0], choice, later, uri)
     else:
-        columns = _header_columns(ahead[0][0], later) if ahead else None
-        if columns is None and ahead and _unread_header(ahead[0][0], later):
+        columns = header_columns(ahead[0][0], later) if ahead else None
+        if columns is None and ahead and unread_header(ahead[0][0], later):
             raise FastTextError(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
-                                f"{_unread_columns(ahead[0][0])}")
+                                f"{unread_columns(ahead[0][0])}")
         first_name = ahead[0][0][0].lstrip("\ufeff").strip() if ahead else ""
         if (columns is not None and columns[0] == 0 and not predicting and first_name.lower() not in HEADER_LABEL_NAMES
-                and _ids_column([r[0] for r in later if r])):
+                and ids_column([r[0] for r in later if r])):
             # a header whose first column has a name training does not know, beside text columns (review_id,text:
             # reviews to label, with their ids) is read with that column as the class, as Zhang et al.'s header
             # ("Class Index",Title,Description) is; ids there made a class of every review
@@ -552,12 +552,12 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         names, ahead = ahead[0][0], ahead[1:]
         left = left_out_columns(names, columns)
         if left and note is not None:
-            note(_read_from_note(uri, "column", [c.strip() for c in names], text_cols, left, label_col))
+            note(read_from_note(uri, "column", [c.strip() for c in names], text_cols, left, label_col))
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
-        _check_text_columns([r for r, _ in ahead], columns, uri, names)
-    for row, start in _chain(ahead, rows):
+        check_text_columns([r for r, _ in ahead], columns, uri, names)
+    for row, start in chain_lines(ahead, rows):
         yield _csv_row_to_example(row, uri, start, layout)
 
 

@@ -8,10 +8,10 @@ import itertools
 import json
 import re
 
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, _check_text_columns, _header_layout,
-                      _read_from_note, chosen_columns, header_text_columns, left_out_columns)
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, check_text_columns, chosen_columns,
+                      header_layout, header_text_columns, left_out_columns, read_from_note)
 from .errors import FastTextError
-from .lines import _chain
+from .lines import chain_lines
 
 
 def json_integer(digits):
@@ -108,7 +108,7 @@ def _json_text(obj, text_keys):
 def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     """``(label, text)`` of JSON Lines (``df.to_json(path, orient="records", lines=True)``; the Yelp dataset's
     ``review.json``: ``{"review_id": ..., "stars": 5.0, ..., "text": ..., "date": ...}`` a line). The keys of
-    the first objects (:func:`_json_keys`) are read as a CSV header's names (:func:`_header_layout`): the class key
+    the first objects (:func:`_json_keys`) are read as a CSV header's names (:func:`header_layout`): the class key
     (``stars``), the text keys (``text``, ``reviewText``, ``summary``, ...) and any other of prose
     (:func:`header_text_columns`), joined in the order they first come; the other keys are left out, and ``note`` is told which. ``choice``
     (:class:`Columns`): the keys named by ``--label-column`` / ``--text-column``. An object without the class key,
@@ -120,7 +120,7 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     if choice is not None:
         label_col, text_cols = chosen_columns(keys, choice, rows, uri, keys=True)
     else:
-        layout = _header_layout(keys)
+        layout = header_layout(keys)
         # (a CSV header's first column is the class unnamed when the others are named as text, as Zhang et al.'s
         # "Class Index" is; an object's first key is where its writer put it: {"review_id": ..., "text": ...}, reviews
         # to label, was trained on its ids as classes, one class per review)
@@ -143,13 +143,13 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     if choice is None or not choice.texts:  # (text keys the user named are read as named)
         # as a CSV's columns are checked: a labels file ({"review_id": ..., "stars": 5.0}, its texts elsewhere) had
         # its one key beside the class read as the text, and was trained on its ids as words
-        _check_text_columns(rows, (label_col, text_cols), uri, keys, keys=True)
+        check_text_columns(rows, (label_col, text_cols), uri, keys, keys=True)
     label_key, text_keys = keys[label_col], [keys[c] for c in text_cols]
     left = left_out_columns(keys, (label_col, text_cols))
     if left and note is not None:
-        note(_read_from_note(uri, "key", keys, text_cols, left, label_col))
+        note(read_from_note(uri, "key", keys, text_cols, left, label_col))
     found["class_from"] = f"key {label_key!r}"
-    for number, obj in _chain(ahead, objects):
+    for number, obj in chain_lines(ahead, objects):
         if label_key not in obj:
             raise FastTextError(f"{uri}:{number}: this object has no {label_key!r} key (the class, as the first "
                                 f"object's keys say)")
@@ -180,9 +180,9 @@ def jsonl_texts(lines, uri, note=None):
                             f"text, or give --format text to answer each line as it is")
     left = [c for c in range(len(keys)) if c not in text_cols]
     if left and note is not None:
-        note(_read_from_note(uri, "key", keys, text_cols, left))
+        note(read_from_note(uri, "key", keys, text_cols, left))
     text_keys = [keys[c] for c in text_cols]
-    for _, obj in _chain(ahead, objects):
+    for _, obj in chain_lines(ahead, objects):
         yield _json_text(obj, text_keys)
 
 

@@ -22,7 +22,7 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (zstd -c, pandas
 _DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
-def _open_decompressed(uri):
+def open_decompressed(uri):
     """A binary stream of the file's text: gzip, bzip2 and xz are recognized by their magic bytes."""
     return decompressed(storage.open_read(uri, "rb"), uri)
 
@@ -198,7 +198,7 @@ def _not_utf8(raw, uri, lineno, exc):
 MAX_LINE_BYTES = 64 << 20
 
 
-class _Lines:
+class DecodedLines:
     """Decoded physical lines, counted exactly (each line is decoded on its own, so a bad byte is
     reported at its own line, never at the end of a read buffer)."""
 
@@ -255,7 +255,7 @@ def excel_sep_line(line, uri):
     return True
 
 
-def _without_excel_sep(lines, uri):
+def without_excel_sep(lines, uri):
     """``lines`` with a first line ``sep=,`` (:func:`excel_sep_line`) read as a blank one."""
     for line in lines:
         yield "\n" if lines.lineno == 1 and excel_sep_line(line, uri) else line
@@ -265,14 +265,14 @@ def line_blocks(stream, name, compression=None):
     """``(raw, lines)`` a block of the input at a time: ``raw`` the block's bytes (whole lines), ``lines`` its
     lines decoded, without their ``\\n`` (a CRLF's ``\\r`` dropped too), the first line's BOM removed.
 
-    The same checks and errors as :class:`_Lines` (UTF-8, no NUL, at most MAX_LINE_BYTES a line), at the
+    The same checks and errors as :class:`DecodedLines` (UTF-8, no NUL, at most MAX_LINE_BYTES a line), at the
     speed of bulk decoding: a block is decoded at once, and only a block with a problem is read again
-    line by line by :class:`_Lines` itself, which names the line. ``predict`` reads its input with it."""
+    line by line by :class:`DecodedLines` itself, which names the line. ``predict`` reads its input with it."""
     block_bytes = min(1 << 20, MAX_LINE_BYTES)  # a line within one block is never over the bound
     lineno, pending, pending_bytes = 0, [], 0  # lines handed out; the start of a line not yet complete
 
-    def fail(data):  # the same error _Lines gives for these bytes (they hold a problem), at their line numbers
-        lines = _Lines(io.BytesIO(data), name, None)
+    def fail(data):  # the same error DecodedLines gives for these bytes (they hold a problem), at their line numbers
+        lines = DecodedLines(io.BytesIO(data), name, None)
         lines.lineno = lineno
         for _ in lines:
             pass
@@ -280,17 +280,17 @@ def line_blocks(stream, name, compression=None):
 
     def read_decompressed():
         # A decompressor's read(n) that meets bad data raises and drops the text it had decoded before it,
-        # text that _Lines has read line by line: the error named the block's first line, not the line
+        # text that DecodedLines has read line by line: the error named the block's first line, not the line
         # where the data goes bad. So read what decodes piece by piece, and on an error check and count it.
         pieces, size = [], 0
         while size < block_bytes:
             try:
-                piece = stream.read1(min(io.DEFAULT_BUFFER_SIZE, block_bytes - size))  # as _Lines' readline reads it
+                piece = stream.read1(min(io.DEFAULT_BUFFER_SIZE, block_bytes - size))  # as DecodedLines' readline reads it
             except _DECOMPRESS_ERRORS as exc:
                 data = b"".join(pending + pieces)
-                whole = data[:data.rfind(b"\n") + 1]  # _Lines has read these lines, and a partial one past the bound
+                whole = data[:data.rfind(b"\n") + 1]  # DecodedLines has read these lines, and a partial one past the bound
                 partial = data[len(whole):]
-                checked = _Lines(io.BytesIO(whole + partial[:MAX_LINE_BYTES + 1] if len(partial) > MAX_LINE_BYTES else whole),
+                checked = DecodedLines(io.BytesIO(whole + partial[:MAX_LINE_BYTES + 1] if len(partial) > MAX_LINE_BYTES else whole),
                                  name, None)
                 checked.lineno = lineno
                 for _ in checked:
@@ -336,11 +336,11 @@ def line_blocks(stream, name, compression=None):
 
 
 # Lines that end in a carriage return alone (Excel's "CSV (Macintosh)", classic Mac OS) read as one long line.
-_LONE_CR_HINT = ("; its lines seem to end in a lone carriage return (\\r, an old Mac file): convert the line breaks "
+LONE_CR_HINT = ("; its lines seem to end in a lone carriage return (\\r, an old Mac file): convert the line breaks "
                  "to \\n (e.g. tr '\\r' '\\n')")
 
 
-def _has_lone_cr(line):
+def has_lone_cr(line):
     return "\r" in line.rstrip("\r\n")
 
 
@@ -355,6 +355,6 @@ def leading_blank_lines(it):
     return blank, first
 
 
-def _chain(first, rest):
+def chain_lines(first, rest):
     yield from first
     yield from rest

@@ -49,7 +49,7 @@ def checked_lines(path, check=None):
     import stat
 
     from . import storage
-    from .lines import _LONE_CR_HINT, _has_lone_cr, decompressed, line_blocks
+    from .lines import LONE_CR_HINT, decompressed, has_lone_cr, line_blocks
 
     name = "stdin" if path == "-" else path
     regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
@@ -70,9 +70,9 @@ def checked_lines(path, check=None):
             first = lines[0] if first is None and lines else first
             count += len(lines)
             yield raw, lines
-        if count == 1 and _has_lone_cr(first):
+        if count == 1 and has_lone_cr(first):
             raise FastTextError(f"{name}:1: the input is one line with carriage returns inside it, which would be "
-                                f"answered as one document{_LONE_CR_HINT}")
+                                f"answered as one document{LONE_CR_HINT}")
 
     def documents(blocks, checked=None):
         read = 0
@@ -124,7 +124,7 @@ def input_check(name, fmt, classes, note):
     record is read as training reads it (errors before any answer) and a :class:`ReadAs` is returned: ``"labeled"``,
     ``"texts"`` when its header row names text columns only (``title,body``: columns.text_header_columns), ``"json"``
     for JSON Lines; else False (plain reviews, one per line). ``note(line)``: how the input was read."""
-    from .columns import HEADER_LOOKAHEAD, _short_header, one_column_text_header, tsv_header_line
+    from .columns import HEADER_LOOKAHEAD, one_column_text_header, short_header, tsv_header_line
     from .data import (allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start,
                        tsv_with_header)
     from .jsonl import json_input, json_object_line, jsonl_texts
@@ -192,7 +192,7 @@ def input_check(name, fmt, classes, note):
                     first_records.append(record)
                     if len(first_records) > HEADER_LOOKAHEAD:
                         break
-            if len(first_records) == 1 and len(first_records[0]) >= 2 and _short_header(first_records[0]):
+            if len(first_records) == 1 and len(first_records[0]) >= 2 and short_header(first_records[0]):
                 # a header row and nothing after it (label,text: a file whose rows were never written) was answered
                 # as a review, exit 0, as if it held one
                 raise FastTextError(f"{name}: no data rows (only a header row: {','.join(first_records[0])}); "

@@ -339,11 +339,11 @@ def _refuse_lone_cr(lines):
     """A ``text/plain`` body that is one line with carriage returns inside it: its lines end in a lone ``\\r``
     (an old Mac file), and it was answered as one review. 400, as ``predict`` refuses such input (split at the
     ``\\r``, a review holding a stray one would be answered as two, out of step with what the client sent)."""
-    from .lines import _LONE_CR_HINT, _has_lone_cr
+    from .lines import LONE_CR_HINT, has_lone_cr
 
-    if len(lines) == 1 and _has_lone_cr(lines[0]):
+    if len(lines) == 1 and has_lone_cr(lines[0]):
         raise RequestError(400, f"request body is one line with carriage returns inside it, which would be answered "
-                                f"as one review{_LONE_CR_HINT}, or send the reviews as JSON")
+                                f"as one review{LONE_CR_HINT}, or send the reviews as JSON")
 
 
 def _jsonlines_texts(text):
@@ -367,9 +367,9 @@ def _jsonlines_texts(text):
         try:
             record = json.loads(line, parse_int=json_integer)
         except json.JSONDecodeError as exc:
-            from .lines import _LONE_CR_HINT, _has_lone_cr
+            from .lines import LONE_CR_HINT, has_lone_cr
 
-            hint = _LONE_CR_HINT if len(lines) == 1 and _has_lone_cr(line) else ""  # an old Mac file: one line
+            hint = LONE_CR_HINT if len(lines) == 1 and has_lone_cr(line) else ""  # an old Mac file: one line
             raise RequestError(400, f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}{hint}") from None
         except RecursionError:
             raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
@@ -458,9 +458,9 @@ def _csv_request(text, header):
     are answered, the class column not scored; when it names text columns only (``title,body``), each record's
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .columns import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, csv_text,
-                          header_text_columns, index_column, index_header_start, index_rows, one_column_text_header,
-                          table_text_columns, table_texts, text_header_columns)
+    from .columns import (HEADER_LOOKAHEAD, csv_text, header_columns, header_layout, header_text_columns, index_column,
+                          index_header_start, index_rows, one_column_text_header, short_header, table_text_columns,
+                          table_texts, text_header_columns)
     from .data import allow_long_csv_fields
 
     header = header.lower()
@@ -481,7 +481,7 @@ def _csv_request(text, header):
                 first = next(reader, None)
                 while first == []:  # blank lines before the header: records all the same, as the numbers below count them
                     blank, first = blank + 1, next(reader, None)
-                if first is not None and (_short_header(first) or one_column_text_header(first)
+                if first is not None and (short_header(first) or one_column_text_header(first)
                                           or index_header_start(first) or not in_batch_transform(os.environ)):
                     names, start = first, stream.tell()
                 else:  # a later Batch Transform mini-batch: its first record is data
@@ -525,10 +525,10 @@ def _csv_request(text, header):
     if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): read as declared
         blank = next(i for i, record in enumerate(records) if record)
         names, records = records[blank], records[blank + 1:]
-    if (names is not None and in_batch_transform(os.environ) and _header_layout(names) is not None
-            and _header_columns(names, records[:HEADER_LOOKAHEAD]) is None):
+    if (names is not None and in_batch_transform(os.environ) and header_layout(names) is not None
+            and header_columns(names, records[:HEADER_LOOKAHEAD]) is None):
         # a later mini-batch whose first record only reads like a header: a review that is one word naming a class
-        # column (2,Stars; positive,Score: its class recurs below it, columns._header_columns) was skipped, unanswered,
+        # column (2,Stars; positive,Score: its class recurs below it, columns.header_columns) was skipped, unanswered,
         # and every answer after it one off
         records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
     # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
@@ -557,7 +557,7 @@ def _csv_request(text, header):
                                             lambda number: f"CSV record {number}")), lead)
         except FastTextError as exc:
             raise RequestError(400, str(exc)) from None
-    layout = _header_layout(names) if names is not None else None
+    layout = header_layout(names) if names is not None else None
     if layout is not None:  # a table's prose columns beside its named text columns are text, as training reads them
         layout = header_text_columns(names, layout, records[:HEADER_LOOKAHEAD])
     if layout is None:
@@ -590,8 +590,8 @@ def _undeclared_header(records):
     review of one word naming a class column whose class recurs below it (``2,Stars``), nor one with a space after a
     comma, as prose writes one (``Overall, highly recommended.``); or a header of one text column (``review``) over
     records of one field each, which it is not one of (a first line ``review`` that occurs again is a review)."""
-    from .columns import (HEADER_LOOKAHEAD, _header_columns, _header_layout, _short_header, index_header_start,
-                          one_column_text_header)
+    from .columns import (HEADER_LOOKAHEAD, header_columns, header_layout, index_header_start, one_column_text_header,
+                          short_header)
     from .data import labeled_csv_records
 
     rows = [record for record in records if record]
@@ -601,7 +601,7 @@ def _undeclared_header(records):
     if one_column_text_header(first):
         name = first[0].strip().lower()
         return all(len(r) == 1 for r in rows[1:]) and not any(r[0].strip().lower() == name for r in rows[1:])
-    if not (_short_header(first) or index_header_start(first)):
+    if not (short_header(first) or index_header_start(first)):
         return False
     if any(c[:1].isspace() for c in first[1:]):
         # A space after a comma is prose's, not a CSV writer's (pandas writes its column names as they are, no space
@@ -610,7 +610,7 @@ def _undeclared_header(records):
         # comma each was taken for the header, answered with the field names, and each review after it cut at its
         # comma, the words before it taken for a class (or, a review without a comma among them, a 400)
         return False
-    if _header_layout(first) is not None and _header_columns(first, rest) is None:
+    if header_layout(first) is not None and header_columns(first, rest) is None:
         return False
     return labeled_csv_records([first] + rest, False, (), header=True)
 
@@ -719,10 +719,10 @@ def _refuse_metadata_columns(records, layout, names=None):
     """A 400 for a CSV request whose columns after the class hold ids, dates or user names (Sentiment140's),
     refused as training and predict refuse them (``layout``: a header's (class column, text columns), or None:
     the class first)."""
-    from .columns import HEADER_LOOKAHEAD, _check_text_columns
+    from .columns import HEADER_LOOKAHEAD, check_text_columns
 
     try:
-        _check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request", names)
+        check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request", names)
     except FastTextError as exc:
         raise RequestError(400, str(exc)) from None
 

@@ -32,6 +32,7 @@ from typing import List
 import numpy as np
 
 from . import storage
+from .columns import reads_as_number
 from .errors import FastTextError
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
@@ -84,13 +85,13 @@ def read_vec(uri, dim=None):
     A word listed twice keeps its last vector (later lines overwrite earlier ones in fastText too).
     Every problem is a :class:`FastTextError` naming the file (and the line).
     """
-    from .lines import _Lines, _open_decompressed
+    from .lines import DecodedLines, open_decompressed
 
     uri = str(uri)
-    stream, compression = _open_decompressed(uri)
+    stream, compression = open_decompressed(uri)
     digest = hashlib.sha256()
     with stream:
-        lines = _Lines(_Hashing(stream, digest), uri, compression)
+        lines = DecodedLines(_Hashing(stream, digest), uri, compression)
         rows = iter(lines)
         header = next(rows, None)
         if header is None or not header.strip():
@@ -122,7 +123,7 @@ def read_vec(uri, dim=None):
             try:
                 values = np.array(parts[1:], dtype=np.float32)
             except ValueError:
-                bad = next((p for p in parts[1:] if not _is_number(p)), parts[1]).decode("utf-8")
+                bad = next((p for p in parts[1:] if not reads_as_number(p)), parts[1]).decode("utf-8")
                 raise FastTextError(f"{uri}:{lineno}: {bad[:40]!r} is not a number") from None
             if not np.isfinite(values).all():
                 bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])].decode("utf-8")
@@ -168,14 +169,6 @@ class _Hashing(io.RawIOBase):
     def close(self):
         self._stream.close()
         super().close()
-
-
-def _is_number(text):
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
 
 
 def pretrained_rows(pretrained, token_to_idx):

@@ -238,13 +238,13 @@ def test_write_fasttext_refuses_a_label_it_cannot_carry(tmp_path, label):
 
 
 def _read_line_by_line(raw):
-    """What lines._Lines gives for ``raw``: the lines (``\\n`` and a CRLF's ``\\r`` dropped), or its error."""
+    """What lines.DecodedLines gives for ``raw``: the lines (``\\n`` and a CRLF's ``\\r`` dropped), or its error."""
     import io
 
-    from fasttext_lib.lines import _Lines
+    from fasttext_lib.lines import DecodedLines
 
     try:
-        lines = [line[:-1] if line.endswith("\n") else line for line in _Lines(io.BytesIO(raw), "in.txt", None)]
+        lines = [line[:-1] if line.endswith("\n") else line for line in DecodedLines(io.BytesIO(raw), "in.txt", None)]
     except FastTextError as exc:
         return str(exc)
     return [line[:-1] if line.endswith("\r") else line for line in lines]
@@ -264,7 +264,7 @@ def _read_in_blocks(raw):
 
 
 def test_line_blocks_read_exactly_as_line_by_line(monkeypatch):
-    """predict reads in blocks (lines.line_blocks) what the training readers read line by line (lines._Lines):
+    """predict reads in blocks (lines.line_blocks) what the training readers read line by line (lines.DecodedLines):
     the same lines, and for bad input the same error at the same line, whatever the block boundaries.
     Random inputs built from what matters: line ends, CR, BOM, NUL, multi-byte and invalid UTF-8, lines
     at and over the length bound (50 bytes here, so blocks are 50 bytes and lines cross them)."""
@@ -302,7 +302,7 @@ def test_line_blocks_edges(monkeypatch, raw):
 
 @pytest.mark.parametrize("seed", range(60))
 def test_line_blocks_name_the_line_where_compressed_data_goes_bad(seed):
-    """A truncated or damaged gzip/bzip2/xz input: line_blocks names the same line as _Lines (the text
+    """A truncated or damaged gzip/bzip2/xz input: line_blocks names the same line as DecodedLines (the text
     decoded before the bad data is counted), where it named the first line of its 1 MiB block."""
     import bz2
     import gzip
@@ -310,7 +310,7 @@ def test_line_blocks_name_the_line_where_compressed_data_goes_bad(seed):
     import lzma
     import random
 
-    from fasttext_lib.lines import _Lines, line_blocks
+    from fasttext_lib.lines import DecodedLines, line_blocks
 
     rng = random.Random(seed)
     kind, compress = [("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)][seed % 3]
@@ -332,7 +332,7 @@ def test_line_blocks_name_the_line_where_compressed_data_goes_bad(seed):
     opener = {"gzip": lambda f: gzip.GzipFile(fileobj=f), "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
 
     def by_line():
-        lines = (line[:-1] if line.endswith("\n") else line for line in _Lines(opener(io.BytesIO(bytes(data))), "in.gz", kind))
+        lines = (line[:-1] if line.endswith("\n") else line for line in DecodedLines(opener(io.BytesIO(bytes(data))), "in.gz", kind))
         return [line[:-1] if line.endswith("\r") else line for line in lines]
 
     def in_blocks():
