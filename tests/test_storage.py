@@ -1424,3 +1424,26 @@ def test_a_pair_replaced_whole_by_another_write_at_once_is_no_error(s3_bucket, m
     monkeypatch.setattr(storage.pairs, "_copy", copy)
     _write_pair(prefix, "A")
     assert storage.read_bytes(f"{prefix}/pair.test") == b"__label__1 B test\n"
+
+
+@pytest.mark.parametrize("failure", ["busy", "interrupted"])
+def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, monkeypatch, failure):
+    """The pair's files are put in place by renames, one after the other: a second rename that failed (a test file
+    bind-mounted into a container: EBUSY) or a SIGTERM between them left the new train split beside the old test
+    split, the old train split gone. The first is put back now, and nothing else is left in the folder."""
+    uris = _write_pair(str(tmp_path), "old")
+    real_replace = os.replace
+
+    def second_fails(src, dst, *args, **kwargs):
+        if str(dst).endswith("pair.test"):
+            if failure == "busy":
+                raise OSError(errno.EBUSY, "Device or resource busy", dst)
+            raise KeyboardInterrupt  # (what a SIGTERM raises in the main thread: errors.Interrupted)
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(FastTextError if failure == "busy" else KeyboardInterrupt):
+        _write_pair(str(tmp_path), "new")
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]

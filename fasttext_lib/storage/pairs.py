@@ -10,7 +10,7 @@ import sys
 from ..errors import FastTextError
 from .s3 import _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
 from .files import SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of
-from .atomic import atomic_local_file, staging_dir
+from .atomic import _temporary_name, atomic_local_file, staging_dir
 
 
 @contextlib.contextmanager
@@ -45,13 +45,51 @@ def atomic_writes(uris, mode="wb", overwrite=True):
 
 @contextlib.contextmanager
 def _local_writes(uris, mode, overwrite):
+    """Local files written together: each to its temporary, then put in place by renames, one after the other. A
+    rename that fails (a file bind-mounted into a container: EBUSY) or a signal between two of them puts back what
+    the earlier renames replaced (:func:`_kept_as_they_were`): the old files stay together."""
     with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
         writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
         files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite))
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
-        for done, writer in enumerate(writers):
-            writer.close()  # a rename: it fails only where the folder itself went away
+        with _kept_as_they_were([os.path.abspath(u) for u in uris]) as placed:
+            for path, writer in zip(placed.paths, writers):
+                writer.close()  # the rename
+                placed.done.append(path)
+
+
+class _Placed:
+    def __init__(self, paths):
+        self.paths, self.done = paths, []
+
+
+@contextlib.contextmanager
+def _kept_as_they_were(paths):
+    """Hard links to the files at ``paths`` (where there are any) while the block puts new ones in place, appending
+    each path it has replaced to ``.done``; if the block fails, the replaced ones are put back (a new file where
+    there was none is removed). Without hard links (some network file systems) the old files cannot be kept."""
+    placed, kept = _Placed(paths), {}
+    try:
+        for path in paths:
+            if os.path.isfile(path):
+                backup = os.path.join(os.path.dirname(path), _temporary_name(path))  # removed by the next write if killed
+                with contextlib.suppress(OSError):
+                    os.link(path, backup)
+                    kept[path] = backup
+        yield placed
+    except BaseException:
+        for path in placed.done:
+            with contextlib.suppress(OSError):
+                if path in kept:
+                    os.replace(kept.pop(path), path)
+                else:
+                    os.remove(path)
+        raise
+    finally:
+        for backup in kept.values():
+            with contextlib.suppress(OSError):
+                os.remove(backup)
 
 
 def _set_metadata(set_id, members):
