@@ -96,8 +96,13 @@ def _parse_fasttext_line(line, uri, lineno):
     if not labels:
         raise FastTextError(f"{uri}:{lineno}: line has no __label__ prefix")
     if len(labels) > 1:
+        # fastText's multi-label files (its cooking tutorial: __label__sauce __label__cheese How much ...) say how to
+        # train on them here: one line per (label, text), or the first label alone
+        hint = LONE_CR_HINT if has_lone_cr(line) else (
+            "; for multi-label data write one line per label and text (__label__a the text, __label__b the text), "
+            "or keep each line's first label: sed -E 's/^(__label__[^ ]+)( __label__[^ ]+)+/\\1/'")
         raise FastTextError(f"{uri}:{lineno}: line has {len(labels)} labels; only single-label classification is "
-                            f"supported{LONE_CR_HINT if has_lone_cr(line) else ''}")
+                            f"supported{hint}")
     label = labels[0][len(LABEL_PREFIX):]
     if not label:
         raise FastTextError(f"{uri}:{lineno}: empty label after __label__")

@@ -628,3 +628,23 @@ def test_input_piped_in_that_must_be_converted_is_told_a_pipe_not_a_file_named_s
     assert got.returncode == 2 and got.stderr.count("error:") == 1 and "Traceback" not in got.stderr, got.stderr
     assert re.search(said, got.stderr), got.stderr
     assert " stdin " not in got.stderr.replace("stdin:", "") and "stdin >" not in got.stderr
+
+
+def test_multi_label_lines_say_how_to_train_on_them(tmp_path):
+    # fastText's cooking tutorial (several __label__ words a line): the error said only that one label is supported
+    lines = ["__label__sauce __label__cheese How much does potato starch affect a cheese sauce recipe?",
+             "__label__baking How to make bread rise"]
+    p = tmp_path / "cooking.train"
+    p.write_text("\n".join(lines * 10) + "\n")
+    with pytest.raises(FastTextError, match=r"cooking\.train:1: line has 2 labels; .* write one line per label and "
+                                            r"text .* keep each line's first label: sed -E"):
+        read_labeled(str(p))
+    import subprocess
+
+    with pytest.raises(FastTextError) as refused:
+        read_labeled(str(p))
+    script = re.search(r"sed -E '([^']*)'", str(refused.value)).group(1)  # the command it gives works
+    fixed = subprocess.run(["sed", "-E", script, str(p)], capture_output=True, text=True, check=True).stdout
+    (tmp_path / "single.train").write_text(fixed)
+    data = read_labeled(str(tmp_path / "single.train"))
+    assert data.labels[:2] == ["sauce", "baking"] and data.texts[0] == "How much does potato starch affect a cheese sauce recipe?"
