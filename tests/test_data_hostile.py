@@ -491,6 +491,15 @@ def test_an_old_mac_tsv_with_its_columns_named_is_one_error_not_a_traceback(tmp_
     assert read_labeled(str(p), Columns("label")).texts == ["nice place", "awful"]
 
 
+def _tiny_model(where):
+    """A one-epoch bundle at ``where``, trained by the CLI on ten short reviews: for the tests of predict's input."""
+    train = where.parent / "train.csv"
+    train.write_text('"1","fine food"\n"2","cold soup"\n' * 5)
+    trained = cli_in_process("train", "--train", train, "--output", where, "--epochs", "1", "--no-progress")
+    assert trained.returncode == 0, trained.stderr
+    return where
+
+
 @pytest.mark.parametrize("where", [1, 2])
 def test_json_lines_nested_too_deeply_are_one_error_naming_the_line(tmp_path, where):
     # json's recursive decoder gives up a few thousand levels deep: training and predict stopped in a RecursionError
@@ -501,10 +510,7 @@ def test_json_lines_nested_too_deeply_are_one_error_naming_the_line(tmp_path, wh
     with pytest.raises(FastTextError, match=rf"deep.jsonl:{where}: not a JSON object json can read \(nested too "
                                             r"deeply\)"):
         read_labeled(str(p))
-    (tmp_path / "train.csv").write_text('"1","fine food"\n"2","cold soup"\n' * 5)
-    trained = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
-                             "--no-progress")
-    assert trained.returncode == 0, trained.stderr
+    _tiny_model(tmp_path / "m")
     got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
     assert (got.returncode, got.stdout) == (2, "") and got.stderr.count("error:") == 1, got.stderr
     assert f"deep.jsonl:{where}: not a JSON object json can read" in got.stderr and "Traceback" not in got.stderr
@@ -514,10 +520,7 @@ def test_predict_of_a_line_of_json_nested_too_deeply_answers_it_not_a_traceback(
     # a first line of "[[[[..." thousands deep: the check for a JSON array stopped predict in a RecursionError traceback
     p = tmp_path / "deep.json"
     p.write_text("[" * 100000 + "]" * 100000 + "\n")
-    (tmp_path / "train.csv").write_text('"1","fine food"\n"2","cold soup"\n' * 5)
-    trained = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
-                             "--no-progress")
-    assert trained.returncode == 0, trained.stderr
+    _tiny_model(tmp_path / "m")
     got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
     assert got.returncode == 0 and len(got.stdout.splitlines()) == 1, got.stderr
 
@@ -597,10 +600,7 @@ def test_json_lines_with_an_integer_of_more_digits_than_python_converts_are_read
     p.write_text(f'{{"label": 2, "text": "nice place", "id": {huge}}}\n' + '{"label": 1, "text": "cold soup", "id": 7}\n' * 9)
     data = read_labeled(str(p))
     assert data.labels[:2] == ["2", "1"] and data.texts[:2] == ["nice place", "cold soup"]
-    (tmp_path / "train.csv").write_text('"1","fine food"\n"2","cold soup"\n' * 5)
-    trained = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
-                             "--no-progress")
-    assert trained.returncode == 0, trained.stderr
+    _tiny_model(tmp_path / "m")
     got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
     assert got.returncode == 0 and len(got.stdout.splitlines()) == 10, got.stderr
     assert "id" not in got.stderr or "left out" in got.stderr  # the id key is not read as text
@@ -620,10 +620,7 @@ def test_input_piped_in_that_must_be_converted_is_told_a_pipe_not_a_file_named_s
             (tmp_path / "reviews.txt").write_text("great food\n")
             tar.add(tmp_path / "reviews.txt", arcname="reviews.txt")
         data = (tmp_path / "a.tar").read_bytes()
-    (tmp_path / "train.csv").write_text('"1","fine food"\n"2","cold soup"\n' * 5)
-    trained = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", "--epochs", "1",
-                             "--no-progress")
-    assert trained.returncode == 0, trained.stderr
+    _tiny_model(tmp_path / "m")
     got = cli_in_process("predict", "--model", tmp_path / "m", input=data)
     assert got.returncode == 2 and got.stderr.count("error:") == 1 and "Traceback" not in got.stderr, got.stderr
     assert re.search(said, got.stderr), got.stderr

@@ -747,6 +747,15 @@ def test_sigterm_mid_epoch_cleans_up(tmp_path, sample_dir, tmpdir_env):
     storage.read_set(str(ckpt / epochs[0]), "checkpoint.json", ["model.params", "optimizer.states"], str(tmp_path))
 
 
+def _old_bundle_and_a_publish_marker(tmp_path, bundle):
+    """A bundle to replace (its predictions and listing), and the wrapper that runs the CLI and creates the mark
+    file once the publish has begun (PUBLISH_MARK): for the tests that signal a run mid-publish."""
+    out = copy_bundle(bundle, tmp_path / "model")
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(WRAPPER)
+    return out, predictions(out), listing(out), wrapper, tmp_path / "publishing"
+
+
 @pytest.mark.parametrize("sig, status, says", [(signal.SIGTERM, 143, "terminated (SIGTERM)"),
                                                 (signal.SIGINT, 130, "interrupted (SIGINT)"),
                                                 # the terminal closed, the ssh session dropped: it killed the run
@@ -754,11 +763,7 @@ def test_sigterm_mid_epoch_cleans_up(tmp_path, sample_dir, tmpdir_env):
                                                 (signal.SIGHUP, 129, "hung up (SIGHUP)")])
 def test_signal_mid_publish_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_env, sig, status, says):
     tmpdir, env = tmpdir_env
-    out = copy_bundle(bundle, tmp_path / "model")
-    old, before = predictions(out), listing(out)
-    wrapper = tmp_path / "wrapper.py"
-    wrapper.write_text(WRAPPER)
-    mark = tmp_path / "publishing"
+    out, old, before, wrapper, mark = _old_bundle_and_a_publish_marker(tmp_path, bundle)
     proc = start(["train", "--train", data["train"], "--output", out, *TINY, "--seed", "5", "--overwrite"],
                  dict(env, PUBLISH_MARK=str(mark)),
                  wrapper)
@@ -778,11 +783,7 @@ def test_a_hangup_whose_terminal_is_gone_still_exits_129_after_cleaning_up(tmp_p
     """After a hangup stderr may be gone too (a closed terminal: EIO; here a pipe nobody reads: EPIPE). Writing
     the error line then raised, and the run exited 1 instead of 129."""
     tmpdir, env = tmpdir_env
-    out = copy_bundle(bundle, tmp_path / "model")
-    old, before = predictions(out), listing(out)
-    wrapper = tmp_path / "wrapper.py"
-    wrapper.write_text(WRAPPER)
-    mark = tmp_path / "publishing"
+    out, old, before, wrapper, mark = _old_bundle_and_a_publish_marker(tmp_path, bundle)
     reader, writer = os.pipe()
     proc = subprocess.Popen([sys.executable, str(wrapper), "train", "--train", str(data["train"]), "--output", str(out),
                              *TINY, "--seed", "5", "--overwrite"], stdout=subprocess.DEVNULL, stderr=writer,

@@ -652,19 +652,27 @@ def fetch(src, manifest, names, local_dir):
     for name, entry, uri, path in entries:
         bucket, key = split_s3(uri)
         try:
-            with s3_errors(uri), open(path, "wb") as fout:
+            with _local_copy_errors(f"cannot write {path}"), s3_errors(uri), open(path, "wb") as fout:
                 get_s3_object(bucket, key, fout.write)
         except FastTextError as exc:
             if "no such S3 object" in str(exc):  # SetChanged: read_set reads the manifest again
                 raise _set_changed(src, name, entry) from None
             raise
-        except OSError as exc:
-            if exc.errno in NO_ROOM:
-                raise  # a full TMPDIR: the staging_dir the files go to names it (room_in_tmpdir)
-            raise FastTextError(f"cannot write {path}: {exc.strerror or exc}") from None
         _verify(src, name, entry, path)
         out[name] = path
     return out
+
+
+@contextlib.contextmanager
+def _local_copy_errors(what):
+    """A fetched file's local copy that cannot be written: one line starting with ``what``; a full TMPDIR is left to
+    the staging_dir the files go to, which names it (room_in_tmpdir)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in NO_ROOM:
+            raise
+        raise FastTextError(f"{what}: {exc.strerror or exc}") from None
 
 
 def _set_changed(src, name, entry):
@@ -684,13 +692,8 @@ def _fetch_local(src, entries):
                 raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
         out = {}
         for (name, entry, uri, path), fin in zip(entries, sources):
-            try:
-                with open(path, "wb") as fout:
-                    shutil.copyfileobj(fin, fout, 1 << 20)
-            except OSError as exc:
-                if exc.errno in NO_ROOM:
-                    raise  # a full TMPDIR: the staging_dir the files go to names it (room_in_tmpdir)
-                raise FastTextError(f"cannot copy {uri} to {path}: {exc.strerror or exc}") from None
+            with _local_copy_errors(f"cannot copy {uri} to {path}"), open(path, "wb") as fout:
+                shutil.copyfileobj(fin, fout, 1 << 20)
             _verify(src, name, entry, path)
             out[name] = path
         return out
