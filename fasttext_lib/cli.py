@@ -334,7 +334,6 @@ def _check_trials_output(args, config):
     unwritable path failed only once the search and the bundle were done), and, without --overwrite, must
     not exist (as a bundle at --output)."""
     from . import storage
-    from .bundle import CONFIG
 
     uri = args.autotune_trials
     names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
@@ -344,10 +343,11 @@ def _check_trials_output(args, config):
     for flag, other in inputs:
         if other and storage.same_location(uri, other):
             raise FastTextError(f"--autotune-trials {uri} is the {flag} file; write the trial table elsewhere")
-    for other in (args.output, storage.join(args.output, CONFIG), storage.join(args.output, storage.LOCK_NAME)):
-        if storage.same_location(uri, other):
-            raise FastTextError(f"--autotune-trials {uri} would replace the bundle --output {args.output} or one of its "
-                                f"files; write the trial table elsewhere")
+    # Inside the bundle's directory too: a table there is a file the bundle did not write, so publishing refused
+    # the directory (after the whole search), or, over an older bundle, a file no removal of the bundle takes away.
+    if storage.within(uri, args.output):
+        raise FastTextError(f"--autotune-trials {uri} would replace the bundle --output {args.output} or go inside its "
+                            f"directory; write the trial table elsewhere")
     # An existing table is kept unless --overwrite, as a bundle at --output is (it was replaced without a word).
     storage.check_output_file(uri, "trials.csv", "--autotune-trials", overwrite=args.overwrite, hint=TRIALS_HINT)
 

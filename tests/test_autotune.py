@@ -308,6 +308,9 @@ def test_autotune_flags_need_a_validation_file(data_files, tmp_path):
     ("{tmp}/val.csv", "is the --autotune-validation file"),
     ("{tmp}/o", "would replace the bundle --output"),
     ("{tmp}/o/config.json", "would replace the bundle --output"),
+    # inside the bundle's directory: the bundle refused the folder holding it, after the whole search
+    ("{tmp}/o/trials.csv", "would replace the bundle --output"),
+    ("{tmp}/o/sub/trials.csv", "would replace the bundle --output"),
     ("{tmp}", "is a directory"),
     ("{tmp}/train.csv/t.csv", "exists and is not a directory"),  # under a regular file: never writable
     ("{tmp}/fifo", "it exists and is not a regular file"),
