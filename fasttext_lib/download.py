@@ -117,9 +117,17 @@ def _fetch(url, part, spec, progress):
     except (urllib.error.URLError, HTTPException, OSError) as exc:
         raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
     with response:
-        if response.status != 206:  # the server ignored Range and sends the whole file: start over
-            offset = 0
         length = response.headers.get("Content-Length")
+        if response.status != 206:  # the server ignored Range and sends the whole file: start over
+            if offset and (length is None or int(length) != spec.size):
+                # ...unless what it sends is not the archive (a captive portal's or a proxy's page): taken for
+                # the whole file, it deleted the .part (hundreds of MB) or truncated it to the page.
+                what = "a response of unknown length" if length is None else f"{length} bytes"
+                raise FastTextError(f"cannot download {url}: the request to resume at byte {offset} was answered with "
+                                    f"{what}, not the {spec.size}-byte archive (a captive portal or a proxy's page?); "
+                                    f"the partial download {part} is kept: run again to resume (delete it to start "
+                                    f"over)")
+            offset = 0
         if length is not None and int(length) != spec.size - offset:
             _mismatch(part, url, f"server sends {offset + int(length)} bytes, expected {spec.size}")
         with open(part, "ab" if offset else "wb") as out, \

@@ -144,6 +144,53 @@ def test_interrupted_download_keeps_the_part_and_resumes(archive, server, tmp_pa
         assert f.read() == data
 
 
+class _Portal(http.server.BaseHTTPRequestHandler):
+    """A captive portal (or a proxy's login page): every request answered 200 with an HTML page."""
+    page = b"<html><body>Log in to the hotel Wi-Fi</body></html>"
+    chunked = False  # no Content-Length: the page's length is not known until it ends
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        if self.chunked:
+            self.send_header("Connection", "close")
+        else:
+            self.send_header("Content-Length", str(len(self.page)))
+        self.end_headers()
+        self.wfile.write(self.page)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_captive_portal_answering_a_resume_keeps_the_partial_download(archive, server, tmp_path, chunked):
+    """A page answered with 200 to the request that resumes a .part was taken for a server ignoring Range: the
+    .part (up to 690 MB already downloaded) was deleted, or truncated to the page. It is kept, and resumed later."""
+    spec, data = archive
+    base_url, handler = server
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    part = cache / (spec.filename + ".part")
+    part.write_bytes(data[:100])
+    portal = type("Portal", (_Portal,), {"chunked": chunked})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), portal)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(FastTextError, match="the partial download .* is kept") as exc:
+            download(spec, str(cache), base_url=f"http://127.0.0.1:{httpd.server_address[1]}/", progress=False)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert "\n" not in str(exc.value)
+    assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+    path = download(spec, str(cache), base_url=base_url, progress=False)  # the portal is gone: resumed
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
+    with open(path, "rb") as f:
+        assert f.read() == data
+
+
 def test_checksum_mismatch_raises_and_leaves_nothing(archive, server, tmp_path):
     spec, _ = archive
     base_url, _ = server
