@@ -391,6 +391,26 @@ def test_prepare_refuses_a_hostile_classes_txt_and_writes_nothing(server, tmp_pa
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
 
 
+@pytest.mark.parametrize("train, pattern", [
+    (b'"1","ok"\n"2","an unclosed quote\n"1","x"\n', r":2: malformed CSV record starting at this line"),
+    (b'"1","ok"\n"2","a NUL\x00 byte"\n', r":2: not a text file \(contains NUL bytes"),
+])
+def test_prepare_refuses_a_damaged_csv_in_the_archive_and_leaves_no_folder(server, tmp_path, train, pattern):
+    """A bad split (read after the output folder was made for the new files) left that folder behind, empty."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "bad_csv/train.csv", train)
+        _add(tar, "bad_csv/test.csv", "".join(csv_line(l, t) for l, t in TEST).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("bad", "https://example.invalid/mirror/bad_csv.tgz", len(data), hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    out = tmp_path / "new" / "out"
+    with pytest.raises(FastTextError, match=pattern) as exc:
+        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert "\n" not in str(exc.value)
+    assert not (tmp_path / "new").exists()
+
+
 def _earlier_splits_and_an_archive(server, tmp_path, test_rows):
     """An output folder holding a user's earlier paired.train / paired.test, and the "paired" archive served
     with ``test_rows`` as its test split: (spec, output folder, the folder's files as they were)."""
