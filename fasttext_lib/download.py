@@ -224,6 +224,15 @@ def dataset_label_names(spec, classes_file=None):
     return label_names.read_file(classes_file, where=f"{spec.filename}:{spec.name}_csv/{label_names.ZHANG_FILE}")
 
 
+def _read_split(path, member, limit):
+    """A split extracted to ``path`` (a temporary), its errors naming the archive's ``member`` instead: the user
+    can look there, not at a file deleted by the time the error is shown."""
+    try:
+        return read_labeled(path, fmt="csv", limit=limit, find_names=False)
+    except FastTextError as exc:
+        raise FastTextError(str(exc).replace(path, member)) from None
+
+
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
@@ -252,7 +261,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
             if names:
                 files.pop(0).write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
             for split, f in zip(SPLITS, files):
-                data = read_labeled(csvs[split], fmt="csv", limit=limit, find_names=False)
+                data = _read_split(csvs[split], f"{archive}:{spec.name}_csv/{split}.csv", limit)
                 check_fasttext_labels(data, written[split])
                 write_fasttext_rows(data, f, written[split])
                 del data  # one split in memory at a time

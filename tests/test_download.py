@@ -392,11 +392,13 @@ def test_prepare_refuses_a_hostile_classes_txt_and_writes_nothing(server, tmp_pa
 
 
 @pytest.mark.parametrize("train, pattern", [
-    (b'"1","ok"\n"2","an unclosed quote\n"1","x"\n', r":2: malformed CSV record starting at this line"),
-    (b'"1","ok"\n"2","a NUL\x00 byte"\n', r":2: not a text file \(contains NUL bytes"),
+    (b'"1","ok"\n"2","an unclosed quote\n"1","x"\n', r"^\S+/cache/bad_csv.tgz:bad_csv/train.csv:2: malformed CSV record "
+                                                    r"starting at this line"),
+    (b'"1","ok"\n"2","a NUL\x00 byte"\n', r"^\S+/cache/bad_csv.tgz:bad_csv/train.csv:2: not a text file \(contains NUL"),
 ])
 def test_prepare_refuses_a_damaged_csv_in_the_archive_and_leaves_no_folder(server, tmp_path, train, pattern):
-    """A bad split (read after the output folder was made for the new files) left that folder behind, empty."""
+    """A bad split (read after the output folder was made for the new files) left that folder behind, empty, and
+    the error named the split's extracted copy, a temporary file already deleted: it names the archive's member."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         _add(tar, "bad_csv/train.csv", train)
