@@ -333,7 +333,7 @@ def _check_trials_output(args, config):
     neither an input of this run nor the bundle (it silently overwrote --train when they matched, and an
     unwritable path failed only once the search and the bundle were done), and, without --overwrite, must
     not exist (as a bundle at --output)."""
-    from . import storage
+    from . import label_names, storage
 
     uri = args.autotune_trials
     names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
@@ -343,6 +343,12 @@ def _check_trials_output(args, config):
     for flag, other in inputs:
         if other and storage.same_location(uri, other):
             raise FastTextError(f"--autotune-trials {uri} is the {flag} file; write the trial table elsewhere")
+    # A names file beside the data is an input too (read by this run, or by the next one if it is written now): with
+    # --overwrite the table replaced the user's names, and every later training on that data failed to read them.
+    for names in label_names.beside(args.train):
+        if storage.same_location(uri, names):
+            raise FastTextError(f"--autotune-trials {uri} is where the names of the --train file's classes are read "
+                                f"from; write the trial table elsewhere")
     # Inside the bundle's directory too: a table there is a file the bundle did not write, so publishing refused
     # the directory (after the whole search), or, over an older bundle, a file no removal of the bundle takes away.
     if storage.within(uri, args.output):

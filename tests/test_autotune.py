@@ -306,6 +306,9 @@ def test_autotune_flags_need_a_validation_file(data_files, tmp_path):
     ("{tmp}/hardlink.csv", "is the --train file"),
     ("{tmp}/symlink.csv", "is the --train file"),
     ("{tmp}/val.csv", "is the --autotune-validation file"),
+    # where training reads its classes' names: --overwrite replaced the user's names file with the table
+    ("{tmp}/train.classes.txt", "is where the names of the --train file's classes are read"),
+    ("{tmp}/classes.txt", "is where the names of the --train file's classes are read"),
     ("{tmp}/o", "would replace the bundle --output"),
     ("{tmp}/o/config.json", "would replace the bundle --output"),
     # inside the bundle's directory: the bundle refused the folder holding it, after the whole search
@@ -326,14 +329,15 @@ def test_trials_output_is_checked_before_the_search(data_files, tmp_path, trials
     os.link(tmp_path / "train.csv", tmp_path / "hardlink.csv")
     os.symlink(tmp_path / "train.csv", tmp_path / "symlink.csv")
     os.mkfifo(tmp_path / "fifo")
-    before = {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")}
+    (tmp_path / "train.classes.txt").write_text("1=negative\n2=positive\n")
+    before = {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv", "train.classes.txt")}
     run = run_cli if trials == "{tmp}/train.csv" else cli_in_process  # one CLI process; the others in-process
     r = run("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
                 "--autotune-duration", "5", "--output", tmp_path / "o", "--autotune-trials", trials.format(tmp=tmp_path),
-                "--no-progress")
+                "--no-progress", *(["--overwrite"] if "classes" in trials else []))
     _assert_one_error_line(r, pattern)
     assert not (tmp_path / "o").exists() and '{"trial"' not in r.stdout  # no trial ran
-    assert {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")} == before
+    assert {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv", "train.classes.txt")} == before
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
