@@ -331,8 +331,7 @@ def _check_trials_output(args, config):
     neither an input of this run nor the bundle (it silently overwrote --train when they matched, and an
     unwritable path failed only once the search and the bundle were done), and, without --overwrite, must
     not exist (as a bundle at --output)."""
-    from . import storage
-    from .bundle import CONFIG
+    from . import label_names, storage
 
     uri = args.autotune_trials
     names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
@@ -342,10 +341,17 @@ def _check_trials_output(args, config):
     for flag, other in inputs:
         if other and storage.same_location(uri, other):
             raise FastTextError(f"--autotune-trials {uri} is the {flag} file; write the trial table elsewhere")
-    for other in (args.output, storage.join(args.output, CONFIG), storage.join(args.output, storage.LOCK_NAME)):
-        if storage.same_location(uri, other):
-            raise FastTextError(f"--autotune-trials {uri} would replace the bundle --output {args.output} or one of its "
-                                f"files; write the trial table elsewhere")
+    # A names file beside the data is an input too (read by this run, or by the next one if it is written now): with
+    # --overwrite the table replaced the user's names, and every later training on that data failed to read them.
+    for names in label_names.beside(args.train):
+        if storage.same_location(uri, names):
+            raise FastTextError(f"--autotune-trials {uri} is where the names of the --train file's classes are read "
+                                f"from; write the trial table elsewhere")
+    # Inside the bundle's directory too: a table there is a file the bundle did not write, so publishing refused
+    # the directory (after the whole search), or, over an older bundle, a file no removal of the bundle takes away.
+    if storage.within(uri, args.output):
+        raise FastTextError(f"--autotune-trials {uri} would replace the bundle --output {args.output} or go inside its "
+                            f"directory; write the trial table elsewhere")
     # An existing table is kept unless --overwrite, as a bundle at --output is (it was replaced without a word).
     storage.check_output_file(uri, "trials.csv", "--autotune-trials", overwrite=args.overwrite, hint=TRIALS_HINT)
 
@@ -364,7 +370,8 @@ def _autotune(args, config, train_data, report, pretrained=None):
 def _save_with_trials(trained, output, compact, uri, overwrite):
     """The bundle and the autotune trial table (CSV, atomically). The table is written in full before the
     bundle is published and put in place after it: written after the bundle, a disk too full for it failed
-    the run with the old bundle already replaced; now such a failure leaves both as they were."""
+    the run with the old bundle already replaced; now such a failure leaves both as they were. (On S3, where
+    putting it in place is an upload that can fail, it goes first: :func:`_save_table_first`.)"""
     import pandas as pd
 
     from . import storage
@@ -388,10 +395,52 @@ def _save_with_trials(trained, output, compact, uri, overwrite):
         except BaseException:
             storage.remove_file(uri)
             raise
+    if storage.is_s3(uri):
+        readable, previous = _previous_table(uri)
+        if readable:
+            return _save_table_first(trained, output, compact, uri, table, previous)
     with storage.atomic_write(uri, "wb", overwrite=True) as f:
         f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=OVERWRITE_HINT)
+
+
+def _previous_table(uri):
+    """``(True, its bytes or None when there is none)`` for the table at the S3 ``uri``; ``(False, None)`` where S3
+    refuses to say (no s3:GetObject, or no s3:ListBucket and no table: both answer 403)."""
+    from . import storage
+
+    try:
+        return True, (storage.read_bytes(uri) if storage.exists(uri) else None)
+    except FastTextError:
+        return False, None
+
+
+def _save_table_first(trained, output, compact, uri, table, previous):
+    """--overwrite with the table on S3: its upload is the step that can fail (a 500, a reset), and, made after the
+    bundle was published, such a failure ended the run in an error with the old bundle already replaced. So the
+    table goes first, and a bundle that then fails puts ``previous`` (None: no table) back."""
+    from . import storage
+    from .bundle import OVERWRITE_HINT, save_bundle
+
+    with storage.atomic_write(uri, "wb", overwrite=True) as f:
+        f.write(table)
+    try:
+        return save_bundle(trained, output, compact=compact, overwrite=True, hint=OVERWRITE_HINT)
+    except BaseException as exc:
+        try:
+            if previous is None:
+                bucket, key = storage.split_s3(uri)
+                with storage.s3_errors(uri):
+                    storage.s3_client().delete_object(Bucket=bucket, Key=key)
+            else:
+                with storage.atomic_write(uri, "wb", overwrite=True) as f:
+                    f.write(previous)
+        except FastTextError as failed:
+            if isinstance(exc, FastTextError):
+                raise FastTextError(f"{exc}; putting the earlier trial table back failed too ({failed}): {uri} holds "
+                                    f"this run's trials") from None
+        raise
 
 
 def cmd_evaluate(args):

@@ -117,9 +117,17 @@ def _fetch(url, part, spec, progress):
     except (urllib.error.URLError, HTTPException, OSError) as exc:
         raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
     with response:
-        if response.status != 206:  # the server ignored Range and sends the whole file: start over
-            offset = 0
         length = response.headers.get("Content-Length")
+        if response.status != 206:  # the server ignored Range and sends the whole file: start over
+            if offset and (length is None or int(length) != spec.size):
+                # ...unless what it sends is not the archive (a captive portal's or a proxy's page): taken for
+                # the whole file, it deleted the .part (hundreds of MB) or truncated it to the page.
+                what = "a response of unknown length" if length is None else f"{length} bytes"
+                raise FastTextError(f"cannot download {url}: the request to resume at byte {offset} was answered with "
+                                    f"{what}, not the {spec.size}-byte archive (a captive portal or a proxy's page?); "
+                                    f"the partial download {part} is kept: run again to resume (delete it to start "
+                                    f"over)")
+            offset = 0
         if length is not None and int(length) != spec.size - offset:
             _mismatch(part, url, f"server sends {offset + int(length)} bytes, expected {spec.size}")
         with open(part, "ab" if offset else "wb") as out, \
@@ -216,6 +224,15 @@ def dataset_label_names(spec, classes_file=None):
     return label_names.read_file(classes_file, where=f"{spec.filename}:{spec.name}_csv/{label_names.ZHANG_FILE}")
 
 
+def _read_split(path, member, limit):
+    """A split extracted to ``path`` (a temporary), its errors naming the archive's ``member`` instead: the user
+    can look there, not at a file deleted by the time the error is shown."""
+    try:
+        return read_labeled(path, fmt="csv", limit=limit, find_names=False)
+    except FastTextError as exc:
+        raise FastTextError(str(exc).replace(path, member)) from None
+
+
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
@@ -244,7 +261,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
             if names:
                 files.pop(0).write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
             for split, f in zip(SPLITS, files):
-                data = read_labeled(csvs[split], fmt="csv", limit=limit, find_names=False)
+                data = _read_split(csvs[split], f"{archive}:{spec.name}_csv/{split}.csv", limit)
                 check_fasttext_labels(data, written[split])
                 write_fasttext_rows(data, f, written[split])
                 del data  # one split in memory at a time

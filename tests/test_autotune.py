@@ -306,8 +306,14 @@ def test_autotune_flags_need_a_validation_file(data_files, tmp_path):
     ("{tmp}/hardlink.csv", "is the --train file"),
     ("{tmp}/symlink.csv", "is the --train file"),
     ("{tmp}/val.csv", "is the --autotune-validation file"),
+    # where training reads its classes' names: --overwrite replaced the user's names file with the table
+    ("{tmp}/train.classes.txt", "is where the names of the --train file's classes are read"),
+    ("{tmp}/classes.txt", "is where the names of the --train file's classes are read"),
     ("{tmp}/o", "would replace the bundle --output"),
     ("{tmp}/o/config.json", "would replace the bundle --output"),
+    # inside the bundle's directory: the bundle refused the folder holding it, after the whole search
+    ("{tmp}/o/trials.csv", "would replace the bundle --output"),
+    ("{tmp}/o/sub/trials.csv", "would replace the bundle --output"),
     ("{tmp}", "is a directory"),
     ("{tmp}/train.csv/t.csv", "exists and is not a directory"),  # under a regular file: never writable
     ("{tmp}/fifo", "it exists and is not a regular file"),
@@ -323,14 +329,15 @@ def test_trials_output_is_checked_before_the_search(data_files, tmp_path, trials
     os.link(tmp_path / "train.csv", tmp_path / "hardlink.csv")
     os.symlink(tmp_path / "train.csv", tmp_path / "symlink.csv")
     os.mkfifo(tmp_path / "fifo")
-    before = {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")}
+    (tmp_path / "train.classes.txt").write_text("1=negative\n2=positive\n")
+    before = {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv", "train.classes.txt")}
     run = run_cli if trials == "{tmp}/train.csv" else cli_in_process  # one CLI process; the others in-process
     r = run("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
                 "--autotune-duration", "5", "--output", tmp_path / "o", "--autotune-trials", trials.format(tmp=tmp_path),
-                "--no-progress")
+                "--no-progress", *(["--overwrite"] if "classes" in trials else []))
     _assert_one_error_line(r, pattern)
     assert not (tmp_path / "o").exists() and '{"trial"' not in r.stdout  # no trial ran
-    assert {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv")} == before
+    assert {name: (tmp_path / name).read_bytes() for name in ("train.csv", "val.csv", "train.classes.txt")} == before
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
@@ -400,6 +407,40 @@ def test_a_trial_table_the_disk_has_no_room_for_leaves_the_old_bundle(data_files
     assert "Traceback" not in r.stderr
     assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
     assert sorted(os.listdir(disk)) == ["filler", "trials.csv"] and (disk / "trials.csv").read_text() == "my old trials\n"
+
+
+@pytest.mark.parametrize("fails, old_table", [(r"/trials\.csv", b"my old trials\n"), (r"/trials\.csv", None),
+                                              (r"/model-", b"my old trials\n"), (r"/model-", None)],
+                         ids=["table-upload-fails", "table-upload-fails-no-old-table", "bundle-upload-fails",
+                              "bundle-upload-fails-no-old-table"])
+def test_with_overwrite_a_failed_s3_upload_keeps_the_old_bundle_and_trial_table(data_files, s3_server, s3_bucket, fails,
+                                                                              old_table):
+    """With --overwrite the table on S3 was uploaded after the bundle was published: an upload that failed there
+    ended the run in an error (exit 2) with the user's old bundle already replaced by the new one."""
+    import boto3
+    from fault_proxy import FaultProxy
+
+    out, trials = f"{s3_bucket}/models/run", f"{s3_bucket}/runs/trials.csv"
+    bucket = s3_bucket[len("s3://"):]
+    assert run_cli("train", "--train", data_files / "train.csv", "--output", out, "--epochs", "1", "--buckets", "50000",
+                   "--no-progress").returncode == 0
+    if old_table is not None:
+        boto3.client("s3").put_object(Bucket=bucket, Key="runs/trials.csv", Body=old_table)
+
+    def objects():
+        listed = boto3.client("s3").list_objects_v2(Bucket=bucket).get("Contents", [])
+        return {o["Key"]: boto3.client("s3").get_object(Bucket=bucket, Key=o["Key"])["Body"].read() for o in listed}
+
+    before = objects()
+    with FaultProxy(s3_server) as proxy:
+        proxy.fail("PUT", fails, "500")
+        r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                    "--autotune-duration", "2", "--buckets", "50000", "--output", out, "--autotune-trials", trials,
+                    "--no-progress", "--overwrite", env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "2"})
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(errors) == 1, r.stderr
+    assert "HTTP 500" in errors[0]
+    assert objects() == before  # the old bundle and the old table (or none), nothing else
 
 
 def _assert_one_error_line(r, pattern):

@@ -144,6 +144,53 @@ def test_interrupted_download_keeps_the_part_and_resumes(archive, server, tmp_pa
         assert f.read() == data
 
 
+class _Portal(http.server.BaseHTTPRequestHandler):
+    """A captive portal (or a proxy's login page): every request answered 200 with an HTML page."""
+    page = b"<html><body>Log in to the hotel Wi-Fi</body></html>"
+    chunked = False  # no Content-Length: the page's length is not known until it ends
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        if self.chunked:
+            self.send_header("Connection", "close")
+        else:
+            self.send_header("Content-Length", str(len(self.page)))
+        self.end_headers()
+        self.wfile.write(self.page)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_captive_portal_answering_a_resume_keeps_the_partial_download(archive, server, tmp_path, chunked):
+    """A page answered with 200 to the request that resumes a .part was taken for a server ignoring Range: the
+    .part (up to 690 MB already downloaded) was deleted, or truncated to the page. It is kept, and resumed later."""
+    spec, data = archive
+    base_url, handler = server
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    part = cache / (spec.filename + ".part")
+    part.write_bytes(data[:100])
+    portal = type("Portal", (_Portal,), {"chunked": chunked})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), portal)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(FastTextError, match="the partial download .* is kept") as exc:
+            download(spec, str(cache), base_url=f"http://127.0.0.1:{httpd.server_address[1]}/", progress=False)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert "\n" not in str(exc.value)
+    assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+    path = download(spec, str(cache), base_url=base_url, progress=False)  # the portal is gone: resumed
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
+    with open(path, "rb") as f:
+        assert f.read() == data
+
+
 def test_checksum_mismatch_raises_and_leaves_nothing(archive, server, tmp_path):
     spec, _ = archive
     base_url, _ = server
@@ -342,6 +389,28 @@ def test_prepare_refuses_a_hostile_classes_txt_and_writes_nothing(server, tmp_pa
     with pytest.raises(FastTextError, match=r"private_csv.tgz:private_csv/classes.txt: .*have the same name 'same'"):
         prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("train, pattern", [
+    (b'"1","ok"\n"2","an unclosed quote\n"1","x"\n', r"^\S+/cache/bad_csv.tgz:bad_csv/train.csv:2: malformed CSV record "
+                                                    r"starting at this line"),
+    (b'"1","ok"\n"2","a NUL\x00 byte"\n', r"^\S+/cache/bad_csv.tgz:bad_csv/train.csv:2: not a text file \(contains NUL"),
+])
+def test_prepare_refuses_a_damaged_csv_in_the_archive_and_leaves_no_folder(server, tmp_path, train, pattern):
+    """A bad split (read after the output folder was made for the new files) left that folder behind, empty, and
+    the error named the split's extracted copy, a temporary file already deleted: it names the archive's member."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "bad_csv/train.csv", train)
+        _add(tar, "bad_csv/test.csv", "".join(csv_line(l, t) for l, t in TEST).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("bad", "https://example.invalid/mirror/bad_csv.tgz", len(data), hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    out = tmp_path / "new" / "out"
+    with pytest.raises(FastTextError, match=pattern) as exc:
+        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert "\n" not in str(exc.value)
+    assert not (tmp_path / "new").exists()
 
 
 def _earlier_splits_and_an_archive(server, tmp_path, test_rows):

@@ -188,6 +188,26 @@ def _link_new(fd, temp, path):
     return True
 
 
+def _missing_directories(directory):
+    """The directories ``os.makedirs(directory)`` would create, deepest first."""
+    missing = []
+    while directory and not os.path.lexists(directory) and directory != os.path.dirname(directory):
+        missing.append(directory)
+        directory = os.path.dirname(directory)
+    return missing
+
+
+def _remove_if_empty(directories):
+    """Remove ``directories`` (deepest first) as long as they are empty: never a file another writer put there."""
+    for directory in directories:
+        try:
+            os.rmdir(directory)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return
+
+
 @contextlib.contextmanager
 def atomic_local_file(path, mode="wb", overwrite=True):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
@@ -197,11 +217,13 @@ def atomic_local_file(path, mode="wb", overwrite=True):
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
     check_replaceable(path)
+    created = _missing_directories(directory)
     try:
         os.makedirs(directory, exist_ok=True)
         remove_stale_temporaries(path)
         fd, temp = _open_temporary(path)
     except OSError as exc:
+        _remove_if_empty(created)
         raise FastTextError(f"cannot write {path}: {why_not_written(directory, exc)}") from None
     try:
         with os.fdopen(fd, mode) as f:
@@ -228,6 +250,7 @@ def atomic_local_file(path, mode="wb", overwrite=True):
         if temp is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(temp)
+        _remove_if_empty(created)  # a failed write (prepare's bad archive) left the folders made for it, empty
         if isinstance(exc, OSError) and exc.errno is not None:
             raise FastTextError(f"cannot write {path}: {exc.strerror}") from None
         raise
