@@ -314,6 +314,12 @@ def _check_autotune_flags(args):
     for flag, value in (("--validation", args.validation), ("--checkpoint-dir", args.checkpoint_dir)):
         if value:
             raise FastTextError(f"{flag} cannot be combined with --autotune-validation (score the bundle with evaluate)")
+    from . import storage
+
+    if storage.same_location(args.autotune_validation, args.train):  # (allowed: fastText allows it too)
+        print("warning: --autotune-validation is the --train file: each setting is scored on the documents it trained "
+              "on, which favors the most overfit, and the refit trains on every document twice; hold out a split of "
+              "your data for it instead (autotune.split_validation)", file=sys.stderr)
     text = "300" if args.autotune_duration is None else args.autotune_duration
     try:
         args.autotune_duration = float(text)

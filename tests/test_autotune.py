@@ -536,3 +536,14 @@ def test_a_refit_that_diverges_falls_back_to_the_chosen_trials_model(splits, mon
         np.testing.assert_array_equal(params_of(result.trained)[name], value, err_msg=name)
     untimed = [{k: v for k, v in r.items() if k not in ("seconds", "samples_per_s")} for r in kept.trained.history]
     assert [{k: r[k] for k in untimed[0]} for r in result.trained.history] == untimed  # its validation history too
+
+
+def test_autotune_validation_that_is_the_training_file_is_warned_about(data_files, tmp_path):
+    # the search scored each setting on the documents it trained on (the most overfit setting looked best) and the
+    # refit trained on every document twice, silently: exit 0
+    os.link(data_files / "train.csv", tmp_path / "same.csv")  # another name for it
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", tmp_path / "same.csv",
+                       "--autotune-duration", "2", "--output", tmp_path / "o", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert any("--autotune-validation is the --train file" in line and "hold out" in line for line in warnings), r.stderr
