@@ -1,0 +1,141 @@
+"""The training job run by the real training toolkits, as the MXNet 1.9 training container runs it.
+
+The image sets ``SAGEMAKER_TRAINING_MODULE=sagemaker_mxnet_container.training:main`` and SageMaker starts it
+with ``train`` (sagemaker-training's ``cli.train``): the toolkit reads ``/opt/ml`` (here ``SAGEMAKER_BASE_DIR``),
+calls the MXNet toolkit's ``main``, which downloads ``sagemaker_submit_directory`` to ``/opt/ml/code``, runs
+``pip install -r requirements.txt`` there and then ``python fasttext_lib/entry_point.py --key value ...``, and
+writes ``output/success`` or ``output/failure``.
+
+``/opt/ml`` is laid out from the CreateTrainingJob request the real SDK sends (moto): its hyperparameters as the
+SDK encodes them, its channels in File mode with their S3 objects downloaded, one host. tests/test_sagemaker.py
+emulates the same container (faster, and for every case); this file checks that emulation against the toolkits.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from fasttext_lib import sm_train
+from fasttext_lib.data import write_fasttext
+from fasttext_lib.predict import Predictor
+from test_sagemaker import FAST, NAMES, REVIEWS, ROLE, bundle_names, s3_get, sm, splits  # noqa: F401 (fixtures)
+
+TRAINING_MODULE = "sagemaker_mxnet_container.training:main"  # the MXNet 1.9 training image's SAGEMAKER_TRAINING_MODULE
+HOST = "algo-1"
+
+
+def start_job(sm, splits, job_name, **hyperparameters):
+    """The estimator's fit on a train and a test channel: the CreateTrainingJob request it sends."""
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    data = f"s3://{sm.bucket}/ft/data"
+    write_fasttext(splits[0], f"{data}/sample.train")
+    write_fasttext(splits[1], f"{data}/sample.test")
+    estimator = make_estimator(sm.bucket, "ft", hyperparameters={**FAST, "optimizer": "adam", **hyperparameters},
+                               role=ROLE, session=sm.session)
+    estimator.fit({"train": f"{data}/sample.train", "test": f"{data}/sample.test"}, wait=False, job_name=job_name)
+    return sm.request("CreateTrainingJob")
+
+
+def lay_out_opt_ml(root, job):
+    """``/opt/ml`` under ``root`` as SageMaker lays it out for the request ``job`` on one instance."""
+    config = root / "input" / "config"
+    config.mkdir(parents=True)
+    # the request's hyperparameters as they are: every value a JSON-encoded string, as the SDK sent it
+    (config / "hyperparameters.json").write_text(json.dumps(job["HyperParameters"]))
+    default_mode = job["AlgorithmSpecification"]["TrainingInputMode"]
+    input_config = {}
+    for channel in job["InputDataConfig"]:
+        source = channel["DataSource"]["S3DataSource"]
+        input_config[channel["ChannelName"]] = {
+            "TrainingInputMode": channel.get("InputMode", default_mode),
+            "S3DistributionType": source.get("S3DataDistributionType", "FullyReplicated"),
+            "RecordWrapperType": channel.get("RecordWrapperType", "None")}
+        folder = root / "input" / "data" / channel["ChannelName"]  # File mode: the objects, downloaded
+        folder.mkdir(parents=True)
+        (folder / source["S3Uri"].rsplit("/", 1)[1]).write_bytes(s3_get(source["S3Uri"]))
+    (config / "inputdataconfig.json").write_text(json.dumps(input_config))
+    instance_type = job["ResourceConfig"]["InstanceType"]
+    group = {"instance_group_name": "homogeneousCluster", "instance_type": instance_type, "hosts": [HOST]}
+    (config / "resourceconfig.json").write_text(json.dumps({
+        "current_host": HOST, "current_instance_type": instance_type, "current_group_name": "homogeneousCluster",
+        "hosts": [HOST], "instance_groups": [group], "network_interface_name": "eth0"}))
+    (root / "model").mkdir()
+    (root / "output" / "data").mkdir(parents=True)
+    return root
+
+
+def run_train_command(opt_ml):
+    """The container's ``train`` command; the code comes from S3 (moto, through ``AWS_ENDPOINT_URL``)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SM_", "SAGEMAKER_", "DMLC_")) and k != "PYTHONPATH"}  # no checkout on the path
+    env.update(SAGEMAKER_BASE_DIR=str(opt_ml), SAGEMAKER_TRAINING_MODULE=TRAINING_MODULE,
+               PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",  # as the image sets them
+               # The toolkit waits (up to 15 minutes) until every host name resolves; algo-1 does only in SageMaker's
+               # network. This is the toolkit's own switch to skip that wait, and it skips nothing else.
+               SM_STUDIO_LOCAL_MODE="true",
+               # requirements.txt must already be satisfied by the image (the venv here): pip then reaches no index,
+               # and a job in a VPC without internet access starts. Were anything missing, pip fails the job.
+               PIP_NO_INDEX="1")
+    train = os.path.join(os.path.dirname(sys.executable), "train")  # sagemaker-training's console script
+    return subprocess.run([train], cwd="/", env=env, capture_output=True, text=True, timeout=600)  # the image's WORKDIR
+
+
+def test_the_job_runs_through_the_training_toolkits(sm, splits, tmp_path):
+    job = start_job(sm, splits, "ft-toolkit-1", label_names=NAMES)
+    opt_ml = lay_out_opt_ml(tmp_path / "opt_ml", job)
+    r = run_train_command(opt_ml)
+    log = r.stdout + r.stderr
+    assert r.returncode == 0, log
+    assert (opt_ml / "output" / "success").exists() and not (opt_ml / "output" / "failure").exists()
+
+    # The toolkit installed requirements.txt (offline: everything was there) and ran the staged entry point.
+    assert "Installing dependencies from requirements.txt" in log
+    assert re.search(r"Requirement already satisfied: gluonnlp==0\.10\.0", log), log
+    code = opt_ml / "code"
+    assert (code / "requirements.txt").exists() and (code / "fasttext_lib" / "entry_point.py").exists()
+    assert f"from {code / 'fasttext_lib'};" in r.stdout  # the uploaded library, not the checkout's
+    pythonpath = re.search(r"^PYTHONPATH=(.*)$", log, re.M).group(1).split(os.pathsep)  # what the toolkit set
+    assert pythonpath[0] == str(code) and ROOT not in pythonpath
+    assert f"train channel: {len(splits[0])} documents from 1 file(s)" in r.stdout
+    assert f"test channel: {len(splits[1])} documents from 1 file(s)" in r.stdout
+
+    # The hyperparameters arrived as the SDK sent them, the platform's own ignored.
+    model_dir = opt_ml / "model"
+    assert sorted(os.listdir(model_dir)) == sorted(bundle_names(model_dir))
+    predictor = Predictor.load(model_dir)
+    train_config = predictor.config["train_config"]
+    assert {k: train_config[k] for k in FAST} == FAST
+    assert (train_config["optimizer"], train_config["progress"], train_config["ctx"]) == ("adam", False, "cpu")
+    assert predictor.names == ["negative", "positive"]
+    assert predictor.evaluate(splits[1])["accuracy"] >= 0.7  # chance is 0.5
+    assert len(predictor.predict(REVIEWS)) == len(REVIEWS)
+    assert sorted(os.listdir(opt_ml / "output" / "data")) == ["history.csv", "history.png", "metrics.json"]
+
+    # What SageMaker reads from the job's log with the estimator's metric definitions: one value per epoch.
+    assert job["AlgorithmSpecification"]["MetricDefinitions"] == sm_train.METRIC_DEFINITIONS
+    history = pd.read_csv(opt_ml / "output" / "data" / "history.csv")
+    assert list(history.epoch) == list(range(1, FAST["epochs"] + 1))
+    columns = {"train:loss": "train_loss", "validation:loss": "val_loss", "validation:accuracy": "val_accuracy"}
+    for definition in sm_train.METRIC_DEFINITIONS:
+        values = [float(v) for v in re.findall(definition["Regex"], log)]
+        assert values == pytest.approx(list(history[columns[definition["Name"]]]), abs=1e-6), definition
+
+
+def test_a_bad_hyperparameter_fails_the_job_through_the_toolkits_with_its_one_line_reason(sm, splits, tmp_path):
+    job = start_job(sm, splits, "ft-toolkit-2", epochs="three")
+    opt_ml = lay_out_opt_ml(tmp_path / "opt_ml", job)
+    r = run_train_command(opt_ml)
+    assert r.returncode != 0, r.stdout + r.stderr
+    # The script's line is the FailureReason: the toolkit writes its own (ExecuteUserScriptError, ErrorMessage "")
+    # only where there is none yet.
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == ["error: bad hyperparameter: argument --epochs: expected an integer, got 'three'"], r.stdout + r.stderr
+    assert (opt_ml / "output" / "failure").read_text() == errors[0]
+    assert "ExecuteUserScriptError" in r.stdout + r.stderr  # the toolkit did see the script fail
+    assert os.listdir(opt_ml / "model") == [] and not (opt_ml / "output" / "success").exists()
