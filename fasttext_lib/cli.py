@@ -101,10 +101,14 @@ def chosen_format(args):
     return csv_columns(args.format, args.label_column, args.text_column)
 
 
+# data.FORMATS and compact.CHOICES, written out: importing those modules to build the parser (storage, the column
+# readers, the native features) made --help and every usage error a third slower (tests/test_cli.py keeps them equal)
+FORMATS = ("auto", "fasttext", "csv", "tsv", "jsonl")
+COMPACT_CHOICES = ("auto", "none", "float32", "float16", "int8", "int4")
+
+
 def build_parser():
-    from .compact import CHOICES as COMPACT_CHOICES
     from .config import add_config_arguments
-    from .data import FORMATS
 
     parser = _Parser(prog="python -m fasttext_lib", description="fastText text classification in MXNet Gluon")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -246,13 +246,23 @@ def find_beside(data_uri):
     for uri in beside(data_uri):
         # The names file is optional: a role that may read the data but not list its bucket gets 403 for a
         # missing one, which must not stop training (an explicit --label-names file still reports it).
-        if uri != str(data_uri) and storage.exists(uri, forbidden_is_missing=True) and (
-                storage.is_s3(uri) or os.path.isfile(uri)):
+        if uri != str(data_uri) and _exists_beside(uri, data_uri) and (storage.is_s3(uri) or os.path.isfile(uri)):
             return uri, read_file(uri)
     dataset = archive_dataset(data_uri)
     if dataset is not None:
         return f"the names of {dataset} (its data is in a folder named {dataset}{ARCHIVE_SUFFIX})", dict(KNOWN[dataset])
     return None, {}
+
+
+def _exists_beside(uri, data_uri):
+    """Whether the names file ``uri`` exists. A refusal of its location (another scheme, a bucket name botocore
+    will not send, no credentials) is the data's own: it is named by the data's URI, which the user gave, not
+    by the names file's, which the user never saw (the look for it comes before the data is read)."""
+    try:
+        return storage.exists(uri, forbidden_is_missing=True)
+    except FastTextError:
+        storage.exists(data_uri, forbidden_is_missing=True)  # the same refusal, naming the data, if it is one
+        raise
 
 
 ARCHIVE_SUFFIX = "_csv"  # yelp_review_polarity_csv.tgz unpacks to yelp_review_polarity_csv/{train,test}.csv

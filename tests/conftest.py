@@ -247,14 +247,33 @@ BAD_TRAINING_FILES = [
 EXIT_PROBE = "modules at exit:"
 
 
-def exit_modules_probe(directory):
+# The venv's editable install of fasttext_lib is a meta-path finder (a .pth file adds it) that answers any
+# fasttext_lib.<name> its parent package's folder lacks, from the checkout: a process standing for a SageMaker
+# container found a subpackage its staged code did not have (fasttext_lib/storage/), and passed where the container
+# fails. Such a process gets this in its sitecustomize (after .pth files, before any import of fasttext_lib).
+HIDE_EDITABLE_INSTALL = ("import sys\n"
+                         "sys.meta_path[:] = [f for f in sys.meta_path\n"
+                         "                    if not getattr(f, '__module__', '').startswith('__editable__')]\n")
+
+
+def exit_modules_probe(directory, staged_only=False):
     """A ``sitecustomize`` for child processes, in ``directory`` (put it on their PYTHONPATH): at exit
-    the process prints which top-level packages it holds imported (``modules_at_exit`` reads them)."""
+    the process prints which top-level packages it holds imported (``modules_at_exit`` reads them).
+    ``staged_only``: and the editable install is hidden (:func:`staged_only_site`)."""
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "sitecustomize.py"), "w") as f:
-        f.write("import atexit, sys\n"
+        f.write((HIDE_EDITABLE_INSTALL if staged_only else "") + "import atexit, sys\n"
                 f"atexit.register(lambda: sys.stderr.write({EXIT_PROBE!r} + ' ' + ' '.join(sorted("
                 "m for m in sys.modules if '.' not in m)) + '\\n'))\n")
+    return str(directory)
+
+
+def staged_only_site(directory):
+    """A ``sitecustomize`` in ``directory`` (put it on the PYTHONPATH of a process standing for a container, after
+    its code) that hides the editable install: fasttext_lib is imported from the staged code alone, or not at all."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "sitecustomize.py"), "w") as f:
+        f.write(HIDE_EDITABLE_INSTALL)
     return str(directory)
 
 

@@ -183,6 +183,17 @@ def test_s3_data_readable_without_list_permission_trains_without_names(s3_bucket
     assert not (tmp_path / "c").exists()
 
 
+@pytest.mark.parametrize("data", ["S3://bucket/data/train.csv", "s3a://bucket/data/train.csv",
+                                  "s3://my bucket/data/train.csv"])
+def test_data_at_a_uri_refused_is_named_itself_not_its_names_file(tmp_path, s3_bucket, data):
+    """The optional look for a names file beside --train came first, so a --train refused for its scheme or its
+    bucket name was refused as 'S3://bucket/data/train.classes.txt: ...', a file the user never named."""
+    r = cli_in_process("train", "--train", data, "--output", tmp_path / "b", *FAST)
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and last.startswith("error: ") and data in last and "classes.txt" not in last, r.stderr
+    assert not (tmp_path / "b").exists()
+
+
 def test_autotune_split_keeps_the_names():
     from fasttext_lib.autotune import split_validation
 

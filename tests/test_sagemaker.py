@@ -26,7 +26,7 @@ import types
 
 import pytest
 
-from conftest import ROOT, as_an_older_writer_left_it, exit_modules_probe, modules_at_exit
+from conftest import ROOT, as_an_older_writer_left_it, exit_modules_probe, modules_at_exit, staged_only_site
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -69,7 +69,7 @@ def splits(sample_dir):
 def make_container(root, channels, hosts=("algo-1",), current_host="algo-1", extra_env=None):
     """An /opt/ml-like tree under ``root``; ``channels``: name -> {relative file name: writer(path)}."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "DMLC_")) and k != "PYTHONPATH"}
-    env.update(OMP_NUM_THREADS="1", SM_MODEL_DIR=str(root / "model"), SM_OUTPUT_DIR=str(root / "output"),
+    env.update(PYTHONPATH=staged_only_site(root / "site"), OMP_NUM_THREADS="1", SM_MODEL_DIR=str(root / "model"), SM_OUTPUT_DIR=str(root / "output"),
                SM_OUTPUT_DATA_DIR=str(root / "output" / "data"),
                SM_HOSTS=json.dumps(list(hosts)), SM_CURRENT_HOST=current_host, SM_NUM_GPUS="0")
     (root / "model").mkdir(parents=True)
@@ -230,7 +230,7 @@ def test_training_job_imports_mxnet_without_scipy(source_dir, splits, tmp_path):
     # The job's process imports MXNet with SciPy kept out (lean_import.py: ~53 MB less peak memory).
     train, _ = splits
     env = make_container(tmp_path, {"train": {"a.csv": lambda p: write_csv(train.head(500), p)}},
-                         extra_env={"PYTHONPATH": exit_modules_probe(tmp_path / "probe")})  # not the checkout
+                         extra_env={"PYTHONPATH": exit_modules_probe(tmp_path / "probe", staged_only=True)})
     r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=256, ngrams=1))
     assert r.returncode == 0, r.stdout + r.stderr
     modules = modules_at_exit(r.stderr)
@@ -1282,6 +1282,16 @@ def test_model_fn_caches_by_model_dir_and_reloads_a_replaced_bundle(bundle, tmp_
 # --------------------------------------------------------------------------------------------
 # packaging
 # --------------------------------------------------------------------------------------------
+def _source_files(package):
+    """Every file under ``package`` (paths relative to it), but caches and the sample data."""
+    found = set()
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", "sample_data")]
+        relative = os.path.relpath(folder, package)
+        found |= {os.path.normpath(os.path.join(relative, f)) for f in files if not f.endswith(".pyc")}
+    return found
+
+
 def test_staged_source_dir(source_dir):
     top = sorted(os.listdir(source_dir))
     assert top == ["entry_point.py", "fasttext_lib", "inference.py", "requirements.txt"]  # no setup.py: run as a script
@@ -1289,9 +1299,9 @@ def test_staged_source_dir(source_dir):
     assert open(os.path.join(source_dir, "inference.py")).read() == entry == open(os.path.join(source_dir, "entry_point.py")).read()
     files = sorted(os.listdir(os.path.join(source_dir, "fasttext_lib")))
     assert "entry_point.py" in files and "__init__.py" in files and "bag_ops.cc" in files
-    assert all(f.endswith((".py", ".cc")) for f in files if f != "storage")  # no caches, no sample data
-    storage = sorted(os.listdir(os.path.join(source_dir, "fasttext_lib", "storage")))  # the package's own package
-    assert storage == sorted(n for n in os.listdir(os.path.join(ROOT, "fasttext_lib", "storage")) if n.endswith(".py"))
+    # The whole package, its subpackages (storage/ and any later one) included; no caches, no sample data.
+    assert _source_files(os.path.join(source_dir, "fasttext_lib")) == _source_files(os.path.join(ROOT, "fasttext_lib"))
+    assert "storage/sets.py" in _source_files(os.path.join(source_dir, "fasttext_lib"))
     with open(os.path.join(source_dir, "requirements.txt")) as f:
         assert f.read().split() == list(REQUIREMENTS)
     assert any(r.startswith("gluonnlp==0.10") for r in REQUIREMENTS)
@@ -1380,7 +1390,8 @@ def serve_archive(data, tmp_path, requests, program=None, env=None):
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         tar.extractall(model_dir)
     full_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SAGEMAKER_PROGRAM")}
-    full_env.update(PYTHONPATH=str(model_dir / "code"), OMP_NUM_THREADS="1", **(env or {}))  # what the toolkit puts on the path
+    site = staged_only_site(tmp_path / "site")  # the checkout out of sight: code/ alone
+    full_env.update(PYTHONPATH=os.pathsep.join([str(model_dir / "code"), site]), OMP_NUM_THREADS="1", **(env or {}))
     if program:
         full_env["SAGEMAKER_PROGRAM"] = program
     payload = json.dumps([{**r, "body": base64.b64encode(r["body"]).decode()} for r in requests])
