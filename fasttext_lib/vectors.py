@@ -1,4 +1,4 @@
-"""Word vectors in and out: fastText's ``.vec`` text format, pretrained rows, and cosine similarity.
+"""Word vectors in and out: fastText's ``.vec`` text format, pretrained rows, cosine similarity and nearest neighbours.
 
 A ``.vec`` file (what fastText's ``-pretrainedVectors`` reads and ``print-word-vectors`` / the
 published wiki/crawl vectors are) is UTF-8 text::

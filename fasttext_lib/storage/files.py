@@ -163,7 +163,7 @@ _READ_SCOPES_LOCK = threading.Lock()
 
 @contextlib.contextmanager
 def reading_together():
-    """Within the block, S3 objects written as one set (:func:`atomic_writes`) must all be read from the same
+    """Within the block, S3 objects written as one set (:func:`.pairs.atomic_writes`) must all be read from the same
     write: a train split read, then a test split that a new write replaced meanwhile, is refused."""
     scope = {}
     with _READ_SCOPES_LOCK:
@@ -195,7 +195,7 @@ def _member_view(bucket, key, metadata):
 
 def check_set_member(client, bucket, key, head):
     """Refuse to read ``bucket/key`` (``head``: its HeadObject answer) if it was written as a member of a set
-    (:func:`atomic_writes`: a train and a test split) that one of our writes left mixed: another member there is
+    (:func:`.pairs.atomic_writes`: a train and a test split) that one of our writes left mixed: another member there is
     now of another write of that set (a write failed between its copies, or two ran at once), or is older than
     this one and not of its write (the write that put this one in place never reached it); or, inside
     :func:`reading_together`, another member was read from another write before.
@@ -259,27 +259,7 @@ def check_replaceable(path):
         raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
 
 
-# Sets of plain files on S3 (atomic_writes: a prepared train/test pair and its names file, sample's train.csv and
-# test.csv). S3 has no transaction over two objects, but a single PUT or COPY is atomic, its metadata included. So:
-#
-# 1. every member is uploaded (the long part: hundreds of MB) to a staging key beside its target,
-#    ``.fasttext-staging-<set id>-<name>``, with the metadata ``fasttext-set: <set id>`` and ``fasttext-members``
-#    (the targets' bucket/key, URL-quoted); the keys are remembered, not listed (no s3:ListBucket is needed);
-# 2. only once all are uploaded, each target is replaced by a server-side COPY of its staging object, in order;
-# 3. the staging objects are deleted by the keys remembered, also when anything failed.
-#
-# A failure in 1 (a connection lost mid-upload, Ctrl-C, SIGTERM) leaves the old set untouched. Only a failure in the
-# instant between two COPYs can leave targets of two sets side by side: the error says so, and :func:`open_read`
-# refuses to read a member of one set beside another member now of another write of that set, or older than it and
-# of no write of it (see check_set_member; a file the user put there later is read, with a warning). Objects are
-# read pinned to the ETag
-# their metadata was checked on (``If-Match``): one replaced mid-read is an error, never a file stitched from two.
-#
-# Where staging objects could not be removed afterwards (no s3:DeleteObject: a role that may only put objects) or
-# not copied (no s3:GetObject), the members are uploaded to their targets directly, one after another, with the
-# same metadata: a failure between two of them leaves a mixed set that readers refuse, and the error says so.
-# ``overwrite=False`` uploads each member conditionally (If-None-Match) to its target: nothing is replaced, and a
-# failure takes back (deletes) the members this call created.
+# The metadata of S3 objects written together (pairs.atomic_writes; how, in the comment at the top of pairs.py).
 SET_ID_META, SET_MEMBERS_META = "fasttext-set", "fasttext-members"
 _SET_MEMBERS_MAX = 1800  # user metadata is limited to 2 KB: a set naming longer keys is recorded by its id alone
 

@@ -13,14 +13,37 @@ from .files import SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of
 from .atomic import _temporary_name, atomic_local_file, staging_dir
 
 
+# Sets of plain files on S3 (atomic_writes: a prepared train/test pair and its names file, sample's train.csv and
+# test.csv). S3 has no transaction over two objects, but a single PUT or COPY is atomic, its metadata included. So:
+#
+# 1. every member is uploaded (the long part: hundreds of MB) to a staging key beside its target,
+#    ``.fasttext-staging-<set id>-<name>``, with the metadata ``fasttext-set: <set id>`` and ``fasttext-members``
+#    (the targets' bucket/key, URL-quoted); the keys are remembered, not listed (no s3:ListBucket is needed);
+# 2. only once all are uploaded, each target is replaced by a server-side COPY of its staging object, in order;
+# 3. the staging objects are deleted by the keys remembered, also when anything failed.
+#
+# A failure in 1 (a connection lost mid-upload, Ctrl-C, SIGTERM) leaves the old set untouched. Only a failure in the
+# instant between two COPYs can leave targets of two sets side by side: the error says so, and files.open_read
+# refuses to read a member of one set beside another member now of another write of that set, or older than it and
+# of no write of it (see files.check_set_member; a file the user put there later is read, with a warning). Objects
+# are read pinned to the ETag their metadata was checked on (``If-Match``): one replaced mid-read is an error, never
+# a file stitched from two.
+#
+# Where staging objects could not be removed afterwards (no s3:DeleteObject: a role that may only put objects) or
+# not copied (no s3:GetObject), the members are uploaded to their targets directly, one after another, with the
+# same metadata: a failure between two of them leaves a mixed set that readers refuse, and the error says so.
+# ``overwrite=False`` uploads each member conditionally (If-None-Match) to its target: nothing is replaced, and a
+# failure takes back (deletes) the members this call created.
+
+
 @contextlib.contextmanager
 def atomic_writes(uris, mode="wb", overwrite=True):
-    """:func:`atomic_write` for files that belong together (a train and a test split): yields their file
+    """:func:`.atomic.atomic_write` for files that belong together (a train and a test split): yields their file
     objects; all are written in full before any replaces what is at its ``uri``, and they are put in place
     in the order given. A failure while writing them leaves every old file as it was.
 
-    On S3 the files are one *set* (see "Sets of plain files on S3" below): every object carries the set's id
-    and its members' names in its metadata, which :func:`open_read` checks, so a reader never takes a file of
+    On S3 the files are one *set* (see "Sets of plain files on S3" above): every object carries the set's id
+    and its members' names in its metadata, which :func:`.files.open_read` checks, so a reader never takes a file of
     one set beside its partner of another. They are uploaded to staging keys first and put in place by
     server-side copies only once all are uploaded: a failed or interrupted upload leaves the old set intact.
     Locally the files are put in place by renames, one after another."""

@@ -21,7 +21,7 @@ class SetChanged(FastTextError):
     """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile.
 
     ``missing``: ``(logical name, stored name)`` of that file when it was missing, not replaced mid-read:
-    still missing after :func:`read_set`'s retries, it was deleted or never copied, for good."""
+    still missing after :func:`.sets.read_set`'s retries, it was deleted or never copied, for good."""
 
     def __init__(self, message, missing=None):
         super().__init__(message)

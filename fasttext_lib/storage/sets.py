@@ -20,7 +20,7 @@ every staging file and unreferenced data file it finds. S3 has no lock: unrefere
 publish or remove once older than :data:`ORPHAN_GRACE_SECONDS` (1 hour, so a slow concurrent
 upload is never removed under a publisher's feet). Objects of a replaced manifest go at once: their
 names are unique to that publish, so no other manifest can reference them. Without s3:ListBucket
-(see "S3 sets" below) the manifest is committed conditionally and only the orphan clean-up is skipped.
+(see the comment above :func:`_s3_listing`) the manifest is committed conditionally and only the orphan clean-up is skipped.
 
 A destination is replaced only if it is empty, absent, or holds a manifest with our marker (or only
 our own leftovers); anything else -- a directory of the user's files, the current directory -- is
