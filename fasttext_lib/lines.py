@@ -119,8 +119,8 @@ def _zstd_hint(uri):
         command = f"zstd -d {name}"  # (writes the name without .zst)
     else:
         command = f"zstd -d {name} -o new{os.path.splitext(name)[1] or '.txt'}"
-    return (f"is zstd-compressed, which this program does not read; decompress it first ({command}) and give that "
-            f"file (gzip, bzip2 and xz files are read directly)")
+    return (f"is zstd-compressed, which this program does not read; decompress it first ({_copied_down(uri, command)}) "
+            f"and give that file (gzip, bzip2 and xz files are read directly)")
 
 
 def _zip_contents(head):
@@ -139,15 +139,21 @@ def _zip_contents(head):
 
 
 def _shell_name(uri):
-    """``uri`` as a shell command in an error names it: an S3 object by its file name (copied down first)."""
+    """``uri`` as a shell command in an error names it: an S3 object by its file name (:func:`_copied_down` first)."""
     return uri.rsplit("/", 1)[-1] if storage.is_s3(uri) else uri
 
 
-def _iconv(source, name, extension):
-    """The command that converts file ``name`` from ``source`` to UTF-8; for input piped in (``stdin``), the pipe."""
+def _copied_down(uri, command):
+    """``command`` (on :func:`_shell_name`'s file) as a user runs it: for an S3 object, after copying it down."""
+    return f"aws s3 cp {uri} . && {command}" if storage.is_s3(uri) else command
+
+
+def _iconv(source, uri, extension):
+    """The command that converts ``uri`` from ``source`` to UTF-8; for input piped in (``stdin``), the pipe."""
+    name = _shell_name(uri)
     if name == "stdin":
         return f"pipe it through iconv -f {source} -t UTF-8"
-    return f"iconv -f {source} -t UTF-8 {name} > new{extension}"
+    return _copied_down(uri, f"iconv -f {source} -t UTF-8 {name} > new{extension}")
 
 
 def _not_text(raw, uri, lineno):
@@ -158,7 +164,8 @@ def _not_text(raw, uri, lineno):
         if name == "stdin":  # (predict's reviews piped in: no file to name)
             return (f"{uri}: is a tar archive; extract the file from it first and pipe that in (tar -xOf ARCHIVE FILE "
                     f"| ...) (gzip, bzip2 and xz data of one CSV or text file are read directly)")
-        return (f"{uri}: is a tar archive; extract the file from it first (tar -xf {name}) and give that file "
+        return (f"{uri}: is a tar archive; extract the file from it first ({_copied_down(uri, f'tar -xf {name}')}) "
+                f"and give that file "
                 f"(gzip, bzip2 and xz files of one CSV or text file are read directly)")
     bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
     body = raw[2:] if bom else raw.lstrip(b"\x00")  # (a UTF-16LE line after the first starts with the \n's NUL)
@@ -167,7 +174,7 @@ def _not_text(raw, uri, lineno):
         # Excel's "Unicode Text" (tab-separated) and PowerShell's > write UTF-16
         source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
         return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}"
-                f"; convert it to UTF-8 first, e.g. {_iconv(source, name, '.csv')} (Excel's 'Unicode "
+                f"; convert it to UTF-8 first, e.g. {_iconv(source, uri, '.csv')} (Excel's 'Unicode "
                 f"Text' is tab-separated: pandas: pd.read_csv(path, encoding='utf-16', sep='\\t').to_csv(new_path, "
                 f"index=False))")
     return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
@@ -186,9 +193,9 @@ def _not_utf8(raw, uri, lineno, exc):
     if not stem.endswith((".csv", ".tsv")):  # (a .vec or fastText-format file: Excel and pandas are no help there)
         extension = os.path.splitext(stem)[1] or ".txt"
         return (f"{message}: it reads as Windows-1252, as Windows programs write it; convert it: "
-                f"{_iconv('CP1252', _shell_name(uri), extension)})")
+                f"{_iconv('CP1252', uri, extension)})")
     return (f"{message}: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
-            f"UTF-8' in Excel, or convert it: {_iconv('CP1252', _shell_name(uri), '.csv')}, or pandas: "
+            f"UTF-8' in Excel, or convert it: {_iconv('CP1252', uri, '.csv')}, or pandas: "
             f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))")
 
 

@@ -176,15 +176,16 @@ def _zip(p, members):
 
 
 def test_the_conversion_commands_for_an_s3_object_name_its_file(s3_bucket, tmp_path):
-    # "tar -xf s3://bucket/train.csv.tar.gz" and "iconv ... s3://..." cannot run: the commands name the file, to be
-    # copied down first
+    # "tar -xf s3://bucket/train.csv.tar.gz" and "iconv ... s3://..." cannot run: the commands name the file, copied
+    # down first
     import boto3
 
     local = tmp_path / "train.csv.tar.gz"
     _tar(local, "w:gz", "".join(ROWS).encode())
     boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key="in/train.csv.tar.gz", Body=local.read_bytes())
     with pytest.raises(FastTextError, match=rf"^{s3_bucket}/in/train\.csv\.tar\.gz: is a tar archive; extract the "
-                                            rf"file from it first \(tar -xf train\.csv\.tar\.gz\) and give that file"):
+                                            rf"file from it first \(aws s3 cp {s3_bucket}/in/train\.csv\.tar\.gz \. && "
+                                            rf"tar -xf train\.csv\.tar\.gz\) and give that file"):
         read_labeled(f"{s3_bucket}/in/train.csv.tar.gz")
 
 
@@ -645,3 +646,19 @@ def test_multi_label_lines_say_how_to_train_on_them(tmp_path):
     (tmp_path / "single.train").write_text(fixed)
     data = read_labeled(str(tmp_path / "single.train"))
     assert data.labels[:2] == ["sauce", "baking"] and data.texts[0] == "How much does potato starch affect a cheese sauce recipe?"
+
+
+@pytest.mark.parametrize("data, command", [
+    (b"\x28\xb5\x2f\xfd\x00\x58\x01\x02junk", "zstd -d reviews.zst"),
+    ("reviews, with a BOM\n".encode("utf-16"), "iconv -f UTF-16 -t UTF-8 reviews.zst > new.csv"),
+])
+def test_an_s3_object_to_convert_first_is_told_to_be_copied_down(s3_bucket, data, command):
+    # the hints named the object's file name as if it were local ("zstd -d reviews.zst": no such file here)
+    import boto3
+
+    uri = f"{s3_bucket}/in/reviews.zst"
+    bucket, key = uri[len("s3://"):].split("/", 1)
+    boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=data)
+    with pytest.raises(FastTextError) as refused:
+        read_labeled(uri)
+    assert f"aws s3 cp {uri} . && {command}" in str(refused.value), str(refused.value)
