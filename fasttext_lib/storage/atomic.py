@@ -112,10 +112,16 @@ def _lock(fd):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError as exc:
-        if exc.errno not in _NO_LOCKS:
-            raise
-        return False
+        return _lacking(exc, _NO_LOCKS)
     return True
+
+
+def _lacking(exc, errnos):
+    """False when ``exc`` is the file system lacking a feature (its errno in ``errnos``: the caller goes on without
+    it, e.g. locks or hard links); any other error is raised again."""
+    if exc.errno not in errnos:
+        raise exc
+    return False
 
 
 def _open_temporary(path):
@@ -182,9 +188,7 @@ def _link_new(fd, temp, path):
     except FileExistsError:
         raise already_exists(path) from None
     except OSError as exc:
-        if exc.errno not in _NO_HARD_LINKS:
-            raise
-        return False
+        return _lacking(exc, _NO_HARD_LINKS)
     return True
 
 
