@@ -14,9 +14,11 @@ No sagemaker SDK here (sagemaker_utils.py builds the SDK objects); these are pla
   only for a bundle the endpoint can load (one holding inf or NaN parameters is refused first).
 * :func:`fetch_job_model` - a training job's ``model.tar.gz`` back into an ordinary bundle.
 """
+import gzip
 import os
 import shutil
 import tarfile
+import zlib
 
 from . import storage
 from .errors import FastTextError
@@ -151,6 +153,11 @@ def _normalize_member(info):
     return info
 
 
+# A damaged archive: tarfile's own errors, and those of the gzip stream under it (a download cut short ends
+# in EOFError, a corrupted one in zlib.error or gzip.BadGzipFile; not any OSError: a full disk is no bad archive).
+_ARCHIVE_ERRORS = (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile)
+
+
 def fetch_job_model(model_data, dest):
     """Turn a ``model.tar.gz`` (a training job's ``model_data``; local or ``s3://``) into a bundle at ``dest``.
 
@@ -187,15 +194,20 @@ def fetch_job_model(model_data, dest):
                 with open(os.path.join(extracted, CONFIG), "wb") as fout:
                     fout.write(raw)
                 for name in wanted:
-                    if "/" in name or name.startswith(".") or name not in members:
+                    if not isinstance(name, str) or "/" in name or name.startswith(".") or name not in members:
                         continue  # a missing file is reported by load_bundle_files
                     with tar.extractfile(members[name]) as fin, open(os.path.join(extracted, name), "wb") as fout:
                         shutil.copyfileobj(fin, fout, 1 << 20)
-        except tarfile.TarError as exc:
-            raise FastTextError(f"{model_data} is not a readable tar archive: {exc}") from None
+        except _ARCHIVE_ERRORS as exc:
+            # one line: tarfile's "could not be opened" lists each compression it tried, a line each
+            reason = (str(exc).splitlines() or [""])[0].rstrip(":") or type(exc).__name__
+            raise FastTextError(f"{model_data} is not a readable model.tar.gz (cut short, or not a gzipped tar "
+                                f"archive: {reason})") from None
         try:
             config, paths = load_bundle_files(extracted, verified)
         except FastTextError as exc:
-            raise FastTextError(f"{model_data} holds no model bundle ({exc})") from None
+            # named as in the archive: the staging folder it was extracted to is gone once this returns
+            reason = str(exc).replace(f"{extracted}{os.sep}", "").replace(f"{extracted}: ", "").replace(extracted, "the archive")
+            raise FastTextError(f"{model_data} holds no model bundle ({reason})") from None
         manifest = {k: v for k, v in config.items() if k not in ("files", storage.MARKER_KEY)}
         return publish_bundle(dest, manifest, paths)

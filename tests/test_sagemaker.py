@@ -2230,3 +2230,48 @@ def test_an_unnamed_series_with_pandas_index_is_answered_for_its_texts(served, h
     assert body.startswith(",0\n")
     answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv" + header), served[0])
     assert len(answers) == len(texts) and answers == served[1].predict(list(series))
+
+
+def _tar_gz_of(path, members):
+    """A model.tar.gz at ``path`` holding ``members`` (``{name: bytes}``)."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_fetch_job_model_of_a_cut_off_or_foreign_archive_is_one_line_and_leaves_nothing(bundle, tmp_path):
+    # A download cut short ended in gzip's EOFError (a traceback), and a file that is no tar archive in
+    # tarfile's message over five lines, one per compression it tried.
+    whole = _tar_gz_of(tmp_path / "model.tar.gz", {n: open(os.path.join(bundle, n), "rb").read()
+                                                   for n in bundle_names(bundle)}).read_bytes()
+    cases = {"cut.tar.gz": whole[:len(whole) // 2], "start.tar.gz": whole[:100], "text.tar.gz": b"not an archive"}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(FastTextError) as raised:
+            fetch_job_model(str(tmp_path / name), str(tmp_path / "fetched"))
+        assert "\n" not in str(raised.value) and "is not a readable model.tar.gz" in str(raised.value), name
+        assert not (tmp_path / "fetched").exists()
+
+
+def test_fetch_job_model_of_a_config_json_naming_no_file_is_one_line(bundle, tmp_path):
+    config = json.loads(open(os.path.join(bundle, "config.json")).read())
+    config["files"]["model.params"]["object"] = None
+    archive = _tar_gz_of(tmp_path / "model.tar.gz", {"config.json": json.dumps(config).encode()})
+    with pytest.raises(FastTextError, match="holds no model bundle"):
+        fetch_job_model(str(archive), str(tmp_path / "fetched"))
+    assert not (tmp_path / "fetched").exists()
+
+
+def test_fetch_job_model_names_what_the_archive_lacks_not_a_staging_folder(bundle, tmp_path):
+    # The reason named the temporary folder the archive was extracted to, deleted by the time it was read.
+    members = {n: open(os.path.join(bundle, n), "rb").read() for n in bundle_names(bundle)}
+    params = next(n for n in members if n.startswith("model-"))
+    del members[params]
+    archive = _tar_gz_of(tmp_path / "model.tar.gz", members)
+    with pytest.raises(FastTextError, match="holds no model bundle") as raised:
+        fetch_job_model(str(archive), str(tmp_path / "fetched"))
+    assert "fasttext_lib-staging" not in str(raised.value)
+    assert "model.params" in str(raised.value)
