@@ -18,6 +18,7 @@ Layout under ``s3://{bucket}/{prefix}/``: ``code/`` (uploaded source), ``jobs/``
 """
 import logging
 import os
+import re
 import shutil
 import tempfile
 import weakref
@@ -25,6 +26,9 @@ import weakref
 FRAMEWORK_VERSION = "1.9.0"
 PY_VERSION = "py38"
 DEFAULT_TRAINING_INSTANCE = "ml.m5.xlarge"
+# S3's bucket names: 3-63 lowercase letters, digits, dots and hyphens. Enough to tell a name from a URI or a path
+# (s3://bucket made output_path s3://s3://bucket/..., found only when the job started).
+_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
 
 def _temporary_source_dir(make_sdk_object, requirements=None, prefix="fasttext-source-"):
@@ -88,6 +92,9 @@ def _s3_base(bucket, prefix):
 
     if not bucket:
         raise FastTextError("a bucket is required: the SageMaker helpers never derive a default bucket")
+    if not isinstance(bucket, str) or not _BUCKET_NAME.fullmatch(bucket):
+        raise FastTextError(f"bucket must be a bucket name such as 'my-bucket', got {bucket!r}; the folder under it "
+                            f"goes in prefix")
     prefix = str(prefix or "").strip("/")
     return f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
 
@@ -109,6 +116,48 @@ def training_hyperparameters(config=None, **values):
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _toolkit_argument(value):
+    """How the training toolkit writes a (JSON-decoded) hyperparameter on the entry point's command line."""
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in sorted(value.items()))
+    return str(value)
+
+
+def check_hyperparameters(hyperparameters):
+    """Refuse now, in one line, what the entry point would refuse at the job's start (an unknown name, a value
+    of the wrong kind or out of range): there the instance is already up and billed. ``hyperparameters``: as
+    :func:`training_hyperparameters` returns them; each goes the way the SDK and the toolkit send it (JSON,
+    then ``--name value``). Settings that need the data or the container (label_names files, pretrained
+    vectors, devices, the kvstore) are left to the job."""
+    import json
+
+    from .config import CONFIG_FIELDS, TrainConfig
+    from .errors import FastTextError
+    from .sm_train import check_unknown, parse_hyperparameters
+
+    argv = []
+    for name, value in sorted(hyperparameters.items()):
+        try:
+            decoded = json.loads(json.dumps(value))
+        except (TypeError, ValueError):
+            raise FastTextError(f"hyperparameter {name}: {value!r} is not a JSON value (the SDK sends each as "
+                                f"JSON)") from None
+        argv += [f"--{name}", _toolkit_argument(decoded)]
+    args, ignored = parse_hyperparameters(argv)
+    check_unknown(ignored)
+    TrainConfig(**{name: getattr(args, name) for name in CONFIG_FIELDS
+                   if name not in ("ctx", "kvstore", "pretrained_vectors")})
+
+
+def _check_instances(instance_type, instance_count):
+    from .errors import FastTextError, check_positive_int
+
+    if not isinstance(instance_type, str) or not instance_type.strip():
+        raise FastTextError(f"instance_type must be a SageMaker instance type such as {DEFAULT_TRAINING_INSTANCE!r}, "
+                            f"got {instance_type!r}")
+    check_positive_int(instance_count, "instance_count")
+
+
 def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_type=DEFAULT_TRAINING_INSTANCE,
                    instance_count=1, source_dir=None, session=None, checkpoint_s3_uri=None, use_spot_instances=False,
                    max_run=24 * 3600, max_wait=None, base_job_name="fasttext", **kwargs):
@@ -126,14 +175,20 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
     from .sm_train import METRIC_DEFINITIONS
     from .packaging import TRAINING_ENTRY_POINT
 
+    from .errors import FastTextError
+
     base = _s3_base(bucket, prefix)
+    _check_instances(instance_type, instance_count)
+    if hyperparameters is not None and not isinstance(hyperparameters, dict):
+        raise FastTextError(f"hyperparameters must be a dict of name: value, got {type(hyperparameters).__name__}")
+    hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
+    check_hyperparameters(hyperparameters)
     session = session or sagemaker_session(default_bucket=bucket)
     role = resolve_role(role, session)
     if use_spot_instances:
         checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
         max_wait = max_wait or max_run
     distribution = {"parameter_server": {"enabled": True}} if instance_count > 1 else None
-    hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
 
     def estimator(source_dir):
         return MXNet(entry_point=TRAINING_ENTRY_POINT, source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION,

@@ -2275,3 +2275,59 @@ def test_fetch_job_model_names_what_the_archive_lacks_not_a_staging_folder(bundl
         fetch_job_model(str(archive), str(tmp_path / "fetched"))
     assert "fasttext_lib-staging" not in str(raised.value)
     assert "model.params" in str(raised.value)
+
+
+@pytest.mark.parametrize("hyperparameters, message", [
+    ({"lr": float("nan")}, "lr must be a positive finite number"),
+    ({"epochs": -3}, "epochs must be a positive integer"),
+    ({"lrr": 0.1}, r"unknown hyperparameter\(s\): lrr \(did you mean lr\?\)"),
+    ({"learning_rate": 0.1}, r"learning_rate \(did you mean lr\?\)"),
+    ({"ngrams": {"a": 1}}, "--ngrams: expected an integer"),
+    ({"optimizer": "adamw"}, "optimizer must be one of"),
+    ({"emsize": {1, 2}}, "emsize: .* is not a JSON value"),
+    ([("lr", 0.1)], "hyperparameters must be a dict"),
+])
+def test_make_estimator_refuses_hyperparameters_the_job_would_refuse_before_any_instance_starts(
+        sm, source_dir, hyperparameters, message):
+    # The entry point refuses them in one line, but only once the instance is up and the image pulled
+    # (minutes, billed); a set (not JSON) or a list of pairs failed in the SDK as a TypeError.
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    with pytest.raises(FastTextError, match=message):
+        make_estimator(sm.bucket, "ft", hyperparameters=hyperparameters, role=ROLE, session=sm.session,
+                       source_dir=source_dir)
+
+
+def test_make_estimator_keeps_the_hyperparameters_a_job_takes(sm, source_dir):
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    hps = {"lr": None, "epochs": 2, "text_column": ["title", "text"], "label_names": {"1": "neg", "2": "pos"},
+           "checkpoint_dir": "none", "_tuning_objective_metric": "validation:accuracy", "format": "csv"}
+    estimator = make_estimator(sm.bucket, "ft", hyperparameters=hps, role=ROLE, session=sm.session, source_dir=source_dir)
+    assert json.loads(estimator.hyperparameters()["epochs"]) == 2
+
+
+@pytest.mark.parametrize("bucket, arguments, message", [
+    ("s3://{bucket}", {}, "bucket must be a bucket name"),
+    ("{bucket}/ft", {}, "bucket must be a bucket name"),
+    ("{bucket}", {"instance_type": 5}, "instance_type must be a SageMaker instance type"),
+    ("{bucket}", {"instance_type": ""}, "instance_type must be a SageMaker instance type"),
+    ("{bucket}", {"instance_count": "2"}, "instance_count must be a positive integer"),
+    ("{bucket}", {"instance_count": 0}, "instance_count must be a positive integer"),
+])
+def test_make_estimator_refuses_a_mistaken_bucket_or_instance_in_one_line(sm, source_dir, bucket, arguments, message):
+    # s3://bucket made output_path s3://s3://bucket/...; an int instance type was the SDK's ValueError, a
+    # string count a TypeError, and count 0 an estimator that CreateTrainingJob refuses.
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    with pytest.raises(FastTextError, match=message):
+        make_estimator(bucket.format(bucket=sm.bucket), "ft", role=ROLE, session=sm.session, source_dir=source_dir,
+                       **arguments)
+
+
+def test_make_model_refuses_a_bucket_uri_for_a_bucket_name(sm, source_dir):
+    from fasttext_lib.sagemaker_utils import make_model
+
+    with pytest.raises(FastTextError, match="bucket must be a bucket name"):
+        make_model(f"s3://{sm.bucket}/p/model.tar.gz", f"s3://{sm.bucket}", "ft", role=ROLE, session=sm.session,
+                   source_dir=source_dir)
