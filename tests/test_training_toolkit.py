@@ -22,6 +22,7 @@ import pytest
 from conftest import ROOT
 from fasttext_lib import sm_train
 from fasttext_lib.data import write_fasttext
+from fasttext_lib.errors import FastTextError
 from fasttext_lib.predict import Predictor
 from test_sagemaker import FAST, NAMES, REVIEWS, ROLE, bundle_names, s3_get, sm, splits  # noqa: F401 (fixtures)
 
@@ -127,7 +128,14 @@ def test_the_job_runs_through_the_training_toolkits(sm, splits, tmp_path):
         assert values == pytest.approx(list(history[columns[definition["Name"]]]), abs=1e-6), definition
 
 
-def test_a_bad_hyperparameter_fails_the_job_through_the_toolkits_with_its_one_line_reason(sm, splits, tmp_path):
+def test_a_bad_hyperparameter_fails_the_job_through_the_toolkits_with_its_one_line_reason(sm, splits, tmp_path,
+                                                                                         monkeypatch):
+    from fasttext_lib import sagemaker_utils
+
+    # make_estimator refuses it before a job exists; a job created otherwise (boto3, the console) still gets it
+    with pytest.raises(FastTextError, match="^bad hyperparameter: argument --epochs: expected an integer, got 'three'$"):
+        start_job(sm, splits, "ft-toolkit-2", epochs="three")
+    monkeypatch.setattr(sagemaker_utils, "check_hyperparameters", lambda hyperparameters: None)
     job = start_job(sm, splits, "ft-toolkit-2", epochs="three")
     opt_ml = lay_out_opt_ml(tmp_path / "opt_ml", job)
     r = run_train_command(opt_ml)
