@@ -214,6 +214,34 @@ def default_ranges(optimizer="sgd"):
             "ngrams": CategoricalParameter([1, 2, 3])}
 
 
+def _check_tuner_arguments(estimator, max_jobs, max_parallel_jobs, ranges):
+    """One line, before any tuning job exists, for what the SDK took and CreateHyperParameterTuningJob refused (0
+    jobs, a range over a hyperparameter the job does not know), or failed on in a TypeError (a tuple for a range)."""
+    from sagemaker.parameter import ParameterRange
+
+    from .errors import FastTextError, check_positive_int
+    from .sm_train import build_parser, check_unknown
+
+    if not callable(getattr(estimator, "hyperparameters", None)):
+        raise FastTextError(f"make_tuner needs the estimator make_estimator returns, got {estimator!r}")
+    check_positive_int(max_jobs, "max_jobs")
+    check_positive_int(max_parallel_jobs, "max_parallel_jobs")
+    if ranges is None:
+        return
+    if not isinstance(ranges, dict):
+        raise FastTextError(f"hyperparameter_ranges must be a dict of hyperparameter names to ranges, got {ranges!r}")
+    known = {option[2:].replace("-", "_") for action in build_parser()._actions for option in action.option_strings}
+    try:
+        check_unknown([f"--{name}" for name in ranges if name not in known])
+    except FastTextError as exc:
+        raise FastTextError(f"hyperparameter_ranges: {exc}") from None
+    for name, value in ranges.items():
+        if not isinstance(value, ParameterRange):
+            raise FastTextError(f"hyperparameter_ranges[{name!r}] must be a sagemaker.tuner parameter range, e.g. "
+                                f"ContinuousParameter(0.1, 1), IntegerParameter(20, 200) or CategoricalParameter([1, 2]); "
+                                f"got {value!r}")
+
+
 def make_tuner(estimator, max_jobs=6, max_parallel_jobs=2, hyperparameter_ranges=None, strategy="Bayesian", **kwargs):
     """A ``HyperparameterTuner`` maximizing ``validation:accuracy`` (needs a ``test`` channel in ``fit``).
 
@@ -224,6 +252,7 @@ def make_tuner(estimator, max_jobs=6, max_parallel_jobs=2, hyperparameter_ranges
 
     from .sm_train import OBJECTIVE_METRIC, VAL_ACCURACY_REGEX
 
+    _check_tuner_arguments(estimator, max_jobs, max_parallel_jobs, hyperparameter_ranges)
     optimizer = str((estimator.hyperparameters() or {}).get("optimizer", '"sgd"')).strip('"')
     return HyperparameterTuner(estimator, OBJECTIVE_METRIC,
                                hyperparameter_ranges or default_ranges(optimizer),

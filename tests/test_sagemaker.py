@@ -2331,3 +2331,34 @@ def test_make_model_refuses_a_bucket_uri_for_a_bucket_name(sm, source_dir):
     with pytest.raises(FastTextError, match="bucket must be a bucket name"):
         make_model(f"s3://{sm.bucket}/p/model.tar.gz", f"s3://{sm.bucket}", "ft", role=ROLE, session=sm.session,
                    source_dir=source_dir)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"max_jobs": 0}, r"max_jobs must be a positive integer, got 0"),
+    ({"max_jobs": "4"}, r"max_jobs must be a positive integer, got '4'"),
+    ({"max_parallel_jobs": -1}, r"max_parallel_jobs must be a positive integer"),
+    ({"hyperparameter_ranges": {"lr": (0.1, 1)}}, r"hyperparameter_ranges\['lr'\] must be a sagemaker\.tuner parameter "
+                                                  r"range, e\.g\. ContinuousParameter\(0\.1, 1\).*; got \(0\.1, 1\)"),
+    ({"hyperparameter_ranges": {"learning_rate": None}}, r"hyperparameter_ranges: unknown hyperparameter\(s\): "
+                                                         r"learning_rate \(did you mean lr\?\)"),
+    ({"hyperparameter_ranges": []}, r"hyperparameter_ranges must be a dict of hyperparameter names to ranges"),
+])
+def test_make_tuner_refuses_mistaken_arguments_in_one_line(sm, source_dir, arguments, message):
+    # they were accepted (a tuner CreateHyperParameterTuningJob refuses, billed nothing but lost the notebook's run)
+    # or failed in the SDK with a TypeError / AttributeError
+    from fasttext_lib.sagemaker_utils import make_estimator, make_tuner
+
+    estimator = make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir)
+    if arguments.get("hyperparameter_ranges") == {"learning_rate": None}:
+        from sagemaker.tuner import ContinuousParameter
+
+        arguments = {"hyperparameter_ranges": {"learning_rate": ContinuousParameter(0.1, 1)}}
+    with pytest.raises(FastTextError, match=message):
+        make_tuner(estimator, **arguments)
+
+
+def test_make_tuner_of_something_else_than_an_estimator_is_one_line():
+    from fasttext_lib.sagemaker_utils import make_tuner
+
+    with pytest.raises(FastTextError, match=r"make_tuner needs the estimator make_estimator returns, got 'x'"):
+        make_tuner("x")
