@@ -101,6 +101,11 @@ class AutotuneResult:
         return evaluate_bags(model.model, model.featurizer, model.featurizer.transform(data.texts), y, model.ctx[0])
 
 
+def _features_key(config):
+    """What a trial's featurization depends on: trials with the same key share one (``features[key]``)."""
+    return config.ngrams, config.buckets if config.ngrams > 1 else 0, config.min_count
+
+
 def split_validation(data, fraction=0.2, seed=0):
     """``(train, validation)``: a seeded random ``fraction`` of ``data`` held out for the search."""
     import numpy as np
@@ -213,7 +218,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                 needed += max(search.estimate(c, features, n_all) for c in (config, chosen.config))
             if needed * SAFETY > duration - (time.time() - started):
                 continue  # cannot finish in time: try the next (maybe cheaper) candidate
-        key = (config.ngrams, config.buckets if config.ngrams > 1 else 0, config.min_count)
+        key = _features_key(config)
         t0 = time.time()
         if key not in features:
             features[key] = featurize(train_data, val_data, config)
@@ -268,7 +273,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
             refitted, refit_diverged = False, str(exc)
             print(f"warning: the final refit on the training and validation data diverged ({exc}); the final model "
                   f"is the chosen trial's (trial {chosen_row['trial']}, training data only)", file=sys.stderr, flush=True)
-            key = (config.ngrams, config.buckets if config.ngrams > 1 else 0, config.min_count)
+            key = _features_key(config)
             chosen = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
     chosen.config = replace(chosen.config, progress=show_progress)
     chosen.autotune = {"duration": float(duration), "seconds": time.time() - started, "best_trial": chosen_row["trial"],
@@ -357,7 +362,7 @@ class _Search:
         so far), the fixed part (model initialization, scoring) and its work at the larger rate of the
         last two trials of its n-gram order (before there is one: the largest seen). ``n_docs``: the
         refit on more documents than the training split (always featurized anew, in proportion)."""
-        key = (config.ngrams, config.buckets if config.ngrams > 1 else 0, config.min_count)
+        key = _features_key(config)
         n_docs = n_docs or self.n_train
         featurizing = 0.0 if key in features and n_docs == self.n_train else 1.5 * self.featurize_seconds * n_docs / self.n_train
         if key in self.rates:

@@ -26,7 +26,7 @@ from mxnet import gluon, nd
 from mxnet.gluon import nn
 
 from .devices import check_table_size
-from .errors import FastTextError
+from .errors import FastTextError, is_out_of_memory
 from .init_rows import fill_table
 
 
@@ -143,7 +143,7 @@ def allocate_table(num_rows, emsize):
     try:
         return nd.empty((num_rows, emsize), ctx=mx.cpu(), dtype="float32")
     except mx.base.MXNetError as exc:
-        if "Failed to allocate" not in str(exc):
+        if not is_out_of_memory(exc):
             raise
         size = num_rows * emsize * 4 / 2**30
         raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = {size:.1f} GiB "

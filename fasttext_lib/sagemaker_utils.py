@@ -18,7 +18,6 @@ Layout under ``s3://{bucket}/{prefix}/``: ``code/`` (uploaded source), ``jobs/``
 """
 import logging
 import os
-import re
 import shutil
 import tempfile
 import weakref
@@ -26,9 +25,6 @@ import weakref
 FRAMEWORK_VERSION = "1.9.0"
 PY_VERSION = "py38"
 DEFAULT_TRAINING_INSTANCE = "ml.m5.xlarge"
-# S3's bucket names: 3-63 lowercase letters, digits, dots and hyphens. Enough to tell a name from a URI or a path
-# (s3://bucket made output_path s3://s3://bucket/..., found only when the job started).
-_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
 
 def _temporary_source_dir(make_sdk_object, requirements=None, prefix="fasttext-source-"):
@@ -88,11 +84,12 @@ def resolve_role(role=None, session=None):
 
 
 def _s3_base(bucket, prefix):
+    from . import storage
     from .errors import FastTextError
 
     if not bucket:
         raise FastTextError("a bucket is required: the SageMaker helpers never derive a default bucket")
-    if not isinstance(bucket, str) or not _BUCKET_NAME.fullmatch(bucket):
+    if not storage.is_bucket_name(bucket):  # s3://bucket made output_path s3://s3://bucket/..., found at the job's start
         raise FastTextError(f"bucket must be a bucket name such as 'my-bucket', got {bucket!r}; the folder under it "
                             f"goes in prefix")
     prefix = str(prefix or "").strip("/")
@@ -220,7 +217,7 @@ def _check_tuner_arguments(estimator, max_jobs, max_parallel_jobs, ranges):
     from sagemaker.parameter import ParameterRange
 
     from .errors import FastTextError, check_positive_int
-    from .sm_train import build_parser, check_unknown
+    from .sm_train import check_unknown, known_hyperparameters
 
     if not callable(getattr(estimator, "hyperparameters", None)):
         raise FastTextError(f"make_tuner needs the estimator make_estimator returns, got {estimator!r}")
@@ -230,7 +227,7 @@ def _check_tuner_arguments(estimator, max_jobs, max_parallel_jobs, ranges):
         return
     if not isinstance(ranges, dict):
         raise FastTextError(f"hyperparameter_ranges must be a dict of hyperparameter names to ranges, got {ranges!r}")
-    known = {option[2:].replace("-", "_") for action in build_parser()._actions for option in action.option_strings}
+    known = known_hyperparameters()
     try:
         check_unknown([f"--{name}" for name in ranges if name not in known])
     except FastTextError as exc:

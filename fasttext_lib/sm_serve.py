@@ -469,7 +469,7 @@ def _csv_request(text, header):
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
     # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
-    delimiter = "\t" if header != "absent" and _tab_separated(text) else ","
+    delimiter = "\t" if header != "absent" and _body_is_tsv_with_header(text) else ","
     fell_back = False  # a body that is not valid CSV, read a line at a time
     for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_NONE):
         stream = io.StringIO(text, newline="")
@@ -615,7 +615,7 @@ def _undeclared_header(records):
     return labeled_csv_records([first] + rest, False, (), header=True)
 
 
-def _tab_separated(text):
+def _body_is_tsv_with_header(text):
     """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (data.tsv_with_header, which
     predict_input.input_check asks too): its first line (after blank ones) a TSV's header row and the records after it as
     wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line is not split."""

@@ -140,6 +140,12 @@ _OTHER_NAMES = {"learning_rate": "lr", "vector_dim": "emsize", "dim": "emsize", 
                 "wordngrams": "ngrams", "mini_batch_size": "batch_size", "epoch": "epochs", "mincount": "min_count"}
 
 
+def known_hyperparameters():
+    """The hyperparameter names this job reads (its options, ``--batch-size`` as ``batch_size``)."""
+    return {opt[2:].replace("-", "_") for action in build_parser()._actions for opt in action.option_strings
+            if opt.startswith("--")}
+
+
 def check_unknown(ignored):
     """Refuse hyperparameters this job does not know: a typo (``learning_rate`` for ``lr``) trained a whole
     job with the default, its only trace a log line. Names starting with ``_`` (the tuner's
@@ -152,8 +158,7 @@ def check_unknown(ignored):
     unknown = [n for n in names if n and not n.startswith(("_", "sagemaker_"))]
     if not unknown:
         return
-    known = sorted({opt[2:].replace("-", "_") for action in build_parser()._actions for opt in action.option_strings
-                    if opt.startswith("--")})
+    known = sorted(known_hyperparameters())
     hints = []
     for name in unknown:
         close = [_OTHER_NAMES[name.lower()]] if name.lower() in _OTHER_NAMES else \

@@ -11,7 +11,6 @@ metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
 import argparse
 import ast
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -19,8 +18,6 @@ from clean_notebooks import clean_file  # noqa: E402
 from local_s3 import ROOT, local_s3  # noqa: E402
 
 SERIES = ["01_data_prep.ipynb", "02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb", "04_inference.ipynb"]
-# A name S3 creates a bucket under (the demo creates it on the local server): else botocore's traceback
-BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
 
 def parse_overrides(pairs):
@@ -53,6 +50,7 @@ def main(argv=None):
     import papermill
 
     from fasttext_lib.errors import FastTextError, error_line
+    from fasttext_lib.storage import is_bucket_name
     from fasttext_lib.workspace import check_flags, name_hints
 
     if args.in_place and overrides:
@@ -78,7 +76,7 @@ def main(argv=None):
     bucket = overrides.get("bucket", "fasttext-demo")
     if isinstance(bucket, int) and not isinstance(bucket, bool):  # -p bucket 123: a name of digits, read as a number
         bucket = str(bucket)
-    if not isinstance(bucket, str) or not BUCKET_NAME.fullmatch(bucket):
+    if not is_bucket_name(bucket):  # the demo creates it on the local server: else botocore's traceback
         print(f"error: bucket must be an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens, no "
               f"s3://), got {bucket!r}", file=sys.stderr)
         return 2

@@ -37,6 +37,15 @@ class Damaged(FastTextError):
 _OTHER_SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[sS]3:/)")
 
 
+# S3's bucket names: 3-63 lowercase letters, digits, dots and hyphens. Enough to tell a name from a URI or a path.
+_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+
+
+def is_bucket_name(name):
+    """Whether ``name`` is an S3 bucket's name (``my-bucket``), not ``s3://my-bucket``, a path or a number."""
+    return isinstance(name, str) and bool(_BUCKET_NAME.fullmatch(name))
+
+
 def is_s3(uri):
     """Whether ``uri`` is an ``s3://`` URI (False: a local path); a URI of any other form is refused."""
     uri = str(uri)
