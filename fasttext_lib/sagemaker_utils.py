@@ -92,8 +92,7 @@ def _s3_base(bucket, prefix):
     if not storage.is_bucket_name(bucket):  # s3://bucket made output_path s3://s3://bucket/..., found at the job's start
         raise FastTextError(f"bucket must be a bucket name such as 'my-bucket', got {bucket!r}; the folder under it "
                             f"goes in prefix")
-    prefix = str(prefix or "").strip("/")
-    return f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+    return storage.prefix_uri(bucket, prefix)
 
 
 def training_hyperparameters(config=None, **values):

@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import storage
 from .errors import FastTextError, check_bool
 from .notebook_errors import show_errors_as_lines
 
@@ -37,8 +38,7 @@ class Workspace:
         if not isinstance(output_dir, (str, os.PathLike)) or not str(output_dir).strip():
             # papermill -p output_dir None passes None: a TypeError traceback from pathlib; "" was the notebooks' folder
             raise FastTextError(f"output_dir must be a folder's path, got {output_dir!r}")
-        prefix = str(prefix).strip("/") if prefix else ""  # "/" is no prefix (it made keys beginning with a slash)
-        self.base = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+        self.base = storage.prefix_uri(bucket, prefix)  # "/" is no prefix (it made keys beginning with a slash)
         self.data = f"{self.base}/data"
         self.models = f"{self.base}/models"
         self._shown = Path(output_dir)
@@ -55,8 +55,6 @@ class Workspace:
     def save_autotune(self, trials, fig, dpi=100):
         """Notebook 02's search outputs: ``autotune.png`` (``fig``, marked as ours) and ``autotune_trials.csv``
         (``trials``), both written in full before either replaces an older one. Returns their paths."""
-        from . import storage
-
         paths = [str(self.out / AUTOTUNE_PLOT), str(self.out / AUTOTUNE_TABLE)]
         with storage.atomic_writes(paths) as (plot, table):
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})

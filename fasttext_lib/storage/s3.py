@@ -46,6 +46,13 @@ def is_bucket_name(name):
     return isinstance(name, str) and bool(_BUCKET_NAME.fullmatch(name))
 
 
+def prefix_uri(bucket, prefix):
+    """``s3://bucket/prefix``; a prefix of slashes alone, or none, is the bucket itself (``s3://bucket``, never a
+    key that begins with a slash: ``s3://bucket//data``)."""
+    prefix = str(prefix or "").strip("/")
+    return f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+
+
 def is_s3(uri):
     """Whether ``uri`` is an ``s3://`` URI (False: a local path); a URI of any other form is refused."""
     uri = str(uri)
