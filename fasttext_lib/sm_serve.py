@@ -471,6 +471,13 @@ def _csv_request(text, header):
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     delimiter = "\t" if header != "absent" and _body_is_tsv_with_header(text) else ","
     fell_back = False  # a body that is not valid CSV, read a line at a time
+
+    def sdk_reviews(records, spanned, error):
+        """Quotes that went on over line breaks in a body no CSV writer wrote (:func:`_read_a_line_at_a_time`; its
+        reading ended in an error, or not): read it a line at a time."""
+        return (spanned and header != "present" and delimiter == ","
+                and _read_a_line_at_a_time(records, text, error, header == "" and _undeclared_header(records)))
+
     for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_NONE):
         stream = io.StringIO(text, newline="")
         reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
@@ -492,8 +499,7 @@ def _csv_request(text, header):
             for record in reader:
                 records.append(record)
                 spanned, line = spanned or reader.line_num - line > 1, reader.line_num
-            if (spanned and header != "present" and delimiter == ","
-                    and _read_a_line_at_a_time(records, text, header_row=header == "" and _undeclared_header(records))):
+            if sdk_reviews(records, spanned, error=False):
                 # Quotes that went on over line breaks in a body no CSV writer wrote (_read_a_line_at_a_time): the
                 # SDK's CSVSerializer did, one review a line, unquoted; one review opening a quotation mark at its
                 # start and a later one closing one at its end were read as one record over the lines between: fewer
@@ -505,8 +511,7 @@ def _csv_request(text, header):
             if delimiter == "\t" and not spanned and quoting != csv.QUOTE_NONE:
                 continue  # a TSV whose quotation marks are no CSV quoting (GLUE's): each line split at its tabs, as
                 #           pd.read_csv(sep="\t", quoting=3) reads it
-            if (spanned and header != "present" and delimiter == ","
-                    and _read_a_line_at_a_time(records, text, True, header == "" and _undeclared_header(records))):
+            if sdk_reviews(records, spanned, error=True):
                 # quotes over line breaks in a body no CSV writer wrote, as above, then an error (a review opening a
                 # quotation mark it never closes, after such a pair): the SDK's body, read a line at a time; it was a
                 # 400 that, in Batch Transform, failed the job
