@@ -279,6 +279,7 @@ class Predictor:
         self.metrics = metrics or {}
         self.ctx = ctx if ctx is not None else model.embedding.weight.list_ctx()[0]  # where the parameters live
         self._scorer = None
+        self.source = None  # the bundle's location, when loaded from one (export_vectors never writes over its files)
 
     @property
     def model(self):
@@ -307,7 +308,9 @@ class Predictor:
         device = parse_ctx(ctx)[0]
         with storage.staging_dir() as tmp:
             config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
-            return cls.from_files(src, config, paths, device)
+            predictor = cls.from_files(src, config, paths, device)
+        predictor.source = src
+        return predictor
 
     @classmethod
     def from_files(cls, src, config, paths, device):

@@ -254,14 +254,15 @@ def _refuse_a_file_of_the_bundle(uri, location, config):
 def export_vectors(model, uri, overwrite=False):
     """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
     the number of words written. The output is checked before the model is loaded, and must not be
-    one of the bundle's own files (even with ``overwrite``)."""
+    one of the bundle's own files (even with ``overwrite``), nor one of the bundle a
+    :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json)."""
     check_vec_output(uri, overwrite)
     if isinstance(model, str) or hasattr(model, "__fspath__"):
         from .predict import Predictor
 
-        location = str(model)
-        model = Predictor.load(location)
-        _refuse_a_file_of_the_bundle(uri, location, model.config)
+        model = Predictor.load(str(model))
+    if getattr(model, "source", None):  # a Predictor loaded from a bundle (or just now): its files are no output
+        _refuse_a_file_of_the_bundle(uri, model.source, model.config)
     vectors = word_vectors(model)
     write_vec(vectors, uri, overwrite=overwrite)
     return len(vectors)

@@ -483,6 +483,19 @@ def test_export_never_overwrites_a_file_of_the_bundle_it_reads(tmp_path, splits)
     assert r.returncode == 0, r.stderr
 
 
+def test_export_from_a_loaded_predictor_never_overwrites_a_file_of_its_bundle(tmp_path, splits):
+    """The library's export_vectors(predictor, ...) checked the bundle's files only when given its location: a
+    Predictor.load(bundle) exported to bundle/config.json with overwrite=True replaced it (the bundle no longer loaded)."""
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    before = {name: (tmp_path / "b" / name).read_bytes() for name in os.listdir(tmp_path / "b")}
+    predictor = Predictor.load(bundle)
+    for name in _bundle_files(bundle):
+        with pytest.raises(FastTextError, match=re.escape(f"is a file of the model bundle {bundle}; write the vectors")):
+            export_vectors(predictor, str(tmp_path / "b" / name), overwrite=True)
+    assert {name: (tmp_path / "b" / name).read_bytes() for name in os.listdir(tmp_path / "b")} == before
+    assert export_vectors(predictor, str(tmp_path / "b" / "vectors.vec")) == len(predictor.vocabulary_rows()[0])
+
+
 def test_export_never_overwrites_a_file_of_an_s3_bundle(s3_bucket, splits):
     bundle = save_bundle(train(*splits, config(epochs=1)), f"{s3_bucket}/model")
     names = _bundle_files(bundle)
