@@ -167,6 +167,15 @@ def parse_optional_str(text):
     return None if str(text).strip().lower() in NONE_WORDS else str(text)
 
 
+def parse_file_option(text):
+    """A file option's value on the command line: ``none`` is none, as everywhere, but an empty or blank name is an
+    error (``--pretrained-vectors "$VEC"`` with VEC unset trained without the vectors, and said nothing). A
+    hyperparameter's ``""`` stays "no value" (:data:`NONE_WORDS`: the SDK sends None as "")."""
+    if not str(text).strip():
+        raise argparse.ArgumentTypeError(f"expected a file name or s3:// URI, got {text!r}")
+    return parse_optional_str(text)
+
+
 def parse_bool(text):
     value = str(text).strip().lower()
     if value in ("true", "1", "yes", "on"):
@@ -207,6 +216,8 @@ def add_config_arguments(parser, hyperparameters=False, overrides=None):
                                                                    else ": off by default, on with this flag"))
             continue
         kind = parse_bool if f.type is bool else _PARSERS[f.type]
+        if f.type == Optional[str] and not hyperparameters:
+            kind = parse_file_option
         if hyperparameters and default is not None:  # (the optional ones' parsers give None themselves)
             kind = _or_default(kind, default)
         shown = "" if default is None else f" (default: {default})"

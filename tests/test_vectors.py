@@ -388,6 +388,18 @@ def test_cli_train_with_bad_vectors_is_one_error_before_reading_data(tmp_path, c
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("name", ["", " "])
+def test_cli_pretrained_vectors_with_an_empty_name_is_one_error_line(tmp_path, name):
+    """``--pretrained-vectors "$VEC"`` with VEC unset read as "no vectors" (a hyperparameter's "" is no value): the run
+    trained from the seeded rows, and said nothing."""
+    r = cli_in_process("train", "--train", tmp_path / "absent.csv", "--output", tmp_path / "out", *TINY,
+                       "--pretrained-vectors", name)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: argument --pretrained-vectors: expected a file name or s3:// URI, got {name!r} (see python -m "
+        f"fasttext_lib train --help)"], r.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_vectors_that_cover_no_word_of_the_data_are_one_error_line(tmp_path, splits):
     """A .vec of other text (another language; words in upper case) covered none of the vocabulary: training went
     on from the seeded rows as if no vectors had been given, said only by a progress line (none with --no-progress)."""
