@@ -111,7 +111,8 @@ def read_vec(uri, dim=None):
         for line in rows:
             # fastText separates a .vec line at ASCII whitespace only (bytes.split's set); str.split would
             # also cut at U+00A0, U+2028, U+3000, ..., which occur inside words of the published wiki vectors.
-            parts = line.encode("utf-8").split()
+            encoded = line.encode("utf-8")
+            parts = encoded.split()
             if not parts:
                 continue  # a blank line (e.g. at the end) carries no word
             lineno = lines.lineno
@@ -122,8 +123,10 @@ def read_vec(uri, dim=None):
                                     f"value(s)")
             try:
                 values = np.array(parts[1:], dtype=np.float32)
+                if b"_" in encoded and any(b"_" in p for p in parts[1:]):  # Python reads 1_0 as 10; C (fastText) does not
+                    raise ValueError
             except ValueError:
-                bad = next((p for p in parts[1:] if not reads_as_number(p)), parts[1]).decode("utf-8")
+                bad = next((p for p in parts[1:] if b"_" in p or not reads_as_number(p)), parts[1]).decode("utf-8")
                 raise FastTextError(f"{uri}:{lineno}: {bad[:40]!r} is not a number") from None
             if not np.isfinite(values).all():
                 bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])].decode("utf-8")

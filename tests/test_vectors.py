@@ -63,9 +63,9 @@ def config(**changes):
 
 def test_read_vec_as_fasttext_writes_it(tmp_path):
     path = tmp_path / "a.vec"
-    path.write_bytes(b"\xef\xbb\xbf3 2\ncaf\xc3\xa9 1 2 \nb 0.5 -1e-3 \n\nc 3 4\n\n")  # BOM, UTF-8 word, blank lines
+    path.write_bytes(b"\xef\xbb\xbf3 2\ncaf\xc3\xa9 1 2 \nb 0.5 -1e-3 \n\nNew_York 3 4\n\n")  # BOM, UTF-8 word, blank lines
     vectors = read_vec(str(path), dim=2)
-    assert vectors.words == ["café", "b", "c"] and vectors.dim == 2
+    assert vectors.words == ["café", "b", "New_York"] and vectors.dim == 2
     np.testing.assert_array_equal(vectors.vectors, np.array([[1, 2], [0.5, -1e-3], [3, 4]], np.float32))
     assert vectors.vectors.dtype == np.float32 and re.fullmatch(r"[0-9a-f]{64}", vectors.sha256)
     gz, bz = tmp_path / "a.vec.gz", tmp_path / "a.vec.bz2"
@@ -86,6 +86,7 @@ BAD_VEC_FILES = [
     (b"2 3\na 1 2 3\nb 1 2\n", r":3: expected a word and 3 values, got 2 value\(s\)"),
     (b"2 3\na 1 2 3\nb 1 2 3 4\n", r":3: expected a word and 3 values, got 4"),
     (b"1 3\na 1 two 3\n", r":2: 'two' is not a number"),
+    (b"1 3\na_b 1 1_0 3\n", r":2: '1_0' is not a number"),  # Python's float() read it as 10
     (b"1 3\na 1 nan 3\n", r":2: value 'nan' is not finite"),
     (b"1 3\na 1 2 inf\n", r":2: value 'inf' is not finite"),
     (b"1 3\na 1 2 1e39\n", r":2: value '1e39' is not finite \(as float32\)"),
