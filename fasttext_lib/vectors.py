@@ -22,6 +22,7 @@ published wiki/crawl vectors are) is UTF-8 text::
 * :func:`token_embedding` and :func:`cos_similarity`: the learned vectors as a GluonNLP
   ``TokenEmbedding``, and the cosine-similarity helper of the original project's README.
 """
+import contextlib
 import hashlib
 import io
 import math
@@ -93,58 +94,122 @@ def read_vec(uri, dim=None):
     with stream:
         lines = DecodedLines(_Hashing(stream, digest), uri, compression)
         rows = iter(lines)
-        header = next(rows, None)
-        if header is None or not header.strip():
-            raise FastTextError(f"{uri}: empty file; a .vec file starts with a '<count> <dim>' line")
-        match = _HEADER.match(header)
-        if not match:
-            raise FastTextError(f"{uri}:1: malformed .vec header {header.strip()[:60]!r}: expected '<count> <dim>' "
-                                f"(two positive integers)")
+        with _binary_vectors_named(uri, stream):
+            header = next(rows, None)
+            if header is None or not header.strip():
+                raise FastTextError(f"{uri}: empty file; a .vec file starts with a '<count> <dim>' line")
+            match = _HEADER.match(header)
+            if not match:
+                raise FastTextError(_bad_header(uri, header))
         count, file_dim = int(match.group(1)), int(match.group(2))
         if file_dim <= 0:
             raise FastTextError(f"{uri}:1: the header gives dimension {file_dim}; it must be positive")
         if dim is not None and file_dim != dim:
             raise _dim_error(uri, file_dim, dim)
-        # The first block is allocated once a line has shown the header's dimension is real: a header
-        # alone ("20000 100000000000") would otherwise ask numpy for petabytes (a MemoryError traceback).
-        words, blocks, block, filled = [], [], None, 0
-        for line in rows:
-            # fastText separates a .vec line at ASCII whitespace only (bytes.split's set); str.split would
-            # also cut at U+00A0, U+2028, U+3000, ..., which occur inside words of the published wiki vectors.
-            encoded = line.encode("utf-8")
-            parts = encoded.split()
-            if not parts:
-                continue  # a blank line (e.g. at the end) carries no word
-            lineno = lines.lineno
-            if len(words) == count:
-                raise FastTextError(f"{uri}:{lineno}: more word lines than the {count} the header announces")
-            if len(parts) != file_dim + 1:
-                raise FastTextError(f"{uri}:{lineno}: expected a word and {file_dim} values, got {len(parts) - 1} "
-                                    f"value(s)")
-            try:
-                values = np.array(parts[1:], dtype=np.float32)
-                if b"_" in encoded and any(b"_" in p for p in parts[1:]):  # Python reads 1_0 as 10; C (fastText) does not
-                    raise ValueError
-            except ValueError:
-                bad = next((p for p in parts[1:] if b"_" in p or not reads_as_number(p)), parts[1]).decode("utf-8")
-                raise FastTextError(f"{uri}:{lineno}: {bad[:40]!r} is not a number") from None
-            if not np.isfinite(values).all():
-                bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])].decode("utf-8")
-                raise FastTextError(f"{uri}:{lineno}: value {bad[:40]!r} is not finite (as float32)")
-            if block is None or filled == len(block):
-                if block is not None:
-                    blocks.append(block)
-                block_rows = min(count - len(words), _CHUNK_ROWS, max(1, _BLOCK_BYTES // (4 * file_dim)))
-                block, filled = np.empty((block_rows, file_dim), np.float32), 0
-            block[filled] = values
-            filled += 1
-            words.append(parts[0].decode("utf-8"))
-        if len(words) != count:
-            raise FastTextError(f"{uri}: the header announces {count} words but the file has {len(words)} "
-                                f"(truncated?)")
-    blocks.append(block[:filled] if block is not None else np.zeros((0, file_dim), np.float32))
-    vectors = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+        with _binary_vectors_named(uri, stream, file_dim, lines):
+            words, vectors = _read_rows(uri, lines, rows, count, file_dim)
     return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest())
+
+
+def _read_rows(uri, lines, rows, count, file_dim):
+    """``(words, vectors)`` of the word lines ``rows`` (the header read), each checked."""
+    # The first block is allocated once a line has shown the header's dimension is real: a header
+    # alone ("20000 100000000000") would otherwise ask numpy for petabytes (a MemoryError traceback).
+    words, blocks, block, filled = [], [], None, 0
+    for line in rows:
+        # fastText separates a .vec line at ASCII whitespace only (bytes.split's set); str.split would
+        # also cut at U+00A0, U+2028, U+3000, ..., which occur inside words of the published wiki vectors.
+        encoded = line.encode("utf-8")
+        parts = encoded.split()
+        if not parts:
+            continue  # a blank line (e.g. at the end) carries no word
+        lineno = lines.lineno
+        if len(words) == count:
+            raise FastTextError(f"{uri}:{lineno}: more word lines than the {count} the header announces")
+        if len(parts) == file_dim and encoded[:1].isspace():  # fastText would read the first value as the word
+            raise FastTextError(f"{uri}:{lineno}: the line starts with whitespace: its word is empty or is "
+                                f"whitespace, which a .vec file cannot hold; remove the line")
+        if len(parts) != file_dim + 1:
+            raise FastTextError(f"{uri}:{lineno}: expected a word and {file_dim} values, got {len(parts) - 1} "
+                                f"value(s)")
+        try:
+            values = np.array(parts[1:], dtype=np.float32)
+            if b"_" in encoded and any(b"_" in p for p in parts[1:]):  # Python reads 1_0 as 10; C (fastText) does not
+                raise ValueError
+        except ValueError:
+            bad = next((p for p in parts[1:] if b"_" in p or not reads_as_number(p)), parts[1]).decode("utf-8")
+            raise FastTextError(f"{uri}:{lineno}: {bad[:40]!r} is not a number") from None
+        if not np.isfinite(values).all():
+            bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])].decode("utf-8")
+            raise FastTextError(f"{uri}:{lineno}: value {bad[:40]!r} is not finite (as float32)")
+        if block is None or filled == len(block):
+            if block is not None:
+                blocks.append(block)
+            block_rows = min(count - len(words), _CHUNK_ROWS, max(1, _BLOCK_BYTES // (4 * file_dim)))
+            block, filled = np.empty((block_rows, file_dim), np.float32), 0
+        block[filled] = values
+        filled += 1
+        words.append(parts[0].decode("utf-8"))
+    if len(words) != count:
+        raise FastTextError(f"{uri}: the header announces {count} words but the file has {len(words)} "
+                            f"(truncated?)")
+    blocks.append(block[:filled] if block is not None else np.zeros((0, file_dim), np.float32))
+    return words, np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+
+
+_FASTTEXT_BIN_MAGIC = (793712314).to_bytes(4, "little")  # a fastText .bin model's first bytes (its file format's)
+_TEXT_BYTES = frozenset(range(0x20, 0x7f)) | frozenset(b"\t\n\v\f\r")  # what a .vec line's values are made of
+
+
+@contextlib.contextmanager
+def _binary_vectors_named(uri, stream, dim=None, lines=None):
+    """A text error (NUL bytes, not UTF-8, a malformed header or line) met in the block, in a binary file of vectors
+    given as a ``.vec``, is said as what the file is instead: a fastText ``.bin`` model (its first bytes), or word2vec's
+    binary format (``dim`` given: the header read, then a word and ``dim`` raw float32 values, on its first line). Else
+    "not UTF-8 ...: convert it with iconv" (of raw floats) or "a binary file?" was all it said."""
+    try:
+        head = bytes(stream.peek(2048)[:2048])
+    except Exception:  # noqa: BLE001 (corrupt compressed data, a broken connection: the read below says what)
+        head = b""
+    try:
+        yield
+    except FastTextError:
+        if dim is None and head.startswith(_FASTTEXT_BIN_MAGIC):
+            raise FastTextError(f"{uri}: is a fastText binary model (.bin), not a .vec text file; give the .vec file of "
+                                f"the same vectors (fastText publishes one beside each .bin: cc.en.300.vec.gz beside "
+                                f"cc.en.300.bin.gz)") from None
+        if dim is not None and lines.lineno <= 2 and _binary_values(head, dim):
+            raise FastTextError(f"{uri}: is word2vec's binary format (a word, then its {dim} values as raw bytes), not "
+                                f"a .vec text file; convert it to text (gensim: KeyedVectors.load_word2vec_format(path, "
+                                f"binary=True).save_word2vec_format(new_path))") from None
+        raise
+
+
+def _binary_values(line, dim):
+    """Is ``line`` (a file's first word line, raw) a word followed by bytes no number is written with? (Most of raw
+    float32 bytes are not text; a text line with a stray NUL or Latin-1 letter has a few.)"""
+    word = re.match(rb"[ \t\v\f\r]*[^ \t\n\v\f\r]+[ \t\v\f\r]", line)
+    values = line[word.end():word.end() + 4 * dim] if word else b""
+    return 4 * sum(byte not in _TEXT_BYTES for byte in values) >= max(len(values), 4)
+
+
+def _bad_header(uri, header):
+    """The error for a first line that is no ``<count> <dim>`` header: for a word and its values (a file without the
+    header, as GloVe's are) what to add; for lines that end in a lone \\r (an old Mac file), what to convert."""
+    from .lines import LONE_CR_HINT, has_lone_cr
+
+    text = f"{uri}:1: malformed .vec header {header.strip()[:60]!r}: expected '<count> <dim>' (two positive integers)"
+    if has_lone_cr(header):
+        return text + LONE_CR_HINT
+    parts = header.encode("utf-8").split()
+    if (len(parts) < 3 or reads_as_number(parts[0])  # ("2 8.0", "2 8 1": a header gone wrong)
+            or not all(reads_as_number(p) and b"_" not in p for p in parts[1:])):
+        return text
+    dim = len(parts) - 1
+    local = not storage.is_s3(uri) and not re.search(r"\.(gz|bz2|xz)$", uri)
+    how = (f": (echo \"$(grep -c '[^[:space:]]' {uri}) {dim}\"; cat {uri}) > new.vec" if local else "")
+    return (f"{text}; it is a word and {dim} values: a file without the header line (GloVe's format); add the line "
+            f"'<number of words> {dim}' at its top{how}")
 
 
 def _dim_error(uri, file_dim, dim):

@@ -110,6 +110,62 @@ def test_bad_vec_files_are_one_error(tmp_path, content, pattern):
     assert "\n" not in str(info.value) and str(path) in str(info.value)
 
 
+def word2vec_binary(words, dim, newline):
+    """word2vec's binary format (GoogleNews-vectors-negative300.bin; gensim's binary=True): a text header, then each
+    word, a space and its values as raw little-endian float32 (older writers end each with a newline)."""
+    rng = np.random.RandomState(1)
+    return f"{len(words)} {dim}\n".encode() + b"".join(
+        w.encode() + b" " + rng.normal(0, 0.1, dim).astype("<f4").tobytes() + (b"\n" if newline else b"")
+        for w in words)
+
+
+FASTTEXT_BIN = (793712314).to_bytes(4, "little") + (12).to_bytes(4, "little") + bytes(range(40))  # .bin's start
+
+
+@pytest.mark.parametrize("name, content, pattern", [
+    # (they were "not UTF-8 text ...: convert it: iconv -f CP1252 ..." of raw floats, or "a binary file?")
+    ("w2v.bin", word2vec_binary(["</s>", "the", "in"], 3, newline=True),
+     r"w2v\.bin: is word2vec's binary format \(a word, then its 3 values as raw bytes\), not a \.vec text file; "
+     r"convert it to text \(gensim: KeyedVectors\.load_word2vec_format\(path, binary=True\)\.save_word2vec_format"),
+    ("w2v.vec", word2vec_binary(["the", "in"], 3, newline=False), r"w2v\.vec: is word2vec's binary format"),
+    ("cc.en.300.bin", FASTTEXT_BIN, r"cc\.en\.300\.bin: is a fastText binary model \(\.bin\), not a \.vec text "
+                                    r"file; give the \.vec file of the same vectors"),
+    ("cc.en.300.bin.gz", gzip.compress(FASTTEXT_BIN), r"cc\.en\.300\.bin\.gz: is a fastText binary model"),
+    # (it was ":2: expected a word and 3 values, got 2 value(s)", of a line with 3)
+    ("space.vec", b"2 3\n 1 2 3\nb 1 2 3\n", r"space\.vec:2: the line starts with whitespace: its word is empty or "
+                                            r"is whitespace, which a \.vec file cannot hold; remove the line"),
+    ("mac.vec", b"2 3\ra 1 2 3\rb 1 2 3\r", r"mac\.vec:1: malformed \.vec header .*; its lines seem to end in a lone "
+                                         r"carriage return"),
+])
+def test_files_of_other_formats_are_named_as_such(tmp_path, name, content, pattern):
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(FastTextError, match=pattern) as info:
+        read_vec(str(tmp_path / name), dim=3)
+    assert "\n" not in str(info.value)
+
+
+def test_a_file_without_a_header_says_how_to_add_it_and_that_works(tmp_path, monkeypatch):
+    """GloVe's files have no '<count> <dim>' line: the error (the first word line shown as a malformed header) says
+    so, with the command that adds it."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    text = "the 0.418 0.24968 -0.41242\n, 0.013441 0.23682 -0.16899\n\n"
+    (tmp_path / "glove.6B.3d.txt").write_text(text)
+    with pytest.raises(FastTextError) as info:
+        read_vec("glove.6B.3d.txt", dim=3)
+    message = str(info.value)
+    assert message.startswith("glove.6B.3d.txt:1: malformed .vec header 'the 0.418 0.24968 -0.41242': expected "
+                              "'<count> <dim>' (two positive integers); it is a word and 3 values: a file without the "
+                              "header line (GloVe's format); add the line '<number of words> 3' at its top: "), message
+    subprocess.run(["bash", "-c", message.split("at its top: ", 1)[1]], check=True)
+    vectors = read_vec(str(tmp_path / "new.vec"), dim=3)
+    assert vectors.words == ["the", ","] and vectors.vectors[1, 2] == np.float32(-0.16899)
+    (tmp_path / "g.txt.gz").write_bytes(gzip.compress(text.encode()))
+    with pytest.raises(FastTextError, match=r"add the line '<number of words> 3' at its top$"):  # (no command for it)
+        read_vec("g.txt.gz")
+
+
 def test_dimension_mismatch_names_both_dimensions(tmp_path):
     path = tmp_path / "d.vec"
     path.write_text(vec_text(["a"], dim=5))
