@@ -89,7 +89,10 @@ def read_vec(uri, dim=None):
     from .lines import DecodedLines, open_decompressed
 
     uri = str(uri)
-    stream, compression = open_decompressed(uri)
+    try:
+        stream, compression = open_decompressed(uri)
+    except FastTextError as exc:
+        raise _bundle_named(uri) or exc from None
     digest = hashlib.sha256()
     with stream:
         lines = DecodedLines(_Hashing(stream, digest), uri, compression)
@@ -109,6 +112,18 @@ def read_vec(uri, dim=None):
         with _binary_vectors_named(uri, stream, file_dim, lines):
             words, vectors = _read_rows(uri, lines, rows, count, file_dim)
     return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest())
+
+
+def _bundle_named(uri):
+    """The error for ``uri`` that is no file but a model bundle (a run's ``--output``, to start from its vectors):
+    the command that exports them. ``None`` if it holds none (or cannot be looked at)."""
+    try:
+        if not storage.exists(storage.join(uri, "config.json"), forbidden_is_missing=True):
+            return None
+    except FastTextError:
+        return None
+    return FastTextError(f"{uri} is a model bundle, not a .vec file; export its word vectors first (python -m "
+                         f"fasttext_lib export-vectors --model {uri} --output vectors.vec) and give that file")
 
 
 def _read_rows(uri, lines, rows, count, file_dim):

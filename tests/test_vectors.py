@@ -180,6 +180,20 @@ def test_missing_file_and_directory(tmp_path):
         read_vec(str(tmp_path))
 
 
+def test_a_model_bundle_given_as_vectors_says_how_to_export_them(tmp_path, splits, s3_bucket):
+    """A run's bundle given as --pretrained-vectors (to start from its vectors) was "expected a file but got a
+    directory" (on S3 "no such S3 object"); it is named, with the command that writes its vectors."""
+    trained = train(*splits, config(epochs=1))
+    for bundle in (save_bundle(trained, str(tmp_path / "run1")), save_bundle(trained, f"{s3_bucket}/models/run1")):
+        with pytest.raises(FastTextError) as info:
+            read_vec(bundle, dim=DIM)
+        assert str(info.value) == (f"{bundle} is a model bundle, not a .vec file; export its word vectors first "
+                                   f"(python -m fasttext_lib export-vectors --model {bundle} --output vectors.vec) and "
+                                   f"give that file")
+    with pytest.raises(FastTextError, match=f"^no such S3 object: {s3_bucket}/models/run2$"):
+        read_vec(f"{s3_bucket}/models/run2")
+
+
 def test_words_are_separated_at_ascii_whitespace_only_as_fasttext_does(tmp_path):
     # The published wiki vectors hold words with U+00A0 inside; fastText (and gensim) keep them as one word.
     path = tmp_path / "u.vec"
