@@ -534,6 +534,31 @@ def test_overwrite_never_replaces_a_fifo_or_device_with_a_file(tmp_path, splits)
     assert stat.S_ISFIFO(os.lstat(tmp_path / "train.csv").st_mode)
 
 
+def test_export_past_a_file_size_limit_is_one_line_naming_it_and_keeps_the_old_file(tmp_path, splits):
+    """Under ``ulimit -f`` the export said only "File too large" (the temporary files' error names the limit)."""
+    import resource
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    export_vectors(bundle, str(tmp_path / "size.vec"))
+    largest = max(os.path.getsize(tmp_path / "b" / name) for name in os.listdir(tmp_path / "b"))
+    limit = (largest + os.path.getsize(tmp_path / "size.vec")) // 2  # the bundle loads; its vectors do not fit
+    assert largest < limit < os.path.getsize(tmp_path / "size.vec")
+    (tmp_path / "old.vec").write_text("the user's file\n")
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "export-vectors", "--model", bundle, "--output",
+                        str(tmp_path / "old.vec"), "--overwrite"], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT),
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: cannot write {tmp_path / 'old.vec'}: File too large (larger than this process's file-size limit, "
+        f"ulimit -f, of {limit} bytes; raise it)"], r.stderr
+    assert (tmp_path / "old.vec").read_text() == "the user's file\n"
+    assert sorted(os.listdir(tmp_path)) == ["b", "old.vec", "size.vec"]
+
+
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600)])
 def test_exported_and_written_files_get_the_mode_of_the_umask(tmp_path, splits, umask, mode):
     # The atomic write's temporary (mkstemp: 0600) became the file: owner-only whatever the umask.

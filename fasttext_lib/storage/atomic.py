@@ -256,8 +256,21 @@ def atomic_local_file(path, mode="wb", overwrite=True):
                 os.remove(temp)
         _remove_if_empty(created)  # a failed write (prepare's bad archive) left the folders made for it, empty
         if isinstance(exc, OSError) and exc.errno is not None:
-            raise FastTextError(f"cannot write {path}: {exc.strerror}") from None
+            raise FastTextError(f"cannot write {path}: {exc.strerror}{_why_too_large(exc)}") from None
         raise
+
+
+def _why_too_large(exc):
+    """What a write that failed with EFBIG ran into: a file-size limit (``ulimit -f``; it said only "File too large",
+    where the temporary files' error named the limit), else the file system's largest file."""
+    import resource
+
+    if exc.errno != errno.EFBIG:
+        return ""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY:
+        return f" (larger than this process's file-size limit, ulimit -f, of {limit} bytes; raise it)"
+    return " (larger than the file system holds: FAT32 takes 4 GiB at most)"
 
 
 # Files about to be published (a bundle's 800 MB of params, a checkpoint) are written to a private
