@@ -306,9 +306,10 @@ def write_vec(vectors, uri, overwrite=False):
 
     uri = str(uri)
     check_vec_output(uri, overwrite)
-    bad = next((w for w in vectors.words if not w or any(c.isspace() for c in w)), None)
+    bad = next((w for w in vectors.words if not _writable_word(w)), None)
     if bad is not None:
-        raise FastTextError(f"cannot write word {bad!r} to a .vec file: words may not be empty or contain whitespace")
+        raise FastTextError(f"cannot write word {bad!r} to a .vec file: words may not be empty or contain ASCII "
+                            f"whitespace or NUL, and must be UTF-8")
     with storage.atomic_write(uri, "wb", overwrite=overwrite) as raw:
         out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if uri.endswith(".gz") else raw
         text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
@@ -324,6 +325,21 @@ def write_vec(vectors, uri, overwrite=False):
         if out is not raw:
             out.close()
     return uri
+
+
+_SEPARATORS = re.compile(r"[ \t\n\v\f\r\x00]")  # what read_vec (and fastText) cuts a line at, and NUL (not text)
+
+
+def _writable_word(word):
+    """Does ``word`` read back from a ``.vec`` line as itself? Whitespace other than ASCII's (U+00A0 in the wiki
+    vectors' words) does: read_vec and fastText keep it (a read .vec with such a word could not be written again)."""
+    if not isinstance(word, str) or not word or _SEPARATORS.search(word):
+        return False
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: a UnicodeEncodeError traceback halfway through the file
+        return False
+    return True
 
 
 def _refuse_a_file_of_the_bundle(uri, location, config):

@@ -430,10 +430,21 @@ def test_gzip_export_reads_back(tmp_path, splits):
     np.testing.assert_array_equal(read_vec(str(tmp_path / "v.vec.gz")).vectors, word_vectors(trained).vectors)
 
 
-def test_words_that_cannot_be_written_are_refused(tmp_path):
-    with pytest.raises(FastTextError, match="may not be empty or contain whitespace"):
-        write_vec(WordVectors(["a b"], np.zeros((1, 2), np.float32)), str(tmp_path / "x.vec"))
-    assert not (tmp_path / "x.vec").exists()
+@pytest.mark.parametrize("word", ["a b", "", "a\tb", "a\x0bb", "a\rb", "a\x00b", "\ud800x"])
+def test_words_that_cannot_be_written_are_refused(tmp_path, word):
+    # NUL and a lone surrogate were written: a file read_vec refuses, and a UnicodeEncodeError traceback
+    with pytest.raises(FastTextError, match="may not be empty or contain ASCII whitespace or NUL, and must be UTF-8"):
+        write_vec(WordVectors(["ok", word], np.zeros((2, 2), np.float32)), str(tmp_path / "x.vec"))
+    assert os.listdir(tmp_path) == []
+
+
+def test_vectors_read_with_other_whitespace_in_words_are_written_back_as_they_were(tmp_path):
+    """read_vec keeps U+00A0 (in the wiki vectors' words), U+3000 and U+2028 in a word, as fastText does; write_vec
+    refused such a word (str.isspace), so a read .vec (filtered to a vocabulary, say) could not be written again."""
+    (tmp_path / "wiki.vec").write_bytes("3 2\n\u00a0 1 2\nc\u3000d 3 4\ne\u2028f 5 6\n".encode("utf-8"))
+    vectors = read_vec(str(tmp_path / "wiki.vec"))
+    write_vec(vectors, str(tmp_path / "again.vec"))
+    assert (tmp_path / "again.vec").read_bytes() == (tmp_path / "wiki.vec").read_bytes()
 
 
 # ---------------------------------------------------------------- the CLI with bad vectors, and S3
