@@ -443,6 +443,8 @@ def cos_similarity(embedding, word1, word2):
     import mxnet as mx
 
     for word in (word1, word2):
+        if not isinstance(word, str):  # (a list was "unhashable type" from the lookup: a TypeError traceback)
+            raise FastTextError(f"cos_similarity compares two words, got {word!r}")
         if word not in embedding.token_to_idx:
             raise FastTextError(f"{word!r} is not in the embedding's vocabulary")
     vec1, vec2 = embedding[word1], embedding[word2]

@@ -645,6 +645,8 @@ def test_cos_similarity_is_the_readme_helper_on_a_gluonnlp_embedding():
         cos_similarity(embedding, "great", "awful")
     with pytest.raises(FastTextError, match="zero vector"):
         cos_similarity(embedding, "great", "nil")
+    with pytest.raises(FastTextError, match=r"^cos_similarity compares two words, got \['great'\]$"):
+        cos_similarity(embedding, ["great"], "excellent")  # (a TypeError: unhashable type 'list')
 
 
 def test_cos_similarity_on_a_trained_model(splits):
