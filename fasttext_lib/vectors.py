@@ -350,6 +350,14 @@ def _refuse_a_file_of_the_bundle(uri, location, config):
     refuse_a_file_of(uri, location, stored_names(config), "write the vectors elsewhere")
 
 
+def _refuse_the_bundle_itself(uri, location):
+    """An output named as the bundle is (``s3://b/model`` of the bundle ``s3://b/model/``) is refused, as a local
+    bundle's directory is: on S3 it became an object ``model`` beside the bundle's prefix ``model/``."""
+    if storage.same_location(str(uri).rstrip("/"), str(location).rstrip("/")):
+        raise FastTextError(f"{uri} is the model bundle itself; give a file name such as "
+                            f"{storage.join(str(location).rstrip('/'), 'vectors.vec')}")
+
+
 def export_vectors(model, uri, overwrite=False):
     """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
     the number of words written. The output is checked before the model is loaded, and must not be
@@ -359,8 +367,10 @@ def export_vectors(model, uri, overwrite=False):
     if isinstance(model, str) or hasattr(model, "__fspath__"):
         from .predict import Predictor
 
+        _refuse_the_bundle_itself(uri, str(model))
         model = Predictor.load(str(model))
     if getattr(model, "source", None):  # a Predictor loaded from a bundle (or just now): its files are no output
+        _refuse_the_bundle_itself(uri, model.source)
         _refuse_a_file_of_the_bundle(uri, model.source, model.config)
     vectors = word_vectors(model)
     write_vec(vectors, uri, overwrite=overwrite)

@@ -622,6 +622,16 @@ def test_export_never_overwrites_a_file_of_an_s3_bundle(s3_bucket, splits):
     r = run_cli("export-vectors", "--model", bundle, "--output", f"{bundle}/config.json", "--overwrite")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         f"error: {bundle}/config.json is a file of the model bundle {bundle}; write the vectors elsewhere"]
+    # the bundle's own name: it was written, an object "model" beside the bundle's prefix "model/"
+    output = bundle.rstrip("/")
+    r = run_cli("export-vectors", "--model", bundle, "--output", output)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {output} is the model bundle itself; give a file name such as {output}/vectors.vec"], r.stderr
+    with pytest.raises(FastTextError, match=re.escape(f"{output} is the model bundle itself")):
+        export_vectors(Predictor.load(bundle), output)
+    with pytest.raises(FastTextError, match=re.escape(f"S3 URI names no object: {output}/")):
+        export_vectors(bundle, output + "/")
+    assert not storage.exists(bundle.rstrip("/"))
     assert {name: storage.read_bytes(f"{bundle}/{name}") for name in names} == before
     assert Predictor.load(bundle).labels == ["1", "2"]
 
