@@ -9,7 +9,8 @@ published wiki/crawl vectors are) is UTF-8 text::
 * :func:`read_vec` reads one (local or ``s3://``; gzip, bzip2 and xz recognized by their magic bytes,
   as the data reader does) and checks all of it, so a bad file is one ``error:`` line before
   training spends any time: the header, every line's value count (named by its line), numbers that
-  are not numbers or not finite, non-UTF-8 text, a count that does not match the lines.
+  are not numbers or not finite, non-UTF-8 text, a count that does not match the lines. Files of other formats are
+  named as such (word2vec's binary format, a fastText ``.bin``, GloVe's text without a header, a model bundle).
 * :func:`pretrained_rows` matches a file's words to a vocabulary: ``train --pretrained-vectors``
   (``TrainConfig.pretrained_vectors``) overwrites those rows of the seeded table (model.py), as
   fastText does; the file's other words are ignored and every other row keeps its seeded value.
