@@ -256,6 +256,48 @@ def without_labels(text):
     return _LABEL_WORD.sub(" ", text) if LABEL_PREFIX in text else text
 
 
+def _reason(exc):
+    """The line of an exception's message that says what is wrong: MXNet's messages start with its C++ stack
+    ("Traceback (most recent call last):", which was the whole error line shown) and end with the reason."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    if lines[0].startswith("Traceback"):
+        return lines[-1].replace("MXNetError: ", "", 1)
+    return lines[0]
+
+
+def _read_vocabulary(src, path):
+    """The GluonNLP vocabulary in the bundle's ``vocab.json``, as training wrote it: an object whose
+    ``idx_to_token`` and ``token_to_idx`` agree, with ``<unk>`` first. GluonNLP builds it from ``token_to_idx``
+    alone, so a file whose two indexes disagree loaded silently with one of them (which one the table was trained
+    with, nobody knows); a list, or indexes of other types, were an AttributeError / TypeError traceback."""
+    import warnings
+
+    import gluonnlp
+
+    from .features import UNK
+
+    where = f"corrupt model bundle {src}: {VOCAB}"
+    try:
+        with open(path) as f:
+            text = f.read()
+        stored = json.loads(text)
+        if not (isinstance(stored, dict) and isinstance(stored.get("idx_to_token"), list)
+                and isinstance(stored.get("token_to_idx"), dict)):
+            raise FastTextError(f"{where} is not a GluonNLP vocabulary (no idx_to_token list and token_to_idx object)")
+        with warnings.catch_warnings():  # GluonNLP's warning about "a corrupted index": refused below, in one line
+            warnings.simplefilter("ignore")
+            vocab = gluonnlp.Vocab.from_json(text)
+    except (ValueError, TypeError, AttributeError, KeyError, AssertionError) as exc:
+        raise FastTextError(f"{where}: {_reason(exc)}") from None
+    if vocab.idx_to_token != stored["idx_to_token"]:
+        raise FastTextError(f"{where}: its idx_to_token and token_to_idx disagree (edited by hand?)")
+    if not vocab.idx_to_token or vocab.idx_to_token[0] != UNK:
+        raise FastTextError(f"{where}: its first token is not {UNK}, which words training never saw are read as")
+    return vocab
+
+
 class Predictor:
     """A loaded bundle: raw text in, labels and probabilities out.
 
@@ -317,13 +359,14 @@ class Predictor:
 
         from .model import FastTextClassifier, NonFinite, check_finite
 
+        vocab = _read_vocabulary(src, paths[VOCAB])
         try:
-            with open(paths[VOCAB]) as f:
-                vocab = gluonnlp.Vocab.from_json(f.read())
             with open(paths[METRICS]) as f:
                 metrics = json.load(f)
         except ValueError as exc:
-            raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
+            raise FastTextError(f"corrupt model bundle {src}: {METRICS}: {exc}") from None
+        if not isinstance(metrics, dict):  # (shown by notebooks and the training job's output as an object)
+            raise FastTextError(f"corrupt model bundle {src}: {METRICS} holds no JSON object")
         if len(vocab) != config["vocab_size"]:
             raise FastTextError(f"model/vocabulary mismatch in {src}: vocab.json has {len(vocab)} tokens, config.json says {config['vocab_size']}")
         # (a bundle written before text was put in NFC has no "unicode_normalization": its text is read as then)
@@ -338,7 +381,10 @@ class Predictor:
                 from . import compact
 
                 directory = os.path.dirname(paths[PARAMS])
-                stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"])  # checked
+                try:
+                    stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"])
+                except compact.BadRows as exc:
+                    raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
                 if device.device_type != "cpu":  # MXNet's operators need the table; CpuScorer reads the stored rows
                     compact.materialize(model, stored, device)
                     stored = None
@@ -352,9 +398,13 @@ class Predictor:
             raise FastTextError(f"corrupt model bundle {src}: {exc} holds inf or NaN values, so it cannot "
                                 f"predict{_FLOAT16_HINT if (config.get('compact') or {}).get('dtype') == 'float16' else ''}; "
                                 f"retrain it") from None
-        except (mx.base.MXNetError, AssertionError, ValueError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None
+        except mx.base.MXNetError as exc:
+            if "Invalid NDArray file format" in str(exc):  # not a parameter file at all (its checksum matched)
+                raise FastTextError(f"corrupt model bundle {src}: {PARAMS} is not an MXNet parameter file "
+                                    f"(Invalid NDArray file format)") from None
+            raise FastTextError(f"model parameters in {src} do not match config.json: {_reason(exc)}") from None
+        except (AssertionError, ValueError) as exc:
+            raise FastTextError(f"model parameters in {src} do not match config.json: {_reason(exc)}") from None
         return cls(model, featurizer, config["labels"], config, metrics, device, label_names=config.get("label_names"),
                    stored=stored)
 
