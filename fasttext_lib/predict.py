@@ -26,7 +26,7 @@ from .bundle import METRICS, PARAMS, UNICODE_NORMALIZATION, VOCAB, load_bundle_f
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX
 from .devices import parse_ctx
-from .errors import FastTextError, is_number, raise_if_interrupted
+from .errors import FastTextError, is_number, raise_if_interrupted, reason_of
 from .features import Featurizer
 
 # What put inf into a bundle that training had kept finite (compact.save refuses it since).
@@ -256,17 +256,6 @@ def without_labels(text):
     return _LABEL_WORD.sub(" ", text) if LABEL_PREFIX in text else text
 
 
-def _reason(exc):
-    """The line of an exception's message that says what is wrong: MXNet's messages start with its C++ stack
-    ("Traceback (most recent call last):", which was the whole error line shown) and end with the reason."""
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    if not lines:
-        return type(exc).__name__
-    if lines[0].startswith("Traceback"):
-        return lines[-1].replace("MXNetError: ", "", 1)
-    return lines[0]
-
-
 def _read_vocabulary(src, path):
     """The GluonNLP vocabulary in the bundle's ``vocab.json``, as training wrote it: an object whose
     ``idx_to_token`` and ``token_to_idx`` agree, with ``<unk>`` first. GluonNLP builds it from ``token_to_idx``
@@ -290,7 +279,7 @@ def _read_vocabulary(src, path):
             warnings.simplefilter("ignore")
             vocab = gluonnlp.Vocab.from_json(text)
     except (ValueError, TypeError, AttributeError, KeyError, AssertionError) as exc:
-        raise FastTextError(f"{where}: {_reason(exc)}") from None
+        raise FastTextError(f"{where}: {reason_of(exc)}") from None
     if vocab.idx_to_token != stored["idx_to_token"]:
         raise FastTextError(f"{where}: its idx_to_token and token_to_idx disagree (edited by hand?)")
     if not vocab.idx_to_token or vocab.idx_to_token[0] != UNK:
@@ -402,9 +391,9 @@ class Predictor:
             if "Invalid NDArray file format" in str(exc):  # not a parameter file at all (its checksum matched)
                 raise FastTextError(f"corrupt model bundle {src}: {PARAMS} is not an MXNet parameter file "
                                     f"(Invalid NDArray file format)") from None
-            raise FastTextError(f"model parameters in {src} do not match config.json: {_reason(exc)}") from None
+            raise FastTextError(f"model parameters in {src} do not match config.json: {reason_of(exc)}") from None
         except (AssertionError, ValueError) as exc:
-            raise FastTextError(f"model parameters in {src} do not match config.json: {_reason(exc)}") from None
+            raise FastTextError(f"model parameters in {src} do not match config.json: {reason_of(exc)}") from None
         return cls(model, featurizer, config["labels"], config, metrics, device, label_names=config.get("label_names"),
                    stored=stored)
 
