@@ -40,15 +40,18 @@ def _json_edit(change):
     return damage
 
 
-def _swap_two_tokens(vocab):
-    tokens = vocab["idx_to_token"]
-    tokens[5], tokens[6] = tokens[6], tokens[5]  # token_to_idx says otherwise: which one is the table's?
-    return vocab
-
-
 def _without_unk(vocab):
     tokens = [t for t in vocab["idx_to_token"] if t != "<unk>"]
     return dict(vocab, idx_to_token=tokens, token_to_idx={t: i for i, t in enumerate(tokens)}, unknown_token=None)
+
+
+def _token_renamed(new):
+    def change(vocab):
+        old = vocab["idx_to_token"][5]
+        vocab["idx_to_token"][5] = new
+        vocab["token_to_idx"][new] = vocab["token_to_idx"].pop(old)
+        return vocab
+    return change
 
 
 VOCABULARIES = {
@@ -56,15 +59,16 @@ VOCABULARIES = {
     "an empty object": lambda vocab: {},
     "an index that is text": lambda vocab: dict(vocab, token_to_idx={**vocab["token_to_idx"], "fair": "6"}),
     "idx_to_token not a list": lambda vocab: dict(vocab, idx_to_token=5),
-    "the two indexes disagree": _swap_two_tokens,
     "no <unk>": _without_unk,
+    # JSON's "\ud800": no UTF-8 text holds it, and export-vectors' write of it was a UnicodeEncodeError traceback
+    "a token that is a lone surrogate": _token_renamed("\ud800"),
 }
 
 
 @pytest.mark.parametrize("change", list(VOCABULARIES))
 def test_a_vocabulary_that_is_not_one_this_library_writes_is_one_error(trained, tmp_path, change):
-    # a list or an object without the indexes was an AttributeError / TypeError traceback; an idx_to_token that
-    # disagrees with token_to_idx was loaded from one of them, silently
+    # a list or an object without the indexes was an AttributeError / TypeError traceback; one without <unk> first
+    # read unseen words as whatever token was first
     where = save_bundle(trained, str(tmp_path / "b"), compact="none")
     as_an_older_writer_left_it(where, "vocab.json", _json_edit(VOCABULARIES[change]))
     _refused(where, "vocab.json")
@@ -172,9 +176,10 @@ def test_config_values_this_library_never_writes_are_one_error(trained, tmp_path
     _refused(where, "config.json", next(iter(change)))
 
 
-def test_the_evaluate_and_export_vectors_commands_refuse_it_the_same_way(trained, tmp_path):
+@pytest.mark.parametrize("change", [lambda vocab: [], _token_renamed("\ud800")], ids=["a list", "a lone surrogate"])
+def test_the_evaluate_and_export_vectors_commands_refuse_it_the_same_way(trained, tmp_path, change):
     where = save_bundle(trained, str(tmp_path / "b"), compact="none")
-    as_an_older_writer_left_it(where, "vocab.json", _json_edit(lambda vocab: []))
+    as_an_older_writer_left_it(where, "vocab.json", _json_edit(change))
     (tmp_path / "test.txt").write_text("__label__1 bad\n__label__2 good\n")
     for args in (("evaluate", "--model", where, "--data", tmp_path / "test.txt"),
                  ("export-vectors", "--model", where, "--output", tmp_path / "out.vec")):
