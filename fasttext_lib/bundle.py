@@ -36,7 +36,7 @@ import os
 import numpy as np
 
 from . import __version__, storage
-from .errors import FastTextError
+from .errors import FastTextError, is_number
 from .label_names import check_name, for_labels
 
 FORMAT_VERSION = 2
@@ -237,6 +237,13 @@ def _check_config(src, config):
     buckets = config.get("buckets")  # 0: no n-gram buckets (unigrams)
     if not isinstance(buckets, int) or isinstance(buckets, bool) or buckets < 0:
         raise FastTextError(f"corrupt model bundle {src}: config.json has no valid 'buckets'")
+    if config.get("unicode_normalization", UNICODE_NORMALIZATION) != UNICODE_NORMALIZATION:
+        # any other value was read as "none" (words spelled with combining accents looked up as such, unmatched)
+        raise FastTextError(f"corrupt model bundle {src}: config.json's 'unicode_normalization' is "
+                            f"{config['unicode_normalization']!r}; this library writes {UNICODE_NORMALIZATION!r} or none")
+    dropout = config.get("dropout") or 0.0  # (training-only, but text or 2 there was taken silently)
+    if not is_number(dropout) or not 0 <= dropout < 1:
+        raise FastTextError(f"corrupt model bundle {src}: config.json's 'dropout' is {config['dropout']!r}, not a number in [0, 1)")
     _check_compact(src, config)
     names = config.get("label_names") or {}  # absent in bundles written before label names
     if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):

@@ -20,7 +20,7 @@ import pickle
 
 from . import storage
 from .bundle import json_safe
-from .errors import FastTextError
+from .errors import FastTextError, is_out_of_memory, reason_of
 
 CHECKPOINT_MARKER = "checkpoint.json"
 CHECKPOINT_FILES = ("model.params", "optimizer.states")  # data files; checkpoint.json lists them
@@ -186,6 +186,7 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
     where = _epoch_dir(checkpoint_dir, epoch)
     try:
         meta = storage.read_manifest(where, CHECKPOINT_MARKER)
+        _check_meta(where, meta)
     except FastTextError:
         return  # removed meanwhile by a run of this same command, or not ours (storage.remove refuses that)
     if not (_same_run(meta, model, config, labels, data) and _same_validation(meta, validation)
@@ -226,6 +227,7 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
     where = _epoch_dir(checkpoint_dir, epoch)
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
+        _check_meta(where, meta)
         meta["history"] = [{k: float("nan") if v is None else v for k, v in row.items()} for row in meta.get("history", [])]
         if not _same_run(meta, model, config, labels, data):
             raise FastTextError(f"{_different_run(where, meta, model, config, labels, data)}; "
@@ -257,7 +259,30 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
             raise FastTextError(f"checkpoint {where} is inconsistent (its epoch, its directory's name and its history "
                                 f"disagree: edited or renamed by hand?); remove it to resume from an earlier one, or "
                                 f"use another --checkpoint-dir")
-        model.load_parameters(paths["model.params"], ctx=model.embedding.weight.list_ctx())
-        with open(paths["optimizer.states"], "rb") as f:
-            meta["optimizer_states"] = pickle.load(f)
+        # Content the checksums do not catch (a file replaced with its checksum updated): MXNet's error, or any of
+        # the many a cut-short pickle raises, was a traceback. (The pickle is trusted input: docs/TRAINING.md.)
+        try:
+            model.load_parameters(paths["model.params"], ctx=model.embedding.weight.list_ctx())
+        except Exception as exc:
+            if is_out_of_memory(exc):  # (the machine's, not the file's)
+                raise
+            raise storage.Damaged(f"{where}: model.params cannot be loaded ({reason_of(exc)})") from None
+        try:
+            with open(paths["optimizer.states"], "rb") as f:
+                meta["optimizer_states"] = pickle.load(f)
+        except Exception as exc:
+            if is_out_of_memory(exc):
+                raise
+            raise storage.Damaged(f"{where}: optimizer.states cannot be loaded ({type(exc).__name__}: "
+                                  f"{reason_of(exc)})") from None
     return meta
+
+
+def _check_meta(where, meta):
+    """The fields of a checkpoint.json that a resume compares or goes on with must have the types this library
+    writes: edited by hand, they were an AttributeError / TypeError traceback (storage.Damaged: "cannot resume")."""
+    kinds = {"labels": list, "config": dict, "history": list}
+    for key, kind in kinds.items():
+        if not isinstance(meta.get(key), kind) or (key == "history" and not all(isinstance(r, dict) for r in meta[key])):
+            what = "a list of objects" if key == "history" else "an object" if kind is dict else "a list"
+            raise storage.Damaged(f"{where}: {CHECKPOINT_MARKER}'s {key!r} is not {what} (edited by hand?)")

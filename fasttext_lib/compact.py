@@ -190,30 +190,63 @@ def write_npz(path, arrays):
                     fid.write(memoryview(block).cast("B"))  # bytes: Python 3.8's zipfile counts len(data)
 
 
+class BadRows(ValueError):
+    """A compact bundle's rows file is not what :func:`save` writes (``str``: what is wrong, naming the file)."""
+
+
+# The array types save() writes. A rows file whose checksum matches but whose arrays are of other types (an older or
+# foreign writer, a hand edit) was a TypeError traceback (text, a seed array), or was loaded cast: fractional row
+# numbers truncated, complex or integer values taken as floats, and the model predicted from rows nobody trained.
+_VALUE_TYPES = {"float32": np.float32, "float16": np.float16}
+_CODE_TYPES = {8: np.int8, 4: np.uint8}
+
+
+def _checked(stored, name, ndim, dtype=None):
+    """``stored[name]``, refused unless it has ``ndim`` dimensions and the type ``dtype`` (``None``: any integer)."""
+    array = stored[name]
+    if array.ndim != ndim or (array.dtype != dtype if dtype is not None else array.dtype.kind not in "iu"):
+        wanted = "integer" if dtype is None else np.dtype(dtype).name
+        raise BadRows(f"{ROWS_FILE}'s {name} is a {array.ndim}-d {array.dtype} array, not the {ndim}-d {wanted} "
+                      f"array this library writes")
+    return array
+
+
 def read_rows(directory, compact, num_rows, emsize):
-    """The compact bundle's :class:`StoredRows`, checked against the bundle's table shape."""
+    """The compact bundle's :class:`StoredRows`, checked against the bundle's table shape and its config's seed
+    (:class:`BadRows` naming what is wrong). Never unpickles: the rows file is data from the bundle."""
     from .model import NonFinite, all_finite
 
-    bits = QUANTIZED_BITS.get(compact.get("dtype"))
+    dtype = compact.get("dtype")
+    bits = QUANTIZED_BITS.get(dtype)
+    path = os.path.join(directory, compact.get("file", ROWS_FILE))
+    if not zipfile.is_zipfile(path):  # else np.load reads it as a pickle (refused, "pickled data": misleading)
+        raise BadRows(f"{ROWS_FILE} is not an .npz archive")
     try:
-        with np.load(os.path.join(directory, compact.get("file", ROWS_FILE))) as stored:
-            seed, rows = int(stored["seed"]), stored["rows"]
+        with np.load(path, allow_pickle=False) as stored:
+            seed, rows = int(_checked(stored, "seed", 0)), _checked(stored, "rows", 1)
             if bits:
-                codes, scales = stored["codes"], stored["scales"]
+                codes = _checked(stored, "codes", 2, dtype=_CODE_TYPES[bits])
+                scales = _checked(stored, "scales", 1, dtype=np.float32)
                 width = emsize if bits == 8 else (emsize + 1) // 2
                 if codes.shape != (len(rows), width) or scales.shape != (len(rows),):
-                    raise ValueError(f"{ROWS_FILE} does not fit a {num_rows} x {emsize} table")
+                    raise BadRows(f"{ROWS_FILE} does not fit a {num_rows} x {emsize} table")
                 values = np.empty((len(rows), emsize), np.float32)
-                for a in range(0, len(rows), _BLOCK):
-                    values[a:a + _BLOCK] = dequantize(codes[a:a + _BLOCK], scales[a:a + _BLOCK], bits, emsize)
+                with np.errstate(invalid="ignore", over="ignore"):  # inf scales: all_finite below names the file
+                    for a in range(0, len(rows), _BLOCK):
+                        values[a:a + _BLOCK] = dequantize(codes[a:a + _BLOCK], scales[a:a + _BLOCK], bits, emsize)
             else:
-                values = stored["values"]
-    except (OSError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"unreadable {ROWS_FILE}: {exc}") from None
+                values = _checked(stored, "values", 2, dtype=_VALUE_TYPES[dtype])
+    except BadRows:
+        raise
+    except (OSError, KeyError, EOFError, ValueError, zipfile.BadZipFile) as exc:  # ValueError: an object array
+        raise BadRows(f"unreadable {ROWS_FILE}: {exc}") from None
+    if "seed" in compact and compact["seed"] != seed:
+        raise BadRows(f"{ROWS_FILE}'s seed {seed} is not config.json's {compact['seed']!r}: its other rows would be "
+                      f"made from another seed than the table was trained from")
     if len(rows) and (rows.min() < 0 or rows.max() >= num_rows) or values.shape != (len(rows), emsize):
-        raise ValueError(f"{ROWS_FILE} does not fit a {num_rows} x {emsize} table")
+        raise BadRows(f"{ROWS_FILE} does not fit a {num_rows} x {emsize} table")
     if not all_finite(values):  # float16 bundles written before save() refused values beyond 65504 hold inf
-        raise NonFinite(f"{ROWS_FILE}'s stored {compact.get('dtype')} rows")
+        raise NonFinite(f"{ROWS_FILE}'s stored {dtype} rows")
     return StoredRows(seed, rows, values, num_rows)
 
 

@@ -61,6 +61,17 @@ def error_line(message):
     return "error: " + "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(message))
 
 
+def reason_of(exc):
+    """The line of an exception's message that says what is wrong: MXNet's messages start with its C++ stack
+    ("Traceback (most recent call last):", which was the whole error line shown) and end with the reason."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    if lines[0].startswith("Traceback"):
+        return lines[-1].replace("MXNetError: ", "", 1)
+    return lines[0]
+
+
 def let_mxnet_finish():
     """Wait for MXNet's engine to run what an aborted run (e.g. a diverged one) left queued: shutting
     the engine down with operators pending can abort the process ("terminate called without an

@@ -26,7 +26,7 @@ from .bundle import METRICS, PARAMS, UNICODE_NORMALIZATION, VOCAB, load_bundle_f
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX
 from .devices import parse_ctx
-from .errors import FastTextError, is_number, raise_if_interrupted
+from .errors import FastTextError, is_number, raise_if_interrupted, reason_of
 from .features import Featurizer
 
 # What put inf into a bundle that training had kept finite (compact.save refuses it since).
@@ -256,6 +256,46 @@ def without_labels(text):
     return _LABEL_WORD.sub(" ", text) if LABEL_PREFIX in text else text
 
 
+def _read_vocabulary(src, path):
+    """The GluonNLP vocabulary in the bundle's ``vocab.json``, as training wrote it, with ``<unk>`` first: a list,
+    or indexes of other types, were an AttributeError / TypeError traceback. (GluonNLP builds it from
+    ``token_to_idx`` alone; the file is parsed once: a second parse to compare ``idx_to_token`` with it costs
+    0.6 s a million tokens, for a difference only a hand edit makes.)"""
+    import warnings
+
+    import gluonnlp
+
+    from .features import UNK
+
+    where = f"corrupt model bundle {src}: {VOCAB}"
+    try:
+        with open(path) as f:
+            text = f.read()
+        with warnings.catch_warnings():  # GluonNLP's warning about "a corrupted index" (its older versions' bug)
+            warnings.simplefilter("ignore")
+            vocab = gluonnlp.Vocab.from_json(text)
+    except (ValueError, TypeError, AttributeError, KeyError, AssertionError) as exc:
+        raise FastTextError(f"{where} is not a vocabulary this library wrote ({type(exc).__name__}: "
+                            f"{reason_of(exc)})") from None
+    if not vocab.idx_to_token or vocab.idx_to_token[0] != UNK:
+        raise FastTextError(f"{where}: its first token is not {UNK}, which words training never saw are read as")
+    try:  # (one join and encode: a Yelp-size vocabulary in milliseconds)
+        "\n".join(vocab.idx_to_token).encode("utf-8")
+    except UnicodeEncodeError:  # JSON's "\ud800", a lone surrogate: no text read as UTF-8 holds one
+        index = next(i for i, token in enumerate(vocab.idx_to_token) if not _utf8(token))
+        raise FastTextError(f"{where}: token {index} ({vocab.idx_to_token[index]!r}) is no UTF-8 text "
+                            f"(a lone surrogate)") from None
+    return vocab
+
+
+def _utf8(token):
+    try:
+        token.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class Predictor:
     """A loaded bundle: raw text in, labels and probabilities out.
 
@@ -320,13 +360,14 @@ class Predictor:
 
         from .model import FastTextClassifier, NonFinite, check_finite
 
+        vocab = _read_vocabulary(src, paths[VOCAB])
         try:
-            with open(paths[VOCAB]) as f:
-                vocab = gluonnlp.Vocab.from_json(f.read())
             with open(paths[METRICS]) as f:
                 metrics = json.load(f)
         except ValueError as exc:
-            raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
+            raise FastTextError(f"corrupt model bundle {src}: {METRICS}: {exc}") from None
+        if not isinstance(metrics, dict):  # (shown by notebooks and the training job's output as an object)
+            raise FastTextError(f"corrupt model bundle {src}: {METRICS} holds no JSON object")
         if len(vocab) != config["vocab_size"]:
             raise FastTextError(f"model/vocabulary mismatch in {src}: vocab.json has {len(vocab)} tokens, config.json says {config['vocab_size']}")
         # (a bundle written before text was put in NFC has no "unicode_normalization": its text is read as then)
@@ -341,7 +382,10 @@ class Predictor:
                 from . import compact
 
                 directory = os.path.dirname(paths[PARAMS])
-                stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"])  # checked
+                try:
+                    stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"])
+                except compact.BadRows as exc:
+                    raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
                 if device.device_type != "cpu":  # MXNet's operators need the table; CpuScorer reads the stored rows
                     compact.materialize(model, stored, device)
                     stored = None
@@ -355,9 +399,13 @@ class Predictor:
             raise FastTextError(f"corrupt model bundle {src}: {exc} holds inf or NaN values, so it cannot "
                                 f"predict{_FLOAT16_HINT if (config.get('compact') or {}).get('dtype') == 'float16' else ''}; "
                                 f"retrain it") from None
-        except (mx.base.MXNetError, AssertionError, ValueError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise FastTextError(f"model parameters in {src} do not match config.json: {first}") from None
+        except mx.base.MXNetError as exc:
+            if "Invalid NDArray file format" in str(exc):  # not a parameter file at all (its checksum matched)
+                raise FastTextError(f"corrupt model bundle {src}: {PARAMS} is not an MXNet parameter file "
+                                    f"(Invalid NDArray file format)") from None
+            raise FastTextError(f"model parameters in {src} do not match config.json: {reason_of(exc)}") from None
+        except (AssertionError, ValueError) as exc:
+            raise FastTextError(f"model parameters in {src} do not match config.json: {reason_of(exc)}") from None
         return cls(model, featurizer, config["labels"], config, metrics, device, label_names=config.get("label_names"),
                    stored=stored)
 

@@ -457,6 +457,28 @@ def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_fi
     assert sorted(os.listdir(ckpt)) == ["epoch-0003"]
 
 
+def _manifest_edit(**changes):
+    def harm(d):
+        meta = json.loads((d / "checkpoint.json").read_text())
+        (d / "checkpoint.json").write_text(json.dumps(dict(meta, **changes)))
+    return harm
+
+
+def _republished(logical, content):
+    """``logical``'s file replaced by ``content(old bytes)``, its checksum in checkpoint.json updated: damage no
+    checksum catches (a hand edit, another writer)."""
+    import hashlib
+
+    def harm(d):
+        meta = json.loads((d / "checkpoint.json").read_text())
+        entry = meta["files"][logical]
+        data = content((d / entry["object"]).read_bytes())
+        (d / entry["object"]).write_bytes(data)
+        entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+        (d / "checkpoint.json").write_text(json.dumps(meta))
+    return harm
+
+
 DAMAGE = {
     "model.params deleted": (lambda d: os.remove(next(d.glob("model-*"))), "a file its checkpoint.json names is missing"),
     "optimizer.states truncated": (lambda d: os.truncate(next(d.glob("optimizer-*")), 10), "optimizer.states is truncated"),
@@ -467,6 +489,15 @@ DAMAGE = {
         lambda d: (d / "checkpoint.json").write_text(json.dumps({k: v for k, v in json.loads((d / "checkpoint.json").read_text()).items()
                                                                  if k not in ("files", "written_by")})),
         "checkpoint.json was not written by this library"),
+    # edited by hand, each was an AttributeError / TypeError traceback
+    "checkpoint.json's history not a list": (_manifest_edit(history=5), "checkpoint.json's 'history'"),
+    "checkpoint.json's history rows not objects": (_manifest_edit(history=[1, 2]), "checkpoint.json's 'history'"),
+    "checkpoint.json's config not an object": (_manifest_edit(config="x"), "checkpoint.json's 'config'"),
+    "checkpoint.json's labels not a list": (_manifest_edit(labels=5), "checkpoint.json's 'labels'"),
+    # content no checksum catches: MXNet's "Traceback (most recent call last): ..." and pickle's UnpicklingError
+    "model.params not MXNet's": (_republished("model.params", lambda old: b"garbage"), "model.params cannot be loaded"),
+    "model.params cut short": (_republished("model.params", lambda old: old[:len(old) // 2]), "model.params cannot be loaded"),
+    "optimizer.states cut short": (_republished("optimizer.states", lambda old: old[:20]), "optimizer.states cannot be loaded"),
 }
 
 
