@@ -1279,6 +1279,45 @@ def test_model_fn_caches_by_model_dir_and_reloads_a_replaced_bundle(bundle, tmp_
     assert sm_serve.model_fn(copy) is not first and len(loads) == 2
 
 
+
+def _model_dir_holding(root, layout, bundle):
+    """A model directory as a mistaken model.tar.gz leaves it: ``nested`` (``tar czf model.tar.gz model/``: the
+    bundle in a folder), ``two`` (two bundles in folders), ``archive`` (a model.tar.gz packed inside the archive)."""
+    import shutil
+
+    root.mkdir()
+    shutil.copytree(os.path.join(ROOT, "fasttext_lib"), root / "code" / "fasttext_lib")  # what pack_model adds
+    if layout == "nested":
+        shutil.copytree(bundle, root / "model")
+    elif layout == "two":
+        shutil.copytree(bundle, root / "run1" / "model")
+        shutil.copytree(bundle, root / "run2" / "model")
+    else:
+        with tarfile.open(root / "model.tar.gz", "w:gz") as tar:
+            tar.add(bundle, arcname=".")
+    return root
+
+
+@pytest.mark.parametrize("layout, says", [
+    ("nested", "it holds a bundle in model/, not at its top: pack the bundle's files at the top of model.tar.gz "
+               "(packaging.pack_model does), or load "),
+    ("two", "it holds 2 bundles, in run1/model/ and run2/model/, none at its top: a model directory is one bundle, "
+            "its files at the top"),
+    ("archive", "it holds model.tar.gz, not extracted (an archive packed inside the model archive?): extract it "
+                "there, or pack the bundle's own files"),
+])
+def test_model_fn_of_a_mispacked_model_dir_says_where_the_bundle_is(bundle, tmp_path, layout, says):
+    """The endpoint's start-up log said only "has no config.json" when the archive held the bundle in a folder, two
+    bundles, or the bundle's own model.tar.gz: nothing that said what to change."""
+    model_dir = _model_dir_holding(tmp_path / "opt_ml_model", layout, bundle)
+    with pytest.raises(FastTextError) as caught:
+        sm_serve.model_fn(str(model_dir))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"not a model bundle: {model_dir} has no config.json; {says}")
+    if layout == "nested":
+        assert message.endswith(f"load {model_dir / 'model'}")
+        assert Predictor.load(model_dir / "model").labels == ["1", "2"]  # what the message says to load
+
 # --------------------------------------------------------------------------------------------
 # packaging
 # --------------------------------------------------------------------------------------------
