@@ -28,7 +28,8 @@ settings, labels) attached, and the three functions below do the rest:
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
-  UTF-8), non-string items and requests without any text (a JSON string's lone surrogate escape is U+FFFD).
+  UTF-8), non-string items and requests without any text (a JSON string's lone surrogate escape is U+FFFD);
+* a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
 Content-Type is exactly ``application/json`` or ``text/csv`` (its ``UTF8_TYPES``), and answers a
@@ -202,7 +203,10 @@ def _answer_request_errors_in_one_line():
     """The toolkit answers every error raised in a handler with its message, a newline and the Python traceback
     (``Transformer.handle_error``): a client that sent bad CSV got our one line followed by 20 lines of this
     library's internals and file paths. A bad request (:class:`RequestError`, 4xx) is now answered with its
-    message alone; a server error (500: a defect of ours) keeps the traceback, which is what its report needs.
+    message alone. A server error (500: a defect of ours) is answered with its message's first line (an MXNetError's
+    goes on with its C++ stack) and a pointer to the log; its traceback, which its report needs, is written to the
+    worker's stderr, which the server keeps in the endpoint's log (it was in the body only: the server's code and
+    paths handed to whoever sent the request, and nothing in the log).
     Patched on the toolkit's class, in this serving process; a toolkit without it is left as it is."""
     import sys
 
@@ -213,9 +217,12 @@ def _answer_request_errors_in_one_line():
     answer = original.__func__
 
     def handle_error(context, inference_exception, trace):
-        if isinstance(inference_exception, RequestError):
+        if isinstance(inference_exception, RequestError) or getattr(inference_exception, "status_code", 500) < 500:
             return [line.rstrip("\n") for line in answer(context, inference_exception, "")]
-        return answer(context, inference_exception, trace)
+        print(trace, file=sys.stderr, flush=True)
+        message = (str(getattr(inference_exception, "message", "") or "").strip().splitlines() or ["internal error"])[0]
+        inference_exception.message = f"{message} (a server error; its traceback is in the endpoint's log)"
+        return [line.rstrip("\n") for line in answer(context, inference_exception, "")]
 
     handle_error.one_line_requests = True
     transformer.handle_error = staticmethod(handle_error)

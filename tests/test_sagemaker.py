@@ -1041,9 +1041,12 @@ def test_the_toolkit_decodes_json_and_csv_itself_until_model_fn_takes_them_off_i
     assert not {sm_serve.JSON_TYPE, sm_serve.CSV_TYPE, sm_serve.JSONLINES_TYPE} & set(content_types.UTF8_TYPES)
 
 
-def test_a_bad_request_is_answered_in_one_line_and_a_server_error_keeps_its_traceback(endpoint, monkeypatch):
+def test_a_bad_request_is_answered_in_one_line_and_a_server_errors_traceback_goes_to_the_log(endpoint, monkeypatch,
+                                                                                            capsys):
     """The toolkit put the Python traceback after every error's message: a client that sent bad JSON got our line
-    and 20 lines of this library's internals. A 4xx is now its one line; a 500 (our defect) keeps the trace."""
+    and 20 lines of this library's internals. A 4xx is now its one line. A 500 (our defect) was answered with the
+    traceback too (file paths and code of the server, to whoever sent the request, and nowhere else): its body is
+    now one line that points to the log, and the traceback goes to the worker's stderr (the endpoint's log)."""
     for body, content_type in ((b'["unclosed', "application/json"), (b"", "text/plain"), (b"x", "text/html")):
         status, _, response = endpoint.invoke(body, content_type, "application/json")
         assert 400 <= status < 500 and "\n" not in response and "Traceback" not in response, response
@@ -1052,8 +1055,26 @@ def test_a_bad_request_is_answered_in_one_line_and_a_server_error_keeps_its_trac
         raise RuntimeError("a defect of ours")
 
     monkeypatch.setattr(Predictor, "predict", broken)
+    capsys.readouterr()
     status, _, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
-    assert status == 500 and response.startswith("a defect of ours\nTraceback") and "RuntimeError" in response
+    assert status == 500 and response == "a defect of ours (a server error; its traceback is in the endpoint's log)"
+    logged = capsys.readouterr().err
+    assert "Traceback" in logged and "RuntimeError: a defect of ours" in logged
+
+    def broken_twice(self, texts):  # an MXNetError's message holds its C++ stack trace, over many lines
+        raise RuntimeError("[12:00:00] src/storage.cc:42: out of memory\nStack trace:\n  [bt] (0) libmxnet.so")
+
+    monkeypatch.setattr(Predictor, "predict", broken_twice)
+    status, _, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
+    assert status == 500 and "\n" not in response and "libmxnet" not in response, response
+    assert "libmxnet" in capsys.readouterr().err
+
+    monkeypatch.setattr(Predictor, "predict", lambda self, texts: [][0] if texts else [])
+    status, _, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
+    assert status == 500 and response.startswith("list index out of range (a server error"), response
+    assert endpoint.invoke(b'["fine"]', "application/json", "application/json")[0] == 500  # (still patched)
+    monkeypatch.undo()
+    assert endpoint.invoke(b'["fine"]', "application/json", "application/json")[0] == 200  # serving on
 
 
 # a JSON Lines request is answered in JSON Lines only: an Accept that refuses it by name (q=0) was answered in it
