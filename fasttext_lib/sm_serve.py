@@ -761,6 +761,22 @@ def _answer_bytes(answers, ranked):
     return min(len(_json_body(answers)), len(_jsonlines_body(answers, ranked)))
 
 
+def _class_last_rows(records, classes):
+    """Are ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
+    whose class comes after its text, ``text,label``, whose header only the first mini-batch held) rows with the class
+    last? Every one (blank ones left out), :data:`~fasttext_lib.data.MIN_UNQUOTED_ROWS` or more, as wide as the others
+    (a CSV writer's; reviews one a line, unquoted, differ where one holds a comma), two fields or more, the last one of
+    the model's ``classes``, and not after a digit (``I'd say 4,5``: a decimal comma). A review's own words are no
+    class column in every record: a record or three (a small last mini-batch, SingleRecord) are too thin a sign, as
+    they are for a class first (data.labeled_csv_records). The caller asks only when the class is not first."""
+    from .data import MIN_UNQUOTED_ROWS
+
+    rows = [r for r in records if r]
+    return (len(rows) >= MIN_UNQUOTED_ROWS and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2
+            and all(r[-1].strip() in classes and not (r[-1].strip().isdigit() and r[-2].rstrip()[-1:].isdigit())
+                    for r in rows))
+
+
 def _csv_texts(reviews, predictor):
     """The reviews of a ``text/csv`` request: when its first record is a labeled row, the class first and the text
     after it (``"2","the food was great"``, a line of a Zhang et al. file: data.labeled_csv_records), every record's
@@ -769,16 +785,21 @@ def _csv_texts(reviews, predictor):
     A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``) holds no
     header: when the file was written with pandas' index (``,label,text``), its records begin with the row numbers
     (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
-    first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first)."""
+    first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
+    with the class last (``text,label``: :func:`_class_last_rows`) are read for their other columns, as under the header."""
     from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
     from .data import labeled_csv_records
 
-    records, quoted = reviews.records, reviews.quoted
-    if reviews.after_header and headless_index_rows(records, predictor.class_values):
+    records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
+    if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
     if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
+        if after_header and _class_last_rows(records, predictor.class_values):
+            # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
+            # the review; its text columns, as the first mini-batch read them under the header
+            return [csv_text(record[:-1]) for record in records]
         return list(reviews)
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:

@@ -1816,6 +1816,48 @@ def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index
         served[1].predict(texts)
 
 
+@pytest.mark.parametrize("columns", [["text", "label"], ["title", "text", "label"]])
+@pytest.mark.parametrize("index", [False, True])
+def test_batch_transform_mini_batches_of_a_text_label_csv_are_answered_for_their_text(endpoint, served, splits,
+                                                                                     monkeypatch, columns, index):
+    """A file whose class comes after its text (text,label: Hugging Face's to_csv of IMDB or yelp_polarity), sent with
+    header=present and SplitType=Line: its mini-batches after the first hold no header, and their records were answered
+    whole, each review's class as a word of it. A mini-batch whose every record (4 or more) is as wide as the others
+    and ends in one of the model's classes is now read as text,label: its text columns, the class not scored."""
+    import pandas as pd
+
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    test = splits[1]
+    frame = pd.DataFrame({"title": [t.split()[0] for t in test.texts[:95]], "text": test.texts[:95],
+                          "label": test.labels[:95]})[columns]
+    lines = frame.to_csv(index=index).encode().splitlines(keepends=True)
+    answers = []
+    for part in ((0, 41), (41, 92), (92, 96)):  # MultiRecord: the header in the first only; the last one small
+        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), "text/csv; header=present",
+                                              "application/json")
+        assert status == 200, response
+        answers += json.loads(response)
+    texts = [" ".join(row[:-1]) for row in frame.itertuples(index=False)]
+    assert answers == [HEADER_ANSWER] + served[1].predict(texts)  # as the first mini-batch reads its rows
+
+
+@pytest.mark.parametrize("body", [
+    b"great food,2\ncold soup,1\nnice,2\n",  # three: too thin a sign (one record: SingleRecord), as for class first
+    b"great food,2\ncold soup,1\nnice staff,2\nI'd say 4,5\n",  # a decimal comma (4,5 stars)
+    b"great food,2\ncold, soup,1\nnice,2\nrude,1\n",  # not all as wide: a review's unquoted comma
+    b"great food,2\ncold soup,1\nnice,2\nrude,fine\n",  # one ends in no class
+    b"2,great food,1\n1,cold soup,2\n2,nice,1\n1,rude,2\n",  # a class first too: class first, as before
+])
+def test_batch_transform_reads_a_later_mini_batch_as_text_label_only_when_every_record_is_one(monkeypatch, served,
+                                                                                              body):
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    records = list(csv.reader(io.StringIO(body.decode())))
+    first_class = all(r[0] in ("1", "2") for r in records)
+    texts = [" ".join(r[1:]) if first_class else ",".join(r) for r in records]  # as before: each line whole
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
+        served[1].predict(texts)
+
+
 @pytest.mark.parametrize("body, texts", [
     (b"label,text\n2,great food\n1,cold soup\n", ["great food", "cold soup"]),
     (b"\n\n,label,text\n0,2,great food\n1,1,cold soup\n", ["", "", "great food", "cold soup"]),  # blank lines first
