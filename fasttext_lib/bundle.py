@@ -200,7 +200,9 @@ def _not_a_bundle(src, exc):
     text = str(exc)
     if "its manifest lists no" in text:
         return FastTextError(f"incomplete model bundle: {text}")
-    if text.endswith(f"has no {CONFIG}") or "is not valid JSON" in text or "is malformed" in text:
+    if text.endswith(f"has no {CONFIG}"):
+        return FastTextError(f"not a model bundle: {text}{_where_the_bundle_is(src)}")
+    if "is not valid JSON" in text or "is malformed" in text:
         return FastTextError(f"not a model bundle: {text}")
     if "not written by this library" in text:
         older = _older_format(src)
@@ -210,6 +212,43 @@ def _not_a_bundle(src, exc):
     if not storage.is_s3(src) and text.endswith(("does not exist", "is not a directory")):
         return FastTextError(f"model bundle not found: {text}")
     return exc  # the real cause (no such bucket, no credentials, endpoint down, ...) as storage said it
+
+
+ARCHIVE_ENDINGS = (".tar.gz", ".tgz", ".tar")
+
+
+def _where_the_bundle_is(src, depth=2):
+    """What a local folder without config.json holds instead, said after its error: an endpoint's model directory
+    is what SageMaker extracted from model.tar.gz, and an archive packed from the bundle's folder
+    (``tar czf model.tar.gz model/``), holding two bundles, or holding the bundle's own archive left the endpoint's
+    log with only "has no config.json". Folders ``depth`` deep are looked at (``code/`` is the served code)."""
+    if storage.is_s3(src) or not os.path.isdir(src):
+        return ""
+    archives, bundles = [], []
+    folders = [(src, 0)]
+    while folders and len(folders) < 1000:  # (a model directory is small; a wrong --model may be a big tree)
+        folder, level = folders.pop(0)
+        with contextlib.suppress(OSError):
+            for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+                where = os.path.relpath(entry.path, src)
+                if level == 0 and entry.name.endswith(ARCHIVE_ENDINGS) and entry.is_file():
+                    archives.append(where)
+                elif entry.is_dir() and not (level == 0 and entry.name == "code"):
+                    if os.path.isfile(os.path.join(entry.path, CONFIG)):
+                        bundles.append(where)
+                    elif level + 1 < depth:
+                        folders.append((entry.path, level + 1))
+    if len(bundles) == 1:
+        return (f"; it holds a bundle in {bundles[0]}/, not at its top: pack the bundle's files at the top of "
+                f"model.tar.gz (packaging.pack_model does), or load {os.path.join(src, bundles[0])}")
+    if bundles:
+        shown = " and ".join(f"{b}/" for b in bundles[:2]) + (f" and {len(bundles) - 2} more" if len(bundles) > 2 else "")
+        return (f"; it holds {len(bundles)} bundles, in {shown}, none at its top: a model directory is one bundle, "
+                f"its files at the top")
+    if archives:
+        return (f"; it holds {', '.join(archives[:3])}, not extracted (an archive packed inside the model archive?): "
+                f"extract it there, or pack the bundle's own files")
+    return ""
 
 
 def _check_config(src, config):

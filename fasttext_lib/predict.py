@@ -442,8 +442,12 @@ class Predictor:
         """The ``k`` most probable classes of each text whose probability is at least ``threshold``, most
         probable first (fastText's ``predict(text, k, threshold)``): a list of ``{"label", "probability",
         "class_id"}`` per text, empty where no class reaches the threshold. ``k=-1``: every class."""
+        return self.top_of(self.predict_proba(texts), k, threshold)
+
+    def top_of(self, probs, k=1, threshold=0.0):
+        """:meth:`predict_top`'s answer for class probabilities ``probs`` (:meth:`predict_proba`'s), so that texts
+        scored together can each be cut to its own ``k`` and ``threshold``."""
         k, threshold = check_top(k, threshold, len(self.labels))
-        probs = self.predict_proba(texts)
         order = np.argsort(-probs, axis=1, kind="stable")[:, :k]  # ties: the first class, as argmax
         return [[{"label": self.names[j], "probability": float(p[j]), "class_id": self.labels[j]}
                  for j in row if p[j] >= threshold] for p, row in zip(probs, order)]

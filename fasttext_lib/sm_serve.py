@@ -28,7 +28,8 @@ settings, labels) attached, and the three functions below do the rest:
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
-  UTF-8), non-string items and requests without any text (a JSON string's lone surrogate escape is U+FFFD).
+  UTF-8), non-string items and requests without any text (a JSON string's lone surrogate escape is U+FFFD);
+* a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
 Content-Type is exactly ``application/json`` or ``text/csv`` (its ``UTF8_TYPES``), and answers a
@@ -202,7 +203,10 @@ def _answer_request_errors_in_one_line():
     """The toolkit answers every error raised in a handler with its message, a newline and the Python traceback
     (``Transformer.handle_error``): a client that sent bad CSV got our one line followed by 20 lines of this
     library's internals and file paths. A bad request (:class:`RequestError`, 4xx) is now answered with its
-    message alone; a server error (500: a defect of ours) keeps the traceback, which is what its report needs.
+    message alone. A server error (500: a defect of ours) is answered with its message's first line (an MXNetError's
+    goes on with its C++ stack) and a pointer to the log; its traceback, which its report needs, is written to the
+    worker's stderr, which the server keeps in the endpoint's log (it was in the body only: the server's code and
+    paths handed to whoever sent the request, and nothing in the log).
     Patched on the toolkit's class, in this serving process; a toolkit without it is left as it is."""
     import sys
 
@@ -213,9 +217,12 @@ def _answer_request_errors_in_one_line():
     answer = original.__func__
 
     def handle_error(context, inference_exception, trace):
-        if isinstance(inference_exception, RequestError):
+        if isinstance(inference_exception, RequestError) or getattr(inference_exception, "status_code", 500) < 500:
             return [line.rstrip("\n") for line in answer(context, inference_exception, "")]
-        return answer(context, inference_exception, trace)
+        print(trace, file=sys.stderr, flush=True)
+        message = (str(getattr(inference_exception, "message", "") or "").strip().splitlines() or ["internal error"])[0]
+        inference_exception.message = f"{message} (a server error; its traceback is in the endpoint's log)"
+        return [line.rstrip("\n") for line in answer(context, inference_exception, "")]
 
     handle_error.one_line_requests = True
     transformer.handle_error = staticmethod(handle_error)
@@ -754,6 +761,22 @@ def _answer_bytes(answers, ranked):
     return min(len(_json_body(answers)), len(_jsonlines_body(answers, ranked)))
 
 
+def _class_last_rows(records, classes):
+    """Are ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
+    whose class comes after its text, ``text,label``, whose header only the first mini-batch held) rows with the class
+    last? Every one (blank ones left out), :data:`~fasttext_lib.data.MIN_UNQUOTED_ROWS` or more, as wide as the others
+    (a CSV writer's; reviews one a line, unquoted, differ where one holds a comma), two fields or more, the last one of
+    the model's ``classes``, and not after a digit (``I'd say 4,5``: a decimal comma). A review's own words are no
+    class column in every record: a record or three (a small last mini-batch, SingleRecord) are too thin a sign, as
+    they are for a class first (data.labeled_csv_records). The caller asks only when the class is not first."""
+    from .data import MIN_UNQUOTED_ROWS
+
+    rows = [r for r in records if r]
+    return (len(rows) >= MIN_UNQUOTED_ROWS and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2
+            and all(r[-1].strip() in classes and not (r[-1].strip().isdigit() and r[-2].rstrip()[-1:].isdigit())
+                    for r in rows))
+
+
 def _csv_texts(reviews, predictor):
     """The reviews of a ``text/csv`` request: when its first record is a labeled row, the class first and the text
     after it (``"2","the food was great"``, a line of a Zhang et al. file: data.labeled_csv_records), every record's
@@ -762,16 +785,21 @@ def _csv_texts(reviews, predictor):
     A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``) holds no
     header: when the file was written with pandas' index (``,label,text``), its records begin with the row numbers
     (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
-    first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first)."""
+    first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
+    with the class last (``text,label``: :func:`_class_last_rows`) are read for their other columns, as under the header."""
     from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
     from .data import labeled_csv_records
 
-    records, quoted = reviews.records, reviews.quoted
-    if reviews.after_header and headless_index_rows(records, predictor.class_values):
+    records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
+    if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
     if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
+        if after_header and _class_last_rows(records, predictor.class_values):
+            # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
+            # the review; its text columns, as the first mini-batch read them under the header
+            return [csv_text(record[:-1]) for record in records]
         return list(reviews)
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:
@@ -802,12 +830,16 @@ def predict_fn(input_data, model):
         chunk = texts[start:start + RESPONSE_CHECK_REVIEWS]
         if top is None:
             part = predictor.predict(chunk)
-        elif isinstance(top, list):  # JSON Lines: each line its own k and threshold, scored together per setting
+        elif isinstance(top, list):  # JSON Lines: each line its own k and threshold; the reviews scored once (each
+            # setting was scored apart, its lines found by a scan of the batch: lines each with its own threshold took
+            # 20 times as long), each line's classes cut to its setting
             part = [None] * len(chunk)
-            settings = top[start:start + len(chunk)]
-            for setting in sorted(set(settings)):
-                where = [i for i, s in enumerate(settings) if s == setting]
-                for i, ranked in zip(where, predictor.predict_top([chunk[i] for i in where], *setting)):
+            probs = predictor.predict_proba(chunk)
+            lines_of = {}
+            for i, setting in enumerate(top[start:start + len(chunk)]):
+                lines_of.setdefault(setting, []).append(i)
+            for setting, where in lines_of.items():
+                for i, ranked in zip(where, predictor.top_of(probs[where], *setting)):
                     part[i] = ranked
         else:
             part = predictor.predict_top(chunk, k=top[0], threshold=top[1])

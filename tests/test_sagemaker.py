@@ -945,6 +945,27 @@ def test_jsonlines_per_line_k_and_threshold(endpoint, served):
     assert lines[2] == {"label": [], "prob": [], "class_id": []}  # no class reaches probability 1.0: an empty line's worth
 
 
+def test_jsonlines_lines_each_with_its_own_threshold_are_scored_once(served, monkeypatch):
+    """Each distinct (k, threshold) of a JSON Lines request was scored apart, its lines found by a scan of the whole
+    batch: 20,000 lines each with its own threshold (1 MB) took 23 times as long as the same lines with one, a
+    request of a few MB most of SageMaker's 60 s. The reviews are scored once per batch, each line cut to its
+    setting."""
+    model, predictor = served
+    texts = [f"good food {i}" if i % 3 else f"awful wait {i}" for i in range(3000)]
+    settings = [(1 + i % 3 if i % 5 else -1, (i % 1000) / 1000) for i in range(3000)]
+    body = "\n".join(json.dumps({"source": t, "k": k, "threshold": p}) for t, (k, p) in zip(texts, settings)).encode()
+    scored = []
+    proba = Predictor.predict_proba
+    monkeypatch.setattr(Predictor, "predict_proba", lambda self, chunk: scored.append(len(chunk)) or proba(self, chunk))
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, "application/jsonlines"), model)
+    assert scored == [2048, 952]  # one scoring per batch of sm_serve.RESPONSE_CHECK_REVIEWS
+    monkeypatch.undo()
+    alone = [predictor.predict_top([t], k, p)[0] for t, (k, p) in zip(texts, settings)]  # (a review scored alone
+    assert [[c["class_id"] for c in a] for a in answers] == [[c["class_id"] for c in a] for a in alone]  # differs in
+    assert [c["probability"] for a in answers for c in a] == pytest.approx(                              # the last
+        [c["probability"] for a in alone for c in a], abs=1e-6)                                          # digits)
+
+
 @pytest.mark.parametrize("body, content_type, accept", [
     ("\n".join(REVIEWS).encode() + b"\n", "text/plain", "application/jsonlines"),  # a plain review file, lines out
     (json.dumps({"instances": REVIEWS}).encode(), "application/json", "application/jsonlines, application/json;q=0.5"),
@@ -1041,9 +1062,12 @@ def test_the_toolkit_decodes_json_and_csv_itself_until_model_fn_takes_them_off_i
     assert not {sm_serve.JSON_TYPE, sm_serve.CSV_TYPE, sm_serve.JSONLINES_TYPE} & set(content_types.UTF8_TYPES)
 
 
-def test_a_bad_request_is_answered_in_one_line_and_a_server_error_keeps_its_traceback(endpoint, monkeypatch):
+def test_a_bad_request_is_answered_in_one_line_and_a_server_errors_traceback_goes_to_the_log(endpoint, monkeypatch,
+                                                                                            capsys):
     """The toolkit put the Python traceback after every error's message: a client that sent bad JSON got our line
-    and 20 lines of this library's internals. A 4xx is now its one line; a 500 (our defect) keeps the trace."""
+    and 20 lines of this library's internals. A 4xx is now its one line. A 500 (our defect) was answered with the
+    traceback too (file paths and code of the server, to whoever sent the request, and nowhere else): its body is
+    now one line that points to the log, and the traceback goes to the worker's stderr (the endpoint's log)."""
     for body, content_type in ((b'["unclosed', "application/json"), (b"", "text/plain"), (b"x", "text/html")):
         status, _, response = endpoint.invoke(body, content_type, "application/json")
         assert 400 <= status < 500 and "\n" not in response and "Traceback" not in response, response
@@ -1052,8 +1076,26 @@ def test_a_bad_request_is_answered_in_one_line_and_a_server_error_keeps_its_trac
         raise RuntimeError("a defect of ours")
 
     monkeypatch.setattr(Predictor, "predict", broken)
+    capsys.readouterr()
     status, _, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
-    assert status == 500 and response.startswith("a defect of ours\nTraceback") and "RuntimeError" in response
+    assert status == 500 and response == "a defect of ours (a server error; its traceback is in the endpoint's log)"
+    logged = capsys.readouterr().err
+    assert "Traceback" in logged and "RuntimeError: a defect of ours" in logged
+
+    def broken_twice(self, texts):  # an MXNetError's message holds its C++ stack trace, over many lines
+        raise RuntimeError("[12:00:00] src/storage.cc:42: out of memory\nStack trace:\n  [bt] (0) libmxnet.so")
+
+    monkeypatch.setattr(Predictor, "predict", broken_twice)
+    status, _, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
+    assert status == 500 and "\n" not in response and "libmxnet" not in response, response
+    assert "libmxnet" in capsys.readouterr().err
+
+    monkeypatch.setattr(Predictor, "predict", lambda self, texts: [][0] if texts else [])
+    status, _, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
+    assert status == 500 and response.startswith("list index out of range (a server error"), response
+    assert endpoint.invoke(b'["fine"]', "application/json", "application/json")[0] == 500  # (still patched)
+    monkeypatch.undo()
+    assert endpoint.invoke(b'["fine"]', "application/json", "application/json")[0] == 200  # serving on
 
 
 # a JSON Lines request is answered in JSON Lines only: an Accept that refuses it by name (q=0) was answered in it
@@ -1278,6 +1320,45 @@ def test_model_fn_caches_by_model_dir_and_reloads_a_replaced_bundle(bundle, tmp_
         f.write(data)
     assert sm_serve.model_fn(copy) is not first and len(loads) == 2
 
+
+
+def _model_dir_holding(root, layout, bundle):
+    """A model directory as a mistaken model.tar.gz leaves it: ``nested`` (``tar czf model.tar.gz model/``: the
+    bundle in a folder), ``two`` (two bundles in folders), ``archive`` (a model.tar.gz packed inside the archive)."""
+    import shutil
+
+    root.mkdir()
+    shutil.copytree(os.path.join(ROOT, "fasttext_lib"), root / "code" / "fasttext_lib")  # what pack_model adds
+    if layout == "nested":
+        shutil.copytree(bundle, root / "model")
+    elif layout == "two":
+        shutil.copytree(bundle, root / "run1" / "model")
+        shutil.copytree(bundle, root / "run2" / "model")
+    else:
+        with tarfile.open(root / "model.tar.gz", "w:gz") as tar:
+            tar.add(bundle, arcname=".")
+    return root
+
+
+@pytest.mark.parametrize("layout, says", [
+    ("nested", "it holds a bundle in model/, not at its top: pack the bundle's files at the top of model.tar.gz "
+               "(packaging.pack_model does), or load "),
+    ("two", "it holds 2 bundles, in run1/model/ and run2/model/, none at its top: a model directory is one bundle, "
+            "its files at the top"),
+    ("archive", "it holds model.tar.gz, not extracted (an archive packed inside the model archive?): extract it "
+                "there, or pack the bundle's own files"),
+])
+def test_model_fn_of_a_mispacked_model_dir_says_where_the_bundle_is(bundle, tmp_path, layout, says):
+    """The endpoint's start-up log said only "has no config.json" when the archive held the bundle in a folder, two
+    bundles, or the bundle's own model.tar.gz: nothing that said what to change."""
+    model_dir = _model_dir_holding(tmp_path / "opt_ml_model", layout, bundle)
+    with pytest.raises(FastTextError) as caught:
+        sm_serve.model_fn(str(model_dir))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"not a model bundle: {model_dir} has no config.json; {says}")
+    if layout == "nested":
+        assert message.endswith(f"load {model_dir / 'model'}")
+        assert Predictor.load(model_dir / "model").labels == ["1", "2"]  # what the message says to load
 
 # --------------------------------------------------------------------------------------------
 # packaging
@@ -1731,6 +1812,48 @@ def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_lik
 def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index_only_when_it_is_one(
         monkeypatch, served, body, texts):
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
+        served[1].predict(texts)
+
+
+@pytest.mark.parametrize("columns", [["text", "label"], ["title", "text", "label"]])
+@pytest.mark.parametrize("index", [False, True])
+def test_batch_transform_mini_batches_of_a_text_label_csv_are_answered_for_their_text(endpoint, served, splits,
+                                                                                     monkeypatch, columns, index):
+    """A file whose class comes after its text (text,label: Hugging Face's to_csv of IMDB or yelp_polarity), sent with
+    header=present and SplitType=Line: its mini-batches after the first hold no header, and their records were answered
+    whole, each review's class as a word of it. A mini-batch whose every record (4 or more) is as wide as the others
+    and ends in one of the model's classes is now read as text,label: its text columns, the class not scored."""
+    import pandas as pd
+
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    test = splits[1]
+    frame = pd.DataFrame({"title": [t.split()[0] for t in test.texts[:95]], "text": test.texts[:95],
+                          "label": test.labels[:95]})[columns]
+    lines = frame.to_csv(index=index).encode().splitlines(keepends=True)
+    answers = []
+    for part in ((0, 41), (41, 92), (92, 96)):  # MultiRecord: the header in the first only; the last one small
+        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), "text/csv; header=present",
+                                              "application/json")
+        assert status == 200, response
+        answers += json.loads(response)
+    texts = [" ".join(row[:-1]) for row in frame.itertuples(index=False)]
+    assert answers == [HEADER_ANSWER] + served[1].predict(texts)  # as the first mini-batch reads its rows
+
+
+@pytest.mark.parametrize("body", [
+    b"great food,2\ncold soup,1\nnice,2\n",  # three: too thin a sign (one record: SingleRecord), as for class first
+    b"great food,2\ncold soup,1\nnice staff,2\nI'd say 4,5\n",  # a decimal comma (4,5 stars)
+    b"great food,2\ncold, soup,1\nnice,2\nrude,1\n",  # not all as wide: a review's unquoted comma
+    b"great food,2\ncold soup,1\nnice,2\nrude,fine\n",  # one ends in no class
+    b"2,great food,1\n1,cold soup,2\n2,nice,1\n1,rude,2\n",  # a class first too: class first, as before
+])
+def test_batch_transform_reads_a_later_mini_batch_as_text_label_only_when_every_record_is_one(monkeypatch, served,
+                                                                                              body):
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    records = list(csv.reader(io.StringIO(body.decode())))
+    first_class = all(r[0] in ("1", "2") for r in records)
+    texts = [" ".join(r[1:]) if first_class else ",".join(r) for r in records]  # as before: each line whole
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
         served[1].predict(texts)
 
