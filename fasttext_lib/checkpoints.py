@@ -79,14 +79,19 @@ def _epoch_dir(checkpoint_dir, epoch):
     return storage.join(checkpoint_dir, f"epoch-{epoch:04d}")
 
 
-def data_fingerprint(featurizer, bags, y):
+def data_fingerprint(featurizer, bags, y, pretrained_sha256=None):
     """What identifies the training data beyond its classes and table size: the vocabulary, every document's
     label and token count, in order. Labels fixed in a few documents, or the file reordered, left both
     unchanged, and such a run resumed the old data's checkpoint silently (ending with neither run's
-    parameters). Hashes a few MB at Yelp size (not the token ids: those may sit in a file, CodesFile)."""
+    parameters). Hashes a few MB at Yelp size (not the token ids: those may sit in a file, CodesFile).
+    ``pretrained_sha256``: the content of the ``.vec`` file the table started from (``None``: none), which the
+    settings name only by its path: vectors replaced under the same name resumed the old ones' checkpoint, and
+    the bundle recorded the new file's hash for rows that came from the old one."""
     import numpy as np
 
     digest = hashlib.sha256("\n".join(featurizer.vocab.idx_to_token).encode("utf-8"))
+    if pretrained_sha256 is not None:  # (without vectors the fingerprint is what it always was)
+        digest.update(f"\npretrained vectors {pretrained_sha256}\n".encode("ascii"))
     lengths = bags.lengths if hasattr(bags, "lengths") else np.diff(bags.offsets)
     for values in (y, lengths):
         digest.update(np.ascontiguousarray(values, dtype=np.int64).tobytes())
@@ -146,7 +151,8 @@ def _run_differences(meta, model, config, labels, data):
     if meta.get("labels") != list(labels):
         found.append(f"classes {', '.join(map(str, meta.get('labels') or []))} -> {', '.join(map(str, labels))}")
     if meta.get("data", data) != data:
-        found.append("the training data (its vocabulary, labels or documents)")
+        found.append("the training data (its vocabulary, labels or documents)"
+                     + (" or the pretrained vectors' content" if config.pretrained_vectors else ""))
     if meta.get("num_rows") != model.num_rows and not found:  # (settings or data explain it when they differ)
         found.append(f"embedding rows {meta.get('num_rows')} -> {model.num_rows}")
     return found

@@ -199,7 +199,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         pretrained.release()  # its rows are in the table now (a wiki .vec holds GBs the run no longer needs)
     result = TrainedModel(model, featurizer, classes, config, ctxs, pretrained=result_pretrained, label_names=names)
     first_epoch = 1
-    data_id = data_fingerprint(featurizer, train_bags, y_train) if checkpoint_dir else None
+    vectors_id = result_pretrained["sha256"] if result_pretrained else None
+    data_id = data_fingerprint(featurizer, train_bags, y_train, vectors_id) if checkpoint_dir else None
     val_id = data_fingerprint(featurizer, val_bags, y_val) if checkpoint_dir and has_val else None
     resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id, validation=val_id,
                               score_train=score_train, num_workers=workers) if checkpoint_dir else None

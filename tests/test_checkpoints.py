@@ -630,3 +630,30 @@ def test_a_checkpoint_of_another_number_of_workers_is_refused_and_one_from_befor
     whole = train(*splits, config)
     for name, value in params_of(whole).items():
         np.testing.assert_array_equal(params_of(resumed)[name], value, err_msg=name)
+
+
+def _write_vectors(path, words, dim, seed):
+    values = np.random.RandomState(seed).uniform(-1, 1, (len(words), dim))
+    lines = [f"{len(words)} {dim}"] + [w + " " + " ".join(f"{v:.5f}" for v in row) for w, row in zip(words, values)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_pretrained_vectors_replaced_under_the_same_name_do_not_resume_the_old_ones_checkpoint(splits, tmp_path):
+    """The settings name the .vec file by its path only: other vectors written under the same name resumed the
+    checkpoint the old ones started, and the bundle then recorded the new file's sha256 for rows that came from
+    the old one. The file's content is part of what a checkpoint is compared on."""
+    words = sorted({w for text in splits[0].texts[:200] for w in text.lower().split()})[:50]
+    vec = tmp_path / "words.vec"
+    _write_vectors(vec, words, 16, seed=1)
+    config = TrainConfig(epochs=2, batch_size=256, emsize=16, progress=False, seed=4, pretrained_vectors=str(vec))
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    _write_vectors(vec, words, 16, seed=2)
+    with pytest.raises(FastTextError, match=r"different run \(the training data .* or the pretrained vectors' "
+                                            r"content\)"):
+        train(*splits, config, checkpoint_dir=ckpt)
+    _write_vectors(vec, words, 16, seed=1)  # the vectors it started from resume it, and end as an uninterrupted run
+    resumed = train(*splits, config, checkpoint_dir=ckpt)
+    assert len(resumed.history) == 2
+    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
