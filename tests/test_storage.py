@@ -593,6 +593,21 @@ def test_http_500_on_reads_is_one_line(tmp_path, s3_bucket, proxy):
         one_line(err.value)
 
 
+def test_expired_credentials_are_named_also_where_s3_answers_a_bare_400(tmp_path, s3_bucket, proxy):
+    """Expired session credentials (an SSO session, an assumed role's token) are S3's 400 ExpiredToken, but a HEAD's
+    answer has no body: every read, whose first request is a HEAD, said "failed: 400 (HTTP 400) Bad Request"."""
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    for method in ("HEAD", "GET", "PUT"):
+        proxy.fail(method, r".", "expired")
+    for call in (lambda: storage.exists(storage.join(dest, MANIFEST)), lambda: storage.read_bytes(storage.join(dest, MANIFEST)),
+                 lambda: storage.read_manifest(dest, MANIFEST), lambda: storage.check_writable(f"{s3_bucket}/other")):
+        with pytest.raises(FastTextError, match=r"AWS credentials were refused for s3://.*\(ExpiredToken: they have "
+                                                r"expired or are invalid\): renew them") as err:
+            call()
+        one_line(err.value)
+
+
 def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monkeypatch):
     uri = f"{s3_bucket}/models/run"
     calls = [lambda: storage.exists(storage.join(uri, MANIFEST)), lambda: storage.read_bytes(storage.join(uri, "x")),

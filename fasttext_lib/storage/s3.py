@@ -181,7 +181,12 @@ def s3_errors(uri):
         raise FastTextError(f"S3 request for {uri} failed (connection lost or timed out): {_first_line(exc)}") from None
 
 
+# Temporary credentials that are past their time or malformed (an SSO session or an assumed role's token expired).
+_EXPIRED_CREDENTIALS = ("ExpiredToken", "InvalidToken", "TokenRefreshRequired", "RequestExpired")
+
+
 def _client_error(exc, uri):
+    exc = _reason_of_bare_400(exc, uri)
     error = exc.response.get("Error", {})
     code = error.get("Code", "")
     status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -193,9 +198,31 @@ def _client_error(exc, uri):
         if not _bucket_exists(bucket):
             return _no_bucket(bucket, uri)
         return FastTextError(f"no such S3 object: {uri}")
+    if code in _EXPIRED_CREDENTIALS:
+        return FastTextError(f"the AWS credentials were refused for {uri} ({code}: they have expired or are invalid): "
+                             f"renew them (aws sso login, or a new AWS_SESSION_TOKEN with its keys)")
     if code in ("AccessDenied", "403", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled"):
         return FastTextError(f"access denied to {uri} ({code}): check your AWS credentials and permissions")
     return FastTextError(f"S3 request for {uri} failed: {code or 'error'} (HTTP {status}) {error.get('Message') or ''}".rstrip())
+
+
+def _reason_of_bare_400(exc, uri):
+    """The error behind a HEAD's bare 400: S3 answers HEAD requests without a body, so expired session credentials
+    (ExpiredToken, the most common cause) were "400 (HTTP 400) Bad Request". A one-byte GET of the same object
+    (a listing of one key, for a bucket) is answered with the reason; ``exc`` itself where it gives none."""
+    if exc.response.get("Error", {}).get("Code") != "400" or getattr(exc, "operation_name", "") not in ("HeadObject", "HeadBucket"):
+        return exc
+    bucket, key = split_s3(uri)
+    try:
+        if key and exc.operation_name == "HeadObject":
+            s3_client().get_object(Bucket=bucket, Key=key, Range="bytes=0-0")["Body"].close()
+        else:
+            s3_client().list_objects_v2(Bucket=bucket, MaxKeys=1)
+    except Exception as reason:
+        code = getattr(reason, "response", {}).get("Error", {}).get("Code", "")
+        if code and not code.isdigit():
+            return reason
+    return exc
 
 
 def _no_bucket(bucket, uri):
