@@ -632,6 +632,39 @@ def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monk
             one_line(err.value)
 
 
+@pytest.fixture
+def dropped_connections():
+    """An endpoint whose connections are never accepted, as behind a firewall that drops packets: a listener with
+    its backlog full drops new connection requests (SYN), and the client's connect waits out its timeout."""
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0), backlog=0)
+    queued = []
+    for _ in range(3):
+        pending = socket.socket()
+        pending.setblocking(False)
+        pending.connect_ex(listener.getsockname())
+        queued.append(pending)
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    for pending in queued:
+        pending.close()
+    listener.close()
+
+
+def test_an_endpoint_that_drops_connections_is_an_error_in_seconds_not_minutes(s3_bucket, dropped_connections,
+                                                                             monkeypatch):
+    """botocore waits 60 s for a connection, 3 to 5 times: every command sat for minutes before its error line."""
+    assert storage.s3_client().meta.config.connect_timeout <= 10  # (botocore's 60 s before)
+    monkeypatch.setattr(storage.s3, "CONNECT_TIMEOUT", 1)  # the same path, without ten seconds of waiting
+    monkeypatch.setenv("AWS_ENDPOINT_URL", dropped_connections)
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+    started = time.monotonic()
+    with pytest.raises(FastTextError, match=r"cannot reach the S3 endpoint for s3://.*/x\.csv: Connect timeout") as err:
+        storage.exists(f"{s3_bucket}/x.csv")
+    assert time.monotonic() - started < 8
+    one_line(err.value)
+
+
 @pytest.mark.parametrize("uri", ["s3://my bucket/models/run", "s3://bucket|name/models/run"])
 def test_a_bucket_name_botocore_refuses_to_send_is_named_as_such(tmp_path, s3_bucket, uri):
     """botocore refuses a bucket name with a space or a '|' before sending anything (ParamValidationError): that was

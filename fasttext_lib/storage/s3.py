@@ -28,6 +28,18 @@ class SetChanged(FastTextError):
         self.missing = missing
 
 
+class Unreachable(FastTextError):
+    """The S3 endpoint could not be reached, or stopped answering: every attempt waited out a timeout.
+    :meth:`about` says the same of another location without asking S3 (and waiting) again."""
+
+    def __init__(self, uri, head, tail):
+        super().__init__(f"{head}{uri}{tail}")
+        self._parts = (head, tail)
+
+    def about(self, uri):
+        return Unreachable(uri, *self._parts)
+
+
 class Damaged(FastTextError):
     """A manifest that is not JSON, not ours or malformed, or a file that does not match its size or checksum."""
 
@@ -91,6 +103,12 @@ _CLIENTS = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
+# botocore waits 60 s for a connection, and tries 3 to 5 times (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE): an endpoint whose
+# packets are dropped (a firewall, a VPC endpoint out of reach) held every command for minutes before its error line.
+# A connection to S3 takes milliseconds; the read timeout stays botocore's (a large CopyObject answers late).
+CONNECT_TIMEOUT = 10
+
+
 def s3_client():
     """The process's S3 client for the current AWS_* environment (endpoint, credentials, region, retries): a
     changed variable (a test's, or a notebook's os.environ edit) gets a client of its own, as does a forked child."""
@@ -99,8 +117,9 @@ def s3_client():
         client = _CLIENTS.pop(key, None)
         if client is None:
             import boto3
+            import botocore.config
 
-            client = boto3.session.Session().client("s3")
+            client = boto3.session.Session().client("s3", config=botocore.config.Config(connect_timeout=CONNECT_TIMEOUT))
             client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
@@ -149,6 +168,12 @@ def _first_line(exc):
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _endpoint_only(exc):
+    """botocore's line without the key in its URL (``endpoint URL: "http://host:port"``): :meth:`Unreachable.about`
+    names another location."""
+    return re.sub(r'(\w+://[^/"\s]+)/[^"\s]*', r"\1", _first_line(exc))
+
+
 @contextlib.contextmanager
 def s3_errors(uri):
     """Turn every S3 failure a user can cause into one-line :class:`FastTextError` (no traceback)."""
@@ -165,7 +190,9 @@ def s3_errors(uri):
     except bex.NoRegionError:
         raise FastTextError(f"no AWS region configured for {uri} (set AWS_DEFAULT_REGION)") from None
     except (bex.EndpointConnectionError, bex.ConnectTimeoutError) as exc:
-        raise FastTextError(f"cannot reach the S3 endpoint for {uri}: {_first_line(exc)}") from None
+        raise Unreachable(uri, "cannot reach the S3 endpoint for ", f": {_endpoint_only(exc)}") from None
+    except (bex.ReadTimeoutError, bex.ConnectionClosedError) as exc:
+        raise Unreachable(uri, "S3 request for ", f" failed (connection lost or timed out): {_endpoint_only(exc)}") from None
     except bex.ClientError as exc:
         raise _client_error(exc, uri) from None
     except bex.ParamValidationError as exc:  # nothing was sent: botocore refused the bucket name ("my bucket")
