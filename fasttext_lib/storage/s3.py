@@ -1,8 +1,9 @@
 """S3 locations, the one client per process, and S3's failures as one-line errors; uploads.
 
 ``s3://bucket/key`` URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a
-user can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is a one-line :class:`FastTextError`. The
-endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos). Uploads: one file to
+user can cause (no credentials or expired ones, endpoint down or resetting, HTTP 4xx/5xx) is a one-line
+:class:`FastTextError` (:class:`Unreachable` for an endpoint out of reach, waited for :data:`CONNECT_TIMEOUT` s per
+attempt). The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos). Uploads: one file to
 one key, multipart for big files (aborted by its id when interrupted), conditional (``If-None-Match``) where an
 existing object must not be replaced.
 """
