@@ -34,7 +34,8 @@ from urllib.parse import unquote, urlsplit
 
 _ERRORS = {"500": (500, "InternalError", "injected failure"), "403": (403, "AccessDenied", "injected refusal"),
            "503": (503, "SlowDown", "Please reduce your request rate."),
-           "expired": (400, "ExpiredToken", "The provided token has expired.")}
+           "expired": (400, "ExpiredToken", "The provided token has expired."),
+           "unknown-key": (403, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")}
 
 
 class _Rule:

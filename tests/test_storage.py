@@ -608,6 +608,20 @@ def test_expired_credentials_are_named_also_where_s3_answers_a_bare_400(tmp_path
         one_line(err.value)
 
 
+def test_an_unknown_access_key_is_named_also_where_s3_answers_a_bare_403(tmp_path, s3_bucket, proxy):
+    """A HEAD's refusal has no body: an access key S3 does not know was "access denied (403)", as for a missing
+    permission."""
+    uri = f"{s3_bucket}/data/x.txt"
+    with storage.atomic_write(uri) as f:
+        f.write(b"x")
+    for method in ("HEAD", "GET"):
+        proxy.fail(method, r".", "unknown-key")
+    for call in (lambda: storage.exists(uri), lambda: storage.read_bytes(uri)):
+        with pytest.raises(FastTextError, match=r"^access denied to s3://.*/x\.txt \(InvalidAccessKeyId\)") as err:
+            call()
+        one_line(err.value)
+
+
 def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monkeypatch):
     uri = f"{s3_bucket}/models/run"
     calls = [lambda: storage.exists(storage.join(uri, MANIFEST)), lambda: storage.read_bytes(storage.join(uri, "x")),

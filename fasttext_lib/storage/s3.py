@@ -211,10 +211,11 @@ def s3_errors(uri):
 
 # Temporary credentials that are past their time or malformed (an SSO session or an assumed role's token expired).
 _EXPIRED_CREDENTIALS = ("ExpiredToken", "InvalidToken", "TokenRefreshRequired", "RequestExpired")
+_CREDENTIALS_REFUSED = _EXPIRED_CREDENTIALS + ("InvalidAccessKeyId", "SignatureDoesNotMatch", "RequestTimeTooSkewed")
 
 
 def _client_error(exc, uri):
-    exc = _reason_of_bare_400(exc, uri)
+    exc = _reason_of_bare_answer(exc, uri)
     error = exc.response.get("Error", {})
     code = error.get("Code", "")
     status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -234,11 +235,14 @@ def _client_error(exc, uri):
     return FastTextError(f"S3 request for {uri} failed: {code or 'error'} (HTTP {status}) {error.get('Message') or ''}".rstrip())
 
 
-def _reason_of_bare_400(exc, uri):
-    """The error behind a HEAD's bare 400: S3 answers HEAD requests without a body, so expired session credentials
-    (ExpiredToken, the most common cause) were "400 (HTTP 400) Bad Request". A one-byte GET of the same object
-    (a listing of one key, for a bucket) is answered with the reason; ``exc`` itself where it gives none."""
-    if exc.response.get("Error", {}).get("Code") != "400" or getattr(exc, "operation_name", "") not in ("HeadObject", "HeadBucket"):
+def _reason_of_bare_answer(exc, uri):
+    """The error behind a HEAD's bare 400 or 403: S3 answers HEAD requests without a body, so expired session
+    credentials (ExpiredToken, the most common cause) were "400 (HTTP 400) Bad Request", and an unknown access key
+    (InvalidAccessKeyId) was any refusal. A one-byte GET of the same object (a listing of one key, for a bucket) is
+    answered with the reason: one about the credentials, or, for a 400, another 400's; else ``exc`` itself (a
+    refusal stays one: without s3:ListBucket a missing key is refused too)."""
+    status = exc.response.get("Error", {}).get("Code")
+    if status not in ("400", "403") or getattr(exc, "operation_name", "") not in ("HeadObject", "HeadBucket"):
         return exc
     bucket, key = split_s3(uri)
     try:
@@ -248,7 +252,8 @@ def _reason_of_bare_400(exc, uri):
             s3_client().list_objects_v2(Bucket=bucket, MaxKeys=1)
     except Exception as reason:
         code = getattr(reason, "response", {}).get("Error", {}).get("Code", "")
-        if code and not code.isdigit():
+        # (the HEAD may have been of another key than uri's: only a reason of the same kind, or the credentials')
+        if code in _CREDENTIALS_REFUSED or (status == "400" == str(_status(reason)) and not code.isdigit()):
             return reason
     return exc
 
