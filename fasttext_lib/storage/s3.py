@@ -3,9 +3,9 @@
 ``s3://bucket/key`` URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a
 user can cause (no credentials or expired ones, endpoint down or resetting, HTTP 4xx/5xx) is a one-line
 :class:`FastTextError` (:class:`Unreachable` for an endpoint out of reach, waited for :data:`CONNECT_TIMEOUT` s per
-attempt). The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos). Uploads: one file to
-one key, multipart for big files (aborted by its id when interrupted), conditional (``If-None-Match``) where an
-existing object must not be replaced.
+attempt). The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos).
+Uploads: one file to one key, multipart for big files (aborted by its id when interrupted), conditional
+(``If-None-Match``) where an existing object must not be replaced.
 """
 import contextlib
 import os
@@ -120,7 +120,8 @@ def s3_client():
             import boto3
             import botocore.config
 
-            client = boto3.session.Session().client("s3", config=botocore.config.Config(connect_timeout=CONNECT_TIMEOUT))
+            config = botocore.config.Config(connect_timeout=CONNECT_TIMEOUT)
+            client = boto3.session.Session().client("s3", config=config)
             client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
@@ -193,7 +194,8 @@ def s3_errors(uri):
     except (bex.EndpointConnectionError, bex.ConnectTimeoutError) as exc:
         raise Unreachable(uri, "cannot reach the S3 endpoint for ", f": {_endpoint_only(exc)}") from None
     except (bex.ReadTimeoutError, bex.ConnectionClosedError) as exc:
-        raise Unreachable(uri, "S3 request for ", f" failed (connection lost or timed out): {_endpoint_only(exc)}") from None
+        raise Unreachable(uri, "S3 request for ",
+                          f" failed (connection lost or timed out): {_endpoint_only(exc)}") from None
     except bex.ClientError as exc:
         raise _client_error(exc, uri) from None
     except bex.ParamValidationError as exc:  # nothing was sent: botocore refused the bucket name ("my bucket")
