@@ -257,9 +257,12 @@ def find_beside(data_uri):
 def _exists_beside(uri, data_uri):
     """Whether the names file ``uri`` exists. A refusal of its location (another scheme, a bucket name botocore
     will not send, no credentials) is the data's own: it is named by the data's URI, which the user gave, not
-    by the names file's, which the user never saw (the look for it comes before the data is read)."""
+    by the names file's, which the user never saw (the look for it comes before the data is read). An endpoint out
+    of reach is not asked again: each attempt waits out a timeout."""
     try:
         return storage.exists(uri, forbidden_is_missing=True)
+    except storage.Unreachable as exc:
+        raise exc.about(data_uri) from None
     except FastTextError:
         storage.exists(data_uri, forbidden_is_missing=True)  # the same refusal, naming the data, if it is one
         raise

@@ -6,6 +6,7 @@
     proxy.fail("PUT", r"/model-", action="500")        # answer 500 InternalError, forward nothing
     proxy.fail("GET", r"/vocab-", action="403")        # refuse (AccessDenied)
     proxy.fail("PUT", r".", action="503")              # throttle (SlowDown), as S3 does under load
+    proxy.fail("HEAD", r".", action="expired")         # 400 ExpiredToken (a HEAD's answer has no body: a bare 400)
     proxy.fail("PUT", r"/config\\.json", action="reset")  # read half the body, then reset the connection
     proxy.fail("PUT", r"/config\\.json", action="lost")   # forward, then answer 500 (a lost response)
     proxy.fail("GET", r"/train", action="cut")          # forward, send half the answer's body, then reset
@@ -32,7 +33,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
 _ERRORS = {"500": (500, "InternalError", "injected failure"), "403": (403, "AccessDenied", "injected refusal"),
-           "503": (503, "SlowDown", "Please reduce your request rate.")}
+           "503": (503, "SlowDown", "Please reduce your request rate."),
+           "expired": (400, "ExpiredToken", "The provided token has expired."),
+           "unknown-key": (403, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")}
 
 
 class _Rule:

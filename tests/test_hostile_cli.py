@@ -480,6 +480,20 @@ def test_get_refused_after_head_is_one_line(s3_model, proxy):
 
 
 
+def test_expired_credentials_are_one_line_that_says_so_naming_the_data(tmp_path, s3_bucket, data, proxy):
+    """S3 answers expired session credentials with 400 ExpiredToken, without a body to a HEAD (the first request
+    of every read): the line was "failed: 400 (HTTP 400) Bad Request"."""
+    bucket = s3_bucket[len("s3://"):]
+    boto3.client("s3").upload_file(str(data["train"]), bucket, "data/train.csv")
+    for method in ("HEAD", "GET", "PUT", "POST"):
+        proxy.fail(method, r".", "expired")
+    r = run_cli("train", "--train", f"{s3_bucket}/data/train.csv", "--output", tmp_path / "out", *TINY,
+                env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "1"})
+    assert_error(r, f"the AWS credentials were refused for {s3_bucket}/data/train.csv (ExpiredToken: they have "
+                    f"expired or are invalid): renew them")
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("name", ["/config.json", "/model-", "/vocab-"])
 def test_a_bundle_file_whose_download_is_cut_midway_is_resumed(s3_model, proxy, monkeypatch, name):
     """The connection reset after half an object's body: botocore retries a request, not a body, so a single

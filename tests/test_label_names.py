@@ -194,6 +194,23 @@ def test_data_at_a_uri_refused_is_named_itself_not_its_names_file(tmp_path, s3_b
     assert not (tmp_path / "b").exists()
 
 
+def test_an_endpoint_out_of_reach_is_asked_once_and_named_for_the_data(s3_bucket, monkeypatch):
+    """A names file the endpoint did not answer for was looked for again as the data itself, to name the data: one
+    more request, whose attempts each wait out a timeout (a minute each where packets are dropped)."""
+    from fault_proxy import FaultProxy
+
+    data = f"{s3_bucket}/data/train.csv"
+    with FaultProxy(os.environ["AWS_ENDPOINT_URL"]) as proxy:
+        proxy.fail("HEAD", r".", "reset")  # the connection closed before any answer
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+        with pytest.raises(FastTextError) as err:
+            label_names.find_beside(data)
+    assert str(err.value).startswith(f"S3 request for {data} failed (connection lost or timed out): ")
+    assert "classes.txt" not in str(err.value)
+    assert len(proxy.log) == 1, proxy.log
+
+
 def test_autotune_split_keeps_the_names():
     from fasttext_lib.autotune import split_validation
 

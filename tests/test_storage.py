@@ -593,6 +593,35 @@ def test_http_500_on_reads_is_one_line(tmp_path, s3_bucket, proxy):
         one_line(err.value)
 
 
+def test_expired_credentials_are_named_also_where_s3_answers_a_bare_400(tmp_path, s3_bucket, proxy):
+    """Expired session credentials (an SSO session, an assumed role's token) are S3's 400 ExpiredToken, but a HEAD's
+    answer has no body: every read, whose first request is a HEAD, said "failed: 400 (HTTP 400) Bad Request"."""
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    for method in ("HEAD", "GET", "PUT"):
+        proxy.fail(method, r".", "expired")
+    for call in (lambda: storage.exists(storage.join(dest, MANIFEST)), lambda: storage.read_bytes(storage.join(dest, MANIFEST)),
+                 lambda: storage.read_manifest(dest, MANIFEST), lambda: storage.check_writable(f"{s3_bucket}/other")):
+        with pytest.raises(FastTextError, match=r"AWS credentials were refused for s3://.*\(ExpiredToken: they have "
+                                                r"expired or are invalid\): renew them") as err:
+            call()
+        one_line(err.value)
+
+
+def test_an_unknown_access_key_is_named_also_where_s3_answers_a_bare_403(tmp_path, s3_bucket, proxy):
+    """A HEAD's refusal has no body: an access key S3 does not know was "access denied (403)", as for a missing
+    permission."""
+    uri = f"{s3_bucket}/data/x.txt"
+    with storage.atomic_write(uri) as f:
+        f.write(b"x")
+    for method in ("HEAD", "GET"):
+        proxy.fail(method, r".", "unknown-key")
+    for call in (lambda: storage.exists(uri), lambda: storage.read_bytes(uri)):
+        with pytest.raises(FastTextError, match=r"^access denied to s3://.*/x\.txt \(InvalidAccessKeyId\)") as err:
+            call()
+        one_line(err.value)
+
+
 def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monkeypatch):
     uri = f"{s3_bucket}/models/run"
     calls = [lambda: storage.exists(storage.join(uri, MANIFEST)), lambda: storage.read_bytes(storage.join(uri, "x")),
@@ -615,6 +644,39 @@ def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monk
             with pytest.raises(FastTextError, match="no AWS credentials") as err:
                 call()
             one_line(err.value)
+
+
+@pytest.fixture
+def dropped_connections():
+    """An endpoint whose connections are never accepted, as behind a firewall that drops packets: a listener with
+    its backlog full drops new connection requests (SYN), and the client's connect waits out its timeout."""
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0), backlog=0)
+    queued = []
+    for _ in range(3):
+        pending = socket.socket()
+        pending.setblocking(False)
+        pending.connect_ex(listener.getsockname())
+        queued.append(pending)
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    for pending in queued:
+        pending.close()
+    listener.close()
+
+
+def test_an_endpoint_that_drops_connections_is_an_error_in_seconds_not_minutes(s3_bucket, dropped_connections,
+                                                                             monkeypatch):
+    """botocore waits 60 s for a connection, 3 to 5 times: every command sat for minutes before its error line."""
+    assert storage.s3_client().meta.config.connect_timeout <= 10  # (botocore's 60 s before)
+    monkeypatch.setattr(storage.s3, "CONNECT_TIMEOUT", 1)  # the same path, without ten seconds of waiting
+    monkeypatch.setenv("AWS_ENDPOINT_URL", dropped_connections)
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+    started = time.monotonic()
+    with pytest.raises(FastTextError, match=r"cannot reach the S3 endpoint for s3://.*/x\.csv: Connect timeout") as err:
+        storage.exists(f"{s3_bucket}/x.csv")
+    assert time.monotonic() - started < 8
+    one_line(err.value)
 
 
 @pytest.mark.parametrize("uri", ["s3://my bucket/models/run", "s3://bucket|name/models/run"])

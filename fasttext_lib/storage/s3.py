@@ -1,10 +1,11 @@
 """S3 locations, the one client per process, and S3's failures as one-line errors; uploads.
 
 ``s3://bucket/key`` URIs are split without URL semantics (``#`` and ``?`` belong to the key), and every failure a
-user can cause (no credentials, endpoint down or resetting, HTTP 4xx/5xx) is a one-line :class:`FastTextError`. The
-endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos). Uploads: one file to
-one key, multipart for big files (aborted by its id when interrupted), conditional (``If-None-Match``) where an
-existing object must not be replaced.
+user can cause (no credentials or expired ones, endpoint down or resetting, HTTP 4xx/5xx) is a one-line
+:class:`FastTextError` (:class:`Unreachable` for an endpoint out of reach, waited for :data:`CONNECT_TIMEOUT` s per
+attempt). The endpoint comes from the standard boto3 configuration (``AWS_ENDPOINT_URL`` in tests and demos).
+Uploads: one file to one key, multipart for big files (aborted by its id when interrupted), conditional
+(``If-None-Match``) where an existing object must not be replaced.
 """
 import contextlib
 import os
@@ -26,6 +27,18 @@ class SetChanged(FastTextError):
     def __init__(self, message, missing=None):
         super().__init__(message)
         self.missing = missing
+
+
+class Unreachable(FastTextError):
+    """The S3 endpoint could not be reached, or stopped answering: every attempt waited out a timeout.
+    :meth:`about` says the same of another location without asking S3 (and waiting) again."""
+
+    def __init__(self, uri, head, tail):
+        super().__init__(f"{head}{uri}{tail}")
+        self._parts = (head, tail)
+
+    def about(self, uri):
+        return Unreachable(uri, *self._parts)
 
 
 class Damaged(FastTextError):
@@ -91,6 +104,12 @@ _CLIENTS = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
+# botocore waits 60 s for a connection, and tries 3 to 5 times (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE): an endpoint whose
+# packets are dropped (a firewall, a VPC endpoint out of reach) held every command for minutes before its error line.
+# A connection to S3 takes milliseconds; the read timeout stays botocore's (a large CopyObject answers late).
+CONNECT_TIMEOUT = 10
+
+
 def s3_client():
     """The process's S3 client for the current AWS_* environment (endpoint, credentials, region, retries): a
     changed variable (a test's, or a notebook's os.environ edit) gets a client of its own, as does a forked child."""
@@ -99,8 +118,10 @@ def s3_client():
         client = _CLIENTS.pop(key, None)
         if client is None:
             import boto3
+            import botocore.config
 
-            client = boto3.session.Session().client("s3")
+            config = botocore.config.Config(connect_timeout=CONNECT_TIMEOUT)
+            client = boto3.session.Session().client("s3", config=config)
             client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
@@ -149,6 +170,12 @@ def _first_line(exc):
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _endpoint_only(exc):
+    """botocore's line without the key in its URL (``endpoint URL: "http://host:port"``): :meth:`Unreachable.about`
+    names another location."""
+    return re.sub(r'(\w+://[^/"\s]+)/[^"\s]*', r"\1", _first_line(exc))
+
+
 @contextlib.contextmanager
 def s3_errors(uri):
     """Turn every S3 failure a user can cause into one-line :class:`FastTextError` (no traceback)."""
@@ -165,7 +192,10 @@ def s3_errors(uri):
     except bex.NoRegionError:
         raise FastTextError(f"no AWS region configured for {uri} (set AWS_DEFAULT_REGION)") from None
     except (bex.EndpointConnectionError, bex.ConnectTimeoutError) as exc:
-        raise FastTextError(f"cannot reach the S3 endpoint for {uri}: {_first_line(exc)}") from None
+        raise Unreachable(uri, "cannot reach the S3 endpoint for ", f": {_endpoint_only(exc)}") from None
+    except (bex.ReadTimeoutError, bex.ConnectionClosedError) as exc:
+        raise Unreachable(uri, "S3 request for ",
+                          f" failed (connection lost or timed out): {_endpoint_only(exc)}") from None
     except bex.ClientError as exc:
         raise _client_error(exc, uri) from None
     except bex.ParamValidationError as exc:  # nothing was sent: botocore refused the bucket name ("my bucket")
@@ -181,7 +211,13 @@ def s3_errors(uri):
         raise FastTextError(f"S3 request for {uri} failed (connection lost or timed out): {_first_line(exc)}") from None
 
 
+# Temporary credentials that are past their time or malformed (an SSO session or an assumed role's token expired).
+_EXPIRED_CREDENTIALS = ("ExpiredToken", "InvalidToken", "TokenRefreshRequired", "RequestExpired")
+_CREDENTIALS_REFUSED = _EXPIRED_CREDENTIALS + ("InvalidAccessKeyId", "SignatureDoesNotMatch", "RequestTimeTooSkewed")
+
+
 def _client_error(exc, uri):
+    exc = _reason_of_bare_answer(exc, uri)
     error = exc.response.get("Error", {})
     code = error.get("Code", "")
     status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -193,9 +229,35 @@ def _client_error(exc, uri):
         if not _bucket_exists(bucket):
             return _no_bucket(bucket, uri)
         return FastTextError(f"no such S3 object: {uri}")
+    if code in _EXPIRED_CREDENTIALS:
+        return FastTextError(f"the AWS credentials were refused for {uri} ({code}: they have expired or are invalid): "
+                             f"renew them (aws sso login, or a new AWS_SESSION_TOKEN with its keys)")
     if code in ("AccessDenied", "403", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled"):
         return FastTextError(f"access denied to {uri} ({code}): check your AWS credentials and permissions")
     return FastTextError(f"S3 request for {uri} failed: {code or 'error'} (HTTP {status}) {error.get('Message') or ''}".rstrip())
+
+
+def _reason_of_bare_answer(exc, uri):
+    """The error behind a HEAD's bare 400 or 403: S3 answers HEAD requests without a body, so expired session
+    credentials (ExpiredToken, the most common cause) were "400 (HTTP 400) Bad Request", and an unknown access key
+    (InvalidAccessKeyId) was any refusal. A one-byte GET of the same object (a listing of one key, for a bucket) is
+    answered with the reason: one about the credentials, or, for a 400, another 400's; else ``exc`` itself (a
+    refusal stays one: without s3:ListBucket a missing key is refused too)."""
+    status = exc.response.get("Error", {}).get("Code")
+    if status not in ("400", "403") or getattr(exc, "operation_name", "") not in ("HeadObject", "HeadBucket"):
+        return exc
+    bucket, key = split_s3(uri)
+    try:
+        if key and exc.operation_name == "HeadObject":
+            s3_client().get_object(Bucket=bucket, Key=key, Range="bytes=0-0")["Body"].close()
+        else:
+            s3_client().list_objects_v2(Bucket=bucket, MaxKeys=1)
+    except Exception as reason:
+        code = getattr(reason, "response", {}).get("Error", {}).get("Code", "")
+        # (the HEAD may have been of another key than uri's: only a reason of the same kind, or the credentials')
+        if code in _CREDENTIALS_REFUSED or (status == "400" == str(_status(reason)) and not code.isdigit()):
+            return reason
+    return exc
 
 
 def _no_bucket(bucket, uri):
