@@ -121,7 +121,8 @@ def s3_client():
             import botocore.config
 
             # (a defaults mode the user chose sets its own connect timeout: standard's 3.1 s is not raised to ours)
-            config = None if os.environ.get("AWS_DEFAULTS_MODE") else botocore.config.Config(connect_timeout=CONNECT_TIMEOUT)
+            config = (None if os.environ.get("AWS_DEFAULTS_MODE")
+                      else botocore.config.Config(connect_timeout=CONNECT_TIMEOUT))
             client = boto3.session.Session().client("s3", config=config)
             client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently

@@ -471,8 +471,8 @@ def _s3_collect(client, bucket, prefix, keep, replaced):
 def _multipart_uploads(client, bucket, key_prefix):
     """Every multipart upload in progress under ``key_prefix``, page after page (botocore's paginator): one answer of
     S3's lists at most 1,000, and uploads past the first page (a prefix many killed runs wrote to) were never
-    collected. (moto answers every upload in one page: test_killed_s3_publish_leaves_orphans_removed_after_the_grace_period
-    runs this path, not a second page.)"""
+    collected. (moto answers every upload in one page: the orphan test of tests/test_storage.py runs this path, not
+    a second page.)"""
     pages = client.get_paginator("list_multipart_uploads").paginate(Bucket=bucket, Prefix=key_prefix)
     return [upload for page in pages for upload in page.get("Uploads", [])]
 
