@@ -637,17 +637,17 @@ def main(argv=None, lean_mxnet=False):
             return status
     except FastTextError as exc:
         _say_error(error_line(exc))
-        let_mxnet_finish()
+        let_mxnet_finish(2)
         return 2
     except Exception as exc:
         if not is_out_of_memory(exc):  # a bug: its traceback
             raise
         _say_error(error_line(out_of_memory_line(exc)))
-        let_mxnet_finish()
+        let_mxnet_finish(2)
         return 2
     except KeyboardInterrupt as exc:
         _say_error(error_line(f"{str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up"))  # a 2nd Ctrl-C: no text
-        let_mxnet_finish()
+        let_mxnet_finish(getattr(exc, "exit_status", 130))
         return getattr(exc, "exit_status", 130)
     finally:
         # A library that installs a rich traceback handler (the sagemaker SDK does, when imported)

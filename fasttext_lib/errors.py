@@ -72,10 +72,16 @@ def reason_of(exc):
     return lines[0]
 
 
-def let_mxnet_finish():
+def let_mxnet_finish(status=None):
     """Wait for MXNet's engine to run what an aborted run (e.g. a diverged one) left queued: shutting
     the engine down with operators pending can abort the process ("terminate called without an
-    active exception", exit -6) after the error line, instead of exiting with 2. (Without MXNet imported: nothing.)"""
+    active exception", exit -6) after the error line, instead of exiting with 2. (Without MXNet imported: nothing.)
+
+    A worker of a ``dist_*`` cluster exits here, with ``status``: its pushes wait for the other workers, which
+    wait for its own, and so would the kvstore's exit barrier (cluster.exit_if_joined)."""
+    cluster = sys.modules.get("fasttext_lib.cluster")
+    if cluster is not None and status is not None:
+        cluster.exit_if_joined(status)
     if "mxnet" in sys.modules:
         try:
             sys.modules["mxnet"].nd.waitall()

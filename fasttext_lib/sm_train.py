@@ -189,6 +189,12 @@ class ContainerEnv:
         if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
             raise FastTextError(f"SM_HOSTS must be a non-empty JSON list of host names, got {env.get('SM_HOSTS')!r}")
         self.hosts = hosts
+        if len(hosts) > 1 and _input_modes(env, "S3DistributionType").get("train", "").lower() == "shardedbys3key":
+            # every worker takes its share of the same data (train.py): shards would be read as the whole, each
+            # host with its own vocabulary (the workers refuse to train so, but only once each has read its shard)
+            raise FastTextError("the train channel is ShardedByS3Key: every host must read the whole training data "
+                                "(each trains on its own share of it); use S3DataDistributionType FullyReplicated "
+                                "(the default)")
         self.current_host = env.get("SM_CURRENT_HOST") or hosts[0]
         if self.current_host not in hosts:
             raise FastTextError(f"SM_CURRENT_HOST {self.current_host!r} is not in SM_HOSTS {hosts}")
@@ -218,10 +224,11 @@ class ContainerEnv:
 READ_CHANNELS = ("train", "test", "validation", "pretrained")  # the channels this job reads
 
 
-def _input_modes(env):
+def _input_modes(env, setting="TrainingInputMode"):
     """``{channel: TrainingInputMode}`` from the toolkit's ``SM_INPUT_DATA_CONFIG`` (the job's InputDataConfig,
     ``{"train": {"TrainingInputMode": "Pipe", ...}}``), or the ``input_data_config`` of ``SM_TRAINING_ENV``;
-    ``{}`` where neither says (a hint only: the channel directories are what is read)."""
+    ``{}`` where neither says (a hint only: the channel directories are what is read). ``setting``: another
+    of a channel's settings (``S3DistributionType``)."""
     for name, key in (("SM_INPUT_DATA_CONFIG", None), ("SM_TRAINING_ENV", "input_data_config")):
         try:
             config = json.loads(env.get(name) or "{}")
@@ -230,7 +237,7 @@ def _input_modes(env):
         if key is not None:
             config = config.get(key) if isinstance(config, dict) else None
         if isinstance(config, dict) and config:
-            return {channel: str(c.get("TrainingInputMode", "")) for channel, c in config.items() if isinstance(c, dict)}
+            return {channel: str(c.get(setting, "")) for channel, c in config.items() if isinstance(c, dict)}
     return {}
 
 
@@ -470,8 +477,11 @@ def run_training(argv=None, environ=None):
     from .devices import describe_ctx
     from .train import check_kvstore_environment, train
 
+    from . import cluster
+
     args, ignored = parse_hyperparameters(argv)
     env = ContainerEnv(environ)
+    cluster.REPORTERS.append(lambda line: write_failure(line, environ))  # a lost host's line: the FailureReason too
     config_kwargs, train_kwargs = plan_training(args, env)
     print(f"fasttext_lib {__version__} from {PACKAGE_DIR}; "
           f"host {env.current_host} of {len(env.hosts)}", flush=True)
@@ -588,5 +598,5 @@ def _fail(line, environ):
 
     print(line, file=sys.stderr, flush=True)
     write_failure(line, environ)
-    let_mxnet_finish()  # as the CLI does: not an abort (-6) after the line
+    let_mxnet_finish(2)  # as the CLI does: not an abort (-6) after the line; a cluster's worker exits here
     return 2

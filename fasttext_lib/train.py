@@ -27,6 +27,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from . import cluster
 from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint
 from .config import TrainConfig
@@ -112,6 +113,23 @@ def check_kvstore_environment(kvstore):
                             f"none ({', '.join(missing)} not set): on one host leave kvstore auto; across hosts start "
                             f"the cluster with MXNet's tools/launch.py, or on SageMaker with "
                             f"distribution={{'parameter_server': {{'enabled': True}}}}")
+    if kvstore.startswith("dist"):
+        check_scheduler_address(os.environ["DMLC_PS_ROOT_URI"], os.environ["DMLC_PS_ROOT_PORT"])
+        cluster.timeout_from_environment()  # a bad FASTTEXT_CLUSTER_TIMEOUT: refused now, not once joined
+
+
+def check_scheduler_address(host, port):
+    """A scheduler address that cannot be one: MXNet's workers waited for it for ever (an unknown host
+    name too), where a scheduler merely not started yet is waited for (up to cluster.TIMEOUT_ENV)."""
+    import socket
+
+    if not port.strip().isdigit() or not 0 < int(port) < 65536:
+        raise FastTextError(f"DMLC_PS_ROOT_PORT must be a port number, got {port!r}")
+    try:
+        socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise FastTextError(f"DMLC_PS_ROOT_URI {host!r} (the scheduler's address) does not resolve: "
+                            f"{exc.strerror or exc}") from None
 
 
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
@@ -173,7 +191,10 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                             f"training data, so every document would get the same prediction; lower min_count")
     val = (val_bags, y_val) if has_val else None
     kv_type = config.kvstore if config.kvstore != "auto" else ("device" if len(ctxs) > 1 else None)
-    kv = mx.kv.create(kv_type) if kv_type else None
+    # dist_*: a worker of a cluster, watched so that a lost worker, server or scheduler ends it (cluster.py)
+    watch = cluster.Watch() if str(kv_type).startswith("dist") else None
+    with cluster.armed(watch, "while joining the cluster"):
+        kv = mx.kv.create(kv_type) if kv_type else None
     rank, workers = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
     # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
     # must push the same number of batches, or the last ones would wait forever.
@@ -212,6 +233,10 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
               file=sys.stderr, flush=True)
 
     result.rank, result.num_workers = rank, workers
+    if watch is not None:  # every worker must train on the same data with the same settings: refused otherwise
+        with watch.armed("while the workers compared their data and settings"):
+            cluster.agree(kv, watch, cluster.describe(
+                watch, rank, data_id or data_fingerprint(featurizer, train_bags, y_train, vectors_id), config, classes))
     steps_per_epoch = math.ceil(per_worker / config.batch_size)
     # A dist_* kvstore's servers hold the optimizer, and no checkpoint holds their state: a resumed cluster
     # starts their update count where the checkpoint's epoch ended (each worker's steps, one update per key
@@ -220,8 +245,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     # schedule counted them against one worker's steps and reached 0 when half the run was left to train).
     updates_per_step = workers if kv_type == "dist_async" else 1
     updates_done = 0 if resumed is None else resumed["epoch"] * steps_per_epoch * updates_per_step
-    updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch * updates_per_step), kv,
-                      updates_done=updates_done)
+    with cluster.armed(watch, "while the parameter servers were set up"):
+        updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch * updates_per_step), kv,
+                          updates_done=updates_done)
     if resumed is not None:
         updater.load_states(resumed["optimizer_states"])
     if updater.server_state_lost and rank == 0:
@@ -251,46 +277,49 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         batches = prefetch(maker, order, config.batch_size, len(ctxs), with_transpose=not native)
         queued, queued_bytes = deque(), 0  # each queued step's (losses, batch bytes), oldest first
         progress = bar(batches, total=steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch")
-        try:
-            # MXNet's engine runs each operator on a worker thread: a step's ~30 small operators were
-            # ~30 hand-offs between threads, which on short texts and small batches cost more than the
-            # work (and, on a busy machine, a scheduler time slice each). Bulking runs consecutive
-            # operators as one engine task: the same operators in the same order, the same numbers.
-            with mx.engine.bulk(ENGINE_BULK_OPS):
-                for step, parts in enumerate(progress, 1):
-                    raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
-                    global_batch = sum(p.size for p in parts) * workers
-                    steps = []
-                    for i, (part, ctx) in enumerate(zip(parts, ctxs)):
-                        arrays = to_batch_arrays(part, ctx, model.binary, native, sgd_row_scale=sgd, row_shrink=shrink)
-                        values, entry_index = updater.embedding_for(i, arrays)
-                        steps.append(sparse_step(model, values, entry_index, arrays, global_batch, summed_loss))
-                    updater.apply(model, steps)
-                    for step_result in steps:
-                        total_loss += step_result.loss_sum.as_in_context(ctxs[0])
-                    # MXNet runs the operators asynchronously, and queuing a Yelp-size step takes Python
-                    # far less time than computing it: unchecked, the loop ran up to 50 steps ahead (to
-                    # the sync below), each holding its batch's arrays (~1.5 MB with unigrams, ~5 MB
-                    # with bigrams) until its operators ran: 70-230 MB of peak memory for no speed.
-                    # Past QUEUED_BATCH_BYTES the loop waits for its oldest step. Small batches (short
-                    # texts: ~0.1 MB) never reach it: a wait flushes the engine's bulk, and waiting
-                    # every step measured ~30% more CPU time there (Yelp-size steps: none).
-                    queued.append(([step_result.loss_sum for step_result in steps], sum(p.nbytes for p in parts)))
-                    queued_bytes += queued[-1][1]
-                    while queued_bytes > QUEUED_BATCH_BYTES and len(queued) > 1:
-                        losses, nbytes = queued.popleft()
-                        queued_bytes -= nbytes
-                        for loss_sum in losses:
-                            loss_sum.wait_to_read()
-                    if step % 50 == 0:  # a sync every 50 steps: cheap, and a diverged run stops early
-                        running = total_loss.asscalar() / min(step * config.batch_size, len(order))
-                        stop_if_diverged(running, "the training loss", epoch, step, config)
-                        if config.progress:
-                            progress.set_postfix(loss=f"{running:.4f}")
-        finally:
-            batches.close()  # stops the prefetch thread, also when a signal or an error ends the epoch
-        updater.sync_tables()
-        train_loss = total_loss.asscalar() / len(order)  # waits for the epoch's last batch
+        with cluster.armed(watch, f"in epoch {epoch}"):  # (scoring and checkpoints below: local work)
+            try:
+                # MXNet's engine runs each operator on a worker thread: a step's ~30 small operators were
+                # ~30 hand-offs between threads, which on short texts and small batches cost more than the
+                # work (and, on a busy machine, a scheduler time slice each). Bulking runs consecutive
+                # operators as one engine task: the same operators in the same order, the same numbers.
+                with mx.engine.bulk(ENGINE_BULK_OPS):
+                    for step, parts in enumerate(progress, 1):
+                        raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
+                        global_batch = sum(p.size for p in parts) * workers
+                        steps = []
+                        for i, (part, ctx) in enumerate(zip(parts, ctxs)):
+                            arrays = to_batch_arrays(part, ctx, model.binary, native, sgd_row_scale=sgd, row_shrink=shrink)
+                            values, entry_index = updater.embedding_for(i, arrays)
+                            steps.append(sparse_step(model, values, entry_index, arrays, global_batch, summed_loss))
+                        updater.apply(model, steps)
+                        if watch is not None:
+                            watch.tick()
+                        for step_result in steps:
+                            total_loss += step_result.loss_sum.as_in_context(ctxs[0])
+                        # MXNet runs the operators asynchronously, and queuing a Yelp-size step takes Python
+                        # far less time than computing it: unchecked, the loop ran up to 50 steps ahead (to
+                        # the sync below), each holding its batch's arrays (~1.5 MB with unigrams, ~5 MB
+                        # with bigrams) until its operators ran: 70-230 MB of peak memory for no speed.
+                        # Past QUEUED_BATCH_BYTES the loop waits for its oldest step. Small batches (short
+                        # texts: ~0.1 MB) never reach it: a wait flushes the engine's bulk, and waiting
+                        # every step measured ~30% more CPU time there (Yelp-size steps: none).
+                        queued.append(([step_result.loss_sum for step_result in steps], sum(p.nbytes for p in parts)))
+                        queued_bytes += queued[-1][1]
+                        while queued_bytes > QUEUED_BATCH_BYTES and len(queued) > 1:
+                            losses, nbytes = queued.popleft()
+                            queued_bytes -= nbytes
+                            for loss_sum in losses:
+                                loss_sum.wait_to_read()
+                        if step % 50 == 0:  # a sync every 50 steps: cheap, and a diverged run stops early
+                            running = total_loss.asscalar() / min(step * config.batch_size, len(order))
+                            stop_if_diverged(running, "the training loss", epoch, step, config)
+                            if config.progress:
+                                progress.set_postfix(loss=f"{running:.4f}")
+                updater.sync_tables()
+                train_loss = total_loss.asscalar() / len(order)  # waits for the epoch's last batch
+            finally:
+                batches.close()  # stops the prefetch thread, also when a signal or an error ends the epoch
         stop_if_diverged(train_loss, "the training loss", epoch, step, config)
         if not updater.parameters_finite():  # no pass over the table on the native SGD route (optim.py)
             raise diverged("the model parameters became NaN or infinite", epoch, step, config)
@@ -310,6 +339,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                             num_workers=workers)
         if on_epoch_end is not None:
             on_epoch_end(row)
+    with cluster.armed(watch, "while leaving the cluster"):
+        updater.kv = kv = None  # a dist_* kvstore's destructor waits for every worker (a barrier)
     return result
 
 

@@ -1,6 +1,8 @@
 """kvstore dist_sync on a real local cluster: scheduler, server and two workers as processes."""
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,33 +31,51 @@ def run_cluster(args, outputs, stop_when=None, kvstore="dist_sync"):
     ``stop_when``: polled while the workers run; once it is true every process is killed (a host
     lost mid-job) and None is returned.
     """
-    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", DMLC_PS_ROOT_URI="127.0.0.1",
-               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2",
-               DMLC_INTERFACE="lo", DMLC_NODE_HOST="127.0.0.1")
+    ended = run_workers(args, outputs, kvstore=kvstore, stop_when=stop_when)
+    if ended is None:
+        return None
+    for status, out, err in ended:
+        assert status == 0, err[-2000:]
+    return [(out, err) for _, out, err in ended]
+
+
+def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, env=None, while_running=None,
+                deadline=300):
+    """The cluster of :func:`run_cluster` -> each worker's ``(exit status, stdout, stderr)``, whatever they are.
+
+    ``each``: per worker, more arguments (its own --train, ...); ``env``: more variables for the workers, or per
+    worker (a list of dicts); ``while_running(workers)``: called every poll (to kill one). Workers still running
+    after ``deadline`` seconds fail the test (a hang); the scheduler and server are killed at the end.
+    """
+    env_all = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", DMLC_PS_ROOT_URI="127.0.0.1",
+                   DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER=str(len(outputs)),
+                   DMLC_INTERFACE="lo", DMLC_NODE_HOST="127.0.0.1")
+    worker_envs = env if isinstance(env, list) else [env or {}] * len(outputs)
     # MXNet turns a process into the scheduler or a server when it is imported with that DMLC_ROLE.
-    roles = [subprocess.Popen([sys.executable, "-c", "import fasttext_lib, mxnet"], env=dict(env, DMLC_ROLE=role),
+    roles = [subprocess.Popen([sys.executable, "-c", "import fasttext_lib, mxnet"], env=dict(env_all, DMLC_ROLE=role),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for role in ("scheduler", "server")]
     logs = [(tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")) for _ in outputs]
-    workers = [subprocess.Popen([sys.executable, "-m", "fasttext_lib", "train", *map(str, args),
+    workers = [subprocess.Popen([sys.executable, "-m", "fasttext_lib", "train", *map(str, args), *map(str, extra),
                                  "--kvstore", kvstore, "--batch-size", str(WORKER_BATCH), "--output", str(out)],
-                                env=dict(env, DMLC_ROLE="worker"), stdout=stdout, stderr=stderr, text=True)
-               for out, (stdout, stderr) in zip(outputs, logs)]
+                                env=dict(env_all, DMLC_ROLE="worker", **own), stdout=stdout, stderr=stderr, text=True)
+               for out, (stdout, stderr), extra, own in zip(outputs, logs, each or [[]] * len(outputs), worker_envs)]
     try:
-        deadline = time.time() + 300
+        until = time.time() + deadline
         while any(w.poll() is None for w in workers):
             if stop_when is not None and stop_when():
                 return None
-            assert time.time() < deadline, "the cluster did not finish in 300 s"
+            if while_running is not None:
+                while_running(workers)
+            assert time.time() < until, f"the cluster did not finish in {deadline} s"
             time.sleep(0.1)
         results = []
-        for stdout, stderr in logs:
+        for worker, (stdout, stderr) in zip(workers, logs):
             stdout.seek(0)
             stderr.seek(0)
-            results.append((stdout.read(), stderr.read()))
-        for worker, (out, err) in zip(workers, results):
-            assert worker.returncode == 0, err[-2000:]
-        for role in roles:
-            role.wait(timeout=60)  # the cluster shuts down once both workers have finished
+            results.append((worker.returncode, stdout.read(), stderr.read()))
+        if all(status == 0 for status, _, _ in results):
+            for role in roles:
+                role.wait(timeout=60)  # the cluster shuts down once both workers have finished
         return results
     finally:
         for proc in roles + workers:
@@ -198,3 +218,95 @@ def test_dist_async_decays_the_lr_over_the_whole_run(sample_dir, tmp_path):
                           kvstore="dist_async")
     losses = [r["val_loss"] for r in _history(outputs[0][0])]
     assert len(losses) == 4 and losses[3] != losses[2] != losses[1], losses
+
+
+def _errors(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("error: ")]
+
+
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
+def test_a_worker_lost_mid_epoch_ends_the_other_in_one_line_naming_it(sample_dir, tmp_path, signal_name):
+    """A worker killed mid-run (the OOM killer, a lost spot host: SIGKILL; a SIGTERM on its host alone) left the
+    other waiting for its pushes for ever, and the SIGTERMed one hung too, after its error line, in the kvstore's
+    exit barrier: a SageMaker job billed until its max runtime. The other worker now finds it gone (it no longer
+    answers on its port) and ends in one line naming it, within seconds, writing no bundle."""
+    checkpoints = tmp_path / "checkpoints"
+    killed_at = []
+
+    def kill_one_after_an_epoch(workers):
+        if not killed_at and any((p / "checkpoint.json").exists() for p in checkpoints.glob("epoch-*")):
+            workers[1].send_signal(getattr(signal, signal_name))
+            killed_at.append(time.time())
+
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    (status, _, err), (killed_status, _, killed_err) = run_workers(
+        _common(sample_dir, epochs=400) + ["--checkpoint-dir", checkpoints], outputs,
+        while_running=kill_one_after_an_epoch, deadline=150)
+    assert killed_at and time.time() - killed_at[0] < 60
+    assert status == 2 and len(_errors(err)) == 1, err[-2000:]
+    assert re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped in epoch \d+: its process ended or its "
+                    r"host is lost", _errors(err)[0]), err
+    if signal_name == "SIGTERM":
+        assert killed_status == 143 and _errors(killed_err) == ["error: terminated (SIGTERM); stopped and cleaned up"]
+    else:
+        assert killed_status == -signal.SIGKILL
+    assert not any((out / "config.json").exists() for out in outputs)
+
+
+@pytest.mark.parametrize("differs", ["data", "settings"])
+def test_workers_given_other_data_or_settings_are_refused_before_training(sample_dir, tmp_path, differs):
+    """One worker reading another file (another host's channel, a ShardedByS3Key channel), or given another
+    --seed, trained with the others without a word: each with its own vocabulary, or on shares that overlap. Every
+    worker now ends in the same line naming what differs, before the first step, and no bundle is written."""
+    if differs == "data":  # the same documents in another order: each worker's share would be other documents
+        lines = (sample_dir / "train.csv").read_text().splitlines(keepends=True)
+        (tmp_path / "reordered.csv").write_text("".join(reversed(lines)))
+        own = [[], ["--train", tmp_path / "reordered.csv"]]
+        pattern = r"error: worker 1 \(host \S+\) and worker 0 \(host \S+\) read different training data"
+    else:
+        own = [[], ["--seed", "8"]]
+        pattern = r"error: worker 1 \(host \S+\) and worker 0 \(host \S+\) train with different settings \(seed [78] -> [78]\)"
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, each=own, deadline=90)
+    assert [status for status, _, _ in ended] == [2, 2], ended
+    assert _errors(ended[0][2]) == _errors(ended[1][2]) and len(_errors(ended[0][2])) == 1, ended
+    assert re.match(pattern, _errors(ended[0][2])[0]), ended[0][2]
+    assert not any(out.exists() for out in outputs)
+
+
+def test_a_worker_that_fails_before_joining_ends_the_other_after_the_timeout(sample_dir, tmp_path):
+    """A worker that stopped before joining the cluster (its data could not be read) left the others in
+    mx.kv.create for ever; they now give up after FASTTEXT_CLUSTER_TIMEOUT seconds, in one line."""
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, each=[[], ["--train", tmp_path / "missing.csv"]],
+                        env={"FASTTEXT_CLUSTER_TIMEOUT": "3"}, deadline=90)
+    (status, _, err), (failed_status, _, failed_err) = ended
+    assert failed_status == 2 and _errors(failed_err) == [f"error: no such file: {tmp_path / 'missing.csv'}"]
+    assert status == 2 and len(_errors(err)) == 1, err
+    assert _errors(err)[0].startswith("error: the cluster did not move for 3 s while joining the cluster: a worker or "
+                                      "server did not join"), err
+    assert not any(out.exists() for out in outputs)
+
+
+def test_a_scheduler_address_that_cannot_be_one_is_refused_before_the_data_is_read(monkeypatch):
+    """An unknown scheduler host name left every worker waiting for it for ever."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import check_kvstore_environment
+
+    for name, value in {"DMLC_PS_ROOT_URI": "no-such-host.invalid", "DMLC_PS_ROOT_PORT": "9000",
+                        "DMLC_NUM_SERVER": "1", "DMLC_NUM_WORKER": "2"}.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(FastTextError, match=r"^DMLC_PS_ROOT_URI 'no-such-host.invalid' \(the scheduler's address\) "
+                                            r"does not resolve"):
+        check_kvstore_environment("dist_sync")
+    monkeypatch.setenv("DMLC_PS_ROOT_URI", "127.0.0.1")
+    monkeypatch.setenv("DMLC_PS_ROOT_PORT", "90000")
+    with pytest.raises(FastTextError, match="DMLC_PS_ROOT_PORT must be a port number, got '90000'"):
+        check_kvstore_environment("dist_sync")
+    monkeypatch.setenv("DMLC_PS_ROOT_PORT", "9000")
+    monkeypatch.setenv("FASTTEXT_CLUSTER_TIMEOUT", "soon")
+    with pytest.raises(FastTextError, match="FASTTEXT_CLUSTER_TIMEOUT must be a number of seconds above 0, got 'soon'"):
+        check_kvstore_environment("dist_sync")
+    monkeypatch.setenv("FASTTEXT_CLUSTER_TIMEOUT", "60")
+    check_kvstore_environment("dist_sync")
+    check_kvstore_environment("auto")  # no cluster: nothing read

@@ -553,6 +553,20 @@ def test_plan_several_hosts(tmp_path):
         _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-9")
 
 
+def test_a_sharded_train_channel_on_several_hosts_is_refused_before_any_data_is_read():
+    """ShardedByS3Key gives each host other files: each read its shard as the whole data and took its share of it,
+    with its own vocabulary (the workers now refuse to train so, cluster.agree, but only once every host has read
+    its shard). On one host it is the whole data, and passes."""
+    hosts = json.dumps(["algo-1", "algo-2"])
+    sharded = json.dumps({"train": {"TrainingInputMode": "File", "S3DistributionType": "ShardedByS3Key"},
+                          "test": {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated"}})
+    with pytest.raises(FastTextError, match="^the train channel is ShardedByS3Key: every host must read the whole "
+                                            "training data"):
+        _env(SM_HOSTS=hosts, SM_CURRENT_HOST="algo-2", SM_INPUT_DATA_CONFIG=sharded)
+    assert _env(SM_INPUT_DATA_CONFIG=sharded).hosts == ["algo-1"]
+    assert _env(SM_HOSTS=hosts, SM_INPUT_DATA_CONFIG=sharded.replace("ShardedByS3Key", "FullyReplicated")).distributed
+
+
 # --------------------------------------------------------------------------------------------
 # the endpoint handlers
 # --------------------------------------------------------------------------------------------

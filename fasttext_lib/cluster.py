@@ -1,0 +1,241 @@
+"""A ``dist_*`` kvstore's cluster, kept from training wrong or waiting for ever.
+
+MXNet's parameter server (ps-lite, MXNet 1.9.1) has no failure handling of its own. A worker killed
+mid-epoch (the OOM killer, a lost spot host, a SIGTERM on one host) left every other worker waiting for its
+pushes for ever, and the failed worker itself too, in the kvstore's exit barrier after its error line (a
+SageMaker job billed until its max runtime). ps-lite's heartbeats (``PS_HEARTBEAT_INTERVAL`` /
+``PS_HEARTBEAT_TIMEOUT``) end nothing: the scheduler only uses them to re-admit a restarted node
+(``Van::ProcessAddNodeCommandAtScheduler``), and a worker hears only from the scheduler, never from the other
+workers or the servers. A worker that failed before joining (unreadable data) or a scheduler that cannot be
+reached left the others in ``mx.kv.create`` for ever. And workers given other data or settings (a channel with
+``ShardedByS3Key``, another file on one host, another ``--seed``) trained together without a word, each with its own
+vocabulary, into a model of nothing (or, with other step counts, waited for ever at the end).
+
+So every worker:
+
+* compares, before the first step, its data and settings with every other worker's (:func:`agree`): one line
+  names the worker, its host and what differs;
+* answers on a TCP port of its own while it lives (:class:`Watch`), which it tells the others in that exchange;
+* while it waits on the cluster (joining it, stepping, leaving it) watches for progress: after
+  :data:`PROBE_AFTER` seconds without a step it asks the other workers whether they live, and one that does
+  not answer (its process is gone, or its host) ends the run in one ``error:`` line naming it; after
+  ``FASTTEXT_CLUSTER_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) without a step it ends the run
+  whatever the cause (a server or the scheduler lost, a worker that never joined);
+* on an error of its own exits at once after its error line (:func:`exit_if_joined`), rather than wait in the
+  kvstore's exit barrier for workers that wait for it.
+
+The scheduler and servers are MXNet's own processes (SageMaker's MXNet toolkit starts them): they stay in their
+barrier until stopped, which the end of a SageMaker job's container does.
+"""
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+import numpy as np
+
+from .errors import FastTextError, error_line
+
+TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
+# Seconds a worker waits on the cluster with no step done before it gives up. Its peers' work between steps
+# (worker 0 scores the validation split and writes a checkpoint; every worker reads its data before joining)
+# must fit: a lost worker is found much sooner, by PROBE_AFTER.
+DEFAULT_TIMEOUT = 1800
+PROBE_AFTER = 10  # seconds without a step before the other workers are asked whether they live
+PROBE_TIMEOUT = 5  # seconds a connect to a live worker's port may take (a host gone answers nothing)
+AGREE_KEY = 1000  # kvstore keys AGREE_KEY + rank: each worker's description (optim.py uses 0 and 1)
+AGREE_BYTES = 4096  # a description's JSON, padded: a float32 per byte, exact
+# What may differ between workers: the devices, the bars, and the vectors' path (their content is in the data's id)
+LOCAL_SETTINGS = ("ctx", "progress", "pretrained_vectors")
+
+REPORTERS = []  # callables given the error line a lost cluster ends in (sm_train: the job's failure file)
+_joined = []  # the Watch of this process's cluster, once it started joining one
+
+
+def joined():
+    return bool(_joined)
+
+
+def exit_if_joined(status):
+    """A worker of a cluster ends here after its error line, at once: the kvstore's destructor would wait in a
+    barrier for the other workers, which wait for this one's pushes (neither would ever end)."""
+    if _joined:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def timeout_from_environment():
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not value > 0:
+        raise FastTextError(f"{TIMEOUT_ENV} must be a number of seconds above 0, got {text!r}")
+    return value
+
+
+def this_host():
+    """The name the other workers know this one by: SageMaker's host name (algo-2), else the machine's."""
+    return os.environ.get("SM_CURRENT_HOST") or socket.gethostname()
+
+
+def own_address():
+    """The address the other workers reach this one at: ``DMLC_NODE_HOST`` when set (as ps-lite uses it), else
+    the local end of the route to the scheduler (a UDP connect sends nothing)."""
+    if os.environ.get("DMLC_NODE_HOST"):
+        return os.environ["DMLC_NODE_HOST"]
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect((os.environ["DMLC_PS_ROOT_URI"], int(os.environ["DMLC_PS_ROOT_PORT"])))
+        return probe.getsockname()[0]
+
+
+class Watch:
+    """This worker's port, and the thread that ends a run its cluster can no longer finish (module doc)."""
+
+    def __init__(self, timeout=None):
+        self.timeout = timeout_from_environment() if timeout is None else timeout
+        self.address = own_address()
+        self.listener = socket.create_server((self.address, 0), backlog=64)
+        self.port = self.listener.getsockname()[1]
+        self.peers = []  # the other workers' descriptions (agree), once known
+        self.phase = None  # what this worker waits for, while it waits on the cluster
+        self.last = time.monotonic()
+        _joined.append(self)
+        for target in (self._answer, self._watch):
+            threading.Thread(target=target, daemon=True, name=f"fasttext-cluster{target.__name__}").start()
+
+    def tick(self):
+        """A step done: the cluster makes progress."""
+        self.last = time.monotonic()
+
+    @contextlib.contextmanager
+    def armed(self, phase):
+        """Watch the cluster while the block waits on it (``phase``: what it waits for, as the error says)."""
+        self.phase, self.last = phase, time.monotonic()
+        try:
+            yield
+        finally:
+            self.phase = None
+
+    def _answer(self):
+        while True:  # a connection accepted is the answer: this process lives
+            try:
+                connection, _ = self.listener.accept()
+                connection.close()
+            except OSError:
+                time.sleep(0.1)
+
+    def _watch(self):
+        while True:
+            time.sleep(1)
+            phase, stalled = self.phase, time.monotonic() - self.last
+            if phase is None:
+                continue
+            if stalled >= self.timeout:
+                self.fail(f"the cluster did not move for {self.timeout:g} s {phase}: " + (
+                    "every other worker answers, so a parameter server or the scheduler may have stopped" if self.peers
+                    else "a worker or server did not join (see the other hosts' logs), or the scheduler at "
+                         f"{os.environ.get('DMLC_PS_ROOT_URI')}:{os.environ.get('DMLC_PS_ROOT_PORT')} cannot be reached")
+                    + f"; the time allowed is {TIMEOUT_ENV} (seconds)")
+            if stalled >= PROBE_AFTER and self.peers:
+                lost = self.lost_peers()
+                if lost and self.phase == phase and time.monotonic() - self.last >= stalled:  # still stuck: not a race with the end
+                    self.fail(f"worker {lost[0]['rank']} on host {lost[0]['host']} ({lost[0]['address']}) stopped "
+                              f"{phase}: its process ended or its host is lost (see that host's log); this worker "
+                              f"cannot go on without it")
+
+    def lost_peers(self):
+        """The other workers that do not answer, asked twice (a refused connect: the process is gone)."""
+        lost = [peer for peer in self.peers if not _answers(peer)]
+        if lost:
+            time.sleep(1)
+            lost = [peer for peer in lost if not _answers(peer)]
+        return lost
+
+    def fail(self, message):
+        """End this process now, from this thread: the main thread is blocked inside MXNet, which no signal or
+        exception reaches. Nothing is being written (the watch is armed only while the worker waits on the cluster)."""
+        line = error_line(message)
+        print(line, file=sys.stderr, flush=True)
+        for report in REPORTERS:
+            try:
+                report(line)
+            except Exception:  # the line is out; a report that fails must not keep the process alive
+                pass
+        sys.stdout.flush()
+        os._exit(2)
+
+
+def _answers(peer):
+    try:
+        socket.create_connection((peer["address"], peer["port"]), timeout=PROBE_TIMEOUT).close()
+        return True
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def armed(watch, phase):
+    """``watch.armed(phase)``, or nothing without a cluster (``watch`` None)."""
+    if watch is None:
+        yield
+    else:
+        with watch.armed(phase):
+            yield
+
+
+def describe(watch, rank, data_id, config, classes):
+    """What this worker tells the others: who it is, where it answers, and what it trains on."""
+    settings = {k: v for k, v in config.to_dict().items() if k not in LOCAL_SETTINGS}
+    return {"rank": int(rank), "host": this_host(), "address": watch.address, "port": watch.port,
+            "data": data_id, "classes": hashlib.sha256("\n".join(classes).encode("utf-8")).hexdigest(),
+            "settings": settings}
+
+
+def agree(kv, watch, description):
+    """Exchange every worker's :func:`describe` through the kvstore and refuse (every worker the same way) a
+    cluster whose workers differ in data or settings. Before the optimizer is set: a push to a key the servers
+    have not seen initializes it (kvstore_dist_server.h), in dist_sync and dist_async alike."""
+    import mxnet as mx
+
+    payload = json.dumps(description, sort_keys=True).encode("utf-8")
+    if len(payload) > AGREE_BYTES:  # (settings are a few hundred bytes)
+        raise ValueError("cluster.agree: description too long")
+    mine = mx.nd.array(np.frombuffer(payload.ljust(AGREE_BYTES), dtype=np.uint8).astype(np.float32))
+    kv.push(AGREE_KEY + kv.rank, mine)
+    mx.nd.waitall()  # the push has reached its server
+    kv._barrier()  # every worker's has
+    theirs = []
+    for rank in range(kv.num_workers):
+        out = mx.nd.zeros((AGREE_BYTES,))
+        kv.pull(AGREE_KEY + rank, out=out)
+        theirs.append(json.loads(out.asnumpy().astype(np.uint8).tobytes().rstrip(b" ")))
+    watch.peers = [peer for peer in theirs if peer["rank"] != kv.rank]
+    differences(theirs)
+    return theirs
+
+
+def differences(workers):
+    """Raise :class:`FastTextError` naming the first worker whose data or settings differ from worker 0's."""
+    first = workers[0]
+    for other in workers[1:]:
+        where = f"worker {other['rank']} (host {other['host']}) and worker 0 (host {first['host']})"
+        if other["classes"] != first["classes"] or other["data"] != first["data"]:
+            raise FastTextError(f"{where} read different training data (other documents, labels or vocabulary): "
+                                f"every worker must read the same data and takes its own share of it. On SageMaker "
+                                f"give the train channel S3DataDistributionType FullyReplicated (the default), not "
+                                f"ShardedByS3Key")
+        changed = [f"{k} {first['settings'].get(k)!r} -> {other['settings'].get(k)!r}"
+                   for k in sorted(set(first["settings"]) | set(other["settings"]))
+                   if first["settings"].get(k) != other["settings"].get(k)]
+        if changed:
+            raise FastTextError(f"{where} train with different settings ({', '.join(changed)}): every worker must "
+                                f"be given the same settings")
