@@ -413,26 +413,62 @@ def test_full_tmpdir_while_loading_the_bundle_names_tmpdir(tmpfs, bundle, tmp_pa
     assert r.stdout == "" and os.listdir(tmpdir) == [] and not (tmp_path / "w.vec").exists()
 
 
-@pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
-@pytest.mark.parametrize("stdout", ["full disk", "closed pipe"])
-def test_stdout_that_cannot_be_written_is_one_error_line(bundle, stdout, lines):
-    """``predict ... > /mnt/full/out`` and ``predict ... | head -1``: the failed write to stdout (in the
-    loop, or in the flush of what was buffered) was a traceback, and a second one at exit."""
-    if stdout == "full disk":
-        sink = os.open("/dev/full", os.O_WRONLY)
-    else:
-        reader, sink = os.pipe()
-        os.close(reader)  # the reader is gone, as `head -1` is once it has its line
+def predict_into(bundle, sink, lines, command="predict"):
+    """``command`` (predict, or evaluate of ``lines`` labeled reviews) with its stdout the descriptor ``sink``."""
+    args, text = ["--data", "/dev/stdin"] if command == "evaluate" else [], "great food\n"
+    if command == "evaluate":
+        text = "__label__1 great food\n__label__2 cold soup\n"
     try:
-        r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)],
-                           input=("great food\n" * lines).encode(), stdout=sink, stderr=subprocess.PIPE,
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", command, "--model", str(bundle), *args],
+                           input=(text * lines).encode(), stdout=sink, stderr=subprocess.PIPE,
                            env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
     finally:
         os.close(sink)
     r.stdout, r.stderr = "", r.stderr.decode()
-    assert_error(r, "cannot write to standard output: " + ("No space left on device" if stdout == "full disk"
-                                                           else "Broken pipe"))
+    return r
+
+
+@pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
+def test_stdout_on_a_full_disk_is_one_error_line(bundle, lines):
+    """``predict ... > /mnt/full/out``: the failed write to stdout (in the loop, or in the flush of what was
+    buffered) was a traceback, and a second one at exit."""
+    r = predict_into(bundle, os.open("/dev/full", os.O_WRONLY), lines)
+    assert_error(r, "cannot write to standard output: No space left on device")
     assert "Exception ignored" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+@pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
+def test_a_closed_pipe_ends_predict_quietly_as_it_ends_unix_tools(bundle, lines, command):
+    """``predict ... | head -1``: once head has its line, the rest has no reader. That ended in
+    ``error: cannot write to standard output: Broken pipe`` (exit 2) on the terminal of every such pipeline;
+    now it ends as ``cat`` or ``grep`` do there, without a word, in the status SIGPIPE gives (141)."""
+    reader, sink = os.pipe()
+    os.close(reader)  # the reader is gone, as `head -1` is once it has its line
+    r = predict_into(bundle, sink, lines, command)
+    assert (r.returncode, r.stderr) == (141, "")
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_stdout_closed_at_start_is_one_error_line_before_any_work(bundle, command):
+    """``predict ... >&-``: Python's sys.stdout is None, print() wrote every answer nowhere, and the flush at the
+    end was an AttributeError traceback (exit 1)."""
+    text = "__label__1 great food\n" if command == "evaluate" else "great food\n"
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", command, "--model", str(bundle),
+                        *(["--data", "/dev/stdin"] if command == "evaluate" else [])], input=text.encode(),
+                       stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300,
+                       preexec_fn=lambda: os.close(1))
+    r.stdout, r.stderr = "", r.stderr.decode()
+    assert_error(r, f"standard output is closed (>&-): {command}'s answers would go nowhere")
+
+
+def test_stdout_closed_at_start_leaves_other_commands_done_without_a_traceback(tmp_path):
+    """``sample --output DIR >&-``: the files were written, then the flush of the closed stdout was a traceback."""
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "sample", "--output", str(tmp_path)],
+                       stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300,
+                       preexec_fn=lambda: os.close(1))
+    assert (r.returncode, r.stderr.decode()) == (0, "")
+    assert sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]
 
 
 # ---------------------------------------------------------------- S3: the real cause, in one line
