@@ -469,8 +469,10 @@ def _save_table_first(trained, output, compact, uri, table, previous):
 
 def cmd_evaluate(args):
     from .predict import Predictor
+    from .predict_input import refuse_own_output
     from .data import read_labeled
 
+    refuse_own_output(args.data, "--data")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
     metrics = predictor.evaluate(read_labeled(args.data, fmt, find_names=False, note=_note), confusion=True)
@@ -505,8 +507,9 @@ def _confusion_table(matrix):
 
 def cmd_predict(args):
     from .predict import Predictor
-    from .predict_input import documents
+    from .predict_input import documents, refuse_own_output
 
+    refuse_own_output(args.input, "--input")
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     with documents(args.input, args.format, predictor.class_values, note=_note) as texts:

@@ -15,6 +15,34 @@ from dataclasses import dataclass
 from .errors import FastTextError
 
 
+def refuse_own_output(path, flag):
+    """Refuse an input ``path`` (``-``: stdin) that is the file or pipe stdout writes to: ``predict --input f >> f``
+    (or a link to ``f``, or ``< f >> f``) wrote its answers into the reviews they answer, and with ``> f`` the
+    shell had emptied the file, so predict answered nothing and exited 0; ``--input /dev/stdout | ...`` read
+    stdout's own pipe and waited on it for ever. ``flag``: the option that names the input, for the error. A
+    terminal or /dev/null on both sides is no such case (reviews typed in, nothing to read)."""
+    import stat
+
+    from . import storage
+
+    if path != "-" and storage.is_s3(path):
+        return
+    try:
+        out = os.fstat(sys.stdout.fileno())
+        given = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no descriptor (a notebook), None (closed), no such file (said later)
+        return
+    if not (stat.S_ISREG(out.st_mode) or stat.S_ISFIFO(out.st_mode)) or (given.st_dev, given.st_ino) != (out.st_dev, out.st_ino):
+        return
+    what = "standard input is" if path == "-" else f"{flag} {path} is"
+    if stat.S_ISFIFO(out.st_mode):
+        raise FastTextError(f"{what} standard output itself (a pipe): it would read its own answers; give the input "
+                            f"with {flag} FILE or on stdin")
+    emptied = " (> has emptied it already, before this command started)" if out.st_size == 0 else ""
+    raise FastTextError(f"{what} the file standard output writes to{emptied}: the answers would go into the data "
+                        f"they answer; write them to another file")
+
+
 class _FirstBytes:
     """The first ``left`` bytes of a binary stream (``read`` and ``read1``, what lines.line_blocks calls)."""
 

@@ -1129,3 +1129,74 @@ def test_predict_with_stdin_closed_is_one_error_line(bundle):
                        env=dict(os.environ, PYTHONPATH=ROOT), preexec_fn=lambda: os.close(0))
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert r.stderr == "error: standard input is closed: give the reviews with --input FILE or on stdin\n"
+
+
+def run_with_stdout(args, stdout_path, append, stdin=None):
+    """The CLI with its stdout ``> stdout_path`` (``>>`` when ``append``), as a shell opens it (``>`` empties it)."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    sink = os.open(stdout_path, flags, 0o644)
+    try:
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", *map(str, args)], stdout=sink, stderr=subprocess.PIPE,
+                           stdin=stdin if stdin is not None else subprocess.DEVNULL, text=True,
+                           env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+    finally:
+        os.close(sink)
+    r.stdout = ""
+    return r
+
+
+@pytest.mark.parametrize("append", [True, False], ids=[">>", ">"])
+@pytest.mark.parametrize("same", ["the file", "a hard link", "a symlink", "stdin"])
+def test_predict_into_its_own_input_is_refused_before_any_answer(tmp_path, bundle, same, append):
+    """``predict --input reviews.txt >> reviews.txt`` (or a link to it, or ``< reviews.txt``) wrote the answers
+    into the reviews file, after its reviews; with ``>`` the shell had emptied it, and predict answered nothing
+    and exited 0 as if the file had held no reviews."""
+    reviews = tmp_path / "reviews.txt"
+    reviews.write_text(REVIEWS)
+    given = {"the file": reviews, "a hard link": tmp_path / "hard.txt", "a symlink": tmp_path / "sym.txt",
+             "stdin": None}[same]
+    if same == "a hard link":
+        os.link(reviews, given)
+    elif same == "a symlink":
+        given.symlink_to(reviews)
+    args = ["predict", "--model", bundle] + ([] if given is None else ["--input", given])
+    with open(reviews, "rb") as stdin:
+        r = run_with_stdout(args, reviews, append, stdin=stdin if given is None else None)
+    assert_error(r, "standard output" if given is None else f"--input {given} is the file standard output writes to")
+    assert reviews.read_text() == (REVIEWS if append else "")  # (> emptied it before predict started)
+    if not append:
+        assert "emptied" in r.stderr, r.stderr
+
+
+def test_evaluate_into_its_own_data_is_refused(tmp_path, bundle):
+    """``evaluate --data test.txt >> test.txt`` appended the confusion matrix and metrics to the data file, which
+    the next evaluate then refused as malformed."""
+    data = tmp_path / "test.txt"
+    data.write_text("__label__1 great food\n__label__2 cold soup\n")
+    r = run_with_stdout(["evaluate", "--model", bundle, "--data", data], data, append=True)
+    assert_error(r, f"--data {data} is the file standard output writes to")
+    assert data.read_text() == "__label__1 great food\n__label__2 cold soup\n"
+
+
+def test_predict_input_dev_stdout_into_a_pipe_is_refused_not_a_deadlock(bundle):
+    """``predict --input /dev/stdout | ...`` opened stdout's own pipe for reading and waited on it for ever."""
+    p = subprocess.Popen(f"{sys.executable} -m fasttext_lib predict --model {bundle} --input /dev/stdout | cat; "
+                         f"exit ${{PIPESTATUS[0]}}", shell=True, executable="/bin/bash", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, PYTHONPATH=ROOT), start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail("predict --input /dev/stdout | cat waited for ever on its own pipe")
+    r = subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr)
+    assert r.stdout == ""
+    assert_error(r, "--input /dev/stdout is standard output itself")
+
+
+def test_predict_to_a_terminal_or_dev_null_from_the_same_device_still_reads(tmp_path, bundle):
+    """Not refused: stdout on /dev/null with --input /dev/null (nothing to answer)."""
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle), "--input", "/dev/null"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert (r.returncode, r.stderr) == (0, "")
