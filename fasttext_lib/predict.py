@@ -256,6 +256,36 @@ def without_labels(text):
     return _LABEL_WORD.sub(" ", text) if LABEL_PREFIX in text else text
 
 
+def review_texts(texts):
+    """``texts`` (any iterable of str: a list, a pandas Series, a numpy array, a generator) as a list, each
+    one a str. A str itself was answered once per character (``predict("great food")``: 10 answers for one
+    review); a NaN (a DataFrame's missing text), a number or bytes was a TypeError from inside the featurizer."""
+    if texts is None or isinstance(texts, (str, bytes)):
+        raise FastTextError(f"texts must be a list of review texts, got {'None' if texts is None else 'one ' + type(texts).__name__}; "
+                            f"for one review pass [text]")
+    try:
+        texts = list(texts)
+    except TypeError:
+        raise FastTextError(f"texts must be a list of review texts, got {type(texts).__name__}") from None
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            hint = (": a missing value (NaN)? fill it first (df['text'].fillna(''))" if isinstance(text, float) and text != text
+                    else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
+            raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
+    return texts
+
+
+def _not_unicode(texts):
+    """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate)."""
+    for i, text in enumerate(texts):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return FastTextError(f"texts[{i}] is not valid Unicode text (character {text[exc.start]!r} at position "
+                                 f"{exc.start}: a lone surrogate)")
+    return FastTextError("texts hold text that is not valid Unicode")  # pragma: no cover
+
+
 class Predictor:
     """A loaded bundle: raw text in, labels and probabilities out.
 
@@ -362,10 +392,14 @@ class Predictor:
         """Class probabilities (n, num_classes) of raw texts, in order. A ``__label__`` word is no part of a
         review (fastText's predict skips it): a labeled line (``__label__2 the food ...``, a line of a
         ``.test`` file) gets the answer of its text, as training read it."""
-        texts = [without_labels(text) for text in texts]
+        texts = [without_labels(text) for text in review_texts(texts)]
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
-        return self._probabilities(self.featurizer.transform(texts))
+        try:
+            bags = self.featurizer.transform(texts)
+        except UnicodeEncodeError:  # a lone surrogate (a str decoded with surrogateescape, or unicode_escape)
+            raise _not_unicode(texts) from None
+        return self._probabilities(bags)
 
     def _probabilities(self, bags):
         scorer = self.scorer()
