@@ -1200,3 +1200,29 @@ def test_predict_to_a_terminal_or_dev_null_from_the_same_device_still_reads(tmp_
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                        env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
     assert (r.returncode, r.stderr) == (0, "")
+
+
+def test_predict_from_a_terminal_ends_at_the_first_ctrl_d_and_says_how(bundle):
+    """``predict --model M`` typed at a terminal waited silently (no --input: the reviews are read from it), and
+    the first Ctrl-D did not end the input: each read after the terminal's end-of-file asked it again, so the
+    answers came only after a second (or third, for empty input) Ctrl-D."""
+    import pty
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)], stdin=slave,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    os.close(slave)
+    try:
+        os.write(master, b"great food\n\x04")  # one review, then Ctrl-D at the start of a line: the end of the input
+        try:
+            stdout, stderr = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            pytest.fail("predict did not end at the terminal's first Ctrl-D")
+    finally:
+        os.close(master)
+    assert p.returncode == 0, stderr
+    assert len(stdout.splitlines()) == 1 and json.loads(stdout)["label"]
+    assert stderr == ("stdin: reading reviews from the terminal, one per line; the answers come once Ctrl-D ends "
+                      "them (or give --input FILE)\n")
