@@ -618,6 +618,10 @@ def run():
     """The process entry point (``python -m fasttext_lib``, the ``fasttext-lib`` script): :func:`main`
     with MXNet imported without SciPy (~53 MB less peak memory; see lean_import.py). Calling
     :func:`main` in a notebook leaves the process's imports alone."""
+    if sys.stderr is None:  # started with stderr closed (2>&-): print(file=None) prints to stdout, so the notes and the
+        # error line went among predict's answers (a labeled CSV's note: every answer one line off). Now to /dev/null,
+        # which also takes descriptor 2, so no file opened later gets it.
+        sys.stderr = open(os.devnull, "w")
     status = main(lean_mxnet=True)
     if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
         _exit_now(status)

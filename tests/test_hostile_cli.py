@@ -1226,3 +1226,24 @@ def test_predict_from_a_terminal_ends_at_the_first_ctrl_d_and_says_how(bundle):
     assert len(stdout.splitlines()) == 1 and json.loads(stdout)["label"]
     assert stderr == ("stdin: reading reviews from the terminal, one per line; the answers come once Ctrl-D ends "
                       "them (or give --input FILE)\n")
+
+
+def test_stderr_closed_keeps_notes_and_errors_out_of_the_answers(tmp_path, bundle):
+    """``predict ... 2>&-``: Python's sys.stderr is None, and print(file=None) prints to stdout, so the note on how
+    a labeled CSV was read became a line among the answers (11 lines for 10 records: every answer one off), and an
+    error line was printed where the answers go."""
+    table = tmp_path / "labeled.csv"
+    table.write_text("".join(f'"1","great food number {i}"\n' for i in range(10)))
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"great food\ncaf\xe9\n")
+
+    def run(path):
+        return subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle), "--input",
+                               str(path)], stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=ROOT),
+                              timeout=300, preexec_fn=lambda: os.close(2))
+
+    r = run(table)
+    assert r.returncode == 0
+    assert [sorted(json.loads(line)) for line in r.stdout.splitlines()] == [["class_id", "label", "probability"]] * 10
+    r = run(bad)
+    assert (r.returncode, r.stdout) == (2, "")
