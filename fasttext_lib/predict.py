@@ -12,6 +12,7 @@ Serving imports this module and never the training modules (train, optim, step, 
 config, progress) nor tqdm, which the inference containers do not have
 (tests/test_architecture.py checks it).
 """
+import contextlib
 import json
 import os
 import re
@@ -81,8 +82,27 @@ def class_ids(labels, classes, where, names=None):
     # every document a label of its own, each a whole number: pandas' index written first without a header
     hint = ("; each document's is a different whole number: row numbers? (df.to_csv(path, header=False) writes "
             "pandas' index first: write the file with index=False)"
-            if len(present) == len(labels) and distinct_row_numbers(present) else "")
+            if len(present) == len(labels) and distinct_row_numbers(present) else _spelled_otherwise(unknown, ids))
     raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)}){hint}")
+
+
+def _spelled_otherwise(unknown, ids):
+    """The error's hint when every label in ``unknown`` is one of the class ids ``ids`` written otherwise: ``1.0``
+    for ``1`` (pandas writes a class column of floats so, as when it holds a NaN), ``__label__2`` for ``2``
+    (fastText's prefix in a CSV's class column). Still refused: which class a label means is not guessed."""
+    def plain(label):
+        label = label.strip()
+        label = label[len(LABEL_PREFIX):] if label.startswith(LABEL_PREFIX) else label
+        with contextlib.suppress(ValueError, OverflowError):
+            number = float(label)
+            label = str(int(number)) if number.is_integer() else label
+        return label
+
+    meant = {label: plain(label) for label in unknown}
+    if not all(m in ids for m in meant.values()):
+        return ""
+    shown = ", ".join(f"{label!r} for {m}" for label, m in list(meant.items())[:3])
+    return f"; the model's classes written otherwise ({shown}): write them as the training data did"
 
 
 def _known(classes, names):
