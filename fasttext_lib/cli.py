@@ -211,17 +211,29 @@ def _note(line):
 
 
 def say(text, flush=False):
-    """One line on stdout. A closed pipe (``| head -1``) or a full disk behind ``>`` ends the command
-    with one error line (it was a traceback, and another at exit when Python flushed stdout again)."""
+    """One line on stdout. A full disk behind ``>`` ends the command with one error line (it was a traceback,
+    and another at exit when Python flushed stdout again); a closed pipe (``| head -1``) ends it quietly
+    (:class:`StdoutClosed`)."""
     try:
         print(text, flush=flush)
     except OSError as exc:
         raise _stdout_failed(exc) from None
 
 
+class StdoutClosed(FastTextError):
+    """The reader of stdout's pipe is gone (``| head -1`` has its line): the command stops, cleaning up as
+    for any error, but without an error line and with the status of a process SIGPIPE ends (141), as
+    ``cat`` and ``grep`` do. Its reader asked for no more: an ``error:`` line there was noise on the
+    terminal of every ``predict ... | head``."""
+
+    exit_status = 128 + 13  # SIGPIPE
+
+
 def _stdout_failed(exc):
     """The error for a failed write to stdout. What is still buffered there goes to /dev/null from now
     on: the interpreter flushes stdout at exit, and that write would fail (and be reported) again."""
+    import errno
+
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         try:
@@ -230,6 +242,8 @@ def _stdout_failed(exc):
             os.close(devnull)
     except (OSError, ValueError):  # no file descriptor (a notebook, a test's capture): nothing to redirect
         pass
+    if exc.errno == errno.EPIPE:
+        return StdoutClosed("standard output's reader is gone (a closed pipe)")
     return FastTextError(f"cannot write to standard output: {exc.strerror or exc}")
 
 
@@ -455,8 +469,10 @@ def _save_table_first(trained, output, compact, uri, table, previous):
 
 def cmd_evaluate(args):
     from .predict import Predictor
+    from .predict_input import refuse_own_output
     from .data import read_labeled
 
+    refuse_own_output(args.data, "--data")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
     metrics = predictor.evaluate(read_labeled(args.data, fmt, find_names=False, note=_note), confusion=True)
@@ -491,8 +507,9 @@ def _confusion_table(matrix):
 
 def cmd_predict(args):
     from .predict import Predictor
-    from .predict_input import documents
+    from .predict_input import documents, refuse_own_output
 
+    refuse_own_output(args.input, "--input")
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     with documents(args.input, args.format, predictor.class_values, note=_note) as texts:
@@ -589,6 +606,10 @@ def _say_error(line):
         pass
 
 
+# The commands whose answers are their standard output: started with it closed (>&-, Python's sys.stdout is None)
+# they printed nothing, exited 0, then failed in a traceback on the flush at the end.
+ANSWERING_COMMANDS = {"predict", "evaluate"}
+
 # The commands that run MXNet: a process started for one of them imports it without SciPy.
 MXNET_COMMANDS = {"train", "evaluate", "predict", "export-vectors"}
 
@@ -597,6 +618,10 @@ def run():
     """The process entry point (``python -m fasttext_lib``, the ``fasttext-lib`` script): :func:`main`
     with MXNet imported without SciPy (~53 MB less peak memory; see lean_import.py). Calling
     :func:`main` in a notebook leaves the process's imports alone."""
+    if sys.stderr is None:  # started with stderr closed (2>&-): print(file=None) prints to stdout, so the notes and the
+        # error line went among predict's answers (a labeled CSV's note: every answer one line off). Now to /dev/null,
+        # which also takes descriptor 2, so no file opened later gets it.
+        sys.stderr = open(os.devnull, "w")
     status = main(lean_mxnet=True)
     if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
         _exit_now(status)
@@ -610,14 +635,15 @@ def _exit_now(status):
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):  # (None: the stream was closed when the process started)
             pass
     os._exit(status)
 
 
 def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
-    130 on Ctrl-C (SIGINT), 143 on SIGTERM and 129 on SIGHUP, after cleaning up (see errors.stop_on_signals)."""
+    130 on Ctrl-C (SIGINT), 143 on SIGTERM and 129 on SIGHUP, after cleaning up (see errors.stop_on_signals);
+    141 when stdout's reader is gone (``| head -1``: :class:`StdoutClosed`), without an error line."""
     from .errors import error_line, is_out_of_memory, let_mxnet_finish, out_of_memory_line, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
@@ -629,12 +655,19 @@ def main(argv=None, lean_mxnet=False):
         import_mxnet_lean()
     try:
         with stop_on_signals():
+            if sys.stdout is None and args.command in ANSWERING_COMMANDS:
+                raise FastTextError(f"standard output is closed (>&-): {args.command}'s answers would go nowhere; "
+                                    f"redirect them to a file (> FILE) or to /dev/null")
             status = COMMANDS[args.command](args)
             try:  # stdout is block-buffered into a pipe or file: its last write happens here
-                sys.stdout.flush()
+                if sys.stdout is not None:  # (None: closed when the process started, >&-; print wrote nothing)
+                    sys.stdout.flush()
             except OSError as exc:
                 raise _stdout_failed(exc) from None
             return status
+    except StdoutClosed as exc:
+        let_mxnet_finish()
+        return exc.exit_status
     except FastTextError as exc:
         _say_error(error_line(exc))
         let_mxnet_finish(2)

@@ -12,6 +12,7 @@ Serving imports this module and never the training modules (train, optim, step, 
 config, progress) nor tqdm, which the inference containers do not have
 (tests/test_architecture.py checks it).
 """
+import contextlib
 import json
 import os
 import re
@@ -81,8 +82,27 @@ def class_ids(labels, classes, where, names=None):
     # every document a label of its own, each a whole number: pandas' index written first without a header
     hint = ("; each document's is a different whole number: row numbers? (df.to_csv(path, header=False) writes "
             "pandas' index first: write the file with index=False)"
-            if len(present) == len(labels) and distinct_row_numbers(present) else "")
+            if len(present) == len(labels) and distinct_row_numbers(present) else _spelled_otherwise(unknown, ids))
     raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)}){hint}")
+
+
+def _spelled_otherwise(unknown, ids):
+    """The error's hint when every label in ``unknown`` is one of the class ids ``ids`` written otherwise: ``1.0``
+    for ``1`` (pandas writes a class column of floats so, as when it holds a NaN), ``__label__2`` for ``2``
+    (fastText's prefix in a CSV's class column). Still refused: which class a label means is not guessed."""
+    def plain(label):
+        label = label.strip()
+        label = label[len(LABEL_PREFIX):] if label.startswith(LABEL_PREFIX) else label
+        with contextlib.suppress(ValueError, OverflowError):
+            number = float(label)
+            label = str(int(number)) if number.is_integer() else label
+        return label
+
+    meant = {label: plain(label) for label in unknown}
+    if not all(m in ids for m in meant.values()):
+        return ""
+    shown = ", ".join(f"{label!r} for {m}" for label, m in list(meant.items())[:3])
+    return f"; the model's classes written otherwise ({shown}): write them as the training data did"
 
 
 def _known(classes, names):
@@ -296,6 +316,36 @@ def _utf8(token):
     return True
 
 
+def review_texts(texts):
+    """``texts`` (any iterable of str: a list, a pandas Series, a numpy array, a generator) as a list, each
+    one a str. A str itself was answered once per character (``predict("great food")``: 10 answers for one
+    review); a NaN (a DataFrame's missing text), a number or bytes was a TypeError from inside the featurizer."""
+    if texts is None or isinstance(texts, (str, bytes)):
+        raise FastTextError(f"texts must be a list of review texts, got {'None' if texts is None else 'one ' + type(texts).__name__}; "
+                            f"for one review pass [text]")
+    try:
+        texts = list(texts)
+    except TypeError:
+        raise FastTextError(f"texts must be a list of review texts, got {type(texts).__name__}") from None
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            hint = (": a missing value (NaN)? fill it first (df['text'].fillna(''))" if isinstance(text, float) and text != text
+                    else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
+            raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
+    return texts
+
+
+def _not_unicode(texts):
+    """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate)."""
+    for i, text in enumerate(texts):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return FastTextError(f"texts[{i}] is not valid Unicode text (character {text[exc.start]!r} at position "
+                                 f"{exc.start}: a lone surrogate)")
+    return FastTextError("texts hold text that is not valid Unicode")  # pragma: no cover
+
+
 class Predictor:
     """A loaded bundle: raw text in, labels and probabilities out.
 
@@ -355,7 +405,6 @@ class Predictor:
     @classmethod
     def from_files(cls, src, config, paths, device):
         """The predictor of the bundle ``src`` whose files ``load_bundle_files`` put at ``paths``."""
-        import gluonnlp
         import mxnet as mx
 
         from .model import FastTextClassifier, NonFinite, check_finite
@@ -413,10 +462,14 @@ class Predictor:
         """Class probabilities (n, num_classes) of raw texts, in order. A ``__label__`` word is no part of a
         review (fastText's predict skips it): a labeled line (``__label__2 the food ...``, a line of a
         ``.test`` file) gets the answer of its text, as training read it."""
-        texts = [without_labels(text) for text in texts]
+        texts = [without_labels(text) for text in review_texts(texts)]
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
-        return self._probabilities(self.featurizer.transform(texts))
+        try:
+            bags = self.featurizer.transform(texts)
+        except UnicodeEncodeError:  # a lone surrogate (a str decoded with surrogateescape, or unicode_escape)
+            raise _not_unicode(texts) from None
+        return self._probabilities(bags)
 
     def _probabilities(self, bags):
         scorer = self.scorer()

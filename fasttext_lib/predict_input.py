@@ -7,12 +7,71 @@ bad byte or record at the end of a file is one error line and no answers, not a 
 """
 import contextlib
 import csv
+import io
 import itertools
 import os
 import sys
 from dataclasses import dataclass
 
 from .errors import FastTextError
+
+
+def refuse_own_output(path, flag):
+    """Refuse an input ``path`` (``-``: stdin) that is the file or pipe stdout writes to: ``predict --input f >> f``
+    (or a link to ``f``, or ``< f >> f``) wrote its answers into the reviews they answer, and with ``> f`` the
+    shell had emptied the file, so predict answered nothing and exited 0; ``--input /dev/stdout | ...`` read
+    stdout's own pipe and waited on it for ever. ``flag``: the option that names the input, for the error. A
+    terminal or /dev/null on both sides is no such case (reviews typed in, nothing to read)."""
+    import stat
+
+    from . import storage
+
+    if path != "-" and storage.is_s3(path):
+        return
+    try:
+        out = os.fstat(sys.stdout.fileno())
+        given = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no descriptor (a notebook), None (closed), no such file (said later)
+        return
+    if not (stat.S_ISREG(out.st_mode) or stat.S_ISFIFO(out.st_mode)) or (given.st_dev, given.st_ino) != (out.st_dev, out.st_ino):
+        return
+    what = "standard input is" if path == "-" else f"{flag} {path} is"
+    if stat.S_ISFIFO(out.st_mode):
+        raise FastTextError(f"{what} standard output itself (a pipe): it would read its own answers; give the input "
+                            f"with {flag} FILE or on stdin")
+    emptied = " (> has emptied it already, before this command started)" if out.st_size == 0 else ""
+    raise FastTextError(f"{what} the file standard output writes to{emptied}: the answers would go into the data "
+                        f"they answer; write them to another file")
+
+
+class _TerminalInput(io.RawIOBase):
+    """stdin on a terminal, ended by its first end-of-file (Ctrl-D). A terminal's end-of-file is no state, only
+    one read that returns nothing: the next read waits for more typing. Each stage of the reading (the first
+    bytes peeked, the blocks) asked again, so the answers came only after a second or third Ctrl-D."""
+
+    def __init__(self, fd):
+        self.fd, self.ended = fd, False
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self.ended:
+            return 0
+        data = os.read(self.fd, len(buffer))
+        self.ended = not data
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _stdin():
+    """stdin's bytes: on a terminal, read to its first Ctrl-D, with a line on stderr that says so (nothing else
+    told a user who left out --input that predict was waiting for reviews typed in)."""
+    if not sys.stdin.isatty():
+        return sys.stdin.buffer
+    print("stdin: reading reviews from the terminal, one per line; the answers come once Ctrl-D ends them (or give "
+          "--input FILE)", file=sys.stderr, flush=True)
+    return io.BufferedReader(_TerminalInput(sys.stdin.fileno()))
 
 
 class _FirstBytes:
@@ -58,7 +117,7 @@ def checked_lines(path, check=None):
     def blocks(limit=None):
         if path == "-" and sys.stdin is None:  # started with stdin closed (<&-): Python sets it to None
             raise FastTextError("standard input is closed: give the reviews with --input FILE or on stdin")
-        raw = sys.stdin.buffer if path == "-" else storage.open_read(path)
+        raw = _stdin() if path == "-" else storage.open_read(path)
         stream, compression = decompressed(raw, name)
         opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
         return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression)

@@ -413,26 +413,62 @@ def test_full_tmpdir_while_loading_the_bundle_names_tmpdir(tmpfs, bundle, tmp_pa
     assert r.stdout == "" and os.listdir(tmpdir) == [] and not (tmp_path / "w.vec").exists()
 
 
-@pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
-@pytest.mark.parametrize("stdout", ["full disk", "closed pipe"])
-def test_stdout_that_cannot_be_written_is_one_error_line(bundle, stdout, lines):
-    """``predict ... > /mnt/full/out`` and ``predict ... | head -1``: the failed write to stdout (in the
-    loop, or in the flush of what was buffered) was a traceback, and a second one at exit."""
-    if stdout == "full disk":
-        sink = os.open("/dev/full", os.O_WRONLY)
-    else:
-        reader, sink = os.pipe()
-        os.close(reader)  # the reader is gone, as `head -1` is once it has its line
+def predict_into(bundle, sink, lines, command="predict"):
+    """``command`` (predict, or evaluate of ``lines`` labeled reviews) with its stdout the descriptor ``sink``."""
+    args, text = ["--data", "/dev/stdin"] if command == "evaluate" else [], "great food\n"
+    if command == "evaluate":
+        text = "__label__1 great food\n__label__2 cold soup\n"
     try:
-        r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)],
-                           input=("great food\n" * lines).encode(), stdout=sink, stderr=subprocess.PIPE,
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", command, "--model", str(bundle), *args],
+                           input=(text * lines).encode(), stdout=sink, stderr=subprocess.PIPE,
                            env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
     finally:
         os.close(sink)
     r.stdout, r.stderr = "", r.stderr.decode()
-    assert_error(r, "cannot write to standard output: " + ("No space left on device" if stdout == "full disk"
-                                                           else "Broken pipe"))
+    return r
+
+
+@pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
+def test_stdout_on_a_full_disk_is_one_error_line(bundle, lines):
+    """``predict ... > /mnt/full/out``: the failed write to stdout (in the loop, or in the flush of what was
+    buffered) was a traceback, and a second one at exit."""
+    r = predict_into(bundle, os.open("/dev/full", os.O_WRONLY), lines)
+    assert_error(r, "cannot write to standard output: No space left on device")
     assert "Exception ignored" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+@pytest.mark.parametrize("lines", [2, 20000], ids=["written at exit", "written as predicted"])
+def test_a_closed_pipe_ends_predict_quietly_as_it_ends_unix_tools(bundle, lines, command):
+    """``predict ... | head -1``: once head has its line, the rest has no reader. That ended in
+    ``error: cannot write to standard output: Broken pipe`` (exit 2) on the terminal of every such pipeline;
+    now it ends as ``cat`` or ``grep`` do there, without a word, in the status SIGPIPE gives (141)."""
+    reader, sink = os.pipe()
+    os.close(reader)  # the reader is gone, as `head -1` is once it has its line
+    r = predict_into(bundle, sink, lines, command)
+    assert (r.returncode, r.stderr) == (141, "")
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_stdout_closed_at_start_is_one_error_line_before_any_work(bundle, command):
+    """``predict ... >&-``: Python's sys.stdout is None, print() wrote every answer nowhere, and the flush at the
+    end was an AttributeError traceback (exit 1)."""
+    text = "__label__1 great food\n" if command == "evaluate" else "great food\n"
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", command, "--model", str(bundle),
+                        *(["--data", "/dev/stdin"] if command == "evaluate" else [])], input=text.encode(),
+                       stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300,
+                       preexec_fn=lambda: os.close(1))
+    r.stdout, r.stderr = "", r.stderr.decode()
+    assert_error(r, f"standard output is closed (>&-): {command}'s answers would go nowhere")
+
+
+def test_stdout_closed_at_start_leaves_other_commands_done_without_a_traceback(tmp_path):
+    """``sample --output DIR >&-``: the files were written, then the flush of the closed stdout was a traceback."""
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "sample", "--output", str(tmp_path)],
+                       stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300,
+                       preexec_fn=lambda: os.close(1))
+    assert (r.returncode, r.stderr.decode()) == (0, "")
+    assert sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]
 
 
 # ---------------------------------------------------------------- S3: the real cause, in one line
@@ -1107,3 +1143,121 @@ def test_predict_with_stdin_closed_is_one_error_line(bundle):
                        env=dict(os.environ, PYTHONPATH=ROOT), preexec_fn=lambda: os.close(0))
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert r.stderr == "error: standard input is closed: give the reviews with --input FILE or on stdin\n"
+
+
+def run_with_stdout(args, stdout_path, append, stdin=None):
+    """The CLI with its stdout ``> stdout_path`` (``>>`` when ``append``), as a shell opens it (``>`` empties it)."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    sink = os.open(stdout_path, flags, 0o644)
+    try:
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", *map(str, args)], stdout=sink, stderr=subprocess.PIPE,
+                           stdin=stdin if stdin is not None else subprocess.DEVNULL, text=True,
+                           env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+    finally:
+        os.close(sink)
+    r.stdout = ""
+    return r
+
+
+@pytest.mark.parametrize("append", [True, False], ids=[">>", ">"])
+@pytest.mark.parametrize("same", ["the file", "a hard link", "a symlink", "stdin"])
+def test_predict_into_its_own_input_is_refused_before_any_answer(tmp_path, bundle, same, append):
+    """``predict --input reviews.txt >> reviews.txt`` (or a link to it, or ``< reviews.txt``) wrote the answers
+    into the reviews file, after its reviews; with ``>`` the shell had emptied it, and predict answered nothing
+    and exited 0 as if the file had held no reviews."""
+    reviews = tmp_path / "reviews.txt"
+    reviews.write_text(REVIEWS)
+    given = {"the file": reviews, "a hard link": tmp_path / "hard.txt", "a symlink": tmp_path / "sym.txt",
+             "stdin": None}[same]
+    if same == "a hard link":
+        os.link(reviews, given)
+    elif same == "a symlink":
+        given.symlink_to(reviews)
+    args = ["predict", "--model", bundle] + ([] if given is None else ["--input", given])
+    with open(reviews, "rb") as stdin:
+        r = run_with_stdout(args, reviews, append, stdin=stdin if given is None else None)
+    assert_error(r, "standard output" if given is None else f"--input {given} is the file standard output writes to")
+    assert reviews.read_text() == (REVIEWS if append else "")  # (> emptied it before predict started)
+    if not append:
+        assert "emptied" in r.stderr, r.stderr
+
+
+def test_evaluate_into_its_own_data_is_refused(tmp_path, bundle):
+    """``evaluate --data test.txt >> test.txt`` appended the confusion matrix and metrics to the data file, which
+    the next evaluate then refused as malformed."""
+    data = tmp_path / "test.txt"
+    data.write_text("__label__1 great food\n__label__2 cold soup\n")
+    r = run_with_stdout(["evaluate", "--model", bundle, "--data", data], data, append=True)
+    assert_error(r, f"--data {data} is the file standard output writes to")
+    assert data.read_text() == "__label__1 great food\n__label__2 cold soup\n"
+
+
+def test_predict_input_dev_stdout_into_a_pipe_is_refused_not_a_deadlock(bundle):
+    """``predict --input /dev/stdout | ...`` opened stdout's own pipe for reading and waited on it for ever."""
+    p = subprocess.Popen(f"{sys.executable} -m fasttext_lib predict --model {bundle} --input /dev/stdout | cat; "
+                         f"exit ${{PIPESTATUS[0]}}", shell=True, executable="/bin/bash", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, PYTHONPATH=ROOT), start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail("predict --input /dev/stdout | cat waited for ever on its own pipe")
+    r = subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr)
+    assert r.stdout == ""
+    assert_error(r, "--input /dev/stdout is standard output itself")
+
+
+def test_predict_to_a_terminal_or_dev_null_from_the_same_device_still_reads(tmp_path, bundle):
+    """Not refused: stdout on /dev/null with --input /dev/null (nothing to answer)."""
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle), "--input", "/dev/null"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert (r.returncode, r.stderr) == (0, "")
+
+
+def test_predict_from_a_terminal_ends_at_the_first_ctrl_d_and_says_how(bundle):
+    """``predict --model M`` typed at a terminal waited silently (no --input: the reviews are read from it), and
+    the first Ctrl-D did not end the input: each read after the terminal's end-of-file asked it again, so the
+    answers came only after a second (or third, for empty input) Ctrl-D."""
+    import pty
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle)], stdin=slave,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    os.close(slave)
+    try:
+        os.write(master, b"great food\n\x04")  # one review, then Ctrl-D at the start of a line: the end of the input
+        try:
+            stdout, stderr = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            pytest.fail("predict did not end at the terminal's first Ctrl-D")
+    finally:
+        os.close(master)
+    assert p.returncode == 0, stderr
+    assert len(stdout.splitlines()) == 1 and json.loads(stdout)["label"]
+    assert stderr == ("stdin: reading reviews from the terminal, one per line; the answers come once Ctrl-D ends "
+                      "them (or give --input FILE)\n")
+
+
+def test_stderr_closed_keeps_notes_and_errors_out_of_the_answers(tmp_path, bundle):
+    """``predict ... 2>&-``: Python's sys.stderr is None, and print(file=None) prints to stdout, so the note on how
+    a labeled CSV was read became a line among the answers (11 lines for 10 records: every answer one off), and an
+    error line was printed where the answers go."""
+    table = tmp_path / "labeled.csv"
+    table.write_text("".join(f'"1","great food number {i}"\n' for i in range(10)))
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"great food\ncaf\xe9\n")
+
+    def run(path):
+        return subprocess.run([sys.executable, "-m", "fasttext_lib", "predict", "--model", str(bundle), "--input",
+                               str(path)], stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=ROOT),
+                              timeout=300, preexec_fn=lambda: os.close(2))
+
+    r = run(table)
+    assert r.returncode == 0
+    assert [sorted(json.loads(line)) for line in r.stdout.splitlines()] == [["class_id", "label", "probability"]] * 10
+    r = run(bad)
+    assert (r.returncode, r.stdout) == (2, "")

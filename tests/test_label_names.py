@@ -663,3 +663,20 @@ def test_names_that_reuse_the_class_ids_are_refused_for_a_new_bundle(tmp_path, n
     own = LabeledTexts(["1", "2"] * 20, ["good food"] * 20 + ["cold soup"] * 20, {"1": "positive", "2": "1"})
     with pytest.raises(FastTextError, match="train_data.names: class '2' is named '1', which is the id of class '1'"):
         train(own)
+
+
+@pytest.mark.parametrize("labels, shown", [
+    (["1.0", "2.0"], "'1.0', '2.0'"),  # pandas writes float classes so (a column with a NaN in it)
+    (["__label__1", "__label__2"], "'__label__1', '__label__2'"),  # fastText's prefix in a CSV's class column
+    (["1.0", "__label__2"], "'1.0', '__label__2'"),
+])
+def test_evaluate_names_the_class_a_label_written_otherwise_is(named_bundle, tmp_path, labels, shown):
+    """A CSV whose classes are written 1.0 / __label__2 for the model's 1 / 2 was refused as labels 'not seen in
+    training (known: 1, 2)', which reads as if the data were another dataset's; the line now says which class each
+    is written for and how to write them. Still refused: 1.0 is not a class id training saw."""
+    path = tmp_path / "bad.csv"
+    path.write_text("".join(f'"{label}","some words here"\n' for label in labels * 3))
+    r = cli_in_process("evaluate", "--model", named_bundle, "--data", path)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    assert f"label(s) {shown} not seen in training" in r.stderr
+    assert "the model's classes written otherwise (" in r.stderr and "write them as the training data did" in r.stderr

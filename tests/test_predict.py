@@ -169,3 +169,41 @@ def test_a_bundle_written_before_text_was_put_in_nfc_reads_its_text_as_then(tmp_
     composed = [unicodedata.normalize("NFC", t) for t in texts]
     assert [r["label"] for r in new_bundle.predict(texts)] == labels
     np.testing.assert_allclose(new_bundle.predict_proba(texts), new_bundle.predict_proba(composed), atol=1e-6)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native features", "python features"])
+@pytest.mark.parametrize("texts, why", [
+    ("the food was great", "got one str"),  # answered once per character: 18 answers for one review
+    (b"the food was great", "got one bytes"),
+    (None, "got None"),
+    (["fine", float("nan")], "texts[1] is nan (float), not a str: a missing value"),  # pandas' missing text
+    (["fine", 3], "texts[1] is 3 (int), not a str"),
+    (["fine", b"cold soup"], "texts[1] is b'cold soup' (bytes), not a str: decode it"),
+    (["fine", "caf\udce9"], "texts[1] is not valid Unicode text (character '\\udce9' at position 3: a lone surrogate)"),
+], ids=["str", "bytes", "None", "nan", "int", "bytes item", "lone surrogate"])
+def test_predictor_refuses_what_is_not_a_list_of_review_texts_in_one_line(trained, texts, why, native, monkeypatch):
+    """A notebook's ``predictor.predict("a review")`` answered each character as a review (one review, 18
+    answers: out of step with the data); a NaN from a DataFrame column, a number, bytes or a lone surrogate was
+    a TypeError or UnicodeEncodeError traceback from inside the featurizer, naming no review."""
+    from fasttext_lib.errors import FastTextError
+
+    if not native:
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    trained, _ = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    for call in (predictor.predict, predictor.predict_proba, predictor.predict_top):
+        with pytest.raises(FastTextError) as exc:
+            call(texts)
+        assert why in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_predictor_takes_any_sequence_of_texts(trained):
+    """A pandas Series (any index), a numpy array of str, a generator: one answer per text, in order."""
+    import pandas as pd
+
+    trained, texts = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    expected = predictor.predict(texts[:5])
+    assert predictor.predict(pd.Series(texts[:5], index=[9, 3, 7, 1, 5])) == expected
+    assert predictor.predict(np.array(texts[:5])) == expected
+    assert predictor.predict(t for t in texts[:5]) == expected
