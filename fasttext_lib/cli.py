@@ -618,14 +618,30 @@ def run():
     """The process entry point (``python -m fasttext_lib``, the ``fasttext-lib`` script): :func:`main`
     with MXNet imported without SciPy (~53 MB less peak memory; see lean_import.py). Calling
     :func:`main` in a notebook leaves the process's imports alone."""
+    _fill_closed_descriptors()
     if sys.stderr is None:  # started with stderr closed (2>&-): print(file=None) prints to stdout, so the notes and the
-        # error line went among predict's answers (a labeled CSV's note: every answer one line off). Now to /dev/null,
-        # which also takes descriptor 2, so no file opened later gets it.
+        # error line went among predict's answers (a labeled CSV's note: every answer one line off). Now to /dev/null.
         sys.stderr = open(os.devnull, "w")
     status = main(lean_mxnet=True)
     if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
         _exit_now(status)
     return status
+
+
+def _fill_closed_descriptors():
+    """Descriptors 0-2 that the process was started without (``>&-``, ``2>&-``, ``<&-``) now read or write /dev/null.
+    Left closed, the next file opened took the lowest free number: ``train ... >&-`` could open a bundle or data file
+    as descriptor 1, and whatever writes to "stdout" below Python (native code, a compiler run for the native
+    operators, a child process that inherits it) would write into that file. (Python's ``sys.stdout`` stays None:
+    ``predict``'s answers are still refused in one line, main.)"""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
 
 
 def _exit_now(status):

@@ -1261,3 +1261,25 @@ def test_stderr_closed_keeps_notes_and_errors_out_of_the_answers(tmp_path, bundl
     assert [sorted(json.loads(line)) for line in r.stdout.splitlines()] == [["class_id", "label", "probability"]] * 10
     r = run(bad)
     assert (r.returncode, r.stdout) == (2, "")
+
+
+@pytest.mark.parametrize("closed", [0, 1, 2])
+def test_descriptors_the_process_started_without_are_not_given_to_its_files(tmp_path, closed):
+    """``train ... >&-``: a closed descriptor 1 went to the next file opened (a data or bundle file), and whatever
+    writes to stdout below Python (native code, the native operators' compiler run, a child process) wrote into it.
+    The CLI's entry point puts /dev/null on every standard descriptor it was started without."""
+    probe = ("import os, sys\n"
+             "from fasttext_lib import cli\n"
+             f"sys.argv = ['fasttext_lib', 'sample', '--output', {str(tmp_path / 'out')!r}]\n"
+             "status = cli.run()\n"
+             "with open(os.devnull, 'w') as check:\n"  # (a file opened now must not get a standard descriptor)
+             "    fd = check.fileno()\n"
+             f"target = os.readlink('/proc/self/fd/{closed}')\n"
+             f"with open({str(tmp_path / 'report')!r}, 'w') as f:\n"
+             "    f.write(f'{status} {fd} {target}')\n")
+    r = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, PYTHONPATH=ROOT), timeout=120,
+                       preexec_fn=lambda: os.close(closed), capture_output=closed != 1 and closed != 2)
+    assert r.returncode == 0
+    status, fd, target = (tmp_path / "report").read_text().split(" ", 2)
+    assert status == "0" and int(fd) > 2 and target == os.devnull, (status, fd, target)
+    assert (tmp_path / "out" / "train.csv").stat().st_size > 0
