@@ -213,11 +213,22 @@ def _note(line):
 def say(text, flush=False):
     """One line on stdout. A full disk behind ``>`` ends the command with one error line (it was a traceback,
     and another at exit when Python flushed stdout again); a closed pipe (``| head -1``) ends it quietly
-    (:class:`StdoutClosed`)."""
+    (:class:`StdoutClosed`). Characters stdout's encoding cannot hold (class names such as "très bien" under
+    ``PYTHONIOENCODING=ascii`` or ``LC_ALL=C PYTHONUTF8=0``) are shown escaped, ``tr\\xe8s bien``, as Python shows
+    them on stderr: evaluate's tables were a UnicodeEncodeError traceback (JSON lines are ASCII already)."""
     try:
-        print(text, flush=flush)
+        try:
+            print(text, flush=flush)
+        except UnicodeEncodeError:  # raised before anything is written
+            print(_escaped_for(sys.stdout, text), flush=flush)
     except OSError as exc:
         raise _stdout_failed(exc) from None
+
+
+def _escaped_for(stream, text):
+    """``text`` with what ``stream``'s encoding cannot hold written as Python escapes (``\\xe8``)."""
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    return text.encode(encoding, "backslashreplace").decode(encoding)
 
 
 class StdoutClosed(FastTextError):

@@ -471,6 +471,24 @@ def test_stdout_closed_at_start_leaves_other_commands_done_without_a_traceback(t
     assert sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]
 
 
+@pytest.mark.parametrize("environment", [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}],
+                         ids=["PYTHONIOENCODING=ascii", "LC_ALL=C PYTHONUTF8=0"])
+def test_class_names_an_ascii_stdout_cannot_hold_are_shown_escaped(tmp_path, data, environment):
+    """A bundle whose classes are named "très mal" / "très bien", evaluated and queried where stdout is ASCII:
+    evaluate's tables were a UnicodeEncodeError traceback (exit 1) after the matrix was computed."""
+    model = tmp_path / "model"
+    r = run_cli("train", "--train", data["train"], "--output", model, "--label-names", "1=très mal,2=très bien", *TINY)
+    assert r.returncode == 0, r.stderr
+    env = dict(os.environ, PYTHONPATH=ROOT, **environment)
+    for args, stdin in ((["evaluate", "--data", str(data["test"])], None), (["predict"], "très bon ☺\n")):
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", *args, "--model", str(model)], env=env,
+                           input=stdin.encode() if stdin else None, capture_output=True, timeout=300)
+        out, err = r.stdout.decode("ascii"), r.stderr.decode("ascii")  # nothing else came out
+        assert r.returncode == 0 and "Traceback" not in err, err
+        assert ("tr\\xe8s bien" in out) if args[0] == "evaluate" else ('"tr\\u00e8s bien"' in out), out
+    assert json.loads(out)["label"] in ("très mal", "très bien")
+
+
 # ---------------------------------------------------------------- S3: the real cause, in one line
 
 
