@@ -317,6 +317,76 @@ def test_disk_full_keeps_the_old_set_and_leaves_no_partial_files(tmp_path, tmpfs
     assert load_tag(dest, tmp_path) == "old" and sorted(os.listdir(dest)) == before
 
 
+EXT4_LARGEST_FILE = 2**44 - 4096  # ext4 with 4 KiB blocks: 16 TiB less a block
+
+
+def _ext4_refuses_past_its_largest_file(directory):
+    """Whether a write at ext4's largest file fails with EFBIG in ``directory`` (a sparse write: it takes no room)."""
+    probe = os.path.join(directory, "probe")
+    try:
+        with open(probe, "wb") as f:
+            f.seek(EXT4_LARGEST_FILE)
+            f.write(b"x" * 8192)
+    except OSError as exc:
+        return exc.errno == errno.EFBIG
+    finally:
+        os.remove(probe)
+    return False
+
+
+@contextlib.contextmanager
+def file_size_limit(limit):
+    """This process under ``ulimit -f`` (the soft limit) of ``limit`` bytes, for the block."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+
+def test_a_file_larger_than_the_file_system_holds_is_not_blamed_on_ulimit(tmp_path):
+    """A file past the file system's largest (FAT32's 4 GiB) under a file-size limit far above it: the error said
+    'larger than this process's file-size limit, ulimit -f; raise it', which does not help. The file system's own
+    EFBIG where it is ext4 (16 TiB, reached by a sparse write), else that error raised where the write fails."""
+    target = tmp_path / "table.csv"
+    target.write_bytes(b"old")
+    real = _ext4_refuses_past_its_largest_file(str(tmp_path))
+    with file_size_limit(2**45), pytest.raises(FastTextError) as err:
+        with storage.atomic_local_file(str(target)) as f:
+            f.write(b"x" * 1024)
+            if real:
+                f.seek(EXT4_LARGEST_FILE)
+                f.write(b"x" * 8192)
+            else:
+                f.flush()
+                raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
+    assert "larger than the file system holds in one file" in one_line(err.value) and "ulimit" not in str(err.value)
+    assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["table.csv"]
+
+
+def test_a_file_stopped_by_the_file_size_limit_names_the_limit(tmp_path):
+    with file_size_limit(100_000), pytest.raises(FastTextError) as err:
+        with storage.atomic_local_file(str(tmp_path / "big")) as f:
+            f.write(b"x" * 300_000)
+    assert "larger than this process's file-size limit, ulimit -f, of 100000 bytes; raise it" in one_line(err.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_temporary_file_too_large_without_a_file_size_limit_blames_the_file_system(tmp_path, monkeypatch):
+    """A staged file (a bundle's parameters) past TMPDIR's file system's largest file, with no ``ulimit -f`` set:
+    the error blamed ulimit -f all the same."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(storage.atomic.tempfile, "tempdir", None)
+    with file_size_limit(__import__("resource").RLIM_INFINITY), pytest.raises(FastTextError) as err:
+        with storage.staging_dir():
+            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
+    assert "ulimit" not in str(err.value) and one_line(err.value).endswith(
+        "FAT32 takes 4 GiB at most; set TMPDIR to another file system)")
+
+
 def test_read_only_destination_fails_fast(tmp_path, tmpfs):
     disk = tmpfs("64k")
     storage.publish(str(disk / "bundle"), make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})

@@ -230,7 +230,7 @@ def atomic_local_file(path, mode="wb", overwrite=True):
         _remove_if_empty(created)
         raise FastTextError(f"cannot write {path}: {why_not_written(directory, exc)}") from None
     try:
-        with os.fdopen(fd, mode) as f:
+        with os.fdopen(fd, mode) as f, _size_noted_on_efbig(f):
             yield f
             f.flush()
             # Before the rename: on NFS (EFS, SageMaker Studio's home) a quota or I/O error surfaces only
@@ -260,17 +260,33 @@ def atomic_local_file(path, mode="wb", overwrite=True):
         raise
 
 
-def _why_too_large(exc):
-    """What a write that failed with EFBIG ran into: a file-size limit (``ulimit -f``; it said only "File too large",
-    where the temporary files' error named the limit), else the file system's largest file."""
+@contextlib.contextmanager
+def _size_noted_on_efbig(f):
+    """An EFBIG raised in the block gets the size ``f`` had reached (``file_size``): a file-size limit stops a file
+    exactly at it, while a file system's largest file is another size (see _why_too_large). Measured here: the
+    file closes (and its flush fails again, the first error as its context) before the error is reported."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            with contextlib.suppress(OSError, ValueError):
+                exc.file_size = os.fstat(f.fileno()).st_size
+        raise
+
+
+def _why_too_large(exc, elsewhere="write it to another file system"):
+    """What a write that failed with EFBIG ran into: this process's file-size limit (``ulimit -f``), when the file
+    reached it (or its size is unknown), else the file system's largest file (FAT32's 4 GiB): with a limit set, that
+    was blamed on the limit too, and "raise it" did not help. ``elsewhere``: what to do about the second."""
     import resource
 
     if exc.errno != errno.EFBIG:
         return ""
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    if limit != resource.RLIM_INFINITY:
+    size = next((e.file_size for e in (exc, exc.__context__) if hasattr(e, "file_size")), None)
+    if limit != resource.RLIM_INFINITY and (size is None or size >= limit):
         return f" (larger than this process's file-size limit, ulimit -f, of {limit} bytes; raise it)"
-    return " (larger than the file system holds: FAT32 takes 4 GiB at most)"
+    return f" (larger than the file system holds in one file: FAT32 takes 4 GiB at most; {elsewhere})"
 
 
 # Files about to be published (a bundle's 800 MB of params, a checkpoint) are written to a private
@@ -312,8 +328,8 @@ def room_in_tmpdir():
         if exc.errno not in NO_ROOM:
             raise
         if exc.errno == errno.EFBIG:  # not the disk: "free space there" would not help
-            raise FastTextError(f"cannot write a temporary file in {tempfile.gettempdir()}: {exc.strerror} (larger "
-                                f"than this process's file-size limit, ulimit -f; raise it)") from None
+            raise FastTextError(f"cannot write a temporary file in {tempfile.gettempdir()}: {exc.strerror}"
+                                f"{_why_too_large(exc, 'set TMPDIR to another file system')}") from None
         raise FastTextError(f"no room for temporary files in {tempfile.gettempdir()} ({exc.strerror}); free space "
                             f"there or set TMPDIR to a directory with more room") from None
 
