@@ -387,6 +387,27 @@ def test_a_temporary_file_too_large_without_a_file_size_limit_blames_the_file_sy
         "FAT32 takes 4 GiB at most; set TMPDIR to another file system)")
 
 
+@pytest.mark.parametrize("cause", ["ulimit -f", "file system"])
+def test_a_bundle_file_too_large_for_its_destination_says_why(tmp_path, monkeypatch, cause):
+    """Publishing copies the staged files (TMPDIR, another file system) into the destination: a file too large for it
+    (a FAT32 stick, or past ``ulimit -f``) said only 'File too large'. The old set stays."""
+    import resource
+
+    dest = str(tmp_path / "bundle")
+    storage.publish(dest, make_files(tmp_path, "old", size=10_000), MANIFEST, {"tag": "old"})
+    new = make_files(tmp_path, "new", size=300_000)
+    limit = 100_000 if cause == "ulimit -f" else resource.RLIM_INFINITY
+    if cause == "file system":  # as NFS reports it, at the write-back
+        monkeypatch.setattr(storage.sets.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.EFBIG, "File too large")))
+    with file_size_limit(limit), pytest.raises(FastTextError) as err:
+        storage.publish(dest, new, MANIFEST, {"tag": "new"})
+    monkeypatch.undo()
+    said = one_line(err.value)
+    assert said.startswith(f"cannot write {dest}: File too large (larger than ")
+    assert ("ulimit -f, of 100000 bytes" in said) if cause == "ulimit -f" else ("the file system holds" in said and "ulimit" not in said)
+    assert load_tag(dest, tmp_path) == "old"
+
+
 def test_read_only_destination_fails_fast(tmp_path, tmpfs):
     disk = tmpfs("64k")
     storage.publish(str(disk / "bundle"), make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})

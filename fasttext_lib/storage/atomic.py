@@ -230,7 +230,7 @@ def atomic_local_file(path, mode="wb", overwrite=True):
         _remove_if_empty(created)
         raise FastTextError(f"cannot write {path}: {why_not_written(directory, exc)}") from None
     try:
-        with os.fdopen(fd, mode) as f, _size_noted_on_efbig(f):
+        with os.fdopen(fd, mode) as f, size_noted_on_efbig(f):
             yield f
             f.flush()
             # Before the rename: on NFS (EFS, SageMaker Studio's home) a quota or I/O error surfaces only
@@ -256,14 +256,14 @@ def atomic_local_file(path, mode="wb", overwrite=True):
                 os.remove(temp)
         _remove_if_empty(created)  # a failed write (prepare's bad archive) left the folders made for it, empty
         if isinstance(exc, OSError) and exc.errno is not None:
-            raise FastTextError(f"cannot write {path}: {exc.strerror}{_why_too_large(exc)}") from None
+            raise FastTextError(f"cannot write {path}: {exc.strerror}{why_too_large(exc)}") from None
         raise
 
 
 @contextlib.contextmanager
-def _size_noted_on_efbig(f):
+def size_noted_on_efbig(f):
     """An EFBIG raised in the block gets the size ``f`` had reached (``file_size``): a file-size limit stops a file
-    exactly at it, while a file system's largest file is another size (see _why_too_large). Measured here: the
+    exactly at it, while a file system's largest file is another size (see why_too_large). Measured here: the
     file closes (and its flush fails again, the first error as its context) before the error is reported."""
     try:
         yield
@@ -274,7 +274,7 @@ def _size_noted_on_efbig(f):
         raise
 
 
-def _why_too_large(exc, elsewhere="write it to another file system"):
+def why_too_large(exc, elsewhere="write it to another file system"):
     """What a write that failed with EFBIG ran into: this process's file-size limit (``ulimit -f``), when the file
     reached it (or its size is unknown), else the file system's largest file (FAT32's 4 GiB): with a limit set, that
     was blamed on the limit too, and "raise it" did not help. ``elsewhere``: what to do about the second."""
@@ -329,7 +329,7 @@ def room_in_tmpdir():
             raise
         if exc.errno == errno.EFBIG:  # not the disk: "free space there" would not help
             raise FastTextError(f"cannot write a temporary file in {tempfile.gettempdir()}: {exc.strerror}"
-                                f"{_why_too_large(exc, 'set TMPDIR to another file system')}") from None
+                                f"{why_too_large(exc, 'set TMPDIR to another file system')}") from None
         raise FastTextError(f"no room for temporary files in {tempfile.gettempdir()} ({exc.strerror}); free space "
                             f"there or set TMPDIR to a directory with more room") from None
 

@@ -54,7 +54,7 @@ from ..errors import FastTextError
 from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _put_members,
                  already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
 from .files import _why_no_file, check_replaceable, refuse_existing, why_not_written
-from .atomic import NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS
+from .atomic import NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, size_noted_on_efbig, why_too_large
 
 
 MARKER_KEY, MARKER = "written_by", "fasttext_lib"
@@ -265,7 +265,7 @@ def _fsync_dir(path):
 
 def _copy_hashing(src, dst):
     digest, size = hashlib.sha256(), 0
-    with open(src, "rb") as fin, open(dst, "xb") as fout:
+    with open(src, "rb") as fin, open(dst, "xb") as fout, size_noted_on_efbig(fout):
         for chunk in iter(lambda: fin.read(1 << 20), b""):
             digest.update(chunk)
             fout.write(chunk)
@@ -354,8 +354,8 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                         os.rmdir(dest)  # only if empty
                 raise
             _delete_local(dest, _referenced(old) - set(written))
-    except OSError as exc:
-        raise FastTextError(f"cannot write {dest}: {why_not_written(dest, exc)}") from None
+    except OSError as exc:  # (a bundle staged in TMPDIR, copied to a FAT32 stick: "File too large" said no more)
+        raise FastTextError(f"cannot write {dest}: {why_not_written(dest, exc)}{why_too_large(exc)}") from None
     return dest
 
 
