@@ -636,6 +636,10 @@ def run():
     status = main(lean_mxnet=True)
     if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
         _exit_now(status)
+    if status:  # an error line is out: nothing more at exit (mxnet_env.quiet_exit_hook)
+        from .mxnet_env import quiet_exit_hook
+
+        quiet_exit_hook()
     return status
 
 
@@ -677,9 +681,13 @@ def main(argv=None, lean_mxnet=False):
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
     if lean_mxnet and args.command in MXNET_COMMANDS:
-        from .lean_import import import_mxnet_lean
+        from .mxnet_env import start_mxnet
 
-        import_mxnet_lean()
+        try:  # an environment MXNet cannot run in (OMP_NUM_THREADS=abc aborted it, exit 134): one line
+            start_mxnet()
+        except FastTextError as exc:
+            _say_error(error_line(exc))
+            return 2
     try:
         with stop_on_signals():
             if sys.stdout is None and args.command in ANSWERING_COMMANDS:

@@ -89,11 +89,19 @@ def let_mxnet_finish(status=None):
             pass
 
 
+# What MXNet says when an allocation fails: its storage's "Failed to allocate", mshadow's aligned malloc
+# (ENOMEM, 12: a random-number generator's state under ``ulimit -v``), C++'s std::bad_alloc.
+_MXNET_OUT_OF_MEMORY = ("Failed to allocate", "AlignedMallocPitch failed", "bad_alloc")
+
+
 def is_out_of_memory(exc):
     """Whether ``exc`` is an allocation that failed: Python's and numpy's ``MemoryError`` (the native featurizer
-    raises it too), or MXNet's "Failed to allocate" (an ``MXNetError``, raised where the allocation happened
-    or at the next wait for the engine). A user's settings or data cause it, not a bug."""
-    return isinstance(exc, MemoryError) or (type(exc).__name__ == "MXNetError" and "Failed to allocate" in str(exc))
+    raises it too), MXNet's (an ``MXNetError``, raised where the allocation happened or at the next wait for the
+    engine), or a thread that could not be started (its stack is memory too: ``ulimit -v``). A user's settings or
+    data cause it, not a bug."""
+    if type(exc).__name__ == "MXNetError":
+        return any(said in str(exc) for said in _MXNET_OUT_OF_MEMORY)
+    return isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and str(exc) == "can't start new thread")
 
 
 def out_of_memory_line(exc):

@@ -283,14 +283,14 @@ def modules_at_exit(stderr):
     return set(lines[-1][len(EXIT_PROBE):].split())
 
 
-def run_cli(*args, env=None, input=None, cwd=None):
+def run_cli(*args, env=None, input=None, cwd=None, timeout=600):
     """Run ``python -m fasttext_lib`` in a subprocess, as a user would (``cwd``: in that directory)."""
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
     if env:
         full_env.update(env)
     return subprocess.run([sys.executable, "-m", "fasttext_lib", *map(str, args)], capture_output=True, text=True,
-                          env=full_env, input=input, timeout=600, cwd=cwd)
+                          env=full_env, input=input, timeout=timeout, cwd=cwd)
 
 
 def cli_in_process(*args, input=None):

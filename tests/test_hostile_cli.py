@@ -760,6 +760,78 @@ def test_memory_running_out_anywhere_is_one_error_line(tmp_path, monkeypatch):
     assert (r.returncode, r.stderr) == (2, "error: out of memory (native featurization ran out of memory); use a "
                                            "machine with more memory, or less data or smaller settings\n")
 
+
+
+@pytest.mark.parametrize("error", ["can't start new thread", "AlignedMallocPitch failed", "std::bad_alloc"])
+def test_memory_running_out_in_other_words_is_one_error_line(tmp_path, monkeypatch, error):
+    """Under ``ulimit -v``, memory also ran out as a thread that could not start (the batch prefetcher's) or as
+    MXNet's other words for a failed allocation (mshadow's aligned malloc, C++'s bad_alloc): tracebacks."""
+    from conftest import cli_in_process
+    from fasttext_lib import cli
+
+    class MXNetError(Exception):  # what MXNet raises, by name (as errors.is_out_of_memory knows it)
+        pass
+
+    def allocation_fails(args):
+        raise RuntimeError(error) if "thread" in error else MXNetError(f"Check failed: ret == 0 (12 vs. 0) : {error}")
+
+    monkeypatch.setitem(cli.COMMANDS, "sample", allocation_fails)
+    r = cli_in_process("sample", "--output", tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("error: out of memory (") and error in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("variable, value, says", [
+    ("OMP_NUM_THREADS", "abc", "environment variable OMP_NUM_THREADS='abc' is not a whole number"),  # aborted (134)
+    ("MXNET_CPU_WORKER_NTHREADS", "2.0", "MXNET_CPU_WORKER_NTHREADS='2.0' is not a whole number"),  # aborted
+    ("MXNET_EXEC_BULK_EXEC_TRAIN", "yes", "MXNET_EXEC_BULK_EXEC_TRAIN='yes' is not true, false, 1 or 0"),  # traceback
+    ("MXNET_ENGINE_TYPE", "garbage", "MXNet cannot start (Cannot find Engine garbage)"),  # blamed on the bundle
+    ("MXNET_CPU_WORKER_NTHREADS", "0", "MXNet cannot start (Check failed: size > 0"),  # hung after the error line
+])
+def test_an_environment_mxnet_cannot_run_in_is_one_error_line(tmp_path, data, bundle, tmpdir_env, variable, value, says):
+    """MXNet parses its variables itself: a value it cannot read aborted the process ('terminate called after
+    throwing an instance of dmlc::ParamError', exit 134, no line of ours), was a traceback, or an error that
+    blamed the bundle ('model parameters ... do not match config.json'); a thread count of 0 hung at exit."""
+    tmpdir, env = tmpdir_env
+    env = dict(env, **{variable: value})
+    for args, stdin in ((["train", "--train", data["train"], "--output", tmp_path / "out", *TINY], None),
+                        (["predict", "--model", bundle], REVIEWS)):
+        try:
+            r = run_cli(*args, env=env, input=stdin, timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{args[0]} with {variable}={value} did not end")
+        assert_error(r, says)
+        assert "Exception ignored" not in r.stderr and "do not match" not in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+
+
+def test_every_value_mxnet_reads_is_let_through():
+    """The check refuses only what MXNet cannot parse: spaces around a number and a sign are fine, an empty value is
+    MXNet's default, yes/no are case-blind true/false/1/0."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.mxnet_env import check_environment
+
+    for name, value in [("OMP_NUM_THREADS", " 2"), ("OMP_NUM_THREADS", "+4 "), ("OMP_NUM_THREADS", ""),
+                        ("MXNET_CPU_WORKER_NTHREADS", "-1"), ("MXNET_MKLDNN_ENABLED", "True"), ("MXNET_ENGINE_INFO", "0"),
+                        ("MXNET_TUNING_WEIGHT_SCALE", "0.5"), ("MXNET_USE_NUM_CORES_OPERATOR_TUNING", "99999999999")]:
+        check_environment({name: value})
+    for name, value in [("OMP_NUM_THREADS", "0x10"), ("OMP_NUM_THREADS", "99999999999"), ("OMP_NUM_THREADS", "4,2"),
+                        ("OMP_NUM_THREADS", "\u0664"), ("MXNET_MKLDNN_ENABLED", " 1"), ("MXNET_TUNING_WEIGHT_SCALE", "inf")]:
+        with pytest.raises(FastTextError, match=f"environment variable {name}="):
+            check_environment({name: value})
+
+
+def test_a_memory_limit_too_low_for_mxnet_itself_is_one_error_line(tmp_path, data, tmpdir_env):
+    """``ulimit -v`` of 300 MB: MXNet's libraries cannot even be mapped ('libopenblas.so.0: failed to map segment from
+    shared object', an OSError traceback from the import), or its engine's threads cannot start (a traceback at exit)."""
+    tmpdir, env = tmpdir_env
+    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
+                        str(tmp_path / "out"), *TINY], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=memory_limit(300 << 20))
+    assert_error(r, "(ulimit -v): raise that limit")
+    assert "Exception ignored" not in r.stderr
+    assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+
 # ---------------------------------------------------------------- signals, kills, concurrent runs
 
 

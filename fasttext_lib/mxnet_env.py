@@ -1,0 +1,128 @@
+"""Starting MXNet in the processes the command line runs: an environment it cannot run in is one error line.
+
+MXNet 1.9.1 parses some environment variables as numbers or yes/no (``dmlc::GetEnv``) when its library loads,
+where a value it cannot parse is thrown past every handler: ``OMP_NUM_THREADS=abc`` aborted the process
+("terminate called after throwing an instance of 'dmlc::ParamError'", exit 134) before any line of ours. Others it
+parses when its engine starts or at the first operator, where the error was a traceback in ``train`` and, in
+``predict`` / ``evaluate``, blamed on the bundle ("model parameters ... do not match config.json"). So
+:func:`start_mxnet` checks those variables first (:data:`PARSED`), then imports MXNet (lean_import) and starts its
+engine with one small operator, so that what is still wrong (``MXNET_ENGINE_TYPE=garbage``, a thread count of 0,
+``ulimit -v`` too low for its libraries) is one :class:`FastTextError` before the command begins.
+"""
+import os
+import re
+import sys
+
+from .errors import FastTextError, reason_of
+
+_INT = (r"\s*[+-]?\d+\s*", "a whole number")  # what C++'s >> reads (no 2.0, no 0x10), within the type's range
+_BOOL = (r"(?i:true|false|1|0)", "true, false, 1 or 0")
+_DOUBLE = (r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", "a number")
+_RANGE = {"int": 2**31, "long": 2**63}
+
+# The variables MXNet 1.9.1 failed on with the value "abc" (each name libmxnet.so holds was tried) in training and
+# prediction; which of them abort and which raise differs, so all are checked. An empty value is MXNet's default.
+PARSED = {
+    **{name: "int" for name in (
+        "OMP_NUM_THREADS", "MXNET_CPU_WORKER_NTHREADS", "MXNET_CPU_PRIORITY_NTHREADS", "MXNET_CPU_PARALLEL_RAND_COPY",
+        "MXNET_CPU_PARALLEL_SIZE", "MXNET_CPU_TEMP_COPY", "MXNET_GPU_WORKER_NTHREADS", "MXNET_GPU_COPY_NTHREADS",
+        "MXNET_GPU_PARALLEL_RAND_COPY", "MXNET_GPU_TEMP_COPY", "MXNET_OMP_MAX_THREADS", "MXNET_MP_WORKER_NTHREADS",
+        "MXNET_MP_OPENCV_NUM_THREADS", "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD",
+        "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD", "MXNET_EXEC_INPLACE_GRAD_SUM_CAP", "MXNET_MKLDNN_CACHE_NUM",
+        "MXNET_PROFILER_AUTOSTART", "MXNET_PROFILER_MODE", "MXNET_DISABLE_MKLDNN_CONV_OPT", "MXNET_DISABLE_MKLDNN_FC_OPT",
+        "MXNET_DISABLE_MKLDNN_FUSE_CONV_BN", "MXNET_DISABLE_MKLDNN_FUSE_CONV_RELU", "MXNET_DISABLE_MKLDNN_FUSE_CONV_SUM",
+        "MXNET_DISABLE_MKLDNN_TRANSFORMER_OPT")},
+    **{name: "bool" for name in (
+        "MXNET_EXEC_BULK_EXEC_TRAIN", "MXNET_ENGINE_INFO", "MXNET_INFER_STORAGE_TYPE_VERBOSE_LOGGING",
+        "MXNET_MEM_PLAN_VERBOSE_LOGGING", "MXNET_KVSTORE_LOGTREE", "MXNET_MKLDNN_ENABLED", "MXNET_MKLDNN_DEBUG",
+        "MXNET_MKLDNN_FORCE_FC_AB_FORMAT", "MXNET_OUTPUT_TUNING_DATA", "MXNET_VERBOSE_TUNING_INFO",
+        "MXNET_DISABLE_MKLDNN_FUSE_FC_ELTWISE", "MXNET_DISABLE_MKLDNN_QEM_FLOAT_OUTPUT", "MXNET_DISABLE_MKLDNN_QEM_FUSE_ALL",
+        "MXNET_DISABLE_MKLDNN_QFC_FLOAT_OUTPUT", "MXNET_DISABLE_MKLDNN_QFC_FUSE_ALL",
+        "MXNET_DISABLE_MKLDNN_QTRANSFORMER_FLOAT_OUTPUT", "MXNET_DISABLE_MKLDNN_QTRANSFORMER_FUSE_ALL")},
+    "MXNET_USE_NUM_CORES_OPERATOR_TUNING": "long",
+    "MXNET_TUNING_WEIGHT_SCALE": "double",
+}
+
+
+_STARTED = [True]  # False once start_mxnet found that MXNet cannot start (its exit hook is dropped then)
+
+
+def check_environment(environ=None):
+    """One :class:`FastTextError` for the first variable of :data:`PARSED` whose value MXNet cannot parse."""
+    environ = os.environ if environ is None else environ
+    for name, kind in PARSED.items():
+        value = environ.get(name, "")
+        if value and not _parses(value, kind):
+            what = {"bool": _BOOL, "double": _DOUBLE}.get(kind, _INT)[1]
+            raise FastTextError(f"environment variable {name}={value!r} is not {what}, which MXNet needs there (it "
+                                f"would abort); correct it or unset it")
+
+
+def _parses(value, kind):
+    pattern = {"bool": _BOOL, "double": _DOUBLE}.get(kind, _INT)[0]
+    if not re.fullmatch(pattern, value, re.ASCII):
+        return False
+    return kind not in _RANGE or -_RANGE[kind] <= int(value) < _RANGE[kind]
+
+
+def start_mxnet():
+    """Check the environment, import MXNet lean and start its engine (see the module docstring)."""
+    from .lean_import import import_mxnet_lean
+
+    check_environment()
+    try:
+        import_mxnet_lean()
+    except Exception as exc:  # ctypes could not load libmxnet / libopenblas (OSError), or its engine failed at import
+        if not isinstance(exc, OSError) and type(exc).__name__ != "MXNetError":
+            raise
+        _drop_exit_hook()
+        raise FastTextError(f"cannot load MXNet ({reason_of(exc)}){_hint()}") from None
+    import mxnet as mx
+
+    try:
+        mx.nd.zeros((1,)).wait_to_read()
+    except mx.base.MXNetError as exc:
+        _drop_exit_hook()
+        raise FastTextError(f"MXNet cannot start ({reason_of(exc).replace('MXNetError: ', '')}){_hint()}") from None
+
+
+def _drop_exit_hook():
+    """An engine that never started has nothing to shut down, and asked to (MXNet's exit hook) it failed again, or,
+    with MXNET_CPU_WORKER_NTHREADS=0, waited forever after the error line."""
+    import atexit
+
+    hook = getattr(sys.modules.get("mxnet.base"), "_notify_shutdown", None)
+    if hook is not None:
+        atexit.unregister(hook)
+    _STARTED[0] = False
+
+
+def _hint():
+    """What to look at when MXNet cannot load or start: its environment variables, and a memory limit if one is set."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit != resource.RLIM_INFINITY:
+        return (f"; this process may use {limit:,} bytes of address space at most (ulimit -v): raise that limit, "
+                f"and check the MXNET_* and OMP_* environment variables")
+    return "; check the MXNET_* and OMP_* environment variables (MXNET_ENGINE_TYPE, thread counts of at least 1)"
+
+
+def quiet_exit_hook():
+    """After an error line: MXNet's exit hook (``mxnet.base._notify_shutdown``), failing again (an engine that could
+    not start, no thread left under ``ulimit -v``), printed 'Exception ignored in atexit callback' and a traceback
+    below that line. Its errors are dropped from now on (the process is ending, having said what went wrong)."""
+    import atexit
+
+    hook = getattr(sys.modules.get("mxnet.base"), "_notify_shutdown", None)
+    if hook is None or not _STARTED[0]:
+        return
+    atexit.unregister(hook)
+
+    def quietly():
+        try:
+            hook()
+        except Exception:  # noqa: BLE001 - see above
+            pass
+
+    atexit.register(quietly)
