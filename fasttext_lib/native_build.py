@@ -13,6 +13,7 @@ killed with SIGKILL leaves its temporary behind; the next build of that library 
 ``FASTTEXT_LIB_NATIVE=0`` turns every native library off (the pure-Python / generic MXNet routes,
 which give the same results, are used instead).
 """
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -75,6 +76,17 @@ def _remove_dead_temporaries(target):
             storage.remove_dead_temporary(os.path.join(directory, name), locked=False)
 
 
+@contextlib.contextmanager
+def _cache_written():
+    """A cache that cannot be written (a read-only or missing HOME, a full disk) as a RuntimeError that says how to
+    choose another (it said only "[Errno 30] Read-only file system: '/home/u/.cache'", and the run went on slower)."""
+    try:
+        yield
+    except OSError as exc:
+        raise RuntimeError(f"cannot write the build cache {cache_dir()} ({exc.strerror or exc}); set "
+                           f"FASTTEXT_LIB_CACHE to a writable directory") from None
+
+
 def build(name, sources, flags, headers=(), key=""):
     """Path of ``lib<name>-<hash>.so`` built as ``$CXX flags sources -o lib``, compiling it if needed.
 
@@ -88,13 +100,16 @@ def build(name, sources, flags, headers=(), key=""):
     target = library_path(name, list(sources) + list(headers), flags, key)
     if os.path.isfile(target):
         return target
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    with open(target + ".lock", "w") as lock:
+    with _cache_written():
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        lock = open(target + ".lock", "w")
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _remove_dead_temporaries(target)
         if not os.path.isfile(target):  # another process may have built it while we waited
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=os.path.basename(target) + ".",
-                                       suffix=".tmp")
+            with _cache_written():
+                fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=os.path.basename(target) + ".",
+                                           suffix=".tmp")
             os.close(fd)
             try:
                 cmd = [cxx, *flags, *sources, "-o", tmp]

@@ -287,6 +287,18 @@ def test_without_a_compiler_python_is_used_with_one_warning(tmp_path, monkeypatc
     assert not list(tmp_path.glob("*.so")) and not list(tmp_path.glob("*.tmp"))
 
 
+def test_a_cache_that_cannot_be_written_is_named_with_how_to_choose_another(tmp_path, monkeypatch, capsys):
+    """A HOME that is read-only or missing (here: the cache's folder would be under a file): the warning said only
+    "[Errno 20] Not a directory: '.../.cache'", and every run went on without the native code, slower."""
+    (tmp_path / "home").write_text("a file, not a folder")
+    monkeypatch.setenv("FASTTEXT_LIB_CACHE", str(tmp_path / "home" / ".cache" / "fasttext_lib"))
+    monkeypatch.setattr(nf, "_state", {"lib": None, "tried": False, "reason": None})
+    assert not nf.available()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "native featurization unavailable (cannot write the build cache " in err
+    assert "(Not a directory); set FASTTEXT_LIB_CACHE to a writable directory)" in err
+
+
 def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(tmp_path, monkeypatch):
     monkeypatch.setenv("FASTTEXT_LIB_CACHE", str(tmp_path))
     first = nf.build()
