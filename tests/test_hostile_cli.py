@@ -397,6 +397,28 @@ def test_full_tmpdir_while_keeping_the_training_token_ids_is_one_line(tmpfs, dat
     assert not out.exists() and os.listdir(tmpdir) == []
 
 
+def test_no_writable_directory_for_temporary_files_is_one_error_line(tmp_path, data, bundle, monkeypatch):
+    """A container whose file systems are read-only and TMPDIR naming a folder that is not there: Python finds no
+    directory for temporary files (its candidates: $TMPDIR, /tmp, /var/tmp, /usr/tmp, the current directory), and
+    each temporary file raised FileNotFoundError 'No usable temporary directory found': a traceback in train (raised
+    again by the message about it) and predict. Seen for real under ``unshare -m`` with read-only mounts over each
+    candidate; here Python's list of candidates is this missing folder alone."""
+    import tempfile
+
+    from conftest import cli_in_process
+
+    missing = str(tmp_path / "missing")
+    monkeypatch.setenv("TMPDIR", missing)
+    monkeypatch.setattr(tempfile, "_candidate_tempdir_list", lambda: [missing])
+    monkeypatch.setattr(tempfile, "tempdir", None)  # Python's cached choice
+    for args in (["train", "--train", data["train"], "--output", tmp_path / "out", *TINY], ["predict", "--model", bundle]):
+        r = cli_in_process(*args, input=REVIEWS)
+        assert (r.returncode, r.stderr) == (2, f"error: no directory for temporary files can be written (TMPDIR is "
+                                               f"{missing!r}; /tmp, /var/tmp, /usr/tmp and the current directory were "
+                                               f"tried); set TMPDIR to a writable directory with space\n"), r.stderr
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("command", ["predict", "evaluate", "export-vectors"])
 def test_full_tmpdir_while_loading_the_bundle_names_tmpdir(tmpfs, bundle, tmp_path, command):
     """A bundle is copied into TMPDIR while it loads; with no room there the error said

@@ -305,8 +305,8 @@ def staging_dir():
 
     A write into it that finds no room (a full TMPDIR) is one error line naming TMPDIR: the writes
     inside are to staged files only (the destination's own errors are FastTextErrors already)."""
-    remove_dead_staging()
-    root = tempfile.gettempdir()
+    root = temporary_root()
+    remove_dead_staging(root)
     try:
         path = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
     except OSError as exc:
@@ -334,8 +334,23 @@ def room_in_tmpdir():
                             f"there or set TMPDIR to a directory with more room") from None
 
 
+def temporary_root():
+    """The directory temporary files go to: Python's choice, the first of $TMPDIR, /tmp, /var/tmp, /usr/tmp and the
+    current directory it can write to. None of them writable (a container with read-only file systems, TMPDIR naming
+    a folder that is not there) is one error line: it was a FileNotFoundError traceback ("No usable temporary
+    directory found"), at the first temporary file, or in the message of the error about it."""
+    try:
+        return tempfile.gettempdir()
+    except FileNotFoundError:
+        given = os.environ.get("TMPDIR")
+        raise FastTextError(f"no directory for temporary files can be written (TMPDIR {'is ' + repr(given) if given else 'is unset'}; "
+                            f"/tmp, /var/tmp, /usr/tmp and the current directory were tried); set TMPDIR to a "
+                            f"writable directory with space") from None
+
+
 def temporary_file():
     """An unlinked temporary file in TMPDIR (``w+b``); one error line if none can be made there."""
+    temporary_root()
     try:
         return tempfile.TemporaryFile()
     except OSError as exc:
@@ -345,8 +360,8 @@ def temporary_file():
 
 def remove_dead_staging(root=None):
     """Delete the staging directories under ``root`` (the temp dir) whose process no longer exists."""
-    root = root or tempfile.gettempdir()
     try:
+        root = root or tempfile.gettempdir()
         names = os.listdir(root)
     except OSError:
         return
