@@ -139,15 +139,52 @@ class FastTextClassifier(gluon.HybridBlock):
 
 def allocate_table(num_rows, emsize):
     """An uninitialized ``num_rows`` x ``emsize`` float32 table on the CPU; one error line naming its size when
-    there is not the memory for it (MXNet's 'Failed to allocate CPU Memory' was a traceback)."""
+    there is not the memory for it (MXNet's 'Failed to allocate CPU Memory' was a traceback). Also when the kernel
+    would hand it out but not back it: every row is written next (fill_table), and a table larger than the memory
+    available was killed by the OOM killer (an exit with no line) once filled."""
+    size = num_rows * emsize * 4
+    room = available_memory()
+    if room is not None and size > room:
+        raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
+                            f"{size / 2**30:.1f} GiB of float32, more than the {room / 2**30:.1f} GiB of memory available "
+                            f"here; lower emsize or buckets")
     try:
         return nd.empty((num_rows, emsize), ctx=mx.cpu(), dtype="float32")
     except mx.base.MXNetError as exc:
         if not is_out_of_memory(exc):
             raise
-        size = num_rows * emsize * 4 / 2**30
-        raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = {size:.1f} GiB "
-                            f"of float32; lower emsize or buckets") from None
+        raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
+                            f"{size / 2**30:.1f} GiB of float32; lower emsize or buckets") from None
+
+
+_MEMINFO = "/proc/meminfo"
+# A container's memory limit, what is in use under it, and the part of that the kernel can drop (inactive page cache:
+# the data files read, which docker and the kubelet leave out too): cgroup v2's files, then v1's (no limit: "max" or
+# a huge number).
+_CGROUP_MEMORY = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.stat",
+                   "inactive_file"),
+                  ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+                   "/sys/fs/cgroup/memory/memory.stat", "total_inactive_file"))
+
+
+def available_memory():
+    """Bytes that can still be filled before the kernel's OOM killer acts: /proc/meminfo's MemAvailable and free
+    swap, or less under a container's memory limit; None where that cannot be read (not Linux)."""
+    try:
+        with open(_MEMINFO) as f:
+            info = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f if line.split()[1:2] != []}
+        room = info["MemAvailable"] + info.get("SwapFree", 0)
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
+    for limit_file, usage_file, stat_file, droppable in _CGROUP_MEMORY:
+        try:
+            with open(limit_file) as limit, open(usage_file) as usage, open(stat_file) as stat:
+                cache = next((int(line.split()[1]) for line in stat if line.split()[:1] == [droppable]), 0)
+                left = int(limit.read()) - (int(usage.read()) - cache)
+        except (OSError, ValueError, IndexError):  # "max" (v2's no limit), or no such files
+            continue
+        return max(0, min(room, left))
+    return room
 
 
 def _incomplete_write(filename, params):

@@ -768,6 +768,48 @@ def test_an_embedding_table_larger_than_memory_is_one_error_line(tmp_path, data,
     assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
 
 
+def fake_memory(tmp_path, monkeypatch, available, cgroup=None):
+    """/proc/meminfo saying ``available`` bytes are available (no swap), and a cgroup v1 memory controller of
+    ``(limit, usage, inactive page cache)`` (None: no container limit)."""
+    from fasttext_lib import model
+
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(f"MemTotal: 99999999 kB\nMemAvailable: {available // 1024} kB\nSwapFree: 0 kB\n")
+    monkeypatch.setattr(model, "_MEMINFO", str(meminfo), raising=False)
+    files = []
+    if cgroup:
+        for name, text in zip(("limit", "usage", "stat"), (cgroup[0], cgroup[1], f"cache 1\ntotal_inactive_file {cgroup[2]}\n")):
+            (tmp_path / name).write_text(f"{text}\n")
+            files.append(str(tmp_path / name))
+        files.append("total_inactive_file")
+    monkeypatch.setattr(model, "_CGROUP_MEMORY", (tuple(files),) if files else (), raising=False)
+    return getattr(model, "available_memory", lambda: None)()
+
+
+def test_an_embedding_table_larger_than_the_memory_available_is_refused_before_it_is_filled(tmp_path, data, monkeypatch):
+    """A table the kernel hands out (overcommit) but cannot back: every row is written at once, and on a machine with
+    less memory than that (a 4 GB notebook instance, bigrams at emsize 500) the OOM killer ended the run with no line.
+    Here /proc/meminfo says 100 MB are available; the table takes ~2,000,000 x 16 x 4 = 128 MB."""
+    import re
+
+    from conftest import cli_in_process
+
+    assert fake_memory(tmp_path, monkeypatch, 100 << 20) == 100 << 20
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--ngrams", "2",
+                       "--emsize", "16")
+    assert r.returncode == 2 and re.fullmatch(r"error: out of memory for the embedding table: 2,00\d,\d{3} rows x emsize 16 "
+                                              r"= 0.1 GiB of float32, more than the 0.1 GiB of memory available here; "
+                                              r"lower emsize or buckets\n", r.stderr), r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_containers_memory_limit_counts_what_is_in_use_but_not_the_page_cache(tmp_path, monkeypatch):
+    """Under a 1 GB limit with 900 MB in use, 600 MB of it page cache the kernel can drop: 700 MB are available."""
+    assert fake_memory(tmp_path, monkeypatch, 20 << 30, cgroup=(1 << 30, 900 << 20, 600 << 20)) == (1 << 30) - (300 << 20)
+    assert fake_memory(tmp_path, monkeypatch, 20 << 30, cgroup=(2**63 - 4096, 900 << 20, 0)) == 20 << 30  # no limit
+    assert fake_memory(tmp_path, monkeypatch, 200 << 20, cgroup=(1 << 30, 0, 0)) == 200 << 20  # the machine's is less
+
+
 def test_memory_running_out_anywhere_is_one_error_line(tmp_path, monkeypatch):
     """Elsewhere (numpy's MemoryError, the native featurizer's, an MXNet allocation inside a step) the same:
     one line, exit 2, not a traceback."""
