@@ -675,7 +675,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
         counts = count_tokens(texts(), progress, to_file=True)
     except CodesFileError as exc:
         raise FastTextError(f"cannot keep the training data's token ids in a temporary file in "
-                            f"{storage.temporary_root()} ({exc.strerror or exc}); set TMPDIR to a writable "
+                            f"{storage.temporary_root_named()} ({exc.strerror or exc}); set TMPDIR to a writable "
                             f"directory with space") from None
     data = CountedTexts(labels, counts, sample, class_from=class_from_files(layout))
     if find_names and len(uris) == 1:

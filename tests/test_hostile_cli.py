@@ -397,6 +397,33 @@ def test_full_tmpdir_while_keeping_the_training_token_ids_is_one_line(tmpfs, dat
     assert not out.exists() and os.listdir(tmpdir) == []
 
 
+def test_a_tmpdir_python_passed_over_is_named_in_the_error(tmp_path, bundle, monkeypatch):
+    """TMPDIR naming a folder not made yet (a typo): Python quietly uses the next of its candidates (/tmp), and a full
+    /tmp said 'no room for temporary files in /tmp ...; set TMPDIR to a directory with more room', as if the user's
+    TMPDIR were in use (seen for real under ``unshare -m`` with a 64 kB /tmp). Here the next candidate is a folder of
+    this test's and the spool of stdin stops at a file-size limit (1 MB of the 2.2 MB)."""
+    import resource
+    import tempfile
+
+    from conftest import cli_in_process
+
+    missing, fallback = tmp_path / "big" / "tmp", tmp_path / "fallback"
+    fallback.mkdir()
+    monkeypatch.setenv("TMPDIR", str(missing))
+    monkeypatch.setattr(tempfile, "_candidate_tempdir_list", lambda: [str(missing), str(fallback)])
+    monkeypatch.setattr(tempfile, "tempdir", None)  # Python's cached choice
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, hard))
+    try:
+        r = cli_in_process("predict", "--model", bundle, input=b"great food\n" * 200000)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert r.returncode == 2 and r.stderr.startswith(
+        f"error: cannot write a temporary file in {fallback} (TMPDIR {missing} is not a writable directory, so Python "
+        f"uses {fallback} instead): File too large"), r.stderr
+    assert os.listdir(fallback) == []
+
+
 def test_no_writable_directory_for_temporary_files_is_one_error_line(tmp_path, data, bundle, monkeypatch):
     """A container whose file systems are read-only and TMPDIR naming a folder that is not there: Python finds no
     directory for temporary files (its candidates: $TMPDIR, /tmp, /var/tmp, /usr/tmp, the current directory), and

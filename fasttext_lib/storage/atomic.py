@@ -310,7 +310,8 @@ def staging_dir():
     try:
         path = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-")
     except OSError as exc:
-        raise FastTextError(f"cannot create a temporary directory in {root} (TMPDIR): {exc.strerror or exc}") from None
+        raise FastTextError(f"cannot create a temporary directory in {temporary_root_named()}: "
+                            f"{exc.strerror or exc}; set TMPDIR to a writable directory") from None
     try:
         with room_in_tmpdir():
             yield path
@@ -328,9 +329,9 @@ def room_in_tmpdir():
         if exc.errno not in NO_ROOM:
             raise
         if exc.errno == errno.EFBIG:  # not the disk: "free space there" would not help
-            raise FastTextError(f"cannot write a temporary file in {tempfile.gettempdir()}: {exc.strerror}"
+            raise FastTextError(f"cannot write a temporary file in {temporary_root_named()}: {exc.strerror}"
                                 f"{why_too_large(exc, 'set TMPDIR to another file system')}") from None
-        raise FastTextError(f"no room for temporary files in {tempfile.gettempdir()} ({exc.strerror}); free space "
+        raise FastTextError(f"no room for temporary files in {temporary_root_named()} ({exc.strerror}); free space "
                             f"there or set TMPDIR to a directory with more room") from None
 
 
@@ -343,9 +344,20 @@ def temporary_root():
         return tempfile.gettempdir()
     except FileNotFoundError:
         given = os.environ.get("TMPDIR")
-        raise FastTextError(f"no directory for temporary files can be written (TMPDIR {'is ' + repr(given) if given else 'is unset'}; "
-                            f"/tmp, /var/tmp, /usr/tmp and the current directory were tried); set TMPDIR to a "
-                            f"writable directory with space") from None
+        tmpdir = f"TMPDIR is {given!r}" if given else "TMPDIR is unset"
+        raise FastTextError(f"no directory for temporary files can be written ({tmpdir}; /tmp, /var/tmp, /usr/tmp and "
+                            f"the current directory were tried); set TMPDIR to a writable directory with space") from None
+
+
+def temporary_root_named():
+    """The directory temporary files go to, as an error line names it; where Python passed over a TMPDIR that is not
+    a writable directory (a typo, a folder not made yet), that one too: an error that said only "no room for
+    temporary files in /tmp ...; set TMPDIR to a directory with more room" left the user wondering why theirs was
+    not used."""
+    root, given = temporary_root(), os.environ.get("TMPDIR")
+    if given and os.path.abspath(given) != root:
+        return f"{root} (TMPDIR {given} is not a writable directory, so Python uses {root} instead)"
+    return root
 
 
 def temporary_file():
@@ -354,8 +366,8 @@ def temporary_file():
     try:
         return tempfile.TemporaryFile()
     except OSError as exc:
-        raise FastTextError(f"cannot create a temporary file in {tempfile.gettempdir()} (TMPDIR): "
-                            f"{exc.strerror or exc}") from None
+        raise FastTextError(f"cannot create a temporary file in {temporary_root_named()}: {exc.strerror or exc}; "
+                            f"set TMPDIR to a writable directory") from None
 
 
 def remove_dead_staging(root=None):
