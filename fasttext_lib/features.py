@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import native_features
-from .text import tokenize
+from .text import tokenize, without_labels
 
 UNK = "<unk>"
 NGRAM_PRIME = 116049371  # fastText's multiplier for hashing n-grams
@@ -211,14 +211,15 @@ class Featurizer:
         return featurizer, featurizer._encode(counted.lengths, lambda a, b: (to_id[prov[a:b]], to_hash[prov[a:b]]))
 
     def transform(self, texts, progress=None):
-        """Encode documents (validation, test, inference) with the fitted vocabulary."""
+        """Encode documents (validation, test, inference) with the fitted vocabulary. A ``__label__`` word is no
+        feature, as in :meth:`fit` (:func:`text.without_labels`)."""
         if native_features.available():
-            return Bags(*native_features.encode_texts(texts, self._table(True), self.ngrams, self.buckets,
-                                                      self.vocab_size, self.unk_id, compose=self.compose))
+            return Bags(*native_features.encode_texts(map(without_labels, texts), self._table(True), self.ngrams,
+                                                      self.buckets, self.vocab_size, self.unk_id, compose=self.compose))
         codes, lengths = array("q"), array("q")
         table = self._table(False)
         for text in _maybe_progress(texts, progress, "encode"):
-            toks = tokenize(text, self.compose)
+            toks = tokenize(without_labels(text), self.compose)
             codes.extend([table[t] for t in toks])
             lengths.append(len(toks))
         codes = np.frombuffer(codes, dtype=np.int64)
@@ -288,13 +289,16 @@ class Featurizer:
 
 def count_tokens(texts, progress=None, to_file=False):
     """Every token of ``texts``: a :class:`native_features.TokenCounts` (natively when available).
-    ``to_file``: its packed ids kept in a :class:`native_features.CodesFile`, not in memory."""
+    ``to_file``: its packed ids kept in a :class:`native_features.CodesFile`, not in memory. A ``__label__`` word
+    is a class, no feature (:func:`text.without_labels`): skipped here and by :meth:`Featurizer.transform`, so in
+    training text of any format as in predict's."""
     if native_features.available():
-        return native_features.count_tokens(_maybe_progress(texts, progress, "vocabulary"), to_file=to_file)
+        return native_features.count_tokens(map(without_labels, _maybe_progress(texts, progress, "vocabulary")),
+                                            to_file=to_file)
     provisional = {}
     ids, lengths = array("i"), array("q")
     for text in _maybe_progress(texts, progress, "vocabulary"):
-        toks = tokenize(text)
+        toks = tokenize(without_labels(text))
         ids.extend([provisional.setdefault(t, len(provisional)) for t in toks])
         lengths.append(len(toks))
     words = list(provisional)

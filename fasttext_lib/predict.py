@@ -15,7 +15,6 @@ config, progress) nor tqdm, which the inference containers do not have
 import contextlib
 import json
 import os
-import re
 import threading
 
 import numpy as np
@@ -268,14 +267,6 @@ def metrics_of(probs, y, confusion=False):
     return metrics
 
 
-_LABEL_WORD = re.compile(r"(?<!\S)" + re.escape(LABEL_PREFIX) + r"\S*")  # \s, \S: str.split's whitespace
-
-
-def without_labels(text):
-    """``text`` without its ``__label__...`` words (the data readers take them out of training text)."""
-    return _LABEL_WORD.sub(" ", text) if LABEL_PREFIX in text else text
-
-
 def _read_vocabulary(src, path):
     """The GluonNLP vocabulary in the bundle's ``vocab.json``, as training wrote it, with ``<unk>`` first: a list,
     or indexes of other types, were an AttributeError / TypeError traceback. (GluonNLP builds it from
@@ -461,8 +452,8 @@ class Predictor:
     def predict_proba(self, texts):
         """Class probabilities (n, num_classes) of raw texts, in order. A ``__label__`` word is no part of a
         review (fastText's predict skips it): a labeled line (``__label__2 the food ...``, a line of a
-        ``.test`` file) gets the answer of its text, as training read it."""
-        texts = [without_labels(text) for text in review_texts(texts)]
+        ``.test`` file) gets the answer of its text, as training read it (the Featurizer skips it: text.without_labels)."""
+        texts = review_texts(texts)
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
         try:

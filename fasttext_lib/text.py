@@ -10,6 +10,8 @@ write it). The function is idempotent, so normalizing already-normalized text ch
 import re
 import unicodedata
 
+LABEL_PREFIX = "__label__"  # fastText format's class word (data.py); never a feature (without_labels)
+_LABEL_WORD = re.compile(r"(?<!\S)" + re.escape(LABEL_PREFIX) + r"\S*")  # \s, \S: str.split's whitespace
 _SPACED = re.compile(r"([.,()!?'])")
 _DROPPED = re.compile(r'"')
 _TO_SPACE = re.compile(r"<br />|[;:]")
@@ -38,6 +40,13 @@ def normalize_text(text, compose=True):
 def tokenize(text, compose=True):
     """Normalized whitespace tokens of one document (``compose``: as :func:`normalize_text`)."""
     return normalize_text(text, compose).split()
+
+
+def without_labels(text):
+    """``text`` without its ``__label__...`` words. Such a word is a class, no part of a review: fastText's predict
+    skips it, and so do the Featurizer's training and prediction in every format (in fastText format the data reader
+    takes it out first). Case-sensitive, as fastText's: ``__LABEL__x`` is a word, lowercased as any other."""
+    return _LABEL_WORD.sub(" ", text) if LABEL_PREFIX in text else text
 
 
 def split_lines(text):
