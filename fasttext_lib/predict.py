@@ -22,7 +22,7 @@ import numpy as np
 from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
-from .bundle import METRICS, PARAMS, UNICODE_NORMALIZATION, VOCAB, load_bundle_files
+from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX
 from .devices import parse_ctx
@@ -410,9 +410,10 @@ class Predictor:
             raise FastTextError(f"corrupt model bundle {src}: {METRICS} holds no JSON object")
         if len(vocab) != config["vocab_size"]:
             raise FastTextError(f"model/vocabulary mismatch in {src}: vocab.json has {len(vocab)} tokens, config.json says {config['vocab_size']}")
-        # (a bundle written before text was put in NFC has no "unicode_normalization": its text is read as then)
+        # (its text is read as it was trained: a bundle written before text was put in NFC has no
+        # "unicode_normalization"; one written before its tokens were, "NFC": bundle.UNICODE_NORMALIZATION)
         featurizer = Featurizer(vocab, ngrams=config["ngrams"], buckets=config["buckets"] or 0,
-                                compose=config.get("unicode_normalization") == UNICODE_NORMALIZATION)
+                                unicode_form=config.get("unicode_normalization"))
         if featurizer.num_rows != config["num_rows"]:
             raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
         model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
