@@ -326,14 +326,15 @@ def review_texts(texts):
     return texts
 
 
-def _not_unicode(texts):
-    """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate)."""
+def not_unicode_error(texts, name="texts[{}]"):
+    """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate); ``name``: what text ``i``
+    is called (``.format(i)``)."""
     for i, text in enumerate(texts):
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            return FastTextError(f"texts[{i}] is not valid Unicode text (character {text[exc.start]!r} at position "
-                                 f"{exc.start}: a lone surrogate)")
+            return FastTextError(f"{name.format(i)} is not valid Unicode text (character {text[exc.start]!r} at "
+                                 f"position {exc.start}: a lone surrogate)")
     return FastTextError("texts hold text that is not valid Unicode")  # pragma: no cover
 
 
@@ -460,7 +461,7 @@ class Predictor:
         try:
             bags = self.featurizer.transform(texts)
         except UnicodeEncodeError:  # a lone surrogate (a str decoded with surrogateescape, or unicode_escape)
-            raise _not_unicode(texts) from None
+            raise not_unicode_error(texts) from None
         return self._probabilities(bags)
 
     def _probabilities(self, bags):
