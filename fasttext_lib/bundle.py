@@ -38,13 +38,16 @@ import numpy as np
 from . import __version__, storage
 from .errors import FastTextError, is_number
 from .label_names import check_name, for_labels
+from .text import AS_WRITTEN, NFC_FIRST, NFC_TOKENS, UNICODE_FORMS
 
 FORMAT_VERSION = 2
 NORMALIZATION = "fasttext-classification-example"
-# config.json's "unicode_normalization": "NFC" when the bundle's text was put in NFC before normalization
-# (text.nfc); a bundle without it was written before that was done, and its text is read as it was then
-# (features.Featurizer's compose=False): its words spelled with combining accents were trained on as such.
-UNICODE_NORMALIZATION = "NFC"
+# config.json's "unicode_normalization": how the bundle's text was put in NFC (text.UNICODE_FORMS), read so by
+# features.Featurizer's unicode_form: "NFC-tokens" (text.NFC_TOKENS) written now; "NFC" (text.NFC_FIRST) by the
+# versions that put text in NFC before lowercasing only; none by those before NFC (text.AS_WRITTEN): their words
+# spelled with combining accents, or out of NFC once lowercased, were trained on as such.
+UNICODE_NORMALIZATION = NFC_TOKENS
+READ_UNICODE_NORMALIZATIONS = tuple(form for form in UNICODE_FORMS if form is not AS_WRITTEN)
 CONFIG, PARAMS, VOCAB, METRICS = "config.json", "model.params", "vocab.json", "metrics.json"
 DATA_FILES = (PARAMS, VOCAB, METRICS)  # logical names; config.json is the manifest that lists them
 
@@ -177,8 +180,9 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT):
         "normalization": NORMALIZATION,
         "train_config": trained.config.to_dict(),
     }
-    if getattr(featurizer, "compose", True):
-        config["unicode_normalization"] = UNICODE_NORMALIZATION
+    unicode_form = getattr(featurizer, "unicode_form", UNICODE_NORMALIZATION)
+    if unicode_form is not AS_WRITTEN:
+        config["unicode_normalization"] = unicode_form
     if getattr(trained, "pretrained", None):  # vectors.describe: the .vec file the table started from
         config["pretrained_vectors"] = dict(trained.pretrained)
     metrics = metrics_summary(trained)
@@ -276,10 +280,11 @@ def _check_config(src, config):
     buckets = config.get("buckets")  # 0: no n-gram buckets (unigrams)
     if not isinstance(buckets, int) or isinstance(buckets, bool) or buckets < 0:
         raise FastTextError(f"corrupt model bundle {src}: config.json has no valid 'buckets'")
-    if config.get("unicode_normalization", UNICODE_NORMALIZATION) != UNICODE_NORMALIZATION:
+    if config.get("unicode_normalization", UNICODE_NORMALIZATION) not in READ_UNICODE_NORMALIZATIONS:
         # any other value was read as "none" (words spelled with combining accents looked up as such, unmatched)
         raise FastTextError(f"corrupt model bundle {src}: config.json's 'unicode_normalization' is "
-                            f"{config['unicode_normalization']!r}; this library writes {UNICODE_NORMALIZATION!r} or none")
+                            f"{config['unicode_normalization']!r}; this library writes {UNICODE_NORMALIZATION!r}, and "
+                            f"reads {NFC_FIRST!r} (older versions' bundles) or none")
     dropout = config.get("dropout") or 0.0  # (training-only, but text or 2 there was taken silently)
     if not is_number(dropout) or not 0 <= dropout < 1:
         raise FastTextError(f"corrupt model bundle {src}: config.json's 'dropout' is {config['dropout']!r}, not a number in [0, 1)")

@@ -35,9 +35,8 @@ from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
 from .lines import (LONE_CR_HINT, DecodedLines, chain_lines, check_not_shorter, has_lone_cr, leading_blank_lines,
                     open_decompressed, regular_file_size, without_excel_sep)
-from .text import normalize_text
+from .text import LABEL_PREFIX, normalize_text
 
-LABEL_PREFIX = "__label__"
 FORMATS = ("auto", "fasttext", "csv", "tsv", "jsonl")
 CLASS_FROM_FASTTEXT = "__label__"  # LabeledTexts.class_from of fastText-format data
 

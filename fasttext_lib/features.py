@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import native_features
-from .text import tokenize
+from .text import AS_WRITTEN, NFC_FIRST, NFC_TOKENS, UNICODE_FORMS, tokenize, without_labels
 
 UNK = "<unk>"
 NGRAM_PRIME = 116049371  # fastText's multiplier for hashing n-grams
@@ -138,17 +138,20 @@ def pack_ids(ids, lengths, chunk_tokens=4_000_000):
 class Featurizer:
     """Maps raw text to :class:`Bags`; holds the GluonNLP vocabulary and the n-gram settings."""
 
-    def __init__(self, vocab, ngrams=1, buckets=2_000_000, compose=True):
-        """``compose``: put text in NFC before its words are looked up (text.normalize_text), as every bundle
-        written since that was done was trained; False for an older bundle, whose words are the text's as it
-        came (its words spelled with combining accents were trained on so: in NFC they were never found)."""
+    def __init__(self, vocab, ngrams=1, buckets=2_000_000, unicode_form=NFC_TOKENS):
+        """``unicode_form``: how text is put in NFC before its words are looked up (``text.UNICODE_FORMS``;
+        text.normalize_text): as the bundle was trained. ``text.NFC_TOKENS`` for every model trained now; an older
+        bundle's is ``NFC_FIRST`` or ``AS_WRITTEN`` (its words spelled with combining accents were trained on as
+        they came: in NFC they were never found)."""
         if ngrams < 1:
             raise ValueError("ngrams must be >= 1")
+        if unicode_form not in UNICODE_FORMS:
+            raise ValueError(f"unicode_form must be one of {UNICODE_FORMS}")
         self.vocab = vocab
         self.ngrams = int(ngrams)
         self.buckets = int(buckets) if self.ngrams > 1 else 0
         self.unk_id = vocab.token_to_idx[UNK]
-        self.compose = bool(compose)
+        self.unicode_form = unicode_form
         self._tables = {}  # the token tables of transform, made on first use (see _table)
         self._tables_lock = threading.Lock()
 
@@ -167,7 +170,9 @@ class Featurizer:
         return state
 
     def __setstate__(self, state):
-        state.setdefault("compose", True)
+        if "compose" in state:  # (pickled before there were three forms: True was NFC before lowercasing only)
+            state["unicode_form"] = NFC_FIRST if state.pop("compose") else AS_WRITTEN
+        state.setdefault("unicode_form", NFC_TOKENS)
         self.__dict__.update(state)
         self._tables_lock = threading.Lock()
 
@@ -211,14 +216,15 @@ class Featurizer:
         return featurizer, featurizer._encode(counted.lengths, lambda a, b: (to_id[prov[a:b]], to_hash[prov[a:b]]))
 
     def transform(self, texts, progress=None):
-        """Encode documents (validation, test, inference) with the fitted vocabulary."""
+        """Encode documents (validation, test, inference) with the fitted vocabulary. A ``__label__`` word is no
+        feature, as in :meth:`fit` (:func:`text.without_labels`)."""
         if native_features.available():
-            return Bags(*native_features.encode_texts(texts, self._table(True), self.ngrams, self.buckets,
-                                                      self.vocab_size, self.unk_id, compose=self.compose))
+            return Bags(*native_features.encode_texts(map(without_labels, texts), self._table(True), self.ngrams,
+                                                      self.buckets, self.vocab_size, self.unk_id, form=self.unicode_form))
         codes, lengths = array("q"), array("q")
         table = self._table(False)
         for text in _maybe_progress(texts, progress, "encode"):
-            toks = tokenize(text, self.compose)
+            toks = tokenize(without_labels(text), self.unicode_form)
             codes.extend([table[t] for t in toks])
             lengths.append(len(toks))
         codes = np.frombuffer(codes, dtype=np.int64)
@@ -288,13 +294,16 @@ class Featurizer:
 
 def count_tokens(texts, progress=None, to_file=False):
     """Every token of ``texts``: a :class:`native_features.TokenCounts` (natively when available).
-    ``to_file``: its packed ids kept in a :class:`native_features.CodesFile`, not in memory."""
+    ``to_file``: its packed ids kept in a :class:`native_features.CodesFile`, not in memory. A ``__label__`` word
+    is a class, no feature (:func:`text.without_labels`): skipped here and by :meth:`Featurizer.transform`, so in
+    training text of any format as in predict's."""
     if native_features.available():
-        return native_features.count_tokens(_maybe_progress(texts, progress, "vocabulary"), to_file=to_file)
+        return native_features.count_tokens(map(without_labels, _maybe_progress(texts, progress, "vocabulary")),
+                                            to_file=to_file)
     provisional = {}
     ids, lengths = array("i"), array("q")
     for text in _maybe_progress(texts, progress, "vocabulary"):
-        toks = tokenize(text)
+        toks = tokenize(without_labels(text))
         ids.extend([provisional.setdefault(t, len(provisional)) for t in toks])
         lengths.append(len(toks))
     words = list(provisional)

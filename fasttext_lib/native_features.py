@@ -3,8 +3,8 @@
 The reference is ``text.tokenize`` plus ``features.Featurizer.fit/transform/_bags``; this module
 gives the same tokens, counts and bags, and is what the Featurizer calls when :func:`available`.
 
-Why it is exact with any Unicode: Python puts the text in NFC (``text.nfc``, as ``normalize_text`` does) and lowercases (``str.lower()`` on the joined chunk of
-documents, so Unicode case rules, including a final sigma, are Python's own), UTF-8 encodes, and
+Why it is exact with any Unicode: Python puts the text in NFC and lowercases it (``text.lowered``, as ``normalize_text``
+does, on the joined chunk of documents, so Unicode case rules, including a final sigma, are Python's own), UTF-8 encodes, and
 C++ applies the ASCII punctuation rules and splits on the exact set of code points ``str.split()``
 treats as whitespace. CRC32 word hashes equal ``zlib.crc32`` of the UTF-8 bytes.
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import native_build
-from .text import nfc
+from .text import NFC_TOKENS, lowered
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "featurize.cc")
 CXXFLAGS = ["-O3", "-std=c++17", "-pthread", "-shared", "-fPIC"]
@@ -142,23 +142,22 @@ def _chunks(texts):
         yield chunk
 
 
-def _lowered_utf8(chunk, compose=True):
+def _lowered_utf8(chunk, form=NFC_TOKENS):
     """One buffer of the lowercased documents, one byte between each, and where each one ends.
 
-    NUL-joined first (one ``nfc()``, ``lower()`` and ``encode`` for the chunk; NUL is neither cased nor
+    NUL-joined first (one ``text.lowered`` and ``encode`` for the chunk; NUL is neither cased nor
     case-ignorable, so a final sigma never sees the neighbouring document, and it composes with no
     character, so NFC never joins two documents); if a document holds a NUL itself, each is put in
-    NFC, lowercased and encoded on its own. ``compose=False``: without NFC (a bundle written before
-    text was put in NFC: text.normalize_text).
+    NFC, lowercased and encoded on its own. ``form``: how text is put in NFC (``text.UNICODE_FORMS``: a
+    bundle's, as it was trained).
     """
-    norm = nfc if compose else str
-    buf = norm("\0".join(chunk)).lower().encode("utf-8")
+    buf = lowered("\0".join(chunk), form).encode("utf-8")
     ends = np.empty(len(chunk), dtype=np.int64)
     if buf.count(b"\0") == len(chunk) - 1:
         ends[:-1] = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 0)
         ends[-1] = len(buf)
     else:
-        parts = [norm(text).lower().encode("utf-8") for text in chunk]
+        parts = [lowered(text, form).encode("utf-8") for text in chunk]
         buf = b"\0".join(parts)
         np.cumsum([len(p) + 1 for p in parts], out=ends)
         ends -= 1
@@ -167,7 +166,7 @@ def _lowered_utf8(chunk, compose=True):
 
 def tokenize(text):
     """``text.tokenize(text)`` natively (for tests and single documents)."""
-    raw = nfc(text).lower().encode("utf-8")
+    raw = lowered(text).encode("utf-8")
     out = ctypes.create_string_buffer(2 * len(raw) + 1)  # every byte may become a token plus a space
     n = _lib().ft_tokenize(raw, len(raw), ctypes.cast(out, _P))
     return out.raw[:n].decode("utf-8").split(" ") if n else []
@@ -357,12 +356,12 @@ class _Encoder:
         return rows, weights, offsets
 
 
-def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, compose=True):
+def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, form=NFC_TOKENS):
     """``Featurizer.transform(texts)`` as (rows, weights, offsets), with ``table`` a :class:`CodeTable`
-    (``compose``: NFC first, as :func:`_lowered_utf8`)."""
+    (``form``: how text is put in NFC, as :func:`_lowered_utf8`)."""
     with _Encoder(ngrams, buckets, vocab_size, unk_id, unk_hash) as encoder:
         for chunk in _chunks(texts):
-            buf, ends = _lowered_utf8(chunk, compose)
+            buf, ends = _lowered_utf8(chunk, form)
             _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk), threads()))
         return encoder.take()
 

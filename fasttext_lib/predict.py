@@ -15,7 +15,6 @@ config, progress) nor tqdm, which the inference containers do not have
 import contextlib
 import json
 import os
-import re
 import threading
 
 import numpy as np
@@ -23,7 +22,7 @@ import numpy as np
 from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
-from .bundle import METRICS, PARAMS, UNICODE_NORMALIZATION, VOCAB, load_bundle_files
+from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX
 from .devices import parse_ctx
@@ -268,14 +267,6 @@ def metrics_of(probs, y, confusion=False):
     return metrics
 
 
-_LABEL_WORD = re.compile(r"(?<!\S)" + re.escape(LABEL_PREFIX) + r"\S*")  # \s, \S: str.split's whitespace
-
-
-def without_labels(text):
-    """``text`` without its ``__label__...`` words (the data readers take them out of training text)."""
-    return _LABEL_WORD.sub(" ", text) if LABEL_PREFIX in text else text
-
-
 def _read_vocabulary(src, path):
     """The GluonNLP vocabulary in the bundle's ``vocab.json``, as training wrote it, with ``<unk>`` first: a list,
     or indexes of other types, were an AttributeError / TypeError traceback. (GluonNLP builds it from
@@ -335,14 +326,15 @@ def review_texts(texts):
     return texts
 
 
-def _not_unicode(texts):
-    """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate)."""
+def not_unicode_error(texts, name="texts[{}]"):
+    """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate); ``name``: what text ``i``
+    is called (``.format(i)``)."""
     for i, text in enumerate(texts):
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            return FastTextError(f"texts[{i}] is not valid Unicode text (character {text[exc.start]!r} at position "
-                                 f"{exc.start}: a lone surrogate)")
+            return FastTextError(f"{name.format(i)} is not valid Unicode text (character {text[exc.start]!r} at "
+                                 f"position {exc.start}: a lone surrogate)")
     return FastTextError("texts hold text that is not valid Unicode")  # pragma: no cover
 
 
@@ -419,9 +411,10 @@ class Predictor:
             raise FastTextError(f"corrupt model bundle {src}: {METRICS} holds no JSON object")
         if len(vocab) != config["vocab_size"]:
             raise FastTextError(f"model/vocabulary mismatch in {src}: vocab.json has {len(vocab)} tokens, config.json says {config['vocab_size']}")
-        # (a bundle written before text was put in NFC has no "unicode_normalization": its text is read as then)
+        # (its text is read as it was trained: a bundle written before text was put in NFC has no
+        # "unicode_normalization"; one written before its tokens were, "NFC": bundle.UNICODE_NORMALIZATION)
         featurizer = Featurizer(vocab, ngrams=config["ngrams"], buckets=config["buckets"] or 0,
-                                compose=config.get("unicode_normalization") == UNICODE_NORMALIZATION)
+                                unicode_form=config.get("unicode_normalization"))
         if featurizer.num_rows != config["num_rows"]:
             raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
         model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
@@ -461,14 +454,14 @@ class Predictor:
     def predict_proba(self, texts):
         """Class probabilities (n, num_classes) of raw texts, in order. A ``__label__`` word is no part of a
         review (fastText's predict skips it): a labeled line (``__label__2 the food ...``, a line of a
-        ``.test`` file) gets the answer of its text, as training read it."""
-        texts = [without_labels(text) for text in review_texts(texts)]
+        ``.test`` file) gets the answer of its text, as training read it (the Featurizer skips it: text.without_labels)."""
+        texts = review_texts(texts)
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
         try:
             bags = self.featurizer.transform(texts)
         except UnicodeEncodeError:  # a lone surrogate (a str decoded with surrogateescape, or unicode_escape)
-            raise _not_unicode(texts) from None
+            raise not_unicode_error(texts) from None
         return self._probabilities(bags)
 
     def _probabilities(self, bags):

@@ -38,7 +38,7 @@ from .errors import FastTextError, check_bool, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
 from .optim import Updater, make_optimizer, sgd_row_shrink
-from .predict import encode_labels, evaluate_bags, probabilities
+from .predict import encode_labels, evaluate_bags, not_unicode_error, probabilities
 from .progress import bar
 from .schedule import mean_tokens
 from .step import sparse_step, summed_loss_block, use_bag_ops
@@ -90,11 +90,17 @@ def featurize(train_data, val_data, config):
     (``ngrams``, ``buckets``, ``min_count``), fitted on the training split only. The training split is
     kept as token ids (:class:`~fasttext_lib.features.TokenBags`; each batch's bags are encoded on the fly)."""
     counted = isinstance(train_data, CountedTexts)  # read_counted: tokenized while read, no texts kept
-    featurizer, train_bags = Featurizer.fit(
-        train_data.counts if counted else train_data.texts, min_count=config.min_count, ngrams=config.ngrams,
-        buckets=config.buckets, return_bags="tokens",
-        progress=bar if config.progress and not counted and len(train_data) > 50_000 else None)
-    val_bags = featurizer.transform(val_data.texts) if val_data is not None and len(val_data) else None
+    try:  # (a lone surrogate, which no UTF-8 holds: JSON's "\ud83d" loaded, or a str decoded with surrogateescape)
+        featurizer, train_bags = Featurizer.fit(
+            train_data.counts if counted else train_data.texts, min_count=config.min_count, ngrams=config.ngrams,
+            buckets=config.buckets, return_bags="tokens",
+            progress=bar if config.progress and not counted and len(train_data) > 50_000 else None)
+    except UnicodeEncodeError:  # (read_counted's files are UTF-8: only texts in memory can hold one)
+        raise not_unicode_error(train_data.texts, "train text {}") from None
+    try:
+        val_bags = featurizer.transform(val_data.texts) if val_data is not None and len(val_data) else None
+    except UnicodeEncodeError:
+        raise not_unicode_error(val_data.texts, "validation text {}") from None
     return featurizer, train_bags, val_bags
 
 

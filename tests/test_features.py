@@ -123,3 +123,22 @@ def test_encoding_in_chunks_gives_the_same_bags(monkeypatch):
         for name in ("rows", "weights", "offsets"):
             np.testing.assert_array_equal(getattr(bags, name), getattr(whole, name), err_msg=name)
     assert len(refit.transform([])) == 0 and refit.transform([]).nnz == 0
+
+
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_label_words_are_no_feature_in_training_as_in_prediction(monkeypatch, native):
+    """predict skips a ``__label__`` word (fastText's predict does; predict.without_labels), and training skipped it
+    only in fastText-format files: a CSV, TSV or JSON text holding one (a column of fastText lines, ``__label__2 great
+    food``) trained the word (the class itself, leaked into the text) into the vocabulary, and predict never
+    looked it up: the model leaned on a feature its predictions never had."""
+    monkeypatch.setenv("FASTTEXT_LIB_NATIVE", native)
+    texts = ["__label__2 good food", "bad __label__1 food", "__label__1\u3000bad\u00a0__label__9"]
+    f, bags = Featurizer.fit(texts, ngrams=2, buckets=100, return_bags=True)
+    assert not [t for t in f.vocab.idx_to_token if "label" in t]
+    without = ["good food", "bad food", "bad"]
+    for got, want in ((bags, f.transform(without)), (f.transform(texts), f.transform(without))):
+        np.testing.assert_array_equal(got.rows, want.rows)
+        np.testing.assert_array_equal(got.weights, want.weights)
+        np.testing.assert_array_equal(got.offsets, want.offsets)
+    # an upper-case __LABEL__ word is no label in either (fastText's case): a word, lowercased like any other
+    assert "__label__x" in Featurizer.fit(["__LABEL__x good"]).vocab.token_to_idx

@@ -16,9 +16,9 @@ from conftest import assert_rebuilt_for_other_flags
 from fasttext_lib import bag_ops, native_build
 from fasttext_lib import native_features as nf
 from fasttext_lib.data import read_labeled
-from fasttext_lib.features import Featurizer
+from fasttext_lib.features import UNK, Featurizer
 from fasttext_lib.synthetic import generate_reviews
-from fasttext_lib.text import tokenize
+from fasttext_lib.text import UNICODE_FORMS, tokenize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # CI checks the shared data out beside the repository; FASTTEXT_LIB_SHARED points elsewhere (a worktree).
@@ -34,6 +34,7 @@ HOSTILE = [
     "<br \"/>joined by a dropped quote, <b\"r /> too; <br/> is not a break",
     "İstanbul İİ ß ẞ ǅ ﬁ ΣΑΣ ΟΔΟΣ. Σ aΣ Σa ΌΣ'Σ",  # lower() grows, final sigma
     "e\u0301 cafe\u0301 n\u0303 a\u0308\u0308\u0308",  # combining marks
+    "ΆͅΙ ΤΡΌΛΪ́ ΉͅΣ wor\"\u0301d x\"\u0307 Ὰͅ Ώͅ Ϋ́",  # out of NFC once lowercased or once '"' is dropped
     "👍🏽 👨‍👩‍👧‍👦 ❤️ 🇫🇷🇩🇪 emoji",  # emoji, zero-width joiners, flags
     "שלום עולם, مرحبا بالعالم! \u202bembedded\u202c",  # right to left
     "a\u00a0b\u1680c\u2000d\u2005e\u200af\u2028g\u2029h\u202fi\u205fj\u3000k\x85l\x1cm\x1fn\x0bo\x0cp",  # split
@@ -139,6 +140,11 @@ def test_hostile_unicode_tokens_and_bags(monkeypatch):
         _check_corpus(HOSTILE, HOSTILE[::-1] + ["never seen ΣΣ", ""], monkeypatch, ngrams=ngrams, buckets=97)
 
 
+def test_hostile_documents_without_a_nul_tokenize_as_python_does():
+    # (a document holding a NUL sends its whole chunk the per-document route: these go the joined one)
+    _assert_same_tokens([text for text in HOSTILE if "\x00" not in text])
+
+
 def test_documents_never_share_case_context():
     # A final sigma is decided by its neighbours: a document ending in a letter before one
     # starting with Σ must lowercase as if alone (the chunk is lowercased in one call).
@@ -211,6 +217,23 @@ def test_decomposed_accents_give_the_precomposed_tokens_natively_and_in_python(m
     _assert_same_bags(_native_transform(featurizer, nfd), _python_transform(featurizer, accented + real, monkeypatch))
 
 
+@pytest.mark.parametrize("form", UNICODE_FORMS)
+def test_each_bundles_unicode_form_reads_text_natively_as_in_python(monkeypatch, form):
+    # a bundle's text is read with the Unicode form it records (text.UNICODE_FORMS), by both routes alike
+    import gluonnlp
+
+    docs = ["ΆͅΙ ΤΡΌΛΪ́ ΉͅΣ", 'wor"\u0301d x"\u0307', "cafe\u0301 Café", "Ὰͅ Ώͅ Ϋ́\x00ΆͅΙ", "plain text"]
+    trained = gluonnlp.data.Counter(t for doc in docs for t in tokenize(doc, form))
+    vocab = gluonnlp.Vocab(trained, unknown_token=UNK, padding_token=None, bos_token=None, eos_token=None)
+    featurizer = Featurizer(vocab, ngrams=2, buckets=97, unicode_form=form)
+    for some in (docs, [doc for doc in docs if "\x00" not in doc]):  # (a NUL document: the per-document route)
+        python = _python_transform(featurizer, some, monkeypatch)
+        _assert_same_bags(_native_transform(featurizer, some), python)
+        assert featurizer.unk_id not in python.rows  # every word found: read with the form it was trained with
+    forms = [[tokenize(doc, f) for doc in docs] for f in UNICODE_FORMS]
+    assert len({repr(tokens) for tokens in forms}) == 3  # (the three differ on these documents)
+
+
 def test_shared_real_sets_and_the_sample_are_nfc_already():
     # NFC changes no line of them: their tokens, the notebooks' outputs and the benchmarks' numbers are as before
     import glob
@@ -221,7 +244,10 @@ def test_shared_real_sets_and_the_sample_are_nfc_already():
     assert len(files) >= 8
     for path in files:
         with open(path, encoding="utf-8") as f:
-            assert all(unicodedata.is_normalized("NFC", line) for line in f), path
+            lines = f.read().split("\n")
+        assert all(unicodedata.is_normalized("NFC", line) for line in lines), path
+        # and lowercased they are still NFC: putting them in NFC again (text.NFC_TOKENS) changes no token either
+        assert all(tokenize(line, "NFC") == tokenize(line) for line in lines), path
 
 
 def test_chunks_and_threads_change_nothing(monkeypatch):

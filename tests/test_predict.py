@@ -149,7 +149,6 @@ def test_a_bundle_written_before_text_was_put_in_nfc_reads_its_text_as_then(tmp_
     config = TrainConfig(epochs=5, batch_size=16, progress=False)
     with monkeypatch.context() as old:  # as the library trained before: no NFC
         old.setattr(text_module, "nfc", lambda s: s)
-        old.setattr(nf, "nfc", lambda s: s)
         trained = train(LabeledTexts(labels, texts), None, config)
     path = save_bundle(trained, str(tmp_path / "old"))
     with open(os.path.join(path, CONFIG)) as f:
@@ -164,11 +163,50 @@ def test_a_bundle_written_before_text_was_put_in_nfc_reads_its_text_as_then(tmp_
     fresh = train(LabeledTexts(labels, texts), None, config)
     new_path = save_bundle(fresh, str(tmp_path / "new"))
     with open(os.path.join(new_path, CONFIG)) as f:
-        assert json.load(f).get("unicode_normalization") == "NFC"
+        assert json.load(f).get("unicode_normalization") == "NFC-tokens"
     new_bundle = Predictor.load(new_path)
     composed = [unicodedata.normalize("NFC", t) for t in texts]
     assert [r["label"] for r in new_bundle.predict(texts)] == labels
     np.testing.assert_allclose(new_bundle.predict_proba(texts), new_bundle.predict_proba(composed), atol=1e-6)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_a_bundle_written_before_its_tokens_were_put_in_nfc_reads_its_text_as_then(tmp_path, monkeypatch, native):
+    """Bundles record "unicode_normalization": "NFC-tokens" since text is put in NFC again once lowercased (text.lowered):
+    Greek capitals with a combining ypogegrammeni (U+0345), or with dialytika and an acute, lowercased out of NFC,
+    and a file prepare wrote (normalized once) was trained on composed, predict's raw text not. A bundle written
+    before ("NFC") holds those words as lowercasing left them, and reads its text so: composed, they were unknown."""
+    import json
+    import os
+
+    from fasttext_lib import text as text_module
+    from fasttext_lib.bundle import CONFIG, save_bundle
+
+    if not native:
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    words = {"positive": ["ΆͅΙ", "ΚΑΛΌ", "ΉͅΣ", "ΩΡΑΪ́Ο"], "negative": ["ΏͅΣ", "ΚΑΚΌ", "ΆͅΣ", "ΆΣΧΗΜΟ"]}
+    labels = ["positive", "negative"] * 60
+    texts = [f"ΤΟ {words[label][i % 4]} {words[label][(i + 1) % 4]} ΦΑΓΗΤΟ" for i, label in enumerate(labels)]
+    first_form = text_module.lowered
+    config = TrainConfig(epochs=5, batch_size=16, progress=False)
+    with monkeypatch.context() as old:  # as the library trained before: NFC before lowercasing only
+        old.setattr(text_module, "lowered", lambda text, form=None: first_form(text, text_module.NFC_FIRST))
+        old.setattr(nf, "lowered", lambda text, form=None: first_form(text, text_module.NFC_FIRST))
+        trained = train(LabeledTexts(labels, texts), None, config)
+    assert "ά\u0345ι" in trained.featurizer.vocab.token_to_idx
+    path = save_bundle(trained, str(tmp_path / "old"))
+    with open(os.path.join(path, CONFIG)) as f:
+        written = json.load(f)
+    with open(os.path.join(path, CONFIG), "w") as f:
+        json.dump(dict(written, unicode_normalization="NFC"), f)  # as the library wrote it before
+    old_bundle = Predictor.load(path)
+    assert old_bundle.featurizer.unicode_form == "NFC"
+    assert [r["label"] for r in old_bundle.predict(texts)] == labels
+    assert old_bundle.featurizer.unk_id not in old_bundle.featurizer.transform(texts).rows
+
+    fresh = Predictor.load(save_bundle(train(LabeledTexts(labels, texts), None, config), str(tmp_path / "new")))
+    assert "ᾴι" in fresh.featurizer.vocab.token_to_idx and fresh.featurizer.unicode_form == "NFC-tokens"
+    assert [r["label"] for r in fresh.predict(texts)] == labels
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native features", "python features"])

@@ -53,6 +53,33 @@ def test_normalize_text_is_idempotent():
         assert normalize_text(once) == once
 
 
+# Text in NFC whose lowercase is not (a Greek capital with tonos and a combining ypogegrammeni, U+0345, or with
+# dialytika and a combining acute), or whose dropped '"' stood between a letter and its accent.
+NOT_NFC_ONCE_NORMALIZED = ["ΆͅΙ ΤΡΌΛΪ́ ΉͅΣ", 'wor"\u0301d x"\u0307', "Ὰͅ Ώͅ Ϋ́"]
+
+
+@pytest.mark.parametrize("text", NOT_NFC_ONCE_NORMALIZED)
+def test_normalize_text_is_idempotent_and_its_tokens_are_nfc_for_any_text(text):
+    """Lowercasing (or dropping a '"') after NFC could leave a word out of NFC, and normalizing it again composed it:
+    a file prepare / write_fasttext wrote (normalized) and training read (normalized again) had the word "ᾴι"
+    (U+1FB4), which predict, normalizing the raw review once, spelled "ά" + U+0345 + "ι" and never found."""
+    assert nfc(text) == text
+    once = normalize_text(text)
+    assert normalize_text(once) == once
+    assert all(unicodedata.is_normalized("NFC", token) for token in tokenize(text))
+    assert tokenize(once) == tokenize(text)
+
+
+def test_a_model_trained_on_a_written_fasttext_file_finds_the_words_of_the_raw_texts(tmp_path):
+    from fasttext_lib.features import Featurizer
+
+    raw = NOT_NFC_ONCE_NORMALIZED + ["plain words, here!"]
+    path = str(tmp_path / "prepared.train")
+    write_fasttext(LabeledTexts(["a", "b"] * 2, raw), path)
+    vocab = Featurizer.fit(read_labeled(path).texts).vocab.token_to_idx
+    assert [t for text in raw for t in tokenize(text) if t not in vocab] == []
+
+
 def test_reads_fasttext_format(tmp_path):
     p = tmp_path / "d.train"
     p.write_text("__label__pos good food\n\n__label__neg bad\n")

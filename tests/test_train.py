@@ -391,3 +391,17 @@ def test_accuracy_on_scores_every_document_in_chunks(splits):
     assert accuracy_on(trained.model, featurizer, tokens, y, mx.cpu(), chunk_docs=7) == whole
     probs = Predictor(trained.model, trained.featurizer, trained.labels, {}).predict_proba(splits[0].texts)
     assert whole == float((probs.argmax(axis=1) == y).mean())
+
+
+@pytest.mark.parametrize("native", ["1", "0"])
+@pytest.mark.parametrize("split", ["train", "validation"])
+def test_a_lone_surrogate_in_a_text_to_train_on_is_one_error_naming_it(monkeypatch, native, split):
+    # (json.loads("\"\\ud83d\"") or a str decoded with surrogateescape: no UTF-8 holds it) it was a UnicodeEncodeError
+    # traceback from inside the featurizer; Predictor.predict names the text, and so does training now
+    monkeypatch.setenv("FASTTEXT_LIB_NATIVE", native)
+    good = LabeledTexts(["a", "b"] * 5, ["good food", "bad food"] * 5)
+    bad = LabeledTexts(["a", "b"] * 5, ["good food", "bad food", "ok \ud83d great"] + ["bad food"] * 7)
+    data, validation = (bad, good) if split == "train" else (good, bad)
+    with pytest.raises(FastTextError, match=rf"{split} text 2 is not valid Unicode text \(character '\\ud83d' at "
+                                            rf"position 3: a lone surrogate\)"):
+        train(data, validation, TrainConfig(epochs=1, progress=False))
