@@ -41,9 +41,10 @@ def lowered(text, form=NFC_TOKENS):
     ASCII). With :data:`NFC_TOKENS`, its ``"`` dropped and NFC again: lowercasing can leave text out of NFC (``Ά``
     with a combining ypogegrammeni U+0345 lowercases to ``ά`` + U+0345, which is ``ᾴ`` in NFC; ``Ϊ`` + U+0301 to
     ``ΐ``), and so can a dropped ``"`` between a letter and its accent. The rules after it compose nothing: they put
-    spaces around and in place of ASCII punctuation, and nothing composes with a space."""
+    spaces around and in place of ASCII punctuation, and nothing composes with a space. ASCII text is returned with
+    its ``"`` (NFC changes none of it, and the rules after drop them): a pass over Yelp-sized text for nothing."""
     text = (text if form is AS_WRITTEN else nfc(text)).lower()
-    return nfc(_DROPPED.sub("", text)) if form == NFC_TOKENS else text
+    return nfc(_DROPPED.sub("", text)) if form == NFC_TOKENS and not text.isascii() else text
 
 
 def normalize_text(text, form=NFC_TOKENS):

@@ -36,6 +36,7 @@ import numpy as np
 from . import storage
 from .columns import reads_as_number
 from .errors import FastTextError
+from .text import NFC_TOKENS
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
 _BLOCK_BYTES = 1 << 26  # and at most this many bytes per block (a wide file's blocks have fewer rows)
@@ -51,6 +52,8 @@ class WordVectors:
     source: str = ""
     sha256: str = ""  # of the file's (decompressed) text, recorded in the bundle
     index: dict = field(default=None, repr=False)
+    # how the model these words are of reads text (text.UNICODE_FORMS; word_vectors): query words are read so
+    unicode_form: object = field(default=NFC_TOKENS, repr=False)
 
     def __post_init__(self):
         if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
@@ -291,7 +294,8 @@ def word_vectors(model):
         tokens, table = model.vocabulary_rows()
     else:
         tokens, table = list(model.featurizer.vocab.idx_to_token), model.model.embedding_table()
-    return WordVectors(tokens, np.ascontiguousarray(table[:len(tokens)]))
+    return WordVectors(tokens, np.ascontiguousarray(table[:len(tokens)]),
+                       unicode_form=getattr(model.featurizer, "unicode_form", NFC_TOKENS))
 
 
 def check_vec_output(uri, overwrite=False):
@@ -392,22 +396,34 @@ def token_embedding(vectors, unknown_token="<unk>"):
                                              idx_to_vec=mx.nd.array(vectors.vectors, dtype="float32"))
 
 
-def _as_read(word):
-    """``word`` as the model reads text (``Great`` -> ``great``), or None when that is not one token."""
+_THE_VOCABULARYS = object()  # vocabulary_words' form when not given: the WordVectors' own (None is text.AS_WRITTEN)
+
+
+def _as_read(word, form):
+    """``word`` as the model reads text (``Great`` -> ``great``; ``form``: its bundle's text.UNICODE_FORMS), or None
+    when that is not one token."""
     from .text import tokenize
 
-    tokens = tokenize(word) if isinstance(word, str) else []
+    tokens = tokenize(word, form) if isinstance(word, str) else []
     return tokens[0] if len(tokens) == 1 else None
 
 
-def vocabulary_words(words, vocabulary, what="query_words"):
+def _form_of(vocabulary, form):
+    """How the model of ``vocabulary`` reads text: ``form`` when given, else a :class:`WordVectors`' own (an older
+    bundle's words were trained as its text came, or in NFC before lowercasing only: Predictor reads its reviews so,
+    and a query word put in NFC today's way was 'not in the vocabulary')."""
+    return form if form is not _THE_VOCABULARYS else getattr(vocabulary, "unicode_form", NFC_TOKENS)
+
+
+def vocabulary_words(words, vocabulary, what="query_words", form=_THE_VOCABULARYS):
     """The ``words`` a table of a model's words can show: each as the model reads text (``Great`` is ``great``, as
-    in a review), those that are a token of ``vocabulary`` (a dict or set), in order, once. A line on stdout names
-    the others (notebook 04 dropped them silently: ``-y "query_words: [Great]"`` gave an empty table and no word
-    why)."""
+    in a review), those that are a token of ``vocabulary`` (a dict or set, or :class:`WordVectors`), in order, once.
+    A line on stdout names the others (notebook 04 dropped them silently: ``-y "query_words: [Great]"`` gave an empty
+    table and no word why). ``form``: how the model reads text (text.UNICODE_FORMS), a WordVectors' by default."""
+    form = _form_of(vocabulary, form)
     found, missing = [], []
     for word in words:
-        token = _as_read(word)
+        token = _as_read(word, form)
         if token is None or token not in vocabulary:
             missing.append(word)
         elif token not in found:
@@ -416,12 +432,13 @@ def vocabulary_words(words, vocabulary, what="query_words"):
     return found
 
 
-def vocabulary_pairs(pairs, vocabulary, what="word_pairs"):
+def vocabulary_pairs(pairs, vocabulary, what="word_pairs", form=_THE_VOCABULARYS):
     """:func:`vocabulary_words` for ``(word, word)`` pairs: those whose two words are in ``vocabulary``, as the
-    model reads them; a line names the others."""
+    model reads them (``form``: as vocabulary_words); a line names the others."""
+    form = _form_of(vocabulary, form)
     found, missing = [], []
     for pair in pairs:
-        tokens = [_as_read(word) for word in pair]
+        tokens = [_as_read(word, form) for word in pair]
         if all(token is not None and token in vocabulary for token in tokens):
             found.append(tuple(tokens))
         else:

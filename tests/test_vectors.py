@@ -755,3 +755,35 @@ def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens(
     assert strongest_words(learned, 2) == ["great", "bad"]  # <unk>'s longer vector is no word of the text
     with pytest.raises(FastTextError, match="'nice' is not in the vectors' vocabulary"):
         neighbours(learned, "nice", 2)
+
+
+def test_query_words_are_read_as_an_older_bundle_reads_its_text(tmp_path, monkeypatch, capsys):
+    """Notebook 04's query words and word pairs (vocabulary_words, vocabulary_pairs) are looked up as the model reads
+    text: a bundle written before text was put in NFC (no "unicode_normalization") holds its words spelled as they
+    came (e + U+0301), and reads its reviews so (Predictor); its query words were put in NFC (today's rule), and
+    each of its words written with combining accents was 'not in the vocabulary'."""
+    import unicodedata
+
+    from fasttext_lib import text as text_module
+    from fasttext_lib.bundle import CONFIG
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.vectors import vocabulary_pairs, vocabulary_words
+
+    nfd = lambda s: unicodedata.normalize("NFD", s)  # noqa: E731
+    labels = ["pos", "neg"] * 20
+    texts = [nfd("quán tuyệt vời") if label == "pos" else nfd("quán thất vọng") for label in labels]
+    with monkeypatch.context() as old:  # as the library trained before: no NFC
+        old.setattr(text_module, "nfc", lambda s: s)
+        trained = train(LabeledTexts(labels, texts), None, config(epochs=1))
+    path = save_bundle(trained, str(tmp_path / "old"))
+    with open(os.path.join(path, CONFIG)) as f:
+        written = json.load(f)
+    written.pop("unicode_normalization", None)
+    with open(os.path.join(path, CONFIG), "w") as f:
+        json.dump(written, f)  # as the library wrote it before
+    learned = word_vectors(Predictor.load(path))
+    assert nfd("tuyệt") in learned.words
+    assert vocabulary_words([nfd("Tuyệt"), nfd("Quán")], learned) == [nfd("tuyệt"), nfd("quán")]
+    assert vocabulary_pairs([(nfd("Tuyệt"), nfd("vọng"))], set(learned.words), form=learned.unicode_form) == \
+        [(nfd("tuyệt"), nfd("vọng"))]
+    assert "not in" not in capsys.readouterr().out
