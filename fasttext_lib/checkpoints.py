@@ -21,8 +21,10 @@ import pickle
 from . import storage
 from .bundle import json_safe
 from .errors import FastTextError, is_out_of_memory, reason_of
+from .text import NFC_TOKENS
 
 CHECKPOINT_MARKER = "checkpoint.json"
+UNICODE_KEY = "unicode_normalization"  # the featurizer's unicode_form (text.UNICODE_FORMS), as in a bundle's config
 CHECKPOINT_FILES = ("model.params", "optimizer.states")  # data files; checkpoint.json lists them
 TRAIN_ACCURACY = "train_accuracy"  # the history column of train(score_train=True)
 
@@ -99,19 +101,22 @@ def data_fingerprint(featurizer, bags, y, pretrained_sha256=None):
 
 
 def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None, data=None,
-                    validation=None, score_train=False, num_workers=1):
+                    validation=None, score_train=False, num_workers=1, unicode_form=NFC_TOKENS):
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run). ``data`` / ``validation``: :func:`data_fingerprint` of
     the training and the validation data (``None``: no validation split). ``score_train``: whether the history
     holds ``train_accuracy`` (train's ``score_train``), which a resumed run must go on recording, or not.
     ``num_workers``: the workers of a dist_* cluster (1 otherwise), whose number sets each one's share of the
-    data and its steps per epoch: a resumed cluster must have as many."""
+    data and its steps per epoch: a resumed cluster must have as many. ``unicode_form``: how the run's featurizer
+    read text (text.UNICODE_FORMS; bundle's "unicode_normalization"), which the data fingerprint may not show
+    (:func:`_check_text_rule`)."""
     older, leftovers = _epochs_found(checkpoint_dir, epoch)
     for other in older:  # (epoch itself too: this save would replace it)
         _refuse_another_runs(checkpoint_dir, other, model, config, labels, data, validation, score_train, num_workers)
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}), "data": data,
             "validation": validation, "score_train": bool(score_train), "num_workers": int(num_workers),
+            UNICODE_KEY: unicode_form,
             "num_rows": model.num_rows, "config": config.to_dict(),
             "history": [{k: json_safe(v) for k, v in row.items()} for row in history]}  # NaN -> null: read back as NaN
     with storage.staging_dir() as tmp:
@@ -203,17 +208,18 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
 
 
 def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None, score_train=False,
-                    num_workers=1):
+                    num_workers=1, text_rule=(NFC_TOKENS, False)):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet. One written by a run that
     scored its training split (``score_train``) resumes only a run that does too, and the reverse; one written
-    by a dist_* cluster only a cluster of as many workers (``num_workers``)."""
+    by a dist_* cluster only a cluster of as many workers (``num_workers``). ``text_rule``: (the featurizer's
+    unicode_form, whether its vocabulary is all ASCII), as :func:`_check_text_rule` compares it."""
     for attempt in range(attempts):
         epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
         if not epochs:
             return None
         try:
             return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data, validation, score_train,
-                               num_workers)
+                               num_workers, text_rule)
         except FastTextError as exc:
             # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read
             # it (its manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from.
@@ -229,7 +235,32 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
             raise
 
 
-def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False, num_workers=1):
+def text_rule_of(featurizer):
+    """:func:`load_checkpoint`'s ``text_rule``: how ``featurizer`` reads text, and whether its words are all ASCII."""
+    return featurizer.unicode_form, all(map(str.isascii, featurizer.vocab.idx_to_token))
+
+
+def _check_text_rule(where, meta, text_rule):
+    """A checkpoint resumes only a run that reads text as its own did (text.UNICODE_FORMS). The data fingerprint does
+    not always tell: a word the old rule spelled otherwise, seen under min_count (<unk>), whose new spelling is a word
+    of the vocabulary, leaves vocabulary, labels and token counts alike while its documents' ids differ. One written
+    before the rule was recorded (no entry: NFC before lowercasing only, or no NFC) resumes when the vocabulary is all
+    ASCII: such a word's new spelling is then <unk> too (every rule reads ASCII text alike, and a new spelling that
+    differs from the old is outside ASCII)."""
+    form, ascii_vocabulary = text_rule
+    if UNICODE_KEY in meta:
+        if meta[UNICODE_KEY] != form:
+            raise FastTextError(f"checkpoint {where} was written by a run that read text in Unicode form "
+                                f"{meta[UNICODE_KEY]!r}, this one in {form!r}; use another --checkpoint-dir or remove it")
+    elif not ascii_vocabulary:
+        raise FastTextError(f"checkpoint {where} was written by an older version of this library, which put text's "
+                            f"words in Unicode NFC otherwise (a few words outside ASCII are spelled otherwise now): "
+                            f"resumed, its epochs and the rest would have read the data differently; use another "
+                            f"--checkpoint-dir or remove it to train from the start")
+
+
+def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False, num_workers=1,
+                text_rule=(NFC_TOKENS, False)):
     where = _epoch_dir(checkpoint_dir, epoch)
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
@@ -238,6 +269,7 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
         if not _same_run(meta, model, config, labels, data):
             raise FastTextError(f"{_different_run(where, meta, model, config, labels, data)}; "
                                 f"use another --checkpoint-dir or remove it")
+        _check_text_rule(where, meta, text_rule)
         if not _same_validation(meta, validation):
             what = ("was written without validation data" if not meta.get("validation") else
                     "was validated on validation data this run lacks" if validation is None else

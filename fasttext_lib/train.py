@@ -29,7 +29,7 @@ import numpy as np
 
 from . import cluster
 from .batches import BatchMaker, prefetch, to_batch_arrays
-from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint
+from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint, text_rule_of
 from .config import TrainConfig
 from .class_checks import check_classes
 from .data import SAMPLE_DOCS, CountedTexts, sort_labels
@@ -230,7 +230,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     data_id = data_fingerprint(featurizer, train_bags, y_train, vectors_id) if checkpoint_dir else None
     val_id = data_fingerprint(featurizer, val_bags, y_val) if checkpoint_dir and has_val else None
     resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id, validation=val_id,
-                              score_train=score_train, num_workers=workers) if checkpoint_dir else None
+                              score_train=score_train, num_workers=workers,
+                              text_rule=text_rule_of(featurizer)) if checkpoint_dir else None
     if resumed is not None:
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]
@@ -342,7 +343,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         if checkpoint_dir and rank == 0:
             save_checkpoint(checkpoint_dir, epoch, model, config, classes, result.history, updater.get_states(),
                             names=names, data=data_id, validation=val_id, score_train=score_train,
-                            num_workers=workers)
+                            num_workers=workers, unicode_form=featurizer.unicode_form)
         if on_epoch_end is not None:
             on_epoch_end(row)
     with cluster.armed(watch, "while leaving the cluster"):
