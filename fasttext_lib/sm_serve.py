@@ -222,6 +222,9 @@ def _answer_request_errors_in_one_line():
         print(trace, file=sys.stderr, flush=True)
         message = (str(getattr(inference_exception, "message", "") or "").strip().splitlines() or ["internal error"])[0]
         inference_exception.message = f"{message} (a server error; its traceback is in the endpoint's log)"
+        # the status line's reason phrase too: the toolkit's GenericInferenceToolkitError takes it from str(exc),
+        # the whole message with its lines joined (an MXNetError's C++ stack), and MMS sends it in the status line
+        inference_exception.phrase = "Internal Server Error"
         return [line.rstrip("\n") for line in answer(context, inference_exception, "")]
 
     handle_error.one_line_requests = True

@@ -45,7 +45,7 @@ class Endpoint:
             answers = self.service._entry_point(inputs, context)  # HandlerService.handle
         except Exception:  # what MMS's Service.predict answers when handle itself fails
             return 503, None, "Prediction failed"
-        status, _ = context.get_response_status(0)
+        status, self.phrase = context.get_response_status(0)  # (the phrase: the HTTP status line's reason)
         answer = answers[0]
         if isinstance(answer, (bytes, bytearray)):
             answer = answer.decode("utf-8")
