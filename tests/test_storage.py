@@ -737,6 +737,20 @@ def test_endpoint_down_and_no_credentials_are_one_line(tmp_path, s3_bucket, monk
             one_line(err.value)
 
 
+@pytest.mark.parametrize("var, value", [("AWS_MAX_ATTEMPTS", "abc"), ("AWS_MAX_ATTEMPTS", "-1"),
+                                        ("AWS_RETRY_MODE", "bogus"), ("AWS_DEFAULTS_MODE", "bogus"),
+                                        ("AWS_STS_REGIONAL_ENDPOINTS", "x")])
+def test_an_aws_setting_botocore_cannot_use_is_one_line_naming_the_configuration(s3_bucket, monkeypatch, var, value):
+    """An AWS_* value botocore refuses as it makes the client: AWS_MAX_ATTEMPTS=abc was a ValueError traceback, and
+    the others were 'failed (connection lost or timed out)', though nothing was sent."""
+    monkeypatch.setenv(var, value)
+    with pytest.raises(FastTextError) as err:
+        storage.exists(f"{s3_bucket}/models/run/x")
+    one_line(err.value)
+    assert "invalid AWS configuration" in str(err.value) and "timed out" not in str(err.value), str(err.value)
+    assert f"{var}={value}" in str(err.value)
+
+
 @pytest.fixture
 def dropped_connections():
     """An endpoint whose connections are never accepted, as behind a firewall that drops packets: a listener with

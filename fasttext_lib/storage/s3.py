@@ -110,6 +110,25 @@ _CLIENTS_LOCK = threading.Lock()
 CONNECT_TIMEOUT = 10
 
 
+def _new_client(session, config):
+    """An S3 client of ``session``. botocore reads the AWS_* settings (and ~/.aws/config's) as it makes it: a value it
+    cannot use (AWS_MAX_ATTEMPTS=abc, AWS_RETRY_MODE or AWS_DEFAULTS_MODE misspelled) was a ValueError traceback, or
+    'failed (connection lost or timed out)' though nothing was sent."""
+    import botocore.exceptions as bex
+
+    try:
+        return session.client("s3", config=config)
+    except (ValueError, bex.BotoCoreError) as exc:
+        if isinstance(exc, (bex.NoRegionError, bex.NoCredentialsError)):  # (s3_errors says those)
+            raise
+        reason = _first_line(exc)
+        named = [f"{k}={v}" for k, v in sorted(os.environ.items())  # the value botocore quotes: its variable
+                 if k.startswith("AWS_") and not k.endswith(("_KEY", "_TOKEN", "_KEY_ID")) and v.strip()
+                 and re.search(r"(?<![\w-])" + re.escape(v) + r"(?![\w-])", reason)]
+        where = ", ".join(named) or "an AWS_* environment variable or ~/.aws/config"
+        raise FastTextError(f"invalid AWS configuration ({where}): {reason}") from None
+
+
 def s3_client():
     """The process's S3 client for the current AWS_* environment (endpoint, credentials, region, retries): a
     changed variable (a test's, or a notebook's os.environ edit) gets a client of its own, as does a forked child."""
@@ -123,7 +142,7 @@ def s3_client():
             # (a defaults mode the user chose sets its own connect timeout: standard's 3.1 s is not raised to ours)
             config = (None if os.environ.get("AWS_DEFAULTS_MODE")
                       else botocore.config.Config(connect_timeout=CONNECT_TIMEOUT))
-            client = boto3.session.Session().client("s3", config=config)
+            client = _new_client(boto3.session.Session(), config)
             client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
