@@ -212,7 +212,7 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet. One written by a run that
     scored its training split (``score_train``) resumes only a run that does too, and the reverse; one written
     by a dist_* cluster only a cluster of as many workers (``num_workers``). ``text_rule``: (the featurizer's
-    unicode_form, whether its vocabulary is all ASCII), as :func:`_check_text_rule` compares it."""
+    unicode_form, whether a checkpoint without one resumes exactly: :func:`text_rule_of`)."""
     for attempt in range(attempts):
         epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
         if not epochs:
@@ -235,24 +235,27 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
             raise
 
 
-def text_rule_of(featurizer):
-    """:func:`load_checkpoint`'s ``text_rule``: how ``featurizer`` reads text, and whether its words are all ASCII."""
-    return featurizer.unicode_form, all(map(str.isascii, featurizer.vocab.idx_to_token))
+def text_rule_of(featurizer, config):
+    """:func:`load_checkpoint`'s ``text_rule``: how ``featurizer`` reads text, and whether a checkpoint written before
+    that was recorded resumes exactly (:func:`_check_text_rule`)."""
+    same = config.min_count == 1 or (config.ngrams == 1 and all(map(str.isascii, featurizer.vocab.idx_to_token)))
+    return featurizer.unicode_form, same
 
 
 def _check_text_rule(where, meta, text_rule):
     """A checkpoint resumes only a run that reads text as its own did (text.UNICODE_FORMS). The data fingerprint does
     not always tell: a word the old rule spelled otherwise, seen under min_count (<unk>), whose new spelling is a word
-    of the vocabulary, leaves vocabulary, labels and token counts alike while its documents' ids differ. One written
-    before the rule was recorded (no entry: NFC before lowercasing only, or no NFC) resumes when the vocabulary is all
-    ASCII: such a word's new spelling is then <unk> too (every rule reads ASCII text alike, and a new spelling that
-    differs from the old is outside ASCII)."""
-    form, ascii_vocabulary = text_rule
+    of the vocabulary, leaves vocabulary, labels and token counts alike while its documents' ids differ; with n-grams,
+    an <unk> word's spelling changes its n-grams' buckets too. One written before the rule was recorded (no entry: NFC
+    before lowercasing only, or no NFC) resumes when the fingerprint is exact: with min_count 1 (a word the old rule
+    spelled otherwise was a word of its vocabulary, out of NFC, so never of today's), or without n-grams and with an
+    all-ASCII vocabulary (such a word's new spelling is outside ASCII: <unk> in both)."""
+    form, fingerprint_is_exact = text_rule
     if UNICODE_KEY in meta:
         if meta[UNICODE_KEY] != form:
             raise FastTextError(f"checkpoint {where} was written by a run that read text in Unicode form "
                                 f"{meta[UNICODE_KEY]!r}, this one in {form!r}; use another --checkpoint-dir or remove it")
-    elif not ascii_vocabulary:
+    elif not fingerprint_is_exact:
         raise FastTextError(f"checkpoint {where} was written by an older version of this library, which put text's "
                             f"words in Unicode NFC otherwise (a few words outside ASCII are spelled otherwise now): "
                             f"resumed, its epochs and the rest would have read the data differently; use another "

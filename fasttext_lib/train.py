@@ -231,7 +231,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     val_id = data_fingerprint(featurizer, val_bags, y_val) if checkpoint_dir and has_val else None
     resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id, validation=val_id,
                               score_train=score_train, num_workers=workers,
-                              text_rule=text_rule_of(featurizer)) if checkpoint_dir else None
+                              text_rule=text_rule_of(featurizer, config)) if checkpoint_dir else None
     if resumed is not None:
         first_epoch = resumed["epoch"] + 1
         result.history = resumed["history"]

@@ -669,33 +669,38 @@ def _greek_reviews(rare_capital):
     return LabeledTexts(labels, texts)
 
 
-@pytest.mark.parametrize("greek", [True, False])
-def test_a_checkpoint_written_before_tokens_were_put_in_nfc_resumes_only_where_that_changes_nothing(tmp_path,
-                                                                                                    monkeypatch, greek):
+@pytest.mark.parametrize("data, min_count, ngrams, resumes", [("greek", 2, 1, False), ("ascii", 2, 1, True),
+                                                               ("ascii, one greek word", 2, 2, False),
+                                                               ("greek", 1, 1, False), ("ascii", 1, 2, True)])
+def test_a_checkpoint_written_before_tokens_were_put_in_nfc_resumes_only_where_that_changes_nothing(
+        tmp_path, monkeypatch, data, min_count, ngrams, resumes):
     """A checkpoint written by the version before tokens were put in NFC again once lowercased (its checkpoint.json
     has no "unicode_normalization"): its run read ΆͅΙ as ά + U+0345 + ι, a word seen once (min_count 2: <unk>),
     today's as ᾴι, a word of the vocabulary. The vocabulary, labels and token counts were the same, so the data
     fingerprint was too, and the run resumed silently with one rule's epochs and the other's (and a bundle saying
-    "NFC-tokens"). It is refused when the vocabulary holds a word outside ASCII (which the rule may have changed),
-    resumed when it holds none (ASCII text reads the same under every rule)."""
+    "NFC-tokens"); with bigrams, an <unk> word's spelling sets its bigrams' buckets. Such a checkpoint resumes only
+    where the fingerprint is exact: min_count 1 (the old spelling was a word of its vocabulary: another vocabulary,
+    refused as other data), or no n-grams and an all-ASCII vocabulary (ASCII reads alike under every rule)."""
     from fasttext_lib import native_features, text as text_module
 
-    config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4, min_count=2)
-    data = _greek_reviews(rare_capital=True) if greek else make_splits(400, 10, seed=3)[0]
+    config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4, min_count=min_count, ngrams=ngrams)
+    texts = _greek_reviews(rare_capital=True) if data == "greek" else make_splits(400, 10, seed=3)[0]
+    if data == "ascii, one greek word":
+        texts.texts[0] += " ΆͅΙ"
     ckpt = tmp_path / "ckpt"
     first_form = text_module.lowered
     with monkeypatch.context() as old:  # as the library trained before: NFC before lowercasing only
         old.setattr(text_module, "lowered", lambda text, form=None: first_form(text, text_module.NFC_FIRST))
         old.setattr(native_features, "lowered", lambda text, form=None: first_form(text, text_module.NFC_FIRST))
         with pytest.raises(Crash):
-            train(data, None, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+            train(texts, None, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
     manifest = ckpt / "epoch-0001" / "checkpoint.json"
     written = json.loads(manifest.read_text())
     written.pop("unicode_normalization", None)
     manifest.write_text(json.dumps(written))  # as the version before wrote it
-    if greek:
-        with pytest.raises(FastTextError, match="epoch-0001 was written by an older version.*Unicode NFC"):
-            train(data, None, config, checkpoint_dir=str(ckpt))
+    if resumes:
+        assert len(train(texts, None, config, checkpoint_dir=str(ckpt)).history) == 2
     else:
-        resumed = train(data, None, config, checkpoint_dir=str(ckpt))
-        assert len(resumed.history) == 2
+        with pytest.raises(FastTextError, match="epoch-0001 was written by (an older version.*Unicode NFC|a "
+                                                "different run .the training data)"):
+            train(texts, None, config, checkpoint_dir=str(ckpt))
