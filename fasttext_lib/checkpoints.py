@@ -254,7 +254,8 @@ def _check_text_rule(where, meta, text_rule):
     if UNICODE_KEY in meta:
         if meta[UNICODE_KEY] != form:
             raise FastTextError(f"checkpoint {where} was written by a run that read text in Unicode form "
-                                f"{meta[UNICODE_KEY]!r}, this one in {form!r}; use another --checkpoint-dir or remove it")
+                                f"{meta[UNICODE_KEY]!r}, this one in {form!r}; use another --checkpoint-dir or "
+                                f"remove it")
     elif not fingerprint_is_exact:
         raise FastTextError(f"checkpoint {where} was written by an older version of this library, which put text's "
                             f"words in Unicode NFC otherwise (a few words outside ASCII are spelled otherwise now): "
