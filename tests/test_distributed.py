@@ -310,3 +310,21 @@ def test_a_scheduler_address_that_cannot_be_one_is_refused_before_the_data_is_re
     monkeypatch.setenv("FASTTEXT_CLUSTER_TIMEOUT", "60")
     check_kvstore_environment("dist_sync")
     check_kvstore_environment("auto")  # no cluster: nothing read
+
+
+@pytest.mark.parametrize("node_host", ["localhost", "192.0.2.1"])
+def test_a_workers_port_answers_on_every_interface_whatever_its_address_resolves_to_here(monkeypatch, node_host):
+    """The address a worker is told to give the others (DMLC_NODE_HOST: a host name such as algo-2, or an address)
+    may resolve on its own host to another interface than on theirs (Debian maps the machine's own name to
+    127.0.1.1), or be no local address at all (a NAT's): a port bound to that one address answered no peer (which
+    then ended a healthy run, 'stopped: its process ended'), or could not be bound (an OSError traceback)."""
+    from fasttext_lib import cluster
+
+    monkeypatch.setenv("DMLC_NODE_HOST", node_host)
+    watch = cluster.Watch(timeout=60)
+    try:
+        assert watch.address == node_host  # what the others are told
+        assert cluster._answers({"address": "127.0.0.2", "port": watch.port})  # another interface of this host
+    finally:
+        cluster._joined.remove(watch)
+        watch.listener.close()
