@@ -675,7 +675,8 @@ def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
     130 on Ctrl-C (SIGINT), 143 on SIGTERM and 129 on SIGHUP, after cleaning up (see errors.stop_on_signals);
     141 when stdout's reader is gone (``| head -1``: :class:`StdoutClosed`), without an error line."""
-    from .errors import error_line, is_out_of_memory, let_mxnet_finish, out_of_memory_line, stop_on_signals
+    from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, let_mxnet_finish,
+                         out_of_memory_line, stop_on_signals)
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -709,6 +710,7 @@ def main(argv=None, lean_mxnet=False):
         return 2
     except Exception as exc:
         if not is_out_of_memory(exc):  # a bug: its traceback
+            exit_after_a_bugs_traceback_if_joined()
             raise
         _say_error(error_line(out_of_memory_line(exc)))
         let_mxnet_finish(2)

@@ -97,13 +97,27 @@ def own_address():
         return probe.getsockname()[0]
 
 
+def listen_everywhere():
+    """A listening socket on every interface of this host: the address the others are told (:func:`own_address`)
+    may resolve here to another interface than on their hosts (Debian maps the machine's own name to 127.0.1.1),
+    or be no address of this host at all (behind a NAT), where a port bound to it alone answered no peer (which
+    then ended a healthy run) or could not be bound. Dual-stack where the host has IPv6 (a DMLC_NODE_HOST that is
+    an IPv6 address or resolves to one)."""
+    if socket.has_dualstack_ipv6():
+        try:
+            return socket.create_server(("", 0), family=socket.AF_INET6, dualstack_ipv6=True, backlog=64)
+        except OSError:  # IPv6 compiled in but disabled on this host
+            pass
+    return socket.create_server(("", 0), backlog=64)
+
+
 class Watch:
     """This worker's port, and the thread that ends a run its cluster can no longer finish (module doc)."""
 
     def __init__(self, timeout=None):
         self.timeout = timeout_from_environment() if timeout is None else timeout
         self.address = own_address()
-        self.listener = socket.create_server((self.address, 0), backlog=64)
+        self.listener = listen_everywhere()
         self.port = self.listener.getsockname()[1]
         self.peers = []  # the other workers' descriptions (agree), once known
         self.phase = None  # what this worker waits for, while it waits on the cluster

@@ -89,6 +89,19 @@ def let_mxnet_finish(status=None):
             pass
 
 
+def exit_after_a_bugs_traceback_if_joined():
+    """Called while a bug's exception (no user error) is handled: a worker of a ``dist_*`` cluster prints its
+    traceback and exits with 1 now. Raised on, the traceback came, then the process waited for ever in the
+    kvstore's exit barrier, alive, so the other workers' watch found it answering (cluster.py) and waited for
+    FASTTEXT_CLUSTER_TIMEOUT. (Not in a cluster: nothing, and the caller raises on.)"""
+    cluster = sys.modules.get("fasttext_lib.cluster")
+    if cluster is not None and cluster.joined():
+        import traceback
+
+        traceback.print_exc()
+        cluster.exit_if_joined(1)
+
+
 # What MXNet says when an allocation fails: its storage's "Failed to allocate", mshadow's aligned malloc
 # (ENOMEM, 12: a random-number generator's state under ``ulimit -v``), C++'s std::bad_alloc.
 _MXNET_OUT_OF_MEMORY = ("Failed to allocate", "AlignedMallocPitch failed", "bad_alloc")

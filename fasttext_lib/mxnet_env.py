@@ -17,7 +17,8 @@ from .errors import FastTextError, reason_of
 
 _INT = (r"\s*[+-]?\d+\s*", "a whole number")  # what C++'s >> reads (no 2.0, no 0x10), within the type's range
 _BOOL = (r"(?i:true|false|1|0)", "true, false, 1 or 0")
-_DOUBLE = (r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", "a number")
+# strtod: spaces before the number, none after it ('Some trailing characters could not be parsed')
+_DOUBLE = (r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", "a number")
 _RANGE = {"int": 2**31, "long": 2**63}
 
 # The variables MXNet 1.9.1 failed on with the value "abc" (each name libmxnet.so holds was tried) in training and
@@ -62,6 +63,11 @@ def _parses(value, kind):
     pattern = {"bool": _BOOL, "double": _DOUBLE}.get(kind, _INT)[0]
     if not re.fullmatch(pattern, value, re.ASCII):
         return False
+    if kind == "double":  # strtod's ERANGE, which MXNet refuses ('Out of range value'): overflow, and underflow too
+        number, mantissa = abs(float(value)), re.split("[eE]", value)[0]
+        if number == 0:
+            return not re.search("[1-9]", mantissa)  # a zero written, not one that underflowed (1e-400)
+        return sys.float_info.min <= number <= sys.float_info.max
     return kind not in _RANGE or -_RANGE[kind] <= int(value) < _RANGE[kind]
 
 

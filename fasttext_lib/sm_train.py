@@ -577,7 +577,8 @@ def main(argv=None, environ=None):
     clear_failure(environ)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
-    from .errors import error_line, is_out_of_memory, out_of_memory_line, stop_on_signals
+    from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line,
+                         stop_on_signals)
 
     try:
         with stop_on_signals(as_error=True):  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
@@ -589,6 +590,7 @@ def main(argv=None, environ=None):
             return _fail(error_line(out_of_memory_line(exc)), environ)
         # a bug: the traceback goes to the log, its last line to the console
         write_failure(f"{type(exc).__name__}: {exc}", environ)
+        exit_after_a_bugs_traceback_if_joined()  # a cluster's worker: not in the kvstore's exit barrier for ever
         raise
 
 

@@ -310,3 +310,42 @@ def test_a_scheduler_address_that_cannot_be_one_is_refused_before_the_data_is_re
     monkeypatch.setenv("FASTTEXT_CLUSTER_TIMEOUT", "60")
     check_kvstore_environment("dist_sync")
     check_kvstore_environment("auto")  # no cluster: nothing read
+
+
+@pytest.mark.parametrize("node_host", ["localhost", "192.0.2.1"])
+def test_a_workers_port_answers_on_every_interface_whatever_its_address_resolves_to_here(monkeypatch, node_host):
+    """The address a worker is told to give the others (DMLC_NODE_HOST: a host name such as algo-2, or an address)
+    may resolve on its own host to another interface than on theirs (Debian maps the machine's own name to
+    127.0.1.1), or be no local address at all (a NAT's): a port bound to that one address answered no peer (which
+    then ended a healthy run, 'stopped: its process ended'), or could not be bound (an OSError traceback)."""
+    from fasttext_lib import cluster
+
+    monkeypatch.setenv("DMLC_NODE_HOST", node_host)
+    watch = cluster.Watch(timeout=60)
+    try:
+        assert watch.address == node_host  # what the others are told
+        assert cluster._answers({"address": "127.0.0.2", "port": watch.port})  # another interface of this host
+    finally:
+        cluster._joined.remove(watch)
+        watch.listener.close()
+
+
+def test_a_worker_that_hits_a_bug_exits_after_its_traceback_and_the_other_ends_naming_it(sample_dir, tmp_path):
+    """A bug (an exception that is no user error) in one worker printed its traceback, then the process waited for
+    ever in the kvstore's exit barrier, alive, so the other worker's watch found it answering and waited the whole
+    FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default) before giving up; the buggy one never ended at all."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(
+        "import fasttext_lib.train as t\n"
+        "def bug(*args, **kwargs):\n"
+        "    raise RuntimeError('an injected bug')\n"
+        "t.stop_if_diverged = bug\n")
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=120,
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"},
+                             {"FASTTEXT_CLUSTER_TIMEOUT": "600", "PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}"}])
+    (status, _, err), (buggy_status, _, buggy_err) = ended
+    assert buggy_status == 1 and "RuntimeError: an injected bug" in buggy_err, buggy_err[-2000:]
+    assert status == 2 and re.match(r"error: worker 1 on host \S+ \(127\.0\.0\.1\) stopped", _errors(err)[0]), err
+    assert not any((out / "config.json").exists() for out in outputs)

@@ -912,6 +912,20 @@ def test_every_value_mxnet_reads_is_let_through():
             check_environment({name: value})
 
 
+def test_a_number_mxnet_reads_with_strtod_is_refused_as_mxnet_refuses_it():
+    """MXNet reads its real-number variable (MXNET_TUNING_WEIGHT_SCALE) with strtod, which allows spaces before the
+    number but none after it ('Some trailing characters could not be parsed') and no value out of a double's normal
+    range (1e400, and 1e-310 too: 'Out of range value'): the check let them through and MXNet aborted (exit 134)."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.mxnet_env import check_environment
+
+    for value in ["\t2", " 1e5", "0", "-0.25", "2.2250738585072014e-308"]:
+        check_environment({"MXNET_TUNING_WEIGHT_SCALE": value})
+    for value in ["1e5 ", "2\t", "1e400", "-1e400", "1e-310", "1e-400"]:
+        with pytest.raises(FastTextError, match="environment variable MXNET_TUNING_WEIGHT_SCALE="):
+            check_environment({"MXNET_TUNING_WEIGHT_SCALE": value})
+
+
 def test_a_memory_limit_too_low_for_mxnet_itself_is_one_error_line(tmp_path, data, tmpdir_env):
     """``ulimit -v`` of 300 MB: MXNet's libraries cannot even be mapped ('libopenblas.so.0: failed to map segment from
     shared object', an OSError traceback from the import), or its engine's threads cannot start (a traceback at exit)."""
