@@ -153,7 +153,7 @@ class Watch:
             phase, stalled = self.phase, time.monotonic() - self.last
             if phase is None:
                 continue
-            if stalled >= self.timeout:
+            if stalled >= self.timeout and self._still_stuck(phase, stalled):
                 self.fail(f"the cluster did not move for {self.timeout:g} s {phase}: " + (
                     "every other worker answers, so a parameter server or the scheduler may have stopped" if self.peers
                     else "a worker or server did not join (see the other hosts' logs), or the scheduler at "
@@ -161,10 +161,15 @@ class Watch:
                     + f"; the time allowed is {TIMEOUT_ENV} (seconds)")
             if stalled >= PROBE_AFTER and self.peers:
                 lost = self.lost_peers()
-                if lost and self.phase == phase and time.monotonic() - self.last >= stalled:  # still stuck: not a race with the end
+                if lost and self._still_stuck(phase, stalled):
                     self.fail(f"worker {lost[0]['rank']} on host {lost[0]['host']} ({lost[0]['address']}) stopped "
                               f"{phase}: its process ended or its host is lost (see that host's log); this worker "
                               f"cannot go on without it")
+
+    def _still_stuck(self, phase, stalled):
+        """Whether the main thread still waits where it did (no step, same phase) when the watch is about to end the
+        run: not a race with a step or an epoch's end that came meanwhile."""
+        return self.phase == phase and time.monotonic() - self.last >= stalled
 
     def lost_peers(self):
         """The other workers that do not answer, asked twice (a refused connect: the process is gone)."""
