@@ -53,7 +53,7 @@ class FastTextClassifier(gluon.HybridBlock):
         else:
             self.loss = gluon.loss.SoftmaxCrossEntropyLoss()
 
-    def initialize_like_fasttext(self, ctx, seed=0, rows=None, huge_pages=True):
+    def initialize_like_fasttext(self, ctx, seed=0, rows=None, huge_pages=True, state_tables=0):
         """Input rows uniform in +-1/dim as fastText; output weights Xavier rather than fastText's zeros.
 
         The input rows are a function of (``seed``, row) (init_rows.py), written straight into the
@@ -62,13 +62,14 @@ class FastTextClassifier(gluon.HybridBlock):
         ``rows``: ``(row numbers, values)`` written over the seeded ones (pretrained word vectors,
         vectors.py), before the table reaches any device, so every training route starts from them.
         The output layer draws from MXNet's generator (``mx.random.seed``). ``huge_pages``: back the
-        table with 2 MB pages (:func:`advise_huge_pages`; train() decides by the work ahead).
+        table with 2 MB pages (:func:`advise_huge_pages`; train() decides by the work ahead). ``state_tables``: the
+        optimizer's tables of the same size, counted in the memory check (:func:`allocate_table`).
 
         With batched SGD the output layer takes batch-averaged steps; starting it at zero would
         leave the embeddings without gradient until it has grown, which takes many epochs.
         """
         ctxs = ctx if isinstance(ctx, (list, tuple)) else [ctx]
-        table = allocate_table(self.num_rows, self.emsize)
+        table = allocate_table(self.num_rows, self.emsize, state_tables)
         view = cpu_view(table)
         if huge_pages:
             advise_huge_pages(view)  # before the first write: the pages are not there yet
@@ -137,17 +138,21 @@ class FastTextClassifier(gluon.HybridBlock):
         return self.embedding.weight.data(self.embedding.weight.list_ctx()[0]).asnumpy()
 
 
-def allocate_table(num_rows, emsize):
+def allocate_table(num_rows, emsize, state_tables=0):
     """An uninitialized ``num_rows`` x ``emsize`` float32 table on the CPU; one error line naming its size when
     there is not the memory for it (MXNet's 'Failed to allocate CPU Memory' was a traceback). Also when the kernel
     would hand it out but not back it: every row is written next (fill_table), and a table larger than the memory
-    available was killed by the OOM killer (an exit with no line) once filled."""
+    available was killed by the OOM killer (an exit with no line) once filled. ``state_tables``: how many more
+    tables of its size the optimizer will keep (adam's two moments, allocated at its first step: without them in
+    the count, an adam run passed this check and was killed at its first step)."""
     size = num_rows * emsize * 4
     room = available_memory()
-    if room is not None and size > room:
+    if room is not None and size * (1 + state_tables) > room:
+        states = (f", and {state_tables} more of that size for adam's moments ({size * (1 + state_tables) / 2**30:.1f} "
+                  f"GiB in all)" if state_tables else "")
         raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
-                            f"{size / 2**30:.1f} GiB of float32, more than the {room / 2**30:.1f} GiB of memory available "
-                            f"here; lower emsize or buckets")
+                            f"{size / 2**30:.1f} GiB of float32{states}, more than the {room / 2**30:.1f} GiB of memory "
+                            f"available here; lower emsize or buckets" + (", or use sgd" if state_tables else ""))
     try:
         return nd.empty((num_rows, emsize), ctx=mx.cpu(), dtype="float32")
     except mx.base.MXNetError as exc:

@@ -399,7 +399,8 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
         raise FastTextError(f"none of the {len(pretrained)} words of {pretrained.source} is in the training data's "
                             f"vocabulary ({featurizer.vocab_size} words), so no row would start from its vectors: vectors "
                             f"of other text, or of words not normalized as the data is (lower-cased, punctuation split off)")
-    model.initialize_like_fasttext(ctxs, seed=config.seed, rows=rows, huge_pages=huge_pages)
+    model.initialize_like_fasttext(ctxs, seed=config.seed, rows=rows, huge_pages=huge_pages,
+                                   state_tables=2 if config.optimizer == "adam" else 0)  # adam's two moment tables
     if rows is None:
         return model, None
     record = describe(pretrained, len(rows[0]), featurizer.vocab_size)

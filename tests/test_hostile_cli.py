@@ -830,6 +830,26 @@ def test_an_embedding_table_larger_than_the_memory_available_is_refused_before_i
     assert not (tmp_path / "out").exists()
 
 
+def test_adams_moment_tables_count_in_the_memory_check(tmp_path, data, monkeypatch):
+    """adam keeps two more tables of the table's size, allocated at its first step: with the table alone counted, a
+    run with room for the table but not for three passed the check and was killed by the OOM killer at that step.
+    Here 300 MB are available: the ~128 MB table fits, three of it do not."""
+    import re
+
+    from conftest import cli_in_process
+
+    assert fake_memory(tmp_path, monkeypatch, 300 << 20) == 300 << 20
+    args = ("train", "--train", data["train"], *TINY, "--ngrams", "2", "--emsize", "16")
+    r = cli_in_process(*args, "--output", tmp_path / "adam", "--optimizer", "adam")
+    assert r.returncode == 2 and re.fullmatch(r"error: out of memory for the embedding table: 2,00\d,\d{3} rows x emsize 16 "
+                                              r"= 0.1 GiB of float32, and 2 more of that size for adam's moments \(0.4 GiB "
+                                              r"in all\), more than the 0.3 GiB of memory available here; lower emsize or "
+                                              r"buckets, or use sgd\n", r.stderr), r.stderr
+    assert not (tmp_path / "adam").exists()
+    r = cli_in_process(*args, "--output", tmp_path / "sgd")  # sgd keeps no table of its own: it fits
+    assert r.returncode == 0, r.stderr
+
+
 def test_a_containers_memory_limit_counts_what_is_in_use_but_not_the_page_cache(tmp_path, monkeypatch):
     """Under a 1 GB limit with 900 MB in use, 600 MB of it page cache the kernel can drop: 700 MB are available."""
     assert fake_memory(tmp_path, monkeypatch, 20 << 30, cgroup=(1 << 30, 900 << 20, 600 << 20)) == (1 << 30) - (300 << 20)
