@@ -266,6 +266,24 @@ def test_non_positive_settings(tmp_path, flag, value):
     assert r.returncode != 0 and "must be a positive integer" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_an_s3_folder_given_as_a_file_is_named_as_a_folder_with_a_file_in_it(s3_bucket, tmp_path):
+    """--train s3://bucket/channel for the folder a SageMaker channel or a Spark job writes (channel/train.csv, or
+    part-00000 files) said only "no such S3 object", as if the data were gone."""
+    from fasttext_lib.storage import split_s3
+
+    bucket, _ = split_s3(s3_bucket + "/x")
+    for key in ("channel/train.csv", "spark/part-00000.csv", "spark/part-00001.csv"):
+        boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=b'"1","bad"\n"2","good"\n')
+    r = cli_in_process("train", "--train", f"{s3_bucket}/channel", "--output", tmp_path / "o")
+    _assert_one_line_error(r, f"no such S3 object: {s3_bucket}/channel (it is a folder: {s3_bucket}/channel/ holds "
+                              f"the object {s3_bucket}/channel/train.csv; name the file to read)")
+    r = cli_in_process("train", "--train", f"{s3_bucket}/spark", "--output", tmp_path / "o")
+    _assert_one_line_error(r, f"(it is a folder: {s3_bucket}/spark/ holds objects such as {s3_bucket}/spark/part-00000.csv")
+    r = cli_in_process("train", "--train", f"{s3_bucket}/chan", "--output", tmp_path / "o")  # a prefix of a folder's name
+    _assert_one_line_error(r, f"no such S3 object: {s3_bucket}/chan")
+    assert "folder" not in r.stderr
+
+
 def test_s3_failures(s3_server, s3_bucket, tmp_path, sample_dir):
     # reading: in-process (the answer is under test); the two runs below are the CLI processes
     _assert_one_line_error(cli_in_process("train", "--train", "s3:///nobucket.csv", "--output", tmp_path / "o"), "not a valid S3 URI")

@@ -249,7 +249,7 @@ def _client_error(exc, uri):
         # HEAD answers a bare 404 for a missing bucket too: ask about the bucket to say which.
         if not _bucket_exists(bucket):
             return _no_bucket(bucket, uri)
-        return FastTextError(f"no such S3 object: {uri}")
+        return FastTextError(f"no such S3 object: {uri}{_folder_hint(uri)}")
     if code in _EXPIRED_CREDENTIALS:
         return FastTextError(f"the AWS credentials were refused for {uri} ({code}: they have expired or are invalid): "
                              f"renew them (aws sso login, or a new AWS_SESSION_TOKEN with its keys)")
@@ -286,6 +286,23 @@ def _no_bucket(bucket, uri):
     # with them (-p bucket My-Bucket) is most likely the lowercase one.
     hint = f"; bucket names are lowercase: did you mean {bucket.lower()}?" if bucket != bucket.lower() else ""
     return FastTextError(f"S3 bucket does not exist: {bucket} (for {uri}){hint}")
+
+
+def _folder_hint(uri):
+    """``uri`` named a "folder" (objects under ``uri/``, as a SageMaker channel or a Spark job writes them): say so
+    and name a file in it, where "no such S3 object" alone left the user to think the data was gone. Nothing where
+    the prefix holds nothing, or cannot be listed (no s3:ListBucket)."""
+    bucket, key = split_s3(uri)
+    if not key or key.endswith("/"):
+        return ""
+    try:
+        listed = s3_client().list_objects_v2(Bucket=bucket, Prefix=key + "/", MaxKeys=2).get("Contents", [])
+    except Exception:  # (refused, throttled: the error stays what it was)
+        return ""
+    if not listed:
+        return ""
+    return (f" (it is a folder: s3://{bucket}/{key}/ holds {'objects such as' if len(listed) > 1 else 'the object'} "
+            f"s3://{bucket}/{listed[0]['Key']}; name the file to read)")
 
 
 def _bucket_exists(bucket):
