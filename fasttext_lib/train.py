@@ -284,7 +284,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         batches = prefetch(maker, order, config.batch_size, len(ctxs), with_transpose=not native)
         queued, queued_bytes = deque(), 0  # each queued step's (losses, batch bytes), oldest first
         progress = bar(batches, total=steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch")
-        with cluster.armed(watch, f"in epoch {epoch}"):  # (scoring and checkpoints below: local work)
+        with cluster.armed(watch, f"in epoch {epoch}"):  # (scoring and checkpoints after it: local work)
             try:
                 # MXNet's engine runs each operator on a worker thread: a step's ~30 small operators were
                 # ~30 hand-offs between threads, which on short texts and small batches cost more than the
@@ -327,9 +327,10 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                 train_loss = total_loss.asscalar() / len(order)  # waits for the epoch's last batch
             finally:
                 batches.close()  # stops the prefetch thread, also when a signal or an error ends the epoch
-        stop_if_diverged(train_loss, "the training loss", epoch, step, config)
-        if not updater.parameters_finite():  # no pass over the table on the native SGD route (optim.py)
-            raise diverged("the model parameters became NaN or infinite", epoch, step, config)
+            stop_if_diverged(train_loss, "the training loss", epoch, step, config)
+            # (watched too: with a kvstore this waits for the table sync_tables pulled, which a lost worker can hold)
+            if not updater.parameters_finite():  # no pass over the table on the native SGD route (optim.py)
+                raise diverged("the model parameters became NaN or infinite", epoch, step, config)
         seconds = time.time() - started
         progress.close()
         row = {"epoch": epoch, "train_loss": train_loss, "val_loss": float("nan"), "val_accuracy": float("nan"),

@@ -66,7 +66,7 @@ def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, e
                 return None
             if while_running is not None:
                 while_running(workers)
-            assert time.time() < until, f"the cluster did not finish in {deadline} s"
+            assert time.time() < until, f"the cluster did not finish in {deadline} s:\n" + _worker_logs(workers, logs)
             time.sleep(0.1)
         results = []
         for worker, (stdout, stderr) in zip(workers, logs):
@@ -85,6 +85,16 @@ def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, e
         for stdout, stderr in logs:
             stdout.close()
             stderr.close()
+
+
+def _worker_logs(workers, logs):
+    """Each worker's state and the end of its stderr: what a hang's failure shows."""
+    shown = []
+    for rank, (worker, (_, stderr)) in enumerate(zip(workers, logs)):
+        stderr.flush()
+        stderr.seek(0)
+        shown.append(f"--- worker process {rank} (pid {worker.pid}), exit status {worker.poll()}:\n{stderr.read()[-1500:]}")
+    return "\n".join(shown)
 
 
 def _bundle_params(outputs):
@@ -347,5 +357,6 @@ def test_a_worker_that_hits_a_bug_exits_after_its_traceback_and_the_other_ends_n
                              {"FASTTEXT_CLUSTER_TIMEOUT": "600", "PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}"}])
     (status, _, err), (buggy_status, _, buggy_err) = ended
     assert buggy_status == 1 and "RuntimeError: an injected bug" in buggy_err, buggy_err[-2000:]
-    assert status == 2 and re.match(r"error: worker 1 on host \S+ \(127\.0\.0\.1\) stopped", _errors(err)[0]), err
+    # (a worker's rank is the order the scheduler registered it in, not the order the processes were started in)
+    assert status == 2 and re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped", _errors(err)[0]), err
     assert not any((out / "config.json").exists() for out in outputs)
