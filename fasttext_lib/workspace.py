@@ -38,19 +38,34 @@ class Workspace:
         if not isinstance(output_dir, (str, os.PathLike)) or not str(output_dir).strip():
             # papermill -p output_dir None passes None: a TypeError traceback from pathlib; "" was the notebooks' folder
             raise FastTextError(f"output_dir must be a folder's path, got {output_dir!r}")
-        self.base = storage.prefix_uri(bucket, prefix)  # "/" is no prefix (it made keys beginning with a slash)
+        # "/" is no prefix (it made keys beginning with a slash)
+        self.base = storage.prefix_uri(bucket, key_path(prefix, "prefix", empty_ok=True))
         self.data = f"{self.base}/data"
         self.models = f"{self.base}/models"
         self._shown = Path(output_dir)
         self.out = self._shown.resolve()
-        self.out.mkdir(parents=True, exist_ok=True)
+        self._make_output_dir()
+
+    def _make_output_dir(self):
+        """``out``, created, in which files can be written: a file of that name, a folder under a file, a read-only
+        disk or /proc was an OSError traceback here, or (a folder that exists, read-only) in the first cell that
+        saved a figure, after the work."""
+        try:
+            storage.check_writable(str(self.out), what=str(self._shown))
+            self.out.mkdir(parents=True, exist_ok=True)
+        except FastTextError as exc:
+            raise FastTextError(f"output_dir {str(self._shown)!r} cannot hold the figures and tables: {exc}") from None
+        except OSError as exc:
+            raise FastTextError(f"output_dir {str(self._shown)!r} cannot hold the figures and tables: cannot create "
+                                f"{self.out}: {exc.strerror or exc}") from None
 
     def show(self, name):
         """``output_dir/name`` as the user wrote ``output_dir``: printed output stays machine-independent."""
         return str(self._shown / name)
 
     def model(self, run_name):
-        return f"{self.models}/{run_name}"
+        """The bundle ``models/{run_name}``: ``run_name`` may hold folders (``exp/1``), no empty, ``.`` or ``..`` part."""
+        return f"{self.models}/{key_path(run_name, 'run_name')}"
 
     def save_autotune(self, trials, fig, dpi=100):
         """Notebook 02's search outputs: ``autotune.png`` (``fig``, marked as ours) and ``autotune_trials.csv``
@@ -89,6 +104,28 @@ class Workspace:
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
+
+
+def key_path(value, name, empty_ok=False):
+    """``value`` as a path of S3 key parts (``a/b``), its outer slashes dropped, or one error naming ``name``: a part
+    that is empty, ``.`` or ``..`` (``-p run_name /big`` saved the bundle as models//big, in a folder of no name in the
+    S3 console, beside models/big), or an ``s3://`` URI given as the path inside the bucket (its parts were keys
+    under s3:/). A number is its text (``-p run_name 2024``: papermill passes the number)."""
+    if value is None or value == "":
+        if empty_ok:
+            return ""
+        raise FastTextError(f"{name} must name a folder, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise FastTextError(f"{name} must be a folder's name (a/b for folders), got {value!r}")
+    text = str(value)
+    if text.lower().startswith("s3:"):
+        raise FastTextError(f"{name} is the path inside the bucket (no s3://bucket/), got {text!r}")
+    path = text.strip("/")
+    if not path and empty_ok:
+        return ""
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        raise FastTextError(f"{name} must be folder names joined by / (no empty, . or .. part), got {text!r}")
+    return path
 
 
 def check_flags(**flags):

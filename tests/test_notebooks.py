@@ -221,6 +221,69 @@ def test_a_prefix_of_slashes_alone_is_no_prefix(prefix, base, tmp_path):
     assert (ws.base, ws.data, ws.models) == (base, f"{base}/data", f"{base}/models")
 
 
+@pytest.mark.parametrize("run_name, bundle", [("big", "s3://b/p/models/big"), ("big/", "s3://b/p/models/big"),
+                                              ("/exp/1", "s3://b/p/models/exp/1"), (2024, "s3://b/p/models/2024")])
+def test_a_run_name_is_a_folder_under_models(run_name, bundle, tmp_path):
+    from fasttext_lib.workspace import Workspace
+
+    assert Workspace("b", "p", str(tmp_path)).model(run_name) == bundle
+
+
+@pytest.mark.parametrize("run_name", ["", "a//b", "../up", "exp/./1", None, ["x"]])
+def test_a_run_name_with_an_empty_or_dot_part_is_refused_in_one_line(run_name, tmp_path):
+    """`-p run_name /big` saved 02's bundle as models//big (a folder of no name in the S3 console, beside models/big),
+    `-p run_name ../up` as models/../up: S3 keeps such keys as written."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    with pytest.raises(FastTextError, match=r"^run_name must "):
+        Workspace("b", "p", str(tmp_path)).model(run_name)
+
+
+@pytest.mark.parametrize("prefix", ["s3://b/fasttext", "S3://b/x", "a//b", "runs/../x", True])
+def test_a_prefix_that_is_no_key_path_is_refused_in_one_line(prefix, tmp_path):
+    """`-p prefix s3://my-bucket/fasttext` (the URI where the key path is meant) wrote the data under the keys
+    s3://b/s3://my-bucket/fasttext/data: each notebook found the others' files there, in a folder named s3:."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    with pytest.raises(FastTextError, match=r"^prefix "):
+        Workspace("b", prefix, str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("where, said", [
+    ("a_file", r"a_file exists and is not a directory$"),
+    ("a_file/sub", r"cannot create .*a_file/sub: .*a_file is not a directory$"),
+    ("/proc/fasttext-out", r"/proc is on the kernel's proc file system"),
+])
+def test_an_output_dir_that_cannot_be_a_folder_is_one_line(where, said, tmp_path, monkeypatch):
+    """`-p output_dir results.csv` (a file there), a folder under a file, or /proc: an OSError traceback
+    (FileExistsError, NotADirectoryError) from the Workspace in the check cell."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("mine\n")
+    with pytest.raises(FastTextError, match=rf"^output_dir {where!r} cannot hold the figures and tables: .*{said}"):
+        Workspace("b", "p", where)
+    assert (tmp_path / "a_file").read_text() == "mine\n"
+
+
+def test_a_read_only_output_dir_is_refused_by_the_check_cell(tmpfs, s3_bucket):
+    """An output_dir that exists on a read-only disk passed the check cell; the first figure's savefig failed in an
+    OSError traceback, after the work (01: the data made; 02: the training)."""
+    from conftest import remount_ro
+
+    from fasttext_lib.errors import FastTextError
+
+    where = tmpfs()
+    remount_ro(where)
+    with pytest.raises(FastTextError, match=rf"^output_dir '{where}' cannot hold the figures and tables: cannot write "
+                                            rf"to {where}: .*mounted read-only"):
+        run_after_papermill("02_train_gpu.ipynb", {"bucket": s3_bucket[len("s3://"):], "output_dir": str(where)})
+
+
 @pytest.mark.parametrize("seed", ["x", -1, 1.5, 2**32])
 def test_01_refuses_a_bad_seed_for_the_synthetic_corpus_in_one_line(seed, tmp_path, s3_bucket):
     """`papermill 01 -p dataset synthetic -p seed x` (or -1, 1.5) stopped the cell that makes the corpus in numpy's
