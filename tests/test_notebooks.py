@@ -284,6 +284,20 @@ def test_a_read_only_output_dir_is_refused_by_the_check_cell(tmpfs, s3_bucket):
         run_after_papermill("02_train_gpu.ipynb", {"bucket": s3_bucket[len("s3://"):], "output_dir": str(where)})
 
 
+@pytest.mark.parametrize("epoch_docs, picked", [(560000, 1024), (2888, 16)])
+def test_03_takes_batch_size_none_as_trainings_pick_for_epoch_docs(epoch_docs, picked, tmp_path, s3_bucket):
+    """`make demo ARGS='-p batch_size None'` (02's default: from the data) reaches 03 too, whose check cell passed it
+    and whose data cell stopped the demo in a TypeError (batches * None). None is what training picks for epoch_docs
+    documents now (1024 at Yelp scale, the committed value)."""
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "batch_size": None, "batches": 1,
+             "epoch_docs": epoch_docs}
+    namespace = run_after_papermill("03_cpu_vs_gpu.ipynb", local)
+    assert namespace["batch_size"] == picked
+    data_cell = next(c.source for c in code_cells(read("03_cpu_vs_gpu.ipynb")) if "generate_reviews(" in c.source)
+    exec(data_cell, namespace)  # noqa: S102 - the committed cell: the documents it times
+    assert len(namespace["data"]) == picked
+
+
 @pytest.mark.parametrize("seed", ["x", -1, 1.5, 2**32])
 def test_01_refuses_a_bad_seed_for_the_synthetic_corpus_in_one_line(seed, tmp_path, s3_bucket):
     """`papermill 01 -p dataset synthetic -p seed x` (or -1, 1.5) stopped the cell that makes the corpus in numpy's
