@@ -8,7 +8,7 @@ Jupyter, ``make demo`` and nbval all set to the notebook's folder (papermill's c
 shell's unless given ``--cwd``).
 
 The notebooks' parameter checks live here too: :func:`check_parameters` (a name papermill injected that
-the notebook does not have) and :func:`check_flags` (yes/no parameters).
+the notebook does not have), :func:`check_flags` (yes/no parameters) and :func:`check_dataset` (01's datasets).
 """
 import ast
 import difflib
@@ -126,6 +126,25 @@ def key_path(value, name, empty_ok=False):
     if any(part in ("", ".", "..") for part in path.split("/")):
         raise FastTextError(f"{name} must be folder names joined by / (no empty, . or .. part), got {text!r}")
     return path
+
+
+# Notebook 01's own datasets, beside the downloadable ones (download.DATASETS).
+BUILT_IN_DATASETS = ("sample", "synthetic")
+
+
+def check_dataset(dataset):
+    """Notebook 01's ``dataset``: ``sample``, ``synthetic`` or a downloadable name; else one error listing them all,
+    with the closest (``Sample``: ``sample``; ``yelp``: the two Yelp sets). The download's own check listed the
+    downloadable ones alone, as if ``sample`` were not a choice (``-p dataset Sample``)."""
+    from .download import DATASETS
+
+    known = list(BUILT_IN_DATASETS) + sorted(DATASETS)
+    if isinstance(dataset, str) and dataset in known:
+        return
+    text = dataset.lower() if isinstance(dataset, str) else ""  # a list (-y), a number: no hint
+    close = (difflib.get_close_matches(text, known, 2) or [name for name in known if name.startswith(text)]) if text else []
+    hint = f" (did you mean {' or '.join(repr(name) for name in close)}?)" if close else ""
+    raise FastTextError(f"unknown dataset {dataset!r}{hint}; choose one of {', '.join(known)}")
 
 
 def check_flags(**flags):

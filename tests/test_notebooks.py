@@ -158,6 +158,24 @@ def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, mes
         exec(code[1].source, {**defaults, **overrides, "output_dir": str(tmp_path)})  # noqa: S102
 
 
+@pytest.mark.parametrize("dataset, hint", [
+    ("Sample", " (did you mean 'sample'?)"),
+    ("yelp", " (did you mean 'yelp_review_full' or 'yelp_review_polarity'?)"),
+    ("nosuch", ""), (None, ""), (["sample"], ""),
+])
+def test_01_names_every_dataset_it_takes_when_refusing_one(dataset, hint, tmp_path, s3_bucket):
+    """`-p dataset Sample` was told "choose one of ag_news, amazon_review_full, ..." (the downloadable sets alone, as if
+    sample and synthetic were no choice); a list (-y) was a TypeError traceback from the registry's lookup."""
+    from fasttext_lib.download import DATASETS
+    from fasttext_lib.errors import FastTextError
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "dataset": dataset}
+    listed = ", ".join(["sample", "synthetic"] + sorted(DATASETS))
+    with pytest.raises(FastTextError) as raised:
+        run_after_papermill("01_data_prep.ipynb", local)
+    assert str(raised.value) == f"unknown dataset {dataset!r}{hint}; choose one of {listed}"
+
+
 def test_01_takes_train_docs_none_for_all_of_a_downloaded_set(tmp_path, s3_bucket):
     """01's own text (and README) say ``train_docs`` caps each split of a downloaded set, ``None`` for all of it,
     but its check cell refused None ("train_docs must be a positive integer, got None"): Yelp could only be
