@@ -154,6 +154,25 @@ def _check_instances(instance_type, instance_count):
     check_positive_int(instance_count, "instance_count")
 
 
+def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance_type=DEFAULT_TRAINING_INSTANCE,
+                       instance_count=1, session=None):
+    """What :func:`make_estimator` refuses, in one line, without building an estimator: a bucket a job cannot name,
+    the instances, the hyperparameters, no execution role. Notebook 02 calls it in its check cell, with
+    ``use_training_job``: its job's cell, which found them, runs after the local training (minutes of it, then
+    "no SageMaker execution role" on a machine with none). Returns ``(s3 base, hyperparameters as sent, session,
+    role)``."""
+    from .errors import FastTextError
+
+    base = _s3_base(bucket, prefix)
+    _check_instances(instance_type, instance_count)
+    if hyperparameters is not None and not isinstance(hyperparameters, dict):
+        raise FastTextError(f"hyperparameters must be a dict of name: value, got {type(hyperparameters).__name__}")
+    hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
+    check_hyperparameters(hyperparameters)
+    session = session or sagemaker_session(default_bucket=bucket)
+    return base, hyperparameters, session, resolve_role(role, session)
+
+
 def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_type=DEFAULT_TRAINING_INSTANCE,
                    instance_count=1, source_dir=None, session=None, checkpoint_s3_uri=None, use_spot_instances=False,
                    max_run=24 * 3600, max_wait=None, base_job_name="fasttext", **kwargs):
@@ -171,16 +190,8 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
     from .sm_train import METRIC_DEFINITIONS
     from .packaging import TRAINING_ENTRY_POINT
 
-    from .errors import FastTextError
-
-    base = _s3_base(bucket, prefix)
-    _check_instances(instance_type, instance_count)
-    if hyperparameters is not None and not isinstance(hyperparameters, dict):
-        raise FastTextError(f"hyperparameters must be a dict of name: value, got {type(hyperparameters).__name__}")
-    hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
-    check_hyperparameters(hyperparameters)
-    session = session or sagemaker_session(default_bucket=bucket)
-    role = resolve_role(role, session)
+    base, hyperparameters, session, role = check_training_job(bucket, prefix, hyperparameters, role, instance_type,
+                                                              instance_count, session)
     if use_spot_instances:
         checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
         max_wait = max_wait or max_run

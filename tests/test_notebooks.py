@@ -605,6 +605,23 @@ def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, 
     assert capsys.readouterr().out == f"labels: ['negative', 'positive'] {shown}\n"
 
 
+@pytest.mark.parametrize("overrides, said", [
+    ({}, r"^no SageMaker execution role: pass role="),  # outside SageMaker, without SAGEMAKER_ROLE
+    ({"role": "arn:aws:iam::123456789012:role/R", "training_instance_type": None}, r"^instance_type must be a Sage"),
+])
+def test_02_checks_the_training_job_before_the_local_training(overrides, said, tmp_path, s3_bucket, monkeypatch):
+    """`-p use_training_job True` on a machine with no execution role (or no instance type) trained the model in the
+    notebook first (02 always does), and only then did the job's cell refuse: minutes of training, then one line.
+    The check cell refuses it now, before the data is read; a role given passes."""
+    from fasttext_lib.errors import FastTextError
+
+    monkeypatch.delenv("SAGEMAKER_ROLE", raising=False)
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "use_training_job": True}
+    with pytest.raises(FastTextError, match=said):
+        run_after_papermill("02_train_gpu.ipynb", {**local, **overrides})
+    run_after_papermill("02_train_gpu.ipynb", {**local, "role": "arn:aws:iam::123456789012:role/R"})
+
+
 @pytest.mark.parametrize("tune, use_training_job, said", [
     (False, False, "tune is False: no tuning job started"),
     (True, False, "tune needs use_training_job=True: no tuning job started"),  # it said "tune is False"
