@@ -67,6 +67,24 @@ class Workspace:
         """The bundle ``models/{run_name}``: ``run_name`` may hold folders (``exp/1``), no empty, ``.`` or ``..`` part."""
         return f"{self.models}/{key_path(run_name, 'run_name')}"
 
+    def prepared(self, dataset, split):
+        """Notebook 01's ``{dataset}.{split}`` under ``data/``, or one error saying to run 01 first: 02, 03 and 04 run
+        before it (or with another dataset, bucket or prefix) said only "no such S3 object", as if data were lost."""
+        uri = f"{self.data}/{key_path(dataset, 'dataset')}.{split}"
+        if not storage.exists(uri, forbidden_is_missing=True):
+            raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}: run notebook 01 with "
+                                f"dataset={dataset!r} and this bucket and prefix first")
+        return uri
+
+    def saved_model(self, run_name):
+        """The bundle :meth:`model` names, or one error saying to run notebook 02 first (its ``config.json`` is the
+        bundle's manifest, written last: bundle.py)."""
+        uri = self.model(run_name)
+        if not storage.exists(f"{uri}/config.json", forbidden_is_missing=True):
+            raise FastTextError(f"no model bundle at {uri}: run notebook 02 with run_name={run_name!r} and this bucket "
+                                f"and prefix first")
+        return uri
+
     def save_autotune(self, trials, fig, dpi=100):
         """Notebook 02's search outputs: ``autotune.png`` (``fig``, marked as ours) and ``autotune_trials.csv``
         (``trials``), both written in full before either replaces an older one. Returns their paths."""

@@ -270,6 +270,26 @@ def test_a_prefix_that_is_no_key_path_is_refused_in_one_line(prefix, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_data_or_a_model_not_there_yet_says_which_notebook_makes_it(s3_bucket, tmp_path):
+    """02, 03 or 04 run before 01 (or 04 before 02, or with another prefix) said only "no such S3 object
+    .../data/sample.train", as if data were lost: the notebooks read what 01 and 02 wrote through the Workspace,
+    which names the notebook to run. What is there is found."""
+    from fasttext_lib.data import write_fasttext_splits
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.sample import load_sample
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "hints", str(tmp_path))
+    with pytest.raises(FastTextError, match=r"^no prepared train data for dataset 'sample' at s3://.*/hints/data/"
+                                            r"sample.train: run notebook 01 with dataset='sample' "):
+        ws.prepared("sample", "train")
+    with pytest.raises(FastTextError, match=r"^no model bundle at s3://.*/hints/models/demo: run notebook 02 with "
+                                            r"run_name='demo' "):
+        ws.saved_model("demo")
+    written = write_fasttext_splits({"train": load_sample("train"), "test": load_sample("test")}, ws.data, "sample")
+    assert ws.prepared("sample", "test") == written["test"]
+
+
 @pytest.mark.parametrize("where, said", [
     ("a_file", r"a_file exists and is not a directory$"),
     ("a_file/sub", r"cannot create .*a_file/sub: .*a_file is not a directory$"),
