@@ -25,7 +25,7 @@ import numpy as np
 from mxnet import gluon, nd
 from mxnet.gluon import nn
 
-from .devices import check_table_size
+from .devices import available_memory, check_table_size
 from .errors import FastTextError, is_out_of_memory
 from .init_rows import fill_table
 
@@ -160,36 +160,6 @@ def allocate_table(num_rows, emsize, state_tables=0):
             raise
         raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
                             f"{size / 2**30:.1f} GiB of float32; lower emsize or buckets") from None
-
-
-_MEMINFO = "/proc/meminfo"
-# A container's memory limit, what is in use under it, and the part of that the kernel can drop (inactive page cache:
-# the data files read, which docker and the kubelet leave out too): cgroup v2's files, then v1's (no limit: "max" or
-# a huge number).
-_CGROUP_MEMORY = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.stat",
-                   "inactive_file"),
-                  ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-                   "/sys/fs/cgroup/memory/memory.stat", "total_inactive_file"))
-
-
-def available_memory():
-    """Bytes that can still be filled before the kernel's OOM killer acts: /proc/meminfo's MemAvailable and free
-    swap, or less under a container's memory limit; None where that cannot be read (not Linux)."""
-    try:
-        with open(_MEMINFO) as f:
-            info = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f if line.split()[1:2] != []}
-        room = info["MemAvailable"] + info.get("SwapFree", 0)
-    except (OSError, KeyError, ValueError, IndexError):
-        return None
-    for limit_file, usage_file, stat_file, droppable in _CGROUP_MEMORY:
-        try:
-            with open(limit_file) as limit, open(usage_file) as usage, open(stat_file) as stat:
-                cache = next((int(line.split()[1]) for line in stat if line.split()[:1] == [droppable]), 0)
-                left = int(limit.read()) - (int(usage.read()) - cache)
-        except (OSError, ValueError, IndexError):  # "max" (v2's no limit), or no such files
-            continue
-        return max(0, min(room, left))
-    return room
 
 
 def _incomplete_write(filename, params):

@@ -41,6 +41,25 @@ def _pseudo_words(rng, n):
 MAX_CLASSES = (30000 - 200) // 150  # what the default vocabulary and cue words allow (198)
 
 
+# Peak bytes per document while generating (the per-token arrays, then the texts): ~6 KB at the default median
+# length of 110 tokens (measured on 20k and 100k documents), in proportion to the median length.
+PEAK_BYTES_PER_DOC = 6500
+PEAK_MEDIAN_LENGTH = 110
+
+
+def _check_room(n_docs, median_length):
+    """Refuse a corpus that cannot fit in the memory available (one line): ``synthetic --train-docs 100000000`` or
+    notebook 01's ``-p train_docs 100000000`` were ended by the kernel's OOM killer, with no line at all."""
+    from .devices import available_memory
+    from .errors import FastTextError
+
+    need = n_docs * PEAK_BYTES_PER_DOC * max(median_length, 1) / PEAK_MEDIAN_LENGTH
+    room = available_memory()
+    if room is not None and need > room:
+        raise FastTextError(f"generating {n_docs:,} synthetic reviews takes about {need / 2**30:.1f} GiB of memory, "
+                            f"more than the {room / 2**30:.1f} GiB available here; generate fewer documents")
+
+
 def generate_reviews(
     n_docs,
     num_classes=2,
@@ -65,6 +84,7 @@ def generate_reviews(
     if spread < 1:
         raise ValueError(f"at most {(vocab_size - 200) // cues_per_class} classes fit a vocabulary of {vocab_size} "
                          f"words with {cues_per_class} cue words each, got {num_classes}")
+    _check_room(n_docs, median_length)
     rng = np.random.RandomState(seed)
     words = _pseudo_words(rng, vocab_size)
     ranks = np.arange(1, vocab_size + 1, dtype=np.float64)

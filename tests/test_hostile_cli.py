@@ -798,19 +798,19 @@ def test_an_embedding_table_larger_than_memory_is_one_error_line(tmp_path, data,
 def fake_memory(tmp_path, monkeypatch, available, cgroup=None):
     """/proc/meminfo saying ``available`` bytes are available (no swap), and a cgroup v1 memory controller of
     ``(limit, usage, inactive page cache)`` (None: no container limit)."""
-    from fasttext_lib import model
+    from fasttext_lib import devices
 
     meminfo = tmp_path / "meminfo"
     meminfo.write_text(f"MemTotal: 99999999 kB\nMemAvailable: {available // 1024} kB\nSwapFree: 0 kB\n")
-    monkeypatch.setattr(model, "_MEMINFO", str(meminfo), raising=False)
+    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
     files = []
     if cgroup:
         for name, text in zip(("limit", "usage", "stat"), (cgroup[0], cgroup[1], f"cache 1\ntotal_inactive_file {cgroup[2]}\n")):
             (tmp_path / name).write_text(f"{text}\n")
             files.append(str(tmp_path / name))
         files.append("total_inactive_file")
-    monkeypatch.setattr(model, "_CGROUP_MEMORY", (tuple(files),) if files else (), raising=False)
-    return getattr(model, "available_memory", lambda: None)()
+    monkeypatch.setattr(devices, "_CGROUP_MEMORY", (tuple(files),) if files else ())
+    return devices.available_memory()
 
 
 def test_an_embedding_table_larger_than_the_memory_available_is_refused_before_it_is_filled(tmp_path, data, monkeypatch):
@@ -1498,3 +1498,18 @@ def test_descriptors_the_process_started_without_are_not_given_to_its_files(tmp_
     status, fd, target = (tmp_path / "report").read_text().split(" ", 2)
     assert status == "0" and int(fd) > 2 and target == os.devnull, (status, fd, target)
     assert (tmp_path / "out" / "train.csv").stat().st_size > 0
+
+
+def test_a_synthetic_corpus_larger_than_the_memory_available_is_refused_before_it_is_generated(tmp_path, monkeypatch):
+    """`synthetic --train-docs 100000000` (or notebook 01's `-p dataset synthetic -p train_docs 100000000`) built the
+    corpus in memory until the OOM killer ended it, with no line. Here 100 MB are available: 20,000 documents
+    (~130 MB while generating) are refused, 200 generate."""
+    from conftest import cli_in_process
+
+    fake_memory(tmp_path, monkeypatch, 100 << 20)
+    r = cli_in_process("synthetic", "--output", tmp_path / "out", "--train-docs", "20000", "--test-docs", "10")
+    assert r.returncode == 2 and r.stderr == ("error: generating 20,010 synthetic reviews takes about 0.1 GiB of memory, "
+                                              "more than the 0.1 GiB available here; generate fewer documents\n"), r.stderr
+    assert not (tmp_path / "out").exists()
+    r = cli_in_process("synthetic", "--output", tmp_path / "out", "--train-docs", "200", "--test-docs", "10")
+    assert r.returncode == 0, r.stderr
