@@ -360,14 +360,17 @@ def _jsonlines_texts(text):
     """JSON Lines, one review per line, in BlazingText's Batch Transform shape: ``{"source": "review"}``
     with optional ``"k"`` (and ``"threshold"``); other keys (an id carried along) are left alone. A bare
     JSON string line (what an ``InputFilter`` of ``$.source`` leaves) is a review too. Line ends: ``\\n``
-    or ``\\r\\n``; the last line's end is optional. Every line must be a record: a blank or broken one is a
-    400 naming its line number (counted within this request: one Batch Transform mini-batch). A line without
-    ``"source"`` is answered for its text keys (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
+    or ``\\r\\n``; the last line's end is optional, and blank lines after the last record are no records (a file an
+    editor or jq wrote often ends with one: it was a 400). Every other line must be a record: a blank line between
+    records, or a broken one, is a 400 naming its line number (counted within this request: one Batch Transform
+    mini-batch): answered one a line, the answers must stay line for line with the lines sent, and skipped, a blank
+    line would leave every answer after it one line off. A line without ``"source"`` is answered for its text keys
+    (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
     from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
 
     lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final line's end
+    while lines and not lines[-1].strip():
+        lines.pop()  # the final line's end, and blank lines after the last record
     texts = Reviews()
     texts.lines, texts.top = True, []
     for number, line in enumerate(lines, 1):

@@ -999,6 +999,8 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
 
 @pytest.mark.parametrize("body, message", [
     (b'{"source": "a"}\n\n{"source": "b"}\n', 'line 2 is empty; every line must be {"source": "review text"}'),
+    (b'\n{"source": "a"}\n', 'line 1 is empty; every line must be {"source": "review text"}'),
+    (b'{"source": "a"}\r\n  \r\n{"source": "b"}\r\n\r\n', 'line 2 is empty; every line must be {"source"'),
     (b'{"source": "a"}\n{"source": "b"}\n{"id": "c"}\n', 'line 3 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"stars": 5, "text": 7}\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"source": 5}\n', 'line 2 must be {"source": "review text"}'),
@@ -1012,6 +1014,23 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
 def test_bad_json_lines_get_a_one_line_400_naming_the_line(endpoint, body, message):
     status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
     assert status == 400 and message in response.splitlines()[0], response
+
+
+@pytest.mark.parametrize("ending", ["\n\n", "\r\n\r\n", "\n\n\n", "\n  \n", "\r\n\t\r\n"])
+def test_json_lines_that_end_with_blank_lines_are_answered_one_line_per_record(endpoint, served, ending):
+    """A file an editor or jq wrote often ends with a blank line after the last record's line end: the request (in
+    Batch Transform: the file's last mini-batch, failing the job) was a 400, "line 3 is empty". Blank lines after
+    the last record end the body; they are no records and get no answer. (A blank line between records is still a
+    400: test_bad_json_lines_get_a_one_line_400_naming_the_line.)"""
+    texts = ["The pasta was great and the staff were friendly!", "Not good. Cold food and a long wait."]
+    newline = "\r\n" if "\r" in ending else "\n"
+    body = newline.join(json.dumps({"source": t}) for t in texts) + ending
+    status, response_type, response = endpoint.invoke(body.encode(), "application/jsonlines", "application/jsonlines")
+    assert (status, response_type) == (200, "application/jsonlines"), response
+    assert read_lines(response) == blazingtext_lines(served[1].predict(texts), ranked=False)
+    # a body of blank lines alone holds no record
+    status, _, response = endpoint.invoke(ending.encode(), "application/jsonlines", "application/jsonlines")
+    assert status == 400 and "request holds no JSON lines" in response.splitlines()[0], response
 
 
 @pytest.mark.parametrize("body, content_type, accept", [
