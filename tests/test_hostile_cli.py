@@ -1498,3 +1498,26 @@ def test_descriptors_the_process_started_without_are_not_given_to_its_files(tmp_
     status, fd, target = (tmp_path / "report").read_text().split(" ", 2)
     assert status == "0" and int(fd) > 2 and target == os.devnull, (status, fd, target)
     assert (tmp_path / "out" / "train.csv").stat().st_size > 0
+
+
+@pytest.mark.parametrize("args", [["--help"], ["train", "--help"], ["predict", "-h"]])
+def test_help_onto_a_full_disk_is_one_error_line_and_a_closed_pipe_ends_it_quietly(args):
+    """``--help > /dev/full`` wrote nothing and exited 0 (argparse drops a failed write of its help); now it fails as
+    any command's answers on a full disk do, and ``--help | head -1`` ends quietly with SIGPIPE's status."""
+    def run(sink):
+        try:
+            return subprocess.run([sys.executable, "-m", "fasttext_lib", *args], stdout=sink, stderr=subprocess.PIPE,
+                                  env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+        finally:
+            os.close(sink)
+
+    r = run(os.open("/dev/full", os.O_WRONLY))
+    r.stdout, r.stderr = "", r.stderr.decode()
+    assert_error(r, "cannot write to standard output: No space left on device")
+    reader, sink = os.pipe()
+    os.close(reader)
+    r = run(sink)
+    assert (r.returncode, r.stderr.decode()) == (141, "")
+    written = subprocess.run([sys.executable, "-m", "fasttext_lib", *args], capture_output=True, text=True,
+                             env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+    assert (written.returncode, written.stderr) == (0, "") and written.stdout.startswith("usage: ")
