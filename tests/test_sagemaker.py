@@ -371,6 +371,34 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     assert (tmp_path / "output" / "failure").read_text() == last
 
 
+@pytest.mark.parametrize("variable, value, says", [
+    ("OMP_NUM_THREADS", "abc", "environment variable OMP_NUM_THREADS='abc' is not a whole number"),  # aborted (134)
+    ("MXNET_EXEC_BULK_EXEC_TRAIN", "yes", "MXNET_EXEC_BULK_EXEC_TRAIN='yes' is not true, false, 1 or 0"),  # traceback
+    ("MXNET_ENGINE_TYPE", "garbage", "MXNet cannot start (Cannot find Engine garbage)"),
+    ("ulimit -v", 200 << 20, "(ulimit -v): raise that limit"),  # libmxnet cannot be mapped: an OSError traceback
+])
+def test_a_job_in_an_environment_mxnet_cannot_run_in_ends_in_one_error_line_and_its_failure_reason(
+        source_dir, tmp_path, variable, value, says):
+    """The CLI checks MXNet's environment before importing it (mxnet_env.start_mxnet); the job did not: a bad
+    OMP_NUM_THREADS (the estimator's environment=, or an instance's) aborted inside MXNet's import, exit 134, with
+    no line of ours and the toolkit's empty FailureReason. Now the same one line, exit 2, as the job's reason."""
+    import resource
+
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    limit = None
+    if variable == "ulimit -v":
+        limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (value, value))  # noqa: E731
+    else:
+        env[variable] = value
+    r = subprocess.run([sys.executable, "fasttext_lib/entry_point.py", *map(str, args_for(epochs=1))], cwd=str(source_dir),
+                       env=env, capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert r.returncode == 2 and len(errors) == 1 and says in errors[0], r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+    assert (tmp_path / "output" / "failure").read_text() == errors[0]
+    assert os.listdir(tmp_path / "model") == []
+
+
 class MXNetError(Exception):  # what MXNet raises, by name (errors.is_out_of_memory does not import mxnet)
     pass
 
