@@ -48,7 +48,7 @@ import json
 import os
 import re
 
-from .errors import FastTextError
+from .errors import FastTextError, lone_surrogate_message
 from .jsonl import json_integer, whole_characters
 
 JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
@@ -449,13 +449,12 @@ def input_fn(request_body, content_type):
     if not getattr(texts, "lines", False) and not any(t.strip() for t in texts) \
             and not getattr(texts, "header_record", False):  # (a JSON line is a record even when its review is empty;
         raise RequestError(400, "request holds no review text")  # Batch Transform's header record alone is answered)
-    for i, text in enumerate(texts):  # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are
-        try:                          # U+FFFD by now) failed in featurization, as a 500
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            where = f"line {i + 1}" if getattr(texts, "lines", False) else f"review {i}"
-            raise RequestError(400, f"{where} is not valid Unicode text (character {text[exc.start]!r} at "
-                                    f"position {exc.start}: a lone surrogate)") from None
+    # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are U+FFFD by now) failed in
+    # featurization, as a 500
+    lines = getattr(texts, "lines", False)
+    bad = lone_surrogate_message(texts, (lambda i: f"line {i + 1}") if lines else (lambda i: f"review {i}"))
+    if bad:
+        raise RequestError(400, bad)
     return texts
 
 

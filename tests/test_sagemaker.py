@@ -1109,7 +1109,8 @@ def test_every_json_content_type_reads_a_lone_surrogate_as_the_replacement_chara
     for content_type in ("text/plain", "text/csv"):
         with pytest.raises(sm_serve.RequestError) as caught:
             sm_serve.input_fn("cut \ud83d here", content_type)
-        assert caught.value.status_code == 400 and "lone surrogate" in caught.value.message
+        assert (caught.value.status_code, caught.value.message) == (400, "review 0 is not valid Unicode text (character "
+                                                                         "'\\ud83d' at position 4: a lone surrogate)")
 
 
 def test_the_toolkit_decodes_json_and_csv_itself_until_model_fn_takes_them_off_its_list(endpoint):
