@@ -54,6 +54,23 @@ class _Parser(argparse.ArgumentParser):
         print(error_line(f"{message} (see {self.prog} --help)"), file=sys.stderr)
         sys.exit(2)
 
+    def print_help(self, file=None):
+        """The help on stdout, as :func:`say` writes answers: argparse drops a failed write of its help, so
+        ``--help > /dev/full`` wrote nothing and exited 0. A full disk is now one error line (exit 2), a closed
+        pipe (``--help | head -1``) a quiet exit 141."""
+        if file is not None or sys.stdout is None:  # (None: closed at start, >&-: nothing to write to, as before)
+            return super().print_help(file)
+        from .errors import error_line
+
+        try:
+            sys.stdout.write(self.format_help())
+            sys.stdout.flush()
+        except OSError as exc:
+            failed = _stdout_failed(exc)
+            if not isinstance(failed, StdoutClosed):
+                print(error_line(failed), file=sys.stderr)
+            sys.exit(getattr(failed, "exit_status", 2))
+
 
 def _probability(text):
     try:

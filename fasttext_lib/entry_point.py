@@ -28,10 +28,8 @@ if __name__ == "__main__":
 from fasttext_lib.sm_serve import input_fn, model_fn, output_fn, predict_fn  # noqa: E402,F401
 
 if __name__ == "__main__":
-    # The training job's own process: MXNet without SciPy (~53 MB less peak memory, lean_import.py).
-    from fasttext_lib.lean_import import import_mxnet_lean
+    # The training job's own process: MXNet without SciPy (~53 MB less peak memory, lean_import.py), imported by
+    # main once its environment is checked (mxnet_env.start_mxnet, as the CLI does).
     from fasttext_lib.sm_train import main
 
-    import_mxnet_lean()
-
-    sys.exit(main())
+    sys.exit(main(lean_mxnet=True))

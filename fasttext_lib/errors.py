@@ -19,6 +19,22 @@ class FastTextError(Exception):
     """A user-caused failure with a one-line, actionable message."""
 
 
+def lone_surrogate_message(texts, name):
+    """What is wrong with the first of ``texts`` (strs) that UTF-8 cannot encode, else None: ``"texts[1] is not valid
+    Unicode text (character '\\udce9' at position 3: a lone surrogate)"``; ``name(i)``: what text ``i`` is called.
+
+    A str holds a lone surrogate (half of a UTF-16 pair: JSON's ``"\\ud800"`` read, or bytes decoded with
+    ``surrogateescape`` or ``unicode_escape``) where no text read as UTF-8 can: it failed in featurization as a
+    UnicodeEncodeError. predict, training, the endpoint's requests and a bundle's vocabulary say it so."""
+    for i, text in enumerate(texts):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return (f"{name(i)} is not valid Unicode text (character {text[exc.start]!r} at position {exc.start}: a "
+                    f"lone surrogate)")
+    return None
+
+
 def is_number(value):
     """A value a numeric setting can take: an int or a float, NumPy's included. Not a bool (``lr=True`` is a
     mistake, not 1.0) and not a string (papermill's ``-r lr 0.1``, a JSON config), which would otherwise

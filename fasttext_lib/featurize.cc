@@ -317,18 +317,26 @@ struct Encoder {
   Blocks<int32_t> rows;
   Blocks<float> weights;
   std::vector<int64_t> offsets{0};
-  std::vector<int64_t> ids;  // the current document's word ids and hashes
-  std::vector<uint64_t> hashes;
+  // The current document: its words' rows (then its n-grams' rows: add_ngrams), and its words' hashes (CRC32s),
+  // kept only for n-grams. The words went to a vector of int64 ids and one of uint64 hashes first, then were
+  // copied into features: 20 bytes a token beside features' 4, ~500 MB at the peak for one review of 60 MB.
   std::vector<int32_t> features, sort_buffer;
+  std::vector<uint32_t> hashes;
   std::string scratch;
 
-  // Appends the bag of the document in ids/hashes: each distinct row once, ascending, with
-  // weight count / number of features, computed in double and rounded to float as numpy does.
-  void add_document() {
-    if (ids.empty()) ids.push_back(unk_id), hashes.push_back(unk_hash);  // empty document: one <unk>
-    size_t len = ids.size();
-    features.clear();
-    for (int64_t id : ids) features.push_back(static_cast<int32_t>(id));
+  void add_word(int64_t id, uint32_t hash) {
+    features.push_back(static_cast<int32_t>(id));
+    if (ngrams > 1) hashes.push_back(hash);
+  }
+
+  // The current document's features, sorted: its words' rows (one <unk> for an empty document) and each
+  // n-gram's bucket row (vocab_size + hash % buckets).
+  void add_ngrams() {
+    if (features.empty()) add_word(unk_id, unk_hash);
+    const size_t len = features.size();
+    size_t total = len;
+    for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) total += len - n + 1;
+    features.reserve(total);  // (exactly: grown by doubling, a long review's features took up to twice their size)
     for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) {
       for (size_t i = 0; i + n <= len; ++i) {
         uint64_t g = hashes[i];
@@ -337,6 +345,14 @@ struct Encoder {
       }
     }
     sort_rows(features, sort_buffer);
+  }
+
+  void clear_document() { features.clear(), hashes.clear(); }
+
+  // Appends the bag of the current document: each distinct row once, ascending, with
+  // weight count / number of features, computed in double and rounded to float as numpy does.
+  void add_document() {
+    add_ngrams();
     double total = static_cast<double>(features.size());
     for (size_t i = 0; i < features.size();) {
       size_t j = i + 1;
@@ -346,7 +362,7 @@ struct Encoder {
       i = j;
     }
     offsets.push_back(rows.size());
-    ids.clear(), hashes.clear();
+    clear_document();
   }
 
   Encoder part() const {  // an empty encoder with the same settings, for one thread's documents
@@ -583,8 +599,7 @@ int ft_encoder_add_text(void* handle, const void* vocab, const char* buf, const 
     for (int64_t d = first; d < end; ++d) {
       tokenize(buf + start, static_cast<size_t>(ends[d] - start), out.scratch, [&](const char* p, size_t k) {
         int64_t at = v.table.find(p, k, false);
-        out.ids.push_back(at < 0 ? out.unk_id : v.ids[at]);
-        out.hashes.push_back(at < 0 ? crc32(p, k) : v.hashes[at]);
+        out.add_word(at < 0 ? out.unk_id : v.ids[at], at < 0 ? crc32(p, k) : v.hashes[at]);
       });
       out.add_document();
       start = ends[d] + 1;
@@ -600,8 +615,7 @@ int ft_encoder_add_ids(void* handle, const int32_t* ids, const int64_t* token_en
   GUARD(encode_in_parallel(e, n_docs, token_ends, threads, [&](int64_t first, int64_t end, Encoder& out) {
     for (int64_t d = first; d < end; ++d) {
       for (int64_t t = d ? token_ends[d - 1] : 0; t < token_ends[d]; ++t) {
-        out.ids.push_back(to_id[ids[t]]);
-        out.hashes.push_back(static_cast<uint64_t>(to_hash[ids[t]]));
+        out.add_word(to_id[ids[t]], static_cast<uint32_t>(to_hash[ids[t]]));  // (CRC32s: 32 bits)
       }
       out.add_document();
     }
@@ -722,7 +736,7 @@ int64_t ft_encode_selected(const uint8_t* codes, const int64_t* starts, const in
     int64_t nnz = 0;
     offsets[0] = 0;
     for (int64_t d = 0; d < n_docs; ++d) {
-      e.ids.clear(), e.hashes.clear();
+      e.clear_document();
       const uint8_t* p = codes + starts[d];
       for (int64_t t = 0; t < lengths[d]; ++t) {
         uint32_t v = 0;
@@ -731,22 +745,9 @@ int64_t ft_encode_selected(const uint8_t* codes, const int64_t* starts, const in
           v |= static_cast<uint32_t>(b & 0x7F) << shift;
           if (!(b & 0x80)) break;
         }
-        e.ids.push_back(to_id[v]);
-        e.hashes.push_back(static_cast<uint64_t>(to_hash[v]));
+        e.add_word(to_id[v], static_cast<uint32_t>(to_hash[v]));  // (CRC32s: 32 bits)
       }
-      if (e.ids.empty()) e.ids.push_back(unk_id), e.hashes.push_back(unk_hash);
-      // Encoder::add_document's bag, written straight to the output
-      const size_t len = e.ids.size();
-      e.features.clear();
-      for (int64_t id : e.ids) e.features.push_back(static_cast<int32_t>(id));
-      for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) {
-        for (size_t i = 0; i + n <= len; ++i) {
-          uint64_t g = e.hashes[i];
-          for (size_t k = 1; k < n; ++k) g = g * kNgramPrime + e.hashes[i + k];
-          e.features.push_back(static_cast<int32_t>(vocab_size + static_cast<int64_t>(g % static_cast<uint64_t>(buckets))));
-        }
-      }
-      sort_rows(e.features, e.sort_buffer);
+      e.add_ngrams();  // Encoder::add_document's bag, written straight to the output
       const double total = static_cast<double>(e.features.size());
       for (size_t i = 0; i < e.features.size();) {
         size_t j = i + 1;

@@ -26,7 +26,7 @@ from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX
 from .devices import parse_ctx
-from .errors import FastTextError, is_number, raise_if_interrupted, reason_of
+from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted, reason_of
 from .features import Featurizer
 
 # What put inf into a bundle that training had kept finite (compact.save refuses it since).
@@ -290,21 +290,11 @@ def _read_vocabulary(src, path):
                             f"{reason_of(exc)})") from None
     if not vocab.idx_to_token or vocab.idx_to_token[0] != UNK:
         raise FastTextError(f"{where}: its first token is not {UNK}, which words training never saw are read as")
-    try:  # (one join and encode: a Yelp-size vocabulary in milliseconds)
+    try:  # (one join and encode: a Yelp-size vocabulary in milliseconds; the token is looked for only if it fails)
         "\n".join(vocab.idx_to_token).encode("utf-8")
     except UnicodeEncodeError:  # JSON's "\ud800", a lone surrogate: no text read as UTF-8 holds one
-        index = next(i for i, token in enumerate(vocab.idx_to_token) if not _utf8(token))
-        raise FastTextError(f"{where}: token {index} ({vocab.idx_to_token[index]!r}) is no UTF-8 text "
-                            f"(a lone surrogate)") from None
+        raise FastTextError(f"{where}: {lone_surrogate_message(vocab.idx_to_token, 'token {}'.format)}") from None
     return vocab
-
-
-def _utf8(token):
-    try:
-        token.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def review_texts(texts):
@@ -327,15 +317,10 @@ def review_texts(texts):
 
 
 def not_unicode_error(texts, name="texts[{}]"):
-    """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate); ``name``: what text ``i``
-    is called (``.format(i)``)."""
-    for i, text in enumerate(texts):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return FastTextError(f"{name.format(i)} is not valid Unicode text (character {text[exc.start]!r} at "
-                                 f"position {exc.start}: a lone surrogate)")
-    return FastTextError("texts hold text that is not valid Unicode")  # pragma: no cover
+    """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate: errors.lone_surrogate_message);
+    ``name``: what text ``i`` is called (``.format(i)``)."""
+    return FastTextError(lone_surrogate_message(texts, name.format)
+                         or "texts hold text that is not valid Unicode")  # (pragma: no cover)
 
 
 class Predictor:

@@ -48,7 +48,7 @@ import json
 import os
 import re
 
-from .errors import FastTextError
+from .errors import FastTextError, lone_surrogate_message
 from .jsonl import json_integer, whole_characters
 
 JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
@@ -360,14 +360,17 @@ def _jsonlines_texts(text):
     """JSON Lines, one review per line, in BlazingText's Batch Transform shape: ``{"source": "review"}``
     with optional ``"k"`` (and ``"threshold"``); other keys (an id carried along) are left alone. A bare
     JSON string line (what an ``InputFilter`` of ``$.source`` leaves) is a review too. Line ends: ``\\n``
-    or ``\\r\\n``; the last line's end is optional. Every line must be a record: a blank or broken one is a
-    400 naming its line number (counted within this request: one Batch Transform mini-batch). A line without
-    ``"source"`` is answered for its text keys (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
+    or ``\\r\\n``; the last line's end is optional, and blank lines after the last record are no records (a file an
+    editor or jq wrote often ends with one: it was a 400). Every other line must be a record: a blank line between
+    records, or a broken one, is a 400 naming its line number (counted within this request: one Batch Transform
+    mini-batch): answered one a line, the answers must stay line for line with the lines sent, and skipped, a blank
+    line would leave every answer after it one line off. A line without ``"source"`` is answered for its text keys
+    (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
     from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
 
     lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final line's end
+    while lines and not lines[-1].strip():
+        lines.pop()  # the final line's end, and blank lines after the last record
     texts = Reviews()
     texts.lines, texts.top = True, []
     for number, line in enumerate(lines, 1):
@@ -446,13 +449,12 @@ def input_fn(request_body, content_type):
     if not getattr(texts, "lines", False) and not any(t.strip() for t in texts) \
             and not getattr(texts, "header_record", False):  # (a JSON line is a record even when its review is empty;
         raise RequestError(400, "request holds no review text")  # Batch Transform's header record alone is answered)
-    for i, text in enumerate(texts):  # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are
-        try:                          # U+FFFD by now) failed in featurization, as a 500
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            where = f"line {i + 1}" if getattr(texts, "lines", False) else f"review {i}"
-            raise RequestError(400, f"{where} is not valid Unicode text (character {text[exc.start]!r} at "
-                                    f"position {exc.start}: a lone surrogate)") from None
+    # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are U+FFFD by now) failed in
+    # featurization, as a 500
+    lines = getattr(texts, "lines", False)
+    bad = lone_surrogate_message(texts, (lambda i: f"line {i + 1}") if lines else (lambda i: f"review {i}"))
+    if bad:
+        raise RequestError(400, bad)
     return texts
 
 

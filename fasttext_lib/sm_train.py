@@ -572,7 +572,11 @@ def clear_failure(environ=None):
         log.warning("could not remove the earlier job's %s: %s", path, exc)
 
 
-def main(argv=None, environ=None):
+def main(argv=None, environ=None, lean_mxnet=False):
+    """The training job. ``lean_mxnet`` (the job's own process, entry_point.py): MXNet is started here, as the CLI
+    starts it (mxnet_env.start_mxnet): its environment checked before the import, so that a value it cannot run
+    with (``OMP_NUM_THREADS=abc``, ``ulimit -v`` too low) is one error line and the job's FailureReason; it
+    aborted inside MXNet's import (exit 134), with no line of ours."""
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     clear_failure(environ)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -581,6 +585,10 @@ def main(argv=None, environ=None):
                          stop_on_signals)
 
     try:
+        if lean_mxnet:
+            from .mxnet_env import start_mxnet
+
+            start_mxnet()
         with stop_on_signals(as_error=True):  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
             return run_training(argv, environ)
     except FastTextError as exc:
@@ -598,7 +606,10 @@ def _fail(line, environ):
     """The job's end on a user error: ``line`` on stderr and as the FailureReason; exit status 2."""
     from .errors import let_mxnet_finish
 
+    from .mxnet_env import quiet_exit_hook
+
     print(line, file=sys.stderr, flush=True)
     write_failure(line, environ)
     let_mxnet_finish(2)  # as the CLI does: not an abort (-6) after the line; a cluster's worker exits here
+    quiet_exit_hook()  # (as the CLI does: MXNet's exit hook failing again printed a traceback below the line)
     return 2

@@ -1513,3 +1513,26 @@ def test_a_synthetic_corpus_larger_than_the_memory_available_is_refused_before_i
     assert not (tmp_path / "out").exists()
     r = cli_in_process("synthetic", "--output", tmp_path / "out", "--train-docs", "200", "--test-docs", "10")
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], ["train", "--help"], ["predict", "-h"]])
+def test_help_onto_a_full_disk_is_one_error_line_and_a_closed_pipe_ends_it_quietly(args):
+    """``--help > /dev/full`` wrote nothing and exited 0 (argparse drops a failed write of its help); now it fails as
+    any command's answers on a full disk do, and ``--help | head -1`` ends quietly with SIGPIPE's status."""
+    def run(sink):
+        try:
+            return subprocess.run([sys.executable, "-m", "fasttext_lib", *args], stdout=sink, stderr=subprocess.PIPE,
+                                  env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+        finally:
+            os.close(sink)
+
+    r = run(os.open("/dev/full", os.O_WRONLY))
+    r.stdout, r.stderr = "", r.stderr.decode()
+    assert_error(r, "cannot write to standard output: No space left on device")
+    reader, sink = os.pipe()
+    os.close(reader)
+    r = run(sink)
+    assert (r.returncode, r.stderr.decode()) == (141, "")
+    written = subprocess.run([sys.executable, "-m", "fasttext_lib", *args], capture_output=True, text=True,
+                             env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+    assert (written.returncode, written.stderr) == (0, "") and written.stdout.startswith("usage: ")

@@ -371,6 +371,34 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     assert (tmp_path / "output" / "failure").read_text() == last
 
 
+@pytest.mark.parametrize("variable, value, says", [
+    ("OMP_NUM_THREADS", "abc", "environment variable OMP_NUM_THREADS='abc' is not a whole number"),  # aborted (134)
+    ("MXNET_EXEC_BULK_EXEC_TRAIN", "yes", "MXNET_EXEC_BULK_EXEC_TRAIN='yes' is not true, false, 1 or 0"),  # traceback
+    ("MXNET_ENGINE_TYPE", "garbage", "MXNet cannot start (Cannot find Engine garbage)"),
+    ("ulimit -v", 200 << 20, "(ulimit -v): raise that limit"),  # libmxnet cannot be mapped: an OSError traceback
+])
+def test_a_job_in_an_environment_mxnet_cannot_run_in_ends_in_one_error_line_and_its_failure_reason(
+        source_dir, tmp_path, variable, value, says):
+    """The CLI checks MXNet's environment before importing it (mxnet_env.start_mxnet); the job did not: a bad
+    OMP_NUM_THREADS (the estimator's environment=, or an instance's) aborted inside MXNet's import, exit 134, with
+    no line of ours and the toolkit's empty FailureReason. Now the same one line, exit 2, as the job's reason."""
+    import resource
+
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    limit = None
+    if variable == "ulimit -v":
+        limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (value, value))  # noqa: E731
+    else:
+        env[variable] = value
+    r = subprocess.run([sys.executable, "fasttext_lib/entry_point.py", *map(str, args_for(epochs=1))], cwd=str(source_dir),
+                       env=env, capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert r.returncode == 2 and len(errors) == 1 and says in errors[0], r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+    assert (tmp_path / "output" / "failure").read_text() == errors[0]
+    assert os.listdir(tmp_path / "model") == []
+
+
 class MXNetError(Exception):  # what MXNet raises, by name (errors.is_out_of_memory does not import mxnet)
     pass
 
@@ -999,6 +1027,8 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
 
 @pytest.mark.parametrize("body, message", [
     (b'{"source": "a"}\n\n{"source": "b"}\n', 'line 2 is empty; every line must be {"source": "review text"}'),
+    (b'\n{"source": "a"}\n', 'line 1 is empty; every line must be {"source": "review text"}'),
+    (b'{"source": "a"}\r\n  \r\n{"source": "b"}\r\n\r\n', 'line 2 is empty; every line must be {"source"'),
     (b'{"source": "a"}\n{"source": "b"}\n{"id": "c"}\n', 'line 3 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"stars": 5, "text": 7}\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"source": 5}\n', 'line 2 must be {"source": "review text"}'),
@@ -1012,6 +1042,23 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
 def test_bad_json_lines_get_a_one_line_400_naming_the_line(endpoint, body, message):
     status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
     assert status == 400 and message in response.splitlines()[0], response
+
+
+@pytest.mark.parametrize("ending", ["\n\n", "\r\n\r\n", "\n\n\n", "\n  \n", "\r\n\t\r\n"])
+def test_json_lines_that_end_with_blank_lines_are_answered_one_line_per_record(endpoint, served, ending):
+    """A file an editor or jq wrote often ends with a blank line after the last record's line end: the request (in
+    Batch Transform: the file's last mini-batch, failing the job) was a 400, "line 3 is empty". Blank lines after
+    the last record end the body; they are no records and get no answer. (A blank line between records is still a
+    400: test_bad_json_lines_get_a_one_line_400_naming_the_line.)"""
+    texts = ["The pasta was great and the staff were friendly!", "Not good. Cold food and a long wait."]
+    newline = "\r\n" if "\r" in ending else "\n"
+    body = newline.join(json.dumps({"source": t}) for t in texts) + ending
+    status, response_type, response = endpoint.invoke(body.encode(), "application/jsonlines", "application/jsonlines")
+    assert (status, response_type) == (200, "application/jsonlines"), response
+    assert read_lines(response) == blazingtext_lines(served[1].predict(texts), ranked=False)
+    # a body of blank lines alone holds no record
+    status, _, response = endpoint.invoke(ending.encode(), "application/jsonlines", "application/jsonlines")
+    assert status == 400 and "request holds no JSON lines" in response.splitlines()[0], response
 
 
 @pytest.mark.parametrize("body, content_type, accept", [
@@ -1062,7 +1109,8 @@ def test_every_json_content_type_reads_a_lone_surrogate_as_the_replacement_chara
     for content_type in ("text/plain", "text/csv"):
         with pytest.raises(sm_serve.RequestError) as caught:
             sm_serve.input_fn("cut \ud83d here", content_type)
-        assert caught.value.status_code == 400 and "lone surrogate" in caught.value.message
+        assert (caught.value.status_code, caught.value.message) == (400, "review 0 is not valid Unicode text (character "
+                                                                         "'\\ud83d' at position 4: a lone surrogate)")
 
 
 def test_the_toolkit_decodes_json_and_csv_itself_until_model_fn_takes_them_off_its_list(endpoint):

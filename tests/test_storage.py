@@ -787,6 +787,27 @@ def test_an_endpoint_that_drops_connections_is_an_error_in_seconds_not_minutes(s
     one_line(err.value)
 
 
+@pytest.mark.parametrize("profile", [None, "chosen"])
+def test_a_defaults_mode_in_the_aws_config_file_keeps_its_own_connect_timeout(s3_bucket, tmp_path, monkeypatch, profile):
+    """``defaults_mode = standard`` in ~/.aws/config (the profile's), rather than AWS_DEFAULTS_MODE: the library's 10 s
+    connect timeout overrode the mode's 3.1 s; botocore reads the mode from either place, and so does the library."""
+    config = tmp_path / "config"
+    config.write_text(f"[{'profile ' + profile if profile else 'default'}]\ndefaults_mode = standard\n"
+                      f"[profile plain]\nregion = us-east-1\n")
+    monkeypatch.delenv("AWS_DEFAULTS_MODE", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    if profile:
+        monkeypatch.setenv("AWS_PROFILE", profile)
+    assert storage.s3_client().meta.config.connect_timeout == pytest.approx(3.1)
+    assert storage.exists(f"{s3_bucket}/x.csv") is False  # (the client works)
+    monkeypatch.setenv("AWS_PROFILE", "plain")  # a profile without it: the library's timeout
+    assert storage.s3_client().meta.config.connect_timeout == storage.s3.CONNECT_TIMEOUT
+    monkeypatch.setenv("AWS_PROFILE", "missing")  # a profile that is not there: said as before, in one line
+    with pytest.raises(FastTextError) as err:
+        storage.exists(f"{s3_bucket}/x.csv")
+    assert "missing" in one_line(err.value)
+
+
 @pytest.mark.parametrize("uri", ["s3://my bucket/models/run", "s3://bucket|name/models/run"])
 def test_a_bucket_name_botocore_refuses_to_send_is_named_as_such(tmp_path, s3_bucket, uri):
     """botocore refuses a bucket name with a space or a '|' before sending anything (ParamValidationError): that was

@@ -129,6 +129,21 @@ def _new_client(session, config):
         raise FastTextError(f"invalid AWS configuration ({where}): {reason}") from None
 
 
+def _defaults_mode_chosen(session):
+    """Has the user chosen a defaults mode, where botocore reads one: AWS_DEFAULTS_MODE, or ``defaults_mode`` in the
+    profile's section of the AWS config file (~/.aws/config, AWS_CONFIG_FILE)? (The session's
+    ``get_config_variable("defaults_mode")`` cannot tell: unset, it is botocore's default, "legacy".) Only the
+    environment was asked: a ``defaults_mode = standard`` in the file had its 3.1 s raised to our 10 s."""
+    import botocore.exceptions as bex
+
+    if os.environ.get("AWS_DEFAULTS_MODE"):
+        return True
+    try:
+        return bool(session.get_scoped_config().get("defaults_mode"))
+    except bex.BotoCoreError:  # a profile that is not there (ProfileNotFound): the client's creation says so
+        return False
+
+
 def s3_client():
     """The process's S3 client for the current AWS_* environment (endpoint, credentials, region, retries): a
     changed variable (a test's, or a notebook's os.environ edit) gets a client of its own, as does a forked child."""
@@ -138,11 +153,12 @@ def s3_client():
         if client is None:
             import boto3
             import botocore.config
+            import botocore.session
 
+            core = botocore.session.get_session()
             # (a defaults mode the user chose sets its own connect timeout: standard's 3.1 s is not raised to ours)
-            config = (None if os.environ.get("AWS_DEFAULTS_MODE")
-                      else botocore.config.Config(connect_timeout=CONNECT_TIMEOUT))
-            client = _new_client(boto3.session.Session(), config)
+            config = None if _defaults_mode_chosen(core) else botocore.config.Config(connect_timeout=CONNECT_TIMEOUT)
+            client = _new_client(boto3.session.Session(botocore_session=core), config)
             client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
