@@ -808,6 +808,19 @@ def test_a_defaults_mode_in_the_aws_config_file_keeps_its_own_connect_timeout(s3
     assert "missing" in one_line(err.value)
 
 
+def test_an_aws_profile_that_is_not_there_is_named_not_blamed_on_the_connection(s3_bucket, tmp_path, monkeypatch):
+    """``AWS_PROFILE=missing`` (misspelled, or a profile of another machine) said "S3 request ... failed (connection
+    lost or timed out): The config profile (missing) could not be found", though no request was made."""
+    (tmp_path / "config").write_text("[profile other]\nregion = us-east-1\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_PROFILE", "missing")
+    with pytest.raises(FastTextError) as err:
+        storage.exists(f"{s3_bucket}/x.csv")
+    assert one_line(err.value) == (f"the AWS profile 'missing' (AWS_PROFILE) is in neither ~/.aws/config nor "
+                                   f"~/.aws/credentials (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE), needed for "
+                                   f"{s3_bucket}/x.csv")
+
+
 @pytest.mark.parametrize("uri", ["s3://my bucket/models/run", "s3://bucket|name/models/run"])
 def test_a_bucket_name_botocore_refuses_to_send_is_named_as_such(tmp_path, s3_bucket, uri):
     """botocore refuses a bucket name with a space or a '|' before sending anything (ParamValidationError): that was

@@ -228,6 +228,9 @@ def s3_errors(uri):
         raise FastTextError(f"no AWS credentials found for {uri} (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)") from None
     except bex.NoRegionError:
         raise FastTextError(f"no AWS region configured for {uri} (set AWS_DEFAULT_REGION)") from None
+    except bex.ProfileNotFound as exc:  # AWS_PROFILE misspelled, or a machine without that profile: no request was made
+        raise FastTextError(f"the AWS profile {exc.kwargs.get('profile')!r} (AWS_PROFILE) is in neither ~/.aws/config nor "
+                            f"~/.aws/credentials (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE), needed for {uri}") from None
     except (bex.EndpointConnectionError, bex.ConnectTimeoutError) as exc:
         raise Unreachable(uri, "cannot reach the S3 endpoint for ", f": {_endpoint_only(exc)}") from None
     except (bex.ReadTimeoutError, bex.ConnectionClosedError) as exc:
