@@ -38,15 +38,16 @@ import numpy as np
 from . import __version__, storage
 from .errors import FastTextError, is_number
 from .label_names import check_name, for_labels
-from .text import AS_WRITTEN, NFC_FIRST, NFC_TOKENS, UNICODE_FORMS
+from .text import AS_WRITTEN, NFC_FIRST, NFC_TOKENS, TRAINING_FORM, UNICODE_FORMS
 
 FORMAT_VERSION = 2
 NORMALIZATION = "fasttext-classification-example"
 # config.json's "unicode_normalization": how the bundle's text was put in NFC (text.UNICODE_FORMS), read so by
-# features.Featurizer's unicode_form: "NFC-tokens" (text.NFC_TOKENS) written now; "NFC" (text.NFC_FIRST) by the
-# versions that put text in NFC before lowercasing only; none by those before NFC (text.AS_WRITTEN): their words
-# spelled with combining accents, or out of NFC once lowercased, were trained on as such.
-UNICODE_NORMALIZATION = NFC_TOKENS
+# features.Featurizer's unicode_form: "NFC-tokens-quotes-br" (text.QUOTES_AND_BREAKS) written now; "NFC-tokens"
+# (text.NFC_TOKENS) by the versions that read typographic quotes (don’t, “great”) and <br>, <br/> as parts of words;
+# "NFC" (text.NFC_FIRST) by those that put text in NFC before lowercasing only; none by those before NFC
+# (text.AS_WRITTEN): their words spelled with combining accents, or out of NFC once lowercased, were trained on as such.
+UNICODE_NORMALIZATION = TRAINING_FORM
 READ_UNICODE_NORMALIZATIONS = tuple(form for form in UNICODE_FORMS if form is not AS_WRITTEN)
 CONFIG, PARAMS, VOCAB, METRICS = "config.json", "model.params", "vocab.json", "metrics.json"
 DATA_FILES = (PARAMS, VOCAB, METRICS)  # logical names; config.json is the manifest that lists them
@@ -284,7 +285,7 @@ def _check_config(src, config):
         # any other value was read as "none" (words spelled with combining accents looked up as such, unmatched)
         raise FastTextError(f"corrupt model bundle {src}: config.json's 'unicode_normalization' is "
                             f"{config['unicode_normalization']!r}; this library writes {UNICODE_NORMALIZATION!r}, and "
-                            f"reads {NFC_FIRST!r} (older versions' bundles) or none")
+                            f"reads {NFC_TOKENS!r} or {NFC_FIRST!r} (older versions' bundles) or none")
     dropout = config.get("dropout") or 0.0  # (training-only, but text or 2 there was taken silently)
     if not is_number(dropout) or not 0 <= dropout < 1:
         raise FastTextError(f"corrupt model bundle {src}: config.json's 'dropout' is {config['dropout']!r}, not a number in [0, 1)")
