@@ -32,6 +32,7 @@ import contextlib
 import json
 import math
 import os
+import unicodedata
 
 import numpy as np
 
@@ -49,6 +50,11 @@ NORMALIZATION = "fasttext-classification-example"
 # (text.AS_WRITTEN): their words spelled with combining accents, or out of NFC once lowercased, were trained on as such.
 UNICODE_NORMALIZATION = TRAINING_FORM
 READ_UNICODE_NORMALIZATIONS = tuple(form for form in UNICODE_FORMS if form is not AS_WRITTEN)
+# config.json's "unicode_data_version": the Unicode data (unicodedata.unidata_version) of the Python that trained
+# the bundle. Lowercasing and NFC follow it: another version knows characters that one did not (their case and
+# composition unknown to it) or does not know some it did, so words outside ASCII may be read otherwise than in
+# training (unicode_data_note). Absent in bundles written before it was recorded.
+UNICODE_DATA_VERSION = "unicode_data_version"
 CONFIG, PARAMS, VOCAB, METRICS = "config.json", "model.params", "vocab.json", "metrics.json"
 DATA_FILES = (PARAMS, VOCAB, METRICS)  # logical names; config.json is the manifest that lists them
 
@@ -184,6 +190,7 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT):
     unicode_form = getattr(featurizer, "unicode_form", UNICODE_NORMALIZATION)
     if unicode_form is not AS_WRITTEN:
         config["unicode_normalization"] = unicode_form
+    config[UNICODE_DATA_VERSION] = unicodedata.unidata_version
     if getattr(trained, "pretrained", None):  # vectors.describe: the .vec file the table started from
         config["pretrained_vectors"] = dict(trained.pretrained)
     metrics = metrics_summary(trained)
@@ -254,6 +261,22 @@ def _where_the_bundle_is(src, depth=2):
         return (f"; it holds {', '.join(archives[:3])}, not extracted (an archive packed inside the model archive?): "
                 f"extract it there, or pack the bundle's own files")
     return ""
+
+
+def unicode_data_note(src, config, tokens):
+    """One line to show when the bundle at ``src`` was trained under other Unicode data than this Python's
+    (:data:`UNICODE_DATA_VERSION`) and its vocabulary (``tokens``) has a word outside ASCII: lowercasing and NFC
+    of some characters may differ from training's, so such a word may not be found. None otherwise (ASCII reads
+    alike under every version; a bundle that does not record it says nothing)."""
+    trained = config.get(UNICODE_DATA_VERSION)
+    if trained is None or trained == unicodedata.unidata_version or all(map(str.isascii, tokens)):
+        return None
+    if not (isinstance(trained, str) and trained.isprintable() and len(trained) <= 20):  # (one line, whatever it holds)
+        trained = repr(trained)[:40]
+    return (f"note: {src} was trained with Unicode {trained} data and this Python has Unicode "
+            f"{unicodedata.unidata_version}: lowercasing and NFC of a few characters outside ASCII may differ from "
+            f"training's, so a few of its words may not be found (predictions still work; train and predict with "
+            f"the same Python version for identical results)")
 
 
 def _check_config(src, config):

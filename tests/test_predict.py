@@ -260,6 +260,43 @@ def test_a_bundle_written_before_typographic_quotes_were_read_as_ascii_reads_its
     np.testing.assert_array_equal(new_bundle.predict_proba(texts), new_bundle.predict_proba(ascii))
 
 
+def test_a_bundle_trained_under_other_unicode_data_loads_with_a_note(tmp_path, capsys):
+    """config.json records the Unicode data of the Python that trained it (unicodedata.unidata_version): lowercasing
+    and NFC follow it, so under another version a word outside ASCII may be read otherwise. Loading such a bundle
+    says so in one note (not an error: it predicts); one whose words are all ASCII reads alike, and says nothing."""
+    import json
+    import os
+    import unicodedata
+
+    from fasttext_lib.bundle import CONFIG, save_bundle
+
+    labels = ["pos", "neg"] * 20
+    for name, words in [("accents", ("très bon café", "pas bon")), ("ascii", ("very good", "not good"))]:
+        texts = [words[i % 2] for i in range(len(labels))]
+        path = save_bundle(train(LabeledTexts(labels, texts), None, TrainConfig(epochs=2, progress=False)),
+                           str(tmp_path / name))
+        with open(os.path.join(path, CONFIG)) as f:
+            written = json.load(f)
+        assert written["unicode_data_version"] == unicodedata.unidata_version
+        capsys.readouterr()
+        Predictor.load(path)
+        assert capsys.readouterr().err == ""  # the same Unicode data: nothing to say
+        written["unicode_data_version"] = "9.0.0"  # as a Python 3.6 wrote it
+        with open(os.path.join(path, CONFIG), "w") as f:
+            json.dump(written, f)
+        predictor = Predictor.load(path)
+        err = capsys.readouterr().err.splitlines()
+        if name == "ascii":
+            assert err == []
+        else:
+            assert len(err) == 1 and err[0].startswith("note: ") and "Unicode 9.0.0" in err[0], err
+            assert unicodedata.unidata_version in err[0] and "error" not in err[0]
+            with open(os.path.join(path, CONFIG), "w") as f:  # (whatever it holds, one line)
+                json.dump(dict(written, unicode_data_version="9.0\nerror: x"), f)
+            assert len(Predictor.load(path) and capsys.readouterr().err.splitlines()) == 1
+        assert [r["label"] for r in predictor.predict(texts[:2])] == ["pos", "neg"]
+
+
 @pytest.mark.parametrize("native", [True, False], ids=["native features", "python features"])
 @pytest.mark.parametrize("texts, why", [
     ("the food was great", "got one str"),  # answered once per character: 18 answers for one review
