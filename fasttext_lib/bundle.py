@@ -32,22 +32,29 @@ import contextlib
 import json
 import math
 import os
+import unicodedata
 
 import numpy as np
 
 from . import __version__, storage
 from .errors import FastTextError, is_number
 from .label_names import check_name, for_labels
-from .text import AS_WRITTEN, NFC_FIRST, NFC_TOKENS, UNICODE_FORMS
+from .text import AS_WRITTEN, NFC_FIRST, NFC_TOKENS, TRAINING_FORM, UNICODE_FORMS
 
 FORMAT_VERSION = 2
 NORMALIZATION = "fasttext-classification-example"
 # config.json's "unicode_normalization": how the bundle's text was put in NFC (text.UNICODE_FORMS), read so by
-# features.Featurizer's unicode_form: "NFC-tokens" (text.NFC_TOKENS) written now; "NFC" (text.NFC_FIRST) by the
-# versions that put text in NFC before lowercasing only; none by those before NFC (text.AS_WRITTEN): their words
-# spelled with combining accents, or out of NFC once lowercased, were trained on as such.
-UNICODE_NORMALIZATION = NFC_TOKENS
+# features.Featurizer's unicode_form: "NFC-tokens-quotes-br" (text.QUOTES_AND_BREAKS) written now; "NFC-tokens"
+# (text.NFC_TOKENS) by the versions that read typographic quotes (don’t, “great”) and <br>, <br/> as parts of words;
+# "NFC" (text.NFC_FIRST) by those that put text in NFC before lowercasing only; none by those before NFC
+# (text.AS_WRITTEN): their words spelled with combining accents, or out of NFC once lowercased, were trained on as such.
+UNICODE_NORMALIZATION = TRAINING_FORM
 READ_UNICODE_NORMALIZATIONS = tuple(form for form in UNICODE_FORMS if form is not AS_WRITTEN)
+# config.json's "unicode_data_version": the Unicode data (unicodedata.unidata_version) of the Python that trained
+# the bundle. Lowercasing and NFC follow it: another version knows characters that one did not (their case and
+# composition unknown to it) or does not know some it did, so words outside ASCII may be read otherwise than in
+# training (unicode_data_note). Absent in bundles written before it was recorded.
+UNICODE_DATA_VERSION = "unicode_data_version"
 CONFIG, PARAMS, VOCAB, METRICS = "config.json", "model.params", "vocab.json", "metrics.json"
 DATA_FILES = (PARAMS, VOCAB, METRICS)  # logical names; config.json is the manifest that lists them
 
@@ -183,6 +190,7 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT):
     unicode_form = getattr(featurizer, "unicode_form", UNICODE_NORMALIZATION)
     if unicode_form is not AS_WRITTEN:
         config["unicode_normalization"] = unicode_form
+    config[UNICODE_DATA_VERSION] = unicodedata.unidata_version
     if getattr(trained, "pretrained", None):  # vectors.describe: the .vec file the table started from
         config["pretrained_vectors"] = dict(trained.pretrained)
     metrics = metrics_summary(trained)
@@ -255,6 +263,22 @@ def _where_the_bundle_is(src, depth=2):
     return ""
 
 
+def unicode_data_note(src, config, tokens):
+    """One line to show when the bundle at ``src`` was trained under other Unicode data than this Python's
+    (:data:`UNICODE_DATA_VERSION`) and its vocabulary (``tokens``) has a word outside ASCII: lowercasing and NFC
+    of some characters may differ from training's, so such a word may not be found. None otherwise (ASCII reads
+    alike under every version; a bundle that does not record it says nothing)."""
+    trained = config.get(UNICODE_DATA_VERSION)
+    if trained is None or trained == unicodedata.unidata_version or all(map(str.isascii, tokens)):
+        return None
+    if not (isinstance(trained, str) and trained.isprintable() and len(trained) <= 20):  # (one line, whatever it holds)
+        trained = repr(trained)[:40]
+    return (f"note: {src} was trained with Unicode {trained} data and this Python has Unicode "
+            f"{unicodedata.unidata_version}: lowercasing and NFC of a few characters outside ASCII may differ from "
+            f"training's, so a few of its words may not be found (predictions still work; train and predict with "
+            f"the same Python version for identical results)")
+
+
 def _check_config(src, config):
     version = config.get("format_version")
     if version != FORMAT_VERSION:
@@ -284,7 +308,7 @@ def _check_config(src, config):
         # any other value was read as "none" (words spelled with combining accents looked up as such, unmatched)
         raise FastTextError(f"corrupt model bundle {src}: config.json's 'unicode_normalization' is "
                             f"{config['unicode_normalization']!r}; this library writes {UNICODE_NORMALIZATION!r}, and "
-                            f"reads {NFC_FIRST!r} (older versions' bundles) or none")
+                            f"reads {NFC_TOKENS!r} or {NFC_FIRST!r} (older versions' bundles) or none")
     dropout = config.get("dropout") or 0.0  # (training-only, but text or 2 there was taken silently)
     if not is_number(dropout) or not 0 <= dropout < 1:
         raise FastTextError(f"corrupt model bundle {src}: config.json's 'dropout' is {config['dropout']!r}, not a number in [0, 1)")

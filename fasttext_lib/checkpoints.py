@@ -21,10 +21,13 @@ import pickle
 from . import storage
 from .bundle import json_safe
 from .errors import FastTextError, is_out_of_memory, reason_of
-from .text import NFC_TOKENS
+from .text import NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
 UNICODE_KEY = "unicode_normalization"  # the featurizer's unicode_form (text.UNICODE_FORMS), as in a bundle's config
+# What the library did before each rule (text.UNICODE_FORMS), said when an older rule's checkpoint cannot resume
+_BEFORE_RULE = {NFC_FIRST: "did not put text in Unicode NFC", NFC_TOKENS: "put words in Unicode NFC otherwise",
+                QUOTES_AND_BREAKS: "read typographic quotes (don’t, “great”) and <br>, <br/> as parts of words"}
 CHECKPOINT_FILES = ("model.params", "optimizer.states")  # data files; checkpoint.json lists them
 TRAIN_ACCURACY = "train_accuracy"  # the history column of train(score_train=True)
 
@@ -101,7 +104,7 @@ def data_fingerprint(featurizer, bags, y, pretrained_sha256=None):
 
 
 def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None, data=None,
-                    validation=None, score_train=False, num_workers=1, unicode_form=NFC_TOKENS):
+                    validation=None, score_train=False, num_workers=1, unicode_form=TRAINING_FORM):
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run). ``data`` / ``validation``: :func:`data_fingerprint` of
@@ -208,7 +211,7 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
 
 
 def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None, score_train=False,
-                    num_workers=1, text_rule=(NFC_TOKENS, False)):
+                    num_workers=1, text_rule=(TRAINING_FORM, False)):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet. One written by a run that
     scored its training split (``score_train``) resumes only a run that does too, and the reverse; one written
     by a dist_* cluster only a cluster of as many workers (``num_workers``). ``text_rule``: (the featurizer's
@@ -236,35 +239,39 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
 
 
 def text_rule_of(featurizer, config):
-    """:func:`load_checkpoint`'s ``text_rule``: how ``featurizer`` reads text, and whether a checkpoint written before
-    that was recorded resumes exactly (:func:`_check_text_rule`)."""
-    same = config.min_count == 1 or (config.ngrams == 1 and all(map(str.isascii, featurizer.vocab.idx_to_token)))
-    return featurizer.unicode_form, same
+    """:func:`load_checkpoint`'s ``text_rule``: how ``featurizer`` reads text, and whether a checkpoint an older rule
+    wrote resumes exactly (min_count 1: :func:`_check_text_rule`)."""
+    return featurizer.unicode_form, config.min_count == 1
 
 
 def _check_text_rule(where, meta, text_rule):
     """A checkpoint resumes only a run that reads text as its own did (text.UNICODE_FORMS). The data fingerprint does
     not always tell: a word the old rule spelled otherwise, seen under min_count (<unk>), whose new spelling is a word
-    of the vocabulary, leaves vocabulary, labels and token counts alike while its documents' ids differ; with n-grams,
-    an <unk> word's spelling changes its n-grams' buckets too. One written before the rule was recorded (no entry: NFC
-    before lowercasing only, or no NFC) resumes when the fingerprint is exact: with min_count 1 (a word the old rule
-    spelled otherwise was a word of its vocabulary, out of NFC, so never of today's), or without n-grams and with an
-    all-ASCII vocabulary (such a word's new spelling is outside ASCII: <unk> in both)."""
+    of the vocabulary, leaves vocabulary, labels and token counts alike while its documents' ids differ (“great” was
+    <unk>, great is a word; with n-grams, an <unk> word's spelling changes its n-grams' buckets too). One an older rule
+    wrote (recorded, or no entry: NFC before lowercasing only, or no NFC) resumes when the fingerprint is exact: with
+    min_count 1. A word the old rule spelled otherwise was then a word of its vocabulary, and never one of today's
+    (every word now is in NFC, and has no typographic quote and no <br> or <br/> in it): another vocabulary, refused
+    as other data. Without n-grams and with an all-ASCII vocabulary it was exact too before typographic quotes were
+    read as ASCII ones (“great” is ASCII now)."""
     form, fingerprint_is_exact = text_rule
-    if UNICODE_KEY in meta:
-        if meta[UNICODE_KEY] != form:
-            raise FastTextError(f"checkpoint {where} was written by a run that read text in Unicode form "
-                                f"{meta[UNICODE_KEY]!r}, this one in {form!r}; use another --checkpoint-dir or "
-                                f"remove it")
-    elif not fingerprint_is_exact:
-        raise FastTextError(f"checkpoint {where} was written by an older version of this library, which put text's "
-                            f"words in Unicode NFC otherwise (a few words outside ASCII are spelled otherwise now): "
-                            f"resumed, its epochs and the rest would have read the data differently; use another "
-                            f"--checkpoint-dir or remove it to train from the start")
+    recorded = meta.get(UNICODE_KEY, NFC_FIRST)  # (no entry: written before NFC_TOKENS, by NFC_FIRST or no NFC)
+    if recorded == form:
+        return
+    newer = UNICODE_FORMS[UNICODE_FORMS.index(recorded) + 1:UNICODE_FORMS.index(form) + 1] \
+        if recorded in UNICODE_FORMS and form in UNICODE_FORMS else ()
+    if not newer:  # (a rule this library does not know, or a newer one)
+        raise FastTextError(f"checkpoint {where} was written by a run that read text in Unicode form "
+                            f"{recorded!r}, this one in {form!r}; use another --checkpoint-dir or remove it")
+    if not fingerprint_is_exact:
+        raise FastTextError(f"checkpoint {where} was written by an older version of this library, which "
+                            f"{' and '.join(_BEFORE_RULE[rule] for rule in newer)} (a few words are spelled otherwise "
+                            f"now): resumed, its epochs and the rest would have read the data differently; use "
+                            f"another --checkpoint-dir or remove it to train from the start")
 
 
 def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False, num_workers=1,
-                text_rule=(NFC_TOKENS, False)):
+                text_rule=(TRAINING_FORM, False)):
     where = _epoch_dir(checkpoint_dir, epoch)
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import native_features
-from .text import AS_WRITTEN, NFC_FIRST, NFC_TOKENS, UNICODE_FORMS, tokenize, without_labels
+from . import native_features, text as text_rules
+from .text import AS_WRITTEN, NFC_FIRST, NFC_TOKENS, TRAINING_FORM, UNICODE_FORMS, tokenize, without_labels
 
 UNK = "<unk>"
 NGRAM_PRIME = 116049371  # fastText's multiplier for hashing n-grams
@@ -138,11 +138,12 @@ def pack_ids(ids, lengths, chunk_tokens=4_000_000):
 class Featurizer:
     """Maps raw text to :class:`Bags`; holds the GluonNLP vocabulary and the n-gram settings."""
 
-    def __init__(self, vocab, ngrams=1, buckets=2_000_000, unicode_form=NFC_TOKENS):
+    def __init__(self, vocab, ngrams=1, buckets=2_000_000, unicode_form=TRAINING_FORM):
         """``unicode_form``: how text is put in NFC before its words are looked up (``text.UNICODE_FORMS``;
-        text.normalize_text): as the bundle was trained. ``text.NFC_TOKENS`` for every model trained now; an older
-        bundle's is ``NFC_FIRST`` or ``AS_WRITTEN`` (its words spelled with combining accents were trained on as
-        they came: in NFC they were never found)."""
+        text.normalize_text): as the bundle was trained. ``text.TRAINING_FORM`` for every model trained now; an
+        older bundle's is ``NFC_TOKENS`` (its typographic quotes and ``<br>`` were parts of words), ``NFC_FIRST``
+        or ``AS_WRITTEN`` (its words spelled with combining accents were trained on as they came: in NFC they were
+        never found)."""
         if ngrams < 1:
             raise ValueError("ngrams must be >= 1")
         if unicode_form not in UNICODE_FORMS:
@@ -201,7 +202,7 @@ class Featurizer:
         counted = texts if isinstance(texts, native_features.TokenCounts) else count_tokens(texts, progress)
         counter = gluonnlp.data.Counter(dict(zip(counted.words, counted.counts.tolist())))
         vocab = gluonnlp.Vocab(counter, min_freq=int(min_count), unknown_token=UNK, padding_token=None, bos_token=None, eos_token=None)
-        featurizer = cls(vocab, ngrams=ngrams, buckets=buckets)
+        featurizer = cls(vocab, ngrams=ngrams, buckets=buckets, unicode_form=counted.form)
         if not return_bags:
             return featurizer
         to_id = np.array([vocab.token_to_idx.get(w, featurizer.unk_id) for w in counted.words], dtype=np.int64)
@@ -293,17 +294,19 @@ class Featurizer:
 
 
 def count_tokens(texts, progress=None, to_file=False):
-    """Every token of ``texts``: a :class:`native_features.TokenCounts` (natively when available).
-    ``to_file``: its packed ids kept in a :class:`native_features.CodesFile`, not in memory. A ``__label__`` word
-    is a class, no feature (:func:`text.without_labels`): skipped here and by :meth:`Featurizer.transform`, so in
-    training text of any format as in predict's."""
+    """Every token of ``texts``: a :class:`native_features.TokenCounts` (natively when available), read as
+    training reads text now (``text.TRAINING_FORM``, its ``form``). ``to_file``: its packed ids kept in a
+    :class:`native_features.CodesFile`, not in memory. A ``__label__`` word is a class, no feature
+    (:func:`text.without_labels`): skipped here and by :meth:`Featurizer.transform`, so in training text of any
+    format as in predict's."""
+    form = text_rules.TRAINING_FORM  # (looked up now: what a test trains an older version's bundle with)
     if native_features.available():
         return native_features.count_tokens(map(without_labels, _maybe_progress(texts, progress, "vocabulary")),
-                                            to_file=to_file)
+                                            to_file=to_file, form=form)
     provisional = {}
     ids, lengths = array("i"), array("q")
     for text in _maybe_progress(texts, progress, "vocabulary"):
-        toks = tokenize(without_labels(text))
+        toks = tokenize(without_labels(text), form)
         ids.extend([provisional.setdefault(t, len(provisional)) for t in toks])
         lengths.append(len(toks))
     words = list(provisional)
@@ -316,7 +319,7 @@ def count_tokens(texts, progress=None, to_file=False):
     return native_features.TokenCounts(
         words=words, counts=np.bincount(ids, minlength=len(words)).astype(np.int64),
         hashes=np.array([word_hash(w) for w in words], dtype=np.int64), codes=codes,
-        starts=np.concatenate([[0], byte_ends]).astype(np.int64), lengths=lengths)
+        starts=np.concatenate([[0], byte_ends]).astype(np.int64), lengths=lengths, form=form)
 
 
 class _CodeTable(dict):

@@ -64,7 +64,8 @@ inline int whitespace_width(const unsigned char* s, size_t i, size_t n) {
 
 // What each byte starts, after lowercasing: part of a token, a separator (ASCII whitespace and
 // the ';' ':' that become spaces), a punctuation token of its own (text._SPACED), a possible
-// "<br />", or a possible multi-byte whitespace sequence (lead bytes 0xC2, 0xE1, 0xE2, 0xE3).
+// "<br />" (or "<br/>", "<br>": line_break_width), or a possible multi-byte whitespace sequence
+// (lead bytes 0xC2, 0xE1, 0xE2, 0xE3).
 enum : uint8_t { kToken = 0, kSeparator, kPunctuation, kAngle, kMaybeSpace };
 struct ByteClasses {
   uint8_t c[256];
@@ -80,12 +81,24 @@ struct ByteClasses {
 };
 const ByteClasses kClass;
 
+// Bytes of the HTML line break at text[i..n) (text[i] is '<'): "<br />", and with every_break
+// (text.reads_every_line_break: the bundle's form) "<br/>" and "<br>" too (text.LINE_BREAKS); 0
+// when there is none. Each begins with the only '<' it has, so matching them left to right, as
+// here, finds what Python's regular expression does.
+inline int line_break_width(const char* text, size_t i, size_t n, bool every_break) {
+  size_t left = n - i;
+  if (left >= 6 && std::memcmp(text + i, "<br />", 6) == 0) return 6;
+  if (!every_break) return 0;
+  if (left >= 5 && std::memcmp(text + i, "<br/>", 5) == 0) return 5;
+  return (left >= 4 && std::memcmp(text + i, "<br>", 4) == 0) ? 4 : 0;
+}
+
 // Calls emit(token, length) for every token of one lowercased document, as tokenize() would
 // split normalize_text(document). '"' is dropped before anything else (so "<br "/>" is a line
 // break too, as in the order of normalize_text's substitutions): documents holding one are
-// copied to `scratch` without it.
+// copied to `scratch` without it. every_break: "<br/>" and "<br>" are line breaks too.
 template <typename Emit>
-void tokenize(const char* doc, size_t len, std::string& scratch, Emit&& emit) {
+void tokenize(const char* doc, size_t len, std::string& scratch, bool every_break, Emit&& emit) {
   const char* text = doc;
   size_t n = len;
   if (std::memchr(doc, '"', len)) {
@@ -106,7 +119,7 @@ void tokenize(const char* doc, size_t len, std::string& scratch, Emit&& emit) {
     switch (kClass.c[s[i]]) {
       case kSeparator: width = 1; break;
       case kPunctuation: width = -1; break;
-      case kAngle: width = (n - i >= 6 && std::memcmp(text + i, "<br />", 6) == 0) ? 6 : 0; break;
+      case kAngle: width = line_break_width(text, i, n, every_break); break;
       default: width = whitespace_width(s, i, n); break;  // kMaybeSpace
     }
     if (width == 0) {  // '<' or a non-space multi-byte character: part of the token (its other
@@ -464,10 +477,10 @@ extern "C" {
 uint32_t ft_crc32(const char* p, int64_t n) { return crc32(p, static_cast<size_t>(n)); }
 
 // Tokens of one document, back to back, separated by one space (for tests of the tokenizer).
-int64_t ft_tokenize(const char* doc, int64_t len, char* out) {
+int64_t ft_tokenize(const char* doc, int64_t len, char* out, int32_t every_break) {
   std::string scratch;
   int64_t n = 0;
-  tokenize(doc, static_cast<size_t>(len), scratch, [&](const char* p, size_t k) {
+  tokenize(doc, static_cast<size_t>(len), scratch, every_break != 0, [&](const char* p, size_t k) {
     if (n) out[n++] = ' ';
     std::memcpy(out + n, p, k);
     n += static_cast<int64_t>(k);
@@ -480,11 +493,11 @@ int64_t ft_tokenize(const char* doc, int64_t len, char* out) {
 void* ft_counter_new() { return new (std::nothrow) Counter(); }
 void ft_counter_free(void* c) { delete static_cast<Counter*>(c); }
 
-int ft_counter_add(void* handle, const char* buf, const int64_t* ends, int64_t n_docs) {
+int ft_counter_add(void* handle, const char* buf, const int64_t* ends, int64_t n_docs, int32_t every_break) {
   auto& c = *static_cast<Counter*>(handle);
   GUARD(for_each_document(buf, ends, n_docs, [&](const char* doc, size_t len) {
     int64_t before = c.tokens;
-    tokenize(doc, len, c.scratch, [&](const char* p, size_t k) {
+    tokenize(doc, len, c.scratch, every_break != 0, [&](const char* p, size_t k) {
       int64_t id = c.table.find(p, k, true);
       if (id == static_cast<int64_t>(c.counts.size())) c.counts.push_back(0);
       ++c.counts[id];
@@ -591,13 +604,14 @@ void ft_encoder_free(void* e) { delete static_cast<Encoder*>(e); }
 
 // Encodes lowercased text with a vocabulary: unknown words are <unk> with their own CRC32.
 int ft_encoder_add_text(void* handle, const void* vocab, const char* buf, const int64_t* ends, int64_t n_docs,
-                        int32_t threads) {
+                        int32_t threads, int32_t every_break) {
   auto& e = *static_cast<Encoder*>(handle);
   auto& v = *const_cast<Vocab*>(static_cast<const Vocab*>(vocab));  // only read (find without add)
   GUARD(encode_in_parallel(e, n_docs, ends, threads, [&](int64_t first, int64_t end, Encoder& out) {
     int64_t start = first ? ends[first - 1] + 1 : 0;
     for (int64_t d = first; d < end; ++d) {
-      tokenize(buf + start, static_cast<size_t>(ends[d] - start), out.scratch, [&](const char* p, size_t k) {
+      tokenize(buf + start, static_cast<size_t>(ends[d] - start), out.scratch, every_break != 0,
+               [&](const char* p, size_t k) {
         int64_t at = v.table.find(p, k, false);
         out.add_word(at < 0 ? out.unk_id : v.ids[at], at < 0 ? crc32(p, k) : v.hashes[at]);
       });

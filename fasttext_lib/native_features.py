@@ -5,8 +5,8 @@ gives the same tokens, counts and bags, and is what the Featurizer calls when :f
 
 Why it is exact with any Unicode: Python puts the text in NFC and lowercases it (``text.lowered``, as ``normalize_text``
 does, on the joined chunk of documents, so Unicode case rules, including a final sigma, are Python's own), UTF-8 encodes, and
-C++ applies the ASCII punctuation rules and splits on the exact set of code points ``str.split()``
-treats as whitespace. CRC32 word hashes equal ``zlib.crc32`` of the UTF-8 bytes.
+C++ applies the ASCII punctuation rules (and the line breaks of the bundle's form: ``text.reads_every_line_break``)
+and splits on the exact set of code points ``str.split()`` treats as whitespace. CRC32 word hashes equal ``zlib.crc32`` of the UTF-8 bytes.
 
 The library is a plain shared object loaded with ctypes (no MXNet: the predictor uses it too),
 built on first use and cached like the operators (native_build.py). Without a compiler, or with
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import native_build
-from .text import NFC_TOKENS, lowered
+from .text import TRAINING_FORM, lowered, reads_every_line_break
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "featurize.cc")
 CXXFLAGS = ["-O3", "-std=c++17", "-pthread", "-shared", "-fPIC"]
@@ -53,10 +53,10 @@ _P = ctypes.c_void_p
 _I64 = ctypes.c_int64
 _SIGNATURES = {
     "ft_crc32": (ctypes.c_uint32, [ctypes.c_char_p, _I64]),
-    "ft_tokenize": (_I64, [ctypes.c_char_p, _I64, _P]),
+    "ft_tokenize": (_I64, [ctypes.c_char_p, _I64, _P, ctypes.c_int32]),
     "ft_counter_new": (_P, []),
     "ft_counter_free": (None, [_P]),
-    "ft_counter_add": (ctypes.c_int, [_P, ctypes.c_char_p, _P, _I64]),
+    "ft_counter_add": (ctypes.c_int, [_P, ctypes.c_char_p, _P, _I64, ctypes.c_int32]),
     "ft_counter_sizes": (None, [_P, _P]),
     "ft_counter_take": (None, [_P, _P, _P, _P, _P, _P, _P]),
     "ft_counter_spill": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int32]),
@@ -65,7 +65,7 @@ _SIGNATURES = {
     "ft_vocab_free": (None, [_P]),
     "ft_encoder_new": (_P, [ctypes.c_int32, _I64, _I64, _I64, ctypes.c_uint32]),
     "ft_encoder_free": (None, [_P]),
-    "ft_encoder_add_text": (ctypes.c_int, [_P, _P, ctypes.c_char_p, _P, _I64, ctypes.c_int32]),
+    "ft_encoder_add_text": (ctypes.c_int, [_P, _P, ctypes.c_char_p, _P, _I64, ctypes.c_int32, ctypes.c_int32]),
     "ft_encoder_add_ids": (ctypes.c_int, [_P, _P, _P, _I64, _P, _P, ctypes.c_int32]),
     "ft_encoder_sizes": (None, [_P, _P]),
     "ft_encoder_take": (None, [_P, _P, _P, _P]),
@@ -142,7 +142,7 @@ def _chunks(texts):
         yield chunk
 
 
-def _lowered_utf8(chunk, form=NFC_TOKENS):
+def _lowered_utf8(chunk, form=TRAINING_FORM):
     """One buffer of the lowercased documents, one byte between each, and where each one ends.
 
     NUL-joined first (one ``text.lowered`` and ``encode`` for the chunk; NUL is neither cased nor
@@ -164,11 +164,11 @@ def _lowered_utf8(chunk, form=NFC_TOKENS):
     return buf, ends
 
 
-def tokenize(text):
-    """``text.tokenize(text)`` natively (for tests and single documents)."""
-    raw = lowered(text).encode("utf-8")
+def tokenize(text, form=TRAINING_FORM):
+    """``text.tokenize(text, form)`` natively (for tests and single documents)."""
+    raw = lowered(text, form).encode("utf-8")
     out = ctypes.create_string_buffer(2 * len(raw) + 1)  # every byte may become a token plus a space
-    n = _lib().ft_tokenize(raw, len(raw), ctypes.cast(out, _P))
+    n = _lib().ft_tokenize(raw, len(raw), ctypes.cast(out, _P), reads_every_line_break(form))
     return out.raw[:n].decode("utf-8").split(" ") if n else []
 
 
@@ -191,6 +191,7 @@ class TokenCounts:
     codes: object  # uint8 np.ndarray, all documents back to back; or the same bytes in a CodesFile
     starts: np.ndarray  # int64 len(documents) + 1: byte offsets into codes
     lengths: np.ndarray  # int64 tokens per document
+    form: object = TRAINING_FORM  # how the text was read (text.UNICODE_FORMS): the Featurizer fit on it reads so
 
     @property
     def ids(self):
@@ -215,9 +216,10 @@ def unpack_ids(codes):
     return np.add.reduceat((codes & 0x7F).astype(np.int64) << (7 * position), firsts)
 
 
-def count_tokens(texts, to_file=False):
+def count_tokens(texts, to_file=False, form=TRAINING_FORM):
     """Tokenize and count ``texts`` (any iterable of str), as ``Featurizer.fit``'s first loop.
-    ``to_file``: the packed ids go to a :class:`CodesFile` as they are made, a block at a time."""
+    ``to_file``: the packed ids go to a :class:`CodesFile` as they are made, a block at a time. ``form``: how text
+    is read (``text.UNICODE_FORMS``: ``features.count_tokens`` gives the training's)."""
     lib = _lib()
     handle = lib.ft_counter_new()
     if not handle:
@@ -225,8 +227,8 @@ def count_tokens(texts, to_file=False):
     spill = CodesFile() if to_file else None
     try:
         for chunk in _chunks(texts):
-            buf, ends = _lowered_utf8(chunk)
-            _check(lib.ft_counter_add(handle, buf, _ptr(ends), len(chunk)))
+            buf, ends = _lowered_utf8(chunk, form)
+            _check(lib.ft_counter_add(handle, buf, _ptr(ends), len(chunk), reads_every_line_break(form)))
             if spill is not None:
                 _check_io(lib.ft_counter_spill(handle, spill.fileno(), 0))
         if spill is not None:
@@ -249,7 +251,7 @@ def count_tokens(texts, to_file=False):
     if spill is not None:
         spill.size, codes = n_codes, spill
     words = words.raw[:n_bytes + n_words].decode("utf-8").split("\n")[:-1]
-    return TokenCounts(words, counts, hashes, codes, starts, lengths)
+    return TokenCounts(words, counts, hashes, codes, starts, lengths, form)
 
 
 class CodesFile:
@@ -356,13 +358,14 @@ class _Encoder:
         return rows, weights, offsets
 
 
-def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, form=NFC_TOKENS):
+def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, form=TRAINING_FORM):
     """``Featurizer.transform(texts)`` as (rows, weights, offsets), with ``table`` a :class:`CodeTable`
-    (``form``: how text is put in NFC, as :func:`_lowered_utf8`)."""
+    (``form``: how text is read, as :func:`_lowered_utf8`, and its line breaks)."""
     with _Encoder(ngrams, buckets, vocab_size, unk_id, unk_hash) as encoder:
         for chunk in _chunks(texts):
             buf, ends = _lowered_utf8(chunk, form)
-            _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk), threads()))
+            _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk), threads(),
+                                                   reads_every_line_break(form)))
         return encoder.take()
 
 

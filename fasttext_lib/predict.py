@@ -15,6 +15,7 @@ config, progress) nor tqdm, which the inference containers do not have
 import contextlib
 import json
 import os
+import sys
 import threading
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
-from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files
+from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX
 from .devices import parse_ctx
@@ -370,13 +371,17 @@ class Predictor:
         """The bundle at ``src`` (a directory or ``s3://`` prefix), its files verified against ``config.json``'s
         sizes and sha256 (a bundle replaced meanwhile is read again), on ``ctx`` (``cpu``, ``gpu`` or ``gpu:N``).
         A missing, incomplete, foreign or damaged bundle, or one holding inf/NaN parameters, is one
-        :class:`~fasttext_lib.errors.FastTextError`."""
+        :class:`~fasttext_lib.errors.FastTextError`. One trained under other Unicode data than this Python's, with
+        words outside ASCII, loads with a note on stderr (bundle.unicode_data_note)."""
         src = str(src)
         device = parse_ctx(ctx)[0]
         with storage.staging_dir() as tmp:
             config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
             predictor = cls.from_files(src, config, paths, device)
         predictor.source = src
+        note = unicode_data_note(src, config, predictor.featurizer.vocab.idx_to_token)
+        if note:
+            print(note, file=sys.stderr, flush=True)
         return predictor
 
     @classmethod

@@ -36,7 +36,7 @@ import numpy as np
 from . import storage
 from .columns import reads_as_number
 from .errors import FastTextError
-from .text import NFC_TOKENS
+from .text import TRAINING_FORM
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
 _BLOCK_BYTES = 1 << 26  # and at most this many bytes per block (a wide file's blocks have fewer rows)
@@ -53,7 +53,7 @@ class WordVectors:
     sha256: str = ""  # of the file's (decompressed) text, recorded in the bundle
     index: dict = field(default=None, repr=False)
     # how the model these words are of reads text (text.UNICODE_FORMS; word_vectors): query words are read so
-    unicode_form: object = field(default=NFC_TOKENS, repr=False)
+    unicode_form: object = field(default=TRAINING_FORM, repr=False)
 
     def __post_init__(self):
         if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
@@ -295,7 +295,7 @@ def word_vectors(model):
     else:
         tokens, table = list(model.featurizer.vocab.idx_to_token), model.model.embedding_table()
     return WordVectors(tokens, np.ascontiguousarray(table[:len(tokens)]),
-                       unicode_form=getattr(model.featurizer, "unicode_form", NFC_TOKENS))
+                       unicode_form=getattr(model.featurizer, "unicode_form", TRAINING_FORM))
 
 
 def check_vec_output(uri, overwrite=False):
@@ -412,7 +412,7 @@ def _form_of(vocabulary, form):
     """How the model of ``vocabulary`` reads text: ``form`` when given, else a :class:`WordVectors`' own (an older
     bundle's words were trained as its text came, or in NFC before lowercasing only: Predictor reads its reviews so,
     and a query word put in NFC today's way was 'not in the vocabulary')."""
-    return form if form is not _THE_VOCABULARYS else getattr(vocabulary, "unicode_form", NFC_TOKENS)
+    return form if form is not _THE_VOCABULARYS else getattr(vocabulary, "unicode_form", TRAINING_FORM)
 
 
 def vocabulary_words(words, vocabulary, what="query_words", form=_THE_VOCABULARYS):

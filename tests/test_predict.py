@@ -163,7 +163,7 @@ def test_a_bundle_written_before_text_was_put_in_nfc_reads_its_text_as_then(tmp_
     fresh = train(LabeledTexts(labels, texts), None, config)
     new_path = save_bundle(fresh, str(tmp_path / "new"))
     with open(os.path.join(new_path, CONFIG)) as f:
-        assert json.load(f).get("unicode_normalization") == "NFC-tokens"
+        assert json.load(f).get("unicode_normalization") == "NFC-tokens-quotes-br"
     new_bundle = Predictor.load(new_path)
     composed = [unicodedata.normalize("NFC", t) for t in texts]
     assert [r["label"] for r in new_bundle.predict(texts)] == labels
@@ -205,8 +205,96 @@ def test_a_bundle_written_before_its_tokens_were_put_in_nfc_reads_its_text_as_th
     assert old_bundle.featurizer.unk_id not in old_bundle.featurizer.transform(texts).rows
 
     fresh = Predictor.load(save_bundle(train(LabeledTexts(labels, texts), None, config), str(tmp_path / "new")))
-    assert "ᾴι" in fresh.featurizer.vocab.token_to_idx and fresh.featurizer.unicode_form == "NFC-tokens"
+    assert "ᾴι" in fresh.featurizer.vocab.token_to_idx and fresh.featurizer.unicode_form == "NFC-tokens-quotes-br"
     assert [r["label"] for r in fresh.predict(texts)] == labels
+
+
+def _quoted_reviews():
+    """Reviews typed with typographic quotes and <br> (phones, scraped HTML), and the same typed with ASCII ones."""
+    words = {"positive": ["don’t miss", "“great”", "loved<br>it", "it´s superb"],
+             "negative": ["don’t go", "“awful”", "hated<br/>it", "it´s bland"]}
+    labels = ["positive", "negative"] * 60
+    texts = [f"the {words[label][i % 4]} and {words[label][(i + 1) % 4]} here" for i, label in enumerate(labels)]
+    ascii = [t.replace("’", "'").replace("´", "'").replace("“", '"').replace("”", '"').replace("<br>", "<br />")
+             .replace("<br/>", "<br />") for t in texts]
+    return labels, texts, ascii
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_a_bundle_written_before_typographic_quotes_were_read_as_ascii_reads_its_text_as_then(tmp_path, monkeypatch,
+                                                                                            native):
+    """Bundles record "unicode_normalization": "NFC-tokens-quotes-br" since typographic apostrophes and quotes are
+    read as ASCII ones and <br>, <br/> as line breaks (text.QUOTES_AND_BREAKS): don’t is don ' t, as don't is. A
+    bundle written before ("NFC-tokens") was trained with don’t, “great” and loved<br>it as words, and reads its
+    text so: read today's way, every such word was unknown. A bundle written now reads don’t and don't alike."""
+    import json
+    import os
+
+    from fasttext_lib import text as text_module
+    from fasttext_lib.bundle import CONFIG, save_bundle
+
+    if not native:
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    labels, texts, ascii = _quoted_reviews()
+    config = TrainConfig(epochs=5, batch_size=16, progress=False)
+    with monkeypatch.context() as old:  # as the library trained before
+        old.setattr(text_module, "TRAINING_FORM", text_module.NFC_TOKENS)
+        trained = train(LabeledTexts(labels, texts), None, config)
+    assert {"don’t", "“great”", "loved<br>it", "it´s"} <= set(trained.featurizer.vocab.token_to_idx)
+    path = save_bundle(trained, str(tmp_path / "old"))
+    with open(os.path.join(path, CONFIG)) as f:
+        assert json.load(f)["unicode_normalization"] == "NFC-tokens"  # as the library wrote it before
+    old_bundle = Predictor.load(path)
+    assert old_bundle.featurizer.unicode_form == "NFC-tokens"
+    assert [r["label"] for r in old_bundle.predict(texts)] == labels
+    assert old_bundle.featurizer.unk_id not in old_bundle.featurizer.transform(texts).rows
+
+    fresh = train(LabeledTexts(labels, texts), None, config)
+    new_path = save_bundle(fresh, str(tmp_path / "new"))
+    with open(os.path.join(new_path, CONFIG)) as f:
+        assert json.load(f)["unicode_normalization"] == "NFC-tokens-quotes-br"
+    new_bundle = Predictor.load(new_path)
+    assert new_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br"
+    assert not {"don’t", "“great”", "loved<br>it"} & set(new_bundle.featurizer.vocab.token_to_idx)
+    assert [r["label"] for r in new_bundle.predict(texts)] == labels
+    np.testing.assert_array_equal(new_bundle.predict_proba(texts), new_bundle.predict_proba(ascii))
+
+
+def test_a_bundle_trained_under_other_unicode_data_loads_with_a_note(tmp_path, capsys):
+    """config.json records the Unicode data of the Python that trained it (unicodedata.unidata_version): lowercasing
+    and NFC follow it, so under another version a word outside ASCII may be read otherwise. Loading such a bundle
+    says so in one note (not an error: it predicts); one whose words are all ASCII reads alike, and says nothing."""
+    import json
+    import os
+    import unicodedata
+
+    from fasttext_lib.bundle import CONFIG, save_bundle
+
+    labels = ["pos", "neg"] * 20
+    for name, words in [("accents", ("très bon café", "pas bon")), ("ascii", ("very good", "not good"))]:
+        texts = [words[i % 2] for i in range(len(labels))]
+        path = save_bundle(train(LabeledTexts(labels, texts), None, TrainConfig(epochs=2, progress=False)),
+                           str(tmp_path / name))
+        with open(os.path.join(path, CONFIG)) as f:
+            written = json.load(f)
+        assert written["unicode_data_version"] == unicodedata.unidata_version
+        capsys.readouterr()
+        Predictor.load(path)
+        assert capsys.readouterr().err == ""  # the same Unicode data: nothing to say
+        written["unicode_data_version"] = "9.0.0"  # as a Python 3.6 wrote it
+        with open(os.path.join(path, CONFIG), "w") as f:
+            json.dump(written, f)
+        predictor = Predictor.load(path)
+        err = capsys.readouterr().err.splitlines()
+        if name == "ascii":
+            assert err == []
+        else:
+            assert len(err) == 1 and err[0].startswith("note: ") and "Unicode 9.0.0" in err[0], err
+            assert unicodedata.unidata_version in err[0] and "error" not in err[0]
+            with open(os.path.join(path, CONFIG), "w") as f:  # (whatever it holds, one line)
+                json.dump(dict(written, unicode_data_version="9.0\nerror: x"), f)
+            assert len(Predictor.load(path) and capsys.readouterr().err.splitlines()) == 1
+        assert [r["label"] for r in predictor.predict(texts[:2])] == ["pos", "neg"]
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native features", "python features"])

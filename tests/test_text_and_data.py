@@ -47,6 +47,49 @@ def test_ascii_and_nfc_text_normalizes_as_before_nfc():
     assert [normalize_text(t) for t in texts] == [before(t) for t in texts]
 
 
+@pytest.mark.parametrize("typographic, ascii", [
+    ("I don’t like it", "I don't like it"),  # U+2019: what phones' "smart punctuation" types for '
+    ("‘Great’ food, “great” service", "'Great' food, \"great\" service"),
+    ("„Sehr gut“ und ‚gut‘", "\"Sehr gut\" und 'gut'"),  # German quotes
+    ("«Très bien» ‛ok‟", "\"Très bien\" 'ok\""),  # French guillemets, reversed quotes
+    ("donʼt don´t", "don't don't"),  # modifier letter apostrophe; the acute accent European keyboards type for '
+])
+def test_typographic_apostrophes_and_quotes_are_the_ascii_ones(typographic, ascii):
+    """The same word was a different feature depending on the keyboard: don’t one token, don't three (don ' t);
+    “great” the token “great”, "great" the token great. Typographic apostrophes are read as ', quotes as \" (dropped)."""
+    assert tokenize(typographic) == tokenize(ascii)
+    assert normalize_text(typographic) == normalize_text(ascii)
+
+
+def test_primes_and_other_quotes_are_not_read_as_ascii_ones():
+    # (feet and inches, minutes; fullwidth and CJK quotes: nobody types them for ' or ")
+    assert tokenize("5′11″ ＂x＂ ＇y＇ 「z」") == ["5′11″", "＂x＂", "＇y＇", "「z」"]
+
+
+@pytest.mark.parametrize("line_break", ["<br />", "<br/>", "<br>", "<BR>", "<Br/>", '<b"r>', '<br"/>'])
+def test_every_html_line_break_spelling_is_a_space(line_break):
+    # scraped reviews (IMDB, Amazon) spell it several ways; only <br /> was a space: great<br>the was one word
+    assert tokenize(f"great{line_break}the food") == ["great", "the", "food"]
+
+
+def test_a_bundle_of_an_older_form_reads_its_quotes_and_line_breaks_as_it_was_trained():
+    # "NFC-tokens" bundles (text.NFC_TOKENS) were trained with don’t, “great” and great<br>the as words
+    text = "I don’t say “great”<br>often. Or great<br/>x <br /> y"
+    assert tokenize(text, "NFC-tokens") == ["i", "don’t", "say", "“great”<br>often", ".", "or", "great<br/>x", "y"]
+    assert tokenize(text) == ["i", "don", "'", "t", "say", "great", "often", ".", "or", "great", "x", "y"]
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ("wor“\u0301d x”\u0307 «e»\u0301", ["woŕd", "ẋ", "é"]),  # a dropped quote between a letter and its accent
+    ("’\u0301 don’\u0301t <br<br>>z<br/<br>>", ["'", "\u0301", "don", "'", "\u0301t", "<br", ">z<br/", ">"]),
+])
+def test_tokens_of_typographic_quotes_are_nfc_and_normalized_again_the_same(text, tokens):
+    assert tokenize(text) == tokens
+    assert all(unicodedata.is_normalized("NFC", token) for token in tokens)
+    once = normalize_text(text)
+    assert normalize_text(once) == once and tokenize(once) == tokens
+
+
 def test_normalize_text_is_idempotent():
     for text in generate_reviews(50, seed=1).texts:
         once = normalize_text(text)
