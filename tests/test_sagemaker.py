@@ -2396,6 +2396,26 @@ def test_fetch_job_model_of_a_cut_off_or_foreign_archive_is_one_line_and_leaves_
         assert not (tmp_path / "fetched").exists()
 
 
+def test_fetch_job_model_that_cannot_publish_leaves_no_new_folder(bundle, tmp_path, monkeypatch):
+    """A job's model fetched into a new nested folder (``models/run1/model``) whose publish failed (a full disk)
+    left ``models/run1`` behind, empty."""
+    import errno
+
+    from fasttext_lib import storage
+
+    archive = _tar_gz_of(tmp_path / "model.tar.gz", {n: open(os.path.join(bundle, n), "rb").read()
+                                                     for n in bundle_names(bundle)})
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(storage.sets, "_move_hashing", full)
+    monkeypatch.setattr(storage.sets, "_copy_hashing", full)
+    with pytest.raises(FastTextError, match="No space left on device"):
+        fetch_job_model(str(archive), str(tmp_path / "models" / "run1" / "model"))
+    assert not (tmp_path / "models").exists()
+
+
 def test_fetch_job_model_of_a_config_json_naming_no_file_is_one_line(bundle, tmp_path):
     config = json.loads(open(os.path.join(bundle, "config.json")).read())
     config["files"]["model.params"]["object"] = None

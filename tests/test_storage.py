@@ -213,6 +213,32 @@ def test_publishes_in_place_into_an_existing_empty_directory(tmp_path):
     assert os.stat(mount_point).st_ino == inode and load_tag(str(mount_point), tmp_path) == "a"
 
 
+@pytest.mark.parametrize("failure", ["disk full", "interrupted", "lock refused"])
+def test_a_failed_local_publish_leaves_none_of_the_folders_it_made(tmp_path, monkeypatch, failure):
+    """A publish into ``new/deeper/model`` made all three folders (os.makedirs) and, failing, removed only the last:
+    ``new/deeper`` stayed behind, empty (an atomic single-file write removes every folder it made). A lock that could
+    not be taken left even the last. Folders that existed, and files another writer put in one, stay."""
+    def fail(*args, **kwargs):
+        if failure == "interrupted":
+            raise KeyboardInterrupt()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    files = make_files(tmp_path, "x")
+    (tmp_path / "kept").mkdir()
+    monkeypatch.setattr(storage.sets, "_move_hashing", fail)
+    monkeypatch.setattr(storage.sets, "_copy_hashing", fail)
+    if failure == "lock refused":
+        import fcntl
+
+        monkeypatch.setattr(fcntl, "flock", fail)
+    for dest in (tmp_path / "new" / "deeper" / "model", tmp_path / "kept" / "model"):
+        with pytest.raises((FastTextError, KeyboardInterrupt)) as raised:
+            storage.publish(str(dest), files, MANIFEST, {"tag": "x"})
+        if raised.type is FastTextError:
+            one_line(raised.value)
+    assert sorted(os.listdir(tmp_path)) == ["kept", "src-x"] and os.listdir(tmp_path / "kept") == []
+
+
 def test_check_writable_local(tmp_path):
     storage.check_writable(str(tmp_path / "new" / "deeper"))
     assert not (tmp_path / "new").exists()  # a check leaves nothing behind
