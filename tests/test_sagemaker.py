@@ -2485,6 +2485,33 @@ def test_make_estimator_refuses_a_mistaken_bucket_or_instance_in_one_line(sm, so
                        **arguments)
 
 
+def test_make_estimator_and_make_model_refuse_a_missing_bucket_before_any_job(sm, source_dir, monkeypatch):
+    """A missing output, code, checkpoint or model bucket was found only by the job (minutes later, billed) or the
+    endpoint's start: refused at once, in one line naming it. Where the check is refused (no s3:ListBucket, 403),
+    nothing is said: the job's own access decides."""
+    from botocore.exceptions import ClientError
+
+    from fasttext_lib.sagemaker_utils import make_estimator, make_model
+
+    common = dict(role=ROLE, session=sm.session, source_dir=source_dir)
+    for make in (lambda: make_estimator("no-such-bucket-3c", "ft", **common),
+                 lambda: make_estimator(sm.bucket, "ft", checkpoint_s3_uri="s3://no-such-bucket-3c/ck", **common),
+                 lambda: make_model(f"s3://{sm.bucket}/p/model.tar.gz", "no-such-bucket-3c", "ft", **common),
+                 lambda: make_model("s3://no-such-bucket-3c/p/model.tar.gz", sm.bucket, "ft", **common)):
+        with pytest.raises(FastTextError) as refused:
+            make()
+        assert str(refused.value).startswith("S3 bucket does not exist: no-such-bucket-3c (for s3://no-such-bucket-3c/")
+        assert "\n" not in str(refused.value)
+    assert not [op for op, _ in sm.requests if op.startswith("Create")]
+
+    def forbidden(**kwargs):
+        raise ClientError({"Error": {"Code": "403", "Message": "Forbidden"}}, "HeadBucket")
+
+    monkeypatch.setattr(sm.session.s3_client, "head_bucket", forbidden)
+    assert make_estimator("no-such-bucket-3c", "ft", **common).output_path == "s3://no-such-bucket-3c/ft/jobs"
+    assert make_model("s3://no-such-bucket-3c/p/model.tar.gz", "no-such-bucket-3c", "ft", **common).name is None
+
+
 def test_make_model_refuses_a_bucket_uri_for_a_bucket_name(sm, source_dir):
     from fasttext_lib.sagemaker_utils import make_model
 
