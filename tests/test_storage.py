@@ -1647,3 +1647,43 @@ def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, mon
     monkeypatch.setattr(os, "replace", real_replace)
     assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
+@pytest.mark.parametrize("held", ["CreateMultipartUpload", "the first part"])
+def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_object(tmp_path, s3_bucket, proxy,
+                                                                                      monkeypatch, held):
+    """Ctrl-C / SIGTERM while S3 had not yet answered CreateMultipartUpload: the upload had no id to abort yet, so the
+    abandoned transfer, which goes on in its thread, got the id afterwards and went on to upload every part and
+    complete the object, a data file no manifest names, after the publish had failed and taken its files back.
+    Interrupted between the id and the first part, the upload is aborted by its id. Either way: the old set, no
+    multipart upload, no object of the interrupted publish, one line."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_on_signals
+
+    dest = f"{s3_bucket}/models/held"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = s3_names(dest)
+    files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
+    force_multipart(monkeypatch)
+    if held == "CreateMultipartUpload":
+        proxy.fail("POST", r"/model-", "stall")
+    else:
+        proxy.fail("PUT", r"/model-", "stall", nth=1)
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals():
+            storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    one_line(raised.value)
+    proxy.release()  # S3 answers the held request now; the abandoned transfer goes on meanwhile
+    for worker in [t for t in threading.enumerate() if t.name == "fasttext-s3-transfer"]:
+        worker.join(60)
+    time.sleep(0.5)
+    assert any(m == "POST" and q == "uploads" for m, _, q in proxy.log)  # it was a multipart upload
+    bucket = s3_bucket[len("s3://"):]
+    assert boto3.client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    assert s3_names(dest) == before and load_tag(dest, tmp_path) == "old"
