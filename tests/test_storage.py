@@ -1687,3 +1687,26 @@ def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_o
     bucket = s3_bucket[len("s3://"):]
     assert boto3.client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     assert s3_names(dest) == before and load_tag(dest, tmp_path) == "old"
+
+
+@pytest.mark.parametrize("user", ["lister", "uploads_lister"])
+def test_orphan_uploads_a_role_may_not_list_or_abort_do_not_fail_a_publish_or_a_removal(s3_policy_server, tmp_path,
+                                                                                         monkeypatch, user):
+    """The clean-up of a killed run's multipart upload under a set's prefix, with a role that may list objects but not
+    multipart uploads (no s3:ListBucketMultipartUploads) or may list them but not abort one (no
+    s3:AbortMultipartUpload): the publish and the removal succeed, and say so. A removal (a checkpoint's older
+    epoch, after each save) that could list the upload but not abort it was 'access denied' though the set was gone:
+    the training stopped at that epoch's end, its checkpoint saved. The upload stays (nothing may remove it)."""
+    policy, admin = s3_policy_server, s3_policy_server.client("admin")
+    dest = f"s3://{policy.bucket}/orphans-{user}"
+    bucket, prefix = storage.split_s3(dest)
+    orphan = admin.create_multipart_upload(Bucket=bucket, Key=f"{prefix}/model-0123456789abcdef.params")["UploadId"]
+    monkeypatch.setattr(storage.sets, "ORPHAN_GRACE_SECONDS", -1)  # (the upload is that old)
+    _as_user(monkeypatch, policy, user)
+    storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    assert load_tag(dest, tmp_path) == "a"
+    storage.remove(dest, MANIFEST)
+    assert _admin_keys(policy, prefix + "/") == []
+    left = [u["UploadId"] for u in admin.list_multipart_uploads(Bucket=bucket, Prefix=prefix + "/").get("Uploads", [])]
+    assert left == [orphan]
+    admin.abort_multipart_upload(Bucket=bucket, Key=f"{prefix}/model-0123456789abcdef.params", UploadId=orphan)

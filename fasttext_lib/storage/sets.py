@@ -446,18 +446,17 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
 def _s3_collect(client, bucket, prefix, keep, replaced):
     """Delete ``replaced`` now and unreferenced data objects / multipart uploads older than the grace period
     (those only where S3 lets us list them: without s3:ListBucket nothing can find them)."""
-    doomed = set(replaced) - set(keep)
+    replaced = set(replaced) - set(keep)
     try:
         listing = _s3_listing(client, bucket, prefix)
     except Exception as exc:
         if not is_forbidden(exc):
             raise
         listing = {}
-    for name, age in listing.items():
-        if name not in keep and _is_ours(name) and name != LOCK_NAME and age > ORPHAN_GRACE_SECONDS:
-            doomed.add(name)
-    for name in sorted(doomed):
-        client.delete_object(Bucket=bucket, Key=_key(prefix, name))
+    orphans = {name for name, age in listing.items()
+               if name not in keep and _is_ours(name) and name != LOCK_NAME and age > ORPHAN_GRACE_SECONDS}
+    for name in sorted(replaced | orphans):
+        _unless_refused(name not in replaced, client.delete_object, Bucket=bucket, Key=_key(prefix, name))
     now = datetime.datetime.now(datetime.timezone.utc)
     try:
         uploads = _multipart_uploads(client, bucket, _key(prefix, ""))
@@ -468,7 +467,20 @@ def _s3_collect(client, bucket, prefix, keep, replaced):
     for upload in uploads:
         name = upload["Key"][len(_key(prefix, "")):]
         if "/" not in name and (now - upload["Initiated"]).total_seconds() > ORPHAN_GRACE_SECONDS:
-            client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+            _unless_refused(True, client.abort_multipart_upload, Bucket=bucket, Key=upload["Key"],
+                            UploadId=upload["UploadId"])
+
+
+def _unless_refused(orphan, call, **arguments):
+    """``call(**arguments)``; for an ``orphan`` (what a killed run left, found by listing) a refusal (403: a role that
+    may list but not delete or abort) is no error: the set was published or removed, and only the leftover stays, as
+    it does where nothing may list it. A removal said 'access denied' though its set was gone (a checkpoint's older
+    epoch: the training stopped there)."""
+    try:
+        call(**arguments)
+    except Exception as exc:
+        if not (orphan and is_forbidden(exc)):
+            raise
 
 
 def _multipart_uploads(client, bucket, key_prefix):
