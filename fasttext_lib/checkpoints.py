@@ -1,8 +1,9 @@
 """Checkpoints: ``<checkpoint_dir>/epoch-NNNN/`` (a directory or ``s3://`` prefix), newest kept.
 
 Each epoch directory is a set published with :func:`fasttext_lib.storage.publish`: the parameters
-and the optimizer state as data files, ``checkpoint.json`` (epoch, labels, config, history; with
-each file's checksum) as its manifest, written last. Only then are older epochs removed
+and the optimizer state's arrays as data files (``optimizer.npz``, read with ``allow_pickle=False``: nothing in a
+checkpoint runs code when it is read), ``checkpoint.json`` (epoch, labels, config, history, the optimizer's counters;
+with each file's checksum) as its manifest, written last. Only then are older epochs removed
 (:func:`storage.remove`), so a kill or a full disk at any point leaves at least one complete,
 verified checkpoint. :func:`load_checkpoint` refuses one written by another run (other data or settings:
 the classes, the table size, :func:`data_fingerprint` and the config are compared), one validated on other data or
@@ -16,7 +17,6 @@ checkpoint the other removed reads the newer one.
 import contextlib
 import hashlib
 import os
-import pickle
 
 from . import storage
 from .bundle import json_safe
@@ -28,7 +28,8 @@ UNICODE_KEY = "unicode_normalization"  # the featurizer's unicode_form (text.UNI
 # What the library did before each rule (text.UNICODE_FORMS), said when an older rule's checkpoint cannot resume
 _BEFORE_RULE = {NFC_FIRST: "did not put text in Unicode NFC", NFC_TOKENS: "put words in Unicode NFC otherwise",
                 QUOTES_AND_BREAKS: "read typographic quotes (don’t, “great”) and <br>, <br/> as parts of words"}
-CHECKPOINT_FILES = ("model.params", "optimizer.states")  # data files; checkpoint.json lists them
+CHECKPOINT_FILES = ("model.params", "optimizer.npz")  # data files; checkpoint.json lists them
+PICKLED_STATES = "optimizer.states"  # what versions before optimizer.npz wrote: a pickle, never read
 TRAIN_ACCURACY = "train_accuracy"  # the history column of train(score_train=True)
 
 
@@ -125,8 +126,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     with storage.staging_dir() as tmp:
         paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}
         model.save_parameters(paths["model.params"])
-        with open(paths["optimizer.states"], "wb") as f:
-            pickle.dump(optimizer_states, f)
+        _write_optimizer_state(paths["optimizer.npz"], meta, optimizer_states)
         storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True)
     for old in older:
         if old != epoch:
@@ -139,6 +139,45 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     for old in sorted(leftovers - set(older) - {epoch}):
         with contextlib.suppress(FastTextError):
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+
+
+def _write_optimizer_state(path, meta, states):
+    """``states`` (optim.OptimizerState, ``None`` where a dist_* cluster's servers hold it): its arrays into ``path``
+    (.npz), its counters into the manifest's "optimizer"."""
+    import numpy as np
+
+    meta["optimizer"] = None if states is None else states.counters
+    with open(path, "wb") as f:
+        np.savez(f, **({} if states is None else states.arrays))
+
+
+def _read_optimizer_state(path, meta, model, config):
+    """:func:`_write_optimizer_state`'s state back, checked against the model's weights (optim.check_states):
+    ``None`` for a dist_* cluster's. No pickle is read: a crafted checkpoint ran code at resume when this was
+    MXNet's pickled updater."""
+    import numpy as np
+    from .optim import EMBEDDING_KEY, OUTPUT_KEY, OptimizerState, check_states
+
+    with np.load(path, allow_pickle=False) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    counters = meta.get("optimizer")
+    if counters is None and not arrays:
+        return None
+    states = OptimizerState(counters, arrays)
+    check_states(states, {EMBEDDING_KEY: model.embedding.weight.shape, OUTPUT_KEY: model.output.weight.shape},
+                 config.optimizer)
+    return states
+
+
+def _refuse_pickled(where, manifest):
+    """A checkpoint of a version that pickled the optimizer state: refused, never unpickled (unpickling runs any code
+    a crafted file holds, and a checkpoint directory is often a shared folder or S3 prefix)."""
+    files = manifest.get("files", {})
+    if PICKLED_STATES in files and "optimizer.npz" not in files:
+        raise FastTextError(f"checkpoint {where} was written by an older version of this library, whose optimizer "
+                            f"state is a Python pickle (loading one runs any code it holds), and is not read: resume "
+                            f"it with the version that wrote it, or remove it or use another --checkpoint-dir to "
+                            f"train from the start")
 
 
 def _same_run(meta, model, config, labels, data):
@@ -273,6 +312,7 @@ def _check_text_rule(where, meta, text_rule):
 def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False, num_workers=1,
                 text_rule=(TRAINING_FORM, False)):
     where = _epoch_dir(checkpoint_dir, epoch)
+    _refuse_pickled(where, storage.read_manifest(where, CHECKPOINT_MARKER))
     with storage.staging_dir() as tmp:
         meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
         _check_meta(where, meta)
@@ -308,8 +348,8 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
             raise FastTextError(f"checkpoint {where} is inconsistent (its epoch, its directory's name and its history "
                                 f"disagree: edited or renamed by hand?); remove it to resume from an earlier one, or "
                                 f"use another --checkpoint-dir")
-        # Content the checksums do not catch (a file replaced with its checksum updated): MXNet's error, or any of
-        # the many a cut-short pickle raises, was a traceback. (The pickle is trusted input: docs/TRAINING.md.)
+        # Content the checksums do not catch (a file replaced with its checksum updated): MXNet's error, or numpy's
+        # for a cut-short archive, was a traceback.
         try:
             model.load_parameters(paths["model.params"], ctx=model.embedding.weight.list_ctx())
         except Exception as exc:
@@ -317,12 +357,11 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
                 raise
             raise storage.Damaged(f"{where}: model.params cannot be loaded ({reason_of(exc)})") from None
         try:
-            with open(paths["optimizer.states"], "rb") as f:
-                meta["optimizer_states"] = pickle.load(f)
+            meta["optimizer_states"] = _read_optimizer_state(paths["optimizer.npz"], meta, model, config)
         except Exception as exc:
             if is_out_of_memory(exc):
                 raise
-            raise storage.Damaged(f"{where}: optimizer.states cannot be loaded ({type(exc).__name__}: "
+            raise storage.Damaged(f"{where}: optimizer.npz cannot be loaded ({type(exc).__name__}: "
                                   f"{reason_of(exc)})") from None
     return meta
 

@@ -6,8 +6,7 @@ that fuses the backward product with the update. Several devices or hosts: an MX
 the row-sparse gradients and holds the optimizer.
 """
 import functools
-import os
-import tempfile
+import typing
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from .schedule import row_shrink
 from .step import embedding_gradient, shrink_attr
 
 EMBEDDING_KEY, OUTPUT_KEY = 0, 1
+STATE_FORMAT = 1  # OptimizerState.counters["format"]
 
 
 def make_optimizer(config, steps_per_epoch):
@@ -244,31 +244,164 @@ class Updater:
         for table in self.tables:
             dense.copyto(table)
 
-    def get_states(self):
-        """Optimizer state as bytes (``None`` where the servers hold it: dist kvstores, whose servers
-        MXNet cannot ask for it: ``save_optimizer_states`` refuses them, and a command to a server
-        returns nothing. Their update count is restored from the checkpoint's epoch instead,
-        :func:`continue_schedule`)."""
+    def _local_updater(self):
+        """MXNet's updater that holds the optimizer and its state here (``None`` where the servers do: dist
+        kvstores, whose servers MXNet cannot ask for it: ``save_optimizer_states`` refuses them, and a command
+        to a server returns nothing. Their update count is restored from the checkpoint's epoch instead,
+        :func:`continue_schedule`). A local kvstore's is the one its ``save_optimizer_states`` pickles."""
         if self.kv is None:
-            return self.updater.get_states(dump_optimizer=True)
-        if self.kv.type.startswith("dist"):
-            return None
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "states")
-            self.kv.save_optimizer_states(path, dump_optimizer=True)
-            with open(path, "rb") as f:
-                return f.read()
+            return self.updater
+        return None if self.kv.type.startswith("dist") else self.kv._updater
+
+    def get_states(self):
+        """The optimizer's state as data (:class:`OptimizerState`), ``None`` where the servers hold it."""
+        updater = self._local_updater()
+        return None if updater is None else dump_states(updater)
 
     def load_states(self, states):
-        if states is None:
+        """Resume the optimizer from :meth:`get_states`'s ``states`` (checked by :func:`check_states`)."""
+        updater = self._local_updater()
+        if states is not None and updater is not None:
+            restore_states(updater, states, self.weight_shapes())
+
+    def weight_shapes(self):
+        """Key -> the shape of the weight the optimizer updates under it."""
+        return {EMBEDDING_KEY: self.tables[0].shape, OUTPUT_KEY: self.outputs[0].shape}
+
+
+class OptimizerState(typing.NamedTuple):
+    """An MXNet updater's state as plain data, which loading runs no code from (MXNet's ``Updater.get_states``
+    is a pickle: a crafted checkpoint ran code at resume). ``counters``: JSON (the optimizer's update counts and
+    lr schedule position, and how each key's state is made of ``arrays``); ``arrays``: name -> numpy array
+    (an .npz file read with ``allow_pickle=False``)."""
+    counters: dict
+    arrays: dict
+
+
+def dump_states(updater):
+    """What MXNet's ``updater.get_states(dump_optimizer=True)`` pickles, as an :class:`OptimizerState`: each key's
+    state (None, an NDArray, dense or row_sparse, or a tuple of them: sgd, adam, multi-precision), and the
+    optimizer's counters. Everything else of the optimizer (lr, wd, betas, lr_mult, the schedule's span) follows
+    from the run's settings, which a resume must share: the resumed run's own optimizer is kept."""
+    opt, arrays = updater.optimizer, {}
+
+    def encode(state):
+        if state is None:
+            return None
+        if isinstance(state, (tuple, list)):
+            return {"tuple": [encode(part) for part in state]}
+        name = f"a{len(arrays)}"
+        if state.stype == "row_sparse":  # rows absent from its storage are not zeros to MXNet's kernels: kept
+            arrays[name], arrays[name + "_rows"] = state.data.asnumpy(), state.indices.asnumpy()
+            return {"row_sparse": name}
+        arrays[name] = state.asnumpy()
+        return {"dense": name}
+
+    current = [d for d, counts in opt._all_index_update_counts.items() if counts is opt._index_update_count]
+    counters = {"format": STATE_FORMAT, "optimizer": type(opt).__name__.lower(),
+                "num_update": opt.num_update, "begin_num_update": opt.begin_num_update,
+                "update_counts": [[device, key, count] for device, counts in opt._all_index_update_counts.items()
+                                  for key, count in counts.items()],
+                "current_device": current[0] if current else 0,
+                # PolyScheduler keeps the lr it last computed, and answers it past its max_update
+                "scheduler_lr": getattr(opt.lr_scheduler, "base_lr", None),
+                "states": [[key, encode(state)] for key, state in sorted(updater.states.items())]}
+    return OptimizerState(counters, arrays)
+
+
+
+def check_states(states, shapes, optimizer):
+    """Refuse (ValueError, saying what) an :class:`OptimizerState` that is not what :func:`dump_states` writes for
+    weights of ``shapes`` (key -> shape) and ``optimizer`` ("sgd", "adam"): a checkpoint edited by hand, whose
+    checksums were updated, ran into MXNet's errors (a traceback) or took steps with other shapes' state."""
+    counters, arrays, used = states.counters, states.arrays, set()
+
+    def count(value, what):
+        if type(value) is not int or value < 0:
+            raise ValueError(f"{what} is not a count: {value!r}")
+        return value
+
+    def check(spec, shape):
+        if spec is None:
             return
-        if self.kv is None:
-            self.updater.set_states(states)
+        if not isinstance(spec, dict) or len(spec) != 1:
+            raise ValueError(f"a state is {spec!r}")
+        (kind, value), = spec.items()
+        if kind == "tuple" and isinstance(value, list):
+            for part in value:
+                check(part, shape)
             return
-        if self.kv.type.startswith("dist"):
-            return
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "states")
-            with open(path, "wb") as f:
-                f.write(states)
-            self.kv.load_optimizer_states(path)
+        names = [value, f"{value}_rows"] if kind == "row_sparse" else [value]
+        if kind not in ("dense", "row_sparse") or not all(isinstance(n, str) and n in arrays for n in names):
+            raise ValueError(f"a state names no array of the file: {spec!r}")
+        used.update(names)
+        data = arrays[value]
+        if data.dtype != np.float32:
+            raise ValueError(f"array {value} is {data.dtype}, not float32")
+        if kind == "dense" and data.shape != shape:
+            raise ValueError(f"array {value} has shape {data.shape}, its weight {shape}")
+        if kind == "row_sparse":
+            rows = arrays[f"{value}_rows"]
+            if rows.dtype != np.int64 or rows.ndim != 1 or data.shape != (len(rows), *shape[1:]) \
+                    or (len(rows) and (rows[0] < 0 or rows[-1] >= shape[0] or np.any(np.diff(rows) <= 0))):
+                raise ValueError(f"array {value} is no row_sparse state of a {shape} weight")
+
+    if not isinstance(counters, dict) or counters.get("format") != STATE_FORMAT:
+        raise ValueError("its format is not this library's")
+    if counters.get("optimizer") != optimizer:
+        raise ValueError(f"it is {counters.get('optimizer')!r}'s state, not {optimizer}'s")
+    count(counters.get("num_update"), "num_update")
+    count(counters.get("begin_num_update"), "begin_num_update")
+    count(counters.get("current_device"), "current_device")
+    lr = counters.get("scheduler_lr")
+    if lr is not None and (type(lr) not in (int, float) or not np.isfinite(lr)):
+        raise ValueError(f"scheduler_lr is {lr!r}")
+    triples = counters.get("update_counts")
+    if not isinstance(triples, list) or not all(isinstance(t, list) and len(t) == 3 for t in triples):
+        raise ValueError("update_counts is not a list of [device, key, count]")
+    for device, key, value in triples:
+        count(device, "a device")
+        count(value, "an update count")
+        if key not in shapes:
+            raise ValueError(f"an update count of key {key!r}, which has no weight")
+    entries = counters.get("states")
+    if not isinstance(entries, list) or not all(isinstance(e, list) and len(e) == 2 and e[0] in shapes
+                                                for e in entries) or len({e[0] for e in entries}) != len(entries):
+        raise ValueError("states is not a list of [key, state], one per weight")
+    for key, spec in entries:
+        check(spec, tuple(shapes[key]))
+    if used != set(arrays):
+        raise ValueError(f"arrays no state names: {', '.join(sorted(set(arrays) - used))}")
+
+
+def restore_states(updater, states, shapes):
+    """Put :func:`dump_states`'s ``states`` (checked by :func:`check_states` against the weights' ``shapes``, key ->
+    shape) into ``updater`` and its optimizer:
+    what MXNet's ``updater.set_states`` does with its pickle, the optimizer's counters set on the run's own."""
+    from mxnet import nd
+
+    counters, arrays, opt = states.counters, states.arrays, updater.optimizer
+
+    def decode(spec):
+        if spec is None:
+            return None
+        (kind, value), = spec.items()
+        if kind == "tuple":
+            return tuple(decode(part) for part in value)
+        if kind == "row_sparse":
+            return nd.sparse.row_sparse_array((arrays[value], arrays[f"{value}_rows"]), shape=shape,
+                                              dtype=arrays[value].dtype)
+        return nd.array(arrays[value], dtype=arrays[value].dtype)
+
+    opt.num_update, opt.begin_num_update = counters["num_update"], counters["begin_num_update"]
+    opt._all_index_update_counts = {}
+    for device, key, value in counters["update_counts"]:
+        opt._all_index_update_counts.setdefault(device, {})[key] = value
+    opt._index_update_count = opt._all_index_update_counts.setdefault(counters["current_device"], {})
+    if counters["scheduler_lr"] is not None and opt.lr_scheduler is not None:
+        opt.lr_scheduler.base_lr = float(counters["scheduler_lr"])
+    updater.states = {}
+    for key, spec in counters["states"]:
+        shape = tuple(shapes[key])
+        updater.states[key] = decode(spec)
+    updater.states_synced = dict.fromkeys(updater.states, False)  # moved to each weight's device at its next step

@@ -95,6 +95,25 @@ def _s3_base(bucket, prefix):
     return storage.prefix_uri(bucket, prefix)
 
 
+def _check_buckets_exist(session, *uris):
+    """Refuse, in one line naming it, a bucket of ``uris`` (``s3://`` URIs; others, and ``None``, skipped) that does
+    not exist: a job or model created with one failed minutes later, once its instances were running (and billed).
+    A HEAD of each bucket with the session's credentials; only a missing one stops: where the check itself is
+    refused (no s3:ListBucket, 403) or cannot be made, the job's own S3 access decides."""
+    from . import storage
+    from .storage.s3 import _no_bucket
+
+    buckets = {storage.split_s3(str(uri))[0]: str(uri) for uri in uris if uri is not None and storage.is_s3(str(uri))}
+    client = session.s3_client
+    for bucket, uri in buckets.items():
+        try:
+            client.head_bucket(Bucket=bucket)
+        except Exception as exc:  # noqa: BLE001 - anything but "no such bucket" says nothing about the bucket
+            code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+            if code in ("404", "NoSuchBucket", "NotFound"):
+                raise _no_bucket(bucket, uri) from None
+
+
 def training_hyperparameters(config=None, **values):
     """Hyperparameters for the entry point: ``None`` values dropped (the entry point's default applies).
 
@@ -196,6 +215,7 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
         checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
         max_wait = max_wait or max_run
     distribution = {"parameter_server": {"enabled": True}} if instance_count > 1 else None
+    _check_buckets_exist(session, f"{base}/jobs", checkpoint_s3_uri)
 
     def estimator(source_dir):
         return MXNet(entry_point=TRAINING_ENTRY_POINT, source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION,
@@ -285,6 +305,7 @@ def make_model(model_data, bucket, prefix, role=None, source_dir=None, session=N
     base = _s3_base(bucket, prefix)
     session = session or sagemaker_session(default_bucket=bucket)
     role = resolve_role(role, session)
+    _check_buckets_exist(session, f"{base}/serving", model_data)
 
     def model(source_dir):
         return MXNetModel(model_data=str(model_data), role=role, entry_point=SERVING_ENTRY_POINT,

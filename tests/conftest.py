@@ -73,7 +73,9 @@ class PolicyS3:
     ``bucket/*``: no s3:ListBucket, no s3:GetObject, no s3:DeleteObject), a common upload-only policy;
     ``writer`` may put, get and delete objects (in any bucket: a missing bucket is then named as such, as S3
     does) but list nothing (no s3:ListBucket): put it behind a FaultProxy answering 403 for missing keys, as
-    S3 does for such a caller (moto says 404). ``aborter`` is ``writer`` with s3:AbortMultipartUpload.
+    S3 does for such a caller (moto says 404). ``aborter`` is ``writer`` with s3:AbortMultipartUpload; ``lister`` is
+    ``writer`` with s3:ListBucket (objects listed, but no s3:ListBucketMultipartUploads, no s3:AbortMultipartUpload);
+    ``uploads_lister`` is ``lister`` with s3:ListBucketMultipartUploads (uploads listed, none aborted).
     """
 
     POLICIES = {"admin": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
@@ -81,7 +83,14 @@ class PolicyS3:
                 "writer": [{"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],
                             "Resource": "arn:aws:s3:::*/*"}],
                 "aborter": [{"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObject", "s3:DeleteObject",
-                                                           "s3:AbortMultipartUpload"], "Resource": "arn:aws:s3:::*/*"}]}
+                                                           "s3:AbortMultipartUpload"], "Resource": "arn:aws:s3:::*/*"}],
+                "lister": [{"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],
+                            "Resource": "arn:aws:s3:::*/*"},
+                           {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::*"}],
+                "uploads_lister": [{"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],
+                                    "Resource": "arn:aws:s3:::*/*"},
+                                   {"Effect": "Allow", "Action": ["s3:ListBucket", "s3:ListBucketMultipartUploads"],
+                                    "Resource": "arn:aws:s3:::*"}]}
 
     def __init__(self, endpoint, bucket):
         import json

@@ -123,7 +123,7 @@ def test_checkpoints_on_s3(splits, s3_bucket):
     bucket = s3_bucket[len("s3://"):]
     keys = sorted(o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=bucket)["Contents"])
     assert [k.rsplit("/", 1)[0] for k in keys] == ["jobs/run1/checkpoints/epoch-0001"] * 3
-    assert [re.sub("-[0-9a-f]{16}", "", k.rsplit("/", 1)[1]) for k in keys] == ["checkpoint.json", "model.params", "optimizer.states"]
+    assert [re.sub("-[0-9a-f]{16}", "", k.rsplit("/", 1)[1]) for k in keys] == ["checkpoint.json", "model.params", "optimizer.npz"]
     resumed = train(*splits, config, checkpoint_dir=ckpt)
     whole = train(*splits, config)
     np.testing.assert_array_equal(resumed.model.embedding_table(), whole.model.embedding_table())
@@ -321,7 +321,7 @@ def test_signal_while_s3_holds_a_checkpoint_upload(request, tmp_path, small_trai
     np.testing.assert_array_equal(Predictor.load(str(tmp_path / "out")).model.embedding_table(), uninterrupted_run)
     listed = admin.list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", [])
     left = sorted(re.sub("-[0-9a-f]{16}", "-ID", o["Key"][len(prefix) + 1:]) for o in listed)
-    final = ["epoch-0003/checkpoint.json", "epoch-0003/model-ID.params", "epoch-0003/optimizer-ID.states"]
+    final = ["epoch-0003/checkpoint.json", "epoch-0003/model-ID.params", "epoch-0003/optimizer-ID.npz"]
     # a late manifest completed its set (resumed from it, then removed); a late model-*.params is unreferenced
     # (its publish was taken back) and young: kept by the sweep, and without a listing nothing can find it
     assert left == (["epoch-0002/model-ID.params"] if stalled == "model-" else []) + final
@@ -334,7 +334,7 @@ def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tm
     it and only marked epochs were removed. Saves now sweep our own files there (on S3 once older than the
     grace period); a file the user put in such a directory stays, and is no error."""
     config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
-    stale = ["model-0123456789abcdef.params", "optimizer-0123456789abcdef.states"]
+    stale = ["model-0123456789abcdef.params", "optimizer-0123456789abcdef.npz"]
     if where == "local":
         ckpt = root = tmp_path / "ckpt"
         for name in stale + [".fasttext.lock", "fasttext_lib-staging-0123456789abcdef-checkpoint.json"]:
@@ -359,7 +359,7 @@ def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tm
             return sorted(o["Key"][len(prefix) + 1:] for o in client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")["Contents"])
     train(*splits, config, checkpoint_dir=ckpt)
     assert [re.sub("-[0-9a-f]{16}", "-ID", name) for name in left()] == [
-        "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.states", "epoch-0008/notes.txt"]
+        "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.npz", "epoch-0008/notes.txt"]
 
 
 @pytest.mark.parametrize("other", ["settings", "train_accuracy scoring", "workers"])
@@ -481,7 +481,7 @@ def _republished(logical, content):
 
 DAMAGE = {
     "model.params deleted": (lambda d: os.remove(next(d.glob("model-*"))), "a file its checkpoint.json names is missing"),
-    "optimizer.states truncated": (lambda d: os.truncate(next(d.glob("optimizer-*")), 10), "optimizer.states is truncated"),
+    "optimizer.npz truncated": (lambda d: os.truncate(next(d.glob("optimizer-*")), 10), "optimizer.npz is truncated"),
     "model.params overwritten": (lambda d: next(d.glob("model-*")).write_bytes(b"x" * next(d.glob("model-*")).stat().st_size),
                                  "model.params does not match its checksum"),
     "checkpoint.json truncated": (lambda d: os.truncate(d / "checkpoint.json", 20), "checkpoint.json is not valid JSON"),
@@ -497,8 +497,27 @@ DAMAGE = {
     # content no checksum catches: MXNet's "Traceback (most recent call last): ..." and pickle's UnpicklingError
     "model.params not MXNet's": (_republished("model.params", lambda old: b"garbage"), "model.params cannot be loaded"),
     "model.params cut short": (_republished("model.params", lambda old: old[:len(old) // 2]), "model.params cannot be loaded"),
-    "optimizer.states cut short": (_republished("optimizer.states", lambda old: old[:20]), "optimizer.states cannot be loaded"),
+    "optimizer.npz cut short": (_republished("optimizer.npz", lambda old: old[:20]), "optimizer.npz cannot be loaded"),
+    # the optimizer state is data read with allow_pickle=False, and checked against the model's weights
+    "optimizer.npz holding pickled objects": (_republished("optimizer.npz", lambda old: _npz(a0=np.array([object()]))),
+                                              "optimizer.npz cannot be loaded"),
+    "optimizer.npz with an array no state names": (_republished("optimizer.npz", lambda old: _npz(a0=np.zeros((3, 3), np.float32))),
+                                                  "optimizer.npz cannot be loaded"),
+    "optimizer counters edited": (_manifest_edit(optimizer={"format": 1, "optimizer": "sgd", "num_update": "x"}),
+                                  "optimizer.npz cannot be loaded"),
 }
+
+
+def _io(data):
+    import io
+
+    return io.BytesIO(data)
+
+
+def _npz(**arrays):
+    out = _io(b"")
+    np.savez(out, **arrays)
+    return out.getvalue()
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
@@ -521,6 +540,75 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits
     shutil.rmtree(ckpt / "epoch-0002")
     resumed = train(*splits, config, checkpoint_dir=str(ckpt))
     np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
+
+
+def test_a_checkpoint_with_a_pickled_optimizer_state_is_refused_and_never_unpickled(splits, tmp_path):
+    """The optimizer state was MXNet's pickled updater, unpickled at resume: a checkpoint directory (a shared folder,
+    an S3 prefix a SageMaker job copies in) crafted to run code at resume ran it. Such a checkpoint (what versions
+    before optimizer.npz wrote) is refused in one line and never unpickled; removing it trains from the start."""
+    import hashlib
+    import pickle
+
+    ran = tmp_path / "the payload ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(ran), "w"))
+
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+    epoch = ckpt / "epoch-0001"
+    meta = json.loads((epoch / "checkpoint.json").read_text())
+    logical = next(name for name in meta["files"] if name.startswith("optimizer."))
+    entry = meta["files"].pop(logical)
+    os.remove(epoch / entry["object"])
+    crafted = pickle.dumps(Payload())
+    (epoch / "optimizer-0123456789abcdef.states").write_bytes(crafted)
+    meta["files"]["optimizer.states"] = {"object": "optimizer-0123456789abcdef.states", "bytes": len(crafted),
+                                         "sha256": hashlib.sha256(crafted).hexdigest()}
+    (epoch / "checkpoint.json").write_text(json.dumps(meta))
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    assert not ran.exists(), "the checkpoint's pickle was loaded"
+    message = str(refused.value)
+    assert message.startswith(f"checkpoint {epoch} was written by an older version") and "pickle" in message, message
+    assert "remove it" in message and "\n" not in message, message
+
+
+def test_the_optimizer_state_is_numpy_arrays_and_json(splits, tmp_path):
+    """What a checkpoint holds of adam: its two moment tables per weight in optimizer.npz (no object arrays), its
+    update counts in checkpoint.json; sgd keeps no arrays."""
+    for optimizer, arrays in (("adam", 4), ("sgd", 0)):
+        ckpt = tmp_path / optimizer
+        train(*splits, TrainConfig(epochs=1, batch_size=256, optimizer=optimizer, progress=False), checkpoint_dir=str(ckpt))
+        meta = json.loads((ckpt / "epoch-0001" / "checkpoint.json").read_text())
+        with np.load(ckpt / "epoch-0001" / meta["files"]["optimizer.npz"]["object"], allow_pickle=False) as saved:
+            assert len(saved.files) == arrays and all(saved[name].dtype == np.float32 for name in saved.files)
+        assert meta["optimizer"]["optimizer"] == optimizer and meta["optimizer"]["num_update"] > 0
+
+
+def test_adams_state_of_other_shapes_or_types_is_refused(splits, tmp_path):
+    """Arrays that do not fit the model's weights went on to MXNet's update (a traceback mid-training, or steps taken
+    with another model's moments): refused at resume, as damage (one line, by the caller)."""
+    from fasttext_lib.checkpoints import _read_optimizer_state
+
+    ckpt = tmp_path / "ckpt"
+    config = TrainConfig(epochs=1, batch_size=256, optimizer="adam", progress=False)
+    result = train(*splits, config, checkpoint_dir=str(ckpt))
+    meta = json.loads((ckpt / "epoch-0001" / "checkpoint.json").read_text())
+    path = str(ckpt / "epoch-0001" / meta["files"]["optimizer.npz"]["object"])
+    assert _read_optimizer_state(path, meta, result.model, config).counters == meta["optimizer"]
+    with np.load(path) as archive:
+        arrays = dict(archive)
+    for name, bad in (("shape", lambda a: a[:3]), ("dtype", lambda a: a.astype(np.float64))):
+        edited = tmp_path / f"{name}.npz"
+        np.savez(edited, **dict(arrays, a0=bad(arrays["a0"])))
+        with pytest.raises(ValueError, match="array a0"):
+            _read_optimizer_state(str(edited), meta, result.model, config)
+    with pytest.raises(ValueError, match="not sgd's"):
+        _read_optimizer_state(path, meta, result.model, TrainConfig(epochs=1, batch_size=256, optimizer="sgd"))
 
 
 @pytest.mark.parametrize("change", ["labels fixed in a few documents", "documents reordered"])

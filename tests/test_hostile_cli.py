@@ -713,7 +713,7 @@ def test_disk_full_while_writing_a_checkpoint_keeps_the_previous_one(tmp_path, t
     assert_error(r, "No space left on device")
     assert [json.loads(line)["epoch"] for line in r.stdout.splitlines()] == [1]
     assert os.listdir(disk / "ckpt") == ["epoch-0001"]
-    manifest, _ = storage.read_set(str(disk / "ckpt" / "epoch-0001"), "checkpoint.json", ["model.params", "optimizer.states"],
+    manifest, _ = storage.read_set(str(disk / "ckpt" / "epoch-0001"), "checkpoint.json", ["model.params", "optimizer.npz"],
                                    str(tmp_path))
     assert manifest["epoch"] == 1
     assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
@@ -1009,7 +1009,7 @@ def test_sigterm_mid_epoch_cleans_up(tmp_path, sample_dir, tmpdir_env):
     assert len(epochs) == 1  # the newest complete checkpoint, and nothing half-written beside it
     names = os.listdir(ckpt / epochs[0])
     assert not [n for n in names if n.startswith(".fasttext-staging")] and len(names) == 4  # manifest, 2 files, lock
-    storage.read_set(str(ckpt / epochs[0]), "checkpoint.json", ["model.params", "optimizer.states"], str(tmp_path))
+    storage.read_set(str(ckpt / epochs[0]), "checkpoint.json", ["model.params", "optimizer.npz"], str(tmp_path))
 
 
 def _old_bundle_and_a_publish_marker(tmp_path, bundle):

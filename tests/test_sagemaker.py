@@ -2444,6 +2444,26 @@ def test_fetch_job_model_of_a_cut_off_or_foreign_archive_is_one_line_and_leaves_
         assert not (tmp_path / "fetched").exists()
 
 
+def test_fetch_job_model_that_cannot_publish_leaves_no_new_folder(bundle, tmp_path, monkeypatch):
+    """A job's model fetched into a new nested folder (``models/run1/model``) whose publish failed (a full disk)
+    left ``models/run1`` behind, empty."""
+    import errno
+
+    from fasttext_lib import storage
+
+    archive = _tar_gz_of(tmp_path / "model.tar.gz", {n: open(os.path.join(bundle, n), "rb").read()
+                                                     for n in bundle_names(bundle)})
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(storage.sets, "_move_hashing", full)
+    monkeypatch.setattr(storage.sets, "_copy_hashing", full)
+    with pytest.raises(FastTextError, match="No space left on device"):
+        fetch_job_model(str(archive), str(tmp_path / "models" / "run1" / "model"))
+    assert not (tmp_path / "models").exists()
+
+
 def test_fetch_job_model_of_a_config_json_naming_no_file_is_one_line(bundle, tmp_path):
     config = json.loads(open(os.path.join(bundle, "config.json")).read())
     config["files"]["model.params"]["object"] = None
@@ -2511,6 +2531,33 @@ def test_make_estimator_refuses_a_mistaken_bucket_or_instance_in_one_line(sm, so
     with pytest.raises(FastTextError, match=message):
         make_estimator(bucket.format(bucket=sm.bucket), "ft", role=ROLE, session=sm.session, source_dir=source_dir,
                        **arguments)
+
+
+def test_make_estimator_and_make_model_refuse_a_missing_bucket_before_any_job(sm, source_dir, monkeypatch):
+    """A missing output, code, checkpoint or model bucket was found only by the job (minutes later, billed) or the
+    endpoint's start: refused at once, in one line naming it. Where the check is refused (no s3:ListBucket, 403),
+    nothing is said: the job's own access decides."""
+    from botocore.exceptions import ClientError
+
+    from fasttext_lib.sagemaker_utils import make_estimator, make_model
+
+    common = dict(role=ROLE, session=sm.session, source_dir=source_dir)
+    for make in (lambda: make_estimator("no-such-bucket-3c", "ft", **common),
+                 lambda: make_estimator(sm.bucket, "ft", checkpoint_s3_uri="s3://no-such-bucket-3c/ck", **common),
+                 lambda: make_model(f"s3://{sm.bucket}/p/model.tar.gz", "no-such-bucket-3c", "ft", **common),
+                 lambda: make_model("s3://no-such-bucket-3c/p/model.tar.gz", sm.bucket, "ft", **common)):
+        with pytest.raises(FastTextError) as refused:
+            make()
+        assert str(refused.value).startswith("S3 bucket does not exist: no-such-bucket-3c (for s3://no-such-bucket-3c/")
+        assert "\n" not in str(refused.value)
+    assert not [op for op, _ in sm.requests if op.startswith("Create")]
+
+    def forbidden(**kwargs):
+        raise ClientError({"Error": {"Code": "403", "Message": "Forbidden"}}, "HeadBucket")
+
+    monkeypatch.setattr(sm.session.s3_client, "head_bucket", forbidden)
+    assert make_estimator("no-such-bucket-3c", "ft", **common).output_path == "s3://no-such-bucket-3c/ft/jobs"
+    assert make_model("s3://no-such-bucket-3c/p/model.tar.gz", "no-such-bucket-3c", "ft", **common).name is None
 
 
 def test_make_model_refuses_a_bucket_uri_for_a_bucket_name(sm, source_dir):

@@ -213,6 +213,32 @@ def test_publishes_in_place_into_an_existing_empty_directory(tmp_path):
     assert os.stat(mount_point).st_ino == inode and load_tag(str(mount_point), tmp_path) == "a"
 
 
+@pytest.mark.parametrize("failure", ["disk full", "interrupted", "lock refused"])
+def test_a_failed_local_publish_leaves_none_of_the_folders_it_made(tmp_path, monkeypatch, failure):
+    """A publish into ``new/deeper/model`` made all three folders (os.makedirs) and, failing, removed only the last:
+    ``new/deeper`` stayed behind, empty (an atomic single-file write removes every folder it made). A lock that could
+    not be taken left even the last. Folders that existed, and files another writer put in one, stay."""
+    def fail(*args, **kwargs):
+        if failure == "interrupted":
+            raise KeyboardInterrupt()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    files = make_files(tmp_path, "x")
+    (tmp_path / "kept").mkdir()
+    monkeypatch.setattr(storage.sets, "_move_hashing", fail)
+    monkeypatch.setattr(storage.sets, "_copy_hashing", fail)
+    if failure == "lock refused":
+        import fcntl
+
+        monkeypatch.setattr(fcntl, "flock", fail)
+    for dest in (tmp_path / "new" / "deeper" / "model", tmp_path / "kept" / "model"):
+        with pytest.raises((FastTextError, KeyboardInterrupt)) as raised:
+            storage.publish(str(dest), files, MANIFEST, {"tag": "x"})
+        if raised.type is FastTextError:
+            one_line(raised.value)
+    assert sorted(os.listdir(tmp_path)) == ["kept", "src-x"] and os.listdir(tmp_path / "kept") == []
+
+
 def test_check_writable_local(tmp_path):
     storage.check_writable(str(tmp_path / "new" / "deeper"))
     assert not (tmp_path / "new").exists()  # a check leaves nothing behind
@@ -1655,3 +1681,66 @@ def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, mon
     monkeypatch.setattr(os, "replace", real_replace)
     assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
+@pytest.mark.parametrize("held", ["CreateMultipartUpload", "the first part"])
+def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_object(tmp_path, s3_bucket, proxy,
+                                                                                      monkeypatch, held):
+    """Ctrl-C / SIGTERM while S3 had not yet answered CreateMultipartUpload: the upload had no id to abort yet, so the
+    abandoned transfer, which goes on in its thread, got the id afterwards and went on to upload every part and
+    complete the object, a data file no manifest names, after the publish had failed and taken its files back.
+    Interrupted between the id and the first part, the upload is aborted by its id. Either way: the old set, no
+    multipart upload, no object of the interrupted publish, one line."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_on_signals
+
+    dest = f"{s3_bucket}/models/held"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = s3_names(dest)
+    files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
+    force_multipart(monkeypatch)
+    if held == "CreateMultipartUpload":
+        proxy.fail("POST", r"/model-", "stall")
+    else:
+        proxy.fail("PUT", r"/model-", "stall", nth=1)
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals():
+            storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    one_line(raised.value)
+    proxy.release()  # S3 answers the held request now; the abandoned transfer goes on meanwhile
+    for worker in [t for t in threading.enumerate() if t.name == "fasttext-s3-transfer"]:
+        worker.join(60)
+    time.sleep(0.5)
+    assert any(m == "POST" and q == "uploads" for m, _, q in proxy.log)  # it was a multipart upload
+    bucket = s3_bucket[len("s3://"):]
+    assert boto3.client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    assert s3_names(dest) == before and load_tag(dest, tmp_path) == "old"
+
+
+@pytest.mark.parametrize("user", ["lister", "uploads_lister"])
+def test_orphan_uploads_a_role_may_not_list_or_abort_do_not_fail_a_publish_or_a_removal(s3_policy_server, tmp_path,
+                                                                                         monkeypatch, user):
+    """The clean-up of a killed run's multipart upload under a set's prefix, with a role that may list objects but not
+    multipart uploads (no s3:ListBucketMultipartUploads) or may list them but not abort one (no
+    s3:AbortMultipartUpload): the publish and the removal succeed, and say so. A removal (a checkpoint's older
+    epoch, after each save) that could list the upload but not abort it was 'access denied' though the set was gone:
+    the training stopped at that epoch's end, its checkpoint saved. The upload stays (nothing may remove it)."""
+    policy, admin = s3_policy_server, s3_policy_server.client("admin")
+    dest = f"s3://{policy.bucket}/orphans-{user}"
+    bucket, prefix = storage.split_s3(dest)
+    orphan = admin.create_multipart_upload(Bucket=bucket, Key=f"{prefix}/model-0123456789abcdef.params")["UploadId"]
+    monkeypatch.setattr(storage.sets, "ORPHAN_GRACE_SECONDS", -1)  # (the upload is that old)
+    _as_user(monkeypatch, policy, user)
+    storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    assert load_tag(dest, tmp_path) == "a"
+    storage.remove(dest, MANIFEST)
+    assert _admin_keys(policy, prefix + "/") == []
+    left = [u["UploadId"] for u in admin.list_multipart_uploads(Bucket=bucket, Prefix=prefix + "/").get("Uploads", [])]
+    assert left == [orphan]
+    admin.abort_multipart_upload(Bucket=bucket, Key=f"{prefix}/model-0123456789abcdef.params", UploadId=orphan)

@@ -159,7 +159,7 @@ def s3_client():
             # (a defaults mode the user chose sets its own connect timeout: standard's 3.1 s is not raised to ours)
             config = None if _defaults_mode_chosen(core) else botocore.config.Config(connect_timeout=CONNECT_TIMEOUT)
             client = _new_client(boto3.session.Session(botocore_session=core), config)
-            client.meta.events.register("after-call.s3.CreateMultipartUpload", _record_multipart)
+            client.meta.events.register("after-call.s3.CreateMultipartUpload", _multipart_recorder(client))
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
         _CLIENTS[key] = client  # (last: the most recently used)
@@ -406,24 +406,47 @@ def _in_thread(call, on_abandon=None):
 # Multipart uploads boto3's transfer manager started, by (bucket, key): their ids come from CreateMultipartUpload's
 # answers (an event hook on each client). The manager aborts an upload that fails, but one whose caller a signal
 # took away (upload_file abandons the worker) was left incomplete, its parts stored and billed, and without
-# s3:ListBucket (ListMultipartUploads) no later run could find it: it is aborted by its id instead.
+# s3:ListBucket (ListMultipartUploads) no later run could find it: it is aborted by its id instead. Abandoned before
+# S3 answered CreateMultipartUpload, there was no id yet, and the transfer, going on in its thread, got one and
+# uploaded every part and completed the object after its publish had failed: such keys are in _ABANDONED, and the
+# answer's upload is aborted as it arrives (the transfer then stops there).
 _MULTIPART = {}
+_ABANDONED = set()
 _MULTIPART_LOCK = threading.Lock()
 
 
-def _record_multipart(parsed=None, **kwargs):
-    if isinstance(parsed, dict) and parsed.get("UploadId") and parsed.get("Key"):
+class AbandonedUpload(Exception):
+    """Raised in an abandoned transfer's thread, to end it where its multipart upload was aborted."""
+
+
+def _multipart_recorder(client):
+    def record(parsed=None, **kwargs):
+        if not (isinstance(parsed, dict) and parsed.get("UploadId") and parsed.get("Key")):
+            return
+        where = (parsed.get("Bucket"), parsed["Key"])
         with _MULTIPART_LOCK:
-            _MULTIPART[(parsed.get("Bucket"), parsed["Key"])] = parsed["UploadId"]
+            abandoned = where in _ABANDONED
+            _ABANDONED.discard(where)
+            if not abandoned:
+                _MULTIPART[where] = parsed["UploadId"]
+        if abandoned:
+            _abort_upload(client, *where, parsed["UploadId"])
+            raise AbandonedUpload(f"s3://{where[0]}/{where[1]}")
+    return record
 
 
 def _abort_multipart(client, bucket, key):
-    """Abort the multipart upload to ``bucket/key`` this process started, by its id; say what is left if S3
-    refuses (s3:AbortMultipartUpload)."""
+    """Abort the multipart upload to ``bucket/key`` this process started, by its id (one whose id S3 has not sent
+    yet as it arrives); say what is left if S3 refuses (s3:AbortMultipartUpload)."""
     with _MULTIPART_LOCK:
         upload = _MULTIPART.pop((bucket, key), None)
-    if upload is None:
-        return
+        if upload is None:
+            _ABANDONED.add((bucket, key))
+            return
+    _abort_upload(client, bucket, key, upload)
+
+
+def _abort_upload(client, bucket, key, upload):
     try:
         client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)
     except Exception as exc:
@@ -438,6 +461,7 @@ def upload_file(client, path, bucket, key, metadata=None):
     extra = {"ExtraArgs": {"Metadata": metadata}} if metadata else {}
     with _MULTIPART_LOCK:
         _MULTIPART.pop((bucket, key), None)
+        _ABANDONED.discard((bucket, key))
     try:
         _in_thread(lambda: client.upload_file(path, bucket, key, **extra),
                    on_abandon=lambda: _abort_multipart(client, bucket, key))

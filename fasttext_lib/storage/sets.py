@@ -54,7 +54,8 @@ from ..errors import FastTextError
 from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _put_members,
                  already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
 from .files import _why_no_file, check_replaceable, refuse_existing, why_not_written
-from .atomic import NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, size_noted_on_efbig, why_too_large
+from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
+                     size_noted_on_efbig, why_too_large)
 
 
 MARKER_KEY, MARKER = "written_by", "fasttext_lib"
@@ -319,7 +320,8 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
     dest = os.path.abspath(dest)
     if _check_local_destination(dest, manifest_name) is not None and not overwrite:
         raise already_exists(os.path.join(dest, manifest_name), hint)
-    existed = os.path.isdir(dest)
+    created = _missing_directories(dest)  # what os.makedirs makes (parents too): a failure leaves none of them
+    committed = False
     try:
         with _locked(dest):
             old = _check_local_destination(dest, manifest_name)  # again: another publisher may have won
@@ -327,7 +329,7 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                 raise already_exists(os.path.join(dest, manifest_name), hint)
             _delete_local(dest, _local_leftovers(dest, _referenced(old)))
             publish_id = secrets.token_hex(8)
-            entries, written, committed = {}, [], False
+            entries, written = {}, []
             staged_manifest = os.path.join(dest, f"{STAGING_PREFIX}{publish_id}-{manifest_name}")
             try:
                 for name, path in sorted(files.items()):
@@ -348,14 +350,15 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                 # (a checkpoint no resume could read, a bundle that replaced the old one and could not load).
                 committed = committed or _names_ours(dest, manifest_name, written)
                 _delete_local(dest, [os.path.basename(staged_manifest)] + ([] if committed else written))
-                if old is None and not committed and not existed:  # we made dest: leave no directory
-                    _delete_local(dest, [LOCK_NAME])
-                    with contextlib.suppress(OSError):
-                        os.rmdir(dest)  # only if empty
                 raise
             _delete_local(dest, _referenced(old) - set(written))
-    except OSError as exc:  # (a bundle staged in TMPDIR, copied to a FAT32 stick: "File too large" said no more)
-        raise FastTextError(f"cannot write {dest}: {why_not_written(dest, exc)}{why_too_large(exc)}") from None
+    except BaseException as exc:
+        if created and not committed:  # we made dest (a lock that could not be taken too): leave no folder
+            _delete_local(dest, [LOCK_NAME])
+            _remove_if_empty(created)  # only empty ones: never another writer's files
+        if isinstance(exc, OSError):  # (a bundle staged in TMPDIR, copied to a FAT32 stick: "File too large" said no more)
+            raise FastTextError(f"cannot write {dest}: {why_not_written(dest, exc)}{why_too_large(exc)}") from None
+        raise
     return dest
 
 
@@ -443,18 +446,17 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
 def _s3_collect(client, bucket, prefix, keep, replaced):
     """Delete ``replaced`` now and unreferenced data objects / multipart uploads older than the grace period
     (those only where S3 lets us list them: without s3:ListBucket nothing can find them)."""
-    doomed = set(replaced) - set(keep)
+    replaced = set(replaced) - set(keep)
     try:
         listing = _s3_listing(client, bucket, prefix)
     except Exception as exc:
         if not is_forbidden(exc):
             raise
         listing = {}
-    for name, age in listing.items():
-        if name not in keep and _is_ours(name) and name != LOCK_NAME and age > ORPHAN_GRACE_SECONDS:
-            doomed.add(name)
-    for name in sorted(doomed):
-        client.delete_object(Bucket=bucket, Key=_key(prefix, name))
+    orphans = {name for name, age in listing.items()
+               if name not in keep and _is_ours(name) and name != LOCK_NAME and age > ORPHAN_GRACE_SECONDS}
+    for name in sorted(replaced | orphans):
+        _unless_refused(name not in replaced, client.delete_object, Bucket=bucket, Key=_key(prefix, name))
     now = datetime.datetime.now(datetime.timezone.utc)
     try:
         uploads = _multipart_uploads(client, bucket, _key(prefix, ""))
@@ -465,7 +467,20 @@ def _s3_collect(client, bucket, prefix, keep, replaced):
     for upload in uploads:
         name = upload["Key"][len(_key(prefix, "")):]
         if "/" not in name and (now - upload["Initiated"]).total_seconds() > ORPHAN_GRACE_SECONDS:
-            client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+            _unless_refused(True, client.abort_multipart_upload, Bucket=bucket, Key=upload["Key"],
+                            UploadId=upload["UploadId"])
+
+
+def _unless_refused(orphan, call, **arguments):
+    """``call(**arguments)``; for an ``orphan`` (what a killed run left, found by listing) a refusal (403: a role that
+    may list but not delete or abort) is no error: the set was published or removed, and only the leftover stays, as
+    it does where nothing may list it. A removal said 'access denied' though its set was gone (a checkpoint's older
+    epoch: the training stopped there)."""
+    try:
+        call(**arguments)
+    except Exception as exc:
+        if not (orphan and is_forbidden(exc)):
+            raise
 
 
 def _multipart_uploads(client, bucket, key_prefix):
