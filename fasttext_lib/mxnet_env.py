@@ -76,10 +76,11 @@ def start_mxnet():
     from .lean_import import import_mxnet_lean
 
     check_environment()
+    check_address_space()
     try:
         import_mxnet_lean()
     except Exception as exc:  # ctypes could not load libmxnet / libopenblas (OSError), or its engine failed at import
-        if not isinstance(exc, OSError) and type(exc).__name__ != "MXNetError":
+        if not isinstance(exc, (OSError, MemoryError)) and type(exc).__name__ != "MXNetError":
             raise
         _drop_exit_hook()
         raise FastTextError(f"cannot load MXNet ({reason_of(exc)}){_hint()}") from None
@@ -90,6 +91,38 @@ def start_mxnet():
     except mx.base.MXNetError as exc:
         _drop_exit_hook()
         raise FastTextError(f"MXNet cannot start ({reason_of(exc).replace('MXNetError: ', '')}){_hint()}") from None
+
+
+# Under ``ulimit -v`` MXNet runs out of address space at places no handler reaches: a segfault while libmxnet is
+# mapped, or an abort when a thread cannot start or glibc cannot load libgcc_s to unwind a C++ exception (exit 139 or
+# 134, no line), from about 600 MB down (measured: 1-4 OpenMP threads, a tiny corpus, after the one arena below). So
+# a limit below what it needs to start and train a small model is refused first; above it, running out is an
+# allocation that fails, which is said in one line (errors.out_of_memory_line).
+MIN_ADDRESS_SPACE = 700 << 20
+THREAD_ADDRESS_SPACE = 8 << 20  # a thread's stack, for each OpenMP thread past the two measured
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+
+
+def check_address_space():
+    """Under a finite ``ulimit -v``: one malloc arena (glibc reserves 64 MB of address space for each thread's own
+    arena, which is what an address-space limit counts: ~850 MB became ~600 MB needed), and one error line if the
+    limit is below :data:`MIN_ADDRESS_SPACE` (more with many OpenMP threads)."""
+    import ctypes
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return
+    try:
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
+    except (OSError, AttributeError):  # not glibc: its arenas are not these
+        pass
+    threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "").strip() or os.cpu_count() or 1))
+    need = MIN_ADDRESS_SPACE + THREAD_ADDRESS_SPACE * max(0, threads - 2)
+    if limit < need:
+        raise FastTextError(f"MXNet needs about {need >> 20:,} MB of address space to run ({threads} OpenMP "
+                            f"thread{'s' if threads != 1 else ''}), and this process may use {limit >> 20:,} MB at most (ulimit -v): raise that "
+                            f"limit (ulimit -v unlimited)")
 
 
 def _drop_exit_hook():

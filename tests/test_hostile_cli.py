@@ -7,6 +7,7 @@ Faults are real: a tmpfs that fills up or is read-only, a loopback proxy in fron
 (scripts/fault_proxy.py), signals sent to a training process, two trainings at once.
 """
 import json
+import functools
 import os
 import signal
 import subprocess
@@ -956,6 +957,26 @@ def test_a_memory_limit_too_low_for_mxnet_itself_is_one_error_line(tmp_path, dat
     assert_error(r, "(ulimit -v): raise that limit")
     assert "Exception ignored" not in r.stderr
     assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+
+@pytest.mark.parametrize("limit_mb", [350, 500, 600])
+def test_a_memory_limit_mxnet_would_crash_under_is_refused_in_one_line_before_it_loads(tmp_path, data, tmpdir_env,
+                                                                                        limit_mb):
+    """``ulimit -v`` of 350-750 MB: MXNet ran out of address space where no handler reaches, a segfault while
+    libmxnet was mapped (350 MB, exit 139), a MemoryError traceback (400), a segfault in training (500, exit 255) or
+    an abort when glibc could not load libgcc_s to unwind an exception (600-750, exit 134). Below what it needs it
+    is refused before MXNet loads; above, with one malloc arena, a small model trains (760 MB: aborted before)."""
+    tmpdir, env = tmpdir_env
+    run = functools.partial(subprocess.run, capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="2", **env))
+    r = run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
+             str(tmp_path / "out"), *TINY], preexec_fn=memory_limit(limit_mb << 20))
+    assert_error(r, f"MXNet needs about 700 MB of address space to run (2 OpenMP threads), and this process may use "
+                    f"{limit_mb} MB at most (ulimit -v): raise that limit")
+    assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+    r = run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
+             str(tmp_path / "out"), *TINY], preexec_fn=memory_limit(760 << 20))
+    assert r.returncode == 0, r.stderr[-2000:]
+
 
 # ---------------------------------------------------------------- signals, kills, concurrent runs
 
