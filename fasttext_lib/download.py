@@ -10,6 +10,7 @@ Only the standard library's urllib is used for HTTP, so nothing beyond the base 
 import hashlib
 import os
 import posixpath
+import random
 import shutil
 import tarfile
 import urllib.error
@@ -19,7 +20,8 @@ from http.client import HTTPException
 from urllib.parse import urlparse
 
 from . import label_names, storage
-from .data import check_fasttext_labels, check_limit, read_labeled, write_fasttext_rows
+from .data import (LabeledTexts, check_fasttext_labels, check_limit, iter_examples, read_labeled,
+                   write_fasttext_rows)
 from .errors import FastTextError
 from .progress import bar
 
@@ -226,18 +228,41 @@ def dataset_label_names(spec, classes_file=None):
 
 def _read_split(path, member, limit):
     """A split extracted to ``path`` (a temporary), its errors naming the archive's ``member`` instead: the user
-    can look there, not at a file deleted by the time the error is shown."""
+    can look there, not at a file deleted by the time the error is shown. ``limit``: :func:`_spread_sample`."""
     try:
-        return read_labeled(path, fmt="csv", limit=limit, find_names=False)
+        if limit is None:
+            return read_labeled(path, fmt="csv", find_names=False)
+        return _spread_sample(path, limit)
     except FastTextError as exc:
         raise FastTextError(str(exc).replace(path, member)) from None
+
+
+def _spread_sample(path, limit):
+    """``limit`` documents of the CSV split at ``path`` drawn evenly from all of it (a reservoir sample, seeded: the
+    same every run), in the file's order; all of it when it has no more. Not its first ``limit`` rows: some sets
+    list their classes one after the other (dbpedia's train.csv: 40,000 rows of class 1, then of class 2, ...),
+    and their first rows were a split of one class (fastText's script shuffles the whole file)."""
+    rng = random.Random(0)
+    kept = []  # (row number, label, text)
+    for number, (label, text) in enumerate(iter_examples(path, "csv")):
+        if number < limit:
+            kept.append((number, label, text))
+        else:
+            slot = rng.randrange(number + 1)
+            if slot < limit:
+                kept[slot] = (number, label, text)
+    if not kept:
+        raise FastTextError(f"{path}: contains no labeled documents")
+    kept.sort()
+    return LabeledTexts([label for _, label, _ in kept], [text for _, _, text in kept])
 
 
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
     The output goes to a local directory or an ``s3://`` prefix; ``limit`` caps the documents per
-    split (quick experiments). When the classes' meanings are known (:func:`dataset_label_names`),
+    split (quick experiments): a sample spread over the whole split, the same every run, in the file's order
+    (:func:`_spread_sample`). When the classes' meanings are known (:func:`dataset_label_names`),
     ``<name>.classes.txt`` (``id=name`` lines) is written first, beside them: training on
     ``<name>.train`` then stores the names in the bundle (label_names.py). Returns
     ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written.

@@ -310,10 +310,12 @@ def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, 
 def test_prepare_limit_caps_each_split(archive, server, tmp_path):
     spec, _ = archive
     base_url, _ = server
-    result = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=base_url, limit=1, progress=False)
-    for split, rows in (("train", TRAIN), ("test", TEST)):
+    result = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=base_url, limit=2, progress=False)
+    titled = (TITLED[0], TITLED[1] + " " + TITLED[2].replace('""', '"').replace("\\n", " "))
+    for split, rows in (("train", TRAIN), ("test", TEST + [titled])):
         with open(result[split]) as f:
-            assert f.read().splitlines() == _expected_lines(rows[:1])
+            lines = f.read().splitlines()
+        assert len(lines) == 2 and lines == [line for line in _expected_lines(rows) if line in lines]
 
 
 
@@ -554,3 +556,27 @@ def test_prepare_refuses_an_output_it_cannot_write_before_downloading(archive, s
         prepare(spec, out, str(tmp_path / "cache"), base_url=base_url, progress=False)
     assert handler.log == [] and not (tmp_path / "cache").exists()  # nothing downloaded
     assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_prepare_limit_samples_a_split_sorted_by_class_not_its_first_rows(server, tmp_path):
+    """dbpedia's train.csv holds its 14 classes one after the other (40,000 rows each): limit=20000 (notebook 01's
+    train_docs) wrote the first 20,000 rows, a .train of class 1 alone beside a .test of four classes, and said
+    nothing. A limit now takes a sample spread over the whole split (the same every run), in the file's order."""
+    rows = [(str(c), f"document {i} of class {c}") for c in (1, 2, 3, 4) for i in range(50)]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "sorted_csv/train.csv", "".join(csv_line(l, t) for l, t in rows).encode())
+        _add(tar, "sorted_csv/test.csv", "".join(csv_line(l, t) for l, t in rows[::10]).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("sorted", "https://example.invalid/mirror/sorted_csv.tgz", len(data),
+                        hashlib.md5(data).hexdigest(), 4)
+    _serve(server, spec, data)
+    written = [prepare(spec, str(tmp_path / out), str(tmp_path / "cache"), base_url=server[0], limit=40,
+                       progress=False) for out in ("out", "again")]
+    train = read_labeled(written[0]["train"])
+    assert len(train) == 40 and sorted(set(train.labels)) == ["1", "2", "3", "4"]
+    assert all(train.labels.count(c) >= 5 for c in "1234")  # not a run of one class
+    lines = (tmp_path / "out" / "sorted.train").read_text().splitlines()
+    assert lines == sorted(lines, key=_expected_lines(rows).index)  # the file's order
+    assert (tmp_path / "again" / "sorted.train").read_bytes() == (tmp_path / "out" / "sorted.train").read_bytes()
+    assert read_labeled(written[0]["test"]).labels == [l for l, _ in rows[::10]]  # under the limit: all of it
