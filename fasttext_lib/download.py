@@ -115,13 +115,14 @@ def _fetch(url, part, spec, progress):
         if exc.code == 416 and offset:  # the server rejects our range: the .part is not a prefix
             _remove(part)
             return _fetch(url, part, spec, progress)
-        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {exc.reason}") from None
+        # (urllib's reason for a redirect loop holds line breaks: the error is one line)
+        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}") from None
     except (urllib.error.URLError, HTTPException, OSError) as exc:
         raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
     with response:
-        length = response.headers.get("Content-Length")
+        length = _announced_length(response)
         if response.status != 206:  # the server ignored Range and sends the whole file: start over
-            if offset and (length is None or int(length) != spec.size):
+            if offset and length != spec.size:
                 # ...unless what it sends is not the archive (a captive portal's or a proxy's page): taken for
                 # the whole file, it deleted the .part (hundreds of MB) or truncated it to the page.
                 what = "a response of unknown length" if length is None else f"{length} bytes"
@@ -130,8 +131,8 @@ def _fetch(url, part, spec, progress):
                                     f"the partial download {part} is kept: run again to resume (delete it to start "
                                     f"over)")
             offset = 0
-        if length is not None and int(length) != spec.size - offset:
-            _mismatch(part, url, f"server sends {offset + int(length)} bytes, expected {spec.size}")
+        if length is not None and length != spec.size - offset:
+            _mismatch(part, url, f"server sends {offset + length} bytes, expected {spec.size}")
         with open(part, "ab" if offset else "wb") as out, \
                 bar(total=spec.size, initial=offset, desc=spec.filename, disable=not progress,
                     unit="B", unit_scale=True, unit_divisor=1024) as pbar:
@@ -146,11 +147,27 @@ def _fetch(url, part, spec, progress):
                     break
                 out.write(block)
                 pbar.update(len(block))
+                if out.tell() > spec.size:  # (a response of no announced length: a page, or an endless stream,
+                    break  # was written until it ended, however far past the archive: tens of GB, a full disk)
+            if out.tell() > spec.size:
+                out.close()
+                _mismatch(part, url, f"the server sends more than the {spec.size} bytes expected")
             # http.client ends a short body silently instead of raising IncompleteRead, so compare with
             # the announced length. The .part is kept: the next call resumes where this one stopped.
             if error or (length is not None and out.tell() < spec.size):
                 raise FastTextError(f"cannot download {url}: connection lost after {out.tell()} of {spec.size} "
                                     f"bytes{f' ({error})' if error else ''}; run again to resume")
+
+
+def _announced_length(response):
+    """The body's length as the server announced it, or None: none announced, or a Content-Length that is no
+    number (two headers a proxy merged, ``123, 123``), which http.client itself reads as unknown (here it was a
+    ValueError traceback)."""
+    try:
+        length = int(response.headers.get("Content-Length"))
+    except (TypeError, ValueError):
+        return None
+    return length if length >= 0 else None
 
 
 def download(name_or_spec, cache_dir, base_url=None, progress=True):

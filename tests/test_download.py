@@ -580,3 +580,75 @@ def test_prepare_limit_samples_a_split_sorted_by_class_not_its_first_rows(server
     assert lines == sorted(lines, key=_expected_lines(rows).index)  # the file's order
     assert (tmp_path / "again" / "sorted.train").read_bytes() == (tmp_path / "out" / "sorted.train").read_bytes()
     assert read_labeled(written[0]["test"]).labels == [l for l, _ in rows[::10]]  # under the limit: all of it
+
+
+class _Odd(http.server.BaseHTTPRequestHandler):
+    """A server that answers every request in one odd way (``kind``), with ``body``."""
+    kind = None
+    body = b""
+
+    def do_GET(self):
+        if self.kind == "redirect loop":
+            self.send_response(302)
+            self.send_header("Location", self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)
+        if self.kind == "unreadable length":
+            self.send_header("Content-Length", f"{len(self.body)}, {len(self.body)}")  # a proxy's merged headers
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            if self.kind == "endless":  # no length announced, and no end
+                while True:
+                    self.wfile.write(b"<html>" * 10000)
+            self.wfile.write(self.body)
+        except OSError:
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def odd_server(monkeypatch):
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    servers = []
+
+    def start(kind, body=b""):
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("Odd", (_Odd,), {"kind": kind, "body": body}))
+        threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        servers.append(httpd)
+        return f"http://127.0.0.1:{httpd.server_address[1]}/"
+    yield start
+    for httpd in servers:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_redirect_loop_is_one_error_line(archive, odd_server, tmp_path):
+    """urllib's reason for a redirect loop holds two line breaks: the error was three lines."""
+    spec, _ = archive
+    with pytest.raises(FastTextError, match=r"cannot download .*: HTTP 302 .*redirect.* loop") as exc:
+        download(spec, str(tmp_path / "cache"), base_url=odd_server("redirect loop"), progress=False)
+    assert "\n" not in str(exc.value)
+
+
+def test_a_content_length_that_is_no_number_is_read_as_unknown_not_a_traceback(archive, odd_server, tmp_path):
+    """A Content-Length such as '123, 123' (two headers merged by a proxy), which http.client itself reads as an
+    unknown length, stopped the download in a ValueError traceback."""
+    spec, data = archive
+    path = download(spec, str(tmp_path / "cache"), base_url=odd_server("unreadable length", data), progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+
+
+def test_a_response_longer_than_the_archive_is_not_written_to_its_end(archive, odd_server, tmp_path):
+    """A response of no announced length (a page, a stream) was written to the .part until it ended, however far
+    past the archive's size (a full disk, for an endless one): it stops one byte past it."""
+    spec, _ = archive
+    with pytest.raises(FastTextError, match=f"failed verification .*more than the {spec.size} bytes expected"):
+        download(spec, str(tmp_path / "cache"), base_url=odd_server("endless"), progress=False)
+    assert os.listdir(tmp_path / "cache") == []
