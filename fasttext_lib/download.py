@@ -7,11 +7,14 @@ against the published size and md5 before use, and cached: a verified archive is
 
 Only the standard library's urllib is used for HTTP, so nothing beyond the base dependencies is needed.
 """
+import contextlib
+import fcntl
 import hashlib
 import os
 import posixpath
 import random
 import shutil
+import sys
 import tarfile
 import urllib.error
 import urllib.request
@@ -173,7 +176,8 @@ def _announced_length(response):
 def download(name_or_spec, cache_dir, base_url=None, progress=True):
     """Download a dataset archive into ``cache_dir`` (resuming, verifying); return its local path.
 
-    ``base_url`` replaces everything before the file name (a mirror or a local test server).
+    ``base_url`` replaces everything before the file name (a mirror or a local test server). Another download into
+    the same cache (a second notebook, the command line) is waited for (:func:`_cache_lock`), then its archive used.
     """
     spec = get_dataset(name_or_spec)
     url = spec.url if base_url is None else base_url.rstrip("/") + "/" + spec.filename
@@ -181,23 +185,46 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
     part = path + ".part"
     try:
         os.makedirs(cache_dir, exist_ok=True)
-        if os.path.exists(path):
-            if _verified(path, spec):
-                return path
-            _remove(path)  # corrupt or from another version: fetch again
-        _fetch(url, part, spec, progress)
+        with _cache_lock(cache_dir, progress):
+            if os.path.exists(path):
+                if _verified(path, spec):
+                    return path
+                _remove(path)  # corrupt or from another version: fetch again
+            _fetch(url, part, spec, progress)
+            size = os.path.getsize(part)
+            if size != spec.size:
+                _mismatch(part, url, f"{size} bytes, expected {spec.size}")
+            md5 = _md5(part)
+            if md5 != spec.md5:
+                _mismatch(part, url, f"md5 {md5}, expected {spec.md5}")
+            os.replace(part, path)  # only a verified archive ever carries the final name
     except OSError as exc:  # the cache itself: a full disk, a file in the way (the server's errors are handled in _fetch)
         kept = " (the partial download is kept: run again to resume)" if os.path.exists(part) else ""
         raise FastTextError(f"cannot write the download cache {cache_dir}: "
                             f"{storage.why_not_written(cache_dir, exc)}{kept}") from None
-    size = os.path.getsize(part)
-    if size != spec.size:
-        _mismatch(part, url, f"{size} bytes, expected {spec.size}")
-    md5 = _md5(part)
-    if md5 != spec.md5:
-        _mismatch(part, url, f"md5 {md5}, expected {spec.md5}")
-    os.replace(part, path)  # only a verified archive ever carries the final name
     return path
+
+
+@contextlib.contextmanager
+def _cache_lock(cache_dir, progress):
+    """Hold an exclusive lock on ``cache_dir`` while an archive is looked up, fetched and verified there. Two
+    downloads into one cache at once both wrote the one ``.part`` (the second resumed the first's, both appended):
+    the second failed in a traceback once the first had put the archive in place, or the mixed .part failed its md5.
+    The lock is an flock on the directory itself (no lock file to leave behind; released when the process ends, however
+    it ends); a file system without locks goes unlocked, as before."""
+    fd = os.open(cache_dir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if progress:
+                print(f"waiting for another download into {cache_dir} to finish", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # (ENOLCK, EOPNOTSUPP: no locks there)
+            pass
+        yield
+    finally:
+        os.close(fd)
 
 
 def _extract_splits(archive, folder, out_dir):

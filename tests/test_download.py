@@ -6,6 +6,7 @@ import os
 import socket
 import tarfile
 import threading
+import time
 
 import pytest
 
@@ -50,6 +51,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     log = None  # list of (path, Range header)
     ignore_range = False
     truncate_at = None  # announce the full length but close after this many bytes
+    slow = None  # send the body this many bytes at a time, 10 ms apart
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
@@ -71,7 +73,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = data[start:]
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body[:self.truncate_at] if self.truncate_at is not None else body)
+        body = body[:self.truncate_at] if self.truncate_at is not None else body
+        for at in range(0, len(body), self.slow or len(body) or 1):  # slow: this many bytes at a time
+            self.wfile.write(body[at:at + (self.slow or len(body))])
+            self.wfile.flush()
+            if self.slow:
+                time.sleep(0.01)
 
     def log_message(self, *args):
         pass
@@ -652,3 +659,33 @@ def test_a_response_longer_than_the_archive_is_not_written_to_its_end(archive, o
     with pytest.raises(FastTextError, match=f"failed verification .*more than the {spec.size} bytes expected"):
         download(spec, str(tmp_path / "cache"), base_url=odd_server("endless"), progress=False)
     assert os.listdir(tmp_path / "cache") == []
+
+
+def test_two_downloads_into_one_cache_at_once_share_one_archive(archive, server, tmp_path):
+    """Two prepares of one dataset into one cache (two notebooks, a notebook and the command line) both wrote the
+    one .part: the second resumed the first's, both appended, and the second failed in a FileNotFoundError traceback
+    once the first had put the archive in place (or a .part mixed from both failed its md5 and was deleted). The
+    second now waits for the first and uses its archive."""
+    spec, data = archive
+    base_url, handler = server
+    handler.slow = 64
+    cache = str(tmp_path / "cache")
+    results = []
+
+    def fetch():
+        try:
+            results.append(download(spec, cache, base_url=base_url, progress=False))
+        except BaseException as exc:  # (reported below, not lost in the thread)
+            results.append(exc)
+
+    first = threading.Thread(target=fetch)
+    first.start()
+    deadline = time.monotonic() + 10
+    while not os.path.exists(os.path.join(cache, spec.filename + ".part")) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    fetch()  # the second, while the first is under way
+    first.join()
+    assert results == [os.path.join(cache, spec.filename)] * 2
+    with open(results[0], "rb") as f:
+        assert f.read() == data
+    assert os.listdir(cache) == [spec.filename] and len(handler.log) == 1
