@@ -232,31 +232,39 @@ def _extract_splits(archive, folder, out_dir):
     of the archive; return their paths by split (``"classes"`` for the names).
 
     Members are matched by name and copied to paths we choose, so an archive can never write
-    outside ``out_dir`` (no ``extractall``). The scan stops once all three are found.
+    outside ``out_dir`` (no ``extractall``); links are not followed. A member the archive holds twice (an archive
+    updated with ``tar -r``) is read as ``tar -xzf`` (fastText's classification-example.sh) extracts it: the later
+    one wins, so the whole archive is read (the scan stopped once all three were found: the older copy was
+    prepared).
     """
     wanted = {f"{folder}/{split}.csv": split for split in SPLITS}
     wanted[f"{folder}/{label_names.ZHANG_FILE}"] = "classes"
-    found = {}
+    found, links = {}, {}
     os.makedirs(os.path.join(out_dir, folder))  # so that data errors name e.g. .../ag_news_csv/train.csv
     try:
         with tarfile.open(archive, "r:gz") as tar:
             for member in tar:
                 split = wanted.get(posixpath.normpath(member.name))
-                if split is None or not member.isfile():
+                if split is None:
+                    continue
+                if not member.isfile():
+                    if member.issym() or member.islnk():
+                        links[split] = f"{member.name} is a link (to {member.linkname}), not a file"
                     continue
                 name = label_names.ZHANG_FILE if split == "classes" else f"{split}.csv"
                 found[split] = os.path.join(out_dir, folder, name)
+                links.pop(split, None)
                 with tar.extractfile(member) as src, open(found[split], "wb") as dst:
                     shutil.copyfileobj(src, dst, _CHUNK)
-                if len(found) == len(wanted):
-                    break
     except (tarfile.TarError, EOFError, OSError) as exc:
         if getattr(exc, "errno", None) in storage.NO_ROOM:  # a full TMPDIR, not a bad archive: staging_dir says so
             raise
         raise FastTextError(f"{archive}: cannot read the archive ({exc})") from None
-    missing = [name for name, split in wanted.items() if split not in found and split != "classes"]
-    if missing:
-        raise FastTextError(f"{archive}: archive has no {', '.join(missing)}")
+    missing = [name for name, split in wanted.items() if split not in found | links.keys() and split != "classes"]
+    unread = [links[split] for split in SPLITS if split in links and split not in found]
+    if missing or unread:
+        raise FastTextError(f"{archive}: " + "; ".join(([f"archive has no {', '.join(missing)}"] if missing else [])
+                                                       + unread))
     return found
 
 

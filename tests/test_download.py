@@ -689,3 +689,40 @@ def test_two_downloads_into_one_cache_at_once_share_one_archive(archive, server,
     with open(results[0], "rb") as f:
         assert f.read() == data
     assert os.listdir(cache) == [spec.filename] and len(handler.log) == 1
+
+
+def test_a_member_the_archive_holds_twice_is_read_as_tar_extracts_it_the_later_one(server, tmp_path):
+    """An archive updated with tar -r holds a member twice; tar -xzf (fastText's classification-example.sh) gives the
+    later one. The scan stopped once it had found train.csv, test.csv and classes.txt: the older train.csv was
+    prepared, silently."""
+    stale = [("1", "an older copy of the split")]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "twice_csv/classes.txt", b"good\nbad\n")
+        _add(tar, "twice_csv/train.csv", "".join(csv_line(l, t) for l, t in stale).encode())
+        _add(tar, "twice_csv/test.csv", "".join(csv_line(l, t) for l, t in TEST).encode())
+        _add(tar, "twice_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("twice", "https://example.invalid/mirror/twice_csv.tgz", len(data), hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    written = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert (tmp_path / "out" / "twice.train").read_text().splitlines() == _expected_lines(TRAIN)
+    assert read_labeled(written["test"]).labels == [l for l, _ in TEST]
+
+
+def test_a_split_that_is_a_link_in_the_archive_is_named_as_one(server, tmp_path):
+    """A split stored as a symbolic link (tar czf of a folder whose test.csv links elsewhere) was reported as missing
+    ('archive has no linked_csv/test.csv'), beside a listing that shows it; links are not followed."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "linked_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
+        link = tarfile.TarInfo("linked_csv/test.csv")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    data = buf.getvalue()
+    spec = ZhangDataset("linked", "https://example.invalid/mirror/linked_csv.tgz", len(data), hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    with pytest.raises(FastTextError, match=r"linked_csv.tgz: linked_csv/test.csv is a link \(to /etc/passwd\), not a "
+                                            r"file$"):
+        prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
