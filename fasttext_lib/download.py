@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import pathlib
 import posixpath
 import random
 import shutil
@@ -180,7 +181,7 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
     the same cache (a second notebook, the command line) is waited for (:func:`_cache_lock`), then its archive used.
     """
     spec = get_dataset(name_or_spec)
-    url = spec.url if base_url is None else base_url.rstrip("/") + "/" + spec.filename
+    url = _archive_url(spec, base_url)
     path = os.path.join(cache_dir, spec.filename)
     part = path + ".part"
     try:
@@ -203,6 +204,39 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
         raise FastTextError(f"cannot write the download cache {cache_dir}: "
                             f"{storage.why_not_written(cache_dir, exc)}{kept}") from None
     return path
+
+
+_MIRROR_SCHEMES = ("http", "https", "ftp", "file")  # what urllib opens
+
+
+def _archive_url(spec, base_url):
+    """The URL of ``spec``'s archive: its own, or the file of that name under ``base_url``, a URL or a local folder
+    (an offline machine's copy of the archives). A folder, a URL without a scheme (``mirror.local/data``) or one
+    urllib cannot parse was a ValueError traceback ('unknown url type')."""
+    if base_url is None:
+        return spec.url
+
+    def refused(why):
+        return FastTextError(f"cannot download from the mirror {base_url!r}: {why}")
+
+    try:
+        scheme = urlparse(base_url).scheme.lower()
+    except ValueError as exc:  # (http://[::1: "Invalid IPv6 URL")
+        raise refused(exc) from None
+    if scheme not in _MIRROR_SCHEMES:
+        if scheme and len(scheme) > 1:  # (a letter: a Windows drive, C:\mirror)
+            raise refused(f"{scheme}:// is not read here, only {', '.join(s + '://' for s in _MIRROR_SCHEMES)} URLs "
+                          f"or a local folder (or copy the archive {spec.filename} into the cache folder: a verified "
+                          f"archive there is used as it is)")
+        if not os.path.isdir(base_url):
+            raise refused("it is no URL (http://, https://, ...) and no folder")
+        base_url = pathlib.Path(base_url).resolve().as_uri()
+    url = base_url.rstrip("/") + "/" + spec.filename
+    try:
+        urllib.request.Request(url)
+    except ValueError as exc:
+        raise refused(exc) from None
+    return url
 
 
 @contextlib.contextmanager

@@ -726,3 +726,24 @@ def test_a_split_that_is_a_link_in_the_archive_is_named_as_one(server, tmp_path)
                                             r"file$"):
         prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+def test_a_local_folder_as_the_mirror_is_read_and_a_base_url_that_is_no_url_is_one_error(archive, tmp_path, capsys):
+    """--base-url /mnt/mirror (an offline machine's copy of the archives) and --base-url mirror.local/data (no
+    scheme) were ValueError tracebacks ('unknown url type'), as was a URL urllib cannot parse: a folder is now read
+    as the mirror it is, and the others are one error line, before anything is written."""
+    from fasttext_lib import cli
+
+    spec, data = archive
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / spec.filename).write_bytes(data)
+    path = download(spec, str(tmp_path / "cache"), base_url=str(mirror), progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    for base_url in ("mirror.local/data", str(tmp_path / "no-such-folder"), "http://[::1", "s3://bucket/mirror"):
+        assert cli.main(["prepare", "--dataset", "ag_news", "--output", str(tmp_path / "out"), "--cache-dir",
+                         str(tmp_path / "c2"), "--base-url", base_url]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: cannot download from the mirror {base_url!r}: ")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "c2").exists()
