@@ -14,6 +14,7 @@ import os
 import pathlib
 import posixpath
 import random
+import re
 import shutil
 import sys
 import tarfile
@@ -135,6 +136,8 @@ def _fetch(url, part, spec, progress):
                                     f"the partial download {part} is kept: run again to resume (delete it to start "
                                     f"over)")
             offset = 0
+        else:
+            _check_range_start(response, offset, url, part)
         if length is not None and length != spec.size - offset:
             _mismatch(part, url, f"server sends {offset + length} bytes, expected {spec.size}")
         with open(part, "ab" if offset else "wb") as out, \
@@ -161,6 +164,17 @@ def _fetch(url, part, spec, progress):
             if error or (length is not None and out.tell() < spec.size):
                 raise FastTextError(f"cannot download {url}: connection lost after {out.tell()} of {spec.size} "
                                     f"bytes{f' ({error})' if error else ''}; run again to resume")
+
+
+def _check_range_start(response, offset, url, part):
+    """Refuse a 206 whose Content-Range starts elsewhere than at ``offset`` (a broken cache or proxy answering from
+    byte 0): its bytes were appended all the same, the archive failed its md5, and the .part (up to 690 MB) was
+    deleted. The .part is kept for a resume once the path to the server is sound again."""
+    match = re.match(r"\s*bytes\s+(\d+)-", response.headers.get("Content-Range") or "")
+    if match and int(match.group(1)) != offset:
+        raise FastTextError(f"cannot download {url}: asked to resume at byte {offset}, the server sends the bytes "
+                            f"from {match.group(1)} (a broken cache or proxy on the way?); the partial download {part} "
+                            f"is kept: run again to resume (delete it to start over)")
 
 
 def _announced_length(response):

@@ -747,3 +747,45 @@ def test_a_local_folder_as_the_mirror_is_read_and_a_base_url_that_is_no_url_is_o
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"error: cannot download from the mirror {base_url!r}: ")
     assert not (tmp_path / "out").exists() and not (tmp_path / "c2").exists()
+
+
+class _WrongRange(http.server.BaseHTTPRequestHandler):
+    """A broken cache or proxy: any Range is answered 206 with the bytes from 0, its Content-Range saying so."""
+    data = b""
+
+    def do_GET(self):
+        start = int(self.headers["Range"].split("=")[1].split("-")[0])
+        body = self.data[:len(self.data) - start]
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes 0-{len(body) - 1}/{len(self.data)}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_resume_answered_from_another_byte_keeps_the_partial_download(archive, server, tmp_path):
+    """A 206 whose Content-Range starts elsewhere than the .part ends had its bytes appended all the same: the
+    archive failed its md5 and the .part (up to 690 MB) was deleted. It is refused before a byte is written."""
+    spec, data = archive
+    base_url, handler = server
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    part = cache / (spec.filename + ".part")
+    part.write_bytes(data[:100])
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("Wrong", (_WrongRange,), {"data": data}))
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        with pytest.raises(FastTextError, match=r"asked to resume at byte 100, .* sends the bytes from 0 .*"
+                                                r"the partial download .* is kept") as exc:
+            download(spec, str(cache), base_url=f"http://127.0.0.1:{httpd.server_address[1]}/", progress=False)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert "\n" not in str(exc.value) and os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
+    with open(path, "rb") as f:
+        assert f.read() == data
