@@ -213,7 +213,8 @@ def build_parser():
                         "<dataset>.classes.txt")
     r.add_argument("--cache-dir", default=os.path.join(os.path.expanduser("~"), ".cache", "fasttext_lib"),
                    help="where the downloaded archive is kept (default: ~/.cache/fasttext_lib)")
-    r.add_argument("--base-url", default=None, help="mirror to download from instead of the public one")
+    r.add_argument("--base-url", default=None, help="mirror to download from instead of the public one: an http(s):// "
+                        "or file:// URL, or a local folder holding the .tgz archives")
 
     v = sub.add_parser("export-vectors", help="write a bundle's word vectors as a fastText .vec text file")
     v.add_argument("--model", required=True, help="bundle directory or s3:// prefix")

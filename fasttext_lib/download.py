@@ -7,10 +7,16 @@ against the published size and md5 before use, and cached: a verified archive is
 
 Only the standard library's urllib is used for HTTP, so nothing beyond the base dependencies is needed.
 """
+import contextlib
+import fcntl
 import hashlib
 import os
+import pathlib
 import posixpath
+import random
+import re
 import shutil
+import sys
 import tarfile
 import urllib.error
 import urllib.request
@@ -19,7 +25,8 @@ from http.client import HTTPException
 from urllib.parse import urlparse
 
 from . import label_names, storage
-from .data import check_fasttext_labels, check_limit, read_labeled, write_fasttext_rows
+from .data import (LabeledTexts, check_fasttext_labels, check_limit, iter_examples, read_labeled,
+                   write_fasttext_rows)
 from .errors import FastTextError
 from .progress import bar
 
@@ -113,13 +120,14 @@ def _fetch(url, part, spec, progress):
         if exc.code == 416 and offset:  # the server rejects our range: the .part is not a prefix
             _remove(part)
             return _fetch(url, part, spec, progress)
-        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {exc.reason}") from None
+        # (urllib's reason for a redirect loop holds line breaks: the error is one line)
+        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}") from None
     except (urllib.error.URLError, HTTPException, OSError) as exc:
         raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
     with response:
-        length = response.headers.get("Content-Length")
+        length = _announced_length(response)
         if response.status != 206:  # the server ignored Range and sends the whole file: start over
-            if offset and (length is None or int(length) != spec.size):
+            if offset and length != spec.size:
                 # ...unless what it sends is not the archive (a captive portal's or a proxy's page): taken for
                 # the whole file, it deleted the .part (hundreds of MB) or truncated it to the page.
                 what = "a response of unknown length" if length is None else f"{length} bytes"
@@ -128,8 +136,10 @@ def _fetch(url, part, spec, progress):
                                     f"the partial download {part} is kept: run again to resume (delete it to start "
                                     f"over)")
             offset = 0
-        if length is not None and int(length) != spec.size - offset:
-            _mismatch(part, url, f"server sends {offset + int(length)} bytes, expected {spec.size}")
+        else:
+            _check_range_start(response, offset, url, part)
+        if length is not None and length != spec.size - offset:
+            _mismatch(part, url, f"server sends {offset + length} bytes, expected {spec.size}")
         with open(part, "ab" if offset else "wb") as out, \
                 bar(total=spec.size, initial=offset, desc=spec.filename, disable=not progress,
                     unit="B", unit_scale=True, unit_divisor=1024) as pbar:
@@ -144,6 +154,11 @@ def _fetch(url, part, spec, progress):
                     break
                 out.write(block)
                 pbar.update(len(block))
+                if out.tell() > spec.size:  # (a response of no announced length: a page, or an endless stream,
+                    break  # was written until it ended, however far past the archive: tens of GB, a full disk)
+            if out.tell() > spec.size:
+                out.close()
+                _mismatch(part, url, f"the server sends more than the {spec.size} bytes expected")
             # http.client ends a short body silently instead of raising IncompleteRead, so compare with
             # the announced length. The .part is kept: the next call resumes where this one stopped.
             if error or (length is not None and out.tell() < spec.size):
@@ -151,34 +166,113 @@ def _fetch(url, part, spec, progress):
                                     f"bytes{f' ({error})' if error else ''}; run again to resume")
 
 
+def _check_range_start(response, offset, url, part):
+    """Refuse a 206 whose Content-Range starts elsewhere than at ``offset`` (a broken cache or proxy answering from
+    byte 0): its bytes were appended all the same, the archive failed its md5, and the .part (up to 690 MB) was
+    deleted. The .part is kept for a resume once the path to the server is sound again."""
+    match = re.match(r"\s*bytes\s+(\d+)-", response.headers.get("Content-Range") or "")
+    if match and int(match.group(1)) != offset:
+        raise FastTextError(f"cannot download {url}: asked to resume at byte {offset}, the server sends the bytes "
+                            f"from {match.group(1)} (a broken cache or proxy on the way?); the partial download {part} "
+                            f"is kept: run again to resume (delete it to start over)")
+
+
+def _announced_length(response):
+    """The body's length as the server announced it, or None: none announced, or a Content-Length that is no
+    number (two headers a proxy merged, ``123, 123``), which http.client itself reads as unknown (here it was a
+    ValueError traceback)."""
+    try:
+        length = int(response.headers.get("Content-Length"))
+    except (TypeError, ValueError):
+        return None
+    return length if length >= 0 else None
+
+
 def download(name_or_spec, cache_dir, base_url=None, progress=True):
     """Download a dataset archive into ``cache_dir`` (resuming, verifying); return its local path.
 
-    ``base_url`` replaces everything before the file name (a mirror or a local test server).
+    ``base_url`` replaces everything before the file name (a mirror or a local test server). Another download into
+    the same cache (a second notebook, the command line) is waited for (:func:`_cache_lock`), then its archive used.
     """
     spec = get_dataset(name_or_spec)
-    url = spec.url if base_url is None else base_url.rstrip("/") + "/" + spec.filename
+    url = _archive_url(spec, base_url)
     path = os.path.join(cache_dir, spec.filename)
     part = path + ".part"
     try:
         os.makedirs(cache_dir, exist_ok=True)
-        if os.path.exists(path):
-            if _verified(path, spec):
-                return path
-            _remove(path)  # corrupt or from another version: fetch again
-        _fetch(url, part, spec, progress)
+        with _cache_lock(cache_dir, progress):
+            if os.path.exists(path):
+                if _verified(path, spec):
+                    return path
+                _remove(path)  # corrupt or from another version: fetch again
+            _fetch(url, part, spec, progress)
+            size = os.path.getsize(part)
+            if size != spec.size:
+                _mismatch(part, url, f"{size} bytes, expected {spec.size}")
+            md5 = _md5(part)
+            if md5 != spec.md5:
+                _mismatch(part, url, f"md5 {md5}, expected {spec.md5}")
+            os.replace(part, path)  # only a verified archive ever carries the final name
     except OSError as exc:  # the cache itself: a full disk, a file in the way (the server's errors are handled in _fetch)
         kept = " (the partial download is kept: run again to resume)" if os.path.exists(part) else ""
         raise FastTextError(f"cannot write the download cache {cache_dir}: "
                             f"{storage.why_not_written(cache_dir, exc)}{kept}") from None
-    size = os.path.getsize(part)
-    if size != spec.size:
-        _mismatch(part, url, f"{size} bytes, expected {spec.size}")
-    md5 = _md5(part)
-    if md5 != spec.md5:
-        _mismatch(part, url, f"md5 {md5}, expected {spec.md5}")
-    os.replace(part, path)  # only a verified archive ever carries the final name
     return path
+
+
+_MIRROR_SCHEMES = ("http", "https", "ftp", "file")  # what urllib opens
+
+
+def _archive_url(spec, base_url):
+    """The URL of ``spec``'s archive: its own, or the file of that name under ``base_url``, a URL or a local folder
+    (an offline machine's copy of the archives). A folder, a URL without a scheme (``mirror.local/data``) or one
+    urllib cannot parse was a ValueError traceback ('unknown url type')."""
+    if base_url is None:
+        return spec.url
+
+    def refused(why):
+        return FastTextError(f"cannot download from the mirror {base_url!r}: {why}")
+
+    try:
+        scheme = urlparse(base_url).scheme.lower()
+    except ValueError as exc:  # (http://[::1: "Invalid IPv6 URL")
+        raise refused(exc) from None
+    if scheme not in _MIRROR_SCHEMES:
+        if scheme and len(scheme) > 1:  # (a letter: a Windows drive, C:\mirror)
+            raise refused(f"{scheme}:// is not read here, only {', '.join(s + '://' for s in _MIRROR_SCHEMES)} URLs "
+                          f"or a local folder (or copy the archive {spec.filename} into the cache folder: a verified "
+                          f"archive there is used as it is)")
+        if not os.path.isdir(base_url):
+            raise refused("it is no URL (http://, https://, ...) and no folder")
+        base_url = pathlib.Path(base_url).resolve().as_uri()
+    url = base_url.rstrip("/") + "/" + spec.filename
+    try:
+        urllib.request.Request(url)
+    except ValueError as exc:
+        raise refused(exc) from None
+    return url
+
+
+@contextlib.contextmanager
+def _cache_lock(cache_dir, progress):
+    """Hold an exclusive lock on ``cache_dir`` while an archive is looked up, fetched and verified there. Two
+    downloads into one cache at once both wrote the one ``.part`` (the second resumed the first's, both appended):
+    the second failed in a traceback once the first had put the archive in place, or the mixed .part failed its md5.
+    The lock is an flock on the directory itself (no lock file to leave behind; released when the process ends, however
+    it ends); a file system without locks goes unlocked, as before."""
+    fd = os.open(cache_dir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if progress:
+                print(f"waiting for another download into {cache_dir} to finish", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # (ENOLCK, EOPNOTSUPP: no locks there)
+            pass
+        yield
+    finally:
+        os.close(fd)
 
 
 def _extract_splits(archive, folder, out_dir):
@@ -186,31 +280,39 @@ def _extract_splits(archive, folder, out_dir):
     of the archive; return their paths by split (``"classes"`` for the names).
 
     Members are matched by name and copied to paths we choose, so an archive can never write
-    outside ``out_dir`` (no ``extractall``). The scan stops once all three are found.
+    outside ``out_dir`` (no ``extractall``); links are not followed. A member the archive holds twice (an archive
+    updated with ``tar -r``) is read as ``tar -xzf`` (fastText's classification-example.sh) extracts it: the later
+    one wins, so the whole archive is read (the scan stopped once all three were found: the older copy was
+    prepared).
     """
     wanted = {f"{folder}/{split}.csv": split for split in SPLITS}
     wanted[f"{folder}/{label_names.ZHANG_FILE}"] = "classes"
-    found = {}
+    found, links = {}, {}
     os.makedirs(os.path.join(out_dir, folder))  # so that data errors name e.g. .../ag_news_csv/train.csv
     try:
         with tarfile.open(archive, "r:gz") as tar:
             for member in tar:
                 split = wanted.get(posixpath.normpath(member.name))
-                if split is None or not member.isfile():
+                if split is None:
+                    continue
+                if not member.isfile():
+                    if member.issym() or member.islnk():
+                        links[split] = f"{member.name} is a link (to {member.linkname}), not a file"
                     continue
                 name = label_names.ZHANG_FILE if split == "classes" else f"{split}.csv"
                 found[split] = os.path.join(out_dir, folder, name)
+                links.pop(split, None)
                 with tar.extractfile(member) as src, open(found[split], "wb") as dst:
                     shutil.copyfileobj(src, dst, _CHUNK)
-                if len(found) == len(wanted):
-                    break
     except (tarfile.TarError, EOFError, OSError) as exc:
         if getattr(exc, "errno", None) in storage.NO_ROOM:  # a full TMPDIR, not a bad archive: staging_dir says so
             raise
         raise FastTextError(f"{archive}: cannot read the archive ({exc})") from None
-    missing = [name for name, split in wanted.items() if split not in found and split != "classes"]
-    if missing:
-        raise FastTextError(f"{archive}: archive has no {', '.join(missing)}")
+    missing = [name for name, split in wanted.items() if split not in found | links.keys() and split != "classes"]
+    unread = [links[split] for split in SPLITS if split in links and split not in found]
+    if missing or unread:
+        raise FastTextError(f"{archive}: " + "; ".join(([f"archive has no {', '.join(missing)}"] if missing else [])
+                                                       + unread))
     return found
 
 
@@ -226,18 +328,41 @@ def dataset_label_names(spec, classes_file=None):
 
 def _read_split(path, member, limit):
     """A split extracted to ``path`` (a temporary), its errors naming the archive's ``member`` instead: the user
-    can look there, not at a file deleted by the time the error is shown."""
+    can look there, not at a file deleted by the time the error is shown. ``limit``: :func:`_spread_sample`."""
     try:
-        return read_labeled(path, fmt="csv", limit=limit, find_names=False)
+        if limit is None:
+            return read_labeled(path, fmt="csv", find_names=False)
+        return _spread_sample(path, limit)
     except FastTextError as exc:
         raise FastTextError(str(exc).replace(path, member)) from None
+
+
+def _spread_sample(path, limit):
+    """``limit`` documents of the CSV split at ``path`` drawn evenly from all of it (a reservoir sample, seeded: the
+    same every run), in the file's order; all of it when it has no more. Not its first ``limit`` rows: some sets
+    list their classes one after the other (dbpedia's train.csv: 40,000 rows of class 1, then of class 2, ...),
+    and their first rows were a split of one class (fastText's script shuffles the whole file)."""
+    rng = random.Random(0)
+    kept = []  # (row number, label, text)
+    for number, (label, text) in enumerate(iter_examples(path, "csv")):
+        if number < limit:
+            kept.append((number, label, text))
+        else:
+            slot = rng.randrange(number + 1)
+            if slot < limit:
+                kept[slot] = (number, label, text)
+    if not kept:
+        raise FastTextError(f"{path}: contains no labeled documents")
+    kept.sort()
+    return LabeledTexts([label for _, label, _ in kept], [text for _, _, text in kept])
 
 
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
     The output goes to a local directory or an ``s3://`` prefix; ``limit`` caps the documents per
-    split (quick experiments). When the classes' meanings are known (:func:`dataset_label_names`),
+    split (quick experiments): a sample spread over the whole split, the same every run, in the file's order
+    (:func:`_spread_sample`). When the classes' meanings are known (:func:`dataset_label_names`),
     ``<name>.classes.txt`` (``id=name`` lines) is written first, beside them: training on
     ``<name>.train`` then stores the names in the bundle (label_names.py). Returns
     ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written.

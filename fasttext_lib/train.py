@@ -193,6 +193,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     if (featurizer.ngrams, featurizer.buckets) != (config.ngrams, config.buckets if config.ngrams > 1 else 0):
         raise ValueError("featurized: made with other ngrams / buckets than this config's")
     if featurizer.vocab_size <= 1:  # only <unk>: every document would look the same
+        if config.min_count <= 1:  # (no word at all: "lower min_count" could not be followed)
+            raise FastTextError("empty vocabulary: the training data holds no words, every document's text is empty "
+                                "(a file of labels alone?), so every document would get the same prediction")
         raise FastTextError(f"empty vocabulary: no word occurs at least min_count={config.min_count} times in the "
                             f"training data, so every document would get the same prediction; lower min_count")
     val = (val_bags, y_val) if has_val else None

@@ -6,6 +6,7 @@ import os
 import socket
 import tarfile
 import threading
+import time
 
 import pytest
 
@@ -50,6 +51,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     log = None  # list of (path, Range header)
     ignore_range = False
     truncate_at = None  # announce the full length but close after this many bytes
+    slow = None  # send the body this many bytes at a time, 10 ms apart
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
@@ -71,7 +73,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = data[start:]
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body[:self.truncate_at] if self.truncate_at is not None else body)
+        body = body[:self.truncate_at] if self.truncate_at is not None else body
+        for at in range(0, len(body), self.slow or len(body) or 1):  # slow: this many bytes at a time
+            self.wfile.write(body[at:at + (self.slow or len(body))])
+            self.wfile.flush()
+            if self.slow:
+                time.sleep(0.01)
 
     def log_message(self, *args):
         pass
@@ -310,10 +317,12 @@ def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, 
 def test_prepare_limit_caps_each_split(archive, server, tmp_path):
     spec, _ = archive
     base_url, _ = server
-    result = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=base_url, limit=1, progress=False)
-    for split, rows in (("train", TRAIN), ("test", TEST)):
+    result = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=base_url, limit=2, progress=False)
+    titled = (TITLED[0], TITLED[1] + " " + TITLED[2].replace('""', '"').replace("\\n", " "))
+    for split, rows in (("train", TRAIN), ("test", TEST + [titled])):
         with open(result[split]) as f:
-            assert f.read().splitlines() == _expected_lines(rows[:1])
+            lines = f.read().splitlines()
+        assert len(lines) == 2 and lines == [line for line in _expected_lines(rows) if line in lines]
 
 
 
@@ -554,3 +563,229 @@ def test_prepare_refuses_an_output_it_cannot_write_before_downloading(archive, s
         prepare(spec, out, str(tmp_path / "cache"), base_url=base_url, progress=False)
     assert handler.log == [] and not (tmp_path / "cache").exists()  # nothing downloaded
     assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_prepare_limit_samples_a_split_sorted_by_class_not_its_first_rows(server, tmp_path):
+    """dbpedia's train.csv holds its 14 classes one after the other (40,000 rows each): limit=20000 (notebook 01's
+    train_docs) wrote the first 20,000 rows, a .train of class 1 alone beside a .test of four classes, and said
+    nothing. A limit now takes a sample spread over the whole split (the same every run), in the file's order."""
+    rows = [(str(c), f"document {i} of class {c}") for c in (1, 2, 3, 4) for i in range(50)]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "sorted_csv/train.csv", "".join(csv_line(l, t) for l, t in rows).encode())
+        _add(tar, "sorted_csv/test.csv", "".join(csv_line(l, t) for l, t in rows[::10]).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("sorted", "https://example.invalid/mirror/sorted_csv.tgz", len(data),
+                        hashlib.md5(data).hexdigest(), 4)
+    _serve(server, spec, data)
+    written = [prepare(spec, str(tmp_path / out), str(tmp_path / "cache"), base_url=server[0], limit=40,
+                       progress=False) for out in ("out", "again")]
+    train = read_labeled(written[0]["train"])
+    assert len(train) == 40 and sorted(set(train.labels)) == ["1", "2", "3", "4"]
+    assert all(train.labels.count(c) >= 5 for c in "1234")  # not a run of one class
+    lines = (tmp_path / "out" / "sorted.train").read_text().splitlines()
+    assert lines == sorted(lines, key=_expected_lines(rows).index)  # the file's order
+    assert (tmp_path / "again" / "sorted.train").read_bytes() == (tmp_path / "out" / "sorted.train").read_bytes()
+    assert read_labeled(written[0]["test"]).labels == [l for l, _ in rows[::10]]  # under the limit: all of it
+
+
+class _Odd(http.server.BaseHTTPRequestHandler):
+    """A server that answers every request in one odd way (``kind``), with ``body``."""
+    kind = None
+    body = b""
+
+    def do_GET(self):
+        if self.kind == "redirect loop":
+            self.send_response(302)
+            self.send_header("Location", self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)
+        if self.kind == "unreadable length":
+            self.send_header("Content-Length", f"{len(self.body)}, {len(self.body)}")  # a proxy's merged headers
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            if self.kind == "endless":  # no length announced, and no end
+                while True:
+                    self.wfile.write(b"<html>" * 10000)
+            self.wfile.write(self.body)
+        except OSError:
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def odd_server(monkeypatch):
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    servers = []
+
+    def start(kind, body=b""):
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("Odd", (_Odd,), {"kind": kind, "body": body}))
+        threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        servers.append(httpd)
+        return f"http://127.0.0.1:{httpd.server_address[1]}/"
+    yield start
+    for httpd in servers:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_redirect_loop_is_one_error_line(archive, odd_server, tmp_path):
+    """urllib's reason for a redirect loop holds two line breaks: the error was three lines."""
+    spec, _ = archive
+    with pytest.raises(FastTextError, match=r"cannot download .*: HTTP 302 .*redirect.* loop") as exc:
+        download(spec, str(tmp_path / "cache"), base_url=odd_server("redirect loop"), progress=False)
+    assert "\n" not in str(exc.value)
+
+
+def test_a_content_length_that_is_no_number_is_read_as_unknown_not_a_traceback(archive, odd_server, tmp_path):
+    """A Content-Length such as '123, 123' (two headers merged by a proxy), which http.client itself reads as an
+    unknown length, stopped the download in a ValueError traceback."""
+    spec, data = archive
+    path = download(spec, str(tmp_path / "cache"), base_url=odd_server("unreadable length", data), progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+
+
+def test_a_response_longer_than_the_archive_is_not_written_to_its_end(archive, odd_server, tmp_path):
+    """A response of no announced length (a page, a stream) was written to the .part until it ended, however far
+    past the archive's size (a full disk, for an endless one): it stops one byte past it."""
+    spec, _ = archive
+    with pytest.raises(FastTextError, match=f"failed verification .*more than the {spec.size} bytes expected"):
+        download(spec, str(tmp_path / "cache"), base_url=odd_server("endless"), progress=False)
+    assert os.listdir(tmp_path / "cache") == []
+
+
+def test_two_downloads_into_one_cache_at_once_share_one_archive(archive, server, tmp_path):
+    """Two prepares of one dataset into one cache (two notebooks, a notebook and the command line) both wrote the
+    one .part: the second resumed the first's, both appended, and the second failed in a FileNotFoundError traceback
+    once the first had put the archive in place (or a .part mixed from both failed its md5 and was deleted). The
+    second now waits for the first and uses its archive."""
+    spec, data = archive
+    base_url, handler = server
+    handler.slow = 64
+    cache = str(tmp_path / "cache")
+    results = []
+
+    def fetch():
+        try:
+            results.append(download(spec, cache, base_url=base_url, progress=False))
+        except BaseException as exc:  # (reported below, not lost in the thread)
+            results.append(exc)
+
+    first = threading.Thread(target=fetch)
+    first.start()
+    deadline = time.monotonic() + 10
+    while not os.path.exists(os.path.join(cache, spec.filename + ".part")) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    fetch()  # the second, while the first is under way
+    first.join()
+    assert results == [os.path.join(cache, spec.filename)] * 2
+    with open(results[0], "rb") as f:
+        assert f.read() == data
+    assert os.listdir(cache) == [spec.filename] and len(handler.log) == 1
+
+
+def test_a_member_the_archive_holds_twice_is_read_as_tar_extracts_it_the_later_one(server, tmp_path):
+    """An archive updated with tar -r holds a member twice; tar -xzf (fastText's classification-example.sh) gives the
+    later one. The scan stopped once it had found train.csv, test.csv and classes.txt: the older train.csv was
+    prepared, silently."""
+    stale = [("1", "an older copy of the split")]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "twice_csv/classes.txt", b"good\nbad\n")
+        _add(tar, "twice_csv/train.csv", "".join(csv_line(l, t) for l, t in stale).encode())
+        _add(tar, "twice_csv/test.csv", "".join(csv_line(l, t) for l, t in TEST).encode())
+        _add(tar, "twice_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("twice", "https://example.invalid/mirror/twice_csv.tgz", len(data), hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    written = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert (tmp_path / "out" / "twice.train").read_text().splitlines() == _expected_lines(TRAIN)
+    assert read_labeled(written["test"]).labels == [l for l, _ in TEST]
+
+
+def test_a_split_that_is_a_link_in_the_archive_is_named_as_one(server, tmp_path):
+    """A split stored as a symbolic link (tar czf of a folder whose test.csv links elsewhere) was reported as missing
+    ('archive has no linked_csv/test.csv'), beside a listing that shows it; links are not followed."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "linked_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
+        link = tarfile.TarInfo("linked_csv/test.csv")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    data = buf.getvalue()
+    spec = ZhangDataset("linked", "https://example.invalid/mirror/linked_csv.tgz", len(data), hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    with pytest.raises(FastTextError, match=r"linked_csv.tgz: linked_csv/test.csv is a link \(to /etc/passwd\), not a "
+                                            r"file$"):
+        prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+def test_a_local_folder_as_the_mirror_is_read_and_a_base_url_that_is_no_url_is_one_error(archive, tmp_path, capsys):
+    """--base-url /mnt/mirror (an offline machine's copy of the archives) and --base-url mirror.local/data (no
+    scheme) were ValueError tracebacks ('unknown url type'), as was a URL urllib cannot parse: a folder is now read
+    as the mirror it is, and the others are one error line, before anything is written."""
+    from fasttext_lib import cli
+
+    spec, data = archive
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / spec.filename).write_bytes(data)
+    path = download(spec, str(tmp_path / "cache"), base_url=str(mirror), progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    for base_url in ("mirror.local/data", str(tmp_path / "no-such-folder"), "http://[::1", "s3://bucket/mirror"):
+        assert cli.main(["prepare", "--dataset", "ag_news", "--output", str(tmp_path / "out"), "--cache-dir",
+                         str(tmp_path / "c2"), "--base-url", base_url]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: cannot download from the mirror {base_url!r}: ")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "c2").exists()
+
+
+class _WrongRange(http.server.BaseHTTPRequestHandler):
+    """A broken cache or proxy: any Range is answered 206 with the bytes from 0, its Content-Range saying so."""
+    data = b""
+
+    def do_GET(self):
+        start = int(self.headers["Range"].split("=")[1].split("-")[0])
+        body = self.data[:len(self.data) - start]
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes 0-{len(body) - 1}/{len(self.data)}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_resume_answered_from_another_byte_keeps_the_partial_download(archive, server, tmp_path):
+    """A 206 whose Content-Range starts elsewhere than the .part ends had its bytes appended all the same: the
+    archive failed its md5 and the .part (up to 690 MB) was deleted. It is refused before a byte is written."""
+    spec, data = archive
+    base_url, handler = server
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    part = cache / (spec.filename + ".part")
+    part.write_bytes(data[:100])
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("Wrong", (_WrongRange,), {"data": data}))
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        with pytest.raises(FastTextError, match=r"asked to resume at byte 100, .* sends the bytes from 0 .*"
+                                                r"the partial download .* is kept") as exc:
+            download(spec, str(cache), base_url=f"http://127.0.0.1:{httpd.server_address[1]}/", progress=False)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert "\n" not in str(exc.value) and os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
+    with open(path, "rb") as f:
+        assert f.read() == data

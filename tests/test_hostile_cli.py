@@ -237,6 +237,16 @@ def test_empty_vocabulary_is_refused(tmp_path, data):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("content", ["__label__1\n__label__2\n__label__1\n", '"1",""\n"2",""\n'])
+def test_data_of_labels_alone_is_named_as_such_not_told_to_lower_min_count(tmp_path, content):
+    """A file of labels alone (no text on any line) was 'no word occurs at least min_count=1 times ...; lower
+    min_count', advice that cannot be followed."""
+    (tmp_path / "labels.txt").write_text(content)
+    r = run_cli("train", "--train", tmp_path / "labels.txt", "--output", tmp_path / "out", *TINY)
+    assert_error(r, "every document's text is empty")
+    assert "lower min_count" not in r.stderr and not (tmp_path / "out").exists()
+
+
 def test_epoch_lines_are_strict_json_without_validation(tmp_path, data):
     r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--seed", str(2**32 - 1))  # largest seed
     assert r.returncode == 0, r.stderr
