@@ -330,16 +330,27 @@ def _read_split(path, member, limit):
     """A split extracted to ``path`` (a temporary), its errors naming the archive's ``member`` instead: the user
     can look there, not at a file deleted by the time the error is shown. ``limit``: :func:`_spread_sample`."""
     try:
-        if limit is None:
-            return read_labeled(path, fmt="csv", find_names=False)
-        return _spread_sample(path, limit)
+        data = read_labeled(path, fmt="csv", find_names=False) if limit is None else _spread_sample(path, limit)
     except FastTextError as exc:
         raise FastTextError(str(exc).replace(path, member)) from None
+    return data
+
+
+def _shuffled(count):
+    """Document indices ``0 .. count-1`` in a seeded random order, the same every run: the order in which
+    :func:`prepare` writes a split, as fastText's classification-example.sh writes its splits shuffled (``myshuf``).
+    Some archives list their classes one after the other (dbpedia's train.csv: 40,000 rows of class 1, then of class
+    2, ...): whatever reads such a file's first rows saw one class (fastText C++, which trains in file order;
+    ``read_labeled(limit=N)``; notebook 03's timing rows; the first 10,000 documents the training settings look at)."""
+    order = list(range(count))
+    random.Random(0).shuffle(order)
+    return order
 
 
 def _spread_sample(path, limit):
     """``limit`` documents of the CSV split at ``path`` drawn evenly from all of it (a reservoir sample, seeded: the
-    same every run), in the file's order; all of it when it has no more. Not its first ``limit`` rows: some sets
+    same every run), in the file's order (then shuffled as all of a split is: :func:`_shuffled`); all of it when it
+    has no more. Not its first ``limit`` rows: some sets
     list their classes one after the other (dbpedia's train.csv: 40,000 rows of class 1, then of class 2, ...),
     and their first rows were a split of one class (fastText's script shuffles the whole file)."""
     rng = random.Random(0)
@@ -360,11 +371,12 @@ def _spread_sample(path, limit):
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
-    The output goes to a local directory or an ``s3://`` prefix; ``limit`` caps the documents per
-    split (quick experiments): a sample spread over the whole split, the same every run, in the file's order
-    (:func:`_spread_sample`). When the classes' meanings are known (:func:`dataset_label_names`),
-    ``<name>.classes.txt`` (``id=name`` lines) is written first, beside them: training on
-    ``<name>.train`` then stores the names in the bundle (label_names.py). Returns
+    The output goes to a local directory or an ``s3://`` prefix, each split in a seeded random order as
+    fastText's script writes them (:func:`_shuffled`); ``limit`` caps the documents per split (quick
+    experiments): a sample spread over the whole split, the same every run (:func:`_spread_sample`). When the
+    classes' meanings are known (:func:`dataset_label_names`), ``<name>.classes.txt`` (``id=name`` lines) is
+    written first, beside them: training on ``<name>.train`` then stores the names in the bundle
+    (label_names.py). Returns
     ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written.
     """
     spec = get_dataset(name)
@@ -388,7 +400,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
             for split, f in zip(SPLITS, files):
                 data = _read_split(csvs[split], f"{archive}:{spec.name}_csv/{split}.csv", limit)
                 check_fasttext_labels(data, written[split])
-                write_fasttext_rows(data, f, written[split])
+                write_fasttext_rows(data, f, written[split], order=_shuffled(len(data)))  # (errors: archive's rows)
                 del data  # one split in memory at a time
     if names:
         written["label_names"] = names_uri

@@ -257,10 +257,10 @@ def test_prepare_writes_normalized_fasttext_files(archive, server, tmp_path):
     result = prepare(spec, str(out), str(tmp_path / "cache"), base_url=base_url, progress=False)
     assert result == {"train": str(out / "tiny.train"), "test": str(out / "tiny.test"),
                       "label_names": str(out / "tiny.classes.txt")}
-    assert (out / "tiny.train").read_text().splitlines() == _expected_lines(TRAIN)
+    assert sorted((out / "tiny.train").read_text().splitlines()) == sorted(_expected_lines(TRAIN))  # (shuffled)
     titled = (TITLED[0], TITLED[1] + " " + TITLED[2].replace('""', '"').replace("\\n", " "))
-    assert (out / "tiny.test").read_text().splitlines() == _expected_lines(TEST + [titled])
-    assert (out / "tiny.test").read_text().splitlines()[-1] == "__label__3 a title body with quotes and a break ."
+    assert sorted((out / "tiny.test").read_text().splitlines()) == sorted(_expected_lines(TEST + [titled]))
+    assert "__label__3 a title body with quotes and a break ." in (out / "tiny.test").read_text().splitlines()
     assert sorted(os.listdir(out)) == ["tiny.classes.txt", "tiny.test", "tiny.train"]
     # the archive's classes.txt (no built-in names for "tiny"), as id=name lines
     assert (out / "tiny.classes.txt").read_text() == "1=good\n2=bad\n3=other\n"
@@ -347,7 +347,7 @@ def test_prepare_writes_to_s3(archive, server, tmp_path, s3_bucket):
     prefix = f"{s3_bucket}/datasets/tiny"
     result = prepare(spec, prefix, str(tmp_path / "cache"), base_url=base_url, progress=False)
     assert result == {"train": f"{prefix}/tiny.train", "test": f"{prefix}/tiny.test", "label_names": f"{prefix}/tiny.classes.txt"}
-    assert storage.read_bytes(result["train"]).decode().splitlines() == _expected_lines(TRAIN)
+    assert sorted(storage.read_bytes(result["train"]).decode().splitlines()) == sorted(_expected_lines(TRAIN))
     # read back from S3 as training reads it: the names come with the data (class 3 is not in train)
     assert read_labeled(result["train"]).names == {"1": "good", "2": "bad"}
 
@@ -496,8 +496,7 @@ def test_prepare_command_line(archive, server, tmp_path, monkeypatch, capsys):
     assert written == {"train": str(out / f"{NAME}.train"), "test": str(out / f"{NAME}.test"),
                        "label_names": str(out / f"{NAME}.classes.txt")}
     train = read_labeled(written["train"])
-    assert train.labels == [label for label, _ in TRAIN]
-    assert train.texts == [normalize_text(text) for _, text in TRAIN]
+    assert sorted(zip(train.labels, train.texts)) == sorted((label, normalize_text(text)) for label, text in TRAIN)
     assert len(read_labeled(written["test"])) == len(TEST) + 1
     assert os.listdir(cache) == [spec.filename] and len(handler.log) == 1
 
@@ -583,10 +582,32 @@ def test_prepare_limit_samples_a_split_sorted_by_class_not_its_first_rows(server
     train = read_labeled(written[0]["train"])
     assert len(train) == 40 and sorted(set(train.labels)) == ["1", "2", "3", "4"]
     assert all(train.labels.count(c) >= 5 for c in "1234")  # not a run of one class
-    lines = (tmp_path / "out" / "sorted.train").read_text().splitlines()
-    assert lines == sorted(lines, key=_expected_lines(rows).index)  # the file's order
     assert (tmp_path / "again" / "sorted.train").read_bytes() == (tmp_path / "out" / "sorted.train").read_bytes()
-    assert read_labeled(written[0]["test"]).labels == [l for l, _ in rows[::10]]  # under the limit: all of it
+    assert sorted(read_labeled(written[0]["test"]).labels) == sorted(l for l, _ in rows[::10])  # under the limit: all
+
+
+def test_prepare_writes_each_split_shuffled_as_fastTexts_script_does_the_same_every_run(server, tmp_path):
+    """A split whose archive lists its classes one after the other (dbpedia's train.csv) was written in that order:
+    fastText C++, which trains in file order, learned the last classes only, and every reader of the first rows
+    (read_labeled(limit=N), notebook 03's timing rows, the training settings' first 10,000 documents) saw one class.
+    fastText's classification-example.sh shuffles both splits (myshuf); prepare does, seeded."""
+    rows = [(str(c), f"document {i} of class {c}") for c in (1, 2) for i in range(100)]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        _add(tar, "grouped_csv/train.csv", "".join(csv_line(l, t) for l, t in rows).encode())
+        _add(tar, "grouped_csv/test.csv", "".join(csv_line(l, t) for l, t in rows[::4]).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset("grouped", "https://example.invalid/mirror/grouped_csv.tgz", len(data),
+                        hashlib.md5(data).hexdigest(), 2)
+    _serve(server, spec, data)
+    written = [prepare(spec, str(tmp_path / out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+               for out in ("out", "again")]
+    for split, expected in (("train", rows), ("test", rows[::4])):
+        lines = (tmp_path / "out" / f"grouped.{split}").read_text().splitlines()
+        assert sorted(lines) == sorted(_expected_lines(expected)) and lines != _expected_lines(expected)
+        assert (tmp_path / "again" / f"grouped.{split}").read_text().splitlines() == lines  # the same every run
+    first = read_labeled(written[0]["train"], limit=20).labels
+    assert set(first) == {"1", "2"}, first  # (the archive's first 20 rows: class 1 alone)
 
 
 class _Odd(http.server.BaseHTTPRequestHandler):
@@ -706,8 +727,8 @@ def test_a_member_the_archive_holds_twice_is_read_as_tar_extracts_it_the_later_o
     spec = ZhangDataset("twice", "https://example.invalid/mirror/twice_csv.tgz", len(data), hashlib.md5(data).hexdigest(), 2)
     _serve(server, spec, data)
     written = prepare(spec, str(tmp_path / "out"), str(tmp_path / "cache"), base_url=server[0], progress=False)
-    assert (tmp_path / "out" / "twice.train").read_text().splitlines() == _expected_lines(TRAIN)
-    assert read_labeled(written["test"]).labels == [l for l, _ in TEST]
+    assert sorted((tmp_path / "out" / "twice.train").read_text().splitlines()) == sorted(_expected_lines(TRAIN))
+    assert sorted(read_labeled(written["test"]).labels) == sorted(l for l, _ in TEST)
 
 
 def test_a_split_that_is_a_link_in_the_archive_is_named_as_one(server, tmp_path):
