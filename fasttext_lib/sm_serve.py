@@ -303,7 +303,12 @@ def _configuration(config):
 
     if not isinstance(config, dict) or not set(config) <= {"k", "threshold"}:
         raise RequestError(400, '"configuration" must be an object with "k" and/or "threshold"')
-    k, threshold = config.get("k", 1), config.get("threshold", 0.0)
+    # pandas writes a k column with a row that has none as floats and null ("k": 2.0, "k": null): each such line
+    # was a 400 that failed its Batch Transform mini-batch. null is the default; a whole float, that number.
+    k, threshold = config.get("k"), config.get("threshold")
+    k, threshold = (1 if k is None else k), (0.0 if threshold is None else threshold)
+    if isinstance(k, float) and k.is_integer():
+        k = int(k)
     try:
         check_top(k, threshold, 1)
     except FastTextError as exc:

@@ -987,6 +987,31 @@ def test_jsonlines_per_line_k_and_threshold(endpoint, served):
     assert lines[2] == {"label": [], "prob": [], "class_id": []}  # no class reaches probability 1.0: an empty line's worth
 
 
+def test_jsonlines_k_and_threshold_as_pandas_writes_them_are_read(endpoint, served):
+    """pandas writes a column of k with a row that has none as floats and null (``df.to_json(orient="records",
+    lines=True)``: ``"k": 2.0``, ``"k": null``): every such line was a 400 that failed its Batch Transform
+    mini-batch. A null k or threshold is the default (as a null source is an empty review); a k of a whole number
+    written as a float is that number. The same in a JSON request's configuration."""
+    import pandas as pd
+
+    predictor = served[1]
+    frame = pd.DataFrame({"source": ["great food", "awful", "fine"], "k": [2, None, -1],
+                          "threshold": [None, 0.0, 1.0]})
+    body = frame.to_json(orient="records", lines=True).encode()
+    assert b'"k":2.0' in body and b'"k":null' in body and b'"threshold":null' in body  # what pandas writes
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 200, response
+    assert read_lines(response) == [blazingtext_lines(predictor.predict_top(["great food"], k=2), ranked=True)[0],
+                                    blazingtext_lines(predictor.predict_top(["awful"]), ranked=True)[0],
+                                    {"label": [], "prob": [], "class_id": []}]
+    body = json.dumps({"instances": ["great food"], "configuration": {"k": 2.0, "threshold": None}}).encode()
+    status, _, response = endpoint.invoke(body, "application/json", "application/json")
+    assert status == 200 and json.loads(response) == predictor.predict_top(["great food"], k=2), response
+    for k in (2.5, "2", True):  # still refused: no whole number
+        status, _, response = endpoint.invoke(json.dumps({"source": "a", "k": k}).encode(), "application/jsonlines")
+        assert status == 400 and "k must be a whole number" in response, response
+
+
 def test_jsonlines_lines_each_with_its_own_threshold_are_scored_once(served, monkeypatch):
     """Each distinct (k, threshold) of a JSON Lines request was scored apart, its lines found by a scan of the whole
     batch: 20,000 lines each with its own threshold (1 MB) took 23 times as long as the same lines with one, a
