@@ -934,6 +934,17 @@ def _jsonlines_body(answers, ranked):
     return "\n".join(out)
 
 
+def _default_accept_hint(accept):
+    """The toolkit puts the model's ``SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT`` in place of a missing or ``*/*`` Accept
+    (Autopilot's containers set it to ``text/csv``): a 406 for a type the client never named said nothing of the
+    variable that did. Said when ``accept`` is that variable's value (a client may also have sent it itself)."""
+    default = str(os.environ.get("SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT") or "").strip()
+    if not default or str(accept).strip() != default:
+        return ""
+    return (" (it is the model's SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT, which stands for a missing or */* Accept "
+            "header: unset it or set it to application/json)")
+
+
 def output_fn(prediction, accept):
     """Predictions -> (body, media type): ``application/json`` text, or ``application/jsonlines`` (one line
     per review, in order); 406 when ``Accept`` admits neither, 413 above :data:`MAX_RESPONSE_BYTES`.
@@ -945,7 +956,7 @@ def output_fn(prediction, accept):
     media = _response_type(accept, lines)
     if media is None:
         wanted = "application/jsonlines" if lines else "application/json or application/jsonlines"
-        raise RequestError(406, f"cannot answer in {str(accept)!r}; accept {wanted}")
+        raise RequestError(406, f"cannot answer in {str(accept)!r}; accept {wanted}{_default_accept_hint(accept)}")
     if media == JSON_TYPE:
         body = _json_body(prediction)
     else:

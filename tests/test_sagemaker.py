@@ -902,6 +902,20 @@ def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
     assert status == 406 and "accept application/json" in response.splitlines()[0], response
 
 
+def test_a_default_accept_the_endpoint_cannot_answer_is_named_in_the_406(bundle, monkeypatch):
+    """The toolkit puts SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT (SageMaker Autopilot's containers set text/csv) in place
+    of a missing or */* Accept: every such request was a 406 "cannot answer in 'text/csv'", which the client never
+    asked for, and nothing named the model's variable that did."""
+    monkeypatch.setenv("SAGEMAKER_PROGRAM", "fasttext_lib.entry_point")
+    monkeypatch.setenv("MMS_DECODE_INPUT_REQUEST", "false")
+    monkeypatch.setenv("SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT", "text/csv")
+    endpoint = Endpoint(bundle)
+    for accept in (None, "*/*"):
+        status, _, response = endpoint.invoke(b'["tasty"]', "application/json", accept)
+        assert status == 406 and "SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT" in response and "\n" not in response, response
+    assert endpoint.invoke(b'["tasty"]', "application/json", "application/json")[0] == 200
+
+
 # --------------------------------------------------------------------------------------------
 # JSON Lines (SageMaker Batch Transform, BlazingText's shapes) and the response cap
 # --------------------------------------------------------------------------------------------
