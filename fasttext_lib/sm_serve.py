@@ -331,8 +331,9 @@ def _json_texts(payload):
     top = None
     if isinstance(payload, dict):
         if "instances" not in payload or not set(payload) <= {"instances", "configuration"}:
+            lines = " (a line of JSON Lines? send it as application/jsonlines)" if "source" in payload else ""
             raise RequestError(400, 'a JSON object must be {"instances": [review, ...]} with an optional '
-                                    '"configuration": {"k": K, "threshold": P}')
+                                    '"configuration": {"k": K, "threshold": P}' + lines)
         if "configuration" in payload:
             top = _configuration(payload["configuration"])
         payload = payload["instances"]
@@ -348,6 +349,15 @@ def _json_texts(payload):
     texts = Reviews(whole_characters(item) for item in payload)
     texts.top = top
     return texts
+
+
+def _json_lines_hint(text, exc):
+    """What a JSON error says when the body is JSON Lines, a JSON value a line: Batch Transform with
+    ``content_type="application/json"`` and ``split_type="Line"`` sends a mini-batch of such lines, and every one was
+    a 400 that said only ``Extra data: line 2 column 1``."""
+    if getattr(exc, "msg", None) != "Extra data" or not text[:exc.pos].rstrip(" \t").endswith(("\n", "\r")):
+        return ""
+    return " (one JSON value a line is JSON Lines: send it as application/jsonlines, {\"source\": \"review\"} a line)"
 
 
 def _refuse_lone_cr(lines):
@@ -438,7 +448,7 @@ def input_fn(request_body, content_type):
             try:
                 payload = json.loads(text, parse_int=json_integer)
             except ValueError as exc:
-                raise RequestError(400, f"request body is not valid JSON: {exc}") from None
+                raise RequestError(400, f"request body is not valid JSON: {exc}{_json_lines_hint(text, exc)}") from None
             except RecursionError:  # "[[[[..." a few thousand deep: json's recursive decoder gives up
                 raise RequestError(400, "request body is not valid JSON: nested too deeply") from None
             texts = _json_texts(payload)

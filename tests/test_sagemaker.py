@@ -1307,6 +1307,12 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b"x", None, 415, "no Content-Type"),
     (b'{"instances": ', "application/json", 400, "not valid JSON"),
     (b'{"reviews": ["a"]}', "application/json", 400, '{"instances": [review, ...]}'),
+    # JSON Lines sent as application/json (Batch Transform, content_type="application/json", split_type="Line"): each
+    # mini-batch was a 400 that said only "Extra data: line 2 column 1"
+    (b'{"source": "a"}\n{"source": "b"}\n', "application/json", 400,
+     "Extra data: line 2 column 1 (char 16) (one JSON value a line is JSON Lines: send it as application/jsonlines"),
+    (b'"a"\r\n  "b"\r\n', "application/json", 400, "send it as application/jsonlines"),
+    (b'{"source": "a"}', "application/json", 400, "(a line of JSON Lines? send it as application/jsonlines)"),
     (b'{"instances": "a"}', "application/json", 400, '"instances" must be a list'),
     (b'{"instances": ["a"], "configuration": {"k": 0}}', "application/json", 400, "k must be a whole number >= 1"),
     (b'{"instances": ["a"], "configuration": {"threshold": 1.5}}', "application/json", 400, "threshold must be a probability"),
