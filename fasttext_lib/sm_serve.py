@@ -274,6 +274,9 @@ def _body_text(body, charset):
         except ValueError:  # UnicodeDecodeError; a plain UnicodeError from some codecs (punycode, undefined): a 500
             bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
                 if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
+            if body[:2] == b"\x1f\x8b":  # the endpoint gets the bytes as sent: no Content-Encoding is undone
+                bom = (" (it is gzip-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' "
+                       "has SageMaker decompress its input)")
             raise RequestError(400, f"request body is not valid {charset} text{bom}") from None
     if "\x00" in text:
         # UTF-16 text without a byte order mark decodes as UTF-8 (every other byte a NUL) and was answered
