@@ -322,7 +322,9 @@ def review_texts(texts):
         raise FastTextError(f"texts must be a list of review texts, got {type(texts).__name__}") from None
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            hint = (": a missing value (NaN)? fill it first (df['text'].fillna(''))" if isinstance(text, float) and text != text
+            # a missing value: NaN (a float column's), None (an object column's) or pandas' NA (a "string" column's)
+            missing = text is None or (isinstance(text, float) and text != text) or type(text).__name__ == "NAType"
+            hint = (": a missing value? fill it first (df['text'].fillna(''))" if missing
                     else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
             raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
     return texts
