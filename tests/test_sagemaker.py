@@ -1915,6 +1915,30 @@ def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_lik
         [HEADER_ANSWER if t is None else a for t, a in zip(texts, served[1].predict([t or "" for t in texts]))]
 
 
+@pytest.mark.parametrize("body, content_type, texts", [
+    (b'""\n', "text/csv", [""]),  # pandas' empty review in a one-column CSV, alone (strategy="SingleRecord")
+    (b"\n", "text/csv", [""]),
+    (b'""\n""\n', "text/csv", ["", ""]),  # a last mini-batch of empty reviews
+    (b"\n", "text/plain", [""]),
+    (b"\r\n  \n", "text/plain", ["", "  "]),
+    (b'[""]', "application/json", [""]),
+])
+def test_batch_transform_answers_a_mini_batch_of_empty_reviews(monkeypatch, served, body, content_type, texts):
+    """A mini-batch whose every record is an empty review was a 400 ("request holds no review text"), which fails the
+    whole transform job, while the same records among others are answered: a file with one empty review (pandas writes
+    it as "" in a one-column CSV) failed its job with strategy="SingleRecord" and not with MultiRecord. In Batch
+    Transform each record gets its answer; an endpoint still refuses such a request, and a body with no record at
+    all stays a 400."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    reviews = sm_serve.input_fn(body, content_type)
+    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(texts)
+    with pytest.raises(sm_serve.RequestError, match="no review text"):  # no record at all
+        sm_serve.input_fn(b"[]" if content_type == "application/json" else b"", content_type)
+    monkeypatch.delenv("SAGEMAKER_BATCH")
+    with pytest.raises(sm_serve.RequestError, match="no review text"):  # an endpoint's client is told
+        sm_serve.input_fn(body, content_type)
+
+
 @pytest.mark.parametrize("body, texts", [
     (b"3,000 calories and worth it\n5,5 stars at most\n", ["3,000 calories and worth it", "5,5 stars at most"]),
     (b"1,great\n2,cold\n", ["1,great", "2,cold"]),  # two unquoted class-first rows: too thin a sign, as before
