@@ -12,6 +12,7 @@ Serving imports this module and never the training modules (train, optim, step, 
 config, progress) nor tqdm, which the inference containers do not have
 (tests/test_architecture.py checks it).
 """
+import collections.abc
 import contextlib
 import json
 import os
@@ -305,13 +306,26 @@ def review_texts(texts):
     if texts is None or isinstance(texts, (str, bytes)):
         raise FastTextError(f"texts must be a list of review texts, got {'None' if texts is None else 'one ' + type(texts).__name__}; "
                             f"for one review pass [text]")
+    # Iterated, these are no reviews in order: a DataFrame is its column names (one answer per column, not per row),
+    # a dict its keys (the ids of {id: review}), a set its reviews in an order no answer can be matched back to.
+    if hasattr(texts, "columns") and type(texts).__module__.split(".")[0] == "pandas":
+        raise FastTextError("texts must be a list of review texts, got a pandas DataFrame, whose items are its column "
+                            "names: pass its text column (df['text'])")
+    if isinstance(texts, collections.abc.Mapping):
+        raise FastTextError(f"texts must be a list of review texts, got a {type(texts).__name__}, whose items are its "
+                            f"keys: pass its values (list(d.values()))")
+    if isinstance(texts, (set, frozenset)):
+        raise FastTextError(f"texts must be a list of review texts, got a {type(texts).__name__}, which has no order "
+                            f"to answer in: pass a list")
     try:
         texts = list(texts)
     except TypeError:
         raise FastTextError(f"texts must be a list of review texts, got {type(texts).__name__}") from None
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            hint = (": a missing value (NaN)? fill it first (df['text'].fillna(''))" if isinstance(text, float) and text != text
+            # a missing value: NaN (a float column's), None (an object column's) or pandas' NA (a "string" column's)
+            missing = text is None or (isinstance(text, float) and text != text) or type(text).__name__ == "NAType"
+            hint = (": a missing value? fill it first (df['text'].fillna(''))" if missing
                     else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
             raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
     return texts

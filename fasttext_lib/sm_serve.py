@@ -28,7 +28,8 @@ settings, labels) attached, and the three functions below do the rest:
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
-  UTF-8), non-string items and requests without any text (a JSON string's lone surrogate escape is U+FFFD);
+  UTF-8), non-string items and requests without any text (in Batch Transform, records that are all blank are answered;
+  a JSON string's lone surrogate escape is U+FFFD);
 * a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
@@ -274,6 +275,9 @@ def _body_text(body, charset):
         except ValueError:  # UnicodeDecodeError; a plain UnicodeError from some codecs (punycode, undefined): a 500
             bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
                 if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
+            if body[:2] == b"\x1f\x8b":  # the endpoint gets the bytes as sent: no Content-Encoding is undone
+                bom = (" (it is gzip-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' "
+                       "has SageMaker decompress its input)")
             raise RequestError(400, f"request body is not valid {charset} text{bom}") from None
     if "\x00" in text:
         # UTF-16 text without a byte order mark decodes as UTF-8 (every other byte a NUL) and was answered
@@ -303,7 +307,12 @@ def _configuration(config):
 
     if not isinstance(config, dict) or not set(config) <= {"k", "threshold"}:
         raise RequestError(400, '"configuration" must be an object with "k" and/or "threshold"')
-    k, threshold = config.get("k", 1), config.get("threshold", 0.0)
+    # pandas writes a k column with a row that has none as floats and null ("k": 2.0, "k": null): each such line
+    # was a 400 that failed its Batch Transform mini-batch. null is the default; a whole float, that number.
+    k, threshold = config.get("k"), config.get("threshold")
+    k, threshold = (1 if k is None else k), (0.0 if threshold is None else threshold)
+    if isinstance(k, float) and k.is_integer():
+        k = int(k)
     try:
         check_top(k, threshold, 1)
     except FastTextError as exc:
@@ -326,8 +335,9 @@ def _json_texts(payload):
     top = None
     if isinstance(payload, dict):
         if "instances" not in payload or not set(payload) <= {"instances", "configuration"}:
+            lines = " (a line of JSON Lines? send it as application/jsonlines)" if "source" in payload else ""
             raise RequestError(400, 'a JSON object must be {"instances": [review, ...]} with an optional '
-                                    '"configuration": {"k": K, "threshold": P}')
+                                    '"configuration": {"k": K, "threshold": P}' + lines)
         if "configuration" in payload:
             top = _configuration(payload["configuration"])
         payload = payload["instances"]
@@ -343,6 +353,15 @@ def _json_texts(payload):
     texts = Reviews(whole_characters(item) for item in payload)
     texts.top = top
     return texts
+
+
+def _json_lines_hint(text, exc):
+    """What a JSON error says when the body is JSON Lines, a JSON value a line: Batch Transform with
+    ``content_type="application/json"`` and ``split_type="Line"`` sends a mini-batch of such lines, and every one was
+    a 400 that said only ``Extra data: line 2 column 1``."""
+    if getattr(exc, "msg", None) != "Extra data" or not text[:exc.pos].rstrip(" \t").endswith(("\n", "\r")):
+        return ""
+    return " (one JSON value a line is JSON Lines: send it as application/jsonlines, {\"source\": \"review\"} a line)"
 
 
 def _refuse_lone_cr(lines):
@@ -433,7 +452,7 @@ def input_fn(request_body, content_type):
             try:
                 payload = json.loads(text, parse_int=json_integer)
             except ValueError as exc:
-                raise RequestError(400, f"request body is not valid JSON: {exc}") from None
+                raise RequestError(400, f"request body is not valid JSON: {exc}{_json_lines_hint(text, exc)}") from None
             except RecursionError:  # "[[[[..." a few thousand deep: json's recursive decoder gives up
                 raise RequestError(400, "request body is not valid JSON: nested too deeply") from None
             texts = _json_texts(payload)
@@ -447,8 +466,9 @@ def input_fn(request_body, content_type):
         else:
             texts = _csv_request(text, _media_params(content_type)[1].get("header", ""))
     if not getattr(texts, "lines", False) and not any(t.strip() for t in texts) \
-            and not getattr(texts, "header_record", False):  # (a JSON line is a record even when its review is empty;
-        raise RequestError(400, "request holds no review text")  # Batch Transform's header record alone is answered)
+            and not getattr(texts, "header_record", False) and not _answered_blank(texts):
+        # (a JSON line is a record even when its review is empty; Batch Transform's header record alone is answered)
+        raise RequestError(400, "request holds no review text")
     # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are U+FFFD by now) failed in
     # featurization, as a 500
     lines = getattr(texts, "lines", False)
@@ -456,6 +476,13 @@ def input_fn(request_body, content_type):
     if bad:
         raise RequestError(400, bad)
     return texts
+
+
+def _answered_blank(texts):
+    """Are ``texts``, every one blank, answered? In Batch Transform, when there is one at least: a mini-batch of empty
+    reviews (one, with strategy="SingleRecord": pandas writes it as ``""`` in a one-column CSV) was a 400, which fails
+    the whole job, where the same records among others are answered. An endpoint's client is told (a 400)."""
+    return bool(texts) and in_batch_transform(os.environ)
 
 
 def _csv_request(text, header):
@@ -929,6 +956,17 @@ def _jsonlines_body(answers, ranked):
     return "\n".join(out)
 
 
+def _default_accept_hint(accept):
+    """The toolkit puts the model's ``SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT`` in place of a missing or ``*/*`` Accept
+    (Autopilot's containers set it to ``text/csv``): a 406 for a type the client never named said nothing of the
+    variable that did. Said when ``accept`` is that variable's value (a client may also have sent it itself)."""
+    default = str(os.environ.get("SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT") or "").strip()
+    if not default or str(accept).strip() != default:
+        return ""
+    return (" (it is the model's SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT, which stands for a missing or */* Accept "
+            "header: unset it or set it to application/json)")
+
+
 def output_fn(prediction, accept):
     """Predictions -> (body, media type): ``application/json`` text, or ``application/jsonlines`` (one line
     per review, in order); 406 when ``Accept`` admits neither, 413 above :data:`MAX_RESPONSE_BYTES`.
@@ -940,7 +978,7 @@ def output_fn(prediction, accept):
     media = _response_type(accept, lines)
     if media is None:
         wanted = "application/jsonlines" if lines else "application/json or application/jsonlines"
-        raise RequestError(406, f"cannot answer in {str(accept)!r}; accept {wanted}")
+        raise RequestError(406, f"cannot answer in {str(accept)!r}; accept {wanted}{_default_accept_hint(accept)}")
     if media == JSON_TYPE:
         body = _json_body(prediction)
     else:

@@ -303,10 +303,17 @@ def test_a_bundle_trained_under_other_unicode_data_loads_with_a_note(tmp_path, c
     (b"the food was great", "got one bytes"),
     (None, "got None"),
     (["fine", float("nan")], "texts[1] is nan (float), not a str: a missing value"),  # pandas' missing text
+    (["fine", None], "texts[1] is None (NoneType), not a str: a missing value? fill it first"),  # an object column's
+    ("na", "texts[1] is <NA> (NAType), not a str: a missing value? fill it first"),  # a "string" column's
     (["fine", 3], "texts[1] is 3 (int), not a str"),
     (["fine", b"cold soup"], "texts[1] is b'cold soup' (bytes), not a str: decode it"),
     (["fine", "caf\udce9"], "texts[1] is not valid Unicode text (character '\\udce9' at position 3: a lone surrogate)"),
-], ids=["str", "bytes", "None", "nan", "int", "bytes item", "lone surrogate"])
+    # iterated, a DataFrame is its column names: one answer per column ("text"), not per row, exit 0; a dict its keys
+    # (the ids of {id: review}); a set its reviews in an order no answer can be matched back to
+    ("frame", "got a pandas DataFrame, whose items are its column names: pass its text column (df['text'])"),
+    ({"r1": "fine", "r2": "cold soup"}, "got a dict, whose items are its keys: pass its values (list(d.values()))"),
+    ({"fine", "cold soup"}, "got a set, which has no order to answer in: pass a list"),
+], ids=["str", "bytes", "None", "nan", "None item", "NA item", "int", "bytes item", "lone surrogate", "DataFrame", "dict", "set"])
 def test_predictor_refuses_what_is_not_a_list_of_review_texts_in_one_line(trained, texts, why, native, monkeypatch):
     """A notebook's ``predictor.predict("a review")`` answered each character as a review (one review, 18
     answers: out of step with the data); a NaN from a DataFrame column, a number, bytes or a lone surrogate was
@@ -317,6 +324,11 @@ def test_predictor_refuses_what_is_not_a_list_of_review_texts_in_one_line(traine
         monkeypatch.setenv(nf.ENV_SWITCH, "0")
     trained, _ = trained
     predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    if texts in ("frame", "na"):
+        import pandas as pd
+
+        texts = pd.DataFrame({"label": ["1", "2", "1"], "text": ["fine", "cold soup", "great"]}) if texts == "frame" \
+            else pd.Series(["fine", None], dtype="string")
     for call in (predictor.predict, predictor.predict_proba, predictor.predict_top):
         with pytest.raises(FastTextError) as exc:
             call(texts)

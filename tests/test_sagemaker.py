@@ -13,6 +13,7 @@
 import ast
 import contextlib
 import csv
+import gzip
 import inspect
 import io
 import json
@@ -902,6 +903,20 @@ def test_accept_headers_that_exclude_json_get_406(endpoint, accept):
     assert status == 406 and "accept application/json" in response.splitlines()[0], response
 
 
+def test_a_default_accept_the_endpoint_cannot_answer_is_named_in_the_406(bundle, monkeypatch):
+    """The toolkit puts SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT (SageMaker Autopilot's containers set text/csv) in place
+    of a missing or */* Accept: every such request was a 406 "cannot answer in 'text/csv'", which the client never
+    asked for, and nothing named the model's variable that did."""
+    monkeypatch.setenv("SAGEMAKER_PROGRAM", "fasttext_lib.entry_point")
+    monkeypatch.setenv("MMS_DECODE_INPUT_REQUEST", "false")
+    monkeypatch.setenv("SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT", "text/csv")
+    endpoint = Endpoint(bundle)
+    for accept in (None, "*/*"):
+        status, _, response = endpoint.invoke(b'["tasty"]', "application/json", accept)
+        assert status == 406 and "SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT" in response and "\n" not in response, response
+    assert endpoint.invoke(b'["tasty"]', "application/json", "application/json")[0] == 200
+
+
 # --------------------------------------------------------------------------------------------
 # JSON Lines (SageMaker Batch Transform, BlazingText's shapes) and the response cap
 # --------------------------------------------------------------------------------------------
@@ -985,6 +1000,31 @@ def test_jsonlines_per_line_k_and_threshold(endpoint, served):
     assert len(lines[0]["label"]) == 2 and lines[0]["prob"][0] >= lines[0]["prob"][1]
     assert lines[1] == blazingtext_lines(predictor.predict(["awful"]), ranked=False)[0]
     assert lines[2] == {"label": [], "prob": [], "class_id": []}  # no class reaches probability 1.0: an empty line's worth
+
+
+def test_jsonlines_k_and_threshold_as_pandas_writes_them_are_read(endpoint, served):
+    """pandas writes a column of k with a row that has none as floats and null (``df.to_json(orient="records",
+    lines=True)``: ``"k": 2.0``, ``"k": null``): every such line was a 400 that failed its Batch Transform
+    mini-batch. A null k or threshold is the default (as a null source is an empty review); a k of a whole number
+    written as a float is that number. The same in a JSON request's configuration."""
+    import pandas as pd
+
+    predictor = served[1]
+    frame = pd.DataFrame({"source": ["great food", "awful", "fine"], "k": [2, None, -1],
+                          "threshold": [None, 0.0, 1.0]})
+    body = frame.to_json(orient="records", lines=True).encode()
+    assert b'"k":2.0' in body and b'"k":null' in body and b'"threshold":null' in body  # what pandas writes
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 200, response
+    assert read_lines(response) == [blazingtext_lines(predictor.predict_top(["great food"], k=2), ranked=True)[0],
+                                    blazingtext_lines(predictor.predict_top(["awful"]), ranked=True)[0],
+                                    {"label": [], "prob": [], "class_id": []}]
+    body = json.dumps({"instances": ["great food"], "configuration": {"k": 2.0, "threshold": None}}).encode()
+    status, _, response = endpoint.invoke(body, "application/json", "application/json")
+    assert status == 200 and json.loads(response) == predictor.predict_top(["great food"], k=2), response
+    for k in (2.5, "2", True):  # still refused: no whole number
+        status, _, response = endpoint.invoke(json.dumps({"source": "a", "k": k}).encode(), "application/jsonlines")
+        assert status == 400 and "k must be a whole number" in response, response
 
 
 def test_jsonlines_lines_each_with_its_own_threshold_are_scored_once(served, monkeypatch):
@@ -1268,6 +1308,12 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b"x", None, 415, "no Content-Type"),
     (b'{"instances": ', "application/json", 400, "not valid JSON"),
     (b'{"reviews": ["a"]}', "application/json", 400, '{"instances": [review, ...]}'),
+    # JSON Lines sent as application/json (Batch Transform, content_type="application/json", split_type="Line"): each
+    # mini-batch was a 400 that said only "Extra data: line 2 column 1"
+    (b'{"source": "a"}\n{"source": "b"}\n', "application/json", 400,
+     "Extra data: line 2 column 1 (char 16) (one JSON value a line is JSON Lines: send it as application/jsonlines"),
+    (b'"a"\r\n  "b"\r\n', "application/json", 400, "send it as application/jsonlines"),
+    (b'{"source": "a"}', "application/json", 400, "(a line of JSON Lines? send it as application/jsonlines)"),
     (b'{"instances": "a"}', "application/json", 400, '"instances" must be a list'),
     (b'{"instances": ["a"], "configuration": {"k": 0}}', "application/json", 400, "k must be a whole number >= 1"),
     (b'{"instances": ["a"], "configuration": {"threshold": 1.5}}', "application/json", 400, "threshold must be a probability"),
@@ -1281,6 +1327,8 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b"\n  \n", "text/plain", 400, "no review text"),
     (b"", "text/csv", 400, "no review text"),
     (b"caf\xe9", "text/plain", 400, "not valid utf-8"),
+    (gzip.compress(b'["good food"]'), "application/json", 400, "not valid utf-8 text (it is gzip-compressed: send it "
+                                                               "uncompressed; a Batch Transform job's compression_type"),
     (b"caf\xe9", "text/csv; charset=utf-8", 400, "not valid utf-8"),
     (b'["caf\xe9"]', "application/json; charset=utf-8", 400, "not valid utf-8"),
     (b'"unterminated', "text/csv; header=present", 400, "not valid CSV"),  # a header: CSV written by a program
@@ -1865,6 +1913,30 @@ def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_lik
     reviews = sm_serve.input_fn(body, "text/csv; header=present")
     assert sm_serve.predict_fn(reviews, served[0]) == \
         [HEADER_ANSWER if t is None else a for t, a in zip(texts, served[1].predict([t or "" for t in texts]))]
+
+
+@pytest.mark.parametrize("body, content_type, texts", [
+    (b'""\n', "text/csv", [""]),  # pandas' empty review in a one-column CSV, alone (strategy="SingleRecord")
+    (b"\n", "text/csv", [""]),
+    (b'""\n""\n', "text/csv", ["", ""]),  # a last mini-batch of empty reviews
+    (b"\n", "text/plain", [""]),
+    (b"\r\n  \n", "text/plain", ["", "  "]),
+    (b'[""]', "application/json", [""]),
+])
+def test_batch_transform_answers_a_mini_batch_of_empty_reviews(monkeypatch, served, body, content_type, texts):
+    """A mini-batch whose every record is an empty review was a 400 ("request holds no review text"), which fails the
+    whole transform job, while the same records among others are answered: a file with one empty review (pandas writes
+    it as "" in a one-column CSV) failed its job with strategy="SingleRecord" and not with MultiRecord. In Batch
+    Transform each record gets its answer; an endpoint still refuses such a request, and a body with no record at
+    all stays a 400."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    reviews = sm_serve.input_fn(body, content_type)
+    assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(texts)
+    with pytest.raises(sm_serve.RequestError, match="no review text"):  # no record at all
+        sm_serve.input_fn(b"[]" if content_type == "application/json" else b"", content_type)
+    monkeypatch.delenv("SAGEMAKER_BATCH")
+    with pytest.raises(sm_serve.RequestError, match="no review text"):  # an endpoint's client is told
+        sm_serve.input_fn(body, content_type)
 
 
 @pytest.mark.parametrize("body, texts", [
