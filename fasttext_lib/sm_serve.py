@@ -72,14 +72,22 @@ def _positive_bytes(environ, name, default):
     return value
 
 
+# MaxPayloadInMB=0 is Batch Transform's "no limit" (a whole object streamed, SplitType None): the largest limit it
+# takes otherwise, 100 MB, read as MiB. (The 6 MiB of an endpoint refused every file above it: a failed job.)
+UNLIMITED_PAYLOAD_BYTES = 100 * 1024 * 1024
+
+
 def _platform_payload_bytes(environ):
     """``SAGEMAKER_MAX_PAYLOAD_IN_MB`` (Batch Transform's ``MaxPayloadInMB``, which SageMaker sets in the
-    container) in bytes, read as MiB so a mini-batch the platform sends is never refused; None when unset
-    or unusable (the platform's variable: not ours to stop the endpoint over)."""
+    container) in bytes, read as MiB so a mini-batch the platform sends is never refused, 0 as
+    :data:`UNLIMITED_PAYLOAD_BYTES`; None when unset or unusable (the platform's variable: not ours to stop the
+    endpoint over)."""
     try:
         value = int(str(environ.get("SAGEMAKER_MAX_PAYLOAD_IN_MB", "")).strip())
     except ValueError:
         return None
+    if value == 0:
+        return UNLIMITED_PAYLOAD_BYTES
     return value * 1024 * 1024 if value > 0 else None
 
 

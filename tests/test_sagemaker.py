@@ -1286,8 +1286,10 @@ def test_batch_transform_sets_the_defaults_from_its_own_environment():
     assert sm_serve.max_response_bytes(batch) == sm_serve.BATCH_RESPONSE_BYTES == 100 * 1000 * 1000
     ours = {**batch, "FASTTEXT_MAX_REQUEST_BYTES": "1000", "FASTTEXT_MAX_RESPONSE_BYTES": "2000"}
     assert (sm_serve.max_request_bytes(ours), sm_serve.max_response_bytes(ours)) == (1000, 2000)  # ours win
-    for unusable in ("0", "", "six"):  # the platform's variable: never stops the endpoint
+    for unusable in ("-1", "", "six"):  # the platform's variable: never stops the endpoint
         assert sm_serve.max_request_bytes({"SAGEMAKER_MAX_PAYLOAD_IN_MB": unusable}) == 6 * 1024 * 1024
+    # MaxPayloadInMB=0, "no limit" (whole files streamed): the 6 MiB endpoint cap refused every file above it
+    assert sm_serve.max_request_bytes({**batch, "SAGEMAKER_MAX_PAYLOAD_IN_MB": "0"}) == 100 * 1024 * 1024
     assert sm_serve.max_response_bytes({"SAGEMAKER_BATCH": "false"}) == 6 * 1000 * 1000
 
 
