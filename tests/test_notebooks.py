@@ -620,7 +620,7 @@ def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, 
     load_cell = next(c.source for c in code_cells(read(SERIES[3])) if "Predictor.load(bundle_uri" in c.source)
     predictor = types.SimpleNamespace(names=["negative", "positive"], metrics=metrics)
     namespace = {"Predictor": types.SimpleNamespace(load=lambda uri, ctx: predictor), "ctx": "cpu", "run_name": "sample",
-                 "ws": types.SimpleNamespace(model=lambda name: f"s3://b/p/models/{name}")}
+                 "ws": types.SimpleNamespace(saved_model=lambda name: f"s3://b/p/models/{name}")}
     exec(load_cell, namespace)  # noqa: S102 - the committed cell, the bundle stubbed
     assert capsys.readouterr().out == f"labels: ['negative', 'positive'] {shown}\n"
 
