@@ -117,12 +117,21 @@ def check_address_space():
         ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
     except (OSError, AttributeError):  # not glibc: its arenas are not these
         pass
-    threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "").strip() or os.cpu_count() or 1))
+    threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "").strip() or _usable_cpus()))
     need = MIN_ADDRESS_SPACE + THREAD_ADDRESS_SPACE * max(0, threads - 2)
     if limit < need:
         raise FastTextError(f"MXNet needs about {need >> 20:,} MB of address space to run ({threads} OpenMP "
                             f"thread{'s' if threads != 1 else ''}), and this process may use {limit >> 20:,} MB at most (ulimit -v): raise that "
                             f"limit (ulimit -v unlimited)")
+
+
+def _usable_cpus():
+    """The CPUs this process may run on (a container's cpuset, taskset), as many as OpenMP starts threads for by
+    default: not os.cpu_count(), the host's (a 2-CPU container on a 96-CPU host was refused below 1,452 MB)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # (not Linux)
+        return os.cpu_count() or 1
 
 
 def _drop_exit_hook():

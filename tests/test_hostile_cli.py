@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import types
 import time
 
 import boto3
@@ -986,6 +987,28 @@ def test_a_memory_limit_mxnet_would_crash_under_is_refused_in_one_line_before_it
     r = run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
              str(tmp_path / "out"), *TINY], preexec_fn=memory_limit(760 << 20))
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+
+def test_the_address_space_check_counts_the_cpus_this_process_may_run_on(monkeypatch):
+    """OpenMP starts a thread per CPU the process may run on (its affinity: a container's cpuset, taskset), not per
+    CPU of the host: counted by os.cpu_count(), a 2-CPU container on a 96-CPU host was refused below 1,452 MB of
+    ulimit -v, where MXNet trains in 760."""
+    import ctypes
+    import resource
+
+    from fasttext_lib import mxnet_env
+    from fasttext_lib.errors import FastTextError
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (760 << 20, 760 << 20))
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: types.SimpleNamespace(mallopt=lambda *a: 1))  # (not this process)
+    monkeypatch.setattr(os, "cpu_count", lambda: 96)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    mxnet_env.check_address_space()  # 2 CPUs: 700 MB
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    with pytest.raises(FastTextError, match=r"about 812 MB of address space to run \(16 OpenMP threads\)"):
+        mxnet_env.check_address_space()
 
 
 # ---------------------------------------------------------------- signals, kills, concurrent runs
