@@ -168,7 +168,7 @@ class Updater:
         self._pull_outputs()
 
     def _plain_sgd(self):
-        opt = self.updater.optimizer  # not cached: set_states (resume) replaces it
+        opt = self.updater.optimizer
         return (type(opt).__name__ == "SGD" and not opt.momentum and not opt.clip_gradient
                 and not opt.multi_precision)
 
