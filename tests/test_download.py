@@ -564,19 +564,25 @@ def test_prepare_refuses_an_output_it_cannot_write_before_downloading(archive, s
     assert (tmp_path / "afile").read_text() == "x"
 
 
+def _serve_splits(server, name, train_rows, test_rows, num_classes):
+    """An archive ``{name}_csv.tgz`` of these (label, text) rows as its train.csv and test.csv, served; its spec."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for split, rows in (("train", train_rows), ("test", test_rows)):
+            _add(tar, f"{name}_csv/{split}.csv", "".join(csv_line(l, t) for l, t in rows).encode())
+    data = buf.getvalue()
+    spec = ZhangDataset(name, f"https://example.invalid/mirror/{name}_csv.tgz", len(data),
+                        hashlib.md5(data).hexdigest(), num_classes)
+    _serve(server, spec, data)
+    return spec
+
+
 def test_prepare_limit_samples_a_split_sorted_by_class_not_its_first_rows(server, tmp_path):
     """dbpedia's train.csv holds its 14 classes one after the other (40,000 rows each): limit=20000 (notebook 01's
     train_docs) wrote the first 20,000 rows, a .train of class 1 alone beside a .test of four classes, and said
     nothing. A limit now takes a sample spread over the whole split (the same every run), in the file's order."""
     rows = [(str(c), f"document {i} of class {c}") for c in (1, 2, 3, 4) for i in range(50)]
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        _add(tar, "sorted_csv/train.csv", "".join(csv_line(l, t) for l, t in rows).encode())
-        _add(tar, "sorted_csv/test.csv", "".join(csv_line(l, t) for l, t in rows[::10]).encode())
-    data = buf.getvalue()
-    spec = ZhangDataset("sorted", "https://example.invalid/mirror/sorted_csv.tgz", len(data),
-                        hashlib.md5(data).hexdigest(), 4)
-    _serve(server, spec, data)
+    spec = _serve_splits(server, "sorted", rows, rows[::10], 4)
     written = [prepare(spec, str(tmp_path / out), str(tmp_path / "cache"), base_url=server[0], limit=40,
                        progress=False) for out in ("out", "again")]
     train = read_labeled(written[0]["train"])
@@ -592,14 +598,7 @@ def test_prepare_writes_each_split_shuffled_as_fastTexts_script_does_the_same_ev
     (read_labeled(limit=N), notebook 03's timing rows, the training settings' first 10,000 documents) saw one class.
     fastText's classification-example.sh shuffles both splits (myshuf); prepare does, seeded."""
     rows = [(str(c), f"document {i} of class {c}") for c in (1, 2) for i in range(100)]
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        _add(tar, "grouped_csv/train.csv", "".join(csv_line(l, t) for l, t in rows).encode())
-        _add(tar, "grouped_csv/test.csv", "".join(csv_line(l, t) for l, t in rows[::4]).encode())
-    data = buf.getvalue()
-    spec = ZhangDataset("grouped", "https://example.invalid/mirror/grouped_csv.tgz", len(data),
-                        hashlib.md5(data).hexdigest(), 2)
-    _serve(server, spec, data)
+    spec = _serve_splits(server, "grouped", rows, rows[::4], 2)
     written = [prepare(spec, str(tmp_path / out), str(tmp_path / "cache"), base_url=server[0], progress=False)
                for out in ("out", "again")]
     for split, expected in (("train", rows), ("test", rows[::4])):
