@@ -736,16 +736,18 @@ def _check_no_nul(data, uri):
                             f"read as another encoding?); remove them, or replace them with spaces")
 
 
-def write_fasttext_rows(data, f, uri, order=None):
+def write_fasttext_rows(data, f, uri, order=None, numbers=None):
     """fastText-format lines (labels checked by :func:`check_fasttext_labels`) into a binary file object, in the
-    order of the document indices ``order`` (None: as they are); errors count documents as ``data`` holds them.
+    order of the document indices ``order`` (None: as they are); errors name a document by its number in
+    ``numbers`` (a sample's rows in its source), else by its place in ``data`` (from 1).
 
     A text holding a word that starts with ``__label__`` (``__LABEL__`` too: normalizing lower-cases it) is
     refused: the format has no way to write it, and the file read back as a second label on that line
     (an error here, a silent extra class in fastText), so the written file could not be trained on."""
     writer = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
     for index in (range(len(data)) if order is None else order):
-        row, label, text = index + 1, data.labels[index], data.texts[index]
+        row = index + 1 if numbers is None else numbers[index]
+        label, text = data.labels[index], data.texts[index]
         line = fasttext_line(label, text)
         if line.count(LABEL_PREFIX) > 1 and any(w.startswith(LABEL_PREFIX) for w in line.split()[1:]):
             raise FastTextError(f"cannot write document {row} (class {label!r}) to the fastText-format file {uri}: its text "

@@ -328,12 +328,14 @@ def dataset_label_names(spec, classes_file=None):
 
 def _read_split(path, member, limit):
     """A split extracted to ``path`` (a temporary), its errors naming the archive's ``member`` instead: the user
-    can look there, not at a file deleted by the time the error is shown. ``limit``: :func:`_spread_sample`."""
+    can look there, not at a file deleted by the time the error is shown. ``limit``: :func:`_spread_sample`.
+    Returns the documents and each one's row number in the member, from 1 (None: 1, 2, 3, ...)."""
     try:
-        data = read_labeled(path, fmt="csv", find_names=False) if limit is None else _spread_sample(path, limit)
+        if limit is None:
+            return read_labeled(path, fmt="csv", find_names=False), None
+        return _spread_sample(path, limit)
     except FastTextError as exc:
         raise FastTextError(str(exc).replace(path, member)) from None
-    return data
 
 
 def _shuffled(count):
@@ -349,10 +351,10 @@ def _shuffled(count):
 
 def _spread_sample(path, limit):
     """``limit`` documents of the CSV split at ``path`` drawn evenly from all of it (a reservoir sample, seeded: the
-    same every run), in the file's order (then shuffled as all of a split is: :func:`_shuffled`); all of it when it
-    has no more. Not its first ``limit`` rows: some sets
-    list their classes one after the other (dbpedia's train.csv: 40,000 rows of class 1, then of class 2, ...),
-    and their first rows were a split of one class (fastText's script shuffles the whole file)."""
+    same every run), in the file's order (then shuffled as all of a split is: :func:`_shuffled`), and their row
+    numbers (from 1); all of it when it has no more. Not its first ``limit`` rows: some sets list their classes
+    one after the other (dbpedia's train.csv: 40,000 rows of class 1, then of class 2, ...), and their first rows
+    were a split of one class (fastText's script shuffles the whole file)."""
     rng = random.Random(0)
     kept = []  # (row number, label, text)
     for number, (label, text) in enumerate(iter_examples(path, "csv")):
@@ -365,7 +367,7 @@ def _spread_sample(path, limit):
     if not kept:
         raise FastTextError(f"{path}: contains no labeled documents")
     kept.sort()
-    return LabeledTexts([label for _, label, _ in kept], [text for _, _, text in kept])
+    return LabeledTexts([label for _, label, _ in kept], [text for _, _, text in kept]), [n + 1 for n, _, _ in kept]
 
 
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True):
@@ -398,9 +400,10 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
             if names:
                 files.pop(0).write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
             for split, f in zip(SPLITS, files):
-                data = _read_split(csvs[split], f"{archive}:{spec.name}_csv/{split}.csv", limit)
+                data, rows = _read_split(csvs[split], f"{archive}:{spec.name}_csv/{split}.csv", limit)
                 check_fasttext_labels(data, written[split])
-                write_fasttext_rows(data, f, written[split], order=_shuffled(len(data)))  # (errors: archive's rows)
+                # (its errors name the document by its row in the archive's CSV)
+                write_fasttext_rows(data, f, written[split], order=_shuffled(len(data)), numbers=rows)
                 del data  # one split in memory at a time
     if names:
         written["label_names"] = names_uri

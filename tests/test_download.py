@@ -5,6 +5,7 @@ import io
 import os
 import socket
 import tarfile
+import tempfile
 import threading
 import time
 
@@ -519,6 +520,22 @@ def test_prepare_refuses_a_review_holding_a_label_word_and_keeps_both_old_splits
                                             rf"fastText-format file .*paired\.test: .*'__label__'"):
         prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
     assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
+
+
+def test_prepare_with_a_limit_names_the_archives_row_not_the_samples():
+    """With a limit the split is a sample: an error named the document by its place in the sample ("document 40"),
+    where the archive's CSV has it at row 200."""
+    import fasttext_lib.download as download
+
+    rows = [("1", f"review {i}") for i in range(199)] + [("1", "it printed __label__2")]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "test.csv")
+        with open(path, "w") as f:
+            f.write("".join(csv_line(label, text) for label, text in rows))
+        data, numbers = download._spread_sample(path, 40)
+        assert numbers[-1] == 200 and data.texts[-1] == "it printed __label__2"  # (the reservoir keeps the last row)
+        with pytest.raises(FastTextError, match=r"^cannot write document 200 \(class '1'\)"):
+            download.write_fasttext_rows(data, io.BytesIO(), "x.test", order=download._shuffled(40), numbers=numbers)
 
 
 def test_a_failed_prepare_keeps_the_names_file_the_user_edited(server, tmp_path):
