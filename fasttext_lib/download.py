@@ -238,6 +238,8 @@ def _archive_url(spec, base_url):
     except ValueError as exc:  # (http://[::1: "Invalid IPv6 URL")
         raise refused(exc) from None
     if scheme not in _MIRROR_SCHEMES:
+        if scheme and len(scheme) > 1 and not base_url[len(scheme) + 1:].startswith("/"):  # (mirror.local:8000/data)
+            raise refused(f"it has no scheme: write http://{base_url} (or https://)")
         if scheme and len(scheme) > 1:  # (a letter: a Windows drive, C:\mirror)
             raise refused(f"{scheme}:// is not read here, only {', '.join(s + '://' for s in _MIRROR_SCHEMES)} URLs "
                           f"or a local folder (or copy the archive {spec.filename} into the cache folder: a verified "

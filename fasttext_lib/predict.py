@@ -308,7 +308,8 @@ def review_texts(texts):
                             f"for one review pass [text]")
     # Iterated, these are no reviews in order: a DataFrame is its column names (one answer per column, not per row),
     # a dict its keys (the ids of {id: review}), a set its reviews in an order no answer can be matched back to.
-    if hasattr(texts, "columns") and type(texts).__module__.split(".")[0] == "pandas":
+    pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
+    if pandas is not None and isinstance(texts, pandas.DataFrame):  # a subclass too (geopandas' GeoDataFrame)
         raise FastTextError("texts must be a list of review texts, got a pandas DataFrame, whose items are its column "
                             "names: pass its text column (df['text'])")
     if isinstance(texts, collections.abc.Mapping):

@@ -783,6 +783,11 @@ def test_a_local_folder_as_the_mirror_is_read_and_a_base_url_that_is_no_url_is_o
                          str(tmp_path / "c2"), "--base-url", base_url]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"error: cannot download from the mirror {base_url!r}: ")
+    # a host and port without a scheme: urlparse reads the host as one ("localhost:// is not read here")
+    assert cli.main(["prepare", "--dataset", "ag_news", "--output", str(tmp_path / "out"), "--cache-dir",
+                     str(tmp_path / "c2"), "--base-url", "localhost:8000/data"]) == 2
+    assert capsys.readouterr().err == ("error: cannot download from the mirror 'localhost:8000/data': it has no scheme: "
+                                       "write http://localhost:8000/data (or https://)\n")
     assert not (tmp_path / "out").exists() and not (tmp_path / "c2").exists()
 
 

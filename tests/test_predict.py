@@ -311,9 +311,11 @@ def test_a_bundle_trained_under_other_unicode_data_loads_with_a_note(tmp_path, c
     # iterated, a DataFrame is its column names: one answer per column ("text"), not per row, exit 0; a dict its keys
     # (the ids of {id: review}); a set its reviews in an order no answer can be matched back to
     ("frame", "got a pandas DataFrame, whose items are its column names: pass its text column (df['text'])"),
+    ("subframe", "got a pandas DataFrame, whose items are its column names"),  # a subclass (geopandas' GeoDataFrame)
     ({"r1": "fine", "r2": "cold soup"}, "got a dict, whose items are its keys: pass its values (list(d.values()))"),
     ({"fine", "cold soup"}, "got a set, which has no order to answer in: pass a list"),
-], ids=["str", "bytes", "None", "nan", "None item", "NA item", "int", "bytes item", "lone surrogate", "DataFrame", "dict", "set"])
+], ids=["str", "bytes", "None", "nan", "None item", "NA item", "int", "bytes item", "lone surrogate", "DataFrame",
+      "DataFrame subclass", "dict", "set"])
 def test_predictor_refuses_what_is_not_a_list_of_review_texts_in_one_line(trained, texts, why, native, monkeypatch):
     """A notebook's ``predictor.predict("a review")`` answered each character as a review (one review, 18
     answers: out of step with the data); a NaN from a DataFrame column, a number, bytes or a lone surrogate was
@@ -324,11 +326,15 @@ def test_predictor_refuses_what_is_not_a_list_of_review_texts_in_one_line(traine
         monkeypatch.setenv(nf.ENV_SWITCH, "0")
     trained, _ = trained
     predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
-    if texts in ("frame", "na"):
+    if texts in ("frame", "subframe", "na"):
         import pandas as pd
 
-        texts = pd.DataFrame({"label": ["1", "2", "1"], "text": ["fine", "cold soup", "great"]}) if texts == "frame" \
-            else pd.Series(["fine", None], dtype="string")
+        class ReviewFrame(pd.DataFrame):  # another package's DataFrame subclass (its module is not pandas)
+            pass
+
+        frame = {"label": ["1", "2", "1"], "text": ["fine", "cold soup", "great"]}
+        texts = {"frame": lambda: pd.DataFrame(frame), "subframe": lambda: ReviewFrame(frame),
+                 "na": lambda: pd.Series(["fine", None], dtype="string")}[texts]()
     for call in (predictor.predict, predictor.predict_proba, predictor.predict_top):
         with pytest.raises(FastTextError) as exc:
             call(texts)
