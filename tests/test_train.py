@@ -437,3 +437,22 @@ def test_every_step_of_the_linear_schedule_has_a_positive_lr_and_they_spend_half
         assert min(lrs) > 0 and lrs == sorted(lrs, reverse=True)
         assert sum(lrs) == pytest.approx(0.5 * steps / 2)
 
+
+def test_classes_that_differ_only_in_unicode_normalization_are_refused():
+    """'café' precomposed and 'café' with a combining accent (data joined from two sources) trained as two
+    classes that look the same everywhere they are shown: each half of the documents of one class."""
+    composed, combining = "caf\u00e9", "cafe\u0301"
+    data = LabeledTexts([composed, combining, "tea", composed, combining, "tea"],
+                        ["good fine", "good nice", "bad awful", "great good", "fine nice", "terrible bad"])
+    with pytest.raises(FastTextError, match=r"classes 'cafe\\u0301' and 'caf\\xe9', one label in two Unicode normalizations") as caught:
+        train(data, None, TrainConfig(epochs=1, progress=False, ctx="cpu"))
+    assert "\n" not in str(caught.value)
+
+
+def test_validation_labels_in_another_unicode_normalization_are_named_as_such():
+    """'café' not seen in training (known: café, tea): the error showed two strings that print alike."""
+    composed, combining = "caf\u00e9", "cafe\u0301"
+    data = LabeledTexts([composed, "tea", composed, "tea"], ["good fine", "bad awful", "great good", "terrible bad"])
+    validation = LabeledTexts([combining, "tea"], ["good", "bad"])
+    with pytest.raises(FastTextError, match=r"another Unicode normalization.*'cafe\\u0301' for 'caf\\xe9'"):
+        train(data, validation, TrainConfig(epochs=1, progress=False, ctx="cpu"))
