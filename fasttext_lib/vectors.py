@@ -267,7 +267,7 @@ def pretrained_rows(pretrained, token_to_idx):
     Training text is lowercased too, and fastText's vectors are of text as written: a row whose word the file
     holds only with capitals (``Haus``, ``Paris``) starts from the first such spelling in the file (published
     files list the most frequent first). A spelling already lowercase wins wherever the file lists it."""
-    from .text import nfc, tokenize
+    from .text import lowered, nfc
 
     found, cased = {}, {}
     for i, word in enumerate(pretrained.words):
@@ -276,8 +276,7 @@ def pretrained_rows(pretrained, token_to_idx):
         if row is not None:
             found[row] = i
         elif word != word.lower():  # (the cheap test first: most words of a large file are neither)
-            tokens = tokenize(word)
-            row = token_to_idx.get(tokens[0]) if len(tokens) == 1 else None
+            row = token_to_idx.get(lowered(word))  # (a word with punctuation training splits off is no token)
             if row is not None:
                 cased.setdefault(row, i)
     for row, i in cased.items():
