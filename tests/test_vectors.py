@@ -483,13 +483,13 @@ def test_cli_pretrained_vectors_with_an_empty_name_is_one_error_line(tmp_path, n
 
 
 def test_vectors_that_cover_no_word_of_the_data_are_one_error_line(tmp_path, splits):
-    """A .vec of other text (another language; words in upper case) covered none of the vocabulary: training went
-    on from the seeded rows as if no vectors had been given, said only by a progress line (none with --no-progress)."""
+    """A .vec of other text (another language) covered none of the vocabulary: training went on from the seeded rows
+    as if no vectors had been given, said only by a progress line (none with --no-progress)."""
     from fasttext_lib.data import write_csv
 
     write_csv(splits[0], str(tmp_path / "train.csv"))
     vec = tmp_path / "other.vec"
-    vec.write_text(vec_text(["GREAT", "Terrible", "zzqx"], dim=DIM))
+    vec.write_text(vec_text(["Großartig", "schrecklich", "zzqx"], dim=DIM))
     r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *TINY,
                        "--pretrained-vectors", vec)
     assert r.returncode == 2 and "Traceback" not in r.stderr + r.stdout
