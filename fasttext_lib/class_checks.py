@@ -4,6 +4,7 @@ numbers taken for classes. Each is one error line that says which column was rea
 file; :func:`check_classes` runs them before anything is featurized (train.train).
 """
 import os
+import unicodedata
 
 from .columns import distinct_row_numbers, restarted_row_numbers
 from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts
@@ -63,6 +64,20 @@ def _where_classes_were(data):
             "it first, or add a header row that names it (e.g. text,label)")
 
 
+def refuse_classes_spelled_alike(classes):
+    """Refuse two classes that are one label in two Unicode normalizations (``café`` precomposed and ``cafe`` + a
+    combining accent: files joined from two sources). They trained as two classes, each with part of the class's
+    documents, shown alike in every prediction and table; the text is read in NFC, its labels as written."""
+    seen = {}
+    for label in classes:
+        other = seen.setdefault(unicodedata.normalize("NFC", label), label)
+        if other != label:
+            raise FastTextError(f"training data has classes {ascii(other)} and {ascii(label)}, one label in two Unicode "
+                                f"normalizations (precomposed letters and combining accents), which would train as two "
+                                f"classes shown alike; write the labels one way (NFC: unicodedata.normalize('NFC', "
+                                f"label))")
+
+
 def check_classes(train_data, classes):
     """Refuse ``train_data`` (whose sorted distinct labels are ``classes``) when it cannot train a classifier, or
     when its classes were read from the wrong column (one error line each)."""
@@ -70,6 +85,7 @@ def check_classes(train_data, classes):
         raise FastTextError("training data is empty")
     if len(classes) < 2:
         raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
+    refuse_classes_spelled_alike(classes)
     if len(classes) >= MANY_CLASSES:
         # A CSV with the class last and no header ("the review","positive") reads the review as the class:
         # a model of (nearly) one class per document, trained without a word. Either the classes, more than half

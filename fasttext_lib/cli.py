@@ -357,6 +357,12 @@ def _check_autotune_flags(args):
                             ("--autotune-no-refit", args.autotune_refit)):
             if value is not None:
                 raise FastTextError(f"{flag} needs --autotune-validation")
+        from . import storage
+
+        if args.validation and storage.same_location(args.validation, args.train):  # (allowed, as autotune's is)
+            print("warning: --validation is the --train file: each epoch is scored on the documents it trained on, so "
+                  "val_accuracy is the training accuracy and says nothing of unseen data; hold out a split of your "
+                  "data for it instead", file=sys.stderr)
         return
     for flag, value in (("--validation", args.validation), ("--checkpoint-dir", args.checkpoint_dir)):
         if value:

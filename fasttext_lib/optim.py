@@ -31,8 +31,11 @@ def make_optimizer(config, steps_per_epoch):
 
     params = {"learning_rate": config.learning_rate, "wd": config.wd, "lazy_update": True, "rescale_grad": 1.0}
     if config.lr_schedule == "linear":
+        # Step k of T (MXNet counts from 1) takes lr * (1 - k / (T + 1)): the schedule's 0 lies one step past the
+        # run, and its T steps spend lr * T / 2, as fastText's linear decay does. With max_update T the last step's
+        # lr was 0: every run lost a step, and a run of one step (data within a batch, 1 epoch) learned nothing.
         params["lr_scheduler"] = mx.lr_scheduler.PolyScheduler(
-            max_update=max(1, steps_per_epoch * config.epochs), base_lr=config.learning_rate, pwr=1, final_lr=0.0)
+            max_update=max(1, steps_per_epoch * config.epochs) + 1, base_lr=config.learning_rate, pwr=1, final_lr=0.0)
     optimizer = mx.optimizer.create(config.optimizer, **params)
     shrink = sgd_row_shrink(config)
     if shrink:

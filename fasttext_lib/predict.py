@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import threading
+import unicodedata
 
 import numpy as np
 
@@ -101,9 +102,21 @@ def _spelled_otherwise(unknown, ids):
 
     meant = {label: plain(label) for label in unknown}
     if not all(m in ids for m in meant.values()):
-        return ""
+        return _normalized_otherwise(unknown, ids)
     shown = ", ".join(f"{label!r} for {m}" for label, m in list(meant.items())[:3])
     return f"; the model's classes written otherwise ({shown}): write them as the training data did"
+
+
+def _normalized_otherwise(unknown, ids):
+    """The error's hint when every label in ``unknown`` is one of the class ids ``ids`` in another Unicode normalization
+    (``cafe`` + a combining accent for a precomposed ``café``): shown escaped, as they print alike."""
+    by_nfc = {unicodedata.normalize("NFC", label): label for label in ids}
+    meant = {label: by_nfc.get(unicodedata.normalize("NFC", label)) for label in unknown}
+    if not all(meant.values()):
+        return ""
+    shown = ", ".join(f"{ascii(label)} for {ascii(m)}" for label, m in list(meant.items())[:3])
+    return (f"; the model's classes in another Unicode normalization ({shown}: combining accents and precomposed "
+            f"letters): write them as the training data did")
 
 
 def _known(classes, names):

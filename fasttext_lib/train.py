@@ -402,7 +402,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     if rows is not None and not len(rows[0]):  # asked for, yet no row would start from them: say so, not train as without
         raise FastTextError(f"none of the {len(pretrained)} words of {pretrained.source} is in the training data's "
                             f"vocabulary ({featurizer.vocab_size} words), so no row would start from its vectors: vectors "
-                            f"of other text, or of words not normalized as the data is (lower-cased, punctuation split off)")
+                            f"of other text, or of words not split as the data is (punctuation split off: don ' t)")
     model.initialize_like_fasttext(ctxs, seed=config.seed, rows=rows, huge_pages=huge_pages,
                                    state_tables=2 if config.optimizer == "adam" else 0)  # adam's two moment tables
     if rows is None:

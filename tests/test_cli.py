@@ -509,3 +509,21 @@ def test_the_parser_is_built_without_the_data_readers_and_keeps_their_choices():
     train = cli.build_parser()._subparsers._group_actions[0].choices["train"]
     options = {a.dest: a.choices for a in train._actions}
     assert tuple(options["format"]) == data.FORMATS and tuple(options["compact"]) == compact.CHOICES
+
+
+def test_validation_that_is_the_training_file_is_warned_of(tmp_path):
+    """--validation the --train file (by another path too) scored each epoch on the documents it trained on: its
+    val_accuracy, the training accuracy, said nothing of unseen data, and nothing said so (autotune warned of it)."""
+    data = tmp_path / "train.txt"
+    data.write_text("__label__a good fine nice\n__label__b bad awful poor\n" * 3)
+    os.symlink(data, tmp_path / "link.txt")
+    r = cli_in_process("train", "--train", data, "--validation", tmp_path / "link.txt", "--output", tmp_path / "o",
+                       "--epochs", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "--validation is the --train file" in warnings[0] and "hold out" in warnings[0]
+    other = tmp_path / "val.txt"
+    other.write_text("__label__a good\n")
+    r = cli_in_process("train", "--train", data, "--validation", other, "--output", tmp_path / "o2", "--epochs", "1",
+                       "--no-progress")
+    assert r.returncode == 0 and "warning:" not in r.stderr, r.stderr

@@ -186,7 +186,8 @@ def test_a_standard_update_would_move_the_untouched_row(monkeypatch):
 
 @pytest.mark.parametrize("optimizer, schedule", [("sgd", "linear"), ("adam", "linear"), ("sgd", "constant"), ("adam", "constant")])
 def test_lr_schedule_over_the_run(splits, monkeypatch, optimizer, schedule):
-    """linear: from the base rate down to ~0 at the run's last step (as fastText); constant: the base rate throughout."""
+    """linear: from the base rate down to ~0 at the run's last step, never 0 (as fastText); constant: the base rate
+    throughout."""
     from fasttext_lib import optim
 
     made = []
@@ -202,11 +203,12 @@ def test_lr_schedule_over_the_run(splits, monkeypatch, optimizer, schedule):
     if schedule == "constant":
         assert opt._get_lr(0) == base
         return
-    lrs = [opt.lr_scheduler(n) for n in (1, steps // 2, steps - 1, steps)]
-    assert lrs[0] == pytest.approx(base * (1 - 1 / steps))
-    assert lrs[1] == pytest.approx(base * (1 - (steps // 2) / steps))
-    assert lrs[2] == pytest.approx(base / steps) and lrs[3] == 0
-    assert opt._get_lr(0) == 0  # where training left it: the last step ran at ~0
+    # step n of the run takes base * (1 - n / (steps + 1)): the schedule's 0 one step past the run
+    lrs = [opt.lr_scheduler(n) for n in (1, steps // 2, steps)]
+    assert lrs[0] == pytest.approx(base * steps / (steps + 1))
+    assert lrs[1] == pytest.approx(base * (1 - (steps // 2) / (steps + 1)))
+    assert lrs[2] == pytest.approx(base / (steps + 1))
+    assert opt._get_lr(0) == pytest.approx(base / (steps + 1))  # where training left it: the last step ran at ~0
 
 
 def test_seeded_cpu_runs_are_deterministic(splits):
@@ -405,3 +407,52 @@ def test_a_lone_surrogate_in_a_text_to_train_on_is_one_error_naming_it(monkeypat
     with pytest.raises(FastTextError, match=rf"{split} text 2 is not valid Unicode text \(character '\\ud83d' at "
                                             rf"position 3: a lone surrogate\)"):
         train(data, validation, TrainConfig(epochs=1, progress=False))
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_a_run_of_one_step_learns(optimizer, tmp_path):
+    """The linear schedule reached lr 0 at the run's last step (MXNet counts the first update as 1, and
+    PolyScheduler's lr is 0 at max_update): a run of one step (data smaller than a batch, --epochs 1) trained
+    nothing at all, its predictions those of the initialization (0.50)."""
+    data = LabeledTexts(["a", "b", "a", "b"], ["good fine nice", "bad awful poor", "great good", "terrible bad"])
+    trained = train(data, None, TrainConfig(epochs=1, lr=0.5, batch_size=16, progress=False, ctx="cpu",
+                                            optimizer=optimizer))
+    predictor = Predictor.load(save_bundle(trained, tmp_path / "b"))
+    good, bad = predictor.predict(["good fine", "bad awful"])
+    assert (good["label"], bad["label"]) == ("a", "b")
+    assert min(good["probability"], bad["probability"]) > 0.51
+
+
+def test_every_step_of_the_linear_schedule_has_a_positive_lr_and_they_spend_half_the_budget():
+    """fastText's lr falls linearly from lr towards 0 over the run: T steps spend lr * T / 2 in all. The
+    last step's lr was 0 (one step of the budget lost)."""
+    from fasttext_lib.optim import make_optimizer
+
+    for steps in (1, 2, 7, 100):
+        optimizer = make_optimizer(TrainConfig(epochs=1, lr=0.5, batch_size=16, progress=False), steps)
+        lrs = []
+        for _ in range(steps):
+            optimizer._update_count(0)
+            lrs.append(optimizer._get_lr(0))
+        assert min(lrs) > 0 and lrs == sorted(lrs, reverse=True)
+        assert sum(lrs) == pytest.approx(0.5 * steps / 2)
+
+
+def test_classes_that_differ_only_in_unicode_normalization_are_refused():
+    """'café' precomposed and 'café' with a combining accent (data joined from two sources) trained as two
+    classes that look the same everywhere they are shown: each half of the documents of one class."""
+    composed, combining = "caf\u00e9", "cafe\u0301"
+    data = LabeledTexts([composed, combining, "tea", composed, combining, "tea"],
+                        ["good fine", "good nice", "bad awful", "great good", "fine nice", "terrible bad"])
+    with pytest.raises(FastTextError, match=r"classes 'cafe\\u0301' and 'caf\\xe9', one label in two Unicode normalizations") as caught:
+        train(data, None, TrainConfig(epochs=1, progress=False, ctx="cpu"))
+    assert "\n" not in str(caught.value)
+
+
+def test_validation_labels_in_another_unicode_normalization_are_named_as_such():
+    """'café' not seen in training (known: café, tea): the error showed two strings that print alike."""
+    composed, combining = "caf\u00e9", "cafe\u0301"
+    data = LabeledTexts([composed, "tea", composed, "tea"], ["good fine", "bad awful", "great good", "terrible bad"])
+    validation = LabeledTexts([combining, "tea"], ["good", "bad"])
+    with pytest.raises(FastTextError, match=r"another Unicode normalization.*'cafe\\u0301' for 'caf\\xe9'"):
+        train(data, validation, TrainConfig(epochs=1, progress=False, ctx="cpu"))

@@ -483,13 +483,13 @@ def test_cli_pretrained_vectors_with_an_empty_name_is_one_error_line(tmp_path, n
 
 
 def test_vectors_that_cover_no_word_of_the_data_are_one_error_line(tmp_path, splits):
-    """A .vec of other text (another language; words in upper case) covered none of the vocabulary: training went
-    on from the seeded rows as if no vectors had been given, said only by a progress line (none with --no-progress)."""
+    """A .vec of other text (another language) covered none of the vocabulary: training went on from the seeded rows
+    as if no vectors had been given, said only by a progress line (none with --no-progress)."""
     from fasttext_lib.data import write_csv
 
     write_csv(splits[0], str(tmp_path / "train.csv"))
     vec = tmp_path / "other.vec"
-    vec.write_text(vec_text(["GREAT", "Terrible", "zzqx"], dim=DIM))
+    vec.write_text(vec_text(["Großartig", "schrecklich", "zzqx"], dim=DIM))
     r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *TINY,
                        "--pretrained-vectors", vec)
     assert r.returncode == 2 and "Traceback" not in r.stderr + r.stdout
@@ -743,6 +743,21 @@ def test_pretrained_words_with_combining_accents_start_the_rows_of_their_compose
     assert rows.tolist() == [1, 2]
     assert values.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
+
+
+def test_pretrained_words_written_with_capitals_start_the_rows_of_their_lowercased_spelling():
+    """Training text is lowercased: a .vec of cased text (fastText's published cc.*.vec, its German nouns "Haus",
+    names "Paris") started no row for a word the file holds only capitalized, silently. The word as written in
+    lowercase keeps its own vector where the file has one (it comes first, whatever the order); else the first
+    cased spelling, as the file lists them (the published files: most frequent first)."""
+    from fasttext_lib.vectors import pretrained_rows
+
+    vocab = {"<unk>": 0, "haus": 1, "the": 2, "paris": 3, "don": 4}
+    words = ["The", "the", "Haus", "HAUS", "PARIS", "Paris", "Don't", "Unused"]
+    vectors = WordVectors(words, np.arange(len(words), dtype=np.float32).reshape(-1, 1).repeat(2, axis=1))
+    rows, values = pretrained_rows(vectors, vocab)
+    assert rows.tolist() == [1, 2, 3]  # ("Don't" is three tokens of text: no word's vector)
+    assert values[:, 0].tolist() == [words.index("Haus"), words.index("the"), words.index("PARIS")]
 
 def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens():
     from fasttext_lib.vectors import WordVectors, neighbours, strongest_words
