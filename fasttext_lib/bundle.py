@@ -141,6 +141,15 @@ def refuse_checkpoints_in_output(checkpoint_dir, dest, checkpoint_what, dest_wha
     if storage.within(checkpoint_dir, dest):
         raise FastTextError(f"{checkpoint_what} {checkpoint_dir} is the {dest_what} directory or inside it, where the "
                             f"bundle goes; give the checkpoints a directory of their own")
+    # The other way round, a bundle named as an epoch's checkpoint (--output ck/epoch-0003 --checkpoint-dir ck) was
+    # saved, and the next run that read those checkpoints stopped at that epoch: "holds files this library did not
+    # write (config.json)".
+    if storage.within(dest, checkpoint_dir):
+        inside = (str(dest).rstrip("/")[len(str(checkpoint_dir).rstrip("/")) + 1:].split("/")[0] if storage.is_s3(dest)
+                  else os.path.relpath(os.path.realpath(dest), os.path.realpath(checkpoint_dir)).split(os.sep)[0])
+        if inside.startswith("epoch-") and inside[6:].isdigit():
+            raise FastTextError(f"{dest_what} {dest} would be the checkpoint folder {inside} of {checkpoint_what} "
+                                f"{checkpoint_dir}; give the bundle a place of its own")
 
 
 SAVE_HINT = "save with overwrite=True to replace it, or choose another destination"

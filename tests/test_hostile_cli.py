@@ -181,6 +181,23 @@ def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, 
     assert not out.exists() and not r.stdout.strip()
 
 
+@pytest.mark.parametrize("output, refused", [("ck/epoch-0003", True), ("ck/epoch-0001/model", True),
+                                              ("ck/final", False), ("ck/epoch-final", False)])
+def test_an_output_named_as_one_of_the_checkpoints_is_refused_before_training(tmp_path, data, output, refused):
+    """`--output ck/epoch-0003 --checkpoint-dir ck` saved the bundle as if it were epoch 3's checkpoint folder; the
+    next run reading those checkpoints stopped there ('holds files this library did not write (config.json)')."""
+    from conftest import cli_in_process
+
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / output, "--checkpoint-dir",
+                       tmp_path / "ck", *TINY)
+    if refused:
+        assert_error(r, f"would be the checkpoint folder {output.split('/')[1]} of --checkpoint-dir {tmp_path / 'ck'}; "
+                        f"give the bundle a place of its own")
+        assert not (tmp_path / "ck").exists()
+    else:
+        assert r.returncode == 0, r.stderr
+
+
 def test_checkpoint_dir_beside_the_output_with_its_name_as_prefix_is_fine(tmp_path, data):
     from conftest import cli_in_process
 
