@@ -40,7 +40,8 @@ validation figures then describe the returned model.
 
 Deterministic for a seed: the trials' results are (seeded CPU training), and the next setting
 depends only on them. Wall-clock decides only which trials still fit near the end of the budget,
-so two runs agree trial by trial until one of them skips a trial for time; with ``max_trials`` and a budget that does not bind, the whole
+so two runs agree trial by trial until one of them skips a trial for time (or is stopped by Ctrl-C, which ends the
+search with the trials completed); with ``max_trials`` and a budget that does not bind, the whole
 search and its model are reproducible.
 """
 import importlib
@@ -52,7 +53,7 @@ from dataclasses import dataclass, replace
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, sort_labels
 from .devices import table_fits
-from .errors import FastTextError, check_bool, is_number
+from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, is_number
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .train import Diverged, TrainedModel, featurize, train
 
@@ -89,6 +90,7 @@ class AutotuneResult:
     trained: TrainedModel  # the final model: best_config trained on training + validation data (refit, the
     #                        default), else the chosen trial's own model (training data only)
     seconds: float  # wall-clock of the whole search (which includes the final model)
+    interrupted: bool = False  # a KeyboardInterrupt (Ctrl-C) stopped the search; the trials completed were kept
 
     @property
     def best_trial(self):
@@ -177,6 +179,11 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
 
     With ``base.pretrained_vectors`` the file is read once, before the search (``pretrained``: already
     read), and ``emsize`` is not searched: it is set to the vectors' dimension.
+
+    A ``KeyboardInterrupt`` during the search (Ctrl-C, a notebook's interrupt button) stops it, as in fastText:
+    one ``note:`` line on stderr, then the final model of the chosen trial so far, as if the search had ended there
+    (``interrupted`` in the result and in ``trained.autotune``). One before any trial has completed, one during the
+    final model, or a SIGTERM / SIGHUP (:class:`~fasttext_lib.errors.Interrupted`) ends the call, as before.
     """
     started = time.time()
     importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others
@@ -208,55 +215,60 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         first = replace(first, emsize=base.emsize, pretrained_vectors=base.pretrained_vectors)
     search = _Search(first, len(train_data), fixed=("emsize",) if pretrained is not None else ())
     features = {}  # (ngrams, buckets, min_count) -> featurize(...)
-    rows, chosen, chosen_row, chosen_right = [], None, None, None
-    for phase, config in search:
-        if max_trials is not None and len(rows) >= max_trials:
-            break
-        if rows:
-            needed = search.estimate(config, features)
-            if refit:  # the refit of whichever of the two is chosen after this trial
-                needed += max(search.estimate(c, features, n_all) for c in (config, chosen.config))
-            if needed * SAFETY > duration - (time.time() - started):
-                continue  # cannot finish in time: try the next (maybe cheaper) candidate
-        key = _features_key(config)
-        t0 = time.time()
-        if key not in features:
-            features[key] = featurize(train_data, val_data, config)
-        featurize_seconds = time.time() - t0
-        if not table_fits(features[key][0].num_rows, config.emsize):  # its vocabulary too: skip, as above
-            continue
-        try:
-            trained = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
-        except Diverged:
-            if chosen is None:  # the start: nothing to compare the other trials with
-                raise
-            # a setting of the search (lr up to 64) that diverged: a failed trial, not the end of the search
-            row = _failed_row(len(rows) + 1, phase, config, time.time() - t0, len(train_data))
-            rows.append(row)
-            search.results[_key(config)] = row
-            if verbose:
-                print(_trial_line(row, chosen_row), file=sys.stderr, flush=True)
-            if on_trial is not None:
-                on_trial(row)
-            continue
-        right = probabilities(trained.model, trained.featurizer, features[key][2], trained.ctx[0]).argmax(axis=1) == y_val
-        seconds = time.time() - t0
-        last = trained.history[-1]
-        gained, lost, p_value = (0, 0, 1.0) if chosen_right is None else compare(right, chosen_right)
-        trial = len(rows) + 1
-        row = {"trial": trial, "phase": phase, **settings(config), "val_accuracy": last["val_accuracy"],
-               "val_loss": last["val_loss"], "gained": gained, "lost": lost, "p_value": p_value,
-               "adopted": chosen is None or p_value < adoption_threshold(trial), "seconds": seconds,
-               "work": work(config, len(train_data))}
-        rows.append(row)
-        search.record(config, row, featurize_seconds, sum(h["seconds"] for h in trained.history), key)
-        if row["adopted"]:
-            chosen, chosen_row, chosen_right = trained, row, right
-        del trained  # only the chosen model is kept in memory
-        if verbose:
-            print(_trial_line(row, chosen_row), file=sys.stderr, flush=True)
-        if on_trial is not None:
-            on_trial(row)
+    done, interrupted = _Done(), False
+    try:
+        for phase, config in search:
+            if max_trials is not None and len(done.rows) >= max_trials:
+                break
+            if done.rows:
+                needed = search.estimate(config, features)
+                if refit:  # the refit of whichever of the two is chosen after this trial
+                    needed += max(search.estimate(c, features, n_all) for c in (config, done.chosen.config))
+                if needed * SAFETY > duration - (time.time() - started):
+                    continue  # cannot finish in time: try the next (maybe cheaper) candidate
+            key = _features_key(config)
+            t0 = time.time()
+            if key not in features:
+                features[key] = featurize(train_data, val_data, config)
+            featurize_seconds = time.time() - t0
+            if not table_fits(features[key][0].num_rows, config.emsize):  # its vocabulary too: skip, as above
+                continue
+            try:
+                trained = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
+            except Diverged:
+                if done.chosen is None:  # the start: nothing to compare the other trials with
+                    raise
+                # a setting of the search (lr up to 64) that diverged: a failed trial, not the end of the search
+                row = _failed_row(len(done.rows) + 1, phase, config, time.time() - t0, len(train_data))
+                done = done.plus(row)
+                search.results[_key(config)] = row
+                _report(row, done.chosen_row, verbose, on_trial)
+                continue
+            right = probabilities(trained.model, trained.featurizer, features[key][2], trained.ctx[0]).argmax(axis=1) == y_val
+            seconds = time.time() - t0
+            last = trained.history[-1]
+            gained, lost, p_value = (0, 0, 1.0) if done.chosen_right is None else compare(right, done.chosen_right)
+            trial = len(done.rows) + 1
+            row = {"trial": trial, "phase": phase, **settings(config), "val_accuracy": last["val_accuracy"],
+                   "val_loss": last["val_loss"], "gained": gained, "lost": lost, "p_value": p_value,
+                   "adopted": done.chosen is None or p_value < adoption_threshold(trial), "seconds": seconds,
+                   "work": work(config, len(train_data))}
+            epoch_seconds = sum(h["seconds"] for h in trained.history)
+            done = done.plus(row, trained, right)  # the trial is complete (and chosen or not) from here on
+            del trained  # only the chosen model is kept in memory
+            search.record(config, row, featurize_seconds, epoch_seconds, key)
+            _report(row, done.chosen_row, verbose, on_trial)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C (or a notebook's interrupt) stops the search, as in fastText: the chosen setting of the trials
+        # completed is trained. With none completed there is nothing to train, and a SIGTERM / SIGHUP (a scheduler's
+        # stop, a closed terminal) is a stop: both end the call, as a second interrupt during the final model does.
+        if done.chosen is None or not carry_on_after_ctrl_c(exc):
+            raise
+        interrupted = True
+    rows, chosen, chosen_row = list(done.rows), done.chosen, done.chosen_row
+    trained = done = None  # an abandoned trial's model, and the state's reference to the chosen one (the refit frees it)
+    if interrupted:
+        print(_interrupted_line(len(rows), chosen_row, refit), file=sys.stderr, flush=True)
     trials = pd.DataFrame(rows, columns=TRIAL_COLUMNS)
     refitted, refit_diverged = bool(refit), None
     if refitted:
@@ -279,7 +291,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     chosen.autotune = {"duration": float(duration), "seconds": time.time() - started, "best_trial": chosen_row["trial"],
                        "best": {k: chosen_row[k] for k in (*SEARCHED, "val_accuracy", "val_loss")},
                        "refit": bool(refitted), "trained_on": len(train_data) + (len(val_data) if refitted else 0),
-                       "trials": [dict(r) for r in rows]}
+                       "interrupted": interrupted, "trials": [dict(r) for r in rows]}
     if refit_diverged is not None:  # asked for, and not done: say why in the bundle's metrics too
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
@@ -288,7 +300,39 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         print("final model: " + (f"the chosen setting trained again on the training and validation data ({n_all} documents)"
                                  if refitted else "the chosen trial's (training data only)"
                                  + (" (its refit diverged)" if refit_diverged else "")), file=sys.stderr, flush=True)
-    return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started)
+    return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
+                          interrupted=interrupted)
+
+
+@dataclass(frozen=True)
+class _Done:
+    """The completed trials: their rows, and the chosen one's row, model and validation answers (right or wrong).
+    Replaced whole, in one assignment, as a trial completes: an interrupt lands before it (the trial is abandoned)
+    or after it (the trial counts), never between a row and the model it chose."""
+    rows: tuple = ()
+    chosen: object = None  # TrainedModel
+    chosen_row: dict = None
+    chosen_right: object = None
+
+    def plus(self, row, trained=None, right=None):
+        if row["adopted"]:
+            return _Done(self.rows + (row,), trained, row, right)
+        return replace(self, rows=self.rows + (row,))
+
+
+def _report(row, chosen_row, verbose, on_trial):
+    if verbose:
+        print(_trial_line(row, chosen_row), file=sys.stderr, flush=True)
+    if on_trial is not None:
+        on_trial(row)
+
+
+def _interrupted_line(n_trials, chosen_row, refit):
+    final = ("training its setting on the training and validation data now" if refit else
+             "its model (training data only) is the final one")
+    return (f"note: the autotune search was stopped (interrupted) after {n_trials} trial{'s' * (n_trials != 1)}; the "
+            f"chosen one is trial {chosen_row['trial']} ({_describe(chosen_row)}): {final} (interrupt again to stop "
+            f"without a model)")
 
 
 def _failed_row(trial, phase, config, seconds, n_train):

@@ -146,7 +146,8 @@ def build_parser():
                         "(see --autotune-no-refit): the start (the library's settings for this data with bigrams at 10 "
                         "epochs) unless a trial is significantly more accurate on this data (fastText's -autotune-validation)")
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
-                   help="time budget of the search, final model included (default: 300)")
+                   help="time budget of the search, final model included (default: 300); Ctrl-C stops the search "
+                        "sooner, and the chosen setting of the trials completed is trained and saved (a 2nd Ctrl-C stops)")
     t.add_argument("--autotune-trials", metavar="CSV",
                    help="write the autotune trial table here (local or s3://; an existing file is kept unless --overwrite)")
     t.add_argument("--autotune-no-refit", dest="autotune_refit", action="store_false", default=None,
@@ -697,7 +698,8 @@ def _exit_now(status):
 
 def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
-    130 on Ctrl-C (SIGINT), 143 on SIGTERM and 129 on SIGHUP, after cleaning up (see errors.stop_on_signals);
+    130 on Ctrl-C (SIGINT), 143 on SIGTERM and 129 on SIGHUP, after cleaning up (see errors.stop_on_signals;
+    a first Ctrl-C during an autotune search with a trial completed stops only the search: autotune.autotune);
     141 when stdout's reader is gone (``| head -1``: :class:`StdoutClosed`), without an error line."""
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, let_mxnet_finish,
                          out_of_memory_line, stop_on_signals)

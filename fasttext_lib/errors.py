@@ -182,22 +182,25 @@ def stop_on_signals(as_error=False):
         return
     import sys
 
-    received = [None]
+    received = _Received()
 
     def handler(signum, frame):
         for other in stopping:
             if other != signal.SIGINT:
                 signal.signal(other, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        received[0] = signum
+        received.signum = signum
         raise Interrupted(signum)
 
+    def arm():
+        return {s: signal.signal(s, handler) for s in stopping}
+
     def dropped(unraisable):
-        if not (isinstance(unraisable.exc_value, Interrupted) and received[0] is not None):
+        if not (isinstance(unraisable.exc_value, Interrupted) and received.signum is not None):
             previous_hook(unraisable)
 
     stopping = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if _hangup_handled() else [])
-    previous = {s: signal.signal(s, handler) for s in stopping}
+    previous, received.arm = arm(), arm
     previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
     _received.append(received)
     try:
@@ -214,6 +217,35 @@ def stop_on_signals(as_error=False):
             signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 
+class _Received:
+    """The signal a :func:`stop_on_signals` block received (``signum``, None: none yet), and ``arm()``, which sets
+    its handlers again."""
+
+    def __init__(self):
+        self.signum, self.arm = None, None
+
+
+def carry_on_after_ctrl_c(exc):
+    """For a caller that handles a first Ctrl-C and goes on (autotune stops its search and trains the best setting
+    found): whether the KeyboardInterrupt ``exc`` is one. If so, it is taken as handled: the signal is forgotten
+    (:func:`raise_if_interrupted` would raise it again) and the handlers of the innermost :func:`stop_on_signals`
+    block are set again, so that the next SIGINT, SIGTERM or SIGHUP stops the run as the first one would have (after
+    a signal a SIGTERM is ignored, to let the cleanup finish). Not one: a SIGTERM or SIGHUP (:class:`Interrupted`),
+    and, within such a block, Python's own KeyboardInterrupt, which only a second Ctrl-C raises there. Outside any
+    block (a notebook's interrupt button) every KeyboardInterrupt but those is a first Ctrl-C, and there is nothing
+    to reset."""
+    if isinstance(exc, Interrupted) and exc.signum != signal.SIGINT:
+        return False
+    if threading.current_thread() is not threading.main_thread() or not _received:
+        return True
+    if not isinstance(exc, Interrupted):
+        return False
+    received = _received[-1]
+    received.signum = None
+    received.arm()
+    return True
+
+
 def _hangup_handled():
     """Whether SIGHUP stops the run cleanly: where the platform has it and it is not ignored (``nohup``)."""
     return hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) != signal.SIG_IGN
@@ -223,5 +255,5 @@ def raise_if_interrupted():
     """Raise :class:`Interrupted` again if a signal arrived whose first raise was dropped (see
     :func:`stop_on_signals`); a no-op otherwise (one list lookup: cheap enough for every step)."""
     for received in _received:
-        if received[0] is not None:
-            raise Interrupted(received[0])
+        if received.signum is not None:
+            raise Interrupted(received.signum)

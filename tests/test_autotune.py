@@ -550,3 +550,221 @@ def test_autotune_validation_that_is_the_training_file_is_warned_about(data_file
     assert r.returncode == 0, r.stderr
     warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
     assert any("--autotune-validation is the --train file" in line and "hold out" in line for line in warnings), r.stderr
+
+
+def _trials_without_time(trials):
+    return trials.drop(columns=["seconds"]).to_dict("records")
+
+
+def test_an_interrupt_during_the_search_trains_the_best_setting_so_far(splits, monkeypatch, capsys):
+    """A KeyboardInterrupt in the search (a notebook's interrupt button, Ctrl-C) ended the call with nothing, however
+    many trials had run. As fastText's autotune does, the search now stops there and the chosen setting of the trials
+    completed is trained; the result says the search was interrupted, and after how many trials."""
+    import fasttext_lib.autotune as autotune_module
+
+    kept = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=2, verbose=False)  # the same 2 trials
+    real, trials_started = autotune_module.train, []
+
+    def interrupted_in_trial_3(train_data, val_data, config, **kwargs):
+        if val_data is not None:  # a trial (the final refit has no validation split)
+            trials_started.append(config)
+            if len(trials_started) == 3:
+                raise KeyboardInterrupt
+        return real(train_data, val_data, config, **kwargs)
+
+    monkeypatch.setattr(autotune_module, "train", interrupted_in_trial_3)
+    capsys.readouterr()
+    try:
+        result = autotune(*splits, duration=600.0, base=BASE, start=START, verbose=False)
+    except KeyboardInterrupt:  # (raised on, it would stop pytest itself)
+        pytest.fail("the interrupt ended the search without a model")
+    notes = capsys.readouterr().err.strip().splitlines()
+    assert len(notes) == 1 and notes[0].startswith("note: the autotune search was stopped (interrupted) after 2 trials"), notes
+    assert result.interrupted and not kept.interrupted
+    summary = result.trained.autotune
+    assert summary["interrupted"] is True and kept.trained.autotune["interrupted"] is False
+    assert len(summary["trials"]) == len(result.trials) == 2
+    assert _trials_without_time(result.trials) == _trials_without_time(kept.trials)
+    assert summary["best_trial"] == kept.trained.autotune["best_trial"] and summary["refit"] is True
+    for name, value in params_of(kept.trained).items():  # the chosen setting, refit as without the interrupt
+        np.testing.assert_array_equal(params_of(result.trained)[name], value, err_msg=name)
+
+
+def test_an_interrupt_before_any_trial_completed_or_a_second_one_ends_the_search(splits, monkeypatch):
+    """Nothing to keep yet (the start's trial interrupted), or the final training interrupted too: the interrupt
+    goes on to the caller, as before."""
+    import fasttext_lib.autotune as autotune_module
+
+    real = autotune_module.train
+
+    def interrupted(when):
+        calls = []
+
+        def train(train_data, val_data, config, **kwargs):
+            calls.append("refit" if val_data is None else "trial")
+            if calls.count("trial") == when or ("refit" in calls and when == "refit"):
+                raise KeyboardInterrupt
+            if calls.count("trial") == 3:
+                raise KeyboardInterrupt  # the first interrupt: the search stops
+            return real(train_data, val_data, config, **kwargs)
+        return train
+
+    for when in (1, "refit"):
+        monkeypatch.setattr(autotune_module, "train", interrupted(when))
+        with pytest.raises(KeyboardInterrupt):
+            autotune(*splits, duration=600.0, base=BASE, start=START, verbose=False)
+
+
+def test_within_the_clis_signal_handling_one_ctrl_c_stops_the_search_and_a_quick_second_one_the_run(splits, monkeypatch):
+    """In the CLI a Ctrl-C is an Interrupted raised by errors.stop_on_signals' handler, which then lets a second Ctrl-C
+    raise Python's own KeyboardInterrupt and ignores SIGTERM while the run cleans up. A first one stops the search:
+    the signal is forgotten and the handlers set again, so a Ctrl-C or SIGTERM during the final training still stops
+    the run. A second Ctrl-C before the search has stopped (both in one trial) stops the run."""
+    import signal
+
+    import fasttext_lib.autotune as autotune_module
+    from fasttext_lib.errors import raise_if_interrupted, stop_on_signals
+
+    real = autotune_module.train
+
+    def ctrl_c_in_trial_2(times):
+        calls = []
+
+        def train(train_data, val_data, config, **kwargs):
+            calls.append(val_data is None)
+            if len(calls) == 2:
+                try:
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(5)  # (the handler raises first)
+                finally:
+                    if times == 2:
+                        os.kill(os.getpid(), signal.SIGINT)  # during the trial's cleanup
+                        time.sleep(5)
+            return real(train_data, val_data, config, **kwargs)
+        return train
+
+    monkeypatch.setattr(autotune_module, "train", ctrl_c_in_trial_2(1))
+    with stop_on_signals():
+        try:
+            result = autotune(*splits, duration=600.0, base=BASE, start=START, verbose=False)
+        except KeyboardInterrupt:  # (raised on, it would stop pytest itself)
+            pytest.fail("the Ctrl-C ended the search without a model")
+        assert result.interrupted and len(result.trials) == 1
+        assert signal.getsignal(signal.SIGTERM) is signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        raise_if_interrupted()  # (forgotten: nothing raised)
+    monkeypatch.setattr(autotune_module, "train", ctrl_c_in_trial_2(2))
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        with stop_on_signals():
+            autotune(*splits, duration=600.0, base=BASE, start=START, verbose=False)
+    assert type(stopped.value) is KeyboardInterrupt  # Python's own: the second Ctrl-C
+
+
+CTRL_C_WRAPPER = """\
+import os, sys, time
+sys.path.insert(0, {root!r})
+import fasttext_lib.autotune as autotune_module
+real, calls = autotune_module.train, []
+
+def paused(train_data, val_data, config, **kwargs):
+    calls.append("refit" if val_data is None else f"trial {{len(calls) + 1}}")
+    if calls[-1] in os.environ["PAUSE_IN"].split(","):
+        with open(os.environ["PAUSE_MARK"], "a") as f:
+            f.write(calls[-1] + "\\n")
+        time.sleep(120)
+    return real(train_data, val_data, config, **kwargs)
+
+autotune_module.train = paused
+from fasttext_lib.cli import run
+sys.exit(run())
+"""
+
+
+def _autotune_process(data_files, tmp_path, wrapper_pauses=None):
+    """``train --autotune-validation`` in a process of its own, its stdout and stderr piped; ``wrapper_pauses``: the
+    trainings ("trial 2", "refit") that stop for 2 minutes first, each adding its name as a line to tmp_path/paused."""
+    import signal  # noqa: F401 (the callers send signals)
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    command = [sys.executable, "-m", "fasttext_lib"]
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    if wrapper_pauses is not None:
+        wrapper = tmp_path / "wrapper.py"
+        wrapper.write_text(CTRL_C_WRAPPER.format(root=ROOT))
+        command = [sys.executable, str(wrapper)]
+        env.update(PAUSE_IN=",".join(wrapper_pauses), PAUSE_MARK=str(tmp_path / "paused"))
+    args = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+            "--autotune-duration", "300", "--buckets", "50000", "--output", tmp_path / "bundle",
+            "--autotune-trials", tmp_path / "trials.csv", "--no-progress", "--ctx", "cpu"]
+    return subprocess.Popen(command + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def _wait_for_pauses(proc, mark, count):
+    deadline = time.time() + 120
+    while not (mark.exists() and len(mark.read_text().splitlines()) >= count):
+        assert proc.poll() is None and time.time() < deadline, proc.communicate() if proc.poll() is not None else "timeout"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_after_a_trial_completed_trains_and_saves_the_best_setting_so_far(data_files, tmp_path):
+    """Ctrl-C minutes into a search exited 130 and kept nothing (no bundle, no trial table). As fastText's autotune
+    does, the search now stops, the chosen setting of the completed trials is trained and saved, exit 0."""
+    import json
+    import re
+    import signal
+
+    proc = _autotune_process(data_files, tmp_path)
+    first = proc.stdout.readline()  # the first trial is done; the search (300 s) goes on
+    assert first.startswith('{"trial": 1'), proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "error:" not in err and "Traceback" not in err, err
+    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1, err
+    stopped_after = int(re.search(r"stopped \(interrupted\) after (\d+) trials?", notes[0]).group(1))
+    trials = pd.read_csv(tmp_path / "trials.csv")
+    assert len(trials) == stopped_after >= 1 and list(trials.trial) == list(range(1, stopped_after + 1))
+    chosen = trials[trials.adopted].iloc[-1]
+    predictor = Predictor.load(str(tmp_path / "bundle"))
+    summary = predictor.metrics["autotune"]
+    assert summary["interrupted"] is True and summary["best_trial"] == chosen.trial
+    assert len(summary["trials"]) == stopped_after and summary["refit"] is True
+    for name in SEARCHED:
+        saved = predictor.config["train_config"][name]
+        assert saved == (chosen[name] if name == "optimizer" else pytest.approx(chosen[name])), name
+    assert "bundle written to" in err and json.loads(first)["trial"] == 1
+
+
+def test_ctrl_c_before_any_trial_completed_or_during_the_final_training_keeps_nothing(data_files, tmp_path):
+    """With no completed trial there is nothing to train; a second Ctrl-C (here: during the final training) stops the
+    run: both exit 130 with one error line, and write neither the bundle nor the trial table."""
+    import signal
+
+    for pauses, signals in ((["trial 1"], 1), (["trial 2", "refit"], 2)):
+        where = tmp_path / str(signals)
+        where.mkdir()
+        proc = _autotune_process(data_files, where, wrapper_pauses=pauses)
+        for count in range(1, signals + 1):
+            _wait_for_pauses(proc, where / "paused", count)
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=300)
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        assert proc.returncode == 130 and errors == ["error: interrupted (SIGINT); stopped and cleaned up"], err
+        assert "Traceback" not in err and not (where / "bundle").exists() and not (where / "trials.csv").exists()
+        notes = [line for line in err.splitlines() if line.startswith("note:")]
+        assert len(notes) == signals - 1, err  # the search's stop was said; then the final training was interrupted
+
+
+def test_sigterm_during_the_search_still_stops_the_run(data_files, tmp_path):
+    """A scheduler's stop (SIGTERM) is a stop: exit 143, nothing written, even with trials completed."""
+    import signal
+
+    proc = _autotune_process(data_files, tmp_path, wrapper_pauses=["trial 2"])
+    _wait_for_pauses(proc, tmp_path / "paused", 1)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 143 and "error: terminated (SIGTERM)" in err and "note:" not in err, err
+    assert not (tmp_path / "bundle").exists() and not (tmp_path / "trials.csv").exists()
