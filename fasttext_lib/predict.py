@@ -219,7 +219,8 @@ class CpuScorer:
             stop = min(len(bags), start + self.DOCS_PER_CHUNK)
             scores = self.means(bags, start, stop) @ self.output.T
             if self.binary:
-                p = 1.0 / (1.0 + np.exp(-scores[:, 0]))
+                with np.errstate(over="ignore"):  # a score below -88: exp overflows to inf, and p is 0, as it is
+                    p = 1.0 / (1.0 + np.exp(-scores[:, 0]))  # (the warning went among a CLI's answers on stderr)
                 out[start:stop, 0], out[start:stop, 1] = 1.0 - p, p
             else:
                 scores -= scores.max(axis=1, keepdims=True)
