@@ -171,20 +171,30 @@ class _Portal(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def _cache_with_a_partial_download(tmp_path, spec, data):
+    """A download cache holding the first 100 bytes of ``spec``'s archive as its ``.part``: (cache, part)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    part = cache / (spec.filename + ".part")
+    part.write_bytes(data[:100])
+    return cache, part
+
+
+def _serve_with(handler_class):
+    """A local HTTP server answering with ``handler_class``, serving in a thread (shut down by the caller)."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return httpd
+
+
 @pytest.mark.parametrize("chunked", [False, True])
 def test_a_captive_portal_answering_a_resume_keeps_the_partial_download(archive, server, tmp_path, chunked):
     """A page answered with 200 to the request that resumes a .part was taken for a server ignoring Range: the
     .part (up to 690 MB already downloaded) was deleted, or truncated to the page. It is kept, and resumed later."""
     spec, data = archive
     base_url, handler = server
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    part = cache / (spec.filename + ".part")
-    part.write_bytes(data[:100])
-    portal = type("Portal", (_Portal,), {"chunked": chunked})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), portal)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    httpd = _serve_with(type("Portal", (_Portal,), {"chunked": chunked}))
     try:
         with pytest.raises(FastTextError, match="the partial download .* is kept") as exc:
             download(spec, str(cache), base_url=f"http://127.0.0.1:{httpd.server_address[1]}/", progress=False)
@@ -813,12 +823,8 @@ def test_a_resume_answered_from_another_byte_keeps_the_partial_download(archive,
     archive failed its md5 and the .part (up to 690 MB) was deleted. It is refused before a byte is written."""
     spec, data = archive
     base_url, handler = server
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    part = cache / (spec.filename + ".part")
-    part.write_bytes(data[:100])
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("Wrong", (_WrongRange,), {"data": data}))
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    httpd = _serve_with(type("Wrong", (_WrongRange,), {"data": data}))
     try:
         with pytest.raises(FastTextError, match=r"asked to resume at byte 100, .* sends the bytes from 0 .*"
                                                 r"the partial download .* is kept") as exc:
