@@ -1052,10 +1052,17 @@ WRAPPER = textwrap.dedent("""
 """).format(root=ROOT)
 
 
+def hangup_by_default():
+    """A child's SIGHUP as a terminal session has it: a suite run under ``nohup`` (its SIGHUP ignored, which a child
+    inherits, and the CLI keeps ignored by design) hung in the hangup tests."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def start(args, env, wrapper=None):
     command = [sys.executable, str(wrapper)] if wrapper else [sys.executable, "-m", "fasttext_lib"]
     return subprocess.Popen(command + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", **env))
+                            env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", **env),
+                            preexec_fn=hangup_by_default)
 
 
 def finish(proc):
@@ -1123,7 +1130,8 @@ def test_a_hangup_whose_terminal_is_gone_still_exits_129_after_cleaning_up(tmp_p
     reader, writer = os.pipe()
     proc = subprocess.Popen([sys.executable, str(wrapper), "train", "--train", str(data["train"]), "--output", str(out),
                              *TINY, "--seed", "5", "--overwrite"], stdout=subprocess.DEVNULL, stderr=writer,
-                            env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", PUBLISH_MARK=str(mark), **env))
+                            env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", PUBLISH_MARK=str(mark), **env),
+                            preexec_fn=hangup_by_default)
     os.close(writer)
     try:
         deadline = time.time() + 120

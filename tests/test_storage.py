@@ -239,6 +239,27 @@ def test_a_failed_local_publish_leaves_none_of_the_folders_it_made(tmp_path, mon
     assert sorted(os.listdir(tmp_path)) == ["kept", "src-x"] and os.listdir(tmp_path / "kept") == []
 
 
+def test_a_publish_that_loses_the_race_for_a_new_folder_leaves_the_winners_lock_file(tmp_path, monkeypatch):
+    """Two runs publish to one new folder (two trainings, no --overwrite): the one that made the folder and lost the
+    race (the other committed first) removed the folder's lock file on its way out, while the winner's bundle was
+    there. A third publisher would then lock a new file while another held the old one."""
+    files = make_files(tmp_path, "x")
+    dest = tmp_path / "model"
+    storage.publish(str(dest), files, MANIFEST, {"tag": "winner"})
+    real_check = storage.sets._check_local_destination
+    checks = []
+
+    def not_yet_there_at_first(*args):  # the loser looked before the winner committed
+        checks.append(args)
+        return None if len(checks) == 1 else real_check(*args)
+
+    monkeypatch.setattr(storage.sets, "_check_local_destination", not_yet_there_at_first)
+    monkeypatch.setattr(storage.sets, "_missing_directories", lambda path: [str(dest)])  # ... and made the folder
+    with pytest.raises(FastTextError, match="already"):
+        storage.publish(str(dest), files, MANIFEST, {"tag": "loser"}, overwrite=False)
+    assert storage.sets.LOCK_NAME in os.listdir(dest) and storage.read_manifest(str(dest), MANIFEST)["tag"] == "winner"
+
+
 def test_check_writable_local(tmp_path):
     storage.check_writable(str(tmp_path / "new" / "deeper"))
     assert not (tmp_path / "new").exists()  # a check leaves nothing behind

@@ -353,13 +353,22 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                 raise
             _delete_local(dest, _referenced(old) - set(written))
     except BaseException as exc:
-        if created and not committed:  # we made dest (a lock that could not be taken too): leave no folder
+        # We made dest (a lock that could not be taken too): leave no folder. Not where another publisher has put
+        # files (it won the race for an empty dest): its lock file stays, or a third one would lock a new one.
+        if created and not committed and set(_listing_or_none(dest)) <= {LOCK_NAME}:
             _delete_local(dest, [LOCK_NAME])
             _remove_if_empty(created)  # only empty ones: never another writer's files
         if isinstance(exc, OSError):  # (a bundle staged in TMPDIR, copied to a FAT32 stick: "File too large" said no more)
             raise FastTextError(f"cannot write {dest}: {why_not_written(dest, exc)}{why_too_large(exc)}") from None
         raise
     return dest
+
+
+def _listing_or_none(directory):
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
 
 
 def _names_ours(dest, manifest_name, written):
