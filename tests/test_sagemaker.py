@@ -1329,7 +1329,7 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b"\n  \n", "text/plain", 400, "no review text"),
     (b"", "text/csv", 400, "no review text"),
     (b"caf\xe9", "text/plain", 400, "not valid utf-8"),
-    (gzip.compress(b'["good food"]'), "application/json", 400, "not valid utf-8 text (it is gzip-compressed: send it "
+    (gzip.compress(b'["good food"]', mtime=0), "application/json", 400, "not valid utf-8 text (it is gzip-compressed: send it "
                                                                "uncompressed; a Batch Transform job's compression_type"),
     (b"caf\xe9", "text/csv; charset=utf-8", 400, "not valid utf-8"),
     (b'["caf\xe9"]', "application/json; charset=utf-8", 400, "not valid utf-8"),
