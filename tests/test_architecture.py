@@ -193,3 +193,27 @@ def test_a_bundle_is_served_without_tqdm_and_without_the_training_modules(small_
     expected = Predictor.load(bundle).predict(texts)
     assert result["predictor"] == expected and result["endpoint"] == expected
     assert result["loaded"] == []
+
+
+def _timestamped_calls(node):
+    """``gzip.compress(...)`` calls under ``node`` that stamp the current time into their bytes (no ``mtime=``)."""
+    return [call for call in ast.walk(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "compress" and isinstance(call.func.value, ast.Name) and call.func.value.id == "gzip"
+            and not any(keyword.arg == "mtime" for keyword in call.keywords)]
+
+
+def test_test_parameters_hold_no_timestamped_bytes():
+    """A parameter's bytes are its test id: ``gzip.compress`` writes the current second into them, so two xdist
+    workers collecting in different seconds saw different tests and ``make test`` failed at collection (twice)."""
+    tests_dir = os.path.join(ROOT, "tests")
+    found = []
+    for name in sorted(os.listdir(tests_dir)):
+        if not name.endswith(".py"):
+            continue
+        with open(os.path.join(tests_dir, name)) as f:
+            tree = ast.parse(f.read())
+        for function in ast.walk(tree):
+            if isinstance(function, (ast.FunctionDef, ast.ClassDef)):
+                found += [f"{name}:{call.lineno}" for decorator in function.decorator_list
+                          for call in _timestamped_calls(decorator)]
+    assert not found, f"gzip.compress without mtime=0 in test parameters: {found}"
