@@ -524,8 +524,11 @@ def run_training(argv=None, environ=None):
     def on_epoch_end(row):
         print(format_epoch(row), flush=True)
 
-    trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, pretrained=pretrained,
-                    release_pretrained=True, release_texts=True, **train_kwargs)
+    try:
+        trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, pretrained=pretrained,
+                        release_pretrained=True, release_texts=True, **train_kwargs)
+    except FastTextError as exc:
+        raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"))) from None
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
     if env.is_first_host:
@@ -536,6 +539,39 @@ def run_training(argv=None, environ=None):
     else:
         print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)
     return 0
+
+
+# A checkpoint refusal's remedy, as the CLI says it (checkpoints.py), -> as a job's user acts on it.
+_SYNCED_REMEDIES = (
+    (r"remove that directory|remove it(?= to resume from an earlier one)",
+     "delete that epoch's folder under the job's checkpoint_s3_uri"),
+    (r"remove it", "delete the job's checkpoint_s3_uri prefix"),
+    (r"another --checkpoint-dir", "another checkpoint_s3_uri (or the hyperparameter checkpoint_dir=none)"),
+    (r"this --checkpoint-dir", "this checkpoint_s3_uri"),
+)
+_HYPERPARAMETER_REMEDIES = (
+    (r"another --checkpoint-dir", "another checkpoint_dir hyperparameter"),
+    (r"this --checkpoint-dir", "this checkpoint_dir hyperparameter"),
+    (r"--epochs (\d+)", r"the hyperparameter epochs=\1"),
+    (r"the --validation it was written with", "the test channel it was written with"),
+)
+
+
+def in_job_terms(message, checkpoint_dir, synced_dir=None):
+    """A checkpoint refusal said what to do in the CLI's terms ("remove it or use another --checkpoint-dir"): in a
+    job whose checkpoints SageMaker copied from its ``checkpoint_s3_uri`` into ``/opt/ml/checkpoints`` (``synced_dir``;
+    a spot restart, or a new job given the same prefix), that is a directory of a container gone with the job and a
+    flag the job has none of. Said as the S3 prefix and the hyperparameters instead."""
+    if not checkpoint_dir or not re.match(r"(cannot resume from )?checkpoint ", message):
+        return message
+    synced_dir = synced_dir or plan_training.__defaults__[0]
+    synced = not re.match(r"[a-z0-9]+://", checkpoint_dir) and \
+        os.path.abspath(checkpoint_dir) == os.path.abspath(synced_dir)
+    for pattern, said in (_SYNCED_REMEDIES if synced else ()) + _HYPERPARAMETER_REMEDIES:
+        message = re.sub(pattern, said, message)
+    if synced:
+        message += f"; SageMaker copies that prefix to {checkpoint_dir} when a job starts"
+    return message
 
 
 def write_failure(message, environ=None):

@@ -465,6 +465,49 @@ def test_a_channel_in_pipe_mode_is_refused_saying_to_use_file_mode(source_dir, t
     assert (tmp_path / "output" / "failure").read_text() == last
 
 
+def _pickled_like_an_older_version(epoch):
+    """``epoch``'s checkpoint as versions before optimizer.npz wrote it: the optimizer state a pickle."""
+    import hashlib
+
+    meta = json.loads((epoch / "checkpoint.json").read_text())
+    entry = meta["files"].pop("optimizer.npz")
+    os.remove(epoch / entry["object"])
+    pickled = b"\x80\x04N."  # (never loaded)
+    (epoch / "optimizer-0123456789abcdef.states").write_bytes(pickled)
+    meta["files"]["optimizer.states"] = {"object": "optimizer-0123456789abcdef.states", "bytes": len(pickled),
+                                         "sha256": hashlib.sha256(pickled).hexdigest()}
+    (epoch / "checkpoint.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("case", ["pickled by an older version", "other hyperparameters"])
+def test_a_checkpoint_the_job_cannot_resume_says_what_to_do_in_the_jobs_terms(source_dir, tmp_path, monkeypatch, case):
+    """/opt/ml/checkpoints is what SageMaker copied from the job's checkpoint_s3_uri (a managed spot job's restart, or
+    a new job given the same prefix): the refusal said "remove it or use another --checkpoint-dir", a directory in a
+    container that is gone and a flag the job has none of. It now names the S3 prefix and the hyperparameters."""
+    synced = tmp_path / "checkpoints"
+    synced.mkdir()
+    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))  # the job's /opt/ml/checkpoints
+    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}),
+                           args_for(epochs=2, batch_size=16))
+    assert first.returncode == 0 and (synced / "epoch-0002").is_dir(), first.stderr
+    args = args_for(epochs=2, batch_size=16)
+    if case == "pickled by an older version":
+        _pickled_like_an_older_version(synced / "epoch-0002")
+    else:
+        args = args_for(epochs=3, batch_size=16)
+    root = tmp_path / "second"
+    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: checkpoint {synced / 'epoch-0002'} was written by "), last
+    assert "--checkpoint-dir" not in last and "--epochs" not in last and "remove it" not in last, last
+    assert "checkpoint_s3_uri" in last, last
+    if case == "other hyperparameters":
+        assert "the hyperparameter epochs=2" in last, last
+    assert (root / "output" / "failure").read_text() == last
+    assert os.listdir(root / "model") == []
+
+
 def test_a_file_mode_channel_that_is_missing_is_still_said_so(source_dir, tmp_path):
     env = make_container(tmp_path, {"train": {}})
     (tmp_path / "input" / "data" / "train").rmdir()
