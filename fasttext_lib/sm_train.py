@@ -289,6 +289,24 @@ def plan_training(args, env, default_checkpoint_dir=SAGEMAKER_CHECKPOINT_DIR):
     return config, extra
 
 
+def check_devices(ctx, asked, env):
+    """The devices ``ctx`` names, before any data is read: an SM_NUM_GPUS the job's MXNet sees no GPU of (a CPU build
+    of MXNet in a custom image on a GPU instance) stopped the job once the training data had been read (minutes at
+    Yelp size), as "ctx 'gpu:0,1' asks for a GPU", a ctx the user never gave."""
+    from .devices import parse_ctx
+
+    try:
+        parse_ctx(ctx)
+    except FastTextError:
+        if str(asked).strip().lower() != "auto" or not env.num_gpus:
+            raise
+        import mxnet as mx
+
+        raise FastTextError(f"SM_NUM_GPUS is {env.num_gpus} but this job's MXNet sees {mx.context.num_gpus()} GPU(s) "
+                            f"(ctx {ctx}): run the MXNet GPU image (a CUDA build of MXNet) on a GPU instance, or give "
+                            f"the hyperparameter ctx=cpu") from None
+
+
 def pretrained_source(value, channel):
     """The ``.vec`` file a job reads: ``value`` (the ``pretrained_vectors`` hyperparameter) as given when it is
     an ``s3://`` URI or an absolute path, else a file of the ``pretrained`` channel (``channel``: its
@@ -496,6 +514,7 @@ def run_training(argv=None, environ=None):
         check_output(env.model_dir)
         storage.check_writable(env.output_data_dir)  # history.csv, metrics.json: a traceback once all was trained
     check_kvstore_environment(config.kvstore)
+    check_devices(config.ctx, args.ctx, env)
     if train_kwargs.get("checkpoint_dir"):
         from . import storage
         from .bundle import refuse_checkpoints_in_output

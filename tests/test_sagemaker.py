@@ -508,6 +508,18 @@ def test_a_checkpoint_the_job_cannot_resume_says_what_to_do_in_the_jobs_terms(so
     assert os.listdir(root / "model") == []
 
 
+def test_gpus_the_job_is_told_of_and_mxnet_does_not_see_are_refused_before_any_data_is_read(source_dir, tmp_path):
+    """SM_NUM_GPUS=2 where MXNet sees no GPU (a CPU build in a custom image on a GPU instance): the job read the whole
+    training channel, then stopped with "ctx 'gpu:0,1' asks for a GPU", a ctx the user never gave."""
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}}, extra_env={"SM_NUM_GPUS": "2"})
+    r = job_in_process(source_dir, env, args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: SM_NUM_GPUS is 2 but this job's MXNet sees 0 GPU(s) (ctx gpu:0,1)"), last
+    assert "ctx=cpu" in last and "train channel:" not in r.stdout, r.stdout + last
+    assert (tmp_path / "output" / "failure").read_text() == last
+
+
 def test_a_file_mode_channel_that_is_missing_is_still_said_so(source_dir, tmp_path):
     env = make_container(tmp_path, {"train": {}})
     (tmp_path / "input" / "data" / "train").rmdir()
