@@ -180,6 +180,21 @@ def _refuse_pickled(where, manifest):
                             f"train from the start")
 
 
+def refuse_an_older_format(checkpoint_dir, epochs):
+    """Before the data is read (minutes at Yelp size): the newest checkpoint a resume of ``epochs`` would read, refused
+    now if a version that pickled its optimizer state wrote it (:func:`_refuse_pickled`), not after the reading. Any
+    other fault of it (damaged, another run's) is left to :func:`load_checkpoint`, which says it with what to do."""
+    found = _checkpoint_epochs(checkpoint_dir, epochs)
+    if not found:
+        return
+    where = _epoch_dir(checkpoint_dir, found[-1])
+    try:
+        manifest = storage.read_manifest(where, CHECKPOINT_MARKER)
+    except FastTextError:
+        return
+    _refuse_pickled(where, manifest)
+
+
 def _same_run(meta, model, config, labels, data):
     # ("data" is None in checkpoints written before it was recorded: those are compared on the rest)
     return meta.get("labels") == list(labels) and meta.get("num_rows") == model.num_rows \

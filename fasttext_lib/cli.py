@@ -309,8 +309,11 @@ def _train(args):
     check_output(args.output, overwrite=args.overwrite)
     fmt = chosen_format(args)
     if args.checkpoint_dir:
+        from .checkpoints import refuse_an_older_format
+
         refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
         storage.check_writable(args.checkpoint_dir)
+        refuse_an_older_format(args.checkpoint_dir, config.epochs)
     if args.autotune_trials:
         _check_trials_output(args, config)
     pretrained = None

@@ -519,9 +519,15 @@ def run_training(argv=None, environ=None):
         from . import storage
         from .bundle import refuse_checkpoints_in_output
 
+        from .checkpoints import refuse_an_older_format
+
         if env.is_first_host:
             refuse_checkpoints_in_output(train_kwargs["checkpoint_dir"], env.model_dir, "checkpoint_dir", "SM_MODEL_DIR")
         storage.check_writable(train_kwargs["checkpoint_dir"])
+        try:  # before the channels are read
+            refuse_an_older_format(train_kwargs["checkpoint_dir"], config.epochs)
+        except FastTextError as exc:
+            raise FastTextError(in_job_terms(str(exc), train_kwargs["checkpoint_dir"])) from None
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Both channels hold files: an empty (or missing) test channel was found only after the training data (minutes
     # at Yelp size), an empty train channel only after the pretrained vectors (a wiki .vec file: gigabytes) were read

@@ -542,10 +542,9 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits
     np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
 
 
-def test_a_checkpoint_with_a_pickled_optimizer_state_is_refused_and_never_unpickled(splits, tmp_path):
-    """The optimizer state was MXNet's pickled updater, unpickled at resume: a checkpoint directory (a shared folder,
-    an S3 prefix a SageMaker job copies in) crafted to run code at resume ran it. Such a checkpoint (what versions
-    before optimizer.npz wrote) is refused in one line and never unpickled; removing it trains from the start."""
+def _a_pickled_checkpoint(splits, tmp_path, config):
+    """``tmp_path/ckpt`` holding epoch 1 as versions before optimizer.npz wrote it: the optimizer state a pickle,
+    here one that would create ``tmp_path/the payload ran`` when loaded. Returns (checkpoint dir, epoch dir, that path)."""
     import hashlib
     import pickle
 
@@ -555,7 +554,6 @@ def test_a_checkpoint_with_a_pickled_optimizer_state_is_refused_and_never_unpick
         def __reduce__(self):
             return (open, (str(ran), "w"))
 
-    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
     ckpt = tmp_path / "ckpt"
     with pytest.raises(Crash):
         train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
@@ -569,12 +567,34 @@ def test_a_checkpoint_with_a_pickled_optimizer_state_is_refused_and_never_unpick
     meta["files"]["optimizer.states"] = {"object": "optimizer-0123456789abcdef.states", "bytes": len(crafted),
                                          "sha256": hashlib.sha256(crafted).hexdigest()}
     (epoch / "checkpoint.json").write_text(json.dumps(meta))
+    return ckpt, epoch, ran
+
+
+def test_a_checkpoint_with_a_pickled_optimizer_state_is_refused_and_never_unpickled(splits, tmp_path):
+    """The optimizer state was MXNet's pickled updater, unpickled at resume: a checkpoint directory (a shared folder,
+    an S3 prefix a SageMaker job copies in) crafted to run code at resume ran it. Such a checkpoint (what versions
+    before optimizer.npz wrote) is refused in one line and never unpickled; removing it trains from the start."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt, epoch, ran = _a_pickled_checkpoint(splits, tmp_path, config)
     with pytest.raises(FastTextError) as refused:
         train(*splits, config, checkpoint_dir=str(ckpt))
     assert not ran.exists(), "the checkpoint's pickle was loaded"
     message = str(refused.value)
     assert message.startswith(f"checkpoint {epoch} was written by an older version") and "pickle" in message, message
     assert "remove it" in message and "\n" not in message, message
+
+
+def test_the_command_line_refuses_a_pickled_checkpoint_before_it_reads_the_data(splits, tmp_path):
+    """The refusal came from the resume, after the training data was read (minutes at Yelp size): here a --train
+    that does not exist was reported instead. The newest checkpoint's format is checked first."""
+    from conftest import cli_in_process
+
+    ckpt, epoch, ran = _a_pickled_checkpoint(splits, tmp_path, TrainConfig(epochs=2, batch_size=256, progress=False))
+    r = cli_in_process("train", "--train", tmp_path / "no-such.csv", "--output", tmp_path / "out", "--checkpoint-dir",
+                       ckpt, "--epochs", "2", "--no-progress")
+    assert r.returncode == 2 and r.stderr.startswith(f"error: checkpoint {epoch} was written by an older version"), \
+        r.stderr
+    assert len(r.stderr.splitlines()) == 1 and not ran.exists()
 
 
 def test_the_optimizer_state_is_numpy_arrays_and_json(splits, tmp_path):

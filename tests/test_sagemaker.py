@@ -504,6 +504,8 @@ def test_a_checkpoint_the_job_cannot_resume_says_what_to_do_in_the_jobs_terms(so
     assert "checkpoint_s3_uri" in last, last
     if case == "other hyperparameters":
         assert "the hyperparameter epochs=2" in last, last
+    else:  # refused before the channel was read (minutes at Yelp size)
+        assert "train channel:" not in r.stdout, r.stdout
     assert (root / "output" / "failure").read_text() == last
     assert os.listdir(root / "model") == []
 
