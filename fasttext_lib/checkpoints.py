@@ -185,9 +185,13 @@ def refuse_an_older_format(checkpoint_dir, epochs):
     now if a version that pickled its optimizer state wrote it (:func:`_refuse_pickled`), not after the reading. Any
     other fault of it (damaged, another run's) is left to :func:`load_checkpoint`, which says it with what to do."""
     found = _checkpoint_epochs(checkpoint_dir, epochs)
-    if not found:
-        return
-    where = _epoch_dir(checkpoint_dir, found[-1])
+    if found:
+        _refuse_if_pickled(_epoch_dir(checkpoint_dir, found[-1]))
+
+
+def _refuse_if_pickled(where):
+    """:func:`_refuse_pickled` for the checkpoint at ``where``; nothing where its manifest cannot be read (the caller
+    says that fault its own way)."""
     try:
         manifest = storage.read_manifest(where, CHECKPOINT_MARKER)
     except FastTextError:
@@ -327,9 +331,12 @@ def _check_text_rule(where, meta, text_rule):
 def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False, num_workers=1,
                 text_rule=(TRAINING_FORM, False)):
     where = _epoch_dir(checkpoint_dir, epoch)
-    _refuse_pickled(where, storage.read_manifest(where, CHECKPOINT_MARKER))
     with storage.staging_dir() as tmp:
-        meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes and checksums verified
+        try:
+            meta, paths = storage.read_set(where, CHECKPOINT_MARKER, CHECKPOINT_FILES, tmp)  # sizes, checksums verified
+        except FastTextError:  # (an older version's checkpoint lists no optimizer.npz: said as what it is)
+            _refuse_if_pickled(where)
+            raise
         _check_meta(where, meta)
         meta["history"] = [{k: float("nan") if v is None else v for k, v in row.items()} for row in meta.get("history", [])]
         if not _same_run(meta, model, config, labels, data):
