@@ -312,7 +312,6 @@ def dump_states(updater):
     return OptimizerState(counters, arrays)
 
 
-
 def check_states(states, shapes, optimizer):
     """Refuse (ValueError, saying what) an :class:`OptimizerState` that is not what :func:`dump_states` writes for
     weights of ``shapes`` (key -> shape) and ``optimizer`` ("sgd", "adam"): a checkpoint edited by hand, whose
