@@ -372,8 +372,25 @@ def check_states(states, shapes, optimizer):
         raise ValueError("states is not a list of [key, state], one per weight")
     for key, spec in entries:
         check(spec, tuple(shapes[key]))
+    _check_state_kinds(dict(entries), shapes, optimizer)
     if used != set(arrays):
         raise ValueError(f"arrays no state names: {', '.join(sorted(set(arrays) - used))}")
+
+
+def _check_state_kinds(specs, shapes, optimizer):
+    """What ``optimizer`` keeps per weight, as :func:`dump_states` writes it after an epoch (``specs``: key -> state):
+    plain SGD nothing (None: momentum is never set); adam its mean and variance, a pair of arrays for every weight
+    (both are updated at every step). Arrays that fit their weights in another arrangement passed: one table or a pair
+    cut to one stopped the first step in MXNet's unpacking (a traceback), and a weight without its state resumed with
+    its moments at zero, silently away from the uninterrupted run."""
+    if optimizer == "sgd":
+        if any(spec is not None for spec in specs.values()):
+            raise ValueError("it holds state for sgd, which keeps none")
+        return
+    for key in shapes:
+        parts = (specs.get(key) or {}).get("tuple")
+        if not (isinstance(parts, list) and len(parts) == 2 and None not in parts):
+            raise ValueError(f"the state of key {key} is not adam's mean and variance: {specs.get(key)!r}")
 
 
 def restore_states(updater, states, shapes):

@@ -631,6 +631,46 @@ def test_adams_state_of_other_shapes_or_types_is_refused(splits, tmp_path):
         _read_optimizer_state(path, meta, result.model, TrainConfig(epochs=1, batch_size=256, optimizer="sgd"))
 
 
+def _first_weights_state(edit):
+    """A harm for :data:`DAMAGE`-style tests: the first weight's entry of checkpoint.json's optimizer "states" (adam's
+    ``{"tuple": [mean, var]}``) replaced by ``edit(entry)`` (None: the entry removed), optimizer.npz rewritten without
+    the arrays no entry names any more, checksums updated: a state every array of which fits its weight."""
+    import hashlib
+
+    def harm(d):
+        meta = json.loads((d / "checkpoint.json").read_text())
+        states = meta["optimizer"]["states"]
+        changed = edit(states[0][1])
+        states[:1] = [] if changed is None else [[states[0][0], changed]]
+        named = set(re.findall(r"'(?:dense|row_sparse)': '(\w+)'", repr(states)))
+        entry = meta["files"]["optimizer.npz"]
+        with np.load(d / entry["object"], allow_pickle=False) as old:
+            data = _npz(**{name: old[name] for name in old.files if name.removesuffix("_rows") in named})
+        (d / entry["object"]).write_bytes(data)
+        entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+        (d / "checkpoint.json").write_text(json.dumps(meta))
+    return harm
+
+
+@pytest.mark.parametrize("edit", [lambda state: state["tuple"][0], lambda state: {"tuple": state["tuple"][:1]},
+                                  lambda state: None],
+                         ids=["one table for a weight's two", "one of a weight's two tables", "no state for a weight"])
+def test_adams_state_not_made_of_two_tables_per_weight_is_refused_at_resume(splits, tmp_path, edit):
+    """Every array fitted its weight, so the check passed: one table where adam keeps two (its mean and variance), or a
+    pair cut to one, stopped the resumed run's first step in a traceback (ValueError: too many / not enough values to
+    unpack); a weight without its state resumed without a word, its moments started again from zero (the run then
+    ended away from an uninterrupted one's parameters). Refused as damage, in one line."""
+    config = TrainConfig(epochs=2, batch_size=256, optimizer="adam", progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+    _first_weights_state(edit)(ckpt / "epoch-0001")
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    assert str(refused.value).startswith(f"cannot resume from checkpoint {ckpt}/epoch-0001: optimizer.npz cannot be "
+                                         f"loaded"), str(refused.value)
+
+
 @pytest.mark.parametrize("change", ["labels fixed in a few documents", "documents reordered"])
 def test_a_checkpoint_of_other_data_with_the_same_classes_and_vocabulary_is_refused(splits, tmp_path, change):
     """Only the classes and the table size stood for the data: with both unchanged (labels corrected in a few
