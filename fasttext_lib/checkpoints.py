@@ -143,12 +143,12 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
 
 def _write_optimizer_state(path, meta, states):
     """``states`` (optim.OptimizerState, ``None`` where a dist_* cluster's servers hold it): its arrays into ``path``
-    (.npz), its counters into the manifest's "optimizer"."""
-    import numpy as np
+    (.npz), its counters into the manifest's "optimizer". (np.savez into an open file left its zip unclosed when the
+    disk filled: its finalizer then failed on the closed file, a traceback below the error line; write_npz closes it.)"""
+    from .compact import write_npz
 
     meta["optimizer"] = None if states is None else states.counters
-    with open(path, "wb") as f:
-        np.savez(f, **({} if states is None else states.arrays))
+    write_npz(path, {} if states is None else states.arrays)
 
 
 def _read_optimizer_state(path, meta, model, config):

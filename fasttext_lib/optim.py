@@ -265,11 +265,17 @@ class Updater:
         """Resume the optimizer from :meth:`get_states`'s ``states`` (checked by :func:`check_states`)."""
         updater = self._local_updater()
         if states is not None and updater is not None:
-            restore_states(updater, states, self.weight_shapes())
+            restore_states(updater, states, self.weight_shapes(), self.weight_stypes(),
+                           {c.device_id for c in self.ctxs})
 
     def weight_shapes(self):
         """Key -> the shape of the weight the optimizer updates under it."""
         return {EMBEDDING_KEY: self.tables[0].shape, OUTPUT_KEY: self.outputs[0].shape}
+
+    def weight_stypes(self):
+        """Key -> the storage type of the weight the optimizer updates under it: a kvstore holds the embedding as
+        row_sparse (:meth:`__init__`)."""
+        return {EMBEDDING_KEY: "default" if self.kv is None else "row_sparse", OUTPUT_KEY: "default"}
 
 
 class OptimizerState(typing.NamedTuple):
@@ -372,38 +378,77 @@ def check_states(states, shapes, optimizer):
         raise ValueError("states is not a list of [key, state], one per weight")
     for key, spec in entries:
         check(spec, tuple(shapes[key]))
+    _check_state_kinds(dict(entries), shapes, optimizer)
     if used != set(arrays):
         raise ValueError(f"arrays no state names: {', '.join(sorted(set(arrays) - used))}")
 
 
-def restore_states(updater, states, shapes):
+def _check_state_kinds(specs, shapes, optimizer):
+    """What ``optimizer`` keeps per weight, as :func:`dump_states` writes it after an epoch (``specs``: key -> state):
+    plain SGD nothing (None: momentum is never set); adam its mean and variance, a pair of arrays for every weight
+    (both are updated at every step). Arrays that fit their weights in another arrangement passed: one table or a pair
+    cut to one stopped the first step in MXNet's unpacking (a traceback), and a weight without its state resumed with
+    its moments at zero, silently away from the uninterrupted run."""
+    if optimizer == "sgd":
+        if any(spec is not None for spec in specs.values()):
+            raise ValueError("it holds state for sgd, which keeps none")
+        return
+    for key in shapes:
+        parts = (specs.get(key) or {}).get("tuple")
+        if not (isinstance(parts, list) and len(parts) == 2 and None not in parts):
+            raise ValueError(f"the state of key {key} is not adam's mean and variance: {specs.get(key)!r}")
+
+
+def restore_states(updater, states, shapes, stypes=None, devices=()):
     """Put :func:`dump_states`'s ``states`` (checked by :func:`check_states` against the weights' ``shapes``, key ->
     shape) into ``updater`` and its optimizer:
-    what MXNet's ``updater.set_states`` does with its pickle, the optimizer's counters set on the run's own."""
-    from mxnet import nd
+    what MXNet's ``updater.set_states`` does with its pickle, the optimizer's counters set on the run's own.
 
+    A resumed run may train on other devices (ctx is no setting of the run): each state is made the storage type
+    the updater keeps for its weight (``stypes``, key -> "default" or "row_sparse": :func:`_state_array`), and each
+    key's update count is its count on whatever device (``devices``: the device numbers this run's updates run on)
+    updates it. MXNet counts per device number, and a count kept under the saving run's (cpu:1 or gpu:1 is 1) was
+    not found on another: adam's bias correction started over."""
     counters, arrays, opt = states.counters, states.arrays, updater.optimizer
+    stypes = stypes or {}
 
-    def decode(spec):
+    def decode(spec, shape, stype):
         if spec is None:
             return None
         (kind, value), = spec.items()
         if kind == "tuple":
-            return tuple(decode(part) for part in value)
-        if kind == "row_sparse":
-            return nd.sparse.row_sparse_array((arrays[value], arrays[f"{value}_rows"]), shape=shape,
-                                              dtype=arrays[value].dtype)
-        return nd.array(arrays[value], dtype=arrays[value].dtype)
+            return tuple(decode(part, shape, stype) for part in value)
+        rows = arrays[f"{value}_rows"] if kind == "row_sparse" else None
+        return _state_array(arrays[value], rows, shape, stype)
 
     opt.num_update, opt.begin_num_update = counters["num_update"], counters["begin_num_update"]
-    opt._all_index_update_counts = {}
-    for device, key, value in counters["update_counts"]:
-        opt._all_index_update_counts.setdefault(device, {})[key] = value
-    opt._index_update_count = opt._all_index_update_counts.setdefault(counters["current_device"], {})
+    counts = {}  # (each key is updated on one device: its count there)
+    for _, key, value in counters["update_counts"]:
+        counts[key] = max(value, counts.get(key, value))
+    numbers = {device for device, _, _ in counters["update_counts"]} | {counters["current_device"], 0, *devices}
+    opt._all_index_update_counts = dict.fromkeys(numbers, counts)
+    opt._index_update_count = counts
     if counters["scheduler_lr"] is not None and opt.lr_scheduler is not None:
         opt.lr_scheduler.base_lr = float(counters["scheduler_lr"])
     updater.states = {}
     for key, spec in counters["states"]:
-        shape = tuple(shapes[key])
-        updater.states[key] = decode(spec)
+        updater.states[key] = decode(spec, tuple(shapes[key]), stypes.get(key, "default"))
     updater.states_synced = dict.fromkeys(updater.states, False)  # moved to each weight's device at its next step
+
+
+def _state_array(data, rows, shape, stype):
+    """A state's values (``rows``: the rows ``data`` holds, None: all of them) as an NDArray of ``stype``, the type
+    the updater's optimizer makes it for its weight (lazy adam: the weight's own). One device keeps the embedding
+    dense, a kvstore row_sparse, and a state of the other type went to MXNet's dense fallback, which decays every
+    row's moments and moves rows no gradient touched. A row_sparse one holds every row, as MXNet's lazy adam keeps
+    it after its first step (and requires: it refuses a moment with rows missing)."""
+    from mxnet import nd
+
+    if stype == "row_sparse":
+        rows = np.arange(shape[0], dtype=np.int64) if rows is None else rows
+        return nd.sparse.row_sparse_array((data, rows), shape=shape, dtype=data.dtype)
+    if rows is not None:
+        full = np.zeros(shape, dtype=data.dtype)
+        full[rows] = data
+        data = full
+    return nd.array(data, dtype=data.dtype)

@@ -63,6 +63,25 @@ def test_resumed_run_ends_with_the_same_parameters(splits, tmp_path, optimizer, 
     np.testing.assert_array_equal(again.model.embedding_table(), whole.model.embedding_table())
 
 
+@pytest.mark.parametrize("first, then", [("cpu", "cpu:0,1"), ("cpu:0,1", "cpu"), ("cpu:1", "cpu")])
+def test_adam_resumed_on_other_devices_ends_as_an_uninterrupted_run(splits, tmp_path, first, then):
+    """ctx is where a run trains, not what it learns: a checkpoint resumes on other devices (a GPU notebook's on a
+    CPU, one device's on several). Its adam state did not: a kvstore keeps the embedding's moments row_sparse, one
+    device dense, and a state restored in the other's type went to MXNet's dense fallback (every row's moments
+    decayed, rows without a gradient moved); and each key's update count was kept under the saving run's device
+    number (cpu:1 is device 1), so on another adam's bias correction started over. Both ended ~0.03-0.07 away from
+    the uninterrupted run, which ends the same on either device list (~1e-7)."""
+    config = TrainConfig(epochs=3, batch_size=128, optimizer="adam", ctx=first, ngrams=2, buckets=20000,
+                         progress=False, seed=9)
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    elsewhere = TrainConfig(**dict(config.to_dict(), ctx=then))
+    resumed = params_of(train(*splits, elsewhere, checkpoint_dir=ckpt))
+    for name, value in params_of(train(*splits, elsewhere)).items():
+        np.testing.assert_allclose(resumed[name], value, rtol=0, atol=1e-5, err_msg=name)
+
+
 def test_resume_with_settings_from_the_data(splits, tmp_path):
     """lr and batch size left to the data resolve to the same values again, so the run's own
     checkpoint is accepted and it ends as an uninterrupted run; other data resolves to other
@@ -631,6 +650,46 @@ def test_adams_state_of_other_shapes_or_types_is_refused(splits, tmp_path):
         _read_optimizer_state(path, meta, result.model, TrainConfig(epochs=1, batch_size=256, optimizer="sgd"))
 
 
+def _first_weights_state(edit):
+    """A harm for :data:`DAMAGE`-style tests: the first weight's entry of checkpoint.json's optimizer "states" (adam's
+    ``{"tuple": [mean, var]}``) replaced by ``edit(entry)`` (None: the entry removed), optimizer.npz rewritten without
+    the arrays no entry names any more, checksums updated: a state every array of which fits its weight."""
+    import hashlib
+
+    def harm(d):
+        meta = json.loads((d / "checkpoint.json").read_text())
+        states = meta["optimizer"]["states"]
+        changed = edit(states[0][1])
+        states[:1] = [] if changed is None else [[states[0][0], changed]]
+        named = set(re.findall(r"'(?:dense|row_sparse)': '(\w+)'", repr(states)))
+        entry = meta["files"]["optimizer.npz"]
+        with np.load(d / entry["object"], allow_pickle=False) as old:
+            data = _npz(**{name: old[name] for name in old.files if name.removesuffix("_rows") in named})
+        (d / entry["object"]).write_bytes(data)
+        entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+        (d / "checkpoint.json").write_text(json.dumps(meta))
+    return harm
+
+
+@pytest.mark.parametrize("edit", [lambda state: state["tuple"][0], lambda state: {"tuple": state["tuple"][:1]},
+                                  lambda state: None],
+                         ids=["one table for a weight's two", "one of a weight's two tables", "no state for a weight"])
+def test_adams_state_not_made_of_two_tables_per_weight_is_refused_at_resume(splits, tmp_path, edit):
+    """Every array fitted its weight, so the check passed: one table where adam keeps two (its mean and variance), or a
+    pair cut to one, stopped the resumed run's first step in a traceback (ValueError: too many / not enough values to
+    unpack); a weight without its state resumed without a word, its moments started again from zero (the run then
+    ended away from an uninterrupted one's parameters). Refused as damage, in one line."""
+    config = TrainConfig(epochs=2, batch_size=256, optimizer="adam", progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+    _first_weights_state(edit)(ckpt / "epoch-0001")
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    assert str(refused.value).startswith(f"cannot resume from checkpoint {ckpt}/epoch-0001: optimizer.npz cannot be "
+                                         f"loaded"), str(refused.value)
+
+
 @pytest.mark.parametrize("change", ["labels fixed in a few documents", "documents reordered"])
 def test_a_checkpoint_of_other_data_with_the_same_classes_and_vocabulary_is_refused(splits, tmp_path, change):
     """Only the classes and the table size stood for the data: with both unchanged (labels corrected in a few
@@ -861,3 +920,21 @@ def test_a_checkpoint_written_before_tokens_were_put_in_nfc_resumes_only_where_t
         with pytest.raises(FastTextError, match="epoch-0001 was written by (an older version.*Unicode NFC|a "
                                                 "different run .the training data)"):
             train(texts, None, config, checkpoint_dir=str(ckpt))
+
+
+def test_a_full_tmpdir_while_the_optimizer_state_is_staged_is_one_error_line(tmp_path, tmpfs):
+    """np.savez into an open file left its zip unclosed when the disk filled: after the error line, the zip's
+    finalizer failed on the closed file at exit ('Exception ignored in: <function ZipFile.__del__ ...>' and a
+    traceback on stderr). The checkpoint's arrays (adam's: twice the table) are staged in TMPDIR, where the
+    table itself still fits."""
+    from conftest import run_cli
+
+    sample = os.path.join(ROOT, "fasttext_lib", "sample_data", "amazon_snippets_train.csv")
+    tmp = tmpfs("4m")  # model.params (~1.9 MB) fits, optimizer.npz (~3.8 MB) does not
+    r = run_cli("train", "--train", sample, "--output", tmp_path / "out", "--checkpoint-dir", tmp_path / "ckpt",
+                "--optimizer", "adam", "--epochs", "2", "--no-progress",
+                env={"TMPDIR": str(tmp), "OMP_NUM_THREADS": "1"})
+    errors = [line for line in r.stderr.splitlines() if not re.match(r"\[[\d:]+\] |\{", line)]  # (MXNet's own notes)
+    assert r.returncode == 2 and errors == [f"error: no room for temporary files in {tmp} (No space left on device); "
+                                            f"free space there or set TMPDIR to a directory with more room"], r.stderr
+    assert not os.listdir(tmp) and not (tmp_path / "out").exists()
