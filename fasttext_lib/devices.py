@@ -79,6 +79,32 @@ _CGROUP_MEMORY = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current",
                    "/sys/fs/cgroup/memory/memory.stat", "total_inactive_file"))
 
 
+_STATUS = "/proc/self/status"
+
+# What a run maps after its embedding table (a 2M-row bigram run of the built-in sample: 62 MB; 1.5 GB of ulimit -v
+# left it 17 MB): MXNet's engine and OpenMP thread stacks, created at the first steps, and arrays of one int64 or
+# float64 per row (the init's and the step's row scales). Counted with a margin, so that a limit that cannot hold
+# them is one error line before the table is filled, where MXNet's threads found no room and the process aborted.
+AFTER_TABLE_BYTES = 64 << 20
+AFTER_TABLE_BYTES_PER_ROW = 32
+
+
+def address_space_left():
+    """Bytes of address space this process may still map under its ``ulimit -v`` (RLIMIT_AS, which counts mappings,
+    used or not, where memory counts pages in use); None without such a limit (or not Linux)."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open(_STATUS) as f:
+            mapped = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    return max(0, limit - mapped)
+
+
 def available_memory():
     """Bytes that can still be filled before the kernel's OOM killer acts: /proc/meminfo's MemAvailable and free
     swap, or less under a container's memory limit; None where that cannot be read (not Linux)."""

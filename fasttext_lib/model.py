@@ -25,7 +25,7 @@ import numpy as np
 from mxnet import gluon, nd
 from mxnet.gluon import nn
 
-from .devices import available_memory, check_table_size
+from .devices import AFTER_TABLE_BYTES, AFTER_TABLE_BYTES_PER_ROW, address_space_left, available_memory, check_table_size
 from .errors import FastTextError, is_out_of_memory
 from .init_rows import fill_table
 
@@ -144,8 +144,12 @@ def allocate_table(num_rows, emsize, state_tables=0):
     would hand it out but not back it: every row is written next (fill_table), and a table larger than the memory
     available was killed by the OOM killer (an exit with no line) once filled. ``state_tables``: how many more
     tables of its size the optimizer will keep (adam's two moments, allocated at its first step: without them in
-    the count, an adam run passed this check and was killed at its first step)."""
+    the count, an adam run passed this check and was killed at its first step). Under a ``ulimit -v`` the tables
+    and what the run maps after them (:data:`~fasttext_lib.devices.AFTER_TABLE_BYTES`) must fit in the address
+    space left: a limit a little above the tables crashed MXNet at its first steps (a segfault, or 'terminate
+    called' when a thread found no stack), exit 134 with no line."""
     size = num_rows * emsize * 4
+    _check_address_space(num_rows, emsize, size * (1 + state_tables))
     room = available_memory()
     if room is not None and size * (1 + state_tables) > room:
         states = (f", and {state_tables} more of that size for adam's moments ({size * (1 + state_tables) / 2**30:.1f} "
@@ -160,6 +164,17 @@ def allocate_table(num_rows, emsize, state_tables=0):
             raise
         raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
                             f"{size / 2**30:.1f} GiB of float32; lower emsize or buckets") from None
+
+
+def _check_address_space(num_rows, emsize, tables_bytes):
+    left = address_space_left()
+    if left is None:
+        return
+    need = tables_bytes + AFTER_TABLE_BYTES + AFTER_TABLE_BYTES_PER_ROW * num_rows
+    if need > left:
+        raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} need about "
+                            f"{need >> 20:,} MB more address space, and this process may map {left >> 20:,} MB more "
+                            f"(ulimit -v): raise that limit, or lower emsize or buckets")
 
 
 def _incomplete_write(filename, params):

@@ -824,6 +824,32 @@ def test_an_embedding_table_larger_than_memory_is_one_error_line(tmp_path, data,
     assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
 
 
+def test_a_ulimit_just_above_the_table_is_one_error_line(tmp_path, data, tmpdir_env):
+    """Under a ``ulimit -v`` with room for a bigram table (~2M rows x 100) but not for the ~60 MB the run maps after
+    it (thread stacks, per-row arrays), MXNet crashed at its first steps: a segfault, or 'terminate called' when a
+    thread found no stack (exit 134, no line). The run's address space at the table is read from a first refusal
+    (a 1.0 GB limit: "may map N MB more"); the second run's limit leaves the table 24 MB of headroom, inside that
+    window."""
+    import re
+
+    tmpdir, env = tmpdir_env
+    args = [sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
+            str(tmp_path / "out"), *TINY, "--emsize", "100", "--ngrams", "2"]
+    run = lambda limit: subprocess.run(args, capture_output=True, text=True, timeout=300,  # noqa: E731
+                                       env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="2", **env),
+                                       preexec_fn=memory_limit(limit))
+    first = run(1000 << 20)
+    assert_error(first, "out of memory for the embedding table")
+    rows, left = re.search(r"([\d,]+) rows x emsize 100 need about [\d,]+ MB more address space, and this process "
+                           r"may map ([\d,]+) MB more \(ulimit -v\)", first.stderr).groups()
+    at_the_table = (1000 << 20) - (int(left.replace(",", "")) << 20)
+    table = int(rows.replace(",", "")) * 100 * 4
+    r = run(at_the_table + table + (24 << 20))
+    assert_error(r, "out of memory for the embedding table")
+    assert "ulimit -v" in r.stderr and "lower emsize or buckets" in r.stderr
+    assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+
+
 def fake_memory(tmp_path, monkeypatch, available, cgroup=None):
     """/proc/meminfo saying ``available`` bytes are available (no swap), and a cgroup v1 memory controller of
     ``(limit, usage, inactive page cache)`` (None: no container limit)."""
