@@ -164,6 +164,19 @@ def _fetch(url, part, spec, progress):
             if error or (length is not None and out.tell() < spec.size):
                 raise FastTextError(f"cannot download {url}: connection lost after {out.tell()} of {spec.size} "
                                     f"bytes{f' ({error})' if error else ''}; run again to resume")
+            out.flush()
+            if length is None and out.tell() < spec.size and _starts_as_the_archive(part):
+                # No announced length (an HTTP/1.0 proxy), so the connection's close was the body's only end: a
+                # body cut short looked complete, failed its size check and was deleted. One that begins as the
+                # archive does (gzip) is kept; a page (a captive portal's) is not, and fails verification below.
+                raise FastTextError(f"cannot download {url}: the connection closed after {out.tell()} of {spec.size} "
+                                    f"bytes (the server announced no length); run again to resume")
+
+
+def _starts_as_the_archive(path):
+    """Does ``path`` begin as a .tgz does (gzip's magic bytes)?"""
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
 
 
 def _check_range_start(response, offset, url, part):

@@ -657,6 +657,9 @@ class _Odd(http.server.BaseHTTPRequestHandler):
             if self.kind == "endless":  # no length announced, and no end
                 while True:
                     self.wfile.write(b"<html>" * 10000)
+            if self.kind == "cut short":  # no length announced, and the connection closes half-way
+                self.wfile.write(self.body[:len(self.body) // 2])
+                return
             self.wfile.write(self.body)
         except OSError:
             pass
@@ -706,6 +709,26 @@ def test_a_response_longer_than_the_archive_is_not_written_to_its_end(archive, o
     with pytest.raises(FastTextError, match=f"failed verification .*more than the {spec.size} bytes expected"):
         download(spec, str(tmp_path / "cache"), base_url=odd_server("endless"), progress=False)
     assert os.listdir(tmp_path / "cache") == []
+
+
+def test_a_download_of_no_announced_length_cut_short_is_kept_for_a_resume(archive, odd_server, server, tmp_path):
+    """With no Content-Length (an HTTP/1.0 proxy) the connection's close is the body's only end: a body cut short was
+    taken as complete, failed its size check and the .part was deleted (hundreds of MB of a Yelp download). It is
+    kept when it begins as the archive does, and the next run resumes it; a page of no length is still deleted."""
+    spec, data = archive
+    assert data[:2] == b"\x1f\x8b"
+    cache = tmp_path / "cache"
+    with pytest.raises(FastTextError, match=rf"connection closed after {len(data) // 2} of {spec.size} bytes \(the "
+                                            r"server announced no length\); run again to resume"):
+        download(spec, str(cache), base_url=odd_server("cut short", data), progress=False)
+    (part,) = os.listdir(cache)
+    assert (cache / part).read_bytes() == data[:len(data) // 2]
+    with open(download(spec, str(cache), base_url=server[0], progress=False), "rb") as f:
+        assert f.read() == data
+    page = b"<html>" + bytes(len(data))
+    with pytest.raises(FastTextError, match="failed verification"):
+        download(spec, str(tmp_path / "other"), base_url=odd_server("cut short", page), progress=False)
+    assert os.listdir(tmp_path / "other") == []
 
 
 def test_two_downloads_into_one_cache_at_once_share_one_archive(archive, server, tmp_path):
