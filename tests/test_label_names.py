@@ -92,6 +92,22 @@ def test_hostile_names_files(tmp_path, text, pattern):
         label_names.read_file(str(path))
 
 
+@pytest.mark.parametrize("text", ["# label names\n1=negative\n2=positive\n", "classes\n1=negative\n2=positive\n",
+                                  "negative\n2=positive\n"])
+def test_id_name_lines_after_a_first_line_without_are_refused_not_taken_as_names(tmp_path, text):
+    """A first line without '=' (a comment or title above id=name lines) made the file read as classes.txt lines:
+    class 1 was named '# label names' and class 2 '1=negative', silently, as every class after it."""
+    path = tmp_path / "names.txt"
+    path.write_text(text)
+    with pytest.raises(FastTextError, match=r"names.txt:\d: an id=name line .* but line 1 is a name"):
+        label_names.read_file(str(path))
+
+
+def test_a_classes_txt_name_with_an_equals_sign_is_still_a_name():
+    assert label_names.parse_text("World\nE=mc2 and other physics\n", "f") == \
+        {"1": "World", "2": "E=mc2 and other physics"}
+
+
 @pytest.mark.parametrize("raw, pattern", [
     (b"neg\x00ative\n", "NUL bytes"),
     (b"n\xe9gatif\n", "not UTF-8"),
