@@ -47,8 +47,8 @@ def encode_labels(labels, classes, where, names=None):
 
 def class_ids(labels, classes, where, names=None):
     """``labels`` as class ids of ``classes``: the labels themselves when each is a class id (the list given,
-    unchanged: ids always read as ids), or, when each is the name of a class (``names``: ``{class id: name}``),
-    those classes' ids.
+    unchanged: ids always read as ids), or, when each is a class as predictions show it (its name, ``names``:
+    ``{class id: name}``, or its id where it has no name), those classes' ids.
 
     A file is labeled one way: a mix of ids and names is an error, and so is a file of names one of which is
     also another class's id (names ``1=2,2=good``, labels ``2`` and ``good``): read as names, ``2`` would be
@@ -59,10 +59,8 @@ def class_ids(labels, classes, where, names=None):
     if present <= ids:
         return labels
     by_name = {}
-    for label in classes:
-        name = (names or {}).get(label)
-        if name is not None:
-            by_name.setdefault(name, []).append(label)
+    for label in classes:  # each class as predictions show it: its name, or its id where it has none
+        by_name.setdefault((names or {}).get(label, label), []).append(label)
     if present <= set(by_name):
         flips = sorted(label for label in present if label in ids and by_name[label] != [label])
         if flips:
