@@ -789,7 +789,12 @@ def check_writable(dest, manifest_name=None, what=None):
             if manifest_name:
                 _check_s3_destination(client, bucket, prefix, manifest_name, dest)
                 _check_deletable(client, bucket, probe, dest)
-            client.put_object(Bucket=bucket, Key=probe, Body=b"")
+            try:
+                client.put_object(Bucket=bucket, Key=probe, Body=b"")
+            except BaseException:  # S3 may have stored it all the same (its answer lost): no probe left behind
+                with contextlib.suppress(Exception):
+                    client.delete_object(Bucket=bucket, Key=probe)
+                raise
             client.delete_object(Bucket=bucket, Key=probe)
         return
     dest = os.path.abspath(dest)
