@@ -14,6 +14,7 @@ config, progress) nor tqdm, which the inference containers do not have
 """
 import collections.abc
 import contextlib
+import itertools
 import json
 import os
 import sys
@@ -526,7 +527,27 @@ class Predictor:
         (rows: true class, columns: predicted class), and ``"per_class"``: each class's precision,
         recall, F1 and support (fastText's ``test-label``)."""
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
-        metrics = metrics_of(self._probabilities(self.featurizer.transform(data.texts)), y, confusion=confusion)
+        return self._metrics(self._probabilities(self.featurizer.transform(data.texts)), y, confusion)
+
+    EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate_examples (as predict)
+
+    def evaluate_examples(self, examples, confusion=False, where="evaluation data"):
+        """:meth:`evaluate` of ``(label, text)`` pairs as they come (``data.iter_examples`` of a file), in memory that
+        does not grow with the texts: each chunk is scored and dropped, and only its labels and class probabilities
+        are kept (read whole first, evaluate held a 1 GB file's texts and bags at once, several GB). The labels are
+        checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``."""
+        labels, probs, seen = [], [], {}
+        for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
+            labels.extend(seen.setdefault(label, label) for label, _ in chunk)  # one str per class, not per document
+            probs.append(self._probabilities(self.featurizer.transform([text for _, text in chunk])))
+        if not labels:
+            raise FastTextError(f"{where}: contains no labeled documents")
+        y = encode_labels(labels, self.labels, "evaluation data", self.label_names)
+        return self._metrics(np.concatenate(probs), y, confusion)
+
+    def _metrics(self, probs, y, confusion):
+        """:meth:`evaluate`'s answer from the class probabilities ``probs`` of documents of the classes ``y``."""
+        metrics = metrics_of(probs, y, confusion=confusion)
         if confusion:
             counts = metrics.pop("confusion")
             metrics["confusion_matrix"] = {"labels": list(self.names), "class_ids": list(self.labels), "counts": counts}
