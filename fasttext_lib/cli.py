@@ -509,12 +509,13 @@ def _save_table_first(trained, output, compact, uri, table, previous):
 def cmd_evaluate(args):
     from .predict import Predictor
     from .predict_input import refuse_own_output
-    from .data import read_labeled
+    from .data import iter_examples
 
     refuse_own_output(args.data, "--data")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
-    metrics = predictor.evaluate(read_labeled(args.data, fmt, find_names=False, note=_note), confusion=True)
+    # scored as it is read: the texts of a large file are never all in memory
+    metrics = predictor.evaluate_examples(iter_examples(args.data, fmt, note=_note), confusion=True, where=args.data)
     say(_confusion_table(metrics["confusion_matrix"]))
     say(_per_class_table(metrics["per_class"]))
     say(json.dumps(metrics))

@@ -26,6 +26,7 @@ or duplicate name, an id given twice, a binary or huge file) is a :class:`FastTe
 """
 import json
 import os
+import re
 
 from . import storage
 from .errors import FastTextError
@@ -105,6 +106,9 @@ def _refuse_reused_ids(mapping, ids, where):
                             f"labeled {name} would mean either class; give class {label!r} a name that is no class id")
 
 
+_ID_NAME_LINE = re.compile(r"\d+\s*=")  # 1=negative: a class id before '=' (no classes.txt name starts so)
+
+
 def parse_text(text, where):
     """A names file's text -> ``{raw label: name}``: ``classes.txt`` lines, or ``id=name`` lines."""
     # Lines end at \n, \r\n or \r only, as the data's lines do: str.splitlines would also end one at
@@ -125,6 +129,10 @@ def parse_text(text, where):
             label, _, name = line.partition("=")
             _add(mapping, label, name, what)
         else:
+            if _ID_NAME_LINE.match(line):  # a title or comment above id=name lines: each name would be one class off
+                raise FastTextError(f"{what}: an id=name line ({line[:40]!r}), but line {lines[0][0]} is a name "
+                                    f"({lines[0][1][:40]!r}): a names file is classes.txt lines (line i names "
+                                    f"class i) or id=name lines, not both; remove the line(s) that are neither")
             _add(mapping, str(len(mapping) + 1), line, what)
     return _check_distinct(mapping, where)
 

@@ -14,6 +14,7 @@ config, progress) nor tqdm, which the inference containers do not have
 """
 import collections.abc
 import contextlib
+import itertools
 import json
 import os
 import sys
@@ -47,8 +48,8 @@ def encode_labels(labels, classes, where, names=None):
 
 def class_ids(labels, classes, where, names=None):
     """``labels`` as class ids of ``classes``: the labels themselves when each is a class id (the list given,
-    unchanged: ids always read as ids), or, when each is the name of a class (``names``: ``{class id: name}``),
-    those classes' ids.
+    unchanged: ids always read as ids), or, when each is a class as predictions show it (its name, ``names``:
+    ``{class id: name}``, or its id where it has no name), those classes' ids.
 
     A file is labeled one way: a mix of ids and names is an error, and so is a file of names one of which is
     also another class's id (names ``1=2,2=good``, labels ``2`` and ``good``): read as names, ``2`` would be
@@ -59,10 +60,8 @@ def class_ids(labels, classes, where, names=None):
     if present <= ids:
         return labels
     by_name = {}
-    for label in classes:
-        name = (names or {}).get(label)
-        if name is not None:
-            by_name.setdefault(name, []).append(label)
+    for label in classes:  # each class as predictions show it: its name, or its id where it has none
+        by_name.setdefault((names or {}).get(label, label), []).append(label)
     if present <= set(by_name):
         flips = sorted(label for label in present if label in ids and by_name[label] != [label])
         if flips:
@@ -528,7 +527,27 @@ class Predictor:
         (rows: true class, columns: predicted class), and ``"per_class"``: each class's precision,
         recall, F1 and support (fastText's ``test-label``)."""
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
-        metrics = metrics_of(self._probabilities(self.featurizer.transform(data.texts)), y, confusion=confusion)
+        return self._metrics(self._probabilities(self.featurizer.transform(data.texts)), y, confusion)
+
+    EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate_examples (as predict)
+
+    def evaluate_examples(self, examples, confusion=False, where="evaluation data"):
+        """:meth:`evaluate` of ``(label, text)`` pairs as they come (``data.iter_examples`` of a file), in memory that
+        does not grow with the texts: each chunk is scored and dropped, and only its labels and class probabilities
+        are kept (read whole first, evaluate held a 1 GB file's texts and bags at once, several GB). The labels are
+        checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``."""
+        labels, probs, seen = [], [], {}
+        for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
+            labels.extend(seen.setdefault(label, label) for label, _ in chunk)  # one str per class, not per document
+            probs.append(self._probabilities(self.featurizer.transform([text for _, text in chunk])))
+        if not labels:
+            raise FastTextError(f"{where}: contains no labeled documents")
+        y = encode_labels(labels, self.labels, "evaluation data", self.label_names)
+        return self._metrics(np.concatenate(probs), y, confusion)
+
+    def _metrics(self, probs, y, confusion):
+        """:meth:`evaluate`'s answer from the class probabilities ``probs`` of documents of the classes ``y``."""
+        metrics = metrics_of(probs, y, confusion=confusion)
         if confusion:
             counts = metrics.pop("confusion")
             metrics["confusion_matrix"] = {"labels": list(self.names), "class_ids": list(self.labels), "counts": counts}

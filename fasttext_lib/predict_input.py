@@ -245,18 +245,24 @@ def input_check(name, fmt, classes, note):
                     yield line + "\n"
 
             records = csv.reader(kept(itertools.chain([ahead.pop()], lines)))  # not strict: read strictly below
-            first_records = []
-            with contextlib.suppress(csv.Error):  # malformed CSV (an unclosed quote): judged by the records before
+            first_records, malformed = [], False
+            try:
                 for record in filter(None, records):
                     first_records.append(record)
                     if len(first_records) > HEADER_LOOKAHEAD:
                         break
-            if len(first_records) == 1 and len(first_records[0]) >= 2 and short_header(first_records[0]):
+            except csv.Error:  # malformed CSV (an unclosed quote): judged by the records before
+                malformed = True
+            header_alone = len(first_records) == 1 and len(first_records[0]) >= 2 and short_header(first_records[0])
+            if header_alone and not malformed:
                 # a header row and nothing after it (label,text: a file whose rows were never written) was answered
                 # as a review, exit 0, as if it held one
                 raise FastTextError(f"{name}: no data rows (only a header row: {','.join(first_records[0])}); "
                                     f"--format text answers it as a review")
-            if not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'), classes):
+            # A header row, then a record CSV cannot read (a quote row 2 opens and the file never closes, a field past
+            # the limit): read as CSV below, whose error names that record; it said "no data rows" (a header alone).
+            if not header_alone and not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'),
+                                                            classes):
                 return False
         try:
             kind = read_all(itertools.chain(blank, ahead, lines), "csv")

@@ -379,14 +379,15 @@ def export_vectors(model, uri, overwrite=False):
     the number of words written. The output is checked before the model is loaded, and must not be
     one of the bundle's own files (even with ``overwrite``), nor one of the bundle a
     :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json)."""
+    given = isinstance(model, str) or hasattr(model, "__fspath__")
+    if given or getattr(model, "source", None):  # (before the folder check: the bundle's folder is named as such)
+        _refuse_the_bundle_itself(uri, str(model) if given else model.source)
     check_vec_output(uri, overwrite)
-    if isinstance(model, str) or hasattr(model, "__fspath__"):
+    if given:
         from .predict import Predictor
 
-        _refuse_the_bundle_itself(uri, str(model))
         model = Predictor.load(str(model))
     if getattr(model, "source", None):  # a Predictor loaded from a bundle (or just now): its files are no output
-        _refuse_the_bundle_itself(uri, model.source)
         _refuse_a_file_of_the_bundle(uri, model.source, model.config)
     vectors = word_vectors(model)
     write_vec(vectors, uri, overwrite=overwrite)

@@ -526,6 +526,21 @@ def test_predict_of_a_line_of_json_nested_too_deeply_answers_it_not_a_traceback(
     assert got.returncode == 0 and len(got.stdout.splitlines()) == 1, got.stderr
 
 
+def test_predict_of_a_csv_whose_first_row_opens_a_quote_it_never_closes_names_the_row_not_no_data(tmp_path):
+    # row 2 opens a quote the file never closes, and the rest of the file (over 16 Mi characters) is one field: the
+    # look at the first records stopped at that field's error with the header alone, and the line said the file
+    # had "no data rows (only a header row: label,text)"
+    p = tmp_path / "big.csv"
+    with open(p, "w") as f:
+        f.write('label,text\n1,"great food, friendly staff\n')
+        f.write("".join(f"2,review number {i} of a long export\n" for i in range(500000)))
+    _tiny_model(tmp_path / "m")
+    got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
+    assert (got.returncode, got.stdout) == (2, "") and got.stderr.count("\n") == 1, got.stderr
+    assert "no data rows" not in got.stderr
+    assert "big.csv:2: malformed CSV record starting at this line: a field longer than 16 Mi characters" in got.stderr
+
+
 def test_a_lone_surrogate_escape_in_json_lines_is_the_replacement_character_not_a_traceback(tmp_path):
     # "\ud83d" without its other half (a tweet cut inside an emoji) is valid JSON but no character: training and
     # predict stopped in a UnicodeEncodeError traceback ("surrogates not allowed")

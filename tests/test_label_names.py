@@ -92,6 +92,22 @@ def test_hostile_names_files(tmp_path, text, pattern):
         label_names.read_file(str(path))
 
 
+@pytest.mark.parametrize("text", ["# label names\n1=negative\n2=positive\n", "classes\n1=negative\n2=positive\n",
+                                  "negative\n2=positive\n"])
+def test_id_name_lines_after_a_first_line_without_are_refused_not_taken_as_names(tmp_path, text):
+    """A first line without '=' (a comment or title above id=name lines) made the file read as classes.txt lines:
+    class 1 was named '# label names' and class 2 '1=negative', silently, as every class after it."""
+    path = tmp_path / "names.txt"
+    path.write_text(text)
+    with pytest.raises(FastTextError, match=r"names.txt:\d: an id=name line .* but line 1 is a name"):
+        label_names.read_file(str(path))
+
+
+def test_a_classes_txt_name_with_an_equals_sign_is_still_a_name():
+    assert label_names.parse_text("World\nE=mc2 and other physics\n", "f") == \
+        {"1": "World", "2": "E=mc2 and other physics"}
+
+
 @pytest.mark.parametrize("raw, pattern", [
     (b"neg\x00ative\n", "NUL bytes"),
     (b"n\xe9gatif\n", "not UTF-8"),
@@ -327,6 +343,31 @@ def test_evaluate_refuses_unknown_or_mixed_labels_naming_the_classes(named_bundl
     r = cli_in_process("evaluate", "--model", named_bundle, "--data", path)
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
     assert re.search(pattern, r.stderr.strip()), r.stderr
+
+
+def test_evaluate_reads_data_labeled_as_predictions_show_classes_some_of_which_have_no_name(named_bundle, tmp_path):
+    """A class no name is given for is shown by its id (predictions say "2"): data labeled as the predictions show
+    the classes, "negative" and "2" for names {1: negative}, was refused as "mixes class ids ('2') and class names
+    ('negative')". It reads as the file labeled by id does; ids and names mixed for one class stay refused."""
+    import shutil
+
+    partial = tmp_path / "partial"
+    shutil.copytree(named_bundle, partial)
+    config = _config(partial)
+    config["label_names"] = {"1": "negative"}
+    (partial / "config.json").write_text(json.dumps(config))
+    reviews = ["cold and slow", "great food", "awful service", "friendly staff"]
+    by_id, shown = tmp_path / "ids.test", tmp_path / "shown.test"
+    by_id.write_text("".join(f"__label__{label} {text}\n" for label, text in zip(["1", "2"] * 2, reviews)))
+    shown.write_text("".join(f"__label__{label} {text}\n" for label, text in zip(["negative", "2"] * 2, reviews)))
+    ids_run = cli_in_process("evaluate", "--model", partial, "--data", by_id)
+    shown_run = cli_in_process("evaluate", "--model", partial, "--data", shown)
+    assert ids_run.returncode == 0 and shown_run.returncode == 0, shown_run.stderr
+    assert shown_run.stdout == ids_run.stdout
+    mixed = tmp_path / "mixed.test"
+    mixed.write_text("__label__1 cold and slow\n__label__negative awful\n__label__2 great food\n")
+    r = cli_in_process("evaluate", "--model", partial, "--data", mixed)
+    assert r.returncode == 2 and "mixes class ids" in r.stderr, r.stderr
 
 
 def test_a_name_that_is_another_classs_id_is_refused_not_flipped(named_bundle, tmp_path):

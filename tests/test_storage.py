@@ -644,6 +644,22 @@ def test_a_failed_read_of_the_old_manifest_is_reported_as_such_not_as_a_foreign_
     assert load_tag(dest, tmp_path) == "old" and s3_names(dest) == before
 
 
+@pytest.mark.parametrize("check", ["a folder", "a bundle's destination", "an output file"])
+def test_a_writability_probe_whose_put_answer_is_lost_is_not_left_behind(s3_bucket, proxy, check):
+    """The check before a write puts an empty probe object and deletes it. S3 stored the probe but its answer was
+    lost (500s to the client): the error was raised with the probe left in the user's folder for good (beside an
+    export-vectors output, nothing ever removed it). The probe is deleted on the way out."""
+    calls = {"a folder": lambda: storage.check_writable(f"{s3_bucket}/out"),
+             "a bundle's destination": lambda: storage.check_writable(f"{s3_bucket}/out", MANIFEST),
+             "an output file": lambda: storage.check_output_file(f"{s3_bucket}/out/vectors.vec", "vectors.vec")}
+    proxy.fail("PUT", r"/out/", "lost")
+    with pytest.raises(FastTextError, match="HTTP 500"):
+        calls[check]()
+    proxy.clear()
+    bucket = s3_bucket[len("s3://"):]
+    assert boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix="out").get("KeyCount") == 0
+
+
 def test_lost_answer_to_the_manifest_put_is_a_success(tmp_path, s3_bucket, proxy):
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})

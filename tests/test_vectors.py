@@ -629,11 +629,29 @@ def test_export_never_overwrites_a_file_of_an_s3_bundle(s3_bucket, splits):
         f"error: {output} is the model bundle itself; give a file name such as {output}/vectors.vec"], r.stderr
     with pytest.raises(FastTextError, match=re.escape(f"{output} is the model bundle itself")):
         export_vectors(Predictor.load(bundle), output)
-    with pytest.raises(FastTextError, match=re.escape(f"S3 URI names no object: {output}/")):
+    with pytest.raises(FastTextError, match=re.escape(f"{output}/ is the model bundle itself")):
         export_vectors(bundle, output + "/")
     assert not storage.exists(bundle.rstrip("/"))
     assert {name: storage.read_bytes(f"{bundle}/{name}") for name in names} == before
     assert Predictor.load(bundle).labels == ["1", "2"]
+
+
+def test_export_to_an_s3_folder_is_refused_as_a_local_directory_is(s3_bucket, splits):
+    """--output s3://b/vectors over s3://b/vectors/earlier.vec (the S3 form of a folder, given for the folder the
+    vectors go to) wrote an object "vectors" beside the prefix, where a local folder of that name is refused ("is a
+    directory"): tools that show S3 as folders show a file and a folder of one name, and the user's next
+    --output s3://b/vectors/ was 'names no object'."""
+    bundle = save_bundle(train(*splits, config(epochs=1)), f"{s3_bucket}/model")
+    boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key="vectors/earlier.vec", Body=b"1 1\nword 0.5\n")
+    r = run_cli("export-vectors", "--model", bundle, "--output", f"{s3_bucket}/vectors")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {s3_bucket}/vectors is a folder (objects are stored under {s3_bucket}/vectors/); give a file name "
+        f"such as {s3_bucket}/vectors/vectors.vec"], r.stderr
+    assert not storage.exists(f"{s3_bucket}/vectors")
+    r = run_cli("export-vectors", "--model", bundle, "--output", f"{s3_bucket}/vectors/learned.vec")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("export-vectors", "--model", bundle, "--output", f"{s3_bucket}/vector")  # a prefix of the folder's name
+    assert r.returncode == 0, r.stderr
 
 
 # ---------------------------------------------------------------- cosine similarity

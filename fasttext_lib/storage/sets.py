@@ -91,6 +91,9 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
         bucket, key = split_s3(uri)
         if not key or key.endswith("/"):
             raise FastTextError(f"{flag + ': ' if flag else ''}S3 URI names no object: {uri}")
+        if _s3_folder(bucket, key, uri):  # as a local directory is: an object "vectors" beside "vectors/..."
+            raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a folder (objects are stored under {uri}/); give "
+                                f"a file name such as {join(uri, example)}")
         if not overwrite:  # where S3 cannot say (no s3:ListBucket), the write itself refuses an existing object
             refuse_existing(uri, hint)
         check_writable(join(f"s3://{bucket}", *key.split("/")[:-1]))
@@ -103,6 +106,19 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
     if not overwrite:
         refuse_existing(uri, hint)
     check_writable(os.path.dirname(path), what=uri)
+
+
+def _s3_folder(bucket, key, uri):
+    """Does S3 hold objects under ``key/`` (the S3 form of a folder)? False where listing is refused (no
+    s3:ListBucket): that alone is no reason to stop a write."""
+    with s3_errors(uri):
+        try:
+            listing = s3_client().list_objects_v2(Bucket=bucket, Prefix=key + "/", MaxKeys=1)
+        except Exception as exc:
+            if is_forbidden(exc):
+                return False
+            raise
+    return bool(listing.get("KeyCount"))
 
 
 def _parse_manifest(raw, where):
@@ -789,7 +805,12 @@ def check_writable(dest, manifest_name=None, what=None):
             if manifest_name:
                 _check_s3_destination(client, bucket, prefix, manifest_name, dest)
                 _check_deletable(client, bucket, probe, dest)
-            client.put_object(Bucket=bucket, Key=probe, Body=b"")
+            try:
+                client.put_object(Bucket=bucket, Key=probe, Body=b"")
+            except BaseException:  # S3 may have stored it all the same (its answer lost): no probe left behind
+                with contextlib.suppress(Exception):
+                    client.delete_object(Bucket=bucket, Key=probe)
+                raise
             client.delete_object(Bucket=bucket, Key=probe)
         return
     dest = os.path.abspath(dest)
