@@ -91,8 +91,8 @@ class FastTextClassifier(gluon.HybridBlock):
     def probabilities(self, scores):
         """Class probabilities (n, num_classes) from the raw outputs."""
         if self.binary:
-            p = nd.sigmoid(scores.reshape((-1,)))
-            return nd.stack(1 - p, p, axis=1)
+            scores = scores.reshape((-1,))  # (each class's own sigmoid: 1 - p is 0 in float32 where p is ~1 - 1e-10)
+            return nd.stack(nd.sigmoid(-scores), nd.sigmoid(scores), axis=1)
         return nd.softmax(scores, axis=1)
 
     def save_parameters(self, filename, deduplicate=False):

@@ -218,9 +218,11 @@ class CpuScorer:
             stop = min(len(bags), start + self.DOCS_PER_CHUNK)
             scores = self.means(bags, start, stop) @ self.output.T
             if self.binary:
-                with np.errstate(over="ignore"):  # a score below -88: exp overflows to inf, and p is 0, as it is
-                    p = 1.0 / (1.0 + np.exp(-scores[:, 0]))  # (the warning went among a CLI's answers on stderr)
-                out[start:stop, 0], out[start:stop, 1] = 1.0 - p, p
+                # Each class's own sigmoid, not 1 - p: in float32 1 - p is 0 once p is within 6e-8 of 1, where the
+                # first class's probability is ~1e-10 (its log loss was capped where the second class's was exact).
+                with np.errstate(over="ignore"):  # a score beyond +-88: exp overflows to inf, and that class's p is
+                    out[start:stop, 1] = 1.0 / (1.0 + np.exp(-scores[:, 0]))  # 0, as it is (the warning went among
+                    out[start:stop, 0] = 1.0 / (1.0 + np.exp(scores[:, 0]))  # a CLI's answers on stderr)
             else:
                 scores -= scores.max(axis=1, keepdims=True)
                 np.exp(scores, out=scores)

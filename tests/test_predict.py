@@ -44,6 +44,29 @@ def test_cpu_scorer_equals_the_mxnet_route(trained, native, monkeypatch):
     assert [r["label"] for r in labels] == [trained.labels[k] for k in expected[:5].argmax(axis=1)]
 
 
+def test_a_confident_binary_answer_keeps_the_other_class_probability_exact():
+    """The first class's probability was 1 - p in float32: 0.0 once p was within 6e-8 of 1 (a score above ~17),
+    where it is ~exp(-score), so evaluate's log loss of a confident mistake was capped for that class and exact for
+    the other. Both routes (numpy for serving, MXNet's operators for other devices) give each class its own sigmoid."""
+    from fasttext_lib.synthetic import generate_reviews
+
+    data = generate_reviews(300, seed=5)
+    trained = train(LabeledTexts(data.labels, data.texts), None, TrainConfig(epochs=1, batch_size=64, buckets=1000,
+                                                                             progress=False))
+    weight, texts = trained.model.output.weight, data.texts[:100]
+    bags = trained.featurizer.transform(texts)
+    means = CpuScorer(trained.model, mx.cpu()).means(bags, 0, len(bags))
+    weight.set_data(weight.data() * float(30 / np.median(np.abs(means @ weight.data().asnumpy().T))))
+    scores = means @ weight.data().asnumpy().T  # half of them beyond +-30
+    confident = np.abs(scores[:, 0]) > 20  # p within 2e-9 of 1
+    assert 10 <= confident.sum() < 100, np.sort(np.abs(scores[:, 0]))
+    expected = 1.0 / (1.0 + np.exp(np.stack([scores[:, 0], -scores[:, 0]], axis=1).astype(np.float64)))
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    for got in (predictor.predict_proba(texts), predict_bags(trained.model, trained.featurizer, bags, mx.cpu())):
+        assert (got[confident] > 0).all(), got[confident]
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=0)
+
+
 def test_native_mean_is_the_training_forward_sum(trained):
     trained, texts = trained
     bags = trained.featurizer.transform(texts)
