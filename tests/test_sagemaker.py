@@ -1046,6 +1046,33 @@ def test_a_jsonlines_null_source_is_an_empty_review_as_predict_reads_it(endpoint
     assert read_lines(response) == blazingtext_lines(served[1].predict(texts), ranked=False)
 
 
+@pytest.mark.parametrize("body, content_type", [
+    (b'["great food", null, "awful"]', "application/json"),
+    (b'{"instances": ["great food", null, "awful"], "configuration": {"k": 1}}', "application/json"),
+    # Python's json writes a float column's missing value (NaN) so: the sagemaker SDK's JSONSerializer given
+    # df["text"].values, or json.dumps(df.to_dict("records")); Python's json reads it back as a float nan
+    (b'["great food", NaN, "awful"]', "application/json"),
+    (b'{"source": "great food"}\n{"source": NaN}\n{"source": "awful"}\n', "application/jsonlines"),
+    (b'{"source": "great food"}\n{"text": NaN, "stars": 3}\n{"source": "awful"}\n', "application/jsonlines"),
+])
+def test_a_missing_review_in_json_is_an_empty_review_as_in_json_lines(endpoint, served, body, content_type):
+    """pandas writes a missing review as null in JSON as in JSON Lines (``df.to_json(orient="records")``), Python's
+    json module as NaN: a JSON Lines line {"source": null} was answered as an empty review, while the same null in a
+    JSON list was a 400 that failed the whole request (a Batch Transform job with split_type=None: the job)."""
+    status, _, response = endpoint.invoke(body, content_type, content_type)
+    assert status == 200, response
+    expected = served[1].predict(["great food", "", "awful"])
+    if content_type == "application/jsonlines":
+        assert read_lines(response) == blazingtext_lines(expected, ranked=False)
+        from fasttext_lib.jsonl import jsonl_texts
+
+        lines = body.decode().splitlines()
+        assert list(jsonl_texts(lines[1:2], "r.jsonl")) == [""]  # what predict reads in a file (NaN was "nan")
+    else:
+        answers = json.loads(response)
+        assert answers in (expected, [[row] for row in expected])  # (k=1 ranked: a list of one class per review)
+
+
 def test_jsonlines_per_line_k_and_threshold(endpoint, served):
     """BlazingText's {"source": ..., "k": 2}; each line its own k."""
     predictor = served[1]
@@ -1378,8 +1405,9 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'{"instances": ["a"], "configuration": {"threshold": 1.5}}', "application/json", 400, "threshold must be a probability"),
     (b'{"instances": ["a"], "configuration": {"top": 2}}', "application/json", 400, '"k" and/or "threshold"'),
     (b'{"configuration": {"k": 2}}', "application/json", 400, '{"instances": [review, ...]}'),
-    (b'["a", 3]', "application/json", 400, "every review must be a JSON string; item 1 is number"),
-    (b'["a", null]', "application/json", 400, "item 1 is null"),  # was Python's "NoneType"
+    (b'["a", 3]', "application/json", 400, "every review must be a JSON string (or null); item 1 is number"),
+    (b'["a", true]', "application/json", 400, "item 1 is boolean"),  # was Python's "bool"
+    (b'["a", {"text": "b"}]', "application/json", 400, "item 1 is object"),
     (b'[["a", "b"]]', "application/json", 400, "item 0 is array"),
     (b"null", "application/json", 400, 'expected a string, a list of strings or {"instances": [...]}, got JSON null'),
     (b"[]", "application/json", 400, "no review text"),
