@@ -2751,6 +2751,47 @@ def test_make_tuner_refuses_mistaken_arguments_in_one_line(sm, source_dir, argum
         make_tuner(estimator, **arguments)
 
 
+@pytest.mark.parametrize("ranges, message", [
+    ({"lr": ("Continuous", -1, 0.5)}, "hyperparameter_ranges['lr']: ContinuousParameter(-1, 0.5) gives trials lr=-1, "
+                                      "which the training job refuses: lr must be a positive finite number, got -1.0"),
+    ({"epochs": ("Integer", 0, 10)}, "hyperparameter_ranges['epochs']: IntegerParameter(0, 10) gives trials epochs=0, "
+                                     "which the training job refuses: epochs must be a positive integer, got 0"),
+    ({"optimizer": ("Categorical", ["sgd", "adagrad"])},
+     "hyperparameter_ranges['optimizer']: CategoricalParameter(['sgd', 'adagrad']) gives trials optimizer='adagrad', "
+     "which the training job refuses: optimizer must be one of sgd, adam, got 'adagrad'"),
+    ({"dropout": ("Continuous", 0, 1)}, "gives trials dropout=1, which the training job refuses: dropout must be in "
+                                        "[0, 1), got 1.0"),
+    # a continuous range over an integer hyperparameter: its ends are whole, almost every trial's value is not
+    ({"emsize": ("Continuous", 20, 200)}, "hyperparameter_ranges['emsize']: ContinuousParameter(20, 200) gives trials "
+                                          "emsize=131.2"),
+    ({"lr": ("Continuous", 1, 0.1)}, "hyperparameter_ranges['lr']: ContinuousParameter(1, 0.1) must go from a number "
+                                     "to a number no smaller"),
+    # each range alone is taken (ngrams 1 makes no n-gram table); together, emsize 4000 x 2M buckets is too big a table
+    ({"emsize": ("Integer", 100, 4000), "ngrams": ("Categorical", [1, 2])},
+     "hyperparameter_ranges: a trial with emsize=4000, ngrams='2' would be refused by the training job: emsize and "
+     "buckets: 2,000,002 rows x emsize 4000"),
+])
+def test_make_tuner_refuses_ranges_whose_trials_the_job_refuses(sm, source_dir, ranges, message):
+    """Such a tuner was made, and its tuning job's trials failed at their start one after the other, each billed."""
+    from sagemaker import tuner
+
+    from fasttext_lib.sagemaker_utils import make_estimator, make_tuner
+
+    def parameter(kind, *arguments):
+        return getattr(tuner, f"{kind}Parameter")(*arguments)
+
+    estimator = make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir)
+    with pytest.raises(FastTextError) as caught:
+        make_tuner(estimator, hyperparameter_ranges={name: parameter(*r) for name, r in ranges.items()})
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    # ranges within the job's bounds are taken, as are the defaults (emsize 200 with ngrams 3: a 400M-value table)
+    fine = {"lr": tuner.ContinuousParameter(0.05, 1.0), "epochs": tuner.IntegerParameter(1, 30),
+            "optimizer": tuner.CategoricalParameter(["sgd", "adam"]), "dropout": tuner.ContinuousParameter(0, 0.5),
+            "ngrams": tuner.CategoricalParameter([1, 2, 3])}
+    assert make_tuner(estimator, hyperparameter_ranges=fine).hyperparameter_ranges() is not None
+    assert make_tuner(estimator).hyperparameter_ranges() is not None
+
+
 def test_make_tuner_of_something_else_than_an_estimator_is_one_line():
     from fasttext_lib.sagemaker_utils import make_tuner
 
