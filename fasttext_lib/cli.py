@@ -715,7 +715,7 @@ def main(argv=None, lean_mxnet=False):
         from .mxnet_env import start_mxnet
 
         try:  # an environment MXNet cannot run in (OMP_NUM_THREADS=abc aborted it, exit 134): one line
-            start_mxnet()
+            start_mxnet(args.command)
         except FastTextError as exc:
             _say_error(error_line(exc))
             return 2

@@ -36,12 +36,18 @@ def json_object_line(line):
         return line.rstrip().endswith("}")
 
 
+def missing_json(value):
+    """Is ``value`` a missing value as pandas and Python write one in JSON: ``null``, or ``NaN`` (Python's json module
+    writes a float column's missing value so, and reads it back as a float nan)?"""
+    return value is None or (isinstance(value, float) and value != value)
+
+
 def _json_value(value):
-    """A JSON value as the text a CSV field would hold: null is nothing, a whole float is written without its ``.0``
-    (the Yelp dataset's ``"stars": 5.0`` is the class ``5``, as its CSV sets number them), a list or an object is
+    """A JSON value as the text a CSV field would hold: null (or NaN) is nothing, a whole float is written without its
+    ``.0`` (the Yelp dataset's ``"stars": 5.0`` is the class ``5``, as its CSV sets number them), a list or an object is
     its JSON."""
-    if value is None:
-        return ""
+    if missing_json(value):
+        return ""  # (a NaN was the text "nan": a missing review answered as that word, a missing class trained as one)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():

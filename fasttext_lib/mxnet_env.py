@@ -71,12 +71,13 @@ def _parses(value, kind):
     return kind not in _RANGE or -_RANGE[kind] <= int(value) < _RANGE[kind]
 
 
-def start_mxnet():
-    """Check the environment, import MXNet lean and start its engine (see the module docstring)."""
+def start_mxnet(command="train"):
+    """Check the environment (and the address space ``command`` needs), import MXNet lean and start its engine (see
+    the module docstring)."""
     from .lean_import import import_mxnet_lean
 
     check_environment()
-    check_address_space()
+    check_address_space(command)
     try:
         import_mxnet_lean()
     except Exception as exc:  # ctypes could not load libmxnet / libopenblas (OSError), or its engine failed at import
@@ -95,18 +96,32 @@ def start_mxnet():
 
 # Under ``ulimit -v`` MXNet runs out of address space at places no handler reaches: a segfault while libmxnet is
 # mapped, or an abort when a thread cannot start or glibc cannot load libgcc_s to unwind a C++ exception (exit 139 or
-# 134, no line), from about 600 MB down (measured: 1-4 OpenMP threads, a tiny corpus, after the one arena below). So
-# a limit below what it needs to start and train a small model is refused first; above it, running out is an
-# allocation that fails, which is said in one line (errors.out_of_memory_line).
-MIN_ADDRESS_SPACE = 700 << 20
-THREAD_ADDRESS_SPACE = 8 << 20  # a thread's stack, for each OpenMP thread past the two measured
+# 134, no line); and numpy's OpenBLAS, given no room for its 32 MB buffer, retries for ever, deaf to Ctrl-C and
+# SIGTERM (evaluate hung so). So a limit below what a command needs to start and run on a small input is refused
+# first; above it, running out is an allocation that fails, which is said in one line (errors.out_of_memory_line).
+# Measured with MXNet 1.9.1 and numpy 1.23 on the built-in sample (one malloc arena, below), in 10 MB steps: the
+# smallest limit each command ran under with one thread / two (OMP_NUM_THREADS), and the largest at which it crashed
+# or hung: train 520 / 700 (crashed at 510 / 680), evaluate 520 / 690 (hung at 510 / 680), export-vectors 490 / 660
+# (crashed at 440 / 640), predict 480 / 650 (crashed at 440 / 610); in between, an error line. Refused below: those,
+# with ~20 MB to spare (train's 700 kept: it ran at 696). One thread (OpenMP's and OpenBLAS's) needs ~160 MB less.
+MIN_ADDRESS_SPACE = {"train": (540 << 20, 700 << 20), "evaluate": (540 << 20, 710 << 20),
+                     "export-vectors": (510 << 20, 680 << 20), "predict": (500 << 20, 660 << 20)}  # (1 thread, 2)
+# A thread's stack, for each thread past the two measured: training's OpenMP threads (measured: 716 MB at 4, 740 at
+# 8), and for the others OpenBLAS's, as many as the CPUs at most (they run no OpenMP operator: predict ran at 650
+# MB with OMP_NUM_THREADS=8 on 2 CPUs).
+THREAD_ADDRESS_SPACE = 8 << 20
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 
 
-def check_address_space():
+def _env_threads(name):
+    value = os.environ.get(name, "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def check_address_space(command="train"):
     """Under a finite ``ulimit -v``: one malloc arena (glibc reserves 64 MB of address space for each thread's own
     arena, which is what an address-space limit counts: ~850 MB became ~600 MB needed), and one error line if the
-    limit is below :data:`MIN_ADDRESS_SPACE` (more with many OpenMP threads)."""
+    limit is below what ``command`` (a key of :data:`MIN_ADDRESS_SPACE`) needs with its threads."""
     import ctypes
     import resource
 
@@ -117,12 +132,16 @@ def check_address_space():
         ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
     except (OSError, AttributeError):  # not glibc: its arenas are not these
         pass
-    threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "").strip() or _usable_cpus()))
-    need = MIN_ADDRESS_SPACE + THREAD_ADDRESS_SPACE * max(0, threads - 2)
+    cpus = _usable_cpus()
+    openmp = _env_threads("OMP_NUM_THREADS") or cpus
+    blas = min(cpus, _env_threads("OPENBLAS_NUM_THREADS") or openmp)  # OpenBLAS starts no more than the CPUs
+    threads = max(openmp, blas) if command == "train" else blas
+    one, two = MIN_ADDRESS_SPACE.get(command, MIN_ADDRESS_SPACE["train"])
+    need = (one if max(openmp, blas) == 1 else two) + THREAD_ADDRESS_SPACE * max(0, threads - 2)
     if limit < need:
-        raise FastTextError(f"MXNet needs about {need >> 20:,} MB of address space to run ({threads} OpenMP "
-                            f"thread{'s' if threads != 1 else ''}), and this process may use {limit >> 20:,} MB at most (ulimit -v): raise that "
-                            f"limit (ulimit -v unlimited)")
+        raise FastTextError(f"MXNet needs about {need >> 20:,} MB of address space to {command} ({threads} "
+                            f"thread{'s' if threads != 1 else ''}), and this process may use {limit >> 20:,} MB at "
+                            f"most (ulimit -v): raise that limit (ulimit -v unlimited)")
 
 
 def _usable_cpus():

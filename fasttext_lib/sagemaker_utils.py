@@ -7,7 +7,7 @@ offline: every S3 location comes from the ``bucket`` and ``prefix`` you pass.
 
 * :func:`make_estimator` - ``sagemaker.mxnet.MXNet`` running ``fasttext_lib/entry_point.py``
   (MXNet 1.9.0, py38) on a staged source_dir, with the training job's metric definitions (sm_train.py);
-* :func:`make_tuner` - a ``HyperparameterTuner`` over lr / emsize / ngrams maximizing
+* :func:`make_tuner` - a ``HyperparameterTuner`` over lr / emsize / ngrams (or ranges the job's check takes) maximizing
   ``validation:accuracy``;
 * :func:`make_model` - ``sagemaker.mxnet.MXNetModel`` serving a bundle's ``model.tar.gz`` with the
   entry point's hosting functions (sm_serve.py; JSON and JSON Lines in and out);
@@ -267,6 +267,90 @@ def _check_tuner_arguments(estimator, max_jobs, max_parallel_jobs, ranges):
             raise FastTextError(f"hyperparameter_ranges[{name!r}] must be a sagemaker.tuner parameter range, e.g. "
                                 f"ContinuousParameter(0.1, 1), IntegerParameter(20, 200) or CategoricalParameter([1, 2]); "
                                 f"got {value!r}")
+    _check_range_values(_sent_hyperparameters(estimator), ranges)
+
+
+# A point inside a continuous range at this fraction of it is no whole number (the fraction is irrational): a
+# continuous range over an integer hyperparameter (emsize) gives trials such values, and each trial fails.
+_INNER_FRACTION = (5 ** 0.5 - 1) / 2
+# At most this many combinations of the ranges' values are checked together (each check parses the job's options).
+_MAX_COMBINATIONS = 4096
+
+
+def _sent_hyperparameters(estimator):
+    """The estimator's hyperparameters as a trial's training job reads them: the SDK sends each as JSON, and the
+    training toolkit decodes what decodes (a tuner's trial gets these, with the tuned ones replaced)."""
+    import json
+
+    decoded = {}
+    for name, value in (estimator.hyperparameters() or {}).items():
+        try:
+            decoded[name] = json.loads(value)
+        except (TypeError, ValueError):
+            decoded[name] = value
+    return decoded
+
+
+def _range_text(parameter):
+    from sagemaker.parameter import CategoricalParameter
+
+    if isinstance(parameter, CategoricalParameter):
+        return f"CategoricalParameter({parameter.values!r})"
+    return f"{type(parameter).__name__}({parameter.min_value!r}, {parameter.max_value!r})"
+
+
+def _range_values(name, parameter):
+    """The values a trial may be given from ``parameter`` that decide whether the job takes them all: a categorical
+    range's every value (the SDK holds them as text, and sends them so); an integer range's ends; a continuous
+    range's ends and a point inside it, which is no whole number. The job's checks are bounds (lr > 0, epochs >= 1,
+    dropout < 1, the table's size), so a range whose ends pass passes between them."""
+    from sagemaker.parameter import CategoricalParameter, ContinuousParameter
+
+    from .errors import FastTextError, is_number
+
+    if isinstance(parameter, CategoricalParameter):
+        return list(parameter.values)
+    low, high = parameter.min_value, parameter.max_value
+    if not (is_number(low) and is_number(high)) or low > high:
+        raise FastTextError(f"hyperparameter_ranges[{name!r}]: {_range_text(parameter)} must go from a number to a "
+                            f"number no smaller")
+    if isinstance(parameter, ContinuousParameter) and low < high:
+        return [low, low + (high - low) * _INNER_FRACTION, high]
+    return [low, high]
+
+
+def _check_range_values(static, ranges):
+    """Refuse, in one line, ranges that give a trial a value the job refuses: each trial's job would fail at its start,
+    one after the other, each billed (lr from -1, epochs from 0, an optimizer the job does not have). The job's own
+    check (:func:`check_hyperparameters`) judges each range's values with the estimator's other hyperparameters, then
+    the ranges' values together (emsize and ngrams make the table's size), so its bounds are the only ones."""
+    import itertools
+
+    from .errors import FastTextError
+
+    values = {name: _range_values(name, parameter) for name, parameter in ranges.items()}
+    try:  # (make_estimator checked them; an estimator changed since, set_hyperparameters, is named as such)
+        check_hyperparameters({name: value for name, value in static.items() if name not in ranges})
+    except FastTextError as exc:
+        raise FastTextError(f"the estimator's hyperparameters: {exc}") from None
+    for name, candidates in values.items():
+        for value in candidates:
+            try:
+                check_hyperparameters({**static, name: value})
+            except FastTextError as exc:
+                whole = "expected an integer" in str(exc) and type(ranges[name]).__name__ == "ContinuousParameter"
+                raise FastTextError(f"hyperparameter_ranges[{name!r}]: {_range_text(ranges[name])} gives trials "
+                                    f"{name}={value!r}, which the training job refuses: {exc}"
+                                    + ("; use an IntegerParameter" if whole else "")) from None
+    combinations = itertools.islice(itertools.product(*values.values()), _MAX_COMBINATIONS)
+    for combination in combinations if len(values) > 1 else ():
+        trial = dict(zip(values, combination))
+        try:
+            check_hyperparameters({**static, **trial})
+        except FastTextError as exc:
+            shown = ", ".join(f"{name}={value!r}" for name, value in trial.items())
+            raise FastTextError(f"hyperparameter_ranges: a trial with {shown} would be refused by the training job: "
+                                f"{exc}") from None
 
 
 def make_tuner(estimator, max_jobs=6, max_parallel_jobs=2, hyperparameter_ranges=None, strategy="Bayesian", **kwargs):

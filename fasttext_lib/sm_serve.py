@@ -28,8 +28,8 @@ settings, labels) attached, and the three functions below do the rest:
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
-  UTF-8), non-string items and requests without any text (in Batch Transform, records that are all blank are answered;
-  a JSON string's lone surrogate escape is U+FFFD);
+  UTF-8), items that are neither a string nor missing (null or NaN: an empty review) and requests without any
+  text (in Batch Transform, records that are all blank are answered; a JSON string's lone surrogate escape is U+FFFD);
 * a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
@@ -50,7 +50,7 @@ import os
 import re
 
 from .errors import FastTextError, lone_surrogate_message
-from .jsonl import json_integer, whole_characters
+from .jsonl import json_integer, missing_json, whole_characters
 
 JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
 JSONLINES_TYPE = "application/jsonlines"  # SageMaker Batch Transform's (and BlazingText's) JSON Lines
@@ -355,9 +355,13 @@ def _json_texts(payload):
         payload = [payload]
     if not isinstance(payload, list):
         raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {_json_kind(payload)}')
+    # a missing review (null as pandas writes it, NaN as Python's json does) is empty, as in JSON Lines and as predict
+    # reads a file: it was a 400 that failed the whole request (in Batch Transform with split_type=None, the job)
+    payload = ["" if missing_json(item) else item for item in payload]
     bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
     if bad:
-        raise RequestError(400, f"every review must be a JSON string; item {bad[0]} is {_json_kind(payload[bad[0]])}")
+        raise RequestError(400, f"every review must be a JSON string (or null); item {bad[0]} is "
+                                f"{_json_kind(payload[bad[0]])}")
     texts = Reviews(whole_characters(item) for item in payload)
     texts.top = top
     return texts
@@ -415,17 +419,17 @@ def _jsonlines_texts(text):
             raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
         if isinstance(record, str):
             record = {"source": record}
-        if isinstance(record, dict) and "source" in record and record["source"] is None:
-            record = dict(record, source="")  # pandas' missing review: empty, as predict reads it (it was a 400)
+        if isinstance(record, dict) and "source" in record and missing_json(record["source"]):
+            record = dict(record, source="")  # pandas' missing review (or NaN): empty, as predict reads it (was a 400)
         if isinstance(record, dict) and "source" not in record:
             # a line of a dataset as it is published (the Yelp dataset's review.json: {"review_id": ..., "stars": 5.0,
             # "text": ...}), sent as it is: its text keys, as predict reads such a file (jsonl.jsonl_texts); it was a
             # 400 for want of "source"
             # (a null text is empty, as predict reads it: pandas writes a missing review as null, and that one line
             # was a 400 that stopped the Batch Transform job)
-            texts_of = [v or "" for k, v in record.items() if isinstance(k, str)
+            texts_of = ["" if missing_json(v) else v for k, v in record.items() if isinstance(k, str)
                         and k.strip().lower() in HEADER_TEXT_NAMES and k.strip().lower() not in HEADER_LABEL_NAMES
-                        and (isinstance(v, str) or v is None)]
+                        and (isinstance(v, str) or missing_json(v))]
             if texts_of:
                 record = dict(record, source=" ".join(t for t in texts_of if t))
         if not isinstance(record, dict) or not isinstance(record.get("source"), str):

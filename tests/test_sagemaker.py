@@ -1046,6 +1046,33 @@ def test_a_jsonlines_null_source_is_an_empty_review_as_predict_reads_it(endpoint
     assert read_lines(response) == blazingtext_lines(served[1].predict(texts), ranked=False)
 
 
+@pytest.mark.parametrize("body, content_type", [
+    (b'["great food", null, "awful"]', "application/json"),
+    (b'{"instances": ["great food", null, "awful"], "configuration": {"k": 1}}', "application/json"),
+    # Python's json writes a float column's missing value (NaN) so: the sagemaker SDK's JSONSerializer given
+    # df["text"].values, or json.dumps(df.to_dict("records")); Python's json reads it back as a float nan
+    (b'["great food", NaN, "awful"]', "application/json"),
+    (b'{"source": "great food"}\n{"source": NaN}\n{"source": "awful"}\n', "application/jsonlines"),
+    (b'{"source": "great food"}\n{"text": NaN, "stars": 3}\n{"source": "awful"}\n', "application/jsonlines"),
+])
+def test_a_missing_review_in_json_is_an_empty_review_as_in_json_lines(endpoint, served, body, content_type):
+    """pandas writes a missing review as null in JSON as in JSON Lines (``df.to_json(orient="records")``), Python's
+    json module as NaN: a JSON Lines line {"source": null} was answered as an empty review, while the same null in a
+    JSON list was a 400 that failed the whole request (a Batch Transform job with split_type=None: the job)."""
+    status, _, response = endpoint.invoke(body, content_type, content_type)
+    assert status == 200, response
+    expected = served[1].predict(["great food", "", "awful"])
+    if content_type == "application/jsonlines":
+        assert read_lines(response) == blazingtext_lines(expected, ranked=False)
+        from fasttext_lib.jsonl import jsonl_texts
+
+        lines = body.decode().splitlines()
+        assert list(jsonl_texts(lines[1:2], "r.jsonl")) == [""]  # what predict reads in a file (NaN was "nan")
+    else:
+        answers = json.loads(response)
+        assert answers in (expected, [[row] for row in expected])  # (k=1 ranked: a list of one class per review)
+
+
 def test_jsonlines_per_line_k_and_threshold(endpoint, served):
     """BlazingText's {"source": ..., "k": 2}; each line its own k."""
     predictor = served[1]
@@ -1378,8 +1405,9 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'{"instances": ["a"], "configuration": {"threshold": 1.5}}', "application/json", 400, "threshold must be a probability"),
     (b'{"instances": ["a"], "configuration": {"top": 2}}', "application/json", 400, '"k" and/or "threshold"'),
     (b'{"configuration": {"k": 2}}', "application/json", 400, '{"instances": [review, ...]}'),
-    (b'["a", 3]', "application/json", 400, "every review must be a JSON string; item 1 is number"),
-    (b'["a", null]', "application/json", 400, "item 1 is null"),  # was Python's "NoneType"
+    (b'["a", 3]', "application/json", 400, "every review must be a JSON string (or null); item 1 is number"),
+    (b'["a", true]', "application/json", 400, "item 1 is boolean"),  # was Python's "bool"
+    (b'["a", {"text": "b"}]', "application/json", 400, "item 1 is object"),
     (b'[["a", "b"]]', "application/json", 400, "item 0 is array"),
     (b"null", "application/json", 400, 'expected a string, a list of strings or {"instances": [...]}, got JSON null'),
     (b"[]", "application/json", 400, "no review text"),
@@ -2721,6 +2749,47 @@ def test_make_tuner_refuses_mistaken_arguments_in_one_line(sm, source_dir, argum
         arguments = {"hyperparameter_ranges": {"learning_rate": ContinuousParameter(0.1, 1)}}
     with pytest.raises(FastTextError, match=message):
         make_tuner(estimator, **arguments)
+
+
+@pytest.mark.parametrize("ranges, message", [
+    ({"lr": ("Continuous", -1, 0.5)}, "hyperparameter_ranges['lr']: ContinuousParameter(-1, 0.5) gives trials lr=-1, "
+                                      "which the training job refuses: lr must be a positive finite number, got -1.0"),
+    ({"epochs": ("Integer", 0, 10)}, "hyperparameter_ranges['epochs']: IntegerParameter(0, 10) gives trials epochs=0, "
+                                     "which the training job refuses: epochs must be a positive integer, got 0"),
+    ({"optimizer": ("Categorical", ["sgd", "adagrad"])},
+     "hyperparameter_ranges['optimizer']: CategoricalParameter(['sgd', 'adagrad']) gives trials optimizer='adagrad', "
+     "which the training job refuses: optimizer must be one of sgd, adam, got 'adagrad'"),
+    ({"dropout": ("Continuous", 0, 1)}, "gives trials dropout=1, which the training job refuses: dropout must be in "
+                                        "[0, 1), got 1.0"),
+    # a continuous range over an integer hyperparameter: its ends are whole, almost every trial's value is not
+    ({"emsize": ("Continuous", 20, 200)}, "hyperparameter_ranges['emsize']: ContinuousParameter(20, 200) gives trials "
+                                          "emsize=131.2"),
+    ({"lr": ("Continuous", 1, 0.1)}, "hyperparameter_ranges['lr']: ContinuousParameter(1, 0.1) must go from a number "
+                                     "to a number no smaller"),
+    # each range alone is taken (ngrams 1 makes no n-gram table); together, emsize 4000 x 2M buckets is too big a table
+    ({"emsize": ("Integer", 100, 4000), "ngrams": ("Categorical", [1, 2])},
+     "hyperparameter_ranges: a trial with emsize=4000, ngrams='2' would be refused by the training job: emsize and "
+     "buckets: 2,000,002 rows x emsize 4000"),
+])
+def test_make_tuner_refuses_ranges_whose_trials_the_job_refuses(sm, source_dir, ranges, message):
+    """Such a tuner was made, and its tuning job's trials failed at their start one after the other, each billed."""
+    from sagemaker import tuner
+
+    from fasttext_lib.sagemaker_utils import make_estimator, make_tuner
+
+    def parameter(kind, *arguments):
+        return getattr(tuner, f"{kind}Parameter")(*arguments)
+
+    estimator = make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir)
+    with pytest.raises(FastTextError) as caught:
+        make_tuner(estimator, hyperparameter_ranges={name: parameter(*r) for name, r in ranges.items()})
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    # ranges within the job's bounds are taken, as are the defaults (emsize 200 with ngrams 3: a 400M-value table)
+    fine = {"lr": tuner.ContinuousParameter(0.05, 1.0), "epochs": tuner.IntegerParameter(1, 30),
+            "optimizer": tuner.CategoricalParameter(["sgd", "adam"]), "dropout": tuner.ContinuousParameter(0, 0.5),
+            "ngrams": tuner.CategoricalParameter([1, 2, 3])}
+    assert make_tuner(estimator, hyperparameter_ranges=fine).hyperparameter_ranges() is not None
+    assert make_tuner(estimator).hyperparameter_ranges() is not None
 
 
 def test_make_tuner_of_something_else_than_an_estimator_is_one_line():

@@ -1539,13 +1539,71 @@ def test_a_pair_from_before_set_metadata_left_half_replaced_is_refused_and_the_w
     with pytest.raises(FastTextError, match="no longer belong together"):
         _write_pair(prefix, "new")
     proxy.clear()
+    with pytest.raises(FastTextError, match=r"but that one is still the file this write replaced, which it never "
+                                            r"reached: write them again together .* --metadata-directive REPLACE$") as err:
+        storage.read_bytes(train)
+    one_line(err.value)
+    key = storage.split_s3(train)[1]
+    # a set written without the ETags its keys held before (by an earlier version): Last-Modified decides
+    metadata = client.head_object(Bucket=bucket, Key=key)["Metadata"]
+    del metadata[storage.files.SET_BEFORE_META]
+    client.copy_object(Bucket=bucket, Key=key, CopySource={"Bucket": bucket, "Key": key}, Metadata=metadata,
+                       MetadataDirective="REPLACE")
     with pytest.raises(FastTextError, match=r"but that one is older than this one: the write of both never reached "
                                             r"it: write them again together .* --metadata-directive REPLACE$") as err:
         storage.read_bytes(train)
     one_line(err.value)
-    key = storage.split_s3(train)[1]
     client.copy_object(Bucket=bucket, Key=key, CopySource={"Bucket": bucket, "Key": key}, MetadataDirective="REPLACE")
     assert storage.read_bytes(train) == b"__label__1 new train\n"
+
+
+@contextlib.contextmanager
+def _heads_in_one_second():
+    """Every HeadObject answer of the library's S3 client says the same Last-Modified, as S3's (whole seconds) does
+    for objects written within one second: the test does not depend on where the clock's second turns."""
+    import datetime
+
+    client = storage.s3_client()
+    second = datetime.datetime(2024, 5, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
+
+    def same_second(parsed, **_):
+        if "LastModified" in parsed:
+            parsed["LastModified"] = second
+
+    client.meta.events.register("after-call.s3.HeadObject", same_second)
+    try:
+        yield
+    finally:
+        client.meta.events.unregister("after-call.s3.HeadObject", same_second)
+
+
+def test_an_old_partner_of_the_same_second_is_refused_and_the_users_own_is_read(s3_bucket, proxy, capsys):
+    """A write failing between its copies left the new train split beside the old test split, put there (without set
+    metadata) in the same second: Last-Modified counts whole seconds, so the old split was taken as the user's file
+    put there after the write, and the mixed pair was read, with a warning saying so. The write now records what each
+    key held before it (its ETag): a partner still holding that was never reached, whatever the clock says. The
+    user's own file, put there after the write in the same second, is still read with the warning."""
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/pair.train", f"{prefix}/pair.test"
+    bucket = storage.split_s3(prefix)[0]
+    client = boto3.client("s3")
+    for uri in (train, test):
+        client.put_object(Bucket=bucket, Key=storage.split_s3(uri)[1], Body=b"__label__1 plain\n")
+    proxy.fail("PUT", r"/pair\.test$", "500")
+    with pytest.raises(FastTextError, match="no longer belong together"):
+        _write_pair(prefix, "new")
+    proxy.clear()
+    with _heads_in_one_second():
+        with pytest.raises(FastTextError, match=r"but that one is still the file this write replaced, which it never "
+                                                r"reached: write them again together") as err:
+            storage.read_bytes(train)
+        one_line(err.value)
+        _write_pair(prefix, "whole")
+        client.put_object(Bucket=bucket, Key=storage.split_s3(test)[1], Body=b"__label__1 mine\n")
+        capsys.readouterr()
+        assert storage.read_bytes(train) == b"__label__1 whole train\n"
+    assert capsys.readouterr().err == (f"warning: {test} was replaced by another file after {train} was written with "
+                                       f"it: reading them as they are\n")
 
 
 def test_train_reads_a_prepared_train_split_beside_the_users_own_validation_file(s3_bucket):

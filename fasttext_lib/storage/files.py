@@ -196,8 +196,10 @@ def _member_view(bucket, key, metadata):
 def check_set_member(client, bucket, key, head):
     """Refuse to read ``bucket/key`` (``head``: its HeadObject answer) if it was written as a member of a set
     (:func:`.pairs.atomic_writes`: a train and a test split) that one of our writes left mixed: another member there is
-    now of another write of that set (a write failed between its copies, or two ran at once), or is older than
-    this one and not of its write (the write that put this one in place never reached it); or, inside
+    now of another write of that set (a write failed between its copies, or two ran at once), or still holds what it
+    held when the write began (:data:`SET_BEFORE_META`), or is older than this one and not of its write (the write
+    that put this one in place never reached it: Last-Modified, whole seconds, for sets recorded without ETags and
+    partners put there in an earlier second); or, inside
     :func:`reading_together`, another member was read from another write before.
 
     A partner replaced *after* this write by a file of other origin (the user's own upload of a test split, or a
@@ -214,6 +216,9 @@ def check_set_member(client, bucket, key, head):
             continue
         if other_id is not None and me in other_members:  # ours, with this one at its key: another write of the set
             raise _not_together(uri, other, "that one is now of another write of them")
+        before = _before_of(head.get("Metadata")).get(other)
+        if before and bare_etag(theirs.get("ETag")) == before:
+            raise _not_together(uri, other, "that one is still the file this write replaced, which it never reached")
         mine_at, theirs_at = head.get("LastModified"), theirs.get("LastModified")
         if mine_at is not None and theirs_at is not None and theirs_at < mine_at:
             raise _not_together(uri, other, "that one is older than this one: the write of both never reached it")
@@ -261,6 +266,10 @@ def check_replaceable(path):
 
 # The metadata of S3 objects written together (pairs.atomic_writes; how, in the comment at the top of pairs.py).
 SET_ID_META, SET_MEMBERS_META = "fasttext-set", "fasttext-members"
+# The ETag each member's key held when the set's write began, in the members' order ("-": none, "?": not known):
+# a partner still holding it was never reached by the write. S3's Last-Modified counts whole seconds, so an old
+# partner put there in the write's second was taken for a file put there after it.
+SET_BEFORE_META = "fasttext-before"
 _SET_MEMBERS_MAX = 1800  # user metadata is limited to 2 KB: a set naming longer keys is recorded by its id alone
 
 
@@ -272,6 +281,24 @@ def _set_of(metadata):
     names = metadata.get(SET_MEMBERS_META, "")
     members = frozenset(tuple(unquote(n).split("/", 1)) for n in names.split(",") if "/" in unquote(n))
     return metadata.get(SET_ID_META), members
+
+
+def _before_of(metadata):
+    """``{(bucket, key): ETag}`` of what each member's key held when the set's write began (:data:`SET_BEFORE_META`),
+    where that was known; ``""`` for a key that held nothing."""
+    from urllib.parse import unquote
+
+    metadata = metadata or {}
+    names = [tuple(unquote(n).split("/", 1)) for n in metadata.get(SET_MEMBERS_META, "").split(",")]
+    etags = metadata.get(SET_BEFORE_META, "").split(",")
+    if len(names) != len(etags):  # (none recorded, or not by us)
+        return {}
+    return {name: ("" if etag == "-" else etag) for name, etag in zip(names, etags) if len(name) == 2 and etag != "?"}
+
+
+def bare_etag(etag):
+    """An ETag without its quotes (metadata holds no quotes)."""
+    return (etag or "").strip('"')
 
 
 # The kernel's own file systems: views of processes, devices and settings, never a place for data. Creating a

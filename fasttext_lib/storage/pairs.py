@@ -9,7 +9,7 @@ import sys
 
 from ..errors import FastTextError
 from .s3 import _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
-from .files import SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of
+from .files import SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag
 from .atomic import _temporary_name, atomic_local_file, staging_dir
 
 
@@ -24,8 +24,9 @@ from .atomic import _temporary_name, atomic_local_file, staging_dir
 #
 # A failure in 1 (a connection lost mid-upload, Ctrl-C, SIGTERM) leaves the old set untouched. Only a failure in the
 # instant between two COPYs can leave targets of two sets side by side: the error says so, and files.open_read
-# refuses to read a member of one set beside another member now of another write of that set, or older than it and
-# of no write of it (see files.check_set_member; a file the user put there later is read, with a warning). Objects
+# refuses to read a member of one set beside another member now of another write of that set, or still holding
+# what its key held when the write began (its ETag, recorded in every member: ``fasttext-before``), or older than it
+# and of no write of it (see files.check_set_member; a file the user put there later is read, with a warning). Objects
 # are read pinned to the ETag their metadata was checked on (``If-Match``): one replaced mid-read is an error, never
 # a file stitched from two.
 #
@@ -122,6 +123,26 @@ def _set_metadata(set_id, members):
     return {SET_ID_META: set_id, **({SET_MEMBERS_META: names} if len(names) <= _SET_MEMBERS_MAX else {})}
 
 
+def _with_before(client, targets, metadata):
+    """``metadata`` with :data:`~.files.SET_BEFORE_META`: the ETag each target holds now, before the write replaces it
+    (a HEAD each; "-" where there is none, "?" where S3 will not say). Left out when the members are not named (too
+    long for the metadata) or it would not fit."""
+    if SET_MEMBERS_META not in metadata:
+        return metadata
+    etags = []
+    for uri in targets:
+        bucket, key = split_s3(uri)
+        try:
+            etags.append(bare_etag(client.head_object(Bucket=bucket, Key=key).get("ETag")) or "?")
+        except Exception as exc:  # noqa: BLE001 - 404: nothing there; else (403 without s3:ListBucket): not known
+            code = str(getattr(exc, "response", {}).get("Error", {}).get("Code"))
+            etags.append("-" if code in ("404", "NoSuchKey", "NotFound") else "?")
+    recorded = ",".join(etags)
+    if len(metadata[SET_MEMBERS_META]) + len(recorded) > _SET_MEMBERS_MAX:
+        return metadata
+    return {**metadata, SET_BEFORE_META: recorded}
+
+
 def staging_key(key, set_id):
     head, _, name = key.rpartition("/")
     return (head + "/" if head else "") + f".fasttext-staging-{set_id}-{name}"
@@ -132,6 +153,7 @@ def _put_set_in_place(uris, staged, metadata, overwrite):
     targets = [u for u in uris if is_s3(u)]
     with s3_errors(targets[0]):
         deletable = _may_delete(client, *split_s3(targets[0]))
+    metadata = _with_before(client, targets, metadata)
     if not overwrite or not deletable:
         return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
     created = []  # staging keys, by the key: deleted without a listing
