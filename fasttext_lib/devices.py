@@ -82,9 +82,10 @@ _CGROUP_MEMORY = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current",
 _STATUS = "/proc/self/status"
 
 # What a run maps after its embedding table (a 2M-row bigram run of the built-in sample: 62 MB; 1.5 GB of ulimit -v
-# left it 17 MB): MXNet's engine and OpenMP thread stacks, created at the first steps, and arrays of one int64 or
-# float64 per row (the init's and the step's row scales). Counted with a margin, so that a limit that cannot hold
-# them is one error line before the table is filled, where MXNet's threads found no room and the process aborted.
+# left it 17 MB, and 40 MB aborted it): MXNet's engine and OpenMP thread stacks, created at the first steps, and
+# arrays of one int64 or float64 per row (the init's and the step's row scales). Counted with a margin, so that a
+# limit that cannot hold them is one error line before the table is filled, where MXNet's threads found no room
+# and the process aborted. (A 5k-row table with 32 MB of margin: a segfault at 710 MB, two threads.)
 AFTER_TABLE_BYTES = 64 << 20
 AFTER_TABLE_BYTES_PER_ROW = 32
 

@@ -104,8 +104,11 @@ def start_mxnet(command="train"):
 # or hung: train 520 / 700 (crashed at 510 / 680), evaluate 520 / 690 (hung at 510 / 680), export-vectors 490 / 660
 # (crashed at 440 / 640), predict 480 / 650 (crashed at 440 / 610); in between, an error line. Refused below: those,
 # with ~20 MB to spare (train's 700 kept: it ran at 696). One thread (OpenMP's and OpenBLAS's) needs ~160 MB less.
+# With numpy's BLAS buffers mapped at the start (_map_blas_buffers: no more hangs), re-measured the same way: the
+# largest crash is train 470 / 640, evaluate 500 / 670, export-vectors 470 / 670, predict 470 / 640, and each runs
+# from 580 / 740 (train: allocate_table's address-space margin refuses below), 530 / 690, 520 / 700, 510 / 680.
 MIN_ADDRESS_SPACE = {"train": (540 << 20, 700 << 20), "evaluate": (540 << 20, 710 << 20),
-                     "export-vectors": (510 << 20, 680 << 20), "predict": (500 << 20, 660 << 20)}  # (1 thread, 2)
+                     "export-vectors": (510 << 20, 690 << 20), "predict": (500 << 20, 660 << 20)}  # (1 thread, 2)
 # A thread's stack, for each thread past the two measured: training's OpenMP threads (measured: 716 MB at 4, 740 at
 # 8), and for the others OpenBLAS's, as many as the CPUs at most (they run no OpenMP operator: predict ran at 650
 # MB with OMP_NUM_THREADS=8 on 2 CPUs).
@@ -142,6 +145,18 @@ def check_address_space(command="train"):
         raise FastTextError(f"MXNet needs about {need >> 20:,} MB of address space to {command} ({threads} "
                             f"thread{'s' if threads != 1 else ''}), and this process may use {limit >> 20:,} MB at "
                             f"most (ulimit -v): raise that limit (ulimit -v unlimited)")
+    _map_blas_buffers()
+
+
+def _map_blas_buffers():
+    """numpy's OpenBLAS maps a 32 MB buffer for each of its threads at its first product and keeps them; where the
+    address space has no room left for one, it retries for ever (``blas_memory_alloc`` -> ``alloc_mmap``), deaf to
+    SIGTERM and Ctrl-C: evaluate hung under 660-680 MB of ``ulimit -v``. One product at the start, while there is
+    room, maps them for the run; large enough that OpenBLAS splits it over its threads, each of which maps its own."""
+    import numpy as np
+
+    square = np.ones((512, 512), dtype=np.float32)
+    square @ square
 
 
 def _usable_cpus():

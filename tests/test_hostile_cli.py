@@ -1034,9 +1034,11 @@ def test_a_memory_limit_mxnet_would_crash_under_is_refused_in_one_line_before_it
 
 
 @pytest.mark.parametrize("command, threads, limit_mb, need_mb", [
-    ("predict", "2", 680, None),  # refused (700 MB, training's need) though predict runs from 650
-    ("predict", "2", 600, 660),  # aborts at 600-610 ("terminate called without an active exception", exit 134)
-    ("evaluate", "2", 680, 710),  # hangs at 660-680: numpy's OpenBLAS retries its buffer for ever, deaf to SIGTERM
+    ("predict", "2", 690, None),  # refused (700 MB, training's need) though predict runs from 650 (680 with its BLAS
+    # buffers mapped at the start: mxnet_env._map_blas_buffers)
+    ("predict", "2", 600, 660),  # aborts at 600-640 ("terminate called without an active exception", exit 134)
+    ("evaluate", "2", 680, 710),  # hung at 660-680 (numpy's OpenBLAS retried its buffer for ever, deaf to SIGTERM),
+    # aborts at 670 with the buffers mapped at the start
     ("train", "1", 600, None),  # refused (700) though one thread trains from 520
     ("train", "1", 500, 540),  # aborts at 500-510
 ])
@@ -1056,6 +1058,30 @@ def test_the_address_space_each_command_needs_is_what_it_was_measured_to_need(tm
     else:
         assert_error(r, f"MXNet needs about {need_mb} MB of address space to {command} ({threads} "
                         f"thread{'s' if threads != '1' else ''}), and this process may use {limit_mb} MB at most")
+
+
+BLAS_AFTER_THE_CHECK = """
+import os, resource, sys
+import numpy as np
+from fasttext_lib import mxnet_env
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+mxnet_env.check_address_space("evaluate")
+with open("/proc/self/status") as f:
+    mapped = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (mapped + (8 << 20), 2 << 30))  # no room left for a 32 MB buffer
+a = np.ones((512, 512), dtype=np.float32)
+print(float((a @ a)[0, 0]), flush=True)
+"""
+
+
+def test_numpys_blas_has_its_buffers_before_the_address_space_runs_out():
+    """numpy's OpenBLAS maps a 32 MB buffer for each of its threads at its first product, and where a ``ulimit -v``
+    leaves no room for it, it retried for ever (a gdb backtrace: blas_memory_alloc -> alloc_mmap under
+    FLOAT_matmul), deaf to SIGTERM and Ctrl-C: evaluate hung at 660-680 MB with two threads. Under a finite limit the
+    check now makes one product while there is room, so a later product finds its buffers mapped."""
+    r = subprocess.run([sys.executable, "-c", BLAS_AFTER_THE_CHECK], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2"))
+    assert (r.returncode, r.stdout) == (0, "512.0\n"), r.stderr[-2000:]
 
 
 def test_the_address_space_check_counts_the_cpus_this_process_may_run_on(monkeypatch):
