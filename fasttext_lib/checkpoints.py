@@ -21,13 +21,14 @@ import os
 from . import storage
 from .bundle import json_safe
 from .errors import FastTextError, is_out_of_memory, reason_of
-from .text import NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
+from .text import FORMED_BREAKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
 UNICODE_KEY = "unicode_normalization"  # the featurizer's unicode_form (text.UNICODE_FORMS), as in a bundle's config
 # What the library did before each rule (text.UNICODE_FORMS), said when an older rule's checkpoint cannot resume
 _BEFORE_RULE = {NFC_FIRST: "did not put text in Unicode NFC", NFC_TOKENS: "put words in Unicode NFC otherwise",
-                QUOTES_AND_BREAKS: "read typographic quotes (don’t, “great”) and <br>, <br/> as parts of words"}
+                QUOTES_AND_BREAKS: "read typographic quotes (don’t, “great”) and <br>, <br/> as parts of words",
+                FORMED_BREAKS: "read a <br /> its rules formed (<br\\t/>, <br;/>) as parts of words"}
 CHECKPOINT_FILES = ("model.params", "optimizer.npz")  # data files; checkpoint.json lists them
 PICKLED_STATES = "optimizer.states"  # what versions before optimizer.npz wrote: a pickle, never read
 TRAIN_ACCURACY = "train_accuracy"  # the history column of train(score_train=True)
@@ -269,11 +270,11 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
 
 
 def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None, score_train=False,
-                    num_workers=1, text_rule=(TRAINING_FORM, False)):
+                    num_workers=1, text_rule=(TRAINING_FORM, ())):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet. One written by a run that
     scored its training split (``score_train``) resumes only a run that does too, and the reverse; one written
     by a dist_* cluster only a cluster of as many workers (``num_workers``). ``text_rule``: (the featurizer's
-    unicode_form, whether a checkpoint without one resumes exactly: :func:`text_rule_of`)."""
+    unicode_form, the rules whose change the data fingerprint tells: :func:`text_rule_of`)."""
     for attempt in range(attempts):
         epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
         if not epochs:
@@ -297,9 +298,18 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
 
 
 def text_rule_of(featurizer, config):
-    """:func:`load_checkpoint`'s ``text_rule``: how ``featurizer`` reads text, and whether a checkpoint an older rule
-    wrote resumes exactly (min_count 1: :func:`_check_text_rule`)."""
-    return featurizer.unicode_form, config.min_count == 1
+    """:func:`load_checkpoint`'s ``text_rule``: how ``featurizer`` reads text, and the rules (text.UNICODE_FORMS)
+    whose change the data fingerprint tells, so that a checkpoint written by the rule before them resumes exactly
+    (:func:`_check_text_rule`): none but with min_count 1 (every word in the vocabulary); then those after which the
+    words spelled otherwise before are never words (NFC, quotes), and :data:`text.FORMED_BREAKS` unless the
+    vocabulary has both a word ending in ``<br`` and one starting with ``/>``."""
+    if config.min_count != 1:
+        return featurizer.unicode_form, ()
+    words = featurizer.vocab.idx_to_token
+    told = (NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS)
+    if not (any(w.endswith("<br") for w in words) and any(w.startswith("/>") for w in words)):
+        told += (FORMED_BREAKS,)
+    return featurizer.unicode_form, told
 
 
 def _check_text_rule(where, meta, text_rule):
@@ -311,8 +321,11 @@ def _check_text_rule(where, meta, text_rule):
     min_count 1. A word the old rule spelled otherwise was then a word of its vocabulary, and never one of today's
     (every word now is in NFC, and has no typographic quote and no <br> or <br/> in it): another vocabulary, refused
     as other data. Without n-grams and with an all-ASCII vocabulary it was exact too before typographic quotes were
-    read as ASCII ones (“great” is ASCII now)."""
-    form, fingerprint_is_exact = text_rule
+    read as ASCII ones (“great” is ASCII now). Before :data:`text.FORMED_BREAKS`, great<br\\t/>food was great<br
+    and />food, words today's rule still makes (of great<br x, and x />food), where today's reads great food, two words
+    as well: with counts in the same order, vocabulary and token counts are alike, even with min_count 1. Not when
+    the vocabulary has no word ending in <br, or none starting with />: the old one had both, where a <br /> formed."""
+    form, told = text_rule
     recorded = meta.get(UNICODE_KEY, NFC_FIRST)  # (no entry: written before NFC_TOKENS, by NFC_FIRST or no NFC)
     if recorded == form:
         return
@@ -321,7 +334,7 @@ def _check_text_rule(where, meta, text_rule):
     if not newer:  # (a rule this library does not know, or a newer one)
         raise FastTextError(f"checkpoint {where} was written by a run that read text in Unicode form "
                             f"{recorded!r}, this one in {form!r}; use another --checkpoint-dir or remove it")
-    if not fingerprint_is_exact:
+    if not set(newer) <= set(told):
         raise FastTextError(f"checkpoint {where} was written by an older version of this library, which "
                             f"{' and '.join(_BEFORE_RULE[rule] for rule in newer)} (a few words are spelled otherwise "
                             f"now): resumed, its epochs and the rest would have read the data differently; use "
@@ -329,7 +342,7 @@ def _check_text_rule(where, meta, text_rule):
 
 
 def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=None, score_train=False, num_workers=1,
-                text_rule=(TRAINING_FORM, False)):
+                text_rule=(TRAINING_FORM, ())):
     where = _epoch_dir(checkpoint_dir, epoch)
     with storage.staging_dir() as tmp:
         try:

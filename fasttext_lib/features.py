@@ -141,9 +141,10 @@ class Featurizer:
     def __init__(self, vocab, ngrams=1, buckets=2_000_000, unicode_form=TRAINING_FORM):
         """``unicode_form``: how text is put in NFC before its words are looked up (``text.UNICODE_FORMS``;
         text.normalize_text): as the bundle was trained. ``text.TRAINING_FORM`` for every model trained now; an
-        older bundle's is ``NFC_TOKENS`` (its typographic quotes and ``<br>`` were parts of words), ``NFC_FIRST``
-        or ``AS_WRITTEN`` (its words spelled with combining accents were trained on as they came: in NFC they were
-        never found)."""
+        older bundle's is ``QUOTES_AND_BREAKS`` (the rules applied once: a ``<br />`` they formed, as ``<br\\t/>``
+        squeezed, stayed in words), ``NFC_TOKENS`` (its typographic quotes and ``<br>`` were parts of words),
+        ``NFC_FIRST`` or ``AS_WRITTEN`` (its words spelled with combining accents were trained on as they came: in NFC
+        they were never found)."""
         if ngrams < 1:
             raise ValueError("ngrams must be >= 1")
         if unicode_form not in UNICODE_FORMS:

@@ -5,7 +5,7 @@ gives the same tokens, counts and bags, and is what the Featurizer calls when :f
 
 Why it is exact with any Unicode: Python puts the text in NFC and lowercases it (``text.lowered``, as ``normalize_text``
 does, on the joined chunk of documents, so Unicode case rules, including a final sigma, are Python's own), UTF-8 encodes, and
-C++ applies the ASCII punctuation rules (and the line breaks of the bundle's form: ``text.reads_every_line_break``)
+C++ applies the ASCII punctuation rules (and the line breaks of the bundle's form: :func:`_line_breaks`)
 and splits on the exact set of code points ``str.split()`` treats as whitespace. CRC32 word hashes equal ``zlib.crc32`` of the UTF-8 bytes.
 
 The library is a plain shared object loaded with ctypes (no MXNet: the predictor uses it too),
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import native_build
-from .text import TRAINING_FORM, lowered, reads_every_line_break
+from .text import TRAINING_FORM, lowered, reads_every_line_break, reads_formed_line_breaks
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "featurize.cc")
 CXXFLAGS = ["-O3", "-std=c++17", "-pthread", "-shared", "-fPIC"]
@@ -133,6 +133,13 @@ def _check_io(code):
         raise CodesFileError(code, os.strerror(code))
 
 
+def _line_breaks(form):
+    """featurize.cc's ``LineBreaks`` for text read in ``form``: 0, only ``<br />`` is a space; 1, ``<br/>`` and
+    ``<br>`` too (``text.reads_every_line_break``); 2, and a ``<br />`` the rules form, until nothing changes
+    (``text.reads_formed_line_breaks``)."""
+    return 2 if reads_formed_line_breaks(form) else 1 if reads_every_line_break(form) else 0
+
+
 def _chunks(texts):
     it = iter(texts)
     while True:
@@ -168,7 +175,7 @@ def tokenize(text, form=TRAINING_FORM):
     """``text.tokenize(text, form)`` natively (for tests and single documents)."""
     raw = lowered(text, form).encode("utf-8")
     out = ctypes.create_string_buffer(2 * len(raw) + 1)  # every byte may become a token plus a space
-    n = _lib().ft_tokenize(raw, len(raw), ctypes.cast(out, _P), reads_every_line_break(form))
+    n = _lib().ft_tokenize(raw, len(raw), ctypes.cast(out, _P), _line_breaks(form))
     return out.raw[:n].decode("utf-8").split(" ") if n else []
 
 
@@ -228,7 +235,7 @@ def count_tokens(texts, to_file=False, form=TRAINING_FORM):
     try:
         for chunk in _chunks(texts):
             buf, ends = _lowered_utf8(chunk, form)
-            _check(lib.ft_counter_add(handle, buf, _ptr(ends), len(chunk), reads_every_line_break(form)))
+            _check(lib.ft_counter_add(handle, buf, _ptr(ends), len(chunk), _line_breaks(form)))
             if spill is not None:
                 _check_io(lib.ft_counter_spill(handle, spill.fileno(), 0))
         if spill is not None:
@@ -365,7 +372,7 @@ def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK
         for chunk in _chunks(texts):
             buf, ends = _lowered_utf8(chunk, form)
             _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk), threads(),
-                                                   reads_every_line_break(form)))
+                                                   _line_breaks(form)))
         return encoder.take()
 
 

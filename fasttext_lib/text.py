@@ -8,8 +8,10 @@ accents are encoded (``café`` with U+00E9, or ``e`` and a combining U+0301, as 
 write it), and again once lowercased and its ``"`` dropped (:data:`NFC_TOKENS`), so every token is in NFC. And
 (:data:`QUOTES_AND_BREAKS`) typographic apostrophes and quotes are read as the ASCII ones (``don’t`` is ``don't``,
 ``“great”`` is ``"great"``, :data:`APOSTROPHES`, :data:`DOUBLE_QUOTES`), and ``<br>`` and ``<br/>`` are line breaks
-as ``<br />`` is (:data:`LINE_BREAKS`), so a word is the same feature whatever keyboard or HTML wrote it. The
-function is idempotent, so normalizing already-normalized text (a file ``prepare`` wrote) changes nothing.
+as ``<br />`` is (:data:`LINE_BREAKS`), so a word is the same feature whatever keyboard or HTML wrote it. And
+(:data:`FORMED_BREAKS`) the rules are applied until nothing changes: squeezing whitespace, or putting a space for
+``;``, ``:`` or a line break, can form a ``<br />`` (``<br\\t/>``, ``<br;/>``, ``a<br<br>/>b``), a space too. So the
+function is idempotent: normalizing already-normalized text (a file ``prepare`` wrote) changes nothing.
 """
 import re
 import unicodedata
@@ -35,18 +37,31 @@ DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u00ab\u00bb"
 AS_WRITTEN = None  # before NFC was done: the text as it came, lowercased (a bundle without the entry)
 NFC_FIRST = "NFC"  # NFC, then lowercased: a word could end up out of NFC, and normalizing it again composed it
 NFC_TOKENS = "NFC-tokens"  # NFC again after lowercasing and dropping '"': every token in NFC
-# and typographic apostrophes and quotes read as ASCII ones, <br> and <br/> as <br /> (written since)
+# and typographic apostrophes and quotes read as ASCII ones, <br> and <br/> as <br /> (text.LINE_BREAKS)
 QUOTES_AND_BREAKS = "NFC-tokens-quotes-br"
-UNICODE_FORMS = (AS_WRITTEN, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS)  # (oldest first)
+# and a <br /> the rules form (<br\t/>, once whitespace is squeezed) a space too: applied until nothing changes
+# (normalize_text is idempotent; written since). Under the rules before, normalizing text once more could change it
+FORMED_BREAKS = "NFC-tokens-quotes-br-fixpoint"
+UNICODE_FORMS = (AS_WRITTEN, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, FORMED_BREAKS)  # (oldest first)
 # How models trained now read text (Featurizer.fit, count_tokens: looked up when they run), recorded in their
 # bundles and checkpoints; other forms are only read, as the bundles that record them were trained.
-TRAINING_FORM = QUOTES_AND_BREAKS
+TRAINING_FORM = FORMED_BREAKS
+
+
+def _since(form, rule):
+    """Whether ``form`` (one of :data:`UNICODE_FORMS`) has the steps ``rule`` added: it is ``rule`` or a later one."""
+    return form in UNICODE_FORMS[UNICODE_FORMS.index(rule):]
 
 
 def reads_every_line_break(form):
     """Whether text read in ``form`` has its ``<br>`` and ``<br/>`` (:data:`LINE_BREAKS`) as spaces, not only its
-    ``<br />`` (the native featurizer is told so: native_features)."""
-    return form == QUOTES_AND_BREAKS
+    ``<br />``, and its typographic quotes as ASCII ones (the native featurizer is told so: native_features)."""
+    return _since(form, QUOTES_AND_BREAKS)
+
+
+def reads_formed_line_breaks(form):
+    """Whether text read in ``form`` has the ``<br />`` its rules form as a space too (:data:`FORMED_BREAKS`)."""
+    return _since(form, FORMED_BREAKS)
 
 
 def nfc(text):
@@ -65,15 +80,15 @@ def lowered(text, form=TRAINING_FORM):
     ASCII). With :data:`NFC_TOKENS`, its ``"`` dropped and NFC again: lowercasing can leave text out of NFC (``Ά``
     with a combining ypogegrammeni U+0345 lowercases to ``ά`` + U+0345, which is ``ᾴ`` in NFC; ``Ϊ`` + U+0301 to
     ``ΐ``), and so can a dropped ``"`` between a letter and its accent. The rules after it compose nothing: they put
-    spaces around and in place of ASCII punctuation, and nothing composes with a space. With
+    spaces around and in place of ASCII punctuation, and nothing composes with a space. Since
     :data:`QUOTES_AND_BREAKS`, its typographic apostrophes are ``'`` and its typographic quotes dropped too, before
     that NFC (a dropped “ may stand between a letter and its accent as a '"' may; ' composes with nothing). ASCII
     text is returned with its ``"`` (NFC changes none of it, it has no typographic quote, and the rules after drop
     them): a pass over Yelp-sized text for nothing."""
     text = (text if form is AS_WRITTEN else nfc(text)).lower()
-    if text.isascii() or form not in (NFC_TOKENS, QUOTES_AND_BREAKS):
+    if text.isascii() or not _since(form, NFC_TOKENS):
         return text
-    if form == QUOTES_AND_BREAKS:
+    if reads_every_line_break(form):
         text = _ascii_quotes(text)
     return nfc(text.replace('"', ""))
 
@@ -90,13 +105,48 @@ def _ascii_quotes(text):
 
 
 def normalize_text(text, form=TRAINING_FORM):
-    """``form``: how the text is put in NFC (:data:`UNICODE_FORMS`: :func:`lowered`); a bundle's text is read with
-    the form it records, so :data:`NFC_TOKENS`, :data:`NFC_FIRST` or :data:`AS_WRITTEN` for one written before
-    :data:`QUOTES_AND_BREAKS` (whose ``<br>`` and ``<br/>`` were parts of words, as its quotes were)."""
-    text = _DROPPED.sub("", lowered(text, form))
+    """``form``: how the text is put in NFC (:data:`UNICODE_FORMS`: :func:`lowered`) and which rules follow; a
+    bundle's text is read with the form it records, so :data:`QUOTES_AND_BREAKS` for one written before
+    :data:`FORMED_BREAKS` (the rules applied once), :data:`NFC_TOKENS`, :data:`NFC_FIRST` or :data:`AS_WRITTEN` for
+    one written before that (whose ``<br>`` and ``<br/>`` were parts of words, as its quotes were)."""
+    text = _punctuation_rules(lowered(text, form), form)
+    return _without_formed_line_breaks(text) if reads_formed_line_breaks(form) else text
+
+
+def _punctuation_rules(text, form):
+    """fastText's rules (all ASCII) on lowered text: '"' dropped, ``;``, ``:`` and line breaks spaces, punctuation
+    spaced, whitespace squeezed."""
+    text = _DROPPED.sub("", text)
     text = (_TO_SPACE_EVERY_BREAK if reads_every_line_break(form) else _TO_SPACE).sub(" ", text)
     text = _SPACED.sub(r" \1 ", text)
     return " ".join(text.split())
+
+
+def _without_formed_line_breaks(text):
+    """``text`` (the rules' result) as the rules give it applied again and again until it no longer changes
+    (:data:`FORMED_BREAKS`; it ends: every change takes characters out), in one pass over its tokens.
+
+    In their result the rules can change only a ``<br />`` they formed: it has no '"', ``;``, ``:`` or whitespace but
+    single spaces, its punctuation is spaced, and its ``<br>`` and ``<br/>`` were taken out (a line break formed
+    anew holds the space put for something: only ``<br />`` has one). So only a token ending in ``<br`` before one
+    starting with ``/>`` change: both lose those ends (``x<br />y`` is ``x y``); one left empty goes, and its
+    neighbours meet (``a<br<br />/>b``: ``a<br />b``, then ``a b``). :func:`lowered` changes nothing of the result
+    (lowercase, NFC, its quotes dropped), so it is not repeated. Each repetition took out one level of line breaks
+    formed inside each other, a pass over the text each (a hostile review of a MB: ~10^5 passes): here a stack of the
+    tokens kept cancels them as they come, as featurize.cc's FormedBreaks does."""
+    if "<br />" not in text:
+        return text
+    kept = []  # [token, start, end]: what is left of each token kept, token[start:end] (cut without copying)
+    for token in text.split(" "):
+        start = 0
+        while kept and token.startswith("/>", start) and kept[-1][0].endswith("<br", kept[-1][1], kept[-1][2]):
+            start += 2
+            kept[-1][2] -= 3
+            if kept[-1][1] == kept[-1][2]:
+                kept.pop()
+        if start < len(token):
+            kept.append([token, start, len(token)])
+    return " ".join(token[start:end] for token, start, end in kept)
 
 
 def tokenize(text, form=TRAINING_FORM):

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import random
 import subprocess
 import sys
 import uuid
@@ -215,6 +216,18 @@ def make_splits(n_train, n_test, seed):
     data = generate_reviews(n_train + n_test, seed=seed)
     return (LabeledTexts(data.labels[:n_train], data.texts[:n_train]),
             LabeledTexts(data.labels[n_train:], data.texts[n_train:]))
+
+
+# What the rules form a <br /> from (text.FORMED_BREAKS): squeezed whitespace, ; and : turned into spaces, and a line
+# break taken out of the middle of another; random texts of them: test_text_and_data's and test_native_features'.
+PIECES_OF_FORMED_BREAKS = ["<br", "<br>", "<br/>", "<br />", "/>", ">", "<", " ", ";", ":", '"', "'", ".", "(", "a",
+                           "B", "\u2019", "\u201c", "e\u0301", "\t", "br", "/", "  "]
+
+
+def random_texts_of_line_break_pieces(n, seed=0):
+    """``n`` texts of 1 to 8 :data:`PIECES_OF_FORMED_BREAKS` each, the same for a seed."""
+    rng = random.Random(seed)
+    return ["".join(rng.choice(PIECES_OF_FORMED_BREAKS) for _ in range(rng.randint(1, 8))) for _ in range(n)]
 
 
 def params_of(trained):

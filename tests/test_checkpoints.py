@@ -861,6 +861,43 @@ def test_a_checkpoint_written_before_typographic_quotes_were_read_as_ascii_resum
             train(texts, None, config, checkpoint_dir=str(ckpt))
 
 
+@pytest.mark.parametrize("data, min_count, outcome", [("alike", 1, "older"), ("alike", 2, "older"),
+                                                       ("told", 1, "other data"), ("none", 1, "resumes")])
+def test_a_checkpoint_written_before_formed_line_breaks_were_read_resumes_only_where_the_data_tells(
+        tmp_path, monkeypatch, data, min_count, outcome):
+    """A checkpoint written before a <br /> the rules form was a space too (text.FORMED_BREAKS) records
+    "NFC-tokens-quotes-br": its run read great<br\t/>food as great<br and />food, today's as great food. Those words
+    may be words of both vocabularies (another document has them apart), the document has two tokens under both
+    rules, and with the counts in the same order the data fingerprint is the same, even with min_count 1: resumed,
+    the run mixed both rules' epochs. Refused then; with min_count 1 and no word ending in <br (or none starting
+    with />) the fingerprint tells (another vocabulary), and data without any resumes."""
+    from fasttext_lib import text as text_module
+    from fasttext_lib.features import Featurizer
+
+    config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4, min_count=min_count)
+    labels = ["pos", "neg"] * 30
+    texts = LabeledTexts(labels, [("great food" if label == "pos" else "bad bad bad food") for label in labels])
+    texts.texts[0] = "great<br\t/>food" if data != "none" else "great food<br>"
+    if data == "alike":
+        texts.texts[2] = texts.texts[4] = "great<br zzz />food"
+    ckpt = tmp_path / "ckpt"
+    with monkeypatch.context() as old:  # as the library trained before
+        old.setattr(text_module, "TRAINING_FORM", text_module.QUOTES_AND_BREAKS)
+        with pytest.raises(Crash):
+            train(texts, None, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+        vocabulary_then = Featurizer.fit(texts.texts, min_count=min_count).vocab.idx_to_token
+    assert json.loads((ckpt / "epoch-0001" / "checkpoint.json").read_text())["unicode_normalization"] == \
+        "NFC-tokens-quotes-br"
+    assert (Featurizer.fit(texts.texts, min_count=min_count).vocab.idx_to_token == vocabulary_then) == (data != "told")
+    if outcome == "resumes":
+        assert len(train(texts, None, config, checkpoint_dir=str(ckpt)).history) == 2
+        return
+    with pytest.raises(FastTextError, match="epoch-0001 was written by an older version of this library, which read "
+                       "a <br /> its rules formed .* as parts of words" if outcome == "older" else
+                       "epoch-0001 was written by a different run .the training data"):
+        train(texts, None, config, checkpoint_dir=str(ckpt))
+
+
 def test_a_checkpoint_of_a_text_rule_this_library_does_not_know_is_refused(tmp_path):
     config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4)
     texts = make_splits(200, 10, seed=3)[0]
@@ -870,7 +907,7 @@ def test_a_checkpoint_of_a_text_rule_this_library_does_not_know_is_refused(tmp_p
     manifest = ckpt / "epoch-0001" / "checkpoint.json"
     manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), unicode_normalization="NFC-tokens-v9")))
     with pytest.raises(FastTextError, match="read text in Unicode form 'NFC-tokens-v9', this one in "
-                                            "'NFC-tokens-quotes-br'"):
+                                            "'NFC-tokens-quotes-br-fixpoint'"):
         train(texts, None, config, checkpoint_dir=str(ckpt))
 
 

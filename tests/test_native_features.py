@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from conftest import assert_rebuilt_for_other_flags
+from conftest import assert_rebuilt_for_other_flags, random_texts_of_line_break_pieces
 from fasttext_lib import bag_ops, native_build
 from fasttext_lib import native_features as nf
 from fasttext_lib.data import read_labeled
@@ -225,7 +225,7 @@ def test_each_bundles_unicode_form_reads_text_natively_as_in_python(monkeypatch,
     import gluonnlp
 
     docs = ["ΆͅΙ ΤΡΌΛΪ́ ΉͅΣ", 'wor"\u0301d x"\u0307', "cafe\u0301 Café", "Ὰͅ Ώͅ Ϋ́\x00ΆͅΙ", "plain text",
-            "don’t “great”<br>wor“\u0301d", "great<br/>really<br>"]
+            "don’t “great”<br>wor“\u0301d", "great<br/>really<br>", "great<br\t/>food, a<br<br>/>b"]
     trained = gluonnlp.data.Counter(t for doc in docs for t in tokenize(doc, form))
     vocab = gluonnlp.Vocab(trained, unknown_token=UNK, padding_token=None, bos_token=None, eos_token=None)
     featurizer = Featurizer(vocab, ngrams=2, buckets=97, unicode_form=form)
@@ -260,8 +260,12 @@ def test_shared_real_sets_and_the_sample_are_nfc_already():
 
 @pytest.mark.parametrize("form", UNICODE_FORMS)
 def test_typographic_quotes_and_line_breaks_count_natively_as_in_python(form):
-    # each form's quotes and <br> spellings, in C++ (line breaks: featurize.cc's line_break_width) as in Python
-    docs = HOSTILE[-20:] + ["a<br>b", "<br/>", "x<br", "<br />", "<br>\x00<br/>", "’”"]
+    # each form's quotes and <br> spellings, in C++ (line breaks: featurize.cc's line_break_width) as in Python, and
+    # the line breaks its rules form (text.FORMED_BREAKS; featurize.cc's FormedBreaks), in random texts of their pieces
+    docs = HOSTILE[-20:] + ["a<br>b", "<br/>", "x<br", "<br />", "<br>\x00<br/>", "’”", "<br\t/>x", "<br  />",
+                            "a<br<br>/>b", "<br<br />/>/>/;;/>", "x<br<br<br\t/>/>/>y " * 3, "<br" * 999 + " />" * 1000]
+    docs += random_texts_of_line_break_pieces(20_000, seed=1)
+    docs += [" ".join(random_texts_of_line_break_pieces(40, seed=seed)) for seed in range(2, 500)]
     assert [nf.tokenize(doc, form) for doc in docs] == [tokenize(doc, form) for doc in docs]
     counted = nf.count_tokens(docs, form=form)
     per_doc = np.split(counted.ids, np.cumsum(counted.lengths)[:-1])

@@ -186,7 +186,7 @@ def test_a_bundle_written_before_text_was_put_in_nfc_reads_its_text_as_then(tmp_
     fresh = train(LabeledTexts(labels, texts), None, config)
     new_path = save_bundle(fresh, str(tmp_path / "new"))
     with open(os.path.join(new_path, CONFIG)) as f:
-        assert json.load(f).get("unicode_normalization") == "NFC-tokens-quotes-br"
+        assert json.load(f).get("unicode_normalization") == "NFC-tokens-quotes-br-fixpoint"
     new_bundle = Predictor.load(new_path)
     composed = [unicodedata.normalize("NFC", t) for t in texts]
     assert [r["label"] for r in new_bundle.predict(texts)] == labels
@@ -228,7 +228,8 @@ def test_a_bundle_written_before_its_tokens_were_put_in_nfc_reads_its_text_as_th
     assert old_bundle.featurizer.unk_id not in old_bundle.featurizer.transform(texts).rows
 
     fresh = Predictor.load(save_bundle(train(LabeledTexts(labels, texts), None, config), str(tmp_path / "new")))
-    assert "ᾴι" in fresh.featurizer.vocab.token_to_idx and fresh.featurizer.unicode_form == "NFC-tokens-quotes-br"
+    assert "ᾴι" in fresh.featurizer.vocab.token_to_idx
+    assert fresh.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint"
     assert [r["label"] for r in fresh.predict(texts)] == labels
 
 
@@ -275,12 +276,57 @@ def test_a_bundle_written_before_typographic_quotes_were_read_as_ascii_reads_its
     fresh = train(LabeledTexts(labels, texts), None, config)
     new_path = save_bundle(fresh, str(tmp_path / "new"))
     with open(os.path.join(new_path, CONFIG)) as f:
-        assert json.load(f)["unicode_normalization"] == "NFC-tokens-quotes-br"
+        assert json.load(f)["unicode_normalization"] == "NFC-tokens-quotes-br-fixpoint"
     new_bundle = Predictor.load(new_path)
-    assert new_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br"
+    assert new_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint"
     assert not {"don’t", "“great”", "loved<br>it"} & set(new_bundle.featurizer.vocab.token_to_idx)
     assert [r["label"] for r in new_bundle.predict(texts)] == labels
     np.testing.assert_array_equal(new_bundle.predict_proba(texts), new_bundle.predict_proba(ascii))
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_a_bundle_written_before_line_breaks_its_rules_form_were_read_reads_its_text_as_then(tmp_path, monkeypatch,
+                                                                                            native):
+    """Bundles record "unicode_normalization": "NFC-tokens-quotes-br-fixpoint" since a <br /> the rules form
+    (<br\t/>: whitespace squeezed; <br;/>; a<br<br>/>b) is a space too (text.FORMED_BREAKS), so that normalizing twice
+    changes nothing. A bundle written before ("NFC-tokens-quotes-br") was trained with great<br and />food as words,
+    and reads its text so; one written now reads great<br\t/>food as great food, as the file prepare wrote it."""
+    import json
+    import os
+
+    from fasttext_lib import text as text_module
+    from fasttext_lib.bundle import CONFIG, save_bundle
+
+    if not native:
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    words = {"positive": ["great<br\t/>food", "loved<br;/>it", "fine"], "negative": ["awful<br  />food", "bad", "meh"]}
+    labels = ["positive", "negative"] * 60
+    texts = [f"the {words[label][i % 3]} here {words[label][(i + 1) % 3]}" for i, label in enumerate(labels)]
+    prepared = [text_module.normalize_text(t) for t in texts]  # (what prepare writes)
+    config = TrainConfig(epochs=5, batch_size=16, progress=False)
+    with monkeypatch.context() as old:  # as the library trained before
+        old.setattr(text_module, "TRAINING_FORM", text_module.QUOTES_AND_BREAKS)
+        trained = train(LabeledTexts(labels, texts), None, config)
+    assert {"great<br", "/>food", "loved<br", "/>it", "awful<br"} <= set(trained.featurizer.vocab.token_to_idx)
+    path = save_bundle(trained, str(tmp_path / "old"))
+    with open(os.path.join(path, CONFIG)) as f:
+        assert json.load(f)["unicode_normalization"] == "NFC-tokens-quotes-br"  # as the library wrote it before
+    old_bundle = Predictor.load(path)
+    assert old_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br"
+    assert [r["label"] for r in old_bundle.predict(texts)] == labels
+    assert old_bundle.featurizer.unk_id not in old_bundle.featurizer.transform(texts).rows
+
+    fresh = train(LabeledTexts(labels, texts), None, config)
+    new_path = save_bundle(fresh, str(tmp_path / "new"))
+    with open(os.path.join(new_path, CONFIG)) as f:
+        assert json.load(f)["unicode_normalization"] == "NFC-tokens-quotes-br-fixpoint"
+    new_bundle = Predictor.load(new_path)
+    assert new_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint"
+    assert not {"great<br", "/>food", "loved<br", "/>it", "awful<br"} & set(new_bundle.featurizer.vocab.token_to_idx)
+    assert [r["label"] for r in new_bundle.predict(texts)] == labels
+    trained_on_prepared = train(LabeledTexts(labels, prepared), None, config)
+    assert trained_on_prepared.featurizer.vocab.idx_to_token == fresh.featurizer.vocab.idx_to_token
+    np.testing.assert_array_equal(new_bundle.predict_proba(texts), new_bundle.predict_proba(prepared))
 
 
 def test_a_bundle_trained_under_other_unicode_data_loads_with_a_note(tmp_path, capsys):

@@ -1,13 +1,14 @@
 import re
+import sys
 import unicodedata
 
 import pytest
 
-from conftest import BAD_TRAINING_FILES
+from conftest import BAD_TRAINING_FILES, random_texts_of_line_break_pieces
 from fasttext_lib.data import LabeledTexts, csv_line, iter_examples, read_labeled, write_csv, write_fasttext
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.synthetic import generate_reviews
-from fasttext_lib.text import nfc, normalize_text, tokenize
+from fasttext_lib.text import NFC_TOKENS, QUOTES_AND_BREAKS, nfc, normalize_text, tokenize
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -94,6 +95,55 @@ def test_normalize_text_is_idempotent():
     for text in generate_reviews(50, seed=1).texts:
         once = normalize_text(text)
         assert normalize_text(once) == once
+
+
+@pytest.mark.parametrize("text, normalized", [
+    ("<br\t/>x", "x"), ("<br  />", ""), ("<br;/>", ""), ("<br:\t/>a", "a"), ("a<br<br>/>b", "a b"),
+    ("<br<br />/>/>/;;/>", "/>/ />"), ("great<br\n/>food", "great food"), ("x<br <br />/>/>y", "x />y"),
+    ("a<br b<br />/>c", "a<br b />c"), ("/><br\t/>/>", "/> />"), ("<br <br ;/> />", ""), ("x<br<br<br\t/>/>/>y", "x y"),
+])
+def test_a_line_break_the_rules_form_is_a_space_too_so_normalizing_twice_changes_nothing(text, normalized):
+    """Squeezing whitespace or turning ; : or a line break into a space formed a new <br />, which only normalizing
+    again took out: a file prepare wrote (normalized once) was trained on great food, the raw review on great<br and
+    />food (and predict read it so). The rules are applied until nothing changes (text.FORMED_BREAKS)."""
+    assert normalize_text(text) == normalized
+    assert normalize_text(normalized) == normalized
+
+
+def _normalized_until_unchanged(text):
+    """The rules (as read before text.FORMED_BREAKS) applied again and again until nothing changes: what
+    normalize_text gives, in fewer steps (one a nested line break: text._without_formed_line_breaks)."""
+    again = normalize_text(text, QUOTES_AND_BREAKS)
+    while again != text:
+        text, again = again, normalize_text(again, QUOTES_AND_BREAKS)
+    return text
+
+
+def test_normalize_text_is_idempotent_on_random_texts_of_line_break_pieces_and_every_code_point():
+    for text in random_texts_of_line_break_pieces(30_000):
+        once = normalize_text(text)
+        assert normalize_text(once) == once == _normalized_until_unchanged(text), repr(text)
+    points = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]  # (lowered changes none of
+    for start in range(0, len(points), 2000):  # its own results: the rules' repetitions leave it out)
+        text = " ".join(f"A{c}b<br{c}/>{c}" for c in points[start:start + 2000])
+        once = normalize_text(text)
+        assert normalize_text(once) == once
+
+
+def test_line_breaks_formed_inside_each_other_take_one_pass_not_one_each():
+    # each repetition of the rules took out one level: a review of 1.2 MB of nested ones took some 10^11 steps
+    nested = "<br" * 200_000 + "\t/>" * 200_000
+    assert normalize_text(nested) == "" and normalize_text("x" + nested + "y") == "x y"
+    assert tokenize("x" + nested + ";" + nested + "y") == ["x", "y"]
+
+
+def test_older_forms_read_a_line_break_their_rules_formed_as_they_were_trained():
+    # bundles and checkpoints of an older rule read text as they were trained: the rules once, <br\t/> two words
+    for form in (QUOTES_AND_BREAKS, NFC_TOKENS):
+        assert tokenize("great<br\t/>food", form) == ["great<br", "/>food"]
+    assert tokenize("a<br<br>/>b", QUOTES_AND_BREAKS) == ["a<br", "/>b"]
+    assert tokenize("a<br<br>/>b", NFC_TOKENS) == ["a<br<br>/>b"]
+    assert tokenize("great<br\t/>food") == ["great", "food"] and tokenize("a<br<br>/>b") == ["a", "b"]
 
 
 # Text in NFC whose lowercase is not (a Greek capital with tonos and a combining ypogegrammeni, U+0345, or with
