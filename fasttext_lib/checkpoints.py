@@ -28,7 +28,8 @@ UNICODE_KEY = "unicode_normalization"  # the featurizer's unicode_form (text.UNI
 # What the library did before each rule (text.UNICODE_FORMS), said when an older rule's checkpoint cannot resume
 _BEFORE_RULE = {NFC_FIRST: "did not put text in Unicode NFC", NFC_TOKENS: "put words in Unicode NFC otherwise",
                 QUOTES_AND_BREAKS: "read typographic quotes (don’t, “great”) and <br>, <br/> as parts of words",
-                FORMED_BREAKS: "read a <br /> its rules formed (<br\\t/>, <br;/>) as parts of words"}
+                FORMED_BREAKS: "read a <br /> its rules formed (<br\\t/>, <br;/>) and invisible characters (a byte "
+                               "order mark, a soft hyphen) as parts of words"}
 CHECKPOINT_FILES = ("model.params", "optimizer.npz")  # data files; checkpoint.json lists them
 PICKLED_STATES = "optimizer.states"  # what versions before optimizer.npz wrote: a pickle, never read
 TRAIN_ACCURACY = "train_accuracy"  # the history column of train(score_train=True)

@@ -11,7 +11,9 @@ write it), and again once lowercased and its ``"`` dropped (:data:`NFC_TOKENS`),
 as ``<br />`` is (:data:`LINE_BREAKS`), so a word is the same feature whatever keyboard or HTML wrote it. And
 (:data:`FORMED_BREAKS`) the rules are applied until nothing changes: squeezing whitespace, or putting a space for
 ``;``, ``:`` or a line break, can form a ``<br />`` (``<br\\t/>``, ``<br;/>``, ``a<br<br>/>b``), a space too. So the
-function is idempotent: normalizing already-normalized text (a file ``prepare`` wrote) changes nothing.
+function is idempotent: normalizing already-normalized text (a file ``prepare`` wrote) changes nothing. Under that
+rule too, characters nobody sees are dropped (:data:`INVISIBLE`: a byte order mark inside a line, a soft hyphen) and a
+zero-width space splits words as a space does.
 """
 import re
 import unicodedata
@@ -31,6 +33,12 @@ _TO_SPACE_EVERY_BREAK = re.compile("|".join(map(re.escape, LINE_BREAKS)) + "|[;:
 # anyone types for ' or ".
 APOSTROPHES = "\u2018\u2019\u201a\u201b\u02bc\u00b4"
 DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u00ab\u00bb"
+# Characters that show nothing and join or split no word, dropped (since FORMED_BREAKS): the byte order mark
+# U+FEFF (a Windows file's first bytes, inside a line where files were joined), the word joiner U+2060 and the soft
+# hyphen U+00AD (a hyphenation hint: inter\u00adnational is international). Not the zero-width joiners U+200C and
+# U+200D, which change how Persian words and emoji are written. The zero-width space U+200B splits words: a space.
+INVISIBLE = "\ufeff\u2060\u00ad"
+ZERO_WIDTH_SPACE = "\u200b"
 
 # How text is put in NFC before its tokens are split: a bundle records it (config.json's "unicode_normalization",
 # bundle.py) and its text is read so, as it was trained (features.Featurizer's unicode_form).
@@ -40,7 +48,8 @@ NFC_TOKENS = "NFC-tokens"  # NFC again after lowercasing and dropping '"': every
 # and typographic apostrophes and quotes read as ASCII ones, <br> and <br/> as <br /> (text.LINE_BREAKS)
 QUOTES_AND_BREAKS = "NFC-tokens-quotes-br"
 # and a <br /> the rules form (<br\t/>, once whitespace is squeezed) a space too: applied until nothing changes
-# (normalize_text is idempotent; written since). Under the rules before, normalizing text once more could change it
+# (normalize_text is idempotent; written since). Under the rules before, normalizing text once more could change it.
+# Also invisible characters dropped (INVISIBLE: \ufeffgreat is great) and a zero-width space read as a space
 FORMED_BREAKS = "NFC-tokens-quotes-br-fixpoint"
 UNICODE_FORMS = (AS_WRITTEN, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, FORMED_BREAKS)  # (oldest first)
 # How models trained now read text (Featurizer.fit, count_tokens: looked up when they run), recorded in their
@@ -90,7 +99,20 @@ def lowered(text, form=TRAINING_FORM):
         return text
     if reads_every_line_break(form):
         text = _ascii_quotes(text)
+    if reads_formed_line_breaks(form):
+        text = _visible(text)
     return nfc(text.replace('"', ""))
+
+
+def _visible(text):
+    """``text`` without the characters nobody sees (:data:`INVISIBLE`), and a zero-width space as a space: a byte
+    order mark inside a line (Windows files joined with ``cat``) made ``\ufeffgreat`` a word of its own, unknown
+    where ``great`` was known. One ``str.replace`` each, as :func:`_ascii_quotes`; they change no case and take
+    part in no composition, but one between a letter and its accent kept them apart (the NFC after composes them)."""
+    for character in INVISIBLE:
+        if character in text:
+            text = text.replace(character, "")
+    return text.replace(ZERO_WIDTH_SPACE, " ") if ZERO_WIDTH_SPACE in text else text
 
 
 def _ascii_quotes(text):

@@ -219,9 +219,10 @@ def make_splits(n_train, n_test, seed):
 
 
 # What the rules form a <br /> from (text.FORMED_BREAKS): squeezed whitespace, ; and : turned into spaces, and a line
-# break taken out of the middle of another; random texts of them: test_text_and_data's and test_native_features'.
+# break taken out of the middle of another (and the invisible characters dropped under that rule, text.INVISIBLE, and
+# the zero-width space read as a space); random texts of them: test_text_and_data's and test_native_features'.
 PIECES_OF_FORMED_BREAKS = ["<br", "<br>", "<br/>", "<br />", "/>", ">", "<", " ", ";", ":", '"', "'", ".", "(", "a",
-                           "B", "\u2019", "\u201c", "e\u0301", "\t", "br", "/", "  "]
+                           "B", "\u2019", "\u201c", "e\u0301", "\t", "br", "/", "  ", "\ufeff", "\u00ad", "\u200b", "\u2060"]
 
 
 def random_texts_of_line_break_pieces(n, seed=0):

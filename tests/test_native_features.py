@@ -18,7 +18,7 @@ from fasttext_lib import native_features as nf
 from fasttext_lib.data import read_labeled
 from fasttext_lib.features import UNK, Featurizer
 from fasttext_lib.synthetic import generate_reviews
-from fasttext_lib.text import NFC_TOKENS, UNICODE_FORMS, tokenize
+from fasttext_lib.text import NFC_TOKENS, QUOTES_AND_BREAKS, UNICODE_FORMS, tokenize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # CI checks the shared data out beside the repository; FASTTEXT_LIB_SHARED points elsewhere (a worktree).
@@ -252,9 +252,10 @@ def test_shared_real_sets_and_the_sample_are_nfc_already():
         # and lowercased they are still NFC: putting them in NFC again (text.NFC_TOKENS) changes no token either
         assert all(tokenize(line, "NFC") == tokenize(line, NFC_TOKENS) for line in lines), path
         # nor does reading typographic quotes as ASCII ones, but in the drug reviews' lines that have ’ or “ ” (the
-        # built-in sample, the notebooks' data, has none: their outputs are as before), and none has <br> or <br/>
+        # built-in sample, the notebooks' data, has none: their outputs are as before), and none has <br> or <br/>;
+        # nor dropping invisible characters, but in the drug reviews' lines with a zero-width space (sleepy\u200b,)
         changed = [line for line in lines if tokenize(line) != tokenize(line, NFC_TOKENS)]
-        assert changed == [line for line in lines if any(q in line for q in "’“”")], path
+        assert changed == [line for line in lines if any(q in line for q in "’“”\u200b\ufeff\u00ad\u2060")], path
         assert not changed or os.path.basename(path).startswith("drug_reviews"), path
 
 
@@ -287,6 +288,25 @@ def test_a_model_fit_on_ascii_quotes_reads_typographic_ones_as_the_same_words(mo
         got = _native_transform(featurizer, typographic)
     _assert_same_bags(got, _python_transform(featurizer, ascii, monkeypatch))
     assert featurizer.unk_id not in got[0]
+
+
+@pytest.mark.parametrize("route", ["native", "python"])
+def test_a_model_fit_on_plain_text_reads_invisible_characters_as_nothing(monkeypatch, route):
+    # a byte order mark inside a line (Windows files joined with cat) made \ufeffgreat an unknown word where the model
+    # knew great; a soft hyphen split nothing and joined nothing either, and a zero-width space is a space
+    plain = ["great food", "international flights", "good value"]
+    invisible = ["\ufeffgreat food\u2060", "inter\u00adnational flights", "good\u200bvalue"]
+    featurizer = Featurizer.fit(plain, ngrams=2, buckets=97)
+    if route == "python":
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+        got = featurizer.transform(invisible)
+        got = got.rows, got.weights, got.offsets
+    else:
+        got = _native_transform(featurizer, invisible)
+    _assert_same_bags(got, _python_transform(featurizer, plain, monkeypatch))
+    assert featurizer.unk_id not in got[0]
+    assert [tokenize(t, QUOTES_AND_BREAKS) for t in invisible] == [["\ufeffgreat", "food\u2060"],
+                                                                   ["inter\u00adnational", "flights"], ["good\u200bvalue"]]
 
 
 def test_chunks_and_threads_change_nothing(monkeypatch):
