@@ -539,6 +539,7 @@ class Predictor:
         are kept (read whole first, evaluate held a 1 GB file's texts and bags at once, several GB). The labels are
         checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``."""
         labels, probs, seen = [], [], {}
+        examples = iter(examples)  # (islice of a list gave its first chunk again and again: a loop without end)
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
             labels.extend(seen.setdefault(label, label) for label, _ in chunk)  # one str per class, not per document
             probs.append(self._probabilities(self.featurizer.transform([text for _, text in chunk])))

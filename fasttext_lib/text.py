@@ -93,7 +93,11 @@ def lowered(text, form=TRAINING_FORM):
     :data:`QUOTES_AND_BREAKS`, its typographic apostrophes are ``'`` and its typographic quotes dropped too, before
     that NFC (a dropped “ may stand between a letter and its accent as a '"' may; ' composes with nothing). ASCII
     text is returned with its ``"`` (NFC changes none of it, it has no typographic quote, and the rules after drop
-    them): a pass over Yelp-sized text for nothing."""
+    them): a pass over Yelp-sized text for nothing. Since :data:`FORMED_BREAKS`, a zero-width space is a space before
+    lowercasing, as it splits words as one (to the final-sigma rule it was a character nobody sees: ΟΔΟΣ\u200bΑΛΛΟΣ
+    lowercased to οδοσ, not οδος), and the characters nobody sees are dropped (:func:`_visible`)."""
+    if reads_formed_line_breaks(form) and ZERO_WIDTH_SPACE in text:  # (free for ASCII text: no such character there)
+        text = text.replace(ZERO_WIDTH_SPACE, " ")
     text = (text if form is AS_WRITTEN else nfc(text)).lower()
     if text.isascii() or not _since(form, NFC_TOKENS):
         return text
@@ -105,14 +109,15 @@ def lowered(text, form=TRAINING_FORM):
 
 
 def _visible(text):
-    """``text`` without the characters nobody sees (:data:`INVISIBLE`), and a zero-width space as a space: a byte
-    order mark inside a line (Windows files joined with ``cat``) made ``\ufeffgreat`` a word of its own, unknown
-    where ``great`` was known. One ``str.replace`` each, as :func:`_ascii_quotes`; they change no case and take
-    part in no composition, but one between a letter and its accent kept them apart (the NFC after composes them)."""
+    """``text`` without the characters nobody sees (:data:`INVISIBLE`): a byte order mark inside a line (Windows
+    files joined with ``cat``) made ``\ufeffgreat`` a word of its own, unknown where ``great`` was known. One
+    ``str.replace`` each, as :func:`_ascii_quotes`; they change no case (to the final-sigma rule they are as absent)
+    and take part in no composition, but one between a letter and its accent kept them apart (the NFC after composes
+    them)."""
     for character in INVISIBLE:
         if character in text:
             text = text.replace(character, "")
-    return text.replace(ZERO_WIDTH_SPACE, " ") if ZERO_WIDTH_SPACE in text else text
+    return text
 
 
 def _ascii_quotes(text):

@@ -420,3 +420,28 @@ def test_predictor_takes_any_sequence_of_texts(trained):
     assert predictor.predict(pd.Series(texts[:5], index=[9, 3, 7, 1, 5])) == expected
     assert predictor.predict(np.array(texts[:5])) == expected
     assert predictor.predict(t for t in texts[:5]) == expected
+
+
+def test_evaluate_examples_takes_a_list_of_pairs_as_it_takes_a_generator(trained):
+    """``evaluate_examples`` cut its input in chunks with ``islice`` of the object given: a list (the natural way to
+    call it from Python) gave its first chunk again and again, a loop that never ended."""
+    import signal
+
+    trained, texts = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    labels = [trained.labels[i % len(trained.labels)] for i in range(len(texts))]
+    pairs = list(zip(labels, texts))
+    expected = predictor.evaluate(LabeledTexts(labels, texts))
+
+    def stuck(*_):
+        raise TimeoutError("evaluate_examples never returned")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(20)
+    try:
+        assert predictor.evaluate_examples(pairs) == expected
+        assert predictor.evaluate_examples(tuple(pairs)) == expected
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert predictor.evaluate_examples(iter(pairs)) == expected

@@ -123,6 +123,21 @@ def _normalized_until_unchanged(text):
     return text
 
 
+@pytest.mark.parametrize("spaced", ["ΟΔΟΣ ΑΛΛΟΣ", "Α Σ", "ΑΣ Β.", "ΟΔΟΣ  ΕΝΑ"])
+def test_a_zero_width_space_splits_words_as_a_space_does_even_before_a_capital_sigma(spaced):
+    """A zero-width space was read as a space after lowercasing: to Unicode's final-sigma rule it was a character
+    nobody sees (case-ignorable), so ΟΔΟΣ\u200bΑΛΛΟΣ was οδοσ and αλλος, where ΟΔΟΣ ΑΛΛΟΣ is οδος and αλλος: the
+    word, as the model knows it, unknown (and Α\u200bΣ was α and ς). Natively too (text.lowered, which it reads)."""
+    from fasttext_lib import native_features
+
+    hidden = spaced.replace(" ", "\u200b")
+    assert tokenize(hidden) == tokenize(spaced) == _normalized_until_unchanged(hidden).split()
+    if native_features.available():
+        assert native_features.tokenize(hidden) == tokenize(spaced)
+        counted = native_features.count_tokens([hidden, "x", spaced])
+        assert counted.words[:len(tokenize(spaced))] == tokenize(spaced)
+
+
 def test_normalize_text_is_idempotent_on_random_texts_of_line_break_pieces_and_every_code_point():
     for text in random_texts_of_line_break_pieces(30_000):
         once = normalize_text(text)
