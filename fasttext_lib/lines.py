@@ -234,12 +234,14 @@ class DecodedLines:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise FastTextError(_not_utf8(raw, self.uri, self.lineno, exc)) from None
-            if self.lineno == 1:
-                line = line.lstrip("\ufeff")
-                if not line:  # the whole file is a BOM: no line at all, as line_blocks (predict) reads it
-                    return
+            if line.startswith("\ufeff"):  # the file's BOM, or one starting a line where Windows files were joined
+                line = line.lstrip("\ufeff")  # (cat a.csv b.csv): its class was another class that printed the same
+                if not line:  # the file's last bytes are a BOM (the whole file, or after its last \n): no line
+                    return  # more, as line_blocks reads it
             yield line
 
+
+_BOM_AFTER_LINE_END = re.compile("\n\ufeff+")
 
 # Excel's separator hint: a first line "sep=," (before the header) that Excel writes and reads to pick the separator.
 _EXCEL_SEP = re.compile(r"sep=(.)\r?\n?")
@@ -331,8 +333,9 @@ def line_blocks(stream, name, compression=None):
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             fail(raw)
-        if lineno == 0:
-            text = text.lstrip("\ufeff")
+        text = text.lstrip("\ufeff")  # (a block starts a line) the file's BOM, or one starting a line where files were
+        if "\n\ufeff" in text:  # joined with cat: its __label__ word was read as a word of the review
+            text = _BOM_AFTER_LINE_END.sub("\n", text)
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()

@@ -677,3 +677,34 @@ def test_an_s3_object_to_convert_first_is_told_to_be_copied_down(s3_bucket, data
     with pytest.raises(FastTextError) as refused:
         read_labeled(uri)
     assert f"aws s3 cp {uri} . && {command}" in str(refused.value), str(refused.value)
+
+
+BOM = "\ufeff"
+
+
+@pytest.mark.parametrize("joined", [
+    f"label,text\n1,good food\n{BOM}label,text\n2,bad food\n",  # (the second file's header too)
+    f"1,good food\n{BOM}2,bad food\n",
+    f"__label__1 good food\n{BOM}__label__2 bad food\n",
+], ids=["csv with its header", "csv", "fasttext"])
+def test_a_byte_order_mark_starting_a_line_of_files_joined_with_cat_changes_nothing(tmp_path, joined):
+    # Windows files joined with cat: the second one's BOM starts a line in the middle. Its class was '\ufeff2', a
+    # class that printed as 2 (CSV: trained silently as a third class), or its line had "no __label__ prefix"
+    with_bom, without = tmp_path / "joined.txt", tmp_path / "plain.txt"
+    with_bom.write_text(joined, encoding="utf-8")
+    without.write_text(joined.replace(BOM, ""), encoding="utf-8")
+    data, expected = read_labeled(str(with_bom)), read_labeled(str(without))
+    assert (data.labels, data.texts) == (expected.labels, expected.texts)
+    assert set(data.labels) >= {"1", "2"} and BOM not in "".join(data.labels)
+
+
+def test_predict_reads_a_byte_order_mark_starting_a_line_as_no_part_of_its_label_word(tmp_path):
+    # predict of fastText-format lines drops each line's __label__ word; after a BOM it was read as a word of the
+    # review, so the line's answer differed from the same line's without it
+    model = _tiny_model(tmp_path / "m")
+    plain, joined = tmp_path / "plain.txt", tmp_path / "joined.txt"
+    plain.write_text("__label__1 fine food\n__label__2 cold soup\n", encoding="utf-8")
+    joined.write_text(f"__label__1 fine food\n{BOM}__label__2 cold soup\n", encoding="utf-8")
+    expected = cli_in_process("predict", "--model", model, "--input", plain, "--k", "-1")
+    got = cli_in_process("predict", "--model", model, "--input", joined, "--k", "-1")
+    assert got.returncode == 0 and got.stdout == expected.stdout and expected.returncode == 0, got.stderr
