@@ -274,37 +274,33 @@ def test_typographic_quotes_and_line_breaks_count_natively_as_in_python(form):
     assert counted.form == form
 
 
+def _assert_read_as(monkeypatch, route, fitted, other):
+    """A featurizer fit on ``fitted`` encodes ``other`` (natively or in Python: ``route``) to ``fitted``'s bags,
+    every word known."""
+    featurizer = Featurizer.fit(fitted, ngrams=2, buckets=97)
+    if route == "python":
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+        got = featurizer.transform(other)
+        got = got.rows, got.weights, got.offsets
+    else:
+        got = _native_transform(featurizer, other)
+    _assert_same_bags(got, _python_transform(featurizer, fitted, monkeypatch))
+    assert featurizer.unk_id not in got[0]
+
+
 @pytest.mark.parametrize("route", ["native", "python"])
 def test_a_model_fit_on_ascii_quotes_reads_typographic_ones_as_the_same_words(monkeypatch, route):
     # don’t was one unknown word and “great” an unknown one where the model knew don ' t and great
-    ascii = ["I don't like it", "\"great\" food<br />really", "it's 'fine'"]
-    typographic = ["I don’t like it", "“great” food<br>really", "it´s ‘fine’"]
-    featurizer = Featurizer.fit(ascii, ngrams=2, buckets=97)
-    if route == "python":
-        monkeypatch.setenv(nf.ENV_SWITCH, "0")
-        got = featurizer.transform(typographic)
-        got = got.rows, got.weights, got.offsets
-    else:
-        got = _native_transform(featurizer, typographic)
-    _assert_same_bags(got, _python_transform(featurizer, ascii, monkeypatch))
-    assert featurizer.unk_id not in got[0]
+    _assert_read_as(monkeypatch, route, ["I don't like it", "\"great\" food<br />really", "it's 'fine'"],
+                    ["I don’t like it", "“great” food<br>really", "it´s ‘fine’"])
 
 
 @pytest.mark.parametrize("route", ["native", "python"])
 def test_a_model_fit_on_plain_text_reads_invisible_characters_as_nothing(monkeypatch, route):
     # a byte order mark inside a line (Windows files joined with cat) made \ufeffgreat an unknown word where the model
     # knew great; a soft hyphen split nothing and joined nothing either, and a zero-width space is a space
-    plain = ["great food", "international flights", "good value"]
     invisible = ["\ufeffgreat food\u2060", "inter\u00adnational flights", "good\u200bvalue"]
-    featurizer = Featurizer.fit(plain, ngrams=2, buckets=97)
-    if route == "python":
-        monkeypatch.setenv(nf.ENV_SWITCH, "0")
-        got = featurizer.transform(invisible)
-        got = got.rows, got.weights, got.offsets
-    else:
-        got = _native_transform(featurizer, invisible)
-    _assert_same_bags(got, _python_transform(featurizer, plain, monkeypatch))
-    assert featurizer.unk_id not in got[0]
+    _assert_read_as(monkeypatch, route, ["great food", "international flights", "good value"], invisible)
     assert [tokenize(t, QUOTES_AND_BREAKS) for t in invisible] == [["\ufeffgreat", "food\u2060"],
                                                                    ["inter\u00adnational", "flights"], ["good\u200bvalue"]]
 

@@ -244,6 +244,38 @@ def _quoted_reviews():
     return labels, texts, ascii
 
 
+def _bundles_before_and_after(tmp_path, monkeypatch, labels, texts, old_form, old_words):
+    """A bundle trained on ``texts`` as the library did under the text rule ``old_form`` (its vocabulary holding
+    ``old_words``), and one trained now; each saved, loaded, checked to record its rule and to read its own training
+    texts as their labels. Returns (the new training, the new bundle)."""
+    import json
+    import os
+
+    from fasttext_lib import text as text_module
+    from fasttext_lib.bundle import CONFIG, save_bundle
+
+    config = TrainConfig(epochs=5, batch_size=16, progress=False)
+    with monkeypatch.context() as old:  # as the library trained before
+        old.setattr(text_module, "TRAINING_FORM", old_form)
+        trained = train(LabeledTexts(labels, texts), None, config)
+    assert old_words <= set(trained.featurizer.vocab.token_to_idx)
+    fresh = train(LabeledTexts(labels, texts), None, config)
+    bundles = []
+    for model, where, form in ((trained, "old", old_form), (fresh, "new", text_module.TRAINING_FORM)):
+        path = save_bundle(model, str(tmp_path / where))
+        with open(os.path.join(path, CONFIG)) as f:
+            assert json.load(f)["unicode_normalization"] == form  # (the old one: as the library wrote it before)
+        bundle = Predictor.load(path)
+        assert bundle.featurizer.unicode_form == form
+        assert [r["label"] for r in bundle.predict(texts)] == labels
+        bundles.append(bundle)
+    old_bundle, new_bundle = bundles
+    assert old_bundle.featurizer.unk_id not in old_bundle.featurizer.transform(texts).rows
+    assert new_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint"
+    assert not old_words & set(new_bundle.featurizer.vocab.token_to_idx)
+    return fresh, new_bundle
+
+
 @pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
 def test_a_bundle_written_before_typographic_quotes_were_read_as_ascii_reads_its_text_as_then(tmp_path, monkeypatch,
                                                                                             native):
@@ -251,36 +283,13 @@ def test_a_bundle_written_before_typographic_quotes_were_read_as_ascii_reads_its
     read as ASCII ones and <br>, <br/> as line breaks (text.QUOTES_AND_BREAKS): don’t is don ' t, as don't is. A
     bundle written before ("NFC-tokens") was trained with don’t, “great” and loved<br>it as words, and reads its
     text so: read today's way, every such word was unknown. A bundle written now reads don’t and don't alike."""
-    import json
-    import os
-
     from fasttext_lib import text as text_module
-    from fasttext_lib.bundle import CONFIG, save_bundle
 
     if not native:
         monkeypatch.setenv(nf.ENV_SWITCH, "0")
     labels, texts, ascii = _quoted_reviews()
-    config = TrainConfig(epochs=5, batch_size=16, progress=False)
-    with monkeypatch.context() as old:  # as the library trained before
-        old.setattr(text_module, "TRAINING_FORM", text_module.NFC_TOKENS)
-        trained = train(LabeledTexts(labels, texts), None, config)
-    assert {"don’t", "“great”", "loved<br>it", "it´s"} <= set(trained.featurizer.vocab.token_to_idx)
-    path = save_bundle(trained, str(tmp_path / "old"))
-    with open(os.path.join(path, CONFIG)) as f:
-        assert json.load(f)["unicode_normalization"] == "NFC-tokens"  # as the library wrote it before
-    old_bundle = Predictor.load(path)
-    assert old_bundle.featurizer.unicode_form == "NFC-tokens"
-    assert [r["label"] for r in old_bundle.predict(texts)] == labels
-    assert old_bundle.featurizer.unk_id not in old_bundle.featurizer.transform(texts).rows
-
-    fresh = train(LabeledTexts(labels, texts), None, config)
-    new_path = save_bundle(fresh, str(tmp_path / "new"))
-    with open(os.path.join(new_path, CONFIG)) as f:
-        assert json.load(f)["unicode_normalization"] == "NFC-tokens-quotes-br-fixpoint"
-    new_bundle = Predictor.load(new_path)
-    assert new_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint"
-    assert not {"don’t", "“great”", "loved<br>it"} & set(new_bundle.featurizer.vocab.token_to_idx)
-    assert [r["label"] for r in new_bundle.predict(texts)] == labels
+    _, new_bundle = _bundles_before_and_after(tmp_path, monkeypatch, labels, texts, text_module.NFC_TOKENS,
+                                              {"don’t", "“great”", "loved<br>it", "it´s"})
     np.testing.assert_array_equal(new_bundle.predict_proba(texts), new_bundle.predict_proba(ascii))
 
 
@@ -291,11 +300,7 @@ def test_a_bundle_written_before_line_breaks_its_rules_form_were_read_reads_its_
     (<br\t/>: whitespace squeezed; <br;/>; a<br<br>/>b) is a space too (text.FORMED_BREAKS), so that normalizing twice
     changes nothing. A bundle written before ("NFC-tokens-quotes-br") was trained with great<br and />food as words,
     and reads its text so; one written now reads great<br\t/>food as great food, as the file prepare wrote it."""
-    import json
-    import os
-
     from fasttext_lib import text as text_module
-    from fasttext_lib.bundle import CONFIG, save_bundle
 
     if not native:
         monkeypatch.setenv(nf.ENV_SWITCH, "0")
@@ -303,27 +308,9 @@ def test_a_bundle_written_before_line_breaks_its_rules_form_were_read_reads_its_
     labels = ["positive", "negative"] * 60
     texts = [f"the {words[label][i % 3]} here {words[label][(i + 1) % 3]}" for i, label in enumerate(labels)]
     prepared = [text_module.normalize_text(t) for t in texts]  # (what prepare writes)
+    fresh, new_bundle = _bundles_before_and_after(tmp_path, monkeypatch, labels, texts, text_module.QUOTES_AND_BREAKS,
+                                                  {"great<br", "/>food", "loved<br", "/>it", "awful<br"})
     config = TrainConfig(epochs=5, batch_size=16, progress=False)
-    with monkeypatch.context() as old:  # as the library trained before
-        old.setattr(text_module, "TRAINING_FORM", text_module.QUOTES_AND_BREAKS)
-        trained = train(LabeledTexts(labels, texts), None, config)
-    assert {"great<br", "/>food", "loved<br", "/>it", "awful<br"} <= set(trained.featurizer.vocab.token_to_idx)
-    path = save_bundle(trained, str(tmp_path / "old"))
-    with open(os.path.join(path, CONFIG)) as f:
-        assert json.load(f)["unicode_normalization"] == "NFC-tokens-quotes-br"  # as the library wrote it before
-    old_bundle = Predictor.load(path)
-    assert old_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br"
-    assert [r["label"] for r in old_bundle.predict(texts)] == labels
-    assert old_bundle.featurizer.unk_id not in old_bundle.featurizer.transform(texts).rows
-
-    fresh = train(LabeledTexts(labels, texts), None, config)
-    new_path = save_bundle(fresh, str(tmp_path / "new"))
-    with open(os.path.join(new_path, CONFIG)) as f:
-        assert json.load(f)["unicode_normalization"] == "NFC-tokens-quotes-br-fixpoint"
-    new_bundle = Predictor.load(new_path)
-    assert new_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint"
-    assert not {"great<br", "/>food", "loved<br", "/>it", "awful<br"} & set(new_bundle.featurizer.vocab.token_to_idx)
-    assert [r["label"] for r in new_bundle.predict(texts)] == labels
     trained_on_prepared = train(LabeledTexts(labels, prepared), None, config)
     assert trained_on_prepared.featurizer.vocab.idx_to_token == fresh.featurizer.vocab.idx_to_token
     np.testing.assert_array_equal(new_bundle.predict_proba(texts), new_bundle.predict_proba(prepared))

@@ -1523,17 +1523,23 @@ def test_a_copy_of_a_split_made_elsewhere_is_a_file_of_its_own(s3_bucket, capsys
     assert capsys.readouterr().err == ""
 
 
-def test_a_pair_from_before_set_metadata_left_half_replaced_is_refused_and_the_way_round_works(s3_bucket, proxy):
-    """Over a pair without set metadata (written before it, or by other means), a write failing between its copies
-    leaves the new train split beside an old test split that carries no set: not the user's doing (it is older than
-    the new split), so it is refused, as a partner of another write is; dropping the metadata reads them as they
-    are."""
+def _a_pair_without_set_metadata(s3_bucket):
+    """A train/test pair put on S3 by other means (no set metadata): (prefix, train, test, bucket, client)."""
     prefix = f"{s3_bucket}/data"
     train, test = f"{prefix}/pair.train", f"{prefix}/pair.test"
     bucket = storage.split_s3(prefix)[0]
     client = boto3.client("s3")
     for uri in (train, test):
         client.put_object(Bucket=bucket, Key=storage.split_s3(uri)[1], Body=b"__label__1 plain\n")
+    return prefix, train, test, bucket, client
+
+
+def test_a_pair_from_before_set_metadata_left_half_replaced_is_refused_and_the_way_round_works(s3_bucket, proxy):
+    """Over a pair without set metadata (written before it, or by other means), a write failing between its copies
+    leaves the new train split beside an old test split that carries no set: not the user's doing (it is older than
+    the new split), so it is refused, as a partner of another write is; dropping the metadata reads them as they
+    are."""
+    prefix, train, test, bucket, client = _a_pair_without_set_metadata(s3_bucket)
     time.sleep(1.1)  # Last-Modified counts whole seconds
     proxy.fail("PUT", r"/pair\.test$", "500")
     with pytest.raises(FastTextError, match="no longer belong together"):
@@ -1583,12 +1589,7 @@ def test_an_old_partner_of_the_same_second_is_refused_and_the_users_own_is_read(
     put there after the write, and the mixed pair was read, with a warning saying so. The write now records what each
     key held before it (its ETag): a partner still holding that was never reached, whatever the clock says. The
     user's own file, put there after the write in the same second, is still read with the warning."""
-    prefix = f"{s3_bucket}/data"
-    train, test = f"{prefix}/pair.train", f"{prefix}/pair.test"
-    bucket = storage.split_s3(prefix)[0]
-    client = boto3.client("s3")
-    for uri in (train, test):
-        client.put_object(Bucket=bucket, Key=storage.split_s3(uri)[1], Body=b"__label__1 plain\n")
+    prefix, train, test, bucket, client = _a_pair_without_set_metadata(s3_bucket)
     proxy.fail("PUT", r"/pair\.test$", "500")
     with pytest.raises(FastTextError, match="no longer belong together"):
         _write_pair(prefix, "new")
