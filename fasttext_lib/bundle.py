@@ -245,7 +245,9 @@ def _where_the_bundle_is(src, depth=2):
     is what SageMaker extracted from model.tar.gz, and an archive packed from the bundle's folder
     (``tar czf model.tar.gz model/``), holding two bundles, or holding the bundle's own archive left the endpoint's
     log with only "has no config.json". Folders ``depth`` deep are looked at (``code/`` is the served code)."""
-    if storage.is_s3(src) or not os.path.isdir(src):
+    if storage.is_s3(src):
+        return _where_the_bundle_is_on_s3(src)
+    if not os.path.isdir(src):
         return ""
     archives, bundles = [], []
     folders = [(src, 0)]
@@ -271,6 +273,31 @@ def _where_the_bundle_is(src, depth=2):
     if archives:
         return (f"; it holds {', '.join(archives[:3])}, not extracted (an archive packed inside the model archive?): "
                 f"extract it there, or pack the bundle's own files")
+    return ""
+
+
+def _where_the_bundle_is_on_s3(src, most=20):
+    """An S3 prefix without config.json: the bundle in a folder one level down, said after the error (``--model
+    s3://b/models`` for a bundle in ``models/m1/``), as :func:`_where_the_bundle_is` says it of a local folder. Needs
+    s3:ListBucket; without it, or anything else failing, nothing is said (the error stands alone, as before). At most
+    ``most`` folders are looked in (one HEAD each)."""
+    bucket, key = storage.split_s3(src)
+    prefix = key.rstrip("/") + "/" if key.strip("/") else ""
+    try:
+        client = storage.s3_client()
+        listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix, Delimiter="/", MaxKeys=most)
+        bundles = []
+        for folder in (p["Prefix"] for p in listed.get("CommonPrefixes", [])):
+            with contextlib.suppress(Exception):
+                client.head_object(Bucket=bucket, Key=folder + CONFIG)
+                bundles.append(folder[len(prefix):].rstrip("/"))
+    except Exception:  # (no s3:ListBucket, the endpoint gone: the hint is a courtesy)
+        return ""
+    if len(bundles) == 1:
+        return f"; it holds a bundle in {bundles[0]}/: load s3://{bucket}/{prefix}{bundles[0]}"
+    if bundles:
+        shown = " and ".join(f"{b}/" for b in bundles[:2]) + (f" and {len(bundles) - 2} more" if len(bundles) > 2 else "")
+        return f"; it holds {len(bundles)} bundles, in {shown}: load one of them"
     return ""
 
 

@@ -186,6 +186,13 @@ def test_s3_end_to_end(sample_dir, s3_bucket):
     r = run_cli("evaluate", "--model", model, "--data", f"{s3_bucket}/data/test.csv")
     assert r.returncode == 0, r.stderr
     assert _last_json(r.stdout)["accuracy"] >= 0.75
+    # --model one level too high said only "has no config.json", where a local folder's error names its bundle
+    for above in (f"{s3_bucket}/models", f"{s3_bucket}/models/"):
+        r = run_cli("predict", "--model", above, input="great food\n")
+        assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.endswith(f"has no config.json; it holds a bundle in run1/: load {model}\n"), r.stderr
+    r = run_cli("predict", "--model", f"{s3_bucket}/data", input="great food\n")  # no bundle below: no hint
+    assert r.returncode == 2 and r.stderr.rstrip().endswith("has no config.json"), r.stderr
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
