@@ -30,6 +30,7 @@ from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX
 from .devices import parse_ctx
+from .jsonl import missing_json
 from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted, reason_of
 from .features import Featurizer
 
@@ -340,7 +341,7 @@ def review_texts(texts):
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             # a missing value: NaN (a float column's), None (an object column's) or pandas' NA (a "string" column's)
-            missing = text is None or (isinstance(text, float) and text != text) or type(text).__name__ == "NAType"
+            missing = missing_json(text) or type(text).__name__ == "NAType"
             hint = (": a missing value? fill it first (df['text'].fillna(''))" if missing
                     else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
             raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
