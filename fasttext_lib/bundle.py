@@ -267,13 +267,17 @@ def _where_the_bundle_is(src, depth=2):
         return (f"; it holds a bundle in {bundles[0]}/, not at its top: pack the bundle's files at the top of "
                 f"model.tar.gz (packaging.pack_model does), or load {os.path.join(src, bundles[0])}")
     if bundles:
-        shown = " and ".join(f"{b}/" for b in bundles[:2]) + (f" and {len(bundles) - 2} more" if len(bundles) > 2 else "")
-        return (f"; it holds {len(bundles)} bundles, in {shown}, none at its top: a model directory is one bundle, "
-                f"its files at the top")
+        return (f"; it holds {len(bundles)} bundles, in {_folders_shown(bundles)}, none at its top: a model directory "
+                f"is one bundle, its files at the top")
     if archives:
         return (f"; it holds {', '.join(archives[:3])}, not extracted (an archive packed inside the model archive?): "
                 f"extract it there, or pack the bundle's own files")
     return ""
+
+
+def _folders_shown(folders):
+    """``a/ and b/ and 3 more``: the first two of ``folders`` (the bundles a hint names), and how many others."""
+    return " and ".join(f"{f}/" for f in folders[:2]) + (f" and {len(folders) - 2} more" if len(folders) > 2 else "")
 
 
 def _where_the_bundle_is_on_s3(src, most=20):
@@ -296,8 +300,7 @@ def _where_the_bundle_is_on_s3(src, most=20):
     if len(bundles) == 1:
         return f"; it holds a bundle in {bundles[0]}/: load s3://{bucket}/{prefix}{bundles[0]}"
     if bundles:
-        shown = " and ".join(f"{b}/" for b in bundles[:2]) + (f" and {len(bundles) - 2} more" if len(bundles) > 2 else "")
-        return f"; it holds {len(bundles)} bundles, in {shown}: load one of them"
+        return f"; it holds {len(bundles)} bundles, in {_folders_shown(bundles)}: load one of them"
     return ""
 
 
