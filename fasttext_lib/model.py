@@ -149,10 +149,11 @@ def allocate_table(num_rows, emsize, state_tables=0):
     space left: a limit a little above the tables crashed MXNet at its first steps (a segfault, or 'terminate
     called' when a thread found no stack), exit 134 with no line."""
     size = num_rows * emsize * 4
-    _check_address_space(num_rows, emsize, size * (1 + state_tables))
+    tables = size * (1 + state_tables)
+    _check_address_space(num_rows, emsize, tables)
     room = available_memory()
-    if room is not None and size * (1 + state_tables) > room:
-        states = (f", and {state_tables} more of that size for adam's moments ({size * (1 + state_tables) / 2**30:.1f} "
+    if room is not None and tables > room:
+        states = (f", and {state_tables} more of that size for adam's moments ({tables / 2**30:.1f} "
                   f"GiB in all)" if state_tables else "")
         raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
                             f"{size / 2**30:.1f} GiB of float32{states}, more than the {room / 2**30:.1f} GiB of memory "
