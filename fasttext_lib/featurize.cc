@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -344,11 +345,15 @@ struct PageAllocator {
 template <typename T>
 class Blocks {
  public:
-  static constexpr size_t kBlock = size_t(1) << 20;
+  // Blocks grow from 4,096 values to 2^20 by doubling: one 2^20 block each for rows and weights reserved 8 MB
+  // of address space per encoder (and per thread's part) for a request of one review, and under a ulimit -v
+  // predict ran out of memory at 690 MB, where it had room for everything else.
+  static constexpr size_t kFirstBlock = size_t(1) << 12, kBlock = size_t(1) << 20;
   void push(T v) {
-    if (blocks_.empty() || blocks_.back().size() == kBlock) {
+    if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
       blocks_.emplace_back();
-      blocks_.back().reserve(kBlock);
+      blocks_.back().reserve(next_);
+      next_ = std::min(kBlock, next_ * 2);
     }
     blocks_.back().push_back(v);
     ++size_;
@@ -364,7 +369,7 @@ class Blocks {
   // counts them, and move_to then copies only what stayed. 0, or the errno of a failed write.
   int spill(int fd, bool all) {
     size_t n = blocks_.size();
-    if (!all && n && blocks_.back().size() < kBlock) --n;  // the block being filled stays
+    if (!all && n && blocks_.back().size() < blocks_.back().capacity()) --n;  // the block being filled stays
     for (size_t i = 0; i < n; ++i) {
       const char* p = reinterpret_cast<const char*>(blocks_[i].data());
       size_t left = blocks_[i].size() * sizeof(T);
@@ -391,7 +396,7 @@ class Blocks {
 
  private:
   std::vector<std::vector<T, PageAllocator<T>>> blocks_;
-  size_t size_ = 0;
+  size_t size_ = 0, next_ = kFirstBlock;
 };
 
 // ---- bags (features.Featurizer._bags) -------------------------------------------------------
@@ -466,6 +471,31 @@ struct Encoder {
   }
 };
 
+// part(t) for every t in [0, parts): part 0 in this thread, the others each in a thread of its own. A thread
+// that cannot start (std::system_error: no address space left for its stack under a ulimit -v, or no thread
+// left to the process) has its part run here instead, the same work in the same place, only later: a pool
+// left holding started threads when that exception passed was std::terminate (predict aborted, exit 134).
+// part must not throw. Allocates nothing but the pool, and runs every part here if that cannot be had.
+template <typename Part>
+void run_parts(int parts, const Part& part) {
+  std::vector<std::thread> pool;
+  try {
+    pool.reserve(parts);
+  } catch (const std::bad_alloc&) {
+    parts = -parts;  // every part here
+  }
+  for (int t = 1; t < std::abs(parts); ++t) {
+    try {
+      if (parts < 0) throw std::bad_alloc();
+      pool.emplace_back(part, t);
+    } catch (...) {
+      part(t);
+    }
+  }
+  part(0);
+  for (auto& th : pool) th.join();
+}
+
 // Runs encode(first_doc, end_doc, encoder) over up to `threads` contiguous runs of documents of
 // about equal work (work[d]: cumulative work to the end of document d), each into its own
 // encoder, then appends them in order: the same bags as one thread would make.
@@ -486,21 +516,13 @@ void encode_in_parallel(Encoder& e, int64_t n_docs, const int64_t* work, int thr
   std::vector<Encoder> parts;
   for (int t = 0; t < threads; ++t) parts.push_back(e.part());
   std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      try {
-        encode(cut[t], cut[t + 1], parts[t]);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  try {
-    encode(cut[0], cut[1], parts[0]);
-  } catch (...) {
-    errors[0] = std::current_exception();
-  }
-  for (auto& th : pool) th.join();
+  run_parts(threads, [&](int t) {
+    try {
+      encode(cut[t], cut[t + 1], parts[t]);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  });
   for (auto& err : errors)
     if (err) std::rethrow_exception(err);
   for (auto& part : parts) e.append(std::move(part));
@@ -734,16 +756,12 @@ int ft_bag_mean(const float* table, int64_t table_rows, int64_t dim, const int32
     run(0, n_docs);
     return 0;
   }
-  std::vector<std::thread> pool;
   const int64_t total = offsets[n_docs];
-  int64_t first = 0;
-  for (int t = 1; t <= threads; ++t) {
-    const int64_t end = t == threads ? n_docs
-        : std::max(first, static_cast<int64_t>(std::lower_bound(offsets, offsets + n_docs + 1, total * t / threads) - offsets));
-    pool.emplace_back(run, first, end);
-    first = end;
-  }
-  for (auto& th : pool) th.join();
+  auto cut = [&](int t) {  // (nondecreasing in t: a document is one thread's)
+    return t == threads ? n_docs
+        : static_cast<int64_t>(std::lower_bound(offsets, offsets + n_docs + 1, total * t / threads) - offsets);
+  };
+  run_parts(threads, [&](int t) { run(cut(t), cut(t + 1)); });
   return 0;
 }
 
@@ -772,9 +790,7 @@ static void over_rows(int64_t n_rows, int64_t dim, int32_t threads, const Run& r
     run(int64_t(0), n_rows);
     return;
   }
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(run, n_rows * t / threads, n_rows * (t + 1) / threads);
-  for (auto& th : pool) th.join();
+  run_parts(threads, [&](int t) { run(n_rows * t / threads, n_rows * (t + 1) / threads); });
 }
 }  // extern "C++"
 

@@ -5,6 +5,7 @@ Featurizer's Python loops); the native side is the Featurizer itself with the li
 asserted to have gone through native_features.
 """
 import os
+import subprocess
 import sys
 import zlib
 from collections import Counter
@@ -474,3 +475,46 @@ def test_token_ids_kept_in_a_file_select_the_same_bags(monkeypatch, spill_route)
             m.setenv(nf.ENV_SWITCH, "0")
             python = from_file.select(docs)
         _assert_same_bags((python.rows, python.weights, python.offsets), expected)
+
+
+THREADS_WITHOUT_ROOM = """
+import ctypes, resource
+import numpy as np
+from fasttext_lib import native_features as nf
+from fasttext_lib.features import Featurizer
+from fasttext_lib.synthetic import generate_reviews
+
+texts = generate_reviews(800, seed=3).texts  # > 64k tokens, and > 2^20 values below: each call would split its work
+featurizer = Featurizer.fit(texts)
+table = np.random.RandomState(0).rand(featurizer.num_rows, 64).astype(np.float32)
+seed_rows = np.arange(20000)
+outs = [np.empty((len(texts), 64), np.float32), np.empty((len(seed_rows), 64), np.float32)]
+
+def calls(threads):
+    nf.threads = lambda: threads
+    bags = featurizer.transform(texts)  # (native: encode_texts)
+    means = nf.bag_mean(table, bags.rows, bags.weights, bags.offsets, out=outs[0]).copy()
+    initial = nf.uniform_rows(7, seed_rows, 64, 0.5, outs[1])
+    return [bags.rows, bags.weights, bags.offsets, means, initial.copy(), nf.changed_rows(7, initial, 0.5)]
+
+ctypes.CDLL(None).mallopt(-8, 1)  # one malloc arena (M_ARENA_MAX), as the CLI has under a ulimit -v
+before = calls(1)  # (no thread started: none of their stacks is cached for later)
+with open("/proc/self/status") as f:
+    mapped = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (mapped + (6 << 20), resource.RLIM_INFINITY))  # no room for a thread's stack
+after = calls(4)
+resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))  # room to compare
+assert all(np.array_equal(a, b) for a, b in zip(before, after))
+print("same", flush=True)
+"""
+
+
+def test_a_thread_that_cannot_start_does_its_work_in_the_caller():
+    """Under a ``ulimit -v`` with no room left for a thread's stack, ``std::thread`` throws, and a pool that still
+    held started threads was ``std::terminate``: predict aborted (exit 134, "Resource temporarily unavailable") at
+    670 MB, above the limit it is refused under. A part whose thread cannot start now runs in the calling thread,
+    with the same result. (The 6 MB of room also holds only because an encoder no longer reserves two 4 MB blocks
+    for its first bags: four parts took 32 MB.)"""
+    r = subprocess.run([sys.executable, "-c", THREADS_WITHOUT_ROOM], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert (r.returncode, r.stdout) == (0, "same\n"), r.stderr[-2000:]
