@@ -24,9 +24,13 @@ settings, labels) attached, and the three functions below do the rest:
   raw label; ``class_id`` is always the raw label, as the training data wrote it;
 * response ``application/jsonlines`` for a JSON Lines request (or an ``Accept`` that prefers it): one
   line per review, in order, ``{"label": [...], "prob": [...], "class_id": [...]}`` (BlazingText's);
+* response ``text/csv`` for an ``Accept`` that prefers it (Batch Transform's ``accept="text/csv"``), whatever the
+  request's type: one CSV record a line per review, in order, ``label,probability,class_id`` (with k classes, k such
+  triples, empty fields where the threshold left fewer), so that ``join_source="Input"`` joins each to its record. A
+  missing Accept is still answered in JSON (the toolkit hands it on as ``application/json``);
 * an answer over :data:`MAX_RESPONSE_BYTES` is a 413 (SageMaker refuses real-time answers over 6 MB);
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
-  another content type, 406 when ``Accept`` admits no answer, 413 above :data:`MAX_REQUEST_BYTES`, 400
+  another content type, 406 when ``Accept`` admits no answer type, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
   UTF-8), items that are neither a string nor missing (null or NaN: an empty review) and requests without any
   text (in Batch Transform, records that are all blank are answered; a JSON string's lone surrogate escape is U+FFFD);
@@ -785,10 +789,13 @@ def _refuse_metadata_columns(records, layout, names=None):
 
 class Answers(list):
     """``predict_fn``'s result: one answer per review, in order; ``ranked``: each answer is a list of
-    classes (a ``"configuration"`` or JSON Lines request), else one class; ``lines``: a JSON Lines request."""
+    classes (a ``"configuration"`` or JSON Lines request), else one class; ``lines``: a JSON Lines request;
+    ``width``: the most classes the request asked for a review (its k, the model's classes at most), which a CSV
+    answer gives every record, so that all are as wide whatever the threshold left."""
 
     ranked = False
     lines = False
+    width = 1
 
 
 def _too_big(reviews_measured, total_reviews, size):
@@ -800,9 +807,18 @@ def _too_big(reviews_measured, total_reviews, size):
                              f"classes (k)")
 
 
-def _answer_bytes(answers, ranked):
-    """The size of ``answers`` in the smaller of the two response forms (the exact body is checked again)."""
-    return min(len(_json_body(answers)), len(_jsonlines_body(answers, ranked)))
+def _answer_bytes(answers, ranked, width):
+    """The size of ``answers`` in the smallest of the response forms (the exact body is checked again)."""
+    return min(len(_json_body(answers)), len(_jsonlines_body(answers, ranked)), len(_csv_body(answers, width)))
+
+
+def _classes_asked(top, num_classes):
+    """The most classes a review of the request is answered with: 1, or the largest k of ``top`` (``(k,
+    threshold)``, or a JSON Lines request's list of them), the model's ``num_classes`` at most."""
+    from .predict import check_top
+
+    settings = [] if top is None else top if isinstance(top, list) else [top]
+    return max([check_top(k, threshold, num_classes)[0] for k, threshold in settings], default=1)
 
 
 def _class_last_rows(records, classes):
@@ -866,6 +882,7 @@ def predict_fn(input_data, model):
     top = getattr(input_data, "top", None)
     answers = Answers()
     answers.ranked, answers.lines = top is not None, bool(getattr(input_data, "lines", False))
+    answers.width = _classes_asked(top, len(predictor.labels))
     if getattr(input_data, "header_record", False):  # a CSV header record answered in Batch Transform
         blank = getattr(input_data, "lead_blank", 0)
         answers.extend((predictor.predict([""]) * blank if blank else []) + [FieldNames()])
@@ -887,7 +904,7 @@ def predict_fn(input_data, model):
                     part[i] = ranked
         else:
             part = predictor.predict_top(chunk, k=top[0], threshold=top[1])
-        size += _answer_bytes(part, answers.ranked)
+        size += _answer_bytes(part, answers.ranked, answers.width)
         if size > MAX_RESPONSE_BYTES:
             raise _too_big(start + len(chunk), len(texts), size)
         answers.extend(part)
@@ -904,13 +921,18 @@ class FieldNames(dict):
         super().__init__(label="label", probability="probability", class_id="class_id")
 
 
+# The types an answer can take, in the order that breaks a tie between equal weights in ``Accept`` (``*/*``: JSON)
+ANSWER_TYPES = (JSON_TYPE, JSONLINES_TYPE, CSV_TYPE)
+
+
 def _accept_weights(accept):
-    """``Accept`` -> (q of ``application/json``, q of ``application/jsonlines``), each from the most specific
-    range that matches it (RFC 9110), None where none does. Case and parameters other than ``q`` are ignored;
-    an empty header accepts anything. A weight that is no number from 0 to 1 admits nothing (0)."""
+    """``Accept`` -> {answer type: its q} for each of :data:`ANSWER_TYPES`, from the most specific range that
+    matches it (RFC 9110: ``text/csv``, then ``text/*``, then ``*/*``), None where none does. Case and parameters
+    other than ``q`` are ignored; an empty header accepts anything. A weight that is no number from 0 to 1 admits
+    nothing (0)."""
     if not accept or not str(accept).strip():
-        return 1.0, 1.0
-    best = {JSON_TYPE: None, JSONLINES_TYPE: None}  # media -> (specificity, q)
+        return dict.fromkeys(ANSWER_TYPES, 1.0)
+    best = dict.fromkeys(ANSWER_TYPES)  # media -> (specificity, q)
     for item in str(accept).split(","):
         media, *params = [part.strip() for part in item.split(";")]
         media = media.lower()
@@ -927,25 +949,26 @@ def _accept_weights(accept):
                 if not 0.0 <= q <= 1.0:  # (nor does one out of range: q=-1 on JSON ranked JSON Lines above it)
                     q = 0.0
         for target in best:
-            specificity = {target: 2, "application/*": 1, "*/*": 0}.get(media)
+            specificity = {target: 2, target.split("/")[0] + "/*": 1, "*/*": 0}.get(media)
             if specificity is not None and (best[target] is None or specificity > best[target][0]):
                 best[target] = (specificity, q)
-    return tuple(None if best[t] is None else best[t][1] for t in (JSON_TYPE, JSONLINES_TYPE))
+    return {t: None if best[t] is None else best[t][1] for t in ANSWER_TYPES}
 
 
 def _response_type(accept, lines):
-    """The response's media type. A JSON Lines request is answered in JSON Lines whenever ``Accept``
-    admits it or ``application/json`` (the toolkit hands a missing or ``*/*`` Accept on as
-    ``application/json``, so that cannot be told from no preference; BlazingText answers its JSON Lines
-    in kind too), unless it refuses JSON Lines by name (``application/jsonlines;q=0``). Other requests: JSON, or
-    JSON Lines when ``Accept`` weighs it above JSON."""
-    json_q, lines_q = _accept_weights(accept)
+    """The response's media type: the answer type ``Accept`` weighs highest (a tie: JSON, then JSON Lines, then
+    CSV), None when it admits none. A JSON Lines request is answered a line per line, in JSON Lines or CSV, never
+    as one JSON array: in JSON Lines whenever ``Accept`` admits it or ``application/json`` (the toolkit hands a
+    missing or ``*/*`` Accept on as ``application/json``, so that cannot be told from no preference; BlazingText
+    answers its JSON Lines in kind too), unless it refuses JSON Lines by name (``application/jsonlines;q=0``)."""
+    asked = _accept_weights(accept)
+    weights = {media: q or 0.0 for media, q in asked.items()}
     if lines:
-        return JSONLINES_TYPE if lines_q != 0 and (json_q or lines_q) else None
-    json_q, lines_q = json_q or 0.0, lines_q or 0.0
-    if lines_q > json_q:
-        return JSONLINES_TYPE
-    return JSON_TYPE if json_q > 0 else None
+        refused = asked[JSONLINES_TYPE] == 0  # by name or by its range; not merely unnamed (None)
+        weights = {JSONLINES_TYPE: 0.0 if refused else max(weights[JSON_TYPE], weights[JSONLINES_TYPE]),
+                   CSV_TYPE: weights[CSV_TYPE]}
+    media = max(weights, key=weights.get)  # the first of the highest: the order of the tie-break
+    return media if weights[media] > 0 else None
 
 
 def _json_body(answers):
@@ -968,20 +991,46 @@ def _jsonlines_body(answers, ranked):
     return "\n".join(out)
 
 
+# a CSV answer's fields for each class, in the JSON answer's order
+CSV_FIELDS = ("label", "probability", "class_id")
+
+
+def _csv_body(answers, width=1):
+    """One CSV record a line per review, in order: ``label,probability,class_id`` (a name with a comma or a
+    quotation mark quoted as CSV quotes it; the probability's digits as JSON writes them), for each of up to
+    ``width`` classes, most probable first; a review with fewer classes (a threshold) has its record filled with
+    empty fields, so that every record is as wide (one with none: only commas, never a blank line, which CSV
+    readers skip). A :class:`FieldNames` answer is the field names (``label_1,probability_1,...`` for more than one
+    class). Lines are separated by ``\\n`` with none after the last, as in :func:`_jsonlines_body`: Batch
+    Transform's ``AssembleWith=Line`` adds one after each mini-batch's answer."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for answer in answers:
+        if isinstance(answer, FieldNames):
+            writer.writerow(CSV_FIELDS if width == 1 else [f"{field}_{i}" for i in range(1, width + 1)
+                                                           for field in CSV_FIELDS])
+            continue
+        classes = answer if isinstance(answer, list) else [answer]
+        fields = [c[field] for c in classes for field in CSV_FIELDS]
+        writer.writerow(fields + [""] * (len(CSV_FIELDS) * width - len(fields)))
+    return out.getvalue()[:-1]
+
+
 def _default_accept_hint(accept):
     """The toolkit puts the model's ``SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT`` in place of a missing or ``*/*`` Accept
-    (Autopilot's containers set it to ``text/csv``): a 406 for a type the client never named said nothing of the
-    variable that did. Said when ``accept`` is that variable's value (a client may also have sent it itself)."""
+    (Autopilot's containers set it to ``text/csv``, answered now; another type may not be): a 406 for a type the
+    client never named said nothing of the variable that did. Said when ``accept`` is that variable's value (a client
+    may also have sent it itself)."""
     default = str(os.environ.get("SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT") or "").strip()
     if not default or str(accept).strip() != default:
         return ""
     return (" (it is the model's SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT, which stands for a missing or */* Accept "
-            "header: unset it or set it to application/json)")
+            "header: unset it or set it to one of these)")
 
 
 def output_fn(prediction, accept):
-    """Predictions -> (body, media type): ``application/json`` text, or ``application/jsonlines`` (one line
-    per review, in order); 406 when ``Accept`` admits neither, 413 above :data:`MAX_RESPONSE_BYTES`.
+    """Predictions -> (body, media type): ``application/json`` text, ``application/jsonlines`` or ``text/csv`` (one
+    line per review, in order); 406 when ``Accept`` admits none of them, 413 above :data:`MAX_RESPONSE_BYTES`.
 
     The toolkit sets the response's Content-Type from the second item (it would echo the
     ``Accept`` header, e.g. ``application/*``, if only the body came back).
@@ -989,15 +1038,19 @@ def output_fn(prediction, accept):
     lines = bool(getattr(prediction, "lines", False))
     media = _response_type(accept, lines)
     if media is None:
-        wanted = "application/jsonlines" if lines else "application/json or application/jsonlines"
+        wanted = ("application/jsonlines or text/csv" if lines  # (a JSON Lines request: a line per line)
+                  else "application/json, application/jsonlines or text/csv")
         raise RequestError(406, f"cannot answer in {str(accept)!r}; accept {wanted}{_default_accept_hint(accept)}")
+    ranked = getattr(prediction, "ranked", None)
+    if ranked is None:  # a plain list (not predict_fn's): ranked when its answers are lists
+        ranked = bool(prediction) and isinstance(prediction[0], list)
     if media == JSON_TYPE:
         body = _json_body(prediction)
-    else:
-        ranked = getattr(prediction, "ranked", None)
-        if ranked is None:  # a plain list (not predict_fn's): ranked when its answers are lists
-            ranked = bool(prediction) and isinstance(prediction[0], list)
+    elif media == JSONLINES_TYPE:
         body = _jsonlines_body(prediction, ranked)
+    else:
+        longest = max((len(a) for a in prediction if isinstance(a, list)), default=1)
+        body = _csv_body(prediction, max(getattr(prediction, "width", 1), longest))
     size = len(body.encode("utf-8"))
     if size > MAX_RESPONSE_BYTES:
         raise _too_big(len(prediction), len(prediction), size)
