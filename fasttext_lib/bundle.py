@@ -351,6 +351,7 @@ def _check_config(src, config):
                             f"{config['unicode_normalization']!r}; this library writes {UNICODE_NORMALIZATION!r}, and "
                             f"reads {', '.join(map(repr, READ_UNICODE_NORMALIZATIONS[:-1]))} (older versions' bundles) "
                             f"or none")
+    _check_against_training(src, config)
     dropout = config.get("dropout") or 0.0  # (training-only, but text or 2 there was taken silently)
     if not is_number(dropout) or not 0 <= dropout < 1:
         raise FastTextError(f"corrupt model bundle {src}: config.json's 'dropout' is {config['dropout']!r}, not a number in [0, 1)")
@@ -364,6 +365,27 @@ def _check_config(src, config):
             check_name(name, "label_names")
     except FastTextError as exc:
         raise FastTextError(f"corrupt model bundle {src}: config.json's {exc}") from None
+
+
+def _is_count(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_against_training(src, config):
+    """config.json's featurization values must be those training used (``train_config``, which ``save_bundle``
+    records beside them; the rule is train.train's: no buckets for unigrams). An edited ``ngrams`` fits the parameter
+    shapes, so such a bundle loaded and predicted with other features than the model learned, silently; ``buckets``
+    and ``emsize`` are caught by the shapes too, but this names the field. Bundles without it are not checked."""
+    trained = config.get("train_config")
+    if not isinstance(trained, dict) or not _is_count(trained.get("ngrams")):
+        return
+    expected = {"ngrams": trained["ngrams"], "emsize": trained.get("emsize"),
+                "buckets": trained.get("buckets") if trained["ngrams"] > 1 else 0}
+    for key, value in expected.items():
+        if _is_count(value) and config[key] != value:
+            raise FastTextError(f"corrupt model bundle {src}: config.json's {key!r} is {config[key]} but the model was "
+                                f"trained with {key} {value} (its 'train_config'): it would predict with other features "
+                                f"than it learned; put back {key} {value}, or retrain")
 
 
 def _check_compact(src, config):

@@ -21,7 +21,8 @@ Where training takes a mapping from (the first that applies):
 3. nothing: each label is its own name.
 
 A names file is either the Zhang et al. ``classes.txt`` (line *i* names class ``i``) or ``id=name``
-lines. Labels a mapping does not name keep their raw id as name. Every malformed mapping (an empty
+lines; lines starting with ``#`` are comments in both (a title above the names would shift each name one
+class off: a classes.txt line ending in ``:``, ``names:``, is refused as one). Labels a mapping does not name keep their raw id as name. Every malformed mapping (an empty
 or duplicate name, an id given twice, a binary or huge file) is a :class:`FastTextError`.
 """
 import json
@@ -106,6 +107,7 @@ def _refuse_reused_ids(mapping, ids, where):
                             f"labeled {name} would mean either class; give class {label!r} a name that is no class id")
 
 
+COMMENT = "#"  # a line starting so is a comment in both forms (no Zhang et al. class name starts so)
 _ID_NAME_LINE = re.compile(r"\d+\s*=")  # 1=negative: a class id before '=' (no classes.txt name starts so)
 
 
@@ -116,7 +118,7 @@ def parse_text(text, where):
     # silently renumbering every class after it.
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     lines = [(n, line.strip()) for n, line in enumerate(text.split("\n"), 1)]
-    lines = [(n, line) for n, line in lines if line]
+    lines = [(n, line) for n, line in lines if line and not line.startswith(COMMENT)]
     if not lines:
         raise FastTextError(f"{where}: names no class (empty file)")
     keyed = "=" in lines[0][1]
@@ -132,7 +134,10 @@ def parse_text(text, where):
             if _ID_NAME_LINE.match(line):  # a title or comment above id=name lines: each name would be one class off
                 raise FastTextError(f"{what}: an id=name line ({line[:40]!r}), but line {lines[0][0]} is a name "
                                     f"({lines[0][1][:40]!r}): a names file is classes.txt lines (line i names "
-                                    f"class i) or id=name lines, not both; remove the line(s) that are neither")
+                                    f"class i) or id=name lines, not both; remove the line(s) that are neither, or start them with '#' (a comment)")
+            if line.endswith(":"):  # a title (names:, Classes:) read as class 1 would name each class one off
+                raise FastTextError(f"{what}: {line[:40]!r} is a title, not a class name (line i names class i): "
+                                    f"remove it, or make it a comment ('# {line[:40]}')")
             _add(mapping, str(len(mapping) + 1), line, what)
     return _check_distinct(mapping, where)
 

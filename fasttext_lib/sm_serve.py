@@ -32,8 +32,9 @@ settings, labels) attached, and the three functions below do the rest:
 * bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
   another content type, 406 when ``Accept`` admits no answer type, 413 above :data:`MAX_REQUEST_BYTES`, 400
   for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
-  UTF-8), items that are neither a string nor missing (null or NaN: an empty review) and requests without any
-  text (in Batch Transform, records that are all blank are answered; a JSON string's lone surrogate escape is U+FFFD);
+  UTF-8), items that are neither a string nor missing (null or NaN, in a list, alone or a JSON line: an empty
+  review) and requests without any text (in Batch Transform, records that are all blank are answered; a JSON
+  string's lone surrogate escape is U+FFFD);
 * a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
@@ -355,7 +356,7 @@ def _json_texts(payload):
         payload = payload["instances"]
         if not isinstance(payload, list):
             raise RequestError(400, '"instances" must be a list of strings')
-    if isinstance(payload, str):
+    if isinstance(payload, str) or missing_json(payload):  # one review; a lone null is a missing one, as in a list
         payload = [payload]
     if not isinstance(payload, list):
         raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {_json_kind(payload)}')
@@ -421,7 +422,7 @@ def _jsonlines_texts(text):
             raise RequestError(400, f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}{hint}") from None
         except RecursionError:
             raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
-        if isinstance(record, str):
+        if isinstance(record, str) or missing_json(record):  # a bare line null: a missing review, as {"source": null}
             record = {"source": record}
         if isinstance(record, dict) and "source" in record and missing_json(record["source"]):
             record = dict(record, source="")  # pandas' missing review (or NaN): empty, as predict reads it (was a 400)

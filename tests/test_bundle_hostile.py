@@ -178,6 +178,30 @@ def test_config_values_this_library_never_writes_are_one_error(trained, tmp_path
     _refused(where, "config.json", next(iter(change)))
 
 
+@pytest.mark.parametrize("change, said", [
+    ({"ngrams": 3}, "config.json's 'ngrams' is 3 but the model was trained with ngrams 2 (its 'train_config')"),
+    ({"ngrams": 1, "buckets": 0, "num_rows": None}, "'ngrams' is 1 but the model was trained with ngrams 2"),
+    ({"buckets": 30000, "num_rows": None}, "'buckets' is 30000 but the model was trained with buckets 20000"),
+    ({"emsize": 7}, "'emsize' is 7 but the model was trained with emsize"),
+    ({"train_config": {"ngrams": 3}}, "'ngrams' is 2 but the model was trained with ngrams 3"),
+], ids=["ngrams", "unigrams", "buckets", "emsize", "train_config"])
+@pytest.mark.parametrize("compact", ["none", "float32"])
+def test_featurization_values_that_disagree_with_the_training_config_are_one_error(trained, tmp_path, change, said,
+                                                                                   compact):
+    """An edited 'ngrams' fits the parameter shapes: the bundle loaded and predicted with other features than the
+    model learned (trigrams of a bigram model), silently. num_rows None: set to fit the other edits."""
+    where = save_bundle(trained, str(tmp_path / "b"), compact=compact)
+    with open(f"{where}/config.json") as f:
+        config = json.load(f)
+    for key, value in change.items():
+        config[key] = dict(config[key], **value) if isinstance(value, dict) else value
+    if "num_rows" in change:
+        config["num_rows"] = config["vocab_size"] + config["buckets"]
+    with open(f"{where}/config.json", "w") as f:
+        json.dump(config, f)
+    _refused(where, said)
+
+
 @pytest.mark.parametrize("change", [lambda vocab: [], _token_renamed("\ud800")], ids=["a list", "a lone surrogate"])
 def test_the_evaluate_and_export_vectors_commands_refuse_it_the_same_way(trained, tmp_path, change):
     where = save_bundle(trained, str(tmp_path / "b"), compact="none")

@@ -360,7 +360,7 @@ def test_model_that_is_not_a_bundle(tmp_path, local_bundle, sample_dir):
     (broken / "config.json").write_text(json.dumps(config))
     _assert_one_line_error(cli_in_process("predict", "--model", broken, input="x\n"), "mismatch")
     config = json.loads((out / "config.json").read_text())
-    config["emsize"] = 7
+    config["emsize"] = config["train_config"]["emsize"] = 7  # (config.json alone: refused as not the trained emsize)
     (broken / "config.json").write_text(json.dumps(config))
     _assert_one_line_error(cli_in_process("predict", "--model", broken, input="x\n"), "do not match")
     config["format_version"] = 99

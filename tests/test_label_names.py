@@ -92,7 +92,7 @@ def test_hostile_names_files(tmp_path, text, pattern):
         label_names.read_file(str(path))
 
 
-@pytest.mark.parametrize("text", ["# label names\n1=negative\n2=positive\n", "classes\n1=negative\n2=positive\n",
+@pytest.mark.parametrize("text", ["Label names\n1=negative\n2=positive\n", "classes\n1=negative\n2=positive\n",
                                   "negative\n2=positive\n"])
 def test_id_name_lines_after_a_first_line_without_are_refused_not_taken_as_names(tmp_path, text):
     """A first line without '=' (a comment or title above id=name lines) made the file read as classes.txt lines:
@@ -101,6 +101,39 @@ def test_id_name_lines_after_a_first_line_without_are_refused_not_taken_as_names
     path.write_text(text)
     with pytest.raises(FastTextError, match=r"names.txt:\d: an id=name line .* but line 1 is a name"):
         label_names.read_file(str(path))
+
+
+@pytest.mark.parametrize("text", ["# label names\n1=negative\n2=positive\n", "# classes\nnegative\npositive\n",
+                                  "negative\n  # the good ones:\npositive\n# end\n"])
+def test_lines_starting_with_a_hash_are_comments_in_both_forms(tmp_path, text):
+    """A '# classes' line above classes.txt lines named class 1 '# classes' and every class after it one off."""
+    path = tmp_path / "names.txt"
+    path.write_text(text)
+    assert label_names.read_file(str(path)) == POLARITY
+
+
+@pytest.mark.parametrize("text, line", [("names:\nnegative\npositive\n", 1), ("negative\nClasses:\npositive\n", 2)])
+def test_a_title_above_classes_txt_lines_is_refused_not_taken_as_class_1(tmp_path, text, line):
+    """'names:' was class 1's name, 'negative' class 2's: every class shown one off, silently."""
+    path = tmp_path / "names.txt"
+    path.write_text(text)
+    with pytest.raises(FastTextError, match=rf"names.txt:{line}: '\w+:' is a title, not a class name .* comment"):
+        label_names.read_file(str(path))
+
+
+def test_cli_refuses_a_label_names_file_with_a_title_and_reads_one_with_a_comment(tmp_path):
+    data = make_splits(300, 10, seed=2)[0]
+    write_csv(data, str(tmp_path / "train.csv"))
+    (tmp_path / "names.txt").write_text("names:\nnegative\npositive\n")
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", "--label-names",
+                tmp_path / "names.txt", *FAST)
+    assert r.returncode != 0 and r.stderr.count("error:") == 1 and "is a title" in r.stderr, r.stderr
+    assert not (tmp_path / "b").exists()
+    (tmp_path / "names.txt").write_text("# names\nnegative\npositive\n")
+    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", "--label-names",
+                tmp_path / "names.txt", *FAST)
+    assert r.returncode == 0, r.stderr
+    assert Predictor.load(tmp_path / "b").label_names == POLARITY
 
 
 def test_a_classes_txt_name_with_an_equals_sign_is_still_a_name():

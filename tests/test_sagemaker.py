@@ -1223,6 +1223,10 @@ def test_a_jsonlines_null_source_is_an_empty_review_as_predict_reads_it(endpoint
     (b'["great food", NaN, "awful"]', "application/json"),
     (b'{"source": "great food"}\n{"source": NaN}\n{"source": "awful"}\n', "application/jsonlines"),
     (b'{"source": "great food"}\n{"text": NaN, "stars": 3}\n{"source": "awful"}\n', "application/jsonlines"),
+    # a line that is a bare null (what an InputFilter of $.source leaves of {"source": null}), as a bare string is a
+    # review: it was a 400 for want of "source"
+    (b'{"source": "great food"}\nnull\n{"source": "awful"}\n', "application/jsonlines"),
+    (b'"great food"\nNaN\n"awful"\n', "application/jsonlines"),
 ])
 def test_a_missing_review_in_json_is_an_empty_review_as_in_json_lines(endpoint, served, body, content_type):
     """pandas writes a missing review as null in JSON as in JSON Lines (``df.to_json(orient="records")``), Python's
@@ -1236,10 +1240,20 @@ def test_a_missing_review_in_json_is_an_empty_review_as_in_json_lines(endpoint, 
         from fasttext_lib.jsonl import jsonl_texts
 
         lines = body.decode().splitlines()
-        assert list(jsonl_texts(lines[1:2], "r.jsonl")) == [""]  # what predict reads in a file (NaN was "nan")
+        if lines[1].startswith("{"):  # (predict's files hold objects: a bare null or string line is refused there)
+            assert list(jsonl_texts(lines[1:2], "r.jsonl")) == [""]  # what predict reads in a file (NaN was "nan")
     else:
         answers = json.loads(response)
         assert answers in (expected, [[row] for row in expected])  # (k=1 ranked: a list of one class per review)
+
+
+@pytest.mark.parametrize("body", [b"null", b"null\n", b"NaN\n", b'""\n', b'{"source": null}\n'])
+def test_a_jsonlines_body_of_one_missing_review_is_answered_as_one_empty_review(endpoint, served, body):
+    """A JSON Lines body that was only a null line was a 400 ('must be {"source": ...}'), where {"source": null} or
+    "" alone is one record (an empty review) and answered: a missing review is an empty one everywhere."""
+    status, _, response = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert status == 200, response
+    assert read_lines(response) == blazingtext_lines(served[1].predict([""]), ranked=False)
 
 
 def test_jsonlines_per_line_k_and_threshold(endpoint, served):
@@ -1581,7 +1595,11 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'["a", true]', "application/json", 400, "item 1 is boolean"),  # was Python's "bool"
     (b'["a", {"text": "b"}]', "application/json", 400, "item 1 is object"),
     (b'[["a", "b"]]', "application/json", 400, "item 0 is array"),
-    (b"null", "application/json", 400, 'expected a string, a list of strings or {"instances": [...]}, got JSON null'),
+    # a lone null is a missing review, empty as in a list ([null]) and in JSON Lines: no review text (it said "expected
+    # a string, ..., got JSON null", also in Batch Transform, where [null] is answered)
+    (b"null", "application/json", 400, "request holds no review text"),
+    (b"NaN", "application/json", 400, "request holds no review text"),
+    (b"7", "application/json", 400, 'expected a string, a list of strings or {"instances": [...]}, got JSON number'),
     (b"[]", "application/json", 400, "no review text"),
     (b"\n  \n", "text/plain", 400, "no review text"),
     (b"", "text/csv", 400, "no review text"),
@@ -2181,6 +2199,9 @@ def test_batch_transform_answers_a_later_mini_batchs_first_review_that_reads_lik
     (b"\n", "text/plain", [""]),
     (b"\r\n  \n", "text/plain", ["", "  "]),
     (b'[""]', "application/json", [""]),
+    (b'[null]', "application/json", [""]),
+    (b"null", "application/json", [""]),  # a missing review alone, as in a list: it was a 400 that failed the job
+    (b"NaN\n", "application/json", [""]),
 ])
 def test_batch_transform_answers_a_mini_batch_of_empty_reviews(monkeypatch, served, body, content_type, texts):
     """A mini-batch whose every record is an empty review was a 400 ("request holds no review text"), which fails the

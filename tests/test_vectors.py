@@ -545,6 +545,35 @@ def test_overwrite_never_replaces_a_fifo_or_device_with_a_file(tmp_path, splits)
     assert stat.S_ISFIFO(os.lstat(tmp_path / "train.csv").st_mode)
 
 
+def test_overwrite_through_a_symbolic_link_replaces_its_target_and_keeps_the_link(tmp_path, splits):
+    """As the shell's '>': the rename put a regular file in place of the user's link, the file it named untouched."""
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    (tmp_path / "real.vec").write_text("the user's file\n")
+    os.symlink("real.vec", tmp_path / "link.vec")
+    os.symlink("sub/new.vec", tmp_path / "dangling.vec")
+    for output in ("link.vec", "dangling.vec"):
+        r = run_cli("export-vectors", "--model", bundle, "--output", tmp_path / output, "--overwrite")
+        assert r.returncode == 0, r.stderr
+    assert os.readlink(tmp_path / "link.vec") == "real.vec" and os.readlink(tmp_path / "dangling.vec") == "sub/new.vec"
+    assert read_vec(str(tmp_path / "real.vec")).words == read_vec(str(tmp_path / "sub" / "new.vec")).words
+    assert sorted(os.listdir(tmp_path)) == ["b", "dangling.vec", "link.vec", "real.vec", "sub"]
+    os.symlink("loop.vec", tmp_path / "loop.vec")
+    r = run_cli("export-vectors", "--model", bundle, "--output", tmp_path / "loop.vec", "--overwrite")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: cannot write {tmp_path / 'loop.vec'}: a loop of symbolic links"], r.stderr
+    os.symlink("none.vec", tmp_path / "new-dangling.vec")  # without --overwrite a link is an existing output
+    r = run_cli("export-vectors", "--model", bundle, "--output", tmp_path / "new-dangling.vec")
+    assert r.returncode == 2 and "already exists" in r.stderr and not (tmp_path / "none.vec").exists()
+    # a pair of files (sample): each link stays, its target replaced
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "mine.csv").write_text("x\n")
+    os.symlink("mine.csv", tmp_path / "s" / "train.csv")
+    assert run_cli("sample", "--output", tmp_path / "s", "--overwrite").returncode == 0
+    assert os.readlink(tmp_path / "s" / "train.csv") == "mine.csv"
+    assert (tmp_path / "s" / "mine.csv").read_text() != "x\n"
+    assert sorted(os.listdir(tmp_path / "s")) == ["mine.csv", "test.csv", "train.csv"]
+
+
 def test_export_past_a_file_size_limit_is_one_line_naming_it_and_keeps_the_old_file(tmp_path, splits):
     """Under ``ulimit -f`` the export said only "File too large" (the temporary files' error names the limit)."""
     import resource

@@ -15,7 +15,7 @@ import time
 
 from ..errors import FastTextError
 from .s3 import _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
-from .files import check_replaceable, why_not_written
+from .files import check_replaceable, why_not_written, write_target
 
 
 # Atomic local writes. The data goes to an anonymous file (Linux's O_TMPFILE), which gets a name only
@@ -217,10 +217,12 @@ def atomic_local_file(path, mode="wb", overwrite=True):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
     leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes).
     ``overwrite=False``: an existing ``path`` is an error instead; the name is taken with a hard link, which
-    never replaces a file (a check just before the rename only where the filesystem has no hard links)."""
-    path = os.path.abspath(path)
-    directory = os.path.dirname(path)
+    never replaces a file (a check just before the rename only where the filesystem has no hard links).
+    A symbolic link at ``path`` stays: the file it points to is replaced (:func:`write_target`); without
+    ``overwrite`` the link is an existing ``path``."""
     check_replaceable(path)
+    path = write_target(path) if overwrite else os.path.abspath(path)
+    directory = os.path.dirname(path)
     created = _missing_directories(directory)
     try:
         os.makedirs(directory, exist_ok=True)

@@ -252,15 +252,30 @@ def read_bytes(uri):
         return f.read()
 
 
+def write_target(path):
+    """Where a write that replaces the local ``path`` lands: the file a symbolic link at ``path`` points to (through
+    a chain of links; a dangling link's target too), as the shell's ``>`` and most tools write; else ``path``
+    itself (absolute). An atomic write renames its temporary over this: renamed over the link, it replaced the
+    user's link with a regular file and left the file it pointed to as it was."""
+    path = os.path.abspath(path)
+    if not os.path.islink(path):
+        return path
+    target = os.path.realpath(path)
+    if os.path.islink(target):  # realpath stops at a loop
+        raise FastTextError(f"cannot write {path}: a loop of symbolic links")
+    return target
+
+
 def check_replaceable(path):
-    """An existing ``path`` must be a regular file (or a link to one) for an atomic write to replace it: the
-    rename would put a regular file in place of a device, FIFO or socket (as root: ``--output /dev/null
-    --overwrite`` replaced the device node itself). A directory is refused here too, before anything is
-    written: its rename failed only at the end, after a pair's first member had replaced the user's file
-    (``sample --overwrite`` beside a ``test.csv/`` folder, as Spark writes them)."""
-    if os.path.isdir(path):
+    """An existing ``path`` must be a regular file (or a link to one, or a dangling link: :func:`write_target`) for
+    an atomic write to replace it: the rename would put a regular file in place of a device, FIFO or socket (as
+    root: ``--output /dev/null --overwrite`` replaced the device node itself). A directory is refused here too,
+    before anything is written: its rename failed only at the end, after a pair's first member had replaced the
+    user's file (``sample --overwrite`` beside a ``test.csv/`` folder, as Spark writes them)."""
+    target = write_target(path)
+    if os.path.isdir(target):
         raise FastTextError(f"cannot write {path}: it is a directory")
-    if os.path.lexists(path) and not os.path.isfile(path):
+    if os.path.lexists(target) and not os.path.isfile(target):
         raise FastTextError(f"cannot write {path}: it exists and is not a regular file")
 
 

@@ -9,7 +9,7 @@ import sys
 
 from ..errors import FastTextError
 from .s3 import _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
-from .files import SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag
+from .files import SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, write_target
 from .atomic import _temporary_name, atomic_local_file, staging_dir
 
 
@@ -77,7 +77,8 @@ def _local_writes(uris, mode, overwrite):
         files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite))
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
-        with _kept_as_they_were([os.path.abspath(u) for u in uris]) as placed:
+        # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
+        with _kept_as_they_were([write_target(u) if overwrite else os.path.abspath(u) for u in uris]) as placed:
             for path, writer in zip(placed.paths, writers):
                 writer.close()  # the rename
                 placed.done.append(path)
