@@ -109,3 +109,54 @@ def test_a_cpu_time_limit_stops_training_in_one_line_and_keeps_the_old_bundle(tm
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
     for epoch in os.listdir(ckpt) if ckpt.exists() else []:  # only whole checkpoints
         assert not [n for n in os.listdir(ckpt / epoch) if "staging" in n], os.listdir(ckpt / epoch)
+
+
+def stderr_that_fails(how):
+    """A descriptor for the child's stderr whose writes fail: a full device (ENOSPC) or a pipe whose reader is gone
+    (EPIPE, as ``2> >(head -c0)`` or a log collector that died)."""
+    if how == "full":
+        return os.open("/dev/full", os.O_WRONLY)
+    reader, writer = os.pipe()
+    os.close(reader)
+    return writer
+
+
+@pytest.mark.parametrize("how", ["full", "closed pipe"])
+def test_an_unwritable_stderr_does_not_stop_predict_answering(data, bundle, how):
+    """``predict --input test.csv 2>/dev/full``: the note on how a labeled CSV is read failed to print, and that
+    OSError ended the command before its first answer (exit 1: a traceback that could not be shown either). Notes
+    and progress are for a reader who may be gone; the answers on stdout are the command's work."""
+    sink = stderr_that_fails(how)
+    try:
+        r = cli(["predict", "--model", bundle, "--input", data["test"]], capture_output=False,
+                stdout=subprocess.PIPE, stderr=sink)
+    finally:
+        os.close(sink)
+    assert r.returncode == 0
+    assert len(r.stdout.splitlines()) == 60 and all(json.loads(line)["label"] for line in r.stdout.splitlines())
+
+
+@pytest.mark.parametrize("how", ["full", "closed pipe"])
+def test_an_unwritable_stderr_does_not_stop_training(tmp_path, data, how):
+    """``train ... 2>/dev/full`` (progress bars and notes on stderr): the first progress line failed, and the run
+    ended there, exit 1, no bundle. Now the bundle is written, exit 0."""
+    sink = stderr_that_fails(how)
+    out = tmp_path / "out"
+    try:
+        r = cli(["train", "--train", data["train"], "--validation", data["test"], "--output", out, "--epochs", "2",
+                 "--emsize", "4", "--ctx", "cpu"], capture_output=False, stdout=subprocess.PIPE, stderr=sink)
+    finally:
+        os.close(sink)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 2
+    assert len(predictions(out)) == 2
+
+
+def test_an_error_with_stderr_unwritable_still_exits_2(tmp_path, bundle):
+    """The error line cannot be shown, but the status still says it (and nothing is written)."""
+    sink = stderr_that_fails("full")
+    try:
+        r = cli(["predict", "--model", tmp_path / "missing", "--input", "-"], capture_output=False, input=REVIEWS,
+                stdout=subprocess.PIPE, stderr=sink)
+    finally:
+        os.close(sink)
+    assert (r.returncode, r.stdout) == (2, "")
