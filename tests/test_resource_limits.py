@@ -91,7 +91,7 @@ def cli(args, limit=None, env=None, timeout=120, **kwargs):
 
     kwargs.setdefault("capture_output", True)
     return subprocess.run([sys.executable, "-m", "fasttext_lib", *map(str, args)], text=True, timeout=timeout,
-                          env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", **(env or {})),
+                          env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1", **(env or {})},
                           preexec_fn=preexec, **kwargs)
 
 
@@ -160,3 +160,69 @@ def test_an_error_with_stderr_unwritable_still_exits_2(tmp_path, bundle):
     finally:
         os.close(sink)
     assert (r.returncode, r.stdout) == (2, "")
+
+
+@pytest.mark.parametrize("command, variable", [("predict", "MXNET_CPU_WORKER_NTHREADS"), ("train", "OMP_NUM_THREADS")])
+def test_more_threads_than_the_machine_allows_is_one_error_line(tmp_path, data, bundle, tmpdir_env, command, variable):
+    """A million threads (more than any kernel's pid_max or threads-max): MXNet's engine aborted when its thread pool
+    could not start one ('terminate called without an active exception', exit 134), OpenMP's team ended training in
+    a segfault; no line. Now one, before anything is read, naming the variable and the limit."""
+    tmpdir, env = tmpdir_env
+    args = (["predict", "--model", bundle, "--input", data["test"]] if command == "predict" else
+            ["train", "--train", data["train"], "--output", tmp_path / "out", *TINY])
+    r = cli(args, env=dict(env, **{variable: "1000000"}))
+    assert_error(r, f"this process would start about 1,000,0")
+    assert f"({variable}=1000000)" in r.stderr and ("kernel.pid_max" in r.stderr or "kernel.threads-max" in r.stderr)
+    assert r.stdout == "" and not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+
+
+def fake_limits(tmp_path, monkeypatch, cgroup_line, limit, used, running=200):
+    """/proc/self/cgroup naming a cgroup (v1's pids hierarchy or v2's unified one) whose pids.max is ``limit`` with
+    ``used`` tasks, under a kernel allowing 32,768 (pid_max, threads-max) with ``running`` threads on the machine."""
+    from fasttext_lib import process_limits
+
+    root = tmp_path / "sys"
+    (root / "v1/docker/abc").mkdir(parents=True)
+    (root / "v2/kubepods/pod1").mkdir(parents=True)
+    for where in (root / "v1/docker/abc", root / "v2/kubepods/pod1"):
+        (where / "pids.max").write_text(f"{limit}\n")
+        (where / "pids.current").write_text(f"{used}\n")
+    (root / "v1/docker/pids.max").write_text("max\n")  # an ancestor without a limit
+    (root / "v1/docker/pids.current").write_text("5000\n")
+    (tmp_path / "cgroup").write_text(cgroup_line + "\n")
+    (tmp_path / "loadavg").write_text(f"0.10 0.20 0.30 1/{running} 4242\n")
+    (tmp_path / "max").write_text("32768\n")
+    monkeypatch.setattr(process_limits, "_CGROUP", str(tmp_path / "cgroup"))
+    monkeypatch.setattr(process_limits, "_CGROUP_ROOTS", {"v1": str(root / "v1"), "v2": str(root / "v2")})
+    monkeypatch.setattr(process_limits, "_LOADAVG", str(tmp_path / "loadavg"))
+    monkeypatch.setattr(process_limits, "_THREADS_MAX", str(tmp_path / "max"))
+    monkeypatch.setattr(process_limits, "_PID_MAX", str(tmp_path / "max"))
+    return process_limits
+
+
+@pytest.mark.parametrize("cgroup_line", ["0::/kubepods/pod1", "12:pids:/docker/abc"], ids=["v2", "v1"])
+def test_a_containers_task_limit_counts_for_threads(tmp_path, monkeypatch, cgroup_line):
+    """A container's pids.max (docker --pids-limit, a pod's limit) counts every thread: OMP_NUM_THREADS=100 under a
+    limit of 60 aborted training in libgomp ('Thread creation failed', exit 134)."""
+    limits = fake_limits(tmp_path, monkeypatch, cgroup_line, limit=60, used=3)
+    monkeypatch.setenv("OMP_NUM_THREADS", "100")
+    with pytest.raises(limits.FastTextError, match=r"may start 57 more \(the container's task limit: .*pids.max is 60, "
+                                                   r"3 in use\)"):
+        limits.check_threads("train")
+    limits.check_threads("predict")  # (scored with numpy: no OpenMP team)
+    monkeypatch.setenv("OMP_NUM_THREADS", "40")
+    limits.check_threads("train")
+    monkeypatch.setenv("MXNET_CPU_WORKER_NTHREADS", "60")
+    with pytest.raises(limits.FastTextError, match=r"\(MXNET_CPU_WORKER_NTHREADS=60\)"):
+        limits.check_threads("predict")
+
+
+def test_no_limit_that_can_be_read_checks_nothing(tmp_path, monkeypatch):
+    limits = fake_limits(tmp_path, monkeypatch, "0::/kubepods/pod1", limit="max", used=3)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1000")
+    limits.check_threads("train")  # (32,768 less the 200 running: room)
+    monkeypatch.setattr(limits, "_CGROUP", str(tmp_path / "none"))
+    monkeypatch.setattr(limits, "_LOADAVG", str(tmp_path / "none"))
+    assert limits.thread_room() is None
+    monkeypatch.setenv("OMP_NUM_THREADS", "100000")
+    limits.check_threads("train")
