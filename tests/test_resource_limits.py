@@ -226,3 +226,18 @@ def test_no_limit_that_can_be_read_checks_nothing(tmp_path, monkeypatch):
     assert limits.thread_room() is None
     monkeypatch.setenv("OMP_NUM_THREADS", "100000")
     limits.check_threads("train")
+
+
+def test_a_stack_limit_larger_than_memory_leaves_threads_startable(tmp_path, data, bundle):
+    """``ulimit -s`` of 1 TiB: glibc gives every new thread a stack of the limit's size, which no machine can map,
+    so numpy's OpenBLAS could start no thread and ``import numpy`` failed ('PyCapsule_Import could not import module
+    "datetime"', an ImportError traceback, exit 1) in every command; MXNet's engine would have aborted next. Threads
+    now get glibc's usual 8 MiB whatever the limit (the main thread keeps it)."""
+    huge = 1 << 40
+    r = cli(["predict", "--model", bundle, "--input", data["test"]], limit=(resource.RLIMIT_STACK, huge, huge),
+            env={"OMP_NUM_THREADS": "2"})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stdout.splitlines()) == 60
+    r = cli(["train", "--train", data["train"], "--output", tmp_path / "out", *TINY],
+            limit=(resource.RLIMIT_STACK, huge, huge), env={"OMP_NUM_THREADS": "2"})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
