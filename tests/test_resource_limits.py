@@ -241,3 +241,32 @@ def test_a_stack_limit_larger_than_memory_leaves_threads_startable(tmp_path, dat
     r = cli(["train", "--train", data["train"], "--output", tmp_path / "out", *TINY],
             limit=(resource.RLIMIT_STACK, huge, huge), env={"OMP_NUM_THREADS": "2"})
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_no_file_descriptor_left_for_an_s3_connection_is_named_as_such(monkeypatch):
+    """Under ``ulimit -n`` a connection to S3 fails for want of a descriptor, and botocore says 'Could not connect to
+    the endpoint URL': the error line was 'cannot reach the S3 endpoint for s3://...', a network problem to chase.
+    (Reproduced by ``ulimit -n 5; python -m fasttext_lib train ... --checkpoint-dir s3://...``.)"""
+    import botocore.exceptions as bex
+    import urllib3.exceptions
+
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+
+    def refused():
+        try:
+            raise OSError(24, "Too many open files")
+        except OSError:
+            error = urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection: [Errno 24] "
+                                                                "Too many open files")
+        raise bex.EndpointConnectionError(endpoint_url="http://127.0.0.1:9/b/k", error=error)
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    with pytest.raises(FastTextError) as caught:
+        with storage.s3_errors("s3://b/k"):
+            refused()
+    assert str(caught.value) == (f"cannot open a connection to S3 for s3://b/k: too many open files (this process may "
+                                 f"have {soft:,} at most, ulimit -n): raise that limit with ulimit -n")
+    with pytest.raises(FastTextError, match="cannot reach the S3 endpoint for s3://b/k"):  # a network failure stays one
+        with storage.s3_errors("s3://b/k"):
+            raise bex.EndpointConnectionError(endpoint_url="http://127.0.0.1:9/b/k", error=ConnectionRefusedError(111))
