@@ -18,6 +18,35 @@ import os as _os
 # SageMaker job and the notebooks (where MXNet is already imported, this changes nothing).
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+# glibc's threads take a stack of ``ulimit -s``'s size (read once, when the process started). Under a limit larger
+# than the memory the kernel will map at once (``ulimit -s`` of 1 TiB: tried) no thread could start: numpy's OpenBLAS
+# failed at its import ('PyCapsule_Import could not import module "datetime"', a traceback) and MXNet's engine
+# aborts. So the threads started from now on (numpy's, MXNet's, OpenMP's, Python's) get glibc's usual 8 MiB when the
+# limit is above it; the main thread keeps the limit. Before numpy's import (below), which starts OpenBLAS's.
+THREAD_STACK = 8 << 20
+
+
+def _thread_stacks_of_8_mib():
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    if soft == resource.RLIM_INFINITY or soft <= THREAD_STACK:  # (unlimited: glibc's 2 MiB)
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        attr = ctypes.create_string_buffer(256)  # a pthread_attr_t (56 bytes on glibc's 64-bit platforms)
+        if libc.pthread_getattr_default_np(attr) == 0:
+            libc.pthread_attr_setstacksize(attr, ctypes.c_size_t(THREAD_STACK))
+            libc.pthread_setattr_default_np(attr)
+            libc.pthread_attr_destroy(attr)
+    except (OSError, AttributeError):  # not glibc (2.18 or later): its threads are as they were
+        pass
+
+
+_thread_stacks_of_8_mib()
+
 
 def _restore_numpy_aliases():
     """Let MXNet 1.9.1 import under NumPy 1.24-1.26 (the NumPy of Python 3.12, which has no 1.23).

@@ -662,6 +662,7 @@ def run():
     if sys.stderr is None:  # started with stderr closed (2>&-): print(file=None) prints to stdout, so the notes and the
         # error line went among predict's answers (a labeled CSV's note: every answer one line off). Now to /dev/null.
         sys.stderr = open(os.devnull, "w")
+    sys.stderr = _NotesStream(sys.stderr)
     status = main(lean_mxnet=True)
     if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
         _exit_now(status)
@@ -670,6 +671,45 @@ def run():
 
         quiet_exit_hook()
     return status
+
+
+class _NotesStream:
+    """stderr for what a command says besides its answers (notes, progress bars, the error line), whose reader may be
+    gone: a full device (``2>/dev/full``), a pipe whose reader exited, a terminal closed (EIO). A failed write there
+    raised OSError mid-command: ``predict`` ended before its first answer, ``train`` at its first progress line
+    (exit 1, no bundle, and a traceback that could not be shown either). Now the first failure sends stderr to
+    /dev/null (descriptor 2 too: MXNet and the native code write there) and the command carries on; its exit status
+    is its work's (an error is still 2, the line unseen)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError:
+            self._gone()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError:
+            self._gone()
+
+    def _gone(self):
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self._stream.fileno())
+            finally:
+                os.close(null)
+            self._stream.flush()  # what is still buffered goes to /dev/null (else Python's flush at exit fails again)
+        except (OSError, ValueError):  # no descriptor: from now on nothing is written at all
+            self._stream = open(os.devnull, "w")
+
+    def __getattr__(self, name):  # isatty, fileno, encoding, ...: the stream's own
+        return getattr(self._stream, name)
 
 
 def _fill_closed_descriptors():

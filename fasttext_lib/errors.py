@@ -4,8 +4,9 @@ Everything a user can get wrong (a bad file, a missing bucket, a model that does
 vocabulary) is raised as :class:`FastTextError` with a one-line message; the CLI prints it as
 ``error: ...`` and exits non-zero without a traceback. Anything else is a bug and keeps its traceback.
 
-SIGTERM (spot interruptions, ``StopTrainingJob``, Kubernetes, schedulers) and SIGHUP (the terminal closed,
-the ssh session dropped; not under ``nohup``, which ignores it) are handled like Ctrl-C: inside
+SIGTERM (spot interruptions, ``StopTrainingJob``, Kubernetes, schedulers), SIGHUP (the terminal closed,
+the ssh session dropped; not under ``nohup``, which ignores it) and SIGXCPU (a CPU-time limit reached, ``ulimit -t``:
+a batch system's) are handled like Ctrl-C: inside
 :func:`stop_on_signals` they raise :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread, so every ``finally`` and ``except BaseException`` on the way out runs: publishing takes back
 what it staged, temporary directories go, the prefetch thread stops.
 """
@@ -141,7 +142,8 @@ def out_of_memory_line(exc):
 
 
 class Interrupted(KeyboardInterrupt):
-    """SIGINT, SIGTERM or SIGHUP arrived; ``exit_status`` is the shell's 128 + signal number (130, 143, 129)."""
+    """SIGINT, SIGTERM, SIGHUP or SIGXCPU arrived; ``exit_status`` is the shell's 128 + signal number (130, 143, 129,
+    152)."""
 
     def __init__(self, signum):
         super().__init__(signum)
@@ -150,6 +152,8 @@ class Interrupted(KeyboardInterrupt):
         self.exit_status = 128 + signum
 
     def __str__(self):
+        if self.signum == getattr(signal, "SIGXCPU", None):
+            return "CPU time limit reached (SIGXCPU, ulimit -t)"
         what = {signal.SIGINT: "interrupted", signal.SIGHUP: "hung up"}.get(self.signum, "terminated")
         return f"{what} ({self.name})"
 
@@ -162,7 +166,9 @@ _received = []
 def stop_on_signals(as_error=False):
     """SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` (main thread only; elsewhere a no-op). A SIGHUP
     that is ignored (``nohup``) stays ignored. Without this a hangup killed the run on the spot: no error line,
-    and a bundle's staging directory (800 MB with bigrams) left in TMPDIR for good.
+    and a bundle's staging directory (800 MB with bigrams) left in TMPDIR for good. SIGXCPU, the soft ``ulimit -t``
+    reached, killed the run so too (exit 152, no line); the kernel sends it again every CPU second, and SIGKILL at the
+    hard limit, so the cleanup has until then.
 
     While the stack unwinds a second SIGTERM or SIGHUP is ignored, so cleanup is not cut short; a second
     Ctrl-C still interrupts it (``kill -9`` leftovers are removed by the next publish anyway).
@@ -199,7 +205,7 @@ def stop_on_signals(as_error=False):
         if not (isinstance(unraisable.exc_value, Interrupted) and received.signum is not None):
             previous_hook(unraisable)
 
-    stopping = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if _hangup_handled() else [])
+    stopping = [signal.SIGINT, signal.SIGTERM] + [s for s in _optional_stops() if signal.getsignal(s) != signal.SIG_IGN]
     previous, received.arm = arm(), arm
     previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
     _received.append(received)
@@ -246,9 +252,10 @@ def carry_on_after_ctrl_c(exc):
     return True
 
 
-def _hangup_handled():
-    """Whether SIGHUP stops the run cleanly: where the platform has it and it is not ignored (``nohup``)."""
-    return hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) != signal.SIG_IGN
+def _optional_stops():
+    """The stopping signals the platform may lack (Windows): SIGHUP, SIGXCPU. Either stops the run cleanly unless it
+    is ignored (``nohup``; a parent's SIG_IGN for SIGXCPU is inherited as well)."""
+    return [getattr(signal, name) for name in ("SIGHUP", "SIGXCPU") if hasattr(signal, name)]
 
 
 def raise_if_interrupted():

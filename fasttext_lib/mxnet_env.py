@@ -75,8 +75,10 @@ def start_mxnet(command="train"):
     """Check the environment (and the address space ``command`` needs), import MXNet lean and start its engine (see
     the module docstring)."""
     from .lean_import import import_mxnet_lean
+    from .process_limits import check_threads
 
     check_environment()
+    check_threads(command)  # (a thread MXNet or OpenMP cannot start aborts the process)
     check_address_space(command)
     try:
         import_mxnet_lean()

@@ -232,6 +232,8 @@ def s3_errors(uri):
         raise FastTextError(f"the AWS profile {exc.kwargs.get('profile')!r} (AWS_PROFILE) is in neither ~/.aws/config nor "
                             f"~/.aws/credentials (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE), needed for {uri}") from None
     except (bex.EndpointConnectionError, bex.ConnectTimeoutError) as exc:
+        if _out_of_descriptors(exc):
+            raise FastTextError(f"cannot open a connection to S3 for {uri}: {_too_many_open_files()}") from None
         raise Unreachable(uri, "cannot reach the S3 endpoint for ", f": {_endpoint_only(exc)}") from None
     except (bex.ReadTimeoutError, bex.ConnectionClosedError) as exc:
         raise Unreachable(uri, "S3 request for ",
@@ -249,6 +251,31 @@ def s3_errors(uri):
     except (bex.BotoCoreError, boto3.exceptions.Boto3Error, s3transfer.exceptions.RetriesExceededError,
             ConnectionError) as exc:
         raise FastTextError(f"S3 request for {uri} failed (connection lost or timed out): {_first_line(exc)}") from None
+
+
+def _out_of_descriptors(exc):
+    """Whether a connection failed for want of a file descriptor (EMFILE: ``ulimit -n`` reached; ENFILE: the system's
+    table full). botocore says 'Could not connect to the endpoint URL' for it, which sent users after their network."""
+    import errno
+
+    seen, todo = set(), [exc]
+    while todo:
+        cause = todo.pop()
+        if cause is None or id(cause) in seen:
+            continue
+        seen.add(id(cause))
+        if getattr(cause, "errno", None) in (errno.EMFILE, errno.ENFILE) or "[Errno 24]" in str(cause):
+            return True
+        todo += [getattr(cause, "kwargs", {}).get("error"), cause.__cause__, cause.__context__]
+    return False
+
+
+def _too_many_open_files():
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return (f"too many open files (this process may have {limit:,} at most, ulimit -n): raise that limit "
+            f"with ulimit -n")
 
 
 # Temporary credentials that are past their time or malformed (an SSO session or an assumed role's token expired).

@@ -1,0 +1,133 @@
+"""Process limits other than the address space (that is mxnet_env.check_address_space's): the threads a process may
+start, checked before MXNet starts its own.
+
+MXNet's engine and OpenMP start their threads where a failure cannot be caught: a std::thread that cannot start
+aborts the process ("terminate called without an active exception", exit 134) and libgomp's "Thread creation failed"
+ends it (a segfault or an abort after it), with no line of ours. ``MXNET_CPU_WORKER_NTHREADS=40000`` did so on a
+machine whose kernel allows 32,768 (pid_max), and ``OMP_NUM_THREADS=100`` in a container limited to 60 tasks (a
+cgroup's pids.max: docker --pids-limit, a Kubernetes pod's limit). :func:`check_threads` counts what the settings
+ask for and refuses, in one line, a count the process cannot have.
+"""
+import os
+
+from .errors import FastTextError
+
+# The threads a command's process runs besides the ones counted from the settings (measured with MXNet 1.9.1 on the
+# built-in sample, one CPU worker, 4 priority workers, OpenMP and OpenBLAS at 2: train's process peaked at 9 threads,
+# predict's at 7): the main thread, and training's batch prefetcher.
+OWN_THREADS = {"train": 2}
+DEFAULT_OWN_THREADS = 1
+# MXNet 1.9.1's defaults for its CPU engine's thread pools.
+MXNET_THREADS = {"MXNET_CPU_WORKER_NTHREADS": 1, "MXNET_CPU_PRIORITY_NTHREADS": 4}
+
+_CGROUP = "/proc/self/cgroup"
+_CGROUP_ROOTS = {"v2": "/sys/fs/cgroup", "v1": "/sys/fs/cgroup/pids"}
+_THREADS_MAX = "/proc/sys/kernel/threads-max"
+_PID_MAX = "/proc/sys/kernel/pid_max"
+_LOADAVG = "/proc/loadavg"
+
+
+def _env_count(name, default):
+    value = os.environ.get(name, "").strip()
+    try:
+        return int(value) if int(value) > 0 else default
+    except ValueError:  # unset or empty (mxnet_env.check_environment refused the rest)
+        return default
+
+
+def usable_cpus():
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def threads_needed(command):
+    """``(threads, what)``: how many threads ``command``'s process starts with these settings, and the settings that
+    ask for more than one (e.g. ``["OMP_NUM_THREADS=100"]``) to name in an error."""
+    cpus = usable_cpus()
+    openmp = _env_count("OMP_NUM_THREADS", cpus)
+    blas = min(cpus, _env_count("OPENBLAS_NUM_THREADS", openmp))  # OpenBLAS starts no more than the CPUs
+    counts = {name: _env_count(name, default) for name, default in MXNET_THREADS.items()}
+    threads = OWN_THREADS.get(command, DEFAULT_OWN_THREADS) + (blas - 1) + sum(counts.values())
+    if command == "train":  # its operators run in an OpenMP team; the commands that predict score with numpy
+        threads += openmp - 1
+        counts["OMP_NUM_THREADS"] = openmp
+    what = [f"{name}={os.environ[name].strip()}" for name in counts if os.environ.get(name, "").strip()]
+    return threads, what
+
+
+def _read_int(path):
+    with open(path) as f:
+        text = f.read().strip()
+    return None if text == "max" else int(text)
+
+
+def _cgroup_pids_dirs():
+    """The pids controller's directories of this process's cgroup and of its ancestors (v2's unified hierarchy, or
+    v1's pids hierarchy), innermost first."""
+    try:
+        with open(_CGROUP) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if number == "0" and controllers == "":
+            root = _CGROUP_ROOTS["v2"]
+        elif "pids" in controllers.split(","):
+            root = _CGROUP_ROOTS["v1"]
+        else:
+            continue
+        dirs, path = [], path.strip("/")
+        while True:
+            dirs.append(os.path.join(root, path) if path else root)
+            if not path:
+                return dirs
+            path = os.path.dirname(path)
+    return []
+
+
+def thread_room():
+    """``(threads, why)``: how many more threads (tasks) this process may start, and the limit that says so; None
+    where no limit can be read. The smallest of: a cgroup's pids.max less its pids.current (this cgroup's or an
+    ancestor's), the kernel's threads-max and pid_max less the threads running on the machine."""
+    rooms = []
+    for where in _cgroup_pids_dirs():
+        try:
+            limit, used = _read_int(os.path.join(where, "pids.max")), _read_int(os.path.join(where, "pids.current"))
+        except (OSError, ValueError, TypeError):
+            continue
+        if limit is not None and used is not None:
+            rooms.append((limit - used, f"the container's task limit: {where}/pids.max is {limit:,}, {used:,} in use"))
+    try:
+        with open(_LOADAVG) as f:
+            running = int(f.read().split()[3].split("/")[1])  # every thread on the machine
+        for path, name in ((_THREADS_MAX, "kernel.threads-max"), (_PID_MAX, "kernel.pid_max")):
+            limit = _read_int(path)
+            if limit is not None:
+                rooms.append((limit - running, f"{name} is {limit:,}, {running:,} threads running"))
+    except (OSError, ValueError, IndexError):
+        pass
+    return min(rooms) if rooms else None
+
+
+def _own_threads():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def check_threads(command="train"):
+    """One :class:`FastTextError` where ``command``'s process would start more threads than it may (see the module
+    docstring); nothing where it may, or where no limit can be read."""
+    need, what = threads_needed(command)
+    need -= _own_threads()  # (the threads running now are counted in the room's use already)
+    room = thread_room()
+    if room is None or need <= room[0]:
+        return
+    asked = f" ({', '.join(what)})" if what else ""
+    raise FastTextError(f"this process would start about {need:,} more threads to {command}{asked}, and it may start "
+                        f"{max(0, room[0]):,} more ({room[1]}): lower OMP_NUM_THREADS / MXNET_CPU_WORKER_NTHREADS / "
+                        f"MXNET_CPU_PRIORITY_NTHREADS, or raise that limit")

@@ -1,0 +1,272 @@
+"""Process limits other than the address space (``ulimit -v``: test_hostile_cli.py; ``ulimit -f`` and a full TMPDIR:
+test_storage.py), end to end: the real CLI in subprocesses started under ``ulimit -t`` (CPU time), ``ulimit -s``
+(stack), ``ulimit -n`` (open files), a thread limit, or with stderr unwritable.
+
+Every failure ends as test_hostile_cli.py's do: its exit status, exactly one ``error:`` line, no traceback, and every
+existing file (a bundle replaced with ``--overwrite``) as it was, no staging leftovers.
+"""
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+TINY = ["--epochs", "1", "--batch-size", "64", "--emsize", "4", "--no-progress", "--ctx", "cpu"]
+REVIEWS = "great food and friendly staff\nawful cold food\n"
+
+
+def make_data(where, n, seed):
+    from fasttext_lib.data import LabeledTexts, write_csv
+    from fasttext_lib.synthetic import generate_reviews
+
+    data = generate_reviews(n, seed=seed)
+    write_csv(LabeledTexts(data.labels, data.texts), str(where))
+    return where
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    return {"train": make_data(d / "train.csv", 300, 1), "test": make_data(d / "test.csv", 60, 2)}
+
+
+@pytest.fixture(scope="module")
+def bundle(data, tmp_path_factory):
+    """A finished bundle (not to be modified: tests copy it)."""
+    out = tmp_path_factory.mktemp("bundle") / "model"
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.fixture
+def tmpdir_env(tmp_path):
+    """A private TMPDIR for the CLI run, to prove that it leaves no temporary files behind."""
+    where = tmp_path / "tmpdir"
+    where.mkdir()
+    return where, {"TMPDIR": str(where)}
+
+
+def assert_error(r, pattern, status=2):
+    """Exit ``status``, exactly one ``error:`` line (matching ``pattern``), no traceback anywhere."""
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert r.returncode == status, (r.returncode, r.stderr)
+    assert len(errors) == 1 and pattern in errors[0], r.stderr
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, r.stderr + r.stdout
+
+
+def listing(path):
+    """Every file under ``path`` with its size."""
+    out = {}
+    for root, _, files in os.walk(path):
+        for name in files:
+            full = os.path.join(root, name)
+            out[os.path.relpath(full, path)] = os.path.getsize(full)
+    return out
+
+
+def predictions(model):
+    from fasttext_lib.predict import Predictor
+
+    return Predictor.load(str(model)).predict(REVIEWS.splitlines())
+
+
+def copy_bundle(src, dest):
+    dest.mkdir(parents=True)
+    for name in os.listdir(src):
+        (dest / name).write_bytes((src / name).read_bytes())
+    return dest
+
+
+def cli(args, limit=None, env=None, timeout=120, **kwargs):
+    """``python -m fasttext_lib ARGS`` in a child process; ``limit``: ``(resource, soft, hard)`` set in it first."""
+    def preexec():
+        if limit is not None:
+            resource.setrlimit(limit[0], limit[1:])
+
+    kwargs.setdefault("capture_output", True)
+    return subprocess.run([sys.executable, "-m", "fasttext_lib", *map(str, args)], text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1", **(env or {})},
+                          preexec_fn=preexec, **kwargs)
+
+
+def test_a_cpu_time_limit_stops_training_in_one_line_and_keeps_the_old_bundle(tmp_path, data, bundle, tmpdir_env):
+    """``ulimit -St 1`` (a batch system's CPU-time limit): SIGXCPU's default action killed the run where it stood,
+    exit 152 and no line, its staging files left where a publish or a checkpoint was under way. Now it stops as a
+    SIGTERM does: cleaned up, one line that names the limit, the shell's status for SIGXCPU (152)."""
+    tmpdir, env = tmpdir_env
+    out = copy_bundle(bundle, tmp_path / "model")
+    old, before = predictions(out), listing(out)
+    ckpt = tmp_path / "ckpt"
+    r = cli(["train", "--train", data["train"], "--output", out, *TINY, "--epochs", "100000", "--overwrite",
+             "--checkpoint-dir", ckpt], limit=(resource.RLIMIT_CPU, 1, resource.RLIM_INFINITY), env=env)
+    assert_error(r, "CPU time limit reached (SIGXCPU, ulimit -t)", status=128 + signal.SIGXCPU)
+    assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
+    for epoch in os.listdir(ckpt) if ckpt.exists() else []:  # only whole checkpoints
+        assert not [n for n in os.listdir(ckpt / epoch) if "staging" in n], os.listdir(ckpt / epoch)
+
+
+def stderr_that_fails(how):
+    """A descriptor for the child's stderr whose writes fail: a full device (ENOSPC) or a pipe whose reader is gone
+    (EPIPE, as ``2> >(head -c0)`` or a log collector that died)."""
+    if how == "full":
+        return os.open("/dev/full", os.O_WRONLY)
+    reader, writer = os.pipe()
+    os.close(reader)
+    return writer
+
+
+@pytest.mark.parametrize("how", ["full", "closed pipe"])
+def test_an_unwritable_stderr_does_not_stop_predict_answering(data, bundle, how):
+    """``predict --input test.csv 2>/dev/full``: the note on how a labeled CSV is read failed to print, and that
+    OSError ended the command before its first answer (exit 1: a traceback that could not be shown either). Notes
+    and progress are for a reader who may be gone; the answers on stdout are the command's work."""
+    sink = stderr_that_fails(how)
+    try:
+        r = cli(["predict", "--model", bundle, "--input", data["test"]], capture_output=False,
+                stdout=subprocess.PIPE, stderr=sink)
+    finally:
+        os.close(sink)
+    assert r.returncode == 0
+    assert len(r.stdout.splitlines()) == 60 and all(json.loads(line)["label"] for line in r.stdout.splitlines())
+
+
+@pytest.mark.parametrize("how", ["full", "closed pipe"])
+def test_an_unwritable_stderr_does_not_stop_training(tmp_path, data, how):
+    """``train ... 2>/dev/full`` (progress bars and notes on stderr): the first progress line failed, and the run
+    ended there, exit 1, no bundle. Now the bundle is written, exit 0."""
+    sink = stderr_that_fails(how)
+    out = tmp_path / "out"
+    try:
+        r = cli(["train", "--train", data["train"], "--validation", data["test"], "--output", out, "--epochs", "2",
+                 "--emsize", "4", "--ctx", "cpu"], capture_output=False, stdout=subprocess.PIPE, stderr=sink)
+    finally:
+        os.close(sink)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 2
+    assert len(predictions(out)) == 2
+
+
+def test_an_error_with_stderr_unwritable_still_exits_2(tmp_path, bundle):
+    """The error line cannot be shown, but the status still says it (and nothing is written)."""
+    sink = stderr_that_fails("full")
+    try:
+        r = cli(["predict", "--model", tmp_path / "missing", "--input", "-"], capture_output=False, input=REVIEWS,
+                stdout=subprocess.PIPE, stderr=sink)
+    finally:
+        os.close(sink)
+    assert (r.returncode, r.stdout) == (2, "")
+
+
+@pytest.mark.parametrize("command, variable", [("predict", "MXNET_CPU_WORKER_NTHREADS"), ("train", "OMP_NUM_THREADS")])
+def test_more_threads_than_the_machine_allows_is_one_error_line(tmp_path, data, bundle, tmpdir_env, command, variable):
+    """A million threads (more than any kernel's pid_max or threads-max): MXNet's engine aborted when its thread pool
+    could not start one ('terminate called without an active exception', exit 134), OpenMP's team ended training in
+    a segfault; no line. Now one, before anything is read, naming the variable and the limit."""
+    tmpdir, env = tmpdir_env
+    args = (["predict", "--model", bundle, "--input", data["test"]] if command == "predict" else
+            ["train", "--train", data["train"], "--output", tmp_path / "out", *TINY])
+    r = cli(args, env=dict(env, **{variable: "1000000"}))
+    assert_error(r, f"this process would start about 1,000,0")
+    assert f"({variable}=1000000)" in r.stderr and ("kernel.pid_max" in r.stderr or "kernel.threads-max" in r.stderr)
+    assert r.stdout == "" and not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
+
+
+def fake_limits(tmp_path, monkeypatch, cgroup_line, limit, used, running=200):
+    """/proc/self/cgroup naming a cgroup (v1's pids hierarchy or v2's unified one) whose pids.max is ``limit`` with
+    ``used`` tasks, under a kernel allowing 32,768 (pid_max, threads-max) with ``running`` threads on the machine."""
+    from fasttext_lib import process_limits
+
+    root = tmp_path / "sys"
+    (root / "v1/docker/abc").mkdir(parents=True)
+    (root / "v2/kubepods/pod1").mkdir(parents=True)
+    for where in (root / "v1/docker/abc", root / "v2/kubepods/pod1"):
+        (where / "pids.max").write_text(f"{limit}\n")
+        (where / "pids.current").write_text(f"{used}\n")
+    (root / "v1/docker/pids.max").write_text("max\n")  # an ancestor without a limit
+    (root / "v1/docker/pids.current").write_text("5000\n")
+    (tmp_path / "cgroup").write_text(cgroup_line + "\n")
+    (tmp_path / "loadavg").write_text(f"0.10 0.20 0.30 1/{running} 4242\n")
+    (tmp_path / "max").write_text("32768\n")
+    monkeypatch.setattr(process_limits, "_CGROUP", str(tmp_path / "cgroup"))
+    monkeypatch.setattr(process_limits, "_CGROUP_ROOTS", {"v1": str(root / "v1"), "v2": str(root / "v2")})
+    monkeypatch.setattr(process_limits, "_LOADAVG", str(tmp_path / "loadavg"))
+    monkeypatch.setattr(process_limits, "_THREADS_MAX", str(tmp_path / "max"))
+    monkeypatch.setattr(process_limits, "_PID_MAX", str(tmp_path / "max"))
+    return process_limits
+
+
+@pytest.mark.parametrize("cgroup_line", ["0::/kubepods/pod1", "12:pids:/docker/abc"], ids=["v2", "v1"])
+def test_a_containers_task_limit_counts_for_threads(tmp_path, monkeypatch, cgroup_line):
+    """A container's pids.max (docker --pids-limit, a pod's limit) counts every thread: OMP_NUM_THREADS=100 under a
+    limit of 60 aborted training in libgomp ('Thread creation failed', exit 134)."""
+    limits = fake_limits(tmp_path, monkeypatch, cgroup_line, limit=60, used=3)
+    monkeypatch.setenv("OMP_NUM_THREADS", "100")
+    with pytest.raises(limits.FastTextError, match=r"may start 57 more \(the container's task limit: .*pids.max is 60, "
+                                                   r"3 in use\)"):
+        limits.check_threads("train")
+    limits.check_threads("predict")  # (scored with numpy: no OpenMP team)
+    monkeypatch.setenv("OMP_NUM_THREADS", "40")
+    limits.check_threads("train")
+    monkeypatch.setenv("MXNET_CPU_WORKER_NTHREADS", "60")
+    with pytest.raises(limits.FastTextError, match=r"\(MXNET_CPU_WORKER_NTHREADS=60\)"):
+        limits.check_threads("predict")
+
+
+def test_no_limit_that_can_be_read_checks_nothing(tmp_path, monkeypatch):
+    limits = fake_limits(tmp_path, monkeypatch, "0::/kubepods/pod1", limit="max", used=3)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1000")
+    limits.check_threads("train")  # (32,768 less the 200 running: room)
+    monkeypatch.setattr(limits, "_CGROUP", str(tmp_path / "none"))
+    monkeypatch.setattr(limits, "_LOADAVG", str(tmp_path / "none"))
+    assert limits.thread_room() is None
+    monkeypatch.setenv("OMP_NUM_THREADS", "100000")
+    limits.check_threads("train")
+
+
+def test_a_stack_limit_larger_than_memory_leaves_threads_startable(tmp_path, data, bundle):
+    """``ulimit -s`` of 1 TiB: glibc gives every new thread a stack of the limit's size, which no machine can map,
+    so numpy's OpenBLAS could start no thread and ``import numpy`` failed ('PyCapsule_Import could not import module
+    "datetime"', an ImportError traceback, exit 1) in every command; MXNet's engine would have aborted next. Threads
+    now get glibc's usual 8 MiB whatever the limit (the main thread keeps it)."""
+    huge = 1 << 40
+    r = cli(["predict", "--model", bundle, "--input", data["test"]], limit=(resource.RLIMIT_STACK, huge, huge),
+            env={"OMP_NUM_THREADS": "2"})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stdout.splitlines()) == 60
+    r = cli(["train", "--train", data["train"], "--output", tmp_path / "out", *TINY],
+            limit=(resource.RLIMIT_STACK, huge, huge), env={"OMP_NUM_THREADS": "2"})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_no_file_descriptor_left_for_an_s3_connection_is_named_as_such(monkeypatch):
+    """Under ``ulimit -n`` a connection to S3 fails for want of a descriptor, and botocore says 'Could not connect to
+    the endpoint URL': the error line was 'cannot reach the S3 endpoint for s3://...', a network problem to chase.
+    (Reproduced by ``ulimit -n 5; python -m fasttext_lib train ... --checkpoint-dir s3://...``.)"""
+    import botocore.exceptions as bex
+    import urllib3.exceptions
+
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+
+    def refused():
+        try:
+            raise OSError(24, "Too many open files")
+        except OSError:
+            error = urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection: [Errno 24] "
+                                                                "Too many open files")
+        raise bex.EndpointConnectionError(endpoint_url="http://127.0.0.1:9/b/k", error=error)
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    with pytest.raises(FastTextError) as caught:
+        with storage.s3_errors("s3://b/k"):
+            refused()
+    assert str(caught.value) == (f"cannot open a connection to S3 for s3://b/k: too many open files (this process may "
+                                 f"have {soft:,} at most, ulimit -n): raise that limit with ulimit -n")
+    with pytest.raises(FastTextError, match="cannot reach the S3 endpoint for s3://b/k"):  # a network failure stays one
+        with storage.s3_errors("s3://b/k"):
+            raise bex.EndpointConnectionError(endpoint_url="http://127.0.0.1:9/b/k", error=ConnectionRefusedError(111))
