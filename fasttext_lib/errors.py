@@ -137,6 +137,9 @@ def is_out_of_memory(exc):
 def out_of_memory_line(exc):
     """The message for :func:`is_out_of_memory`'s errors, without MXNet's traceback (its last line is the cause)."""
     cause = str(exc).strip().splitlines()[-1:] or ["an allocation failed"]
+    if cause[0] == "can't start new thread":  # (memory for its stack, or a limit on threads: a container's pids.max)
+        return ("out of memory or threads (can't start new thread); use a machine with more memory, fewer threads "
+                "(OMP_NUM_THREADS), or raise the process's thread limit")
     return (f"out of memory ({cause[0].replace('MXNetError: ', '')}); use a machine with more memory, "
             f"or less data or smaller settings")
 
