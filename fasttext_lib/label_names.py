@@ -21,8 +21,9 @@ Where training takes a mapping from (the first that applies):
 3. nothing: each label is its own name.
 
 A names file is either the Zhang et al. ``classes.txt`` (line *i* names class ``i``) or ``id=name``
-lines; lines starting with ``#`` are comments in both (a title above the names would shift each name one
-class off: a classes.txt line ending in ``:``, ``names:``, is refused as one). Labels a mapping does not name keep their raw id as name. Every malformed mapping (an empty
+lines; lines starting with ``#`` are comments in both (in classes.txt lines ``#`` alone or before a space: ``#sports``
+may be a hashtag class, and is refused), as a title above the names would shift each name one class off (a
+classes.txt line ending in ``:``, ``names:``, is refused as one). Labels a mapping does not name keep their raw id as name. Every malformed mapping (an empty
 or duplicate name, an id given twice, a binary or huge file) is a :class:`FastTextError`.
 """
 import json
@@ -107,7 +108,19 @@ def _refuse_reused_ids(mapping, ids, where):
                             f"labeled {name} would mean either class; give class {label!r} a name that is no class id")
 
 
-COMMENT = "#"  # a line starting so is a comment in both forms (no Zhang et al. class name starts so)
+COMMENT = "#"  # a line starting so is a comment in both forms (no Zhang et al. class name starts so); in classes.txt
+# lines only '#' alone or before a space: '#sports' may be a class (hashtags), and read as a comment it shifted every
+# class after it one off (:func:`_refuse_hashtag_or_comment`)
+
+
+def _is_comment(line, keyed):
+    return line.startswith(COMMENT) and (keyed or line == COMMENT or line[len(COMMENT)].isspace())
+
+
+def _refuse_hashtag_or_comment(line, what):
+    raise FastTextError(f"{what}: {line[:40]!r} starts with '#' but not '# ': a comment or a class name? Write a "
+                        f"comment as '# {line[1:40]}', and class names starting with '#' in the id=name form "
+                        f"(1={line[:40]})")
 _ID_NAME_LINE = re.compile(r"\d+\s*=")  # 1=negative: a class id before '=' (no classes.txt name starts so)
 
 
@@ -118,10 +131,12 @@ def parse_text(text, where):
     # silently renumbering every class after it.
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     lines = [(n, line.strip()) for n, line in enumerate(text.split("\n"), 1)]
-    lines = [(n, line) for n, line in lines if line and not line.startswith(COMMENT)]
+    lines = [(n, line) for n, line in lines if line]
+    first = next((line for _, line in lines if not line.startswith(COMMENT)), "")  # (the form is its)
+    keyed = "=" in first
+    lines = [(n, line) for n, line in lines if not _is_comment(line, keyed)]
     if not lines:
         raise FastTextError(f"{where}: names no class (empty file)")
-    keyed = "=" in lines[0][1]
     mapping = {}
     for n, line in lines:
         what = f"{where}:{n}"
@@ -131,10 +146,12 @@ def parse_text(text, where):
             label, _, name = line.partition("=")
             _add(mapping, label, name, what)
         else:
+            if line.startswith(COMMENT):
+                _refuse_hashtag_or_comment(line, what)
             if _ID_NAME_LINE.match(line):  # a title or comment above id=name lines: each name would be one class off
                 raise FastTextError(f"{what}: an id=name line ({line[:40]!r}), but line {lines[0][0]} is a name "
                                     f"({lines[0][1][:40]!r}): a names file is classes.txt lines (line i names "
-                                    f"class i) or id=name lines, not both; remove the line(s) that are neither, or start them with '#' (a comment)")
+                                    f"class i) or id=name lines, not both; remove the line(s) that are neither, or start them with '# ' (a comment)")
             if line.endswith(":"):  # a title (names:, Classes:) read as class 1 would name each class one off
                 raise FastTextError(f"{what}: {line[:40]!r} is a title, not a class name (line i names class i): "
                                     f"remove it, or make it a comment ('# {line[:40]}')")

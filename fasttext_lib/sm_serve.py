@@ -1012,9 +1012,16 @@ def _csv_body(answers, width=1):
                                                            for field in CSV_FIELDS])
             continue
         classes = answer if isinstance(answer, list) else [answer]
-        fields = [c[field] for c in classes for field in CSV_FIELDS]
+        fields = [_one_line(c[field]) for c in classes for field in CSV_FIELDS]
         writer.writerow(fields + [""] * (len(CSV_FIELDS) * width - len(fields)))
     return out.getvalue()[:-1]
+
+
+def _one_line(value):
+    """A CSV answer's field on one line: a class read from a quoted CSV field over lines holds a line break, which the
+    CSV writer keeps inside quotes, a record over two lines (Batch Transform's answer lines no longer each an input
+    line's). Written as the data's CSV writes one, the two characters ``\\n`` (``\\r`` for a carriage return)."""
+    return value.replace("\r", "\\r").replace("\n", "\\n") if isinstance(value, str) else value
 
 
 def _default_accept_hint(accept):

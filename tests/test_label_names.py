@@ -754,3 +754,28 @@ def test_evaluate_names_the_class_a_label_written_otherwise_is(named_bundle, tmp
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
     assert f"label(s) {shown} not seen in training" in r.stderr
     assert "the model's classes written otherwise (" in r.stderr and "write them as the training data did" in r.stderr
+
+
+@pytest.mark.parametrize("text, line", [("sports\n#news\npolitics\n", 2), ("#sports\n#politics\n", 1),
+                                        ("# hashtags\n#sports\n#politics\n", 2)])
+def test_a_classes_txt_name_starting_with_a_hash_is_refused_not_taken_as_a_comment(tmp_path, text, line):
+    """Hashtags as classes (#sports, #news): with every '#' line a comment, '#news' vanished and 'politics' named
+    class 2, silently (every class after it one off); a file of hashtags only was 'names no class (empty file)'.
+    A comment is '#' and a space; '#news' could be either, so it is refused with both ways out."""
+    path = tmp_path / "names.txt"
+    path.write_text(text)
+    with pytest.raises(FastTextError, match=rf"names.txt:{line}: '#\w+' starts with '#' but not '# ': a comment or "
+                                            rf"a class name\? .*'# \w+'.*id=name form \(\d+=#\w+\)"):
+        label_names.read_file(str(path))
+
+
+@pytest.mark.parametrize("text", ["#\n# classes\nnegative\npositive\n", "#1=neutral\n1=negative\n2=positive\n",
+                                  "1=negative\n#3=neutral\n2=positive\n"])
+def test_hash_lines_that_can_only_be_comments_are_still_comments(tmp_path, text):
+    path = tmp_path / "names.txt"
+    path.write_text(text)
+    assert label_names.read_file(str(path)) == POLARITY
+
+
+def test_a_hashtag_class_name_can_be_given_in_the_id_name_form():
+    assert label_names.parse_text("1=#sports\n2=#news\n", "f") == {"1": "#sports", "2": "#news"}

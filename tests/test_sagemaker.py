@@ -2990,3 +2990,16 @@ def test_make_tuner_of_something_else_than_an_estimator_is_one_line():
 
     with pytest.raises(FastTextError, match=r"make_tuner needs the estimator make_estimator returns, got 'x'"):
         make_tuner("x")
+
+
+def test_a_csv_answer_stays_one_line_a_review_when_a_class_holds_a_line_break():
+    """A class read from a CSV record whose quoted class field spans lines ("a\\nb") trains and is answered; the CSV
+    writer quoted it over two lines, so Batch Transform's one output line per input line (join_source="Input") was
+    lost from that review on. A line break in a field is written as the data's CSV writes one: the two characters
+    \\n (\\r for a carriage return)."""
+    answers = sm_serve.Answers([{"label": "a\nb", "probability": 0.75, "class_id": "a\nb"},
+                                {"label": "c\rd", "probability": 0.25, "class_id": "c\r\nd"}])
+    body, media = sm_serve.output_fn(answers, "text/csv")
+    assert media == "text/csv"
+    assert read_csv_lines(body) == [["a\\nb", "0.75", "a\\nb"], ["c\\rd", "0.25", "c\\r\\nd"]]
+    assert json.loads(sm_serve.output_fn(answers, "application/json")[0])[0]["class_id"] == "a\nb"  # JSON: as is

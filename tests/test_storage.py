@@ -1843,3 +1843,20 @@ def test_orphan_uploads_a_role_may_not_list_or_abort_do_not_fail_a_publish_or_a_
     left = [u["UploadId"] for u in admin.list_multipart_uploads(Bucket=bucket, Prefix=prefix + "/").get("Uploads", [])]
     assert left == [orphan]
     admin.abort_multipart_upload(Bucket=bucket, Key=f"{prefix}/model-0123456789abcdef.params", UploadId=orphan)
+
+
+def test_files_written_together_that_are_one_file_through_a_symbolic_link_are_refused(tmp_path):
+    """test.csv a link to train.csv (or both links to one file): with the link's target written (write_target),
+    the pair's second rename replaced the first, so that train.csv held the test split, the training split was lost,
+    exit 0, and a backup of the old file stayed behind (.train.csv.fasttext-*.tmp)."""
+    (tmp_path / "train.csv").write_text("old train\n")
+    os.symlink("train.csv", tmp_path / "test.csv")
+    uris = [str(tmp_path / "train.csv"), str(tmp_path / "test.csv")]
+    with pytest.raises(FastTextError) as caught:
+        with storage.atomic_writes(uris) as (train, test):
+            train.write(b"new train\n")
+            test.write(b"new test\n")
+    assert one_line(caught.value) == (f"cannot write {uris[0]} and {uris[1]} together: they are one file "
+                                      f"({uris[0]}) through a symbolic link; give each its own file")
+    assert (tmp_path / "train.csv").read_text() == "old train\n"
+    assert sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]

@@ -49,6 +49,7 @@ def atomic_writes(uris, mode="wb", overwrite=True):
     server-side copies only once all are uploaded: a failed or interrupted upload leaves the old set intact.
     Locally the files are put in place by renames, one after another."""
     uris = [str(u) for u in uris]
+    _refuse_one_file_twice(uris, overwrite)
     if not any(is_s3(u) for u in uris):
         with _local_writes(uris, mode, overwrite) as files:
             yield files
@@ -65,6 +66,19 @@ def atomic_writes(uris, mode="wb", overwrite=True):
             f.close()
         # the local members are put in place when the stack closes (their renames), after the S3 ones
         _put_set_in_place(uris, staged, metadata, overwrite)
+
+
+def _refuse_one_file_twice(uris, overwrite):
+    """Two local members that are one file (a symbolic link to the other, or two links to one file, whose target each
+    write replaces: files.write_target): the second rename replaced the first, so that train.csv held the test split
+    and the training split was lost, silently."""
+    seen = {}
+    for uri in (u for u in uris if not is_s3(u)):
+        target = write_target(uri) if overwrite else os.path.abspath(uri)
+        if target in seen:
+            raise FastTextError(f"cannot write {seen[target]} and {uri} together: they are one file ({target}) "
+                                f"through a symbolic link; give each its own file")
+        seen[target] = uri
 
 
 @contextlib.contextmanager
