@@ -30,6 +30,7 @@ import logging
 import math
 import os
 import sys
+import time
 
 from .errors import FastTextError
 
@@ -673,29 +674,70 @@ def run():
     return status
 
 
+STDERR_WAIT_SECONDS = 30  # how long a full non-blocking stderr pipe is waited for (_NotesStream)
+
+
 class _NotesStream:
     """stderr for what a command says besides its answers (notes, progress bars, the error line), whose reader may be
     gone: a full device (``2>/dev/full``), a pipe whose reader exited, a terminal closed (EIO). A failed write there
     raised OSError mid-command: ``predict`` ended before its first answer, ``train`` at its first progress line
     (exit 1, no bundle, and a traceback that could not be shown either). Now the first failure sends stderr to
     /dev/null (descriptor 2 too: MXNet and the native code write there) and the command carries on; its exit status
-    is its work's (an error is still 2, the line unseen)."""
+    is its work's (an error is still 2, the line unseen).
+
+    A reader that is only behind is waited for: a non-blocking pipe (O_NONBLOCK, set by a parent's event loop) refuses
+    a write while full (EAGAIN). Through Python's stream that was silenced for good at the first refusal, so the error
+    line that came later was never seen, or, with PYTHONUNBUFFERED=1 (common in containers), the text was dropped
+    without a word. So the text goes to the descriptor here, waiting up to :data:`STDERR_WAIT_SECONDS` for room."""
 
     def __init__(self, stream):
         self._stream = stream
 
     def write(self, text):
         try:
-            return self._stream.write(text)
+            fd = self._stream.fileno()
+        except (OSError, ValueError, AttributeError):  # no descriptor (a notebook's stream, a StringIO)
+            fd = None
+        try:
+            if fd is None:
+                return self._stream.write(text)
+            self.flush()  # (what was written to the stream itself goes first)
+            self._write_all(fd, text.encode(getattr(self._stream, "encoding", None) or "utf-8",
+                                            getattr(self._stream, "errors", None) or "backslashreplace"))
         except OSError:
             self._gone()
-            return len(text)
+        return len(text)
+
+    def _write_all(self, fd, data):
+        """``data`` to ``fd``, waiting while a non-blocking pipe is full; after :data:`STDERR_WAIT_SECONDS` of a
+        reader that takes nothing, the rest is dropped."""
+        import select
+
+        view, deadline = memoryview(data), time.monotonic() + STDERR_WAIT_SECONDS
+        while view:
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                select.select([], [fd], [], left)
 
     def flush(self):
-        try:
-            self._stream.flush()
-        except OSError:
-            self._gone()
+        deadline = time.monotonic() + STDERR_WAIT_SECONDS
+        while True:
+            try:
+                self._stream.flush()
+                return
+            except BlockingIOError:  # (Python's buffered stream keeps what it could not write)
+                if time.monotonic() > deadline:
+                    return
+                import select
+
+                select.select([], [self._stream.fileno()], [], 0.1)
+            except OSError:
+                self._gone()
+                return
 
     def _gone(self):
         try:
@@ -706,7 +748,7 @@ class _NotesStream:
                 os.close(null)
             self._stream.flush()  # what is still buffered goes to /dev/null (else Python's flush at exit fails again)
         except (OSError, ValueError):  # no descriptor: from now on nothing is written at all
-            self._stream = open(os.devnull, "w")
+            self._stream = open(os.devnull, "w", encoding="utf-8", errors="replace")
 
     def __getattr__(self, name):  # isatty, fileno, encoding, ...: the stream's own
         return getattr(self._stream, name)

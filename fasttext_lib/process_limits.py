@@ -17,6 +17,9 @@ from .errors import FastTextError
 # predict's at 7): the main thread, and training's batch prefetcher.
 OWN_THREADS = {"train": 2}
 DEFAULT_OWN_THREADS = 1
+# numpy's and MXNet's OpenBLAS are built for 64 threads at most (NUM_THREADS=64): on a machine with more CPUs they
+# start no more.
+OPENBLAS_MAX_THREADS = 64
 # MXNet 1.9.1's defaults for its CPU engine's thread pools.
 MXNET_THREADS = {"MXNET_CPU_WORKER_NTHREADS": 1, "MXNET_CPU_PRIORITY_NTHREADS": 4}
 
@@ -47,7 +50,7 @@ def threads_needed(command):
     ask for more than one (e.g. ``["OMP_NUM_THREADS=100"]``) to name in an error."""
     cpus = usable_cpus()
     openmp = _env_count("OMP_NUM_THREADS", cpus)
-    blas = min(cpus, _env_count("OPENBLAS_NUM_THREADS", openmp))  # OpenBLAS starts no more than the CPUs
+    blas = min(cpus, OPENBLAS_MAX_THREADS, _env_count("OPENBLAS_NUM_THREADS", openmp))  # no more than the CPUs
     counts = {name: _env_count(name, default) for name, default in MXNET_THREADS.items()}
     threads = OWN_THREADS.get(command, DEFAULT_OWN_THREADS) + (blas - 1) + sum(counts.values())
     if command == "train":  # its operators run in an OpenMP team; the commands that predict score with numpy

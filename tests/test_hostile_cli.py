@@ -1161,8 +1161,8 @@ WRAPPER = textwrap.dedent("""
         return place
     storage.sets._copy_hashing = paused(storage.sets._copy_hashing)
     storage.sets._move_hashing = paused(storage.sets._move_hashing)
-    from fasttext_lib.cli import main
-    sys.exit(main(sys.argv[1:]))
+    from fasttext_lib.cli import run
+    sys.exit(run())  # (the process entry point, as python -m fasttext_lib: its stderr and exit handling too)
 """).format(root=ROOT)
 
 

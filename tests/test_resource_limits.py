@@ -12,6 +12,7 @@ import resource
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -278,3 +279,48 @@ def test_no_file_descriptor_left_for_an_s3_connection_is_named_as_such(monkeypat
     with pytest.raises(FastTextError, match="cannot reach the S3 endpoint for s3://b/k"):  # a network failure stays one
         with storage.s3_errors("s3://b/k"):
             raise bex.EndpointConnectionError(endpoint_url="http://127.0.0.1:9/b/k", error=ConnectionRefusedError(111))
+
+
+def test_a_full_non_blocking_stderr_pipe_delays_the_error_line_rather_than_dropping_it(tmp_path):
+    """A non-blocking stderr pipe (a parent's event loop set O_NONBLOCK) whose reader is a moment behind refuses a
+    write with EAGAIN: that first failure sent stderr to /dev/null for good, and the error line that came after was
+    never seen. Now the write waits for the reader (the pipe is not gone, only full)."""
+    import fcntl
+    import threading
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
+    filler = 0
+    try:
+        while True:  # the pipe full before the command writes anything
+            filler += os.write(write_end, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    received = []
+
+    def reader():
+        time.sleep(1.0)  # behind, but there
+        with os.fdopen(read_end, "rb") as f:
+            received.append(f.read())
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        r = cli(["predict", "--model", tmp_path / "missing", "--input", "-"], capture_output=False, input=REVIEWS,
+                stdout=subprocess.PIPE, stderr=write_end)
+    finally:
+        os.close(write_end)
+    thread.join(30)
+    said = received[0][filler:].decode()
+    assert (r.returncode, r.stdout) == (2, "")
+    assert said.startswith("error: ") and str(tmp_path / "missing") in said and len(said.splitlines()) == 1, said
+
+
+def test_openblas_threads_are_counted_up_to_its_build_limit(monkeypatch):
+    """numpy's OpenBLAS starts at most 64 threads: counted as one per CPU, a 192-CPU machine under a tight task limit
+    was refused where the run fits."""
+    from fasttext_lib import process_limits
+
+    monkeypatch.setattr(process_limits, "usable_cpus", lambda: 192)
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MXNET_CPU_WORKER_NTHREADS", "MXNET_CPU_PRIORITY_NTHREADS"):
+        monkeypatch.delenv(name, raising=False)
+    assert process_limits.threads_needed("predict")[0] == 1 + 63 + 1 + 4  # main, BLAS, MXNet's worker and priority
