@@ -223,6 +223,9 @@ def stop_on_signals(as_error=False):
         _received.remove(received)
         sys.unraisablehook = previous_hook
         for s, h in previous.items():
+            if s == getattr(signal, "SIGXCPU", None) and received.signum == s:  # the kernel sends it again each CPU
+                continue  # second: restored, the next one dumped core during the exit (ignored, it stays so, until
+                # the hard limit's SIGKILL)
             signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 

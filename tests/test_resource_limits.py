@@ -324,3 +324,25 @@ def test_openblas_threads_are_counted_up_to_its_build_limit(monkeypatch):
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MXNET_CPU_WORKER_NTHREADS", "MXNET_CPU_PRIORITY_NTHREADS"):
         monkeypatch.delenv(name, raising=False)
     assert process_limits.threads_needed("predict")[0] == 1 + 63 + 1 + 4  # main, BLAS, MXNet's worker and priority
+
+
+def test_after_a_cpu_time_limit_stopped_the_run_the_next_sigxcpu_is_ignored():
+    """The kernel sends SIGXCPU again every CPU second past the soft ``ulimit -t``: once the stopped run's handlers were
+    restored, the next one killed the process during its exit (MXNet's engine finishing), with a core dump."""
+    from fasttext_lib.errors import Interrupted, stop_on_signals
+
+    before = signal.getsignal(signal.SIGXCPU)
+    try:
+        with pytest.raises(Interrupted, match="CPU time limit reached"):
+            with stop_on_signals():
+                os.kill(os.getpid(), signal.SIGXCPU)
+                time.sleep(1)
+        assert signal.getsignal(signal.SIGXCPU) == signal.SIG_IGN
+        with stop_on_signals():  # (a run with no SIGXCPU puts back what was there)
+            pass
+        assert signal.getsignal(signal.SIGXCPU) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGXCPU, before)
+    with stop_on_signals():
+        pass
+    assert signal.getsignal(signal.SIGXCPU) == before
