@@ -20,67 +20,10 @@ import time
 import boto3
 import pytest
 
+from cli_helpers import (REVIEWS, TINY, assert_error, bundle, copy_bundle, data, listing, make_data,  # noqa: F401
+                         predictions, tmpdir_env)
 from conftest import ROOT, free_port, remount_ro, run_cli
 from fault_proxy import FaultProxy
-
-TINY = ["--epochs", "1", "--batch-size", "64", "--emsize", "4", "--no-progress", "--ctx", "cpu"]
-REVIEWS = "great food and friendly staff\nawful cold food\n"
-
-
-def make_data(where, n, seed):
-    from fasttext_lib.data import LabeledTexts, write_csv
-    from fasttext_lib.synthetic import generate_reviews
-
-    data = generate_reviews(n, seed=seed)
-    write_csv(LabeledTexts(data.labels, data.texts), str(where))
-    return where
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    d = tmp_path_factory.mktemp("data")
-    return {"train": make_data(d / "train.csv", 300, 1), "test": make_data(d / "test.csv", 60, 2)}
-
-
-@pytest.fixture(scope="module")
-def bundle(data, tmp_path_factory):
-    """A finished bundle (not to be modified: tests copy it)."""
-    out = tmp_path_factory.mktemp("bundle") / "model"
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY)
-    assert r.returncode == 0, r.stderr
-    return out
-
-
-@pytest.fixture
-def tmpdir_env(tmp_path):
-    """A private TMPDIR for the CLI run, to prove that it leaves no temporary files behind."""
-    where = tmp_path / "tmpdir"
-    where.mkdir()
-    return where, {"TMPDIR": str(where)}
-
-
-def assert_error(r, pattern, status=2):
-    """Exit ``status``, exactly one ``error:`` line (matching ``pattern``), no traceback anywhere."""
-    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
-    assert r.returncode == status, (r.returncode, r.stderr)
-    assert len(errors) == 1 and pattern in errors[0], r.stderr
-    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, r.stderr + r.stdout
-
-
-def listing(path):
-    """Every file under ``path`` with its size (the state a failure must not change)."""
-    out = {}
-    for root, _, files in os.walk(path):
-        for name in files:
-            full = os.path.join(root, name)
-            out[os.path.relpath(full, path)] = os.path.getsize(full)
-    return out
-
-
-def predictions(model):
-    from fasttext_lib.predict import Predictor
-
-    return Predictor.load(str(model)).predict(REVIEWS.splitlines())
 
 
 def predictions_json(model):
@@ -88,13 +31,6 @@ def predictions_json(model):
     from conftest import cli_in_process
 
     return [json.loads(line) for line in cli_in_process("predict", "--model", model, input=REVIEWS).stdout.splitlines()]
-
-
-def copy_bundle(src, dest):
-    dest.mkdir(parents=True)
-    for name in os.listdir(src):
-        (dest / name).write_bytes((src / name).read_bytes())
-    return dest
 
 
 def s3_keys(uri):
