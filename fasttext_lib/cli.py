@@ -260,17 +260,22 @@ class StdoutClosed(FastTextError):
     exit_status = 128 + 13  # SIGPIPE
 
 
+def _point_at_devnull(stream):
+    """``stream``'s descriptor writes to /dev/null from now on (OSError, ValueError: it has none)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
+
+
 def _stdout_failed(exc):
     """The error for a failed write to stdout. What is still buffered there goes to /dev/null from now
     on: the interpreter flushes stdout at exit, and that write would fail (and be reported) again."""
     import errno
 
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, sys.stdout.fileno())
-        finally:
-            os.close(devnull)
+        _point_at_devnull(sys.stdout)
     except (OSError, ValueError):  # no file descriptor (a notebook, a test's capture): nothing to redirect
         pass
     if exc.errno == errno.EPIPE:
@@ -741,11 +746,7 @@ class _NotesStream:
 
     def _gone(self):
         try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            try:
-                os.dup2(null, self._stream.fileno())
-            finally:
-                os.close(null)
+            _point_at_devnull(self._stream)
             self._stream.flush()  # what is still buffered goes to /dev/null (else Python's flush at exit fails again)
         except (OSError, ValueError):  # no descriptor: from now on nothing is written at all
             self._stream = open(os.devnull, "w", encoding="utf-8", errors="replace")

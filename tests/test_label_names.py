@@ -92,33 +92,34 @@ def test_hostile_names_files(tmp_path, text, pattern):
         label_names.read_file(str(path))
 
 
+def _read_names(tmp_path, content):
+    """label_names.read_file of a names.txt holding ``content`` (text, or bytes as they are)."""
+    path = tmp_path / "names.txt"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return label_names.read_file(str(path))
+
+
 @pytest.mark.parametrize("text", ["Label names\n1=negative\n2=positive\n", "classes\n1=negative\n2=positive\n",
                                   "negative\n2=positive\n"])
 def test_id_name_lines_after_a_first_line_without_are_refused_not_taken_as_names(tmp_path, text):
     """A first line without '=' (a comment or title above id=name lines) made the file read as classes.txt lines:
     class 1 was named '# label names' and class 2 '1=negative', silently, as every class after it."""
-    path = tmp_path / "names.txt"
-    path.write_text(text)
     with pytest.raises(FastTextError, match=r"names.txt:\d: an id=name line .* but line 1 is a name"):
-        label_names.read_file(str(path))
+        _read_names(tmp_path, text)
 
 
 @pytest.mark.parametrize("text", ["# label names\n1=negative\n2=positive\n", "# classes\nnegative\npositive\n",
                                   "negative\n  # the good ones:\npositive\n# end\n"])
 def test_lines_starting_with_a_hash_are_comments_in_both_forms(tmp_path, text):
     """A '# classes' line above classes.txt lines named class 1 '# classes' and every class after it one off."""
-    path = tmp_path / "names.txt"
-    path.write_text(text)
-    assert label_names.read_file(str(path)) == POLARITY
+    assert _read_names(tmp_path, text) == POLARITY
 
 
 @pytest.mark.parametrize("text, line", [("names:\nnegative\npositive\n", 1), ("negative\nClasses:\npositive\n", 2)])
 def test_a_title_above_classes_txt_lines_is_refused_not_taken_as_class_1(tmp_path, text, line):
     """'names:' was class 1's name, 'negative' class 2's: every class shown one off, silently."""
-    path = tmp_path / "names.txt"
-    path.write_text(text)
     with pytest.raises(FastTextError, match=rf"names.txt:{line}: '\w+:' is a title, not a class name .* comment"):
-        label_names.read_file(str(path))
+        _read_names(tmp_path, text)
 
 
 def test_cli_refuses_a_label_names_file_with_a_title_and_reads_one_with_a_comment(tmp_path):
@@ -147,10 +148,8 @@ def test_a_classes_txt_name_with_an_equals_sign_is_still_a_name():
     (b"x" * (label_names.MAX_FILE_BYTES + 1), "more than"),
 ])
 def test_binary_or_huge_names_files(tmp_path, raw, pattern):
-    path = tmp_path / "names.txt"
-    path.write_bytes(raw)
     with pytest.raises(FastTextError, match=pattern):
-        label_names.read_file(str(path))
+        _read_names(tmp_path, raw)
 
 
 @pytest.mark.parametrize("spec, pattern", [
@@ -762,19 +761,15 @@ def test_a_classes_txt_name_starting_with_a_hash_is_refused_not_taken_as_a_comme
     """Hashtags as classes (#sports, #news): with every '#' line a comment, '#news' vanished and 'politics' named
     class 2, silently (every class after it one off); a file of hashtags only was 'names no class (empty file)'.
     A comment is '#' and a space; '#news' could be either, so it is refused with both ways out."""
-    path = tmp_path / "names.txt"
-    path.write_text(text)
     with pytest.raises(FastTextError, match=rf"names.txt:{line}: '#\w+' starts with '#' but not '# ': a comment or "
                                             rf"a class name\? .*'# \w+'.*id=name form \(\d+=#\w+\)"):
-        label_names.read_file(str(path))
+        _read_names(tmp_path, text)
 
 
 @pytest.mark.parametrize("text", ["#\n# classes\nnegative\npositive\n", "#1=neutral\n1=negative\n2=positive\n",
                                   "1=negative\n#3=neutral\n2=positive\n"])
 def test_hash_lines_that_can_only_be_comments_are_still_comments(tmp_path, text):
-    path = tmp_path / "names.txt"
-    path.write_text(text)
-    assert label_names.read_file(str(path)) == POLARITY
+    assert _read_names(tmp_path, text) == POLARITY
 
 
 def test_a_hashtag_class_name_can_be_given_in_the_id_name_form():
