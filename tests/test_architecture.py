@@ -8,6 +8,7 @@ training modules cannot be imported, as in the MXNet inference container, which 
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -217,3 +218,35 @@ def test_test_parameters_hold_no_timestamped_bytes():
                 found += [f"{name}:{call.lineno}" for decorator in function.decorator_list
                           for call in _timestamped_calls(decorator)]
     assert not found, f"gzip.compress without mtime=0 in test parameters: {found}"
+
+
+def _first_column_names(doc, heading):
+    """The file names in backticks in the first column of the table under ``heading`` in ``doc`` (a path under
+    the repository): ``cli.py``, ``__main__.py`` of the row ``| `cli.py`, `__main__.py` | ... |``."""
+    with open(os.path.join(ROOT, doc)) as f:
+        text = f.read()
+    section = text.split(heading, 1)[1].split("\n#", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {name for row in rows for name in re.findall(r"`([^`]+)`", row.split("|")[1])}
+
+
+def _library_files():
+    """Every source file and folder of the package, as the docs name them (``storage/`` for the storage package's
+    modules, ``sample_data/``)."""
+    names = {name for name in os.listdir(PACKAGE_DIR) if name.endswith((".py", ".cc"))}
+    return names | {f"{name}/" for name in os.listdir(PACKAGE_DIR)
+                    if os.path.isdir(os.path.join(PACKAGE_DIR, name)) and name != "__pycache__"}
+
+
+@pytest.mark.parametrize("doc, heading, unlisted", [
+    ("docs/ARCHITECTURE.md", "## One line per module", set()),
+    ("README.md", "## The library (`fasttext_lib/`), in reading order", {"__init__.py"}),
+])
+def test_every_module_has_its_row_in_the_docs_module_tables(doc, heading, unlisted):
+    """A newcomer reads these tables to find a file's concern: a module added without its row (cluster.py was in
+    ARCHITECTURE.md's table but not README's; __init__.py, which sets process-wide state, in neither) is invisible
+    there. Rows naming a file that is gone are caught too."""
+    listed = _first_column_names(doc, heading)
+    files = _library_files()
+    assert sorted(files - listed - unlisted) == [], f"modules without a row in {doc}"
+    assert sorted(listed - files) == [], f"rows in {doc} naming no file of fasttext_lib/"
