@@ -122,6 +122,7 @@ class Updater:
         self.tables = [model.embedding.weight.data(c) for c in ctxs]
         self.outputs = [model.output.weight.data(c) for c in ctxs]
         self._nonfinite_written = None  # (1,) flag the fused SGD operator raises (see parameters_finite)
+        self._lazy_update_note_due = type(optimizer).__name__ != "SGD" and not (kv is not None and "dist" in kv.type)
         self._table_updated_elsewhere = False  # a table update since the last check that bypassed that flag
         if kv is None:
             self.updater = mxopt.get_updater(optimizer)
@@ -155,6 +156,9 @@ class Updater:
     def apply(self, model, steps):
         """One optimizer step from every device's :class:`~fasttext_lib.step.StepResult`."""
         output_grads = [step.output_grad for step in steps]
+        if self._lazy_update_note_due:
+            self._lazy_update_note_due = False
+            use_up_mxnets_lazy_update_note()
         if self.kv is None:
             step = steps[0]
             if step.arrays.native and self._plain_sgd():
@@ -285,6 +289,34 @@ class OptimizerState(typing.NamedTuple):
     (an .npz file read with ``allow_pickle=False``)."""
     counters: dict
     arrays: dict
+
+
+def use_up_mxnets_lazy_update_note():
+    """MXNet logs "Optimizer with lazy_update = True detected. Be aware that lazy update ... may lead to different
+    empirical results. See https://..." on stderr at a thread's first lazy adam update of a row_sparse gradient (its
+    LogOnce, once per thread): a raw C++ log line in the middle of the progress bar, about a choice this library makes
+    on purpose (only the rows a batch touched move, as in fastText). One tiny update of that kind in this thread, with
+    descriptor 2 on /dev/null, uses up the once; nothing else runs meanwhile (the update is waited for)."""
+    import os
+    import sys
+
+    from mxnet import nd
+
+    weight, mean, var = nd.zeros((2, 1)), nd.zeros((2, 1)), nd.zeros((2, 1))
+    grad = nd.sparse.row_sparse_array((nd.ones((1, 1)), nd.array([0], dtype="int64")), shape=(2, 1))
+    try:
+        sys.stderr.flush()
+        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError, AttributeError):  # no descriptor 2 to mute: the note may show
+        return
+    try:
+        os.dup2(devnull, 2)
+        nd.adam_update(weight, grad, mean, var, lr=0.0, lazy_update=True, out=weight)
+        weight.wait_to_read()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def dump_states(updater):

@@ -566,3 +566,14 @@ def test_validation_that_is_the_training_file_is_warned_of(tmp_path):
     r = cli_in_process("train", "--train", data, "--validation", other, "--output", tmp_path / "o2", "--epochs", "1",
                        "--no-progress")
     assert r.returncode == 0 and "warning:" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("ctx", ["cpu", "cpu:0,1"])  # (the updater, or a local kvstore)
+def test_adam_training_prints_no_mxnet_log_line(sample_dir, tmp_path, ctx):
+    """--optimizer adam printed MXNet's own C++ log line at its first update ("[hh:mm:ss]
+    ../src/operator/././../common/utils.h:472: Optimizer with lazy_update = True detected. ... See https://..."),
+    amid the progress bar, about a choice the library makes on purpose."""
+    r = run_cli("train", "--train", sample_dir / "test.csv", "--output", tmp_path / "m", "--epochs", "1",
+                "--emsize", "8", "--optimizer", "adam", "--ctx", ctx)
+    assert r.returncode == 0, r.stderr
+    assert "lazy_update" not in r.stderr and "utils.h" not in r.stderr, r.stderr
