@@ -143,6 +143,10 @@ def refuse_checkpoints_in_output(checkpoint_dir, dest, checkpoint_what, dest_wha
     if storage.within(checkpoint_dir, dest):
         raise FastTextError(f"{checkpoint_what} {checkpoint_dir} is the {dest_what} directory or inside it, where the "
                             f"bundle goes; give the checkpoints a directory of their own")
+    # Another run's bundle given as the checkpoints' folder got epoch-NNNN/ folders written among its files.
+    if storage.exists(storage.join(str(checkpoint_dir), CONFIG), forbidden_is_missing=True):
+        raise FastTextError(f"{checkpoint_what} {checkpoint_dir} holds a model bundle ({CONFIG}); give the checkpoints a "
+                            f"directory of their own")
     # The other way round, a bundle named as an epoch's checkpoint (--output ck/epoch-0003 --checkpoint-dir ck) was
     # saved, and the next run that read those checkpoints stopped at that epoch: "holds files this library did not
     # write (config.json)".

@@ -118,6 +118,19 @@ def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, 
     assert not out.exists() and not r.stdout.strip()
 
 
+def test_checkpoint_dir_that_is_another_model_bundle_is_refused_before_training(tmp_path, data, bundle):
+    """``--checkpoint-dir OLD_MODEL`` (a bundle, mistaken for the checkpoints' folder) wrote epoch-NNNN/ folders
+    into that bundle, beside its files."""
+    from conftest import cli_in_process
+
+    old = copy_bundle(bundle, tmp_path / "old")
+    before = listing(old)
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", old, *TINY)
+    assert_error(r, f"--checkpoint-dir {old} holds a model bundle (config.json); give the checkpoints a directory "
+                    f"of their own")
+    assert listing(old) == before and not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("output, refused", [("ck/epoch-0003", True), ("ck/epoch-0001/model", True),
                                               ("ck/final", False), ("ck/epoch-final", False)])
 def test_an_output_named_as_one_of_the_checkpoints_is_refused_before_training(tmp_path, data, output, refused):
