@@ -531,7 +531,7 @@ void encode_in_parallel(Encoder& e, int64_t n_docs, const int64_t* work, int thr
 struct Counter {
   TokenTable table;
   std::vector<int64_t> counts;
-  Blocks<uint8_t> codes;  // every token's id as a varint (features.pack_ids' format): ~1.7 bytes, not 4
+  Blocks<uint8_t> codes;  // every token's id as a varint (features.pack_ids' format): ~1.55 bytes, not 4
   int64_t tokens = 0;
   std::vector<int64_t> lengths, byte_ends;
   Scratch scratch;
