@@ -143,9 +143,10 @@ def build_parser():
     t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH",
                    help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
-                        "ignored; the others apply to every trial, --buckets as an upper bound) and train the chosen setting again on --train and this data "
-                        "(see --autotune-no-refit): the start (the library's settings for this data with bigrams at 10 "
-                        "epochs) unless a trial is significantly more accurate on this data (fastText's -autotune-validation)")
+                        "ignored; the others apply to every trial, --buckets as an upper bound) and train the chosen "
+                        "setting again on --train and this data (see --autotune-no-refit): the start (the library's "
+                        "settings for this data with bigrams at 10 epochs) unless a trial is significantly more "
+                        "accurate on this data (fastText's -autotune-validation)")
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300); Ctrl-C stops the search "
                         "sooner, and the chosen setting of the trials completed is trained and saved (a 2nd Ctrl-C stops)")
