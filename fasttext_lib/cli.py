@@ -698,6 +698,25 @@ class _NotesStream:
 
     def __init__(self, stream):
         self._stream = stream
+        # A wait ran out (or a Ctrl-C cut it short): the reader is there but takes nothing (a suspended parent). Each
+        # write waited again, every progress-bar redraw, so a training crawled at 30 s a redraw and a Ctrl-C's error
+        # line took a minute. Now the next writes take what fits at once, until the reader takes a write whole.
+        self._stalled = False
+
+    def _wait_for_room(self, fd, deadline):
+        """Wait until ``fd`` takes a write or ``deadline`` passes; False (and stalled from now on) if it passed."""
+        import select
+
+        left = 0 if self._stalled else deadline - time.monotonic()
+        if left <= 0:
+            self._stalled = True
+            return False
+        try:
+            select.select([], [fd], [], left)
+        except BaseException:  # (Ctrl-C: the user stops; the error line is not waited for)
+            self._stalled = True
+            raise
+        return True
 
     def write(self, text):
         try:
@@ -717,17 +736,16 @@ class _NotesStream:
     def _write_all(self, fd, data):
         """``data`` to ``fd``, waiting while a non-blocking pipe is full; after :data:`STDERR_WAIT_SECONDS` of a
         reader that takes nothing, the rest is dropped."""
-        import select
-
-        view, deadline = memoryview(data), time.monotonic() + STDERR_WAIT_SECONDS
+        view, deadline, waited = memoryview(data), time.monotonic() + STDERR_WAIT_SECONDS, False
         while view:
             try:
                 view = view[os.write(fd, view):]
             except BlockingIOError:
-                left = deadline - time.monotonic()
-                if left <= 0:
+                if not self._wait_for_room(fd, deadline):
                     return
-                select.select([], [fd], [], left)
+                waited = True
+        if data and not waited:  # (an empty write says nothing of the reader)
+            self._stalled = False
 
     def flush(self):
         deadline = time.monotonic() + STDERR_WAIT_SECONDS
@@ -736,11 +754,8 @@ class _NotesStream:
                 self._stream.flush()
                 return
             except BlockingIOError:  # (Python's buffered stream keeps what it could not write)
-                if time.monotonic() > deadline:
+                if not self._wait_for_room(self._stream.fileno(), deadline):
                     return
-                import select
-
-                select.select([], [self._stream.fileno()], [], 0.1)
             except OSError:
                 self._gone()
                 return

@@ -251,6 +251,68 @@ def test_a_full_non_blocking_stderr_pipe_delays_the_error_line_rather_than_dropp
     assert said.startswith("error: ") and str(tmp_path / "missing") in said and len(said.splitlines()) == 1, said
 
 
+def _full_non_blocking_pipe():
+    """(read end, write end) of a pipe whose write end is non-blocking and full."""
+    import fcntl
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
+    try:
+        while True:
+            os.write(write_end, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    return read_end, write_end
+
+
+def test_a_stderr_reader_that_took_nothing_for_the_whole_wait_is_not_waited_for_at_every_write(monkeypatch):
+    """A reader that is there but takes nothing (a suspended parent) was waited for STDERR_WAIT_SECONDS at every
+    write: each progress-bar redraw of a training, so a one-epoch run of the built-in sample took 8 minutes, and a
+    Ctrl-C's error line (print's text and its newline: two writes) a minute more. Once a wait ran out, the next writes
+    take what fits and go on; a reader that takes again is waited for again."""
+    from fasttext_lib import cli
+
+    monkeypatch.setattr(cli, "STDERR_WAIT_SECONDS", 0.5)
+    read_end, write_end = _full_non_blocking_pipe()
+    with os.fdopen(write_end, "w") as raw:
+        stream = cli._NotesStream(raw)
+        started = time.monotonic()
+        for _ in range(6):
+            stream.write("epoch 1/1: 10%\r")
+            stream.write("")  # (tqdm writes empty strings: they say nothing of the reader)
+        assert time.monotonic() - started < 1.5  # the first write's wait, not six
+        os.read(read_end, 1 << 20)  # the reader takes again: its text goes through
+        stream.write("error: the line\n")
+    assert os.read(read_end, 1 << 20).endswith(b"error: the line\n")
+    os.close(read_end)
+
+
+def test_a_ctrl_c_during_a_wait_for_a_full_stderr_pipe_is_not_followed_by_more_waits(monkeypatch):
+    """Ctrl-C while a write waited for a reader that takes nothing: the error line (two writes) waited a minute, and
+    a 2nd Ctrl-C in that wait printed a traceback, each of its lines waiting 30 s (15 minutes)."""
+    from fasttext_lib import cli
+
+    monkeypatch.setattr(cli, "STDERR_WAIT_SECONDS", 2)
+    read_end, write_end = _full_non_blocking_pipe()
+
+    def ctrl_c(signum, frame):
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGALRM, ctrl_c)
+    try:
+        with os.fdopen(write_end, "w") as raw:
+            stream = cli._NotesStream(raw)
+            signal.setitimer(signal.ITIMER_REAL, 0.2)
+            with pytest.raises(KeyboardInterrupt):
+                stream.write("epoch 1/1: 10%\r")
+            started = time.monotonic()
+            print("error: interrupted (SIGINT); stopped and cleaned up", file=stream)
+            assert time.monotonic() - started < 1
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        os.close(read_end)
+
+
 def test_openblas_threads_are_counted_up_to_its_build_limit(monkeypatch):
     """numpy's OpenBLAS starts at most 64 threads: counted as one per CPU, a 192-CPU machine under a tight task limit
     was refused where the run fits."""
