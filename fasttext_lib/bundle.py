@@ -144,7 +144,7 @@ def refuse_checkpoints_in_output(checkpoint_dir, dest, checkpoint_what, dest_wha
         raise FastTextError(f"{checkpoint_what} {checkpoint_dir} is the {dest_what} directory or inside it, where the "
                             f"bundle goes; give the checkpoints a directory of their own")
     # Another run's bundle given as the checkpoints' folder got epoch-NNNN/ folders written among its files.
-    if storage.exists(storage.join(str(checkpoint_dir), CONFIG), forbidden_is_missing=True):
+    if _holds_a_bundle(checkpoint_dir):
         raise FastTextError(f"{checkpoint_what} {checkpoint_dir} holds a model bundle ({CONFIG}); give the checkpoints a "
                             f"directory of their own")
     # The other way round, a bundle named as an epoch's checkpoint (--output ck/epoch-0003 --checkpoint-dir ck) was
@@ -156,6 +156,19 @@ def refuse_checkpoints_in_output(checkpoint_dir, dest, checkpoint_what, dest_wha
         if inside.startswith("epoch-") and inside[6:].isdigit():
             raise FastTextError(f"{dest_what} {dest} would be the checkpoint folder {inside} of {checkpoint_what} "
                                 f"{checkpoint_dir}; give the bundle a place of its own")
+
+
+def _holds_a_bundle(folder):
+    """Whether ``folder`` (local or ``s3://``) holds a bundle this library wrote: a ``config.json`` with the sets'
+    marker (another tool's config.json, in a project folder given as ``--checkpoint-dir .``, is none)."""
+    where = storage.join(str(folder), CONFIG)
+    try:
+        if not storage.exists(where, forbidden_is_missing=True):
+            return False
+        manifest = json.loads(storage.read_bytes(where))
+    except (FastTextError, ValueError):  # unreadable, or no JSON: not one of ours
+        return False
+    return isinstance(manifest, dict) and manifest.get(storage.sets.MARKER_KEY) == storage.sets.MARKER
 
 
 SAVE_HINT = "save with overwrite=True to replace it, or choose another destination"

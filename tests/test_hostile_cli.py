@@ -129,6 +129,11 @@ def test_checkpoint_dir_that_is_another_model_bundle_is_refused_before_training(
     assert_error(r, f"--checkpoint-dir {old} holds a model bundle (config.json); give the checkpoints a directory "
                     f"of their own")
     assert listing(old) == before and not (tmp_path / "out").exists()
+    project = tmp_path / "project"  # another tool's config.json (--checkpoint-dir . in a project folder) is no bundle
+    project.mkdir()
+    (project / "config.json").write_text("{}")
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", project, *TINY)
+    assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize("output, refused", [("ck/epoch-0003", True), ("ck/epoch-0001/model", True),
