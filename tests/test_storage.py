@@ -1860,3 +1860,33 @@ def test_files_written_together_that_are_one_file_through_a_symbolic_link_are_re
                                       f"({uris[0]}) through a symbolic link; give each its own file")
     assert (tmp_path / "train.csv").read_text() == "old train\n"
     assert sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]
+
+
+def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_transfer():
+    """The kernel gives a process's SIGINT or SIGTERM to any thread that does not block it. One that went to another
+    thread (botocore's, s3transfer's) woke no untimed ``join``: the run waited for the transfer's thread, a stalled
+    request's read timeout (a minute), and the abandoned upload's CreateMultipartUpload was sent again and never
+    aborted (a flaky test showed it under load). The wait now lets the handler run while the transfer goes on."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_on_signals
+    from fasttext_lib.storage.s3 import _in_thread
+
+    transfer_done, finished, abandoned = threading.Event(), threading.Event(), []
+
+    def transfer():  # a request S3 does not answer for a long time
+        transfer_done.wait(10)
+        finished.set()
+
+    def signal_another_thread():
+        time.sleep(0.3)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # (to this thread, not the main one)
+
+    try:
+        with pytest.raises(Interrupted):
+            with stop_on_signals():
+                threading.Thread(target=signal_another_thread, daemon=True).start()
+                _in_thread(transfer, on_abandon=lambda: abandoned.append(finished.is_set()))
+        assert abandoned == [False]  # abandoned while the transfer was still waiting, not after it ended
+    finally:
+        transfer_done.set()

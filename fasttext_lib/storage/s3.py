@@ -405,6 +405,9 @@ def _copy(client, bucket, source, dest_bucket, key, size):
         _in_thread(lambda: client.copy({"Bucket": bucket, "Key": source}, dest_bucket, key))
 
 
+SIGNAL_CHECK_SECONDS = 0.1  # how often a wait for a transfer's thread lets a signal's handler run
+
+
 def _in_thread(call, on_abandon=None):
     """``call()`` in a daemon thread that the caller waits for, so that a signal ends the wait at once: waiting
     inside boto3's transfer manager, Ctrl-C or SIGTERM held the process until the stalled request's read timeout
@@ -421,7 +424,11 @@ def _in_thread(call, on_abandon=None):
     worker = threading.Thread(target=run, name="fasttext-s3-transfer", daemon=True)
     worker.start()
     try:
-        worker.join()
+        while worker.is_alive():
+            # A timed wait: the kernel hands a process's SIGINT or SIGTERM to any of its threads, and one that went
+            # to another thread (botocore's, s3transfer's) woke no untimed join; its handler ran only when the worker
+            # ended, after a stalled request's read timeout (a minute).
+            worker.join(SIGNAL_CHECK_SECONDS)
     except BaseException:
         if on_abandon is not None:
             on_abandon()
