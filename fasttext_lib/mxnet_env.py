@@ -14,6 +14,7 @@ import re
 import sys
 
 from .errors import FastTextError, reason_of
+from .process_limits import check_threads, env_threads as _env_threads, usable_cpus as _usable_cpus
 
 _INT = (r"\s*[+-]?\d+\s*", "a whole number")  # what C++'s >> reads (no 2.0, no 0x10), within the type's range
 _BOOL = (r"(?i:true|false|1|0)", "true, false, 1 or 0")
@@ -75,7 +76,6 @@ def start_mxnet(command="train"):
     """Check the environment (and the address space ``command`` needs), import MXNet lean and start its engine (see
     the module docstring)."""
     from .lean_import import import_mxnet_lean
-    from .process_limits import check_threads
 
     check_environment()
     check_threads(command)  # (a thread MXNet or OpenMP cannot start aborts the process)
@@ -124,11 +124,6 @@ THREAD_ADDRESS_SPACE = 8 << 20
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 
 
-def _env_threads(name):
-    value = os.environ.get(name, "").strip()
-    return int(value) if value.isdigit() and int(value) > 0 else None
-
-
 def check_address_space(command="train"):
     """Under a finite ``ulimit -v``: one malloc arena (glibc reserves 64 MB of address space for each thread's own
     arena, which is what an address-space limit counts: ~850 MB became ~600 MB needed), and one error line if the
@@ -165,15 +160,6 @@ def _map_blas_buffers():
 
     square = np.ones((512, 512), dtype=np.float32)
     square @ square
-
-
-def _usable_cpus():
-    """The CPUs this process may run on (a container's cpuset, taskset), as many as OpenMP starts threads for by
-    default: not os.cpu_count(), the host's (a 2-CPU container on a 96-CPU host was refused below 1,452 MB)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):  # (not Linux)
-        return os.cpu_count() or 1
 
 
 def _drop_exit_hook():

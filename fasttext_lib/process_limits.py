@@ -30,18 +30,19 @@ _PID_MAX = "/proc/sys/kernel/pid_max"
 _LOADAVG = "/proc/loadavg"
 
 
-def _env_count(name, default):
+def env_threads(name):
+    """The positive whole number of threads the environment variable ``name`` asks for; None when unset (or not
+    such a number: mxnet_env.check_environment refuses those first)."""
     value = os.environ.get(name, "").strip()
-    try:
-        return int(value) if int(value) > 0 else default
-    except ValueError:  # unset or empty (mxnet_env.check_environment refused the rest)
-        return default
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 def usable_cpus():
+    """The CPUs this process may run on (a container's cpuset, taskset), as many as OpenMP starts threads for by
+    default: not os.cpu_count(), the host's (a 2-CPU container on a 96-CPU host was refused below 1,452 MB)."""
     try:
         return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
+    except (AttributeError, OSError):  # (not Linux)
         return os.cpu_count() or 1
 
 
@@ -49,9 +50,9 @@ def threads_needed(command):
     """``(threads, what)``: how many threads ``command``'s process starts with these settings, and the settings that
     ask for more than one (e.g. ``["OMP_NUM_THREADS=100"]``) to name in an error."""
     cpus = usable_cpus()
-    openmp = _env_count("OMP_NUM_THREADS", cpus)
-    blas = min(cpus, OPENBLAS_MAX_THREADS, _env_count("OPENBLAS_NUM_THREADS", openmp))  # no more than the CPUs
-    counts = {name: _env_count(name, default) for name, default in MXNET_THREADS.items()}
+    openmp = env_threads("OMP_NUM_THREADS") or cpus
+    blas = min(cpus, OPENBLAS_MAX_THREADS, env_threads("OPENBLAS_NUM_THREADS") or openmp)  # no more than the CPUs
+    counts = {name: env_threads(name) or default for name, default in MXNET_THREADS.items()}
     threads = OWN_THREADS.get(command, DEFAULT_OWN_THREADS) + (blas - 1) + sum(counts.values())
     if command == "train":  # its operators run in an OpenMP team; the commands that predict score with numpy
         threads += openmp - 1
