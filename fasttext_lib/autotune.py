@@ -51,7 +51,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .config import TrainConfig
-from .data import SAMPLE_DOCS, LabeledTexts, sort_labels
+from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import table_fits
 from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, is_number
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
@@ -195,6 +195,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         raise FastTextError("autotune needs a non-empty validation split")
     if len(train_data) == 0:
         raise FastTextError("training data is empty")
+    train_data = as_read_from_a_file(train_data, "train_data")  # a DataFrame's int classes, its NaNs (data.py)
+    val_data = as_read_from_a_file(val_data, "val_data")
     classes = sort_labels(train_data.labels)
     # fail before searching; a validation file labeled by the classes' names (positive) is read as their ids, so
     # that the refit's training data (train + validation) holds one label per class

@@ -78,6 +78,21 @@ def refuse_classes_spelled_alike(classes):
                                 f"label))")
 
 
+def refuse_classes_cased_alike(classes):
+    """Refuse two classes that are one label in two cases (``Positive`` in some rows, ``positive`` in others: a column
+    labelled by hand, or files joined from two sources). They trained as two classes, each with part of the class's
+    documents, with no word said; the text is lowercased, its labels are not. (After the Unicode check: two
+    normalizations of one label are named as that.)"""
+    seen = {}
+    for label in classes:
+        other = seen.setdefault(unicodedata.normalize("NFC", label).casefold(), label)
+        if other != label:
+            first, second = sorted((other, label))
+            raise FastTextError(f"training data has classes {first!r} and {second!r}, one label written in two cases, "
+                                f"which would train as two classes; write the labels one way (e.g. "
+                                f"df['label'].str.lower())")
+
+
 def check_classes(train_data, classes):
     """Refuse ``train_data`` (whose sorted distinct labels are ``classes``) when it cannot train a classifier, or
     when its classes were read from the wrong column (one error line each)."""
@@ -86,6 +101,7 @@ def check_classes(train_data, classes):
     if len(classes) < 2:
         raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
     refuse_classes_spelled_alike(classes)
+    refuse_classes_cased_alike(classes)
     if len(classes) >= MANY_CLASSES:
         # A CSV with the class last and no header ("the review","positive") reads the review as the class:
         # a model of (nearly) one class per document, trained without a word. Either the classes, more than half

@@ -79,6 +79,49 @@ class LabeledTexts:
         return [self.names.get(label, label) for label in self.labels]
 
 
+def as_read_from_a_file(data, what):
+    """``data`` (:class:`LabeledTexts`) with every label and text a str, as a file's reader gives them; ``data``
+    itself when they are. ``what``: how the error calls it (``train_data``).
+
+    Built from a DataFrame (``LabeledTexts(df["label"], df["text"])``), a class column of numbers is ints (pandas
+    reads the Zhang sets' 1 / 2 so), or floats once it held a missing value: each was an AttributeError traceback
+    from sorting or encoding the labels. A whole number is its digits, as JSON Lines reads one (``5.0`` is class
+    ``5``: jsonl), a bool ``True`` / ``False`` (pandas' ``astype(str)``); a missing class (NaN, None, ``pd.NA``) or
+    text (a TypeError from inside the featurizer), or any other value, is refused in one line naming its row."""
+    labels, texts = data.labels, data.texts
+    if all(type(label) is str for label in labels) and all(type(text) is str for text in texts):
+        return data  # (the readers' own lists: one pass each, no copy)
+    labels = [_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)]
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise FastTextError(f"{what}.texts[{i}] is {text!r} ({type(text).__name__}), not a str"
+                                + (": a missing value? fill it first (df['text'].fillna(''))" if _missing(text) else
+                                   ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else ""))
+    return LabeledTexts(labels, list(texts), dict(data.names), data.class_from)
+
+
+def _missing(value):
+    """A DataFrame's missing value: NaN (a float column's, NumPy's too), None (an object column's), ``pd.NA``."""
+    return value is None or type(value).__name__ == "NAType" or (isinstance(value, numbers.Real) and value != value)
+
+
+def _label_as_read(label, name):
+    """One label of a DataFrame's class column as a file's reader reads it (:func:`as_read_from_a_file`)."""
+    if isinstance(label, str):
+        return label
+    if _missing(label):
+        raise FastTextError(f"{name} is {label!r} ({type(label).__name__}): a document without a class; drop such rows "
+                            f"first (df.dropna(subset=['label']))")
+    if type(label).__name__ in ("bool", "bool_"):
+        return str(bool(label))
+    if isinstance(label, numbers.Integral):
+        return str(int(label))
+    if isinstance(label, numbers.Real) and float(label).is_integer():
+        return str(int(label))
+    raise FastTextError(f"{name} is {label!r} ({type(label).__name__}), not a str: write the classes as the data "
+                        f"does, e.g. df['label'].astype(str)")
+
+
 def _label_sort_key(label):
     # "2" < "10" for numeric class ids, plain string order otherwise.
     return (0, int(label), "") if label.isdigit() else (1, 0, label)

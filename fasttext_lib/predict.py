@@ -28,7 +28,7 @@ from . import native_features, storage
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
-from .data import LABEL_PREFIX
+from .data import LABEL_PREFIX, as_read_from_a_file
 from .devices import parse_ctx
 from .jsonl import missing_json
 from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted, reason_of
@@ -529,6 +529,7 @@ class Predictor:
         adds ``"confusion_matrix"``: ``{"labels": names, "class_ids": raw labels, "counts": [[...]]}``
         (rows: true class, columns: predicted class), and ``"per_class"``: each class's precision,
         recall, F1 and support (fastText's ``test-label``)."""
+        data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
         return self._metrics(self._probabilities(self.featurizer.transform(data.texts)), y, confusion)
 

@@ -1,0 +1,134 @@
+"""The Python API as a data scientist calls it on a DataFrame read with pandas: ``LabeledTexts(df["label"],
+df["text"])``. pandas reads a class column of numbers as integers (the Zhang sets' 1 / 2, 0 / 1 files) and a
+missing value as NaN; each is read as the CLI reads the same file, or refused in one line saying how to fix it."""
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.data import LabeledTexts
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.predict import Predictor
+from fasttext_lib.sample import load_sample
+
+CONFIG = TrainConfig(epochs=2, progress=False, ctx="cpu")
+
+
+@pytest.fixture(scope="module")
+def frames():
+    """The built-in sample's real sentences as pandas reads a 1 / 2 Zhang CSV of them: an int64 class column."""
+    def frame(split, n):
+        data = load_sample(split).head(n)
+        text = pd.DataFrame({"label": [1 if label == "negative" else 2 for label in data.labels],
+                             "text": data.texts}).to_csv(index=False)
+        return pd.read_csv(io.StringIO(text))
+    train_frame, test_frame = frame("train", 600), frame("test", 200)
+    assert train_frame["label"].dtype == np.int64
+    return train_frame, test_frame
+
+
+def _as_text(frame):
+    return LabeledTexts(frame["label"].astype(str), frame["text"])
+
+
+@pytest.fixture(scope="module")
+def trained_on_ints(frames):
+    from fasttext_lib.train import train
+
+    train_frame, test_frame = frames
+    return train(LabeledTexts(train_frame["label"], train_frame["text"]),
+                 LabeledTexts(test_frame["label"], test_frame["text"]), CONFIG)
+
+
+def test_an_integer_class_column_trains_as_the_csv_file_of_it_does(frames, trained_on_ints):
+    """It was AttributeError: 'int' object has no attribute 'isdigit' (a traceback from sorting the labels)."""
+    from fasttext_lib.train import train
+
+    train_frame, test_frame = frames
+    as_text = train(_as_text(train_frame), _as_text(test_frame), CONFIG)
+    assert trained_on_ints.labels == as_text.labels == ["1", "2"]
+    assert [h["val_accuracy"] for h in trained_on_ints.history] == [h["val_accuracy"] for h in as_text.history]
+
+
+def test_a_class_column_of_whole_floats_trains_as_its_whole_numbers(frames, trained_on_ints):
+    """pandas reads a class column that held a missing value as floats (1.0, 2.0): once the row is dropped, the classes
+    are 1 and 2, as JSON Lines reads "stars": 5.0 as the class 5."""
+    from fasttext_lib.train import train
+
+    train_frame, test_frame = frames
+    as_floats = train(LabeledTexts(train_frame["label"].astype(float), train_frame["text"]),
+                      LabeledTexts(test_frame["label"].astype(float), test_frame["text"]), CONFIG)
+    assert as_floats.labels == ["1", "2"]
+    assert [h["val_accuracy"] for h in as_floats.history] == [h["val_accuracy"] for h in trained_on_ints.history]
+
+
+def test_evaluate_reads_an_integer_class_column(frames, trained_on_ints):
+    """It was AttributeError: 'int' object has no attribute 'strip'."""
+    _, test_frame = frames
+    predictor = Predictor(trained_on_ints.model, trained_on_ints.featurizer, trained_on_ints.labels, {})
+    with_ints = predictor.evaluate(LabeledTexts(test_frame["label"], test_frame["text"]), confusion=True)
+    assert with_ints == predictor.evaluate(_as_text(test_frame), confusion=True)
+    assert with_ints["n"] == len(test_frame) and with_ints["confusion_matrix"]["class_ids"] == ["1", "2"]
+    numpy_ints = LabeledTexts(test_frame["label"].to_numpy(), list(test_frame["text"]))
+    assert predictor.evaluate(numpy_ints) == predictor.evaluate(_as_text(test_frame))
+
+
+@pytest.mark.parametrize("change, message", [
+    # pandas reads a class column with a missing value as floats: 1.0, 2.0, nan
+    (lambda f: f.assign(label=f["label"].where(f.index != 3)),
+     r"^train_data.labels\[3\] is nan \(float\): a document without a class; drop such rows first "
+     r"\(df.dropna\(subset=\['label'\]\)\)$"),
+    (lambda f: f.assign(label=f["label"] + 0.5),
+     r"^train_data.labels\[0\] is 2.5 \(float\), not a str: write the classes as the data does, "
+     r"e.g. df\['label'\].astype\(str\)$"),
+    (lambda f: f.assign(text=f["text"].where(f.index != 5)),
+     r"^train_data.texts\[5\] is nan \(float\), not a str: a missing value\? fill it first \(df\['text'\].fillna\(''\)\)$"),
+    (lambda f: f.assign(text=f["text"].where(f.index != 5, None)),
+     r"^train_data.texts\[5\] is None \(NoneType\), not a str: a missing value\?"),
+])
+def test_missing_or_float_values_are_refused_in_one_line_naming_the_row(frames, change, message):
+    """A NaN class was the class 'nan' for the CLI's reader of the same frame written out, and a traceback here; a
+    missing text a TypeError from inside the featurizer."""
+    from fasttext_lib.train import train
+
+    train_frame, test_frame = frames
+    changed = change(train_frame)
+    with pytest.raises(FastTextError, match=message):
+        train(LabeledTexts(changed["label"], changed["text"]), _as_text(test_frame), CONFIG)
+    validation = message.replace("train_data", "val_data")
+    with pytest.raises(FastTextError, match=validation):
+        train(_as_text(train_frame), LabeledTexts(changed["label"], changed["text"]), CONFIG)
+
+
+def test_evaluate_refuses_a_missing_class_in_one_line(frames, trained_on_ints):
+    _, test_frame = frames
+    predictor = Predictor(trained_on_ints.model, trained_on_ints.featurizer, trained_on_ints.labels, {})
+    changed = test_frame.assign(label=test_frame["label"].where(test_frame.index != 7))
+    with pytest.raises(FastTextError, match=r"^data.labels\[7\] is nan \(float\): a document without a class"):
+        predictor.evaluate(LabeledTexts(changed["label"], changed["text"]))
+
+
+def test_autotune_refuses_a_missing_class_before_any_trial(frames):
+    from fasttext_lib.autotune import autotune
+
+    train_frame, test_frame = frames
+    changed = train_frame.assign(label=train_frame["label"].where(train_frame.index != 2))
+    with pytest.raises(FastTextError, match=r"^train_data.labels\[2\] is nan \(float\)"):
+        autotune(LabeledTexts(changed["label"], changed["text"]), _as_text(test_frame), duration=5, verbose=False)
+
+
+def test_classes_that_differ_only_in_case_are_refused(frames):
+    """A hand-labelled column with 'Positive' in some rows and 'positive' in others trained four classes of a
+    two-class problem (each with part of its documents), with no word said."""
+    from fasttext_lib.train import train
+
+    train_frame, _ = frames
+    labels = train_frame["label"].map({1: "negative", 2: "positive"}).where(train_frame.index % 7 != 0,
+                                                                             train_frame["label"].map({1: "Negative", 2: "Positive"}))
+    with pytest.raises(FastTextError) as caught:
+        train(LabeledTexts(labels, train_frame["text"]), None, CONFIG)
+    assert str(caught.value) == (
+        "training data has classes 'Negative' and 'negative', one label written in two cases, which would train as "
+        "two classes; write the labels one way (e.g. df['label'].str.lower())")
