@@ -55,6 +55,7 @@ from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import table_fits
 from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, is_number
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
+from .text import sampled_fingerprints
 from .train import Diverged, TrainedModel, featurize, train
 
 SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
@@ -294,6 +295,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                        "best": {k: chosen_row[k] for k in (*SEARCHED, "val_accuracy", "val_loss")},
                        "refit": bool(refitted), "trained_on": len(train_data) + (len(val_data) if refitted else 0),
                        "interrupted": interrupted, "trials": [dict(r) for r in rows]}
+    if refitted:  # so that evaluate can tell the validation documents, trained on now, from held-out ones (predict.py)
+        chosen.autotune["validation_documents"] = sampled_fingerprints(val_data.texts)
     if refit_diverged is not None:  # asked for, and not done: say why in the bundle's metrics too
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:

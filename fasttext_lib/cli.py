@@ -521,8 +521,16 @@ def cmd_evaluate(args):
     refuse_own_output(args.data, "--data")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
+    examples = iter_examples(args.data, fmt, note=_note)
+    refit = predictor.refit_documents()
+    if refit is not None:  # an autotune bundle refitted on its validation data: is that what is scored?
+        examples = ((refit.see(text), (label, text))[1] for label, text in examples)
     # scored as it is read: the texts of a large file are never all in memory
-    metrics = predictor.evaluate_examples(iter_examples(args.data, fmt, note=_note), confusion=True, where=args.data)
+    metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data)
+    if refit is not None and refit.trained_on():
+        print(f"warning: {args.data} holds the documents of the --autotune-validation data this model was trained on "
+              f"(autotune's refit trains the chosen setting on the training and validation data; --autotune-no-refit "
+              f"keeps them out): its accuracy here is not a held-out score", file=sys.stderr)
     say(_confusion_table(metrics["confusion_matrix"]))
     say(_per_class_table(metrics["per_class"]))
     say(json.dumps(metrics))

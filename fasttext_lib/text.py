@@ -196,3 +196,31 @@ def split_lines(text):
     if lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+# ---------------------------------------------------------------- documents recognized again
+
+FINGERPRINTS_KEPT = 1024  # at most this many of a data set's documents are fingerprinted (~20 KB of metrics.json)
+
+
+def fingerprint(text):
+    """A 64-bit hash of a document as the model reads it (its normalized text): the same in a CSV and in the fastText
+    file ``prepare`` writes of it, whatever its quotes or case."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(normalize_text(text).encode("utf-8")).digest()[:8], "big")
+
+
+def sampled_fingerprints(texts):
+    """``{"fraction": f, "fingerprints": [hex, ...]}``: the fingerprints of the documents of ``texts`` whose fingerprint
+    falls in the lowest fraction ``f`` of the range, ``f`` chosen so that about :data:`FINGERPRINTS_KEPT` are kept. A
+    sample by content, not by position: another file holding those documents, in any order, shows the same ones
+    (:func:`is_sampled`)."""
+    fraction = min(1.0, FINGERPRINTS_KEPT / max(len(texts), 1))
+    kept = sorted({f"{value:016x}" for value in map(fingerprint, texts) if is_sampled(value, fraction)})
+    return {"fraction": fraction, "fingerprints": kept}
+
+
+def is_sampled(value, fraction):
+    """Whether the fingerprint ``value`` is among those :func:`sampled_fingerprints` keeps at ``fraction``."""
+    return value < fraction * 2.0 ** 64
