@@ -1,14 +1,51 @@
-"""Progress bars that render as plain text everywhere (terminals, papermill, nbval).
+"""Progress bars that render as plain text everywhere (terminals, papermill, nbval, log files).
 
 ``tqdm.auto`` would draw a widget in notebooks, which executed notebooks cannot replay and nbval
 cannot compare; the plain bar writes to stderr, which nbval is told to ignore (the repository's
 top-level conftest.py). Only training and downloads use it: serving never imports tqdm.
+
+A terminal and a notebook redraw the bar in place (``\\r``). A file or a pipe (``train ... 2> log``, a
+job's log collector) cannot: every redraw was appended to one line of ``\\r``-joined fragments. There
+the bar is written as whole lines, at most one each :data:`LOG_INTERVAL` seconds, and its last state.
 """
 import sys
 
 from tqdm import tqdm
 
+LOG_INTERVAL = 30.0  # seconds between a logged bar's lines (a terminal's redraws: 1 s)
+
 
 def bar(iterable=None, total=None, desc=None, disable=False, unit="it", **kwargs):
-    return tqdm(iterable, total=total, desc=desc, disable=disable, unit=unit, file=sys.stderr,
-                mininterval=1.0, dynamic_ncols=False, ncols=100, leave=True, **kwargs)
+    stream = sys.stderr
+    redraws = _redraws_in_place(stream)
+    return tqdm(iterable, total=total, desc=desc, disable=disable, unit=unit,
+                file=stream if redraws else _LoggedLines(stream), mininterval=1.0 if redraws else LOG_INTERVAL,
+                dynamic_ncols=False, ncols=100, leave=True, **kwargs)
+
+
+def _redraws_in_place(stream):
+    """A terminal, or a Jupyter kernel's stream (the notebook front end draws its ``\\r`` in place)."""
+    if type(stream).__module__.startswith("ipykernel"):
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):  # (closed, or a stand-in without isatty)
+        return False
+
+
+class _LoggedLines:
+    """The stream tqdm draws on for a log: each redraw (``\\r`` + the bar + padding) is a line of its own, the
+    same state twice (tqdm redraws at its close) once."""
+
+    def __init__(self, stream):
+        self.stream, self.last = stream, None
+
+    def write(self, text):
+        line = text.lstrip("\r").rstrip()
+        if line and line != self.last:
+            self.last = line
+            self.stream.write(line + "\n")
+        return len(text)
+
+    def flush(self):
+        self.stream.flush()

@@ -329,7 +329,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                             running = total_loss.asscalar() / min(step * config.batch_size, len(order))
                             stop_if_diverged(running, "the training loss", epoch, step, config)
                             if config.progress:
-                                progress.set_postfix(loss=f"{running:.4f}")
+                                progress.set_postfix(loss=f"{running:.4f}", refresh=False)  # (drawn at the next redraw: a log line each 30 s)
                 updater.sync_tables()
                 train_loss = total_loss.asscalar() / len(order)  # waits for the epoch's last batch
             finally:

@@ -577,3 +577,36 @@ def test_adam_training_prints_no_mxnet_log_line(sample_dir, tmp_path, ctx):
                 "--emsize", "8", "--optimizer", "adam", "--ctx", ctx)
     assert r.returncode == 0, r.stderr
     assert "lazy_update" not in r.stderr and "utils.h" not in r.stderr, r.stderr
+
+
+def test_progress_written_to_a_log_is_whole_lines(sample_dir, tmp_path):
+    """stderr that is a file (``train ... 2> log``, a job's log collector) got every redraw of the bar as
+    ``\\r``-joined fragments of one endless line. It now gets whole lines: each epoch's bar ends in its last state.
+    (Read as bytes: run_cli's text mode would turn each ``\\r`` into a line break.)"""
+    log = tmp_path / "log"
+    with open(log, "wb") as err:
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(sample_dir / "test.csv"),
+                            "--output", str(tmp_path / "m"), "--epochs", "2", "--emsize", "8"],
+                           stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "PYTHONPATH": ROOT}, timeout=600)
+    written = log.read_bytes().decode()
+    assert r.returncode == 0, written
+    assert "\r" not in written
+    lines = written.splitlines()
+    for epoch in (1, 2):
+        assert len([line for line in lines if line.startswith(f"epoch {epoch}/2: 100%|")]) == 1, written
+
+
+def test_a_terminal_still_sees_the_bar_redrawn_in_place(monkeypatch):
+    import io
+
+    from fasttext_lib import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    for _ in progress.bar(range(3), desc="epoch 1/1"):
+        pass
+    assert terminal.getvalue().count("\r") >= 2 and "\n" in terminal.getvalue()
