@@ -486,13 +486,22 @@ def cos_similarity(embedding, word1, word2):
         if not isinstance(word, str):  # (a list was "unhashable type" from the lookup: a TypeError traceback)
             raise FastTextError(f"cos_similarity compares two words, got {word!r}")
         if word not in embedding.token_to_idx:
-            raise FastTextError(f"{word!r} is not in the embedding's vocabulary")
+            raise FastTextError(_not_held(word, embedding.token_to_idx, "the embedding's vocabulary"))
     vec1, vec2 = embedding[word1], embedding[word2]
     norms = (vec1.norm() * vec2.norm()).asscalar()
     if not norms > 0:
         raise FastTextError(f"{word1!r} or {word2!r} has a zero vector: no cosine similarity")
     value = (mx.nd.dot(vec1, vec2) / norms).asscalar()
     return float(value) if math.isfinite(value) else float("nan")
+
+
+def _not_held(word, vocabulary, what):
+    """The error for a ``word`` that ``vocabulary`` does not hold; when the word as a review's text is read (``Great``:
+    ``great``) is there, it says so: the model's words are lowercased, which a refused ``'Great'`` did not tell."""
+    token = _as_read(word, TRAINING_FORM) if isinstance(word, str) else None
+    hint = (f" (its words are as reviews are read, lowercased: {token!r} is there)"
+            if token is not None and token != word and token in vocabulary else "")
+    return f"{word!r} is not in {what}{hint}"
 
 
 def strongest_words(vectors, n):
@@ -506,7 +515,7 @@ def neighbours(vectors, word, k):
     """``(nearest, opposite)``: the ``k`` words of :class:`WordVectors` whose vectors are the most and the least
     cosine-similar to ``word``'s (itself left out), each a list of ``(word, similarity)``, ties in vocabulary order."""
     if word not in vectors:
-        raise FastTextError(f"{word!r} is not in the vectors' vocabulary")
+        raise FastTextError(_not_held(word, vectors, "the vectors' vocabulary"))
     at = vectors.index[word]
     unit = vectors.vectors / np.maximum(np.linalg.norm(vectors.vectors, axis=1, keepdims=True), 1e-12)
     similarity = unit @ unit[at]

@@ -700,6 +700,9 @@ def test_cos_similarity_is_the_readme_helper_on_a_gluonnlp_embedding():
     assert cos_similarity(embedding, "great", "excellent") == pytest.approx(float(readme), rel=1e-6)
     with pytest.raises(FastTextError, match="'awful' is not in the embedding's vocabulary"):
         cos_similarity(embedding, "great", "awful")
+    with pytest.raises(FastTextError, match=r"^'Great' is not in the embedding's vocabulary \(its words are as reviews "
+                                            r"are read, lowercased: 'great' is there\)$"):
+        cos_similarity(embedding, "Great", "excellent")  # (a refusal that gave no hint why)
     with pytest.raises(FastTextError, match="zero vector"):
         cos_similarity(embedding, "great", "nil")
     with pytest.raises(FastTextError, match=r"^cos_similarity compares two words, got \['great'\]$"):
@@ -817,6 +820,8 @@ def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens(
     assert strongest_words(learned, 2) == ["great", "bad"]  # <unk>'s longer vector is no word of the text
     with pytest.raises(FastTextError, match="'nice' is not in the vectors' vocabulary"):
         neighbours(learned, "nice", 2)
+    with pytest.raises(FastTextError, match="'Good' is not in the vectors' vocabulary .*'good' is there"):
+        neighbours(learned, "Good", 2)
 
 
 def test_query_words_are_read_as_an_older_bundle_reads_its_text(tmp_path, monkeypatch, capsys):
