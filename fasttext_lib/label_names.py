@@ -315,6 +315,16 @@ def archive_dataset(data_uri):
     return None
 
 
+def _renumbered(found, present):
+    """``found``'s names given to the data's classes (``present``) in the order of both: ``0=negative,1=positive`` for
+    data numbered from 0 and a classes.txt that names 1 and 2 (what the refusal above suggests)."""
+    def ordered(labels):
+        return sorted(labels, key=lambda label: (len(label), label))
+
+    pairs = zip(ordered(present), (found[label] for label in ordered(found)))
+    return ",".join(f"{label}={name}" for label, name in pairs) + ("" if len(present) <= len(found) else ",...")
+
+
 def kept_for_data(found, labels, where, subset=False):
     """The entries of a names file found beside the data (``where``) for the data's ``labels``.
 
@@ -333,7 +343,8 @@ def kept_for_data(found, labels, where, subset=False):
     if unused and unnamed and len(unnamed) < len(present):
         raise FastTextError(f"{where} names class(es) {', '.join(map(repr, unused[:5]))} that the data does not have "
                             f"but not its class(es) {', '.join(map(repr, unnamed[:5]))}: its numbering is not the "
-                            f"data's (a classes.txt names class 1 on its first line); fix it, or pass --label-names")
+                            f"data's (a classes.txt names class 1 on its first line); fix it, or name the classes "
+                            f"one by one: --label-names {_renumbered(found, present)}")
     shared = len(found) - len(unused)
     advice = (f"is it another dataset's? Move it away, or pass --label-names (a names file, or 1=negative,2=positive; "
               f"'none' for raw labels; {where} itself if it is this data's")

@@ -3,6 +3,7 @@ predict, evaluate and the Predictor; hostile mapping files are one-line errors t
 import json
 import os
 import re
+import shutil
 
 import pytest
 
@@ -612,6 +613,13 @@ def test_a_names_file_numbered_from_1_beside_data_numbered_from_0_is_refused(tmp
     r = run_cli("train", "--train", tmp_path / "train.csv", "--output", out, *FAST, *extra)
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: ") and "Traceback" not in r.stderr
     assert "numbering is not the data's" in r.stderr and not out.exists()
+    # the way out it names works (it said "pass --label-names", also to one who had: the data's own numbers now)
+    assert r.stderr.rstrip().endswith("name the classes one by one: --label-names 0=negative,1=positive"), r.stderr
+    if route == "train":
+        r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", out, *FAST,
+                           "--label-names", "0=negative,1=positive")
+        assert r.returncode == 0 and _config(out)["label_names"] == {"0": "negative", "1": "positive"}, r.stderr
+        shutil.rmtree(out)
     # names for classes a split lacks are still fine (a test split without class 3), and so is the explicit option
     (tmp_path / "val.classes.txt").write_text("0=negative\n1=positive\n2=neutral\n")
     assert read_labeled(str(tmp_path / "val.csv")).names == {"0": "negative", "1": "positive"}
