@@ -327,13 +327,13 @@ def test_03_takes_batch_size_none_as_trainings_pick_for_epoch_docs(epoch_docs, p
     """`make demo ARGS='-p batch_size None'` (02's default: from the data) reaches 03 too, whose check cell passed it
     and whose data cell stopped the demo in a TypeError (batches * None). None is what training picks for epoch_docs
     documents now (1024 at Yelp scale, the committed value)."""
-    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "batch_size": None, "batches": 1,
-             "epoch_docs": epoch_docs}
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "batch_size": None, "batches": 4,
+             "epoch_docs": epoch_docs}  # (4 batches: the dense recipe's least, at 16)
     namespace = run_after_papermill("03_cpu_vs_gpu.ipynb", local)
     assert namespace["batch_size"] == picked
     data_cell = next(c.source for c in code_cells(read("03_cpu_vs_gpu.ipynb")) if "generate_reviews(" in c.source)
     exec(data_cell, namespace)  # noqa: S102 - the committed cell: the documents it times
-    assert len(namespace["data"]) == picked
+    assert len(namespace["data"]) == 4 * picked
 
 
 @pytest.mark.parametrize("seed", ["x", -1, 1.5, 2**32])
@@ -650,3 +650,31 @@ def test_02_says_why_no_tuning_job_started(capsys, tune, use_training_job, said)
     cell = next(c.source for c in code_cells(read(SERIES[1])) if "make_tuner" in c.source)
     exec(compile(cell, "cell", "exec"), {"tune": tune, "use_training_job": use_training_job})  # noqa: S102
     assert capsys.readouterr().out == said + "\n"
+
+
+@pytest.mark.parametrize("batches, batch_size", [(2, 16), (3, 16), (1, 63)])
+def test_03_refuses_too_few_documents_for_the_dense_recipe_in_its_check_cell(batches, batch_size, tmp_path, s3_bucket):
+    """`papermill 03 -p batches 2 -p batch_size 16` (32 documents) timed every device, then stopped the dense recipe's
+    cell in a ValueError traceback ("need more than 48 documents"): it times 3 warm-up batches of 16, then one more. The check cell refuses it now, in one line naming the parameters, before anything is timed."""
+    from fasttext_lib.errors import FastTextError
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "batches": batches,
+             "batch_size": batch_size}
+    with pytest.raises(FastTextError, match=rf"^batches \* batch_size = {batches * batch_size} documents are too few "
+                                            rf"for the dense recipe: it needs at least 64 \(3 warm-up batches of 16"):
+        run_after_papermill("03_cpu_vs_gpu.ipynb", local)
+    run_after_papermill("03_cpu_vs_gpu.ipynb", {**local, "batches": 4})  # 64 documents: enough
+
+
+def test_the_dense_recipe_refuses_too_few_documents_in_one_line():
+    """Where the documents are fewer than batches * batch_size (timing_text="dataset" on a small prepared set), the
+    recipe's own refusal is the one line too, not a ValueError traceback."""
+    import numpy as np
+
+    from fasttext_lib.baseline import time_dense_recipe
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.features import Featurizer
+
+    featurizer, bags = Featurizer.fit(["good film"] * 30 + ["bad film"] * 10, ngrams=1, buckets=64, return_bags=True)
+    with pytest.raises(FastTextError, match=r"^40 documents are too few for the dense recipe: it needs at least 64 "):
+        time_dense_recipe(bags, np.arange(40) % 2, featurizer.num_rows, emsize=4, batches=2)
