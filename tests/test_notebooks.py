@@ -678,3 +678,70 @@ def test_the_dense_recipe_refuses_too_few_documents_in_one_line():
     featurizer, bags = Featurizer.fit(["good film"] * 30 + ["bad film"] * 10, ngrams=1, buckets=64, return_bags=True)
     with pytest.raises(FastTextError, match=r"^40 documents are too few for the dense recipe: it needs at least 64 "):
         time_dense_recipe(bags, np.arange(40) % 2, featurizer.num_rows, emsize=4, batches=2)
+
+
+def cell_with(name, marker):
+    """The one code cell of notebook ``name`` whose source holds ``marker``."""
+    found = [c.source for c in code_cells(read(name)) if marker in c.source]
+    assert len(found) == 1, f"{name}: {len(found)} cells hold {marker!r}"
+    return found[0]
+
+
+def notebook_imports(name):
+    """The imports of a notebook's check cell (cell 2), as a namespace to run its later cells in."""
+    tree = ast.parse(code_cells(read(name))[1].source)
+    namespace = {}
+    imports = ast.Module([n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], [])
+    exec(compile(imports, "imports", "exec"), namespace)  # noqa: S102 - the notebook's own imports
+    return namespace
+
+
+def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path, s3_bucket):
+    """01 run again with other settings (`-p train_docs 1000` for synthetic, a Yelp cap) after 02, then 04 (02 skipped,
+    or stopped by a Ctrl-C or a diverged run): 04 evaluated the old model on the new test split, beside the old run's
+    "final test accuracy at training", as if they were one run (for synthetic, the new test documents were among the
+    old model's training ones). So was a run_name given to 02 with one dataset and to 04 with another whose classes
+    have the same names. 02 records the test split it read in the bundle; 04 refuses a test split that is not it, in
+    one line. 01 run again alike (the same documents) passes; a bundle with no record is not checked."""
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.data import write_fasttext_splits
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.sample import load_sample
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "fasttext", str(tmp_path))
+    splits = {"train": load_sample("train").head(300), "test": load_sample("test").head(100)}
+    write_fasttext_splits(splits, ws.data, "sample")  # what 01 writes
+    saved = {**notebook_imports(SERIES[1]), "ws": ws, "run_name": "sample", "dataset": "sample"}
+    exec(cell_with(SERIES[1], "train_data, test_data = read_labeled("), saved)  # noqa: S102 - 02's data cell
+    saved["trained"] = train(saved["train_data"], saved["test_data"],
+                             TrainConfig(epochs=1, emsize=8, ngrams=1, buckets=1000, ctx="cpu", progress=False))
+    exec(cell_with(SERIES[1], "save_bundle(trained, "), saved)  # noqa: S102 - 02's save cell
+
+    def evaluate_in_04(dataset="sample"):
+        namespace = {**notebook_imports(SERIES[3]), "ws": ws, "run_name": "sample", "ctx": "cpu", "dataset": dataset}
+        exec(cell_with(SERIES[3], "Predictor.load(bundle_uri"), namespace)  # noqa: S102 - 04's load cell
+        exec(cell_with(SERIES[3], "predictor.evaluate(test_data)"), namespace)  # noqa: S102 - 04's evaluation
+        return namespace["metrics"]
+
+    assert evaluate_in_04()["n"] == 100
+    write_fasttext_splits(splits, ws.data, "sample")  # 01 again, alike: the same documents
+    assert evaluate_in_04()["n"] == 100
+
+    write_fasttext_splits({"train": load_sample("train").head(200), "test": load_sample("test").head(80)}, ws.data,
+                          "sample")  # 01 again with other settings, 02 not
+    bundle, test = f"{ws.models}/sample", f"{ws.data}/sample.test"
+    with pytest.raises(FastTextError, match=rf"^{test} holds other test documents than when the model at {bundle} was "
+                                            rf"trained \(80 documents, 100 then\): notebook 01 wrote it again since; "
+                                            rf"run notebook 02 again"):
+        evaluate_in_04()
+
+    write_fasttext_splits(splits, ws.data, "other")  # another dataset (the same classes), the bundle given to 04
+    with pytest.raises(FastTextError, match=rf"^the model at {bundle} was tested on {test}, not on {ws.data}/other.test "
+                                            rf"\(dataset='other'\): "):
+        evaluate_in_04(dataset="other")
+
+    save_bundle(saved["trained"], bundle)  # a bundle with no record (the CLI's, an older 02's): not checked
+    assert evaluate_in_04()["n"] == 80
