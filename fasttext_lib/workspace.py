@@ -168,6 +168,17 @@ def check_tested_on(predictor, test_uri, test_data, dataset):
                             f"as it is now")
 
 
+def bundle_name(run_name, dataset):
+    """02's and 04's ``run_name``: as given, else the dataset's name (a run on other data keeps its own bundle), as a
+    key path (:func:`key_path`). A dataset that names no data is refused naming ``dataset``: ``-p dataset None`` said
+    "run_name must name a folder, got None", a parameter the user had not given (and 04 said so only at its load)."""
+    if run_name is not None and run_name != "":
+        return key_path(run_name, "run_name")
+    if not isinstance(dataset, str) or not dataset.strip("/"):
+        raise FastTextError(f"dataset must name the data notebook 01 prepared (such as 'sample'), got {dataset!r}")
+    return key_path(dataset, "dataset")
+
+
 def key_path(value, name, empty_ok=False):
     """``value`` as a path of S3 key parts (``a/b``), its outer slashes dropped, or one error naming ``name``: a part
     that is empty, ``.`` or ``..`` (``-p run_name /big`` saved the bundle as models//big, in a folder of no name in the

@@ -8,6 +8,7 @@ re-parameterize, and that the training parameters are TrainConfig's own settings
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import fields
@@ -745,3 +746,18 @@ def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path,
 
     save_bundle(saved["trained"], bundle)  # a bundle with no record (the CLI's, an older 02's): not checked
     assert evaluate_in_04()["n"] == 80
+
+
+@pytest.mark.parametrize("name", [SERIES[1], SERIES[3]])
+@pytest.mark.parametrize("dataset", [None, "", "/", ["sample"]])
+def test_02_and_04_name_the_dataset_when_it_names_no_data(name, dataset, tmp_path, s3_bucket):
+    """`papermill 02 -p dataset None` (or "") stopped the check cell with "run_name must name a folder, got None": a
+    parameter the user had not given (run_name defaults to the dataset's name). The line names dataset now; a run_name
+    given still names the bundle whatever the dataset."""
+    from fasttext_lib.errors import FastTextError
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "dataset": dataset}
+    with pytest.raises(FastTextError, match=rf"^dataset must name the data notebook 01 prepared \(such as 'sample'\), "
+                                            rf"got {re.escape(repr(dataset))}$"):
+        run_after_papermill(name, local)
+    assert run_after_papermill(name, {**local, "run_name": "big"})["run_name"] == "big"
