@@ -700,8 +700,7 @@ def notebook_imports(name):
 def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path, s3_bucket):
     """01 run again with other settings (`-p train_docs 1000` for synthetic, a Yelp cap) after 02, then 04 (02 skipped,
     or stopped by a Ctrl-C or a diverged run): 04 evaluated the old model on the new test split, beside the old run's
-    "final test accuracy at training", as if they were one run (for synthetic, the new test documents were among the
-    old model's training ones). So was a run_name given to 02 with one dataset and to 04 with another whose classes
+    "final test accuracy at training", as if they were one run. So was a run_name given to 02 with one dataset and to 04 with another whose classes
     have the same names. 02 records the test split it read in the bundle; 04 refuses a test split that is not it, in
     one line. 01 run again alike (the same documents) passes; a bundle with no record is not checked."""
     from fasttext_lib.bundle import save_bundle
