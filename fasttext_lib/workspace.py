@@ -145,10 +145,10 @@ def data_record(test_uri, test_data):
 
 def check_tested_on(predictor, test_uri, test_data, dataset):
     """One error unless ``test_data`` (read from ``test_uri`` by 04) is the test split 02 read when it trained the
-    model ``predictor`` was loaded from. 01 run again with other settings after 02 (and 02 skipped, or stopped by a Ctrl-C or a
-    diverged run), or a ``run_name`` given to 02 and 04 with other datasets: 04 scored the old model on the new
-    documents beside the old run's "final test accuracy at training", as one run. A bundle without the record (saved by the CLI, a training
-    job or an older 02) is not checked."""
+    model ``predictor`` was loaded from. 01 run again with other settings after 02 (and 02 skipped, or stopped by a
+    Ctrl-C or a diverged run), or a ``run_name`` given to 02 and 04 with other datasets: 04 scored the old model on
+    the new documents beside the old run's "final test accuracy at training", as one run. A bundle without the
+    record (saved by the CLI, a training job or an older 02) is not checked."""
     recorded = (getattr(predictor, "metrics", None) or {}).get("data") or {}
     tested = recorded.get("test") if isinstance(recorded, dict) else None
     if not isinstance(tested, dict):
