@@ -9,8 +9,23 @@ import time
 
 import numpy as np
 
+from .errors import FastTextError
 
-def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=16, batches=200, warmup=3, ctx=None, seed=0,
+# The recipe's batch, and the batches run before the clock starts (MXNet allocates and compiles in the first ones).
+BATCH_SIZE, WARMUP = 16, 3
+
+
+def check_documents(count, what=None, batch_size=BATCH_SIZE, warmup=WARMUP):
+    """One error if ``count`` documents cannot time the recipe: it needs its warm-up batches and one full batch more.
+    Notebook 03 gives ``what`` (``"batches * batch_size = 32"``) so that the line names its parameters: too few
+    documents were found only after every device had been timed, in a ValueError traceback."""
+    needed = (warmup + 1) * batch_size
+    if count < needed:
+        raise FastTextError(f"{what or count} documents are too few for the dense recipe: it needs at least {needed} "
+                            f"({warmup} warm-up batches of {batch_size}, then one timed)")
+
+
+def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=BATCH_SIZE, batches=200, warmup=WARMUP, ctx=None, seed=0,
                       max_seconds=None):
     """Train the dense-gradient recipe for ``batches`` timed batches (or ``max_seconds``); returns docs/s.
 
@@ -21,6 +36,7 @@ def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=16, batches
     from mxnet import autograd, gluon
     from mxnet.gluon import nn
 
+    check_documents(len(bags), batch_size=batch_size, warmup=warmup)
     ctx = ctx or mx.cpu()
 
     class DenseRecipe(gluon.HybridBlock):  # the recipe's FastTextClassificationModel
@@ -41,9 +57,7 @@ def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=16, batches
     trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.05})
     loss_fn = gluon.loss.SigmoidBinaryCrossEntropyLoss()
     order = np.random.RandomState(seed).permutation(len(bags))
-    total = min(batches + warmup, len(bags) // batch_size)
-    if total <= warmup:
-        raise ValueError(f"need more than {warmup * batch_size} documents to time the dense recipe")
+    total = min(batches + warmup, len(bags) // batch_size)  # full batches: more than warmup (check_documents)
     labels = np.asarray(labels, dtype=np.float32)
     timed, started = 0, None
     for b in range(total):

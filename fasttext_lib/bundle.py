@@ -11,7 +11,8 @@ prefix) with ``config.json`` as its manifest::
     model-<publish id>.params        the Gluon parameters (``save_parameters``)
     vocab-<publish id>.json          the GluonNLP vocabulary
     metrics-<publish id>.json        ``{"history": [per-epoch rows], "final": {...}, "ctx": ...}``
-                                     (and ``"autotune"``: its trials and chosen setting)
+                                     (and ``"autotune"``: its trials and chosen setting; ``"data"``: what
+                                     ``save_bundle(data=)`` was given, notebook 02's test split)
     embedding_rows-<id>.npz          compact bundles only (``train --compact``, compact.py): the
                                      embedding rows training changed; model.params then holds only
                                      the output layer and the other rows are rebuilt from the seed
@@ -182,7 +183,7 @@ def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HI
         return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint)
 
 
-def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT):
+def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
 
     ``overwrite=True`` (the default): a bundle of ours already at ``dest`` is replaced (its files
@@ -195,7 +196,10 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT):
     rebuilds the rest.
     ``"auto"`` (the default): float32 when at most a quarter of the rows changed (small data: a
     bigram model of a few thousand sentences is ~12 MB instead of 800), else the full table;
-    ``None`` or ``"none"``: always the full table."""
+    ``None`` or ``"none"``: always the full table.
+
+    ``data``: a JSON-able record of the data trained on, stored as metrics.json's ``"data"`` (notebook 02's test
+    split: workspace.data_record, which 04 checks)."""
     from . import compact as compacting
 
     compact, changed = compacting.choose(trained.model, trained.config.seed, compact)
@@ -222,6 +226,8 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT):
     if getattr(trained, "pretrained", None):  # vectors.describe: the .vec file the table started from
         config["pretrained_vectors"] = dict(trained.pretrained)
     metrics = metrics_summary(trained)
+    if data is not None:
+        metrics["data"] = data
     with storage.staging_dir() as tmp:
         paths = {name: os.path.join(tmp, name) for name in DATA_FILES}
         if compact:

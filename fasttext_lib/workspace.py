@@ -8,10 +8,12 @@ Jupyter, ``make demo`` and nbval all set to the notebook's folder (papermill's c
 shell's unless given ``--cwd``).
 
 The notebooks' parameter checks live here too: :func:`check_parameters` (a name papermill injected that
-the notebook does not have), :func:`check_flags` (yes/no parameters) and :func:`check_dataset` (01's datasets).
+the notebook does not have), :func:`check_flags` (yes/no parameters) and :func:`check_dataset` (01's datasets);
+and what ties 04 to the data 02 trained on: :func:`data_record` and :func:`check_tested_on`.
 """
 import ast
 import difflib
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -122,6 +124,58 @@ class Workspace:
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
+
+
+def documents_sha256(data):
+    """A fingerprint of a :class:`~fasttext_lib.data.LabeledTexts`' documents (labels and texts, in order): the same
+    documents give the same one wherever and however often they were written (S3's ETags differ under SSE-KMS)."""
+    digest = hashlib.sha256()
+    for label, text in zip(data.labels, data.texts):
+        for part in (str(label), text):
+            raw = part.encode("utf-8", "surrogatepass")
+            digest.update(len(raw).to_bytes(8, "little") + raw)
+    return digest.hexdigest()
+
+
+def data_record(test_uri, test_data):
+    """What notebook 02 stores in its bundle (``save_bundle(..., data=)``, metrics.json's ``"data"``): the test split
+    it read, where it was and its documents' fingerprint, which 04 checks (:func:`check_tested_on`)."""
+    return {"test": {"uri": str(test_uri), "documents": len(test_data), "sha256": documents_sha256(test_data)}}
+
+
+def check_tested_on(predictor, test_uri, test_data, dataset):
+    """One error unless ``test_data`` (read from ``test_uri`` by 04) is the test split 02 read when it trained the
+    model ``predictor`` was loaded from. 01 run again with other settings after 02 (and 02 skipped, or stopped by a
+    Ctrl-C or a diverged run), or a ``run_name`` given to 02 and 04 with other datasets: 04 scored the old model on
+    the new documents beside the old run's "final test accuracy at training", as one run. A bundle without the
+    record (saved by the CLI, a training job or an older 02) is not checked."""
+    recorded = (getattr(predictor, "metrics", None) or {}).get("data") or {}
+    tested = recorded.get("test") if isinstance(recorded, dict) else None
+    if not isinstance(tested, dict):
+        return
+    bundle_uri = predictor.source
+    if tested.get("uri") != str(test_uri):
+        raise FastTextError(f"the model at {bundle_uri} was tested on {tested.get('uri')}, not on {test_uri} "
+                            f"(dataset={dataset!r}): run this notebook with the dataset 02 trained it on, or score it "
+                            f"on these documents with python -m fasttext_lib evaluate --model {bundle_uri} --data "
+                            f"{test_uri}")
+    if tested.get("sha256") != documents_sha256(test_data):
+        then = tested.get("documents")
+        counts = f" ({len(test_data)} documents, {then} then)" if then != len(test_data) else ""
+        raise FastTextError(f"{test_uri} holds other test documents than when the model at {bundle_uri} was trained"
+                            f"{counts}: notebook 01 wrote it again since; run notebook 02 again to train on the data "
+                            f"as it is now")
+
+
+def bundle_name(run_name, dataset):
+    """02's and 04's ``run_name``: as given, else the dataset's name (a run on other data keeps its own bundle), as a
+    key path (:func:`key_path`). A dataset that names no data is refused naming ``dataset``: ``-p dataset None`` said
+    "run_name must name a folder, got None", a parameter the user had not given (and 04 said so only at its load)."""
+    if run_name is not None and run_name != "":
+        return key_path(run_name, "run_name")
+    if not isinstance(dataset, str) or not dataset.strip("/"):
+        raise FastTextError(f"dataset must name the data notebook 01 prepared (such as 'sample'), got {dataset!r}")
+    return key_path(dataset, "dataset")
 
 
 def key_path(value, name, empty_ok=False):

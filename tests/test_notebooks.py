@@ -8,6 +8,7 @@ re-parameterize, and that the training parameters are TrainConfig's own settings
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import fields
@@ -327,13 +328,13 @@ def test_03_takes_batch_size_none_as_trainings_pick_for_epoch_docs(epoch_docs, p
     """`make demo ARGS='-p batch_size None'` (02's default: from the data) reaches 03 too, whose check cell passed it
     and whose data cell stopped the demo in a TypeError (batches * None). None is what training picks for epoch_docs
     documents now (1024 at Yelp scale, the committed value)."""
-    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "batch_size": None, "batches": 1,
-             "epoch_docs": epoch_docs}
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "batch_size": None, "batches": 4,
+             "epoch_docs": epoch_docs}  # (4 batches: the dense recipe's least, at 16)
     namespace = run_after_papermill("03_cpu_vs_gpu.ipynb", local)
     assert namespace["batch_size"] == picked
     data_cell = next(c.source for c in code_cells(read("03_cpu_vs_gpu.ipynb")) if "generate_reviews(" in c.source)
     exec(data_cell, namespace)  # noqa: S102 - the committed cell: the documents it times
-    assert len(namespace["data"]) == picked
+    assert len(namespace["data"]) == 4 * picked
 
 
 @pytest.mark.parametrize("seed", ["x", -1, 1.5, 2**32])
@@ -650,3 +651,112 @@ def test_02_says_why_no_tuning_job_started(capsys, tune, use_training_job, said)
     cell = next(c.source for c in code_cells(read(SERIES[1])) if "make_tuner" in c.source)
     exec(compile(cell, "cell", "exec"), {"tune": tune, "use_training_job": use_training_job})  # noqa: S102
     assert capsys.readouterr().out == said + "\n"
+
+
+@pytest.mark.parametrize("batches, batch_size", [(2, 16), (3, 16), (1, 63)])
+def test_03_refuses_too_few_documents_for_the_dense_recipe_in_its_check_cell(batches, batch_size, tmp_path, s3_bucket):
+    """`papermill 03 -p batches 2 -p batch_size 16` (32 documents) timed every device, then stopped the dense recipe's
+    cell in a ValueError traceback ("need more than 48 documents"): it times 3 warm-up batches of 16, then one more. The check cell refuses it now, in one line naming the parameters, before anything is timed."""
+    from fasttext_lib.errors import FastTextError
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "batches": batches,
+             "batch_size": batch_size}
+    with pytest.raises(FastTextError, match=rf"^batches \* batch_size = {batches * batch_size} documents are too few "
+                                            rf"for the dense recipe: it needs at least 64 \(3 warm-up batches of 16"):
+        run_after_papermill("03_cpu_vs_gpu.ipynb", local)
+    run_after_papermill("03_cpu_vs_gpu.ipynb", {**local, "batches": 4})  # 64 documents: enough
+
+
+def test_the_dense_recipe_refuses_too_few_documents_in_one_line():
+    """Where the documents are fewer than batches * batch_size (timing_text="dataset" on a small prepared set), the
+    recipe's own refusal is the one line too, not a ValueError traceback."""
+    import numpy as np
+
+    from fasttext_lib.baseline import time_dense_recipe
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.features import Featurizer
+
+    featurizer, bags = Featurizer.fit(["good film"] * 30 + ["bad film"] * 10, ngrams=1, buckets=64, return_bags=True)
+    with pytest.raises(FastTextError, match=r"^40 documents are too few for the dense recipe: it needs at least 64 "):
+        time_dense_recipe(bags, np.arange(40) % 2, featurizer.num_rows, emsize=4, batches=2)
+
+
+def cell_with(name, marker):
+    """The one code cell of notebook ``name`` whose source holds ``marker``."""
+    found = [c.source for c in code_cells(read(name)) if marker in c.source]
+    assert len(found) == 1, f"{name}: {len(found)} cells hold {marker!r}"
+    return found[0]
+
+
+def notebook_imports(name):
+    """The imports of a notebook's check cell (cell 2), as a namespace to run its later cells in."""
+    tree = ast.parse(code_cells(read(name))[1].source)
+    namespace = {}
+    imports = ast.Module([n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], [])
+    exec(compile(imports, "imports", "exec"), namespace)  # noqa: S102 - the notebook's own imports
+    return namespace
+
+
+def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path, s3_bucket):
+    """01 run again with other settings (`-p train_docs 1000` for synthetic, a Yelp cap) after 02, then 04 (02 skipped,
+    or stopped by a Ctrl-C or a diverged run): 04 evaluated the old model on the new test split, beside the old run's
+    "final test accuracy at training", as if they were one run. So was a run_name given to 02 with one dataset and to 04 with another whose classes
+    have the same names. 02 records the test split it read in the bundle; 04 refuses a test split that is not it, in
+    one line. 01 run again alike (the same documents) passes; a bundle with no record is not checked."""
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.data import write_fasttext_splits
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.sample import load_sample
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "fasttext", str(tmp_path))
+    splits = {"train": load_sample("train").head(300), "test": load_sample("test").head(100)}
+    write_fasttext_splits(splits, ws.data, "sample")  # what 01 writes
+    saved = {**notebook_imports(SERIES[1]), "ws": ws, "run_name": "sample", "dataset": "sample"}
+    exec(cell_with(SERIES[1], "train_data, test_data = read_labeled("), saved)  # noqa: S102 - 02's data cell
+    saved["trained"] = train(saved["train_data"], saved["test_data"],
+                             TrainConfig(epochs=1, emsize=8, ngrams=1, buckets=1000, ctx="cpu", progress=False))
+    exec(cell_with(SERIES[1], "save_bundle(trained, "), saved)  # noqa: S102 - 02's save cell
+
+    def evaluate_in_04(dataset="sample"):
+        namespace = {**notebook_imports(SERIES[3]), "ws": ws, "run_name": "sample", "ctx": "cpu", "dataset": dataset}
+        exec(cell_with(SERIES[3], "Predictor.load(bundle_uri"), namespace)  # noqa: S102 - 04's load cell
+        exec(cell_with(SERIES[3], "predictor.evaluate(test_data)"), namespace)  # noqa: S102 - 04's evaluation
+        return namespace["metrics"]
+
+    assert evaluate_in_04()["n"] == 100
+    write_fasttext_splits(splits, ws.data, "sample")  # 01 again, alike: the same documents
+    assert evaluate_in_04()["n"] == 100
+
+    write_fasttext_splits({"train": load_sample("train").head(200), "test": load_sample("test").head(80)}, ws.data,
+                          "sample")  # 01 again with other settings, 02 not
+    bundle, test = f"{ws.models}/sample", f"{ws.data}/sample.test"
+    with pytest.raises(FastTextError, match=rf"^{test} holds other test documents than when the model at {bundle} was "
+                                            rf"trained \(80 documents, 100 then\): notebook 01 wrote it again since; "
+                                            rf"run notebook 02 again"):
+        evaluate_in_04()
+
+    write_fasttext_splits(splits, ws.data, "other")  # another dataset (the same classes), the bundle given to 04
+    with pytest.raises(FastTextError, match=rf"^the model at {bundle} was tested on {test}, not on {ws.data}/other.test "
+                                            rf"\(dataset='other'\): "):
+        evaluate_in_04(dataset="other")
+
+    save_bundle(saved["trained"], bundle)  # a bundle with no record (the CLI's, an older 02's): not checked
+    assert evaluate_in_04()["n"] == 80
+
+
+@pytest.mark.parametrize("name", [SERIES[1], SERIES[3]])
+@pytest.mark.parametrize("dataset", [None, "", "/", ["sample"]])
+def test_02_and_04_name_the_dataset_when_it_names_no_data(name, dataset, tmp_path, s3_bucket):
+    """`papermill 02 -p dataset None` (or "") stopped the check cell with "run_name must name a folder, got None": a
+    parameter the user had not given (run_name defaults to the dataset's name). The line names dataset now; a run_name
+    given still names the bundle whatever the dataset."""
+    from fasttext_lib.errors import FastTextError
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "dataset": dataset}
+    with pytest.raises(FastTextError, match=rf"^dataset must name the data notebook 01 prepared \(such as 'sample'\), "
+                                            rf"got {re.escape(repr(dataset))}$"):
+        run_after_papermill(name, local)
+    assert run_after_papermill(name, {**local, "run_name": "big"})["run_name"] == "big"
