@@ -463,6 +463,8 @@ def _say_missing(what, missing, any_found, size):
     """One line naming the words that are not there (a run on other data, such as the synthetic corpus, keeps the
     notebook's English defaults: its tables are then empty, and this line says why, rather than failing the run)."""
     if not missing:
+        if not any_found:  # (-y "query_words: []": an empty table, and no word why)
+            print(f"{what} is empty, so its table is empty")
         return
     listed = ", ".join(repr(m) for m in missing)
     empty = "" if any_found else f"; none of {what} is, so its table is empty"

@@ -74,6 +74,10 @@ class Workspace:
         before it (or with another dataset, bucket or prefix) said only "no such S3 object", as if data were lost."""
         uri = f"{self.data}/{key_path(dataset, 'dataset')}.{split}"
         if not storage.exists(uri, forbidden_is_missing=True):
+            try:  # a name 01 refuses (-p dataset Sample) was told to run 01 with it
+                check_dataset(dataset)
+            except FastTextError as exc:
+                raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}: {exc}") from None
             raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}: run notebook 01 with "
                                 f"dataset={dataset!r} and this bucket and prefix first")
         return uri

@@ -284,6 +284,9 @@ def test_data_or_a_model_not_there_yet_says_which_notebook_makes_it(s3_bucket, t
     with pytest.raises(FastTextError, match=r"^no prepared train data for dataset 'sample' at s3://.*/hints/data/"
                                             r"sample.train: run notebook 01 with dataset='sample' "):
         ws.prepared("sample", "train")
+    with pytest.raises(FastTextError, match=r"^no prepared train data for dataset 'Sample' at .*: unknown dataset "
+                                            r"'Sample' \(did you mean 'sample'\?\); choose one of sample, "):
+        ws.prepared("Sample", "train")  # (it said: run notebook 01 with dataset='Sample', which 01 refuses)
     with pytest.raises(FastTextError, match=r"^no model bundle at s3://.*/hints/models/demo: run notebook 02 with "
                                             r"run_name='demo' "):
         ws.saved_model("demo")
@@ -601,6 +604,8 @@ def test_04_reads_query_words_and_pairs_as_the_model_reads_text(tmp_path, capsys
     assert table(neighbours_cell, query_words=["zzzz"]).empty
     assert capsys.readouterr().out == (f"not in the model's vocabulary of {size} words (query_words): 'zzzz'; none of "
                                        f"query_words is, so its table is empty\n")
+    assert table(neighbours_cell, query_words=[]).empty  # (-y "query_words: []": no word why)
+    assert capsys.readouterr().out == "query_words is empty, so its table is empty\n"
 
 
 @pytest.mark.parametrize("metrics, shown", [
