@@ -16,6 +16,7 @@ when the build fails; none when switched off on purpose).
 Memory stays bounded: documents go to C++ a chunk at a time, results grow in blocks there and are
 copied into their final numpy arrays block by block.
 """
+import contextlib
 import ctypes
 import errno
 import itertools
@@ -75,6 +76,7 @@ _SIGNATURES = {
     "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_changed_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
+    "ft_set_piece_words": (_I64, [_I64]),
 }
 
 
@@ -363,6 +365,17 @@ class _Encoder:
         rows, weights, offsets = np.empty(nnz, np.int32), np.empty(nnz, np.float32), np.empty(n_docs + 1, np.int64)
         self.lib.ft_encoder_take(self.handle, _ptr(rows), _ptr(weights), _ptr(offsets))
         return rows, weights, offsets
+
+
+@contextlib.contextmanager
+def piece_words(words):
+    """Long documents folded into their bags ``words`` words at a time (featurize.cc's Encoder::fold_piece) while
+    this runs (the process's setting: for tests, which fold short documents to compare their bags)."""
+    before = _lib().ft_set_piece_words(int(words))
+    try:
+        yield
+    finally:
+        _lib().ft_set_piece_words(before)
 
 
 def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, form=TRAINING_FORM):
