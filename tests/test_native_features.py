@@ -538,3 +538,22 @@ def test_long_documents_folded_a_piece_at_a_time_give_the_same_bags(monkeypatch,
         _assert_same_bags(native, reference)
         selected = tokens.select(np.arange(len(texts))[::-1])
         _assert_same_bags((selected.rows, selected.weights, selected.offsets), reference.select(np.arange(len(texts))[::-1]))
+
+
+@pytest.mark.parametrize("piece_chars", [1, 3, 16])
+def test_long_documents_lowercased_a_piece_at_a_time_give_the_same_tokens_and_bags(monkeypatch, piece_chars):
+    """A document longer than native_features.PIECE_CHARS is lowercased and encoded a piece at a time, each piece
+    ending before a whitespace character (whole, its lowercased copy and its UTF-8 were both held beside it). Pieces
+    of a few characters cut the hostile texts (final sigmas, combining accents, quotes dropped before an accent,
+    line breaks with spaces inside, every kind of whitespace) everywhere they can be cut: the same tokens and bags,
+    in every form a bundle may read text in, and a document of the Unicode reference's words shuffled."""
+    words = [chr(c) for c in range(0x20, 0x3000) if not chr(c).isspace() and chr(c).isprintable()]
+    rng = np.random.RandomState(4)
+    shuffled = "".join(rng.choice(words) + rng.choice(["", "", " ", "\u3000", "\u2028", "\t"]) for _ in range(4000))
+    texts = HOSTILE + [" ".join(HOSTILE), shuffled, "", "x"]
+    monkeypatch.setattr(nf, "PIECE_CHARS", piece_chars)
+    _assert_same_tokens(texts)
+    for form in UNICODE_FORMS:
+        featurizer, _ = _python_fit(texts, monkeypatch, ngrams=2, buckets=1000)
+        featurizer.unicode_form = form
+        _assert_same_bags(_native_transform(featurizer, texts), _python_transform(featurizer, texts, monkeypatch))
