@@ -106,6 +106,13 @@ def address_space_left():
     return max(0, limit - mapped)
 
 
+def memory_room():
+    """Bytes this process can still fill: the least of :func:`available_memory` (the OOM killer's) and
+    :func:`address_space_left` (``ulimit -v``'s); None where neither can be read."""
+    rooms = [room for room in (available_memory(), address_space_left()) if room is not None]
+    return min(rooms) if rooms else None
+
+
 def available_memory():
     """Bytes that can still be filled before the kernel's OOM killer acts: /proc/meminfo's MemAvailable and free
     swap, or less under a container's memory limit; None where that cannot be read (not Linux)."""

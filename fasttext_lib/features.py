@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import native_features, text as text_rules
+from .errors import FastTextError
 from .text import AS_WRITTEN, NFC_FIRST, NFC_TOKENS, TRAINING_FORM, UNICODE_FORMS, tokenize, without_labels
 
 UNK = "<unk>"
@@ -219,18 +220,47 @@ class Featurizer:
 
     def transform(self, texts, progress=None):
         """Encode documents (validation, test, inference) with the fitted vocabulary. A ``__label__`` word is no
-        feature, as in :meth:`fit` (:func:`text.without_labels`)."""
+        feature, as in :meth:`fit` (:func:`text.without_labels`). Documents whose featurization needs more memory
+        than is available are refused (:class:`NoRoomToFeaturize`) before it is used."""
         if native_features.available():
             return Bags(*native_features.encode_texts(map(without_labels, texts), self._table(True), self.ngrams,
-                                                      self.buckets, self.vocab_size, self.unk_id, form=self.unicode_form))
+                                                      self.buckets, self.vocab_size, self.unk_id, form=self.unicode_form,
+                                                      check=self.check_room))
         codes, lengths = array("q"), array("q")
         table = self._table(False)
-        for text in _maybe_progress(texts, progress, "encode"):
+        for i, text in enumerate(_maybe_progress(texts, progress, "encode")):
+            self.check_room([text], i, native=False)
             toks = tokenize(without_labels(text), self.unicode_form)
             codes.extend([table[t] for t in toks])
             lengths.append(len(toks))
         codes = np.frombuffer(codes, dtype=np.int64)
         return self._encode(np.frombuffer(lengths, dtype=np.int64), lambda a, b: (codes[a:b] >> 32, codes[a:b] & _MASK32))
+
+    def featurizing_bytes(self, texts, native=True):
+        """About how many bytes featurizing ``texts`` together takes beyond the texts themselves
+        (:data:`FEATURIZING_BYTES`)."""
+        sizes = [len(text) if text.isascii() else 3 * len(text) for text in texts]  # their UTF-8, at most
+        if not native:  # Python's route: each token a str in a list, n-gram arrays of int64 (~27 bytes a byte of
+            return sum(sizes) * (PYTHON_BYTES_PER_BYTE * self.ngrams + 5)  # text unigrams, ~48 bigrams, measured)
+        long = max(sizes, default=0) > native_features.PIECE_CHARS  # lowered a piece at a time: one copy, in a bytearray
+        text = sum(sizes) * (1.25 if long else 2)
+        bags = sum(min(BAG_BYTES_PER_BYTE * self.ngrams * size, 16 * self.num_rows) for size in sizes)
+        return int(text + bags) + FEATURIZING_BYTES
+
+    def check_room(self, texts, first=0, native=True):
+        """Refuse ``texts`` (a chunk of documents featurized together; ``first``: the index of the first one) when
+        featurizing them needs more memory than this process can still fill (devices.memory_room: the memory
+        available, a container's limit, ``ulimit -v``): one error, where the OOM killer ended the process without a
+        word (a review of 62 MB took ~1.4 GB with bigrams). Only text of more than :data:`CHECKED_ABOVE` bytes is
+        weighed (reading /proc for each request of a few reviews would cost more than it scores)."""
+        if sum(map(len, texts)) < CHECKED_ABOVE:
+            return
+        from .devices import memory_room
+
+        need, room = self.featurizing_bytes(texts, native), memory_room()
+        if room is not None and need > room:
+            longest = max(range(len(texts)), key=lambda i: len(texts[i]))
+            raise NoRoomToFeaturize(first + longest, len(texts[longest]), len(texts), need, room)
 
     # Tokens per chunk of _encode: bounds the int64 temporaries (features, owners, the unique sort)
     # to a few hundred MB whatever the corpus size; documents are independent, so chunking changes nothing.
@@ -292,6 +322,33 @@ class Featurizer:
             weights=(counts / per_doc[docs]).astype(np.float32),
             offsets=offsets,
         )
+
+
+# What featurize.cc holds beside the text of a chunk, whatever its length: a long document's piece of words and n-grams
+# (a million words, 20 bytes each with bigrams), its bag so far (at most every row of the table), the threads' parts.
+FEATURIZING_BYTES = 64 << 20
+BAG_BYTES_PER_BYTE = 2  # a bag entry (int32 row, float32 weight) a feature, a word or n-gram every ~4 bytes of text
+PYTHON_BYTES_PER_BYTE = 25  # and the Python route's, for each order of n-grams
+CHECKED_ABOVE = 8 << 20  # characters of a chunk of documents below which no memory check is made
+
+
+class NoRoomToFeaturize(FastTextError):
+    """Documents whose featurization needs more memory than this process has left (:meth:`Featurizer.check_room`):
+    ``index`` (of the longest, in the texts featurized), its ``chars``, how many ``documents`` were featurized with it,
+    the bytes needed (``need``) and left (``room``). ``where(name)`` says it of the document ``name``
+    (a file's line: the CLI; ``texts[i]``: the Python API; a request's review: the endpoint)."""
+
+    def __init__(self, index, chars, documents, need, room):
+        self.index, self.chars, self.documents, self.need, self.room = index, chars, documents, need, room
+        super().__init__(self.where(f"texts[{index}]"))
+
+    def where(self, name):
+        others = (f", with {self.documents - 1:,} other document{'s' if self.documents > 2 else ''},"
+                  if self.documents > 1 else "")
+        return (f"{name}: a document of {self.chars / 1e6:,.1f} million characters{others} needs about "
+                f"{self.need >> 20:,} MB of memory to featurize, and this process has {self.room >> 20:,} MB left "
+                f"(memory available, a container's limit, ulimit -v); split it into shorter documents, or give the "
+                f"process more memory")
 
 
 def count_tokens(texts, progress=None, to_file=False):

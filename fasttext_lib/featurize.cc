@@ -11,6 +11,7 @@
 // Results grow in fixed-size blocks and are copied out block by block, each block freed once
 // copied, so handing them to numpy never holds two full copies.
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -402,6 +403,11 @@ class Blocks {
 // ---- bags (features.Featurizer._bags) -------------------------------------------------------
 constexpr uint64_t kNgramPrime = 116049371;  // fastText's n-gram multiplier
 
+// Words of a document folded into its bag at a time (Encoder::fold_piece): a document's features, sorted, took
+// 8 bytes a word for unigrams, 20 with bigrams, while its bag is at most one entry per distinct row (a 62 MB
+// review with bigrams peaked at ~1.4 GB in predict). Settable for tests (ft_set_piece_words).
+std::atomic<int64_t> g_piece_words{int64_t(1) << 20};
+
 struct Encoder {
   int ngrams;
   int64_t buckets, vocab_size, unk_id;
@@ -415,22 +421,38 @@ struct Encoder {
   std::vector<int32_t> features, sort_buffer;
   std::vector<uint32_t> hashes;
   Scratch scratch;
+  // A long document is folded into its bag piece_words words at a time: the distinct rows of the pieces so far
+  // (ascending) with their counts, and how many features they had. The counts are whole numbers, so the bag (each
+  // count / the document's features, in double) is the one made from all its features at once, bit for bit.
+  // hashes then begins with the last ngrams - 1 words of the pieces before (`carried`), for the n-grams across.
+  size_t piece_words = static_cast<size_t>(g_piece_words.load(std::memory_order_relaxed));
+  std::vector<int32_t> folded_rows, merged_rows;
+  std::vector<int64_t> folded_counts, merged_counts;
+  int64_t folded_features = 0;
+  size_t carried = 0;
+  bool folded = false;
 
   void add_word(int64_t id, uint32_t hash) {
     features.push_back(static_cast<int32_t>(id));
     if (ngrams > 1) hashes.push_back(hash);
+    if (features.size() >= piece_words) fold_piece();
   }
 
-  // The current document's features, sorted: its words' rows (one <unk> for an empty document) and each
-  // n-gram's bucket row (vocab_size + hash % buckets).
+  // The current document's (or piece's) features, sorted: its words' rows (one <unk> for an empty document) and
+  // the bucket row (vocab_size + hash % buckets) of each n-gram that ends in it.
   void add_ngrams() {
-    if (features.empty()) add_word(unk_id, unk_hash);
-    const size_t len = features.size();
-    size_t total = len;
-    for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) total += len - n + 1;
+    if (features.empty() && !folded) {
+      features.push_back(static_cast<int32_t>(unk_id));
+      if (ngrams > 1) hashes.push_back(unk_hash);
+    }
+    const size_t len = hashes.size();
+    size_t total = features.size();
+    // order-n n-grams starting at i < first(n) ended in the pieces before: counted there
+    auto first = [&](size_t n) { return carried + 1 > n ? carried + 1 - n : 0; };
+    for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) total += len - n + 1 - std::min(first(n), len - n + 1);
     features.reserve(total);  // (exactly: grown by doubling, a long review's features took up to twice their size)
     for (size_t n = 2; n <= static_cast<size_t>(ngrams) && n <= len; ++n) {
-      for (size_t i = 0; i + n <= len; ++i) {
+      for (size_t i = first(n); i + n <= len; ++i) {
         uint64_t g = hashes[i];
         for (size_t k = 1; k < n; ++k) g = g * kNgramPrime + hashes[i + k];
         features.push_back(static_cast<int32_t>(vocab_size + static_cast<int64_t>(g % static_cast<uint64_t>(buckets))));
@@ -439,22 +461,72 @@ struct Encoder {
     sort_rows(features, sort_buffer);
   }
 
-  void clear_document() { features.clear(), hashes.clear(); }
-
-  // Appends the bag of the current document: each distinct row once, ascending, with
-  // weight count / number of features, computed in double and rounded to float as numpy does.
-  void add_document() {
+  // Folds the words in features (and the n-grams ending in them) into folded_rows / folded_counts, keeping the
+  // last ngrams - 1 hashes for the next piece's n-grams.
+  void fold_piece() {
     add_ngrams();
-    double total = static_cast<double>(features.size());
-    for (size_t i = 0; i < features.size();) {
+    folded_features += static_cast<int64_t>(features.size());
+    size_t distinct = 0;
+    for (size_t i = 0; i < features.size(); ++i) distinct += i == 0 || features[i] != features[i - 1];
+    merged_rows.clear(), merged_counts.clear();
+    merged_rows.reserve(folded_rows.size() + distinct), merged_counts.reserve(folded_rows.size() + distinct);
+    size_t a = 0, i = 0;
+    while (a < folded_rows.size() || i < features.size()) {
+      if (i == features.size() || (a < folded_rows.size() && folded_rows[a] < features[i])) {
+        merged_rows.push_back(folded_rows[a]), merged_counts.push_back(folded_counts[a]), ++a;
+        continue;
+      }
       size_t j = i + 1;
       while (j < features.size() && features[j] == features[i]) ++j;
-      rows.push(features[i]);
-      weights.push(static_cast<float>(static_cast<double>(j - i) / total));
+      int64_t count = static_cast<int64_t>(j - i);
+      if (a < folded_rows.size() && folded_rows[a] == features[i]) count += folded_counts[a++];
+      merged_rows.push_back(features[i]), merged_counts.push_back(count);
       i = j;
     }
-    offsets.push_back(rows.size());
+    folded_rows.swap(merged_rows), folded_counts.swap(merged_counts);
+    carried = std::min(hashes.size(), static_cast<size_t>(ngrams - 1));
+    hashes.erase(hashes.begin(), hashes.end() - static_cast<std::ptrdiff_t>(carried));
+    features.clear();
+    folded = true;
+  }
+
+  void clear_document() {
+    features.clear(), hashes.clear();
+    if (folded) {  // a long document's: its pieces' memory goes back (the training encoder lives on)
+      for (auto* v : {&folded_rows, &merged_rows}) std::vector<int32_t>().swap(*v);
+      for (auto* v : {&folded_counts, &merged_counts}) std::vector<int64_t>().swap(*v);
+      std::vector<int32_t>().swap(features), std::vector<int32_t>().swap(sort_buffer);
+      std::vector<uint32_t>().swap(hashes);
+    }
+    folded_features = 0, carried = 0, folded = false;
+  }
+
+  // Calls emit(row, weight) for each distinct row of the current document, ascending, weight count / number of
+  // features computed in double and rounded to float as numpy does; then clears the document.
+  template <typename Emit>
+  void take_document(Emit&& emit) {
+    if (!folded) {
+      add_ngrams();
+      const double total = static_cast<double>(features.size());
+      for (size_t i = 0; i < features.size();) {
+        size_t j = i + 1;
+        while (j < features.size() && features[j] == features[i]) ++j;
+        emit(features[i], static_cast<float>(static_cast<double>(j - i) / total));
+        i = j;
+      }
+    } else {
+      if (!features.empty()) fold_piece();
+      const double total = static_cast<double>(folded_features);
+      for (size_t i = 0; i < folded_rows.size(); ++i)
+        emit(folded_rows[i], static_cast<float>(static_cast<double>(folded_counts[i]) / total));
+    }
     clear_document();
+  }
+
+  // Appends the bag of the current document.
+  void add_document() {
+    take_document([&](int32_t row, float weight) { rows.push(row), weights.push(weight); });
+    offsets.push_back(rows.size());
   }
 
   Encoder part() const {  // an empty encoder with the same settings, for one thread's documents
@@ -838,6 +910,7 @@ int64_t ft_encode_selected(const uint8_t* codes, const int64_t* starts, const in
     e.ngrams = ngrams, e.buckets = buckets, e.vocab_size = vocab_size, e.unk_id = unk_id, e.unk_hash = unk_hash;
     int64_t nnz = 0;
     offsets[0] = 0;
+    e.piece_words = static_cast<size_t>(g_piece_words.load(std::memory_order_relaxed));
     for (int64_t d = 0; d < n_docs; ++d) {
       e.clear_document();
       const uint8_t* p = codes + starts[d];
@@ -850,22 +923,22 @@ int64_t ft_encode_selected(const uint8_t* codes, const int64_t* starts, const in
         }
         e.add_word(to_id[v], static_cast<uint32_t>(to_hash[v]));  // (CRC32s: 32 bits)
       }
-      e.add_ngrams();  // Encoder::add_document's bag, written straight to the output
-      const double total = static_cast<double>(e.features.size());
-      for (size_t i = 0; i < e.features.size();) {
-        size_t j = i + 1;
-        while (j < e.features.size() && e.features[j] == e.features[i]) ++j;
-        rows[nnz] = e.features[i];
-        weights[nnz] = static_cast<float>(static_cast<double>(j - i) / total);
+      e.take_document([&](int32_t row, float weight) {  // Encoder::add_document's bag, written straight to the output
+        rows[nnz] = row, weights[nnz] = weight;
         ++nnz;
-        i = j;
-      }
+      });
       offsets[d + 1] = nnz;
     }
     return nnz;
   } catch (const std::bad_alloc&) {
     return -1;
   }
+}
+
+// Sets how many words of a long document are folded into its bag at a time (encoders made from now on; at least
+// 1), and returns the setting before: for tests of the folding (tests/test_native_features.py).
+int64_t ft_set_piece_words(int64_t words) {
+  return g_piece_words.exchange(std::max<int64_t>(1, words));
 }
 
 // sizes[0..1] = entries, documents

@@ -16,10 +16,12 @@ when the build fails; none when switched off on purpose).
 Memory stays bounded: documents go to C++ a chunk at a time, results grow in blocks there and are
 copied into their final numpy arrays block by block.
 """
+import contextlib
 import ctypes
 import errno
 import itertools
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -75,6 +77,7 @@ _SIGNATURES = {
     "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_changed_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
+    "ft_set_piece_words": (_I64, [_I64]),
 }
 
 
@@ -156,8 +159,11 @@ def _lowered_utf8(chunk, form=TRAINING_FORM):
     case-ignorable, so a final sigma never sees the neighbouring document, and it composes with no
     character, so NFC never joins two documents); if a document holds a NUL itself, each is put in
     NFC, lowercased and encoded on its own. ``form``: how text is put in NFC (``text.UNICODE_FORMS``: a
-    bundle's, as it was trained).
+    bundle's, as it was trained). A chunk with a document longer than :data:`PIECE_CHARS` is made a piece at a
+    time (:func:`_lowered_utf8_in_pieces`).
     """
+    if any(len(text) > PIECE_CHARS for text in chunk):
+        return _lowered_utf8_in_pieces(chunk, form)
     buf = lowered("\0".join(chunk), form).encode("utf-8")
     ends = np.empty(len(chunk), dtype=np.int64)
     if buf.count(b"\0") == len(chunk) - 1:
@@ -169,6 +175,54 @@ def _lowered_utf8(chunk, form=TRAINING_FORM):
         np.cumsum([len(p) + 1 for p in parts], out=ends)
         ends -= 1
     return buf, ends
+
+
+# A document longer than this (characters) is lowercased and encoded a piece of about this size at a time, into one
+# buffer: whole, its lowercased copy and its UTF-8 were both held (2 bytes a byte of ASCII text, 5 of CJK), and the
+# C++ copied it once more without its '"' (split_once).
+PIECE_CHARS = 1 << 20
+_WHITESPACE = re.compile(r"\s")  # str.isspace's characters (re's \s for str patterns: Py_UNICODE_ISSPACE)
+
+
+def _lowered_utf8_in_pieces(chunk, form):
+    """:func:`_lowered_utf8` of a chunk holding a long document: each document lowercased and encoded on its own,
+    a long one a piece at a time, into one buffer (a ``bytearray``, passed to C++ without a copy:
+    :func:`_as_char_array`).
+
+    The same bytes as the whole document's, but for its '"' (dropped here; split_once drops them first, so the tokens
+    are the same): a piece ends before a whitespace character, and every step of ``text.lowered`` stops at one. It is
+    neither cased nor case-ignorable (the final-sigma rule looks no further), it is a starter that composes with
+    nothing before it (NFC), and it is none of the characters replaced or dropped."""
+    buf = bytearray()
+    ends = np.empty(len(chunk), dtype=np.int64)
+    for i, text in enumerate(chunk):
+        for piece in _pieces(text):
+            lowered_piece = lowered(piece, form)
+            del piece
+            if '"' in lowered_piece:
+                lowered_piece = lowered_piece.replace('"', "")
+            buf += lowered_piece.encode("utf-8")
+        ends[i] = len(buf)
+        buf += b"\0"
+    return _as_char_array(buf), ends
+
+
+def _pieces(text):
+    """``text`` in consecutive slices of about :data:`PIECE_CHARS` characters, each after the first starting with a
+    whitespace character (a text with none after a piece's length: the rest in one)."""
+    start = 0
+    while len(text) - start > PIECE_CHARS:
+        space = _WHITESPACE.search(text, start + PIECE_CHARS)
+        if space is None:
+            break
+        yield text[start:space.start()]
+        start = space.start()
+    yield text[start:] if start else text
+
+
+def _as_char_array(buf):
+    """A ``bytearray`` as the ctypes ``char`` array over its memory, which ctypes passes as a ``char *``."""
+    return (ctypes.c_char * len(buf)).from_buffer(buf) if buf else b""
 
 
 def tokenize(text, form=TRAINING_FORM):
@@ -365,11 +419,28 @@ class _Encoder:
         return rows, weights, offsets
 
 
-def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, form=TRAINING_FORM):
+@contextlib.contextmanager
+def piece_words(words):
+    """Long documents folded into their bags ``words`` words at a time (featurize.cc's Encoder::fold_piece) while
+    this runs (the process's setting: for tests, which fold short documents to compare their bags)."""
+    before = _lib().ft_set_piece_words(int(words))
+    try:
+        yield
+    finally:
+        _lib().ft_set_piece_words(before)
+
+
+def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, form=TRAINING_FORM, check=None):
     """``Featurizer.transform(texts)`` as (rows, weights, offsets), with ``table`` a :class:`CodeTable`
-    (``form``: how text is read, as :func:`_lowered_utf8`, and its line breaks)."""
+    (``form``: how text is read, as :func:`_lowered_utf8`, and its line breaks). ``check(chunk, first)``: called
+    before each chunk of documents (``first``: the index of its first one) is encoded (features.Featurizer's memory
+    check)."""
     with _Encoder(ngrams, buckets, vocab_size, unk_id, unk_hash) as encoder:
+        first = 0
         for chunk in _chunks(texts):
+            if check is not None:
+                check(chunk, first)
+            first += len(chunk)
             buf, ends = _lowered_utf8(chunk, form)
             _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk), threads(),
                                                    _line_breaks(form)))

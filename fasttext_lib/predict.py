@@ -33,7 +33,7 @@ from .text import fingerprint, is_sampled
 from .devices import parse_ctx
 from .jsonl import missing_json
 from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted, reason_of
-from .features import Featurizer
+from .features import Featurizer, NoRoomToFeaturize
 
 # What put inf into a bundle that training had kept finite (compact.save refuses it since).
 _FLOAT16_HINT = " (float16 bundles written by older versions stored values beyond 65504 as inf)"
@@ -564,8 +564,12 @@ class Predictor:
         labels, probs, seen = [], [], {}
         examples = iter(examples)  # (islice of a list gave its first chunk again and again: a loop without end)
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
+            try:
+                bags = self.featurizer.transform([text for _, text in chunk])
+            except NoRoomToFeaturize as exc:  # its index among all the examples
+                raise NoRoomToFeaturize(len(labels) + exc.index, exc.chars, exc.documents, exc.need, exc.room) from None
             labels.extend(seen.setdefault(label, label) for label, _ in chunk)  # one str per class, not per document
-            probs.append(self._probabilities(self.featurizer.transform([text for _, text in chunk])))
+            probs.append(self._probabilities(bags))
         if not labels:
             raise FastTextError(f"{where}: contains no labeled documents")
         y = encode_labels(labels, self.labels, "evaluation data", self.label_names)

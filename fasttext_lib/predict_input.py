@@ -315,4 +315,18 @@ def documents(path, fmt, classes, note):
                   f"its text columns (evaluate --data scores the model against its classes)", file=sys.stderr)
         if read_as:
             lines = (text for _, text in examples_of_lines(with_line_ends(lines), name, read_as.table, predicting=True))
-        yield lines
+        yield Lines(lines, one_per_line=not read_as)
+
+
+class Lines:
+    """predict's texts (an iterator), and whether each is one line of the input (``one_per_line``: plain text, where
+    the n-th text is line n; else records of a table, which may span lines)."""
+
+    def __init__(self, texts, one_per_line):
+        self.texts, self.one_per_line = iter(texts), one_per_line
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self.texts)

@@ -876,6 +876,8 @@ def predict_fn(input_data, model):
 
     Scored :data:`RESPONSE_CHECK_REVIEWS` at a time: a request whose answer outgrows
     :data:`MAX_RESPONSE_BYTES` stops with a 413 at the batch that crosses it."""
+    from .features import NoRoomToFeaturize
+
     predictor = getattr(model, "predictor", None)
     if predictor is None:
         raise TypeError("model_fn must return the block with its Predictor attached (fasttext_lib.sm_serve.model_fn)")
@@ -890,26 +892,34 @@ def predict_fn(input_data, model):
     size = 0
     for start in range(0, len(texts), RESPONSE_CHECK_REVIEWS):
         chunk = texts[start:start + RESPONSE_CHECK_REVIEWS]
-        if top is None:
-            part = predictor.predict(chunk)
-        elif isinstance(top, list):  # JSON Lines: each line its own k and threshold; the reviews scored once (each
-            # setting was scored apart, its lines found by a scan of the batch: lines each with its own threshold took
-            # 20 times as long), each line's classes cut to its setting
-            part = [None] * len(chunk)
-            probs = predictor.predict_proba(chunk)
-            lines_of = {}
-            for i, setting in enumerate(top[start:start + len(chunk)]):
-                lines_of.setdefault(setting, []).append(i)
-            for setting, where in lines_of.items():
-                for i, ranked in zip(where, predictor.top_of(probs[where], *setting)):
-                    part[i] = ranked
-        else:
-            part = predictor.predict_top(chunk, k=top[0], threshold=top[1])
+        try:
+            part = _answers_of(predictor, chunk, top, start)
+        except NoRoomToFeaturize as exc:  # (the OOM killer ended the worker, and the request failed without a word)
+            raise RequestError(413, exc.where(f"review {start + exc.index + 1}")) from None
         size += _answer_bytes(part, answers.ranked, answers.width)
         if size > MAX_RESPONSE_BYTES:
             raise _too_big(start + len(chunk), len(texts), size)
         answers.extend(part)
     return answers
+
+
+def _answers_of(predictor, chunk, top, start):
+    """:func:`predict_fn`'s answers to the reviews ``chunk`` (from review ``start``) for the request's ``top``."""
+    if top is None:
+        return predictor.predict(chunk)
+    if isinstance(top, list):  # JSON Lines: each line its own k and threshold; the reviews scored once (each
+        # setting was scored apart, its lines found by a scan of the batch: lines each with its own threshold took
+        # 20 times as long), each line's classes cut to its setting
+        part = [None] * len(chunk)
+        probs = predictor.predict_proba(chunk)
+        lines_of = {}
+        for i, setting in enumerate(top[start:start + len(chunk)]):
+            lines_of.setdefault(setting, []).append(i)
+        for setting, where in lines_of.items():
+            for i, ranked in zip(where, predictor.top_of(probs[where], *setting)):
+                part[i] = ranked
+        return part
+    return predictor.predict_top(chunk, k=top[0], threshold=top[1])
 
 
 class FieldNames(dict):

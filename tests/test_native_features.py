@@ -518,3 +518,42 @@ def test_a_thread_that_cannot_start_does_its_work_in_the_caller():
     r = subprocess.run([sys.executable, "-c", THREADS_WITHOUT_ROOM], capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, PYTHONPATH=ROOT))
     assert (r.returncode, r.stdout) == (0, "same\n"), r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("piece", [1, 2, 3, 7, 1000])
+@pytest.mark.parametrize("ngrams,buckets", [(1, 2_000_000), (2, 2_000_000), (3, 53), (4, 11)])
+def test_long_documents_folded_a_piece_at_a_time_give_the_same_bags(monkeypatch, piece, ngrams, buckets):
+    """A long document's words are folded into its bag a piece at a time (featurize.cc's Encoder::fold_piece), so
+    that its features are never all held: 8 bytes a word unigrams, 20 bigrams (a 62 MB review peaked at ~1.4 GB in
+    predict). Its counts are whole numbers, so the bags are the reference's bit for bit, whatever the piece: n-grams
+    across two pieces (and across several short ones) counted once, and a document of exactly a piece's words,
+    predicted (encode_texts), trained on (encode_ids) and selected in training's batches (encode_selected)."""
+    texts = generate_reviews(60, seed=5).texts + HOSTILE + [" ".join(generate_reviews(30, seed=6).texts),
+                                                            "a b", "a b c", "a", "", "x y z w v u"]
+    featurizer, reference = _python_fit(texts, monkeypatch, ngrams=ngrams, buckets=buckets, min_count=2)
+    _, tokens = Featurizer.fit(texts, ngrams=ngrams, buckets=buckets, min_count=2, return_bags="tokens")
+    with nf.piece_words(piece):
+        _assert_same_bags(_native_transform(featurizer, texts), _python_transform(featurizer, texts, monkeypatch))
+        _, native = _native_fit(texts, min_count=2, ngrams=ngrams, buckets=buckets)
+        _assert_same_bags(native, reference)
+        selected = tokens.select(np.arange(len(texts))[::-1])
+        _assert_same_bags((selected.rows, selected.weights, selected.offsets), reference.select(np.arange(len(texts))[::-1]))
+
+
+@pytest.mark.parametrize("piece_chars", [1, 3, 16])
+def test_long_documents_lowercased_a_piece_at_a_time_give_the_same_tokens_and_bags(monkeypatch, piece_chars):
+    """A document longer than native_features.PIECE_CHARS is lowercased and encoded a piece at a time, each piece
+    ending before a whitespace character (whole, its lowercased copy and its UTF-8 were both held beside it). Pieces
+    of a few characters cut the hostile texts (final sigmas, combining accents, quotes dropped before an accent,
+    line breaks with spaces inside, every kind of whitespace) everywhere they can be cut: the same tokens and bags,
+    in every form a bundle may read text in, and a document of the Unicode reference's words shuffled."""
+    words = [chr(c) for c in range(0x20, 0x3000) if not chr(c).isspace() and chr(c).isprintable()]
+    rng = np.random.RandomState(4)
+    shuffled = "".join(rng.choice(words) + rng.choice(["", "", " ", "\u3000", "\u2028", "\t"]) for _ in range(4000))
+    texts = HOSTILE + [" ".join(HOSTILE), shuffled, "", "x"]
+    monkeypatch.setattr(nf, "PIECE_CHARS", piece_chars)
+    _assert_same_tokens(texts)
+    for form in UNICODE_FORMS:
+        featurizer, _ = _python_fit(texts, monkeypatch, ngrams=2, buckets=1000)
+        featurizer.unicode_form = form
+        _assert_same_bags(_native_transform(featurizer, texts), _python_transform(featurizer, texts, monkeypatch))

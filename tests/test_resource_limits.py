@@ -344,3 +344,68 @@ def test_after_a_cpu_time_limit_stopped_the_run_the_next_sigxcpu_is_ignored():
     with stop_on_signals():
         pass
     assert signal.getsignal(signal.SIGXCPU) == before
+
+
+# A child that reads the memory available from a /proc/meminfo of ours (a small container, as its OOM killer sees it),
+# then runs the CLI: the check must refuse, where the real process would have been killed without a line.
+SMALL_MACHINE = """
+import sys
+from fasttext_lib import devices
+devices._MEMINFO = sys.argv[1]
+from fasttext_lib.cli import run
+sys.argv = ["fasttext_lib"] + sys.argv[2:]
+sys.exit(run())
+"""
+
+
+def huge_review(chars=20_000_000):
+    """One review of ``chars`` characters (and a few): a line that a machine short of memory cannot featurize."""
+    return ("good food but slow service! " * (chars // 28 + 1))[:chars]
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_review_too_long_for_the_memory_left_is_one_error_line_naming_it(tmp_path, bundle, command):
+    """One review of 20 MB on a machine with 16 MB available: predict and evaluate featurized it regardless (~14
+    bytes a byte of text with bigrams before featurize.cc folded long documents), and the OOM killer ended the run
+    with no line. Now the featurizer weighs the memory a chunk of documents needs against what the process has left
+    and refuses, naming the review (predict: its line) and what to do; no answer is printed for its chunk."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
+    data = tmp_path / "reviews.txt"
+    data.write_text(f"__label__1 fine\n__label__2 {huge_review()}\n__label__1 fine again\n")
+    args = (["predict", "--model", bundle, "--input", data] if command == "predict"
+            else ["evaluate", "--model", bundle, "--data", data])
+    r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    where = f"{data}:2: " if command == "predict" else f"{data}: document 2: "
+    assert_error(r, where + "a document of 20.0 million characters, with 2 other documents, needs about")
+    assert "MB of memory to featurize, and this process has 16 MB left" in r.stderr
+    assert "split it into shorter documents, or give the process more memory" in r.stderr
+    assert r.stdout == ""
+
+
+LIMITED_ADDRESS_SPACE = """
+import resource, sys
+from fasttext_lib.predict import Predictor
+predictor = Predictor.load(sys.argv[1])
+review = "good food but slow service! " * 1_071_429  # 30 million characters
+predictor.predict(["warm up"])
+with open("/proc/self/status") as f:
+    mapped = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (mapped + (80 << 20), resource.RLIM_INFINITY))  # 80 MB more to map
+try:
+    predictor.predict(["fine", review])
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_the_check_counts_a_ulimit_v_for_a_long_review_in_the_python_api(bundle):
+    """Under ``ulimit -v`` with 80 MB left, Predictor.predict of a 30 MB review failed in an allocation (a bare
+    MemoryError, which names nothing; or a ``bad_alloc`` inside the native featurizer). The check counts the address
+    space left as memory: the refusal names ``texts[1]``, before anything is allocated for it."""
+    r = subprocess.run([sys.executable, "-c", LIMITED_ADDRESS_SPACE, str(bundle)], capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.startswith("NoRoomToFeaturize texts[1]: a document of 30.0 million characters, with 1 other "
+                               "document, needs about "), r.stdout

@@ -1536,6 +1536,24 @@ def test_a_runaway_answer_stops_before_the_rest_is_scored(served, monkeypatch):
     assert sum(scored) <= 500 and len(scored) <= 5, scored
 
 
+def test_a_review_too_long_for_the_workers_memory_is_a_413_naming_it(served, monkeypatch, tmp_path):
+    """A request whose review needs more memory to featurize than the worker has left (a Batch Transform record of
+    tens of MB on a small instance): the OOM killer ended the worker mid-request, a failure with no message. Now a
+    413 that names the review and what to do, and the worker goes on serving."""
+    from fasttext_lib import devices
+
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
+    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
+    review = "good food but slow service! " * 400_000  # 11.2 million characters
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.predict_fn(["fine", review], served[0])
+    assert caught.value.status_code == 413
+    assert str(caught.value).startswith("413 Request Entity Too Large: review 2: a document of 11.2 million characters")
+    assert "split it into shorter documents" in str(caught.value)
+    assert len(sm_serve.predict_fn(["fine", "slow"], served[0])) == 2
+
+
 def test_max_response_bytes_comes_from_the_model_environment(bundle, served, tmp_path):
     dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
     one = json.dumps(served[1].predict(["good food"]))
