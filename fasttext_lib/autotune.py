@@ -177,8 +177,9 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     called with each trial's row (a dict). ``verbose``: one line per trial and the table at the end,
     on stderr. Returns an :class:`AutotuneResult`.
 
-    With ``base.pretrained_vectors`` the file is read once, before the search (``pretrained``: already
-    read), and ``emsize`` is not searched: it is set to the vectors' dimension.
+    With ``base.pretrained_vectors`` the file is read once, before the search, holding the rows of the words of
+    ``train_data`` and ``val_data`` only (``pretrained``: already read), and ``emsize`` is not searched: it is set
+    to the vectors' dimension.
 
     A ``KeyboardInterrupt`` during the search (Ctrl-C, a notebook's interrupt button) stops it, as in fastText:
     one ``note:`` line on stderr, then the final model of the chosen trial so far, as if the search had ended there
@@ -207,7 +208,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     if base.pretrained_vectors:
         from .vectors import read_vec
 
-        pretrained = pretrained if pretrained is not None else read_vec(base.pretrained_vectors)
+        if pretrained is None:  # the rows of any trial's vocabulary (and the refit's) only: a wiki .vec is GBs
+            pretrained = read_vec(base.pretrained_vectors, keep=_every_token(train_data, val_data))
         base = replace(base, emsize=pretrained.dim)
     show_progress, base = base.progress, replace(base, progress=False)  # trials run without bars
     first = replace(start or starting_config(train_data, base), progress=False)
@@ -302,6 +304,14 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                                  + (" (its refit diverged)" if refit_diverged else "")), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
+
+
+def _every_token(train_data, val_data):
+    """Every token of both splits, and ``<unk>``: the words any trial's vocabulary (any min_count) or the refit's
+    (training and validation data) can hold, whose pretrained rows are all a search needs."""
+    from .features import UNK, count_tokens
+
+    return {UNK, *count_tokens(train_data.texts).words, *count_tokens(val_data.texts).words}
 
 
 @dataclass(frozen=True)
