@@ -10,7 +10,7 @@ import boto3
 import numpy as np
 import pytest
 
-from conftest import cli_in_process, make_splits, params_of, run_cli
+from conftest import cli_in_process, make_splits, params_of, run_cli, save_as_before_the_rule_was_recorded
 from fasttext_lib import bag_ops, storage
 from fasttext_lib.bundle import save_bundle
 from fasttext_lib.compact import changed_rows
@@ -931,7 +931,7 @@ def test_query_words_are_read_as_an_older_bundle_reads_its_text(tmp_path, monkey
     with monkeypatch.context() as old:  # as the library trained before: no NFC
         old.setattr(text_module, "nfc", lambda s: s)
         trained = train(LabeledTexts(labels, texts), None, config(epochs=1))
-    path = save_bundle(trained, str(tmp_path / "old"))
+    path = save_as_before_the_rule_was_recorded(trained, str(tmp_path / "old"), monkeypatch)
     with open(os.path.join(path, CONFIG)) as f:
         written = json.load(f)
     written.pop("unicode_normalization", None)
