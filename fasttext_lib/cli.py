@@ -598,7 +598,7 @@ def _write_splits(output, train, test, overwrite):
     with storage.atomic_writes([written["train"], written["test"]], overwrite=overwrite) as (train_file, test_file):
         write_csv_rows(train, train_file)
         write_csv_rows(test, test_file)
-    say(json.dumps(written))
+        say(json.dumps(written), flush=True)  # before they are put in place: stdout refusing it keeps the old files
     return 0
 
 
@@ -627,15 +627,19 @@ def cmd_synthetic(args):
 def cmd_export_vectors(args):
     from .vectors import export_vectors
 
-    count = export_vectors(args.model, args.output, overwrite=args.overwrite)  # the output is checked first
-    say(json.dumps({"output": args.output, "words": count}))
+    # the output is checked first; the summary is written before the file is put in place (as train's answers are
+    # before its bundle): stdout refusing it (> /dev/full) ends the command with the user's old file where it was
+    export_vectors(args.model, args.output, overwrite=args.overwrite,
+                   on_written=lambda count: say(json.dumps({"output": args.output, "words": count}), flush=True))
     return 0
 
 
 def cmd_prepare(args):
     from .download import prepare
 
-    say(json.dumps(prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url)))
+    # the summary before the files are put in place: stdout refusing it (> /dev/full) keeps the user's old files
+    prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url,
+            on_written=lambda written: say(json.dumps(written), flush=True))
     return 0
 
 

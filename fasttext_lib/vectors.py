@@ -382,10 +382,12 @@ def check_vec_output(uri, overwrite=False):
     storage.check_output_file(uri, "vectors.vec", overwrite=overwrite)
 
 
-def write_vec(vectors, uri, overwrite=False):
+def write_vec(vectors, uri, overwrite=False, on_written=None):
     """Write :class:`WordVectors` as a ``.vec`` file (gzip if ``uri`` ends in ``.gz``), atomically:
     the file appears whole or not at all. Values are written with 9 significant digits, which
-    read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``."""
+    read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``.
+    ``on_written``: called with the number of words once the file is written, before it is put in place (an error
+    it raises leaves ``uri`` as it was)."""
     import gzip
 
     uri = str(uri)
@@ -408,6 +410,8 @@ def write_vec(vectors, uri, overwrite=False):
         text.detach()
         if out is not raw:
             out.close()
+        if on_written is not None:
+            on_written(len(vectors))
     return uri
 
 
@@ -442,11 +446,12 @@ def _refuse_the_bundle_itself(uri, location):
                             f"{storage.join(str(location).rstrip('/'), 'vectors.vec')}")
 
 
-def export_vectors(model, uri, overwrite=False):
+def export_vectors(model, uri, overwrite=False, on_written=None):
     """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
     the number of words written. The output is checked before the model is loaded, and must not be
     one of the bundle's own files (even with ``overwrite``), nor one of the bundle a
-    :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json)."""
+    :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json).
+    ``on_written``: as :func:`write_vec`'s."""
     given = isinstance(model, str) or hasattr(model, "__fspath__")
     if given or getattr(model, "source", None):  # (before the folder check: the bundle's folder is named as such)
         _refuse_the_bundle_itself(uri, str(model) if given else model.source)
@@ -458,7 +463,7 @@ def export_vectors(model, uri, overwrite=False):
     if getattr(model, "source", None):  # a Predictor loaded from a bundle (or just now): its files are no output
         _refuse_a_file_of_the_bundle(uri, model.source, model.config)
     vectors = word_vectors(model)
-    write_vec(vectors, uri, overwrite=overwrite)
+    write_vec(vectors, uri, overwrite=overwrite, on_written=on_written)
     return len(vectors)
 
 
