@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, sort_labels
 from .devices import table_fits
-from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, is_number
+from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .train import Diverged, TrainedModel, featurize, train
 
@@ -157,6 +157,52 @@ def check_duration(duration, name="autotune duration"):
         raise FastTextError(f"{name} must be a positive number of seconds, got {duration!r}")
 
 
+def _check_search_settings(start, max_trials, emsize_fixed):
+    """Refuse, in one line and before anything is read or trained, what would make a trial invalid or the search
+    fail: ``max_trials`` 0 or less (a traceback once no trial had run), a string or a fraction; a ``start`` that leaves
+    lr or batch_size to the data (the search steps from its values: a TypeError / ValueError traceback), or whose
+    searched settings lie outside the ranges the search keeps to (:data:`LIMITS`: lr 1000 trained a diverging first
+    trial, the one that always runs). ``emsize_fixed``: pretrained vectors set it (not searched)."""
+    if max_trials is not None:
+        check_positive_int(max_trials, "max_trials")
+    if start is None:
+        return
+    if not isinstance(start, TrainConfig):
+        raise FastTextError(f"autotune's start must be a TrainConfig, got {start!r}")
+    for name in ("lr", "batch_size"):
+        if getattr(start, name) is None:
+            raise FastTextError(f"autotune's start leaves {name} to the data, but the search steps from the start's "
+                                f"values: give it, or leave start out (the library's setting for the data is the start)")
+    for name, (low, high) in LIMITS.items():
+        value = getattr(start, name)
+        if not (name == "emsize" and emsize_fixed) and not low <= value <= high:
+            raise FastTextError(f"autotune's start has {name} {value:g}, outside the range the search tries "
+                                f"({low:g} to {high:g}); give a start within it")
+
+
+def _check_search_settings(start, max_trials, emsize_fixed):
+    """Refuse, in one line and before anything is read or trained, what would make a trial invalid or the search
+    fail: ``max_trials`` 0 or less (a traceback once no trial had run), a string or a fraction; a ``start`` that leaves
+    lr or batch_size to the data (the search steps from its values: a TypeError / ValueError traceback), or whose
+    searched settings lie outside the ranges the search keeps to (:data:`LIMITS`: lr 1000 trained a diverging first
+    trial, the one that always runs). ``emsize_fixed``: pretrained vectors set it (not searched)."""
+    if max_trials is not None:
+        check_positive_int(max_trials, "max_trials")
+    if start is None:
+        return
+    if not isinstance(start, TrainConfig):
+        raise FastTextError(f"autotune's start must be a TrainConfig, got {start!r}")
+    for name in ("lr", "batch_size"):
+        if getattr(start, name) is None:
+            raise FastTextError(f"autotune's start leaves {name} to the data, but the search steps from the start's "
+                                f"values: give it, or leave start out (the library's setting for the data is the start)")
+    for name, (low, high) in LIMITS.items():
+        value = getattr(start, name)
+        if not (name == "emsize" and emsize_fixed) and not low <= value <= high:
+            raise FastTextError(f"autotune's start has {name} {value:g}, outside the range the search tries "
+                                f"({low:g} to {high:g}); give a start within it")
+
+
 def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True,
              pretrained=None, refit=True):
     """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.
@@ -173,7 +219,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     ``autotune["refit_diverged"]`` says why).
 
     ``base``: a :class:`TrainConfig` for the fields not searched (buckets, min_count, seed, ctx,
-    dropout, ``pretrained_vectors``, ...). ``start``: the first setting (default :func:`starting_config`). ``on_trial``:
+    dropout, ``pretrained_vectors``, ...). ``start``: the first setting (default :func:`starting_config`; one given must
+    set lr and batch_size, and its searched settings within :data:`LIMITS`). ``max_trials``: a positive integer. ``on_trial``:
     called with each trial's row (a dict). ``verbose``: one line per trial and the table at the end,
     on stderr. Returns an :class:`AutotuneResult`.
 
@@ -192,6 +239,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
 
     check_duration(duration)
     check_bool(refit, "refit")
+    _check_search_settings(start, max_trials, emsize_fixed=bool(base and base.pretrained_vectors) or pretrained is not None)
+    _check_search_settings(start, max_trials, emsize_fixed=bool(base and base.pretrained_vectors) or pretrained is not None)
     if val_data is None or len(val_data) == 0:
         raise FastTextError("autotune needs a non-empty validation split")
     if len(train_data) == 0:
