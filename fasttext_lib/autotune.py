@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import table_fits
-from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, is_number
+from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .text import sampled_fingerprints
 from .train import Diverged, TrainedModel, featurize, train
@@ -158,6 +158,52 @@ def check_duration(duration, name="autotune duration"):
         raise FastTextError(f"{name} must be a positive number of seconds, got {duration!r}")
 
 
+def _check_search_settings(start, max_trials, emsize_fixed):
+    """Refuse, in one line and before anything is read or trained, what would make a trial invalid or the search
+    fail: ``max_trials`` 0 or less (a traceback once no trial had run), a string or a fraction; a ``start`` that leaves
+    lr or batch_size to the data (the search steps from its values: a TypeError / ValueError traceback), or whose
+    searched settings lie outside the ranges the search keeps to (:data:`LIMITS`: lr 1000 trained a diverging first
+    trial, the one that always runs). ``emsize_fixed``: pretrained vectors set it (not searched)."""
+    if max_trials is not None:
+        check_positive_int(max_trials, "max_trials")
+    if start is None:
+        return
+    if not isinstance(start, TrainConfig):
+        raise FastTextError(f"autotune's start must be a TrainConfig, got {start!r}")
+    for name in ("lr", "batch_size"):
+        if getattr(start, name) is None:
+            raise FastTextError(f"autotune's start leaves {name} to the data, but the search steps from the start's "
+                                f"values: give it, or leave start out (the library's setting for the data is the start)")
+    for name, (low, high) in LIMITS.items():
+        value = getattr(start, name)
+        if not (name == "emsize" and emsize_fixed) and not low <= value <= high:
+            raise FastTextError(f"autotune's start has {name} {value:g}, outside the range the search tries "
+                                f"({low:g} to {high:g}); give a start within it")
+
+
+def _check_search_settings(start, max_trials, emsize_fixed):
+    """Refuse, in one line and before anything is read or trained, what would make a trial invalid or the search
+    fail: ``max_trials`` 0 or less (a traceback once no trial had run), a string or a fraction; a ``start`` that leaves
+    lr or batch_size to the data (the search steps from its values: a TypeError / ValueError traceback), or whose
+    searched settings lie outside the ranges the search keeps to (:data:`LIMITS`: lr 1000 trained a diverging first
+    trial, the one that always runs). ``emsize_fixed``: pretrained vectors set it (not searched)."""
+    if max_trials is not None:
+        check_positive_int(max_trials, "max_trials")
+    if start is None:
+        return
+    if not isinstance(start, TrainConfig):
+        raise FastTextError(f"autotune's start must be a TrainConfig, got {start!r}")
+    for name in ("lr", "batch_size"):
+        if getattr(start, name) is None:
+            raise FastTextError(f"autotune's start leaves {name} to the data, but the search steps from the start's "
+                                f"values: give it, or leave start out (the library's setting for the data is the start)")
+    for name, (low, high) in LIMITS.items():
+        value = getattr(start, name)
+        if not (name == "emsize" and emsize_fixed) and not low <= value <= high:
+            raise FastTextError(f"autotune's start has {name} {value:g}, outside the range the search tries "
+                                f"({low:g} to {high:g}); give a start within it")
+
+
 def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True,
              pretrained=None, refit=True):
     """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.
@@ -174,12 +220,14 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     ``autotune["refit_diverged"]`` says why).
 
     ``base``: a :class:`TrainConfig` for the fields not searched (buckets, min_count, seed, ctx,
-    dropout, ``pretrained_vectors``, ...). ``start``: the first setting (default :func:`starting_config`). ``on_trial``:
+    dropout, ``pretrained_vectors``, ...). ``start``: the first setting (default :func:`starting_config`; one given must
+    set lr and batch_size, and its searched settings within :data:`LIMITS`). ``max_trials``: a positive integer. ``on_trial``:
     called with each trial's row (a dict). ``verbose``: one line per trial and the table at the end,
     on stderr. Returns an :class:`AutotuneResult`.
 
-    With ``base.pretrained_vectors`` the file is read once, before the search (``pretrained``: already
-    read), and ``emsize`` is not searched: it is set to the vectors' dimension.
+    With ``base.pretrained_vectors`` the file is read once, before the search, holding the rows of the words of
+    ``train_data`` and ``val_data`` only (``pretrained``: already read), and ``emsize`` is not searched: it is set
+    to the vectors' dimension.
 
     A ``KeyboardInterrupt`` during the search (Ctrl-C, a notebook's interrupt button) stops it, as in fastText:
     one ``note:`` line on stderr, then the final model of the chosen trial so far, as if the search had ended there
@@ -192,6 +240,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
 
     check_duration(duration)
     check_bool(refit, "refit")
+    _check_search_settings(start, max_trials, emsize_fixed=bool(base and base.pretrained_vectors) or pretrained is not None)
+    _check_search_settings(start, max_trials, emsize_fixed=bool(base and base.pretrained_vectors) or pretrained is not None)
     if val_data is None or len(val_data) == 0:
         raise FastTextError("autotune needs a non-empty validation split")
     if len(train_data) == 0:
@@ -210,7 +260,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     if base.pretrained_vectors:
         from .vectors import read_vec
 
-        pretrained = pretrained if pretrained is not None else read_vec(base.pretrained_vectors)
+        if pretrained is None:  # the rows of any trial's vocabulary (and the refit's) only: a wiki .vec is GBs
+            pretrained = read_vec(base.pretrained_vectors, keep=_every_token(train_data, val_data))
         base = replace(base, emsize=pretrained.dim)
     show_progress, base = base.progress, replace(base, progress=False)  # trials run without bars
     first = replace(start or starting_config(train_data, base), progress=False)
@@ -307,6 +358,14 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                                  + (" (its refit diverged)" if refit_diverged else "")), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
+
+
+def _every_token(train_data, val_data):
+    """Every token of both splits, and ``<unk>``: the words any trial's vocabulary (any min_count) or the refit's
+    (training and validation data) can hold, whose pretrained rows are all a search needs."""
+    from .features import UNK, count_tokens
+
+    return {UNK, *count_tokens(train_data.texts).words, *count_tokens(val_data.texts).words}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@
     export-vectors --model DIR_OR_S3 --output FILE.vec [--overwrite]   (the learned word vectors, fastText's .vec)
 
 ``train --pretrained-vectors FILE.vec`` starts the rows of the words it shares with the vocabulary from
-its vectors (fastText's ``-pretrainedVectors``); the file is read and checked before the training data.
+its vectors (fastText's ``-pretrainedVectors``); the file's start is checked before the training data, and the
+file is read (and checked whole) once the vocabulary is known, keeping only the vocabulary's rows.
 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
@@ -323,11 +324,10 @@ def _train(args):
         refuse_an_older_format(args.checkpoint_dir, config.epochs)
     if args.autotune_trials:
         _check_trials_output(args, config)
-    pretrained = None
-    if config.pretrained_vectors:  # read and checked before the data: a bad file costs no training time
-        from .vectors import read_vec
+    if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
+        from .vectors import check_vec_start
 
-        pretrained = read_vec(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
+        check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
     if args.autotune_validation:  # autotune splits and re-reads the texts
         train_data = read_labeled(args.train, fmt, find_names=explicit_names is None, note=_note)
     else:  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
@@ -342,11 +342,10 @@ def _train(args):
         say(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
 
     if args.autotune_validation:
-        trained = _autotune(args, config, train_data, report, pretrained)
+        trained = _autotune(args, config, train_data, report)
     else:
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
-                        release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
-                        pretrained=pretrained, release_pretrained=True)
+                        release_texts=True)  # not needed after featurization; ~0.4 GB at Yelp size
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
@@ -426,14 +425,14 @@ def _check_trials_output(args, config):
     storage.check_output_file(uri, "trials.csv", "--autotune-trials", overwrite=args.overwrite, hint=TRIALS_HINT)
 
 
-def _autotune(args, config, train_data, report, pretrained=None):
+def _autotune(args, config, train_data, report):
     """``train --autotune-validation``: one JSON line per trial on stdout, the table on stderr."""
     from .autotune import autotune
     from .data import read_labeled
 
     val_data = read_labeled(args.autotune_validation, chosen_format(args), find_names=False, note=_note)
     result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
-                      pretrained=pretrained, refit=args.autotune_refit is not False)
+                      refit=args.autotune_refit is not False)
     return result.trained
 
 
@@ -619,7 +618,7 @@ def _write_splits(output, train, test, overwrite):
     with storage.atomic_writes([written["train"], written["test"]], overwrite=overwrite) as (train_file, test_file):
         write_csv_rows(train, train_file)
         write_csv_rows(test, test_file)
-    say(json.dumps(written))
+        say(json.dumps(written), flush=True)  # before they are put in place: stdout refusing it keeps the old files
     return 0
 
 
@@ -648,15 +647,19 @@ def cmd_synthetic(args):
 def cmd_export_vectors(args):
     from .vectors import export_vectors
 
-    count = export_vectors(args.model, args.output, overwrite=args.overwrite)  # the output is checked first
-    say(json.dumps({"output": args.output, "words": count}))
+    # the output is checked first; the summary is written before the file is put in place (as train's answers are
+    # before its bundle): stdout refusing it (> /dev/full) ends the command with the user's old file where it was
+    export_vectors(args.model, args.output, overwrite=args.overwrite,
+                   on_written=lambda count: say(json.dumps({"output": args.output, "words": count}), flush=True))
     return 0
 
 
 def cmd_prepare(args):
     from .download import prepare
 
-    say(json.dumps(prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url)))
+    # the summary before the files are put in place: stdout refusing it (> /dev/full) keeps the user's old files
+    prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url,
+            on_written=lambda written: say(json.dumps(written), flush=True))
     return 0
 
 

@@ -385,7 +385,7 @@ def _spread_sample(path, limit):
     return LabeledTexts([label for _, label, _ in kept], [text for _, _, text in kept]), [n + 1 for n, _, _ in kept]
 
 
-def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True):
+def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True, on_written=None):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
     The output goes to a local directory or an ``s3://`` prefix, each split in a seeded random order as
@@ -394,7 +394,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     classes' meanings are known (:func:`dataset_label_names`), ``<name>.classes.txt`` (``id=name`` lines) is
     written first, beside them: training on ``<name>.train`` then stores the names in the bundle
     (label_names.py). Returns
-    ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written.
+    ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written. ``on_written``: called
+    with that once the files are written, before they are put in place (an error it raises keeps the old ones).
     """
     spec = get_dataset(name)
     check_limit(limit)  # before a download of up to ~1.5 GB
@@ -420,6 +421,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
                 # (its errors name the document by its row in the archive's CSV)
                 write_fasttext_rows(data, f, written[split], order=_shuffled(len(data)), numbers=rows)
                 del data  # one split in memory at a time
-    if names:
-        written["label_names"] = names_uri
+            if names:
+                written["label_names"] = names_uri
+            if on_written is not None:
+                on_written(written)
     return written

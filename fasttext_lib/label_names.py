@@ -23,7 +23,8 @@ Where training takes a mapping from (the first that applies):
 A names file is either the Zhang et al. ``classes.txt`` (line *i* names class ``i``) or ``id=name``
 lines; lines starting with ``#`` are comments in both (in classes.txt lines ``#`` alone or before a space: ``#sports``
 may be a hashtag class, and is refused), as a title above the names would shift each name one class off (a
-classes.txt line ending in ``:``, ``names:``, is refused as one). Labels a mapping does not name keep their raw id as name. Every malformed mapping (an empty
+classes.txt line ending in ``:``, ``names:``, is refused as one; so is a first line of title words, ``Classes``, above
+more names than the data has classes: :func:`refuse_a_title`). Labels a mapping does not name keep their raw id as name. Every malformed mapping (an empty
 or duplicate name, an id given twice, a binary or huge file) is a :class:`FastTextError`.
 """
 import json
@@ -124,8 +125,47 @@ def _refuse_hashtag_or_comment(line, what):
 _ID_NAME_LINE = re.compile(r"\d+\s*=")  # 1=negative: a class id before '=' (no classes.txt name starts so)
 
 
+class NamesFile(dict):
+    """A names file's mapping. ``title``: ``(where, its first line)`` when the file is classes.txt lines and that
+    line reads as a title above the names (``Classes``, ``Label names``: :func:`_looks_like_a_title`), else None.
+    Such a line cannot be told from class 1's name by itself; a file that then names more classes than the data has
+    is refused (:func:`refuse_a_title`)."""
+
+    def __init__(self, mapping=(), title=None):
+        super().__init__(mapping)
+        self.title = title
+
+
+# The words a title above a list of class names is made of ("Classes", "Label names", "List of categories"); a line of
+# these only, as class 1's name, with the file naming more classes than the data has, is that title.
+_TITLE_WORDS = {"class", "classes", "label", "labels", "name", "names", "category", "categories", "target", "targets",
+                "topic", "topics"}
+_TITLE_FILLERS = {"list", "of", "the", "all", "and", "id", "ids", "our", "my", "dataset", "data"}
+
+
+def _looks_like_a_title(line):
+    words = re.findall(r"[^\W\d_]+", line.lower())
+    return (bool(words) and any(word in _TITLE_WORDS for word in words)
+            and all(word in _TITLE_WORDS | _TITLE_FILLERS for word in words)
+            and not re.search(r"[^\w\s:_-]", line))
+
+
+def refuse_a_title(found, labels, where):
+    """Refuse a names file whose first classes.txt line reads as a title (``found.title``) when it names more classes
+    than ``labels`` has: the title was class 1's name, and every name one class off (``Classes`` then ``negative``,
+    ``positive`` named class 1 ``Classes`` and class 2 ``negative``)."""
+    title = getattr(found, "title", None)
+    classes = len(set(labels))
+    if title is not None and len(found) > classes:
+        at, line = title
+        raise FastTextError(f"{at}: {line[:40]!r} looks like a title, not the name of class 1: with it the file names "
+                            f"{len(found)} classes for the data's {classes}, each name one class off; remove it, or "
+                            f"make it a comment ('# {line[:40]}')")
+
+
 def parse_text(text, where):
-    """A names file's text -> ``{raw label: name}``: ``classes.txt`` lines, or ``id=name`` lines."""
+    """A names file's text -> ``{raw label: name}`` (a :class:`NamesFile`): ``classes.txt`` lines, or ``id=name``
+    lines."""
     # Lines end at \n, \r\n or \r only, as the data's lines do: str.splitlines would also end one at
     # \x0b, \x0c, \x1c-\x1e, \x85, U+2028 and U+2029, turning a name holding one into two classes and
     # silently renumbering every class after it.
@@ -156,7 +196,9 @@ def parse_text(text, where):
                 raise FastTextError(f"{what}: {line[:40]!r} is a title, not a class name (line i names class i): "
                                     f"remove it, or make it a comment ('# {line[:40]}')")
             _add(mapping, str(len(mapping) + 1), line, what)
-    return _check_distinct(mapping, where)
+    first_line, first = lines[0]
+    title = (f"{where}:{first_line}", first) if not keyed and _looks_like_a_title(first) else None
+    return NamesFile(_check_distinct(mapping, where), title=title)
 
 
 def parse_inline(spec, where="--label-names"):
@@ -229,7 +271,7 @@ def _is_file(spec):
     return storage.is_s3(spec) or os.path.isfile(spec)
 
 
-class DatasetNames(dict):
+class DatasetNames(NamesFile):
     """An explicit names file's mapping: a dataset's classes.txt, which a split of it may not all have (dbpedia's
     files are sorted by class, so a head of one holds a few of its 14). The user points at it: its names for
     classes the data lacks are dropped, where inline pairs or a dataset name naming them are an error (a typo)."""
@@ -243,7 +285,8 @@ def from_option(spec):
     if spec.strip().lower() in NONE_WORDS:
         return {}
     if _is_file(spec):
-        return DatasetNames(read_file(spec))
+        names = read_file(spec)
+        return DatasetNames(names, title=names.title)
     if spec.strip() in KNOWN:
         return dict(KNOWN[spec.strip()])
     if "=" in spec or spec.strip().startswith("{"):
@@ -337,6 +380,7 @@ def kept_for_data(found, labels, where, subset=False):
     stars 1 and 2 only). A split that misses a class or two still has more than half. ``subset``: any share will do
     (the file is this data's, :func:`named_for`, or the data is a ``limit``-ed read of it). A file
     that names none of the data's classes is not about it and gives no names."""
+    refuse_a_title(found, labels, where)
     present = set(labels)
     unused = [label for label in found if label not in present]
     unnamed = sorted((label for label in present if label not in found), key=lambda label: (len(label), label))
@@ -407,6 +451,7 @@ def settle(data, explicit, where):
     SageMaker job cannot drift apart.
     """
     if explicit is not None:
+        refuse_a_title(explicit, data.classes(), where)
         if isinstance(explicit, DatasetNames) and any(label in explicit for label in data.classes()):
             explicit = kept_for_data(explicit, data.classes(), where, subset=True)  # else refused: none is the data's
         data.names = for_labels(explicit, data.classes(), where, strict=True)

@@ -26,7 +26,7 @@ import numpy as np
 from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
-from .bundle import METRICS, PARAMS, VOCAB, load_bundle_files, unicode_data_note
+from .bundle import METRICS, PARAMS, VOCAB, check_form, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX, as_read_from_a_file
 from .text import fingerprint, is_sampled
@@ -286,11 +286,12 @@ def metrics_of(probs, y, confusion=False):
     return metrics
 
 
-def _read_vocabulary(src, path):
+def _read_vocabulary(src, path, config):
     """The GluonNLP vocabulary in the bundle's ``vocab.json``, as training wrote it, with ``<unk>`` first: a list,
     or indexes of other types, were an AttributeError / TypeError traceback. (GluonNLP builds it from
     ``token_to_idx`` alone; the file is parsed once: a second parse to compare ``idx_to_token`` with it costs
-    0.6 s a million tokens, for a difference only a hand edit makes.)"""
+    0.6 s a million tokens, for a difference only a hand edit makes.) ``config``: config.json's, whose
+    ``unicode_normalization`` must be the rule the file records (bundle.check_form)."""
     import warnings
 
     import gluonnlp
@@ -307,6 +308,7 @@ def _read_vocabulary(src, path):
     except (ValueError, TypeError, AttributeError, KeyError, AssertionError) as exc:
         raise FastTextError(f"{where} is not a vocabulary this library wrote ({type(exc).__name__}: "
                             f"{reason_of(exc)})") from None
+    check_form(src, config, text)
     if not vocab.idx_to_token or vocab.idx_to_token[0] != UNK:
         raise FastTextError(f"{where}: its first token is not {UNK}, which words training never saw are read as")
     try:  # (one join and encode: a Yelp-size vocabulary in milliseconds; the token is looked for only if it fails)
@@ -443,7 +445,7 @@ class Predictor:
 
         from .model import FastTextClassifier, NonFinite, check_finite
 
-        vocab = _read_vocabulary(src, paths[VOCAB])
+        vocab = _read_vocabulary(src, paths[VOCAB], config)
         try:
             with open(paths[METRICS]) as f:
                 metrics = json.load(f)

@@ -534,12 +534,10 @@ def run_training(argv=None, environ=None):
     channel_files(env.train_channel, "train")
     if env.test_channel:
         channel_files(env.test_channel, "test")
-    pretrained = None
-    if config.pretrained_vectors:  # a bad file fails the job before the data is read
-        from .vectors import read_vec
+    if config.pretrained_vectors:  # a wrong file fails the job before the data is read (train reads it whole later)
+        from .vectors import check_vec_start
 
-        pretrained = read_vec(config.pretrained_vectors, dim=config.emsize)
-        print(f"pretrained vectors: {len(pretrained)} words from {config.pretrained_vectors}", flush=True)
+        check_vec_start(config.pretrained_vectors, dim=config.emsize)
     train_data = read_channel(env.train_channel, fmt, "train", find_names=explicit_names is None, counted=True)
     names_line = label_names.settle(train_data, explicit_names, "label_names")
     if names_line:
@@ -550,11 +548,14 @@ def run_training(argv=None, environ=None):
         print(format_epoch(row), flush=True)
 
     try:
-        trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, pretrained=pretrained,
-                        release_pretrained=True, release_texts=True, **train_kwargs)
+        trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, release_texts=True, **train_kwargs)
     except FastTextError as exc:
         raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"))) from None
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
+    if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
+        record = trained.pretrained
+        print(f"pretrained vectors: {record['words_in_file']} words from {record['file']}; "
+              f"{record['rows_initialized']} of the {record['vocab_size']} vocabulary words start from them", flush=True)
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
     if env.is_first_host:
         save_model(trained, env.model_dir)

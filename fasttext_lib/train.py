@@ -161,11 +161,12 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     (the CLI's choice: at Yelp size the review strings are ~0.4 GB it no longer needs), or a
     :class:`~fasttext_lib.data.CountedTexts`' ``counts`` and ``sample`` once the settings are resolved.
 
-    ``config.pretrained_vectors``: the ``.vec`` file is read (and checked) before featurization, and
-    its words' vectors replace those rows of the seeded table (vectors.py). ``pretrained``: that
-    file already read (:func:`~fasttext_lib.vectors.read_vec`), so that callers reading it up front
-    (the CLI, autotune's trials) read it once; ``release_pretrained=True`` empties it once the table
-    holds its rows (the CLI's and the training job's choice).
+    ``config.pretrained_vectors``: the ``.vec`` file's header and first lines are checked before
+    featurization, and the file is read (and checked whole) once the vocabulary is known, holding only
+    the vocabulary's rows (a wiki .vec is gigabytes); those words' vectors replace their rows of the
+    seeded table (vectors.py). ``pretrained``: that file already read
+    (:func:`~fasttext_lib.vectors.read_vec`), so that callers training several times (autotune's trials)
+    read it once; ``release_pretrained=True`` empties it once the table holds its rows.
 
     ``score_train=True`` also scores the training split after every epoch, with the epoch's final
     parameters, and records its accuracy as ``train_accuracy`` (beside ``val_accuracy``: how far the
@@ -202,6 +203,11 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                                 "(a file of labels alone?), so every document would get the same prediction")
         raise FastTextError(f"empty vocabulary: no word occurs at least min_count={config.min_count} times in the "
                             f"training data, so every document would get the same prediction; lower min_count")
+    if config.pretrained_vectors and pretrained is None:  # only the vocabulary's rows are held
+        from .vectors import read_vec
+
+        release_pretrained = True  # (read here: nobody else holds it)
+        pretrained = read_vec(config.pretrained_vectors, dim=config.emsize, keep=featurizer.vocab.token_to_idx)
     val = (val_bags, y_val) if has_val else None
     kv_type = config.kvstore if config.kvstore != "auto" else ("device" if len(ctxs) > 1 else None)
     # dist_*: a worker of a cluster, watched so that a lost worker, server or scheduler ends it (cluster.py)
@@ -371,16 +377,18 @@ def accuracy_on(model, featurizer, bags, y, ctx, chunk_docs=65536):
 
 
 def load_pretrained(config, pretrained=None):
-    """The :class:`~fasttext_lib.vectors.WordVectors` of ``config.pretrained_vectors`` (``pretrained`` if
-    given, else read now), checked against ``config.emsize``; ``None`` without pretrained vectors."""
-    from .vectors import check_dim, read_vec
+    """``pretrained`` (:class:`~fasttext_lib.vectors.WordVectors` of ``config.pretrained_vectors``) checked
+    against ``config.emsize``; not given, the file's start is checked (``None`` is returned: train reads the
+    file once the vocabulary is known, keeping only its rows). ``None`` without pretrained vectors."""
+    from .vectors import check_dim, check_vec_start
 
     if not config.pretrained_vectors:
         if pretrained is not None:
             raise ValueError("pretrained vectors given, but config.pretrained_vectors names no file")
         return None
     if pretrained is None:
-        return read_vec(config.pretrained_vectors, dim=config.emsize)
+        check_vec_start(config.pretrained_vectors, dim=config.emsize)
+        return None
     check_dim(pretrained, config.emsize)
     return pretrained
 
@@ -404,7 +412,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     model = FastTextClassifier(featurizer.num_rows, config.emsize, num_classes, dropout=config.dropout)
     rows = pretrained_rows(pretrained, featurizer.vocab.token_to_idx) if pretrained is not None else None
     if rows is not None and not len(rows[0]):  # asked for, yet no row would start from them: say so, not train as without
-        raise FastTextError(f"none of the {len(pretrained)} words of {pretrained.source} is in the training data's "
+        raise FastTextError(f"none of the {pretrained.words_in_file} words of {pretrained.source} is in the training data's "
                             f"vocabulary ({featurizer.vocab_size} words), so no row would start from its vectors: vectors "
                             f"of other text, or of words not split as the data is (punctuation split off: don ' t)")
     model.initialize_like_fasttext(ctxs, seed=config.seed, rows=rows, huge_pages=huge_pages,
@@ -414,7 +422,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     record = describe(pretrained, len(rows[0]), featurizer.vocab_size)
     if config.progress:
         print(f"pretrained vectors: {len(rows[0])} of the {featurizer.vocab_size} vocabulary words start from "
-              f"{pretrained.source} ({len(pretrained)} words, dim {pretrained.dim})", file=sys.stderr, flush=True)
+              f"{pretrained.source} ({pretrained.words_in_file} words, dim {pretrained.dim})", file=sys.stderr, flush=True)
     return model, record
 
 

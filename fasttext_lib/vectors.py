@@ -7,10 +7,14 @@ published wiki/crawl vectors are) is UTF-8 text::
     <word> <v1> ... <vdim>          one line per word, values separated by whitespace
 
 * :func:`read_vec` reads one (local or ``s3://``; gzip, bzip2 and xz recognized by their magic bytes,
-  as the data reader does) and checks all of it, so a bad file is one ``error:`` line before
+  as the data reader does) as a stream and checks all of it, so a bad file is one ``error:`` line before
   training spends any time: the header, every line's value count (named by its line), numbers that
   are not numbers or not finite, non-UTF-8 text, a count that does not match the lines. Files of other formats are
   named as such (word2vec's binary format, a fastText ``.bin``, GloVe's text without a header, a model bundle).
+  With ``keep`` (the training vocabulary) it holds only the rows of those words: the published wiki and crawl
+  files are 2 to 4.5 GB of text, more than a notebook instance's memory, of which a run uses its vocabulary's
+  share. :func:`check_vec_start` checks a file's header and first lines only, before the training data is read
+  (a wrong file fails at once; the rest is checked as training reads the file, once the vocabulary is known).
 * :func:`pretrained_rows` matches a file's words to a vocabulary: ``train --pretrained-vectors``
   (``TrainConfig.pretrained_vectors``) overwrites those rows of the seeded table (model.py), as
   fastText does; the file's other words are ignored and every other row keeps its seeded value.
@@ -54,10 +58,14 @@ class WordVectors:
     index: dict = field(default=None, repr=False)
     # how the model these words are of reads text (text.UNICODE_FORMS; word_vectors): query words are read so
     unicode_form: object = field(default=TRAINING_FORM, repr=False)
+    # how many words the file holds (read_vec with ``keep`` holds only some of them); None: len(words)
+    words_in_file: int = None
 
     def __post_init__(self):
         if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
             raise ValueError(f"{len(self.words)} words but vectors of shape {self.vectors.shape}")
+        if self.words_in_file is None:
+            self.words_in_file = len(self.words)
 
     def __len__(self):
         return len(self.words)
@@ -83,13 +91,28 @@ class WordVectors:
 
 # ---------------------------------------------------------------- reading
 
-def read_vec(uri, dim=None):
-    """Read and check a ``.vec`` file (local or ``s3://``, optionally gzip/bzip2/xz compressed).
+def read_vec(uri, dim=None, keep=None):
+    """Read and check a ``.vec`` file (local or ``s3://``, optionally gzip/bzip2/xz compressed), as a stream.
 
     ``dim``: the model's embedding size; a file of another dimension is refused (as fastText does).
     A word listed twice keeps its last vector (later lines overwrite earlier ones in fastText too).
+    ``keep``: the vocabulary (tokens, e.g. a ``token_to_idx``) whose rows are wanted; every line is still
+    checked, but only the rows :func:`pretrained_rows` would take for those tokens are held (its result is the
+    same, bit for bit), so memory is bounded by the vocabulary, not by the file. ``words_in_file`` counts them all.
     Every problem is a :class:`FastTextError` naming the file (and the line).
     """
+    return _read(uri, dim, keep=keep)
+
+
+def check_vec_start(uri, dim=None, lines=1000):
+    """Check ``uri``'s header (and ``dim``) and its first ``lines`` word lines as :func:`read_vec` does, keeping
+    nothing: a file of another format, dimension or encoding fails before the training data is read (the rest
+    of the file is checked when it is read, once the vocabulary is known). Returns the file's dimension."""
+    return _read(uri, dim, keep=(), max_lines=lines)
+
+
+def _read(uri, dim, keep=None, max_lines=None):
+    """:func:`read_vec`; with ``max_lines``, only that many word lines are read, and the file's dimension returned."""
     from .lines import DecodedLines, open_decompressed
 
     uri = str(uri)
@@ -113,9 +136,61 @@ def read_vec(uri, dim=None):
             raise FastTextError(f"{uri}:1: the header gives dimension {file_dim}; it must be positive")
         if dim is not None and file_dim != dim:
             raise _dim_error(uri, file_dim, dim)
+        table = _Table(count, file_dim, keep)
         with _binary_vectors_named(uri, stream, file_dim, lines):
-            words, vectors = _read_rows(uri, lines, rows, count, file_dim)
-    return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest())
+            _read_rows(uri, lines, rows, count, file_dim, table, max_lines)
+    if max_lines is not None:
+        return file_dim
+    words, vectors = table.result()
+    return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest(), words_in_file=count)
+
+
+class _Table:
+    """The rows read so far, in blocks allocated as rows arrive (never from the header's numbers alone: a header
+    "20000 100000000000" would ask numpy for petabytes, a MemoryError traceback). With ``keep``, only the rows
+    :func:`pretrained_rows` takes for those tokens: a word's last spelling in NFC, and the first capitalized
+    spelling of a token (``Haus`` for ``haus``); a word listed again overwrites its row."""
+
+    def __init__(self, count, dim, keep):
+        self.keep, self.dim = keep, dim
+        # at most two rows a token: its own spelling's and a capitalized one's
+        most = count if keep is None else min(count, 2 * len(keep))
+        self.block_rows = max(1, min(most, _CHUNK_ROWS, _BLOCK_BYTES // (4 * dim)))
+        self.words, self.blocks = [], []
+        self.exact, self.cased = {}, {}  # (with keep) token -> its row's slot
+
+    def add(self, word, values):
+        slot = len(self.words) if self.keep is None else self._slot_of(word)
+        if slot is None:
+            return
+        if slot == len(self.words):
+            self.words.append(word)
+            if slot == len(self.blocks) * self.block_rows:
+                self.blocks.append(np.empty((self.block_rows, self.dim), np.float32))
+        else:
+            self.words[slot] = word  # (a later spelling of the same word: its vector wins, as in pretrained_rows)
+        self.blocks[slot // self.block_rows][slot % self.block_rows] = values
+
+    def _slot_of(self, word):
+        """Where ``word``'s row goes (``len(words)``: a new one), or None when pretrained_rows would not take it."""
+        from .text import lowered, nfc
+
+        form = nfc(word)
+        if form in self.keep:
+            return self.exact.setdefault(form, len(self.words))
+        if form != form.lower():  # (the cheap test first, as pretrained_rows: most words of a large file are neither)
+            token = lowered(form)
+            if token in self.keep and token not in self.cased:
+                self.cased[token] = len(self.words)
+                return self.cased[token]
+        return None
+
+    def result(self):
+        """``(words, vectors)``: the rows held, one array."""
+        filled = len(self.words) - (len(self.blocks) - 1) * self.block_rows if self.blocks else 0
+        blocks = self.blocks[:-1] + [self.blocks[-1][:filled]] if self.blocks else [np.zeros((0, self.dim), np.float32)]
+        self.blocks = []
+        return self.words, np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
 
 
 def _bundle_named(uri):
@@ -130,11 +205,10 @@ def _bundle_named(uri):
                          f"fasttext_lib export-vectors --model {uri} --output vectors.vec) and give that file")
 
 
-def _read_rows(uri, lines, rows, count, file_dim):
-    """``(words, vectors)`` of the word lines ``rows`` (the header read), each checked."""
-    # The first block is allocated once a line has shown the header's dimension is real: a header
-    # alone ("20000 100000000000") would otherwise ask numpy for petabytes (a MemoryError traceback).
-    words, blocks, block, filled = [], [], None, 0
+def _read_rows(uri, lines, rows, count, file_dim, table, max_lines=None):
+    """Check the word lines ``rows`` (the header read) and put their vectors in ``table`` (a :class:`_Table`);
+    with ``max_lines``, stop after that many."""
+    seen = 0
     for line in rows:
         # fastText separates a .vec line at ASCII whitespace only (bytes.split's set); str.split would
         # also cut at U+00A0, U+2028, U+3000, ..., which occur inside words of the published wiki vectors.
@@ -143,7 +217,7 @@ def _read_rows(uri, lines, rows, count, file_dim):
         if not parts:
             continue  # a blank line (e.g. at the end) carries no word
         lineno = lines.lineno
-        if len(words) == count:
+        if seen == count:
             raise FastTextError(f"{uri}:{lineno}: more word lines than the {count} the header announces")
         if len(parts) == file_dim and encoded[:1].isspace():  # fastText would read the first value as the word
             raise FastTextError(f"{uri}:{lineno}: the line starts with whitespace: its word is empty or is "
@@ -161,19 +235,13 @@ def _read_rows(uri, lines, rows, count, file_dim):
         if not np.isfinite(values).all():
             bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])].decode("utf-8")
             raise FastTextError(f"{uri}:{lineno}: value {bad[:40]!r} is not finite (as float32)")
-        if block is None or filled == len(block):
-            if block is not None:
-                blocks.append(block)
-            block_rows = min(count - len(words), _CHUNK_ROWS, max(1, _BLOCK_BYTES // (4 * file_dim)))
-            block, filled = np.empty((block_rows, file_dim), np.float32), 0
-        block[filled] = values
-        filled += 1
-        words.append(parts[0].decode("utf-8"))
-    if len(words) != count:
-        raise FastTextError(f"{uri}: the header announces {count} words but the file has {len(words)} "
+        table.add(parts[0].decode("utf-8"), values)
+        seen += 1
+        if seen == max_lines:
+            return
+    if seen != count:
+        raise FastTextError(f"{uri}: the header announces {count} words but the file has {seen} "
                             f"(truncated?)")
-    blocks.append(block[:filled] if block is not None else np.zeros((0, file_dim), np.float32))
-    return words, np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
 
 
 _FASTTEXT_BIN_MAGIC = (793712314).to_bytes(4, "little")  # a fastText .bin model's first bytes (its file format's)
@@ -287,7 +355,7 @@ def pretrained_rows(pretrained, token_to_idx):
 
 def describe(pretrained, rows_set, vocab_size):
     """The bundle's record of the pretrained vectors a model started from."""
-    return {"file": pretrained.source, "sha256": pretrained.sha256, "words_in_file": len(pretrained),
+    return {"file": pretrained.source, "sha256": pretrained.sha256, "words_in_file": pretrained.words_in_file,
             "dim": pretrained.dim, "rows_initialized": int(rows_set), "vocab_size": int(vocab_size)}
 
 
@@ -314,10 +382,12 @@ def check_vec_output(uri, overwrite=False):
     storage.check_output_file(uri, "vectors.vec", overwrite=overwrite)
 
 
-def write_vec(vectors, uri, overwrite=False):
+def write_vec(vectors, uri, overwrite=False, on_written=None):
     """Write :class:`WordVectors` as a ``.vec`` file (gzip if ``uri`` ends in ``.gz``), atomically:
     the file appears whole or not at all. Values are written with 9 significant digits, which
-    read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``."""
+    read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``.
+    ``on_written``: called with the number of words once the file is written, before it is put in place (an error
+    it raises leaves ``uri`` as it was)."""
     import gzip
 
     uri = str(uri)
@@ -340,6 +410,8 @@ def write_vec(vectors, uri, overwrite=False):
         text.detach()
         if out is not raw:
             out.close()
+        if on_written is not None:
+            on_written(len(vectors))
     return uri
 
 
@@ -374,11 +446,12 @@ def _refuse_the_bundle_itself(uri, location):
                             f"{storage.join(str(location).rstrip('/'), 'vectors.vec')}")
 
 
-def export_vectors(model, uri, overwrite=False):
+def export_vectors(model, uri, overwrite=False, on_written=None):
     """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
     the number of words written. The output is checked before the model is loaded, and must not be
     one of the bundle's own files (even with ``overwrite``), nor one of the bundle a
-    :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json)."""
+    :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json).
+    ``on_written``: as :func:`write_vec`'s."""
     given = isinstance(model, str) or hasattr(model, "__fspath__")
     if given or getattr(model, "source", None):  # (before the folder check: the bundle's folder is named as such)
         _refuse_the_bundle_itself(uri, str(model) if given else model.source)
@@ -390,7 +463,7 @@ def export_vectors(model, uri, overwrite=False):
     if getattr(model, "source", None):  # a Predictor loaded from a bundle (or just now): its files are no output
         _refuse_a_file_of_the_bundle(uri, model.source, model.config)
     vectors = word_vectors(model)
-    write_vec(vectors, uri, overwrite=overwrite)
+    write_vec(vectors, uri, overwrite=overwrite, on_written=on_written)
     return len(vectors)
 
 

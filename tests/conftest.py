@@ -236,6 +236,16 @@ def params_of(trained):
     return {k: v.data().asnumpy() for k, v in trained.model._collect_params_with_prefix().items()}
 
 
+def save_as_before_the_rule_was_recorded(trained, where, monkeypatch):
+    """save_bundle as the library wrote bundles before vocab.json recorded the text rule (bundle.vocabulary_json)."""
+    from fasttext_lib import bundle
+    from fasttext_lib.bundle import save_bundle
+
+    with monkeypatch.context() as old:
+        old.setattr(bundle, "vocabulary_json", lambda featurizer: featurizer.vocab.to_json())
+        return save_bundle(trained, where)
+
+
 def as_an_older_writer_left_it(where, logical, damage):
     """Republish the bundle at ``where`` with its file ``logical`` changed by ``damage(path)``, checksums
     matching: what a writer without today's checks published (not corruption in transit)."""

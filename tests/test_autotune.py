@@ -783,3 +783,26 @@ def test_sigterm_during_the_search_still_stops_the_run(data_files, tmp_path):
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 143 and "error: terminated (SIGTERM)" in err and "note:" not in err, err
     assert not (tmp_path / "bundle").exists() and not (tmp_path / "trials.csv").exists()
+
+
+@pytest.mark.parametrize("settings, said", [
+    (dict(max_trials=0), "max_trials must be a positive integer, got 0"),  # (an AttributeError traceback)
+    (dict(max_trials=-1), "max_trials must be a positive integer, got -1"),
+    (dict(max_trials="3"), "max_trials must be a positive integer, got '3'"),  # (a TypeError traceback)
+    (dict(max_trials=1.5), "max_trials must be a positive integer, got 1.5"),  # (two trials)
+    (dict(start=TrainConfig(epochs=2, batch_size=16)), "autotune's start leaves lr to the data"),  # (a ValueError)
+    (dict(start=TrainConfig(epochs=2, lr=0.5)), "autotune's start leaves batch_size to the data"),  # (a TypeError)
+    (dict(start=TrainConfig(epochs=2, lr=1000.0, batch_size=16)),  # (a first trial that diverged)
+     "autotune's start has lr 1000, outside the range the search tries (0.001 to 64)"),
+    (dict(start=TrainConfig(epochs=2, lr=0.5, batch_size=16, emsize=5)), "start has emsize 5, outside the range"),
+    (dict(start=TrainConfig(epochs=200, lr=0.5, batch_size=16)), "start has epochs 200, outside the range"),
+    (dict(start={"lr": 0.5}), "autotune's start must be a TrainConfig"),
+], ids=lambda value: str(value)[:40])
+def test_search_settings_that_would_give_an_invalid_trial_are_one_error_before_any(splits, settings, said,
+                                                                                  monkeypatch):
+    import fasttext_lib.autotune as tuning
+
+    monkeypatch.setattr(tuning, "train", lambda *a, **k: pytest.fail("a trial ran"))
+    with pytest.raises(FastTextError) as info:
+        autotune(*splits, duration=60, verbose=False, **settings)
+    assert said in str(info.value) and "\n" not in str(info.value)

@@ -11,6 +11,7 @@ from conftest import as_an_older_writer_left_it, cli_in_process, make_splits
 from fasttext_lib.bundle import save_bundle
 from fasttext_lib.compact import ROWS_FILE
 from fasttext_lib.config import TrainConfig
+from fasttext_lib.predict import Predictor
 from fasttext_lib.train import train
 
 
@@ -200,6 +201,40 @@ def test_featurization_values_that_disagree_with_the_training_config_are_one_err
     with open(f"{where}/config.json", "w") as f:
         json.dump(config, f)
     _refused(where, said)
+
+
+@pytest.mark.parametrize("written, form", [("NFC-tokens", "NFC-tokens"), ("NFC", "NFC"), (None, "none")],
+                         ids=["an older rule", "the oldest recorded", "removed"])
+@pytest.mark.parametrize("compact", ["none", "float32"])
+def test_a_unicode_normalization_other_than_the_vocabularys_is_one_error(trained, tmp_path, written, form, compact):
+    """config.json's 'unicode_normalization' was checked to be a value this library reads, not that it was the rule
+    the vocabulary was made with: an edited one loaded and predicted with other tokens than the model learned
+    (don’t read as one word, not don ' t), silently. vocab.json (checksummed) records the rule now."""
+    where = save_bundle(trained, str(tmp_path / "b"), compact=compact)
+    with open(f"{where}/config.json") as f:
+        config = json.load(f)
+    if written is None:
+        del config["unicode_normalization"]
+    else:
+        config["unicode_normalization"] = written
+    with open(f"{where}/config.json", "w") as f:
+        json.dump(config, f)
+    _refused(where, f"config.json's 'unicode_normalization' is {form} but the vocabulary was made with "
+                    f"NFC-tokens-quotes-br-fixpoint (vocab.json's record): it would read text otherwise than in "
+                    f'training; put back "NFC-tokens-quotes-br-fixpoint", or retrain')
+
+
+def test_a_vocabulary_without_the_record_is_read_as_config_json_says(trained, tmp_path):
+    """Bundles written before vocab.json recorded the rule load as before, by config.json's value."""
+    where = save_bundle(trained, str(tmp_path / "b"), compact="none")
+    as_an_older_writer_left_it(where, "vocab.json", _json_edit(
+        lambda vocab: {k: v for k, v in vocab.items() if k != "unicode_normalization"}))
+    with open(f"{where}/config.json") as f:
+        config = json.load(f)
+    config["unicode_normalization"] = "NFC-tokens"
+    with open(f"{where}/config.json", "w") as f:
+        json.dump(config, f)
+    assert Predictor.load(where).featurizer.unicode_form == "NFC-tokens"
 
 
 @pytest.mark.parametrize("change", [lambda vocab: [], _token_renamed("\ud800")], ids=["a list", "a lone surrogate"])

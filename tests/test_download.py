@@ -3,6 +3,7 @@ import hashlib
 import http.server
 import io
 import os
+import sys
 import socket
 import tarfile
 import tempfile
@@ -520,6 +521,34 @@ def test_prepare_command_line(archive, server, tmp_path, monkeypatch, capsys):
                      str(tmp_path / "c2"), "--base-url", closed]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: ")
     assert not (tmp_path / "o2").exists()
+
+
+def test_cli_prepare_whose_summary_stdout_cannot_take_keeps_the_files_as_they_were(archive, server, tmp_path,
+                                                                                  monkeypatch):
+    """``prepare ... > /dev/full`` wrote its files, then failed on the summary line (exit 2): a failed command had
+    replaced the user's files. The line is written before they are put in place: one error line, the old files kept."""
+    import errno
+    import io
+
+    from fasttext_lib import cli
+
+    class Full(io.StringIO):
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    spec, _ = archive
+    base_url, _ = server
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / f"{NAME}.train").write_text("__label__1 the user's own\n")
+    monkeypatch.setattr(sys, "stdout", Full())
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert cli.main(["prepare", "--dataset", NAME, "--output", str(out), "--cache-dir", str(tmp_path / "cache"),
+                     "--base-url", base_url]) == 2
+    assert err.getvalue().splitlines()[-1] == "error: cannot write to standard output: No space left on device"
+    assert os.listdir(out) == [f"{NAME}.train"] and (out / f"{NAME}.train").read_text() == "__label__1 the user's own\n"
 
 
 def test_prepare_refuses_a_review_holding_a_label_word_and_keeps_both_old_splits(server, tmp_path):

@@ -1683,3 +1683,39 @@ def test_help_onto_a_full_disk_is_one_error_line_and_a_closed_pipe_ends_it_quiet
     written = subprocess.run([sys.executable, "-m", "fasttext_lib", *args], capture_output=True, text=True,
                              env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
     assert (written.returncode, written.stderr) == (0, "") and written.stdout.startswith("usage: ")
+
+
+@pytest.mark.parametrize("command", ["export-vectors", "sample"])
+def test_a_summary_line_stdout_cannot_take_leaves_the_output_as_it_was(tmp_path, bundle, command):
+    """``export-vectors ... > /dev/full`` and ``sample ... > /dev/full`` published their files, then failed on the summary
+    line (exit 2): a command that failed had replaced the user's file (with --overwrite). The summary is now written
+    before the files are put in place, as train's answers are before its bundle: one error line, exit 2, and the old
+    files (or none) where they were. A closed pipe ends it quietly (141), the same way."""
+    out = tmp_path / "out"
+    args = (["export-vectors", "--model", bundle, "--output", out / "v.vec"] if command == "export-vectors"
+            else ["sample", "--output", out])
+    names = ["v.vec"] if command == "export-vectors" else ["train.csv", "test.csv"]
+
+    def run(sink, *extra):
+        try:
+            r = subprocess.run([sys.executable, "-m", "fasttext_lib", *map(str, args), *extra], stdout=sink,
+                               stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+        finally:
+            os.close(sink)
+        r.stdout, r.stderr = "", r.stderr.decode()
+        return r
+
+    out.mkdir()
+    assert_error(run(os.open("/dev/full", os.O_WRONLY)), "cannot write to standard output: No space left on device")
+    assert listing(out) == {}
+    for name in names:
+        (out / name).write_text("the user's own file\n")
+    assert_error(run(os.open("/dev/full", os.O_WRONLY), "--overwrite"), "cannot write to standard output")
+    reader, sink = os.pipe()
+    os.close(reader)
+    r = run(sink, "--overwrite")
+    assert (r.returncode, r.stderr) == (141, "")
+    assert sorted(listing(out)) == sorted(names)
+    assert all((out / name).read_text() == "the user's own file\n" for name in names)
+    written = run_cli(*args, "--overwrite")
+    assert written.returncode == 0 and json.loads(written.stdout) and (out / names[0]).read_text() != "the user's own file\n"

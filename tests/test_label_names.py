@@ -138,6 +138,41 @@ def test_cli_refuses_a_label_names_file_with_a_title_and_reads_one_with_a_commen
     assert Predictor.load(tmp_path / "b").label_names == POLARITY
 
 
+@pytest.mark.parametrize("title", ["Classes", "Label names", "class names", "List of categories", "LABELS"])
+@pytest.mark.parametrize("route", ["--label-names", "beside the data"])
+def test_a_title_without_a_colon_above_more_names_than_classes_is_refused(tmp_path, title, route):
+    """'Classes' above 'negative', 'positive' named class 1 'Classes' and class 2 'negative': every class shown one
+    off, silently (a title without ':' is a possible name). With one more name than the data has classes, it is the
+    title."""
+    data = make_splits(300, 10, seed=2)[0]
+    write_csv(data, str(tmp_path / "train.csv"))
+    names = tmp_path / ("names.txt" if route == "--label-names" else "classes.txt")
+    names.write_text(f"{title}\nnegative\npositive\n")
+    extra = ["--label-names", names] if route == "--label-names" else []
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", *extra, *FAST)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {names}:1: {title!r} looks like a title, not the name of class 1: with it the file names 3 classes "
+        f"for the data's 2, each name one class off; remove it, or make it a comment ('# {title}')"], r.stderr
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("text, labels, expected", [
+    ("Classes\nnegative\npositive\n", ["1", "2", "3"], {"1": "Classes", "2": "negative", "3": "positive"}),  # as many
+    ("Company\nEducationalInstitution\nArtist\n", ["1", "2"], {"1": "Company", "2": "EducationalInstitution"}),
+    ("Topics & Names\nWorld\n", ["1"], {"1": "Topics & Names"}),  # (punctuation: a name)
+    ("Label\nSpam\nHam\n", ["1", "2", "3"], {"1": "Label", "2": "Spam", "3": "Ham"}),
+], ids=["as many names as classes", "a head of dbpedia", "not only title words", "a class named Label"])
+def test_names_files_a_title_cannot_be_told_in_are_read_as_before(tmp_path, text, labels, expected):
+    """Only a first line of title words (class, label, name, category, ...) above more names than the data's classes
+    is refused: a class named so with as many names as classes, or a dataset's classes.txt beside a split that lacks
+    its last classes (dbpedia's are sorted by class), are read as before."""
+    found = _read_names(tmp_path, text)
+    assert label_names.kept_for_data(found, labels, "names.txt", subset=True) == expected
+    data = LabeledTexts(labels, ["a"] * len(labels))
+    label_names.settle(data, label_names.DatasetNames(found, title=found.title), "--label-names")
+    assert data.names == expected
+
+
 def test_a_classes_txt_name_with_an_equals_sign_is_still_a_name():
     assert label_names.parse_text("World\nE=mc2 and other physics\n", "f") == \
         {"1": "World", "2": "E=mc2 and other physics"}

@@ -3,7 +3,7 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from conftest import make_splits
+from conftest import make_splits, save_as_before_the_rule_was_recorded
 from fasttext_lib import native_features as nf
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts
@@ -173,7 +173,7 @@ def test_a_bundle_written_before_text_was_put_in_nfc_reads_its_text_as_then(tmp_
     with monkeypatch.context() as old:  # as the library trained before: no NFC
         old.setattr(text_module, "nfc", lambda s: s)
         trained = train(LabeledTexts(labels, texts), None, config)
-    path = save_bundle(trained, str(tmp_path / "old"))
+    path = save_as_before_the_rule_was_recorded(trained, str(tmp_path / "old"), monkeypatch)
     with open(os.path.join(path, CONFIG)) as f:
         written = json.load(f)
     written.pop("unicode_normalization", None)
@@ -217,7 +217,7 @@ def test_a_bundle_written_before_its_tokens_were_put_in_nfc_reads_its_text_as_th
         old.setattr(nf, "lowered", lambda text, form=None: first_form(text, text_module.NFC_FIRST))
         trained = train(LabeledTexts(labels, texts), None, config)
     assert "ά\u0345ι" in trained.featurizer.vocab.token_to_idx
-    path = save_bundle(trained, str(tmp_path / "old"))
+    path = save_as_before_the_rule_was_recorded(trained, str(tmp_path / "old"), monkeypatch)
     with open(os.path.join(path, CONFIG)) as f:
         written = json.load(f)
     with open(os.path.join(path, CONFIG), "w") as f:

@@ -10,7 +10,7 @@ import boto3
 import numpy as np
 import pytest
 
-from conftest import cli_in_process, make_splits, params_of, run_cli
+from conftest import cli_in_process, make_splits, params_of, run_cli, save_as_before_the_rule_was_recorded
 from fasttext_lib import bag_ops, storage
 from fasttext_lib.bundle import save_bundle
 from fasttext_lib.compact import changed_rows
@@ -223,6 +223,100 @@ def test_cli_autotune_with_a_huge_header_dimension_is_one_error_line(tmp_path, s
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip().splitlines() == [f"error: {tmp_path / 'lie.vec'}:2: expected a word and 100000000000 "
                                              f"values, got 2 value(s)"]
+    assert not (tmp_path / "out").exists()
+
+
+def _big_vec_file(path, vocabulary, extra_words, dim):
+    """A .vec whose vocabulary words are few among many others, with the spellings pretrained_rows reads
+    (a word listed twice, a capitalized and an NFD spelling)."""
+    rng = np.random.RandomState(3)
+    words = ["Zzfirst"] + [f"other{i}" for i in range(extra_words // 2)] + list(vocabulary) + [
+        vocabulary[0], vocabulary[1].upper(), vocabulary[1].capitalize(), "caf\u00e9".upper(), "cafe\u0301",
+        "ZZFIRST", "zzfirst"] + [f"more{i}" for i in range(extra_words // 2)]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"{len(words)} {dim}\n")
+        for block in range(0, len(words), 4096):
+            values = rng.uniform(-1, 1, (min(4096, len(words) - block), dim))
+            f.writelines(w + " " + " ".join(f"{v:.6f}" for v in row) + "\n"
+                         for w, row in zip(words[block:block + 4096], values))
+    return len(words)
+
+
+def test_read_vec_with_a_vocabulary_holds_only_the_rows_it_gives_and_gives_the_same_rows(tmp_path):
+    """A wiki .vec (2.3 GB of text) was read whole into memory: on a 4 GB notebook instance an OOM kill."""
+    from fasttext_lib.vectors import pretrained_rows
+
+    vocabulary = {"<unk>": 0, "good": 1, "bad": 2, "café": 3, "zzfirst": 4, "haus": 5, "absent": 6}
+    path = tmp_path / "big.vec"
+    count = _big_vec_file(path, ["good", "bad", "Haus", "café"], 2000, DIM)
+    full = read_vec(str(path), dim=DIM)
+    kept = read_vec(str(path), dim=DIM, keep=vocabulary)
+    assert kept.words_in_file == full.words_in_file == len(full) == count and kept.sha256 == full.sha256
+    assert len(kept) <= 2 * len(vocabulary) and kept.vectors.shape == (len(kept), DIM)
+    assert not [w for w in kept.words if w.startswith(("other", "more"))]
+    rows, values = pretrained_rows(full, vocabulary)
+    kept_rows, kept_values = pretrained_rows(kept, vocabulary)
+    assert rows.tolist() == kept_rows.tolist() == [1, 2, 3, 4, 5]
+    assert values.tobytes() == kept_values.tobytes()  # bit for bit: the last "good", "BAD" before "Bad", ...
+    assert describe_of(kept) == describe_of(full)
+
+
+def describe_of(vectors):
+    from fasttext_lib.vectors import describe
+
+    return describe(vectors, 3, 10)
+
+
+def test_reading_a_large_vec_for_a_small_vocabulary_allocates_the_vocabularys_rows_not_the_files(tmp_path):
+    import tracemalloc
+
+    dim = 64
+    path = tmp_path / "large.vec"
+    count = _big_vec_file(path, ["good", "bad", "Haus", "café"], 60_000, dim)  # 15 MB of float32 values
+    tracemalloc.start()
+    try:
+        kept = read_vec(str(path), dim=dim, keep={"<unk>", "good", "bad", "haus"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert kept.words_in_file == count and sorted(kept.words) == ["BAD", "Haus", "bad", "good"]
+    assert peak < 2_000_000, f"reading held {peak} bytes for 4 rows of {dim} values"
+
+
+def test_training_reads_only_the_vocabularys_rows_of_the_vectors_file(splits, vocab_words, tmp_path, monkeypatch):
+    """train() and the CLI read the file once the vocabulary is known, holding its rows only."""
+    import fasttext_lib.vectors as vectors_module
+    from fasttext_lib.data import write_csv
+
+    path = tmp_path / "big.vec"
+    count = _big_vec_file(path, vocab_words[1::2], 3000, DIM)
+    held, read = [], vectors_module.read_vec
+    monkeypatch.setattr(vectors_module, "read_vec", lambda *a, **k: held.append(read(*a, **k)) or held[-1])
+    trained = train(*splits, config(pretrained_vectors=str(path)))
+    assert len(held) == 1 and not [w for w in held[0].words if w.startswith(("other", "more"))]
+    assert len(held[0]) <= trained.featurizer.vocab_size
+    assert trained.pretrained["words_in_file"] == count
+    assert trained.pretrained["rows_initialized"] == len(vocab_words[1::2])
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *TINY,
+                       "--pretrained-vectors", path)
+    assert r.returncode == 0, r.stderr
+    assert len(held) == 2 and len(held[1].words) == 0  # released once in the table
+    assert Predictor.load(str(tmp_path / "out")).config["pretrained_vectors"]["words_in_file"] == count
+
+
+def test_a_bad_line_deep_in_the_vectors_is_one_error_line_before_training(tmp_path, splits):
+    """The CLI checks the file's start before the data, and the rest as it reads the rows it keeps."""
+    from fasttext_lib.data import write_csv
+
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    vec = tmp_path / "pre.vec"
+    text = vec_text([f"w{i}" for i in range(1500)])
+    vec.write_text(text.replace("w1400 ", "w1400 x "), encoding="utf-8")
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *TINY,
+                       "--pretrained-vectors", vec)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {vec}:1402: expected a word and {DIM} values, got {DIM + 1} value(s)"], r.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -842,7 +936,7 @@ def test_query_words_are_read_as_an_older_bundle_reads_its_text(tmp_path, monkey
     with monkeypatch.context() as old:  # as the library trained before: no NFC
         old.setattr(text_module, "nfc", lambda s: s)
         trained = train(LabeledTexts(labels, texts), None, config(epochs=1))
-    path = save_bundle(trained, str(tmp_path / "old"))
+    path = save_as_before_the_rule_was_recorded(trained, str(tmp_path / "old"), monkeypatch)
     with open(os.path.join(path, CONFIG)) as f:
         written = json.load(f)
     written.pop("unicode_normalization", None)
