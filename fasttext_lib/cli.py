@@ -615,10 +615,14 @@ def _write_splits(output, train, test, overwrite):
     from .data import write_csv_rows
 
     written = {"train": storage.join(output, "train.csv"), "test": storage.join(output, "test.csv")}
+    before = storage.summary_before_publish(*written.values())  # (local: stdout refusing it keeps the old files)
     with storage.atomic_writes([written["train"], written["test"]], overwrite=overwrite) as (train_file, test_file):
         write_csv_rows(train, train_file)
         write_csv_rows(test, test_file)
-        say(json.dumps(written), flush=True)  # before they are put in place: stdout refusing it keeps the old files
+        if before:
+            say(json.dumps(written), flush=True)
+    if not before:
+        say(json.dumps(written), flush=True)
     return 0
 
 
@@ -647,8 +651,9 @@ def cmd_synthetic(args):
 def cmd_export_vectors(args):
     from .vectors import export_vectors
 
-    # the output is checked first; the summary is written before the file is put in place (as train's answers are
-    # before its bundle): stdout refusing it (> /dev/full) ends the command with the user's old file where it was
+    # the output is checked first; the summary is written before a local file is put in place (as train's answers
+    # are before its bundle): stdout refusing it (> /dev/full) ends the command with the user's old file where it
+    # was; after an S3 upload, which can still be refused (storage.summary_before_publish)
     export_vectors(args.model, args.output, overwrite=args.overwrite,
                    on_written=lambda count: say(json.dumps({"output": args.output, "words": count}), flush=True))
     return 0
@@ -657,7 +662,8 @@ def cmd_export_vectors(args):
 def cmd_prepare(args):
     from .download import prepare
 
-    # the summary before the files are put in place: stdout refusing it (> /dev/full) keeps the user's old files
+    # the summary before local files are put in place: stdout refusing it (> /dev/full) keeps the user's old files;
+    # after S3 uploads, which can still be refused (storage.summary_before_publish)
     prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url,
             on_written=lambda written: say(json.dumps(written), flush=True))
     return 0

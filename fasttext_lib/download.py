@@ -395,7 +395,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     written first, beside them: training on ``<name>.train`` then stores the names in the bundle
     (label_names.py). Returns
     ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written. ``on_written``: called
-    with that once the files are written, before they are put in place (an error it raises keeps the old ones).
+    with that once the files are written: before local ones are put in place (an error it raises keeps the old ones),
+    after S3 uploads (storage.summary_before_publish).
     """
     spec = get_dataset(name)
     check_limit(limit)  # before a download of up to ~1.5 GB
@@ -423,6 +424,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
                 del data  # one split in memory at a time
             if names:
                 written["label_names"] = names_uri
-            if on_written is not None:
+            if on_written is not None and storage.summary_before_publish(*uris):
                 on_written(written)
+    if on_written is not None and not storage.summary_before_publish(*uris):
+        on_written(written)
     return written

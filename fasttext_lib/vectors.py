@@ -386,8 +386,8 @@ def write_vec(vectors, uri, overwrite=False, on_written=None):
     """Write :class:`WordVectors` as a ``.vec`` file (gzip if ``uri`` ends in ``.gz``), atomically:
     the file appears whole or not at all. Values are written with 9 significant digits, which
     read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``.
-    ``on_written``: called with the number of words once the file is written, before it is put in place (an error
-    it raises leaves ``uri`` as it was)."""
+    ``on_written``: called with the number of words once the file is written: before a local file is put in place
+    (an error it raises leaves ``uri`` as it was), after an S3 upload (storage.summary_before_publish)."""
     import gzip
 
     uri = str(uri)
@@ -410,8 +410,10 @@ def write_vec(vectors, uri, overwrite=False, on_written=None):
         text.detach()
         if out is not raw:
             out.close()
-        if on_written is not None:
+        if on_written is not None and storage.summary_before_publish(uri):
             on_written(len(vectors))
+    if on_written is not None and not storage.summary_before_publish(uri):
+        on_written(len(vectors))
     return uri
 
 

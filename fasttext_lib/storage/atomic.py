@@ -425,3 +425,12 @@ def atomic_write(uri, mode="wb", overwrite=True):
 
 # What link() answers where the filesystem cannot hard-link (rather than "the name exists").
 _NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV, errno.ENOSYS}
+
+
+def summary_before_publish(*uris):
+    """Whether a command's summary line of files it writes with :func:`atomic_write` (or ``atomic_writes``) goes
+    before they are put in place: yes when all are local (a rename: stdout refusing the line, ``> /dev/full``, then
+    keeps the user's old files), no when any is on S3, where the upload is the step that can still be refused (an
+    existing key under a conditional PUT, a denied PUT, a lost endpoint): a summary printed first named a file that
+    was never written, above the error line."""
+    return not any(is_s3(uri) for uri in uris)
