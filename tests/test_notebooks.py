@@ -765,3 +765,36 @@ def test_02_and_04_name_the_dataset_when_it_names_no_data(name, dataset, tmp_pat
                                             rf"got {re.escape(repr(dataset))}$"):
         run_after_papermill(name, local)
     assert run_after_papermill(name, {**local, "run_name": "big"})["run_name"] == "big"
+
+
+def test_03_prices_each_instance_once_and_says_what_its_epoch_time_rests_on():
+    """03 applied the CPU time measured here to every CPU instance (a 2-vCPU ml.t3.medium as fast as a 4-vCPU
+    ml.m5.xlarge, so the t3 always looked ~4.6x cheaper) with no word, and listed each GPU instance once per GPU."""
+    import pandas as pd
+
+    from fasttext_lib.costs import epoch_costs
+    from fasttext_lib.errors import FastTextError
+
+    prices = pd.DataFrame([
+        {"instance": "ml.t3.medium", "kind": "cpu", "vcpus": 2, "usd_per_hour": 0.05},
+        {"instance": "ml.m5.xlarge", "kind": "cpu", "vcpus": 4, "usd_per_hour": 0.23},
+        {"instance": "ml.c5.large", "kind": "cpu", "vcpus": None, "usd_per_hour": 0.1},
+        {"instance": "ml.p3.2xlarge", "kind": "gpu", "vcpus": 8, "usd_per_hour": 3.6},
+    ]).set_index("instance")
+    timings = pd.DataFrame([{"device": "cpu", "kind": "cpu", "epoch_s_estimate": 20.0},
+                            {"device": "gpu:0", "kind": "gpu", "epoch_s_estimate": 2.0},
+                            {"device": "gpu:1", "kind": "gpu", "epoch_s_estimate": 3.0}]).set_index("device")
+    costs = epoch_costs(prices, timings, cpus_here=2)
+    assert list(costs.index) == ["ml.t3.medium", "ml.m5.xlarge", "ml.c5.large", "ml.p3.2xlarge"]
+    assert costs.loc["ml.p3.2xlarge", "usd_per_epoch"] == pytest.approx(2.0 / 3600 * 3.6)  # gpu:0's time
+    assert costs.loc["ml.m5.xlarge", "usd_per_10_epoch_run"] == pytest.approx(10 * 20.0 / 3600 * 0.23)
+    assert costs.basis.tolist() == [
+        "this machine's 2 CPU(s), as many as the instance's vCPUs",
+        "this machine's 2 CPU(s), not the instance's 4 vCPUs: likely faster there",
+        "this machine's 2 CPU(s); the instance's vCPUs not given",
+        "this machine's gpu:0, if the instance's GPU is as fast"]
+    # no GPU measured here: GPU instances are not priced
+    assert list(epoch_costs(prices, timings.loc[["cpu"]], cpus_here=8).index) == ["ml.t3.medium", "ml.m5.xlarge",
+                                                                                  "ml.c5.large"]
+    with pytest.raises(FastTextError, match=r"prices needs the column\(s\) vcpus"):
+        epoch_costs(prices.drop(columns="vcpus"), timings, cpus_here=2)
