@@ -181,29 +181,6 @@ def _check_search_settings(start, max_trials, emsize_fixed):
                                 f"({low:g} to {high:g}); give a start within it")
 
 
-def _check_search_settings(start, max_trials, emsize_fixed):
-    """Refuse, in one line and before anything is read or trained, what would make a trial invalid or the search
-    fail: ``max_trials`` 0 or less (a traceback once no trial had run), a string or a fraction; a ``start`` that leaves
-    lr or batch_size to the data (the search steps from its values: a TypeError / ValueError traceback), or whose
-    searched settings lie outside the ranges the search keeps to (:data:`LIMITS`: lr 1000 trained a diverging first
-    trial, the one that always runs). ``emsize_fixed``: pretrained vectors set it (not searched)."""
-    if max_trials is not None:
-        check_positive_int(max_trials, "max_trials")
-    if start is None:
-        return
-    if not isinstance(start, TrainConfig):
-        raise FastTextError(f"autotune's start must be a TrainConfig, got {start!r}")
-    for name in ("lr", "batch_size"):
-        if getattr(start, name) is None:
-            raise FastTextError(f"autotune's start leaves {name} to the data, but the search steps from the start's "
-                                f"values: give it, or leave start out (the library's setting for the data is the start)")
-    for name, (low, high) in LIMITS.items():
-        value = getattr(start, name)
-        if not (name == "emsize" and emsize_fixed) and not low <= value <= high:
-            raise FastTextError(f"autotune's start has {name} {value:g}, outside the range the search tries "
-                                f"({low:g} to {high:g}); give a start within it")
-
-
 def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True,
              pretrained=None, refit=True):
     """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.
@@ -240,7 +217,6 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
 
     check_duration(duration)
     check_bool(refit, "refit")
-    _check_search_settings(start, max_trials, emsize_fixed=bool(base and base.pretrained_vectors) or pretrained is not None)
     _check_search_settings(start, max_trials, emsize_fixed=bool(base and base.pretrained_vectors) or pretrained is not None)
     if val_data is None or len(val_data) == 0:
         raise FastTextError("autotune needs a non-empty validation split")

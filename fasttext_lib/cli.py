@@ -524,7 +524,7 @@ def cmd_evaluate(args):
     examples = iter_examples(args.data, fmt, note=_note)
     refit = predictor.refit_documents()
     if refit is not None:  # an autotune bundle refitted on its validation data: is that what is scored?
-        examples = ((refit.see(text), (label, text))[1] for label, text in examples)
+        examples = refit.watch(examples)
     # scored as it is read: the texts of a large file are never all in memory
     try:
         metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data)

@@ -233,6 +233,26 @@ def tokenize(text, form=TRAINING_FORM):
     return out.raw[:n].decode("utf-8").split(" ") if n else []
 
 
+def normalized_utf8(texts):
+    """``[text.normalize_text(t).encode("utf-8") for t in texts]`` (as training reads text, ``TRAINING_FORM``) in one
+    native pass: ~5 times as fast (evaluate fingerprints every document it scores with an autotune-refitted bundle:
+    predict.TrainedOnCheck). None when a text holds a NUL itself (the caller reads them in Python).
+
+    The texts are NUL-joined, lowercased as one (as :func:`_lowered_utf8`) and tokenized as one document: NUL is a
+    token byte, so it is glued to the tokens beside it and no rule sees across it (a ``<br />`` has none; a formed
+    line break needs a token ending in ``<br`` before one starting with ``/>``, and the token by a NUL ends or starts
+    with it); cut at the NULs, each piece is the tokens of its document, with a space at an end where one stood."""
+    texts = list(texts)
+    if not texts:
+        return []
+    buf = lowered("\0".join(texts)).encode("utf-8")
+    if buf.count(b"\0") != len(texts) - 1:
+        return None
+    out = ctypes.create_string_buffer(2 * len(buf) + 1)  # every byte may become a token plus a space
+    n = _lib().ft_tokenize(buf, len(buf), ctypes.cast(out, _P), _line_breaks(TRAINING_FORM))
+    return [piece.strip(b" ") for piece in out.raw[:n].split(b"\0")]
+
+
 def crc32(token):
     raw = token.encode("utf-8")
     return _lib().ft_crc32(raw, len(raw))

@@ -305,7 +305,7 @@ def documents(path, fmt, classes, note):
     name = "stdin" if path == "-" else path
     with checked_lines(path, input_check(name, fmt, classes, note)) as (lines, read_as):
         if read_as and read_as.kind == "json":  # JSON Lines: each object's text keys (the note above named them)
-            yield jsonl_texts(lines, name)
+            yield Lines(jsonl_texts(lines, name), one_per_line=False)  # (blank lines are no record: named by record)
             return
         if read_as and read_as.kind == "texts":  # a header of text columns only (title,body): no class
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "

@@ -206,9 +206,15 @@ FINGERPRINTS_KEPT = 1024  # at most this many of a data set's documents are fing
 def fingerprint(text):
     """A 64-bit hash of a document as the model reads it (its normalized text): the same in a CSV and in the fastText
     file ``prepare`` writes of it, whatever its quotes or case."""
+    return fingerprint_of_normalized(normalize_text(text).encode("utf-8"))
+
+
+def fingerprint_of_normalized(raw):
+    """:func:`fingerprint` of a document whose normalized text, UTF-8 encoded, is ``raw`` (the native tokenizer's
+    tokens joined by a space: ``native_features.normalized_utf8``)."""
     import hashlib
 
-    return int.from_bytes(hashlib.sha256(normalize_text(text).encode("utf-8")).digest()[:8], "big")
+    return int.from_bytes(hashlib.sha256(raw).digest()[:8], "big")
 
 
 def sampled_fingerprints(texts):

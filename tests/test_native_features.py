@@ -557,3 +557,45 @@ def test_long_documents_lowercased_a_piece_at_a_time_give_the_same_tokens_and_ba
         featurizer, _ = _python_fit(texts, monkeypatch, ngrams=2, buckets=1000)
         featurizer.unicode_form = form
         _assert_same_bags(_native_transform(featurizer, texts), _python_transform(featurizer, texts, monkeypatch))
+
+
+# Documents side by side whose rules could meet across the NUL that joins them (a line break cut in two, a final sigma,
+# an accent after a dropped quote, punctuation, empty and blank documents).
+NEIGHBOURS = [["x<br", "/>y"], ["x<br", " />y"], ["x<br ", "/>y"], ["a<br<br", "/>/>b"], ["x<br", "", "/>y"],
+              ["<br", "/>"], ["x<b", "r />"], ["a.", ".b"], ["", ""], ["", "a", ""], [" ", " "], ["ΟΔΟΣ", "Σ"],
+              ["ΟΔΟΣ", "ΑΣ"], ['"', "\u0301"], ["e", "\u0301"], ["x\u200b", "\u200by"], ['"', '"'], ["\ufeff", "a"]]
+
+
+def test_normalized_utf8_of_documents_together_is_each_ones_normalized_text():
+    """native_features.normalized_utf8 (evaluate's fingerprints of the documents it scores with a refitted bundle,
+    in one native pass) gives each document's text.normalize_text, whatever its neighbours; a document holding a
+    NUL itself sends the chunk back to Python (None)."""
+    from fasttext_lib.text import normalize_text
+
+    texts = [t for t in HOSTILE if "\x00" not in t]
+    for chunk in [texts, texts[::-1], *NEIGHBOURS, *([a, b] for a in texts for b in texts)]:
+        assert nf.normalized_utf8(chunk) == [normalize_text(t).encode("utf-8") for t in chunk], chunk
+    assert nf.normalized_utf8([]) == []
+    assert nf.normalized_utf8(["a", "nul\x00inside"]) is None
+
+
+def test_an_autotune_refit_check_fingerprints_a_chunk_natively_as_python_does_one_by_one(monkeypatch):
+    """predict.TrainedOnCheck: evaluate of an autotune-refitted bundle fingerprinted every document it scored in
+    Python (text.normalize_text, ~36 us for a 460-character review: evaluate took up to twice as long); a chunk is
+    now read natively, with the same counts."""
+    from fasttext_lib import predict
+    from fasttext_lib.text import sampled_fingerprints
+
+    texts = generate_reviews(300, seed=3).texts + HOSTILE
+    record = sampled_fingerprints(texts[::2])
+    one_by_one = predict.TrainedOnCheck(record)
+    for text in texts:
+        one_by_one.see(text)
+    assert one_by_one.sampled > 20 and 0 < one_by_one.found < one_by_one.sampled
+    monkeypatch.setattr(predict, "fingerprint", lambda text: pytest.fail("fingerprinted in Python"))
+    together = predict.TrainedOnCheck(record)
+    examples = [("1", text) for text in texts if "\x00" not in text]
+    assert list(together.watch(examples, per_chunk=64)) == examples
+    monkeypatch.undo()
+    together.see_all([text for text in texts if "\x00" in text])  # (a NUL inside: read in Python)
+    assert (together.sampled, together.found) == (one_by_one.sampled, one_by_one.found)

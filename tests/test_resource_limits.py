@@ -384,6 +384,21 @@ def test_a_review_too_long_for_the_memory_left_is_one_error_line_naming_it(tmp_p
     assert r.stdout == ""
 
 
+def test_a_json_lines_review_too_long_for_the_memory_left_is_one_error_line_naming_its_record(tmp_path, bundle):
+    """predict of JSON Lines input whose review needs more memory than is left: the refusal was an AttributeError
+    traceback ('generator' object has no attribute 'one_per_line': JSON Lines input was not wrapped in Lines), where
+    a plain text file's is one line naming the review."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
+    data = tmp_path / "reviews.jsonl"
+    data.write_text("\n".join(json.dumps({"text": text}) for text in ["fine", huge_review(), "fine again"]) + "\n")
+    args = ["predict", "--model", bundle, "--input", data]
+    r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    assert_error(r, f"{data}: record 2: a document of 20.0 million characters, with 2 other documents, needs about")
+    assert r.stdout == ""
+
+
 LIMITED_ADDRESS_SPACE = """
 import resource, sys
 from fasttext_lib.predict import Predictor
