@@ -1674,6 +1674,40 @@ def test_writers_racing_without_overwrite_leave_exactly_one_file_never_replaced(
         assert sorted(os.listdir(tmp_path)) == ["trials.csv"]  # no temporaries left
 
 
+def test_two_local_writes_of_a_pair_at_once_leave_one_writes_pair(tmp_path, monkeypatch):
+    """Two sample / prepare runs writing one folder's train.csv and test.csv at once: each put its files in place by
+    two renames, and theirs interleaved (A's train, then all of B, then A's test): both succeeded and left B's
+    training split beside A's test split, silently (locally no set metadata tells a reader). The second now waits
+    for the first's renames: the pair is wholly one run's."""
+    import threading
+
+    uris = [str(tmp_path / "train.csv"), str(tmp_path / "test.csv")]
+    real_replace, b_done = os.replace, threading.Event()
+
+    def replace(src, dst, *args, **kwargs):
+        real_replace(src, dst, *args, **kwargs)
+        if threading.current_thread().name == "A" and str(dst).endswith("train.csv"):
+            b_done.wait(1.5)  # B runs whole here unless it must wait for A
+    monkeypatch.setattr(os, "replace", replace)
+
+    def write(tag):
+        with storage.atomic_writes(uris) as (train, test):
+            train.write(f"{tag} train\n".encode())
+            test.write(f"{tag} test\n".encode())
+        if tag == "B":
+            b_done.set()
+    a = threading.Thread(target=write, args=("A",), name="A")
+    a.start()
+    time.sleep(0.3)  # A is past its writes, at its renames
+    b = threading.Thread(target=write, args=("B",), name="B")
+    b.start()
+    a.join()
+    b.join()
+    pair = [open(u).read() for u in uris]
+    assert pair == ["B train\n", "B test\n"], pair
+    assert sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]  # no temporaries, no lock file
+
+
 @pytest.mark.parametrize("user", ["aborter", "writer"])
 def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id(unlisted, tmp_path, monkeypatch,
                                                                                  capsys, user):

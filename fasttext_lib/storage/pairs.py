@@ -3,6 +3,7 @@ are written. On S3 each is uploaded to a staging key and put in place by server-
 object's metadata so that readers (files.reading_together) can refuse a pair mixed by a failed or concurrent write.
 """
 import contextlib
+import errno
 import os
 import secrets
 import sys
@@ -92,10 +93,39 @@ def _local_writes(uris, mode, overwrite):
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
         # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
-        with _kept_as_they_were([write_target(u) if overwrite else os.path.abspath(u) for u in uris]) as placed:
+        targets = [write_target(u) if overwrite else os.path.abspath(u) for u in uris]
+        with _renaming_alone(targets), _kept_as_they_were(targets) as placed:
             for path, writer in zip(placed.paths, writers):
                 writer.close()  # the rename
                 placed.done.append(path)
+
+
+@contextlib.contextmanager
+def _renaming_alone(paths):
+    """Hold an exclusive flock on each directory of ``paths`` (in one order: two writers never wait on each other)
+    while the block puts a set's files in place. Two runs writing one pair at once (two ``sample`` or ``prepare``
+    runs to one folder) interleaved their renames, A's train, B's train, B's test, A's test, and both succeeded,
+    leaving B's training split beside A's test split, silently. Now the second waits, and the pair ends whole, the
+    last run's. The lock is the directory's own (nothing is created beside the files) and the kernel drops it when
+    the writer dies; where a file system has no locks on directories (some NFS mounts) the renames go on unlocked."""
+    import fcntl
+
+    with contextlib.ExitStack() as stack:
+        for directory in sorted({os.path.dirname(p) for p in paths}):
+            try:
+                fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:  # (not ours to read: the renames then say what is wrong, as before)
+                continue
+            stack.callback(os.close, fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as exc:
+                if exc.errno not in _NO_DIRECTORY_LOCKS:
+                    raise
+        yield
+
+
+_NO_DIRECTORY_LOCKS = {errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.ENOSYS}
 
 
 class _Placed:
