@@ -1750,10 +1750,11 @@ def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id
             policy.client("admin").abort_multipart_upload(Bucket=policy.bucket, Key=key, UploadId=upload)
 
 
-def test_two_writes_of_a_pair_at_once_that_leave_it_mixed_say_so(s3_bucket, monkeypatch):
+def test_two_writes_of_a_pair_at_once_end_as_one_writes_pair(s3_bucket, monkeypatch):
     """Two prepare runs to one prefix: their copies can interleave (A's train, then all of B, then A's test), and
-    both ended with success, the pair mixed (A's test beside B's train) until a reader refused it. The run whose
-    copy came last now checks the targets after its copies and says so in one line."""
+    both ended with success, the pair mixed (A's test beside B's train) until a reader refused it. (Then the run
+    whose copy came last said so, and the pair stayed mixed.) That run now sees the mix after its copies and copies
+    its set again: the pair ends whole, its own, and both runs succeed."""
     prefix = f"{s3_bucket}/data"
     real, interleaved = storage.pairs._copy, []
 
@@ -1763,11 +1764,31 @@ def test_two_writes_of_a_pair_at_once_that_leave_it_mixed_say_so(s3_bucket, monk
             interleaved.append(1)
             _write_pair(prefix, "B")
     monkeypatch.setattr(storage.pairs, "_copy", copy)
-    with pytest.raises(FastTextError, match=r"were written by another run at the same time, and their files are now "
-                                            r"of two writes \(reading them together is refused\): run the command "
-                                            r"again, one at a time$") as err:
+    train, test = _write_pair(prefix, "A")
+    assert storage.read_bytes(train) == b"__label__1 A train\n" and storage.read_bytes(test) == b"__label__1 A test\n"
+    assert _bucket_keys(prefix) == ["pair.test", "pair.train"]  # no staging objects left
+
+
+def test_writes_of_a_pair_that_keep_interleaving_say_the_pair_is_mixed(s3_bucket, monkeypatch):
+    """Runs that interleave at every attempt (another write lands between each of A's copies) give up after
+    storage.pairs.PAIR_COPY_ATTEMPTS, in one line, and readers refuse the mixed pair; the advice works."""
+    prefix = f"{s3_bucket}/data"
+    real, copies = storage.pairs._copy, []
+
+    def copy(*args):
+        real(*args)
+        copies.append(1)
+        if len(copies) % 2:  # after each of A's train copies: B runs whole (with the real copy)
+            monkeypatch.setattr(storage.pairs, "_copy", real)
+            _write_pair(prefix, "B")
+            monkeypatch.setattr(storage.pairs, "_copy", copy)
+    monkeypatch.setattr(storage.pairs, "_copy", copy)
+    with pytest.raises(FastTextError, match=r"were written by other runs at the same time, again and again, and their "
+                                            r"files are now of two writes \(reading them together is refused\): run "
+                                            r"the command again, one at a time$") as err:
         _write_pair(prefix, "A")
     one_line(err.value)
+    assert len(copies) == 2 * storage.pairs.PAIR_COPY_ATTEMPTS
     with pytest.raises(FastTextError, match="now of another write of them"):
         storage.read_bytes(f"{prefix}/pair.train")
     monkeypatch.setattr(storage.pairs, "_copy", real)

@@ -23,6 +23,9 @@ from .atomic import _temporary_name, atomic_local_file, staging_dir
 # 2. only once all are uploaded, each target is replaced by a server-side COPY of its staging object, in order;
 # 3. the staging objects are deleted by the keys remembered, also when anything failed.
 #
+# Between 2 and 3 the write checks that its targets are of one write, and copies its set again if another run's
+# copies interleaved with its own (see PAIR_COPY_ATTEMPTS): two runs at once leave one run's pair, whole.
+#
 # A failure in 1 (a connection lost mid-upload, Ctrl-C, SIGTERM) leaves the old set untouched. Only a failure in the
 # instant between two COPYs can leave targets of two sets side by side: the error says so, and files.open_read
 # refuses to read a member of one set beside another member now of another write of that set, or still holding
@@ -209,39 +212,46 @@ def _put_set_in_place(uris, staged, metadata, overwrite):
             created.append((bucket, temp, uri))
             with s3_errors(uri):
                 upload_file(client, staged[uri], bucket, temp, metadata)
-        for done, (bucket, temp, uri) in enumerate(created):
-            try:
-                with s3_errors(uri):
-                    _copy(client, bucket, temp, *split_s3(uri), os.path.getsize(staged[uri]))
-            except FastTextError as exc:
-                if done:
-                    raise _mixed(exc, targets, done) from None
-                if not str(exc).startswith("access denied"):
-                    raise
-                # no s3:GetObject on the staging object (a role that may put and delete): upload directly
-                _delete_staged(client, created)
-                created = []
-                return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+        for attempt in range(PAIR_COPY_ATTEMPTS):
+            for done, (bucket, temp, uri) in enumerate(created):
+                try:
+                    with s3_errors(uri):
+                        _copy(client, bucket, temp, *split_s3(uri), os.path.getsize(staged[uri]))
+                except FastTextError as exc:
+                    if done or attempt:  # (a later attempt replaces a mixed set: it was not whole before either)
+                        raise _mixed(exc, targets, done or len(targets)) from None
+                    if not str(exc).startswith("access denied"):
+                        raise
+                    # no s3:GetObject on the staging object (a role that may put and delete): upload directly
+                    _delete_staged(client, created)
+                    created = []
+                    return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+            if _of_one_write(client, targets):
+                return
     finally:
         _delete_staged(client, created)
-    _check_one_write(client, targets)
+    raise FastTextError(f"{', '.join(targets)} were written by other runs at the same time, again and again, and their "
+                        f"files are now of two writes (reading them together is refused): run the command again, one "
+                        f"at a time")
 
 
-def _check_one_write(client, targets):
-    """After the copies: the targets must all be of one write. Two writes to one place at once (two ``prepare``
-    runs) can interleave their copies, A's train, B's train, B's test, A's test, and both succeeded, leaving a
-    mixed set that only a reader found. The run whose copy came last sees the mix here and says so; a set wholly
-    of the other write is that write's (ours was replaced whole: nothing is mixed)."""
-    ids = {}
+# After its copies a write checks that the targets are all of one write. Two writes to one place at once (two
+# ``prepare`` runs) can interleave their copies, A's train, B's train, B's test, A's test: both succeeded, leaving a
+# mixed set that only a reader found. The run that sees a mix copies its set again (its staging objects are still
+# there): the last copy of all is followed by its run's check, so the targets end whole, one run's. Only runs that
+# keep interleaving past these attempts fail, with the mix said.
+PAIR_COPY_ATTEMPTS = 4
+
+
+def _of_one_write(client, targets):
+    """Whether the targets are all of one write: ours, or wholly another run's (ours was replaced whole)."""
+    ids = set()
     for uri in targets:
         try:
-            ids[uri] = _set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0]
+            ids.add(_set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0])
         except Exception:  # gone, or not ours to see: readers check what they find
-            return
-    if len(set(ids.values())) > 1:
-        raise FastTextError(f"{', '.join(targets)} were written by another run at the same time, and their files are "
-                            f"now of two writes (reading them together is refused): run the command again, one at a "
-                            f"time")
+            return True
+    return len(ids) <= 1
 
 
 def _delete_staged(client, created):
