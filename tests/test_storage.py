@@ -1834,6 +1834,28 @@ def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, mon
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
 
 
+def test_the_old_pair_kept_for_a_failed_rename_is_not_swept_by_another_writer(tmp_path, monkeypatch):
+    """The old train split is kept (a hard link named as a temporary) while the new pair is put in place, to be put
+    back if the second rename fails. Another writer of that file starting meanwhile (a second prepare run) swept it
+    as a dead writer's leftover: nobody held a lock on it. The failed rename then left the new train split beside
+    the old test split, the old train split lost. The kept file is now locked while it is kept."""
+    uris = _write_pair(str(tmp_path), "old")
+    real_replace = os.replace
+
+    def another_writer_starts_then_the_second_fails(src, dst, *args, **kwargs):
+        if str(dst).endswith("pair.test"):
+            storage.remove_stale_temporaries(uris[0])  # what another write of pair.train does first
+            raise OSError(errno.EBUSY, "Device or resource busy", dst)
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", another_writer_starts_then_the_second_fails)
+    with pytest.raises(FastTextError):
+        _write_pair(str(tmp_path), "new")
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
 @pytest.mark.parametrize("held", ["CreateMultipartUpload", "the first part"])
 def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_object(tmp_path, s3_bucket, proxy,
                                                                                       monkeypatch, held):

@@ -142,10 +142,13 @@ def _kept_as_they_were(paths):
     each path it has replaced to ``.done``; if the block fails, the replaced ones are put back (a new file where
     there was none is removed). Without hard links (some network file systems) the old files cannot be kept."""
     placed, kept = _Placed(paths), {}
+    locks = contextlib.ExitStack()
     try:
         for path in paths:
             if os.path.isfile(path):
                 backup = os.path.join(os.path.dirname(path), _temporary_name(path))  # removed by the next write if killed
+                with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
+                    _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
                 with contextlib.suppress(OSError):
                     os.link(path, backup)
                     kept[path] = backup
@@ -162,6 +165,23 @@ def _kept_as_they_were(paths):
         for backup in kept.values():
             with contextlib.suppress(OSError):
                 os.remove(backup)
+        locks.close()
+
+
+def _hold_locked(stack, path):
+    """Hold an flock on the file at ``path`` until ``stack`` closes. The file kept for a failed rename is named as a
+    temporary (removed by the next write if we are killed); unlocked, another writer of it starting meanwhile (a
+    second prepare run) took it for a dead writer's and deleted it, and the old file could not be put back. Where
+    the file system has no locks it is kept unlocked, as before."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    stack.callback(os.close, fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # shared: remove_dead_temporary's exclusive try-lock is refused
+    except OSError as exc:
+        if exc.errno not in _NO_DIRECTORY_LOCKS:
+            raise
 
 
 def _set_metadata(set_id, members):
