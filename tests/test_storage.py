@@ -1834,6 +1834,30 @@ def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, mon
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
 
 
+def test_a_local_pair_written_again_while_a_run_reads_it_is_refused(tmp_path):
+    """train reads --train, then --validation: a sample / prepare run that wrote the pair again in between had the
+    run train on the old training split and validate on the new test split, silently (on S3 the set metadata
+    refused it). Locally the second file of a folder is now refused when one read before was replaced since; files
+    not replaced, or one file read twice, are read."""
+    train, test = _write_pair(str(tmp_path), "old")
+    with storage.reading_together():
+        assert storage.read_bytes(train) == b"__label__1 old train\n"
+        assert storage.read_bytes(test) == b"__label__1 old test\n"
+        assert storage.read_bytes(train) == b"__label__1 old train\n"
+    with storage.reading_together():
+        storage.read_bytes(train)
+        _write_pair(str(tmp_path), "new")
+        with pytest.raises(FastTextError, match=rf"^{re.escape(train)} was written again while this run read it, "
+                                                rf"before {re.escape(test)} beside it was opened .*: this run would "
+                                                rf"read them from two writes; run it again$") as err:
+            storage.read_bytes(test)
+        one_line(err.value)
+    with storage.reading_together():  # the advice works
+        assert storage.read_bytes(train) == b"__label__1 new train\n"
+        assert storage.read_bytes(test) == b"__label__1 new test\n"
+    storage.read_bytes(test)  # outside a block: nothing is checked
+
+
 def test_the_old_pair_kept_for_a_failed_rename_is_not_swept_by_another_writer(tmp_path, monkeypatch):
     """The old train split is kept (a hard link named as a temporary) while the new pair is put in place, to be put
     back if the second rename fails. Another writer of that file starting meanwhile (a second prepare run) swept it

@@ -3,14 +3,14 @@ are written. On S3 each is uploaded to a staging key and put in place by server-
 object's metadata so that readers (files.reading_together) can refuse a pair mixed by a failed or concurrent write.
 """
 import contextlib
-import errno
 import os
 import secrets
 import sys
 
 from ..errors import FastTextError
 from .s3 import _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
-from .files import SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, write_target
+from .files import (_NO_LOCKS, SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag,
+                    directories_locked, write_target)
 from .atomic import _temporary_name, atomic_local_file, staging_dir
 
 
@@ -103,32 +103,12 @@ def _local_writes(uris, mode, overwrite):
                 placed.done.append(path)
 
 
-@contextlib.contextmanager
 def _renaming_alone(paths):
-    """Hold an exclusive flock on each directory of ``paths`` (in one order: two writers never wait on each other)
-    while the block puts a set's files in place. Two runs writing one pair at once (two ``sample`` or ``prepare``
-    runs to one folder) interleaved their renames, A's train, B's train, B's test, A's test, and both succeeded,
-    leaving B's training split beside A's test split, silently. Now the second waits, and the pair ends whole, the
-    last run's. The lock is the directory's own (nothing is created beside the files) and the kernel drops it when
-    the writer dies; where a file system has no locks on directories (some NFS mounts) the renames go on unlocked."""
-    import fcntl
-
-    with contextlib.ExitStack() as stack:
-        for directory in sorted({os.path.dirname(p) for p in paths}):
-            try:
-                fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-            except OSError:  # (not ours to read: the renames then say what is wrong, as before)
-                continue
-            stack.callback(os.close, fd)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except OSError as exc:
-                if exc.errno not in _NO_DIRECTORY_LOCKS:
-                    raise
-        yield
-
-
-_NO_DIRECTORY_LOCKS = {errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.ENOSYS}
+    """An exclusive lock on the folders of ``paths`` while the block puts a set's files in place. Two runs writing
+    one pair at once (two ``sample`` or ``prepare`` runs to one folder) interleaved their renames, A's train, B's
+    train, B's test, A's test, and both succeeded, leaving B's training split beside A's test split, silently. Now
+    the second waits, and the pair ends whole, the last run's; a reader (files.reading_together) waits too."""
+    return directories_locked([os.path.dirname(p) for p in paths])
 
 
 class _Placed:
@@ -180,7 +160,7 @@ def _hold_locked(stack, path):
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)  # shared: remove_dead_temporary's exclusive try-lock is refused
     except OSError as exc:
-        if exc.errno not in _NO_DIRECTORY_LOCKS:
+        if exc.errno not in _NO_LOCKS:
             raise
 
 
