@@ -1674,6 +1674,40 @@ def test_writers_racing_without_overwrite_leave_exactly_one_file_never_replaced(
         assert sorted(os.listdir(tmp_path)) == ["trials.csv"]  # no temporaries left
 
 
+def test_two_local_writes_of_a_pair_at_once_leave_one_writes_pair(tmp_path, monkeypatch):
+    """Two sample / prepare runs writing one folder's train.csv and test.csv at once: each put its files in place by
+    two renames, and theirs interleaved (A's train, then all of B, then A's test): both succeeded and left B's
+    training split beside A's test split, silently (locally no set metadata tells a reader). The second now waits
+    for the first's renames: the pair is wholly one run's."""
+    import threading
+
+    uris = [str(tmp_path / "train.csv"), str(tmp_path / "test.csv")]
+    real_replace, b_done = os.replace, threading.Event()
+
+    def replace(src, dst, *args, **kwargs):
+        real_replace(src, dst, *args, **kwargs)
+        if threading.current_thread().name == "A" and str(dst).endswith("train.csv"):
+            b_done.wait(1.5)  # B runs whole here unless it must wait for A
+    monkeypatch.setattr(os, "replace", replace)
+
+    def write(tag):
+        with storage.atomic_writes(uris) as (train, test):
+            train.write(f"{tag} train\n".encode())
+            test.write(f"{tag} test\n".encode())
+        if tag == "B":
+            b_done.set()
+    a = threading.Thread(target=write, args=("A",), name="A")
+    a.start()
+    time.sleep(0.3)  # A is past its writes, at its renames
+    b = threading.Thread(target=write, args=("B",), name="B")
+    b.start()
+    a.join()
+    b.join()
+    pair = [open(u).read() for u in uris]
+    assert pair == ["B train\n", "B test\n"], pair
+    assert sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]  # no temporaries, no lock file
+
+
 @pytest.mark.parametrize("user", ["aborter", "writer"])
 def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id(unlisted, tmp_path, monkeypatch,
                                                                                  capsys, user):
@@ -1716,10 +1750,11 @@ def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id
             policy.client("admin").abort_multipart_upload(Bucket=policy.bucket, Key=key, UploadId=upload)
 
 
-def test_two_writes_of_a_pair_at_once_that_leave_it_mixed_say_so(s3_bucket, monkeypatch):
+def test_two_writes_of_a_pair_at_once_end_as_one_writes_pair(s3_bucket, monkeypatch):
     """Two prepare runs to one prefix: their copies can interleave (A's train, then all of B, then A's test), and
-    both ended with success, the pair mixed (A's test beside B's train) until a reader refused it. The run whose
-    copy came last now checks the targets after its copies and says so in one line."""
+    both ended with success, the pair mixed (A's test beside B's train) until a reader refused it. (Then the run
+    whose copy came last said so, and the pair stayed mixed.) That run now sees the mix after its copies and copies
+    its set again: the pair ends whole, its own, and both runs succeed."""
     prefix = f"{s3_bucket}/data"
     real, interleaved = storage.pairs._copy, []
 
@@ -1729,11 +1764,31 @@ def test_two_writes_of_a_pair_at_once_that_leave_it_mixed_say_so(s3_bucket, monk
             interleaved.append(1)
             _write_pair(prefix, "B")
     monkeypatch.setattr(storage.pairs, "_copy", copy)
-    with pytest.raises(FastTextError, match=r"were written by another run at the same time, and their files are now "
-                                            r"of two writes \(reading them together is refused\): run the command "
-                                            r"again, one at a time$") as err:
+    train, test = _write_pair(prefix, "A")
+    assert storage.read_bytes(train) == b"__label__1 A train\n" and storage.read_bytes(test) == b"__label__1 A test\n"
+    assert _bucket_keys(prefix) == ["pair.test", "pair.train"]  # no staging objects left
+
+
+def test_writes_of_a_pair_that_keep_interleaving_say_the_pair_is_mixed(s3_bucket, monkeypatch):
+    """Runs that interleave at every attempt (another write lands between each of A's copies) give up after
+    storage.pairs.PAIR_COPY_ATTEMPTS, in one line, and readers refuse the mixed pair; the advice works."""
+    prefix = f"{s3_bucket}/data"
+    real, copies = storage.pairs._copy, []
+
+    def copy(*args):
+        real(*args)
+        copies.append(1)
+        if len(copies) % 2:  # after each of A's train copies: B runs whole (with the real copy)
+            monkeypatch.setattr(storage.pairs, "_copy", real)
+            _write_pair(prefix, "B")
+            monkeypatch.setattr(storage.pairs, "_copy", copy)
+    monkeypatch.setattr(storage.pairs, "_copy", copy)
+    with pytest.raises(FastTextError, match=r"were written by other runs at the same time, again and again, and their "
+                                            r"files are now of two writes \(reading them together is refused\): run "
+                                            r"the command again, one at a time$") as err:
         _write_pair(prefix, "A")
     one_line(err.value)
+    assert len(copies) == 2 * storage.pairs.PAIR_COPY_ATTEMPTS
     with pytest.raises(FastTextError, match="now of another write of them"):
         storage.read_bytes(f"{prefix}/pair.train")
     monkeypatch.setattr(storage.pairs, "_copy", real)
@@ -1773,6 +1828,52 @@ def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, mon
 
     monkeypatch.setattr(os, "replace", second_fails)
     with pytest.raises(FastTextError if failure == "busy" else KeyboardInterrupt):
+        _write_pair(str(tmp_path), "new")
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
+def test_a_local_pair_written_again_while_a_run_reads_it_is_refused(tmp_path):
+    """train reads --train, then --validation: a sample / prepare run that wrote the pair again in between had the
+    run train on the old training split and validate on the new test split, silently (on S3 the set metadata
+    refused it). Locally the second file of a folder is now refused when one read before was replaced since; files
+    not replaced, or one file read twice, are read."""
+    train, test = _write_pair(str(tmp_path), "old")
+    with storage.reading_together():
+        assert storage.read_bytes(train) == b"__label__1 old train\n"
+        assert storage.read_bytes(test) == b"__label__1 old test\n"
+        assert storage.read_bytes(train) == b"__label__1 old train\n"
+    with storage.reading_together():
+        storage.read_bytes(train)
+        _write_pair(str(tmp_path), "new")
+        with pytest.raises(FastTextError, match=rf"^{re.escape(train)} was written again while this run read it, "
+                                                rf"before {re.escape(test)} beside it was opened .*: this run would "
+                                                rf"read them from two writes; run it again$") as err:
+            storage.read_bytes(test)
+        one_line(err.value)
+    with storage.reading_together():  # the advice works
+        assert storage.read_bytes(train) == b"__label__1 new train\n"
+        assert storage.read_bytes(test) == b"__label__1 new test\n"
+    storage.read_bytes(test)  # outside a block: nothing is checked
+
+
+def test_the_old_pair_kept_for_a_failed_rename_is_not_swept_by_another_writer(tmp_path, monkeypatch):
+    """The old train split is kept (a hard link named as a temporary) while the new pair is put in place, to be put
+    back if the second rename fails. Another writer of that file starting meanwhile (a second prepare run) swept it
+    as a dead writer's leftover: nobody held a lock on it. The failed rename then left the new train split beside
+    the old test split, the old train split lost. The kept file is now locked while it is kept."""
+    uris = _write_pair(str(tmp_path), "old")
+    real_replace = os.replace
+
+    def another_writer_starts_then_the_second_fails(src, dst, *args, **kwargs):
+        if str(dst).endswith("pair.test"):
+            storage.remove_stale_temporaries(uris[0])  # what another write of pair.train does first
+            raise OSError(errno.EBUSY, "Device or resource busy", dst)
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", another_writer_starts_then_the_second_fails)
+    with pytest.raises(FastTextError):
         _write_pair(str(tmp_path), "new")
     monkeypatch.setattr(os, "replace", real_replace)
     assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]

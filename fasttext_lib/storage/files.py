@@ -149,10 +149,74 @@ def open_read(uri, mode="rb"):
         raise FastTextError(f"expected a file but got a directory: {uri}")
     if not os.path.exists(uri):
         raise FastTextError(f"no such file: {uri}")
+    with _READ_SCOPES_LOCK:
+        scopes = list(_READ_SCOPES)
+    path = os.path.realpath(uri)
+    # (in a reading_together block: opened once a pair's renames in progress in its folder are done)
+    with directories_locked([os.path.dirname(path)], shared=True) if scopes else contextlib.nullcontext():
+        try:
+            f = open(uri, mode)
+        except OSError as exc:
+            raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+        try:
+            _check_local_partners(uri, path, f, scopes)
+        except BaseException:
+            f.close()
+            raise
+    return f
+
+
+def _check_local_partners(uri, path, f, scopes):
+    """Inside :func:`reading_together`: refuse ``uri`` (opened as ``f``; ``path``, its real path) if a file this run
+    read before from its folder has been replaced since. Locally a pair carries no set metadata, but it is written
+    to one folder, its files put in place under that folder's lock (pairs.py): a run that read train.csv, then
+    opened test.csv after another run (sample, synthetic, prepare) wrote the pair again, trained on the old
+    training split and validated on the new test split, silently."""
+    here = os.path.dirname(path)
+    for scope in scopes:
+        for other, (uri_read, identity) in scope.local.items():
+            if other != path and os.path.dirname(other) == here and _identity_at(other) != identity:
+                raise FastTextError(f"{uri_read} was written again while this run read it, before {uri} beside it was "
+                                    f"opened (files of one folder, as a train/test pair written together): this run "
+                                    f"would read them from two writes; run it again")
+        held = os.fstat(f.fileno())
+        scope.local[path] = (uri, (held.st_dev, held.st_ino))
+
+
+def _identity_at(path):
     try:
-        return open(uri, mode)
-    except OSError as exc:
-        raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+        held = os.stat(path)
+    except OSError:
+        return None
+    return held.st_dev, held.st_ino
+
+
+_NO_LOCKS = {errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.ENOSYS}
+
+
+@contextlib.contextmanager
+def directories_locked(directories, shared=False):
+    """Hold an flock on each of ``directories`` (in one order: two holders never wait on each other), exclusive
+    or ``shared``. A pair's writer (pairs.py) holds its folder's exclusively while it puts the files in place, and
+    a reader of files written together (:func:`reading_together`) shared while it opens one: it never opens one
+    file between the renames of two. The lock is the directory's own (nothing is created beside the files) and the
+    kernel drops it when its holder dies; where a file system has no locks on directories (some NFS mounts), or the
+    directory cannot be opened, none is held."""
+    import fcntl
+
+    with contextlib.ExitStack() as stack:
+        for directory in sorted(set(directories)):
+            try:
+                fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                continue
+            stack.callback(os.close, fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            except OSError as exc:
+                if exc.errno not in _NO_LOCKS:
+                    raise
+        yield
 
 
 # Reads that belong together (reading_together: a training run reading its train and validation files): the set
@@ -161,11 +225,20 @@ _READ_SCOPES = []
 _READ_SCOPES_LOCK = threading.Lock()
 
 
+class _ReadScope:
+    """What one :func:`reading_together` block has read: ``s3`` {(bucket, key): (set id, members)}, ``local``
+    {real path: (path as given, (st_dev, st_ino) when opened)}."""
+
+    def __init__(self):
+        self.s3, self.local = {}, {}
+
+
 @contextlib.contextmanager
 def reading_together():
     """Within the block, S3 objects written as one set (:func:`.pairs.atomic_writes`) must all be read from the same
-    write: a train split read, then a test split that a new write replaced meanwhile, is refused."""
-    scope = {}
+    write: a train split read, then a test split that a new write replaced meanwhile, is refused. Locally, a file
+    opened after another of its folder was replaced since this block read it is refused too."""
+    scope = _ReadScope()
     with _READ_SCOPES_LOCK:
         _READ_SCOPES.append(scope)
     try:
@@ -228,13 +301,13 @@ def check_set_member(client, bucket, key, head):
                   f"reading them as they are", file=sys.stderr)
     with _READ_SCOPES_LOCK:
         for scope in _READ_SCOPES:
-            for other, (other_id, other_members) in scope.items():
+            for other, (other_id, other_members) in scope.s3.items():
                 if (other != me and set_id is not None and other_id is not None and other_id != set_id
                         and (other in members or me in other_members)):
                     raise FastTextError(f"{uri} was written together with s3://{other[0]}/{other[1]}, which this "
                                         f"run read from another write of them (they were written again while it "
                                         f"ran): run it again")
-            scope[me] = (set_id, members)
+            scope.s3[me] = (set_id, members)
 
 
 def remove_file(uri):

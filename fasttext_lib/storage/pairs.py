@@ -9,7 +9,8 @@ import sys
 
 from ..errors import FastTextError
 from .s3 import _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
-from .files import SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, write_target
+from .files import (_NO_LOCKS, SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag,
+                    directories_locked, write_target)
 from .atomic import _temporary_name, atomic_local_file, staging_dir
 
 
@@ -21,6 +22,9 @@ from .atomic import _temporary_name, atomic_local_file, staging_dir
 #    (the targets' bucket/key, URL-quoted); the keys are remembered, not listed (no s3:ListBucket is needed);
 # 2. only once all are uploaded, each target is replaced by a server-side COPY of its staging object, in order;
 # 3. the staging objects are deleted by the keys remembered, also when anything failed.
+#
+# Between 2 and 3 the write checks that its targets are of one write, and copies its set again if another run's
+# copies interleaved with its own (see PAIR_COPY_ATTEMPTS): two runs at once leave one run's pair, whole.
 #
 # A failure in 1 (a connection lost mid-upload, Ctrl-C, SIGTERM) leaves the old set untouched. Only a failure in the
 # instant between two COPYs can leave targets of two sets side by side: the error says so, and files.open_read
@@ -92,10 +96,19 @@ def _local_writes(uris, mode, overwrite):
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
         # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
-        with _kept_as_they_were([write_target(u) if overwrite else os.path.abspath(u) for u in uris]) as placed:
+        targets = [write_target(u) if overwrite else os.path.abspath(u) for u in uris]
+        with _renaming_alone(targets), _kept_as_they_were(targets) as placed:
             for path, writer in zip(placed.paths, writers):
                 writer.close()  # the rename
                 placed.done.append(path)
+
+
+def _renaming_alone(paths):
+    """An exclusive lock on the folders of ``paths`` while the block puts a set's files in place. Two runs writing
+    one pair at once (two ``sample`` or ``prepare`` runs to one folder) interleaved their renames, A's train, B's
+    train, B's test, A's test, and both succeeded, leaving B's training split beside A's test split, silently. Now
+    the second waits, and the pair ends whole, the last run's; a reader (files.reading_together) waits too."""
+    return directories_locked([os.path.dirname(p) for p in paths])
 
 
 class _Placed:
@@ -109,10 +122,13 @@ def _kept_as_they_were(paths):
     each path it has replaced to ``.done``; if the block fails, the replaced ones are put back (a new file where
     there was none is removed). Without hard links (some network file systems) the old files cannot be kept."""
     placed, kept = _Placed(paths), {}
+    locks = contextlib.ExitStack()
     try:
         for path in paths:
             if os.path.isfile(path):
                 backup = os.path.join(os.path.dirname(path), _temporary_name(path))  # removed by the next write if killed
+                with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
+                    _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
                 with contextlib.suppress(OSError):
                     os.link(path, backup)
                     kept[path] = backup
@@ -129,6 +145,23 @@ def _kept_as_they_were(paths):
         for backup in kept.values():
             with contextlib.suppress(OSError):
                 os.remove(backup)
+        locks.close()
+
+
+def _hold_locked(stack, path):
+    """Hold an flock on the file at ``path`` until ``stack`` closes. The file kept for a failed rename is named as a
+    temporary (removed by the next write if we are killed); unlocked, another writer of it starting meanwhile (a
+    second prepare run) took it for a dead writer's and deleted it, and the old file could not be put back. Where
+    the file system has no locks it is kept unlocked, as before."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    stack.callback(os.close, fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # shared: remove_dead_temporary's exclusive try-lock is refused
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise
 
 
 def _set_metadata(set_id, members):
@@ -179,39 +212,46 @@ def _put_set_in_place(uris, staged, metadata, overwrite):
             created.append((bucket, temp, uri))
             with s3_errors(uri):
                 upload_file(client, staged[uri], bucket, temp, metadata)
-        for done, (bucket, temp, uri) in enumerate(created):
-            try:
-                with s3_errors(uri):
-                    _copy(client, bucket, temp, *split_s3(uri), os.path.getsize(staged[uri]))
-            except FastTextError as exc:
-                if done:
-                    raise _mixed(exc, targets, done) from None
-                if not str(exc).startswith("access denied"):
-                    raise
-                # no s3:GetObject on the staging object (a role that may put and delete): upload directly
-                _delete_staged(client, created)
-                created = []
-                return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+        for attempt in range(PAIR_COPY_ATTEMPTS):
+            for done, (bucket, temp, uri) in enumerate(created):
+                try:
+                    with s3_errors(uri):
+                        _copy(client, bucket, temp, *split_s3(uri), os.path.getsize(staged[uri]))
+                except FastTextError as exc:
+                    if done or attempt:  # (a later attempt replaces a mixed set: it was not whole before either)
+                        raise _mixed(exc, targets, done or len(targets)) from None
+                    if not str(exc).startswith("access denied"):
+                        raise
+                    # no s3:GetObject on the staging object (a role that may put and delete): upload directly
+                    _delete_staged(client, created)
+                    created = []
+                    return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+            if _of_one_write(client, targets):
+                return
     finally:
         _delete_staged(client, created)
-    _check_one_write(client, targets)
+    raise FastTextError(f"{', '.join(targets)} were written by other runs at the same time, again and again, and their "
+                        f"files are now of two writes (reading them together is refused): run the command again, one "
+                        f"at a time")
 
 
-def _check_one_write(client, targets):
-    """After the copies: the targets must all be of one write. Two writes to one place at once (two ``prepare``
-    runs) can interleave their copies, A's train, B's train, B's test, A's test, and both succeeded, leaving a
-    mixed set that only a reader found. The run whose copy came last sees the mix here and says so; a set wholly
-    of the other write is that write's (ours was replaced whole: nothing is mixed)."""
-    ids = {}
+# After its copies a write checks that the targets are all of one write. Two writes to one place at once (two
+# ``prepare`` runs) can interleave their copies, A's train, B's train, B's test, A's test: both succeeded, leaving a
+# mixed set that only a reader found. The run that sees a mix copies its set again (its staging objects are still
+# there): the last copy of all is followed by its run's check, so the targets end whole, one run's. Only runs that
+# keep interleaving past these attempts fail, with the mix said.
+PAIR_COPY_ATTEMPTS = 4
+
+
+def _of_one_write(client, targets):
+    """Whether the targets are all of one write: ours, or wholly another run's (ours was replaced whole)."""
+    ids = set()
     for uri in targets:
         try:
-            ids[uri] = _set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0]
+            ids.add(_set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0])
         except Exception:  # gone, or not ours to see: readers check what they find
-            return
-    if len(set(ids.values())) > 1:
-        raise FastTextError(f"{', '.join(targets)} were written by another run at the same time, and their files are "
-                            f"now of two writes (reading them together is refused): run the command again, one at a "
-                            f"time")
+            return True
+    return len(ids) <= 1
 
 
 def _delete_staged(client, created):
