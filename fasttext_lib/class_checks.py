@@ -4,6 +4,7 @@ numbers taken for classes. Each is one error line that says which column was rea
 file; :func:`check_classes` runs them before anything is featurized (train.train).
 """
 import os
+import sys
 import unicodedata
 
 from .columns import distinct_row_numbers, restarted_row_numbers
@@ -78,19 +79,22 @@ def refuse_classes_spelled_alike(classes):
                                 f"label))")
 
 
-def refuse_classes_cased_alike(classes):
-    """Refuse two classes that are one label in two cases (``Positive`` in some rows, ``positive`` in others: a column
-    labelled by hand, or files joined from two sources). They trained as two classes, each with part of the class's
-    documents, with no word said; the text is lowercased, its labels are not. (After the Unicode check: two
-    normalizations of one label are named as that.)"""
-    seen = {}
+def warn_classes_cased_alike(classes):
+    """A ``warning:`` line for classes that are one label in two cases (``Positive`` in some rows, ``positive`` in
+    others: a column labelled by hand, or files joined from two sources). They train as two classes, each with part
+    of the class's documents; the text is lowercased, its labels are not. A warning, not a refusal: classes that
+    differ in case alone can be meant (``#NYC`` and ``#nyc`` tags), as fastText keeps them. (After the Unicode check:
+    two normalizations of one label are named as that.)"""
+    seen, pairs = {}, []
     for label in classes:
-        other = seen.setdefault(unicodedata.normalize("NFC", label).casefold(), label)
+        other = seen.setdefault(unicodedata.normalize("NFC", label).lower(), label)
         if other != label:
-            first, second = sorted((other, label))
-            raise FastTextError(f"training data has classes {first!r} and {second!r}, one label written in two cases, "
-                                f"which would train as two classes; write the labels one way (e.g. "
-                                f"df['label'].str.lower())")
+            pairs.append(" and ".join(repr(c) for c in sorted((other, label))))
+    if pairs:
+        more = f" (and {len(pairs) - 3} more pairs)" if len(pairs) > 3 else ""
+        print(f"warning: training data has classes {'; '.join(pairs[:3])}{more}, each one label written in two cases, "
+              f"which train as separate classes; if they are one class, write the labels one way (e.g. "
+              f"df['label'].str.lower())", file=sys.stderr)
 
 
 def check_classes(train_data, classes):
@@ -101,7 +105,7 @@ def check_classes(train_data, classes):
     if len(classes) < 2:
         raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
     refuse_classes_spelled_alike(classes)
-    refuse_classes_cased_alike(classes)
+    warn_classes_cased_alike(classes)
     if len(classes) >= MANY_CLASSES:
         # A CSV with the class last and no header ("the review","positive") reads the review as the class:
         # a model of (nearly) one class per document, trained without a word. Either the classes, more than half

@@ -119,16 +119,20 @@ def test_autotune_refuses_a_missing_class_before_any_trial(frames):
         autotune(LabeledTexts(changed["label"], changed["text"]), _as_text(test_frame), duration=5, verbose=False)
 
 
-def test_classes_that_differ_only_in_case_are_refused(frames):
+def test_classes_that_differ_only_in_case_are_a_warning(frames, capsys):
     """A hand-labelled column with 'Positive' in some rows and 'positive' in others trained four classes of a
-    two-class problem (each with part of its documents), with no word said."""
+    two-class problem (each with part of its documents), with no word said. A warning, not a refusal: classes that
+    differ in case alone can be meant (#NYC and #nyc tags), and they still train; ß and ss are no case pair."""
     from fasttext_lib.train import train
 
     train_frame, _ = frames
     labels = train_frame["label"].map({1: "negative", 2: "positive"}).where(train_frame.index % 7 != 0,
                                                                              train_frame["label"].map({1: "Negative", 2: "Positive"}))
-    with pytest.raises(FastTextError) as caught:
-        train(LabeledTexts(labels, train_frame["text"]), None, CONFIG)
-    assert str(caught.value) == (
-        "training data has classes 'Negative' and 'negative', one label written in two cases, which would train as "
-        "two classes; write the labels one way (e.g. df['label'].str.lower())")
+    model = train(LabeledTexts(labels, train_frame["text"]), None, CONFIG)
+    assert sorted(model.labels) == ["Negative", "Positive", "negative", "positive"]
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "warning: training data has classes 'Negative' and 'negative'; 'Positive' and 'positive', each one label "
+        "written in two cases, which train as separate classes; if they are one class, write the labels one way "
+        "(e.g. df['label'].str.lower())")
+    train(LabeledTexts(["Straße", "Strasse"] * 20, list(train_frame["text"][:40])), None, CONFIG)
+    assert "warning" not in capsys.readouterr().err
