@@ -47,13 +47,12 @@ def epoch_costs(prices, timings, cpus_here=None, epochs=10):
 
 
 def _basis(price, device, cpus_here):
-    """What an instance's epoch time rests on, in words."""
+    """What an instance's epoch time rests on, in few words (a table cell)."""
     if price["kind"] != "cpu":
-        return f"this machine's {device}, if the instance's GPU is as fast"
+        return f"{device} here, same speed assumed"
     vcpus = price["vcpus"]
     if pd.isna(vcpus):
-        return f"this machine's {cpus_here} CPU(s); the instance's vCPUs not given"
+        return f"{cpus_here} CPUs here; vCPUs there not given"
     if int(vcpus) == cpus_here:
-        return f"this machine's {cpus_here} CPU(s), as many as the instance's vCPUs"
-    return (f"this machine's {cpus_here} CPU(s), not the instance's {int(vcpus)} vCPUs: likely "
-            f"{'faster' if int(vcpus) > cpus_here else 'slower'} there")
+        return f"{cpus_here} CPUs here, as many there"
+    return f"{cpus_here} CPUs here, {int(vcpus)} vCPUs there: likely {'faster' if int(vcpus) > cpus_here else 'slower'}"
