@@ -14,6 +14,7 @@ Lines, its keys taken as column names. Every malformed input raises :class:`Fast
 exact physical line. :func:`read_counted` reads training data for the CLI and SageMaker without keeping its texts:
 each chunk of documents is tokenized and counted as it is parsed.
 """
+import collections
 import contextlib
 import csv
 import io
@@ -488,7 +489,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     :func:`one_column_text_header`) yields ``(None, text)``, each record's columns joined; training refuses it (it
     names no class column). A first column that is pandas' index (:func:`index_column`) is left out, and ``note``
     (a callable, or None) is given a line that says so. ``found`` (a dict, or None) is given ``"class_from"``:
-    where the classes are read from (:attr:`LabeledTexts.class_from`)."""
+    where the classes are read from (:attr:`LabeledTexts.class_from`), and ``"line"``: the line each example starts
+    at, as it is handed out (:class:`RecentLines`)."""
     found = {} if found is None else found
     choice, fmt = (fmt, "csv") if isinstance(fmt, Columns) else (None, fmt)
     it = iter(lines)
@@ -525,6 +527,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if fmt == "fasttext":
         for lineno, line in enumerate(rest, 1):
             if line.strip():
+                found["line"] = lineno
                 yield _parse_fasttext_line(line, uri, lineno)
         return
     counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
@@ -567,7 +570,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         left = left_out_columns(header, (-1, columns))
         if left and note is not None:
             note(read_from_note(uri, "column", [c.strip() for c in header], columns, left))
-        for text in table_texts(chain_lines(ahead[1:], rows), header, columns, lambda start: f"{uri}:{start}"):
+        for text in table_texts(_noting_lines(chain_lines(ahead[1:], rows), found), header, columns,
+                                lambda start: f"{uri}:{start}"):
             yield None, text
         return
     later = [r for r, _ in ahead[1:]]
@@ -604,7 +608,41 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
         check_text_columns([r for r, _ in ahead], columns, uri, names)
     for row, start in chain_lines(ahead, rows):
+        found["line"] = start
         yield _csv_row_to_example(row, uri, start, layout)
+
+
+def _noting_lines(records, found):
+    """``records`` (``(record, start line)`` pairs), each one's line put in ``found["line"]`` as it is taken."""
+    for record, start in records:
+        found["line"] = start
+        yield record, start
+
+
+class RecentLines:
+    """An iterator of ``items`` (documents a reader hands out, setting ``found["line"]`` to the line each starts at:
+    :func:`examples_of_lines`, ``jsonl.jsonl_texts``) that keeps the lines of the last ``keep`` of them, to name the
+    line of one that a chunk read before it was featurized cannot take (features.NoRoomToFeaturize): it was named
+    by its place among the documents ("document 7", "record 7"), which a CSV's quoted line breaks, blank lines and
+    header put off its line."""
+
+    def __init__(self, items, found, keep):
+        self.items, self.found = iter(items), found
+        self.lines, self.count = collections.deque(maxlen=keep), 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item = next(self.items)
+        self.lines.append(self.found.get("line"))
+        self.count += 1
+        return item
+
+    def line_of(self, index):
+        """The line document ``index`` (0-based, among all handed out) starts at; None once it is too far back."""
+        back = self.count - index
+        return self.lines[-back] if 0 < back <= len(self.lines) else None
 
 
 def check_limit(limit):

@@ -114,38 +114,37 @@ def checked_lines(path, check=None):
     regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
     opened = []  # what this function opened and must close (not stdin itself)
 
-    def blocks(limit=None):
+    def blocks(limit=None, sink=None):
         if path == "-" and sys.stdin is None:  # started with stdin closed (<&-): Python sets it to None
             raise FastTextError("standard input is closed: give the reviews with --input FILE or on stdin")
         raw = _stdin() if path == "-" else storage.open_read(path)
         stream, compression = decompressed(raw, name)
         opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
-        return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression)
+        return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression, sink)
 
     def checked_blocks(blocks):
         # An input whose lines end in a lone \r (an old Mac file) is one line: it was answered as one document.
-        count, first = 0, None
-        for raw, lines in blocks:
-            first = lines[0] if first is None and lines else first
+        count, lone_cr = 0, False  # (not the first line kept: it may be one of 60 MB)
+        for lines in blocks:
+            lone_cr = lone_cr if count else bool(lines) and has_lone_cr(lines[0])
             count += len(lines)
-            yield raw, lines
-        if count == 1 and has_lone_cr(first):
+            yield lines
+        if count == 1 and lone_cr:
             raise FastTextError(f"{name}:1: the input is one line with carriage returns inside it, which would be "
                                 f"answered as one document{LONE_CR_HINT}")
 
     def documents(blocks, checked=None):
         read = 0
-        for raw, lines in blocks:
-            read += len(raw)
+        for size, lines in blocks:
+            read += size
             yield from lines
         if checked is not None and read < checked:
             raise FastTextError(f"{name} changed while it was read: it is shorter than when its lines were checked; "
                                 f"predict again once nothing writes to it")
 
-    def check_pass(blocks, sink):  # the lines checked, check's result; each block's bytes go to sink
+    def check_pass(blocks):  # the lines checked, check's result
         def lines():
-            for raw, block in checked_blocks(blocks):
-                sink(raw)
+            for block in checked_blocks(lines for _, lines in blocks):
                 yield from block
 
         each = lines()
@@ -157,7 +156,7 @@ def checked_lines(path, check=None):
     try:
         if regular:  # answered for the bytes checked: lines appended meanwhile (a file still written) were not
             sizes = []
-            result = check_pass(blocks(), lambda raw: sizes.append(len(raw)))
+            result = check_pass(blocks(sink=lambda raw: sizes.append(len(raw))))
             checked = sum(sizes)
             lines = documents(blocks(limit=checked), checked)
             yield lines if check is None else (lines, result)
@@ -165,7 +164,7 @@ def checked_lines(path, check=None):
         spool = storage.temporary_file()
         opened.append(spool)
         with storage.room_in_tmpdir():
-            result = check_pass(blocks(), spool.write)
+            result = check_pass(blocks(sink=spool.write))
             spool.flush()
         spool.seek(0)
         lines = documents(line_blocks(spool, name))
@@ -299,13 +298,13 @@ def documents(path, fmt, classes, note):
     """The texts ``predict`` answers for ``path`` (``-``: stdin), one per review or record, checked in full first
     (:func:`checked_lines`, :func:`input_check`); what a table was read as is said on stderr. ``fmt``: ``auto``,
     ``text`` or ``csv``; ``classes``: the model's class ids and names; ``note(line)``: how the input was read."""
-    from .data import examples_of_lines
+    from .data import RecentLines, examples_of_lines
     from .jsonl import jsonl_texts
 
-    name = "stdin" if path == "-" else path
+    name, found = "stdin" if path == "-" else path, {}
     with checked_lines(path, input_check(name, fmt, classes, note)) as (lines, read_as):
         if read_as and read_as.kind == "json":  # JSON Lines: each object's text keys (the note above named them)
-            yield jsonl_texts(lines, name)
+            yield Lines(RecentLines(jsonl_texts(lines, name, found=found), found, PREDICTED_PER_CHUNK))
             return
         if read_as and read_as.kind == "texts":  # a header of text columns only (title,body): no class
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
@@ -314,19 +313,29 @@ def documents(path, fmt, classes, note):
             print(f"{name}: read as labeled {read_as.table.upper()}, as training reads it: one answer per record, for "
                   f"its text columns (evaluate --data scores the model against its classes)", file=sys.stderr)
         if read_as:
-            lines = (text for _, text in examples_of_lines(with_line_ends(lines), name, read_as.table, predicting=True))
-        yield Lines(lines, one_per_line=not read_as)
+            lines = RecentLines((text for _, text in examples_of_lines(with_line_ends(lines), name, read_as.table,
+                                                                       predicting=True, found=found)),
+                                found, PREDICTED_PER_CHUNK)
+        yield Lines(lines)
+
+
+PREDICTED_PER_CHUNK = 4096  # documents predict featurizes and answers at once
 
 
 class Lines:
-    """predict's texts (an iterator), and whether each is one line of the input (``one_per_line``: plain text, where
-    the n-th text is line n; else records of a table, which may span lines)."""
+    """predict's texts (an iterator): the lines of plain text, where the n-th text is line n, or the records of a
+    table or JSON Lines (a data.RecentLines), which may span lines, or follow blank lines or a header."""
 
-    def __init__(self, texts, one_per_line):
-        self.texts, self.one_per_line = iter(texts), one_per_line
+    def __init__(self, texts):
+        self.texts = iter(texts)
 
     def __iter__(self):
         return self
 
     def __next__(self):
         return next(self.texts)
+
+    def line_of(self, index):
+        """The line text ``index`` (0-based) starts at, while it is among the last :data:`PREDICTED_PER_CHUNK` read
+        (else None)."""
+        return self.texts.line_of(index) if hasattr(self.texts, "line_of") else index + 1
