@@ -522,21 +522,14 @@ def cmd_evaluate(args):
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
     found = {}
-    read = examples = RecentLines(iter_examples(args.data, fmt, note=_note, found=found), found,
-                                  Predictor.EVALUATED_PER_CHUNK)
-    refit = predictor.refit_documents()
-    if refit is not None:  # an autotune bundle refitted on its validation data: is that what is scored?
-        examples = ((refit.see(text), (label, text))[1] for label, text in examples)
-    # scored as it is read: the texts of a large file are never all in memory
+    examples = RecentLines(iter_examples(args.data, fmt, note=_note, found=found), found, Predictor.EVALUATED_PER_CHUNK)
+    # scored as it is read: the texts of a large file are never all in memory (evaluate_examples says it of an
+    # autotune bundle scored on the validation data its refit trained on)
     try:
         metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data)
     except NoRoomToFeaturize as exc:  # named by its line (a record's first)
-        line = read.line_of(exc.index)
+        line = examples.line_of(exc.index)
         raise FastTextError(exc.where(f"{args.data}:{line}" if line else f"{args.data}: document {exc.index + 1}")) from None
-    if refit is not None and refit.trained_on():
-        print(f"warning: {args.data} holds the documents of the --autotune-validation data this model was trained on "
-              f"(autotune's refit trains the chosen setting on the training and validation data; --autotune-no-refit "
-              f"keeps them out): its accuracy here is not a held-out score", file=sys.stderr)
     say(_confusion_table(metrics["confusion_matrix"]))
     say(_per_class_table(metrics["per_class"]))
     say(json.dumps(metrics))

@@ -377,6 +377,19 @@ class TrainedOnCheck:
         """Whether at least half the documents seen that fall in the sample are in it."""
         return self.sampled > 0 and 2 * self.found >= self.sampled
 
+    def watched(self, examples):
+        """``(label, text)`` pairs of ``examples`` as they come, each text seen."""
+        for label, text in examples:
+            self.see(text)
+            yield label, text
+
+    def warn(self, where):
+        """Say on stderr that ``where`` (the data scored) was trained on, when it was (:meth:`trained_on`)."""
+        if self.trained_on():
+            print(f"warning: {where} holds the documents of the --autotune-validation data this model was trained on "
+                  f"(autotune's refit trains the chosen setting on the training and validation data; "
+                  f"--autotune-no-refit keeps them out): its accuracy here is not a held-out score", file=sys.stderr)
+
 
 class Predictor:
     """A loaded bundle: raw text in, labels and probabilities out.
@@ -554,7 +567,13 @@ class Predictor:
         recall, F1 and support (fastText's ``test-label``)."""
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
-        return self._metrics(self._probabilities(self.featurizer.transform(data.texts)), y, confusion)
+        metrics = self._metrics(self._probabilities(self.featurizer.transform(data.texts)), y, confusion)
+        refit = self.refit_documents()
+        if refit is not None:  # (see evaluate_examples)
+            for _ in refit.watched(zip(data.labels, data.texts)):
+                pass
+            refit.warn("the evaluation data")
+        return metrics
 
     EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate_examples (as predict)
 
@@ -562,9 +581,15 @@ class Predictor:
         """:meth:`evaluate` of ``(label, text)`` pairs as they come (``data.iter_examples`` of a file), in memory that
         does not grow with the texts: each chunk is scored and dropped, and only its labels and class probabilities
         are kept (read whole first, evaluate held a 1 GB file's texts and bags at once, several GB). The labels are
-        checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``."""
+        checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``.
+
+        A bundle whose autotune refit trained on its ``--autotune-validation`` data (:meth:`refit_documents`) scored on
+        those documents is said to be, on stderr (its accuracy there is no held-out score; it was said by the CLI's
+        evaluate only): each text is fingerprinted for it, for such bundles only."""
         labels, probs, seen = [], [], {}
-        examples = iter(examples)  # (islice of a list gave its first chunk again and again: a loop without end)
+        refit = self.refit_documents()
+        examples = iter(examples if refit is None else refit.watched(examples))  # (islice of a list gave its first
+        #                                                                           chunk again and again: no end)
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
             try:
                 bags = self.featurizer.transform([text for _, text in chunk])
@@ -575,7 +600,10 @@ class Predictor:
         if not labels:
             raise FastTextError(f"{where}: contains no labeled documents")
         y = encode_labels(labels, self.labels, "evaluation data", self.label_names)
-        return self._metrics(np.concatenate(probs), y, confusion)
+        metrics = self._metrics(np.concatenate(probs), y, confusion)
+        if refit is not None:
+            refit.warn(where)
+        return metrics
 
     def refit_documents(self):
         """A :class:`TrainedOnCheck` of the ``--autotune-validation`` documents the bundle's autotune refit trained
