@@ -191,7 +191,7 @@ def labeled_csv_row(row, quoted, classes):
     if len(row) < 2 or (not quoted and row[1][:1].isspace()):
         return False
     first = row[0].strip()
-    return bool(first) and (first in classes or (quoted and is_int_text(first)))
+    return bool(first) and (first in classes or (quoted and is_int_text(first)) or whole_number(first) in classes)
 
 
 def labeled_csv_start(line, classes):
@@ -244,7 +244,8 @@ def labeled_csv_records(records, quoted, classes, header=True):
         return 2 * len(wide) >= len(rest) > 0
     if not labeled_csv_row(first, quoted, classes):
         return False
-    labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or is_int_text(r[0].strip()))]
+    labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or is_int_text(r[0].strip())
+                                                    or whole_number(r[0].strip()) in classes)]
     if 2 * len(labeled) < len(rest):
         return False
     if quoted:
@@ -524,6 +525,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         yield from jsonl_examples(rest, uri, None, note, found)
         return
     found["class_from"] = CLASS_FROM_FASTTEXT if fmt == "fasttext" else ""
+    found["format"] = fmt  # (fasttext, csv or tsv: whole_number_classes applies to a table's)
     if fmt == "fasttext":
         for lineno, line in enumerate(rest, 1):
             if line.strip():
@@ -645,6 +647,37 @@ class RecentLines:
         return self.lines[-back] if 0 < back <= len(self.lines) else None
 
 
+_WHOLE_NUMBER = re.compile(r"-?[0-9]+\.0+")  # a whole number as a float: pandas writes 5.0
+
+
+def whole_number(label):
+    """``label`` (a class as a CSV writes it) without the ``.0`` of a whole number written as a float (``5.0``:
+    ``5``); None for any other label."""
+    return str(int(label.split(".")[0])) if _WHOLE_NUMBER.fullmatch(label) else None
+
+
+def whole_number_classes(labels):
+    """``labels`` (every class of a file, as written) as :func:`whole_number` reads them when each one is a whole
+    number written as a float (``1.0``, ``5.0``: pandas writes a class column of floats so, as Amazon's ``overall``,
+    or any column that held a missing value); else ``labels`` as they are. A float class column was read as the
+    classes "1.0" ... "5.0" from a CSV, and as 1 ... 5 from JSON Lines or a DataFrame (jsonl._json_value,
+    as_read_from_a_file): the same data trained different classes, and a names file (classes.txt) numbered 1, 2, ...
+    named none of them. Only when all are: a file holding ``1.5``, ``v1.0``, ``positive`` or ``1`` beside them has
+    classes that are no floats (``1`` and ``1.0`` would have been one class)."""
+    distinct = set(labels)
+    as_read = {label: whole_number(label) for label in distinct}
+    if not distinct or None in as_read.values():
+        return labels
+    return [as_read[label] for label in labels]
+
+
+def table_classes(labels, found):
+    """A file's ``labels`` (all of them) as :func:`whole_number_classes` reads them when they come from a CSV's or
+    TSV's class column (``found``: :func:`examples_of_lines`'); fastText format's ``__label__5.0`` and JSON Lines'
+    (whose numbers are read as numbers) as they are."""
+    return whole_number_classes(labels) if found.get("format") in ("csv", "tsv") else labels
+
+
 def check_limit(limit):
     """``limit`` (documents to read at most) must be ``None`` or a positive integer: 0 or a negative one
     read one document (the count was checked after each), and prepare wrote one-document splits over the
@@ -686,6 +719,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
             break
     if not data.texts:
         raise FastTextError(f"{uri}: contains no labeled documents")
+    data.labels = table_classes(data.labels, read)
     data.class_from = read.get("class_from", "")
     if find_names:
         data.names = label_names.kept_for_data(found, data.labels, names_file,
@@ -749,6 +783,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
                 yield text
             if len(labels) == before:
                 raise FastTextError(f"{uri}: contains no labeled documents")
+            labels[before:] = table_classes(labels[before:], read)
             layout.append((uri, read.get("class_from", "")))  # where each file's classes were read from
 
     try:  # the packed ids go to an unlinked temporary file, not memory (native_features.CodesFile)

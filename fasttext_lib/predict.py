@@ -28,7 +28,7 @@ from . import native_features, storage
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, check_form, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
-from .data import LABEL_PREFIX, as_read_from_a_file
+from .data import LABEL_PREFIX, as_read_from_a_file, whole_number_classes
 from .text import fingerprint, is_sampled
 from .devices import parse_ctx
 from .jsonl import missing_json
@@ -61,6 +61,9 @@ def class_ids(labels, classes, where, names=None):
     ids = set(classes)
     if present <= ids:
         return labels
+    read = whole_number_classes(labels)  # (a CSV's float class column, as training reads it: 5.0 is class 5)
+    if read is not labels and set(read) <= ids:
+        return read
     by_name = {}
     for label in classes:  # each class as predictions show it: its name, or its id where it has none
         by_name.setdefault((names or {}).get(label, label), []).append(label)
