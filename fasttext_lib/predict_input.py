@@ -184,20 +184,24 @@ def input_check(name, fmt, classes, note):
     for JSON Lines; else False (plain reviews, one per line). ``note(line)``: how the input was read."""
     from .columns import HEADER_LOOKAHEAD, one_column_text_header, short_header, tsv_header_line
     from .data import (allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start,
-                       tsv_with_header)
+                       tsv_with_header, whole_number)
     from .jsonl import json_input, json_object_line, jsonl_texts
     from .lines import leading_blank_lines
 
     def read_all(lines, table):
         """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
-        error before any answer: "texts" (a header of text columns, no class) or "labeled". Its notes (pandas'
-        index, the columns left out) are said once every record has been read."""
-        kind, notes = "labeled", []
-        for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append):
+        error before any answer: a :class:`ReadAs` of kind "texts" (a header of text columns, no class) or "labeled"
+        (with the first value of its class column that is none of ``classes``, if any). Its notes (pandas' index, the
+        columns left out) are said once every record has been read."""
+        kind, notes, unknown, found = "labeled", [], None, {}
+        for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append,
+                                          found=found):
             kind = "texts" if label is None else kind
+            if unknown is None and label is not None and label not in classes and whole_number(label) not in classes:
+                unknown = label  # (an id column first: id,text)
         for line in notes:
             note(line)
-        return kind
+        return ReadAs(kind, table, None if unknown is None else (unknown, found.get("class_from", "")))
 
     def check(lines):
         if fmt == "text":
@@ -212,11 +216,10 @@ def input_check(name, fmt, classes, note):
             ahead = list(itertools.islice(lines, HEADER_LOOKAHEAD))
             if tsv_with_header([first] + ahead, classes):
                 try:
-                    kind = read_all(itertools.chain(blank, [first], ahead, lines), "tsv")
+                    return read_all(itertools.chain(blank, [first], ahead, lines), "tsv")
                 except FastTextError as exc:
                     raise FastTextError(f"{exc} (read as TSV because line {len(blank) + 1} is a header row; "
                                         f"--format text reads every line as one review)") from None
-                return ReadAs(kind, "tsv")
             lines = itertools.chain(ahead, lines)  # (plain reviews: checked as such below)
         if fmt in ("auto", "csv") and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
             # --format csv too: each object was read as a labeled CSV row, its first key's value as the class)
@@ -264,7 +267,7 @@ def input_check(name, fmt, classes, note):
                                                             classes):
                 return False
         try:
-            kind = read_all(itertools.chain(blank, ahead, lines), "csv")
+            return read_all(itertools.chain(blank, ahead, lines), "csv")
         except FastTextError as exc:
             if fmt == "csv":
                 raise
@@ -272,7 +275,6 @@ def input_check(name, fmt, classes, note):
                 return False
             raise FastTextError(f"{exc} (read as CSV because line {len(blank) + 1} is a labeled CSV row or header; "
                                 f"--format text reads every line as one review)") from None
-        return ReadAs(kind)
 
     return check
 
@@ -287,10 +289,12 @@ def with_line_ends(lines):
 class ReadAs:
     """How predict's input was recognized: ``kind`` ``"labeled"`` (a labeled table: its text columns answered, the
     class not scored), ``"texts"`` (a header of text columns only) or ``"json"`` (JSON Lines: each object's text
-    keys); ``table``: ``"csv"`` or ``"tsv"``."""
+    keys); ``table``: ``"csv"`` or ``"tsv"``; ``not_classes``: for a labeled table whose class column holds a value
+    that is none of the model's classes (``id,text``: ids), ``(that value, where the classes were read from)``."""
 
     kind: str
     table: str = "csv"
+    not_classes: tuple = None
 
 
 @contextlib.contextmanager
@@ -309,6 +313,12 @@ def documents(path, fmt, classes, note):
         if read_as and read_as.kind == "texts":  # a header of text columns only (title,body): no class
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
                   f"answer per record, for its text columns joined, as training joins them", file=sys.stderr)
+        elif read_as and read_as.not_classes:  # id,text: its first column read as training reads a class, but it is
+            # none of the model's (evaluate refuses the file): "evaluate --data scores the model against its classes"
+            value, column = read_as.not_classes
+            print(f"{name}: read as {read_as.table.upper()}, as training reads a labeled one: one answer per record, "
+                  f"for its text columns; its {column or 'column 1'}, where a class goes, is left out (its values, "
+                  f"such as {value!r}, are not this model's classes)", file=sys.stderr)
         elif read_as:  # a labeled file: its texts, as training reads them (the class is not scored)
             print(f"{name}: read as labeled {read_as.table.upper()}, as training reads it: one answer per record, for "
                   f"its text columns (evaluate --data scores the model against its classes)", file=sys.stderr)

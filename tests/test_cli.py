@@ -672,3 +672,27 @@ def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_fi
     (tmp_path / "f.csv").write_text("label,text\n1,great\n2,bad\n")
     counted = read_counted([str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), str(tmp_path / "f.csv")])
     assert counted.labels == ["1", "5", "-2", "1.0", "1.5", "1", "2"]
+
+
+@pytest.mark.parametrize("content, column, value", [
+    ("id,text\n101,great food here\n102,awful cold soup\n103,loved the place\n", "column 1 ('id')", "101"),
+    ("review_id,text\nr1,great food\nr2,cold soup\nr3,fine\n", "column 1 ('review_id')", "r1"),
+    ('"7","great food"\n"8","cold soup"\n"7","fine"\n', "column 1", "7"),  # another set's classes, quoted
+])
+def test_predict_does_not_call_a_first_column_of_no_class_of_the_model_its_classes(local_bundle, tmp_path, content,
+                                                                                    column, value):
+    """predict on ``id,text`` said "read as labeled CSV ... (evaluate --data scores the model against its classes)",
+    and evaluate refuses that file: ids are no classes. The note now says that column is left out, its values none of
+    the model's classes; a file whose classes are the model's is noted as before."""
+    local_bundle = local_bundle[0]
+    path = tmp_path / "reviews.csv"
+    path.write_text(content)
+    r = cli_in_process("predict", "--model", local_bundle, "--input", path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3, r.stderr
+    assert r.stderr.splitlines() == [
+        f"{path}: read as CSV, as training reads a labeled one: one answer per record, for its text columns; its "
+        f"{column}, where a class goes, is left out (its values, such as {value!r}, are not this model's classes)"]
+    labeled = tmp_path / "labeled.csv"
+    labeled.write_text('"2","great food"\n"1","cold soup"\n"2","fine"\n')
+    r = cli_in_process("predict", "--model", local_bundle, "--input", labeled)
+    assert r.returncode == 0 and "read as labeled CSV" in r.stderr and "evaluate --data scores" in r.stderr, r.stderr
