@@ -516,24 +516,20 @@ def cmd_evaluate(args):
     from .features import NoRoomToFeaturize
     from .predict import Predictor
     from .predict_input import refuse_own_output
-    from .data import iter_examples
+    from .data import RecentLines, iter_examples
 
     refuse_own_output(args.data, "--data")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
-    examples = iter_examples(args.data, fmt, note=_note)
-    refit = predictor.refit_documents()
-    if refit is not None:  # an autotune bundle refitted on its validation data: is that what is scored?
-        examples = refit.watch(examples)
-    # scored as it is read: the texts of a large file are never all in memory
+    found = {}
+    examples = RecentLines(iter_examples(args.data, fmt, note=_note, found=found), found, Predictor.EVALUATED_PER_CHUNK)
+    # scored as it is read: the texts of a large file are never all in memory (evaluate_examples says it of an
+    # autotune bundle scored on the validation data its refit trained on)
     try:
         metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data)
-    except NoRoomToFeaturize as exc:
-        raise FastTextError(exc.where(f"{args.data}: document {exc.index + 1}")) from None
-    if refit is not None and refit.trained_on():
-        print(f"warning: {args.data} holds the documents of the --autotune-validation data this model was trained on "
-              f"(autotune's refit trains the chosen setting on the training and validation data; --autotune-no-refit "
-              f"keeps them out): its accuracy here is not a held-out score", file=sys.stderr)
+    except NoRoomToFeaturize as exc:  # named by its line (a record's first)
+        line = examples.line_of(exc.index)
+        raise FastTextError(exc.where(f"{args.data}:{line}" if line else f"{args.data}: document {exc.index + 1}")) from None
     say(_confusion_table(metrics["confusion_matrix"]))
     say(_per_class_table(metrics["per_class"]))
     say(json.dumps(metrics))
@@ -566,7 +562,7 @@ def _confusion_table(matrix):
 def cmd_predict(args):
     from .features import NoRoomToFeaturize
     from .predict import Predictor
-    from .predict_input import documents, refuse_own_output
+    from .predict_input import PREDICTED_PER_CHUNK, documents, refuse_own_output
 
     refuse_own_output(args.input, "--input")
     predictor = Predictor.load(args.model, ctx=args.ctx)
@@ -575,15 +571,15 @@ def cmd_predict(args):
     with documents(args.input, args.format, predictor.class_values, note=_note) as texts:
         done = 0
         while True:
-            chunk = list(itertools.islice(texts, 4096))
+            chunk = list(itertools.islice(texts, PREDICTED_PER_CHUNK))
             if not chunk:
                 return 0
             try:
                 results = (predictor.predict_top(chunk, k=args.k or 1, threshold=args.threshold or 0.0)
                            if ranked else predictor.predict(chunk))
-            except NoRoomToFeaturize as exc:  # named by its line (plain text), else by its record
-                number = done + exc.index + 1
-                raise FastTextError(exc.where(f"{name}:{number}" if texts.one_per_line else f"{name}: record {number}")) from None
+            except NoRoomToFeaturize as exc:  # named by its line (a record's first)
+                line = texts.line_of(done + exc.index)
+                raise FastTextError(exc.where(f"{name}:{line}" if line else f"{name}: record {done + exc.index + 1}")) from None
             done += len(chunk)
             for result in results:
                 say(json.dumps(result))

@@ -14,6 +14,7 @@ Lines, its keys taken as column names. Every malformed input raises :class:`Fast
 exact physical line. :func:`read_counted` reads training data for the CLI and SageMaker without keeping its texts:
 each chunk of documents is tokenized and counted as it is parsed.
 """
+import collections
 import contextlib
 import csv
 import io
@@ -190,7 +191,7 @@ def labeled_csv_row(row, quoted, classes):
     if len(row) < 2 or (not quoted and row[1][:1].isspace()):
         return False
     first = row[0].strip()
-    return bool(first) and (first in classes or (quoted and is_int_text(first)))
+    return bool(first) and (first in classes or (quoted and is_int_text(first)) or whole_number(first) in classes)
 
 
 def labeled_csv_start(line, classes):
@@ -243,7 +244,8 @@ def labeled_csv_records(records, quoted, classes, header=True):
         return 2 * len(wide) >= len(rest) > 0
     if not labeled_csv_row(first, quoted, classes):
         return False
-    labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or is_int_text(r[0].strip()))]
+    labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or is_int_text(r[0].strip())
+                                                    or whole_number(r[0].strip()) in classes)]
     if 2 * len(labeled) < len(rest):
         return False
     if quoted:
@@ -488,7 +490,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     :func:`one_column_text_header`) yields ``(None, text)``, each record's columns joined; training refuses it (it
     names no class column). A first column that is pandas' index (:func:`index_column`) is left out, and ``note``
     (a callable, or None) is given a line that says so. ``found`` (a dict, or None) is given ``"class_from"``:
-    where the classes are read from (:attr:`LabeledTexts.class_from`)."""
+    where the classes are read from (:attr:`LabeledTexts.class_from`), and ``"line"``: the line each example starts
+    at, as it is handed out (:class:`RecentLines`)."""
     found = {} if found is None else found
     choice, fmt = (fmt, "csv") if isinstance(fmt, Columns) else (None, fmt)
     it = iter(lines)
@@ -522,9 +525,11 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         yield from jsonl_examples(rest, uri, None, note, found)
         return
     found["class_from"] = CLASS_FROM_FASTTEXT if fmt == "fasttext" else ""
+    found["format"] = fmt  # (fasttext, csv or tsv: whole_number_classes applies to a table's)
     if fmt == "fasttext":
         for lineno, line in enumerate(rest, 1):
             if line.strip():
+                found["line"] = lineno
                 yield _parse_fasttext_line(line, uri, lineno)
         return
     counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
@@ -567,7 +572,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         left = left_out_columns(header, (-1, columns))
         if left and note is not None:
             note(read_from_note(uri, "column", [c.strip() for c in header], columns, left))
-        for text in table_texts(chain_lines(ahead[1:], rows), header, columns, lambda start: f"{uri}:{start}"):
+        for text in table_texts(_noting_lines(chain_lines(ahead[1:], rows), found), header, columns,
+                                lambda start: f"{uri}:{start}"):
             yield None, text
         return
     later = [r for r, _ in ahead[1:]]
@@ -604,7 +610,72 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
         check_text_columns([r for r, _ in ahead], columns, uri, names)
     for row, start in chain_lines(ahead, rows):
+        found["line"] = start
         yield _csv_row_to_example(row, uri, start, layout)
+
+
+def _noting_lines(records, found):
+    """``records`` (``(record, start line)`` pairs), each one's line put in ``found["line"]`` as it is taken."""
+    for record, start in records:
+        found["line"] = start
+        yield record, start
+
+
+class RecentLines:
+    """An iterator of ``items`` (documents a reader hands out, setting ``found["line"]`` to the line each starts at:
+    :func:`examples_of_lines`, ``jsonl.jsonl_texts``) that keeps the lines of the last ``keep`` of them, to name the
+    line of one that a chunk read before it was featurized cannot take (features.NoRoomToFeaturize): it was named
+    by its place among the documents ("document 7", "record 7"), which a CSV's quoted line breaks, blank lines and
+    header put off its line."""
+
+    def __init__(self, items, found, keep):
+        self.items, self.found = iter(items), found
+        self.lines, self.count = collections.deque(maxlen=keep), 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item = next(self.items)
+        self.lines.append(self.found.get("line"))
+        self.count += 1
+        return item
+
+    def line_of(self, index):
+        """The line document ``index`` (0-based, among all handed out) starts at; None once it is too far back."""
+        back = self.count - index
+        return self.lines[-back] if 0 < back <= len(self.lines) else None
+
+
+_WHOLE_NUMBER = re.compile(r"-?[0-9]+\.0+")  # a whole number as a float: pandas writes 5.0
+
+
+def whole_number(label):
+    """``label`` (a class as a CSV writes it) without the ``.0`` of a whole number written as a float (``5.0``:
+    ``5``); None for any other label."""
+    return str(int(label.split(".")[0])) if _WHOLE_NUMBER.fullmatch(label) else None
+
+
+def whole_number_classes(labels):
+    """``labels`` (every class of a file, as written) as :func:`whole_number` reads them when each one is a whole
+    number written as a float (``1.0``, ``5.0``: pandas writes a class column of floats so, as Amazon's ``overall``,
+    or any column that held a missing value); else ``labels`` as they are. A float class column was read as the
+    classes "1.0" ... "5.0" from a CSV, and as 1 ... 5 from JSON Lines or a DataFrame (jsonl._json_value,
+    as_read_from_a_file): the same data trained different classes, and a names file (classes.txt) numbered 1, 2, ...
+    named none of them. Only when all are: a file holding ``1.5``, ``v1.0``, ``positive`` or ``1`` beside them has
+    classes that are no floats (``1`` and ``1.0`` would have been one class)."""
+    distinct = set(labels)
+    as_read = {label: whole_number(label) for label in distinct}
+    if not distinct or None in as_read.values():
+        return labels
+    return [as_read[label] for label in labels]
+
+
+def table_classes(labels, found):
+    """A file's ``labels`` (all of them) as :func:`whole_number_classes` reads them when they come from a CSV's or
+    TSV's class column (``found``: :func:`examples_of_lines`'); fastText format's ``__label__5.0`` and JSON Lines'
+    (whose numbers are read as numbers) as they are."""
+    return whole_number_classes(labels) if found.get("format") in ("csv", "tsv") else labels
 
 
 def check_limit(limit):
@@ -648,6 +719,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
             break
     if not data.texts:
         raise FastTextError(f"{uri}: contains no labeled documents")
+    data.labels = table_classes(data.labels, read)
     data.class_from = read.get("class_from", "")
     if find_names:
         data.names = label_names.kept_for_data(found, data.labels, names_file,
@@ -711,6 +783,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
                 yield text
             if len(labels) == before:
                 raise FastTextError(f"{uri}: contains no labeled documents")
+            labels[before:] = table_classes(labels[before:], read)
             layout.append((uri, read.get("class_from", "")))  # where each file's classes were read from
 
     try:  # the packed ids go to an unlinked temporary file, not memory (native_features.CodesFile)

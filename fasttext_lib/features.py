@@ -223,9 +223,9 @@ class Featurizer:
         feature, as in :meth:`fit` (:func:`text.without_labels`). Documents whose featurization needs more memory
         than is available are refused (:class:`NoRoomToFeaturize`) before it is used."""
         if native_features.available():
-            return Bags(*native_features.encode_texts(map(without_labels, texts), self._table(True), self.ngrams,
-                                                      self.buckets, self.vocab_size, self.unk_id, form=self.unicode_form,
-                                                      check=self.check_room))
+            return Bags(*native_features.encode_texts(texts, self._table(True), self.ngrams, self.buckets,
+                                                      self.vocab_size, self.unk_id, form=self.unicode_form,
+                                                      check=self.check_room, drop_labels=True))
         codes, lengths = array("q"), array("q")
         table = self._table(False)
         for i, text in enumerate(_maybe_progress(texts, progress, "encode")):
@@ -359,8 +359,8 @@ def count_tokens(texts, progress=None, to_file=False):
     format as in predict's."""
     form = text_rules.TRAINING_FORM  # (looked up now: what a test trains an older version's bundle with)
     if native_features.available():
-        return native_features.count_tokens(map(without_labels, _maybe_progress(texts, progress, "vocabulary")),
-                                            to_file=to_file, form=form)
+        return native_features.count_tokens(_maybe_progress(texts, progress, "vocabulary"), to_file=to_file, form=form,
+                                            drop_labels=True)
     provisional = {}
     ids, lengths = array("i"), array("q")
     for text in _maybe_progress(texts, progress, "vocabulary"):

@@ -156,6 +156,7 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
         note(read_from_note(uri, "key", keys, text_cols, left, label_col))
     found["class_from"] = f"key {label_key!r}"
     for number, obj in chain_lines(ahead, objects):
+        found["line"] = number
         if label_key not in obj:
             raise FastTextError(f"{uri}:{number}: this object has no {label_key!r} key (the class, as the first "
                                 f"object's keys say)")
@@ -165,11 +166,13 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
         yield label, _json_text(obj, text_keys)
 
 
-def jsonl_texts(lines, uri, note=None):
+def jsonl_texts(lines, uri, note=None, found=None):
     """The text of each object of JSON Lines to label (``predict``): its text keys, as :func:`jsonl_examples` reads
     them (``text``, ``review``, ..., and the endpoint's ``source``; any other of prose), a class key among them not
     scored; the other keys are left out, and ``note`` is told which. A line that is no JSON object, or first objects
-    (:func:`_json_keys`) without a text key, is an error."""
+    (:func:`_json_keys`) without a text key, is an error. ``found`` (a dict, or None): its ``"line"`` is set to each
+    object's line number as its text is handed out (data.RecentLines)."""
+    found = {} if found is None else found
     objects, ahead, keys, rows = _json_lookahead(lines, uri)
     if not ahead:
         return
@@ -188,7 +191,8 @@ def jsonl_texts(lines, uri, note=None):
     if left and note is not None:
         note(read_from_note(uri, "key", keys, text_cols, left))
     text_keys = [keys[c] for c in text_cols]
-    for _, obj in chain_lines(ahead, objects):
+    for number, obj in chain_lines(ahead, objects):
+        found["line"] = number
         yield _json_text(obj, text_keys)
 
 

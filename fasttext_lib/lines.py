@@ -270,15 +270,21 @@ def without_excel_sep(lines, uri):
         yield "\n" if lines.lineno == 1 and excel_sep_line(line, uri) else line
 
 
-def line_blocks(stream, name, compression=None):
-    """``(raw, lines)`` a block of the input at a time: ``raw`` the block's bytes (whole lines), ``lines`` its
-    lines decoded, without their ``\\n`` (a CRLF's ``\\r`` dropped too), the first line's BOM removed.
+def line_blocks(stream, name, compression=None, sink=None):
+    """``(size, lines)`` a block of the input at a time: ``size`` the block's bytes (whole lines), ``lines`` its
+    lines decoded, without their ``\\n`` (a CRLF's ``\\r`` dropped too), the first line's BOM removed; ``sink(raw)``,
+    if given, is called with each block's bytes (a bytes-like object) before its lines are handed out.
 
     The same checks and errors as :class:`DecodedLines` (UTF-8, no NUL, at most MAX_LINE_BYTES a line), at the
     speed of bulk decoding: a block is decoded at once, and only a block with a problem is read again
-    line by line by :class:`DecodedLines` itself, which names the line. ``predict`` reads its input with it."""
+    line by line by :class:`DecodedLines` itself, which names the line. ``predict`` reads its input with it.
+
+    A line longer than a block is gathered in one ``bytearray`` and decoded alone, without a copy of its bytes or of
+    its text (:func:`_one_line`), and its bytes are let go before it is handed out: a line of 60 MB held ~5 bytes a
+    byte of it (the bytes joined twice, the text split into a copy, the bytes kept beside it) before predict's memory
+    check (Featurizer.check_room) could weigh it; now it is its text alone."""
     block_bytes = min(1 << 20, MAX_LINE_BYTES)  # a line within one block is never over the bound
-    lineno, pending, pending_bytes = 0, [], 0  # lines handed out; the start of a line not yet complete
+    lineno, pending = 0, bytearray()  # lines handed out; the start of a line not yet complete
 
     def fail(data):  # the same error DecodedLines gives for these bytes (they hold a problem), at their line numbers
         lines = DecodedLines(io.BytesIO(data), name, None)
@@ -296,7 +302,7 @@ def line_blocks(stream, name, compression=None):
             try:
                 piece = stream.read1(min(io.DEFAULT_BUFFER_SIZE, block_bytes - size))  # as DecodedLines' readline reads it
             except _DECOMPRESS_ERRORS as exc:
-                data = b"".join(pending + pieces)
+                data = bytes(pending) + b"".join(pieces)
                 whole = data[:data.rfind(b"\n") + 1]  # DecodedLines has read these lines, and a partial one past the bound
                 partial = data[len(whole):]
                 checked = DecodedLines(io.BytesIO(whole + partial[:MAX_LINE_BYTES + 1] if len(partial) > MAX_LINE_BYTES else whole),
@@ -311,38 +317,78 @@ def line_blocks(stream, name, compression=None):
             size += len(piece)
         return b"".join(pieces)
 
+    def decoded(raw):  # the lines of raw (whole lines; the last one may lack its \n at the end of the input)
+        if raw.find(b"\n") > MAX_LINE_BYTES or (not raw.endswith(b"\n") and len(raw) > MAX_LINE_BYTES):
+            fail(raw)
+        try:
+            lines = _one_line(raw) if raw.find(b"\n") in (-1, len(raw) - 1) else _split_lines(raw)
+        except UnicodeDecodeError:
+            fail(raw)
+        if lineno == 0 and lines and excel_sep_line(lines[0], name):  # sep=, (Excel): a blank line
+            lines[0] = ""
+        if sink is not None:
+            sink(raw)
+        return lines
+
     while True:
         chunk = stream.read(block_bytes) if compression is None else read_decompressed()
         if not chunk and not pending:
             return
-        cut = chunk.rfind(b"\n") + 1 if chunk else pending_bytes  # at EOF the last line needs no \n
         if b"\x00" in chunk:
-            fail(b"".join(pending) + chunk)
+            fail(bytes(pending) + chunk)
+        cut = chunk.rfind(b"\n") + 1
         if chunk and cut == 0:  # no line ends in this chunk
-            pending.append(chunk)
-            pending_bytes += len(chunk)
-            if pending_bytes > MAX_LINE_BYTES:
-                fail(b"".join(pending))
+            pending += chunk
+            if len(pending) > MAX_LINE_BYTES:
+                fail(pending)
             continue
-        raw = b"".join(pending) + chunk[:cut] if chunk else b"".join(pending)
-        rest = chunk[cut:] if chunk else b""
-        pending, pending_bytes = ([rest], len(rest)) if rest else ([], 0)
-        if raw.find(b"\n") > MAX_LINE_BYTES or (not chunk and len(raw) > MAX_LINE_BYTES):
-            fail(raw)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            fail(raw)
-        text = text.lstrip("\ufeff")  # (a block starts a line) the file's BOM, or one starting a line where files were
-        if "\n\ufeff" in text:  # joined with cat: its __label__ word was read as a word of the review
-            text = _BOM_AFTER_LINE_END.sub("\n", text)
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        if lineno == 0 and lines and excel_sep_line(lines[0], name):  # sep=, (Excel): a blank line
-            lines[0] = ""
-        lineno += len(lines)
-        yield raw, [line[:-1] if line.endswith("\r") else line for line in lines]
+        if pending:  # the line begun before this chunk ends in it (or ends the input): decoded alone
+            first_end = chunk.find(b"\n") + 1
+            pending += memoryview(chunk)[:first_end]
+            size, lines, pending = len(pending), decoded(pending), bytearray()  # (its bytes let go here)
+            lineno += len(lines)
+            yield size, lines
+            del lines
+        else:
+            first_end = 0
+        if cut > first_end:
+            raw = chunk[first_end:cut] if first_end else chunk[:cut] if cut < len(chunk) else chunk
+            size, lines = len(raw), decoded(raw)
+            del raw
+            lineno += len(lines)
+            yield size, lines
+        pending = bytearray(memoryview(chunk)[cut:])
+
+
+def _one_line(raw):
+    """``[line]``: the one line of ``raw`` (bytes ending in its ``\\n``, or at the end of the input without it)
+    decoded, its ``\\n``, a ``\\r`` before it and the BOMs it starts with (any line's, as :func:`_split_lines`)
+    left out in the bytes, so that the text is decoded once and never copied; ``[]`` when it is only BOMs at the end
+    of the input."""
+    start = 0
+    while raw.startswith(_BOM_BYTES, start):
+        start += len(_BOM_BYTES)
+    end = len(raw) - 1 if raw.endswith(b"\n") else len(raw)
+    if end == len(raw) and start == end:  # (a file whose last bytes are a BOM: no line, as split_lines reads it)
+        return []
+    if end > start and raw[end - 1] == 13:  # \r
+        end -= 1
+    with memoryview(raw) as view:
+        return [str(view[start:end], "utf-8")]
+
+
+_BOM_BYTES = "\ufeff".encode()
+
+
+def _split_lines(raw):
+    """The lines of ``raw`` (short ones: a block's, each under its size) decoded, as :func:`_one_line` gives each."""
+    text = raw.decode("utf-8").lstrip("\ufeff")  # (a block starts a line) the file's BOM, or one starting a line
+    if "\n\ufeff" in text:  # where files were joined with cat: its __label__ word was read as a word of the review
+        text = _BOM_AFTER_LINE_END.sub("\n", text)
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 # Lines that end in a carriage return alone (Excel's "CSV (Macintosh)", classic Mac OS) read as one long line.

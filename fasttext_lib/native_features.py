@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import native_build
-from .text import TRAINING_FORM, lowered, reads_every_line_break, reads_formed_line_breaks
+from .text import TRAINING_FORM, lowered, reads_every_line_break, reads_formed_line_breaks, without_labels
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "featurize.cc")
 CXXFLAGS = ["-O3", "-std=c++17", "-pthread", "-shared", "-fPIC"]
@@ -152,7 +152,7 @@ def _chunks(texts):
         yield chunk
 
 
-def _lowered_utf8(chunk, form=TRAINING_FORM):
+def _lowered_utf8(chunk, form=TRAINING_FORM, drop_labels=False):
     """One buffer of the lowercased documents, one byte between each, and where each one ends.
 
     NUL-joined first (one ``text.lowered`` and ``encode`` for the chunk; NUL is neither cased nor
@@ -160,10 +160,13 @@ def _lowered_utf8(chunk, form=TRAINING_FORM):
     character, so NFC never joins two documents); if a document holds a NUL itself, each is put in
     NFC, lowercased and encoded on its own. ``form``: how text is put in NFC (``text.UNICODE_FORMS``: a
     bundle's, as it was trained). A chunk with a document longer than :data:`PIECE_CHARS` is made a piece at a
-    time (:func:`_lowered_utf8_in_pieces`).
+    time (:func:`_lowered_utf8_in_pieces`). ``drop_labels``: each document's ``__label__`` words are left out
+    (``text.without_labels``), a long one's a piece at a time: a copy of the whole document was made for them.
     """
     if any(len(text) > PIECE_CHARS for text in chunk):
-        return _lowered_utf8_in_pieces(chunk, form)
+        return _lowered_utf8_in_pieces(chunk, form, drop_labels)
+    if drop_labels:
+        chunk = [without_labels(text) for text in chunk]
     buf = lowered("\0".join(chunk), form).encode("utf-8")
     ends = np.empty(len(chunk), dtype=np.int64)
     if buf.count(b"\0") == len(chunk) - 1:
@@ -184,7 +187,7 @@ PIECE_CHARS = 1 << 20
 _WHITESPACE = re.compile(r"\s")  # str.isspace's characters (re's \s for str patterns: Py_UNICODE_ISSPACE)
 
 
-def _lowered_utf8_in_pieces(chunk, form):
+def _lowered_utf8_in_pieces(chunk, form, drop_labels=False):
     """:func:`_lowered_utf8` of a chunk holding a long document: each document lowercased and encoded on its own,
     a long one a piece at a time, into one buffer (a ``bytearray``, passed to C++ without a copy:
     :func:`_as_char_array`).
@@ -192,12 +195,14 @@ def _lowered_utf8_in_pieces(chunk, form):
     The same bytes as the whole document's, but for its '"' (dropped here; split_once drops them first, so the tokens
     are the same): a piece ends before a whitespace character, and every step of ``text.lowered`` stops at one. It is
     neither cased nor case-ignorable (the final-sigma rule looks no further), it is a starter that composes with
-    nothing before it (NFC), and it is none of the characters replaced or dropped."""
+    nothing before it (NFC), and it is none of the characters replaced or dropped. With ``drop_labels``, each piece
+    loses its ``__label__`` words (``text.without_labels``): such a word is whole in one piece, and the whitespace
+    a piece starts with is what the word's match looks behind for."""
     buf = bytearray()
     ends = np.empty(len(chunk), dtype=np.int64)
     for i, text in enumerate(chunk):
         for piece in _pieces(text):
-            lowered_piece = lowered(piece, form)
+            lowered_piece = lowered(without_labels(piece) if drop_labels else piece, form)
             del piece
             if '"' in lowered_piece:
                 lowered_piece = lowered_piece.replace('"', "")
@@ -297,10 +302,11 @@ def unpack_ids(codes):
     return np.add.reduceat((codes & 0x7F).astype(np.int64) << (7 * position), firsts)
 
 
-def count_tokens(texts, to_file=False, form=TRAINING_FORM):
+def count_tokens(texts, to_file=False, form=TRAINING_FORM, drop_labels=False):
     """Tokenize and count ``texts`` (any iterable of str), as ``Featurizer.fit``'s first loop.
     ``to_file``: the packed ids go to a :class:`CodesFile` as they are made, a block at a time. ``form``: how text
-    is read (``text.UNICODE_FORMS``: ``features.count_tokens`` gives the training's)."""
+    is read (``text.UNICODE_FORMS``: ``features.count_tokens`` gives the training's). ``drop_labels``: as
+    :func:`_lowered_utf8`."""
     lib = _lib()
     handle = lib.ft_counter_new()
     if not handle:
@@ -308,7 +314,7 @@ def count_tokens(texts, to_file=False, form=TRAINING_FORM):
     spill = CodesFile() if to_file else None
     try:
         for chunk in _chunks(texts):
-            buf, ends = _lowered_utf8(chunk, form)
+            buf, ends = _lowered_utf8(chunk, form, drop_labels)
             _check(lib.ft_counter_add(handle, buf, _ptr(ends), len(chunk), _line_breaks(form)))
             if spill is not None:
                 _check_io(lib.ft_counter_spill(handle, spill.fileno(), 0))
@@ -450,18 +456,19 @@ def piece_words(words):
         _lib().ft_set_piece_words(before)
 
 
-def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, form=TRAINING_FORM, check=None):
+def encode_texts(texts, table, ngrams, buckets, vocab_size, unk_id, unk_hash=UNK_HASH, form=TRAINING_FORM, check=None,
+                 drop_labels=False):
     """``Featurizer.transform(texts)`` as (rows, weights, offsets), with ``table`` a :class:`CodeTable`
     (``form``: how text is read, as :func:`_lowered_utf8`, and its line breaks). ``check(chunk, first)``: called
     before each chunk of documents (``first``: the index of its first one) is encoded (features.Featurizer's memory
-    check)."""
+    check). ``drop_labels``: as :func:`_lowered_utf8`."""
     with _Encoder(ngrams, buckets, vocab_size, unk_id, unk_hash) as encoder:
         first = 0
         for chunk in _chunks(texts):
             if check is not None:
                 check(chunk, first)
             first += len(chunk)
-            buf, ends = _lowered_utf8(chunk, form)
+            buf, ends = _lowered_utf8(chunk, form, drop_labels)
             _check(encoder.lib.ft_encoder_add_text(encoder.handle, table.handle, buf, _ptr(ends), len(chunk), threads(),
                                                    _line_breaks(form)))
         return encoder.take()

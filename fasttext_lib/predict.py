@@ -28,7 +28,7 @@ from . import native_features, storage
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, check_form, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
-from .data import LABEL_PREFIX, as_read_from_a_file
+from .data import LABEL_PREFIX, as_read_from_a_file, whole_number_classes
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
 from .devices import parse_ctx
 from .jsonl import missing_json
@@ -61,6 +61,9 @@ def class_ids(labels, classes, where, names=None):
     ids = set(classes)
     if present <= ids:
         return labels
+    read = whole_number_classes(labels)  # (a CSV's float class column, as training reads it: 5.0 is class 5)
+    if read is not labels and set(read) <= ids:
+        return read
     by_name = {}
     for label in classes:  # each class as predictions show it: its name, or its id where it has none
         by_name.setdefault((names or {}).get(label, label), []).append(label)
@@ -397,6 +400,13 @@ class TrainedOnCheck:
         """Whether at least half the documents seen that fall in the sample are in it."""
         return self.sampled > 0 and 2 * self.found >= self.sampled
 
+    def warn(self, where):
+        """Say on stderr that ``where`` (the data scored) was trained on, when it was (:meth:`trained_on`)."""
+        if self.trained_on():
+            print(f"warning: {where} holds the documents of the --autotune-validation data this model was trained on "
+                  f"(autotune's refit trains the chosen setting on the training and validation data; "
+                  f"--autotune-no-refit keeps them out): its accuracy here is not a held-out score", file=sys.stderr)
+
 
 class Predictor:
     """A loaded bundle: raw text in, labels and probabilities out.
@@ -574,7 +584,12 @@ class Predictor:
         recall, F1 and support (fastText's ``test-label``)."""
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
-        return self._metrics(self._probabilities(self.featurizer.transform(data.texts)), y, confusion)
+        metrics = self._metrics(self._probabilities(self.featurizer.transform(data.texts)), y, confusion)
+        refit = self.refit_documents()
+        if refit is not None:  # (see evaluate_examples)
+            refit.see_all(list(data.texts))
+            refit.warn("the evaluation data")
+        return metrics
 
     EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate_examples (as predict)
 
@@ -582,9 +597,15 @@ class Predictor:
         """:meth:`evaluate` of ``(label, text)`` pairs as they come (``data.iter_examples`` of a file), in memory that
         does not grow with the texts: each chunk is scored and dropped, and only its labels and class probabilities
         are kept (read whole first, evaluate held a 1 GB file's texts and bags at once, several GB). The labels are
-        checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``."""
+        checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``.
+
+        A bundle whose autotune refit trained on its ``--autotune-validation`` data (:meth:`refit_documents`) scored on
+        those documents is said to be, on stderr (its accuracy there is no held-out score; it was said by the CLI's
+        evaluate only): each text is fingerprinted for it, for such bundles only."""
         labels, probs, seen = [], [], {}
-        examples = iter(examples)  # (islice of a list gave its first chunk again and again: a loop without end)
+        refit = self.refit_documents()
+        examples = iter(examples if refit is None else refit.watch(examples))  # (islice of a list gave its first
+        #                                                                           chunk again and again: no end)
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
             try:
                 bags = self.featurizer.transform([text for _, text in chunk])
@@ -595,7 +616,10 @@ class Predictor:
         if not labels:
             raise FastTextError(f"{where}: contains no labeled documents")
         y = encode_labels(labels, self.labels, "evaluation data", self.label_names)
-        return self._metrics(np.concatenate(probs), y, confusion)
+        metrics = self._metrics(np.concatenate(probs), y, confusion)
+        if refit is not None:
+            refit.warn(where)
+        return metrics
 
     def refit_documents(self):
         """A :class:`TrainedOnCheck` of the ``--autotune-validation`` documents the bundle's autotune refit trained

@@ -114,38 +114,37 @@ def checked_lines(path, check=None):
     regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
     opened = []  # what this function opened and must close (not stdin itself)
 
-    def blocks(limit=None):
+    def blocks(limit=None, sink=None):
         if path == "-" and sys.stdin is None:  # started with stdin closed (<&-): Python sets it to None
             raise FastTextError("standard input is closed: give the reviews with --input FILE or on stdin")
         raw = _stdin() if path == "-" else storage.open_read(path)
         stream, compression = decompressed(raw, name)
         opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
-        return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression)
+        return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression, sink)
 
     def checked_blocks(blocks):
         # An input whose lines end in a lone \r (an old Mac file) is one line: it was answered as one document.
-        count, first = 0, None
-        for raw, lines in blocks:
-            first = lines[0] if first is None and lines else first
+        count, lone_cr = 0, False  # (not the first line kept: it may be one of 60 MB)
+        for lines in blocks:
+            lone_cr = lone_cr if count else bool(lines) and has_lone_cr(lines[0])
             count += len(lines)
-            yield raw, lines
-        if count == 1 and has_lone_cr(first):
+            yield lines
+        if count == 1 and lone_cr:
             raise FastTextError(f"{name}:1: the input is one line with carriage returns inside it, which would be "
                                 f"answered as one document{LONE_CR_HINT}")
 
     def documents(blocks, checked=None):
         read = 0
-        for raw, lines in blocks:
-            read += len(raw)
+        for size, lines in blocks:
+            read += size
             yield from lines
         if checked is not None and read < checked:
             raise FastTextError(f"{name} changed while it was read: it is shorter than when its lines were checked; "
                                 f"predict again once nothing writes to it")
 
-    def check_pass(blocks, sink):  # the lines checked, check's result; each block's bytes go to sink
+    def check_pass(blocks):  # the lines checked, check's result
         def lines():
-            for raw, block in checked_blocks(blocks):
-                sink(raw)
+            for block in checked_blocks(lines for _, lines in blocks):
                 yield from block
 
         each = lines()
@@ -157,7 +156,7 @@ def checked_lines(path, check=None):
     try:
         if regular:  # answered for the bytes checked: lines appended meanwhile (a file still written) were not
             sizes = []
-            result = check_pass(blocks(), lambda raw: sizes.append(len(raw)))
+            result = check_pass(blocks(sink=lambda raw: sizes.append(len(raw))))
             checked = sum(sizes)
             lines = documents(blocks(limit=checked), checked)
             yield lines if check is None else (lines, result)
@@ -165,7 +164,7 @@ def checked_lines(path, check=None):
         spool = storage.temporary_file()
         opened.append(spool)
         with storage.room_in_tmpdir():
-            result = check_pass(blocks(), spool.write)
+            result = check_pass(blocks(sink=spool.write))
             spool.flush()
         spool.seek(0)
         lines = documents(line_blocks(spool, name))
@@ -185,20 +184,24 @@ def input_check(name, fmt, classes, note):
     for JSON Lines; else False (plain reviews, one per line). ``note(line)``: how the input was read."""
     from .columns import HEADER_LOOKAHEAD, one_column_text_header, short_header, tsv_header_line
     from .data import (allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start,
-                       tsv_with_header)
+                       tsv_with_header, whole_number)
     from .jsonl import json_input, json_object_line, jsonl_texts
     from .lines import leading_blank_lines
 
     def read_all(lines, table):
         """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
-        error before any answer: "texts" (a header of text columns, no class) or "labeled". Its notes (pandas'
-        index, the columns left out) are said once every record has been read."""
-        kind, notes = "labeled", []
-        for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append):
+        error before any answer: a :class:`ReadAs` of kind "texts" (a header of text columns, no class) or "labeled"
+        (with the first value of its class column that is none of ``classes``, if any). Its notes (pandas' index, the
+        columns left out) are said once every record has been read."""
+        kind, notes, unknown, found = "labeled", [], None, {}
+        for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append,
+                                          found=found):
             kind = "texts" if label is None else kind
+            if unknown is None and label is not None and label not in classes and whole_number(label) not in classes:
+                unknown = label  # (an id column first: id,text)
         for line in notes:
             note(line)
-        return kind
+        return ReadAs(kind, table, None if unknown is None else (unknown, found.get("class_from", "")))
 
     def check(lines):
         if fmt == "text":
@@ -213,11 +216,10 @@ def input_check(name, fmt, classes, note):
             ahead = list(itertools.islice(lines, HEADER_LOOKAHEAD))
             if tsv_with_header([first] + ahead, classes):
                 try:
-                    kind = read_all(itertools.chain(blank, [first], ahead, lines), "tsv")
+                    return read_all(itertools.chain(blank, [first], ahead, lines), "tsv")
                 except FastTextError as exc:
                     raise FastTextError(f"{exc} (read as TSV because line {len(blank) + 1} is a header row; "
                                         f"--format text reads every line as one review)") from None
-                return ReadAs(kind, "tsv")
             lines = itertools.chain(ahead, lines)  # (plain reviews: checked as such below)
         if fmt in ("auto", "csv") and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
             # --format csv too: each object was read as a labeled CSV row, its first key's value as the class)
@@ -265,7 +267,7 @@ def input_check(name, fmt, classes, note):
                                                             classes):
                 return False
         try:
-            kind = read_all(itertools.chain(blank, ahead, lines), "csv")
+            return read_all(itertools.chain(blank, ahead, lines), "csv")
         except FastTextError as exc:
             if fmt == "csv":
                 raise
@@ -273,7 +275,6 @@ def input_check(name, fmt, classes, note):
                 return False
             raise FastTextError(f"{exc} (read as CSV because line {len(blank) + 1} is a labeled CSV row or header; "
                                 f"--format text reads every line as one review)") from None
-        return ReadAs(kind)
 
     return check
 
@@ -288,10 +289,12 @@ def with_line_ends(lines):
 class ReadAs:
     """How predict's input was recognized: ``kind`` ``"labeled"`` (a labeled table: its text columns answered, the
     class not scored), ``"texts"`` (a header of text columns only) or ``"json"`` (JSON Lines: each object's text
-    keys); ``table``: ``"csv"`` or ``"tsv"``."""
+    keys); ``table``: ``"csv"`` or ``"tsv"``; ``not_classes``: for a labeled table whose class column holds a value
+    that is none of the model's classes (``id,text``: ids), ``(that value, where the classes were read from)``."""
 
     kind: str
     table: str = "csv"
+    not_classes: tuple = None
 
 
 @contextlib.contextmanager
@@ -299,34 +302,50 @@ def documents(path, fmt, classes, note):
     """The texts ``predict`` answers for ``path`` (``-``: stdin), one per review or record, checked in full first
     (:func:`checked_lines`, :func:`input_check`); what a table was read as is said on stderr. ``fmt``: ``auto``,
     ``text`` or ``csv``; ``classes``: the model's class ids and names; ``note(line)``: how the input was read."""
-    from .data import examples_of_lines
+    from .data import RecentLines, examples_of_lines
     from .jsonl import jsonl_texts
 
-    name = "stdin" if path == "-" else path
+    name, found = "stdin" if path == "-" else path, {}
     with checked_lines(path, input_check(name, fmt, classes, note)) as (lines, read_as):
         if read_as and read_as.kind == "json":  # JSON Lines: each object's text keys (the note above named them)
-            yield Lines(jsonl_texts(lines, name), one_per_line=False)  # (blank lines are no record: named by record)
+            yield Lines(RecentLines(jsonl_texts(lines, name, found=found), found, PREDICTED_PER_CHUNK))
             return
         if read_as and read_as.kind == "texts":  # a header of text columns only (title,body): no class
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
                   f"answer per record, for its text columns joined, as training joins them", file=sys.stderr)
+        elif read_as and read_as.not_classes:  # id,text: its first column read as training reads a class, but it is
+            # none of the model's (evaluate refuses the file): "evaluate --data scores the model against its classes"
+            value, column = read_as.not_classes
+            print(f"{name}: read as {read_as.table.upper()}, as training reads a labeled one: one answer per record, "
+                  f"for its text columns; its {column or 'column 1'}, where a class goes, is left out (its values, "
+                  f"such as {value!r}, are not this model's classes)", file=sys.stderr)
         elif read_as:  # a labeled file: its texts, as training reads them (the class is not scored)
             print(f"{name}: read as labeled {read_as.table.upper()}, as training reads it: one answer per record, for "
                   f"its text columns (evaluate --data scores the model against its classes)", file=sys.stderr)
         if read_as:
-            lines = (text for _, text in examples_of_lines(with_line_ends(lines), name, read_as.table, predicting=True))
-        yield Lines(lines, one_per_line=not read_as)
+            lines = RecentLines((text for _, text in examples_of_lines(with_line_ends(lines), name, read_as.table,
+                                                                       predicting=True, found=found)),
+                                found, PREDICTED_PER_CHUNK)
+        yield Lines(lines)
+
+
+PREDICTED_PER_CHUNK = 4096  # documents predict featurizes and answers at once
 
 
 class Lines:
-    """predict's texts (an iterator), and whether each is one line of the input (``one_per_line``: plain text, where
-    the n-th text is line n; else records of a table, which may span lines)."""
+    """predict's texts (an iterator): the lines of plain text, where the n-th text is line n, or the records of a
+    table or JSON Lines (a data.RecentLines), which may span lines, or follow blank lines or a header."""
 
-    def __init__(self, texts, one_per_line):
-        self.texts, self.one_per_line = iter(texts), one_per_line
+    def __init__(self, texts):
+        self.texts = iter(texts)
 
     def __iter__(self):
         return self
 
     def __next__(self):
         return next(self.texts)
+
+    def line_of(self, index):
+        """The line text ``index`` (0-based) starts at, while it is among the last :data:`PREDICTED_PER_CHUNK` read
+        (else None)."""
+        return self.texts.line_of(index) if hasattr(self.texts, "line_of") else index + 1

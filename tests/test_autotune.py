@@ -239,7 +239,7 @@ def data_files(splits, tmp_path_factory):
     return d
 
 
-def test_cli_end_to_end(data_files, tmp_path):
+def test_cli_end_to_end(data_files, tmp_path, capsys):
     out, csv = tmp_path / "bundle", tmp_path / "trials.csv"
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
                 "--autotune-duration", "6", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress")
@@ -269,9 +269,23 @@ def test_cli_end_to_end(data_files, tmp_path):
             f"keeps them out): its accuracy here is not a held-out score"]
     r = run_cli("evaluate", "--model", out, "--data", data_files / "train.csv")  # (the training data: the user's to know)
     assert r.returncode == 0 and r.stderr == ""
+    # The Python API (notebooks, scripts) said nothing: Predictor.evaluate and evaluate_examples say it too.
+    from fasttext_lib.data import iter_examples
+
+    capsys.readouterr()
+    val = LabeledTexts(*_read(data_files / "val.csv"))
+    for scored, where in ((lambda: predictor.evaluate(val), "the evaluation data"),
+                          (lambda: predictor.evaluate_examples(iter_examples(str(copy)), where=str(copy)), str(copy))):
+        assert scored()["n"] == len(val)
+        assert capsys.readouterr().err.splitlines() == [
+            f"warning: {where} holds the documents of the --autotune-validation data this model was trained on "
+            f"(autotune's refit trains the chosen setting on the training and validation data; --autotune-no-refit "
+            f"keeps them out): its accuracy here is not a held-out score"]
+    predictor.evaluate(LabeledTexts(*_read(data_files / "train.csv")))
+    assert capsys.readouterr().err == ""
 
 
-def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path):
+def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path, monkeypatch):
     out, csv = tmp_path / "bundle", tmp_path / "trials.csv"
     csv.write_text("an older run's trials\n")  # replaced, as --overwrite asks
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
@@ -287,6 +301,10 @@ def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path):
     assert predictor.evaluate(val)["accuracy"] == pytest.approx(best.val_accuracy)  # the chosen trial's own model
     r = run_cli("evaluate", "--model", out, "--data", data_files / "val.csv")
     assert r.returncode == 0 and r.stderr == ""  # held out: no warning
+    # (and no record: no text is fingerprinted for it)
+    monkeypatch.setattr("fasttext_lib.predict.fingerprint", lambda text: pytest.fail("fingerprinted"))
+    assert predictor.evaluate_examples(zip(val.labels, val.texts))["n"] == len(val)
+    assert predictor.evaluate(val)["n"] == len(val)
 
 
 def _read(path):

@@ -610,3 +610,89 @@ def test_a_terminal_still_sees_the_bar_redrawn_in_place(monkeypatch):
     for _ in progress.bar(range(3), desc="epoch 1/1"):
         pass
     assert terminal.getvalue().count("\r") >= 2 and "\n" in terminal.getvalue()
+
+
+def _float_class_reviews(n=120):
+    """Reviews of classes 1 to 5 as pandas writes a float class column (Amazon's ``overall``): ``4.0``."""
+    words = {1: "awful", 2: "bad", 3: "ok", 4: "good", 5: "great"}
+    return [(float(1 + i % 5), f"{words[1 + i % 5]} food number {i}") for i in range(n)]
+
+
+def test_a_csv_class_column_of_whole_floats_reads_as_json_lines_and_dataframes_read_it(tmp_path):
+    """``df.to_csv`` of a float class column writes ``1.0`` ... ``5.0``: training on the CSV made the classes "1.0" ...
+    "5.0", where the same data as JSON Lines (or a DataFrame) trained 1 ... 5; classes.txt's lines (1, 2, ...) named
+    none of them; predict did not see the headerless CSV as labeled. Now every such class reads as its whole number
+    (only when all of a file's are), in training, evaluate and predict alike."""
+    import pandas as pd
+
+    rows = _float_class_reviews()
+    frame = pd.DataFrame(rows, columns=["overall", "reviewText"])
+    (tmp_path / "csv").mkdir()
+    frame.to_csv(tmp_path / "csv" / "train.csv", index=False)
+    (tmp_path / "csv" / "classes.txt").write_text("one star\ntwo stars\nthree stars\nfour stars\nfive stars\n")
+    frame.to_json(tmp_path / "train.jsonl", orient="records", lines=True)
+    frame.to_csv(tmp_path / "plain.csv", index=False, header=False)
+    frame.to_csv(tmp_path / "train.tsv", index=False, sep="\t")
+    labels = {}
+    for data in (tmp_path / "csv" / "train.csv", tmp_path / "train.jsonl", tmp_path / "train.tsv"):
+        out = tmp_path / f"model_{data.suffix[1:]}"
+        r = cli_in_process("train", "--train", data, "--output", out, "--epochs", "1", "--no-progress")
+        assert r.returncode == 0, r.stderr
+        config = json.loads((out / "config.json").read_text())
+        labels[data.suffix] = (config["labels"], config.get("label_names"))
+    assert labels[".csv"] == (["1", "2", "3", "4", "5"],
+                              {"1": "one star", "2": "two stars", "3": "three stars", "4": "four stars", "5": "five stars"})
+    assert labels[".jsonl"][0] == labels[".tsv"][0] == labels[".csv"][0]
+    for data in (tmp_path / "csv" / "train.csv", tmp_path / "train.jsonl", tmp_path / "plain.csv"):
+        fmt = ["--format", "csv"] if data.name == "plain.csv" else []  # (4.0,text without a header: not detected)
+        r = cli_in_process("evaluate", "--model", tmp_path / "model_csv", "--data", data, *fmt)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout.splitlines()[-1])["n"] == len(rows)
+    r = cli_in_process("predict", "--model", tmp_path / "model_csv", "--input", tmp_path / "plain.csv")
+    assert r.returncode == 0 and "read as labeled CSV" in r.stderr, r.stderr
+    assert len(r.stdout.splitlines()) == len(rows)
+
+
+def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_file_is_one(tmp_path):
+    """A class literally named ``1.5`` or ``v1.0``, or a file that writes ``1`` beside ``1.0`` (two classes there),
+    keeps its classes as written; fastText format's ``__label__5.0`` too. Streaming training (read_counted) and the
+    SageMaker job's reading (read_labeled) read a file's classes as read_labeled does, file by file."""
+    from fasttext_lib.data import read_counted
+
+    def classes_of(name, content):
+        path = tmp_path / name
+        path.write_text(content)
+        return sorted(set(read_labeled(str(path), find_names=False).labels))
+
+    assert classes_of("a.csv", "label,text\n1.0,great\n5.0,bad\n-2.00,meh\n") == ["-2", "1", "5"]
+    assert classes_of("b.csv", "label,text\n1.0,great\n1.5,bad\n") == ["1.0", "1.5"]
+    assert classes_of("c.csv", "label,text\n1.0,great\n1,bad\n") == ["1", "1.0"]
+    assert classes_of("d.csv", "label,text\nv1.0,great\n2.0,bad\n") == ["2.0", "v1.0"]
+    assert classes_of("e.txt", "__label__1.0 great\n__label__5.0 bad\n") == ["1.0", "5.0"]
+    (tmp_path / "f.csv").write_text("label,text\n1,great\n2,bad\n")
+    counted = read_counted([str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), str(tmp_path / "f.csv")])
+    assert counted.labels == ["1", "5", "-2", "1.0", "1.5", "1", "2"]
+
+
+@pytest.mark.parametrize("content, column, value", [
+    ("id,text\n101,great food here\n102,awful cold soup\n103,loved the place\n", "column 1 ('id')", "101"),
+    ("review_id,text\nr1,great food\nr2,cold soup\nr3,fine\n", "column 1 ('review_id')", "r1"),
+    ('"7","great food"\n"8","cold soup"\n"7","fine"\n', "column 1", "7"),  # another set's classes, quoted
+])
+def test_predict_does_not_call_a_first_column_of_no_class_of_the_model_its_classes(local_bundle, tmp_path, content,
+                                                                                    column, value):
+    """predict on ``id,text`` said "read as labeled CSV ... (evaluate --data scores the model against its classes)",
+    and evaluate refuses that file: ids are no classes. The note now says that column is left out, its values none of
+    the model's classes; a file whose classes are the model's is noted as before."""
+    local_bundle = local_bundle[0]
+    path = tmp_path / "reviews.csv"
+    path.write_text(content)
+    r = cli_in_process("predict", "--model", local_bundle, "--input", path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3, r.stderr
+    assert r.stderr.splitlines() == [
+        f"{path}: read as CSV, as training reads a labeled one: one answer per record, for its text columns; its "
+        f"{column}, where a class goes, is left out (its values, such as {value!r}, are not this model's classes)"]
+    labeled = tmp_path / "labeled.csv"
+    labeled.write_text('"2","great food"\n"1","cold soup"\n"2","fine"\n')
+    r = cli_in_process("predict", "--model", local_bundle, "--input", labeled)
+    assert r.returncode == 0 and "read as labeled CSV" in r.stderr and "evaluate --data scores" in r.stderr, r.stderr

@@ -256,11 +256,13 @@ def _read_in_blocks(raw):
 
     from fasttext_lib.lines import line_blocks
 
+    given = []
     try:
-        blocks = list(line_blocks(io.BytesIO(raw), "in.txt"))
+        blocks = list(line_blocks(io.BytesIO(raw), "in.txt", sink=lambda block: given.append(bytes(block))))
     except FastTextError as exc:
         return str(exc)
-    assert b"".join(block for block, _ in blocks) == raw  # the blocks are the input, cut at line ends
+    assert b"".join(given) == raw  # the blocks are the input, cut at line ends
+    assert [size for size, _ in blocks] == list(map(len, given))
     return [line for _, lines in blocks for line in lines]
 
 

@@ -782,7 +782,7 @@ def test_names_that_reuse_the_class_ids_are_refused_for_a_new_bundle(tmp_path, n
 
 
 @pytest.mark.parametrize("labels, shown", [
-    (["1.0", "2.0"], "'1.0', '2.0'"),  # pandas writes float classes so (a column with a NaN in it)
+    (["1.0", "2"], "'1.0'"),  # pandas writes float classes so (a column with a NaN in it); all so: read as 1, 2
     (["__label__1", "__label__2"], "'__label__1', '__label__2'"),  # fastText's prefix in a CSV's class column
     (["1.0", "__label__2"], "'1.0', '__label__2'"),
 ])
@@ -817,3 +817,13 @@ def test_hash_lines_that_can_only_be_comments_are_still_comments(tmp_path, text)
 
 def test_a_hashtag_class_name_can_be_given_in_the_id_name_form():
     assert label_names.parse_text("1=#sports\n2=#news\n", "f") == {"1": "#sports", "2": "#news"}
+
+
+def test_evaluate_reads_a_csv_whose_classes_are_all_whole_floats_as_training_does(named_bundle, tmp_path):
+    """``1.0`` / ``2.0`` for the model's 1 / 2 in every row (pandas' float class column): training reads such a file's
+    classes as 1 and 2 (data.whole_number_classes), so evaluate does too (it was refused as written otherwise)."""
+    path = tmp_path / "floats.csv"
+    path.write_text("".join(f'"{label}","some words here"\n' for label in ["1.0", "2.0"] * 3))
+    r = cli_in_process("evaluate", "--model", named_bundle, "--data", path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.splitlines()[-1])["n"] == 6

@@ -433,7 +433,10 @@ def test_a_labeled_csv_file_is_answered_for_its_texts_by_predict_and_the_endpoin
     cli = cli_in_process("predict", "--model", bundle, "--input", path)
     assert cli.returncode == 0, cli.stderr
     assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
-    assert "read as labeled CSV" in cli.stderr
+    if shape.startswith("zhang 3"):  # (another set's classes: evaluate would refuse them, and the note says so)
+        assert "read as CSV, as training reads a labeled one" in cli.stderr and "not this model's classes" in cli.stderr
+    else:
+        assert "read as labeled CSV" in cli.stderr
     if shape != "pandas header":  # a header is no record of the endpoint's (it would be answered as a review)
         assert _served(bundle, path.read_text()) == expected
     raw = cli_in_process("predict", "--model", bundle, "--input", path, "--format", "text")  # the lines as they are

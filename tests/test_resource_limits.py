@@ -5,6 +5,7 @@ test_storage.py), end to end: the real CLI in subprocesses started under ``ulimi
 Every failure ends as test_hostile_cli.py's do: its exit status, exactly one ``error:`` line, no traceback, and every
 existing file (a bundle replaced with ``--overwrite``) as it was, no staging leftovers.
 """
+import csv
 import json
 import os
 import re
@@ -377,8 +378,7 @@ def test_a_review_too_long_for_the_memory_left_is_one_error_line_naming_it(tmp_p
             else ["evaluate", "--model", bundle, "--data", data])
     r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
                        text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
-    where = f"{data}:2: " if command == "predict" else f"{data}: document 2: "
-    assert_error(r, where + "a document of 20.0 million characters, with 2 other documents, needs about")
+    assert_error(r, f"{data}:2: a document of 20.0 million characters, with 2 other documents, needs about")
     assert "MB of memory to featurize, and this process has 16 MB left" in r.stderr
     assert "split it into shorter documents, or give the process more memory" in r.stderr
     assert r.stdout == ""
@@ -395,7 +395,7 @@ def test_a_json_lines_review_too_long_for_the_memory_left_is_one_error_line_nami
     args = ["predict", "--model", bundle, "--input", data]
     r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
                        text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
-    assert_error(r, f"{data}: record 2: a document of 20.0 million characters, with 2 other documents, needs about")
+    assert_error(r, f"{data}:2: a document of 20.0 million characters, with 2 other documents, needs about")
     assert r.stdout == ""
 
 
@@ -424,3 +424,85 @@ def test_the_check_counts_a_ulimit_v_for_a_long_review_in_the_python_api(bundle)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.startswith("NoRoomToFeaturize texts[1]: a document of 30.0 million characters, with 1 other "
                                "document, needs about "), r.stdout
+
+
+@pytest.mark.parametrize("where", ["first", "between others"])
+def test_a_long_line_is_read_with_its_bytes_and_text_once_and_handed_out_as_its_text_alone(tmp_path, where):
+    """predict read a line of 20 MB into ~3 copies at once (its bytes joined from the pieces read, joined again with
+    the block's end, the text split into a copy of itself) and kept 3 while it was featurized (the bytes, in
+    line_blocks and in checked_lines, beside the text and its copy), before the memory check (Featurizer.check_room)
+    weighed it: ~5 bytes a byte in all. Now the bytes are gathered once, decoded once, and let go: at most about
+    its bytes and its text at once (2 bytes a byte of ASCII), its text alone (1) while it is answered."""
+    import tracemalloc
+
+    from fasttext_lib.predict_input import documents
+
+    review = huge_review()
+    path = tmp_path / "reviews.txt"
+    path.write_text(f"{review}\r\nfine\n" if where == "first" else f"fine\n{review}\nfine again\n")
+    held, seen = [], []
+    limit = csv.field_size_limit(131072)  # csv's default, as predict's process has it when its first line is judged
+    tracemalloc.start()  # (earlier tests raised it: the judging then parsed 16 Mi characters of the line, 4 bytes each)
+    try:
+        with documents(str(path), "auto", [1, 2], note=print) as texts:
+            for text in texts:
+                seen.append(len(text))
+                if len(text) == len(review):
+                    held.append(tracemalloc.get_traced_memory()[0])
+                del text
+            peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        csv.field_size_limit(limit)
+    assert seen == ([len(review), 4] if where == "first" else [4, len(review), 10])
+    assert peak < 2.5 * len(review), peak / len(review)
+    assert held[0] < 1.3 * len(review), held[0] / len(review)
+
+
+def test_a_long_labeled_line_is_featurized_without_a_copy_for_its_label_word(bundle):
+    """``__label__2 <20 MB>``: text.without_labels copied the whole line to leave its label word out, before it was
+    lowercased a piece at a time. Now each piece leaves its own out: the same bags, one copy of the text fewer."""
+    import tracemalloc
+
+    import numpy as np
+
+    from fasttext_lib.predict import Predictor
+
+    featurizer = Predictor.load(bundle).featurizer
+    review = huge_review()
+    labeled = ["__label__1 fine", "__label__2 " + review + " __label__3"]
+    featurizer.transform(["warm up"])
+    tracemalloc.start()
+    try:
+        bags = featurizer.transform(labeled)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.6 * len(review), peak / len(review)
+    plain = featurizer.transform(["fine", review])
+    for part in ("rows", "weights", "offsets"):
+        assert np.array_equal(getattr(bags, part), getattr(plain, part))
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+@pytest.mark.parametrize("table", ["csv", "jsonl"])
+def test_a_review_too_long_for_memory_in_a_table_is_named_by_its_line(tmp_path, bundle, command, table):
+    """In a CSV or JSON Lines file the refused review was named by its place among the documents ("document 2",
+    predict's "record 2"), which a header, a quoted line break and blank lines put off its line: now by its line
+    (the line its record starts at), as predict names a line of plain text."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
+    data = tmp_path / f"reviews.{table}"
+    review = huge_review(15_000_000)  # (a CSV field holds at most 16 Mi characters)
+    if table == "csv":  # its record starts at line 5
+        data.write_text(f'label,text\n1,"fine, and\nover two lines"\n\n2,"{review}"\n1,fine again\n')
+    else:  # at line 4
+        data.write_text(json.dumps({"label": "1", "text": "fine"}) + "\n\n\n"
+                        + json.dumps({"label": "2", "text": review}) + "\n")
+    args = (["predict", "--model", bundle, "--input", data] if command == "predict"
+            else ["evaluate", "--model", bundle, "--data", data])
+    r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    line = 5 if table == "csv" else 4
+    assert_error(r, f"{data}:{line}: a document of 15.0 million characters, with ")
+    assert r.stdout == ""
