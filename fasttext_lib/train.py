@@ -34,7 +34,7 @@ from .config import TrainConfig
 from .class_checks import check_classes
 from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import parse_ctx
-from .errors import FastTextError, check_bool, raise_if_interrupted
+from .errors import FastTextError, check_bool, keeping_stops, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
 from .optim import Updater, make_optimizer, sgd_row_shrink
@@ -138,6 +138,7 @@ def check_scheduler_address(host, port):
                             f"{exc.strerror or exc}") from None
 
 
+@keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (errors.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
