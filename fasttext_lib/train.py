@@ -37,6 +37,7 @@ from .devices import parse_ctx
 from .errors import FastTextError, check_bool, keeping_stops, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
+from .lean_import import forget_an_interrupted_import
 from .optim import Updater, make_optimizer, sgd_row_shrink
 from .predict import encode_labels, evaluate_bags, not_unicode_error, probabilities
 from .progress import bar
@@ -177,6 +178,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     line: the history would have ``train_accuracy`` for some epochs only). (``train_loss`` is the mean loss of the epoch's documents as each step met them,
     while the parameters were still changing: not the same measurement.)
     """
+    forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
     import mxnet as mx
 
     config = config or TrainConfig()

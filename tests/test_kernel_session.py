@@ -73,3 +73,44 @@ def test_a_finalizers_own_errors_are_still_reported(sample, capsys):
     assert len(trained.history) == 3
     assert [str(u.exc_value) for u in seen] == ["a finalizer's own bug"] * 3
     assert np.isfinite(trained.history[-1]["train_loss"])
+
+
+HALF_IMPORTED = """\
+import importlib.abc, sys
+import fasttext_lib
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.predict import Predictor
+from fasttext_lib.sample import load_sample
+from fasttext_lib.train import train
+
+class StopPressedDuring(importlib.abc.MetaPathFinder):
+    # the Stop button pressed while {package} imports {module}: its earlier modules are imported by then
+    def find_spec(self, name, path=None, target=None):
+        if name == {module!r}:
+            raise KeyboardInterrupt
+
+data = load_sample("train")
+sys.meta_path.insert(0, StopPressedDuring())
+try:
+    train(data, None, TrainConfig(epochs=1, buckets=1000, progress=False))
+except KeyboardInterrupt:
+    print("stopped", {package!r} in sys.modules, any(m.startswith({package!r} + ".") for m in sys.modules))
+sys.meta_path.pop(0)
+trained = train(data, None, TrainConfig(epochs=1, buckets=1000, progress=False))  # the cell run again
+print("trained", len(trained.history))
+"""
+
+
+@pytest.mark.parametrize("module", ["mxnet.gluon", "mxnet.kvstore"])
+def test_train_run_again_after_a_stop_during_its_first_import_of_mxnet(module):
+    """The first train() of a kernel imports MXNet and GluonNLP (seconds); Stop pressed then left the package's
+    first modules in sys.modules and not the package: the cell run again failed with "AttributeError: module 'mxnet'
+    has no attribute 'context'" (a traceback) at every call, until the kernel was restarted."""
+    import subprocess
+
+    from conftest import ROOT
+
+    ran = subprocess.run([sys.executable, "-c", HALF_IMPORTED.format(package="mxnet", module=module)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert ran.stdout.splitlines() == ["stopped False True", "trained 1"], ran.stderr[-3000:]
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr
