@@ -32,7 +32,7 @@ from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint, text_rule_of
 from .config import TrainConfig
 from .class_checks import check_classes
-from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, sort_labels
+from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, sort_labels
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, keeping_stops, raise_if_interrupted
 from .features import Featurizer
@@ -184,6 +184,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     config = config or TrainConfig()
     check_kvstore_environment(config.kvstore)
     check_bool(score_train, "score_train")  # "no" was true: a pass over the training data per epoch
+    check_labeled_texts(train_data, "train_data", counted_too=True)
     if isinstance(train_data, LabeledTexts):  # (read_counted's CountedTexts: read from files, str already)
         train_data = as_read_from_a_file(train_data, "train_data")  # a DataFrame's int classes, its NaNs
     if val_data is not None:
