@@ -53,7 +53,8 @@ from dataclasses import dataclass, replace
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import table_fits
-from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number
+from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number, keeping_stops
+from .lean_import import forget_an_interrupted_import
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .text import sampled_fingerprints
 from .train import Diverged, TrainedModel, featurize, train
@@ -181,6 +182,7 @@ def _check_search_settings(start, max_trials, emsize_fixed):
                                 f"({low:g} to {high:g}); give a start within it")
 
 
+@keeping_stops  # a notebook's Stop button stops the search, also when it lands in a finalizer (errors.kept_stops)
 def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True,
              pretrained=None, refit=True):
     """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.
@@ -212,6 +214,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     final model, or a SIGTERM / SIGHUP (:class:`~fasttext_lib.errors.Interrupted`) ends the call, as before.
     """
     started = time.time()
+    forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
     importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others
     import pandas as pd
 

@@ -80,6 +80,16 @@ class LabeledTexts:
         return [self.names.get(label, label) for label in self.labels]
 
 
+def check_labeled_texts(data, what, counted_too=False):
+    """Refuse what is not :class:`LabeledTexts` (nor, with ``counted_too``, :class:`CountedTexts`) in one line: a
+    DataFrame or Series passed as the data itself was an AttributeError traceback ("'DataFrame' object has no
+    attribute 'labels'") from deep in train, autotune or evaluate."""
+    if isinstance(data, LabeledTexts) or (counted_too and isinstance(data, CountedTexts)):
+        return
+    raise FastTextError(f'{what} must be LabeledTexts (data.read_labeled(path), or LabeledTexts(df["label"], '
+                        f'df["text"]) for a DataFrame\'s columns), got a {type(data).__name__}')
+
+
 def as_read_from_a_file(data, what):
     """``data`` (:class:`LabeledTexts`) with every label and text a str, as a file's reader gives them; ``data``
     itself when they are. ``what``: how the error calls it (``train_data``).
@@ -89,6 +99,7 @@ def as_read_from_a_file(data, what):
     from sorting or encoding the labels. A whole number is its digits, as JSON Lines reads one (``5.0`` is class
     ``5``: jsonl), a bool ``True`` / ``False`` (pandas' ``astype(str)``); a missing class (NaN, None, ``pd.NA``) or
     text (a TypeError from inside the featurizer), or any other value, is refused in one line naming its row."""
+    check_labeled_texts(data, what)
     labels, texts = data.labels, data.texts
     if all(type(label) is str for label in labels) and all(type(text) is str for text in texts):
         return data  # (the readers' own lists: one pass each, no copy)

@@ -1,5 +1,6 @@
 """Device specs (``ctx``) -> MXNet contexts, and the largest table MXNet allocates, for training and serving alike."""
 from .errors import FastTextError
+from .lean_import import forget_an_interrupted_import
 
 CTX_HELP = "use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1"
 
@@ -27,6 +28,7 @@ def parse_ctx(spec="auto"):
 
     ``auto`` is every GPU when ``mx.context.num_gpus() > 0``, else the CPU.
     """
+    forget_an_interrupted_import("mxnet")  # (Predictor.load and the notebooks' check cells start here)
     import mxnet as mx
 
     if isinstance(spec, (list, tuple)):

@@ -11,6 +11,7 @@ a batch system's) are handled like Ctrl-C: inside
 what it staged, temporary directories go, the prefetch thread stops.
 """
 import contextlib
+import functools
 import signal
 import sys
 import threading
@@ -161,7 +162,7 @@ class Interrupted(KeyboardInterrupt):
         return f"{what} ({self.name})"
 
 
-# The signal each active stop_on_signals block has received (None: none yet), innermost last.
+# The signal each active stop_on_signals (or kept_stops) block has received (None: none yet), innermost last.
 _received = []
 
 
@@ -231,10 +232,58 @@ def stop_on_signals(as_error=False):
 
 class _Received:
     """The signal a :func:`stop_on_signals` block received (``signum``, None: none yet), and ``arm()``, which sets
-    its handlers again."""
+    its handlers again; or, for a :func:`kept_stops` block (``plain``), the KeyboardInterrupt a finalizer dropped."""
 
-    def __init__(self):
-        self.signum, self.arm = None, None
+    def __init__(self, plain=False):
+        self.signum, self.arm, self.plain = None, None, plain
+
+    def stop(self):
+        """The exception that stops the block again: Python's own KeyboardInterrupt where it was one (a notebook's
+        Stop button), else :class:`Interrupted` of the signal."""
+        return KeyboardInterrupt() if self.plain else Interrupted(self.signum)
+
+
+@contextlib.contextmanager
+def kept_stops():
+    """Within this block, a KeyboardInterrupt that Python drops in a finalizer still stops it: for the library's
+    long calls (train) made outside :func:`stop_on_signals`, as a notebook makes them.
+
+    A kernel's Stop button (and Ctrl-C in a Python shell) raises KeyboardInterrupt in the main thread, between any
+    two bytecodes, also inside a ``__del__`` (MXNet frees every NDArray there). Python drops an exception raised
+    there (``sys.unraisablehook`` printed 'Exception ignored in: <function NDArrayBase.__del__ ...>' and a
+    traceback) and the call went on to its end: training on several devices ignored one press in ~6. Here it is
+    remembered instead, silently, and raised again by :func:`raise_if_interrupted` (each training step) or at the
+    end of the block. No signal handler is touched, and the hook is put back after the block. Inside a
+    :func:`stop_on_signals` block (the CLI, the SageMaker job), or in another thread: a no-op."""
+    if threading.current_thread() is not threading.main_thread() or _received:
+        yield
+        return
+    received = _Received(plain=True)
+
+    def dropped(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            received.signum = signal.SIGINT
+        else:
+            previous_hook(unraisable)
+
+    previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
+    _received.append(received)
+    try:
+        yield
+        raise_if_interrupted()
+    finally:
+        _received.remove(received)
+        if sys.unraisablehook is dropped:  # (one set meanwhile by someone else is theirs to put back)
+            sys.unraisablehook = previous_hook
+
+
+def keeping_stops(function):
+    """``function`` run in a :func:`kept_stops` block."""
+    @functools.wraps(function)
+    def kept(*args, **kwargs):
+        with kept_stops():
+            return function(*args, **kwargs)
+    return kept
 
 
 def carry_on_after_ctrl_c(exc):
@@ -250,9 +299,12 @@ def carry_on_after_ctrl_c(exc):
         return False
     if threading.current_thread() is not threading.main_thread() or not _received:
         return True
+    received = _received[-1]
+    if received.plain:  # a kept_stops block (a notebook's train): every KeyboardInterrupt is a first press
+        received.signum = None
+        return True
     if not isinstance(exc, Interrupted):
         return False
-    received = _received[-1]
     received.signum = None
     received.arm()
     return True
@@ -265,8 +317,9 @@ def _optional_stops():
 
 
 def raise_if_interrupted():
-    """Raise :class:`Interrupted` again if a signal arrived whose first raise was dropped (see
-    :func:`stop_on_signals`); a no-op otherwise (one list lookup: cheap enough for every step)."""
+    """Raise :class:`Interrupted` again if a signal arrived whose first raise was dropped (see :func:`stop_on_signals`;
+    within :func:`kept_stops`, the KeyboardInterrupt dropped); a no-op otherwise (one list lookup: cheap enough for
+    every step)."""
     for received in _received:
         if received.signum is not None:
-            raise Interrupted(received.signum)
+            raise received.stop()

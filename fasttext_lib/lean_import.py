@@ -382,6 +382,22 @@ class _distutils_version_alone:
         return False
 
 
+def forget_an_interrupted_import(package="mxnet"):
+    """Let ``package`` be imported whole after an import of it that was interrupted.
+
+    The first call into the library in a notebook (train, Predictor.load) imports MXNet, which takes seconds; the
+    Stop button pressed then raises KeyboardInterrupt inside that import. Python takes the package out of
+    ``sys.modules`` but keeps the submodules it had imported, and the next ``import mxnet`` runs the package again
+    over them without making them its attributes: "module 'mxnet' has no attribute 'context'", a traceback at every
+    call until the kernel was restarted. Those leftovers are dropped here, so that the next import is a fresh one.
+    A no-op when the package is imported, or was never started."""
+    if package in sys.modules:
+        return
+    prefix = package + "."
+    for name in [name for name in list(sys.modules) if name.startswith(prefix)]:
+        sys.modules.pop(name, None)
+
+
 def import_mxnet_lean():
     """Import ``mxnet`` without SciPy, with lazy operator functions and ``requests``; a no-op when
     ``mxnet`` is already imported. SciPy imported already: MXNet gets it (the process chose)."""

@@ -32,11 +32,12 @@ from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint, text_rule_of
 from .config import TrainConfig
 from .class_checks import check_classes
-from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, sort_labels
+from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, sort_labels
 from .devices import parse_ctx
-from .errors import FastTextError, check_bool, raise_if_interrupted
+from .errors import FastTextError, check_bool, keeping_stops, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
+from .lean_import import forget_an_interrupted_import
 from .optim import Updater, make_optimizer, sgd_row_shrink
 from .predict import encode_labels, evaluate_bags, not_unicode_error, probabilities
 from .progress import bar
@@ -138,6 +139,7 @@ def check_scheduler_address(host, port):
                             f"{exc.strerror or exc}") from None
 
 
+@keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (errors.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
@@ -176,11 +178,13 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     line: the history would have ``train_accuracy`` for some epochs only). (``train_loss`` is the mean loss of the epoch's documents as each step met them,
     while the parameters were still changing: not the same measurement.)
     """
+    forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
     import mxnet as mx
 
     config = config or TrainConfig()
     check_kvstore_environment(config.kvstore)
     check_bool(score_train, "score_train")  # "no" was true: a pass over the training data per epoch
+    check_labeled_texts(train_data, "train_data", counted_too=True)
     if isinstance(train_data, LabeledTexts):  # (read_counted's CountedTexts: read from files, str already)
         train_data = as_read_from_a_file(train_data, "train_data")  # a DataFrame's int classes, its NaNs
     if val_data is not None:

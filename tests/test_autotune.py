@@ -648,6 +648,30 @@ def test_an_interrupt_before_any_trial_completed_or_a_second_one_ends_the_search
             autotune(*splits, duration=600.0, base=BASE, start=START, verbose=False)
 
 
+def test_a_stop_that_a_finalizer_swallowed_between_trials_still_stops_the_search(splits, capsys):
+    """A notebook's Stop button pressed while a finalizer ran (MXNet frees NDArrays in ``__del__``): Python dropped
+    the KeyboardInterrupt with an 'Exception ignored' traceback and the search went on to its last trial. It now stops
+    the search as a press anywhere else does: the chosen setting so far is trained, the result says interrupted."""
+    import signal
+
+    class StopPressedHere:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)  # Python's own handler raises here, in the finalizer
+
+    def on_trial(row):
+        if row["trial"] == 1:
+            StopPressedHere()
+
+    try:
+        result = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=3, verbose=False,
+                          on_trial=on_trial)
+    except KeyboardInterrupt:  # (raised on, it would stop pytest itself)
+        pytest.fail("the press ended the search without a model")
+    err = capsys.readouterr().err
+    assert result.interrupted and len(result.trials) == 1 and result.trained.autotune["refit"] is True
+    assert "Exception ignored" not in err and "stopped (interrupted) after 1 trial" in err
+
+
 def test_within_the_clis_signal_handling_one_ctrl_c_stops_the_search_and_a_quick_second_one_the_run(splits, monkeypatch):
     """In the CLI a Ctrl-C is an Interrupted raised by errors.stop_on_signals' handler, which then lets a second Ctrl-C
     raise Python's own KeyboardInterrupt and ignores SIGTERM while the run cleans up. A first one stops the search:

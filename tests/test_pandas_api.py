@@ -136,3 +136,20 @@ def test_classes_that_differ_only_in_case_are_a_warning(frames, capsys):
         "(e.g. df['label'].str.lower())")
     train(LabeledTexts(["Straße", "Strasse"] * 20, list(train_frame["text"][:40])), None, CONFIG)
     assert "warning" not in capsys.readouterr().err
+
+def test_a_dataframe_passed_as_the_data_itself_is_one_line_saying_how_to_wrap_it(frames):
+    """train(df, test_df), autotune(df, ...), predictor.evaluate(df): an AttributeError traceback from deep in the
+    library ("'DataFrame' object has no attribute 'labels'"). Now one FastTextError naming the argument and the
+    call that wraps a DataFrame."""
+    from fasttext_lib.autotune import autotune
+    from fasttext_lib.train import train
+
+    train_frame, test_frame = frames
+    wrapped = LabeledTexts(train_frame["label"], train_frame["text"])
+    for call, what in [(lambda: train(train_frame, None, CONFIG), "train_data"),
+                       (lambda: train(wrapped, test_frame, CONFIG), "val_data"),
+                       (lambda: train(wrapped, test_frame["text"], CONFIG), "val_data"),
+                       (lambda: autotune(train_frame, test_frame, duration=5), "train_data")]:
+        with pytest.raises(FastTextError, match=rf"^{what} must be LabeledTexts.*LabeledTexts\(df\[\"label\"\], "
+                                                rf"df\[\"text\"\]\)"):
+            call()
