@@ -948,3 +948,16 @@ def test_query_words_are_read_as_an_older_bundle_reads_its_text(tmp_path, monkey
     assert vocabulary_pairs([(nfd("Tuyệt"), nfd("vọng"))], set(learned.words), form=learned.unicode_form) == \
         [(nfd("tuyệt"), nfd("vọng"))]
     assert "not in" not in capsys.readouterr().out
+
+
+def test_an_output_that_is_no_file_name_is_one_error_and_writes_nothing(tmp_path, splits, monkeypatch):
+    """export_vectors(predictor, df["path"]) wrote a 6.6 MB file named "0    x\\ndtype: object" in the current folder:
+    the output's str() was taken as its name, whatever it was."""
+    import pandas as pd
+
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    monkeypatch.chdir(tmp_path)
+    for output in (pd.Series(["x.vec"]), ["x.vec"], 7):
+        with pytest.raises(FastTextError, match=r"^an output file name \(a str or path\) is needed, got "):
+            export_vectors(bundle, output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]

@@ -82,6 +82,9 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
     suggests inside it), device, FIFO or socket, in a writable directory. ``flag``: the option that
     named it, for the messages. ``overwrite=False``: an existing ``uri`` is refused too (``hint``: what
     to do instead, in the message)."""
+    if not isinstance(uri, (str, os.PathLike)):  # a pandas Series wrote a file named "0    x\ndtype: object"
+        raise FastTextError(f"{flag + ': ' if flag else ''}an output file name (a str or path) is needed, got "
+                            f"{type(uri).__name__} {uri!r:.60}")
     uri = str(uri)
     if uri.strip() in ("", "-"):
         # "" was "  is a directory" (the current one); "-", which --input reads as stdin, wrote a file named "-"
