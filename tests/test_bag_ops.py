@@ -248,3 +248,40 @@ def test_after_a_bag_operator_mxnets_operators_run_on_one_thread_and_the_bag_ope
     assert report["before"] == [int(omp_threads), -1]
     assert report["after"] == [1, int(omp_threads)]
     assert report["docs"] == [[1.0] * 4, [1.0] * 4]
+
+
+SEEDED_RUN = """
+import hashlib, json
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.sample import load_sample
+from fasttext_lib.train import train
+
+run = train(load_sample("train"), load_sample("test"), TrainConfig(epochs=3, ngrams=2, batch_size=1024, seed=42,
+                                                                   ctx="cpu", progress=False))
+digest = hashlib.sha256()
+for name in ("embedding", "output"):
+    digest.update(getattr(run.model, name).weight.data().asnumpy().tobytes())
+print(json.dumps({"params": digest.hexdigest(), "history": [[e["train_loss"], e["val_loss"]] for e in run.history]}))
+"""
+
+
+def seeded_run(**env):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root, **env}
+    out = subprocess.run([sys.executable, "-c", SEEDED_RUN], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_seeded_runs_are_the_same_whatever_openmps_thread_count(ops):
+    """Parameters bit for bit, in fresh processes, with 1 OpenMP thread and with 8 on this machine's 2 CPUs (a
+    larger machine's default: MXNet takes half its CPUs). Batches of 1024 bigram documents, so that the bag
+    operators run in parallel; the step's dense operators run single-threaded once a bag operator has claimed
+    the engine thread (bag_ops.cc claim_threads): oneDNN's FullyConnected, run by 4 or more threads, splits
+    its weight gradient's sum over the batch between them (a different sum, other parameters)."""
+    assert seeded_run(OMP_NUM_THREADS="8") == seeded_run(OMP_NUM_THREADS="1")
