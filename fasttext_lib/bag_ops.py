@@ -14,8 +14,12 @@ the system C++ compiler into a cache directory (``FASTTEXT_LIB_CACHE``, default
 ``~/.cache/fasttext_lib``), keyed by a hash of the sources, the flags and the MXNet version.
 
 CPU only: a GPU context, ``FASTTEXT_LIB_BAG_OPS=0``, or a machine without a compiler use the
-generic MXNet operators instead (same results, slower on CPU), as does ``FASTTEXT_LIB_NATIVE=0``
-(which turns off all native code); :func:`status` says which and why.
+generic MXNet operators instead (the same results at the same OpenMP thread count, slower on CPU), as
+does ``FASTTEXT_LIB_NATIVE=0`` (which turns off all native code); :func:`status` says which and why. On
+that route the output layer's gradient is summed by oneDNN over as many threads as OpenMP has: with 3 or
+more (MXNet's default on 6+ CPUs) the last bits of the parameters differ from the native route's, and
+from runs with another thread count. The native operators pin their engine thread, so the native
+route's results do not depend on the thread count (tests/test_bag_ops.py).
 """
 import os
 import sys
@@ -71,7 +75,8 @@ def available():
             _state["loaded"], _state["reason"] = _load()
             if not _state["loaded"]:
                 print(f"fasttext_lib: native bag operators unavailable ({_state['reason']}); "
-                      f"using MXNet's generic sparse operators (same results, slower on CPU)", file=sys.stderr)
+                      f"using MXNet's generic sparse operators (slower on CPU; the results' last bits depend on the OpenMP "
+                      f"thread count: set OMP_NUM_THREADS to reproduce a run)", file=sys.stderr)
         return _state["loaded"]
 
 
