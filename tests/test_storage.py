@@ -1880,6 +1880,30 @@ def test_the_old_pair_kept_for_a_failed_rename_is_not_swept_by_another_writer(tm
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
 
 
+def test_a_pair_in_a_folder_named_two_ways_is_written_without_waiting_on_itself(tmp_path):
+    """A pair written through a symbolic link to its folder (~/data -> /mnt/disk/data), one member itself a link
+    (train.csv -> train_v1.csv): the member's target is named by its real path (files.write_target), the other by
+    the path as given, and the folder's lock was taken once by each name, two locks of one directory by one
+    process: the second waited on the first forever (sample --overwrite hung). Each folder is locked once."""
+    real, link = tmp_path / "real", tmp_path / "link"
+    real.mkdir()
+    link.symlink_to(real)
+    (real / "pair.train.v1").write_text("old\n")
+    (real / "pair.train").symlink_to("pair.train.v1")
+    (real / "pair.test").write_text("old\n")
+    writer = ("import sys; from fasttext_lib import storage\n"
+              "with storage.atomic_writes([sys.argv[1] + '/pair.train', sys.argv[1] + '/pair.test']) as (a, b):\n"
+              "    a.write(b'new train'); b.write(b'new test')\n")
+    proc = subprocess.Popen([sys.executable, "-c", writer, str(link)], env={**os.environ, "PYTHONPATH": ROOT})
+    try:
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (real / "pair.train.v1").read_text() == "new train" and (real / "pair.test").read_text() == "new test"
+    assert (real / "pair.train").is_symlink()
+
+
 @pytest.mark.parametrize("held", ["CreateMultipartUpload", "the first part"])
 def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_object(tmp_path, s3_bucket, proxy,
                                                                                       monkeypatch, held):

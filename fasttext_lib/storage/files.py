@@ -201,16 +201,22 @@ def directories_locked(directories, shared=False):
     a reader of files written together (:func:`reading_together`) shared while it opens one: it never opens one
     file between the renames of two. The lock is the directory's own (nothing is created beside the files) and the
     kernel drops it when its holder dies; where a file system has no locks on directories (some NFS mounts), or the
-    directory cannot be opened, none is held."""
+    directory cannot be opened, none is held. Each directory is locked once and in the order of its identity, not
+    its name: one folder named two ways (through a symbolic link, and by its real path: files.write_target) was
+    locked twice, and a process's second flock of one directory waits on its first forever."""
     import fcntl
 
     with contextlib.ExitStack() as stack:
-        for directory in sorted(set(directories)):
+        opened = {}
+        for directory in set(directories):
             try:
                 fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
             except OSError:
                 continue
             stack.callback(os.close, fd)
+            held = os.fstat(fd)
+            opened.setdefault((held.st_dev, held.st_ino), fd)
+        for _, fd in sorted(opened.items()):
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
             except OSError as exc:
