@@ -1904,6 +1904,30 @@ def test_a_pair_in_a_folder_named_two_ways_is_written_without_waiting_on_itself(
     assert (real / "pair.train").is_symlink()
 
 
+def test_a_pair_whose_old_file_another_program_holds_locked_is_written_without_waiting_for_it(tmp_path):
+    """The old train split kept for a failed rename is locked while kept (shared, against another writer's sweep).
+    That lock waited for any exclusive flock on the old file, with the folder's lock held: a user's
+    ``flock data/train.csv -c 'train --train data/train.csv ...'`` (the data file as a job's lock) held the
+    writer (sample --overwrite) until that job ended, and the job's train, opening --validation under the
+    folder's shared lock, waited on the writer: neither ended. The old file is kept unlocked when it is locked."""
+    import fcntl
+
+    uris = _write_pair(str(tmp_path), "old")
+    writer = ("import sys; from fasttext_lib import storage\n"
+              "with storage.atomic_writes(sys.argv[1:]) as (a, b):\n"
+              "    a.write(b'new train'); b.write(b'new test')\n")
+    with open(uris[0], "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = subprocess.Popen([sys.executable, "-c", writer, *uris], env={**os.environ, "PYTHONPATH": ROOT})
+        try:
+            assert proc.wait(timeout=30) == 0
+        finally:
+            proc.kill()
+            proc.wait()
+    assert [open(u).read() for u in uris] == ["new train", "new test"]
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
 @pytest.mark.parametrize("held", ["CreateMultipartUpload", "the first part"])
 def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_object(tmp_path, s3_bucket, proxy,
                                                                                       monkeypatch, held):
