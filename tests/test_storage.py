@@ -1928,6 +1928,48 @@ def test_a_pair_whose_old_file_another_program_holds_locked_is_written_without_w
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
 
 
+@pytest.mark.parametrize("run", ["train reading the pair", "sample writing it"])
+def test_a_data_folder_another_program_holds_locked_is_waited_for_a_while_not_forever(tmp_path, monkeypatch, capsys,
+                                                                                      run):
+    """``flock data -c 'python -m fasttext_lib train --train data/train.csv ...'`` (flock(1) on the data folder, to
+    run one job at a time on it): train opened its files under the folder's shared lock, and sample put its files in
+    place under its exclusive lock, each waiting for the flock tool's lock, held until they ended: they never did.
+    A folder's lock is waited for LOCK_WAIT_SECONDS at most (a pair's renames take far less), then the run goes
+    on without it, with one warning line naming the folder."""
+    import fcntl
+    import threading
+
+    train, test = _write_pair(str(tmp_path), "old")
+    monkeypatch.setattr(storage.files, "LOCK_WAIT_SECONDS", 0.5, raising=False)
+    done = []
+
+    def read():
+        with storage.reading_together():
+            done.append(storage.read_bytes(train) + storage.read_bytes(test))
+
+    def write():
+        _write_pair(str(tmp_path), "new")
+        done.append([open(u, "rb").read() for u in (train, test)])
+    worker = threading.Thread(target=read if run.startswith("train") else write, daemon=True)
+    held = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # what flock(1) holds on the folder while its command runs
+        worker.start()
+        worker.join(15)
+        waited_forever = worker.is_alive()
+    finally:
+        os.close(held)  # (lets a worker that waited forever end)
+        worker.join(30)
+    assert not waited_forever
+    if run.startswith("train"):
+        assert done == [b"__label__1 old train\n__label__1 old test\n"]
+    else:
+        assert done == [[b"__label__1 new train\n", b"__label__1 new test\n"]]
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and err.endswith(
+        f"warning: {tmp_path} stayed locked by another program (flock) for 0.5 s; going on without waiting for it\n")
+
+
 @pytest.mark.parametrize("held", ["CreateMultipartUpload", "the first part"])
 def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_object(tmp_path, s3_bucket, proxy,
                                                                                       monkeypatch, held):

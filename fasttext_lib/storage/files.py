@@ -201,9 +201,10 @@ def directories_locked(directories, shared=False):
     a reader of files written together (:func:`reading_together`) shared while it opens one: it never opens one
     file between the renames of two. The lock is the directory's own (nothing is created beside the files) and the
     kernel drops it when its holder dies; where a file system has no locks on directories (some NFS mounts), or the
-    directory cannot be opened, none is held. Each directory is locked once and in the order of its identity, not
-    its name: one folder named two ways (through a symbolic link, and by its real path: files.write_target) was
-    locked twice, and a process's second flock of one directory waits on its first forever."""
+    directory cannot be opened, none is held; nor where another program holds it past LOCK_WAIT_SECONDS. Each
+    directory is locked once and in the order of its identity, not its name: one folder named two ways (through a
+    symbolic link, and by its real path: files.write_target) was locked twice, and a process's second flock of one
+    directory waits on its first forever."""
     import fcntl
 
     with contextlib.ExitStack() as stack:
@@ -215,14 +216,43 @@ def directories_locked(directories, shared=False):
                 continue
             stack.callback(os.close, fd)
             held = os.fstat(fd)
-            opened.setdefault((held.st_dev, held.st_ino), fd)
-        for _, fd in sorted(opened.items()):
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-            except OSError as exc:
-                if exc.errno not in _NO_LOCKS:
-                    raise
+            opened.setdefault((held.st_dev, held.st_ino), (fd, directory))
+        for _, (fd, directory) in sorted(opened.items()):
+            _flock_a_while(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX, directory)
         yield
+
+
+# How long a folder's lock is waited for. A pair's writer holds it while it puts its files in place (renames, and the
+# fsync of each file just before), a reader while it opens one: seconds at most. Another program may hold it for
+# hours: ``flock data -c 'python -m fasttext_lib train ...'`` (flock(1) on the data folder, one job at a time), whose
+# train then waited forever on its own job's lock. Past this, the run goes on without the lock (as before there was
+# one), with a warning.
+LOCK_WAIT_SECONDS = 30
+_WARNED_LOCKED = set()
+
+
+def _flock_a_while(fd, how, directory):
+    import fcntl
+    import time
+
+    deadline, pause = time.monotonic() + LOCK_WAIT_SECONDS, 0.005
+    while True:
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno in _NO_LOCKS:
+                return
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise
+        if time.monotonic() >= deadline:
+            if directory not in _WARNED_LOCKED:
+                _WARNED_LOCKED.add(directory)
+                print(f"warning: {directory} stayed locked by another program (flock) for {LOCK_WAIT_SECONDS:g} s; "
+                      f"going on without waiting for it", file=sys.stderr)
+            return
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
 
 
 # Reads that belong together (reading_together: a training run reading its train and validation files): the set
