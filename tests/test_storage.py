@@ -1858,6 +1858,31 @@ def test_a_local_pair_written_again_while_a_run_reads_it_is_refused(tmp_path):
     storage.read_bytes(test)  # outside a block: nothing is checked
 
 
+def test_pipes_and_files_removed_are_no_pair_written_again(tmp_path):
+    """``train --train <(zcat train.gz) --validation <(zcat valid.gz)``: both are /dev/fd/N, whose real paths
+    (/proc/PID/fd/pipe:[N]) are of one folder and cannot be stat'ed, so the second was refused as "written again
+    while this run read it". Only regular files are weighed, and a file removed since it was read (not replaced:
+    a pair's writer never removes one) is no reason to refuse its neighbour."""
+    opened = []
+    for text in (b"__label__1 piped train\n", b"__label__1 piped test\n"):
+        read_end, write_end = os.pipe()
+        os.write(write_end, text)
+        os.close(write_end)
+        opened.append(read_end)
+    try:
+        with storage.reading_together():
+            assert [storage.read_bytes(f"/dev/fd/{fd}") for fd in opened] == [b"__label__1 piped train\n",
+                                                                               b"__label__1 piped test\n"]
+    finally:
+        for fd in opened:
+            os.close(fd)
+    train, test = _write_pair(str(tmp_path), "old")
+    with storage.reading_together():
+        storage.read_bytes(train)
+        os.remove(train)
+        assert storage.read_bytes(test) == b"__label__1 old test\n"
+
+
 def test_the_old_pair_kept_for_a_failed_rename_is_not_swept_by_another_writer(tmp_path, monkeypatch):
     """The old train split is kept (a hard link named as a temporary) while the new pair is put in place, to be put
     back if the second rename fails. Another writer of that file starting meanwhile (a second prepare run) swept it

@@ -8,6 +8,7 @@ import errno
 import io
 import os
 import re
+import stat
 import sys
 import threading
 
@@ -171,15 +172,19 @@ def _check_local_partners(uri, path, f, scopes):
     read before from its folder has been replaced since. Locally a pair carries no set metadata, but it is written
     to one folder, its files put in place under that folder's lock (pairs.py): a run that read train.csv, then
     opened test.csv after another run (sample, synthetic, prepare) wrote the pair again, trained on the old
-    training split and validated on the new test split, silently."""
+    training split and validated on the new test split, silently. Only regular files are weighed (``<(zcat
+    train.gz)`` is /dev/fd/63, really /proc/PID/fd/pipe:[N], which cannot be stat'ed), and a file removed since it
+    was read was not replaced (a writer's rename never leaves a pair's member missing)."""
+    held = os.fstat(f.fileno())
+    if not stat.S_ISREG(held.st_mode):
+        return
     here = os.path.dirname(path)
     for scope in scopes:
         for other, (uri_read, identity) in scope.local.items():
-            if other != path and os.path.dirname(other) == here and _identity_at(other) != identity:
+            if other != path and os.path.dirname(other) == here and _identity_at(other) not in (identity, None):
                 raise FastTextError(f"{uri_read} was written again while this run read it, before {uri} beside it was "
                                     f"opened (files of one folder, as a train/test pair written together): this run "
                                     f"would read them from two writes; run it again")
-        held = os.fstat(f.fileno())
         scope.local[path] = (uri, (held.st_dev, held.st_ino))
 
 
