@@ -50,6 +50,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 
+from .class_checks import warnings_said_once
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import table_fits
@@ -183,6 +184,7 @@ def _check_search_settings(start, max_trials, emsize_fixed):
 
 
 @keeping_stops  # a notebook's Stop button stops the search, also when it lands in a finalizer (errors.kept_stops)
+@warnings_said_once()
 def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True,
              pretrained=None, refit=True):
     """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.

@@ -3,6 +3,7 @@ not classes at all: a CSV read with its columns the wrong way round (the reviews
 numbers taken for classes. Each is one error line that says which column was read as the class and how to fix the
 file; :func:`check_classes` runs them before anything is featurized (train.train).
 """
+import contextlib
 import os
 import sys
 import unicodedata
@@ -92,9 +93,30 @@ def warn_classes_cased_alike(classes):
             pairs.append(" and ".join(repr(c) for c in sorted((other, label))))
     if pairs:
         more = f" (and {len(pairs) - 3} more pairs)" if len(pairs) > 3 else ""
-        print(f"warning: training data has classes {'; '.join(pairs[:3])}{more}, each one label written in two cases, "
-              f"which train as separate classes; if they are one class, write the labels one way (e.g. "
-              f"df['label'].str.lower())", file=sys.stderr)
+        line = (f"warning: training data has classes {'; '.join(pairs[:3])}{more}, each one label written in two "
+                f"cases, which train as separate classes; if they are one class, write the labels one way (e.g. "
+                f"df['label'].str.lower())")
+        if _SAID is not None:
+            if line in _SAID:
+                return
+            _SAID.add(line)
+        print(line, file=sys.stderr)
+
+
+_SAID = None  # inside warnings_said_once(): the warnings said so far
+
+
+@contextlib.contextmanager
+def warnings_said_once():
+    """Within the block (an autotune search, whose every trial and refit is a train() of the same data), each of
+    these warnings is said once: it was said again by each trial, four lines of a short search."""
+    global _SAID
+    outer = _SAID
+    _SAID = set() if outer is None else outer
+    try:
+        yield
+    finally:
+        _SAID = outer
 
 
 def check_classes(train_data, classes):

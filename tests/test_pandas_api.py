@@ -119,6 +119,24 @@ def test_autotune_refuses_a_missing_class_before_any_trial(frames):
         autotune(LabeledTexts(changed["label"], changed["text"]), _as_text(test_frame), duration=5, verbose=False)
 
 
+def test_classes_that_differ_only_in_case_are_one_warning_in_an_autotune_search(frames, capsys):
+    """autotune trains each trial and the refit with train(), which said the warning each time: four identical
+    warning lines among the trial lines of a short search. A search says it once."""
+    from fasttext_lib.autotune import autotune
+
+    train_frame, test_frame = frames
+    labels = train_frame["label"].map({1: "negative", 2: "positive"}).where(train_frame.index % 7 != 0,
+                                                                             train_frame["label"].map({1: "Negative", 2: "Positive"}))
+    val_labels = test_frame["label"].map({1: "negative", 2: "positive"})
+    autotune(LabeledTexts(labels, train_frame["text"]), LabeledTexts(val_labels, test_frame["text"]), duration=60,
+             max_trials=2, base=CONFIG, verbose=False)
+    err = capsys.readouterr().err
+    assert err.count("warning: training data has classes 'Negative' and 'negative'") == 1, err
+    autotune(LabeledTexts(labels, train_frame["text"]), LabeledTexts(val_labels, test_frame["text"]), duration=60,
+             max_trials=1, base=CONFIG, verbose=False)
+    assert capsys.readouterr().err.count("warning: training data has classes") == 1  # each search says it
+
+
 def test_classes_that_differ_only_in_case_are_a_warning(frames, capsys):
     """A hand-labelled column with 'Positive' in some rows and 'positive' in others trained four classes of a
     two-class problem (each with part of its documents), with no word said. A warning, not a refusal: classes that

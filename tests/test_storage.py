@@ -1858,6 +1858,31 @@ def test_a_local_pair_written_again_while_a_run_reads_it_is_refused(tmp_path):
     storage.read_bytes(test)  # outside a block: nothing is checked
 
 
+def test_pipes_and_files_removed_are_no_pair_written_again(tmp_path):
+    """``train --train <(zcat train.gz) --validation <(zcat valid.gz)``: both are /dev/fd/N, whose real paths
+    (/proc/PID/fd/pipe:[N]) are of one folder and cannot be stat'ed, so the second was refused as "written again
+    while this run read it". Only regular files are weighed, and a file removed since it was read (not replaced:
+    a pair's writer never removes one) is no reason to refuse its neighbour."""
+    opened = []
+    for text in (b"__label__1 piped train\n", b"__label__1 piped test\n"):
+        read_end, write_end = os.pipe()
+        os.write(write_end, text)
+        os.close(write_end)
+        opened.append(read_end)
+    try:
+        with storage.reading_together():
+            assert [storage.read_bytes(f"/dev/fd/{fd}") for fd in opened] == [b"__label__1 piped train\n",
+                                                                               b"__label__1 piped test\n"]
+    finally:
+        for fd in opened:
+            os.close(fd)
+    train, test = _write_pair(str(tmp_path), "old")
+    with storage.reading_together():
+        storage.read_bytes(train)
+        os.remove(train)
+        assert storage.read_bytes(test) == b"__label__1 old test\n"
+
+
 def test_the_old_pair_kept_for_a_failed_rename_is_not_swept_by_another_writer(tmp_path, monkeypatch):
     """The old train split is kept (a hard link named as a temporary) while the new pair is put in place, to be put
     back if the second rename fails. Another writer of that file starting meanwhile (a second prepare run) swept it
@@ -1878,6 +1903,96 @@ def test_the_old_pair_kept_for_a_failed_rename_is_not_swept_by_another_writer(tm
     monkeypatch.setattr(os, "replace", real_replace)
     assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
+def test_a_pair_in_a_folder_named_two_ways_is_written_without_waiting_on_itself(tmp_path):
+    """A pair written through a symbolic link to its folder (~/data -> /mnt/disk/data), one member itself a link
+    (train.csv -> train_v1.csv): the member's target is named by its real path (files.write_target), the other by
+    the path as given, and the folder's lock was taken once by each name, two locks of one directory by one
+    process: the second waited on the first forever (sample --overwrite hung). Each folder is locked once."""
+    real, link = tmp_path / "real", tmp_path / "link"
+    real.mkdir()
+    link.symlink_to(real)
+    (real / "pair.train.v1").write_text("old\n")
+    (real / "pair.train").symlink_to("pair.train.v1")
+    (real / "pair.test").write_text("old\n")
+    writer = ("import sys; from fasttext_lib import storage\n"
+              "with storage.atomic_writes([sys.argv[1] + '/pair.train', sys.argv[1] + '/pair.test']) as (a, b):\n"
+              "    a.write(b'new train'); b.write(b'new test')\n")
+    proc = subprocess.Popen([sys.executable, "-c", writer, str(link)], env={**os.environ, "PYTHONPATH": ROOT})
+    try:
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (real / "pair.train.v1").read_text() == "new train" and (real / "pair.test").read_text() == "new test"
+    assert (real / "pair.train").is_symlink()
+
+
+def test_a_pair_whose_old_file_another_program_holds_locked_is_written_without_waiting_for_it(tmp_path):
+    """The old train split kept for a failed rename is locked while kept (shared, against another writer's sweep).
+    That lock waited for any exclusive flock on the old file, with the folder's lock held: a user's
+    ``flock data/train.csv -c 'train --train data/train.csv ...'`` (the data file as a job's lock) held the
+    writer (sample --overwrite) until that job ended, and the job's train, opening --validation under the
+    folder's shared lock, waited on the writer: neither ended. The old file is kept unlocked when it is locked."""
+    import fcntl
+
+    uris = _write_pair(str(tmp_path), "old")
+    writer = ("import sys; from fasttext_lib import storage\n"
+              "with storage.atomic_writes(sys.argv[1:]) as (a, b):\n"
+              "    a.write(b'new train'); b.write(b'new test')\n")
+    with open(uris[0], "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = subprocess.Popen([sys.executable, "-c", writer, *uris], env={**os.environ, "PYTHONPATH": ROOT})
+        try:
+            assert proc.wait(timeout=30) == 0
+        finally:
+            proc.kill()
+            proc.wait()
+    assert [open(u).read() for u in uris] == ["new train", "new test"]
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
+@pytest.mark.parametrize("run", ["train reading the pair", "sample writing it"])
+def test_a_data_folder_another_program_holds_locked_is_waited_for_a_while_not_forever(tmp_path, monkeypatch, capsys,
+                                                                                      run):
+    """``flock data -c 'python -m fasttext_lib train --train data/train.csv ...'`` (flock(1) on the data folder, to
+    run one job at a time on it): train opened its files under the folder's shared lock, and sample put its files in
+    place under its exclusive lock, each waiting for the flock tool's lock, held until they ended: they never did.
+    A folder's lock is waited for LOCK_WAIT_SECONDS at most (a pair's renames take far less), then the run goes
+    on without it, with one warning line naming the folder."""
+    import fcntl
+    import threading
+
+    train, test = _write_pair(str(tmp_path), "old")
+    monkeypatch.setattr(storage.files, "LOCK_WAIT_SECONDS", 0.5, raising=False)
+    done = []
+
+    def read():
+        with storage.reading_together():
+            done.append(storage.read_bytes(train) + storage.read_bytes(test))
+
+    def write():
+        _write_pair(str(tmp_path), "new")
+        done.append([open(u, "rb").read() for u in (train, test)])
+    worker = threading.Thread(target=read if run.startswith("train") else write, daemon=True)
+    held = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # what flock(1) holds on the folder while its command runs
+        worker.start()
+        worker.join(15)
+        waited_forever = worker.is_alive()
+    finally:
+        os.close(held)  # (lets a worker that waited forever end)
+        worker.join(30)
+    assert not waited_forever
+    if run.startswith("train"):
+        assert done == [b"__label__1 old train\n__label__1 old test\n"]
+    else:
+        assert done == [[b"__label__1 new train\n", b"__label__1 new test\n"]]
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and err.endswith(
+        f"warning: {tmp_path} stayed locked by another program (flock) for 0.5 s; going on without waiting for it\n")
 
 
 @pytest.mark.parametrize("held", ["CreateMultipartUpload", "the first part"])

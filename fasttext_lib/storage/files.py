@@ -8,6 +8,7 @@ import errno
 import io
 import os
 import re
+import stat
 import sys
 import threading
 
@@ -171,15 +172,19 @@ def _check_local_partners(uri, path, f, scopes):
     read before from its folder has been replaced since. Locally a pair carries no set metadata, but it is written
     to one folder, its files put in place under that folder's lock (pairs.py): a run that read train.csv, then
     opened test.csv after another run (sample, synthetic, prepare) wrote the pair again, trained on the old
-    training split and validated on the new test split, silently."""
+    training split and validated on the new test split, silently. Only regular files are weighed (``<(zcat
+    train.gz)`` is /dev/fd/63, really /proc/PID/fd/pipe:[N], which cannot be stat'ed), and a file removed since it
+    was read was not replaced (a writer's rename never leaves a pair's member missing)."""
+    held = os.fstat(f.fileno())
+    if not stat.S_ISREG(held.st_mode):
+        return
     here = os.path.dirname(path)
     for scope in scopes:
         for other, (uri_read, identity) in scope.local.items():
-            if other != path and os.path.dirname(other) == here and _identity_at(other) != identity:
+            if other != path and os.path.dirname(other) == here and _identity_at(other) not in (identity, None):
                 raise FastTextError(f"{uri_read} was written again while this run read it, before {uri} beside it was "
                                     f"opened (files of one folder, as a train/test pair written together): this run "
                                     f"would read them from two writes; run it again")
-        held = os.fstat(f.fileno())
         scope.local[path] = (uri, (held.st_dev, held.st_ino))
 
 
@@ -201,22 +206,58 @@ def directories_locked(directories, shared=False):
     a reader of files written together (:func:`reading_together`) shared while it opens one: it never opens one
     file between the renames of two. The lock is the directory's own (nothing is created beside the files) and the
     kernel drops it when its holder dies; where a file system has no locks on directories (some NFS mounts), or the
-    directory cannot be opened, none is held."""
+    directory cannot be opened, none is held; nor where another program holds it past LOCK_WAIT_SECONDS. Each
+    directory is locked once and in the order of its identity, not its name: one folder named two ways (through a
+    symbolic link, and by its real path: files.write_target) was locked twice, and a process's second flock of one
+    directory waits on its first forever."""
     import fcntl
 
     with contextlib.ExitStack() as stack:
-        for directory in sorted(set(directories)):
+        opened = {}
+        for directory in set(directories):
             try:
                 fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
             except OSError:
                 continue
             stack.callback(os.close, fd)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-            except OSError as exc:
-                if exc.errno not in _NO_LOCKS:
-                    raise
+            held = os.fstat(fd)
+            opened.setdefault((held.st_dev, held.st_ino), (fd, directory))
+        for _, (fd, directory) in sorted(opened.items()):
+            _flock_a_while(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX, directory)
         yield
+
+
+# How long a folder's lock is waited for. A pair's writer holds it while it puts its files in place (renames, and the
+# fsync of each file just before), a reader while it opens one: seconds at most. Another program may hold it for
+# hours: ``flock data -c 'python -m fasttext_lib train ...'`` (flock(1) on the data folder, one job at a time), whose
+# train then waited forever on its own job's lock. Past this, the run goes on without the lock (as before there was
+# one), with a warning.
+LOCK_WAIT_SECONDS = 30
+_WARNED_LOCKED = set()
+
+
+def _flock_a_while(fd, how, directory):
+    import fcntl
+    import time
+
+    deadline, pause = time.monotonic() + LOCK_WAIT_SECONDS, 0.005
+    while True:
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno in _NO_LOCKS:
+                return
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise
+        if time.monotonic() >= deadline:
+            if directory not in _WARNED_LOCKED:
+                _WARNED_LOCKED.add(directory)
+                print(f"warning: {directory} stayed locked by another program (flock) for {LOCK_WAIT_SECONDS:g} s; "
+                      f"going on without waiting for it", file=sys.stderr)
+            return
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
 
 
 # Reads that belong together (reading_together: a training run reading its train and validation files): the set

@@ -152,15 +152,18 @@ def _hold_locked(stack, path):
     """Hold an flock on the file at ``path`` until ``stack`` closes. The file kept for a failed rename is named as a
     temporary (removed by the next write if we are killed); unlocked, another writer of it starting meanwhile (a
     second prepare run) took it for a dead writer's and deleted it, and the old file could not be put back. Where
-    the file system has no locks it is kept unlocked, as before."""
+    the file system has no locks it is kept unlocked, as before; so is a file another program holds an exclusive
+    flock on (``flock data/train.csv -c '...'``): waiting for it, with the folder locked, could wait on a reader
+    that waits on the folder (that program's own train run)."""
+    import errno
     import fcntl
 
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     stack.callback(os.close, fd)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)  # shared: remove_dead_temporary's exclusive try-lock is refused
+    try:  # shared: remove_dead_temporary's exclusive try-lock is refused
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError as exc:
-        if exc.errno not in _NO_LOCKS:
+        if exc.errno not in _NO_LOCKS | {errno.EWOULDBLOCK, errno.EAGAIN}:
             raise
 
 
