@@ -205,13 +205,19 @@ def labeled_csv_row(row, quoted, classes):
     return bool(first) and (first in classes or (quoted and is_int_text(first)) or whole_number(first) in classes)
 
 
+START_CHARS = 4096  # of a first line, what labeled_csv_start parses
+
+
 def labeled_csv_start(line, classes):
     """Can an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row
     (:func:`short_header`: ``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`? Only a first
     test: :func:`labeled_csv_records` decides from the first records."""
     stripped = line.lstrip("\ufeff").strip()
     try:
-        row = next(csv.reader([stripped]), [])  # not strict: a first record that goes on past this line
+        # The class and the start of the text decide: a prefix is parsed, so that a review longer than the csv
+        # module's field limit (128 KiB; raised only once the records decide) is no csv.Error here, which read a
+        # labeled file as text (its class a word of each review); not strict: a record that goes on past this
+        row = next(csv.reader([stripped[:START_CHARS]]), [])
     except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
         return False
     return len(row) >= 2 and (short_header(row) or index_header_start(row)

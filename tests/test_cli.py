@@ -696,3 +696,14 @@ def test_predict_does_not_call_a_first_column_of_no_class_of_the_model_its_class
     labeled.write_text('"2","great food"\n"1","cold soup"\n"2","fine"\n')
     r = cli_in_process("predict", "--model", local_bundle, "--input", labeled)
     assert r.returncode == 0 and "read as labeled CSV" in r.stderr and "evaluate --data scores" in r.stderr, r.stderr
+
+
+def test_a_labeled_csv_whose_first_review_is_longer_than_the_csv_field_limit_is_read_as_labeled(local_bundle, tmp_path):
+    """A first review over the csv module's 128 KiB field limit made the first-line check a csv.Error, and predict
+    answered each line as text, class and quotes included (one answer per line; a file with a short first review is
+    read as labeled CSV). A subprocess: the limit is the process's, raised by any earlier read."""
+    path = tmp_path / "reviews.csv"
+    path.write_text('"2","' + "great food " * 20000 + '"\n"1","cold soup"\n"2","fine"\n')
+    r = run_cli("predict", "--model", local_bundle[0], "--input", path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3, r.stderr
+    assert "read as labeled CSV" in r.stderr, r.stderr
