@@ -104,11 +104,11 @@ def add_column_arguments(parser):
     """``--label-column`` and ``--text-column``: which columns of a CSV file with a header row to read (a table with
     more than a class and a text, whose names training does not know: columns.Columns)."""
     parser.add_argument("--label-column", metavar="NAME",
-                        help="the class column of CSV data with a header row (default: the one column named as a "
-                             "class: label, sentiment, stars, rating, overall, ...)")
+                        help="the class column of a CSV or TSV with a header row, or the class key of JSON Lines "
+                             "(default: the one column named as a class: label, sentiment, stars, rating, overall, ...)")
     parser.add_argument("--text-column", metavar="NAME", action="append",
-                        help="a text column of CSV data with a header row; repeat it, or NAME,NAME, for several "
-                             "(joined in this order). Default: the columns named as text (text, review, title, "
+                        help="a text column (or JSON Lines key), as --label-column; repeat it, or NAME,NAME, for "
+                             "several (joined in this order). Default: the columns named as text (text, review, title, "
                              "reviewText, ...) and any other that holds prose; the rest (ids, counts, dates) are "
                              "left out, as a line on stderr says")
 
@@ -178,7 +178,8 @@ def build_parser():
     add_column_arguments(e)
     e.add_argument("--ctx", default="cpu", help=PREDICT_CTX_HELP)
 
-    p = sub.add_parser("predict", help="label raw text, one document per line (or each record of a labeled CSV)")
+    p = sub.add_parser("predict",
+                       help="label raw text, one document per line (or each record of a table: CSV, TSV, JSON Lines)")
     p.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
     p.add_argument("--input", default="-", help="text file (local or s3://), or - for stdin (default: -)")
     p.add_argument("--ctx", default="cpu", help=PREDICT_CTX_HELP)

@@ -183,7 +183,8 @@ def _csv_row_to_example(row, uri, lineno, layout=None):
     return label, csv_text(row[1:])
 
 
-_UNQUOTED_CSV = re.compile(r"^\s*-?\d+(\.0+)?\s*,")  # (1.0: pandas' float column, to_csv(header=False))
+# (a whole float too, 1.0: pandas' to_csv(header=False) of a float class column, read as 1 by whole_number_classes)
+_UNQUOTED_CSV = re.compile(r"^\s*-?\d+(\.0+)?\s*,")
 # a class number first, headerless (df.to_csv(sep="\t", header=False)); quoted too (quoting=csv.QUOTE_ALL)
 _UNQUOTED_TSV = re.compile(r'^\s*(-?\d+(\.0+)? *|"-?\d+(\.0+)?")\t')
 

@@ -119,7 +119,8 @@ def build_parser():
                    type=lambda text: "auto" if str(text).strip().lower() in NONE_WORDS else text)
     p.add_argument("--label-column", "--label_column", dest="label_column", default=None,
                    type=lambda text: None if str(text).strip().lower() in NONE_WORDS else str(text),
-                   help="the class column of CSV channels with a header row (default: the one named as a class)")
+                   help="the class column of CSV or TSV channels with a header row, or JSON Lines' class key "
+                        "(default: the one named as a class)")
     p.add_argument("--text-column", "--text_column", dest="text_column", default=None, type=_column_names,
                    help="their text column(s), NAME or NAME,NAME (default: those named as text, and prose)")
     p.add_argument("--checkpoint-dir", "--checkpoint_dir", dest="checkpoint_dir", type=_checkpoint_dir, default=None,

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import BAD_TRAINING_FILES, ROOT, cli_in_process, run_cli
 from fasttext_lib.data import read_labeled
+from fasttext_lib.errors import FastTextError
 
 DIGEST_2_AND_4_CLASSES = "f3cb464e3fb4ab2400b2e82cd257ca51ec9ebf7f414ce059700b76ebf2b39c4f"  # the generator before 5+ classes were fixed
 FAST = ["--epochs", "3", "--batch-size", "256", "--no-progress"]
@@ -676,6 +677,23 @@ def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_fi
     (tmp_path / "f.csv").write_text("label,text\n1,great\n2,bad\n")
     counted = read_counted([str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), str(tmp_path / "f.csv")])
     assert counted.labels == ["1", "5", "-2", "1.0", "1.5", "1", "2"]
+
+
+def test_a_headerless_csv_of_whole_float_classes_is_detected_as_its_integer_classes_are(tmp_path):
+    """pandas' ``df.to_csv(path, header=False, index=False)`` of a float class column writes ``1.0,great food``: train
+    and evaluate refused it ("cannot detect the format of line 1") while ``1,great food`` was read, and predict took
+    it for labeled CSV, saying that evaluate --data scores it. A whole float first is a class number, as an int is;
+    ``2.5 stars, great`` and ``1.5,great`` (no whole number) are not."""
+    from fasttext_lib.data import detect_format
+
+    (tmp_path / "a.csv").write_text("1.0,great food\n2.0,cold soup\n1.0,loved it\n")
+    assert sorted(set(read_labeled(str(tmp_path / "a.csv"), find_names=False).labels)) == ["1", "2"]
+    (tmp_path / "a.tsv").write_text("1.0\tgreat food\n2.0\tcold soup\n")
+    assert sorted(set(read_labeled(str(tmp_path / "a.tsv"), find_names=False).labels)) == ["1", "2"]
+    assert detect_format("5.00 , great\n", "x") == "csv"
+    for review in ("2.5 stars, great\n", "1.5,great\n", "1.0.2,great\n"):
+        with pytest.raises(FastTextError):
+            detect_format(review, "x")
 
 
 @pytest.mark.parametrize("content, column, value", [
