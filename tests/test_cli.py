@@ -670,10 +670,6 @@ def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_fi
     assert classes_of("c.csv", "label,text\n1.0,great\n1,bad\n") == ["1", "1.0"]
     assert classes_of("d.csv", "label,text\nv1.0,great\n2.0,bad\n") == ["2.0", "v1.0"]
     assert classes_of("e.txt", "__label__1.0 great\n__label__5.0 bad\n") == ["1.0", "5.0"]
-    # headerless (to_csv(header=False) of a float column): it was not told from text (a number first is a CSV's
-    # class only when whole), "cannot detect the format"
-    assert classes_of("g.csv", "1.0,great\n5.0,bad\n") == ["1", "5"]
-    assert classes_of("h.tsv", "1.0\tgreat\n5.0\tbad\n") == ["1", "5"]
     (tmp_path / "f.csv").write_text("label,text\n1,great\n2,bad\n")
     counted = read_counted([str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), str(tmp_path / "f.csv")])
     assert counted.labels == ["1", "5", "-2", "1.0", "1.5", "1", "2"]
