@@ -612,14 +612,11 @@ def _write_splits(output, train, test, overwrite):
     from .data import write_csv_rows
 
     written = {"train": storage.join(output, "train.csv"), "test": storage.join(output, "test.csv")}
-    before = storage.summary_before_publish(*written.values())  # (local: stdout refusing it keeps the old files)
-    with storage.atomic_writes([written["train"], written["test"]], overwrite=overwrite) as (train_file, test_file):
+    # the summary before local files are put in place (stdout refusing it keeps the old ones), after S3 uploads
+    with storage.atomic_writes([written["train"], written["test"]], overwrite=overwrite,
+                               on_written=lambda: say(json.dumps(written), flush=True)) as (train_file, test_file):
         write_csv_rows(train, train_file)
         write_csv_rows(test, test_file)
-        if before:
-            say(json.dumps(written), flush=True)
-    if not before:
-        say(json.dumps(written), flush=True)
     return 0
 
 
@@ -650,7 +647,7 @@ def cmd_export_vectors(args):
 
     # the output is checked first; the summary is written before a local file is put in place (as train's answers
     # are before its bundle): stdout refusing it (> /dev/full) ends the command with the user's old file where it
-    # was; after an S3 upload, which can still be refused (storage.summary_before_publish)
+    # was; after an S3 upload, which can still be refused (storage.atomic_write's on_written)
     export_vectors(args.model, args.output, overwrite=args.overwrite,
                    on_written=lambda count: say(json.dumps({"output": args.output, "words": count}), flush=True))
     return 0
@@ -660,7 +657,7 @@ def cmd_prepare(args):
     from .download import prepare
 
     # the summary before local files are put in place: stdout refusing it (> /dev/full) keeps the user's old files;
-    # after S3 uploads, which can still be refused (storage.summary_before_publish)
+    # after S3 uploads, which can still be refused (storage.atomic_writes' on_written)
     prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url,
             on_written=lambda written: say(json.dumps(written), flush=True))
     return 0

@@ -396,7 +396,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     (label_names.py). Returns
     ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written. ``on_written``: called
     with that once the files are written: before local ones are put in place (an error it raises keeps the old ones),
-    after S3 uploads (storage.summary_before_publish).
+    after S3 uploads (storage.atomic_writes' on_written).
     """
     spec = get_dataset(name)
     check_limit(limit)  # before a download of up to ~1.5 GB
@@ -413,7 +413,9 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
         # user had edited replaced. The names file is put in place first: a .train without it is never left behind.
         written = {split: storage.join(out_dir_or_s3_prefix, f"{spec.name}.{split}") for split in SPLITS}
         uris = ([names_uri] if names else []) + [written[split] for split in SPLITS]
-        with storage.atomic_writes(uris) as files:
+        if names:
+            written["label_names"] = names_uri
+        with storage.atomic_writes(uris, on_written=on_written and (lambda: on_written(written))) as files:
             if names:
                 files.pop(0).write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
             for split, f in zip(SPLITS, files):
@@ -422,10 +424,4 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
                 # (its errors name the document by its row in the archive's CSV)
                 write_fasttext_rows(data, f, written[split], order=_shuffled(len(data)), numbers=rows)
                 del data  # one split in memory at a time
-            if names:
-                written["label_names"] = names_uri
-            if on_written is not None and storage.summary_before_publish(*uris):
-                on_written(written)
-    if on_written is not None and not storage.summary_before_publish(*uris):
-        on_written(written)
     return written

@@ -387,7 +387,7 @@ def write_vec(vectors, uri, overwrite=False, on_written=None):
     the file appears whole or not at all. Values are written with 9 significant digits, which
     read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``.
     ``on_written``: called with the number of words once the file is written: before a local file is put in place
-    (an error it raises leaves ``uri`` as it was), after an S3 upload (storage.summary_before_publish)."""
+    (an error it raises leaves ``uri`` as it was), after an S3 upload (storage.atomic_write's)."""
     import gzip
 
     uri = str(uri)
@@ -396,7 +396,8 @@ def write_vec(vectors, uri, overwrite=False, on_written=None):
     if bad is not None:
         raise FastTextError(f"cannot write word {bad!r} to a .vec file: words may not be empty or contain ASCII "
                             f"whitespace or NUL, and must be UTF-8")
-    with storage.atomic_write(uri, "wb", overwrite=overwrite) as raw:
+    with storage.atomic_write(uri, "wb", overwrite=overwrite,
+                              on_written=on_written and (lambda: on_written(len(vectors)))) as raw:
         out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if uri.endswith(".gz") else raw
         text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
         text.write(f"{len(vectors)} {vectors.dim}\n")
@@ -410,10 +411,6 @@ def write_vec(vectors, uri, overwrite=False, on_written=None):
         text.detach()
         if out is not raw:
             out.close()
-        if on_written is not None and storage.summary_before_publish(uri):
-            on_written(len(vectors))
-    if on_written is not None and not storage.summary_before_publish(uri):
-        on_written(len(vectors))
     return uri
 
 

@@ -23,7 +23,7 @@ from .files import (KERNEL_FILE_SYSTEMS, SET_ID_META, SET_MEMBERS_META, check_re
                     why_not_written, within, would_replace, write_target)
 from .atomic import (NO_ROOM, OLD_TEMPORARY_GRACE_SECONDS, STAGING_PREFIX, atomic_local_file, atomic_write,  # noqa: F401
                      is_old_temporary_of, is_temporary_of, remove_dead_staging, remove_dead_temporary,
-                     remove_stale_temporaries, room_in_tmpdir, staging_dir, summary_before_publish, temporary_file,
+                     remove_stale_temporaries, room_in_tmpdir, staging_dir, temporary_file,
                      temporary_root, temporary_root_named)
 from .pairs import atomic_writes, staging_key  # noqa: F401
 from .sets import (LOCK_NAME, MARKER, MARKER_KEY, ORPHAN_GRACE_SECONDS, PROBE_PREFIX, check_output_file,  # noqa: F401

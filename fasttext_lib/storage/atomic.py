@@ -396,18 +396,24 @@ def _process_exists(pid):
 
 
 @contextlib.contextmanager
-def atomic_write(uri, mode="wb", overwrite=True):
+def atomic_write(uri, mode="wb", overwrite=True, on_written=None):
     """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload).
 
     ``overwrite=False``: never replace an existing ``uri`` (``FastTextError`` "already exists" instead).
     On S3 the upload is conditional (``If-None-Match: *``), so S3 itself refuses an existing key: this
     needs no s3:ListBucket (without it a HEAD cannot tell a missing object from a forbidden one) and no
     writer that raced us is replaced. Locally the name is taken with a hard link, which never replaces a file
-    (:func:`atomic_local_file`)."""
+    (:func:`atomic_local_file`).
+
+    ``on_written()``: called once the block has written the file, where its failure loses nothing (a command's
+    summary line): before a local file is put in place (a rename: stdout refusing the line, ``> /dev/full``, keeps
+    the user's old file), after an S3 upload, the step that can still be refused (an existing key under a conditional
+    PUT, a denied PUT, a lost endpoint: a summary printed first named a file that was never written)."""
     uri = str(uri)
     if not is_s3(uri):
         with atomic_local_file(uri, mode, overwrite=overwrite) as f:
             yield f
+            _call(on_written)
         return
     bucket, key = split_s3(uri)
     if not key or key.endswith("/"):
@@ -421,16 +427,13 @@ def atomic_write(uri, mode="wb", overwrite=True):
                 upload_file(s3_client(), staged, bucket, key)
             else:
                 _upload_new(s3_client(), staged, bucket, key, uri)
+    _call(on_written)
 
 
 # What link() answers where the filesystem cannot hard-link (rather than "the name exists").
 _NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV, errno.ENOSYS}
 
 
-def summary_before_publish(*uris):
-    """Whether a command's summary line of files it writes with :func:`atomic_write` (or ``atomic_writes``) goes
-    before they are put in place: yes when all are local (a rename: stdout refusing the line, ``> /dev/full``, then
-    keeps the user's old files), no when any is on S3, where the upload is the step that can still be refused (an
-    existing key under a conditional PUT, a denied PUT, a lost endpoint): a summary printed first named a file that
-    was never written, above the error line."""
-    return not any(is_s3(uri) for uri in uris)
+def _call(on_written):
+    if on_written is not None:
+        on_written()

@@ -11,7 +11,7 @@ from ..errors import FastTextError
 from .s3 import _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
 from .files import (_NO_LOCKS, SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag,
                     directories_locked, write_target)
-from .atomic import _temporary_name, atomic_local_file, staging_dir
+from .atomic import _call, _temporary_name, atomic_local_file, staging_dir
 
 
 # Sets of plain files on S3 (atomic_writes: a prepared train/test pair and its names file, sample's train.csv and
@@ -42,7 +42,7 @@ from .atomic import _temporary_name, atomic_local_file, staging_dir
 
 
 @contextlib.contextmanager
-def atomic_writes(uris, mode="wb", overwrite=True):
+def atomic_writes(uris, mode="wb", overwrite=True, on_written=None):
     """:func:`.atomic.atomic_write` for files that belong together (a train and a test split): yields their file
     objects; all are written in full before any replaces what is at its ``uri``, and they are put in place
     in the order given. A failure while writing them leaves every old file as it was.
@@ -51,11 +51,12 @@ def atomic_writes(uris, mode="wb", overwrite=True):
     and its members' names in its metadata, which :func:`.files.open_read` checks, so a reader never takes a file of
     one set beside its partner of another. They are uploaded to staging keys first and put in place by
     server-side copies only once all are uploaded: a failed or interrupted upload leaves the old set intact.
-    Locally the files are put in place by renames, one after another."""
+    Locally the files are put in place by renames, one after another. ``on_written()``: as
+    :func:`.atomic.atomic_write`'s, once all are written (before the local renames, after the S3 copies)."""
     uris = [str(u) for u in uris]
     _refuse_one_file_twice(uris, overwrite)
     if not any(is_s3(u) for u in uris):
-        with _local_writes(uris, mode, overwrite) as files:
+        with _local_writes(uris, mode, overwrite, on_written) as files:
             yield files
         return
     set_id = secrets.token_hex(8)
@@ -70,6 +71,7 @@ def atomic_writes(uris, mode="wb", overwrite=True):
             f.close()
         # the local members are put in place when the stack closes (their renames), after the S3 ones
         _put_set_in_place(uris, staged, metadata, overwrite)
+        _call(on_written)
 
 
 def _refuse_one_file_twice(uris, overwrite):
@@ -86,7 +88,7 @@ def _refuse_one_file_twice(uris, overwrite):
 
 
 @contextlib.contextmanager
-def _local_writes(uris, mode, overwrite):
+def _local_writes(uris, mode, overwrite, on_written=None):
     """Local files written together: each to its temporary, then put in place by renames, one after the other. A
     rename that fails (a file bind-mounted into a container: EBUSY) or a signal between two of them puts back what
     the earlier renames replaced (:func:`_kept_as_they_were`): the old files stay together."""
@@ -95,6 +97,7 @@ def _local_writes(uris, mode, overwrite):
         files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite))
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
+        _call(on_written)
         # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
         targets = [write_target(u) if overwrite else os.path.abspath(u) for u in uris]
         with _renaming_alone(targets), _kept_as_they_were(targets) as placed:
