@@ -8,14 +8,14 @@ whether the instance has the CPUs it was measured with.
 import pandas as pd
 
 from .errors import FastTextError
-from .process_limits import env_threads, usable_cpus
+from .process_limits import openmp_threads, usable_cpus
 
 
 def measured_cpus():
     """The CPUs a measurement in this process trains on: OpenMP's threads (``OMP_NUM_THREADS``), at most the CPUs
     this process may run on."""
     cpus = usable_cpus()
-    return min(cpus, env_threads("OMP_NUM_THREADS") or cpus)
+    return min(cpus, openmp_threads(cpus))
 
 
 def epoch_costs(prices, timings, cpus_here=None, epochs=10):

@@ -14,7 +14,7 @@ import re
 import sys
 
 from .errors import FastTextError, reason_of
-from .process_limits import check_threads, env_threads as _env_threads, usable_cpus as _usable_cpus
+from .process_limits import check_threads, env_threads as _env_threads, openmp_threads, usable_cpus as _usable_cpus
 
 _INT = (r"\s*[+-]?\d+\s*", "a whole number")  # what C++'s >> reads (no 2.0, no 0x10), within the type's range
 _BOOL = (r"(?i:true|false|1|0)", "true, false, 1 or 0")
@@ -139,7 +139,7 @@ def check_address_space(command="train"):
     except (OSError, AttributeError):  # not glibc: its arenas are not these
         pass
     cpus = _usable_cpus()
-    openmp = _env_threads("OMP_NUM_THREADS") or cpus
+    openmp = openmp_threads(cpus)
     blas = min(cpus, _env_threads("OPENBLAS_NUM_THREADS") or openmp)  # OpenBLAS starts no more than the CPUs
     threads = max(openmp, blas) if command == "train" else blas
     one, two = MIN_ADDRESS_SPACE.get(command, MIN_ADDRESS_SPACE["train"])

@@ -46,11 +46,17 @@ def usable_cpus():
         return os.cpu_count() or 1
 
 
+def openmp_threads(cpus=None):
+    """The threads an OpenMP team starts: ``OMP_NUM_THREADS``, else one a usable CPU (``cpus``: their number, when
+    known)."""
+    return env_threads("OMP_NUM_THREADS") or cpus or usable_cpus()
+
+
 def threads_needed(command):
     """``(threads, what)``: how many threads ``command``'s process starts with these settings, and the settings that
     ask for more than one (e.g. ``["OMP_NUM_THREADS=100"]``) to name in an error."""
     cpus = usable_cpus()
-    openmp = env_threads("OMP_NUM_THREADS") or cpus
+    openmp = openmp_threads(cpus)
     blas = min(cpus, OPENBLAS_MAX_THREADS, env_threads("OPENBLAS_NUM_THREADS") or openmp)  # no more than the CPUs
     counts = {name: env_threads(name) or default for name, default in MXNET_THREADS.items()}
     threads = OWN_THREADS.get(command, DEFAULT_OWN_THREADS) + (blas - 1) + sum(counts.values())
