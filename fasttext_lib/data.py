@@ -98,12 +98,15 @@ def as_read_from_a_file(data, what):
     reads the Zhang sets' 1 / 2 so), or floats once it held a missing value: each was an AttributeError traceback
     from sorting or encoding the labels. A whole number is its digits, as JSON Lines reads one (``5.0`` is class
     ``5``: jsonl), a bool ``True`` / ``False`` (pandas' ``astype(str)``); a missing class (NaN, None, ``pd.NA``) or
-    text (a TypeError from inside the featurizer), or any other value, is refused in one line naming its row."""
+    text (a TypeError from inside the featurizer), or any other value, is refused in one line naming its row. The
+    classes are then read as a file's are (:func:`file_classes`: str classes ``"1.0"``, ``"2.0"`` are 1 and 2)."""
     check_labeled_texts(data, what)
     labels, texts = data.labels, data.texts
     if all(type(label) is str for label in labels) and all(type(text) is str for text in texts):
-        return data  # (the readers' own lists: one pass each, no copy)
-    labels = [_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)]
+        read = file_classes(labels)  # (str classes "1.0", "2.0": as a file of them is read)
+        # (the readers' own lists: one pass each, no copy)
+        return data if read is labels else LabeledTexts(read, texts, dict(data.names), data.class_from)
+    labels = file_classes([_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)])
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise FastTextError(f"{what}.texts[{i}] is {text!r} ({type(text).__name__}), not a str"
@@ -543,7 +546,6 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         yield from jsonl_examples(rest, uri, None, note, found)
         return
     found["class_from"] = CLASS_FROM_FASTTEXT if fmt == "fasttext" else ""
-    found["format"] = fmt  # (fasttext, csv or tsv: whole_number_classes applies to a table's)
     if fmt == "fasttext":
         for lineno, line in enumerate(rest, 1):
             if line.strip():
@@ -689,11 +691,14 @@ def whole_number_classes(labels):
     return [as_read[label] for label in labels]
 
 
-def table_classes(labels, found):
-    """A file's ``labels`` (all of them) as :func:`whole_number_classes` reads them when they come from a CSV's or
-    TSV's class column (``found``: :func:`examples_of_lines`'); fastText format's ``__label__5.0`` and JSON Lines'
-    (whose numbers are read as numbers) as they are."""
-    return whole_number_classes(labels) if found.get("format") in ("csv", "tsv") else labels
+def file_classes(labels):
+    """A file's ``labels`` (all of them, as its reader gives them) as every command reads them: the one rule of
+    :func:`whole_number_classes`, whatever the format (a CSV's or TSV's class column, fastText format's
+    ``__label__5.0``, a JSON string ``"5.0"``; a JSON number ``5.0`` is ``5`` already). Training (read_labeled,
+    read_counted), ``evaluate`` (``Predictor.evaluate_examples``) and a DataFrame's classes
+    (:func:`as_read_from_a_file`) all read them so: fastText format's ``__label__1.0`` trained the class ``1.0``
+    while evaluate read it as the class 1."""
+    return whole_number_classes(labels)
 
 
 def check_limit(limit):
@@ -737,7 +742,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
             break
     if not data.texts:
         raise FastTextError(f"{uri}: contains no labeled documents")
-    data.labels = table_classes(data.labels, read)
+    data.labels = file_classes(data.labels)
     data.class_from = read.get("class_from", "")
     if find_names:
         data.names = label_names.kept_for_data(found, data.labels, names_file,
@@ -801,7 +806,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
                 yield text
             if len(labels) == before:
                 raise FastTextError(f"{uri}: contains no labeled documents")
-            labels[before:] = table_classes(labels[before:], read)
+            labels[before:] = file_classes(labels[before:])
             layout.append((uri, read.get("class_from", "")))  # where each file's classes were read from
 
     try:  # the packed ids go to an unlinked temporary file, not memory (native_features.CodesFile)

@@ -28,7 +28,7 @@ from . import native_features, storage
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, check_form, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
-from .data import LABEL_PREFIX, as_read_from_a_file, whole_number_classes
+from .data import LABEL_PREFIX, as_read_from_a_file, file_classes, whole_number_classes
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
 from .devices import parse_ctx
 from .jsonl import missing_json
@@ -53,7 +53,8 @@ def class_ids(labels, classes, where, names=None):
     unchanged: ids always read as ids), or, when each is a class as predictions show it (its name, ``names``:
     ``{class id: name}``, or its id where it has no name), those classes' ids.
 
-    A file is labeled one way: a mix of ids and names is an error, and so is a file of names one of which is
+    The labels are read as every command reads a file's (``data.file_classes``: ``5.0`` for ``5`` only when every
+    label is a whole float); no other spelling of a class is taken for it. A file is labeled one way: a mix of ids and names is an error, and so is a file of names one of which is
     also another class's id (names ``1=2,2=good``, labels ``2`` and ``good``): read as names, ``2`` would be
     class 1, which is not what it means as an id. Any other label is unknown, and the error lists the known
     classes with their names (``known: 1 (negative), 2 (positive)``)."""
@@ -61,9 +62,13 @@ def class_ids(labels, classes, where, names=None):
     ids = set(classes)
     if present <= ids:
         return labels
-    read = whole_number_classes(labels)  # (a CSV's float class column, as training reads it: 5.0 is class 5)
-    if read is not labels and set(read) <= ids:
-        return read
+    # (the labels were read by data.file_classes, as training reads a file's: 5.0 is class 5 only when every label
+    # of the file is a whole float; a model trained before that rule held fastText format's __label__5.0 as the
+    # class "5.0", which the same rule reads as 5)
+    trained = whole_number_classes(list(classes))
+    if trained is not classes and present <= set(trained):
+        as_trained = dict(zip(trained, classes))
+        return [as_trained[label] for label in labels]
     by_name = {}
     for label in classes:  # each class as predictions show it: its name, or its id where it has none
         by_name.setdefault((names or {}).get(label, label), []).append(label)
@@ -615,6 +620,7 @@ class Predictor:
             probs.append(self._probabilities(bags))
         if not labels:
             raise FastTextError(f"{where}: contains no labeled documents")
+        labels = file_classes(labels)  # (the file's classes as training reads them: __label__5.0 is 5 when all are)
         y = encode_labels(labels, self.labels, "evaluation data", self.label_names)
         metrics = self._metrics(np.concatenate(probs), y, confusion)
         if refit is not None:

@@ -656,7 +656,7 @@ def test_a_csv_class_column_of_whole_floats_reads_as_json_lines_and_dataframes_r
 
 def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_file_is_one(tmp_path):
     """A class literally named ``1.5`` or ``v1.0``, or a file that writes ``1`` beside ``1.0`` (two classes there),
-    keeps its classes as written; fastText format's ``__label__5.0`` too. Streaming training (read_counted) and the
+    keeps its classes as written; fastText format's ``__label__5.0`` follows the same rule. Streaming training (read_counted) and the
     SageMaker job's reading (read_labeled) read a file's classes as read_labeled does, file by file."""
     from fasttext_lib.data import read_counted
 
@@ -669,10 +669,40 @@ def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_fi
     assert classes_of("b.csv", "label,text\n1.0,great\n1.5,bad\n") == ["1.0", "1.5"]
     assert classes_of("c.csv", "label,text\n1.0,great\n1,bad\n") == ["1", "1.0"]
     assert classes_of("d.csv", "label,text\nv1.0,great\n2.0,bad\n") == ["2.0", "v1.0"]
-    assert classes_of("e.txt", "__label__1.0 great\n__label__5.0 bad\n") == ["1.0", "5.0"]
+    assert classes_of("e.txt", "__label__1.0 great\n__label__5.0 bad\n") == ["1", "5"]
+    assert classes_of("g.txt", "__label__1.0 great\n__label__1 bad\n") == ["1", "1.0"]
     (tmp_path / "f.csv").write_text("label,text\n1,great\n2,bad\n")
     counted = read_counted([str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), str(tmp_path / "f.csv")])
     assert counted.labels == ["1", "5", "-2", "1.0", "1.5", "1", "2"]
+
+
+def test_train_and_evaluate_read_fasttext_whole_float_labels_by_one_rule(tmp_path):
+    """fastText format's ``__label__1.0`` / ``__label__2.0`` trained the classes "1.0" and "2.0", while evaluate read
+    the same file as the classes 1 and 2 of a model trained on ``__label__1`` / ``__label__2`` (data.whole_number_classes
+    in predict.class_ids, for any file). Both now read a file's classes by data.file_classes, as a CSV's class column
+    is read: whole floats are whole numbers when every class of the file is one, and a file mixing ``1`` and ``1.0``
+    keeps both as written, in train and evaluate alike."""
+    reviews = [("1", f"awful cold soup {i}") if i % 2 else ("2", f"great tasty food {i}") for i in range(60)]
+    floats, ints, mixed = tmp_path / "floats.txt", tmp_path / "ints.txt", tmp_path / "mixed.txt"
+    floats.write_text("".join(f"__label__{label}.0 {text}\n" for label, text in reviews))
+    ints.write_text("".join(f"__label__{label} {text}\n" for label, text in reviews))
+    mixed.write_text("".join(f"__label__{label}{'.0' * (i % 3 == 0)} {text}\n" for i, (label, text) in enumerate(reviews)))
+    for data in (floats, ints):
+        r = cli_in_process("train", "--train", data, "--output", tmp_path / data.stem, "--epochs", "1", "--no-progress")
+        assert r.returncode == 0, r.stderr
+        assert json.loads((tmp_path / data.stem / "config.json").read_text())["labels"] == ["1", "2"]
+    for model in ("floats", "ints"):
+        for data in (floats, ints):
+            r = cli_in_process("evaluate", "--model", tmp_path / model, "--data", data)
+            assert r.returncode == 0, r.stderr
+            assert _last_json(r.stdout)["n"] == len(reviews)
+        r = cli_in_process("evaluate", "--model", tmp_path / model, "--data", mixed)  # 1.0 beside 1: not class 1
+        assert r.returncode != 0 and r.stderr.count("error:") == 1 and "'1.0'" in r.stderr, r.stderr
+    r = cli_in_process("train", "--train", mixed, "--output", tmp_path / "mixed", "--epochs", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "mixed" / "config.json").read_text())["labels"] == ["1", "2", "1.0", "2.0"]
+    r = cli_in_process("evaluate", "--model", tmp_path / "mixed", "--data", mixed)
+    assert r.returncode == 0 and _last_json(r.stdout)["n"] == len(reviews), r.stderr
 
 
 def test_a_headerless_csv_of_whole_float_classes_is_detected_as_its_integer_classes_are(tmp_path):
