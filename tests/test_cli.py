@@ -703,6 +703,12 @@ def test_train_and_evaluate_read_fasttext_whole_float_labels_by_one_rule(tmp_pat
     assert json.loads((tmp_path / "mixed" / "config.json").read_text())["labels"] == ["1", "2", "1.0", "2.0"]
     r = cli_in_process("evaluate", "--model", tmp_path / "mixed", "--data", mixed)
     assert r.returncode == 0 and _last_json(r.stdout)["n"] == len(reviews), r.stderr
+    # a bundle trained on __label__1.0 before the rule (classes "1.0", "2.0") is evaluated on such a file still
+    from fasttext_lib.predict import class_ids
+
+    assert class_ids(["2", "1", "2"], ["1.0", "2.0"], "data") == ["2.0", "1.0", "2.0"]
+    with pytest.raises(FastTextError, match="not seen in training"):
+        class_ids(["1", "3"], ["1.0", "2.0"], "data")
 
 
 def test_a_headerless_csv_of_whole_float_classes_is_detected_as_its_integer_classes_are(tmp_path):
