@@ -26,6 +26,8 @@ from .notebook_errors import show_errors_as_lines
 PAPERMILL_HEADER = "# Parameters"
 # Notebook 02's autotune outputs in the local folder: the trial plot and table.
 AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
+# Notebook 02's history of the model it saves, in the local folder: the plot of each epoch's scores and the table.
+HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
 # What the figures this module writes say in their PNG "Software" text, so that it knows its own.
 FIGURE_MARK = "fasttext_lib"
 
@@ -99,6 +101,20 @@ class Workspace:
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
             table.write(trials.to_csv(index=False).encode("utf-8"))
         return paths
+
+    def save_run(self, trained, run_name, fig, data=None, dpi=100):
+        """Notebook 02's model and its history: the bundle :meth:`model` names (``bundle.save_bundle``; ``data``: its
+        record, :func:`data_record`), and ``history.csv`` (``trained``'s history) and ``history.png`` (``fig``, marked
+        as ours). The history is written in full first and put in place only once the bundle is saved: written by
+        the plot's cell, before the save, a failed save (a denied write, a lost endpoint) left the history of a model
+        that was never saved beside the run's older bundle, as if of it. Returns the bundle's URI."""
+        from .bundle import save_bundle
+
+        paths = [str(self.out / HISTORY_TABLE), str(self.out / HISTORY_PLOT)]
+        with storage.atomic_writes(paths) as (table, plot):
+            table.write(trained.history_frame().to_csv().encode("utf-8"))
+            fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
+            return save_bundle(trained, self.model(run_name), data=data)  # (a failure: no history is put in place)
 
     def drop_autotune(self):
         """Remove the autotune outputs of an earlier run from the folder (a run without autotune): left there, a

@@ -723,7 +723,14 @@ def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path,
     exec(cell_with(SERIES[1], "train_data, test_data = read_labeled("), saved)  # noqa: S102 - 02's data cell
     saved["trained"] = train(saved["train_data"], saved["test_data"],
                              TrainConfig(epochs=1, emsize=8, ngrams=1, buckets=1000, ctx="cpu", progress=False))
-    exec(cell_with(SERIES[1], "save_bundle(trained, "), saved)  # noqa: S102 - 02's save cell
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    saved["fig"] = plt.figure()  # 02's history plot
+    exec(cell_with(SERIES[1], "ws.save_run(trained, "), saved)  # noqa: S102 - 02's save cell
+    plt.close(saved["fig"])
 
     def evaluate_in_04(dataset="sample"):
         namespace = {**notebook_imports(SERIES[3]), "ws": ws, "run_name": "sample", "ctx": "cpu", "dataset": dataset}
@@ -796,3 +803,51 @@ def test_03_prices_each_instance_once_and_says_what_its_epoch_time_rests_on():
                                                                                   "ml.c5.large"]
     with pytest.raises(FastTextError, match=r"prices needs the column\(s\) vcpus"):
         epoch_costs(prices.drop(columns="vcpus"), timings, cpus_here=2)
+
+
+def test_02_puts_its_history_in_place_only_once_the_bundle_is_saved(tmp_path, s3_bucket, monkeypatch):
+    """02 wrote history.csv and history.png in its plot cell, before the save cell: a save that failed (a denied
+    write, a lost endpoint) left the history of a model never saved beside the run's older bundle, as if of it. The
+    save cell's ws.save_run saves the bundle, then puts the history in place: a failed save leaves the older history
+    and bundle whole, and nothing else in the folder."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib import bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    code = [c.source for c in code_cells(read(SERIES[1]))]
+    assert not any("to_csv(" in source or "savefig(" in source for source in code)  # the history: save_run's alone
+    assert any("ws.save_run(trained, run_name, fig," in source for source in code)
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train_data, val_data = make_splits(200, 50, seed=0)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    uri = ws.save_run(train(train_data, val_data, TrainConfig(epochs=1)), "run", fig)
+    assert sorted(p.name for p in ws.out.iterdir()) == ["history.csv", "history.png"]
+    before = {p.name: p.read_bytes() for p in ws.out.iterdir()}
+    assert before["history.csv"].decode().splitlines()[0].startswith("epoch,") and len(before["history.csv"].splitlines()) == 2
+
+    def denied(*args, **kwargs):
+        raise FastTextError(f"cannot write {uri}/config.json: access denied")
+
+    longer = train(train_data, val_data, TrainConfig(epochs=2))
+    ax.plot([2, 1])
+    monkeypatch.setattr(bundle, "publish_bundle", denied)
+    with pytest.raises(FastTextError, match="access denied"):
+        ws.save_run(longer, "run", fig)
+    assert {p.name: p.read_bytes() for p in ws.out.iterdir()} == before  # no new history, no temporary
+    assert [row["epoch"] for row in Predictor.load(uri).metrics["history"]] == [1]  # the older bundle, whole
+    monkeypatch.undo()
+    assert ws.save_run(longer, "run", fig) == uri
+    assert len((ws.out / "history.csv").read_text().splitlines()) == 3
+    assert [row["epoch"] for row in Predictor.load(uri).metrics["history"]] == [1, 2]
+    plt.close(fig)
