@@ -612,7 +612,7 @@ def _write_splits(output, train, test, overwrite):
     from .data import write_csv_rows
 
     written = {"train": storage.join(output, "train.csv"), "test": storage.join(output, "test.csv")}
-    # the summary before local files are put in place (stdout refusing it keeps the old ones), after S3 uploads
+    # the summary once the files are in place (stdout refusing it puts the old local ones back) and S3 uploaded
     with storage.atomic_writes([written["train"], written["test"]], overwrite=overwrite,
                                on_written=lambda: say(json.dumps(written), flush=True)) as (train_file, test_file):
         write_csv_rows(train, train_file)
@@ -645,9 +645,9 @@ def cmd_synthetic(args):
 def cmd_export_vectors(args):
     from .vectors import export_vectors
 
-    # the output is checked first; the summary is written before a local file is put in place (as train's answers
-    # are before its bundle): stdout refusing it (> /dev/full) ends the command with the user's old file where it
-    # was; after an S3 upload, which can still be refused (storage.atomic_write's on_written)
+    # the output is checked first; the summary is written once a local file is in place, the one it replaced kept
+    # until then: stdout refusing it (> /dev/full) ends the command with the user's old file where it was; after an
+    # S3 upload, which can still be refused (storage.atomic_write's on_written)
     export_vectors(args.model, args.output, overwrite=args.overwrite,
                    on_written=lambda count: say(json.dumps({"output": args.output, "words": count}), flush=True))
     return 0
@@ -656,8 +656,8 @@ def cmd_export_vectors(args):
 def cmd_prepare(args):
     from .download import prepare
 
-    # the summary before local files are put in place: stdout refusing it (> /dev/full) keeps the user's old files;
-    # after S3 uploads, which can still be refused (storage.atomic_writes' on_written)
+    # the summary once the files are in place: stdout refusing it (> /dev/full) puts the user's old files back; after
+    # S3 uploads, which can still be refused (storage.atomic_writes' on_written)
     prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url,
             on_written=lambda written: say(json.dumps(written), flush=True))
     return 0

@@ -395,8 +395,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     written first, beside them: training on ``<name>.train`` then stores the names in the bundle
     (label_names.py). Returns
     ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written. ``on_written``: called
-    with that once the files are written: before local ones are put in place (an error it raises keeps the old ones),
-    after S3 uploads (storage.atomic_writes' on_written).
+    with that once the files are in place (an error it raises puts the old local ones back), after S3 uploads
+    (storage.atomic_writes' on_written).
     """
     spec = get_dataset(name)
     check_limit(limit)  # before a download of up to ~1.5 GB

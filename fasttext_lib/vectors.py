@@ -386,8 +386,8 @@ def write_vec(vectors, uri, overwrite=False, on_written=None):
     """Write :class:`WordVectors` as a ``.vec`` file (gzip if ``uri`` ends in ``.gz``), atomically:
     the file appears whole or not at all. Values are written with 9 significant digits, which
     read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``.
-    ``on_written``: called with the number of words once the file is written: before a local file is put in place
-    (an error it raises leaves ``uri`` as it was), after an S3 upload (storage.atomic_write's)."""
+    ``on_written``: called with the number of words once the file is in place (an error it raises puts back what
+    ``uri`` was locally), after an S3 upload (storage.atomic_write's)."""
     import gzip
 
     uri = str(uri)

@@ -7,6 +7,7 @@ Faults are real: a tmpfs that fills up or is read-only, a loopback proxy in fron
 (scripts/fault_proxy.py), signals sent to a training process, two trainings at once.
 """
 import ctypes
+import errno
 import functools
 import json
 import os
@@ -1719,3 +1720,49 @@ def test_a_summary_line_stdout_cannot_take_leaves_the_output_as_it_was(tmp_path,
     assert all((out / name).read_text() == "the user's own file\n" for name in names)
     written = run_cli(*args, "--overwrite")
     assert written.returncode == 0 and json.loads(written.stdout) and (out / names[0]).read_text() != "the user's own file\n"
+
+
+@pytest.mark.parametrize("command", ["export-vectors", "sample"])
+def test_a_rename_that_fails_is_one_error_line_without_the_summary(tmp_path, bundle, command, monkeypatch):
+    """The summary line was written before the local renames, so that stdout refusing it kept the old files; but a
+    rename can still fail: another run created the file meanwhile (without --overwrite: the link that takes the name
+    refuses it), or the file is busy (EBUSY, with --overwrite). The user saw the summary, then an error line, exit 2.
+    The summary is now written once the files are in place, those replaced kept until then: one error line, no
+    summary, and the other run's file, or the user's old ones, as they were."""
+    from conftest import cli_in_process
+    from fasttext_lib.storage import atomic
+
+    out = tmp_path / "out"
+    args = (["export-vectors", "--model", bundle, "--output", out / "v.vec"] if command == "export-vectors"
+            else ["sample", "--output", out])
+    last = out / ("v.vec" if command == "export-vectors" else "test.csv")  # the last file put in place
+    out.mkdir()
+    link_new = atomic._link_new
+
+    def another_run_first(fd, temp, path):
+        if path == str(last):
+            last.write_text("another run's file\n")
+        return link_new(fd, temp, path)
+
+    monkeypatch.setattr(atomic, "_link_new", another_run_first)
+    r = cli_in_process(*args)
+    assert_error(r, "already exists")
+    assert r.stdout == ""
+    assert listing(out) == {last.name: len("another run's file\n")}  # (sample's train.csv, put in place: taken back)
+
+    names = ["v.vec"] if command == "export-vectors" else ["train.csv", "test.csv"]
+    for name in names:
+        (out / name).write_text("the user's own file\n")
+    replace = os.replace
+
+    def busy(src, dst, **kwargs):
+        if dst == str(last) and atomic.is_temporary_of(os.path.basename(src), dst):
+            raise OSError(errno.EBUSY, "Device or resource busy")
+        return replace(src, dst, **kwargs)
+
+    monkeypatch.setattr(atomic.os, "replace", busy)
+    r = cli_in_process(*args, "--overwrite")
+    assert_error(r, "Device or resource busy")
+    assert r.stdout == ""
+    assert all((out / name).read_text() == "the user's own file\n" for name in names)
+    assert sorted(listing(out)) == sorted(names)

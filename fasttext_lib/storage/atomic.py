@@ -15,7 +15,7 @@ import time
 
 from ..errors import FastTextError
 from .s3 import _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
-from .files import check_replaceable, why_not_written, write_target
+from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
 
 # Atomic local writes. The data goes to an anonymous file (Linux's O_TMPFILE), which gets a name only
@@ -405,15 +405,19 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None):
     writer that raced us is replaced. Locally the name is taken with a hard link, which never replaces a file
     (:func:`atomic_local_file`).
 
-    ``on_written()``: called once the block has written the file, where its failure loses nothing (a command's
-    summary line): before a local file is put in place (a rename: stdout refusing the line, ``> /dev/full``, keeps
-    the user's old file), after an S3 upload, the step that can still be refused (an existing key under a conditional
-    PUT, a denied PUT, a lost endpoint: a summary printed first named a file that was never written)."""
+    ``on_written()``: called once the file is in place, where its failure loses nothing (a command's summary line):
+    after every step that can still be refused (a local rename or link: a destination another run created meanwhile
+    without ``overwrite``, EBUSY; an S3 upload: an existing key under a conditional PUT, a denied PUT, a lost endpoint),
+    so that a summary is never followed by an error line; locally the file it replaced is kept until it returns, and
+    put back if it fails (stdout refusing the line, ``> /dev/full``: the user's old file stays)."""
     uri = str(uri)
     if not is_s3(uri):
-        with atomic_local_file(uri, mode, overwrite=overwrite) as f:
-            yield f
-            _call(on_written)
+        if on_written is None:
+            with atomic_local_file(uri, mode, overwrite=overwrite) as f:
+                yield f
+        else:  # (the file it replaces kept until on_written has returned)
+            with _local_writes([uri], mode, overwrite, on_written) as (f,):
+                yield f
         return
     bucket, key = split_s3(uri)
     if not key or key.endswith("/"):
@@ -437,3 +441,90 @@ _NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, er
 def _call(on_written):
     if on_written is not None:
         on_written()
+
+
+@contextlib.contextmanager
+def _local_writes(uris, mode, overwrite, on_written=None):
+    """Local files written together: each to its temporary, then put in place by renames, one after the other. A
+    rename that fails (a file bind-mounted into a container: EBUSY) or a signal between two of them puts back what
+    the earlier renames replaced (:func:`_kept_as_they_were`): the old files stay together. ``on_written()``: called
+    once all are in place; where it fails (the summary line stdout refuses), they are put back too."""
+    with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
+        writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
+        files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite))
+                 for uri, writer in reversed(list(zip(uris, writers)))]
+        yield files[::-1]
+        # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
+        targets = [write_target(u) if overwrite else os.path.abspath(u) for u in uris]
+        with _renaming_alone(targets), _kept_as_they_were(targets) as placed:
+            for path, writer in zip(placed.paths, writers):
+                writer.close()  # the rename
+                placed.done.append(path)
+            # Once every file is in place, the replaced ones still kept: stdout refusing the summary puts them back.
+            # Called before the renames, a rename that failed after it (a destination another run created meanwhile,
+            # without overwrite; EBUSY) printed the summary, then an error line.
+            _call(on_written)
+
+
+def _renaming_alone(paths):
+    """An exclusive lock on the folders of ``paths`` while the block puts a set's files in place. Two runs writing
+    one pair at once (two ``sample`` or ``prepare`` runs to one folder) interleaved their renames, A's train, B's
+    train, B's test, A's test, and both succeeded, leaving B's training split beside A's test split, silently. Now
+    the second waits, and the pair ends whole, the last run's; a reader (files.reading_together) waits too."""
+    return directories_locked([os.path.dirname(p) for p in paths])
+
+
+class _Placed:
+    def __init__(self, paths):
+        self.paths, self.done = paths, []
+
+
+@contextlib.contextmanager
+def _kept_as_they_were(paths):
+    """Hard links to the files at ``paths`` (where there are any) while the block puts new ones in place, appending
+    each path it has replaced to ``.done``; if the block fails, the replaced ones are put back (a new file where
+    there was none is removed). Without hard links (some network file systems) the old files cannot be kept."""
+    placed, kept = _Placed(paths), {}
+    locks = contextlib.ExitStack()
+    try:
+        for path in paths:
+            if os.path.isfile(path):
+                backup = os.path.join(os.path.dirname(path), _temporary_name(path))  # removed by the next write if killed
+                with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
+                    _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
+                with contextlib.suppress(OSError):
+                    os.link(path, backup)
+                    kept[path] = backup
+        yield placed
+    except BaseException:
+        for path in placed.done:
+            with contextlib.suppress(OSError):
+                if path in kept:
+                    os.replace(kept.pop(path), path)
+                else:
+                    os.remove(path)
+        raise
+    finally:
+        for backup in kept.values():
+            with contextlib.suppress(OSError):
+                os.remove(backup)
+        locks.close()
+
+
+def _hold_locked(stack, path):
+    """Hold an flock on the file at ``path`` until ``stack`` closes. The file kept for a failed rename is named as a
+    temporary (removed by the next write if we are killed); unlocked, another writer of it starting meanwhile (a
+    second prepare run) took it for a dead writer's and deleted it, and the old file could not be put back. Where
+    the file system has no locks it is kept unlocked, as before; so is a file another program holds an exclusive
+    flock on (``flock data/train.csv -c '...'``): waiting for it, with the folder locked, could wait on a reader
+    that waits on the folder (that program's own train run)."""
+    import errno
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    stack.callback(os.close, fd)
+    try:  # shared: remove_dead_temporary's exclusive try-lock is refused
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in _NO_FILE_LOCKS | {errno.EWOULDBLOCK, errno.EAGAIN}:
+            raise

@@ -9,9 +9,8 @@ import sys
 
 from ..errors import FastTextError
 from .s3 import _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
-from .files import (_NO_LOCKS, SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag,
-                    directories_locked, write_target)
-from .atomic import _call, _temporary_name, atomic_local_file, staging_dir
+from .files import SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, write_target
+from .atomic import _local_writes, staging_dir
 
 
 # Sets of plain files on S3 (atomic_writes: a prepared train/test pair and its names file, sample's train.csv and
@@ -52,7 +51,8 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None):
     one set beside its partner of another. They are uploaded to staging keys first and put in place by
     server-side copies only once all are uploaded: a failed or interrupted upload leaves the old set intact.
     Locally the files are put in place by renames, one after another. ``on_written()``: as
-    :func:`.atomic.atomic_write`'s, once all are written (before the local renames, after the S3 copies)."""
+    :func:`.atomic.atomic_write`'s, once all are in place (after the S3 copies and the local renames; where it
+    fails, the local files replaced are put back)."""
     uris = [str(u) for u in uris]
     _refuse_one_file_twice(uris, overwrite)
     if not any(is_s3(u) for u in uris):
@@ -63,15 +63,16 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None):
     metadata = _set_metadata(set_id, [split_s3(u) for u in uris if is_s3(u)])
     with contextlib.ExitStack() as stack:
         tmpdir = stack.enter_context(staging_dir())
-        local = {u: stack.enter_context(atomic_local_file(u, mode, overwrite=overwrite)) for u in uris if not is_s3(u)}
+        # the local members are put in place when the stack closes (their renames), after the S3 ones, and then
+        # on_written is called (_local_writes: where it fails, the local files replaced are put back)
+        local_uris = [u for u in uris if not is_s3(u)]
+        local = dict(zip(local_uris, stack.enter_context(_local_writes(local_uris, mode, overwrite, on_written))))
         staged = {u: os.path.join(tmpdir, f"member-{i}") for i, u in enumerate(uris) if is_s3(u)}
         opened = {u: stack.enter_context(open(path, mode)) for u, path in staged.items()}
         yield [local.get(u) or opened[u] for u in uris]
         for f in opened.values():
             f.close()
-        # the local members are put in place when the stack closes (their renames), after the S3 ones
         _put_set_in_place(uris, staged, metadata, overwrite)
-        _call(on_written)
 
 
 def _refuse_one_file_twice(uris, overwrite):
@@ -85,89 +86,6 @@ def _refuse_one_file_twice(uris, overwrite):
             raise FastTextError(f"cannot write {seen[target]} and {uri} together: they are one file ({target}) "
                                 f"through a symbolic link; give each its own file")
         seen[target] = uri
-
-
-@contextlib.contextmanager
-def _local_writes(uris, mode, overwrite, on_written=None):
-    """Local files written together: each to its temporary, then put in place by renames, one after the other. A
-    rename that fails (a file bind-mounted into a container: EBUSY) or a signal between two of them puts back what
-    the earlier renames replaced (:func:`_kept_as_they_were`): the old files stay together."""
-    with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
-        writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
-        files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite))
-                 for uri, writer in reversed(list(zip(uris, writers)))]
-        yield files[::-1]
-        _call(on_written)
-        # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
-        targets = [write_target(u) if overwrite else os.path.abspath(u) for u in uris]
-        with _renaming_alone(targets), _kept_as_they_were(targets) as placed:
-            for path, writer in zip(placed.paths, writers):
-                writer.close()  # the rename
-                placed.done.append(path)
-
-
-def _renaming_alone(paths):
-    """An exclusive lock on the folders of ``paths`` while the block puts a set's files in place. Two runs writing
-    one pair at once (two ``sample`` or ``prepare`` runs to one folder) interleaved their renames, A's train, B's
-    train, B's test, A's test, and both succeeded, leaving B's training split beside A's test split, silently. Now
-    the second waits, and the pair ends whole, the last run's; a reader (files.reading_together) waits too."""
-    return directories_locked([os.path.dirname(p) for p in paths])
-
-
-class _Placed:
-    def __init__(self, paths):
-        self.paths, self.done = paths, []
-
-
-@contextlib.contextmanager
-def _kept_as_they_were(paths):
-    """Hard links to the files at ``paths`` (where there are any) while the block puts new ones in place, appending
-    each path it has replaced to ``.done``; if the block fails, the replaced ones are put back (a new file where
-    there was none is removed). Without hard links (some network file systems) the old files cannot be kept."""
-    placed, kept = _Placed(paths), {}
-    locks = contextlib.ExitStack()
-    try:
-        for path in paths:
-            if os.path.isfile(path):
-                backup = os.path.join(os.path.dirname(path), _temporary_name(path))  # removed by the next write if killed
-                with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
-                    _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
-                with contextlib.suppress(OSError):
-                    os.link(path, backup)
-                    kept[path] = backup
-        yield placed
-    except BaseException:
-        for path in placed.done:
-            with contextlib.suppress(OSError):
-                if path in kept:
-                    os.replace(kept.pop(path), path)
-                else:
-                    os.remove(path)
-        raise
-    finally:
-        for backup in kept.values():
-            with contextlib.suppress(OSError):
-                os.remove(backup)
-        locks.close()
-
-
-def _hold_locked(stack, path):
-    """Hold an flock on the file at ``path`` until ``stack`` closes. The file kept for a failed rename is named as a
-    temporary (removed by the next write if we are killed); unlocked, another writer of it starting meanwhile (a
-    second prepare run) took it for a dead writer's and deleted it, and the old file could not be put back. Where
-    the file system has no locks it is kept unlocked, as before; so is a file another program holds an exclusive
-    flock on (``flock data/train.csv -c '...'``): waiting for it, with the folder locked, could wait on a reader
-    that waits on the folder (that program's own train run)."""
-    import errno
-    import fcntl
-
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    stack.callback(os.close, fd)
-    try:  # shared: remove_dead_temporary's exclusive try-lock is refused
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError as exc:
-        if exc.errno not in _NO_LOCKS | {errno.EWOULDBLOCK, errno.EAGAIN}:
-            raise
 
 
 def _set_metadata(set_id, members):
