@@ -176,10 +176,31 @@ class CpuScorer:
                 raise ValueError("CpuScorer needs a dense float32 table on the CPU")
         self.output = model.output.weight.data(ctx).asnumpy()  # (1 or classes, emsize): small
         self.binary, self.num_classes = model.binary, model.num_classes
+        self.dim = self.output.shape[1]
 
     @staticmethod
     def usable(ctx):
         return ctx.device_type == "cpu"
+
+    NUMPY_ENTRIES = 1 << 18  # entries gathered at once by the numpy route of :meth:`means` (no native library)
+    # What a gathered entry's bookkeeping takes: np.unique's sorted copy, its order and the inverse (int64 each), and
+    # the int32 copy of the inverse bag_mean reads; the numpy route's owner and position of each (int64).
+    ENTRY_BYTES = 40
+
+    def held_bytes(self, entries, documents):
+        """About the bytes :meth:`probabilities` of bags of ``entries`` entries in all, of ``documents`` documents, holds
+        beside the bags (features.Featurizer.check_room weighs them before featurizing): the means and answers, and
+        the rows it gathers. A dense table is read in place (natively); a compact bundle's rows are gathered: every
+        distinct row of a document longer than :data:`STORED_ENTRIES` entries at once (a 60 MB review's 1.36M bigram
+        rows: 545 MB at emsize 100, 5 times what featurizing it took), and the numpy route's entries
+        :data:`NUMPY_ENTRIES` at a time, each row twice (gathered, then weighed)."""
+        row = 4 * self.dim
+        held = min(documents, self.DOCS_PER_CHUNK) * (row + 8 * self.num_classes) + 4 * self.num_classes * documents
+        if self.stored is not None:  # the rows of a long document whole, and rows_of's slice of temporaries
+            held += entries * (row + self.ENTRY_BYTES) + min(entries, self.stored.ROWS_AT_ONCE) * row
+        if not native_features.available():
+            held += min(entries, self.NUMPY_ENTRIES) * (2 * row + self.ENTRY_BYTES)
+        return held
 
     def means(self, bags, start, stop):
         """The mean embedding of documents ``start:stop`` of ``bags``."""
@@ -207,8 +228,8 @@ class CpuScorer:
         if len(rows) and (rows.min() < 0 or rows.max() >= len(table)):
             raise ValueError("a bag row is outside the table")
         out = np.zeros((stop - start, table.shape[1]), dtype=np.float32)
-        for a in range(0, len(rows), 1 << 18):  # entries at a time: bounds the gathered rows
-            b = min(len(rows), a + (1 << 18))
+        for a in range(0, len(rows), self.NUMPY_ENTRIES):  # entries at a time: bounds the gathered rows
+            b = min(len(rows), a + self.NUMPY_ENTRIES)
             owners = np.searchsorted(offsets, np.arange(a, b), side="right") - 1
             np.add.at(out, owners, table[rows[a:b]] * weights[a:b, None])
         return out
@@ -533,10 +554,16 @@ class Predictor:
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
         try:
-            bags = self.featurizer.transform(texts)
+            bags = self.featurizer.transform(texts, scoring=self._held_scoring())
         except UnicodeEncodeError:  # a lone surrogate (a str decoded with surrogateescape, or unicode_escape)
             raise not_unicode_error(texts) from None
         return self._probabilities(bags)
+
+    def _held_scoring(self):
+        """What scoring bags holds beside them (:meth:`CpuScorer.held_bytes`), for the featurizer's memory check; None
+        on a GPU (MXNet's operators: the device's memory)."""
+        scorer = self.scorer()
+        return None if scorer is None else scorer.held_bytes
 
     def _probabilities(self, bags):
         scorer = self.scorer()
@@ -584,7 +611,8 @@ class Predictor:
         recall, F1 and support (fastText's ``test-label``)."""
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
-        metrics = self._metrics(self._probabilities(self.featurizer.transform(data.texts)), y, confusion)
+        bags = self.featurizer.transform(data.texts, scoring=self._held_scoring())
+        metrics = self._metrics(self._probabilities(bags), y, confusion)
         refit = self.refit_documents()
         if refit is not None:  # (see evaluate_examples)
             refit.see_all(list(data.texts))
@@ -608,9 +636,10 @@ class Predictor:
         #                                                                           chunk again and again: no end)
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
             try:
-                bags = self.featurizer.transform([text for _, text in chunk])
+                bags = self.featurizer.transform([text for _, text in chunk], scoring=self._held_scoring())
             except NoRoomToFeaturize as exc:  # its index among all the examples
-                raise NoRoomToFeaturize(len(labels) + exc.index, exc.chars, exc.documents, exc.need, exc.room) from None
+                raise NoRoomToFeaturize(len(labels) + exc.index, exc.chars, exc.documents, exc.need, exc.room,
+                                        exc.what) from None
             labels.extend(seen.setdefault(label, label) for label, _ in chunk)  # one str per class, not per document
             probs.append(self._probabilities(bags))
         if not labels:

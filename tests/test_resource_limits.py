@@ -506,3 +506,41 @@ def test_a_review_too_long_for_memory_in_a_table_is_named_by_its_line(tmp_path, 
     line = 5 if table == "csv" else 4
     assert_error(r, f"{data}:{line}: a document of 15.0 million characters, with ")
     assert r.stdout == ""
+
+
+@pytest.fixture(scope="module")
+def wide_compact_bundle(data, tmp_path_factory):
+    """A compact bigram bundle of emsize 300 (the width of fastText's published vectors): scoring on the CPU gathers
+    a review's rows from its stored ones (compact.StoredRows), 1.2 KB a row."""
+    out = tmp_path_factory.mktemp("wide") / "model"
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "300", "--ngrams", "2",
+                "--buckets", "100000", "--compact", "float32")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def varied_review(chars=10_000_000):
+    """One review of ``chars`` characters of varied words: its bigrams fill most of a table of 100k buckets."""
+    from fasttext_lib.synthetic import generate_reviews
+
+    return " ".join(generate_reviews(chars // 100, seed=4).texts).replace("\n", " ")[:chars]
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_review_whose_scoring_needs_more_memory_than_is_left_is_one_error_line(tmp_path, wide_compact_bundle,
+                                                                                    command):
+    """The memory check weighed featurizing alone. A compact bundle's prediction then gathers the review's distinct
+    rows (~100k of them for this 10 MB review, 1.2 KB each at emsize 300: ~120 MB; a 60 MB review's 1.36M at emsize
+    100: 545 MB), more than featurizing it takes (~80 MB): with 120 MB left, the check let it through and the OOM
+    killer ended the run with no line. Now the check counts what scoring holds too, and refuses, saying so."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 122880 kB\nSwapFree: 0 kB\n")  # 120 MB
+    data = tmp_path / "reviews.txt"
+    data.write_text(f"__label__1 fine\n__label__2 {varied_review()}\n")
+    args = (["predict", "--model", wide_compact_bundle, "--input", data] if command == "predict"
+            else ["evaluate", "--model", wide_compact_bundle, "--data", data])
+    r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    assert_error(r, f"{data}:2: a document of 10.0 million characters, with 1 other document, needs about")
+    assert "MB of memory to score, and this process has 120 MB left" in r.stderr
+    assert r.stdout == ""
