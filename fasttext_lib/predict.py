@@ -160,9 +160,9 @@ class CpuScorer:
     """
 
     DOCS_PER_CHUNK = 65536  # bounds the (docs x emsize) temporaries
-    # Stored rows: the entries gathered at once, which bounds the rows made from them. A chunk of 65,536
-    # documents needs most of a bigram table at once (1.26M of 2M rows for 40,000 synthetic reviews: 500 MB
-    # at emsize 100), the very table the stored rows are there to avoid.
+    # Stored rows: the entries gathered at once (a long document's a slice at a time), which bounds the rows made from
+    # them. A chunk of 65,536 documents needs most of a bigram table at once (1.26M of 2M rows for 40,000 synthetic
+    # reviews: 500 MB at emsize 100), the very table the stored rows are there to avoid; so did one 60 MB review.
     STORED_ENTRIES = 1 << 16
 
     def __init__(self, model, ctx, stored=None):
@@ -190,49 +190,55 @@ class CpuScorer:
     def held_bytes(self, entries, documents):
         """About the bytes :meth:`probabilities` of bags of ``entries`` entries in all, of ``documents`` documents, holds
         beside the bags (features.Featurizer.check_room weighs them before featurizing): the means and answers, and
-        the rows it gathers. A dense table is read in place (natively); a compact bundle's rows are gathered: every
-        distinct row of a document longer than :data:`STORED_ENTRIES` entries at once (a 60 MB review's 1.36M bigram
-        rows: 545 MB at emsize 100, 5 times what featurizing it took), and the numpy route's entries
-        :data:`NUMPY_ENTRIES` at a time, each row twice (gathered, then weighed)."""
+        the rows it gathers. A dense table is read in place (natively); a compact bundle's rows are gathered
+        :data:`STORED_ENTRIES` entries at a time (made by rows_of a slice at a time: a second slice's worth), and the
+        numpy route's :data:`NUMPY_ENTRIES` at a time (without the native library), each row twice (gathered, then
+        weighed)."""
         row = 4 * self.dim
         held = min(documents, self.DOCS_PER_CHUNK) * (row + 8 * self.num_classes) + 4 * self.num_classes * documents
-        if self.stored is not None:  # the rows of a long document whole, and rows_of's slice of temporaries
-            held += entries * (row + self.ENTRY_BYTES) + min(entries, self.stored.ROWS_AT_ONCE) * row
+        if self.stored is not None:
+            gathered = min(entries, self.STORED_ENTRIES)
+            held += gathered * (row + self.ENTRY_BYTES) + min(gathered, self.stored.ROWS_AT_ONCE) * row
         if not native_features.available():
-            held += min(entries, self.NUMPY_ENTRIES) * (2 * row + self.ENTRY_BYTES)
+            at_once = self.STORED_ENTRIES if self.stored is not None else self.NUMPY_ENTRIES
+            held += min(entries, at_once) * (2 * row + self.ENTRY_BYTES)
         return held
 
     def means(self, bags, start, stop):
         """The mean embedding of documents ``start:stop`` of ``bags``."""
         first, last = bags.offsets[start], bags.offsets[stop]
-        if self.stored is not None and stop - start > 1 and last - first > self.STORED_ENTRIES:
-            out = np.empty((stop - start, self.stored.dim), dtype=np.float32)
-            a = start
-            while a < stop:  # documents a:b hold at most STORED_ENTRIES entries (or b is a + 1)
-                b = int(np.searchsorted(bags.offsets, bags.offsets[a] + self.STORED_ENTRIES, side="right")) - 1
-                b = min(stop, max(b, a + 1))
-                out[a - start:b - start] = self.means(bags, a, b)
-                a = b
-            return out
         offsets = bags.offsets[start:stop + 1] - first
         rows, weights = bags.rows[first:last], bags.weights[first:last]
+        if self.stored is None and native_features.available():  # the table read in place
+            return native_features.bag_mean(self.table, rows, weights, offsets)
+        num_rows = self.stored.num_rows if self.stored is not None else len(self.table)
+        if len(rows) and (rows.min() < 0 or rows.max() >= num_rows):
+            raise ValueError("a bag row is outside the table")
+        out = np.zeros((stop - start, self.dim), dtype=np.float32)
+        at_once = self.STORED_ENTRIES if self.stored is not None else self.NUMPY_ENTRIES
+        for a in range(0, len(rows), at_once):
+            self._add_entries(out, rows, weights, offsets, a, min(len(rows), a + at_once))
+        return out
+
+    def _add_entries(self, out, rows, weights, offsets, a, b):
+        """Add entries ``a:b`` of the documents whose entries are ``rows``/``weights``/``offsets`` to their sums
+        ``out``, gathering only those entries' rows. A document's entries a slice at a time, summed on in the same
+        order, give the same bits as all at once (one long review's 1.36M bigram rows were gathered at once from a
+        compact bundle, 545 MB at emsize 100, five times what featurizing it took)."""
+        d0 = int(np.searchsorted(offsets, a, side="right")) - 1  # the documents holding entries a:b
+        d1 = int(np.searchsorted(offsets, b, side="left"))
+        local = np.clip(offsets[d0:d1 + 1], a, b) - a
+        part = rows[a:b]
         if self.stored is None:
             table = self.table
-        else:  # the documents' own rows, as a small table that the entries index into
-            if len(rows) and (rows.min() < 0 or rows.max() >= self.stored.num_rows):
-                raise ValueError("a bag row is outside the table")
-            needed, rows = np.unique(rows, return_inverse=True)
+        else:  # the entries' own rows, as a small table that they index into
+            needed, part = np.unique(part, return_inverse=True)
             table = self.stored.rows_of(needed)
         if native_features.available():
-            return native_features.bag_mean(table, rows, weights, offsets)
-        if len(rows) and (rows.min() < 0 or rows.max() >= len(table)):
-            raise ValueError("a bag row is outside the table")
-        out = np.zeros((stop - start, table.shape[1]), dtype=np.float32)
-        for a in range(0, len(rows), self.NUMPY_ENTRIES):  # entries at a time: bounds the gathered rows
-            b = min(len(rows), a + self.NUMPY_ENTRIES)
-            owners = np.searchsorted(offsets, np.arange(a, b), side="right") - 1
-            np.add.at(out, owners, table[rows[a:b]] * weights[a:b, None])
-        return out
+            native_features.bag_mean(table, part, weights[a:b], local, out=out[d0:d1], add=True)
+            return
+        owners = np.searchsorted(local, np.arange(b - a), side="right") - 1
+        np.add.at(out[d0:d1], owners, table[part] * weights[a:b, None])  # (in entry order, unbuffered)
 
     def probabilities(self, bags):
         """Class probabilities (n, num_classes), float32, as :meth:`FastTextClassifier.probabilities`."""
