@@ -35,7 +35,7 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
 from .lines import (LONE_CR_HINT, DecodedLines, chain_lines, check_not_shorter, has_lone_cr, leading_blank_lines,
-                    open_decompressed, regular_file_size, without_excel_sep)
+                    open_decompressed, regular_file_size, stripped_start, without_excel_sep)
 from .text import LABEL_PREFIX, normalize_text
 
 FORMATS = ("auto", "fasttext", "csv", "tsv", "jsonl")
@@ -216,12 +216,12 @@ def labeled_csv_start(line, classes):
     """Can an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row
     (:func:`short_header`: ``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`? Only a first
     test: :func:`labeled_csv_records` decides from the first records."""
-    stripped = line.lstrip("\ufeff").strip()
+    stripped = stripped_start(line, START_CHARS, boms=True)  # (not a copy of all of a line of 60 MB)
     try:
         # The class and the start of the text decide: a prefix is parsed, so that a review longer than the csv
         # module's field limit (128 KiB; raised only once the records decide) is no csv.Error here, which read a
         # labeled file as text (its class a word of each review); not strict: a record that goes on past this
-        row = next(csv.reader([stripped[:START_CHARS]]), [])
+        row = next(csv.reader([stripped]), [])
     except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
         return False
     return len(row) >= 2 and (short_header(row) or index_header_start(row)

@@ -218,18 +218,22 @@ class Featurizer:
                 featurizer.vocab_size, featurizer.unk_id))
         return featurizer, featurizer._encode(counted.lengths, lambda a, b: (to_id[prov[a:b]], to_hash[prov[a:b]]))
 
-    def transform(self, texts, progress=None):
+    def transform(self, texts, progress=None, scoring=None):
         """Encode documents (validation, test, inference) with the fitted vocabulary. A ``__label__`` word is no
         feature, as in :meth:`fit` (:func:`text.without_labels`). Documents whose featurization needs more memory
-        than is available are refused (:class:`NoRoomToFeaturize`) before it is used."""
+        than is available are refused (:class:`NoRoomToFeaturize`) before it is used; ``scoring``: with bags that
+        are scored next, what scoring holds beside them (:meth:`check_room`), weighed too."""
+        def check(chunk, first, native=True):
+            self.check_room(chunk, first, native, scoring)
+
         if native_features.available():
             return Bags(*native_features.encode_texts(texts, self._table(True), self.ngrams, self.buckets,
                                                       self.vocab_size, self.unk_id, form=self.unicode_form,
-                                                      check=self.check_room, drop_labels=True))
+                                                      check=check, drop_labels=True))
         codes, lengths = array("q"), array("q")
         table = self._table(False)
         for i, text in enumerate(_maybe_progress(texts, progress, "encode")):
-            self.check_room([text], i, native=False)
+            check([text], i, native=False)
             toks = tokenize(without_labels(text), self.unicode_form)
             codes.extend([table[t] for t in toks])
             lengths.append(len(toks))
@@ -247,20 +251,36 @@ class Featurizer:
         bags = sum(min(BAG_BYTES_PER_BYTE * self.ngrams * size, 16 * self.num_rows) for size in sizes)
         return int(text + bags) + FEATURIZING_BYTES
 
-    def check_room(self, texts, first=0, native=True):
+    def bag_entries(self, texts):
+        """About how many bag entries (distinct rows of each document) ``texts`` make: a word or n-gram every ~4
+        bytes of text (:data:`BAG_BYTES_PER_BYTE`), at most every row of the table in each document."""
+        return sum(min(BAG_BYTES_PER_BYTE * self.ngrams * size // BAG_ENTRY_BYTES + 1, self.num_rows)
+                   for size in (len(text) if text.isascii() else 3 * len(text) for text in texts))
+
+    def check_room(self, texts, first=0, native=True, scoring=None):
         """Refuse ``texts`` (a chunk of documents featurized together; ``first``: the index of the first one) when
         featurizing them needs more memory than this process can still fill (devices.memory_room: the memory
         available, a container's limit, ``ulimit -v``): one error, where the OOM killer ended the process without a
         word (a review of 62 MB took ~1.4 GB with bigrams). Only text of more than :data:`CHECKED_ABOVE` bytes is
-        weighed (reading /proc for each request of a few reviews would cost more than it scores)."""
+        weighed (reading /proc for each request of a few reviews would cost more than it scores).
+
+        ``scoring(entries, documents)``: the bytes that scoring bags of ``entries`` entries in all, of ``documents``
+        documents, holds beside them (predict.CpuScorer.held_bytes: a compact bundle gathers a document's rows); the
+        bags and that are weighed too, after featurizing (whose temporaries are let go by then): a compact bigram
+        model's 60 MB review fit the featurizing and was OOM-killed gathering its rows, ~545 MB at emsize 100."""
         if sum(map(len, texts)) < CHECKED_ABOVE:
             return
         from .devices import memory_room
 
-        need, room = self.featurizing_bytes(texts, native), memory_room()
+        need, what = self.featurizing_bytes(texts, native), "featurize"
+        if scoring is not None:
+            entries = self.bag_entries(texts)
+            scored = BAG_ENTRY_BYTES * entries + 8 * (len(texts) + 1) + int(scoring(entries, len(texts)))
+            need, what = max((need, what), (scored, "score"))
+        room = memory_room()
         if room is not None and need > room:
             longest = max(range(len(texts)), key=lambda i: len(texts[i]))
-            raise NoRoomToFeaturize(first + longest, len(texts[longest]), len(texts), need, room)
+            raise NoRoomToFeaturize(first + longest, len(texts[longest]), len(texts), need, room, what)
 
     # Tokens per chunk of _encode: bounds the int64 temporaries (features, owners, the unique sort)
     # to a few hundred MB whatever the corpus size; documents are independent, so chunking changes nothing.
@@ -328,25 +348,28 @@ class Featurizer:
 # (a million words, 20 bytes each with bigrams), its bag so far (at most every row of the table), the threads' parts.
 FEATURIZING_BYTES = 64 << 20
 BAG_BYTES_PER_BYTE = 2  # a bag entry (int32 row, float32 weight) a feature, a word or n-gram every ~4 bytes of text
+BAG_ENTRY_BYTES = 8  # (its int32 row and float32 weight)
 PYTHON_BYTES_PER_BYTE = 25  # and the Python route's, for each order of n-grams
 CHECKED_ABOVE = 8 << 20  # characters of a chunk of documents below which no memory check is made
 
 
 class NoRoomToFeaturize(FastTextError):
-    """Documents whose featurization needs more memory than this process has left (:meth:`Featurizer.check_room`):
-    ``index`` (of the longest, in the texts featurized), its ``chars``, how many ``documents`` were featurized with it,
-    the bytes needed (``need``) and left (``room``). ``where(name)`` says it of the document ``name``
+    """Documents whose featurization, or scoring, needs more memory than this process has left
+    (:meth:`Featurizer.check_room`): ``index`` (of the longest, in the texts featurized), its ``chars``, how many
+    ``documents`` were featurized with it, the bytes needed (``need``) and left (``room``), and ``what`` needs them
+    (``"featurize"`` or ``"score"``). ``where(name)`` says it of the document ``name``
     (a file's line: the CLI; ``texts[i]``: the Python API; a request's review: the endpoint)."""
 
-    def __init__(self, index, chars, documents, need, room):
+    def __init__(self, index, chars, documents, need, room, what="featurize"):
         self.index, self.chars, self.documents, self.need, self.room = index, chars, documents, need, room
+        self.what = what  # what needs the most: "featurize", or "score" (its rows gathered: Featurizer.check_room)
         super().__init__(self.where(f"texts[{index}]"))
 
     def where(self, name):
         others = (f", with {self.documents - 1:,} other document{'s' if self.documents > 2 else ''},"
                   if self.documents > 1 else "")
         return (f"{name}: a document of {self.chars / 1e6:,.1f} million characters{others} needs about "
-                f"{self.need >> 20:,} MB of memory to featurize, and this process has {self.room >> 20:,} MB left "
+                f"{self.need >> 20:,} MB of memory to {self.what}, and this process has {self.room >> 20:,} MB left "
                 f"(memory available, a container's limit, ulimit -v); split it into shorter documents, or give the "
                 f"process more memory")
 

@@ -807,14 +807,16 @@ int ft_encoder_add_ids(void* handle, const int32_t* ids, const int64_t* token_en
 // document d's entries, summed in entry order in float (as bag_ops.cc's fasttext_bag_mean, so the
 // same numbers as training's forward pass). Returns -1 if a row is outside the table (nothing is
 // read there), else 0. Threads split the documents; each document is summed by one thread.
+// add: each sum goes on from what out holds (a document's entries given a slice at a time, summed in the same
+// order as in one call: the same bits), instead of from 0.
 int ft_bag_mean(const float* table, int64_t table_rows, int64_t dim, const int32_t* rows, const float* weights,
-                const int64_t* offsets, int64_t n_docs, float* out, int32_t threads) {
+                const int64_t* offsets, int64_t n_docs, float* out, int32_t threads, int32_t add) {
   for (int64_t e = 0; e < offsets[n_docs]; ++e)
     if (rows[e] < 0 || rows[e] >= table_rows) return -1;
   auto run = [&](int64_t first, int64_t end) {
     for (int64_t d = first; d < end; ++d) {
       float* acc = out + d * dim;
-      std::memset(acc, 0, dim * sizeof(float));
+      if (!add) std::memset(acc, 0, dim * sizeof(float));
       for (int64_t e = offsets[d]; e < offsets[d + 1]; ++e) {
         if (e + 8 < offsets[n_docs])  // a later entry's row: its cache misses overlap this sum
           for (int64_t k = 0; k < dim; k += 16) __builtin_prefetch(table + static_cast<int64_t>(rows[e + 8]) * dim + k);

@@ -76,7 +76,7 @@ _SIGNATURES = {
     "ft_unpack_ids": (None, [_P, _I64, _P]),
     "ft_uniform_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
     "ft_changed_rows": (None, [ctypes.c_uint64, _P, _I64, _I64, ctypes.c_float, _P, ctypes.c_int32]),
-    "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32]),
+    "ft_bag_mean": (ctypes.c_int, [_P, _I64, _I64, _P, _P, _P, _I64, _P, ctypes.c_int32, ctypes.c_int32]),
     "ft_set_piece_words": (_I64, [_I64]),
 }
 
@@ -490,9 +490,11 @@ def encode_ids(ids, lengths, to_id, to_hash, ngrams, buckets, vocab_size, unk_id
         return encoder.take()
 
 
-def bag_mean(table, rows, weights, offsets, out=None):
+def bag_mean(table, rows, weights, offsets, out=None, add=False):
     """Each document's mean row, ``sum_e weights[e] * table[rows[e]]``, as float32 (n_docs, dim): the
-    forward pass of prediction, summed in entry order as training's native operator does."""
+    forward pass of prediction, summed in entry order as training's native operator does. ``add``: each sum goes on
+    from what ``out`` holds, so that a document's entries given a slice at a time (each slice's rows gathered alone:
+    predict.CpuScorer) sum to the same bits as in one call."""
     if table.dtype != np.float32 or table.ndim != 2 or not table.flags.c_contiguous:
         raise ValueError("table must be a C-contiguous float32 matrix")
     rows = np.ascontiguousarray(rows, dtype=np.int32)
@@ -502,9 +504,13 @@ def bag_mean(table, rows, weights, offsets, out=None):
     if n_docs < 0 or offsets[0] != 0 or offsets[-1] != len(rows) or len(weights) != len(rows) or (np.diff(offsets) < 0).any():
         raise ValueError("offsets must run from 0 to the number of entries without going back")
     if out is None:
+        if add:
+            raise ValueError("add=True sums into out: give it")
         out = np.empty((n_docs, table.shape[1]), dtype=np.float32)
+    if out.dtype != np.float32 or out.shape != (n_docs, table.shape[1]) or not out.flags.c_contiguous:
+        raise ValueError("out must be a C-contiguous float32 (n_docs, dim) array")
     if _lib().ft_bag_mean(_ptr(table), table.shape[0], table.shape[1], _ptr(rows), _ptr(weights), _ptr(offsets),
-                          n_docs, _ptr(out), threads()) != 0:
+                          n_docs, _ptr(out), threads(), int(bool(add))) != 0:
         raise ValueError("a bag row is outside the table")
     return out
 

@@ -165,9 +165,9 @@ class CpuScorer:
     """
 
     DOCS_PER_CHUNK = 65536  # bounds the (docs x emsize) temporaries
-    # Stored rows: the entries gathered at once, which bounds the rows made from them. A chunk of 65,536
-    # documents needs most of a bigram table at once (1.26M of 2M rows for 40,000 synthetic reviews: 500 MB
-    # at emsize 100), the very table the stored rows are there to avoid.
+    # Stored rows: the entries gathered at once (a long document's a slice at a time), which bounds the rows made from
+    # them. A chunk of 65,536 documents needs most of a bigram table at once (1.26M of 2M rows for 40,000 synthetic
+    # reviews: 500 MB at emsize 100), the very table the stored rows are there to avoid; so did one 60 MB review.
     STORED_ENTRIES = 1 << 16
 
     def __init__(self, model, ctx, stored=None):
@@ -181,42 +181,69 @@ class CpuScorer:
                 raise ValueError("CpuScorer needs a dense float32 table on the CPU")
         self.output = model.output.weight.data(ctx).asnumpy()  # (1 or classes, emsize): small
         self.binary, self.num_classes = model.binary, model.num_classes
+        self.dim = self.output.shape[1]
 
     @staticmethod
     def usable(ctx):
         return ctx.device_type == "cpu"
 
+    NUMPY_ENTRIES = 1 << 18  # entries gathered at once by the numpy route of :meth:`means` (no native library)
+    # What a gathered entry's bookkeeping takes: np.unique's sorted copy, its order and the inverse (int64 each), and
+    # the int32 copy of the inverse bag_mean reads; the numpy route's owner and position of each (int64).
+    ENTRY_BYTES = 40
+
+    def held_bytes(self, entries, documents):
+        """About the bytes :meth:`probabilities` of bags of ``entries`` entries in all, of ``documents`` documents, holds
+        beside the bags (features.Featurizer.check_room weighs them before featurizing): the means and answers, and
+        the rows it gathers. A dense table is read in place (natively); a compact bundle's rows are gathered
+        :data:`STORED_ENTRIES` entries at a time (made by rows_of a slice at a time: a second slice's worth), and the
+        numpy route's :data:`NUMPY_ENTRIES` at a time (without the native library), each row twice (gathered, then
+        weighed)."""
+        row = 4 * self.dim
+        held = min(documents, self.DOCS_PER_CHUNK) * (row + 8 * self.num_classes) + 4 * self.num_classes * documents
+        if self.stored is not None:
+            gathered = min(entries, self.STORED_ENTRIES)
+            held += gathered * (row + self.ENTRY_BYTES) + min(gathered, self.stored.ROWS_AT_ONCE) * row
+        if not native_features.available():
+            at_once = self.STORED_ENTRIES if self.stored is not None else self.NUMPY_ENTRIES
+            held += min(entries, at_once) * (2 * row + self.ENTRY_BYTES)
+        return held
+
     def means(self, bags, start, stop):
         """The mean embedding of documents ``start:stop`` of ``bags``."""
         first, last = bags.offsets[start], bags.offsets[stop]
-        if self.stored is not None and stop - start > 1 and last - first > self.STORED_ENTRIES:
-            out = np.empty((stop - start, self.stored.dim), dtype=np.float32)
-            a = start
-            while a < stop:  # documents a:b hold at most STORED_ENTRIES entries (or b is a + 1)
-                b = int(np.searchsorted(bags.offsets, bags.offsets[a] + self.STORED_ENTRIES, side="right")) - 1
-                b = min(stop, max(b, a + 1))
-                out[a - start:b - start] = self.means(bags, a, b)
-                a = b
-            return out
         offsets = bags.offsets[start:stop + 1] - first
         rows, weights = bags.rows[first:last], bags.weights[first:last]
+        if self.stored is None and native_features.available():  # the table read in place
+            return native_features.bag_mean(self.table, rows, weights, offsets)
+        num_rows = self.stored.num_rows if self.stored is not None else len(self.table)
+        if len(rows) and (rows.min() < 0 or rows.max() >= num_rows):
+            raise ValueError("a bag row is outside the table")
+        out = np.zeros((stop - start, self.dim), dtype=np.float32)
+        at_once = self.STORED_ENTRIES if self.stored is not None else self.NUMPY_ENTRIES
+        for a in range(0, len(rows), at_once):
+            self._add_entries(out, rows, weights, offsets, a, min(len(rows), a + at_once))
+        return out
+
+    def _add_entries(self, out, rows, weights, offsets, a, b):
+        """Add entries ``a:b`` of the documents whose entries are ``rows``/``weights``/``offsets`` to their sums
+        ``out``, gathering only those entries' rows. A document's entries a slice at a time, summed on in the same
+        order, give the same bits as all at once (one long review's 1.36M bigram rows were gathered at once from a
+        compact bundle, 545 MB at emsize 100, five times what featurizing it took)."""
+        d0 = int(np.searchsorted(offsets, a, side="right")) - 1  # the documents holding entries a:b
+        d1 = int(np.searchsorted(offsets, b, side="left"))
+        local = np.clip(offsets[d0:d1 + 1], a, b) - a
+        part = rows[a:b]
         if self.stored is None:
             table = self.table
-        else:  # the documents' own rows, as a small table that the entries index into
-            if len(rows) and (rows.min() < 0 or rows.max() >= self.stored.num_rows):
-                raise ValueError("a bag row is outside the table")
-            needed, rows = np.unique(rows, return_inverse=True)
+        else:  # the entries' own rows, as a small table that they index into
+            needed, part = np.unique(part, return_inverse=True)
             table = self.stored.rows_of(needed)
         if native_features.available():
-            return native_features.bag_mean(table, rows, weights, offsets)
-        if len(rows) and (rows.min() < 0 or rows.max() >= len(table)):
-            raise ValueError("a bag row is outside the table")
-        out = np.zeros((stop - start, table.shape[1]), dtype=np.float32)
-        for a in range(0, len(rows), 1 << 18):  # entries at a time: bounds the gathered rows
-            b = min(len(rows), a + (1 << 18))
-            owners = np.searchsorted(offsets, np.arange(a, b), side="right") - 1
-            np.add.at(out, owners, table[rows[a:b]] * weights[a:b, None])
-        return out
+            native_features.bag_mean(table, part, weights[a:b], local, out=out[d0:d1], add=True)
+            return
+        owners = np.searchsorted(local, np.arange(b - a), side="right") - 1
+        np.add.at(out[d0:d1], owners, table[part] * weights[a:b, None])  # (in entry order, unbuffered)
 
     def probabilities(self, bags):
         """Class probabilities (n, num_classes), float32, as :meth:`FastTextClassifier.probabilities`."""
@@ -538,10 +565,16 @@ class Predictor:
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
         try:
-            bags = self.featurizer.transform(texts)
+            bags = self.featurizer.transform(texts, scoring=self._held_scoring())
         except UnicodeEncodeError:  # a lone surrogate (a str decoded with surrogateescape, or unicode_escape)
             raise not_unicode_error(texts) from None
         return self._probabilities(bags)
+
+    def _held_scoring(self):
+        """What scoring bags holds beside them (:meth:`CpuScorer.held_bytes`), for the featurizer's memory check; None
+        on a GPU (MXNet's operators: the device's memory)."""
+        scorer = self.scorer()
+        return None if scorer is None else scorer.held_bytes
 
     def _probabilities(self, bags):
         scorer = self.scorer()
@@ -589,7 +622,8 @@ class Predictor:
         recall, F1 and support (fastText's ``test-label``)."""
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
-        metrics = self._metrics(self._probabilities(self.featurizer.transform(data.texts)), y, confusion)
+        bags = self.featurizer.transform(data.texts, scoring=self._held_scoring())
+        metrics = self._metrics(self._probabilities(bags), y, confusion)
         refit = self.refit_documents()
         if refit is not None:  # (see evaluate_examples)
             refit.see_all(list(data.texts))
@@ -613,9 +647,10 @@ class Predictor:
         #                                                                           chunk again and again: no end)
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
             try:
-                bags = self.featurizer.transform([text for _, text in chunk])
+                bags = self.featurizer.transform([text for _, text in chunk], scoring=self._held_scoring())
             except NoRoomToFeaturize as exc:  # its index among all the examples
-                raise NoRoomToFeaturize(len(labels) + exc.index, exc.chars, exc.documents, exc.need, exc.room) from None
+                raise NoRoomToFeaturize(len(labels) + exc.index, exc.chars, exc.documents, exc.need, exc.room,
+                                        exc.what) from None
             labels.extend(seen.setdefault(label, label) for label, _ in chunk)  # one str per class, not per document
             probs.append(self._probabilities(bags))
         if not labels:

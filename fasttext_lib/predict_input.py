@@ -186,7 +186,7 @@ def input_check(name, fmt, classes, note):
     from .data import (allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start,
                        tsv_with_header, whole_number)
     from .jsonl import json_input, json_object_line, jsonl_texts
-    from .lines import leading_blank_lines
+    from .lines import leading_blank_lines, stripped_start
 
     def read_all(lines, table):
         """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
@@ -209,7 +209,11 @@ def input_check(name, fmt, classes, note):
         blank, first = leading_blank_lines(lines)
         if first is None:
             return False
-        if fmt == "auto" and tsv_header_line(first):  # a TSV with a header row: read as a CSV with one would be
+        # A first line of 60 MB was copied whole by each test below that stripped it: they look at its start now
+        # (stripped_start), and at all of it only when its start says it may be JSON. A header row (a TSV's, one text
+        # column's) is column names: a line longer than HEADER_CHARS is none (its csv parse was a copy too).
+        start, long = stripped_start(first, 1), len(first) > HEADER_CHARS
+        if fmt == "auto" and not long and tsv_header_line(first):  # a TSV with a header row: read as a CSV with one would be
             # ... when the records after it are as wide as it, as for a CSV's header (labeled_csv_records): reviews whose
             # first line holds a tab and a text column's name (Summary<TAB>works great) were refused, or answered
             # without their first line, every answer one off
@@ -221,7 +225,7 @@ def input_check(name, fmt, classes, note):
                     raise FastTextError(f"{exc} (read as TSV because line {len(blank) + 1} is a header row; "
                                         f"--format text reads every line as one review)") from None
             lines = itertools.chain(ahead, lines)  # (plain reviews: checked as such below)
-        if fmt in ("auto", "csv") and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
+        if fmt in ("auto", "csv") and start == "{" and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
             # --format csv too: each object was read as a labeled CSV row, its first key's value as the class)
             notes = []
             for _ in jsonl_texts(itertools.chain(blank, [first], lines), name, note=notes.append):
@@ -229,13 +233,13 @@ def input_check(name, fmt, classes, note):
             for line in notes:
                 note(line)
             return ReadAs("json")
-        json_hint = fmt == "auto" and json_input(first.strip(), name, predicting=True)
+        json_hint = fmt == "auto" and start in ("[", "{") and json_input(first.strip(), name, predicting=True)
         if json_hint:  # a JSON array: each line was answered, keys and braces as words
             raise FastTextError(json_hint)
         # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
         one_column = False
         with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)
-            one_column = fmt == "auto" and one_column_text_header(next(csv.reader([first.strip()]), []))
+            one_column = fmt == "auto" and not long and one_column_text_header(next(csv.reader([first.strip()]), []))
         if fmt == "auto" and not one_column and not labeled_csv_start(first, classes):
             return False
         ahead = [first]
@@ -263,7 +267,7 @@ def input_check(name, fmt, classes, note):
                                     f"--format text answers it as a review")
             # A header row, then a record CSV cannot read (a quote row 2 opens and the file never closes, a field past
             # the limit): read as CSV below, whose error names that record; it said "no data rows" (a header alone).
-            if not header_alone and not labeled_csv_records(first_records, first.lstrip("\ufeff").lstrip().startswith('"'),
+            if not header_alone and not labeled_csv_records(first_records, stripped_start(first, 1, boms=True) == '"',
                                                             classes):
                 return False
         try:
@@ -330,6 +334,7 @@ def documents(path, fmt, classes, note):
 
 
 PREDICTED_PER_CHUNK = 4096  # documents predict featurizes and answers at once
+HEADER_CHARS = 1 << 17  # a first line longer than this is no header row (the csv module's field limit, 128 KiB)
 
 
 class Lines:

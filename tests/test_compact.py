@@ -484,3 +484,49 @@ def test_a_training_jobs_compact_bundle_is_fetched_back_whole(small, tmp_path):
     fetched = fetch_job_model(str(archive), str(tmp_path / "fetched"))
     assert Predictor.load(fetched).config["compact"]["dtype"] == "float32"
     assert Predictor.load(fetched).predict(val.texts[:20]) == Predictor.load(where).predict(val.texts[:20])
+
+
+def test_the_memory_check_counts_what_scoring_a_long_document_holds(small, tmp_path):
+    """Featurizer.check_room weighed featurizing alone, but a compact bundle's scoring gathers the document's rows
+    (a 60 MB review's: 545 MB at emsize 100, 5 times its featurizing). CpuScorer.held_bytes, which the check now
+    weighs, covers what scoring really allocates, for as many entries as the check expects from the text."""
+    import tracemalloc
+
+    trained, (_, val) = small
+    lazy = Predictor.load(save_bundle(trained, str(tmp_path / "b"), compact="float32"))
+    text = " ".join(val.texts * 3)
+    bags = lazy.featurizer.transform([text])
+    assert lazy.featurizer.bag_entries([text]) >= len(bags.rows) > 10_000
+    lazy.predict(["warm up"])
+    tracemalloc.start()
+    try:
+        lazy._probabilities(bags)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= lazy.scorer().held_bytes(len(bags.rows), 1), (peak, lazy.scorer().held_bytes(len(bags.rows), 1))
+
+
+@pytest.mark.parametrize("route", ["native", "numpy"])
+def test_a_long_documents_stored_rows_are_gathered_a_slice_at_a_time(small, tmp_path, monkeypatch, route):
+    """One document longer than STORED_ENTRIES entries had all its distinct rows gathered at once (a 60 MB review's
+    1.36M bigram rows: 545 MB at emsize 100, 880 MB peak to predict it, against 166 MB to featurize it). Its entries
+    are now summed a slice at a time, each slice's rows gathered alone, into the same bits."""
+    from fasttext_lib import compact
+    from fasttext_lib.predict import CpuScorer
+
+    if route == "numpy":
+        monkeypatch.setenv("FASTTEXT_LIB_NATIVE", "0")
+    trained, (_, val) = small
+    where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
+    texts = [" ".join(val.texts), "fine", " ".join(val.texts[::-1])]
+    dense = Predictor.load(where)
+    dense.model  # the full table, built
+    expected = dense.predict_proba(texts)
+    largest, real = [], compact.StoredRows.rows_of
+    monkeypatch.setattr(compact.StoredRows, "rows_of", lambda self, ids: largest.append(len(ids)) or real(self, ids))
+    monkeypatch.setattr(CpuScorer, "STORED_ENTRIES", 500)
+    lazy = Predictor.load(where)
+    assert lazy.predict_proba(texts).tobytes() == expected.tobytes()
+    bags = lazy.featurizer.transform(texts)
+    assert int(np.diff(bags.offsets).max()) > 10 * 500 and max(largest) <= 500

@@ -81,6 +81,22 @@ def test_native_mean_is_the_training_forward_sum(trained):
         nf.bag_mean(table, np.array([0], np.int32), np.ones(1, np.float32), np.array([0, 2]))
 
 
+def test_native_mean_summed_on_a_slice_at_a_time_is_the_same_bits(trained):
+    """``bag_mean(..., add=True)`` goes on from what ``out`` holds: a document's entries given in slices (each slice's
+    rows gathered alone, as CpuScorer gathers a compact bundle's) sum to the bits of one call."""
+    trained, texts = trained
+    bags = trained.featurizer.transform([" ".join(texts)])
+    table = trained.model.embedding.weight.data().asnumpy()
+    whole = nf.bag_mean(table, bags.rows, bags.weights, bags.offsets)
+    out = np.zeros_like(whole)
+    for a in range(0, len(bags.rows), 7):
+        b = min(len(bags.rows), a + 7)
+        nf.bag_mean(table[bags.rows[a:b]], np.arange(b - a), bags.weights[a:b], np.array([0, b - a]), out=out, add=True)
+    assert len(bags.rows) > 70 and out.tobytes() == whole.tobytes()
+    with pytest.raises(ValueError, match="out must be"):
+        nf.bag_mean(table, bags.rows, bags.weights, bags.offsets, out=np.zeros((2, table.shape[1]), np.float32))
+
+
 def test_cpu_view_shares_memory_and_sees_updates():
     a = mx.nd.array(np.arange(12, dtype=np.float32).reshape(3, 4))
     view = cpu_view(a)

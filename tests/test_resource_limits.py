@@ -426,35 +426,41 @@ def test_the_check_counts_a_ulimit_v_for_a_long_review_in_the_python_api(bundle)
                                "document, needs about "), r.stdout
 
 
-@pytest.mark.parametrize("where", ["first", "between others"])
-def test_a_long_line_is_read_with_its_bytes_and_text_once_and_handed_out_as_its_text_alone(tmp_path, where):
+@pytest.mark.parametrize("csv_limit", [131072, 16 << 20])
+@pytest.mark.parametrize("where", ["first", "first, spaces around it", "between others"])
+def test_a_long_line_is_read_with_its_bytes_and_text_once_and_handed_out_as_its_text_alone(tmp_path, where, csv_limit):
     """predict read a line of 20 MB into ~3 copies at once (its bytes joined from the pieces read, joined again with
     the block's end, the text split into a copy of itself) and kept 3 while it was featurized (the bytes, in
     line_blocks and in checked_lines, beside the text and its copy), before the memory check (Featurizer.check_room)
     weighed it: ~5 bytes a byte in all. Now the bytes are gathered once, decoded once, and let go: at most about
-    its bytes and its text at once (2 bytes a byte of ASCII), its text alone (1) while it is answered."""
+    its bytes and its text at once (2 bytes a byte of ASCII), its text alone (1) while it is answered. The format tests
+    of a first line copied it (strip()) and, in a process whose csv field limit was raised to 16 Mi characters (an
+    endpoint's, a notebook's, earlier tests'), parsed up to 16 Mi characters of it as a one-column header, 4 bytes
+    each: 4.4 to 5.4 bytes a byte. Now they look at its start, and a line that long is no header."""
     import tracemalloc
 
     from fasttext_lib.predict_input import documents
 
     review = huge_review()
     path = tmp_path / "reviews.txt"
-    path.write_text(f"{review}\r\nfine\n" if where == "first" else f"fine\n{review}\nfine again\n")
+    path.write_text(f"{review}\r\nfine\n" if where == "first" else f"  {review} \r\nfine\n" if where.startswith("first")
+                    else f"fine\n{review}\nfine again\n")
     held, seen = [], []
-    limit = csv.field_size_limit(131072)  # csv's default, as predict's process has it when its first line is judged
-    tracemalloc.start()  # (earlier tests raised it: the judging then parsed 16 Mi characters of the line, 4 bytes each)
+    limit = csv.field_size_limit(csv_limit)  # csv's default, as predict's process has it when its first line is judged,
+    tracemalloc.start()  # or raised (data.allow_long_csv_fields) by an earlier read in the process
     try:
         with documents(str(path), "auto", [1, 2], note=print) as texts:
             for text in texts:
                 seen.append(len(text))
-                if len(text) == len(review):
+                if len(text) >= len(review):
                     held.append(tracemalloc.get_traced_memory()[0])
                 del text
             peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
         csv.field_size_limit(limit)
-    assert seen == ([len(review), 4] if where == "first" else [4, len(review), 10])
+    assert seen == ([len(review), 4] if where == "first" else [len(review) + 3, 4] if where.startswith("first")
+                    else [4, len(review), 10])
     assert peak < 2.5 * len(review), peak / len(review)
     assert held[0] < 1.3 * len(review), held[0] / len(review)
 
@@ -505,4 +511,42 @@ def test_a_review_too_long_for_memory_in_a_table_is_named_by_its_line(tmp_path, 
                        text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
     line = 5 if table == "csv" else 4
     assert_error(r, f"{data}:{line}: a document of 15.0 million characters, with ")
+    assert r.stdout == ""
+
+
+@pytest.fixture(scope="module")
+def wide_compact_bundle(data, tmp_path_factory):
+    """A compact bigram bundle of emsize 300 (the width of fastText's published vectors): scoring on the CPU gathers
+    a review's rows from its stored ones (compact.StoredRows), 1.2 KB a row."""
+    out = tmp_path_factory.mktemp("wide") / "model"
+    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "300", "--ngrams", "2",
+                "--buckets", "100000", "--compact", "float32")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def varied_review(chars=10_000_000):
+    """One review of ``chars`` characters of varied words: its bigrams fill most of a table of 100k buckets."""
+    from fasttext_lib.synthetic import generate_reviews
+
+    return " ".join(generate_reviews(chars // 100, seed=4).texts).replace("\n", " ")[:chars]
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_review_whose_scoring_needs_more_memory_than_is_left_is_one_error_line(tmp_path, wide_compact_bundle,
+                                                                                    command):
+    """The memory check weighed featurizing alone. A compact bundle's prediction then gathers the review's distinct
+    rows (~100k of them for this 10 MB review, 1.2 KB each at emsize 300: ~120 MB; a 60 MB review's 1.36M at emsize
+    100: 545 MB), more than featurizing it takes (~80 MB): with 120 MB left, the check let it through and the OOM
+    killer ended the run with no line. Now the check counts what scoring holds too, and refuses, saying so."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 122880 kB\nSwapFree: 0 kB\n")  # 120 MB
+    data = tmp_path / "reviews.txt"
+    data.write_text(f"__label__1 fine\n__label__2 {varied_review()}\n")
+    args = (["predict", "--model", wide_compact_bundle, "--input", data] if command == "predict"
+            else ["evaluate", "--model", wide_compact_bundle, "--data", data])
+    r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    assert_error(r, f"{data}:2: a document of 10.0 million characters, with 1 other document, needs about")
+    assert "MB of memory to score, and this process has 120 MB left" in r.stderr
     assert r.stdout == ""

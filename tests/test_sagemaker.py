@@ -1554,6 +1554,36 @@ def test_a_review_too_long_for_the_workers_memory_is_a_413_naming_it(served, mon
     assert len(sm_serve.predict_fn(["fine", "slow"], served[0])) == 2
 
 
+@pytest.fixture(scope="module")
+def wide_compact(splits, tmp_path_factory):
+    """A compact bigram bundle of emsize 300 served: scoring gathers each review's rows from its stored ones."""
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    trained = train(*splits, TrainConfig(**{**FAST, "epochs": 1, "emsize": 300, "buckets": 100_000}, progress=False,
+                                         ctx="cpu"))
+    return ep.model_fn(save_bundle(trained, str(tmp_path_factory.mktemp("wide") / "model"), compact="float32"))
+
+
+def test_a_review_whose_scoring_needs_more_memory_than_the_worker_has_is_a_413(wide_compact, monkeypatch, tmp_path):
+    """Featurizing this 10 MB review takes ~80 MB; scoring it with a compact bundle of emsize 300 gathers its ~100k
+    distinct rows, ~120 MB more. With 120 MB left the memory check (featurizing only) let it through, and the OOM
+    killer ended the worker mid-request. Now a 413 that says scoring needs the memory; the worker goes on serving."""
+    from fasttext_lib import devices
+    from fasttext_lib.synthetic import generate_reviews
+
+    review = " ".join(generate_reviews(100_000, seed=4).texts).replace("\n", " ")[:10_000_000]
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 122880 kB\nSwapFree: 0 kB\n")
+    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.predict_fn(["fine", review], wide_compact)
+    assert caught.value.status_code == 413
+    assert str(caught.value).startswith("413 Request Entity Too Large: review 2: a document of 10.0 million characters")
+    assert "MB of memory to score, and this process has 120 MB left" in str(caught.value)
+    assert len(sm_serve.predict_fn(["fine", "slow"], wide_compact)) == 2
+
+
 def test_max_response_bytes_comes_from_the_model_environment(bundle, served, tmp_path):
     dest = pack_model(bundle, str(tmp_path / "model.tar.gz"))
     one = json.dumps(served[1].predict(["good food"]))

@@ -269,3 +269,18 @@ def test_classes_are_the_sorted_raw_labels_not_their_names():
     data = LabeledTexts(["10", "2", "1", "2"], ["a", "b", "c", "d"], names={"1": "negative", "2": "positive"})
     assert data.classes() == ["1", "2", "10"] and data.display_labels()[:3] == ["10", "positive", "negative"]
     assert CountedTexts(["b", "a", "b"], None, []).classes() == ["a", "b"]
+
+
+def test_stripped_start_is_the_start_of_the_stripped_line():
+    """lines.stripped_start (predict's format tests look at a first line's start without copying all of it) gives
+    ``line.strip()[:n]`` (``boms``: after its BOMs), whatever whitespace, BOMs and lengths the line has."""
+    import itertools
+
+    from fasttext_lib.lines import stripped_start
+
+    pieces = ["", " ", "\t", "\u3000", "\x1c", "\u2028", "\ufeff", "a", "\"", "{", "ab c", "\u00a0"]
+    for parts in itertools.product(pieces, repeat=4):
+        line = "".join(parts)
+        for n in (0, 1, 2, 3, 5, 20):
+            assert stripped_start(line, n) == line.strip()[:n], (line, n)
+            assert stripped_start(line, n, boms=True) == line.lstrip("\ufeff").strip()[:n], (line, n)
