@@ -722,6 +722,26 @@ def test_refuses_an_s3_prefix_holding_other_objects(tmp_path, s3_bucket):
     assert s3_names(f"{s3_bucket}/data") == ["train.csv"]
 
 
+def test_an_s3_object_where_a_folder_is_written_is_refused_as_a_local_file_is(tmp_path, s3_bucket):
+    """``--output s3://b/data/train.csv`` (the training data itself) or ``--checkpoint-dir s3://b/ck`` where ``ck``
+    is an object: the set went under ``train.csv/`` beside the object, silently (a file and a folder of one name,
+    which no disk can hold: ``aws s3 sync`` of it fails), where a local file in the folder's place is refused."""
+    bucket = s3_bucket[len("s3://"):]
+    client = boto3.client("s3")
+    client.put_object(Bucket=bucket, Key="data/train.csv", Body=b"mine")
+    dest = f"{s3_bucket}/data/train.csv"
+    for call in (lambda: storage.publish(dest, make_files(tmp_path, "x"), MANIFEST, {"tag": "x"}),
+                 lambda: storage.check_writable(dest, MANIFEST), lambda: storage.check_writable(dest + "/"),
+                 lambda: storage.check_output_file(f"{dest}/vectors.vec", "vectors.vec")):
+        with pytest.raises(FastTextError) as err:
+            call()
+        assert one_line(err.value).startswith(f"{dest} is an object, not a folder: ")
+    assert [o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]] == ["data/train.csv"]
+    assert client.get_object(Bucket=bucket, Key="data/train.csv")["Body"].read() == b"mine"
+    storage.publish(f"{s3_bucket}/data/models", make_files(tmp_path, "y"), MANIFEST, {"tag": "y"})  # beside it: fine
+    assert load_tag(f"{s3_bucket}/data/models", tmp_path) == "y"
+
+
 def test_get_refused_after_head_ok_is_one_line(tmp_path, s3_bucket, proxy):
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})

@@ -471,6 +471,24 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
     return None, None, True
 
 
+def _refuse_an_object_as_folder(client, bucket, prefix):
+    """Refuse to write under ``prefix/`` where ``prefix`` is an object (``--output s3://b/data/train.csv``, the
+    training data itself): the files went under ``train.csv/`` beside it, silently, a file and a folder of one name
+    that no disk can hold (``aws s3 sync`` of them fails), where a local file in a folder's place is refused. Where
+    S3 will not say (403 without s3:GetObject), nothing is refused."""
+    if not prefix:
+        return
+    try:
+        client.head_object(Bucket=bucket, Key=prefix)
+    except Exception as exc:
+        if _is_missing(exc) or is_forbidden(exc):
+            return
+        raise
+    where = f"s3://{bucket}/{prefix}"
+    raise FastTextError(f"{where} is an object, not a folder: what is written there would go under {where}/, "
+                        f"beside it; choose another location")
+
+
 def _s3_collect(client, bucket, prefix, keep, replaced):
     """Delete ``replaced`` now and unreferenced data objects / multipart uploads older than the grace period
     (those only where S3 lets us list them: without s3:ListBucket nothing can find them)."""
@@ -590,6 +608,7 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
     uploaded, entries, committing = [], {}, False
     with s3_errors(dest):
         listable = _bucket_listable(client, bucket)
+        _refuse_an_object_as_folder(client, bucket, prefix)
         old, etag, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
         if old is not None and not overwrite:
             raise already_exists(where, hint)
@@ -802,7 +821,9 @@ def check_writable(dest, manifest_name=None, what=None):
         prefix = prefix.rstrip("/")
         client = s3_client()
         with s3_errors(dest):
-            if not _bucket_listable(client, bucket) and not manifest_name:
+            listable = _bucket_listable(client, bucket)
+            _refuse_an_object_as_folder(client, bucket, prefix)
+            if not listable and not manifest_name:
                 return  # a probe could be written but perhaps not deleted: the write itself will tell
             probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))
             if manifest_name:
