@@ -742,6 +742,22 @@ def test_an_s3_object_where_a_folder_is_written_is_refused_as_a_local_file_is(tm
     assert load_tag(f"{s3_bucket}/data/models", tmp_path) == "y"
 
 
+def test_a_folder_made_in_the_s3_console_is_written_to_as_an_empty_one(tmp_path, s3_bucket):
+    """The console's "Create folder" stores a zero-byte ``models/run/`` object: a bundle, a checkpoint or a second
+    publish there was refused as "it holds objects this library did not write ()", naming nothing."""
+    bucket = s3_bucket[len("s3://"):]
+    client = boto3.client("s3")
+    client.put_object(Bucket=bucket, Key="models/run/", Body=b"")
+    dest = f"{s3_bucket}/models/run"
+    storage.check_writable(dest, MANIFEST)
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert load_tag(dest, tmp_path) == "new"
+    assert s3_names(dest)[0] == "" and len(s3_names(dest)) == 5  # the folder's own object stays
+    storage.remove(dest, MANIFEST)
+    assert s3_names(dest) == [""]
+
+
 def test_get_refused_after_head_ok_is_one_line(tmp_path, s3_bucket, proxy):
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})

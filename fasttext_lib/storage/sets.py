@@ -427,13 +427,16 @@ def _remove_local(dest, manifest_name):
 # files are known from its manifest and deleted. Only the orphan and multipart clean-up is skipped.
 
 def _s3_listing(client, bucket, prefix):
-    """``{name: age in seconds}`` of the objects directly under ``prefix/`` (sub-prefixes end in ``/``)."""
+    """``{name: age in seconds}`` of the objects directly under ``prefix/`` (sub-prefixes end in ``/``). The folder's
+    own object (``prefix/`` itself, which the S3 console's "Create folder" stores) is none of them: it was a file
+    "this library did not write", named as "" in the refusal of every bundle written to such a folder."""
     now = datetime.datetime.now(datetime.timezone.utc)
     found = {}
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=_key(prefix, ""), Delimiter="/")
     for page in pages:
         for obj in page.get("Contents", []):
-            found[obj["Key"][len(_key(prefix, "")):]] = (now - obj["LastModified"]).total_seconds()
+            if obj["Key"] != _key(prefix, ""):
+                found[obj["Key"][len(_key(prefix, "")):]] = (now - obj["LastModified"]).total_seconds()
         for sub in page.get("CommonPrefixes", []):
             found[sub["Prefix"][len(_key(prefix, "")):]] = 0.0
     return found
