@@ -55,7 +55,7 @@ class _Rule:
 class FaultProxy:
     def __init__(self, upstream):
         parts = urlsplit(upstream)
-        self.upstream = (parts.hostname, parts.port)
+        self.upstream, self.upstream_url = (parts.hostname, parts.port), upstream
         self.rules, self.log, self.lock = [], [], threading.Lock()
         self.stalled, self.released = threading.Event(), threading.Event()
         proxy = self

@@ -1679,6 +1679,25 @@ def test_an_object_replaced_mid_read_is_an_error_not_a_stitched_file(s3_bucket, 
         storage.read_bytes(uri)
 
 
+@pytest.mark.parametrize("action", ["cut", "close"])  # the body ended by a reset, or short of its length by a close
+def test_an_object_replaced_between_a_cut_read_and_its_resumption_is_an_error_not_a_stitched_file(s3_bucket, proxy,
+                                                                                                 action):
+    """smart_open asks for the rest of a body cut midway (Range) with the same If-Match as the first GET: an object
+    replaced in between is refused, never the first half of one version and the rest of the other."""
+    uri = f"{s3_bucket}/data/big.txt"
+    bucket, key = storage.split_s3(uri)
+    old, new = b"old line\n" * 300_000, b"new line\n" * 300_000
+    boto3.client("s3", endpoint_url=proxy.upstream_url).put_object(Bucket=bucket, Key=key, Body=old)
+    proxy.fail("GET", r"/data/big\.txt$", action, nth=1)
+    assert storage.read_bytes(uri) == old  # resumed: every byte, once
+    proxy.clear()
+    proxy.fail("GET", r"/data/big\.txt$", action, nth=1)
+    replace = lambda: boto3.client("s3", endpoint_url=proxy.upstream_url).put_object(Bucket=bucket, Key=key, Body=new)
+    proxy.fail("GET", r"/data/big\.txt$", replace, nth=1)  # (the first rule took the first GET: this is the second)
+    with pytest.raises(FastTextError, match=rf"^{uri} was replaced while it was read; read it again$"):
+        storage.read_bytes(uri)
+
+
 def test_writers_racing_without_overwrite_leave_exactly_one_file_never_replaced(tmp_path):
     """overwrite=False checked for the file, then renamed over it: writers that all passed the check all renamed,
     each replacing the one before (two autotune runs writing one trial table). The name is now taken by a link,
