@@ -23,7 +23,8 @@ names are unique to that publish, so no other manifest can reference them. Witho
 (see the comment above :func:`_s3_listing`) the manifest is committed conditionally and only the orphan clean-up is skipped.
 
 A destination is replaced only if it is empty, absent, or holds a manifest with our marker (or only
-our own leftovers); anything else -- a directory of the user's files, the current directory -- is
+our own leftovers; an S3 folder's own ``prefix/`` object, as the console makes one, is no content); anything
+else -- a directory of the user's files, the current directory, a file or S3 object in the folder's place -- is
 refused up front with an error naming it. Files we did not write are never deleted.
 
 API (stable; bundles and checkpoints use it):
