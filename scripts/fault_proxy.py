@@ -10,6 +10,8 @@
     proxy.fail("PUT", r"/config\\.json", action="reset")  # read half the body, then reset the connection
     proxy.fail("PUT", r"/config\\.json", action="lost")   # forward, then answer 500 (a lost response)
     proxy.fail("GET", r"/train", action="cut")          # forward, send half the answer's body, then reset
+    proxy.fail("GET", r"/train", action="close")        # the same, ended by an orderly close instead of a reset
+    proxy.fail("GET", r"/train", action=replace, nth=2) # call replace() (e.g. a PUT to the server), then forward
     proxy.fail("PUT", r".", nth=3)                      # only the 3rd matching request (1-based)
     proxy.fail("GET", r".", action="403-if-missing")    # forward; a 404 answer becomes 403 AccessDenied
     proxy.fail("PUT", r"/model-", action="stall")      # read the request, hold it until proxy.release(), then forward
@@ -53,7 +55,7 @@ class _Rule:
 class FaultProxy:
     def __init__(self, upstream):
         parts = urlsplit(upstream)
-        self.upstream = (parts.hostname, parts.port)
+        self.upstream, self.upstream_url = (parts.hostname, parts.port), upstream
         self.rules, self.log, self.lock = [], [], threading.Lock()
         self.stalled, self.released = threading.Event(), threading.Event()
         proxy = self
@@ -91,6 +93,9 @@ class FaultProxy:
                     self.close_connection = True
                     return
                 body = self._body()
+                if callable(action):  # something done upstream first (an object replaced), then forwarded
+                    action()
+                    action = None
                 if action in _ERRORS:
                     return self._error(*_ERRORS[action])
                 if action == "stall":
@@ -99,7 +104,7 @@ class FaultProxy:
                 status, headers, payload = self._forward(body)
                 if action == "lost":
                     return self._error(*_ERRORS["500"])
-                if action == "cut" and self.command != "HEAD":
+                if action in ("cut", "close") and self.command != "HEAD":
                     self.send_response(status)
                     for k, v in headers:
                         if k.lower() not in ("transfer-encoding", "connection", "date", "server"):
@@ -107,7 +112,10 @@ class FaultProxy:
                     self.end_headers()
                     self.wfile.write(payload[:len(payload) // 2])
                     self.wfile.flush()
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    if action == "cut":  # a reset (RST); "close": an orderly end (FIN), the body short of its length
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    else:
+                        self.connection.shutdown(socket.SHUT_RDWR)
                     self.connection.close()
                     self.close_connection = True
                     return

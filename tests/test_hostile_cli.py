@@ -73,7 +73,7 @@ def test_output_that_is_not_ours_is_refused_before_reading_data(tmp_path, bundle
         assert_error(run_cli("predict", "--model", target, input="x\n"), "retrain it")
 
 
-@pytest.mark.parametrize("case", ["read-only", "parent is a file", "missing bucket", "endpoint down"])
+@pytest.mark.parametrize("case", ["read-only", "parent is a file", "missing bucket", "endpoint down", "an S3 object"])
 def test_unwritable_output_is_found_before_training(tmp_path, tmpfs, data, s3_server, case):
     env = {}
     if case == "read-only":
@@ -85,6 +85,10 @@ def test_unwritable_output_is_found_before_training(tmp_path, tmpfs, data, s3_se
         output, why = tmp_path / "afile" / "model", "afile is not a directory"
     elif case == "missing bucket":
         output, why = "s3://no-such-bucket-hostile/models/run", "bucket does not exist: no-such-bucket-hostile"
+    elif case == "an S3 object":  # the training data itself named as the output: a bundle went under train.csv/
+        boto3.client("s3").create_bucket(Bucket="object-hostile")
+        boto3.client("s3").upload_file(str(data["train"]), "object-hostile", "data/train.csv")
+        output, why = "s3://object-hostile/data/train.csv", "s3://object-hostile/data/train.csv is an object, not a folder"
     else:
         output, why = "s3://any-bucket/models/run", "cannot reach the S3 endpoint"
         env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1"}
@@ -95,6 +99,8 @@ def test_unwritable_output_is_found_before_training(tmp_path, tmpfs, data, s3_se
     assert not r.stdout.strip()  # no epoch ran
     if case == "parent is a file":
         assert (tmp_path / "afile").read_text() == "x"
+    if case == "an S3 object":
+        assert [o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket="object-hostile")["Contents"]] == ["data/train.csv"]
 
 
 def test_checkpoint_dir_that_is_a_file(tmp_path, data):
@@ -582,15 +588,16 @@ def test_expired_credentials_are_one_line_that_says_so_naming_the_data(tmp_path,
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("name", ["/config.json", "/model-", "/vocab-"])
-def test_a_bundle_file_whose_download_is_cut_midway_is_resumed(s3_model, proxy, monkeypatch, name):
+@pytest.mark.parametrize("name, action", [("/config.json", "cut"), ("/model-", "cut"), ("/vocab-", "cut"),
+                                          ("/model-", "close")])  # close: the body short of its length, no reset
+def test_a_bundle_file_whose_download_is_cut_midway_is_resumed(s3_model, proxy, monkeypatch, name, action):
     """The connection reset after half an object's body: botocore retries a request, not a body, so a single
     such fault failed predict / evaluate (and a resume from S3 checkpoints). The rest is asked for again."""
     from conftest import cli_in_process
 
     expected = predictions_json(s3_model)  # straight from the S3 server
     monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
-    proxy.fail("GET", name, "cut", nth=1)
+    proxy.fail("GET", name, action, nth=1)
     r = cli_in_process("predict", "--model", s3_model, input=REVIEWS)
     assert r.returncode == 0, r.stderr
     assert [json.loads(line) for line in r.stdout.splitlines()] == expected

@@ -722,6 +722,42 @@ def test_refuses_an_s3_prefix_holding_other_objects(tmp_path, s3_bucket):
     assert s3_names(f"{s3_bucket}/data") == ["train.csv"]
 
 
+def test_an_s3_object_where_a_folder_is_written_is_refused_as_a_local_file_is(tmp_path, s3_bucket):
+    """``--output s3://b/data/train.csv`` (the training data itself) or ``--checkpoint-dir s3://b/ck`` where ``ck``
+    is an object: the set went under ``train.csv/`` beside the object, silently (a file and a folder of one name,
+    which no disk can hold: ``aws s3 sync`` of it fails), where a local file in the folder's place is refused."""
+    bucket = s3_bucket[len("s3://"):]
+    client = boto3.client("s3")
+    client.put_object(Bucket=bucket, Key="data/train.csv", Body=b"mine")
+    dest = f"{s3_bucket}/data/train.csv"
+    for call in (lambda: storage.publish(dest, make_files(tmp_path, "x"), MANIFEST, {"tag": "x"}),
+                 lambda: storage.check_writable(dest, MANIFEST), lambda: storage.check_writable(dest + "/"),
+                 lambda: storage.check_output_file(f"{dest}/vectors.vec", "vectors.vec")):
+        with pytest.raises(FastTextError) as err:
+            call()
+        assert one_line(err.value).startswith(f"{dest} is an object, not a folder: ")
+    assert [o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]] == ["data/train.csv"]
+    assert client.get_object(Bucket=bucket, Key="data/train.csv")["Body"].read() == b"mine"
+    storage.publish(f"{s3_bucket}/data/models", make_files(tmp_path, "y"), MANIFEST, {"tag": "y"})  # beside it: fine
+    assert load_tag(f"{s3_bucket}/data/models", tmp_path) == "y"
+
+
+def test_a_folder_made_in_the_s3_console_is_written_to_as_an_empty_one(tmp_path, s3_bucket):
+    """The console's "Create folder" stores a zero-byte ``models/run/`` object: a bundle, a checkpoint or a second
+    publish there was refused as "it holds objects this library did not write ()", naming nothing."""
+    bucket = s3_bucket[len("s3://"):]
+    client = boto3.client("s3")
+    client.put_object(Bucket=bucket, Key="models/run/", Body=b"")
+    dest = f"{s3_bucket}/models/run"
+    storage.check_writable(dest, MANIFEST)
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert load_tag(dest, tmp_path) == "new"
+    assert s3_names(dest)[0] == "" and len(s3_names(dest)) == 5  # the folder's own object stays
+    storage.remove(dest, MANIFEST)
+    assert s3_names(dest) == [""]
+
+
 def test_get_refused_after_head_ok_is_one_line(tmp_path, s3_bucket, proxy):
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
@@ -1639,6 +1675,25 @@ def test_an_object_replaced_mid_read_is_an_error_not_a_stitched_file(s3_bucket, 
         with real(where):
             yield
     monkeypatch.setattr(storage.files, "_smart_open_errors", replaced_first)
+    with pytest.raises(FastTextError, match=rf"^{uri} was replaced while it was read; read it again$"):
+        storage.read_bytes(uri)
+
+
+@pytest.mark.parametrize("action", ["cut", "close"])  # the body ended by a reset, or short of its length by a close
+def test_an_object_replaced_between_a_cut_read_and_its_resumption_is_an_error_not_a_stitched_file(s3_bucket, proxy,
+                                                                                                 action):
+    """smart_open asks for the rest of a body cut midway (Range) with the same If-Match as the first GET: an object
+    replaced in between is refused, never the first half of one version and the rest of the other."""
+    uri = f"{s3_bucket}/data/big.txt"
+    bucket, key = storage.split_s3(uri)
+    old, new = b"old line\n" * 300_000, b"new line\n" * 300_000
+    boto3.client("s3", endpoint_url=proxy.upstream_url).put_object(Bucket=bucket, Key=key, Body=old)
+    proxy.fail("GET", r"/data/big\.txt$", action, nth=1)
+    assert storage.read_bytes(uri) == old  # resumed: every byte, once
+    proxy.clear()
+    proxy.fail("GET", r"/data/big\.txt$", action, nth=1)
+    replace = lambda: boto3.client("s3", endpoint_url=proxy.upstream_url).put_object(Bucket=bucket, Key=key, Body=new)
+    proxy.fail("GET", r"/data/big\.txt$", replace, nth=1)  # (the first rule took the first GET: this is the second)
     with pytest.raises(FastTextError, match=rf"^{uri} was replaced while it was read; read it again$"):
         storage.read_bytes(uri)
 

@@ -23,7 +23,8 @@ names are unique to that publish, so no other manifest can reference them. Witho
 (see the comment above :func:`_s3_listing`) the manifest is committed conditionally and only the orphan clean-up is skipped.
 
 A destination is replaced only if it is empty, absent, or holds a manifest with our marker (or only
-our own leftovers); anything else -- a directory of the user's files, the current directory -- is
+our own leftovers; an S3 folder's own ``prefix/`` object, as the console makes one, is no content); anything
+else -- a directory of the user's files, the current directory, a file or S3 object in the folder's place -- is
 refused up front with an error naming it. Files we did not write are never deleted.
 
 API (stable; bundles and checkpoints use it):
@@ -427,13 +428,16 @@ def _remove_local(dest, manifest_name):
 # files are known from its manifest and deleted. Only the orphan and multipart clean-up is skipped.
 
 def _s3_listing(client, bucket, prefix):
-    """``{name: age in seconds}`` of the objects directly under ``prefix/`` (sub-prefixes end in ``/``)."""
+    """``{name: age in seconds}`` of the objects directly under ``prefix/`` (sub-prefixes end in ``/``). The folder's
+    own object (``prefix/`` itself, which the S3 console's "Create folder" stores) is none of them: it was a file
+    "this library did not write", named as "" in the refusal of every bundle written to such a folder."""
     now = datetime.datetime.now(datetime.timezone.utc)
     found = {}
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=_key(prefix, ""), Delimiter="/")
     for page in pages:
         for obj in page.get("Contents", []):
-            found[obj["Key"][len(_key(prefix, "")):]] = (now - obj["LastModified"]).total_seconds()
+            if obj["Key"] != _key(prefix, ""):
+                found[obj["Key"][len(_key(prefix, "")):]] = (now - obj["LastModified"]).total_seconds()
         for sub in page.get("CommonPrefixes", []):
             found[sub["Prefix"][len(_key(prefix, "")):]] = 0.0
     return found
@@ -469,6 +473,24 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         raise _refuse(dest, f"it holds objects this library did not write ({shown})")
     return None, None, True
+
+
+def _refuse_an_object_as_folder(client, bucket, prefix):
+    """Refuse to write under ``prefix/`` where ``prefix`` is an object (``--output s3://b/data/train.csv``, the
+    training data itself): the files went under ``train.csv/`` beside it, silently, a file and a folder of one name
+    that no disk can hold (``aws s3 sync`` of them fails), where a local file in a folder's place is refused. Where
+    S3 will not say (403 without s3:GetObject), nothing is refused."""
+    if not prefix:
+        return
+    try:
+        client.head_object(Bucket=bucket, Key=prefix)
+    except Exception as exc:
+        if _is_missing(exc) or is_forbidden(exc):
+            return
+        raise
+    where = f"s3://{bucket}/{prefix}"
+    raise FastTextError(f"{where} is an object, not a folder: what is written there would go under {where}/, "
+                        f"beside it; choose another location")
 
 
 def _s3_collect(client, bucket, prefix, keep, replaced):
@@ -590,6 +612,7 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
     uploaded, entries, committing = [], {}, False
     with s3_errors(dest):
         listable = _bucket_listable(client, bucket)
+        _refuse_an_object_as_folder(client, bucket, prefix)
         old, etag, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
         if old is not None and not overwrite:
             raise already_exists(where, hint)
@@ -802,7 +825,9 @@ def check_writable(dest, manifest_name=None, what=None):
         prefix = prefix.rstrip("/")
         client = s3_client()
         with s3_errors(dest):
-            if not _bucket_listable(client, bucket) and not manifest_name:
+            listable = _bucket_listable(client, bucket)
+            _refuse_an_object_as_folder(client, bucket, prefix)
+            if not listable and not manifest_name:
                 return  # a probe could be written but perhaps not deleted: the write itself will tell
             probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))
             if manifest_name:
