@@ -194,6 +194,11 @@ def test_s3_end_to_end(sample_dir, s3_bucket):
         assert r.stderr.endswith(f"has no config.json; it holds a bundle in run1/: load {model}\n"), r.stderr
     r = run_cli("predict", "--model", f"{s3_bucket}/data", input="great food\n")  # no bundle below: no hint
     assert r.returncode == 2 and r.stderr.rstrip().endswith("has no config.json"), r.stderr
+    # --model naming one of the bundle's files said "s3://.../config.json has no config.json"
+    for member in ("config.json", "config.json/"):
+        r = run_cli("predict", "--model", f"{model}/{member}", input="great food\n")
+        assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.endswith(f"is an object, not a bundle's folder: load the folder that holds it, {model}\n"), r.stderr
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
