@@ -13,7 +13,10 @@ from .errors import FastTextError, error_line
 def _error_as_line(shell, etype, value, tb, tb_offset=None):
     """IPython's handler for :class:`FastTextError`: the cell's error output is ``error: <message>`` alone."""
     line = error_line(value)
-    shell._showtraceback(etype, value, [line])  # the error output (papermill, nbclient and Jupyter read it)
+    # The error output (papermill, nbclient and Jupyter read it), by the shell's class: ``import sagemaker`` installs
+    # rich's traceback display over the instance's method (sagemaker_core's logger calls rich.traceback.install),
+    # which ignores the line and shows the whole traceback, as display output papermill does not report.
+    type(shell)._showtraceback(shell, etype, value, [line])
     return [line]
 
 

@@ -94,3 +94,19 @@ def test_a_handler_installed_after_ours_is_left_alone_when_ours_stops(shell, cap
     assert shell.custom_exceptions == (FastTextError,)
     run(shell, capsys, "raise FastTextError('g')")
     assert [str(v) for v in seen] == ["f", "g"]
+
+
+def test_a_traceback_display_installed_over_ipythons_still_shows_our_line(shell, capsys, monkeypatch):
+    """``import sagemaker`` in a notebook (02's bundle cell, 04's deploy cell, a user's own first cell) installs rich's
+    traceback display into the kernel (sagemaker_core's logger calls rich.traceback.install, which replaces the
+    shell's ``_showtraceback``): every FastTextError after it was a 40-line boxed traceback again, sent as display
+    output, so papermill's "Exception encountered at In [N]" said nothing. Our line goes to IPython's own display."""
+    import sys
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # rich.traceback.install replaces it: put back after
+    shell.user_ns["FastTextError"] = FastTextError
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "import rich.traceback\nrich.traceback.install()")  # what import sagemaker does
+    assert result.success and "_showtraceback" in vars(shell)  # (rich's, over IPython's)
+    result, out = run(shell, capsys, "raise FastTextError('no such S3 object: s3://b/k')")
+    assert not result.success and out.strip() == "error: no such S3 object: s3://b/k"
