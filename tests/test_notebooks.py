@@ -634,6 +634,11 @@ def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, 
 @pytest.mark.parametrize("overrides, said", [
     ({}, r"^no SageMaker execution role: pass role="),  # outside SageMaker, without SAGEMAKER_ROLE
     ({"role": "arn:aws:iam::123456789012:role/R", "training_instance_type": None}, r"^instance_type must be a Sage"),
+    # the SDK's ValueError traceback (or a TypeError from the role) in the job's cell, after the local training
+    ({"role": "arn:aws:iam::123456789012:role/R", "training_instance_type": "m5.xlarge"},
+     r"^instance_type must be a SageMaker instance type such as 'ml.m5.xlarge', got 'm5.xlarge' "
+     r"\(did you mean 'ml.m5.xlarge'\?\)$"),
+    ({"role": 5}, r"^role must be an IAM role's ARN \(arn:aws:iam::\.\.\.:role/\.\.\.\) or name, got 5$"),
 ])
 def test_02_checks_the_training_job_before_the_local_training(overrides, said, tmp_path, s3_bucket, monkeypatch):
     """`-p use_training_job True` on a machine with no execution role (or no instance type) trained the model in the
@@ -646,6 +651,27 @@ def test_02_checks_the_training_job_before_the_local_training(overrides, said, t
     with pytest.raises(FastTextError, match=said):
         run_after_papermill("02_train_gpu.ipynb", {**local, **overrides})
     run_after_papermill("02_train_gpu.ipynb", {**local, "role": "arn:aws:iam::123456789012:role/R"})
+
+
+@pytest.mark.parametrize("overrides, said", [
+    ({}, r"^no SageMaker execution role: pass role="),  # outside SageMaker, without SAGEMAKER_ROLE
+    ({"role": ["arn:aws:iam::123456789012:role/R"]}, r"^role must be an IAM role's ARN "),
+    ({"role": "arn:aws:iam::123456789012:role/R", "endpoint_instance_type": "m5.xlarge"},
+     r"^instance_type must be a SageMaker instance type .*\(did you mean 'ml.m5.xlarge'\?\)$"),
+    ({"role": "arn:aws:iam::123456789012:role/R", "endpoint_instance_type": None}, r"^instance_type must be a Sage"),
+])
+def test_04_checks_the_deployment_before_the_model_is_loaded(overrides, said, tmp_path, s3_bucket, monkeypatch):
+    """`-p deploy True` with no execution role, or an endpoint instance type the SDK refuses (m5.xlarge for
+    ml.m5.xlarge), ran the whole notebook, packed and uploaded model.tar.gz, and only then failed in the deploy cell,
+    the instance type as the SDK's ValueError traceback. The check cell refuses both now; a role given passes."""
+    from fasttext_lib.errors import FastTextError
+
+    monkeypatch.delenv("SAGEMAKER_ROLE", raising=False)
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "deploy": True}
+    with pytest.raises(FastTextError, match=said):
+        run_after_papermill("04_inference.ipynb", {**local, **overrides})
+    run_after_papermill("04_inference.ipynb", {**local, "role": "arn:aws:iam::123456789012:role/R"})
+    run_after_papermill("04_inference.ipynb", {**local, "deploy": False, "endpoint_instance_type": None})  # unused
 
 
 @pytest.mark.parametrize("tune, use_training_job, said", [
