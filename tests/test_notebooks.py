@@ -130,6 +130,9 @@ def test_papermill_reruns_with_parameters(tmp_path):
     # a device that is not there: found by train() only after the data was read from S3
     ("02_train_gpu.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),
     ("04_inference.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),  # was found only by the load cell
+    # papermill -y "ctx: []": no device at all, an IndexError traceback in train() after the data was read
+    ("02_train_gpu.ipynb", {"ctx": []}, "ctx names no device, got .*: use auto, cpu, "),
+    ("04_inference.ipynb", {"ctx": ()}, "ctx names no device, got ()"),
     # papermill -p train_accuracy no / -p autotune false pass text, which was true (autotune, a billed job ran)
     ("02_train_gpu.ipynb", {"train_accuracy": "no"}, "train_accuracy must be True or False, got 'no'"),
     ("02_train_gpu.ipynb", {"autotune": "false"}, "autotune must be True or False, got 'false' (papermill: "),
