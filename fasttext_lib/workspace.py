@@ -35,7 +35,8 @@ class Workspace:
     ``.out`` (a local folder, created) and ``.show(name)`` (a path to print: relative, as given)."""
 
     def __init__(self, bucket, prefix, output_dir):
-        if not bucket or "/" in str(bucket):
+        # a list or dict (papermill -y) reached boto, whose refusal quoted two regular expressions; an int is a name
+        if isinstance(bucket, bool) or not isinstance(bucket, (str, int)) or not str(bucket) or "/" in str(bucket):
             raise FastTextError(f"bucket must be a bucket name (no s3://, no /), got {bucket!r}")
         if not isinstance(output_dir, (str, os.PathLike)) or not str(output_dir).strip():
             # papermill -p output_dir None passes None: a TypeError traceback from pathlib; "" was the notebooks' folder

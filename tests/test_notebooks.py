@@ -825,3 +825,17 @@ def test_03_prices_each_instance_once_and_says_what_its_epoch_time_rests_on():
                                                                                   "ml.c5.large"]
     with pytest.raises(FastTextError, match=r"prices needs the column\(s\) vcpus"):
         epoch_costs(prices.drop(columns="vcpus"), timings, cpus_here=2)
+
+
+@pytest.mark.parametrize("bucket", [["fasttext-demo"], {"name": "b"}, True, 1.5])
+def test_a_bucket_that_is_no_name_is_refused_in_one_short_line(bucket, tmp_path):
+    """`papermill -y "bucket: [my-bucket]"` passed the list on: the check cell's line was boto's "Invalid bucket name
+    \"['my-bucket']\": Bucket name must match the regex ..." with two regular expressions in it. A number is a name
+    (S3 takes all-digit bucket names, which papermill passes as an int)."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    with pytest.raises(FastTextError, match=rf"^bucket must be a bucket name \(no s3://, no /\), got {re.escape(repr(bucket))}$"):
+        Workspace(bucket, "p", str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+    assert Workspace(2024, "p", str(tmp_path / "out")).base == "s3://2024/p"
