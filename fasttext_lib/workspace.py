@@ -46,7 +46,9 @@ class Workspace:
         self.data = f"{self.base}/data"
         self.models = f"{self.base}/models"
         self._shown = Path(output_dir)
-        self.out = self._shown.resolve()
+        # ~ as the shell would read it: "~/SageMaker/out" made a folder named ~ beside the notebooks, while the
+        # printed paths (as given) pointed into the home folder
+        self.out = self._shown.expanduser().resolve()
         self._make_output_dir()
 
     def _make_output_dir(self):

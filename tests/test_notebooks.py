@@ -839,3 +839,18 @@ def test_a_bucket_that_is_no_name_is_refused_in_one_short_line(bucket, tmp_path)
         Workspace(bucket, "p", str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
     assert Workspace(2024, "p", str(tmp_path / "out")).base == "s3://2024/p"
+
+
+def test_an_output_dir_under_home_written_with_a_tilde_is_there(tmp_path, monkeypatch):
+    """`output_dir = "~/SageMaker/results"` in the parameters cell (or papermill -y, where no shell expands it) made a
+    folder named ~ in the notebooks' folder, while the last cell printed ~/SageMaker/results/history.csv: the user
+    looked in their home folder and found nothing."""
+    from fasttext_lib.workspace import Workspace
+
+    home, here = tmp_path / "home", tmp_path / "notebooks"
+    home.mkdir(), here.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    ws = Workspace("b", "p", "~/SageMaker/results")
+    assert ws.out == home / "SageMaker" / "results" and ws.out.is_dir()
+    assert ws.show("history.csv") == "~/SageMaker/results/history.csv" and os.listdir(here) == []
