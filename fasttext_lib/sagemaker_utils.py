@@ -65,6 +65,9 @@ def sagemaker_session(default_bucket=None):
     import boto3
     import sagemaker
 
+    from .notebook_errors import _drop_sdk_traceback_display
+
+    _drop_sdk_traceback_display()  # in a notebook: the cell that imported the SDK shows its errors as errors
     return sagemaker.Session(boto_session=boto3.session.Session(), default_bucket=default_bucket,
                              sagemaker_config=_opted_out_config())
 
