@@ -6,6 +6,7 @@ nbval cannot: that the committed files are clean, lintable, Python 3.8 code that
 re-parameterize, and that the training parameters are TrainConfig's own settings.
 """
 import ast
+import contextlib
 import json
 import os
 import re
@@ -854,3 +855,20 @@ def test_an_output_dir_under_home_written_with_a_tilde_is_there(tmp_path, monkey
     ws = Workspace("b", "p", "~/SageMaker/results")
     assert ws.out == home / "SageMaker" / "results" and ws.out.is_dir()
     assert ws.show("history.csv") == "~/SageMaker/results/history.csv" and os.listdir(here) == []
+
+
+def test_demo_reads_the_history_from_an_output_dir_under_home(monkeypatch, capsys, tmp_path):
+    """The notebooks' Workspace reads `-p output_dir "~/out"` as the home folder's out; make demo's summary read
+    history.csv from notebooks/~/out, and ended in a FileNotFoundError traceback after all four had run."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: None)
+    monkeypatch.setattr(run_notebooks, "local_s3", lambda bucket: contextlib.nullcontext())
+    assert run_notebooks.main(["-p", "output_dir", "~/out"]) == 0
+    assert "0.75" in capsys.readouterr().out
