@@ -180,8 +180,9 @@ def _check_instances(instance_type, instance_count):
     from .errors import FastTextError, check_positive_int
 
     if not isinstance(instance_type, str) or not INSTANCE_TYPE.fullmatch(instance_type):
-        meant = f"ml.{instance_type}".lower() if isinstance(instance_type, str) else ""
-        hint = f" (did you mean {meant!r}?)" if INSTANCE_TYPE.fullmatch(meant) else ""
+        text = instance_type.strip().lower() if isinstance(instance_type, str) else ""
+        meant = text if text.startswith("ml.") else f"ml.{text}"  # M5.XLARGE, m5.xlarge: ml.m5.xlarge
+        hint = f" (did you mean {meant!r}?)" if text and INSTANCE_TYPE.fullmatch(meant) else ""
         raise FastTextError(f"instance_type must be a SageMaker instance type such as {DEFAULT_TRAINING_INSTANCE!r}, "
                             f"got {instance_type!r}{hint}")
     check_positive_int(instance_count, "instance_count")

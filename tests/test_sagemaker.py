@@ -3021,3 +3021,20 @@ def test_a_csv_answer_stays_one_line_a_review_when_a_class_holds_a_line_break():
     assert media == "text/csv"
     assert read_csv_lines(body) == [["a\\nb", "0.75", "a\\nb"], ["c\\rd", "0.25", "c\\r\\nd"]]
     assert json.loads(sm_serve.output_fn(answers, "application/json")[0])[0]["class_id"] == "a\nb"  # JSON: as is
+
+
+@pytest.mark.parametrize("instance_type, hint", [
+    ("m5.xlarge", " (did you mean 'ml.m5.xlarge'?)"), ("ML.M5.XLARGE", " (did you mean 'ml.m5.xlarge'?)"),
+    ("ml.m5.xlarge ", " (did you mean 'ml.m5.xlarge'?)"), ("xlarge", ""), ("ml.m5", ""),
+])
+def test_an_instance_type_the_sdk_refuses_is_named_before_any_session(instance_type, hint, monkeypatch):
+    """The SDK's "Invalid SageMaker instance type" ValueError came when the job or endpoint was made (02: after the
+    local training). Refused first, with the type meant where one is plain; real types pass."""
+    from fasttext_lib.sagemaker_utils import check_deployment
+
+    with pytest.raises(FastTextError, match=rf"^instance_type must be a SageMaker instance type such as 'ml.m5.xlarge', "
+                                            rf"got {re.escape(repr(instance_type))}{re.escape(hint)}$"):
+        check_deployment("my-bucket", "p", role="arn:aws:iam::123456789012:role/R", instance_type=instance_type)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # (the session needs one; it calls no service)
+    for real in ("ml.p4de.24xlarge", "ml.g4dn.xlarge", "ml.trn1n.32xlarge", "local"):
+        assert check_deployment("my-bucket", "p", role="arn:aws:iam::123456789012:role/R", instance_type=real).endswith("/R")
