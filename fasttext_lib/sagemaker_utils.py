@@ -68,7 +68,13 @@ def sagemaker_session(default_bucket=None):
     from .notebook_errors import _drop_sdk_traceback_display
 
     _drop_sdk_traceback_display()  # in a notebook: the cell that imported the SDK shows its errors as errors
-    return sagemaker.Session(boto_session=boto3.session.Session(), default_bucket=default_bucket,
+    boto_session = boto3.session.Session()
+    if boto_session.region_name is None:  # S3 needs none: off SageMaker the notebooks ran up to here without one
+        from .errors import FastTextError
+
+        raise FastTextError("the sagemaker SDK needs an AWS region (S3 alone does not): set AWS_DEFAULT_REGION, or "
+                            "region in ~/.aws/config")
+    return sagemaker.Session(boto_session=boto_session, default_bucket=default_bucket,
                              sagemaker_config=_opted_out_config())
 
 
