@@ -13,6 +13,7 @@ import numpy as np
 
 from .devices import check_ctx, check_table_size
 from .errors import FastTextError, check_bool, check_positive_int, is_number
+from .schedule import row_shrink
 
 OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("linear", "constant")
@@ -82,6 +83,7 @@ class TrainConfig:
                 raise FastTextError(f"{name} must be a number, got {value!r}")
         if self.lr is not None and not (self.lr > 0 and math.isfinite(self.lr)):
             raise FastTextError(f"lr must be a positive finite number, got {self.lr!r}")
+        self._check_lr_fits_float32()
         if not (self.wd >= 0 and math.isfinite(self.wd)):
             raise FastTextError(f"wd must be a non-negative finite number, got {self.wd!r}")
         if not 0 <= self.dropout < 1:
@@ -93,6 +95,19 @@ class TrainConfig:
         if self.pretrained_vectors is not None and (not isinstance(self.pretrained_vectors, str)
                                                     or not self.pretrained_vectors.strip()):
             raise FastTextError(f"pretrained_vectors must be a file name or s3:// URI, got {self.pretrained_vectors!r}")
+
+    def _check_lr_fits_float32(self):
+        """MXNet's optimizer steps take the lr as a float32: ``lr=1e39`` (for 1e-3, say) was its "Invalid Parameter
+        format for lrs" traceback at the first step, after the data was read. SGD's output layer steps with the lr
+        times ``1 + row_shrink`` (optim.make_optimizer), known once the batch size is."""
+        if self.lr is None:
+            return
+        shrink = row_shrink(self.batch_size, self.ngrams) if self.optimizer == "sgd" and self.batch_size else 0.0
+        bound = float(np.finfo(np.float32).max) / (1.0 + shrink)
+        if self.lr > bound:
+            why = f" with sgd, batch_size {self.batch_size} and ngrams {self.ngrams}" if shrink else ""
+            raise FastTextError(f"lr must be a positive number of at most {bound:.3g}{why} (MXNet steps in float32), "
+                                f"got {self.lr!r}")
 
     @property
     def resolved(self):

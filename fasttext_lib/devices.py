@@ -32,6 +32,8 @@ def parse_ctx(spec="auto"):
     import mxnet as mx
 
     if isinstance(spec, (list, tuple)):
+        if not spec:  # papermill -y "ctx: []": train() failed in an IndexError, after the data was read
+            raise FastTextError(f"ctx names no device, got {spec!r}: {CTX_HELP}")
         return [c for s in spec for c in parse_ctx(s)]
     if isinstance(spec, mx.Context):
         return [spec]

@@ -13,7 +13,10 @@ from .errors import FastTextError, error_line
 def _error_as_line(shell, etype, value, tb, tb_offset=None):
     """IPython's handler for :class:`FastTextError`: the cell's error output is ``error: <message>`` alone."""
     line = error_line(value)
-    shell._showtraceback(etype, value, [line])  # the error output (papermill, nbclient and Jupyter read it)
+    # The error output (papermill, nbclient and Jupyter read it), by the shell's class: ``import sagemaker`` installs
+    # rich's traceback display over the instance's method (sagemaker_core's logger calls rich.traceback.install),
+    # which ignores the line and shows the whole traceback, as display output papermill does not report.
+    type(shell)._showtraceback(shell, etype, value, [line])
     return [line]
 
 
@@ -51,6 +54,28 @@ def show_errors_as_lines():
         shell.set_custom_exc(previous + (FastTextError,), chained)
     shell._fasttext_chained = chained
     shell._fasttext_handler = shell.CustomTB  # what set_custom_exc installed: ours while the kernel still has it
+    shell.events.register("pre_run_cell", _drop_sdk_traceback_display)
+
+
+# What rich.traceback.install sets on the shell, over IPython's own methods.
+_RICH_DISPLAY = ("_showtraceback", "showtraceback", "showsyntaxerror")
+
+
+def _drop_sdk_traceback_display(*_info):
+    """Take rich's traceback display out of the kernel again where the sagemaker SDK put it there (importing
+    ``sagemaker`` imports sagemaker_core, whose logger calls ``rich.traceback.install``): every exception after it
+    was a boxed traceback sent as display output, not as the cell's error, so papermill said "Exception encountered
+    at In [N]:" and nothing else, and ``make demo`` named no error. Run before each cell while our display is on,
+    and by :func:`~fasttext_lib.sagemaker_utils.sagemaker_session` (for the cell that imported the SDK). A rich
+    display installed by anything else is left alone."""
+    shell = _kernel_shell()
+    sdk = sys.modules.get("sagemaker_core.main.utils")
+    if shell is None or not getattr(shell, "_fasttext_handler", None) or not getattr(
+            sdk, "textual_rich_console_and_traceback_enabled", False):
+        return
+    for name in _RICH_DISPLAY:
+        if getattr(vars(shell).get(name), "__module__", None) == "rich.traceback":
+            delattr(shell, name)  # the instance's: the class's method (IPython's, ipykernel's) again
 
 
 def _kernel_shell():
@@ -81,3 +106,7 @@ def stop_showing_errors_as_lines():
         else:  # the handler as it was: its types and its bound method (not wrapped a second time)
             shell.custom_exceptions, shell.CustomTB = chained.previous_types, chained.previous_handler
     del shell._fasttext_chained, shell._fasttext_handler
+    try:
+        shell.events.unregister("pre_run_cell", _drop_sdk_traceback_display)
+    except ValueError:  # (not registered)
+        pass

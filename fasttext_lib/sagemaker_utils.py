@@ -18,6 +18,7 @@ Layout under ``s3://{bucket}/{prefix}/``: ``code/`` (uploaded source), ``jobs/``
 """
 import logging
 import os
+import re
 import shutil
 import tempfile
 import weakref
@@ -64,7 +65,16 @@ def sagemaker_session(default_bucket=None):
     import boto3
     import sagemaker
 
-    return sagemaker.Session(boto_session=boto3.session.Session(), default_bucket=default_bucket,
+    from .notebook_errors import _drop_sdk_traceback_display
+
+    _drop_sdk_traceback_display()  # in a notebook: the cell that imported the SDK shows its errors as errors
+    boto_session = boto3.session.Session()
+    if boto_session.region_name is None:  # S3 needs none: off SageMaker the notebooks ran up to here without one
+        from .errors import FastTextError
+
+        raise FastTextError("the sagemaker SDK needs an AWS region (S3 alone does not): set AWS_DEFAULT_REGION, or "
+                            "region in ~/.aws/config")
+    return sagemaker.Session(boto_session=boto_session, default_bucket=default_bucket,
                              sagemaker_config=_opted_out_config())
 
 
@@ -73,6 +83,8 @@ def resolve_role(role=None, session=None):
     from .errors import FastTextError
 
     role = role or os.environ.get("SAGEMAKER_ROLE")
+    if role and not isinstance(role, str):  # papermill -p role 5, -y "role: [arn...]": the SDK's TypeError, at the job
+        raise FastTextError(f"role must be an IAM role's ARN (arn:aws:iam::...:role/...) or name, got {role!r}")
     if role:
         return role
     import sagemaker
@@ -164,12 +176,21 @@ def check_hyperparameters(hyperparameters):
                    if name not in ("ctx", "kvstore", "pretrained_vectors")})
 
 
+# What the SDK takes as an instance type (sagemaker.image_uris): ml.<family>.<size>, or its local mode's two.
+INSTANCE_TYPE = re.compile(r"ml\.[a-z][a-z0-9-]*\.[a-z0-9]+|local|local_gpu")
+
+
 def _check_instances(instance_type, instance_count):
+    """``m5.xlarge`` (for ``ml.m5.xlarge``) passed, and the SDK refused it in a ValueError traceback when the job or
+    the endpoint was made: in notebook 02 after the local training, in 04 after the model was packed and uploaded."""
     from .errors import FastTextError, check_positive_int
 
-    if not isinstance(instance_type, str) or not instance_type.strip():
+    if not isinstance(instance_type, str) or not INSTANCE_TYPE.fullmatch(instance_type):
+        text = instance_type.strip().lower() if isinstance(instance_type, str) else ""
+        meant = text if text.startswith("ml.") else f"ml.{text}"  # M5.XLARGE, m5.xlarge: ml.m5.xlarge
+        hint = f" (did you mean {meant!r}?)" if text and INSTANCE_TYPE.fullmatch(meant) else ""
         raise FastTextError(f"instance_type must be a SageMaker instance type such as {DEFAULT_TRAINING_INSTANCE!r}, "
-                            f"got {instance_type!r}")
+                            f"got {instance_type!r}{hint}")
     check_positive_int(instance_count, "instance_count")
 
 
@@ -190,6 +211,16 @@ def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance
     check_hyperparameters(hyperparameters)
     session = session or sagemaker_session(default_bucket=bucket)
     return base, hyperparameters, session, resolve_role(role, session)
+
+
+def check_deployment(bucket, prefix, role=None, instance_type="ml.m5.xlarge", session=None):
+    """What deploying a model (:func:`make_model`, then ``deploy(instance_type=...)``) would refuse, in one line: a
+    bucket it cannot name, the endpoint's instance type, no execution role. Notebook 04 calls it in its check cell,
+    with ``deploy``: its deploy cell, which found them, runs last, after packing and uploading the model. Returns
+    the role."""
+    _s3_base(bucket, prefix)
+    _check_instances(instance_type, 1)
+    return resolve_role(role, session or sagemaker_session(default_bucket=bucket))
 
 
 def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_type=DEFAULT_TRAINING_INSTANCE,

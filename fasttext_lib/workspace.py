@@ -37,7 +37,8 @@ class Workspace:
     ``.out`` (a local folder, created) and ``.show(name)`` (a path to print: relative, as given)."""
 
     def __init__(self, bucket, prefix, output_dir):
-        if not bucket or "/" in str(bucket):
+        # a list or dict (papermill -y) reached boto, whose refusal quoted two regular expressions; an int is a name
+        if isinstance(bucket, bool) or not isinstance(bucket, (str, int)) or not str(bucket) or "/" in str(bucket):
             raise FastTextError(f"bucket must be a bucket name (no s3://, no /), got {bucket!r}")
         if not isinstance(output_dir, (str, os.PathLike)) or not str(output_dir).strip():
             # papermill -p output_dir None passes None: a TypeError traceback from pathlib; "" was the notebooks' folder
@@ -47,7 +48,9 @@ class Workspace:
         self.data = f"{self.base}/data"
         self.models = f"{self.base}/models"
         self._shown = Path(output_dir)
-        self.out = self._shown.resolve()
+        # ~ as the shell would read it: "~/SageMaker/out" made a folder named ~ beside the notebooks, while the
+        # printed paths (as given) pointed into the home folder
+        self.out = self._shown.expanduser().resolve()
         self._make_output_dir()
 
     def _make_output_dir(self):

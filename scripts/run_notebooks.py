@@ -103,7 +103,8 @@ def main(argv=None):
             if name.startswith("02"):
                 defaults = {k: ast.literal_eval(v["default"]) for k, v in known[name].items()}
     settings = {**defaults, **{k: v for k, v in overrides.items() if k in defaults}}
-    out = os.path.normpath(os.path.join(ROOT, "notebooks", settings["output_dir"]))
+    # as the notebooks' Workspace reads it: relative to notebooks/, ~ the home folder
+    out = os.path.normpath(os.path.join(ROOT, "notebooks", os.path.expanduser(str(settings["output_dir"]))))
     history = pd.read_csv(os.path.join(out, "history.csv"), index_col="epoch")
     print("\naccuracy per epoch (val: the test split):")
     print(history[[c for c in ("train_loss", "val_loss", "train_accuracy", "val_accuracy") if c in history]].round(4).to_string())

@@ -1,4 +1,5 @@
 """One source for the settings: the CLI and the SageMaker hyperparameters come from TrainConfig's fields."""
+import re
 from dataclasses import fields
 
 import pytest
@@ -122,3 +123,19 @@ def test_a_yes_no_setting_given_as_text_is_refused_not_taken_as_true(value):
     assert TrainConfig(progress=np.bool_(False)).progress is not True
     hyper = sm_train.build_parser().parse_args(["--progress", "false"])
     assert config_from_args(hyper).progress is False
+
+
+@pytest.mark.parametrize("settings, bound", [
+    (dict(lr=1e39), "3.4e+38"),  # above float32's largest, whatever the batch
+    (dict(lr=1e38, batch_size=1024, ngrams=2), "8.51e+37"),  # the output layer steps with lr x 4 there (row shrink)
+    (dict(lr=1e38, batch_size=1024, ngrams=2, optimizer="sgd"), "8.51e+37"),
+])
+def test_an_lr_that_mxnet_cannot_step_with_is_refused_up_front(settings, bound):
+    """`papermill 02 -p lr 1e39` (or --lr 1e39) trained into MXNet's "Invalid Parameter format for lrs expect tuple of
+    <float>" traceback from multi_sgd_update: its steps are float32. The same lr is refused in one line, naming the
+    largest it takes; one within it passes (and diverges in one line, as any lr too large does)."""
+    with pytest.raises(FastTextError, match=rf"^lr must be a positive number of at most {re.escape(bound)}\b.*, got "):
+        TrainConfig(**settings)
+    TrainConfig(lr=3e38)
+    TrainConfig(lr=8e37, batch_size=1024, ngrams=2)
+    TrainConfig(lr=1e38, batch_size=1024, ngrams=2, optimizer="adam")  # adam has no row shrink

@@ -94,3 +94,49 @@ def test_a_handler_installed_after_ours_is_left_alone_when_ours_stops(shell, cap
     assert shell.custom_exceptions == (FastTextError,)
     run(shell, capsys, "raise FastTextError('g')")
     assert [str(v) for v in seen] == ["f", "g"]
+
+
+def test_a_traceback_display_installed_over_ipythons_still_shows_our_line(shell, capsys, monkeypatch):
+    """``import sagemaker`` in a notebook (02's bundle cell, 04's deploy cell, a user's own first cell) installs rich's
+    traceback display into the kernel (sagemaker_core's logger calls rich.traceback.install, which replaces the
+    shell's ``_showtraceback``): every FastTextError after it was a 40-line boxed traceback again, sent as display
+    output, so papermill's "Exception encountered at In [N]" said nothing. Our line goes to IPython's own display."""
+    import sys
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # rich.traceback.install replaces it: put back after
+    monkeypatch.setitem(sys.modules, "sagemaker_core.main.utils", None)  # rich's display is not the SDK's here: kept
+    shell.user_ns["FastTextError"] = FastTextError
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "import rich.traceback\nrich.traceback.install()")  # what import sagemaker does
+    assert result.success and "_showtraceback" in vars(shell)  # (rich's, over IPython's)
+    result, out = run(shell, capsys, "raise FastTextError('no such S3 object: s3://b/k')")
+    assert not result.success and out.strip() == "error: no such S3 object: s3://b/k"
+
+
+def test_the_sdks_traceback_display_is_taken_out_again(shell, capsys, monkeypatch):
+    """After ``import sagemaker`` (sagemaker_core's logger installs rich's traceback display into the kernel) every
+    other exception was rich's boxed traceback, sent as display output, not as the cell's error: papermill said
+    "Exception encountered at In [N]:" and nothing else (02's training job cell, 04's deploy cell: an SDK error).
+    It is taken out before the next cell runs, and by the library's own session (the cell that imported it)."""
+    import sys
+
+    pytest.importorskip("sagemaker_core")
+    from fasttext_lib.sagemaker_utils import sagemaker_session
+
+    shown = []  # what the kernel sends as the cell's error (ipykernel's _showtraceback: papermill reads it)
+    monkeypatch.setattr(type(shell), "_showtraceback", lambda self, etype, value, stb: shown.append(etype.__name__))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # rich's install replaces it: put back after
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # (the session needs one; it calls no service)
+    shell.user_ns["sagemaker_session"] = sagemaker_session
+    notebook_errors.show_errors_as_lines()
+    sdk_import = ("import sagemaker_core.main.utils as utils\n"
+                  "utils.textual_rich_console_and_traceback_enabled = False\n"  # (imported before, in this process)
+                  "utils.enable_rich_logging()\n")  # what its import does in a kernel
+    run(shell, capsys, sdk_import)
+    result, out = run(shell, capsys, "raise KeyError('theirs')")
+    assert not result.success and shown == ["KeyError"]
+    run(shell, capsys, sdk_import + "sagemaker_session()\nraise KeyError('same cell')")
+    assert shown == ["KeyError", "KeyError"]
+    notebook_errors.stop_showing_errors_as_lines()
+    run(shell, capsys, sdk_import)
+    assert "_showtraceback" in vars(shell)  # ours stopped: the kernel is left as the SDK makes it

@@ -6,6 +6,7 @@ nbval cannot: that the committed files are clean, lintable, Python 3.8 code that
 re-parameterize, and that the training parameters are TrainConfig's own settings.
 """
 import ast
+import contextlib
 import json
 import os
 import re
@@ -130,6 +131,9 @@ def test_papermill_reruns_with_parameters(tmp_path):
     # a device that is not there: found by train() only after the data was read from S3
     ("02_train_gpu.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),
     ("04_inference.ipynb", {"ctx": "gpu:99"}, "ctx 'gpu:99'"),  # was found only by the load cell
+    # papermill -y "ctx: []": no device at all, an IndexError traceback in train() after the data was read
+    ("02_train_gpu.ipynb", {"ctx": []}, "ctx names no device, got .*: use auto, cpu, "),
+    ("04_inference.ipynb", {"ctx": ()}, "ctx names no device, got ()"),
     # papermill -p train_accuracy no / -p autotune false pass text, which was true (autotune, a billed job ran)
     ("02_train_gpu.ipynb", {"train_accuracy": "no"}, "train_accuracy must be True or False, got 'no'"),
     ("02_train_gpu.ipynb", {"autotune": "false"}, "autotune must be True or False, got 'false' (papermill: "),
@@ -634,6 +638,11 @@ def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, 
 @pytest.mark.parametrize("overrides, said", [
     ({}, r"^no SageMaker execution role: pass role="),  # outside SageMaker, without SAGEMAKER_ROLE
     ({"role": "arn:aws:iam::123456789012:role/R", "training_instance_type": None}, r"^instance_type must be a Sage"),
+    # the SDK's ValueError traceback (or a TypeError from the role) in the job's cell, after the local training
+    ({"role": "arn:aws:iam::123456789012:role/R", "training_instance_type": "m5.xlarge"},
+     r"^instance_type must be a SageMaker instance type such as 'ml.m5.xlarge', got 'm5.xlarge' "
+     r"\(did you mean 'ml.m5.xlarge'\?\)$"),
+    ({"role": 5}, r"^role must be an IAM role's ARN \(arn:aws:iam::\.\.\.:role/\.\.\.\) or name, got 5$"),
 ])
 def test_02_checks_the_training_job_before_the_local_training(overrides, said, tmp_path, s3_bucket, monkeypatch):
     """`-p use_training_job True` on a machine with no execution role (or no instance type) trained the model in the
@@ -646,6 +655,27 @@ def test_02_checks_the_training_job_before_the_local_training(overrides, said, t
     with pytest.raises(FastTextError, match=said):
         run_after_papermill("02_train_gpu.ipynb", {**local, **overrides})
     run_after_papermill("02_train_gpu.ipynb", {**local, "role": "arn:aws:iam::123456789012:role/R"})
+
+
+@pytest.mark.parametrize("overrides, said", [
+    ({}, r"^no SageMaker execution role: pass role="),  # outside SageMaker, without SAGEMAKER_ROLE
+    ({"role": ["arn:aws:iam::123456789012:role/R"]}, r"^role must be an IAM role's ARN "),
+    ({"role": "arn:aws:iam::123456789012:role/R", "endpoint_instance_type": "m5.xlarge"},
+     r"^instance_type must be a SageMaker instance type .*\(did you mean 'ml.m5.xlarge'\?\)$"),
+    ({"role": "arn:aws:iam::123456789012:role/R", "endpoint_instance_type": None}, r"^instance_type must be a Sage"),
+])
+def test_04_checks_the_deployment_before_the_model_is_loaded(overrides, said, tmp_path, s3_bucket, monkeypatch):
+    """`-p deploy True` with no execution role, or an endpoint instance type the SDK refuses (m5.xlarge for
+    ml.m5.xlarge), ran the whole notebook, packed and uploaded model.tar.gz, and only then failed in the deploy cell,
+    the instance type as the SDK's ValueError traceback. The check cell refuses both now; a role given passes."""
+    from fasttext_lib.errors import FastTextError
+
+    monkeypatch.delenv("SAGEMAKER_ROLE", raising=False)
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "deploy": True}
+    with pytest.raises(FastTextError, match=said):
+        run_after_papermill("04_inference.ipynb", {**local, **overrides})
+    run_after_papermill("04_inference.ipynb", {**local, "role": "arn:aws:iam::123456789012:role/R"})
+    run_after_papermill("04_inference.ipynb", {**local, "deploy": False, "endpoint_instance_type": None})  # unused
 
 
 @pytest.mark.parametrize("tune, use_training_job, said", [
@@ -851,3 +881,49 @@ def test_02_puts_its_history_in_place_only_once_the_bundle_is_saved(tmp_path, s3
     assert len((ws.out / "history.csv").read_text().splitlines()) == 3
     assert [row["epoch"] for row in Predictor.load(uri).metrics["history"]] == [1, 2]
     plt.close(fig)
+
+
+@pytest.mark.parametrize("bucket", [["fasttext-demo"], {"name": "b"}, True, 1.5])
+def test_a_bucket_that_is_no_name_is_refused_in_one_short_line(bucket, tmp_path):
+    """`papermill -y "bucket: [my-bucket]"` passed the list on: the check cell's line was boto's "Invalid bucket name
+    \"['my-bucket']\": Bucket name must match the regex ..." with two regular expressions in it. A number is a name
+    (S3 takes all-digit bucket names, which papermill passes as an int)."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    with pytest.raises(FastTextError, match=rf"^bucket must be a bucket name \(no s3://, no /\), got {re.escape(repr(bucket))}$"):
+        Workspace(bucket, "p", str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+    assert Workspace(2024, "p", str(tmp_path / "out")).base == "s3://2024/p"
+
+
+def test_an_output_dir_under_home_written_with_a_tilde_is_there(tmp_path, monkeypatch):
+    """`output_dir = "~/SageMaker/results"` in the parameters cell (or papermill -y, where no shell expands it) made a
+    folder named ~ in the notebooks' folder, while the last cell printed ~/SageMaker/results/history.csv: the user
+    looked in their home folder and found nothing."""
+    from fasttext_lib.workspace import Workspace
+
+    home, here = tmp_path / "home", tmp_path / "notebooks"
+    home.mkdir(), here.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    ws = Workspace("b", "p", "~/SageMaker/results")
+    assert ws.out == home / "SageMaker" / "results" and ws.out.is_dir()
+    assert ws.show("history.csv") == "~/SageMaker/results/history.csv" and os.listdir(here) == []
+
+
+def test_demo_reads_the_history_from_an_output_dir_under_home(monkeypatch, capsys, tmp_path):
+    """The notebooks' Workspace reads `-p output_dir "~/out"` as the home folder's out; make demo's summary read
+    history.csv from notebooks/~/out, and ended in a FileNotFoundError traceback after all four had run."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: None)
+    monkeypatch.setattr(run_notebooks, "local_s3", lambda bucket: contextlib.nullcontext())
+    assert run_notebooks.main(["-p", "output_dir", "~/out"]) == 0
+    assert "0.75" in capsys.readouterr().out

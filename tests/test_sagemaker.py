@@ -3051,3 +3051,36 @@ def test_a_csv_answer_stays_one_line_a_review_when_a_class_holds_a_line_break():
     assert media == "text/csv"
     assert read_csv_lines(body) == [["a\\nb", "0.75", "a\\nb"], ["c\\rd", "0.25", "c\\r\\nd"]]
     assert json.loads(sm_serve.output_fn(answers, "application/json")[0])[0]["class_id"] == "a\nb"  # JSON: as is
+
+
+@pytest.mark.parametrize("instance_type, hint", [
+    ("m5.xlarge", " (did you mean 'ml.m5.xlarge'?)"), ("ML.M5.XLARGE", " (did you mean 'ml.m5.xlarge'?)"),
+    ("ml.m5.xlarge ", " (did you mean 'ml.m5.xlarge'?)"), ("xlarge", ""), ("ml.m5", ""),
+])
+def test_an_instance_type_the_sdk_refuses_is_named_before_any_session(instance_type, hint, monkeypatch):
+    """The SDK's "Invalid SageMaker instance type" ValueError came when the job or endpoint was made (02: after the
+    local training). Refused first, with the type meant where one is plain; real types pass."""
+    from fasttext_lib.sagemaker_utils import check_deployment
+
+    with pytest.raises(FastTextError, match=rf"^instance_type must be a SageMaker instance type such as 'ml.m5.xlarge', "
+                                            rf"got {re.escape(repr(instance_type))}{re.escape(hint)}$"):
+        check_deployment("my-bucket", "p", role="arn:aws:iam::123456789012:role/R", instance_type=instance_type)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # (the session needs one; it calls no service)
+    for real in ("ml.p4de.24xlarge", "ml.g4dn.xlarge", "ml.trn1n.32xlarge", "local"):
+        assert check_deployment("my-bucket", "p", role="arn:aws:iam::123456789012:role/R", instance_type=real).endswith("/R")
+
+
+def test_a_session_without_an_aws_region_is_one_line(monkeypatch, tmp_path):
+    """Off SageMaker, with credentials but no region (S3 needs none: notebooks 01 and 02 read, train and save), 02's
+    bundle cell ended in the SDK's "Must setup local AWS configuration with a region supported by SageMaker"
+    ValueError traceback, after the bundle was saved; so did 02's and 04's check cells with a job or a deploy."""
+    from fasttext_lib.sagemaker_utils import sagemaker_session
+
+    for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    with pytest.raises(FastTextError, match=r"^the sagemaker SDK needs an AWS region \(S3 alone does not\): set "
+                                            r"AWS_DEFAULT_REGION, or region in ~/.aws/config$"):
+        sagemaker_session()
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    assert sagemaker_session().boto_region_name == "eu-west-1"
