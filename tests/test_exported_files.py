@@ -1,0 +1,67 @@
+"""Files as tools export them (pandas, Excel, Hugging Face datasets), made of the shared real English reviews: each is
+read right (every document, its class, its text) or refused in one line that says what to do."""
+import json
+import os
+
+import pandas as pd
+import pytest
+
+from conftest import cli_in_process
+from fasttext_lib.data import read_labeled
+from fasttext_lib.errors import FastTextError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REAL = os.path.join(os.environ.get("FASTTEXT_LIB_SHARED") or os.path.join(ROOT, "..", "shared"), "data", "real")
+
+
+@pytest.fixture(scope="module")
+def reviews():
+    """The first 200 Amazon snippets as a DataFrame of ``sentiment`` (negative, positive) and ``review``."""
+    raw = pd.read_csv(os.path.join(REAL, "amazon_snippets_train.csv"), header=None, names=["label", "text"],
+                      dtype=str, keep_default_na=False).head(200)
+    return pd.DataFrame({"sentiment": raw.label.map({"1": "negative", "2": "positive"}), "review": raw.text})
+
+
+def _model(tmp_path, frame):
+    """A bundle trained (tiny) on ``frame``, its classes negative and positive."""
+    path = tmp_path / "train.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "model"
+    r = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--emsize", "4", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.parametrize("parts", [2, 40])  # halves; parts of 5 rows, the second header inside the look-ahead
+@pytest.mark.parametrize("write", [
+    lambda part, first: part.to_csv(index=False),                                          # pandas
+    lambda part, first: ("\ufeff" + part.to_csv(index=False, lineterminator="\r\n")),      # Excel's CSV UTF-8
+    lambda part, first: part.to_csv(sep="\t", index=False),                                # TSV
+    lambda part, first: part.to_csv(),                                                     # pandas' index column
+    lambda part, first: part[["review", "sentiment"]].to_csv(index=False),                 # the class last
+], ids=["pandas", "excel", "tsv", "index", "class-last"])
+def test_exports_joined_with_their_headers_read_each_review_once_and_no_header_as_a_document(tmp_path, reviews, parts,
+                                                                                          write):
+    """``cat part1.csv part2.csv``: the second header row was a document, its class ``sentiment`` (a third class of
+    one document trained on without a word), and predict answered it as a review."""
+    size = len(reviews) // parts
+    path = tmp_path / "joined.csv"
+    path.write_bytes("".join(write(reviews[i:i + size], i == 0) for i in range(0, len(reviews), size)).encode())
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+    assert any("repeats the header row" in note for note in notes), notes
+    model = _model(tmp_path, reviews)
+    r = cli_in_process("predict", "--model", model, "--input", path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    r = cli_in_process("evaluate", "--model", model, "--data", path)
+    assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["n"] == len(reviews), r.stderr
+
+
+def test_a_zhang_file_whose_first_review_occurs_again_keeps_every_copy(tmp_path):
+    """No header, no repeat skipped: the first row is a document, and so is each row equal to it."""
+    path = tmp_path / "dup.csv"
+    path.write_text('"2","great food"\n"1","cold soup"\n"2","great food"\n"1","slow service"\n"2","great food"\n')
+    data = read_labeled(str(path))
+    assert data.labels == ["2", "1", "2", "1", "2"] and data.texts.count("great food") == 3
+
