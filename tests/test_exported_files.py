@@ -65,3 +65,43 @@ def test_a_zhang_file_whose_first_review_occurs_again_keeps_every_copy(tmp_path)
     data = read_labeled(str(path))
     assert data.labels == ["2", "1", "2", "1", "2"] and data.texts.count("great food") == 3
 
+
+@pytest.mark.parametrize("write", [
+    lambda frame, path: frame.to_json(path),                    # the default, orient="columns"
+    lambda frame, path: frame.to_json(path, orient="index"),
+    lambda frame, path: frame.to_json(path, orient="split"),
+    lambda frame, path: frame.to_json(path, orient="table"),
+    lambda frame, path: frame.review.to_json(path),             # a Series
+], ids=["columns", "index", "split", "table", "series"])
+def test_a_whole_table_pandas_wrote_as_one_json_object_is_refused_with_the_conversion_that_reads_it(tmp_path, reviews,
+                                                                                                  write):
+    """``df.to_json(path)``'s one object was read as JSON Lines of one document: training refused it as one class in a
+    line that held the whole class column, and predict answered every review as one."""
+    path = tmp_path / "reviews.json"
+    write(reviews, str(path))
+    with pytest.raises(FastTextError, match="one JSON object holding a whole table") as refused:
+        read_labeled(str(path))
+    model = _model(tmp_path, reviews)
+    for command in (["train", "--train", path, "--output", tmp_path / "out"], ["predict", "--model", model, "--input", path]):
+        r = cli_in_process(*command)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert r.returncode == 2 and r.stdout == "" and len(errors) == 1, r.stderr
+        assert "whole table" in errors[0] and len(errors[0]) < 400, errors[0]
+    assert not (tmp_path / "out").exists()
+    # the conversion the line gives reads every review
+    conversion = str(refused.value).split("write it as JSON Lines: ", 1)[1]
+    new_path = str(tmp_path / "reviews.jsonl")
+    eval(conversion, {"pd": pd, "path": str(path), "new_path": new_path})
+    r = cli_in_process("predict", "--model", model, "--input", new_path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    if "typ='series'" not in conversion:  # (a Series has no classes)
+        data = read_labeled(new_path)
+        assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+
+
+def test_json_lines_of_one_record_are_read_as_before(tmp_path):
+    """One object a line, nested values and all (Amazon's ``style``), however few lines: no whole table."""
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"overall": 5.0, "style": {"Format:": " Hardcover"}, "reviewText": "a great read"}\n')
+    data = read_labeled(str(path))
+    assert data.labels == ["5"] and data.texts == ["a great read"]
