@@ -105,3 +105,40 @@ def test_json_lines_of_one_record_are_read_as_before(tmp_path):
     path.write_text('{"overall": 5.0, "style": {"Format:": " Hardcover"}, "reviewText": "a great read"}\n')
     data = read_labeled(str(path))
     assert data.labels == ["5"] and data.texts == ["a great read"]
+
+
+@pytest.mark.parametrize("names", ['["neg", "pos"]\n', '{"0": "neg", "1": "pos"}\n'], ids=["ClassLabel-names", "id2label"])
+def test_a_hugging_face_export_with_its_class_names_as_json_is_named_as_the_dataset_numbers_them(tmp_path, reviews,
+                                                                                                 names):
+    """``ds.to_json(path)`` (``label`` 0/1, ``text``) beside ``json.dump(ds.features["label"].names, f)``: the JSON list
+    was read as one classes.txt line, class 1 named ``["neg", "pos"]`` and class 0 unnamed."""
+    path = tmp_path / "train.jsonl"
+    pd.DataFrame({"text": reviews.review, "label": (reviews.sentiment == "positive").astype(int)}).to_json(
+        path, orient="records", lines=True)
+    (tmp_path / "names.json").write_text(names)
+    out = tmp_path / "model"
+    r = cli_in_process("train", "--train", path, "--output", out, "--label-names", tmp_path / "names.json",
+                       "--epochs", "1", "--emsize", "4", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert config["labels"] == ["0", "1"] and config["label_names"] == {"0": "neg", "1": "pos"}
+    r = cli_in_process("evaluate", "--model", out, "--data", path)
+    assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["n"] == len(reviews), r.stderr
+    # numbered from 0, a list does not fit classes numbered from 1 (Zhang et al.'s): one line, nothing written
+    zhang = tmp_path / "zhang.csv"
+    zhang.write_text("".join(f'"{1 + (s == "positive")}","{t}"\n' for s, t in zip(reviews.sentiment, reviews.review)
+                             if '"' not in t))
+    r = cli_in_process("train", "--train", zhang, "--output", tmp_path / "m2", "--label-names", tmp_path / "names.json",
+                       "--no-progress")
+    assert r.returncode == 2 and r.stderr.startswith("error:") and "not the data's" in r.stderr, r.stderr
+    assert not (tmp_path / "m2").exists()
+
+
+def test_a_names_file_of_json_that_names_no_classes_is_one_line(tmp_path):
+    from fasttext_lib.label_names import read_file
+
+    (tmp_path / "names.json").write_text("[1, 2]\n")
+    with pytest.raises(FastTextError, match="neither a list of class names"):
+        read_file(str(tmp_path / "names.json"))
+    (tmp_path / "classes.txt").write_text("[positive]\n[negative]\n")  # no JSON: classes.txt lines, as before
+    assert read_file(str(tmp_path / "classes.txt")) == {"1": "[positive]", "2": "[negative]"}
