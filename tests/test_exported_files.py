@@ -142,3 +142,23 @@ def test_a_names_file_of_json_that_names_no_classes_is_one_line(tmp_path):
         read_file(str(tmp_path / "names.json"))
     (tmp_path / "classes.txt").write_text("[positive]\n[negative]\n")  # no JSON: classes.txt lines, as before
     assert read_file(str(tmp_path / "classes.txt")) == {"1": "[positive]", "2": "[negative]"}
+
+
+@pytest.mark.parametrize("excel", [False, True], ids=["pandas", "excel"])
+def test_a_semicolon_separated_export_is_refused_by_predict_as_by_training(tmp_path, reviews, excel):
+    """European Excel's CSV (``;``) and ``to_csv(sep=";")``: training refuses it; predict answered its header row as a
+    review, and each row's class as a word of its text."""
+    path = tmp_path / "reviews.csv"
+    body = reviews.to_csv(index=False, sep=";", lineterminator="\r\n" if excel else "\n")
+    path.write_bytes(("\ufeff" if excel else "").encode() + body.encode())
+    model = _model(tmp_path, reviews)
+    for command in (["predict", "--model", model, "--input", path], ["train", "--train", path, "--output", tmp_path / "m"]):
+        r = cli_in_process(*command)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert r.returncode == 2 and r.stdout == "" and len(errors) == 1 and "semicolon" in errors[0], r.stderr
+    assert not (tmp_path / "m").exists()
+    r = cli_in_process("predict", "--model", model, "--input", path, "--format", "text")  # as the line says
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews) + 1, r.stderr
+    # a review that holds a semicolon is answered as it was
+    r = cli_in_process("predict", "--model", model, input="Great;would buy again\nawful; never again\n")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, r.stderr
