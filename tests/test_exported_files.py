@@ -162,3 +162,35 @@ def test_a_semicolon_separated_export_is_refused_by_predict_as_by_training(tmp_p
     # a review that holds a semicolon is answered as it was
     r = cli_in_process("predict", "--model", model, input="Great;would buy again\nawful; never again\n")
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, r.stderr
+
+
+def test_a_file_mixing_utf8_and_windows_1252_is_told_a_conversion_that_keeps_its_utf8(tmp_path, reviews):
+    """Drug reviews typed with ``’`` (UTF-8) and rows pasted from a Windows program (``’`` as the byte 0x92): the line
+    said to convert the file from Windows-1252, which garbles every UTF-8 ``’`` into ``â€™`` (words never seen again)
+    without a word. The command it gives now converts the other bytes only."""
+    import subprocess
+
+    raw = pd.read_csv(os.path.join(REAL, "drug_reviews_train.csv"), header=None, names=["label", "text"], dtype=str,
+                      keep_default_na=False).head(60)
+    body = raw.to_csv(index=False).encode()
+    assert "’".encode() in body[:body.index(b"\n", 2000)]  # UTF-8 beyond ASCII in the first rows
+    later = body.index(b"'", len(body) // 2)
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body[:later] + b"\x92" + body[later + 1:])
+    with pytest.raises(FastTextError, match="mixes UTF-8") as refused:
+        read_labeled(str(path))
+    model = _model(tmp_path, reviews)
+    for command in (["predict", "--model", model, "--input", path],
+                    ["train", "--train", path, "--output", tmp_path / "m", "--no-progress"]):
+        r = cli_in_process(*command)  # predict reads in blocks, training line by line: the same line
+        assert r.returncode == 2 and r.stderr.strip() == f"error: {refused.value}", r.stderr
+    command = str(refused.value).split("convert the other bytes only: ", 1)[1][:-1]
+    subprocess.run(command, shell=True, check=True, cwd=tmp_path)
+    fixed = read_labeled(str(tmp_path / "new.csv"))
+    assert fixed.labels == list(raw.label) and len(fixed) == len(raw)
+    assert not any("â€" in text for text in fixed.texts)
+    assert sum("’" in t for t in fixed.texts) == sum("’" in t for t in raw.text) + 1
+    # a file of Windows-1252 alone is still told iconv, as before
+    path.write_bytes(body.replace("’".encode(), b"\x92"))
+    with pytest.raises(FastTextError, match="iconv -f CP1252"):
+        read_labeled(str(path))
