@@ -463,8 +463,11 @@ def _csv_rows(lines, uri, delimiter=","):
                                     f"{CSV_FIELD_LIMIT >> 20} Mi characters (an unclosed quote? else split the text: "
                                     f"no review is that long)") from None
             raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc}{hint}") from None
-        if row and (len(row) > 1 or row[0].strip()):  # a line of spaces (trailing lines an editor left) is blank,
-            yield row, start  # as fastText-format input and a file's leading lines read it
+        # a line of spaces (trailing lines an editor left) is blank, as fastText-format input and a file's leading
+        # lines read it; so is a row of empty fields (,, : rows Excel exports below the data once they were formatted
+        # or cleared, pandas' row of NaNs), which was refused as "an empty class column", naming no way on
+        if any(field.strip() for field in row):
+            yield row, start
 
 
 def iter_examples(uri, fmt="auto", note=None, found=None):

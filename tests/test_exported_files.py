@@ -194,3 +194,22 @@ def test_a_file_mixing_utf8_and_windows_1252_is_told_a_conversion_that_keeps_its
     path.write_bytes(body.replace("’".encode(), b"\x92"))
     with pytest.raises(FastTextError, match="iconv -f CP1252"):
         read_labeled(str(path))
+
+
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_rows_of_empty_fields_that_excel_exports_below_the_data_are_blank_lines(tmp_path, reviews, sep):
+    """Excel writes ``,`` rows for rows below the data that were ever formatted or cleared, and pandas writes one for a
+    row of NaNs: each was refused as "an empty class column" without a way on. Blank, as a line of spaces is."""
+    lines = reviews.to_csv(index=False, sep=sep, lineterminator="\r\n").split("\r\n")
+    blank = sep + "\r\n"
+    path = tmp_path / "export.csv"
+    path.write_bytes(("\ufeff" + "\r\n".join(lines[:10]) + "\r\n" + blank + "\r\n".join(lines[10:]) + blank * 5).encode())
+    data = read_labeled(str(path))
+    assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+    model = _model(tmp_path, reviews)
+    r = cli_in_process("predict", "--model", model, "--input", path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    # a row with a text and no class is still refused, naming its line
+    path.write_text("sentiment,review\npositive,great food\n,cold soup\nnegative,slow service\n")
+    with pytest.raises(FastTextError, match=r"export\.csv:3: CSV row has an empty class column"):
+        read_labeled(str(path))
