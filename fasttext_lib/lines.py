@@ -95,7 +95,7 @@ def decompressed(raw, name):
         raw.close()  # a pandas frame saved with to_parquet (a Hugging Face dataset's files), or an Excel 97-2003 .xls
         raise FastTextError(f"{name}: " + (
             "is a Parquet file, not text; convert it to CSV first (pandas: pd.read_parquet(path).to_csv(new_path, "
-            "index=False))" if head.startswith(b"PAR1") else
+            "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)" if head.startswith(b"PAR1") else
             "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
             "pd.read_excel(path).to_csv(new_path, index=False))"))
     if head.startswith(_ZSTD_MAGIC):

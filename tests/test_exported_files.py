@@ -213,3 +213,22 @@ def test_rows_of_empty_fields_that_excel_exports_below_the_data_are_blank_lines(
     path.write_text("sentiment,review\npositive,great food\n,cold soup\nnegative,slow service\n")
     with pytest.raises(FastTextError, match=r"export\.csv:3: CSV row has an empty class column"):
         read_labeled(str(path))
+
+
+def test_a_parquet_export_is_one_line_that_names_the_conversion_and_the_package_it_needs(tmp_path, reviews):
+    """``df.to_parquet(path)`` (and a Hugging Face dataset's files): pandas reads Parquet only with pyarrow (or
+    fastparquet), which a user of this library may not have: the line said pd.read_parquet, which then failed with
+    "Missing optional dependency 'pyarrow'"."""
+    try:
+        reviews.to_parquet(tmp_path / "reviews.parquet")
+    except ImportError:  # (no pyarrow here either: the file as it starts and ends)
+        (tmp_path / "reviews.parquet").write_bytes(b"PAR1\x15\x04\x15\x80\x01" + os.urandom(200) + b"\x00\x00PAR1")
+    path = tmp_path / "reviews.parquet"
+    model = _model(tmp_path, reviews)
+    for command in (["predict", "--model", model, "--input", path],
+                    ["train", "--train", path, "--output", tmp_path / "m", "--no-progress"]):
+        r = cli_in_process(*command)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert r.returncode == 2 and r.stdout == "" and r.stderr.splitlines() == errors and len(errors) == 1, r.stderr
+        assert "pd.read_parquet(path)" in errors[0] and "pip install pyarrow" in errors[0], errors[0]
+    assert not (tmp_path / "m").exists()
