@@ -68,11 +68,15 @@ class LabeledTexts:
 
 
     def head(self, n):
-        return LabeledTexts(self.labels[:n], self.texts[:n], dict(self.names), self.class_from)
+        return LabeledTexts(list(self.labels)[:n], list(self.texts)[:n], dict(self.names), self.class_from)
 
     def subset(self, indices):
-        """The documents at ``indices``, in that order (names kept)."""
-        return LabeledTexts([self.labels[i] for i in indices], [self.texts[i] for i in indices], dict(self.names),
+        """The documents at ``indices`` (positions), in that order (names kept)."""
+        # (positions, also of a DataFrame's columns, LabeledTexts(df["label"], df["text"]): a Series is indexed by its
+        # index labels, which after train_test_split or df.sample() are no positions, and split_validation failed in a
+        # KeyError traceback, or took other rows than drawn)
+        labels, texts = list(self.labels), list(self.texts)
+        return LabeledTexts([labels[i] for i in indices], [texts[i] for i in indices], dict(self.names),
                             self.class_from)
 
     def display_labels(self):

@@ -232,3 +232,18 @@ def test_a_parquet_export_is_one_line_that_names_the_conversion_and_the_package_
         assert r.returncode == 2 and r.stdout == "" and r.stderr.splitlines() == errors and len(errors) == 1, r.stderr
         assert "pd.read_parquet(path)" in errors[0] and "pip install pyarrow" in errors[0], errors[0]
     assert not (tmp_path / "m").exists()
+
+
+def test_a_dataframes_columns_after_train_test_split_are_split_by_position(reviews):
+    """``LabeledTexts(df["sentiment"], df["review"])`` of a frame sampled or split (its index no positions):
+    ``split_validation`` indexed the Series by their index labels, a KeyError traceback (or other rows than drawn)."""
+    from fasttext_lib.autotune import split_validation
+    from fasttext_lib.data import LabeledTexts
+
+    sampled = reviews.sample(frac=0.8, random_state=0)  # as sklearn's train_test_split leaves it
+    data = LabeledTexts(sampled["sentiment"], sampled["review"])
+    search_train, search_val = split_validation(data, fraction=0.25, seed=1)
+    pairs = list(zip(sampled["sentiment"], sampled["review"]))
+    drawn = list(zip(search_train.labels, search_train.texts)) + list(zip(search_val.labels, search_val.texts))
+    assert sorted(drawn) == sorted(pairs) and len(search_val) == round(0.25 * len(pairs))
+    assert list(data.head(3).texts) == list(sampled["review"][:3])
