@@ -470,7 +470,10 @@ def _csv_rows(lines, uri, delimiter=","):
         # a line of spaces (trailing lines an editor left) is blank, as fastText-format input and a file's leading
         # lines read it; so is a row of empty fields (,, : rows Excel exports below the data once they were formatted
         # or cleared, pandas' row of NaNs), which was refused as "an empty class column", naming no way on
-        if any(field.strip() for field in row):
+        # Excel's separator line sep=, (or a tab's) where files that start with it were joined (cat a.csv b.csv; the
+        # first file's is read as a blank line: lines.without_excel_sep) is one too: it was a document of the class
+        # "sep=" and no text
+        if any(field.strip() for field in row) and [field.lstrip("\ufeff") for field in row] != ["sep=", ""]:
             yield row, start
 
 

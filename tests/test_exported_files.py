@@ -39,7 +39,9 @@ def _model(tmp_path, frame):
     lambda part, first: part.to_csv(sep="\t", index=False),                                # TSV
     lambda part, first: part.to_csv(),                                                     # pandas' index column
     lambda part, first: part[["review", "sentiment"]].to_csv(index=False),                 # the class last
-], ids=["pandas", "excel", "tsv", "index", "class-last"])
+    lambda part, first: "\ufeffsep=,\r\n" + part.to_csv(index=False, lineterminator="\r\n"),  # Excel's sep= line
+    lambda part, first: "sep=\t\n" + part.to_csv(sep="\t", index=False),
+], ids=["pandas", "excel", "tsv", "index", "class-last", "excel-sep", "tsv-sep"])
 def test_exports_joined_with_their_headers_read_each_review_once_and_no_header_as_a_document(tmp_path, reviews, parts,
                                                                                           write):
     """``cat part1.csv part2.csv``: the second header row was a document, its class ``sentiment`` (a third class of
