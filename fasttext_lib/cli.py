@@ -158,7 +158,7 @@ def build_parser():
                         "chosen setting again on --train and the validation data together (the default, within the budget)")
     t.add_argument("--label-names", metavar="SPEC",
                    help="what the classes mean, stored in the bundle and shown in predictions: a file (local or s3://; "
-                        "classes.txt lines or id=name lines), a known dataset (ag_news, dbpedia, ...), or "
+                        "classes.txt lines, id=name lines or JSON), a known dataset (ag_news, dbpedia, ...), or "
                         "1=negative,2=positive; 'none': raw labels. Default: <stem>.classes.txt or classes.txt "
                         "beside --train, when there is one, else the names of an unpacked Zhang et al. archive's folder "
                         "(yelp_review_polarity_csv/)")

@@ -68,11 +68,15 @@ class LabeledTexts:
 
 
     def head(self, n):
-        return LabeledTexts(self.labels[:n], self.texts[:n], dict(self.names), self.class_from)
+        return LabeledTexts(list(self.labels)[:n], list(self.texts)[:n], dict(self.names), self.class_from)
 
     def subset(self, indices):
-        """The documents at ``indices``, in that order (names kept)."""
-        return LabeledTexts([self.labels[i] for i in indices], [self.texts[i] for i in indices], dict(self.names),
+        """The documents at ``indices`` (positions), in that order (names kept)."""
+        # (positions, also of a DataFrame's columns, LabeledTexts(df["label"], df["text"]): a Series is indexed by its
+        # index labels, which after train_test_split or df.sample() are no positions, and split_validation failed in a
+        # KeyError traceback, or took other rows than drawn)
+        labels, texts = list(self.labels), list(self.texts)
+        return LabeledTexts([labels[i] for i in indices], [texts[i] for i in indices], dict(self.names),
                             self.class_from)
 
     def display_labels(self):
@@ -466,8 +470,14 @@ def _csv_rows(lines, uri, delimiter=","):
                                     f"{CSV_FIELD_LIMIT >> 20} Mi characters (an unclosed quote? else split the text: "
                                     f"no review is that long)") from None
             raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc}{hint}") from None
-        if row and (len(row) > 1 or row[0].strip()):  # a line of spaces (trailing lines an editor left) is blank,
-            yield row, start  # as fastText-format input and a file's leading lines read it
+        # a line of spaces (trailing lines an editor left) is blank, as fastText-format input and a file's leading
+        # lines read it; so is a row of empty fields (,, : rows Excel exports below the data once they were formatted
+        # or cleared, pandas' row of NaNs), which was refused as "an empty class column", naming no way on
+        # Excel's separator line sep=, (or a tab's) where files that start with it were joined (cat a.csv b.csv; the
+        # first file's is read as a blank line: lines.without_excel_sep) is one too: it was a document of the class
+        # "sep=" and no text
+        if any(field.strip() for field in row) and [field.lstrip("\ufeff") for field in row] != ["sep=", ""]:
+            yield row, start
 
 
 def iter_examples(uri, fmt="auto", note=None, found=None):
@@ -555,12 +565,14 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
     rows = _csv_rows(counted, uri, "\t" if fmt == "tsv" else ",")
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
+    repeated = _RepeatedHeader(ahead, uri, note)
+    ahead = repeated.look_ahead(ahead)
     index = bool(ahead) and index_column(ahead[0][0], [r for r, _ in ahead[1:]])
     header_row = ahead[0][0] if ahead else []  # as the file writes it
     if index:  # pandas' index column first (,label,text): left out, the rest read as usual
         if note is not None:
             note(index_note(uri, ahead[0][0]))
-        rows = index_rows(chain_lines(ahead[1:], rows), lambda start: f"{uri}:{start}")
+        rows = index_rows(repeated.skipped(chain_lines(ahead[1:], rows)), lambda start: f"{uri}:{start}")
         ahead = [(ahead[0][0][1:], ahead[0][1])] + list(itertools.islice(rows, len(ahead) - 1))
     if choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index):
         header, start = ahead[0]
@@ -592,7 +604,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         left = left_out_columns(header, (-1, columns))
         if left and note is not None:
             note(read_from_note(uri, "column", [c.strip() for c in header], columns, left))
-        for text in table_texts(_noting_lines(chain_lines(ahead[1:], rows), found), header, columns,
+        for text in table_texts(_noting_lines(repeated.skipped(chain_lines(ahead[1:], rows)), found), header, columns,
                                 lambda start: f"{uri}:{start}"):
             yield None, text
         return
@@ -629,9 +641,58 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             raise FastTextError(f"{uri}: no data rows (only a header row)")
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
         check_text_columns([r for r, _ in ahead], columns, uri, names)
-    for row, start in chain_lines(ahead, rows):
+    records = repeated.skipped(chain_lines(ahead, rows)) if names is not None else chain_lines(repeated.kept(ahead), rows)
+    for row, start in records:
         found["line"] = start
         yield _csv_row_to_example(row, uri, start, layout)
+
+
+def _header_key(row):
+    return [field.lstrip("\ufeff").strip() for field in row]
+
+
+class _RepeatedHeader:
+    """The rows after a file's first row that are that row again. When the first row is a header, they are skipped:
+    CSV files written each with its header and joined (``cat a.csv b.csv``, an export in parts) repeat it where the
+    next one starts, and it was read as a document (its class the class column's name, ``label`` or ``sentiment``: a
+    class of one document, trained on without a word; predict answered it). ``note`` (a callable, or None) is told of
+    the first. The look-ahead that decides whether the first row is a header sees none of them (a file joined from
+    parts of a few rows had its header taken for data); when it is no header (a Zhang et al. file whose first review
+    occurs again), they are read as the documents they are. A header of one column is no such row: a first line
+    ``review`` that occurs again is a review (:func:`columns.one_column_text_header`)."""
+
+    def __init__(self, ahead, uri, note):
+        self.key = _header_key(ahead[0][0]) if ahead else None
+        self.set_apart = [(row, start) for row, start in ahead[1:] if self._repeats(row)]
+        self.uri, self.note, self.noted = uri, note, False
+
+    def _repeats(self, row):
+        # (a row of two fields or more: a first line "review" that occurs again is a review, one_column_text_header)
+        return len(self.key) > 1 and len(row) == len(self.key) and _header_key(row) == self.key
+
+    def look_ahead(self, ahead):
+        """The look-ahead without the rows set apart."""
+        return [record for record in ahead if record not in self.set_apart] if self.set_apart else ahead
+
+    def kept(self, ahead):
+        """The look-ahead with the rows set apart back in their places: the first row is no header."""
+        return sorted(ahead + self.set_apart, key=lambda record: record[1]) if self.set_apart else ahead
+
+    def skipped(self, records):
+        """``records`` (``(row, first line)`` pairs after the header) without the header's repeats."""
+        if self.set_apart:
+            self._tell(self.set_apart[0][1])
+        for row, start in records:
+            if self._repeats(row):
+                self._tell(start)
+                continue
+            yield row, start
+
+    def _tell(self, start):
+        if self.note is not None and not self.noted:
+            self.noted = True
+            self.note(f"{self.uri}:{start}: this row repeats the header row ({','.join(self.key)}): files joined with "
+                      f"their headers? skipped, as every such row")
 
 
 def _noting_lines(records, found):

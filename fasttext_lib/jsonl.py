@@ -102,8 +102,34 @@ def _json_lookahead(lines, uri):
     values under those keys as a CSV's rows (:func:`_json_value`), on which the header rules decide."""
     objects = _json_objects(lines, uri)
     ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
+    orient = len(ahead) == 1 and whole_table_orient(ahead[0][1])
+    if orient:
+        given = "" if orient in ("columns", "series") else f", orient={orient!r}"
+        writer, reader = (("Series.to_json(path)", "pd.read_json(path, typ='series').to_frame('text')")
+                          if orient == "series" else (f"df.to_json(path{given})", f"pd.read_json(path{given})"))
+        raise FastTextError(f"{uri}: is one JSON object holding a whole table (pandas' {writer} writes one so), not "
+                            f"JSON Lines (one object a line); write it as JSON Lines: {reader}.to_json(new_path, "
+                            f"orient='records', lines=True)")
     keys = _json_keys(ahead)
     return objects, ahead, keys, [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
+
+
+def whole_table_orient(obj):
+    """The ``orient`` of pandas' ``to_json`` that wrote ``obj`` (a file's one object) as a whole table, else None:
+    ``df.to_json(path)`` (orient ``columns``, the default: ``{"review": {"0": ..., "1": ...}, ...}``), ``index``
+    (``{"0": {"review": ...}, ...}``), ``split`` or ``table``. Such a file is one line, one object: training took the
+    class column's JSON for the class of one document (refused as one class, in a line that held the whole column),
+    and predict answered the whole table as one review. ``series``: a Series' ``to_json(path)``, ``{"0": "great food",
+    "1": ...}``."""
+    keys, values = set(obj), list(obj.values())
+    numbered = len(obj) > 1 and all(str(k).isdigit() for k in obj)  # (rows numbered: the index outside)
+    if keys == {"schema", "data"} and isinstance(obj["data"], list):
+        return "table"
+    if {"columns", "data"} <= keys <= {"columns", "index", "data"} and isinstance(obj["data"], list):
+        return "split"
+    if values and all(isinstance(v, dict) and v for v in values) and len({tuple(v) for v in values}) == 1:
+        return "index" if numbered else "columns"
+    return "series" if numbered and not any(isinstance(v, (dict, list)) for v in values) else None
 
 
 def _json_text(obj, text_keys):

@@ -21,7 +21,7 @@ Where training takes a mapping from (the first that applies):
 3. nothing: each label is its own name.
 
 A names file is either the Zhang et al. ``classes.txt`` (line *i* names class ``i``) or ``id=name``
-lines; lines starting with ``#`` are comments in both (in classes.txt lines ``#`` alone or before a space: ``#sports``
+lines (or JSON: a list naming classes ``0``, ``1``, ... as Hugging Face's ``ClassLabel`` does, or an object of them); lines starting with ``#`` are comments in both (in classes.txt lines ``#`` alone or before a space: ``#sports``
 may be a hashtag class, and is refused), as a title above the names would shift each name one class off (a
 classes.txt line ending in ``:``, ``names:``, is refused as one; so is a first line of title words, ``Classes``, above
 more names than the data has classes: :func:`refuse_a_title`). Labels a mapping does not name keep their raw id as name. Every malformed mapping (an empty
@@ -170,6 +170,9 @@ def parse_text(text, where):
     # \x0b, \x0c, \x1c-\x1e, \x85, U+2028 and U+2029, turning a name holding one into two classes and
     # silently renumbering every class after it.
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    written_as_json = _json_names(text, where)
+    if written_as_json is not None:
+        return NamesFile(written_as_json)
     lines = [(n, line.strip()) for n, line in enumerate(text.split("\n"), 1)]
     lines = [(n, line) for n, line in lines if line]
     first = next((line for _, line in lines if not line.startswith(COMMENT)), "")  # (the form is its)
@@ -199,6 +202,29 @@ def parse_text(text, where):
     first_line, first = lines[0]
     title = (f"{where}:{first_line}", first) if not keyed and _looks_like_a_title(first) else None
     return NamesFile(_check_distinct(mapping, where), title=title)
+
+
+def _json_names(text, where):
+    """The mapping of a names file written as JSON, else None: a list of names, as Hugging Face's ``ClassLabel`` holds
+    them (``json.dump(ds.features["label"].names, f)``), names classes ``0``, ``1``, ... in its order, as the datasets
+    number them; an object maps ids to names (a model config's ``id2label``), as inline JSON does. Such a file was
+    read as one classes.txt line: class 1 named ``["neg", "pos"]``."""
+    text = text.strip()
+    if not text.startswith(("[", "{")):
+        return None
+    try:
+        value = json.loads(text, object_pairs_hook=_refuse_repeated_ids(where))
+    except ValueError:
+        return None  # (not JSON: classes.txt lines, the first a name such as "[positive]")
+    if isinstance(value, dict):
+        return parse_inline(text, where)
+    if not isinstance(value, list) or not value or not all(isinstance(name, str) for name in value):
+        raise FastTextError(f"{where}: JSON, but neither a list of class names ([\"negative\", \"positive\"]: "
+                            f"classes 0, 1, ...) nor an object of them ({{\"0\": \"negative\", ...}})")
+    mapping = {}
+    for label, name in enumerate(value):
+        _add(mapping, str(label), name, where)
+    return _check_distinct(mapping, where)
 
 
 def parse_inline(spec, where="--label-names"):

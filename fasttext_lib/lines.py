@@ -95,7 +95,7 @@ def decompressed(raw, name):
         raw.close()  # a pandas frame saved with to_parquet (a Hugging Face dataset's files), or an Excel 97-2003 .xls
         raise FastTextError(f"{name}: " + (
             "is a Parquet file, not text; convert it to CSV first (pandas: pd.read_parquet(path).to_csv(new_path, "
-            "index=False))" if head.startswith(b"PAR1") else
+            "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)" if head.startswith(b"PAR1") else
             "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
             "pd.read_excel(path).to_csv(new_path, index=False))"))
     if head.startswith(_ZSTD_MAGIC):
@@ -180,9 +180,27 @@ def _not_text(raw, uri, lineno):
     return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
 
 
-def _not_utf8(raw, uri, lineno, exc):
+# Decodes what is UTF-8 as UTF-8 and every other byte as Windows-1252 (a file of both: rows typed or pasted in UTF-8, and
+# rows a Windows program wrote), from stdin to stdout.
+_MIXED_FIX = ("python3 -c \"import codecs,sys; codecs.register_error('cp1252', lambda e: (e.object[e.start:e.end]"
+              ".decode('cp1252', 'replace'), e.end)); sys.stdout.buffer.write(sys.stdin.buffer.read().decode('utf-8', "
+              "'cp1252').encode())\"")
+
+
+_BEYOND_ASCII = re.compile(rb"[\x80-\xff]")
+
+
+def _utf8_beyond_ascii(raw):
+    """Does the line ``raw`` hold a character beyond ASCII written as UTF-8 (beside bytes that are not UTF-8)?"""
+    return any(c > "\x7f" and c != "\ufffd" for c in raw.decode("utf-8", "replace"))
+
+
+def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
     """The error for a line that is not UTF-8: a line that reads as Windows-1252 (Excel's plain 'CSV' on Windows, Latin
-    letters and curly quotes in one byte each) says how to convert from it."""
+    letters and curly quotes in one byte each) says how to convert from it. ``utf8_line``: the number of an earlier
+    line that holds characters beyond ASCII in UTF-8, if any. When it or this line does, the file mixes the two, and
+    converting it all from Windows-1252 (iconv) garbles its UTF-8 (``’`` became ``â€™``, three unknown words, silently):
+    the line gives the command that converts only the bytes that are not UTF-8."""
     message = (f"{uri}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
                f"re-encode the file as UTF-8")
     try:
@@ -190,6 +208,13 @@ def _not_utf8(raw, uri, lineno, exc):
     except UnicodeDecodeError:
         return message + ")"
     stem = re.sub(r"\.(gz|bz2|xz)$", "", uri.lower())
+    if utf8_line is not None or _utf8_beyond_ascii(raw):
+        name = _shell_name(uri)
+        where = f"line {utf8_line if utf8_line is not None else lineno}"
+        fix = (f"pipe it through {_MIXED_FIX}" if name == "stdin" else
+               _copied_down(uri, f"{_MIXED_FIX} < {name} > new{os.path.splitext(stem)[1] or '.txt'}"))
+        return (f"{message}: the file mixes UTF-8 ({where}) and Windows-1252, as rows pasted from Windows programs "
+                f"are; converting it all from Windows-1252 would garble its UTF-8; convert the other bytes only: {fix})")
     if not stem.endswith((".csv", ".tsv")):  # (a .vec or fastText-format file: Excel and pandas are no help there)
         extension = os.path.splitext(stem)[1] or ".txt"
         return (f"{message}: it reads as Windows-1252, as Windows programs write it; convert it: "
@@ -212,6 +237,7 @@ class DecodedLines:
     def __init__(self, stream, uri, compression):
         self.stream, self.uri, self.compression, self.lineno = stream, uri, compression, 0
         self.ended = False  # the stream's end was read
+        self.utf8_line = None  # the first line that holds characters beyond ASCII (_not_utf8)
 
     def __iter__(self):
         while True:
@@ -233,7 +259,9 @@ class DecodedLines:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise FastTextError(_not_utf8(raw, self.uri, self.lineno, exc)) from None
+                raise FastTextError(_not_utf8(raw, self.uri, self.lineno, exc, self.utf8_line)) from None
+            if self.utf8_line is None and not raw.isascii():  # (a BOM too: UTF-8's)
+                self.utf8_line = self.lineno
             if line.startswith("\ufeff"):  # the file's BOM, or one starting a line where Windows files were joined
                 line = line.lstrip("\ufeff")  # (cat a.csv b.csv): its class was another class that printed the same
                 if not line:  # the file's last bytes are a BOM (the whole file, or after its last \n): no line
@@ -285,10 +313,11 @@ def line_blocks(stream, name, compression=None, sink=None):
     check (Featurizer.check_room) could weigh it; now it is its text alone."""
     block_bytes = min(1 << 20, MAX_LINE_BYTES)  # a line within one block is never over the bound
     lineno, pending = 0, bytearray()  # lines handed out; the start of a line not yet complete
+    utf8_line = None  # as DecodedLines.utf8_line, over the blocks handed out
 
     def fail(data):  # the same error DecodedLines gives for these bytes (they hold a problem), at their line numbers
         lines = DecodedLines(io.BytesIO(data), name, None)
-        lines.lineno = lineno
+        lines.lineno, lines.utf8_line = lineno, utf8_line
         for _ in lines:
             pass
         raise AssertionError(f"{name}: a block failed its checks but not line by line")  # pragma: no cover
@@ -318,12 +347,15 @@ def line_blocks(stream, name, compression=None, sink=None):
         return b"".join(pieces)
 
     def decoded(raw):  # the lines of raw (whole lines; the last one may lack its \n at the end of the input)
+        nonlocal utf8_line
         if raw.find(b"\n") > MAX_LINE_BYTES or (not raw.endswith(b"\n") and len(raw) > MAX_LINE_BYTES):
             fail(raw)
         try:
             lines = _one_line(raw) if raw.find(b"\n") in (-1, len(raw) - 1) else _split_lines(raw)
         except UnicodeDecodeError:
             fail(raw)
+        if utf8_line is None and not raw.isascii():
+            utf8_line = lineno + raw.count(b"\n", 0, _BEYOND_ASCII.search(raw).start()) + 1
         if lineno == 0 and lines and excel_sep_line(lines[0], name):  # sep=, (Excel): a blank line
             lines[0] = ""
         if sink is not None:

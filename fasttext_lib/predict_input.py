@@ -236,6 +236,12 @@ def input_check(name, fmt, classes, note):
         json_hint = fmt == "auto" and start in ("[", "{") and json_input(first.strip(), name, predicting=True)
         if json_hint:  # a JSON array: each line was answered, keys and braces as words
             raise FastTextError(json_hint)
+        if fmt == "auto" and semicolon_header(first):  # its header was answered as a review, each row's class as
+            # a word of its text (training refuses such a file: data.detect_format)
+            raise FastTextError(f"{name}: line {len(blank) + 1} is the header row of a semicolon-separated table "
+                                f"({first.lstrip(chr(0xfeff)).strip()}); only comma- and tab-separated ones are read: "
+                                f"convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False)), "
+                                f"or give --format text to answer each line as it is")
         # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
         one_column = False
         with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)
@@ -281,6 +287,16 @@ def input_check(name, fmt, classes, note):
                                 f"--format text reads every line as one review)") from None
 
     return check
+
+
+def semicolon_header(line):
+    """Is ``line`` the header row of a semicolon-separated table (``sentiment;review``: European Excel's CSV, pandas'
+    ``to_csv(sep=";")``), column names a program writes (:func:`columns.short_header`) and no comma or tab?"""
+    from .columns import short_header
+
+    line = line.lstrip("\ufeff").strip()
+    cells = line.split(";")
+    return len(cells) >= 2 and not any(c in line for c in ",\t") and short_header(cells)
 
 
 def with_line_ends(lines):

@@ -1,0 +1,251 @@
+"""Files as tools export them (pandas, Excel, Hugging Face datasets), made of the shared real English reviews: each is
+read right (every document, its class, its text) or refused in one line that says what to do."""
+import json
+import os
+
+import pandas as pd
+import pytest
+
+from conftest import cli_in_process
+from fasttext_lib.data import read_labeled
+from fasttext_lib.errors import FastTextError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REAL = os.path.join(os.environ.get("FASTTEXT_LIB_SHARED") or os.path.join(ROOT, "..", "shared"), "data", "real")
+
+
+@pytest.fixture(scope="module")
+def reviews():
+    """The first 200 Amazon snippets as a DataFrame of ``sentiment`` (negative, positive) and ``review``."""
+    raw = pd.read_csv(os.path.join(REAL, "amazon_snippets_train.csv"), header=None, names=["label", "text"],
+                      dtype=str, keep_default_na=False).head(200)
+    return pd.DataFrame({"sentiment": raw.label.map({"1": "negative", "2": "positive"}), "review": raw.text})
+
+
+def _model(tmp_path, frame):
+    """A bundle trained (tiny) on ``frame``, its classes negative and positive."""
+    path = tmp_path / "train.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "model"
+    r = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--emsize", "4", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.parametrize("parts", [2, 40])  # halves; parts of 5 rows, the second header inside the look-ahead
+@pytest.mark.parametrize("write", [
+    lambda part, first: part.to_csv(index=False),                                          # pandas
+    lambda part, first: ("\ufeff" + part.to_csv(index=False, lineterminator="\r\n")),      # Excel's CSV UTF-8
+    lambda part, first: part.to_csv(sep="\t", index=False),                                # TSV
+    lambda part, first: part.to_csv(),                                                     # pandas' index column
+    lambda part, first: part[["review", "sentiment"]].to_csv(index=False),                 # the class last
+    lambda part, first: "\ufeffsep=,\r\n" + part.to_csv(index=False, lineterminator="\r\n"),  # Excel's sep= line
+    lambda part, first: "sep=\t\n" + part.to_csv(sep="\t", index=False),
+], ids=["pandas", "excel", "tsv", "index", "class-last", "excel-sep", "tsv-sep"])
+def test_exports_joined_with_their_headers_read_each_review_once_and_no_header_as_a_document(tmp_path, reviews, parts,
+                                                                                          write):
+    """``cat part1.csv part2.csv``: the second header row was a document, its class ``sentiment`` (a third class of
+    one document trained on without a word), and predict answered it as a review."""
+    size = len(reviews) // parts
+    path = tmp_path / "joined.csv"
+    path.write_bytes("".join(write(reviews[i:i + size], i == 0) for i in range(0, len(reviews), size)).encode())
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+    assert any("repeats the header row" in note for note in notes), notes
+    model = _model(tmp_path, reviews)
+    r = cli_in_process("predict", "--model", model, "--input", path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    r = cli_in_process("evaluate", "--model", model, "--data", path)
+    assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["n"] == len(reviews), r.stderr
+
+
+def test_a_zhang_file_whose_first_review_occurs_again_keeps_every_copy(tmp_path):
+    """No header, no repeat skipped: the first row is a document, and so is each row equal to it."""
+    path = tmp_path / "dup.csv"
+    path.write_text('"2","great food"\n"1","cold soup"\n"2","great food"\n"1","slow service"\n"2","great food"\n')
+    data = read_labeled(str(path))
+    assert data.labels == ["2", "1", "2", "1", "2"] and data.texts.count("great food") == 3
+
+
+@pytest.mark.parametrize("write", [
+    lambda frame, path: frame.to_json(path),                    # the default, orient="columns"
+    lambda frame, path: frame.to_json(path, orient="index"),
+    lambda frame, path: frame.to_json(path, orient="split"),
+    lambda frame, path: frame.to_json(path, orient="table"),
+    lambda frame, path: frame.review.to_json(path),             # a Series
+], ids=["columns", "index", "split", "table", "series"])
+def test_a_whole_table_pandas_wrote_as_one_json_object_is_refused_with_the_conversion_that_reads_it(tmp_path, reviews,
+                                                                                                  write):
+    """``df.to_json(path)``'s one object was read as JSON Lines of one document: training refused it as one class in a
+    line that held the whole class column, and predict answered every review as one."""
+    path = tmp_path / "reviews.json"
+    write(reviews, str(path))
+    with pytest.raises(FastTextError, match="one JSON object holding a whole table") as refused:
+        read_labeled(str(path))
+    model = _model(tmp_path, reviews)
+    for command in (["train", "--train", path, "--output", tmp_path / "out"], ["predict", "--model", model, "--input", path]):
+        r = cli_in_process(*command)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert r.returncode == 2 and r.stdout == "" and len(errors) == 1, r.stderr
+        assert "whole table" in errors[0] and len(errors[0]) < 400, errors[0]
+    assert not (tmp_path / "out").exists()
+    # the conversion the line gives reads every review
+    conversion = str(refused.value).split("write it as JSON Lines: ", 1)[1]
+    new_path = str(tmp_path / "reviews.jsonl")
+    eval(conversion, {"pd": pd, "path": str(path), "new_path": new_path})
+    r = cli_in_process("predict", "--model", model, "--input", new_path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    if "typ='series'" not in conversion:  # (a Series has no classes)
+        data = read_labeled(new_path)
+        assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+
+
+def test_json_lines_of_one_record_are_read_as_before(tmp_path):
+    """One object a line, nested values and all (Amazon's ``style``), however few lines: no whole table."""
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"overall": 5.0, "style": {"Format:": " Hardcover"}, "reviewText": "a great read"}\n')
+    data = read_labeled(str(path))
+    assert data.labels == ["5"] and data.texts == ["a great read"]
+
+
+@pytest.mark.parametrize("names", ['["neg", "pos"]\n', '{"0": "neg", "1": "pos"}\n'], ids=["ClassLabel-names", "id2label"])
+def test_a_hugging_face_export_with_its_class_names_as_json_is_named_as_the_dataset_numbers_them(tmp_path, reviews,
+                                                                                                 names):
+    """``ds.to_json(path)`` (``label`` 0/1, ``text``) beside ``json.dump(ds.features["label"].names, f)``: the JSON list
+    was read as one classes.txt line, class 1 named ``["neg", "pos"]`` and class 0 unnamed."""
+    path = tmp_path / "train.jsonl"
+    pd.DataFrame({"text": reviews.review, "label": (reviews.sentiment == "positive").astype(int)}).to_json(
+        path, orient="records", lines=True)
+    (tmp_path / "names.json").write_text(names)
+    out = tmp_path / "model"
+    r = cli_in_process("train", "--train", path, "--output", out, "--label-names", tmp_path / "names.json",
+                       "--epochs", "1", "--emsize", "4", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert config["labels"] == ["0", "1"] and config["label_names"] == {"0": "neg", "1": "pos"}
+    r = cli_in_process("evaluate", "--model", out, "--data", path)
+    assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["n"] == len(reviews), r.stderr
+    # numbered from 0, a list does not fit classes numbered from 1 (Zhang et al.'s): one line, nothing written
+    zhang = tmp_path / "zhang.csv"
+    zhang.write_text("".join(f'"{1 + (s == "positive")}","{t}"\n' for s, t in zip(reviews.sentiment, reviews.review)
+                             if '"' not in t))
+    r = cli_in_process("train", "--train", zhang, "--output", tmp_path / "m2", "--label-names", tmp_path / "names.json",
+                       "--no-progress")
+    assert r.returncode == 2 and r.stderr.startswith("error:") and "not the data's" in r.stderr, r.stderr
+    assert not (tmp_path / "m2").exists()
+
+
+def test_a_names_file_of_json_that_names_no_classes_is_one_line(tmp_path):
+    from fasttext_lib.label_names import read_file
+
+    (tmp_path / "names.json").write_text("[1, 2]\n")
+    with pytest.raises(FastTextError, match="neither a list of class names"):
+        read_file(str(tmp_path / "names.json"))
+    (tmp_path / "classes.txt").write_text("[positive]\n[negative]\n")  # no JSON: classes.txt lines, as before
+    assert read_file(str(tmp_path / "classes.txt")) == {"1": "[positive]", "2": "[negative]"}
+
+
+@pytest.mark.parametrize("excel", [False, True], ids=["pandas", "excel"])
+def test_a_semicolon_separated_export_is_refused_by_predict_as_by_training(tmp_path, reviews, excel):
+    """European Excel's CSV (``;``) and ``to_csv(sep=";")``: training refuses it; predict answered its header row as a
+    review, and each row's class as a word of its text."""
+    path = tmp_path / "reviews.csv"
+    body = reviews.to_csv(index=False, sep=";", lineterminator="\r\n" if excel else "\n")
+    path.write_bytes(("\ufeff" if excel else "").encode() + body.encode())
+    model = _model(tmp_path, reviews)
+    for command in (["predict", "--model", model, "--input", path], ["train", "--train", path, "--output", tmp_path / "m"]):
+        r = cli_in_process(*command)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert r.returncode == 2 and r.stdout == "" and len(errors) == 1 and "semicolon" in errors[0], r.stderr
+    assert not (tmp_path / "m").exists()
+    r = cli_in_process("predict", "--model", model, "--input", path, "--format", "text")  # as the line says
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews) + 1, r.stderr
+    # a review that holds a semicolon is answered as it was
+    r = cli_in_process("predict", "--model", model, input="Great;would buy again\nawful; never again\n")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, r.stderr
+
+
+def test_a_file_mixing_utf8_and_windows_1252_is_told_a_conversion_that_keeps_its_utf8(tmp_path, reviews):
+    """Drug reviews typed with ``’`` (UTF-8) and rows pasted from a Windows program (``’`` as the byte 0x92): the line
+    said to convert the file from Windows-1252, which garbles every UTF-8 ``’`` into ``â€™`` (words never seen again)
+    without a word. The command it gives now converts the other bytes only."""
+    import subprocess
+
+    raw = pd.read_csv(os.path.join(REAL, "drug_reviews_train.csv"), header=None, names=["label", "text"], dtype=str,
+                      keep_default_na=False).head(60)
+    body = raw.to_csv(index=False).encode()
+    assert "’".encode() in body[:body.index(b"\n", 2000)]  # UTF-8 beyond ASCII in the first rows
+    later = body.index(b"'", len(body) // 2)
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body[:later] + b"\x92" + body[later + 1:])
+    with pytest.raises(FastTextError, match="mixes UTF-8") as refused:
+        read_labeled(str(path))
+    model = _model(tmp_path, reviews)
+    for command in (["predict", "--model", model, "--input", path],
+                    ["train", "--train", path, "--output", tmp_path / "m", "--no-progress"]):
+        r = cli_in_process(*command)  # predict reads in blocks, training line by line: the same line
+        assert r.returncode == 2 and r.stderr.strip() == f"error: {refused.value}", r.stderr
+    command = str(refused.value).split("convert the other bytes only: ", 1)[1][:-1]
+    subprocess.run(command, shell=True, check=True, cwd=tmp_path)
+    fixed = read_labeled(str(tmp_path / "new.csv"))
+    assert fixed.labels == list(raw.label) and len(fixed) == len(raw)
+    assert not any("â€" in text for text in fixed.texts)
+    assert sum("’" in t for t in fixed.texts) == sum("’" in t for t in raw.text) + 1
+    # a file of Windows-1252 alone is still told iconv, as before
+    path.write_bytes(body.replace("’".encode(), b"\x92"))
+    with pytest.raises(FastTextError, match="iconv -f CP1252"):
+        read_labeled(str(path))
+
+
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_rows_of_empty_fields_that_excel_exports_below_the_data_are_blank_lines(tmp_path, reviews, sep):
+    """Excel writes ``,`` rows for rows below the data that were ever formatted or cleared, and pandas writes one for a
+    row of NaNs: each was refused as "an empty class column" without a way on. Blank, as a line of spaces is."""
+    lines = reviews.to_csv(index=False, sep=sep, lineterminator="\r\n").split("\r\n")
+    blank = sep + "\r\n"
+    path = tmp_path / "export.csv"
+    path.write_bytes(("\ufeff" + "\r\n".join(lines[:10]) + "\r\n" + blank + "\r\n".join(lines[10:]) + blank * 5).encode())
+    data = read_labeled(str(path))
+    assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+    model = _model(tmp_path, reviews)
+    r = cli_in_process("predict", "--model", model, "--input", path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    # a row with a text and no class is still refused, naming its line
+    path.write_text("sentiment,review\npositive,great food\n,cold soup\nnegative,slow service\n")
+    with pytest.raises(FastTextError, match=r"export\.csv:3: CSV row has an empty class column"):
+        read_labeled(str(path))
+
+
+def test_a_parquet_export_is_one_line_that_names_the_conversion_and_the_package_it_needs(tmp_path, reviews):
+    """``df.to_parquet(path)`` (and a Hugging Face dataset's files): pandas reads Parquet only with pyarrow (or
+    fastparquet), which a user of this library may not have: the line said pd.read_parquet, which then failed with
+    "Missing optional dependency 'pyarrow'"."""
+    try:
+        reviews.to_parquet(tmp_path / "reviews.parquet")
+    except ImportError:  # (no pyarrow here either: the file as it starts and ends)
+        (tmp_path / "reviews.parquet").write_bytes(b"PAR1\x15\x04\x15\x80\x01" + os.urandom(200) + b"\x00\x00PAR1")
+    path = tmp_path / "reviews.parquet"
+    model = _model(tmp_path, reviews)
+    for command in (["predict", "--model", model, "--input", path],
+                    ["train", "--train", path, "--output", tmp_path / "m", "--no-progress"]):
+        r = cli_in_process(*command)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert r.returncode == 2 and r.stdout == "" and r.stderr.splitlines() == errors and len(errors) == 1, r.stderr
+        assert "pd.read_parquet(path)" in errors[0] and "pip install pyarrow" in errors[0], errors[0]
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_dataframes_columns_after_train_test_split_are_split_by_position(reviews):
+    """``LabeledTexts(df["sentiment"], df["review"])`` of a frame sampled or split (its index no positions):
+    ``split_validation`` indexed the Series by their index labels, a KeyError traceback (or other rows than drawn)."""
+    from fasttext_lib.autotune import split_validation
+    from fasttext_lib.data import LabeledTexts
+
+    sampled = reviews.sample(frac=0.8, random_state=0)  # as sklearn's train_test_split leaves it
+    data = LabeledTexts(sampled["sentiment"], sampled["review"])
+    search_train, search_val = split_validation(data, fraction=0.25, seed=1)
+    pairs = list(zip(sampled["sentiment"], sampled["review"]))
+    drawn = list(zip(search_train.labels, search_train.texts)) + list(zip(search_val.labels, search_val.texts))
+    assert sorted(drawn) == sorted(pairs) and len(search_val) == round(0.25 * len(pairs))
+    assert list(data.head(3).texts) == list(sampled["review"][:3])
