@@ -7,6 +7,12 @@ top-level conftest.py). Only training and downloads use it: serving never import
 A terminal and a notebook redraw the bar in place (``\\r``). A file or a pipe (``train ... 2> log``, a
 job's log collector) cannot: every redraw was appended to one line of ``\\r``-joined fragments. There
 the bar is written as whole lines, at most one each :data:`LOG_INTERVAL` seconds, and its last state.
+
+A failure's ``error:`` line is the last thing on stderr, and in a log the only one of a run that fails before
+anything ran long: a bar closed by an exception (or abandoned by one, its loop's generator closed later) leaves
+no last state (a terminal's is cleared), and in a log a loop shorter than :data:`LOG_INTERVAL` writes no line
+unless it is a record the log keeps (``log_final``: each epoch's last state). Before, a bad input file logged
+``vocabulary: 0it [00:00, ?it/s]`` above its error line.
 """
 import sys
 
@@ -15,12 +21,29 @@ from tqdm import tqdm
 LOG_INTERVAL = 30.0  # seconds between a logged bar's lines (a terminal's redraws: 1 s)
 
 
-def bar(iterable=None, total=None, desc=None, disable=False, unit="it", **kwargs):
+def bar(iterable=None, total=None, desc=None, disable=False, unit="it", log_final=False, **kwargs):
+    """``log_final``: in a log, write the loop's last state even when it ran shorter than :data:`LOG_INTERVAL`."""
     stream = sys.stderr
     redraws = _redraws_in_place(stream)
-    return tqdm(iterable, total=total, desc=desc, disable=disable, unit=unit,
+    return _Bar(iterable, total=total, desc=desc, disable=disable, unit=unit,
                 file=stream if redraws else _LoggedLines(stream), mininterval=1.0 if redraws else LOG_INTERVAL,
-                dynamic_ncols=False, ncols=100, leave=True, **kwargs)
+                delay=0 if redraws else LOG_INTERVAL, dynamic_ncols=False, ncols=100, leave=True,
+                log_final=log_final and not redraws, **kwargs)
+
+
+class _Bar(tqdm):
+    def __init__(self, *args, log_final=False, **kwargs):
+        self._log_final = log_final
+        super().__init__(*args, **kwargs)
+
+    def close(self):
+        if not self.disable and not getattr(self, "_closed", False):
+            self._closed = True
+            if sys.exc_info()[0] is not None:  # an error (or GeneratorExit) on its way: no last state
+                self.leave = False
+            elif self._log_final:
+                self.delay = 0  # (tqdm writes nothing at close for a bar it has not shown yet)
+        super().close()
 
 
 def _redraws_in_place(stream):

@@ -300,7 +300,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         total_loss = mx.nd.zeros((1,), ctx=ctxs[0])
         batches = prefetch(maker, order, config.batch_size, len(ctxs), with_transpose=not native)
         queued, queued_bytes = deque(), 0  # each queued step's (losses, batch bytes), oldest first
-        progress = bar(batches, total=steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch")
+        progress = bar(batches, total=steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch",
+                       log_final=True)
         with cluster.armed(watch, f"in epoch {epoch}"):  # (scoring and checkpoints after it: local work)
             try:
                 # MXNet's engine runs each operator on a worker thread: a step's ~30 small operators were

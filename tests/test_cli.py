@@ -1,4 +1,5 @@
 """End to end through ``python -m fasttext_lib``, locally and against a real (moto) S3 endpoint."""
+import io
 import json
 import os
 import shutil
@@ -616,6 +617,68 @@ def test_a_terminal_still_sees_the_bar_redrawn_in_place(monkeypatch):
     for _ in progress.bar(range(3), desc="epoch 1/1"):
         pass
     assert terminal.getvalue().count("\r") >= 2 and "\n" in terminal.getvalue()
+
+
+class _Log(io.StringIO):
+    def isatty(self):
+        return False
+
+
+def _loop_failing_at(step, **kwargs):
+    from fasttext_lib import progress
+
+    with pytest.raises(ValueError):
+        for i in progress.bar(range(5), desc="vocabulary", **kwargs):
+            if i == step:
+                raise ValueError("bad row")
+
+
+def test_a_failure_leaves_the_error_line_last_and_alone_on_stderr(tmp_path, monkeypatch):
+    """Without --no-progress, a bad input file logged ``vocabulary: 0it [00:00, ?it/s]`` (the bar's first state) and
+    the bar's last state above its one error line, and a terminal kept the bar drawn above it. In a log a short loop
+    now writes nothing (an epoch's last state, log_final, is the record kept), a failing one no last state, and a
+    terminal's bar is cleared by the failure."""
+    log = _Log()
+    monkeypatch.setattr("sys.stderr", log)
+    from fasttext_lib import progress
+
+    _loop_failing_at(3)
+    _loop_failing_at(0, log_final=True)
+    for _ in progress.bar(range(3), desc="vocabulary"):
+        pass
+    assert log.getvalue() == ""
+    for _ in progress.bar(range(3), desc="epoch 1/1", log_final=True):
+        pass
+    assert log.getvalue().splitlines() == [line for line in log.getvalue().splitlines() if line.startswith("epoch 1/1: 100%|")]
+    assert len(log.getvalue().splitlines()) == 1
+
+    def abandoned():  # the loop's generator closed only when the frame that held it goes (after the error line)
+        loop = iter(progress.bar(range(5), desc="epoch 1/1", log_final=True))
+        next(loop)
+        raise ValueError("bad row")
+
+    log.seek(0), log.truncate()
+    with pytest.raises(ValueError):
+        abandoned()
+    assert log.getvalue() == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    _loop_failing_at(3)
+    assert "vocabulary" in terminal.getvalue() and terminal.getvalue().rsplit("\r", 1)[-1].strip() == ""  # cleared
+    data = tmp_path / "one.csv"
+    data.write_text("1,only one class here\n")
+    for bad in (data, tmp_path / "missing.csv"):
+        with open(tmp_path / "err", "wb") as err:
+            r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(bad), "--output",
+                                str(tmp_path / "m")], stdout=subprocess.DEVNULL, stderr=err,
+                               env={**os.environ, "PYTHONPATH": ROOT}, timeout=600)
+        written = (tmp_path / "err").read_bytes().decode()
+        assert r.returncode == 2 and written.startswith("error: ") and written.count("\n") == 1, written
 
 
 def _float_class_reviews(n=120):
