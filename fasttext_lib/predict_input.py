@@ -242,6 +242,18 @@ def input_check(name, fmt, classes, note):
                                 f"({first.lstrip(chr(0xfeff)).strip()}); only comma- and tab-separated ones are read: "
                                 f"convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False)), "
                                 f"or give --format text to answer each line as it is")
+        if fmt == "auto" and semicolon_class(first, classes):  # the same table without its header row: each class
+            # answered as a word of its review (as a CSV's labeled rows are recognized: half the records after, 4 at least)
+            following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
+            lines = itertools.chain(following, lines)
+            rows = [line for line in [first, *following] if line.strip()]
+            if sum(semicolon_class(line, classes) for line in rows) >= max(4, (len(rows) + 1) // 2):
+                raise FastTextError(f"{name}: line {len(blank) + 1} and the lines after it start with one of the "
+                                    f"model's classes and a semicolon ({first.lstrip(chr(0xfeff)).split(';', 1)[0].strip()};...): "
+                                    f"a semicolon-separated table; only comma- and tab-separated ones are read: convert "
+                                    f"it (e.g. pandas: pd.read_csv(path, sep=';', header=None).to_csv(new_path, "
+                                    f"index=False, header=['label', 'text'])), or give --format text to answer each "
+                                    f"line as it is")
         # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
         one_column = False
         with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)
@@ -297,6 +309,16 @@ def semicolon_header(line):
     line = line.lstrip("\ufeff").strip()
     cells = line.split(";")
     return len(cells) >= 2 and not any(c in line for c in ",\t") and short_header(cells)
+
+
+def semicolon_class(line, classes):
+    """Does ``line`` start with one of ``classes`` (ids or names; ``"2"`` as 2, ``2.0`` as 2) and a semicolon, as a row
+    of a semicolon-separated labeled table does (``negative;cold soup``)?"""
+    from .data import whole_number
+
+    cell, semicolon, _ = line[:200].lstrip("\ufeff").partition(";")
+    cell = cell.strip().strip('"').strip()
+    return bool(semicolon) and bool(cell) and (cell in classes or whole_number(cell) in classes)
 
 
 def with_line_ends(lines):

@@ -164,6 +164,18 @@ def test_a_semicolon_separated_export_is_refused_by_predict_as_by_training(tmp_p
     # a review that holds a semicolon is answered as it was
     r = cli_in_process("predict", "--model", model, input="Great;would buy again\nawful; never again\n")
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, r.stderr
+    # the same table without its header row: each class was answered as a word of its review
+    headerless = tmp_path / "headerless.csv"
+    headerless.write_text(reviews.to_csv(index=False, header=False, sep=";"))
+    r = cli_in_process("predict", "--model", model, "--input", headerless)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and "semicolon" in r.stderr, r.stderr
+    command = r.stderr.split("pandas: ", 1)[1].split(")), or give", 1)[0] + ")"  # the conversion it names
+    exec(command, {"pd": pd, "path": str(headerless), "new_path": str(tmp_path / "converted.csv")})
+    r = cli_in_process("predict", "--model", model, "--input", tmp_path / "converted.csv")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    # one such line, or a few among reviews, is a review (as "positive,would buy again" is)
+    r = cli_in_process("predict", "--model", model, input="positive;would buy again\ngreat\nawful\nok\nfine\n")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 5, r.stderr
 
 
 def test_a_file_mixing_utf8_and_windows_1252_is_told_a_conversion_that_keeps_its_utf8(tmp_path, reviews):
