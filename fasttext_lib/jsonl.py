@@ -239,9 +239,13 @@ def json_input(line, uri, predicting=False):
     keys = [k for k in (value if line not in ("[", "{") else {}) if isinstance(k, str)]
     label = next((k for k in keys if k.lower() in HEADER_LABEL_NAMES), "label")
     text = next((k for k in keys if k.lower() in HEADER_TEXT_NAMES), "text")
-    read = f"pd.read_json(path{', lines=True' if line.startswith('{') else ''})"
+    # An indented object ("{" alone: to_json(path, indent=2), a whole table) is read by read_json(path); lines=True
+    # said for it failed ("Expected object or value"). Indented objects one after another (jq's output) are JSON Lines
+    # once each is on a line of its own: jq -c.
+    read = f"pd.read_json(path{', lines=True' if line.startswith('{') and line != '{' else ''})"
+    then = "; indented objects one after another: jq -c . path > new_path" if line == "{" else ""
     if predicting:
         return (f"{uri}: is JSON, not one review per line; convert it (e.g. pandas: {read}[[{text!r}]]"
-                f".to_csv(new_path, index=False)), or give --format text to answer each line as it is")
+                f".to_csv(new_path, index=False){then}), or give --format text to answer each line as it is")
     return (f"{uri}: is JSON but not JSON Lines (one object a line, which are read, as CSV, TSV and fastText format "
-            f"are); convert it to CSV (e.g. pandas: {read}[[{label!r}, {text!r}]].to_csv(new_path, index=False))")
+            f"are); convert it to CSV (e.g. pandas: {read}[[{label!r}, {text!r}]].to_csv(new_path, index=False){then})")

@@ -1811,6 +1811,23 @@ def test_a_json_array_is_refused_with_the_pandas_line_that_converts_it(tmp_path,
     assert answers.returncode == 0 and len(answers.stdout.splitlines()) == len(real), answers.stderr
 
 
+def test_an_indented_json_object_is_told_the_pandas_line_that_reads_it(tmp_path, real, bundle):
+    # df.to_json(path, indent=2) (pandas' default orient, a whole table as one object over many lines): the line said
+    # pd.read_json(path, lines=True), which fails on it ("Expected object or value")
+    p = tmp_path / "reviews.json"
+    frame = pd.DataFrame({"label": real.labels, "text": real.texts})
+    frame.to_json(p, indent=2)
+    got = cli_in_process("train", "--train", p, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("\n") == 1 and not (tmp_path / "m").exists(), got.stderr
+    assert "pd.read_json(path)[['label', 'text']].to_csv(new_path, index=False)" in got.stderr, got.stderr
+    assert "jq -c . path > new_path" in got.stderr  # (indented objects one after another)
+    got = cli_in_process("predict", "--model", bundle, "--input", p)
+    assert (got.returncode, got.stdout) == (2, "") and "pd.read_json(path)[['text']]" in got.stderr, got.stderr
+    converted = tmp_path / "converted.csv"  # the advice, followed
+    pd.read_json(p)[["label", "text"]].to_csv(converted, index=False)
+    assert read_labeled(str(converted)).texts == real.texts
+
+
 def _yelp_objects(data):
     """The Yelp dataset's review.json shape: one object a line, the stars a float, ids, counts and a date."""
     return pd.DataFrame({"review_id": _ids("r")(len(data)), "user_id": _ids("u")(len(data)),
