@@ -927,3 +927,44 @@ def test_demo_reads_the_history_from_an_output_dir_under_home(monkeypatch, capsy
     monkeypatch.setattr(run_notebooks, "local_s3", lambda bucket: contextlib.nullcontext())
     assert run_notebooks.main(["-p", "output_dir", "~/out"]) == 0
     assert "0.75" in capsys.readouterr().out
+
+
+def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp_path, s3_bucket):
+    """`papermill 02 -p run_name b -p dataset synthetic`, then `papermill 04 -p run_name b` (the sample's test split):
+    04 stopped at check_tested_on, in its evaluation cell, but its predictions cell had already replaced
+    04_predictions.csv with model b's. Every check that can stop 04 now runs before 04 writes anything: run cell by
+    cell until it stops, the folder holds what it held."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.data import write_fasttext_splits
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.sample import load_sample
+    from fasttext_lib.train import train
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"), "run_name": "b", "ctx": "cpu"}
+    saved = run_after_papermill(SERIES[1], {**local, "dataset": "synthetic"})  # 02's check cell: its ws
+    ws = saved["ws"]
+    splits = {"train": load_sample("train").head(300), "test": load_sample("test").head(100)}
+    write_fasttext_splits(splits, ws.data, "synthetic")  # (documents of 01's, as long as there are some)
+    write_fasttext_splits(splits, ws.data, "sample")
+    exec(cell_with(SERIES[1], "train_data, test_data = read_labeled("), saved)  # noqa: S102 - 02's data cell
+    saved["trained"] = train(saved["train_data"], saved["test_data"],
+                             TrainConfig(epochs=1, emsize=8, ngrams=1, buckets=1000, ctx="cpu", progress=False))
+    saved["fig"] = plt.figure()
+    exec(cell_with(SERIES[1], "ws.save_run(trained, "), saved)  # noqa: S102 - 02's save cell, tested on synthetic's
+    plt.close(saved["fig"])
+    for name in ("04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"):
+        (ws.out / name).write_text(f"the user's earlier {name}\n")
+    before = {p.relative_to(ws.out): p.read_bytes() for p in ws.out.rglob("*") if p.is_file()}
+
+    namespace = run_after_papermill(SERIES[3], local, {"display": print})  # 04 with dataset="sample"
+    later = code_cells(read(SERIES[3]))[2:]
+    with pytest.raises(FastTextError, match=r"^the model at .*/models/b was tested on .*/data/synthetic.test, not on "):
+        for cell in later:
+            exec(cell.source, namespace)  # noqa: S102 - 04's cells in order, until one stops
+    plt.close("all")
+    assert {p.relative_to(ws.out): p.read_bytes() for p in ws.out.rglob("*") if p.is_file()} == before
