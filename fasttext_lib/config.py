@@ -5,6 +5,7 @@ The command line (``python -m fasttext_lib train``) and the SageMaker training j
 new field here (and, if it changes the run, its use in train.py).
 """
 import argparse
+import difflib
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Optional
@@ -34,6 +35,18 @@ def check_seed(seed):
     """A seed numpy takes: a whole number from 0 to :data:`MAX_SEED` (one line naming it, not numpy's error)."""
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
         raise FastTextError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+
+
+def check_choice(value, name, choices):
+    """``value`` is one of ``choices``, else one error naming the setting, with the choice meant where one is close:
+    ``-p optimizer SGD`` (or ``--optimizer SGD``) was told only "must be one of sgd, adam", where a misspelled
+    parameter or dataset is told which one was meant."""
+    if value in choices:
+        return
+    text = value.lower().replace("-", "_") if isinstance(value, str) else ""  # a list (-y), a number: no hint
+    close = [text] if text in choices else difflib.get_close_matches(text, choices, 1) if text else []
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise FastTextError(f"{name} must be one of {', '.join(choices)}, got {value!r}{hint}")
 
 
 @dataclass
@@ -71,12 +84,9 @@ class TrainConfig:
         # The smallest table these settings make (<unk>, one word, the n-gram buckets) must fit, refused
         # before any data is read; the vocabulary's share is checked once it is known (model.py).
         check_table_size(2 + (self.buckets if self.ngrams > 1 else 0), self.emsize, "emsize and buckets")
-        if self.optimizer not in OPTIMIZERS:
-            raise FastTextError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise FastTextError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}")
-        if self.kvstore not in KVSTORES:
-            raise FastTextError(f"kvstore must be one of {', '.join(KVSTORES)}, got {self.kvstore!r}")
+        check_choice(self.optimizer, "optimizer", OPTIMIZERS)
+        check_choice(self.lr_schedule, "lr_schedule", LR_SCHEDULES)
+        check_choice(self.kvstore, "kvstore", KVSTORES)
         for name in ("lr", "wd", "dropout"):  # a string (papermill -r lr 0.1, a JSON config) compared with 0: TypeError
             value = getattr(self, name)
             if not (value is None and name == "lr") and not is_number(value):

@@ -236,6 +236,7 @@ class _Received:
 
     def __init__(self, plain=False):
         self.signum, self.arm, self.plain = None, None, plain
+        self.where = None  # a kept_stops block's (epoch, step), as train noted it (note_progress)
 
     def stop(self):
         """The exception that stops the block again: Python's own KeyboardInterrupt where it was one (a notebook's
@@ -271,10 +272,31 @@ def kept_stops():
     try:
         yield
         raise_if_interrupted()
+    except KeyboardInterrupt as exc:
+        if received.where is not None and not isinstance(exc, Interrupted):
+            exc.stopped_at = received.where  # (shown as one line in a notebook: stopped_line)
+        raise
     finally:
         _received.remove(received)
         if sys.unraisablehook is dropped:  # (one set meanwhile by someone else is theirs to put back)
             sys.unraisablehook = previous_hook
+
+
+def note_progress(epoch, step):
+    """Where the innermost :func:`kept_stops` block's training is (``None``: nowhere a Stop can be told of): a
+    Stop pressed there carries it as ``stopped_at`` (:func:`stopped_line`). Outside such a block: nothing."""
+    if _received and _received[-1].plain:
+        _received[-1].where = None if epoch is None else (epoch, step)
+
+
+def stopped_line(exc):
+    """The one line a notebook shows for a Stop that :func:`kept_stops` told the epoch and step of (a training from
+    scratch: nothing of it is kept, and the same cell run again trains the same model), else None."""
+    where = getattr(exc, "stopped_at", None) if isinstance(exc, KeyboardInterrupt) else None
+    if not where:
+        return None
+    epoch, step = where
+    return f"stopped by the user at epoch {epoch}, step {step}; nothing was saved; run the cell again to start over"
 
 
 def keeping_stops(function):
@@ -301,7 +323,7 @@ def carry_on_after_ctrl_c(exc):
         return True
     received = _received[-1]
     if received.plain:  # a kept_stops block (a notebook's train): every KeyboardInterrupt is a first press
-        received.signum = None
+        received.signum = received.where = None  # (a later Stop elsewhere is not told this one's step)
         return True
     if not isinstance(exc, Interrupted):
         return False

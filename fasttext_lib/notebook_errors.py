@@ -4,15 +4,30 @@ In an IPython kernel (Jupyter, papermill, nbval) a :class:`~fasttext_lib.errors.
 shown as ``error: <message>`` alone instead of a traceback through the library that ends in that message. IPython
 keeps one custom exception handler per kernel, so ours is chained to one installed before it and can be taken out
 again. The notebooks' check cell turns it on (workspace.check_parameters).
+
+The Stop button pressed during a training (a KeyboardInterrupt that train told the epoch and step of:
+errors.stopped_line) is shown so too, ``error: stopped by the user at epoch 2, step 31; ...``, rather than a traceback
+through the training loop: the cell still fails (papermill sees a KeyboardInterrupt), and any other
+KeyboardInterrupt keeps IPython's traceback.
 """
 import sys
 
-from .errors import FastTextError, error_line
+from .errors import FastTextError, error_line, stopped_line
+
+# The exceptions our handler is installed for: a KeyboardInterrupt only where stopped_line tells its place.
+_OURS = (FastTextError, KeyboardInterrupt)
+
+
+def _is_ours(value):
+    return isinstance(value, FastTextError) or stopped_line(value) is not None
 
 
 def _error_as_line(shell, etype, value, tb, tb_offset=None):
-    """IPython's handler for :class:`FastTextError`: the cell's error output is ``error: <message>`` alone."""
-    line = error_line(value)
+    """IPython's handler for :class:`FastTextError` (and a Stop in training): the cell's error output is ``error:
+    <message>`` alone. Another KeyboardInterrupt (a Stop elsewhere) is shown as IPython shows it."""
+    if not _is_ours(value):
+        return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+    line = error_line(stopped_line(value) or value)
     # The error output (papermill, nbclient and Jupyter read it), by the shell's class: ``import sagemaker`` installs
     # rich's traceback display over the instance's method (sagemaker_core's logger calls rich.traceback.install),
     # which ignores the line and shows the whole traceback, as display output papermill does not report.
@@ -28,7 +43,7 @@ class _ChainedHandler:
         self.previous_types, self.previous_handler = previous_types, previous_handler
 
     def __call__(self, shell, etype, value, tb, tb_offset=None):
-        if isinstance(value, FastTextError):
+        if _is_ours(value) or not isinstance(value, self.previous_types):  # (a plain Stop: IPython's traceback)
             return _error_as_line(shell, etype, value, tb, tb_offset)
         return self.previous_handler(etype, value, tb, tb_offset=tb_offset)  # bound already (set_custom_exc)
 
@@ -49,9 +64,9 @@ def show_errors_as_lines():
     previous = tuple(getattr(shell, "custom_exceptions", ()) or ())
     chained = _ChainedHandler(previous, shell.CustomTB) if previous else None
     if chained is None:
-        shell.set_custom_exc((FastTextError,), _error_as_line)
+        shell.set_custom_exc(_OURS, _error_as_line)
     else:
-        shell.set_custom_exc(previous + (FastTextError,), chained)
+        shell.set_custom_exc(previous + _OURS, chained)
     shell._fasttext_chained = chained
     shell._fasttext_handler = shell.CustomTB  # what set_custom_exc installed: ours while the kernel still has it
     shell.events.register("pre_run_cell", _drop_sdk_traceback_display)

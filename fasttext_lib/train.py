@@ -34,7 +34,7 @@ from .config import TrainConfig
 from .class_checks import check_classes
 from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, sort_labels
 from .devices import parse_ctx
-from .errors import FastTextError, check_bool, keeping_stops, raise_if_interrupted
+from .errors import FastTextError, check_bool, keeping_stops, note_progress, raise_if_interrupted
 from .features import Featurizer
 from .label_names import for_labels
 from .lean_import import forget_an_interrupted_import
@@ -311,6 +311,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                 with mx.engine.bulk(ENGINE_BULK_OPS):
                     for step, parts in enumerate(progress, 1):
                         raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
+                        if checkpoint_dir is None:  # a Stop here is told in one line: nothing saved (errors.stopped_line)
+                            note_progress(epoch, step)
                         global_batch = sum(p.size for p in parts) * workers
                         steps = []
                         for i, (part, ctx) in enumerate(zip(parts, ctxs)):

@@ -3,7 +3,8 @@
 The notebooks, the CLI examples and the SageMaker helpers all use one layout under
 ``s3://{bucket}/{prefix}/``: ``data/`` for the prepared ``.train``/``.test`` files and ``models/``
 for bundles (sagemaker_utils.py adds ``code/``, ``jobs/``, ``checkpoints/``, ``serving/``). Figures
-and tables go to a local ``output_dir``; a relative one is taken from the working directory, which
+and tables go to a local ``output_dir``, notebook 02's of each run in its own folder, ``{output_dir}/{run_name}/``
+(:meth:`Workspace.run_folder`: a second run, of another name, replaced the first one's history); a relative one is taken from the working directory, which
 Jupyter, ``make demo`` and nbval all set to the notebook's folder (papermill's command line keeps the
 shell's unless given ``--cwd``).
 
@@ -24,9 +25,9 @@ from .notebook_errors import show_errors_as_lines
 
 # The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
 PAPERMILL_HEADER = "# Parameters"
-# Notebook 02's autotune outputs in the local folder: the trial plot and table.
+# Notebook 02's autotune outputs in the run's local folder: the trial plot and table.
 AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
-# Notebook 02's history of the model it saves, in the local folder: the plot of each epoch's scores and the table.
+# Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
 # What the figures this module writes say in their PNG "Software" text, so that it knows its own.
 FIGURE_MARK = "fasttext_lib"
@@ -96,10 +97,24 @@ class Workspace:
                                 f"and prefix first")
         return uri
 
-    def save_autotune(self, trials, fig, dpi=100):
-        """Notebook 02's search outputs: ``autotune.png`` (``fig``, marked as ours) and ``autotune_trials.csv``
-        (``trials``), both written in full before either replaces an older one. Returns their paths."""
-        paths = [str(self.out / AUTOTUNE_PLOT), str(self.out / AUTOTUNE_TABLE)]
+    def run_folder(self, run_name):
+        """The local folder of notebook 02's run ``run_name`` (its history and autotune files), ``out/{run_name}``
+        (``exp/1``: a folder in a folder), not created: one error now if it cannot be (a file of that name is in the
+        way, a read-only folder), which the check cell finds before the training. In one folder for every run, a
+        run of another name replaced the history of the one before (each bundle's metrics.json kept its own)."""
+        folder = self.out / key_path(run_name, "run_name")
+        try:
+            storage.check_writable(str(folder), what=self.show(key_path(run_name, "run_name")))
+        except FastTextError as exc:
+            raise FastTextError(f"run_name {run_name!r} cannot be a folder of output_dir for its history: {exc}") from None
+        return folder
+
+    def save_autotune(self, trials, fig, run_name, dpi=100):
+        """Notebook 02's search outputs in :meth:`run_folder`: ``autotune.png`` (``fig``, marked as ours) and
+        ``autotune_trials.csv`` (``trials``), both written in full before either replaces an older one. Returns
+        their paths."""
+        folder = self.run_folder(run_name)
+        paths = [str(folder / AUTOTUNE_PLOT), str(folder / AUTOTUNE_TABLE)]
         with storage.atomic_writes(paths) as (plot, table):
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
             table.write(trials.to_csv(index=False).encode("utf-8"))
@@ -108,20 +123,21 @@ class Workspace:
     def save_run(self, trained, run_name, fig, data=None, dpi=100):
         """Notebook 02's model and its history: the bundle :meth:`model` names (``bundle.save_bundle``; ``data``: its
         record, :func:`data_record`), and ``history.csv`` (``trained``'s history) and ``history.png`` (``fig``, marked
-        as ours). The history is written in full first and put in place only once the bundle is saved: written by
+        as ours) in :meth:`run_folder`. The history is written in full first and put in place only once the bundle is saved: written by
         the plot's cell, before the save, a failed save (a denied write, a lost endpoint) left the history of a model
         that was never saved beside the run's older bundle, as if of it. Returns the bundle's URI."""
         from .bundle import save_bundle
 
-        paths = [str(self.out / HISTORY_TABLE), str(self.out / HISTORY_PLOT)]
+        folder = self.run_folder(run_name)
+        paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT)]
         with storage.atomic_writes(paths) as (table, plot):
             table.write(trained.history_frame().to_csv().encode("utf-8"))
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
             return save_bundle(trained, self.model(run_name), data=data)  # (a failure: no history is put in place)
 
-    def drop_autotune(self):
-        """Remove the autotune outputs of an earlier run from the folder (a run without autotune): left there, a
-        trial table and plot of another search sat beside this run's model and history. Only files this library
+    def drop_autotune(self, run_name):
+        """Remove the autotune outputs of an earlier run of ``run_name`` from its :meth:`run_folder` (a run without
+        autotune): left there, a trial table and plot of another search sat beside this run's model and history. Only files this library
         wrote go: the table by its header (the trial table's columns), the plot by its mark; a file of yours
         under either name, a link or a folder is left alone. Says on stderr what it removed; returns the names."""
         from .autotune import TRIAL_COLUMNS
@@ -132,16 +148,16 @@ class Workspace:
 
         ours = {AUTOTUNE_PLOT: lambda path: png_software(path) == FIGURE_MARK,
                 AUTOTUNE_TABLE: lambda path: first_line(path) == ",".join(TRIAL_COLUMNS).encode()}
-        removed = []
+        folder, removed = self.run_folder(run_name), []
         for name, is_ours in ours.items():
-            path = self.out / name
+            path = folder / name
             if path.is_symlink() or not path.is_file():
                 continue
             if is_ours(path):
                 path.unlink()
                 removed.append(name)
         if removed:
-            print(f"removed {' and '.join(removed)} from {self._shown}: an earlier autotune run's, not this model's",
+            print(f"removed {' and '.join(removed)} from {self.show(key_path(run_name, 'run_name'))}: an earlier autotune run's, not this model's",
                   file=sys.stderr)
         return removed
 

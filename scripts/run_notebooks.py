@@ -4,8 +4,8 @@ The notebooks never create buckets (on SageMaker they use real S3); here scripts
 starts moto's S3 server on 127.0.0.1 and creates the default bucket ``fasttext-demo``. Each
 notebook runs with its default parameters plus any ``-p name value`` given here (applied to every
 notebook that has that parameter), in the notebooks/ folder as Jupyter would run it. Executed
-notebooks go to build/demo/; figures and history.csv to the notebooks' ``output_dir`` (build/demo/
-by default). ``--in-place`` (``make notebooks``) writes them back into notebooks/ with the run
+notebooks go to build/demo/; figures to the notebooks' ``output_dir`` (build/demo/ by default), and 02's
+history.csv to its run's folder there (``{output_dir}/{run_name}/``: build/demo/sample/ by default). ``--in-place`` (``make notebooks``) writes them back into notebooks/ with the run
 metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
 """
 import argparse
@@ -51,7 +51,7 @@ def main(argv=None):
 
     from fasttext_lib.errors import FastTextError, error_line
     from fasttext_lib.storage import is_bucket_name
-    from fasttext_lib.workspace import check_flags, name_hints
+    from fasttext_lib.workspace import bundle_name, check_flags, name_hints
 
     if args.in_place and overrides:
         parser.error("--in-place writes the committed notebooks: run them with their own parameters")
@@ -105,11 +105,13 @@ def main(argv=None):
     settings = {**defaults, **{k: v for k, v in overrides.items() if k in defaults}}
     # as the notebooks' Workspace reads it: relative to notebooks/, ~ the home folder
     out = os.path.normpath(os.path.join(ROOT, "notebooks", os.path.expanduser(str(settings["output_dir"]))))
-    history = pd.read_csv(os.path.join(out, "history.csv"), index_col="epoch")
+    # 02's run folder: run_name, else the dataset's name (as the notebook names it)
+    history_csv = os.path.join(out, bundle_name(settings["run_name"], settings["dataset"]), "history.csv")
+    history = pd.read_csv(history_csv, index_col="epoch")
     print("\naccuracy per epoch (val: the test split):")
     print(history[[c for c in ("train_loss", "val_loss", "train_accuracy", "val_accuracy") if c in history]].round(4).to_string())
     print(f"\nexecuted notebooks: {os.path.relpath(executed, ROOT)}/")
-    print(f"figures and tables: {os.path.relpath(out, ROOT)}/")
+    print(f"figures and tables: {os.path.relpath(out, ROOT)}/ (02's history: {os.path.relpath(history_csv, ROOT)})")
     print("S3 objects (data, model bundle) lived on the local server and are gone with it.")
     return 0
 

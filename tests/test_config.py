@@ -139,3 +139,22 @@ def test_an_lr_that_mxnet_cannot_step_with_is_refused_up_front(settings, bound):
     TrainConfig(lr=3e38)
     TrainConfig(lr=8e37, batch_size=1024, ngrams=2)
     TrainConfig(lr=1e38, batch_size=1024, ngrams=2, optimizer="adam")  # adam has no row shrink
+
+
+@pytest.mark.parametrize("name, given, meant", [("optimizer", "SGD", "sgd"), ("optimizer", "Adam", "adam"),
+                                                ("optimizer", "adan", "adam"), ("lr_schedule", "Linear", "linear"),
+                                                ("kvstore", "dist-sync", "dist_sync")])
+def test_a_choice_written_in_other_capitals_or_misspelled_is_refused_with_the_one_meant(name, given, meant):
+    """`papermill 02 -p optimizer SGD` (or `train --optimizer SGD`) was told "optimizer must be one of sgd, adam, got
+    'SGD'" with no hint, where a misspelled parameter or dataset names the one meant."""
+    choices = {"optimizer": "sgd, adam", "lr_schedule": "linear, constant",
+               "kvstore": "auto, local, device, dist_sync, dist_async"}[name]
+    with pytest.raises(FastTextError) as raised:
+        TrainConfig(**{name: given})
+    assert str(raised.value) == f"{name} must be one of {choices}, got {given!r} (did you mean {meant!r}?)"
+    with pytest.raises(FastTextError) as raised:
+        config_from_args(cli.build_parser().parse_args(["train", "--train", "t", "--output", "o", "--optimizer", "SGD"]))
+    assert str(raised.value).endswith("got 'SGD' (did you mean 'sgd'?)")
+    with pytest.raises(FastTextError) as raised:  # nothing close: no hint
+        TrainConfig(optimizer="rmsprop")
+    assert str(raised.value) == "optimizer must be one of sgd, adam, got 'rmsprop'"

@@ -53,7 +53,7 @@ def test_an_earlier_custom_handler_keeps_its_exceptions_and_comes_back(shell, ca
 def test_without_an_earlier_handler_ours_is_installed_alone_and_removed(shell, capsys):
     shell.user_ns["FastTextError"] = FastTextError
     notebook_errors.show_errors_as_lines()
-    assert shell.custom_exceptions == (FastTextError,)
+    assert shell.custom_exceptions == (FastTextError, KeyboardInterrupt)  # (a Stop in training: one line too)
     result, out = run(shell, capsys, "raise FastTextError('bad')")
     assert out.strip() == "error: bad"
     notebook_errors.stop_showing_errors_as_lines()
@@ -140,3 +140,36 @@ def test_the_sdks_traceback_display_is_taken_out_again(shell, capsys, monkeypatc
     notebook_errors.stop_showing_errors_as_lines()
     run(shell, capsys, sdk_import)
     assert "_showtraceback" in vars(shell)  # ours stopped: the kernel is left as the SDK makes it
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_the_stop_button_during_training_is_one_line_and_the_cell_still_fails(shell, capsys, monkeypatch, earlier):
+    """The Stop button (a KeyboardInterrupt) while 02's train() ran showed IPython's whole traceback through the
+    training loop and MXNet. The kernel now sends one line naming the epoch and step, as the cell's error of type
+    KeyboardInterrupt (papermill still stops there); a Stop anywhere else keeps IPython's traceback, and a user's
+    earlier handler is not given it."""
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.sample import load_sample
+    from fasttext_lib.train import train
+
+    sent = []  # what the kernel sends as the cell's error (ipykernel's _showtraceback: papermill reads it)
+    shown = type(shell)._showtraceback
+    monkeypatch.setattr(type(shell), "_showtraceback",
+                        lambda self, etype, value, stb: sent.append((etype.__name__, stb)) or shown(self, etype, value, stb))
+    if earlier:
+        shell.set_custom_exc((ValueError,), lambda self, etype, value, tb, tb_offset=None: pytest.fail("theirs"))
+    shell.user_ns.update(train=train, TrainConfig=TrainConfig, data=load_sample("train").head(300))
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, """\
+def stop_pressed(row):
+    if row["epoch"] == 2:
+        raise KeyboardInterrupt  # the Stop button, pressed at the end of epoch 2
+train(data, None, TrainConfig(epochs=3, batch_size=32, buckets=1000, progress=False), on_epoch_end=stop_pressed)
+""")
+    line = ("error: stopped by the user at epoch 2, step 10; nothing was saved; run the cell again to start over")
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt
+    assert sent == [("KeyboardInterrupt", [line])] and out.strip() == line
+    result, out = run(shell, capsys, "raise KeyboardInterrupt")  # a Stop elsewhere: as IPython shows it
+    assert not result.success and "Traceback" in out and "KeyboardInterrupt" in out and len(sent) == 2
+    notebook_errors.stop_showing_errors_as_lines()
+    assert shell.custom_exceptions == ((ValueError,) if earlier else ())

@@ -413,27 +413,28 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
     fig, ax = plt.subplots()
     ax.plot([1, 2])
     cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
+    run = ws.out / "sample"  # the run's folder
 
-    ws.save_autotune(trials, fig)  # what a run with autotune=True writes (the same call in that cell)
-    (ws.out / "history.csv").write_text("epoch\n1\n")
-    (ws.out / "my_autotune.png").write_bytes((ws.out / "autotune.png").read_bytes())
-    exec(cell, {"autotune": False, "ws": ws})  # noqa: S102 - 02's autotune cell, run without autotune
-    assert sorted(p.name for p in ws.out.iterdir()) == ["history.csv", "my_autotune.png"]
+    ws.save_autotune(trials, fig, "sample")  # what a run with autotune=True writes (the same call in that cell)
+    (run / "history.csv").write_text("epoch\n1\n")
+    (run / "my_autotune.png").write_bytes((run / "autotune.png").read_bytes())
+    exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102 - 02's autotune cell, without autotune
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "my_autotune.png"]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
 
-    fig.savefig(ws.out / "autotune.png")  # a figure of the user's own under that name (not marked as ours)
-    (ws.out / "autotune_trials.csv").write_text("trial,score\n1,0.5\n")
-    exec(cell, {"autotune": False, "ws": ws})  # noqa: S102
-    assert {"autotune.png", "autotune_trials.csv"} <= {p.name for p in ws.out.iterdir()}
+    fig.savefig(run / "autotune.png")  # a figure of the user's own under that name (not marked as ours)
+    (run / "autotune_trials.csv").write_text("trial,score\n1,0.5\n")
+    exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102
+    assert {"autotune.png", "autotune_trials.csv"} <= {p.name for p in run.iterdir()}
     assert capsys.readouterr().err == ""
 
-    (ws.out / "autotune.png").unlink()
-    (ws.out / "autotune_trials.csv").unlink()
+    (run / "autotune.png").unlink()
+    (run / "autotune_trials.csv").unlink()
     elsewhere = Workspace("b", "p", str(tmp_path / "elsewhere"))
-    elsewhere.save_autotune(trials, fig)
-    (ws.out / "autotune.png").symlink_to(elsewhere.out / "autotune.png")  # a link: not removed, nor what it points to
-    assert ws.drop_autotune() == []
-    assert (ws.out / "autotune.png").is_symlink() and (elsewhere.out / "autotune.png").exists()
+    elsewhere.save_autotune(trials, fig, "sample")
+    (run / "autotune.png").symlink_to(elsewhere.out / "sample" / "autotune.png")  # a link: not removed, nor its target
+    assert ws.drop_autotune("sample") == []
+    assert (run / "autotune.png").is_symlink() and (elsewhere.out / "sample" / "autotune.png").exists()
     plt.close(fig)
 
 
@@ -451,8 +452,9 @@ def test_autotune_outputs_are_replaced_together(tmp_path):
     ws = Workspace("b", "p", str(tmp_path))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
-    ws.save_autotune(pd.DataFrame([[1] * len(TRIAL_COLUMNS)], columns=TRIAL_COLUMNS), fig)
-    before = {name: (tmp_path / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv")}
+    ws.save_autotune(pd.DataFrame([[1] * len(TRIAL_COLUMNS)], columns=TRIAL_COLUMNS), fig, "run")
+    run = tmp_path / "run"
+    before = {name: (run / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv")}
 
     class Broken:
         def to_csv(self, **kwargs):
@@ -460,9 +462,9 @@ def test_autotune_outputs_are_replaced_together(tmp_path):
 
     ax.plot([2, 1])
     with pytest.raises(RuntimeError, match="cut"):
-        ws.save_autotune(Broken(), fig)
-    assert {name: (tmp_path / name).read_bytes() for name in before} == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)
+        ws.save_autotune(Broken(), fig, "run")
+    assert {name: (run / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in run.iterdir()) == sorted(before)
     plt.close(fig)
 
 
@@ -862,8 +864,10 @@ def test_02_puts_its_history_in_place_only_once_the_bundle_is_saved(tmp_path, s3
     fig, ax = plt.subplots()
     ax.plot([1, 2])
     uri = ws.save_run(train(train_data, val_data, TrainConfig(epochs=1)), "run", fig)
-    assert sorted(p.name for p in ws.out.iterdir()) == ["history.csv", "history.png"]
-    before = {p.name: p.read_bytes() for p in ws.out.iterdir()}
+    run = ws.out / "run"  # the run's folder
+    assert sorted(p.name for p in ws.out.iterdir()) == ["run"]
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
     assert before["history.csv"].decode().splitlines()[0].startswith("epoch,") and len(before["history.csv"].splitlines()) == 2
 
     def denied(*args, **kwargs):
@@ -874,11 +878,11 @@ def test_02_puts_its_history_in_place_only_once_the_bundle_is_saved(tmp_path, s3
     monkeypatch.setattr(bundle, "publish_bundle", denied)
     with pytest.raises(FastTextError, match="access denied"):
         ws.save_run(longer, "run", fig)
-    assert {p.name: p.read_bytes() for p in ws.out.iterdir()} == before  # no new history, no temporary
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # no new history, no temporary
     assert [row["epoch"] for row in Predictor.load(uri).metrics["history"]] == [1]  # the older bundle, whole
     monkeypatch.undo()
     assert ws.save_run(longer, "run", fig) == uri
-    assert len((ws.out / "history.csv").read_text().splitlines()) == 3
+    assert len((run / "history.csv").read_text().splitlines()) == 3
     assert [row["epoch"] for row in Predictor.load(uri).metrics["history"]] == [1, 2]
     plt.close(fig)
 
@@ -921,9 +925,97 @@ def test_demo_reads_the_history_from_an_output_dir_under_home(monkeypatch, capsy
     import run_notebooks
 
     monkeypatch.setenv("HOME", str(tmp_path))
-    (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
+    (tmp_path / "out" / "sample").mkdir(parents=True)  # 02's run folder: run_name None is the dataset's name
+    (tmp_path / "out" / "sample" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
     monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: None)
     monkeypatch.setattr(run_notebooks, "local_s3", lambda bucket: contextlib.nullcontext())
     assert run_notebooks.main(["-p", "output_dir", "~/out"]) == 0
     assert "0.75" in capsys.readouterr().out
+    (tmp_path / "out" / "exp" / "1").mkdir(parents=True)  # -p run_name exp/1: that run's folder
+    (tmp_path / "out" / "exp" / "1" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.5\n")
+    assert run_notebooks.main(["-p", "output_dir", "~/out", "-p", "run_name", "exp/1"]) == 0
+    assert "0.5" in capsys.readouterr().out
+
+
+def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp_path, s3_bucket):
+    """`papermill 02 -p run_name b -p dataset synthetic`, then `papermill 04 -p run_name b` (the sample's test split):
+    04 stopped at check_tested_on, in its evaluation cell, but its predictions cell had already replaced
+    04_predictions.csv with model b's. Every check that can stop 04 now runs before 04 writes anything: run cell by
+    cell until it stops, the folder holds what it held."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.data import write_fasttext_splits
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.sample import load_sample
+    from fasttext_lib.train import train
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"), "run_name": "b", "ctx": "cpu"}
+    saved = run_after_papermill(SERIES[1], {**local, "dataset": "synthetic"})  # 02's check cell: its ws
+    ws = saved["ws"]
+    splits = {"train": load_sample("train").head(300), "test": load_sample("test").head(100)}
+    write_fasttext_splits(splits, ws.data, "synthetic")  # (documents of 01's, as long as there are some)
+    write_fasttext_splits(splits, ws.data, "sample")
+    exec(cell_with(SERIES[1], "train_data, test_data = read_labeled("), saved)  # noqa: S102 - 02's data cell
+    saved["trained"] = train(saved["train_data"], saved["test_data"],
+                             TrainConfig(epochs=1, emsize=8, ngrams=1, buckets=1000, ctx="cpu", progress=False))
+    saved["fig"] = plt.figure()
+    exec(cell_with(SERIES[1], "ws.save_run(trained, "), saved)  # noqa: S102 - 02's save cell, tested on synthetic's
+    plt.close(saved["fig"])
+    for name in ("04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"):
+        (ws.out / name).write_text(f"the user's earlier {name}\n")
+    before = {p.relative_to(ws.out): p.read_bytes() for p in ws.out.rglob("*") if p.is_file()}
+
+    namespace = run_after_papermill(SERIES[3], local, {"display": print})  # 04 with dataset="sample"
+    later = code_cells(read(SERIES[3]))[2:]
+    with pytest.raises(FastTextError, match=r"^the model at .*/models/b was tested on .*/data/synthetic.test, not on "):
+        for cell in later:
+            exec(cell.source, namespace)  # noqa: S102 - 04's cells in order, until one stops
+    plt.close("all")
+    assert {p.relative_to(ws.out): p.read_bytes() for p in ws.out.rglob("*") if p.is_file()} == before
+
+
+def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_path, s3_bucket):
+    """02 run with run_name a, then b, in one output_dir: b's history.csv and history.png replaced a's (each bundle's
+    metrics.json kept its own), and b without autotune removed a's autotune.png and autotune_trials.csv. Each run's
+    files are in output_dir/{run_name}/ now (a name with / is a folder in a folder), as 02's last cell prints them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from conftest import make_splits
+    from fasttext_lib.autotune import TRIAL_COLUMNS
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train_data, val_data = make_splits(200, 50, seed=0)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
+    autotune_cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
+    for run_name, epochs in (("a", 1), ("exp/b", 2)):
+        ws.save_run(train(train_data, val_data, TrainConfig(epochs=epochs, progress=False)), run_name, fig)
+    ws.save_autotune(trials, fig, "a")  # (what a's autotune cell writes)
+    exec(autotune_cell, {"autotune": False, "ws": ws, "run_name": "exp/b"})  # noqa: S102 - b's, without autotune
+    assert sorted(str(p.relative_to(ws.out)) for p in ws.out.rglob("*") if p.is_file()) == [
+        "a/autotune.png", "a/autotune_trials.csv", "a/history.csv", "a/history.png", "exp/b/history.csv",
+        "exp/b/history.png"]
+    assert [len(pd.read_csv(ws.out / run / "history.csv")) for run in ("a", "exp/b")] == [1, 2]
+    last_cell = code_cells(read(SERIES[1]))[-1].source
+    assert 'ws.show(f"{run_name}/history.csv")' in last_cell and 'ws.show(f"{run_name}/history.png")' in last_cell
+    plt.close(fig)
+    # a file where the run's folder would be: 02's check cell says so, before the training
+    (ws.out / "mine").write_text("the user's\n")
+    with pytest.raises(FastTextError, match=r"^run_name 'mine' cannot be a folder of output_dir for its history: .*"
+                                            r"mine exists and is not a directory$"):
+        run_after_papermill(SERIES[1], {"bucket": s3_bucket[len("s3://"):], "output_dir": str(ws.out),
+                                        "run_name": "mine"})
+    assert (ws.out / "mine").read_text() == "the user's\n"
