@@ -966,7 +966,7 @@ def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp
     exec(cell_with(SERIES[1], "ws.save_run(trained, "), saved)  # noqa: S102 - 02's save cell, tested on synthetic's
     plt.close(saved["fig"])
     for name in ("04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"):
-        (ws.out / name).write_text(f"the user's earlier {name}\n")
+        (ws.out / "b" / name).write_text(f"the user's earlier {name}\n")
     before = {p.relative_to(ws.out): p.read_bytes() for p in ws.out.rglob("*") if p.is_file()}
 
     namespace = run_after_papermill(SERIES[3], local, {"display": print})  # 04 with dataset="sample"
@@ -976,6 +976,15 @@ def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp
             exec(cell.source, namespace)  # noqa: S102 - 04's cells in order, until one stops
     plt.close("all")
     assert {p.relative_to(ws.out): p.read_bytes() for p in ws.out.rglob("*") if p.is_file()} == before
+
+
+def test_04_writes_its_files_in_the_runs_folder():
+    """04's predictions, confusion matrix and word vectors were in output_dir itself: 04 run for run_name b replaced
+    run a's. They are in output_dir/{run_name}/ now, beside 02's history of that run, as 04's last cell prints."""
+    code = "\n".join(c.source for c in code_cells(read(SERIES[3])))
+    assert "ws.out /" not in code and "run_dir = ws.run_folder(run_name)" in code
+    for name in ("04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"):
+        assert f'run_dir / "{name}"' in code and f'ws.show(f"{{run_name}}/{name}")' in code
 
 
 def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_path, s3_bucket):
