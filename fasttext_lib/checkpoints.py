@@ -143,6 +143,19 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
 
 
+def remove_older_than(checkpoint_dir, epoch, model, config, labels, data=None, validation=None, score_train=False,
+                      num_workers=1):
+    """Remove this run's checkpoints older than ``epoch`` (the one a finished run resumed from). A kill between a
+    save's publish and its removal of the epoch before left two; the rerun then trains nothing and saves nothing, so
+    the older one (as large as the model, 3x with adam) stayed for good. Another run's checkpoints stay."""
+    for old in _checkpoint_epochs(checkpoint_dir, epoch):
+        if old < epoch:
+            with contextlib.suppress(FastTextError):  # (another run's: refused, kept; or removed meanwhile)
+                _refuse_another_runs(checkpoint_dir, old, model, config, labels, data, validation, score_train,
+                                     num_workers)
+                storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+
+
 def _write_optimizer_state(path, meta, states):
     """``states`` (optim.OptimizerState, ``None`` where a dist_* cluster's servers hold it): its arrays into ``path``
     (.npz), its counters into the manifest's "optimizer". (np.savez into an open file left its zip unclosed when the

@@ -29,7 +29,8 @@ import numpy as np
 
 from . import cluster
 from .batches import BatchMaker, prefetch, to_batch_arrays
-from .checkpoints import TRAIN_ACCURACY, data_fingerprint, load_checkpoint, save_checkpoint, text_rule_of
+from .checkpoints import (TRAIN_ACCURACY, data_fingerprint, load_checkpoint, remove_older_than, save_checkpoint,
+                          text_rule_of)
 from .config import TrainConfig
 from .class_checks import check_classes
 from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, sort_labels
@@ -255,6 +256,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         # rerunning the same command after a crash or a spot interruption: say that it picked up where it stopped
         print(f"resuming from the checkpoint in {checkpoint_dir}: epoch {resumed['epoch']} of {config.epochs} done",
               file=sys.stderr, flush=True)
+        if first_epoch > config.epochs and rank == 0:  # finished: no save will remove what a kill left before it
+            remove_older_than(checkpoint_dir, resumed["epoch"], model, config, classes, data_id, validation=val_id,
+                              score_train=score_train, num_workers=workers)
 
     result.rank, result.num_workers = rank, workers
     if watch is not None:  # every worker must train on the same data with the same settings: refused otherwise

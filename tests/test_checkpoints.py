@@ -102,6 +102,34 @@ def test_resume_with_settings_from_the_data(splits, tmp_path):
         train(half, None, config, checkpoint_dir=ckpt)
 
 
+def test_a_finished_run_resumed_removes_the_checkpoint_a_kill_left_before_its_last(splits, tmp_path):
+    """kill -9 between the last epoch's publish and the removal of the epoch before left both; the rerun resumed the
+    finished run, trained nothing and saved nothing, so the older checkpoint (the model's size, 3x with adam) stayed
+    for good. Now the rerun removes it; another run's checkpoint in the directory stays."""
+    import shutil
+
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+    shutil.copytree(ckpt / "epoch-0001", tmp_path / "epoch-0001")
+    train(*splits, config, checkpoint_dir=str(ckpt))
+    shutil.copytree(tmp_path / "epoch-0001", ckpt / "epoch-0001")  # what the kill left: epoch 1 not yet removed
+    assert sorted(os.listdir(ckpt)) == ["epoch-0001", "epoch-0002"]
+    seen = []
+    again = train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=seen.append)
+    assert seen == [] and [row["epoch"] for row in again.history] == [1, 2]
+    assert sorted(os.listdir(ckpt)) == ["epoch-0002"]
+
+    other = tmp_path / "other"  # a checkpoint of other settings at epoch 1 beside this run's finished one
+    with pytest.raises(Crash):
+        train(*splits, TrainConfig(**dict(config.to_dict(), emsize=16)), checkpoint_dir=str(other),
+              on_epoch_end=_crash_after(1))
+    shutil.copytree(other / "epoch-0001", ckpt / "epoch-0001")
+    train(*splits, config, checkpoint_dir=str(ckpt))
+    assert sorted(os.listdir(ckpt)) == ["epoch-0001", "epoch-0002"]
+
+
 def test_checkpoint_of_another_run_is_refused(splits, tmp_path):
     ckpt = str(tmp_path / "ckpt")
     train(*splits, TrainConfig(epochs=1, batch_size=256, progress=False), checkpoint_dir=ckpt)

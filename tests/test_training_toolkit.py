@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -73,6 +74,12 @@ def lay_out_opt_ml(root, job):
 
 def run_train_command(opt_ml):
     """The container's ``train`` command; the code comes from S3 (moto, through ``AWS_ENDPOINT_URL``)."""
+    argv, kwargs = train_command(opt_ml)
+    return subprocess.run(argv, **kwargs, capture_output=True, text=True, timeout=600)
+
+
+def train_command(opt_ml):
+    """``(argv, keyword arguments)`` for subprocess: the container's ``train`` command in the image's WORKDIR."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SM_", "SAGEMAKER_", "DMLC_")) and k != "PYTHONPATH"}  # no checkout on the path
     env.update(SAGEMAKER_BASE_DIR=str(opt_ml), SAGEMAKER_TRAINING_MODULE=TRAINING_MODULE,
@@ -84,7 +91,7 @@ def run_train_command(opt_ml):
                # and a job in a VPC without internet access starts. Were anything missing, pip fails the job.
                PIP_NO_INDEX="1")
     train = os.path.join(os.path.dirname(sys.executable), "train")  # sagemaker-training's console script
-    return subprocess.run([train], cwd="/", env=env, capture_output=True, text=True, timeout=600)  # the image's WORKDIR
+    return [train], dict(cwd="/", env=env)  # the image's WORKDIR
 
 
 def test_the_job_runs_through_the_training_toolkits(sm, splits, tmp_path):
@@ -147,3 +154,40 @@ def test_a_bad_hyperparameter_fails_the_job_through_the_toolkits_with_its_one_li
     assert (opt_ml / "output" / "failure").read_text() == errors[0]
     assert "ExecuteUserScriptError" in r.stdout + r.stderr  # the toolkit did see the script fail
     assert os.listdir(opt_ml / "model") == [] and not (opt_ml / "output" / "success").exists()
+
+
+
+def test_a_spot_interrupted_job_restarted_with_its_checkpoints_ends_as_an_uninterrupted_one(sm, splits, tmp_path):
+    """A managed-spot job through the toolkits: the instance is lost (every process of the container killed, as the
+    SIGKILL after SageMaker's grace period does) once epoch 1's checkpoint is written; the job restarts on a fresh
+    /opt/ml with the checkpoints SageMaker copies back, resumes, and writes the model an uninterrupted job writes."""
+    import signal
+    import time
+
+    checkpoints = tmp_path / "checkpoints"  # the job's /opt/ml/checkpoints, as SageMaker restores it
+    job = start_job(sm, splits, "ft-toolkit-spot", checkpoint_dir=str(checkpoints))
+    first = lay_out_opt_ml(tmp_path / "first", job)
+    argv, kwargs = train_command(first)
+    proc = subprocess.Popen(argv, **kwargs, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 300
+        while not (checkpoints / "epoch-0001" / "checkpoint.json").exists():
+            assert proc.poll() is None and time.time() < deadline, "no checkpoint for epoch 1"
+            time.sleep(0.02)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the container's every process
+        proc.wait()
+    assert not (first / "output" / "success").exists() and os.listdir(first / "model") == []
+
+    restarted = lay_out_opt_ml(tmp_path / "restarted", job)
+    r = run_train_command(restarted)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"resuming from the checkpoint in .*: epoch [12] of 3 done", r.stdout + r.stderr), r.stderr
+    never_stopped = dict(job, HyperParameters=dict(job["HyperParameters"], checkpoint_dir=json.dumps("none")))
+    whole = lay_out_opt_ml(tmp_path / "whole", never_stopped)
+    r = run_train_command(whole)
+    assert r.returncode == 0, r.stdout + r.stderr
+    resumed, uninterrupted = Predictor.load(restarted / "model").model, Predictor.load(whole / "model").model
+    np.testing.assert_array_equal(resumed.embedding_table(), uninterrupted.embedding_table())
+    np.testing.assert_array_equal(resumed.output.weight.data().asnumpy(), uninterrupted.output.weight.data().asnumpy())
+    assert sorted(os.listdir(checkpoints)) == ["epoch-0003"]
