@@ -747,6 +747,29 @@ def test_a_file_of_whole_floats_alone_is_evaluated_by_a_model_whose_other_classe
         class_ids(["1", "3"], ["1.0", "1.5", "2.0"], "data")
 
 
+def test_names_keyed_by_whole_floats_name_the_classes_the_one_rule_reads(tmp_path):
+    """fastText format's ``__label__1.0`` / ``__label__2.0`` are the classes 1 and 2 now (data.file_classes): a names
+    file beside the data keyed ``1.0=negative`` was dropped without a word (it named none of the classes), and
+    ``--label-names 1.0=negative,2.0=positive`` refused ('the training data does not have 1.0'), where both named the
+    classes before. A key that is no class but the whole float of one names that class."""
+    words = {"1.0": "awful cold soup", "2.0": "great tasty food"}
+    for fmt, line in (("txt", "__label__{label} {text}\n"), ("csv", "{label},{text}\n")):
+        data = tmp_path / f"d.{fmt}"
+        data.write_text(("label,text\n" if fmt == "csv" else "") + "".join(
+            line.format(label=label, text=f"{words[label]} {i}") for i in range(40) for label in [list(words)[i % 2]]))
+        (tmp_path / "d.classes.txt").write_text("1.0=negative\n2.0=positive\n")
+        for extra in ([], ["--label-names", "1.0=negative,2.0=positive"]):
+            model = tmp_path / f"m_{fmt}_{len(extra)}"
+            r = cli_in_process("train", "--train", data, "--output", model, "--epochs", "1", "--no-progress", *extra)
+            assert r.returncode == 0, r.stderr
+            config = json.loads((model / "config.json").read_text())
+            assert (config["labels"], config["label_names"]) == (["1", "2"], {"1": "negative", "2": "positive"})
+    from fasttext_lib.label_names import keyed_by_class
+
+    assert keyed_by_class({"1.0": "a", "1.5": "b"}, ["1.0", "1.5"]) == {"1.0": "a", "1.5": "b"}  # classes as written
+    assert keyed_by_class({"1.0": "a", "1": "b"}, ["1", "2"]) == {"1.0": "a", "1": "b"}  # 1 named already: as given
+
+
 def test_a_headerless_csv_of_whole_float_classes_is_detected_as_its_integer_classes_are(tmp_path):
     """pandas' ``df.to_csv(path, header=False, index=False)`` of a float class column writes ``1.0,great food``: train
     and evaluate refused it ("cannot detect the format of line 1") while ``1,great food`` was read, and predict took
