@@ -377,7 +377,7 @@ def keyed_by_class(mapping, labels):
     from .data import whole_number
 
     present = set(labels)
-    wholes = {key: whole_number(key) for key in mapping if key not in present}
+    wholes = {key: whole_number(key) for key in mapping if isinstance(key, str) and key not in present}
     claimed = [whole for whole in wholes.values() if whole in present and whole not in mapping]
     moved = {key: whole for key, whole in wholes.items() if whole in claimed and claimed.count(whole) == 1}
     if not moved:
