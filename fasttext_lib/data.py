@@ -109,14 +109,23 @@ def as_read_from_a_file(data, what):
     if all(type(label) is str for label in labels) and all(type(text) is str for text in texts):
         read = file_classes(labels)  # (str classes "1.0", "2.0": as a file of them is read)
         # (the readers' own lists: one pass each, no copy)
-        return data if read is labels else LabeledTexts(read, texts, dict(data.names), data.class_from)
+        return data if read is labels else LabeledTexts(read, texts, _names_of(data, read), data.class_from)
     labels = file_classes([_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)])
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise FastTextError(f"{what}.texts[{i}] is {text!r} ({type(text).__name__}), not a str"
                                 + (": a missing value? fill it first (df['text'].fillna(''))" if _missing(text) else
                                    ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else ""))
-    return LabeledTexts(labels, list(texts), dict(data.names), data.class_from)
+    return LabeledTexts(labels, list(texts), _names_of(data, labels), data.class_from)
+
+
+def _names_of(data, labels):
+    """``data.names`` for its classes as read (``labels``): names given for the classes as written (``{"1.0":
+    "negative"}``) follow them where they are read as whole numbers (train refused them as naming classes the data
+    does not have)."""
+    from .label_names import keyed_by_class
+
+    return keyed_by_class(dict(data.names), labels)
 
 
 def _missing(value):

@@ -27,6 +27,7 @@ classes.txt line ending in ``:``, ``names:``, is refused as one; so is a first l
 more names than the data has classes: :func:`refuse_a_title`). Labels a mapping does not name keep their raw id as name. Every malformed mapping (an empty
 or duplicate name, an id given twice, a binary or huge file) is a :class:`FastTextError`.
 """
+import copy
 import json
 import os
 import re
@@ -394,6 +395,25 @@ def _renumbered(found, present):
     return ",".join(f"{label}={name}" for label, name in pairs) + ("" if len(present) <= len(found) else ",...")
 
 
+def keyed_by_class(mapping, labels):
+    """``mapping`` with a key that is no class of ``labels`` but the whole float of one (``1.0=negative`` for the
+    class ``1``) keyed by that class, where no other key names it: data.file_classes reads a file whose classes are
+    all whole floats (fastText format's ``__label__1.0``, a CSV's float column) as whole numbers, and a names file
+    written for its classes as they are spelled was dropped without a word (it named none of them). Same type."""
+    from .data import whole_number
+
+    present = set(labels)
+    wholes = {key: whole_number(key) for key in mapping if isinstance(key, str) and key not in present}
+    claimed = [whole for whole in wholes.values() if whole in present and whole not in mapping]
+    moved = {key: whole for key, whole in wholes.items() if whole in claimed and claimed.count(whole) == 1}
+    if not moved:
+        return mapping
+    renamed = copy.copy(mapping)  # (a names file's title and type kept)
+    renamed.clear()
+    renamed.update((moved.get(key, key), name) for key, name in mapping.items())
+    return renamed
+
+
 def kept_for_data(found, labels, where, subset=False):
     """The entries of a names file found beside the data (``where``) for the data's ``labels``.
 
@@ -406,6 +426,7 @@ def kept_for_data(found, labels, where, subset=False):
     stars 1 and 2 only). A split that misses a class or two still has more than half. ``subset``: any share will do
     (the file is this data's, :func:`named_for`, or the data is a ``limit``-ed read of it). A file
     that names none of the data's classes is not about it and gives no names."""
+    found = keyed_by_class(found, labels)
     refuse_a_title(found, labels, where)
     present = set(labels)
     unused = [label for label in found if label not in present]
@@ -477,6 +498,7 @@ def settle(data, explicit, where):
     SageMaker job cannot drift apart.
     """
     if explicit is not None:
+        explicit = keyed_by_class(explicit, data.classes())
         refuse_a_title(explicit, data.classes(), where)
         if isinstance(explicit, DatasetNames) and any(label in explicit for label in data.classes()):
             explicit = kept_for_data(explicit, data.classes(), where, subset=True)  # else refused: none is the data's

@@ -28,7 +28,7 @@ from . import native_features, storage
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, check_form, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
-from .data import LABEL_PREFIX, as_read_from_a_file, file_classes, whole_number_classes
+from .data import LABEL_PREFIX, as_read_from_a_file, file_classes, whole_number
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
 from .devices import parse_ctx
 from .jsonl import missing_json
@@ -54,7 +54,8 @@ def class_ids(labels, classes, where, names=None):
     ``{class id: name}``, or its id where it has no name), those classes' ids.
 
     The labels are read as every command reads a file's (``data.file_classes``: ``5.0`` for ``5`` only when every
-    label is a whole float); no other spelling of a class is taken for it. A file is labeled one way: a mix of ids and names is an error, and so is a file of names one of which is
+    label is a whole float); a label that is no class is the class written as its whole float, where one is (``5``:
+    the ``5.0`` of a model of half stars, or of one trained on ``__label__5.0`` before that rule). A file is labeled one way: a mix of ids and names is an error, and so is a file of names one of which is
     also another class's id (names ``1=2,2=good``, labels ``2`` and ``good``): read as names, ``2`` would be
     class 1, which is not what it means as an id. Any other label is unknown, and the error lists the known
     classes with their names (``known: 1 (negative), 2 (positive)``)."""
@@ -62,13 +63,18 @@ def class_ids(labels, classes, where, names=None):
     ids = set(classes)
     if present <= ids:
         return labels
-    # (the labels were read by data.file_classes, as training reads a file's: 5.0 is class 5 only when every label
-    # of the file is a whole float; a model trained before that rule held fastText format's __label__5.0 as the
-    # class "5.0", which the same rule reads as 5)
-    trained = whole_number_classes(list(classes))
-    if trained is not classes and present <= set(trained):
-        as_trained = dict(zip(trained, classes))
-        return [as_trained[label] for label in labels]
+    # The labels were read by data.file_classes (5.0 is 5 when every label of the file is a whole float), the
+    # model's classes from its training data: a class written 5.0 is kept so beside classes that are no whole floats
+    # (half stars: 1.0, 1.5, 2.0, which a file of whole stars alone reads as 1 and 2), and by a model trained on
+    # __label__5.0 before the rule. A label that is no class is then the class written as its whole float.
+    as_float = {}
+    for label in classes:
+        whole = whole_number(label)
+        if whole is not None and whole not in ids:
+            as_float.setdefault(whole, []).append(label)
+    as_float = {whole: spelled[0] for whole, spelled in as_float.items() if len(spelled) == 1}  # (5.0 and 05.0: no)
+    if present <= ids | set(as_float):
+        return [label if label in ids else as_float[label] for label in labels]
     by_name = {}
     for label in classes:  # each class as predictions show it: its name, or its id where it has none
         by_name.setdefault((names or {}).get(label, label), []).append(label)

@@ -779,6 +779,60 @@ def test_train_and_evaluate_read_fasttext_whole_float_labels_by_one_rule(tmp_pat
         class_ids(["1", "3"], ["1.0", "2.0"], "data")
 
 
+def test_a_file_of_whole_floats_alone_is_evaluated_by_a_model_whose_other_classes_are_no_floats(tmp_path):
+    """A model of half stars (classes 1.0, 1.5, 2.0: no rule reads them as numbers) evaluated on a file of whole stars
+    alone, or trained with such a file as --validation: that file's classes read as 1 and 2 (data.file_classes), which
+    evaluate refused as 'not seen in training (known: 1.0, 1.5, 2.0)'; it evaluated before the one rule. A label that
+    is no class is the class written as its whole float."""
+    words = {"1.0": "awful cold soup", "1.5": "bad stale meh", "2.0": "great tasty food"}
+    stars = list(words)
+    for fmt, line in (("csv", "{label},{text}\n"), ("txt", "__label__{label} {text}\n")):
+        train, whole = tmp_path / f"train.{fmt}", tmp_path / f"whole.{fmt}"
+        header = "label,text\n" if fmt == "csv" else ""
+        train.write_text(header + "".join(line.format(label=stars[i % 3], text=f"{words[stars[i % 3]]} {i}")
+                                          for i in range(60)))
+        whole.write_text(header + "".join(line.format(label=stars[2 * (i % 2)], text=f"{words[stars[2 * (i % 2)]]} {i}")
+                                          for i in range(20)))
+        model = tmp_path / f"model_{fmt}"
+        r = cli_in_process("train", "--train", train, "--validation", whole, "--output", model, "--epochs", "1",
+                           "--no-progress")
+        assert r.returncode == 0, r.stderr
+        assert json.loads((model / "config.json").read_text())["labels"] == ["1.0", "1.5", "2.0"]
+        r = cli_in_process("evaluate", "--model", model, "--data", whole)
+        assert r.returncode == 0, r.stderr
+        counts = _last_json(r.stdout)["confusion_matrix"]["counts"]
+        assert [sum(row) for row in counts] == [10, 0, 10]
+    from fasttext_lib.predict import class_ids
+
+    assert class_ids(["2", "1"], ["1.0", "1.5", "2.0"], "data") == ["2.0", "1.0"]
+    assert class_ids(["1", "2"], ["1", "1.0", "2"], "data") == ["1", "2"]  # a class as written wins
+    with pytest.raises(FastTextError, match="not seen in training"):
+        class_ids(["1", "3"], ["1.0", "1.5", "2.0"], "data")
+
+
+def test_names_keyed_by_whole_floats_name_the_classes_the_one_rule_reads(tmp_path):
+    """fastText format's ``__label__1.0`` / ``__label__2.0`` are the classes 1 and 2 now (data.file_classes): a names
+    file beside the data keyed ``1.0=negative`` was dropped without a word (it named none of the classes), and
+    ``--label-names 1.0=negative,2.0=positive`` refused ('the training data does not have 1.0'), where both named the
+    classes before. A key that is no class but the whole float of one names that class."""
+    words = {"1.0": "awful cold soup", "2.0": "great tasty food"}
+    for fmt, line in (("txt", "__label__{label} {text}\n"), ("csv", "{label},{text}\n")):
+        data = tmp_path / f"d.{fmt}"
+        data.write_text(("label,text\n" if fmt == "csv" else "") + "".join(
+            line.format(label=label, text=f"{words[label]} {i}") for i in range(40) for label in [list(words)[i % 2]]))
+        (tmp_path / "d.classes.txt").write_text("1.0=negative\n2.0=positive\n")
+        for extra in ([], ["--label-names", "1.0=negative,2.0=positive"]):
+            model = tmp_path / f"m_{fmt}_{len(extra)}"
+            r = cli_in_process("train", "--train", data, "--output", model, "--epochs", "1", "--no-progress", *extra)
+            assert r.returncode == 0, r.stderr
+            config = json.loads((model / "config.json").read_text())
+            assert (config["labels"], config["label_names"]) == (["1", "2"], {"1": "negative", "2": "positive"})
+    from fasttext_lib.label_names import keyed_by_class
+
+    assert keyed_by_class({"1.0": "a", "1.5": "b"}, ["1.0", "1.5"]) == {"1.0": "a", "1.5": "b"}  # classes as written
+    assert keyed_by_class({"1.0": "a", "1": "b"}, ["1", "2"]) == {"1.0": "a", "1": "b"}  # 1 named already: as given
+
+
 def test_a_headerless_csv_of_whole_float_classes_is_detected_as_its_integer_classes_are(tmp_path):
     """pandas' ``df.to_csv(path, header=False, index=False)`` of a float class column writes ``1.0,great food``: train
     and evaluate refused it ("cannot detect the format of line 1") while ``1,great food`` was read, and predict took

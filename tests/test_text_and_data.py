@@ -284,3 +284,18 @@ def test_stripped_start_is_the_start_of_the_stripped_line():
         for n in (0, 1, 2, 3, 5, 20):
             assert stripped_start(line, n) == line.strip()[:n], (line, n)
             assert stripped_start(line, n, boms=True) == line.lstrip("\ufeff").strip()[:n], (line, n)
+
+
+def test_names_of_str_whole_float_classes_follow_them_when_they_are_read_as_whole_numbers():
+    """``LabeledTexts(df["label"], df["text"], names={"1.0": "negative", ...})`` of str classes "1.0", "2.0": the one
+    rule reads those classes as 1 and 2 (data.file_classes), and train refused the names it was given for them
+    ('train_data.names gives a name to class(es) '1.0', '2.0' that the training data does not have'), where it
+    trained with them before. The names follow the classes; names of classes kept as written stay as given."""
+    from fasttext_lib.data import LabeledTexts, as_read_from_a_file
+
+    read = as_read_from_a_file(LabeledTexts(["1.0", "2.0", "1.0"], ["a", "b", "c"], {"1.0": "neg", "2.0": "pos"}), "d")
+    assert (read.labels, read.names) == (["1", "2", "1"], {"1": "neg", "2": "pos"})
+    read = as_read_from_a_file(LabeledTexts([1.0, 2.0], ["a", "b"], {"1.0": "neg", "2": "pos"}), "d")
+    assert (read.labels, read.names) == (["1", "2"], {"1": "neg", "2": "pos"})
+    read = as_read_from_a_file(LabeledTexts(["1.0", "1.5"], ["a", "b"], {"1.0": "one"}), "d")
+    assert (read.labels, read.names) == (["1.0", "1.5"], {"1.0": "one"})
