@@ -25,11 +25,13 @@ file is read (and checked whole) once the vocabulary is known, keeping only the 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
 import argparse
+import contextlib
 import itertools
 import json
 import logging
 import math
 import os
+import signal
 import sys
 import time
 
@@ -693,7 +695,12 @@ def run():
         # error line went among predict's answers (a labeled CSV's note: every answer one line off). Now to /dev/null.
         sys.stderr = open(os.devnull, "w")
     sys.stderr = _NotesStream(sys.stderr)
-    status = main(lean_mxnet=True)
+    early = _stop_before_main_is_armed()
+    try:
+        status = main(lean_mxnet=True)
+    finally:
+        for signum, handler in early.items():
+            signal.signal(signum, handler)
     if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
         _exit_now(status)
     if status:  # an error line is out: nothing more at exit (mxnet_env.quiet_exit_hook)
@@ -701,6 +708,24 @@ def run():
 
         quiet_exit_hook()
     return status
+
+
+def _stop_before_main_is_armed():
+    """Ctrl-C, SIGTERM or SIGHUP while the command starts (argument parsing, MXNet's import: ~0.5 s, more on a busy
+    machine), before :func:`main`'s stop_on_signals is armed: Python's KeyboardInterrupt traceback, or a death by
+    SIGTERM without a line (a scheduler that stops a job at once). Nothing has been written then: one ``error:`` line
+    and the signal's exit status (130, 143, 129) at once. A signal ignored when the process started (``nohup``, a
+    background job's SIGINT) stays ignored. Returns the handlers replaced, which :func:`run` puts back after main."""
+    from .errors import Interrupted, error_line
+
+    def handler(signum, frame):
+        with contextlib.suppress(Exception):  # (stderr gone: the status alone)
+            sys.stderr.write(error_line(Interrupted(signum)) + "\n")
+            sys.stderr.flush()
+        os._exit(128 + signum)
+
+    stops = [signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)]
+    return {s: signal.signal(s, handler) for s in stops if s is not None and signal.getsignal(s) is not signal.SIG_IGN}
 
 
 STDERR_WAIT_SECONDS = 30  # how long a full non-blocking stderr pipe is waited for (_NotesStream)

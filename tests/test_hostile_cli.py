@@ -1166,6 +1166,42 @@ def test_sigterm_mid_epoch_cleans_up(tmp_path, sample_dir, tmpdir_env):
     storage.read_set(str(ckpt / epochs[0]), "checkpoint.json", ["model.params", "optimizer.npz"], str(tmp_path))
 
 
+EARLY_SIGNAL = """
+import os, signal, sys, time
+from fasttext_lib import cli
+
+def main(**kwargs):  # the signal while the command starts: as if during MXNet's import, before stop_on_signals
+    os.kill(os.getpid(), int(sys.argv.pop(1)))
+    time.sleep(0.2)  # (a handler runs between bytecodes)
+    return real_main(**kwargs)
+
+real_main, cli.main = cli.main, main
+raise SystemExit(cli.run())
+"""
+
+
+@pytest.mark.parametrize("sig, status, says", [(signal.SIGTERM, 143, "terminated (SIGTERM)"),
+                                                (signal.SIGINT, 130, "interrupted (SIGINT)"),
+                                                (signal.SIGHUP, 129, "hung up (SIGHUP)")])
+def test_a_signal_while_the_command_starts_is_one_error_line(tmp_path, sample_dir, sig, status, says):
+    """A stop in the command's first ~0.5 s (arguments, MXNet's import), before main's handlers are armed: SIGTERM
+    killed it with no line (status -15), Ctrl-C printed Python's KeyboardInterrupt traceback. Nothing is written then:
+    one line, the signal's status. A signal ignored at the start (nohup, a background job's SIGINT) stays ignored."""
+    command = [sys.executable, "-c", EARLY_SIGNAL, str(int(sig)), "train", "--train", str(sample_dir / "test.csv"),
+               "--output", str(tmp_path / "m"), "--epochs", "1", "--emsize", "4"]
+    r = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300,
+                       preexec_fn=hangup_by_default)
+    assert_error(r, says, status=status)
+    assert r.stderr == f"error: {says}\n" and not (tmp_path / "m").exists()
+
+    def ignored():
+        signal.signal(sig, signal.SIG_IGN)
+
+    r = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300,
+                       preexec_fn=ignored)
+    assert r.returncode == 0 and (tmp_path / "m" / "config.json").exists(), r.stderr
+
+
 def _old_bundle_and_a_publish_marker(tmp_path, bundle):
     """A bundle to replace (its predictions and listing), and the wrapper that runs the CLI and creates the mark
     file once the publish has begun (PUBLISH_MARK): for the tests that signal a run mid-publish."""
