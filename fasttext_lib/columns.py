@@ -751,3 +751,12 @@ def read_from_note(uri, kind, names, text_cols, left, label_col=None):
         return f"{uri}: the text is {kind} {shown(text_cols)}; left out: {shown(left)}"
     return (f"{uri}: the class is {kind} {names[label_col]!r}, the text {shown(text_cols)}; left out: {shown(left)} "
             f"(--text-column NAME reads a {kind} as text)")
+
+
+_WHOLE_FLOAT = re.compile(r"-?[0-9]+\.0+")  # a whole number as a float: pandas writes 5.0
+
+
+def whole_number(label):
+    """``label`` (a class as a CSV writes it) without the ``.0`` of a whole number written as a float (``5.0``:
+    ``5``); None for any other label. (Here, below data and label_names, which both read classes by it.)"""
+    return str(int(label.split(".")[0])) if _WHOLE_FLOAT.fullmatch(label) else None

@@ -31,7 +31,7 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       index_named, index_note, index_rows, is_int_text, left_out_columns, looks_like_header,
                       number_with_comma, one_column_text_header, one_hot_hint, read_from_note, reads_as_number,
                       series_values_header, short_header, short_names, table_header, table_text_columns, table_texts,
-                      text_header, tsv_header_line, unread_columns, unread_header)
+                      text_header, tsv_header_line, unread_columns, unread_header, whole_number)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
 from .lines import (LONE_CR_HINT, DecodedLines, chain_lines, check_not_shorter, has_lone_cr, leading_blank_lines,
@@ -735,15 +735,6 @@ class RecentLines:
         """The line document ``index`` (0-based, among all handed out) starts at; None once it is too far back."""
         back = self.count - index
         return self.lines[-back] if 0 < back <= len(self.lines) else None
-
-
-_WHOLE_NUMBER = re.compile(r"-?[0-9]+\.0+")  # a whole number as a float: pandas writes 5.0
-
-
-def whole_number(label):
-    """``label`` (a class as a CSV writes it) without the ``.0`` of a whole number written as a float (``5.0``:
-    ``5``); None for any other label."""
-    return str(int(label.split(".")[0])) if _WHOLE_NUMBER.fullmatch(label) else None
 
 
 def whole_number_classes(labels):

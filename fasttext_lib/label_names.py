@@ -400,7 +400,7 @@ def keyed_by_class(mapping, labels):
     class ``1``) keyed by that class, where no other key names it: data.file_classes reads a file whose classes are
     all whole floats (fastText format's ``__label__1.0``, a CSV's float column) as whole numbers, and a names file
     written for its classes as they are spelled was dropped without a word (it named none of them). Same type."""
-    from .data import whole_number
+    from .columns import whole_number
 
     present = set(labels)
     wholes = {key: whole_number(key) for key in mapping if isinstance(key, str) and key not in present}
