@@ -176,6 +176,11 @@ def test_a_semicolon_separated_export_is_refused_by_predict_as_by_training(tmp_p
     # one such line, or a few among reviews, is a review (as "positive,would buy again" is)
     r = cli_in_process("predict", "--model", model, input="positive;would buy again\ngreat\nawful\nok\nfine\n")
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 5, r.stderr
+    # reviews that open with a class's name, a semicolon and a space, as a person writes them (an export puts no
+    # space after its separator: "positive, but the battery died" is a review for the CSV reader so) were refused
+    notes = "positive; the food was great\nnegative; cold soup\npositive; would go again\nnegative; never again\n"
+    r = cli_in_process("predict", "--model", model, input=notes)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 4, r.stderr
 
 
 def test_a_file_mixing_utf8_and_windows_1252_is_told_a_conversion_that_keeps_its_utf8(tmp_path, reviews):
