@@ -459,8 +459,9 @@ _TSV_QUOTES_HINT = (" (if its quotation marks are no CSV quoting, as in GLUE's .
                     "pd.read_csv(path, sep='\\t', quoting=3).to_csv(new_path, index=False))")
 
 
-def _csv_rows(lines, uri, delimiter=","):
-    """``(row, first line)`` of each non-empty CSV record (``delimiter``: ``"\t"`` for a TSV)."""
+def _csv_rows(lines, uri, delimiter=",", empty_fields=False):
+    """``(row, first line)`` of each non-empty CSV record (``delimiter``: ``"\t"`` for a TSV). ``empty_fields``: a
+    row of empty fields is a record (predict's: see :func:`examples_of_lines`)."""
     allow_long_csv_fields()
     reader = csv.reader(lines, strict=True, delimiter=delimiter)
     hint = _TSV_QUOTES_HINT if delimiter == "\t" else " (an unclosed quote?)"
@@ -485,8 +486,13 @@ def _csv_rows(lines, uri, delimiter=","):
         # Excel's separator line sep=, (or a tab's) where files that start with it were joined (cat a.csv b.csv; the
         # first file's is read as a blank line: lines.without_excel_sep) is one too: it was a document of the class
         # "sep=" and no text
-        if any(field.strip() for field in row) and [field.lstrip("\ufeff") for field in row] != ["sep=", ""]:
+        if ((_has_text(row) or (empty_fields and len(row) > 1))
+                and [field.lstrip("\ufeff") for field in row] != ["sep=", ""]):
             yield row, start
+
+
+def _has_text(row):
+    return any(field.strip() for field in row)
 
 
 def iter_examples(uri, fmt="auto", note=None, found=None):
@@ -572,7 +578,9 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                 yield _parse_fasttext_line(line, uri, lineno)
         return
     counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
-    rows = _csv_rows(counted, uri, "\t" if fmt == "tsv" else ",")
+    # predict answers a table of text columns one record each, a row of empty fields too (pd.read_csv reads it as a
+    # row of NaNs): left out, every answer after it was one off; a labeled one's are left out below, as training does
+    rows = _csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting)
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
     repeated = _RepeatedHeader(ahead, uri, note)
     ahead = repeated.look_ahead(ahead)
@@ -652,6 +660,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         check_text_columns([r for r, _ in ahead], columns, uri, names)
     records = repeated.skipped(chain_lines(ahead, rows)) if names is not None else chain_lines(repeated.kept(ahead), rows)
     for row, start in records:
+        if not _has_text(row):  # (predict's rows of empty fields: no class, no text)
+            continue
         found["line"] = start
         yield _csv_row_to_example(row, uri, start, layout)
 

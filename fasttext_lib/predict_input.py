@@ -313,12 +313,16 @@ def semicolon_header(line):
 
 def semicolon_class(line, classes):
     """Does ``line`` start with one of ``classes`` (ids or names; ``"2"`` as 2, ``2.0`` as 2) and a semicolon, as a row
-    of a semicolon-separated labeled table does (``negative;cold soup``)?"""
+    of a semicolon-separated labeled table does (``negative;cold soup``)? Unless the class is quoted, the text starts
+    without a space, as :func:`data.labeled_csv_row` has it: a writer puts none after its separator, and reviews a
+    person wrote so (``positive; the food was great``) were refused."""
     from .data import whole_number
 
-    cell, semicolon, _ = line[:200].lstrip("\ufeff").partition(";")
+    cell, semicolon, rest = line[:200].lstrip("\ufeff").partition(";")
+    quoted = cell.strip().startswith('"')
     cell = cell.strip().strip('"').strip()
-    return bool(semicolon) and bool(cell) and (cell in classes or whole_number(cell) in classes)
+    return (bool(semicolon) and bool(cell) and (quoted or not rest[:1].isspace())
+            and (cell in classes or whole_number(cell) in classes))
 
 
 def with_line_ends(lines):

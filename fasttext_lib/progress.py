@@ -34,12 +34,16 @@ def bar(iterable=None, total=None, desc=None, disable=False, unit="it", log_fina
 class _Bar(tqdm):
     def __init__(self, *args, log_final=False, **kwargs):
         self._log_final = log_final
+        # An exception handled where the bar starts is none of its loop's: a download started over in the handler
+        # of the 416 that refused its resume had its finished bar cleared, as a failed one is.
+        self._handled_before = sys.exc_info()[1]
         super().__init__(*args, **kwargs)
 
     def close(self):
         if not self.disable and not getattr(self, "_closed", False):
             self._closed = True
-            if sys.exc_info()[0] is not None:  # an error (or GeneratorExit) on its way: no last state
+            handled, before, self._handled_before = sys.exc_info()[1], self._handled_before, None
+            if handled is not None and handled is not before:  # an error (or GeneratorExit) on its way: no last state
                 self.leave = False
             elif self._log_final:
                 self.delay = 0  # (tqdm writes nothing at close for a bar it has not shown yet)

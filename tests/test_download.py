@@ -54,12 +54,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     ignore_range = False
     truncate_at = None  # announce the full length but close after this many bytes
     slow = None  # send the body this many bytes at a time, 10 ms apart
+    refuse_range_once = False  # answer the first request for a range 416 (the .part is no prefix, as it says)
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
         data = self.files.get(self.path)
         if data is None:
             self.send_error(404)
+            return
+        if self.headers.get("Range") and self.refuse_range_once:
+            type(self).refuse_range_once = False
+            self.send_error(416)
             return
         start = 0
         rng = self.headers.get("Range")
@@ -151,6 +156,30 @@ def test_interrupted_download_keeps_the_part_and_resumes(archive, server, tmp_pa
     assert handler.log[-1][1] == "bytes=200-"
     with open(path, "rb") as f:
         assert f.read() == data
+
+
+def test_a_download_started_over_after_a_refused_range_leaves_its_bar_in_a_terminal(archive, server, tmp_path,
+                                                                                     monkeypatch):
+    """The download that starts over after a 416 runs inside the handler of that HTTPError: its bar, closed there
+    after the whole archive arrived, was taken for one a failure closed (sys.exc_info()) and cleared, as if the
+    download had failed."""
+    spec, data = archive
+    base_url, handler = server
+    handler.refuse_range_once = True
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    path = download(spec, str(cache), base_url=base_url, progress=True)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert [rng for _, rng in handler.log] == ["bytes=100-", None]
+    last_state = terminal.getvalue().rstrip("\n").rsplit("\r", 1)[-1]
+    assert spec.filename in last_state and "100%" in last_state and terminal.getvalue().endswith("\n")
 
 
 class _Portal(http.server.BaseHTTPRequestHandler):

@@ -176,6 +176,11 @@ def test_a_semicolon_separated_export_is_refused_by_predict_as_by_training(tmp_p
     # one such line, or a few among reviews, is a review (as "positive,would buy again" is)
     r = cli_in_process("predict", "--model", model, input="positive;would buy again\ngreat\nawful\nok\nfine\n")
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 5, r.stderr
+    # reviews that open with a class's name, a semicolon and a space, as a person writes them (an export puts no
+    # space after its separator: "positive, but the battery died" is a review for the CSV reader so) were refused
+    notes = "positive; the food was great\nnegative; cold soup\npositive; would go again\nnegative; never again\n"
+    r = cli_in_process("predict", "--model", model, input=notes)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 4, r.stderr
 
 
 def test_a_file_mixing_utf8_and_windows_1252_is_told_a_conversion_that_keeps_its_utf8(tmp_path, reviews):
@@ -223,6 +228,12 @@ def test_rows_of_empty_fields_that_excel_exports_below_the_data_are_blank_lines(
     model = _model(tmp_path, reviews)
     r = cli_in_process("predict", "--model", model, "--input", path)
     assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    # a table of text columns only (no class) keeps one answer per record, as pd.read_csv reads its rows (an all-NaN
+    # row among them): its rows of empty fields were answered before, and left out they put every answer after one off
+    texts = tmp_path / "texts.csv"
+    texts.write_text("title,body\ngreat,loved it\n,\nbad,awful\n")
+    r = cli_in_process("predict", "--model", model, "--input", texts)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(pd.read_csv(texts)) == 3, r.stderr
     # a row with a text and no class is still refused, naming its line
     path.write_text("sentiment,review\npositive,great food\n,cold soup\nnegative,slow service\n")
     with pytest.raises(FastTextError, match=r"export\.csv:3: CSV row has an empty class column"):
