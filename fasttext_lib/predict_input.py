@@ -236,8 +236,15 @@ def input_check(name, fmt, classes, note):
         json_hint = fmt == "auto" and start in ("[", "{") and json_input(first.strip(), name, predicting=True)
         if json_hint:  # a JSON array: each line was answered, keys and braces as words
             raise FastTextError(json_hint)
-        if fmt == "auto" and semicolon_header(first):  # its header was answered as a review, each row's class as
-            # a word of its text (training refuses such a file: data.detect_format)
+        semicolon_table = fmt == "auto" and semicolon_header(first)
+        if semicolon_table:  # ... and rows of as many fields after it (a first review "Review;Loved it" is a review)
+            following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
+            lines = itertools.chain(following, lines)
+            rows = [line for line in following if line.strip()]
+            width = first.count(";")
+            semicolon_table = bool(rows) and 2 * sum(line.count(";") >= width for line in rows) >= len(rows)
+        if semicolon_table:  # its header was answered as a review, each row's class as a word of its text (training
+            # refuses such a file: data.detect_format)
             raise FastTextError(f"{name}: line {len(blank) + 1} is the header row of a semicolon-separated table "
                                 f"({first.lstrip(chr(0xfeff)).strip()}); only comma- and tab-separated ones are read: "
                                 f"convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False)), "

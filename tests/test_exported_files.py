@@ -164,6 +164,9 @@ def test_a_semicolon_separated_export_is_refused_by_predict_as_by_training(tmp_p
     # a review that holds a semicolon is answered as it was
     r = cli_in_process("predict", "--model", model, input="Great;would buy again\nawful; never again\n")
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, r.stderr
+    # a first review that reads as a header of two columns, plain reviews after it: reviews (it was refused)
+    r = cli_in_process("predict", "--model", model, input="Review;Loved it\ngreat food\nawful\n")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3, r.stderr
     # the same table without its header row: each class was answered as a word of its review
     headerless = tmp_path / "headerless.csv"
     headerless.write_text(reviews.to_csv(index=False, header=False, sep=";"))
