@@ -487,12 +487,15 @@ def _csv_rows(lines, uri, delimiter=",", empty_fields=False):
         # first file's is read as a blank line: lines.without_excel_sep) is one too: it was a document of the class
         # "sep=" and no text
         if ((_has_text(row) or (empty_fields and len(row) > 1))
-                and [field.lstrip("\ufeff") for field in row] != ["sep=", ""]):
+                and not (len(row) == 2 and not row[1] and row[0].lstrip("\ufeff") == "sep=")):
             yield row, start
 
 
 def _has_text(row):
-    return any(field.strip() for field in row)
+    for field in row:  # (every record of a file passes here: no copies, and the class field decides at once)
+        if field and not field.isspace():
+            return True
+    return False
 
 
 def iter_examples(uri, fmt="auto", note=None, found=None):
@@ -660,7 +663,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         check_text_columns([r for r, _ in ahead], columns, uri, names)
     records = repeated.skipped(chain_lines(ahead, rows)) if names is not None else chain_lines(repeated.kept(ahead), rows)
     for row, start in records:
-        if not _has_text(row):  # (predict's rows of empty fields: no class, no text)
+        if predicting and not _has_text(row):  # (predict's rows of empty fields, kept by _csv_rows: no class, no text)
             continue
         found["line"] = start
         yield _csv_row_to_example(row, uri, start, layout)
@@ -687,7 +690,8 @@ class _RepeatedHeader:
 
     def _repeats(self, row):
         # (a row of two fields or more: a first line "review" that occurs again is a review, one_column_text_header)
-        return len(self.key) > 1 and len(row) == len(self.key) and _header_key(row) == self.key
+        return (len(self.key) > 1 and len(row) == len(self.key) and row[0].lstrip("\ufeff").strip() == self.key[0]
+                and _header_key(row) == self.key)  # (the first field first: the others, reviews, are copied to compare)
 
     def look_ahead(self, ahead):
         """The look-ahead without the rows set apart."""
@@ -701,8 +705,12 @@ class _RepeatedHeader:
         """``records`` (``(row, first line)`` pairs after the header) without the header's repeats."""
         if self.set_apart:
             self._tell(self.set_apart[0][1])
-        for row, start in records:
-            if self._repeats(row):
+        if len(self.key) < 2:
+            yield from records
+            return
+        width, first = len(self.key), self.key[0]
+        for row, start in records:  # (_repeats inline: every record of the file passes here)
+            if len(row) == width and row[0].lstrip("\ufeff").strip() == first and _header_key(row) == self.key:
                 self._tell(start)
                 continue
             yield row, start
