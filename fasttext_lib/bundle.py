@@ -347,7 +347,7 @@ def _where_the_bundle_is_on_s3(src, most=20):
     prefix = key.rstrip("/") + "/" if key.strip("/") else ""
     try:
         client = storage.s3_client()
-        if key.strip("/") and _is_an_object(client, bucket, key.rstrip("/")):
+        if key.strip("/") and storage.exists(f"s3://{bucket}/{key.rstrip('/')}", forbidden_is_missing=True):
             parent = key.rstrip("/").rpartition("/")[0]
             return (f"; s3://{bucket}/{key.rstrip('/')} is an object, not a bundle's folder: load the folder that "
                     f"holds it, s3://{bucket}/{parent}" if parent else
@@ -365,14 +365,6 @@ def _where_the_bundle_is_on_s3(src, most=20):
     if bundles:
         return f"; it holds {len(bundles)} bundles, in {_folders_shown(bundles)}: load one of them"
     return ""
-
-
-def _is_an_object(client, bucket, key):
-    try:
-        client.head_object(Bucket=bucket, Key=key)
-    except Exception:  # (missing, forbidden, anything: no hint)
-        return False
-    return True
 
 
 def unicode_data_note(src, config, tokens):

@@ -54,7 +54,7 @@ import time
 from ..errors import FastTextError
 from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _put_members,
                  already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
-from .files import _why_no_file, check_replaceable, refuse_existing, why_not_written
+from .files import _why_no_file, check_replaceable, exists, refuse_existing, why_not_written
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
 
@@ -475,20 +475,14 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
     return None, None, True
 
 
-def _refuse_an_object_as_folder(client, bucket, prefix):
+def _refuse_an_object_as_folder(bucket, prefix):
     """Refuse to write under ``prefix/`` where ``prefix`` is an object (``--output s3://b/data/train.csv``, the
     training data itself): the files went under ``train.csv/`` beside it, silently, a file and a folder of one name
     that no disk can hold (``aws s3 sync`` of them fails), where a local file in a folder's place is refused. Where
     S3 will not say (403 without s3:GetObject), nothing is refused."""
-    if not prefix:
-        return
-    try:
-        client.head_object(Bucket=bucket, Key=prefix)
-    except Exception as exc:
-        if _is_missing(exc) or is_forbidden(exc):
-            return
-        raise
     where = f"s3://{bucket}/{prefix}"
+    if not prefix or not exists(where, forbidden_is_missing=True):
+        return
     raise FastTextError(f"{where} is an object, not a folder: what is written there would go under {where}/, "
                         f"beside it; choose another location")
 
@@ -612,7 +606,7 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
     uploaded, entries, committing = [], {}, False
     with s3_errors(dest):
         listable = _bucket_listable(client, bucket)
-        _refuse_an_object_as_folder(client, bucket, prefix)
+        _refuse_an_object_as_folder(bucket, prefix)
         old, etag, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
         if old is not None and not overwrite:
             raise already_exists(where, hint)
@@ -826,7 +820,7 @@ def check_writable(dest, manifest_name=None, what=None):
         client = s3_client()
         with s3_errors(dest):
             listable = _bucket_listable(client, bucket)
-            _refuse_an_object_as_folder(client, bucket, prefix)
+            _refuse_an_object_as_folder(bucket, prefix)
             if not listable and not manifest_name:
                 return  # a probe could be written but perhaps not deleted: the write itself will tell
             probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))
