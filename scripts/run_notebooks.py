@@ -5,7 +5,7 @@ starts moto's S3 server on 127.0.0.1 and creates the default bucket ``fasttext-d
 notebook runs with its default parameters plus any ``-p name value`` given here (applied to every
 notebook that has that parameter), in the notebooks/ folder as Jupyter would run it. Executed
 notebooks go to build/demo/; figures to the notebooks' ``output_dir`` (build/demo/ by default), and 02's
-history.csv to its run's folder there (``{output_dir}/{run_name}/``: build/demo/sample/ by default). ``--in-place`` (``make notebooks``) writes them back into notebooks/ with the run
+history and 04's files to its run's folder there (``{output_dir}/{run_name}/``: build/demo/sample/ by default). ``--in-place`` (``make notebooks``) writes them back into notebooks/ with the run
 metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
 """
 import argparse
