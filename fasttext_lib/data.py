@@ -585,7 +585,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     # row of NaNs): left out, every answer after it was one off; a labeled one's are left out below, as training does
     rows = _csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting)
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
-    repeated = _RepeatedHeader(ahead, uri, note)
+    repeated = _RepeatedHeader(ahead, uri, note, "<TAB>" if fmt == "tsv" else ",")  # (as the note shows it)
     ahead = repeated.look_ahead(ahead)
     index = bool(ahead) and index_column(ahead[0][0], [r for r, _ in ahead[1:]])
     header_row = ahead[0][0] if ahead else []  # as the file writes it
@@ -683,10 +683,10 @@ class _RepeatedHeader:
     occurs again), they are read as the documents they are. A header of one column is no such row: a first line
     ``review`` that occurs again is a review (:func:`columns.one_column_text_header`)."""
 
-    def __init__(self, ahead, uri, note):
+    def __init__(self, ahead, uri, note, delimiter=","):
         self.key = _header_key(ahead[0][0]) if ahead else None
         self.set_apart = [(row, start) for row, start in ahead[1:] if self._repeats(row)]
-        self.uri, self.note, self.noted = uri, note, False
+        self.uri, self.note, self.noted, self.delimiter = uri, note, False, delimiter
 
     def _repeats(self, row):
         # (a row of two fields or more: a first line "review" that occurs again is a review, one_column_text_header)
@@ -718,7 +718,7 @@ class _RepeatedHeader:
     def _tell(self, start):
         if self.note is not None and not self.noted:
             self.noted = True
-            self.note(f"{self.uri}:{start}: this row repeats the header row ({','.join(self.key)}): files joined with "
+            self.note(f"{self.uri}:{start}: this row repeats the header row ({self.delimiter.join(self.key)}): files joined with "
                       f"their headers? skipped, as every such row")
 
 
