@@ -54,7 +54,8 @@ from .class_checks import warnings_said_once
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import table_fits
-from .errors import FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number, keeping_stops
+from .errors import (FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number, keeping_stops,
+                     note_stop_line)
 from .lean_import import forget_an_interrupted_import
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .text import sampled_fingerprints
@@ -213,9 +214,13 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     A ``KeyboardInterrupt`` during the search (Ctrl-C, a notebook's interrupt button) stops it, as in fastText:
     one ``note:`` line on stderr, then the final model of the chosen trial so far, as if the search had ended there
     (``interrupted`` in the result and in ``trained.autotune``). One before any trial has completed, one during the
-    final model, or a SIGTERM / SIGHUP (:class:`~fasttext_lib.errors.Interrupted`) ends the call, as before.
+    final model, or a SIGTERM / SIGHUP (:class:`~fasttext_lib.errors.Interrupted`) ends the call, as before. In a
+    notebook (errors.note_stop_line) a Stop that ends the call is shown as one line saying where in the search it
+    came (``stopped by the user during autotune trial 1 of the search; ...``), not a trial's epoch and step as if
+    they were the call's, nor a traceback.
     """
     started = time.time()
+    note_stop_line(_stopped("before the autotune search's first trial"))
     forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
     importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others
     import pandas as pd
@@ -255,6 +260,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         for phase, config in search:
             if max_trials is not None and len(done.rows) >= max_trials:
                 break
+            note_stop_line(_stopped(f"during autotune trial {len(done.rows) + 1} of the search"))
             if done.rows:
                 needed = search.estimate(config, features)
                 if refit:  # the refit of whichever of the two is chosen after this trial
@@ -301,6 +307,9 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
             raise
         interrupted = True
     rows, chosen, chosen_row = list(done.rows), done.chosen, done.chosen_row
+    note_stop_line(_stopped(f"during autotune's final model (trial {chosen_row['trial']}'s setting trained again on "
+                            f"the training and validation data), after {_trials(len(rows))} of the search" if refit else
+                            f"as the autotune search ended, after {_trials(len(rows))}"))
     trained = done = None  # an abandoned trial's model, and the state's reference to the chosen one (the refit frees it)
     if interrupted:
         print(_interrupted_line(len(rows), chosen_row, refit), file=sys.stderr, flush=True)
@@ -373,11 +382,20 @@ def _report(row, chosen_row, verbose, on_trial):
 
 
 def _interrupted_line(n_trials, chosen_row, refit):
-    final = ("training its setting on the training and validation data now" if refit else
-             "its model (training data only) is the final one")
-    return (f"note: the autotune search was stopped (interrupted) after {n_trials} trial{'s' * (n_trials != 1)}; the "
-            f"chosen one is trial {chosen_row['trial']} ({_describe(chosen_row)}): {final} (interrupt again to stop "
-            f"without a model)")
+    final = ("training its setting on the training and validation data now (interrupt again to stop without a model)"
+             if refit else "its model (training data only) is the final one")  # (no training left to interrupt)
+    return (f"note: the autotune search was stopped (interrupted) after {_trials(n_trials)}; the chosen one is trial "
+            f"{chosen_row['trial']} ({_describe(chosen_row)}): {final}")
+
+
+def _trials(n):
+    return f"{n} trial{'s' * (n != 1)}"
+
+
+def _stopped(where):
+    """The line a notebook shows for a Stop that ends the call ``where`` (errors.note_stop_line): the search keeps
+    nothing of its own, so nothing was saved."""
+    return f"stopped by the user {where}; nothing was saved; run the cell again to start over"
 
 
 def _failed_row(trial, phase, config, seconds, n_train):

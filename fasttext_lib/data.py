@@ -103,14 +103,14 @@ def as_read_from_a_file(data, what):
     from sorting or encoding the labels. A whole number is its digits, as JSON Lines reads one (``5.0`` is class
     ``5``: jsonl), a bool ``True`` / ``False`` (pandas' ``astype(str)``); a missing class (NaN, None, ``pd.NA``) or
     text (a TypeError from inside the featurizer), or any other value, is refused in one line naming its row. The
-    classes are then read as a file's are (:func:`file_classes`: str classes ``"1.0"``, ``"2.0"`` are 1 and 2)."""
+    classes are then read as a file's are (:func:`whole_number_classes`: str classes ``"1.0"``, ``"2.0"`` are 1 and 2)."""
     check_labeled_texts(data, what)
     labels, texts = data.labels, data.texts
     if all(type(label) is str for label in labels) and all(type(text) is str for text in texts):
-        read = file_classes(labels)  # (str classes "1.0", "2.0": as a file of them is read)
+        read = whole_number_classes(labels)  # (str classes "1.0", "2.0": as a file of them is read)
         # (the readers' own lists: one pass each, no copy)
         return data if read is labels else LabeledTexts(read, texts, _names_of(data, read), data.class_from)
-    labels = file_classes([_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)])
+    labels = whole_number_classes([_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)])
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise FastTextError(f"{what}.texts[{i}] is {text!r} ({type(text).__name__}), not a str"
@@ -756,28 +756,23 @@ class RecentLines:
 
 
 def whole_number_classes(labels):
-    """``labels`` (every class of a file, as written) as :func:`whole_number` reads them when each one is a whole
-    number written as a float (``1.0``, ``5.0``: pandas writes a class column of floats so, as Amazon's ``overall``,
-    or any column that held a missing value); else ``labels`` as they are. A float class column was read as the
-    classes "1.0" ... "5.0" from a CSV, and as 1 ... 5 from JSON Lines or a DataFrame (jsonl._json_value,
-    as_read_from_a_file): the same data trained different classes, and a names file (classes.txt) numbered 1, 2, ...
-    named none of them. Only when all are: a file holding ``1.5``, ``v1.0``, ``positive`` or ``1`` beside them has
-    classes that are no floats (``1`` and ``1.0`` would have been one class)."""
+    """``labels`` (every class of one read: a file's, or all the files' of a training channel, as its reader gives
+    them) as :func:`whole_number` reads them when each one is a whole number written as a float (``1.0``, ``5.0``:
+    pandas writes a class column of floats so, as Amazon's ``overall``, or any column that held a missing value); else
+    ``labels`` as they are. The one rule of every format (a CSV's or TSV's class column, fastText format's
+    ``__label__5.0``, a JSON string ``"5.0"``; a JSON number ``5.0`` is ``5`` already), by which training
+    (read_labeled, read_counted), ``evaluate`` (``Predictor.evaluate_examples``) and a DataFrame's classes
+    (:func:`as_read_from_a_file`) all read them. A float class column was read as the classes "1.0" ... "5.0" from a
+    CSV, and as 1 ... 5 from JSON Lines or a DataFrame: the same data trained different classes, and a names file
+    (classes.txt) numbered 1, 2, ... named none of them. Only when all are: a read holding ``1.5``, ``v1.0``,
+    ``positive`` or ``1`` beside them has classes that are no floats (``1`` and ``1.0`` would have been one class).
+    Over the whole read, not file by file: a channel of a file of 1.0, 1.5, 2.0 beside one of 1.0, 2.0 trained the
+    classes 1.0 and 1 as two."""
     distinct = set(labels)
     as_read = {label: whole_number(label) for label in distinct}
     if not distinct or None in as_read.values():
         return labels
     return [as_read[label] for label in labels]
-
-
-def file_classes(labels):
-    """A file's ``labels`` (all of them, as its reader gives them) as every command reads them: the one rule of
-    :func:`whole_number_classes`, whatever the format (a CSV's or TSV's class column, fastText format's
-    ``__label__5.0``, a JSON string ``"5.0"``; a JSON number ``5.0`` is ``5`` already). Training (read_labeled,
-    read_counted), ``evaluate`` (``Predictor.evaluate_examples``) and a DataFrame's classes
-    (:func:`as_read_from_a_file`) all read them so: fastText format's ``__label__1.0`` trained the class ``1.0``
-    while evaluate read it as the class 1."""
-    return whole_number_classes(labels)
 
 
 def check_limit(limit):
@@ -797,36 +792,50 @@ def class_from_files(per_file):
 
 
 def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
-    """Read a whole dataset into memory; an empty dataset is an error.
+    """Read a whole dataset (one or more files, in order: ``uri`` or a list of them) into memory; an empty file is an
+    error. The classes are read over all the files at once (:func:`whole_number_classes`), as one file's.
 
     ``limit``: at most this many documents (a positive integer; ``None``: all).
     ``find_names``: take ``names`` from a names file beside the data (``<stem>.classes.txt`` or
     ``classes.txt``), else from an unpacked Zhang et al. archive's folder name (label_names.py), keeping the
-    labels this data has.
+    labels this data has (one file only).
     ``note``: None, or a callable given a line about how the file was read (pandas' index column left out).
     """
     from . import label_names
 
     check_limit(limit)
+    uris = list(uris_of(uri))
+    find_names = find_names and len(uris) == 1
     # The names file first: a bad one is reported before the data is read (minutes at Yelp size), not after.
-    names_file, found = label_names.find_beside(uri) if find_names else (None, {})
+    names_file, found = label_names.find_beside(uris[0]) if find_names else (None, {})
     data = LabeledTexts()
     limited = False
-    read = {}
-    for label, text in iter_examples(uri, fmt, note=note, found=read):
-        data.labels.append(label)
-        data.texts.append(text)
-        if limit is not None and len(data) >= limit:
-            limited = True
+    layout = []
+    for uri in uris:
+        before = len(data)
+        read = {}
+        for label, text in iter_examples(uri, fmt, note=note, found=read):
+            data.labels.append(label)
+            data.texts.append(text)
+            if limit is not None and len(data) >= limit:
+                limited = True
+                break
+        if len(data) == before:
+            raise FastTextError(f"{uri}: contains no labeled documents")
+        layout.append((uri, read.get("class_from", "")))  # where each file's classes were read from
+        if limited:
             break
-    if not data.texts:
-        raise FastTextError(f"{uri}: contains no labeled documents")
-    data.labels = file_classes(data.labels)
-    data.class_from = read.get("class_from", "")
+    data.labels = whole_number_classes(data.labels)  # (over every file read: one class is one class in all)
+    data.class_from = class_from_files(layout)
     if find_names:
         data.names = label_names.kept_for_data(found, data.labels, names_file,
-                                               subset=limited or label_names.named_for(names_file, uri))
+                                               subset=limited or label_names.named_for(names_file, uris[0]))
     return data
+
+
+def uris_of(uri):
+    """The files of a read: ``uri`` itself, or each of a list or tuple of them."""
+    return uri if isinstance(uri, (list, tuple)) else [uri]
 
 
 SAMPLE_DOCS = 10_000  # raw texts read_counted keeps: train.resolve_settings looks at this many
@@ -870,7 +879,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     from .features import count_tokens
     from .native_features import CodesFileError
 
-    uris = list(uris) if isinstance(uris, (list, tuple)) else [uris]
+    uris = list(uris_of(uris))
     labels, sample, layout = [], [], []
     names_file, found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else (None, {})  # before the data, as read_labeled
 
@@ -885,7 +894,6 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
                 yield text
             if len(labels) == before:
                 raise FastTextError(f"{uri}: contains no labeled documents")
-            labels[before:] = file_classes(labels[before:])
             layout.append((uri, read.get("class_from", "")))  # where each file's classes were read from
 
     try:  # the packed ids go to an unlinked temporary file, not memory (native_features.CodesFile)
@@ -894,6 +902,9 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
         raise FastTextError(f"cannot keep the training data's token ids in a temporary file in "
                             f"{storage.temporary_root_named()} ({exc.strerror or exc}); set TMPDIR to a writable "
                             f"directory with space") from None
+    # The classes over every file read, as one file's (file by file, 1.0 beside 1.5 in one file and 1.0 beside 2.0 in
+    # another were two classes, 1.0 and 1): one pass over the interned labels, after the texts are counted.
+    labels = whole_number_classes(labels)
     data = CountedTexts(labels, counts, sample, class_from=class_from_files(layout))
     if find_names and len(uris) == 1:
         data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))

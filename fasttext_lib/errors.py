@@ -236,7 +236,8 @@ class _Received:
 
     def __init__(self, plain=False):
         self.signum, self.arm, self.plain = None, None, plain
-        self.where = None  # a kept_stops block's (epoch, step), as train noted it (note_progress)
+        self.where = None  # a kept_stops block's (epoch, step), as train noted it (note_progress), or a caller's line
+        self.told = False  # where is a caller's line (note_stop_line): train's epoch and step are not the call's
 
     def stop(self):
         """The exception that stops the block again: Python's own KeyboardInterrupt where it was one (a notebook's
@@ -284,17 +285,30 @@ def kept_stops():
 
 def note_progress(epoch, step):
     """Where the innermost :func:`kept_stops` block's training is (``None``: nowhere a Stop can be told of): a
-    Stop pressed there carries it as ``stopped_at`` (:func:`stopped_line`). Outside such a block: nothing."""
-    if _received and _received[-1].plain:
+    Stop pressed there carries it as ``stopped_at`` (:func:`stopped_line`). Outside such a block, or in one whose
+    caller tells its own line (:func:`note_stop_line`: an autotune trial's epoch is not the call's): nothing."""
+    if _received and _received[-1].plain and not _received[-1].told:
         _received[-1].where = None if epoch is None else (epoch, step)
 
 
+def note_stop_line(line):
+    """The line (``stopped by the user ...``) a Stop pressed from here on in the innermost :func:`kept_stops` block is
+    shown as (:func:`stopped_line`), for a call that trains several times: autotune's trials and final model. The
+    trainings' own epoch and step (:func:`note_progress`) are no longer told: a trial's epoch 2, step 10 was shown as
+    if it were the call's. Outside such a block (the CLI's :func:`stop_on_signals`): nothing."""
+    if _received and _received[-1].plain:
+        _received[-1].where, _received[-1].told = line, True
+
+
 def stopped_line(exc):
-    """The one line a notebook shows for a Stop that :func:`kept_stops` told the epoch and step of (a training from
-    scratch: nothing of it is kept, and the same cell run again trains the same model), else None."""
+    """The one line a notebook shows for a Stop that :func:`kept_stops` told the place of: the epoch and step of a
+    training from scratch (nothing of it is kept, and the same cell run again trains the same model), or the line a
+    caller gave (:func:`note_stop_line`); else None."""
     where = getattr(exc, "stopped_at", None) if isinstance(exc, KeyboardInterrupt) else None
     if not where:
         return None
+    if isinstance(where, str):
+        return where
     epoch, step = where
     return f"stopped by the user at epoch {epoch}, step {step}; nothing was saved; run the cell again to start over"
 
@@ -323,7 +337,9 @@ def carry_on_after_ctrl_c(exc):
         return True
     received = _received[-1]
     if received.plain:  # a kept_stops block (a notebook's train): every KeyboardInterrupt is a first press
-        received.signum = received.where = None  # (a later Stop elsewhere is not told this one's step)
+        received.signum = None
+        if not received.told:  # (a later Stop elsewhere is not told this one's step; a caller's line it tells anew)
+            received.where = None
         return True
     if not isinstance(exc, Interrupted):
         return False

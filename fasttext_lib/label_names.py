@@ -397,7 +397,7 @@ def _renumbered(found, present):
 
 def keyed_by_class(mapping, labels):
     """``mapping`` with a key that is no class of ``labels`` but the whole float of one (``1.0=negative`` for the
-    class ``1``) keyed by that class, where no other key names it: data.file_classes reads a file whose classes are
+    class ``1``) keyed by that class, where no other key names it: data.whole_number_classes reads a file whose classes are
     all whole floats (fastText format's ``__label__1.0``, a CSV's float column) as whole numbers, and a names file
     written for its classes as they are spelled was dropped without a word (it named none of them). Same type."""
     from .columns import whole_number

@@ -7,8 +7,9 @@ again. The notebooks' check cell turns it on (workspace.check_parameters).
 
 The Stop button pressed during a training (a KeyboardInterrupt that train told the epoch and step of:
 errors.stopped_line) is shown so too, ``error: stopped by the user at epoch 2, step 31; ...``, rather than a traceback
-through the training loop: the cell still fails (papermill sees a KeyboardInterrupt), and any other
-KeyboardInterrupt keeps IPython's traceback.
+through the training loop; one that ends an autotune search says where in the search it came (errors.note_stop_line:
+``error: stopped by the user during autotune trial 1 of the search; ...``). The cell still fails (papermill sees a
+KeyboardInterrupt), and any other KeyboardInterrupt keeps IPython's traceback.
 """
 import sys
 

@@ -28,7 +28,7 @@ from . import native_features, storage
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import METRICS, PARAMS, VOCAB, check_form, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
-from .data import LABEL_PREFIX, as_read_from_a_file, file_classes, whole_number
+from .data import LABEL_PREFIX, as_read_from_a_file, whole_number, whole_number_classes
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
 from .devices import parse_ctx
 from .jsonl import missing_json
@@ -53,7 +53,7 @@ def class_ids(labels, classes, where, names=None):
     unchanged: ids always read as ids), or, when each is a class as predictions show it (its name, ``names``:
     ``{class id: name}``, or its id where it has no name), those classes' ids.
 
-    The labels are read as every command reads a file's (``data.file_classes``: ``5.0`` for ``5`` only when every
+    The labels are read as every command reads a file's (``data.whole_number_classes``: ``5.0`` for ``5`` only when every
     label is a whole float); a label that is no class is the class written as its whole float, where one is (``5``:
     the ``5.0`` of a model of half stars, or of one trained on ``__label__5.0`` before that rule). A file is labeled one way: a mix of ids and names is an error, and so is a file of names one of which is
     also another class's id (names ``1=2,2=good``, labels ``2`` and ``good``): read as names, ``2`` would be
@@ -63,7 +63,7 @@ def class_ids(labels, classes, where, names=None):
     ids = set(classes)
     if present <= ids:
         return labels
-    # The labels were read by data.file_classes (5.0 is 5 when every label of the file is a whole float), the
+    # The labels were read by data.whole_number_classes (5.0 is 5 when every label of the file is a whole float), the
     # model's classes from its training data: a class written 5.0 is kept so beside classes that are no whole floats
     # (half stars: 1.0, 1.5, 2.0, which a file of whole stars alone reads as 1 and 2), and by a model trained on
     # __label__5.0 before the rule. A label that is no class is then the class written as its whole float.
@@ -661,7 +661,7 @@ class Predictor:
             probs.append(self._probabilities(bags))
         if not labels:
             raise FastTextError(f"{where}: contains no labeled documents")
-        labels = file_classes(labels)  # (the file's classes as training reads them: __label__5.0 is 5 when all are)
+        labels = whole_number_classes(labels)  # (the file's classes as training reads them: __label__5.0 is 5 when all are)
         y = encode_labels(labels, self.labels, "evaluation data", self.label_names)
         metrics = self._metrics(np.concatenate(probs), y, confusion)
         if refit is not None:

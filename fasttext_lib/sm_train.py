@@ -372,13 +372,13 @@ def _is_fifo(path):
 
 
 def read_channel(path, fmt="auto", name="train", find_names=False, counted=False):
-    """All documents of a channel: each file read with :func:`~fasttext_lib.data.read_labeled`, concatenated.
+    """All documents of a channel: its files read together by :func:`~fasttext_lib.data.read_labeled`, in order.
 
     ``find_names``: ``names`` from the label names file the channel holds (all of them, when several,
     must agree), keeping the labels the data has. ``counted=True`` (the training channel): tokenized
     and counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never
     all in memory."""
-    from .data import LabeledTexts, class_from_files, read_counted, read_labeled
+    from .data import read_counted, read_labeled
     from .label_names import kept_for_data, named_for, read_file
 
     names_files, empty = [], []
@@ -394,16 +394,8 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     def note(line):  # how a file was read (pandas' index column left out), in the job's log
         print(line, flush=True)
 
-    if counted:
-        data = read_counted(files, fmt, note=note)
-    else:
-        data, class_from = LabeledTexts(), []
-        for file in files:
-            part = read_labeled(file, fmt, find_names=False, note=note)
-            data.labels.extend(part.labels)
-            data.texts.extend(part.texts)
-            class_from.append((file, part.class_from))  # where its classes were read from (train's refusal says)
-        data.class_from = class_from_files(class_from)
+    # One read of all the files: a class is read alike in each (data.whole_number_classes), as one file's would be.
+    data = read_counted(files, fmt, note=note) if counted else read_labeled(files, fmt, find_names=False, note=note)
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if found:  # a classes.txt beside the data must fit it, a.classes.txt beside a.train need only name its classes
         data.names = kept_for_data(found[0], data.labels, names_files[0],

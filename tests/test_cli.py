@@ -722,10 +722,11 @@ def test_a_csv_class_column_of_whole_floats_reads_as_json_lines_and_dataframes_r
     assert len(r.stdout.splitlines()) == len(rows)
 
 
-def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_file_is_one(tmp_path):
+def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_read_is_one(tmp_path):
     """A class literally named ``1.5`` or ``v1.0``, or a file that writes ``1`` beside ``1.0`` (two classes there),
-    keeps its classes as written; fastText format's ``__label__5.0`` follows the same rule. Streaming training (read_counted) and the
-    SageMaker job's reading (read_labeled) read a file's classes as read_labeled does, file by file."""
+    keeps its classes as written; fastText format's ``__label__5.0`` follows the same rule. Streaming training
+    (read_counted) of several files reads their classes as one file's: over all of them, not file by file (a.csv's
+    5.0 beside b.csv's 1.5 is no whole number: each class stays as written)."""
     from fasttext_lib.data import read_counted
 
     def classes_of(name, content):
@@ -741,13 +742,15 @@ def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_fi
     assert classes_of("g.txt", "__label__1.0 great\n__label__1 bad\n") == ["1", "1.0"]
     (tmp_path / "f.csv").write_text("label,text\n1,great\n2,bad\n")
     counted = read_counted([str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), str(tmp_path / "f.csv")])
-    assert counted.labels == ["1", "5", "-2", "1.0", "1.5", "1", "2"]
+    assert counted.labels == ["1.0", "5.0", "-2.00", "1.0", "1.5", "1", "2"]
+    counted = read_counted([str(tmp_path / "a.csv"), str(tmp_path / "e.txt")])
+    assert counted.labels == ["1", "5", "-2", "1", "5"]
 
 
 def test_train_and_evaluate_read_fasttext_whole_float_labels_by_one_rule(tmp_path):
     """fastText format's ``__label__1.0`` / ``__label__2.0`` trained the classes "1.0" and "2.0", while evaluate read
     the same file as the classes 1 and 2 of a model trained on ``__label__1`` / ``__label__2`` (data.whole_number_classes
-    in predict.class_ids, for any file). Both now read a file's classes by data.file_classes, as a CSV's class column
+    in predict.class_ids, for any file). Both now read a file's classes by data.whole_number_classes, as a CSV's class column
     is read: whole floats are whole numbers when every class of the file is one, and a file mixing ``1`` and ``1.0``
     keeps both as written, in train and evaluate alike."""
     reviews = [("1", f"awful cold soup {i}") if i % 2 else ("2", f"great tasty food {i}") for i in range(60)]
@@ -781,7 +784,7 @@ def test_train_and_evaluate_read_fasttext_whole_float_labels_by_one_rule(tmp_pat
 
 def test_a_file_of_whole_floats_alone_is_evaluated_by_a_model_whose_other_classes_are_no_floats(tmp_path):
     """A model of half stars (classes 1.0, 1.5, 2.0: no rule reads them as numbers) evaluated on a file of whole stars
-    alone, or trained with such a file as --validation: that file's classes read as 1 and 2 (data.file_classes), which
+    alone, or trained with such a file as --validation: that file's classes read as 1 and 2 (data.whole_number_classes), which
     evaluate refused as 'not seen in training (known: 1.0, 1.5, 2.0)'; it evaluated before the one rule. A label that
     is no class is the class written as its whole float."""
     words = {"1.0": "awful cold soup", "1.5": "bad stale meh", "2.0": "great tasty food"}
@@ -811,7 +814,7 @@ def test_a_file_of_whole_floats_alone_is_evaluated_by_a_model_whose_other_classe
 
 
 def test_names_keyed_by_whole_floats_name_the_classes_the_one_rule_reads(tmp_path):
-    """fastText format's ``__label__1.0`` / ``__label__2.0`` are the classes 1 and 2 now (data.file_classes): a names
+    """fastText format's ``__label__1.0`` / ``__label__2.0`` are the classes 1 and 2 now (data.whole_number_classes): a names
     file beside the data keyed ``1.0=negative`` was dropped without a word (it named none of the classes), and
     ``--label-names 1.0=negative,2.0=positive`` refused ('the training data does not have 1.0'), where both named the
     classes before. A key that is no class but the whole float of one names that class."""

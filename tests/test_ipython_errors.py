@@ -173,3 +173,70 @@ train(data, None, TrainConfig(epochs=3, batch_size=32, buckets=1000, progress=Fa
     assert not result.success and "Traceback" in out and "KeyboardInterrupt" in out and len(sent) == 2
     notebook_errors.stop_showing_errors_as_lines()
     assert shell.custom_exceptions == ((ValueError,) if earlier else ())
+
+
+def test_a_stop_anywhere_in_an_autotune_search_is_one_true_line_and_the_cell_still_fails(shell, capsys, monkeypatch):
+    """A Stop in notebook 02's autotune was told as its trial's epoch and step, as if they were the run's ("stopped by
+    the user at epoch 2, step 5"), and a Stop between trials (the first trial's featurizing) was IPython's whole
+    traceback. A Stop that ends the call is now one line saying where in the search it came, and the cell fails (a
+    KeyboardInterrupt: papermill stops); a first Stop after a trial completed stops the search and keeps the chosen
+    trial's model, as Ctrl-C in the CLI does, and its note says so (no 'interrupt again' with nothing left to stop)."""
+    import fasttext_lib.autotune as autotune_module
+    from fasttext_lib.autotune import split_validation
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.sample import load_sample
+
+    sent = []  # what the kernel sends as the cell's error (ipykernel's _showtraceback: papermill reads it)
+    shown = type(shell)._showtraceback
+    monkeypatch.setattr(type(shell), "_showtraceback",
+                        lambda self, etype, value, stb: sent.append((etype.__name__, stb)) or shown(self, etype, value, stb))
+    real_train, real_featurize = autotune_module.train, autotune_module.featurize
+    stop = {}  # where the Stop button is pressed: {"trial": n, "epoch": e}, {"featurize": True} or {"refit": e}
+
+    def train(train_data, val_data, config, **kwargs):
+        trial = stop.setdefault("trials", 0) + (val_data is not None)
+        stop["trials"] = trial
+        epoch = stop.get("epoch" if val_data is not None and trial == stop.get("trial") else
+                         "refit" if val_data is None else None)
+
+        def stop_pressed(row):
+            if row["epoch"] == epoch:
+                raise KeyboardInterrupt
+        return real_train(train_data, val_data, config, on_epoch_end=stop_pressed, **kwargs)
+
+    def featurize(*args):
+        if stop.get("featurize"):
+            raise KeyboardInterrupt
+        return real_featurize(*args)
+
+    monkeypatch.setattr(autotune_module, "train", train)
+    monkeypatch.setattr(autotune_module, "featurize", featurize)
+    search_train, search_val = split_validation(load_sample("train").head(400), seed=0)
+    start = TrainConfig(ctx="cpu", buckets=50_000, optimizer="sgd", lr=2.0, batch_size=64, epochs=3, emsize=20,
+                        ngrams=2, progress=False)
+    shell.user_ns.update(run_autotune=autotune_module.autotune, search_train=search_train, search_val=search_val,
+                         start=start, base=TrainConfig(ctx="cpu", buckets=50_000, progress=False))
+    notebook_errors.show_errors_as_lines()
+    cell = "tuned = run_autotune(search_train, search_val, duration=600, base=base, start=start, max_trials=3, refit={})"
+    ends = "; nothing was saved; run the cell again to start over"
+    for where, refit, line in (
+            ({"trial": 1, "epoch": 2}, False, "error: stopped by the user during autotune trial 1 of the search" + ends),
+            ({"featurize": True}, False, "error: stopped by the user during autotune trial 1 of the search" + ends),
+            ({"trial": 2, "epoch": 2, "refit": 1}, True,
+             "error: stopped by the user during autotune's final model (trial 1's setting trained again on the training "
+             "and validation data), after 1 trial of the search" + ends)):
+        stop.clear()
+        stop.update(where)
+        sent.clear()
+        result, out = run(shell, capsys, cell.format(refit))
+        assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+        assert sent == [("KeyboardInterrupt", [line])] and out.strip() == line
+    stop.clear()
+    stop.update(trial=2, epoch=2)  # a first Stop after a trial completed: the search stops, the chosen model is kept
+    sent.clear()
+    result = shell.run_cell(cell.format(False))
+    out, err = capsys.readouterr()
+    assert result.success and shell.user_ns["tuned"].interrupted and sent == [] and out == ""
+    assert "note: the autotune search was stopped (interrupted) after 1 trial;" in err
+    assert "its model (training data only) is the final one" in err and "interrupt again" not in err
+    notebook_errors.stop_showing_errors_as_lines()

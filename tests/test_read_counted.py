@@ -229,3 +229,25 @@ def test_training_data_appended_to_while_it_is_read_is_read_to_its_end(tmp_path,
     whole = len(read_labeled(path))
     _changing_after(monkeypatch, 20, lambda: open(path, "a").write('"1","appended"\n'))
     assert len(read_counted(path)) == whole + 1
+
+
+@pytest.mark.parametrize("counted", [True, False], ids=["train_channel", "validation_channel"])
+@pytest.mark.parametrize("fmt", ["txt", "csv"])
+def test_whole_float_classes_are_read_by_one_rule_over_all_the_files_of_one_read(tmp_path, fmt, counted):
+    """The rule that reads ``1.0`` / ``2.0`` as the classes 1 and 2 when every class is a whole float was applied file
+    by file: a channel of ``s1`` (1.0, 1.5, 2.0: kept as written) and ``s2`` (1.0, 2.0: read as 1, 2) trained the five
+    classes 1, 1.0, 1.5, 2, 2.0, one class split in two. It now looks at every class of the read, as one file's."""
+    from fasttext_lib.sm_train import read_channel
+
+    line = "__label__{} {}\n" if fmt == "txt" else "{},{}\n"
+    header = "" if fmt == "txt" else "label,text\n"
+    (tmp_path / f"s1.{fmt}").write_text(header + "".join(line.format(*row) for row in
+                                                          (("1.0", "bad"), ("1.5", "meh"), ("2.0", "good"))))
+    (tmp_path / f"s2.{fmt}").write_text(header + "".join(line.format(*row) for row in (("1.0", "awful"), ("2.0", "great"))))
+    files = [str(tmp_path / f"s1.{fmt}"), str(tmp_path / f"s2.{fmt}")]
+    labels = ["1.0", "1.5", "2.0", "1.0", "2.0"]
+    if counted:
+        assert read_counted(files).labels == labels
+    assert read_channel(str(tmp_path), counted=counted).labels == labels
+    (tmp_path / f"s1.{fmt}").write_text(header + line.format("3.0", "fine"))  # every class a whole float: numbers
+    assert read_channel(str(tmp_path), counted=counted).labels == ["3", "1", "2"]

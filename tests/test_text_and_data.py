@@ -288,7 +288,7 @@ def test_stripped_start_is_the_start_of_the_stripped_line():
 
 def test_names_of_str_whole_float_classes_follow_them_when_they_are_read_as_whole_numbers():
     """``LabeledTexts(df["label"], df["text"], names={"1.0": "negative", ...})`` of str classes "1.0", "2.0": the one
-    rule reads those classes as 1 and 2 (data.file_classes), and train refused the names it was given for them
+    rule reads those classes as 1 and 2 (data.whole_number_classes), and train refused the names it was given for them
     ('train_data.names gives a name to class(es) '1.0', '2.0' that the training data does not have'), where it
     trained with them before. The names follow the classes; names of classes kept as written stay as given."""
     from fasttext_lib.data import LabeledTexts, as_read_from_a_file
