@@ -492,8 +492,8 @@ def _csv_rows(lines, uri, delimiter=",", empty_fields=False):
 
 
 def _has_text(row):
-    for field in row:  # (every record of a file passes here: no copies, and the class field decides at once)
-        if field and not field.isspace():
+    for value in row:  # (every record of a file passes here: no copies, and the class field decides at once)
+        if value and not value.isspace():
             return True
     return False
 
