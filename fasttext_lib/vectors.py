@@ -39,7 +39,7 @@ import numpy as np
 
 from . import storage
 from .columns import reads_as_number
-from .errors import FastTextError
+from .errors import FastTextError, check_positive_int
 from .text import TRAINING_FORM
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
@@ -581,16 +581,23 @@ def _not_held(word, vocabulary, what):
 def strongest_words(vectors, n):
     """The ``n`` words of :class:`WordVectors` with the longest vectors, ``<unk>``-like tokens left out: the words
     a trained classifier leans on most (notebook 04's default query words)."""
+    check_positive_int(n, "n")  # (a negative n sliced from the end: every word but the last)
     order = np.argsort(-np.linalg.norm(vectors.vectors, axis=1), kind="stable")
     return [vectors.words[i] for i in order if not vectors.words[i].startswith("<")][:n]
 
 
 def neighbours(vectors, word, k):
     """``(nearest, opposite)``: the ``k`` words of :class:`WordVectors` whose vectors are the most and the least
-    cosine-similar to ``word``'s (itself left out), each a list of ``(word, similarity)``, ties in vocabulary order."""
+    cosine-similar to ``word``'s (itself left out), each a list of ``(word, similarity)``, ties in vocabulary order.
+    As :func:`cos_similarity`, a word whose vector is zero is refused (every similarity to it was 0.0)."""
+    if not isinstance(word, str):  # (a list was "unhashable type" from the lookup: a TypeError traceback)
+        raise FastTextError(f"neighbours looks up one word, got {word!r}")
+    check_positive_int(k, "k")  # (a negative k sliced from the end, a float or str was a TypeError traceback)
     if word not in vectors:
         raise FastTextError(_not_held(word, vectors, "the vectors' vocabulary"))
     at = vectors.index[word]
+    if not np.linalg.norm(vectors.vectors[at]) > 0:
+        raise FastTextError(f"{word!r} has a zero vector: no cosine similarity")
     unit = vectors.vectors / np.maximum(np.linalg.norm(vectors.vectors, axis=1, keepdims=True), 1e-12)
     similarity = unit @ unit[at]
     ranked = [i for i in np.argsort(-similarity, kind="stable") if i != at]

@@ -961,3 +961,24 @@ def test_an_output_that_is_no_file_name_is_one_error_and_writes_nothing(tmp_path
         with pytest.raises(FastTextError, match=r"^an output file name \(a str or path\) is needed, got "):
             export_vectors(bundle, output)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+
+
+
+@pytest.mark.parametrize("name, args, pattern", [
+    # (a list was "unhashable type: 'list'", k=2.5 or "3" "slice indices must be integers": TypeError tracebacks)
+    ("neighbours", (["good"], 2), r"^neighbours looks up one word, got \['good'\]$"),
+    ("neighbours", ("good", 2.5), r"^k must be a positive integer, got 2\.5$"),
+    ("neighbours", ("good", "3"), r"^k must be a positive integer, got '3'$"),
+    # (k=-2 gave every word but the last two, n=-1 every word but one: slices counted from the end)
+    ("neighbours", ("good", -2), r"^k must be a positive integer, got -2$"),
+    ("strongest_words", (-1,), r"^n must be a positive integer, got -1$"),
+    # (a zero vector ranked every other word at similarity 0.0, in vocabulary order; cos_similarity refuses it)
+    ("neighbours", ("blank", 2), r"^'blank' has a zero vector: no cosine similarity$"),
+])
+def test_neighbours_and_strongest_words_refuse_what_they_cannot_rank(name, args, pattern):
+    from fasttext_lib import vectors
+
+    learned = WordVectors(["<unk>", "good", "great", "bad", "blank"],
+                          np.array([[9, 9], [1, 0.1], [2, 0.3], [-1.5, 0], [0, 0]], dtype=np.float32))
+    with pytest.raises(FastTextError, match=pattern):
+        getattr(vectors, name)(learned, *args)
