@@ -130,7 +130,7 @@ def _read(uri, dim, keep=None, max_lines=None):
                 raise FastTextError(f"{uri}: empty file; a .vec file starts with a '<count> <dim>' line")
             match = _HEADER.match(header)
             if not match:
-                raise FastTextError(_bad_header(uri, header))
+                raise FastTextError(_bad_header(uri, header, compression))
         count, file_dim = int(match.group(1)), int(match.group(2))
         if file_dim <= 0:
             raise FastTextError(f"{uri}:1: the header gives dimension {file_dim}; it must be positive")
@@ -280,7 +280,7 @@ def _binary_values(line, dim):
     return 4 * sum(byte not in _TEXT_BYTES for byte in values) >= max(len(values), 4)
 
 
-def _bad_header(uri, header):
+def _bad_header(uri, header, compression=None):
     """The error for a first line that is no ``<count> <dim>`` header: for a word and its values (a file without the
     header, as GloVe's are) what to add; for lines that end in a lone \\r (an old Mac file), what to convert."""
     from .lines import LONE_CR_HINT, has_lone_cr
@@ -293,10 +293,24 @@ def _bad_header(uri, header):
             or not all(reads_as_number(p) and b"_" not in p for p in parts[1:])):
         return text
     dim = len(parts) - 1
-    local = not storage.is_s3(uri) and not re.search(r"\.(gz|bz2|xz)$", uri)
-    how = (f": (echo \"$(grep -c '[^[:space:]]' {uri}) {dim}\"; cat {uri}) > new.vec" if local else "")
+    how = "" if storage.is_s3(uri) else f": {_header_command(uri, dim, compression)}"
     return (f"{text}; it is a word and {dim} values: a file without the header line (GloVe's format); add the line "
             f"'<number of words> {dim}' at its top{how}")
+
+
+_DECOMPRESSING = {None: "cat", "gzip": "zcat", "bzip2": "bzcat", "xz": "xzcat"}  # (open_decompressed's names)
+
+
+def _header_command(uri, dim, compression):
+    """The shell command that writes ``uri`` (a local file without the header line, ``compression``: as it was found
+    by its bytes) with its header as ``new.vec``: the name quoted (a name with a space was cut into several), a
+    compressed file read through its decompressor (``cat`` of one wrote its compressed bytes after the header)."""
+    import shlex
+
+    name, read = shlex.quote(uri), _DECOMPRESSING[compression]
+    if compression is None:  # (the file read once by grep, once by cat)
+        return f"(echo \"$(grep -c '[^[:space:]]' {name}) {dim}\"; cat {name}) > new.vec"
+    return f"(echo \"$({read} {name} | grep -c '[^[:space:]]') {dim}\"; {read} {name}) > new.vec"
 
 
 def _dim_error(uri, file_dim, dim):

@@ -161,9 +161,28 @@ def test_a_file_without_a_header_says_how_to_add_it_and_that_works(tmp_path, mon
     subprocess.run(["bash", "-c", message.split("at its top: ", 1)[1]], check=True)
     vectors = read_vec(str(tmp_path / "new.vec"), dim=3)
     assert vectors.words == ["the", ","] and vectors.vectors[1, 2] == np.float32(-0.16899)
-    (tmp_path / "g.txt.gz").write_bytes(gzip.compress(text.encode()))
-    with pytest.raises(FastTextError, match=r"add the line '<number of words> 3' at its top$"):  # (no command for it)
-        read_vec("g.txt.gz")
+
+
+@pytest.mark.parametrize("name, compress", [
+    # (the command named the file unquoted: "cat my vecs/glove 3d.txt" read "my" and "vecs/glove", then "3d.txt")
+    ("my vecs/glove 3d $HOME's.txt", lambda data: data),
+    # (compressed files got no command: "add the line ... at its top", of a file one cannot edit as text)
+    ("glove.6B.3d.txt.gz", lambda data: gzip.compress(data, mtime=0)),
+    ("glove.6B.3d.txt.bz2", bz2.compress),
+    ("glove.6B.3d.txt", lambda data: __import__("lzma").compress(data)),  # (xz, found by its bytes, not its name)
+])
+def test_the_command_that_adds_the_header_works_for_any_local_file_name_and_compression(tmp_path, monkeypatch, name,
+                                                                                        compress):
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my vecs").mkdir()
+    (tmp_path / name).write_bytes(compress(b"the 0.418 0.24968 -0.41242\n, 0.013441 0.23682 -0.16899\n\n"))
+    with pytest.raises(FastTextError) as info:
+        read_vec(name, dim=3)
+    subprocess.run(["bash", "-c", str(info.value).split("at its top: ", 1)[1]], check=True)
+    vectors = read_vec(str(tmp_path / "new.vec"), dim=3)
+    assert vectors.words == ["the", ","] and vectors.vectors[1, 2] == np.float32(-0.16899)
 
 
 def test_dimension_mismatch_names_both_dimensions(tmp_path):
