@@ -1001,3 +1001,35 @@ def test_neighbours_and_strongest_words_refuse_what_they_cannot_rank(name, args,
                           np.array([[9, 9], [1, 0.1], [2, 0.3], [-1.5, 0], [0, 0]], dtype=np.float32))
     with pytest.raises(FastTextError, match=pattern):
         getattr(vectors, name)(learned, *args)
+
+
+def test_vec_files_interoperate_with_fasttext_itself(splits, tmp_path):
+    """What fastText's C++ library (the fasttext wheel) reads and writes: our export is its -pretrainedVectors (every
+    row taken as written, seen with lr=0), and the .vec of its own vectors starts our rows exactly."""
+    fasttext = pytest.importorskip("fasttext")
+
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("".join(f"__label__{label} {text}\n" for label, text in zip(splits[0].labels, splits[0].texts)),
+                      encoding="utf-8")
+    ours = tmp_path / "ours.vec"
+    export_vectors(train(*splits, config(epochs=1, ngrams=2, buckets=5000)), str(ours))
+    theirs = fasttext.train_supervised(input=str(corpus), pretrainedVectors=str(ours), dim=DIM, epoch=1, lr=0.0,
+                                       verbose=0, thread=1)
+    exported = read_vec(str(ours), dim=DIM)
+    for word in exported.words:
+        np.testing.assert_array_equal(theirs.get_input_vector(theirs.get_word_id(word)), exported[word])
+
+    unsupervised = fasttext.train_unsupervised(input=str(corpus), dim=DIM, epoch=1, minCount=1, verbose=0, thread=1)
+    words = unsupervised.get_words()
+    lines = [f"{len(words)} {DIM}\n"] + [w + " " + "".join(f"{v:.5f} " for v in unsupervised.get_word_vector(w)) + "\n"
+                                          for w in words]  # as fastText's print-word-vectors / .vec (a space after each)
+    (tmp_path / "theirs.vec").write_text("".join(lines), encoding="utf-8")
+    cfg = config(seed=11, pretrained_vectors=str(tmp_path / "theirs.vec"))
+    featurizer, _, _ = featurize(splits[0], None, cfg)
+    pretrained = read_vec(cfg.pretrained_vectors, dim=DIM)
+    model, record = initial_model(featurizer, 2, cfg, [__import__("mxnet").cpu()], pretrained)
+    shared = [w for w in featurizer.vocab.idx_to_token if w in pretrained]
+    # (and more rows, of words their vectors hold only capitalized: "Great" when training text said so)
+    assert record["rows_initialized"] >= len(shared) > featurizer.vocab_size // 2
+    rows = [featurizer.vocab.token_to_idx[w] for w in shared]
+    np.testing.assert_array_equal(model.embedding_table()[rows], np.stack([pretrained[w] for w in shared]))
