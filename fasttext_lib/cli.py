@@ -225,7 +225,7 @@ def build_parser():
 
     v = sub.add_parser("export-vectors", help="write a bundle's word vectors as a fastText .vec text file")
     v.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
-    v.add_argument("--output", required=True, help=".vec file (local or s3://; gzipped if it ends in .gz)")
+    v.add_argument("--output", required=True, help=".vec file (local or s3://; compressed if it ends in .gz, .bz2 or .xz)")
     v.add_argument("--overwrite", action="store_true", help="replace --output if it exists (default: refuse)")
     return parser
 

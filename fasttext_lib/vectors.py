@@ -392,18 +392,35 @@ def word_vectors(model):
 
 
 def check_vec_output(uri, overwrite=False):
-    """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite``, and must be writable."""
+    """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite``, and must be writable, and
+    not name a zip archive (written as text under that name, no zip tool opened it)."""
+    if (isinstance(uri, str) or hasattr(uri, "__fspath__")) and str(uri).lower().endswith(".zip"):
+        raise FastTextError(f"{uri}: a .vec file is written as text, or compressed by gzip, bzip2 or xz (.vec.gz, "
+                            f".vec.bz2, .vec.xz), not as a zip archive; give another name")
     storage.check_output_file(uri, "vectors.vec", overwrite=overwrite)
 
 
+def _compressed_as_named(raw, uri):
+    """``raw`` (a binary stream), compressed as ``uri``'s ending says: gzip, bzip2, xz, or not at all. (Only .gz was:
+    a .bz2 or .xz got plain text under that name, which bzcat, xzcat and readers that go by the name refused.)"""
+    import bz2
+    import gzip
+    import lzma
+
+    ending = uri.lower().rsplit(".", 1)[-1]
+    if ending == "gz":
+        return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # (mtime 0: the same vectors, the same bytes)
+    if ending == "bz2":
+        return bz2.BZ2File(raw, "wb")
+    return lzma.LZMAFile(raw, "wb") if ending == "xz" else raw
+
+
 def write_vec(vectors, uri, overwrite=False, on_written=None):
-    """Write :class:`WordVectors` as a ``.vec`` file (gzip if ``uri`` ends in ``.gz``), atomically:
-    the file appears whole or not at all. Values are written with 9 significant digits, which
+    """Write :class:`WordVectors` as a ``.vec`` file (gzip, bzip2 or xz if ``uri`` ends in ``.gz``, ``.bz2`` or
+    ``.xz``), atomically: the file appears whole or not at all. Values are written with 9 significant digits, which
     read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``.
     ``on_written``: called with the number of words once the file is in place (an error it raises puts back what
     ``uri`` was locally), after an S3 upload (storage.atomic_write's)."""
-    import gzip
-
     uri = str(uri)
     check_vec_output(uri, overwrite)
     bad = next((w for w in vectors.words if not _writable_word(w)), None)
@@ -412,7 +429,7 @@ def write_vec(vectors, uri, overwrite=False, on_written=None):
                             f"whitespace or NUL, and must be UTF-8")
     with storage.atomic_write(uri, "wb", overwrite=overwrite,
                               on_written=on_written and (lambda: on_written(len(vectors)))) as raw:
-        out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if uri.endswith(".gz") else raw
+        out = _compressed_as_named(raw, uri)
         text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
         text.write(f"{len(vectors)} {vectors.dim}\n")
         # A block of rows at a time: tolist() of the whole table made a Python float of every value at once
