@@ -44,7 +44,7 @@ from .text import TRAINING_FORM
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
 _BLOCK_BYTES = 1 << 26  # and at most this many bytes per block (a wide file's blocks have fewer rows)
-_HEADER = re.compile(r"^\s*(\d+)\s+(\d+)\s*$")
+_HEADER = re.compile(r"^\s*(\d+)\s+(\d+)\s*$", re.ASCII)  # (fastText reads ASCII digits only: not ٢ ٣)
 
 
 @dataclass
@@ -289,7 +289,8 @@ def _bad_header(uri, header, compression=None):
     if has_lone_cr(header):
         return text + LONE_CR_HINT
     parts = header.encode("utf-8").split()
-    if (len(parts) < 3 or reads_as_number(parts[0])  # ("2 8.0", "2 8 1": a header gone wrong)
+    # ("2 8.0", "2 8 1": a header gone wrong; a word that is a number, "2010 0.1 0.2 0.3 0.4", with four values or more)
+    if (len(parts) < 3 or (reads_as_number(parts[0]) and len(parts) < 5)
             or not all(reads_as_number(p) and b"_" not in p for p in parts[1:])):
         return text
     dim = len(parts) - 1

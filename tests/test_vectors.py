@@ -163,6 +163,27 @@ def test_a_file_without_a_header_says_how_to_add_it_and_that_works(tmp_path, mon
     assert vectors.words == ["the", ","] and vectors.vectors[1, 2] == np.float32(-0.16899)
 
 
+def test_a_headerless_file_whose_first_word_is_a_number_gets_the_same_advice_and_a_non_ascii_header_is_refused(
+        tmp_path, monkeypatch):
+    """A GloVe-style file whose first word is a number (2010, a year) got "malformed .vec header" alone, without the
+    command; a header written in other digits (Arabic-Indic ٢ ٣) was read, which fastText refuses."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "years.txt").write_text("2010 0.1 0.2 0.3 0.4\nthe 0.5 0.6 0.7 0.8\n")
+    with pytest.raises(FastTextError, match="it is a word and 4 values") as info:
+        read_vec("years.txt", dim=4)
+    subprocess.run(["bash", "-c", str(info.value).split("at its top: ", 1)[1]], check=True)
+    assert read_vec(str(tmp_path / "new.vec"), dim=4).words == ["2010", "the"]
+    (tmp_path / "years.txt").write_text("2 8 1\nthe 0.5 0.6 0.7 0.8\n")  # a header gone wrong: no GloVe advice
+    with pytest.raises(FastTextError, match=r"^years.txt:1: malformed .vec header '2 8 1': expected '<count> <dim>' "
+                                            r"\(two positive integers\)$"):
+        read_vec("years.txt", dim=4)
+    (tmp_path / "arabic.vec").write_text("\u0662 \u0663\na 1 2 3\nb 4 5 6\n")
+    with pytest.raises(FastTextError, match="malformed .vec header"):
+        read_vec("arabic.vec", dim=3)
+
+
 @pytest.mark.parametrize("name, compress", [
     # (the command named the file unquoted: "cat my vecs/glove 3d.txt" read "my" and "vecs/glove", then "3d.txt")
     ("my vecs/glove 3d $HOME's.txt", lambda data: data),
