@@ -405,24 +405,30 @@ def test_the_endpoint_serves_a_compact_bundle_from_its_stored_rows(small, tmp_pa
     assert answers == Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none")).predict(val.texts[:20])
 
 
-def test_stored_rows_are_gathered_a_bounded_number_at_a_time(small, tmp_path, monkeypatch):
-    """Scoring many documents at once (evaluate, a long predict_proba list) made every row the chunk of up to
-    65,536 documents needs in one array: 1.26M of a bigram table's 2M rows for 40,000 reviews, 500 MB at
-    emsize 100, the table the stored rows avoid. Documents are now gathered STORED_ENTRIES entries at a
-    time (one longer document alone), and give the same probabilities bit for bit."""
+def _dense_and_sliced(trained, texts, tmp_path, monkeypatch, entries):
+    """``texts``' probabilities from the full table built, a compact Predictor of the same bundle that scores
+    ``entries`` entries at a time (CpuScorer.STORED_ENTRIES), and the list of how many rows each of its gathers took."""
     from fasttext_lib import compact
     from fasttext_lib.predict import CpuScorer
 
-    trained, (_, val) = small
     where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
-    texts = val.texts + ["great " * 300]  # one document past the bound
     dense = Predictor.load(where)
     dense.model  # the full table, built
     expected = dense.predict_proba(texts)
     largest, real = [], compact.StoredRows.rows_of
     monkeypatch.setattr(compact.StoredRows, "rows_of", lambda self, ids: largest.append(len(ids)) or real(self, ids))
-    monkeypatch.setattr(CpuScorer, "STORED_ENTRIES", 200)
-    lazy = Predictor.load(where)
+    monkeypatch.setattr(CpuScorer, "STORED_ENTRIES", entries)
+    return expected, Predictor.load(where), largest
+
+
+def test_stored_rows_are_gathered_a_bounded_number_at_a_time(small, tmp_path, monkeypatch):
+    """Scoring many documents at once (evaluate, a long predict_proba list) made every row the chunk of up to
+    65,536 documents needs in one array: 1.26M of a bigram table's 2M rows for 40,000 reviews, 500 MB at
+    emsize 100, the table the stored rows avoid. Documents are now gathered STORED_ENTRIES entries at a
+    time (one longer document alone), and give the same probabilities bit for bit."""
+    trained, (_, val) = small
+    texts = val.texts + ["great " * 300]  # one document past the bound
+    expected, lazy, largest = _dense_and_sliced(trained, texts, tmp_path, monkeypatch, entries=200)
     np.testing.assert_array_equal(lazy.predict_proba(texts), expected)
     bags = lazy.featurizer.transform(texts)
     longest = int(np.diff(bags.offsets).max())
@@ -512,21 +518,11 @@ def test_a_long_documents_stored_rows_are_gathered_a_slice_at_a_time(small, tmp_
     """One document longer than STORED_ENTRIES entries had all its distinct rows gathered at once (a 60 MB review's
     1.36M bigram rows: 545 MB at emsize 100, 880 MB peak to predict it, against 166 MB to featurize it). Its entries
     are now summed a slice at a time, each slice's rows gathered alone, into the same bits."""
-    from fasttext_lib import compact
-    from fasttext_lib.predict import CpuScorer
-
     if route == "numpy":
         monkeypatch.setenv("FASTTEXT_LIB_NATIVE", "0")
     trained, (_, val) = small
-    where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
     texts = [" ".join(val.texts), "fine", " ".join(val.texts[::-1])]
-    dense = Predictor.load(where)
-    dense.model  # the full table, built
-    expected = dense.predict_proba(texts)
-    largest, real = [], compact.StoredRows.rows_of
-    monkeypatch.setattr(compact.StoredRows, "rows_of", lambda self, ids: largest.append(len(ids)) or real(self, ids))
-    monkeypatch.setattr(CpuScorer, "STORED_ENTRIES", 500)
-    lazy = Predictor.load(where)
+    expected, lazy, largest = _dense_and_sliced(trained, texts, tmp_path, monkeypatch, entries=500)
     assert lazy.predict_proba(texts).tobytes() == expected.tobytes()
     bags = lazy.featurizer.transform(texts)
     assert int(np.diff(bags.offsets).max()) > 10 * 500 and max(largest) <= 500

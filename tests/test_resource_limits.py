@@ -359,6 +359,19 @@ sys.exit(run())
 """
 
 
+def _scored_on_a_small_machine(tmp_path, command, bundle, available_kb, reviews):
+    """``predict`` or ``evaluate`` (``command``) of ``bundle`` on ``reviews`` (fastText-format text) with
+    /proc/meminfo saying ``available_kb`` KB are available (SMALL_MACHINE): the data file and the finished run."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(f"MemTotal: 1000000 kB\nMemAvailable: {available_kb} kB\nSwapFree: 0 kB\n")
+    data = tmp_path / "reviews.txt"
+    data.write_text(reviews)
+    args = (["predict", "--model", bundle, "--input", data] if command == "predict"
+            else ["evaluate", "--model", bundle, "--data", data])
+    return data, subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
+                                text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+
+
 def huge_review(chars=20_000_000):
     """One review of ``chars`` characters (and a few): a line that a machine short of memory cannot featurize."""
     return ("good food but slow service! " * (chars // 28 + 1))[:chars]
@@ -370,14 +383,8 @@ def test_a_review_too_long_for_the_memory_left_is_one_error_line_naming_it(tmp_p
     bytes a byte of text with bigrams before featurize.cc folded long documents), and the OOM killer ended the run
     with no line. Now the featurizer weighs the memory a chunk of documents needs against what the process has left
     and refuses, naming the review (predict: its line) and what to do; no answer is printed for its chunk."""
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
-    data = tmp_path / "reviews.txt"
-    data.write_text(f"__label__1 fine\n__label__2 {huge_review()}\n__label__1 fine again\n")
-    args = (["predict", "--model", bundle, "--input", data] if command == "predict"
-            else ["evaluate", "--model", bundle, "--data", data])
-    r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
-                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    data, r = _scored_on_a_small_machine(tmp_path, command, bundle, 16384,
+                                         f"__label__1 fine\n__label__2 {huge_review()}\n__label__1 fine again\n")
     assert_error(r, f"{data}:2: a document of 20.0 million characters, with 2 other documents, needs about")
     assert "MB of memory to featurize, and this process has 16 MB left" in r.stderr
     assert "split it into shorter documents, or give the process more memory" in r.stderr
@@ -539,14 +546,8 @@ def test_a_review_whose_scoring_needs_more_memory_than_is_left_is_one_error_line
     rows (~100k of them for this 10 MB review, 1.2 KB each at emsize 300: ~120 MB; a 60 MB review's 1.36M at emsize
     100: 545 MB), more than featurizing it takes (~80 MB): with 120 MB left, the check let it through and the OOM
     killer ended the run with no line. Now the check counts what scoring holds too, and refuses, saying so."""
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 122880 kB\nSwapFree: 0 kB\n")  # 120 MB
-    data = tmp_path / "reviews.txt"
-    data.write_text(f"__label__1 fine\n__label__2 {varied_review()}\n")
-    args = (["predict", "--model", wide_compact_bundle, "--input", data] if command == "predict"
-            else ["evaluate", "--model", wide_compact_bundle, "--data", data])
-    r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
-                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    data, r = _scored_on_a_small_machine(tmp_path, command, wide_compact_bundle, 122880,  # 120 MB
+                                         f"__label__1 fine\n__label__2 {varied_review()}\n")
     assert_error(r, f"{data}:2: a document of 10.0 million characters, with 1 other document, needs about")
     assert "MB of memory to score, and this process has 120 MB left" in r.stderr
     assert r.stdout == ""
