@@ -308,7 +308,7 @@ def _header_command(uri, dim, compression):
     compressed file read through its decompressor (``cat`` of one wrote its compressed bytes after the header)."""
     import shlex
 
-    name, read = shlex.quote(uri), _DECOMPRESSING[compression]
+    name, read = shlex.quote(f"./{uri}" if uri.startswith("-") else uri), _DECOMPRESSING[compression]  # (-x.txt: no option)
     if compression is None:  # (the file read once by grep, once by cat)
         return f"(echo \"$(grep -c '[^[:space:]]' {name}) {dim}\"; cat {name}) > new.vec"
     return f"(echo \"$({read} {name} | grep -c '[^[:space:]]') {dim}\"; {read} {name}) > new.vec"

@@ -191,6 +191,7 @@ def test_a_headerless_file_whose_first_word_is_a_number_gets_the_same_advice_and
     ("glove.6B.3d.txt.gz", lambda data: gzip.compress(data, mtime=0)),
     ("glove.6B.3d.txt.bz2", bz2.compress),
     ("glove.6B.3d.txt", lambda data: __import__("lzma").compress(data)),  # (xz, found by its bytes, not its name)
+    ("-glove.txt", lambda data: data),  # (cat -glove.txt: read as cat's options)
 ])
 def test_the_command_that_adds_the_header_works_for_any_local_file_name_and_compression(tmp_path, monkeypatch, name,
                                                                                         compress):
