@@ -96,7 +96,10 @@ def _json_keys(objects):
     return list(dict.fromkeys(str(k) for _, o in objects for k in o))
 
 
-def _json_lookahead(lines, uri):
+TEXT_FORMAT_HINT = ", or give --format text to answer each line as it is"  # (predict's way out of a format it refuses)
+
+
+def _json_lookahead(lines, uri, predicting=False):
     """``(objects, ahead, keys, rows)`` of JSON Lines: the ``(line number, object)`` iterator, the look-ahead taken
     from it (the first :data:`HEADER_LOOKAHEAD` + 1 objects), their keys (:func:`_json_keys`) and the look-ahead's
     values under those keys as a CSV's rows (:func:`_json_value`), on which the header rules decide."""
@@ -109,7 +112,7 @@ def _json_lookahead(lines, uri):
                           if orient == "series" else (f"df.to_json(path{given})", f"pd.read_json(path{given})"))
         raise FastTextError(f"{uri}: is one JSON object holding a whole table (pandas' {writer} writes one so), not "
                             f"JSON Lines (one object a line); write it as JSON Lines: {reader}.to_json(new_path, "
-                            f"orient='records', lines=True)")
+                            f"orient='records', lines=True){TEXT_FORMAT_HINT if predicting else ''}")
     keys = _json_keys(ahead)
     return objects, ahead, keys, [[_json_value(o.get(k)) for k in keys] for _, o in ahead]
 
@@ -199,7 +202,7 @@ def jsonl_texts(lines, uri, note=None, found=None):
     (:func:`_json_keys`) without a text key, is an error. ``found`` (a dict, or None): its ``"line"`` is set to each
     object's line number as its text is handed out (data.RecentLines)."""
     found = {} if found is None else found
-    objects, ahead, keys, rows = _json_lookahead(lines, uri)
+    objects, ahead, keys, rows = _json_lookahead(lines, uri, predicting=True)
     if not ahead:
         return
     lowered = [k.strip().lower() for k in keys]

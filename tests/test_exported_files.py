@@ -91,6 +91,7 @@ def test_a_whole_table_pandas_wrote_as_one_json_object_is_refused_with_the_conve
         errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
         assert r.returncode == 2 and r.stdout == "" and len(errors) == 1, r.stderr
         assert "whole table" in errors[0] and len(errors[0]) < 400, errors[0]
+        assert errors[0].endswith("or give --format text to answer each line as it is") == (command[0] == "predict")
     assert not (tmp_path / "out").exists()
     # the conversion the line gives reads every review
     conversion = str(refused.value).split("write it as JSON Lines: ", 1)[1]
