@@ -18,6 +18,7 @@ import re
 import shutil
 import sys
 import tarfile
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -33,6 +34,10 @@ from .progress import bar
 SPLITS = ("train", "test")
 _CHUNK = 1 << 20
 _TIMEOUT_S = 60
+# A server that sends a byte now and then never trips _TIMEOUT_S (each read gets something in time): fewer than
+# _STALL_MIN_BYTES in _STALL_WINDOW_S (under ~0.5 KB/s: days for Yelp's 166 MB) stops the download, .part kept.
+_STALL_WINDOW_S = 120
+_STALL_MIN_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -143,9 +148,12 @@ def _fetch(url, part, spec, progress):
         with open(part, "ab" if offset else "wb") as out, \
                 bar(total=spec.size, initial=offset, desc=spec.filename, disable=not progress,
                     unit="B", unit_scale=True, unit_divisor=1024) as pbar:
+            # read1: what has arrived, not a full _CHUNK (read waits for 1 MB however slowly it trickles in)
+            read = getattr(response, "read1", response.read)
+            window_start, window_bytes = time.monotonic(), 0
             while True:
                 try:
-                    block = response.read(_CHUNK)
+                    block = read(_CHUNK)
                 except (HTTPException, OSError) as exc:
                     block, error = b"", exc.__class__.__name__
                 else:
@@ -154,6 +162,14 @@ def _fetch(url, part, spec, progress):
                     break
                 out.write(block)
                 pbar.update(len(block))
+                window_bytes += len(block)
+                if time.monotonic() - window_start >= _STALL_WINDOW_S:
+                    if window_bytes < _STALL_MIN_BYTES:
+                        raise FastTextError(f"cannot download {url}: the server sends too slowly ({window_bytes} "
+                                            f"bytes in {_STALL_WINDOW_S:g} s, {out.tell()} of {spec.size} so far); "
+                                            f"the partial download is kept: run again to resume (or pass "
+                                            f"--base-url a faster mirror)")
+                    window_start, window_bytes = time.monotonic(), 0
                 if out.tell() > spec.size:  # (a response of no announced length: a page, or an endless stream,
                     break  # was written until it ended, however far past the archive: tens of GB, a full disk)
             if out.tell() > spec.size:

@@ -918,3 +918,28 @@ def test_a_resume_answered_from_another_byte_keeps_the_partial_download(archive,
     assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
     with open(path, "rb") as f:
         assert f.read() == data
+
+
+def test_a_server_that_trickles_bytes_is_stopped_and_its_partial_download_kept(archive, server, tmp_path, monkeypatch):
+    """A server sending a byte now and then never trips the socket's timeout (each read gets a byte in time): the
+    download went on for days without a word (a 166 MB archive at a byte a second). Too few bytes in a whole window
+    is one error, the .part kept for a resume."""
+    import fasttext_lib.download as dl
+
+    spec, data = archive
+    base, handler = server
+    handler.slow = 1  # a byte every 10 ms: ~100 bytes a second
+    monkeypatch.setattr(dl, "_STALL_WINDOW_S", 0.5)
+    monkeypatch.setattr(dl, "_STALL_MIN_BYTES", 1000)
+    cache = tmp_path / "cache"
+    started = time.monotonic()
+    with pytest.raises(FastTextError, match=r"too slowly.*run again to resume") as exc:
+        download(spec, str(cache), base_url=base, progress=False)
+    assert time.monotonic() - started < len(data) * 0.01 / 2  # stopped well before the end of the trickle
+    assert "\n" not in str(exc.value)
+    part = cache / (spec.filename + ".part")
+    kept = part.stat().st_size
+    assert 0 < kept < len(data) and data.startswith(part.read_bytes())
+    handler.slow = None
+    assert open(download(spec, str(cache), base_url=base, progress=False), "rb").read() == data
+    assert handler.log[-1][1] == f"bytes={kept}-"  # resumed where the trickle was stopped
