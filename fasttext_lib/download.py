@@ -141,6 +141,7 @@ def _fetch(url, part, spec, progress):
                                     f"the partial download {part} is kept: run again to resume (delete it to start "
                                     f"over)")
             offset = 0
+            _refuse_a_page(response, length, url, spec)
         else:
             _check_range_start(response, offset, url, part)
         if length is not None and length != spec.size - offset:
@@ -187,6 +188,19 @@ def _fetch(url, part, spec, progress):
                 # archive does (gzip) is kept; a page (a captive portal's) is not, and fails verification below.
                 raise FastTextError(f"cannot download {url}: the connection closed after {out.tell()} of {spec.size} "
                                     f"bytes (the server announced no length); run again to resume")
+
+
+def _refuse_a_page(response, length, url, spec):
+    """A text page answering the download (a captive portal's login page, an expired link's error page) is said to be
+    one: it was taken for a damaged archive, "failed verification ... run again to retry", which fails alike every
+    time. One of the archive's exact length is left to the md5 (a real archive a server labels text/plain)."""
+    if response.headers.get("Content-Type") is None:  # (get_content_type's default is text/plain: no page)
+        return
+    kind = response.headers.get_content_type()
+    if kind.startswith("text/") and length != spec.size:
+        raise FastTextError(f"cannot download {url}: the server answered with a {kind} page, not the {spec.size}-byte "
+                            f"archive (a captive portal, a login page or an expired link?); open the URL in a browser "
+                            f"to see it, or pass --base-url a mirror that holds {spec.filename}")
 
 
 def _starts_as_the_archive(path):

@@ -707,6 +707,10 @@ class _Odd(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             return
         self.send_response(200)
+        if self.kind.startswith("page"):  # a captive portal's or an expired link's page, not the archive
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            if self.kind == "page":
+                self.send_header("Content-Length", str(len(self.body)))
         if self.kind == "unreadable length":
             self.send_header("Content-Length", f"{len(self.body)}, {len(self.body)}")  # a proxy's merged headers
         self.send_header("Connection", "close")
@@ -943,3 +947,17 @@ def test_a_server_that_trickles_bytes_is_stopped_and_its_partial_download_kept(a
     handler.slow = None
     assert open(download(spec, str(cache), base_url=base, progress=False), "rb").read() == data
     assert handler.log[-1][1] == f"bytes={kept}-"  # resumed where the trickle was stopped
+
+
+@pytest.mark.parametrize("kind", ["page", "page of no length"])
+def test_a_page_answering_a_fresh_download_is_named_as_one_not_a_retry(archive, odd_server, tmp_path, kind):
+    """A captive portal's login page or an expired link's error page, answered 200: the error said the download
+    "failed verification ... run again to retry", which fails the same way however often it is run."""
+    spec, _ = archive
+    page = b"<html><body>Sign in to the hotel Wi-Fi</body></html>"
+    cache = tmp_path / "cache"
+    with pytest.raises(FastTextError, match=r"answered with a text/html page, not the .*archive.*captive portal.*"
+                                            r"browser") as exc:
+        download(spec, str(cache), base_url=odd_server(kind, page), progress=False)
+    assert "retry" not in str(exc.value) and "\n" not in str(exc.value)
+    assert os.listdir(cache) == []  # the page was not kept as a partial download
