@@ -628,6 +628,8 @@ class Predictor:
         (rows: true class, columns: predicted class), and ``"per_class"``: each class's precision,
         recall, F1 and support (fastText's ``test-label``)."""
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
+        if not len(data.labels):  # (its accuracy and loss were NaN)
+            raise FastTextError("evaluation data: contains no labeled documents")
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
         bags = self.featurizer.transform(data.texts, scoring=self._held_scoring())
         metrics = self._metrics(self._probabilities(bags), y, confusion)

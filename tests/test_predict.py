@@ -450,3 +450,15 @@ def test_evaluate_examples_takes_a_list_of_pairs_as_it_takes_a_generator(trained
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert predictor.evaluate_examples(iter(pairs)) == expected
+
+
+def test_evaluate_of_no_documents_is_refused_as_evaluate_examples_refuses_it(trained):
+    """``evaluate`` of empty data answered an accuracy and a loss of NaN (with numpy's "Mean of empty slice" warnings
+    on stderr), where ``evaluate_examples`` (the CLI's) refuses it."""
+    from fasttext_lib.errors import FastTextError
+
+    trained, _ = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    for call in (lambda: predictor.evaluate(LabeledTexts([], [])), lambda: predictor.evaluate_examples([])):
+        with pytest.raises(FastTextError, match="evaluation data: contains no labeled documents"):
+            call()
