@@ -542,7 +542,7 @@ def cmd_evaluate(args):
 def _per_class_table(rows):
     """Precision, recall, F1 and support of each class as aligned text (``-`` where a ratio is 0/0)."""
     header = ("class", "precision", "recall", "f1", "support")
-    cells = [[r["label"]] + ["-" if r[k] is None else f"{r[k]:.4f}" for k in header[1:4]] + [str(r["support"])]
+    cells = [[_cell(r["label"])] + ["-" if r[k] is None else f"{r[k]:.4f}" for k in header[1:4]] + [str(r["support"])]
              for r in rows]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
     lines = [[h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(header)]]
@@ -550,9 +550,15 @@ def _per_class_table(rows):
     return "\n".join("  ".join(line).rstrip() for line in lines)
 
 
+def _cell(name):
+    """A class name as a table shows it: a line break or tab in it (any CSV field can be a class) escaped, as in the
+    JSON line (``neg\\nbad``); shown as is, it split the class's row across lines."""
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in name)
+
+
 def _confusion_table(matrix):
     """The confusion matrix as aligned text: rows the true class, columns the predicted one, by name."""
-    names, counts = matrix["labels"], matrix["counts"]
+    names, counts = [_cell(name) for name in matrix["labels"]], matrix["counts"]
     corner = "true \\ predicted"
     first = max([len(corner)] + [len(n) for n in names])
     widths = [max(len(n), max(len(str(row[j])) for row in counts)) for j, n in enumerate(names)]

@@ -362,8 +362,9 @@ def _read_vocabulary(src, path, config):
 def review_texts(texts):
     """``texts`` (any iterable of str: a list, a pandas Series, a numpy array, a generator) as a list, each
     one a str. A str itself was answered once per character (``predict("great food")``: 10 answers for one
-    review); a NaN (a DataFrame's missing text), a number or bytes was a TypeError from inside the featurizer."""
-    if texts is None or isinstance(texts, (str, bytes)):
+    review); a NaN (a DataFrame's missing text), a number or bytes was a TypeError from inside the featurizer; a
+    bytearray or memoryview, read as its bytes, was refused as ``texts[0] is 116 (int)``."""
+    if texts is None or isinstance(texts, (str, bytes, bytearray, memoryview)):  # (iterated, bytes are ints)
         raise FastTextError(f"texts must be a list of review texts, got {'None' if texts is None else 'one ' + type(texts).__name__}; "
                             f"for one review pass [text]")
     # Iterated, these are no reviews in order: a DataFrame is its column names (one answer per column, not per row),
@@ -627,6 +628,8 @@ class Predictor:
         (rows: true class, columns: predicted class), and ``"per_class"``: each class's precision,
         recall, F1 and support (fastText's ``test-label``)."""
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
+        if not len(data.labels):  # (its accuracy and loss were NaN)
+            raise FastTextError("evaluation data: contains no labeled documents")
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
         bags = self.featurizer.transform(data.texts, scoring=self._held_scoring())
         metrics = self._metrics(self._probabilities(bags), y, confusion)

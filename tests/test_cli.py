@@ -886,3 +886,25 @@ def test_a_labeled_csv_whose_first_review_is_longer_than_the_csv_field_limit_is_
     r = run_cli("predict", "--model", local_bundle[0], "--input", path)
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 3, r.stderr
     assert "read as labeled CSV" in r.stderr, r.stderr
+
+
+def test_evaluate_tables_keep_one_line_per_class_whatever_its_name_holds(tmp_path):
+    """A class name is any CSV field: one holding a line break or a tab split evaluate's confusion matrix and per-class
+    table across lines (a row of counts under no class, a class without its scores); each is shown escaped there,
+    as the JSON line writes it."""
+    import csv
+
+    data = tmp_path / "d.csv"
+    with open(data, "w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows([("neg\nbad" if i % 2 else "pos\tgood", f"{'awful cold' if i % 2 else 'great tasty'} "
+                                  f"food {i}") for i in range(200)])
+    r = cli_in_process("train", "--train", data, "--output", tmp_path / "m", "--epochs", "2", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    r = cli_in_process("evaluate", "--model", tmp_path / "m", "--data", data)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3 + 3 + 1  # each table: its header and one line per class; then the JSON line
+    assert lines[1].startswith("neg\\nbad ") and lines[2].startswith("pos\\tgood ")
+    assert lines[4].split()[0] == "neg\\nbad" and lines[5].split()[0] == "pos\\tgood"
+    assert lines[0].split()[-2:] == ["neg\\nbad", "pos\\tgood"]
+    assert _last_json(r.stdout)["confusion_matrix"]["labels"] == ["neg\nbad", "pos\tgood"]

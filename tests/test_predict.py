@@ -373,6 +373,8 @@ def test_a_bundle_trained_under_other_unicode_data_loads_with_a_note(tmp_path, c
 @pytest.mark.parametrize("texts, why", [
     ("the food was great", "got one str"),  # answered once per character: 18 answers for one review
     (b"the food was great", "got one bytes"),
+    (bytearray(b"the food was great"), "got one bytearray"),  # was "texts[0] is 116 (int)": answered byte by byte
+    (memoryview(b"the food was great"), "got one memoryview"),
     (None, "got None"),
     (["fine", float("nan")], "texts[1] is nan (float), not a str: a missing value"),  # pandas' missing text
     (["fine", None], "texts[1] is None (NoneType), not a str: a missing value? fill it first"),  # an object column's
@@ -386,7 +388,7 @@ def test_a_bundle_trained_under_other_unicode_data_loads_with_a_note(tmp_path, c
     ("subframe", "got a pandas DataFrame, whose items are its column names"),  # a subclass (geopandas' GeoDataFrame)
     ({"r1": "fine", "r2": "cold soup"}, "got a dict, whose items are its keys: pass its values (list(d.values()))"),
     ({"fine", "cold soup"}, "got a set, which has no order to answer in: pass a list"),
-], ids=["str", "bytes", "None", "nan", "None item", "NA item", "int", "bytes item", "lone surrogate", "DataFrame",
+], ids=["str", "bytes", "bytearray", "memoryview", "None", "nan", "None item", "NA item", "int", "bytes item", "lone surrogate", "DataFrame",
       "DataFrame subclass", "dict", "set"])
 def test_predictor_refuses_what_is_not_a_list_of_review_texts_in_one_line(trained, texts, why, native, monkeypatch):
     """A notebook's ``predictor.predict("a review")`` answered each character as a review (one review, 18
@@ -448,3 +450,15 @@ def test_evaluate_examples_takes_a_list_of_pairs_as_it_takes_a_generator(trained
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert predictor.evaluate_examples(iter(pairs)) == expected
+
+
+def test_evaluate_of_no_documents_is_refused_as_evaluate_examples_refuses_it(trained):
+    """``evaluate`` of empty data answered an accuracy and a loss of NaN (with numpy's "Mean of empty slice" warnings
+    on stderr), where ``evaluate_examples`` (the CLI's) refuses it."""
+    from fasttext_lib.errors import FastTextError
+
+    trained, _ = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    for call in (lambda: predictor.evaluate(LabeledTexts([], [])), lambda: predictor.evaluate_examples([])):
+        with pytest.raises(FastTextError, match="evaluation data: contains no labeled documents"):
+            call()
