@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import json
 import os
+import reprlib
 import sys
 import threading
 import unicodedata
@@ -359,6 +360,20 @@ def _read_vocabulary(src, path, config):
     return vocab
 
 
+def _example_texts(chunk, start):
+    """The texts of ``chunk`` (``(label, text)`` pairs, the first one ``examples[start]``), or one error naming the first
+    that is none: a pair with a NaN text (a DataFrame's missing value) or no pair at all was a traceback from inside
+    the featurizer (``object of type 'float' has no len()``, ``not enough values to unpack``)."""
+    for i, example in enumerate(chunk, start):
+        if not (isinstance(example, (tuple, list)) and len(example) == 2 and isinstance(example[1], str)):
+            text = example[1] if isinstance(example, (tuple, list)) and len(example) == 2 else None
+            hint = (": a missing text? fill it first (df['text'].fillna(''))" if text is not None and missing_json(text)
+                    else "")
+            raise FastTextError(f"examples[{i}] is {reprlib.repr(example)} ({type(example).__name__}), not a (label, "
+                                f"text) pair whose text is a str{hint}")
+    return [text for _, text in chunk]
+
+
 def review_texts(texts):
     """``texts`` (any iterable of str: a list, a pandas Series, a numpy array, a generator) as a list, each
     one a str. A str itself was answered once per character (``predict("great food")``: 10 answers for one
@@ -650,13 +665,17 @@ class Predictor:
         A bundle whose autotune refit trained on its ``--autotune-validation`` data (:meth:`refit_documents`) scored on
         those documents is said to be, on stderr (its accuracy there is no held-out score; it was said by the CLI's
         evaluate only): each text is fingerprinted for it, for such bundles only."""
+        if examples is None or isinstance(examples, (str, bytes)):  # ("positive good": its characters were examples)
+            raise FastTextError(f"examples must be (label, text) pairs, got {type(examples).__name__}; for one review "
+                                f"pass [(label, text)]")
         labels, probs, seen = [], [], {}
         refit = self.refit_documents()
         examples = iter(examples if refit is None else refit.watch(examples))  # (islice of a list gave its first
         #                                                                           chunk again and again: no end)
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
+            texts = _example_texts(chunk, len(labels))
             try:
-                bags = self.featurizer.transform([text for _, text in chunk], scoring=self._held_scoring())
+                bags = self.featurizer.transform(texts, scoring=self._held_scoring())
             except NoRoomToFeaturize as exc:  # its index among all the examples
                 raise NoRoomToFeaturize(len(labels) + exc.index, exc.chars, exc.documents, exc.need, exc.room,
                                         exc.what) from None

@@ -462,3 +462,22 @@ def test_evaluate_of_no_documents_is_refused_as_evaluate_examples_refuses_it(tra
     for call in (lambda: predictor.evaluate(LabeledTexts([], [])), lambda: predictor.evaluate_examples([])):
         with pytest.raises(FastTextError, match="evaluation data: contains no labeled documents"):
             call()
+
+
+def test_evaluate_examples_refuses_what_is_no_label_and_text_pair_in_one_line(trained):
+    """``evaluate_examples([("positive", nan)])`` (a DataFrame's missing text) was ``TypeError: object of type 'float'
+    has no len()`` from inside the featurizer; a str given as the examples, ``ValueError: not enough values to
+    unpack``. Each is now one line naming the example."""
+    from fasttext_lib.errors import FastTextError
+
+    trained, _ = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    label = trained.labels[0]
+    for examples, said in [([(label, "fine"), (label, float("nan"))], r"^examples\[1\] is .*nan.*: a missing text\?"),
+                           ([(label, "fine", "extra")], r"^examples\[0\] is .* \(tuple\), not a \(label, text\) pair"),
+                           ([(label, b"bytes")], r"^examples\[0\] is "),
+                           ("positive good", r"^examples must be \(label, text\) pairs, got str"),
+                           (None, r"^examples must be \(label, text\) pairs, got NoneType")]:
+        with pytest.raises(FastTextError, match=said):
+            predictor.evaluate_examples(examples)
+    assert predictor.evaluate_examples([(label, "fine"), [label, "good"]])["n"] == 2
