@@ -209,7 +209,7 @@ def stop_on_signals(as_error=False):
         if not (isinstance(unraisable.exc_value, Interrupted) and received.signum is not None):
             previous_hook(unraisable)
 
-    stopping = [signal.SIGINT, signal.SIGTERM] + [s for s in _optional_stops() if signal.getsignal(s) != signal.SIG_IGN]
+    stopping = stopping_signals()
     previous, received.arm = arm(), arm
     previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
     _received.append(received)
@@ -346,6 +346,12 @@ def carry_on_after_ctrl_c(exc):
     received.signum = None
     received.arm()
     return True
+
+
+def stopping_signals():
+    """The signals that stop a command (:func:`stop_on_signals`; cli's handler while a command starts): SIGINT, SIGTERM,
+    and SIGHUP and SIGXCPU where the platform has them and they are not ignored."""
+    return [signal.SIGINT, signal.SIGTERM] + [s for s in _optional_stops() if signal.getsignal(s) != signal.SIG_IGN]
 
 
 def _optional_stops():
