@@ -705,12 +705,8 @@ class _RepeatedHeader:
         """``records`` (``(row, first line)`` pairs after the header) without the header's repeats."""
         if self.set_apart:
             self._tell(self.set_apart[0][1])
-        if len(self.key) < 2:
-            yield from records
-            return
-        width, first = len(self.key), self.key[0]
-        for row, start in records:  # (_repeats inline: every record of the file passes here)
-            if len(row) == width and row[0].lstrip("\ufeff").strip() == first and _header_key(row) == self.key:
+        for row, start in records:
+            if self._repeats(row):
                 self._tell(start)
                 continue
             yield row, start
