@@ -236,25 +236,23 @@ def input_check(name, fmt, classes, note):
         json_hint = fmt == "auto" and start in ("[", "{") and json_input(first.strip(), name, predicting=True)
         if json_hint:  # a JSON array: each line was answered, keys and braces as words
             raise FastTextError(json_hint)
-        semicolon_table = fmt == "auto" and semicolon_header(first)
-        if semicolon_table:  # ... and rows of as many fields after it (a first review "Review;Loved it" is a review)
+        header = fmt == "auto" and semicolon_header(first)  # a semicolon-separated table's header row, or its first
+        labeled = fmt == "auto" and semicolon_class(first, classes)  # labeled row (negative;cold soup)? the lines after
+        if header or labeled:  # it decide, as a CSV's records do (a first review "Review;Loved it" is a review)
             following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
             lines = itertools.chain(following, lines)
             rows = [line for line in following if line.strip()]
             width = first.count(";")
-            semicolon_table = bool(rows) and 2 * sum(line.count(";") >= width for line in rows) >= len(rows)
-        if semicolon_table:  # its header was answered as a review, each row's class as a word of its text (training
-            # refuses such a file: data.detect_format)
-            raise FastTextError(f"{name}: line {len(blank) + 1} is the header row of a semicolon-separated table "
-                                f"({first.lstrip(chr(0xfeff)).strip()}); only comma- and tab-separated ones are read: "
-                                f"convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False)), "
-                                f"or give --format text to answer each line as it is")
-        if fmt == "auto" and semicolon_class(first, classes):  # the same table without its header row: each class
-            # answered as a word of its review (as a CSV's labeled rows are recognized: half the records after, 4 at least)
-            following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
-            lines = itertools.chain(following, lines)
-            rows = [line for line in [first, *following] if line.strip()]
-            if sum(semicolon_class(line, classes) for line in rows) >= max(4, (len(rows) + 1) // 2):
+            if header and rows and 2 * sum(line.count(";") >= width for line in rows) >= len(rows):
+                # its header was answered as a review, each row's class as a word of its text (training refuses such
+                # a file: data.detect_format): rows of as many fields after it, at least half of them
+                raise FastTextError(f"{name}: line {len(blank) + 1} is the header row of a semicolon-separated table "
+                                    f"({first.lstrip(chr(0xfeff)).strip()}); only comma- and tab-separated ones are "
+                                    f"read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, "
+                                    f"index=False)), or give --format text to answer each line as it is")
+            if labeled and 1 + sum(semicolon_class(line, classes) for line in rows) >= max(4, (len(rows) + 2) // 2):
+                # the same table without its header row, each class answered as a word of its review: line 1 and half
+                # the lines after it (4 at least, line 1 among them), as a CSV's labeled rows are recognized
                 raise FastTextError(f"{name}: line {len(blank) + 1} and the lines after it start with one of the "
                                     f"model's classes and a semicolon ({first.lstrip(chr(0xfeff)).split(';', 1)[0].strip()};...): "
                                     f"a semicolon-separated table; only comma- and tab-separated ones are read: convert "
