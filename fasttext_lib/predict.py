@@ -365,13 +365,18 @@ def _example_texts(chunk, start):
     that is none: a pair with a NaN text (a DataFrame's missing value) or no pair at all was a traceback from inside
     the featurizer (``object of type 'float' has no len()``, ``not enough values to unpack``)."""
     for i, example in enumerate(chunk, start):
-        if not (isinstance(example, (tuple, list)) and len(example) == 2 and isinstance(example[1], str)):
-            text = example[1] if isinstance(example, (tuple, list)) and len(example) == 2 else None
-            hint = (": a missing text? fill it first (df['text'].fillna(''))" if text is not None and missing_json(text)
-                    else "")
+        pair = isinstance(example, (tuple, list)) and len(example) == 2
+        if not (pair and isinstance(example[1], str)):
+            hint = ": a missing text? fill it first (df['text'].fillna(''))" if pair and _missing(example[1]) else ""
             raise FastTextError(f"examples[{i}] is {reprlib.repr(example)} ({type(example).__name__}), not a (label, "
                                 f"text) pair whose text is a str{hint}")
     return [text for _, text in chunk]
+
+
+def _missing(value):
+    """A missing value in a texts column: NaN (a float column's), None (an object column's) or pandas' NA (a "string"
+    column's)."""
+    return missing_json(value) or type(value).__name__ == "NAType"
 
 
 def review_texts(texts):
@@ -400,9 +405,7 @@ def review_texts(texts):
         raise FastTextError(f"texts must be a list of review texts, got {type(texts).__name__}") from None
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            # a missing value: NaN (a float column's), None (an object column's) or pandas' NA (a "string" column's)
-            missing = missing_json(text) or type(text).__name__ == "NAType"
-            hint = (": a missing value? fill it first (df['text'].fillna(''))" if missing
+            hint = (": a missing value? fill it first (df['text'].fillna(''))" if _missing(text)
                     else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
             raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
     return texts
