@@ -1,7 +1,10 @@
 """Seconds to read and count a training file (``data.read_counted``, as ``train`` reads ``--train``), for timing
 the readers against another commit. Usage (outside both trees: ``python -m`` in a tree imports that tree's code):
 
-    FASTTEXT_LIB_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=TREE python benchmarks/read_speed.py FILE
+    OMP_NUM_THREADS=1 PYTHONPATH=TREE python benchmarks/read_speed.py FILE
+
+The native encoder uses every CPU the process may run on (``native_features.threads()``): prefix
+``taskset -c 0`` to time one thread.
 """
 import sys
 import time
