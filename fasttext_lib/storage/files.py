@@ -77,7 +77,7 @@ def holds(uri, size, sha256):
     """Whether the file or S3 object at ``uri`` holds exactly ``size`` bytes whose sha256 is ``sha256`` (hex): a
     write that would put the same bytes there replaces nothing of the user's (``prepare`` run again). The size is
     compared first (a stat, a HEAD); only a file of the same size is read. No regular file there (a directory, a
-    FIFO, a dangling link) holds nothing; an S3 object that may not be read (403) counts as different: it cannot be
+    FIFO, a dangling link) holds nothing; a file or S3 object that may not be read counts as different: it cannot be
     told the same."""
     import hashlib
 
@@ -102,6 +102,8 @@ def holds(uri, size, sha256):
         with open(uri, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 digest.update(block)
+    except PermissionError:  # (cannot be told the same, as on S3)
+        return False
     except OSError as exc:
         raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
     return digest.hexdigest() == sha256
