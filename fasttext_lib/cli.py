@@ -14,8 +14,9 @@
     sample   --output DIR_OR_S3 [--overwrite]     (the built-in sample: real English review sentences)
     synthetic --output DIR_OR_S3 [--train-docs N] [--test-docs N] [--classes N] [--seed N] [--overwrite]
                                                   (Yelp-shaped synthetic text, any size)
-    prepare  --dataset NAME --output DIR_OR_S3    (download a Zhang et al. dataset, write .train/.test and
-                                                   the classes' names, .classes.txt)
+    prepare  --dataset NAME --output DIR_OR_S3 [--overwrite]   (download a Zhang et al. dataset, write .train/.test
+                                                  and the classes' names, .classes.txt; a rerun writing the same bytes
+                                                  succeeds, files there that differ are kept unless --overwrite)
     export-vectors --model DIR_OR_S3 --output FILE.vec [--overwrite]   (the learned word vectors, fastText's .vec)
 
 ``train --pretrained-vectors FILE.vec`` starts the rows of the words it shares with the vocabulary from
@@ -218,6 +219,10 @@ def build_parser():
                         "name lists them all)")
     r.add_argument("--output", required=True, help="directory or s3:// prefix for <dataset>.train, <dataset>.test and the classes' names, "
                         "<dataset>.classes.txt")
+    r.add_argument("--overwrite", action="store_true",
+                   help="replace <dataset>.train / .test / .classes.txt already there that differ from what this run "
+                        "writes (an edited .classes.txt: by default it is kept, with one error line; files of the "
+                        "same bytes are no obstacle: a rerun succeeds)")
     r.add_argument("--cache-dir", default=os.path.join(os.path.expanduser("~"), ".cache", "fasttext_lib"),
                    help="where the downloaded archive is kept (default: ~/.cache/fasttext_lib)")
     r.add_argument("--base-url", default=None, help="mirror to download from instead of the public one: an http(s):// "
@@ -666,7 +671,7 @@ def cmd_prepare(args):
 
     # the summary once the files are in place: stdout refusing it (> /dev/full) puts the user's old files back; after
     # S3 uploads, which can still be refused (storage.atomic_writes' on_written)
-    prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url,
+    prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url, overwrite=args.overwrite,
             on_written=lambda written: say(json.dumps(written), flush=True))
     return 0
 

@@ -10,6 +10,7 @@ Only the standard library's urllib is used for HTTP, so nothing beyond the base 
 import contextlib
 import fcntl
 import hashlib
+import io
 import os
 import pathlib
 import posixpath
@@ -415,7 +416,40 @@ def _spread_sample(path, limit):
     return LabeledTexts([label for _, label, _ in kept], [text for _, _, text in kept]), [n + 1 for n, _, _ in kept]
 
 
-def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True, on_written=None):
+# What a rerun of prepare is told when a file it would replace holds something else.
+DIFFERS_HINT = ("it differs from what prepare writes (edited since, or prepared with another limit or archive): pass "
+                "--overwrite (overwrite=True) to replace it, or choose another --output")
+
+
+class _Hashed(io.RawIOBase):
+    """A binary file written through, each byte counted and hashed: what was written is compared with what is at
+    its output already (:func:`_refuse_what_differs`) without reading the new file back."""
+
+    def __init__(self, f):
+        super().__init__()
+        self._f, self.size, self.sha256 = f, 0, hashlib.sha256()
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        self._f.write(data)
+        self.sha256.update(data)
+        self.size += len(data)
+        return len(data)
+
+
+def _refuse_what_differs(outputs):
+    """Refuse (one line naming it) the first of ``outputs`` (``{uri: _Hashed}``) whose uri holds something other
+    than what was written for it: a names file the user edited, splits of another ``limit``. Byte for byte the same
+    is no loss: a rerun (notebook 01 on every run) succeeds."""
+    for uri, hashed in outputs.items():
+        if storage.would_replace(uri) and not storage.holds(uri, hashed.size, hashed.sha256.hexdigest()):
+            raise storage.already_exists(uri, DIFFERS_HINT)
+
+
+def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True, on_written=None,
+            overwrite=False):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
     The output goes to a local directory or an ``s3://`` prefix, each split in a seeded random order as
@@ -427,6 +461,11 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     ``{"train": uri, "test": uri}`` and ``"label_names": uri`` when that file was written. ``on_written``: called
     with that once the files are in place (an error it raises puts the old local ones back), after S3 uploads
     (storage.atomic_writes' on_written).
+
+    Files already there are kept unless ``overwrite``: where one holds other bytes than this run would write (a
+    ``.classes.txt`` the user edited, splits of another ``limit``), nothing is written and the error names it. A run
+    that writes the same bytes again succeeds (a notebook rerun): whether they are the same is known only once they
+    are prepared, so each is compared as it is written, before anything is put in place.
     """
     spec = get_dataset(name)
     check_limit(limit)  # before a download of up to ~1.5 GB
@@ -445,13 +484,24 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
         uris = ([names_uri] if names else []) + [written[split] for split in SPLITS]
         if names:
             written["label_names"] = names_uri
-        with storage.atomic_writes(uris, on_written=on_written and (lambda: on_written(written))) as files:
+        # Without overwrite, files of the same bytes as this run's are replaced (by themselves), others refused
+        # (_refuse_what_differs); where none is there yet, none is ever replaced (a link, S3's conditional PUT):
+        # not one another run put there meanwhile either.
+        replacing = overwrite or any(storage.would_replace(uri) for uri in uris)
+        with storage.atomic_writes(uris, overwrite=replacing,
+                                   on_written=on_written and (lambda: on_written(written))) as files:
+            outputs = {uri: _Hashed(f) for uri, f in zip(uris, files)}
             if names:
-                files.pop(0).write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
-            for split, f in zip(SPLITS, files):
+                outputs[names_uri].write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
+                if not overwrite:  # at once: an edited names file is refused before minutes of normalizing
+                    _refuse_what_differs({names_uri: outputs[names_uri]})
+            for split in SPLITS:
                 data, rows = _read_split(csvs[split], f"{archive}:{spec.name}_csv/{split}.csv", limit)
                 check_fasttext_labels(data, written[split])
                 # (its errors name the document by its row in the archive's CSV)
-                write_fasttext_rows(data, f, written[split], order=_shuffled(len(data)), numbers=rows)
+                write_fasttext_rows(data, outputs[written[split]], written[split], order=_shuffled(len(data)),
+                                    numbers=rows)
                 del data  # one split in memory at a time
+            if not overwrite:  # the names file last: the one a user edits, looked at just before all are put in place
+                _refuse_what_differs({uri: outputs[uri] for uri in uris[1:] + uris[:1]} if names else outputs)
     return written

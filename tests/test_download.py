@@ -487,7 +487,7 @@ def test_prepare_replaces_train_and_test_together_or_not_at_all(server, tmp_path
     alike) left the new .train beside the old .test: both are now written before either is replaced."""
     spec, out, before = _earlier_splits_and_an_archive(server, tmp_path, TEST + [("very good", "fine")])  # a spaced class
     with pytest.raises(FastTextError, match=r"cannot write the label 'very good' to the fastText-format file .*paired\.test"):
-        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False, overwrite=True)
     assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before  # nothing else, nothing changed
 
 
@@ -575,7 +575,7 @@ def test_cli_prepare_whose_summary_stdout_cannot_take_keeps_the_files_as_they_we
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     assert cli.main(["prepare", "--dataset", NAME, "--output", str(out), "--cache-dir", str(tmp_path / "cache"),
-                     "--base-url", base_url]) == 2
+                     "--base-url", base_url, "--overwrite"]) == 2
     assert err.getvalue().splitlines()[-1] == "error: cannot write to standard output: No space left on device"
     assert os.listdir(out) == [f"{NAME}.train"] and (out / f"{NAME}.train").read_text() == "__label__1 the user's own\n"
 
@@ -586,7 +586,7 @@ def test_prepare_refuses_a_review_holding_a_label_word_and_keeps_both_old_splits
     spec, out, before = _earlier_splits_and_an_archive(server, tmp_path, TEST + [("1", "it printed __LABEL__2")])
     with pytest.raises(FastTextError, match=rf"cannot write document {len(TEST) + 1} \(class '1'\) to the "
                                             rf"fastText-format file .*paired\.test: .*'__label__'"):
-        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False, overwrite=True)
     assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
 
 
@@ -624,12 +624,12 @@ def test_a_failed_prepare_keeps_the_names_file_the_user_edited(server, tmp_path)
     (out / "yelp_review_polarity.train").write_text("__label__1 my earlier train split\n")
     before = {name: (out / name).read_bytes() for name in os.listdir(out)}
     with pytest.raises(FastTextError, match="cannot write the label 'very good'"):
-        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False)
+        prepare(spec, str(out), str(tmp_path / "cache"), base_url=server[0], progress=False, overwrite=True)
     assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
-    # and a prepare that succeeds writes all three, the names first
+    # and a prepare that succeeds (told to replace them) writes all three, the names first
     _serve(server, *_archive_as("yelp_review_polarity"))
     written = prepare(_archive_as("yelp_review_polarity")[0], str(out), str(tmp_path / "cache2"), base_url=server[0],
-                      progress=False)
+                      progress=False, overwrite=True)
     assert (out / "yelp_review_polarity.classes.txt").read_text() == "1=negative\n2=positive\n"
     assert read_labeled(written["train"]).names == {"1": "negative", "2": "positive"}
 
@@ -961,3 +961,95 @@ def test_a_page_answering_a_fresh_download_is_named_as_one_not_a_retry(archive, 
         download(spec, str(cache), base_url=odd_server(kind, page), progress=False)
     assert "retry" not in str(exc.value) and "\n" not in str(exc.value)
     assert os.listdir(cache) == []  # the page was not kept as a partial download
+
+
+def _listing(out):
+    return {name: (out / name).read_bytes() for name in os.listdir(out)}
+
+
+def test_prepare_again_keeps_an_edited_names_file_unless_overwrite_and_reruns_writing_the_same_files(
+        archive, server, tmp_path, monkeypatch):
+    """A second prepare into the same folder replaced its .train/.test/.classes.txt silently, a .classes.txt the
+    user had edited too (every other writing command keeps its outputs unless --overwrite). Now what differs is kept
+    (one error naming it), a rerun that writes the same bytes (notebook 01 on every run) succeeds, and
+    ``overwrite=True`` replaces."""
+    import fasttext_lib.download as download
+
+    spec, _ = archive
+    out, cache = tmp_path / "out", str(tmp_path / "cache")
+    first = prepare(spec, str(out), cache, base_url=server[0], progress=False)
+    prepared = _listing(out)
+    assert prepare(spec, str(out), cache, base_url=server[0], progress=False) == first  # the same files: fine
+    assert _listing(out) == prepared
+
+    (out / "tiny.classes.txt").write_text("1=great\n2=awful\n3=meh\n")  # the user's own names
+    edited = _listing(out)
+    # refused as soon as the names are known: before the splits are read (minutes for Yelp)
+    monkeypatch.setattr(download, "_read_split", lambda *a: pytest.fail("the splits were read"))
+    with pytest.raises(FastTextError, match=rf"^{out / 'tiny.classes.txt'} already exists; it differs from what "
+                                            rf"prepare writes .*pass --overwrite .*to replace it") as exc:
+        prepare(spec, str(out), cache, base_url=server[0], progress=False)
+    assert "\n" not in str(exc.value)
+    assert _listing(out) == edited  # unchanged, and no temporary left beside
+    monkeypatch.undo()
+
+    # a split that differs (another limit) is refused too, all three kept
+    (out / "tiny.classes.txt").write_bytes(prepared["tiny.classes.txt"])
+    with pytest.raises(FastTextError, match=rf"^{out / 'tiny.train'} already exists; it differs"):
+        prepare(spec, str(out), cache, base_url=server[0], limit=1, progress=False)
+    assert _listing(out) == prepared
+
+    (out / "tiny.classes.txt").write_text("1=great\n2=awful\n3=meh\n")
+    assert prepare(spec, str(out), cache, base_url=server[0], progress=False, overwrite=True) == first
+    assert _listing(out) == prepared
+
+
+def test_prepare_again_to_s3_keeps_an_edited_names_file_unless_overwrite(archive, server, tmp_path, s3_bucket):
+    spec, _ = archive
+    prefix, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    bucket, key = storage.split_s3(f"{prefix}/tiny.classes.txt")
+    client = storage.s3_client()
+
+    def objects():
+        listed = client.list_objects_v2(Bucket=bucket).get("Contents", [])
+        return {o["Key"]: client.get_object(Bucket=bucket, Key=o["Key"])["Body"].read() for o in listed}
+
+    first = prepare(spec, prefix, cache, base_url=server[0], progress=False)
+    prepared = objects()
+    assert prepare(spec, prefix, cache, base_url=server[0], progress=False) == first  # the same files: fine
+    assert objects() == prepared
+    assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}  # (still one set)
+
+    client.put_object(Bucket=bucket, Key=key, Body=b"1=great\n2=awful\n3=meh\n")
+    edited = objects()
+    with pytest.raises(FastTextError, match=rf"^{prefix}/tiny.classes.txt already exists; it differs"):
+        prepare(spec, prefix, cache, base_url=server[0], progress=False)
+    assert objects() == edited  # unchanged, and no staging object left
+
+    assert prepare(spec, prefix, cache, base_url=server[0], progress=False, overwrite=True) == first
+    assert objects() == prepared
+    assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}
+
+
+def test_prepare_command_line_keeps_what_differs_unless_overwrite(archive, server, tmp_path, monkeypatch, capsys):
+    from fasttext_lib import cli
+
+    spec, _ = archive
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    out = tmp_path / "out"
+    command = ["prepare", "--dataset", NAME, "--output", str(out), "--cache-dir", str(tmp_path / "cache"),
+               "--base-url", server[0]]
+    assert cli.main(command) == 0
+    prepared = _listing(out)
+    assert cli.main(command) == 0 and _listing(out) == prepared  # a rerun: the same files
+    capsys.readouterr()
+    (out / f"{NAME}.classes.txt").write_text("1=great\n2=awful\n3=meh\n")
+    edited = _listing(out)
+    assert cli.main(command) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.splitlines() == [
+        f"error: {out / (NAME + '.classes.txt')} already exists; it differs from what prepare writes (edited since, "
+        f"or prepared with another limit or archive): pass --overwrite (overwrite=True) to replace it, or choose "
+        f"another --output"]
+    assert _listing(out) == edited
+    assert cli.main(command + ["--overwrite"]) == 0 and _listing(out) == prepared

@@ -116,6 +116,7 @@ def test_papermill_reruns_with_parameters(tmp_path):
 @pytest.mark.parametrize("name, overrides, message", [
     ("01_data_prep.ipynb", {"train_docs": 0}, "train_docs must be a positive integer, got 0"),
     ("01_data_prep.ipynb", {"dataset": "yelp"}, "unknown dataset 'yelp'"),
+    ("01_data_prep.ipynb", {"overwrite": "false"}, "overwrite must be True or False, got 'false'"),
     ("02_train_gpu.ipynb", {"epochs": 0}, "epochs must be a positive integer, got 0"),
     ("02_train_gpu.ipynb", {"lr": -0.1}, "lr must be a positive finite number, got -0.1"),
     ("02_train_gpu.ipynb", {"optimizer": "rmsprop"}, "optimizer must be one of sgd, adam, got 'rmsprop'"),
@@ -355,6 +356,49 @@ def test_01_refuses_a_bad_seed_for_the_synthetic_corpus_in_one_line(seed, tmp_pa
     namespace = run_after_papermill("01_data_prep.ipynb", local)
     with pytest.raises(FastTextError, match=rf"^seed must be an integer from 0 to 4294967295, got {seed!r}$"):
         exec(code_cells(read("01_data_prep.ipynb"))[2].source, namespace)  # noqa: S102 - the corpus cell
+
+
+def test_01_reruns_prepare_and_keeps_an_edited_names_file_only_with_overwrite_false(tmp_path, s3_bucket, monkeypatch):
+    """prepare kept nothing of what it had written (an edited .classes.txt replaced), and now keeps what differs
+    unless told: 01 runs it on every run, so a rerun with the same parameters must pass (the same bytes), one with
+    other parameters replaces by default (overwrite=True), and overwrite=False keeps an edited names file."""
+    import hashlib
+    import io
+    import tarfile
+
+    from fasttext_lib import download, storage
+    from fasttext_lib.errors import FastTextError
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for split in ("train", "test"):
+            body = "".join(f'"{1 + i % 2}","review {i} of the {split} split"\n' for i in range(6)).encode()
+            info = tarfile.TarInfo(f"yelp_review_polarity_csv/{split}.csv")
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+    mirror = tmp_path / "yelp_review_polarity_csv.tgz"
+    mirror.write_bytes(buf.getvalue())
+    monkeypatch.setitem(download.DATASETS, "yelp_review_polarity", download.ZhangDataset(
+        "yelp_review_polarity", mirror.as_uri(), len(buf.getvalue()), hashlib.md5(buf.getvalue()).hexdigest(), 2))
+
+    def run(**parameters):
+        local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"),
+                 "dataset": "yelp_review_polarity", **parameters}
+        namespace = run_after_papermill("01_data_prep.ipynb", local)
+        exec(code_cells(read("01_data_prep.ipynb"))[2].source, namespace)  # noqa: S102 - the corpus cell: prepare
+        return namespace["written"]
+
+    written = run(train_docs=None)
+    prepared = {uri: storage.read_bytes(uri) for uri in written.values()}
+    assert run(train_docs=None) == written  # the same parameters again: the same bytes, no obstacle
+    assert {uri: storage.read_bytes(uri) for uri in written.values()} == prepared
+    run(train_docs=2)  # other parameters: replaced (overwrite=True by default)
+    assert len(storage.read_bytes(written["train"]).splitlines()) == 2
+    bucket, key = storage.split_s3(written["label_names"])
+    storage.s3_client().put_object(Bucket=bucket, Key=key, Body=b"1=bad\n2=good\n")
+    with pytest.raises(FastTextError, match=rf"^{written['label_names']} already exists; it differs"):
+        run(train_docs=2, overwrite=False)
+    assert storage.s3_client().get_object(Bucket=bucket, Key=key)["Body"].read() == b"1=bad\n2=good\n"
 
 
 def test_without_papermill_nothing_is_checked():

@@ -73,6 +73,42 @@ def refuse_existing(uri, hint="pass --overwrite to replace it"):
         raise already_exists(uri, hint)
 
 
+def holds(uri, size, sha256):
+    """Whether the file or S3 object at ``uri`` holds exactly ``size`` bytes whose sha256 is ``sha256`` (hex): a
+    write that would put the same bytes there replaces nothing of the user's (``prepare`` run again). The size is
+    compared first (a stat, a HEAD); only a file of the same size is read. No regular file there (a directory, a
+    FIFO, a dangling link) holds nothing; a file or S3 object that may not be read counts as different: it cannot be
+    told the same."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    if is_s3(uri):
+        from .s3 import get_s3_object
+
+        bucket, key = split_s3(uri)
+        with s3_errors(uri):
+            try:
+                if s3_client().head_object(Bucket=bucket, Key=key)["ContentLength"] != size:
+                    return False
+                get_s3_object(bucket, key, digest.update)
+            except Exception as exc:
+                if _is_missing(exc) or is_forbidden(exc):
+                    return False
+                raise
+        return digest.hexdigest() == sha256
+    try:
+        if not os.path.isfile(uri) or os.path.getsize(uri) != size:
+            return False
+        with open(uri, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except PermissionError:  # (cannot be told the same, as on S3)
+        return False
+    except OSError as exc:
+        raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+    return digest.hexdigest() == sha256
+
+
 class _S3Stream(io.RawIOBase):
     """smart_open's streaming S3 reader, with its failures turned into one-line errors.
 
