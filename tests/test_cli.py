@@ -935,3 +935,13 @@ def test_evaluate_tables_align_class_names_by_the_columns_a_terminal_gives_them(
         "neg" + " " * 13 + "    1        22",
         "positive" + " " * 8 + "  333         4",
     ]
+
+
+def test_evaluate_names_the_data_file_and_the_line_of_a_label_the_model_does_not_know(local_bundle, tmp_path):
+    """evaluate --data PATH with a class training never saw said "evaluation data has label(s) '7' ...": which file
+    (the one --data names) and where in it was left to the user to find."""
+    path = tmp_path / "joined.csv"
+    path.write_text('label,text\n1,"great\nfood"\n7,odd one\n2,cold soup\n9,odder\n7,odd again\n')
+    r = cli_in_process("evaluate", "--model", local_bundle[0], "--data", path)
+    _assert_one_line_error(r, f"{path} has label(s) '7' (line 4), '9' (line 6) not seen in training (known: ")
+    assert "evaluation data" not in r.stderr and r.stdout == ""
