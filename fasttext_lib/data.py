@@ -681,17 +681,26 @@ class _RepeatedHeader:
     the first. The look-ahead that decides whether the first row is a header sees none of them (a file joined from
     parts of a few rows had its header taken for data); when it is no header (a Zhang et al. file whose first review
     occurs again), they are read as the documents they are. A header of one column is no such row: a first line
-    ``review`` that occurs again is a review (:func:`columns.one_column_text_header`)."""
+    ``review`` that occurs again is a review (:func:`columns.one_column_text_header`). A repeat is the header in any
+    capitals (``Sentiment,Review`` after ``sentiment,review``: parts exported by different tools), every field of it:
+    a row that only starts as the header does is a document."""
 
     def __init__(self, ahead, uri, note, delimiter=","):
         self.key = _header_key(ahead[0][0]) if ahead else None
+        self.folded = [name.lower() for name in self.key] if ahead else None
         self.set_apart = [(row, start) for row, start in ahead[1:] if self._repeats(row)]
         self.uri, self.note, self.noted, self.delimiter = uri, note, False, delimiter
 
     def _repeats(self, row):
         # (a row of two fields or more: a first line "review" that occurs again is a review, one_column_text_header)
-        return (len(self.key) > 1 and len(row) == len(self.key) and row[0].lstrip("\ufeff").strip() == self.key[0]
-                and _header_key(row) == self.key)  # (the first field first: the others, reviews, are copied to compare)
+        if len(self.key) < 2 or len(row) != len(self.key):
+            return False
+        first = row[0].lstrip("\ufeff").strip()
+        # the first field first (the others, reviews, are copied to compare), lowercased only when it is as long as
+        # the header's (a class, positive or 1, seldom is): the per-row work of every other row is as it was
+        if first != self.key[0] and (len(first) != len(self.key[0]) or first.lower() != self.folded[0]):
+            return False
+        return [field.lower() for field in _header_key(row)] == self.folded
 
     def look_ahead(self, ahead):
         """The look-ahead without the rows set apart."""

@@ -62,6 +62,40 @@ def test_exports_joined_with_their_headers_read_each_review_once_and_no_header_a
     assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["n"] == len(reviews), r.stderr
 
 
+@pytest.mark.parametrize("parts", [2, 40])  # halves; parts of 5 rows, the second header inside the look-ahead
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_a_header_repeated_in_other_capitals_or_spacing_is_skipped_as_the_header(tmp_path, reviews, parts, sep):
+    """Exports joined from tools that capitalize differently (``sentiment,review`` then ``Sentiment,Review``): the
+    repeat was skipped only in the first header's capitals; in others it was a document of class ``Sentiment``
+    (trained on, answered by predict)."""
+    size = len(reviews) // parts
+    spellings = ["sentiment{0}review", "Sentiment{0}Review", "SENTIMENT {0} review", "\ufeffSentiment{0}REVIEW"]
+    path = tmp_path / "joined.csv"
+    path.write_bytes("".join(
+        spellings[n % len(spellings)].format(sep) + "\n" + reviews[i:i + size].to_csv(sep=sep, index=False, header=False)
+        for n, i in enumerate(range(0, len(reviews), size))).encode())
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+    assert [note for note in notes if "repeats the header row" in note], notes
+    model = _model(tmp_path, reviews)
+    r = cli_in_process("predict", "--model", model, "--input", path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    r = cli_in_process("evaluate", "--model", model, "--data", path)
+    assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["n"] == len(reviews), r.stderr
+
+
+def test_a_row_that_starts_as_the_header_but_differs_after_is_a_document(tmp_path):
+    """A repeat matches the header in every field (in any capitals): a row whose class is the class column's name
+    and whose text is a review is read as the document it is."""
+    path = tmp_path / "d.csv"
+    path.write_text("label,text\npositive,great food\nnegative,cold soup\nLabel,Text of a review\n"
+                    "label,text\npositive,fine\n")
+    data = read_labeled(str(path))
+    assert data.labels == ["positive", "negative", "Label", "positive"]
+    assert data.texts == ["great food", "cold soup", "Text of a review", "fine"]
+
+
 def test_a_zhang_file_whose_first_review_occurs_again_keeps_every_copy(tmp_path):
     """No header, no repeat skipped: the first row is a document, and so is each row equal to it."""
     path = tmp_path / "dup.csv"
