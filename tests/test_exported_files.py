@@ -1,5 +1,6 @@
 """Files as tools export them (pandas, Excel, Hugging Face datasets), made of the shared real English reviews: each is
 read right (every document, its class, its text) or refused in one line that says what to do."""
+import csv
 import json
 import os
 
@@ -221,6 +222,41 @@ def test_a_semicolon_separated_export_is_refused_by_predict_as_by_training(tmp_p
     notes = "positive; the food was great\nnegative; cold soup\npositive; would go again\nnegative; never again\n"
     r = cli_in_process("predict", "--model", model, input=notes)
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 4, r.stderr
+
+
+@pytest.mark.parametrize("header", [True, False], ids=["header", "headerless"])
+@pytest.mark.parametrize("quoting", [csv.QUOTE_ALL, csv.QUOTE_MINIMAL], ids=["quoted", "unquoted"])
+def test_a_semicolon_separated_export_quoted_or_not_is_refused_by_every_command_with_a_conversion_that_reads_it(
+        tmp_path, reviews, header, quoting):
+    """R's ``write.csv2(df, row.names=FALSE)`` and ``to_csv(sep=";", quoting=csv.QUOTE_ALL)`` quote every field:
+    train and evaluate refused such a file as malformed CSV (``',' expected after '"'``), not as semicolon-separated,
+    and predict answered its header row ``"sentiment";"review"`` as a review, each row's class a word of its text.
+    Without a header row, training's conversion (``pd.read_csv(path, sep=';')``) made its first review the header."""
+    path = tmp_path / "reviews.csv"
+    path.write_text(reviews.to_csv(index=False, sep=";", quoting=quoting, header=header))
+    model = _model(tmp_path, reviews)
+    for command in (["predict", "--model", model, "--input", path], ["evaluate", "--model", model, "--data", path],
+                    ["train", "--train", path, "--output", tmp_path / "m"]):
+        r = cli_in_process(*command)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert r.returncode == 2 and r.stdout == "" and len(errors) == 1 and "semicolon" in errors[0], r.stderr
+    assert not (tmp_path / "m").exists()
+    with pytest.raises(FastTextError, match="semicolon-separated") as refused:
+        read_labeled(str(path))
+    conversion = str(refused.value).split("pandas: ", 1)[1][:-1]  # (the closing parenthesis of "(e.g. pandas: ...)")
+    exec(conversion, {"pd": pd, "path": str(path), "new_path": str(tmp_path / "converted.csv")})
+    data = read_labeled(str(tmp_path / "converted.csv"))
+    assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+
+
+@pytest.mark.parametrize("first_line", [" sentiment ; review ", "class name;review text"])
+def test_a_semicolon_header_row_predict_names_as_such_training_names_so_too(tmp_path, first_line):
+    """A header row with spaces (around its names, or in them): predict refused it as a semicolon-separated table's,
+    training said only that it cannot detect the format of line 1."""
+    path = tmp_path / "reviews.csv"
+    path.write_text(first_line + "\n" + "positive;great food\nnegative;cold soup\n" * 5)
+    with pytest.raises(FastTextError, match="line 1 looks semicolon-separated"):
+        read_labeled(str(path))
 
 
 def test_a_file_mixing_utf8_and_windows_1252_is_told_a_conversion_that_keeps_its_utf8(tmp_path, reviews):
