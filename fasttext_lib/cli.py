@@ -534,7 +534,7 @@ def cmd_evaluate(args):
     # scored as it is read: the texts of a large file are never all in memory (evaluate_examples says it of an
     # autotune bundle scored on the validation data its refit trained on)
     try:
-        metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data)
+        metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data, line_of=examples.line_of)
     except NoRoomToFeaturize as exc:  # named by its line (a record's first)
         line = examples.line_of(exc.index)
         raise FastTextError(exc.where(f"{args.data}:{line}" if line else f"{args.data}: document {exc.index + 1}")) from None
@@ -549,9 +549,9 @@ def _per_class_table(rows):
     header = ("class", "precision", "recall", "f1", "support")
     cells = [[_cell(r["label"])] + ["-" if r[k] is None else f"{r[k]:.4f}" for k in header[1:4]] + [str(r["support"])]
              for r in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
-    lines = [[h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(header)]]
-    lines += [[c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)] for row in cells]
+    widths = [max(_columns(h), *(_columns(c[i]) for c in cells)) for i, h in enumerate(header)]
+    lines = [[_left(h, widths[0]) if i == 0 else _right(h, widths[i]) for i, h in enumerate(header)]]
+    lines += [[_left(c, widths[0]) if i == 0 else _right(c, widths[i]) for i, c in enumerate(row)] for row in cells]
     return "\n".join("  ".join(line).rstrip() for line in lines)
 
 
@@ -561,15 +561,37 @@ def _cell(name):
     return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in name)
 
 
+def _columns(text):
+    """The columns a terminal gives ``text``: two for a wide character (好, an emoji), none for a combining mark (the
+    accent of ``cafe`` + U+0301), one for the others. Measured by len(), a class named 好 or 差 shifted its row of
+    evaluate's tables by a column per character."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me")
+               else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def _left(text, width):
+    """``text`` padded on the right to ``width`` columns (:func:`_columns`), as str.ljust pads ASCII."""
+    return text + " " * (width - _columns(text))
+
+
+def _right(text, width):
+    """``text`` padded on the left to ``width`` columns (:func:`_columns`), as str.rjust pads ASCII."""
+    return " " * (width - _columns(text)) + text
+
+
 def _confusion_table(matrix):
     """The confusion matrix as aligned text: rows the true class, columns the predicted one, by name."""
     names, counts = [_cell(name) for name in matrix["labels"]], matrix["counts"]
     corner = "true \\ predicted"
-    first = max([len(corner)] + [len(n) for n in names])
-    widths = [max(len(n), max(len(str(row[j])) for row in counts)) for j, n in enumerate(names)]
-    lines = [corner.ljust(first) + "".join("  " + n.rjust(w) for n, w in zip(names, widths))]
+    first = max([len(corner)] + [_columns(n) for n in names])
+    widths = [max(_columns(n), max(len(str(row[j])) for row in counts)) for j, n in enumerate(names)]
+    lines = [_left(corner, first) + "".join("  " + _right(n, w) for n, w in zip(names, widths))]
     for name, row in zip(names, counts):
-        lines.append(name.ljust(first) + "".join("  " + str(c).rjust(w) for c, w in zip(row, widths)))
+        lines.append(_left(name, first) + "".join("  " + str(c).rjust(w) for c, w in zip(row, widths)))
     return "\n".join(lines)
 
 

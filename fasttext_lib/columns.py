@@ -199,6 +199,21 @@ def short_header(row):
             and not (any(c[:1].isspace() for c in row[1:]) and table_header(row)))
 
 
+def semicolon_header(line):
+    """Is ``line`` the header row of a semicolon-separated table (``sentiment;review``: European Excel's CSV, pandas'
+    ``to_csv(sep=";")``; ``"sentiment";"review"``: R's ``write.csv2``, ``quoting=csv.QUOTE_ALL``), column names a
+    program writes (:func:`short_header`) and no comma or tab? Its names are read as a CSV reader reads them, quotes
+    and all: split at each semicolon, quoted names were no names (predict answered such a header as a review)."""
+    line = line.lstrip("\ufeff").strip()
+    if ";" not in line or any(c in line for c in ",\t"):
+        return False
+    try:
+        cells = next(csv.reader([line], delimiter=";"), [])  # (unquoted: line.split(";"), as it was)
+    except csv.Error:
+        return False
+    return len(cells) >= 2 and short_header(cells)
+
+
 def table_header(row):
     """Does the header ``row`` leave a column unread (neither the class nor text: ``review_id,stars,text,date``)?"""
     layout = header_layout(row)

@@ -30,8 +30,9 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       chosen_columns, csv_text, header_columns, ids_column, index_column, index_header_start,
                       index_named, index_note, index_rows, is_int_text, left_out_columns, looks_like_header,
                       number_with_comma, one_column_text_header, one_hot_hint, read_from_note, reads_as_number,
-                      series_values_header, short_header, short_names, table_header, table_text_columns, table_texts,
-                      text_header, tsv_header_line, unread_columns, unread_header, whole_number)
+                      semicolon_header, series_values_header, short_header, short_names, table_header,
+                      table_text_columns, table_texts, text_header, tsv_header_line, unread_columns, unread_header,
+                      whole_number)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
 from .lines import (LONE_CR_HINT, DecodedLines, chain_lines, check_not_shorter, has_lone_cr, leading_blank_lines,
@@ -347,7 +348,11 @@ def detect_format(first_line, uri):
         return "jsonl"
     if stripped.startswith(LABEL_PREFIX):
         return "fasttext"
-    quoted_tsv = stripped.startswith('"') and _tab_separated(stripped.rstrip("\r\n"))
+    if semicolon_header(stripped) or (stripped.startswith('"') and _separated_by(stripped.rstrip("\r\n"), ";")):
+        # (a quoted one, "sentiment";"review" or "positive";"great food": R's write.csv2, QUOTE_ALL, was refused as
+        # malformed CSV, and a header with spaces, class name;review text, as of no format: named so by predict)
+        raise _semicolon_separated(uri)
+    quoted_tsv = stripped.startswith('"') and _separated_by(stripped.rstrip("\r\n"), "\t")
     if (stripped.startswith('"') and not quoted_tsv) or _UNQUOTED_CSV.match(stripped):
         return "csv"
     # (a first line longer than the csv module's 128 KiB field limit, 2<TAB>a long document: its "field larger than
@@ -388,9 +393,7 @@ def detect_format(first_line, uri):
     cells = line.split(";")
     # a class column before the separator: one word, no comma (text often holds a semicolon)
     if len(cells) >= 2 and cells[0].strip() and not any(c in cells[0] for c in ", "):
-        raise FastTextError(
-            f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files, JSON Lines and fastText "
-            f"format are read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False))")
+        raise _semicolon_separated(uri)
     json_hint = json_input(stripped.strip(), uri)
     if json_hint:
         raise FastTextError(json_hint)
@@ -406,13 +409,22 @@ def detect_format(first_line, uri):
     )
 
 
-def _tab_separated(line):
-    """Do tabs, not commas, separate the fields of ``line`` (a first line whose first field is quoted:
-    ``"great food"<TAB>positive``, a header ``"text"<TAB>"label"``, pandas' ``to_csv(sep="\t", quoting=QUOTE_ALL)``)?
-    Read with tabs it has two fields or more; read with commas it is one field, or no CSV at all (a quote closed and
-    then a tab). Such a first line was taken for a CSV's and the file refused as malformed CSV at line 1."""
+def _semicolon_separated(uri):
+    """:func:`detect_format`'s error for a semicolon-separated file, with the conversion that reads it (a first line
+    that is no header row is kept a row too: pandas takes it for the header and writes it back as the first line)."""
+    return FastTextError(
+        f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files, JSON Lines and fastText "
+        f"format are read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False))")
+
+
+def _separated_by(line, delimiter):
+    """Does ``delimiter`` (a tab, a semicolon), not a comma, separate the fields of ``line`` (a first line whose first
+    field is quoted: ``"great food"<TAB>positive``, a header ``"text"<TAB>"label"``, pandas' ``to_csv(sep="\t",
+    quoting=QUOTE_ALL)``, R's ``write.csv2``'s ``"sentiment";"review"``)? Read with it, the line has two fields or
+    more; read with commas it is one field, or no CSV at all (a quote closed and then a tab). Such a first line was
+    taken for a CSV's and the file refused as malformed CSV at line 1."""
     try:
-        tabbed = next(csv.reader([line], delimiter="\t", strict=True), [])
+        tabbed = next(csv.reader([line], delimiter=delimiter, strict=True), [])
     except csv.Error:
         return False
     try:
@@ -681,17 +693,26 @@ class _RepeatedHeader:
     the first. The look-ahead that decides whether the first row is a header sees none of them (a file joined from
     parts of a few rows had its header taken for data); when it is no header (a Zhang et al. file whose first review
     occurs again), they are read as the documents they are. A header of one column is no such row: a first line
-    ``review`` that occurs again is a review (:func:`columns.one_column_text_header`)."""
+    ``review`` that occurs again is a review (:func:`columns.one_column_text_header`). A repeat is the header in any
+    capitals (``Sentiment,Review`` after ``sentiment,review``: parts exported by different tools), every field of it:
+    a row that only starts as the header does is a document."""
 
     def __init__(self, ahead, uri, note, delimiter=","):
         self.key = _header_key(ahead[0][0]) if ahead else None
+        self.folded = [name.lower() for name in self.key] if ahead else None
         self.set_apart = [(row, start) for row, start in ahead[1:] if self._repeats(row)]
         self.uri, self.note, self.noted, self.delimiter = uri, note, False, delimiter
 
     def _repeats(self, row):
         # (a row of two fields or more: a first line "review" that occurs again is a review, one_column_text_header)
-        return (len(self.key) > 1 and len(row) == len(self.key) and row[0].lstrip("\ufeff").strip() == self.key[0]
-                and _header_key(row) == self.key)  # (the first field first: the others, reviews, are copied to compare)
+        if len(self.key) < 2 or len(row) != len(self.key):
+            return False
+        first = row[0].lstrip("\ufeff").strip()
+        # the first field first (the others, reviews, are copied to compare), lowercased only when it is as long as
+        # the header's (a class, positive or 1, seldom is): the per-row work of every other row is as it was
+        if first != self.key[0] and (len(first) != len(self.key[0]) or first.lower() != self.folded[0]):
+            return False
+        return [field.lower() for field in _header_key(row)] == self.folded
 
     def look_ahead(self, ahead):
         """The look-ahead without the rows set apart."""

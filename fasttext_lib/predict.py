@@ -40,16 +40,16 @@ from .features import Featurizer, NoRoomToFeaturize
 _FLOAT16_HINT = " (float16 bundles written by older versions stored values beyond 65504 as inf)"
 
 
-def encode_labels(labels, classes, where, names=None):
+def encode_labels(labels, classes, where, names=None, lines=None):
     """Each label's index in ``classes`` (the trained labels, in order); a label training never saw is an
-    error naming ``where``. ``names`` (``{class id: name}``, the model's label names): data labeled by the
-    names the model shows (``positive``, ``__label__positive``) instead of the class ids is read as those
-    classes (:func:`class_ids`)."""
+    error naming ``where`` (and the line it first occurs at, where ``lines``, ``{label: line}``, has it). ``names``
+    (``{class id: name}``, the model's label names): data labeled by the names the model shows (``positive``,
+    ``__label__positive``) instead of the class ids is read as those classes (:func:`class_ids`)."""
     index = {label: i for i, label in enumerate(classes)}
-    return np.array([index[label] for label in class_ids(labels, classes, where, names)], dtype=np.int64)
+    return np.array([index[label] for label in class_ids(labels, classes, where, names, lines)], dtype=np.int64)
 
 
-def class_ids(labels, classes, where, names=None):
+def class_ids(labels, classes, where, names=None, lines=None):
     """``labels`` as class ids of ``classes``: the labels themselves when each is a class id (the list given,
     unchanged: ids always read as ids), or, when each is a class as predictions show it (its name, ``names``:
     ``{class id: name}``, or its id where it has no name), those classes' ids.
@@ -96,12 +96,30 @@ def class_ids(labels, classes, where, names=None):
         raise FastTextError(f"{where} mixes class ids ({', '.join(map(repr, sorted(present & ids)[:5]))}) and class "
                             f"names ({', '.join(map(repr, sorted(present - ids)[:5]))}); label every document one "
                             f"way (known: {_known(classes, names)})")
-    shown = ", ".join(repr(u) for u in unknown[:5])
+    lines = lines or {}
+    shown = ", ".join(repr(u) + (f" (line {lines[u]})" if lines.get(u) else "") for u in unknown[:5])
     # every document a label of its own, each a whole number: pandas' index written first without a header
     hint = ("; each document's is a different whole number: row numbers? (df.to_csv(path, header=False) writes "
             "pandas' index first: write the file with index=False)"
             if len(present) == len(labels) and distinct_row_numbers(present) else _spelled_otherwise(unknown, ids))
     raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)}){hint}")
+
+
+def _note_first_lines(first_lines, chunk, start, line_of):
+    """Put in ``first_lines`` (``{label: line}``) the line of each label of ``chunk`` (``(label, text)`` pairs, the
+    first at index ``start`` among all read) seen for the first time."""
+    for i, (label, _) in enumerate(chunk):
+        if label not in first_lines:
+            first_lines[label] = line_of(start + i)
+
+
+def _first_lines_as_read(first_lines):
+    """``first_lines`` (``{label: line}``, in the order first seen) keyed by the labels as
+    :func:`data.whole_number_classes` reads them (``5.0`` as ``5`` when all are), each keeping its first line."""
+    as_read = {}
+    for label, line in zip(whole_number_classes(list(first_lines)), first_lines.values()):
+        as_read.setdefault(label, line)
+    return as_read
 
 
 def _spelled_otherwise(unknown, ids):
@@ -659,11 +677,14 @@ class Predictor:
 
     EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate_examples (as predict)
 
-    def evaluate_examples(self, examples, confusion=False, where="evaluation data"):
+    def evaluate_examples(self, examples, confusion=False, where="evaluation data", line_of=None):
         """:meth:`evaluate` of ``(label, text)`` pairs as they come (``data.iter_examples`` of a file), in memory that
         does not grow with the texts: each chunk is scored and dropped, and only its labels and class probabilities
         are kept (read whole first, evaluate held a 1 GB file's texts and bags at once, several GB). The labels are
-        checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``.
+        checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``, and
+        so is a label the model does not know, with the line it first occurs at when ``line_of`` (a callable: an
+        example's 0-based index -> its line, for the examples of the chunk just read: ``data.RecentLines.line_of``)
+        is given.
 
         A bundle whose autotune refit trained on its ``--autotune-validation`` data (:meth:`refit_documents`) scored on
         those documents is said to be, on stderr (its accuracy there is no held-out score; it was said by the CLI's
@@ -671,7 +692,7 @@ class Predictor:
         if examples is None or isinstance(examples, (str, bytes)):  # ("positive good": its characters were examples)
             raise FastTextError(f"examples must be (label, text) pairs, got {type(examples).__name__}; for one review "
                                 f"pass [(label, text)]")
-        labels, probs, seen = [], [], {}
+        labels, probs, seen, first_lines = [], [], {}, {}
         refit = self.refit_documents()
         examples = iter(examples if refit is None else refit.watch(examples))  # (islice of a list gave its first
         #                                                                           chunk again and again: no end)
@@ -682,12 +703,16 @@ class Predictor:
             except NoRoomToFeaturize as exc:  # its index among all the examples
                 raise NoRoomToFeaturize(len(labels) + exc.index, exc.chars, exc.documents, exc.need, exc.room,
                                         exc.what) from None
+            classes_before = len(seen)
             labels.extend(seen.setdefault(label, label) for label, _ in chunk)  # one str per class, not per document
+            if line_of is not None and len(seen) > classes_before:  # a class first seen: its line, while it is known
+                _note_first_lines(first_lines, chunk, len(labels) - len(chunk), line_of)
             probs.append(self._probabilities(bags))
         if not labels:
             raise FastTextError(f"{where}: contains no labeled documents")
         labels = whole_number_classes(labels)  # (the file's classes as training reads them: __label__5.0 is 5 when all are)
-        y = encode_labels(labels, self.labels, "evaluation data", self.label_names)
+        first_lines = _first_lines_as_read(first_lines)
+        y = encode_labels(labels, self.labels, where, self.label_names, first_lines)
         metrics = self._metrics(np.concatenate(probs), y, confusion)
         if refit is not None:
             refit.warn(where)

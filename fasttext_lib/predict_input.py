@@ -182,7 +182,7 @@ def input_check(name, fmt, classes, note):
     record is read as training reads it (errors before any answer) and a :class:`ReadAs` is returned: ``"labeled"``,
     ``"texts"`` when its header row names text columns only (``title,body``: columns.text_header_columns), ``"json"``
     for JSON Lines; else False (plain reviews, one per line). ``note(line)``: how the input was read."""
-    from .columns import HEADER_LOOKAHEAD, one_column_text_header, short_header, tsv_header_line
+    from .columns import HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line
     from .data import (allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start,
                        tsv_with_header, whole_number)
     from .jsonl import json_input, json_object_line, jsonl_texts
@@ -304,16 +304,6 @@ def input_check(name, fmt, classes, note):
                                 f"--format text reads every line as one review)") from None
 
     return check
-
-
-def semicolon_header(line):
-    """Is ``line`` the header row of a semicolon-separated table (``sentiment;review``: European Excel's CSV, pandas'
-    ``to_csv(sep=";")``), column names a program writes (:func:`columns.short_header`) and no comma or tab?"""
-    from .columns import short_header
-
-    line = line.lstrip("\ufeff").strip()
-    cells = line.split(";")
-    return len(cells) >= 2 and not any(c in line for c in ",\t") and short_header(cells)
 
 
 def semicolon_class(line, classes):

@@ -908,3 +908,40 @@ def test_evaluate_tables_keep_one_line_per_class_whatever_its_name_holds(tmp_pat
     assert lines[4].split()[0] == "neg\\nbad" and lines[5].split()[0] == "pos\\tgood"
     assert lines[0].split()[-2:] == ["neg\\nbad", "pos\\tgood"]
     assert _last_json(r.stdout)["confusion_matrix"]["labels"] == ["neg\nbad", "pos\tgood"]
+
+
+def test_evaluate_tables_align_class_names_by_the_columns_a_terminal_gives_them():
+    """A class name of double-width characters (好, 差, an emoji: two columns each) or with a combining accent (cafe +
+    U+0301: four columns) was measured by len(): its row of the confusion matrix and of the per-class table was
+    shifted against the header by a column for each such character."""
+    from fasttext_lib.cli import _confusion_table, _per_class_table
+
+    matrix = {"labels": ["好", "cafe\u0301", "😀"], "counts": [[3, 1, 0], [0, 4, 0], [2, 0, 10]]}
+    assert _confusion_table(matrix).splitlines() == [
+        "true \\ predicted  好  cafe\u0301  😀",
+        "好" + " " * 14 + "   3     1   0",
+        "cafe\u0301" + " " * 12 + "   0     4   0",
+        "😀" + " " * 14 + "   2     0  10",
+    ]
+    scores = dict(precision=0.5, recall=0.25, f1=None, support=4)
+    assert _per_class_table([dict(label="好", **scores), dict(label="ok", **scores)]).splitlines() == [
+        "class  precision  recall  f1  support",
+        "好   " + "     0.5000  0.2500   -        4",
+        "ok   " + "     0.5000  0.2500   -        4",
+    ]
+    # ASCII names: as before (len is the width)
+    assert _confusion_table({"labels": ["neg", "positive"], "counts": [[1, 22], [333, 4]]}).splitlines() == [
+        "true \\ predicted  neg  positive",
+        "neg" + " " * 13 + "    1        22",
+        "positive" + " " * 8 + "  333         4",
+    ]
+
+
+def test_evaluate_names_the_data_file_and_the_line_of_a_label_the_model_does_not_know(local_bundle, tmp_path):
+    """evaluate --data PATH with a class training never saw said "evaluation data has label(s) '7' ...": which file
+    (the one --data names) and where in it was left to the user to find."""
+    path = tmp_path / "joined.csv"
+    path.write_text('label,text\n1,"great\nfood"\n7,odd one\n2,cold soup\n9,odder\n7,odd again\n')
+    r = cli_in_process("evaluate", "--model", local_bundle[0], "--data", path)
+    _assert_one_line_error(r, f"{path} has label(s) '7' (line 4), '9' (line 6) not seen in training (known: ")
+    assert "evaluation data" not in r.stderr and r.stdout == ""

@@ -1,5 +1,6 @@
 """Files as tools export them (pandas, Excel, Hugging Face datasets), made of the shared real English reviews: each is
 read right (every document, its class, its text) or refused in one line that says what to do."""
+import csv
 import json
 import os
 
@@ -60,6 +61,40 @@ def test_exports_joined_with_their_headers_read_each_review_once_and_no_header_a
     assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
     r = cli_in_process("evaluate", "--model", model, "--data", path)
     assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["n"] == len(reviews), r.stderr
+
+
+@pytest.mark.parametrize("parts", [2, 40])  # halves; parts of 5 rows, the second header inside the look-ahead
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_a_header_repeated_in_other_capitals_or_spacing_is_skipped_as_the_header(tmp_path, reviews, parts, sep):
+    """Exports joined from tools that capitalize differently (``sentiment,review`` then ``Sentiment,Review``): the
+    repeat was skipped only in the first header's capitals; in others it was a document of class ``Sentiment``
+    (trained on, answered by predict)."""
+    size = len(reviews) // parts
+    spellings = ["sentiment{0}review", "Sentiment{0}Review", "SENTIMENT {0} review", "\ufeffSentiment{0}REVIEW"]
+    path = tmp_path / "joined.csv"
+    path.write_bytes("".join(
+        spellings[n % len(spellings)].format(sep) + "\n" + reviews[i:i + size].to_csv(sep=sep, index=False, header=False)
+        for n, i in enumerate(range(0, len(reviews), size))).encode())
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+    assert [note for note in notes if "repeats the header row" in note], notes
+    model = _model(tmp_path, reviews)
+    r = cli_in_process("predict", "--model", model, "--input", path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(reviews), r.stderr
+    r = cli_in_process("evaluate", "--model", model, "--data", path)
+    assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["n"] == len(reviews), r.stderr
+
+
+def test_a_row_that_starts_as_the_header_but_differs_after_is_a_document(tmp_path):
+    """A repeat matches the header in every field (in any capitals): a row whose class is the class column's name
+    and whose text is a review is read as the document it is."""
+    path = tmp_path / "d.csv"
+    path.write_text("label,text\npositive,great food\nnegative,cold soup\nLabel,Text of a review\n"
+                    "label,text\npositive,fine\n")
+    data = read_labeled(str(path))
+    assert data.labels == ["positive", "negative", "Label", "positive"]
+    assert data.texts == ["great food", "cold soup", "Text of a review", "fine"]
 
 
 def test_a_zhang_file_whose_first_review_occurs_again_keeps_every_copy(tmp_path):
@@ -187,6 +222,41 @@ def test_a_semicolon_separated_export_is_refused_by_predict_as_by_training(tmp_p
     notes = "positive; the food was great\nnegative; cold soup\npositive; would go again\nnegative; never again\n"
     r = cli_in_process("predict", "--model", model, input=notes)
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 4, r.stderr
+
+
+@pytest.mark.parametrize("header", [True, False], ids=["header", "headerless"])
+@pytest.mark.parametrize("quoting", [csv.QUOTE_ALL, csv.QUOTE_MINIMAL], ids=["quoted", "unquoted"])
+def test_a_semicolon_separated_export_quoted_or_not_is_refused_by_every_command_with_a_conversion_that_reads_it(
+        tmp_path, reviews, header, quoting):
+    """R's ``write.csv2(df, row.names=FALSE)`` and ``to_csv(sep=";", quoting=csv.QUOTE_ALL)`` quote every field:
+    train and evaluate refused such a file as malformed CSV (``',' expected after '"'``), not as semicolon-separated,
+    and predict answered its header row ``"sentiment";"review"`` as a review, each row's class a word of its text.
+    Without a header row, training's conversion (``pd.read_csv(path, sep=';')``) made its first review the header."""
+    path = tmp_path / "reviews.csv"
+    path.write_text(reviews.to_csv(index=False, sep=";", quoting=quoting, header=header))
+    model = _model(tmp_path, reviews)
+    for command in (["predict", "--model", model, "--input", path], ["evaluate", "--model", model, "--data", path],
+                    ["train", "--train", path, "--output", tmp_path / "m"]):
+        r = cli_in_process(*command)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert r.returncode == 2 and r.stdout == "" and len(errors) == 1 and "semicolon" in errors[0], r.stderr
+    assert not (tmp_path / "m").exists()
+    with pytest.raises(FastTextError, match="semicolon-separated") as refused:
+        read_labeled(str(path))
+    conversion = str(refused.value).split("pandas: ", 1)[1][:-1]  # (the closing parenthesis of "(e.g. pandas: ...)")
+    exec(conversion, {"pd": pd, "path": str(path), "new_path": str(tmp_path / "converted.csv")})
+    data = read_labeled(str(tmp_path / "converted.csv"))
+    assert data.labels == list(reviews.sentiment) and data.texts == list(reviews.review)
+
+
+@pytest.mark.parametrize("first_line", [" sentiment ; review ", "class name;review text"])
+def test_a_semicolon_header_row_predict_names_as_such_training_names_so_too(tmp_path, first_line):
+    """A header row with spaces (around its names, or in them): predict refused it as a semicolon-separated table's,
+    training said only that it cannot detect the format of line 1."""
+    path = tmp_path / "reviews.csv"
+    path.write_text(first_line + "\n" + "positive;great food\nnegative;cold soup\n" * 5)
+    with pytest.raises(FastTextError, match="line 1 looks semicolon-separated"):
+        read_labeled(str(path))
 
 
 def test_a_file_mixing_utf8_and_windows_1252_is_told_a_conversion_that_keeps_its_utf8(tmp_path, reviews):
