@@ -343,6 +343,8 @@ def _train(args):
                                   find_names=explicit_names is None, note=_note)
     names_line = label_names.settle(train_data, explicit_names, "--label-names")
     val_data = read_labeled(args.validation, fmt, find_names=False, note=_note) if args.validation else None
+    if val_data is not None:
+        _refuse_unknown_labels(train_data, val_data, args.validation)
     if names_line:
         print(names_line, file=sys.stderr)
 
@@ -433,12 +435,25 @@ def _check_trials_output(args, config):
     storage.check_output_file(uri, "trials.csv", "--autotune-trials", overwrite=args.overwrite, hint=TRIALS_HINT)
 
 
+def _refuse_unknown_labels(train_data, val_data, uri):
+    """A label of the validation file at ``uri`` that the training data lacks, refused naming the file (and the line
+    where it first occurs is not known here): train() and autotune() name it only "validation data". Read as they
+    read it (by the classes' ids, or their names)."""
+    from .data import sort_labels
+    from .label_names import for_labels
+    from .predict import class_ids
+
+    classes = sort_labels(train_data.labels)
+    class_ids(val_data.labels, classes, uri, for_labels(train_data.names, classes, "--label-names", strict=False))
+
+
 def _autotune(args, config, train_data, report):
     """``train --autotune-validation``: one JSON line per trial on stdout, the table on stderr."""
     from .autotune import autotune
     from .data import read_labeled
 
     val_data = read_labeled(args.autotune_validation, chosen_format(args), find_names=False, note=_note)
+    _refuse_unknown_labels(train_data, val_data, args.autotune_validation)
     result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
                       refit=args.autotune_refit is not False)
     return result.trained

@@ -301,7 +301,7 @@ def test_unknown_validation_label(tmp_path):
     (tmp_path / "t.txt").write_text("__label__a x\n__label__b y\n")
     (tmp_path / "v.txt").write_text("__label__c z\n")
     r = run_cli("train", "--train", tmp_path / "t.txt", "--validation", tmp_path / "v.txt", "--output", tmp_path / "o", "--no-progress")
-    _assert_one_line_error(r, "not seen in training")
+    _assert_one_line_error(r, f"{tmp_path / 'v.txt'} has label(s) 'c' not seen in training (known: a, b)")
     assert not (tmp_path / "o").exists()
 
 

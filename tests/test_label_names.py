@@ -401,8 +401,8 @@ def test_evaluate_reads_data_labeled_by_the_class_names(named_bundle, data_dir, 
 
 
 @pytest.mark.parametrize("labels, pattern", [
-    (["negative", "neutral"], r"label\(s\) 'neutral' not seen in training \(known: 1 \(negative\), 2 \(positive\)\)$"),
-    (["1", "3"], r"label\(s\) '3' not seen in training \(known: 1 \(negative\), 2 \(positive\)\)$"),
+    (["negative", "neutral"], r"bad.test has label\(s\) 'neutral' \(line 2\) not seen in training \(known: 1 \(negative\), 2 \(positive\)\)$"),
+    (["1", "3"], r"bad.test has label\(s\) '3' \(line 2\) not seen in training \(known: 1 \(negative\), 2 \(positive\)\)$"),
     (["1", "positive"], r"mixes class ids \('1'\) and class names \('positive'\); label every document one way"),
 ])
 def test_evaluate_refuses_unknown_or_mixed_labels_naming_the_classes(named_bundle, tmp_path, labels, pattern):
@@ -782,9 +782,9 @@ def test_names_that_reuse_the_class_ids_are_refused_for_a_new_bundle(tmp_path, n
 
 
 @pytest.mark.parametrize("labels, shown", [
-    (["1.0", "2"], "'1.0'"),  # pandas writes float classes so (a column with a NaN in it); all so: read as 1, 2
-    (["__label__1", "__label__2"], "'__label__1', '__label__2'"),  # fastText's prefix in a CSV's class column
-    (["1.0", "__label__2"], "'1.0', '__label__2'"),
+    (["1.0", "2"], "'1.0' (line 1)"),  # pandas writes float classes so (a column with a NaN in it); all so: read as 1, 2
+    (["__label__1", "__label__2"], "'__label__1' (line 1), '__label__2' (line 2)"),  # fastText's prefix in a CSV's class column
+    (["1.0", "__label__2"], "'1.0' (line 1), '__label__2' (line 2)"),
 ])
 def test_evaluate_names_the_class_a_label_written_otherwise_is(named_bundle, tmp_path, labels, shown):
     """A CSV whose classes are written 1.0 / __label__2 for the model's 1 / 2 was refused as labels 'not seen in
