@@ -96,6 +96,22 @@ def _top_k(text):
     return value
 
 
+def _path_of(what):
+    """An argparse type for a path option: an empty or blank value is a usage error. Taken as the option not given,
+    ``--autotune-validation "$VAL"`` with VAL unset trained without any search and exited 0, and ``--validation``,
+    ``--checkpoint-dir`` and ``--autotune-trials`` alike dropped what they were given for without a word (as
+    ``--pretrained-vectors`` did: config.parse_file_option)."""
+    def path(text):
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return text
+
+    return path
+
+
+FILE, DIRECTORY = _path_of("a file name or s3:// URI"), _path_of("a directory or s3:// prefix")
+
+
 FORMAT_HELP = ("auto (default): from the first line (__label__X text, a \"class\",\"text\" CSV row, a CSV header "
                "row such as label,text, a tab-separated line, or a JSON object: JSON Lines such as {\"stars\": 5, "
                "\"text\": ...}); fasttext; csv; tsv; jsonl")
@@ -137,14 +153,14 @@ def build_parser():
     t = sub.add_parser("train", help="train a model and write its bundle")
     t.add_argument("--train", required=True, help="training data, local or s3://: fastText format, CSV (Zhang et al. or with a header), TSV or JSON Lines "
                         "(docs/INPUT.md)")
-    t.add_argument("--validation", help="validation data, scored after every epoch")
+    t.add_argument("--validation", type=FILE, help="validation data, scored after every epoch")
     t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
     t.add_argument("--overwrite", action="store_true",
                    help="replace a model bundle already at --output, and an --autotune-trials file already there "
                         "(default: refuse them, before any data is read)")
     t.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
-    t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
-    t.add_argument("--autotune-validation", metavar="PATH",
+    t.add_argument("--checkpoint-dir", type=DIRECTORY, help="checkpoint every epoch here (directory or s3://) and resume from it")
+    t.add_argument("--autotune-validation", metavar="PATH", type=FILE,
                    help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
                         "ignored; the others apply to every trial, --buckets as an upper bound) and train the chosen "
                         "setting again on --train and this data (see --autotune-no-refit): the start (the library's "
@@ -153,7 +169,7 @@ def build_parser():
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300); Ctrl-C stops the search "
                         "sooner, and the chosen setting of the trials completed is trained and saved (a 2nd Ctrl-C stops)")
-    t.add_argument("--autotune-trials", metavar="CSV",
+    t.add_argument("--autotune-trials", metavar="CSV", type=FILE,
                    help="write the autotune trial table here (local or s3://; an existing file is kept unless --overwrite)")
     t.add_argument("--autotune-no-refit", dest="autotune_refit", action="store_false", default=None,
                    help="keep the chosen trial's model, trained on --train only (fastText's way), instead of training the "

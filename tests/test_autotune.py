@@ -848,3 +848,17 @@ def test_search_settings_that_would_give_an_invalid_trial_are_one_error_before_a
     with pytest.raises(FastTextError) as info:
         autotune(*splits, duration=60, verbose=False, **settings)
     assert said in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("flag", ["--autotune-validation", "--autotune-trials", "--validation", "--checkpoint-dir"])
+def test_an_empty_file_flag_is_refused_not_dropped(data_files, tmp_path, flag):
+    """``--autotune-validation "$VAL"`` with VAL unset trained without any search and exited 0 (an empty value was
+    taken as the flag not given); ``--autotune-trials ""`` wrote no table, ``--validation ""`` scored nothing and
+    ``--checkpoint-dir ""`` kept no checkpoints, all without a word. Each is one usage error now, as
+    ``--pretrained-vectors ""`` is."""
+    extra = [] if flag == "--autotune-validation" else (["--autotune-validation", data_files / "val.csv", "--autotune-duration", "1"]
+                                                        if flag == "--autotune-trials" else ["--epochs", "1"])
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", *extra, flag, "")
+    _assert_one_error_line(r, f"argument {flag}: expected a ")
+    assert r.stderr.rstrip().endswith("got '' (see python -m fasttext_lib train --help)"), r.stderr
+    assert not (tmp_path / "o").exists()
