@@ -161,6 +161,16 @@ def check_duration(duration, name="autotune duration"):
         raise FastTextError(f"{name} must be a positive number of seconds, got {duration!r}")
 
 
+def check_one_host(kvstore, refused="autotune"):
+    """A ``dist_*`` kvstore cannot run a search: every trial is a training of its own, which joins the parameter-server
+    cluster again, and MXNet joins one once per process (the second trial waited for it until the cluster timeout,
+    the search lost); and each host's clock would decide its own trials. One line, before anything is read."""
+    if str(kvstore).startswith("dist"):
+        raise FastTextError(f"{refused} cannot search with kvstore {kvstore}: each trial would join the cluster again, "
+                            f"which MXNet does once per process (the 2nd trial waits for it until the cluster timeout); "
+                            f"search on one host (kvstore auto), then train the chosen setting on the cluster")
+
+
 def _check_search_settings(start, max_trials, emsize_fixed):
     """Refuse, in one line and before anything is read or trained, what would make a trial invalid or the search
     fail: ``max_trials`` 0 or less (a traceback once no trial had run), a string or a fraction; a ``start`` that leaves
@@ -228,6 +238,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     check_duration(duration)
     check_bool(refit, "refit")
     _check_search_settings(start, max_trials, emsize_fixed=bool(base and base.pretrained_vectors) or pretrained is not None)
+    check_one_host(base.kvstore if base else "auto")
     if val_data is None or len(val_data) == 0:
         raise FastTextError("autotune needs a non-empty validation split")
     if len(train_data) == 0:

@@ -328,8 +328,8 @@ def _train(args):
     from .train import check_kvstore_environment, train
 
     config = config_from_args(args)
+    _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
-    _check_autotune_flags(args)
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before
     # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
@@ -378,9 +378,10 @@ def _train(args):
     return 0
 
 
-def _check_autotune_flags(args):
+def _check_autotune_flags(args, kvstore):
     """Before any data is read: the autotune flags come with --autotune-validation, which does not mix
-    with --validation / --checkpoint-dir, and --autotune-duration is a positive number of seconds."""
+    with --validation / --checkpoint-dir or a dist_* ``kvstore`` (autotune.check_one_host), and
+    --autotune-duration is a positive number of seconds."""
     if not args.autotune_validation:
         for flag, value in (("--autotune-duration", args.autotune_duration), ("--autotune-trials", args.autotune_trials),
                             ("--autotune-no-refit", args.autotune_refit)):
@@ -397,6 +398,9 @@ def _check_autotune_flags(args):
         if value:
             raise FastTextError(f"{flag} cannot be combined with --autotune-validation (score the bundle with evaluate)")
     from . import storage
+    from .autotune import check_one_host
+
+    check_one_host(kvstore, "--autotune-validation")
 
     if storage.same_location(args.autotune_validation, args.train):  # (allowed: fastText allows it too)
         print("warning: --autotune-validation is the --train file: each setting is scored on the documents it trained "

@@ -862,3 +862,17 @@ def test_an_empty_file_flag_is_refused_not_dropped(data_files, tmp_path, flag):
     _assert_one_error_line(r, f"argument {flag}: expected a ")
     assert r.stderr.rstrip().endswith("got '' (see python -m fasttext_lib train --help)"), r.stderr
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("kvstore", ["dist_sync", "dist_async"])
+def test_a_cluster_kvstore_is_refused_before_the_search(splits, data_files, tmp_path, kvstore):
+    """In a parameter-server cluster each trial joined the cluster again, which MXNet does once per process: the first
+    trial trained, the second waited until the cluster timeout, and the run ended in 'the cluster did not move'
+    with the search lost (and each host's clock would pick its own trials). One line now, before anything is read:
+    whatever the environment (outside a cluster it said only that the DMLC_* variables were missing)."""
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--kvstore", kvstore,
+                       "--autotune-validation", data_files / "val.csv", "--autotune-duration", "1")
+    _assert_one_error_line(r, f"--autotune-validation cannot search with kvstore {kvstore}: each trial would join")
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(FastTextError, match=f"^autotune cannot search with kvstore {kvstore}: "):
+        autotune(*splits, duration=1, base=replace(BASE, kvstore=kvstore), verbose=False)
