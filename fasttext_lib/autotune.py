@@ -157,8 +157,17 @@ def check_duration(duration, name="autotune duration"):
 
     Notebook 02 checks its ``autotune_duration`` parameter with it before training: a string (papermill
     ``-r autotune_duration 60``) was a TypeError, and only after the first training had run."""
-    if not is_number(duration) or not 0 < duration < math.inf:
+    if not is_number(duration) or not 0 < duration < math.inf or not math.isfinite(_as_float(duration)):
         raise FastTextError(f"{name} must be a positive number of seconds, got {duration!r}")
+
+
+def _as_float(number):
+    """``number`` as a float, inf for an int too large for one (``10**400``, which the budget's float arithmetic
+    could not take: an OverflowError after the first trial)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf
 
 
 def check_one_host(kvstore, refused="autotune"):

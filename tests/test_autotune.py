@@ -876,3 +876,10 @@ def test_a_cluster_kvstore_is_refused_before_the_search(splits, data_files, tmp_
     assert not (tmp_path / "o").exists()
     with pytest.raises(FastTextError, match=f"^autotune cannot search with kvstore {kvstore}: "):
         autotune(*splits, duration=1, base=replace(BASE, kvstore=kvstore), verbose=False)
+
+
+def test_a_duration_too_large_for_a_float_is_refused(splits):
+    """``duration=10**400`` (an int past what a float holds) passed the check (an int compares with inf) and ended
+    the search after its first trial in an OverflowError traceback (the budget left is a float subtraction)."""
+    with pytest.raises(FastTextError, match=r"^autotune duration must be a positive number of seconds, got 1000"):
+        autotune(*splits, duration=10**400, base=BASE, start=START, verbose=False)
