@@ -413,6 +413,36 @@ def _check_autotune_flags(args, kvstore):
         args.autotune_duration = float("nan")
     if not 0 < args.autotune_duration < float("inf"):
         raise FastTextError(f"--autotune-duration must be a positive number of seconds, got {text!r}")
+    _say_unused_search_flags(args)
+
+
+def _say_unused_search_flags(args):
+    """One warning line naming the options of the settings the search sets (autotune.SEARCHED) that the command line
+    gave: ``--lr 0.5 --epochs 3`` with --autotune-validation were ignored without a word (only --help said so), the
+    bundle trained with another lr and epochs than the command asked for."""
+    from .autotune import SEARCHED
+
+    given = _given_options(getattr(args, "argv", None), "train")
+    flags = ["--" + name.replace("_", "-") for name in ("lr", "batch_size", "epochs", "emsize", "ngrams", "optimizer")
+             if name in SEARCHED and name in given]
+    if flags:
+        named = flags[0] if len(flags) == 1 else ", ".join(flags[:-1]) + " and " + flags[-1]
+        print(f"warning: {named} {'is' if len(flags) == 1 else 'are'} not used with --autotune-validation: the search "
+              f"sets lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
+              f"leave {'it' if len(flags) == 1 else 'them'} out, or train without --autotune-validation to use "
+              f"{'it' if len(flags) == 1 else 'them'}", file=sys.stderr)
+
+
+def _given_options(argv, command):
+    """The destinations of the options ``argv`` gives ``command`` (as argparse reads them: ``--epoch 3`` is
+    --epochs), without those left at their defaults. None: no command line (``_train`` called directly)."""
+    if argv is None:
+        return set()
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    for action in sub._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv)))
 
 
 TRIALS_HINT = "pass --overwrite to replace it, or choose another --autotune-trials"
@@ -884,6 +914,7 @@ def main(argv=None, lean_mxnet=False):
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)  # (which options were given: _given_options)
     if lean_mxnet and args.command in MXNET_COMMANDS:
         from .mxnet_env import start_mxnet
 

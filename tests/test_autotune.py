@@ -883,3 +883,19 @@ def test_a_duration_too_large_for_a_float_is_refused(splits):
     the search after its first trial in an OverflowError traceback (the budget left is a float subtraction)."""
     with pytest.raises(FastTextError, match=r"^autotune duration must be a positive number of seconds, got 1000"):
         autotune(*splits, duration=10**400, base=BASE, start=START, verbose=False)
+
+
+def test_searched_settings_given_as_flags_are_said_to_be_unused(data_files, tmp_path):
+    """``--lr 0.5 --epochs 3 --ngrams 1`` with --autotune-validation were ignored without a word (the search sets
+    them; only --help said so): the bundle had another lr, epochs and n-grams than the command line asked for. One
+    warning line names those given (abbreviated flags too), and only those; a run without them has none."""
+    common = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+              "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu"]
+    r = cli_in_process(*common, "--output", tmp_path / "a", "--lr", "0.5", "--epoch", "3", "--ngrams=1", "--min-count", "1")
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: --lr, --epochs and --ngrams are not used with --autotune-validation: the search sets "
+                        "lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
+                        "leave them out, or train without --autotune-validation to use them"], r.stderr
+    r = cli_in_process(*common, "--output", tmp_path / "b", "--seed", "3")
+    assert r.returncode == 0 and "warning:" not in r.stderr, r.stderr
