@@ -261,6 +261,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     if val_ids is not val_data.labels:
         val_data = LabeledTexts(val_ids, val_data.texts, dict(val_data.names))
     y_val = encode_labels(val_data.labels, classes, "autotune validation data")
+    _warn_of_a_validation_that_cannot_judge(val_data, train_data.names)
     n_all = len(train_data) + len(val_data)
     base = base or TrainConfig()
     if base.pretrained_vectors:
@@ -368,6 +369,29 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                                  + (" (its refit diverged)" if refit_diverged else "")), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
+
+
+# The fewest validation documents on which a trial can beat the start: all of them gained, P = 0.5 ** n < ALPHA.
+FEWEST_TO_JUDGE = math.floor(math.log2(1 / ALPHA)) + 1
+
+
+def _warn_of_a_validation_that_cannot_judge(val_data, names):
+    """A ``warning:`` line for a validation split the search cannot choose by: fewer documents than
+    :data:`FEWEST_TO_JUDGE` (no trial can ever be adopted: the budget goes to trials that cannot be chosen), or one
+    class only (each setting is scored by how often it predicts that class: a model biased toward it is adopted,
+    and the refit trains on more of it)."""
+    if len(val_data) < FEWEST_TO_JUDGE:
+        print(f"warning: the autotune validation data holds {len(val_data)} document{'s' * (len(val_data) != 1)}: no "
+              f"trial can be shown to be better than the start on so few (the sign test needs {FEWEST_TO_JUDGE} at "
+              f"least), so the search keeps the start; hold out more of your data for it (autotune.split_validation)",
+              file=sys.stderr, flush=True)
+    elif len(set(val_data.labels)) == 1:
+        label = val_data.labels[0]
+        name = names.get(label)
+        print(f"warning: the autotune validation data holds one class only ({label}{f' ({name})' if name else ''}): "
+              f"each setting is scored by how often it predicts that class, which favors a model biased toward it "
+              f"(and the refit trains on more of it); give it documents of every class (autotune.split_validation)",
+              file=sys.stderr, flush=True)
 
 
 def _every_token(train_data, val_data):

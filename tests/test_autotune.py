@@ -899,3 +899,25 @@ def test_searched_settings_given_as_flags_are_said_to_be_unused(data_files, tmp_
                         "leave them out, or train without --autotune-validation to use them"], r.stderr
     r = cli_in_process(*common, "--output", tmp_path / "b", "--seed", "3")
     assert r.returncode == 0 and "warning:" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("which, said", [
+    ("one class", "warning: the autotune validation data holds one class only ("),
+    ("four documents", "warning: the autotune validation data holds 4 documents: no trial can be shown to be better "
+                       "than the start on so few (the sign test needs 5 at least), so the search keeps the start"),
+])
+def test_a_validation_split_that_cannot_judge_the_trials_is_warned_about(splits, capsys, which, said):
+    """A validation split of one class scored each setting by how often it predicts that class: the search adopted a
+    model biased toward it (the sample: trial 5, 2 epochs, 'val accuracy 0.99'), and the refit added its documents,
+    all of that class. One of 4 documents or fewer can never show a trial better than the start (the smallest sign
+    test p is 0.5 ** n): the whole budget went to trials that could not be chosen. Neither said a word."""
+    train_data, val = splits
+    if which == "one class":
+        keep = [i for i, label in enumerate(val.labels) if label == val.labels[0]]
+    else:
+        keep = list(range(4))
+    val = LabeledTexts([val.labels[i] for i in keep], [val.texts[i] for i in keep])
+    capsys.readouterr()
+    autotune(train_data, val, duration=60, base=BASE, start=START, max_trials=1, verbose=False)
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and warnings[0].startswith(said), warnings
