@@ -276,10 +276,11 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         first = replace(first, emsize=base.emsize, pretrained_vectors=base.pretrained_vectors)
     search = _Search(first, len(train_data), fixed=("emsize",) if pretrained is not None else ())
     features = {}  # (ngrams, buckets, min_count) -> featurize(...)
-    done, interrupted = _Done(), False
+    done, interrupted, ended = _Done(), False, "complete"
     try:
         for phase, config in search:
             if max_trials is not None and len(done.rows) >= max_trials:
+                ended = "max_trials"
                 break
             note_stop_line(_stopped(f"during autotune trial {len(done.rows) + 1} of the search"))
             if done.rows:
@@ -287,6 +288,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                 if refit:  # the refit of whichever of the two is chosen after this trial
                     needed += max(search.estimate(c, features, n_all) for c in (config, done.chosen.config))
                 if needed * SAFETY > duration - (time.time() - started):
+                    ended = "budget"  # (the clock shaped the search: another run may try other candidates)
                     continue  # cannot finish in time: try the next (maybe cheaper) candidate
             key = _features_key(config)
             t0 = time.time()
@@ -326,7 +328,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         # stop, a closed terminal) is a stop: both end the call, as a second interrupt during the final model does.
         if done.chosen is None or not carry_on_after_ctrl_c(exc):
             raise
-        interrupted = True
+        interrupted, ended = True, "interrupted"
     rows, chosen, chosen_row = list(done.rows), done.chosen, done.chosen_row
     note_stop_line(_stopped(f"during autotune's final model (trial {chosen_row['trial']}'s setting trained again on "
                             f"the training and validation data), after {_trials(len(rows))} of the search" if refit else
@@ -356,7 +358,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     chosen.autotune = {"duration": float(duration), "seconds": time.time() - started, "best_trial": chosen_row["trial"],
                        "best": {k: chosen_row[k] for k in (*SEARCHED, "val_accuracy", "val_loss")},
                        "refit": bool(refitted), "trained_on": len(train_data) + (len(val_data) if refitted else 0),
-                       "interrupted": interrupted, "trials": [dict(r) for r in rows]}
+                       "interrupted": interrupted, "ended": ended, "trials": [dict(r) for r in rows]}
     if refitted:  # so that evaluate can tell the validation documents, trained on now, from held-out ones (predict.py)
         chosen.autotune["validation_documents"] = sampled_fingerprints(val_data.texts)
     if refit_diverged is not None:  # asked for, and not done: say why in the bundle's metrics too
@@ -367,6 +369,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         print("final model: " + (f"the chosen setting trained again on the training and validation data ({n_all} documents)"
                                  if refitted else "the chosen trial's (training data only)"
                                  + (" (its refit diverged)" if refit_diverged else "")), file=sys.stderr, flush=True)
+        print(f"search ended: {ended} ({ENDED[ended]})", file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
 
@@ -392,6 +395,15 @@ def _warn_of_a_validation_that_cannot_judge(val_data, names):
               f"each setting is scored by how often it predicts that class, which favors a model biased toward it "
               f"(and the refit trains on more of it); give it documents of every class (autotune.split_validation)",
               file=sys.stderr, flush=True)
+
+
+# What ended the search (``trained.autotune["ended"]``), and what that says of a run again with the same seed and data.
+ENDED = {"complete": "every candidate was tried: the same seed and data give the same trials and model, whatever the "
+                     "budget",
+         "budget": "candidates that would not finish in the time left were skipped: another budget, or the same one on "
+                   "a busier or quieter machine, can try others and choose another setting",
+         "max_trials": "max_trials trials were run",
+         "interrupted": "an interrupt stopped it"}
 
 
 def _every_token(train_data, val_data):

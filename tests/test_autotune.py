@@ -616,6 +616,7 @@ def test_an_interrupt_during_the_search_trains_the_best_setting_so_far(splits, m
     assert result.interrupted and not kept.interrupted
     summary = result.trained.autotune
     assert summary["interrupted"] is True and kept.trained.autotune["interrupted"] is False
+    assert summary["ended"] == "interrupted"
     assert len(summary["trials"]) == len(result.trials) == 2
     assert _trials_without_time(result.trials) == _trials_without_time(kept.trials)
     assert summary["best_trial"] == kept.trained.autotune["best_trial"] and summary["refit"] is True
@@ -921,3 +922,20 @@ def test_a_validation_split_that_cannot_judge_the_trials_is_warned_about(splits,
     autotune(train_data, val, duration=60, base=BASE, start=START, max_trials=1, verbose=False)
     warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and warnings[0].startswith(said), warnings
+
+
+def test_the_bundle_says_what_ended_the_search(splits, monkeypatch, capsys):
+    """Two runs with the same seed try the same settings in the same order, but the budget (wall-clock) decides
+    where the search stops, so their results agree only if neither was cut short by it. Nothing said which it was:
+    metrics.json's "autotune" now has "ended" ("budget": a candidate did not fit in the time left; "max_trials";
+    "interrupted"; "complete": every candidate tried, reproducible whatever the budget), and so does a stderr line."""
+    from fasttext_lib.autotune import _Search
+
+    ended = {}
+    for case, kwargs in {"max_trials": dict(duration=600, max_trials=1), "budget": dict(duration=1e-3)}.items():
+        result = autotune(*splits, base=BASE, start=START, verbose=True, **kwargs)
+        ended[case] = result.trained.autotune["ended"]
+        assert f"search ended: {case}" in capsys.readouterr().err
+    monkeypatch.setattr(_Search, "__iter__", lambda self: iter([("start", self.start)]))  # a search of one candidate
+    ended["complete"] = autotune(*splits, duration=600, base=BASE, start=START, verbose=False).trained.autotune["ended"]
+    assert ended == {"max_trials": "max_trials", "budget": "budget", "complete": "complete"}
