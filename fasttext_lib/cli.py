@@ -170,7 +170,8 @@ def build_parser():
                    help="time budget of the search, final model included (default: 300); Ctrl-C stops the search "
                         "sooner, and the chosen setting of the trials completed is trained and saved (a 2nd Ctrl-C stops)")
     t.add_argument("--autotune-trials", metavar="CSV", type=FILE,
-                   help="write the autotune trial table here (local or s3://; an existing file is kept unless --overwrite)")
+                   help="write the autotune trial table here (local or s3://; compressed if it ends in .gz, .bz2 or .xz; "
+                        "an existing file is kept unless --overwrite)")
     t.add_argument("--autotune-no-refit", dest="autotune_refit", action="store_false", default=None,
                    help="keep the chosen trial's model, trained on --train only (fastText's way), instead of training the "
                         "chosen setting again on --train and the validation data together (the default, within the budget)")
@@ -456,6 +457,9 @@ def _check_trials_output(args, config):
     from . import label_names, storage
 
     uri = args.autotune_trials
+    if uri.lower().endswith(".zip"):  # (written as text under that name: no zip tool, nor pandas, opened it)
+        raise FastTextError(f"{uri}: the trial table is written as CSV text, or compressed by gzip, bzip2 or xz "
+                            f"(.csv.gz, .csv.bz2, .csv.xz), not as a zip archive; give another name")
     names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
                                                            os.path.isfile(args.label_names)) else None  # not 'none', 'ag_news'
     inputs = (("--train", args.train), ("--autotune-validation", args.autotune_validation),
@@ -501,6 +505,7 @@ def _save_with_trials(trained, output, compact, uri, overwrite):
     from .bundle import OVERWRITE_HINT, save_bundle
 
     table = pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8")
+    table = _compressed_as_named(table, uri)
     if not overwrite:
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
         # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
@@ -525,6 +530,21 @@ def _save_with_trials(trained, output, compact, uri, overwrite):
         f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=OVERWRITE_HINT)
+
+
+def _compressed_as_named(data, uri):
+    """``data`` compressed as ``uri``'s ending says: gzip, bzip2, xz, or not at all. (It was written as is: a
+    trials.csv.gz of plain text, which pd.read_csv, going by the name, and zcat refused.)"""
+    import bz2
+    import gzip
+    import lzma
+
+    ending = uri.lower().rsplit(".", 1)[-1]
+    if ending == "gz":
+        return gzip.compress(data, mtime=0)  # (mtime 0: the same trials, the same bytes)
+    if ending == "bz2":
+        return bz2.compress(data)
+    return lzma.compress(data) if ending == "xz" else data
 
 
 def _previous_table(uri):

@@ -939,3 +939,23 @@ def test_the_bundle_says_what_ended_the_search(splits, monkeypatch, capsys):
     monkeypatch.setattr(_Search, "__iter__", lambda self: iter([("start", self.start)]))  # a search of one candidate
     ended["complete"] = autotune(*splits, duration=600, base=BASE, start=START, verbose=False).trained.autotune["ended"]
     assert ended == {"max_trials": "max_trials", "budget": "budget", "complete": "complete"}
+
+
+@pytest.mark.parametrize("ending", ["gz", "bz2", "xz"])
+def test_a_trial_table_named_compressed_is_compressed(data_files, tmp_path, ending):
+    """``--autotune-trials trials.csv.gz`` wrote plain text under that name: pd.read_csv (which goes by the name),
+    zcat, bzcat and xzcat all refused it. It is compressed as named now (as export-vectors' .vec.gz is)."""
+    table = tmp_path / f"trials.csv.{ending}"
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu",
+                       "--output", tmp_path / "o", "--autotune-trials", table)
+    assert r.returncode == 0, r.stderr
+    trials = pd.read_csv(table)
+    assert list(trials.columns) == TRIAL_COLUMNS and len(trials) >= 1
+
+
+def test_a_trial_table_named_as_a_zip_archive_is_refused_before_the_search(data_files, tmp_path):
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--output", tmp_path / "o", "--autotune-trials", tmp_path / "t.zip")
+    _assert_one_error_line(r, "t.zip: the trial table is written as CSV text, or compressed by gzip, bzip2 or xz")
+    assert not (tmp_path / "o").exists() and not (tmp_path / "t.zip").exists()
