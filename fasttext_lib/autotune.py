@@ -157,8 +157,27 @@ def check_duration(duration, name="autotune duration"):
 
     Notebook 02 checks its ``autotune_duration`` parameter with it before training: a string (papermill
     ``-r autotune_duration 60``) was a TypeError, and only after the first training had run."""
-    if not is_number(duration) or not 0 < duration < math.inf:
+    if not is_number(duration) or not 0 < duration < math.inf or not math.isfinite(_as_float(duration)):
         raise FastTextError(f"{name} must be a positive number of seconds, got {duration!r}")
+
+
+def _as_float(number):
+    """``number`` as a float, inf for an int too large for one (``10**400``, which the budget's float arithmetic
+    could not take: an OverflowError after the first trial)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf
+
+
+def check_one_host(kvstore, refused="autotune"):
+    """A ``dist_*`` kvstore cannot run a search: every trial is a training of its own, which joins the parameter-server
+    cluster again, and MXNet joins one once per process (the second trial waited for it until the cluster timeout,
+    the search lost); and each host's clock would decide its own trials. One line, before anything is read."""
+    if str(kvstore).startswith("dist"):
+        raise FastTextError(f"{refused} cannot search with kvstore {kvstore}: each trial would join the cluster again, "
+                            f"which MXNet does once per process (the 2nd trial waits for it until the cluster timeout); "
+                            f"search on one host (kvstore auto), then train the chosen setting on the cluster")
 
 
 def _check_search_settings(start, max_trials, emsize_fixed):
@@ -228,6 +247,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     check_duration(duration)
     check_bool(refit, "refit")
     _check_search_settings(start, max_trials, emsize_fixed=bool(base and base.pretrained_vectors) or pretrained is not None)
+    check_one_host(base.kvstore if base else "auto")
     if val_data is None or len(val_data) == 0:
         raise FastTextError("autotune needs a non-empty validation split")
     if len(train_data) == 0:
@@ -241,6 +261,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     if val_ids is not val_data.labels:
         val_data = LabeledTexts(val_ids, val_data.texts, dict(val_data.names))
     y_val = encode_labels(val_data.labels, classes, "autotune validation data")
+    _warn_of_a_validation_that_cannot_judge(val_data, train_data.names)
     n_all = len(train_data) + len(val_data)
     base = base or TrainConfig()
     if base.pretrained_vectors:
@@ -255,10 +276,11 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         first = replace(first, emsize=base.emsize, pretrained_vectors=base.pretrained_vectors)
     search = _Search(first, len(train_data), fixed=("emsize",) if pretrained is not None else ())
     features = {}  # (ngrams, buckets, min_count) -> featurize(...)
-    done, interrupted = _Done(), False
+    done, interrupted, ended = _Done(), False, "complete"
     try:
         for phase, config in search:
             if max_trials is not None and len(done.rows) >= max_trials:
+                ended = "max_trials"
                 break
             note_stop_line(_stopped(f"during autotune trial {len(done.rows) + 1} of the search"))
             if done.rows:
@@ -266,6 +288,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                 if refit:  # the refit of whichever of the two is chosen after this trial
                     needed += max(search.estimate(c, features, n_all) for c in (config, done.chosen.config))
                 if needed * SAFETY > duration - (time.time() - started):
+                    ended = "budget"  # (the clock shaped the search: another run may try other candidates)
                     continue  # cannot finish in time: try the next (maybe cheaper) candidate
             key = _features_key(config)
             t0 = time.time()
@@ -305,7 +328,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         # stop, a closed terminal) is a stop: both end the call, as a second interrupt during the final model does.
         if done.chosen is None or not carry_on_after_ctrl_c(exc):
             raise
-        interrupted = True
+        interrupted, ended = True, "interrupted"
     rows, chosen, chosen_row = list(done.rows), done.chosen, done.chosen_row
     note_stop_line(_stopped(f"during autotune's final model (trial {chosen_row['trial']}'s setting trained again on "
                             f"the training and validation data), after {_trials(len(rows))} of the search" if refit else
@@ -335,7 +358,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     chosen.autotune = {"duration": float(duration), "seconds": time.time() - started, "best_trial": chosen_row["trial"],
                        "best": {k: chosen_row[k] for k in (*SEARCHED, "val_accuracy", "val_loss")},
                        "refit": bool(refitted), "trained_on": len(train_data) + (len(val_data) if refitted else 0),
-                       "interrupted": interrupted, "trials": [dict(r) for r in rows]}
+                       "interrupted": interrupted, "ended": ended, "trials": [dict(r) for r in rows]}
     if refitted:  # so that evaluate can tell the validation documents, trained on now, from held-out ones (predict.py)
         chosen.autotune["validation_documents"] = sampled_fingerprints(val_data.texts)
     if refit_diverged is not None:  # asked for, and not done: say why in the bundle's metrics too
@@ -346,8 +369,41 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         print("final model: " + (f"the chosen setting trained again on the training and validation data ({n_all} documents)"
                                  if refitted else "the chosen trial's (training data only)"
                                  + (" (its refit diverged)" if refit_diverged else "")), file=sys.stderr, flush=True)
+        print(f"search ended: {ended} ({ENDED[ended]})", file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
+
+
+# The fewest validation documents on which a trial can beat the start: all of them gained, P = 0.5 ** n < ALPHA.
+FEWEST_TO_JUDGE = math.floor(math.log2(1 / ALPHA)) + 1
+
+
+def _warn_of_a_validation_that_cannot_judge(val_data, names):
+    """A ``warning:`` line for a validation split the search cannot choose by: fewer documents than
+    :data:`FEWEST_TO_JUDGE` (no trial can ever be adopted: the budget goes to trials that cannot be chosen), or one
+    class only (each setting is scored by how often it predicts that class: a model biased toward it is adopted,
+    and the refit trains on more of it)."""
+    if len(val_data) < FEWEST_TO_JUDGE:
+        print(f"warning: the autotune validation data holds {len(val_data)} document{'s' * (len(val_data) != 1)}: no "
+              f"trial can be shown to be better than the start on so few (the sign test needs {FEWEST_TO_JUDGE} at "
+              f"least), so the search keeps the start; hold out more of your data for it (autotune.split_validation)",
+              file=sys.stderr, flush=True)
+    elif len(set(val_data.labels)) == 1:
+        label = val_data.labels[0]
+        name = names.get(label)
+        print(f"warning: the autotune validation data holds one class only ({label}{f' ({name})' if name else ''}): "
+              f"each setting is scored by how often it predicts that class, which favors a model biased toward it "
+              f"(and the refit trains on more of it); give it documents of every class (autotune.split_validation)",
+              file=sys.stderr, flush=True)
+
+
+# What ended the search (``trained.autotune["ended"]``), and what that says of a run again with the same seed and data.
+ENDED = {"complete": "every candidate was tried: the same seed and data give the same trials and model, whatever the "
+                     "budget",
+         "budget": "candidates that would not finish in the time left were skipped: another budget, or the same one on "
+                   "a busier or quieter machine, can try others and choose another setting",
+         "max_trials": "max_trials trials were run",
+         "interrupted": "an interrupt stopped it"}
 
 
 def _every_token(train_data, val_data):

@@ -97,6 +97,22 @@ def _top_k(text):
     return value
 
 
+def _path_of(what):
+    """An argparse type for a path option: an empty or blank value is a usage error. Taken as the option not given,
+    ``--autotune-validation "$VAL"`` with VAL unset trained without any search and exited 0, and ``--validation``,
+    ``--checkpoint-dir`` and ``--autotune-trials`` alike dropped what they were given for without a word (as
+    ``--pretrained-vectors`` did: config.parse_file_option)."""
+    def path(text):
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return text
+
+    return path
+
+
+FILE, DIRECTORY = _path_of("a file name or s3:// URI"), _path_of("a directory or s3:// prefix")
+
+
 FORMAT_HELP = ("auto (default): from the first line (__label__X text, a \"class\",\"text\" CSV row, a CSV header "
                "row such as label,text, a tab-separated line, or a JSON object: JSON Lines such as {\"stars\": 5, "
                "\"text\": ...}); fasttext; csv; tsv; jsonl")
@@ -138,14 +154,14 @@ def build_parser():
     t = sub.add_parser("train", help="train a model and write its bundle")
     t.add_argument("--train", required=True, help="training data, local or s3://: fastText format, CSV (Zhang et al. or with a header), TSV or JSON Lines "
                         "(docs/INPUT.md)")
-    t.add_argument("--validation", help="validation data, scored after every epoch")
+    t.add_argument("--validation", type=FILE, help="validation data, scored after every epoch")
     t.add_argument("--output", required=True, help="bundle directory or s3:// prefix")
     t.add_argument("--overwrite", action="store_true",
                    help="replace a model bundle already at --output, and an --autotune-trials file already there "
                         "(default: refuse them, before any data is read)")
     t.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
-    t.add_argument("--checkpoint-dir", help="checkpoint every epoch here (directory or s3://) and resume from it")
-    t.add_argument("--autotune-validation", metavar="PATH",
+    t.add_argument("--checkpoint-dir", type=DIRECTORY, help="checkpoint every epoch here (directory or s3://) and resume from it")
+    t.add_argument("--autotune-validation", metavar="PATH", type=FILE,
                    help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
                         "ignored; the others apply to every trial, --buckets as an upper bound) and train the chosen "
                         "setting again on --train and this data (see --autotune-no-refit): the start (the library's "
@@ -154,8 +170,9 @@ def build_parser():
     t.add_argument("--autotune-duration", type=str, metavar="SECONDS",
                    help="time budget of the search, final model included (default: 300); Ctrl-C stops the search "
                         "sooner, and the chosen setting of the trials completed is trained and saved (a 2nd Ctrl-C stops)")
-    t.add_argument("--autotune-trials", metavar="CSV",
-                   help="write the autotune trial table here (local or s3://; an existing file is kept unless --overwrite)")
+    t.add_argument("--autotune-trials", metavar="CSV", type=FILE,
+                   help="write the autotune trial table here (local or s3://; compressed if it ends in .gz, .bz2 or .xz; "
+                        "an existing file is kept unless --overwrite)")
     t.add_argument("--autotune-no-refit", dest="autotune_refit", action="store_false", default=None,
                    help="keep the chosen trial's model, trained on --train only (fastText's way), instead of training the "
                         "chosen setting again on --train and the validation data together (the default, within the budget)")
@@ -317,8 +334,8 @@ def _train(args):
     from .train import check_kvstore_environment, train
 
     config = config_from_args(args)
+    _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
-    _check_autotune_flags(args)
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before
     # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
@@ -369,9 +386,10 @@ def _train(args):
     return 0
 
 
-def _check_autotune_flags(args):
+def _check_autotune_flags(args, kvstore):
     """Before any data is read: the autotune flags come with --autotune-validation, which does not mix
-    with --validation / --checkpoint-dir, and --autotune-duration is a positive number of seconds."""
+    with --validation / --checkpoint-dir or a dist_* ``kvstore`` (autotune.check_one_host), and
+    --autotune-duration is a positive number of seconds."""
     if not args.autotune_validation:
         for flag, value in (("--autotune-duration", args.autotune_duration), ("--autotune-trials", args.autotune_trials),
                             ("--autotune-no-refit", args.autotune_refit)):
@@ -388,6 +406,9 @@ def _check_autotune_flags(args):
         if value:
             raise FastTextError(f"{flag} cannot be combined with --autotune-validation (score the bundle with evaluate)")
     from . import storage
+    from .autotune import check_one_host
+
+    check_one_host(kvstore, "--autotune-validation")
 
     if storage.same_location(args.autotune_validation, args.train):  # (allowed: fastText allows it too)
         print("warning: --autotune-validation is the --train file: each setting is scored on the documents it trained "
@@ -400,6 +421,36 @@ def _check_autotune_flags(args):
         args.autotune_duration = float("nan")
     if not 0 < args.autotune_duration < float("inf"):
         raise FastTextError(f"--autotune-duration must be a positive number of seconds, got {text!r}")
+    _say_unused_search_flags(args)
+
+
+def _say_unused_search_flags(args):
+    """One warning line naming the options of the settings the search sets (autotune.SEARCHED) that the command line
+    gave: ``--lr 0.5 --epochs 3`` with --autotune-validation were ignored without a word (only --help said so), the
+    bundle trained with another lr and epochs than the command asked for."""
+    from .autotune import SEARCHED
+
+    given = _given_options(getattr(args, "argv", None), "train")
+    flags = ["--" + name.replace("_", "-") for name in ("lr", "batch_size", "epochs", "emsize", "ngrams", "optimizer")
+             if name in SEARCHED and name in given]
+    if flags:
+        named = flags[0] if len(flags) == 1 else ", ".join(flags[:-1]) + " and " + flags[-1]
+        print(f"warning: {named} {'is' if len(flags) == 1 else 'are'} not used with --autotune-validation: the search "
+              f"sets lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
+              f"leave {'it' if len(flags) == 1 else 'them'} out, or train without --autotune-validation to use "
+              f"{'it' if len(flags) == 1 else 'them'}", file=sys.stderr)
+
+
+def _given_options(argv, command):
+    """The destinations of the options ``argv`` gives ``command`` (as argparse reads them: ``--epoch 3`` is
+    --epochs), without those left at their defaults. None: no command line (``_train`` called directly)."""
+    if argv is None:
+        return set()
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    for action in sub._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv)))
 
 
 TRIALS_HINT = "pass --overwrite to replace it, or choose another --autotune-trials"
@@ -413,6 +464,9 @@ def _check_trials_output(args, config):
     from . import label_names, storage
 
     uri = args.autotune_trials
+    if uri.lower().endswith(".zip"):  # (written as text under that name: no zip tool, nor pandas, opened it)
+        raise FastTextError(f"{uri}: the trial table is written as CSV text, or compressed by gzip, bzip2 or xz "
+                            f"(.csv.gz, .csv.bz2, .csv.xz), not as a zip archive; give another name")
     names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
                                                            os.path.isfile(args.label_names)) else None  # not 'none', 'ag_news'
     inputs = (("--train", args.train), ("--autotune-validation", args.autotune_validation),
@@ -471,6 +525,7 @@ def _save_with_trials(trained, output, compact, uri, overwrite):
     from .bundle import OVERWRITE_HINT, save_bundle
 
     table = pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8")
+    table = _compressed_as_named(table, uri)
     if not overwrite:
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
         # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
@@ -495,6 +550,21 @@ def _save_with_trials(trained, output, compact, uri, overwrite):
         f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=OVERWRITE_HINT)
+
+
+def _compressed_as_named(data, uri):
+    """``data`` compressed as ``uri``'s ending says: gzip, bzip2, xz, or not at all. (It was written as is: a
+    trials.csv.gz of plain text, which pd.read_csv, going by the name, and zcat refused.)"""
+    import bz2
+    import gzip
+    import lzma
+
+    ending = uri.lower().rsplit(".", 1)[-1]
+    if ending == "gz":
+        return gzip.compress(data, mtime=0)  # (mtime 0: the same trials, the same bytes)
+    if ending == "bz2":
+        return bz2.compress(data)
+    return lzma.compress(data) if ending == "xz" else data
 
 
 def _previous_table(uri):
@@ -906,6 +976,7 @@ def main(argv=None, lean_mxnet=False):
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)  # (which options were given: _given_options)
     if lean_mxnet and args.command in MXNET_COMMANDS:
         from .mxnet_env import start_mxnet
 

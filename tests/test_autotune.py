@@ -616,6 +616,7 @@ def test_an_interrupt_during_the_search_trains_the_best_setting_so_far(splits, m
     assert result.interrupted and not kept.interrupted
     summary = result.trained.autotune
     assert summary["interrupted"] is True and kept.trained.autotune["interrupted"] is False
+    assert summary["ended"] == "interrupted"
     assert len(summary["trials"]) == len(result.trials) == 2
     assert _trials_without_time(result.trials) == _trials_without_time(kept.trials)
     assert summary["best_trial"] == kept.trained.autotune["best_trial"] and summary["refit"] is True
@@ -848,3 +849,113 @@ def test_search_settings_that_would_give_an_invalid_trial_are_one_error_before_a
     with pytest.raises(FastTextError) as info:
         autotune(*splits, duration=60, verbose=False, **settings)
     assert said in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("flag", ["--autotune-validation", "--autotune-trials", "--validation", "--checkpoint-dir"])
+def test_an_empty_file_flag_is_refused_not_dropped(data_files, tmp_path, flag):
+    """``--autotune-validation "$VAL"`` with VAL unset trained without any search and exited 0 (an empty value was
+    taken as the flag not given); ``--autotune-trials ""`` wrote no table, ``--validation ""`` scored nothing and
+    ``--checkpoint-dir ""`` kept no checkpoints, all without a word. Each is one usage error now, as
+    ``--pretrained-vectors ""`` is."""
+    extra = [] if flag == "--autotune-validation" else (["--autotune-validation", data_files / "val.csv", "--autotune-duration", "1"]
+                                                        if flag == "--autotune-trials" else ["--epochs", "1"])
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", *extra, flag, "")
+    _assert_one_error_line(r, f"argument {flag}: expected a ")
+    assert r.stderr.rstrip().endswith("got '' (see python -m fasttext_lib train --help)"), r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("kvstore", ["dist_sync", "dist_async"])
+def test_a_cluster_kvstore_is_refused_before_the_search(splits, data_files, tmp_path, kvstore):
+    """In a parameter-server cluster each trial joined the cluster again, which MXNet does once per process: the first
+    trial trained, the second waited until the cluster timeout, and the run ended in 'the cluster did not move'
+    with the search lost (and each host's clock would pick its own trials). One line now, before anything is read:
+    whatever the environment (outside a cluster it said only that the DMLC_* variables were missing)."""
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--kvstore", kvstore,
+                       "--autotune-validation", data_files / "val.csv", "--autotune-duration", "1")
+    _assert_one_error_line(r, f"--autotune-validation cannot search with kvstore {kvstore}: each trial would join")
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(FastTextError, match=f"^autotune cannot search with kvstore {kvstore}: "):
+        autotune(*splits, duration=1, base=replace(BASE, kvstore=kvstore), verbose=False)
+
+
+def test_a_duration_too_large_for_a_float_is_refused(splits):
+    """``duration=10**400`` (an int past what a float holds) passed the check (an int compares with inf) and ended
+    the search after its first trial in an OverflowError traceback (the budget left is a float subtraction)."""
+    with pytest.raises(FastTextError, match=r"^autotune duration must be a positive number of seconds, got 1000"):
+        autotune(*splits, duration=10**400, base=BASE, start=START, verbose=False)
+
+
+def test_searched_settings_given_as_flags_are_said_to_be_unused(data_files, tmp_path):
+    """``--lr 0.5 --epochs 3 --ngrams 1`` with --autotune-validation were ignored without a word (the search sets
+    them; only --help said so): the bundle had another lr, epochs and n-grams than the command line asked for. One
+    warning line names those given (abbreviated flags too), and only those; a run without them has none."""
+    common = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+              "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu"]
+    r = cli_in_process(*common, "--output", tmp_path / "a", "--lr", "0.5", "--epoch", "3", "--ngrams=1", "--min-count", "1")
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: --lr, --epochs and --ngrams are not used with --autotune-validation: the search sets "
+                        "lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
+                        "leave them out, or train without --autotune-validation to use them"], r.stderr
+    r = cli_in_process(*common, "--output", tmp_path / "b", "--seed", "3")
+    assert r.returncode == 0 and "warning:" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("which, said", [
+    ("one class", "warning: the autotune validation data holds one class only ("),
+    ("four documents", "warning: the autotune validation data holds 4 documents: no trial can be shown to be better "
+                       "than the start on so few (the sign test needs 5 at least), so the search keeps the start"),
+])
+def test_a_validation_split_that_cannot_judge_the_trials_is_warned_about(splits, capsys, which, said):
+    """A validation split of one class scored each setting by how often it predicts that class: the search adopted a
+    model biased toward it (the sample: trial 5, 2 epochs, 'val accuracy 0.99'), and the refit added its documents,
+    all of that class. One of 4 documents or fewer can never show a trial better than the start (the smallest sign
+    test p is 0.5 ** n): the whole budget went to trials that could not be chosen. Neither said a word."""
+    train_data, val = splits
+    if which == "one class":
+        keep = [i for i, label in enumerate(val.labels) if label == val.labels[0]]
+    else:
+        keep = list(range(4))
+    val = LabeledTexts([val.labels[i] for i in keep], [val.texts[i] for i in keep])
+    capsys.readouterr()
+    autotune(train_data, val, duration=60, base=BASE, start=START, max_trials=1, verbose=False)
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and warnings[0].startswith(said), warnings
+
+
+def test_the_bundle_says_what_ended_the_search(splits, monkeypatch, capsys):
+    """Two runs with the same seed try the same settings in the same order, but the budget (wall-clock) decides
+    where the search stops, so their results agree only if neither was cut short by it. Nothing said which it was:
+    metrics.json's "autotune" now has "ended" ("budget": a candidate did not fit in the time left; "max_trials";
+    "interrupted"; "complete": every candidate tried, reproducible whatever the budget), and so does a stderr line."""
+    from fasttext_lib.autotune import _Search
+
+    ended = {}
+    for case, kwargs in {"max_trials": dict(duration=600, max_trials=1), "budget": dict(duration=1e-3)}.items():
+        result = autotune(*splits, base=BASE, start=START, verbose=True, **kwargs)
+        ended[case] = result.trained.autotune["ended"]
+        assert f"search ended: {case}" in capsys.readouterr().err
+    monkeypatch.setattr(_Search, "__iter__", lambda self: iter([("start", self.start)]))  # a search of one candidate
+    ended["complete"] = autotune(*splits, duration=600, base=BASE, start=START, verbose=False).trained.autotune["ended"]
+    assert ended == {"max_trials": "max_trials", "budget": "budget", "complete": "complete"}
+
+
+@pytest.mark.parametrize("ending", ["gz", "bz2", "xz"])
+def test_a_trial_table_named_compressed_is_compressed(data_files, tmp_path, ending):
+    """``--autotune-trials trials.csv.gz`` wrote plain text under that name: pd.read_csv (which goes by the name),
+    zcat, bzcat and xzcat all refused it. It is compressed as named now (as export-vectors' .vec.gz is)."""
+    table = tmp_path / f"trials.csv.{ending}"
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu",
+                       "--output", tmp_path / "o", "--autotune-trials", table)
+    assert r.returncode == 0, r.stderr
+    trials = pd.read_csv(table)
+    assert list(trials.columns) == TRIAL_COLUMNS and len(trials) >= 1
+
+
+def test_a_trial_table_named_as_a_zip_archive_is_refused_before_the_search(data_files, tmp_path):
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--output", tmp_path / "o", "--autotune-trials", tmp_path / "t.zip")
+    _assert_one_error_line(r, "t.zip: the trial table is written as CSV text, or compressed by gzip, bzip2 or xz")
+    assert not (tmp_path / "o").exists() and not (tmp_path / "t.zip").exists()
