@@ -133,7 +133,25 @@ def build_parser():
 
 def parse_hyperparameters(argv=None):
     """``--key value`` argv -> (Namespace, ignored arguments)."""
-    return build_parser().parse_known_args(argv)
+    parser = build_parser()
+    return parser.parse_known_args(_values_attached(sys.argv[1:] if argv is None else argv, parser))
+
+
+def _values_attached(argv, parser):
+    """``--name value`` as ``--name=value`` where the value starts with a dash: the toolkit gives every hyperparameter
+    its value as the next word, and argparse took ``-1=negative,1=positive`` (label_names of classes -1 and 1) or
+    ``-1e-3`` for an option, failing the job with "expected one argument"."""
+    options = {opt for action in parser._actions for opt in action.option_strings}
+    attached, i = [], 0
+    while i < len(argv):
+        word = str(argv[i])
+        if word in options and i + 1 < len(argv) and str(argv[i + 1]).startswith("-"):
+            attached.append(f"{word}={argv[i + 1]}")
+            i += 2
+        else:
+            attached.append(argv[i])
+            i += 1
+    return attached
 
 
 # What BlazingText's and fastText's own hyperparameters call ours: the names a user brings from them.

@@ -597,6 +597,25 @@ def test_every_hyperparameter_given_no_value_keeps_its_default():
         sm_train.parse_hyperparameters(["--ngrams", "two"])
 
 
+def test_a_hyperparameter_value_starting_with_a_dash_is_its_value(source_dir, tmp_path):
+    """The toolkit passes ``--label_names -1=negative,1=positive`` (classes -1 and 1, as many sentiment sets write
+    them): argparse took the value for an option, and the job (and make_estimator's check before it) failed with
+    "argument --label-names/--label_names: expected one argument", naming nothing wrong. A number in exponent form
+    (``lr=-1e-3``) was refused so too, not as the negative lr it is."""
+    from fasttext_lib.sagemaker_utils import check_hyperparameters
+
+    names = "-1=negative,1=positive"
+    assert sm_train.parse_hyperparameters(["--label_names", names, "--epochs", "1"])[0].label_names == names
+    with pytest.raises(FastTextError, match="lr must be"):
+        check_hyperparameters({"lr": -1e-3})
+    check_hyperparameters({"label_names": {"-1": "negative", "1": "positive"}})  # sent inline, as above
+    channels = {"train": {"a.train": _write(b"__label__-1 bad food\n__label__1 good food\n" * 20)}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), toolkit_argv(
+        {"epochs": "1", "label_names": json.dumps(names)}))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert Predictor.load(tmp_path / "model").label_names == {"-1": "negative", "1": "positive"}
+
+
 def test_plan_single_host(tmp_path):
     args, _ = sm_train.parse_hyperparameters([])
     config, extra = sm_train.plan_training(args, _env(SM_NUM_GPUS="0"), default_checkpoint_dir=str(tmp_path / "absent"))
