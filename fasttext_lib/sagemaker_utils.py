@@ -172,8 +172,25 @@ def check_hyperparameters(hyperparameters):
         argv += [f"--{name}", _toolkit_argument(decoded)]
     args, ignored = parse_hyperparameters(argv)
     check_unknown(ignored)
-    TrainConfig(**{name: getattr(args, name) for name in CONFIG_FIELDS
-                   if name not in ("ctx", "kvstore", "pretrained_vectors")})
+    TrainConfig(**{name: getattr(args, name) for name in CONFIG_FIELDS if name not in ("ctx", "pretrained_vectors")})
+    return args
+
+
+def _check_kvstore(kvstore, instance_count):
+    """Refuse, in one line, a kvstore the job's instances cannot train with (sm_train.plan_training refused it at the
+    job's start): a ``dist_*`` one on one instance, where make_estimator starts no parameter server, another on
+    several."""
+    from .errors import FastTextError
+
+    kvstore = str(kvstore or "auto").strip()
+    if kvstore == "auto":
+        return
+    if instance_count == 1 and kvstore.startswith("dist_"):
+        raise FastTextError(f"kvstore {kvstore!r} trains on several instances (an MXNet parameter-server cluster), and "
+                            f"this job has instance_count=1: leave kvstore unset (auto) or give instance_count=2 or more")
+    if instance_count > 1 and not kvstore.startswith("dist_"):
+        raise FastTextError(f"kvstore {kvstore!r} cannot train on {instance_count} instances; use dist_sync (or leave "
+                            f"kvstore unset: auto is dist_sync on several instances)")
 
 
 # What the SDK takes as an instance type (sagemaker.image_uris): ml.<family>.<size>, or its local mode's two.
@@ -208,7 +225,7 @@ def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise FastTextError(f"hyperparameters must be a dict of name: value, got {type(hyperparameters).__name__}")
     hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
-    check_hyperparameters(hyperparameters)
+    _check_kvstore(check_hyperparameters(hyperparameters).kvstore, instance_count)
     session = session or sagemaker_session(default_bucket=bucket)
     return base, hyperparameters, session, resolve_role(role, session)
 
@@ -242,6 +259,7 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
 
     base, hyperparameters, session, role = check_training_job(bucket, prefix, hyperparameters, role, instance_type,
                                                               instance_count, session)
+    instance_count = int(instance_count)  # a NumPy count: the SDK's request is JSON, which has no numpy.int64
     if use_spot_instances:
         checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
         max_wait = max_wait or max_run

@@ -2941,6 +2941,14 @@ def test_make_estimator_keeps_the_hyperparameters_a_job_takes(sm, source_dir):
     ("{bucket}", {"instance_type": ""}, "instance_type must be a SageMaker instance type"),
     ("{bucket}", {"instance_count": "2"}, "instance_count must be a positive integer"),
     ("{bucket}", {"instance_count": 0}, "instance_count must be a positive integer"),
+    ("{bucket}", {"instance_count": -2}, "instance_count must be a positive integer"),
+    # each stopped the job at its start, the instances up and billed: a kvstore MXNet has not, a dist_* kvstore on
+    # one instance (make_estimator starts no parameter server there), another on several
+    ("{bucket}", {"hyperparameters": {"kvstore": "bogus"}}, "kvstore must be one of"),
+    ("{bucket}", {"hyperparameters": {"kvstore": "dist_sync"}},
+     r"^kvstore 'dist_sync' trains on several instances .*instance_count=1"),
+    ("{bucket}", {"hyperparameters": {"kvstore": "device"}, "instance_count": 2},
+     r"^kvstore 'device' cannot train on 2 instances; use dist_sync"),
 ])
 def test_make_estimator_refuses_a_mistaken_bucket_or_instance_in_one_line(sm, source_dir, bucket, arguments, message):
     # s3://bucket made output_path s3://s3://bucket/...; an int instance type was the SDK's ValueError, a
@@ -2950,6 +2958,19 @@ def test_make_estimator_refuses_a_mistaken_bucket_or_instance_in_one_line(sm, so
     with pytest.raises(FastTextError, match=message):
         make_estimator(bucket.format(bucket=sm.bucket), "ft", role=ROLE, session=sm.session, source_dir=source_dir,
                        **arguments)
+
+
+def test_make_estimator_takes_numpy_and_dist_kvstore_instance_counts(sm, source_dir):
+    """A NumPy count (a notebook's computed one) passed the check, and the SDK sent it to CreateTrainingJob, whose
+    parameter check (an int, not numpy.int64) refused it in a botocore traceback."""
+    import numpy as np
+
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    estimator = make_estimator(sm.bucket, "ft", instance_count=np.int64(2), role=ROLE, session=sm.session,
+                               source_dir=source_dir, hyperparameters={"kvstore": "dist_async"})
+    estimator.fit({"train": f"s3://{sm.bucket}/ft/data/x.train"}, wait=False, job_name="ft-numpy-count")
+    assert sm.request("CreateTrainingJob")["ResourceConfig"]["InstanceCount"] == 2
 
 
 def test_make_estimator_and_make_model_refuse_a_missing_bucket_before_any_job(sm, source_dir, monkeypatch):
