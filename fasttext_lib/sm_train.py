@@ -196,6 +196,7 @@ class ContainerEnv:
             hint = " (no 'train' channel: fit({'train': s3_uri, 'test': s3_uri}))" if "SM_CHANNEL_TRAIN" in missing else ""
             raise FastTextError(f"{', '.join(missing)} not set{hint}: this runs inside a SageMaker training container")
         _refuse_pipe_mode(_input_modes(env))
+        _refuse_unread_channels(_channel_names(env))
         self.model_dir = env["SM_MODEL_DIR"]
         self.output_data_dir = env["SM_OUTPUT_DATA_DIR"]
         self.train_channel = env["SM_CHANNEL_TRAIN"]
@@ -241,6 +242,33 @@ class ContainerEnv:
 
 
 READ_CHANNELS = ("train", "test", "validation", "pretrained")  # the channels this job reads
+
+
+def _channel_names(env):
+    """The job's channels: the toolkit's ``SM_CHANNELS`` (``["test", "train"]``), else the ``SM_CHANNEL_<NAME>``
+    variables it sets one per channel."""
+    try:
+        names = json.loads(env.get("SM_CHANNELS") or "null")
+    except ValueError:
+        names = None
+    if isinstance(names, list) and all(isinstance(n, str) for n in names):
+        return names
+    return [key[len("SM_CHANNEL_"):].lower() for key in env if key.startswith("SM_CHANNEL_")]
+
+
+def _refuse_unread_channels(names):
+    """A channel this job does not read (``eval``, ``dev``: the validation data under another name) was left unread
+    without a word: the job trained without validation, logged no ``val_accuracy`` (a tuner's trials all failed for
+    want of their objective metric). So was a ``validation`` channel beside a ``test`` one. SageMaker matches names
+    case-insensitively here as in ``SM_CHANNEL_TRAIN``."""
+    unread = sorted(n for n in names if n.lower() not in READ_CHANNELS)
+    if unread:
+        raise FastTextError(f"the {' and '.join(unread)} channel{'s are' if len(unread) > 1 else ' is'} not read by "
+                            f"this job, which reads train, test (or validation) and pretrained: give the validation data "
+                            f"as fit({{'train': ..., 'test': ...}})")
+    if {"test", "validation"} <= {n.lower() for n in names}:
+        raise FastTextError("the test and validation channels are both given: give the job's validation data as one of "
+                            "them (the job reads one)")
 
 
 def _input_modes(env, setting="TrainingInputMode"):

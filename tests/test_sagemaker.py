@@ -530,6 +530,32 @@ def test_a_file_mode_channel_that_is_missing_is_still_said_so(source_dir, tmp_pa
     assert r.returncode == 2 and "train channel directory does not exist" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("channels, listed, says", [
+    # the validation data under another name: the job trained without it, logged no val_accuracy (a tuner's trials
+    # all failed for want of their objective metric), and said nothing
+    (("train", "eval"), None, r"the eval channel is not read by this job.*fit\(\{'train': \.\.\., 'test': \.\.\.\}\)"),
+    (("train", "Dev"), '["Dev", "train"]', r"the Dev channel is not read by this job"),
+    (("train", "test", "valid", "extra"), None, r"the extra and valid channels are not read by this job"),
+    # both: the validation channel was left unread
+    (("train", "test", "validation"), None, r"the test and validation channels are both given: give the job's "
+                                              r"validation data as one of them"),
+])
+def test_a_channel_the_job_does_not_read_is_refused_before_any_data_is_read(source_dir, tmp_path, channels, listed,
+                                                                           says):
+    env = make_container(tmp_path, {name: {"a.txt": GOOD} for name in channels})
+    if listed is not None:
+        env["SM_CHANNELS"] = listed
+    r = job_in_process(source_dir, env, args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and re.search(says, last), last
+    assert "train channel:" not in r.stdout
+    assert (tmp_path / "output" / "failure").read_text() == last
+    # Case is SageMaker's own: a channel named Train is read as the train channel (SM_CHANNEL_TRAIN)
+    ok = make_container(tmp_path / "ok", {"Train": {"a.txt": GOOD}, "TEST": {"b.txt": GOOD}})
+    assert job_in_process(source_dir, dict(ok, SM_CHANNELS='["TEST", "Train"]'), args_for(epochs=1)).returncode == 0
+
+
 def test_a_channel_written_by_spark_is_read_without_its_empty_files(source_dir, tmp_path):
     """A folder that Spark, Glue or EMR wrote holds a zero-byte _SUCCESS marker, and a zero-byte part file for every
     empty partition: the job stopped at the first ("_SUCCESS: file is empty"). Empty files hold no documents: they
