@@ -211,6 +211,49 @@ def _check_instances(instance_type, instance_count):
     check_positive_int(instance_count, "instance_count")
 
 
+def _processor(instance_type):
+    """``cpu``, ``gpu``, ``inf`` or ``trn``: the SDK's reading of an instance type (sagemaker.image_uris._processor)."""
+    if instance_type.startswith("local"):
+        return "gpu" if instance_type == "local_gpu" else "cpu"
+    family = instance_type.split(".")[1]
+    if family.startswith(("inf", "trn")):
+        return family[:3]
+    return "gpu" if family[0] in ("g", "p") else "cpu"
+
+
+_ACCELERATORS = {"inf": "an AWS Inferentia", "trn": "an AWS Trainium"}
+
+
+def _check_training_instance(instance_type):
+    """An Inferentia or Trainium instance: there is no MXNet training image for it, and the SDK said so only when the
+    job was started (its ValueError traceback, "Unsupported framework: mxnet")."""
+    from .errors import FastTextError
+
+    processor = _processor(instance_type)
+    if processor in _ACCELERATORS:
+        raise FastTextError(f"instance_type {instance_type} is {_ACCELERATORS[processor]} instance, for which there is no "
+                            f"MXNet {FRAMEWORK_VERSION} training image: use a CPU instance ({DEFAULT_TRAINING_INSTANCE}) "
+                            f"or a GPU one (ml.g4dn.xlarge, ml.p3.2xlarge)")
+
+
+def _check_image(image_uri, instance_type):
+    """An ``image_uri`` whose tag names the other processor than the instance's: a CPU image on a GPU instance
+    stopped the job at its start ("SM_NUM_GPUS is 1 but this job's MXNet sees 0 GPU(s)"), billed; a GPU (CUDA) image
+    on a CPU instance could not start MXNet. An image whose tag says neither is the user's to know."""
+    from .errors import FastTextError
+
+    if not isinstance(image_uri, str):
+        return
+    tag = image_uri.rsplit("/", 1)[-1].lower()
+    said = "cpu" if re.search(r"[-:_.]cpu(?=$|[-_.])", tag) else \
+        "gpu" if re.search(r"[-:_.](gpu|cu\d+)(?=$|[-_.])", tag) else None
+    processor = _processor(instance_type)
+    if said and said != processor:
+        raise FastTextError(f"image_uri {image_uri} is a {said.upper()} image, and {instance_type} a {processor.upper()} "
+                            f"instance: leave image_uri out (the SDK picks the MXNet {FRAMEWORK_VERSION} image for the "
+                            f"instance), or give the {processor.upper()} image")
+
+
 def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance_type=DEFAULT_TRAINING_INSTANCE,
                        instance_count=1, session=None):
     """What :func:`make_estimator` refuses, in one line, without building an estimator: a bucket a job cannot name,
@@ -222,6 +265,7 @@ def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance
 
     base = _s3_base(bucket, prefix)
     _check_instances(instance_type, instance_count)
+    _check_training_instance(instance_type)
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise FastTextError(f"hyperparameters must be a dict of name: value, got {type(hyperparameters).__name__}")
     hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
@@ -260,6 +304,7 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
     base, hyperparameters, session, role = check_training_job(bucket, prefix, hyperparameters, role, instance_type,
                                                               instance_count, session)
     instance_count = int(instance_count)  # a NumPy count: the SDK's request is JSON, which has no numpy.int64
+    _check_image(kwargs.get("image_uri"), instance_type)
     if use_spot_instances:
         checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
         max_wait = max_wait or max_run

@@ -2986,6 +2986,33 @@ def test_make_estimator_refuses_a_mistaken_bucket_or_instance_in_one_line(sm, so
                        **arguments)
 
 
+@pytest.mark.parametrize("arguments, message", [
+    # the job stopped at its start, billed: "SM_NUM_GPUS is 1 but this job's MXNet sees 0 GPU(s)"
+    ({"instance_type": "ml.p3.2xlarge", "image_uri": f"{REGISTRY}/mxnet-training:1.9.0-cpu-py38"},
+     r"^image_uri .*1\.9\.0-cpu-py38 is a CPU image, and ml\.p3\.2xlarge a GPU instance: .*leave image_uri out"),
+    # MXNet's CUDA build on an instance without a GPU: the job could not start MXNet
+    ({"instance_type": "ml.m5.xlarge", "image_uri": f"{REGISTRY}/mxnet-training:1.9.0-gpu-py38"},
+     r"^image_uri .*1\.9\.0-gpu-py38 is a GPU image, and ml\.m5\.xlarge a CPU instance"),
+])
+def test_make_estimator_refuses_an_image_for_other_processors_than_the_instances(sm, source_dir, arguments, message):
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    with pytest.raises(FastTextError, match=message):
+        make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir, **arguments)
+    # an image whose name says neither is the user's to know
+    make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir,
+                   instance_type=arguments["instance_type"], image_uri=f"{REGISTRY}/my-fasttext:latest")
+
+
+@pytest.mark.parametrize("instance_type", ["ml.trn1.2xlarge", "ml.inf1.xlarge"])
+def test_make_estimator_refuses_an_instance_mxnet_has_no_image_for_in_one_line(sm, source_dir, instance_type):
+    # the SDK's ValueError traceback at fit() ("Unsupported framework: mxnet")
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    with pytest.raises(FastTextError, match=rf"^instance_type {instance_type} .*no MXNet 1\.9\.0 training image"):
+        make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir, instance_type=instance_type)
+
+
 def test_make_estimator_takes_numpy_and_dist_kvstore_instance_counts(sm, source_dir):
     """A NumPy count (a notebook's computed one) passed the check, and the SDK sent it to CreateTrainingJob, whose
     parameter check (an int, not numpy.int64) refused it in a botocore traceback."""
