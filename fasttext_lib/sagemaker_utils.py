@@ -254,6 +254,21 @@ def _check_image(image_uri, instance_type):
                             f"instance), or give the {processor.upper()} image")
 
 
+def _check_local_session(instance_type, session):
+    """``local`` / ``local_gpu`` with a session that is not the SDK's LocalSession (the default one): the SDK's
+    RuntimeError traceback when the estimator was built."""
+    from .errors import FastTextError
+
+    if not instance_type.startswith("local"):
+        return
+    from sagemaker.local import LocalSession
+
+    if not isinstance(session, LocalSession):
+        raise FastTextError(f"instance_type {instance_type} runs the job in Docker on this machine, which needs "
+                            f"session=sagemaker.local.LocalSession() (SageMaker local mode: pip install "
+                            f"'sagemaker[local]'); or give a SageMaker instance type such as {DEFAULT_TRAINING_INSTANCE!r}")
+
+
 def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance_type=DEFAULT_TRAINING_INSTANCE,
                        instance_count=1, session=None):
     """What :func:`make_estimator` refuses, in one line, without building an estimator: a bucket a job cannot name,
@@ -305,6 +320,7 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
                                                               instance_count, session)
     instance_count = int(instance_count)  # a NumPy count: the SDK's request is JSON, which has no numpy.int64
     _check_image(kwargs.get("image_uri"), instance_type)
+    _check_local_session(instance_type, session)
     if use_spot_instances:
         checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
         max_wait = max_wait or max_run

@@ -3013,6 +3013,17 @@ def test_make_estimator_refuses_an_instance_mxnet_has_no_image_for_in_one_line(s
         make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir, instance_type=instance_type)
 
 
+def test_make_estimator_on_local_instances_without_a_local_session_is_one_line(sm, source_dir):
+    # the SDK's RuntimeError traceback ("only supported with aninstance of LocalSession")
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    for instance_type in ("local", "local_gpu"):
+        with pytest.raises(FastTextError, match=rf"^instance_type {instance_type} runs the job in Docker on this machine, "
+                                                r"which needs session=sagemaker\.local\.LocalSession\(\)"):
+            make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir,
+                           instance_type=instance_type)
+
+
 def test_make_estimator_takes_numpy_and_dist_kvstore_instance_counts(sm, source_dir):
     """A NumPy count (a notebook's computed one) passed the check, and the SDK sent it to CreateTrainingJob, whose
     parameter check (an int, not numpy.int64) refused it in a botocore traceback."""
