@@ -269,6 +269,27 @@ def _check_local_session(instance_type, session):
                             f"'sagemaker[local]'); or give a SageMaker instance type such as {DEFAULT_TRAINING_INSTANCE!r}")
 
 
+def _check_environment(environment):
+    """The estimator's ``environment=``, as the job starts with it: a value MXNet cannot parse (``OMP_NUM_THREADS``)
+    or a bad ``FASTTEXT_CLUSTER_TIMEOUT`` stopped the job at its start, billed; a value that is not a string (3600)
+    or a list of ``NAME=value`` failed CreateTrainingJob's parameter check in a botocore traceback at fit()."""
+    from . import cluster
+    from .errors import FastTextError
+    from .mxnet_env import check_environment
+
+    if environment is None:
+        return
+    if not isinstance(environment, dict):
+        raise FastTextError(f"environment must be a dict of variable names to values, such as "
+                            f"{{'{cluster.TIMEOUT_ENV}': '3600'}}; got {environment!r}")
+    for name, value in environment.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise FastTextError(f"environment[{name!r}] must be a string (the job's environment holds text), got "
+                                f"{value!r}" + (f": give '{value}'" if isinstance(value, (int, float)) else ""))
+    check_environment(environment)
+    cluster.timeout_from_environment(environment)
+
+
 def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance_type=DEFAULT_TRAINING_INSTANCE,
                        instance_count=1, session=None):
     """What :func:`make_estimator` refuses, in one line, without building an estimator: a bucket a job cannot name,
@@ -321,6 +342,7 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
     instance_count = int(instance_count)  # a NumPy count: the SDK's request is JSON, which has no numpy.int64
     _check_image(kwargs.get("image_uri"), instance_type)
     _check_local_session(instance_type, session)
+    _check_environment(kwargs.get("environment"))
     if use_spot_instances:
         checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
         max_wait = max_wait or max_run

@@ -3024,6 +3024,31 @@ def test_make_estimator_on_local_instances_without_a_local_session_is_one_line(s
                            instance_type=instance_type)
 
 
+@pytest.mark.parametrize("environment, message", [
+    # the job's start ended in these lines, the instance up and billed
+    ({"OMP_NUM_THREADS": "abc"}, r"^environment variable OMP_NUM_THREADS='abc' is not a whole number"),
+    ({"FASTTEXT_CLUSTER_TIMEOUT": "0"}, r"^FASTTEXT_CLUSTER_TIMEOUT must be a number of seconds above 0, got '0'"),
+    # CreateTrainingJob's parameter check in a botocore traceback, at fit()
+    ({"FASTTEXT_CLUSTER_TIMEOUT": 3600}, r"^environment\['FASTTEXT_CLUSTER_TIMEOUT'\] must be a string \(the job's "
+                                         r"environment holds text\), got 3600: give '3600'"),
+    (["OMP_NUM_THREADS=1"], r"^environment must be a dict of variable names to values"),
+])
+def test_make_estimator_refuses_an_environment_the_job_cannot_start_with(sm, source_dir, environment, message):
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    with pytest.raises(FastTextError, match=message):
+        make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir, environment=environment)
+
+
+def test_make_estimator_passes_an_environment_the_job_takes(sm, source_dir):
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    estimator = make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir,
+                               environment={"FASTTEXT_CLUSTER_TIMEOUT": "3600", "OMP_NUM_THREADS": "2"})
+    estimator.fit({"train": f"s3://{sm.bucket}/ft/data/x.train"}, wait=False, job_name="ft-environment")
+    assert sm.request("CreateTrainingJob")["Environment"] == {"FASTTEXT_CLUSTER_TIMEOUT": "3600", "OMP_NUM_THREADS": "2"}
+
+
 def test_make_estimator_takes_numpy_and_dist_kvstore_instance_counts(sm, source_dir):
     """A NumPy count (a notebook's computed one) passed the check, and the SDK sent it to CreateTrainingJob, whose
     parameter check (an int, not numpy.int64) refused it in a botocore traceback."""
