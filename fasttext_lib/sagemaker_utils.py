@@ -173,17 +173,17 @@ def check_hyperparameters(hyperparameters):
     args, ignored = parse_hyperparameters(argv)
     check_unknown(ignored)
     TrainConfig(**{name: getattr(args, name) for name in CONFIG_FIELDS if name not in ("ctx", "pretrained_vectors")})
-    return args
 
 
 def _check_kvstore(kvstore, instance_count):
     """Refuse, in one line, a kvstore the job's instances cannot train with (sm_train.plan_training refused it at the
     job's start): a ``dist_*`` one on one instance, where make_estimator starts no parameter server, another on
     several."""
+    from .config import NONE_WORDS
     from .errors import FastTextError
 
-    kvstore = str(kvstore or "auto").strip()
-    if kvstore == "auto":
+    kvstore = str(kvstore if kvstore is not None else "auto").strip()
+    if kvstore.lower() in NONE_WORDS + ("auto",):
         return
     if instance_count == 1 and kvstore.startswith("dist_"):
         raise FastTextError(f"kvstore {kvstore!r} trains on several instances (an MXNet parameter-server cluster), and "
@@ -305,7 +305,8 @@ def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise FastTextError(f"hyperparameters must be a dict of name: value, got {type(hyperparameters).__name__}")
     hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
-    _check_kvstore(check_hyperparameters(hyperparameters).kvstore, instance_count)
+    check_hyperparameters(hyperparameters)
+    _check_kvstore(hyperparameters.get("kvstore"), instance_count)
     session = session or sagemaker_session(default_bucket=bucket)
     return base, hyperparameters, session, resolve_role(role, session)
 
