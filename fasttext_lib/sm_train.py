@@ -360,8 +360,17 @@ def pretrained_source(value, channel):
     directory): the one named ``value``, or without ``value`` its only file. ``None``: no pretrained vectors."""
     from . import storage
 
-    if channel is None or (value is not None and (storage.is_s3(value) or os.path.isabs(value))):
+    if channel is None:
         return value
+    inside = value is not None and os.path.isabs(value) and \
+        os.path.abspath(value).startswith(os.path.join(os.path.abspath(channel), ""))
+    if inside:
+        return value
+    if value is not None and (storage.is_s3(value) or os.path.isabs(value)):
+        # (the channel, downloaded, gigabytes for wiki.en.vec, was left unread without a word)
+        raise FastTextError(f"both the pretrained channel ({channel}) and the pretrained_vectors hyperparameter "
+                            f"({value}) name the pretrained vectors: give one (pretrained_vectors may name a file of "
+                            f"the channel)")
     if value is None:
         files = channel_files(channel, "pretrained")
         if len(files) != 1:

@@ -282,6 +282,24 @@ def test_training_job_starts_from_a_pretrained_channel(source_dir, splits, tmp_p
 GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
 
 
+@pytest.mark.parametrize("vectors", ["s3://bucket/vectors/wiki.en.vec", "/opt/ml/input/other.vec"])
+def test_a_pretrained_channel_beside_a_pretrained_vectors_uri_is_refused_not_left_unread(source_dir, tmp_path, vectors):
+    """Both given: the hyperparameter's file was read and the channel (downloaded, gigabytes for wiki.en.vec) left
+    unread without a word; which of the two the user meant is theirs to say."""
+    vec = _write(b"2 16\nbad " + b"0.1 " * 15 + b"0.1\ngood " + b"0.2 " * 15 + b"0.2\n")
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}, "pretrained": {"wiki.vec": vec}})
+    r = job_in_process(source_dir, env, args_for(epochs=1, emsize=16, pretrained_vectors=vectors))
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and last == (
+        f"error: both the pretrained channel ({tmp_path}/input/data/pretrained) and the pretrained_vectors "
+        f"hyperparameter ({vectors}) name the pretrained vectors: give one (pretrained_vectors may name a file of the "
+        f"channel)"), r.stdout + r.stderr
+    assert "train channel:" not in r.stdout
+    # a path into the channel is a file of it
+    inside = str(tmp_path / "input" / "data" / "pretrained" / "wiki.vec")
+    assert job_in_process(source_dir, env, args_for(epochs=1, emsize=16, pretrained_vectors=inside)).returncode == 0
+
+
 @pytest.mark.parametrize("case, pattern", [
     ("no train channel", r"SM_CHANNEL_TRAIN not set \(no 'train' channel"),
     ("empty train channel", r"train channel .* holds no files"),
