@@ -4,7 +4,8 @@ The MXNet training toolkit runs ``python fasttext_lib/entry_point.py --epochs 10
 with the source_dir as cwd; this module
 
 * reads every (non-empty) file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
-  channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too), in any format the CLI reads (docs/INPUT.md), one
+  channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too; a channel of another name, or both, is refused), in any
+  format the CLI reads (docs/INPUT.md), one
   or many files (concatenated in path order); a ``classes.txt`` / ``*.classes.txt`` file in the
   train channel is not data but the label names (label_names.py), which the ``label_names``
   hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
