@@ -69,8 +69,8 @@ def exit_if_joined(status):
         os._exit(status)
 
 
-def timeout_from_environment():
-    text = os.environ.get(TIMEOUT_ENV, "").strip()
+def timeout_from_environment(environ=None):
+    text = (os.environ if environ is None else environ).get(TIMEOUT_ENV, "").strip()
     if not text:
         return DEFAULT_TIMEOUT
     try:

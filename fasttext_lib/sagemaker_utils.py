@@ -172,8 +172,25 @@ def check_hyperparameters(hyperparameters):
         argv += [f"--{name}", _toolkit_argument(decoded)]
     args, ignored = parse_hyperparameters(argv)
     check_unknown(ignored)
-    TrainConfig(**{name: getattr(args, name) for name in CONFIG_FIELDS
-                   if name not in ("ctx", "kvstore", "pretrained_vectors")})
+    TrainConfig(**{name: getattr(args, name) for name in CONFIG_FIELDS if name not in ("ctx", "pretrained_vectors")})
+
+
+def _check_kvstore(kvstore, instance_count):
+    """Refuse, in one line, a kvstore the job's instances cannot train with (sm_train.plan_training refused it at the
+    job's start): a ``dist_*`` one on one instance, where make_estimator starts no parameter server, another on
+    several."""
+    from .config import NONE_WORDS
+    from .errors import FastTextError
+
+    kvstore = str(kvstore if kvstore is not None else "auto").strip()
+    if kvstore.lower() in NONE_WORDS + ("auto",):
+        return
+    if instance_count == 1 and kvstore.startswith("dist_"):
+        raise FastTextError(f"kvstore {kvstore!r} trains on several instances (an MXNet parameter-server cluster), and "
+                            f"this job has instance_count=1: leave kvstore unset (auto) or give instance_count=2 or more")
+    if instance_count > 1 and not kvstore.startswith("dist_"):
+        raise FastTextError(f"kvstore {kvstore!r} cannot train on {instance_count} instances; use dist_sync (or leave "
+                            f"kvstore unset: auto is dist_sync on several instances)")
 
 
 # What the SDK takes as an instance type (sagemaker.image_uris): ml.<family>.<size>, or its local mode's two.
@@ -194,6 +211,85 @@ def _check_instances(instance_type, instance_count):
     check_positive_int(instance_count, "instance_count")
 
 
+def _processor(instance_type):
+    """``cpu``, ``gpu``, ``inf`` or ``trn``: the SDK's reading of an instance type (sagemaker.image_uris._processor)."""
+    if instance_type.startswith("local"):
+        return "gpu" if instance_type == "local_gpu" else "cpu"
+    family = instance_type.split(".")[1]
+    if family.startswith(("inf", "trn")):
+        return family[:3]
+    return "gpu" if family[0] in ("g", "p") else "cpu"
+
+
+_ACCELERATORS = {"inf": "an AWS Inferentia", "trn": "an AWS Trainium"}
+
+
+def _check_training_instance(instance_type):
+    """An Inferentia or Trainium instance: there is no MXNet training image for it, and the SDK said so only when the
+    job was started (its ValueError traceback, "Unsupported framework: mxnet")."""
+    from .errors import FastTextError
+
+    processor = _processor(instance_type)
+    if processor in _ACCELERATORS:
+        raise FastTextError(f"instance_type {instance_type} is {_ACCELERATORS[processor]} instance, for which there is no "
+                            f"MXNet {FRAMEWORK_VERSION} training image: use a CPU instance ({DEFAULT_TRAINING_INSTANCE}) "
+                            f"or a GPU one (ml.g4dn.xlarge, ml.p3.2xlarge)")
+
+
+def _check_image(image_uri, instance_type):
+    """An ``image_uri`` whose tag names the other processor than the instance's: a CPU image on a GPU instance
+    stopped the job at its start ("SM_NUM_GPUS is 1 but this job's MXNet sees 0 GPU(s)"), billed; a GPU (CUDA) image
+    on a CPU instance could not start MXNet. An image whose tag says neither is the user's to know."""
+    from .errors import FastTextError
+
+    if not isinstance(image_uri, str):
+        return
+    tag = image_uri.rsplit("/", 1)[-1].lower()
+    said = "cpu" if re.search(r"[-:_.]cpu(?=$|[-_.])", tag) else \
+        "gpu" if re.search(r"[-:_.](gpu|cu\d+)(?=$|[-_.])", tag) else None
+    processor = _processor(instance_type)
+    if said and said != processor:
+        raise FastTextError(f"image_uri {image_uri} is a {said.upper()} image, and {instance_type} a {processor.upper()} "
+                            f"instance: leave image_uri out (the SDK picks the MXNet {FRAMEWORK_VERSION} image for the "
+                            f"instance), or give the {processor.upper()} image")
+
+
+def _check_local_session(instance_type, session):
+    """``local`` / ``local_gpu`` with a session that is not the SDK's LocalSession (the default one): the SDK's
+    RuntimeError traceback when the estimator was built."""
+    from .errors import FastTextError
+
+    if not instance_type.startswith("local"):
+        return
+    from sagemaker.local import LocalSession
+
+    if not isinstance(session, LocalSession):
+        raise FastTextError(f"instance_type {instance_type} runs the job in Docker on this machine, which needs "
+                            f"session=sagemaker.local.LocalSession() (SageMaker local mode: pip install "
+                            f"'sagemaker[local]'); or give a SageMaker instance type such as {DEFAULT_TRAINING_INSTANCE!r}")
+
+
+def _check_environment(environment):
+    """The estimator's ``environment=``, as the job starts with it: a value MXNet cannot parse (``OMP_NUM_THREADS``)
+    or a bad ``FASTTEXT_CLUSTER_TIMEOUT`` stopped the job at its start, billed; a value that is not a string (3600)
+    or a list of ``NAME=value`` failed CreateTrainingJob's parameter check in a botocore traceback at fit()."""
+    from . import cluster
+    from .errors import FastTextError
+    from .mxnet_env import check_environment
+
+    if environment is None:
+        return
+    if not isinstance(environment, dict):
+        raise FastTextError(f"environment must be a dict of variable names to values, such as "
+                            f"{{'{cluster.TIMEOUT_ENV}': '3600'}}; got {environment!r}")
+    for name, value in environment.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise FastTextError(f"environment[{name!r}] must be a string (the job's environment holds text), got "
+                                f"{value!r}" + (f": give '{value}'" if isinstance(value, (int, float)) else ""))
+    check_environment(environment)
+    cluster.timeout_from_environment(environment)
+
+
 def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance_type=DEFAULT_TRAINING_INSTANCE,
                        instance_count=1, session=None):
     """What :func:`make_estimator` refuses, in one line, without building an estimator: a bucket a job cannot name,
@@ -205,10 +301,12 @@ def check_training_job(bucket, prefix, hyperparameters=None, role=None, instance
 
     base = _s3_base(bucket, prefix)
     _check_instances(instance_type, instance_count)
+    _check_training_instance(instance_type)
     if hyperparameters is not None and not isinstance(hyperparameters, dict):
         raise FastTextError(f"hyperparameters must be a dict of name: value, got {type(hyperparameters).__name__}")
     hyperparameters = training_hyperparameters(**{"progress": False, **(hyperparameters or {})})
     check_hyperparameters(hyperparameters)
+    _check_kvstore(hyperparameters.get("kvstore"), instance_count)
     session = session or sagemaker_session(default_bucket=bucket)
     return base, hyperparameters, session, resolve_role(role, session)
 
@@ -242,6 +340,10 @@ def make_estimator(bucket, prefix, hyperparameters=None, role=None, instance_typ
 
     base, hyperparameters, session, role = check_training_job(bucket, prefix, hyperparameters, role, instance_type,
                                                               instance_count, session)
+    instance_count = int(instance_count)  # a NumPy count: the SDK's request is JSON, which has no numpy.int64
+    _check_image(kwargs.get("image_uri"), instance_type)
+    _check_local_session(instance_type, session)
+    _check_environment(kwargs.get("environment"))
     if use_spot_instances:
         checkpoint_s3_uri = checkpoint_s3_uri or f"{base}/checkpoints/{base_job_name}"
         max_wait = max_wait or max_run

@@ -4,7 +4,8 @@ The MXNet training toolkit runs ``python fasttext_lib/entry_point.py --epochs 10
 with the source_dir as cwd; this module
 
 * reads every (non-empty) file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
-  channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too), in any format the CLI reads (docs/INPUT.md), one
+  channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too; a channel of another name, or both, is refused), in any
+  format the CLI reads (docs/INPUT.md), one
   or many files (concatenated in path order); a ``classes.txt`` / ``*.classes.txt`` file in the
   train channel is not data but the label names (label_names.py), which the ``label_names``
   hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
@@ -133,7 +134,25 @@ def build_parser():
 
 def parse_hyperparameters(argv=None):
     """``--key value`` argv -> (Namespace, ignored arguments)."""
-    return build_parser().parse_known_args(argv)
+    parser = build_parser()
+    return parser.parse_known_args(_values_attached(sys.argv[1:] if argv is None else argv, parser))
+
+
+def _values_attached(argv, parser):
+    """``--name value`` as ``--name=value`` where the value starts with a dash: the toolkit gives every hyperparameter
+    its value as the next word, and argparse took ``-1=negative,1=positive`` (label_names of classes -1 and 1) or
+    ``-1e-3`` for an option, failing the job with "expected one argument"."""
+    options = {opt for action in parser._actions for opt in action.option_strings}
+    attached, i = [], 0
+    while i < len(argv):
+        word = str(argv[i])
+        if word in options and i + 1 < len(argv) and str(argv[i + 1]).startswith("-"):
+            attached.append(f"{word}={argv[i + 1]}")
+            i += 2
+        else:
+            attached.append(argv[i])
+            i += 1
+    return attached
 
 
 # What BlazingText's and fastText's own hyperparameters call ours: the names a user brings from them.
@@ -178,6 +197,7 @@ class ContainerEnv:
             hint = " (no 'train' channel: fit({'train': s3_uri, 'test': s3_uri}))" if "SM_CHANNEL_TRAIN" in missing else ""
             raise FastTextError(f"{', '.join(missing)} not set{hint}: this runs inside a SageMaker training container")
         _refuse_pipe_mode(_input_modes(env))
+        _refuse_unread_channels(_channel_names(env))
         self.model_dir = env["SM_MODEL_DIR"]
         self.output_data_dir = env["SM_OUTPUT_DATA_DIR"]
         self.train_channel = env["SM_CHANNEL_TRAIN"]
@@ -223,6 +243,33 @@ class ContainerEnv:
 
 
 READ_CHANNELS = ("train", "test", "validation", "pretrained")  # the channels this job reads
+
+
+def _channel_names(env):
+    """The job's channels: the toolkit's ``SM_CHANNELS`` (``["test", "train"]``), else the ``SM_CHANNEL_<NAME>``
+    variables it sets one per channel."""
+    try:
+        names = json.loads(env.get("SM_CHANNELS") or "null")
+    except ValueError:
+        names = None
+    if isinstance(names, list) and all(isinstance(n, str) for n in names):
+        return names
+    return [key[len("SM_CHANNEL_"):].lower() for key in env if key.startswith("SM_CHANNEL_")]
+
+
+def _refuse_unread_channels(names):
+    """A channel this job does not read (``eval``, ``dev``: the validation data under another name) was left unread
+    without a word: the job trained without validation, logged no ``val_accuracy`` (a tuner's trials all failed for
+    want of their objective metric). So was a ``validation`` channel beside a ``test`` one. SageMaker matches names
+    case-insensitively here as in ``SM_CHANNEL_TRAIN``."""
+    unread = sorted(n for n in names if n.lower() not in READ_CHANNELS)
+    if unread:
+        raise FastTextError(f"the {' and '.join(unread)} channel{'s are' if len(unread) > 1 else ' is'} not read by "
+                            f"this job, which reads train, test (or validation) and pretrained: give the validation data "
+                            f"as fit({{'train': ..., 'test': ...}})")
+    if {"test", "validation"} <= {n.lower() for n in names}:
+        raise FastTextError("the test and validation channels are both given: give the job's validation data as one of "
+                            "them (the job reads one)")
 
 
 def _input_modes(env, setting="TrainingInputMode"):
@@ -314,8 +361,17 @@ def pretrained_source(value, channel):
     directory): the one named ``value``, or without ``value`` its only file. ``None``: no pretrained vectors."""
     from . import storage
 
-    if channel is None or (value is not None and (storage.is_s3(value) or os.path.isabs(value))):
+    if channel is None:
         return value
+    inside = value is not None and os.path.isabs(value) and \
+        os.path.abspath(value).startswith(os.path.join(os.path.abspath(channel), ""))
+    if inside:
+        return value
+    if value is not None and (storage.is_s3(value) or os.path.isabs(value)):
+        # (the channel, downloaded, gigabytes for wiki.en.vec, was left unread without a word)
+        raise FastTextError(f"both the pretrained channel ({channel}) and the pretrained_vectors hyperparameter "
+                            f"({value}) name the pretrained vectors: give one (pretrained_vectors may name a file of "
+                            f"the channel)")
     if value is None:
         files = channel_files(channel, "pretrained")
         if len(files) != 1:

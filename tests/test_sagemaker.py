@@ -282,6 +282,24 @@ def test_training_job_starts_from_a_pretrained_channel(source_dir, splits, tmp_p
 GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
 
 
+@pytest.mark.parametrize("vectors", ["s3://bucket/vectors/wiki.en.vec", "/opt/ml/input/other.vec"])
+def test_a_pretrained_channel_beside_a_pretrained_vectors_uri_is_refused_not_left_unread(source_dir, tmp_path, vectors):
+    """Both given: the hyperparameter's file was read and the channel (downloaded, gigabytes for wiki.en.vec) left
+    unread without a word; which of the two the user meant is theirs to say."""
+    vec = _write(b"2 16\nbad " + b"0.1 " * 15 + b"0.1\ngood " + b"0.2 " * 15 + b"0.2\n")
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}, "pretrained": {"wiki.vec": vec}})
+    r = job_in_process(source_dir, env, args_for(epochs=1, emsize=16, pretrained_vectors=vectors))
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and last == (
+        f"error: both the pretrained channel ({tmp_path}/input/data/pretrained) and the pretrained_vectors "
+        f"hyperparameter ({vectors}) name the pretrained vectors: give one (pretrained_vectors may name a file of the "
+        f"channel)"), r.stdout + r.stderr
+    assert "train channel:" not in r.stdout
+    # a path into the channel is a file of it
+    inside = str(tmp_path / "input" / "data" / "pretrained" / "wiki.vec")
+    assert job_in_process(source_dir, env, args_for(epochs=1, emsize=16, pretrained_vectors=inside)).returncode == 0
+
+
 @pytest.mark.parametrize("case, pattern", [
     ("no train channel", r"SM_CHANNEL_TRAIN not set \(no 'train' channel"),
     ("empty train channel", r"train channel .* holds no files"),
@@ -530,6 +548,32 @@ def test_a_file_mode_channel_that_is_missing_is_still_said_so(source_dir, tmp_pa
     assert r.returncode == 2 and "train channel directory does not exist" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("channels, listed, says", [
+    # the validation data under another name: the job trained without it, logged no val_accuracy (a tuner's trials
+    # all failed for want of their objective metric), and said nothing
+    (("train", "eval"), None, r"the eval channel is not read by this job.*fit\(\{'train': \.\.\., 'test': \.\.\.\}\)"),
+    (("train", "Dev"), '["Dev", "train"]', r"the Dev channel is not read by this job"),
+    (("train", "test", "valid", "extra"), None, r"the extra and valid channels are not read by this job"),
+    # both: the validation channel was left unread
+    (("train", "test", "validation"), None, r"the test and validation channels are both given: give the job's "
+                                              r"validation data as one of them"),
+])
+def test_a_channel_the_job_does_not_read_is_refused_before_any_data_is_read(source_dir, tmp_path, channels, listed,
+                                                                           says):
+    env = make_container(tmp_path, {name: {"a.txt": GOOD} for name in channels})
+    if listed is not None:
+        env["SM_CHANNELS"] = listed
+    r = job_in_process(source_dir, env, args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and re.search(says, last), last
+    assert "train channel:" not in r.stdout
+    assert (tmp_path / "output" / "failure").read_text() == last
+    # Case is SageMaker's own: a channel named Train is read as the train channel (SM_CHANNEL_TRAIN)
+    ok = make_container(tmp_path / "ok", {"Train": {"a.txt": GOOD}, "TEST": {"b.txt": GOOD}})
+    assert job_in_process(source_dir, dict(ok, SM_CHANNELS='["TEST", "Train"]'), args_for(epochs=1)).returncode == 0
+
+
 def test_a_channel_written_by_spark_is_read_without_its_empty_files(source_dir, tmp_path):
     """A folder that Spark, Glue or EMR wrote holds a zero-byte _SUCCESS marker, and a zero-byte part file for every
     empty partition: the job stopped at the first ("_SUCCESS: file is empty"). Empty files hold no documents: they
@@ -595,6 +639,25 @@ def test_every_hyperparameter_given_no_value_keeps_its_default():
             assert getattr(args, f.name) == getattr(defaults, f.name), (f.name, word)
     with pytest.raises(FastTextError, match="--ngrams: expected an integer, got 'two'"):
         sm_train.parse_hyperparameters(["--ngrams", "two"])
+
+
+def test_a_hyperparameter_value_starting_with_a_dash_is_its_value(source_dir, tmp_path):
+    """The toolkit passes ``--label_names -1=negative,1=positive`` (classes -1 and 1, as many sentiment sets write
+    them): argparse took the value for an option, and the job (and make_estimator's check before it) failed with
+    "argument --label-names/--label_names: expected one argument", naming nothing wrong. A number in exponent form
+    (``lr=-1e-3``) was refused so too, not as the negative lr it is."""
+    from fasttext_lib.sagemaker_utils import check_hyperparameters
+
+    names = "-1=negative,1=positive"
+    assert sm_train.parse_hyperparameters(["--label_names", names, "--epochs", "1"])[0].label_names == names
+    with pytest.raises(FastTextError, match="lr must be"):
+        check_hyperparameters({"lr": -1e-3})
+    check_hyperparameters({"label_names": {"-1": "negative", "1": "positive"}})  # sent inline, as above
+    channels = {"train": {"a.train": _write(b"__label__-1 bad food\n__label__1 good food\n" * 20)}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), toolkit_argv(
+        {"epochs": "1", "label_names": json.dumps(names)}))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert Predictor.load(tmp_path / "model").label_names == {"-1": "negative", "1": "positive"}
 
 
 def test_plan_single_host(tmp_path):
@@ -2922,6 +2985,14 @@ def test_make_estimator_keeps_the_hyperparameters_a_job_takes(sm, source_dir):
     ("{bucket}", {"instance_type": ""}, "instance_type must be a SageMaker instance type"),
     ("{bucket}", {"instance_count": "2"}, "instance_count must be a positive integer"),
     ("{bucket}", {"instance_count": 0}, "instance_count must be a positive integer"),
+    ("{bucket}", {"instance_count": -2}, "instance_count must be a positive integer"),
+    # each stopped the job at its start, the instances up and billed: a kvstore MXNet has not, a dist_* kvstore on
+    # one instance (make_estimator starts no parameter server there), another on several
+    ("{bucket}", {"hyperparameters": {"kvstore": "bogus"}}, "kvstore must be one of"),
+    ("{bucket}", {"hyperparameters": {"kvstore": "dist_sync"}},
+     r"^kvstore 'dist_sync' trains on several instances .*instance_count=1"),
+    ("{bucket}", {"hyperparameters": {"kvstore": "device"}, "instance_count": 2},
+     r"^kvstore 'device' cannot train on 2 instances; use dist_sync"),
 ])
 def test_make_estimator_refuses_a_mistaken_bucket_or_instance_in_one_line(sm, source_dir, bucket, arguments, message):
     # s3://bucket made output_path s3://s3://bucket/...; an int instance type was the SDK's ValueError, a
@@ -2931,6 +3002,82 @@ def test_make_estimator_refuses_a_mistaken_bucket_or_instance_in_one_line(sm, so
     with pytest.raises(FastTextError, match=message):
         make_estimator(bucket.format(bucket=sm.bucket), "ft", role=ROLE, session=sm.session, source_dir=source_dir,
                        **arguments)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    # the job stopped at its start, billed: "SM_NUM_GPUS is 1 but this job's MXNet sees 0 GPU(s)"
+    ({"instance_type": "ml.p3.2xlarge", "image_uri": f"{REGISTRY}/mxnet-training:1.9.0-cpu-py38"},
+     r"^image_uri .*1\.9\.0-cpu-py38 is a CPU image, and ml\.p3\.2xlarge a GPU instance: .*leave image_uri out"),
+    # MXNet's CUDA build on an instance without a GPU: the job could not start MXNet
+    ({"instance_type": "ml.m5.xlarge", "image_uri": f"{REGISTRY}/mxnet-training:1.9.0-gpu-py38"},
+     r"^image_uri .*1\.9\.0-gpu-py38 is a GPU image, and ml\.m5\.xlarge a CPU instance"),
+])
+def test_make_estimator_refuses_an_image_for_other_processors_than_the_instances(sm, source_dir, arguments, message):
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    with pytest.raises(FastTextError, match=message):
+        make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir, **arguments)
+    # an image whose name says neither is the user's to know
+    make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir,
+                   instance_type=arguments["instance_type"], image_uri=f"{REGISTRY}/my-fasttext:latest")
+
+
+@pytest.mark.parametrize("instance_type", ["ml.trn1.2xlarge", "ml.inf1.xlarge"])
+def test_make_estimator_refuses_an_instance_mxnet_has_no_image_for_in_one_line(sm, source_dir, instance_type):
+    # the SDK's ValueError traceback at fit() ("Unsupported framework: mxnet")
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    with pytest.raises(FastTextError, match=rf"^instance_type {instance_type} .*no MXNet 1\.9\.0 training image"):
+        make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir, instance_type=instance_type)
+
+
+def test_make_estimator_on_local_instances_without_a_local_session_is_one_line(sm, source_dir):
+    # the SDK's RuntimeError traceback ("only supported with aninstance of LocalSession")
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    for instance_type in ("local", "local_gpu"):
+        with pytest.raises(FastTextError, match=rf"^instance_type {instance_type} runs the job in Docker on this machine, "
+                                                r"which needs session=sagemaker\.local\.LocalSession\(\)"):
+            make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir,
+                           instance_type=instance_type)
+
+
+@pytest.mark.parametrize("environment, message", [
+    # the job's start ended in these lines, the instance up and billed
+    ({"OMP_NUM_THREADS": "abc"}, r"^environment variable OMP_NUM_THREADS='abc' is not a whole number"),
+    ({"FASTTEXT_CLUSTER_TIMEOUT": "0"}, r"^FASTTEXT_CLUSTER_TIMEOUT must be a number of seconds above 0, got '0'"),
+    # CreateTrainingJob's parameter check in a botocore traceback, at fit()
+    ({"FASTTEXT_CLUSTER_TIMEOUT": 3600}, r"^environment\['FASTTEXT_CLUSTER_TIMEOUT'\] must be a string \(the job's "
+                                         r"environment holds text\), got 3600: give '3600'"),
+    (["OMP_NUM_THREADS=1"], r"^environment must be a dict of variable names to values"),
+])
+def test_make_estimator_refuses_an_environment_the_job_cannot_start_with(sm, source_dir, environment, message):
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    with pytest.raises(FastTextError, match=message):
+        make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir, environment=environment)
+
+
+def test_make_estimator_passes_an_environment_the_job_takes(sm, source_dir):
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    estimator = make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir,
+                               environment={"FASTTEXT_CLUSTER_TIMEOUT": "3600", "OMP_NUM_THREADS": "2"})
+    estimator.fit({"train": f"s3://{sm.bucket}/ft/data/x.train"}, wait=False, job_name="ft-environment")
+    assert sm.request("CreateTrainingJob")["Environment"] == {"FASTTEXT_CLUSTER_TIMEOUT": "3600", "OMP_NUM_THREADS": "2"}
+
+
+def test_make_estimator_takes_numpy_and_dist_kvstore_instance_counts(sm, source_dir):
+    """A NumPy count (a notebook's computed one) passed the check, and the SDK sent it to CreateTrainingJob, whose
+    parameter check (an int, not numpy.int64) refused it in a botocore traceback."""
+    import numpy as np
+
+    from fasttext_lib.sagemaker_utils import make_estimator
+
+    estimator = make_estimator(sm.bucket, "ft", instance_count=np.int64(2), role=ROLE, session=sm.session,
+                               source_dir=source_dir, hyperparameters={"kvstore": "dist_async"})
+    estimator.fit({"train": f"s3://{sm.bucket}/ft/data/x.train"}, wait=False, job_name="ft-numpy-count")
+    assert sm.request("CreateTrainingJob")["ResourceConfig"]["InstanceCount"] == 2
 
 
 def test_make_estimator_and_make_model_refuse_a_missing_bucket_before_any_job(sm, source_dir, monkeypatch):
