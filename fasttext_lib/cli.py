@@ -349,6 +349,7 @@ def _train(args):
         refuse_an_older_format(args.checkpoint_dir, config.epochs)
     if args.autotune_trials:
         _check_trials_output(args, config)
+    _check_validation_file(args)
     if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
         from .vectors import check_vec_start
 
@@ -487,6 +488,22 @@ def _check_trials_output(args, config):
                             f"directory; write the trial table elsewhere")
     # An existing table is kept unless --overwrite, as a bundle at --output is (it was replaced without a word).
     storage.check_output_file(uri, "trials.csv", "--autotune-trials", overwrite=args.overwrite, hint=TRIALS_HINT)
+
+
+def _check_validation_file(args):
+    """Before --train is read: a --validation or --autotune-validation that is missing or a directory was found
+    only after the whole training file had been read (minutes at Yelp size), in a line that did not name the flag."""
+    from . import storage
+
+    for flag, uri in (("--validation", args.validation), ("--autotune-validation", args.autotune_validation)):
+        if not uri:
+            continue
+        if storage.is_s3(uri):
+            storage.open_read(uri).close()  # (a HEAD: a missing bucket or object, or a refusal, in its one line)
+        elif os.path.isdir(uri):
+            raise FastTextError(f"{flag}: expected a file but got a directory: {uri}")
+        elif not os.path.exists(uri):
+            raise FastTextError(f"{flag}: no such file: {uri}")
 
 
 def _refuse_unknown_labels(train_data, val_data, uri):

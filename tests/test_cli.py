@@ -945,3 +945,18 @@ def test_evaluate_names_the_data_file_and_the_line_of_a_label_the_model_does_not
     r = cli_in_process("evaluate", "--model", local_bundle[0], "--data", path)
     _assert_one_line_error(r, f"{path} has label(s) '7' (line 4), '9' (line 6) not seen in training (known: ")
     assert "evaluation data" not in r.stderr and r.stdout == ""
+
+
+@pytest.mark.parametrize("flag", ["--validation", "--autotune-validation"])
+@pytest.mark.parametrize("missing", ["absent.txt", "a_folder"])
+def test_a_missing_validation_file_is_refused_before_the_training_file_is_read(tmp_path, flag, missing):
+    """A --validation / --autotune-validation that is missing or a folder was found only once the whole --train file
+    had been read (minutes at Yelp size), in a line that did not name the flag. Now before: a --train that cannot be
+    read at all shows that the check comes first."""
+    (tmp_path / "a_folder").mkdir()
+    (tmp_path / "t.txt").write_bytes(b"\xff\xfe not UTF-8, unreadable as training data\n")
+    r = cli_in_process("train", "--train", tmp_path / "t.txt", flag, tmp_path / missing, "--output", tmp_path / "o",
+                       "--no-progress")
+    what = "no such file" if missing == "absent.txt" else "expected a file but got a directory"
+    _assert_one_line_error(r, f"{flag}: {what}: {tmp_path / missing}")
+    assert not (tmp_path / "o").exists()
