@@ -123,17 +123,23 @@ class Workspace:
     def save_run(self, trained, run_name, fig, data=None, dpi=100):
         """Notebook 02's model and its history: the bundle :meth:`model` names (``bundle.save_bundle``; ``data``: its
         record, :func:`data_record`), and ``history.csv`` (``trained``'s history) and ``history.png`` (``fig``, marked
-        as ours) in :meth:`run_folder`. The history is written in full first and put in place only once the bundle is saved: written by
-        the plot's cell, before the save, a failed save (a denied write, a lost endpoint) left the history of a model
-        that was never saved beside the run's older bundle, as if of it. Returns the bundle's URI."""
+        as ours) in :meth:`run_folder`, saved together or not at all. The history is written in full, put in place
+        (the older one kept aside), then the bundle is saved; a save that fails (a denied write, a lost endpoint, the
+        Stop button) puts the older history back. Written by the plot's cell, before the save, a failed save left the
+        history of a model never saved beside the run's older bundle, as if of it; and put in place after the bundle
+        was saved, a rename that failed then (a file bind-mounted into a container: EBUSY) left the new bundle beside
+        the older history. Returns the bundle's URI."""
         from .bundle import save_bundle
 
         folder = self.run_folder(run_name)
         paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT)]
-        with storage.atomic_writes(paths) as (table, plot):
+        saved = []
+        # on_written: called once both files are in place; where it fails, the files they replaced are put back
+        with storage.atomic_writes(paths, on_written=lambda: saved.append(
+                save_bundle(trained, self.model(run_name), data=data))) as (table, plot):
             table.write(trained.history_frame().to_csv().encode("utf-8"))
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
-            return save_bundle(trained, self.model(run_name), data=data)  # (a failure: no history is put in place)
+        return saved[0]
 
     def drop_autotune(self, run_name):
         """Remove the autotune outputs of an earlier run of ``run_name`` from its :meth:`run_folder` (a run without
