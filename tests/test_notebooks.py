@@ -933,6 +933,37 @@ def test_02_a_history_that_cannot_be_put_in_place_leaves_the_older_bundle_and_hi
     plt.close(fig)
 
 
+def test_02_a_first_save_that_fails_leaves_no_run_folder(tmp_path, monkeypatch):
+    """A run's first save_run that failed (the bundle's save refused) left its history's folder behind, empty
+    (``exp/1``: both folders), once the history was put in place before the bundle: the folders the history's
+    writes created go with it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib import bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    def denied(*args, **kwargs):
+        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+
+    monkeypatch.setattr(bundle, "publish_bundle", denied)
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    for run_name in ("run", "exp/1"):
+        with pytest.raises(FastTextError, match="access denied"):
+            ws.save_run(trained, run_name, fig)
+    assert list(ws.out.iterdir()) == []
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("bucket", [["fasttext-demo"], {"name": "b"}, True, 1.5])
 def test_a_bucket_that_is_no_name_is_refused_in_one_short_line(bucket, tmp_path):
     """`papermill -y "bucket: [my-bucket]"` passed the list on: the check cell's line was boto's "Invalid bucket name
