@@ -7,6 +7,33 @@ Heavy imports (mxnet, gluonnlp, sagemaker) happen inside functions, so ``import 
 __version__ = "0.1.0"
 
 import os as _os
+import sys as _sys
+
+
+def _imported_to_run_the_command():
+    """Whether this import is the command line's start: Python's ``-m fasttext_lib`` (runpy._run_module_as_main, which
+    Python's own C code calls for ``-m``, imports the package to find its __main__) or the ``fasttext-lib`` script pip
+    writes (the __main__ module, whose ``from fasttext_lib.cli import run`` this is). Not any other import (a
+    notebook's, a script's, a module of ours run with ``-m``): their signal handlers are theirs."""
+    if _os.path.basename(getattr(_sys.modules.get("__main__"), "__file__", None) or "") == "fasttext-lib":
+        return True
+    as_main = getattr(getattr(_sys.modules.get("runpy"), "_run_module_as_main", None), "__code__", None)
+    frame = _sys._getframe(1) if as_main is not None else None
+    while frame is not None:
+        if frame.f_code is as_main:
+            return frame.f_locals.get("mod_name") in (__name__, f"{__name__}.__main__")
+        frame = frame.f_back
+    return False
+
+
+# A stop while the command starts is one line from here on, not only once cli.run has armed its handler: this
+# package's import (numpy's, below: ~0.15 s) came before it, and a SIGTERM then killed the command without a line,
+# a Ctrl-C printed Python's traceback through the import. (errors imports nothing heavy; cli.run takes the handlers
+# over and puts back the ones they replaced.)
+if _imported_to_run_the_command():
+    from .errors import stop_at_once_on_signals as _stop_at_once_on_signals
+
+    _stop_at_once_on_signals()
 
 # OpenMP threads that wait for work by sleeping, not spinning, unless the user chose a policy.
 # MXNet's and bag_ops.cc's OpenMP regions are short (microseconds on short texts), and GNU OpenMP's

@@ -239,7 +239,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     they were the call's, nor a traceback.
     """
     started = time.time()
-    note_stop_line(_stopped("before the autotune search's first trial"))
+    note_stop_line(stop_line("before the autotune search's first trial"))
     forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
     importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others
     import pandas as pd
@@ -282,7 +282,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
             if max_trials is not None and len(done.rows) >= max_trials:
                 ended = "max_trials"
                 break
-            note_stop_line(_stopped(f"during autotune trial {len(done.rows) + 1} of the search"))
+            note_stop_line(stop_line(f"during autotune trial {len(done.rows) + 1} of the search"))
             if done.rows:
                 needed = search.estimate(config, features)
                 if refit:  # the refit of whichever of the two is chosen after this trial
@@ -330,7 +330,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
             raise
         interrupted, ended = True, "interrupted"
     rows, chosen, chosen_row = list(done.rows), done.chosen, done.chosen_row
-    note_stop_line(_stopped(f"during autotune's final model (trial {chosen_row['trial']}'s setting trained again on "
+    note_stop_line(stop_line(f"during autotune's final model (trial {chosen_row['trial']}'s setting trained again on "
                             f"the training and validation data), after {_trials(len(rows))} of the search" if refit else
                             f"as the autotune search ended, after {_trials(len(rows))}"))
     trained = done = None  # an abandoned trial's model, and the state's reference to the chosen one (the refit frees it)
@@ -448,9 +448,9 @@ def _trials(n):
     return f"{n} trial{'s' * (n != 1)}"
 
 
-def _stopped(where):
+def stop_line(where):
     """The line a notebook shows for a Stop that ends the call ``where`` (errors.note_stop_line): the search keeps
-    nothing of its own, so nothing was saved."""
+    nothing of its own, so nothing was saved (notebook 02's cell: workspace.Workspace.autotune)."""
     return f"stopped by the user {where}; nothing was saved; run the cell again to start over"
 
 

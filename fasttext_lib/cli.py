@@ -26,7 +26,6 @@ file is read (and checked whole) once the vocabulary is known, keeping only the 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
 import argparse
-import contextlib
 import itertools
 import json
 import logging
@@ -846,21 +845,15 @@ def run():
 
 
 def _stop_before_main_is_armed():
-    """Ctrl-C, SIGTERM, SIGHUP or SIGXCPU (errors.stopping_signals) while the command starts (argument parsing, MXNet's import: ~0.5 s, more on a busy
-    machine), before :func:`main`'s stop_on_signals is armed: Python's KeyboardInterrupt traceback, or a death by
+    """Ctrl-C, SIGTERM, SIGHUP or SIGXCPU while the command starts (argument parsing, MXNet's import: ~0.5 s, more on a
+    busy machine), before :func:`main`'s stop_on_signals is armed: Python's KeyboardInterrupt traceback, or a death by
     SIGTERM without a line (a scheduler that stops a job at once). Nothing has been written then: one ``error:`` line
-    and the signal's exit status (130, 143, 129, 152) at once. A signal ignored when the process started (``nohup``, a
-    background job's SIGINT) stays ignored. Returns the handlers replaced, which :func:`run` puts back after main."""
-    from .errors import Interrupted, error_line, stopping_signals
+    and the signal's exit status at once (errors.stop_at_once_on_signals; armed already where the package's import
+    began the command: fasttext_lib/__init__.py). Returns the handlers replaced, which :func:`run` puts back after
+    main."""
+    from .errors import stop_at_once_on_signals
 
-    def handler(signum, frame):
-        stop = Interrupted(signum)
-        with contextlib.suppress(Exception):  # (stderr gone: the status alone)
-            sys.stderr.write(error_line(stop) + "\n")
-            sys.stderr.flush()
-        os._exit(stop.exit_status)
-
-    return {s: signal.signal(s, handler) for s in stopping_signals() if signal.getsignal(s) is not signal.SIG_IGN}
+    return stop_at_once_on_signals()
 
 
 STDERR_WAIT_SECONDS = 30  # how long a full non-blocking stderr pipe is waited for (_NotesStream)

@@ -354,6 +354,34 @@ def stopping_signals():
     return [signal.SIGINT, signal.SIGTERM] + [s for s in _optional_stops() if signal.getsignal(s) != signal.SIG_IGN]
 
 
+# The handlers stop_at_once_on_signals replaced, while its own are in place (None: never armed).
+_before_stop_at_once = None
+
+
+def stop_at_once_on_signals():
+    """Ctrl-C, SIGTERM, SIGHUP or SIGXCPU (:func:`stopping_signals`) while a command starts, before anything is
+    written and before :func:`stop_on_signals` is armed: one ``error:`` line and the signal's exit status (130, 143,
+    129, 152), at once (``os._exit``). A signal ignored when the process started (``nohup``, a background job's SIGINT)
+    stays ignored. Returns the handlers it replaced, to be put back once the command has its own; armed again (the
+    package armed it as it was imported to run the command, then cli.run), the ones it replaced the first time."""
+    global _before_stop_at_once
+    if _before_stop_at_once and all(signal.getsignal(s) is _stop_at_once for s in _before_stop_at_once):
+        return dict(_before_stop_at_once)
+    _before_stop_at_once = {s: signal.signal(s, _stop_at_once) for s in stopping_signals()
+                            if signal.getsignal(s) is not signal.SIG_IGN}
+    return dict(_before_stop_at_once)
+
+
+def _stop_at_once(signum, frame):
+    import os
+
+    stop = Interrupted(signum)
+    with contextlib.suppress(Exception):  # (stderr gone: the status alone)
+        sys.stderr.write(error_line(stop) + "\n")
+        sys.stderr.flush()
+    os._exit(stop.exit_status)
+
+
 def _optional_stops():
     """The stopping signals the platform may lack (Windows): SIGHUP, SIGXCPU. Either stops the run cleanly unless it
     is ignored (``nohup``; a parent's SIG_IGN for SIGXCPU is inherited as well)."""

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from . import storage
-from .errors import FastTextError, check_bool
+from .errors import FastTextError, check_bool, keeping_stops, note_stop_line
 from .notebook_errors import show_errors_as_lines
 
 # The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
@@ -120,20 +120,63 @@ class Workspace:
             table.write(trials.to_csv(index=False).encode("utf-8"))
         return paths
 
+    @keeping_stops  # the Stop button: one line anywhere in the cell (errors.kept_stops, notebook_errors), not a traceback
+    def autotune(self, train_data, test_data, base, run_name, duration, seed=0):
+        """Notebook 02's autotune cell: the search (autotune.autotune, ``refit=False``: the chosen trial's model,
+        whose history is on the validation split) on ``train_data`` split 80/20 (``seed``) in ``duration`` seconds
+        from ``base``; then its trial table, plot, chosen setting and accuracy on ``test_data`` shown, and last
+        autotune.png and autotune_trials.csv saved in :meth:`run_folder` (:meth:`save_autotune`). Returns the
+        :class:`~fasttext_lib.autotune.AutotuneResult`.
+
+        Done in the cell, a Stop after the search (scoring the test split, drawing, saving) was IPython's traceback,
+        and came after the plot and table of a model the cell never kept were saved. Here a Stop anywhere is one line
+        saying where it came and that nothing was saved (an earlier run's files stay as they were)."""
+        import matplotlib.pyplot as plt
+
+        from .autotune import SEARCHED, autotune, split_validation, stop_line
+
+        note_stop_line(stop_line("before the autotune search's first trial"))
+        search_train, search_val = split_validation(train_data, fraction=0.2, seed=seed)
+        tuned = autotune(search_train, search_val, duration=duration, base=base, refit=False)
+        n = len(tuned.trials)
+        after = f"after the autotune search ({n} trial{'s' * (n != 1)})"
+        note_stop_line(stop_line(f"{after}, while showing its results"))
+        accuracy = tuned.evaluate(test_data)["accuracy"]
+        fig = plt.figure(figsize=(8, 3))
+        try:
+            _plot_trials(fig, tuned)
+            _show(tuned.trials.round(4))
+            _show(fig)
+            print("chosen:", {k: getattr(tuned.best_config, k) for k in SEARCHED})
+            print("test accuracy of the tuned model:", round(accuracy, 4))
+            note_stop_line(f"stopped by the user {after}, while saving its plot and trial table; neither was saved (an "
+                           f"earlier run's in {self.show(key_path(run_name, 'run_name'))} are as they were); run the "
+                           f"cell again to start over")
+            self.save_autotune(tuned.trials, fig, run_name)  # last: a Stop before it has saved nothing
+        finally:
+            plt.close(fig)  # shown once (the inline backend shows the figures still open at the cell's end)
+        return tuned
+
     def save_run(self, trained, run_name, fig, data=None, dpi=100):
         """Notebook 02's model and its history: the bundle :meth:`model` names (``bundle.save_bundle``; ``data``: its
         record, :func:`data_record`), and ``history.csv`` (``trained``'s history) and ``history.png`` (``fig``, marked
-        as ours) in :meth:`run_folder`. The history is written in full first and put in place only once the bundle is saved: written by
-        the plot's cell, before the save, a failed save (a denied write, a lost endpoint) left the history of a model
-        that was never saved beside the run's older bundle, as if of it. Returns the bundle's URI."""
+        as ours) in :meth:`run_folder`, saved together or not at all. The history is written in full, put in place
+        (the older one kept aside), then the bundle is saved; a save that fails (a denied write, a lost endpoint, the
+        Stop button) puts the older history back. Written by the plot's cell, before the save, a failed save left the
+        history of a model never saved beside the run's older bundle, as if of it; and put in place after the bundle
+        was saved, a rename that failed then (a file bind-mounted into a container: EBUSY) left the new bundle beside
+        the older history. Returns the bundle's URI."""
         from .bundle import save_bundle
 
         folder = self.run_folder(run_name)
         paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT)]
-        with storage.atomic_writes(paths) as (table, plot):
+        saved = []
+        # on_written: called once both files are in place; where it fails, the files they replaced are put back
+        with storage.atomic_writes(paths, on_written=lambda: saved.append(
+                save_bundle(trained, self.model(run_name), data=data))) as (table, plot):
             table.write(trained.history_frame().to_csv().encode("utf-8"))
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
-            return save_bundle(trained, self.model(run_name), data=data)  # (a failure: no history is put in place)
+        return saved[0]
 
     def drop_autotune(self, run_name):
         """Remove the autotune outputs of an earlier run of ``run_name`` from its :meth:`run_folder` (a run without
@@ -163,6 +206,30 @@ class Workspace:
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
+
+
+def _plot_trials(fig, tuned):
+    """The search's validation accuracy by trial, the chosen trial starred."""
+    ax = fig.subplots()
+    ax.plot(tuned.trials.trial, tuned.trials.val_accuracy, marker="o")
+    ax.plot(tuned.best_trial.trial, tuned.best_trial.val_accuracy, marker="*", markersize=14, color="tab:red",
+            label="chosen")
+    ax.set_xlabel("trial")
+    ax.set_ylabel("validation accuracy")
+    ax.legend()
+    fig.tight_layout()
+
+
+def _show(thing):
+    """``thing`` shown as a notebook shows a cell's value (a table as a table, a figure as its image); outside
+    IPython, printed (a figure: nothing, it is saved)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is not None and ipython.get_ipython() is not None:
+        from IPython.display import display
+
+        display(thing)
+    elif not hasattr(thing, "savefig"):
+        print(thing)
 
 
 def documents_sha256(data):

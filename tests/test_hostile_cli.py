@@ -1202,6 +1202,71 @@ def test_a_signal_while_the_command_starts_is_one_error_line(tmp_path, sample_di
     assert r.returncode == 0 and (tmp_path / "m" / "config.json").exists(), r.stderr
 
 
+# Python's -m (runpy._run_module_as_main, which Python's C code calls for -m), or the `fasttext-lib` script pip writes,
+# with a signal sent to the process as the package's __init__ imports numpy (~0.15 s, before cli.run arms its handler)
+SIGNAL_AT_NUMPY = """
+import importlib.abc, os, runpy, signal, sys
+
+class SignalAtNumpy(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), int(os.environ["SIGNAL_AT_NUMPY"]))  # (a handler runs at the next bytecode)
+        return None
+
+sys.meta_path.insert(0, SignalAtNumpy())
+"""
+AS_MINUS_M = SIGNAL_AT_NUMPY + """
+sys.argv[0] = "-m"  # as while -m locates the module
+runpy._run_module_as_main("fasttext_lib")
+"""
+AS_PIPS_SCRIPT = SIGNAL_AT_NUMPY + """
+from fasttext_lib.cli import run
+sys.exit(run())
+"""
+
+
+@pytest.mark.parametrize("how", ["-m", "script"])
+@pytest.mark.parametrize("sig, status, says", [(signal.SIGTERM, 143, "terminated (SIGTERM)"),
+                                                (signal.SIGINT, 130, "interrupted (SIGINT)"),
+                                                (signal.SIGHUP, 129, "hung up (SIGHUP)")])
+def test_a_signal_while_the_package_imports_is_one_error_line(tmp_path, how, sig, status, says):
+    """A stop while `python -m fasttext_lib` (or the fasttext-lib script) imported the package (its __init__ imports
+    numpy: ~0.15 s), before cli.run armed its handler: SIGTERM killed it with no line (status -15), Ctrl-C printed
+    Python's KeyboardInterrupt traceback through the import. The package now arms the same handler first when it is
+    imported to run the command. A signal ignored at the start stays ignored, and `import fasttext_lib` elsewhere (a
+    notebook, a script of yours) changes no handler."""
+    if how == "-m":
+        command = [sys.executable, "-c", AS_MINUS_M]
+    else:
+        script = tmp_path / "bin" / "fasttext-lib"  # (pip's script, the signal's finder before its import)
+        script.parent.mkdir()
+        script.write_text(AS_PIPS_SCRIPT)
+        command = [sys.executable, str(script)]
+    env = dict(os.environ, PYTHONPATH=ROOT, SIGNAL_AT_NUMPY=str(int(sig)))
+    r = subprocess.run(command + ["--help"], capture_output=True, text=True, env=env, timeout=300,
+                       preexec_fn=hangup_by_default)
+    assert_error(r, says, status=status)
+    assert r.stderr == f"error: {says}\n" and r.stdout == ""
+
+    def ignored():
+        signal.signal(sig, signal.SIG_IGN)
+
+    r = subprocess.run(command + ["--help"], capture_output=True, text=True, env=env, timeout=300, preexec_fn=ignored)
+    assert r.returncode == 0 and "usage:" in r.stdout and r.stderr == "", r.stderr
+
+
+def test_importing_the_package_elsewhere_changes_no_signal_handler():
+    code = ("import signal\n"
+            "before = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)]\n"
+            "import fasttext_lib, fasttext_lib.cli\n"
+            "print(before == [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)])\n")
+    for command in ([sys.executable, "-c", code], [sys.executable, "-c", "import runpy, sys; sys.argv[0] = '-m'; "
+                                                   f"exec({code!r})"]):
+        r = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+        assert r.returncode == 0 and r.stdout.split() == ["True"], r.stderr
+
+
 def _old_bundle_and_a_publish_marker(tmp_path, bundle):
     """A bundle to replace (its predictions and listing), and the wrapper that runs the CLI and creates the mark
     file once the publish has begun (PUBLISH_MARK): for the tests that signal a run mid-publish."""

@@ -240,3 +240,77 @@ def test_a_stop_anywhere_in_an_autotune_search_is_one_true_line_and_the_cell_sti
     assert "note: the autotune search was stopped (interrupted) after 1 trial;" in err
     assert "its model (training data only) is the final one" in err and "interrupt again" not in err
     notebook_errors.stop_showing_errors_as_lines()
+
+
+def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, capsys, monkeypatch, tmp_path):
+    """A Stop in notebook 02's autotune cell after the search had returned (while it evaluated the tuned model on the
+    test split, drew the trials or saved the trial table) was IPython's whole traceback; and the cell had already
+    saved this search's plot and table, and replaced the notebook's model, before its slowest step. The cell's work
+    after the search is now the library's (Workspace.autotune), done before anything is saved: a Stop anywhere in
+    it is one line saying what was saved (nothing: an earlier run's plot and table stay as they were)."""
+    import os
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import nbformat
+    import pandas as pd
+
+    import fasttext_lib.autotune as autotune_module
+    from conftest import ROOT
+    from fasttext_lib.autotune import AutotuneResult
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.sample import load_sample
+    from fasttext_lib.workspace import Workspace
+
+    nb = nbformat.read(os.path.join(ROOT, "notebooks", "02_train_gpu.ipynb"), as_version=4)
+    cell = next(c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("if autotune:"))
+    sent = []  # what the kernel sends as the cell's error (ipykernel's _showtraceback: papermill reads it)
+    shown = type(shell)._showtraceback
+    monkeypatch.setattr(type(shell), "_showtraceback",
+                        lambda self, etype, value, stb: sent.append((etype.__name__, stb)) or shown(self, etype, value, stb))
+    real_autotune, real_evaluate, real_to_csv = autotune_module.autotune, AutotuneResult.evaluate, pd.DataFrame.to_csv
+    stop = {}  # where the Stop button is pressed: "evaluate" (the test split's score) or "save" (the trial table)
+
+    def evaluate(self, data):
+        if stop.get("at") == "evaluate":
+            raise KeyboardInterrupt
+        return real_evaluate(self, data)
+
+    def to_csv(self, *args, **kwargs):
+        if stop.get("at") == "save":
+            raise KeyboardInterrupt
+        return real_to_csv(self, *args, **kwargs)
+
+    monkeypatch.setattr(autotune_module, "autotune",  # one trial: seconds
+                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, verbose=False, **kwargs))
+    monkeypatch.setattr(AutotuneResult, "evaluate", evaluate)
+    monkeypatch.setattr(pd.DataFrame, "to_csv", to_csv)
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    shell.user_ns.update(autotune=True, train_data=load_sample("train").head(300), test_data=load_sample("test").head(100),
+                         config=TrainConfig(ctx="cpu", buckets=50_000, progress=False), seed=0, autotune_duration=600,
+                         ws=ws, run_name="run", plt=plt)
+    notebook_errors.show_errors_as_lines()
+    result = shell.run_cell(cell)
+    assert result.success and sent == [], capsys.readouterr()
+    assert shell.user_ns["trained"] is shell.user_ns["tuned"].trained
+    folder = ws.out / "run"
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert sorted(before) == ["autotune.png", "autotune_trials.csv"]
+    capsys.readouterr()
+    after = "error: stopped by the user after the autotune search (1 trial), "
+    for at, line in (
+            ("evaluate", after + "while showing its results; nothing was saved; run the cell again to start over"),
+            ("save", after + "while saving its plot and trial table; neither was saved (an earlier run's in "
+                             f"{ws.show('run')} are as they were); run the cell again to start over")):
+        stop["at"] = at
+        sent.clear()
+        shell.user_ns["trained"] = "the model trained before"
+        result, out = run(shell, capsys, cell)
+        assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+        assert sent == [("KeyboardInterrupt", [line])] and out.strip().splitlines()[-1] == line, out
+        assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # the earlier search's, whole; no temporary
+        assert shell.user_ns["trained"] == "the model trained before"  # the cell's model is not replaced either
+    notebook_errors.stop_showing_errors_as_lines()
+    plt.close("all")

@@ -931,6 +931,83 @@ def test_02_puts_its_history_in_place_only_once_the_bundle_is_saved(tmp_path, s3
     plt.close(fig)
 
 
+@pytest.mark.parametrize("fails", ["history.csv", "history.png"])
+def test_02_a_history_that_cannot_be_put_in_place_leaves_the_older_bundle_and_history(tmp_path, s3_bucket, monkeypatch,
+                                                                                        fails):
+    """save_run saved the bundle, then renamed the history into place: a rename that failed (a file bind-mounted into
+    a container: EBUSY) after the bundle was saved left the new bundle beside the older history (or, the second
+    rename failing, half of it), as if of it. Now the history is put in place first and the bundle saved after it:
+    a failed rename saves no bundle, and the older bundle and history stay whole, together."""
+    import errno
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train_data, val_data = make_splits(200, 50, seed=0)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    uri = ws.save_run(train(train_data, val_data, TrainConfig(epochs=1)), "run", fig)
+    run = ws.out / "run"
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    real_replace = os.replace
+
+    def busy(src, dst, *args, **kwargs):  # the rename that puts `fails` in place (no put-back renames to it)
+        if os.path.basename(str(dst)) == fails:
+            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(dst))
+        return real_replace(src, dst, *args, **kwargs)
+
+    ax.plot([2, 1])
+    longer = train(train_data, val_data, TrainConfig(epochs=2))
+    monkeypatch.setattr(os, "replace", busy)
+    with pytest.raises(FastTextError, match=f"cannot write .*{fails}: Device or resource busy"):
+        ws.save_run(longer, "run", fig)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # the older history, whole; no temporary
+    assert [row["epoch"] for row in Predictor.load(uri).metrics["history"]] == [1]  # and its bundle
+    plt.close(fig)
+
+
+def test_02_a_first_save_that_fails_leaves_no_run_folder(tmp_path, monkeypatch):
+    """A run's first save_run that failed (the bundle's save refused) left its history's folder behind, empty
+    (``exp/1``: both folders), once the history was put in place before the bundle: the folders the history's
+    writes created go with it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib import bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    def denied(*args, **kwargs):
+        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+
+    monkeypatch.setattr(bundle, "publish_bundle", denied)
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    for run_name in ("run", "exp/1"):
+        with pytest.raises(FastTextError, match="access denied"):
+            ws.save_run(trained, run_name, fig)
+    assert list(ws.out.iterdir()) == []
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("bucket", [["fasttext-demo"], {"name": "b"}, True, 1.5])
 def test_a_bucket_that_is_no_name_is_refused_in_one_short_line(bucket, tmp_path):
     """`papermill -y "bucket: [my-bucket]"` passed the list on: the check cell's line was boto's "Invalid bucket name

@@ -448,7 +448,21 @@ def _local_writes(uris, mode, overwrite, on_written=None):
     """Local files written together: each to its temporary, then put in place by renames, one after the other. A
     rename that fails (a file bind-mounted into a container: EBUSY) or a signal between two of them puts back what
     the earlier renames replaced (:func:`_kept_as_they_were`): the old files stay together. ``on_written()``: called
-    once all are in place; where it fails (the summary line stdout refuses), they are put back too."""
+    once all are in place; where it fails (the summary line stdout refuses), they are put back too. Where they are not
+    all in place at the end, the folders their writes created go too (when empty)."""
+    created = sorted({d for u in uris for d in _missing_directories(os.path.dirname(os.path.abspath(u)))},
+                     key=len, reverse=True)  # deepest first
+    try:
+        with _written_and_placed(uris, mode, overwrite, on_written) as files:
+            yield files
+    except BaseException:
+        _remove_if_empty(created)  # (a write's own failure removed them; a failed rename or on_written left them)
+        raise
+
+
+@contextlib.contextmanager
+def _written_and_placed(uris, mode, overwrite, on_written):
+    """:func:`_local_writes`' files: written, then put in place (the older ones put back where that fails)."""
     with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
         writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
         files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite))
