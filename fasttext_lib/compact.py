@@ -90,7 +90,7 @@ def dequantize(codes, scales, bits, emsize):
 
 
 def _table(model):
-    from .model import cpu_view
+    from .table_memory import cpu_view
 
     weight = model.embedding.weight.data(model.embedding.weight.list_ctx()[0])
     table = cpu_view(weight)
@@ -214,7 +214,7 @@ def _checked(stored, name, ndim, dtype=None):
 def read_rows(directory, compact, num_rows, emsize):
     """The compact bundle's :class:`StoredRows`, checked against the bundle's table shape and its config's seed
     (:class:`BadRows` naming what is wrong). Never unpickles: the rows file is data from the bundle."""
-    from .model import NonFinite, all_finite
+    from .table_memory import NonFinite, all_finite
 
     dtype = compact.get("dtype")
     bits = QUANTIZED_BITS.get(dtype)
@@ -300,7 +300,7 @@ def materialize(model, stored, ctx):
     import mxnet as mx
     from mxnet import nd
 
-    from .model import adopt_data, cpu_view
+    from .table_memory import adopt_data, cpu_view
 
     table = nd.empty((stored.num_rows, stored.dim), ctx=mx.cpu(), dtype="float32")
     stored.fill(cpu_view(table))

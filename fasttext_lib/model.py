@@ -15,20 +15,21 @@ batch's rows (step.py, :func:`~fasttext_lib.step.sparse_step`), instead of letti
 route it through MXNet's generic transposed CSR product and ``Embedding``'s sparse backward,
 which re-sorts rows that are already unique. On the CPU both products are native MXNet operators
 that read the table in place (bag_ops.py); the numbers are the same.
+
+How the table's memory is held (allocated with a check, on 2 MB pages, handed to Gluon and read by
+numpy without a copy) is table_memory.py's; this module is the model.
 """
-import ctypes
 import errno
 import os
-import sys
 
 import mxnet as mx
 import numpy as np
 from mxnet import gluon, nd
 from mxnet.gluon import nn
 
-from .devices import AFTER_TABLE_BYTES, AFTER_TABLE_BYTES_PER_ROW, address_space_left, available_memory, check_table_size
-from .errors import FastTextError, is_out_of_memory
+from .devices import check_table_size
 from .init_rows import fill_table
+from .table_memory import adopt_data, advise_huge_pages, allocate_table, cpu_view
 
 
 class FastTextClassifier(gluon.HybridBlock):
@@ -63,8 +64,9 @@ class FastTextClassifier(gluon.HybridBlock):
         ``rows``: ``(row numbers, values)`` written over the seeded ones (pretrained word vectors,
         vectors.py), before the table reaches any device, so every training route starts from them.
         The output layer draws from MXNet's generator (``mx.random.seed``). ``huge_pages``: back the
-        table with 2 MB pages (:func:`advise_huge_pages`; train() decides by the work ahead). ``state_tables``: the
-        optimizer's tables of the same size, counted in the memory check (:func:`allocate_table`).
+        table with 2 MB pages (:func:`~fasttext_lib.table_memory.advise_huge_pages`; train() decides by the work
+        ahead). ``state_tables``: the optimizer's tables of the same size, counted in the memory check
+        (:func:`~fasttext_lib.table_memory.allocate_table`).
 
         With batched SGD the output layer takes batch-averaged steps; starting it at zero would
         leave the embeddings without gradient until it has grown, which takes many epochs.
@@ -139,46 +141,6 @@ class FastTextClassifier(gluon.HybridBlock):
         return self.embedding.weight.data(self.embedding.weight.list_ctx()[0]).asnumpy()
 
 
-def allocate_table(num_rows, emsize, state_tables=0):
-    """An uninitialized ``num_rows`` x ``emsize`` float32 table on the CPU; one error line naming its size when
-    there is not the memory for it (MXNet's 'Failed to allocate CPU Memory' was a traceback). Also when the kernel
-    would hand it out but not back it: every row is written next (fill_table), and a table larger than the memory
-    available was killed by the OOM killer (an exit with no line) once filled. ``state_tables``: how many more
-    tables of its size the optimizer will keep (adam's two moments, allocated at its first step: without them in
-    the count, an adam run passed this check and was killed at its first step). Under a ``ulimit -v`` the tables
-    and what the run maps after them (:data:`~fasttext_lib.devices.AFTER_TABLE_BYTES`) must fit in the address
-    space left: a limit a little above the tables crashed MXNet at its first steps (a segfault, or 'terminate
-    called' when a thread found no stack), exit 134 with no line."""
-    size = num_rows * emsize * 4
-    tables = size * (1 + state_tables)
-    _check_address_space(num_rows, emsize, tables)
-    room = available_memory()
-    if room is not None and tables > room:
-        states = (f", and {state_tables} more of that size for adam's moments ({tables / 2**30:.1f} "
-                  f"GiB in all)" if state_tables else "")
-        raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
-                            f"{size / 2**30:.1f} GiB of float32{states}, more than the {room / 2**30:.1f} GiB of memory "
-                            f"available here; lower emsize or buckets" + (", or use sgd" if state_tables else ""))
-    try:
-        return nd.empty((num_rows, emsize), ctx=mx.cpu(), dtype="float32")
-    except mx.base.MXNetError as exc:
-        if not is_out_of_memory(exc):
-            raise
-        raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
-                            f"{size / 2**30:.1f} GiB of float32; lower emsize or buckets") from None
-
-
-def _check_address_space(num_rows, emsize, tables_bytes):
-    left = address_space_left()
-    if left is None:
-        return
-    need = tables_bytes + AFTER_TABLE_BYTES + AFTER_TABLE_BYTES_PER_ROW * num_rows
-    if need > left:
-        raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} need about "
-                            f"{need >> 20:,} MB more address space, and this process may map {left >> 20:,} MB more "
-                            f"(ulimit -v): raise that limit, or lower emsize or buckets")
-
-
 def _incomplete_write(filename, params):
     """The OSError of a parameters file MXNet could not write in full (its error keeps no errno): EFBIG
     when the parameters take more than the process's file-size limit (``ulimit -f``: it was taken for EIO,
@@ -195,94 +157,3 @@ def _incomplete_write(filename, params):
     code = errno.EFBIG if limit != resource.RLIM_INFINITY and limit < needed else errno.ENOSPC if full else errno.EIO
     return OSError(code, os.strerror(code), filename)
 
-
-def adopt_data(param, data, ctxs):
-    """Initialize Gluon ``param`` with ``data`` (an NDArray), kept as is on its own context.
-
-    ``Parameter.initialize`` and ``set_data`` copy: with an 800 MB table that copy is the run's peak
-    memory. Gluon 1.9's ``_init_impl`` (pinned mxnet==1.9.1) calls ``data.copyto(ctx)`` once per
-    context, so a wrapper whose ``copyto`` hands back ``data`` itself on its own context adopts it.
-    """
-    class _Adopted:
-        def copyto(self, ctx):
-            return data if ctx == data.context else data.copyto(ctx)
-
-    param._deferred_init = ()
-    param._init_impl(_Adopted(), list(ctxs))
-
-
-class NonFinite(ValueError):
-    """Loaded parameters hold inf or NaN (``str``: which ones)."""
-
-
-def all_finite(array):
-    """Whether a parameter (NDArray, or numpy) holds no inf or NaN.
-
-    A dense float32 CPU array is scanned through its numpy view in blocks of 4M values (no temporary the
-    size of the table; a 2M x 100 table takes ~0.1 s, about 6% of loading its bundle from a warm page
-    cache); anything else (a GPU array) asks MXNet's ``all_finite`` on its own device."""
-    view = array if isinstance(array, np.ndarray) else cpu_view(array)
-    if view is None:
-        return bool(nd.all_finite(array).asscalar())
-    flat = view.reshape(-1)
-    return all(np.isfinite(flat[a:a + (1 << 22)]).all() for a in range(0, flat.size, 1 << 22))
-
-
-def check_finite(model, skip=()):
-    """Raise :class:`NonFinite` naming the first parameter of ``model`` (all but ``skip``) with inf or NaN."""
-    for name, param in model._collect_params_with_prefix().items():
-        if name not in skip and not all_finite(param.data(param.list_ctx()[0])):
-            raise NonFinite(f"parameter {name!r}")
-
-
-HUGE_PAGE = 2 << 20
-MADV_HUGEPAGE = 14  # linux/mman.h
-
-
-def advise_huge_pages(view):
-    """Ask Linux to back a large array that nothing has written yet with 2 MB pages (transparent
-    huge pages, when the system's setting is ``madvise`` or ``always``). No effect elsewhere.
-
-    A training step reads and updates a few thousand rows scattered over the table (800 MB with
-    bigrams). With 4 KB pages nearly every row is also a TLB miss and a page-table walk: the native
-    bag operators spent about half their time on that (a 256-document batch of short texts: 1.1 ms
-    per ``fasttext_bag_mean`` with 4 KB pages, 0.5 ms with 2 MB pages; docs/RESULTS.md 4). numpy
-    asks for huge pages on its own large arrays; MXNet's allocator does not, hence this call on the
-    table it allocates. The advice only shapes how pages are first faulted in, so it has to come
-    before the first write. The values, and so the results, are the same either way.
-
-    Faulting huge pages in can cost more than small ones where the host backs a virtual machine's
-    memory lazily (this project's 2-core VM: 0.2-2 s instead of a steady 0.35 s for 800 MB), so a
-    short run may lose more at the start than it saves (train.HUGE_PAGES_MIN_READS).
-    """
-    if not sys.platform.startswith("linux") or view.nbytes < 2 * HUGE_PAGE:
-        return False
-    start = view.ctypes.data
-    first = -(-start // HUGE_PAGE) * HUGE_PAGE  # whole huge pages inside the array only
-    last = (start + view.nbytes) // HUGE_PAGE * HUGE_PAGE
-    try:
-        madvise = ctypes.CDLL(None, use_errno=True).madvise
-    except (OSError, AttributeError):
-        return False
-    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    return madvise(first, last - first, MADV_HUGEPAGE) == 0  # EINVAL where THP is compiled out: fine
-
-
-def cpu_view(array):
-    """A numpy view (no copy) of a dense float32 CPU NDArray; ``None`` for anything else.
-
-    The view shares the NDArray's memory: it sees later in-place updates and is valid while the
-    NDArray lives (keep a reference to it). Pending writes are waited for first; later ones are
-    not (call ``array.wait_to_read()`` before reading again).
-    """
-    from mxnet.base import _LIB, check_call
-
-    if array.context.device_type != "cpu" or array.stype != "default" or array.dtype != np.float32:
-        return None
-    array.wait_to_read()
-    if not array.size:
-        return np.zeros(array.shape, dtype=np.float32)
-    pointer = ctypes.c_void_p()
-    check_call(_LIB.MXNDArrayGetData(array.handle, ctypes.byref(pointer)))
-    buffer = (ctypes.c_float * array.size).from_address(pointer.value)
-    return np.frombuffer(buffer, dtype=np.float32).reshape(array.shape)

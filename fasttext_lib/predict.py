@@ -184,7 +184,7 @@ class CpuScorer:
     """The classifier's forward pass in numpy, from its parameters on the CPU (no MXNet operators).
 
     ``model`` is a :class:`~fasttext_lib.model.FastTextClassifier` on a CPU context; its table is
-    read through :func:`cpu_view`, so nothing is copied and training's later updates are seen
+    read through :func:`~fasttext_lib.table_memory.cpu_view`, so nothing is copied and training's later updates are seen
     (build a new scorer after loading other parameters). ``stored``: a compact bundle's
     :class:`~fasttext_lib.compact.StoredRows`, read instead of a table (``model``'s is never built).
     """
@@ -196,7 +196,7 @@ class CpuScorer:
     STORED_ENTRIES = 1 << 16
 
     def __init__(self, model, ctx, stored=None):
-        from .model import cpu_view
+        from .table_memory import cpu_view
 
         self._weight, self.stored = None, stored
         if stored is None:
@@ -548,7 +548,8 @@ class Predictor:
         """The predictor of the bundle ``src`` whose files ``load_bundle_files`` put at ``paths``."""
         import mxnet as mx
 
-        from .model import FastTextClassifier, NonFinite, check_finite
+        from .model import FastTextClassifier
+        from .table_memory import NonFinite, check_finite
 
         vocab = _read_vocabulary(src, paths[VOCAB], config)
         try:

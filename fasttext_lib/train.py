@@ -46,7 +46,7 @@ from .schedule import mean_tokens
 from .step import sparse_step, summed_loss_block, use_bag_ops
 
 ENGINE_BULK_OPS = 64  # operators per engine task while stepping (about two steps; see train)
-# Back the embedding table with 2 MB pages (model.advise_huge_pages) when training will read and
+# Back the embedding table with 2 MB pages (table_memory.advise_huge_pages) when training will read and
 # update at least this many (document, row) entries: ~40 ns saved per entry (34k short texts, 10 bigram
 # epochs, ~10M entries: epochs -0.4 s), against up to ~2 s more to fault 800 MB of huge pages in on
 # this project's VM (a steady 0.35 s with 4 KB pages). Yelp-shaped 560k, 5 epochs: ~0.4-0.9 billion.

@@ -142,7 +142,7 @@ def test_a_corrupt_compact_or_buckets_entry_is_one_error(small, tmp_path, change
 def test_float16_refuses_values_it_cannot_hold(tmp_path):
     # A finite float32 value above 65504 (pretrained vectors can hold one) became inf in a float16
     # bundle, whose predictions then saturated or were NaN while the trained model's were not.
-    from fasttext_lib.model import cpu_view
+    from fasttext_lib.table_memory import cpu_view
 
     trained = train(*make_splits(200, 50, seed=1), TrainConfig(epochs=1, batch_size=64, progress=False))
     table = cpu_view(trained.model.embedding.weight.data())
@@ -206,7 +206,7 @@ def test_a_full_bundle_with_nan_parameters_is_refused_on_load(small, tmp_path):
 
 
 def test_finite_check_covers_every_value(small):
-    from fasttext_lib.model import all_finite
+    from fasttext_lib.table_memory import all_finite
 
     table = small[0].model.embedding_table()  # 509k x 100: several of the check's blocks
     assert all_finite(table)

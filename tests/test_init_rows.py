@@ -7,7 +7,8 @@ import pytest
 
 from fasttext_lib import native_features as nf
 from fasttext_lib.init_rows import fill_table, initial_rows
-from fasttext_lib.model import FastTextClassifier, cpu_view
+from fasttext_lib.model import FastTextClassifier
+from fasttext_lib.table_memory import cpu_view
 
 
 def test_native_and_numpy_give_the_same_bits(monkeypatch):
@@ -90,7 +91,8 @@ import numpy as np
 sys.path.insert(0, "tests")
 from test_init_rows import _anon_huge_kb
 from fasttext_lib.init_rows import initial_rows
-from fasttext_lib.model import FastTextClassifier, cpu_view
+from fasttext_lib.model import FastTextClassifier
+from fasttext_lib.table_memory import cpu_view
 model = FastTextClassifier(60000, 100, 2)  # 24 MB: several whole 2 MB pages
 model.initialize_like_fasttext([mx.cpu()], seed=3, huge_pages=sys.argv[1] == "1")
 table = cpu_view(model.embedding.weight.data())
@@ -103,7 +105,7 @@ print(_anon_huge_kb(-(-table.ctypes.data // (2 << 20)) * (2 << 20)))
 @pytest.mark.parametrize("advised", [True, False])
 def test_the_table_is_backed_by_huge_pages_where_linux_offers_them(advised):
     """The training table is scattered-row reads and writes: with 4 KB pages nearly every row is a
-    TLB miss (model.advise_huge_pages). MXNet's allocator does not ask for huge pages; the model does,
+    TLB miss (table_memory.advise_huge_pages). MXNet's allocator does not ask for huge pages; the model does,
     before the first write. Under the kernel's default ``madvise`` policy, without that call the
     table gets none. A child process each: MXNet's memory pool hands a freed table's pages (huge or
     not) to the next table of its size."""
@@ -132,6 +134,7 @@ def test_train_asks_for_huge_pages_only_when_the_work_pays_for_them(monkeypatch,
     from fasttext_lib.synthetic import generate_reviews
 
     asked = []
+    # (patched where initialize_like_fasttext looks it up: model.py imports it from table_memory.py)
     monkeypatch.setattr(model_module, "advise_huge_pages", lambda view: asked.append(view.shape))
     monkeypatch.setattr(train_module, "HUGE_PAGES_MIN_READS", min_reads)
     data = generate_reviews(200, seed=1)

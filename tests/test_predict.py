@@ -7,7 +7,7 @@ from conftest import make_splits, save_as_before_the_rule_was_recorded
 from fasttext_lib import native_features as nf
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts
-from fasttext_lib.model import cpu_view
+from fasttext_lib.table_memory import cpu_view
 from fasttext_lib.predict import CpuScorer, Predictor, predict_bags
 from fasttext_lib.train import train
 
