@@ -49,7 +49,8 @@ SETS = ("amazon_snippets", "nyt_editorials", "drug_reviews")
 def split_files(real_dir, name, seed, tmp):
     """train/val (80/20 of the train file, fixed permutation) and test, as normalized fastText-format files."""
     from fasttext_lib.autotune import split_validation
-    from fasttext_lib.data import read_labeled, write_fasttext
+    from fasttext_lib.data import read_labeled
+    from fasttext_lib.writers import write_fasttext
 
     train, val = split_validation(read_labeled(os.path.join(real_dir, f"{name}_train.csv")), fraction=0.2, seed=seed)
     paths = {part: write_fasttext(data, os.path.join(tmp, f"{name}.{part}")) for part, data in (("train", train), ("val", val))}

@@ -70,7 +70,8 @@ def write_corpus(directory, train_docs, test_docs, seed, max_tokens=None, **shap
     """train.csv / test.csv (Zhang CSV: what we read) and train.txt / test.txt (normalized fastText
     format: what fastText C++ reads), from the synthetic Yelp-shaped generator (``shape``: its other
     parameters, e.g. ``num_classes``, ``median_length``; benchmarks/write_corpus.py)."""
-    from fasttext_lib.data import LabeledTexts, write_csv, write_fasttext
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_csv, write_fasttext
     from fasttext_lib.synthetic import generate_reviews
     from fasttext_lib.text import normalize_text
 
@@ -89,7 +90,8 @@ def write_corpus(directory, train_docs, test_docs, seed, max_tokens=None, **shap
 
 def sample_corpus(directory):
     """The built-in sample (real sentences) in both formats."""
-    from fasttext_lib.data import LabeledTexts, write_fasttext
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_fasttext
     from fasttext_lib.sample import load_sample, sample_path
     from fasttext_lib.text import normalize_text
 

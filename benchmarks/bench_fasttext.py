@@ -162,7 +162,7 @@ def main(argv=None):
 
     import pandas as pd
 
-    from fasttext_lib.data import write_fasttext
+    from fasttext_lib.writers import write_fasttext
     from fasttext_lib.synthetic import generate_reviews
 
     with tempfile.TemporaryDirectory(prefix="bench_fasttext_") as tmp:

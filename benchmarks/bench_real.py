@@ -122,7 +122,7 @@ def _cached(cache, names):
 def vader_sets(cache, multiclass=False):
     """Build (once) and return the VADER confirmation sets (``VADER_SETS``, binary) or, with
     ``multiclass``, the :data:`MULTICLASS_VADER` sets, as Zhang CSVs under ``cache``."""
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     wanted = {n: (src, k) for n, (src, k) in MULTICLASS_VADER.items()} if multiclass else \
         {n: (n, 2) for n in VADER_SETS}
@@ -157,7 +157,8 @@ def drug_reviews_3class(cache):
     import io
     import zipfile
 
-    from fasttext_lib.data import LabeledTexts, write_csv
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_csv
 
     name = "drug_reviews_3class"
     out = _cached(cache, [name])
@@ -255,7 +256,7 @@ EXTRA_BUILDERS = {"movie_reviews": _build_movie_reviews, "newsgroups20": _build_
 
 def extra_sets(cache, names=None):
     """Build (once) and return the ``--extra`` confirmation sets (module docstring) as Zhang CSVs under ``cache``."""
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     out = _cached(cache, names or list(EXTRA_BUILDERS))
     for name in out:
@@ -300,7 +301,8 @@ def imbalanced_sets(real_dir, cache):
 
 
 def synthetic_set(n_train, cache):
-    from fasttext_lib.data import LabeledTexts, write_csv
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_csv
     from fasttext_lib.synthetic import generate_reviews
 
     name = f"synthetic_{n_train // 1000}k"
@@ -317,7 +319,8 @@ class Dataset:
     """A split read once, with its fastText-format files (normalized as fasttext_lib does)."""
 
     def __init__(self, name, train_csv, test_csv, workdir):
-        from fasttext_lib.data import read_labeled, write_fasttext
+        from fasttext_lib.data import read_labeled
+        from fasttext_lib.writers import write_fasttext
         from fasttext_lib.text import tokenize
 
         self.name = name

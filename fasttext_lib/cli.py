@@ -745,7 +745,7 @@ def _write_splits(output, train, test, overwrite):
     """Both files are written in full before either replaces what is there: a disk that fills up during
     test.csv left a new train.csv beside the user's old test.csv (and the old train.csv lost)."""
     from . import storage
-    from .data import write_csv_rows
+    from .writers import write_csv_rows
 
     written = {"train": storage.join(output, "train.csv"), "test": storage.join(output, "test.csv")}
     # the summary once the files are in place (stdout refusing it puts the old local ones back) and S3 uploaded

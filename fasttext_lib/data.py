@@ -1,5 +1,5 @@
-"""Reading and writing labeled text: fastText format, CSV and TSV (Zhang et al. 2015 and files with a header), and
-JSON Lines.
+"""Reading labeled text: fastText format, CSV and TSV (Zhang et al. 2015 and files with a header), and JSON Lines
+(:mod:`fasttext_lib.writers` writes fastText format and Zhang et al. CSV).
 
 * fastText format: ``__label__2 the food was great .`` (one document a line).
 * Zhang et al. CSV (Yelp polarity, ag_news, dbpedia, ...): ``"2","the food ""rocked""\\nreally"``;
@@ -17,7 +17,6 @@ each chunk of documents is tokenized and counted as it is parsed.
 import collections
 import contextlib
 import csv
-import io
 import itertools
 import numbers
 import re
@@ -37,7 +36,7 @@ from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
 from .lines import (LONE_CR_HINT, DecodedLines, chain_lines, check_not_shorter, has_lone_cr, leading_blank_lines,
                     open_decompressed, regular_file_size, stripped_start, without_excel_sep)
-from .text import LABEL_PREFIX, normalize_text
+from .text import LABEL_PREFIX
 
 FORMATS = ("auto", "fasttext", "csv", "tsv", "jsonl")
 CLASS_FROM_FASTTEXT = "__label__"  # LabeledTexts.class_from of fastText-format data
@@ -552,38 +551,21 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     names no class column). A first column that is pandas' index (:func:`index_column`) is left out, and ``note``
     (a callable, or None) is given a line that says so. ``found`` (a dict, or None) is given ``"class_from"``:
     where the classes are read from (:attr:`LabeledTexts.class_from`), and ``"line"``: the line each example starts
-    at, as it is handed out (:class:`RecentLines`)."""
+    at, as it is handed out (:class:`RecentLines`).
+
+    Each decision about the whole file is a function of its own, in the order they are taken; the loops over the
+    records stay here, so that no generator is added between them and the reader (read_counted's speed: docs/RESULTS.md
+    §4)."""
     found = {} if found is None else found
     choice, fmt = (fmt, "csv") if isinstance(fmt, Columns) else (None, fmt)
     it = iter(lines)
     blank, first = leading_blank_lines(it)
     if first is None:
         raise FastTextError(f"{uri}: file is empty")
-    if choice is not None and "\t" in first and _one_csv_field(first):
-        fmt = "tsv"  # (columns named in a header of tabs, not commas)
-    # (a JSON object is no CSV record: --format csv on JSON Lines read each object's '{"review_id": "..."' as its
-    # class, one class per document, and its other keys and values as the text)
-    if fmt == "jsonl" or (fmt in ("auto", "csv") and json_object_line(first.strip())):
-        yield from jsonl_examples(chain_lines(blank + [first], it), uri, choice, note, found)
-        return
-    if fmt == "auto":
-        try:
-            fmt = detect_format(first, uri)
-        except FastTextError as exc:
-            ahead = list(itertools.islice(it, HEADER_LOOKAHEAD))
-            it = chain_lines(ahead, it)
-            if isinstance(exc, _HeaderlessTsv) and word_class_csv([first] + ahead, "\t"):
-                fmt = "tsv"  # (positive<TAB>the text)
-            elif word_class_csv([first] + ahead):
-                fmt = "csv"  # (positive,the text; positive,a text<TAB>with a tab)
-            elif not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
-                raise  # a tab- or semicolon-separated file: as said; a header: name its columns, as said
-            else:
-                raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
-                                    f"with --format csv") from None
+    fmt, it = _format_to_read(first, it, fmt, choice, uri)
     rest = chain_lines(blank + [first], it)
     if fmt == "jsonl":
-        yield from jsonl_examples(rest, uri, None, note, found)
+        yield from jsonl_examples(rest, uri, choice, note, found)
         return
     found["class_from"] = CLASS_FROM_FASTTEXT if fmt == "fasttext" else ""
     if fmt == "fasttext":
@@ -592,83 +574,24 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                 found["line"] = lineno
                 yield _parse_fasttext_line(line, uri, lineno)
         return
-    counted = _Counted(rest)  # counts the lines the CSV reader takes: record start lines
-    # predict answers a table of text columns one record each, a row of empty fields too (pd.read_csv reads it as a
-    # row of NaNs): left out, every answer after it was one off; a labeled one's are left out below, as training does
-    rows = _csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting)
-    ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
-    repeated = _RepeatedHeader(ahead, uri, note, "<TAB>" if fmt == "tsv" else ",")  # (as the note shows it)
-    ahead = repeated.look_ahead(ahead)
+    # CSV or TSV: its first records say whether the first row is a header, and which columns are the class and text
+    rows, ahead, repeated = _table_lookahead(rest, uri, fmt, predicting, note)
     index = bool(ahead) and index_column(ahead[0][0], [r for r, _ in ahead[1:]])
     header_row = ahead[0][0] if ahead else []  # as the file writes it
     if index:  # pandas' index column first (,label,text): left out, the rest read as usual
-        if note is not None:
-            note(index_note(uri, ahead[0][0]))
-        rows = index_rows(repeated.skipped(chain_lines(ahead[1:], rows)), lambda start: f"{uri}:{start}")
-        ahead = [(ahead[0][0][1:], ahead[0][1])] + list(itertools.islice(rows, len(ahead) - 1))
+        ahead, rows = _without_index_column(ahead, rows, repeated, uri, note)
     if choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index):
-        header, start = ahead[0]
-        columns = table_text_columns(header, [r for r, _ in ahead[1:]])
-        if not predicting:
-            if columns != list(range(len(header))):  # a table of reviews with more columns, none a class
-                raise FastTextError(
-                    f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column training "
-                    f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...); if one of them is the class, name "
-                    f"it: --label-column NAME (the SageMaker job's label_column); else label these texts with predict"
-                    f"{one_hot_hint(header, [r for r, _ in ahead[1:]])}")
-            if index:  # its row numbers were trained on as the classes, one document each
-                names = ["text"] if series_values_header(header) else [c.strip() for c in header]
-                how = (f'pd.DataFrame({{"label": labels, "{names[0]}": texts}}).to_csv(path, index=False)'
-                       if len(names) == 1 else
-                       f'df[[{", ".join(repr(n) for n in ["label"] + names)}]].to_csv(path, index=False)')
-                raise FastTextError(
-                    f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column: its first "
-                    f"column is pandas' index (row numbers, not classes), the rest text; write the file with its "
-                    f"classes in a column named e.g. label, without the index: {how}; or label these texts with "
-                    f"predict")
-            first_is_class = " (its first column would be read as each row's class)" if len(header) > 1 else ""
-            raise FastTextError(
-                f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column, only text columns"
-                f"{first_is_class}; add the class as a column named "
-                f"e.g. label (label,{','.join(header)}), or label these texts with predict")
-        if len(ahead) == 1:
-            raise FastTextError(f"{uri}: no data rows (only a header row)")
-        left = left_out_columns(header, (-1, columns))
-        if left and note is not None:
-            note(read_from_note(uri, "column", [c.strip() for c in header], columns, left))
+        header = ahead[0][0]
+        columns = _text_only_columns(ahead, header_row, index, predicting, uri, note)  # (training: refused)
         for text in table_texts(_noting_lines(repeated.skipped(chain_lines(ahead[1:], rows)), found), header, columns,
                                 lambda start: f"{uri}:{start}"):
             yield None, text
         return
-    later = [r for r, _ in ahead[1:]]
-    if choice is not None and ahead:
-        columns = chosen_columns(ahead[0][0], choice, later, uri)
-    else:
-        columns = header_columns(ahead[0][0], later) if ahead else None
-        if columns is None and ahead and unread_header(ahead[0][0], later):
-            raise FastTextError(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
-                                f"{unread_columns(ahead[0][0])}")
-        first_name = ahead[0][0][0].lstrip("\ufeff").strip() if ahead else ""
-        if (columns is not None and columns[0] == 0 and not predicting and first_name.lower() not in HEADER_LABEL_NAMES
-                and ids_column([r[0] for r in later if r])):
-            # a header whose first column has a name training does not know, beside text columns (review_id,text:
-            # reviews to label, with their ids) is read with that column as the class, as Zhang et al.'s header
-            # ("Class Index",Title,Description) is; ids there made a class of every review
-            raise FastTextError(
-                f"{uri}:{ahead[0][1]}: the header row ({','.join(header_row)}) puts {first_name!r} first, where the "
-                f"class goes, but over the first {len(later)} rows it holds ids (nearly all different, with digits: "
-                f"{later[0][0].strip()!r}, ...), not classes; name the class column: --label-column NAME (the "
-                f"SageMaker job's label_column), or label these texts with predict")
+    columns = _class_and_text_columns(ahead, choice, header_row, predicting, uri)
     layout, names = None, None
-    if columns is not None:
-        label_col, text_cols = columns
-        if label_col != 0 or len(text_cols) != len(ahead[0][0]) - 1:  # text,label or ,label,text (pandas)
-            layout = (label_col, text_cols, len(ahead[0][0]))
-        found["class_from"] = f"column {label_col + 1 + index} ({ahead[0][0][label_col].strip()!r})"
+    if columns is not None:  # a header row: the records start after it
+        layout = _header_layout(ahead[0][0], columns, index, uri, note, found)
         names, ahead = ahead[0][0], ahead[1:]
-        left = left_out_columns(names, columns)
-        if left and note is not None:
-            note(read_from_note(uri, "column", [c.strip() for c in names], text_cols, left, label_col))
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
@@ -679,6 +602,151 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             continue
         found["line"] = start
         yield _csv_row_to_example(row, uri, start, layout)
+
+
+def _format_to_read(first, rest, fmt, choice, uri):
+    """``(format, rest)``: what to read a file as (``fasttext``, ``csv``, ``tsv`` or ``jsonl``) whose first non-blank
+    line is ``first``; ``fmt``: the format given (``auto``: detected), ``choice``: the columns the user named
+    (:class:`Columns`) or None. ``rest``: the lines after ``first`` (an iterator), returned with any that detection
+    looked at put back."""
+    if choice is not None and "\t" in first and _one_csv_field(first):
+        return "tsv", rest  # (columns named in a header of tabs, not commas)
+    # (a JSON object is no CSV record: --format csv on JSON Lines read each object's '{"review_id": "..."' as its
+    # class, one class per document, and its other keys and values as the text)
+    if fmt == "jsonl" or (fmt in ("auto", "csv") and json_object_line(first.strip())):
+        return "jsonl", rest
+    if fmt != "auto":
+        return fmt, rest
+    return _detected_format(first, rest, uri)
+
+
+def _detected_format(first, rest, uri):
+    """``(format, rest)`` of a file of no format given: :func:`detect_format` of its first line; when that says
+    nothing, the first :data:`HEADER_LOOKAHEAD` lines after it (taken from ``rest``, and put back) are classes written
+    as words (:func:`word_class_csv`), or the file is refused."""
+    try:
+        return detect_format(first, uri), rest
+    except FastTextError as exc:
+        ahead = list(itertools.islice(rest, HEADER_LOOKAHEAD))
+        rest = chain_lines(ahead, rest)
+        if isinstance(exc, _HeaderlessTsv) and word_class_csv([first] + ahead, "\t"):
+            return "tsv", rest  # (positive<TAB>the text)
+        if word_class_csv([first] + ahead):
+            return "csv", rest  # (positive,the text; positive,a text<TAB>with a tab)
+        if not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
+            raise  # a tab- or semicolon-separated file: as said; a header: name its columns, as said
+        raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
+                            f"with --format csv") from None
+
+
+def _table_lookahead(lines, uri, fmt, predicting, note):
+    """``(rows, ahead, repeated)`` of a CSV or TSV file (``fmt``): its records, ``(row, first line)`` each, of which
+    ``ahead`` holds the first :data:`HEADER_LOOKAHEAD` + 1 (that decide what its first row is) and ``rows`` the rest;
+    ``repeated``: the rows that repeat the first one (:class:`_RepeatedHeader`), left out of ``ahead``."""
+    counted = _Counted(lines)  # counts the lines the CSV reader takes: record start lines
+    # predict answers a table of text columns one record each, a row of empty fields too (pd.read_csv reads it as a
+    # row of NaNs): left out, every answer after it was one off; a labeled one's are left out below, as training does
+    rows = _csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting)
+    ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
+    repeated = _RepeatedHeader(ahead, uri, note, "<TAB>" if fmt == "tsv" else ",")  # (as the note shows it)
+    return rows, repeated.look_ahead(ahead), repeated
+
+
+def _without_index_column(ahead, rows, repeated, uri, note):
+    """``(ahead, rows)`` (:func:`_table_lookahead`'s) without their first column, pandas' index (``,label,text``:
+    :func:`index_column`), which ``note`` is told of; rows that repeat the header are left out of ``rows``."""
+    if note is not None:
+        note(index_note(uri, ahead[0][0]))
+    rows = index_rows(repeated.skipped(chain_lines(ahead[1:], rows)), lambda start: f"{uri}:{start}")
+    ahead = [(ahead[0][0][1:], ahead[0][1])] + list(itertools.islice(rows, len(ahead) - 1))
+    return ahead, rows
+
+
+def _text_only_columns(ahead, header_row, index, predicting, uri, note):
+    """The columns ``predict`` reads of a table whose header row (``ahead[0]``; ``header_row``: as the file writes it)
+    names text columns only (:func:`text_header`), ``note`` told of those it leaves out. Training refuses such a
+    header (:func:`_no_class_column`), and the file is refused when no record follows it."""
+    header, start = ahead[0]
+    later = [r for r, _ in ahead[1:]]
+    columns = table_text_columns(header, later)
+    if not predicting:
+        raise _no_class_column(uri, start, header, header_row, columns, later, index)
+    if len(ahead) == 1:
+        raise FastTextError(f"{uri}: no data rows (only a header row)")
+    left = left_out_columns(header, (-1, columns))
+    if left and note is not None:
+        note(read_from_note(uri, "column", [c.strip() for c in header], columns, left))
+    return columns
+
+
+def _no_class_column(uri, start, header, header_row, columns, later, index):
+    """Training's error for a header row of text columns only (line ``start``; ``header``: without pandas' index,
+    ``header_row``: as written): ``columns``, the text columns, are fewer than the header's (a table of reviews with
+    more columns: the class may be one of them); its first column is pandas' index (``index``: its row numbers
+    were trained on as the classes, one document each); or it has text columns alone."""
+    if columns != list(range(len(header))):  # a table of reviews with more columns, none a class
+        return FastTextError(
+            f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column training "
+            f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...); if one of them is the class, name "
+            f"it: --label-column NAME (the SageMaker job's label_column); else label these texts with predict"
+            f"{one_hot_hint(header, later)}")
+    if index:  # its row numbers were trained on as the classes, one document each
+        names = ["text"] if series_values_header(header) else [c.strip() for c in header]
+        how = (f'pd.DataFrame({{"label": labels, "{names[0]}": texts}}).to_csv(path, index=False)'
+               if len(names) == 1 else
+               f'df[[{", ".join(repr(n) for n in ["label"] + names)}]].to_csv(path, index=False)')
+        return FastTextError(
+            f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column: its first "
+            f"column is pandas' index (row numbers, not classes), the rest text; write the file with its "
+            f"classes in a column named e.g. label, without the index: {how}; or label these texts with "
+            f"predict")
+    first_is_class = " (its first column would be read as each row's class)" if len(header) > 1 else ""
+    return FastTextError(
+        f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column, only text columns"
+        f"{first_is_class}; add the class as a column named "
+        f"e.g. label (label,{','.join(header)}), or label these texts with predict")
+
+
+def _class_and_text_columns(ahead, choice, header_row, predicting, uri):
+    """``(class column, text columns)`` of a table whose first row (``ahead[0]``; ``header_row``: as the file writes
+    it) is a header row: the columns the user named (``choice``), else those its names say
+    (:func:`header_columns`); None when the first row is a record (the class first, as Zhang et al.). A first row
+    that reads as a header naming no class column, or one whose class column holds ids, is refused."""
+    later = [r for r, _ in ahead[1:]]
+    if choice is not None and ahead:
+        return chosen_columns(ahead[0][0], choice, later, uri)
+    columns = header_columns(ahead[0][0], later) if ahead else None
+    if columns is None and ahead and unread_header(ahead[0][0], later):
+        raise FastTextError(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
+                            f"{unread_columns(ahead[0][0])}")
+    first_name = ahead[0][0][0].lstrip("\ufeff").strip() if ahead else ""
+    if (columns is not None and columns[0] == 0 and not predicting and first_name.lower() not in HEADER_LABEL_NAMES
+            and ids_column([r[0] for r in later if r])):
+        # a header whose first column has a name training does not know, beside text columns (review_id,text:
+        # reviews to label, with their ids) is read with that column as the class, as Zhang et al.'s header
+        # ("Class Index",Title,Description) is; ids there made a class of every review
+        raise FastTextError(
+            f"{uri}:{ahead[0][1]}: the header row ({','.join(header_row)}) puts {first_name!r} first, where the "
+            f"class goes, but over the first {len(later)} rows it holds ids (nearly all different, with digits: "
+            f"{later[0][0].strip()!r}, ...), not classes; name the class column: --label-column NAME (the "
+            f"SageMaker job's label_column), or label these texts with predict")
+    return columns
+
+
+def _header_layout(header, columns, index, uri, note, found):
+    """:func:`_csv_row_to_example`'s ``layout`` of the records under the header row ``header`` whose ``(class column,
+    text columns)`` are ``columns`` (None: the class first and every other column text, as without a header);
+    ``found`` is told where the classes are read from (``index``: a column of pandas' index was left out before
+    them), and ``note`` of the columns left out."""
+    label_col, text_cols = columns
+    layout = None
+    if label_col != 0 or len(text_cols) != len(header) - 1:  # text,label or ,label,text (pandas)
+        layout = (label_col, text_cols, len(header))
+    found["class_from"] = f"column {label_col + 1 + index} ({header[label_col].strip()!r})"
+    left = left_out_columns(header, columns)
+    if left and note is not None:
+        note(read_from_note(uri, "column", [c.strip() for c in header], text_cols, left, label_col))
+    return layout
 
 
 def _header_key(row):
@@ -926,113 +994,3 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     if find_names and len(uris) == 1:
         data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data
-
-
-def fasttext_line(label, text):
-    return f"{LABEL_PREFIX}{label} {normalize_text(text)}\n"
-
-
-def write_fasttext(data, uri):
-    """Write normalized fastText-format lines atomically to a local path or ``s3://`` URI.
-
-    A label with whitespace (a CSV class such as ``very good``) is refused: written as ``__label__very good``
-    it read back as the class ``very`` and the text ``good ...``."""
-    check_fasttext_labels(data, uri)
-    with storage.atomic_write(uri, "wb") as f:
-        write_fasttext_rows(data, f, uri)
-    return str(uri)
-
-
-def write_fasttext_splits(splits, prefix, stem):
-    """Each split of ``splits`` (``{"train": data, "test": data}``) to ``{prefix}/{stem}.{name}``, written together:
-    all in full before any replaces an older file (storage.atomic_writes), so a failure in one (a full disk, a text
-    the format cannot hold) never leaves a new train split beside the old test split. Returns ``{name: uri}``."""
-    uris = {name: storage.join(prefix, f"{stem}.{name}") for name in splits}
-    for name, data in splits.items():  # before anything is written
-        check_fasttext_labels(data, uris[name])
-    with storage.atomic_writes(list(uris.values())) as files:
-        for (name, data), f in zip(splits.items(), files):
-            write_fasttext_rows(data, f, uris[name])
-    return uris
-
-
-def check_fasttext_labels(data, uri):
-    bad = next((label for label in dict.fromkeys(data.labels) if not label or any(c.isspace() for c in label)), None)
-    if bad is not None:
-        raise FastTextError(f"cannot write the label {bad!r} to the fastText-format file {uri}: labels there may not be "
-                            f"empty or hold whitespace (write CSV instead, or rename the class)")
-    _check_no_nul(data, uri)
-
-
-def _check_no_nul(data, uri):
-    """A label or text holding NUL (``\\x00``) is refused before anything is written: every reader refuses a file
-    with NUL bytes as no text (UTF-16, binary), so the written file could not be read back (fastText reads NUL as a
-    word break, training from memory as part of a word). In a string it is mostly a sign of a source read with the
-    wrong encoding (UTF-16 read as Latin-1: a NUL after every letter), which a space would hide."""
-    bad = next((label for label in dict.fromkeys(data.labels) if "\x00" in label), None)
-    if bad is not None:
-        raise FastTextError(f"cannot write the label {bad!r} to {uri}: it holds a NUL character (\\x00), which a text "
-                            f"file cannot hold (reading it back would refuse it as binary); rename the class")
-    row = next((i for i, text in enumerate(data.texts, start=1) if "\x00" in text), None)
-    if row is not None:
-        text = data.texts[row - 1]
-        raise FastTextError(f"cannot write document {row} (class {data.labels[row - 1]!r}) to {uri}: its text holds "
-                            f"{text.count(chr(0))} NUL character(s) (\\x00, at position {text.index(chr(0))}), which a "
-                            f"text file cannot hold (reading it back would refuse it as binary; was its source UTF-16 "
-                            f"read as another encoding?); remove them, or replace them with spaces")
-
-
-def write_fasttext_rows(data, f, uri, order=None, numbers=None):
-    """fastText-format lines (labels checked by :func:`check_fasttext_labels`) into a binary file object, in the
-    order of the document indices ``order`` (None: as they are); errors name a document by its number in
-    ``numbers`` (a sample's rows in its source), else by its place in ``data`` (from 1).
-
-    A text holding a word that starts with ``__label__`` (``__LABEL__`` too: normalizing lower-cases it) is
-    refused: the format has no way to write it, and the file read back as a second label on that line
-    (an error here, a silent extra class in fastText), so the written file could not be trained on."""
-    writer = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
-    for index in (range(len(data)) if order is None else order):
-        row = index + 1 if numbers is None else numbers[index]
-        label, text = data.labels[index], data.texts[index]
-        line = fasttext_line(label, text)
-        if line.count(LABEL_PREFIX) > 1 and any(w.startswith(LABEL_PREFIX) for w in line.split()[1:]):
-            raise FastTextError(f"cannot write document {row} (class {label!r}) to the fastText-format file {uri}: its text "
-                                f"holds a word starting with {LABEL_PREFIX!r}, which that format reads as a second label "
-                                f"(remove or rename that word, or write CSV instead)")
-        try:
-            writer.write(line)
-        except UnicodeEncodeError as exc:
-            raise FastTextError(_not_unicode(row, label, uri, exc)) from None
-    writer.flush()
-    writer.detach()
-
-
-def _not_unicode(row, label, uri, exc):
-    # a lone surrogate ("\ud800": JSON's escapes, or bytes decoded with errors="surrogateescape") stopped the write
-    # in a traceback
-    return (f"cannot write document {row} (class {label!r}) to {uri}: it is not valid Unicode text (character "
-            f"{exc.object[exc.start]!r}, a lone surrogate); remove it")
-
-
-def csv_line(label, text):
-    """One Zhang et al. CSV row (quotes doubled, line breaks as a literal backslash-n)."""
-    body = text.replace('"', '""').replace("\n", "\\n")
-    return f'"{label}","{body}"\n'
-
-
-def write_csv(data, uri, overwrite=True):
-    """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``). A label or text
-    holding NUL is refused first, as by :func:`write_fasttext`."""
-    _check_no_nul(data, uri)
-    with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
-        write_csv_rows(data, f, uri)
-    return str(uri)
-
-
-def write_csv_rows(data, f, uri="the CSV file"):
-    """Zhang et al. CSV rows into the binary file ``f`` (``uri``: its name, for errors)."""
-    for row, (label, text) in enumerate(zip(data.labels, data.texts), start=1):
-        try:
-            f.write(csv_line(label, text).encode("utf-8"))
-        except UnicodeEncodeError as exc:
-            raise FastTextError(_not_unicode(row, label, uri, exc)) from None

@@ -27,10 +27,10 @@ from http.client import HTTPException
 from urllib.parse import urlparse
 
 from . import label_names, storage
-from .data import (LabeledTexts, check_fasttext_labels, check_limit, iter_examples, read_labeled,
-                   write_fasttext_rows)
+from .data import LabeledTexts, check_limit, iter_examples, read_labeled
 from .errors import FastTextError
 from .progress import bar
+from .writers import check_fasttext_labels, write_fasttext_rows
 
 SPLITS = ("train", "test")
 _CHUNK = 1 << 20

@@ -11,7 +11,8 @@ REVIEWS = "great food and friendly staff\nawful cold food\n"
 
 
 def make_data(where, n, seed):
-    from fasttext_lib.data import LabeledTexts, write_csv
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_csv
     from fasttext_lib.synthetic import generate_reviews
 
     data = generate_reviews(n, seed=seed)

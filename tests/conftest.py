@@ -154,7 +154,8 @@ def s3_policy_server():
 @pytest.fixture(scope="session")
 def sample_dir(tmp_path_factory):
     """The built-in synthetic corpus, small: train.csv / test.csv in Zhang CSV format."""
-    from fasttext_lib.data import LabeledTexts, write_csv
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_csv
     from fasttext_lib.synthetic import generate_reviews
 
     out = tmp_path_factory.mktemp("sample")

@@ -12,9 +12,10 @@ from conftest import cli_in_process, params_of, run_cli
 from fasttext_lib.autotune import (ALPHA, SEARCHED, TRIAL_COLUMNS, _rank, adoption_threshold, autotune, compare, sign_test,
                                    starting_config)
 from fasttext_lib.config import TrainConfig
-from fasttext_lib.data import LabeledTexts, write_csv
+from fasttext_lib.data import LabeledTexts
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.predict import Predictor
+from fasttext_lib.writers import write_csv
 
 BASE = TrainConfig(ctx="cpu", buckets=50_000, progress=False)
 # A cheap first setting (well under a second a trial), so that a few seconds hold several trials.

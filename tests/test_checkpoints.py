@@ -298,7 +298,7 @@ def _checkpoint_command(train_file, ckpt, output):
 
 @pytest.fixture(scope="module")
 def small_train_file(tmp_path_factory):
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     data = generate_reviews(1500, seed=3)
     path = tmp_path_factory.mktemp("small") / "train.csv"

@@ -12,8 +12,9 @@ import zipfile
 import pytest
 
 from conftest import cli_in_process
-from fasttext_lib.data import LabeledTexts, read_labeled, write_fasttext
+from fasttext_lib.data import LabeledTexts, read_labeled
 from fasttext_lib.errors import FastTextError
+from fasttext_lib.writers import write_fasttext
 
 ROWS = ['"1","bad food"\n', '"2","great food"\n', '"1","slow service"\n']
 
@@ -229,7 +230,8 @@ def test_gzip_on_s3_with_hash_in_key(tmp_path, s3_bucket):
 @pytest.mark.parametrize("label", ["very good", "tab\there", "line\nbreak"])
 def test_write_fasttext_refuses_a_label_it_cannot_carry(tmp_path, label):
     """A CSV class with a space written as `__label__very good ...` read back as class `very`, text `good ...`."""
-    from fasttext_lib.data import LabeledTexts, write_fasttext
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_fasttext
 
     out = tmp_path / "set.train"
     out.write_text("__label__mine my data\n")
@@ -394,7 +396,7 @@ def test_a_text_holding_a_label_word_is_refused_not_written_unreadable(tmp_path,
 def test_splits_written_together_keep_both_old_files_when_one_cannot_be_written(tmp_path):
     """Notebook 01 wrote its splits one write_fasttext at a time: a test split that failed (here a text the format
     cannot hold) left the new train split beside the old test split. write_fasttext_splits writes both in full first."""
-    from fasttext_lib.data import write_fasttext_splits
+    from fasttext_lib.writers import write_fasttext_splits
 
     (tmp_path / "set.train").write_bytes(b"__label__1 old train\n")
     (tmp_path / "set.test").write_bytes(b"__label__1 old test\n")
@@ -443,7 +445,7 @@ def test_a_text_that_no_text_file_can_hold_is_refused_not_written(tmp_path, writ
     """A NUL in a text was written as is: the file read back as 'not a text file (contains NUL bytes)' (every reader
     refuses them), and a lone surrogate stopped the write in a UnicodeEncodeError traceback. Both are one error naming
     the document, and nothing is written over the old file."""
-    from fasttext_lib.data import write_csv, write_fasttext_splits
+    from fasttext_lib.writers import write_csv, write_fasttext_splits
 
     data = LabeledTexts(labels, ["fine text", text])
     out = tmp_path / ("set.train" if writer != "csv" else "set.csv")

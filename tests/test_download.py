@@ -14,10 +14,11 @@ import pytest
 
 from conftest import remount_ro
 from fasttext_lib import storage
-from fasttext_lib.data import csv_line, read_labeled
+from fasttext_lib.data import read_labeled
 from fasttext_lib.download import DATASETS, ZhangDataset, download, prepare
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.text import normalize_text
+from fasttext_lib.writers import csv_line
 
 NAME = "tiny"
 TRAIN = [("1", 'The food was "GREAT"!\nWould go again.'), ("2", "Terrible; service: slow."), ("1", "ok<br />fine")]

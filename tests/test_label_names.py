@@ -9,9 +9,10 @@ import pytest
 
 from conftest import cli_in_process, make_splits, run_cli
 from fasttext_lib import cli, label_names, storage
-from fasttext_lib.data import LabeledTexts, read_labeled, write_csv, write_fasttext
+from fasttext_lib.data import LabeledTexts, read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.predict import Predictor
+from fasttext_lib.writers import write_csv, write_fasttext
 
 FAST = ["--epochs", "2", "--batch-size", "256", "--emsize", "16", "--no-progress"]
 POLARITY = {"1": "negative", "2": "positive"}

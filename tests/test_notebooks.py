@@ -280,7 +280,7 @@ def test_data_or_a_model_not_there_yet_says_which_notebook_makes_it(s3_bucket, t
     """02, 03 or 04 run before 01 (or 04 before 02, or with another prefix) said only "no such S3 object
     .../data/sample.train", as if data were lost: the notebooks read what 01 and 02 wrote through the Workspace,
     which names the notebook to run. What is there is found."""
-    from fasttext_lib.data import write_fasttext_splits
+    from fasttext_lib.writers import write_fasttext_splits
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.sample import load_sample
     from fasttext_lib.workspace import Workspace
@@ -786,7 +786,7 @@ def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path,
     one line. 01 run again alike (the same documents) passes; a bundle with no record is not checked."""
     from fasttext_lib.bundle import save_bundle
     from fasttext_lib.config import TrainConfig
-    from fasttext_lib.data import write_fasttext_splits
+    from fasttext_lib.writers import write_fasttext_splits
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.sample import load_sample
     from fasttext_lib.train import train
@@ -1069,7 +1069,7 @@ def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp
     import matplotlib.pyplot as plt
 
     from fasttext_lib.config import TrainConfig
-    from fasttext_lib.data import write_fasttext_splits
+    from fasttext_lib.writers import write_fasttext_splits
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.sample import load_sample
     from fasttext_lib.train import train

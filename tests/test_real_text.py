@@ -371,7 +371,7 @@ def test_fasttext_lines_with_the_label_after_the_text_are_detected(tmp_path, rea
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory, real):
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     where = tmp_path_factory.mktemp("bundle")
     write_csv(real, str(where / "train.csv"))
@@ -414,7 +414,7 @@ def _served(bundle, body, content_type="text/csv"):
 def test_a_labeled_csv_file_is_answered_for_its_texts_by_predict_and_the_endpoint(tmp_path, bundle, real, shape):
     # predict on a Zhang test file ("positive","the text") scored the class and the commas as words of the review,
     # and so did the endpoint's text/csv. Now the file is read as training reads it, one answer per record.
-    from fasttext_lib.data import csv_line
+    from fasttext_lib.writers import csv_line
     from fasttext_lib.predict import Predictor
 
     part = real.head(40)
@@ -910,7 +910,7 @@ def test_a_zhang_file_whose_first_text_opens_with_a_space_is_read_as_csv(tmp_pat
     # a scraped review keeps its leading spaces ("  this problem vanished after ..." in VADER's Amazon snippets):
     # "positive","  the text" was taken for a review, since a CSV writer puts no space after a comma; quoted, the
     # class is a field all the same
-    from fasttext_lib.data import csv_line
+    from fasttext_lib.writers import csv_line
     from fasttext_lib.predict import Predictor
 
     texts = ["  " + real.texts[0]] + list(real.texts[1:20])
@@ -924,7 +924,8 @@ def test_a_zhang_file_whose_first_text_opens_with_a_space_is_read_as_csv(tmp_pat
 def test_a_labeled_csv_with_an_unclosed_quote_early_on_is_one_error_not_read_as_reviews(tmp_path, bundle, real):
     # the first records decide; an unclosed quote in them (the rest of the file one field, past the csv field limit)
     # made them no records at all, and the file was answered line by line, its classes scored as words
-    from fasttext_lib.data import CSV_FIELD_LIMIT, csv_line
+    from fasttext_lib.data import CSV_FIELD_LIMIT
+    from fasttext_lib.writers import csv_line
 
     path = tmp_path / "test.csv"
     with open(path, "w") as f:

@@ -32,11 +32,12 @@ from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
 from fasttext_lib.bundle import save_bundle, stored_names
-from fasttext_lib.data import LabeledTexts, read_labeled, write_csv, write_fasttext
+from fasttext_lib.data import LabeledTexts, read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.packaging import REQUIREMENTS, fetch_job_model, pack_model, stage_source_dir
 from fasttext_lib.predict import Predictor
 from fasttext_lib.schedule import default_schedule
+from fasttext_lib.writers import write_csv, write_fasttext
 
 def bundle_names(where):
     """config.json and the data files it lists: what a published bundle consists of."""

@@ -331,7 +331,8 @@ def test_an_unwritable_destination_says_why_not_only_the_kernels_word(tmp_path, 
         subprocess.run(["umount", str(bound)], check=False)
     assert os.listdir(source) == []
     # writes not checked first (the library's writers: data.write_csv, a bundle saved from a notebook) say the same
-    from fasttext_lib.data import LabeledTexts, write_csv
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_csv
 
     for write, target in ((lambda path: write_csv(LabeledTexts(["1"], ["a"]), path), "/proc/train.csv"),
                           (lambda path: storage.publish(path, {}, MANIFEST, {"tag": "x"}), "/proc/bundle"),

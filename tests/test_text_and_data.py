@@ -5,10 +5,11 @@ import unicodedata
 import pytest
 
 from conftest import BAD_TRAINING_FILES, random_texts_of_line_break_pieces
-from fasttext_lib.data import LabeledTexts, csv_line, iter_examples, read_labeled, write_csv, write_fasttext
+from fasttext_lib.data import LabeledTexts, iter_examples, read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.synthetic import generate_reviews
 from fasttext_lib.text import NFC_TOKENS, QUOTES_AND_BREAKS, nfc, normalize_text, tokenize
+from fasttext_lib.writers import csv_line, write_csv, write_fasttext
 
 
 @pytest.mark.parametrize("raw, expected", [

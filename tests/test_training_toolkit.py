@@ -22,9 +22,9 @@ import pytest
 
 from conftest import ROOT
 from fasttext_lib import sm_train
-from fasttext_lib.data import write_fasttext
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.predict import Predictor
+from fasttext_lib.writers import write_fasttext
 from test_sagemaker import FAST, NAMES, REVIEWS, ROLE, bundle_names, s3_get, sm, splits  # noqa: F401 (fixtures)
 
 TRAINING_MODULE = "sagemaker_mxnet_container.training:main"  # the MXNet 1.9 training image's SAGEMAKER_TRAINING_MODULE

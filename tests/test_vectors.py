@@ -254,7 +254,7 @@ def test_a_header_that_lies_about_a_huge_dimension_is_one_error_not_an_allocatio
 
 
 def test_cli_autotune_with_a_huge_header_dimension_is_one_error_line(tmp_path, splits):
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     write_csv(splits[0], str(tmp_path / "train.csv"))
     write_csv(splits[1], str(tmp_path / "val.csv"))
@@ -327,7 +327,7 @@ def test_reading_a_large_vec_for_a_small_vocabulary_allocates_the_vocabularys_ro
 def test_training_reads_only_the_vocabularys_rows_of_the_vectors_file(splits, vocab_words, tmp_path, monkeypatch):
     """train() and the CLI read the file once the vocabulary is known, holding its rows only."""
     import fasttext_lib.vectors as vectors_module
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     path = tmp_path / "big.vec"
     count = _big_vec_file(path, vocab_words[1::2], 3000, DIM)
@@ -348,7 +348,7 @@ def test_training_reads_only_the_vocabularys_rows_of_the_vectors_file(splits, vo
 
 def test_a_bad_line_deep_in_the_vectors_is_one_error_line_before_training(tmp_path, splits):
     """The CLI checks the file's start before the data, and the rest as it reads the rows it keeps."""
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     write_csv(splits[0], str(tmp_path / "train.csv"))
     vec = tmp_path / "pre.vec"
@@ -482,7 +482,7 @@ def test_export_then_pretrained_round_trip(splits, tmp_path):
 
 
 def test_cli_export_and_train_round_trip(splits, tmp_path):
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     write_csv(splits[0], str(tmp_path / "train.csv"))
     r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "first", *TINY)
@@ -639,7 +639,7 @@ def test_cli_pretrained_vectors_with_an_empty_name_is_one_error_line(tmp_path, n
 def test_vectors_that_cover_no_word_of_the_data_are_one_error_line(tmp_path, splits):
     """A .vec of other text (another language) covered none of the vocabulary: training went on from the seeded rows
     as if no vectors had been given, said only by a progress line (none with --no-progress)."""
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     write_csv(splits[0], str(tmp_path / "train.csv"))
     vec = tmp_path / "other.vec"
@@ -654,7 +654,7 @@ def test_vectors_that_cover_no_word_of_the_data_are_one_error_line(tmp_path, spl
 
 
 def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_path):
-    from fasttext_lib.data import write_csv
+    from fasttext_lib.writers import write_csv
 
     bucket = s3_bucket[len("s3://"):]
     boto3.client("s3").upload_file(str(vec_file), bucket, "vectors/pre.vec")

@@ -1,0 +1,123 @@
+"""Writing labeled text: fastText-format files (``__label__2 the food was great .``, normalized) and Zhang et al.
+CSV files (``"2","the food ""rocked""\\nreally"``), each written atomically to a local path or ``s3://`` URI.
+
+What a format cannot hold (a NUL or a lone surrogate in either; in fastText format also a label that is empty or
+holds whitespace, or a word of a text that starts with ``__label__``) is refused in one line naming the label or the
+document, and an older file is replaced only once the new one is written in full, so what is written reads back as it
+was meant (:mod:`fasttext_lib.data` reads it).
+"""
+import io
+
+from . import storage
+from .errors import FastTextError
+from .text import LABEL_PREFIX, normalize_text
+
+
+def fasttext_line(label, text):
+    return f"{LABEL_PREFIX}{label} {normalize_text(text)}\n"
+
+
+def write_fasttext(data, uri):
+    """Write normalized fastText-format lines atomically to a local path or ``s3://`` URI.
+
+    A label with whitespace (a CSV class such as ``very good``) is refused: written as ``__label__very good``
+    it read back as the class ``very`` and the text ``good ...``."""
+    check_fasttext_labels(data, uri)
+    with storage.atomic_write(uri, "wb") as f:
+        write_fasttext_rows(data, f, uri)
+    return str(uri)
+
+
+def write_fasttext_splits(splits, prefix, stem):
+    """Each split of ``splits`` (``{"train": data, "test": data}``) to ``{prefix}/{stem}.{name}``, written together:
+    all in full before any replaces an older file (storage.atomic_writes), so a failure in one (a full disk, a text
+    the format cannot hold) never leaves a new train split beside the old test split. Returns ``{name: uri}``."""
+    uris = {name: storage.join(prefix, f"{stem}.{name}") for name in splits}
+    for name, data in splits.items():  # before anything is written
+        check_fasttext_labels(data, uris[name])
+    with storage.atomic_writes(list(uris.values())) as files:
+        for (name, data), f in zip(splits.items(), files):
+            write_fasttext_rows(data, f, uris[name])
+    return uris
+
+
+def check_fasttext_labels(data, uri):
+    bad = next((label for label in dict.fromkeys(data.labels) if not label or any(c.isspace() for c in label)), None)
+    if bad is not None:
+        raise FastTextError(f"cannot write the label {bad!r} to the fastText-format file {uri}: labels there may not be "
+                            f"empty or hold whitespace (write CSV instead, or rename the class)")
+    _check_no_nul(data, uri)
+
+
+def _check_no_nul(data, uri):
+    """A label or text holding NUL (``\\x00``) is refused before anything is written: every reader refuses a file
+    with NUL bytes as no text (UTF-16, binary), so the written file could not be read back (fastText reads NUL as a
+    word break, training from memory as part of a word). In a string it is mostly a sign of a source read with the
+    wrong encoding (UTF-16 read as Latin-1: a NUL after every letter), which a space would hide."""
+    bad = next((label for label in dict.fromkeys(data.labels) if "\x00" in label), None)
+    if bad is not None:
+        raise FastTextError(f"cannot write the label {bad!r} to {uri}: it holds a NUL character (\\x00), which a text "
+                            f"file cannot hold (reading it back would refuse it as binary); rename the class")
+    row = next((i for i, text in enumerate(data.texts, start=1) if "\x00" in text), None)
+    if row is not None:
+        text = data.texts[row - 1]
+        raise FastTextError(f"cannot write document {row} (class {data.labels[row - 1]!r}) to {uri}: its text holds "
+                            f"{text.count(chr(0))} NUL character(s) (\\x00, at position {text.index(chr(0))}), which a "
+                            f"text file cannot hold (reading it back would refuse it as binary; was its source UTF-16 "
+                            f"read as another encoding?); remove them, or replace them with spaces")
+
+
+def write_fasttext_rows(data, f, uri, order=None, numbers=None):
+    """fastText-format lines (labels checked by :func:`check_fasttext_labels`) into a binary file object, in the
+    order of the document indices ``order`` (None: as they are); errors name a document by its number in
+    ``numbers`` (a sample's rows in its source), else by its place in ``data`` (from 1).
+
+    A text holding a word that starts with ``__label__`` (``__LABEL__`` too: normalizing lower-cases it) is
+    refused: the format has no way to write it, and the file read back as a second label on that line
+    (an error here, a silent extra class in fastText), so the written file could not be trained on."""
+    writer = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
+    for index in (range(len(data)) if order is None else order):
+        row = index + 1 if numbers is None else numbers[index]
+        label, text = data.labels[index], data.texts[index]
+        line = fasttext_line(label, text)
+        if line.count(LABEL_PREFIX) > 1 and any(w.startswith(LABEL_PREFIX) for w in line.split()[1:]):
+            raise FastTextError(f"cannot write document {row} (class {label!r}) to the fastText-format file {uri}: its text "
+                                f"holds a word starting with {LABEL_PREFIX!r}, which that format reads as a second label "
+                                f"(remove or rename that word, or write CSV instead)")
+        try:
+            writer.write(line)
+        except UnicodeEncodeError as exc:
+            raise FastTextError(_not_unicode(row, label, uri, exc)) from None
+    writer.flush()
+    writer.detach()
+
+
+def _not_unicode(row, label, uri, exc):
+    # a lone surrogate ("\ud800": JSON's escapes, or bytes decoded with errors="surrogateescape") stopped the write
+    # in a traceback
+    return (f"cannot write document {row} (class {label!r}) to {uri}: it is not valid Unicode text (character "
+            f"{exc.object[exc.start]!r}, a lone surrogate); remove it")
+
+
+def csv_line(label, text):
+    """One Zhang et al. CSV row (quotes doubled, line breaks as a literal backslash-n)."""
+    body = text.replace('"', '""').replace("\n", "\\n")
+    return f'"{label}","{body}"\n'
+
+
+def write_csv(data, uri, overwrite=True):
+    """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``). A label or text
+    holding NUL is refused first, as by :func:`write_fasttext`."""
+    _check_no_nul(data, uri)
+    with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
+        write_csv_rows(data, f, uri)
+    return str(uri)
+
+
+def write_csv_rows(data, f, uri="the CSV file"):
+    """Zhang et al. CSV rows into the binary file ``f`` (``uri``: its name, for errors)."""
+    for row, (label, text) in enumerate(zip(data.labels, data.texts), start=1):
+        try:
+            f.write(csv_line(label, text).encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise FastTextError(_not_unicode(row, label, uri, exc)) from None
