@@ -401,6 +401,38 @@ def test_01_reruns_prepare_and_keeps_an_edited_names_file_only_with_overwrite_fa
     assert storage.s3_client().get_object(Bucket=bucket, Key=key)["Body"].read() == b"1=bad\n2=good\n"
 
 
+@pytest.mark.parametrize("query_words, said", [
+    ("great", "query_words must be a list of words or None, got 'great' (papermill: -y \"query_words: [great, bad]\")"),
+    ('["great", "bad"]', "query_words must be a list of words or None, got '[\"great\", \"bad\"]'"),
+    (["great", 5], "query_words must be a list of words or None, got ['great', 5]"),
+    ({"great"}, "query_words must be a list of words or None, got {'great'}"),
+])
+def test_04s_query_words_are_a_list_of_words_or_none(query_words, said):
+    """04's check cell held these checks; they are the library's (workspace.check_query_words): papermill's -p passes a
+    list as its text, whose letters were the query words."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import check_query_words
+
+    with pytest.raises(FastTextError) as caught:
+        check_query_words(query_words)
+    assert str(caught.value).startswith(said)
+    for fine in (None, [], ["great"], ("great", "bad")):
+        check_query_words(fine)
+
+
+@pytest.mark.parametrize("word_pairs", ['[["great", "bad"]]', [("great", "bad", "ok")], [("great",)], [["great", 1]],
+                                        ["great", "bad"], None, [("great", "bad")] + ["ok"]])
+def test_04s_word_pairs_are_a_list_of_word_pairs(word_pairs):
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import check_word_pairs
+
+    with pytest.raises(FastTextError, match=r"^word_pairs must be a list of \(word, word\) pairs, got .* \(papermill: "
+                                            r"-y \"word_pairs: \[\[great, excellent\]\]\"\)$"):
+        check_word_pairs(word_pairs)
+    for fine in ([], [("great", "excellent")], [["great", "bad"], ("a", "b")], (("a", "b"),)):
+        check_word_pairs(fine)
+
+
 def test_without_papermill_nothing_is_checked():
     """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell; papermill's
     --inject-paths adds its own two names, which are no typo."""
