@@ -705,8 +705,14 @@ def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, 
     that score "final test accuracy at training" (0.7561 where the test split, scored two cells later, gave 0.7784)."""
     import types
 
+    from fasttext_lib.predict import Predictor
+
+    class Loaded:  # the bundle stubbed: its names and metrics.json, read as a Predictor reads them
+        names, held_out_score = ["negative", "positive"], Predictor.held_out_score
+
     load_cell = next(c.source for c in code_cells(read(SERIES[3])) if "Predictor.load(bundle_uri" in c.source)
-    predictor = types.SimpleNamespace(names=["negative", "positive"], metrics=metrics)
+    predictor = Loaded()
+    predictor.metrics = metrics
     namespace = {"Predictor": types.SimpleNamespace(load=lambda uri, ctx: predictor), "ctx": "cpu", "run_name": "sample",
                  "ws": types.SimpleNamespace(saved_model=lambda name: f"s3://b/p/models/{name}")}
     exec(load_cell, namespace)  # noqa: S102 - the committed cell, the bundle stubbed
