@@ -849,7 +849,7 @@ def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path,
     def evaluate_in_04(dataset="sample"):
         namespace = {**notebook_imports(SERIES[3]), "ws": ws, "run_name": "sample", "ctx": "cpu", "dataset": dataset}
         exec(cell_with(SERIES[3], "Predictor.load(bundle_uri"), namespace)  # noqa: S102 - 04's load cell
-        exec(cell_with(SERIES[3], "predictor.evaluate(test_data)"), namespace)  # noqa: S102 - 04's evaluation
+        exec(cell_with(SERIES[3], "predictor.evaluation(test_data)"), namespace)  # noqa: S102 - 04's evaluation
         return namespace["metrics"]
 
     assert evaluate_in_04()["n"] == 100
