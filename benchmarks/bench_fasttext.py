@@ -77,16 +77,17 @@ def run_dense_recipe(spec):
     from fasttext_lib.baseline import time_dense_recipe
     from fasttext_lib.data import read_labeled
     from fasttext_lib.features import Featurizer
+    from fasttext_lib.predict import encode_labels
 
     data = read_labeled(spec["train_file"])
     featurizer = Featurizer.fit(data.texts, ngrams=spec["ngrams"], buckets=spec["buckets"])  # vocabulary of all docs
     needed = (spec["dense_batches"] + 3) * 16
     docs = np.random.RandomState(0).permutation(len(data))[:needed]  # encode only the docs that will be used
     bags = featurizer.transform([data.texts[d] for d in docs])
-    names = data.classes()
-    labels = [names.index(data.labels[d]) for d in docs]
+    classes = data.classes()
+    labels = encode_labels([data.labels[d] for d in docs], classes, spec["train_file"])
     result = time_dense_recipe(bags, labels, featurizer.num_rows, emsize=spec["emsize"], batches=spec["dense_batches"],
-                               max_seconds=spec["dense_seconds"])
+                               max_seconds=spec["dense_seconds"], num_classes=len(classes))  # an output per class, as GluonNLP's
     return {"docs_per_s": result["docs_per_s"], "timed_batches": result["batches"], "num_rows": featurizer.num_rows}
 
 

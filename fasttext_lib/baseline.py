@@ -3,7 +3,8 @@
 Its model embeds padded (batch, max_len) ids with a *dense* embedding gradient, so every batch of
 16 writes the whole table (46M floats with Yelp bigrams) through Adam. That, not the model, is
 why its laptop CPU run never finished an epoch. Notebook 03 and benchmarks/ time it for a few
-hundred batches next to :func:`fasttext_lib.train.train` on the same documents.
+hundred batches next to :func:`fasttext_lib.train.train` on the same documents
+(:func:`compare_with_dense`: notebook 03's table).
 """
 import time
 
@@ -26,17 +27,25 @@ def check_documents(count, what=None, batch_size=BATCH_SIZE, warmup=WARMUP):
 
 
 def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=BATCH_SIZE, batches=200, warmup=WARMUP, ctx=None, seed=0,
-                      max_seconds=None):
-    """Train the dense-gradient recipe for ``batches`` timed batches (or ``max_seconds``); returns docs/s.
+                      max_seconds=None, num_classes=2):
+    """Train the dense-gradient recipe for ``batches`` timed batches (or ``max_seconds``): ``{"docs_per_s", "batches",
+    "seconds", "loss"}`` (``loss``: the last batch's mean).
 
     ``bags`` are documents encoded by a fitted :class:`~fasttext_lib.features.Featurizer` (the
-    recipe's ids are the same rows, padded); ``labels`` are 0/1 (the recipe's sigmoid output).
+    recipe's ids are the same rows, padded); ``labels`` are class ids 0..``num_classes - 1``
+    (:func:`fasttext_lib.predict.encode_labels`). As the recipe's FastTextClassificationModel, two classes
+    are one sigmoid output and more are ``num_classes`` outputs under a softmax cross-entropy: with one
+    sigmoid for every dataset, the class ids 2, 3, ... of a multi-class set were read as probabilities.
     """
     import mxnet as mx
     from mxnet import autograd, gluon
     from mxnet.gluon import nn
 
     check_documents(len(bags), batch_size=batch_size, warmup=warmup)
+    labels = np.asarray(labels)
+    if len(labels) != len(bags) or (len(labels) and not (0 <= labels.min() and labels.max() < num_classes)):
+        raise FastTextError(f"labels must be one class id in 0..{num_classes - 1} per document (predict.encode_labels)")
+    outputs = 1 if num_classes <= 2 else num_classes
     ctx = ctx or mx.cpu()
 
     class DenseRecipe(gluon.HybridBlock):  # the recipe's FastTextClassificationModel
@@ -44,7 +53,7 @@ def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=BATCH_SIZE,
             super().__init__()
             with self.name_scope():
                 self.embedding = nn.Embedding(num_rows, emsize)  # dense gradient: the whole table every step
-                self.dense = nn.Dense(1)
+                self.dense = nn.Dense(outputs)
 
         def hybrid_forward(self, F, ids, length):
             vectors = F.SequenceMask(self.embedding(ids), sequence_length=length, use_sequence_length=True, axis=1)
@@ -55,10 +64,10 @@ def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=BATCH_SIZE,
     net.initialize(mx.init.Xavier(), ctx=ctx)
     net.hybridize()
     trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.05})
-    loss_fn = gluon.loss.SigmoidBinaryCrossEntropyLoss()
+    loss_fn = gluon.loss.SigmoidBinaryCrossEntropyLoss() if outputs == 1 else gluon.loss.SoftmaxCrossEntropyLoss()
     order = np.random.RandomState(seed).permutation(len(bags))
     total = min(batches + warmup, len(bags) // batch_size)  # full batches: more than warmup (check_documents)
-    labels = np.asarray(labels, dtype=np.float32)
+    labels = labels.astype(np.float32)  # (the sigmoid's target, or the softmax's class id)
     timed, started = 0, None
     for b in range(total):
         if b == warmup:
@@ -81,4 +90,42 @@ def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=BATCH_SIZE,
                     break
     mx.nd.waitall()
     seconds = time.time() - started
-    return {"docs_per_s": timed / seconds, "batches": timed // batch_size, "seconds": seconds}
+    return {"docs_per_s": timed / seconds, "batches": timed // batch_size, "seconds": seconds,
+            "loss": float(loss.mean().asscalar())}  # the last batch's: a cross-entropy, so >= 0
+
+
+# compare_with_dense's row names: the recipe measured against, and this library
+DENSE_RECIPE = "GluonNLP fasttext_word_ngram.py (dense gradient, batch 16)"
+
+
+def compare_with_dense(data, batch_size, epoch_docs, emsize=100, ngrams=2, buckets=200_000, optimizer="sgd",
+                       dense_batches=50, seed=0):
+    """Notebook 03's recipe table: the dense-gradient recipe (:func:`time_dense_recipe`, ``dense_batches`` batches of
+    16 on the CPU) and :func:`fasttext_lib.train.train` (2 epochs at ``batch_size``, the second timed) on the same
+    documents ``data`` (a :class:`~fasttext_lib.data.LabeledTexts`) and the same features (``ngrams``, a
+    ``buckets``-row table for both). A pandas DataFrame indexed by ``recipe``: ``samples_per_s``,
+    ``yelp_epoch_hours`` (an epoch of ``epoch_docs`` documents at that speed) and ``speedup`` over the recipe.
+
+    The recipe's classes are those of ``data`` (sorted, as training sorts them), with its output layer for that
+    many (:func:`time_dense_recipe`)."""
+    import pandas as pd
+
+    from .config import TrainConfig
+    from .features import Featurizer
+    from .predict import encode_labels
+    from .train import train
+
+    featurizer, bags = Featurizer.fit(data.texts, ngrams=ngrams, buckets=buckets, return_bags=True)
+    classes = data.classes()
+    labels = encode_labels(data.labels, classes, "the timed documents")
+    dense = time_dense_recipe(bags, labels, featurizer.num_rows, emsize=emsize, batches=dense_batches,  # on the CPU
+                              num_classes=len(classes))
+    sparse = train(data, None, TrainConfig(epochs=2, optimizer=optimizer, emsize=emsize, ngrams=ngrams, buckets=buckets,
+                                           batch_size=batch_size, ctx="cpu", seed=seed, progress=False))
+    recipes = pd.DataFrame([
+        {"recipe": DENSE_RECIPE, "samples_per_s": dense["docs_per_s"]},
+        {"recipe": f"fasttext_lib (row-sparse, batch {batch_size})", "samples_per_s": sparse.history[-1]["samples_per_s"]},
+    ]).set_index("recipe")
+    recipes["yelp_epoch_hours"] = epoch_docs / recipes.samples_per_s / 3600
+    recipes["speedup"] = recipes.samples_per_s / recipes.samples_per_s.iloc[0]
+    return recipes

@@ -35,6 +35,7 @@ import math
 import os
 import re
 import unicodedata
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -82,6 +83,30 @@ def metrics_summary(trained):
     if getattr(trained, "autotune", None):  # autotune.py: {"trials": [...], "best": {...}, ...}
         summary["autotune"] = json.loads(json.dumps(trained.autotune, default=json_safe), parse_constant=lambda c: None)
     return summary
+
+
+class HeldOutScore(NamedTuple):
+    """The held-out accuracy a bundle's training recorded at its last epoch (:func:`held_out_score`)."""
+
+    split: str  # "validation": an autotuned model's, on the search's split of the training data; "test": 02's test split
+    accuracy: Optional[float]  # None: trained without validation data (or autotune's refit on training + validation)
+
+    def describe(self):
+        """``final test accuracy at training: 0.7936``, as notebook 04 (and 02's training job) show it."""
+        if self.accuracy is None:
+            return "no held-out accuracy at training (trained without validation data)"
+        split = "validation (autotune's split of the training data)" if self.split == "validation" else self.split
+        return f"final {split} accuracy at training: {round(self.accuracy, 4)}"
+
+
+def held_out_score(metrics):
+    """The :class:`HeldOutScore` of a bundle's ``metrics.json`` (:func:`metrics_summary`): its last epoch's
+    ``val_accuracy``, and the split it was measured on. Notebook 02 validates on the test split, except with autotune:
+    the chosen trial's model is validated on the search's split of the training data (an autotune record in the
+    metrics). ``Predictor.held_out_score`` and ``TrainedModel.held_out_score`` give it."""
+    metrics = metrics if isinstance(metrics, dict) else {}
+    final = metrics.get("final") if isinstance(metrics.get("final"), dict) else {}
+    return HeldOutScore("validation" if metrics.get("autotune") else "test", final.get("val_accuracy"))
 
 
 def stored_names(config):

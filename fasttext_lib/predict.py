@@ -27,7 +27,7 @@ import numpy as np
 from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
-from .bundle import METRICS, PARAMS, VOCAB, check_form, load_bundle_files, unicode_data_note
+from .bundle import METRICS, PARAMS, VOCAB, check_form, held_out_score, load_bundle_files, unicode_data_note
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX, as_read_from_a_file, whole_number, whole_number_classes
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
@@ -483,6 +483,34 @@ class TrainedOnCheck:
                   f"--autotune-no-refit keeps them out): its accuracy here is not a held-out score", file=sys.stderr)
 
 
+class Evaluation:
+    """One scoring of labeled documents (:meth:`Predictor.evaluation`): ``metrics`` (:meth:`Predictor.evaluate`'s,
+    with ``confusion_matrix`` and ``per_class``), and each document's class probabilities (``probabilities``, (n,
+    classes)) and true class (``classes``, indexes into ``names``), from which its tables are made."""
+
+    def __init__(self, names, texts, classes, probabilities, metrics):
+        self.names, self.texts, self.classes = list(names), texts, classes
+        self.probabilities, self.metrics = probabilities, metrics
+
+    def confusion_frame(self):
+        """The confusion matrix as a pandas DataFrame, rows (true) and columns (predicted) named."""
+        import pandas as pd
+
+        counts = self.metrics["confusion_matrix"]["counts"]
+        return pd.DataFrame(counts, index=pd.Index(self.names, name="true"),
+                            columns=pd.Index(self.names, name="predicted"))
+
+    def documents_frame(self, text_chars=80):
+        """A pandas DataFrame of one row per document, in order: its ``true`` and ``predicted`` class by name (as
+        the bundle shows them: ``World``, ``Sports`` where it knows what the classes mean, else as written), the
+        predicted class's probability (``confidence``) and the ``text``'s first ``text_chars`` characters."""
+        import pandas as pd
+
+        names = np.asarray(self.names, dtype=object)  # (evaluate refuses data with no document)
+        return pd.DataFrame({"true": names[self.classes], "predicted": names[self.probabilities.argmax(axis=1)],
+                             "confidence": self.probabilities.max(axis=1), "text": [t[:text_chars] for t in self.texts]})
+
+
 class Predictor:
     """A loaded bundle: raw text in, labels and probabilities out.
 
@@ -654,6 +682,12 @@ class Predictor:
         return [[{"label": self.names[j], "probability": float(p[j]), "class_id": self.labels[j]}
                  for j in row if p[j] >= threshold] for p, row in zip(probs, order)]
 
+    @property
+    def held_out_score(self):
+        """The held-out accuracy training recorded at its last epoch, and the split it was measured on
+        (:func:`~fasttext_lib.bundle.held_out_score`: ``.describe()`` says it in a line)."""
+        return held_out_score(self.metrics)
+
     def name_of(self, label):
         """The name a raw label is shown with."""
         return self.label_names.get(label, label)
@@ -664,17 +698,27 @@ class Predictor:
         adds ``"confusion_matrix"``: ``{"labels": names, "class_ids": raw labels, "counts": [[...]]}``
         (rows: true class, columns: predicted class), and ``"per_class"``: each class's precision,
         recall, F1 and support (fastText's ``test-label``)."""
+        return self._evaluated(data, confusion).metrics
+
+    def evaluation(self, data):
+        """:meth:`evaluate` of ``data`` with the confusion matrix, and what it scored kept: an :class:`Evaluation`, whose
+        metrics, :meth:`~Evaluation.confusion_frame` and :meth:`~Evaluation.documents_frame` all come from this one
+        scoring (notebook 04 scored its test split three times for them: evaluate, predict_proba, confusion_frame)."""
+        return self._evaluated(data, confusion=True)
+
+    def _evaluated(self, data, confusion):
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
         if not len(data.labels):  # (its accuracy and loss were NaN)
             raise FastTextError("evaluation data: contains no labeled documents")
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
         bags = self.featurizer.transform(data.texts, scoring=self._held_scoring())
-        metrics = self._metrics(self._probabilities(bags), y, confusion)
+        probs = self._probabilities(bags)
+        metrics = self._metrics(probs, y, confusion)
         refit = self.refit_documents()
         if refit is not None:  # (see evaluate_examples)
             refit.see_all(list(data.texts))
             refit.warn("the evaluation data")
-        return metrics
+        return Evaluation(self.names, data.texts, y, probs, metrics)
 
     EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate_examples (as predict)
 
@@ -737,11 +781,7 @@ class Predictor:
 
     def confusion_frame(self, data):
         """The confusion matrix of ``data`` as a pandas DataFrame, rows (true) and columns (predicted) named."""
-        import pandas as pd
-
-        matrix = self.evaluate(data, confusion=True)["confusion_matrix"]
-        return pd.DataFrame(matrix["counts"], index=pd.Index(self.names, name="true"),
-                            columns=pd.Index(self.names, name="predicted"))
+        return self.evaluation(data).confusion_frame()
 
     def vocabulary_rows(self):
         """``(tokens, rows)``: the vocabulary's rows of the embedding table, with ``<unk>``, not the n-gram buckets (a

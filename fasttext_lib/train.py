@@ -76,6 +76,14 @@ class TrainedModel:
         """The name of each class, in the order of ``labels`` (the raw label where none is known)."""
         return [self.label_names.get(label, label) for label in self.labels]
 
+    @property
+    def held_out_score(self):
+        """The held-out accuracy of the last epoch, and the split it was measured on, as the saved bundle's
+        ``Predictor.held_out_score`` gives it (:func:`~fasttext_lib.bundle.held_out_score`)."""
+        from .bundle import held_out_score, metrics_summary
+
+        return held_out_score(metrics_summary(self))
+
     def history_frame(self):
         """The history as a pandas DataFrame indexed by epoch: :data:`HISTORY_COLUMNS`, and
         ``train_accuracy`` before ``val_accuracy`` when training scored its training split."""

@@ -9,7 +9,8 @@ Jupyter, ``make demo`` and nbval all set to the notebook's folder (papermill's c
 shell's unless given ``--cwd``).
 
 The notebooks' parameter checks live here too: :func:`check_parameters` (a name papermill injected that
-the notebook does not have), :func:`check_flags` (yes/no parameters) and :func:`check_dataset` (01's datasets);
+the notebook does not have), :func:`check_flags` (yes/no parameters), :func:`check_dataset` (01's datasets) and
+:func:`check_query_words` / :func:`check_word_pairs` (04's word lists);
 and what ties 04 to the data 02 trained on: :func:`data_record` and :func:`check_tested_on`.
 """
 import ast
@@ -331,6 +332,25 @@ def check_flags(**flags):
     booleans), which Python takes as true: the autotune search (or a billed training job) ran."""
     for name, value in flags.items():
         check_bool(value, name, f" (papermill: -p {name} True, or -p {name} False)")
+
+
+def check_query_words(query_words):
+    """Notebook 04's ``query_words``: a list (or tuple) of words, or None (the words with the largest vectors); else one
+    error. papermill's ``-p query_words "[great, bad]"`` passes the list's text, whose letters were taken as the words."""
+    if query_words is None:
+        return
+    if not isinstance(query_words, (list, tuple)) or not all(isinstance(w, str) for w in query_words):
+        raise FastTextError(f"query_words must be a list of words or None, got {query_words!r} "
+                            f"(papermill: -y \"query_words: [great, bad]\")")
+
+
+def check_word_pairs(word_pairs):
+    """Notebook 04's ``word_pairs``: a list (or tuple) of (word, word) pairs, else one error (papermill's ``-p`` passes
+    a list as its text, and a pair of three words failed only at the last cell)."""
+    if not isinstance(word_pairs, (list, tuple)) or not all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(w, str) for w in p) for p in word_pairs):
+        raise FastTextError(f"word_pairs must be a list of (word, word) pairs, got {word_pairs!r} "
+                            f"(papermill: -y \"word_pairs: [[great, excellent]]\")")
 
 
 def png_software(path):

@@ -401,6 +401,38 @@ def test_01_reruns_prepare_and_keeps_an_edited_names_file_only_with_overwrite_fa
     assert storage.s3_client().get_object(Bucket=bucket, Key=key)["Body"].read() == b"1=bad\n2=good\n"
 
 
+@pytest.mark.parametrize("query_words, said", [
+    ("great", "query_words must be a list of words or None, got 'great' (papermill: -y \"query_words: [great, bad]\")"),
+    ('["great", "bad"]', "query_words must be a list of words or None, got '[\"great\", \"bad\"]'"),
+    (["great", 5], "query_words must be a list of words or None, got ['great', 5]"),
+    ({"great"}, "query_words must be a list of words or None, got {'great'}"),
+])
+def test_04s_query_words_are_a_list_of_words_or_none(query_words, said):
+    """04's check cell held these checks; they are the library's (workspace.check_query_words): papermill's -p passes a
+    list as its text, whose letters were the query words."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import check_query_words
+
+    with pytest.raises(FastTextError) as caught:
+        check_query_words(query_words)
+    assert str(caught.value).startswith(said)
+    for fine in (None, [], ["great"], ("great", "bad")):
+        check_query_words(fine)
+
+
+@pytest.mark.parametrize("word_pairs", ['[["great", "bad"]]', [("great", "bad", "ok")], [("great",)], [["great", 1]],
+                                        ["great", "bad"], None, [("great", "bad")] + ["ok"]])
+def test_04s_word_pairs_are_a_list_of_word_pairs(word_pairs):
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import check_word_pairs
+
+    with pytest.raises(FastTextError, match=r"^word_pairs must be a list of \(word, word\) pairs, got .* \(papermill: "
+                                            r"-y \"word_pairs: \[\[great, excellent\]\]\"\)$"):
+        check_word_pairs(word_pairs)
+    for fine in ([], [("great", "excellent")], [["great", "bad"], ("a", "b")], (("a", "b"),)):
+        check_word_pairs(fine)
+
+
 def test_without_papermill_nothing_is_checked():
     """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell; papermill's
     --inject-paths adds its own two names, which are no typo."""
@@ -673,8 +705,14 @@ def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, 
     that score "final test accuracy at training" (0.7561 where the test split, scored two cells later, gave 0.7784)."""
     import types
 
+    from fasttext_lib.predict import Predictor
+
+    class Loaded:  # the bundle stubbed: its names and metrics.json, read as a Predictor reads them
+        names, held_out_score = ["negative", "positive"], Predictor.held_out_score
+
     load_cell = next(c.source for c in code_cells(read(SERIES[3])) if "Predictor.load(bundle_uri" in c.source)
-    predictor = types.SimpleNamespace(names=["negative", "positive"], metrics=metrics)
+    predictor = Loaded()
+    predictor.metrics = metrics
     namespace = {"Predictor": types.SimpleNamespace(load=lambda uri, ctx: predictor), "ctx": "cpu", "run_name": "sample",
                  "ws": types.SimpleNamespace(saved_model=lambda name: f"s3://b/p/models/{name}")}
     exec(load_cell, namespace)  # noqa: S102 - the committed cell, the bundle stubbed
@@ -811,7 +849,7 @@ def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path,
     def evaluate_in_04(dataset="sample"):
         namespace = {**notebook_imports(SERIES[3]), "ws": ws, "run_name": "sample", "ctx": "cpu", "dataset": dataset}
         exec(cell_with(SERIES[3], "Predictor.load(bundle_uri"), namespace)  # noqa: S102 - 04's load cell
-        exec(cell_with(SERIES[3], "predictor.evaluate(test_data)"), namespace)  # noqa: S102 - 04's evaluation
+        exec(cell_with(SERIES[3], "predictor.evaluation(test_data)"), namespace)  # noqa: S102 - 04's evaluation
         return namespace["metrics"]
 
     assert evaluate_in_04()["n"] == 100

@@ -481,3 +481,67 @@ def test_evaluate_examples_refuses_what_is_no_label_and_text_pair_in_one_line(tr
         with pytest.raises(FastTextError, match=said):
             predictor.evaluate_examples(examples)
     assert predictor.evaluate_examples([(label, "fine"), [label, "good"]])["n"] == 2
+
+
+def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answer(trained, monkeypatch):
+    """Notebook 04 scored its test split three times (evaluate, predict_proba for the per-document table, then
+    confusion_frame, which evaluated again). ``Predictor.evaluation`` scores it once; its metrics are evaluate's, its
+    confusion frame confusion_frame's and its per-document frame predict_proba's answers, by name."""
+    trained, texts = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu(),
+                          label_names={trained.labels[0]: "first"})
+    labels = [trained.labels[(i * 7) % len(trained.labels)] for i in range(len(texts))]
+    data = LabeledTexts(labels, list(texts))
+    expected = predictor.evaluate(data, confusion=True)
+    confusion = predictor.confusion_frame(data)
+    probs = predictor.predict_proba(data.texts)
+
+    scored = []
+    score = Predictor._probabilities
+    monkeypatch.setattr(Predictor, "_probabilities", lambda self, bags: scored.append(len(bags)) or score(self, bags))
+    evaluation = predictor.evaluation(data)
+    assert scored == [len(texts)]  # one scoring
+    assert evaluation.metrics == expected
+    assert evaluation.confusion_frame().equals(confusion)
+    assert list(confusion.index) == list(confusion.columns) == predictor.names and predictor.names[0] == "first"
+    frame = evaluation.documents_frame(text_chars=10)
+    assert list(frame.columns) == ["true", "predicted", "confidence", "text"] and len(frame) == len(texts)
+    assert list(frame.true) == [predictor.name_of(label) for label in labels]
+    assert list(frame.predicted) == [predictor.names[k] for k in probs.argmax(axis=1)]
+    np.testing.assert_array_equal(frame.confidence, probs.max(axis=1))
+    assert list(frame.text) == [t[:10] for t in texts]
+    assert (frame.true == frame.predicted).mean() == expected["accuracy"]
+
+
+@pytest.mark.parametrize("metrics, split, accuracy, said", [
+    ({"final": {"val_accuracy": 0.78391}}, "test", 0.78391, "final test accuracy at training: 0.7839"),
+    ({"final": {"val_accuracy": 0.75612}, "autotune": {"refit": False}}, "validation", 0.75612,
+     "final validation (autotune's split of the training data) accuracy at training: 0.7561"),
+    # trained without validation data (train without --validation; a training job without a test channel; autotune's
+    # refit on training and validation data): 02's job cell failed in round(None)
+    ({"final": {"val_accuracy": None}}, "test", None, "no held-out accuracy at training (trained without validation data)"),
+    ({"final": {"val_accuracy": None}, "autotune": {"refit": True}}, "validation", None,
+     "no held-out accuracy at training (trained without validation data)"),
+    ({}, "test", None, "no held-out accuracy at training (trained without validation data)"),  # (no epoch recorded)
+])
+def test_the_held_out_score_names_the_split_it_was_measured_on(metrics, split, accuracy, said):
+    """Notebooks 02 and 04 each worked out "validation if autotuned, else test" and read metrics.json's
+    final val_accuracy themselves: one library answer, bundle.held_out_score (Predictor.held_out_score)."""
+    from fasttext_lib.bundle import held_out_score
+
+    score = held_out_score(metrics)
+    assert (score.split, score.accuracy, score.describe()) == (split, accuracy, said)
+
+
+def test_a_saved_bundle_and_its_trained_model_give_the_same_held_out_score(tmp_path):
+    """02 labels its plot with the trained model's held_out_score, 04 the bundle's: the same split and accuracy."""
+    from fasttext_lib.bundle import save_bundle
+
+    train_data, test_data = make_splits(200, 80, seed=3)
+    trained = train(train_data, test_data, TrainConfig(epochs=1, buckets=1000, progress=False))
+    score = trained.held_out_score
+    assert score.split == "test" and score.accuracy == trained.history[-1]["val_accuracy"]
+    assert Predictor.load(save_bundle(trained, str(tmp_path / "b"))).held_out_score == score
+    trained.autotune = {"best_trial": 1}  # an autotuned model's history is on the search's validation split
+    assert trained.held_out_score.split == "validation"
+    assert train(train_data, None, TrainConfig(epochs=1, buckets=1000, progress=False)).held_out_score.accuracy is None

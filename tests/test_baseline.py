@@ -1,0 +1,64 @@
+"""The dense-gradient GluonNLP recipe (baseline.py), timed against this library by notebook 03."""
+import math
+
+import numpy as np
+import pytest
+
+from fasttext_lib.data import LabeledTexts
+from fasttext_lib.features import Featurizer
+
+# Three classes of distinct words: separable, so a recipe that learns them brings its loss well below chance's.
+WORDS = {"sports": "goal match team score", "world": "election minister border treaty", "tech": "chip software phone code"}
+
+
+def three_classes(n=240):
+    labels = [list(WORDS)[i % 3] for i in range(n)]
+    texts = [" ".join(np.random.RandomState(i).permutation(WORDS[label].split())) for i, label in enumerate(labels)]
+    return LabeledTexts(labels, texts)
+
+
+def test_the_dense_recipe_has_an_output_per_class_with_more_than_two_classes():
+    """GluonNLP's fasttext_word_ngram.py gives a multi-class set one output per class and a softmax cross-entropy
+    (one sigmoid for two). The recipe had one sigmoid for every set: notebook 03 with timing_text="dataset" on
+    ag_news gave it class ids 0..3 as sigmoid targets, which it could never fit (its loss went below 0)."""
+    from fasttext_lib.baseline import time_dense_recipe
+    from fasttext_lib.predict import encode_labels
+
+    data = three_classes()
+    featurizer, bags = Featurizer.fit(data.texts, ngrams=1, buckets=0, return_bags=True)
+    labels = encode_labels(data.labels, data.classes(), "data")
+    result = time_dense_recipe(bags, labels, featurizer.num_rows, emsize=8, batches=12, warmup=1, num_classes=3)
+    assert result["batches"] == 12 and result["docs_per_s"] > 0
+    assert 0 <= result["loss"] < 0.5 * math.log(3)  # a cross-entropy, learned below chance's
+
+
+def test_the_dense_recipe_refuses_class_ids_its_output_cannot_hold():
+    from fasttext_lib.baseline import time_dense_recipe
+    from fasttext_lib.errors import FastTextError
+
+    data = three_classes(80)
+    featurizer, bags = Featurizer.fit(data.texts, ngrams=1, buckets=0, return_bags=True)
+    with pytest.raises(FastTextError, match=r"^labels must be one class id in 0\.\.1 per document"):
+        time_dense_recipe(bags, np.arange(len(bags)) % 3, featurizer.num_rows, emsize=4, batches=1)  # 2 classes
+
+
+def test_two_classes_keep_the_recipes_single_sigmoid_output():
+    from fasttext_lib.baseline import time_dense_recipe
+
+    data = three_classes(96)
+    featurizer, bags = Featurizer.fit(data.texts, ngrams=1, buckets=0, return_bags=True)
+    result = time_dense_recipe(bags, np.arange(len(bags)) % 2, featurizer.num_rows, emsize=4, batches=2, warmup=1)
+    assert result["batches"] == 2 and result["loss"] >= 0
+
+
+def test_compare_with_dense_times_both_recipes_on_a_three_class_set():
+    """Notebook 03's recipe table in one call: both recipes on the same documents, the dense one with an output per
+    class (the labels encoded as training encodes them)."""
+    from fasttext_lib.baseline import DENSE_RECIPE, compare_with_dense
+
+    table = compare_with_dense(three_classes(), batch_size=16, epoch_docs=560_000, emsize=8, ngrams=2, buckets=1000,
+                               dense_batches=4)
+    assert list(table.index) == [DENSE_RECIPE, "fasttext_lib (row-sparse, batch 16)"]
+    assert list(table.columns) == ["samples_per_s", "yelp_epoch_hours", "speedup"]
+    assert (table.samples_per_s > 0).all() and table.speedup.iloc[0] == 1.0
+    np.testing.assert_allclose(table.yelp_epoch_hours, 560_000 / table.samples_per_s / 3600)
