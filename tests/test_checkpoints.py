@@ -162,6 +162,99 @@ def test_a_checkpoint_refused_for_other_settings_names_them(splits, tmp_path, in
     train(*splits, config, checkpoint_dir=ckpt)  # its own settings still resume it
 
 
+def _edited(data, how):
+    """``data`` with two words swapped between its first two documents (``swapped``), or a word of the first replaced
+    by another of the vocabulary (``replaced``): the vocabulary, labels and token counts stay as they were."""
+    from fasttext_lib.features import Featurizer
+
+    first, second = (data.texts[d].split(" ") for d in (0, 1))
+    plain = [[i for i, w in enumerate(words) if w.isalpha() and w.islower()] for words in (first, second)]
+    vocab = Featurizer.fit(data.texts).vocab.idx_to_token
+    for i in plain[0]:
+        for j in plain[1]:
+            a, b = list(first), list(second)
+            if a[i] == b[j]:
+                continue
+            if how == "swapped":
+                a[i], b[j] = b[j], a[i]
+            else:
+                a[i] = b[j]
+            texts = [" ".join(a), " ".join(b)] + list(data.texts[2:])
+            if Featurizer.fit(texts).vocab.idx_to_token == vocab:  # (a count crossing another's reorders it)
+                return LabeledTexts(list(data.labels), texts)
+    raise AssertionError("no edit keeps the vocabulary")
+
+
+@pytest.mark.parametrize("source", ["in memory", "read from a file"])
+@pytest.mark.parametrize("how", ["swapped", "replaced"])
+def test_a_checkpoint_of_data_with_other_words_in_its_documents_is_refused(splits, tmp_path, how, source):
+    """The data fingerprint covered the vocabulary, the labels and every document's token count, not the tokens:
+    two words swapped between documents, or one replaced by another word of the vocabulary, left it unchanged, and
+    the edited data resumed the old data's checkpoint silently (ending with neither data's parameters). Now the
+    token ids are fingerprinted too, whether they sit in memory or in read_counted's file (CodesFile)."""
+    from fasttext_lib.data import read_counted, write_csv
+    from fasttext_lib.features import count_tokens
+
+    train_data, val_data = splits
+    edited = _edited(train_data, how)
+    before, after = count_tokens(train_data.texts), count_tokens(edited.texts)
+    np.testing.assert_array_equal(before.lengths, after.lengths)  # what the fingerprint compared stays alike
+    if source == "read from a file":
+        paths = [tmp_path / "train.csv", tmp_path / "edited.csv"]
+        for data, path in zip((train_data, edited), paths):
+            write_csv(data, str(path))
+        train_data, edited = (read_counted([str(path)]) for path in paths)
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(train_data, val_data, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    with pytest.raises(FastTextError, match=r"different run \(the training data"):
+        train(edited, val_data, config, checkpoint_dir=ckpt)
+    if source == "read from a file":
+        train_data = read_counted([str(paths[0])])
+    seen = []
+    train(train_data, val_data, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)  # its own data resumes it
+    assert [row["epoch"] for row in seen] == [2]
+
+
+def test_the_data_fingerprint_is_the_same_however_the_data_was_read(splits, tmp_path, monkeypatch):
+    """The token ids it covers are numbered in first-seen order: the same for data in memory and data read_counted
+    kept in a file, counted natively or not, so a checkpoint resumes whichever way the data is read again."""
+    from fasttext_lib.checkpoints import DATA_FINGERPRINT, data_fingerprint
+    from fasttext_lib.data import read_counted, write_csv
+    from fasttext_lib.train import featurize
+
+    train_data = splits[0]
+    write_csv(train_data, str(tmp_path / "train.csv"))
+    config = TrainConfig(ngrams=2, buckets=20000)
+    y = np.arange(len(train_data)) % 2
+    found = set()
+    for native in ("1", "0"):
+        monkeypatch.setenv("FASTTEXT_LIB_NATIVE", native)
+        for data in (train_data, read_counted([str(tmp_path / "train.csv")])):
+            featurizer, bags, _ = featurize(data, None, config)
+            found.add(data_fingerprint(featurizer, bags, y))
+    assert len(found) == 1 and found.pop().startswith(DATA_FINGERPRINT)
+
+
+def test_a_checkpoint_with_an_older_versions_data_fingerprint_is_refused_in_one_line(splits, tmp_path):
+    """Checkpoints written before the fingerprint covered the tokens hold one that cannot tell the data they were
+    written with: refused in one line that says so and what to do, not as "other data" (nothing may have changed)."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+    marker = ckpt / "epoch-0001" / "checkpoint.json"
+    meta = json.loads(marker.read_text())
+    meta["data"] = meta["data"].rsplit(":", 1)[1]  # what an older version wrote: the bare hex digest
+    marker.write_text(json.dumps(meta))
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    message = str(refused.value)
+    assert "written by an older version of this library" in message and "\n" not in message, message
+    assert "use another --checkpoint-dir or remove it to train from the start" in message, message
+
+
 def test_checkpoints_on_s3(splits, s3_bucket):
     config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
     ckpt = f"{s3_bucket}/jobs/run1/checkpoints"
