@@ -36,6 +36,8 @@ PICKLED_STATES = "optimizer.states"  # what versions before optimizer.npz wrote:
 TRAIN_ACCURACY = "train_accuracy"  # the history column of train(score_train=True)
 # data_fingerprint's start: it covers the documents' tokens. Before, a bare hex digest covered their counts only.
 DATA_FINGERPRINT = "tokens-sha256:"
+# On S3, beside the epochs: the newest epoch saved ({"epoch": N}), for a resume that may not list (_s3_marker_names)
+NEWEST_EPOCH = "newest-epoch.json"
 
 
 def _checkpoint_epochs(checkpoint_dir, last_epoch):
@@ -71,8 +73,10 @@ def _epochs_found(checkpoint_dir, last_epoch):
 
 def _s3_marker_names(checkpoint_dir, last_epoch):
     """``epoch-NNNN/checkpoint.json`` names under an S3 prefix: listed, or, where S3 refuses the listing (a
-    role without s3:ListBucket), asked for one epoch at a time (1 .. ``last_epoch``: a run's checkpoints
-    are numbered by its epochs, and a checkpoint resumes only under the same settings, epochs included).
+    role without s3:ListBucket), asked for one epoch at a time: 1 .. ``last_epoch`` (a run's checkpoints
+    are numbered by its epochs, and a checkpoint resumes only under the same settings, epochs included), and
+    the epoch :data:`NEWEST_EPOCH` names. Without it a checkpoint past ``last_epoch`` (a rerun with fewer
+    epochs) went unseen, and the run started over where a listing refuses it.
     Without ListBucket S3 answers 403 for a missing key, so a refused HEAD means "no checkpoint there"."""
     bucket, prefix = storage.split_s3(checkpoint_dir)
     prefix = prefix.rstrip("/") + "/" if prefix else ""
@@ -82,8 +86,40 @@ def _s3_marker_names(checkpoint_dir, last_epoch):
     except Exception as exc:
         if not storage.is_forbidden(exc):
             raise
-    return {f"epoch-{e:04d}/{CHECKPOINT_MARKER}" for e in range(1, last_epoch + 1)
+    asked = set(range(1, last_epoch + 1)) | {_newest_noted(bucket, prefix + NEWEST_EPOCH)} - {None}
+    return {f"epoch-{e:04d}/{CHECKPOINT_MARKER}" for e in sorted(asked)
             if storage.exists(storage.join(_epoch_dir(checkpoint_dir, e), CHECKPOINT_MARKER), forbidden_is_missing=True)}
+
+
+def _newest_noted(bucket, key):
+    """The epoch :func:`_note_newest` noted (``None``: no note, as without ListBucket a missing one is refused, or
+    not one it wrote: a hint for what to ask for, which is then checked as every checkpoint is)."""
+    import json
+
+    try:
+        body = storage.s3_client().get_object(Bucket=bucket, Key=key)["Body"].read(1024)
+    except Exception as exc:
+        if storage.is_forbidden(exc) or storage.s3._is_missing(exc):
+            return None
+        raise
+    try:
+        epoch = json.loads(body)["epoch"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0 else None
+
+
+def _note_newest(checkpoint_dir, epoch):
+    """On S3, ``NEWEST_EPOCH`` names ``epoch`` once its checkpoint is published (and before the one it replaces is
+    removed: the note names a checkpoint there at every point), so that a resume that may not list the prefix
+    finds it past its own epochs (:func:`_s3_marker_names`). One small PUT an epoch."""
+    import json
+
+    if storage.is_s3(checkpoint_dir):
+        bucket, key = storage.split_s3(storage.join(checkpoint_dir, NEWEST_EPOCH))
+        with storage.s3_errors(checkpoint_dir):
+            storage.s3_client().put_object(Bucket=bucket, Key=key, Body=json.dumps({"epoch": epoch}).encode("ascii"),
+                                           ContentType="application/json")
 
 
 def _epoch_dir(checkpoint_dir, epoch):
@@ -169,6 +205,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
         model.save_parameters(paths["model.params"])
         _write_optimizer_state(paths["optimizer.npz"], meta, optimizer_states)
         storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True)
+    _note_newest(checkpoint_dir, epoch)
     for old in older:
         if old != epoch:
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)

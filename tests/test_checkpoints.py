@@ -262,13 +262,16 @@ def test_checkpoints_on_s3(splits, s3_bucket):
         train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
     bucket = s3_bucket[len("s3://"):]
     keys = sorted(o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=bucket)["Contents"])
-    assert [k.rsplit("/", 1)[0] for k in keys] == ["jobs/run1/checkpoints/epoch-0001"] * 3
-    assert [re.sub("-[0-9a-f]{16}", "", k.rsplit("/", 1)[1]) for k in keys] == ["checkpoint.json", "model.params", "optimizer.npz"]
+    assert [k.rsplit("/", 1)[0] for k in keys] == ["jobs/run1/checkpoints/epoch-0001"] * 3 + ["jobs/run1/checkpoints"]
+    assert [re.sub("-[0-9a-f]{16}", "", k.rsplit("/", 1)[1]) for k in keys] == ["checkpoint.json", "model.params",
+                                                                                "optimizer.npz", "newest-epoch.json"]
+    note = boto3.client("s3").get_object(Bucket=bucket, Key="jobs/run1/checkpoints/newest-epoch.json")["Body"].read()
+    assert json.loads(note) == {"epoch": 1}  # (what a resume without s3:ListBucket asks for, past its own epochs)
     resumed = train(*splits, config, checkpoint_dir=ckpt)
     whole = train(*splits, config)
     np.testing.assert_array_equal(resumed.model.embedding_table(), whole.model.embedding_table())
     keys = {o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=bucket)["Contents"]}
-    assert {k.split("/")[3] for k in keys} == {"epoch-0002"}
+    assert {k.split("/")[3] for k in keys} == {"epoch-0002", "newest-epoch.json"}
 
 
 def test_checkpoints_on_s3_without_list_bucket(splits, unlisted):
@@ -286,11 +289,45 @@ def test_checkpoints_on_s3_without_list_bucket(splits, unlisted):
         listed = admin.list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", [])
         return sorted({o["Key"][len(prefix):].split("/")[0] for o in listed})
 
-    assert epochs_kept() == ["epoch-0002"]  # epoch 1's checkpoint was found without a listing and removed
+    assert epochs_kept() == ["epoch-0002", "newest-epoch.json"]  # epoch 1's was found without a listing and removed
     resumed = train(*splits, config, checkpoint_dir=ckpt)
     assert [row["epoch"] for row in resumed.history] == [1, 2, 3]
     np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
-    assert epochs_kept() == ["epoch-0003"]
+    assert epochs_kept() == ["epoch-0003", "newest-epoch.json"]
+
+
+@pytest.mark.parametrize("where", ["local", "s3 without ListBucket"])
+def test_a_rerun_with_fewer_epochs_than_its_checkpoint_is_refused_also_without_list_bucket(splits, tmp_path, request,
+                                                                                          where):
+    """A rerun with fewer --epochs than the checkpoint's epoch: refused locally, naming the epochs to resume with. On
+    S3 without s3:ListBucket each epoch's checkpoint.json was asked for by name, 1 .. --epochs only, so the
+    checkpoint past them was never seen and the run started over silently. A save there now notes its epoch in
+    newest-epoch.json, which a resume asks for too: refused the same way, and nothing is written."""
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    if where == "local":
+        ckpt = str(tmp_path / "ckpt")
+
+        def kept():
+            return sorted(os.listdir(ckpt))
+    else:
+        policy, _, dest = request.getfixturevalue("unlisted")
+        ckpt = dest.rsplit("/", 1)[0] + "/checkpoints"
+        prefix = storage.split_s3(ckpt)[1] + "/"
+
+        def kept():
+            listed = policy.client("admin").list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", [])
+            return sorted({o["Key"][len(prefix):].split("/")[0] for o in listed} - {"newest-epoch.json"})
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(2))
+    assert kept() == ["epoch-0002"]
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, TrainConfig(**dict(config.to_dict(), epochs=1)), checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert "different run (epochs 3 -> 1)" in message and "rerun with --epochs 3 to resume it" in message, message
+    assert kept() == ["epoch-0002"]
+    seen = []
+    train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)  # its own epochs resume it
+    assert [row["epoch"] for row in seen] == [3] and kept() == ["epoch-0003"]
 
 
 def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
@@ -464,7 +501,7 @@ def test_signal_while_s3_holds_a_checkpoint_upload(request, tmp_path, small_trai
     final = ["epoch-0003/checkpoint.json", "epoch-0003/model-ID.params", "epoch-0003/optimizer-ID.npz"]
     # a late manifest completed its set (resumed from it, then removed); a late model-*.params is unreferenced
     # (its publish was taken back) and young: kept by the sweep, and without a listing nothing can find it
-    assert left == (["epoch-0002/model-ID.params"] if stalled == "model-" else []) + final
+    assert left == (["epoch-0002/model-ID.params"] if stalled == "model-" else []) + final + ["newest-epoch.json"]
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
@@ -499,7 +536,8 @@ def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tm
             return sorted(o["Key"][len(prefix) + 1:] for o in client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")["Contents"])
     train(*splits, config, checkpoint_dir=ckpt)
     assert [re.sub("-[0-9a-f]{16}", "-ID", name) for name in left()] == [
-        "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.npz", "epoch-0008/notes.txt"]
+        "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.npz", "epoch-0008/notes.txt"] \
+        + (["newest-epoch.json"] if where == "s3" else [])
 
 
 @pytest.mark.parametrize("other", ["settings", "train_accuracy scoring", "workers"])
