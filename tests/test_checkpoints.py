@@ -162,6 +162,99 @@ def test_a_checkpoint_refused_for_other_settings_names_them(splits, tmp_path, in
     train(*splits, config, checkpoint_dir=ckpt)  # its own settings still resume it
 
 
+def _edited(data, how):
+    """``data`` with two words swapped between its first two documents (``swapped``), or a word of the first replaced
+    by another of the vocabulary (``replaced``): the vocabulary, labels and token counts stay as they were."""
+    from fasttext_lib.features import Featurizer
+
+    first, second = (data.texts[d].split(" ") for d in (0, 1))
+    plain = [[i for i, w in enumerate(words) if w.isalpha() and w.islower()] for words in (first, second)]
+    vocab = Featurizer.fit(data.texts).vocab.idx_to_token
+    for i in plain[0]:
+        for j in plain[1]:
+            a, b = list(first), list(second)
+            if a[i] == b[j]:
+                continue
+            if how == "swapped":
+                a[i], b[j] = b[j], a[i]
+            else:
+                a[i] = b[j]
+            texts = [" ".join(a), " ".join(b)] + list(data.texts[2:])
+            if Featurizer.fit(texts).vocab.idx_to_token == vocab:  # (a count crossing another's reorders it)
+                return LabeledTexts(list(data.labels), texts)
+    raise AssertionError("no edit keeps the vocabulary")
+
+
+@pytest.mark.parametrize("source", ["in memory", "read from a file"])
+@pytest.mark.parametrize("how", ["swapped", "replaced"])
+def test_a_checkpoint_of_data_with_other_words_in_its_documents_is_refused(splits, tmp_path, how, source):
+    """The data fingerprint covered the vocabulary, the labels and every document's token count, not the tokens:
+    two words swapped between documents, or one replaced by another word of the vocabulary, left it unchanged, and
+    the edited data resumed the old data's checkpoint silently (ending with neither data's parameters). Now the
+    token ids are fingerprinted too, whether they sit in memory or in read_counted's file (CodesFile)."""
+    from fasttext_lib.data import read_counted, write_csv
+    from fasttext_lib.features import count_tokens
+
+    train_data, val_data = splits
+    edited = _edited(train_data, how)
+    before, after = count_tokens(train_data.texts), count_tokens(edited.texts)
+    np.testing.assert_array_equal(before.lengths, after.lengths)  # what the fingerprint compared stays alike
+    if source == "read from a file":
+        paths = [tmp_path / "train.csv", tmp_path / "edited.csv"]
+        for data, path in zip((train_data, edited), paths):
+            write_csv(data, str(path))
+        train_data, edited = (read_counted([str(path)]) for path in paths)
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(train_data, val_data, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    with pytest.raises(FastTextError, match=r"different run \(the training data"):
+        train(edited, val_data, config, checkpoint_dir=ckpt)
+    if source == "read from a file":
+        train_data = read_counted([str(paths[0])])
+    seen = []
+    train(train_data, val_data, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)  # its own data resumes it
+    assert [row["epoch"] for row in seen] == [2]
+
+
+def test_the_data_fingerprint_is_the_same_however_the_data_was_read(splits, tmp_path, monkeypatch):
+    """The token ids it covers are numbered in first-seen order: the same for data in memory and data read_counted
+    kept in a file, counted natively or not, so a checkpoint resumes whichever way the data is read again."""
+    from fasttext_lib.checkpoints import DATA_FINGERPRINT, data_fingerprint
+    from fasttext_lib.data import read_counted, write_csv
+    from fasttext_lib.train import featurize
+
+    train_data = splits[0]
+    write_csv(train_data, str(tmp_path / "train.csv"))
+    config = TrainConfig(ngrams=2, buckets=20000)
+    y = np.arange(len(train_data)) % 2
+    found = set()
+    for native in ("1", "0"):
+        monkeypatch.setenv("FASTTEXT_LIB_NATIVE", native)
+        for data in (train_data, read_counted([str(tmp_path / "train.csv")])):
+            featurizer, bags, _ = featurize(data, None, config)
+            found.add(data_fingerprint(featurizer, bags, y))
+    assert len(found) == 1 and found.pop().startswith(DATA_FINGERPRINT)
+
+
+def test_a_checkpoint_with_an_older_versions_data_fingerprint_is_refused_in_one_line(splits, tmp_path):
+    """Checkpoints written before the fingerprint covered the tokens hold one that cannot tell the data they were
+    written with: refused in one line that says so and what to do, not as "other data" (nothing may have changed)."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+    marker = ckpt / "epoch-0001" / "checkpoint.json"
+    meta = json.loads(marker.read_text())
+    meta["data"] = meta["data"].rsplit(":", 1)[1]  # what an older version wrote: the bare hex digest
+    marker.write_text(json.dumps(meta))
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    message = str(refused.value)
+    assert "written by an older version of this library" in message and "\n" not in message, message
+    assert "use another --checkpoint-dir or remove it to train from the start" in message, message
+
+
 def test_checkpoints_on_s3(splits, s3_bucket):
     config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
     ckpt = f"{s3_bucket}/jobs/run1/checkpoints"
@@ -169,13 +262,16 @@ def test_checkpoints_on_s3(splits, s3_bucket):
         train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
     bucket = s3_bucket[len("s3://"):]
     keys = sorted(o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=bucket)["Contents"])
-    assert [k.rsplit("/", 1)[0] for k in keys] == ["jobs/run1/checkpoints/epoch-0001"] * 3
-    assert [re.sub("-[0-9a-f]{16}", "", k.rsplit("/", 1)[1]) for k in keys] == ["checkpoint.json", "model.params", "optimizer.npz"]
+    assert [k.rsplit("/", 1)[0] for k in keys] == ["jobs/run1/checkpoints/epoch-0001"] * 3 + ["jobs/run1/checkpoints"]
+    assert [re.sub("-[0-9a-f]{16}", "", k.rsplit("/", 1)[1]) for k in keys] == ["checkpoint.json", "model.params",
+                                                                                "optimizer.npz", "newest-epoch.json"]
+    note = boto3.client("s3").get_object(Bucket=bucket, Key="jobs/run1/checkpoints/newest-epoch.json")["Body"].read()
+    assert json.loads(note) == {"epoch": 1}  # (what a resume without s3:ListBucket asks for, past its own epochs)
     resumed = train(*splits, config, checkpoint_dir=ckpt)
     whole = train(*splits, config)
     np.testing.assert_array_equal(resumed.model.embedding_table(), whole.model.embedding_table())
     keys = {o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=bucket)["Contents"]}
-    assert {k.split("/")[3] for k in keys} == {"epoch-0002"}
+    assert {k.split("/")[3] for k in keys} == {"epoch-0002", "newest-epoch.json"}
 
 
 def test_checkpoints_on_s3_without_list_bucket(splits, unlisted):
@@ -193,11 +289,45 @@ def test_checkpoints_on_s3_without_list_bucket(splits, unlisted):
         listed = admin.list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", [])
         return sorted({o["Key"][len(prefix):].split("/")[0] for o in listed})
 
-    assert epochs_kept() == ["epoch-0002"]  # epoch 1's checkpoint was found without a listing and removed
+    assert epochs_kept() == ["epoch-0002", "newest-epoch.json"]  # epoch 1's was found without a listing and removed
     resumed = train(*splits, config, checkpoint_dir=ckpt)
     assert [row["epoch"] for row in resumed.history] == [1, 2, 3]
     np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
-    assert epochs_kept() == ["epoch-0003"]
+    assert epochs_kept() == ["epoch-0003", "newest-epoch.json"]
+
+
+@pytest.mark.parametrize("where", ["local", "s3 without ListBucket"])
+def test_a_rerun_with_fewer_epochs_than_its_checkpoint_is_refused_also_without_list_bucket(splits, tmp_path, request,
+                                                                                          where):
+    """A rerun with fewer --epochs than the checkpoint's epoch: refused locally, naming the epochs to resume with. On
+    S3 without s3:ListBucket each epoch's checkpoint.json was asked for by name, 1 .. --epochs only, so the
+    checkpoint past them was never seen and the run started over silently. A save there now notes its epoch in
+    newest-epoch.json, which a resume asks for too: refused the same way, and nothing is written."""
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    if where == "local":
+        ckpt = str(tmp_path / "ckpt")
+
+        def kept():
+            return sorted(os.listdir(ckpt))
+    else:
+        policy, _, dest = request.getfixturevalue("unlisted")
+        ckpt = dest.rsplit("/", 1)[0] + "/checkpoints"
+        prefix = storage.split_s3(ckpt)[1] + "/"
+
+        def kept():
+            listed = policy.client("admin").list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", [])
+            return sorted({o["Key"][len(prefix):].split("/")[0] for o in listed} - {"newest-epoch.json"})
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(2))
+    assert kept() == ["epoch-0002"]
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, TrainConfig(**dict(config.to_dict(), epochs=1)), checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert "different run (epochs 3 -> 1)" in message and "rerun with --epochs 3 to resume it" in message, message
+    assert kept() == ["epoch-0002"]
+    seen = []
+    train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)  # its own epochs resume it
+    assert [row["epoch"] for row in seen] == [3] and kept() == ["epoch-0003"]
 
 
 def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
@@ -371,7 +501,7 @@ def test_signal_while_s3_holds_a_checkpoint_upload(request, tmp_path, small_trai
     final = ["epoch-0003/checkpoint.json", "epoch-0003/model-ID.params", "epoch-0003/optimizer-ID.npz"]
     # a late manifest completed its set (resumed from it, then removed); a late model-*.params is unreferenced
     # (its publish was taken back) and young: kept by the sweep, and without a listing nothing can find it
-    assert left == (["epoch-0002/model-ID.params"] if stalled == "model-" else []) + final
+    assert left == (["epoch-0002/model-ID.params"] if stalled == "model-" else []) + final + ["newest-epoch.json"]
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
@@ -406,7 +536,8 @@ def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tm
             return sorted(o["Key"][len(prefix) + 1:] for o in client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")["Contents"])
     train(*splits, config, checkpoint_dir=ckpt)
     assert [re.sub("-[0-9a-f]{16}", "-ID", name) for name in left()] == [
-        "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.npz", "epoch-0008/notes.txt"]
+        "epoch-0002/checkpoint.json", "epoch-0002/model-ID.params", "epoch-0002/optimizer-ID.npz", "epoch-0008/notes.txt"] \
+        + (["newest-epoch.json"] if where == "s3" else [])
 
 
 @pytest.mark.parametrize("other", ["settings", "train_accuracy scoring", "workers"])
