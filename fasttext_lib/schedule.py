@@ -47,7 +47,7 @@ def mean_tokens(texts):
     """The mean number of tokens (as the model counts them: :func:`~fasttext_lib.text.tokenize`) of ``texts``.
 
     Counted natively when the featurizer's library is in use (``native_features.total_tokens``: the same count,
-    ~0.05 s instead of ~0.8 s for the 10,000 Yelp-length documents train and autotune measure, paid by every run
+    ~0.07 s instead of ~0.8-1 s for the 10,000 Yelp-length documents train and autotune measure, paid by every run
     whose settings come from the data); ``text.tokenize`` is the reference (``FASTTEXT_LIB_NATIVE=0``)."""
     from . import native_features
 
