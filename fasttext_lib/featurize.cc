@@ -656,6 +656,21 @@ int64_t ft_tokenize(const char* doc, int64_t len, char* out, int32_t breaks) {
   return n;
 }
 
+// The number of tokens of n_docs documents in all (schedule.mean_tokens), or -1 when out of memory. Only counted:
+// the counter (ft_counter_add) also looks every token up and packs its id, 5 times as long for Yelp-shaped text.
+int64_t ft_count_tokens(const char* buf, const int64_t* ends, int64_t n_docs, int32_t breaks) {
+  Scratch scratch;
+  int64_t n = 0;
+  try {
+    for_each_document(buf, ends, n_docs, [&](const char* doc, size_t len) {
+      tokenize(doc, len, scratch, breaks, [&](const char*, size_t) { ++n; });
+    });
+  } catch (const std::bad_alloc&) {
+    return -1;
+  }
+  return n;
+}
+
 // Counting (Featurizer.fit): tokens get ids in first-seen order; every document's ids are kept,
 // packed as varints (frequent words are met early, so their ids are small: one or two bytes).
 void* ft_counter_new() { return new (std::nothrow) Counter(); }

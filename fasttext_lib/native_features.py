@@ -56,6 +56,7 @@ _I64 = ctypes.c_int64
 _SIGNATURES = {
     "ft_crc32": (ctypes.c_uint32, [ctypes.c_char_p, _I64]),
     "ft_tokenize": (_I64, [ctypes.c_char_p, _I64, _P, ctypes.c_int32]),
+    "ft_count_tokens": (_I64, [ctypes.c_char_p, _P, _I64, ctypes.c_int32]),
     "ft_counter_new": (_P, []),
     "ft_counter_free": (None, [_P]),
     "ft_counter_add": (ctypes.c_int, [_P, ctypes.c_char_p, _P, _I64, ctypes.c_int32]),
@@ -256,6 +257,21 @@ def normalized_utf8(texts):
     out = ctypes.create_string_buffer(2 * len(buf) + 1)  # every byte may become a token plus a space
     n = _lib().ft_tokenize(buf, len(buf), ctypes.cast(out, _P), _line_breaks(TRAINING_FORM))
     return [piece.strip(b" ") for piece in out.raw[:n].split(b"\0")]
+
+
+def total_tokens(texts, form=TRAINING_FORM):
+    """``sum(len(text.tokenize(t, form)) for t in texts)`` (any iterable of str), counted natively a chunk at a time
+    (schedule.mean_tokens: ~0.8 s in Python for the 10,000 documents every run whose settings come from the data
+    measures)."""
+    lib = _lib()
+    total = 0
+    for chunk in _chunks(texts):
+        buf, ends = _lowered_utf8(chunk, form)
+        counted = lib.ft_count_tokens(buf, _ptr(ends), len(chunk), _line_breaks(form))
+        if counted < 0:
+            raise MemoryError("native featurization ran out of memory")
+        total += counted
+    return total
 
 
 def crc32(token):

@@ -44,10 +44,20 @@ def default_batch_size(num_docs):
 
 
 def mean_tokens(texts):
-    """The mean number of tokens (as the model counts them: :func:`~fasttext_lib.text.tokenize`) of ``texts``."""
-    from .text import tokenize
+    """The mean number of tokens (as the model counts them: :func:`~fasttext_lib.text.tokenize`) of ``texts``.
 
-    return sum(len(tokenize(t)) for t in texts) / max(1, len(texts))
+    Counted natively when the featurizer's library is in use (``native_features.total_tokens``: the same count,
+    ~0.07 s instead of ~0.8-1 s for the 10,000 Yelp-length documents train and autotune measure, paid by every run
+    whose settings come from the data); ``text.tokenize`` is the reference (``FASTTEXT_LIB_NATIVE=0``)."""
+    from . import native_features
+
+    if native_features.available():
+        total = native_features.total_tokens(texts)
+    else:
+        from .text import tokenize
+
+        total = sum(len(tokenize(t)) for t in texts)
+    return total / max(1, len(texts))
 
 
 def length_factor(mean_tokens):

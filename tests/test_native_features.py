@@ -599,3 +599,34 @@ def test_an_autotune_refit_check_fingerprints_a_chunk_natively_as_python_does_on
     monkeypatch.undo()
     together.see_all([text for text in texts if "\x00" in text])  # (a NUL inside: read in Python)
     assert (together.sampled, together.found) == (one_by_one.sampled, one_by_one.found)
+
+
+def test_the_mean_length_the_settings_come_from_is_counted_natively_as_python_counts_it(monkeypatch):
+    """schedule.mean_tokens (train and autotune measure the first 10,000 documents for the lr: ~0.8 s in Python for
+    Yelp-length text) counts natively (native_features.total_tokens) exactly the tokens text.tokenize gives: hostile
+    texts, line breaks its rules form, a NUL inside (the chunk's per-document route), documents longer than a piece
+    (lowercased a piece at a time), several chunks; the same float as the reference (FASTTEXT_LIB_NATIVE=0)."""
+    from fasttext_lib import schedule
+
+    long_doc = " ".join(HOSTILE) * 3
+    texts = HOSTILE + random_texts_of_line_break_pieces(2_000, seed=7) + generate_reviews(300, seed=8).texts
+    texts += [long_doc, "", long_doc.upper(), "<br" * 99 + " />" * 100]
+    corpora = [texts, [t for t in HOSTILE if "\x00" not in t], [""], ["nul\x00inside"], []]
+    monkeypatch.setattr(nf, "CHUNK_DOCS", 97)
+    for piece_chars in (nf.PIECE_CHARS, 16):
+        monkeypatch.setattr(nf, "PIECE_CHARS", piece_chars)
+        for corpus in corpora:
+            expected = sum(len(tokenize(t)) for t in corpus)
+            assert nf.total_tokens(corpus) == expected
+            assert nf.total_tokens(iter(corpus)) == expected
+            calls = []
+            with monkeypatch.context() as m:
+                m.setattr(nf, "total_tokens", lambda *a, _f=nf.total_tokens, **k: calls.append(1) or _f(*a, **k))
+                native = schedule.mean_tokens(corpus)
+            assert calls == [1]
+            with monkeypatch.context() as m:
+                m.setenv(nf.ENV_SWITCH, "0")
+                m.setattr(nf, "total_tokens", lambda *a, **k: pytest.fail("counted natively with the switch off"))
+                reference = schedule.mean_tokens(corpus)
+            assert native == reference == expected / max(1, len(corpus))
+            assert type(native) is float
