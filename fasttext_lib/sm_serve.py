@@ -7,34 +7,19 @@ accepts only a Gluon ``Block`` (or Module) from ``model_fn``. So :func:`model_fn
 classifier block with the loaded :class:`~fasttext_lib.predict.Predictor` (vocabulary, n-gram
 settings, labels) attached, and the three functions below do the rest:
 
-* request ``application/json`` (a string, a list of strings or ``{"instances": [...]}``),
-  ``application/jsonlines`` (Batch Transform's ``SplitType=Line``: ``{"source": "review", "k": 2}`` per
-  line, BlazingText's shape), ``text/plain`` (one review per line; one line with lone ``\\r`` inside is a 400) or ``text/csv`` (one review per record; when
-  the first record is a labeled row, ``"2","the text"``, each record's text columns, the class not scored;
-  ``text/csv; header=present``: the first record is a header, not answered by an endpoint; in Batch Transform
-  answered with :class:`FieldNames`, so that each record of a mini-batch has its answer; without the parameter, a
-  header row predict would recognize is read as one, and answered as with it: not by an endpoint, with
-  :class:`FieldNames` in Batch Transform; a body whose first line is a TSV's header row is read tab-separated);
-  a leading UTF-8 BOM is skipped;
-* response ``application/json``: ``[{"label": "positive", "probability": 0.97, "class_id": "2"}, ...]``,
-  one per review, whenever the ``Accept`` header admits it (``*/*``, ``application/*``, lists,
-  q-values). ``{"instances": [...], "configuration": {"k": 3, "threshold": 0.1}}`` (BlazingText's
-  shape; both keys optional) answers a list of up to k classes per review instead, most probable
-  first, those below the threshold left out. ``label`` is the class's name when the bundle stores one (label_names.py), else the
-  raw label; ``class_id`` is always the raw label, as the training data wrote it;
-* response ``application/jsonlines`` for a JSON Lines request (or an ``Accept`` that prefers it): one
-  line per review, in order, ``{"label": [...], "prob": [...], "class_id": [...]}`` (BlazingText's);
-* response ``text/csv`` for an ``Accept`` that prefers it (Batch Transform's ``accept="text/csv"``), whatever the
-  request's type: one CSV record a line per review, in order, ``label,probability,class_id`` (with k classes, k such
-  triples, empty fields where the threshold left fewer), so that ``join_source="Input"`` joins each to its record. A
-  missing Accept is still answered in JSON (the toolkit hands it on as ``application/json``);
+* :func:`input_fn`: the request's body -> its reviews, for ``application/json``, ``application/jsonlines``,
+  ``text/plain`` and ``text/csv`` (serve_requests.py says how each is read);
+* :func:`predict_fn`: the reviews -> one answer each, the most probable class, or with a ``"configuration"``
+  (BlazingText's ``{"k": 3, "threshold": 0.1}``) or a JSON Lines request the classes asked for;
+* :func:`output_fn`: the answers -> the response, in ``application/json``, ``application/jsonlines`` or
+  ``text/csv`` as the ``Accept`` header asks (serve_responses.py says how each is written);
 * an answer over :data:`MAX_RESPONSE_BYTES` is a 413 (SageMaker refuses real-time answers over 6 MB);
-* bad requests raise :class:`RequestError`, which the toolkit answers with its 4xx status: 415 for
-  another content type, 406 when ``Accept`` admits no answer type, 413 above :data:`MAX_REQUEST_BYTES`, 400
-  for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as
-  UTF-8), items that are neither a string nor missing (null or NaN, in a list, alone or a JSON line: an empty
-  review) and requests without any text (in Batch Transform, records that are all blank are answered; a JSON
-  string's lone surrogate escape is U+FFFD);
+* bad requests raise :class:`~fasttext_lib.serve_requests.RequestError`, which the toolkit answers with its 4xx
+  status: 415 for another content type, 406 when ``Accept`` admits no answer type, 413 above
+  :data:`MAX_REQUEST_BYTES`, 400 for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL
+  characters (UTF-16 sent as UTF-8), items that are neither a string nor missing (null or NaN, in a list, alone or
+  a JSON line: an empty review) and requests without any text (in Batch Transform, records that are all blank are
+  answered; a JSON string's lone surrogate escape is U+FFFD);
 * a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
@@ -46,79 +31,22 @@ decodes them with the request's charset and answers 400 when they do not decode.
 Serving imports neither the training modules nor tqdm (the inference containers have no tqdm):
 tests/test_architecture.py checks it.
 """
-import csv
-import http
-import io
-import itertools
-import json
 import os
-import re
 
-from .errors import FastTextError, lone_surrogate_message
-from .jsonl import json_integer, missing_json, whole_characters
+from .errors import lone_surrogate_message
+from .serve_limits import (BATCH_RESPONSE_BYTES, UNLIMITED_PAYLOAD_BYTES, in_batch_transform, max_request_bytes,
+                           max_response_bytes)
+from .serve_requests import (CONTENT_TYPES, CSV_TYPE, JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, RequestError, Reviews,
+                             answered_blank, body_text, csv_request, csv_texts, json_request, json_texts,
+                             jsonlines_texts, media_params, media_type, plain_texts)
+from .serve_responses import (ANSWER_TYPES, CSV_FIELDS, Answers, FieldNames, answer_bytes, default_accept_hint,
+                              response_body, response_type)
 
-JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
-JSONLINES_TYPE = "application/jsonlines"  # SageMaker Batch Transform's (and BlazingText's) JSON Lines
-CONTENT_TYPES = (JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, CSV_TYPE)
-
-
-def _positive_bytes(environ, name, default):
-    """``environ[name]`` (a positive whole number of bytes), else ``default``. A bad value stops the
-    endpoint at start-up with this one line in its log, rather than a bare int() error or a silent default."""
-    raw = environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive whole number of bytes, got {raw!r}")
-    return value
-
-
-# MaxPayloadInMB=0 is Batch Transform's "no limit" (a whole object streamed, SplitType None): the largest limit it
-# takes otherwise, 100 MB, read as MiB. (The 6 MiB of an endpoint refused every file above it: a failed job.)
-UNLIMITED_PAYLOAD_BYTES = 100 * 1024 * 1024
-
-
-def _platform_payload_bytes(environ):
-    """``SAGEMAKER_MAX_PAYLOAD_IN_MB`` (Batch Transform's ``MaxPayloadInMB``, which SageMaker sets in the
-    container) in bytes, read as MiB so a mini-batch the platform sends is never refused, 0 as
-    :data:`UNLIMITED_PAYLOAD_BYTES`; None when unset or unusable (the platform's variable: not ours to stop the
-    endpoint over)."""
-    try:
-        value = int(str(environ.get("SAGEMAKER_MAX_PAYLOAD_IN_MB", "")).strip())
-    except ValueError:
-        return None
-    if value == 0:
-        return UNLIMITED_PAYLOAD_BYTES
-    return value * 1024 * 1024 if value > 0 else None
-
-
-def in_batch_transform(environ):
-    """SageMaker sets ``SAGEMAKER_BATCH=true`` in a Batch Transform container."""
-    return str(environ.get("SAGEMAKER_BATCH", "")).strip().lower() == "true"
-
-
-def max_request_bytes(environ):
-    """``FASTTEXT_MAX_REQUEST_BYTES``, else Batch Transform's ``MaxPayloadInMB``, else 6 MiB."""
-    return _positive_bytes(environ, "FASTTEXT_MAX_REQUEST_BYTES", _platform_payload_bytes(environ) or 6 * 1024 * 1024)
-
-
-# Batch Transform: SageMaker documents no response limit; the cap there only keeps a worker's memory in
-# bounds (about 0.5 GB of Python objects for 100 MB of JSON Lines answers).
-BATCH_RESPONSE_BYTES = 100 * 1000 * 1000
-
-
-def max_response_bytes(environ):
-    """``FASTTEXT_MAX_RESPONSE_BYTES``, else 6,000,000: SageMaker documents 6 MB for a real-time
-    invocation's payload; read as the smaller 6 x 10^6, an answer this lets through is never refused by
-    SageMaker after the work is done (serverless endpoints: 4 MB, set it lower). In a Batch Transform
-    container (``SAGEMAKER_BATCH``) the default is :data:`BATCH_RESPONSE_BYTES`."""
-    default = BATCH_RESPONSE_BYTES if in_batch_transform(environ) else 6 * 1000 * 1000
-    return _positive_bytes(environ, "FASTTEXT_MAX_RESPONSE_BYTES", default)
-
+# The hooks, and the names sm_serve had before its request and response code had modules of their own
+__all__ = ["model_fn", "input_fn", "predict_fn", "output_fn", "RequestError", "Reviews", "Answers", "FieldNames",
+           "JSON_TYPE", "JSONLINES_TYPE", "TEXT_TYPE", "CSV_TYPE", "CONTENT_TYPES", "ANSWER_TYPES", "CSV_FIELDS",
+           "MAX_REQUEST_BYTES", "MAX_RESPONSE_BYTES", "RESPONSE_CHECK_REVIEWS", "BATCH_RESPONSE_BYTES",
+           "UNLIMITED_PAYLOAD_BYTES", "in_batch_transform", "max_request_bytes", "max_response_bytes"]
 
 # SageMaker's real-time InvokeEndpoint payload limit; FASTTEXT_MAX_REQUEST_BYTES (model env) changes it;
 # in Batch Transform it follows MaxPayloadInMB.
@@ -130,48 +58,9 @@ MAX_RESPONSE_BYTES = max_response_bytes(os.environ)
 # predict_fn scores this many reviews at a time and stops at the first batch that takes the answer over the cap
 RESPONSE_CHECK_REVIEWS = 2048
 
-try:  # the inference toolkit turns these into an HTTP response with their status code
-    from sagemaker_inference.errors import BaseInferenceToolkitError as _ToolkitError
-except ImportError:  # outside the container (tests, local use): the same shape
-    class _ToolkitError(Exception):
-        def __init__(self, status_code, message, phrase):
-            self.status_code, self.message, self.phrase = status_code, message, phrase
-            super().__init__(status_code, message, phrase)
-
-
-class RequestError(_ToolkitError):
-    """A bad request, answered with ``status_code`` (4xx) and a one-line ``message``."""
-
-    def __init__(self, status_code, message):
-        super().__init__(status_code, message, http.HTTPStatus(status_code).phrase)
-
-    def __str__(self):
-        return f"{self.status_code} {self.phrase}: {self.message}"
-
-
-def _serving_ctx(context):
-    import mxnet as mx
-
-    num_gpus = mx.context.num_gpus()
-    if num_gpus == 0:
-        return "cpu"
-    properties = getattr(context, "system_properties", None) or {}
-    gpu_id = properties.get("gpu_id") or 0
-    return f"gpu:{int(gpu_id) % num_gpus}"
-
-
 # model_dir -> the loaded block. The MXNet toolkit's HandlerService calls model_fn twice at start-up
 # (once to pick its transformer, once more through it): a large bundle is read and built once.
 _LOADED = {}
-
-
-def _bundle_stamp(model_dir):
-    """What tells a bundle in place from a replaced one (a local config.json's identity)."""
-    try:
-        st = os.stat(os.path.join(str(model_dir), "config.json"))
-    except OSError:  # s3:// or no bundle yet: Predictor.load reports it
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def model_fn(model_dir, context=None):
@@ -195,6 +84,116 @@ def model_fn(model_dir, context=None):
     block.featurizer, block.labels, block.names = predictor.featurizer, predictor.labels, predictor.names
     _LOADED[key] = (stamp, block)
     return block
+
+
+def input_fn(request_body, content_type):
+    """Request -> list of review texts (raw; normalized by the predictor as in training)."""
+    if not content_type:
+        raise RequestError(415, f"request has no Content-Type; send one of {', '.join(CONTENT_TYPES)}")
+    media, charset = media_type(content_type)
+    if media not in CONTENT_TYPES:
+        raise RequestError(415, f"content type {media!r} is not supported; send one of {', '.join(CONTENT_TYPES)}")
+    if media == JSON_TYPE and isinstance(request_body, (list, dict)):  # a server that decoded JSON itself
+        texts = json_texts(request_body)
+    else:
+        # A leading BOM (a file saved by Windows tools; Batch Transform hands it on in a file's first
+        # mini-batch) is no part of the first review, as in the CLI and the training readers: it failed
+        # the first JSON line (a 400, the job stopped) and made the first word of text/plain an unknown one.
+        text = body_text(request_body, charset, MAX_REQUEST_BYTES).lstrip("\ufeff")
+        if media == JSON_TYPE:
+            texts = json_request(text)
+        elif media == JSONLINES_TYPE:
+            texts = jsonlines_texts(text)
+        elif media == TEXT_TYPE:
+            texts = plain_texts(text)
+        else:
+            texts = csv_request(text, media_params(content_type)[1].get("header", ""))
+    if not getattr(texts, "lines", False) and not any(t.strip() for t in texts) \
+            and not getattr(texts, "header_record", False) and not answered_blank(texts):
+        # (a JSON line is a record even when its review is empty; Batch Transform's header record alone is answered)
+        raise RequestError(400, "request holds no review text")
+    # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are U+FFFD by now) failed in
+    # featurization, as a 500
+    lines = getattr(texts, "lines", False)
+    bad = lone_surrogate_message(texts, (lambda i: f"line {i + 1}") if lines else (lambda i: f"review {i}"))
+    if bad:
+        raise RequestError(400, bad)
+    return texts
+
+
+def predict_fn(input_data, model):
+    """Reviews -> one ``{"label", "probability", "class_id"}`` per review (the most probable class); with a
+    request ``"configuration"`` (or JSON Lines), a list of them per review (:meth:`Predictor.predict_top`).
+
+    Scored :data:`RESPONSE_CHECK_REVIEWS` at a time: a request whose answer outgrows
+    :data:`MAX_RESPONSE_BYTES` stops with a 413 at the batch that crosses it."""
+    from .features import NoRoomToFeaturize
+
+    predictor = getattr(model, "predictor", None)
+    if predictor is None:
+        raise TypeError("model_fn must return the block with its Predictor attached (fasttext_lib.sm_serve.model_fn)")
+    texts = csv_texts(input_data, predictor) if getattr(input_data, "records", None) else list(input_data)
+    top = getattr(input_data, "top", None)
+    answers = Answers()
+    answers.ranked, answers.lines = top is not None, bool(getattr(input_data, "lines", False))
+    answers.width = _classes_asked(top, len(predictor.labels))
+    if getattr(input_data, "header_record", False):  # a CSV header record answered in Batch Transform
+        blank = getattr(input_data, "lead_blank", 0)
+        answers.extend((predictor.predict([""]) * blank if blank else []) + [FieldNames()])
+    size = 0
+    for start in range(0, len(texts), RESPONSE_CHECK_REVIEWS):
+        chunk = texts[start:start + RESPONSE_CHECK_REVIEWS]
+        try:
+            part = _answers_of(predictor, chunk, top, start)
+        except NoRoomToFeaturize as exc:  # (the OOM killer ended the worker, and the request failed without a word)
+            raise RequestError(413, exc.where(f"review {start + exc.index + 1}")) from None
+        size += answer_bytes(part, answers.ranked, answers.width)
+        if size > MAX_RESPONSE_BYTES:
+            raise _too_big(start + len(chunk), len(texts), size)
+        answers.extend(part)
+    return answers
+
+
+def output_fn(prediction, accept):
+    """Predictions -> (body, media type): ``application/json`` text, ``application/jsonlines`` or ``text/csv`` (one
+    line per review, in order); 406 when ``Accept`` admits none of them, 413 above :data:`MAX_RESPONSE_BYTES`.
+
+    The toolkit sets the response's Content-Type from the second item (it would echo the
+    ``Accept`` header, e.g. ``application/*``, if only the body came back).
+    """
+    lines = bool(getattr(prediction, "lines", False))
+    media = response_type(accept, lines)
+    if media is None:
+        wanted = ("application/jsonlines or text/csv" if lines  # (a JSON Lines request: a line per line)
+                  else "application/json, application/jsonlines or text/csv")
+        raise RequestError(406, f"cannot answer in {str(accept)!r}; accept {wanted}{default_accept_hint(accept)}")
+    body = response_body(prediction, media)
+    size = len(body.encode("utf-8"))
+    if size > MAX_RESPONSE_BYTES:
+        raise _too_big(len(prediction), len(prediction), size)
+    return body, media
+
+
+# ---- model_fn's steps: the device, the loaded bundle's cache, the toolkit patched for this serving process
+
+def _serving_ctx(context):
+    import mxnet as mx
+
+    num_gpus = mx.context.num_gpus()
+    if num_gpus == 0:
+        return "cpu"
+    properties = getattr(context, "system_properties", None) or {}
+    gpu_id = properties.get("gpu_id") or 0
+    return f"gpu:{int(gpu_id) % num_gpus}"
+
+
+def _bundle_stamp(model_dir):
+    """What tells a bundle in place from a replaced one (a local config.json's identity)."""
+    try:
+        st = os.stat(os.path.join(str(model_dir), "config.json"))
+    except OSError:  # s3:// or no bundle yet: Predictor.load reports it
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _let_input_fn_decode():
@@ -245,663 +244,7 @@ def _answer_request_errors_in_one_line():
     transformer.handle_error = staticmethod(handle_error)
 
 
-def _media_type(header):
-    """``'text/csv; charset=utf-8'`` -> (``'text/csv'``, ``'utf-8'``)."""
-    media, params = _media_params(header)
-    return media, params.get("charset") or "utf-8"
-
-
-def _media_params(header):
-    """``'text/csv; charset=utf-8; header=present'`` -> (``'text/csv'``, ``{'charset': 'utf-8', 'header': 'present'}``):
-    parameter names lower-cased, values unquoted."""
-    parts = [p.strip() for p in str(header).split(";")]
-    params = {}
-    for param in parts[1:]:
-        key, _, value = param.partition("=")
-        if value.strip():
-            params[key.strip().lower()] = value.strip().strip('"')
-    return parts[0].lower(), params
-
-
-def _body_text(body, charset):
-    if body is None:
-        body = b""
-    if isinstance(body, str):
-        # (a str another server decoded may hold a lone surrogate, as JSON's "\ud83d" escape does once read: measured
-        # as it stands, it was a UnicodeEncodeError, a 500; in JSON it is U+FFFD, in other text a 400, below)
-        raw_size = len(body.encode("utf-8", "surrogatepass"))
-    elif isinstance(body, (bytes, bytearray, memoryview)):
-        raw_size = len(body)
-    else:
-        raise RequestError(400, f"unexpected request body of type {type(body).__name__}")
-    if raw_size > MAX_REQUEST_BYTES:
-        raise RequestError(413, f"request body has {raw_size} bytes; the limit is {MAX_REQUEST_BYTES} "
-                                f"(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per request")
-    if isinstance(body, str):
-        text = body
-    else:
-        body = bytes(body)
-        try:
-            text = body.decode(charset)
-        except LookupError:
-            raise RequestError(415, f"unknown charset {charset!r}") from None
-        except ValueError:  # UnicodeDecodeError; a plain UnicodeError from some codecs (punycode, undefined): a 500
-            bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
-                if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
-            if body[:2] == b"\x1f\x8b":  # the endpoint gets the bytes as sent: no Content-Encoding is undone
-                bom = (" (it is gzip-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' "
-                       "has SageMaker decompress its input)")
-            raise RequestError(400, f"request body is not valid {charset} text{bom}") from None
-    if "\x00" in text:
-        # UTF-16 text without a byte order mark decodes as UTF-8 (every other byte a NUL) and was answered
-        # with a score per line of that garbage; predict refuses NUL bytes too
-        raise RequestError(400, f"request body holds NUL characters, which no review text does (UTF-16 text sent as "
-                                f"{charset}? send UTF-8, or charset=utf-16 in the Content-Type)")
-    return text
-
-
-class Reviews(list):
-    """``input_fn``'s result: the review texts, and ``top`` = ``(k, threshold)`` when the request asked for
-    ranked classes (``"configuration"``), else ``None``; for JSON Lines, ``top`` is a list with each
-    line's ``(k, threshold)`` and ``lines`` is True."""
-
-    top = None
-    lines = False
-    records = None  # text/csv: each record's fields (the review is its fields joined with commas)
-    quoted = False  # text/csv: the first record's first field is quoted
-    after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
-    header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
-    lead_blank = 0         # FieldNames (in Batch Transform); the blank records as blank lines
-
-
-def _configuration(config):
-    """``{"k": 3, "threshold": 0.1}`` (both optional; SageMaker BlazingText's request shape) -> (k, threshold)."""
-    from .predict import check_top
-
-    if not isinstance(config, dict) or not set(config) <= {"k", "threshold"}:
-        raise RequestError(400, '"configuration" must be an object with "k" and/or "threshold"')
-    # pandas writes a k column with a row that has none as floats and null ("k": 2.0, "k": null): each such line
-    # was a 400 that failed its Batch Transform mini-batch. null is the default; a whole float, that number.
-    k, threshold = config.get("k"), config.get("threshold")
-    k, threshold = (1 if k is None else k), (0.0 if threshold is None else threshold)
-    if isinstance(k, float) and k.is_integer():
-        k = int(k)
-    try:
-        check_top(k, threshold, 1)
-    except FastTextError as exc:
-        raise RequestError(400, f"configuration: {exc}") from None
-    return k, threshold
-
-
-def _json_kind(value):
-    """What JSON calls ``value``'s type (``null``, not Python's ``NoneType``)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
-
-
-
-
-def _json_texts(payload):
-    top = None
-    if isinstance(payload, dict):
-        if "instances" not in payload or not set(payload) <= {"instances", "configuration"}:
-            lines = " (a line of JSON Lines? send it as application/jsonlines)" if "source" in payload else ""
-            raise RequestError(400, 'a JSON object must be {"instances": [review, ...]} with an optional '
-                                    '"configuration": {"k": K, "threshold": P}' + lines)
-        if "configuration" in payload:
-            top = _configuration(payload["configuration"])
-        payload = payload["instances"]
-        if not isinstance(payload, list):
-            raise RequestError(400, '"instances" must be a list of strings')
-    if isinstance(payload, str) or missing_json(payload):  # one review; a lone null is a missing one, as in a list
-        payload = [payload]
-    if not isinstance(payload, list):
-        raise RequestError(400, f'expected a string, a list of strings or {{"instances": [...]}}, got JSON {_json_kind(payload)}')
-    # a missing review (null as pandas writes it, NaN as Python's json does) is empty, as in JSON Lines and as predict
-    # reads a file: it was a 400 that failed the whole request (in Batch Transform with split_type=None, the job)
-    payload = ["" if missing_json(item) else item for item in payload]
-    bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
-    if bad:
-        raise RequestError(400, f"every review must be a JSON string (or null); item {bad[0]} is "
-                                f"{_json_kind(payload[bad[0]])}")
-    texts = Reviews(whole_characters(item) for item in payload)
-    texts.top = top
-    return texts
-
-
-def _json_lines_hint(text, exc):
-    """What a JSON error says when the body is JSON Lines, a JSON value a line: Batch Transform with
-    ``content_type="application/json"`` and ``split_type="Line"`` sends a mini-batch of such lines, and every one was
-    a 400 that said only ``Extra data: line 2 column 1``."""
-    if getattr(exc, "msg", None) != "Extra data" or not text[:exc.pos].rstrip(" \t").endswith(("\n", "\r")):
-        return ""
-    return " (one JSON value a line is JSON Lines: send it as application/jsonlines, {\"source\": \"review\"} a line)"
-
-
-def _refuse_lone_cr(lines):
-    """A ``text/plain`` body that is one line with carriage returns inside it: its lines end in a lone ``\\r``
-    (an old Mac file), and it was answered as one review. 400, as ``predict`` refuses such input (split at the
-    ``\\r``, a review holding a stray one would be answered as two, out of step with what the client sent)."""
-    from .lines import LONE_CR_HINT, has_lone_cr
-
-    if len(lines) == 1 and has_lone_cr(lines[0]):
-        raise RequestError(400, f"request body is one line with carriage returns inside it, which would be answered "
-                                f"as one review{LONE_CR_HINT}, or send the reviews as JSON")
-
-
-def _jsonlines_texts(text):
-    """JSON Lines, one review per line, in BlazingText's Batch Transform shape: ``{"source": "review"}``
-    with optional ``"k"`` (and ``"threshold"``); other keys (an id carried along) are left alone. A bare
-    JSON string line (what an ``InputFilter`` of ``$.source`` leaves) is a review too. Line ends: ``\\n``
-    or ``\\r\\n``; the last line's end is optional, and blank lines after the last record are no records (a file an
-    editor or jq wrote often ends with one: it was a 400). Every other line must be a record: a blank line between
-    records, or a broken one, is a 400 naming its line number (counted within this request: one Batch Transform
-    mini-batch): answered one a line, the answers must stay line for line with the lines sent, and skipped, a blank
-    line would leave every answer after it one line off. A line without ``"source"`` is answered for its text keys
-    (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
-    from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
-
-    lines = text.split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()  # the final line's end, and blank lines after the last record
-    texts = Reviews()
-    texts.lines, texts.top = True, []
-    for number, line in enumerate(lines, 1):
-        line = line[:-1] if line.endswith("\r") else line
-        if not line.strip():
-            raise RequestError(400, f'line {number} is empty; every line must be {{"source": "review text"}}')
-        try:
-            record = json.loads(line, parse_int=json_integer)
-        except json.JSONDecodeError as exc:
-            from .lines import LONE_CR_HINT, has_lone_cr
-
-            hint = LONE_CR_HINT if len(lines) == 1 and has_lone_cr(line) else ""  # an old Mac file: one line
-            raise RequestError(400, f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}{hint}") from None
-        except RecursionError:
-            raise RequestError(400, f"line {number} is not valid JSON: nested too deeply") from None
-        if isinstance(record, str) or missing_json(record):  # a bare line null: a missing review, as {"source": null}
-            record = {"source": record}
-        if isinstance(record, dict) and "source" in record and missing_json(record["source"]):
-            record = dict(record, source="")  # pandas' missing review (or NaN): empty, as predict reads it (was a 400)
-        if isinstance(record, dict) and "source" not in record:
-            # a line of a dataset as it is published (the Yelp dataset's review.json: {"review_id": ..., "stars": 5.0,
-            # "text": ...}), sent as it is: its text keys, as predict reads such a file (jsonl.jsonl_texts); it was a
-            # 400 for want of "source"
-            # (a null text is empty, as predict reads it: pandas writes a missing review as null, and that one line
-            # was a 400 that stopped the Batch Transform job)
-            texts_of = ["" if missing_json(v) else v for k, v in record.items() if isinstance(k, str)
-                        and k.strip().lower() in HEADER_TEXT_NAMES and k.strip().lower() not in HEADER_LABEL_NAMES
-                        and (isinstance(v, str) or missing_json(v))]
-            if texts_of:
-                record = dict(record, source=" ".join(t for t in texts_of if t))
-        if not isinstance(record, dict) or not isinstance(record.get("source"), str):
-            raise RequestError(400, f'line {number} must be {{"source": "review text"}} (with optional "k"; or a '
-                                    f'text key such as "text" or "review"), got {line[:80]!r}')
-        try:
-            top = _configuration({key: record[key] for key in ("k", "threshold") if key in record})
-        except RequestError as exc:
-            raise RequestError(400, f"line {number}: {exc.message}") from None
-        texts.append(whole_characters(record["source"]))
-        texts.top.append(top)
-    if not texts:
-        raise RequestError(400, "request holds no JSON lines")
-    return texts
-
-
-def input_fn(request_body, content_type):
-    """Request -> list of review texts (raw; normalized by the predictor as in training)."""
-    if not content_type:
-        raise RequestError(415, f"request has no Content-Type; send one of {', '.join(CONTENT_TYPES)}")
-    media, charset = _media_type(content_type)
-    if media not in CONTENT_TYPES:
-        raise RequestError(415, f"content type {media!r} is not supported; send one of {', '.join(CONTENT_TYPES)}")
-    if media == JSON_TYPE and isinstance(request_body, (list, dict)):  # a server that decoded JSON itself
-        texts = _json_texts(request_body)
-    else:
-        # A leading BOM (a file saved by Windows tools; Batch Transform hands it on in a file's first
-        # mini-batch) is no part of the first review, as in the CLI and the training readers: it failed
-        # the first JSON line (a 400, the job stopped) and made the first word of text/plain an unknown one.
-        text = _body_text(request_body, charset).lstrip("\ufeff")
-        if media == JSON_TYPE:
-            try:
-                payload = json.loads(text, parse_int=json_integer)
-            except ValueError as exc:
-                raise RequestError(400, f"request body is not valid JSON: {exc}{_json_lines_hint(text, exc)}") from None
-            except RecursionError:  # "[[[[..." a few thousand deep: json's recursive decoder gives up
-                raise RequestError(400, "request body is not valid JSON: nested too deeply") from None
-            texts = _json_texts(payload)
-        elif media == JSONLINES_TYPE:
-            texts = _jsonlines_texts(text)
-        elif media == TEXT_TYPE:
-            from .text import split_lines
-
-            texts = split_lines(text)
-            _refuse_lone_cr(texts)
-        else:
-            texts = _csv_request(text, _media_params(content_type)[1].get("header", ""))
-    if not getattr(texts, "lines", False) and not any(t.strip() for t in texts) \
-            and not getattr(texts, "header_record", False) and not _answered_blank(texts):
-        # (a JSON line is a record even when its review is empty; Batch Transform's header record alone is answered)
-        raise RequestError(400, "request holds no review text")
-    # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are U+FFFD by now) failed in
-    # featurization, as a 500
-    lines = getattr(texts, "lines", False)
-    bad = lone_surrogate_message(texts, (lambda i: f"line {i + 1}") if lines else (lambda i: f"review {i}"))
-    if bad:
-        raise RequestError(400, bad)
-    return texts
-
-
-def _answered_blank(texts):
-    """Are ``texts``, every one blank, answered? In Batch Transform, when there is one at least: a mini-batch of empty
-    reviews (one, with strategy="SingleRecord": pandas writes it as ``""`` in a one-column CSV) was a 400, which fails
-    the whole job, where the same records among others are answered. An endpoint's client is told (a 400)."""
-    return bool(texts) and in_batch_transform(os.environ)
-
-
-def _csv_request(text, header):
-    """A ``text/csv`` body -> :class:`Reviews`: one per record, its fields joined with commas (a review's unquoted
-    commas split it), with ``records`` and ``quoted`` for predict_fn, which reads them as training does instead when
-    the first is a labeled row (the class first).
-
-    ``header``: the Content-Type's ``header`` parameter (RFC 4180). ``present``: the first record is the header,
-    not answered (it was scored as a review, every answer after it one off; in Batch Transform it is answered with
-    :class:`FieldNames` by predict_fn, one answer a record); when training recognizes its column
-    names (``label,text``, ``text,label``, ``"Class Index","Title","Description"``), each record's text columns
-    are answered, the class column not scored; when it names text columns only (``title,body``), each record's
-    columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
-    only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .columns import (HEADER_LOOKAHEAD, csv_text, header_columns, header_layout, header_text_columns, index_column,
-                          index_header_start, index_rows, one_column_text_header, short_header, table_text_columns,
-                          table_texts, text_header_columns)
-    from .data import allow_long_csv_fields
-
-    header = header.lower()
-    if header not in ("", "present", "absent"):
-        raise RequestError(400, f'text/csv: header must be "present" or "absent" (RFC 4180), got {header!r}')
-    allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
-    # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
-    # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
-    delimiter = "\t" if header != "absent" and _body_is_tsv_with_header(text) else ","
-    fell_back = False  # a body that is not valid CSV, read a line at a time
-
-    def sdk_reviews(records, spanned, error):
-        """Quotes that went on over line breaks in a body no CSV writer wrote (:func:`_read_a_line_at_a_time`; its
-        reading ended in an error, or not): read it a line at a time."""
-        return (spanned and header != "present" and delimiter == ","
-                and _read_a_line_at_a_time(records, text, error, header == "" and _undeclared_header(records)))
-
-    for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_NONE):
-        stream = io.StringIO(text, newline="")
-        reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
-        records, spanned = [], False  # spanned: a record read before an error went on over a line break (CSV's quoting)
-        try:
-            names, start, blank = None, 0, 0
-            if header == "present":
-                first = next(reader, None)
-                while first == []:  # blank lines before the header: records all the same, as the numbers below count them
-                    blank, first = blank + 1, next(reader, None)
-                if first is not None and (short_header(first) or one_column_text_header(first)
-                                          or index_header_start(first) or not in_batch_transform(os.environ)):
-                    names, start = first, stream.tell()
-                else:  # a later Batch Transform mini-batch: its first record is data
-                    stream.seek(0)
-                    reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
-                    blank = 0
-            line = reader.line_num
-            for record in reader:
-                records.append(record)
-                spanned, line = spanned or reader.line_num - line > 1, reader.line_num
-            if sdk_reviews(records, spanned, error=False):
-                # Quotes that went on over line breaks in a body no CSV writer wrote (_read_a_line_at_a_time): the
-                # SDK's CSVSerializer did, one review a line, unquoted; one review opening a quotation mark at its
-                # start and a later one closing one at its end were read as one record over the lines between: fewer
-                # answers than reviews, every answer after them off. Read a line at a time, as a body that is not
-                # valid CSV.
-                records, fell_back = _csv_lines(text), True
-            break
-        except csv.Error as exc:
-            if delimiter == "\t" and not spanned and quoting != csv.QUOTE_NONE:
-                continue  # a TSV whose quotation marks are no CSV quoting (GLUE's): each line split at its tabs, as
-                #           pd.read_csv(sep="\t", quoting=3) reads it
-            if sdk_reviews(records, spanned, error=True):
-                # quotes over line breaks in a body no CSV writer wrote, as above, then an error (a review opening a
-                # quotation mark it never closes, after such a pair): the SDK's body, read a line at a time; it was a
-                # 400 that, in Batch Transform, failed the job
-                records, fell_back = _csv_lines(text), True
-                break
-            # A file with a header row is CSV written by a program, and so is a body whose records went on over line
-            # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a
-            # line at a time, such a record was answered as two reviews, every answer after it one off.
-            if header == "present" or spanned or delimiter == "\t":
-                tabs = " (read tab-separated: its first line is a tab-separated header row)" if delimiter == "\t" else ""
-                raise RequestError(400, f"request body is not valid CSV{tabs}: {exc}") from None
-            records = _csv_lines(text)
-            fell_back = True
-            break
-    undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and _undeclared_header(records))
-    if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): read as declared
-        blank = next(i for i, record in enumerate(records) if record)
-        names, records = records[blank], records[blank + 1:]
-    if (names is not None and in_batch_transform(os.environ) and header_layout(names) is not None
-            and header_columns(names, records[:HEADER_LOOKAHEAD]) is None):
-        # a later mini-batch whose first record only reads like a header: a review that is one word naming a class
-        # column (2,Stars; positive,Score: its class recurs below it, columns.header_columns) was skipped, unanswered,
-        # and every answer after it one off
-        records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
-    # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
-    # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
-    # answer one record off. There they are answered (predict_fn): the header with the answer's field names, declared
-    # or not. An endpoint answers the rows only, one answer a row, as predict answers a file with a header (an
-    # undeclared header was answered with the field names, one answer more than the rows the client sent).
-    lead = (blank, names is not None and in_batch_transform(os.environ))
-    first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
-    #                          _csv_texts numbers them)
-    shown = names  # the header as the request writes it
-    index = names is not None and index_column(names, records)
-    if index:  # pandas' index column first (,label,text; df.to_csv() without index=False): left out, as training does
-        try:
-            records = [record for record, _ in index_rows(zip(records, itertools.count(first_number)),
-                                                         lambda number: f"CSV record {number}")]
-        except FastTextError as exc:
-            raise RequestError(400, str(exc)) from None
-        names = names[1:]
-    if names is not None and text_header_columns(names) is not None:
-        # a header of text columns only (title,body): no class column, every column text (only the body was
-        # answered, the title dropped as if it were a class)
-        try:
-            return _led(Reviews(table_texts(zip(records, itertools.count(first_number)), names,
-                                            table_text_columns(names, records[:HEADER_LOOKAHEAD]),
-                                            lambda number: f"CSV record {number}")), lead)
-        except FastTextError as exc:
-            raise RequestError(400, str(exc)) from None
-    layout = header_layout(names) if names is not None else None
-    if layout is not None:  # a table's prose columns beside its named text columns are text, as training reads them
-        layout = header_text_columns(names, layout, records[:HEADER_LOOKAHEAD])
-    if layout is None:
-        texts = Reviews(delimiter.join(record) for record in records)
-        texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
-        texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
-        return _led(texts, lead)
-    label_col, text_cols = layout
-    # As training reads the rows (data._csv_row_to_example): the class first and every other column text
-    # (label,text): a record's columns after the class are all its text, an unquoted comma's too (only the column
-    # under the header was answered, the review cut at its comma); a class elsewhere (text,label): every record as
-    # wide as the header (a wider one was answered for the wrong column, or half its text)
-    whole = label_col == 0 and text_cols == list(range(1, len(names)))
-    bad = next((i for i, record in enumerate(records)
-                if record and (len(record) < 2 if whole else len(record) != len(names))), None)
-    if bad is not None:
-        comma = " (a comma in an unquoted text? quote the field)" if len(records[bad]) > len(names) else ""
-        raise RequestError(400, f"CSV record {bad + first_number} has {len(records[bad]) + index} column(s), but the "
-                                f"header ({','.join(shown)}) names {len(shown)}{comma}")
-    _refuse_metadata_columns(records, layout, names)
-    return _led(Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
-                        for record in records), lead)
-
-
-def _undeclared_header(records):
-    """Is the first record of a ``text/csv`` body without ``header=present`` (after blank ones) a header row, as
-    ``predict`` recognizes one in a file (predict_input.input_check)? pandas' ``to_csv()`` writes one; the SDK's
-    ``CSVSerializer`` never does. It is when it is a header row training recognizes (``label,text``; ``,label,text``
-    with pandas' index; data.labeled_csv_records: at least half the records after it as wide as it), and not a
-    review of one word naming a class column whose class recurs below it (``2,Stars``), nor one with a space after a
-    comma, as prose writes one (``Overall, highly recommended.``); or a header of one text column (``review``) over
-    records of one field each, which it is not one of (a first line ``review`` that occurs again is a review)."""
-    from .columns import (HEADER_LOOKAHEAD, header_columns, header_layout, index_header_start, one_column_text_header,
-                          short_header)
-    from .data import labeled_csv_records
-
-    rows = [record for record in records if record]
-    if len(rows) < 2:  # a header alone: a review, as predict answers it with --format text
-        return False
-    first, rest = rows[0], rows[1:HEADER_LOOKAHEAD + 1]
-    if one_column_text_header(first):
-        name = first[0].strip().lower()
-        return all(len(r) == 1 for r in rows[1:]) and not any(r[0].strip().lower() == name for r in rows[1:])
-    if not (short_header(first) or index_header_start(first)):
-        return False
-    if any(c[:1].isspace() for c in first[1:]):
-        # A space after a comma is prose's, not a CSV writer's (pandas writes its column names as they are, no space
-        # after the commas): a CSVSerializer's first review of two short phrases, one a class column's name
-        # ("Overall, highly recommended."; "Class, style and comfort."; "Great phone, overall") over reviews of one
-        # comma each was taken for the header, answered with the field names, and each review after it cut at its
-        # comma, the words before it taken for a class (or, a review without a comma among them, a 400)
-        return False
-    if header_layout(first) is not None and header_columns(first, rest) is None:
-        return False
-    return labeled_csv_records([first] + rest, False, (), header=True)
-
-
-def _body_is_tsv_with_header(text):
-    """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (data.tsv_with_header, which
-    predict_input.input_check asks too): its first line (after blank ones) a TSV's header row and the records after it as
-    wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line is not split."""
-    from .columns import HEADER_LOOKAHEAD
-    from .data import tsv_with_header
-
-    lines = (line for line in io.StringIO(text, newline="") if line.strip())
-    return tsv_with_header(list(itertools.islice(lines, HEADER_LOOKAHEAD + 1)))
-
-
-def _unwritten(records):
-    """Do a ``text/csv`` body's ``records`` differ in width, as no CSV writer's do (pandas, csv and R quote every comma
-    in a field), but the SDK's CSVSerializer's of reviews one a line, unquoted, may (a review's unquoted comma)?"""
-    return len({len(r) for r in records if r}) > 1
-
-
-# A quoted field where CSV's reader starts one (at a field's start: the body's, or after a comma or a line break),
-# to its closing quotation mark (quotation marks inside doubled), as csv.reader(strict=True) reads the body
-_QUOTED_FIELD = re.compile(r'(?:(?<=[,\r\n])|\A)"([^"]*(?:""[^"]*)*)"')
-
-
-def _read_a_line_at_a_time(records, text, error=False, header_row=False):
-    """Is a comma-separated ``text/csv`` body that is valid CSV, some of its ``records`` going on over line breaks
-    inside quotes, the SDK's ``CSVSerializer`` output of a list of reviews (one a line, unquoted), to be read a line
-    at a time, rather than CSV written by a program (pandas' ``to_csv``, the csv module, R; the SDK's CSVSerializer
-    of a DataFrame), whose record over lines is one review? A 400 when it can be neither told nor safely guessed.
-
-    A CSV writer quotes every field holding a comma, a quotation mark (doubled inside) or a line break, and ends every
-    record with a line break, the last one too. The SDK's CSVSerializer joins reviews with line breaks, the last
-    without one, and quotes nothing. So the body is the SDK's when its records differ in width (a review's unquoted
-    comma) or a field that is not quoted holds a quotation mark (``He said "wow" twice``), whatever else it holds: no
-    writer wrote it. Else it is a writer's when it ends with a line break (a review opening a quotation mark at its
-    start and a later one closing one at its end, no other mark, in a body that ends as a writer's does, cannot be
-    told from pandas' quoting of a review over lines, and is read as CSV). Else, without its last line break, it is
-    the SDK's list of reviews unless it holds a writer's quoting (a field quoted on one line holding a comma, or a
-    doubled quotation mark): pandas' output stripped, or the SDK's CSVSerializer of a list of rows, cannot be told from
-    reviews one a line, and either reading would answer the other's reviews: a 400.
-
-    ``error``: CSV's reading of the body ended in an error (``records`` are those before it). Its quotation mark that
-    is never closed is no sign of the SDK's body (pandas' output with one bad record holds one too): a body that ends
-    with a line break is then CSV with an error (False: the caller's 400).
-
-    ``header_row``: the first record is a header row ``predict`` recognizes (:func:`_undeclared_header`), and the body
-    is read as if it were declared (``header=present``: CSV). pandas' ``to_csv()`` writes one, the SDK's CSVSerializer
-    never does: a writer's body, read as CSV whether or not it ends with a line break (pandas' output with a review
-    over lines, stripped of its last line break, or such a file's first mini-batch in Batch Transform, which ends
-    with none, was a 400, where with ``header=present`` it was read as CSV, one review a record). Not valid CSV, it
-    is a writer's with an error (False)."""
-    if _unwritten(records):
-        return True
-    if header_row:
-        return False
-    fields = list(_QUOTED_FIELD.finditer(text))
-    if not error and '"' in _QUOTED_FIELD.sub("", text):  # a quotation mark in a field that is not quoted
-        return True
-    if text.endswith(("\n", "\r")):
-        return False
-    written = next((m for m in fields if '""' in m.group(1)
-                    or ("," in m.group(1) and "\n" not in m.group(1) and "\r" not in m.group(1))), None)
-    if written is None:
-        return True
-    line = text.count("\n", 0, written.start()) + 1
-    raise RequestError(400, f"text/csv: the body's records go on over line breaks inside quotes and it is quoted as "
-                            f"a CSV writer quotes (line {line}), but it does not end with a line break as a CSV "
-                            f"writer's does: it cannot be told whether it is CSV (a review over lines) or reviews one "
-                            f"a line; end the body with a line break if it is CSV, or send the reviews as "
-                            f"application/json or text/plain")
-
-
-def _led(texts, lead):
-    """``texts`` with ``lead`` = (blank records before the header, is the header answered: in a Batch Transform
-    mini-batch): answered ahead of the reviews by predict_fn, so that every record has its answer."""
-    if lead[1]:
-        texts.lead_blank, texts.header_record = lead
-    return texts
-
-
-def _csv_lines(text):
-    """The records of a ``text/csv`` body that is not valid CSV as a whole, a line at a time: a line that is a CSV
-    record alone is that record, a line that is not is one field, whole (as a ``text/plain`` line).
-
-    The sagemaker SDK's ``CSVSerializer`` writes a list of reviews one per line, unquoted, so a review that opens
-    with a quoted phrase (``"Best buy ever" until it broke``) or holds one quotation mark is no CSV record: the
-    whole request was a 400 ("not valid CSV"), for reviews the SDK itself had written."""
-    from .text import split_lines
-
-    records = []
-    for line in split_lines(text):
-        if not line:
-            records.append([])
-            continue
-        try:
-            parsed = list(csv.reader([line], strict=True))
-        except csv.Error:
-            parsed = []
-        records.append(parsed[0] if len(parsed) == 1 else [line])
-    return records
-
-
-def _refuse_metadata_columns(records, layout, names=None):
-    """A 400 for a CSV request whose columns after the class hold ids, dates or user names (Sentiment140's),
-    refused as training and predict refuse them (``layout``: a header's (class column, text columns), or None:
-    the class first)."""
-    from .columns import HEADER_LOOKAHEAD, check_text_columns
-
-    try:
-        check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request", names)
-    except FastTextError as exc:
-        raise RequestError(400, str(exc)) from None
-
-
-class Answers(list):
-    """``predict_fn``'s result: one answer per review, in order; ``ranked``: each answer is a list of
-    classes (a ``"configuration"`` or JSON Lines request), else one class; ``lines``: a JSON Lines request;
-    ``width``: the most classes the request asked for a review (its k, the model's classes at most), which a CSV
-    answer gives every record, so that all are as wide whatever the threshold left."""
-
-    ranked = False
-    lines = False
-    width = 1
-
-
-def _too_big(reviews_measured, total_reviews, size):
-    """413 for an answer of ``size`` bytes (or more) to the first ``reviews_measured`` of ``total_reviews``."""
-    fits = reviews_measured * MAX_RESPONSE_BYTES // size
-    return RequestError(413, f"the answer to {total_reviews} reviews would exceed the response limit of "
-                             f"{MAX_RESPONSE_BYTES} bytes (FASTTEXT_MAX_RESPONSE_BYTES): {size} bytes for the first "
-                             f"{reviews_measured}; send at most about {fits} reviews per request, or ask for fewer "
-                             f"classes (k)")
-
-
-def _answer_bytes(answers, ranked, width):
-    """The size of ``answers`` in the smallest of the response forms (the exact body is checked again)."""
-    return min(len(_json_body(answers)), len(_jsonlines_body(answers, ranked)), len(_csv_body(answers, width)))
-
-
-def _classes_asked(top, num_classes):
-    """The most classes a review of the request is answered with: 1, or the largest k of ``top`` (``(k,
-    threshold)``, or a JSON Lines request's list of them), the model's ``num_classes`` at most."""
-    from .predict import check_top
-
-    settings = [] if top is None else top if isinstance(top, list) else [top]
-    return max([check_top(k, threshold, num_classes)[0] for k, threshold in settings], default=1)
-
-
-def _class_last_rows(records, classes):
-    """Are ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
-    whose class comes after its text, ``text,label``, whose header only the first mini-batch held) rows with the class
-    last? Every one (blank ones left out), :data:`~fasttext_lib.data.MIN_UNQUOTED_ROWS` or more, as wide as the others
-    (a CSV writer's; reviews one a line, unquoted, differ where one holds a comma), two fields or more, the last one of
-    the model's ``classes``, and not after a digit (``I'd say 4,5``: a decimal comma). A review's own words are no
-    class column in every record: a record or three (a small last mini-batch, SingleRecord) are too thin a sign, as
-    they are for a class first (data.labeled_csv_records). The caller asks only when the class is not first."""
-    from .data import MIN_UNQUOTED_ROWS
-
-    rows = [r for r in records if r]
-    return (len(rows) >= MIN_UNQUOTED_ROWS and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2
-            and all(r[-1].strip() in classes and not (r[-1].strip().isdigit() and r[-2].rstrip()[-1:].isdigit())
-                    for r in rows))
-
-
-def _csv_texts(reviews, predictor):
-    """The reviews of a ``text/csv`` request: when its first record is a labeled row, the class first and the text
-    after it (``"2","the food was great"``, a line of a Zhang et al. file: data.labeled_csv_records), every record's
-    text columns as training reads them (the class not scored, as by ``predict``); else each record whole.
-
-    A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``) holds no
-    header: when the file was written with pandas' index (``,label,text``), its records begin with the row numbers
-    (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
-    first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
-    with the class last (``text,label``: :func:`_class_last_rows`) are read for their other columns, as under the header."""
-    from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
-    from .data import labeled_csv_records
-
-    records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
-    if after_header and headless_index_rows(records, predictor.class_values):
-        records = [record[1:] for record in records]
-        reviews = [",".join(record) for record in records]
-        quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
-    if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
-        if after_header and _class_last_rows(records, predictor.class_values):
-            # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
-            # the review; its text columns, as the first mini-batch read them under the header
-            return [csv_text(record[:-1]) for record in records]
-        return list(reviews)
-    short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
-    if short is not None:
-        raise RequestError(400, f"CSV record {short + 1} has one column, but record 1 is a labeled row (class "
-                                f"{next(r for r in records if r)[0].strip()!r}, then the text), so every record must be one")
-    _refuse_metadata_columns(records, None)
-    return [csv_text(record[1:]) for record in records]
-
-
-def predict_fn(input_data, model):
-    """Reviews -> one ``{"label", "probability", "class_id"}`` per review (the most probable class); with a
-    request ``"configuration"`` (or JSON Lines), a list of them per review (:meth:`Predictor.predict_top`).
-
-    Scored :data:`RESPONSE_CHECK_REVIEWS` at a time: a request whose answer outgrows
-    :data:`MAX_RESPONSE_BYTES` stops with a 413 at the batch that crosses it."""
-    from .features import NoRoomToFeaturize
-
-    predictor = getattr(model, "predictor", None)
-    if predictor is None:
-        raise TypeError("model_fn must return the block with its Predictor attached (fasttext_lib.sm_serve.model_fn)")
-    texts = _csv_texts(input_data, predictor) if getattr(input_data, "records", None) else list(input_data)
-    top = getattr(input_data, "top", None)
-    answers = Answers()
-    answers.ranked, answers.lines = top is not None, bool(getattr(input_data, "lines", False))
-    answers.width = _classes_asked(top, len(predictor.labels))
-    if getattr(input_data, "header_record", False):  # a CSV header record answered in Batch Transform
-        blank = getattr(input_data, "lead_blank", 0)
-        answers.extend((predictor.predict([""]) * blank if blank else []) + [FieldNames()])
-    size = 0
-    for start in range(0, len(texts), RESPONSE_CHECK_REVIEWS):
-        chunk = texts[start:start + RESPONSE_CHECK_REVIEWS]
-        try:
-            part = _answers_of(predictor, chunk, top, start)
-        except NoRoomToFeaturize as exc:  # (the OOM killer ended the worker, and the request failed without a word)
-            raise RequestError(413, exc.where(f"review {start + exc.index + 1}")) from None
-        size += _answer_bytes(part, answers.ranked, answers.width)
-        if size > MAX_RESPONSE_BYTES:
-            raise _too_big(start + len(chunk), len(texts), size)
-        answers.extend(part)
-    return answers
-
+# ---- predict_fn's steps: the reviews scored a batch at a time, the answer's size checked against its cap
 
 def _answers_of(predictor, chunk, top, start):
     """:func:`predict_fn`'s answers to the reviews ``chunk`` (from review ``start``) for the request's ``top``."""
@@ -922,154 +265,19 @@ def _answers_of(predictor, chunk, top, start):
     return predictor.predict_top(chunk, k=top[0], threshold=top[1])
 
 
-class FieldNames(dict):
-    """The answer to a CSV header record in Batch Transform (``text/csv; header=present``, or plain ``text/csv`` whose
-    first row is a header row): the answer's field names where an answer's values go, ``{"label": "label", "probability": "probability", "class_id": "class_id"}``
-    (JSON Lines: ``{"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}``), so that every record has
-    its answer and, joined to the input (``join_source="Input"``), the header row is joined to names."""
+def _classes_asked(top, num_classes):
+    """The most classes a review of the request is answered with: 1, or the largest k of ``top`` (``(k,
+    threshold)``, or a JSON Lines request's list of them), the model's ``num_classes`` at most."""
+    from .predict import check_top
 
-    def __init__(self):
-        super().__init__(label="label", probability="probability", class_id="class_id")
-
-
-# The types an answer can take, in the order that breaks a tie between equal weights in ``Accept`` (``*/*``: JSON)
-ANSWER_TYPES = (JSON_TYPE, JSONLINES_TYPE, CSV_TYPE)
+    settings = [] if top is None else top if isinstance(top, list) else [top]
+    return max([check_top(k, threshold, num_classes)[0] for k, threshold in settings], default=1)
 
 
-def _accept_weights(accept):
-    """``Accept`` -> {answer type: its q} for each of :data:`ANSWER_TYPES`, from the most specific range that
-    matches it (RFC 9110: ``text/csv``, then ``text/*``, then ``*/*``), None where none does. Case and parameters
-    other than ``q`` are ignored; an empty header accepts anything. A weight that is no number from 0 to 1 admits
-    nothing (0)."""
-    if not accept or not str(accept).strip():
-        return dict.fromkeys(ANSWER_TYPES, 1.0)
-    best = dict.fromkeys(ANSWER_TYPES)  # media -> (specificity, q)
-    for item in str(accept).split(","):
-        media, *params = [part.strip() for part in item.split(";")]
-        media = media.lower()
-        if not media:
-            continue
-        q = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    q = float(value.strip())
-                except ValueError:
-                    q = 0.0  # an unreadable weight admits nothing
-                if not 0.0 <= q <= 1.0:  # (nor does one out of range: q=-1 on JSON ranked JSON Lines above it)
-                    q = 0.0
-        for target in best:
-            specificity = {target: 2, target.split("/")[0] + "/*": 1, "*/*": 0}.get(media)
-            if specificity is not None and (best[target] is None or specificity > best[target][0]):
-                best[target] = (specificity, q)
-    return {t: None if best[t] is None else best[t][1] for t in ANSWER_TYPES}
-
-
-def _response_type(accept, lines):
-    """The response's media type: the answer type ``Accept`` weighs highest (a tie: JSON, then JSON Lines, then
-    CSV), None when it admits none. A JSON Lines request is answered a line per line, in JSON Lines or CSV, never
-    as one JSON array: in JSON Lines whenever ``Accept`` admits it or ``application/json`` (the toolkit hands a
-    missing or ``*/*`` Accept on as ``application/json``, so that cannot be told from no preference; BlazingText
-    answers its JSON Lines in kind too), unless it refuses JSON Lines by name (``application/jsonlines;q=0``)."""
-    asked = _accept_weights(accept)
-    weights = {media: q or 0.0 for media, q in asked.items()}
-    if lines:
-        refused = asked[JSONLINES_TYPE] == 0  # by name or by its range; not merely unnamed (None)
-        weights = {JSONLINES_TYPE: 0.0 if refused else max(weights[JSON_TYPE], weights[JSONLINES_TYPE]),
-                   CSV_TYPE: weights[CSV_TYPE]}
-    media = max(weights, key=weights.get)  # the first of the highest: the order of the tie-break
-    return media if weights[media] > 0 else None
-
-
-def _json_body(answers):
-    return json.dumps(answers)
-
-
-def _jsonlines_body(answers, ranked):
-    """One line per review, BlazingText's Batch Transform shape: ``{"label": [...], "prob": [...]}``, most
-    probable first, and ``"class_id": [...]``, the raw labels beside the names. Lines are separated by
-    ``\\n`` with none after the last: Batch Transform's ``AssembleWith=Line`` adds one after each
-    mini-batch's answer, and a line end of ours there would leave a blank line between mini-batches."""
-    out = []
-    for answer in answers:
-        if isinstance(answer, FieldNames):
-            out.append(json.dumps({"label": ["label"], "prob": ["prob"], "class_id": ["class_id"]}))
-            continue
-        classes = answer if ranked else [answer]
-        out.append(json.dumps({"label": [c["label"] for c in classes], "prob": [c["probability"] for c in classes],
-                               "class_id": [c["class_id"] for c in classes]}))
-    return "\n".join(out)
-
-
-# a CSV answer's fields for each class, in the JSON answer's order
-CSV_FIELDS = ("label", "probability", "class_id")
-
-
-def _csv_body(answers, width=1):
-    """One CSV record a line per review, in order: ``label,probability,class_id`` (a name with a comma or a
-    quotation mark quoted as CSV quotes it; the probability's digits as JSON writes them), for each of up to
-    ``width`` classes, most probable first; a review with fewer classes (a threshold) has its record filled with
-    empty fields, so that every record is as wide (one with none: only commas, never a blank line, which CSV
-    readers skip). A :class:`FieldNames` answer is the field names (``label_1,probability_1,...`` for more than one
-    class). Lines are separated by ``\\n`` with none after the last, as in :func:`_jsonlines_body`: Batch
-    Transform's ``AssembleWith=Line`` adds one after each mini-batch's answer."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    for answer in answers:
-        if isinstance(answer, FieldNames):
-            writer.writerow(CSV_FIELDS if width == 1 else [f"{field}_{i}" for i in range(1, width + 1)
-                                                           for field in CSV_FIELDS])
-            continue
-        classes = answer if isinstance(answer, list) else [answer]
-        fields = [_one_line(c[field]) for c in classes for field in CSV_FIELDS]
-        writer.writerow(fields + [""] * (len(CSV_FIELDS) * width - len(fields)))
-    return out.getvalue()[:-1]
-
-
-def _one_line(value):
-    """A CSV answer's field on one line: a class read from a quoted CSV field over lines holds a line break, which the
-    CSV writer keeps inside quotes, a record over two lines (Batch Transform's answer lines no longer each an input
-    line's). Written as the data's CSV writes one, the two characters ``\\n`` (``\\r`` for a carriage return)."""
-    return value.replace("\r", "\\r").replace("\n", "\\n") if isinstance(value, str) else value
-
-
-def _default_accept_hint(accept):
-    """The toolkit puts the model's ``SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT`` in place of a missing or ``*/*`` Accept
-    (Autopilot's containers set it to ``text/csv``, answered now; another type may not be): a 406 for a type the
-    client never named said nothing of the variable that did. Said when ``accept`` is that variable's value (a client
-    may also have sent it itself)."""
-    default = str(os.environ.get("SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT") or "").strip()
-    if not default or str(accept).strip() != default:
-        return ""
-    return (" (it is the model's SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT, which stands for a missing or */* Accept "
-            "header: unset it or set it to one of these)")
-
-
-def output_fn(prediction, accept):
-    """Predictions -> (body, media type): ``application/json`` text, ``application/jsonlines`` or ``text/csv`` (one
-    line per review, in order); 406 when ``Accept`` admits none of them, 413 above :data:`MAX_RESPONSE_BYTES`.
-
-    The toolkit sets the response's Content-Type from the second item (it would echo the
-    ``Accept`` header, e.g. ``application/*``, if only the body came back).
-    """
-    lines = bool(getattr(prediction, "lines", False))
-    media = _response_type(accept, lines)
-    if media is None:
-        wanted = ("application/jsonlines or text/csv" if lines  # (a JSON Lines request: a line per line)
-                  else "application/json, application/jsonlines or text/csv")
-        raise RequestError(406, f"cannot answer in {str(accept)!r}; accept {wanted}{_default_accept_hint(accept)}")
-    ranked = getattr(prediction, "ranked", None)
-    if ranked is None:  # a plain list (not predict_fn's): ranked when its answers are lists
-        ranked = bool(prediction) and isinstance(prediction[0], list)
-    if media == JSON_TYPE:
-        body = _json_body(prediction)
-    elif media == JSONLINES_TYPE:
-        body = _jsonlines_body(prediction, ranked)
-    else:
-        longest = max((len(a) for a in prediction if isinstance(a, list)), default=1)
-        body = _csv_body(prediction, max(getattr(prediction, "width", 1), longest))
-    size = len(body.encode("utf-8"))
-    if size > MAX_RESPONSE_BYTES:
-        raise _too_big(len(prediction), len(prediction), size)
-    return body, media
+def _too_big(reviews_measured, total_reviews, size):
+    """413 for an answer of ``size`` bytes (or more) to the first ``reviews_measured`` of ``total_reviews``."""
+    fits = reviews_measured * MAX_RESPONSE_BYTES // size
+    return RequestError(413, f"the answer to {total_reviews} reviews would exceed the response limit of "
+                             f"{MAX_RESPONSE_BYTES} bytes (FASTTEXT_MAX_RESPONSE_BYTES): {size} bytes for the first "
+                             f"{reviews_measured}; send at most about {fits} reviews per request, or ask for fewer "
+                             f"classes (k)")

@@ -1,0 +1,64 @@
+"""The SageMaker endpoint's size limits, from its environment (sm_serve.py reads them once, at import).
+
+A request over :func:`max_request_bytes` is a 413 (:func:`fasttext_lib.serve_requests.body_text`), and so is an
+answer over :func:`max_response_bytes` (``sm_serve.predict_fn`` and ``sm_serve.output_fn``). In a Batch Transform
+container (:func:`in_batch_transform`) both follow the job: its ``MaxPayloadInMB``, and no 6 MB answer limit.
+"""
+
+
+def _positive_bytes(environ, name, default):
+    """``environ[name]`` (a positive whole number of bytes), else ``default``. A bad value stops the
+    endpoint at start-up with this one line in its log, rather than a bare int() error or a silent default."""
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive whole number of bytes, got {raw!r}")
+    return value
+
+
+# MaxPayloadInMB=0 is Batch Transform's "no limit" (a whole object streamed, SplitType None): the largest limit it
+# takes otherwise, 100 MB, read as MiB. (The 6 MiB of an endpoint refused every file above it: a failed job.)
+UNLIMITED_PAYLOAD_BYTES = 100 * 1024 * 1024
+
+
+def _platform_payload_bytes(environ):
+    """``SAGEMAKER_MAX_PAYLOAD_IN_MB`` (Batch Transform's ``MaxPayloadInMB``, which SageMaker sets in the
+    container) in bytes, read as MiB so a mini-batch the platform sends is never refused, 0 as
+    :data:`UNLIMITED_PAYLOAD_BYTES`; None when unset or unusable (the platform's variable: not ours to stop the
+    endpoint over)."""
+    try:
+        value = int(str(environ.get("SAGEMAKER_MAX_PAYLOAD_IN_MB", "")).strip())
+    except ValueError:
+        return None
+    if value == 0:
+        return UNLIMITED_PAYLOAD_BYTES
+    return value * 1024 * 1024 if value > 0 else None
+
+
+def in_batch_transform(environ):
+    """SageMaker sets ``SAGEMAKER_BATCH=true`` in a Batch Transform container."""
+    return str(environ.get("SAGEMAKER_BATCH", "")).strip().lower() == "true"
+
+
+def max_request_bytes(environ):
+    """``FASTTEXT_MAX_REQUEST_BYTES``, else Batch Transform's ``MaxPayloadInMB``, else 6 MiB."""
+    return _positive_bytes(environ, "FASTTEXT_MAX_REQUEST_BYTES", _platform_payload_bytes(environ) or 6 * 1024 * 1024)
+
+
+# Batch Transform: SageMaker documents no response limit; the cap there only keeps a worker's memory in
+# bounds (about 0.5 GB of Python objects for 100 MB of JSON Lines answers).
+BATCH_RESPONSE_BYTES = 100 * 1000 * 1000
+
+
+def max_response_bytes(environ):
+    """``FASTTEXT_MAX_RESPONSE_BYTES``, else 6,000,000: SageMaker documents 6 MB for a real-time
+    invocation's payload; read as the smaller 6 x 10^6, an answer this lets through is never refused by
+    SageMaker after the work is done (serverless endpoints: 4 MB, set it lower). In a Batch Transform
+    container (``SAGEMAKER_BATCH``) the default is :data:`BATCH_RESPONSE_BYTES`."""
+    default = BATCH_RESPONSE_BYTES if in_batch_transform(environ) else 6 * 1000 * 1000
+    return _positive_bytes(environ, "FASTTEXT_MAX_RESPONSE_BYTES", default)
