@@ -58,7 +58,7 @@ class Reviews(list):
 
     top = None
     lines = False
-    records = None  # text/csv: each record's fields (the review is its fields joined with commas)
+    records = None  # text/csv: each record's fields (the review is its fields joined with its delimiter: , or tab)
     quoted = False  # text/csv: the first record's first field is quoted
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
     header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with

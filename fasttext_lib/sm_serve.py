@@ -22,11 +22,11 @@ settings, labels) attached, and the three functions below do the rest:
   answered; a JSON string's lone surrogate escape is U+FFFD);
 * a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
 
-Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the
-Content-Type is exactly ``application/json`` or ``text/csv`` (its ``UTF8_TYPES``), and answers a
-body that fails with 500; no user function runs, so none can turn that into a 400. With any
-parameter (``text/csv; charset=utf-8``) or ``text/plain`` the bytes reach :func:`input_fn`, which
-decodes them with the request's charset and answers 400 when they do not decode.
+Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the Content-Type is
+exactly one of its ``UTF8_TYPES`` (``application/json``, ``text/csv``), and answered a body that failed with a 500
+no user function could turn into a 400. :func:`model_fn` takes those types off that list, so every body reaches
+:func:`input_fn` as bytes, decoded with the request's charset (UTF-8 by default) and answered with a 400 when it
+does not decode.
 
 Serving imports neither the training modules nor tqdm (the inference containers have no tqdm):
 tests/test_architecture.py checks it.
