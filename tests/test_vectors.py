@@ -897,7 +897,8 @@ def test_pretrained_source_in_a_training_job(tmp_path):
     (channel / "wiki.vec").write_text("1 2\na 1 2\n")
     assert sm_train.pretrained_source(None, str(channel)) == str(channel / "wiki.vec")
     assert sm_train.pretrained_source("wiki.vec", str(channel)) == str(channel / "wiki.vec")
-    assert sm_train.pretrained_source("s3://b/w.vec", str(channel)) == "s3://b/w.vec"
+    with pytest.raises(FastTextError, match="both the pretrained channel .* and the pretrained_vectors hyperparameter"):
+        sm_train.pretrained_source("s3://b/w.vec", str(channel))  # (the channel downloaded, then left unread)
     with pytest.raises(FastTextError, match="'other.vec' is not a file of the pretrained channel"):
         sm_train.pretrained_source("other.vec", str(channel))
     (channel / "crawl.vec").write_text("1 2\na 1 2\n")
