@@ -18,7 +18,6 @@ Data in, trained model + per-epoch history out:
    which an interrupted run resumes exactly (checkpoints.py).
 """
 import math
-import os
 import sys
 import time
 from collections import deque
@@ -114,40 +113,6 @@ def featurize(train_data, val_data, config):
     return featurizer, train_bags, val_bags
 
 
-# What MXNet's parameter-server kvstores (dist_sync, dist_async) read to find their cluster: the scheduler's address,
-# and how many servers and workers to wait for (MXNet's tools/launch.py and SageMaker's MXNet toolkit set them).
-DIST_ENVIRONMENT = ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER")
-
-
-def check_kvstore_environment(kvstore):
-    """Refuse a ``dist_*`` kvstore in a process no cluster launched: MXNet stopped it with a C++ CHECK failure and
-    its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read."""
-    kvstore = str(kvstore)
-    missing = [name for name in DIST_ENVIRONMENT if not os.environ.get(name)] if kvstore.startswith("dist") else []
-    if missing:
-        raise FastTextError(f"kvstore {kvstore} trains in an MXNet parameter-server cluster, and this process is in "
-                            f"none ({', '.join(missing)} not set): on one host leave kvstore auto; across hosts start "
-                            f"the cluster with MXNet's tools/launch.py, or on SageMaker with "
-                            f"distribution={{'parameter_server': {{'enabled': True}}}}")
-    if kvstore.startswith("dist"):
-        check_scheduler_address(os.environ["DMLC_PS_ROOT_URI"], os.environ["DMLC_PS_ROOT_PORT"])
-        cluster.timeout_from_environment()  # a bad FASTTEXT_CLUSTER_TIMEOUT: refused now, not once joined
-
-
-def check_scheduler_address(host, port):
-    """A scheduler address that cannot be one: MXNet's workers waited for it for ever (an unknown host
-    name too), where a scheduler merely not started yet is waited for (up to cluster.TIMEOUT_ENV)."""
-    import socket
-
-    if not port.strip().isdigit() or not 0 < int(port) < 65536:
-        raise FastTextError(f"DMLC_PS_ROOT_PORT must be a port number, got {port!r}")
-    try:
-        socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise FastTextError(f"DMLC_PS_ROOT_URI {host!r} (the scheduler's address) does not resolve: "
-                            f"{exc.strerror or exc}") from None
-
-
 @keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (errors.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
@@ -191,7 +156,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     import mxnet as mx
 
     config = config or TrainConfig()
-    check_kvstore_environment(config.kvstore)
+    cluster.check_kvstore_environment(config.kvstore)
     check_bool(score_train, "score_train")  # "no" was true: a pass over the training data per epoch
     check_labeled_texts(train_data, "train_data", counted_too=True)
     if isinstance(train_data, LabeledTexts):  # (read_counted's CountedTexts: read from files, str already)
