@@ -400,13 +400,14 @@ def _run_epoch(run, epoch):
     stops here (:class:`Diverged`)."""
     import mxnet as mx
 
-    # (locals: the step loop below reads them every step)
+    # (bound once here: the step loop below reads them every step, and a local is the cheapest read)
     config, ctxs, model, updater, watch = run.config, run.data.ctxs, run.model, run.updater, run.workers.watch
     workers, native, sgd, shrink, summed_loss = run.workers.count, run.native, run.sgd, run.row_shrink, run.summed_loss
     checkpoint_dir = run.checkpoint_dir
     mx.random.seed(config.seed + epoch)  # dropout masks: the same whether or not the run was resumed
     order = np.random.RandomState([config.seed, epoch]).permutation(len(run.data.y_train))
-    order = order[run.workers.rank * run.workers.per_worker:(run.workers.rank + 1) * run.workers.per_worker]
+    rank, share = run.workers.rank, run.workers.per_worker
+    order = order[rank * share:(rank + 1) * share]  # every worker draws the same order and steps through its share
     started = time.time()
     total_loss = mx.nd.zeros((1,), ctx=ctxs[0])
     batches = prefetch(run.maker, order, config.batch_size, len(ctxs), with_transpose=not native)
