@@ -326,11 +326,12 @@ def cmd_train(args):
 def _train(args):
     from . import label_names, storage
     from .bundle import OVERWRITE_HINT, check_output, refuse_checkpoints_in_output, save_bundle
+    from .cluster import check_kvstore_environment
     from .config import config_from_args
     from .data import read_counted, read_labeled
     from .devices import describe_ctx
     from .progress import bar
-    from .train import check_kvstore_environment, train
+    from .train import train
 
     config = config_from_args(args)
     _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)

@@ -13,6 +13,8 @@ vocabulary, into a model of nothing (or, with other step counts, waited for ever
 
 So every worker:
 
+* refuses, before it reads its data, an environment no cluster launched it in (the ``DMLC_*`` variables unset),
+  a scheduler address that cannot be one or a bad ``FASTTEXT_CLUSTER_TIMEOUT`` (:func:`check_kvstore_environment`);
 * compares, before the first step, its data and settings with every other worker's (:func:`agree`): one line
   names the worker, its host and what differs;
 * answers on a TCP port of its own while it lives (:class:`Watch`), which it tells the others in that exchange;
@@ -80,6 +82,38 @@ def timeout_from_environment(environ=None):
     if not value > 0:
         raise FastTextError(f"{TIMEOUT_ENV} must be a number of seconds above 0, got {text!r}")
     return value
+
+
+# What MXNet's parameter-server kvstores (dist_sync, dist_async) read to find their cluster: the scheduler's address,
+# and how many servers and workers to wait for (MXNet's tools/launch.py and SageMaker's MXNet toolkit set them).
+DIST_ENVIRONMENT = ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER")
+
+
+def check_kvstore_environment(kvstore):
+    """Refuse a ``dist_*`` kvstore in a process no cluster launched: MXNet stopped it with a C++ CHECK failure and
+    its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read."""
+    kvstore = str(kvstore)
+    missing = [name for name in DIST_ENVIRONMENT if not os.environ.get(name)] if kvstore.startswith("dist") else []
+    if missing:
+        raise FastTextError(f"kvstore {kvstore} trains in an MXNet parameter-server cluster, and this process is in "
+                            f"none ({', '.join(missing)} not set): on one host leave kvstore auto; across hosts start "
+                            f"the cluster with MXNet's tools/launch.py, or on SageMaker with "
+                            f"distribution={{'parameter_server': {{'enabled': True}}}}")
+    if kvstore.startswith("dist"):
+        check_scheduler_address(os.environ["DMLC_PS_ROOT_URI"], os.environ["DMLC_PS_ROOT_PORT"])
+        timeout_from_environment()  # a bad FASTTEXT_CLUSTER_TIMEOUT: refused now, not once joined
+
+
+def check_scheduler_address(host, port):
+    """A scheduler address that cannot be one: MXNet's workers waited for it for ever (an unknown host
+    name too), where a scheduler merely not started yet is waited for (up to TIMEOUT_ENV)."""
+    if not port.strip().isdigit() or not 0 < int(port) < 65536:
+        raise FastTextError(f"DMLC_PS_ROOT_PORT must be a port number, got {port!r}")
+    try:
+        socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise FastTextError(f"DMLC_PS_ROOT_URI {host!r} (the scheduler's address) does not resolve: "
+                            f"{exc.strerror or exc}") from None
 
 
 def this_host():

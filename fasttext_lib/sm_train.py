@@ -542,7 +542,7 @@ def run_training(argv=None, environ=None):
     from . import __version__, label_names
     from .columns import csv_columns
     from .devices import describe_ctx
-    from .train import check_kvstore_environment, train
+    from .train import train
 
     from . import cluster
 
@@ -562,7 +562,7 @@ def run_training(argv=None, environ=None):
         from .bundle import check_output
         check_output(env.model_dir)
         storage.check_writable(env.output_data_dir)  # history.csv, metrics.json: a traceback once all was trained
-    check_kvstore_environment(config.kvstore)
+    cluster.check_kvstore_environment(config.kvstore)
     check_devices(config.ctx, args.ctx, env)
     if train_kwargs.get("checkpoint_dir"):
         from . import storage

@@ -16,9 +16,14 @@ Data in, trained model + per-epoch history out:
 5. after each epoch the validation split is scored (predict.py; the training split too with
    ``score_train=True``), a history row is recorded and, if asked, a checkpoint is written from
    which an interrupted run resumes exactly (checkpoints.py).
+
+:func:`train` reads as its steps: :func:`_prepare_data` (every check of the input, then its features),
+:func:`_join_workers` (the kvstore, a ``dist_*`` cluster's), :func:`_resolve_settings_and_release_texts`,
+:func:`_build_or_resume` (the model, a checkpoint's state, the optimizer), then :func:`_run_epoch` and
+:func:`_end_epoch` (scores, history row, checkpoint) per epoch.
 """
+import importlib
 import math
-import os
 import sys
 import time
 from collections import deque
@@ -114,40 +119,6 @@ def featurize(train_data, val_data, config):
     return featurizer, train_bags, val_bags
 
 
-# What MXNet's parameter-server kvstores (dist_sync, dist_async) read to find their cluster: the scheduler's address,
-# and how many servers and workers to wait for (MXNet's tools/launch.py and SageMaker's MXNet toolkit set them).
-DIST_ENVIRONMENT = ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER")
-
-
-def check_kvstore_environment(kvstore):
-    """Refuse a ``dist_*`` kvstore in a process no cluster launched: MXNet stopped it with a C++ CHECK failure and
-    its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read."""
-    kvstore = str(kvstore)
-    missing = [name for name in DIST_ENVIRONMENT if not os.environ.get(name)] if kvstore.startswith("dist") else []
-    if missing:
-        raise FastTextError(f"kvstore {kvstore} trains in an MXNet parameter-server cluster, and this process is in "
-                            f"none ({', '.join(missing)} not set): on one host leave kvstore auto; across hosts start "
-                            f"the cluster with MXNet's tools/launch.py, or on SageMaker with "
-                            f"distribution={{'parameter_server': {{'enabled': True}}}}")
-    if kvstore.startswith("dist"):
-        check_scheduler_address(os.environ["DMLC_PS_ROOT_URI"], os.environ["DMLC_PS_ROOT_PORT"])
-        cluster.timeout_from_environment()  # a bad FASTTEXT_CLUSTER_TIMEOUT: refused now, not once joined
-
-
-def check_scheduler_address(host, port):
-    """A scheduler address that cannot be one: MXNet's workers waited for it for ever (an unknown host
-    name too), where a scheduler merely not started yet is waited for (up to cluster.TIMEOUT_ENV)."""
-    import socket
-
-    if not port.strip().isdigit() or not 0 < int(port) < 65536:
-        raise FastTextError(f"DMLC_PS_ROOT_PORT must be a port number, got {port!r}")
-    try:
-        socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise FastTextError(f"DMLC_PS_ROOT_URI {host!r} (the scheduler's address) does not resolve: "
-                            f"{exc.strerror or exc}") from None
-
-
 @keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (errors.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
@@ -188,10 +159,81 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     while the parameters were still changing: not the same measurement.)
     """
     forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
-    import mxnet as mx
+    importlib.import_module("mxnet")  # once, here: every step below uses it
 
     config = config or TrainConfig()
-    check_kvstore_environment(config.kvstore)
+    data = _prepare_data(train_data, val_data, config, featurized, pretrained, release_pretrained, score_train)
+    kv, workers = _join_workers(config, data)
+    # (the order of these two matters: the texts are freed before the model's table is allocated)
+    config = _resolve_settings_and_release_texts(config, data, workers, release_texts)
+    run = _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train)
+    del kv  # (the updater's is now the last reference: _leave_cluster drops it, a dist_* kvstore's barrier)
+    keep_freed_memory()  # the big one-off arrays (features, the table) exist: from here on the heap is kept whole
+    for epoch in range(run.first_epoch, config.epochs + 1):
+        # (each epoch's arrays, its 4.5 MB order at 560k among them, are freed when _run_epoch returns, so that
+        # the next epoch's take their place in the heap rather than grow it)
+        row = _run_epoch(run, epoch)
+        _end_epoch(run, row, on_epoch_end)
+    _leave_cluster(run)
+    return run.result
+
+
+@dataclass
+class _Data:
+    """The input as the epochs read it (:func:`_prepare_data`)."""
+
+    train_split: object  # train_data as read from a file (data.as_read_from_a_file), or read_counted's CountedTexts
+    val_split: object  # val_data so, or None
+    ctxs: list
+    classes: List[str]
+    names: Dict[str, str]  # raw label -> name, where known (label_names.py)
+    featurizer: Featurizer
+    train_bags: object  # features.TokenBags: each batch's bags are encoded on the fly
+    y_train: np.ndarray
+    val: Optional[tuple]  # (val_bags, y_val); None without validation documents
+    pretrained: object  # the vectors that start their words' rows (vectors.WordVectors), or None
+    release_pretrained: bool  # empty them once the table holds their rows
+
+
+@dataclass
+class _Workers:
+    """This process's share of the training: the one process, or a worker of a ``dist_*`` kvstore's cluster."""
+
+    kv_type: Optional[str]  # None (one device), "device" (several), "dist_sync" or "dist_async"
+    watch: Optional[cluster.Watch]  # ends a run its cluster can no longer finish (cluster.py); None outside one
+    rank: int
+    count: int
+    per_worker: int  # the documents each worker steps through per epoch: its equal share of one permutation
+
+
+@dataclass
+class _Run:
+    """What the epochs need (:func:`_build_or_resume`)."""
+
+    config: TrainConfig  # resolved
+    data: _Data
+    workers: _Workers
+    model: object
+    result: TrainedModel  # what train returns; its history grows by a row per epoch
+    updater: Updater
+    first_epoch: int  # 1, or the one after a resumed checkpoint's
+    steps_per_epoch: int
+    checkpoint_dir: Optional[str]
+    data_id: Optional[str]  # the fingerprints a checkpoint is saved with (None without checkpoint_dir)
+    val_id: Optional[str]
+    score_train: bool
+    # how a step runs (batches.py, step.py)
+    maker: BatchMaker
+    summed_loss: object  # step.summed_loss_block, hybridized
+    native: bool  # the native CPU bag operators (step.use_bag_ops)
+    sgd: bool
+    row_shrink: float  # optim.sgd_row_shrink
+
+
+def _prepare_data(train_data, val_data, config, featurized, pretrained, release_pretrained, score_train):
+    """Every check of the input that needs no model, in one line each and before anything long runs, then its
+    features: the training split's vocabulary and n-grams (or ``featurized``), and the pretrained vectors' rows."""
+    cluster.check_kvstore_environment(config.kvstore)
     check_bool(score_train, "score_train")  # "no" was true: a pass over the training data per epoch
     check_labeled_texts(train_data, "train_data", counted_too=True)
     if isinstance(train_data, LabeledTexts):  # (read_counted's CountedTexts: read from files, str already)
@@ -208,6 +250,18 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     y_val = encode_labels(val_data.labels, classes, "validation data", names) if has_val else None
     pretrained = load_pretrained(config, pretrained)
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
+    _check_features(featurizer, config)
+    if config.pretrained_vectors and pretrained is None:  # only the vocabulary's rows are held
+        from .vectors import read_vec
+
+        release_pretrained = True  # (read here: nobody else holds it)
+        pretrained = read_vec(config.pretrained_vectors, dim=config.emsize, keep=featurizer.vocab.token_to_idx)
+    return _Data(train_data, val_data, ctxs, classes, names, featurizer, train_bags, y_train,
+                 (val_bags, y_val) if has_val else None, pretrained, release_pretrained)
+
+
+def _check_features(featurizer, config):
+    """Refuse features made with other n-gram settings (``featurized``), and a vocabulary of ``<unk>`` alone."""
     if (featurizer.ngrams, featurizer.buckets) != (config.ngrams, config.buckets if config.ngrams > 1 else 0):
         raise ValueError("featurized: made with other ngrams / buckets than this config's")
     if featurizer.vocab_size <= 1:  # only <unk>: every document would look the same
@@ -216,172 +270,242 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
                                 "(a file of labels alone?), so every document would get the same prediction")
         raise FastTextError(f"empty vocabulary: no word occurs at least min_count={config.min_count} times in the "
                             f"training data, so every document would get the same prediction; lower min_count")
-    if config.pretrained_vectors and pretrained is None:  # only the vocabulary's rows are held
-        from .vectors import read_vec
 
-        release_pretrained = True  # (read here: nobody else holds it)
-        pretrained = read_vec(config.pretrained_vectors, dim=config.emsize, keep=featurizer.vocab.token_to_idx)
-    val = (val_bags, y_val) if has_val else None
-    kv_type = config.kvstore if config.kvstore != "auto" else ("device" if len(ctxs) > 1 else None)
-    # dist_*: a worker of a cluster, watched so that a lost worker, server or scheduler ends it (cluster.py)
+
+def _join_workers(config, data):
+    """``(kv, workers)``: the kvstore (None on one device) and this process's :class:`_Workers`. With a ``dist_*``
+    kvstore this joins its cluster, watched so that a lost worker, server or scheduler ends the run (cluster.py)."""
+    import mxnet as mx
+
+    kv_type = config.kvstore if config.kvstore != "auto" else ("device" if len(data.ctxs) > 1 else None)
     watch = cluster.Watch() if str(kv_type).startswith("dist") else None
     with cluster.armed(watch, "while joining the cluster"):
         kv = mx.kv.create(kv_type) if kv_type else None
-    rank, workers = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
+    rank, count = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
     # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
     # must push the same number of batches, or the last ones would wait forever.
-    per_worker = len(y_train) // workers
+    per_worker = len(data.y_train) // count
     if per_worker == 0:
-        raise FastTextError(f"{len(y_train)} training documents cannot be shared by {workers} workers")
-    texts = train_data.sample if isinstance(train_data, CountedTexts) else train_data.texts
-    config = resolve_settings(config, texts, len(classes), per_worker)  # each worker's steps
+        raise FastTextError(f"{len(data.y_train)} training documents cannot be shared by {count} workers")
+    return kv, _Workers(kv_type, watch, rank, count, per_worker)
+
+
+def _resolve_settings_and_release_texts(config, data, workers, release_texts):
+    """``config`` with the settings left to the data resolved for each worker's share (:func:`resolve_settings`);
+    then, with ``release_texts``, the texts emptied (their token ids live on in the bags): before the model's table
+    is allocated, so that it can take their place (~0.4 GB at Yelp size)."""
+    split = data.train_split
+    texts = split.sample if isinstance(split, CountedTexts) else split.texts
+    config = resolve_settings(config, texts, len(data.classes), workers.per_worker)  # each worker's steps
     del texts  # (release_texts below frees them)
     if release_texts:
-        for data in (train_data, val_data):
-            if isinstance(data, CountedTexts):
-                data.counts = None  # its token ids live on in train_bags
-                data.sample = []  # read only by resolve_settings above (10k reviews: ~12 MB)
-            elif data is not None and isinstance(data.texts, list):
-                data.texts.clear()  # (len(data) is 0 from here: y_train counts the documents)
+        for texts_of in (data.train_split, data.val_split):
+            if isinstance(texts_of, CountedTexts):
+                texts_of.counts = None  # its token ids live on in train_bags
+                texts_of.sample = []  # read only by resolve_settings above (10k reviews: ~12 MB)
+            elif texts_of is not None and isinstance(texts_of.texts, list):
+                texts_of.texts.clear()  # (len(texts_of) is 0 from here: y_train counts the documents)
+    return config
 
 
-    reads = entries_per_epoch(train_bags, config.ngrams) * config.epochs
-    model, result_pretrained = initial_model(featurizer, len(classes), config, ctxs, pretrained,
-                                             huge_pages=reads >= HUGE_PAGES_MIN_READS)
-    if release_pretrained and pretrained is not None:
-        pretrained.release()  # its rows are in the table now (a wiki .vec holds GBs the run no longer needs)
-    result = TrainedModel(model, featurizer, classes, config, ctxs, pretrained=result_pretrained, label_names=names)
-    first_epoch = 1
-    vectors_id = result_pretrained["sha256"] if result_pretrained else None
-    data_id = data_fingerprint(featurizer, train_bags, y_train, vectors_id) if checkpoint_dir else None
-    val_id = data_fingerprint(featurizer, val_bags, y_val) if checkpoint_dir and has_val else None
-    resumed = load_checkpoint(checkpoint_dir, model, config, classes, data_id, validation=val_id,
-                              score_train=score_train, num_workers=workers,
-                              text_rule=text_rule_of(featurizer, config)) if checkpoint_dir else None
-    if resumed is not None:
-        first_epoch = resumed["epoch"] + 1
-        result.history = resumed["history"]
-        # rerunning the same command after a crash or a spot interruption: say that it picked up where it stopped
-        print(f"resuming from the checkpoint in {checkpoint_dir}: epoch {resumed['epoch']} of {config.epochs} done",
-              file=sys.stderr, flush=True)
-        if first_epoch > config.epochs and rank == 0:  # finished: no save will remove what a kill left before it
-            remove_older_than(checkpoint_dir, resumed["epoch"], model, config, classes, data_id, validation=val_id,
-                              score_train=score_train, num_workers=workers)
-
-    result.rank, result.num_workers = rank, workers
-    if watch is not None:  # every worker must train on the same data with the same settings: refused otherwise
-        with watch.armed("while the workers compared their data and settings"):
-            cluster.agree(kv, watch, cluster.describe(
-                watch, rank, data_id or data_fingerprint(featurizer, train_bags, y_train, vectors_id), config, classes))
-    steps_per_epoch = math.ceil(per_worker / config.batch_size)
-    # A dist_* kvstore's servers hold the optimizer, and no checkpoint holds their state: a resumed cluster
-    # starts their update count where the checkpoint's epoch ended (each worker's steps, one update per key
-    # and step; dist_async: an update per worker's push), or its lr schedule would start over.
-    # dist_async servers update on every worker's push: a worker's step is `workers` of their updates (the lr
-    # schedule counted them against one worker's steps and reached 0 when half the run was left to train).
-    updates_per_step = workers if kv_type == "dist_async" else 1
-    updates_done = 0 if resumed is None else resumed["epoch"] * steps_per_epoch * updates_per_step
-    with cluster.armed(watch, "while the parameter servers were set up"):
-        updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch * updates_per_step), kv,
-                          updates_done=updates_done)
-    if resumed is not None:
-        updater.load_states(resumed["optimizer_states"])
-    if updater.server_state_lost and rank == 0:
-        print(f"note: the parameter servers' {config.optimizer} state (its moments) is not in checkpoints (MXNet "
-              f"cannot read it back from the servers): it starts again from zero, so this run ends near, not exactly "
-              f"at, an uninterrupted run's parameters (the lr schedule goes on where it stopped)",
-              file=sys.stderr, flush=True)
-    native = use_bag_ops(ctxs)
+def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train):
+    """The model, its optimizer and its history as the first epoch to run finds them: a new model (the table
+    seeded, pretrained rows in it), or where the latest checkpoint of this run in ``checkpoint_dir`` left them.
+    In a cluster, every worker's data and settings are compared here, before the first step."""
+    model, result = _build_model(config, data)
+    vectors_id = result.pretrained["sha256"] if result.pretrained else None
+    data_id = data_fingerprint(data.featurizer, data.train_bags, data.y_train, vectors_id) if checkpoint_dir else None
+    val_id = data_fingerprint(data.featurizer, *data.val) if checkpoint_dir and data.val is not None else None
+    resumed = _resume(model, result, config, data, workers, checkpoint_dir, data_id, val_id, score_train)
+    result.rank, result.num_workers = workers.rank, workers.count
+    if workers.watch is not None:  # every worker must train on the same data with the same settings: refused otherwise
+        with workers.watch.armed("while the workers compared their data and settings"):
+            cluster.agree(kv, workers.watch, cluster.describe(
+                workers.watch, workers.rank,
+                data_id or data_fingerprint(data.featurizer, data.train_bags, data.y_train, vectors_id), config,
+                data.classes))
+    steps_per_epoch = math.ceil(workers.per_worker / config.batch_size)
+    updater = _make_updater(model, config, data.ctxs, kv, workers, steps_per_epoch, resumed)
+    native = use_bag_ops(data.ctxs)
     sgd, shrink = config.optimizer == "sgd", sgd_row_shrink(config)
     # The part of a step autograd records (the output layer, the loss and its sum) runs as one cached
     # graph (step.summed_loss_block): the same operators in the same order, so the same numbers.
     summed_loss = summed_loss_block(model)
     summed_loss.hybridize(static_alloc=True)
     model.output.hybridize(static_alloc=True)  # scoring (evaluate_bags) runs it alone
-    maker = BatchMaker(train_bags, y_train, featurizer.num_rows)
-    keep_freed_memory()
-    order = batches = progress = None
-    for epoch in range(first_epoch, config.epochs + 1):
-        mx.random.seed(config.seed + epoch)  # dropout masks: the same whether or not the run was resumed
-        # the last epoch's order (4.5 MB at 560k) goes first, so that this one can take its place in
-        # the heap rather than grow it (the heap is kept whole, keep_freed_memory)
-        order = batches = progress = None
-        order = np.random.RandomState([config.seed, epoch]).permutation(len(y_train))
-        order = order[rank * per_worker:(rank + 1) * per_worker]
-        started = time.time()
-        total_loss = mx.nd.zeros((1,), ctx=ctxs[0])
-        batches = prefetch(maker, order, config.batch_size, len(ctxs), with_transpose=not native)
-        queued, queued_bytes = deque(), 0  # each queued step's (losses, batch bytes), oldest first
-        progress = bar(batches, total=steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch",
-                       log_final=True)
-        with cluster.armed(watch, f"in epoch {epoch}"):  # (scoring and checkpoints after it: local work)
-            try:
-                # MXNet's engine runs each operator on a worker thread: a step's ~30 small operators were
-                # ~30 hand-offs between threads, which on short texts and small batches cost more than the
-                # work (and, on a busy machine, a scheduler time slice each). Bulking runs consecutive
-                # operators as one engine task: the same operators in the same order, the same numbers.
-                with mx.engine.bulk(ENGINE_BULK_OPS):
-                    for step, parts in enumerate(progress, 1):
-                        raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
-                        if checkpoint_dir is None:  # a Stop here is told in one line: nothing saved (errors.stopped_line)
-                            note_progress(epoch, step)
-                        global_batch = sum(p.size for p in parts) * workers
-                        steps = []
-                        for i, (part, ctx) in enumerate(zip(parts, ctxs)):
-                            arrays = to_batch_arrays(part, ctx, model.binary, native, sgd_row_scale=sgd, row_shrink=shrink)
-                            values, entry_index = updater.embedding_for(i, arrays)
-                            steps.append(sparse_step(model, values, entry_index, arrays, global_batch, summed_loss))
-                        updater.apply(model, steps)
-                        if watch is not None:
-                            watch.tick()
-                        for step_result in steps:
-                            total_loss += step_result.loss_sum.as_in_context(ctxs[0])
-                        # MXNet runs the operators asynchronously, and queuing a Yelp-size step takes Python
-                        # far less time than computing it: unchecked, the loop ran up to 50 steps ahead (to
-                        # the sync below), each holding its batch's arrays (~1.5 MB with unigrams, ~5 MB
-                        # with bigrams) until its operators ran: 70-230 MB of peak memory for no speed.
-                        # Past QUEUED_BATCH_BYTES the loop waits for its oldest step. Small batches (short
-                        # texts: ~0.1 MB) never reach it: a wait flushes the engine's bulk, and waiting
-                        # every step measured ~30% more CPU time there (Yelp-size steps: none).
-                        queued.append(([step_result.loss_sum for step_result in steps], sum(p.nbytes for p in parts)))
-                        queued_bytes += queued[-1][1]
-                        while queued_bytes > QUEUED_BATCH_BYTES and len(queued) > 1:
-                            losses, nbytes = queued.popleft()
-                            queued_bytes -= nbytes
-                            for loss_sum in losses:
-                                loss_sum.wait_to_read()
-                        if step % 50 == 0:  # a sync every 50 steps: cheap, and a diverged run stops early
-                            running = total_loss.asscalar() / min(step * config.batch_size, len(order))
-                            stop_if_diverged(running, "the training loss", epoch, step, config)
-                            if config.progress:
-                                progress.set_postfix(loss=f"{running:.4f}", refresh=False)  # (drawn at the next redraw: a log line each 30 s)
-                updater.sync_tables()
-                train_loss = total_loss.asscalar() / len(order)  # waits for the epoch's last batch
-            finally:
-                batches.close()  # stops the prefetch thread, also when a signal or an error ends the epoch
-            stop_if_diverged(train_loss, "the training loss", epoch, step, config)
-            # (watched too: with a kvstore this waits for the table sync_tables pulled, which a lost worker can hold)
-            if not updater.parameters_finite():  # no pass over the table on the native SGD route (optim.py)
-                raise diverged("the model parameters became NaN or infinite", epoch, step, config)
-        seconds = time.time() - started
-        progress.close()
-        row = {"epoch": epoch, "train_loss": train_loss, "val_loss": float("nan"), "val_accuracy": float("nan"),
-               "seconds": seconds, "samples_per_s": len(order) * workers / seconds}
-        if val is not None:
-            metrics = evaluate_bags(model, featurizer, val[0], val[1], ctxs[0])
-            row.update(val_loss=metrics["loss"], val_accuracy=metrics["accuracy"])
-        if score_train:
-            row[TRAIN_ACCURACY] = accuracy_on(model, featurizer, train_bags, y_train, ctxs[0])
-        result.history.append(row)
-        if checkpoint_dir and rank == 0:
-            save_checkpoint(checkpoint_dir, epoch, model, config, classes, result.history, updater.get_states(),
-                            names=names, data=data_id, validation=val_id, score_train=score_train,
-                            num_workers=workers, unicode_form=featurizer.unicode_form)
-        if on_epoch_end is not None:
-            on_epoch_end(row)
-    with cluster.armed(watch, "while leaving the cluster"):
-        updater.kv = kv = None  # a dist_* kvstore's destructor waits for every worker (a barrier)
-    return result
+    maker = BatchMaker(data.train_bags, data.y_train, data.featurizer.num_rows)
+    return _Run(config, data, workers, model, result, updater, 1 if resumed is None else resumed["epoch"] + 1,
+                steps_per_epoch, checkpoint_dir, data_id, val_id, score_train, maker, summed_loss, native, sgd, shrink)
+
+
+def _build_model(config, data):
+    """``(model, result)``: the model as a new run starts it (:func:`initial_model`), and the
+    :class:`TrainedModel` that will hold it."""
+    reads = entries_per_epoch(data.train_bags, config.ngrams) * config.epochs  # huge pages pay off on long runs only
+    model, pretrained_record = initial_model(data.featurizer, len(data.classes), config, data.ctxs, data.pretrained,
+                                             huge_pages=reads >= HUGE_PAGES_MIN_READS)
+    if data.release_pretrained and data.pretrained is not None:
+        data.pretrained.release()  # its rows are in the table now (a wiki .vec holds GBs the run no longer needs)
+    result = TrainedModel(model, data.featurizer, data.classes, config, data.ctxs, pretrained=pretrained_record,
+                          label_names=data.names)
+    return model, result
+
+
+def _resume(model, result, config, data, workers, checkpoint_dir, data_id, val_id, score_train):
+    """The latest checkpoint of this run in ``checkpoint_dir`` (checkpoints.load_checkpoint), its parameters loaded
+    into ``model`` and its history into ``result``; None without one (or without ``checkpoint_dir``)."""
+    if not checkpoint_dir:
+        return None
+    resumed = load_checkpoint(checkpoint_dir, model, config, data.classes, data_id, validation=val_id,
+                              score_train=score_train, num_workers=workers.count,
+                              text_rule=text_rule_of(data.featurizer, config))
+    if resumed is None:
+        return None
+    result.history = resumed["history"]
+    # rerunning the same command after a crash or a spot interruption: say that it picked up where it stopped
+    print(f"resuming from the checkpoint in {checkpoint_dir}: epoch {resumed['epoch']} of {config.epochs} done",
+          file=sys.stderr, flush=True)
+    if resumed["epoch"] >= config.epochs and workers.rank == 0:  # finished: no save will remove what a kill left
+        remove_older_than(checkpoint_dir, resumed["epoch"], model, config, data.classes, data_id, validation=val_id,
+                          score_train=score_train, num_workers=workers.count)
+    return resumed
+
+
+def _make_updater(model, config, ctxs, kv, workers, steps_per_epoch, resumed):
+    """The optimizer and the one who applies it (optim.Updater: locally, or through ``kv``), with ``resumed``'s
+    state and its lr schedule where the checkpoint's epoch ended."""
+    # A dist_* kvstore's servers hold the optimizer, and no checkpoint holds their state: a resumed cluster
+    # starts their update count where the checkpoint's epoch ended (each worker's steps, one update per key
+    # and step; dist_async: an update per worker's push), or its lr schedule would start over.
+    # dist_async servers update on every worker's push: a worker's step is `workers` of their updates (the lr
+    # schedule counted them against one worker's steps and reached 0 when half the run was left to train).
+    updates_per_step = workers.count if workers.kv_type == "dist_async" else 1
+    updates_done = 0 if resumed is None else resumed["epoch"] * steps_per_epoch * updates_per_step
+    with cluster.armed(workers.watch, "while the parameter servers were set up"):
+        updater = Updater(model, ctxs, make_optimizer(config, steps_per_epoch * updates_per_step), kv,
+                          updates_done=updates_done)
+    if resumed is not None:
+        updater.load_states(resumed["optimizer_states"])
+    if updater.server_state_lost and workers.rank == 0:
+        print(f"note: the parameter servers' {config.optimizer} state (its moments) is not in checkpoints (MXNet "
+              f"cannot read it back from the servers): it starts again from zero, so this run ends near, not exactly "
+              f"at, an uninterrupted run's parameters (the lr schedule goes on where it stopped)",
+              file=sys.stderr, flush=True)
+    return updater
+
+
+def _run_epoch(run, epoch):
+    """One pass over this worker's share of the documents, shuffled for ``epoch``: the epoch's history row, its
+    training loss and speed (the validation columns NaN until :func:`_end_epoch` scores them). A diverged run
+    stops here (:class:`Diverged`)."""
+    import mxnet as mx
+
+    # (bound once here: the step loop below reads them every step, and a local is the cheapest read)
+    config, ctxs, model, updater, watch = run.config, run.data.ctxs, run.model, run.updater, run.workers.watch
+    workers, native, sgd, shrink, summed_loss = run.workers.count, run.native, run.sgd, run.row_shrink, run.summed_loss
+    checkpoint_dir = run.checkpoint_dir
+    mx.random.seed(config.seed + epoch)  # dropout masks: the same whether or not the run was resumed
+    order = np.random.RandomState([config.seed, epoch]).permutation(len(run.data.y_train))
+    rank, share = run.workers.rank, run.workers.per_worker
+    order = order[rank * share:(rank + 1) * share]  # every worker draws the same order and steps through its share
+    started = time.time()
+    total_loss = mx.nd.zeros((1,), ctx=ctxs[0])
+    batches = prefetch(run.maker, order, config.batch_size, len(ctxs), with_transpose=not native)
+    queued = _QueuedSteps()
+    progress = bar(batches, total=run.steps_per_epoch, desc=f"epoch {epoch}/{config.epochs}", disable=not config.progress, unit="batch",
+                   log_final=True)
+    with cluster.armed(watch, f"in epoch {epoch}"):  # (scoring and checkpoints after it: local work)
+        try:
+            # MXNet's engine runs each operator on a worker thread: a step's ~30 small operators were
+            # ~30 hand-offs between threads, which on short texts and small batches cost more than the
+            # work (and, on a busy machine, a scheduler time slice each). Bulking runs consecutive
+            # operators as one engine task: the same operators in the same order, the same numbers.
+            with mx.engine.bulk(ENGINE_BULK_OPS):
+                for step, parts in enumerate(progress, 1):
+                    raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
+                    if checkpoint_dir is None:  # a Stop here is told in one line: nothing saved (errors.stopped_line)
+                        note_progress(epoch, step)
+                    global_batch = sum(p.size for p in parts) * workers
+                    steps = []
+                    for i, (part, ctx) in enumerate(zip(parts, ctxs)):
+                        arrays = to_batch_arrays(part, ctx, model.binary, native, sgd_row_scale=sgd, row_shrink=shrink)
+                        values, entry_index = updater.embedding_for(i, arrays)
+                        steps.append(sparse_step(model, values, entry_index, arrays, global_batch, summed_loss))
+                    updater.apply(model, steps)
+                    if watch is not None:
+                        watch.tick()
+                    for step_result in steps:
+                        total_loss += step_result.loss_sum.as_in_context(ctxs[0])
+                    queued.add([step_result.loss_sum for step_result in steps], sum(p.nbytes for p in parts))
+                    if step % 50 == 0:  # a sync every 50 steps: cheap, and a diverged run stops early
+                        running = total_loss.asscalar() / min(step * config.batch_size, len(order))
+                        stop_if_diverged(running, "the training loss", epoch, step, config)
+                        if config.progress:
+                            progress.set_postfix(loss=f"{running:.4f}", refresh=False)  # (drawn at the next redraw: a log line each 30 s)
+            updater.sync_tables()
+            train_loss = total_loss.asscalar() / len(order)  # waits for the epoch's last batch
+        finally:
+            batches.close()  # stops the prefetch thread, also when a signal or an error ends the epoch
+        stop_if_diverged(train_loss, "the training loss", epoch, step, config)
+        # (watched too: with a kvstore this waits for the table sync_tables pulled, which a lost worker can hold)
+        if not updater.parameters_finite():  # no pass over the table on the native SGD route (optim.py)
+            raise diverged("the model parameters became NaN or infinite", epoch, step, config)
+    seconds = time.time() - started
+    progress.close()
+    return {"epoch": epoch, "train_loss": train_loss, "val_loss": float("nan"), "val_accuracy": float("nan"),
+            "seconds": seconds, "samples_per_s": len(order) * workers / seconds}
+
+
+class _QueuedSteps:
+    """The steps the loop has queued on MXNet's engine and not waited for yet, oldest first.
+
+    MXNet runs the operators asynchronously, and queuing a Yelp-size step takes Python far less time than
+    computing it: unchecked, the loop ran up to 50 steps ahead (to its sync every 50 steps), each holding its
+    batch's arrays (~1.5 MB with unigrams, ~5 MB with bigrams) until its operators ran: 70-230 MB of peak memory
+    for no speed. Past :data:`QUEUED_BATCH_BYTES` the loop waits for its oldest step. Small batches (short texts:
+    ~0.1 MB) never reach it: a wait flushes the engine's bulk, and waiting every step measured ~30% more CPU time
+    there (Yelp-size steps: none)."""
+
+    __slots__ = ("steps", "nbytes")
+
+    def __init__(self):
+        self.steps, self.nbytes = deque(), 0  # each queued step's (losses, batch bytes); their batches' bytes
+
+    def add(self, losses, nbytes):
+        """A step queued (its devices' loss sums, its batch's bytes): wait for the oldest ones while the queued
+        batches hold more than :data:`QUEUED_BATCH_BYTES` (always leaving the newest one queued)."""
+        self.steps.append((losses, nbytes))
+        self.nbytes += nbytes
+        while self.nbytes > QUEUED_BATCH_BYTES and len(self.steps) > 1:
+            oldest, oldest_bytes = self.steps.popleft()
+            self.nbytes -= oldest_bytes
+            for loss_sum in oldest:
+                loss_sum.wait_to_read()
+
+
+def _end_epoch(run, row, on_epoch_end):
+    """The epoch's ``row`` completed with its scores (the validation split; the training split with
+    ``score_train``) and added to the history; then the checkpoint (worker 0's), and ``on_epoch_end``."""
+    model, featurizer, ctx = run.model, run.data.featurizer, run.data.ctxs[0]
+    if run.data.val is not None:
+        metrics = evaluate_bags(model, featurizer, run.data.val[0], run.data.val[1], ctx)
+        row.update(val_loss=metrics["loss"], val_accuracy=metrics["accuracy"])
+    if run.score_train:
+        row[TRAIN_ACCURACY] = accuracy_on(model, featurizer, run.data.train_bags, run.data.y_train, ctx)
+    run.result.history.append(row)
+    if run.checkpoint_dir and run.workers.rank == 0:
+        save_checkpoint(run.checkpoint_dir, row["epoch"], model, run.config, run.data.classes, run.result.history,
+                        run.updater.get_states(), names=run.data.names, data=run.data_id, validation=run.val_id,
+                        score_train=run.score_train, num_workers=run.workers.count,
+                        unicode_form=featurizer.unicode_form)
+    if on_epoch_end is not None:
+        on_epoch_end(row)
+
+
+def _leave_cluster(run):
+    """Drop the kvstore: a ``dist_*`` kvstore's destructor waits for every worker (a barrier), watched."""
+    with cluster.armed(run.workers.watch, "while leaving the cluster"):
+        run.updater.kv = None
 
 
 def accuracy_on(model, featurizer, bags, y, ctx, chunk_docs=65536):

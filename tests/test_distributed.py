@@ -301,7 +301,7 @@ def test_a_worker_that_fails_before_joining_ends_the_other_after_the_timeout(sam
 def test_a_scheduler_address_that_cannot_be_one_is_refused_before_the_data_is_read(monkeypatch):
     """An unknown scheduler host name left every worker waiting for it for ever."""
     from fasttext_lib.errors import FastTextError
-    from fasttext_lib.train import check_kvstore_environment
+    from fasttext_lib.cluster import check_kvstore_environment
 
     for name, value in {"DMLC_PS_ROOT_URI": "no-such-host.invalid", "DMLC_PS_ROOT_PORT": "9000",
                         "DMLC_NUM_SERVER": "1", "DMLC_NUM_WORKER": "2"}.items():
