@@ -192,7 +192,8 @@ def test_a_checkpoint_of_data_with_other_words_in_its_documents_is_refused(split
     two words swapped between documents, or one replaced by another word of the vocabulary, left it unchanged, and
     the edited data resumed the old data's checkpoint silently (ending with neither data's parameters). Now the
     token ids are fingerprinted too, whether they sit in memory or in read_counted's file (CodesFile)."""
-    from fasttext_lib.data import read_counted, write_csv
+    from fasttext_lib.data import read_counted
+    from fasttext_lib.writers import write_csv
     from fasttext_lib.features import count_tokens
 
     train_data, val_data = splits
@@ -221,7 +222,8 @@ def test_the_data_fingerprint_is_the_same_however_the_data_was_read(splits, tmp_
     """The token ids it covers are numbered in first-seen order: the same for data in memory and data read_counted
     kept in a file, counted natively or not, so a checkpoint resumes whichever way the data is read again."""
     from fasttext_lib.checkpoints import DATA_FINGERPRINT, data_fingerprint
-    from fasttext_lib.data import read_counted, write_csv
+    from fasttext_lib.data import read_counted
+    from fasttext_lib.writers import write_csv
     from fasttext_lib.train import featurize
 
     train_data = splits[0]
