@@ -92,10 +92,11 @@ class HeldOutScore(NamedTuple):
     accuracy: Optional[float]  # None: trained without validation data (or autotune's refit on training + validation)
 
     def describe(self):
-        """``final test accuracy at training: 0.7936``, as notebook 04 (and 02's training job) show it."""
+        """``final held-out accuracy at training: 0.7936``, as notebook 04 (and 02's training job) show it: on the
+        validation data training was given (02's test split; the CLI's --validation), which the bundle does not name."""
         if self.accuracy is None:
             return "no held-out accuracy at training (trained without validation data)"
-        split = "validation (autotune's split of the training data)" if self.split == "validation" else self.split
+        split = "validation (autotune's split of the training data)" if self.split == "validation" else "held-out"
         return f"final {split} accuracy at training: {round(self.accuracy, 4)}"
 
 

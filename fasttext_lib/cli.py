@@ -161,7 +161,7 @@ def build_parser():
     t.add_argument("--format", default="auto", choices=FORMATS, help=FORMAT_HELP)
     t.add_argument("--checkpoint-dir", type=DIRECTORY, help="checkpoint every epoch here (directory or s3://) and resume from it")
     t.add_argument("--autotune-validation", metavar="PATH", type=FILE,
-                   help="search lr, epochs, emsize, ngrams and batch size against this labeled data (their flags are "
+                   help="search lr, epochs, emsize, ngrams and batch size (with the optimizer) against this labeled data (their flags are "
                         "ignored; the others apply to every trial, --buckets as an upper bound) and train the chosen "
                         "setting again on --train and this data (see --autotune-no-refit): the start (the library's "
                         "settings for this data with bigrams at 10 epochs) unless a trial is significantly more "
@@ -437,7 +437,7 @@ def _say_unused_search_flags(args):
     if flags:
         named = flags[0] if len(flags) == 1 else ", ".join(flags[:-1]) + " and " + flags[-1]
         print(f"warning: {named} {'is' if len(flags) == 1 else 'are'} not used with --autotune-validation: the search "
-              f"sets lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
+              f"sets the optimizer, lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
               f"leave {'it' if len(flags) == 1 else 'them'} out, or train without --autotune-validation to use "
               f"{'it' if len(flags) == 1 else 'them'}", file=sys.stderr)
 

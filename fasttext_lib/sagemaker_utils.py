@@ -155,7 +155,8 @@ def check_hyperparameters(hyperparameters):
     of the wrong kind or out of range): there the instance is already up and billed. ``hyperparameters``: as
     :func:`training_hyperparameters` returns them; each goes the way the SDK and the toolkit send it (JSON,
     then ``--name value``). Settings that need the data or the container (label_names files, pretrained
-    vectors, devices, the kvstore) are left to the job."""
+    vectors, devices) are left to the job; the kvstore's value is checked here, whether it suits the instance count
+    in :func:`make_estimator`."""
     import json
 
     from .config import CONFIG_FIELDS, TrainConfig

@@ -243,6 +243,9 @@ class ContainerEnv:
 
 
 READ_CHANNELS = ("train", "test", "validation", "pretrained")  # the channels this job reads
+# Channels SageMaker itself adds, read by others: "code" (the source, with enable_network_isolation=True: the toolkit
+# reads it), "model" (an estimator's model_uri=).
+SAGEMAKER_CHANNELS = ("code", "model")
 
 
 def _channel_names(env):
@@ -261,8 +264,9 @@ def _refuse_unread_channels(names):
     """A channel this job does not read (``eval``, ``dev``: the validation data under another name) was left unread
     without a word: the job trained without validation, logged no ``val_accuracy`` (a tuner's trials all failed for
     want of their objective metric). So was a ``validation`` channel beside a ``test`` one. SageMaker matches names
-    case-insensitively here as in ``SM_CHANNEL_TRAIN``."""
-    unread = sorted(n for n in names if n.lower() not in READ_CHANNELS)
+    case-insensitively here as in ``SM_CHANNEL_TRAIN``. The channels SageMaker adds (:data:`SAGEMAKER_CHANNELS`) are
+    not the user's to give, and pass."""
+    unread = sorted(n for n in names if n.lower() not in READ_CHANNELS + SAGEMAKER_CHANNELS)
     if unread:
         raise FastTextError(f"the {' and '.join(unread)} channel{'s are' if len(unread) > 1 else ' is'} not read by "
                             f"this job, which reads train, test (or validation) and pretrained: give the validation data "
@@ -363,6 +367,8 @@ def pretrained_source(value, channel):
 
     if channel is None:
         return value
+    if value is not None and os.path.isabs(value) and os.path.abspath(value) == os.path.abspath(channel):
+        value = None  # (the channel's folder itself: its one file)
     inside = value is not None and os.path.isabs(value) and \
         os.path.abspath(value).startswith(os.path.join(os.path.abspath(channel), ""))
     if inside:

@@ -897,7 +897,7 @@ def test_searched_settings_given_as_flags_are_said_to_be_unused(data_files, tmp_
     assert r.returncode == 0, r.stderr
     warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == ["warning: --lr, --epochs and --ngrams are not used with --autotune-validation: the search sets "
-                        "lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
+                        "the optimizer, lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
                         "leave them out, or train without --autotune-validation to use them"], r.stderr
     r = cli_in_process(*common, "--output", tmp_path / "b", "--seed", "3")
     assert r.returncode == 0 and "warning:" not in r.stderr, r.stderr

@@ -691,7 +691,7 @@ def test_04_reads_query_words_and_pairs_as_the_model_reads_text(tmp_path, capsys
 
 
 @pytest.mark.parametrize("metrics, shown", [
-    ({"final": {"val_accuracy": 0.78391}}, "| final test accuracy at training: 0.7839"),
+    ({"final": {"val_accuracy": 0.78391}}, "| final held-out accuracy at training: 0.7839"),
     ({"final": {"val_accuracy": 0.75612}, "autotune": {"refit": False}},
      "| final validation (autotune's split of the training data) accuracy at training: 0.7561"),
     # a bundle trained without validation data (train without --validation; a training job without a test channel;

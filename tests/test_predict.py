@@ -514,7 +514,7 @@ def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answe
 
 
 @pytest.mark.parametrize("metrics, split, accuracy, said", [
-    ({"final": {"val_accuracy": 0.78391}}, "test", 0.78391, "final test accuracy at training: 0.7839"),
+    ({"final": {"val_accuracy": 0.78391}}, "test", 0.78391, "final held-out accuracy at training: 0.7839"),
     ({"final": {"val_accuracy": 0.75612}, "autotune": {"refit": False}}, "validation", 0.75612,
      "final validation (autotune's split of the training data) accuracy at training: 0.7561"),
     # trained without validation data (train without --validation; a training job without a test channel; autotune's

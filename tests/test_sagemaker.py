@@ -575,6 +575,16 @@ def test_a_channel_the_job_does_not_read_is_refused_before_any_data_is_read(sour
     assert job_in_process(source_dir, dict(ok, SM_CHANNELS='["TEST", "Train"]'), args_for(epochs=1)).returncode == 0
 
 
+def test_the_channels_sagemaker_adds_itself_pass(source_dir, tmp_path):
+    """SageMaker adds a "code" channel (enable_network_isolation=True: the toolkit reads the source from it) and a
+    "model" channel (model_uri=): refused as channels the job does not read, such jobs stopped at their start."""
+    env = make_container(tmp_path, {"train": {"a.txt": GOOD}, "code": {"entry_point.py": _write(b"")},
+                                    "model": {"model.tar.gz": _write(b"x")}})
+    r = job_in_process(source_dir, env, args_for(epochs=1))
+    assert r.returncode == 0, r.stderr
+    assert "train channel: 40 documents" in r.stdout
+
+
 def test_a_channel_written_by_spark_is_read_without_its_empty_files(source_dir, tmp_path):
     """A folder that Spark, Glue or EMR wrote holds a zero-byte _SUCCESS marker, and a zero-byte part file for every
     empty partition: the job stopped at the first ("_SUCCESS: file is empty"). Empty files hold no documents: they

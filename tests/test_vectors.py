@@ -899,6 +899,7 @@ def test_pretrained_source_in_a_training_job(tmp_path):
     assert sm_train.pretrained_source("wiki.vec", str(channel)) == str(channel / "wiki.vec")
     with pytest.raises(FastTextError, match="both the pretrained channel .* and the pretrained_vectors hyperparameter"):
         sm_train.pretrained_source("s3://b/w.vec", str(channel))  # (the channel downloaded, then left unread)
+    assert sm_train.pretrained_source(str(channel), str(channel)) == str(channel / "wiki.vec")  # (the channel itself)
     with pytest.raises(FastTextError, match="'other.vec' is not a file of the pretrained channel"):
         sm_train.pretrained_source("other.vec", str(channel))
     (channel / "crawl.vec").write_text("1 2\na 1 2\n")
