@@ -36,6 +36,17 @@ def _crash_after(epoch):
     return hook
 
 
+def _first_epochs_marker(splits, tmp_path, **kwargs):
+    """``(config, ckpt, marker, meta)`` of a 2-epoch run that crashed after epoch 1: its checkpoint.json and what
+    it holds, for a test to rewrite as an older version or another run would have written it."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1), **kwargs)
+    marker = ckpt / "epoch-0001" / "checkpoint.json"
+    return config, ckpt, marker, json.loads(marker.read_text())
+
+
 def _without_timing(history):
     return [{k: v for k, v in row.items() if k not in ("seconds", "samples_per_s")} for row in history]
 
@@ -242,12 +253,7 @@ def test_the_data_fingerprint_is_the_same_however_the_data_was_read(splits, tmp_
 def test_a_checkpoint_with_an_older_versions_data_fingerprint_is_refused_in_one_line(splits, tmp_path):
     """Checkpoints written before the fingerprint covered the tokens hold one that cannot tell the data they were
     written with: refused in one line that says so and what to do, not as "other data" (nothing may have changed)."""
-    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
-    ckpt = tmp_path / "ckpt"
-    with pytest.raises(Crash):
-        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
-    marker = ckpt / "epoch-0001" / "checkpoint.json"
-    meta = json.loads(marker.read_text())
+    config, ckpt, marker, meta = _first_epochs_marker(splits, tmp_path)
     meta["data"] = meta["data"].rsplit(":", 1)[1]  # what an older version wrote: the bare hex digest
     marker.write_text(json.dumps(meta))
     with pytest.raises(FastTextError) as refused:
@@ -923,12 +929,7 @@ def test_a_checkpoint_resumed_with_the_other_train_accuracy_scoring_is_refused(s
 
 def test_a_checkpoint_from_before_score_train_was_recorded_is_judged_by_its_history(splits, tmp_path):
     """Checkpoints written before the choice was recorded: a history with train_accuracy was scored."""
-    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
-    ckpt = tmp_path / "ckpt"
-    with pytest.raises(Crash):
-        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1), score_train=True)
-    marker = ckpt / "epoch-0001" / "checkpoint.json"
-    meta = json.loads(marker.read_text())
+    config, ckpt, marker, meta = _first_epochs_marker(splits, tmp_path, score_train=True)
     del meta["score_train"]
     marker.write_text(json.dumps(meta))
     with pytest.raises(FastTextError, match="written with train_accuracy"):
@@ -941,12 +942,7 @@ def test_a_checkpoint_of_another_number_of_workers_is_refused_and_one_from_befor
     """Each dist_* worker steps through its share of the data: a checkpoint resumed by a cluster of another size
     would go on with other steps per epoch (the servers' update count, the lr schedule's step, is the
     checkpoint's epoch times them). Checkpoints written before the number was recorded resume as before."""
-    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
-    ckpt = tmp_path / "ckpt"
-    with pytest.raises(Crash):
-        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
-    marker = ckpt / "epoch-0001" / "checkpoint.json"
-    meta = json.loads(marker.read_text())
+    config, ckpt, marker, meta = _first_epochs_marker(splits, tmp_path)
     assert meta["num_workers"] == 1
     marker.write_text(json.dumps(dict(meta, num_workers=2)))
     with pytest.raises(FastTextError, match=r"epoch-0001 was written by 2 worker\(s\) and this run has 1: .*rerun "
