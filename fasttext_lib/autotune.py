@@ -50,6 +50,8 @@ import sys
 import time
 from dataclasses import dataclass, replace
 
+from . import storage
+from .bundle import SAVE_HINT
 from .class_checks import warnings_said_once
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
@@ -610,3 +612,103 @@ def _clip(name, value):
 
 def _key(config):
     return tuple(round(v, 6) if isinstance(v, float) else v for v in (getattr(config, n) for n in SEARCHED))
+
+
+def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwrite=True, hint=SAVE_HINT,
+                            trials_hint=SAVE_HINT):
+    """Save ``trained`` (an autotuned model) as a bundle at ``output`` and its trial table at ``trials_uri`` together:
+    both saved, or, where either fails, both as they were. Returns where the bundle was written (bundle.save_bundle).
+
+    The table is CSV (compressed as ``trials_uri``'s ending says: :func:`_compressed_as_named`). ``hint`` ends the line
+    refusing a bundle already at ``output``, ``trials_hint`` the one refusing a table already at ``trials_uri``
+    (without ``overwrite``); the command line passes its flags' names there.
+
+    The table is written in full before the bundle is published and put in place after it: written after the bundle,
+    a disk too full for it failed the run with the old bundle already replaced; now such a failure leaves both as they
+    were. Without ``overwrite`` it is claimed first instead (a link locally, a conditional PUT on S3), and on S3 with
+    ``overwrite``, where putting it in place is an upload that can fail, it goes first too (:func:`_save_table_first`);
+    a bundle that then fails takes it back."""
+    from .bundle import save_bundle  # (looked up at the call: benchmarks/ wrap bundle.save_bundle in a timer)
+
+    table = _compressed_as_named(_trial_table_csv(trained), trials_uri)
+    if not overwrite:
+        # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
+        # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
+        # over the first's, or one failed with its bundle already published. A bundle that then fails takes it back.
+        try:
+            with storage.atomic_write(trials_uri, "wb", overwrite=False) as f:
+                f.write(table)
+        except FastTextError as exc:
+            if "already exists" in str(exc):
+                raise FastTextError(f"{trials_uri} already exists; {trials_hint}") from None
+            raise
+        try:
+            return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint)
+        except BaseException:
+            storage.remove_file(trials_uri)
+            raise
+    if storage.is_s3(trials_uri):
+        readable, previous = _previous_table(trials_uri)
+        if readable:
+            return _save_table_first(trained, output, compact, hint, trials_uri, table, previous)
+    with storage.atomic_write(trials_uri, "wb", overwrite=True) as f:
+        f.write(table)
+        f.flush()  # a full disk fails here, not in the rename after the bundle is published
+        return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
+
+
+def _trial_table_csv(trained):
+    """The trial table of an autotuned model (its ``autotune["trials"]``, :data:`TRIAL_COLUMNS`) as UTF-8 CSV bytes."""
+    import pandas as pd
+
+    return pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8")
+
+
+def _compressed_as_named(data, uri):
+    """``data`` compressed as ``uri``'s ending says: gzip, bzip2, xz, or not at all. (It was written as is: a
+    trials.csv.gz of plain text, which pd.read_csv, going by the name, and zcat refused.)"""
+    import bz2
+    import gzip
+    import lzma
+
+    ending = uri.lower().rsplit(".", 1)[-1]
+    if ending == "gz":
+        return gzip.compress(data, mtime=0)  # (mtime 0: the same trials, the same bytes)
+    if ending == "bz2":
+        return bz2.compress(data)
+    return lzma.compress(data) if ending == "xz" else data
+
+
+def _previous_table(uri):
+    """``(True, its bytes or None when there is none)`` for the table at the S3 ``uri``; ``(False, None)`` where S3
+    refuses to say (no s3:GetObject, or no s3:ListBucket and no table: both answer 403)."""
+    try:
+        return True, (storage.read_bytes(uri) if storage.exists(uri) else None)
+    except FastTextError:
+        return False, None
+
+
+def _save_table_first(trained, output, compact, hint, uri, table, previous):
+    """``overwrite`` with the table on S3: its upload is the step that can fail (a 500, a reset), and, made after the
+    bundle was published, such a failure ended the run in an error with the old bundle already replaced. So the
+    table goes first, and a bundle that then fails puts ``previous`` (None: no table) back."""
+    from .bundle import save_bundle
+
+    with storage.atomic_write(uri, "wb", overwrite=True) as f:
+        f.write(table)
+    try:
+        return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
+    except BaseException as exc:
+        try:
+            if previous is None:
+                bucket, key = storage.split_s3(uri)
+                with storage.s3_errors(uri):
+                    storage.s3_client().delete_object(Bucket=bucket, Key=key)
+            else:
+                with storage.atomic_write(uri, "wb", overwrite=True) as f:
+                    f.write(previous)
+        except FastTextError as failed:
+            if isinstance(exc, FastTextError):
+                raise FastTextError(f"{exc}; putting the earlier trial table back failed too ({failed}): {uri} holds "
+                                    f"this run's trials") from None
+        raise

@@ -378,7 +378,10 @@ def _train(args):
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
     if args.autotune_validation and args.autotune_trials:
-        where = _save_with_trials(trained, args.output, args.compact, args.autotune_trials, args.overwrite)
+        from .autotune import save_bundle_with_trials
+
+        where = save_bundle_with_trials(trained, args.output, args.autotune_trials, compact=args.compact,
+                                        overwrite=args.overwrite, hint=OVERWRITE_HINT, trials_hint=TRIALS_HINT)
     else:  # without --overwrite also a bundle another run saved there meanwhile is kept (this save fails instead)
         where = save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
@@ -528,98 +531,6 @@ def _autotune(args, config, train_data, report):
     result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
                       refit=args.autotune_refit is not False)
     return result.trained
-
-
-def _save_with_trials(trained, output, compact, uri, overwrite):
-    """The bundle and the autotune trial table (CSV, atomically). The table is written in full before the
-    bundle is published and put in place after it: written after the bundle, a disk too full for it failed
-    the run with the old bundle already replaced; now such a failure leaves both as they were. (On S3, where
-    putting it in place is an upload that can fail, it goes first: :func:`_save_table_first`.)"""
-    import pandas as pd
-
-    from . import storage
-    from .autotune import TRIAL_COLUMNS
-    from .bundle import OVERWRITE_HINT, save_bundle
-
-    table = pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8")
-    table = _compressed_as_named(table, uri)
-    if not overwrite:
-        # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
-        # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
-        # over the first's, or one failed with its bundle already published. A bundle that then fails takes it back.
-        try:
-            with storage.atomic_write(uri, "wb", overwrite=False) as f:
-                f.write(table)
-        except FastTextError as exc:
-            if "already exists" in str(exc):
-                raise FastTextError(f"{uri} already exists; {TRIALS_HINT}") from None
-            raise
-        try:
-            return save_bundle(trained, output, compact=compact, overwrite=False, hint=OVERWRITE_HINT)
-        except BaseException:
-            storage.remove_file(uri)
-            raise
-    if storage.is_s3(uri):
-        readable, previous = _previous_table(uri)
-        if readable:
-            return _save_table_first(trained, output, compact, uri, table, previous)
-    with storage.atomic_write(uri, "wb", overwrite=True) as f:
-        f.write(table)
-        f.flush()  # a full disk fails here, not in the rename after the bundle is published
-        return save_bundle(trained, output, compact=compact, overwrite=True, hint=OVERWRITE_HINT)
-
-
-def _compressed_as_named(data, uri):
-    """``data`` compressed as ``uri``'s ending says: gzip, bzip2, xz, or not at all. (It was written as is: a
-    trials.csv.gz of plain text, which pd.read_csv, going by the name, and zcat refused.)"""
-    import bz2
-    import gzip
-    import lzma
-
-    ending = uri.lower().rsplit(".", 1)[-1]
-    if ending == "gz":
-        return gzip.compress(data, mtime=0)  # (mtime 0: the same trials, the same bytes)
-    if ending == "bz2":
-        return bz2.compress(data)
-    return lzma.compress(data) if ending == "xz" else data
-
-
-def _previous_table(uri):
-    """``(True, its bytes or None when there is none)`` for the table at the S3 ``uri``; ``(False, None)`` where S3
-    refuses to say (no s3:GetObject, or no s3:ListBucket and no table: both answer 403)."""
-    from . import storage
-
-    try:
-        return True, (storage.read_bytes(uri) if storage.exists(uri) else None)
-    except FastTextError:
-        return False, None
-
-
-def _save_table_first(trained, output, compact, uri, table, previous):
-    """--overwrite with the table on S3: its upload is the step that can fail (a 500, a reset), and, made after the
-    bundle was published, such a failure ended the run in an error with the old bundle already replaced. So the
-    table goes first, and a bundle that then fails puts ``previous`` (None: no table) back."""
-    from . import storage
-    from .bundle import OVERWRITE_HINT, save_bundle
-
-    with storage.atomic_write(uri, "wb", overwrite=True) as f:
-        f.write(table)
-    try:
-        return save_bundle(trained, output, compact=compact, overwrite=True, hint=OVERWRITE_HINT)
-    except BaseException as exc:
-        try:
-            if previous is None:
-                bucket, key = storage.split_s3(uri)
-                with storage.s3_errors(uri):
-                    storage.s3_client().delete_object(Bucket=bucket, Key=key)
-            else:
-                with storage.atomic_write(uri, "wb", overwrite=True) as f:
-                    f.write(previous)
-        except FastTextError as failed:
-            if isinstance(exc, FastTextError):
-                raise FastTextError(f"{exc}; putting the earlier trial table back failed too ({failed}): {uri} holds "
-                                    f"this run's trials") from None
-        raise
 
 
 def cmd_evaluate(args):
