@@ -62,6 +62,7 @@ from .lean_import import forget_an_interrupted_import
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .text import sampled_fingerprints
 from .train import Diverged, TrainedModel, featurize, train
+from .writers import compressed
 
 SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
 # gained / lost: validation documents the trial gets right and the chosen-so-far trial wrong, and the reverse;
@@ -630,7 +631,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     a bundle that then fails takes it back."""
     from .bundle import save_bundle  # (looked up at the call: benchmarks/ wrap bundle.save_bundle in a timer)
 
-    table = _compressed_as_named(_trial_table_csv(trained), trials_uri)
+    table = compressed(_trial_table_csv(trained), trials_uri)
     if not overwrite:
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
         # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
@@ -662,21 +663,6 @@ def _trial_table_csv(trained):
     import pandas as pd
 
     return pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8")
-
-
-def _compressed_as_named(data, uri):
-    """``data`` compressed as ``uri``'s ending says: gzip, bzip2, xz, or not at all. (It was written as is: a
-    trials.csv.gz of plain text, which pd.read_csv, going by the name, and zcat refused.)"""
-    import bz2
-    import gzip
-    import lzma
-
-    ending = uri.lower().rsplit(".", 1)[-1]
-    if ending == "gz":
-        return gzip.compress(data, mtime=0)  # (mtime 0: the same trials, the same bytes)
-    if ending == "bz2":
-        return bz2.compress(data)
-    return lzma.compress(data) if ending == "xz" else data
 
 
 def _previous_table(uri):

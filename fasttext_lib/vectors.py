@@ -41,6 +41,7 @@ from . import storage
 from .columns import reads_as_number
 from .errors import FastTextError, check_positive_int
 from .text import TRAINING_FORM
+from .writers import compressing
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
 _BLOCK_BYTES = 1 << 26  # and at most this many bytes per block (a wide file's blocks have fewer rows)
@@ -401,21 +402,6 @@ def check_vec_output(uri, overwrite=False):
     storage.check_output_file(uri, "vectors.vec", overwrite=overwrite)
 
 
-def _compressed_as_named(raw, uri):
-    """``raw`` (a binary stream), compressed as ``uri``'s ending says: gzip, bzip2, xz, or not at all. (Only .gz was:
-    a .bz2 or .xz got plain text under that name, which bzcat, xzcat and readers that go by the name refused.)"""
-    import bz2
-    import gzip
-    import lzma
-
-    ending = uri.lower().rsplit(".", 1)[-1]
-    if ending == "gz":
-        return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # (mtime 0: the same vectors, the same bytes)
-    if ending == "bz2":
-        return bz2.BZ2File(raw, "wb")
-    return lzma.LZMAFile(raw, "wb") if ending == "xz" else raw
-
-
 def write_vec(vectors, uri, overwrite=False, on_written=None):
     """Write :class:`WordVectors` as a ``.vec`` file (gzip, bzip2 or xz if ``uri`` ends in ``.gz``, ``.bz2`` or
     ``.xz``), atomically: the file appears whole or not at all. Values are written with 9 significant digits, which
@@ -430,7 +416,7 @@ def write_vec(vectors, uri, overwrite=False, on_written=None):
                             f"whitespace or NUL, and must be UTF-8")
     with storage.atomic_write(uri, "wb", overwrite=overwrite,
                               on_written=on_written and (lambda: on_written(len(vectors)))) as raw:
-        out = _compressed_as_named(raw, uri)
+        out = compressing(raw, uri)
         text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
         text.write(f"{len(vectors)} {vectors.dim}\n")
         # A block of rows at a time: tolist() of the whole table made a Python float of every value at once

@@ -121,3 +121,30 @@ def write_csv_rows(data, f, uri="the CSV file"):
             f.write(csv_line(label, text).encode("utf-8"))
         except UnicodeEncodeError as exc:
             raise FastTextError(_not_unicode(row, label, uri, exc)) from None
+
+
+def compressing(raw, uri):
+    """``raw`` (a binary stream) wrapped to compress what is written as ``uri``'s ending says: gzip (``.gz``), bzip2
+    (``.bz2``), xz (``.xz``), or ``raw`` itself. The wrapper's ``close`` leaves ``raw`` open. (A ``.vec.bz2`` or a
+    ``trials.csv.gz`` got plain text under that name, which bzcat, zcat and readers that go by the name refused.)"""
+    import bz2
+    import gzip
+    import lzma
+
+    ending = uri.lower().rsplit(".", 1)[-1]
+    if ending == "gz":
+        return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # (mtime 0: the same content, the same bytes)
+    if ending == "bz2":
+        return bz2.BZ2File(raw, "wb")
+    return lzma.LZMAFile(raw, "wb") if ending == "xz" else raw
+
+
+def compressed(data, uri):
+    """``data`` (bytes) compressed as ``uri``'s ending says (:func:`compressing`)."""
+    out = io.BytesIO()
+    f = compressing(out, uri)
+    if f is out:
+        return data
+    with f:
+        f.write(data)
+    return out.getvalue()
