@@ -295,14 +295,24 @@ class StoredRows:
         table[self.rows] = self.values
 
 
-def materialize(model, stored, ctx):
-    """Give ``model``'s embedding the whole table of ``stored`` (:class:`StoredRows`), on ``ctx``."""
+def materialize(model, stored, ctx, what="the compact bundle", advice=None):
+    """Give ``model``'s embedding the whole table of ``stored`` (:class:`StoredRows`), on ``ctx``.
+
+    The table is built on the CPU first (then copied to a GPU ``ctx``), every row written: one the process cannot
+    hold is one error line naming ``what`` and saying ``advice`` (table_memory.check_room_to_load), where it was
+    MXNet's 'Failed to allocate CPU Memory' traceback under ``ulimit -v``, or the OOM killer."""
     import mxnet as mx
-    from mxnet import nd
 
-    from .table_memory import adopt_data, cpu_view
+    from .errors import is_out_of_memory, reason_of
+    from .table_memory import adopt_data, allocate_table, cpu_view, out_of_memory_loading
 
-    table = nd.empty((stored.num_rows, stored.dim), ctx=mx.cpu(), dtype="float32")
+    loading = (what, advice or "use a machine with more memory")
+    table = allocate_table(stored.num_rows, stored.dim, loading=loading)
     stored.fill(cpu_view(table))
-    adopt_data(model.embedding.weight, table, [ctx])
+    try:
+        adopt_data(model.embedding.weight, table, [ctx])  # (a GPU's copy: that device's memory)
+    except mx.base.MXNetError as exc:
+        if not is_out_of_memory(exc):
+            raise
+        raise out_of_memory_loading(stored.num_rows, stored.dim, *loading, cause=reason_of(exc)) from None
 

@@ -140,6 +140,13 @@ class FastTextClassifier(gluon.HybridBlock):
         """The whole embedding table as numpy (rows: vocabulary, then n-gram buckets)."""
         return self.embedding.weight.data(self.embedding.weight.list_ctx()[0]).asnumpy()
 
+    def embedding_rows(self, stop):
+        """Rows ``0:stop`` of the embedding table as numpy (a copy of those rows only: :meth:`embedding_table`
+        copies all of them, a bigram table's n-gram buckets with the vocabulary's few rows)."""
+        weight = self.embedding.weight.data(self.embedding.weight.list_ctx()[0])
+        view = cpu_view(weight)
+        return view[:stop].copy() if view is not None else weight[:stop].asnumpy()
+
 
 def _incomplete_write(filename, params):
     """The OSError of a parameters file MXNet could not write in full (its error keeps no errno): EFBIG

@@ -33,7 +33,8 @@ from .data import LABEL_PREFIX, as_read_from_a_file, whole_number, whole_number_
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
 from .devices import parse_ctx
 from .jsonl import missing_json
-from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted, reason_of
+from .errors import (FastTextError, is_number, is_out_of_memory, lone_surrogate_message, raise_if_interrupted,
+                     reason_of)
 from .features import Featurizer, NoRoomToFeaturize
 
 # What put inf into a bundle that training had kept finite (compact.save refuses it since).
@@ -511,6 +512,26 @@ class Evaluation:
                              "confidence": self.probabilities.max(axis=1), "text": [t[:text_chars] for t in self.texts]})
 
 
+# What to do when a bundle's table is more than the process can hold (table_memory.check_room_to_load): on the CPU a
+# compact bundle is scored from its stored rows, without the table; elsewhere only more memory helps.
+_CPU_LOAD_ADVICE = ("use a machine with more memory (an endpoint or notebook: a larger instance type), or a compact "
+                    "bundle (train --compact), which scoring on the CPU reads without building the table")
+_GPU_LOAD_ADVICE = ("the table is read into the machine's memory before it is copied to the GPU: use a machine "
+                    "with more memory (a larger instance type)")
+_GPU_COMPACT_ADVICE = ("a GPU needs the whole table, built in the machine's memory first: load it on the CPU (ctx "
+                       "'cpu'), which scores a compact bundle from its stored rows without the table, or use a "
+                       "machine with more memory (a larger instance type)")
+_BUILT_TABLE_ADVICE = ("Predictor.model builds the whole table, which predict, evaluate and word_vectors do not "
+                       "need (Predictor.block is the Gluon block without it); or use a machine with more memory")
+
+
+def _load_advice(config, device):
+    """What to do when the table of the bundle of ``config`` cannot be held loading it on ``device``."""
+    if device.device_type == "cpu":
+        return _CPU_LOAD_ADVICE
+    return _GPU_COMPACT_ADVICE if config.get("compact") else _GPU_LOAD_ADVICE
+
+
 class Predictor:
     """A loaded bundle: raw text in, labels and probabilities out.
 
@@ -544,7 +565,8 @@ class Predictor:
 
             with self._building:
                 if self._stored is not None:  # another thread may have built it while this one waited
-                    compact.materialize(self._model, self._stored, self.ctx)
+                    compact.materialize(self._model, self._stored, self.ctx, self.source or "the compact bundle",
+                                        _BUILT_TABLE_ADVICE)
                     self._stored = None
         return self._model
 
@@ -577,7 +599,7 @@ class Predictor:
         import mxnet as mx
 
         from .model import FastTextClassifier
-        from .table_memory import NonFinite, check_finite
+        from .table_memory import NonFinite, check_finite, check_room_to_load, out_of_memory_loading
 
         vocab = _read_vocabulary(src, paths[VOCAB], config)
         try:
@@ -597,6 +619,7 @@ class Predictor:
             raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
         model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
         stored = None
+        advice = _load_advice(config, device)
         try:
             if config.get("compact"):  # only the changed embedding rows are stored (compact.py)
                 from . import compact
@@ -607,10 +630,11 @@ class Predictor:
                 except compact.BadRows as exc:
                     raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
                 if device.device_type != "cpu":  # MXNet's operators need the table; CpuScorer reads the stored rows
-                    compact.materialize(model, stored, device)
+                    compact.materialize(model, stored, device, src, advice)
                     stored = None
                 model.output.load_parameters(os.path.join(directory, PARAMS), ctx=device)
-            else:
+            else:  # the whole table read from the file into memory of its own (then copied to a GPU device)
+                check_room_to_load(config["num_rows"], config["emsize"], src, advice)
                 model.load_parameters(paths[PARAMS], ctx=device)
             # Predictions from inf/NaN weights are garbage (NaN probabilities, one class for everything):
             # refuse them. Compact bundles' other rows come from the seed: only what was stored is checked.
@@ -619,7 +643,12 @@ class Predictor:
             raise FastTextError(f"corrupt model bundle {src}: {exc} holds inf or NaN values, so it cannot "
                                 f"predict{_FLOAT16_HINT if (config.get('compact') or {}).get('dtype') == 'float16' else ''}; "
                                 f"retrain it") from None
-        except mx.base.MXNetError as exc:
+        except (mx.base.MXNetError, MemoryError) as exc:
+            if is_out_of_memory(exc):  # the machine's, not the file's: what the check leaves over (the finite
+                if config.get("compact") and device.device_type == "cpu":  # check's block; a GPU's copy). A compact
+                    raise  # bundle on the CPU holds its stored rows, not the table: the CLI's own line says it
+                raise out_of_memory_loading(config["num_rows"], config["emsize"], src, advice,
+                                            cause=reason_of(exc)) from None
             if "Invalid NDArray file format" in str(exc):  # not a parameter file at all (its checksum matched)
                 raise FastTextError(f"corrupt model bundle {src}: {PARAMS} is not an MXNet parameter file "
                                     f"(Invalid NDArray file format)") from None
@@ -787,5 +816,6 @@ class Predictor:
         """``(tokens, rows)``: the vocabulary's rows of the embedding table, with ``<unk>``, not the n-gram buckets (a
         compact bundle's without building its whole table). :func:`fasttext_lib.vectors.word_vectors` wraps them."""
         vocab_size = self.featurizer.vocab_size
-        table = self._stored.rows_of(np.arange(vocab_size)) if self._stored is not None else self.model.embedding_table()
-        return list(self.featurizer.vocab.idx_to_token), table[:vocab_size]
+        rows = (self._stored.rows_of(np.arange(vocab_size)) if self._stored is not None
+                else self._model.embedding_rows(vocab_size))  # (a copy of the whole table first: 2 tables held)
+        return list(self.featurizer.vocab.idx_to_token), rows

@@ -6,6 +6,8 @@ and failing in one line where it cannot be held, takes the code here:
 
 * :func:`allocate_table`: the memory (and, under ``ulimit -v``, the address space) checked first, so that a table
   too large is one error line rather than MXNet's traceback, the OOM killer or an abort;
+* :func:`check_room_to_load`: the same for a bundle's table being loaded (read from its file, or rebuilt from a
+  compact bundle's rows), whose error says what to load it on instead;
 * :func:`advise_huge_pages`: 2 MB pages for the table, asked before its first write;
 * :func:`adopt_data`: a Gluon parameter takes the array as it is, without the copy ``initialize`` makes;
 * :func:`cpu_view`: numpy reads and writes the table in place (its initial values, CPU scoring, compact bundles);
@@ -24,10 +26,10 @@ import numpy as np
 from mxnet import nd
 
 from .devices import AFTER_TABLE_BYTES, AFTER_TABLE_BYTES_PER_ROW, address_space_left, available_memory
-from .errors import FastTextError, is_out_of_memory
+from .errors import FastTextError, is_out_of_memory, reason_of
 
 
-def allocate_table(num_rows, emsize, state_tables=0):
+def allocate_table(num_rows, emsize, state_tables=0, loading=None):
     """An uninitialized ``num_rows`` x ``emsize`` float32 table on the CPU; one error line naming its size when
     there is not the memory for it (MXNet's 'Failed to allocate CPU Memory' was a traceback). Also when the kernel
     would hand it out but not back it: every row is written next (fill_table), and a table larger than the memory
@@ -36,7 +38,18 @@ def allocate_table(num_rows, emsize, state_tables=0):
     the count, an adam run passed this check and was killed at its first step). Under a ``ulimit -v`` the tables
     and what the run maps after them (:data:`~fasttext_lib.devices.AFTER_TABLE_BYTES`) must fit in the address
     space left: a limit a little above the tables crashed MXNet at its first steps (a segfault, or 'terminate
-    called' when a thread found no stack), exit 134 with no line."""
+    called' when a thread found no stack), exit 134 with no line.
+
+    ``loading``: ``(what, advice)`` for a bundle's table being loaded (compact.materialize): checked as
+    :func:`check_room_to_load` checks it (the table alone), its error naming ``what`` and saying ``advice``."""
+    if loading is not None:
+        check_room_to_load(num_rows, emsize, *loading)
+        try:
+            return nd.empty((num_rows, emsize), ctx=mx.cpu(), dtype="float32")
+        except mx.base.MXNetError as exc:
+            if not is_out_of_memory(exc):
+                raise
+            raise out_of_memory_loading(num_rows, emsize, *loading, cause=reason_of(exc)) from None
     size = num_rows * emsize * 4
     tables = size * (1 + state_tables)
     _check_address_space(num_rows, emsize, tables)
@@ -66,6 +79,35 @@ def _check_address_space(num_rows, emsize, tables_bytes):
                             f"{need >> 20:,} MB more address space, and this process may map {left >> 20:,} MB more "
                             f"(ulimit -v): raise that limit, or lower emsize or buckets")
 
+
+def check_room_to_load(num_rows, emsize, what, advice):
+    """Refuse (one error line naming ``what``, the bundle, and saying ``advice``) to load a ``num_rows`` x ``emsize``
+    float32 embedding table this process cannot hold: more than the memory available (every page is written as
+    the file is read or the rows rebuilt, and the OOM killer ended the process with no line: an endpoint worker
+    that never came up), or than the address space left under ``ulimit -v`` (MXNet's 'Failed to allocate CPU
+    Memory', which the loader took for a bundle that does not match its config.json).
+
+    The table alone is counted, not training's margin for what runs after it (:func:`allocate_table`): a bundle
+    loads and scores with a few MB to spare beside its table (a 79 MB table under ``ulimit -v``: 7 MB), and a load
+    that works is not refused. What the little left over cannot hold is :func:`out_of_memory_loading`'s line."""
+    size = int(num_rows) * int(emsize) * 4
+    left = address_space_left()
+    if left is not None and size > left:
+        raise out_of_memory_loading(num_rows, emsize, what, advice,
+                                    room=f"this process may map {left >> 20:,} MB more (ulimit -v)")
+    room = available_memory()
+    if room is not None and size > room:
+        raise out_of_memory_loading(num_rows, emsize, what, advice,
+                                    room=f"this machine has {room >> 20:,} MB of memory available")
+
+
+def out_of_memory_loading(num_rows, emsize, what, advice, room=None, cause=None):
+    """The :class:`FastTextError` of a bundle's table that cannot be held (``room``: what this process has, said;
+    ``cause``: the failed allocation's own message, where one failed)."""
+    size = int(num_rows) * int(emsize) * 4
+    said = f", and {room}" if room else f" ({cause})" if cause else ""
+    return FastTextError(f"out of memory to load {what}: its embedding table, {int(num_rows):,} rows x emsize "
+                         f"{int(emsize)}, needs {-(-size >> 20):,} MB of memory{said}; {advice}")
 
 
 HUGE_PAGE = 2 << 20

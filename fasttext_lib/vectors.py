@@ -388,7 +388,8 @@ def word_vectors(model):
     if hasattr(model, "vocabulary_rows"):  # a Predictor: a compact bundle's vocabulary rows without its whole table
         tokens, table = model.vocabulary_rows()
     else:
-        tokens, table = list(model.featurizer.vocab.idx_to_token), model.model.embedding_table()
+        tokens = list(model.featurizer.vocab.idx_to_token)
+        table = model.model.embedding_rows(len(tokens))  # (not the whole table copied: its n-gram buckets too)
     return WordVectors(tokens, np.ascontiguousarray(table[:len(tokens)]),
                        unicode_form=getattr(model.featurizer, "unicode_form", TRAINING_FORM))
 

@@ -449,10 +449,10 @@ def test_threads_asking_a_compact_predictor_for_its_model_build_the_table_once(s
     lazy = Predictor.load(save_bundle(trained, str(tmp_path / "b"), compact="float32"))
     builds, real = [], compact.materialize
 
-    def slow_materialize(model, stored, ctx):
+    def slow_materialize(model, stored, ctx, *args):
         builds.append(stored)
         time.sleep(0.3)  # both threads are past the check before the first build ends
-        return real(model, stored, ctx)
+        return real(model, stored, ctx, *args)
 
     monkeypatch.setattr(compact, "materialize", slow_materialize)
     models, errors = [], []

@@ -551,3 +551,126 @@ def test_a_review_whose_scoring_needs_more_memory_than_is_left_is_one_error_line
     assert_error(r, f"{data}:2: a document of 10.0 million characters, with 1 other document, needs about")
     assert "MB of memory to score, and this process has 120 MB left" in r.stderr
     assert r.stdout == ""
+
+
+# A bigram bundle whose table, (100,000 buckets + its words) x emsize 50 = ~21 MB, is more than SMALL_MACHINE's 16 MB.
+WIDE = ["--ngrams", "2", "--buckets", "100000", "--emsize", "50"]
+
+
+@pytest.fixture(scope="module")
+def wide_bundles(data, tmp_path_factory):
+    """``{"none": a full bundle, "float32": a compact one}`` of the same ~21 MB bigram model."""
+    out = {}
+    for compact in ("none", "float32"):
+        out[compact] = tmp_path_factory.mktemp("wide") / "model"
+        r = run_cli("train", "--train", data["train"], "--output", out[compact], *TINY, *WIDE, "--compact", compact)
+        assert r.returncode == 0, r.stderr
+    return out
+
+
+def _on_a_small_machine(tmp_path, args, available_kb=16384):
+    """The CLI's ``args`` with /proc/meminfo saying ``available_kb`` KB are available (SMALL_MACHINE)."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(f"MemTotal: 1000000 kB\nMemAvailable: {available_kb} kB\nSwapFree: 0 kB\n")
+    return subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate", "export-vectors"])
+def test_a_bundle_whose_table_is_more_than_the_memory_available_is_refused_in_one_line(tmp_path, data, wide_bundles,
+                                                                                        command):
+    """A full bundle whose embedding table is more than the machine has available (an 800 MB bigram table on a small
+    endpoint instance or notebook): loading it read the whole table into memory unchecked, and on a real machine
+    the OOM killer ended the run with no line. Now one line that says what the table needs, what is available and
+    what to do (more memory, or a compact bundle), before anything is read; nothing is written."""
+    model, vec = wide_bundles["none"], tmp_path / "words.vec"
+    args = {"predict": ["predict", "--model", model, "--input", data["test"]],
+            "evaluate": ["evaluate", "--model", model, "--data", data["test"]],
+            "export-vectors": ["export-vectors", "--model", model, "--output", vec]}[command]
+    r = _on_a_small_machine(tmp_path, args)
+    assert_error(r, f"out of memory to load {model}: its embedding table, ")
+    rows = re.search(r"its embedding table, ([\d,]+) rows x emsize 50, needs (\d+) MB of memory, and this machine "
+                     r"has 16 MB of memory available; use a machine with more memory", r.stderr)
+    assert rows and int(rows.group(2)) == -(-int(rows.group(1).replace(",", "")) * 200 >> 20), r.stderr
+    assert "a compact bundle (train --compact)" in r.stderr
+    assert r.stdout == "" and not vec.exists()
+
+
+def test_a_compact_bundle_is_scored_on_a_machine_too_small_for_its_table(tmp_path, data, wide_bundles):
+    """The check is where a table is allocated: a compact bundle scored on the CPU reads its stored rows and never
+    builds the table, so the same small machine scores it (as it did before the check)."""
+    r = _on_a_small_machine(tmp_path, ["predict", "--model", wide_bundles["float32"], "--input", data["test"]])
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 60
+
+
+LOADS_UNDER_A_LIMIT = """
+import json, resource, sys
+from fasttext_lib.predict import Predictor
+from fasttext_lib.vectors import word_vectors
+Predictor.load(sys.argv[1]).predict(["warm up"])  # MXNet, numpy and the native library mapped
+with open("/proc/self/status") as f:
+    mapped = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (mapped + (int(sys.argv[3]) << 20), resource.RLIM_INFINITY))
+try:
+    predictor = Predictor.load(sys.argv[2])
+    print("loaded", len(word_vectors(predictor)), flush=True)
+    predictor.model
+    print("built", flush=True)
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def _load_under_a_limit(tiny, bundle, room_mb):
+    r = subprocess.run([sys.executable, "-c", LOADS_UNDER_A_LIMIT, str(tiny), str(bundle), str(room_mb)],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+def test_a_table_beyond_a_ulimit_v_is_one_error_line_that_says_so(bundle, wide_bundles):
+    """Under ``ulimit -v`` with 8 MB left, loading a full bundle's 21 MB table failed in MXNet's 'Failed to allocate
+    CPU Memory', which Predictor.load reported as 'model parameters ... do not match config.json'. Building a
+    compact bundle's table (Predictor.model) was MXNet's traceback."""
+    full = _load_under_a_limit(bundle, wide_bundles["none"], 8)
+    assert full.startswith(f"FastTextError out of memory to load {wide_bundles['none']}: its embedding table, "), full
+    assert "and this process may map " in full and "MB more (ulimit -v); use a machine with more memory" in full
+    squeezed = _load_under_a_limit(bundle, wide_bundles["float32"], 20)  # its stored rows fit, its table does not
+    assert squeezed.startswith("loaded "), squeezed
+    assert f"FastTextError out of memory to load {wide_bundles['float32']}: its embedding table, " in squeezed
+    assert "Predictor.model builds the whole table, which predict, evaluate and word_vectors do not need" in squeezed
+
+
+def test_word_vectors_of_a_full_bundle_copy_the_vocabulary_rows_only(bundle, wide_bundles):
+    """word_vectors (export-vectors, notebook 04) copied the whole table to keep its vocabulary's rows: a second
+    table, a numpy MemoryError traceback where the first fit with room to spare. Now only those rows are copied."""
+    out = _load_under_a_limit(bundle, wide_bundles["none"], 30)  # the 21 MB table, not two of them
+    assert out.startswith("loaded "), out
+
+
+def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_line(wide_bundles, tmp_path,
+                                                                                    monkeypatch):
+    """``Predictor.load(bundle, ctx="gpu")`` builds (compact) or reads (full) the whole table in the machine's memory
+    before it is copied to the GPU; that allocation was unchecked (a compact bundle's was a bare nd.empty). Now one
+    line, before any GPU is touched (so it is tested here without one): a compact bundle is told to load on the
+    CPU, where it needs no table."""
+    import mxnet as mx
+
+    from fasttext_lib import devices, storage
+    from fasttext_lib.bundle import load_bundle_files
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.predict import Predictor
+
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
+    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
+    monkeypatch.setattr(devices, "_CGROUP_MEMORY", ())
+    for compact, says in (("float32", "load it on the CPU (ctx 'cpu')"), ("none", "copied to the GPU: use a machine")):
+        with storage.staging_dir() as tmp:
+            config, paths = load_bundle_files(str(wide_bundles[compact]), tmp)
+            with pytest.raises(FastTextError) as caught:
+                Predictor.from_files(str(wide_bundles[compact]), config, paths, mx.gpu(0))
+        assert str(caught.value).startswith(f"out of memory to load {wide_bundles[compact]}: its embedding table, ")
+        assert "this machine has 16 MB of memory available" in str(caught.value) and says in str(caught.value)

@@ -1834,6 +1834,33 @@ def test_model_fn_caches_by_model_dir_and_reloads_a_replaced_bundle(bundle, tmp_
 
 
 
+def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(splits, tmp_path, monkeypatch):
+    """An endpoint instance with less memory available than a full bundle's table (an 800 MB bigram table on a
+    small instance): model_fn read the whole table regardless, and the OOM killer ended the worker with no word
+    in the log. Now model_fn fails in one line that says what the table needs and what to do; a compact bundle of
+    the same model is served on that instance, from its stored rows (no table is built)."""
+    from fasttext_lib import devices
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    trained = train(*splits, TrainConfig(**{**FAST, "epochs": 1}, progress=False, ctx="cpu"))
+    full = save_bundle(trained, str(tmp_path / "full"), compact="none")
+    small = save_bundle(trained, str(tmp_path / "compact"), compact="float32")
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 64 kB\nSwapFree: 0 kB\n")  # less than the 0.6 MB table
+    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
+    monkeypatch.setattr(devices, "_CGROUP_MEMORY", ())
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    with pytest.raises(FastTextError) as caught:
+        sm_serve.model_fn(full)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"out of memory to load {full}: its embedding table, ")
+    assert "this machine has 0 MB of memory available" in message and "a larger instance type" in message
+    assert "a compact bundle (train --compact)" in message
+    served = sm_serve.model_fn(small)
+    assert len(sm_serve.predict_fn(["great food", "cold food"], served)) == 2
+
+
 def _model_dir_holding(root, layout, bundle):
     """A model directory as a mistaken model.tar.gz leaves it: ``nested`` (``tar czf model.tar.gz model/``: the
     bundle in a folder), ``two`` (two bundles in folders), ``archive`` (a model.tar.gz packed inside the archive)."""
