@@ -121,8 +121,11 @@ def exit_after_a_bugs_traceback_if_joined():
 
 
 # What MXNet says when an allocation fails: its storage's "Failed to allocate", mshadow's aligned malloc
-# (ENOMEM, 12: a random-number generator's state under ``ulimit -v``), C++'s std::bad_alloc.
-_MXNET_OUT_OF_MEMORY = ("Failed to allocate", "AlignedMallocPitch failed", "bad_alloc")
+# (ENOMEM, 12: a random-number generator's state under ``ulimit -v``), C++'s std::bad_alloc, and a GPU's memory
+# (src/storage/pooled_storage_manager.h: "cudaMalloc retry failed: " or "cudaMalloc failed: " and
+# cudaGetErrorString(cudaErrorMemoryAllocation), "out of memory").
+_MXNET_OUT_OF_MEMORY = ("Failed to allocate", "AlignedMallocPitch failed", "bad_alloc", "cudaMalloc retry failed: out of memory",
+                        "cudaMalloc failed: out of memory")
 
 
 def is_out_of_memory(exc):

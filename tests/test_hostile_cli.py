@@ -891,7 +891,8 @@ def test_memory_running_out_anywhere_is_one_error_line(tmp_path, monkeypatch):
 
 
 
-@pytest.mark.parametrize("error", ["can't start new thread", "AlignedMallocPitch failed", "std::bad_alloc"])
+@pytest.mark.parametrize("error", ["can't start new thread", "AlignedMallocPitch failed", "std::bad_alloc",
+                                   "cudaMalloc retry failed: out of memory"])  # (a GPU's: no GPU here, by its words)
 def test_memory_running_out_in_other_words_is_one_error_line(tmp_path, monkeypatch, error):
     """Under ``ulimit -v``, memory also ran out as a thread that could not start (the batch prefetcher's) or as
     MXNet's other words for a failed allocation (mshadow's aligned malloc, C++'s bad_alloc): tracebacks."""
