@@ -31,6 +31,7 @@ from .data import LABEL_PREFIX, as_read_from_a_file, whole_number, whole_number_
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
 from .devices import parse_ctx
 from .jsonl import missing_json
+from .label_names import display
 from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted
 from .features import NoRoomToFeaturize
 
@@ -491,7 +492,7 @@ class Predictor:
         if label_names is None:
             label_names = (config or {}).get("label_names") if isinstance(config, dict) else None
         self.label_names = dict(label_names or {})
-        self.names = [self.label_names.get(label, label) for label in self.labels]
+        self.names = display(self.labels, self.label_names)
         # what a labeled input to answer may write in its class column: a class id, or its name (negative)
         self.class_values = set(self.labels) | set(self.names)
         self.metrics = metrics or {}
@@ -603,7 +604,7 @@ class Predictor:
 
     def name_of(self, label):
         """The name a raw label is shown with."""
-        return self.label_names.get(label, label)
+        return display([label], self.label_names)[0]
 
     def evaluate(self, data, confusion=False):
         """``{"accuracy", "loss", "n"}`` on labeled data (raw labels, as in training, or every label one of
