@@ -27,7 +27,9 @@ its raw labels, and readers that predate it ignore it. Format 1 bundles (plain f
 retrain, and training to its directory is refused up front (remove it or choose another
 ``--output``). A format-1 reader refuses a format-2 bundle by its version number.
 
-predict.py's :class:`~fasttext_lib.predict.Predictor` loads a bundle with :func:`load_bundle_files`.
+Saving is :func:`save_bundle`; reading is :func:`load_bundle_files` (the verified files and the checked config.json)
+then :func:`read_bundle_contents` (the vocabulary, metrics and parameters parsed and checked against it), which
+predict.py's :class:`~fasttext_lib.predict.Predictor` scores with.
 """
 import contextlib
 import json
@@ -40,7 +42,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from . import __version__, storage
-from .errors import FastTextError, is_number
+from .errors import FastTextError, is_number, lone_surrogate_message, reason_of
 from .label_names import check_name, for_labels
 from .text import AS_WRITTEN, TRAINING_FORM, UNICODE_FORMS
 
@@ -514,3 +516,140 @@ def load_bundle_files(src, local_dir, names=None):
     if missing:
         raise FastTextError(f"incomplete model bundle: {storage.join(src, CONFIG)} lists no {', '.join(missing)}")
     return config, paths
+
+
+# ---- Reading a bundle's contents: its data files parsed and checked against config.json ----
+
+# What put inf into a bundle that training had kept finite (compact.save refuses it since).
+_FLOAT16_HINT = " (float16 bundles written by older versions stored values beyond 65504 as inf)"
+
+
+class BundleContents(NamedTuple):
+    """A bundle's data files read and checked against its config.json (:func:`read_bundle_contents`)."""
+
+    featurizer: object  # features.Featurizer: the vocabulary and config.json's n-gram settings and text rule
+    model: object  # model.FastTextClassifier with its parameters on the device (a compact bundle's table: see stored)
+    metrics: dict  # metrics.json (metrics_summary)
+    stored: object  # compact.StoredRows of a compact bundle read on the CPU, scored instead of model's table; else None
+
+
+def read_bundle_contents(src, config, paths, device, advice=""):
+    """The :class:`BundleContents` of the bundle ``src`` whose files :func:`load_bundle_files` put at ``paths`` (its
+    ``config``), the parameters on ``device``. Every file that does not parse or does not fit config.json is one
+    :class:`FastTextError` naming it; inf or NaN parameters are refused (their predictions are garbage); a table the
+    machine cannot hold is refused before it is read, in one line that ends with ``advice`` (what to do)."""
+    vocab = _read_vocabulary(src, paths[VOCAB], config)
+    metrics = _read_metrics(src, paths[METRICS])
+    featurizer = _featurizer_of(src, config, vocab)
+    model, stored = _read_parameters(src, config, paths, device, advice)
+    return BundleContents(featurizer, model, metrics, stored)
+
+
+def _read_vocabulary(src, path, config):
+    """The GluonNLP vocabulary in the bundle's ``vocab.json``, as training wrote it, with ``<unk>`` first: a list,
+    or indexes of other types, were an AttributeError / TypeError traceback. (GluonNLP builds it from
+    ``token_to_idx`` alone; the file is parsed once: a second parse to compare ``idx_to_token`` with it costs
+    0.6 s a million tokens, for a difference only a hand edit makes.) ``config``: config.json's, whose
+    ``unicode_normalization`` must be the rule the file records (:func:`check_form`)."""
+    import warnings
+
+    import gluonnlp
+
+    from .features import UNK
+
+    where = f"corrupt model bundle {src}: {VOCAB}"
+    try:
+        with open(path) as f:
+            text = f.read()
+        with warnings.catch_warnings():  # GluonNLP's warning about "a corrupted index" (its older versions' bug)
+            warnings.simplefilter("ignore")
+            vocab = gluonnlp.Vocab.from_json(text)
+    except (ValueError, TypeError, AttributeError, KeyError, AssertionError) as exc:
+        raise FastTextError(f"{where} is not a vocabulary this library wrote ({type(exc).__name__}: "
+                            f"{reason_of(exc)})") from None
+    check_form(src, config, text)
+    if not vocab.idx_to_token or vocab.idx_to_token[0] != UNK:
+        raise FastTextError(f"{where}: its first token is not {UNK}, which words training never saw are read as")
+    try:  # (one join and encode: a Yelp-size vocabulary in milliseconds; the token is looked for only if it fails)
+        "\n".join(vocab.idx_to_token).encode("utf-8")
+    except UnicodeEncodeError:  # JSON's "\ud800", a lone surrogate: no text read as UTF-8 holds one
+        raise FastTextError(f"{where}: {lone_surrogate_message(vocab.idx_to_token, 'token {}'.format)}") from None
+    return vocab
+
+
+def _read_metrics(src, path):
+    """The bundle's ``metrics.json``: a JSON object (shown by notebooks and the training job's output as one)."""
+    try:
+        with open(path) as f:
+            metrics = json.load(f)
+    except ValueError as exc:
+        raise FastTextError(f"corrupt model bundle {src}: {METRICS}: {exc}") from None
+    if not isinstance(metrics, dict):
+        raise FastTextError(f"corrupt model bundle {src}: {METRICS} holds no JSON object")
+    return metrics
+
+
+def _featurizer_of(src, config, vocab):
+    """The featurizer of ``vocab`` with config.json's settings; the vocabulary's size and the rows its features need
+    must be config.json's."""
+    from .features import Featurizer
+
+    if len(vocab) != config["vocab_size"]:
+        raise FastTextError(f"model/vocabulary mismatch in {src}: vocab.json has {len(vocab)} tokens, config.json says {config['vocab_size']}")
+    # (its text is read as it was trained: a bundle written before text was put in NFC has no
+    # "unicode_normalization"; one written before its tokens were, "NFC": UNICODE_NORMALIZATION)
+    featurizer = Featurizer(vocab, ngrams=config["ngrams"], buckets=config["buckets"] or 0,
+                            unicode_form=config.get("unicode_normalization"))
+    if featurizer.num_rows != config["num_rows"]:
+        raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
+    return featurizer
+
+
+def _read_parameters(src, config, paths, device, advice):
+    """``(model, stored)``: the classifier config.json describes, its parameters loaded on ``device``, and a compact
+    bundle's stored rows when it is read on the CPU (else None: its table built from them). ``advice``: what the
+    one line says to do when the machine cannot hold the table (table_memory.check_room_to_load)."""
+    import mxnet as mx
+
+    from .errors import is_out_of_memory
+    from .model import FastTextClassifier
+    from .table_memory import NonFinite, check_finite, check_room_to_load, out_of_memory_loading
+
+    model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
+    stored = None
+    try:
+        if config.get("compact"):  # only the changed embedding rows are stored (compact.py)
+            from . import compact
+
+            directory = os.path.dirname(paths[PARAMS])
+            try:
+                stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"])
+            except compact.BadRows as exc:
+                raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
+            if device.device_type != "cpu":  # MXNet's operators need the table; CpuScorer reads the stored rows
+                compact.materialize(model, stored, device, src, advice)
+                stored = None
+            model.output.load_parameters(os.path.join(directory, PARAMS), ctx=device)
+        else:  # the whole table read from the file into memory of its own (then copied to a GPU device)
+            check_room_to_load(config["num_rows"], config["emsize"], src, advice)
+            model.load_parameters(paths[PARAMS], ctx=device)
+        # Predictions from inf/NaN weights are garbage (NaN probabilities, one class for everything):
+        # refuse them. Compact bundles' other rows come from the seed: only what was stored is checked.
+        check_finite(model, skip=("embedding.weight",) if config.get("compact") else ())
+    except NonFinite as exc:
+        raise FastTextError(f"corrupt model bundle {src}: {exc} holds inf or NaN values, so it cannot "
+                            f"predict{_FLOAT16_HINT if (config.get('compact') or {}).get('dtype') == 'float16' else ''}; "
+                            f"retrain it") from None
+    except (mx.base.MXNetError, MemoryError) as exc:
+        if is_out_of_memory(exc):  # the machine's, not the file's: what the check leaves over (the finite
+            if config.get("compact") and device.device_type == "cpu":  # check's block; a GPU's copy). A compact
+                raise  # bundle on the CPU holds its stored rows, not the table: the CLI's own line says it
+            raise out_of_memory_loading(config["num_rows"], config["emsize"], src, advice,
+                                        cause=reason_of(exc)) from None
+        if "Invalid NDArray file format" in str(exc):  # not a parameter file at all (its checksum matched)
+            raise FastTextError(f"corrupt model bundle {src}: {PARAMS} is not an MXNet parameter file "
+                                f"(Invalid NDArray file format)") from None
+        raise FastTextError(f"model parameters in {src} do not match config.json: {reason_of(exc)}") from None
+    except (AssertionError, ValueError) as exc:
+        raise FastTextError(f"model parameters in {src} do not match config.json: {reason_of(exc)}") from None
+    return model, stored

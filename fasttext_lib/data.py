@@ -34,6 +34,7 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       whole_number)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
+from .label_names import display
 from .lines import (LONE_CR_HINT, DecodedLines, chain_lines, check_not_shorter, has_lone_cr, leading_blank_lines,
                     open_decompressed, regular_file_size, stripped_start, without_excel_sep)
 from .text import LABEL_PREFIX
@@ -81,7 +82,7 @@ class LabeledTexts:
 
     def display_labels(self):
         """Each document's label as shown: its name when known, else the raw label."""
-        return [self.names.get(label, label) for label in self.labels]
+        return display(self.labels, self.names)
 
 
 def check_labeled_texts(data, what, counted_too=False):

@@ -509,6 +509,8 @@ def settle(data, explicit, where):
 
 
 def display(labels, mapping):
-    """The name of each label (its raw id when the mapping has none)."""
+    """The name of each label (its raw id when the mapping has none): the one rule by which training
+    (``TrainedModel.names``), data (``LabeledTexts.display_labels``) and predictions (``Predictor.names``,
+    ``Predictor.name_of``) show a class."""
     mapping = mapping or {}
     return [mapping.get(label, label) for label in labels]

@@ -15,8 +15,6 @@ config, progress) nor tqdm, which the inference containers do not have
 import collections.abc
 import contextlib
 import itertools
-import json
-import os
 import reprlib
 import sys
 import threading
@@ -27,18 +25,15 @@ import numpy as np
 from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
-from .bundle import METRICS, PARAMS, VOCAB, check_form, held_out_score, load_bundle_files, unicode_data_note
+from .bundle import held_out_score, load_bundle_files, read_bundle_contents, unicode_data_note
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX, as_read_from_a_file, whole_number, whole_number_classes
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
 from .devices import parse_ctx
 from .jsonl import missing_json
-from .errors import (FastTextError, is_number, is_out_of_memory, lone_surrogate_message, raise_if_interrupted,
-                     reason_of)
-from .features import Featurizer, NoRoomToFeaturize
-
-# What put inf into a bundle that training had kept finite (compact.save refuses it since).
-_FLOAT16_HINT = " (float16 bundles written by older versions stored values beyond 65504 as inf)"
+from .label_names import display
+from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted
+from .features import NoRoomToFeaturize
 
 
 def encode_labels(labels, classes, where, names=None, lines=None):
@@ -347,38 +342,6 @@ def metrics_of(probs, y, confusion=False):
     return metrics
 
 
-def _read_vocabulary(src, path, config):
-    """The GluonNLP vocabulary in the bundle's ``vocab.json``, as training wrote it, with ``<unk>`` first: a list,
-    or indexes of other types, were an AttributeError / TypeError traceback. (GluonNLP builds it from
-    ``token_to_idx`` alone; the file is parsed once: a second parse to compare ``idx_to_token`` with it costs
-    0.6 s a million tokens, for a difference only a hand edit makes.) ``config``: config.json's, whose
-    ``unicode_normalization`` must be the rule the file records (bundle.check_form)."""
-    import warnings
-
-    import gluonnlp
-
-    from .features import UNK
-
-    where = f"corrupt model bundle {src}: {VOCAB}"
-    try:
-        with open(path) as f:
-            text = f.read()
-        with warnings.catch_warnings():  # GluonNLP's warning about "a corrupted index" (its older versions' bug)
-            warnings.simplefilter("ignore")
-            vocab = gluonnlp.Vocab.from_json(text)
-    except (ValueError, TypeError, AttributeError, KeyError, AssertionError) as exc:
-        raise FastTextError(f"{where} is not a vocabulary this library wrote ({type(exc).__name__}: "
-                            f"{reason_of(exc)})") from None
-    check_form(src, config, text)
-    if not vocab.idx_to_token or vocab.idx_to_token[0] != UNK:
-        raise FastTextError(f"{where}: its first token is not {UNK}, which words training never saw are read as")
-    try:  # (one join and encode: a Yelp-size vocabulary in milliseconds; the token is looked for only if it fails)
-        "\n".join(vocab.idx_to_token).encode("utf-8")
-    except UnicodeEncodeError:  # JSON's "\ud800", a lone surrogate: no text read as UTF-8 holds one
-        raise FastTextError(f"{where}: {lone_surrogate_message(vocab.idx_to_token, 'token {}'.format)}") from None
-    return vocab
-
-
 def _example_texts(chunk, start):
     """The texts of ``chunk`` (``(label, text)`` pairs, the first one ``examples[start]``), or one error naming the first
     that is none: a pair with a NaN text (a DataFrame's missing value) or no pair at all was a traceback from inside
@@ -549,7 +512,7 @@ class Predictor:
         if label_names is None:
             label_names = (config or {}).get("label_names") if isinstance(config, dict) else None
         self.label_names = dict(label_names or {})
-        self.names = [self.label_names.get(label, label) for label in self.labels]
+        self.names = display(self.labels, self.label_names)
         # what a labeled input to answer may write in its class column: a class id, or its name (negative)
         self.class_values = set(self.labels) | set(self.names)
         self.metrics = metrics or {}
@@ -595,68 +558,11 @@ class Predictor:
 
     @classmethod
     def from_files(cls, src, config, paths, device):
-        """The predictor of the bundle ``src`` whose files ``load_bundle_files`` put at ``paths``."""
-        import mxnet as mx
-
-        from .model import FastTextClassifier
-        from .table_memory import NonFinite, check_finite, check_room_to_load, out_of_memory_loading
-
-        vocab = _read_vocabulary(src, paths[VOCAB], config)
-        try:
-            with open(paths[METRICS]) as f:
-                metrics = json.load(f)
-        except ValueError as exc:
-            raise FastTextError(f"corrupt model bundle {src}: {METRICS}: {exc}") from None
-        if not isinstance(metrics, dict):  # (shown by notebooks and the training job's output as an object)
-            raise FastTextError(f"corrupt model bundle {src}: {METRICS} holds no JSON object")
-        if len(vocab) != config["vocab_size"]:
-            raise FastTextError(f"model/vocabulary mismatch in {src}: vocab.json has {len(vocab)} tokens, config.json says {config['vocab_size']}")
-        # (its text is read as it was trained: a bundle written before text was put in NFC has no
-        # "unicode_normalization"; one written before its tokens were, "NFC": bundle.UNICODE_NORMALIZATION)
-        featurizer = Featurizer(vocab, ngrams=config["ngrams"], buckets=config["buckets"] or 0,
-                                unicode_form=config.get("unicode_normalization"))
-        if featurizer.num_rows != config["num_rows"]:
-            raise FastTextError(f"model/vocabulary mismatch in {src}: features need {featurizer.num_rows} rows, the model has {config['num_rows']}")
-        model = FastTextClassifier(config["num_rows"], config["emsize"], config["num_classes"], dropout=config.get("dropout") or 0.0)
-        stored = None
-        advice = _load_advice(config, device)
-        try:
-            if config.get("compact"):  # only the changed embedding rows are stored (compact.py)
-                from . import compact
-
-                directory = os.path.dirname(paths[PARAMS])
-                try:
-                    stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"])
-                except compact.BadRows as exc:
-                    raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
-                if device.device_type != "cpu":  # MXNet's operators need the table; CpuScorer reads the stored rows
-                    compact.materialize(model, stored, device, src, advice)
-                    stored = None
-                model.output.load_parameters(os.path.join(directory, PARAMS), ctx=device)
-            else:  # the whole table read from the file into memory of its own (then copied to a GPU device)
-                check_room_to_load(config["num_rows"], config["emsize"], src, advice)
-                model.load_parameters(paths[PARAMS], ctx=device)
-            # Predictions from inf/NaN weights are garbage (NaN probabilities, one class for everything):
-            # refuse them. Compact bundles' other rows come from the seed: only what was stored is checked.
-            check_finite(model, skip=("embedding.weight",) if config.get("compact") else ())
-        except NonFinite as exc:
-            raise FastTextError(f"corrupt model bundle {src}: {exc} holds inf or NaN values, so it cannot "
-                                f"predict{_FLOAT16_HINT if (config.get('compact') or {}).get('dtype') == 'float16' else ''}; "
-                                f"retrain it") from None
-        except (mx.base.MXNetError, MemoryError) as exc:
-            if is_out_of_memory(exc):  # the machine's, not the file's: what the check leaves over (the finite
-                if config.get("compact") and device.device_type == "cpu":  # check's block; a GPU's copy). A compact
-                    raise  # bundle on the CPU holds its stored rows, not the table: the CLI's own line says it
-                raise out_of_memory_loading(config["num_rows"], config["emsize"], src, advice,
-                                            cause=reason_of(exc)) from None
-            if "Invalid NDArray file format" in str(exc):  # not a parameter file at all (its checksum matched)
-                raise FastTextError(f"corrupt model bundle {src}: {PARAMS} is not an MXNet parameter file "
-                                    f"(Invalid NDArray file format)") from None
-            raise FastTextError(f"model parameters in {src} do not match config.json: {reason_of(exc)}") from None
-        except (AssertionError, ValueError) as exc:
-            raise FastTextError(f"model parameters in {src} do not match config.json: {reason_of(exc)}") from None
-        return cls(model, featurizer, config["labels"], config, metrics, device, label_names=config.get("label_names"),
-                   stored=stored)
+        """The predictor of the bundle ``src`` whose files ``load_bundle_files`` put at ``paths`` (their parsing and
+        checks against config.json: bundle.read_bundle_contents)."""
+        contents = read_bundle_contents(src, config, paths, device, _load_advice(config, device))
+        return cls(contents.model, contents.featurizer, config["labels"], config, contents.metrics, device,
+                   label_names=config.get("label_names"), stored=contents.stored)
 
     def predict_proba(self, texts):
         """Class probabilities (n, num_classes) of raw texts, in order. A ``__label__`` word is no part of a
@@ -719,7 +625,7 @@ class Predictor:
 
     def name_of(self, label):
         """The name a raw label is shown with."""
-        return self.label_names.get(label, label)
+        return display([label], self.label_names)[0]
 
     def evaluate(self, data, confusion=False):
         """``{"accuracy", "loss", "n"}`` on labeled data (raw labels, as in training, or every label one of

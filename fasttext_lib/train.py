@@ -42,7 +42,7 @@ from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, 
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, keeping_stops, note_progress, raise_if_interrupted
 from .features import Featurizer
-from .label_names import for_labels
+from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
 from .optim import Updater, make_optimizer, sgd_row_shrink
 from .predict import encode_labels, evaluate_bags, not_unicode_error, probabilities
@@ -79,7 +79,7 @@ class TrainedModel:
 
     def names(self):
         """The name of each class, in the order of ``labels`` (the raw label where none is known)."""
-        return [self.label_names.get(label, label) for label in self.labels]
+        return display(self.labels, self.label_names)
 
     @property
     def held_out_score(self):
