@@ -8,6 +8,7 @@ import io
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import uuid
@@ -16,6 +17,13 @@ from unittest import mock
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A suite started in the background by a shell without job control (`make test &`, a CI step's `cmd &`) inherits
+# SIGINT ignored (POSIX), and so does every process it starts: the tests of Ctrl-C (a stop while the command starts,
+# a notebook's Stop) then sent a signal nothing could receive, and failed for the way the suite was started. Ctrl-C
+# is made deliverable again here, in pytest and (a Python handler becomes the default on exec) in its children.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from local_s3 import free_port, local_s3  # noqa: E402,F401  (free_port: for the tests)
 os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
