@@ -581,6 +581,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     header_row = ahead[0][0] if ahead else []  # as the file writes it
     if index:  # pandas' index column first (,label,text): left out, the rest read as usual
         ahead, rows = _without_index_column(ahead, rows, repeated, uri, note)
+        repeated = _AlreadySkipped(repeated)  # (its rows are without the header's repeats: not compared again)
     if choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index):
         header = ahead[0][0]
         columns = _text_only_columns(ahead, header_row, index, predicting, uri, note)  # (training: refused)
@@ -806,6 +807,19 @@ class _RepeatedHeader:
             self.noted = True
             self.note(f"{self.uri}:{start}: this row repeats the header row ({self.delimiter.join(self.key)}): files joined with "
                       f"their headers? skipped, as every such row")
+
+
+class _AlreadySkipped:
+    """A :class:`_RepeatedHeader` whose repeats :func:`_without_index_column` took out of the rows already: each
+    row of a file with pandas' index column went through the comparison twice, the second time without its index
+    field, so that it could never match (a layer of work per row for nothing)."""
+
+    def __init__(self, repeated):
+        self.kept = repeated.kept
+
+    @staticmethod
+    def skipped(records):
+        return records
 
 
 def _noting_lines(records, found):
