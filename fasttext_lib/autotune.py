@@ -209,8 +209,9 @@ def _check_search_settings(start, max_trials, emsize_fixed):
 @keeping_stops  # a notebook's Stop button stops the search, also when it lands in a finalizer (errors.kept_stops)
 @warnings_said_once()
 def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True,
-             pretrained=None, refit=True):
-    """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds.
+             pretrained=None, refit=True, val_name="autotune validation data"):
+    """Search settings for ``train_data`` scored on ``val_data`` within ``duration`` seconds. ``val_name``: what
+    errors call ``val_data`` (the CLI: its file's name).
 
     ``refit``: train the final model with the chosen setting on the training *and* validation data
     (25% more data with an 80/20 split: +0.7 to +1.9 points on the shared real sets, docs/RESULTS.md
@@ -260,10 +261,10 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     classes = sort_labels(train_data.labels)
     # fail before searching; a validation file labeled by the classes' names (positive) is read as their ids, so
     # that the refit's training data (train + validation) holds one label per class
-    val_ids = class_ids(val_data.labels, classes, "autotune validation data", train_data.names)
+    val_ids = class_ids(val_data.labels, classes, val_name, train_data.names)
     if val_ids is not val_data.labels:
         val_data = LabeledTexts(val_ids, val_data.texts, dict(val_data.names))
-    y_val = encode_labels(val_data.labels, classes, "autotune validation data")
+    y_val = encode_labels(val_data.labels, classes, val_name)
     _warn_of_a_validation_that_cannot_judge(val_data, train_data.names)
     n_all = len(train_data) + len(val_data)
     base = base or TrainConfig()

@@ -361,8 +361,6 @@ def _train(args):
                                   find_names=explicit_names is None, note=_note)
     names_line = label_names.settle(train_data, explicit_names, "--label-names")
     val_data = read_labeled(args.validation, fmt, find_names=False, note=_note) if args.validation else None
-    if val_data is not None:
-        _refuse_unknown_labels(train_data, val_data, args.validation)
     if names_line:
         print(names_line, file=sys.stderr)
 
@@ -373,7 +371,8 @@ def _train(args):
         trained = _autotune(args, config, train_data, report)
     else:
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
-                        release_texts=True)  # not needed after featurization; ~0.4 GB at Yelp size
+                        release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
+                        val_name=args.validation or "validation data")  # (errors name the file)
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
@@ -509,27 +508,14 @@ def _check_validation_file(args):
             raise FastTextError(f"{flag}: no such file: {uri}")
 
 
-def _refuse_unknown_labels(train_data, val_data, uri):
-    """A label of the validation file at ``uri`` that the training data lacks, refused naming the file (and the line
-    where it first occurs is not known here): train() and autotune() name it only "validation data". Read as they
-    read it (by the classes' ids, or their names)."""
-    from .data import sort_labels
-    from .label_names import for_labels
-    from .predict import class_ids
-
-    classes = sort_labels(train_data.labels)
-    class_ids(val_data.labels, classes, uri, for_labels(train_data.names, classes, "--label-names", strict=False))
-
-
 def _autotune(args, config, train_data, report):
     """``train --autotune-validation``: one JSON line per trial on stdout, the table on stderr."""
     from .autotune import autotune
     from .data import read_labeled
 
     val_data = read_labeled(args.autotune_validation, chosen_format(args), find_names=False, note=_note)
-    _refuse_unknown_labels(train_data, val_data, args.autotune_validation)
     result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
-                      refit=args.autotune_refit is not False)
+                      refit=args.autotune_refit is not False, val_name=args.autotune_validation)
     return result.trained
 
 

@@ -121,7 +121,8 @@ def featurize(train_data, val_data, config):
 
 @keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (errors.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
-          release_texts=False, pretrained=None, release_pretrained=False, score_train=False):
+          release_texts=False, pretrained=None, release_pretrained=False, score_train=False,
+          val_name="validation data"):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
     :class:`~fasttext_lib.data.CountedTexts` of ``data.read_counted``); returns a :class:`TrainedModel`.
 
@@ -139,6 +140,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     anything is trained (a name for a label the data lacks, or two classes shown alike, is an error)
     and kept as ``TrainedModel.label_names``, which the bundle stores.
 
+    ``val_name``: what errors call ``val_data`` (the CLI: its file's name), e.g. for a label training lacks.
     ``release_texts=True`` empties ``train_data.texts`` and ``val_data.texts`` once they are encoded
     (the CLI's choice: at Yelp size the review strings are ~0.4 GB it no longer needs), or a
     :class:`~fasttext_lib.data.CountedTexts`' ``counts`` and ``sample`` once the settings are resolved.
@@ -162,7 +164,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     importlib.import_module("mxnet")  # once, here: every step below uses it
 
     config = config or TrainConfig()
-    data = _prepare_data(train_data, val_data, config, featurized, pretrained, release_pretrained, score_train)
+    data = _prepare_data(train_data, val_data, config, featurized, pretrained, release_pretrained, score_train,
+                         val_name)
     kv, workers = _join_workers(config, data)
     # (the order of these two matters: the texts are freed before the model's table is allocated)
     config = _resolve_settings_and_release_texts(config, data, workers, release_texts)
@@ -230,7 +233,7 @@ class _Run:
     row_shrink: float  # optim.sgd_row_shrink
 
 
-def _prepare_data(train_data, val_data, config, featurized, pretrained, release_pretrained, score_train):
+def _prepare_data(train_data, val_data, config, featurized, pretrained, release_pretrained, score_train, val_name):
     """Every check of the input that needs no model, in one line each and before anything long runs, then its
     features: the training split's vocabulary and n-grams (or ``featurized``), and the pretrained vectors' rows."""
     cluster.check_kvstore_environment(config.kvstore)
@@ -247,7 +250,7 @@ def _prepare_data(train_data, val_data, config, featurized, pretrained, release_
     y_train = encode_labels(train_data.labels, classes, "training data")
     has_val = val_data is not None and len(val_data) > 0
     # validation data may be labeled by the classes' names (positive) instead of their ids, as evaluate's may
-    y_val = encode_labels(val_data.labels, classes, "validation data", names) if has_val else None
+    y_val = encode_labels(val_data.labels, classes, val_name, names) if has_val else None
     pretrained = load_pretrained(config, pretrained)
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
     _check_features(featurizer, config)
