@@ -1335,21 +1335,21 @@ def test_a_concurrent_publish_without_list_bucket_is_never_replaced_unseen(unlis
     policy, proxy, dest = unlisted
     if old:
         storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
-    real_hash, raced = storage.sets._hash_file, []
+    real_hash, raced = storage.sets.hash_file, []
 
     def hash_and_race(path):
         if not raced:
             raced.append(1)
             storage.publish(dest, make_files(tmp_path, "other"), MANIFEST, {"tag": "other"})
         return real_hash(path)
-    monkeypatch.setattr(storage.sets, "_hash_file", hash_and_race)
+    monkeypatch.setattr(storage.sets, "hash_file", hash_and_race)
     why = "was replaced by another save meanwhile" if old else "was written by another save meanwhile"
     with pytest.raises(FastTextError, match=rf"^{dest} {why}; nothing of this one was kept; try again$") as err:
         storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
     one_line(err.value)
     assert load_tag(dest, tmp_path) == "other"
     assert _unlisted_keys(policy, dest) == sorted(_objects(dest) + [MANIFEST])
-    monkeypatch.setattr(storage.sets, "_hash_file", real_hash)
+    monkeypatch.setattr(storage.sets, "hash_file", real_hash)
     with pytest.raises(FastTextError, match=rf"^{dest}/{MANIFEST} already exists; x$"):
         storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}, overwrite=False, hint="x")
 

@@ -79,12 +79,12 @@ def holds(uri, size, sha256):
     compared first (a stat, a HEAD); only a file of the same size is read. No regular file there (a directory, a
     FIFO, a dangling link) holds nothing; a file or S3 object that may not be read counts as different: it cannot be
     told the same."""
-    import hashlib
-
-    digest = hashlib.sha256()
     if is_s3(uri):
+        import hashlib
+
         from .s3 import get_s3_object
 
+        digest = hashlib.sha256()
         bucket, key = split_s3(uri)
         with s3_errors(uri):
             try:
@@ -99,14 +99,23 @@ def holds(uri, size, sha256):
     try:
         if not os.path.isfile(uri) or os.path.getsize(uri) != size:
             return False
-        with open(uri, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
+        return hash_file(uri)["sha256"] == sha256
     except PermissionError:  # (cannot be told the same, as on S3)
         return False
     except OSError as exc:
         raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
-    return digest.hexdigest() == sha256
+
+
+def hash_file(path):
+    """``{"sha256": hex, "bytes": size}`` of the local file ``path``, read a MiB at a time."""
+    import hashlib
+
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"sha256": digest.hexdigest(), "bytes": size}
 
 
 class _S3Stream(io.RawIOBase):

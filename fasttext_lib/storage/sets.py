@@ -54,7 +54,7 @@ import time
 from ..errors import FastTextError
 from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _put_members,
                  already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
-from .files import _why_no_file, check_replaceable, exists, refuse_existing, why_not_written
+from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
 
@@ -196,20 +196,11 @@ def _check_files(files, manifest_name):
             raise ValueError(f"{path} (for {name}) is not a file")
 
 
-def _hash_file(path):
-    digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return {"sha256": digest.hexdigest(), "bytes": size}
-
-
 def _verify(src, name, entry, path):
     size = os.path.getsize(path)
     if size < entry["bytes"]:
         raise Damaged(f"{src}: {name} is truncated: {size} of {entry['bytes']} bytes")
-    if size != entry["bytes"] or _hash_file(path)["sha256"] != entry["sha256"]:
+    if size != entry["bytes"] or hash_file(path)["sha256"] != entry["sha256"]:
         raise Damaged(f"{src}: {name} does not match its checksum in the manifest (corrupt or from another set)")
 
 
@@ -306,7 +297,7 @@ def _move_hashing(src, dst):
         # durable before the manifest names it, as the copy is; the disk writes it while we hash (the GIL is
         # released by both): a 105 MB rows file took 0.04 s + 0.07 s one after the other
         synced = pool.submit(os.fsync, f.fileno())
-        entry = _hash_file(src)
+        entry = hash_file(src)
         synced.result()
     try:
         os.link(src, dst)  # fails if dst exists, as open(dst, "xb") does
@@ -616,7 +607,7 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
                 obj = _object_name(name, publish_id)
                 uploaded.append(obj)
                 with ThreadPoolExecutor(1) as pool:  # hashed while it uploads (the manifest needs it only after)
-                    hashed = pool.submit(_hash_file, path)
+                    hashed = pool.submit(hash_file, path)
                     upload_file(client, path, bucket, _key(prefix, obj))
                     entries[name] = dict(object=obj, **hashed.result())
             committing = True
