@@ -14,7 +14,7 @@ import numpy as np
 
 from .devices import check_ctx, check_table_size
 from .errors import FastTextError, check_bool, check_positive_int, is_number
-from .schedule import row_shrink
+from .schedule import sgd_row_shrink
 
 OPTIMIZERS = ("sgd", "adam")
 LR_SCHEDULES = ("linear", "constant")
@@ -112,7 +112,7 @@ class TrainConfig:
         times ``1 + row_shrink`` (optim.make_optimizer), known once the batch size is."""
         if self.lr is None:
             return
-        shrink = row_shrink(self.batch_size, self.ngrams) if self.optimizer == "sgd" and self.batch_size else 0.0
+        shrink = sgd_row_shrink(self) if self.batch_size else 0.0
         bound = float(np.finfo(np.float32).max) / (1.0 + shrink)
         if self.lr > bound:
             why = f" with sgd, batch_size {self.batch_size} and ngrams {self.ngrams}" if shrink else ""

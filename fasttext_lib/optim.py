@@ -10,7 +10,7 @@ import typing
 
 import numpy as np
 
-from .schedule import row_shrink
+from .schedule import sgd_row_shrink
 from .step import embedding_gradient, shrink_attr
 
 EMBEDDING_KEY, OUTPUT_KEY = 0, 1
@@ -41,11 +41,6 @@ def make_optimizer(config, steps_per_epoch):
     if shrink:
         optimizer.set_lr_mult({OUTPUT_KEY: 1.0 + shrink})
     return optimizer
-
-
-def sgd_row_shrink(config):
-    """The SGD row scale's ``shrink`` for this config (schedule.row_shrink); 0 for other optimizers."""
-    return row_shrink(config.batch_size, config.ngrams) if config.optimizer == "sgd" else 0.0
 
 
 @functools.lru_cache(maxsize=8)  # called three times a step; wd and rescale_grad stay the same all run

@@ -119,3 +119,9 @@ def row_shrink(batch_size, ngrams):
     if ngrams < 2:
         return 0.0
     return max(0.0, batch_size / SHRINK_ABOVE_BATCH - 1.0)
+
+
+def sgd_row_shrink(config):
+    """The SGD row scale's ``shrink`` for this config (:func:`row_shrink`); 0 for other optimizers."""
+    return row_shrink(config.batch_size, config.ngrams) if config.optimizer == "sgd" else 0.0
+

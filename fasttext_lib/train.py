@@ -44,10 +44,10 @@ from .errors import FastTextError, check_bool, keeping_stops, note_progress, rai
 from .features import Featurizer
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
-from .optim import Updater, make_optimizer, sgd_row_shrink
+from .optim import Updater, make_optimizer
 from .predict import encode_labels, evaluate_bags, not_unicode_error, probabilities
 from .progress import bar
-from .schedule import mean_tokens
+from .schedule import mean_tokens, sgd_row_shrink
 from .step import sparse_step, summed_loss_block, use_bag_ops
 
 ENGINE_BULK_OPS = 64  # operators per engine task while stepping (about two steps; see train)
@@ -230,7 +230,7 @@ class _Run:
     summed_loss: object  # step.summed_loss_block, hybridized
     native: bool  # the native CPU bag operators (step.use_bag_ops)
     sgd: bool
-    row_shrink: float  # optim.sgd_row_shrink
+    row_shrink: float  # schedule.sgd_row_shrink
 
 
 def _prepare_data(train_data, val_data, config, featurized, pretrained, release_pretrained, score_train, val_name):

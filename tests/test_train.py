@@ -324,7 +324,8 @@ def test_sgd_on_large_batches_gives_the_output_layer_the_row_scales_factor():
     """With n-grams above batch 256 the SGD row scale's shrink k multiplies frequent rows' steps by up
     to 1 + k; the output layer (in every document) gets lr x (1 + k). Not below, not for unigrams,
     not for adam."""
-    from fasttext_lib.optim import EMBEDDING_KEY, OUTPUT_KEY, make_optimizer, sgd_row_shrink
+    from fasttext_lib.optim import EMBEDDING_KEY, OUTPUT_KEY, make_optimizer
+    from fasttext_lib.schedule import sgd_row_shrink
 
     for batch, factor in ((16, 1.0), (256, 1.0), (512, 2.0), (1024, 4.0)):
         cfg = TrainConfig(lr=0.5, batch_size=batch, epochs=1, ngrams=2)
