@@ -35,7 +35,7 @@ import signal
 import sys
 import time
 
-from .errors import FastTextError
+from .errors import FastTextError, stop_at_once_on_signals
 
 
 def _positive_int(text):
@@ -727,7 +727,12 @@ def run():
         # error line went among predict's answers (a labeled CSV's note: every answer one line off). Now to /dev/null.
         sys.stderr = open(os.devnull, "w")
     sys.stderr = _NotesStream(sys.stderr)
-    early = _stop_before_main_is_armed()
+    # Ctrl-C, SIGTERM, SIGHUP or SIGXCPU while the command starts (argument parsing, MXNet's import: ~0.5 s, more on a
+    # busy machine), before main's stop_on_signals is armed, was Python's KeyboardInterrupt traceback or a death by
+    # SIGTERM without a line. Nothing has been written then: one error line and the signal's status at once (armed
+    # already where the package's import began the command: fasttext_lib/__init__.py); the handlers it replaced are
+    # put back after main.
+    early = stop_at_once_on_signals()
     try:
         status = main(lean_mxnet=True)
     finally:
@@ -740,18 +745,6 @@ def run():
 
         quiet_exit_hook()
     return status
-
-
-def _stop_before_main_is_armed():
-    """Ctrl-C, SIGTERM, SIGHUP or SIGXCPU while the command starts (argument parsing, MXNet's import: ~0.5 s, more on a
-    busy machine), before :func:`main`'s stop_on_signals is armed: Python's KeyboardInterrupt traceback, or a death by
-    SIGTERM without a line (a scheduler that stops a job at once). Nothing has been written then: one ``error:`` line
-    and the signal's exit status at once (errors.stop_at_once_on_signals; armed already where the package's import
-    began the command: fasttext_lib/__init__.py). Returns the handlers replaced, which :func:`run` puts back after
-    main."""
-    from .errors import stop_at_once_on_signals
-
-    return stop_at_once_on_signals()
 
 
 STDERR_WAIT_SECONDS = 30  # how long a full non-blocking stderr pipe is waited for (_NotesStream)

@@ -115,7 +115,7 @@ def as_read_from_a_file(data, what):
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise FastTextError(f"{what}.texts[{i}] is {text!r} ({type(text).__name__}), not a str"
-                                + (": a missing value? fill it first (df['text'].fillna(''))" if _missing(text) else
+                                + (": a missing value? fill it first (df['text'].fillna(''))" if missing_value(text) else
                                    ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else ""))
     return LabeledTexts(labels, list(texts), _names_of(data, labels), data.class_from)
 
@@ -129,7 +129,7 @@ def _names_of(data, labels):
     return keyed_by_class(dict(data.names), labels)
 
 
-def _missing(value):
+def missing_value(value):
     """A DataFrame's missing value: NaN (a float column's, NumPy's too), None (an object column's), ``pd.NA``."""
     return value is None or type(value).__name__ == "NAType" or (isinstance(value, numbers.Real) and value != value)
 
@@ -138,7 +138,7 @@ def _label_as_read(label, name):
     """One label of a DataFrame's class column as a file's reader reads it (:func:`as_read_from_a_file`)."""
     if isinstance(label, str):
         return label
-    if _missing(label):
+    if missing_value(label):
         raise FastTextError(f"{name} is {label!r} ({type(label).__name__}): a document without a class; drop such rows "
                             f"first (df.dropna(subset=['label']))")
     if type(label).__name__ in ("bool", "bool_"):

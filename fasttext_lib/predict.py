@@ -27,10 +27,9 @@ from . import native_features, storage
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle import held_out_score, load_bundle_files, read_bundle_contents, unicode_data_note
 from .columns import distinct_row_numbers
-from .data import LABEL_PREFIX, as_read_from_a_file, whole_number, whole_number_classes
+from .data import LABEL_PREFIX, as_read_from_a_file, missing_value, whole_number, whole_number_classes
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
 from .devices import parse_ctx
-from .jsonl import missing_json
 from .label_names import display
 from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted
 from .features import NoRoomToFeaturize
@@ -349,16 +348,10 @@ def _example_texts(chunk, start):
     for i, example in enumerate(chunk, start):
         pair = isinstance(example, (tuple, list)) and len(example) == 2
         if not (pair and isinstance(example[1], str)):
-            hint = ": a missing text? fill it first (df['text'].fillna(''))" if pair and _missing(example[1]) else ""
+            hint = ": a missing text? fill it first (df['text'].fillna(''))" if pair and missing_value(example[1]) else ""
             raise FastTextError(f"examples[{i}] is {reprlib.repr(example)} ({type(example).__name__}), not a (label, "
                                 f"text) pair whose text is a str{hint}")
     return [text for _, text in chunk]
-
-
-def _missing(value):
-    """A missing value in a texts column: NaN (a float column's), None (an object column's) or pandas' NA (a "string"
-    column's)."""
-    return missing_json(value) or type(value).__name__ == "NAType"
 
 
 def review_texts(texts):
@@ -387,7 +380,7 @@ def review_texts(texts):
         raise FastTextError(f"texts must be a list of review texts, got {type(texts).__name__}") from None
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            hint = (": a missing value? fill it first (df['text'].fillna(''))" if _missing(text)
+            hint = (": a missing value? fill it first (df['text'].fillna(''))" if missing_value(text)
                     else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
             raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
     return texts

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import storage
 from .errors import FastTextError, check_bool, keeping_stops, note_stop_line
-from .notebook_errors import show_errors_as_lines
+from .notebook_errors import _kernel_shell, show_errors_as_lines
 
 # The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
 PAPERMILL_HEADER = "# Parameters"
@@ -224,8 +224,7 @@ def _plot_trials(fig, tuned):
 def _show(thing):
     """``thing`` shown as a notebook shows a cell's value (a table as a table, a figure as its image); outside
     IPython, printed (a figure: nothing, it is saved)."""
-    ipython = sys.modules.get("IPython")
-    if ipython is not None and ipython.get_ipython() is not None:
+    if _kernel_shell() is not None:
         from IPython.display import display
 
         display(thing)
