@@ -498,11 +498,12 @@ def settle(data, explicit, where):
     SageMaker job cannot drift apart.
     """
     if explicit is not None:
-        explicit = keyed_by_class(explicit, data.classes())
-        refuse_a_title(explicit, data.classes(), where)
-        if isinstance(explicit, DatasetNames) and any(label in explicit for label in data.classes()):
-            explicit = kept_for_data(explicit, data.classes(), where, subset=True)  # else refused: none is the data's
-        data.names = for_labels(explicit, data.classes(), where, strict=True)
+        classes = data.classes()  # (once: it sorts the distinct labels of every document)
+        explicit = keyed_by_class(explicit, classes)
+        refuse_a_title(explicit, classes, where)
+        if isinstance(explicit, DatasetNames) and any(label in explicit for label in classes):
+            explicit = kept_for_data(explicit, classes, where, subset=True)  # else refused: none is the data's
+        data.names = for_labels(explicit, classes, where, strict=True)
     if not data.names:
         return None
     return "label names: " + ", ".join(f"{k}={v}" for k, v in data.names.items())
