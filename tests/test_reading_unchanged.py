@@ -9,57 +9,68 @@ changes that file on purpose: regenerate it with ``python tests/test_reading_unc
 """
 import json
 import os
-import sys
 
 import pytest
 
+from fasttext_lib import native_features as nf
+from fasttext_lib.data import examples_of_lines, iter_examples, read_counted, read_labeled
+from fasttext_lib.errors import FastTextError
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-from fasttext_lib import native_features as nf  # noqa: E402
-from fasttext_lib.data import examples_of_lines, iter_examples, read_counted, read_labeled  # noqa: E402
-from fasttext_lib.errors import FastTextError  # noqa: E402
 
 GOLDEN = os.path.join(HERE, "data", "reading_unchanged.json")
 
 _ROWS = ['positive,great food', 'negative,"cold soup, slow ""service"""', 'positive,"two\nlines"',
          'negative,a literal\\nbreak', 'positive,  spaced  ']
 _BODY = "\n".join(_ROWS) + "\n"
+# past the look-ahead (columns.HEADER_LOOKAHEAD records), where the reading loop itself meets the repeats
+_LONG = _BODY * 11
+_LONG_LAST = "".join(f"{text},{label}\n" for label, text in (r.split(",", 1) for r in _ROWS if '"' not in r)) * 19
+_LONG_TSV = "".join(f"{label}\t{text}\n" for label, text in (r.split(",", 1) for r in _ROWS if '"' not in r)) * 19
 
 # name -> (file text, format); each is read for training and for predict
 CASES = {
     "zhang": ('"2","the food ""rocked""\\nreally"\n\n"1","multi\nline, quoted"\n   \n"2","x"\n"1",""\n', "auto"),
     "zhang-first-row-again": ('"2","great food"\n"1","cold"\n"2","great food"\n"1","slow"\n"2","great food"\n', "auto"),
     "zhang-bom-crlf": ('\ufeff"2","great"\r\n"1","cold"\r\n\r\n"2","fine"\r\n', "auto"),
-    "header-repeats-in-capitals": ("label,text\n" + _BODY + "Label,Text\n" + _BODY + "\n\nLABEL , text\n" + _BODY
-                                   + "\ufeffLabel,TEXT \n" + _BODY, "auto"),
+    "header-repeats-in-capitals": ("label,text\n" + _BODY + "Label,Text\n" + _LONG + "\n\nLABEL , text\n" + _BODY
+                                   + "\ufeffLabel,TEXT \n" + _LONG + "label,text\n" + _BODY, "auto"),
+    "header-repeats-only-past-the-look-ahead": ("label,text\n" + _LONG + "LABEL,Text\n" + _BODY + " label,TEXT\n"
+                                                + _BODY, "auto"),
     "header-repeat-inside-look-ahead": ("label,text\npositive,a\nLABEL,TEXT\nnegative,b\nlabel,text\npositive,c\n"
                                         + _BODY * 3, "auto"),
     "row-starts-as-header": ("label,text\npositive,great food\nnegative,cold soup\nLabel,Text of a review\n"
-                             "label,text\npositive,fine\nlabel,text,more\nlabel\n", "auto"),
-    "class-values-as-long-as-the-header": ("label,text\nLABEL,x\nlabel,y\nAbcde,z\nlabel,text\nlabel,w\n" + _BODY,
-                                           "auto"),
+                             "label,text\npositive,fine\n" + _LONG + "Label,Text of a review\nLABEL,TEXT\nlabel,text,more\nlabel\n",
+                             "auto"),
+    "class-values-as-long-as-the-header": ("label,text\nLABEL,x\nlabel,y\nAbcde,z\nlabel,text\nlabel,w\n" + _LONG
+                                           + "LABEL,y\nlabels,x\nLabel,Text\nlabel ,text\n", "auto"),
     "quoted-header-repeated": ('"label","text"\n"positive","a, b"\n"negative","c"\n"LABEL","TEXT"\n"positive","d"\n'
-                               + _BODY, "auto"),
-    "padded-header-repeated": (" label , text \npositive,a\nnegative,b\n  LABEL,TEXT\t\npositive,c\n" + _BODY, "auto"),
+                               + _LONG + '"Label","Text"\n' + _BODY, "auto"),
+    "padded-header-repeated": (" label , text \npositive,a\nnegative,b\n  LABEL,TEXT\t\npositive,c\n" + _LONG
+                               + "\ufeff  label  ,  text\n" + _BODY, "auto"),
     "class-last": ("review,sentiment\ngreat food,positive\ncold soup,negative\nReview,Sentiment\nfine,positive\n"
-                   "slow,negative\nok,positive\n", "auto"),
+                   "slow,negative\nok,positive\n" + _LONG_LAST + "REVIEW,sentiment\n" + _LONG_LAST + "Review,Sentiment,x\n", "auto"),
     "three-columns": ("label,title,body\npositive,Great,the food\nnegative,Cold,\"the soup, cold\"\n"
-                      "LABEL,TITLE,BODY\npositive,Fine,\"ok\nfine\"\nnegative,Slow,slow\n", "auto"),
+                      "LABEL,TITLE,BODY\npositive,Fine,\"ok\nfine\"\nnegative,Slow,slow\n"
+                      + "positive,a,b\n" * 60 + "Label,Title,Body\nnegative,c,d\n", "auto"),
     "index-column": (",label,text\n0,positive,great\n1,negative,cold\n2,positive,fine\n,LABEL,Text\n0,negative,slow\n"
-                     "1,positive,ok\n2,negative,bad\n3,positive,\"a\nb\"\n", "auto"),
+                     "1,positive,ok\n2,negative,bad\n3,positive,\"a\nb\"\n"
+                     + "".join(f"{i},positive,x{i}\n" for i in range(4, 70)) + ",Label,TEXT\n70,negative,y\n", "auto"),
     "index-column-repeat-in-look-ahead": (",label,text\n0,positive,a\n,label,text\n0,negative,b\n1,positive,c\n"
                                           "2,negative,d\n3,positive,e\n", "auto"),
     "index-column-empty-fields": (",label,text\n0,positive,a\n1,negative,b\n2,positive,c\n3,,\n4,negative,d\n", "auto"),
     "tsv-header-repeats": ("label\ttext\npositive\tgreat food\nnegative\t\"cold\tsoup\"\nLabel\tText\npositive\tfine\n"
-                           "negative\tslow\n", "auto"),
+                           "negative\tslow\n" + _LONG_TSV + "LABEL\tTEXT\n" + _LONG_TSV, "auto"),
     "excel-sep-bom-crlf": ("\ufeffsep=,\r\nsentiment,review\r\npositive,great\r\nnegative,cold\r\n\ufeffsep=,\r\n"
-                           "Sentiment,Review\r\npositive,fine\r\nnegative,slow\r\n", "auto"),
-    "empty-lines-and-empty-fields": ("label,text\n\npositive,a\n,\n  \nnegative,b\n,,\n\npositive,c\nnegative,d\n\n",
-                                     "auto"),
+                           "Sentiment,Review\r\npositive,fine\r\nnegative,slow\r\n" + _LONG.replace("\n", "\r\n")
+                           + "\ufeffsep=,\r\n\ufeffSENTIMENT,review\r\npositive,last\r\n", "auto"),
+    "empty-lines-and-empty-fields": ("label,text\n\npositive,a\n,\n  \nnegative,b\n,,\n\npositive,c\nnegative,d\n\n"
+                                     + _LONG + ",\n\n ,  \nLABEL,TEXT\n,,\npositive,e\n", "auto"),
     "semicolons": ("label;text\npositive;great\nnegative;cold\n", "auto"),
     "semicolons-as-csv": ("label;text\npositive;great\nnegative;cold\n", "csv"),
     "one-text-column": ("review\ngreat food\ncold soup\nreview\nfine\n", "auto"),
-    "text-columns-only": ("title,body\nGreat,the food\nCold,the soup\nTITLE,BODY\nFine,ok\nSlow,slow\n", "auto"),
+    "text-columns-only": ("title,body\nGreat,the food\nCold,the soup\nTITLE,BODY\nFine,ok\nSlow,slow\n" + _LONG
+                          + "Title,Body\nlast,one\n", "auto"),
     "width-differs-from-header": ("text,label\ngreat,positive\ncold,negative\nfine,positive,extra\n", "auto"),
     "empty-class": ("label,text\npositive,a\n ,b\n", "auto"),
     "unclosed-quote": ('"2","great\n"1","cold\n', "auto"),
