@@ -598,8 +598,15 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             raise FastTextError(f"{uri}: no data rows (only a header row)")
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
         check_text_columns([r for r, _ in ahead], columns, uri, names)
-    records = repeated.skipped(chain_lines(ahead, rows)) if names is not None else chain_lines(repeated.kept(ahead), rows)
+    if names is None:  # the first row is a record: rows equal to it are records too
+        records, width, first_length = chain_lines(repeated.kept(ahead), rows), -1, 0
+    else:  # the header's repeats are skipped in this loop, tested first on what a repeat needs (_RepeatedHeader)
+        records, width, first_length = chain_lines(ahead, rows), repeated.width, repeated.first_length
+        repeated.tell_set_apart()
     for row, start in records:
+        if len(row) == width and len(row[0]) >= first_length and repeated.repeats(row):
+            repeated.tell(start)
+            continue
         if predicting and not _has_text(row):  # (predict's rows of empty fields, kept by _csv_rows: no class, no text)
             continue
         found["line"] = start
@@ -770,17 +777,25 @@ class _RepeatedHeader:
     def __init__(self, ahead, uri, note, delimiter=","):
         self.key = _header_key(ahead[0][0]) if ahead else None
         self.folded = [name.lower() for name in self.key] if ahead else None
-        self.set_apart = [(row, start) for row, start in ahead[1:] if self._repeats(row)]
+        # What a row needs to be compared at all, tested inline by the reading loop before it calls :meth:`repeats`
+        # (a generator and a call per record cost 16 ms of the 0.8 s that 88k Yelp-shaped records under label,text
+        # take to parse; 3 ms so): as many fields as the header, which has two or more (-1: no row), and a first field
+        # at least as long as the header's first name (stripped, a repeat's is as long: :meth:`repeats`; a class, 1 or
+        # positive, seldom is).
+        self.width = len(self.key) if ahead and len(self.key) >= 2 else -1
+        self.first_length = len(self.key[0]) if ahead else 0
+        self.set_apart = [(row, start) for row, start in ahead[1:] if self.repeats(row)]
         self.uri, self.note, self.noted, self.delimiter = uri, note, False, delimiter
 
-    def _repeats(self, row):
+    def repeats(self, row):
+        """Does ``row`` repeat the header? (:meth:`tell` of it.)"""
         # (a row of two fields or more: a first line "review" that occurs again is a review, one_column_text_header)
-        if len(self.key) < 2 or len(row) != len(self.key):
+        if len(row) != self.width:
             return False
         first = row[0].lstrip("\ufeff").strip()
         # the first field first (the others, reviews, are copied to compare), lowercased only when it is as long as
         # the header's (a class, positive or 1, seldom is): the per-row work of every other row is as it was
-        if first != self.key[0] and (len(first) != len(self.key[0]) or first.lower() != self.folded[0]):
+        if len(first) != self.first_length or (first != self.key[0] and first.lower() != self.folded[0]):
             return False
         return [field.lower() for field in _header_key(row)] == self.folded
 
@@ -793,16 +808,25 @@ class _RepeatedHeader:
         return sorted(ahead + self.set_apart, key=lambda record: record[1]) if self.set_apart else ahead
 
     def skipped(self, records):
-        """``records`` (``(row, first line)`` pairs after the header) without the header's repeats."""
-        if self.set_apart:
-            self._tell(self.set_apart[0][1])
+        """``records`` (``(row, first line)`` pairs after the header) without the header's repeats. (The reading
+        loop of :func:`examples_of_lines` skips them itself, without this generator over every record:
+        :meth:`tell_set_apart`, :meth:`repeats`.)"""
+        self.tell_set_apart()
+        width, first_length = self.width, self.first_length
         for row, start in records:
-            if self._repeats(row):
-                self._tell(start)
+            if len(row) == width and len(row[0]) >= first_length and self.repeats(row):
+                self.tell(start)
                 continue
             yield row, start
 
-    def _tell(self, start):
+    def tell_set_apart(self):
+        """Tell of the first of the rows the look-ahead set apart, if any: before the records after the header are
+        read (where :meth:`skipped` tells of it)."""
+        if self.set_apart:
+            self.tell(self.set_apart[0][1])
+
+    def tell(self, start):
+        """``note`` is told of the first repeat (at line ``start``), once."""
         if self.note is not None and not self.noted:
             self.noted = True
             self.note(f"{self.uri}:{start}: this row repeats the header row ({self.delimiter.join(self.key)}): files joined with "
@@ -814,12 +838,17 @@ class _AlreadySkipped:
     row of a file with pandas' index column went through the comparison twice, the second time without its index
     field, so that it could never match (a layer of work per row for nothing)."""
 
+    width, first_length = -1, 0  # (no row is compared)
+
     def __init__(self, repeated):
         self.kept = repeated.kept
 
     @staticmethod
     def skipped(records):
         return records
+
+    def tell_set_apart(self):
+        pass
 
 
 def _noting_lines(records, found):
