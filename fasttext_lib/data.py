@@ -940,26 +940,41 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
     data = LabeledTexts()
     limited = False
     layout = []
-    for uri in uris:
-        before = len(data)
-        read = {}
-        for label, text in iter_examples(uri, fmt, note=note, found=read):
+    for examples in _each_file(uris, fmt, note, layout, lambda: len(data.labels)):
+        for label, text in examples:
             data.labels.append(label)
             data.texts.append(text)
             if limit is not None and len(data) >= limit:
                 limited = True
                 break
-        if len(data) == before:
-            raise FastTextError(f"{uri}: contains no labeled documents")
-        layout.append((uri, read.get("class_from", "")))  # where each file's classes were read from
         if limited:
+            examples.close()  # (the file, closed once the limit is reached, not when this returns)
             break
     data.labels = whole_number_classes(data.labels)  # (over every file read: one class is one class in all)
-    data.class_from = class_from_files(layout)
+    data.class_from = class_from_files(_class_from_each(layout))
     if find_names:
         data.names = label_names.kept_for_data(found, data.labels, names_file,
                                                subset=limited or label_names.named_for(names_file, uris[0]))
     return data
+
+
+def _each_file(uris, fmt, note, layout, count):
+    """The examples of each of ``uris`` in turn (:func:`iter_examples`: one iterator per file, which the caller reads
+    in its own loop, so that no generator is added between the reader and it); a file of none is an error
+    (``count()``: the documents taken so far). ``layout`` is given each file's ``(uri, found)`` as it starts
+    (:func:`_class_from_each`): read_labeled may stop inside a file (its ``limit``)."""
+    for uri in uris:
+        before, read = count(), {}
+        layout.append((uri, read))
+        yield iter_examples(uri, fmt, note=note, found=read)
+        if count() == before:
+            raise FastTextError(f"{uri}: contains no labeled documents")
+
+
+def _class_from_each(layout):
+    """:func:`class_from_files`' ``per_file`` of :func:`_each_file`'s ``layout``: where each file's classes were read
+    from."""
+    return [(uri, read.get("class_from", "")) for uri, read in layout]
 
 
 def uris_of(uri):
@@ -1013,17 +1028,12 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     names_file, found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else (None, {})  # before the data, as read_labeled
 
     def texts():
-        for uri in uris:
-            before = len(labels)
-            read = {}
-            for label, text in iter_examples(uri, fmt, note=note, found=read):
+        for examples in _each_file(uris, fmt, note, layout, lambda: len(labels)):
+            for label, text in examples:
                 labels.append(sys.intern(label))  # one str per class, not one per document
                 if len(sample) < SAMPLE_DOCS:
                     sample.append(text)
                 yield text
-            if len(labels) == before:
-                raise FastTextError(f"{uri}: contains no labeled documents")
-            layout.append((uri, read.get("class_from", "")))  # where each file's classes were read from
 
     try:  # the packed ids go to an unlinked temporary file, not memory (native_features.CodesFile)
         counts = count_tokens(texts(), progress, to_file=True)
@@ -1034,7 +1044,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     # The classes over every file read, as one file's (file by file, 1.0 beside 1.5 in one file and 1.0 beside 2.0 in
     # another were two classes, 1.0 and 1): one pass over the interned labels, after the texts are counted.
     labels = whole_number_classes(labels)
-    data = CountedTexts(labels, counts, sample, class_from=class_from_files(layout))
+    data = CountedTexts(labels, counts, sample, class_from=class_from_files(_class_from_each(layout)))
     if find_names and len(uris) == 1:
         data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data
