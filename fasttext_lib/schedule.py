@@ -43,21 +43,35 @@ def default_batch_size(num_docs):
     return int(min(MAX_BATCH, max(MIN_BATCH, batch)))
 
 
-def mean_tokens(texts):
+def mean_tokens(texts, lengths=None):
     """The mean number of tokens (as the model counts them: :func:`~fasttext_lib.text.tokenize`) of ``texts``.
 
     Counted natively when the featurizer's library is in use (``native_features.total_tokens``: the same count,
     ~0.07 s instead of ~0.8-1 s for the 10,000 Yelp-length documents train and autotune measure, paid by every run
-    whose settings come from the data); ``text.tokenize`` is the reference (``FASTTEXT_LIB_NATIVE=0``)."""
+    whose settings come from the data); ``text.tokenize`` is the reference (``FASTTEXT_LIB_NATIVE=0``).
+
+    ``lengths``: each of ``texts``' token count as the featurizer made it (``features.TokenBags.lengths``, in the same
+    order; the counts of documents after them are left out), when it is held: those are not counted again. The featurizer leaves a ``__label__`` word out
+    (``text.without_labels``) and this mean counts it, so a text holding one is counted here: the same number."""
+    if lengths is None:
+        return _total_tokens(texts) / max(1, len(texts))
+    from .text import LABEL_PREFIX
+
+    labeled = [i for i, text in enumerate(texts) if LABEL_PREFIX in text]
+    total = int(lengths[:len(texts)].sum()) - sum(int(lengths[i]) for i in labeled)
+    return (total + _total_tokens([texts[i] for i in labeled])) / max(1, len(texts))
+
+
+def _total_tokens(texts):
     from . import native_features
 
+    if not texts:
+        return 0
     if native_features.available():
-        total = native_features.total_tokens(texts)
-    else:
-        from .text import tokenize
+        return native_features.total_tokens(texts)
+    from .text import tokenize
 
-        total = sum(len(tokenize(t)) for t in texts)
-    return total / max(1, len(texts))
+    return sum(len(tokenize(t)) for t in texts)
 
 
 def length_factor(mean_tokens):

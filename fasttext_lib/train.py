@@ -196,6 +196,7 @@ class _Data:
     val: Optional[tuple]  # (val_bags, y_val); None without validation documents
     pretrained: object  # the vectors that start their words' rows (vectors.WordVectors), or None
     release_pretrained: bool  # empty them once the table holds their rows
+    featurized_here: bool  # train_bags made from train_split by this run (not given as train's featurized)
 
 
 @dataclass
@@ -260,7 +261,7 @@ def _prepare_data(train_data, val_data, config, featurized, pretrained, release_
         release_pretrained = True  # (read here: nobody else holds it)
         pretrained = read_vec(config.pretrained_vectors, dim=config.emsize, keep=featurizer.vocab.token_to_idx)
     return _Data(train_data, val_data, ctxs, classes, names, featurizer, train_bags, y_train,
-                 (val_bags, y_val) if has_val else None, pretrained, release_pretrained)
+                 (val_bags, y_val) if has_val else None, pretrained, release_pretrained, featurized is None)
 
 
 def _check_features(featurizer, config):
@@ -299,7 +300,9 @@ def _resolve_settings_and_release_texts(config, data, workers, release_texts):
     is allocated, so that it can take their place (~0.4 GB at Yelp size)."""
     split = data.train_split
     texts = split.sample if isinstance(split, CountedTexts) else split.texts
-    config = resolve_settings(config, texts, len(data.classes), workers.per_worker)  # each worker's steps
+    # (the token bags of features this run made count the split's documents, in order: the first ones are the texts')
+    lengths = data.train_bags.lengths if data.featurized_here else None
+    config = resolve_settings(config, texts, len(data.classes), workers.per_worker, lengths)  # each worker's steps
     del texts  # (release_texts below frees them)
     if release_texts:
         for texts_of in (data.train_split, data.val_split):
@@ -588,15 +591,17 @@ def diverged(what, epoch, step, config):
                          f"(lr={config.learning_rate:g}, optimizer {config.optimizer}); try a smaller lr")
 
 
-def resolve_settings(config, texts, num_classes, num_docs):
+def resolve_settings(config, texts, num_classes, num_docs, lengths=None):
     """``config`` with the settings left to the data filled in (TrainConfig.resolve), announced on stderr.
 
     ``num_docs``: the documents one process steps through per epoch (its share with dist_* kvstores),
-    so a cluster takes the steps, and spends the lr budget, of one process.
+    so a cluster takes the steps, and spends the lr budget, of one process. ``lengths``: the token count of each of
+    ``texts`` and after (``TokenBags.lengths``), when held: not counted again (schedule.mean_tokens).
     """
     if config.resolved:
         return config
-    resolved = config.resolve(num_docs, mean_tokens(texts[:SAMPLE_DOCS]), num_classes)
+    texts = texts[:SAMPLE_DOCS]
+    resolved = config.resolve(num_docs, mean_tokens(texts, lengths), num_classes)
     if config.progress:
         print(f"settings from the data: {resolved.optimizer} lr={resolved.lr:g} batch={resolved.batch_size} "
               f"({num_docs} documents, {resolved.epochs} epoch{'' if resolved.epochs == 1 else 's'})", file=sys.stderr, flush=True)

@@ -165,3 +165,67 @@ def test_training_resolves_long_documents_to_a_larger_lr():
     got_short = resolve_settings(config, short.texts, 2, len(short))
     assert got_long.batch_size == got_short.batch_size
     assert got_long.lr == pytest.approx(1.25 * got_short.lr, rel=1e-3)
+
+
+@pytest.fixture(params=["native", "python"])
+def token_route(request, monkeypatch):
+    from fasttext_lib import native_features
+
+    if request.param == "python":
+        monkeypatch.setenv(native_features.ENV_SWITCH, "0")
+    return request.param
+
+
+def _mixed_lengths(sample_docs):
+    """Labels and texts whose first ``sample_docs`` (short; punctuation, capitals, a __label__ word that the
+    featurizer leaves out and the mean length counts, an empty text) differ in length from the rest (long)."""
+    first = ["Great food, friendly staff!", "ok", "the __label__2 soup was cold", "", "ÉCOLE d'été… très BIEN 👍",
+             "__label__1", "a\\nb  c\td"]
+    texts = [first[i % len(first)] + f" w{i}" * (i % 5) for i in range(sample_docs)]
+    texts += [" ".join(f"long{j}" for j in range(300))] * 40
+    return [str(1 + i % 2) for i in range(len(texts))], texts
+
+
+@pytest.mark.parametrize("counted", [False, True], ids=["read_labeled", "read_counted"])
+def test_train_takes_the_mean_length_from_the_token_counts_it_holds(tmp_path, monkeypatch, token_route, counted):
+    """train() resolves the settings from the first SAMPLE_DOCS documents' mean length as schedule.mean_tokens
+    counts it, without counting their tokens again: the featurizer's token bags hold each document's count
+    (only a text holding a __label__ word, which the featurizer leaves out, is counted again)."""
+    from fasttext_lib import data as data_module
+    from fasttext_lib import native_features
+    from fasttext_lib import train as train_module
+    from fasttext_lib.data import LabeledTexts, read_counted
+    from fasttext_lib.writers import write_csv
+
+    sample_docs = 60
+    monkeypatch.setattr(data_module, "SAMPLE_DOCS", sample_docs)
+    monkeypatch.setattr(train_module, "SAMPLE_DOCS", sample_docs)
+    labels, texts = _mixed_lengths(sample_docs)
+    expected_mean = mean_tokens(texts[:sample_docs])  # the reference: every token of the first SAMPLE_DOCS counted
+    assert expected_mean != pytest.approx(mean_tokens(texts))  # (the first SAMPLE_DOCS are what decides)
+    config = TrainConfig(epochs=1, emsize=4, progress=False, ctx="cpu")
+    expected = config.resolve(len(texts), expected_mean, 2)
+    data = LabeledTexts(labels, texts)
+    if counted:
+        write_csv(data, str(tmp_path / "d.csv"))
+        data = read_counted(str(tmp_path / "d.csv"))
+    counted_again = []
+    if token_route == "native":
+        real = native_features.total_tokens
+        monkeypatch.setattr(native_features, "total_tokens", lambda t, *a, **k: counted_again.extend(t) or real(t, *a, **k))
+    got = train_module.train(data, None, config).config
+    assert (got.lr, got.batch_size) == (expected.lr, expected.batch_size)
+    if token_route == "native":
+        assert counted_again == [t for t in texts[:sample_docs] if "__label__" in t]
+
+
+def test_mean_tokens_of_held_counts_is_the_count_of_the_texts():
+    """schedule.mean_tokens given the featurizer's counts of the same texts: the same number, bit for bit."""
+    from fasttext_lib.features import Featurizer
+
+    _, texts = _mixed_lengths(60)
+    _, bags = Featurizer.fit(texts, return_bags="tokens")
+    assert mean_tokens(texts, lengths=bags.lengths) == mean_tokens(texts)
+    assert mean_tokens(texts[:60], lengths=bags.lengths[:60]) == mean_tokens(texts[:60])
+    assert mean_tokens(texts[:60], lengths=bags.lengths) == mean_tokens(texts[:60])  # (the counts after them: left out)
+    assert mean_tokens([], lengths=bags.lengths[:0]) == 0.0
