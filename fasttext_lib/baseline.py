@@ -111,17 +111,19 @@ def compare_with_dense(data, batch_size, epoch_docs, emsize=100, ngrams=2, bucke
     import pandas as pd
 
     from .config import TrainConfig
-    from .features import Featurizer
     from .predict import encode_labels
-    from .train import train
+    from .train import featurize, train
 
-    featurizer, bags = Featurizer.fit(data.texts, ngrams=ngrams, buckets=buckets, return_bags=True)
+    config = TrainConfig(epochs=2, optimizer=optimizer, emsize=emsize, ngrams=ngrams, buckets=buckets,
+                         batch_size=batch_size, ctx="cpu", seed=seed, progress=False)
+    # the features train() would make of the documents, made once for both recipes (the vocabulary was fitted twice)
+    featurized = featurize(data, None, config)
+    featurizer, token_bags, _ = featurized
     classes = data.classes()
     labels = encode_labels(data.labels, classes, "the timed documents")
-    dense = time_dense_recipe(bags, labels, featurizer.num_rows, emsize=emsize, batches=dense_batches,  # on the CPU
-                              num_classes=len(classes))
-    sparse = train(data, None, TrainConfig(epochs=2, optimizer=optimizer, emsize=emsize, ngrams=ngrams, buckets=buckets,
-                                           batch_size=batch_size, ctx="cpu", seed=seed, progress=False))
+    dense = time_dense_recipe(token_bags.encode_all(), labels, featurizer.num_rows, emsize=emsize,  # on the CPU
+                              batches=dense_batches, num_classes=len(classes))
+    sparse = train(data, None, config, featurized=featurized)
     recipes = pd.DataFrame([
         {"recipe": DENSE_RECIPE, "samples_per_s": dense["docs_per_s"]},
         {"recipe": f"fasttext_lib (row-sparse, batch {batch_size})", "samples_per_s": sparse.history[-1]["samples_per_s"]},

@@ -62,3 +62,30 @@ def test_compare_with_dense_times_both_recipes_on_a_three_class_set():
     assert list(table.columns) == ["samples_per_s", "yelp_epoch_hours", "speedup"]
     assert (table.samples_per_s > 0).all() and table.speedup.iloc[0] == 1.0
     np.testing.assert_allclose(table.yelp_epoch_hours, 560_000 / table.samples_per_s / 3600)
+
+
+def test_compare_with_dense_fits_the_vocabulary_once_for_both_recipes(monkeypatch):
+    """The features are fitted once: the dense recipe's bags are Featurizer.fit's, and the trained model is the one
+    train() makes when it featurizes the documents itself (it was given nothing and fitted them a second time)."""
+    from conftest import params_of
+    from fasttext_lib import baseline
+    from fasttext_lib import train as train_module
+    from fasttext_lib.config import TrainConfig
+
+    data = three_classes()
+    fits, timed, trained = [], [], []
+    real_fit, real_time, real_train = Featurizer.fit.__func__, baseline.time_dense_recipe, train_module.train
+    monkeypatch.setattr(Featurizer, "fit", classmethod(lambda cls, *a, **k: fits.append(1) or real_fit(cls, *a, **k)))
+    monkeypatch.setattr(baseline, "time_dense_recipe", lambda bags, *a, **k: timed.append(bags) or real_time(bags, *a, **k))
+    monkeypatch.setattr(train_module, "train", lambda *a, **k: trained.append(real_train(*a, **k)) or trained[-1])
+    baseline.compare_with_dense(data, batch_size=16, epoch_docs=1000, emsize=8, ngrams=2, buckets=1000, dense_batches=4)
+    assert len(fits) == 1
+    monkeypatch.undo()
+    _, bags = Featurizer.fit(data.texts, ngrams=2, buckets=1000, return_bags=True)
+    for field in ("rows", "weights", "offsets"):
+        assert np.array_equal(getattr(timed[0], field), getattr(bags, field)), field
+    alone = train_module.train(data, None, TrainConfig(epochs=2, optimizer="sgd", emsize=8, ngrams=2, buckets=1000,
+                                                       batch_size=16, ctx="cpu", seed=0, progress=False))
+    assert trained[0].config == alone.config
+    for name, value in params_of(alone).items():
+        np.testing.assert_array_equal(value, params_of(trained[0])[name], err_msg=name)
