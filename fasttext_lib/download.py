@@ -10,7 +10,6 @@ Only the standard library's urllib is used for HTTP, so nothing beyond the base 
 import contextlib
 import fcntl
 import hashlib
-import io
 import os
 import pathlib
 import posixpath
@@ -421,30 +420,12 @@ DIFFERS_HINT = ("it differs from what prepare writes (edited since, or prepared 
                 "--overwrite (overwrite=True) to replace it, or choose another --output")
 
 
-class _Hashed(io.RawIOBase):
-    """A binary file written through, each byte counted and hashed: what was written is compared with what is at
-    its output already (:func:`_refuse_what_differs`) without reading the new file back."""
-
-    def __init__(self, f):
-        super().__init__()
-        self._f, self.size, self.sha256 = f, 0, hashlib.sha256()
-
-    def writable(self):
-        return True
-
-    def write(self, data):
-        self._f.write(data)
-        self.sha256.update(data)
-        self.size += len(data)
-        return len(data)
-
-
 def _refuse_what_differs(outputs):
-    """Refuse (one line naming it) the first of ``outputs`` (``{uri: _Hashed}``) whose uri holds something other
-    than what was written for it: a names file the user edited, splits of another ``limit``. Byte for byte the same
-    is no loss: a rerun (notebook 01 on every run) succeeds."""
-    for uri, hashed in outputs.items():
-        if storage.would_replace(uri) and not storage.holds(uri, hashed.size, hashed.sha256.hexdigest()):
+    """Refuse (one line naming it) the first of ``outputs`` (``{uri: storage.Written}``) whose uri holds something
+    other than what was written for it: a names file the user edited, splits of another ``limit``. Byte for byte the
+    same is no loss: a rerun (notebook 01 on every run) succeeds."""
+    for uri, written in outputs.items():
+        if storage.would_replace(uri) and not storage.holds(uri, written):
             raise storage.already_exists(uri, DIFFERS_HINT)
 
 
@@ -464,14 +445,20 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
 
     Files already there are kept unless ``overwrite``: where one holds other bytes than this run would write (a
     ``.classes.txt`` the user edited, splits of another ``limit``), nothing is written and the error names it. A run
-    that writes the same bytes again succeeds (a notebook rerun): whether they are the same is known only once they
-    are prepared, so each is compared as it is written, before anything is put in place.
+    that writes the same bytes again succeeds (a notebook rerun), and leaves those files as they are: whether they
+    are the same is known only once they are prepared, so each is compared as it is written, before anything is put
+    in place, and again as the files are put in place (a file another run put there meanwhile, or one changed since:
+    storage.atomic_writes' ``if_taken``). On S3 a HEAD tells (storage.holds: the ETag); an object it cannot tell
+    and that may not be read is refused before the download (storage.check_comparable).
     """
     spec = get_dataset(name)
     check_limit(limit)  # before a download of up to ~1.5 GB
     # and the output, before it too: a missing bucket or an unwritable folder was found after the download and
     # the normalization of every review (minutes for Yelp; notebook 01 with a wrong bucket)
     storage.check_writable(out_dir_or_s3_prefix)
+    if not overwrite:  # and files there that could be told the same only once written, and then not at all
+        for name in [spec.name + label_names.SUFFIX] + [f"{spec.name}.{split}" for split in SPLITS]:
+            storage.check_comparable(storage.join(out_dir_or_s3_prefix, name))
     archive = download(spec, cache_dir, base_url=base_url, progress=progress)
     with storage.staging_dir() as tmp:
         csvs = _extract_splits(archive, f"{spec.name}_csv", tmp)
@@ -484,13 +471,14 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
         uris = ([names_uri] if names else []) + [written[split] for split in SPLITS]
         if names:
             written["label_names"] = names_uri
-        # Without overwrite, files of the same bytes as this run's are replaced (by themselves), others refused
-        # (_refuse_what_differs); where none is there yet, none is ever replaced (a link, S3's conditional PUT):
-        # not one another run put there meanwhile either.
-        replacing = overwrite or any(storage.would_replace(uri) for uri in uris)
-        with storage.atomic_writes(uris, overwrite=replacing,
-                                   on_written=on_written and (lambda: on_written(written))) as files:
-            outputs = {uri: _Hashed(f) for uri, f in zip(uris, files)}
+        # Without overwrite, files of the same bytes as this run's stay as they are, others are refused
+        # (_refuse_what_differs, and again as the files are put in place: a file another run put there meanwhile,
+        # or one changed since it was compared); where none is there, none is ever replaced (a link, S3's
+        # conditional PUT).
+        with storage.atomic_writes(uris, overwrite=overwrite, if_taken=None if overwrite else (
+                lambda uri: _refuse_what_differs({uri: outputs[uri]})),
+                on_written=on_written and (lambda: on_written(written))) as files:
+            outputs = {uri: storage.Written(f, s3=storage.is_s3(uri)) for uri, f in zip(uris, files)}
             if names:
                 outputs[names_uri].write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
                 if not overwrite:  # at once: an edited names file is refused before minutes of normalizing

@@ -1054,3 +1054,145 @@ def test_prepare_command_line_keeps_what_differs_unless_overwrite(archive, serve
         f"another --output"]
     assert _listing(out) == edited
     assert cli.main(command + ["--overwrite"]) == 0 and _listing(out) == prepared
+
+
+@pytest.fixture
+def proxy(s3_server, monkeypatch):
+    """The S3 server behind a FaultProxy (its log: every request; its rules: refusals)."""
+    from fault_proxy import FaultProxy
+
+    with FaultProxy(s3_server) as p:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", p.endpoint)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+        yield p
+
+
+def _gets(proxy, pattern):
+    import re
+
+    return [path for method, path, _ in proxy.log if method == "GET" and re.search(pattern, path)]
+
+
+def test_prepare_rerun_to_s3_tells_the_same_files_by_their_etags_without_reading_them(
+        archive, server, tmp_path, s3_bucket, proxy):
+    """A rerun to S3 downloaded every prepared file to hash it (hundreds of MB for Yelp), and without s3:GetObject on
+    them (HEAD allowed) an identical rerun was refused as "it differs", after the archive's download. S3's ETag is the
+    MD5 of what our writes put there (one PUT or a copy; of each part for a multipart upload): a HEAD tells."""
+    spec, _ = archive
+    prefix, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    first = prepare(spec, prefix, cache, base_url=server[0], progress=False)
+    proxy.clear()
+    proxy.fail("GET", r"/datasets/tiny/tiny\.", "403")  # the prepared files may not be read
+    assert prepare(spec, prefix, cache, base_url=server[0], progress=False) == first
+    assert _gets(proxy, r"/datasets/tiny/tiny\.") == []  # not one read
+    proxy.clear()
+    assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}  # (still one set)
+
+
+def test_holds_tells_a_multipart_upload_by_its_etag_and_a_different_object_without_reading(tmp_path, s3_bucket,
+                                                                                           proxy):
+    """An object of our multipart uploads (8 MiB parts: storage.UPLOAD_PART_BYTES) has the ETag md5(part md5s)-N;
+    one PUT's ETag is the MD5 of its bytes, so another object of the same size is told different by a HEAD too."""
+    data = os.urandom(storage.UPLOAD_PART_BYTES * 2 + 1000)
+    local = tmp_path / "blob"
+    local.write_bytes(data)
+    bucket = s3_bucket[len("s3://"):]
+    storage.upload_file(storage.s3_client(), str(local), bucket, "parts")
+    storage.s3_client().put_object(Bucket=bucket, Key="other", Body=os.urandom(len(data)))
+    written = storage.Written(io.BytesIO(), s3=True)
+    written.write(data[:12345])
+    written.write(data[12345:])
+    proxy.fail("GET", r"/(parts|other)$", "403")
+    assert storage.holds(f"{s3_bucket}/parts", written)
+    assert not storage.holds(f"{s3_bucket}/other", written)
+    assert _gets(proxy, r"/(parts|other)$") == []
+
+
+def test_prepare_rerun_to_s3_that_cannot_tell_refuses_before_the_download(archive, server, tmp_path, s3_bucket,
+                                                                         proxy, monkeypatch):
+    """An object whose ETag is no MD5 of its bytes (SSE-KMS) can only be told the same by reading it: where that is
+    refused (no s3:GetObject, or no kms:Decrypt), the rerun is one line saying so, before the archive's download
+    (minutes for Yelp), not a claim that the file differs after it."""
+    import fasttext_lib.download as download_module
+
+    spec, _ = archive
+    prefix, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    first = prepare(spec, prefix, cache, base_url=server[0], progress=False)
+    bucket, key = storage.split_s3(first["train"])
+    client = storage.s3_client()
+    body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+    client.put_object(Bucket=bucket, Key=key, Body=body, ServerSideEncryption="aws:kms")
+    proxy.fail("GET", r"/datasets/tiny/tiny\.", "403")
+    monkeypatch.setattr(download_module, "download", lambda *a, **k: pytest.fail("the archive was downloaded"))
+    with pytest.raises(FastTextError, match=rf"^cannot tell whether {first['train']} holds what this run writes: .*"
+                                            rf"s3:GetObject.*pass --overwrite") as exc:
+        prepare(spec, prefix, cache, base_url=server[0], progress=False)
+    assert "\n" not in str(exc.value)
+
+
+def _meanwhile(monkeypatch, action):
+    """Run ``action()`` once, as prepare reads its first split: another run's doing while this one works."""
+    import fasttext_lib.download as download_module
+
+    real, done = download_module._read_split, []
+
+    def read_split(*args):
+        if not done:
+            done.append(1)
+            action()
+        return real(*args)
+
+    monkeypatch.setattr(download_module, "_read_split", read_split)
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_two_prepare_runs_into_an_empty_place_both_pass_when_they_write_the_same_bytes(
+        archive, server, tmp_path, s3_bucket, monkeypatch, where):
+    """Two runs into an empty place without --overwrite: the second to finish failed ("already exists") although
+    it wrote the very same bytes. Now it passes; had the other run written other bytes (another limit), it is refused
+    and the other run's files are kept."""
+    spec, _ = archive
+    out = str(tmp_path / "out") if where == "local" else f"{s3_bucket}/datasets/tiny"
+    cache = str(tmp_path / "cache")
+    _meanwhile(monkeypatch, lambda: prepare(spec, out, cache, base_url=server[0], progress=False))
+    first = prepare(spec, out, cache, base_url=server[0], progress=False)
+    prepared = {name: storage.read_bytes(uri) for name, uri in first.items()}
+    assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}
+
+    other = str(tmp_path / "other") if where == "local" else f"{s3_bucket}/datasets/other"
+    monkeypatch.undo()
+    _meanwhile(monkeypatch, lambda: prepare(spec, other, cache, base_url=server[0], progress=False, limit=1))
+    with pytest.raises(FastTextError, match=r"tiny\.train already exists; it differs"):
+        prepare(spec, other, cache, base_url=server[0], progress=False)
+    assert storage.read_bytes(storage.join(other, "tiny.train")) != prepared["train"]  # the other run's, kept
+    assert {name: storage.read_bytes(uri) for name, uri in first.items()} == prepared
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_prepare_rerun_keeps_a_file_changed_after_its_comparison(archive, server, tmp_path, s3_bucket, monkeypatch,
+                                                                where):
+    """A file found the same, then changed by someone else before the files were put in place (ms locally, an upload's
+    duration on S3), was replaced. Now it is kept: one line naming it."""
+    import fasttext_lib.download as download_module
+
+    spec, _ = archive
+    out = str(tmp_path / "out") if where == "local" else f"{s3_bucket}/datasets/tiny"
+    cache = str(tmp_path / "cache")
+    first = prepare(spec, out, cache, base_url=server[0], progress=False)
+    edited = b"1=great\n2=awful\n3=meh\n"
+    real = download_module._refuse_what_differs
+
+    def compared_then_edited(outputs):
+        real(outputs)
+        if len(outputs) > 1:  # the last comparison, of all the files, just before they are put in place
+            if where == "local":
+                with open(first["label_names"], "wb") as f:
+                    f.write(edited)
+            else:
+                storage.s3_client().put_object(Bucket=storage.split_s3(out)[0],
+                                               Key=storage.split_s3(first["label_names"])[1], Body=edited)
+
+    monkeypatch.setattr(download_module, "_refuse_what_differs", compared_then_edited)
+    with pytest.raises(FastTextError, match=r"tiny\.classes\.txt already exists; it differs"):
+        prepare(spec, out, cache, base_url=server[0], progress=False)
+    assert storage.read_bytes(first["label_names"]) == edited

@@ -5,8 +5,8 @@ One module per layer, each using only those before it:
 * :mod:`.s3`: ``s3://`` URIs split without URL semantics, one client per process, every S3 failure a user can
   cause as a one-line error; uploads (multipart aborted when interrupted, conditional where nothing may be replaced).
 * :mod:`.files`: reading (``open_read``: S3 objects streamed by smart_open; ``read_bytes``, ``exists``, ``holds``:
-  whether a file holds given bytes), and the checks an output file gets before any work (``check_replaceable``,
-  ``refuse_existing``, ``why_not_written``).
+  whether a file holds the bytes a ``Written`` saw, an S3 object told by its ETag where it can be), and the checks an
+  output file gets before any work (``check_replaceable``, ``refuse_existing``, ``why_not_written``).
 * :mod:`.atomic`: a file appears whole or not at all (``atomic_write``, ``atomic_local_file``), the private
   ``staging_dir``, a full TMPDIR as one line.
 * :mod:`.pairs`: several files written together (``atomic_writes``: a train/test pair, none put in place until all
@@ -16,12 +16,12 @@ One module per layer, each using only those before it:
 
 The rest of the library uses the names below as ``storage.<name>``.
 """
-from .s3 import (CONDITIONAL_PART_BYTES, COPY_OBJECT_MAX, Damaged, SetChanged, Unreachable, already_exists,  # noqa: F401
-                 get_s3_object, is_bucket_name, is_forbidden, is_s3, join, prefix_uri, s3_client, s3_errors, split_s3,
-                 upload_file)
-from .files import (KERNEL_FILE_SYSTEMS, SET_ID_META, SET_MEMBERS_META, check_replaceable, check_set_member,  # noqa: F401
-                    exists, holds, open_read, read_bytes, reading_together, refuse_existing, remove_file, same_location,
-                    why_not_written, within, would_replace, write_target)
+from .s3 import (CONDITIONAL_PART_BYTES, COPY_OBJECT_MAX, UPLOAD_PART_BYTES, AlreadyExists, Damaged,  # noqa: F401
+                 SetChanged, Unreachable, already_exists, get_s3_object, is_bucket_name, is_forbidden, is_s3, join,
+                 prefix_uri, s3_client, s3_errors, split_s3, upload_file)
+from .files import (KERNEL_FILE_SYSTEMS, SET_ID_META, SET_MEMBERS_META, Written, check_comparable,  # noqa: F401
+                    check_replaceable, check_set_member, exists, holds, open_read, read_bytes, reading_together,
+                    refuse_existing, remove_file, same_location, why_not_written, within, would_replace, write_target)
 from .atomic import (NO_ROOM, OLD_TEMPORARY_GRACE_SECONDS, STAGING_PREFIX, atomic_local_file, atomic_write,  # noqa: F401
                      is_old_temporary_of, is_temporary_of, remove_dead_staging, remove_dead_temporary,
                      remove_stale_temporaries, room_in_tmpdir, staging_dir, temporary_file,

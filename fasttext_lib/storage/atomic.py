@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from ..errors import FastTextError
-from .s3 import _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
+from .s3 import AlreadyExists, _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
 
@@ -213,13 +213,15 @@ def _remove_if_empty(directories):
 
 
 @contextlib.contextmanager
-def atomic_local_file(path, mode="wb", overwrite=True):
+def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
     leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes).
     ``overwrite=False``: an existing ``path`` is an error instead; the name is taken with a hard link, which
     never replaces a file (a check just before the rename only where the filesystem has no hard links).
     A symbolic link at ``path`` stays: the file it points to is replaced (:func:`write_target`); without
-    ``overwrite`` the link is an existing ``path``."""
+    ``overwrite`` the link is an existing ``path``. ``if_taken()``: without ``overwrite``, called (instead of the
+    "already exists" error) where ``path`` is taken: it raises where what is there may not stay; else that stays as
+    it is and this write's file is dropped (it holds the same bytes: :func:`.pairs.atomic_writes`)."""
     check_replaceable(path)
     path = write_target(path) if overwrite else os.path.abspath(path)
     directory = os.path.dirname(path)
@@ -242,13 +244,20 @@ def atomic_local_file(path, mode="wb", overwrite=True):
                 # A check, then a rename, let two writers that both found nothing both rename: the second replaced
                 # the first's file (two autotune runs writing one trial table). A link never replaces: S3's
                 # If-None-Match, locally. Where the filesystem has no hard links: the check just before the rename.
-                if _link_new(f.fileno(), temp, path):
+                try:
+                    linked = _link_new(f.fileno(), temp, path)
+                    if not linked and os.path.lexists(path):
+                        raise already_exists(path)
+                except AlreadyExists:
+                    if if_taken is None:
+                        raise
+                    if_taken()  # raises where what is there may not stay: else it stays, and this write is done
+                    linked = True
+                if linked:
                     if temp is not None:
                         os.remove(temp)
                         temp = None
                     return
-                if os.path.lexists(path):
-                    raise already_exists(path)
             if temp is None:
                 temp = _name_anonymous(f.fileno(), path)
             os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
@@ -444,16 +453,18 @@ def _call(on_written):
 
 
 @contextlib.contextmanager
-def _local_writes(uris, mode, overwrite, on_written=None):
+def _local_writes(uris, mode, overwrite, on_written=None, if_taken=None):
     """Local files written together: each to its temporary, then put in place by renames, one after the other. A
     rename that fails (a file bind-mounted into a container: EBUSY) or a signal between two of them puts back what
     the earlier renames replaced (:func:`_kept_as_they_were`): the old files stay together. ``on_written()``: called
     once all are in place; where it fails (the summary line stdout refuses), they are put back too. Where they are not
-    all in place at the end, the folders their writes created go too (when empty)."""
+    all in place at the end, the folders their writes created go too (when empty). ``if_taken(uri)``: without
+    ``overwrite``, asked of a uri found taken as its file is put in place, under the folder's lock: it raises where
+    what is there may not stay; else that stays as it is (:func:`atomic_local_file`)."""
     created = sorted({d for u in uris for d in _missing_directories(os.path.dirname(os.path.abspath(u)))},
                      key=len, reverse=True)  # deepest first
     try:
-        with _written_and_placed(uris, mode, overwrite, on_written) as files:
+        with _written_and_placed(uris, mode, overwrite, on_written, if_taken) as files:
             yield files
     except BaseException:
         _remove_if_empty(created)  # (a write's own failure removed them; a failed rename or on_written left them)
@@ -461,11 +472,19 @@ def _local_writes(uris, mode, overwrite, on_written=None):
 
 
 @contextlib.contextmanager
-def _written_and_placed(uris, mode, overwrite, on_written):
+def _written_and_placed(uris, mode, overwrite, on_written, if_taken=None):
     """:func:`_local_writes`' files: written, then put in place (the older ones put back where that fails)."""
+    left = set()  # the targets found taken and left as they were (if_taken): nothing of ours to take back there
+
+    def taken(uri):
+        if if_taken is None:
+            return None
+        return lambda: (if_taken(uri), left.add(os.path.abspath(uri)))
+
     with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
         writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
-        files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite))
+        files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite,
+                                                                             if_taken=taken(uri)))
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
         # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
@@ -473,7 +492,8 @@ def _written_and_placed(uris, mode, overwrite, on_written):
         with _renaming_alone(targets), _kept_as_they_were(targets) as placed:
             for path, writer in zip(placed.paths, writers):
                 writer.close()  # the rename
-                placed.done.append(path)
+                if path not in left:
+                    placed.done.append(path)
             # Once every file is in place, the replaced ones still kept: stdout refusing the summary puts them back.
             # Called before the renames, a rename that failed after it (a destination another run created meanwhile,
             # without overwrite; EBUSY) printed the summary, then an error line.

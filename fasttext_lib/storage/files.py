@@ -5,6 +5,7 @@ different writes. Why a local file cannot be written, in words (a read-only or k
 """
 import contextlib
 import errno
+import hashlib
 import io
 import os
 import re
@@ -13,7 +14,8 @@ import sys
 import threading
 
 from ..errors import FastTextError
-from .s3 import _first_line, _is_missing, _status, already_exists, is_forbidden, is_s3, s3_client, s3_errors, split_s3
+from .s3 import (CONDITIONAL_PART_BYTES, UPLOAD_PART_BYTES, _first_line, _is_missing, _status, already_exists, is_forbidden,
+                 is_s3, s3_client, s3_errors, split_s3)
 
 
 def same_location(a, b):
@@ -73,43 +75,171 @@ def refuse_existing(uri, hint="pass --overwrite to replace it"):
         raise already_exists(uri, hint)
 
 
-def holds(uri, size, sha256):
-    """Whether the file or S3 object at ``uri`` holds exactly ``size`` bytes whose sha256 is ``sha256`` (hex): a
-    write that would put the same bytes there replaces nothing of the user's (``prepare`` run again). The size is
-    compared first (a stat, a HEAD); only a file of the same size is read. No regular file there (a directory, a
-    FIFO, a dangling link) holds nothing; a file or S3 object that may not be read counts as different: it cannot be
-    told the same."""
+class Written(io.RawIOBase):
+    """A binary file written through (to ``f``), its bytes counted and hashed as they pass: whether a file elsewhere
+    holds them already is then told (:func:`holds`) without reading the new one back. ``s3``: also the ETags S3 gives
+    these bytes (:meth:`etags`), so that an object can be told by a HEAD instead of a download."""
+
+    # One PUT's or CopyObject's ETag is the MD5 of the bytes (unencrypted or SSE-S3); a multipart upload's is the MD5
+    # of its parts' MD5s and their count, which depends on the part size: those of our uploads (s3.upload_file, and
+    # s3._create_object's), the first also the AWS CLI's default.
+    PART_SIZES = (UPLOAD_PART_BYTES, CONDITIONAL_PART_BYTES)
+
+    def __init__(self, f, s3=False):
+        super().__init__()
+        self._f, self.size, self.sha256 = f, 0, hashlib.sha256()
+        self._md5 = _md5() if s3 else None
+        self._parts = {size: [[], _md5(), 0] for size in self.PART_SIZES} if s3 else {}
+        self.seen = {}  # uri -> what identified the file there when it was found holding these bytes (_identity)
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        self._f.write(data)
+        self.sha256.update(data)
+        self.size += len(data)
+        if self._md5 is not None:
+            self._md5.update(data)
+            for size, part in self._parts.items():
+                view = memoryview(data)
+                while len(view):
+                    take = min(len(view), size - part[2])
+                    part[1].update(view[:take])
+                    part[2] += take
+                    view = view[take:]
+                    if part[2] == size:
+                        part[0].append(part[1].digest())
+                        part[1], part[2] = _md5(), 0
+        return len(data)
+
+    def etags(self):
+        """The ETags S3 would give these bytes (without quotes): one PUT's, and multipart uploads' of PART_SIZES."""
+        found = {self._md5.hexdigest()} if self._md5 is not None else set()
+        for digests, current, filled in self._parts.values():
+            parts = digests + ([current.digest()] if filled else [])
+            found.add(f"{_md5(b''.join(parts)).hexdigest()}-{len(parts)}")
+        return found
+
+
+def _md5(data=b""):
+    return hashlib.md5(data, usedforsecurity=False)  # (an ETag's checksum, not a security measure: FIPS allows it)
+
+
+def holds(uri, written):
+    """Whether the file or S3 object at ``uri`` holds exactly the bytes of ``written`` (a :class:`Written`): a write
+    that would put the same bytes there replaces nothing of the user's (``prepare`` run again). The size is compared
+    first (a stat, a HEAD); a local file of that size is read and hashed; an S3 object is told by its ETag where that
+    is an MD5 of its bytes (``Written(s3=True)``), and read only where it is not (SSE-KMS, parts of another size). A
+    file found the same is remembered (``written.seen``): asked again, it is read again only if it changed meanwhile.
+    No regular file there (a directory, a FIFO, a dangling link) holds nothing; a local file that may not be read
+    counts as different; an S3 object that can be told neither by its ETag nor by reading it is an error
+    (:func:`check_comparable` says so before any work)."""
     if is_s3(uri):
-        import hashlib
-
-        from .s3 import get_s3_object
-
-        digest = hashlib.sha256()
-        bucket, key = split_s3(uri)
-        with s3_errors(uri):
-            try:
-                if s3_client().head_object(Bucket=bucket, Key=key)["ContentLength"] != size:
-                    return False
-                get_s3_object(bucket, key, digest.update)
-            except Exception as exc:
-                if _is_missing(exc) or is_forbidden(exc):
-                    return False
-                raise
-        return digest.hexdigest() == sha256
+        return _object_holds(uri, written)
     try:
-        if not os.path.isfile(uri) or os.path.getsize(uri) != size:
+        found = os.stat(uri)
+        if not stat.S_ISREG(found.st_mode) or found.st_size != written.size:
             return False
-        return hash_file(uri)["sha256"] == sha256
-    except PermissionError:  # (cannot be told the same, as on S3)
+        if written.seen.get(uri) == _identity(found):
+            return True
+        same = hash_file(uri)["sha256"] == written.sha256.hexdigest()
+        if same and _identity(os.stat(uri)) == _identity(found):  # (not changed while it was read)
+            written.seen[uri] = _identity(found)
+        return same
+    except (FileNotFoundError, PermissionError):  # a dangling link; (cannot be told the same, as on S3)
         return False
     except OSError as exc:
         raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
 
 
+def _identity(found):
+    """A local file's stat, as far as it changes when the file is replaced or written: a new file (an editor's save)
+    has another inode; one written in place another size or modification time (nanoseconds, as the file system keeps
+    them: ext4 to the kernel's clock tick, so a write of the same size within that tick of the comparison, or a
+    modification time set back on purpose, goes unseen). Not the change time: the hard link that keeps a file while a
+    pair is put in place (atomic._kept_as_they_were) changes it, and every file was read again."""
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def _head(uri):
+    """HeadObject's answer for ``uri``, or None where there is nothing (or S3 will not say: 403)."""
+    bucket, key = split_s3(uri)
+    with s3_errors(uri):
+        try:
+            return s3_client().head_object(Bucket=bucket, Key=key)
+        except Exception as exc:
+            if _is_missing(exc) or is_forbidden(exc):
+                return None
+            raise
+
+
+def _etag_is_md5(head):
+    """Whether an object's ETag is the MD5 of its bytes: one PUT's or copy's, unencrypted or SSE-S3 (SSE-KMS and
+    SSE-C give other ETags; a multipart upload's has a dash and its part count)."""
+    return (re.fullmatch(r"[0-9a-f]{32}", bare_etag(head.get("ETag"))) is not None
+            and head.get("ServerSideEncryption") in (None, "AES256") and not head.get("SSECustomerAlgorithm"))
+
+
+def _object_holds(uri, written):
+    head = _head(uri)
+    if head is None or head.get("ContentLength") != written.size:
+        return False
+    etag = bare_etag(head.get("ETag"))
+    if written.seen.get(uri) == etag or etag in written.etags():
+        written.seen[uri] = etag
+        return True
+    if written.etags() and _etag_is_md5(head):
+        return False  # (the MD5 of other bytes)
+    from .s3 import get_s3_object
+
+    digest = hashlib.sha256()
+    with s3_errors(uri):
+        try:
+            answer = get_s3_object(*split_s3(uri), digest.update)
+        except Exception as exc:
+            if _is_missing(exc):
+                return False
+            if is_forbidden(exc):
+                raise _cannot_tell(uri, exc) from None
+            raise
+    if digest.hexdigest() != written.sha256.hexdigest():
+        return False
+    written.seen[uri] = bare_etag(answer.get("ETag"))
+    return True
+
+
+def _cannot_tell(uri, exc):
+    code = getattr(exc, "response", {}).get("Error", {}).get("Code", "403")
+    return FastTextError(f"cannot tell whether {uri} holds what this run writes: S3 refuses to let it be read ({code}: "
+                         f"s3:GetObject, or kms:Decrypt for an SSE-KMS object) and its ETag is no checksum of its "
+                         f"bytes; pass --overwrite to replace it, or grant that permission")
+
+
+def check_comparable(uri):
+    """Fail fast (before any work) where the S3 object at ``uri`` could be told the same as what a run writes neither
+    by its ETag (no MD5 of its bytes, nor of parts of our sizes: :class:`Written`) nor by reading it (refused: no
+    s3:GetObject, or no kms:Decrypt for SSE-KMS): :func:`holds` would fail only once the run's files are written. A
+    local path, a missing object or one that can be told by its ETag passes without a read."""
+    if not is_s3(uri):
+        return
+    head = _head(uri)
+    if head is None or _etag_is_md5(head):
+        return
+    size, parts = head.get("ContentLength") or 0, re.fullmatch(r"[0-9a-f]{32}-(\d+)", bare_etag(head.get("ETag")))
+    if parts and any(-(-size // part) == int(parts.group(1)) for part in Written.PART_SIZES):
+        return  # (a multipart upload of our part size, maybe: its ETag may tell)
+    bucket, key = split_s3(uri)
+    with s3_errors(uri):
+        try:
+            s3_client().get_object(Bucket=bucket, Key=key, Range="bytes=0-0")["Body"].close()
+        except Exception as exc:
+            if is_forbidden(exc):
+                raise _cannot_tell(uri, exc) from None
+
+
 def hash_file(path):
     """``{"sha256": hex, "bytes": size}`` of the local file ``path``, read a MiB at a time."""
-    import hashlib
-
     digest, size = hashlib.sha256(), 0
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

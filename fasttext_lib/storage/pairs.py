@@ -8,8 +8,9 @@ import secrets
 import sys
 
 from ..errors import FastTextError
-from .s3 import _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
-from .files import SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, write_target
+from .s3 import AlreadyExists, _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
+from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
+                    write_target)
 from .atomic import _local_writes, staging_dir
 
 
@@ -41,7 +42,7 @@ from .atomic import _local_writes, staging_dir
 
 
 @contextlib.contextmanager
-def atomic_writes(uris, mode="wb", overwrite=True, on_written=None):
+def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=None):
     """:func:`.atomic.atomic_write` for files that belong together (a train and a test split): yields their file
     objects; all are written in full before any replaces what is at its ``uri``, and they are put in place
     in the order given. A failure while writing them leaves every old file as it was.
@@ -52,11 +53,20 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None):
     server-side copies only once all are uploaded: a failed or interrupted upload leaves the old set intact.
     Locally the files are put in place by renames, one after another. ``on_written()``: as
     :func:`.atomic.atomic_write`'s, once all are in place (after the S3 copies and the local renames; where it
-    fails, the local files replaced are put back)."""
+    fails, the local files replaced are put back).
+
+    ``if_taken(uri)``: without ``overwrite``, for files that may stay where they are when they hold the same bytes (a
+    ``prepare`` run again, or two at once): asked of each ``uri`` found taken just before the files are put in place,
+    it raises where what is there may not stay (it differs), else that file stays as it is (it is not written again:
+    nothing is replaced, nor anything another run put there meanwhile). On S3, where every member is taken, nothing
+    is written; where only some are, the set is written whole again (its members must be of one write), after each
+    taken one has been asked again once the uploads are done, just before the copies: from that check to the copy
+    (milliseconds) a file changed by someone else is still replaced (S3 can make a copy conditional on the target's
+    ETag, but the S3 servers this is tested against ignore that condition)."""
     uris = [str(u) for u in uris]
     _refuse_one_file_twice(uris, overwrite)
     if not any(is_s3(u) for u in uris):
-        with _local_writes(uris, mode, overwrite, on_written) as files:
+        with _local_writes(uris, mode, overwrite, on_written, if_taken) as files:
             yield files
         return
     set_id = secrets.token_hex(8)
@@ -66,13 +76,14 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None):
         # the local members are put in place when the stack closes (their renames), after the S3 ones, and then
         # on_written is called (_local_writes: where it fails, the local files replaced are put back)
         local_uris = [u for u in uris if not is_s3(u)]
-        local = dict(zip(local_uris, stack.enter_context(_local_writes(local_uris, mode, overwrite, on_written))))
+        local = dict(zip(local_uris, stack.enter_context(_local_writes(local_uris, mode, overwrite, on_written,
+                                                                       if_taken))))
         staged = {u: os.path.join(tmpdir, f"member-{i}") for i, u in enumerate(uris) if is_s3(u)}
         opened = {u: stack.enter_context(open(path, mode)) for u, path in staged.items()}
         yield [local.get(u) or opened[u] for u in uris]
         for f in opened.values():
             f.close()
-        _put_set_in_place(uris, staged, metadata, overwrite)
+        _put_set_in_place(uris, staged, metadata, overwrite, if_taken)
 
 
 def _refuse_one_file_twice(uris, overwrite):
@@ -120,14 +131,38 @@ def staging_key(key, set_id):
     return (head + "/" if head else "") + f".fasttext-staging-{set_id}-{name}"
 
 
-def _put_set_in_place(uris, staged, metadata, overwrite):
+def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
     client = s3_client()
     targets = [u for u in uris if is_s3(u)]
     with s3_errors(targets[0]):
         deletable = _may_delete(client, *split_s3(targets[0]))
-    metadata = _with_before(client, targets, metadata)
+    if overwrite or if_taken is None:
+        return _write_set(client, targets, staged, _with_before(client, targets, metadata), overwrite, deletable)
+    for attempt in range(2):
+        taken = _taken_alike(targets, if_taken)
+        if len(taken) == len(targets):
+            return  # every file there holds these bytes already: nothing to write
+        try:  # none there: each created only if still none is there; some: the set written whole again, its own
+            return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
+                              deletable, recheck=lambda: _taken_alike(targets, if_taken))
+        except AlreadyExists:  # another run created one meanwhile (two prepare runs at once): look again
+            if attempt:
+                raise
+
+
+def _taken_alike(targets, if_taken):
+    """The ``targets`` something is at, each asked of ``if_taken`` (which raises where it may not stay)."""
+    taken = [uri for uri in targets if exists(uri, forbidden_is_missing=True)]
+    for uri in taken:
+        if_taken(uri)
+    return taken
+
+
+def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=None):
+    """The S3 members put in place (see the top of this module); ``recheck()``: called once they are uploaded, just
+    before the first of them replaces anything."""
     if not overwrite or not deletable:
-        return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+        return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck)
     created = []  # staging keys, by the key: deleted without a listing
     try:
         for uri in targets:
@@ -136,6 +171,8 @@ def _put_set_in_place(uris, staged, metadata, overwrite):
             created.append((bucket, temp, uri))
             with s3_errors(uri):
                 upload_file(client, staged[uri], bucket, temp, metadata)
+        if recheck is not None:
+            recheck()
         for attempt in range(PAIR_COPY_ATTEMPTS):
             for done, (bucket, temp, uri) in enumerate(created):
                 try:
@@ -149,7 +186,7 @@ def _put_set_in_place(uris, staged, metadata, overwrite):
                     # no s3:GetObject on the staging object (a role that may put and delete): upload directly
                     _delete_staged(client, created)
                     created = []
-                    return _upload_directly(client, targets, staged, metadata, overwrite, deletable)
+                    return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck)
             if _of_one_write(client, targets):
                 return
     finally:
@@ -202,13 +239,15 @@ def _may_delete(client, bucket, key):
     return True
 
 
-def _upload_directly(client, targets, staged, metadata, overwrite, deletable):
+def _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck=None):
     created = []
     for done, uri in enumerate(targets):
         bucket, key = split_s3(uri)
         try:
             with s3_errors(uri):
                 if overwrite:
+                    if recheck is not None:  # (before each: a member is replaced after the earlier ones' uploads)
+                        recheck()
                     upload_file(client, staged[uri], bucket, key, metadata)
                 else:
                     _upload_new(client, staged[uri], bucket, key, uri, metadata)

@@ -390,9 +390,15 @@ def is_forbidden(exc):
     return isinstance(exc, bex.ClientError) and exc.response.get("Error", {}).get("Code") in ("403", "AccessDenied", "Forbidden")
 
 
+class AlreadyExists(FastTextError):
+    """A write that must not replace what is at its location found something there."""
+
+
 def already_exists(uri, hint="pass --overwrite to replace it"):
     """The one-line error for a write that must not replace ``uri``."""
-    return FastTextError(f"{uri} already exists; {hint}")
+    return AlreadyExists(f"{uri} already exists; {hint}")
+
+
 COPY_OBJECT_MAX = 5 << 30  # CopyObject copies up to 5 GB; larger objects are copied in parts (boto3's managed copy)
 
 
@@ -489,10 +495,20 @@ def _abort_upload(client, bucket, key, upload):
               file=sys.stderr)
 
 
+# The part size of our managed uploads, named rather than left to boto3's default (the same 8 MiB): a multipart
+# object's ETag is the MD5 of its parts' MD5s, so whether it holds given bytes can be told from a HEAD by whoever
+# knows the part size (files.Written).
+UPLOAD_PART_BYTES = 8 << 20
+
+
 def upload_file(client, path, bucket, key, metadata=None):
-    """``client.upload_file`` (``metadata``: the object's user metadata) in a daemon thread (:func:`_in_thread`);
-    a multipart upload the caller abandons (a signal) is aborted by its id."""
+    """``client.upload_file`` (``metadata``: the object's user metadata) in a daemon thread (:func:`_in_thread`),
+    in parts of :data:`UPLOAD_PART_BYTES` from that size on; a multipart upload the caller abandons (a signal) is
+    aborted by its id."""
+    from boto3.s3.transfer import TransferConfig
+
     extra = {"ExtraArgs": {"Metadata": metadata}} if metadata else {}
+    extra["Config"] = TransferConfig(multipart_threshold=UPLOAD_PART_BYTES, multipart_chunksize=UPLOAD_PART_BYTES)
     with _MULTIPART_LOCK:
         _MULTIPART.pop((bucket, key), None)
         _ABANDONED.discard((bucket, key))
