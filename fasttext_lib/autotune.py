@@ -68,6 +68,11 @@ SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
 # gained / lost: validation documents the trial gets right and the chosen-so-far trial wrong, and the reverse;
 # p_value: sign_test(gained, lost); adopted: the trial became the chosen one (the start always does)
 TRIAL_COLUMNS = ["trial", "phase", *SEARCHED, "val_accuracy", "val_loss", "gained", "lost", "p_value", "adopted", "seconds", "work"]
+# The trial table (AutotuneResult.trials, --autotune-trials, the notebook's autotune_trials.csv): each trial's row and
+# what ended the search (ENDED), known only once it has ended (so not in the rows on_trial is given). A column, the
+# same on every row, rather than a closing row: the table stays one row per trial with numeric columns that read back
+# as numbers, and a row taken out of it (or tables of several runs put together) still says how its search ended.
+TABLE_COLUMNS = [*TRIAL_COLUMNS, "ended"]
 ALPHA = 0.05  # a trial replaces the chosen one if the one-sided sign test on gained / lost is below this / (trial - 1)
 
 
@@ -92,7 +97,7 @@ STEP_OVERHEAD_FEATURES = 100_000  # one step's fixed cost in units of (document 
 
 @dataclass
 class AutotuneResult:
-    trials: object  # pandas DataFrame, one row per trial (TRIAL_COLUMNS)
+    trials: object  # pandas DataFrame, one row per trial (TABLE_COLUMNS: its "ended" is the same on every row)
     best_config: TrainConfig
     trained: TrainedModel  # the final model: best_config trained on training + validation data (refit, the
     #                        default), else the chosen trial's own model (training data only)
@@ -246,7 +251,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     note_stop_line(stop_line("before the autotune search's first trial"))
     forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
     importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others
-    import pandas as pd
+    importlib.import_module("pandas")  # (the trial table's, after the search: imported before it, as it was)
 
     check_duration(duration)
     check_bool(refit, "refit")
@@ -340,7 +345,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     trained = done = None  # an abandoned trial's model, and the state's reference to the chosen one (the refit frees it)
     if interrupted:
         print(_interrupted_line(len(rows), chosen_row, refit), file=sys.stderr, flush=True)
-    trials = pd.DataFrame(rows, columns=TRIAL_COLUMNS)
+    trials = _trial_table(rows, ended)
     refitted, refit_diverged = bool(refit), None
     if refitted:
         config = chosen.config
@@ -368,7 +373,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     if refit_diverged is not None:  # asked for, and not done: say why in the bundle's metrics too
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
-        print(trials.to_string(index=False, float_format=lambda v: f"{v:.4g}"), file=sys.stderr)
+        shown = trials[TRIAL_COLUMNS]  # (what ended the search: its own line below)
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"), file=sys.stderr)
         print(f"chosen: trial {chosen_row['trial']} " + _describe(chosen_row), file=sys.stderr, flush=True)
         print("final model: " + (f"the chosen setting trained again on the training and validation data ({n_all} documents)"
                                  if refitted else "the chosen trial's (training data only)"
@@ -659,11 +665,16 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
 
 
-def _trial_table_csv(trained):
-    """The trial table of an autotuned model (its ``autotune["trials"]``, :data:`TRIAL_COLUMNS`) as UTF-8 CSV bytes."""
+def _trial_table(rows, ended):
+    """The trial table (:data:`TABLE_COLUMNS`) of the trials' ``rows`` and what ``ended`` the search."""
     import pandas as pd
 
-    return pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8")
+    return pd.DataFrame(rows, columns=TRIAL_COLUMNS).assign(ended=ended)
+
+
+def _trial_table_csv(trained):
+    """The trial table of an autotuned model (its ``autotune["trials"]`` and ``["ended"]``) as UTF-8 CSV bytes."""
+    return _trial_table(trained.autotune["trials"], trained.autotune["ended"]).to_csv(index=False).encode("utf-8")
 
 
 def _previous_table(uri):

@@ -184,14 +184,15 @@ class Workspace:
         autotune): left there, a trial table and plot of another search sat beside this run's model and history. Only files this library
         wrote go: the table by its header (the trial table's columns), the plot by its mark; a file of yours
         under either name, a link or a folder is left alone. Says on stderr what it removed; returns the names."""
-        from .autotune import TRIAL_COLUMNS
+        from .autotune import TABLE_COLUMNS, TRIAL_COLUMNS
 
         def first_line(path):
             with open(path, "rb") as f:
                 return f.readline(1 << 16).rstrip(b"\r\n")
 
+        headers = {",".join(TABLE_COLUMNS).encode(), ",".join(TRIAL_COLUMNS).encode()}  # (the 2nd: before "ended")
         ours = {AUTOTUNE_PLOT: lambda path: png_software(path) == FIGURE_MARK,
-                AUTOTUNE_TABLE: lambda path: first_line(path) == ",".join(TRIAL_COLUMNS).encode()}
+                AUTOTUNE_TABLE: lambda path: first_line(path) in headers}
         folder, removed = self.run_folder(run_name), []
         for name, is_ours in ours.items():
             path = folder / name

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import cli_in_process, params_of, run_cli
-from fasttext_lib.autotune import (ALPHA, SEARCHED, TRIAL_COLUMNS, _rank, adoption_threshold, autotune, compare, sign_test,
+from fasttext_lib.autotune import (ALPHA, SEARCHED, TABLE_COLUMNS, TRIAL_COLUMNS, _rank, adoption_threshold, autotune, compare, sign_test,
                                    starting_config)
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts
@@ -69,7 +69,7 @@ def test_budget_is_respected(searched):
 def test_trial_table_and_best_config(searched, splits):
     result, _ = searched
     trials = result.trials
-    assert list(trials.columns) == TRIAL_COLUMNS
+    assert list(trials.columns) == TABLE_COLUMNS
     assert list(trials.trial) == list(range(1, len(trials) + 1))
     assert trials.phase.iloc[0] == "start" and trials.val_accuracy.between(0, 1).all()
     assert not trials.duplicated(subset=list(SEARCHED)).any()  # no setting is tried twice
@@ -246,7 +246,7 @@ def test_cli_end_to_end(data_files, tmp_path, capsys):
                 "--autotune-duration", "6", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress")
     assert r.returncode == 0, r.stderr
     trials = pd.read_csv(csv)
-    assert list(trials.columns) == TRIAL_COLUMNS and len(trials) >= 1
+    assert list(trials.columns) == TABLE_COLUMNS and len(trials) >= 1
     assert len([line for line in r.stdout.splitlines() if line.startswith('{"trial"')]) == len(trials)
     assert "chosen: trial" in r.stderr
     predictor = Predictor.load(out)
@@ -587,7 +587,8 @@ def test_autotune_validation_that_is_the_training_file_is_warned_about(data_file
 
 
 def _trials_without_time(trials):
-    return trials.drop(columns=["seconds"]).to_dict("records")
+    """The trials' rows without their seconds, nor what ended the search (each test asserts that itself)."""
+    return trials.drop(columns=["seconds", "ended"]).to_dict("records")
 
 
 def test_an_interrupt_during_the_search_trains_the_best_setting_so_far(splits, monkeypatch, capsys):
@@ -952,7 +953,7 @@ def test_a_trial_table_named_compressed_is_compressed(data_files, tmp_path, endi
                        "--output", tmp_path / "o", "--autotune-trials", table)
     assert r.returncode == 0, r.stderr
     trials = pd.read_csv(table)
-    assert list(trials.columns) == TRIAL_COLUMNS and len(trials) >= 1
+    assert list(trials.columns) == TABLE_COLUMNS and len(trials) >= 1
 
 
 def test_a_trial_table_named_as_a_zip_archive_is_refused_before_the_search(data_files, tmp_path):
@@ -960,3 +961,20 @@ def test_a_trial_table_named_as_a_zip_archive_is_refused_before_the_search(data_
                        "--autotune-duration", "0.01", "--output", tmp_path / "o", "--autotune-trials", tmp_path / "t.zip")
     _assert_one_error_line(r, "t.zip: the trial table is written as CSV text, or compressed by gzip, bzip2 or xz")
     assert not (tmp_path / "o").exists() and not (tmp_path / "t.zip").exists()
+
+
+def test_the_trial_table_says_what_ended_the_search(splits, data_files, tmp_path):
+    """metrics.json's "ended" (what cut the search: the budget, max_trials, an interrupt, or nothing) was not in the
+    trial table, the file a reader of the trials opens with pandas: it is its last column now, the same on every row
+    (a column, not a closing row: the table stays one row per trial, its numeric columns numeric)."""
+    table = tmp_path / "trials.csv"
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu",
+                       "--output", tmp_path / "o", "--autotune-trials", table)
+    assert r.returncode == 0, r.stderr
+    trials = pd.read_csv(table)
+    assert list(trials.columns) == [*TRIAL_COLUMNS, "ended"] and trials.val_accuracy.dtype == float
+    ended = Predictor.load(tmp_path / "o").metrics["autotune"]["ended"]
+    assert ended == "budget" and trials.ended.tolist() == [ended] * len(trials)
+    result = autotune(*splits, duration=600, base=BASE, start=START, max_trials=2, verbose=False)
+    assert result.trials.ended.tolist() == ["max_trials"] * 2 == [result.trained.autotune["ended"]] * 2
