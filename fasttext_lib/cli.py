@@ -333,6 +333,10 @@ def _train(args):
     from .progress import bar
     from .train import train
 
+    inputs = (("--train", args.train, "the training data"), ("--validation", args.validation, "the validation data"),
+              ("--autotune-validation", args.autotune_validation, "the autotune validation data"))
+    for flag, uri, what in inputs:
+        refuse_standard_input(uri, flag, what)
     config = config_from_args(args)
     _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
@@ -492,6 +496,15 @@ def _check_trials_output(args, config):
     storage.check_output_file(uri, "trials.csv", "--autotune-trials", overwrite=args.overwrite, hint=TRIALS_HINT)
 
 
+def refuse_standard_input(uri, flag, what):
+    """``-`` for a file only ``predict --input`` takes as standard input: ``--autotune-validation -`` said "no such
+    file: -", as if a file of that name were missing. Training and evaluate open their files by name (local or S3,
+    a names file found beside --train, --train and --validation read as one snapshot) and have never read standard
+    input, so the line says that instead. A file named ``-`` in the working directory is still read (as it was)."""
+    if uri == "-" and not os.path.lexists("-"):
+        raise FastTextError(f"{flag} -: reading {what} from standard input is not supported; give a file")
+
+
 def _check_validation_file(args):
     """Before --train is read: a --validation or --autotune-validation that is missing or a directory was found
     only after the whole training file had been read (minutes at Yelp size), in a line that did not name the flag."""
@@ -525,6 +538,7 @@ def cmd_evaluate(args):
     from .predict_input import refuse_own_output
     from .data import RecentLines, iter_examples
 
+    refuse_standard_input(args.data, "--data", "the evaluation data")
     refuse_own_output(args.data, "--data")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)

@@ -978,3 +978,26 @@ def test_the_trial_table_says_what_ended_the_search(splits, data_files, tmp_path
     assert ended == "budget" and trials.ended.tolist() == [ended] * len(trials)
     result = autotune(*splits, duration=600, base=BASE, start=START, max_trials=2, verbose=False)
     assert result.trials.ended.tolist() == ["max_trials"] * 2 == [result.trained.autotune["ended"]] * 2
+
+
+@pytest.mark.parametrize("flag", ["--autotune-validation", "--validation", "--train"])
+def test_standard_input_as_a_training_file_is_said_to_be_unsupported(data_files, tmp_path, flag):
+    """``--autotune-validation -`` said "no such file: -", as if a file of that name were missing: only predict's
+    --input reads standard input. The one line now says that reading it there is not supported, for each file
+    training reads (and evaluate's --data), before anything is read."""
+    given = {"--train": data_files / "train.csv", "--autotune-validation": data_files / "val.csv", flag: "-"}
+    args = [a for item in given.items() for a in item]
+    if flag == "--validation":
+        args = [a for a in args if a not in ("--autotune-validation", data_files / "val.csv")] + ["--validation", "-"]
+    r = cli_in_process("train", *args, "--output", tmp_path / "o", input="__label__1 a b\n")
+    what = {"--train": "the training data", "--validation": "the validation data",
+            "--autotune-validation": "the autotune validation data"}[flag]
+    assert (r.returncode, r.stderr.splitlines()) == (2, [
+        f"error: {flag} -: reading {what} from standard input is not supported; give a file"]), r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_standard_input_as_evaluate_data_is_said_to_be_unsupported(data_files, tmp_path):
+    r = cli_in_process("evaluate", "--model", tmp_path / "no_bundle", "--data", "-", input="__label__1 a b\n")
+    assert (r.returncode, r.stderr.splitlines()) == (2, [
+        "error: --data -: reading the evaluation data from standard input is not supported; give a file"]), r.stderr
