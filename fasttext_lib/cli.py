@@ -390,6 +390,12 @@ def _train(args):
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
         print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)
+    if args.autotune_validation:
+        from .autotune import float32_scores_note
+
+        note = float32_scores_note(args.compact, args.autotune_trials)
+        if note:
+            print(note, file=sys.stderr)
     return 0
 
 

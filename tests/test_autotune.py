@@ -1001,3 +1001,25 @@ def test_standard_input_as_evaluate_data_is_said_to_be_unsupported(data_files, t
     r = cli_in_process("evaluate", "--model", tmp_path / "no_bundle", "--data", "-", input="__label__1 a b\n")
     assert (r.returncode, r.stderr.splitlines()) == (2, [
         "error: --data -: reading the evaluation data from standard input is not supported; give a file"]), r.stderr
+
+
+def test_with_a_lossy_compact_bundle_the_trial_scores_are_labeled_as_the_float32_models(data_files, tmp_path):
+    """With --compact int4 (or float16, int8) the bundle's embedding rows are rounded, while every trial was scored
+    as the float32 model the search trained: the table's val_accuracy read as the bundle's. Its columns say whose
+    scores they are now (val_accuracy_float32, val_loss_float32), and a note line says so; an exact bundle's table
+    (float32, none, auto) keeps its names and has no note."""
+    common = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+              "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu"]
+    for compact, lossy in (("int4", True), ("float32", False)):
+        table = tmp_path / f"trials_{compact}.csv"
+        r = cli_in_process(*common, "--compact", compact, "--output", tmp_path / compact, "--autotune-trials", table)
+        assert r.returncode == 0, r.stderr
+        columns = list(pd.read_csv(table).columns)
+        notes = [line for line in r.stderr.splitlines() if "float32 models" in line]
+        if lossy:
+            assert columns == [c + "_float32" if c in ("val_accuracy", "val_loss") else c for c in TABLE_COLUMNS]
+            assert notes == [f"note: the autotune trials were scored as the float32 models the search trained "
+                             f"({table}: val_accuracy_float32, val_loss_float32); the bundle stores its embedding rows "
+                             f"as {compact} (lossy, docs/RESULTS.md section 4): evaluate scores it as saved"], r.stderr
+        else:
+            assert columns == TABLE_COLUMNS and notes == [], r.stderr
