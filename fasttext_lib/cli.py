@@ -448,9 +448,13 @@ def _say_unused_search_flags(args):
              if name in SEARCHED and name in given]
     if flags:
         named = flags[0] if len(flags) == 1 else ", ".join(flags[:-1]) + " and " + flags[-1]
+        # With --pretrained-vectors emsize is not searched (autotune._check_search_settings): their dimension is it
+        searched = ("the optimizer, lr, batch size, epochs and n-grams, starting from the library's setting for the data, "
+                    "and emsize is the --pretrained-vectors dimension" if args.pretrained_vectors else
+                    "the optimizer, lr, batch size, epochs, emsize and n-grams, starting from the library's setting for "
+                    "the data")
         print(f"warning: {named} {'is' if len(flags) == 1 else 'are'} not used with --autotune-validation: the search "
-              f"sets the optimizer, lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
-              f"leave {'it' if len(flags) == 1 else 'them'} out, or train without --autotune-validation to use "
+              f"sets {searched}; leave {'it' if len(flags) == 1 else 'them'} out, or train without --autotune-validation to use "
               f"{'it' if len(flags) == 1 else 'them'}", file=sys.stderr)
 
 

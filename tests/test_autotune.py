@@ -1023,3 +1023,20 @@ def test_with_a_lossy_compact_bundle_the_trial_scores_are_labeled_as_the_float32
                              f"as {compact} (lossy, docs/RESULTS.md section 4): evaluate scores it as saved"], r.stderr
         else:
             assert columns == TABLE_COLUMNS and notes == [], r.stderr
+
+
+def test_with_pretrained_vectors_the_unused_flags_warning_says_emsize_is_theirs(data_files, tmp_path):
+    """With --pretrained-vectors the search does not set emsize (the vectors' dimension does), yet the warning about
+    unused flags said it did, and told a user who gave --emsize that the search would choose it."""
+    vec = tmp_path / "pre.vec"
+    vec.write_text("2 8\nthe " + " ".join(["0.1"] * 8) + "\nand " + " ".join(["0.2"] * 8) + "\n")
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu",
+                       "--output", tmp_path / "o", "--pretrained-vectors", vec, "--lr", "0.5", "--emsize", "8")
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: --lr and --emsize are not used with --autotune-validation: the search sets the "
+                        "optimizer, lr, batch size, epochs and n-grams, starting from the library's setting for the "
+                        "data, and emsize is the --pretrained-vectors dimension; leave them out, or train without "
+                        "--autotune-validation to use them"], r.stderr
+    assert Predictor.load(tmp_path / "o").config["train_config"]["emsize"] == 8
