@@ -655,8 +655,8 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             raise
         try:
             return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint)
-        except BaseException:
-            storage.remove_file(trials_uri)
+        except BaseException as exc:
+            _take_back_the_table(trials_uri, exc)
             raise
     if storage.is_s3(trials_uri):
         readable, previous = _previous_table(trials_uri)
@@ -666,6 +666,22 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
+
+
+def _take_back_the_table(uri, cause):
+    """Remove the trial table claimed at ``uri`` for a bundle whose save failed (``cause``). A removal that fails too
+    must not hide the cause (nor go unsaid: the table of a bundle never saved stays, and refuses the next run without
+    --overwrite): after a :class:`FastTextError` it is a second clause of the same one line; after an interrupt or a
+    bug, which goes on as it was, a ``warning:`` line."""
+    try:
+        storage.remove_file(uri)
+    except FastTextError as failed:
+        consequence = "it holds the trials of a bundle that was not saved"
+        if isinstance(cause, FastTextError):
+            raise FastTextError(f"{cause}; removing the trial table {uri} this run wrote failed too ({failed}): "
+                                f"{consequence}") from None
+        print(f"warning: removing the trial table {uri} this run wrote failed ({failed}): {consequence}",
+              file=sys.stderr, flush=True)
 
 
 def _trial_table(rows, ended):

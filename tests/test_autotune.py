@@ -1040,3 +1040,63 @@ def test_with_pretrained_vectors_the_unused_flags_warning_says_emsize_is_theirs(
                         "data, and emsize is the --pretrained-vectors dimension; leave them out, or train without "
                         "--autotune-validation to use them"], r.stderr
     assert Predictor.load(tmp_path / "o").config["train_config"]["emsize"] == 8
+
+
+def _unremovable(monkeypatch, path):
+    """``os.remove`` / ``os.unlink`` of ``path`` fail as on a directory the run can no longer write."""
+    real_remove, real_unlink = os.remove, os.unlink
+
+    def refuse(real):
+        def remove(target, *args, **kwargs):
+            if os.path.abspath(target) == os.path.abspath(path):
+                raise PermissionError(13, "Permission denied", str(target))
+            return real(target, *args, **kwargs)
+        return remove
+    monkeypatch.setattr(os, "remove", refuse(real_remove))
+    monkeypatch.setattr(os, "unlink", refuse(real_unlink))
+
+
+def test_a_bundle_that_fails_after_its_claimed_table_that_cannot_be_removed_says_both(data_files, tmp_path,
+                                                                                      monkeypatch):
+    """Without --overwrite the trial table is claimed before the bundle is saved, and removed again if the bundle
+    fails. A removal that failed too was silent (the table of a bundle never saved stayed, and the next run without
+    --overwrite was refused for it), and the removal's error could have replaced the bundle's. The one error line
+    is the bundle's, the failed removal its second clause."""
+    from fasttext_lib import bundle
+
+    csv, out = tmp_path / "trials.csv", tmp_path / "bundle"
+
+    def failing_save(*args, **kwargs):
+        _unremovable(monkeypatch, csv)  # (from here on: the table was written)
+        raise FastTextError(f"cannot write {out}: No space left on device")
+    monkeypatch.setattr(bundle, "save_bundle", failing_save)
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
+                       "--no-progress", "--ctx", "cpu")
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert r.returncode == 2 and "Traceback" not in r.stderr and errors == [
+        f"error: cannot write {out}: No space left on device; removing the trial table {csv} this run wrote failed too "
+        f"(cannot remove {csv}: Permission denied): it holds the trials of a bundle that was not saved"], r.stderr
+    assert errors == r.stderr.strip().splitlines()[-1:]
+
+
+def test_an_interrupted_bundle_save_whose_claimed_table_cannot_be_removed_stays_an_interrupt(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """The same with a Ctrl-C (or a bug) during the save: it goes on as it was, the failed removal a warning line."""
+    from types import SimpleNamespace
+
+    from fasttext_lib import bundle
+    from fasttext_lib.autotune import save_bundle_with_trials
+
+    csv = tmp_path / "trials.csv"
+
+    def interrupted_save(*args, **kwargs):
+        _unremovable(monkeypatch, csv)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(bundle, "save_bundle", interrupted_save)
+    trained = SimpleNamespace(autotune={"trials": [], "ended": "complete"})
+    with pytest.raises(KeyboardInterrupt):
+        save_bundle_with_trials(trained, str(tmp_path / "bundle"), str(csv), overwrite=False)
+    assert capsys.readouterr().err.splitlines() == [
+        f"warning: removing the trial table {csv} this run wrote failed (cannot remove {csv}: Permission denied): it "
+        f"holds the trials of a bundle that was not saved"]
