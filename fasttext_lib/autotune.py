@@ -57,7 +57,7 @@ from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import table_fits
 from .errors import (FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number, keeping_stops,
-                     note_stop_line)
+                     note_stop_line, stops_held)
 from .lean_import import forget_an_interrupted_import
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .text import sampled_fingerprints
@@ -316,9 +316,10 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                     raise
                 # a setting of the search (lr up to 64) that diverged: a failed trial, not the end of the search
                 row = _failed_row(len(done.rows) + 1, phase, config, time.time() - t0, len(train_data))
-                done = done.plus(row)
-                search.results[_key(config)] = row
-                _report(row, done.chosen_row, verbose, on_trial)
+                with stops_held():  # recorded and reported as one step (below)
+                    done = done.plus(row)
+                    search.results[_key(config)] = row
+                    _report(row, done.chosen_row, verbose, on_trial)
                 continue
             right = probabilities(trained.model, trained.featurizer, features[key][2], trained.ctx[0]).argmax(axis=1) == y_val
             seconds = time.time() - t0
@@ -330,10 +331,13 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                    "adopted": done.chosen is None or p_value < adoption_threshold(trial), "seconds": seconds,
                    "work": work(config, len(train_data))}
             epoch_seconds = sum(h["seconds"] for h in trained.history)
-            done = done.plus(row, trained, right)  # the trial is complete (and chosen or not) from here on
+            # Recorded and reported as one step: a Ctrl-C between the two counted the trial (in the table) but
+            # skipped its line and its on_trial call (the CLI's JSON line); held, it stops the search just after.
+            with stops_held():
+                done = done.plus(row, trained, right)  # the trial is complete (and chosen or not) from here on
+                search.record(config, row, featurize_seconds, epoch_seconds, key)
+                _report(row, done.chosen_row, verbose, on_trial)
             del trained  # only the chosen model is kept in memory
-            search.record(config, row, featurize_seconds, epoch_seconds, key)
-            _report(row, done.chosen_row, verbose, on_trial)
     except KeyboardInterrupt as exc:
         # Ctrl-C (or a notebook's interrupt) stops the search, as in fastText: the chosen setting of the trials
         # completed is trained. With none completed there is nothing to train, and a SIGTERM / SIGHUP (a scheduler's

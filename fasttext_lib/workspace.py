@@ -154,6 +154,11 @@ class Workspace:
                            f"earlier run's in {self.show(key_path(run_name, 'run_name'))} are as they were); run the "
                            f"cell again to start over")
             self.save_autotune(tuned.trials, fig, run_name)  # last: a Stop before it has saved nothing
+            # A Stop from here on came after the save (it was said as "neither was saved"). One after this call has
+            # returned, before the cell's assignment, is the cell's own (IPython's traceback): no library code runs there.
+            note_stop_line(f"stopped by the user {after}, just after saving its plot and trial table in "
+                           f"{self.show(key_path(run_name, 'run_name'))}; the cell did not keep its result (its "
+                           f"variables are as they were); run the cell again to start over")
         finally:
             plt.close(fig)  # shown once (the inline backend shows the figures still open at the cell's end)
         return tuned

@@ -1100,3 +1100,52 @@ def test_an_interrupted_bundle_save_whose_claimed_table_cannot_be_removed_stays_
     assert capsys.readouterr().err.splitlines() == [
         f"warning: removing the trial table {csv} this run wrote failed (cannot remove {csv}: Permission denied): it "
         f"holds the trials of a bundle that was not saved"]
+
+
+@pytest.mark.parametrize("where", ["notebook", "cli"])
+def test_a_ctrl_c_as_a_trial_is_recorded_still_reports_it(splits, monkeypatch, capsys, where):
+    """A Ctrl-C that landed after a trial was recorded (it counts, and is in the table) but before it was reported
+    skipped its stderr line and its on_trial call (the CLI's JSON line on stdout): the table held a trial the run
+    never showed. Recording and reporting a trial are one step now: the interrupt is held for those few lines, then
+    stops the search as anywhere else. In a notebook Python's own handler raises it; in the CLI stop_on_signals'."""
+    import contextlib
+    import signal
+
+    from fasttext_lib.autotune import _Search
+    from fasttext_lib.errors import stop_on_signals
+
+    real_record = _Search.record
+
+    def record(self, config, row, *args):
+        real_record(self, config, row, *args)
+        if row["trial"] == 2:
+            signal.raise_signal(signal.SIGINT)  # (its handler runs here, as the trial is recorded)
+    monkeypatch.setattr(_Search, "record", record)
+    reported = []
+    with stop_on_signals() if where == "cli" else contextlib.nullcontext():
+        try:
+            result = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=4, verbose=True,
+                              on_trial=lambda row: reported.append(row["trial"]))
+        except KeyboardInterrupt:  # (raised on, it would stop pytest itself)
+            pytest.fail("the Ctrl-C ended the search without a model")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("trial ")]
+    assert result.interrupted and list(result.trials.trial) == reported == [1, 2], reported
+    assert [line.split()[1] for line in lines] == ["1", "2"], lines
+
+
+def test_stops_held_holds_one_interrupt_to_the_blocks_end_and_lets_a_second_through():
+    """errors.stops_held, which makes a trial's record and report one step: the first Ctrl-C within it is raised at
+    its end (the block ran whole), a second at once (a hung block can still be stopped); the handler is put back."""
+    import signal
+
+    from fasttext_lib.errors import stops_held
+
+    before, ran = signal.getsignal(signal.SIGINT), []
+    for presses in (1, 2):
+        with pytest.raises(KeyboardInterrupt):
+            with stops_held():
+                for _ in range(presses):
+                    signal.raise_signal(signal.SIGINT)
+                ran.append(presses)
+        assert signal.getsignal(signal.SIGINT) is before
+    assert ran == [1]
