@@ -57,7 +57,7 @@ from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import table_fits
 from .errors import (FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number, keeping_stops,
-                     note_stop_line)
+                     note_stop_line, stops_held)
 from .lean_import import forget_an_interrupted_import
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .text import sampled_fingerprints
@@ -68,6 +68,14 @@ SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
 # gained / lost: validation documents the trial gets right and the chosen-so-far trial wrong, and the reverse;
 # p_value: sign_test(gained, lost); adopted: the trial became the chosen one (the start always does)
 TRIAL_COLUMNS = ["trial", "phase", *SEARCHED, "val_accuracy", "val_loss", "gained", "lost", "p_value", "adopted", "seconds", "work"]
+# The trial table (AutotuneResult.trials, --autotune-trials, the notebook's autotune_trials.csv): each trial's row and
+# what ended the search (ENDED), known only once it has ended (so not in the rows on_trial is given). A column, the
+# same on every row, rather than a closing row: the table stays one row per trial with numeric columns that read back
+# as numbers, and a row taken out of it (or tables of several runs put together) still says how its search ended.
+TABLE_COLUMNS = [*TRIAL_COLUMNS, "ended"]
+# The scores' columns of a table saved beside a lossy compact bundle (compact.LOSSY: --compact float16 / int8 / int4):
+# every trial is scored as the float32 model the search trained, not as the bundle's rounded rows would score.
+FLOAT32_SCORES = {"val_accuracy": "val_accuracy_float32", "val_loss": "val_loss_float32"}
 ALPHA = 0.05  # a trial replaces the chosen one if the one-sided sign test on gained / lost is below this / (trial - 1)
 
 
@@ -92,7 +100,7 @@ STEP_OVERHEAD_FEATURES = 100_000  # one step's fixed cost in units of (document 
 
 @dataclass
 class AutotuneResult:
-    trials: object  # pandas DataFrame, one row per trial (TRIAL_COLUMNS)
+    trials: object  # pandas DataFrame, one row per trial (TABLE_COLUMNS: its "ended" is the same on every row)
     best_config: TrainConfig
     trained: TrainedModel  # the final model: best_config trained on training + validation data (refit, the
     #                        default), else the chosen trial's own model (training data only)
@@ -246,7 +254,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     note_stop_line(stop_line("before the autotune search's first trial"))
     forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
     importlib.import_module("mxnet")  # within the budget, but not in the first trial's seconds, which predict the others
-    import pandas as pd
+    importlib.import_module("pandas")  # (the trial table's, after the search: imported before it, as it was)
 
     check_duration(duration)
     check_bool(refit, "refit")
@@ -308,9 +316,10 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                     raise
                 # a setting of the search (lr up to 64) that diverged: a failed trial, not the end of the search
                 row = _failed_row(len(done.rows) + 1, phase, config, time.time() - t0, len(train_data))
-                done = done.plus(row)
-                search.results[_key(config)] = row
-                _report(row, done.chosen_row, verbose, on_trial)
+                with stops_held():  # recorded and reported as one step (below)
+                    done = done.plus(row)
+                    search.results[_key(config)] = row
+                    _report(row, done.chosen_row, verbose, on_trial)
                 continue
             right = probabilities(trained.model, trained.featurizer, features[key][2], trained.ctx[0]).argmax(axis=1) == y_val
             seconds = time.time() - t0
@@ -322,10 +331,13 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                    "adopted": done.chosen is None or p_value < adoption_threshold(trial), "seconds": seconds,
                    "work": work(config, len(train_data))}
             epoch_seconds = sum(h["seconds"] for h in trained.history)
-            done = done.plus(row, trained, right)  # the trial is complete (and chosen or not) from here on
+            # Recorded and reported as one step: a Ctrl-C between the two counted the trial (in the table) but
+            # skipped its line and its on_trial call (the CLI's JSON line); held, it stops the search just after.
+            with stops_held():
+                done = done.plus(row, trained, right)  # the trial is complete (and chosen or not) from here on
+                search.record(config, row, featurize_seconds, epoch_seconds, key)
+                _report(row, done.chosen_row, verbose, on_trial)
             del trained  # only the chosen model is kept in memory
-            search.record(config, row, featurize_seconds, epoch_seconds, key)
-            _report(row, done.chosen_row, verbose, on_trial)
     except KeyboardInterrupt as exc:
         # Ctrl-C (or a notebook's interrupt) stops the search, as in fastText: the chosen setting of the trials
         # completed is trained. With none completed there is nothing to train, and a SIGTERM / SIGHUP (a scheduler's
@@ -340,7 +352,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     trained = done = None  # an abandoned trial's model, and the state's reference to the chosen one (the refit frees it)
     if interrupted:
         print(_interrupted_line(len(rows), chosen_row, refit), file=sys.stderr, flush=True)
-    trials = pd.DataFrame(rows, columns=TRIAL_COLUMNS)
+    trials = _trial_table(rows, ended)
     refitted, refit_diverged = bool(refit), None
     if refitted:
         config = chosen.config
@@ -368,7 +380,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     if refit_diverged is not None:  # asked for, and not done: say why in the bundle's metrics too
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
-        print(trials.to_string(index=False, float_format=lambda v: f"{v:.4g}"), file=sys.stderr)
+        shown = trials[TRIAL_COLUMNS]  # (what ended the search: its own line below)
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"), file=sys.stderr)
         print(f"chosen: trial {chosen_row['trial']} " + _describe(chosen_row), file=sys.stderr, flush=True)
         print("final model: " + (f"the chosen setting trained again on the training and validation data ({n_all} documents)"
                                  if refitted else "the chosen trial's (training data only)"
@@ -632,7 +645,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     a bundle that then fails takes it back."""
     from .bundle import save_bundle  # (looked up at the call: benchmarks/ wrap bundle.save_bundle in a timer)
 
-    table = compressed(_trial_table_csv(trained), trials_uri)
+    table = compressed(_trial_table_csv(trained, compact), trials_uri)
     if not overwrite:
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
         # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
@@ -646,8 +659,8 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             raise
         try:
             return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint)
-        except BaseException:
-            storage.remove_file(trials_uri)
+        except BaseException as exc:
+            _take_back_the_table(trials_uri, exc)
             raise
     if storage.is_s3(trials_uri):
         readable, previous = _previous_table(trials_uri)
@@ -659,11 +672,55 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
 
 
-def _trial_table_csv(trained):
-    """The trial table of an autotuned model (its ``autotune["trials"]``, :data:`TRIAL_COLUMNS`) as UTF-8 CSV bytes."""
+def _take_back_the_table(uri, cause):
+    """Remove the trial table claimed at ``uri`` for a bundle whose save failed (``cause``). A removal that fails too
+    must not hide the cause (nor go unsaid: the table of a bundle never saved stays, and refuses the next run without
+    --overwrite): after a :class:`FastTextError` it is a second clause of the same one line; after an interrupt or a
+    bug, which goes on as it was, a ``warning:`` line."""
+    try:
+        storage.remove_file(uri)
+    except FastTextError as failed:
+        consequence = "it holds the trials of a bundle that was not saved"
+        if isinstance(cause, FastTextError):
+            raise FastTextError(f"{cause}; removing the trial table {uri} this run wrote failed too ({failed}): "
+                                f"{consequence}") from None
+        print(f"warning: removing the trial table {uri} this run wrote failed ({failed}): {consequence}",
+              file=sys.stderr, flush=True)
+
+
+def _trial_table(rows, ended):
+    """The trial table (:data:`TABLE_COLUMNS`) of the trials' ``rows`` and what ``ended`` the search."""
     import pandas as pd
 
-    return pd.DataFrame(trained.autotune["trials"], columns=TRIAL_COLUMNS).to_csv(index=False).encode("utf-8")
+    return pd.DataFrame(rows, columns=TRIAL_COLUMNS).assign(ended=ended)
+
+
+def _trial_table_csv(trained, compact="auto"):
+    """The trial table of an autotuned model (its ``autotune["trials"]`` and ``["ended"]``) as UTF-8 CSV bytes; for a
+    bundle saved as the lossy ``compact`` its scores' columns named as the float32 models' (:data:`FLOAT32_SCORES`).
+
+    Labeled, not scored as the compact model would be: that changes nothing a user can act on (int4 lost 0.00
+    points of test accuracy at Yelp size, docs/RESULTS.md section 4), and with the refit (the default) the bundle is
+    none of the trials' models anyway; but the table read later, beside an int4 bundle, must not pass its figures off
+    as that bundle's. Named so, a reader's ``df.val_accuracy`` fails rather than reads the wrong model's score."""
+    from .compact import LOSSY
+
+    table = _trial_table(trained.autotune["trials"], trained.autotune["ended"])
+    if compact in LOSSY:
+        table = table.rename(columns=FLOAT32_SCORES)
+    return table.to_csv(index=False).encode("utf-8")
+
+
+def float32_scores_note(compact, trials_uri=None):
+    """The ``note:`` line of an autotuned bundle saved as the lossy ``compact`` (None otherwise): the trials' scores
+    (shown on stderr, and at ``trials_uri`` under :data:`FLOAT32_SCORES`) are the float32 models'."""
+    from .compact import LOSSY
+
+    if compact not in LOSSY:
+        return None
+    where = f" ({trials_uri}: {', '.join(FLOAT32_SCORES.values())})" if trials_uri else ""
+    return (f"note: the autotune trials were scored as the float32 models the search trained{where}; the bundle stores "
+            f"its embedding rows as {compact} (lossy, docs/RESULTS.md section 4): evaluate scores it as saved")
 
 
 def _previous_table(uri):

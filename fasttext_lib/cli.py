@@ -333,6 +333,10 @@ def _train(args):
     from .progress import bar
     from .train import train
 
+    inputs = (("--train", args.train, "the training data"), ("--validation", args.validation, "the validation data"),
+              ("--autotune-validation", args.autotune_validation, "the autotune validation data"))
+    for flag, uri, what in inputs:
+        refuse_standard_input(uri, flag, what)
     config = config_from_args(args)
     _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
@@ -386,6 +390,12 @@ def _train(args):
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
         print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)
+    if args.autotune_validation:
+        from .autotune import float32_scores_note
+
+        note = float32_scores_note(args.compact, args.autotune_trials)
+        if note:
+            print(note, file=sys.stderr)
     return 0
 
 
@@ -438,9 +448,13 @@ def _say_unused_search_flags(args):
              if name in SEARCHED and name in given]
     if flags:
         named = flags[0] if len(flags) == 1 else ", ".join(flags[:-1]) + " and " + flags[-1]
+        # With --pretrained-vectors emsize is not searched (autotune._check_search_settings): their dimension is it
+        searched = ("the optimizer, lr, batch size, epochs and n-grams, starting from the library's setting for the data, "
+                    "and emsize is the --pretrained-vectors dimension" if args.pretrained_vectors else
+                    "the optimizer, lr, batch size, epochs, emsize and n-grams, starting from the library's setting for "
+                    "the data")
         print(f"warning: {named} {'is' if len(flags) == 1 else 'are'} not used with --autotune-validation: the search "
-              f"sets the optimizer, lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; "
-              f"leave {'it' if len(flags) == 1 else 'them'} out, or train without --autotune-validation to use "
+              f"sets {searched}; leave {'it' if len(flags) == 1 else 'them'} out, or train without --autotune-validation to use "
               f"{'it' if len(flags) == 1 else 'them'}", file=sys.stderr)
 
 
@@ -492,6 +506,15 @@ def _check_trials_output(args, config):
     storage.check_output_file(uri, "trials.csv", "--autotune-trials", overwrite=args.overwrite, hint=TRIALS_HINT)
 
 
+def refuse_standard_input(uri, flag, what):
+    """``-`` for a file only ``predict --input`` takes as standard input: ``--autotune-validation -`` said "no such
+    file: -", as if a file of that name were missing. Training and evaluate open their files by name (local or S3,
+    a names file found beside --train, --train and --validation read as one snapshot) and have never read standard
+    input, so the line says that instead. A file named ``-`` in the working directory is still read (as it was)."""
+    if uri == "-" and not os.path.lexists("-"):
+        raise FastTextError(f"{flag} -: reading {what} from standard input is not supported; give a file")
+
+
 def _check_validation_file(args):
     """Before --train is read: a --validation or --autotune-validation that is missing or a directory was found
     only after the whole training file had been read (minutes at Yelp size), in a line that did not name the flag."""
@@ -525,6 +548,7 @@ def cmd_evaluate(args):
     from .predict_input import refuse_own_output
     from .data import RecentLines, iter_examples
 
+    refuse_standard_input(args.data, "--data", "the evaluation data")
     refuse_own_output(args.data, "--data")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)

@@ -42,6 +42,7 @@ from .init_rows import initial_rows, scale_of
 ROWS_FILE = "embedding_rows.npz"
 DTYPES = ("float32", "float16", "int8", "int4")
 QUANTIZED_BITS = {"int8": 8, "int4": 4}
+LOSSY = ("float16", *QUANTIZED_BITS)  # rounded rows: the bundle scores (slightly) otherwise than the model trained
 CHOICES = ("auto", "none") + DTYPES  # train --compact
 # auto: compact (float32, exact) when at most this share of the rows changed. The bundle is then <= ~1/4
 # of the full one, and loading it (the whole table rebuilt natively from the seed, then the stored rows)

@@ -286,6 +286,40 @@ def kept_stops():
             sys.unraisablehook = previous_hook
 
 
+@contextlib.contextmanager
+def stops_held():
+    """A few lines that must run whole, such as recording a result and reporting it: a stopping signal
+    (:func:`stopping_signals`) that arrives within the block is held until its end, then handled as it would have
+    been (its handler called: :func:`stop_on_signals`' in the CLI, Python's own KeyboardInterrupt in a notebook),
+    so the interrupt lands before the block or after it, never between its lines. A second one within the block is
+    handled at once (a block that hangs can still be stopped). Only signals with a Python handler are held (a
+    default or ignored one is left as it is); in another thread: a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held, previous = [], {}
+
+    def hold(signum, frame):
+        held.append(signum)
+        if len(held) > 1:  # a second one: as without this block
+            signal.signal(signum, previous[signum])
+            previous[signum](signum, frame)
+
+    for s in stopping_signals():
+        handler = signal.getsignal(s)
+        if callable(handler):
+            previous[s] = handler
+            signal.signal(s, hold)
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            if signal.getsignal(s) is hold:  # (one a handler set meanwhile, e.g. SIGTERM ignored after a stop, stays)
+                signal.signal(s, handler)
+        if len(held) == 1:  # (more: the second one was handled as it came)
+            previous[held[0]](held[0], None)  # (also over an exception the block raised, as it would have come)
+
+
 def note_progress(epoch, step):
     """Where the innermost :func:`kept_stops` block's training is (``None``: nowhere a Stop can be told of): a
     Stop pressed there carries it as ``stopped_at`` (:func:`stopped_line`). Outside such a block, or in one whose

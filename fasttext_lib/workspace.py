@@ -154,6 +154,11 @@ class Workspace:
                            f"earlier run's in {self.show(key_path(run_name, 'run_name'))} are as they were); run the "
                            f"cell again to start over")
             self.save_autotune(tuned.trials, fig, run_name)  # last: a Stop before it has saved nothing
+            # A Stop from here on came after the save (it was said as "neither was saved"). One after this call has
+            # returned, before the cell's assignment, is the cell's own (IPython's traceback): no library code runs there.
+            note_stop_line(f"stopped by the user {after}, just after saving its plot and trial table in "
+                           f"{self.show(key_path(run_name, 'run_name'))}; the cell did not keep its result (its "
+                           f"variables are as they were); run the cell again to start over")
         finally:
             plt.close(fig)  # shown once (the inline backend shows the figures still open at the cell's end)
         return tuned
@@ -184,14 +189,15 @@ class Workspace:
         autotune): left there, a trial table and plot of another search sat beside this run's model and history. Only files this library
         wrote go: the table by its header (the trial table's columns), the plot by its mark; a file of yours
         under either name, a link or a folder is left alone. Says on stderr what it removed; returns the names."""
-        from .autotune import TRIAL_COLUMNS
+        from .autotune import TABLE_COLUMNS, TRIAL_COLUMNS
 
         def first_line(path):
             with open(path, "rb") as f:
                 return f.readline(1 << 16).rstrip(b"\r\n")
 
+        headers = {",".join(TABLE_COLUMNS).encode(), ",".join(TRIAL_COLUMNS).encode()}  # (the 2nd: before "ended")
         ours = {AUTOTUNE_PLOT: lambda path: png_software(path) == FIGURE_MARK,
-                AUTOTUNE_TABLE: lambda path: first_line(path) == ",".join(TRIAL_COLUMNS).encode()}
+                AUTOTUNE_TABLE: lambda path: first_line(path) in headers}
         folder, removed = self.run_folder(run_name), []
         for name, is_ours in ours.items():
             path = folder / name

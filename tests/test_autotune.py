@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import cli_in_process, params_of, run_cli
-from fasttext_lib.autotune import (ALPHA, SEARCHED, TRIAL_COLUMNS, _rank, adoption_threshold, autotune, compare, sign_test,
+from fasttext_lib.autotune import (ALPHA, SEARCHED, TABLE_COLUMNS, TRIAL_COLUMNS, _rank, adoption_threshold, autotune, compare, sign_test,
                                    starting_config)
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts
@@ -69,7 +69,7 @@ def test_budget_is_respected(searched):
 def test_trial_table_and_best_config(searched, splits):
     result, _ = searched
     trials = result.trials
-    assert list(trials.columns) == TRIAL_COLUMNS
+    assert list(trials.columns) == TABLE_COLUMNS
     assert list(trials.trial) == list(range(1, len(trials) + 1))
     assert trials.phase.iloc[0] == "start" and trials.val_accuracy.between(0, 1).all()
     assert not trials.duplicated(subset=list(SEARCHED)).any()  # no setting is tried twice
@@ -246,7 +246,7 @@ def test_cli_end_to_end(data_files, tmp_path, capsys):
                 "--autotune-duration", "6", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress")
     assert r.returncode == 0, r.stderr
     trials = pd.read_csv(csv)
-    assert list(trials.columns) == TRIAL_COLUMNS and len(trials) >= 1
+    assert list(trials.columns) == TABLE_COLUMNS and len(trials) >= 1
     assert len([line for line in r.stdout.splitlines() if line.startswith('{"trial"')]) == len(trials)
     assert "chosen: trial" in r.stderr
     predictor = Predictor.load(out)
@@ -587,7 +587,8 @@ def test_autotune_validation_that_is_the_training_file_is_warned_about(data_file
 
 
 def _trials_without_time(trials):
-    return trials.drop(columns=["seconds"]).to_dict("records")
+    """The trials' rows without their seconds, nor what ended the search (each test asserts that itself)."""
+    return trials.drop(columns=["seconds", "ended"]).to_dict("records")
 
 
 def test_an_interrupt_during_the_search_trains_the_best_setting_so_far(splits, monkeypatch, capsys):
@@ -952,7 +953,7 @@ def test_a_trial_table_named_compressed_is_compressed(data_files, tmp_path, endi
                        "--output", tmp_path / "o", "--autotune-trials", table)
     assert r.returncode == 0, r.stderr
     trials = pd.read_csv(table)
-    assert list(trials.columns) == TRIAL_COLUMNS and len(trials) >= 1
+    assert list(trials.columns) == TABLE_COLUMNS and len(trials) >= 1
 
 
 def test_a_trial_table_named_as_a_zip_archive_is_refused_before_the_search(data_files, tmp_path):
@@ -960,3 +961,191 @@ def test_a_trial_table_named_as_a_zip_archive_is_refused_before_the_search(data_
                        "--autotune-duration", "0.01", "--output", tmp_path / "o", "--autotune-trials", tmp_path / "t.zip")
     _assert_one_error_line(r, "t.zip: the trial table is written as CSV text, or compressed by gzip, bzip2 or xz")
     assert not (tmp_path / "o").exists() and not (tmp_path / "t.zip").exists()
+
+
+def test_the_trial_table_says_what_ended_the_search(splits, data_files, tmp_path):
+    """metrics.json's "ended" (what cut the search: the budget, max_trials, an interrupt, or nothing) was not in the
+    trial table, the file a reader of the trials opens with pandas: it is its last column now, the same on every row
+    (a column, not a closing row: the table stays one row per trial, its numeric columns numeric)."""
+    table = tmp_path / "trials.csv"
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu",
+                       "--output", tmp_path / "o", "--autotune-trials", table)
+    assert r.returncode == 0, r.stderr
+    trials = pd.read_csv(table)
+    assert list(trials.columns) == [*TRIAL_COLUMNS, "ended"] and trials.val_accuracy.dtype == float
+    ended = Predictor.load(tmp_path / "o").metrics["autotune"]["ended"]
+    assert ended == "budget" and trials.ended.tolist() == [ended] * len(trials)
+    result = autotune(*splits, duration=600, base=BASE, start=START, max_trials=2, verbose=False)
+    assert result.trials.ended.tolist() == ["max_trials"] * 2 == [result.trained.autotune["ended"]] * 2
+
+
+@pytest.mark.parametrize("flag", ["--autotune-validation", "--validation", "--train"])
+def test_standard_input_as_a_training_file_is_said_to_be_unsupported(data_files, tmp_path, flag):
+    """``--autotune-validation -`` said "no such file: -", as if a file of that name were missing: only predict's
+    --input reads standard input. The one line now says that reading it there is not supported, for each file
+    training reads (and evaluate's --data), before anything is read."""
+    given = {"--train": data_files / "train.csv", "--autotune-validation": data_files / "val.csv", flag: "-"}
+    args = [a for item in given.items() for a in item]
+    if flag == "--validation":
+        args = [a for a in args if a not in ("--autotune-validation", data_files / "val.csv")] + ["--validation", "-"]
+    r = cli_in_process("train", *args, "--output", tmp_path / "o", input="__label__1 a b\n")
+    what = {"--train": "the training data", "--validation": "the validation data",
+            "--autotune-validation": "the autotune validation data"}[flag]
+    assert (r.returncode, r.stderr.splitlines()) == (2, [
+        f"error: {flag} -: reading {what} from standard input is not supported; give a file"]), r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_standard_input_as_evaluate_data_is_said_to_be_unsupported(data_files, tmp_path):
+    r = cli_in_process("evaluate", "--model", tmp_path / "no_bundle", "--data", "-", input="__label__1 a b\n")
+    assert (r.returncode, r.stderr.splitlines()) == (2, [
+        "error: --data -: reading the evaluation data from standard input is not supported; give a file"]), r.stderr
+
+
+def test_with_a_lossy_compact_bundle_the_trial_scores_are_labeled_as_the_float32_models(data_files, tmp_path):
+    """With --compact int4 (or float16, int8) the bundle's embedding rows are rounded, while every trial was scored
+    as the float32 model the search trained: the table's val_accuracy read as the bundle's. Its columns say whose
+    scores they are now (val_accuracy_float32, val_loss_float32), and a note line says so; an exact bundle's table
+    (float32, none, auto) keeps its names and has no note."""
+    common = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+              "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu"]
+    for compact, lossy in (("int4", True), ("float32", False)):
+        table = tmp_path / f"trials_{compact}.csv"
+        r = cli_in_process(*common, "--compact", compact, "--output", tmp_path / compact, "--autotune-trials", table)
+        assert r.returncode == 0, r.stderr
+        columns = list(pd.read_csv(table).columns)
+        notes = [line for line in r.stderr.splitlines() if "float32 models" in line]
+        if lossy:
+            assert columns == [c + "_float32" if c in ("val_accuracy", "val_loss") else c for c in TABLE_COLUMNS]
+            assert notes == [f"note: the autotune trials were scored as the float32 models the search trained "
+                             f"({table}: val_accuracy_float32, val_loss_float32); the bundle stores its embedding rows "
+                             f"as {compact} (lossy, docs/RESULTS.md section 4): evaluate scores it as saved"], r.stderr
+        else:
+            assert columns == TABLE_COLUMNS and notes == [], r.stderr
+
+
+def test_with_pretrained_vectors_the_unused_flags_warning_says_emsize_is_theirs(data_files, tmp_path):
+    """With --pretrained-vectors the search does not set emsize (the vectors' dimension does), yet the warning about
+    unused flags said it did, and told a user who gave --emsize that the search would choose it."""
+    vec = tmp_path / "pre.vec"
+    vec.write_text("2 8\nthe " + " ".join(["0.1"] * 8) + "\nand " + " ".join(["0.2"] * 8) + "\n")
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu",
+                       "--output", tmp_path / "o", "--pretrained-vectors", vec, "--lr", "0.5", "--emsize", "8")
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: --lr and --emsize are not used with --autotune-validation: the search sets the "
+                        "optimizer, lr, batch size, epochs and n-grams, starting from the library's setting for the "
+                        "data, and emsize is the --pretrained-vectors dimension; leave them out, or train without "
+                        "--autotune-validation to use them"], r.stderr
+    assert Predictor.load(tmp_path / "o").config["train_config"]["emsize"] == 8
+
+
+def _unremovable(monkeypatch, path):
+    """``os.remove`` / ``os.unlink`` of ``path`` fail as on a directory the run can no longer write."""
+    real_remove, real_unlink = os.remove, os.unlink
+
+    def refuse(real):
+        def remove(target, *args, **kwargs):
+            if os.path.abspath(target) == os.path.abspath(path):
+                raise PermissionError(13, "Permission denied", str(target))
+            return real(target, *args, **kwargs)
+        return remove
+    monkeypatch.setattr(os, "remove", refuse(real_remove))
+    monkeypatch.setattr(os, "unlink", refuse(real_unlink))
+
+
+def test_a_bundle_that_fails_after_its_claimed_table_that_cannot_be_removed_says_both(data_files, tmp_path,
+                                                                                      monkeypatch):
+    """Without --overwrite the trial table is claimed before the bundle is saved, and removed again if the bundle
+    fails. A removal that failed too was silent (the table of a bundle never saved stayed, and the next run without
+    --overwrite was refused for it), and the removal's error could have replaced the bundle's. The one error line
+    is the bundle's, the failed removal its second clause."""
+    from fasttext_lib import bundle
+
+    csv, out = tmp_path / "trials.csv", tmp_path / "bundle"
+
+    def failing_save(*args, **kwargs):
+        _unremovable(monkeypatch, csv)  # (from here on: the table was written)
+        raise FastTextError(f"cannot write {out}: No space left on device")
+    monkeypatch.setattr(bundle, "save_bundle", failing_save)
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
+                       "--no-progress", "--ctx", "cpu")
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert r.returncode == 2 and "Traceback" not in r.stderr and errors == [
+        f"error: cannot write {out}: No space left on device; removing the trial table {csv} this run wrote failed too "
+        f"(cannot remove {csv}: Permission denied): it holds the trials of a bundle that was not saved"], r.stderr
+    assert errors == r.stderr.strip().splitlines()[-1:]
+
+
+def test_an_interrupted_bundle_save_whose_claimed_table_cannot_be_removed_stays_an_interrupt(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """The same with a Ctrl-C (or a bug) during the save: it goes on as it was, the failed removal a warning line."""
+    from types import SimpleNamespace
+
+    from fasttext_lib import bundle
+    from fasttext_lib.autotune import save_bundle_with_trials
+
+    csv = tmp_path / "trials.csv"
+
+    def interrupted_save(*args, **kwargs):
+        _unremovable(monkeypatch, csv)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(bundle, "save_bundle", interrupted_save)
+    trained = SimpleNamespace(autotune={"trials": [], "ended": "complete"})
+    with pytest.raises(KeyboardInterrupt):
+        save_bundle_with_trials(trained, str(tmp_path / "bundle"), str(csv), overwrite=False)
+    assert capsys.readouterr().err.splitlines() == [
+        f"warning: removing the trial table {csv} this run wrote failed (cannot remove {csv}: Permission denied): it "
+        f"holds the trials of a bundle that was not saved"]
+
+
+@pytest.mark.parametrize("where", ["notebook", "cli"])
+def test_a_ctrl_c_as_a_trial_is_recorded_still_reports_it(splits, monkeypatch, capsys, where):
+    """A Ctrl-C that landed after a trial was recorded (it counts, and is in the table) but before it was reported
+    skipped its stderr line and its on_trial call (the CLI's JSON line on stdout): the table held a trial the run
+    never showed. Recording and reporting a trial are one step now: the interrupt is held for those few lines, then
+    stops the search as anywhere else. In a notebook Python's own handler raises it; in the CLI stop_on_signals'."""
+    import contextlib
+    import signal
+
+    from fasttext_lib.autotune import _Search
+    from fasttext_lib.errors import stop_on_signals
+
+    real_record = _Search.record
+
+    def record(self, config, row, *args):
+        real_record(self, config, row, *args)
+        if row["trial"] == 2:
+            signal.raise_signal(signal.SIGINT)  # (its handler runs here, as the trial is recorded)
+    monkeypatch.setattr(_Search, "record", record)
+    reported = []
+    with stop_on_signals() if where == "cli" else contextlib.nullcontext():
+        try:
+            result = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=4, verbose=True,
+                              on_trial=lambda row: reported.append(row["trial"]))
+        except KeyboardInterrupt:  # (raised on, it would stop pytest itself)
+            pytest.fail("the Ctrl-C ended the search without a model")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("trial ")]
+    assert result.interrupted and list(result.trials.trial) == reported == [1, 2], reported
+    assert [line.split()[1] for line in lines] == ["1", "2"], lines
+
+
+def test_stops_held_holds_one_interrupt_to_the_blocks_end_and_lets_a_second_through():
+    """errors.stops_held, which makes a trial's record and report one step: the first Ctrl-C within it is raised at
+    its end (the block ran whole), a second at once (a hung block can still be stopped); the handler is put back."""
+    import signal
+
+    from fasttext_lib.errors import stops_held
+
+    before, ran = signal.getsignal(signal.SIGINT), []
+    for presses in (1, 2):
+        with pytest.raises(KeyboardInterrupt):
+            with stops_held():
+                for _ in range(presses):
+                    signal.raise_signal(signal.SIGINT)
+                ran.append(presses)
+        assert signal.getsignal(signal.SIGINT) is before
+    assert ran == [1]

@@ -312,5 +312,20 @@ def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, ca
         assert sent == [("KeyboardInterrupt", [line])] and out.strip().splitlines()[-1] == line, out
         assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # the earlier search's, whole; no temporary
         assert shell.user_ns["trained"] == "the model trained before"  # the cell's model is not replaced either
+    # Pressed once the plot and table are saved (closing the figure): they were, and the line said "neither was saved"
+    real_close = plt.close
+
+    def close(*args):
+        real_close(*args)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(plt, "close", close)
+    stop.clear()
+    sent.clear()
+    line = (after + f"just after saving its plot and trial table in {ws.show('run')}; the cell did not keep its result "
+                    f"(its variables are as they were); run the cell again to start over")
+    result, out = run(shell, capsys, cell)
+    assert not result.success and sent == [("KeyboardInterrupt", [line])], out
+    assert shell.user_ns["trained"] == "the model trained before"
+    monkeypatch.setattr(plt, "close", real_close)
     notebook_errors.stop_showing_errors_as_lines()
     plt.close("all")

@@ -498,6 +498,11 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
     assert sorted(p.name for p in run.iterdir()) == ["history.csv", "my_autotune.png"]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
 
+    ws.save_autotune(trials.assign(ended="budget"), fig, "sample")  # the table a search returns (its "ended" column)
+    exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "my_autotune.png"]
+    assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
+
     fig.savefig(run / "autotune.png")  # a figure of the user's own under that name (not marked as ours)
     (run / "autotune_trials.csv").write_text("trial,score\n1,0.5\n")
     exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102

@@ -527,13 +527,20 @@ def check_set_member(client, bucket, key, head):
 
 
 def remove_file(uri):
-    """Delete a file or S3 object this run wrote (a missing one is no error; nor is a failure: best effort)."""
-    with contextlib.suppress(Exception):
-        if is_s3(uri):
-            bucket, key = split_s3(uri)
+    """Delete a file or S3 object this run wrote (a missing one is no error). One that cannot be deleted is a
+    :class:`FastTextError` (``cannot remove URI: reason``): the caller says it along with what made it remove the file
+    (it failed silently, and a trial table of a bundle never saved stayed, unsaid: autotune.save_bundle_with_trials)."""
+    if is_s3(uri):
+        bucket, key = split_s3(uri)
+        with s3_errors(uri):
             s3_client().delete_object(Bucket=bucket, Key=key)
-        else:
-            os.remove(uri)
+        return
+    try:
+        os.remove(uri)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise FastTextError(f"cannot remove {uri}: {exc.strerror or exc}") from None
 
 
 def read_bytes(uri):
