@@ -19,6 +19,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tarfile
@@ -417,6 +418,63 @@ def test_a_job_in_an_environment_mxnet_cannot_run_in_ends_in_one_error_line_and_
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
     assert (tmp_path / "output" / "failure").read_text() == errors[0]
     assert os.listdir(tmp_path / "model") == []
+
+
+# A job process's sitecustomize (beside the one hiding the editable install): the signal SIGNAL_NUMBER is sent to the
+# process as it starts importing SIGNAL_AT_IMPORT, at a point of its start-up fixed by the import, not by a sleep.
+SIGNAL_AT_IMPORT = """
+import importlib.abc, os, signal, sys
+
+class SignalAtImport(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ["SIGNAL_AT_IMPORT"]:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), int(os.environ["SIGNAL_NUMBER"]))  # (its handler runs at the next bytecode)
+        return None
+
+sys.meta_path.insert(0, SignalAtImport())
+"""
+
+
+@pytest.mark.parametrize("script, sig, at", [
+    ("fasttext_lib/entry_point.py", signal.SIGTERM, "numpy"),  # the package's import (its __init__ imports numpy)
+    ("fasttext_lib/entry_point.py", signal.SIGINT, "numpy"),
+    ("fasttext_lib/entry_point.py", signal.SIGTERM, "mxnet"),  # main's start of MXNet, before stop_on_signals
+    ("fasttext_lib/entry_point.py", signal.SIGINT, "mxnet"),
+    ("entry_point.py", signal.SIGTERM, "numpy"),  # the copy at the top of the code directory
+    ("entry_point.py", signal.SIGTERM, "mxnet"),
+])
+def test_a_signal_while_the_job_starts_is_one_error_line_and_its_failure_reason(source_dir, tmp_path, script, sig, at):
+    """StopTrainingJob or a spot interruption in the job's first ~1 s (the package's import, sm_serve's, MXNet's
+    start), before main's stop_on_signals is armed: SIGTERM killed the job with status -15, no line of ours and no
+    failure file (the toolkit's empty ExecuteUserScriptError was the FailureReason); SIGINT printed a
+    KeyboardInterrupt traceback. Now the CLI's line at once, the same line as the FailureReason, the signal's status."""
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    with open(os.path.join(env["PYTHONPATH"], "sitecustomize.py"), "a") as f:
+        f.write(SIGNAL_AT_IMPORT)
+    env.update(SIGNAL_AT_IMPORT=at, SIGNAL_NUMBER=str(int(sig)))
+    r = subprocess.run([sys.executable, script, *map(str, args_for(epochs=1))], cwd=str(source_dir), env=env,
+                       capture_output=True, text=True, timeout=300)
+    says = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGINT: "interrupted (SIGINT)"}[sig]
+    assert (r.returncode, r.stderr) == (128 + int(sig), f"error: {says}\n"), r.stdout + r.stderr
+    assert (tmp_path / "output" / "failure").read_text() == f"error: {says}"
+    assert os.listdir(tmp_path / "model") == [] and sorted(os.listdir(tmp_path / "output")) == ["data", "failure"]
+
+
+def test_the_endpoints_import_of_the_entry_point_changes_no_signal_handler(source_dir, tmp_path):
+    """The inference toolkit imports entry_point (code/entry_point.py, or fasttext_lib/entry_point.py as a module) in
+    its own server process: the job's start-up handlers are not armed there."""
+    probe = ("import signal, sys\n"
+             "stops = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)]\n"
+             "before = [signal.getsignal(s) for s in stops]\n"
+             "import importlib; importlib.import_module(sys.argv[1])\n"
+             "print(before == [signal.getsignal(s) for s in stops])\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(source_dir), staged_only_site(tmp_path / "site")])
+    for module in ("entry_point", "fasttext_lib.entry_point"):
+        r = subprocess.run([sys.executable, "-c", probe, module], cwd=str(tmp_path), env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0 and r.stdout.split() == ["True"], (module, r.stdout + r.stderr)
 
 
 class MXNetError(Exception):  # what MXNet raises, by name (errors.is_out_of_memory does not import mxnet)
