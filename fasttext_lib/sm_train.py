@@ -103,6 +103,12 @@ def _column_names(text):
     return text
 
 
+# The hyperparameters the job reads several values of, and as what (any other takes one string, number or boolean):
+# the SDK sends a list or a dict as JSON, and the toolkit passes a list on as Python writes it (``['title', 'text']``:
+# _column_names reads it back), a dict as ``key=value`` pairs (label_names' inline form, ``1=negative,2=positive``).
+SEVERAL_VALUES = {"text_column": (list, "a list of column names"), "label_names": (dict, "a dict of classes to names")}
+
+
 def build_parser():
     from .data import FORMATS
 
@@ -165,14 +171,32 @@ def known_hyperparameters():
 
 
 def check_unknown(ignored):
-    """Refuse hyperparameters this job does not know: a typo (``learning_rate`` for ``lr``) trained a whole
+    """Refuse the hyperparameters among ``ignored`` (what the parser left) that this job does not know
+    (:func:`refuse_unknown`)."""
+    refuse_unknown(names_given(ignored))
+
+
+def names_given(ignored):
+    """The hyperparameter names in ``ignored``, the words the parser left of the toolkit's ``--name value ...``: each
+    name is followed by its value (the parser takes both words of a name it knows, or its one ``--name=value``), so
+    every other word is a name, whatever it looks like. A name that is a number was taken for a value (the toolkit's
+    ``-5 1`` for ``{"5": 1}``, ``--55 1``), and only logged as ignored. (The toolkit passes a one-letter name with one
+    dash: ``-e 5``.)"""
+    names, i = [], 0
+    while i < len(ignored):
+        name, attached, _ = str(ignored[i]).lstrip("-").partition("=")
+        names.append(name)
+        i += 1 if attached and str(ignored[i]).startswith("-") else 2
+    return names
+
+
+def refuse_unknown(names):
+    """Refuse hyperparameter ``names`` this job does not know: a typo (``learning_rate`` for ``lr``) trained a whole
     job with the default, its only trace a log line. Names starting with ``_`` (the tuner's
     ``_tuning_objective_metric``) or ``sagemaker_`` (the SDK's, should a toolkit pass one on) are the
     platform's, and pass."""
     import difflib
 
-    # (the training toolkit passes a one-letter name with one dash: -e 5)
-    names = [word.lstrip("-").split("=", 1)[0] for word in ignored if re.match(r"--?[A-Za-z_]", word)]
     unknown = [n for n in names if n and not n.startswith(("_", "sagemaker_"))]
     if not unknown:
         return
