@@ -34,6 +34,14 @@ if _imported_to_run_the_command():
     from .errors import stop_at_once_on_signals as _stop_at_once_on_signals
 
     _stop_at_once_on_signals()
+# So is a SageMaker training job's (``python fasttext_lib/entry_point.py``, whose ``from fasttext_lib.sm_serve ...``
+# this is, then MXNet's start: ~1 s): a StopTrainingJob or spot interruption then killed it with status -15, no line
+# and no FailureReason of ours. Its line goes to the job's failure file too; the endpoint, which imports entry_point
+# as a module, keeps its handlers (RUNS_THE_TRAINING_JOB is read only in the module run as the script).
+elif getattr(_sys.modules.get("__main__"), "RUNS_THE_TRAINING_JOB", False) is True:
+    from .errors import job_failure_file as _job_failure_file, stop_at_once_on_signals as _stop_at_once_on_signals
+
+    _stop_at_once_on_signals(failure_file=_job_failure_file())
 
 # OpenMP threads that wait for work by sleeping, not spinning, unless the user chose a policy.
 # MXNet's and bag_ops.cc's OpenMP regions are short (microseconds on short texts), and GNU OpenMP's

@@ -25,6 +25,12 @@ KVSTORES = ("auto", "local", "device", "dist_sync", "dist_async")
 DEFAULT_LR = {"adam": 0.01}
 FROM_DATA = "default: from the data (docs/RESULTS.md)"
 MAX_SEED = 2**32 - 1  # numpy seeds are 32-bit unsigned (train.py seeds numpy and MXNet with it)
+# More passes than any run takes (fastText's runs take 5-50, autotune searches 1-100): a mistyped number, refused before
+# any data is read. 10**20 was taken: SGD's lr from the data spread its budget over every step (~1e-18), and the run
+# trained at that lr for ever; each epoch is also a row of the history the bundle keeps (~150 bytes), and a resume
+# without s3:ListBucket asks S3 for each epoch's checkpoint. (Each epoch's shuffle is seeded with its number, which
+# numpy takes up to MAX_SEED.)
+MAX_EPOCHS = 100_000
 
 
 def _setting(default, help):
@@ -53,7 +59,7 @@ def check_choice(value, name, choices):
 class TrainConfig:
     """Every knob of a run; plain values so notebooks, argv and SageMaker hyperparameters map 1:1."""
 
-    epochs: int = _setting(10, "passes over the training data")
+    epochs: int = _setting(10, f"passes over the training data (at most {MAX_EPOCHS})")
     lr: Optional[float] = _setting(None, f"learning rate; sgd: {FROM_DATA}, a budget spread over the run's steps; adam: 0.01")
     optimizer: str = _setting("sgd", "one of " + ", ".join(OPTIMIZERS))
     batch_size: Optional[int] = _setting(None, f"documents per step (split across the devices); {FROM_DATA}, "
@@ -79,6 +85,9 @@ class TrainConfig:
             if value is None and name == "batch_size":
                 continue
             check_positive_int(value, name)
+        if self.epochs > MAX_EPOCHS:
+            raise FastTextError(f"epochs must be at most {MAX_EPOCHS} (more passes than any run takes), got "
+                                f"{self.epochs!r}")
         if self.ngrams > 1 and (not isinstance(self.buckets, (int, np.integer)) or self.buckets <= 0):
             raise FastTextError(f"buckets must be a positive integer when ngrams > 1, got {self.buckets!r}")
         # The smallest table these settings make (<unk>, one word, the n-gram buckets) must fit, refused

@@ -13,6 +13,10 @@ fixes ``sys.path`` and delegates.
 import os
 import sys
 
+# Read by the package's import (fasttext_lib/__init__.py) in the module run as the script: this process is the training
+# job, whose stop while it starts is one error line and its FailureReason. Not where the endpoint imports this file.
+RUNS_THE_TRAINING_JOB = __name__ == "__main__"
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # fasttext_lib/entry_point.py in a source_dir, or code/entry_point.py beside code/fasttext_lib/.
 _SOURCE_ROOT = _HERE if os.path.isfile(os.path.join(_HERE, "fasttext_lib", "__init__.py")) else os.path.dirname(_HERE)

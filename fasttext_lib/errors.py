@@ -393,15 +393,21 @@ def stopping_signals():
 
 # The handlers stop_at_once_on_signals replaced, while its own are in place (None: never armed).
 _before_stop_at_once = None
+# The file stop_at_once_on_signals' handler also writes its line to (None: none): a SageMaker job's failure file.
+_stop_at_once_failure_file = None
 
 
-def stop_at_once_on_signals():
+def stop_at_once_on_signals(failure_file=None):
     """Ctrl-C, SIGTERM, SIGHUP or SIGXCPU (:func:`stopping_signals`) while a command starts, before anything is
     written and before :func:`stop_on_signals` is armed: one ``error:`` line and the signal's exit status (130, 143,
     129, 152), at once (``os._exit``). A signal ignored when the process started (``nohup``, a background job's SIGINT)
     stays ignored. Returns the handlers it replaced, to be put back once the command has its own; armed again (the
-    package armed it as it was imported to run the command, then cli.run), the ones it replaced the first time."""
-    global _before_stop_at_once
+    package armed it as it was imported to run the command, then cli.run), the ones it replaced the first time.
+
+    ``failure_file``: the line goes there too, unless that file exists already (a SageMaker training job's
+    :func:`job_failure_file`, its FailureReason; one written before is the job's first explanation, and stays)."""
+    global _before_stop_at_once, _stop_at_once_failure_file
+    _stop_at_once_failure_file = failure_file
     if _before_stop_at_once and all(signal.getsignal(s) is _stop_at_once for s in _before_stop_at_once):
         return dict(_before_stop_at_once)
     _before_stop_at_once = {s: signal.signal(s, _stop_at_once) for s in stopping_signals()
@@ -413,10 +419,35 @@ def _stop_at_once(signum, frame):
     import os
 
     stop = Interrupted(signum)
+    line = error_line(stop)
     with contextlib.suppress(Exception):  # (stderr gone: the status alone)
-        sys.stderr.write(error_line(stop) + "\n")
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
+    if _stop_at_once_failure_file:
+        # os alone: the handler may run in the middle of any import, whose module is half made
+        with contextlib.suppress(OSError):
+            descriptor = os.open(_stop_at_once_failure_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(descriptor, line[:FAILURE_REASON_CHARS].encode("utf-8"))
+            finally:
+                os.close(descriptor)
     os._exit(stop.exit_status)
+
+
+SAGEMAKER_OUTPUT_DIR = "/opt/ml/output"  # SM_OUTPUT_DIR's value in a SageMaker training container
+FAILURE_REASON_CHARS = 1024  # what DescribeTrainingJob shows of the failure file
+
+
+def job_failure_file(environ=None):
+    """``$SM_OUTPUT_DIR/failure`` (``/opt/ml/output/failure`` where it is unset): the file whose text a SageMaker
+    training job shows as its FailureReason (sm_train.write_failure). ``None`` where that directory does not exist
+    (outside a container). Here, not in sm_train, because it is needed before anything heavy is imported: a signal at
+    the job's start writes it (:func:`stop_at_once_on_signals`)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    output_dir = env.get("SM_OUTPUT_DIR") or SAGEMAKER_OUTPUT_DIR
+    return os.path.join(output_dir, "failure") if os.path.isdir(output_dir) else None
 
 
 def _optional_stops():

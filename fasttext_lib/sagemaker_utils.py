@@ -150,30 +150,59 @@ def _toolkit_argument(value):
     return str(value)
 
 
+def _toolkit_name(name):
+    """How the training toolkit writes a hyperparameter's name there: ``--name``, a one-character one ``-n``."""
+    return f"--{name}" if len(name) > 1 else f"-{name}"
+
+
+def _check_one_value(name, value):
+    """Refuse a list or a dict (JSON-decoded) given for a hyperparameter that takes one value: the toolkit passes it on
+    as text, ``['a', 'b']`` or ``a=1``, which the job read as a class column of that name (``label_column``), a folder
+    (``checkpoint_dir``), a file. The ones the job reads several values of (sm_train.SEVERAL_VALUES) take theirs."""
+    from .errors import FastTextError
+    from .sm_train import SEVERAL_VALUES
+
+    if not isinstance(value, (list, dict)):
+        return
+    kind, described = SEVERAL_VALUES.get(name.replace("-", "_"), (None, None))
+    if kind is dict and isinstance(value, dict):
+        return
+    if kind is list and isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value):
+        return
+    also = f" or {described}" if described else ""
+    raise FastTextError(f"hyperparameter {name} must be one value (a string, number or boolean){also}, got {value!r}: "
+                        f"the job would read it as the text {_toolkit_argument(value)!r}")
+
+
 def check_hyperparameters(hyperparameters):
     """Refuse now, in one line, what the entry point would refuse at the job's start (an unknown name, a value
     of the wrong kind or out of range): there the instance is already up and billed. ``hyperparameters``: as
     :func:`training_hyperparameters` returns them; each goes the way the SDK and the toolkit send it (JSON,
-    then ``--name value``). Settings that need the data or the container (label_names files, pretrained
-    vectors, devices) are left to the job; the kvstore's value is checked here, whether it suits the instance count
-    in :func:`make_estimator`."""
+    then ``--name value``). A list or a dict only where the job reads several values. Settings that need the data
+    or the container (label_names files, pretrained vectors, the devices ctx names being there) are left to the job;
+    the kvstore's value is checked here, whether it suits the instance count in :func:`make_estimator`."""
     import json
 
     from .config import CONFIG_FIELDS, TrainConfig
     from .errors import FastTextError
-    from .sm_train import check_unknown, parse_hyperparameters
+    from .sm_train import check_unknown, known_hyperparameters, parse_hyperparameters
 
-    argv = []
+    decoded = {}
     for name, value in sorted(hyperparameters.items()):
         try:
-            decoded = json.loads(json.dumps(value))
+            decoded[name] = json.loads(json.dumps(value))
         except (TypeError, ValueError):
             raise FastTextError(f"hyperparameter {name}: {value!r} is not a JSON value (the SDK sends each as "
                                 f"JSON)") from None
-        argv += [f"--{name}", _toolkit_argument(decoded)]
+    known = known_hyperparameters()
+    for name, value in decoded.items():
+        if str(name).replace("-", "_") in known:  # (an unknown one is refused by its name, below)
+            _check_one_value(name, value)
+    argv = [word for name, value in decoded.items() for word in (_toolkit_name(str(name)), _toolkit_argument(value))]
     args, ignored = parse_hyperparameters(argv)
     check_unknown(ignored)
-    TrainConfig(**{name: getattr(args, name) for name in CONFIG_FIELDS if name not in ("ctx", "pretrained_vectors")})
+    # ctx's value as the job checks it (config.TrainConfig: devices.check_ctx); what the instance has, only there
+    TrainConfig(**{name: getattr(args, name) for name in CONFIG_FIELDS if name != "pretrained_vectors"})
 
 
 def _check_kvstore(kvstore, instance_count):
@@ -381,7 +410,7 @@ def _check_tuner_arguments(estimator, max_jobs, max_parallel_jobs, ranges):
     from sagemaker.parameter import ParameterRange
 
     from .errors import FastTextError, check_positive_int
-    from .sm_train import check_unknown, known_hyperparameters
+    from .sm_train import known_hyperparameters, refuse_unknown
 
     if not callable(getattr(estimator, "hyperparameters", None)):
         raise FastTextError(f"make_tuner needs the estimator make_estimator returns, got {estimator!r}")
@@ -393,7 +422,7 @@ def _check_tuner_arguments(estimator, max_jobs, max_parallel_jobs, ranges):
         raise FastTextError(f"hyperparameter_ranges must be a dict of hyperparameter names to ranges, got {ranges!r}")
     known = known_hyperparameters()
     try:
-        check_unknown([f"--{name}" for name in ranges if name not in known])
+        refuse_unknown([name for name in ranges if name not in known])
     except FastTextError as exc:
         raise FastTextError(f"hyperparameter_ranges: {exc}") from None
     for name, value in ranges.items():

@@ -44,7 +44,7 @@ import re
 import sys
 
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
-from .errors import FastTextError
+from .errors import FAILURE_REASON_CHARS, FastTextError, job_failure_file
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -63,8 +63,6 @@ VAL_ACCURACY_REGEX = METRIC_PATTERNS[OBJECTIVE_METRIC]
 METRIC_DEFINITIONS = [{"Name": name, "Regex": regex} for name, regex in METRIC_PATTERNS.items()]
 
 SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
-SAGEMAKER_OUTPUT_DIR = "/opt/ml/output"  # SM_OUTPUT_DIR's value in the container
-FAILURE_REASON_CHARS = 1024  # what DescribeTrainingJob shows of the failure file
 
 
 def format_epoch(row):
@@ -103,6 +101,12 @@ def _column_names(text):
         if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names):
             return ",".join(names)
     return text
+
+
+# The hyperparameters the job reads several values of, and as what (any other takes one string, number or boolean):
+# the SDK sends a list or a dict as JSON, and the toolkit passes a list on as Python writes it (``['title', 'text']``:
+# _column_names reads it back), a dict as ``key=value`` pairs (label_names' inline form, ``1=negative,2=positive``).
+SEVERAL_VALUES = {"text_column": (list, "a list of column names"), "label_names": (dict, "a dict of classes to names")}
 
 
 def build_parser():
@@ -167,14 +171,32 @@ def known_hyperparameters():
 
 
 def check_unknown(ignored):
-    """Refuse hyperparameters this job does not know: a typo (``learning_rate`` for ``lr``) trained a whole
+    """Refuse the hyperparameters among ``ignored`` (what the parser left) that this job does not know
+    (:func:`refuse_unknown`)."""
+    refuse_unknown(names_given(ignored))
+
+
+def names_given(ignored):
+    """The hyperparameter names in ``ignored``, the words the parser left of the toolkit's ``--name value ...``: each
+    name is followed by its value (the parser takes both words of a name it knows, or its one ``--name=value``), so
+    every other word is a name, whatever it looks like. A name that is a number was taken for a value (the toolkit's
+    ``-5 1`` for ``{"5": 1}``, ``--55 1``), and only logged as ignored. (The toolkit passes a one-letter name with one
+    dash: ``-e 5``.)"""
+    names, i = [], 0
+    while i < len(ignored):
+        name, attached, _ = str(ignored[i]).lstrip("-").partition("=")
+        names.append(name)
+        i += 1 if attached and str(ignored[i]).startswith("-") else 2
+    return names
+
+
+def refuse_unknown(names):
+    """Refuse hyperparameter ``names`` this job does not know: a typo (``learning_rate`` for ``lr``) trained a whole
     job with the default, its only trace a log line. Names starting with ``_`` (the tuner's
     ``_tuning_objective_metric``) or ``sagemaker_`` (the SDK's, should a toolkit pass one on) are the
     platform's, and pass."""
     import difflib
 
-    # (the training toolkit passes a one-letter name with one dash: -e 5)
-    names = [word.lstrip("-").split("=", 1)[0] for word in ignored if re.match(r"--?[A-Za-z_]", word)]
     unknown = [n for n in names if n and not n.startswith(("_", "sagemaker_"))]
     if not unknown:
         return
@@ -662,11 +684,9 @@ def write_failure(message, environ=None):
     that file does not exist yet, so the job's first line of explanation is ours. Outside a container
     (no ``SM_OUTPUT_DIR`` and no ``/opt/ml/output``) nothing is written.
     """
-    env = os.environ if environ is None else environ
-    output_dir = env.get("SM_OUTPUT_DIR") or SAGEMAKER_OUTPUT_DIR
-    if not os.path.isdir(output_dir):
+    path = job_failure_file(environ)
+    if path is None:
         return None
-    path = os.path.join(output_dir, "failure")
     try:
         with _public_file(path, "w") as f:
             f.write(message[:FAILURE_REASON_CHARS])
@@ -679,8 +699,9 @@ def write_failure(message, environ=None):
 def clear_failure(environ=None):
     """Remove a ``failure`` file an earlier job left in this output dir (a local rerun in the same tree;
     SageMaker gives every job a fresh one): a job that succeeds must not show the last one's reason."""
-    env = os.environ if environ is None else environ
-    path = os.path.join(env.get("SM_OUTPUT_DIR") or SAGEMAKER_OUTPUT_DIR, "failure")
+    path = job_failure_file(environ)
+    if path is None:  # (outside a container)
+        return
     try:
         os.remove(path)
     except FileNotFoundError:
@@ -693,13 +714,21 @@ def main(argv=None, environ=None, lean_mxnet=False):
     """The training job. ``lean_mxnet`` (the job's own process, entry_point.py): MXNet is started here, as the CLI
     starts it (mxnet_env.start_mxnet): its environment checked before the import, so that a value it cannot run
     with (``OMP_NUM_THREADS=abc``, ``ulimit -v`` too low) is one error line and the job's FailureReason; it
-    aborted inside MXNet's import (exit 134), with no line of ours."""
+    aborted inside MXNet's import (exit 134), with no line of ours.
+
+    In the job's own process a signal until ``stop_on_signals`` below is armed (MXNet's start: ~0.5 s) stops it at
+    once with one error line, the same line as the FailureReason and the signal's status (143 for SIGTERM), as the
+    CLI stops; armed already where the package's import began the job (fasttext_lib/__init__.py). It stays armed
+    to the process's end: a signal after the job's own stop has no cleanup left to wait for."""
+    from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line,
+                         stop_at_once_on_signals, stop_on_signals)
+
+    if lean_mxnet:
+        stop_at_once_on_signals(failure_file=job_failure_file(environ))
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     clear_failure(environ)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
-    from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line,
-                         stop_on_signals)
 
     try:
         if lean_mxnet:

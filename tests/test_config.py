@@ -158,3 +158,20 @@ def test_a_choice_written_in_other_capitals_or_misspelled_is_refused_with_the_on
     with pytest.raises(FastTextError) as raised:  # nothing close: no hint
         TrainConfig(optimizer="rmsprop")
     assert str(raised.value) == "optimizer must be one of sgd, adam, got 'rmsprop'"
+
+
+def test_more_epochs_than_any_run_takes_are_refused_up_front():
+    """`--epochs 100000000000000000000` (a TrainConfig's, a hyperparameter's) was taken: the SGD lr from the data
+    spread its budget over 10**20 epochs (~1e-18), and the run trained at that lr for ever; a resume without
+    s3:ListBucket first asked S3 for each epoch's checkpoint. Refused in one line, from the CLI too."""
+    from conftest import cli_in_process
+
+    from fasttext_lib.config import MAX_EPOCHS
+
+    TrainConfig(epochs=MAX_EPOCHS)
+    for epochs in (MAX_EPOCHS + 1, 10**20):
+        with pytest.raises(FastTextError, match=rf"^epochs must be at most {MAX_EPOCHS} .*, got {epochs}$"):
+            TrainConfig(epochs=epochs)
+    r = cli_in_process("train", "--train", "t", "--output", "o", "--epochs", "100000000000000000000")
+    assert r.returncode == 2 and r.stderr.startswith("error: epochs must be at most 100000 "), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

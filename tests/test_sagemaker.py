@@ -19,6 +19,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tarfile
@@ -327,6 +328,11 @@ def test_a_pretrained_channel_beside_a_pretrained_vectors_uri_is_refused_not_lef
     # the toolkit passes a one-letter name as -e: it was ignored, and the job trained with the default epochs
     ("one-letter hyperparameter", r"unknown hyperparameter\(s\): e; known: "),
     ("output data dir under a file", r"cannot create .*/afile/data: .*/afile is not a directory"),
+    # a name that is a number: only logged as "ignored arguments", where every other unknown name stops the job
+    ("one-digit hyperparameter", r"unknown hyperparameter\(s\): 5; known: "),
+    ("numeric hyperparameter", r"unknown hyperparameter\(s\): 1e3, 55; known: "),
+    ("unknown ctx", r"^error: unknown ctx 'tpu': use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1$"),
+    ("too many epochs", r"^error: epochs must be at most 100000 .*, got 100000000000000000000$"),
     # MXNet's C++ CHECK on DMLC_NUM_WORKER, with its traceback, once the data had been read
     ("dist kvstore on one host", r"kvstore dist_sync trains in an MXNet parameter-server cluster, and this process "
                                  r"is in none \(DMLC_PS_ROOT_URI, .* not set\)"),
@@ -370,6 +376,14 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
         args = args_for(epochs=1) + ["--help" if case.endswith("help") else "-h", "1"]
     elif case == "one-letter hyperparameter":
         args = args_for(epochs=1) + ["-e", "5"]
+    elif case == "one-digit hyperparameter":  # the toolkit's -5 1 for {"5": 1}
+        args = args_for(epochs=1) + ["-5", "1"]
+    elif case == "numeric hyperparameter":
+        args = ["--1e3", "-1", "--55", "-2"] + args_for(epochs=1)  # the toolkit's for {"1e3": -1, "55": -2, ...}
+    elif case == "unknown ctx":
+        args = args_for(epochs=1, ctx="tpu")
+    elif case == "too many epochs":
+        args = args_for(epochs=10**20)
     elif case == "output data dir under a file":
         (tmp_path / "afile").write_text("")
         extra = {"SM_OUTPUT_DATA_DIR": str(tmp_path / "afile" / "data")}
@@ -417,6 +431,63 @@ def test_a_job_in_an_environment_mxnet_cannot_run_in_ends_in_one_error_line_and_
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
     assert (tmp_path / "output" / "failure").read_text() == errors[0]
     assert os.listdir(tmp_path / "model") == []
+
+
+# A job process's sitecustomize (beside the one hiding the editable install): the signal SIGNAL_NUMBER is sent to the
+# process as it starts importing SIGNAL_AT_IMPORT, at a point of its start-up fixed by the import, not by a sleep.
+SIGNAL_AT_IMPORT = """
+import importlib.abc, os, signal, sys
+
+class SignalAtImport(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ["SIGNAL_AT_IMPORT"]:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), int(os.environ["SIGNAL_NUMBER"]))  # (its handler runs at the next bytecode)
+        return None
+
+sys.meta_path.insert(0, SignalAtImport())
+"""
+
+
+@pytest.mark.parametrize("script, sig, at", [
+    ("fasttext_lib/entry_point.py", signal.SIGTERM, "numpy"),  # the package's import (its __init__ imports numpy)
+    ("fasttext_lib/entry_point.py", signal.SIGINT, "numpy"),
+    ("fasttext_lib/entry_point.py", signal.SIGTERM, "mxnet"),  # main's start of MXNet, before stop_on_signals
+    ("fasttext_lib/entry_point.py", signal.SIGINT, "mxnet"),
+    ("entry_point.py", signal.SIGTERM, "numpy"),  # the copy at the top of the code directory
+    ("entry_point.py", signal.SIGTERM, "mxnet"),
+])
+def test_a_signal_while_the_job_starts_is_one_error_line_and_its_failure_reason(source_dir, tmp_path, script, sig, at):
+    """StopTrainingJob or a spot interruption in the job's first ~1 s (the package's import, sm_serve's, MXNet's
+    start), before main's stop_on_signals is armed: SIGTERM killed the job with status -15, no line of ours and no
+    failure file (the toolkit's empty ExecuteUserScriptError was the FailureReason); SIGINT printed a
+    KeyboardInterrupt traceback. Now the CLI's line at once, the same line as the FailureReason, the signal's status."""
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    with open(os.path.join(env["PYTHONPATH"], "sitecustomize.py"), "a") as f:
+        f.write(SIGNAL_AT_IMPORT)
+    env.update(SIGNAL_AT_IMPORT=at, SIGNAL_NUMBER=str(int(sig)))
+    r = subprocess.run([sys.executable, script, *map(str, args_for(epochs=1))], cwd=str(source_dir), env=env,
+                       capture_output=True, text=True, timeout=300)
+    says = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGINT: "interrupted (SIGINT)"}[sig]
+    assert (r.returncode, r.stderr) == (128 + int(sig), f"error: {says}\n"), r.stdout + r.stderr
+    assert (tmp_path / "output" / "failure").read_text() == f"error: {says}"
+    assert os.listdir(tmp_path / "model") == [] and sorted(os.listdir(tmp_path / "output")) == ["data", "failure"]
+
+
+def test_the_endpoints_import_of_the_entry_point_changes_no_signal_handler(source_dir, tmp_path):
+    """The inference toolkit imports entry_point (code/entry_point.py, or fasttext_lib/entry_point.py as a module) in
+    its own server process: the job's start-up handlers are not armed there."""
+    probe = ("import signal, sys\n"
+             "stops = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)]\n"
+             "before = [signal.getsignal(s) for s in stops]\n"
+             "import importlib; importlib.import_module(sys.argv[1])\n"
+             "print(before == [signal.getsignal(s) for s in stops])\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(source_dir), staged_only_site(tmp_path / "site")])
+    for module in ("entry_point", "fasttext_lib.entry_point"):
+        r = subprocess.run([sys.executable, "-c", probe, module], cwd=str(tmp_path), env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0 and r.stdout.split() == ["True"], (module, r.stdout + r.stderr)
 
 
 class MXNetError(Exception):  # what MXNet raises, by name (errors.is_out_of_memory does not import mxnet)
@@ -2991,10 +3062,23 @@ def test_fetch_job_model_names_what_the_archive_lacks_not_a_staging_folder(bundl
     ({"epochs": -3}, "epochs must be a positive integer"),
     ({"lrr": 0.1}, r"unknown hyperparameter\(s\): lrr \(did you mean lr\?\)"),
     ({"learning_rate": 0.1}, r"learning_rate \(did you mean lr\?\)"),
-    ({"ngrams": {"a": 1}}, "--ngrams: expected an integer"),
     ({"optimizer": "adamw"}, "optimizer must be one of"),
     ({"emsize": {1, 2}}, "emsize: .* is not a JSON value"),
     ([("lr", 0.1)], "hyperparameters must be a dict"),
+    # each stopped the job once its instance was up, in the same words
+    ({"ctx": "tpu"}, r"^unknown ctx 'tpu': use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1$"),
+    ({"ctx": "gpu:x"}, r"^bad ctx 'gpu:x': device ids must be non-negative integers"),
+    ({"epochs": 10**20}, r"^epochs must be at most 100000 .*, got 100000000000000000000$"),
+    # a name that is a number was only logged as ignored, by the job and by this check: the job trained without it
+    ({"5": 1}, r"^unknown hyperparameter\(s\): 5; known: "),
+    ({"55": 1, "lr": 0.1}, r"^unknown hyperparameter\(s\): 55; known: "),
+    # the SDK sends a list as JSON, the toolkit passes it on as Python writes it: the class column "['a', 'b']"
+    ({"label_column": ["a", "b"]}, r"^hyperparameter label_column must be one value \(a string, number or boolean\), "
+                                   r"got \['a', 'b'\]: the job would read it as the text \"\['a', 'b'\]\"$"),
+    ({"epochs": [3]}, r"^hyperparameter epochs must be one value"),
+    ({"ngrams": {"a": 1}}, r"^hyperparameter ngrams must be one value"),
+    ({"text_column": ["title", 5]}, r"^hyperparameter text_column must be one value .* or a list of column names"),
+    ({"text_column": []}, r"^hyperparameter text_column must be one value .* or a list of column names"),
 ])
 def test_make_estimator_refuses_hyperparameters_the_job_would_refuse_before_any_instance_starts(
         sm, source_dir, hyperparameters, message):
@@ -3162,6 +3246,7 @@ def test_make_model_refuses_a_bucket_uri_for_a_bucket_name(sm, source_dir):
     ({"hyperparameter_ranges": {"learning_rate": None}}, r"hyperparameter_ranges: unknown hyperparameter\(s\): "
                                                          r"learning_rate \(did you mean lr\?\)"),
     ({"hyperparameter_ranges": []}, r"hyperparameter_ranges must be a dict of hyperparameter names to ranges"),
+    ({"hyperparameter_ranges": {"5": None}}, r"hyperparameter_ranges: unknown hyperparameter\(s\): 5; known: "),
 ])
 def test_make_tuner_refuses_mistaken_arguments_in_one_line(sm, source_dir, arguments, message):
     # they were accepted (a tuner CreateHyperParameterTuningJob refuses, billed nothing but lost the notebook's run)
@@ -3169,10 +3254,11 @@ def test_make_tuner_refuses_mistaken_arguments_in_one_line(sm, source_dir, argum
     from fasttext_lib.sagemaker_utils import make_estimator, make_tuner
 
     estimator = make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir)
-    if arguments.get("hyperparameter_ranges") == {"learning_rate": None}:
+    if list(arguments.get("hyperparameter_ranges") or []) in (["learning_rate"], ["5"]):
         from sagemaker.tuner import ContinuousParameter
 
-        arguments = {"hyperparameter_ranges": {"learning_rate": ContinuousParameter(0.1, 1)}}
+        arguments = {"hyperparameter_ranges": {name: ContinuousParameter(0.1, 1)
+                                               for name in arguments["hyperparameter_ranges"]}}
     with pytest.raises(FastTextError, match=message):
         make_tuner(estimator, **arguments)
 
@@ -3182,6 +3268,9 @@ def test_make_tuner_refuses_mistaken_arguments_in_one_line(sm, source_dir, argum
                                       "which the training job refuses: lr must be a positive finite number, got -1.0"),
     ({"epochs": ("Integer", 0, 10)}, "hyperparameter_ranges['epochs']: IntegerParameter(0, 10) gives trials epochs=0, "
                                      "which the training job refuses: epochs must be a positive integer, got 0"),
+    ({"epochs": ("Integer", 10, 10**6)},
+     "hyperparameter_ranges['epochs']: IntegerParameter(10, 1000000) gives trials epochs=1000000, which the training "
+     "job refuses: epochs must be at most 100000"),
     ({"optimizer": ("Categorical", ["sgd", "adagrad"])},
      "hyperparameter_ranges['optimizer']: CategoricalParameter(['sgd', 'adagrad']) gives trials optimizer='adagrad', "
      "which the training job refuses: optimizer must be one of sgd, adam, got 'adagrad'"),
