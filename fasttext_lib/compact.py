@@ -351,17 +351,18 @@ def materialize(model, stored, ctx, what="the compact bundle", advice=None):
 
     The table is built on the CPU first (then copied to a GPU ``ctx``), every row written: one the process cannot
     hold is one error line naming ``what`` and saying ``advice`` (table_memory.check_room_to_load), where it was
-    MXNet's 'Failed to allocate CPU Memory' traceback under ``ulimit -v``, or the OOM killer."""
+    MXNet's 'Failed to allocate CPU Memory' traceback under ``ulimit -v``, or the OOM killer; so is one the GPU
+    cannot hold (table_memory.copied_to)."""
     import mxnet as mx
 
     from .errors import is_out_of_memory, reason_of
-    from .table_memory import adopt_data, allocate_table, cpu_view, out_of_memory_loading
+    from .table_memory import adopt_data, allocate_table, copied_to, cpu_view, out_of_memory_loading
 
     loading = (what, advice or "use a machine with more memory")
     table = allocate_table(stored.num_rows, stored.dim, loading=loading)
     stored.fill(cpu_view(table))
-    try:
-        adopt_data(model.embedding.weight, table, [ctx])  # (a GPU's copy: that device's memory)
+    try:  # (a GPU's copy: that device's memory)
+        adopt_data(model.embedding.weight, table if ctx == table.context else copied_to(table, ctx), [ctx])
     except mx.base.MXNetError as exc:
         if not is_out_of_memory(exc):
             raise

@@ -29,7 +29,7 @@ from mxnet.gluon import nn
 
 from .devices import check_table_size
 from .init_rows import fill_table
-from .table_memory import adopt_data, advise_huge_pages, allocate_table, cpu_view
+from .table_memory import adopt_data, advise_huge_pages, allocate_table, copied_to, cpu_view
 
 
 class FastTextClassifier(gluon.HybridBlock):
@@ -134,7 +134,7 @@ class FastTextClassifier(gluon.HybridBlock):
             return super().load_parameters(filename, ctx=ctx, **kwargs)
         for name, param in params.items():
             data = loaded.pop(name)
-            adopt_data(param, data if data.context == one else data.copyto(one), [one])
+            adopt_data(param, data if data.context == one else copied_to(data, one), [one])
 
     def embedding_table(self):
         """The whole embedding table as numpy (rows: vocabulary, then n-gram buckets)."""

@@ -11,6 +11,7 @@ and failing in one line where it cannot be held, takes the code here:
   compact bundle's stored rows;
 * :func:`advise_huge_pages`: 2 MB pages for the table, asked before its first write;
 * :func:`adopt_data`: a Gluon parameter takes the array as it is, without the copy ``initialize`` makes;
+  :func:`copied_to`: a loaded table's copy to a GPU, its allocation's failure raised where it is copied;
 * :func:`cpu_view`: numpy reads and writes the table in place (its initial values, CPU scoring, compact bundles);
 * :func:`all_finite`, :func:`check_finite`: a loaded bundle's inf or NaN found through that view, in blocks,
   with no temporary the size of the table.
@@ -180,6 +181,16 @@ def adopt_data(param, data, ctxs):
 
     param._deferred_init = ()
     param._init_impl(_Adopted(), list(ctxs))
+
+
+def copied_to(table, ctx):
+    """``table`` (an NDArray) copied to the device ``ctx``, the copy waited for. MXNet allocates the device's memory
+    when its engine runs the copy, and a failed allocation ('cudaMalloc retry failed: out of memory') is raised at
+    the next wait for the array: unwaited, a compact bundle's table loaded 'fine' onto a GPU too small for it and
+    failed at its first prediction, a traceback; waited for here, the load's own out-of-memory line says it."""
+    copy = table.copyto(ctx)
+    copy.wait_to_read()
+    return copy
 
 
 def cpu_view(array):

@@ -678,6 +678,54 @@ def test_word_vectors_of_a_full_bundle_copy_the_vocabulary_rows_only(bundle, wid
     assert out.startswith("loaded "), out
 
 
+CUDA_OUT_OF_MEMORY = ("Traceback (most recent call last):\n  File \"../src/storage/./pooled_storage_manager.h\", "
+                      "line 161\nMXNetError: cudaMalloc retry failed: out of memory")
+
+
+@pytest.mark.parametrize("when", ["at the copy", "at the next wait"])
+@pytest.mark.parametrize("compact", ["float32", "none"])
+def test_a_table_the_gpu_cannot_hold_is_one_error_line(wide_bundles, monkeypatch, compact, when):
+    """The memory check counts the machine's memory, where the table is built or read; the GPU's is allocated when
+    MXNet's engine runs the copy, and a failure is raised at the next wait for the array. A compact bundle's table
+    was never waited for at load: its 'cudaMalloc retry failed: out of memory' came at the first prediction, a
+    traceback. Now both kinds of bundle fail to load in the one out-of-memory line. (No GPU here: the copy of the
+    table to one fails as MXNet's does, raised by the copy or at the next wait; the small output layer fits.)"""
+    import mxnet as mx
+
+    from fasttext_lib import storage
+    from fasttext_lib.bundle import load_bundle_files
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.predict import Predictor
+
+    class FailedCopy(mx.nd.NDArray):
+        __slots__ = ()
+
+        def wait_to_read(self):
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+
+    copyto = mx.nd.NDArray.copyto
+
+    def to_a_full_gpu(self, other):
+        if not isinstance(other, mx.Context) or other.device_type != "gpu":
+            return copyto(self, other)
+        if self.shape[0] < 100_000:  # the output layer: copied (to the CPU: there is no GPU)
+            return copyto(self, mx.cpu())
+        if when == "at the copy":
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+        failed = copyto(self, mx.cpu())
+        failed.__class__ = FailedCopy
+        return failed
+
+    monkeypatch.setattr(mx.nd.NDArray, "copyto", to_a_full_gpu)
+    with storage.staging_dir() as tmp:
+        config, paths = load_bundle_files(str(wide_bundles[compact]), tmp)
+        with pytest.raises(FastTextError) as caught:
+            Predictor.from_files(str(wide_bundles[compact]), config, paths, mx.gpu(0))
+    message = str(caught.value)
+    assert message.startswith(f"out of memory to load {wide_bundles[compact]}: its embedding table, "), message
+    assert "needs 21 MB of memory (cudaMalloc retry failed: out of memory); " in message and "\n" not in message
+
+
 def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_line(wide_bundles, tmp_path,
                                                                                     monkeypatch):
     """``Predictor.load(bundle, ctx="gpu")`` builds (compact) or reads (full) the whole table in the machine's memory
