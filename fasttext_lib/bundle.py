@@ -623,7 +623,7 @@ def _read_parameters(src, config, paths, device, advice):
 
             directory = os.path.dirname(paths[PARAMS])
             try:
-                stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"])
+                stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"], src)
             except compact.BadRows as exc:
                 raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
             if device.device_type != "cpu":  # MXNet's operators need the table; CpuScorer reads the stored rows

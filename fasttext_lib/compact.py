@@ -212,16 +212,67 @@ def _checked(stored, name, ndim, dtype=None):
     return array
 
 
-def read_rows(directory, compact, num_rows, emsize):
+def rows_advice(dtype):
+    """What to do when a compact bundle's stored rows of ``dtype`` are more than the machine can hold."""
+    more = "use a machine with more memory (an endpoint or notebook: a larger instance type)"
+    return more if dtype == "float16" else f"{more}, or a bundle of float16 rows (train --compact float16), " \
+                                           f"which holds them in 2 bytes a value"
+
+
+def held_bytes(count, emsize, dtype):
+    """The memory :func:`read_rows` holds for ``count`` stored rows of ``dtype``: their values as scored (float16 as
+    stored, float32 otherwise: int8 and int4 codes are read as float32, beside the codes themselves while they are
+    converted) and their numbers (int32 as read, int64 as kept)."""
+    values = count * emsize * (2 if dtype == "float16" else 4)
+    bits = QUANTIZED_BITS.get(dtype)
+    codes = count * ((emsize if bits == 8 else (emsize + 1) // 2) + 4) if bits else 0  # (+ a float32 scale a row)
+    return values + codes + count * (4 + 8)
+
+
+def _stored_count(path):
+    """How many rows the rows file at ``path`` stores, from its ``rows`` array's header alone; None where that
+    cannot be read (reading the file then says what is wrong with it)."""
+    from numpy.lib import format as npy
+
+    try:
+        with zipfile.ZipFile(path) as archive, archive.open("rows.npy") as f:
+            version = npy.read_magic(f)
+            shape = (npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0)(f)[0]
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
+        return None
+    return int(shape[0]) if len(shape) == 1 else None
+
+
+def read_rows(directory, compact, num_rows, emsize, what="the compact bundle"):
     """The compact bundle's :class:`StoredRows`, checked against the bundle's table shape and its config's seed
-    (:class:`BadRows` naming what is wrong). Never unpickles: the rows file is data from the bundle."""
+    (:class:`BadRows` naming what is wrong). Never unpickles: the rows file is data from the bundle.
+
+    Rows this process cannot hold are refused before they are read, in one line naming ``what`` (the bundle), as a
+    table is (table_memory.check_room_for_stored_rows): they were read unchecked, the OOM killer's end with no line,
+    or numpy's bare MemoryError under ``ulimit -v``; an allocation that fails all the same says the same."""
+    from .table_memory import check_room_for_stored_rows, out_of_memory_for_stored_rows
+
+    dtype = compact.get("dtype")
+    path = os.path.join(directory, compact.get("file", ROWS_FILE))
+    if not zipfile.is_zipfile(path):  # else np.load reads it as a pickle (refused, "pickled data": misleading)
+        raise BadRows(f"{ROWS_FILE} is not an .npz archive")
+    count = _stored_count(path)
+    if count is not None:
+        check_room_for_stored_rows(count, emsize, dtype, held_bytes(count, emsize, dtype), what, rows_advice(dtype))
+    try:
+        return _read_rows(path, compact, num_rows, emsize)
+    except MemoryError as exc:
+        if count is None:  # (a header that does not read fails the read first: a BadRows)
+            raise
+        raise out_of_memory_for_stored_rows(count, emsize, dtype, held_bytes(count, emsize, dtype), what,
+                                            rows_advice(dtype), cause=str(exc) or "MemoryError") from None
+
+
+def _read_rows(path, compact, num_rows, emsize):
     from .table_memory import NonFinite, all_finite
 
     dtype = compact.get("dtype")
     bits = QUANTIZED_BITS.get(dtype)
-    path = os.path.join(directory, compact.get("file", ROWS_FILE))
-    if not zipfile.is_zipfile(path):  # else np.load reads it as a pickle (refused, "pickled data": misleading)
-        raise BadRows(f"{ROWS_FILE} is not an .npz archive")
     try:
         with np.load(path, allow_pickle=False) as stored:
             seed, rows = int(_checked(stored, "seed", 0)), _checked(stored, "rows", 1)
@@ -301,17 +352,18 @@ def materialize(model, stored, ctx, what="the compact bundle", advice=None):
 
     The table is built on the CPU first (then copied to a GPU ``ctx``), every row written: one the process cannot
     hold is one error line naming ``what`` and saying ``advice`` (table_memory.check_room_to_load), where it was
-    MXNet's 'Failed to allocate CPU Memory' traceback under ``ulimit -v``, or the OOM killer."""
+    MXNet's 'Failed to allocate CPU Memory' traceback under ``ulimit -v``, or the OOM killer; so is one the GPU
+    cannot hold (table_memory.copied_to)."""
     import mxnet as mx
 
     from .errors import is_out_of_memory, reason_of
-    from .table_memory import adopt_data, allocate_table, cpu_view, out_of_memory_loading
+    from .table_memory import adopt_data, allocate_table, copied_to, cpu_view, out_of_memory_loading
 
     loading = (what, advice or "use a machine with more memory")
     table = allocate_table(stored.num_rows, stored.dim, loading=loading)
     stored.fill(cpu_view(table))
-    try:
-        adopt_data(model.embedding.weight, table, [ctx])  # (a GPU's copy: that device's memory)
+    try:  # (a GPU's copy: that device's memory)
+        adopt_data(model.embedding.weight, table if ctx == table.context else copied_to(table, ctx), [ctx])
     except mx.base.MXNetError as exc:
         if not is_out_of_memory(exc):
             raise

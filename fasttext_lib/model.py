@@ -29,7 +29,8 @@ from mxnet.gluon import nn
 
 from .devices import check_table_size
 from .init_rows import fill_table
-from .table_memory import adopt_data, advise_huge_pages, allocate_table, cpu_view
+from .params_file import read_into
+from .table_memory import adopt_data, advise_huge_pages, allocate_table, copied_to, cpu_view
 
 
 class FastTextClassifier(gluon.HybridBlock):
@@ -119,12 +120,18 @@ class FastTextClassifier(gluon.HybridBlock):
         """Gluon's ``load_parameters``, keeping the loaded arrays instead of copying them (one context).
 
         Gluon copies every loaded array into the parameter: loading a bigram bundle held the table
-        twice. Anything unusual (other options, several contexts, names or shapes that do not
+        twice. A model already initialized (a resumed run's) reads the file into its parameters' memory
+        (params_file.read_into). Anything unusual (other options, several contexts, names or shapes that do not
         match) goes to Gluon's own method, which also raises its usual errors.
         """
         one = ctx[0] if isinstance(ctx, (list, tuple)) and len(ctx) == 1 else ctx
         params = self._collect_params_with_prefix()
-        if kwargs or not isinstance(one, mx.Context) or any(p._data is not None for p in params.values()):
+        initialized = [p._data is not None for p in params.values()]
+        where = None if ctx is None else set(ctx) if isinstance(ctx, (list, tuple)) else {ctx}
+        if not kwargs and all(initialized) and all(where in (None, set(p.list_ctx())) for p in params.values()) \
+                and read_into(params, filename):  # a resume: the table it holds takes the file's values
+            return
+        if kwargs or not isinstance(one, mx.Context) or any(initialized):
             return super().load_parameters(filename, ctx=ctx, **kwargs)
         loaded = nd.load(filename)
         if not isinstance(loaded, dict) or set(loaded) != set(params) or any(
@@ -134,7 +141,7 @@ class FastTextClassifier(gluon.HybridBlock):
             return super().load_parameters(filename, ctx=ctx, **kwargs)
         for name, param in params.items():
             data = loaded.pop(name)
-            adopt_data(param, data if data.context == one else data.copyto(one), [one])
+            adopt_data(param, data if data.context == one else copied_to(data, one), [one])
 
     def embedding_table(self):
         """The whole embedding table as numpy (rows: vocabulary, then n-gram buckets)."""

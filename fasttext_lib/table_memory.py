@@ -7,9 +7,11 @@ and failing in one line where it cannot be held, takes the code here:
 * :func:`allocate_table`: the memory (and, under ``ulimit -v``, the address space) checked first, so that a table
   too large is one error line rather than MXNet's traceback, the OOM killer or an abort;
 * :func:`check_room_to_load`: the same for a bundle's table being loaded (read from its file, or rebuilt from a
-  compact bundle's rows), whose error says what to load it on instead;
+  compact bundle's rows), whose error says what to load it on instead; :func:`check_room_for_stored_rows` for a
+  compact bundle's stored rows;
 * :func:`advise_huge_pages`: 2 MB pages for the table, asked before its first write;
 * :func:`adopt_data`: a Gluon parameter takes the array as it is, without the copy ``initialize`` makes;
+  :func:`copied_to`: a loaded table's copy to a GPU, its allocation's failure raised where it is copied;
 * :func:`cpu_view`: numpy reads and writes the table in place (its initial values, CPU scoring, compact bundles);
 * :func:`all_finite`, :func:`check_finite`: a loaded bundle's inf or NaN found through that view, in blocks,
   with no temporary the size of the table.
@@ -91,23 +93,46 @@ def check_room_to_load(num_rows, emsize, what, advice):
     loads and scores with a few MB to spare beside its table (a 79 MB table under ``ulimit -v``: 7 MB), and a load
     that works is not refused. What the little left over cannot hold is :func:`out_of_memory_loading`'s line."""
     size = int(num_rows) * int(emsize) * 4
+    _refuse_beyond_room(size, lambda room: out_of_memory_loading(num_rows, emsize, what, advice, room=room))
+
+
+def check_room_for_stored_rows(count, emsize, dtype, size, what, advice):
+    """:func:`check_room_to_load` for a compact bundle's ``count`` stored rows of ``dtype``, ``size`` bytes once
+    read (compact.read_rows): the rows a CPU scores from (hundreds of MB for a large corpus), read before any table."""
+    _refuse_beyond_room(size, lambda room: out_of_memory_for_stored_rows(count, emsize, dtype, size, what, advice,
+                                                                         room=room))
+
+
+def _refuse_beyond_room(size, error):
+    """Raise ``error(room)`` (``room``: what this process has, said) when ``size`` bytes are more than the address
+    space left under ``ulimit -v``, or than the memory available."""
     left = address_space_left()
     if left is not None and size > left:
-        raise out_of_memory_loading(num_rows, emsize, what, advice,
-                                    room=f"this process may map {left >> 20:,} MB more (ulimit -v)")
+        raise error(f"this process may map {left >> 20:,} MB more (ulimit -v)")
     room = available_memory()
     if room is not None and size > room:
-        raise out_of_memory_loading(num_rows, emsize, what, advice,
-                                    room=f"this machine has {room >> 20:,} MB of memory available")
+        raise error(f"this machine has {room >> 20:,} MB of memory available")
 
 
 def out_of_memory_loading(num_rows, emsize, what, advice, room=None, cause=None):
     """The :class:`FastTextError` of a bundle's table that cannot be held (``room``: what this process has, said;
     ``cause``: the failed allocation's own message, where one failed)."""
     size = int(num_rows) * int(emsize) * 4
-    said = f", and {room}" if room else f" ({cause})" if cause else ""
     return FastTextError(f"out of memory to load {what}: its embedding table, {int(num_rows):,} rows x emsize "
-                         f"{int(emsize)}, needs {-(-size >> 20):,} MB of memory{said}; {advice}")
+                         f"{int(emsize)}, needs {-(-size >> 20):,} MB of memory{_said(room, cause)}; {advice}")
+
+
+def out_of_memory_for_stored_rows(count, emsize, dtype, size, what, advice, room=None, cause=None):
+    """:func:`out_of_memory_loading` for a compact bundle's ``count`` stored rows, ``size`` bytes once read (int8 and
+    int4 codes are read as float32 values)."""
+    held = f"{dtype}, read as float32" if dtype in ("int8", "int4") else dtype
+    return FastTextError(f"out of memory to load {what}: its stored embedding rows, {int(count):,} rows x emsize "
+                         f"{int(emsize)} ({held}), need {-(-int(size) >> 20):,} MB of memory{_said(room, cause)}; "
+                         f"{advice}")
+
+
+def _said(room, cause):
+    return f", and {room}" if room else f" ({cause})" if cause else ""
 
 
 HUGE_PAGE = 2 << 20
@@ -156,6 +181,16 @@ def adopt_data(param, data, ctxs):
 
     param._deferred_init = ()
     param._init_impl(_Adopted(), list(ctxs))
+
+
+def copied_to(table, ctx):
+    """``table`` (an NDArray) copied to the device ``ctx``, the copy waited for. MXNet allocates the device's memory
+    when its engine runs the copy, and a failed allocation ('cudaMalloc retry failed: out of memory') is raised at
+    the next wait for the array: unwaited, a compact bundle's table loaded 'fine' onto a GPU too small for it and
+    failed at its first prediction, a traceback; waited for here, the load's own out-of-memory line says it."""
+    copy = table.copyto(ctx)
+    copy.wait_to_read()
+    return copy
 
 
 def cpu_view(array):

@@ -269,6 +269,27 @@ def test_quantized_compact_bundles_are_smaller_and_close(small, tmp_path, dtype,
     assert _rows_file_size(where) < _rows_file_size(exact) * (fraction + 0.05)
 
 
+def test_an_allocation_that_fails_reading_stored_rows_is_one_error_naming_the_bundle(small, tmp_path, monkeypatch):
+    """Rows that pass the memory check can still fail to be allocated (memory taken meanwhile): numpy's bare
+    MemoryError left Predictor.load, naming neither the bundle nor what to do. Now the out-of-memory line of its
+    stored rows, numpy's own words in it."""
+    from fasttext_lib import compact
+
+    trained, _ = small
+    where = save_bundle(trained, str(tmp_path / "int8"), compact="int8")
+
+    def no_memory(*args):
+        raise MemoryError("Unable to allocate 6.90 MiB for an array with shape (36164, 50) and data type float32")
+
+    monkeypatch.setattr(compact, "dequantize", no_memory)
+    with pytest.raises(FastTextError) as caught:
+        Predictor.load(where)
+    message = str(caught.value)
+    assert message.startswith(f"out of memory to load {where}: its stored embedding rows, "), message
+    assert "x emsize 100 (int8, read as float32), need " in message and "(Unable to allocate 6.90 MiB" in message
+    assert message.endswith("or a bundle of float16 rows (train --compact float16), which holds them in 2 bytes a value")
+
+
 def test_cli_writes_an_int4_bundle(sample_dir, tmp_path):
     out = tmp_path / "bundle"
     done = run_cli("train", "--train", str(sample_dir / "train.csv"), "--output", str(out), "--epochs", "1",

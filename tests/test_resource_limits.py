@@ -559,9 +559,10 @@ WIDE = ["--ngrams", "2", "--buckets", "100000", "--emsize", "50"]
 
 @pytest.fixture(scope="module")
 def wide_bundles(data, tmp_path_factory):
-    """``{"none": a full bundle, "float32": a compact one}`` of the same ~21 MB bigram model."""
+    """``{"none": a full bundle, "float32", "int4": compact ones}`` of the same ~21 MB bigram model (its compact
+    bundles store ~36k of its ~108k rows: 7 MB of float32)."""
     out = {}
-    for compact in ("none", "float32"):
+    for compact in ("none", "float32", "int4"):
         out[compact] = tmp_path_factory.mktemp("wide") / "model"
         r = run_cli("train", "--train", data["train"], "--output", out[compact], *TINY, *WIDE, "--compact", compact)
         assert r.returncode == 0, r.stderr
@@ -604,6 +605,24 @@ def test_a_compact_bundle_is_scored_on_a_machine_too_small_for_its_table(tmp_pat
     assert len(r.stdout.splitlines()) == 60
 
 
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_compact_bundle_whose_stored_rows_are_more_than_the_memory_available_is_refused_in_one_line(
+        tmp_path, data, wide_bundles, command):
+    """A compact bundle's stored rows (7 MB of float32 here; hundreds of MB for a large corpus) were read without a
+    look at the memory available: on a machine with less, the OOM killer ended the run with no line (or numpy's
+    MemoryError: the CLI's line named neither the bundle nor its rows). Now one line that says what the rows need,
+    what is available and what to do, before they are read."""
+    model = wide_bundles["float32"]
+    args = (["predict", "--model", model, "--input", data["test"]] if command == "predict"
+            else ["evaluate", "--model", model, "--data", data["test"]])
+    r = _on_a_small_machine(tmp_path, args, available_kb=2048)
+    assert_error(r, f"out of memory to load {model}: its stored embedding rows, ")
+    said = re.search(r"its stored embedding rows, ([\d,]+) rows x emsize 50 \(float32\), need (\d+) MB of memory, "
+                     r"and this machine has 2 MB of memory available; use a machine with more memory", r.stderr)
+    assert said and 7 <= int(said.group(2)) <= 9, r.stderr
+    assert "train --compact float16" in r.stderr and r.stdout == ""
+
+
 LOADS_UNDER_A_LIMIT = """
 import json, resource, sys
 from fasttext_lib.predict import Predictor
@@ -643,11 +662,68 @@ def test_a_table_beyond_a_ulimit_v_is_one_error_line_that_says_so(bundle, wide_b
     assert "Predictor.model builds the whole table, which predict, evaluate and word_vectors do not need" in squeezed
 
 
+def test_stored_rows_beyond_a_ulimit_v_are_one_error_line_not_a_memory_error(bundle, wide_bundles):
+    """Under ``ulimit -v`` with 4 MB left, Predictor.load of an int4 bundle (its 9 MB of rows read as float32) raised
+    numpy's bare MemoryError ('Unable to allocate 6.90 MiB for an array with shape (36164, 50)'), which named
+    neither the bundle nor what to do. Now the same one line as a table that does not fit."""
+    out = _load_under_a_limit(bundle, wide_bundles["int4"], 4)
+    assert out.startswith(f"FastTextError out of memory to load {wide_bundles['int4']}: its stored embedding rows, "), out
+    assert "x emsize 50 (int4, read as float32), need " in out and "MB more (ulimit -v); use a machine with more" in out
+
+
 def test_word_vectors_of_a_full_bundle_copy_the_vocabulary_rows_only(bundle, wide_bundles):
     """word_vectors (export-vectors, notebook 04) copied the whole table to keep its vocabulary's rows: a second
     table, a numpy MemoryError traceback where the first fit with room to spare. Now only those rows are copied."""
     out = _load_under_a_limit(bundle, wide_bundles["none"], 30)  # the 21 MB table, not two of them
     assert out.startswith("loaded "), out
+
+
+CUDA_OUT_OF_MEMORY = ("Traceback (most recent call last):\n  File \"../src/storage/./pooled_storage_manager.h\", "
+                      "line 161\nMXNetError: cudaMalloc retry failed: out of memory")
+
+
+@pytest.mark.parametrize("when", ["at the copy", "at the next wait"])
+@pytest.mark.parametrize("compact", ["float32", "none"])
+def test_a_table_the_gpu_cannot_hold_is_one_error_line(wide_bundles, monkeypatch, compact, when):
+    """The memory check counts the machine's memory, where the table is built or read; the GPU's is allocated when
+    MXNet's engine runs the copy, and a failure is raised at the next wait for the array. A compact bundle's table
+    was never waited for at load: its 'cudaMalloc retry failed: out of memory' came at the first prediction, a
+    traceback. Now both kinds of bundle fail to load in the one out-of-memory line. (No GPU here: the copy of the
+    table to one fails as MXNet's does, raised by the copy or at the next wait; the small output layer fits.)"""
+    import mxnet as mx
+
+    from fasttext_lib import storage
+    from fasttext_lib.bundle import load_bundle_files
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.predict import Predictor
+
+    class FailedCopy(mx.nd.NDArray):
+        __slots__ = ()
+
+        def wait_to_read(self):
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+
+    copyto = mx.nd.NDArray.copyto
+
+    def to_a_full_gpu(self, other):
+        if not isinstance(other, mx.Context) or other.device_type != "gpu":
+            return copyto(self, other)
+        if self.shape[0] < 100_000:  # the output layer: copied (to the CPU: there is no GPU)
+            return copyto(self, mx.cpu())
+        if when == "at the copy":
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+        failed = copyto(self, mx.cpu())
+        failed.__class__ = FailedCopy
+        return failed
+
+    monkeypatch.setattr(mx.nd.NDArray, "copyto", to_a_full_gpu)
+    with storage.staging_dir() as tmp:
+        config, paths = load_bundle_files(str(wide_bundles[compact]), tmp)
+        with pytest.raises(FastTextError) as caught:
+            Predictor.from_files(str(wide_bundles[compact]), config, paths, mx.gpu(0))
+    message = str(caught.value)
+    assert message.startswith(f"out of memory to load {wide_bundles[compact]}: its embedding table, "), message
+    assert "needs 21 MB of memory (cudaMalloc retry failed: out of memory); " in message and "\n" not in message
 
 
 def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_line(wide_bundles, tmp_path,

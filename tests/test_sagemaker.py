@@ -1909,16 +1909,17 @@ def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(split
     """An endpoint instance with less memory available than a full bundle's table (an 800 MB bigram table on a
     small instance): model_fn read the whole table regardless, and the OOM killer ended the worker with no word
     in the log. Now model_fn fails in one line that says what the table needs and what to do; a compact bundle of
-    the same model is served on that instance, from its stored rows (no table is built)."""
+    the same model is served on that instance, from its stored rows (no table is built): float16 rows, which take
+    less than the table (this small model's training changed nearly all of its rows)."""
     from fasttext_lib import devices
     from fasttext_lib.config import TrainConfig
     from fasttext_lib.train import train
 
     trained = train(*splits, TrainConfig(**{**FAST, "epochs": 1}, progress=False, ctx="cpu"))
     full = save_bundle(trained, str(tmp_path / "full"), compact="none")
-    small = save_bundle(trained, str(tmp_path / "compact"), compact="float32")
+    small = save_bundle(trained, str(tmp_path / "compact"), compact="float16")
     meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 64 kB\nSwapFree: 0 kB\n")  # less than the 0.6 MB table
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 3072 kB\nSwapFree: 0 kB\n")  # less than the 4 MB table
     monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
     monkeypatch.setattr(devices, "_CGROUP_MEMORY", ())
     monkeypatch.setattr(sm_serve, "_LOADED", {})
@@ -1926,10 +1927,34 @@ def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(split
         sm_serve.model_fn(full)
     message = str(caught.value)
     assert "\n" not in message and message.startswith(f"out of memory to load {full}: its embedding table, ")
-    assert "this machine has 0 MB of memory available" in message and "a larger instance type" in message
+    assert "this machine has 3 MB of memory available" in message and "a larger instance type" in message
     assert "a compact bundle (train --compact)" in message
     served = sm_serve.model_fn(small)
     assert len(sm_serve.predict_fn(["great food", "cold food"], served)) == 2
+
+
+def test_model_fn_of_a_compact_bundle_whose_stored_rows_are_too_large_for_the_instance_is_one_error_line(
+        splits, tmp_path, monkeypatch):
+    """A compact bundle's stored rows were read regardless of the memory the instance has: the worker died with
+    no word in the log (the OOM killer) or in numpy's bare MemoryError. Now model_fn fails in one line that names
+    the bundle, what its rows need and what to do."""
+    from fasttext_lib import devices
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    trained = train(*splits, TrainConfig(**{**FAST, "epochs": 1}, progress=False, ctx="cpu"))
+    small = save_bundle(trained, str(tmp_path / "compact"), compact="int8")
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16 kB\nSwapFree: 0 kB\n")
+    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
+    monkeypatch.setattr(devices, "_CGROUP_MEMORY", ())
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    with pytest.raises(FastTextError) as caught:
+        sm_serve.model_fn(small)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"out of memory to load {small}: its stored embedding rows, ")
+    assert "(int8, read as float32)" in message and "this machine has 0 MB of memory available" in message
+    assert "a larger instance type" in message
 
 
 def _model_dir_holding(root, layout, bundle):
