@@ -338,6 +338,73 @@ def test_a_rerun_with_fewer_epochs_than_its_checkpoint_is_refused_also_without_l
     assert [row["epoch"] for row in seen] == [3] and kept() == ["epoch-0003"]
 
 
+def test_a_checkpoint_saved_before_newest_epoch_json_is_found_past_the_reruns_epochs_without_list_bucket(splits,
+                                                                                                      unlisted):
+    """A checkpoint a version before newest-epoch.json saved to S3 (no note beside it), resumed by a role without
+    s3:ListBucket with fewer --epochs than the checkpoint's epoch: only epochs 1 .. --epochs were asked for, so the
+    run started over silently where a local or listable one is refused. The epochs past them are asked for too."""
+    policy, _, dest = unlisted
+    ckpt = dest.rsplit("/", 1)[0] + "/checkpoints"
+    bucket, prefix = policy.bucket, storage.split_s3(ckpt)[1] + "/"
+    admin = policy.client("admin")
+    config = TrainConfig(epochs=8, batch_size=256, progress=False, seed=4)
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(7))
+    admin.delete_object(Bucket=bucket, Key=prefix + "newest-epoch.json")  # as that older version left it
+
+    def kept():
+        return sorted(o["Key"][len(prefix):] for o in admin.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"])
+
+    before = kept()
+    assert [name.split("/")[0] for name in before] == ["epoch-0007"] * 3
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, TrainConfig(**dict(config.to_dict(), epochs=2)), checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert "different run (epochs 8 -> 2)" in message and "rerun with --epochs 8 to resume it" in message, message
+    assert kept() == before  # nothing written, nothing removed
+
+
+def test_the_newest_epoch_noted_on_s3_never_goes_back_when_two_runs_save_to_one_prefix(s3_bucket, monkeypatch):
+    """Two runs of one command saving to one S3 prefix: run B noting epoch 3 after run A noted 7 (also when B read
+    the note before A wrote it, then wrote its own) left newest-epoch.json saying 3, and a rerun without
+    s3:ListBucket with fewer --epochs than 7 no longer found A's checkpoint (it started over). The note only rises."""
+    from fasttext_lib import checkpoints
+
+    ckpt = f"{s3_bucket}/shared-note"
+    bucket, key = storage.split_s3(storage.join(ckpt, checkpoints.NEWEST_EPOCH))
+
+    def noted():
+        return json.loads(boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read())
+
+    checkpoints._note_newest(ckpt, 2)
+    checkpoints._note_newest(ckpt, 7)  # run A
+    checkpoints._note_newest(ckpt, 3)  # run B, after it
+    assert noted() == {"epoch": 7}
+
+    boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=b'{"epoch": 2}')  # a fresh start of both runs
+    real_client, interleaved = storage.s3_client, []
+
+    class WhileBWrites:
+        """B's client: A's note lands between what B read and B's write of the note."""
+
+        def __getattr__(self, name):
+            return getattr(real_client(), name)
+
+        def put_object(self, **kwargs):
+            if kwargs.get("Key") == key and not interleaved:
+                interleaved.append(True)
+                monkeypatch.setattr(storage, "s3_client", real_client)
+                checkpoints._note_newest(ckpt, 7)  # run A
+                monkeypatch.setattr(storage, "s3_client", WhileBWrites)
+            return real_client().put_object(**kwargs)
+
+    monkeypatch.setattr(storage, "s3_client", WhileBWrites)
+    checkpoints._note_newest(ckpt, 3)  # run B
+    assert interleaved and noted() == {"epoch": 7}
+    checkpoints._note_newest(ckpt, 8)  # a newer epoch is still noted
+    assert noted() == {"epoch": 8}
+
+
 def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     """SIGKILL a real training process mid-run, rerun the same command: same bundle as an unbroken run."""
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
@@ -726,6 +793,7 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits
     shutil.rmtree(ckpt / "epoch-0002")
     resumed = train(*splits, config, checkpoint_dir=str(ckpt))
     np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
+
 
 
 def _a_pickled_checkpoint(splits, tmp_path, config):
