@@ -426,12 +426,28 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
                 continue
             if isinstance(exc, (storage.SetChanged, storage.Damaged)):  # for good: "try again" would not help
                 where = _epoch_dir(checkpoint_dir, epochs[-1])
+                if isinstance(exc, storage.SetChanged) and exc.missing:
+                    raise _missing_file(where, exc) from None
                 reason = "a file its checkpoint.json names is missing" if isinstance(exc, storage.SetChanged) else \
                     str(exc).replace(f"{where}: ", "", 1)
                 raise FastTextError(f"cannot resume from checkpoint {where}: {reason}; "
                                     f"remove that directory (an earlier checkpoint, if any, is resumed instead) or "
                                     f"use another --checkpoint-dir") from None
             raise
+
+
+def _missing_file(where, exc):
+    """The refusal of a checkpoint whose checkpoint.json names a file that is gone (``exc``: storage.SetChanged), by
+    name. A save writes checkpoint.json after the files it names (storage.publish), and takes them back only with it,
+    so this one was complete and lost the file since: deleted by hand or by a lifecycle rule, skipped by a copy. Not
+    fallen back from to an earlier checkpoint (a kill before its removal leaves one): that run's next save would
+    remove this one, and with it what can still be restored (the file from a backup or an object version); said so."""
+    name, stored = exc.missing
+    said = "is missing or S3 refused to read (403: without s3:ListBucket its answer for a missing object too)" \
+        if exc.refused else "is missing (deleted since it was written: a save writes checkpoint.json last)"
+    return FastTextError(f"cannot resume from checkpoint {where}: its {CHECKPOINT_MARKER} names {name} ({stored}), "
+                         f"which {said}; put that file back, or remove that directory (an earlier checkpoint, if any, "
+                         f"is resumed instead) or use another --checkpoint-dir")
 
 
 def text_rule_of(featurizer, config):

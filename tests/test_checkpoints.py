@@ -733,7 +733,8 @@ def _republished(logical, content):
 
 
 DAMAGE = {
-    "model.params deleted": (lambda d: os.remove(next(d.glob("model-*"))), "a file its checkpoint.json names is missing"),
+    "model.params deleted": (lambda d: os.remove(next(d.glob("model-*"))),
+                             "its checkpoint.json names model.params (model-"),
     "optimizer.npz truncated": (lambda d: os.truncate(next(d.glob("optimizer-*")), 10), "optimizer.npz is truncated"),
     "model.params overwritten": (lambda d: next(d.glob("model-*")).write_bytes(b"x" * next(d.glob("model-*")).stat().st_size),
                                  "model.params does not match its checksum"),
@@ -794,6 +795,65 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits
     resumed = train(*splits, config, checkpoint_dir=str(ckpt))
     np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
 
+
+@pytest.mark.parametrize("where", ["local", "s3 without ListBucket"])
+def test_a_checkpoint_missing_a_file_is_refused_naming_it_and_resumes_once_it_is_back(splits, tmp_path, request,
+                                                                                     monkeypatch, where):
+    """A save writes checkpoint.json after the files it names, so a checkpoint.json naming a missing file was complete
+    and lost that file since (deleted by hand or by a lifecycle rule, skipped by a copy). Falling back to an earlier
+    checkpoint (one a kill before its removal left) would have its next save remove this one, and with it what
+    could still be restored: it is refused in one line naming the file, nothing is removed, and once the file is
+    back the rerun resumes from it. (The refusal said only 'a file its checkpoint.json names is missing'.)"""
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    if where == "local":
+        ckpt = str(tmp_path / "ckpt")
+
+        def files():
+            return {os.path.relpath(os.path.join(d, f), ckpt): open(os.path.join(d, f), "rb").read()
+                    for d, _, names in os.walk(ckpt) for f in names if f != ".fasttext.lock"}
+
+        def delete(name):
+            os.remove(os.path.join(ckpt, name))
+
+        def put_back(name, data):
+            with open(os.path.join(ckpt, name), "wb") as f:
+                f.write(data)
+    else:
+        policy, _, dest = request.getfixturevalue("unlisted")
+        ckpt, admin = dest.rsplit("/", 1)[0] + "/checkpoints", policy.client("admin")
+        prefix = storage.split_s3(ckpt)[1] + "/"
+
+        def files():
+            listed = admin.list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", [])
+            return {o["Key"][len(prefix):]: admin.get_object(Bucket=policy.bucket, Key=o["Key"])["Body"].read()
+                    for o in listed}
+
+        def delete(name):
+            admin.delete_object(Bucket=policy.bucket, Key=prefix + name)
+
+        def put_back(name, data):
+            admin.put_object(Bucket=policy.bucket, Key=prefix + name, Body=data)
+    with monkeypatch.context() as killed_before_the_removal:
+        killed_before_the_removal.setattr(storage, "remove", lambda *args: None)
+        with pytest.raises(Crash):
+            train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(2))
+    params = next(name for name in files() if name.startswith("epoch-0002/model-"))
+    data = files()[params]
+    delete(params)
+    left = files()
+    assert any(name.startswith("epoch-0001/") for name in left)
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert message.startswith(f"cannot resume from checkpoint {ckpt}/epoch-0002: its checkpoint.json names "
+                              f"model.params ({params.split('/')[1]}), which is missing") and "\n" not in message, message
+    assert "put that file back, or remove that directory" in message, message
+    assert files() == left  # nothing removed, nothing written
+    put_back(params, data)
+    seen = []
+    resumed = train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)
+    assert [row["epoch"] for row in seen] == [3]
+    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
 
 
 def _a_pickled_checkpoint(splits, tmp_path, config):
