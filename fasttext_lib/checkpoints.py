@@ -38,21 +38,25 @@ TRAIN_ACCURACY = "train_accuracy"  # the history column of train(score_train=Tru
 DATA_FINGERPRINT = "tokens-sha256:"
 # On S3, beside the epochs: the newest epoch saved ({"epoch": N}), for a resume that may not list (_s3_marker_names)
 NEWEST_EPOCH = "newest-epoch.json"
+# A resume without s3:ListBucket asks for the markers of this many epochs past its own and the note's
+# (_s3_marker_names): a checkpoint further past them is not seen. One HEAD each, 16 at a time, once per resume.
+PROBED_PAST = 100
 
 
-def _checkpoint_epochs(checkpoint_dir, last_epoch):
+def _checkpoint_epochs(checkpoint_dir, last_epoch, past=False):
     """Epochs with a complete checkpoint (their marker exists), newest last. ``last_epoch`` bounds the
-    search only where S3 refuses to list the prefix (then each epoch's marker is asked for)."""
-    return _epochs_found(checkpoint_dir, last_epoch)[0]
+    search only where S3 refuses to list the prefix (then each epoch's marker is asked for; ``past``: a resume's
+    search, past ``last_epoch`` too: :func:`_s3_marker_names`)."""
+    return _epochs_found(checkpoint_dir, last_epoch, past)[0]
 
 
-def _epochs_found(checkpoint_dir, last_epoch):
+def _epochs_found(checkpoint_dir, last_epoch, past=False):
     """``(epochs with a complete checkpoint, newest last; every epoch-NNNN directory seen, marker or not)``.
     A directory without a marker holds what a killed or interrupted save left (or what a SageMaker sync
     cut short copied back): no resume reads it, so only :func:`save_checkpoint`'s sweep ever removes it."""
     if storage.is_s3(checkpoint_dir):
         with storage.s3_errors(checkpoint_dir):
-            names = _s3_marker_names(checkpoint_dir, last_epoch)
+            names = _s3_marker_names(checkpoint_dir, last_epoch, past)
     else:
         if os.path.lexists(checkpoint_dir) and not os.path.isdir(checkpoint_dir):
             raise FastTextError(f"checkpoint directory {checkpoint_dir} exists and is not a directory")
@@ -71,13 +75,18 @@ def _epochs_found(checkpoint_dir, last_epoch):
     return sorted(complete), seen
 
 
-def _s3_marker_names(checkpoint_dir, last_epoch):
+def _s3_marker_names(checkpoint_dir, last_epoch, past=False):
     """``epoch-NNNN/checkpoint.json`` names under an S3 prefix: listed, or, where S3 refuses the listing (a
     role without s3:ListBucket), asked for one epoch at a time: 1 .. ``last_epoch`` (a run's checkpoints
     are numbered by its epochs, and a checkpoint resumes only under the same settings, epochs included), and
-    the epoch :data:`NEWEST_EPOCH` names. Without it a checkpoint past ``last_epoch`` (a rerun with fewer
-    epochs) went unseen, and the run started over where a listing refuses it.
+    the epoch :data:`NEWEST_EPOCH` names. ``past``: a resume's question, also the :data:`PROBED_PAST` epochs past
+    both, for a checkpoint that has no note (saved before notes were written, or past a note left by checkpoints
+    removed since): without them one past ``last_epoch`` (a rerun with fewer epochs) went unseen, and the run
+    started over where a listing refuses it. (Each epoch is asked for: a save removes the epoch before it, so only
+    the newest marker is there, and a search that skips numbers, as a binary one does, misses it.)
     Without ListBucket S3 answers 403 for a missing key, so a refused HEAD means "no checkpoint there"."""
+    from concurrent.futures import ThreadPoolExecutor
+
     bucket, prefix = storage.split_s3(checkpoint_dir)
     prefix = prefix.rstrip("/") + "/" if prefix else ""
     try:
@@ -86,40 +95,78 @@ def _s3_marker_names(checkpoint_dir, last_epoch):
     except Exception as exc:
         if not storage.is_forbidden(exc):
             raise
-    asked = set(range(1, last_epoch + 1)) | {_newest_noted(bucket, prefix + NEWEST_EPOCH)} - {None}
-    return {f"epoch-{e:04d}/{CHECKPOINT_MARKER}" for e in sorted(asked)
-            if storage.exists(storage.join(_epoch_dir(checkpoint_dir, e), CHECKPOINT_MARKER), forbidden_is_missing=True)}
+    noted = _read_note(bucket, prefix + NEWEST_EPOCH)[0]
+    asked = set(range(1, last_epoch + 1)) | {noted} - {None}
+    if past:
+        top = max(asked, default=0)
+        asked |= set(range(top + 1, top + PROBED_PAST + 1))
+
+    def marked(epoch):
+        return storage.exists(storage.join(_epoch_dir(checkpoint_dir, epoch), CHECKPOINT_MARKER), forbidden_is_missing=True)
+
+    epochs = sorted(asked)
+    with ThreadPoolExecutor(min(16, len(epochs) or 1)) as pool:  # (one round trip each: together, not in turn)
+        found = list(pool.map(marked, epochs))
+    return {f"epoch-{e:04d}/{CHECKPOINT_MARKER}" for e, there in zip(epochs, found) if there}
 
 
-def _newest_noted(bucket, key):
-    """The epoch :func:`_note_newest` noted (``None``: no note, as without ListBucket a missing one is refused, or
-    not one it wrote: a hint for what to ask for, which is then checked as every checkpoint is)."""
+def _read_note(bucket, key):
+    """``(the epoch :func:`_note_newest` noted, the note's ETag)``; ``(None, None)``: no note (without ListBucket a
+    missing one is refused). A note this library did not write is ``(None, its ETag)``: a hint for what to ask for,
+    which is then checked as every checkpoint is, and replaced by the next save's."""
     import json
 
     try:
-        body = storage.s3_client().get_object(Bucket=bucket, Key=key)["Body"].read(1024)
+        answer = storage.s3_client().get_object(Bucket=bucket, Key=key)
+        body = answer["Body"].read(1024)
     except Exception as exc:
         if storage.is_forbidden(exc) or storage.s3._is_missing(exc):
-            return None
+            return None, None
         raise
     try:
         epoch = json.loads(body)["epoch"]
     except (ValueError, TypeError, KeyError):
-        return None
-    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0 else None
+        epoch = None
+    valid = isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0
+    return (epoch if valid else None), answer.get("ETag")
 
 
-def _note_newest(checkpoint_dir, epoch):
+def _note_newest(checkpoint_dir, epoch, attempts=5):
     """On S3, ``NEWEST_EPOCH`` names ``epoch`` once its checkpoint is published (and before the one it replaces is
-    removed: the note names a checkpoint there at every point), so that a resume that may not list the prefix
-    finds it past its own epochs (:func:`_s3_marker_names`). One small PUT an epoch."""
+    removed), so that a resume that may not list the prefix finds it past its own epochs (:func:`_s3_marker_names`;
+    a noted checkpoint removed since is asked for and not found). Never a lower epoch than it names: two runs of one
+    command may share the prefix, and one at epoch 3 writing after one at 7 hid the 7th from such a resume. So the
+    note is read, and replaced only by a higher epoch, with a conditional PUT (If-Match its ETag; If-None-Match
+    where there is none) that S3 refuses if another save wrote it between the two: then read again. A store without
+    conditional writes is written unconditionally (a note lowered only when two saves interleave to the millisecond).
+    (One object per epoch noted would need no condition, but they pile up, and one a kill left unwritten is a hole a
+    search skipping numbers misses.) A GET and a small PUT an epoch."""
     import json
 
-    if storage.is_s3(checkpoint_dir):
-        bucket, key = storage.split_s3(storage.join(checkpoint_dir, NEWEST_EPOCH))
-        with storage.s3_errors(checkpoint_dir):
-            storage.s3_client().put_object(Bucket=bucket, Key=key, Body=json.dumps({"epoch": epoch}).encode("ascii"),
-                                           ContentType="application/json")
+    if not storage.is_s3(checkpoint_dir):
+        return
+    bucket, key = storage.split_s3(storage.join(checkpoint_dir, NEWEST_EPOCH))
+    body = json.dumps({"epoch": epoch}).encode("ascii")
+    with storage.s3_errors(checkpoint_dir):
+        client = storage.s3_client()
+        members = storage.s3._put_members(client)
+        for _ in range(attempts):
+            noted, etag = _read_note(bucket, key)
+            if noted is not None and noted >= epoch:
+                return
+            condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
+            if not set(condition) <= members:
+                condition = {}
+            try:
+                client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+                return
+            except Exception as exc:
+                code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+                if code in ("NotImplemented", "501") and condition:  # an S3-compatible store without conditions
+                    members = set()
+                elif code not in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
+                    raise
+        # (another save replaced the note at each attempt: theirs, as high as ours or higher by now, stays)
 
 
 def _epoch_dir(checkpoint_dir, epoch):
@@ -275,7 +322,7 @@ def refuse_an_older_format(checkpoint_dir, epochs):
     """Before the data is read (minutes at Yelp size): the newest checkpoint a resume of ``epochs`` would read, refused
     now if a version that pickled its optimizer state wrote it (:func:`_refuse_pickled`), not after the reading. Any
     other fault of it (damaged, another run's) is left to :func:`load_checkpoint`, which says it with what to do."""
-    found = _checkpoint_epochs(checkpoint_dir, epochs)
+    found = _checkpoint_epochs(checkpoint_dir, epochs, past=True)
     if found:
         _refuse_if_pickled(_epoch_dir(checkpoint_dir, found[-1]))
 
@@ -366,7 +413,7 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
     by a dist_* cluster only a cluster of as many workers (``num_workers``). ``text_rule``: (the featurizer's
     unicode_form, the rules whose change the data fingerprint tells: :func:`text_rule_of`)."""
     for attempt in range(attempts):
-        epochs = _checkpoint_epochs(checkpoint_dir, config.epochs)
+        epochs = _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)
         if not epochs:
             return None
         try:
@@ -375,16 +422,32 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
         except FastTextError as exc:
             # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read
             # it (its manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from.
-            if attempt < attempts - 1 and _checkpoint_epochs(checkpoint_dir, config.epochs)[-1:] != epochs[-1:]:
+            if attempt < attempts - 1 and _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)[-1:] != epochs[-1:]:
                 continue
             if isinstance(exc, (storage.SetChanged, storage.Damaged)):  # for good: "try again" would not help
                 where = _epoch_dir(checkpoint_dir, epochs[-1])
+                if isinstance(exc, storage.SetChanged) and exc.missing:
+                    raise _missing_file(where, exc) from None
                 reason = "a file its checkpoint.json names is missing" if isinstance(exc, storage.SetChanged) else \
                     str(exc).replace(f"{where}: ", "", 1)
                 raise FastTextError(f"cannot resume from checkpoint {where}: {reason}; "
                                     f"remove that directory (an earlier checkpoint, if any, is resumed instead) or "
                                     f"use another --checkpoint-dir") from None
             raise
+
+
+def _missing_file(where, exc):
+    """The refusal of a checkpoint whose checkpoint.json names a file that is gone (``exc``: storage.SetChanged), by
+    name. A save writes checkpoint.json after the files it names (storage.publish), and takes them back only with it,
+    so this one was complete and lost the file since: deleted by hand or by a lifecycle rule, skipped by a copy. Not
+    fallen back from to an earlier checkpoint (a kill before its removal leaves one): that run's next save would
+    remove this one, and with it what can still be restored (the file from a backup or an object version); said so."""
+    name, stored = exc.missing
+    said = "is missing or S3 refused to read (403: without s3:ListBucket its answer for a missing object too)" \
+        if exc.refused else "is missing (deleted since it was written: a save writes checkpoint.json last)"
+    return FastTextError(f"cannot resume from checkpoint {where}: its {CHECKPOINT_MARKER} names {name} ({stored}), "
+                         f"which {said}; put that file back, or remove that directory (an earlier checkpoint, if any, "
+                         f"is resumed instead) or use another --checkpoint-dir")
 
 
 def text_rule_of(featurizer, config):

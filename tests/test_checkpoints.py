@@ -366,6 +366,73 @@ def test_a_rerun_with_fewer_epochs_than_its_checkpoint_is_refused_also_without_l
     assert [row["epoch"] for row in seen] == [3] and kept() == ["epoch-0003"]
 
 
+def test_a_checkpoint_saved_before_newest_epoch_json_is_found_past_the_reruns_epochs_without_list_bucket(splits,
+                                                                                                      unlisted):
+    """A checkpoint a version before newest-epoch.json saved to S3 (no note beside it), resumed by a role without
+    s3:ListBucket with fewer --epochs than the checkpoint's epoch: only epochs 1 .. --epochs were asked for, so the
+    run started over silently where a local or listable one is refused. The epochs past them are asked for too."""
+    policy, _, dest = unlisted
+    ckpt = dest.rsplit("/", 1)[0] + "/checkpoints"
+    bucket, prefix = policy.bucket, storage.split_s3(ckpt)[1] + "/"
+    admin = policy.client("admin")
+    config = TrainConfig(epochs=8, batch_size=256, progress=False, seed=4)
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(7))
+    admin.delete_object(Bucket=bucket, Key=prefix + "newest-epoch.json")  # as that older version left it
+
+    def kept():
+        return sorted(o["Key"][len(prefix):] for o in admin.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"])
+
+    before = kept()
+    assert [name.split("/")[0] for name in before] == ["epoch-0007"] * 3
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, TrainConfig(**dict(config.to_dict(), epochs=2)), checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert "different run (epochs 8 -> 2)" in message and "rerun with --epochs 8 to resume it" in message, message
+    assert kept() == before  # nothing written, nothing removed
+
+
+def test_the_newest_epoch_noted_on_s3_never_goes_back_when_two_runs_save_to_one_prefix(s3_bucket, monkeypatch):
+    """Two runs of one command saving to one S3 prefix: run B noting epoch 3 after run A noted 7 (also when B read
+    the note before A wrote it, then wrote its own) left newest-epoch.json saying 3, and a rerun without
+    s3:ListBucket with fewer --epochs than 7 no longer found A's checkpoint (it started over). The note only rises."""
+    from fasttext_lib import checkpoints
+
+    ckpt = f"{s3_bucket}/shared-note"
+    bucket, key = storage.split_s3(storage.join(ckpt, checkpoints.NEWEST_EPOCH))
+
+    def noted():
+        return json.loads(boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read())
+
+    checkpoints._note_newest(ckpt, 2)
+    checkpoints._note_newest(ckpt, 7)  # run A
+    checkpoints._note_newest(ckpt, 3)  # run B, after it
+    assert noted() == {"epoch": 7}
+
+    boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=b'{"epoch": 2}')  # a fresh start of both runs
+    real_client, interleaved = storage.s3_client, []
+
+    class WhileBWrites:
+        """B's client: A's note lands between what B read and B's write of the note."""
+
+        def __getattr__(self, name):
+            return getattr(real_client(), name)
+
+        def put_object(self, **kwargs):
+            if kwargs.get("Key") == key and not interleaved:
+                interleaved.append(True)
+                monkeypatch.setattr(storage, "s3_client", real_client)
+                checkpoints._note_newest(ckpt, 7)  # run A
+                monkeypatch.setattr(storage, "s3_client", WhileBWrites)
+            return real_client().put_object(**kwargs)
+
+    monkeypatch.setattr(storage, "s3_client", WhileBWrites)
+    checkpoints._note_newest(ckpt, 3)  # run B
+    assert interleaved and noted() == {"epoch": 7}
+    checkpoints._note_newest(ckpt, 8)  # a newer epoch is still noted
+    assert noted() == {"epoch": 8}
+
+
 def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     """SIGKILL a real training process mid-run, rerun the same command: same bundle as an unbroken run."""
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
@@ -694,7 +761,8 @@ def _republished(logical, content):
 
 
 DAMAGE = {
-    "model.params deleted": (lambda d: os.remove(next(d.glob("model-*"))), "a file its checkpoint.json names is missing"),
+    "model.params deleted": (lambda d: os.remove(next(d.glob("model-*"))),
+                             "its checkpoint.json names model.params (model-"),
     "optimizer.npz truncated": (lambda d: os.truncate(next(d.glob("optimizer-*")), 10), "optimizer.npz is truncated"),
     "model.params overwritten": (lambda d: next(d.glob("model-*")).write_bytes(b"x" * next(d.glob("model-*")).stat().st_size),
                                  "model.params does not match its checksum"),
@@ -753,6 +821,66 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits
 
     shutil.rmtree(ckpt / "epoch-0002")
     resumed = train(*splits, config, checkpoint_dir=str(ckpt))
+    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
+
+
+@pytest.mark.parametrize("where", ["local", "s3 without ListBucket"])
+def test_a_checkpoint_missing_a_file_is_refused_naming_it_and_resumes_once_it_is_back(splits, tmp_path, request,
+                                                                                     monkeypatch, where):
+    """A save writes checkpoint.json after the files it names, so a checkpoint.json naming a missing file was complete
+    and lost that file since (deleted by hand or by a lifecycle rule, skipped by a copy). Falling back to an earlier
+    checkpoint (one a kill before its removal left) would have its next save remove this one, and with it what
+    could still be restored: it is refused in one line naming the file, nothing is removed, and once the file is
+    back the rerun resumes from it. (The refusal said only 'a file its checkpoint.json names is missing'.)"""
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    if where == "local":
+        ckpt = str(tmp_path / "ckpt")
+
+        def files():
+            return {os.path.relpath(os.path.join(d, f), ckpt): open(os.path.join(d, f), "rb").read()
+                    for d, _, names in os.walk(ckpt) for f in names if f != ".fasttext.lock"}
+
+        def delete(name):
+            os.remove(os.path.join(ckpt, name))
+
+        def put_back(name, data):
+            with open(os.path.join(ckpt, name), "wb") as f:
+                f.write(data)
+    else:
+        policy, _, dest = request.getfixturevalue("unlisted")
+        ckpt, admin = dest.rsplit("/", 1)[0] + "/checkpoints", policy.client("admin")
+        prefix = storage.split_s3(ckpt)[1] + "/"
+
+        def files():
+            listed = admin.list_objects_v2(Bucket=policy.bucket, Prefix=prefix).get("Contents", [])
+            return {o["Key"][len(prefix):]: admin.get_object(Bucket=policy.bucket, Key=o["Key"])["Body"].read()
+                    for o in listed}
+
+        def delete(name):
+            admin.delete_object(Bucket=policy.bucket, Key=prefix + name)
+
+        def put_back(name, data):
+            admin.put_object(Bucket=policy.bucket, Key=prefix + name, Body=data)
+    with monkeypatch.context() as killed_before_the_removal:
+        killed_before_the_removal.setattr(storage, "remove", lambda *args: None)
+        with pytest.raises(Crash):
+            train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(2))
+    params = next(name for name in files() if name.startswith("epoch-0002/model-"))
+    data = files()[params]
+    delete(params)
+    left = files()
+    assert any(name.startswith("epoch-0001/") for name in left)
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert message.startswith(f"cannot resume from checkpoint {ckpt}/epoch-0002: its checkpoint.json names "
+                              f"model.params ({params.split('/')[1]}), which is missing") and "\n" not in message, message
+    assert "put that file back, or remove that directory" in message, message
+    assert files() == left  # nothing removed, nothing written
+    put_back(params, data)
+    seen = []
+    resumed = train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)
+    assert [row["epoch"] for row in seen] == [3]
     np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
 
 

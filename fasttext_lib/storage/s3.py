@@ -22,11 +22,12 @@ class SetChanged(FastTextError):
     """A data file named by the manifest we read is gone: a publisher replaced the set meanwhile.
 
     ``missing``: ``(logical name, stored name)`` of that file when it was missing, not replaced mid-read:
-    still missing after :func:`.sets.read_set`'s retries, it was deleted or never copied, for good."""
+    still missing after :func:`.sets.read_set`'s retries, it was deleted or never copied, for good. ``refused``: S3
+    answered 403, which is all a caller without s3:ListBucket hears of a missing object."""
 
-    def __init__(self, message, missing=None):
+    def __init__(self, message, missing=None, refused=False):
         super().__init__(message)
-        self.missing = missing
+        self.missing, self.refused = missing, refused
 
 
 class Unreachable(FastTextError):

@@ -717,6 +717,8 @@ def fetch(src, manifest, names, local_dir):
         except FastTextError as exc:
             if "no such S3 object" in str(exc):  # SetChanged: read_set reads the manifest again
                 raise _set_changed(src, name, entry) from None
+            if str(exc).startswith("access denied") and not _found_by_head(uri):
+                raise _set_changed(src, name, entry, refused=True) from None
             raise
         _verify(src, name, entry, path)
         out[name] = path
@@ -735,9 +737,22 @@ def _local_copy_errors(what):
         raise FastTextError(f"{what}: {exc.strerror or exc}") from None
 
 
-def _set_changed(src, name, entry):
-    return SetChanged(f"{src}: {name} ({entry['object']}) is missing: the set was replaced or removed while reading; try again",
-                      missing=(name, entry["object"]))
+def _found_by_head(uri):
+    """Whether a HEAD finds the object whose GET S3 refused (403): then it is there and refused. Without s3:ListBucket
+    S3 answers 403 for a missing object, to the HEAD too, and the file its manifest names may be gone: ``False``."""
+    try:
+        return exists(uri)
+    except FastTextError as exc:
+        if str(exc).startswith("access denied"):
+            return False
+        raise
+
+
+def _set_changed(src, name, entry, refused=False):
+    said = "is missing or S3 refused it (403, its answer for a missing object without s3:ListBucket)" if refused else \
+        "is missing"
+    return SetChanged(f"{src}: {name} ({entry['object']}) {said}: the set was replaced or removed while reading; try again",
+                      missing=(name, entry["object"]), refused=refused)
 
 
 def _fetch_local(src, entries):
