@@ -1196,3 +1196,29 @@ def test_prepare_rerun_keeps_a_file_changed_after_its_comparison(archive, server
     with pytest.raises(FastTextError, match=r"tiny\.classes\.txt already exists; it differs"):
         prepare(spec, out, cache, base_url=server[0], progress=False)
     assert storage.read_bytes(first["label_names"]) == edited
+
+
+def test_prepare_rerun_to_s3_mends_a_set_a_failed_write_left_mixed_though_its_bytes_are_the_same(
+        archive, server, tmp_path, s3_bucket, monkeypatch):
+    """A write that failed between its copies leaves members of two writes, and reading them is refused "until the
+    pair is written again". A rerun without --overwrite writing the same bytes found every file alike and wrote
+    nothing: it passed, and the set it reported stayed unreadable."""
+    spec, _ = archive
+    prefix, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    first = prepare(spec, prefix, cache, base_url=server[0], progress=False)
+    real, copies = storage.pairs._copy, []
+
+    def copy_then_fail(*args):
+        copies.append(args)
+        if len(copies) == 2:
+            raise FastTextError("connection lost")
+        return real(*args)
+
+    monkeypatch.setattr(storage.pairs, "_copy", copy_then_fail)
+    with pytest.raises(FastTextError, match="no longer belong together"):
+        prepare(spec, prefix, cache, base_url=server[0], progress=False, overwrite=True)
+    monkeypatch.setattr(storage.pairs, "_copy", real)
+    with pytest.raises(FastTextError, match="another write"):
+        read_labeled(first["train"])
+    assert prepare(spec, prefix, cache, base_url=server[0], progress=False) == first
+    assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}

@@ -58,8 +58,9 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=Non
     ``if_taken(uri)``: without ``overwrite``, for files that may stay where they are when they hold the same bytes (a
     ``prepare`` run again, or two at once): asked of each ``uri`` found taken just before the files are put in place,
     it raises where what is there may not stay (it differs), else that file stays as it is (it is not written again:
-    nothing is replaced, nor anything another run put there meanwhile). On S3, where every member is taken, nothing
-    is written; where only some are, the set is written whole again (its members must be of one write), after each
+    nothing is replaced, nor anything another run put there meanwhile). On S3, where every member is taken and all are
+    of one write, nothing is written; where only some are (or they are of two writes, which readers refuse: a write
+    that failed between its copies), the set is written whole again (its members must be of one write), after each
     taken one has been asked again once the uploads are done, just before the copies: from that check to the copy
     (milliseconds) a file changed by someone else is still replaced (S3 can make a copy conditional on the target's
     ETag, but the S3 servers this is tested against ignore that condition)."""
@@ -140,8 +141,8 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
         return _write_set(client, targets, staged, _with_before(client, targets, metadata), overwrite, deletable)
     for attempt in range(2):
         taken = _taken_alike(targets, if_taken)
-        if len(taken) == len(targets):
-            return  # every file there holds these bytes already: nothing to write
+        if len(taken) == len(targets) and _of_one_write(client, targets):
+            return  # every file there holds these bytes already, and they are read together: nothing to write
         try:  # none there: each created only if still none is there; some: the set written whole again, its own
             return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
                               deletable, recheck=lambda: _taken_alike(targets, if_taken))
