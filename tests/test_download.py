@@ -1222,3 +1222,21 @@ def test_prepare_rerun_to_s3_mends_a_set_a_failed_write_left_mixed_though_its_by
         read_labeled(first["train"])
     assert prepare(spec, prefix, cache, base_url=server[0], progress=False) == first
     assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}
+
+
+def test_an_sse_kms_object_of_our_part_count_that_may_not_be_read_is_refused_before_any_work(tmp_path, s3_bucket,
+                                                                                           proxy):
+    """check_comparable let an object whose ETag had a part count of ours pass without trying a read ("its ETag may
+    tell"), but an SSE-KMS object's ETag is no checksum of its bytes, multipart or not: holds() read it later, after
+    the archive's download, and failed there."""
+    local = tmp_path / "blob"
+    local.write_bytes(os.urandom(storage.UPLOAD_PART_BYTES + 1000))
+    bucket = s3_bucket[len("s3://"):]
+    storage.s3_client().upload_file(str(local), bucket, "kms", ExtraArgs={"ServerSideEncryption": "aws:kms"},
+                                     Config=__import__("boto3").s3.transfer.TransferConfig(
+                                         multipart_threshold=storage.UPLOAD_PART_BYTES,
+                                         multipart_chunksize=storage.UPLOAD_PART_BYTES))
+    assert storage.s3_client().head_object(Bucket=bucket, Key="kms")["ETag"].endswith('-2"')
+    proxy.fail("GET", r"/kms$", "403")
+    with pytest.raises(FastTextError, match=rf"^cannot tell whether {s3_bucket}/kms holds what this run writes"):
+        storage.check_comparable(f"{s3_bucket}/kms")

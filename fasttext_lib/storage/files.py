@@ -174,11 +174,16 @@ def _head(uri):
             raise
 
 
+def _etag_is_checksum(head):
+    """Whether an object's ETag is made of MD5s of its bytes: unencrypted or SSE-S3 (SSE-KMS and SSE-C give other
+    ETags, for one PUT and for a multipart upload alike)."""
+    return head.get("ServerSideEncryption") in (None, "AES256") and not head.get("SSECustomerAlgorithm")
+
+
 def _etag_is_md5(head):
-    """Whether an object's ETag is the MD5 of its bytes: one PUT's or copy's, unencrypted or SSE-S3 (SSE-KMS and
-    SSE-C give other ETags; a multipart upload's has a dash and its part count)."""
-    return (re.fullmatch(r"[0-9a-f]{32}", bare_etag(head.get("ETag"))) is not None
-            and head.get("ServerSideEncryption") in (None, "AES256") and not head.get("SSECustomerAlgorithm"))
+    """Whether an object's ETag is the MD5 of its bytes: one PUT's or copy's (a multipart upload's has a dash and its
+    part count), unencrypted or SSE-S3."""
+    return re.fullmatch(r"[0-9a-f]{32}", bare_etag(head.get("ETag"))) is not None and _etag_is_checksum(head)
 
 
 def _object_holds(uri, written):
@@ -227,7 +232,8 @@ def check_comparable(uri):
     if head is None or _etag_is_md5(head):
         return
     size, parts = head.get("ContentLength") or 0, re.fullmatch(r"[0-9a-f]{32}-(\d+)", bare_etag(head.get("ETag")))
-    if parts and any(-(-size // part) == int(parts.group(1)) for part in Written.PART_SIZES):
+    if (parts and _etag_is_checksum(head)
+            and any(-(-size // part) == int(parts.group(1)) for part in Written.PART_SIZES)):
         return  # (a multipart upload of our part size, maybe: its ETag may tell)
     bucket, key = split_s3(uri)
     with s3_errors(uri):
