@@ -1240,3 +1240,28 @@ def test_an_sse_kms_object_of_our_part_count_that_may_not_be_read_is_refused_bef
     proxy.fail("GET", r"/kms$", "403")
     with pytest.raises(FastTextError, match=rf"^cannot tell whether {s3_bucket}/kms holds what this run writes"):
         storage.check_comparable(f"{s3_bucket}/kms")
+
+
+def test_a_prepare_run_that_loses_a_race_to_s3_deletes_none_of_the_files_the_other_run_put_in_place(
+        archive, server, tmp_path, s3_bucket, monkeypatch):
+    """Two runs into an empty prefix: A creates its names file; B finds it (the same bytes) and writes its whole set
+    over it (another limit: other splits), and passes; A's create of its train split finds B's, and A took back "the
+    members it created" by their keys: it deleted B's names file, then failed (B's splits differ). B's set, reported
+    written, had lost a member."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    real, calls = storage.pairs._upload_new, []
+    other_run = {}
+
+    def upload_new(*args, **kwargs):
+        calls.append(args[3])
+        if len(calls) == 2:  # A, about to create its train split: B runs whole meanwhile
+            other_run.update(prepare(spec, out, cache, base_url=server[0], progress=False, limit=1))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    with pytest.raises(FastTextError, match=r"tiny\.train already exists; it differs"):
+        prepare(spec, out, cache, base_url=server[0], progress=False)
+    monkeypatch.setattr(storage.pairs, "_upload_new", real)
+    assert storage.read_bytes(other_run["label_names"]) == b"1=good\n2=bad\n3=other\n"
+    assert read_labeled(other_run["train"]).names == {"1": "good"}  # (B's set, read together: limit=1, one row)

@@ -8,7 +8,8 @@ import secrets
 import sys
 
 from ..errors import FastTextError
-from .s3 import AlreadyExists, _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
+from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _upload_new, is_forbidden, is_s3, s3_client, s3_errors,
+                 split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -38,7 +39,8 @@ from .atomic import _local_writes, staging_dir
 # not copied (no s3:GetObject), the members are uploaded to their targets directly, one after another, with the
 # same metadata: a failure between two of them leaves a mixed set that readers refuse, and the error says so.
 # ``overwrite=False`` uploads each member conditionally (If-None-Match) to its target: nothing is replaced, and a
-# failure takes back (deletes) the members this call created.
+# failure takes back (deletes) the members this call created that are still its own (their set id): not one another
+# run has written its set over since.
 
 
 @contextlib.contextmanager
@@ -254,12 +256,28 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
                     _upload_new(client, staged[uri], bucket, key, uri, metadata)
         except BaseException as exc:
             if not overwrite and deletable:  # ours alone (created, never replaced): take them back
-                _delete_staged(client, created)
+                _delete_staged(client, _still_ours(client, created, metadata[SET_ID_META]))
                 raise
             if done and isinstance(exc, FastTextError):
                 raise _mixed(exc, targets, done) from None
             raise
         created.append((bucket, key, uri))
+
+
+def _still_ours(client, created, set_id):
+    """Of the members this write created, those it may take back: not one another run has written over since (a
+    ``prepare`` that found it holding its own bytes writes its set whole over it: atomic_writes' ``if_taken``), told
+    by the set id in its metadata. One S3 will not show (no s3:GetObject) is taken back, as ours."""
+    ours = []
+    for bucket, key, uri in created:
+        try:
+            if _set_of(client.head_object(Bucket=bucket, Key=key).get("Metadata"))[0] != set_id:
+                continue
+        except Exception as exc:  # noqa: BLE001 - gone already: nothing to take back; refused: ours, as far as known
+            if _is_missing(exc):
+                continue
+        ours.append((bucket, key, uri))
+    return ours
 
 
 def _mixed(exc, uris, done):
