@@ -89,7 +89,7 @@ class Written(io.RawIOBase):
         super().__init__()
         self._f, self.size, self.sha256 = f, 0, hashlib.sha256()
         self._md5 = _md5() if s3 else None
-        self._parts = {size: [[], _md5(), 0] for size in self.PART_SIZES} if s3 else {}
+        self._parts = [_PartMD5s(size) for size in self.PART_SIZES] if s3 else []
         self.seen = {}  # uri -> what identified the file there when it was found holding these bytes (_identity)
 
     def writable(self):
@@ -101,25 +101,36 @@ class Written(io.RawIOBase):
         self.size += len(data)
         if self._md5 is not None:
             self._md5.update(data)
-            for size, part in self._parts.items():
-                view = memoryview(data)
-                while len(view):
-                    take = min(len(view), size - part[2])
-                    part[1].update(view[:take])
-                    part[2] += take
-                    view = view[take:]
-                    if part[2] == size:
-                        part[0].append(part[1].digest())
-                        part[1], part[2] = _md5(), 0
+            for parts in self._parts:
+                parts.update(data)
         return len(data)
 
     def etags(self):
         """The ETags S3 would give these bytes (without quotes): one PUT's, and multipart uploads' of PART_SIZES."""
-        found = {self._md5.hexdigest()} if self._md5 is not None else set()
-        for digests, current, filled in self._parts.values():
-            parts = digests + ([current.digest()] if filled else [])
-            found.add(f"{_md5(b''.join(parts)).hexdigest()}-{len(parts)}")
-        return found
+        return ({self._md5.hexdigest()} if self._md5 is not None else set()) | {p.etag() for p in self._parts}
+
+
+class _PartMD5s:
+    """The MD5 of each ``size``-byte part of the bytes given to :meth:`update`, the last one shorter: what a multipart
+    upload in parts of ``size`` makes its ETag of (:meth:`etag`)."""
+
+    def __init__(self, size):
+        self.size, self.done, self.current, self.filled = size, [], _md5(), 0
+
+    def update(self, data):
+        view = memoryview(data)
+        while len(view):
+            take = min(len(view), self.size - self.filled)
+            self.current.update(view[:take])
+            self.filled += take
+            view = view[take:]
+            if self.filled == self.size:
+                self.done.append(self.current.digest())
+                self.current, self.filled = _md5(), 0
+
+    def etag(self):
+        parts = self.done + ([self.current.digest()] if self.filled else [])
+        return f"{_md5(b''.join(parts)).hexdigest()}-{len(parts)}"
 
 
 def _md5(data=b""):
