@@ -1196,3 +1196,72 @@ def test_prepare_rerun_keeps_a_file_changed_after_its_comparison(archive, server
     with pytest.raises(FastTextError, match=r"tiny\.classes\.txt already exists; it differs"):
         prepare(spec, out, cache, base_url=server[0], progress=False)
     assert storage.read_bytes(first["label_names"]) == edited
+
+
+def test_prepare_rerun_to_s3_mends_a_set_a_failed_write_left_mixed_though_its_bytes_are_the_same(
+        archive, server, tmp_path, s3_bucket, monkeypatch):
+    """A write that failed between its copies leaves members of two writes, and reading them is refused "until the
+    pair is written again". A rerun without --overwrite writing the same bytes found every file alike and wrote
+    nothing: it passed, and the set it reported stayed unreadable."""
+    spec, _ = archive
+    prefix, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    first = prepare(spec, prefix, cache, base_url=server[0], progress=False)
+    real, copies = storage.pairs._copy, []
+
+    def copy_then_fail(*args):
+        copies.append(args)
+        if len(copies) == 2:
+            raise FastTextError("connection lost")
+        return real(*args)
+
+    monkeypatch.setattr(storage.pairs, "_copy", copy_then_fail)
+    with pytest.raises(FastTextError, match="no longer belong together"):
+        prepare(spec, prefix, cache, base_url=server[0], progress=False, overwrite=True)
+    monkeypatch.setattr(storage.pairs, "_copy", real)
+    with pytest.raises(FastTextError, match="another write"):
+        read_labeled(first["train"])
+    assert prepare(spec, prefix, cache, base_url=server[0], progress=False) == first
+    assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}
+
+
+def test_an_sse_kms_object_of_our_part_count_that_may_not_be_read_is_refused_before_any_work(tmp_path, s3_bucket,
+                                                                                           proxy):
+    """check_comparable let an object whose ETag had a part count of ours pass without trying a read ("its ETag may
+    tell"), but an SSE-KMS object's ETag is no checksum of its bytes, multipart or not: holds() read it later, after
+    the archive's download, and failed there."""
+    local = tmp_path / "blob"
+    local.write_bytes(os.urandom(storage.UPLOAD_PART_BYTES + 1000))
+    bucket = s3_bucket[len("s3://"):]
+    storage.s3_client().upload_file(str(local), bucket, "kms", ExtraArgs={"ServerSideEncryption": "aws:kms"},
+                                     Config=__import__("boto3").s3.transfer.TransferConfig(
+                                         multipart_threshold=storage.UPLOAD_PART_BYTES,
+                                         multipart_chunksize=storage.UPLOAD_PART_BYTES))
+    assert storage.s3_client().head_object(Bucket=bucket, Key="kms")["ETag"].endswith('-2"')
+    proxy.fail("GET", r"/kms$", "403")
+    with pytest.raises(FastTextError, match=rf"^cannot tell whether {s3_bucket}/kms holds what this run writes"):
+        storage.check_comparable(f"{s3_bucket}/kms")
+
+
+def test_a_prepare_run_that_loses_a_race_to_s3_deletes_none_of_the_files_the_other_run_put_in_place(
+        archive, server, tmp_path, s3_bucket, monkeypatch):
+    """Two runs into an empty prefix: A creates its names file; B finds it (the same bytes) and writes its whole set
+    over it (another limit: other splits), and passes; A's create of its train split finds B's, and A took back "the
+    members it created" by their keys: it deleted B's names file, then failed (B's splits differ). B's set, reported
+    written, had lost a member."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    real, calls = storage.pairs._upload_new, []
+    other_run = {}
+
+    def upload_new(*args, **kwargs):
+        calls.append(args[3])
+        if len(calls) == 2:  # A, about to create its train split: B runs whole meanwhile
+            other_run.update(prepare(spec, out, cache, base_url=server[0], progress=False, limit=1))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    with pytest.raises(FastTextError, match=r"tiny\.train already exists; it differs"):
+        prepare(spec, out, cache, base_url=server[0], progress=False)
+    monkeypatch.setattr(storage.pairs, "_upload_new", real)
+    assert storage.read_bytes(other_run["label_names"]) == b"1=good\n2=bad\n3=other\n"
+    assert read_labeled(other_run["train"]).names == {"1": "good"}  # (B's set, read together: limit=1, one row)

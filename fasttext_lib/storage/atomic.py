@@ -245,15 +245,15 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None):
                 # the first's file (two autotune runs writing one trial table). A link never replaces: S3's
                 # If-None-Match, locally. Where the filesystem has no hard links: the check just before the rename.
                 try:
-                    linked = _link_new(f.fileno(), temp, path)
-                    if not linked and os.path.lexists(path):
+                    done = _link_new(f.fileno(), temp, path)
+                    if not done and os.path.lexists(path):
                         raise already_exists(path)
                 except AlreadyExists:
                     if if_taken is None:
                         raise
                     if_taken()  # raises where what is there may not stay: else it stays, and this write is done
-                    linked = True
-                if linked:
+                    done = True
+                if done:  # linked, or the file there left as it is
                     if temp is not None:
                         os.remove(temp)
                         temp = None
@@ -479,7 +479,11 @@ def _written_and_placed(uris, mode, overwrite, on_written, if_taken=None):
     def taken(uri):
         if if_taken is None:
             return None
-        return lambda: (if_taken(uri), left.add(os.path.abspath(uri)))
+
+        def stays():
+            if_taken(uri)  # (raises where what is there may not stay)
+            left.add(os.path.abspath(uri))
+        return stays
 
     with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
         writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own

@@ -89,7 +89,7 @@ class Written(io.RawIOBase):
         super().__init__()
         self._f, self.size, self.sha256 = f, 0, hashlib.sha256()
         self._md5 = _md5() if s3 else None
-        self._parts = {size: [[], _md5(), 0] for size in self.PART_SIZES} if s3 else {}
+        self._parts = [_PartMD5s(size) for size in self.PART_SIZES] if s3 else []
         self.seen = {}  # uri -> what identified the file there when it was found holding these bytes (_identity)
 
     def writable(self):
@@ -101,25 +101,36 @@ class Written(io.RawIOBase):
         self.size += len(data)
         if self._md5 is not None:
             self._md5.update(data)
-            for size, part in self._parts.items():
-                view = memoryview(data)
-                while len(view):
-                    take = min(len(view), size - part[2])
-                    part[1].update(view[:take])
-                    part[2] += take
-                    view = view[take:]
-                    if part[2] == size:
-                        part[0].append(part[1].digest())
-                        part[1], part[2] = _md5(), 0
+            for parts in self._parts:
+                parts.update(data)
         return len(data)
 
     def etags(self):
         """The ETags S3 would give these bytes (without quotes): one PUT's, and multipart uploads' of PART_SIZES."""
-        found = {self._md5.hexdigest()} if self._md5 is not None else set()
-        for digests, current, filled in self._parts.values():
-            parts = digests + ([current.digest()] if filled else [])
-            found.add(f"{_md5(b''.join(parts)).hexdigest()}-{len(parts)}")
-        return found
+        return ({self._md5.hexdigest()} if self._md5 is not None else set()) | {p.etag() for p in self._parts}
+
+
+class _PartMD5s:
+    """The MD5 of each ``size``-byte part of the bytes given to :meth:`update`, the last one shorter: what a multipart
+    upload in parts of ``size`` makes its ETag of (:meth:`etag`)."""
+
+    def __init__(self, size):
+        self.size, self.done, self.current, self.filled = size, [], _md5(), 0
+
+    def update(self, data):
+        view = memoryview(data)
+        while len(view):
+            take = min(len(view), self.size - self.filled)
+            self.current.update(view[:take])
+            self.filled += take
+            view = view[take:]
+            if self.filled == self.size:
+                self.done.append(self.current.digest())
+                self.current, self.filled = _md5(), 0
+
+    def etag(self):
+        parts = self.done + ([self.current.digest()] if self.filled else [])
+        return f"{_md5(b''.join(parts)).hexdigest()}-{len(parts)}"
 
 
 def _md5(data=b""):
@@ -174,11 +185,16 @@ def _head(uri):
             raise
 
 
+def _etag_is_checksum(head):
+    """Whether an object's ETag is made of MD5s of its bytes: unencrypted or SSE-S3 (SSE-KMS and SSE-C give other
+    ETags, for one PUT and for a multipart upload alike)."""
+    return head.get("ServerSideEncryption") in (None, "AES256") and not head.get("SSECustomerAlgorithm")
+
+
 def _etag_is_md5(head):
-    """Whether an object's ETag is the MD5 of its bytes: one PUT's or copy's, unencrypted or SSE-S3 (SSE-KMS and
-    SSE-C give other ETags; a multipart upload's has a dash and its part count)."""
-    return (re.fullmatch(r"[0-9a-f]{32}", bare_etag(head.get("ETag"))) is not None
-            and head.get("ServerSideEncryption") in (None, "AES256") and not head.get("SSECustomerAlgorithm"))
+    """Whether an object's ETag is the MD5 of its bytes: one PUT's or copy's (a multipart upload's has a dash and its
+    part count), unencrypted or SSE-S3."""
+    return re.fullmatch(r"[0-9a-f]{32}", bare_etag(head.get("ETag"))) is not None and _etag_is_checksum(head)
 
 
 def _object_holds(uri, written):
@@ -227,7 +243,8 @@ def check_comparable(uri):
     if head is None or _etag_is_md5(head):
         return
     size, parts = head.get("ContentLength") or 0, re.fullmatch(r"[0-9a-f]{32}-(\d+)", bare_etag(head.get("ETag")))
-    if parts and any(-(-size // part) == int(parts.group(1)) for part in Written.PART_SIZES):
+    if (parts and _etag_is_checksum(head)
+            and any(-(-size // part) == int(parts.group(1)) for part in Written.PART_SIZES)):
         return  # (a multipart upload of our part size, maybe: its ETag may tell)
     bucket, key = split_s3(uri)
     with s3_errors(uri):

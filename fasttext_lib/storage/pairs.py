@@ -8,7 +8,8 @@ import secrets
 import sys
 
 from ..errors import FastTextError
-from .s3 import AlreadyExists, _copy, _first_line, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file
+from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _upload_new, is_forbidden, is_s3, s3_client, s3_errors,
+                 split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -38,7 +39,8 @@ from .atomic import _local_writes, staging_dir
 # not copied (no s3:GetObject), the members are uploaded to their targets directly, one after another, with the
 # same metadata: a failure between two of them leaves a mixed set that readers refuse, and the error says so.
 # ``overwrite=False`` uploads each member conditionally (If-None-Match) to its target: nothing is replaced, and a
-# failure takes back (deletes) the members this call created.
+# failure takes back (deletes) the members this call created that are still its own (their set id): not one another
+# run has written its set over since.
 
 
 @contextlib.contextmanager
@@ -58,8 +60,9 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=Non
     ``if_taken(uri)``: without ``overwrite``, for files that may stay where they are when they hold the same bytes (a
     ``prepare`` run again, or two at once): asked of each ``uri`` found taken just before the files are put in place,
     it raises where what is there may not stay (it differs), else that file stays as it is (it is not written again:
-    nothing is replaced, nor anything another run put there meanwhile). On S3, where every member is taken, nothing
-    is written; where only some are, the set is written whole again (its members must be of one write), after each
+    nothing is replaced, nor anything another run put there meanwhile). On S3, where every member is taken and all are
+    of one write, nothing is written; where only some are (or they are of two writes, which readers refuse: a write
+    that failed between its copies), the set is written whole again (its members must be of one write), after each
     taken one has been asked again once the uploads are done, just before the copies: from that check to the copy
     (milliseconds) a file changed by someone else is still replaced (S3 can make a copy conditional on the target's
     ETag, but the S3 servers this is tested against ignore that condition)."""
@@ -140,8 +143,8 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
         return _write_set(client, targets, staged, _with_before(client, targets, metadata), overwrite, deletable)
     for attempt in range(2):
         taken = _taken_alike(targets, if_taken)
-        if len(taken) == len(targets):
-            return  # every file there holds these bytes already: nothing to write
+        if len(taken) == len(targets) and _of_one_write(client, targets):
+            return  # every file there holds these bytes already, and they are read together: nothing to write
         try:  # none there: each created only if still none is there; some: the set written whole again, its own
             return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
                               deletable, recheck=lambda: _taken_alike(targets, if_taken))
@@ -253,12 +256,28 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
                     _upload_new(client, staged[uri], bucket, key, uri, metadata)
         except BaseException as exc:
             if not overwrite and deletable:  # ours alone (created, never replaced): take them back
-                _delete_staged(client, created)
+                _delete_staged(client, _still_ours(client, created, metadata[SET_ID_META]))
                 raise
             if done and isinstance(exc, FastTextError):
                 raise _mixed(exc, targets, done) from None
             raise
         created.append((bucket, key, uri))
+
+
+def _still_ours(client, created, set_id):
+    """Of the members this write created, those it may take back: not one another run has written over since (a
+    ``prepare`` that found it holding its own bytes writes its set whole over it: atomic_writes' ``if_taken``), told
+    by the set id in its metadata. One S3 will not show (no s3:GetObject) is taken back, as ours."""
+    ours = []
+    for bucket, key, uri in created:
+        try:
+            if _set_of(client.head_object(Bucket=bucket, Key=key).get("Metadata"))[0] != set_id:
+                continue
+        except Exception as exc:  # noqa: BLE001 - gone already: nothing to take back; refused: ours, as far as known
+            if _is_missing(exc):
+                continue
+        ours.append((bucket, key, uri))
+    return ours
 
 
 def _mixed(exc, uris, done):
