@@ -277,7 +277,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     n_all = len(train_data) + len(val_data)
     base = base or TrainConfig()
     if base.pretrained_vectors:
-        from .vectors import read_vec
+        from .vec_files import read_vec
 
         if pretrained is None:  # the rows of any trial's vocabulary (and the refit's) only: a wiki .vec is GBs
             pretrained = read_vec(base.pretrained_vectors, keep=_every_token(train_data, val_data))

@@ -355,7 +355,7 @@ def _train(args):
         _check_trials_output(args, config)
     _check_validation_file(args)
     if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
-        from .vectors import check_vec_start
+        from .vec_files import check_vec_start
 
         check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
     if args.autotune_validation:  # autotune splits and re-reads the texts

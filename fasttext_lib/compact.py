@@ -27,7 +27,7 @@ prediction error and accuracy of each.
 Which rows changed is read from the table itself (a row equal to its initial value is not stored,
 whether or not a batch touched it), so it needs no bookkeeping during training and also holds for
 resumed or distributed runs. "Initial" means the seeded value: rows a run started from pretrained
-vectors (``--pretrained-vectors``, vectors.py) differ from it, so they are stored even where training
+vectors (``--pretrained-vectors``, pretrained.py) differ from it, so they are stored even where training
 never changed them (tests/test_vectors.py).
 """
 import os

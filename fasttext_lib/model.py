@@ -63,7 +63,7 @@ class FastTextClassifier(gluon.HybridBlock):
         parameter's memory: no sequential generator over 200M values, and no second copy of the
         table (Gluon's ``initialize`` fills a temporary and copies it to each context).
         ``rows``: ``(row numbers, values)`` written over the seeded ones (pretrained word vectors,
-        vectors.py), before the table reaches any device, so every training route starts from them.
+        pretrained.py), before the table reaches any device, so every training route starts from them.
         The output layer draws from MXNet's generator (``mx.random.seed``). ``huge_pages``: back the
         table with 2 MB pages (:func:`~fasttext_lib.table_memory.advise_huge_pages`; train() decides by the work
         ahead). ``state_tables``: the optimizer's tables of the same size, counted in the memory check

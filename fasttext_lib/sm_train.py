@@ -612,7 +612,7 @@ def run_training(argv=None, environ=None):
     if env.test_channel:
         channel_files(env.test_channel, "test")
     if config.pretrained_vectors:  # a wrong file fails the job before the data is read (train reads it whole later)
-        from .vectors import check_vec_start
+        from .vec_files import check_vec_start
 
         check_vec_start(config.pretrained_vectors, dim=config.emsize)
     train_data = read_channel(env.train_channel, fmt, "train", find_names=explicit_names is None, counted=True)

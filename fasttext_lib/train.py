@@ -74,7 +74,7 @@ class TrainedModel:
     rank: int = 0  # this worker's rank in distributed training (kvstore dist_*), else 0
     num_workers: int = 1
     autotune: Optional[dict] = None  # the trials and the chosen setting, when autotune.py chose this model
-    pretrained: Optional[dict] = None  # the pretrained vectors the table started from (vectors.describe)
+    pretrained: Optional[dict] = None  # the pretrained vectors the table started from (pretrained.describe)
     label_names: Dict[str, str] = field(default_factory=dict)  # raw label -> name, when known (label_names.py)
 
     def names(self):
@@ -148,8 +148,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     ``config.pretrained_vectors``: the ``.vec`` file's header and first lines are checked before
     featurization, and the file is read (and checked whole) once the vocabulary is known, holding only
     the vocabulary's rows (a wiki .vec is gigabytes); those words' vectors replace their rows of the
-    seeded table (vectors.py). ``pretrained``: that file already read
-    (:func:`~fasttext_lib.vectors.read_vec`), so that callers training several times (autotune's trials)
+    seeded table (pretrained.py). ``pretrained``: that file already read
+    (:func:`~fasttext_lib.vec_files.read_vec`), so that callers training several times (autotune's trials)
     read it once; ``release_pretrained=True`` empties it once the table holds its rows.
 
     ``score_train=True`` also scores the training split after every epoch, with the epoch's final
@@ -194,7 +194,7 @@ class _Data:
     train_bags: object  # features.TokenBags: each batch's bags are encoded on the fly
     y_train: np.ndarray
     val: Optional[tuple]  # (val_bags, y_val); None without validation documents
-    pretrained: object  # the vectors that start their words' rows (vectors.WordVectors), or None
+    pretrained: object  # the vectors that start their words' rows (vec_files.WordVectors), or None
     release_pretrained: bool  # empty them once the table holds their rows
     featurized_here: bool  # train_bags made from train_split by this run (not given as train's featurized)
 
@@ -256,7 +256,7 @@ def _prepare_data(train_data, val_data, config, featurized, pretrained, release_
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
     _check_features(featurizer, config)
     if config.pretrained_vectors and pretrained is None:  # only the vocabulary's rows are held
-        from .vectors import read_vec
+        from .vec_files import read_vec
 
         release_pretrained = True  # (read here: nobody else holds it)
         pretrained = read_vec(config.pretrained_vectors, dim=config.emsize, keep=featurizer.vocab.token_to_idx)
@@ -526,10 +526,10 @@ def accuracy_on(model, featurizer, bags, y, ctx, chunk_docs=65536):
 
 
 def load_pretrained(config, pretrained=None):
-    """``pretrained`` (:class:`~fasttext_lib.vectors.WordVectors` of ``config.pretrained_vectors``) checked
+    """``pretrained`` (:class:`~fasttext_lib.vec_files.WordVectors` of ``config.pretrained_vectors``) checked
     against ``config.emsize``; not given, the file's start is checked (``None`` is returned: train reads the
     file once the vocabulary is known, keeping only its rows). ``None`` without pretrained vectors."""
-    from .vectors import check_dim, check_vec_start
+    from .vec_files import check_dim, check_vec_start
 
     if not config.pretrained_vectors:
         if pretrained is not None:
@@ -555,7 +555,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     import mxnet as mx
 
     from .model import FastTextClassifier
-    from .vectors import describe, pretrained_rows
+    from .pretrained import describe, pretrained_rows
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, num_classes, dropout=config.dropout)

@@ -1,4 +1,5 @@
-"""Word vectors in and out (vectors.py): ``train --pretrained-vectors``, ``export-vectors``, cos_similarity."""
+"""Word vectors in and out: ``.vec`` files (vec_files.py), ``train --pretrained-vectors`` (pretrained.py),
+``export-vectors`` and cos_similarity (vectors.py)."""
 import bz2
 import gzip
 import json
@@ -19,8 +20,8 @@ from fasttext_lib.errors import FastTextError
 from fasttext_lib.init_rows import initial_rows
 from fasttext_lib.predict import Predictor
 from fasttext_lib.train import featurize, initial_model, train
-from fasttext_lib.vectors import (WordVectors, cos_similarity, export_vectors, read_vec, token_embedding, word_vectors,
-                                  write_vec)
+from fasttext_lib.vec_files import WordVectors, read_vec, write_vec
+from fasttext_lib.vectors import cos_similarity, export_vectors, token_embedding, word_vectors
 
 DIM = 8
 TINY = ["--epochs", "2", "--batch-size", "64", "--emsize", str(DIM), "--no-progress", "--ctx", "cpu"]
@@ -285,7 +286,7 @@ def _big_vec_file(path, vocabulary, extra_words, dim):
 
 def test_read_vec_with_a_vocabulary_holds_only_the_rows_it_gives_and_gives_the_same_rows(tmp_path):
     """A wiki .vec (2.3 GB of text) was read whole into memory: on a 4 GB notebook instance an OOM kill."""
-    from fasttext_lib.vectors import pretrained_rows
+    from fasttext_lib.pretrained import pretrained_rows
 
     vocabulary = {"<unk>": 0, "good": 1, "bad": 2, "café": 3, "zzfirst": 4, "haus": 5, "absent": 6}
     path = tmp_path / "big.vec"
@@ -303,7 +304,7 @@ def test_read_vec_with_a_vocabulary_holds_only_the_rows_it_gives_and_gives_the_s
 
 
 def describe_of(vectors):
-    from fasttext_lib.vectors import describe
+    from fasttext_lib.pretrained import describe
 
     return describe(vectors, 3, 10)
 
@@ -326,13 +327,13 @@ def test_reading_a_large_vec_for_a_small_vocabulary_allocates_the_vocabularys_ro
 
 def test_training_reads_only_the_vocabularys_rows_of_the_vectors_file(splits, vocab_words, tmp_path, monkeypatch):
     """train() and the CLI read the file once the vocabulary is known, holding its rows only."""
-    import fasttext_lib.vectors as vectors_module
+    import fasttext_lib.vec_files as vec_files
     from fasttext_lib.writers import write_csv
 
     path = tmp_path / "big.vec"
     count = _big_vec_file(path, vocab_words[1::2], 3000, DIM)
-    held, read = [], vectors_module.read_vec
-    monkeypatch.setattr(vectors_module, "read_vec", lambda *a, **k: held.append(read(*a, **k)) or held[-1])
+    held, read = [], vec_files.read_vec
+    monkeypatch.setattr(vec_files, "read_vec", lambda *a, **k: held.append(read(*a, **k)) or held[-1])
     trained = train(*splits, config(pretrained_vectors=str(path)))
     assert len(held) == 1 and not [w for w in held[0].words if w.startswith(("other", "more"))]
     assert len(held[0]) <= trained.featurizer.vocab_size
@@ -941,7 +942,7 @@ def test_export_to_s3_with_only_put_permission(s3_policy_server, splits, tmp_pat
 def test_pretrained_words_with_combining_accents_start_the_rows_of_their_composed_spelling():
     """Training text is read in NFC (text.nfc): a .vec whose words are decomposed (café as cafe + U+0301, as
     text from macOS or typed Vietnamese has them) must still start those words' rows."""
-    from fasttext_lib.vectors import pretrained_rows
+    from fasttext_lib.pretrained import pretrained_rows
 
     vocab = {"<unk>": 0, "caf\u00e9": 1, "great": 2}
     vectors = WordVectors(["cafe\u0301", "great", "other"], np.arange(9, dtype=np.float32).reshape(3, 3))
@@ -956,7 +957,7 @@ def test_pretrained_words_written_with_capitals_start_the_rows_of_their_lowercas
     names "Paris") started no row for a word the file holds only capitalized, silently. The word as written in
     lowercase keeps its own vector where the file has one (it comes first, whatever the order); else the first
     cased spelling, as the file lists them (the published files: most frequent first)."""
-    from fasttext_lib.vectors import pretrained_rows
+    from fasttext_lib.pretrained import pretrained_rows
 
     vocab = {"<unk>": 0, "haus": 1, "the": 2, "paris": 3, "don": 4}
     words = ["The", "the", "Haus", "HAUS", "PARIS", "Paris", "Don't", "Unused"]
@@ -966,7 +967,7 @@ def test_pretrained_words_written_with_capitals_start_the_rows_of_their_lowercas
     assert values[:, 0].tolist() == [words.index("Haus"), words.index("the"), words.index("PARIS")]
 
 def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens():
-    from fasttext_lib.vectors import WordVectors, neighbours, strongest_words
+    from fasttext_lib.vectors import neighbours, strongest_words
 
     learned = WordVectors(["<unk>", "good", "great", "bad", "table"],
                           np.array([[9, 9], [1, 0.1], [2, 0.3], [-1.5, 0], [0, 0.5]], dtype=np.float32))

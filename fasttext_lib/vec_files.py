@@ -1,0 +1,392 @@
+"""fastText's ``.vec`` text format: :class:`WordVectors`, and ``.vec`` files read, checked and written.
+
+A ``.vec`` file (what fastText's ``-pretrainedVectors`` reads and ``print-word-vectors`` / the
+published wiki/crawl vectors are) is UTF-8 text::
+
+    <count> <dim>
+    <word> <v1> ... <vdim>          one line per word, values separated by whitespace
+
+* :func:`read_vec` reads one (local or ``s3://``; gzip, bzip2 and xz recognized by their magic bytes,
+  as the data reader does) as a stream and checks all of it, so a bad file is one ``error:`` line before
+  training spends any time: the header, every line's value count (named by its line), numbers that
+  are not numbers or not finite, non-UTF-8 text, a count that does not match the lines. Files of other formats are
+  named as such (word2vec's binary format, a fastText ``.bin``, GloVe's text without a header, a model bundle).
+  With ``keep`` (the training vocabulary) it holds only the rows of those words (those that pretrained.py's
+  ``pretrained_rows`` takes): the published wiki and crawl files are 2 to 4.5 GB of text, more than a notebook
+  instance's memory, of which a run uses its vocabulary's share. :func:`check_vec_start` checks a file's header and
+  first lines only, before the training data is read (a wrong file fails at once; the rest is checked as training
+  reads the file, once the vocabulary is known). :func:`check_dim` refuses read vectors of another dimension.
+* :func:`write_vec` writes :class:`WordVectors` as a ``.vec`` file, atomically (:func:`check_vec_output` checks
+  its name first).
+
+Using a file's vectors in training is pretrained.py's; a trained model's vectors and their queries are vectors.py's.
+"""
+import contextlib
+import hashlib
+import io
+import re
+from dataclasses import dataclass, field
+from typing import List
+
+import numpy as np
+
+from . import storage
+from .columns import reads_as_number
+from .errors import FastTextError
+from .text import TRAINING_FORM
+from .writers import compressing
+
+_CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
+_BLOCK_BYTES = 1 << 26  # and at most this many bytes per block (a wide file's blocks have fewer rows)
+_HEADER = re.compile(r"^\s*(\d+)\s+(\d+)\s*$", re.ASCII)  # (fastText reads ASCII digits only: not ٢ ٣)
+
+
+@dataclass
+class WordVectors:
+    """``words[i]``'s vector is ``vectors[i]`` (float32, ``(len(words), dim)``)."""
+
+    words: List[str]
+    vectors: np.ndarray
+    source: str = ""
+    sha256: str = ""  # of the file's (decompressed) text, recorded in the bundle
+    index: dict = field(default=None, repr=False)
+    # how the model these words are of reads text (text.UNICODE_FORMS; word_vectors): query words are read so
+    unicode_form: object = field(default=TRAINING_FORM, repr=False)
+    # how many words the file holds (read_vec with ``keep`` holds only some of them); None: len(words)
+    words_in_file: int = None
+
+    def __post_init__(self):
+        if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
+            raise ValueError(f"{len(self.words)} words but vectors of shape {self.vectors.shape}")
+        if self.words_in_file is None:
+            self.words_in_file = len(self.words)
+
+    def __len__(self):
+        return len(self.words)
+
+    @property
+    def dim(self):
+        return self.vectors.shape[1]
+
+    def release(self):
+        """Drop the words and vectors (training calls it once they are in the table, when asked)."""
+        self.words, self.vectors, self.index = [], np.zeros((0, self.dim), np.float32), None
+
+    def __getitem__(self, word):
+        if self.index is None:
+            self.index = {w: i for i, w in enumerate(self.words)}
+        return self.vectors[self.index[word]]
+
+    def __contains__(self, word):
+        if self.index is None:
+            self.index = {w: i for i, w in enumerate(self.words)}
+        return word in self.index
+
+
+
+# ---------------------------------------------------------------- reading
+
+def read_vec(uri, dim=None, keep=None):
+    """Read and check a ``.vec`` file (local or ``s3://``, optionally gzip/bzip2/xz compressed), as a stream.
+
+    ``dim``: the model's embedding size; a file of another dimension is refused (as fastText does).
+    A word listed twice keeps its last vector (later lines overwrite earlier ones in fastText too).
+    ``keep``: the vocabulary (tokens, e.g. a ``token_to_idx``) whose rows are wanted; every line is still
+    checked, but only the rows :func:`pretrained_rows` would take for those tokens are held (its result is the
+    same, bit for bit), so memory is bounded by the vocabulary, not by the file. ``words_in_file`` counts them all.
+    Every problem is a :class:`FastTextError` naming the file (and the line).
+    """
+    return _read(uri, dim, keep=keep)
+
+
+def check_vec_start(uri, dim=None, lines=1000):
+    """Check ``uri``'s header (and ``dim``) and its first ``lines`` word lines as :func:`read_vec` does, keeping
+    nothing: a file of another format, dimension or encoding fails before the training data is read (the rest
+    of the file is checked when it is read, once the vocabulary is known). Returns the file's dimension."""
+    return _read(uri, dim, keep=(), max_lines=lines)
+
+
+def _read(uri, dim, keep=None, max_lines=None):
+    """:func:`read_vec`; with ``max_lines``, only that many word lines are read, and the file's dimension returned."""
+    from .lines import DecodedLines, open_decompressed
+
+    uri = str(uri)
+    try:
+        stream, compression = open_decompressed(uri)
+    except FastTextError as exc:
+        raise _bundle_named(uri) or exc from None
+    digest = hashlib.sha256()
+    with stream:
+        lines = DecodedLines(_Hashing(stream, digest), uri, compression)
+        rows = iter(lines)
+        with _binary_vectors_named(uri, stream):
+            header = next(rows, None)
+            if header is None or not header.strip():
+                raise FastTextError(f"{uri}: empty file; a .vec file starts with a '<count> <dim>' line")
+            match = _HEADER.match(header)
+            if not match:
+                raise FastTextError(_bad_header(uri, header, compression))
+        count, file_dim = int(match.group(1)), int(match.group(2))
+        if file_dim <= 0:
+            raise FastTextError(f"{uri}:1: the header gives dimension {file_dim}; it must be positive")
+        if dim is not None and file_dim != dim:
+            raise _dim_error(uri, file_dim, dim)
+        table = _Table(count, file_dim, keep)
+        with _binary_vectors_named(uri, stream, file_dim, lines):
+            _read_rows(uri, lines, rows, count, file_dim, table, max_lines)
+    if max_lines is not None:
+        return file_dim
+    words, vectors = table.result()
+    return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest(), words_in_file=count)
+
+
+class _Table:
+    """The rows read so far, in blocks allocated as rows arrive (never from the header's numbers alone: a header
+    "20000 100000000000" would ask numpy for petabytes, a MemoryError traceback). With ``keep``, only the rows
+    :func:`pretrained_rows` takes for those tokens: a word's last spelling in NFC, and the first capitalized
+    spelling of a token (``Haus`` for ``haus``); a word listed again overwrites its row."""
+
+    def __init__(self, count, dim, keep):
+        self.keep, self.dim = keep, dim
+        # at most two rows a token: its own spelling's and a capitalized one's
+        most = count if keep is None else min(count, 2 * len(keep))
+        self.block_rows = max(1, min(most, _CHUNK_ROWS, _BLOCK_BYTES // (4 * dim)))
+        self.words, self.blocks = [], []
+        self.exact, self.cased = {}, {}  # (with keep) token -> its row's slot
+
+    def add(self, word, values):
+        slot = len(self.words) if self.keep is None else self._slot_of(word)
+        if slot is None:
+            return
+        if slot == len(self.words):
+            self.words.append(word)
+            if slot == len(self.blocks) * self.block_rows:
+                self.blocks.append(np.empty((self.block_rows, self.dim), np.float32))
+        else:
+            self.words[slot] = word  # (a later spelling of the same word: its vector wins, as in pretrained_rows)
+        self.blocks[slot // self.block_rows][slot % self.block_rows] = values
+
+    def _slot_of(self, word):
+        """Where ``word``'s row goes (``len(words)``: a new one), or None when pretrained_rows would not take it."""
+        from .text import lowered, nfc
+
+        form = nfc(word)
+        if form in self.keep:
+            return self.exact.setdefault(form, len(self.words))
+        if form != form.lower():  # (the cheap test first, as pretrained_rows: most words of a large file are neither)
+            token = lowered(form)
+            if token in self.keep and token not in self.cased:
+                self.cased[token] = len(self.words)
+                return self.cased[token]
+        return None
+
+    def result(self):
+        """``(words, vectors)``: the rows held, one array."""
+        filled = len(self.words) - (len(self.blocks) - 1) * self.block_rows if self.blocks else 0
+        blocks = self.blocks[:-1] + [self.blocks[-1][:filled]] if self.blocks else [np.zeros((0, self.dim), np.float32)]
+        self.blocks = []
+        return self.words, np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+
+
+def _bundle_named(uri):
+    """The error for ``uri`` that is no file but a model bundle (a run's ``--output``, to start from its vectors):
+    the command that exports them. ``None`` if it holds none (or cannot be looked at)."""
+    try:
+        if not storage.exists(storage.join(uri, "config.json"), forbidden_is_missing=True):
+            return None
+    except FastTextError:
+        return None
+    return FastTextError(f"{uri} is a model bundle, not a .vec file; export its word vectors first (python -m "
+                         f"fasttext_lib export-vectors --model {uri} --output vectors.vec) and give that file")
+
+
+def _read_rows(uri, lines, rows, count, file_dim, table, max_lines=None):
+    """Check the word lines ``rows`` (the header read) and put their vectors in ``table`` (a :class:`_Table`);
+    with ``max_lines``, stop after that many."""
+    seen = 0
+    for line in rows:
+        # fastText separates a .vec line at ASCII whitespace only (bytes.split's set); str.split would
+        # also cut at U+00A0, U+2028, U+3000, ..., which occur inside words of the published wiki vectors.
+        encoded = line.encode("utf-8")
+        parts = encoded.split()
+        if not parts:
+            continue  # a blank line (e.g. at the end) carries no word
+        lineno = lines.lineno
+        if seen == count:
+            raise FastTextError(f"{uri}:{lineno}: more word lines than the {count} the header announces")
+        if len(parts) == file_dim and encoded[:1].isspace():  # fastText would read the first value as the word
+            raise FastTextError(f"{uri}:{lineno}: the line starts with whitespace: its word is empty or is "
+                                f"whitespace, which a .vec file cannot hold; remove the line")
+        if len(parts) != file_dim + 1:
+            raise FastTextError(f"{uri}:{lineno}: expected a word and {file_dim} values, got {len(parts) - 1} "
+                                f"value(s)")
+        try:
+            values = np.array(parts[1:], dtype=np.float32)
+            if b"_" in encoded and any(b"_" in p for p in parts[1:]):  # Python reads 1_0 as 10; C (fastText) does not
+                raise ValueError
+        except ValueError:
+            bad = next((p for p in parts[1:] if b"_" in p or not reads_as_number(p)), parts[1]).decode("utf-8")
+            raise FastTextError(f"{uri}:{lineno}: {bad[:40]!r} is not a number") from None
+        if not np.isfinite(values).all():
+            bad = parts[1 + int(np.flatnonzero(~np.isfinite(values))[0])].decode("utf-8")
+            raise FastTextError(f"{uri}:{lineno}: value {bad[:40]!r} is not finite (as float32)")
+        table.add(parts[0].decode("utf-8"), values)
+        seen += 1
+        if seen == max_lines:
+            return
+    if seen != count:
+        raise FastTextError(f"{uri}: the header announces {count} words but the file has {seen} "
+                            f"(truncated?)")
+
+
+_FASTTEXT_BIN_MAGIC = (793712314).to_bytes(4, "little")  # a fastText .bin model's first bytes (its file format's)
+_TEXT_BYTES = frozenset(range(0x20, 0x7f)) | frozenset(b"\t\n\v\f\r")  # what a .vec line's values are made of
+
+
+@contextlib.contextmanager
+def _binary_vectors_named(uri, stream, dim=None, lines=None):
+    """A text error (NUL bytes, not UTF-8, a malformed header or line) met in the block, in a binary file of vectors
+    given as a ``.vec``, is said as what the file is instead: a fastText ``.bin`` model (its first bytes), or word2vec's
+    binary format (``dim`` given: the header read, then a word and ``dim`` raw float32 values, on its first line). Else
+    "not UTF-8 ...: convert it with iconv" (of raw floats) or "a binary file?" was all it said."""
+    try:
+        head = bytes(stream.peek(2048)[:2048])
+    except Exception:  # noqa: BLE001 (corrupt compressed data, a broken connection: the read below says what)
+        head = b""
+    try:
+        yield
+    except FastTextError:
+        if dim is None and head.startswith(_FASTTEXT_BIN_MAGIC):
+            raise FastTextError(f"{uri}: is a fastText binary model (.bin), not a .vec text file; give the .vec file of "
+                                f"the same vectors (fastText publishes one beside each .bin: cc.en.300.vec.gz beside "
+                                f"cc.en.300.bin.gz)") from None
+        if dim is not None and lines.lineno <= 2 and _binary_values(head, dim):
+            raise FastTextError(f"{uri}: is word2vec's binary format (a word, then its {dim} values as raw bytes), not "
+                                f"a .vec text file; convert it to text (gensim: KeyedVectors.load_word2vec_format(path, "
+                                f"binary=True).save_word2vec_format(new_path))") from None
+        raise
+
+
+def _binary_values(line, dim):
+    """Is ``line`` (a file's first word line, raw) a word followed by bytes no number is written with? (Most of raw
+    float32 bytes are not text; a text line with a stray NUL or Latin-1 letter has a few.)"""
+    word = re.match(rb"[ \t\v\f\r]*[^ \t\n\v\f\r]+[ \t\v\f\r]", line)
+    values = line[word.end():word.end() + 4 * dim] if word else b""
+    return 4 * sum(byte not in _TEXT_BYTES for byte in values) >= max(len(values), 4)
+
+
+def _bad_header(uri, header, compression=None):
+    """The error for a first line that is no ``<count> <dim>`` header: for a word and its values (a file without the
+    header, as GloVe's are) what to add; for lines that end in a lone \\r (an old Mac file), what to convert."""
+    from .lines import LONE_CR_HINT, has_lone_cr
+
+    text = f"{uri}:1: malformed .vec header {header.strip()[:60]!r}: expected '<count> <dim>' (two positive integers)"
+    if has_lone_cr(header):
+        return text + LONE_CR_HINT
+    parts = header.encode("utf-8").split()
+    # ("2 8.0", "2 8 1": a header gone wrong; a word that is a number, "2010 0.1 0.2 0.3 0.4", with four values or more)
+    if (len(parts) < 3 or (reads_as_number(parts[0]) and len(parts) < 5)
+            or not all(reads_as_number(p) and b"_" not in p for p in parts[1:])):
+        return text
+    dim = len(parts) - 1
+    how = "" if storage.is_s3(uri) else f": {_header_command(uri, dim, compression)}"
+    return (f"{text}; it is a word and {dim} values: a file without the header line (GloVe's format); add the line "
+            f"'<number of words> {dim}' at its top{how}")
+
+
+_DECOMPRESSING = {None: "cat", "gzip": "zcat", "bzip2": "bzcat", "xz": "xzcat"}  # (open_decompressed's names)
+
+
+def _header_command(uri, dim, compression):
+    """The shell command that writes ``uri`` (a local file without the header line, ``compression``: as it was found
+    by its bytes) with its header as ``new.vec``: the name quoted (a name with a space was cut into several), a
+    compressed file read through its decompressor (``cat`` of one wrote its compressed bytes after the header)."""
+    import shlex
+
+    name, read = shlex.quote(f"./{uri}" if uri.startswith("-") else uri), _DECOMPRESSING[compression]  # (-x.txt: no option)
+    if compression is None:  # (the file read once by grep, once by cat)
+        return f"(echo \"$(grep -c '[^[:space:]]' {name}) {dim}\"; cat {name}) > new.vec"
+    return f"(echo \"$({read} {name} | grep -c '[^[:space:]]') {dim}\"; {read} {name}) > new.vec"
+
+
+def _dim_error(uri, file_dim, dim):
+    return FastTextError(f"{uri}: the pretrained vectors have dimension {file_dim} but the model's emsize is {dim}: "
+                         f"they must be equal (train with --emsize {file_dim})")
+
+
+def check_dim(pretrained, dim):
+    """Refuse :class:`WordVectors` whose dimension is not the model's ``dim`` (fastText refuses them too)."""
+    if pretrained.dim != dim:
+        raise _dim_error(pretrained.source or "the pretrained vectors", pretrained.dim, dim)
+
+
+class _Hashing(io.RawIOBase):
+    """A readline-able wrapper that hashes what passes through."""
+
+    def __init__(self, stream, digest):
+        self._stream, self._digest = stream, digest
+
+    def readline(self, size=-1):
+        line = self._stream.readline(size)
+        self._digest.update(line)
+        return line
+
+    def close(self):
+        self._stream.close()
+        super().close()
+
+
+# ---------------------------------------------------------------- writing
+
+def check_vec_output(uri, overwrite=False):
+    """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite``, and must be writable, and
+    not name a zip archive (written as text under that name, no zip tool opened it)."""
+    if (isinstance(uri, str) or hasattr(uri, "__fspath__")) and str(uri).lower().endswith(".zip"):
+        raise FastTextError(f"{uri}: a .vec file is written as text, or compressed by gzip, bzip2 or xz (.vec.gz, "
+                            f".vec.bz2, .vec.xz), not as a zip archive; give another name")
+    storage.check_output_file(uri, "vectors.vec", overwrite=overwrite)
+
+
+def write_vec(vectors, uri, overwrite=False, on_written=None):
+    """Write :class:`WordVectors` as a ``.vec`` file (gzip, bzip2 or xz if ``uri`` ends in ``.gz``, ``.bz2`` or
+    ``.xz``), atomically: the file appears whole or not at all. Values are written with 9 significant digits, which
+    read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``.
+    ``on_written``: called with the number of words once the file is in place (an error it raises puts back what
+    ``uri`` was locally), after an S3 upload (storage.atomic_write's)."""
+    uri = str(uri)
+    check_vec_output(uri, overwrite)
+    bad = next((w for w in vectors.words if not _writable_word(w)), None)
+    if bad is not None:
+        raise FastTextError(f"cannot write word {bad!r} to a .vec file: words may not be empty or contain ASCII "
+                            f"whitespace or NUL, and must be UTF-8")
+    with storage.atomic_write(uri, "wb", overwrite=overwrite,
+                              on_written=on_written and (lambda: on_written(len(vectors)))) as raw:
+        out = compressing(raw, uri)
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
+        text.write(f"{len(vectors)} {vectors.dim}\n")
+        # A block of rows at a time: tolist() of the whole table made a Python float of every value at once
+        # (~620 MiB for 200k words x 100, several GB for a large vocabulary).
+        for start in range(0, len(vectors), _CHUNK_ROWS):
+            rows = vectors.vectors[start:start + _CHUNK_ROWS].tolist()
+            for word, row in zip(vectors.words[start:start + _CHUNK_ROWS], rows):
+                text.write(word + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
+        text.flush()
+        text.detach()
+        if out is not raw:
+            out.close()
+    return uri
+
+
+_SEPARATORS = re.compile(r"[ \t\n\v\f\r\x00]")  # what read_vec (and fastText) cuts a line at, and NUL (not text)
+
+
+def _writable_word(word):
+    """Does ``word`` read back from a ``.vec`` line as itself? Whitespace other than ASCII's (U+00A0 in the wiki
+    vectors' words) does: read_vec and fastText keep it (a read .vec with such a word could not be written again)."""
+    if not isinstance(word, str) or not word or _SEPARATORS.search(word):
+        return False
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: a UnicodeEncodeError traceback halfway through the file
+        return False
+    return True
