@@ -408,10 +408,10 @@ def test_01_reruns_prepare_and_keeps_an_edited_names_file_only_with_overwrite_fa
     ({"great"}, "query_words must be a list of words or None, got {'great'}"),
 ])
 def test_04s_query_words_are_a_list_of_words_or_none(query_words, said):
-    """04's check cell held these checks; they are the library's (workspace.check_query_words): papermill's -p passes a
+    """04's check cell held these checks; they are the library's (notebook_params.check_query_words): papermill's -p passes a
     list as its text, whose letters were the query words."""
     from fasttext_lib.errors import FastTextError
-    from fasttext_lib.workspace import check_query_words
+    from fasttext_lib.notebook_params import check_query_words
 
     with pytest.raises(FastTextError) as caught:
         check_query_words(query_words)
@@ -424,7 +424,7 @@ def test_04s_query_words_are_a_list_of_words_or_none(query_words, said):
                                         ["great", "bad"], None, [("great", "bad")] + ["ok"]])
 def test_04s_word_pairs_are_a_list_of_word_pairs(word_pairs):
     from fasttext_lib.errors import FastTextError
-    from fasttext_lib.workspace import check_word_pairs
+    from fasttext_lib.notebook_params import check_word_pairs
 
     with pytest.raises(FastTextError, match=r"^word_pairs must be a list of \(word, word\) pairs, got .* \(papermill: "
                                             r"-y \"word_pairs: \[\[great, excellent\]\]\"\)$"):
@@ -436,7 +436,7 @@ def test_04s_word_pairs_are_a_list_of_word_pairs(word_pairs):
 def test_without_papermill_nothing_is_checked():
     """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell; papermill's
     --inject-paths adds its own two names, which are no typo."""
-    from fasttext_lib.workspace import check_parameters
+    from fasttext_lib.notebook_params import check_parameters
 
     check_parameters({})  # exec'd cells, no IPython history
     check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "x = 1", "epoch = 3"]})  # no papermill cell: no check
