@@ -8,9 +8,8 @@ lists), and :func:`key_path` / :func:`bundle_name` (a prefix, a dataset or a run
 builds its paths from them).
 """
 import ast
-import difflib
 
-from .errors import FastTextError, check_bool
+from .errors import FastTextError, check_bool, did_you_mean
 from .notebook_errors import show_errors_as_lines
 
 # The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
@@ -61,10 +60,7 @@ def check_dataset(dataset):
     known = list(BUILT_IN_DATASETS) + sorted(DATASETS)
     if isinstance(dataset, str) and dataset in known:
         return
-    text = dataset.lower() if isinstance(dataset, str) else ""  # a list (-y), a number: no hint
-    close = (difflib.get_close_matches(text, known, 2) or [name for name in known if name.startswith(text)]) if text else []
-    hint = f" (did you mean {' or '.join(repr(name) for name in close)}?)" if close else ""
-    raise FastTextError(f"unknown dataset {dataset!r}{hint}; choose one of {', '.join(known)}")
+    raise FastTextError(f"unknown dataset {dataset!r}{did_you_mean(dataset, known, 2)}; choose one of {', '.join(known)}")
 
 
 def check_flags(**flags):
@@ -111,9 +107,8 @@ def assigned_names(source):
 
 def name_hints(unknown, known):
     """``'epoch' (did you mean 'epochs'?), 'bukcet' (did you mean 'bucket'?)``: each unknown name with the
-    closest known one, where there is one."""
-    return ", ".join(f"{name!r}" + "".join(f" (did you mean {m!r}?)" for m in difflib.get_close_matches(name, known, 1))
-                     for name in unknown)
+    known one it was likely meant to be, where there is one (errors.did_you_mean)."""
+    return ", ".join(f"{name!r}{did_you_mean(name, known)}" for name in unknown)
 
 
 def check_parameters(namespace):

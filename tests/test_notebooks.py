@@ -167,6 +167,8 @@ def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, mes
 @pytest.mark.parametrize("dataset, hint", [
     ("Sample", " (did you mean 'sample'?)"),
     ("yelp", " (did you mean 'yelp_review_full' or 'yelp_review_polarity'?)"),
+    # the name itself in capitals is the one meant: it was told "'ag_news' or 'sogou_news'" (errors.did_you_mean)
+    ("AG_NEWS", " (did you mean 'ag_news'?)"), ("Yelp-Review-Full", " (did you mean 'yelp_review_full'?)"),
     ("nosuch", ""), (None, ""), (["sample"], ""),
 ])
 def test_01_names_every_dataset_it_takes_when_refusing_one(dataset, hint, tmp_path, s3_bucket):
@@ -431,6 +433,15 @@ def test_04s_word_pairs_are_a_list_of_word_pairs(word_pairs):
         check_word_pairs(word_pairs)
     for fine in ([], [("great", "excellent")], [["great", "bad"], ("a", "b")], (("a", "b"),)):
         check_word_pairs(fine)
+
+
+def test_a_parameter_name_cut_short_or_in_capitals_is_told_the_one_meant():
+    """`-p quer ...` named no parameter where `-p kvstore dis` and `-p dataset yelp` name the choices they begin: one
+    rule for all three (errors.did_you_mean)."""
+    from fasttext_lib.notebook_params import name_hints
+
+    assert name_hints(["quer", "Top-K", "zzz"], ["bucket", "query_words", "top_k"]) == \
+        "'quer' (did you mean 'query_words'?), 'Top-K' (did you mean 'top_k'?), 'zzz'"
 
 
 def test_without_papermill_nothing_is_checked():
