@@ -5,7 +5,6 @@ The command line (``python -m fasttext_lib train``) and the SageMaker training j
 new field here (and, if it changes the run, its use in train.py).
 """
 import argparse
-import difflib
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Optional
@@ -13,7 +12,7 @@ from typing import Optional
 import numpy as np
 
 from .devices import check_ctx, check_table_size
-from .errors import FastTextError, check_bool, check_positive_int, is_number
+from .errors import FastTextError, check_bool, check_positive_int, did_you_mean, is_number
 from .schedule import sgd_row_shrink
 
 OPTIMIZERS = ("sgd", "adam")
@@ -47,12 +46,8 @@ def check_choice(value, name, choices):
     """``value`` is one of ``choices``, else one error naming the setting, with the choice meant where one is close:
     ``-p optimizer SGD`` (or ``--optimizer SGD``) was told only "must be one of sgd, adam", where a misspelled
     parameter or dataset is told which one was meant."""
-    if value in choices:
-        return
-    text = value.lower().replace("-", "_") if isinstance(value, str) else ""  # a list (-y), a number: no hint
-    close = [text] if text in choices else difflib.get_close_matches(text, choices, 1) if text else []
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise FastTextError(f"{name} must be one of {', '.join(choices)}, got {value!r}{hint}")
+    if value not in choices:
+        raise FastTextError(f"{name} must be one of {', '.join(choices)}, got {value!r}{did_you_mean(value, choices)}")
 
 
 @dataclass

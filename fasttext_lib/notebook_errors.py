@@ -3,7 +3,7 @@
 In an IPython kernel (Jupyter, papermill, nbval) a :class:`~fasttext_lib.errors.FastTextError` raised in a cell is
 shown as ``error: <message>`` alone instead of a traceback through the library that ends in that message. IPython
 keeps one custom exception handler per kernel, so ours is chained to one installed before it and can be taken out
-again. The notebooks' check cell turns it on (workspace.check_parameters).
+again. The notebooks' check cell turns it on (notebook_params.check_parameters).
 
 The Stop button pressed during a training (a KeyboardInterrupt that train told the epoch and step of:
 errors.stopped_line) is shown so too, ``error: stopped by the user at epoch 2, step 31; ...``, rather than a traceback

@@ -8,30 +8,22 @@ and tables go to a local ``output_dir``, notebook 02's of each run in its own fo
 Jupyter, ``make demo`` and nbval all set to the notebook's folder (papermill's command line keeps the
 shell's unless given ``--cwd``).
 
-The notebooks' parameter checks live here too: :func:`check_parameters` (a name papermill injected that
-the notebook does not have), :func:`check_flags` (yes/no parameters), :func:`check_dataset` (01's datasets) and
-:func:`check_query_words` / :func:`check_word_pairs` (04's word lists);
-and what ties 04 to the data 02 trained on: :func:`data_record` and :func:`check_tested_on`.
+The notebooks' parameters are checked by notebook_params.py, their figures drawn and shown by figures.py, and the
+record of the test split a bundle was tested on is provenance.py's.
 """
-import ast
-import difflib
-import hashlib
 import os
 import sys
 from pathlib import Path
 
 from . import storage
-from .errors import FastTextError, check_bool, keeping_stops, note_stop_line
-from .notebook_errors import _kernel_shell, show_errors_as_lines
+from .errors import FastTextError, keeping_stops, note_stop_line
+from .figures import FIGURE_MARK, plot_trials, png_software, show
+from .notebook_params import check_dataset, key_path
 
-# The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
-PAPERMILL_HEADER = "# Parameters"
 # Notebook 02's autotune outputs in the run's local folder: the trial plot and table.
 AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
 # Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
-# What the figures this module writes say in their PNG "Software" text, so that it knows its own.
-FIGURE_MARK = "fasttext_lib"
 
 
 class Workspace:
@@ -145,9 +137,9 @@ class Workspace:
         accuracy = tuned.evaluate(test_data)["accuracy"]
         fig = plt.figure(figsize=(8, 3))
         try:
-            _plot_trials(fig, tuned)
-            _show(tuned.trials.round(4))
-            _show(fig)
+            plot_trials(fig, tuned)
+            show(tuned.trials.round(4))
+            show(fig)
             print("chosen:", {k: getattr(tuned.best_config, k) for k in SEARCHED})
             print("test accuracy of the tuned model:", round(accuracy, 4))
             note_stop_line(f"stopped by the user {after}, while saving its plot and trial table; neither was saved (an "
@@ -165,7 +157,7 @@ class Workspace:
 
     def save_run(self, trained, run_name, fig, data=None, dpi=100):
         """Notebook 02's model and its history: the bundle :meth:`model` names (``bundle.save_bundle``; ``data``: its
-        record, :func:`data_record`), and ``history.csv`` (``trained``'s history) and ``history.png`` (``fig``, marked
+        record, :func:`~fasttext_lib.provenance.data_record`), and ``history.csv`` (``trained``'s history) and ``history.png`` (``fig``, marked
         as ours) in :meth:`run_folder`, saved together or not at all. The history is written in full, put in place
         (the older one kept aside), then the bundle is saved; a save that fails (a denied write, a lost endpoint, the
         Stop button) puts the older history back. Written by the plot's cell, before the save, a failed save left the
@@ -213,216 +205,3 @@ class Workspace:
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
-
-
-def _plot_trials(fig, tuned):
-    """The search's validation accuracy by trial, the chosen trial starred."""
-    ax = fig.subplots()
-    ax.plot(tuned.trials.trial, tuned.trials.val_accuracy, marker="o")
-    ax.plot(tuned.best_trial.trial, tuned.best_trial.val_accuracy, marker="*", markersize=14, color="tab:red",
-            label="chosen")
-    ax.set_xlabel("trial")
-    ax.set_ylabel("validation accuracy")
-    ax.legend()
-    fig.tight_layout()
-
-
-def _show(thing):
-    """``thing`` shown as a notebook shows a cell's value (a table as a table, a figure as its image); outside
-    IPython, printed (a figure: nothing, it is saved)."""
-    if _kernel_shell() is not None:
-        from IPython.display import display
-
-        display(thing)
-    elif not hasattr(thing, "savefig"):
-        print(thing)
-
-
-def documents_sha256(data):
-    """A fingerprint of a :class:`~fasttext_lib.data.LabeledTexts`' documents (labels and texts, in order): the same
-    documents give the same one wherever and however often they were written (S3's ETags differ under SSE-KMS)."""
-    digest = hashlib.sha256()
-    for label, text in zip(data.labels, data.texts):
-        for part in (str(label), text):
-            raw = part.encode("utf-8", "surrogatepass")
-            digest.update(len(raw).to_bytes(8, "little") + raw)
-    return digest.hexdigest()
-
-
-def data_record(test_uri, test_data):
-    """What notebook 02 stores in its bundle (``save_bundle(..., data=)``, metrics.json's ``"data"``): the test split
-    it read, where it was and its documents' fingerprint, which 04 checks (:func:`check_tested_on`)."""
-    return {"test": {"uri": str(test_uri), "documents": len(test_data), "sha256": documents_sha256(test_data)}}
-
-
-def check_tested_on(predictor, test_uri, test_data, dataset):
-    """One error unless ``test_data`` (read from ``test_uri`` by 04) is the test split 02 read when it trained the
-    model ``predictor`` was loaded from. 01 run again with other settings after 02 (and 02 skipped, or stopped by a
-    Ctrl-C or a diverged run), or a ``run_name`` given to 02 and 04 with other datasets: 04 scored the old model on
-    the new documents beside the old run's "final test accuracy at training", as one run. A bundle without the
-    record (saved by the CLI, a training job or an older 02) is not checked."""
-    recorded = (getattr(predictor, "metrics", None) or {}).get("data") or {}
-    tested = recorded.get("test") if isinstance(recorded, dict) else None
-    if not isinstance(tested, dict):
-        return
-    bundle_uri = predictor.source
-    if tested.get("uri") != str(test_uri):
-        raise FastTextError(f"the model at {bundle_uri} was tested on {tested.get('uri')}, not on {test_uri} "
-                            f"(dataset={dataset!r}): run this notebook with the dataset 02 trained it on, or score it "
-                            f"on these documents with python -m fasttext_lib evaluate --model {bundle_uri} --data "
-                            f"{test_uri}")
-    if tested.get("sha256") != documents_sha256(test_data):
-        then = tested.get("documents")
-        counts = f" ({len(test_data)} documents, {then} then)" if then != len(test_data) else ""
-        raise FastTextError(f"{test_uri} holds other test documents than when the model at {bundle_uri} was trained"
-                            f"{counts}: notebook 01 wrote it again since; run notebook 02 again to train on the data "
-                            f"as it is now")
-
-
-def bundle_name(run_name, dataset):
-    """02's and 04's ``run_name``: as given, else the dataset's name (a run on other data keeps its own bundle), as a
-    key path (:func:`key_path`). A dataset that names no data is refused naming ``dataset``: ``-p dataset None`` said
-    "run_name must name a folder, got None", a parameter the user had not given (and 04 said so only at its load)."""
-    if run_name is not None and run_name != "":
-        return key_path(run_name, "run_name")
-    if not isinstance(dataset, str) or not dataset.strip("/"):
-        raise FastTextError(f"dataset must name the data notebook 01 prepared (such as 'sample'), got {dataset!r}")
-    return key_path(dataset, "dataset")
-
-
-def key_path(value, name, empty_ok=False):
-    """``value`` as a path of S3 key parts (``a/b``), its outer slashes dropped, or one error naming ``name``: a part
-    that is empty, ``.`` or ``..`` (``-p run_name /big`` saved the bundle as models//big, in a folder of no name in the
-    S3 console, beside models/big), or an ``s3://`` URI given as the path inside the bucket (its parts were keys
-    under s3:/). A number is its text (``-p run_name 2024``: papermill passes the number)."""
-    if value is None or value == "":
-        if empty_ok:
-            return ""
-        raise FastTextError(f"{name} must name a folder, got {value!r}")
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise FastTextError(f"{name} must be a folder's name (a/b for folders), got {value!r}")
-    text = str(value)
-    if text.lower().startswith("s3:"):
-        raise FastTextError(f"{name} is the path inside the bucket (no s3://bucket/), got {text!r}")
-    path = text.strip("/")
-    if not path and empty_ok:
-        return ""
-    if any(part in ("", ".", "..") for part in path.split("/")):
-        raise FastTextError(f"{name} must be folder names joined by / (no empty, . or .. part), got {text!r}")
-    return path
-
-
-# Notebook 01's own datasets, beside the downloadable ones (download.DATASETS).
-BUILT_IN_DATASETS = ("sample", "synthetic")
-
-
-def check_dataset(dataset):
-    """Notebook 01's ``dataset``: ``sample``, ``synthetic`` or a downloadable name; else one error listing them all,
-    with the closest (``Sample``: ``sample``; ``yelp``: the two Yelp sets). The download's own check listed the
-    downloadable ones alone, as if ``sample`` were not a choice (``-p dataset Sample``)."""
-    from .download import DATASETS
-
-    known = list(BUILT_IN_DATASETS) + sorted(DATASETS)
-    if isinstance(dataset, str) and dataset in known:
-        return
-    text = dataset.lower() if isinstance(dataset, str) else ""  # a list (-y), a number: no hint
-    close = (difflib.get_close_matches(text, known, 2) or [name for name in known if name.startswith(text)]) if text else []
-    hint = f" (did you mean {' or '.join(repr(name) for name in close)}?)" if close else ""
-    raise FastTextError(f"unknown dataset {dataset!r}{hint}; choose one of {', '.join(known)}")
-
-
-def check_flags(**flags):
-    """A notebook's yes/no parameters, each True or False (one error naming the first that is not).
-    papermill's ``-p autotune false`` passes the text ``'false'`` (only ``True`` and ``False`` become
-    booleans), which Python takes as true: the autotune search (or a billed training job) ran."""
-    for name, value in flags.items():
-        check_bool(value, name, f" (papermill: -p {name} True, or -p {name} False)")
-
-
-def check_query_words(query_words):
-    """Notebook 04's ``query_words``: a list (or tuple) of words, or None (the words with the largest vectors); else one
-    error. papermill's ``-p query_words "[great, bad]"`` passes the list's text, whose letters were taken as the words."""
-    if query_words is None:
-        return
-    if not isinstance(query_words, (list, tuple)) or not all(isinstance(w, str) for w in query_words):
-        raise FastTextError(f"query_words must be a list of words or None, got {query_words!r} "
-                            f"(papermill: -y \"query_words: [great, bad]\")")
-
-
-def check_word_pairs(word_pairs):
-    """Notebook 04's ``word_pairs``: a list (or tuple) of (word, word) pairs, else one error (papermill's ``-p`` passes
-    a list as its text, and a pair of three words failed only at the last cell)."""
-    if not isinstance(word_pairs, (list, tuple)) or not all(
-            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(w, str) for w in p) for p in word_pairs):
-        raise FastTextError(f"word_pairs must be a list of (word, word) pairs, got {word_pairs!r} "
-                            f"(papermill: -y \"word_pairs: [[great, excellent]]\")")
-
-
-def png_software(path):
-    """The "Software" text of the PNG file ``path``, or ``None`` (no such text, or no PNG image). Pillow,
-    which matplotlib requires, reads the text chunks matplotlib writes before the image data."""
-    from PIL import Image
-
-    try:
-        with Image.open(path) as image:
-            return image.info.get("Software") if image.format == "PNG" else None
-    except (OSError, ValueError, Image.DecompressionBombError):  # OSError: no image Pillow knows
-        return None
-
-
-def assigned_names(source):
-    """The names a cell's code assigns at its top level, in order (``a = 1``, ``b: int = 2``, ``c, d = ...``);
-    none for code that does not parse."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    names = []
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        for target in targets:
-            names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-    return list(dict.fromkeys(names))
-
-
-def name_hints(unknown, known):
-    """``'epoch' (did you mean 'epochs'?), 'bukcet' (did you mean 'bucket'?)``: each unknown name with the
-    closest known one, where there is one."""
-    return ", ".join(f"{name!r}" + "".join(f" (did you mean {m!r}?)" for m in difflib.get_close_matches(name, known, 1))
-                     for name in unknown)
-
-
-def check_parameters(namespace):
-    """Refuse a parameter that papermill injected but the notebook does not have (call it with ``globals()``
-    in the cell after the parameters cell).
-
-    ``papermill nb.ipynb out.ipynb -p epoch 1`` (for ``epochs``) only warns "Passed unknown parameter"
-    and runs the notebook with its defaults: minutes of work with the wrong settings. A running kernel
-    cannot see papermill's metadata, but it keeps the code of every cell it ran, in order (IPython's
-    ``In``): papermill's cell, which starts with ``# Parameters``, runs right after the parameters cell.
-    The names it assigns must be among those that the cells run before it (the parameters cell) assign.
-    Without that cell in the history (Jupyter, nbval, ``make demo``'s known names) there is nothing to check.
-
-    It also makes the kernel show a :class:`FastTextError` as its one ``error: ...`` line
-    (:func:`~fasttext_lib.notebook_errors.show_errors_as_lines`), from this cell on.
-    """
-    show_errors_as_lines()
-    history = namespace.get("In")
-    if not isinstance(history, list):
-        return
-    injected = [i for i, source in enumerate(history)
-                if isinstance(source, str) and source.lstrip().split("\n", 1)[0].strip() == PAPERMILL_HEADER]
-    if not injected:
-        return
-    at = injected[-1]
-    declared = set()
-    for source in history[:at]:
-        if isinstance(source, str):
-            declared.update(assigned_names(source))
-    unknown = [name for name in assigned_names(history[at])
-               if name not in declared and not name.startswith("PAPERMILL_")]  # --inject-paths' own two
-    if unknown:
-        parameters_cell = history[at - 1] if at > 0 and isinstance(history[at - 1], str) else ""
-        listed = assigned_names(parameters_cell) or sorted(declared)
-        raise FastTextError(f"this notebook has no parameter {name_hints(unknown, listed)} (papermill only warned, "
-                            f"and the run would have used the defaults); its parameters: {', '.join(listed)}")

@@ -51,7 +51,7 @@ def main(argv=None):
 
     from fasttext_lib.errors import FastTextError, error_line
     from fasttext_lib.storage import is_bucket_name
-    from fasttext_lib.workspace import bundle_name, check_flags, name_hints
+    from fasttext_lib.notebook_params import bundle_name, check_flags, name_hints
 
     if args.in_place and overrides:
         parser.error("--in-place writes the committed notebooks: run them with their own parameters")

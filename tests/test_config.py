@@ -175,3 +175,14 @@ def test_more_epochs_than_any_run_takes_are_refused_up_front():
     r = cli_in_process("train", "--train", "t", "--output", "o", "--epochs", "100000000000000000000")
     assert r.returncode == 2 and r.stderr.startswith("error: epochs must be at most 100000 "), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_choice_cut_short_is_told_the_choices_it_begins():
+    """`-p kvstore dis` named no choice, where notebook 01's `-p dataset yelp` names both Yelp sets: one rule for
+    both now (errors.did_you_mean)."""
+    with pytest.raises(FastTextError) as raised:
+        TrainConfig(kvstore="dis")
+    assert str(raised.value).endswith("got 'dis' (did you mean 'dist_sync' or 'dist_async'?)")
+    with pytest.raises(FastTextError) as raised:
+        TrainConfig(lr_schedule="Const")
+    assert str(raised.value).endswith("got 'Const' (did you mean 'constant'?)")

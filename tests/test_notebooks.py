@@ -167,6 +167,8 @@ def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, mes
 @pytest.mark.parametrize("dataset, hint", [
     ("Sample", " (did you mean 'sample'?)"),
     ("yelp", " (did you mean 'yelp_review_full' or 'yelp_review_polarity'?)"),
+    # the name itself in capitals is the one meant: it was told "'ag_news' or 'sogou_news'" (errors.did_you_mean)
+    ("AG_NEWS", " (did you mean 'ag_news'?)"), ("Yelp-Review-Full", " (did you mean 'yelp_review_full'?)"),
     ("nosuch", ""), (None, ""), (["sample"], ""),
 ])
 def test_01_names_every_dataset_it_takes_when_refusing_one(dataset, hint, tmp_path, s3_bucket):
@@ -408,10 +410,10 @@ def test_01_reruns_prepare_and_keeps_an_edited_names_file_only_with_overwrite_fa
     ({"great"}, "query_words must be a list of words or None, got {'great'}"),
 ])
 def test_04s_query_words_are_a_list_of_words_or_none(query_words, said):
-    """04's check cell held these checks; they are the library's (workspace.check_query_words): papermill's -p passes a
+    """04's check cell held these checks; they are the library's (notebook_params.check_query_words): papermill's -p passes a
     list as its text, whose letters were the query words."""
     from fasttext_lib.errors import FastTextError
-    from fasttext_lib.workspace import check_query_words
+    from fasttext_lib.notebook_params import check_query_words
 
     with pytest.raises(FastTextError) as caught:
         check_query_words(query_words)
@@ -424,7 +426,7 @@ def test_04s_query_words_are_a_list_of_words_or_none(query_words, said):
                                         ["great", "bad"], None, [("great", "bad")] + ["ok"]])
 def test_04s_word_pairs_are_a_list_of_word_pairs(word_pairs):
     from fasttext_lib.errors import FastTextError
-    from fasttext_lib.workspace import check_word_pairs
+    from fasttext_lib.notebook_params import check_word_pairs
 
     with pytest.raises(FastTextError, match=r"^word_pairs must be a list of \(word, word\) pairs, got .* \(papermill: "
                                             r"-y \"word_pairs: \[\[great, excellent\]\]\"\)$"):
@@ -433,10 +435,19 @@ def test_04s_word_pairs_are_a_list_of_word_pairs(word_pairs):
         check_word_pairs(fine)
 
 
+def test_a_parameter_name_cut_short_or_in_capitals_is_told_the_one_meant():
+    """`-p quer ...` named no parameter where `-p kvstore dis` and `-p dataset yelp` name the choices they begin: one
+    rule for all three (errors.did_you_mean)."""
+    from fasttext_lib.notebook_params import name_hints
+
+    assert name_hints(["quer", "Top-K", "zzz"], ["bucket", "query_words", "top_k"]) == \
+        "'quer' (did you mean 'query_words'?), 'Top-K' (did you mean 'top_k'?), 'zzz'"
+
+
 def test_without_papermill_nothing_is_checked():
     """Jupyter, nbval and make demo (which passes each notebook only the names it has) inject no cell; papermill's
     --inject-paths adds its own two names, which are no typo."""
-    from fasttext_lib.workspace import check_parameters
+    from fasttext_lib.notebook_params import check_parameters
 
     check_parameters({})  # exec'd cells, no IPython history
     check_parameters({"In": ["", "bucket = 'b'\nepochs = 5", "x = 1", "epoch = 3"]})  # no papermill cell: no check

@@ -1,0 +1,46 @@
+"""The figures the notebooks make: drawn, shown as a notebook shows a cell's value, and known again as ours.
+
+The figures :class:`~fasttext_lib.workspace.Workspace` saves carry :data:`FIGURE_MARK` in their PNG "Software" text
+(:func:`png_software` reads it back), so that an earlier run's plot can be removed without touching a user's own file
+of the same name.
+"""
+from .notebook_errors import _kernel_shell
+
+# What the figures the library writes say in their PNG "Software" text, so that it knows its own.
+FIGURE_MARK = "fasttext_lib"
+
+
+def plot_trials(fig, tuned):
+    """The autotune search's validation accuracy by trial, the chosen trial starred (``tuned``: an
+    :class:`~fasttext_lib.autotune.AutotuneResult`)."""
+    ax = fig.subplots()
+    ax.plot(tuned.trials.trial, tuned.trials.val_accuracy, marker="o")
+    ax.plot(tuned.best_trial.trial, tuned.best_trial.val_accuracy, marker="*", markersize=14, color="tab:red",
+            label="chosen")
+    ax.set_xlabel("trial")
+    ax.set_ylabel("validation accuracy")
+    ax.legend()
+    fig.tight_layout()
+
+
+def show(thing):
+    """``thing`` shown as a notebook shows a cell's value (a table as a table, a figure as its image); outside
+    IPython, printed (a figure: nothing, it is saved)."""
+    if _kernel_shell() is not None:
+        from IPython.display import display
+
+        display(thing)
+    elif not hasattr(thing, "savefig"):
+        print(thing)
+
+
+def png_software(path):
+    """The "Software" text of the PNG file ``path``, or ``None`` (no such text, or no PNG image). Pillow,
+    which matplotlib requires, reads the text chunks matplotlib writes before the image data."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.info.get("Software") if image.format == "PNG" else None
+    except (OSError, ValueError, Image.DecompressionBombError):  # OSError: no image Pillow knows
+        return None

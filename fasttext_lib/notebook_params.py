@@ -1,0 +1,147 @@
+"""The notebooks' parameters checked in their check cell, each wrong one refused in one line before any work.
+
+papermill passes ``-p`` values as text or numbers (``-p autotune false`` is the text ``'false'``, true in Python) and
+only warns about a name the notebook does not have; a kernel keeps no trace of what papermill injected except the
+cell's code in IPython's history. :func:`check_parameters` (a name the notebook lacks), :func:`check_flags` (yes/no
+parameters), :func:`check_dataset` (01's datasets), :func:`check_query_words` / :func:`check_word_pairs` (04's word
+lists), and :func:`key_path` / :func:`bundle_name` (a prefix, a dataset or a run name as S3 key parts: workspace.py
+builds its paths from them).
+"""
+import ast
+
+from .errors import FastTextError, check_bool, did_you_mean
+from .notebook_errors import show_errors_as_lines
+
+# The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
+PAPERMILL_HEADER = "# Parameters"
+# Notebook 01's own datasets, beside the downloadable ones (download.DATASETS).
+BUILT_IN_DATASETS = ("sample", "synthetic")
+
+
+def key_path(value, name, empty_ok=False):
+    """``value`` as a path of S3 key parts (``a/b``), its outer slashes dropped, or one error naming ``name``: a part
+    that is empty, ``.`` or ``..`` (``-p run_name /big`` saved the bundle as models//big, in a folder of no name in the
+    S3 console, beside models/big), or an ``s3://`` URI given as the path inside the bucket (its parts were keys
+    under s3:/). A number is its text (``-p run_name 2024``: papermill passes the number)."""
+    if value is None or value == "":
+        if empty_ok:
+            return ""
+        raise FastTextError(f"{name} must name a folder, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise FastTextError(f"{name} must be a folder's name (a/b for folders), got {value!r}")
+    text = str(value)
+    if text.lower().startswith("s3:"):
+        raise FastTextError(f"{name} is the path inside the bucket (no s3://bucket/), got {text!r}")
+    path = text.strip("/")
+    if not path and empty_ok:
+        return ""
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        raise FastTextError(f"{name} must be folder names joined by / (no empty, . or .. part), got {text!r}")
+    return path
+
+
+def bundle_name(run_name, dataset):
+    """02's and 04's ``run_name``: as given, else the dataset's name (a run on other data keeps its own bundle), as a
+    key path (:func:`key_path`). A dataset that names no data is refused naming ``dataset``: ``-p dataset None`` said
+    "run_name must name a folder, got None", a parameter the user had not given (and 04 said so only at its load)."""
+    if run_name is not None and run_name != "":
+        return key_path(run_name, "run_name")
+    if not isinstance(dataset, str) or not dataset.strip("/"):
+        raise FastTextError(f"dataset must name the data notebook 01 prepared (such as 'sample'), got {dataset!r}")
+    return key_path(dataset, "dataset")
+
+
+def check_dataset(dataset):
+    """Notebook 01's ``dataset``: ``sample``, ``synthetic`` or a downloadable name; else one error listing them all,
+    with the closest (``Sample``: ``sample``; ``yelp``: the two Yelp sets). The download's own check listed the
+    downloadable ones alone, as if ``sample`` were not a choice (``-p dataset Sample``)."""
+    from .download import DATASETS
+
+    known = list(BUILT_IN_DATASETS) + sorted(DATASETS)
+    if isinstance(dataset, str) and dataset in known:
+        return
+    raise FastTextError(f"unknown dataset {dataset!r}{did_you_mean(dataset, known, 2)}; choose one of {', '.join(known)}")
+
+
+def check_flags(**flags):
+    """A notebook's yes/no parameters, each True or False (one error naming the first that is not).
+    papermill's ``-p autotune false`` passes the text ``'false'`` (only ``True`` and ``False`` become
+    booleans), which Python takes as true: the autotune search (or a billed training job) ran."""
+    for name, value in flags.items():
+        check_bool(value, name, f" (papermill: -p {name} True, or -p {name} False)")
+
+
+def check_query_words(query_words):
+    """Notebook 04's ``query_words``: a list (or tuple) of words, or None (the words with the largest vectors); else one
+    error. papermill's ``-p query_words "[great, bad]"`` passes the list's text, whose letters were taken as the words."""
+    if query_words is None:
+        return
+    if not isinstance(query_words, (list, tuple)) or not all(isinstance(w, str) for w in query_words):
+        raise FastTextError(f"query_words must be a list of words or None, got {query_words!r} "
+                            f"(papermill: -y \"query_words: [great, bad]\")")
+
+
+def check_word_pairs(word_pairs):
+    """Notebook 04's ``word_pairs``: a list (or tuple) of (word, word) pairs, else one error (papermill's ``-p`` passes
+    a list as its text, and a pair of three words failed only at the last cell)."""
+    if not isinstance(word_pairs, (list, tuple)) or not all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(w, str) for w in p) for p in word_pairs):
+        raise FastTextError(f"word_pairs must be a list of (word, word) pairs, got {word_pairs!r} "
+                            f"(papermill: -y \"word_pairs: [[great, excellent]]\")")
+
+
+def assigned_names(source):
+    """The names a cell's code assigns at its top level, in order (``a = 1``, ``b: int = 2``, ``c, d = ...``);
+    none for code that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return list(dict.fromkeys(names))
+
+
+def name_hints(unknown, known):
+    """``'epoch' (did you mean 'epochs'?), 'bukcet' (did you mean 'bucket'?)``: each unknown name with the
+    known one it was likely meant to be, where there is one (errors.did_you_mean)."""
+    return ", ".join(f"{name!r}{did_you_mean(name, known)}" for name in unknown)
+
+
+def check_parameters(namespace):
+    """Refuse a parameter that papermill injected but the notebook does not have (call it with ``globals()``
+    in the cell after the parameters cell).
+
+    ``papermill nb.ipynb out.ipynb -p epoch 1`` (for ``epochs``) only warns "Passed unknown parameter"
+    and runs the notebook with its defaults: minutes of work with the wrong settings. A running kernel
+    cannot see papermill's metadata, but it keeps the code of every cell it ran, in order (IPython's
+    ``In``): papermill's cell, which starts with ``# Parameters``, runs right after the parameters cell.
+    The names it assigns must be among those that the cells run before it (the parameters cell) assign.
+    Without that cell in the history (Jupyter, nbval, ``make demo``'s known names) there is nothing to check.
+
+    It also makes the kernel show a :class:`FastTextError` as its one ``error: ...`` line
+    (:func:`~fasttext_lib.notebook_errors.show_errors_as_lines`), from this cell on.
+    """
+    show_errors_as_lines()
+    history = namespace.get("In")
+    if not isinstance(history, list):
+        return
+    injected = [i for i, source in enumerate(history)
+                if isinstance(source, str) and source.lstrip().split("\n", 1)[0].strip() == PAPERMILL_HEADER]
+    if not injected:
+        return
+    at = injected[-1]
+    declared = set()
+    for source in history[:at]:
+        if isinstance(source, str):
+            declared.update(assigned_names(source))
+    unknown = [name for name in assigned_names(history[at])
+               if name not in declared and not name.startswith("PAPERMILL_")]  # --inject-paths' own two
+    if unknown:
+        parameters_cell = history[at - 1] if at > 0 and isinstance(history[at - 1], str) else ""
+        listed = assigned_names(parameters_cell) or sorted(declared)
+        raise FastTextError(f"this notebook has no parameter {name_hints(unknown, listed)} (papermill only warned, "
+                            f"and the run would have used the defaults); its parameters: {', '.join(listed)}")
