@@ -309,6 +309,72 @@ def describe_of(vectors):
     return describe(vectors, 3, 10)
 
 
+# Word lists a .vec file may hold for one vocabulary, in hostile orders: NFC and NFD spellings of one word (and
+# a capitalised NFD one), several capitalisations, words that differ only in case (both in the vocabulary too),
+# <unk> and <UNK>, duplicates, Greek final sigma and a typographic apostrophe (lowered() is more than str.lower).
+_HOSTILE_VOCABULARY = ["<unk>", "café", "haus", "good", "us", "US", "école", "οδος", "don't", "absent"]
+_HOSTILE_WORD_LISTS = {
+    "nfd_then_nfc": ["cafe\u0301", "café", "Haus"],
+    "nfc_then_nfd": ["café", "cafe\u0301", "CAFE\u0301"],
+    "capitalised_nfd_only": ["CAFE\u0301", "Café", "E\u0301COLE", "École"],
+    "capitals_before_own": ["HAUS", "Haus", "haus", "HAUS"],
+    "own_before_capitals": ["haus", "Haus", "HAUS", "haus"],
+    "capitals_only": ["Haus", "HAUS", "hAUS", "Haus"],
+    "differ_only_in_case": ["Us", "US", "uS", "us", "US"],
+    "cased_token_only": ["US", "Us", "uS"],
+    "unk": ["<UNK>", "<unk>", "<Unk>", "<unk>"],
+    "unk_capitalised_only": ["<UNK>", "<Unk>"],
+    "duplicates": ["good", "Good", "good", "GOOD", "good", "Good"],
+    "greek_and_apostrophe": ["ΟΔΟΣ", "Οδος", "DON’T", "Don't", "don't"],
+    "nothing_of_the_vocabulary": ["other", "Other", "ABSENTS"],
+}
+
+
+def _rule_says(words, vocabulary):
+    """token -> the file line whose vector starts its row, as the rule is documented (said here on its own, not
+    taken from either implementation): the last line whose word is the token in NFC; else the first line whose word
+    (in NFC) has capitals, is no token itself, and lowercases (``text.lowered``) to the token."""
+    from fasttext_lib.text import lowered, nfc
+
+    chosen = {}
+    for token in vocabulary:
+        own = [i for i, word in enumerate(words) if nfc(word) == token]
+        cased = [i for i, word in enumerate(words) if nfc(word) not in vocabulary
+                 and nfc(word) != nfc(word).lower() and lowered(nfc(word)) == token]
+        if own or cased:
+            chosen[token] = own[-1] if own else cased[0]
+    return chosen
+
+
+def _orders(words):
+    """The list as given, reversed, and two seeded shuffles."""
+    rng = np.random.RandomState(len(words))
+    return [list(words), words[::-1]] + [[words[i] for i in rng.permutation(len(words))] for _ in range(2)]
+
+
+@pytest.mark.parametrize("name", sorted(_HOSTILE_WORD_LISTS))
+def test_reading_with_a_vocabulary_and_pretrained_rows_take_the_rows_the_word_rule_says(tmp_path, name):
+    """read_vec(keep=) decides while it reads which rows to hold, and pretrained_rows which of them start the
+    table: if they ever disagreed, a row would silently start from the wrong spelling's vector (or none)."""
+    from fasttext_lib.pretrained import pretrained_rows
+
+    vocabulary = {token: row for row, token in enumerate(_HOSTILE_VOCABULARY)}
+    for order, words in enumerate(_orders(_HOSTILE_WORD_LISTS[name])):
+        path = tmp_path / f"{order}.vec"
+        # each line's vector is its line number: the rows taken say which lines were
+        path.write_text(f"{len(words)} 2\n" + "".join(f"{w} {i} {-i}\n" for i, w in enumerate(words)), encoding="utf-8")
+        expected = _rule_says(words, vocabulary)
+        line_of_row = {vocabulary[token]: line for token, line in expected.items()}
+        expected_rows = sorted(line_of_row)
+        expected_lines = [line_of_row[row] for row in expected_rows]
+        kept = read_vec(str(path), dim=2, keep=vocabulary)
+        assert len(kept) <= 2 * len(expected), (words, kept.words)
+        for vectors in (kept, read_vec(str(path), dim=2)):
+            rows, values = pretrained_rows(vectors, vocabulary)
+            assert rows.tolist() == expected_rows, (words, vectors.words)
+            assert values[:, 0].tolist() == expected_lines, (words, vectors.words)
+
+
 def test_reading_a_large_vec_for_a_small_vocabulary_allocates_the_vocabularys_rows_not_the_files(tmp_path):
     import tracemalloc
 
