@@ -11,11 +11,12 @@ published wiki/crawl vectors are) is UTF-8 text::
   training spends any time: the header, every line's value count (named by its line), numbers that
   are not numbers or not finite, non-UTF-8 text, a count that does not match the lines. Files of other formats are
   named as such (word2vec's binary format, a fastText ``.bin``, GloVe's text without a header, a model bundle).
-  With ``keep`` (the training vocabulary) it holds only the rows of those words (those that pretrained.py's
-  ``pretrained_rows`` takes): the published wiki and crawl files are 2 to 4.5 GB of text, more than a notebook
-  instance's memory, of which a run uses its vocabulary's share. :func:`check_vec_start` checks a file's header and
-  first lines only, before the training data is read (a wrong file fails at once; the rest is checked as training
-  reads the file, once the vocabulary is known). :func:`check_dim` refuses read vectors of another dimension.
+  With ``keep`` (the training vocabulary) it holds only the rows of those words (those :class:`VocabularyMatch`
+  may take, which pretrained.py's ``pretrained_rows`` chooses from): the published wiki and crawl files are 2 to
+  4.5 GB of text, more than a notebook instance's memory, of which a run uses its vocabulary's share.
+  :func:`check_vec_start` checks a file's header and first lines only, before the training data is read (a wrong
+  file fails at once; the rest is checked as training reads the file, once the vocabulary is known).
+  :func:`check_dim` refuses read vectors of another dimension.
 * :func:`write_vec` writes :class:`WordVectors` as a ``.vec`` file, atomically (:func:`check_vec_output` checks
   its name first).
 
@@ -33,7 +34,7 @@ import numpy as np
 from . import storage
 from .columns import reads_as_number
 from .errors import FastTextError
-from .text import TRAINING_FORM
+from .text import TRAINING_FORM, lowered, nfc
 from .writers import compressing
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
@@ -92,8 +93,9 @@ def read_vec(uri, dim=None, keep=None):
     ``dim``: the model's embedding size; a file of another dimension is refused (as fastText does).
     A word listed twice keeps its last vector (later lines overwrite earlier ones in fastText too).
     ``keep``: the vocabulary (tokens, e.g. a ``token_to_idx``) whose rows are wanted; every line is still
-    checked, but only the rows :func:`pretrained_rows` would take for those tokens are held (its result is the
-    same, bit for bit), so memory is bounded by the vocabulary, not by the file. ``words_in_file`` counts them all.
+    checked, but only the rows :class:`VocabularyMatch` may take for those tokens are held (pretrained.py's
+    ``pretrained_rows`` of them is that of the whole file, bit for bit), so memory is bounded by the vocabulary,
+    not by the file. ``words_in_file`` counts them all.
     Every problem is a :class:`FastTextError` naming the file (and the line).
     """
     return _read(uri, dim, keep=keep)
@@ -140,19 +142,62 @@ def _read(uri, dim, keep=None, max_lines=None):
     return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest(), words_in_file=count)
 
 
+class VocabularyMatch:
+    """Which of a ``.vec`` file's words start which of a vocabulary's rows: the one rule that :func:`read_vec`'s
+    ``keep`` (the rows it holds) and pretrained.py's ``pretrained_rows`` (the rows it takes of them) both follow, so
+    that a file read with ``keep`` gives the rows the whole file gives.
+
+    Training text is read in NFC and lowercased (``text.lowered``); fastText's vectors are of text as written. So a
+    word is matched in NFC (a ``.vec`` written with combining accents, ``e`` + U+0301, starts the row of the
+    precomposed word), and a token's row starts from its own spelling's vector, the file's last line of it (a later
+    line overwrites an earlier one, as in fastText) wherever the file lists it; else from the first spelling with
+    capitals that lowercases to it (``Haus`` for ``haus``, ``Paris``: the published files list the most frequent
+    first). A word that is a token itself (in NFC) is that token's only.
+
+    Give it the file's words in their order (:meth:`spelling`), then pick each token's vector (:meth:`chosen`)."""
+
+    OWN, CAPITALISED = "own", "capitalised"
+
+    def __init__(self, vocabulary):
+        self.vocabulary = vocabulary  # tokens (a token_to_idx, a set)
+        self._capitalised = set()  # the tokens whose first capitalised spelling has been met
+
+    def spelling(self, word):
+        """``(token, OWN or CAPITALISED)`` when the file's next word ``word`` gives a vector the rule may take for
+        ``token`` (a later word of the same pair replaces it), else None."""
+        form = nfc(word)
+        if form in self.vocabulary:
+            return form, self.OWN
+        if form != form.lower():  # (the cheap test first: most words of a large file are neither)
+            token = lowered(form)  # (a word with punctuation training splits off is no token)
+            if token in self.vocabulary and token not in self._capitalised:
+                self._capitalised.add(token)
+                return token, self.CAPITALISED
+        return None
+
+    @classmethod
+    def chosen(cls, taken):
+        """token -> its value in ``taken`` (:meth:`spelling`'s pairs -> a value each, e.g. a line): its own
+        spelling's, else its capitalised one's."""
+        tokens = {token: value for (token, kind), value in taken.items() if kind == cls.CAPITALISED}
+        tokens.update((token, value) for (token, kind), value in taken.items() if kind == cls.OWN)
+        return tokens
+
+
 class _Table:
     """The rows read so far, in blocks allocated as rows arrive (never from the header's numbers alone: a header
     "20000 100000000000" would ask numpy for petabytes, a MemoryError traceback). With ``keep``, only the rows
-    :func:`pretrained_rows` takes for those tokens: a word's last spelling in NFC, and the first capitalized
-    spelling of a token (``Haus`` for ``haus``); a word listed again overwrites its row."""
+    :class:`VocabularyMatch` may take for those tokens, a row for each of its spellings; a spelling met again
+    overwrites its row."""
 
     def __init__(self, count, dim, keep):
         self.keep, self.dim = keep, dim
-        # at most two rows a token: its own spelling's and a capitalized one's
+        # at most two rows a token: its own spelling's and a capitalised one's
         most = count if keep is None else min(count, 2 * len(keep))
         self.block_rows = max(1, min(most, _CHUNK_ROWS, _BLOCK_BYTES // (4 * dim)))
         self.words, self.blocks = [], []
-        self.exact, self.cased = {}, {}  # (with keep) token -> its row's slot
+        self.match = None if keep is None else VocabularyMatch(keep)
+        self.slots = {}  # (with keep) VocabularyMatch.spelling's pair -> its row's slot
 
     def add(self, word, values):
         slot = len(self.words) if self.keep is None else self._slot_of(word)
@@ -163,22 +208,13 @@ class _Table:
             if slot == len(self.blocks) * self.block_rows:
                 self.blocks.append(np.empty((self.block_rows, self.dim), np.float32))
         else:
-            self.words[slot] = word  # (a later spelling of the same word: its vector wins, as in pretrained_rows)
+            self.words[slot] = word  # (the same spelling again, NFC or NFD: its vector wins, as in pretrained_rows)
         self.blocks[slot // self.block_rows][slot % self.block_rows] = values
 
     def _slot_of(self, word):
-        """Where ``word``'s row goes (``len(words)``: a new one), or None when pretrained_rows would not take it."""
-        from .text import lowered, nfc
-
-        form = nfc(word)
-        if form in self.keep:
-            return self.exact.setdefault(form, len(self.words))
-        if form != form.lower():  # (the cheap test first, as pretrained_rows: most words of a large file are neither)
-            token = lowered(form)
-            if token in self.keep and token not in self.cased:
-                self.cased[token] = len(self.words)
-                return self.cased[token]
-        return None
+        """Where ``word``'s row goes (``len(words)``: a new one), or None when the vocabulary takes nothing of it."""
+        spelling = self.match.spelling(word)
+        return None if spelling is None else self.slots.setdefault(spelling, len(self.words))
 
     def result(self):
         """``(words, vectors)``: the rows held, one array."""
