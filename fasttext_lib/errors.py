@@ -405,8 +405,15 @@ def stop_at_once_on_signals(failure_file=None):
     package armed it as it was imported to run the command, then cli.run), the ones it replaced the first time.
 
     ``failure_file``: the line goes there too, unless that file exists already (a SageMaker training job's
-    :func:`job_failure_file`, its FailureReason; one written before is the job's first explanation, and stays)."""
+    :func:`job_failure_file`, its FailureReason; one written before is the job's first explanation, and stays). One
+    there when it is first armed with that file is an earlier job's (a local rerun in the same output folder):
+    removed now, so that a stop while this job starts is said as its own reason, not as that job's."""
     global _before_stop_at_once, _stop_at_once_failure_file
+    if failure_file and failure_file != _stop_at_once_failure_file:
+        import os
+
+        with contextlib.suppress(OSError):  # (missing: nothing to do; not removable: sm_train.clear_failure says so)
+            os.remove(failure_file)
     _stop_at_once_failure_file = failure_file
     if _before_stop_at_once and all(signal.getsignal(s) is _stop_at_once for s in _before_stop_at_once):
         return dict(_before_stop_at_once)
