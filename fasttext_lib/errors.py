@@ -286,6 +286,10 @@ def kept_stops():
             sys.unraisablehook = previous_hook
 
 
+# The holding handler of the active stops_held block (at most one: one within it is a no-op).
+_holding = []
+
+
 @contextlib.contextmanager
 def stops_held():
     """A few lines that must run whole, such as recording a result and reporting it: a stopping signal
@@ -293,8 +297,9 @@ def stops_held():
     been (its handler called: :func:`stop_on_signals`' in the CLI, Python's own KeyboardInterrupt in a notebook),
     so the interrupt lands before the block or after it, never between its lines. A second one within the block is
     handled at once (a block that hangs can still be stopped). Only signals with a Python handler are held (a
-    default or ignored one is left as it is); in another thread: a no-op."""
-    if threading.current_thread() is not threading.main_thread():
+    default or ignored one is left as it is); in another thread, or within another such block (which holds for
+    both: the inner one held the second signal as the outer's first), a no-op."""
+    if threading.current_thread() is not threading.main_thread() or _holding:
         yield
         return
     held, previous = [], {}
@@ -305,14 +310,18 @@ def stops_held():
             signal.signal(signum, previous[signum])
             previous[signum](signum, frame)
 
-    for s in stopping_signals():
-        handler = signal.getsignal(s)
-        if callable(handler):
-            previous[s] = handler
-            signal.signal(s, hold)
     try:
+        # In the try: a stop whose handler raises while these are set (one set, the next not yet) still has the
+        # ones set put back (its holding handler left on SIGINT swallowed the process's next Ctrl-C).
+        _holding.append(hold)
+        for s in stopping_signals():
+            handler = signal.getsignal(s)
+            if callable(handler):
+                previous[s] = handler
+                signal.signal(s, hold)
         yield
     finally:
+        _holding.clear()  # (this block's, if it got as far as setting it: the only one)
         for s, handler in previous.items():
             if signal.getsignal(s) is hold:  # (one a handler set meanwhile, e.g. SIGTERM ignored after a stop, stays)
                 signal.signal(s, handler)
