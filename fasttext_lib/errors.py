@@ -302,6 +302,10 @@ def kept_stops():
             sys.unraisablehook = previous_hook
 
 
+# The holding handler of the active stops_held block (at most one: one within it is a no-op).
+_holding = []
+
+
 @contextlib.contextmanager
 def stops_held():
     """A few lines that must run whole, such as recording a result and reporting it: a stopping signal
@@ -309,8 +313,9 @@ def stops_held():
     been (its handler called: :func:`stop_on_signals`' in the CLI, Python's own KeyboardInterrupt in a notebook),
     so the interrupt lands before the block or after it, never between its lines. A second one within the block is
     handled at once (a block that hangs can still be stopped). Only signals with a Python handler are held (a
-    default or ignored one is left as it is); in another thread: a no-op."""
-    if threading.current_thread() is not threading.main_thread():
+    default or ignored one is left as it is); in another thread, or within another such block (which holds for
+    both: the inner one held the second signal as the outer's first), a no-op."""
+    if threading.current_thread() is not threading.main_thread() or _holding:
         yield
         return
     held, previous = [], {}
@@ -321,14 +326,18 @@ def stops_held():
             signal.signal(signum, previous[signum])
             previous[signum](signum, frame)
 
-    for s in stopping_signals():
-        handler = signal.getsignal(s)
-        if callable(handler):
-            previous[s] = handler
-            signal.signal(s, hold)
     try:
+        # In the try: a stop whose handler raises while these are set (one set, the next not yet) still has the
+        # ones set put back (its holding handler left on SIGINT swallowed the process's next Ctrl-C).
+        _holding.append(hold)
+        for s in stopping_signals():
+            handler = signal.getsignal(s)
+            if callable(handler):
+                previous[s] = handler
+                signal.signal(s, hold)
         yield
     finally:
+        _holding.clear()  # (this block's, if it got as far as setting it: the only one)
         for s, handler in previous.items():
             if signal.getsignal(s) is hold:  # (one a handler set meanwhile, e.g. SIGTERM ignored after a stop, stays)
                 signal.signal(s, handler)
@@ -421,8 +430,15 @@ def stop_at_once_on_signals(failure_file=None):
     package armed it as it was imported to run the command, then cli.run), the ones it replaced the first time.
 
     ``failure_file``: the line goes there too, unless that file exists already (a SageMaker training job's
-    :func:`job_failure_file`, its FailureReason; one written before is the job's first explanation, and stays)."""
+    :func:`job_failure_file`, its FailureReason; one written before is the job's first explanation, and stays). One
+    there when it is first armed with that file is an earlier job's (a local rerun in the same output folder):
+    removed now, so that a stop while this job starts is said as its own reason, not as that job's."""
     global _before_stop_at_once, _stop_at_once_failure_file
+    if failure_file and failure_file != _stop_at_once_failure_file:
+        import os
+
+        with contextlib.suppress(OSError):  # (missing: nothing to do; not removable: sm_train.clear_failure says so)
+            os.remove(failure_file)
     _stop_at_once_failure_file = failure_file
     if _before_stop_at_once and all(signal.getsignal(s) is _stop_at_once for s in _before_stop_at_once):
         return dict(_before_stop_at_once)

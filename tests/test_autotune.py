@@ -1149,3 +1149,63 @@ def test_stops_held_holds_one_interrupt_to_the_blocks_end_and_lets_a_second_thro
                 ran.append(presses)
         assert signal.getsignal(signal.SIGINT) is before
     assert ran == [1]
+
+
+def test_stops_held_within_another_lets_a_second_interrupt_through_at_once():
+    """A stops_held block within another: the inner one took the outer's holding handler for the one it would have
+    reached, so a second Ctrl-C within it was held by the outer block (its first) until the outer's end, and a hung
+    inner block could not be stopped. Nested, the outer block holds the first and lets the second through."""
+    import signal
+
+    from fasttext_lib.errors import stops_held
+
+    before, ran = signal.getsignal(signal.SIGINT), []
+    with pytest.raises(KeyboardInterrupt):
+        with stops_held():
+            with stops_held():
+                signal.raise_signal(signal.SIGINT)
+                ran.append("held")
+                signal.raise_signal(signal.SIGINT)
+                ran.append("the second held too")
+    assert ran == ["held"] and signal.getsignal(signal.SIGINT) is before
+    with pytest.raises(KeyboardInterrupt):  # one: the blocks run whole, and it is raised after them
+        with stops_held():
+            with stops_held():
+                signal.raise_signal(signal.SIGINT)
+            ran.append("the outer block's end")
+    assert ran == ["held", "the outer block's end"] and signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_stop_while_stops_held_sets_its_handlers_puts_back_the_ones_it_set(monkeypatch):
+    """A SIGTERM whose handler raised (the CLI's stop_on_signals) between stops_held's setting of the SIGINT handler
+    and the SIGTERM one ended the block before its try: its holding handler stayed on SIGINT for good, and the
+    process's next Ctrl-C was swallowed without a word."""
+    import signal
+
+    from fasttext_lib.errors import stops_held
+
+    class Stopped(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stopped
+
+    real_signal, before = signal.signal, signal.getsignal(signal.SIGINT)
+
+    def then_a_sigterm(signum, handler):
+        previous = real_signal(signum, handler)
+        if signum == signal.SIGINT and handler is not before:  # stops_held's own, set as the first of its handlers
+            signal.raise_signal(signal.SIGTERM)  # (its handler runs here)
+        return previous
+
+    old_term = real_signal(signal.SIGTERM, stop)
+    try:
+        monkeypatch.setattr(signal, "signal", then_a_sigterm)
+        with pytest.raises(Stopped):
+            with stops_held():
+                pytest.fail("the block ran after its start was stopped")
+        monkeypatch.undo()
+        assert signal.getsignal(signal.SIGINT) is before
+    finally:
+        real_signal(signal.SIGINT, before)
+        real_signal(signal.SIGTERM, old_term)

@@ -474,6 +474,21 @@ def test_a_signal_while_the_job_starts_is_one_error_line_and_its_failure_reason(
     assert os.listdir(tmp_path / "model") == [] and sorted(os.listdir(tmp_path / "output")) == ["data", "failure"]
 
 
+def test_a_signal_while_a_rerun_starts_replaces_the_earlier_jobs_failure_reason(source_dir, tmp_path):
+    """A job run again in the same output folder (a local rerun), stopped during the package's import: the failure
+    file the earlier job left stayed (main removes it only later, and the stop's line is written only where there is
+    none), so the stop was shown as the earlier job's reason. It is this job's stop now."""
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    with open(os.path.join(env["PYTHONPATH"], "sitecustomize.py"), "a") as f:
+        f.write(SIGNAL_AT_IMPORT)
+    (tmp_path / "output" / "failure").write_text("error: the earlier job's reason")
+    env.update(SIGNAL_AT_IMPORT="numpy", SIGNAL_NUMBER=str(int(signal.SIGTERM)))
+    r = subprocess.run([sys.executable, "fasttext_lib/entry_point.py", *map(str, args_for(epochs=1))],
+                       cwd=str(source_dir), env=env, capture_output=True, text=True, timeout=300)
+    assert (r.returncode, r.stderr) == (143, "error: terminated (SIGTERM)\n"), r.stdout + r.stderr
+    assert (tmp_path / "output" / "failure").read_text() == "error: terminated (SIGTERM)"
+
+
 def test_the_endpoints_import_of_the_entry_point_changes_no_signal_handler(source_dir, tmp_path):
     """The inference toolkit imports entry_point (code/entry_point.py, or fasttext_lib/entry_point.py as a module) in
     its own server process: the job's start-up handlers are not armed there."""
