@@ -308,13 +308,15 @@ _holding = []
 
 @contextlib.contextmanager
 def stops_held():
-    """A few lines that must run whole, such as recording a result and reporting it: a stopping signal
-    (:func:`stopping_signals`) that arrives within the block is held until its end, then handled as it would have
-    been (its handler called: :func:`stop_on_signals`' in the CLI, Python's own KeyboardInterrupt in a notebook),
-    so the interrupt lands before the block or after it, never between its lines. A second one within the block is
-    handled at once (a block that hangs can still be stopped). Only signals with a Python handler are held (a
-    default or ignored one is left as it is); in another thread, or within another such block (which holds for
-    both: the inner one held the second signal as the outer's first), a no-op."""
+    """A few lines that must run whole, such as recording a result and reporting it: a Ctrl-C (SIGINT) that
+    arrives within the block is held until its end, then handled as it would have been (its handler called:
+    :func:`stop_on_signals`' in the CLI, Python's own KeyboardInterrupt in a notebook), so the interrupt lands before
+    the block or after it, never between its lines. A second one within the block is handled at once (a block that
+    hangs can still be stopped). SIGINT only: it is the stop a caller carries on after (autotune trains the best
+    trial so far), so what the block reports must be whole; SIGTERM / SIGHUP end the run, and a scheduler sends one
+    SIGTERM then its SIGKILL, which a block stuck in a write to a full pipe must not outwait. Held only where it has a
+    Python handler (a default or ignored one is left as it is); in another thread, or within another such block
+    (which holds for both: the inner one held the second signal as the outer's first), a no-op."""
     if threading.current_thread() is not threading.main_thread() or _holding:
         yield
         return
@@ -327,14 +329,13 @@ def stops_held():
             previous[signum](signum, frame)
 
     try:
-        # In the try: a stop whose handler raises while these are set (one set, the next not yet) still has the
-        # ones set put back (its holding handler left on SIGINT swallowed the process's next Ctrl-C).
+        # In the try: a stop whose handler raises just as the holding handler is set still has it put back (left on
+        # SIGINT it swallowed the process's next Ctrl-C).
         _holding.append(hold)
-        for s in stopping_signals():
-            handler = signal.getsignal(s)
-            if callable(handler):
-                previous[s] = handler
-                signal.signal(s, hold)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            previous[signal.SIGINT] = handler
+            signal.signal(signal.SIGINT, hold)
         yield
     finally:
         _holding.clear()  # (this block's, if it got as far as setting it: the only one)

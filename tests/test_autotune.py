@@ -1176,6 +1176,31 @@ def test_stops_held_within_another_lets_a_second_interrupt_through_at_once():
     assert ran == ["held", "the outer block's end"] and signal.getsignal(signal.SIGINT) is before
 
 
+def test_stops_held_lets_a_sigterm_through_at_once():
+    """Only Ctrl-C is held (autotune carries on after it, so a trial's record and report must be whole): a SIGTERM
+    ends the run, and held behind a block stuck writing to a full pipe it outwaited the scheduler's one SIGTERM until
+    its SIGKILL."""
+    import signal
+
+    from fasttext_lib.errors import stops_held
+
+    class Stopped(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stopped
+
+    ran, old_term = [], signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stopped):
+            with stops_held():
+                signal.raise_signal(signal.SIGTERM)
+                ran.append("the block went on")
+        assert ran == [] and signal.getsignal(signal.SIGTERM) is stop
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+
+
 def test_a_stop_while_stops_held_sets_its_handlers_puts_back_the_ones_it_set(monkeypatch):
     """A SIGTERM whose handler raised (the CLI's stop_on_signals) between stops_held's setting of the SIGINT handler
     and the SIGTERM one ended the block before its try: its holding handler stayed on SIGINT for good, and the
