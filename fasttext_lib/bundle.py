@@ -75,15 +75,29 @@ def json_safe(value):
     return value
 
 
-def metrics_summary(trained):
+# metrics.json's mark of scores that are not the bundle's: every score was taken of the float32 model training had,
+# and a bundle saved with a lossy compact (compact.LOSSY) stores rounded rows. A field beside them, not new names: the
+# readers of val_accuracy (held_out_score, notebooks, scripts) keep reading it (the trial table renames its columns:
+# autotune.FLOAT32_SCORES).
+SCORED_AS = "scored_as"
+
+
+def metrics_summary(trained, compact=None):
     """``{"history": [...], "final": {...}, "ctx": [...]}`` of a TrainedModel, JSON-safe (NaN -> null).
 
-    The bundle's ``metrics.json``; the SageMaker entry point adds a few keys to it for its output.
-    """
+    The bundle's ``metrics.json``; the SageMaker entry point adds a few keys to it for its output. ``compact``: the
+    dtype the bundle stores its embedding rows as; a lossy one adds ``"scored_as": "float32"`` (:data:`SCORED_AS`) at
+    the top (the history's scores) and in the autotune record (its trials' and best's)."""
+    from .compact import LOSSY
+
     history = [{k: json_safe(v) for k, v in row.items()} for row in trained.history]
     summary = {"history": history, "final": history[-1] if history else {}, "ctx": [str(c) for c in trained.ctx]}
     if getattr(trained, "autotune", None):  # autotune.py: {"trials": [...], "best": {...}, ...}
         summary["autotune"] = json.loads(json.dumps(trained.autotune, default=json_safe), parse_constant=lambda c: None)
+    if compact in LOSSY:
+        summary[SCORED_AS] = "float32"
+        if "autotune" in summary:
+            summary["autotune"][SCORED_AS] = "float32"
     return summary
 
 
@@ -92,6 +106,7 @@ class HeldOutScore(NamedTuple):
 
     split: str  # "validation": an autotuned model's, on the search's split of the training data; "test": 02's test split
     accuracy: Optional[float]  # None: trained without validation data (or autotune's refit on training + validation)
+    scored_as: Optional[str] = None  # "float32": the model training had, not the bundle's lossy rows (metrics_summary)
 
     def describe(self):
         """``final held-out accuracy at training: 0.7936``, as notebook 04 (and 02's training job) show it: on the
@@ -99,17 +114,21 @@ class HeldOutScore(NamedTuple):
         if self.accuracy is None:
             return "no held-out accuracy at training (trained without validation data)"
         split = "validation (autotune's split of the training data)" if self.split == "validation" else "held-out"
-        return f"final {split} accuracy at training: {round(self.accuracy, 4)}"
+        whose = (f" (the {self.scored_as} model's: this bundle's embedding rows are stored lossy; evaluate scores it "
+                 f"as saved)") if self.scored_as else ""
+        return f"final {split} accuracy at training: {round(self.accuracy, 4)}{whose}"
 
 
 def held_out_score(metrics):
     """The :class:`HeldOutScore` of a bundle's ``metrics.json`` (:func:`metrics_summary`): its last epoch's
     ``val_accuracy``, and the split it was measured on. Notebook 02 validates on the test split, except with autotune:
     the chosen trial's model is validated on the search's split of the training data (an autotune record in the
-    metrics). ``Predictor.held_out_score`` and ``TrainedModel.held_out_score`` give it."""
+    metrics), and whose model it scored where that is not the bundle's (``"scored_as"``: a lossy compact bundle).
+    ``Predictor.held_out_score`` and ``TrainedModel.held_out_score`` give it."""
     metrics = metrics if isinstance(metrics, dict) else {}
     final = metrics.get("final") if isinstance(metrics.get("final"), dict) else {}
-    return HeldOutScore("validation" if metrics.get("autotune") else "test", final.get("val_accuracy"))
+    scored_as = metrics.get(SCORED_AS) if isinstance(metrics.get(SCORED_AS), str) else None
+    return HeldOutScore("validation" if metrics.get("autotune") else "test", final.get("val_accuracy"), scored_as)
 
 
 def stored_names(config):
@@ -254,7 +273,7 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
     config[UNICODE_DATA_VERSION] = unicodedata.unidata_version
     if getattr(trained, "pretrained", None):  # vectors.describe: the .vec file the table started from
         config["pretrained_vectors"] = dict(trained.pretrained)
-    metrics = metrics_summary(trained)
+    metrics = metrics_summary(trained, compact)
     if data is not None:
         metrics["data"] = data
     with storage.staging_dir() as tmp:

@@ -515,6 +515,27 @@ def refuse_standard_input(uri, flag, what):
         raise FastTextError(f"{flag} -: reading {what} from standard input is not supported; give a file")
 
 
+# Each command's outputs: (option's dest, flag, what it writes, what to give instead of "-").
+OUTPUTS = {
+    "train": (("output", "--output", "the bundle", "a directory"),
+              ("checkpoint_dir", "--checkpoint-dir", "the checkpoints", "a directory"),
+              ("autotune_trials", "--autotune-trials", "the autotune trial table", "a file")),
+    "sample": (("output", "--output", "train.csv and test.csv", "a directory"),),
+    "synthetic": (("output", "--output", "train.csv and test.csv", "a directory"),),
+    "prepare": (("output", "--output", "the dataset", "a directory"),),
+    "export-vectors": (("output", "--output", "the word vectors", "a file"),),
+}
+
+
+def refuse_standard_output(args):
+    """``-`` for an output, as :func:`refuse_standard_input` for an input: what is written is published whole
+    (atomically, in place of an older one) or is a folder of files, never a stream. It trained or generated,
+    then wrote into a folder named ``-``; export-vectors and --autotune-trials refused it, in other words."""
+    for dest, flag, what, give in OUTPUTS.get(args.command, ()):
+        if getattr(args, dest, None) == "-":
+            raise FastTextError(f"{flag} -: writing {what} to standard output is not supported; give {give}")
+
+
 def _check_validation_file(args):
     """Before --train is read: a --validation or --autotune-validation that is missing or a directory was found
     only after the whole training file had been read (minutes at Yelp size), in a line that did not name the flag."""
@@ -912,6 +933,7 @@ def main(argv=None, lean_mxnet=False):
             return 2
     try:
         with stop_on_signals():
+            refuse_standard_output(args)
             if sys.stdout is None and args.command in ANSWERING_COMMANDS:
                 raise FastTextError(f"standard output is closed (>&-): {args.command}'s answers would go nowhere; "
                                     f"redirect them to a file (> FILE) or to /dev/null")

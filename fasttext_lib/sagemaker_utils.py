@@ -151,8 +151,9 @@ def _toolkit_argument(value):
 
 
 def _toolkit_name(name):
-    """How the training toolkit writes a hyperparameter's name there: ``--name``, a one-character one ``-n``."""
-    return f"--{name}" if len(name) > 1 else f"-{name}"
+    """How the training toolkit writes a hyperparameter's name there: ``--name``, a one-character one ``-n``, the
+    name ``""`` as ``""``."""
+    return f"--{name}" if len(name) > 1 else f"-{name}" if name else ""
 
 
 def _check_one_value(name, value):

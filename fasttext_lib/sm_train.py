@@ -17,7 +17,8 @@ with the source_dir as cwd; this module
   is derived from (``--batch-size`` and ``--batch_size`` both work; integers may come as
   ``10.0``; booleans are values: ``--progress false``; ``none`` or ``""`` is no value: the default, any one); ``ctx``
   defaults to the ``SM_NUM_GPUS`` GPUs or the CPU; an unknown hyperparameter is refused (with the closest
-  known name), except the platform's own (``_tuning_objective_metric``, ``sagemaker_*``), which are ignored;
+  known name), except the platform's own (``_tuning_objective_metric``, ``sagemaker_*``), which are ignored; a name
+  that is empty, blank or only dashes is refused first, alone (the toolkit writes ``-`` as ``--``, ending the options);
 * trains on several hosts with MXNet's ``dist_sync`` kvstore when ``SM_HOSTS`` lists more than one
   (the estimator needs ``distribution={"parameter_server": {"enabled": True}}``);
 * checkpoints every epoch to ``--checkpoint-dir`` (default ``/opt/ml/checkpoints`` when that
@@ -180,24 +181,43 @@ def names_given(ignored):
     """The hyperparameter names in ``ignored``, the words the parser left of the toolkit's ``--name value ...``: each
     name is followed by its value (the parser takes both words of a name it knows, or its one ``--name=value``), so
     every other word is a name, whatever it looks like. A name that is a number was taken for a value (the toolkit's
-    ``-5 1`` for ``{"5": 1}``, ``--55 1``), and only logged as ignored. (The toolkit passes a one-letter name with one
-    dash: ``-e 5``.)"""
+    ``-5 1`` for ``{"5": 1}``, ``--55 1``), and only logged as ignored. The toolkit writes a name of two or more
+    characters as ``--NAME``, one of one character as ``-N`` and the name ``""`` as ``""``: so ``--`` is the name
+    ``-`` (which also ended the parser's options: every word after it is left here), ``-----`` the name ``---``."""
     names, i = [], 0
     while i < len(ignored):
-        name, attached, _ = str(ignored[i]).lstrip("-").partition("=")
+        word = str(ignored[i])
+        name, attached, _ = _toolkit_name_of(word).partition("=")
         names.append(name)
-        i += 1 if attached and str(ignored[i]).startswith("-") else 2
+        i += 1 if attached and word.startswith("-") else 2
     return names
+
+
+def _toolkit_name_of(word):
+    """The name the training toolkit wrote as ``word`` (sagemaker_utils._toolkit_name writes it so)."""
+    if word.startswith("--") and word != "--":
+        return word[2:]
+    return word[1:] if word.startswith("-") else word
+
+
+def refuse_nameless(names):
+    """Refuse hyperparameter ``names`` that are no name: ``""`` was passed as nothing at all, and the toolkit writes
+    ``-`` as ``--``, which ended the job's options, every name after it misread."""
+    nameless = [name for name in names if not str(name).strip("- \t")]
+    if nameless:
+        raise FastTextError(f"bad hyperparameter name(s): {', '.join(repr(str(n)) for n in nameless)} "
+                            f"(a name must not be empty, blank or only dashes)")
 
 
 def refuse_unknown(names):
     """Refuse hyperparameter ``names`` this job does not know: a typo (``learning_rate`` for ``lr``) trained a whole
     job with the default, its only trace a log line. Names starting with ``_`` (the tuner's
     ``_tuning_objective_metric``) or ``sagemaker_`` (the SDK's, should a toolkit pass one on) are the
-    platform's, and pass."""
+    platform's, and pass. A name that is no name (:func:`refuse_nameless`) is refused first, alone."""
     import difflib
 
-    unknown = [n for n in names if n and not n.startswith(("_", "sagemaker_"))]
+    refuse_nameless(names)
+    unknown = [n for n in names if not n.startswith(("_", "sagemaker_"))]
     if not unknown:
         return
     known = sorted(known_hyperparameters())
@@ -575,6 +595,7 @@ def run_training(argv=None, environ=None):
     from . import cluster
 
     args, ignored = parse_hyperparameters(argv)
+    refuse_nameless(names_given(ignored))  # before anything reads args: the options after a "-" were not parsed
     env = ContainerEnv(environ)
     cluster.REPORTERS.append(lambda line: write_failure(line, environ))  # a lost host's line: the FailureReason too
     config_kwargs, train_kwargs = plan_training(args, env)

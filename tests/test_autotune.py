@@ -1025,6 +1025,33 @@ def test_with_a_lossy_compact_bundle_the_trial_scores_are_labeled_as_the_float32
             assert columns == TABLE_COLUMNS and notes == [], r.stderr
 
 
+def test_with_a_lossy_compact_bundle_its_metrics_say_the_scores_are_the_float32_models(data_files, tmp_path):
+    """metrics.json gave the same float32 scores under the plain val_accuracy name (the trials, autotune.best, the
+    history), only the table labeling them. Now it says whose they are, ``"scored_as": "float32"`` beside them (at the
+    top for the history, in the autotune record for the trials), its keys kept for its readers; the held-out score
+    read from it says so too. An exact bundle's metrics are as they were."""
+    common = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+              "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress", "--ctx", "cpu",
+              "--autotune-no-refit"]  # (the refit trains on the validation data too: no held-out score)
+    for compact, lossy in (("int8", True), ("float32", False)):
+        r = cli_in_process(*common, "--compact", compact, "--output", tmp_path / compact)
+        assert r.returncode == 0, r.stderr
+        predictor = Predictor.load(tmp_path / compact)
+        metrics, score = predictor.metrics, predictor.held_out_score
+        record = metrics["autotune"]
+        assert score.accuracy == metrics["final"]["val_accuracy"] is not None  # read as before
+        assert set(record["best"]) >= {"val_accuracy", "val_loss"} and "val_accuracy" in record["trials"][0]
+        accuracy = f"final validation (autotune's split of the training data) accuracy at training: " \
+                   f"{round(score.accuracy, 4)}"
+        if lossy:
+            assert metrics["scored_as"] == record["scored_as"] == "float32"
+            assert score.describe() == (f"{accuracy} (the float32 model's: this bundle's embedding rows are stored "
+                                        f"lossy; evaluate scores it as saved)")
+        else:
+            assert "scored_as" not in metrics and "scored_as" not in record
+            assert score.describe() == accuracy
+
+
 def test_with_pretrained_vectors_the_unused_flags_warning_says_emsize_is_theirs(data_files, tmp_path):
     """With --pretrained-vectors the search does not set emsize (the vectors' dimension does), yet the warning about
     unused flags said it did, and told a user who gave --emsize that the search would choose it."""

@@ -960,3 +960,28 @@ def test_a_missing_validation_file_is_refused_before_the_training_file_is_read(t
     what = "no such file" if missing == "absent.txt" else "expected a file but got a directory"
     _assert_one_line_error(r, f"{flag}: {what}: {tmp_path / missing}")
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("args, flag, what, give", [
+    (("train", "--output", "-"), "--output", "the bundle", "a directory"),
+    (("train", "--output", "o", "--checkpoint-dir", "-"), "--checkpoint-dir", "the checkpoints", "a directory"),
+    (("train", "--output", "o", "--autotune-validation", "missing.csv", "--autotune-trials", "-"),
+     "--autotune-trials", "the autotune trial table", "a file"),
+    (("sample", "--output", "-"), "--output", "train.csv and test.csv", "a directory"),
+    (("synthetic", "--output", "-", "--train-docs", "20", "--test-docs", "5"), "--output", "train.csv and test.csv",
+     "a directory"),
+    (("prepare", "--output", "-", "--base-url", "nowhere"), "--output", "the dataset", "a directory"),
+    (("export-vectors", "--model", "no_bundle", "--output", "-"), "--output", "the word vectors", "a file"),
+])
+def test_an_output_given_as_standard_output_is_refused_before_any_work(tmp_path, monkeypatch, args, flag, what, give):
+    """``-`` is standard input for predict's --input, and each input flag refuses it in one line ("reading ... from
+    standard input is not supported"). An output flag given ``-`` trained (or generated) and wrote a bundle, the
+    checkpoints or the data into a folder named ``-``; export-vectors and --autotune-trials refused it, in other
+    words. Now each says so in the same words, before anything is read (here: a --train that does not exist)."""
+    monkeypatch.chdir(tmp_path)
+    if args[0] == "train":
+        args = (*args, "--train", "missing.csv", "--epochs", "1", "--no-progress")
+    r = cli_in_process(*args)
+    assert (r.returncode, r.stdout, r.stderr.splitlines()) == (2, "", [
+        f"error: {flag} -: writing {what} to standard output is not supported; give {give}"]), r.stderr
+    assert os.listdir(tmp_path) == []

@@ -523,6 +523,10 @@ def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answe
     ({"final": {"val_accuracy": None}, "autotune": {"refit": True}}, "validation", None,
      "no held-out accuracy at training (trained without validation data)"),
     ({}, "test", None, "no held-out accuracy at training (trained without validation data)"),  # (no epoch recorded)
+    # a bundle saved with a lossy compact: the score is the float32 model's, not the rounded rows' it stores
+    ({"final": {"val_accuracy": 0.78391}, "scored_as": "float32"}, "test", 0.78391,
+     "final held-out accuracy at training: 0.7839 (the float32 model's: this bundle's embedding rows are stored lossy; "
+     "evaluate scores it as saved)"),
 ])
 def test_the_held_out_score_names_the_split_it_was_measured_on(metrics, split, accuracy, said):
     """Notebooks 02 and 04 each worked out "validation if autotuned, else test" and read metrics.json's
@@ -542,6 +546,10 @@ def test_a_saved_bundle_and_its_trained_model_give_the_same_held_out_score(tmp_p
     score = trained.held_out_score
     assert score.split == "test" and score.accuracy == trained.history[-1]["val_accuracy"]
     assert Predictor.load(save_bundle(trained, str(tmp_path / "b"))).held_out_score == score
+    # float16 rounds the rows the score was not taken of: the same score, said to be the float32 model's
+    lossy = Predictor.load(save_bundle(trained, str(tmp_path / "c"), compact="float16"))
+    assert lossy.metrics["scored_as"] == "float32" and lossy.held_out_score == (*score[:2], "float32")
+    assert "scored_as" not in Predictor.load(save_bundle(trained, str(tmp_path / "d"), compact="float32")).metrics
     trained.autotune = {"best_trial": 1}  # an autotuned model's history is on the search's validation split
     assert trained.held_out_score.split == "validation"
     assert train(train_data, None, TrainConfig(epochs=1, buckets=1000, progress=False)).held_out_score.accuracy is None

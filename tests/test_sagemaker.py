@@ -331,6 +331,14 @@ def test_a_pretrained_channel_beside_a_pretrained_vectors_uri_is_refused_not_lef
     # a name that is a number: only logged as "ignored arguments", where every other unknown name stops the job
     ("one-digit hyperparameter", r"unknown hyperparameter\(s\): 5; known: "),
     ("numeric hyperparameter", r"unknown hyperparameter\(s\): 1e3, 55; known: "),
+    # a name "" was only logged as ignored; "-" came as "--", argparse's end of options, and the names after it were
+    # refused as unknown ("epochs (did you mean epochs?)") or, after a known one, not read at all
+    ("empty hyperparameter name", r"^error: bad hyperparameter name\(s\): '' \(a name must not be empty, blank or only "
+                                  r"dashes\)$"),
+    ("dash hyperparameter name", r"^error: bad hyperparameter name\(s\): '-' \(a name must not be empty, blank or only "
+                                 r"dashes\)$"),
+    ("hyperparameters named - and ---", r"^error: bad hyperparameter name\(s\): '-', '---' \(a name must not be "
+                                        r"empty, blank or only dashes\)$"),
     ("unknown ctx", r"^error: unknown ctx 'tpu': use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1$"),
     ("too many epochs", r"^error: epochs must be at most 100000 .*, got 100000000000000000000$"),
     # MXNet's C++ CHECK on DMLC_NUM_WORKER, with its traceback, once the data had been read
@@ -380,6 +388,12 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
         args = args_for(epochs=1) + ["-5", "1"]
     elif case == "numeric hyperparameter":
         args = ["--1e3", "-1", "--55", "-2"] + args_for(epochs=1)  # the toolkit's for {"1e3": -1, "55": -2, ...}
+    elif case == "empty hyperparameter name":  # the toolkit's for {"": 1, "epochs": 1}: the name "" as the word ""
+        args = ["", "1"] + args_for(epochs=1)
+    elif case == "dash hyperparameter name":  # the toolkit's for {"-": 1, "epochs": 1, "lrr": 2}: -, one letter, as --
+        args = ["--", "1"] + args_for(epochs=1, lrr=2)
+    elif case == "hyperparameters named - and ---":  # {"-": 1, "---": 2, "epochs": 1}: "---" as ----- (--NAME)
+        args = ["--", "1", "-----", "2"] + args_for(epochs=1)
     elif case == "unknown ctx":
         args = args_for(epochs=1, ctx="tpu")
     elif case == "too many epochs":
@@ -3112,6 +3126,11 @@ def test_fetch_job_model_names_what_the_archive_lacks_not_a_staging_folder(bundl
     # a name that is a number was only logged as ignored, by the job and by this check: the job trained without it
     ({"5": 1}, r"^unknown hyperparameter\(s\): 5; known: "),
     ({"55": 1, "lr": 0.1}, r"^unknown hyperparameter\(s\): 55; known: "),
+    # "" was passed: the job only logged it as ignored; "-" was refused as "unknown hyperparameter(s): epochs (did you
+    # mean epochs?)", the toolkit's "--" for it ending the job's options
+    ({"": 1, "epochs": 2}, r"^bad hyperparameter name\(s\): '' \(a name must not be empty, blank or only dashes\)$"),
+    ({"-": 1, "epochs": 2}, r"^bad hyperparameter name\(s\): '-' \(a name must not be empty, blank or only dashes\)$"),
+    ({"--": 1, " ": 2}, r"^bad hyperparameter name\(s\): ' ', '--' \(a name must not be empty, blank or only dashes\)$"),
     # the SDK sends a list as JSON, the toolkit passes it on as Python writes it: the class column "['a', 'b']"
     ({"label_column": ["a", "b"]}, r"^hyperparameter label_column must be one value \(a string, number or boolean\), "
                                    r"got \['a', 'b'\]: the job would read it as the text \"\['a', 'b'\]\"$"),
@@ -3287,6 +3306,10 @@ def test_make_model_refuses_a_bucket_uri_for_a_bucket_name(sm, source_dir):
                                                          r"learning_rate \(did you mean lr\?\)"),
     ({"hyperparameter_ranges": []}, r"hyperparameter_ranges must be a dict of hyperparameter names to ranges"),
     ({"hyperparameter_ranges": {"5": None}}, r"hyperparameter_ranges: unknown hyperparameter\(s\): 5; known: "),
+    ({"hyperparameter_ranges": {"": None}}, r"^hyperparameter_ranges: bad hyperparameter name\(s\): '' \(a name must "
+                                            r"not be empty, blank or only dashes\)$"),
+    ({"hyperparameter_ranges": {"-": None}}, r"^hyperparameter_ranges: bad hyperparameter name\(s\): '-' \(a name must "
+                                             r"not be empty, blank or only dashes\)$"),
 ])
 def test_make_tuner_refuses_mistaken_arguments_in_one_line(sm, source_dir, arguments, message):
     # they were accepted (a tuner CreateHyperParameterTuningJob refuses, billed nothing but lost the notebook's run)
@@ -3294,7 +3317,7 @@ def test_make_tuner_refuses_mistaken_arguments_in_one_line(sm, source_dir, argum
     from fasttext_lib.sagemaker_utils import make_estimator, make_tuner
 
     estimator = make_estimator(sm.bucket, "ft", role=ROLE, session=sm.session, source_dir=source_dir)
-    if list(arguments.get("hyperparameter_ranges") or []) in (["learning_rate"], ["5"]):
+    if list(arguments.get("hyperparameter_ranges") or []) in (["learning_rate"], ["5"], [""], ["-"]):
         from sagemaker.tuner import ContinuousParameter
 
         arguments = {"hyperparameter_ranges": {name: ContinuousParameter(0.1, 1)

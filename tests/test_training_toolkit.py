@@ -191,3 +191,16 @@ def test_a_spot_interrupted_job_restarted_with_its_checkpoints_ends_as_an_uninte
     np.testing.assert_array_equal(resumed.embedding_table(), uninterrupted.embedding_table())
     np.testing.assert_array_equal(resumed.output.weight.data().asnumpy(), uninterrupted.output.weight.data().asnumpy())
     assert sorted(os.listdir(checkpoints)) == ["epoch-0003"]
+
+
+@pytest.mark.parametrize("name", ["epochs", "e", "5", "55", "", "-", "--", "---epochs", " "])
+def test_the_job_and_make_estimator_read_a_hyperparameters_name_as_the_toolkit_writes_it(name):
+    # make_estimator's check wrote "" as "-" (the toolkit: ""), and the job read "-" (the toolkit's "--") and "--"
+    # (its "----") as the name "", which it passed as nothing at all
+    from sagemaker_training.mapping import to_cmd_args
+
+    from fasttext_lib.sagemaker_utils import _toolkit_name
+
+    argv = to_cmd_args({name: 1})
+    assert argv[0] == _toolkit_name(name)
+    assert sm_train.names_given(argv) == [name]

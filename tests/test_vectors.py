@@ -590,7 +590,7 @@ def test_export_refuses_to_overwrite_unless_asked(tmp_path, splits):
     ("output names no S3 object", "^error: S3 URI names no object: s3://bucket/dir/$"),
     # "" was "error:  is a directory" (the current one); "-" (stdin for --input) wrote a file named "-" there
     ("output is empty", "^error: an output file name is needed, got ''"),
-    ("output is -", "^error: an output file name is needed, got '-' \\(standard output is not written"),
+    ("output is -", "^error: --output -: writing the word vectors to standard output is not supported; give a file$"),
     # "cannot write to /proc: /proc: No such file or directory", of a folder that exists
     ("output in /proc", "^error: cannot write to /proc/x.vec: /proc is on the kernel's proc file system, where no "
                         "file can be created \\(No such file or directory\\); choose a folder on a disk$"),
