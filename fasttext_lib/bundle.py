@@ -525,8 +525,11 @@ def load_bundle_files(src, local_dir, names=None):
     except storage.SetChanged as exc:
         if exc.missing:  # still missing after read_set's retries: deleted or never copied, "try again" would not help
             name, stored = exc.missing
-            raise FastTextError(f"incomplete model bundle: {src}: {name} ({stored}), which its {CONFIG} lists, is missing "
-                                f"(deleted, or not copied with the bundle); copy the whole bundle again or retrain") from None
+            said = "is missing or S3 refused to read it (403: without s3:ListBucket its answer for a missing object " \
+                "too); check that the file is there and readable, or" if exc.refused else \
+                "is missing (deleted, or not copied with the bundle);"
+            raise FastTextError(f"incomplete model bundle: {src}: {name} ({stored}), which its {CONFIG} lists, {said} "
+                                f"copy the whole bundle again or retrain") from None
         raise FastTextError(f"incomplete model bundle: {exc}") from None
     except FastTextError as exc:
         raise _not_a_bundle(src, exc) from None

@@ -773,6 +773,47 @@ def test_get_refused_after_head_ok_is_one_line(tmp_path, s3_bucket, proxy):
         one_line(err.value)
 
 
+def test_get_and_head_refused_where_the_caller_may_list_is_access_denied_not_missing(tmp_path, s3_bucket, proxy):
+    """A GET refused with 403 whose HEAD is refused too was taken for a missing object (S3's answer to a caller without
+    s3:ListBucket). A caller that may list hears 404 for a missing object, so there both 403s are a real permissions
+    problem (an object another account owns, a Deny on its key): a bundle said it "is missing (deleted, or not copied
+    with the bundle); copy the whole bundle again or retrain". The listing tells: the object is there, so refused."""
+    from fasttext_lib.bundle import load_bundle_files
+
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    manifest = storage.read_manifest(dest, MANIFEST)
+    for method in ("GET", "HEAD"):
+        proxy.fail(method, r"/model-", "403")
+    with pytest.raises(FastTextError) as err:
+        storage.sets.fetch(dest, manifest, ["model.params"], str(tmp_path))
+    assert one_line(err.value).startswith("access denied"), err.value
+    (tmp_path / "bundle").mkdir()
+    with pytest.raises(FastTextError) as err:
+        load_bundle_files(dest, str(tmp_path / "bundle"))
+    message = one_line(err.value)
+    assert "access denied" in message and "missing" not in message, message
+
+
+def test_a_bundle_file_refused_to_a_caller_that_may_not_list_is_said_missing_or_refused(tmp_path, unlisted):
+    """Without s3:ListBucket a refused GET and HEAD cannot tell a missing file from a refused one: a checkpoint says
+    both, a bundle said only "is missing (deleted, or not copied with the bundle); copy the whole bundle again",
+    also where the file is there and refused (a Deny on its key), sending the user to copy it again for nothing."""
+    from fasttext_lib.bundle import load_bundle_files
+
+    _, proxy, dest = unlisted
+    storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
+    proxy.clear()  # (the refusal of the file first: the first rule a request matches is applied)
+    for method in ("GET", "HEAD"):
+        proxy.fail(method, r"/model-", "403")
+        proxy.fail(method, r".", "403-if-missing")
+    (tmp_path / "bundle").mkdir()
+    with pytest.raises(FastTextError) as err:
+        load_bundle_files(dest, str(tmp_path / "bundle"))
+    message = one_line(err.value)
+    assert "model.params" in message and "is missing or S3 refused" in message, message
+
+
 def test_http_500_on_reads_is_one_line(tmp_path, s3_bucket, proxy):
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})

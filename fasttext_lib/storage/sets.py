@@ -738,14 +738,21 @@ def _local_copy_errors(what):
 
 
 def _found_by_head(uri):
-    """Whether a HEAD finds the object whose GET S3 refused (403): then it is there and refused. Without s3:ListBucket
-    S3 answers 403 for a missing object, to the HEAD too, and the file its manifest names may be gone: ``False``."""
+    """Whether the object whose GET S3 refused (403) is there, and so refused. Without s3:ListBucket S3 answers 403
+    for a missing object, to the HEAD too, and the file its manifest names may be gone: ``False``. A HEAD refused as
+    well is asked of a listing: a caller that may list is told 404 for a missing object, so there a listed object
+    is a real refusal (an object another account owns, a Deny on its key), not a missing file."""
     try:
         return exists(uri)
     except FastTextError as exc:
-        if str(exc).startswith("access denied"):
-            return False
-        raise
+        if not str(exc).startswith("access denied"):
+            raise
+    bucket, key = split_s3(uri)
+    try:
+        listed = s3_client().list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=1).get("Contents", [])
+    except Exception:  # (no s3:ListBucket, or any other failure: missing or refused, it cannot be told)
+        return False
+    return any(o["Key"] == key for o in listed)
 
 
 def _set_changed(src, name, entry, refused=False):
