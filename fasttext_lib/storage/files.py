@@ -133,8 +133,13 @@ class _PartMD5s:
         return f"{_md5(b''.join(parts)).hexdigest()}-{len(parts)}"
 
 
+# An ETag's checksum, not a security measure: Python 3.9+ is told so (usedforsecurity=False), which a FIPS build then
+# allows; 3.8, the SageMaker MXNet 1.9 images' Python, has no such argument.
+_NOT_FOR_SECURITY = {"usedforsecurity": False} if sys.version_info >= (3, 9) else {}
+
+
 def _md5(data=b""):
-    return hashlib.md5(data, usedforsecurity=False)  # (an ETag's checksum, not a security measure: FIPS allows it)
+    return hashlib.md5(data, **_NOT_FOR_SECURITY)
 
 
 def holds(uri, written):
