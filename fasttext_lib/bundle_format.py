@@ -81,10 +81,10 @@ class HeldOutScore(NamedTuple):
 
 
 def held_out_score(metrics):
-    """The :class:`HeldOutScore` of a bundle's ``metrics.json`` (:func:`~fasttext_lib.bundle.metrics_summary`): its last epoch's
-    ``val_accuracy``, and the split it was measured on. Notebook 02 validates on the test split, except with autotune:
-    the chosen trial's model is validated on the search's split of the training data (an autotune record in the
-    metrics). ``Predictor.held_out_score`` and ``TrainedModel.held_out_score`` give it."""
+    """The :class:`HeldOutScore` of a bundle's ``metrics.json`` (:func:`~fasttext_lib.bundle.metrics_summary`): its
+    last epoch's ``val_accuracy``, and the split it was measured on. Notebook 02 validates on the test split, except
+    with autotune: the chosen trial's model is validated on the search's split of the training data (an autotune
+    record in the metrics). ``Predictor.held_out_score`` and ``TrainedModel.held_out_score`` give it."""
     metrics = metrics if isinstance(metrics, dict) else {}
     final = metrics.get("final") if isinstance(metrics.get("final"), dict) else {}
     return HeldOutScore("validation" if metrics.get("autotune") else "test", final.get("val_accuracy"))
