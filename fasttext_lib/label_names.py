@@ -469,7 +469,7 @@ def for_labels(mapping, labels, where, strict, stored=False):
 
     ``strict`` (an explicit mapping): naming a label the data does not have is an error; otherwise
     (a names file found beside the data) such entries are dropped. ``stored``: the names of a bundle already
-    written (bundle.load), which may reuse ids: training took such names before it refused them.
+    written (bundle_read.load_bundle_files), which may reuse ids: training took such names before it refused them.
     """
     labels = list(labels)
     extra = [label for label in mapping if label not in set(labels)]

@@ -102,7 +102,9 @@ def _fetch_bundle(src, local_dir):
     """The bundle at ``src`` (verified) in ``local_dir`` as published: ``[(stored name, local path)]``."""
     import json
 
-    from .bundle import CONFIG, load_bundle_files, stored_names
+    from .bundle import stored_names
+    from .bundle_format import CONFIG
+    from .bundle_read import load_bundle_files
     from .devices import parse_ctx
     from .predict import Predictor
 
@@ -120,7 +122,7 @@ def _fetch_bundle(src, local_dir):
 def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
     """Pack the bundle at ``bundle`` (directory or ``s3://`` prefix) into ``model.tar.gz`` at ``dest``.
 
-    Layout: the bundle as published (``config.json`` and the data files it lists, see bundle.py)
+    Layout: the bundle as published (``config.json`` and the data files it lists, see bundle_format.py)
     at the top, then ``code/`` (:func:`stage_source_dir` with :data:`SERVING_REQUIREMENTS`:
     ``entry_point.py`` and ``inference.py``, so it serves with or without ``SAGEMAKER_PROGRAM``). ``dest`` is a
     local path or ``s3://`` URI, written atomically (nothing appears there if anything fails).
@@ -168,7 +170,9 @@ def fetch_job_model(model_data, dest):
     """
     import json
 
-    from .bundle import CONFIG, load_bundle_files, publish_bundle
+    from .bundle import publish_bundle
+    from .bundle_format import CONFIG
+    from .bundle_read import load_bundle_files
 
     model_data = str(model_data)
     with storage.staging_dir() as tmp:

@@ -25,7 +25,8 @@ import numpy as np
 from . import native_features, storage
 
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
-from .bundle import held_out_score, load_bundle_files, read_bundle_contents, unicode_data_note
+from .bundle_format import held_out_score
+from .bundle_read import load_bundle_files, read_bundle_contents, unicode_data_note
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX, as_read_from_a_file, missing_value, whole_number, whole_number_classes
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
@@ -537,7 +538,7 @@ class Predictor:
         sizes and sha256 (a bundle replaced meanwhile is read again), on ``ctx`` (``cpu``, ``gpu`` or ``gpu:N``).
         A missing, incomplete, foreign or damaged bundle, or one holding inf/NaN parameters, is one
         :class:`~fasttext_lib.errors.FastTextError`. One trained under other Unicode data than this Python's, with
-        words outside ASCII, loads with a note on stderr (bundle.unicode_data_note)."""
+        words outside ASCII, loads with a note on stderr (bundle_read.unicode_data_note)."""
         src = str(src)
         device = parse_ctx(ctx)[0]
         with storage.staging_dir() as tmp:
@@ -552,7 +553,7 @@ class Predictor:
     @classmethod
     def from_files(cls, src, config, paths, device):
         """The predictor of the bundle ``src`` whose files ``load_bundle_files`` put at ``paths`` (their parsing and
-        checks against config.json: bundle.read_bundle_contents)."""
+        checks against config.json: bundle_read.read_bundle_contents)."""
         contents = read_bundle_contents(src, config, paths, device, _load_advice(config, device))
         return cls(contents.model, contents.featurizer, config["labels"], config, contents.metrics, device,
                    label_names=config.get("label_names"), stored=contents.stored)
@@ -613,7 +614,7 @@ class Predictor:
     @property
     def held_out_score(self):
         """The held-out accuracy training recorded at its last epoch, and the split it was measured on
-        (:func:`~fasttext_lib.bundle.held_out_score`: ``.describe()`` says it in a line)."""
+        (:func:`~fasttext_lib.bundle_format.held_out_score`: ``.describe()`` says it in a line)."""
         return held_out_score(self.metrics)
 
     def name_of(self, label):

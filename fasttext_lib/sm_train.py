@@ -515,7 +515,8 @@ def save_model(trained, model_dir):
     nothing else publishes here, so the job's ``model.tar.gz`` holds exactly the bundle.
     """
     from . import storage
-    from .bundle import CONFIG, save_bundle, stored_names
+    from .bundle import save_bundle, stored_names
+    from .bundle_format import CONFIG
 
     try:
         save_bundle(trained, model_dir)

@@ -41,7 +41,7 @@ INVISIBLE = "\ufeff\u2060\u00ad"
 ZERO_WIDTH_SPACE = "\u200b"
 
 # How text is put in NFC before its tokens are split: a bundle records it (config.json's "unicode_normalization",
-# bundle.py) and its text is read so, as it was trained (features.Featurizer's unicode_form).
+# bundle_format.py) and its text is read so, as it was trained (features.Featurizer's unicode_form).
 AS_WRITTEN = None  # before NFC was done: the text as it came, lowercased (a bundle without the entry)
 NFC_FIRST = "NFC"  # NFC, then lowercased: a word could end up out of NFC, and normalizing it again composed it
 NFC_TOKENS = "NFC-tokens"  # NFC again after lowercasing and dropping '"': every token in NFC

@@ -84,8 +84,9 @@ class TrainedModel:
     @property
     def held_out_score(self):
         """The held-out accuracy of the last epoch, and the split it was measured on, as the saved bundle's
-        ``Predictor.held_out_score`` gives it (:func:`~fasttext_lib.bundle.held_out_score`)."""
-        from .bundle import held_out_score, metrics_summary
+        ``Predictor.held_out_score`` gives it (:func:`~fasttext_lib.bundle_format.held_out_score`)."""
+        from .bundle import metrics_summary
+        from .bundle_format import held_out_score
 
         return held_out_score(metrics_summary(self))
 

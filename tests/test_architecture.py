@@ -22,9 +22,10 @@ MODULES = sorted([name[:-3] for name in os.listdir(PACKAGE_DIR) if name.endswith
                  + [f"{package}.{name[:-3]}" for package in SUBPACKAGES
                     for name in os.listdir(os.path.join(PACKAGE_DIR, package))
                     if name.endswith(".py") and name != "__init__.py"])
-# What serving (predict.py, sm_serve.py) must never import, directly or through another module.
+# What serving (predict.py, sm_serve.py) must never import, directly or through another module. "bundle" is the
+# bundle's writer: serving reads bundles with bundle_read (and bundle_format, which both share).
 TRAINING_ONLY = ("train", "step", "optim", "checkpoints", "config", "progress", "sm_train", "cli",
-                 "sagemaker_utils", "packaging", "download", "baseline", "synthetic")
+                 "sagemaker_utils", "packaging", "download", "baseline", "synthetic", "bundle")
 SERVING = ("predict", "sm_serve")
 
 

@@ -209,7 +209,7 @@ def test_train_keeps_an_earlier_model_unless_overwrite(local_bundle, sample_dir,
     bundle kept byte for byte; --overwrite replaces it. (Notebook 02 and SageMaker jobs save through save_bundle,
     which replaces by default: a papermill rerun overwrites its own run's bundle, as before.)"""
     from fasttext_lib import storage
-    from fasttext_lib.bundle import CONFIG
+    from fasttext_lib.bundle_format import CONFIG
 
     out = tmp_path / "bundle" if where == "local" else f"{s3_bucket}/models/run1"
     if where == "local":

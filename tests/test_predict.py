@@ -177,7 +177,8 @@ def test_a_bundle_written_before_text_was_put_in_nfc_reads_its_text_as_then(tmp_
     import unicodedata
 
     from fasttext_lib import text as text_module
-    from fasttext_lib.bundle import CONFIG, save_bundle
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.bundle_format import CONFIG
 
     if not native:
         monkeypatch.setenv(nf.ENV_SWITCH, "0")
@@ -219,7 +220,8 @@ def test_a_bundle_written_before_its_tokens_were_put_in_nfc_reads_its_text_as_th
     import os
 
     from fasttext_lib import text as text_module
-    from fasttext_lib.bundle import CONFIG, save_bundle
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.bundle_format import CONFIG
 
     if not native:
         monkeypatch.setenv(nf.ENV_SWITCH, "0")
@@ -268,7 +270,8 @@ def _bundles_before_and_after(tmp_path, monkeypatch, labels, texts, old_form, ol
     import os
 
     from fasttext_lib import text as text_module
-    from fasttext_lib.bundle import CONFIG, save_bundle
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.bundle_format import CONFIG
 
     config = TrainConfig(epochs=5, batch_size=16, progress=False)
     with monkeypatch.context() as old:  # as the library trained before
@@ -340,7 +343,8 @@ def test_a_bundle_trained_under_other_unicode_data_loads_with_a_note(tmp_path, c
     import os
     import unicodedata
 
-    from fasttext_lib.bundle import CONFIG, save_bundle
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.bundle_format import CONFIG
 
     labels = ["pos", "neg"] * 20
     for name, words in [("accents", ("très bon café", "pas bon")), ("ascii", ("very good", "not good"))]:
@@ -530,8 +534,8 @@ def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answe
 ])
 def test_the_held_out_score_names_the_split_it_was_measured_on(metrics, split, accuracy, said):
     """Notebooks 02 and 04 each worked out "validation if autotuned, else test" and read metrics.json's
-    final val_accuracy themselves: one library answer, bundle.held_out_score (Predictor.held_out_score)."""
-    from fasttext_lib.bundle import held_out_score
+    final val_accuracy themselves: one library answer, bundle_format.held_out_score (Predictor.held_out_score)."""
+    from fasttext_lib.bundle_format import held_out_score
 
     score = held_out_score(metrics)
     assert (score.split, score.accuracy, score.describe()) == (split, accuracy, said)

@@ -693,7 +693,7 @@ def test_a_table_the_gpu_cannot_hold_is_one_error_line(wide_bundles, monkeypatch
     import mxnet as mx
 
     from fasttext_lib import storage
-    from fasttext_lib.bundle import load_bundle_files
+    from fasttext_lib.bundle_read import load_bundle_files
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.predict import Predictor
 
@@ -735,7 +735,7 @@ def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_li
     import mxnet as mx
 
     from fasttext_lib import devices, storage
-    from fasttext_lib.bundle import load_bundle_files
+    from fasttext_lib.bundle_read import load_bundle_files
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.predict import Predictor
 

@@ -1055,7 +1055,7 @@ def test_query_words_are_read_as_an_older_bundle_reads_its_text(tmp_path, monkey
     import unicodedata
 
     from fasttext_lib import text as text_module
-    from fasttext_lib.bundle import CONFIG
+    from fasttext_lib.bundle_format import CONFIG
     from fasttext_lib.data import LabeledTexts
     from fasttext_lib.vectors import vocabulary_pairs, vocabulary_words
 
