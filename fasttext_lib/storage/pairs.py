@@ -141,16 +141,23 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
         deletable = _may_delete(client, *split_s3(targets[0]))
     if overwrite or if_taken is None:
         return _write_set(client, targets, staged, _with_before(client, targets, metadata), overwrite, deletable)
+    overtaken = None
     for attempt in range(2):
-        taken = _taken_alike(targets, if_taken)
+        try:
+            taken = _taken_alike(targets, if_taken)
+        except FastTextError as exc:  # (one differs: kept) where our create-only write left members of its own
+            if getattr(overtaken, "ours", None):
+                raise _mixed(exc, overtaken.ours, len(overtaken.ours)) from None
+            raise
         if len(taken) == len(targets) and _of_one_write(client, targets):
             return  # every file there holds these bytes already, and they are read together: nothing to write
         try:  # none there: each created only if still none is there; some: the set written whole again, its own
             return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
                               deletable, recheck=lambda: _taken_alike(targets, if_taken))
-        except AlreadyExists:  # another run created one meanwhile (two prepare runs at once): look again
-            if attempt:
+        except AlreadyExists as exc:  # another run created one meanwhile (two prepare runs at once), perhaps after
+            if attempt:  # we had created some (_Overtaken): look again
                 raise
+            overtaken = exc
 
 
 def _taken_alike(targets, if_taken):
@@ -258,10 +265,25 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
             if not overwrite and deletable:  # ours alone (created, never replaced): take them back
                 _delete_staged(client, _still_ours(client, created, metadata[SET_ID_META]))
                 raise
+            if done and isinstance(exc, AlreadyExists):  # (overwrite is False: only a create finds one there)
+                raise _Overtaken(exc, [uri for _, _, uri in _still_ours(client, created, metadata[SET_ID_META])])
             if done and isinstance(exc, FastTextError):
                 raise _mixed(exc, targets, done) from None
             raise
         created.append((bucket, key, uri))
+
+
+class _Overtaken(AlreadyExists):
+    """A create-only write (no s3:DeleteObject: nothing it created can be taken back) found a later member taken
+    after creating the earlier ones. Most likely another ``prepare`` run found them holding its own bytes and wrote
+    its set whole over them (members are written in order: what it wrote at the taken one, it wrote over ours
+    before): then every member is that run's, and this run may pass where they hold its bytes (``if_taken``, asked
+    again). ``ours``: the members still of this write (their set id; one S3 will not show counts as ours), beside
+    one of another: a mixed set, said in the message."""
+
+    def __init__(self, exc, ours):
+        super().__init__(str(_mixed(exc, ours, len(ours)) if ours else exc))
+        self.ours = ours
 
 
 def _still_ours(client, created, set_id):
