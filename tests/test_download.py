@@ -1324,3 +1324,33 @@ def test_a_prepare_run_without_delete_permission_that_finds_another_file_created
                                             r"\S+tiny\.train had already been written, so .* no longer belong together"):
         prepare(spec, out, cache, base_url=server[0], progress=False)
     assert storage.read_bytes(storage.join(out, "tiny.test")) == b"__label__1 theirs\n"
+
+
+def test_a_prepare_run_that_fails_takes_back_no_file_replaced_after_it_looked(archive, server, tmp_path, s3_bucket,
+                                                                               monkeypatch):
+    """A run that fails after creating its names file takes it back where it is still its own (a HEAD: its set id),
+    then deletes it. A file of other bytes put there between that HEAD and the DELETE (an edited names file) was
+    deleted: the DELETE is now conditional on the ETag the HEAD saw (If-Match), and that file is kept."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    edited = b"1=great\n2=awful\n3=meh\n"
+    real_new, real_ours, calls = storage.pairs._upload_new, storage.pairs._still_ours, []
+
+    def upload_new(*args, **kwargs):
+        calls.append(args[3])
+        if len(calls) == 2:  # A's train split: its upload fails
+            raise FastTextError("connection lost")
+        return real_new(*args, **kwargs)
+
+    def still_ours(client, created, set_id):
+        ours = real_ours(client, created, set_id)
+        for bucket, key, *_ in ours:  # then, before A's DELETE, the user puts their own names file there
+            storage.s3_client().put_object(Bucket=bucket, Key=key, Body=edited)
+        return ours
+
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    monkeypatch.setattr(storage.pairs, "_still_ours", still_ours)
+    with pytest.raises(FastTextError, match="^connection lost$"):
+        prepare(spec, out, cache, base_url=server[0], progress=False)
+    assert calls[0].endswith("tiny.classes.txt")
+    assert storage.read_bytes(storage.join(out, "tiny.classes.txt")) == edited
