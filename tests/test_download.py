@@ -1242,14 +1242,18 @@ def test_an_sse_kms_object_of_our_part_count_that_may_not_be_read_is_refused_bef
         storage.check_comparable(f"{s3_bucket}/kms")
 
 
+@pytest.mark.parametrize("deletable", [True, False])
 def test_a_prepare_run_that_loses_a_race_to_s3_deletes_none_of_the_files_the_other_run_put_in_place(
-        archive, server, tmp_path, s3_bucket, monkeypatch):
+        archive, server, tmp_path, s3_bucket, proxy, monkeypatch, deletable):
     """Two runs into an empty prefix: A creates its names file; B finds it (the same bytes) and writes its whole set
     over it (another limit: other splits), and passes; A's create of its train split finds B's, and A took back "the
     members it created" by their keys: it deleted B's names file, then failed (B's splits differ). B's set, reported
-    written, had lost a member."""
+    written, had lost a member. Without s3:DeleteObject (nothing taken back) A failed saying its files "no longer
+    belong together", though they were B's set, whole: it is told B's train split differs, as A with it is."""
     spec, _ = archive
     out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    if not deletable:
+        _refuse_delete_and_list(proxy)
     real, calls = storage.pairs._upload_new, []
     other_run = {}
 
@@ -1265,3 +1269,88 @@ def test_a_prepare_run_that_loses_a_race_to_s3_deletes_none_of_the_files_the_oth
     monkeypatch.setattr(storage.pairs, "_upload_new", real)
     assert storage.read_bytes(other_run["label_names"]) == b"1=good\n2=bad\n3=other\n"
     assert read_labeled(other_run["train"]).names == {"1": "good"}  # (B's set, read together: limit=1, one row)
+
+
+def test_a_prepare_run_without_delete_permission_that_loses_a_race_to_s3_passes_when_the_bytes_are_the_same(
+        archive, server, tmp_path, s3_bucket, proxy, monkeypatch):
+    """A role without s3:DeleteObject uploads each file in place (conditionally: none is replaced). Two runs into an
+    empty prefix: A creates its names file and train split; B finds them (the same bytes) and writes its whole set
+    over them, and passes; A's create of its test split finds B's. A failed, "no longer belong together", though the
+    prefix held B's set, whole, of A's very bytes: the race the run that finds its own bytes already there passes."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    _refuse_delete_and_list(proxy)
+    real, calls = storage.pairs._upload_new, []
+    other_run = {}
+
+    def upload_new(*args, **kwargs):
+        calls.append(args[3])
+        if len(calls) == 3:  # A, about to create its test split: B runs whole meanwhile
+            other_run.update(prepare(spec, out, cache, base_url=server[0], progress=False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    first = prepare(spec, out, cache, base_url=server[0], progress=False)
+    assert first == other_run and calls[2].endswith("tiny.test")
+    assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}  # (read together: one write's set)
+    assert len(read_labeled(first["test"])) > 0
+
+
+def _refuse_delete_and_list(proxy):
+    """Act as a role that may put and get objects, but neither delete nor list them (S3 refuses a missing key too)."""
+    proxy.fail("HEAD", r"^/[^/]+/?$", "403")  # (HeadBucket: s3:ListBucket)
+    for method, action in (("DELETE", "403"), ("HEAD", "403-if-missing"), ("GET", "403-if-missing")):
+        proxy.fail(method, r".", action)
+
+
+def test_a_prepare_run_without_delete_permission_that_finds_another_file_created_meanwhile_says_what_it_left(
+        archive, server, tmp_path, s3_bucket, proxy, monkeypatch):
+    """The same race, but the file created meanwhile is someone else's, of other bytes: this run's names file and
+    train split stay beside it (without s3:DeleteObject they cannot be taken back). The line says both: that file
+    differs (it is kept), and which files this run had written."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    _refuse_delete_and_list(proxy)
+    real, calls = storage.pairs._upload_new, []
+
+    def upload_new(*args, **kwargs):
+        calls.append(args[3])
+        if len(calls) == 3:  # A, about to create its test split: someone puts a file of their own there
+            storage.s3_client().put_object(Bucket=args[2], Key=args[3], Body=b"__label__1 theirs\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    with pytest.raises(FastTextError, match=r"tiny\.test already exists; it differs.*; \S+tiny\.classes\.txt, "
+                                            r"\S+tiny\.train had already been written, so .* no longer belong together"):
+        prepare(spec, out, cache, base_url=server[0], progress=False)
+    assert storage.read_bytes(storage.join(out, "tiny.test")) == b"__label__1 theirs\n"
+
+
+def test_a_prepare_run_that_fails_takes_back_no_file_replaced_after_it_looked(archive, server, tmp_path, s3_bucket,
+                                                                               monkeypatch):
+    """A run that fails after creating its names file takes it back where it is still its own (a HEAD: its set id),
+    then deletes it. A file of other bytes put there between that HEAD and the DELETE (an edited names file) was
+    deleted: the DELETE is now conditional on the ETag the HEAD saw (If-Match), and that file is kept."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    edited = b"1=great\n2=awful\n3=meh\n"
+    real_new, real_ours, calls = storage.pairs._upload_new, storage.pairs._still_ours, []
+
+    def upload_new(*args, **kwargs):
+        calls.append(args[3])
+        if len(calls) == 2:  # A's train split: its upload fails
+            raise FastTextError("connection lost")
+        return real_new(*args, **kwargs)
+
+    def still_ours(client, created, set_id):
+        ours = real_ours(client, created, set_id)
+        for bucket, key, *_ in ours:  # then, before A's DELETE, the user puts their own names file there
+            storage.s3_client().put_object(Bucket=bucket, Key=key, Body=edited)
+        return ours
+
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    monkeypatch.setattr(storage.pairs, "_still_ours", still_ours)
+    with pytest.raises(FastTextError, match="^connection lost$"):
+        prepare(spec, out, cache, base_url=server[0], progress=False)
+    assert calls[0].endswith("tiny.classes.txt")
+    assert storage.read_bytes(storage.join(out, "tiny.classes.txt")) == edited

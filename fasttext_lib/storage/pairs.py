@@ -8,8 +8,8 @@ import secrets
 import sys
 
 from ..errors import FastTextError
-from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _upload_new, is_forbidden, is_s3, s3_client, s3_errors,
-                 split_s3, upload_file)
+from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _status, _upload_new, is_forbidden, is_s3, s3_client,
+                 s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -40,7 +40,8 @@ from .atomic import _local_writes, staging_dir
 # same metadata: a failure between two of them leaves a mixed set that readers refuse, and the error says so.
 # ``overwrite=False`` uploads each member conditionally (If-None-Match) to its target: nothing is replaced, and a
 # failure takes back (deletes) the members this call created that are still its own (their set id): not one another
-# run has written its set over since.
+# run has written its set over since (each DELETE conditional on the ETag seen: _take_back). Without s3:DeleteObject
+# nothing is taken back: a run that finds a later member created by another run looks again (_Overtaken).
 
 
 @contextlib.contextmanager
@@ -141,16 +142,23 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
         deletable = _may_delete(client, *split_s3(targets[0]))
     if overwrite or if_taken is None:
         return _write_set(client, targets, staged, _with_before(client, targets, metadata), overwrite, deletable)
+    overtaken = None
     for attempt in range(2):
-        taken = _taken_alike(targets, if_taken)
+        try:
+            taken = _taken_alike(targets, if_taken)
+        except FastTextError as exc:  # (one differs: kept) where our create-only write left members of its own
+            if getattr(overtaken, "ours", None):
+                raise _mixed(exc, overtaken.ours, len(overtaken.ours)) from None
+            raise
         if len(taken) == len(targets) and _of_one_write(client, targets):
             return  # every file there holds these bytes already, and they are read together: nothing to write
         try:  # none there: each created only if still none is there; some: the set written whole again, its own
             return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
                               deletable, recheck=lambda: _taken_alike(targets, if_taken))
-        except AlreadyExists:  # another run created one meanwhile (two prepare runs at once): look again
-            if attempt:
+        except AlreadyExists as exc:  # another run created one meanwhile (two prepare runs at once), perhaps after
+            if attempt:  # we had created some (_Overtaken): look again
                 raise
+            overtaken = exc
 
 
 def _taken_alike(targets, if_taken):
@@ -256,28 +264,84 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
                     _upload_new(client, staged[uri], bucket, key, uri, metadata)
         except BaseException as exc:
             if not overwrite and deletable:  # ours alone (created, never replaced): take them back
-                _delete_staged(client, _still_ours(client, created, metadata[SET_ID_META]))
+                _take_back(client, _still_ours(client, created, metadata[SET_ID_META]))
                 raise
+            if done and isinstance(exc, AlreadyExists):  # (overwrite is False: only a create finds one there)
+                raise _Overtaken(exc, [m[2] for m in _still_ours(client, created, metadata[SET_ID_META])])
             if done and isinstance(exc, FastTextError):
                 raise _mixed(exc, targets, done) from None
             raise
         created.append((bucket, key, uri))
 
 
+class _Overtaken(AlreadyExists):
+    """A create-only write (no s3:DeleteObject: nothing it created can be taken back) found a later member taken
+    after creating the earlier ones. Most likely another ``prepare`` run found them holding its own bytes and wrote
+    its set whole over them (members are written in order: what it wrote at the taken one, it wrote over ours
+    before): then every member is that run's, and this run may pass where they hold its bytes (``if_taken``, asked
+    again). ``ours``: the members still of this write (their set id; one S3 will not show counts as ours), beside
+    one of another: a mixed set, said in the message."""
+
+    def __init__(self, exc, ours):
+        super().__init__(str(_mixed(exc, ours, len(ours)) if ours else exc))
+        self.ours = ours
+
+
 def _still_ours(client, created, set_id):
     """Of the members this write created, those it may take back: not one another run has written over since (a
     ``prepare`` that found it holding its own bytes writes its set whole over it: atomic_writes' ``if_taken``), told
-    by the set id in its metadata. One S3 will not show (no s3:GetObject) is taken back, as ours."""
+    by the set id in its metadata. One S3 will not show (no s3:GetObject) is taken back, as ours. Each as
+    ``(bucket, key, uri, etag)``: the ETag its HEAD saw (None where refused), for :func:`_take_back`."""
     ours = []
     for bucket, key, uri in created:
+        etag = None
         try:
-            if _set_of(client.head_object(Bucket=bucket, Key=key).get("Metadata"))[0] != set_id:
+            head = client.head_object(Bucket=bucket, Key=key)
+            if _set_of(head.get("Metadata"))[0] != set_id:
                 continue
+            etag = head.get("ETag")
         except Exception as exc:  # noqa: BLE001 - gone already: nothing to take back; refused: ours, as far as known
             if _is_missing(exc):
                 continue
-        ours.append((bucket, key, uri))
+        ours.append((bucket, key, uri, etag))
     return ours
+
+
+def _take_back(client, ours):
+    """Delete the members :func:`_still_ours` found still this write's, each only while it holds the ETag its HEAD
+    saw (DeleteObject's If-Match; S3 answers 412 otherwise): a file put there in between with other bytes (an edited
+    names file, a run with --overwrite) is kept. The window is not closed for a file of the same bytes (another
+    ``prepare`` run's set written whole over ours, which it does only where the bytes are the same): an ETag is the
+    MD5 of the bytes, and both are alike, so that run's member is deleted and its set read as a mix (refused) until
+    written again. Nor where the HEAD was refused, or botocore or the store cannot delete conditionally (NotImplemented):
+    the DELETE is plain there. What cannot be deleted is named on stderr."""
+    conditional = _deletes_conditionally(client)
+    left = []
+    for bucket, key, uri, etag in ours:
+        condition = {"IfMatch": etag} if etag and conditional else {}
+        try:
+            try:
+                client.delete_object(Bucket=bucket, Key=key, **condition)
+            except Exception as exc:
+                if not condition or getattr(exc, "response", {}).get("Error", {}).get("Code") not in ("NotImplemented",
+                                                                                                     "501"):
+                    raise
+                client.delete_object(Bucket=bucket, Key=key)
+        except Exception as exc:
+            if _status(exc) == 412:  # replaced since its HEAD, with other bytes: not ours, kept
+                continue
+            left.append(f"{uri} ({_first_line(exc)})")
+    if left:
+        print(f"warning: could not take back {', '.join(left)}, written by this failed run: delete them by hand",
+              file=sys.stderr)
+
+
+def _deletes_conditionally(client):
+    """Whether this botocore knows DeleteObject's ``IfMatch`` (S3's conditional deletes)."""
+    try:
+        return "IfMatch" in client.meta.service_model.operation_model("DeleteObject").input_shape.members
+    except Exception:  # noqa: BLE001 - a botocore without it, or a model that cannot say: plain deletes
+        return False
 
 
 def _mixed(exc, uris, done):
