@@ -634,7 +634,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     """Save ``trained`` (an autotuned model) as a bundle at ``output`` and its trial table at ``trials_uri`` together:
     both saved, or, where either fails, both as they were. Returns where the bundle was written (bundle.save_bundle).
 
-    The table is CSV (compressed as ``trials_uri``'s ending says: :func:`_compressed_as_named`). ``hint`` ends the line
+    The table is CSV (compressed as ``trials_uri``'s ending says: writers.compressed). ``hint`` ends the line
     refusing a bundle already at ``output``, ``trials_hint`` the one refusing a table already at ``trials_uri``
     (without ``overwrite``); the command line passes its flags' names there.
 

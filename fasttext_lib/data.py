@@ -547,9 +547,9 @@ def _one_csv_field(line):
 def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found=None):
     """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
     removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it (``predicting``): there a
-    header row of text columns only (:func:`text_header_columns`: ``title,body``; or one, ``review``:
-    :func:`one_column_text_header`) yields ``(None, text)``, each record's columns joined; training refuses it (it
-    names no class column). A first column that is pandas' index (:func:`index_column`) is left out, and ``note``
+    header row of text columns only (columns.text_header_columns: ``title,body``; or one, ``review``:
+    columns.one_column_text_header) yields ``(None, text)``, each record's columns joined; training refuses it (it
+    names no class column). A first column that is pandas' index (columns.index_column) is left out, and ``note``
     (a callable, or None) is given a line that says so. ``found`` (a dict, or None) is given ``"class_from"``:
     where the classes are read from (:attr:`LabeledTexts.class_from`), and ``"line"``: the line each example starts
     at, as it is handed out (:class:`RecentLines`).

@@ -8,7 +8,13 @@ SIGTERM (spot interruptions, ``StopTrainingJob``, Kubernetes, schedulers), SIGHU
 the ssh session dropped; not under ``nohup``, which ignores it) and SIGXCPU (a CPU-time limit reached, ``ulimit -t``:
 a batch system's) are handled like Ctrl-C: inside
 :func:`stop_on_signals` they raise :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread, so every ``finally`` and ``except BaseException`` on the way out runs: publishing takes back
-what it staged, temporary directories go, the prefetch thread stops.
+what it staged, temporary directories go, the prefetch thread stops. Around that: :func:`stop_at_once_on_signals`
+(a stop while a command starts: one line, at once; a SageMaker job's also to :func:`job_failure_file`),
+:func:`kept_stops` (a notebook's Stop that Python dropped in a finalizer) and :func:`stops_held` (a Ctrl-C held
+until a few lines that must run whole have run).
+
+Also here, for every module: the shared checks (:func:`check_bool`, :func:`check_positive_int`) and
+:func:`did_you_mean`, the one "did you mean" hint among fixed choices.
 """
 import contextlib
 import functools

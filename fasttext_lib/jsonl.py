@@ -146,7 +146,7 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     the first objects (:func:`_json_keys`) are read as a CSV header's names (:func:`header_layout`): the class key
     (``stars``), the text keys (``text``, ``reviewText``, ``summary``, ...) and any other of prose
     (:func:`header_text_columns`), joined in the order they first come; the other keys are left out, and ``note`` is told which. ``choice``
-    (:class:`Columns`): the keys named by ``--label-column`` / ``--text-column``. An object without the class key,
+    (columns.Columns): the keys named by ``--label-column`` / ``--text-column``. An object without the class key,
     or with an empty class, is an error at its line; a missing or null text key is empty text."""
     found = {} if found is None else found
     objects, ahead, keys, rows = _json_lookahead(lines, uri)

@@ -9,8 +9,8 @@ milliseconds; the probabilities equal the MXNet route (:func:`predict_bags`, use
 kept as the reference) to float rounding (tests/test_predict.py).
 
 Serving imports this module and never the training modules (train, optim, step, checkpoints,
-config, progress) nor tqdm, which the inference containers do not have
-(tests/test_architecture.py checks it).
+config, progress, and bundle.py, the bundle's writer: bundles are read with bundle_read.py) nor tqdm, which the
+inference containers do not have (tests/test_architecture.py checks it).
 """
 import collections.abc
 import contextlib
@@ -23,17 +23,16 @@ import unicodedata
 import numpy as np
 
 from . import native_features, storage
-
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle_format import held_out_score
 from .bundle_read import load_bundle_files, read_bundle_contents, unicode_data_note
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX, as_read_from_a_file, missing_value, whole_number, whole_number_classes
-from .text import fingerprint, fingerprint_of_normalized, is_sampled
 from .devices import parse_ctx
-from .label_names import display
 from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted
 from .features import NoRoomToFeaturize
+from .label_names import display
+from .text import fingerprint, fingerprint_of_normalized, is_sampled
 
 
 def encode_labels(labels, classes, where, names=None, lines=None):

@@ -539,7 +539,7 @@ def make_tuner(estimator, max_jobs=6, max_parallel_jobs=2, hyperparameter_ranges
 def make_model(model_data, bucket, prefix, role=None, source_dir=None, session=None, name=None, **kwargs):
     """A ``sagemaker.mxnet.MXNetModel`` serving ``model_data`` (a bundle's ``model.tar.gz`` on S3).
 
-    ``model_data`` may be a training job's ``model.tar.gz`` (bundle only) or :func:`pack_model`'s
+    ``model_data`` may be a training job's ``model.tar.gz`` (bundle only) or packaging.pack_model's
     (bundle + ``code/``): on deploy the SDK repacks it with ``source_dir`` (default: a fresh
     :func:`~fasttext_lib.packaging.stage_source_dir` without requirements, so the endpoint installs
     nothing at start-up) as ``code/`` under ``s3://{bucket}/{prefix}/serving``.

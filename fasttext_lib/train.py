@@ -36,8 +36,8 @@ from . import cluster
 from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import (TRAIN_ACCURACY, data_fingerprint, load_checkpoint, remove_older_than, save_checkpoint,
                           text_rule_of)
-from .config import TrainConfig
 from .class_checks import check_classes
+from .config import TrainConfig
 from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, sort_labels
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, keeping_stops, note_progress, raise_if_interrupted

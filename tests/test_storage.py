@@ -778,7 +778,7 @@ def test_get_and_head_refused_where_the_caller_may_list_is_access_denied_not_mis
     s3:ListBucket). A caller that may list hears 404 for a missing object, so there both 403s are a real permissions
     problem (an object another account owns, a Deny on its key): a bundle said it "is missing (deleted, or not copied
     with the bundle); copy the whole bundle again or retrain". The listing tells: the object is there, so refused."""
-    from fasttext_lib.bundle import load_bundle_files
+    from fasttext_lib.bundle_read import load_bundle_files
 
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
@@ -799,7 +799,7 @@ def test_a_bundle_file_refused_to_a_caller_that_may_not_list_is_said_missing_or_
     """Without s3:ListBucket a refused GET and HEAD cannot tell a missing file from a refused one: a checkpoint says
     both, a bundle said only "is missing (deleted, or not copied with the bundle); copy the whole bundle again",
     also where the file is there and refused (a Deny on its key), sending the user to copy it again for nothing."""
-    from fasttext_lib.bundle import load_bundle_files
+    from fasttext_lib.bundle_read import load_bundle_files
 
     _, proxy, dest = unlisted
     storage.publish(dest, make_files(tmp_path, "a"), MANIFEST, {"tag": "a"})
