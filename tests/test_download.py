@@ -1354,3 +1354,49 @@ def test_a_prepare_run_that_fails_takes_back_no_file_replaced_after_it_looked(ar
         prepare(spec, out, cache, base_url=server[0], progress=False)
     assert calls[0].endswith("tiny.classes.txt")
     assert storage.read_bytes(storage.join(out, "tiny.classes.txt")) == edited
+
+
+def _copy_refused(*args):
+    """A role without s3:GetObject on the staging objects: S3 refuses their server-side copy."""
+    raise FastTextError(f"access denied to s3://{args[3]}/{args[4]} (AccessDenied)")
+
+
+@pytest.mark.parametrize("role", ["no-delete", "no-get"])
+@pytest.mark.parametrize("a_run", ["overwrite", "rerun"])
+def test_two_prepare_runs_uploading_in_place_at_once_leave_one_runs_set_whole(
+        archive, server, tmp_path, s3_bucket, proxy, monkeypatch, role, a_run):
+    """A role that may not delete the staging objects (or not copy them: no s3:GetObject on them) uploads each member
+    to its key, one after another. Two runs at once interleaved: A's names file, then all of B (--overwrite), then
+    A's splits. Both passed, and B's names file stayed beside A's splits: readers refused the set. The same for a
+    rerun without --overwrite writing a set only partly there whole again while another run wrote it. The run that
+    finds its set mixed after its uploads now uploads it again, as the copies do: the set ends whole."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    reference = prepare(spec, f"{s3_bucket}/datasets/reference", cache, base_url=server[0], progress=False)
+    if a_run == "rerun":  # a set only partly there (its splits gone): the rerun writes it whole again
+        prepare(spec, out, cache, base_url=server[0], progress=False)
+        bucket = storage.split_s3(out)[0]
+        for name in ("tiny.train", "tiny.test"):
+            storage.s3_client().delete_object(Bucket=bucket, Key=f"datasets/tiny/{name}")
+    if role == "no-delete":
+        _refuse_delete_and_list(proxy)
+    else:
+        monkeypatch.setattr(storage.pairs, "_copy", _copy_refused)
+    real, in_place = storage.pairs.upload_file, []
+
+    def upload_file(client, path, bucket, key, *args, **kwargs):
+        if ".fasttext-staging-" not in key:
+            in_place.append(key)
+            if len(in_place) == 2:  # A, about to upload its train split: B runs whole meanwhile
+                prepare(spec, out, cache, base_url=server[0], progress=False, overwrite=True,
+                        limit=1 if a_run == "overwrite" else None)
+        return real(client, path, bucket, key, *args, **kwargs)
+
+    monkeypatch.setattr(storage.pairs, "upload_file", upload_file)
+    first = prepare(spec, out, cache, base_url=server[0], progress=False, overwrite=a_run == "overwrite")
+    assert in_place[0].endswith("tiny.classes.txt") and in_place[1].endswith("tiny.train")
+    proxy.clear()
+    assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}  # read together: of one write
+    assert len(read_labeled(first["test"])) > 0
+    assert {name: storage.read_bytes(uri) for name, uri in first.items()} == {
+        name: storage.read_bytes(uri) for name, uri in reference.items()}  # A's set, whole

@@ -1908,6 +1908,58 @@ def test_a_pair_replaced_whole_by_another_write_at_once_is_no_error(s3_bucket, m
     assert storage.read_bytes(f"{prefix}/pair.test") == b"__label__1 B test\n"
 
 
+def _upload_each_in_place(proxy, monkeypatch, after_a_upload):
+    """Act as a role that may not delete (the pair is uploaded to its keys directly, one after another), and call
+    ``after_a_upload(n)`` after A's n-th upload (1-based), not after those it starts meanwhile."""
+    proxy.fail("DELETE", r".", "403")
+    real, uploads, inside = storage.pairs.upload_file, [], []
+
+    def upload_file(*args, **kwargs):
+        real(*args, **kwargs)
+        if not inside:
+            uploads.append(args[3])
+            inside.append(1)
+            try:
+                after_a_upload(len(uploads))
+            finally:
+                inside.clear()
+    monkeypatch.setattr(storage.pairs, "upload_file", upload_file)
+    return uploads
+
+
+def test_writes_of_a_pair_uploaded_in_place_that_keep_interleaving_say_the_pair_is_mixed(s3_bucket, proxy,
+                                                                                       monkeypatch):
+    """Uploaded in place (no s3:DeleteObject), two runs whose uploads interleaved (A's train, all of B, A's test) both
+    succeeded, the pair mixed. The run now checks after its uploads and uploads its pair again, as the copies do;
+    runs that interleave at every attempt give up after PAIR_COPY_ATTEMPTS, in one line, and readers refuse the pair."""
+    prefix = f"{s3_bucket}/data"
+    uploads = _upload_each_in_place(proxy, monkeypatch, lambda n: n % 2 and _write_pair(prefix, "B"))
+    with pytest.raises(FastTextError, match=r"were written by other runs at the same time, again and again, and their "
+                                            r"files are now of two writes \(reading them together is refused\): run "
+                                            r"the command again, one at a time$") as err:
+        _write_pair(prefix, "A")
+    one_line(err.value)
+    assert len(uploads) == 2 * storage.pairs.PAIR_COPY_ATTEMPTS
+    with pytest.raises(FastTextError, match="now of another write of them"):
+        storage.read_bytes(f"{prefix}/pair.train")
+
+
+@pytest.mark.parametrize("b_runs", ["between A's uploads", "after A's uploads"])
+def test_a_pair_uploaded_in_place_while_another_run_writes_it_ends_as_one_writes_pair(s3_bucket, proxy, monkeypatch,
+                                                                                     b_runs):
+    """B writing the pair whole between A's two uploads (in place: no s3:DeleteObject) left A's test beside B's train,
+    and both passed; A now finds the mix and uploads its pair again. B's write after both of A's uploads (before A's
+    check) is no error: the pair is wholly B's."""
+    prefix = f"{s3_bucket}/data"
+    at = 1 if b_runs == "between A's uploads" else 2
+    uploads = _upload_each_in_place(proxy, monkeypatch, lambda n: n == at and _write_pair(prefix, "B"))
+    _write_pair(prefix, "A")
+    winner = "A" if at == 1 else "B"
+    assert (storage.read_bytes(f"{prefix}/pair.train"), storage.read_bytes(f"{prefix}/pair.test")) == (
+        f"__label__1 {winner} train\n".encode(), f"__label__1 {winner} test\n".encode())
+    assert len(uploads) == (4 if at == 1 else 2) and _bucket_keys(prefix) == ["pair.test", "pair.train"]
+
+
 @pytest.mark.parametrize("failure", ["busy", "interrupted"])
 def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, monkeypatch, failure):
     """The pair's files are put in place by renames, one after the other: a second rename that failed (a test file

@@ -25,7 +25,7 @@ from .atomic import _local_writes, staging_dir
 # 3. the staging objects are deleted by the keys remembered, also when anything failed.
 #
 # Between 2 and 3 the write checks that its targets are of one write, and copies its set again if another run's
-# copies interleaved with its own (see PAIR_COPY_ATTEMPTS): two runs at once leave one run's pair, whole.
+# copies interleaved with its own (see PAIR_COPY_ATTEMPTS): two runs at once leave one run's pair, whole (or fail).
 #
 # A failure in 1 (a connection lost mid-upload, Ctrl-C, SIGTERM) leaves the old set untouched. Only a failure in the
 # instant between two COPYs can leave targets of two sets side by side: the error says so, and files.open_read
@@ -37,7 +37,9 @@ from .atomic import _local_writes, staging_dir
 #
 # Where staging objects could not be removed afterwards (no s3:DeleteObject: a role that may only put objects) or
 # not copied (no s3:GetObject), the members are uploaded to their targets directly, one after another, with the
-# same metadata: a failure between two of them leaves a mixed set that readers refuse, and the error says so.
+# same metadata: a failure between two of them leaves a mixed set that readers refuse, and the error says so. Two
+# such runs at once are checked as the copies are: the run that finds its targets of two writes after its uploads
+# uploads its set again (PAIR_COPY_ATTEMPTS; a HEAD each, so only where s3:GetObject lets S3 show their metadata).
 # ``overwrite=False`` uploads each member conditionally (If-None-Match) to its target: nothing is replaced, and a
 # failure takes back (deletes) the members this call created that are still its own (their set id): not one another
 # run has written its set over since (each DELETE conditional on the ETag seen: _take_back). Without s3:DeleteObject
@@ -202,16 +204,21 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
                 return
     finally:
         _delete_staged(client, created)
-    raise FastTextError(f"{', '.join(targets)} were written by other runs at the same time, again and again, and their "
-                        f"files are now of two writes (reading them together is refused): run the command again, one "
-                        f"at a time")
+    raise _written_at_once(targets)
 
 
-# After its copies a write checks that the targets are all of one write. Two writes to one place at once (two
-# ``prepare`` runs) can interleave their copies, A's train, B's train, B's test, A's test: both succeeded, leaving a
-# mixed set that only a reader found. The run that sees a mix copies its set again (its staging objects are still
-# there): the last copy of all is followed by its run's check, so the targets end whole, one run's. Only runs that
-# keep interleaving past these attempts fail, with the mix said.
+def _written_at_once(targets):
+    return FastTextError(f"{', '.join(targets)} were written by other runs at the same time, again and again, and "
+                         f"their files are now of two writes (reading them together is refused): run the command "
+                         f"again, one at a time")
+
+
+# After its copies (or its uploads in place: _upload_directly) a write checks that the targets are all of one write.
+# Two writes to one place at once (two ``prepare`` runs) can interleave their copies, A's train, B's train, B's test,
+# A's test: both succeeded, leaving a mixed set that only a reader found. The run that sees a mix copies its set
+# again (its staging objects are still there; uploaded in place, it uploads it again): the last copy of all is
+# followed by its run's check, so the targets end whole, one run's. Only runs that keep interleaving past these
+# attempts fail, with the mix said.
 PAIR_COPY_ATTEMPTS = 4
 
 
@@ -251,22 +258,43 @@ def _may_delete(client, bucket, key):
 
 
 def _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck=None):
+    """Each member uploaded to its target, one after another: where staging objects could not be deleted or copied
+    (see the top of this module). Replacing (``overwrite``), the run checks afterwards that its targets are of one
+    write and uploads its set again if another run's uploads interleaved with its own, as the copies do
+    (PAIR_COPY_ATTEMPTS); ``recheck()``: asked before each upload."""
+    if not overwrite:
+        return _create_each(client, targets, staged, metadata, deletable)
+    for attempt in range(PAIR_COPY_ATTEMPTS):
+        for done, uri in enumerate(targets):
+            bucket, key = split_s3(uri)
+            try:
+                with s3_errors(uri):
+                    if recheck is not None:  # (before each: a member is replaced after the earlier ones' uploads)
+                        recheck()
+                    upload_file(client, staged[uri], bucket, key, metadata)
+            except FastTextError as exc:
+                if done or attempt:  # (a later attempt replaces a mixed set: it was not whole before either)
+                    raise _mixed(exc, targets, done or len(targets)) from None
+                raise
+        if _of_one_write(client, targets):
+            return
+    raise _written_at_once(targets)
+
+
+def _create_each(client, targets, staged, metadata, deletable):
+    """Each member created at its target (If-None-Match), one after another: nothing is replaced; a failure takes
+    back what this write created and still holds (deletable), or says what it left (_Overtaken, _mixed)."""
     created = []
     for done, uri in enumerate(targets):
         bucket, key = split_s3(uri)
         try:
             with s3_errors(uri):
-                if overwrite:
-                    if recheck is not None:  # (before each: a member is replaced after the earlier ones' uploads)
-                        recheck()
-                    upload_file(client, staged[uri], bucket, key, metadata)
-                else:
-                    _upload_new(client, staged[uri], bucket, key, uri, metadata)
+                _upload_new(client, staged[uri], bucket, key, uri, metadata)
         except BaseException as exc:
-            if not overwrite and deletable:  # ours alone (created, never replaced): take them back
+            if deletable:  # ours alone (created, never replaced): take them back
                 _take_back(client, _still_ours(client, created, metadata[SET_ID_META]))
                 raise
-            if done and isinstance(exc, AlreadyExists):  # (overwrite is False: only a create finds one there)
+            if done and isinstance(exc, AlreadyExists):
                 raise _Overtaken(exc, [m[2] for m in _still_ours(client, created, metadata[SET_ID_META])])
             if done and isinstance(exc, FastTextError):
                 raise _mixed(exc, targets, done) from None
