@@ -57,16 +57,19 @@ def mean_tokens(texts, lengths=None):
         return _total_tokens(texts) / max(1, len(texts))
     from .text import LABEL_PREFIX
 
-    labeled = [i for i, text in enumerate(texts) if LABEL_PREFIX in text]
-    total = int(lengths[:len(texts)].sum()) - sum(int(lengths[i]) for i in labeled)
-    return (total + _total_tokens([texts[i] for i in labeled])) / max(1, len(texts))
+    # (by position, as zip walks them: texts may be a pandas Series, whose [i] is its index's label i)
+    held, recount = 0, []
+    for text, length in zip(texts, lengths):
+        if LABEL_PREFIX in text:
+            recount.append(text)
+        else:
+            held += int(length)
+    return (held + _total_tokens(recount)) / max(1, len(texts))
 
 
 def _total_tokens(texts):
     from . import native_features
 
-    if not texts:
-        return 0
     if native_features.available():
         return native_features.total_tokens(texts)
     from .text import tokenize

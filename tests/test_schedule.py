@@ -229,3 +229,19 @@ def test_mean_tokens_of_held_counts_is_the_count_of_the_texts():
     assert mean_tokens(texts[:60], lengths=bags.lengths[:60]) == mean_tokens(texts[:60])
     assert mean_tokens(texts[:60], lengths=bags.lengths) == mean_tokens(texts[:60])  # (the counts after them: left out)
     assert mean_tokens([], lengths=bags.lengths[:0]) == 0.0
+
+
+def test_mean_tokens_of_a_pandas_series_with_its_own_index():
+    """The pandas API passes a frame's text column: a Series whose index is not 0..n-1 (a shuffled or filtered
+    frame's). Its truth value raised ("ambiguous") and its [i] is the label i, not the i-th text: counted by position,
+    with and without the featurizer's counts, the same number as the list's."""
+    import pandas as pd
+
+    from fasttext_lib.features import Featurizer
+
+    _, texts = _mixed_lengths(60)
+    _, bags = Featurizer.fit(texts, return_bags="tokens")
+    series = pd.Series(texts, index=range(len(texts) * 3, 0, -3))
+    assert mean_tokens(series) == mean_tokens(texts)
+    assert mean_tokens(series, lengths=bags.lengths) == mean_tokens(texts, lengths=bags.lengths) == mean_tokens(texts)
+    assert mean_tokens(series[:0]) == mean_tokens(series[:0], lengths=bags.lengths[:0]) == 0.0
