@@ -292,12 +292,12 @@ def _write_optimizer_state(path, meta, states):
 def _read_optimizer_state(path, meta, model, config):
     """:func:`_write_optimizer_state`'s state back, checked against the model's weights (optim.check_states):
     ``None`` for a dist_* cluster's. No pickle is read: a crafted checkpoint ran code at resume when this was
-    MXNet's pickled updater."""
-    import numpy as np
+    MXNet's pickled updater. Adam's moments are read into the MXNet arrays the optimizer keeps (state_file.read_npz):
+    read with numpy and then copied, a resume held them twice."""
     from .optim import EMBEDDING_KEY, OUTPUT_KEY, OptimizerState, check_states
+    from .state_file import read_npz
 
-    with np.load(path, allow_pickle=False) as archive:
-        arrays = {name: archive[name] for name in archive.files}
+    arrays = read_npz(path)
     counters = meta.get("optimizer")
     if counters is None and not arrays:
         return None
