@@ -179,6 +179,43 @@ def test_a_state_is_written_a_block_of_rows_at_a_time_as_np_savez_writes_it(tmp_
     np.testing.assert_array_equal(read.asnumpy(), expected)
 
 
+def test_a_checkpoint_that_cannot_be_read_for_want_of_memory_is_named(splits, tmp_path, monkeypatch):
+    """A resume copies the checkpoint's files 1 MB at a time (to verify them), and reads adam's moments into arrays
+    it allocates then: either failing for want of memory was a bare MemoryError or MXNet's 'Failed to allocate'
+    traceback. Now one line that names the checkpoint; it stays, and resumes where there is the memory."""
+    import shutil
+
+    import mxnet as mx
+
+    config = TrainConfig(epochs=2, batch_size=256, optimizer="adam", progress=False, seed=4)
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+
+    def no_buffer(*args, **kwargs):
+        raise MemoryError()
+
+    empty, tables = mx.nd.empty, []
+
+    def no_room_past_the_table(shape, *args, **kwargs):  # (the run's own table is allocated first, and fits)
+        tables.append(shape)
+        if len(tables) > 1 and shape == tables[0]:
+            raise mx.base.MXNetError("Traceback (most recent call last):\n  File \"../src/storage/./cpu_device_storage"
+                                     ".h\", line 72\nMXNetError: Failed to allocate CPU Memory")
+        return empty(shape, *args, **kwargs)
+
+    for seam, name, failing, cause in ((shutil, "copyfileobj", no_buffer, "an allocation failed"),
+                                       (mx.nd, "empty", no_room_past_the_table, "Failed to allocate CPU Memory")):
+        with monkeypatch.context() as patched:
+            patched.setattr(seam, name, failing)
+            with pytest.raises(FastTextError) as caught:
+                train(*splits, config, checkpoint_dir=ckpt)
+        said = str(caught.value)
+        assert said.startswith("out of memory to ") and f"{ckpt}/epoch-0001 ({cause}); use a machine with more " \
+            f"memory" in said and "\n" not in said, said
+    assert len(train(*splits, config, checkpoint_dir=ckpt).history) == 2
+
+
 @pytest.mark.parametrize("first, then", [("cpu", "cpu:0,1"), ("cpu:0,1", "cpu"), ("cpu:1", "cpu")])
 def test_adam_resumed_on_other_devices_ends_as_an_uninterrupted_run(splits, tmp_path, first, then):
     """ctx is where a run trains, not what it learns: a checkpoint resumes on other devices (a GPU notebook's on a

@@ -671,6 +671,41 @@ def test_stored_rows_beyond_a_ulimit_v_are_one_error_line_not_a_memory_error(bun
     assert "x emsize 50 (int4, read as float32), need " in out and "MB more (ulimit -v); use a machine with more" in out
 
 
+def test_a_bundle_loaded_with_no_memory_left_at_all_is_one_clear_error(bundle):
+    """Under ``ulimit -v`` with nothing left, Predictor.load raised a bare MemoryError (copying the bundle's files 1 MB
+    at a time, or building its vocabulary: what the table's check leaves over), which named neither the bundle nor
+    what to do. Now one FastTextError, in one line, that names the bundle."""
+    out = _load_under_a_limit(bundle, bundle, 0)
+    assert out.startswith(f"FastTextError out of memory to load {bundle} ("), out
+    assert out.rstrip("\n").endswith("use a machine with more memory, or raise this process's limit (ulimit -v) if "
+                                     "it has one") and out.count("\n") == 1, out
+
+
+def test_a_bundle_whose_files_cannot_be_copied_for_want_of_memory_is_one_error_line(tmp_path, bundle, monkeypatch):
+    """predict copies the bundle's files 1 MB at a time before any memory check: a buffer it cannot have (a very tight
+    ``ulimit -v``) was the CLI's 'out of memory (MemoryError)' naming no bundle, and the Python API's bare
+    MemoryError. Now both say which bundle could not be read."""
+    import shutil
+
+    from conftest import cli_in_process
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.predict import Predictor
+
+    def no_buffer(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(shutil, "copyfileobj", no_buffer)
+    with pytest.raises(FastTextError) as caught:
+        Predictor.load(bundle)
+    assert str(caught.value).startswith(f"out of memory to read {bundle} (an allocation failed); use a machine with "
+                                        f"more memory"), str(caught.value)
+    reviews = tmp_path / "reviews.txt"
+    reviews.write_text(REVIEWS)
+    r = cli_in_process("predict", "--model", bundle, "--input", reviews)
+    assert_error(r, f"error: out of memory to read {bundle} (an allocation failed); ")
+    assert r.stdout == ""
+
+
 def test_word_vectors_of_a_full_bundle_copy_the_vocabulary_rows_only(bundle, wide_bundles):
     """word_vectors (export-vectors, notebook 04) copied the whole table to keep its vocabulary's rows: a second
     table, a numpy MemoryError traceback where the first fit with room to spare. Now only those rows are copied."""
