@@ -761,6 +761,49 @@ def test_a_table_the_gpu_cannot_hold_is_one_error_line(wide_bundles, monkeypatch
     assert "needs 21 MB of memory (cudaMalloc retry failed: out of memory); " in message and "\n" not in message
 
 
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.parametrize("when", ["at the copy", "at the next wait"])
+def test_a_table_the_gpu_cannot_hold_for_training_is_one_error_line(monkeypatch, when, optimizer):
+    """Training onto a GPU builds the table on the CPU (its memory checked there) and copies it to the GPU, whose
+    memory MXNet allocates when its engine runs the copy, raising a failure at the next wait for the array. The copy
+    was not waited for: 'cudaMalloc retry failed: out of memory' came at the first step, a traceback after the run's
+    setup. Now the copy is waited for, and a table the GPU cannot hold is one line, before anything else goes there.
+    (No GPU here: the copy to one fails as MXNet's does, raised by the copy or at the next wait.)"""
+    import mxnet as mx
+
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.model import FastTextClassifier
+
+    class FailedCopy(mx.nd.NDArray):
+        __slots__ = ()
+
+        def wait_to_read(self):
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+
+    copyto, copied = mx.nd.NDArray.copyto, []
+
+    def to_a_full_gpu(self, other):
+        if not isinstance(other, mx.Context) or other.device_type != "gpu":
+            return copyto(self, other)
+        copied.append(self.shape)
+        if when == "at the copy":
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+        failed = copyto(self, mx.cpu())
+        failed.__class__ = FailedCopy
+        return failed
+
+    monkeypatch.setattr(mx.nd.NDArray, "copyto", to_a_full_gpu)
+    model = FastTextClassifier(300_000, 50, 3)
+    with pytest.raises(FastTextError) as caught:
+        model.initialize_like_fasttext(mx.gpu(0), state_tables=2 if optimizer == "adam" else 0)
+    message = str(caught.value)
+    assert copied == [(300_000, 50)], copied  # (the table: nothing was put on the GPU after it)
+    assert message.startswith("out of memory for the embedding table on gpu(0): 300,000 rows x emsize 50 = 0.1 GiB "
+                              "of float32"), message
+    assert "(cudaMalloc retry failed: out of memory); lower emsize or buckets" in message and "\n" not in message
+    assert ("2 more of that size for adam's moments" in message) == (optimizer == "adam"), message
+
+
 def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_line(wide_bundles, tmp_path,
                                                                                     monkeypatch):
     """``Predictor.load(bundle, ctx="gpu")`` builds (compact) or reads (full) the whole table in the machine's memory
