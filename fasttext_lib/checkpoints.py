@@ -21,7 +21,7 @@ import os
 
 from . import storage
 from .bundle import json_safe
-from .errors import FastTextError, is_out_of_memory, reason_of
+from .errors import FastTextError, is_out_of_memory, out_of_memory_to, reason_of
 from .text import FORMED_BREAKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
@@ -292,12 +292,12 @@ def _write_optimizer_state(path, meta, states):
 def _read_optimizer_state(path, meta, model, config):
     """:func:`_write_optimizer_state`'s state back, checked against the model's weights (optim.check_states):
     ``None`` for a dist_* cluster's. No pickle is read: a crafted checkpoint ran code at resume when this was
-    MXNet's pickled updater."""
-    import numpy as np
+    MXNet's pickled updater. Adam's moments are read into the MXNet arrays the optimizer keeps (state_file.read_npz):
+    read with numpy and then copied, a resume held them twice."""
     from .optim import EMBEDDING_KEY, OUTPUT_KEY, OptimizerState, check_states
+    from .state_file import read_npz
 
-    with np.load(path, allow_pickle=False) as archive:
-        arrays = {name: archive[name] for name in archive.files}
+    arrays = read_npz(path)
     counters = meta.get("optimizer")
     if counters is None and not arrays:
         return None
@@ -545,13 +545,13 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
             model.load_parameters(paths["model.params"], ctx=model.embedding.weight.list_ctx())
         except Exception as exc:
             if is_out_of_memory(exc):  # (the machine's, not the file's)
-                raise
+                raise out_of_memory_to(f"resume from checkpoint {where}", exc) from None
             raise storage.Damaged(f"{where}: model.params cannot be loaded ({reason_of(exc)})") from None
         try:
             meta["optimizer_states"] = _read_optimizer_state(paths["optimizer.npz"], meta, model, config)
         except Exception as exc:
-            if is_out_of_memory(exc):
-                raise
+            if is_out_of_memory(exc):  # (adam's moments are allocated here, as they are read)
+                raise out_of_memory_to(f"resume from checkpoint {where}", exc) from None
             raise storage.Damaged(f"{where}: optimizer.npz cannot be loaded ({type(exc).__name__}: "
                                   f"{reason_of(exc)})") from None
     return meta

@@ -135,7 +135,12 @@ def save(model, seed, directory, params_name, dtype="float32", rows=None):
     return {"seed": int(seed), "dtype": dtype, "rows_stored": int(len(rows)), "file": ROWS_FILE}
 
 
-class _RowBlocks:
+class RowBlocks:
+    """An array that :func:`write_npz` writes a block of rows at a time, never held whole: its ``shape`` and
+    ``dtype``, and its consecutive blocks of rows as iteration yields them (C-ordered numpy arrays)."""
+
+
+class _RowBlocks(RowBlocks):
     """``table[rows].astype(dtype)`` as consecutive blocks of rows, never gathered whole (~105 MB for a
     bigram model of 34k tweets): each block is gathered into a small buffer that stays in cache while
     write_npz checksums and writes it, and the next one is gathered meanwhile (numpy's take releases the GIL)."""
@@ -175,14 +180,15 @@ class _RowBlocks:
 
 def write_npz(path, arrays):
     """``np.savez(path, **arrays)``, byte for byte (tests/test_compact.py compares them), where a value may
-    also be a :class:`_RowBlocks`: its blocks go straight into the zip member (zipfile computes the CRC as
-    they pass) instead of being gathered into one array and then copied again by ``np.savez``."""
+    also be a :class:`RowBlocks` (a compact bundle's rows, :class:`_RowBlocks`; an optimizer state's,
+    state_file.StateRows): its blocks go straight into the zip member (zipfile computes the CRC as they pass)
+    instead of being gathered into one array and then copied again by ``np.savez``."""
     from numpy.lib import format as npy
 
     with zipfile.ZipFile(path, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zipf:
         for key, value in arrays.items():
             with zipf.open(key + ".npy", "w", force_zip64=True) as fid:  # (np.savez forces zip64 too)
-                if not isinstance(value, _RowBlocks):
+                if not isinstance(value, RowBlocks):
                     npy.write_array(fid, np.asanyarray(value), allow_pickle=False)
                     continue
                 header = npy.header_data_from_array_1_0(np.empty((0,) + value.shape[1:], value.dtype))

@@ -162,12 +162,25 @@ def is_out_of_memory(exc):
 
 def out_of_memory_line(exc):
     """The message for :func:`is_out_of_memory`'s errors, without MXNet's traceback (its last line is the cause)."""
-    cause = str(exc).strip().splitlines()[-1:] or ["an allocation failed"]
-    if cause[0] == "can't start new thread":  # (memory for its stack, or a limit on threads: a container's pids.max)
+    cause = _allocation_failed(exc)
+    if cause == "can't start new thread":  # (memory for its stack, or a limit on threads: a container's pids.max)
         return ("out of memory or threads (can't start new thread); use a machine with more memory, fewer threads "
                 "(OMP_NUM_THREADS), or raise the process's thread limit")
-    return (f"out of memory ({cause[0].replace('MXNetError: ', '')}); use a machine with more memory, "
-            f"or less data or smaller settings")
+    return f"out of memory ({cause}); use a machine with more memory, or less data or smaller settings"
+
+
+def out_of_memory_to(what, exc):
+    """The :class:`FastTextError` of :func:`is_out_of_memory`'s ``exc`` raised while doing ``what`` ("load the bundle
+    X", "read X"): where it failed, named (a bundle's or checkpoint's files copied under a tight ``ulimit -v``
+    raised a bare ``MemoryError``, which named neither), its cause, and what to do."""
+    return FastTextError(f"out of memory to {what} ({_allocation_failed(exc)}); use a machine with more memory, or "
+                         f"raise this process's limit (ulimit -v) if it has one")
+
+
+def _allocation_failed(exc):
+    """What an allocation that failed said: MXNet's last line, or Python's message (a bare MemoryError has none)."""
+    cause = str(exc).strip().splitlines()[-1:] or ["an allocation failed"]
+    return cause[0].replace("MXNetError: ", "")
 
 
 class Interrupted(KeyboardInterrupt):

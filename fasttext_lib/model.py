@@ -30,7 +30,7 @@ from mxnet.gluon import nn
 from .devices import check_table_size
 from .init_rows import fill_table
 from .params_file import read_into
-from .table_memory import adopt_data, advise_huge_pages, allocate_table, copied_to, cpu_view
+from .table_memory import adopt_data, adopt_table, advise_huge_pages, allocate_table, copied_to, cpu_view
 
 
 class FastTextClassifier(gluon.HybridBlock):
@@ -80,7 +80,7 @@ class FastTextClassifier(gluon.HybridBlock):
         fill_table(seed, view)
         if rows is not None and len(rows[0]):
             view[rows[0]] = rows[1]
-        adopt_data(self.embedding.weight, table, ctxs)
+        adopt_table(self.embedding.weight, table, ctxs, state_tables)  # (a GPU's copy waited for: its error here)
         self.output.initialize(mx.init.Xavier(), ctx=ctxs)
 
     def hybrid_forward(self, F, bag, rows):

@@ -318,7 +318,13 @@ def dump_states(updater):
     """What MXNet's ``updater.get_states(dump_optimizer=True)`` pickles, as an :class:`OptimizerState`: each key's
     state (None, an NDArray, dense or row_sparse, or a tuple of them: sgd, adam, multi-precision), and the
     optimizer's counters. Everything else of the optimizer (lr, wd, betas, lr_mult, the schedule's span) follows
-    from the run's settings, which a resume must share: the resumed run's own optimizer is kept."""
+    from the run's settings, which a resume must share: the resumed run's own optimizer is kept.
+
+    Each state's values are a state_file.StateRows, read from the state's own memory when it is written (adam's
+    moments are two tables the size of the embedding's: copied out, a save held them twice), so the state is to be
+    written before the next step changes it."""
+    from .state_file import StateRows
+
     opt, arrays = updater.optimizer, {}
 
     def encode(state):
@@ -327,10 +333,10 @@ def dump_states(updater):
         if isinstance(state, (tuple, list)):
             return {"tuple": [encode(part) for part in state]}
         name = f"a{len(arrays)}"
+        arrays[name] = StateRows(state)
         if state.stype == "row_sparse":  # rows absent from its storage are not zeros to MXNet's kernels: kept
-            arrays[name], arrays[name + "_rows"] = state.data.asnumpy(), state.indices.asnumpy()
+            arrays[name + "_rows"] = state.indices.asnumpy()
             return {"row_sparse": name}
-        arrays[name] = state.asnumpy()
         return {"dense": name}
 
     current = [d for d, counts in opt._all_index_update_counts.items() if counts is opt._index_update_count]
@@ -435,7 +441,10 @@ def restore_states(updater, states, shapes, stypes=None, devices=()):
     the updater keeps for its weight (``stypes``, key -> "default" or "row_sparse": :func:`_state_array`), and each
     key's update count is its count on whatever device (``devices``: the device numbers this run's updates run on)
     updates it. MXNet counts per device number, and a count kept under the saving run's (cpu:1 or gpu:1 is 1) was
-    not found on another: adam's bias correction started over."""
+    not found on another: adam's bias correction started over.
+
+    The arrays go to the updater: ``states.arrays`` is left empty, so that an array made into another (a state of
+    the other storage type) is freed as soon as it is, not kept beside the updater's for the rest of the run."""
     counters, arrays, opt = states.counters, states.arrays, updater.optimizer
     stypes = stypes or {}
 
@@ -445,8 +454,8 @@ def restore_states(updater, states, shapes, stypes=None, devices=()):
         (kind, value), = spec.items()
         if kind == "tuple":
             return tuple(decode(part, shape, stype) for part in value)
-        rows = arrays[f"{value}_rows"] if kind == "row_sparse" else None
-        return _state_array(arrays[value], rows, shape, stype)
+        rows = arrays.pop(f"{value}_rows") if kind == "row_sparse" else None
+        return _state_array(arrays.pop(value), rows, shape, stype)
 
     opt.num_update, opt.begin_num_update = counters["num_update"], counters["begin_num_update"]
     counts = {}  # (each key is updated on one device: its count there)
@@ -468,9 +477,21 @@ def _state_array(data, rows, shape, stype):
     the updater's optimizer makes it for its weight (lazy adam: the weight's own). One device keeps the embedding
     dense, a kvstore row_sparse, and a state of the other type went to MXNet's dense fallback, which decays every
     row's moments and moves rows no gradient touched. A row_sparse one holds every row, as MXNet's lazy adam keeps
-    it after its first step (and requires: it refuses a moment with rows missing)."""
+    it after its first step (and requires: it refuses a moment with rows missing).
+
+    ``data``: numpy, or a dense float32 CPU NDArray (what checkpoints read, state_file.read_npz), which a dense state of
+    all rows is, as it is: adam's moments, each the size of the embedding table, are not copied again."""
     from mxnet import nd
 
+    from .table_memory import cpu_view
+
+    if isinstance(data, nd.NDArray):
+        if stype != "row_sparse" and rows is None:
+            return data
+        if stype != "row_sparse":
+            full = nd.zeros(shape, dtype=data.dtype)
+            cpu_view(full)[rows] = cpu_view(data)
+            return full
     if stype == "row_sparse":
         rows = np.arange(shape[0], dtype=np.int64) if rows is None else rows
         return nd.sparse.row_sparse_array((data, rows), shape=shape, dtype=data.dtype)

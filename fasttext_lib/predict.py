@@ -29,7 +29,8 @@ from .bundle_read import load_bundle_files, read_bundle_contents, unicode_data_n
 from .columns import distinct_row_numbers
 from .data import LABEL_PREFIX, as_read_from_a_file, missing_value, whole_number, whole_number_classes
 from .devices import parse_ctx
-from .errors import FastTextError, is_number, lone_surrogate_message, raise_if_interrupted
+from .errors import (FastTextError, is_number, is_out_of_memory, lone_surrogate_message, out_of_memory_to,
+                     raise_if_interrupted)
 from .features import NoRoomToFeaturize
 from .label_names import display
 from .text import fingerprint, fingerprint_of_normalized, is_sampled
@@ -540,9 +541,16 @@ class Predictor:
         words outside ASCII, loads with a note on stderr (bundle_read.unicode_data_note)."""
         src = str(src)
         device = parse_ctx(ctx)[0]
-        with storage.staging_dir() as tmp:
-            config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
-            predictor = cls.from_files(src, config, paths, device)
+        try:
+            with storage.staging_dir() as tmp:
+                config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
+                predictor = cls.from_files(src, config, paths, device)
+        except Exception as exc:
+            # What the table's check (table_memory) leaves over, under a tight ulimit -v: the vocabulary, a buffer
+            # copying the files. A bare MemoryError (MXNet's traceback) named neither the bundle nor what to do.
+            if not is_out_of_memory(exc):
+                raise
+            raise out_of_memory_to(f"load {src}", exc) from None
         predictor.source = src
         note = unicode_data_note(src, config, predictor.featurizer.vocab.idx_to_token)
         if note:

@@ -10,8 +10,9 @@ and failing in one line where it cannot be held, takes the code here:
   compact bundle's rows), whose error says what to load it on instead; :func:`check_room_for_stored_rows` for a
   compact bundle's stored rows;
 * :func:`advise_huge_pages`: 2 MB pages for the table, asked before its first write;
-* :func:`adopt_data`: a Gluon parameter takes the array as it is, without the copy ``initialize`` makes;
-  :func:`copied_to`: a loaded table's copy to a GPU, its allocation's failure raised where it is copied;
+* :func:`adopt_data`: a Gluon parameter takes the array as it is, without the copy ``initialize`` makes (and
+  :func:`adopt_table`, training's table, whose copy to a GPU that cannot hold it is one error line);
+  :func:`copied_to`: a table's copy to a GPU, its allocation's failure raised where it is copied;
 * :func:`cpu_view`: numpy reads and writes the table in place (its initial values, CPU scoring, compact bundles);
 * :func:`all_finite`, :func:`check_finite`: a loaded bundle's inf or NaN found through that view, in blocks,
   with no temporary the size of the table.
@@ -168,19 +169,44 @@ def advise_huge_pages(view):
     return madvise(first, last - first, MADV_HUGEPAGE) == 0  # EINVAL where THP is compiled out: fine
 
 
-def adopt_data(param, data, ctxs):
-    """Initialize Gluon ``param`` with ``data`` (an NDArray), kept as is on its own context.
+def adopt_data(param, data, ctxs, copy=None):
+    """Initialize Gluon ``param`` with ``data`` (an NDArray), kept as is on its own context; ``copy(data, ctx)``
+    makes its copy on another (default :func:`copied_to`: waited for, so a device's failed allocation is raised here).
 
     ``Parameter.initialize`` and ``set_data`` copy: with an 800 MB table that copy is the run's peak
     memory. Gluon 1.9's ``_init_impl`` (pinned mxnet==1.9.1) calls ``data.copyto(ctx)`` once per
     context, so a wrapper whose ``copyto`` hands back ``data`` itself on its own context adopts it.
     """
+    copy = copy or copied_to
+
     class _Adopted:
         def copyto(self, ctx):
-            return data if ctx == data.context else data.copyto(ctx)
+            return data if ctx == data.context else copy(data, ctx)
 
     param._deferred_init = ()
     param._init_impl(_Adopted(), list(ctxs))
+
+
+def adopt_table(param, table, ctxs, state_tables=0):
+    """:func:`adopt_data` for training's embedding table (built on the CPU by :func:`allocate_table`), its copy to
+    each other device (a GPU) waited for: one error line where a device cannot hold it. Unwaited, MXNet's
+    'cudaMalloc retry failed: out of memory' came at the first step, a traceback after the run's setup.
+    ``state_tables``: as :func:`allocate_table`'s, said in the error (adam keeps its moments on the device too)."""
+    def copy(data, ctx):
+        try:
+            return copied_to(data, ctx)
+        except mx.base.MXNetError as exc:
+            if not is_out_of_memory(exc):
+                raise
+            num_rows, emsize = data.shape
+            size = num_rows * emsize * 4
+            states = f", and {state_tables} more of that size for adam's moments" if state_tables else ""
+            raise FastTextError(f"out of memory for the embedding table on {ctx}: {num_rows:,} rows x emsize {emsize} "
+                                f"= {size / 2**30:.1f} GiB of float32{states} ({reason_of(exc)}); lower emsize or "
+                                f"buckets{', or use sgd' if state_tables else ''}, or train on a device with more "
+                                f"memory") from None
+
+    adopt_data(param, table, ctxs, copy)
 
 
 def copied_to(table, ctx):

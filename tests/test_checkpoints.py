@@ -102,6 +102,120 @@ def test_a_resume_reads_the_checkpoints_table_into_the_runs_own_without_a_second
     assert _without_timing(resumed.history) == _without_timing(whole.history)
 
 
+def _numpy_peak(run):
+    """``(run()'s result, the most memory numpy and Python held at once during it, in bytes)`` (tracemalloc: numpy's
+    arrays are counted, MXNet's are not)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        return run(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_adams_moments_are_written_and_read_back_without_a_copy_of_them(splits, tmp_path):
+    """A save copied adam's two moment tables out whole (``asnumpy``) to write them, and a resume read them whole
+    (``np.load``), then copied them again into MXNet arrays and kept the numpy ones for the rest of the run: a 1M x 100
+    run with checkpoints peaked at ~5 tables' worth (2.26 GB RSS, 1.49 GB without checkpoints), the memory check
+    counted 3. Now each moment goes between its own memory and the file a block of rows at a time: a run with
+    checkpoints, and a resumed one, hold no more numpy memory than a run without, give or take a block. (A resumed run
+    ending as an uninterrupted one, bit for bit: test_resumed_run_ends_with_the_same_parameters.)"""
+    config = TrainConfig(epochs=2, batch_size=256, optimizer="adam", ngrams=2, buckets=200_000, progress=False, seed=4)
+    plain, without = _numpy_peak(lambda: train(*splits, config))
+    table = plain.model.num_rows * config.emsize * 4  # (80 MB)
+    ckpt = str(tmp_path / "ckpt")
+    _, saving = _numpy_peak(lambda: train(*splits, config, checkpoint_dir=ckpt))
+    assert saving - without < table // 4, (saving, without, table)
+    stopped = str(tmp_path / "stopped")
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=stopped, on_epoch_end=_crash_after(1))
+    resumed, resuming = _numpy_peak(lambda: train(*splits, config, checkpoint_dir=stopped))
+    assert len(resumed.history) == 2 and resuming - without < table // 4, (resuming, without, table)
+
+
+def test_adams_moments_are_written_as_np_savez_writes_them(splits, tmp_path):
+    """The moments written a block at a time make the file np.savez makes of them: checkpoints of either version
+    resume with either."""
+    import io
+
+    ckpt = tmp_path / "ckpt"
+    train(*splits, TrainConfig(epochs=1, batch_size=256, optimizer="adam", progress=False), checkpoint_dir=str(ckpt))
+    written = next((ckpt / "epoch-0001").glob("optimizer-*")).read_bytes()
+    with np.load(io.BytesIO(written), allow_pickle=False) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    assert len(arrays) == 4 and _npz(**arrays) == written
+
+
+@pytest.mark.parametrize("where", ["cpu", "another device", "row_sparse"])
+def test_a_state_is_written_a_block_of_rows_at_a_time_as_np_savez_writes_it(tmp_path, monkeypatch, where):
+    """state_file.StateRows, each route (a CPU state's own memory; a GPU state's copied a block at a time, simulated
+    without a GPU; a kvstore's row_sparse state, its stored rows) over several blocks and a last short one: the
+    file np.savez makes of the state's values, read back by read_npz into an MXNet array."""
+    import io
+
+    import mxnet as mx
+
+    from fasttext_lib import state_file
+    from fasttext_lib.compact import write_npz
+
+    values = np.random.default_rng(3).standard_normal((23, 5)).astype(np.float32)
+    rows = np.array([1, 4, 5, 9, 20, 22], dtype=np.int64)
+    state = (mx.nd.sparse.row_sparse_array((values[rows], rows), shape=values.shape) if where == "row_sparse"
+             else mx.nd.array(values))
+    expected = values[rows] if where == "row_sparse" else values
+    monkeypatch.setattr(state_file, "BLOCK_VALUES", 20)  # 4 rows a block
+    if where == "another device":
+        monkeypatch.setattr(state_file, "cpu_view", lambda array: None)
+    write_npz(tmp_path / "state.npz", {"a0": state_file.StateRows(state)})
+    written = (tmp_path / "state.npz").read_bytes()
+    reference = io.BytesIO()
+    np.savez(reference, a0=expected)
+    assert written == reference.getvalue()
+    monkeypatch.undo()
+    monkeypatch.setattr(state_file, "BLOCK_VALUES", 20)  # (read a few values at a time too)
+    read = state_file.read_npz(tmp_path / "state.npz")["a0"]
+    assert isinstance(read, mx.nd.NDArray) and read.context == mx.cpu()
+    np.testing.assert_array_equal(read.asnumpy(), expected)
+
+
+def test_a_checkpoint_that_cannot_be_read_for_want_of_memory_is_named(splits, tmp_path, monkeypatch):
+    """A resume copies the checkpoint's files 1 MB at a time (to verify them), and reads adam's moments into arrays
+    it allocates then: either failing for want of memory was a bare MemoryError or MXNet's 'Failed to allocate'
+    traceback. Now one line that names the checkpoint; it stays, and resumes where there is the memory."""
+    import shutil
+
+    import mxnet as mx
+
+    config = TrainConfig(epochs=2, batch_size=256, optimizer="adam", progress=False, seed=4)
+    ckpt = str(tmp_path / "ckpt")
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+
+    def no_buffer(*args, **kwargs):
+        raise MemoryError()
+
+    empty, tables = mx.nd.empty, []
+
+    def no_room_past_the_table(shape, *args, **kwargs):  # (the run's own table is allocated first, and fits)
+        tables.append(shape)
+        if len(tables) > 1 and shape == tables[0]:
+            raise mx.base.MXNetError("Traceback (most recent call last):\n  File \"../src/storage/./cpu_device_storage"
+                                     ".h\", line 72\nMXNetError: Failed to allocate CPU Memory")
+        return empty(shape, *args, **kwargs)
+
+    for seam, name, failing, cause in ((shutil, "copyfileobj", no_buffer, "an allocation failed"),
+                                       (mx.nd, "empty", no_room_past_the_table, "Failed to allocate CPU Memory")):
+        with monkeypatch.context() as patched:
+            patched.setattr(seam, name, failing)
+            with pytest.raises(FastTextError) as caught:
+                train(*splits, config, checkpoint_dir=ckpt)
+        said = str(caught.value)
+        assert said.startswith("out of memory to ") and f"{ckpt}/epoch-0001 ({cause}); use a machine with more " \
+            f"memory" in said and "\n" not in said, said
+    assert len(train(*splits, config, checkpoint_dir=ckpt).history) == 2
+
+
 @pytest.mark.parametrize("first, then", [("cpu", "cpu:0,1"), ("cpu:0,1", "cpu"), ("cpu:1", "cpu")])
 def test_adam_resumed_on_other_devices_ends_as_an_uninterrupted_run(splits, tmp_path, first, then):
     """ctx is where a run trains, not what it learns: a checkpoint resumes on other devices (a GPU notebook's on a

@@ -671,6 +671,41 @@ def test_stored_rows_beyond_a_ulimit_v_are_one_error_line_not_a_memory_error(bun
     assert "x emsize 50 (int4, read as float32), need " in out and "MB more (ulimit -v); use a machine with more" in out
 
 
+def test_a_bundle_loaded_with_no_memory_left_at_all_is_one_clear_error(bundle):
+    """Under ``ulimit -v`` with nothing left, Predictor.load raised a bare MemoryError (copying the bundle's files 1 MB
+    at a time, or building its vocabulary: what the table's check leaves over), which named neither the bundle nor
+    what to do. Now one FastTextError, in one line, that names the bundle."""
+    out = _load_under_a_limit(bundle, bundle, 0)
+    assert out.startswith(f"FastTextError out of memory to load {bundle} ("), out
+    assert out.rstrip("\n").endswith("use a machine with more memory, or raise this process's limit (ulimit -v) if "
+                                     "it has one") and out.count("\n") == 1, out
+
+
+def test_a_bundle_whose_files_cannot_be_copied_for_want_of_memory_is_one_error_line(tmp_path, bundle, monkeypatch):
+    """predict copies the bundle's files 1 MB at a time before any memory check: a buffer it cannot have (a very tight
+    ``ulimit -v``) was the CLI's 'out of memory (MemoryError)' naming no bundle, and the Python API's bare
+    MemoryError. Now both say which bundle could not be read."""
+    import shutil
+
+    from conftest import cli_in_process
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.predict import Predictor
+
+    def no_buffer(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(shutil, "copyfileobj", no_buffer)
+    with pytest.raises(FastTextError) as caught:
+        Predictor.load(bundle)
+    assert str(caught.value).startswith(f"out of memory to read {bundle} (an allocation failed); use a machine with "
+                                        f"more memory"), str(caught.value)
+    reviews = tmp_path / "reviews.txt"
+    reviews.write_text(REVIEWS)
+    r = cli_in_process("predict", "--model", bundle, "--input", reviews)
+    assert_error(r, f"error: out of memory to read {bundle} (an allocation failed); ")
+    assert r.stdout == ""
+
+
 def test_word_vectors_of_a_full_bundle_copy_the_vocabulary_rows_only(bundle, wide_bundles):
     """word_vectors (export-vectors, notebook 04) copied the whole table to keep its vocabulary's rows: a second
     table, a numpy MemoryError traceback where the first fit with room to spare. Now only those rows are copied."""
@@ -724,6 +759,49 @@ def test_a_table_the_gpu_cannot_hold_is_one_error_line(wide_bundles, monkeypatch
     message = str(caught.value)
     assert message.startswith(f"out of memory to load {wide_bundles[compact]}: its embedding table, "), message
     assert "needs 21 MB of memory (cudaMalloc retry failed: out of memory); " in message and "\n" not in message
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.parametrize("when", ["at the copy", "at the next wait"])
+def test_a_table_the_gpu_cannot_hold_for_training_is_one_error_line(monkeypatch, when, optimizer):
+    """Training onto a GPU builds the table on the CPU (its memory checked there) and copies it to the GPU, whose
+    memory MXNet allocates when its engine runs the copy, raising a failure at the next wait for the array. The copy
+    was not waited for: 'cudaMalloc retry failed: out of memory' came at the first step, a traceback after the run's
+    setup. Now the copy is waited for, and a table the GPU cannot hold is one line, before anything else goes there.
+    (No GPU here: the copy to one fails as MXNet's does, raised by the copy or at the next wait.)"""
+    import mxnet as mx
+
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.model import FastTextClassifier
+
+    class FailedCopy(mx.nd.NDArray):
+        __slots__ = ()
+
+        def wait_to_read(self):
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+
+    copyto, copied = mx.nd.NDArray.copyto, []
+
+    def to_a_full_gpu(self, other):
+        if not isinstance(other, mx.Context) or other.device_type != "gpu":
+            return copyto(self, other)
+        copied.append(self.shape)
+        if when == "at the copy":
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+        failed = copyto(self, mx.cpu())
+        failed.__class__ = FailedCopy
+        return failed
+
+    monkeypatch.setattr(mx.nd.NDArray, "copyto", to_a_full_gpu)
+    model = FastTextClassifier(300_000, 50, 3)
+    with pytest.raises(FastTextError) as caught:
+        model.initialize_like_fasttext(mx.gpu(0), state_tables=2 if optimizer == "adam" else 0)
+    message = str(caught.value)
+    assert copied == [(300_000, 50)], copied  # (the table: nothing was put on the GPU after it)
+    assert message.startswith("out of memory for the embedding table on gpu(0): 300,000 rows x emsize 50 = 0.1 GiB "
+                              "of float32"), message
+    assert "(cudaMalloc retry failed: out of memory); lower emsize or buckets" in message and "\n" not in message
+    assert ("2 more of that size for adam's moments" in message) == (optimizer == "adam"), message
 
 
 def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_line(wide_bundles, tmp_path,

@@ -97,6 +97,32 @@ def test_publishing_temporaries_links_them_instead_of_copying(tmp_path):
     assert not os.path.samefile(copied["model.params"], os.path.join(dest, manifest["files"]["model.params"]["object"]))
 
 
+def _no_memory_for_a_buffer(*args, **kwargs):
+    raise MemoryError()
+
+
+def test_a_set_read_or_written_without_memory_for_its_buffers_is_one_line_naming_it(tmp_path, monkeypatch):
+    """Under a very tight ``ulimit -v`` the 1 MB buffer that copies (and hashes) a set's files could not be had: a
+    bare MemoryError, which named neither the bundle or checkpoint nor what to do, before any memory check of the
+    caller's. Now one line naming the set; a publish leaves the set that was there, and nothing of its own."""
+    dest = str(tmp_path / "bundle")
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = sorted(os.listdir(dest))
+    monkeypatch.setattr(storage.sets.shutil, "copyfileobj", _no_memory_for_a_buffer)
+    with pytest.raises(FastTextError) as caught:
+        load_tag(dest, tmp_path)
+    assert str(caught.value) == (f"out of memory to read {dest} (an allocation failed); use a machine with more "
+                                 f"memory, or raise this process's limit (ulimit -v) if it has one")
+    monkeypatch.setattr(storage.sets, "hash_file", _no_memory_for_a_buffer)
+    monkeypatch.setattr(storage.sets, "_copy_hashing", _no_memory_for_a_buffer)
+    for move in (False, True):
+        with pytest.raises(FastTextError, match=f"^out of memory to write {re.escape(dest)} \\(an allocation failed\\); "):
+            storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}, move=move)
+        assert sorted(os.listdir(dest)) == before
+    monkeypatch.undo()
+    assert load_tag(dest, tmp_path) == "old"
+
+
 def test_linked_temporaries_are_synced_before_linking_and_a_failed_sync_publishes_nothing(tmp_path, monkeypatch):
     """move=True hashes a staged file while another thread fsyncs it: every file must still be synced
     (finished) before it is linked and the manifest names it, and a failing fsync fails the publish."""
