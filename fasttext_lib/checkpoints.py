@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import mmap
 import os
+import sys
 
 from . import storage
 from .bundle import json_safe
@@ -131,42 +132,60 @@ def _read_note(bucket, key):
     return (epoch if valid else None), answer.get("ETag")
 
 
-def _note_newest(checkpoint_dir, epoch, attempts=5):
+def _note_newest(checkpoint_dir, epoch):
     """On S3, ``NEWEST_EPOCH`` names ``epoch`` once its checkpoint is published (and before the one it replaces is
     removed), so that a resume that may not list the prefix finds it past its own epochs (:func:`_s3_marker_names`;
-    a noted checkpoint removed since is asked for and not found). Never a lower epoch than it names: two runs of one
-    command may share the prefix, and one at epoch 3 writing after one at 7 hid the 7th from such a resume. So the
-    note is read, and replaced only by a higher epoch, with a conditional PUT (If-Match its ETag; If-None-Match
-    where there is none) that S3 refuses if another save wrote it between the two: then read again. A store without
-    conditional writes is written unconditionally (a note lowered only when two saves interleave to the millisecond).
-    (One object per epoch noted would need no condition, but they pile up, and one a kill left unwritten is a hole a
-    search skipping numbers misses.) A GET and a small PUT an epoch."""
-    import json
-
+    a noted checkpoint removed since is asked for and not found). The note is a hint: a failure to write it fails
+    no save (its checkpoint is published by then), it is one warning line; a resume without s3:ListBucket then finds
+    the checkpoint only among the epochs it asks for anyway."""
     if not storage.is_s3(checkpoint_dir):
         return
-    bucket, key = storage.split_s3(storage.join(checkpoint_dir, NEWEST_EPOCH))
+    where = storage.join(checkpoint_dir, NEWEST_EPOCH)
+    try:
+        with storage.s3_errors(where):
+            _write_note(where, epoch)
+    except Exception as exc:  # (a Stop or KeyboardInterrupt is no Exception: it still ends the run)
+        print(f"warning: {where} was not written ({reason_of(exc)}); epoch {epoch}'s checkpoint is saved, but a resume "
+              f"without s3:ListBucket finds it only among the epochs it asks for (1 to --epochs, the one noted before "
+              f"and the {PROBED_PAST} past them)", file=sys.stderr, flush=True)
+
+
+def _write_note(where, epoch, attempts=5):
+    """:func:`_note_newest`'s write. Never a lower epoch than the note names: two runs of one command may share the
+    prefix, and one at epoch 3 writing after one at 7 hid the 7th from such a resume. So the note is read, and
+    replaced only by a higher epoch, with a conditional PUT (If-Match its ETag; If-None-Match where there is none)
+    that S3 refuses if another save wrote it between the two: then read again, and so is a note deleted between the
+    two (If-Match answered 404). A store without conditional writes (501), or one that answers a condition it does
+    not support with 400 (S3-compatible stores that take If-None-Match and not If-Match), is then written
+    unconditionally: a note lowered only when two saves interleave to the millisecond. (One object per epoch noted
+    would need no condition, but they pile up, and one a kill left unwritten is a hole a search skipping numbers
+    misses.) A GET and a small PUT an epoch."""
+    import json
+
+    bucket, key = storage.split_s3(where)
     body = json.dumps({"epoch": epoch}).encode("ascii")
-    with storage.s3_errors(checkpoint_dir):
-        client = storage.s3_client()
-        members = storage.s3._put_members(client)
-        for _ in range(attempts):
-            noted, etag = _read_note(bucket, key)
-            if noted is not None and noted >= epoch:
-                return
-            condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
-            if not set(condition) <= members:
-                condition = {}
-            try:
-                client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
-                return
-            except Exception as exc:
-                code = getattr(exc, "response", {}).get("Error", {}).get("Code")
-                if code in ("NotImplemented", "501") and condition:  # an S3-compatible store without conditions
-                    members = set()
-                elif code not in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
-                    raise
-        # (another save replaced the note at each attempt: theirs, as high as ours or higher by now, stays)
+    client = storage.s3_client()
+    members = storage.s3._put_members(client)
+    for _ in range(attempts):
+        noted, etag = _read_note(bucket, key)
+        if noted is not None and noted >= epoch:
+            return
+        condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
+        if not set(condition) <= members:
+            condition = {}
+        try:
+            client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+            return
+        except Exception as exc:
+            answer = getattr(exc, "response", {})
+            code, status = answer.get("Error", {}).get("Code"), answer.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if condition and (code in ("NotImplemented", "501") or status == 400):  # the condition not supported:
+                members = set()  # (a 400 for another cause, an expired token, fails the unconditional PUT too)
+            elif code in ("NoSuchKey", "404") and "IfMatch" in condition:
+                continue  # deleted since it was read: read again (none: If-None-Match)
+            elif code not in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
+                raise
+    # (another save replaced the note at each attempt: theirs, as high as ours or higher by now, stays)
 
 
 def _epoch_dir(checkpoint_dir, epoch):
