@@ -19,6 +19,7 @@ import hashlib
 import mmap
 import os
 import sys
+from dataclasses import dataclass
 
 from . import storage
 from .bundle import json_safe
@@ -273,7 +274,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
         storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True)
     _note_newest(checkpoint_dir, epoch)
     for old in older:
-        if old != epoch:
+        if old < epoch:  # (a newer one stays: a checkpoint a resume set aside, or that of a run ahead sharing the dir)
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
     # Directories without a marker: what an interrupted save uploaded (an upload a signal abandoned may land
     # after it took its files back), or the rest of a removal a kill cut short. Nothing else would ever
@@ -337,13 +338,26 @@ def _refuse_pickled(where, manifest):
                             f"train from the start")
 
 
-def refuse_an_older_format(checkpoint_dir, epochs):
+@dataclass(frozen=True)
+class Search:
+    """What a run's look into its checkpoint directory before its data is read found (:func:`refuse_an_older_format`),
+    for :func:`load_checkpoint` to resume from (train's ``checkpoint_search``) instead of searching again: without
+    s3:ListBucket a search asks S3 for every epoch's marker and the :data:`PROBED_PAST` after them, and each run
+    searched twice. ``synced``: the directory is the one SageMaker syncs with the job's checkpoint_s3_uri, where
+    an incomplete newest checkpoint is set aside (:func:`load_checkpoint`)."""
+    epochs: tuple  # with a complete checkpoint (its marker there), newest last
+    synced: bool = False
+
+
+def refuse_an_older_format(checkpoint_dir, epochs, synced=False):
     """Before the data is read (minutes at Yelp size): the newest checkpoint a resume of ``epochs`` would read, refused
     now if a version that pickled its optimizer state wrote it (:func:`_refuse_pickled`), not after the reading. Any
-    other fault of it (damaged, another run's) is left to :func:`load_checkpoint`, which says it with what to do."""
+    other fault of it (damaged, another run's) is left to :func:`load_checkpoint`, which says it with what to do.
+    Returns the :class:`Search` it made, to pass on."""
     found = _checkpoint_epochs(checkpoint_dir, epochs, past=True)
     if found:
         _refuse_if_pickled(_epoch_dir(checkpoint_dir, found[-1]))
+    return Search(tuple(found), synced)
 
 
 def _refuse_if_pickled(where):
@@ -426,33 +440,77 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
 
 
 def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None, score_train=False,
-                    num_workers=1, text_rule=(TRAINING_FORM, ())):
+                    num_workers=1, text_rule=(TRAINING_FORM, ()), search=None):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet. One written by a run that
     scored its training split (``score_train``) resumes only a run that does too, and the reverse; one written
     by a dist_* cluster only a cluster of as many workers (``num_workers``). ``text_rule``: (the featurizer's
-    unicode_form, the rules whose change the data fingerprint tells: :func:`text_rule_of`)."""
-    for attempt in range(attempts):
-        epochs = _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)
-        if not epochs:
-            return None
+    unicode_form, the rules whose change the data fingerprint tells: :func:`text_rule_of`). ``search``: what
+    :func:`refuse_an_older_format` found (``None``: searched here)."""
+    epochs = list(search.epochs) if search is not None else _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)
+    searched = 1
+    while epochs:
+        where = _epoch_dir(checkpoint_dir, epochs[-1])
         try:
             return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data, validation, score_train,
                                num_workers, text_rule)
         except FastTextError as exc:
-            # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read
-            # it (its manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from.
-            if attempt < attempts - 1 and _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)[-1:] != epochs[-1:]:
+            # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read it (its
+            # manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from. Searched again
+            # only then: a checkpoint refused for what it holds is still there.
+            if searched < attempts and not storage.exists(storage.join(where, CHECKPOINT_MARKER),
+                                                          forbidden_is_missing=True):
+                searched += 1
+                epochs = _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)
                 continue
-            if isinstance(exc, (storage.SetChanged, storage.Damaged)):  # for good: "try again" would not help
-                where = _epoch_dir(checkpoint_dir, epochs[-1])
-                if isinstance(exc, storage.SetChanged) and exc.missing:
-                    raise _missing_file(where, exc) from None
-                reason = "a file its checkpoint.json names is missing" if isinstance(exc, storage.SetChanged) else \
-                    str(exc).replace(f"{where}: ", "", 1)
-                raise FastTextError(f"cannot resume from checkpoint {where}: {reason}; "
-                                    f"remove that directory (an earlier checkpoint, if any, is resumed instead) or "
-                                    f"use another --checkpoint-dir") from None
-            raise
+            if not isinstance(exc, (storage.SetChanged, storage.Damaged)):
+                raise
+            if search is not None and search.synced and _manifest_sound(where):
+                print(_set_aside_line(where, exc, epochs[:-1]), file=sys.stderr, flush=True)
+                epochs = epochs[:-1]
+                continue
+            raise _refusal(where, exc) from None
+    return None
+
+
+def _refusal(where, exc):
+    """A damaged checkpoint's refusal (``exc``: storage.SetChanged, storage.Damaged), for good: "try again" would not
+    help."""
+    if isinstance(exc, storage.SetChanged) and exc.missing:
+        return _missing_file(where, exc)
+    reason = "a file its checkpoint.json names is missing" if isinstance(exc, storage.SetChanged) else \
+        str(exc).replace(f"{where}: ", "", 1)
+    return FastTextError(f"cannot resume from checkpoint {where}: {reason}; remove that directory (an earlier "
+                         f"checkpoint, if any, is resumed instead) or use another --checkpoint-dir")
+
+
+def _manifest_sound(where):
+    """Whether the checkpoint at ``where`` has a checkpoint.json this library wrote, whole (only its data files are
+    at fault): what a SageMaker sync cut short leaves, set aside in its directory. Another fault is refused there too."""
+    try:
+        _check_meta(where, storage.read_manifest(where, CHECKPOINT_MARKER))
+    except FastTextError:
+        return False
+    return True
+
+
+def _set_aside_line(where, exc, earlier):
+    """The warning of a checkpoint set aside in SageMaker's synced directory (:func:`load_checkpoint`). SageMaker
+    uploads /opt/ml/checkpoints to the job's checkpoint_s3_uri in its own order, so an interruption can leave the S3
+    copy, which a restarted job starts from, with the newest checkpoint.json and not all its files; refused, a
+    managed spot job's automatic restart failed. It is left where it is: renamed, the sync would delete its S3
+    objects and upload them again under the new name, in its own order (the next interruption can lose both) and
+    with the bandwidth the next checkpoint needs. No save removes it (only epochs before its own): the job's own save
+    of that epoch replaces it. (Outside SageMaker the refusal stays: :func:`_missing_file` says why.)"""
+    if isinstance(exc, storage.SetChanged) and exc.missing:
+        reason = f"its {CHECKPOINT_MARKER} names {exc.missing[0]} ({exc.missing[1]}), which is missing"
+    else:
+        reason = reason_of(exc).replace(f"{where}: ", "", 1)
+    then = f"the job resumes from epoch {earlier[-1]}" if earlier else \
+        "training starts over (no complete checkpoint before it)"
+    epoch = int(os.path.basename(where)[len("epoch-"):])
+    return (f"warning: checkpoint {where} is incomplete ({reason}): SageMaker's upload of it to the job's "
+            f"checkpoint_s3_uri was cut short; it is set aside, left as it is until this job saves epoch {epoch} "
+            f"again, and {then}")
 
 
 def _missing_file(where, exc):

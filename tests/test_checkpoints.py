@@ -518,6 +518,39 @@ def test_a_note_that_cannot_be_written_fails_no_save_and_is_one_warning_line(spl
     assert "access denied" in warnings[0] and "s3:ListBucket" in warnings[0], warnings[0]
 
 
+def _markers_asked(proxy, start):
+    """How many times each epoch's checkpoint.json was asked for (HEAD) in ``proxy.log`` from ``start`` on."""
+    from collections import Counter
+
+    found = (re.search(r"/epoch-(\d{4})/checkpoint\.json$", path) for method, path, _ in proxy.log[start:]
+             if method == "HEAD")
+    return Counter(int(m.group(1)) for m in found if m)
+
+
+def test_a_command_line_run_without_list_bucket_searches_its_checkpoints_once(small_train_file, tmp_path, unlisted):
+    """Without s3:ListBucket a search asks S3 for each epoch's checkpoint.json, 1 .. --epochs and the 100 past them,
+    one HEAD each. The command line searched twice (its look for an older format before the data is read, then the
+    resume), ~220 HEADs where ~110 do, fresh runs too; and a resume searched once more after any refusal. Now the first
+    search is passed on: every epoch past --epochs is asked for once a run, by a fresh run and by a refused rerun."""
+    from conftest import cli_in_process
+
+    _, proxy, dest = unlisted
+    ckpt = dest.rsplit("/", 1)[0] + "/checkpoints"
+    command = ["train", "--train", small_train_file, "--output", tmp_path / "out", "--batch-size", "64", "--emsize",
+               "8", "--no-progress", "--ctx", "cpu", "--checkpoint-dir", ckpt]
+    start = len(proxy.log)
+    first = cli_in_process(*command, "--epochs", "2")
+    assert first.returncode == 0, first.stderr
+    asked = _markers_asked(proxy, start)
+    assert {epoch: asked[epoch] for epoch in range(3, 103)} == dict.fromkeys(range(3, 103), 1)
+    start = len(proxy.log)
+    rerun = cli_in_process(*command[:4], tmp_path / "other", *command[5:], "--epochs", "3")
+    assert rerun.returncode != 0 and "different run (epochs 2 -> 3)" in rerun.stderr, rerun.stderr
+    asked = _markers_asked(proxy, start)
+    assert {epoch: asked[epoch] for epoch in range(4, 104)} == dict.fromkeys(range(4, 104), 1)
+    assert asked[2] <= 2, asked  # the search, and whether the refused one is still there (removed meanwhile: searched)
+
+
 def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     """SIGKILL a real training process mid-run, rerun the same command: same bundle as an unbroken run."""
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
