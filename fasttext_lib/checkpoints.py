@@ -18,6 +18,8 @@ import contextlib
 import hashlib
 import mmap
 import os
+import sys
+from dataclasses import dataclass
 
 from . import storage
 from .bundle import json_safe
@@ -131,42 +133,60 @@ def _read_note(bucket, key):
     return (epoch if valid else None), answer.get("ETag")
 
 
-def _note_newest(checkpoint_dir, epoch, attempts=5):
+def _note_newest(checkpoint_dir, epoch):
     """On S3, ``NEWEST_EPOCH`` names ``epoch`` once its checkpoint is published (and before the one it replaces is
     removed), so that a resume that may not list the prefix finds it past its own epochs (:func:`_s3_marker_names`;
-    a noted checkpoint removed since is asked for and not found). Never a lower epoch than it names: two runs of one
-    command may share the prefix, and one at epoch 3 writing after one at 7 hid the 7th from such a resume. So the
-    note is read, and replaced only by a higher epoch, with a conditional PUT (If-Match its ETag; If-None-Match
-    where there is none) that S3 refuses if another save wrote it between the two: then read again. A store without
-    conditional writes is written unconditionally (a note lowered only when two saves interleave to the millisecond).
-    (One object per epoch noted would need no condition, but they pile up, and one a kill left unwritten is a hole a
-    search skipping numbers misses.) A GET and a small PUT an epoch."""
-    import json
-
+    a noted checkpoint removed since is asked for and not found). The note is a hint: a failure to write it fails
+    no save (its checkpoint is published by then), it is one warning line; a resume without s3:ListBucket then finds
+    the checkpoint only among the epochs it asks for anyway."""
     if not storage.is_s3(checkpoint_dir):
         return
-    bucket, key = storage.split_s3(storage.join(checkpoint_dir, NEWEST_EPOCH))
+    where = storage.join(checkpoint_dir, NEWEST_EPOCH)
+    try:
+        with storage.s3_errors(where):
+            _write_note(where, epoch)
+    except Exception as exc:  # (a Stop or KeyboardInterrupt is no Exception: it still ends the run)
+        print(f"warning: {where} was not written ({reason_of(exc)}); epoch {epoch}'s checkpoint is saved, but a resume "
+              f"without s3:ListBucket finds it only among the epochs it asks for (1 to --epochs, the one noted before "
+              f"and the {PROBED_PAST} past them)", file=sys.stderr, flush=True)
+
+
+def _write_note(where, epoch, attempts=5):
+    """:func:`_note_newest`'s write. Never a lower epoch than the note names: two runs of one command may share the
+    prefix, and one at epoch 3 writing after one at 7 hid the 7th from such a resume. So the note is read, and
+    replaced only by a higher epoch, with a conditional PUT (If-Match its ETag; If-None-Match where there is none)
+    that S3 refuses if another save wrote it between the two: then read again, and so is a note deleted between the
+    two (If-Match answered 404). A store without conditional writes (501), or one that answers a condition it does
+    not support with 400 (S3-compatible stores that take If-None-Match and not If-Match), is then written
+    unconditionally: a note lowered only when two saves interleave to the millisecond. (One object per epoch noted
+    would need no condition, but they pile up, and one a kill left unwritten is a hole a search skipping numbers
+    misses.) A GET and a small PUT an epoch."""
+    import json
+
+    bucket, key = storage.split_s3(where)
     body = json.dumps({"epoch": epoch}).encode("ascii")
-    with storage.s3_errors(checkpoint_dir):
-        client = storage.s3_client()
-        members = storage.s3._put_members(client)
-        for _ in range(attempts):
-            noted, etag = _read_note(bucket, key)
-            if noted is not None and noted >= epoch:
-                return
-            condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
-            if not set(condition) <= members:
-                condition = {}
-            try:
-                client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
-                return
-            except Exception as exc:
-                code = getattr(exc, "response", {}).get("Error", {}).get("Code")
-                if code in ("NotImplemented", "501") and condition:  # an S3-compatible store without conditions
-                    members = set()
-                elif code not in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
-                    raise
-        # (another save replaced the note at each attempt: theirs, as high as ours or higher by now, stays)
+    client = storage.s3_client()
+    members = storage.s3._put_members(client)
+    for _ in range(attempts):
+        noted, etag = _read_note(bucket, key)
+        if noted is not None and noted >= epoch:
+            return
+        condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
+        if not set(condition) <= members:
+            condition = {}
+        try:
+            client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+            return
+        except Exception as exc:
+            answer = getattr(exc, "response", {})
+            code, status = answer.get("Error", {}).get("Code"), answer.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if condition and (code in ("NotImplemented", "501") or status == 400):  # the condition not supported:
+                members = set()  # (a 400 for another cause, an expired token, fails the unconditional PUT too)
+            elif code in ("NoSuchKey", "404") and "IfMatch" in condition:
+                continue  # deleted since it was read: read again (none: If-None-Match)
+            elif code not in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
+                raise
+    # (another save replaced the note at each attempt: theirs, as high as ours or higher by now, stays)
 
 
 def _epoch_dir(checkpoint_dir, epoch):
@@ -254,7 +274,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
         storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True)
     _note_newest(checkpoint_dir, epoch)
     for old in older:
-        if old != epoch:
+        if old < epoch:  # (a newer one stays: a checkpoint a resume set aside, or that of a run ahead sharing the dir)
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
     # Directories without a marker: what an interrupted save uploaded (an upload a signal abandoned may land
     # after it took its files back), or the rest of a removal a kill cut short. Nothing else would ever
@@ -318,13 +338,26 @@ def _refuse_pickled(where, manifest):
                             f"train from the start")
 
 
-def refuse_an_older_format(checkpoint_dir, epochs):
+@dataclass(frozen=True)
+class Search:
+    """What a run's look into its checkpoint directory before its data is read found (:func:`refuse_an_older_format`),
+    for :func:`load_checkpoint` to resume from (train's ``checkpoint_search``) instead of searching again: without
+    s3:ListBucket a search asks S3 for every epoch's marker and the :data:`PROBED_PAST` after them, and each run
+    searched twice. ``synced``: the directory is the one SageMaker syncs with the job's checkpoint_s3_uri, where
+    an incomplete newest checkpoint is set aside (:func:`load_checkpoint`)."""
+    epochs: tuple  # with a complete checkpoint (its marker there), newest last
+    synced: bool = False
+
+
+def refuse_an_older_format(checkpoint_dir, epochs, synced=False):
     """Before the data is read (minutes at Yelp size): the newest checkpoint a resume of ``epochs`` would read, refused
     now if a version that pickled its optimizer state wrote it (:func:`_refuse_pickled`), not after the reading. Any
-    other fault of it (damaged, another run's) is left to :func:`load_checkpoint`, which says it with what to do."""
+    other fault of it (damaged, another run's) is left to :func:`load_checkpoint`, which says it with what to do.
+    Returns the :class:`Search` it made, to pass on."""
     found = _checkpoint_epochs(checkpoint_dir, epochs, past=True)
     if found:
         _refuse_if_pickled(_epoch_dir(checkpoint_dir, found[-1]))
+    return Search(tuple(found), synced)
 
 
 def _refuse_if_pickled(where):
@@ -407,33 +440,77 @@ def _refuse_another_runs(checkpoint_dir, epoch, model, config, labels, data, val
 
 
 def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3, validation=None, score_train=False,
-                    num_workers=1, text_rule=(TRAINING_FORM, ())):
+                    num_workers=1, text_rule=(TRAINING_FORM, ()), search=None):
     """Load the newest checkpoint into ``model``; ``None`` when there is none yet. One written by a run that
     scored its training split (``score_train``) resumes only a run that does too, and the reverse; one written
     by a dist_* cluster only a cluster of as many workers (``num_workers``). ``text_rule``: (the featurizer's
-    unicode_form, the rules whose change the data fingerprint tells: :func:`text_rule_of`)."""
-    for attempt in range(attempts):
-        epochs = _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)
-        if not epochs:
-            return None
+    unicode_form, the rules whose change the data fingerprint tells: :func:`text_rule_of`). ``search``: what
+    :func:`refuse_an_older_format` found (``None``: searched here)."""
+    epochs = list(search.epochs) if search is not None else _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)
+    searched = 1
+    while epochs:
+        where = _epoch_dir(checkpoint_dir, epochs[-1])
         try:
             return _load_epoch(checkpoint_dir, epochs[-1], model, config, labels, data, validation, score_train,
                                num_workers, text_rule)
         except FastTextError as exc:
-            # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read
-            # it (its manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from.
-            if attempt < attempts - 1 and _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)[-1:] != epochs[-1:]:
+            # Another run with this --checkpoint-dir saved a newer epoch and removed this one while we read it (its
+            # manifest is gone: "has no checkpoint.json"): that newer one is the one to resume from. Searched again
+            # only then: a checkpoint refused for what it holds is still there.
+            if searched < attempts and not storage.exists(storage.join(where, CHECKPOINT_MARKER),
+                                                          forbidden_is_missing=True):
+                searched += 1
+                epochs = _checkpoint_epochs(checkpoint_dir, config.epochs, past=True)
                 continue
-            if isinstance(exc, (storage.SetChanged, storage.Damaged)):  # for good: "try again" would not help
-                where = _epoch_dir(checkpoint_dir, epochs[-1])
-                if isinstance(exc, storage.SetChanged) and exc.missing:
-                    raise _missing_file(where, exc) from None
-                reason = "a file its checkpoint.json names is missing" if isinstance(exc, storage.SetChanged) else \
-                    str(exc).replace(f"{where}: ", "", 1)
-                raise FastTextError(f"cannot resume from checkpoint {where}: {reason}; "
-                                    f"remove that directory (an earlier checkpoint, if any, is resumed instead) or "
-                                    f"use another --checkpoint-dir") from None
-            raise
+            if not isinstance(exc, (storage.SetChanged, storage.Damaged)):
+                raise
+            if search is not None and search.synced and _manifest_sound(where):
+                print(_set_aside_line(where, exc, epochs[:-1]), file=sys.stderr, flush=True)
+                epochs = epochs[:-1]
+                continue
+            raise _refusal(where, exc) from None
+    return None
+
+
+def _refusal(where, exc):
+    """A damaged checkpoint's refusal (``exc``: storage.SetChanged, storage.Damaged), for good: "try again" would not
+    help."""
+    if isinstance(exc, storage.SetChanged) and exc.missing:
+        return _missing_file(where, exc)
+    reason = "a file its checkpoint.json names is missing" if isinstance(exc, storage.SetChanged) else \
+        str(exc).replace(f"{where}: ", "", 1)
+    return FastTextError(f"cannot resume from checkpoint {where}: {reason}; remove that directory (an earlier "
+                         f"checkpoint, if any, is resumed instead) or use another --checkpoint-dir")
+
+
+def _manifest_sound(where):
+    """Whether the checkpoint at ``where`` has a checkpoint.json this library wrote, whole (only its data files are
+    at fault): what a SageMaker sync cut short leaves, set aside in its directory. Another fault is refused there too."""
+    try:
+        _check_meta(where, storage.read_manifest(where, CHECKPOINT_MARKER))
+    except FastTextError:
+        return False
+    return True
+
+
+def _set_aside_line(where, exc, earlier):
+    """The warning of a checkpoint set aside in SageMaker's synced directory (:func:`load_checkpoint`). SageMaker
+    uploads /opt/ml/checkpoints to the job's checkpoint_s3_uri in its own order, so an interruption can leave the S3
+    copy, which a restarted job starts from, with the newest checkpoint.json and not all its files; refused, a
+    managed spot job's automatic restart failed. It is left where it is: renamed, the sync would delete its S3
+    objects and upload them again under the new name, in its own order (the next interruption can lose both) and
+    with the bandwidth the next checkpoint needs. No save removes it (only epochs before its own): the job's own save
+    of that epoch replaces it. (Outside SageMaker the refusal stays: :func:`_missing_file` says why.)"""
+    if isinstance(exc, storage.SetChanged) and exc.missing:
+        reason = f"its {CHECKPOINT_MARKER} names {exc.missing[0]} ({exc.missing[1]}), which is missing"
+    else:
+        reason = reason_of(exc).replace(f"{where}: ", "", 1)
+    then = f"the job resumes from epoch {earlier[-1]}" if earlier else \
+        "training starts over (no complete checkpoint before it)"
+    epoch = int(os.path.basename(where)[len("epoch-"):])
+    return (f"warning: checkpoint {where} is incomplete ({reason}): SageMaker's upload of it to the job's "
+            f"checkpoint_s3_uri was cut short; it is set aside, left as it is until this job saves epoch {epoch} "
+            f"again, and {then}")
 
 
 def _missing_file(where, exc):

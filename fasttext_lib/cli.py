@@ -345,12 +345,13 @@ def _train(args):
     # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
     check_output(args.output, overwrite=args.overwrite)
     fmt = chosen_format(args)
+    search = None  # (what is found in --checkpoint-dir now is what the resume goes on from: one search a run)
     if args.checkpoint_dir:
         from .checkpoints import refuse_an_older_format
 
         refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
         storage.check_writable(args.checkpoint_dir)
-        refuse_an_older_format(args.checkpoint_dir, config.epochs)
+        search = refuse_an_older_format(args.checkpoint_dir, config.epochs)
     if args.autotune_trials:
         _check_trials_output(args, config)
     _check_validation_file(args)
@@ -375,7 +376,7 @@ def _train(args):
         trained = _autotune(args, config, train_data, report)
     else:
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
-                        release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
+                        checkpoint_search=search, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
                         val_name=args.validation or "validation data")  # (errors name the file)
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)

@@ -614,6 +614,7 @@ def run_training(argv=None, environ=None):
         storage.check_writable(env.output_data_dir)  # history.csv, metrics.json: a traceback once all was trained
     cluster.check_kvstore_environment(config.kvstore)
     check_devices(config.ctx, args.ctx, env)
+    search = None  # what the checkpoint dir holds, found before the channels are read: the resume goes on from it
     if train_kwargs.get("checkpoint_dir"):
         from . import storage
         from .bundle import refuse_checkpoints_in_output
@@ -623,8 +624,9 @@ def run_training(argv=None, environ=None):
         if env.is_first_host:
             refuse_checkpoints_in_output(train_kwargs["checkpoint_dir"], env.model_dir, "checkpoint_dir", "SM_MODEL_DIR")
         storage.check_writable(train_kwargs["checkpoint_dir"])
-        try:  # before the channels are read
-            refuse_an_older_format(train_kwargs["checkpoint_dir"], config.epochs)
+        try:  # before the channels are read; in SageMaker's synced dir an incomplete newest is set aside at the resume
+            search = refuse_an_older_format(train_kwargs["checkpoint_dir"], config.epochs,
+                                            synced=is_synced(train_kwargs["checkpoint_dir"]))
         except FastTextError as exc:
             raise FastTextError(in_job_terms(str(exc), train_kwargs["checkpoint_dir"])) from None
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
@@ -647,7 +649,8 @@ def run_training(argv=None, environ=None):
         print(format_epoch(row), flush=True)
 
     try:
-        trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, release_texts=True, **train_kwargs)
+        trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, release_texts=True,
+                        checkpoint_search=search, **train_kwargs)
     except FastTextError as exc:
         raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"))) from None
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
@@ -664,6 +667,14 @@ def run_training(argv=None, environ=None):
     else:
         print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)
     return 0
+
+
+def is_synced(checkpoint_dir, synced_dir=None):
+    """Whether ``checkpoint_dir`` is the directory SageMaker syncs with the job's ``checkpoint_s3_uri``
+    (``synced_dir``: /opt/ml/checkpoints, plan_training's default), copied from it when a job starts."""
+    synced_dir = synced_dir or plan_training.__defaults__[0]
+    return bool(synced_dir) and not re.match(r"[a-z0-9]+://", checkpoint_dir) and \
+        os.path.abspath(checkpoint_dir) == os.path.abspath(synced_dir)
 
 
 # A checkpoint refusal's remedy, as the CLI says it (checkpoints.py), -> as a job's user acts on it.
@@ -689,9 +700,7 @@ def in_job_terms(message, checkpoint_dir, synced_dir=None):
     flag the job has none of. Said as the S3 prefix and the hyperparameters instead."""
     if not checkpoint_dir or not re.match(r"(cannot resume from )?checkpoint ", message):
         return message
-    synced_dir = synced_dir or plan_training.__defaults__[0]
-    synced = not re.match(r"[a-z0-9]+://", checkpoint_dir) and \
-        os.path.abspath(checkpoint_dir) == os.path.abspath(synced_dir)
+    synced = is_synced(checkpoint_dir, synced_dir)
     for pattern, said in (_SYNCED_REMEDIES if synced else ()) + _HYPERPARAMETER_REMEDIES:
         message = re.sub(pattern, said, message)
     if synced:

@@ -123,7 +123,7 @@ def featurize(train_data, val_data, config):
 @keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (errors.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False,
-          val_name="validation data"):
+          val_name="validation data", checkpoint_search=None):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
     :class:`~fasttext_lib.data.CountedTexts` of ``data.read_counted``); returns a :class:`TrainedModel`.
 
@@ -133,7 +133,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     ``checkpoint_dir`` (a directory or ``s3://`` prefix): write a checkpoint after every epoch, and
     resume from the latest one found there. A resumed run ends with the same parameters as an
     uninterrupted one (a ``dist_sync`` cluster too, with SGD; its servers' adam moments cannot be saved and
-    start again from zero, while its lr schedule goes on where it stopped).
+    start again from zero, while its lr schedule goes on where it stopped). ``checkpoint_search``: what
+    :func:`~fasttext_lib.checkpoints.refuse_an_older_format` found there before the data was read (the CLI's and
+    the training job's look), resumed from without a second search.
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
 
@@ -170,7 +172,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     kv, workers = _join_workers(config, data)
     # (the order of these two matters: the texts are freed before the model's table is allocated)
     config = _resolve_settings_and_release_texts(config, data, workers, release_texts)
-    run = _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train)
+    run = _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, checkpoint_search)
     del kv  # (the updater's is now the last reference: _leave_cluster drops it, a dist_* kvstore's barrier)
     keep_freed_memory()  # the big one-off arrays (features, the table) exist: from here on the heap is kept whole
     for epoch in range(run.first_epoch, config.epochs + 1):
@@ -315,7 +317,7 @@ def _resolve_settings_and_release_texts(config, data, workers, release_texts):
     return config
 
 
-def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train):
+def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, search=None):
     """The model, its optimizer and its history as the first epoch to run finds them: a new model (the table
     seeded, pretrained rows in it), or where the latest checkpoint of this run in ``checkpoint_dir`` left them.
     In a cluster, every worker's data and settings are compared here, before the first step."""
@@ -323,7 +325,7 @@ def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train):
     vectors_id = result.pretrained["sha256"] if result.pretrained else None
     data_id = data_fingerprint(data.featurizer, data.train_bags, data.y_train, vectors_id) if checkpoint_dir else None
     val_id = data_fingerprint(data.featurizer, *data.val) if checkpoint_dir and data.val is not None else None
-    resumed = _resume(model, result, config, data, workers, checkpoint_dir, data_id, val_id, score_train)
+    resumed = _resume(model, result, config, data, workers, checkpoint_dir, data_id, val_id, score_train, search)
     result.rank, result.num_workers = workers.rank, workers.count
     if workers.watch is not None:  # every worker must train on the same data with the same settings: refused otherwise
         with workers.watch.armed("while the workers compared their data and settings"):
@@ -358,14 +360,15 @@ def _build_model(config, data):
     return model, result
 
 
-def _resume(model, result, config, data, workers, checkpoint_dir, data_id, val_id, score_train):
-    """The latest checkpoint of this run in ``checkpoint_dir`` (checkpoints.load_checkpoint), its parameters loaded
-    into ``model`` and its history into ``result``; None without one (or without ``checkpoint_dir``)."""
+def _resume(model, result, config, data, workers, checkpoint_dir, data_id, val_id, score_train, search=None):
+    """The latest checkpoint of this run in ``checkpoint_dir`` (checkpoints.load_checkpoint; ``search``: what was
+    found there before, checkpoints.Search), its parameters loaded into ``model`` and its history into ``result``;
+    None without one (or without ``checkpoint_dir``)."""
     if not checkpoint_dir:
         return None
     resumed = load_checkpoint(checkpoint_dir, model, config, data.classes, data_id, validation=val_id,
                               score_train=score_train, num_workers=workers.count,
-                              text_rule=text_rule_of(data.featurizer, config))
+                              text_rule=text_rule_of(data.featurizer, config), search=search)
     if resumed is None:
         return None
     result.history = resumed["history"]

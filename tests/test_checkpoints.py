@@ -547,6 +547,124 @@ def test_the_newest_epoch_noted_on_s3_never_goes_back_when_two_runs_save_to_one_
     assert noted() == {"epoch": 8}
 
 
+def _note_written_while(ckpt, monkeypatch, before_put):
+    """``checkpoints._note_newest``'s client, with ``before_put(kwargs)`` called before each PUT of the note."""
+    from fasttext_lib import checkpoints
+
+    key = storage.split_s3(storage.join(ckpt, checkpoints.NEWEST_EPOCH))[1]
+    real_client = storage.s3_client
+
+    class Client:
+        def __getattr__(self, name):
+            return getattr(real_client(), name)
+
+        def put_object(self, **kwargs):
+            if kwargs.get("Key") == key:
+                before_put(kwargs)
+            return real_client().put_object(**kwargs)
+
+    monkeypatch.setattr(storage, "s3_client", Client)
+
+
+def test_a_note_deleted_between_its_read_and_its_conditional_put_is_written_as_a_first_one(s3_bucket, monkeypatch):
+    """newest-epoch.json deleted (a lifecycle rule, by hand) after a save read it and before its If-Match PUT: S3
+    answers 404 NoSuchKey, which was not retried, and the note was not written. It is read again: no note now, so it is
+    written as a first one (If-None-Match)."""
+    from fasttext_lib import checkpoints
+
+    ckpt = f"{s3_bucket}/deleted-note"
+    bucket, key = storage.split_s3(storage.join(ckpt, checkpoints.NEWEST_EPOCH))
+    checkpoints._note_newest(ckpt, 2)
+    conditions = []
+
+    def delete_it_first(kwargs):
+        conditions.append({k for k in ("IfMatch", "IfNoneMatch") if k in kwargs})
+        if len(conditions) == 1:
+            boto3.client("s3").delete_object(Bucket=bucket, Key=key)
+
+    _note_written_while(ckpt, monkeypatch, delete_it_first)
+    checkpoints._note_newest(ckpt, 3)
+    assert conditions == [{"IfMatch"}, {"IfNoneMatch"}]
+    assert json.loads(boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()) == {"epoch": 3}
+
+
+@pytest.fixture
+def proxied_bucket(s3_server, s3_bucket, monkeypatch):
+    """``(proxy, bucket URI)``: the session's S3 server behind a FaultProxy."""
+    from fault_proxy import FaultProxy
+
+    with FaultProxy(s3_server) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        yield proxy, s3_bucket
+
+
+def test_a_store_answering_if_match_with_400_notes_unconditionally_and_saves_every_epoch(splits, proxied_bucket, capfd):
+    """An S3-compatible store that takes If-None-Match but answers If-Match, which it does not support, with 400 (not
+    501, nor ignoring it): the note's conditional PUT failed every save from epoch 2 on, so no run got past its first
+    checkpoint. The note is then written unconditionally (the weaker guarantee of a store without conditions)."""
+    proxy, bucket_uri = proxied_bucket
+    proxy.fail("PUT", r"/newest-epoch\.json$", action="400-if-match")
+    ckpt = f"{bucket_uri}/if-match-400"
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    resumed = train(*splits, config, checkpoint_dir=ckpt)
+    assert [row["epoch"] for row in resumed.history] == [1, 2, 3]
+    bucket, key = storage.split_s3(storage.join(ckpt, "newest-epoch.json"))
+    assert json.loads(boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()) == {"epoch": 3}
+    assert "warning" not in capfd.readouterr().err
+
+
+def test_a_note_that_cannot_be_written_fails_no_save_and_is_one_warning_line(splits, proxied_bucket, capfd):
+    """newest-epoch.json is a hint for a resume without s3:ListBucket: a PUT of it refused (a policy that allows the
+    epochs' keys only) or failing failed the save whose checkpoint was already published, and so the run. Now each
+    such save says so in one warning line, and the run goes on."""
+    proxy, bucket_uri = proxied_bucket
+    proxy.fail("PUT", r"/newest-epoch\.json$", action="403")
+    ckpt = f"{bucket_uri}/note-refused"
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    trained = train(*splits, config, checkpoint_dir=ckpt)
+    assert [row["epoch"] for row in trained.history] == [1, 2]
+    bucket, prefix = storage.split_s3(ckpt)
+    keys = {o["Key"][len(prefix) + 1:].split("/")[0] for o in boto3.client("s3").list_objects_v2(
+        Bucket=bucket, Prefix=prefix + "/")["Contents"]}
+    assert keys == {"epoch-0002"}
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "newest-epoch.json" in line]
+    assert len(warnings) == 2 and all(line.startswith("warning: ") for line in warnings), warnings
+    assert "access denied" in warnings[0] and "s3:ListBucket" in warnings[0], warnings[0]
+
+
+def _markers_asked(proxy, start):
+    """How many times each epoch's checkpoint.json was asked for (HEAD) in ``proxy.log`` from ``start`` on."""
+    from collections import Counter
+
+    found = (re.search(r"/epoch-(\d{4})/checkpoint\.json$", path) for method, path, _ in proxy.log[start:]
+             if method == "HEAD")
+    return Counter(int(m.group(1)) for m in found if m)
+
+
+def test_a_command_line_run_without_list_bucket_searches_its_checkpoints_once(small_train_file, tmp_path, unlisted):
+    """Without s3:ListBucket a search asks S3 for each epoch's checkpoint.json, 1 .. --epochs and the 100 past them,
+    one HEAD each. The command line searched twice (its look for an older format before the data is read, then the
+    resume), ~220 HEADs where ~110 do, fresh runs too; and a resume searched once more after any refusal. Now the first
+    search is passed on: every epoch past --epochs is asked for once a run, by a fresh run and by a refused rerun."""
+    from conftest import cli_in_process
+
+    _, proxy, dest = unlisted
+    ckpt = dest.rsplit("/", 1)[0] + "/checkpoints"
+    command = ["train", "--train", small_train_file, "--output", tmp_path / "out", "--batch-size", "64", "--emsize",
+               "8", "--no-progress", "--ctx", "cpu", "--checkpoint-dir", ckpt]
+    start = len(proxy.log)
+    first = cli_in_process(*command, "--epochs", "2")
+    assert first.returncode == 0, first.stderr
+    asked = _markers_asked(proxy, start)
+    assert {epoch: asked[epoch] for epoch in range(3, 103)} == dict.fromkeys(range(3, 103), 1)
+    start = len(proxy.log)
+    rerun = cli_in_process(*command[:4], tmp_path / "other", *command[5:], "--epochs", "3")
+    assert rerun.returncode != 0 and "different run (epochs 2 -> 3)" in rerun.stderr, rerun.stderr
+    asked = _markers_asked(proxy, start)
+    assert {epoch: asked[epoch] for epoch in range(4, 104)} == dict.fromkeys(range(4, 104), 1)
+    assert asked[2] <= 2, asked  # the search, and whether the refused one is still there (removed meanwhile: searched)
+
+
 def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     """SIGKILL a real training process mid-run, rerun the same command: same bundle as an unbroken run."""
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")

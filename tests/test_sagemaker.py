@@ -629,6 +629,81 @@ def test_a_checkpoint_the_job_cannot_resume_says_what_to_do_in_the_jobs_terms(so
     assert os.listdir(root / "model") == []
 
 
+@pytest.mark.parametrize("cut", ["params missing", "params cut short", "no complete epoch before it",
+                                 "not the synced dir"])
+def test_a_spot_restart_sets_aside_the_newest_checkpoint_a_cut_short_sync_left_incomplete(source_dir, tmp_path,
+                                                                                          monkeypatch, cut):
+    """SageMaker uploads /opt/ml/checkpoints to the checkpoint_s3_uri in its own order, so a spot interruption can leave
+    the S3 copy, and so /opt/ml/checkpoints of the restarted job, with the newest epoch's checkpoint.json and not its
+    parameters (or part of them). The restart was refused ("names model.params, which is missing"): a managed spot
+    job's automatic restart failed. In SageMaker's synced directory such an epoch is now set aside, left in place (a
+    rename there is the sync deleting its S3 copy and uploading it again), with a warning line, and the newest complete
+    one before it resumed, or training starts over; the job ends as the uninterrupted one did. A checkpoint_dir of
+    the user's own is refused as before."""
+    import shutil
+
+    import numpy as np
+
+    synced = tmp_path / "checkpoints"
+    synced.mkdir()
+    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))  # the job's /opt/ml/checkpoints
+    ckpt = synced if cut != "not the synced dir" else tmp_path / "own"
+    args = args_for(epochs=3, batch_size=16) + (["--checkpoint_dir", str(ckpt)] if ckpt != synced else [])
+    stash, real_format = tmp_path / "stash", sm_train.format_epoch
+
+    def keep_each_epoch(row):  # each epoch's checkpoint as saved (the next save removes it)
+        shutil.copytree(ckpt / f"epoch-{row['epoch']:04d}", stash / f"epoch-{row['epoch']:04d}")
+        return real_format(row)
+
+    monkeypatch.setattr(sm_train, "format_epoch", keep_each_epoch)
+    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}), args)
+    assert first.returncode == 0, first.stderr
+    whole = Predictor.load(str(tmp_path / "first" / "model")).model.embedding_table()
+    # /opt/ml/checkpoints as the restarted job finds it: epoch 2's checkpoint.json came without (all of) its params
+    shutil.rmtree(ckpt)
+    ckpt.mkdir()
+    if cut != "no complete epoch before it":
+        shutil.copytree(stash / "epoch-0001", ckpt / "epoch-0001")
+    incomplete = ckpt / "epoch-0002"
+    shutil.copytree(stash / "epoch-0002", incomplete)
+    params = next(incomplete.glob("model-*.params"))
+    if cut == "params cut short":
+        params.write_bytes(params.read_bytes()[:params.stat().st_size // 2])
+    else:
+        params.unlink()
+    left, kept = sorted(os.listdir(incomplete)), []
+
+    def see_what_is_kept(row):
+        kept.append(sorted(os.listdir(incomplete)) if incomplete.is_dir() else None)
+        return real_format(row)
+
+    monkeypatch.setattr(sm_train, "format_epoch", see_what_is_kept)
+    root = tmp_path / "second"
+    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args)
+    if cut == "not the synced dir":
+        assert r.returncode == 2, r.stdout + r.stderr
+        last = r.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"error: cannot resume from checkpoint {incomplete}: its checkpoint.json names "
+                               f"model.params ({params.name}), which is missing"), last
+        assert sorted(os.listdir(incomplete)) == left
+        return
+    assert r.returncode == 0, r.stdout + r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and warnings[0].startswith(f"warning: checkpoint {incomplete} is incomplete"), warnings
+    assert ("truncated" if cut == "params cut short" else "which is missing") in warnings[0], warnings[0]
+    assert "set aside" in warnings[0] and "SageMaker" in warnings[0], warnings[0]
+    if cut == "no complete epoch before it":
+        assert "training starts over" in warnings[0] and "resuming from" not in r.stderr, warnings[0]
+        assert kept[0] == left  # kept until this job saved its own epoch 2
+    else:
+        assert "resumes from epoch 1" in warnings[0], warnings[0]
+        assert "resuming from the checkpoint in " + str(ckpt) + ": epoch 1 of 3 done" in r.stderr, r.stderr
+    assert [line.split(";")[0] for line in r.stdout.splitlines() if line.startswith("epoch=")] == \
+        [f"epoch={n}" for n in ((1, 2, 3) if cut == "no complete epoch before it" else (2, 3))]
+    np.testing.assert_array_equal(Predictor.load(str(root / "model")).model.embedding_table(), whole)
+    assert sorted(os.listdir(ckpt)) == ["epoch-0003"]
+
+
 def test_gpus_the_job_is_told_of_and_mxnet_does_not_see_are_refused_before_any_data_is_read(source_dir, tmp_path):
     """SM_NUM_GPUS=2 where MXNet sees no GPU (a CPU build in a custom image on a GPU instance): the job read the whole
     training channel, then stopped with "ctx 'gpu:0,1' asks for a GPU", a ctx the user never gave."""
