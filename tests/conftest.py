@@ -370,3 +370,14 @@ def unlisted(s3_policy_server, monkeypatch):
         as_user(monkeypatch, policy, "writer")
         monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
         yield policy, proxy, f"s3://{policy.bucket}/{os.urandom(6).hex()}/model"
+
+
+def machine_with_memory(monkeypatch, tmp_path, available_kb, total_kb=1_000_000):
+    """fasttext_lib.devices sees a machine with ``available_kb`` of memory available and no swap (a /proc/meminfo
+    of its own) and no container limit: the memory checks' view of a small machine, whatever this one has."""
+    from fasttext_lib import devices
+
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(f"MemTotal: {total_kb} kB\nMemAvailable: {available_kb} kB\nSwapFree: 0 kB\n")
+    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
+    monkeypatch.setattr(devices, "_CGROUP_MEMORY", ())

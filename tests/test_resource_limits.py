@@ -19,7 +19,7 @@ import pytest
 
 from cli_helpers import (REVIEWS, TINY, assert_error, bundle, copy_bundle, data, listing,  # noqa: F401
                          predictions, tmpdir_env)
-from conftest import ROOT, run_cli
+from conftest import ROOT, machine_with_memory, run_cli
 
 
 def cli(args, limit=None, env=None, timeout=120, **kwargs):
@@ -717,6 +717,36 @@ CUDA_OUT_OF_MEMORY = ("Traceback (most recent call last):\n  File \"../src/stora
                       "line 161\nMXNetError: cudaMalloc retry failed: out of memory")
 
 
+def gpu_too_small_for_tables(monkeypatch, when, rows_that_fit=0):
+    """No GPU here: copies of arrays to one fail as MXNet's do on a GPU too small for them, raised by the copy ("at
+    the copy") or, as MXNet's engine runs the copy later, at the next wait for the array ("at the next wait").
+    Arrays of fewer than ``rows_that_fit`` rows are copied (to the CPU). Returns the shapes whose copy failed."""
+    import mxnet as mx
+
+    class FailedCopy(mx.nd.NDArray):
+        __slots__ = ()
+
+        def wait_to_read(self):
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+
+    copyto, failed_shapes = mx.nd.NDArray.copyto, []
+
+    def to_a_full_gpu(self, other):
+        if not isinstance(other, mx.Context) or other.device_type != "gpu":
+            return copyto(self, other)
+        if self.shape[0] < rows_that_fit:
+            return copyto(self, mx.cpu())
+        failed_shapes.append(self.shape)
+        if when == "at the copy":
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+        failed = copyto(self, mx.cpu())
+        failed.__class__ = FailedCopy
+        return failed
+
+    monkeypatch.setattr(mx.nd.NDArray, "copyto", to_a_full_gpu)
+    return failed_shapes
+
+
 @pytest.mark.parametrize("when", ["at the copy", "at the next wait"])
 @pytest.mark.parametrize("compact", ["float32", "none"])
 def test_a_table_the_gpu_cannot_hold_is_one_error_line(wide_bundles, monkeypatch, compact, when):
@@ -732,26 +762,7 @@ def test_a_table_the_gpu_cannot_hold_is_one_error_line(wide_bundles, monkeypatch
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.predict import Predictor
 
-    class FailedCopy(mx.nd.NDArray):
-        __slots__ = ()
-
-        def wait_to_read(self):
-            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
-
-    copyto = mx.nd.NDArray.copyto
-
-    def to_a_full_gpu(self, other):
-        if not isinstance(other, mx.Context) or other.device_type != "gpu":
-            return copyto(self, other)
-        if self.shape[0] < 100_000:  # the output layer: copied (to the CPU: there is no GPU)
-            return copyto(self, mx.cpu())
-        if when == "at the copy":
-            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
-        failed = copyto(self, mx.cpu())
-        failed.__class__ = FailedCopy
-        return failed
-
-    monkeypatch.setattr(mx.nd.NDArray, "copyto", to_a_full_gpu)
+    gpu_too_small_for_tables(monkeypatch, when, rows_that_fit=100_000)  # (the output layer fits)
     with storage.staging_dir() as tmp:
         config, paths = load_bundle_files(str(wide_bundles[compact]), tmp)
         with pytest.raises(FastTextError) as caught:
@@ -774,25 +785,7 @@ def test_a_table_the_gpu_cannot_hold_for_training_is_one_error_line(monkeypatch,
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.model import FastTextClassifier
 
-    class FailedCopy(mx.nd.NDArray):
-        __slots__ = ()
-
-        def wait_to_read(self):
-            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
-
-    copyto, copied = mx.nd.NDArray.copyto, []
-
-    def to_a_full_gpu(self, other):
-        if not isinstance(other, mx.Context) or other.device_type != "gpu":
-            return copyto(self, other)
-        copied.append(self.shape)
-        if when == "at the copy":
-            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
-        failed = copyto(self, mx.cpu())
-        failed.__class__ = FailedCopy
-        return failed
-
-    monkeypatch.setattr(mx.nd.NDArray, "copyto", to_a_full_gpu)
+    copied = gpu_too_small_for_tables(monkeypatch, when)
     model = FastTextClassifier(300_000, 50, 3)
     with pytest.raises(FastTextError) as caught:
         model.initialize_like_fasttext(mx.gpu(0), state_tables=2 if optimizer == "adam" else 0)
@@ -812,15 +805,12 @@ def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_li
     CPU, where it needs no table."""
     import mxnet as mx
 
-    from fasttext_lib import devices, storage
+    from fasttext_lib import storage
     from fasttext_lib.bundle_read import load_bundle_files
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.predict import Predictor
 
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
-    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
-    monkeypatch.setattr(devices, "_CGROUP_MEMORY", ())
+    machine_with_memory(monkeypatch, tmp_path, 16384)
     for compact, says in (("float32", "load it on the CPU (ctx 'cpu')"), ("none", "copied to the GPU: use a machine")):
         with storage.staging_dir() as tmp:
             config, paths = load_bundle_files(str(wide_bundles[compact]), tmp)

@@ -28,7 +28,8 @@ import types
 
 import pytest
 
-from conftest import ROOT, as_an_older_writer_left_it, exit_modules_probe, modules_at_exit, staged_only_site
+from conftest import (ROOT, as_an_older_writer_left_it, exit_modules_probe, machine_with_memory, modules_at_exit,
+                      staged_only_site)
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -1789,11 +1790,7 @@ def test_a_review_too_long_for_the_workers_memory_is_a_413_naming_it(served, mon
     """A request whose review needs more memory to featurize than the worker has left (a Batch Transform record of
     tens of MB on a small instance): the OOM killer ended the worker mid-request, a failure with no message. Now a
     413 that names the review and what to do, and the worker goes on serving."""
-    from fasttext_lib import devices
-
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
-    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
+    machine_with_memory(monkeypatch, tmp_path, 16384)
     review = "good food but slow service! " * 400_000  # 11.2 million characters
     with pytest.raises(sm_serve.RequestError) as caught:
         sm_serve.predict_fn(["fine", review], served[0])
@@ -1818,13 +1815,10 @@ def test_a_review_whose_scoring_needs_more_memory_than_the_worker_has_is_a_413(w
     """Featurizing this 10 MB review takes ~80 MB; scoring it with a compact bundle of emsize 300 gathers its ~100k
     distinct rows, ~120 MB more. With 120 MB left the memory check (featurizing only) let it through, and the OOM
     killer ended the worker mid-request. Now a 413 that says scoring needs the memory; the worker goes on serving."""
-    from fasttext_lib import devices
     from fasttext_lib.synthetic import generate_reviews
 
     review = " ".join(generate_reviews(100_000, seed=4).texts).replace("\n", " ")[:10_000_000]
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 122880 kB\nSwapFree: 0 kB\n")
-    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
+    machine_with_memory(monkeypatch, tmp_path, 122880)
     with pytest.raises(sm_serve.RequestError) as caught:
         sm_serve.predict_fn(["fine", review], wide_compact)
     assert caught.value.status_code == 413
@@ -2015,17 +2009,13 @@ def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(split
     in the log. Now model_fn fails in one line that says what the table needs and what to do; a compact bundle of
     the same model is served on that instance, from its stored rows (no table is built): float16 rows, which take
     less than the table (this small model's training changed nearly all of its rows)."""
-    from fasttext_lib import devices
     from fasttext_lib.config import TrainConfig
     from fasttext_lib.train import train
 
     trained = train(*splits, TrainConfig(**{**FAST, "epochs": 1}, progress=False, ctx="cpu"))
     full = save_bundle(trained, str(tmp_path / "full"), compact="none")
     small = save_bundle(trained, str(tmp_path / "compact"), compact="float16")
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 3072 kB\nSwapFree: 0 kB\n")  # less than the 4 MB table
-    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
-    monkeypatch.setattr(devices, "_CGROUP_MEMORY", ())
+    machine_with_memory(monkeypatch, tmp_path, 3072)  # less than the 4 MB table
     monkeypatch.setattr(sm_serve, "_LOADED", {})
     with pytest.raises(FastTextError) as caught:
         sm_serve.model_fn(full)
@@ -2042,16 +2032,12 @@ def test_model_fn_of_a_compact_bundle_whose_stored_rows_are_too_large_for_the_in
     """A compact bundle's stored rows were read regardless of the memory the instance has: the worker died with
     no word in the log (the OOM killer) or in numpy's bare MemoryError. Now model_fn fails in one line that names
     the bundle, what its rows need and what to do."""
-    from fasttext_lib import devices
     from fasttext_lib.config import TrainConfig
     from fasttext_lib.train import train
 
     trained = train(*splits, TrainConfig(**{**FAST, "epochs": 1}, progress=False, ctx="cpu"))
     small = save_bundle(trained, str(tmp_path / "compact"), compact="int8")
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16 kB\nSwapFree: 0 kB\n")
-    monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
-    monkeypatch.setattr(devices, "_CGROUP_MEMORY", ())
+    machine_with_memory(monkeypatch, tmp_path, 16)
     monkeypatch.setattr(sm_serve, "_LOADED", {})
     with pytest.raises(FastTextError) as caught:
         sm_serve.model_fn(small)
