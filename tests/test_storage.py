@@ -707,6 +707,23 @@ def force_multipart(monkeypatch):
     monkeypatch.setattr(boto3.s3.transfer.S3Transfer, "upload_file", upload)
 
 
+def wait_for_abandoned_transfers(timeout=60):
+    """Until the transfer threads that signals abandoned (s3._in_thread) have ended, and with them every request
+    of theirs. Not Thread.join: Python 3.11's join, once a signal's exception interrupted it, has marked the still
+    running thread stopped (is_alive() False, join() returns at once); it is listed until it really ends."""
+    import threading
+
+    deadline = time.monotonic() + timeout
+    while any(t.name == "fasttext-s3-transfer" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "an abandoned transfer did not end"
+        time.sleep(0.05)
+
+
+def multipart_uploads(s3_bucket):
+    bucket = s3_bucket[len("s3://"):]
+    return boto3.client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads", [])
+
+
 def test_reset_in_the_middle_of_a_multipart_upload(tmp_path, s3_bucket, proxy, monkeypatch):
     dest = f"{s3_bucket}/models/big"
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
@@ -2201,15 +2218,79 @@ def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_o
             storage.publish(dest, files, MANIFEST, {"tag": "new"})
     one_line(raised.value)
     proxy.release()  # S3 answers the held request now; the abandoned transfer goes on meanwhile
-    for worker in [t for t in threading.enumerate() if t.name == "fasttext-s3-transfer"]:
-        worker.join(60)
+    wait_for_abandoned_transfers()
     assert any(m == "POST" and q == "uploads" for m, _, q in proxy.log)  # it was a multipart upload
-    bucket = s3_bucket[len("s3://"):]
-    uploads = lambda: boto3.client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads", [])  # noqa: E731
-    deadline = time.monotonic() + 20  # (the abort is the abandoned transfer's, in boto3's threads: on a loaded
-    while uploads() and time.monotonic() < deadline:  # machine it may come after the transfer's own thread ends)
-        time.sleep(0.2)
-    assert uploads() == []
+    assert multipart_uploads(s3_bucket) == []
+    assert s3_names(dest) == before and load_tag(dest, tmp_path) == "old"
+
+
+def test_a_signal_while_the_transfer_thread_starts_leaves_no_upload_and_no_object(tmp_path, s3_bucket, proxy,
+                                                                                  monkeypatch):
+    """The signal can come while the caller is still starting the transfer's thread (Thread.start waits for it to
+    run; on a busy machine the thread may have sent CreateMultipartUpload before its starter runs again): it was
+    raised out of that start, before the wait whose handler marks the upload abandoned, and the transfer went on
+    to upload every part and complete the object, a data file no manifest names."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_on_signals
+
+    dest = f"{s3_bucket}/models/starting"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = s3_names(dest)
+    files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
+    force_multipart(monkeypatch)
+    proxy.fail("POST", r"/model-", "stall")
+    real_start = threading.Thread.start
+
+    def start(thread):  # the caller is scheduled again only once S3 holds the thread's request (or it ended)
+        real_start(thread)
+        if thread.name == "fasttext-s3-transfer":
+            while thread in threading.enumerate() and not proxy.stalled.wait(0.05):
+                pass
+            if proxy.stalled.is_set():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(30)  # (the handler's Interrupted ends this sleep)
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(Interrupted) as raised:
+        patch.setattr(threading.Thread, "start", start)
+        with stop_on_signals():
+            storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    one_line(raised.value)
+    proxy.release()
+    wait_for_abandoned_transfers()
+    assert multipart_uploads(s3_bucket) == []
+    assert s3_names(dest) == before and load_tag(dest, tmp_path) == "old"
+
+
+def test_an_interrupted_upload_s3_refuses_to_abort_is_not_completed(tmp_path, s3_bucket, proxy, monkeypatch, capsys):
+    """A role without s3:AbortMultipartUpload: the abort of an upload a signal interrupted between its parts is
+    refused (a warning names the upload to abort by hand), and the abandoned transfer, going on in its thread,
+    uploaded the rest and completed the object after the publish had failed and taken its files back. An abandoned
+    upload is never completed: the old set, the upload left as the warning says."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_on_signals
+
+    dest = f"{s3_bucket}/models/unabortable"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = s3_names(dest)
+    files = make_files(tmp_path, "new", size=6 * 1024 * 1024)
+    force_multipart(monkeypatch)
+    proxy.fail("PUT", r"/model-", "stall", nth=1)
+    proxy.fail("DELETE", r"/model-", "403")
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted):
+        with stop_on_signals():
+            storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    proxy.release()
+    wait_for_abandoned_transfers()
+    left = multipart_uploads(s3_bucket)
+    assert [u["Key"].rsplit("/", 1)[-1][:len("model-")] for u in left] == ["model-"]
+    assert f"abort multipart upload {left[0]['UploadId']} there by hand" in capsys.readouterr().err
+    assert not any(m == "POST" and q.startswith("uploadId=") for m, _, q in proxy.log)  # never completed
     assert s3_names(dest) == before and load_tag(dest, tmp_path) == "old"
 
 

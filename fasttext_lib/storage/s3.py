@@ -160,7 +160,8 @@ def s3_client():
             # (a defaults mode the user chose sets its own connect timeout: standard's 3.1 s is not raised to ours)
             config = None if _defaults_mode_chosen(core) else botocore.config.Config(connect_timeout=CONNECT_TIMEOUT)
             client = _new_client(boto3.session.Session(botocore_session=core), config)
-            client.meta.events.register("after-call.s3.CreateMultipartUpload", _multipart_recorder(client))
+            for event, hook in _transfer_hooks(client).items():
+                client.meta.events.register(event, hook)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
         _CLIENTS[key] = client  # (last: the most recently used)
@@ -419,7 +420,7 @@ def _in_thread(call, on_abandon=None):
     """``call()`` in a daemon thread that the caller waits for, so that a signal ends the wait at once: waiting
     inside boto3's transfer manager, Ctrl-C or SIGTERM held the process until the stalled request's read timeout
     (a minute) when the endpoint had stopped answering. The worker is abandoned then (the CLI exits without
-    waiting for threads: cli._exit_now)."""
+    waiting for threads: cli._exit_now), and ``on_abandon()`` called."""
     outcome = []
 
     def run():
@@ -429,8 +430,10 @@ def _in_thread(call, on_abandon=None):
             outcome.append(exc)
 
     worker = threading.Thread(target=run, name="fasttext-s3-transfer", daemon=True)
-    worker.start()
     try:
+        # (start() too: it waits for the thread to run, and on a busy machine the thread may have sent its first
+        # request before the caller runs again: a signal raised out of start() abandoned a transfer unsaid)
+        worker.start()
         while worker.is_alive():
             # A timed wait: the kernel hands a process's SIGINT or SIGTERM to any of its threads, and one that went
             # to another thread (botocore's, s3transfer's) woke no untimed join; its handler ran only when the worker
@@ -444,47 +447,103 @@ def _in_thread(call, on_abandon=None):
         raise outcome[0]
 
 
-# Multipart uploads boto3's transfer manager started, by (bucket, key): their ids come from CreateMultipartUpload's
-# answers (an event hook on each client). The manager aborts an upload that fails, but one whose caller a signal
-# took away (upload_file abandons the worker) was left incomplete, its parts stored and billed, and without
-# s3:ListBucket (ListMultipartUploads) no later run could find it: it is aborted by its id instead. Abandoned before
-# S3 answered CreateMultipartUpload, there was no id yet, and the transfer, going on in its thread, got one and
-# uploaded every part and completed the object after its publish had failed: such keys are in _ABANDONED, and the
-# answer's upload is aborted as it arrives (the transfer then stops there).
-_MULTIPART = {}
-_ABANDONED = set()
-_MULTIPART_LOCK = threading.Lock()
+# Uploads by upload_file still going on, by (bucket, key). A multipart upload whose caller a signal took away (it
+# abandons the worker) was left incomplete, its parts stored and billed, and without s3:ListBucket
+# (ListMultipartUploads) no later run could find it: it is aborted by its id, which CreateMultipartUpload's answer
+# gives (an event hook on each client). Abandoned before that answer, or where S3 refuses the abort, the transfer,
+# going on in its thread, uploaded every part and completed the object after its publish had failed: an abandoned
+# transfer stays here until its thread ends, and its requests are refused (its upload aborted as its id arrives).
+_TRANSFERS = {}
+_TRANSFERS_LOCK = threading.Lock()
 
 
-class AbandonedUpload(Exception):
-    """Raised in an abandoned transfer's thread, to end it where its multipart upload was aborted."""
+class AbandonedUpload(FastTextError):
+    """A request of an upload that a signal abandoned, refused before it is sent: raised in the abandoned transfer's
+    thread, to end it; or to the caller of another write to the same key while that transfer is ending."""
+
+    def __init__(self, bucket, key):
+        super().__init__(f"s3://{bucket}/{key}: an interrupted upload to it is still being stopped; try again")
 
 
-def _multipart_recorder(client):
-    def record(parsed=None, **kwargs):
-        if not (isinstance(parsed, dict) and parsed.get("UploadId") and parsed.get("Key")):
+class _Transfer:
+    """One upload_file call's transfer to ``where`` (bucket, key): its multipart upload's id (None: none yet, or
+    completed), whether the caller abandoned it, and ``over``, set when its thread has ended."""
+
+    def __init__(self, where):
+        self.where, self.upload, self.abandoned, self.over = where, None, False, threading.Event()
+
+
+_CONTEXT_KEY = "fasttext_lib_transfer"  # (botocore's request context, shared by a call's events)
+
+
+def _transfer_hooks(client):
+    """The event hooks that stop an abandoned transfer's requests (see _TRANSFERS), for ``client``."""
+
+    def before(params=None, context=None, **kwargs):
+        where = (params.get("Bucket"), params.get("Key")) if isinstance(params, dict) else None
+        with _TRANSFERS_LOCK:
+            transfer = _TRANSFERS.get(where)
+            if transfer is None:
+                return
+            if transfer.abandoned:
+                raise AbandonedUpload(*where)
+        if isinstance(context, dict):
+            context[_CONTEXT_KEY] = transfer
+
+    def created(parsed=None, context=None, **kwargs):
+        transfer = context.get(_CONTEXT_KEY) if isinstance(context, dict) else None
+        upload = parsed.get("UploadId") if isinstance(parsed, dict) else None
+        if transfer is None or not upload:
             return
-        where = (parsed.get("Bucket"), parsed["Key"])
-        with _MULTIPART_LOCK:
-            abandoned = where in _ABANDONED
-            _ABANDONED.discard(where)
-            if not abandoned:
-                _MULTIPART[where] = parsed["UploadId"]
+        with _TRANSFERS_LOCK:
+            abandoned = transfer.abandoned
+            transfer.upload = None if abandoned else upload
         if abandoned:
-            _abort_upload(client, *where, parsed["UploadId"])
-            raise AbandonedUpload(f"s3://{where[0]}/{where[1]}")
-    return record
+            _abort_upload(client, *transfer.where, upload)
+            raise AbandonedUpload(*transfer.where)
+
+    def completed(http_response=None, context=None, **kwargs):
+        transfer = context.get(_CONTEXT_KEY) if isinstance(context, dict) else None
+        if transfer is not None and getattr(http_response, "status_code", 500) < 300:
+            with _TRANSFERS_LOCK:
+                transfer.upload = None  # (a signal now has nothing to abort: the object is there)
+
+    return {"before-parameter-build.s3.CreateMultipartUpload": before, "before-parameter-build.s3.UploadPart": before,
+            "before-parameter-build.s3.CompleteMultipartUpload": before, "before-parameter-build.s3.PutObject": before,
+            "after-call.s3.CreateMultipartUpload": created, "after-call.s3.CompleteMultipartUpload": completed}
 
 
-def _abort_multipart(client, bucket, key):
-    """Abort the multipart upload to ``bucket/key`` this process started, by its id (one whose id S3 has not sent
-    yet as it arrives); say what is left if S3 refuses (s3:AbortMultipartUpload)."""
-    with _MULTIPART_LOCK:
-        upload = _MULTIPART.pop((bucket, key), None)
-        if upload is None:
-            _ABANDONED.add((bucket, key))
+def _transfer_in_place(transfer, call):
+    """``call()``, the transfer, with ``transfer`` registered meanwhile (in its worker's thread, which no signal
+    interrupts: registered, it is removed). A transfer to the same key still going on (an abandoned one, ending as
+    its request in flight is answered) is waited for first: the hooks know a transfer by its key."""
+    while True:
+        with _TRANSFERS_LOCK:
+            other = _TRANSFERS.setdefault(transfer.where, transfer)
+            abandoned = transfer.abandoned
+        if abandoned or other is transfer:
+            break
+        other.over.wait(SIGNAL_CHECK_SECONDS)  # (timed: this one may be abandoned meanwhile)
+    try:
+        if not abandoned:  # (abandoned before it began: nothing is sent)
+            call()
+    finally:
+        with _TRANSFERS_LOCK:
+            transfer.over.set()
+            if _TRANSFERS.get(transfer.where) is transfer:
+                del _TRANSFERS[transfer.where]
+
+
+def _abandon(client, transfer):
+    """The caller stopped waiting for ``transfer`` (a signal): refuse its further requests, and abort its multipart
+    upload by its id if S3 sent one; say what is left if S3 refuses (s3:AbortMultipartUpload)."""
+    with _TRANSFERS_LOCK:
+        if transfer.over.is_set():  # it ended meanwhile: nothing goes on
             return
-    _abort_upload(client, bucket, key, upload)
+        transfer.abandoned = True
+        upload, transfer.upload = transfer.upload, None
+    if upload is not None:
+        _abort_upload(client, *transfer.where, upload)
 
 
 def _abort_upload(client, bucket, key, upload):
@@ -504,21 +563,15 @@ UPLOAD_PART_BYTES = 8 << 20
 
 def upload_file(client, path, bucket, key, metadata=None):
     """``client.upload_file`` (``metadata``: the object's user metadata) in a daemon thread (:func:`_in_thread`),
-    in parts of :data:`UPLOAD_PART_BYTES` from that size on; a multipart upload the caller abandons (a signal) is
-    aborted by its id."""
+    in parts of :data:`UPLOAD_PART_BYTES` from that size on; a transfer the caller abandons (a signal) sends no
+    further request, and its multipart upload is aborted by its id."""
     from boto3.s3.transfer import TransferConfig
 
     extra = {"ExtraArgs": {"Metadata": metadata}} if metadata else {}
     extra["Config"] = TransferConfig(multipart_threshold=UPLOAD_PART_BYTES, multipart_chunksize=UPLOAD_PART_BYTES)
-    with _MULTIPART_LOCK:
-        _MULTIPART.pop((bucket, key), None)
-        _ABANDONED.discard((bucket, key))
-    try:
-        _in_thread(lambda: client.upload_file(path, bucket, key, **extra),
-                   on_abandon=lambda: _abort_multipart(client, bucket, key))
-    finally:
-        with _MULTIPART_LOCK:
-            _MULTIPART.pop((bucket, key), None)
+    transfer = _Transfer((bucket, key))
+    _in_thread(lambda: _transfer_in_place(transfer, lambda: client.upload_file(path, bucket, key, **extra)),
+               on_abandon=lambda: _abandon(client, transfer))
 
 
 CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it
