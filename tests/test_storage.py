@@ -1890,6 +1890,11 @@ def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id
             policy.client("admin").abort_multipart_upload(Bucket=policy.bucket, Key=key, UploadId=upload)
 
 
+# What a pair's writer says when other runs' writes keep interleaving with its own (copies or uploads in place).
+WRITTEN_AGAIN_AND_AGAIN = (r"were written by other runs at the same time, again and again, and their files are now of "
+                           r"two writes \(reading them together is refused\): run the command again, one at a time$")
+
+
 def test_two_writes_of_a_pair_at_once_end_as_one_writes_pair(s3_bucket, monkeypatch):
     """Two prepare runs to one prefix: their copies can interleave (A's train, then all of B, then A's test), and
     both ended with success, the pair mixed (A's test beside B's train) until a reader refused it. (Then the run
@@ -1923,9 +1928,7 @@ def test_writes_of_a_pair_that_keep_interleaving_say_the_pair_is_mixed(s3_bucket
             _write_pair(prefix, "B")
             monkeypatch.setattr(storage.pairs, "_copy", copy)
     monkeypatch.setattr(storage.pairs, "_copy", copy)
-    with pytest.raises(FastTextError, match=r"were written by other runs at the same time, again and again, and their "
-                                            r"files are now of two writes \(reading them together is refused\): run "
-                                            r"the command again, one at a time$") as err:
+    with pytest.raises(FastTextError, match=WRITTEN_AGAIN_AND_AGAIN) as err:
         _write_pair(prefix, "A")
     one_line(err.value)
     assert len(copies) == 2 * storage.pairs.PAIR_COPY_ATTEMPTS
@@ -1977,9 +1980,7 @@ def test_writes_of_a_pair_uploaded_in_place_that_keep_interleaving_say_the_pair_
     runs that interleave at every attempt give up after PAIR_COPY_ATTEMPTS, in one line, and readers refuse the pair."""
     prefix = f"{s3_bucket}/data"
     uploads = _upload_each_in_place(proxy, monkeypatch, lambda n: n % 2 and _write_pair(prefix, "B"))
-    with pytest.raises(FastTextError, match=r"were written by other runs at the same time, again and again, and their "
-                                            r"files are now of two writes \(reading them together is refused\): run "
-                                            r"the command again, one at a time$") as err:
+    with pytest.raises(FastTextError, match=WRITTEN_AGAIN_AND_AGAIN) as err:
         _write_pair(prefix, "A")
     one_line(err.value)
     assert len(uploads) == 2 * storage.pairs.PAIR_COPY_ATTEMPTS
