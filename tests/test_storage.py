@@ -696,6 +696,23 @@ def test_lost_answer_to_the_manifest_put_is_a_success(tmp_path, s3_bucket, proxy
     assert load_tag(dest, tmp_path) == "new" and len(s3_names(dest)) == 4
 
 
+def publish_stopped_at_the_stall(proxy, dest, files):
+    """``storage.publish`` of ``files`` to ``dest`` under the CLI's stop_on_signals, Ctrl-C'd as soon as the proxy
+    holds one of its requests (``proxy.fail(..., "stall")``); returns the Interrupted it raised."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_on_signals
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals():
+            storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    return raised.value
+
+
 def force_multipart(monkeypatch):
     """Uploads of 5 MB and more go in 5 MB parts (S3's minimum part), so a 6 MB test file is a multipart upload."""
     real = boto3.s3.transfer.S3Transfer.upload_file
@@ -1855,10 +1872,6 @@ def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id
     incomplete (its parts stored and billed), and without s3:ListBucket no later run can list it to clean up. It is
     now aborted by the id S3 gave it; a role that may not abort (no s3:AbortMultipartUpload) is told which upload
     is left, by key and id."""
-    import threading
-
-    from fasttext_lib.errors import Interrupted, stop_on_signals
-
     policy, proxy, dest = unlisted
     _as_user(monkeypatch, policy, user)
     monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
@@ -1866,13 +1879,7 @@ def test_a_multipart_upload_interrupted_without_list_bucket_is_aborted_by_its_id
     force_multipart(monkeypatch)
     proxy.fail("PUT", r"/model-", "stall", nth=2)  # the second part: S3 holds it, the client waits
 
-    def interrupt():
-        assert proxy.stalled.wait(120)
-        os.kill(os.getpid(), signal.SIGINT)
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(Interrupted):
-        with stop_on_signals():
-            storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    publish_stopped_at_the_stall(proxy, dest, files)
     proxy.release()
     assert any(m == "POST" and q == "uploads" for m, _, q in proxy.log)  # it was a multipart upload
     uploads = policy.client("admin").list_multipart_uploads(Bucket=policy.bucket).get("Uploads", [])
@@ -2196,10 +2203,6 @@ def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_o
     complete the object, a data file no manifest names, after the publish had failed and taken its files back.
     Interrupted between the id and the first part, the upload is aborted by its id. Either way: the old set, no
     multipart upload, no object of the interrupted publish, one line."""
-    import threading
-
-    from fasttext_lib.errors import Interrupted, stop_on_signals
-
     dest = f"{s3_bucket}/models/held"
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
     before = s3_names(dest)
@@ -2210,14 +2213,7 @@ def test_a_signal_before_a_multipart_upload_has_its_id_leaves_no_upload_and_no_o
     else:
         proxy.fail("PUT", r"/model-", "stall", nth=1)
 
-    def interrupt():
-        assert proxy.stalled.wait(120)
-        os.kill(os.getpid(), signal.SIGINT)
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(Interrupted) as raised:
-        with stop_on_signals():
-            storage.publish(dest, files, MANIFEST, {"tag": "new"})
-    one_line(raised.value)
+    one_line(publish_stopped_at_the_stall(proxy, dest, files))
     proxy.release()  # S3 answers the held request now; the abandoned transfer goes on meanwhile
     wait_for_abandoned_transfers()
     assert any(m == "POST" and q == "uploads" for m, _, q in proxy.log)  # it was a multipart upload
@@ -2267,10 +2263,6 @@ def test_an_interrupted_upload_s3_refuses_to_abort_is_not_completed(tmp_path, s3
     refused (a warning names the upload to abort by hand), and the abandoned transfer, going on in its thread,
     uploaded the rest and completed the object after the publish had failed and taken its files back. An abandoned
     upload is never completed: the old set, the upload left as the warning says."""
-    import threading
-
-    from fasttext_lib.errors import Interrupted, stop_on_signals
-
     dest = f"{s3_bucket}/models/unabortable"
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
     before = s3_names(dest)
@@ -2279,13 +2271,7 @@ def test_an_interrupted_upload_s3_refuses_to_abort_is_not_completed(tmp_path, s3
     proxy.fail("PUT", r"/model-", "stall", nth=1)
     proxy.fail("DELETE", r"/model-", "403")
 
-    def interrupt():
-        assert proxy.stalled.wait(120)
-        os.kill(os.getpid(), signal.SIGINT)
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(Interrupted):
-        with stop_on_signals():
-            storage.publish(dest, files, MANIFEST, {"tag": "new"})
+    publish_stopped_at_the_stall(proxy, dest, files)
     proxy.release()
     wait_for_abandoned_transfers()
     left = multipart_uploads(s3_bucket)
