@@ -138,7 +138,7 @@ def chosen_format(args):
     return csv_columns(args.format, args.label_column, args.text_column)
 
 
-# data.FORMATS and compact.CHOICES, written out: importing those modules to build the parser (storage, the column
+# formats.FORMATS and compact.CHOICES, written out: importing those modules to build the parser (storage, the column
 # readers, the native features) made --help and every usage error a third slower (tests/test_cli.py keeps them equal)
 FORMATS = ("auto", "fasttext", "csv", "tsv", "jsonl")
 COMPACT_CHOICES = ("auto", "none", "float32", "float16", "int8", "int4")

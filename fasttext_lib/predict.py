@@ -26,14 +26,14 @@ from . import native_features, storage
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
 from .bundle_format import held_out_score
 from .bundle_read import load_bundle_files, read_bundle_contents, unicode_data_note
-from .columns import distinct_row_numbers
-from .data import LABEL_PREFIX, as_read_from_a_file, missing_value, whole_number, whole_number_classes
+from .columns import distinct_row_numbers, whole_number
+from .data import as_read_from_a_file, missing_value, whole_number_classes
 from .devices import parse_ctx
 from .errors import (FastTextError, is_number, is_out_of_memory, lone_surrogate_message, out_of_memory_to,
                      raise_if_interrupted)
 from .features import NoRoomToFeaturize
 from .label_names import display
-from .text import fingerprint, fingerprint_of_normalized, is_sampled
+from .text import LABEL_PREFIX, fingerprint, fingerprint_of_normalized, is_sampled
 
 
 def encode_labels(labels, classes, where, names=None, lines=None):

@@ -177,14 +177,15 @@ def checked_lines(path, check=None):
 
 def input_check(name, fmt, classes, note):
     """predict's ``check`` of its input (see :func:`checked_lines`): is it labeled CSV, a test file such as Zhang
-    et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and data.labeled_csv_start, then
-    data.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
+    et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and formats.labeled_csv_start, then
+    formats.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
     record is read as training reads it (errors before any answer) and a :class:`ReadAs` is returned: ``"labeled"``,
     ``"texts"`` when its header row names text columns only (``title,body``: columns.text_header_columns), ``"json"``
     for JSON Lines; else False (plain reviews, one per line). ``note(line)``: how the input was read."""
-    from .columns import HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line
-    from .data import (allow_long_csv_fields, examples_of_lines, labeled_csv_records, labeled_csv_start,
-                       tsv_with_header, whole_number)
+    from .columns import (HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line,
+                          whole_number)
+    from .data import examples_of_lines
+    from .formats import allow_long_csv_fields, labeled_csv_records, labeled_csv_start, tsv_with_header
     from .jsonl import json_input, json_object_line, jsonl_texts
     from .lines import leading_blank_lines, stripped_start
 
@@ -245,7 +246,7 @@ def input_check(name, fmt, classes, note):
             width = first.count(";")
             if header and rows and 2 * sum(line.count(";") >= width for line in rows) >= len(rows):
                 # its header was answered as a review, each row's class as a word of its text (training refuses such
-                # a file: data.detect_format): rows of as many fields after it, at least half of them
+                # a file: formats.detect_format): rows of as many fields after it, at least half of them
                 raise FastTextError(f"{name}: line {len(blank) + 1} is the header row of a semicolon-separated table "
                                     f"({first.lstrip(chr(0xfeff)).strip()}); only comma- and tab-separated ones are "
                                     f"read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, "
@@ -309,9 +310,9 @@ def input_check(name, fmt, classes, note):
 def semicolon_class(line, classes):
     """Does ``line`` start with one of ``classes`` (ids or names; ``"2"`` as 2, ``2.0`` as 2) and a semicolon, as a row
     of a semicolon-separated labeled table does (``negative;cold soup``)? Unless the class is quoted, the text starts
-    without a space, as :func:`data.labeled_csv_row` has it: a writer puts none after its separator, and reviews a
+    without a space, as :func:`formats.labeled_csv_row` has it: a writer puts none after its separator, and reviews a
     person wrote so (``positive; the food was great``) were refused."""
-    from .data import whole_number
+    from .columns import whole_number
 
     cell, semicolon, rest = line[:200].lstrip("\ufeff").partition(";")
     quoted = cell.strip().startswith('"')

@@ -314,7 +314,7 @@ def csv_request(text, header):
     are answered, the class column not scored; when it names text columns only (``title,body``), each record's
     columns are answered joined, as training joins text columns. In Batch Transform every mini-batch carries the content type but
     only the first holds the header: there the first record is skipped only when it is such a header row."""
-    from .data import allow_long_csv_fields
+    from .formats import allow_long_csv_fields
 
     header = header.lower()
     if header not in ("", "present", "absent"):
@@ -471,7 +471,7 @@ def _header_column_texts(records, names, shown, layout, index, first_number):
     from .columns import csv_text
 
     label_col, text_cols = layout
-    # As training reads the rows (data._csv_row_to_example): the class first and every other column text
+    # As training reads the rows (formats.csv_row_to_example): the class first and every other column text
     # (label,text): a record's columns after the class are all its text, an unquoted comma's too (only the column
     # under the header was answered, the review cut at its comma); a class elsewhere (text,label): every record as
     # wide as the header (a wider one was answered for the wrong column, or half its text)
@@ -491,13 +491,13 @@ def _undeclared_header(records):
     """Is the first record of a ``text/csv`` body without ``header=present`` (after blank ones) a header row, as
     ``predict`` recognizes one in a file (predict_input.input_check)? pandas' ``to_csv()`` writes one; the SDK's
     ``CSVSerializer`` never does. It is when it is a header row training recognizes (``label,text``; ``,label,text``
-    with pandas' index; data.labeled_csv_records: at least half the records after it as wide as it), and not a
+    with pandas' index; formats.labeled_csv_records: at least half the records after it as wide as it), and not a
     review of one word naming a class column whose class recurs below it (``2,Stars``), nor one with a space after a
     comma, as prose writes one (``Overall, highly recommended.``); or a header of one text column (``review``) over
     records of one field each, which it is not one of (a first line ``review`` that occurs again is a review)."""
     from .columns import (HEADER_LOOKAHEAD, header_columns, header_layout, index_header_start, one_column_text_header,
                           short_header)
-    from .data import labeled_csv_records
+    from .formats import labeled_csv_records
 
     rows = [record for record in records if record]
     if len(rows) < 2:  # a header alone: a review, as predict answers it with --format text
@@ -521,11 +521,11 @@ def _undeclared_header(records):
 
 
 def _body_is_tsv_with_header(text):
-    """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (data.tsv_with_header, which
+    """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (formats.tsv_with_header, which
     predict_input.input_check asks too): its first line (after blank ones) a TSV's header row and the records after it as
     wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line is not split."""
     from .columns import HEADER_LOOKAHEAD
-    from .data import tsv_with_header
+    from .formats import tsv_with_header
 
     lines = (line for line in io.StringIO(text, newline="") if line.strip())
     return tsv_with_header(list(itertools.islice(lines, HEADER_LOOKAHEAD + 1)))
@@ -634,7 +634,7 @@ def _refuse_metadata_columns(records, layout, names=None):
 
 def csv_texts(reviews, predictor):
     """The reviews of a ``text/csv`` request: when its first record is a labeled row, the class first and the text
-    after it (``"2","the food was great"``, a line of a Zhang et al. file: data.labeled_csv_records), every record's
+    after it (``"2","the food was great"``, a line of a Zhang et al. file: formats.labeled_csv_records), every record's
     text columns as training reads them (the class not scored, as by ``predict``); else each record whole.
 
     A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``) holds no
@@ -643,7 +643,7 @@ def csv_texts(reviews, predictor):
     first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
     with the class last (``text,label``: :func:`_class_last_rows`) are read for their other columns, as under the header."""
     from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
-    from .data import labeled_csv_records
+    from .formats import labeled_csv_records
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
     if after_header and headless_index_rows(records, predictor.class_values):
@@ -667,12 +667,12 @@ def csv_texts(reviews, predictor):
 def _class_last_rows(records, classes):
     """Are ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
     whose class comes after its text, ``text,label``, whose header only the first mini-batch held) rows with the class
-    last? Every one (blank ones left out), :data:`~fasttext_lib.data.MIN_UNQUOTED_ROWS` or more, as wide as the others
+    last? Every one (blank ones left out), :data:`~fasttext_lib.formats.MIN_UNQUOTED_ROWS` or more, as wide as the others
     (a CSV writer's; reviews one a line, unquoted, differ where one holds a comma), two fields or more, the last one of
     the model's ``classes``, and not after a digit (``I'd say 4,5``: a decimal comma). A review's own words are no
     class column in every record: a record or three (a small last mini-batch, SingleRecord) are too thin a sign, as
-    they are for a class first (data.labeled_csv_records). The caller asks only when the class is not first."""
-    from .data import MIN_UNQUOTED_ROWS
+    they are for a class first (formats.labeled_csv_records). The caller asks only when the class is not first."""
+    from .formats import MIN_UNQUOTED_ROWS
 
     rows = [r for r in records if r]
     return (len(rows) >= MIN_UNQUOTED_ROWS and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2

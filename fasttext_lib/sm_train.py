@@ -111,7 +111,7 @@ SEVERAL_VALUES = {"text_column": (list, "a list of column names"), "label_names"
 
 
 def build_parser():
-    from .data import FORMATS
+    from .formats import FORMATS
 
     # No -h / --help: a hyperparameter of that name printed the usage and exited 0, a job "Completed" without a model
     p = _Parser(prog="entry_point.py", description="fastText training job (SageMaker MXNet script mode)",

@@ -18,7 +18,7 @@ zero-width space splits words as a space does.
 import re
 import unicodedata
 
-LABEL_PREFIX = "__label__"  # fastText format's class word (data.py); never a feature (without_labels)
+LABEL_PREFIX = "__label__"  # fastText format's class word (formats.py); never a feature (without_labels)
 _LABEL_WORD = re.compile(r"(?<!\S)" + re.escape(LABEL_PREFIX) + r"\S*")  # \s, \S: str.split's whitespace
 _SPACED = re.compile(r"([.,()!?'])")
 _DROPPED = re.compile(r'"')

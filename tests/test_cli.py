@@ -542,19 +542,19 @@ def test_overwrite_onto_a_pair_whose_test_split_is_a_directory_keeps_the_old_tra
 
 
 def test_the_parser_is_built_without_the_data_readers_and_keeps_their_choices():
-    """``--help`` and every usage error build the parser alone: taking --format / --compact's choices from data.py
+    """``--help`` and every usage error build the parser alone: taking --format / --compact's choices from formats.py
     and compact.py imported them (storage, the column readers, the native features): ~40 ms, a third more, on each.
     The parser's choices are written out, and must stay those the readers accept."""
-    from fasttext_lib import cli, compact, data
+    from fasttext_lib import cli, compact, formats
 
     code = ("import sys\nfrom fasttext_lib import cli\ncli.build_parser()\n"
             "print(sorted(m for m in sys.modules if m.startswith('fasttext_lib.') and m.split('.')[1] in "
-            "('data', 'compact', 'storage', 'columns', 'native_features')))\n")
+            "('data', 'formats', 'compact', 'storage', 'columns', 'native_features')))\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0 and r.stdout.split() == ["[]"], r.stdout + r.stderr
     train = cli.build_parser()._subparsers._group_actions[0].choices["train"]
     options = {a.dest: a.choices for a in train._actions}
-    assert tuple(options["format"]) == data.FORMATS and tuple(options["compact"]) == compact.CHOICES
+    assert tuple(options["format"]) == formats.FORMATS and tuple(options["compact"]) == compact.CHOICES
 
 
 def test_validation_that_is_the_training_file_is_warned_of(tmp_path):
@@ -841,7 +841,7 @@ def test_a_headerless_csv_of_whole_float_classes_is_detected_as_its_integer_clas
     and evaluate refused it ("cannot detect the format of line 1") while ``1,great food`` was read, and predict took
     it for labeled CSV, saying that evaluate --data scores it. A whole float first is a class number, as an int is;
     ``2.5 stars, great`` and ``1.5,great`` (no whole number) are not."""
-    from fasttext_lib.data import detect_format
+    from fasttext_lib.formats import detect_format
 
     (tmp_path / "a.csv").write_text("1.0,great food\n2.0,cold soup\n1.0,loved it\n")
     assert sorted(set(read_labeled(str(tmp_path / "a.csv"), find_names=False).labels)) == ["1", "2"]

@@ -472,7 +472,7 @@ def test_lines_of_spaces_in_a_csv_are_blank_lines(tmp_path):
 
 
 def test_a_field_over_the_csv_limit_is_named_as_too_long(tmp_path):
-    from fasttext_lib.data import CSV_FIELD_LIMIT
+    from fasttext_lib.formats import CSV_FIELD_LIMIT
 
     p = tmp_path / "long.csv"
     p.write_text('"1","' + "word " * (CSV_FIELD_LIMIT // 5 + 1) + '"\n' + ROWS[1])

@@ -550,7 +550,7 @@ def test_reviews_that_only_look_like_csv_stay_reviews(tmp_path, bundle):
 def test_a_few_unquoted_lines_that_open_with_a_class_name_are_reviews(tmp_path, bundle, real):
     # "positive,would buy again" alone was read as a labeled CSV row (the class positive, then the text) by predict and
     # the endpoint's text/csv: one line is too thin a sign. Unquoted, it takes MIN_UNQUOTED_ROWS rows.
-    from fasttext_lib.data import MIN_UNQUOTED_ROWS
+    from fasttext_lib.formats import MIN_UNQUOTED_ROWS
     from fasttext_lib.predict import Predictor
 
     predictor = Predictor.load(bundle)
@@ -605,7 +605,7 @@ def named_polarity_bundle(polarity_bundle, tmp_path_factory):
 def test_a_labeled_csv_whose_classes_are_written_by_name_is_answered_for_its_texts(named_polarity_bundle, real):
     # rows labeled by the names the model shows (negative,the food was cold) were read as reviews: the class name was
     # scored as a word of each review, as predict and the endpoint recognized class ids only
-    from fasttext_lib.data import MIN_UNQUOTED_ROWS
+    from fasttext_lib.formats import MIN_UNQUOTED_ROWS
     from fasttext_lib.predict import Predictor
 
     predictor = Predictor.load(named_polarity_bundle)
@@ -924,7 +924,7 @@ def test_a_zhang_file_whose_first_text_opens_with_a_space_is_read_as_csv(tmp_pat
 def test_a_labeled_csv_with_an_unclosed_quote_early_on_is_one_error_not_read_as_reviews(tmp_path, bundle, real):
     # the first records decide; an unclosed quote in them (the rest of the file one field, past the csv field limit)
     # made them no records at all, and the file was answered line by line, its classes scored as words
-    from fasttext_lib.data import CSV_FIELD_LIMIT
+    from fasttext_lib.formats import CSV_FIELD_LIMIT
     from fasttext_lib.writers import csv_line
 
     path = tmp_path / "test.csv"

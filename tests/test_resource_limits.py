@@ -454,7 +454,7 @@ def test_a_long_line_is_read_with_its_bytes_and_text_once_and_handed_out_as_its_
                     else f"fine\n{review}\nfine again\n")
     held, seen = [], []
     limit = csv.field_size_limit(csv_limit)  # csv's default, as predict's process has it when its first line is judged,
-    tracemalloc.start()  # or raised (data.allow_long_csv_fields) by an earlier read in the process
+    tracemalloc.start()  # or raised (formats.allow_long_csv_fields) by an earlier read in the process
     try:
         with documents(str(path), "auto", [1, 2], note=print) as texts:
             for text in texts:

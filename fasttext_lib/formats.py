@@ -1,0 +1,433 @@
+"""The formats of labeled text, and their records: what a file is read as, and each record parsed as (class, text).
+
+* fastText format: ``__label__2 the food was great .`` (one document a line).
+* Zhang et al. CSV (Yelp polarity, ag_news, dbpedia, ...): ``"2","the food ""rocked""\\nreally"``;
+  the first column is the class, the remaining columns (title, body, ...) are joined with a space;
+  ``""`` escapes a quote and a literal ``\\n`` stands for a line break.
+* CSV and TSV with a header row (``label,text``; ``sentence<TAB>label``), and JSON Lines (:mod:`fasttext_lib.jsonl`).
+
+:func:`format_to_read` decides a file's format (:func:`detect_format` from its first line, :func:`word_class_csv`
+from its first few when that says nothing); :func:`parse_fasttext_line`, :func:`csv_rows` and
+:func:`csv_row_to_example` parse its records. ``predict`` and the endpoint ask :func:`labeled_csv_start`,
+:func:`labeled_csv_records` and :func:`tsv_with_header` whether an input to label is a labeled table.
+
+A module of its own because these are decisions about a line or a record, each with its own refusals, apart from
+what is done with a whole file: :mod:`fasttext_lib.data` reads files with them and keeps what they give, and
+:mod:`fasttext_lib.header_row` decides what a table's first row is.
+"""
+import contextlib
+import csv
+import itertools
+import re
+
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, csv_text, index_column,
+                      index_header_start, index_named, is_int_text, looks_like_header, number_with_comma,
+                      one_column_text_header, reads_as_number, semicolon_header, series_values_header, short_header,
+                      short_names, table_header, tsv_header_line, unread_columns, whole_number)
+from .errors import FastTextError
+from .jsonl import json_input, json_object_line
+from .lines import LONE_CR_HINT, chain_lines, has_lone_cr, stripped_start
+from .text import LABEL_PREFIX
+
+# what a file may be read as (``auto``: detected); cli.py writes them out, its parser importing no reader
+FORMATS = ("auto", "fasttext", "csv", "tsv", "jsonl")
+
+
+def format_to_read(first, rest, fmt, choice, uri):
+    """``(format, rest)``: what to read a file as (``fasttext``, ``csv``, ``tsv`` or ``jsonl``) whose first non-blank
+    line is ``first``; ``fmt``: the format given (``auto``: detected), ``choice``: the columns the user named
+    (:class:`Columns`) or None. ``rest``: the lines after ``first`` (an iterator), returned with any that detection
+    looked at put back."""
+    if choice is not None and "\t" in first and _one_csv_field(first):
+        return "tsv", rest  # (columns named in a header of tabs, not commas)
+    # (a JSON object is no CSV record: --format csv on JSON Lines read each object's '{"review_id": "..."' as its
+    # class, one class per document, and its other keys and values as the text)
+    if fmt == "jsonl" or (fmt in ("auto", "csv") and json_object_line(first.strip())):
+        return "jsonl", rest
+    if fmt != "auto":
+        return fmt, rest
+    return _detected_format(first, rest, uri)
+
+
+def _one_csv_field(line):
+    """Is ``line`` one field read as CSV? Not when it cannot be read (a lone ``\r`` inside it, an old Mac file's
+    line ends: the CSV reader's error, which names the file, follows; here it was a traceback)."""
+    try:
+        return len(next(csv.reader([line.strip()]), [])) < 2
+    except csv.Error:
+        return False
+
+
+def _detected_format(first, rest, uri):
+    """``(format, rest)`` of a file of no format given: :func:`detect_format` of its first line; when that says
+    nothing, the first :data:`HEADER_LOOKAHEAD` lines after it (taken from ``rest``, and put back) are classes written
+    as words (:func:`word_class_csv`), or the file is refused."""
+    try:
+        return detect_format(first, uri), rest
+    except FastTextError as exc:
+        ahead = list(itertools.islice(rest, HEADER_LOOKAHEAD))
+        rest = chain_lines(ahead, rest)
+        if isinstance(exc, _HeaderlessTsv) and word_class_csv([first] + ahead, "\t"):
+            return "tsv", rest  # (positive<TAB>the text)
+        if word_class_csv([first] + ahead):
+            return "csv", rest  # (positive,the text; positive,a text<TAB>with a tab)
+        if not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
+            raise  # a tab- or semicolon-separated file: as said; a header: name its columns, as said
+        raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
+                            f"with --format csv") from None
+
+
+# (a whole float too, 1.0: pandas' to_csv(header=False) of a float class column, read as 1 by
+# data.whole_number_classes)
+_UNQUOTED_CSV = re.compile(r"^\s*-?\d+(\.0+)?\s*,")
+
+# a class number first, headerless (df.to_csv(sep="\t", header=False)); quoted too (quoting=csv.QUOTE_ALL)
+_UNQUOTED_TSV = re.compile(r'^\s*(-?\d+(\.0+)? *|"-?\d+(\.0+)?")\t')
+
+
+class _UndetectedFormat(FastTextError):
+    """:func:`detect_format`'s error when line 1 says nothing (not a tab- or semicolon-separated file, which is
+    named as such): :func:`_detected_format` then looks at the first lines (:func:`word_class_csv`)."""
+
+
+def detect_format(first_line, uri):
+    stripped = first_line.lstrip("\ufeff").lstrip()
+    if json_object_line(stripped):
+        return "jsonl"
+    if stripped.startswith(LABEL_PREFIX):
+        return "fasttext"
+    if semicolon_header(stripped) or (stripped.startswith('"') and _separated_by(stripped.rstrip("\r\n"), ";")):
+        # (a quoted one, "sentiment";"review" or "positive";"great food": R's write.csv2, QUOTE_ALL, was refused as
+        # malformed CSV, and a header with spaces, class name;review text, as of no format: named so by predict)
+        raise _semicolon_separated(uri)
+    quoted_tsv = stripped.startswith('"') and _separated_by(stripped.rstrip("\r\n"), "\t")
+    if (stripped.startswith('"') and not quoted_tsv) or _UNQUOTED_CSV.match(stripped):
+        return "csv"
+    # (a first line longer than the csv module's 128 KiB field limit, 2<TAB>a long document: its "field larger than
+    # field limit" was taken for a lone \r's error, and the TSV refused as an old Mac file)
+    allow_long_csv_fields()
+    try:
+        row = next(csv.reader([stripped]), [])
+    except csv.Error:  # a lone \r inside line 1 (class,text\r...: an old Mac file) stopped training in a traceback
+        raise FastTextError(f"{uri}:1: cannot detect the format of line 1: it holds a line break inside it"
+                            f"{LONE_CR_HINT}") from None
+    if len(row) >= 2 and (looks_like_header(row) or (index_named(row) and short_names(row[1:]))):
+        return "csv"  # (a header row; or one whose first column is pandas' index, ,label,text: index_column)
+    if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
+        return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
+    line = stripped.rstrip("\r\n")
+    if "\t" in line:
+        # tab-separated (pandas' to_csv(sep="\t"); GLUE's SST-2 sentence<TAB>label; Amazon's review TSVs): read as a
+        # CSV is, a header naming its columns or the class first (it was refused, to be converted). A comma before
+        # the first tab is a CSV's (positive,a text<TAB>with a tab: word_class_csv), or a text's. Without a header,
+        # only a class number first says so on line 1, as for a CSV (_UNQUOTED_CSV), and else classes written as
+        # words over the first lines (_detected_format: word_class_csv): GLUE's CoLA (gj04<TAB>1<TAB><TAB>sentence,
+        # no header) was trained on its sources as the classes, the real class a word of the text, and text<TAB>label
+        # lines on each text as a class of its own
+        if quoted_tsv or "," not in line or line.index("\t") < line.index(","):
+            cells = next(csv.reader([line], delimiter="\t"), [])
+            if (_UNQUOTED_TSV.match(line) or looks_like_header(cells)
+                    or (index_named(cells) and short_names(cells[1:]))):
+                return "tsv"
+            if len(cells) >= 3 and short_names(cells) and not any(reads_as_number(c) for c in cells):
+                raise _UnknownColumns(f"{uri}: line 1 reads as a TSV header row ({','.join(c.strip() for c in cells)}), "
+                                      f"{unread_columns(cells)}")
+        raise _HeaderlessTsv(
+            f"{uri}: line 1 looks tab-separated, but it is no header row naming the columns (such as "
+            f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
+            f"after line): add a header row that names the class and text columns (e.g. pandas: pd.read_csv(path, "
+            f"sep='\\t', header=None{'' if quoted_tsv else ', quoting=3'}, names=[...]).to_csv(new_path, index=False)), or give --format tsv "
+            f"to read each line's first field as its class")
+    cells = line.split(";")
+    # a class column before the separator: one word, no comma (text often holds a semicolon)
+    if len(cells) >= 2 and cells[0].strip() and not any(c in cells[0] for c in ", "):
+        raise _semicolon_separated(uri)
+    json_hint = json_input(stripped.strip(), uri)
+    if json_hint:
+        raise FastTextError(json_hint)
+    if len(row) >= 3 and short_names(row) and not any(reads_as_number(c) for c in row):
+        # a header of a table with more than a class and a text (tweet_id,airline_sentiment,...,text) whose class
+        # column has a name training does not know: the columns can be named
+        raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({','.join(c.strip() for c in row)}), "
+                              f"{unread_columns(row)}")
+    raise _UndetectedFormat(
+        f"{uri}: cannot detect the format of line 1 (expected '__label__X text', a '\"class\",\"text\"' CSV row, or a "
+        f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
+        f"column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
+    )
+
+
+def _semicolon_separated(uri):
+    """:func:`detect_format`'s error for a semicolon-separated file, with the conversion that reads it (a first line
+    that is no header row is kept a row too: pandas takes it for the header and writes it back as the first line)."""
+    return FastTextError(
+        f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files, JSON Lines and fastText "
+        f"format are read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False))")
+
+
+def _separated_by(line, delimiter):
+    """Does ``delimiter`` (a tab, a semicolon), not a comma, separate the fields of ``line`` (a first line whose first
+    field is quoted: ``"great food"<TAB>positive``, a header ``"text"<TAB>"label"``, pandas' ``to_csv(sep="\t",
+    quoting=QUOTE_ALL)``, R's ``write.csv2``'s ``"sentiment";"review"``)? Read with it, the line has two fields or
+    more; read with commas it is one field, or no CSV at all (a quote closed and then a tab). Such a first line was
+    taken for a CSV's and the file refused as malformed CSV at line 1."""
+    try:
+        tabbed = next(csv.reader([line], delimiter=delimiter, strict=True), [])
+    except csv.Error:
+        return False
+    try:
+        return len(tabbed) >= 2 and len(next(csv.reader([line], strict=True), [])) < 2
+    except csv.Error:
+        return len(tabbed) >= 2
+
+
+class _HeaderlessTsv(FastTextError):
+    """:func:`detect_format`'s error for a tab-separated line 1 that is neither a header nor a class number first:
+    :func:`_detected_format` reads it as a TSV when the first lines are classes written as words
+    (:func:`word_class_csv`: ``positive<TAB>the text``)."""
+
+
+class _UnknownColumns(_UndetectedFormat):
+    """:func:`detect_format`'s error for a header row whose class column it cannot tell."""
+
+
+# An unquoted labeled CSV input (``positive,great food``, no header) is recognized from this many labeled rows on.
+MIN_UNQUOTED_ROWS = 4
+
+_WORD_CLASS = re.compile(r"[^\W\d_][\w\-]{0,39}")  # positive, very_negative, sci-fi: a class written as a word
+
+
+def word_class_csv(lines, delimiter=","):
+    """Are ``lines`` (a file's first lines) CSV records with the class first, written as a word, unquoted and without
+    a header (``positive,the food was great``: ``df.to_csv(path, index=False, header=False)`` of classes named by
+    words)? Only a number or a quoted class says "CSV" on the first line alone (:func:`detect_format`); a word
+    before a comma may be a header (``sentiment_label,review_body``) or the text itself. So: at least
+    :data:`MIN_UNQUOTED_ROWS` records, each a word and some text, whose first values repeat (the first one among
+    them, and half of them at most different), as classes do and a header or the openings of reviews do not; and
+    whose text starts right after the comma in most of them (more than half), as a CSV writer writes it. Prose puts
+    a space after its comma: lines that each open with a word and a comma (``Well, I think ...``, ``So, the food
+    ...``, ``However, ...``: 5 to 6 in 100 sentences of the shared NYT editorials and Amazon snippets, every one
+    followed by a space) may repeat a few openers as classes do, and were trained on as classes named ``Well`` and
+    ``So``. But a sentence opens with a capital: when every line's first word is in lower case, as a class column's
+    values are (``positive, the text``, written by hand), the space after the comma does not matter (such lines
+    needed ``--format csv``). ``Positive, the text`` still does."""
+    try:
+        records = [r for r in csv.reader((line.lstrip("\ufeff") for line in lines), delimiter=delimiter) if r]
+    except csv.Error:
+        return False
+    firsts = [r[0].strip() for r in records]
+    if delimiter == "\t" and all(len(r) > 2 and is_int_text(r[1].strip()) for r in records):
+        return False  # a word, then a number in every line (GLUE's CoLA: gj04<TAB>1<TAB><TAB>sentence): a source or
+        # an id before the class, not a class before the text
+    if len(records) < MIN_UNQUOTED_ROWS or not all(
+            _WORD_CLASS.fullmatch(f) and any(c.strip() for c in r[1:]) for r, f in zip(records, firsts)):
+        return False
+    spaced = sum(r[1][:1].isspace() for r in records)
+    return (firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts)
+            and (2 * spaced < len(records) or all(f.islower() for f in firsts)))
+
+
+def parse_fasttext_line(line, uri, lineno):
+    tokens = line.split()
+    labels = [t for t in tokens if t.startswith(LABEL_PREFIX)]
+    if not labels:
+        raise FastTextError(f"{uri}:{lineno}: line has no __label__ prefix")
+    if len(labels) > 1:
+        # fastText's multi-label files (its cooking tutorial: __label__sauce __label__cheese How much ...) say how to
+        # train on them here: one line per (label, text), or the first label alone
+        hint = LONE_CR_HINT if has_lone_cr(line) else (
+            "; for multi-label data write one line per label and text (__label__a the text, __label__b the text), "
+            "or keep each line's first label: sed -E 's/^(__label__[^ ]+)( __label__[^ ]+)+/\\1/'")
+        raise FastTextError(f"{uri}:{lineno}: line has {len(labels)} labels; only single-label classification is "
+                            f"supported{hint}")
+    label = labels[0][len(LABEL_PREFIX):]
+    if not label:
+        raise FastTextError(f"{uri}:{lineno}: empty label after __label__")
+    return label, " ".join(t for t in tokens if not t.startswith(LABEL_PREFIX))
+
+
+class CountedLines:
+    """``lines`` counted as they are taken (``lineno``): the CSV reader takes a record's lines, so that
+    :func:`csv_rows` names the line each record starts at."""
+
+    def __init__(self, lines):
+        self.lines, self.lineno = lines, 0
+
+    def __iter__(self):
+        for line in self.lines:
+            self.lineno += 1
+            yield line
+
+
+# Python's csv module refuses fields over 128 KiB (csv.field_size_limit, global to the process): a longer
+# review was "malformed CSV ... (an unclosed quote?)". fastText takes lines of any length; this bound still
+# stops an unclosed quote from reading the rest of a large file into one field.
+CSV_FIELD_LIMIT = 16 << 20
+
+
+def allow_long_csv_fields(limit=CSV_FIELD_LIMIT):
+    """Raise the csv module's field limit to ``limit`` characters (never lower it)."""
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)
+
+
+# A TSV's quotes are read as CSV's (pandas' to_csv(sep="\t") and Excel quote a field that holds a tab, a quote or a
+# line break); files that put quotes in fields without that quoting (GLUE's .tsv files) are refused with this advice.
+_TSV_QUOTES_HINT = (" (if its quotation marks are no CSV quoting, as in GLUE's .tsv files, convert it: pandas: "
+                    "pd.read_csv(path, sep='\\t', quoting=3).to_csv(new_path, index=False))")
+
+
+def csv_rows(lines, uri, delimiter=",", empty_fields=False):
+    """``(row, first line)`` of each non-empty CSV record (``delimiter``: ``"\t"`` for a TSV). ``empty_fields``: a
+    row of empty fields is a record (predict's: see :func:`data.examples_of_lines`)."""
+    allow_long_csv_fields()
+    reader = csv.reader(lines, strict=True, delimiter=delimiter)
+    hint = _TSV_QUOTES_HINT if delimiter == "\t" else " (an unclosed quote?)"
+    while True:
+        start = lines.lineno + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            if "new-line character seen in unquoted field" in str(exc):  # its advice is Python's, not the user's
+                raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a line break "
+                                    f"inside an unquoted field{LONE_CR_HINT}") from None
+            if "field larger than field limit" in str(exc):  # a review this long is read as a file's rest by mistake
+                raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a field longer than "
+                                    f"{CSV_FIELD_LIMIT >> 20} Mi characters (an unclosed quote? else split the text: "
+                                    f"no review is that long)") from None
+            raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc}{hint}") from None
+        # a line of spaces (trailing lines an editor left) is blank, as fastText-format input and a file's leading
+        # lines read it; so is a row of empty fields (,, : rows Excel exports below the data once they were formatted
+        # or cleared, pandas' row of NaNs), which was refused as "an empty class column", naming no way on
+        # Excel's separator line sep=, (or a tab's) where files that start with it were joined (cat a.csv b.csv; the
+        # first file's is read as a blank line: lines.without_excel_sep) is one too: it was a document of the class
+        # "sep=" and no text
+        if ((has_text(row) or (empty_fields and len(row) > 1))
+                and not (len(row) == 2 and not row[1] and row[0].lstrip("\ufeff") == "sep=")):
+            yield row, start
+
+
+def has_text(row):
+    for value in row:  # (every record of a file passes here: no copies, and the class field decides at once)
+        if value and not value.isspace():
+            return True
+    return False
+
+
+def csv_row_to_example(row, uri, lineno, layout=None):
+    """``(label, text)`` of one CSV row. ``layout``: ``(label column, text columns, header's column count)`` from a
+    header row that names the class column elsewhere than first (``text,label``); None: the class is the first
+    column and every other column is text (Zhang et al.)."""
+    if layout is not None:
+        label_col, text_cols, width = layout
+        if len(row) != width:
+            raise FastTextError(f"{uri}:{lineno}: malformed CSV row: {len(row)} column(s) where the header row has "
+                                f"{width} (a comma in an unquoted text? quote the field)")
+        label = row[label_col].strip()
+        if not label:
+            raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column")
+        return label, " ".join(row[c] for c in text_cols if row[c]).replace("\\n", " ")
+    if len(row) < 2:
+        raise FastTextError(f"{uri}:{lineno}: malformed CSV row: expected \"class\",\"text\"[,...] but got {len(row)} column(s)")
+    label = row[0].strip()
+    if not label:
+        raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column")
+    return label, csv_text(row[1:])
+
+
+def labeled_csv_row(row, quoted, classes):
+    """Is ``row`` (the first CSV record of an input to label, its fields) a labeled row of a CSV file, the class
+    first and the text after it (``"2","the food was great"``; ``"3","title","body"``), rather than a review?
+
+    ``classes``: the model's raw labels and their names (``negative``: a file may write the classes so);
+    ``quoted``: the record's first field was quoted. It is when the row has two
+    or more columns, the first one of ``classes`` or a quoted whole number (a Zhang et al. set the model was not
+    trained on), and, unless quoted, the second starting without a space (a CSV writer puts none after the comma; a
+    review such as ``positive, but the battery died`` has one). ``predict`` and the endpoint's ``text/csv`` then
+    score the text columns only, as training reads them (:func:`csv_text`), when :func:`labeled_csv_records`
+    agrees."""
+    if len(row) < 2 or (not quoted and row[1][:1].isspace()):
+        return False
+    first = row[0].strip()
+    return bool(first) and (first in classes or (quoted and is_int_text(first)) or whole_number(first) in classes)
+
+
+START_CHARS = 4096  # of a first line, what labeled_csv_start parses
+
+
+def labeled_csv_start(line, classes):
+    """Can an input to label whose first non-blank line is ``line`` hold labeled CSV data: a header row
+    (:func:`short_header`: ``label,text``; pandas' ``,text,label``) or a :func:`labeled_csv_row`? Only a first
+    test: :func:`labeled_csv_records` decides from the first records."""
+    stripped = stripped_start(line, START_CHARS, boms=True)  # (not a copy of all of a line of 60 MB)
+    try:
+        # The class and the start of the text decide: a prefix is parsed, so that a review longer than the csv
+        # module's field limit (128 KiB; raised only once the records decide) is no csv.Error here, which read a
+        # labeled file as text (its class a word of each review); not strict: a record that goes on past this
+        row = next(csv.reader([stripped]), [])
+    except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
+        return False
+    return len(row) >= 2 and (short_header(row) or index_header_start(row)
+                              or labeled_csv_row(row, stripped.startswith('"'), classes))
+
+
+def labeled_csv_records(records, quoted, classes, header=True):
+    """Is an input to label labeled CSV, judged by its first records (:data:`HEADER_LOOKAHEAD` + 1 of them, blank
+    ones left out; ``quoted``: the first one's first field was quoted)? One line is not enough: reviews start with
+    ``1,000 calories``, ``2,5 stars`` (a decimal comma) or ``Class, style and comfort``, and a file read as CSV
+    would lose their first words, or be refused at its first line without a comma.
+
+    It is when the first record is a labeled row (:func:`labeled_csv_row`) or, with ``header``, a header row
+    (:func:`short_header`), and at least half of the records after it are of the same kind: labeled rows (their class one of
+    ``classes`` or a whole number) or rows as wide as the header; for a labeled row, not every record may read as a
+    number with a comma (:func:`number_with_comma`: ``1,000 calories`` alone is a review; pandas' unquoted
+    ``1,3 months of use`` beside other rows is a row). Unquoted, a few rows are too thin a sign: it takes
+    :data:`MIN_UNQUOTED_ROWS` labeled rows (``positive,would buy again`` alone, or beside one or two more such
+    lines, is a review that opens with a class's name); a quoted class (``"2","great food"``, as Zhang et al. write
+    every row) or a header is a sign on its own."""
+    records = [r for r in records if r]
+    if not records:
+        return False
+    index = header and index_column(records[0], records[1:])  # pandas' index first (,label,text): left out
+    if index:
+        records = [r[1:] for r in records]
+    first, rest = records[0], records[1:]
+    if header and any(c[:1].isspace() for c in first[1:]):
+        # A space after a comma is prose's, not a CSV writer's (pandas, csv and R write a header's names with none): a
+        # first review of two short phrases, one a class column's name ("Overall, highly recommended."; "Great phone,
+        # overall"), over reviews with commas, was taken for a header of a class and a text column: left unanswered,
+        # and every review after it cut at its first comma, the words before it taken for its class (as the endpoint)
+        header = False
+    if header and (short_header(first) or (index and (one_column_text_header(first) or series_values_header(first)))):
+        wide = [r for r in rest if len(r) == len(first)]
+        if table_header(first) and 2 * sum(any(c[:1].isspace() for c in r[1:]) for r in wide) >= len(wide):
+            # A table's rows, as a program writes them, put no space after a comma (a text with commas is quoted):
+            # reviews with as many commas as a first line of short words (title,date; Good,text,bad) put one after
+            # each, as prose does. Read as a table, that line went unanswered and the reviews were cut to a column.
+            return False
+        return 2 * len(wide) >= len(rest) > 0
+    if not labeled_csv_row(first, quoted, classes):
+        return False
+    labeled = [r for r in rest if len(r) >= 2 and (r[0].strip() in classes or is_int_text(r[0].strip())
+                                                    or whole_number(r[0].strip()) in classes)]
+    if 2 * len(labeled) < len(rest):
+        return False
+    if quoted:
+        return True
+    return 1 + len(labeled) >= MIN_UNQUOTED_ROWS and not all(number_with_comma(r) for r in [first] + labeled)
+
+
+def tsv_with_header(lines, classes=()):
+    """Is an input to label a TSV with a header row, as ``predict`` reads one (and the endpoint a ``text/csv`` body)?
+    ``lines``: its first line (after blank ones) and up to :data:`HEADER_LOOKAHEAD` lines after it, with or without
+    their line ends. It is when the first is a TSV's header row (columns.tsv_header_line: a tab before any comma, its
+    fields column names) and the records after it are as wide as it (:func:`labeled_csv_records`; ``classes``: the
+    model's). A review holding a tab (``great food<TAB>loved it``) is no header row."""
+    if not lines or not tsv_header_line(lines[0]):
+        return False
+    records = []
+    with contextlib.suppress(csv.Error):
+        records = list(csv.reader((line.rstrip("\r\n") + "\n" for line in lines), delimiter="\t"))
+    return labeled_csv_records(records, False, classes)
