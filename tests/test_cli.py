@@ -549,7 +549,7 @@ def test_the_parser_is_built_without_the_data_readers_and_keeps_their_choices():
 
     code = ("import sys\nfrom fasttext_lib import cli\ncli.build_parser()\n"
             "print(sorted(m for m in sys.modules if m.startswith('fasttext_lib.') and m.split('.')[1] in "
-            "('data', 'formats', 'compact', 'storage', 'columns', 'native_features')))\n")
+            "('data', 'formats', 'header_row', 'compact', 'storage', 'columns', 'native_features')))\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0 and r.stdout.split() == ["[]"], r.stdout + r.stderr
     train = cli.build_parser()._subparsers._group_actions[0].choices["train"]

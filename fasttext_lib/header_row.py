@@ -1,0 +1,226 @@
+"""What a CSV or TSV file's first row is, decided from the records after it, and what follows from it.
+
+:func:`table_lookahead` reads a table's first :data:`HEADER_LOOKAHEAD` + 1 records; by :mod:`fasttext_lib.columns`'
+rules, the first row is a header row or a record (Zhang et al.'s files have no header), and a header names the class
+and text columns (:func:`class_and_text_columns`, :func:`header_layout`), or text columns only, which ``predict``
+reads and training refuses (:func:`text_only_columns`). pandas' index column is left out
+(:func:`without_index_column`), and rows that repeat the header further down (files joined with their headers) are
+skipped (:class:`RepeatedHeader`). Each decision tells the user (``note``) of what it leaves out, and refuses in one
+line naming the file and its line what it cannot read.
+
+A module of its own because these decisions are about a whole table, taken once before its records are read:
+:mod:`fasttext_lib.columns` holds the rules over the rows' values and names, :mod:`fasttext_lib.formats` parses each
+record, and :func:`fasttext_lib.data.examples_of_lines` takes these decisions in order and then loops over the
+records itself.
+"""
+import itertools
+
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, chosen_columns, header_columns, ids_column, index_note,
+                      index_rows, left_out_columns, one_hot_hint, read_from_note, series_values_header,
+                      table_text_columns, unread_columns, unread_header)
+from .errors import FastTextError
+from .formats import CountedLines, csv_rows
+from .lines import chain_lines
+
+
+def table_lookahead(lines, uri, fmt, predicting, note):
+    """``(rows, ahead, repeated)`` of a CSV or TSV file (``fmt``): its records, ``(row, first line)`` each, of which
+    ``ahead`` holds the first :data:`HEADER_LOOKAHEAD` + 1 (that decide what its first row is) and ``rows`` the rest;
+    ``repeated``: the rows that repeat the first one (:class:`RepeatedHeader`), left out of ``ahead``."""
+    counted = CountedLines(lines)  # counts the lines the CSV reader takes: record start lines
+    # predict answers a table of text columns one record each, a row of empty fields too (pd.read_csv reads it as a
+    # row of NaNs): left out, every answer after it was one off; a labeled one's are left out below, as training does
+    rows = csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting)
+    ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
+    repeated = RepeatedHeader(ahead, uri, note, "<TAB>" if fmt == "tsv" else ",")  # (as the note shows it)
+    return rows, repeated.look_ahead(ahead), repeated
+
+
+def _header_key(row):
+    return [field.lstrip("\ufeff").strip() for field in row]
+
+
+class RepeatedHeader:
+    """The rows after a file's first row that are that row again. When the first row is a header, they are skipped:
+    CSV files written each with its header and joined (``cat a.csv b.csv``, an export in parts) repeat it where the
+    next one starts, and it was read as a document (its class the class column's name, ``label`` or ``sentiment``: a
+    class of one document, trained on without a word; predict answered it). ``note`` (a callable, or None) is told of
+    the first. The look-ahead that decides whether the first row is a header sees none of them (a file joined from
+    parts of a few rows had its header taken for data); when it is no header (a Zhang et al. file whose first review
+    occurs again), they are read as the documents they are. A header of one column is no such row: a first line
+    ``review`` that occurs again is a review (:func:`columns.one_column_text_header`). A repeat is the header in any
+    capitals (``Sentiment,Review`` after ``sentiment,review``: parts exported by different tools), every field of it:
+    a row that only starts as the header does is a document."""
+
+    def __init__(self, ahead, uri, note, delimiter=","):
+        self.key = _header_key(ahead[0][0]) if ahead else None
+        self.folded = [name.lower() for name in self.key] if ahead else None
+        # What a row needs to be compared at all, tested inline by the reading loop before it calls :meth:`repeats`
+        # (a generator and a call per record cost 16 ms of the 0.8 s that 88k Yelp-shaped records under label,text
+        # take to parse; 3 ms so): as many fields as the header, which has two or more (-1: no row), and a first field
+        # at least as long as the header's first name (stripped, a repeat's is as long: :meth:`repeats`; a class, 1 or
+        # positive, seldom is).
+        self.width = len(self.key) if ahead and len(self.key) >= 2 else -1
+        self.first_length = len(self.key[0]) if ahead else 0
+        self.set_apart = [(row, start) for row, start in ahead[1:] if self.repeats(row)]
+        self.uri, self.note, self.noted, self.delimiter = uri, note, False, delimiter
+
+    def repeats(self, row):
+        """Does ``row`` repeat the header? (:meth:`tell` of it.)"""
+        # (a row of two fields or more: a first line "review" that occurs again is a review, one_column_text_header)
+        if len(row) != self.width:
+            return False
+        first = row[0].lstrip("\ufeff").strip()
+        # the first field first (the others, reviews, are copied to compare), lowercased only when it is as long as
+        # the header's (a class, positive or 1, seldom is): the per-row work of every other row is as it was
+        if len(first) != self.first_length or (first != self.key[0] and first.lower() != self.folded[0]):
+            return False
+        return [field.lower() for field in _header_key(row)] == self.folded
+
+    def look_ahead(self, ahead):
+        """The look-ahead without the rows set apart."""
+        return [record for record in ahead if record not in self.set_apart] if self.set_apart else ahead
+
+    def kept(self, ahead):
+        """The look-ahead with the rows set apart back in their places: the first row is no header."""
+        return sorted(ahead + self.set_apart, key=lambda record: record[1]) if self.set_apart else ahead
+
+    def skipped(self, records):
+        """``records`` (``(row, first line)`` pairs after the header) without the header's repeats. (The reading
+        loop of :func:`data.examples_of_lines` skips them itself, without this generator over every record:
+        :meth:`tell_set_apart`, :meth:`repeats`.)"""
+        self.tell_set_apart()
+        width, first_length = self.width, self.first_length
+        for row, start in records:
+            if len(row) == width and len(row[0]) >= first_length and self.repeats(row):
+                self.tell(start)
+                continue
+            yield row, start
+
+    def tell_set_apart(self):
+        """Tell of the first of the rows the look-ahead set apart, if any: before the records after the header are
+        read (where :meth:`skipped` tells of it)."""
+        if self.set_apart:
+            self.tell(self.set_apart[0][1])
+
+    def tell(self, start):
+        """``note`` is told of the first repeat (at line ``start``), once."""
+        if self.note is not None and not self.noted:
+            self.noted = True
+            self.note(f"{self.uri}:{start}: this row repeats the header row ({self.delimiter.join(self.key)}): files joined with "
+                      f"their headers? skipped, as every such row")
+
+
+class AlreadySkipped:
+    """A :class:`RepeatedHeader` whose repeats :func:`without_index_column` took out of the rows already: each
+    row of a file with pandas' index column went through the comparison twice, the second time without its index
+    field, so that it could never match (a layer of work per row for nothing)."""
+
+    width, first_length = -1, 0  # (no row is compared)
+
+    def __init__(self, repeated):
+        self.kept = repeated.kept
+
+    @staticmethod
+    def skipped(records):
+        return records
+
+    def tell_set_apart(self):
+        pass
+
+
+def without_index_column(ahead, rows, repeated, uri, note):
+    """``(ahead, rows)`` (:func:`table_lookahead`'s) without their first column, pandas' index (``,label,text``:
+    :func:`columns.index_column`), which ``note`` is told of; rows that repeat the header are left out of ``rows``."""
+    if note is not None:
+        note(index_note(uri, ahead[0][0]))
+    rows = index_rows(repeated.skipped(chain_lines(ahead[1:], rows)), lambda start: f"{uri}:{start}")
+    ahead = [(ahead[0][0][1:], ahead[0][1])] + list(itertools.islice(rows, len(ahead) - 1))
+    return ahead, rows
+
+
+def text_only_columns(ahead, header_row, index, predicting, uri, note):
+    """The columns ``predict`` reads of a table whose header row (``ahead[0]``; ``header_row``: as the file writes it)
+    names text columns only (:func:`columns.text_header`), ``note`` told of those it leaves out. Training refuses such a
+    header (:func:`_no_class_column`), and the file is refused when no record follows it."""
+    header, start = ahead[0]
+    later = [r for r, _ in ahead[1:]]
+    columns = table_text_columns(header, later)
+    if not predicting:
+        raise _no_class_column(uri, start, header, header_row, columns, later, index)
+    if len(ahead) == 1:
+        raise FastTextError(f"{uri}: no data rows (only a header row)")
+    left = left_out_columns(header, (-1, columns))
+    if left and note is not None:
+        note(read_from_note(uri, "column", [c.strip() for c in header], columns, left))
+    return columns
+
+
+def _no_class_column(uri, start, header, header_row, columns, later, index):
+    """Training's error for a header row of text columns only (line ``start``; ``header``: without pandas' index,
+    ``header_row``: as written): ``columns``, the text columns, are fewer than the header's (a table of reviews with
+    more columns: the class may be one of them); its first column is pandas' index (``index``: its row numbers
+    were trained on as the classes, one document each); or it has text columns alone."""
+    if columns != list(range(len(header))):  # a table of reviews with more columns, none a class
+        return FastTextError(
+            f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column training "
+            f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...); if one of them is the class, name "
+            f"it: --label-column NAME (the SageMaker job's label_column); else label these texts with predict"
+            f"{one_hot_hint(header, later)}")
+    if index:  # its row numbers were trained on as the classes, one document each
+        names = ["text"] if series_values_header(header) else [c.strip() for c in header]
+        how = (f'pd.DataFrame({{"label": labels, "{names[0]}": texts}}).to_csv(path, index=False)'
+               if len(names) == 1 else
+               f'df[[{", ".join(repr(n) for n in ["label"] + names)}]].to_csv(path, index=False)')
+        return FastTextError(
+            f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column: its first "
+            f"column is pandas' index (row numbers, not classes), the rest text; write the file with its "
+            f"classes in a column named e.g. label, without the index: {how}; or label these texts with "
+            f"predict")
+    first_is_class = " (its first column would be read as each row's class)" if len(header) > 1 else ""
+    return FastTextError(
+        f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column, only text columns"
+        f"{first_is_class}; add the class as a column named "
+        f"e.g. label (label,{','.join(header)}), or label these texts with predict")
+
+
+def class_and_text_columns(ahead, choice, header_row, predicting, uri):
+    """``(class column, text columns)`` of a table whose first row (``ahead[0]``; ``header_row``: as the file writes
+    it) is a header row: the columns the user named (``choice``), else those its names say
+    (:func:`header_columns`); None when the first row is a record (the class first, as Zhang et al.). A first row
+    that reads as a header naming no class column, or one whose class column holds ids, is refused."""
+    later = [r for r, _ in ahead[1:]]
+    if choice is not None and ahead:
+        return chosen_columns(ahead[0][0], choice, later, uri)
+    columns = header_columns(ahead[0][0], later) if ahead else None
+    if columns is None and ahead and unread_header(ahead[0][0], later):
+        raise FastTextError(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
+                            f"{unread_columns(ahead[0][0])}")
+    first_name = ahead[0][0][0].lstrip("\ufeff").strip() if ahead else ""
+    if (columns is not None and columns[0] == 0 and not predicting and first_name.lower() not in HEADER_LABEL_NAMES
+            and ids_column([r[0] for r in later if r])):
+        # a header whose first column has a name training does not know, beside text columns (review_id,text:
+        # reviews to label, with their ids) is read with that column as the class, as Zhang et al.'s header
+        # ("Class Index",Title,Description) is; ids there made a class of every review
+        raise FastTextError(
+            f"{uri}:{ahead[0][1]}: the header row ({','.join(header_row)}) puts {first_name!r} first, where the "
+            f"class goes, but over the first {len(later)} rows it holds ids (nearly all different, with digits: "
+            f"{later[0][0].strip()!r}, ...), not classes; name the class column: --label-column NAME (the "
+            f"SageMaker job's label_column), or label these texts with predict")
+    return columns
+
+
+def header_layout(header, columns, index, uri, note, found):
+    """:func:`formats.csv_row_to_example`'s ``layout`` of the records under the header row ``header`` whose
+    ``(class column, text columns)`` are ``columns`` (None: the class first and every other column text, as without a
+    header); ``found`` is told where the classes are read from (``index``: a column of pandas' index was left out
+    before them), and ``note`` of the columns left out."""
+    label_col, text_cols = columns
+    layout = None
+    if label_col != 0 or len(text_cols) != len(header) - 1:  # text,label or ,label,text (pandas)
+        layout = (label_col, text_cols, len(header))
+    found["class_from"] = f"column {label_col + 1 + index} ({header[label_col].strip()!r})"
+    left = left_out_columns(header, columns)
+    if left and note is not None:
+        note(read_from_note(uri, "column", [c.strip() for c in header], text_cols, left, label_col))
+    return layout
