@@ -74,6 +74,31 @@ class LabeledTexts:
         return display(self.labels, self.names)
 
 
+SAMPLE_DOCS = 10_000  # raw texts read_counted keeps: train.resolve_settings looks at this many
+
+
+@dataclass
+class CountedTexts:
+    """Labeled documents tokenized and counted while they were read (:func:`read_counted`), without
+    their text: training needs only the token ids (``counts``, a ``native_features.TokenCounts``).
+
+    ``sample``: the first :data:`SAMPLE_DOCS` raw texts, from which the settings are resolved.
+    """
+
+    labels: List[str]
+    counts: object
+    sample: List[str]
+    names: Dict[str, str] = field(default_factory=dict)  # what the labels mean, as LabeledTexts.names
+    class_from: object = ""  # as LabeledTexts.class_from
+
+    def __len__(self):
+        return len(self.labels)
+
+    def classes(self):
+        """The distinct labels, sorted, as :meth:`LabeledTexts.classes`."""
+        return sort_labels(self.labels)
+
+
 def check_labeled_texts(data, what, counted_too=False):
     """Refuse what is not :class:`LabeledTexts` (nor, with ``counted_too``, :class:`CountedTexts`) in one line: a
     DataFrame or Series passed as the data itself was an AttributeError traceback ("'DataFrame' object has no
@@ -147,6 +172,26 @@ def _label_sort_key(label):
 
 def sort_labels(labels):
     return sorted(set(labels), key=_label_sort_key)
+
+
+def whole_number_classes(labels):
+    """``labels`` (every class of one read: a file's, or all the files' of a training channel, as its reader gives
+    them) as :func:`whole_number` reads them when each one is a whole number written as a float (``1.0``, ``5.0``:
+    pandas writes a class column of floats so, as Amazon's ``overall``, or any column that held a missing value); else
+    ``labels`` as they are. The one rule of every format (a CSV's or TSV's class column, fastText format's
+    ``__label__5.0``, a JSON string ``"5.0"``; a JSON number ``5.0`` is ``5`` already), by which training
+    (read_labeled, read_counted), ``evaluate`` (``Predictor.evaluate_examples``) and a DataFrame's classes
+    (:func:`as_read_from_a_file`) all read them. A float class column was read as the classes "1.0" ... "5.0" from a
+    CSV, and as 1 ... 5 from JSON Lines or a DataFrame: the same data trained different classes, and a names file
+    (classes.txt) numbered 1, 2, ... named none of them. Only when all are: a read holding ``1.5``, ``v1.0``,
+    ``positive`` or ``1`` beside them has classes that are no floats (``1`` and ``1.0`` would have been one class).
+    Over the whole read, not file by file: a channel of a file of 1.0, 1.5, 2.0 beside one of 1.0, 2.0 trained the
+    classes 1.0 and 1 as two."""
+    distinct = set(labels)
+    as_read = {label: whole_number(label) for label in distinct}
+    if not distinct or None in as_read.values():
+        return labels
+    return [as_read[label] for label in labels]
 
 
 def iter_examples(uri, fmt="auto", note=None, found=None):
@@ -276,26 +321,6 @@ class RecentLines:
         return self.lines[-back] if 0 < back <= len(self.lines) else None
 
 
-def whole_number_classes(labels):
-    """``labels`` (every class of one read: a file's, or all the files' of a training channel, as its reader gives
-    them) as :func:`whole_number` reads them when each one is a whole number written as a float (``1.0``, ``5.0``:
-    pandas writes a class column of floats so, as Amazon's ``overall``, or any column that held a missing value); else
-    ``labels`` as they are. The one rule of every format (a CSV's or TSV's class column, fastText format's
-    ``__label__5.0``, a JSON string ``"5.0"``; a JSON number ``5.0`` is ``5`` already), by which training
-    (read_labeled, read_counted), ``evaluate`` (``Predictor.evaluate_examples``) and a DataFrame's classes
-    (:func:`as_read_from_a_file`) all read them. A float class column was read as the classes "1.0" ... "5.0" from a
-    CSV, and as 1 ... 5 from JSON Lines or a DataFrame: the same data trained different classes, and a names file
-    (classes.txt) numbered 1, 2, ... named none of them. Only when all are: a read holding ``1.5``, ``v1.0``,
-    ``positive`` or ``1`` beside them has classes that are no floats (``1`` and ``1.0`` would have been one class).
-    Over the whole read, not file by file: a channel of a file of 1.0, 1.5, 2.0 beside one of 1.0, 2.0 trained the
-    classes 1.0 and 1 as two."""
-    distinct = set(labels)
-    as_read = {label: whole_number(label) for label in distinct}
-    if not distinct or None in as_read.values():
-        return labels
-    return [as_read[label] for label in labels]
-
-
 def check_limit(limit):
     """``limit`` (documents to read at most) must be ``None`` or a positive integer: 0 or a negative one
     read one document (the count was checked after each), and prepare wrote one-document splits over the
@@ -372,31 +397,6 @@ def _class_from_each(layout):
 def uris_of(uri):
     """The files of a read: ``uri`` itself, or each of a list or tuple of them."""
     return uri if isinstance(uri, (list, tuple)) else [uri]
-
-
-SAMPLE_DOCS = 10_000  # raw texts read_counted keeps: train.resolve_settings looks at this many
-
-
-@dataclass
-class CountedTexts:
-    """Labeled documents tokenized and counted while they were read (:func:`read_counted`), without
-    their text: training needs only the token ids (``counts``, a ``native_features.TokenCounts``).
-
-    ``sample``: the first :data:`SAMPLE_DOCS` raw texts, from which the settings are resolved.
-    """
-
-    labels: List[str]
-    counts: object
-    sample: List[str]
-    names: Dict[str, str] = field(default_factory=dict)  # what the labels mean, as LabeledTexts.names
-    class_from: object = ""  # as LabeledTexts.class_from
-
-    def __len__(self):
-        return len(self.labels)
-
-    def classes(self):
-        """The distinct labels, sorted, as :meth:`LabeledTexts.classes`."""
-        return sort_labels(self.labels)
 
 
 def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
