@@ -133,6 +133,9 @@ def _read_note(bucket, key):
     return (epoch if valid else None), answer.get("ETag")
 
 
+_UNCONDITIONAL_NOTES = set()  # (endpoint, bucket) of stores that refused the note's conditional PUT (_write_note)
+
+
 def _note_newest(checkpoint_dir, epoch):
     """On S3, ``NEWEST_EPOCH`` names ``epoch`` once its checkpoint is published (and before the one it replaces is
     removed), so that a resume that may not list the prefix finds it past its own epochs (:func:`_s3_marker_names`;
@@ -158,15 +161,18 @@ def _write_note(where, epoch, attempts=5):
     that S3 refuses if another save wrote it between the two: then read again, and so is a note deleted between the
     two (If-Match answered 404). A store without conditional writes (501), or one that answers a condition it does
     not support with 400 (S3-compatible stores that take If-None-Match and not If-Match), is then written
-    unconditionally: a note lowered only when two saves interleave to the millisecond. (One object per epoch noted
-    would need no condition, but they pile up, and one a kill left unwritten is a hole a search skipping numbers
-    misses.) A GET and a small PUT an epoch."""
+    unconditionally: a note lowered only when two saves interleave to the millisecond. Such a store is remembered
+    (:data:`_UNCONDITIONAL_NOTES`) once an unconditional PUT has followed the refusal, so that every later epoch is
+    one PUT, not a refused one and another. (One object per epoch noted would need no condition, but they pile up,
+    and one a kill left unwritten is a hole a search skipping numbers misses.) A GET and a small PUT an epoch."""
     import json
 
     bucket, key = storage.split_s3(where)
     body = json.dumps({"epoch": epoch}).encode("ascii")
     client = storage.s3_client()
-    members = storage.s3._put_members(client)
+    store = (client.meta.endpoint_url, bucket)
+    members = set() if store in _UNCONDITIONAL_NOTES else storage.s3._put_members(client)
+    refused = False
     for _ in range(attempts):
         noted, etag = _read_note(bucket, key)
         if noted is not None and noted >= epoch:
@@ -176,12 +182,14 @@ def _write_note(where, epoch, attempts=5):
             condition = {}
         try:
             client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+            if refused:  # (only now: a 400 for another cause, an expired token, fails the unconditional PUT too)
+                _UNCONDITIONAL_NOTES.add(store)
             return
         except Exception as exc:
             answer = getattr(exc, "response", {})
             code, status = answer.get("Error", {}).get("Code"), answer.get("ResponseMetadata", {}).get("HTTPStatusCode")
-            if condition and (code in ("NotImplemented", "501") or status == 400):  # the condition not supported:
-                members = set()  # (a 400 for another cause, an expired token, fails the unconditional PUT too)
+            if condition and (code in ("NotImplemented", "501") or status == 400):  # the condition not supported
+                members, refused = set(), True
             elif code in ("NoSuchKey", "404") and "IfMatch" in condition:
                 continue  # deleted since it was read: read again (none: If-None-Match)
             elif code not in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):

@@ -601,15 +601,18 @@ def proxied_bucket(s3_server, s3_bucket, monkeypatch):
 def test_a_store_answering_if_match_with_400_notes_unconditionally_and_saves_every_epoch(splits, proxied_bucket, capfd):
     """An S3-compatible store that takes If-None-Match but answers If-Match, which it does not support, with 400 (not
     501, nor ignoring it): the note's conditional PUT failed every save from epoch 2 on, so no run got past its first
-    checkpoint. The note is then written unconditionally (the weaker guarantee of a store without conditions)."""
+    checkpoint. The note is then written unconditionally (the weaker guarantee of a store without conditions), and
+    the run remembers it: the store was asked the refused condition once, not again at every later epoch."""
     proxy, bucket_uri = proxied_bucket
     proxy.fail("PUT", r"/newest-epoch\.json$", action="400-if-match")
     ckpt = f"{bucket_uri}/if-match-400"
-    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    config = TrainConfig(epochs=4, batch_size=256, progress=False, seed=4)
     resumed = train(*splits, config, checkpoint_dir=ckpt)
-    assert [row["epoch"] for row in resumed.history] == [1, 2, 3]
+    assert [row["epoch"] for row in resumed.history] == [1, 2, 3, 4]
+    note_puts = [path for method, path, _ in proxy.log if method == "PUT" and path.endswith("/newest-epoch.json")]
+    assert len(note_puts) == 5, note_puts  # epoch 1 If-None-Match; 2 If-Match (400) and again without; 3, 4 without
     bucket, key = storage.split_s3(storage.join(ckpt, "newest-epoch.json"))
-    assert json.loads(boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()) == {"epoch": 3}
+    assert json.loads(boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()) == {"epoch": 4}
     assert "warning" not in capfd.readouterr().err
 
 
