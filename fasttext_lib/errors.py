@@ -404,6 +404,18 @@ def keeping_stops(function):
     return kept
 
 
+def note_what_a_stop_left(exc, what):
+    """A KeyboardInterrupt (Ctrl-C, SIGTERM: :class:`Interrupted`) ``exc`` that stopped a write where its cleanup
+    cannot put back what was there (files written together, some already replaced): ``what`` it left, said at the
+    end of the CLI's error line (``...; stopped and cleaned up, but <what>``: :func:`stop_left`)."""
+    exc.left_behind = what
+
+
+def stop_left(exc):
+    """What :func:`note_what_a_stop_left` told of the stop ``exc``, else None."""
+    return getattr(exc, "left_behind", None)
+
+
 def carry_on_after_ctrl_c(exc):
     """For a caller that handles a first Ctrl-C and goes on (autotune stops its search and trains the best setting
     found): whether the KeyboardInterrupt ``exc`` is one. If so, it is taken as handled: the signal is forgotten
