@@ -523,7 +523,8 @@ OUTPUTS = {
               ("autotune_trials", "--autotune-trials", "the autotune trial table", "a file")),
     "sample": (("output", "--output", "train.csv and test.csv", "a directory"),),
     "synthetic": (("output", "--output", "train.csv and test.csv", "a directory"),),
-    "prepare": (("output", "--output", "the dataset", "a directory"),),
+    "prepare": (("output", "--output", "the dataset", "a directory"),
+                ("cache_dir", "--cache-dir", "the downloaded archive", "a directory")),
     "export-vectors": (("output", "--output", "the word vectors", "a file"),),
 }
 
@@ -532,9 +533,10 @@ def refuse_standard_output(args):
     """``-`` for an output, as :func:`refuse_standard_input` for an input: what is written is published whole
     (atomically, in place of an older one) or is a folder of files, never a stream. It trained or generated,
     then wrote into a folder named ``-``; export-vectors and --autotune-trials refused it, in other words."""
+    from .errors import refuse_standard_output as refuse
+
     for dest, flag, what, give in OUTPUTS.get(args.command, ()):
-        if getattr(args, dest, None) == "-":
-            raise FastTextError(f"{flag} -: writing {what} to standard output is not supported; give {give}")
+        refuse(getattr(args, dest, None), flag, what, give)
 
 
 def _check_validation_file(args):
