@@ -57,7 +57,7 @@ from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
 from .devices import table_fits
 from .errors import (FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number, keeping_stops,
-                     note_stop_line, stops_held)
+                     note_stop_line, refuse_standard_output, stops_held)
 from .lean_import import forget_an_interrupted_import
 from .predict import class_ids, encode_labels, evaluate_bags, probabilities
 from .text import sampled_fingerprints
@@ -645,6 +645,8 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     a bundle that then fails takes it back."""
     from .bundle import save_bundle  # (looked up at the call: benchmarks/ wrap bundle.save_bundle in a timer)
 
+    refuse_standard_output(output, "output", "the bundle", "a directory")
+    refuse_standard_output(trials_uri, "trials_uri", "the autotune trial table", "a file")
     table = compressed(_trial_table_csv(trained, compact), trials_uri)
     if not overwrite:
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked

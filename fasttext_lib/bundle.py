@@ -21,7 +21,7 @@ import numpy as np
 from . import __version__, storage
 from .bundle_format import (CONFIG, DATA_FILES, FORM_RECORD, FORMAT_VERSION, METRICS, NORMALIZATION, PARAMS, SCORED_AS,
                             UNICODE_DATA_VERSION, UNICODE_NORMALIZATION, VOCAB, older_format)
-from .errors import FastTextError
+from .errors import FastTextError, refuse_standard_output
 from .text import AS_WRITTEN
 
 
@@ -136,6 +136,7 @@ def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HI
     """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest
     (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle,
     ``hint``: what the refusal suggests)."""
+    refuse_standard_output(dest, "dest", "the bundle", "a directory")
     with _explaining_an_older_bundle(dest):
         return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint)
 
@@ -158,6 +159,8 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
     ``data``: a JSON-able record of the data trained on, stored as metrics.json's ``"data"`` (notebook 02's test
     split: provenance.data_record, which 04 checks)."""
     from . import compact as compacting
+
+    refuse_standard_output(dest, "dest", "the bundle", "a directory")  # (before the table is compacted)
 
     compact, changed = compacting.choose(trained.model, trained.config.seed, compact)
     model, featurizer = trained.model, trained.featurizer

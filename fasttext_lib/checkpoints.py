@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import storage
 from .bundle import json_safe
-from .errors import FastTextError, is_out_of_memory, out_of_memory_to, reason_of
+from .errors import FastTextError, is_out_of_memory, out_of_memory_to, reason_of, refuse_standard_output
 from .text import FORMED_BREAKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
@@ -267,6 +267,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     data and its steps per epoch: a resumed cluster must have as many. ``unicode_form``: how the run's featurizer
     read text (text.UNICODE_FORMS; bundle's "unicode_normalization"), which the data fingerprint may not show
     (:func:`_check_text_rule`)."""
+    refuse_standard_output(checkpoint_dir, "checkpoint_dir", "the checkpoints", "a directory")
     older, leftovers = _epochs_found(checkpoint_dir, epoch)
     for other in older:  # (epoch itself too: this save would replace it)
         _refuse_another_runs(checkpoint_dir, other, model, config, labels, data, validation, score_train, num_workers)

@@ -523,7 +523,8 @@ OUTPUTS = {
               ("autotune_trials", "--autotune-trials", "the autotune trial table", "a file")),
     "sample": (("output", "--output", "train.csv and test.csv", "a directory"),),
     "synthetic": (("output", "--output", "train.csv and test.csv", "a directory"),),
-    "prepare": (("output", "--output", "the dataset", "a directory"),),
+    "prepare": (("output", "--output", "the dataset", "a directory"),
+                ("cache_dir", "--cache-dir", "the downloaded archive", "a directory")),
     "export-vectors": (("output", "--output", "the word vectors", "a file"),),
 }
 
@@ -532,9 +533,10 @@ def refuse_standard_output(args):
     """``-`` for an output, as :func:`refuse_standard_input` for an input: what is written is published whole
     (atomically, in place of an older one) or is a folder of files, never a stream. It trained or generated,
     then wrote into a folder named ``-``; export-vectors and --autotune-trials refused it, in other words."""
+    from .errors import refuse_standard_output as refuse
+
     for dest, flag, what, give in OUTPUTS.get(args.command, ()):
-        if getattr(args, dest, None) == "-":
-            raise FastTextError(f"{flag} -: writing {what} to standard output is not supported; give {give}")
+        refuse(getattr(args, dest, None), flag, what, give)
 
 
 def _check_validation_file(args):
@@ -918,7 +920,7 @@ def main(argv=None, lean_mxnet=False):
     a first Ctrl-C during an autotune search with a trial completed stops only the search: autotune.autotune);
     141 when stdout's reader is gone (``| head -1``: :class:`StdoutClosed`), without an error line."""
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, let_mxnet_finish,
-                         out_of_memory_line, stop_on_signals)
+                         out_of_memory_line, stop_left, stop_on_signals)
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -960,7 +962,9 @@ def main(argv=None, lean_mxnet=False):
         let_mxnet_finish(2)
         return 2
     except KeyboardInterrupt as exc:
-        _say_error(error_line(f"{str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up"))  # a 2nd Ctrl-C: no text
+        left = stop_left(exc)  # (files written together that it left mixed)
+        _say_error(error_line(f"{str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up"  # a 2nd Ctrl-C: no text
+                              + (f", but {left}" if left else "")))
         let_mxnet_finish(getattr(exc, "exit_status", 130))
         return getattr(exc, "exit_status", 130)
     finally:

@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 
 from . import label_names, storage
 from .data import LabeledTexts, check_limit, iter_examples, read_labeled
-from .errors import FastTextError
+from .errors import FastTextError, refuse_standard_output
 from .progress import bar
 from .writers import check_fasttext_labels, write_fasttext_rows
 
@@ -237,6 +237,7 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
     ``base_url`` replaces everything before the file name (a mirror or a local test server). Another download into
     the same cache (a second notebook, the command line) is waited for (:func:`_cache_lock`), then its archive used.
     """
+    refuse_standard_output(cache_dir, "cache_dir", "the downloaded archive", "a directory")
     spec = get_dataset(name_or_spec)
     url = _archive_url(spec, base_url)
     path = os.path.join(cache_dir, spec.filename)
@@ -451,6 +452,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     storage.atomic_writes' ``if_taken``). On S3 a HEAD tells (storage.holds: the ETag); an object it cannot tell
     and that may not be read is refused before the download (storage.check_comparable).
     """
+    refuse_standard_output(out_dir_or_s3_prefix, "out_dir_or_s3_prefix", "the dataset", "a directory")
+    refuse_standard_output(cache_dir, "cache_dir", "the downloaded archive", "a directory")
     spec = get_dataset(name)
     check_limit(limit)  # before a download of up to ~1.5 GB
     # and the output, before it too: a missing bucket or an unwritable folder was found after the download and

@@ -13,11 +13,12 @@ what it staged, temporary directories go, the prefetch thread stops. Around that
 :func:`kept_stops` (a notebook's Stop that Python dropped in a finalizer) and :func:`stops_held` (a Ctrl-C held
 until a few lines that must run whole have run).
 
-Also here, for every module: the shared checks (:func:`check_bool`, :func:`check_positive_int`) and
-:func:`did_you_mean`, the one "did you mean" hint among fixed choices.
+Also here, for every module: the shared checks (:func:`check_bool`, :func:`check_positive_int`,
+:func:`refuse_standard_output`) and :func:`did_you_mean`, the one "did you mean" hint among fixed choices.
 """
 import contextlib
 import functools
+import os
 import signal
 import sys
 import threading
@@ -25,6 +26,15 @@ import threading
 
 class FastTextError(Exception):
     """A user-caused failure with a one-line, actionable message."""
+
+
+def refuse_standard_output(uri, named, what, give):
+    """``-`` given for an output (``named``: the option or parameter that names it; ``what``: what is written there;
+    ``give``: what to give instead). What is written is published whole (atomically, in place of an older one) or is a
+    folder of files, never a stream: it went into a file or folder named ``-``. One rule for the CLI's outputs
+    (cli.refuse_standard_output) and the Python functions that write (save_bundle, prepare, write_csv, ...)."""
+    if isinstance(uri, (str, os.PathLike)) and os.fspath(uri) == "-":
+        raise FastTextError(f"{named} -: writing {what} to standard output is not supported; give {give}")
 
 
 def lone_surrogate_message(texts, name):
@@ -402,6 +412,18 @@ def keeping_stops(function):
         with kept_stops():
             return function(*args, **kwargs)
     return kept
+
+
+def note_what_a_stop_left(exc, what):
+    """A KeyboardInterrupt (Ctrl-C, SIGTERM: :class:`Interrupted`) ``exc`` that stopped a write where its cleanup
+    cannot put back what was there (files written together, some already replaced): ``what`` it left, said at the
+    end of the CLI's error line (``...; stopped and cleaned up, but <what>``: :func:`stop_left`)."""
+    exc.left_behind = what
+
+
+def stop_left(exc):
+    """What :func:`note_what_a_stop_left` told of the stop ``exc``, else None."""
+    return getattr(exc, "left_behind", None)
 
 
 def carry_on_after_ctrl_c(exc):

@@ -21,7 +21,7 @@ import tarfile
 import zlib
 
 from . import storage
-from .errors import FastTextError
+from .errors import FastTextError, refuse_standard_output
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 TRAINING_ENTRY_POINT = "fasttext_lib/entry_point.py"  # relative to the source_dir
@@ -130,6 +130,7 @@ def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
     """
     from .bundle import refuse_a_file_of
 
+    refuse_standard_output(dest, "dest", "model.tar.gz", "a file")
     with storage.staging_dir() as tmp:
         files = os.path.join(tmp, "bundle")
         os.makedirs(files)
@@ -174,6 +175,7 @@ def fetch_job_model(model_data, dest):
     from .bundle_format import CONFIG
     from .bundle_read import load_bundle_files
 
+    refuse_standard_output(dest, "dest", "the bundle", "a directory")
     model_data = str(model_data)
     with storage.staging_dir() as tmp:
         archive = os.path.join(tmp, "model.tar.gz")

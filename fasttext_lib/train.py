@@ -40,7 +40,8 @@ from .class_checks import check_classes
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, sort_labels
 from .devices import parse_ctx
-from .errors import FastTextError, check_bool, keeping_stops, note_progress, raise_if_interrupted
+from .errors import (FastTextError, check_bool, keeping_stops, note_progress, raise_if_interrupted,
+                     refuse_standard_output)
 from .features import Featurizer
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
@@ -163,6 +164,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     line: the history would have ``train_accuracy`` for some epochs only). (``train_loss`` is the mean loss of the epoch's documents as each step met them,
     while the parameters were still changing: not the same measurement.)
     """
+    refuse_standard_output(checkpoint_dir, "checkpoint_dir", "the checkpoints", "a directory")  # (before any epoch)
     forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
     importlib.import_module("mxnet")  # once, here: every step below uses it
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from . import storage
-from .errors import FastTextError, keeping_stops, note_stop_line
+from .errors import FastTextError, keeping_stops, note_stop_line, refuse_standard_output
 from .figures import FIGURE_MARK, plot_trials, png_software, show
 from .notebook_params import check_dataset, key_path
 
@@ -37,6 +37,7 @@ class Workspace:
         if not isinstance(output_dir, (str, os.PathLike)) or not str(output_dir).strip():
             # papermill -p output_dir None passes None: a TypeError traceback from pathlib; "" was the notebooks' folder
             raise FastTextError(f"output_dir must be a folder's path, got {output_dir!r}")
+        refuse_standard_output(output_dir, "output_dir", "the notebooks' outputs", "a directory")
         # "/" is no prefix (it made keys beginning with a slash)
         self.base = storage.prefix_uri(bucket, key_path(prefix, "prefix", empty_ok=True))
         self.data = f"{self.base}/data"

@@ -9,7 +9,7 @@ was meant (:mod:`fasttext_lib.data` reads it).
 import io
 
 from . import storage
-from .errors import FastTextError
+from .errors import FastTextError, refuse_standard_output
 from .text import LABEL_PREFIX, normalize_text
 
 
@@ -22,6 +22,7 @@ def write_fasttext(data, uri):
 
     A label with whitespace (a CSV class such as ``very good``) is refused: written as ``__label__very good``
     it read back as the class ``very`` and the text ``good ...``."""
+    refuse_standard_output(uri, "uri", "the fastText file", "a file")
     check_fasttext_labels(data, uri)
     with storage.atomic_write(uri, "wb") as f:
         write_fasttext_rows(data, f, uri)
@@ -32,6 +33,7 @@ def write_fasttext_splits(splits, prefix, stem):
     """Each split of ``splits`` (``{"train": data, "test": data}``) to ``{prefix}/{stem}.{name}``, written together:
     all in full before any replaces an older file (storage.atomic_writes), so a failure in one (a full disk, a text
     the format cannot hold) never leaves a new train split beside the old test split. Returns ``{name: uri}``."""
+    refuse_standard_output(prefix, "prefix", "the splits", "a directory")
     uris = {name: storage.join(prefix, f"{stem}.{name}") for name in splits}
     for name, data in splits.items():  # before anything is written
         check_fasttext_labels(data, uris[name])
@@ -108,6 +110,7 @@ def csv_line(label, text):
 def write_csv(data, uri, overwrite=True):
     """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``). A label or text
     holding NUL is refused first, as by :func:`write_fasttext`."""
+    refuse_standard_output(uri, "uri", "the CSV file", "a file")
     _check_no_nul(data, uri)
     with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
         write_csv_rows(data, f, uri)

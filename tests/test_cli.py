@@ -971,6 +971,8 @@ def test_a_missing_validation_file_is_refused_before_the_training_file_is_read(t
     (("synthetic", "--output", "-", "--train-docs", "20", "--test-docs", "5"), "--output", "train.csv and test.csv",
      "a directory"),
     (("prepare", "--output", "-", "--base-url", "nowhere"), "--output", "the dataset", "a directory"),
+    (("prepare", "--output", "o", "--cache-dir", "-", "--base-url", "nowhere"), "--cache-dir", "the downloaded archive",
+     "a directory"),
     (("export-vectors", "--model", "no_bundle", "--output", "-"), "--output", "the word vectors", "a file"),
 ])
 def test_an_output_given_as_standard_output_is_refused_before_any_work(tmp_path, monkeypatch, args, flag, what, give):
@@ -984,4 +986,48 @@ def test_an_output_given_as_standard_output_is_refused_before_any_work(tmp_path,
     r = cli_in_process(*args)
     assert (r.returncode, r.stdout, r.stderr.splitlines()) == (2, "", [
         f"error: {flag} -: writing {what} to standard output is not supported; give {give}"]), r.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def _python_writers():
+    """Each public Python function that writes, called with ``-`` for its output: (call, parameter, what, give)."""
+    from fasttext_lib import autotune, bundle, checkpoints, download, packaging, train, workspace, writers
+    from fasttext_lib.data import LabeledTexts
+
+    data = LabeledTexts(["1", "2"], ["good food", "bad food"])
+    return [
+        (lambda: bundle.save_bundle(None, "-"), "dest", "the bundle", "a directory"),
+        (lambda: bundle.publish_bundle("-", {}, {}), "dest", "the bundle", "a directory"),
+        (lambda: autotune.save_bundle_with_trials(None, "-", "trials.csv"), "output", "the bundle", "a directory"),
+        (lambda: autotune.save_bundle_with_trials(None, "o", "-"), "trials_uri", "the autotune trial table", "a file"),
+        (lambda: checkpoints.save_checkpoint("-", 1, None, None, [], [], None), "checkpoint_dir", "the checkpoints",
+         "a directory"),
+        (lambda: train.train(data, checkpoint_dir="-"), "checkpoint_dir", "the checkpoints", "a directory"),
+        (lambda: writers.write_fasttext(data, "-"), "uri", "the fastText file", "a file"),
+        (lambda: writers.write_csv(data, "-"), "uri", "the CSV file", "a file"),
+        (lambda: writers.write_fasttext_splits({"train": data}, "-", "x"), "prefix", "the splits", "a directory"),
+        (lambda: download.prepare("ag_news", "-", "cache", base_url="nowhere"), "out_dir_or_s3_prefix", "the dataset",
+         "a directory"),
+        (lambda: download.prepare("ag_news", "out", "-", base_url="nowhere"), "cache_dir", "the downloaded archive",
+         "a directory"),
+        (lambda: download.download("ag_news", "-", base_url="nowhere"), "cache_dir", "the downloaded archive",
+         "a directory"),
+        (lambda: packaging.pack_model("no_bundle", "-"), "dest", "model.tar.gz", "a file"),
+        (lambda: packaging.fetch_job_model("model.tar.gz", "-"), "dest", "the bundle", "a directory"),
+        (lambda: workspace.Workspace("bucket", "p", "-"), "output_dir", "the notebooks' outputs", "a directory"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(15))
+def test_a_python_output_given_as_standard_output_is_refused_before_any_work(tmp_path, monkeypatch, case):
+    """The command line refuses ``-`` for an output in one line; the Python functions wrote a file or folder named
+    ``-`` (save_bundle(trained, "-"), prepare's cache_dir, write_csv, ...). Each now refuses it by the same rule,
+    before anything is read or trained (here: nothing there to read, or no model at all)."""
+    monkeypatch.chdir(tmp_path)
+    writers = _python_writers()
+    assert len(writers) == 15
+    call, named, what, give = writers[case]
+    with pytest.raises(FastTextError) as err:
+        call()
+    assert str(err.value) == f"{named} -: writing {what} to standard output is not supported; give {give}"
     assert os.listdir(tmp_path) == []

@@ -2011,6 +2011,129 @@ def test_a_pair_uploaded_in_place_while_another_run_writes_it_ends_as_one_writes
     assert len(uploads) == (4 if at == 1 else 2) and _bucket_keys(prefix) == ["pair.test", "pair.train"]
 
 
+def _create_pair(prefix, tag, if_taken=None):
+    """A create-only write of the pair (sample or prepare without --overwrite): nothing there is replaced."""
+    uris = [f"{prefix}/pair.train", f"{prefix}/pair.test"]
+    with storage.atomic_writes(uris, overwrite=False, if_taken=if_taken) as (train, test):
+        train.write(f"__label__1 {tag} train\n".encode())
+        test.write(f"__label__1 {tag} test\n".encode())
+    return uris
+
+
+def _another_run_fails_between_its_copies(prefix, proxy, monkeypatch, tag):
+    """Once A (a create-only write) has created pair.train, B (a replacing write of ``tag``) copies its pair.train
+    over it and fails at its copy onto pair.test; then A creates pair.test."""
+    real, created = storage.pairs._upload_new, []
+
+    def upload_new(*args, **kwargs):
+        if len(created) == 1:  # A has created pair.train: B runs, and fails between its copies
+            proxy.fail("PUT", r"/pair\.test$", "500")  # (the copy onto pair.test; B's staged upload has another key)
+            with pytest.raises(FastTextError, match="no longer belong together"):
+                _write_pair(prefix, tag)
+            proxy.clear()
+        created.append(args[3])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    return created
+
+
+# What a create-only write says when it leaves its files beside another write's.
+LEFT_MIXED = (r"{train} was written over by another run after this one created it, so {train}, {test} are now a mixed "
+              r"set, of two writes \(reading them together is refused\); this run replaced nothing: run the command "
+              r"again with --overwrite \(overwrite=True\) to write them whole$")
+
+
+def test_a_create_only_pair_left_beside_a_failed_runs_file_says_the_pair_is_mixed(s3_bucket, proxy, monkeypatch):
+    """Without --overwrite each file of the pair is created only where none is (sample to S3). Another run that
+    replaced the train split this one had just created and then failed before the test split left a mixed pair, its
+    train split beside this one's test split, and this run exited 0 (only a reader found the mix). It now checks the
+    pair it leaves, as a replacing write does, and fails in one line that says the pair is mixed and what to do."""
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/pair.train", f"{prefix}/pair.test"
+    created = _another_run_fails_between_its_copies(prefix, proxy, monkeypatch, "B")
+    with pytest.raises(FastTextError, match=LEFT_MIXED.format(train=re.escape(train), test=re.escape(test))) as err:
+        _create_pair(prefix, "A")
+    one_line(err.value)
+    assert len(created) == 2
+    assert _bucket_keys(prefix) == ["pair.test", "pair.train"]
+    with pytest.raises(FastTextError, match="now of another write of them"):
+        storage.read_bytes(train)
+    _write_pair(prefix, "again")  # the advice (--overwrite) works
+    assert storage.read_bytes(train) == b"__label__1 again train\n" and storage.read_bytes(test) == b"__label__1 again test\n"
+
+
+@pytest.mark.parametrize("bytes_there", ["the same", "others"])
+def test_a_create_only_pair_that_may_keep_files_of_its_bytes_ends_whole_or_says_it_is_mixed(s3_bucket, proxy,
+                                                                                            monkeypatch, bytes_there):
+    """The same for a write that keeps files holding its own bytes (prepare without --overwrite: atomic_writes'
+    if_taken): where the other run's file holds this run's bytes (two prepare runs of one dataset), this run writes
+    its pair whole again, as when it finds a mixed pair before writing, and passes; where it holds others, the file
+    is kept and the line says the pair is mixed."""
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/pair.train", f"{prefix}/pair.test"
+    ours = {train: b"__label__1 A train\n", test: b"__label__1 A test\n"}
+    bucket = storage.split_s3(prefix)[0]
+
+    def raw(uri):  # (as prepare's if_taken compares: by what the object holds, whatever set it is of)
+        return boto3.client("s3").get_object(Bucket=bucket, Key=storage.split_s3(uri)[1])["Body"].read()
+
+    def if_taken(uri):
+        if raw(uri) != ours[uri]:
+            raise storage.already_exists(uri, "it differs")
+    _another_run_fails_between_its_copies(prefix, proxy, monkeypatch, "A" if bytes_there == "the same" else "B")
+    if bytes_there == "the same":
+        _create_pair(prefix, "A", if_taken)
+        with storage.reading_together():  # one write's pair
+            assert {uri: storage.read_bytes(uri) for uri in ours} == ours
+        return
+    with pytest.raises(FastTextError, match=LEFT_MIXED.format(train=re.escape(train), test=re.escape(test))) as err:
+        _create_pair(prefix, "A", if_taken)
+    one_line(err.value)
+    assert {uri: raw(uri) for uri in ours} == {train: b"__label__1 B train\n", test: b"__label__1 A test\n"}  # B's kept
+
+
+@pytest.mark.parametrize("stopped", ["during the uploads", "between the copies", "during the copies again"])
+def test_a_pair_write_stopped_by_ctrl_c_says_when_the_pair_may_be_mixed(s3_bucket, monkeypatch, stopped):
+    """A Ctrl-C once the pair's copies had begun (the first one done, or a write copying its pair again because
+    another run's copies interleaved with its own) said only "interrupted (SIGINT); stopped and cleaned up", as if
+    the old pair were whole, where a failure there says the files no longer belong together. The line says so now,
+    and only then: stopped during the uploads to the staging keys, the old pair is untouched."""
+    from conftest import cli_in_process
+    from fasttext_lib.errors import Interrupted
+
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
+    assert cli_in_process("sample", "--output", prefix).returncode == 0
+    real_upload, real_copy, copies = storage.pairs.upload_file, storage.pairs._copy, []
+
+    def upload_file(*args, **kwargs):
+        if stopped == "during the uploads" and args[3].endswith("test.csv"):
+            raise Interrupted(signal.SIGINT)
+        return real_upload(*args, **kwargs)
+
+    def copy(*args):
+        copies.append(args[4])
+        if (stopped, len(copies)) in (("between the copies", 2), ("during the copies again", 3)):
+            raise Interrupted(signal.SIGINT)
+        real_copy(*args)
+        if stopped == "during the copies again" and len(copies) == 1:  # another run's pair, whole, between A's copies
+            monkeypatch.setattr(storage.pairs, "_copy", real_copy)
+            with storage.atomic_writes([train, test]) as (b_train, b_test):
+                b_train.write(b'"1","B"\n')
+                b_test.write(b'"1","B"\n')
+            monkeypatch.setattr(storage.pairs, "_copy", copy)
+    monkeypatch.setattr(storage.pairs, "upload_file", upload_file)
+    monkeypatch.setattr(storage.pairs, "_copy", copy)
+    r = cli_in_process("sample", "--output", prefix, "--overwrite")
+    said = "error: interrupted (SIGINT); stopped and cleaned up"
+    if stopped != "during the uploads":
+        said += (f", but {train}, {test} may now be a mixed set, of two writes (reading them together is refused): "
+                 f"run the command again")
+    assert (r.returncode, r.stderr.splitlines()) == (130, [said]), r.stderr
+    assert _bucket_keys(prefix) == ["test.csv", "train.csv"]  # no staging object left
+    assert len(copies) == {"during the uploads": 0, "between the copies": 2, "during the copies again": 3}[stopped]
+
+
 @pytest.mark.parametrize("failure", ["busy", "interrupted"])
 def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, monkeypatch, failure):
     """The pair's files are put in place by renames, one after the other: a second rename that failed (a test file

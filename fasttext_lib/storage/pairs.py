@@ -7,7 +7,7 @@ import os
 import secrets
 import sys
 
-from ..errors import FastTextError
+from ..errors import FastTextError, note_what_a_stop_left
 from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _status, _upload_new, is_forbidden, is_s3, s3_client,
                  s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
@@ -43,7 +43,10 @@ from .atomic import _local_writes, staging_dir
 # ``overwrite=False`` uploads each member conditionally (If-None-Match) to its target: nothing is replaced, and a
 # failure takes back (deletes) the members this call created that are still its own (their set id): not one another
 # run has written its set over since (each DELETE conditional on the ETag seen: _take_back). Without s3:DeleteObject
-# nothing is taken back: a run that finds a later member created by another run looks again (_Overtaken).
+# nothing is taken back: a run that finds a later member created by another run looks again (_Overtaken). Its
+# members all created, it checks them as a replacing write does: one another run wrote over meanwhile (a run that
+# failed between its copies) leaves a mixed set, said in one line (_LeftMixed). A Ctrl-C or SIGTERM once the members
+# are being put in place (copies or uploads in place) says so too, in the stop's line (errors.note_what_a_stop_left).
 
 
 @contextlib.contextmanager
@@ -149,6 +152,8 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
         try:
             taken = _taken_alike(targets, if_taken)
         except FastTextError as exc:  # (one differs: kept) where our create-only write left members of its own
+            if isinstance(overtaken, _LeftMixed):  # (beside another run's file of other bytes: the set stays mixed)
+                raise overtaken from None
             if getattr(overtaken, "ours", None):
                 raise _mixed(exc, overtaken.ours, len(overtaken.ours)) from None
             raise
@@ -157,9 +162,9 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
         try:  # none there: each created only if still none is there; some: the set written whole again, its own
             return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
                               deletable, recheck=lambda: _taken_alike(targets, if_taken))
-        except AlreadyExists as exc:  # another run created one meanwhile (two prepare runs at once), perhaps after
-            if attempt:  # we had created some (_Overtaken): look again
-                raise
+        except (AlreadyExists, _LeftMixed) as exc:  # another run created one meanwhile (two prepare runs at once),
+            if attempt:  # perhaps after we had created some (_Overtaken), or wrote over one of ours: look again (of
+                raise  # our bytes, the set is written whole again)
             overtaken = exc
 
 
@@ -191,6 +196,9 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
                 try:
                     with s3_errors(uri):
                         _copy(client, bucket, temp, *split_s3(uri), os.path.getsize(staged[uri]))
+                except KeyboardInterrupt as exc:  # (the copy it stopped may still land: S3 has the request)
+                    note_what_a_stop_left(exc, _may_be_mixed(targets))
+                    raise
                 except FastTextError as exc:
                     if done or attempt:  # (a later attempt replaces a mixed set: it was not whole before either)
                         raise _mixed(exc, targets, done or len(targets)) from None
@@ -224,13 +232,20 @@ PAIR_COPY_ATTEMPTS = 4
 
 def _of_one_write(client, targets):
     """Whether the targets are all of one write: ours, or wholly another run's (ours was replaced whole)."""
-    ids = set()
+    ids = _write_ids(client, targets)
+    return ids is None or len(set(ids)) <= 1
+
+
+def _write_ids(client, targets):
+    """The set id each target's metadata holds (None: a file of no set); None where a HEAD cannot tell (gone, or not
+    ours to see: readers check what they find)."""
+    ids = []
     for uri in targets:
         try:
-            ids.add(_set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0])
-        except Exception:  # gone, or not ours to see: readers check what they find
-            return True
-    return len(ids) <= 1
+            ids.append(_set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0])
+        except Exception:  # noqa: BLE001
+            return None
+    return ids
 
 
 def _delete_staged(client, created):
@@ -267,11 +282,17 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
     for attempt in range(PAIR_COPY_ATTEMPTS):
         for done, uri in enumerate(targets):
             bucket, key = split_s3(uri)
+            uploading = False
             try:
                 with s3_errors(uri):
                     if recheck is not None:  # (before each: a member is replaced after the earlier ones' uploads)
                         recheck()
+                    uploading = True
                     upload_file(client, staged[uri], bucket, key, metadata)
+            except KeyboardInterrupt as exc:
+                if done or attempt or uploading:  # (the upload it stopped may still land: one PUT)
+                    note_what_a_stop_left(exc, _may_be_mixed(targets))
+                raise
             except FastTextError as exc:
                 if done or attempt:  # (a later attempt replaces a mixed set: it was not whole before either)
                     raise _mixed(exc, targets, done or len(targets)) from None
@@ -283,7 +304,8 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
 
 def _create_each(client, targets, staged, metadata, deletable):
     """Each member created at its target (If-None-Match), one after another: nothing is replaced; a failure takes
-    back what this write created and still holds (deletable), or says what it left (_Overtaken, _mixed)."""
+    back what this write created and still holds (deletable), or says what it left (_Overtaken, _mixed). Then, as a
+    replacing write does, the members are checked to be of one write (:class:`_LeftMixed`)."""
     created = []
     for done, uri in enumerate(targets):
         bucket, key = split_s3(uri)
@@ -300,6 +322,24 @@ def _create_each(client, targets, staged, metadata, deletable):
                 raise _mixed(exc, targets, done) from None
             raise
         created.append((bucket, key, uri))
+    ids = _write_ids(client, targets)
+    if ids is not None and len(set(ids)) > 1:
+        raise _LeftMixed(targets, [uri for uri, set_id in zip(targets, ids) if set_id != metadata[SET_ID_META]])
+
+
+class _LeftMixed(FastTextError):
+    """A create-only write whose members all went in, some of them written over since by another run: one that failed
+    between its copies (its error says so) left its file beside ours, and this run exited 0 beside a set readers
+    refuse. Nothing of ours is taken back (what stays is still no whole set). Where ``if_taken`` finds that run's files
+    of our bytes (two prepare runs of one dataset, the other perhaps still copying), the set is written whole again
+    instead (atomic_writes: _put_set_in_place)."""
+
+    def __init__(self, targets, theirs):
+        one = len(theirs) == 1
+        super().__init__(f"{', '.join(theirs)} {'was' if one else 'were'} written over by another run after this one "
+                         f"created {'it' if one else 'them'}, so {', '.join(targets)} are now a mixed set, of two writes "
+                         f"(reading them together is refused); this run replaced nothing: run the command again with "
+                         f"--overwrite (overwrite=True) to write them whole")
 
 
 class _Overtaken(AlreadyExists):
@@ -370,6 +410,13 @@ def _deletes_conditionally(client):
         return "IfMatch" in client.meta.service_model.operation_model("DeleteObject").input_shape.members
     except Exception:  # noqa: BLE001 - a botocore without it, or a model that cannot say: plain deletes
         return False
+
+
+def _may_be_mixed(targets):
+    """What a Ctrl-C (or SIGTERM) left, said in its error line (cli.main), once a write has begun putting its members in
+    place: some replaced, perhaps the one in flight too, the others not."""
+    return (f"{', '.join(targets)} may now be a mixed set, of two writes (reading them together is refused): run the "
+            f"command again")
 
 
 def _mixed(exc, uris, done):
