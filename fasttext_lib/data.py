@@ -29,9 +29,9 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       chosen_columns, csv_text, header_columns, ids_column, index_column, index_header_start,
                       index_named, index_note, index_rows, is_int_text, left_out_columns, looks_like_header,
                       number_with_comma, one_column_text_header, one_hot_hint, read_from_note, reads_as_number,
-                      semicolon_header, series_values_header, short_header, short_names, table_header,
-                      table_text_columns, table_texts, text_header, tsv_header_line, unread_columns, unread_header,
-                      whole_number)
+                      semicolon_header, series_values_header, several_class_columns, short_header, short_names,
+                      table_header, table_text_columns, table_texts, text_header, tsv_header_line, unread_columns,
+                      unread_header, whole_number)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line, jsonl_examples
 from .label_names import display
@@ -363,7 +363,9 @@ def detect_format(first_line, uri):
     except csv.Error:  # a lone \r inside line 1 (class,text\r...: an old Mac file) stopped training in a traceback
         raise FastTextError(f"{uri}:1: cannot detect the format of line 1: it holds a line break inside it"
                             f"{LONE_CR_HINT}") from None
-    if len(row) >= 2 and (looks_like_header(row) or (index_named(row) and short_names(row[1:]))):
+    # (a header naming two class columns, id,rating,label,text, is a header predict reads: refused below, as before)
+    if len(row) >= 2 and ((looks_like_header(row) and not several_class_columns(row))
+                          or (index_named(row) and short_names(row[1:]))):
         return "csv"  # (a header row; or one whose first column is pandas' index, ,label,text: index_column)
     if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
         return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
@@ -378,7 +380,7 @@ def detect_format(first_line, uri):
         # lines on each text as a class of its own
         if quoted_tsv or "," not in line or line.index("\t") < line.index(","):
             cells = next(csv.reader([line], delimiter="\t"), [])
-            if (_UNQUOTED_TSV.match(line) or looks_like_header(cells)
+            if (_UNQUOTED_TSV.match(line) or (looks_like_header(cells) and not several_class_columns(cells))
                     or (index_named(cells) and short_names(cells[1:]))):
                 return "tsv"
             if len(cells) >= 3 and short_names(cells) and not any(reads_as_number(c) for c in cells):
@@ -582,9 +584,11 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if index:  # pandas' index column first (,label,text): left out, the rest read as usual
         ahead, rows = _without_index_column(ahead, rows, repeated, uri, note)
         repeated = _AlreadySkipped(repeated)  # (its rows are without the header's repeats: not compared again)
-    if choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index):
+    if (choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index)
+            and (predicting or not several_class_columns(ahead[0][0]))):  # (training asks which is the class)
         header = ahead[0][0]
         columns = _text_only_columns(ahead, header_row, index, predicting, uri, note)  # (training: refused)
+        found["class_columns"] = several_class_columns(header)  # (predict: its classes are not scored)
         for text in table_texts(_noting_lines(repeated.skipped(chain_lines(ahead[1:], rows)), found), header, columns,
                                 lambda start: f"{uri}:{start}"):
             yield None, text
