@@ -108,9 +108,11 @@ def as_read_from_a_file(data, what):
     check_labeled_texts(data, what)
     labels, texts = data.labels, data.texts
     if all(type(label) is str for label in labels) and all(type(text) is str for text in texts):
+        if any(_unstripped(label) for label in labels):  # (a reader's classes are stripped already: no copy)
+            labels = [_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)]
         read = whole_number_classes(labels)  # (str classes "1.0", "2.0": as a file of them is read)
         # (the readers' own lists: one pass each, no copy)
-        return data if read is labels else LabeledTexts(read, texts, _names_of(data, read), data.class_from)
+        return data if read is data.labels else LabeledTexts(read, texts, _names_of(data, read), data.class_from)
     labels = whole_number_classes([_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)])
     for i, text in enumerate(texts):
         if not isinstance(text, str):
@@ -134,10 +136,19 @@ def missing_value(value):
     return value is None or type(value).__name__ == "NAType" or (isinstance(value, numbers.Real) and value != value)
 
 
+def _unstripped(label):
+    return not label or label[0].isspace() or label[-1].isspace()
+
+
 def _label_as_read(label, name):
-    """One label of a DataFrame's class column as a file's reader reads it (:func:`as_read_from_a_file`)."""
+    """One label of a DataFrame's class column as a file's reader reads it (:func:`as_read_from_a_file`): a str
+    without the whitespace around it, as the CSV and JSON Lines readers strip a class (``'positive '``, typed so in
+    some rows, trained as a class of its own beside ``positive``); an empty one is a missing class."""
     if isinstance(label, str):
-        return label
+        if label.strip():
+            return label.strip()
+        raise FastTextError(f"{name} is {label!r} (str): a document without a class; drop such rows first "
+                            f"(df.dropna(subset=['label']), or df[df['label'].str.strip() != ''])")
     if missing_value(label):
         raise FastTextError(f"{name} is {label!r} ({type(label).__name__}): a document without a class; drop such rows "
                             f"first (df.dropna(subset=['label']))")
