@@ -190,24 +190,29 @@ def _parse_fasttext_line(line, uri, lineno):
     return label, " ".join(t for t in tokens if not t.startswith(LABEL_PREFIX))
 
 
-def _csv_row_to_example(row, uri, lineno, layout=None):
+# (a class not yet given, pandas' NaN written as an empty field: the refusal named no way on)
+_NO_CLASS = (": a document without a class; drop such rows first (pandas: df.dropna(subset=['label'])"
+             ".to_csv(new_path, index=False))")
+
+
+def _csv_row_to_example(row, uri, lineno, layout=None, tsv=False):
     """``(label, text)`` of one CSV row. ``layout``: ``(label column, text columns, header's column count)`` from a
     header row that names the class column elsewhere than first (``text,label``); None: the class is the first
-    column and every other column is text (Zhang et al.)."""
+    column and every other column is text (Zhang et al.). ``tsv``: the row is a TSV's (for errors)."""
     if layout is not None:
         label_col, text_cols, width = layout
-        if len(row) != width:
+        if len(row) != width:  # (a TSV's stray separator is a tab typed in a text: a comma there does no harm)
             raise FastTextError(f"{uri}:{lineno}: malformed CSV row: {len(row)} column(s) where the header row has "
-                                f"{width} (a comma in an unquoted text? quote the field)")
+                                f"{width} ({'a tab' if tsv else 'a comma'} in an unquoted text? quote the field)")
         label = row[label_col].strip()
         if not label:
-            raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column")
+            raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column{_NO_CLASS}")
         return label, " ".join(row[c] for c in text_cols if row[c]).replace("\\n", " ")
     if len(row) < 2:
         raise FastTextError(f"{uri}:{lineno}: malformed CSV row: expected \"class\",\"text\"[,...] but got {len(row)} column(s)")
     label = row[0].strip()
     if not label:
-        raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column")
+        raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column{_NO_CLASS}")
     return label, csv_text(row[1:])
 
 
@@ -625,7 +630,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         if predicting and not _has_text(row):  # (predict's rows of empty fields, kept by _csv_rows: no class, no text)
             continue
         found["line"] = start
-        yield _csv_row_to_example(row, uri, start, layout)
+        yield _csv_row_to_example(row, uri, start, layout, fmt == "tsv")
 
 
 def _format_to_read(first, rest, fmt, choice, uri):
