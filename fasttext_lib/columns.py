@@ -149,7 +149,22 @@ def text_header_columns(row, min_columns=2):
     if (min_columns >= 2 and short_names(row) and not any(n in HEADER_LABEL_NAMES for n in names)
             and not any(reads_as_number(c) for c in row) and header_layout(row) is None):  # (Class Index,Title,...)
         return [i for i, n in enumerate(names) if n in HEADER_TEXT_NAMES] or None
+    if min_columns >= 2 and several_class_columns(row):  # (id,date,rating,Review Text,label: its text, to label)
+        return [i for i, n in enumerate(names) if n in HEADER_TEXT_NAMES and n not in HEADER_LABEL_NAMES] or None
     return None
+
+
+def several_class_columns(row):
+    """The names of the class columns of a header row of column names (none a number) that names two or more, none
+    first (``id,date,rating,Review Text,label``: a Kaggle export's text rating beside its label), so that training
+    cannot tell which is the class (:func:`header_layout` is None) and asks (:func:`unread_columns`); else []. Its
+    text columns are what ``predict`` and the endpoint answer (:func:`text_header_columns`): they answered such a
+    table a line at a time, its header as a review and each record's ids, dates and classes as words of its text."""
+    names = [c.lstrip("\ufeff").strip() for c in row]
+    classes = [n for n in names if n.lower() in HEADER_LABEL_NAMES]
+    if len(classes) < 2 or not short_names(row) or any(reads_as_number(c) for c in row) or header_layout(row) is not None:
+        return []
+    return classes
 
 
 def looks_like_header(row):

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List
 
 from . import storage
-from .columns import Columns, check_text_columns, index_column, table_texts, text_header, whole_number
+from .columns import (Columns, check_text_columns, index_column, several_class_columns, table_texts, text_header,
+                      whole_number)
 from .errors import FastTextError
 from .formats import FORMATS, csv_row_to_example, format_to_read, has_text, parse_fasttext_line
 from .header_row import (AlreadySkipped, class_and_text_columns, header_layout, table_lookahead, text_only_columns,
@@ -122,9 +123,11 @@ def as_read_from_a_file(data, what):
     check_labeled_texts(data, what)
     labels, texts = data.labels, data.texts
     if all(type(label) is str for label in labels) and all(type(text) is str for text in texts):
+        if any(_unstripped(label) for label in labels):  # (a reader's classes are stripped already: no copy)
+            labels = [_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)]
         read = whole_number_classes(labels)  # (str classes "1.0", "2.0": as a file of them is read)
         # (the readers' own lists: one pass each, no copy)
-        return data if read is labels else LabeledTexts(read, texts, _names_of(data, read), data.class_from)
+        return data if read is data.labels else LabeledTexts(read, texts, _names_of(data, read), data.class_from)
     labels = whole_number_classes([_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)])
     for i, text in enumerate(texts):
         if not isinstance(text, str):
@@ -148,10 +151,19 @@ def missing_value(value):
     return value is None or type(value).__name__ == "NAType" or (isinstance(value, numbers.Real) and value != value)
 
 
+def _unstripped(label):
+    return not label or label[0].isspace() or label[-1].isspace()
+
+
 def _label_as_read(label, name):
-    """One label of a DataFrame's class column as a file's reader reads it (:func:`as_read_from_a_file`)."""
+    """One label of a DataFrame's class column as a file's reader reads it (:func:`as_read_from_a_file`): a str
+    without the whitespace around it, as the CSV and JSON Lines readers strip a class (``'positive '``, typed so in
+    some rows, trained as a class of its own beside ``positive``); an empty one is a missing class."""
     if isinstance(label, str):
-        return label
+        if label.strip():
+            return label.strip()
+        raise FastTextError(f"{name} is {label!r} (str): a document without a class; drop such rows first "
+                            f"(df.dropna(subset=['label']), or df[df['label'].str.strip() != ''])")
     if missing_value(label):
         raise FastTextError(f"{name} is {label!r} ({type(label).__name__}): a document without a class; drop such rows "
                             f"first (df.dropna(subset=['label']))")
@@ -257,9 +269,11 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if index:  # pandas' index column first (,label,text): left out, the rest read as usual
         ahead, rows = without_index_column(ahead, rows, repeated, uri, note)
         repeated = AlreadySkipped(repeated)  # (its rows are without the header's repeats: not compared again)
-    if choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index):
+    if (choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index)
+            and (predicting or not several_class_columns(ahead[0][0]))):  # (training asks which is the class)
         header = ahead[0][0]
         columns = text_only_columns(ahead, header_row, index, predicting, uri, note)  # (training: refused)
+        found["class_columns"] = several_class_columns(header)  # (predict: its classes are not scored)
         for text in table_texts(_noting_lines(repeated.skipped(chain_lines(ahead[1:], rows)), found), header, columns,
                                 lambda start: f"{uri}:{start}"):
             yield None, text
@@ -285,7 +299,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         if predicting and not has_text(row):  # (predict's rows of empty fields, kept by csv_rows: no class, no text)
             continue
         found["line"] = start
-        yield csv_row_to_example(row, uri, start, layout)
+        yield csv_row_to_example(row, uri, start, layout, fmt == "tsv")
 
 
 def _noting_lines(records, found):

@@ -22,8 +22,9 @@ import re
 
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, csv_text, index_column,
                       index_header_start, index_named, is_int_text, looks_like_header, number_with_comma,
-                      one_column_text_header, reads_as_number, semicolon_header, series_values_header, short_header,
-                      short_names, table_header, tsv_header_line, unread_columns, whole_number)
+                      one_column_text_header, reads_as_number, semicolon_header, series_values_header,
+                      several_class_columns, short_header, short_names, table_header, tsv_header_line,
+                      unread_columns, whole_number)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line
 from .lines import LONE_CR_HINT, chain_lines, has_lone_cr, stripped_start
@@ -111,7 +112,9 @@ def detect_format(first_line, uri):
     except csv.Error:  # a lone \r inside line 1 (class,text\r...: an old Mac file) stopped training in a traceback
         raise FastTextError(f"{uri}:1: cannot detect the format of line 1: it holds a line break inside it"
                             f"{LONE_CR_HINT}") from None
-    if len(row) >= 2 and (looks_like_header(row) or (index_named(row) and short_names(row[1:]))):
+    # (a header naming two class columns, id,rating,label,text, is a header predict reads: refused below, as before)
+    if len(row) >= 2 and ((looks_like_header(row) and not several_class_columns(row))
+                          or (index_named(row) and short_names(row[1:]))):
         return "csv"  # (a header row; or one whose first column is pandas' index, ,label,text: index_column)
     if any(token.startswith(LABEL_PREFIX) for token in stripped.split()):
         return "fasttext"  # the label after the text ("great food __label__pos"), as fastText reads it
@@ -126,7 +129,7 @@ def detect_format(first_line, uri):
         # lines on each text as a class of its own
         if quoted_tsv or "," not in line or line.index("\t") < line.index(","):
             cells = next(csv.reader([line], delimiter="\t"), [])
-            if (_UNQUOTED_TSV.match(line) or looks_like_header(cells)
+            if (_UNQUOTED_TSV.match(line) or (looks_like_header(cells) and not several_class_columns(cells))
                     or (index_named(cells) and short_names(cells[1:]))):
                 return "tsv"
             if len(cells) >= 3 and short_names(cells) and not any(reads_as_number(c) for c in cells):
@@ -316,24 +319,29 @@ def has_text(row):
     return False
 
 
-def csv_row_to_example(row, uri, lineno, layout=None):
+# (a class not yet given, pandas' NaN written as an empty field: the refusal named no way on)
+_NO_CLASS = (": a document without a class; drop such rows first (pandas: df.dropna(subset=['label'])"
+             ".to_csv(new_path, index=False))")
+
+
+def csv_row_to_example(row, uri, lineno, layout=None, tsv=False):
     """``(label, text)`` of one CSV row. ``layout``: ``(label column, text columns, header's column count)`` from a
     header row that names the class column elsewhere than first (``text,label``); None: the class is the first
-    column and every other column is text (Zhang et al.)."""
+    column and every other column is text (Zhang et al.). ``tsv``: the row is a TSV's (for errors)."""
     if layout is not None:
         label_col, text_cols, width = layout
-        if len(row) != width:
+        if len(row) != width:  # (a TSV's stray separator is a tab typed in a text: a comma there does no harm)
             raise FastTextError(f"{uri}:{lineno}: malformed CSV row: {len(row)} column(s) where the header row has "
-                                f"{width} (a comma in an unquoted text? quote the field)")
+                                f"{width} ({'a tab' if tsv else 'a comma'} in an unquoted text? quote the field)")
         label = row[label_col].strip()
         if not label:
-            raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column")
+            raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column{_NO_CLASS}")
         return label, " ".join(row[c] for c in text_cols if row[c]).replace("\\n", " ")
     if len(row) < 2:
         raise FastTextError(f"{uri}:{lineno}: malformed CSV row: expected \"class\",\"text\"[,...] but got {len(row)} column(s)")
     label = row[0].strip()
     if not label:
-        raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column")
+        raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column{_NO_CLASS}")
     return label, csv_text(row[1:])
 
 

@@ -161,6 +161,12 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
         # to label, was trained on its ids as classes, one class per review)
         if layout is not None and keys[layout[0]].strip().lower() not in HEADER_LABEL_NAMES:
             layout = None
+        classes = [k for k in keys if k.strip().lower() in HEADER_LABEL_NAMES]
+        if (layout is None or len(keys) < 2) and len(classes) > 1:  # (it said "no class key training knows")
+            raise FastTextError(
+                f"{uri}: its objects' keys ({','.join(keys)}) name {len(classes)} class keys ({', '.join(classes)}): "
+                f"one is the class; say which to read: --label-column NAME --text-column NAME (the SageMaker job's "
+                f"label_column and text_column)")
         if layout is None or len(keys) < 2:
             raise FastTextError(
                 f"{uri}: its objects' keys ({','.join(keys)}) name no class key training knows "
@@ -191,7 +197,9 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
                                 f"object's keys say)")
         label = _json_value(obj[label_key]).strip()
         if not label:
-            raise FastTextError(f"{uri}:{number}: this object's class ({label_key!r}) is empty")
+            raise FastTextError(f"{uri}:{number}: this object's class ({label_key!r}) is empty: a document without a "
+                                f"class; drop such rows first (pandas: df.dropna(subset=[{label_key!r}]).to_json("
+                                f"new_path, orient='records', lines=True))")
         yield label, _json_text(obj, text_keys)
 
 

@@ -202,7 +202,8 @@ def input_check(name, fmt, classes, note):
                 unknown = label  # (an id column first: id,text)
         for line in notes:
             note(line)
-        return ReadAs(kind, table, None if unknown is None else (unknown, found.get("class_from", "")))
+        return ReadAs(kind, table, None if unknown is None else (unknown, found.get("class_from", "")),
+                      tuple(found.get("class_columns", ())))
 
     def check(lines):
         if fmt == "text":
@@ -332,11 +333,14 @@ class ReadAs:
     """How predict's input was recognized: ``kind`` ``"labeled"`` (a labeled table: its text columns answered, the
     class not scored), ``"texts"`` (a header of text columns only) or ``"json"`` (JSON Lines: each object's text
     keys); ``table``: ``"csv"`` or ``"tsv"``; ``not_classes``: for a labeled table whose class column holds a value
-    that is none of the model's classes (``id,text``: ids), ``(that value, where the classes were read from)``."""
+    that is none of the model's classes (``id,text``: ids), ``(that value, where the classes were read from)``;
+    ``class_columns``: of kind ``"texts"``, the class columns of a header that names several (``rating``, ``label``:
+    columns.several_class_columns), none of them scored."""
 
     kind: str
     table: str = "csv"
     not_classes: tuple = None
+    class_columns: tuple = ()
 
 
 @contextlib.contextmanager
@@ -352,7 +356,11 @@ def documents(path, fmt, classes, note):
         if read_as and read_as.kind == "json":  # JSON Lines: each object's text keys (the note above named them)
             yield Lines(RecentLines(jsonl_texts(lines, name, found=found), found, PREDICTED_PER_CHUNK))
             return
-        if read_as and read_as.kind == "texts":  # a header of text columns only (title,body): no class
+        if read_as and read_as.class_columns:  # id,date,rating,Review Text,label: training would ask which is the class
+            print(f"{name}: read as {read_as.table.upper()} whose header row names {len(read_as.class_columns)} class "
+                  f"columns ({', '.join(read_as.class_columns)}), none of them scored: one answer per record, for its "
+                  f"text columns joined, as training joins them", file=sys.stderr)
+        elif read_as and read_as.kind == "texts":  # a header of text columns only (title,body): no class
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
                   f"answer per record, for its text columns joined, as training joins them", file=sys.stderr)
         elif read_as and read_as.not_classes:  # id,text: its first column read as training reads a class, but it is

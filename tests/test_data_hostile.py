@@ -712,3 +712,50 @@ def test_predict_reads_a_byte_order_mark_starting_a_line_as_no_part_of_its_label
     expected = cli_in_process("predict", "--model", model, "--input", plain, "--k", "-1")
     got = cli_in_process("predict", "--model", model, "--input", joined, "--k", "-1")
     assert got.returncode == 0 and got.stdout == expected.stdout and expected.returncode == 0, got.stderr
+
+
+@pytest.mark.parametrize("name, body, where, how", [
+    # pandas writes a missing class (NaN) as an empty field; Hugging Face's to_json writes null
+    ("train.csv", "label,text\npositive,great food\n,cold soup\nnegative,slow service\n", 3, "df.dropna(subset="),
+    ("train.csv", "text,label\ngreat food,positive\ncold soup,\nslow service,negative\n", 3, "df.dropna(subset="),
+    ("train.tsv", "label\ttext\npositive\tgreat food\n \tcold soup\nnegative\tslow service\n", 3, "df.dropna(subset="),
+    ("train.jsonl", '{"text": "great food", "label": 1}\n{"text": "cold soup", "label": null}\n', 2,
+     "df.dropna(subset="),
+])
+def test_a_record_without_a_class_is_one_line_that_names_it_and_how_to_drop_such_rows(tmp_path, name, body, where,
+                                                                                        how):
+    """A row whose class is missing (a label not yet given, pandas' NaN written as an empty field, JSON's null) was
+    refused as "CSV row has an empty class column" (or "this object's class ('label') is empty") with no way on, where
+    the same frame passed to the Python API is told to drop such rows (df.dropna)."""
+    path = tmp_path / name
+    path.write_text(body)
+    with pytest.raises(FastTextError, match=rf"{name}:{where}: (CSV row has an empty class column|this object's "
+                                                             r"class \('label'\) is empty)") as info:
+        read_labeled(str(path))
+    assert how in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_tsv_row_wider_than_its_header_names_a_tab_not_a_comma(tmp_path):
+    """A tab typed inside a TSV's unquoted text makes its row one field wider than the header: the error asked about
+    "a comma in an unquoted text", which a TSV holds without harm, sending the user looking for the wrong thing."""
+    path = tmp_path / "train.tsv"
+    path.write_text("text\tlabel\ngreat food\tpositive\ncold\tsoup\tnegative\nslow service\tnegative\n")
+    with pytest.raises(FastTextError, match=r"train\.tsv:3: malformed CSV row: 3 column\(s\) where the header row has 2 "
+                                            r"\(a tab in an unquoted text\? quote the field") as info:
+        read_labeled(str(path))
+    assert "comma" not in str(info.value)
+    path.write_text("text,label\ngreat food,positive\ncold, soup,negative\nslow service,negative\n")
+    with pytest.raises(FastTextError, match=r"a comma in an unquoted text\? quote the field"):
+        read_labeled(str(path))
+
+
+def test_json_lines_whose_keys_name_two_class_keys_say_so(tmp_path):
+    """{"id": ..., "rating": 5, "label": "positive", "text": ...} was refused as naming "no class key training
+    knows", sending the user looking for a name that was there twice; the CSV of the same table says it names 2."""
+    path = tmp_path / "reviews.jsonl"
+    path.write_text('{"id": 1, "rating": 5, "label": "positive", "text": "great food"}\n'
+                    '{"id": 2, "rating": 1, "label": "negative", "text": "cold soup"}\n')
+    with pytest.raises(FastTextError, match=r"reviews\.jsonl: its objects' keys \(id,rating,label,text\) name 2 class "
+                                            r"keys \(rating, label\): one is the class; say which to read: "
+                                            r"--label-column NAME"):
+        read_labeled(str(path))

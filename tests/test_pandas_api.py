@@ -171,3 +171,28 @@ def test_a_dataframe_passed_as_the_data_itself_is_one_line_saying_how_to_wrap_it
         with pytest.raises(FastTextError, match=rf"^{what} must be LabeledTexts.*LabeledTexts\(df\[\"label\"\], "
                                                 rf"df\[\"text\"\]\)"):
             call()
+
+
+def test_classes_with_stray_whitespace_train_as_the_csv_file_of_the_frame_does(frames, trained_on_ints, tmp_path):
+    """A hand-typed class column ('positive ', ' negative': a space typed after the word, or kept from a spreadsheet
+    cell) trained its padded spellings as classes of their own beside the others (six classes of a two-class
+    problem, without a word said), where the CSV file of the same frame is read with each class stripped, as the
+    JSON Lines reader strips one too. A class that is only whitespace, or empty, is a document without one."""
+    from fasttext_lib.data import read_labeled
+    from fasttext_lib.train import train
+
+    train_frame, test_frame = frames
+    padded = train_frame["label"].astype(str).where(train_frame.index % 3 != 0, train_frame["label"].astype(str) + " ")
+    padded = padded.where(train_frame.index % 3 != 1, "\t" + train_frame["label"].astype(str))
+    frame = pd.DataFrame({"label": padded, "text": train_frame["text"]})
+    frame.to_csv(tmp_path / "padded.csv", index=False)
+    assert read_labeled(str(tmp_path / "padded.csv")).labels == list(train_frame["label"].astype(str))
+    model = train(LabeledTexts(frame["label"], frame["text"]), LabeledTexts(test_frame["label"].astype(str) + " ",
+                                                                           test_frame["text"]), CONFIG)
+    assert model.labels == ["1", "2"]
+    assert [h["val_accuracy"] for h in model.history] == [h["val_accuracy"] for h in trained_on_ints.history]
+    for blank in ("", "  "):
+        changed = frame.assign(label=frame["label"].where(frame.index != 4, blank))
+        with pytest.raises(FastTextError, match=rf"^train_data.labels\[4\] is {blank!r} \(str\): a document without "
+                                                r"a class; drop such rows first"):
+            train(LabeledTexts(changed["label"], changed["text"]), None, CONFIG)

@@ -2204,3 +2204,41 @@ def test_predict_of_a_header_row_alone_is_no_data_not_a_review(tmp_path, bundle,
     assert (got.returncode, got.stdout) == (2, "") and got.stderr.count("error:") == 1
     assert "no data rows (only a header row" in got.stderr
     assert cli_in_process("predict", "--model", bundle, "--input", path, "--format", "text").stdout.count("\n") == 1
+
+
+@pytest.mark.parametrize("header, sep", [
+    (("id", "date", "rating", "Review Text", "label"), ","),    # a Kaggle export: a text rating and the label last
+    (("id", "rating", "sentiment", "review"), ","),
+    (("id", "rating", "sentiment", "review"), "\t"),
+])
+def test_a_table_whose_header_names_two_class_columns_is_answered_for_its_text_by_predict(tmp_path, bundle, real,
+                                                                                           header, sep):
+    """A table with a rating and a label (id,date,rating,Review Text,label) names two class columns: training asks
+    which one is the class (--label-column), but predict and the endpoint answered it a line at a time, silently:
+    the header as a review, each row's id, date, rating and class as words of its review, and a review holding a
+    line break as two. The class columns are no text to score: each record is answered for its text column."""
+    from fasttext_lib import sm_serve
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    texts = [t.replace(" ", "\n", 1) if i % 5 == 0 else t for i, t in enumerate(part.texts)]  # (a line break inside)
+    values = {"id": [str(7001 + 13 * i) for i in range(len(texts))], "date": ["2019-01-%02d" % (i % 28 + 1)
+              for i in range(len(texts))], "rating": ["5 stars" if c == "positive" else "1 star" for c in part.labels],
+              "label": part.labels, "sentiment": part.labels, "Review Text": texts, "review": texts}
+    path = tmp_path / ("kaggle.tsv" if sep == "\t" else "kaggle.csv")
+    pd.DataFrame({name: values[name] for name in header}).to_csv(path, index=False, sep=sep)
+    expected = Predictor.load(bundle).predict(texts)
+    for fmt in ("auto", "csv") if sep == "," else ("auto",):
+        cli = cli_in_process("predict", "--model", bundle, "--input", path, "--format", fmt)
+        assert cli.returncode == 0, cli.stderr
+        assert [json.loads(line) for line in cli.stdout.splitlines()] == expected
+        left = ", ".join(repr(n) for n in header if n not in ("Review Text", "review"))
+        assert f"left out: {left}" in cli.stderr and "names 2 class columns" in cli.stderr, cli.stderr
+    if sep == ",":
+        assert _served(bundle, path.read_text(), "text/csv; header=present") == expected
+        assert list(sm_serve.input_fn(path.read_bytes(), "text/csv; header=present")) == texts
+    # training still asks which column is the class, in one line
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+    assert "names 2 class columns" in got.stderr and "--label-column NAME" in got.stderr
+    assert not (tmp_path / "m").exists()
