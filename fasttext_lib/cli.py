@@ -261,12 +261,20 @@ def say(text, flush=False):
     and another at exit when Python flushed stdout again); a closed pipe (``| head -1``) ends it quietly
     (:class:`StdoutClosed`). Characters stdout's encoding cannot hold (class names such as "très bien" under
     ``PYTHONIOENCODING=ascii`` or ``LC_ALL=C PYTHONUTF8=0``) are shown escaped, ``tr\\xe8s bien``, as Python shows
-    them on stderr: evaluate's tables were a UnicodeEncodeError traceback (JSON lines are ASCII already)."""
+    them on stderr: evaluate's tables were a UnicodeEncodeError traceback (JSON lines are ASCII already).
+
+    The line and its line break are one write: a signal lands between any two writes (Python's buffered file checks
+    for one after each write it flushes), and ``print``'s two left ``predict ... > out.jsonl`` stopped by Ctrl-C or
+    SIGTERM with its last answer cut from its line break."""
+    if sys.stdout is None:  # started with stdout closed (>&-): nothing to write to, as print() does (main refuses
+        return              # predict's and evaluate's answers so before any work)
     try:
         try:
-            print(text, flush=flush)
+            sys.stdout.write(text + "\n")
         except UnicodeEncodeError:  # raised before anything is written
-            print(_escaped_for(sys.stdout, text), flush=flush)
+            sys.stdout.write(_escaped_for(sys.stdout, text) + "\n")
+        if flush:
+            sys.stdout.flush()
     except OSError as exc:
         raise _stdout_failed(exc) from None
 

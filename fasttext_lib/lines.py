@@ -170,7 +170,10 @@ def _not_text(raw, uri, lineno):
     bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
     body = raw[2:] if bom else raw.lstrip(b"\x00")  # (a UTF-16LE line after the first starts with the \n's NUL)
     odd, even = body[1::2].count(0), body[0::2].count(0)
-    if bom or (len(body) >= 4 and 2 * max(odd, even) >= len(body) // 2 and min(odd, even) <= max(odd, even) // 8):
+    # (two NULs at least: UTF-16 puts one beside every ASCII character, so a line of two has two; a short UTF-8 line
+    # with one stray NUL, "ok\0", was called UTF-16, and the iconv it gave garbles the whole file)
+    if bom or (len(body) >= 4 and max(odd, even) >= 2 and 2 * max(odd, even) >= len(body) // 2
+               and min(odd, even) <= max(odd, even) // 8):
         # Excel's "Unicode Text" (tab-separated) and PowerShell's > write UTF-16
         source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
         return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}"

@@ -212,6 +212,20 @@ def test_nul_bytes_named_with_line(tmp_path):
         read_labeled(str(p))
 
 
+@pytest.mark.parametrize("line", [b"ok\x00\n", b"a\x00bc\n", b"no\x00"])
+def test_a_stray_nul_in_a_short_line_of_utf8_is_not_called_utf16(tmp_path, line):
+    """One NUL byte in a short line of a UTF-8 file (a review "ok" cut by a crashed writer) was "it is UTF-16 text (no
+    byte order mark); convert it ... iconv -f UTF-16BE": that command garbles the whole file. UTF-16 puts a NUL beside
+    every ASCII character, two or more in any line of two characters; one NUL is a NUL byte, as in a longer line."""
+    from fasttext_lib.predict_input import documents
+
+    p = tmp_path / "reviews.txt"
+    p.write_bytes(b"a fine review of the phone\n" + line)
+    with pytest.raises(FastTextError, match=r"reviews\.txt:2: not a text file \(contains NUL bytes"):
+        with documents(str(p), "auto", ("1", "2"), note=print) as texts:  # as predict reads --input
+            list(texts)
+
+
 def test_directory_and_missing_file(tmp_path):
     with pytest.raises(FastTextError, match="expected a file but got a directory"):
         read_labeled(str(tmp_path))

@@ -1542,6 +1542,44 @@ def test_a_signal_landing_in_a_finalizer_stops_the_run_with_one_error_line(tmp_p
     assert "Exception ignored" not in r.stderr and "finished" not in r.stdout, r.stderr + r.stdout
 
 
+SIGNAL_AT_AN_ANSWERS_WRITE = textwrap.dedent("""\
+    import io, os, signal, sys
+    from fasttext_lib import cli
+
+    class SignalAtWrite(io.TextIOBase):  # stdout into a file; SIGTERM lands as write number AT returns
+        def __init__(self, path, at):
+            self.file, self.at, self.writes = open(path, "w", encoding="utf-8"), at, 0
+        def write(self, text):
+            self.file.write(text)
+            self.file.flush()
+            self.writes += 1
+            if self.writes == self.at:
+                os.kill(os.getpid(), signal.SIGTERM)  # Python runs the handler as this returns
+            return len(text)
+        def flush(self):
+            self.file.flush()
+
+    sys.stdout = SignalAtWrite(sys.argv[1], int(sys.argv[2]))
+    sys.exit(cli.main(sys.argv[3:]))
+""")
+
+
+@pytest.mark.parametrize("at", [1, 2, 3])
+def test_predict_stopped_by_a_signal_as_it_writes_an_answer_leaves_no_line_half_written(tmp_path, bundle, at):
+    """A signal lands between any two writes to stdout (Python's buffered file checks for one after each write it
+    flushes). ``print`` wrote an answer and its line break in two writes: SIGTERM (or Ctrl-C) between them left the
+    output's last answer without its line break (3 runs in 11 of ``predict ... > out.jsonl`` stopped mid-file), and
+    what a later ``>>`` appended ran on in that line. Each answer is one write now: the output ends at a line's end."""
+    script, out, reviews = tmp_path / "signal_at_write.py", tmp_path / "out.jsonl", tmp_path / "reviews.txt"
+    script.write_text(SIGNAL_AT_AN_ANSWERS_WRITE)
+    reviews.write_text(REVIEWS * 3)
+    r = finish(start([out, at, "predict", "--model", bundle, "--input", reviews], {}, script))
+    assert_error(r, "terminated (SIGTERM)", status=143)
+    written = out.read_text()
+    assert written and written.endswith("\n"), repr(written)
+    assert all(json.loads(line)["label"] for line in written.splitlines())
+
+
 def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_model, proxy, monkeypatch, tmp_path, data):
     """config.json's body cut half way, and the bundle replaced by another run before the rest was asked for:
     the resumed read is refused by S3 (IfMatch: 412), which was an error line; now the new bundle is read
