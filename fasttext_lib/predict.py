@@ -7,6 +7,7 @@ Serving imports this module and never the training modules (train, optim, step, 
 config, progress, and bundle.py, the bundle's writer: bundles are read with bundle_read.py) nor tqdm, which the
 inference containers do not have (tests/test_architecture.py checks it).
 """
+import contextlib
 import itertools
 import sys
 import threading
@@ -49,6 +50,19 @@ _GPU_COMPACT_ADVICE = ("a GPU needs the whole table, built in the machine's memo
                        "machine with more memory (a larger instance type)")
 _BUILT_TABLE_ADVICE = ("Predictor.model builds the whole table, which predict, evaluate and word_vectors do not "
                        "need (Predictor.block is the Gluon block without it); or use a machine with more memory")
+
+
+@contextlib.contextmanager
+def _out_of_memory_named(src):
+    """Memory the block cannot have, as one :class:`FastTextError` naming the bundle ``src`` being loaded. What the
+    table's check (table_memory) leaves over fails so under a tight ulimit -v: the vocabulary, a buffer copying the
+    files. A bare MemoryError (or MXNet's traceback) named neither the bundle nor what to do."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+        raise out_of_memory_to(f"load {src}", exc) from None
 
 
 def _load_advice(config, device):
@@ -110,16 +124,9 @@ class Predictor:
         words outside ASCII, loads with a note on stderr (bundle_read.unicode_data_note)."""
         src = str(src)
         device = parse_ctx(ctx)[0]
-        try:
-            with storage.staging_dir() as tmp:
-                config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
-                predictor = cls.from_files(src, config, paths, device)
-        except Exception as exc:
-            # What the table's check (table_memory) leaves over, under a tight ulimit -v: the vocabulary, a buffer
-            # copying the files. A bare MemoryError (MXNet's traceback) named neither the bundle nor what to do.
-            if not is_out_of_memory(exc):
-                raise
-            raise out_of_memory_to(f"load {src}", exc) from None
+        with _out_of_memory_named(src), storage.staging_dir() as tmp:
+            config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
+            predictor = cls.from_files(src, config, paths, device)
         predictor.source = src
         note = unicode_data_note(src, config, predictor.featurizer.vocab.idx_to_token)
         if note:
@@ -129,8 +136,10 @@ class Predictor:
     @classmethod
     def from_files(cls, src, config, paths, device):
         """The predictor of the bundle ``src`` whose files ``load_bundle_files`` put at ``paths`` (their parsing and
-        checks against config.json: bundle_read.read_bundle_contents)."""
-        contents = read_bundle_contents(src, config, paths, device, _load_advice(config, device))
+        checks against config.json: bundle_read.read_bundle_contents). Memory it cannot have is the one line
+        :meth:`load` gives, naming the bundle."""
+        with _out_of_memory_named(src):  # (packaging calls it on its own, to check a bundle before packing it)
+            contents = read_bundle_contents(src, config, paths, device, _load_advice(config, device))
         return cls(contents.model, contents.featurizer, config["labels"], config, contents.metrics, device,
                    label_names=config.get("label_names"), stored=contents.stored)
 
