@@ -42,7 +42,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 def run_fasttext_lib(spec):
     from fasttext_lib.data import read_labeled
     from fasttext_lib.config import TrainConfig
-    from fasttext_lib.predict import encode_labels, predict_bags
+    from fasttext_lib.label_encoding import encode_labels
+    from fasttext_lib.scoring import predict_bags
     from fasttext_lib.train import train
 
     started = time.time()
@@ -77,7 +78,7 @@ def run_dense_recipe(spec):
     from fasttext_lib.baseline import time_dense_recipe
     from fasttext_lib.data import read_labeled
     from fasttext_lib.features import Featurizer
-    from fasttext_lib.predict import encode_labels
+    from fasttext_lib.label_encoding import encode_labels
 
     data = read_labeled(spec["train_file"])
     featurizer = Featurizer.fit(data.texts, ngrams=spec["ngrams"], buckets=spec["buckets"])  # vocabulary of all docs

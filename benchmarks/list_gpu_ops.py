@@ -140,9 +140,8 @@ def main(argv=None):
     parser.add_argument("--json", help="also write the operator names and rows here (tests/test_gpu_route.py)")
     args = parser.parse_args(argv)
 
-    from fasttext_lib import bag_ops, optim, predict, train as train_module
+    from fasttext_lib import bag_ops, optim, scoring, train as train_module
     from fasttext_lib.model import FastTextClassifier
-    from fasttext_lib.predict import predict_bags
 
     assert not bag_ops.available(), "the generic route must be forced (FASTTEXT_LIB_BAG_OPS=0)"
     recorder = Recorder()
@@ -184,7 +183,7 @@ def main(argv=None):
     optim.Updater.__init__ = init_then_loop
 
     # The MXNet scorer (GPU serving and validation): CpuScorer only serves CPU contexts.
-    predict.CpuScorer.usable = staticmethod(lambda ctx: False)
+    scoring.CpuScorer.usable = staticmethod(lambda ctx: False)
 
     # gpu -> cpu, gpu:0,1 -> cpu:0,1 (kvstore device); two classes: sigmoid loss, more: softmax
     runs = [("cpu", "sgd", 2), ("cpu", "adam", 2), ("cpu:0,1", "sgd", 2), ("cpu:0,1", "adam", 2), ("cpu", "sgd", 4)]
@@ -199,7 +198,7 @@ def main(argv=None):
             with tempfile.TemporaryDirectory() as tmp:
                 trained, bags = run_route(ctx, optimizer, classes, 2, args.docs, os.path.join(tmp, "ckpt"))
                 recorder.phase = "predict (MXNet scorer)"
-                predict_bags(trained.model, trained.featurizer, bags, trained.ctx[0])
+                scoring.predict_bags(trained.model, trained.featurizer, bags, trained.ctx[0])
                 recorder.phase = "setup"
         engine[recorder.run] = engine_ops(run, os.path.join(scratch, "profile.json"))
     recorder.close()

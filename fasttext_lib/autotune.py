@@ -59,7 +59,9 @@ from .devices import table_fits
 from .errors import (FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number, keeping_stops,
                      note_stop_line, refuse_standard_output, stops_held)
 from .lean_import import forget_an_interrupted_import
-from .predict import class_ids, encode_labels, evaluate_bags, probabilities
+from .evaluation import evaluate_bags
+from .label_encoding import class_ids, encode_labels
+from .scoring import probabilities
 from .text import sampled_fingerprints
 from .train import Diverged, TrainedModel, featurize, train
 from .writers import compressed

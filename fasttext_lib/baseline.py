@@ -33,7 +33,7 @@ def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=BATCH_SIZE,
 
     ``bags`` are documents encoded by a fitted :class:`~fasttext_lib.features.Featurizer` (the
     recipe's ids are the same rows, padded); ``labels`` are class ids 0..``num_classes - 1``
-    (:func:`fasttext_lib.predict.encode_labels`). As the recipe's FastTextClassificationModel, two classes
+    (:func:`fasttext_lib.label_encoding.encode_labels`). As the recipe's FastTextClassificationModel, two classes
     are one sigmoid output and more are ``num_classes`` outputs under a softmax cross-entropy: with one
     sigmoid for every dataset, the class ids 2, 3, ... of a multi-class set were read as probabilities.
     """
@@ -44,7 +44,7 @@ def time_dense_recipe(bags, labels, num_rows, emsize=100, batch_size=BATCH_SIZE,
     check_documents(len(bags), batch_size=batch_size, warmup=warmup)
     labels = np.asarray(labels)
     if len(labels) != len(bags) or (len(labels) and not (0 <= labels.min() and labels.max() < num_classes)):
-        raise FastTextError(f"labels must be one class id in 0..{num_classes - 1} per document (predict.encode_labels)")
+        raise FastTextError(f"labels must be one class id in 0..{num_classes - 1} per document (label_encoding.encode_labels)")
     outputs = 1 if num_classes <= 2 else num_classes
     ctx = ctx or mx.cpu()
 
@@ -111,7 +111,7 @@ def compare_with_dense(data, batch_size, epoch_docs, emsize=100, ngrams=2, bucke
     import pandas as pd
 
     from .config import TrainConfig
-    from .predict import encode_labels
+    from .label_encoding import encode_labels
     from .train import featurize, train
 
     config = TrainConfig(epochs=2, optimizer=optimizer, emsize=emsize, ngrams=ngrams, buckets=buckets,

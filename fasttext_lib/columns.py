@@ -606,7 +606,7 @@ def distinct_row_numbers(values):
     """Are ``values`` (a file's classes, or the labels of its documents) each a different whole number, at least
     :data:`ROW_NUMBER_LABELS` of them: row numbers read as classes? pandas' index written without a header
     (``df.to_csv(path, header=False)``: ``0,positive,the text``) reads so, class first, the real class a word of the
-    text: training refuses such data (train.py), evaluate says what its unknown labels are (predict.class_ids)."""
+    text: training refuses such data (train.py), evaluate says what its unknown labels are (label_encoding.class_ids)."""
     values = list(values)
     return (len(values) >= ROW_NUMBER_LABELS and len(set(values)) == len(values)
             and all(_ROW_NUMBER.fullmatch(v) for v in values))

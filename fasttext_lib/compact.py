@@ -311,7 +311,7 @@ def _read_rows(path, compact, num_rows, emsize):
 class StoredRows:
     """A compact bundle's embedding table without the table: the stored rows, and every other row made
     from the seed when it is asked for. Prediction on the CPU reads it as it reads the dense table
-    (predict.CpuScorer), so a served compact model holds the rows training changed instead of all
+    (scoring.CpuScorer), so a served compact model holds the rows training changed instead of all
     ``num_rows x emsize`` floats (800 MB for a bigram model, ~1 GB per endpoint worker, of a corpus
     that changed a few thousand rows), and loads without building them."""
 

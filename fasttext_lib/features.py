@@ -265,7 +265,7 @@ class Featurizer:
         weighed (reading /proc for each request of a few reviews would cost more than it scores).
 
         ``scoring(entries, documents)``: the bytes that scoring bags of ``entries`` entries in all, of ``documents``
-        documents, holds beside them (predict.CpuScorer.held_bytes: a compact bundle gathers a document's rows); the
+        documents, holds beside them (scoring.CpuScorer.held_bytes: a compact bundle gathers a document's rows); the
         bags and that are weighed too, after featurizing (whose temporaries are let go by then): a compact bigram
         model's 60 MB review fit the featurizing and was OOM-killed gathering its rows, ~545 MB at emsize 100."""
         if sum(map(len, texts)) < CHECKED_ABOVE:

@@ -101,7 +101,7 @@ def _refuse_reused_ids(mapping, ids, where):
     ``2`` could then mean class 2 (its id) or class 1 (its name), and predictions would show class 1 as ``2``.
     (A name that is its own class's id, ``1=1``, is no clash.) Checked for every new mapping (names files,
     ``--label-names``, the names training stores); a bundle written before this check still loads (evaluate reads
-    ids as ids and refuses a label that could mean either class: predict.class_ids)."""
+    ids as ids and refuses a label that could mean either class: label_encoding.class_ids)."""
     ids = set(ids)
     clash = next(((label, name) for label, name in mapping.items() if name != label and name in ids), None)
     if clash is not None:

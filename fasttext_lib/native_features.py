@@ -242,7 +242,7 @@ def tokenize(text, form=TRAINING_FORM):
 def normalized_utf8(texts):
     """``[text.normalize_text(t).encode("utf-8") for t in texts]`` (as training reads text, ``TRAINING_FORM``) in one
     native pass: ~5 times as fast (evaluate fingerprints every document it scores with an autotune-refitted bundle:
-    predict.TrainedOnCheck). None when a text holds a NUL itself (the caller reads them in Python).
+    trained_on.TrainedOnCheck). None when a text holds a NUL itself (the caller reads them in Python).
 
     The texts are NUL-joined, lowercased as one (as :func:`_lowered_utf8`) and tokenized as one document: NUL is a
     token byte, so it is glued to the tokens beside it and no rule sees across it (a ``<br />`` has none; a formed
@@ -510,7 +510,7 @@ def bag_mean(table, rows, weights, offsets, out=None, add=False):
     """Each document's mean row, ``sum_e weights[e] * table[rows[e]]``, as float32 (n_docs, dim): the
     forward pass of prediction, summed in entry order as training's native operator does. ``add``: each sum goes on
     from what ``out`` holds, so that a document's entries given a slice at a time (each slice's rows gathered alone:
-    predict.CpuScorer) sum to the same bits as in one call."""
+    scoring.CpuScorer) sum to the same bits as in one call."""
     if table.dtype != np.float32 or table.ndim != 2 or not table.flags.c_contiguous:
         raise ValueError("table must be a C-contiguous float32 matrix")
     rows = np.ascontiguousarray(rows, dtype=np.int32)

@@ -19,7 +19,7 @@ import struct
 
 import numpy as np
 
-from .table_memory import cpu_view
+from .table_memory import cpu_view, fill_from_file
 
 _LIST_MAGIC = 0x112  # kMXAPINDArrayListMagic
 _ARRAY_MAGIC = 0xF993FAC9  # NDARRAY_V2_MAGIC
@@ -50,13 +50,11 @@ def read_into(params, filename):
             if view is None or view.shape != shape:
                 return False
             targets.append((view, offset))
+        # (a resume's line is 'model.params cannot be loaded (<this message>)': checkpoints.py shows no type)
+        cut_short = EOFError(f"{os.path.basename(filename)} was cut short while it was read")
         for view, offset in targets:  # (sizes checked against the file's: only a file cut short meanwhile fails)
             f.seek(offset)
-            flat = memoryview(view.reshape(-1)).cast("B")
-            for start in range(0, len(flat), _CHUNK):
-                part = flat[start:start + _CHUNK]
-                if f.readinto(part) != len(part):
-                    raise EOFError(f"{os.path.basename(filename)} was cut short while it was read")
+            fill_from_file(view, f, _CHUNK, cut_short)
     return True
 
 

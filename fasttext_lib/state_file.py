@@ -14,7 +14,7 @@ import zipfile
 import numpy as np
 
 from .compact import RowBlocks
-from .table_memory import cpu_view
+from .table_memory import cpu_view, fill_from_file
 
 BLOCK_VALUES = 1 << 20  # values written or read at a time (4 MB of float32)
 
@@ -86,14 +86,6 @@ def _read_float32(f, size):
     if dtype != np.float32 or fortran_order or not shape or count * 4 != size - f.tell():
         return None
     values = nd.empty(shape, ctx=mx.cpu(), dtype="float32")
-    if not count:
-        return values
-    flat = memoryview(cpu_view(values).reshape(-1)).cast("B")
-    for start in range(0, len(flat), BLOCK_VALUES * 4):
-        part = flat[start:start + BLOCK_VALUES * 4]
-        while len(part):
-            got = f.readinto(part)
-            if not got:
-                raise ValueError("EOF: the array's values are cut short")
-            part = part[got:]
+    if count:  # (numpy's reader raises a ValueError 'EOF: ...' for a member cut short: the same, for the same line)
+        fill_from_file(cpu_view(values), f, BLOCK_VALUES * 4, ValueError("EOF: the array's values are cut short"))
     return values

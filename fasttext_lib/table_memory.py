@@ -14,6 +14,7 @@ and failing in one line where it cannot be held, takes the code here:
   :func:`adopt_table`, training's table, whose copy to a GPU that cannot hold it is one error line);
   :func:`copied_to`: a table's copy to a GPU, its allocation's failure raised where it is copied;
 * :func:`cpu_view`: numpy reads and writes the table in place (its initial values, CPU scoring, compact bundles);
+  :func:`fill_from_file`: a file's values read straight into that memory (a resumed run's table and adam's moments);
 * :func:`all_finite`, :func:`check_finite`: a loaded bundle's inf or NaN found through that view, in blocks,
   with no temporary the size of the table.
 
@@ -237,6 +238,21 @@ def cpu_view(array):
     check_call(_LIB.MXNDArrayGetData(array.handle, ctypes.byref(pointer)))
     buffer = (ctypes.c_float * array.size).from_address(pointer.value)
     return np.frombuffer(buffer, dtype=np.float32).reshape(array.shape)
+
+
+def fill_from_file(view, f, block_bytes, cut_short):
+    """Read the next bytes of the binary file ``f`` into ``view`` (a C-contiguous numpy array, :func:`cpu_view`'s of
+    an NDArray), ``block_bytes`` at a time, with no copy of them beside (a checkpoint's table and adam's moments:
+    params_file, state_file). A read may return fewer bytes than asked (a zip member's does); ``cut_short``, the
+    exception each caller's message is made from, is raised where ``f`` ends before ``view`` is full."""
+    flat = memoryview(view.reshape(-1)).cast("B")
+    for start in range(0, len(flat), block_bytes):
+        part = flat[start:start + block_bytes]
+        while len(part):
+            got = f.readinto(part)
+            if not got:
+                raise cut_short
+            part = part[got:]
 
 
 class NonFinite(ValueError):

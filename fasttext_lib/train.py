@@ -46,7 +46,10 @@ from .features import Featurizer
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
 from .optim import Updater, make_optimizer
-from .predict import encode_labels, evaluate_bags, not_unicode_error, probabilities
+from .evaluation import evaluate_bags
+from .label_encoding import encode_labels
+from .scoring import probabilities
+from .text_arguments import not_unicode_error
 from .progress import bar
 from .schedule import mean_tokens, sgd_row_shrink
 from .step import sparse_step, summed_loss_block, use_bag_ops

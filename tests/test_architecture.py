@@ -22,11 +22,12 @@ MODULES = sorted([name[:-3] for name in os.listdir(PACKAGE_DIR) if name.endswith
                  + [f"{package}.{name[:-3]}" for package in SUBPACKAGES
                     for name in os.listdir(os.path.join(PACKAGE_DIR, package))
                     if name.endswith(".py") and name != "__init__.py"])
-# What serving (predict.py, sm_serve.py) must never import, directly or through another module. "bundle" is the
-# bundle's writer: serving reads bundles with bundle_read (and bundle_format, which both share).
+# What serving (predict.py, sm_serve.py, and the modules Predictor is made of) must never import, directly or through
+# another module. "bundle" is the bundle's writer: serving reads bundles with bundle_read (and bundle_format, which
+# both share).
 TRAINING_ONLY = ("train", "step", "optim", "checkpoints", "config", "progress", "sm_train", "cli",
                  "sagemaker_utils", "packaging", "download", "baseline", "synthetic", "bundle")
-SERVING = ("predict", "sm_serve")
+SERVING = ("predict", "sm_serve", "scoring", "evaluation", "label_encoding", "text_arguments", "trained_on")
 
 
 def _source_path(module):

@@ -303,7 +303,7 @@ def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path, monkeypatch):
     r = run_cli("evaluate", "--model", out, "--data", data_files / "val.csv")
     assert r.returncode == 0 and r.stderr == ""  # held out: no warning
     # (and no record: no text is fingerprinted for it)
-    monkeypatch.setattr("fasttext_lib.predict.fingerprint", lambda text: pytest.fail("fingerprinted"))
+    monkeypatch.setattr("fasttext_lib.trained_on.fingerprint", lambda text: pytest.fail("fingerprinted"))
     assert predictor.evaluate_examples(zip(val.labels, val.texts))["n"] == len(val)
     assert predictor.evaluate(val)["n"] == len(val)
 

@@ -22,7 +22,7 @@ def test_the_dense_recipe_has_an_output_per_class_with_more_than_two_classes():
     (one sigmoid for two). The recipe had one sigmoid for every set: notebook 03 with timing_text="dataset" on
     ag_news gave it class ids 0..3 as sigmoid targets, which it could never fit (its loss went below 0)."""
     from fasttext_lib.baseline import time_dense_recipe
-    from fasttext_lib.predict import encode_labels
+    from fasttext_lib.label_encoding import encode_labels
 
     data = three_classes()
     featurizer, bags = Featurizer.fit(data.texts, ngrams=1, buckets=0, return_bags=True)

@@ -1059,6 +1059,78 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits
     np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
 
 
+def _values_cut_short(old):
+    """optimizer.npz ``old`` with its largest array's values cut in half while its zip directory still gives that
+    member's whole size: a member whose values end early (its CRC right for the bytes there), which only the
+    values' read can find."""
+    import io
+    import struct
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    with zipfile.ZipFile(io.BytesIO(old)) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    name = max(members, key=lambda n: len(members[n]))
+    whole = members[name]
+    header = io.BytesIO(whole)
+    npy.read_array_header_1_0(header) if npy.read_magic(header) == (1, 0) else npy.read_array_header_2_0(header)
+    values = len(whole) - header.tell()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for member, data in members.items():
+            archive.writestr(member, data if member != name else whole[:len(whole) - values // 8 * 4])
+    data = bytearray(out.getvalue())
+    (entry,) = struct.unpack_from("<I", data, len(data) - 22 + 16)  # the central directory (no archive comment)
+    while True:  # its entries: 46 bytes, then the name, extra field and comment
+        name_length, extra_length, comment_length = struct.unpack_from("<HHH", data, entry + 28)
+        if bytes(data[entry + 46:entry + 46 + name_length]) == name.encode():
+            break
+        entry += 46 + name_length + extra_length + comment_length
+    struct.pack_into("<I", data, entry + 24, len(whole))  # its uncompressed size: the whole member's
+    return bytes(data)
+
+
+def _cut_short_once_parsed(monkeypatch):
+    """model.params cut in half by another writer after its layout was read and before its values are
+    (params_file.read_into checks their sizes against the file's first)."""
+    from fasttext_lib import params_file
+
+    parse = params_file._arrays
+
+    def parse_then_cut(f, size):
+        arrays = parse(f, size)
+        os.truncate(f.name, size // 2)
+        return arrays
+
+    monkeypatch.setattr(params_file, "_arrays", parse_then_cut)
+
+
+@pytest.mark.parametrize("file, says", [
+    ("model.params", r"model\.params cannot be loaded \(model\.params was cut short while it was read\)"),
+    ("optimizer.npz", r"optimizer\.npz cannot be loaded \(ValueError: EOF: the array's values are cut short\)"),
+])
+def test_an_adam_checkpoint_whose_values_end_early_is_refused_in_one_line_naming_the_file(splits, tmp_path, monkeypatch,
+                                                                                         file, says):
+    """The values of model.params and of adam's moments (optimizer.npz) are read straight into the resumed run's
+    arrays, a block at a time; a file whose values end before its layout says they do (model.params cut short as it
+    is read, an optimizer.npz member shorter than its zip directory says) is one line naming the checkpoint and
+    the file, not a traceback or a run resumed from half its values."""
+    config = TrainConfig(epochs=3, batch_size=256, optimizer="adam", progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(2))
+    if file == "model.params":
+        _cut_short_once_parsed(monkeypatch)
+    else:
+        _republished("optimizer.npz", _values_cut_short)(ckpt / "epoch-0002")
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, config, checkpoint_dir=str(ckpt))
+    message = str(refused.value)
+    assert message.startswith(f"cannot resume from checkpoint {ckpt}/epoch-0002: "), message
+    assert re.search(says, message) and "remove that directory" in message and "\n" not in message, message
+
+
 @pytest.mark.parametrize("where", ["local", "s3 without ListBucket"])
 def test_a_checkpoint_missing_a_file_is_refused_naming_it_and_resumes_once_it_is_back(splits, tmp_path, request,
                                                                                      monkeypatch, where):

@@ -750,7 +750,7 @@ def test_whole_float_classes_are_read_as_numbers_only_when_every_class_of_the_re
 def test_train_and_evaluate_read_fasttext_whole_float_labels_by_one_rule(tmp_path):
     """fastText format's ``__label__1.0`` / ``__label__2.0`` trained the classes "1.0" and "2.0", while evaluate read
     the same file as the classes 1 and 2 of a model trained on ``__label__1`` / ``__label__2`` (data.whole_number_classes
-    in predict.class_ids, for any file). Both now read a file's classes by data.whole_number_classes, as a CSV's class column
+    in label_encoding.class_ids, for any file). Both now read a file's classes by data.whole_number_classes, as a CSV's class column
     is read: whole floats are whole numbers when every class of the file is one, and a file mixing ``1`` and ``1.0``
     keeps both as written, in train and evaluate alike."""
     reviews = [("1", f"awful cold soup {i}") if i % 2 else ("2", f"great tasty food {i}") for i in range(60)]
@@ -775,7 +775,7 @@ def test_train_and_evaluate_read_fasttext_whole_float_labels_by_one_rule(tmp_pat
     r = cli_in_process("evaluate", "--model", tmp_path / "mixed", "--data", mixed)
     assert r.returncode == 0 and _last_json(r.stdout)["n"] == len(reviews), r.stderr
     # a bundle trained on __label__1.0 before the rule (classes "1.0", "2.0") is evaluated on such a file still
-    from fasttext_lib.predict import class_ids
+    from fasttext_lib.label_encoding import class_ids
 
     assert class_ids(["2", "1", "2"], ["1.0", "2.0"], "data") == ["2.0", "1.0", "2.0"]
     with pytest.raises(FastTextError, match="not seen in training"):
@@ -805,7 +805,7 @@ def test_a_file_of_whole_floats_alone_is_evaluated_by_a_model_whose_other_classe
         assert r.returncode == 0, r.stderr
         counts = _last_json(r.stdout)["confusion_matrix"]["counts"]
         assert [sum(row) for row in counts] == [10, 0, 10]
-    from fasttext_lib.predict import class_ids
+    from fasttext_lib.label_encoding import class_ids
 
     assert class_ids(["2", "1"], ["1.0", "1.5", "2.0"], "data") == ["2.0", "1.0"]
     assert class_ids(["1", "2"], ["1", "1.0", "2"], "data") == ["1", "2"]  # a class as written wins

@@ -430,7 +430,7 @@ def _dense_and_sliced(trained, texts, tmp_path, monkeypatch, entries):
     """``texts``' probabilities from the full table built, a compact Predictor of the same bundle that scores
     ``entries`` entries at a time (CpuScorer.STORED_ENTRIES), and the list of how many rows each of its gathers took."""
     from fasttext_lib import compact
-    from fasttext_lib.predict import CpuScorer
+    from fasttext_lib.scoring import CpuScorer
 
     where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
     dense = Predictor.load(where)

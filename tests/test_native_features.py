@@ -580,20 +580,20 @@ def test_normalized_utf8_of_documents_together_is_each_ones_normalized_text():
 
 
 def test_an_autotune_refit_check_fingerprints_a_chunk_natively_as_python_does_one_by_one(monkeypatch):
-    """predict.TrainedOnCheck: evaluate of an autotune-refitted bundle fingerprinted every document it scored in
+    """trained_on.TrainedOnCheck: evaluate of an autotune-refitted bundle fingerprinted every document it scored in
     Python (text.normalize_text, ~36 us for a 460-character review: evaluate took up to twice as long); a chunk is
     now read natively, with the same counts."""
-    from fasttext_lib import predict
+    from fasttext_lib import trained_on
     from fasttext_lib.text import sampled_fingerprints
 
     texts = generate_reviews(300, seed=3).texts + HOSTILE
     record = sampled_fingerprints(texts[::2])
-    one_by_one = predict.TrainedOnCheck(record)
+    one_by_one = trained_on.TrainedOnCheck(record)
     for text in texts:
         one_by_one.see(text)
     assert one_by_one.sampled > 20 and 0 < one_by_one.found < one_by_one.sampled
-    monkeypatch.setattr(predict, "fingerprint", lambda text: pytest.fail("fingerprinted in Python"))
-    together = predict.TrainedOnCheck(record)
+    monkeypatch.setattr(trained_on, "fingerprint", lambda text: pytest.fail("fingerprinted in Python"))
+    together = trained_on.TrainedOnCheck(record)
     examples = [("1", text) for text in texts if "\x00" not in text]
     assert list(together.watch(examples, per_chunk=64)) == examples
     monkeypatch.undo()

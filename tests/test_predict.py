@@ -1,4 +1,4 @@
-"""Serving's numpy forward pass (predict.CpuScorer) against the MXNet route (predict_bags)."""
+"""Serving's numpy forward pass (scoring.CpuScorer) against the MXNet route (predict_bags)."""
 import mxnet as mx
 import numpy as np
 import pytest
@@ -8,7 +8,8 @@ from fasttext_lib import native_features as nf
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts
 from fasttext_lib.table_memory import cpu_view
-from fasttext_lib.predict import CpuScorer, Predictor, predict_bags
+from fasttext_lib.predict import Predictor
+from fasttext_lib.scoring import CpuScorer, predict_bags
 from fasttext_lib.train import train
 
 
@@ -152,7 +153,7 @@ def test_predict_top_ranks_classes_like_predict_and_filters_by_threshold(trained
 
 
 def test_per_class_scores_from_confusion_counts():
-    from fasttext_lib.predict import per_class_scores
+    from fasttext_lib.evaluation import per_class_scores
 
     # rows: true class; columns: predicted. Class 2 is never predicted; class 3 never occurs.
     counts = [[5, 1, 0, 0], [2, 6, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]]

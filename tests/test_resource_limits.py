@@ -708,6 +708,40 @@ def test_a_bundle_whose_files_cannot_be_copied_for_want_of_memory_is_one_error_l
     assert r.stdout == ""
 
 
+@pytest.mark.parametrize("entry", ["Predictor.load", "Predictor.from_files", "pack_model"])
+def test_a_bundle_whose_vocabulary_cannot_be_built_for_want_of_memory_is_one_error_line(tmp_path, bundle, monkeypatch,
+                                                                                        entry):
+    """Predictor.load turned a MemoryError while the bundle's contents were read (its vocabulary built: what the
+    table's check leaves over) into one line naming the bundle, but Predictor.from_files called on its own (as
+    pack_model does, checking the bundle before it packs it) let the bare MemoryError out, naming nothing. Now
+    each entry gives the same line."""
+    import gluonnlp
+
+    from fasttext_lib import storage
+    from fasttext_lib.bundle_read import load_bundle_files
+    from fasttext_lib.devices import parse_ctx
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.packaging import pack_model
+    from fasttext_lib.predict import Predictor
+
+    def no_memory(cls, text):
+        raise MemoryError()
+
+    monkeypatch.setattr(gluonnlp.Vocab, "from_json", classmethod(no_memory))
+    with pytest.raises(FastTextError) as caught:
+        if entry == "Predictor.load":
+            Predictor.load(bundle)
+        elif entry == "pack_model":
+            pack_model(bundle, tmp_path / "model.tar.gz")
+        else:
+            with storage.staging_dir() as tmp:
+                config, paths = load_bundle_files(str(bundle), tmp)
+                Predictor.from_files(str(bundle), config, paths, parse_ctx("cpu")[0])
+    assert str(caught.value) == (f"out of memory to load {bundle} (an allocation failed); use a machine with more "
+                                 f"memory, or raise this process's limit (ulimit -v) if it has one")
+    assert not (tmp_path / "model.tar.gz").exists()
+
+
 def test_word_vectors_of_a_full_bundle_copy_the_vocabulary_rows_only(bundle, wide_bundles):
     """word_vectors (export-vectors, notebook 04) copied the whole table to keep its vocabulary's rows: a second
     table, a numpy MemoryError traceback where the first fit with room to spare. Now only those rows are copied."""

@@ -2761,7 +2761,7 @@ def test_save_model_never_leaves_a_new_model_under_an_old_config(tmp_path, monke
     replaces it."""
     import numpy as np
 
-    from fasttext_lib.predict import predict_bags
+    from fasttext_lib.scoring import predict_bags
 
     def served(trained):
         return predict_bags(trained.model, trained.featurizer, trained.featurizer.transform(texts), trained.ctx[0])

@@ -100,7 +100,7 @@ def test_sparse_step_gradient_equals_autograd_on_the_dense_model(splits, native)
     from fasttext_lib.batches import BatchMaker, to_batch_arrays
     from fasttext_lib.features import Featurizer
     from fasttext_lib.model import FastTextClassifier
-    from fasttext_lib.predict import encode_labels
+    from fasttext_lib.label_encoding import encode_labels
     from fasttext_lib.step import embedding_gradient, sparse_step, use_bag_ops
 
     assert not native or use_bag_ops([mx.cpu()])  # loads the native operators (not left to an earlier test)
@@ -277,7 +277,7 @@ def test_bundle_round_trip_predicts_the_same(splits, tmp_path):
     trained = train(*splits, TrainConfig(epochs=2, batch_size=256, progress=False, ngrams=2, buckets=20000))
     where = save_bundle(trained, str(tmp_path / "bundle"))
     predictor = Predictor.load(where)
-    from fasttext_lib.predict import predict_bags
+    from fasttext_lib.scoring import predict_bags
 
     texts = splits[1].texts[:50]
     expected = predict_bags(trained.model, trained.featurizer, trained.featurizer.transform(texts), mx.cpu())
@@ -293,7 +293,7 @@ def test_bundle_round_trip_predicts_the_same(splits, tmp_path):
 
 def test_prediction_batches_shrink_to_fit_the_tensor_limit(splits, monkeypatch):
     from fasttext_lib import batches
-    from fasttext_lib.predict import predict_bags
+    from fasttext_lib.scoring import predict_bags
 
     trained = train(*splits, TrainConfig(epochs=1, batch_size=256, progress=False, ngrams=2, buckets=50000))
     bags = trained.featurizer.transform(splits[1].texts)
@@ -383,7 +383,7 @@ def test_score_train_as_text_is_refused_not_taken_as_true(splits):
 
 def test_accuracy_on_scores_every_document_in_chunks(splits):
     from fasttext_lib.features import Featurizer
-    from fasttext_lib.predict import encode_labels
+    from fasttext_lib.label_encoding import encode_labels
     from fasttext_lib.train import accuracy_on
 
     trained = train(*splits, TrainConfig(epochs=1, progress=False, ctx="cpu"))

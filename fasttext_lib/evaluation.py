@@ -1,0 +1,73 @@
+"""Evaluation: the metrics of class probabilities against true classes (accuracy, log loss, the confusion matrix,
+each class's precision, recall and F1), and :class:`Evaluation`, one scoring of labeled documents kept for its tables
+(notebook 04's). Training's validation (train.py, autotune.py) and :class:`~fasttext_lib.predict.Predictor` share them.
+"""
+import numpy as np
+
+from .scoring import probabilities
+
+
+def per_class_scores(counts):
+    """Precision, recall, F1 and support of each class from confusion counts[true][predicted]; ``None``
+    where a ratio is 0/0 (precision of a class never predicted, recall of a class absent from the data)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    right, predicted, actual = np.diag(counts), counts.sum(axis=0), counts.sum(axis=1)
+    scores = []
+    for c in range(len(counts)):
+        precision = right[c] / predicted[c] if predicted[c] else None
+        recall = right[c] / actual[c] if actual[c] else None
+        f1 = (2 * precision * recall / (precision + recall) if precision + recall else 0.0) \
+            if precision is not None and recall is not None else None
+        scores.append({"precision": None if precision is None else float(precision),
+                       "recall": None if recall is None else float(recall),
+                       "f1": None if f1 is None else float(f1), "support": int(actual[c])})
+    return scores
+
+
+def evaluate_bags(model, featurizer, bags, y, ctx, confusion=False):
+    """Accuracy and mean cross-entropy (natural log) of the model on encoded documents.
+
+    ``confusion=True`` adds ``"confusion"``: counts[true class][predicted class] (nested lists).
+    """
+    return metrics_of(probabilities(model, featurizer, bags, ctx), y, confusion)
+
+
+def metrics_of(probs, y, confusion=False):
+    """:func:`evaluate_bags`'s metrics from the class probabilities ``probs`` of documents labeled ``y``."""
+    p_true = np.clip(probs[np.arange(len(y)), y], 1e-12, 1.0)
+    predicted = probs.argmax(axis=1)
+    metrics = {"accuracy": float((predicted == y).mean()), "loss": float(-np.log(p_true).mean()), "n": int(len(y))}
+    if confusion:
+        counts = np.zeros((probs.shape[1], probs.shape[1]), dtype=np.int64)
+        np.add.at(counts, (y, predicted), 1)
+        metrics["confusion"] = counts.tolist()
+    return metrics
+
+
+class Evaluation:
+    """One scoring of labeled documents (:meth:`~fasttext_lib.predict.Predictor.evaluation`): ``metrics``
+    (:meth:`~fasttext_lib.predict.Predictor.evaluate`'s, with ``confusion_matrix`` and ``per_class``), and each
+    document's class probabilities (``probabilities``, (n, classes)) and true class (``classes``, indexes into
+    ``names``), from which its tables are made."""
+
+    def __init__(self, names, texts, classes, probabilities, metrics):
+        self.names, self.texts, self.classes = list(names), texts, classes
+        self.probabilities, self.metrics = probabilities, metrics
+
+    def confusion_frame(self):
+        """The confusion matrix as a pandas DataFrame, rows (true) and columns (predicted) named."""
+        import pandas as pd
+
+        counts = self.metrics["confusion_matrix"]["counts"]
+        return pd.DataFrame(counts, index=pd.Index(self.names, name="true"),
+                            columns=pd.Index(self.names, name="predicted"))
+
+    def documents_frame(self, text_chars=80):
+        """A pandas DataFrame of one row per document, in order: its ``true`` and ``predicted`` class by name (as
+        the bundle shows them: ``World``, ``Sports`` where it knows what the classes mean, else as written), the
+        predicted class's probability (``confidence``) and the ``text``'s first ``text_chars`` characters."""
+        import pandas as pd
+
+        names = np.asarray(self.names, dtype=object)  # (evaluate refuses data with no document)
+        return pd.DataFrame({"true": names[self.classes], "predicted": names[self.probabilities.argmax(axis=1)],
+                             "confidence": self.probabilities.max(axis=1), "text": [t[:text_chars] for t in self.texts]})

@@ -1,0 +1,63 @@
+"""The texts a caller passes to be scored, checked: a list of review texts (:func:`review_texts`), ``(label, text)``
+pairs (:func:`example_texts`), each text one UTF-8 can encode (:func:`not_unicode_error`). What is no such thing (one
+str, a DataFrame, a dict, a NaN, bytes) is one error that says what was given and what to pass instead, not a
+TypeError from inside the featurizer.
+"""
+import collections.abc
+import reprlib
+import sys
+
+from .data import missing_value
+from .errors import FastTextError, lone_surrogate_message
+
+
+def example_texts(chunk, start):
+    """The texts of ``chunk`` (``(label, text)`` pairs, the first one ``examples[start]``), or one error naming the first
+    that is none: a pair with a NaN text (a DataFrame's missing value) or no pair at all was a traceback from inside
+    the featurizer (``object of type 'float' has no len()``, ``not enough values to unpack``)."""
+    for i, example in enumerate(chunk, start):
+        pair = isinstance(example, (tuple, list)) and len(example) == 2
+        if not (pair and isinstance(example[1], str)):
+            hint = ": a missing text? fill it first (df['text'].fillna(''))" if pair and missing_value(example[1]) else ""
+            raise FastTextError(f"examples[{i}] is {reprlib.repr(example)} ({type(example).__name__}), not a (label, "
+                                f"text) pair whose text is a str{hint}")
+    return [text for _, text in chunk]
+
+
+def review_texts(texts):
+    """``texts`` (any iterable of str: a list, a pandas Series, a numpy array, a generator) as a list, each
+    one a str. A str itself was answered once per character (``predict("great food")``: 10 answers for one
+    review); a NaN (a DataFrame's missing text), a number or bytes was a TypeError from inside the featurizer; a
+    bytearray or memoryview, read as its bytes, was refused as ``texts[0] is 116 (int)``."""
+    if texts is None or isinstance(texts, (str, bytes, bytearray, memoryview)):  # (iterated, bytes are ints)
+        raise FastTextError(f"texts must be a list of review texts, got {'None' if texts is None else 'one ' + type(texts).__name__}; "
+                            f"for one review pass [text]")
+    # Iterated, these are no reviews in order: a DataFrame is its column names (one answer per column, not per row),
+    # a dict its keys (the ids of {id: review}), a set its reviews in an order no answer can be matched back to.
+    pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
+    if pandas is not None and isinstance(texts, pandas.DataFrame):  # a subclass too (geopandas' GeoDataFrame)
+        raise FastTextError("texts must be a list of review texts, got a pandas DataFrame, whose items are its column "
+                            "names: pass its text column (df['text'])")
+    if isinstance(texts, collections.abc.Mapping):
+        raise FastTextError(f"texts must be a list of review texts, got a {type(texts).__name__}, whose items are its "
+                            f"keys: pass its values (list(d.values()))")
+    if isinstance(texts, (set, frozenset)):
+        raise FastTextError(f"texts must be a list of review texts, got a {type(texts).__name__}, which has no order "
+                            f"to answer in: pass a list")
+    try:
+        texts = list(texts)
+    except TypeError:
+        raise FastTextError(f"texts must be a list of review texts, got {type(texts).__name__}") from None
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            hint = (": a missing value? fill it first (df['text'].fillna(''))" if missing_value(text)
+                    else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
+            raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
+    return texts
+
+
+def not_unicode_error(texts, name="texts[{}]"):
+    """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate: errors.lone_surrogate_message);
+    ``name``: what text ``i`` is called (``.format(i)``)."""
+    return FastTextError(lone_surrogate_message(texts, name.format)
+                         or "texts hold text that is not valid Unicode")  # (pragma: no cover)
