@@ -187,6 +187,19 @@ def out_of_memory_to(what, exc):
                          f"raise this process's limit (ulimit -v) if it has one")
 
 
+@contextlib.contextmanager
+def out_of_memory_naming(what):
+    """Memory the block cannot have (:func:`is_out_of_memory`: Python's MemoryError or MXNet's failed allocation) as
+    :func:`out_of_memory_to`'s one line saying ``what`` was being done ("load the bundle X", "read X"), not a bare
+    MemoryError or MXNet's traceback naming neither the bundle nor the checkpoint nor what to do."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+        raise out_of_memory_to(what, exc) from None
+
+
 def _allocation_failed(exc):
     """What an allocation that failed said: MXNet's last line, or Python's message (a bare MemoryError has none)."""
     cause = str(exc).strip().splitlines()[-1:] or ["an allocation failed"]

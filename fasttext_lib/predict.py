@@ -7,7 +7,6 @@ Serving imports this module and never the training modules (train, optim, step, 
 config, progress, and bundle.py, the bundle's writer: bundles are read with bundle_read.py) nor tqdm, which the
 inference containers do not have (tests/test_architecture.py checks it).
 """
-import contextlib
 import itertools
 import sys
 import threading
@@ -19,7 +18,7 @@ from .bundle_format import held_out_score
 from .bundle_read import load_bundle_files, read_bundle_contents, unicode_data_note
 from .data import as_read_from_a_file, whole_number_classes
 from .devices import parse_ctx
-from .errors import FastTextError, is_number, is_out_of_memory, out_of_memory_to
+from .errors import FastTextError, is_number, out_of_memory_naming
 from .evaluation import Evaluation, metrics_of, per_class_scores
 from .features import NoRoomToFeaturize
 from .label_encoding import encode_labels, first_lines_as_read, note_first_lines
@@ -50,19 +49,6 @@ _GPU_COMPACT_ADVICE = ("a GPU needs the whole table, built in the machine's memo
                        "machine with more memory (a larger instance type)")
 _BUILT_TABLE_ADVICE = ("Predictor.model builds the whole table, which predict, evaluate and word_vectors do not "
                        "need (Predictor.block is the Gluon block without it); or use a machine with more memory")
-
-
-@contextlib.contextmanager
-def _out_of_memory_named(src):
-    """Memory the block cannot have, as one :class:`FastTextError` naming the bundle ``src`` being loaded. What the
-    table's check (table_memory) leaves over fails so under a tight ulimit -v: the vocabulary, a buffer copying the
-    files. A bare MemoryError (or MXNet's traceback) named neither the bundle nor what to do."""
-    try:
-        yield
-    except Exception as exc:
-        if not is_out_of_memory(exc):
-            raise
-        raise out_of_memory_to(f"load {src}", exc) from None
 
 
 def _load_advice(config, device):
@@ -124,7 +110,9 @@ class Predictor:
         words outside ASCII, loads with a note on stderr (bundle_read.unicode_data_note)."""
         src = str(src)
         device = parse_ctx(ctx)[0]
-        with _out_of_memory_named(src), storage.staging_dir() as tmp:
+        # (what the table's check, table_memory, leaves over fails so under a tight ulimit -v: the vocabulary, a
+        # buffer copying the files)
+        with out_of_memory_naming(f"load {src}"), storage.staging_dir() as tmp:
             config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
             predictor = cls.from_files(src, config, paths, device)
         predictor.source = src
@@ -138,7 +126,7 @@ class Predictor:
         """The predictor of the bundle ``src`` whose files ``load_bundle_files`` put at ``paths`` (their parsing and
         checks against config.json: bundle_read.read_bundle_contents). Memory it cannot have is the one line
         :meth:`load` gives, naming the bundle."""
-        with _out_of_memory_named(src):  # (packaging calls it on its own, to check a bundle before packing it)
+        with out_of_memory_naming(f"load {src}"):  # (packaging calls it on its own, to check a bundle before packing it)
             contents = read_bundle_contents(src, config, paths, device, _load_advice(config, device))
         return cls(contents.model, contents.featurizer, config["labels"], config, contents.metrics, device,
                    label_names=config.get("label_names"), stored=contents.stored)

@@ -51,7 +51,7 @@ import shutil
 import tempfile
 import time
 
-from ..errors import FastTextError, out_of_memory_to
+from ..errors import FastTextError, out_of_memory_naming
 from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _put_members,
                  already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
 from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written
@@ -144,7 +144,7 @@ def _parse_manifest(raw, where):
 def read_manifest(src, manifest_name):
     """The manifest of the set at ``src``; one-line errors when it is missing, not JSON or not ours."""
     src = str(src)
-    with _out_of_memory_naming(f"read {src}"):
+    with out_of_memory_naming(f"read {src}"):
         return _read_manifest(src, manifest_name)
 
 
@@ -691,21 +691,10 @@ def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hi
     """
     files = {str(k): str(v) for k, v in files.items()}
     _check_files(files, manifest_name)
-    with _out_of_memory_naming(f"write {dest}"):  # (what was staged is taken back first, as for any failure)
+    with out_of_memory_naming(f"write {dest}"):  # (what was staged is taken back first, as for any failure)
         if is_s3(dest):
             return _publish_s3(str(dest), files, manifest_name, manifest, overwrite=overwrite, hint=hint)
         return _publish_local(str(dest), files, manifest_name, manifest, move=move, overwrite=overwrite, hint=hint)
-
-
-@contextlib.contextmanager
-def _out_of_memory_naming(what):
-    """A ``MemoryError`` while a set is read or written (its files are copied and hashed 1 MB at a time, which a very
-    tight ``ulimit -v`` may not leave, before any check of the caller's for what it loads): one line that says
-    ``what`` (errors.out_of_memory_to), not a bare MemoryError naming neither the bundle nor the checkpoint."""
-    try:
-        yield
-    except MemoryError as exc:
-        raise out_of_memory_to(what, exc) from None
 
 
 def fetch(src, manifest, names, local_dir):
@@ -717,7 +706,7 @@ def fetch(src, manifest, names, local_dir):
     Returns ``{name: local path}``.
     """
     src = str(src)
-    with _out_of_memory_naming(f"read {src}"):
+    with out_of_memory_naming(f"read {src}"):
         return _fetch(src, manifest, names, local_dir)
 
 
