@@ -928,7 +928,7 @@ def main(argv=None, lean_mxnet=False):
     a first Ctrl-C during an autotune search with a trial completed stops only the search: autotune.autotune);
     141 when stdout's reader is gone (``| head -1``: :class:`StdoutClosed`), without an error line."""
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, let_mxnet_finish,
-                         out_of_memory_line, stop_left, stop_on_signals)
+                         out_of_memory_line, stop_message, stop_on_signals)
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -970,9 +970,7 @@ def main(argv=None, lean_mxnet=False):
         let_mxnet_finish(2)
         return 2
     except KeyboardInterrupt as exc:
-        left = stop_left(exc)  # (files written together that it left mixed)
-        _say_error(error_line(f"{str(exc) or 'interrupted (SIGINT)'}; stopped and cleaned up"  # a 2nd Ctrl-C: no text
-                              + (f", but {left}" if left else "")))
+        _say_error(error_line(stop_message(exc)))  # (with what it left: files it could not remove, a mixed set)
         let_mxnet_finish(getattr(exc, "exit_status", 130))
         return getattr(exc, "exit_status", 130)
     finally:

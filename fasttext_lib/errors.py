@@ -430,13 +430,43 @@ def keeping_stops(function):
 def note_what_a_stop_left(exc, what):
     """A KeyboardInterrupt (Ctrl-C, SIGTERM: :class:`Interrupted`) ``exc`` that stopped a write where its cleanup
     cannot put back what was there (files written together, some already replaced): ``what`` it left, said at the
-    end of the CLI's error line (``...; stopped and cleaned up, but <what>``: :func:`stop_left`)."""
+    end of the stop's line (``...; stopped and cleaned up, but <what>``: :func:`stop_message`)."""
     exc.left_behind = what
 
 
+def note_what_a_stop_could_not_remove(exc, left):
+    """A KeyboardInterrupt ``exc`` whose cleanup could not remove files the stopped write had created (S3 refused the
+    DELETE: a role without s3:DeleteObject): ``left``, each ``(file, why)``. The stop's line names them instead of
+    saying it cleaned up (:func:`stop_message`)."""
+    exc.not_removed = [*getattr(exc, "not_removed", ()), *left]
+
+
 def stop_left(exc):
-    """What :func:`note_what_a_stop_left` told of the stop ``exc``, else None."""
-    return getattr(exc, "left_behind", None)
+    """Whether :func:`note_what_a_stop_left` or :func:`note_what_a_stop_could_not_remove` told of the stop ``exc``:
+    its line (:func:`stop_message`) says what it left."""
+    return bool(getattr(exc, "left_behind", None) or getattr(exc, "not_removed", None))
+
+
+def stop_message(exc):
+    """The one line (after ``error: ``) a stop ``exc`` is shown as, by the CLI (cli.main) and in a notebook
+    (notebook_errors): what stopped it, that it stopped and cleaned up, or the files its cleanup could not remove,
+    and what it left that no cleanup can put back (:func:`stop_left`). A notebook's Stop that left nothing and
+    whose place was told (a training's epoch and step, an autotune search's: :func:`stopped_line`): that line."""
+    left, not_removed = getattr(exc, "left_behind", None), getattr(exc, "not_removed", ())
+    if not (left or not_removed) and stopped_line(exc):
+        return stopped_line(exc)
+    line = f"{str(exc) or 'interrupted (SIGINT)'}; stopped"  # (a notebook's Stop, a second Ctrl-C: no text)
+    line += f"; {_could_not_remove(not_removed)}" if not_removed else " and cleaned up"
+    return line + (f", but {left}" if left else "")
+
+
+def _could_not_remove(left):
+    """``left``'s files, (file, why) each, named with what to do: the stop's line claimed they were cleaned up."""
+    whys = {why for _, why in left}
+    one_why = len(whys) == 1
+    files = ", ".join(file if one_why else f"{file} ({why})" for file, why in left)
+    return (f"{files} this run created could not be removed{f' ({whys.pop()})' if one_why else ''}: delete "
+            f"{'it' if len(left) == 1 else 'them'}, or run the command again with --overwrite (overwrite=True)")
 
 
 def carry_on_after_ctrl_c(exc):

@@ -8,19 +8,23 @@ again. The notebooks' check cell turns it on (notebook_params.check_parameters).
 The Stop button pressed during a training (a KeyboardInterrupt that train told the epoch and step of:
 errors.stopped_line) is shown so too, ``error: stopped by the user at epoch 2, step 31; ...``, rather than a traceback
 through the training loop; one that ends an autotune search says where in the search it came (errors.note_stop_line:
-``error: stopped by the user during autotune trial 1 of the search; ...``). The cell still fails (papermill sees a
-KeyboardInterrupt), and any other KeyboardInterrupt keeps IPython's traceback.
+``error: stopped by the user during autotune trial 1 of the search; ...``). A Stop during a write that left files
+behind (a pair on S3 that may now be mixed, files its cleanup could not remove) is the CLI's line for it
+(errors.stop_message). The cell still fails (papermill sees a KeyboardInterrupt), and any other KeyboardInterrupt keeps
+IPython's traceback.
 """
 import sys
 
-from .errors import FastTextError, error_line, stopped_line
+from .errors import FastTextError, error_line, stop_left, stop_message, stopped_line
 
-# The exceptions our handler is installed for: a KeyboardInterrupt only where stopped_line tells its place.
+# The exceptions our handler is installed for: a KeyboardInterrupt only where stopped_line tells its place, or where
+# it left what its line must say (stop_left).
 _OURS = (FastTextError, KeyboardInterrupt)
 
 
 def _is_ours(value):
-    return isinstance(value, FastTextError) or stopped_line(value) is not None
+    return isinstance(value, FastTextError) or (isinstance(value, KeyboardInterrupt) and (
+        stopped_line(value) is not None or stop_left(value)))
 
 
 def _error_as_line(shell, etype, value, tb, tb_offset=None):
@@ -28,7 +32,7 @@ def _error_as_line(shell, etype, value, tb, tb_offset=None):
     <message>`` alone. Another KeyboardInterrupt (a Stop elsewhere) is shown as IPython shows it."""
     if not _is_ours(value):
         return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-    line = error_line(stopped_line(value) or value)
+    line = error_line(value if isinstance(value, FastTextError) else stop_message(value))  # (the CLI's line for a stop)
     # The error output (papermill, nbclient and Jupyter read it), by the shell's class: ``import sagemaker`` installs
     # rich's traceback display over the instance's method (sagemaker_core's logger calls rich.traceback.install),
     # which ignores the line and shows the whole traceback, as display output papermill does not report.

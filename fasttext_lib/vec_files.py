@@ -33,7 +33,7 @@ import numpy as np
 
 from . import storage
 from .columns import reads_as_number
-from .errors import FastTextError
+from .errors import FastTextError, refuse_standard_output
 from .text import TRAINING_FORM, lowered, nfc
 from .writers import compressing
 
@@ -389,6 +389,7 @@ def write_vec(vectors, uri, overwrite=False, on_written=None):
     read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``.
     ``on_written``: called with the number of words once the file is in place (an error it raises puts back what
     ``uri`` was locally), after an S3 upload (storage.atomic_write's)."""
+    refuse_standard_output(uri, "uri", "the word vectors", "a file")
     uri = str(uri)
     check_vec_output(uri, overwrite)
     bad = next((w for w in vectors.words if not _writable_word(w)), None)

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from . import storage
-from .errors import FastTextError, check_positive_int
+from .errors import FastTextError, check_positive_int, refuse_standard_output
 from .text import TRAINING_FORM
 from .vec_files import WordVectors, check_vec_output, write_vec
 
@@ -60,6 +60,7 @@ def export_vectors(model, uri, overwrite=False, on_written=None):
     one of the bundle's own files (even with ``overwrite``), nor one of the bundle a
     :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json).
     ``on_written``: as :func:`write_vec`'s."""
+    refuse_standard_output(uri, "uri", "the word vectors", "a file")  # (before the model is loaded)
     given = isinstance(model, str) or hasattr(model, "__fspath__")
     if given or getattr(model, "source", None):  # (before the folder check: the bundle's folder is named as such)
         _refuse_the_bundle_itself(uri, str(model) if given else model.source)

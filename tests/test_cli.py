@@ -991,8 +991,12 @@ def test_an_output_given_as_standard_output_is_refused_before_any_work(tmp_path,
 
 def _python_writers():
     """Each public Python function that writes, called with ``-`` for its output: (call, parameter, what, give)."""
-    from fasttext_lib import autotune, bundle, checkpoints, download, packaging, train, workspace, writers
+    import numpy
+
+    from fasttext_lib import (autotune, bundle, checkpoints, download, packaging, train, vec_files, vectors, workspace,
+                              writers)
     from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.vec_files import WordVectors
 
     data = LabeledTexts(["1", "2"], ["good food", "bad food"])
     return [
@@ -1015,17 +1019,20 @@ def _python_writers():
         (lambda: packaging.pack_model("no_bundle", "-"), "dest", "model.tar.gz", "a file"),
         (lambda: packaging.fetch_job_model("model.tar.gz", "-"), "dest", "the bundle", "a directory"),
         (lambda: workspace.Workspace("bucket", "p", "-"), "output_dir", "the notebooks' outputs", "a directory"),
+        (lambda: vec_files.write_vec(WordVectors(["good"], numpy.ones((1, 2), "float32")), "-"), "uri",
+         "the word vectors", "a file"),
+        (lambda: vectors.export_vectors("no_bundle", "-"), "uri", "the word vectors", "a file"),
     ]
 
 
-@pytest.mark.parametrize("case", range(15))
+@pytest.mark.parametrize("case", range(17))
 def test_a_python_output_given_as_standard_output_is_refused_before_any_work(tmp_path, monkeypatch, case):
     """The command line refuses ``-`` for an output in one line; the Python functions wrote a file or folder named
     ``-`` (save_bundle(trained, "-"), prepare's cache_dir, write_csv, ...). Each now refuses it by the same rule,
     before anything is read or trained (here: nothing there to read, or no model at all)."""
     monkeypatch.chdir(tmp_path)
     writers = _python_writers()
-    assert len(writers) == 15
+    assert len(writers) == 17
     call, named, what, give = writers[case]
     with pytest.raises(FastTextError) as err:
         call()

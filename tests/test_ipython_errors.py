@@ -329,3 +329,35 @@ def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, ca
     monkeypatch.setattr(plt, "close", real_close)
     notebook_errors.stop_showing_errors_as_lines()
     plt.close("all")
+
+
+def test_a_stop_that_left_a_pair_mixed_says_so_in_its_one_line(shell, capsys, monkeypatch, s3_bucket):
+    """The Stop button between the copies that put a pair in place on S3 (write_fasttext_splits, as 01 and prepare
+    write): the CLI's line says the pair may now be mixed, the kernel showed a bare KeyboardInterrupt traceback. It is
+    now the CLI's one line (errors.stop_message), and the cell still fails with the KeyboardInterrupt."""
+    from fasttext_lib import storage
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_fasttext_splits
+
+    sent = []
+    shown = type(shell)._showtraceback
+    monkeypatch.setattr(type(shell), "_showtraceback",
+                        lambda self, etype, value, stb: sent.append((etype.__name__, stb)) or shown(self, etype, value, stb))
+    real_copy, copies = storage.pairs._copy, []
+
+    def copy(*args):
+        copies.append(args[4])
+        if len(copies) == 2:
+            raise KeyboardInterrupt  # the Stop button, pressed once the train split is in place
+        real_copy(*args)
+    monkeypatch.setattr(storage.pairs, "_copy", copy)
+    data = LabeledTexts(["1", "2"], ["good food", "bad food"])
+    shell.user_ns.update(write_fasttext_splits=write_fasttext_splits, data=data, prefix=f"{s3_bucket}/data")
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, 'write_fasttext_splits({"train": data, "test": data}, prefix, "pair")')
+    train, test = f"{s3_bucket}/data/pair.train", f"{s3_bucket}/data/pair.test"
+    line = (f"error: interrupted (SIGINT); stopped and cleaned up, but {train}, {test} may now be a mixed set, of two "
+            f"writes (reading them together is refused): run the command again")
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt
+    assert sent == [("KeyboardInterrupt", [line])] and out.strip() == line, out
+    notebook_errors.stop_showing_errors_as_lines()

@@ -2134,6 +2134,79 @@ def test_a_pair_write_stopped_by_ctrl_c_says_when_the_pair_may_be_mixed(s3_bucke
     assert len(copies) == {"during the uploads": 0, "between the copies": 2, "during the copies again": 3}[stopped]
 
 
+# What a stop's line says of the files a create-only write had created and could not take back (delete).
+NOT_REMOVED = ("error: interrupted (SIGINT); stopped; {files} this run created could not be removed ({why}): delete "
+               "{them}, or run the command again with --overwrite (overwrite=True)")
+
+
+@pytest.mark.parametrize("refused, put", [
+    ("every DELETE", "before"), ("every DELETE", "landed"), ("train.csv's DELETE", "before"), ("no DELETE", "landed")])
+def test_a_create_only_pair_stopped_partway_says_what_it_could_not_take_back(s3_bucket, proxy, monkeypatch, refused,
+                                                                             put):
+    """sample to S3 without --overwrite creates train.csv, then test.csv. A Ctrl-C before test.csv's PUT (or once it
+    had landed, its answer not yet read) takes back what the run created; where S3 refused that (a role without
+    s3:DeleteObject, or one key's DELETE), the files stayed, and the line still said "stopped and cleaned up" (after a
+    warning line, where one DELETE failed); a PUT that landed as it was stopped was not taken back at all. The one
+    line now names the files left, and says what to do; where all were taken back it is as before."""
+    from conftest import cli_in_process
+    from fasttext_lib.errors import Interrupted
+
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
+    if refused == "every DELETE":  # a role that may only put objects (no s3:ListBucket either: sample's check of
+        proxy.fail("HEAD", rf"^/{prefix.split('/')[2]}/?$", "403")  # --output would put and delete a probe)
+    if refused != "no DELETE":
+        proxy.fail("DELETE", r"." if refused == "every DELETE" else r"/train\.csv$", "403")
+    real = storage.pairs._upload_new
+
+    def upload_new(*args, **kwargs):
+        if args[3].endswith("test.csv"):
+            if put == "landed":
+                real(*args, **kwargs)
+            raise Interrupted(signal.SIGINT)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    r = cli_in_process("sample", "--output", prefix)
+    left = {("every DELETE", "before"): [train], ("every DELETE", "landed"): [train, test],
+            ("train.csv's DELETE", "before"): [train], ("no DELETE", "landed"): []}[refused, put]
+    said = (NOT_REMOVED.format(files=", ".join(left), why="access denied", them="them" if len(left) > 1 else "it")
+            if left else "error: interrupted (SIGINT); stopped and cleaned up")
+    assert (r.returncode, r.stderr.splitlines()) == (130, [said]), r.stderr
+    proxy.clear()
+    assert _bucket_keys(prefix) == sorted(uri.rsplit("/", 1)[1] for uri in left)
+    if left:
+        assert cli_in_process("sample", "--output", prefix, "--overwrite").returncode == 0  # the advice works
+
+
+def test_a_local_create_only_pair_stopped_partway_says_what_it_could_not_take_back(tmp_path, monkeypatch):
+    """The same locally: sample without --overwrite stopped as it put test.csv in place removes the train.csv it had
+    put there. Where that removal failed (the folder made read-only meanwhile: here, emulated), the error was
+    swallowed and the line said "stopped and cleaned up" beside the file left; it now names it."""
+    from conftest import cli_in_process
+    from fasttext_lib.errors import Interrupted
+
+    out = tmp_path / "out"
+    train, test = str(out / "train.csv"), str(out / "test.csv")
+    real_link, real_remove = storage.atomic._link_new, os.remove
+
+    def link_new(fd, temp, path):
+        if path == test:
+            raise Interrupted(signal.SIGINT)
+        return real_link(fd, temp, path)
+
+    def remove(path, *args, **kwargs):
+        if os.fspath(path) == train:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_remove(path, *args, **kwargs)
+    monkeypatch.setattr(storage.atomic, "_link_new", link_new)
+    monkeypatch.setattr(os, "remove", remove)
+    r = cli_in_process("sample", "--output", str(out))
+    monkeypatch.setattr(os, "remove", real_remove)
+    said = NOT_REMOVED.format(files=train, why="Permission denied", them="it")
+    assert (r.returncode, r.stderr.splitlines()) == (130, [said]), r.stderr
+    assert sorted(os.listdir(out)) == ["train.csv"]
+
+
 @pytest.mark.parametrize("failure", ["busy", "interrupted"])
 def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, monkeypatch, failure):
     """The pair's files are put in place by renames, one after the other: a second rename that failed (a test file

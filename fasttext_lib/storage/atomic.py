@@ -13,7 +13,7 @@ import stat
 import tempfile
 import time
 
-from ..errors import FastTextError
+from ..errors import FastTextError, note_what_a_stop_could_not_remove
 from .s3 import AlreadyExists, _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
@@ -534,13 +534,20 @@ def _kept_as_they_were(paths):
                     os.link(path, backup)
                     kept[path] = backup
         yield placed
-    except BaseException:
+    except BaseException as exc:
+        not_removed = []
         for path in placed.done:
-            with contextlib.suppress(OSError):
-                if path in kept:
-                    os.replace(kept.pop(path), path)
-                else:
+            created = path not in kept
+            try:
+                if created:
                     os.remove(path)
+                else:
+                    os.replace(kept.pop(path), path)
+            except OSError as error:
+                if created:  # (left: a stop's line would say "cleaned up" beside it)
+                    not_removed.append((path, error.strerror or str(error)))
+        if isinstance(exc, KeyboardInterrupt) and not_removed:
+            note_what_a_stop_could_not_remove(exc, not_removed)
         raise
     finally:
         for backup in kept.values():

@@ -7,7 +7,7 @@ import os
 import secrets
 import sys
 
-from ..errors import FastTextError, note_what_a_stop_left
+from ..errors import FastTextError, note_what_a_stop_could_not_remove, note_what_a_stop_left
 from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _status, _upload_new, is_forbidden, is_s3, s3_client,
                  s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
@@ -46,7 +46,9 @@ from .atomic import _local_writes, staging_dir
 # nothing is taken back: a run that finds a later member created by another run looks again (_Overtaken). Its
 # members all created, it checks them as a replacing write does: one another run wrote over meanwhile (a run that
 # failed between its copies) leaves a mixed set, said in one line (_LeftMixed). A Ctrl-C or SIGTERM once the members
-# are being put in place (copies or uploads in place) says so too, in the stop's line (errors.note_what_a_stop_left).
+# are being put in place (copies or uploads in place) says so too, in the stop's line (errors.note_what_a_stop_left);
+# one amid a create-only write's creates takes back what it created (also the create it stopped, where that went in),
+# and its line names what could not be (errors.note_what_a_stop_could_not_remove: no s3:DeleteObject, a DELETE refused).
 
 
 @contextlib.contextmanager
@@ -313,8 +315,11 @@ def _create_each(client, targets, staged, metadata, deletable):
             with s3_errors(uri):
                 _upload_new(client, staged[uri], bucket, key, uri, metadata)
         except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):  # (the line must not say "cleaned up" beside files it left)
+                _take_back_after_a_stop(client, created, metadata[SET_ID_META], deletable, exc, (bucket, key, uri))
+                raise
             if deletable:  # ours alone (created, never replaced): take them back
-                _take_back(client, _still_ours(client, created, metadata[SET_ID_META]))
+                _warn_not_taken_back(_take_back(client, _still_ours(client, created, metadata[SET_ID_META])))
                 raise
             if done and isinstance(exc, AlreadyExists):
                 raise _Overtaken(exc, [m[2] for m in _still_ours(client, created, metadata[SET_ID_META])])
@@ -375,6 +380,33 @@ def _still_ours(client, created, set_id):
     return ours
 
 
+def _take_back_after_a_stop(client, created, set_id, deletable, stop, stopped):
+    """A Ctrl-C or SIGTERM (``stop``) amid a create-only write's creates: what it created taken back, and the create it
+    stopped too (``stopped``: bucket, key, uri) where S3 shows that it went in all the same (one PUT, its answer not
+    read). What stays (no s3:DeleteObject: nothing is taken back; a DELETE refused) is told to the stop's line
+    (errors.note_what_a_stop_could_not_remove), which said "stopped and cleaned up" beside it."""
+    ours = _still_ours(client, created, set_id) + _landed(client, *stopped, set_id)
+    left = _take_back(client, ours) if deletable else [(uri, "access denied") for _, _, uri, _ in ours]
+    if left:  # (_may_delete's DELETE was refused: s3:DeleteObject is not granted)
+        note_what_a_stop_could_not_remove(stop, left)
+
+
+def _landed(client, bucket, key, uri, set_id):
+    """The member whose create was stopped, as :func:`_still_ours` gives it, where a HEAD shows it of this write (its
+    set id); else none: not there, or not ours to see (then another run's file may be there: not ours to delete)."""
+    try:
+        head = client.head_object(Bucket=bucket, Key=key)
+    except Exception:  # noqa: BLE001
+        return []
+    return [(bucket, key, uri, head.get("ETag"))] if _set_of(head.get("Metadata"))[0] == set_id else []
+
+
+def _warn_not_taken_back(left):
+    if left:
+        print(f"warning: could not take back {', '.join(f'{uri} ({why})' for uri, why in left)}, written by this "
+              f"failed run: delete them by hand", file=sys.stderr)
+
+
 def _take_back(client, ours):
     """Delete the members :func:`_still_ours` found still this write's, each only while it holds the ETag its HEAD
     saw (DeleteObject's If-Match; S3 answers 412 otherwise): a file put there in between with other bytes (an edited
@@ -382,7 +414,7 @@ def _take_back(client, ours):
     ``prepare`` run's set written whole over ours, which it does only where the bytes are the same): an ETag is the
     MD5 of the bytes, and both are alike, so that run's member is deleted and its set read as a mix (refused) until
     written again. Nor where the HEAD was refused, or botocore or the store cannot delete conditionally (NotImplemented):
-    the DELETE is plain there. What cannot be deleted is named on stderr."""
+    the DELETE is plain there. Returns what could not be deleted, (uri, why) each."""
     conditional = _deletes_conditionally(client)
     left = []
     for bucket, key, uri, etag in ours:
@@ -398,10 +430,8 @@ def _take_back(client, ours):
         except Exception as exc:
             if _status(exc) == 412:  # replaced since its HEAD, with other bytes: not ours, kept
                 continue
-            left.append(f"{uri} ({_first_line(exc)})")
-    if left:
-        print(f"warning: could not take back {', '.join(left)}, written by this failed run: delete them by hand",
-              file=sys.stderr)
+            left.append((uri, "access denied" if is_forbidden(exc) else _first_line(exc)))
+    return left
 
 
 def _deletes_conditionally(client):

@@ -51,7 +51,7 @@ import shutil
 import tempfile
 import time
 
-from ..errors import FastTextError, out_of_memory_naming
+from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
 from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _put_members,
                  already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
 from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written
@@ -87,10 +87,11 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
         raise FastTextError(f"{flag + ': ' if flag else ''}an output file name (a str or path) is needed, got "
                             f"{type(uri).__name__} {uri!r:.60}")
     uri = str(uri)
-    if uri.strip() in ("", "-"):
-        # "" was "  is a directory" (the current one); "-", which --input reads as stdin, wrote a file named "-"
-        raise FastTextError(f"{flag + ': ' if flag else ''}an output file name is needed, got {uri!r} (standard output "
-                            f"is not written: the file is published whole, atomically); give one such as {example}")
+    # "-", which --input reads as stdin, wrote a file named "-": the one rule for it (its callers apply it first)
+    refuse_standard_output(uri.strip(), flag or "uri", "the file", f"a file name such as {example}")
+    if not uri.strip():  # "" was "  is a directory" (the current one)
+        raise FastTextError(f"{flag + ': ' if flag else ''}an output file name is needed, got {uri!r}; give one such "
+                            f"as {example}")
     if is_s3(uri):
         bucket, key = split_s3(uri)
         if not key or key.endswith("/"):
