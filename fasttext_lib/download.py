@@ -22,7 +22,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from http.client import HTTPException
+from http.client import BadStatusLine, HTTPException, RemoteDisconnected
 from urllib.parse import urlparse
 
 from . import label_names, storage
@@ -126,9 +126,15 @@ def _fetch(url, part, spec, progress):
             _remove(part)
             return _fetch(url, part, spec, progress)
         # (urllib's reason for a redirect loop holds line breaks: the error is one line)
-        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}") from None
+        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}"
+                            f"{_when_busy(exc, part)}") from None
+    except BadStatusLine as exc:
+        raise FastTextError(f"cannot download {url}: {_not_http(exc)}") from None
     except (urllib.error.URLError, HTTPException, OSError) as exc:
         raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
+    except ValueError as exc:  # (url itself was parsed by _archive_url: a redirect's Location, e.g. http://[::1/...)
+        raise FastTextError(f"cannot download {url}: the server redirects to a URL that cannot be read "
+                            f"({exc})") from None  # (was a ValueError traceback)
     with response:
         length = _announced_length(response)
         if response.status != 206:  # the server ignored Range and sends the whole file: start over
@@ -188,6 +194,36 @@ def _fetch(url, part, spec, progress):
                 # archive does (gzip) is kept; a page (a captive portal's) is not, and fails verification below.
                 raise FastTextError(f"cannot download {url}: the connection closed after {out.tell()} of {spec.size} "
                                     f"bytes (the server announced no length); run again to resume")
+
+
+# Answers that say "not now" rather than "not here": the same request may succeed later.
+_BUSY = (429, 502, 503, 504)
+
+
+def _when_busy(error, part):
+    """What a busy server's answer (``error``, an HTTPError) means for the user: run again later (when its
+    Retry-After says), and that the partial download ``part`` is kept. It said only "HTTP 503 Service Unavailable",
+    and a user deleted a .part of hundreds of MB to start clean. Other statuses: ``""``."""
+    if error.code not in _BUSY:
+        return ""
+    wait = " ".join(((error.headers and error.headers.get("Retry-After")) or "").split())[:40]  # seconds, or a date
+    if wait.isdigit():
+        wait = f"; it asks to wait {wait} s"
+    elif wait and wait.isprintable():
+        wait = f"; it asks to wait until {wait}"
+    else:
+        wait = ""
+    kept = f"; the partial download {part} is kept and will be resumed" if os.path.exists(part) else ""
+    return f" (the server is busy or down{wait}): run again later{kept}"
+
+
+def _not_http(error):
+    """A BadStatusLine's meaning: the answer has no HTTP status line (a service of another protocol on that port,
+    a TLS port written http://). Its message was that first line itself: up to 64 KB of binary bytes."""
+    if isinstance(error, RemoteDisconnected):  # (a BadStatusLine too: nothing was answered at all)
+        return str(error)
+    return (f"the server's answer is not HTTP (it begins {str(error.line)[:24]!r}): is the URL's scheme (http://, "
+            f"https://) and port right?")
 
 
 def _refuse_a_page(response, length, url, spec):
