@@ -16,6 +16,7 @@ import posixpath
 import random
 import re
 import shutil
+import stat
 import sys
 import tarfile
 import time
@@ -112,7 +113,7 @@ def _mismatch(part, url, what):
 
 def _fetch(url, part, spec, progress):
     """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent its whole response."""
-    offset = os.path.getsize(part) if os.path.exists(part) else 0
+    offset = _partial_size(part)
     if offset > spec.size:  # cannot be a prefix of the right file
         _remove(part)
         offset = 0
@@ -152,7 +153,9 @@ def _fetch(url, part, spec, progress):
             _check_range_start(response, offset, url, part)
         if length is not None and length != spec.size - offset:
             _mismatch(part, url, f"server sends {offset + length} bytes, expected {spec.size}")
-        with open(part, "ab" if offset else "wb") as out, \
+        # (O_NOFOLLOW: a link put there since _partial_size looked is refused, not followed out of the cache)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if offset else os.O_TRUNC)
+        with os.fdopen(os.open(part, flags, 0o666), "ab" if offset else "wb") as out, \
                 bar(total=spec.size, initial=offset, desc=spec.filename, disable=not progress,
                     unit="B", unit_scale=True, unit_divisor=1024) as pbar:
             # read1: what has arrived, not a full _CHUNK (read waits for 1 MB however slowly it trickles in)
@@ -226,6 +229,24 @@ def _not_http(error):
             f"https://) and port right?")
 
 
+def _partial_size(part):
+    """The bytes of the partial download ``part`` to resume from (0: none). Only a regular file is one of ours: a
+    symbolic link (another user's, in a shared cache folder) was followed, the rest of the archive appended to its
+    target outside the cache, and a FIFO hung the download (opening it waits for a reader). Such a thing is removed
+    (a link's target stays as it was) and the download starts over; a folder there is refused."""
+    try:
+        found = os.lstat(part)
+    except FileNotFoundError:
+        return 0
+    if stat.S_ISREG(found.st_mode):
+        return found.st_size
+    if stat.S_ISDIR(found.st_mode):  # (someone's folder: not ours to delete; os.remove said only "Is a directory")
+        raise FastTextError(f"the download cache holds a folder {part} where the partial download goes: move it "
+                            f"away, or choose another cache folder")
+    os.remove(part)
+    return 0
+
+
 def _refuse_a_page(response, length, url, spec):
     """A text page answering the download (a captive portal's login page, an expired link's error page) is said to be
     one: it was taken for a damaged archive, "failed verification ... run again to retry", which fails alike every
@@ -294,10 +315,18 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
                 _mismatch(part, url, f"md5 {md5}, expected {spec.md5}")
             os.replace(part, path)  # only a verified archive ever carries the final name
     except OSError as exc:  # the cache itself: a full disk, a file in the way (the server's errors are handled in _fetch)
-        kept = " (the partial download is kept: run again to resume)" if os.path.exists(part) else ""
+        kept = " (the partial download is kept: run again to resume)" if _is_a_file(part) else ""
         raise FastTextError(f"cannot write the download cache {cache_dir}: "
                             f"{storage.why_not_written(cache_dir, exc)}{kept}") from None
     return path
+
+
+def _is_a_file(path):
+    """A regular file, not a link to one (os.path.isfile follows links)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 _MIRROR_SCHEMES = ("http", "https", "ftp", "file")  # what urllib opens

@@ -240,6 +240,46 @@ def test_a_captive_portal_answering_a_resume_keeps_the_partial_download(archive,
         assert f.read() == data
 
 
+@pytest.mark.parametrize("kind", ["link", "dangling link", "fifo"])
+def test_a_partial_download_that_is_no_file_is_started_over_and_what_it_points_to_kept(archive, server, tmp_path, kind):
+    """A ``.part`` that is a symbolic link (another user's, in a shared cache folder; a link the user made) was
+    followed: its target's size taken for the bytes already downloaded, the rest of the archive appended to the
+    target (a file of the user's, outside the cache), then the md5 failed. A FIFO there hung the download for good
+    (opening it waits for a reader). Neither is a download of ours: it is removed, the archive fetched whole."""
+    spec, data = archive
+    base_url, handler = server
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    part = cache / (spec.filename + ".part")
+    victim = tmp_path / "notes.txt"
+    if kind == "fifo":
+        os.mkfifo(part)
+    else:
+        if kind == "link":
+            victim.write_bytes(b"the user's own notes\n")
+        part.symlink_to(victim)
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert os.listdir(cache) == [spec.filename] and not os.path.islink(path)
+    assert handler.log == [(f"/mirror/{spec.filename}", None)]  # fetched whole, not resumed from the target's size
+    if kind == "link":
+        assert victim.read_bytes() == b"the user's own notes\n"
+    else:
+        assert not victim.exists()
+
+
+def test_a_folder_where_the_partial_download_goes_is_named_and_kept(archive, server, tmp_path):
+    """It said "cannot write the download cache ...: Is a directory", naming neither the folder nor what to do."""
+    spec, _ = archive
+    cache = tmp_path / "cache"
+    (cache / (spec.filename + ".part") / "mine").mkdir(parents=True)
+    with pytest.raises(FastTextError, match=rf"holds a folder {cache}/{spec.filename}.part where the partial "
+                                            r"download goes: move it away") as exc:
+        download(spec, str(cache), base_url=server[0], progress=False)
+    assert "\n" not in str(exc.value) and (cache / (spec.filename + ".part") / "mine").is_dir()
+
+
 def test_checksum_mismatch_raises_and_leaves_nothing(archive, server, tmp_path):
     spec, _ = archive
     base_url, _ = server
