@@ -16,13 +16,14 @@ import posixpath
 import random
 import re
 import shutil
+import stat
 import sys
 import tarfile
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from http.client import HTTPException
+from http.client import BadStatusLine, HTTPException, RemoteDisconnected
 from urllib.parse import urlparse
 
 from . import label_names, storage
@@ -112,7 +113,7 @@ def _mismatch(part, url, what):
 
 def _fetch(url, part, spec, progress):
     """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent its whole response."""
-    offset = os.path.getsize(part) if os.path.exists(part) else 0
+    offset = _partial_size(part)
     if offset > spec.size:  # cannot be a prefix of the right file
         _remove(part)
         offset = 0
@@ -126,9 +127,15 @@ def _fetch(url, part, spec, progress):
             _remove(part)
             return _fetch(url, part, spec, progress)
         # (urllib's reason for a redirect loop holds line breaks: the error is one line)
-        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}") from None
+        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}"
+                            f"{_when_busy(exc, part)}") from None
+    except BadStatusLine as exc:
+        raise FastTextError(f"cannot download {url}: {_not_http(exc)}") from None
     except (urllib.error.URLError, HTTPException, OSError) as exc:
         raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
+    except ValueError as exc:  # (url itself was parsed by _archive_url: a redirect's Location, e.g. http://[::1/...)
+        raise FastTextError(f"cannot download {url}: the server redirects to a URL that cannot be read "
+                            f"({exc})") from None  # (was a ValueError traceback)
     with response:
         length = _announced_length(response)
         if response.status != 206:  # the server ignored Range and sends the whole file: start over
@@ -146,7 +153,9 @@ def _fetch(url, part, spec, progress):
             _check_range_start(response, offset, url, part)
         if length is not None and length != spec.size - offset:
             _mismatch(part, url, f"server sends {offset + length} bytes, expected {spec.size}")
-        with open(part, "ab" if offset else "wb") as out, \
+        # (O_NOFOLLOW: a link put there since _partial_size looked is refused, not followed out of the cache)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if offset else os.O_TRUNC)
+        with os.fdopen(os.open(part, flags, 0o666), "ab" if offset else "wb") as out, \
                 bar(total=spec.size, initial=offset, desc=spec.filename, disable=not progress,
                     unit="B", unit_scale=True, unit_divisor=1024) as pbar:
             # read1: what has arrived, not a full _CHUNK (read waits for 1 MB however slowly it trickles in)
@@ -188,6 +197,54 @@ def _fetch(url, part, spec, progress):
                 # archive does (gzip) is kept; a page (a captive portal's) is not, and fails verification below.
                 raise FastTextError(f"cannot download {url}: the connection closed after {out.tell()} of {spec.size} "
                                     f"bytes (the server announced no length); run again to resume")
+
+
+# Answers that say "not now" rather than "not here": the same request may succeed later.
+_BUSY = (429, 502, 503, 504)
+
+
+def _when_busy(error, part):
+    """What a busy server's answer (``error``, an HTTPError) means for the user: run again later (when its
+    Retry-After says), and that the partial download ``part`` is kept. It said only "HTTP 503 Service Unavailable",
+    and a user deleted a .part of hundreds of MB to start clean. Other statuses: ``""``."""
+    if error.code not in _BUSY:
+        return ""
+    wait = " ".join(((error.headers and error.headers.get("Retry-After")) or "").split())[:40]  # seconds, or a date
+    if wait.isdigit():
+        wait = f"; it asks to wait {wait} s"
+    elif wait and wait.isprintable():
+        wait = f"; it asks to wait until {wait}"
+    else:
+        wait = ""
+    kept = f"; the partial download {part} is kept and will be resumed" if os.path.exists(part) else ""
+    return f" (the server is busy or down{wait}): run again later{kept}"
+
+
+def _not_http(error):
+    """A BadStatusLine's meaning: the answer has no HTTP status line (a service of another protocol on that port,
+    a TLS port written http://). Its message was that first line itself: up to 64 KB of binary bytes."""
+    if isinstance(error, RemoteDisconnected):  # (a BadStatusLine too: nothing was answered at all)
+        return str(error)
+    return (f"the server's answer is not HTTP (it begins {str(error.line)[:24]!r}): is the URL's scheme (http://, "
+            f"https://) and port right?")
+
+
+def _partial_size(part):
+    """The bytes of the partial download ``part`` to resume from (0: none). Only a regular file is one of ours: a
+    symbolic link (another user's, in a shared cache folder) was followed, the rest of the archive appended to its
+    target outside the cache, and a FIFO hung the download (opening it waits for a reader). Such a thing is removed
+    (a link's target stays as it was) and the download starts over; a folder there is refused."""
+    try:
+        found = os.lstat(part)
+    except FileNotFoundError:
+        return 0
+    if stat.S_ISREG(found.st_mode):
+        return found.st_size
+    if stat.S_ISDIR(found.st_mode):  # (someone's folder: not ours to delete; os.remove said only "Is a directory")
+        raise FastTextError(f"the download cache holds a folder {part} where the partial download goes: move it "
+                            f"away, or choose another cache folder")
+    os.remove(part)
+    return 0
 
 
 def _refuse_a_page(response, length, url, spec):
@@ -258,10 +315,18 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
                 _mismatch(part, url, f"md5 {md5}, expected {spec.md5}")
             os.replace(part, path)  # only a verified archive ever carries the final name
     except OSError as exc:  # the cache itself: a full disk, a file in the way (the server's errors are handled in _fetch)
-        kept = " (the partial download is kept: run again to resume)" if os.path.exists(part) else ""
+        kept = " (the partial download is kept: run again to resume)" if _is_a_file(part) else ""
         raise FastTextError(f"cannot write the download cache {cache_dir}: "
                             f"{storage.why_not_written(cache_dir, exc)}{kept}") from None
     return path
+
+
+def _is_a_file(path):
+    """A regular file, not a link to one (os.path.isfile follows links)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 _MIRROR_SCHEMES = ("http", "https", "ftp", "file")  # what urllib opens

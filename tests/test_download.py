@@ -240,6 +240,46 @@ def test_a_captive_portal_answering_a_resume_keeps_the_partial_download(archive,
         assert f.read() == data
 
 
+@pytest.mark.parametrize("kind", ["link", "dangling link", "fifo"])
+def test_a_partial_download_that_is_no_file_is_started_over_and_what_it_points_to_kept(archive, server, tmp_path, kind):
+    """A ``.part`` that is a symbolic link (another user's, in a shared cache folder; a link the user made) was
+    followed: its target's size taken for the bytes already downloaded, the rest of the archive appended to the
+    target (a file of the user's, outside the cache), then the md5 failed. A FIFO there hung the download for good
+    (opening it waits for a reader). Neither is a download of ours: it is removed, the archive fetched whole."""
+    spec, data = archive
+    base_url, handler = server
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    part = cache / (spec.filename + ".part")
+    victim = tmp_path / "notes.txt"
+    if kind == "fifo":
+        os.mkfifo(part)
+    else:
+        if kind == "link":
+            victim.write_bytes(b"the user's own notes\n")
+        part.symlink_to(victim)
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert os.listdir(cache) == [spec.filename] and not os.path.islink(path)
+    assert handler.log == [(f"/mirror/{spec.filename}", None)]  # fetched whole, not resumed from the target's size
+    if kind == "link":
+        assert victim.read_bytes() == b"the user's own notes\n"
+    else:
+        assert not victim.exists()
+
+
+def test_a_folder_where_the_partial_download_goes_is_named_and_kept(archive, server, tmp_path):
+    """It said "cannot write the download cache ...: Is a directory", naming neither the folder nor what to do."""
+    spec, _ = archive
+    cache = tmp_path / "cache"
+    (cache / (spec.filename + ".part") / "mine").mkdir(parents=True)
+    with pytest.raises(FastTextError, match=rf"holds a folder {cache}/{spec.filename}.part where the partial "
+                                            r"download goes: move it away") as exc:
+        download(spec, str(cache), base_url=server[0], progress=False)
+    assert "\n" not in str(exc.value) and (cache / (spec.filename + ".part") / "mine").is_dir()
+
+
 def test_checksum_mismatch_raises_and_leaves_nothing(archive, server, tmp_path):
     spec, _ = archive
     base_url, _ = server
@@ -701,11 +741,21 @@ class _Odd(http.server.BaseHTTPRequestHandler):
     body = b""
 
     def do_GET(self):
-        if self.kind == "redirect loop":
+        if self.kind in ("redirect loop", "redirect to"):  # (redirect to: the Location is ``body``)
             self.send_response(302)
-            self.send_header("Location", self.path)
+            self.send_header("Location", self.path if self.kind == "redirect loop" else self.body.decode())
             self.send_header("Content-Length", "0")
             self.end_headers()
+            return
+        if self.kind.startswith("busy"):  # busy <status>: that status, and the wait it asks for (``body``) if any
+            self.send_response(int(self.kind.split()[1]))
+            if self.body:
+                self.send_header("Retry-After", self.body.decode())
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.kind == "not http":  # no status line: a service of another protocol on that port
+            self.wfile.write(self.body)
             return
         self.send_response(200)
         if self.kind.startswith("page"):  # a captive portal's or an expired link's page, not the archive
@@ -754,6 +804,59 @@ def test_a_redirect_loop_is_one_error_line(archive, odd_server, tmp_path):
     with pytest.raises(FastTextError, match=r"cannot download .*: HTTP 302 .*redirect.* loop") as exc:
         download(spec, str(tmp_path / "cache"), base_url=odd_server("redirect loop"), progress=False)
     assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("location", ["http://[::1/tiny_csv.tgz", "https://[mirror/"])
+def test_a_redirect_to_a_url_that_cannot_be_parsed_is_one_error_line(archive, odd_server, tmp_path, location):
+    """A redirect whose Location urllib cannot parse (an unclosed IPv6 bracket: "Invalid IPv6 URL") stopped the
+    download in a ValueError traceback."""
+    spec, _ = archive
+    with pytest.raises(FastTextError, match=r"cannot download .*: the server redirects to a URL that cannot be read.*"
+                                            r"\(Invalid IPv6 URL\)") as exc:
+        download(spec, str(tmp_path / "cache"), base_url=odd_server("redirect to", location.encode()), progress=False)
+    assert "\n" not in str(exc.value)
+    assert os.listdir(tmp_path / "cache") == []
+
+
+def test_an_answer_that_is_not_http_is_named_as_such_not_quoted_whole(archive, odd_server, tmp_path):
+    """A service of another protocol on the mirror's port (or https:// written http://) answers no status line:
+    the error quoted its first line, up to 64 KB of binary bytes, as the reason."""
+    spec, _ = archive
+    binary = bytes(range(11, 256)) * 200  # (no line break: one 49 KB "status line")
+    with pytest.raises(FastTextError, match=r"cannot download .*: the server's answer is not HTTP \(it begins ") as exc:
+        download(spec, str(tmp_path / "cache"), base_url=odd_server("not http", binary), progress=False)
+    assert len(str(exc.value)) < 400, len(str(exc.value))
+    assert os.listdir(tmp_path / "cache") == []
+
+
+@pytest.mark.parametrize("status, retry_after, said", [
+    (503, "120", r"HTTP 503 Service Unavailable \(the server is busy or down; it asks to wait 120 s\)"),
+    (429, "Wed, 21 Oct 2037 07:28:00 GMT", r"HTTP 429 Too Many Requests \(the server is busy or down; it asks to "
+                                           r"wait until Wed, 21 Oct 2037 07:28:00 GMT\)"),
+    (502, "", r"HTTP 502 Bad Gateway \(the server is busy or down\)")])
+def test_a_busy_server_answering_a_resume_says_when_to_retry_and_that_the_partial_download_is_kept(
+        archive, odd_server, server, tmp_path, status, retry_after, said):
+    """A 503 or 429 (Retry-After) to the request that resumes a .part said only "HTTP 503 Service Unavailable":
+    nothing said to wait, nor that the .part (up to 690 MB) was kept, so a user deleted it to "start clean"."""
+    spec, data = archive
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    busy = odd_server(f"busy {status}", retry_after.encode())
+    with pytest.raises(FastTextError, match=said + rf": run again later; the partial download {part} is kept and "
+                                                   r"will be resumed$") as exc:
+        download(spec, str(cache), base_url=busy, progress=False)
+    assert "\n" not in str(exc.value)
+    assert part.read_bytes() == data[:100]
+    with open(download(spec, str(cache), base_url=server[0], progress=False), "rb") as f:
+        assert f.read() == data
+    assert server[1].log == [(f"/mirror/{spec.filename}", "bytes=100-")]
+
+
+def test_a_busy_server_answering_a_fresh_download_says_to_run_again_later(archive, odd_server, tmp_path):
+    spec, _ = archive
+    with pytest.raises(FastTextError, match=r"HTTP 503 Service Unavailable \(the server is busy or down; it asks to "
+                                            r"wait 5 s\): run again later$"):
+        download(spec, str(tmp_path / "cache"), base_url=odd_server("busy 503", b"5"), progress=False)
+    assert os.listdir(tmp_path / "cache") == []
 
 
 def test_a_content_length_that_is_no_number_is_read_as_unknown_not_a_traceback(archive, odd_server, tmp_path):
