@@ -22,13 +22,14 @@ import tarfile
 import time
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from http.client import BadStatusLine, HTTPException, RemoteDisconnected
 from urllib.parse import urlparse
 
 from . import label_names, storage
 from .data import LabeledTexts, check_limit, iter_examples, read_labeled
-from .errors import FastTextError, refuse_standard_output
+from .errors import FastTextError, note_what_a_stop_left, refuse_standard_output
 from .progress import bar
 from .writers import check_fasttext_labels, write_fasttext_rows
 
@@ -119,26 +120,24 @@ def _fetch(url, part, spec, progress):
         offset = 0
     if offset == spec.size:  # complete already, only verification is left
         return
-    request = urllib.request.Request(url, headers={"Range": f"bytes={offset}-"} if offset else {})
-    try:
-        response = urllib.request.urlopen(request, timeout=_TIMEOUT_S)
-    except urllib.error.HTTPError as exc:
-        if exc.code == 416 and offset:  # the server rejects our range: the .part is not a prefix
-            _remove(part)
-            return _fetch(url, part, spec, progress)
-        # (urllib's reason for a redirect loop holds line breaks: the error is one line)
-        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}"
-                            f"{_when_busy(exc, part)}") from None
-    except BadStatusLine as exc:
-        raise FastTextError(f"cannot download {url}: {_not_http(exc)}") from None
-    except (urllib.error.URLError, HTTPException, OSError) as exc:
-        raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
-    except ValueError as exc:  # (url itself was parsed by _archive_url: a redirect's Location, e.g. http://[::1/...)
-        raise FastTextError(f"cannot download {url}: the server redirects to a URL that cannot be read "
-                            f"({exc})") from None  # (was a ValueError traceback)
+    response = _open(url, offset, part)
+    if response is None:  # the server rejects our range (416): the .part is not a prefix
+        _remove(part)
+        return _fetch(url, part, spec, progress)
+    if response.status == 206 and _content_encoding(response):
+        # A range of the server's encoding (HTTP's ranges are of the bytes sent), no range of the archive: appended,
+        # it failed the md5 and the .part was deleted. The whole is read instead, its start compared with the .part.
+        response.close()
+        response = _open(url, 0, part)
     with response:
         length = _announced_length(response)
-        if response.status != 206:  # the server ignored Range and sends the whole file: start over
+        encoding = _content_encoding(response)
+        held = 0  # bytes of the .part that the body's start is compared with, not written again
+        if encoding:  # (a server or CDN that compresses the .tgz again: its length is the encoding's)
+            _refuse_an_encoding(encoding, response, url, part, spec, offset)
+            _refuse_a_page(response, None, url, spec)
+            held, length = offset, None
+        elif response.status != 206:  # the server ignored Range and sends the whole file: start over
             if offset and length != spec.size:
                 # ...unless what it sends is not the archive (a captive portal's or a proxy's page): taken for
                 # the whole file, it deleted the .part (hundreds of MB) or truncated it to the page.
@@ -149,6 +148,8 @@ def _fetch(url, part, spec, progress):
                                     f"over)")
             offset = 0
             _refuse_a_page(response, length, url, spec)
+        elif _sends_the_whole(response, length, spec):  # (a 206 from byte 0 whatever the range: it was appended)
+            offset = 0
         else:
             _check_range_start(response, offset, url, part)
         if length is not None and length != spec.size - offset:
@@ -156,21 +157,37 @@ def _fetch(url, part, spec, progress):
         # (O_NOFOLLOW: a link put there since _partial_size looked is refused, not followed out of the cache)
         flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if offset else os.O_TRUNC)
         with os.fdopen(os.open(part, flags, 0o666), "ab" if offset else "wb") as out, \
-                bar(total=spec.size, initial=offset, desc=spec.filename, disable=not progress,
+                (os.fdopen(os.open(part, os.O_RDONLY | os.O_NOFOLLOW), "rb") if held
+                 else contextlib.nullcontext()) as have, \
+                bar(total=spec.size, initial=offset - held, desc=spec.filename, disable=not progress,
                     unit="B", unit_scale=True, unit_divisor=1024) as pbar:
             # read1: what has arrived, not a full _CHUNK (read waits for 1 MB however slowly it trickles in)
             read = getattr(response, "read1", response.read)
+            if encoding:
+                read = _Gunzipped(read)
             window_start, window_bytes = time.monotonic(), 0
             while True:
                 try:
                     block = read(_CHUNK)
-                except (HTTPException, OSError) as exc:
-                    block, error = b"", exc.__class__.__name__
+                except (HTTPException, OSError, zlib.error) as exc:
+                    block, error = b"", exc
                 else:
                     error = None
                 if not block:
                     break
+                if held:  # (a gzip-encoded answer to a resume: its start is what the .part holds already)
+                    same = block[:held]
+                    if have.read(len(same)) != same:
+                        raise FastTextError(f"cannot download {url}: the server sends the archive gzip-encoded again "
+                                            f"(Content-Encoding), and it does not begin with the {offset} bytes of the "
+                                            f"partial download {part} (another archive's?); it is kept: delete it to "
+                                            f"download the archive whole")
+                    held -= len(same)
+                    pbar.update(len(same))
+                    window_bytes += len(same)
+                    block = block[len(same):]
                 out.write(block)
+                out.flush()  # (on disk as it arrives: a kill -9 keeps all of it, and the progress can be seen there)
                 pbar.update(len(block))
                 window_bytes += len(block)
                 if time.monotonic() - window_start >= _STALL_WINDOW_S:
@@ -185,18 +202,95 @@ def _fetch(url, part, spec, progress):
             if out.tell() > spec.size:
                 out.close()
                 _mismatch(part, url, f"the server sends more than the {spec.size} bytes expected")
+            if isinstance(error, zlib.error):  # (its bytes damaged on the way: what was decoded cannot be trusted)
+                out.close()
+                _mismatch(part, url, f"the server's gzip encoding of it cannot be decoded: {error}")
             # http.client ends a short body silently instead of raising IncompleteRead, so compare with
-            # the announced length. The .part is kept: the next call resumes where this one stopped.
-            if error or (length is not None and out.tell() < spec.size):
+            # the announced length (a gzip encoding's own end, for one sent so). The .part is kept: the next call
+            # resumes where this one stopped.
+            cut = not read.complete if encoding else length is not None and out.tell() < spec.size
+            if error or cut:
                 raise FastTextError(f"cannot download {url}: connection lost after {out.tell()} of {spec.size} "
-                                    f"bytes{f' ({error})' if error else ''}; run again to resume")
+                                    f"bytes{f' ({error.__class__.__name__})' if error else ''}; run again to resume")
+            if held:  # (the whole body was shorter than the .part: it is no archive of which the .part is a start)
+                raise FastTextError(f"cannot download {url}: the server sends the archive gzip-encoded again "
+                                    f"(Content-Encoding), and it is shorter than the {offset} bytes of the partial "
+                                    f"download {part}; it is kept: delete it to download the archive whole")
             out.flush()
-            if length is None and out.tell() < spec.size and _starts_as_the_archive(part):
+            if not encoding and length is None and out.tell() < spec.size and _starts_as_the_archive(part):
                 # No announced length (an HTTP/1.0 proxy), so the connection's close was the body's only end: a
                 # body cut short looked complete, failed its size check and was deleted. One that begins as the
                 # archive does (gzip) is kept; a page (a captive portal's) is not, and fails verification below.
                 raise FastTextError(f"cannot download {url}: the connection closed after {out.tell()} of {spec.size} "
                                     f"bytes (the server announced no length); run again to resume")
+
+
+def _open(url, offset, part):
+    """The server's response to a request for ``url`` from byte ``offset`` (a Range); None: the range was refused
+    (416), so ``part`` is no prefix of the archive. Its errors end in one line."""
+    request = urllib.request.Request(url, headers={"Range": f"bytes={offset}-"} if offset else {})
+    try:
+        return urllib.request.urlopen(request, timeout=_TIMEOUT_S)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 416 and offset:
+            return None
+        # (urllib's reason for a redirect loop holds line breaks: the error is one line)
+        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}"
+                            f"{_when_busy(exc, part)}") from None
+    except BadStatusLine as exc:
+        raise FastTextError(f"cannot download {url}: {_not_http(exc)}") from None
+    except (urllib.error.URLError, HTTPException, OSError) as exc:
+        raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
+    except ValueError as exc:  # (url itself was parsed by _archive_url: a redirect's Location, e.g. http://[::1/...)
+        raise FastTextError(f"cannot download {url}: the server redirects to a URL that cannot be read "
+                            f"({exc})") from None  # (was a ValueError traceback)
+
+
+def _content_encoding(response):
+    """The encoding the server sends the body in (Content-Encoding), lower case; ``""``: none (the bytes as they are).
+    urllib decodes none: a server that gzips the .tgz again (a CDN, a web server compressing every file) sent bytes
+    that "failed verification ... run again to retry", which failed so every time."""
+    encoding = " ".join((response.headers.get("Content-Encoding") or "").split()).lower()
+    return "" if encoding == "identity" else encoding
+
+
+def _refuse_an_encoding(encoding, response, url, part, spec, offset):
+    """Refuse an answer sent in another encoding than gzip (which :class:`_Gunzipped` decodes), or a range of its
+    encoding to a request for the whole (``response.status`` 206): neither is the archive's bytes."""
+    if encoding in ("gzip", "x-gzip") and response.status != 206:
+        return
+    kept = f"; the partial download {part} is kept" if offset else ""
+    what = ("and answers a request for all of it with a range of that" if encoding in ("gzip", "x-gzip")
+            else "which is not decoded here")
+    encoding = encoding[:40] if encoding.isprintable() else "an unreadable"
+    raise FastTextError(f"cannot download {url}: the server sends the archive {encoding}-encoded (Content-Encoding: "
+                        f"{encoding}), {what}: pass --base-url a mirror that sends the .tgz as it is, or copy "
+                        f"{spec.filename} into the cache folder yourself (a verified archive there is used as it "
+                        f"is){kept}")
+
+
+class _Gunzipped:
+    """A read function for a body the server sent gzip-encoded, returning the bytes it encodes: at most ``size`` a
+    call (a small body may encode gigabytes); ``b""`` at the end. ``complete``: the encoding's own end was reached
+    (not: the body was cut short). The decoded bytes are verified as any download's are, by size and md5."""
+
+    def __init__(self, read):
+        self._read = read
+        self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)  # (16+: gzip's header and trailer, not zlib's)
+
+    @property
+    def complete(self):
+        return self._inflate.eof
+
+    def __call__(self, size):
+        while not self._inflate.eof:
+            encoded = self._inflate.unconsumed_tail or self._read(size)
+            if not encoded:
+                return b""
+            block = self._inflate.decompress(encoded, size)
+            if block:
+                return block
+        return b""
 
 
 # Answers that say "not now" rather than "not here": the same request may succeed later.
@@ -240,11 +334,21 @@ def _partial_size(part):
         return 0
     if stat.S_ISREG(found.st_mode):
         return found.st_size
-    if stat.S_ISDIR(found.st_mode):  # (someone's folder: not ours to delete; os.remove said only "Is a directory")
-        raise FastTextError(f"the download cache holds a folder {part} where the partial download goes: move it "
-                            f"away, or choose another cache folder")
+    _refuse_a_folder(part, "the partial download")
     os.remove(part)
     return 0
+
+
+def _refuse_a_folder(path, what):
+    """Refuse a folder at ``path``, where ``what`` goes (someone's folder: not ours to delete). os.remove said only
+    "cannot write the download cache ...: Is a directory", naming neither the folder nor what to do."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(found.st_mode):
+        raise FastTextError(f"the download cache holds a folder {path} where {what} goes: move it away, or choose "
+                            f"another cache folder")
 
 
 def _refuse_a_page(response, length, url, spec):
@@ -277,6 +381,17 @@ def _check_range_start(response, offset, url, part):
                             f"is kept: run again to resume (delete it to start over)")
 
 
+def _sends_the_whole(response, length, spec):
+    """Is a 206 answer to a resume the whole archive (a server sending from byte 0 whatever the range asked): no
+    Content-Range and the archive's length, or a Content-Range from byte 0 to its end? Its bytes were appended to the
+    .part, and the archive "failed verification ... run again to retry", which failed so every time."""
+    content_range = response.headers.get("Content-Range")
+    if content_range is None:
+        return length == spec.size
+    match = re.match(r"\s*bytes\s+0-(\d+)/", content_range)
+    return bool(match) and int(match.group(1)) == spec.size - 1 and length in (None, spec.size)
+
+
 def _announced_length(response):
     """The body's length as the server announced it, or None: none announced, or a Content-Length that is no
     number (two headers a proxy merged, ``123, 123``), which http.client itself reads as unknown (here it was a
@@ -302,6 +417,7 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
     try:
         os.makedirs(cache_dir, exist_ok=True)
         with _cache_lock(cache_dir, progress):
+            _refuse_a_folder(path, "the archive")  # (before the download: os.replace would refuse it only after)
             if os.path.exists(path):
                 if _verified(path, spec):
                     return path
@@ -314,6 +430,10 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
             if md5 != spec.md5:
                 _mismatch(part, url, f"md5 {md5}, expected {spec.md5}")
             os.replace(part, path)  # only a verified archive ever carries the final name
+    except KeyboardInterrupt as exc:  # (Ctrl-C, SIGTERM: its line said "stopped and cleaned up", and a user deleted
+        if _is_a_file(part):  # the .part of hundreds of MB, or thought the download had to start over)
+            note_what_a_stop_left(exc, f"the partial download {part} is kept: a rerun resumes it")
+        raise
     except OSError as exc:  # the cache itself: a full disk, a file in the way (the server's errors are handled in _fetch)
         kept = " (the partial download is kept: run again to resume)" if _is_a_file(part) else ""
         raise FastTextError(f"cannot write the download cache {cache_dir}: "

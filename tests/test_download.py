@@ -1,8 +1,11 @@
 """The dataset downloader against a local HTTP server (no internet): resume, verification, caching, prepare."""
+import gzip
 import hashlib
 import http.server
 import io
 import os
+import signal
+import subprocess
 import sys
 import socket
 import tarfile
@@ -56,12 +59,30 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     truncate_at = None  # announce the full length but close after this many bytes
     slow = None  # send the body this many bytes at a time, 10 ms apart
     refuse_range_once = False  # answer the first request for a range 416 (the .part is no prefix, as it says)
+    # A Content-Encoding the archive is sent in, as a misconfigured server or CDN does (gzip: compressed again; its
+    # ranges are of that encoding, as HTTP has them); another one: the header alone.
+    encoding = None
+    damaged = False  # a gzip encoding damaged on the way
+    from_zero = None  # a Range answered 206 with the whole archive: "bare" (no Content-Range) or "content-range"
+    hold_at = None  # send this many bytes, then wait for ``release`` (a threading.Event) before the rest
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
         data = self.files.get(self.path)
         if data is None:
             self.send_error(404)
+            return
+        if self.encoding == "gzip":
+            data = gzip.compress(data, mtime=0)
+            if self.damaged:  # its CRC: the archive decodes whole, its encoding does not check
+                data = data[:-5] + bytes([data[-5] ^ 1]) + data[-4:]
+        if self.headers.get("Range") and self.from_zero:
+            self.send_response(206)
+            if self.from_zero == "content-range":
+                self.send_header("Content-Range", f"bytes 0-{len(data) - 1}/{len(data)}")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
             return
         if self.headers.get("Range") and self.refuse_range_once:
             type(self).refuse_range_once = False
@@ -80,7 +101,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
         body = data[start:]
         self.send_header("Content-Length", str(len(body)))
+        if self.encoding:
+            self.send_header("Content-Encoding", self.encoding)
         self.end_headers()
+        if self.hold_at is not None:
+            self.wfile.write(body[:self.hold_at])
+            self.wfile.flush()
+            self.release.wait(60)
+            body = body[self.hold_at:]
         body = body[:self.truncate_at] if self.truncate_at is not None else body
         for at in range(0, len(body), self.slow or len(body) or 1):  # slow: this many bytes at a time
             self.wfile.write(body[at:at + (self.slow or len(body))])
@@ -1065,6 +1093,165 @@ def test_a_page_answering_a_fresh_download_is_named_as_one_not_a_retry(archive, 
         download(spec, str(cache), base_url=odd_server(kind, page), progress=False)
     assert "retry" not in str(exc.value) and "\n" not in str(exc.value)
     assert os.listdir(cache) == []  # the page was not kept as a partial download
+
+
+def test_an_archive_a_server_gzips_again_is_decoded_and_verified(archive, server, tmp_path):
+    """A server (a CDN, a misconfigured web server) that gzips the .tgz again, ``Content-Encoding: gzip``: its bytes
+    were taken for the archive's and "failed verification ... run again to retry", which failed so every time. The
+    body is decoded, then verified by size and md5 as any download is."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = "gzip"
+    path = download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert os.listdir(tmp_path / "cache") == [spec.filename]
+
+
+def test_a_resume_from_a_server_that_gzips_again_reads_the_whole_and_compares_what_the_part_holds(
+        archive, server, tmp_path):
+    """A resume's range is of the server's gzip encoding (HTTP's ranges are of what is sent), no range of the archive:
+    appended, it failed the md5 and the .part was deleted. The whole is fetched and decoded; the bytes the .part holds
+    already are compared with it, not written again, and the rest appended."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = "gzip"
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None)]
+
+
+def test_a_partial_download_that_a_gzipped_answer_does_not_begin_with_is_kept_and_named(archive, server, tmp_path):
+    """Another archive's .part (or a page's): the decoded body does not begin with it. It is kept, and the line says
+    so, as for a captive portal answering a resume."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = "gzip"
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    part.write_bytes(b"\x1f\x8b" + bytes(98))
+    with pytest.raises(FastTextError, match=rf"cannot download .*: the server sends the archive gzip-encoded again "
+                                            rf"\(Content-Encoding\), and it does not begin with the 100 bytes of the "
+                                            rf"partial download {part}.*is kept") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and part.read_bytes() == b"\x1f\x8b" + bytes(98)
+
+
+def test_a_gzipped_answer_that_is_not_the_archive_fails_verification_and_leaves_nothing(archive, server, tmp_path):
+    """Decoded bytes are verified as any download is: only an archive of the right md5 is ever kept."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = "gzip"
+    handler.files = {f"/mirror/{spec.filename}": data[:-1] + bytes([data[-1] ^ 1])}
+    with pytest.raises(FastTextError, match=r"failed verification \(md5 "):
+        download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert os.listdir(tmp_path / "cache") == []
+
+
+def test_a_gzip_encoding_damaged_on_the_way_is_not_trusted_and_its_partial_download_not_kept(archive, server,
+                                                                                            tmp_path):
+    """What a damaged encoding decodes to cannot be trusted, nor resumed from: the .part goes, and a rerun (the damage
+    was on the way) fetches it whole."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.damaged = "gzip", True
+    with pytest.raises(FastTextError, match=r"failed verification \(the server's gzip encoding of it cannot be "
+                                            r"decoded: .*\); the partial file was deleted, run again to retry"):
+        download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert os.listdir(tmp_path / "cache") == []
+    handler.damaged = False
+    with open(download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+
+
+def test_an_archive_sent_in_an_encoding_not_decoded_here_is_named_not_a_retry(archive, server, tmp_path):
+    """``Content-Encoding: br`` (or any but gzip): the line says what the server does, not "run again to retry"."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = "br"
+    with pytest.raises(FastTextError, match=r"cannot download .*: the server sends the archive br-encoded "
+                                            r"\(Content-Encoding: br\), which is not decoded here: ") as exc:
+        download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert "retry" not in str(exc.value) and "\n" not in str(exc.value)
+    assert os.listdir(tmp_path / "cache") == []
+
+
+@pytest.mark.parametrize("from_zero", ["bare", "content-range"])
+def test_a_resume_answered_206_with_the_whole_archive_uses_it_whole(archive, server, tmp_path, from_zero):
+    """A 206 to a resume that sends the whole archive (no Content-Range and the archive's length, or a Content-Range
+    from byte 0 to its end: a server that sends from the start): its bytes were appended to the .part, and the
+    archive "failed verification ... run again to retry", which failed so every time. It is the archive whole."""
+    spec, data = archive
+    base_url, handler = server
+    handler.from_zero = from_zero
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")] and os.listdir(cache) == [spec.filename]
+
+
+def test_a_folder_where_the_archive_goes_is_named_and_kept(archive, server, tmp_path):
+    """It said "cannot write the download cache ...: Is a directory", naming neither the folder nor what to do."""
+    spec, _ = archive
+    base_url, handler = server
+    cache = tmp_path / "cache"
+    (cache / spec.filename / "mine").mkdir(parents=True)
+    with pytest.raises(FastTextError, match=rf"^the download cache holds a folder {cache}/{spec.filename} where the "
+                                            r"archive goes: move it away, or choose another cache folder$") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and (cache / spec.filename / "mine").is_dir()
+    assert handler.log == []  # refused before the download, not after it
+
+
+STOPPED_DOWNLOAD = """
+import sys
+from fasttext_lib import cli, download
+
+size, md5 = int(sys.argv.pop(1)), sys.argv.pop(1)
+download.DATASETS["tiny"] = download.ZhangDataset("tiny", "https://example.invalid/tiny_csv.tgz", size, md5, 3)
+raise SystemExit(cli.run())
+"""
+
+
+@pytest.mark.parametrize("sig, status, says", [(signal.SIGINT, 130, "interrupted (SIGINT)"),
+                                               (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_a_download_stopped_by_a_signal_says_its_partial_download_is_kept_for_a_rerun(archive, server, tmp_path, sig,
+                                                                                      status, says):
+    """Ctrl-C or SIGTERM during ``prepare``'s download said "stopped and cleaned up", not that the partial download
+    is kept on purpose and resumed by a rerun: a user deleted it (hundreds of MB) or thought it had to start over."""
+    spec, data = archive
+    base_url, handler = server
+    handler.hold_at, handler.release = 200, threading.Event()
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(STOPPED_DOWNLOAD)
+    cache = tmp_path / "cache"
+    part = cache / (spec.filename + ".part")
+    proc = subprocess.Popen([sys.executable, str(wrapper), str(spec.size), spec.md5, "prepare", "--dataset", NAME,
+                             "--output", str(tmp_path / "out"), "--cache-dir", str(cache), "--base-url", base_url],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(
+                                __file__)))))
+    try:
+        deadline = time.monotonic() + 120  # (only so that a broken download ends the test)
+        while not (part.exists() and part.stat().st_size == 200):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        handler.release.set()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == status, err
+    assert err.strip().splitlines()[-1] == (f"error: {says}; stopped and cleaned up, but the partial download {part} "
+                                            f"is kept: a rerun resumes it")
+    assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:200] and not (tmp_path / "out").exists()
+    handler.hold_at = None
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", "bytes=200-")
 
 
 def _listing(out):
