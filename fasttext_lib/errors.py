@@ -456,12 +456,13 @@ def stop_message(exc):
     if not (left or not_removed) and stopped_line(exc):
         return stopped_line(exc)
     line = f"{str(exc) or 'interrupted (SIGINT)'}; stopped"  # (a notebook's Stop, a second Ctrl-C: no text)
-    line += f"; {_could_not_remove(not_removed)}" if not_removed else " and cleaned up"
+    line += f"; {could_not_remove(not_removed)}" if not_removed else " and cleaned up"
     return line + (f", but {left}" if left else "")
 
 
-def _could_not_remove(left):
-    """``left``'s files, (file, why) each, named with what to do: the stop's line claimed they were cleaned up."""
+def could_not_remove(left):
+    """``left``'s files, (file, why) each, named with what to do: a stop's line claimed they were cleaned up, and a failed
+    write's line (storage.atomic) read as if nothing had changed."""
     whys = {why for _, why in left}
     one_why = len(whys) == 1
     files = ", ".join(file if one_why else f"{file} ({why})" for file, why in left)
