@@ -2379,6 +2379,29 @@ def test_a_ctrl_c_just_as_a_file_of_a_pair_is_put_in_place_takes_it_back(tmp_pat
         assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_pair_write_stopped_once_its_files_are_written_says_so(s3_bucket, monkeypatch, overwrite):
+    """A Ctrl-C during the check that follows a pair's writes on S3 (that no other run wrote over them meanwhile) said
+    "stopped and cleaned up", although the pair was written whole and nothing was cleaned up: a user would think the
+    old files (or none) were there. The line says what is true."""
+    from conftest import cli_in_process
+    from fasttext_lib.errors import Interrupted
+
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
+
+    def stopped(*args, **kwargs):
+        raise Interrupted(signal.SIGINT)
+    monkeypatch.setattr(storage.pairs, "_write_ids", stopped)
+    r = cli_in_process("sample", "--output", prefix, *(["--overwrite"] if overwrite else []))
+    said = f"error: interrupted (SIGINT); stopped after {train}, {test} were written whole"
+    assert (r.returncode, r.stderr.splitlines()) == (130, [said]), r.stderr
+    assert _bucket_keys(prefix) == ["test.csv", "train.csv"]
+    monkeypatch.undo()
+    with storage.reading_together():
+        assert storage.read_bytes(train) and storage.read_bytes(test)
+
+
 def test_a_local_pair_written_again_while_a_run_reads_it_is_refused(tmp_path):
     """train reads --train, then --validation: a sample / prepare run that wrote the pair again in between had the
     run train on the old training split and validate on the new test split, silently (on S3 the set metadata
