@@ -2402,6 +2402,24 @@ def test_a_pair_write_stopped_once_its_files_are_written_says_so(s3_bucket, monk
         assert storage.read_bytes(train) and storage.read_bytes(test)
 
 
+def test_a_role_that_may_not_delete_passes_the_output_check_and_leaves_no_probe(s3_bucket, proxy):
+    """sample --output checks up front that it can write there, with a probe object put and deleted. A role with
+    s3:ListBucket but no s3:DeleteObject (which sample does not need) failed that check with "access denied" and left
+    the probe behind. The check now puts nothing it cannot delete, and still refuses a role that may not put."""
+    from conftest import cli_in_process
+
+    prefix = f"{s3_bucket}/data"
+    proxy.fail("DELETE", r".", "403")
+    r = cli_in_process("sample", "--output", prefix)
+    assert r.returncode == 0, r.stderr
+    assert _bucket_keys(prefix) == ["test.csv", "train.csv"]
+    proxy.fail("PUT", r".", "403")
+    with pytest.raises(FastTextError, match="access denied"):
+        storage.check_writable(f"{s3_bucket}/other")
+    proxy.clear()
+    assert _bucket_keys(f"{s3_bucket}/other") == []
+
+
 def test_a_local_pair_written_again_while_a_run_reads_it_is_refused(tmp_path):
     """train reads --train, then --validation: a sample / prepare run that wrote the pair again in between had the
     run train on the old training split and validate on the new test split, silently (on S3 the set metadata
