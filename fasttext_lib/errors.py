@@ -441,27 +441,40 @@ def note_what_a_stop_could_not_remove(exc, left):
     exc.not_removed = [*getattr(exc, "not_removed", ()), *left]
 
 
+def note_what_a_stop_came_after(exc, what):
+    """A KeyboardInterrupt ``exc`` that stopped a write once it had done ``what`` (``<files> were written whole``: a
+    set on S3, stopped during the check that follows its writes, or its summary line): its line says ``stopped after
+    <what>`` (:func:`stop_message`). "stopped and cleaned up" had the user think the old files (or none) were there."""
+    exc.came_after = what
+
+
 def stop_left(exc):
-    """Whether :func:`note_what_a_stop_left` or :func:`note_what_a_stop_could_not_remove` told of the stop ``exc``:
-    its line (:func:`stop_message`) says what it left."""
-    return bool(getattr(exc, "left_behind", None) or getattr(exc, "not_removed", None))
+    """Whether :func:`note_what_a_stop_left`, :func:`note_what_a_stop_could_not_remove` or
+    :func:`note_what_a_stop_came_after` told of the stop ``exc``: its line (:func:`stop_message`) says what it left."""
+    return bool(getattr(exc, "left_behind", None) or getattr(exc, "not_removed", None)
+                or getattr(exc, "came_after", None))
 
 
 def stop_message(exc):
     """The one line (after ``error: ``) a stop ``exc`` is shown as, by the CLI (cli.main) and in a notebook
-    (notebook_errors): what stopped it, that it stopped and cleaned up, or the files its cleanup could not remove,
-    and what it left that no cleanup can put back (:func:`stop_left`). A notebook's Stop that left nothing and
+    (notebook_errors): what stopped it, that it stopped and cleaned up, or the files its cleanup could not remove, or
+    what it had done when it stopped (:func:`note_what_a_stop_came_after`), and what it left that no cleanup can put back (:func:`stop_left`). A notebook's Stop that left nothing and
     whose place was told (a training's epoch and step, an autotune search's: :func:`stopped_line`): that line."""
     left, not_removed = getattr(exc, "left_behind", None), getattr(exc, "not_removed", ())
-    if not (left or not_removed) and stopped_line(exc):
+    came_after = getattr(exc, "came_after", None)
+    if not stop_left(exc) and stopped_line(exc):
         return stopped_line(exc)
     line = f"{str(exc) or 'interrupted (SIGINT)'}; stopped"  # (a notebook's Stop, a second Ctrl-C: no text)
-    line += f"; {_could_not_remove(not_removed)}" if not_removed else " and cleaned up"
+    if not_removed:
+        line += f"; {could_not_remove(not_removed)}"
+    else:
+        line += f" after {came_after}" if came_after else " and cleaned up"
     return line + (f", but {left}" if left else "")
 
 
-def _could_not_remove(left):
-    """``left``'s files, (file, why) each, named with what to do: the stop's line claimed they were cleaned up."""
+def could_not_remove(left):
+    """``left``'s files, (file, why) each, named with what to do: a stop's line claimed they were cleaned up, and a failed
+    write's line (storage.atomic) read as if nothing had changed."""
     whys = {why for _, why in left}
     one_why = len(whys) == 1
     files = ", ".join(file if one_why else f"{file} ({why})" for file, why in left)

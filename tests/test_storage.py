@@ -2230,6 +2230,196 @@ def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, mon
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
 
 
+def _no_hard_links(monkeypatch):
+    """A file system without hard links (vfat, some FUSE and SMB mounts): link() refused, and no O_TMPFILE either."""
+    def no_links(*args, **kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted")
+    monkeypatch.setattr(os, "link", no_links)
+    monkeypatch.delattr(os, "O_TMPFILE", raising=False)
+
+
+@pytest.mark.parametrize("failure", ["busy", "interrupted"])
+def test_a_pair_replaced_on_a_file_system_without_hard_links_keeps_the_old_pair_when_a_rename_fails(tmp_path,
+                                                                                                  monkeypatch, failure):
+    """The old files are kept (hard links) while the new pair is put in place, to be put back if a later rename fails.
+    Where the file system has no hard links nothing was kept, and the failure "took back" the new train split by
+    deleting it: the user's old train split, replaced by it, was lost. The old file is kept as a copy there now."""
+    uris = _write_pair(str(tmp_path), "old")
+    real_replace = os.replace
+    _no_hard_links(monkeypatch)
+
+    def second_fails(src, dst, *args, **kwargs):
+        if str(dst).endswith("pair.test"):
+            if failure == "busy":
+                raise OSError(errno.EBUSY, "Device or resource busy", dst)
+            raise KeyboardInterrupt  # (what a SIGTERM raises in the main thread: errors.Interrupted)
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(FastTextError if failure == "busy" else KeyboardInterrupt) as err:
+        _write_pair(str(tmp_path), "new")
+    monkeypatch.undo()
+    if failure == "busy":
+        assert one_line(err.value) == f"cannot write {uris[1]}: Device or resource busy"
+    assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
+def test_an_old_file_that_cannot_be_copied_aside_fails_the_write_before_anything_is_replaced(tmp_path, monkeypatch):
+    """Where the file system has no hard links the old files are copied aside while the new pair is put in place; a
+    copy that cannot be made (the disk full) fails the write in one line before anything is replaced: going on
+    without it, a later failure would lose the file."""
+    import shutil
+
+    uris = _write_pair(str(tmp_path), "old")
+    _no_hard_links(monkeypatch)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(shutil, "copyfileobj", full)
+    with pytest.raises(FastTextError) as err:
+        _write_pair(str(tmp_path), "new")
+    monkeypatch.undo()
+    assert one_line(err.value) == (f"cannot write {uris[0]}: the file there is kept until the new one is in place, "
+                                   f"copied aside where it cannot be hard-linked, and that copy failed: No space left "
+                                   f"on device")
+    assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
+def test_an_old_file_that_cannot_be_put_back_is_kept_and_its_place_said(tmp_path, monkeypatch):
+    """A failed rename puts back the files the earlier ones replaced; where that failed too, the error was swallowed and
+    the kept old file deleted: the user's file was lost without a word. It is kept now, under a name no write sweeps
+    away, and the one line says where."""
+    train, test = _write_pair(str(tmp_path), "old")
+    real_replace, to_train = os.replace, []
+
+    def second_fails_and_so_does_the_put_back(src, dst, *args, **kwargs):
+        if str(dst) == test:
+            raise OSError(errno.EBUSY, "Device or resource busy", dst)
+        if str(dst) == train:
+            to_train.append(src)
+            if len(to_train) == 2:  # the first puts the new file in place; the second the old one back
+                raise OSError(errno.EIO, "Input/output error", dst)
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", second_fails_and_so_does_the_put_back)
+    with pytest.raises(FastTextError) as err:
+        _write_pair(str(tmp_path), "new")
+    monkeypatch.undo()
+    line = one_line(err.value)
+    said = re.fullmatch(rf"cannot write {re.escape(test)}: Device or resource busy; {re.escape(train)} could not be put "
+                        rf"back as it was \(Input/output error\): the file it replaced is kept at (\S+); move it back "
+                        rf"by hand", line)
+    assert said, line
+    kept = said.group(1)
+    assert open(kept).read() == "__label__1 old train\n" and os.path.dirname(kept) == str(tmp_path)
+    _write_pair(str(tmp_path), "next")  # another write of the pair sweeps its temporaries: not this file
+    assert open(kept).read() == "__label__1 old train\n"
+
+
+def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_path, monkeypatch):
+    """A pair whose train split is new (none was there) and whose second rename fails removes the new train split;
+    where that removal failed, the error was silent (only a stop's line named it), and the line read as if nothing
+    had changed. It names the file left now."""
+    train, test = f"{tmp_path}/pair.train", f"{tmp_path}/pair.test"
+    with storage.atomic_write(test) as f:
+        f.write(b"__label__1 old test\n")
+    real_replace, real_remove = os.replace, os.remove
+
+    def second_fails(src, dst, *args, **kwargs):
+        if str(dst) == test:
+            raise OSError(errno.EBUSY, "Device or resource busy", dst)
+        return real_replace(src, dst, *args, **kwargs)
+
+    def remove(path, *args, **kwargs):
+        if os.fspath(path) == train:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_remove(path, *args, **kwargs)
+    monkeypatch.setattr(os, "replace", second_fails)
+    monkeypatch.setattr(os, "remove", remove)
+    with pytest.raises(FastTextError) as err:
+        _write_pair(str(tmp_path), "new")
+    monkeypatch.undo()
+    assert one_line(err.value) == (f"cannot write {test}: Device or resource busy; {train} this run created could not "
+                                   f"be removed (Permission denied): delete it, or run the command again with "
+                                   f"--overwrite (overwrite=True)")
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+    assert open(test).read() == "__label__1 old test\n"
+
+
+@pytest.mark.parametrize("overwrite", [True, False], ids=["replacing", "creating"])
+def test_a_ctrl_c_just_as_a_file_of_a_pair_is_put_in_place_takes_it_back(tmp_path, monkeypatch, overwrite):
+    """A Ctrl-C whose handler ran just after the rename (or link) that put the train split in place, before it was
+    recorded as put there, was not taken back: the new train split stayed beside the old test split (or alone). The
+    rename and its record are one step now (the Ctrl-C held until both are done), and the stop takes it back."""
+    uris = [f"{tmp_path}/pair.train", f"{tmp_path}/pair.test"]
+    if overwrite:
+        _write_pair(str(tmp_path), "old")
+    name = "replace" if overwrite else "link"
+    real, stopped = getattr(os, name), []
+
+    def then_ctrl_c(src, dst, *args, **kwargs):
+        real(src, dst, *args, **kwargs)
+        if os.path.basename(os.fspath(dst)) == "pair.train" and not stopped:
+            stopped.append(dst)
+            os.kill(os.getpid(), signal.SIGINT)  # its handler runs at the next bytecode: before anything else
+
+    monkeypatch.setattr(os, name, then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        with storage.atomic_writes(uris, overwrite=overwrite) as (train, test):
+            train.write(b"__label__1 new train\n")
+            test.write(b"__label__1 new test\n")
+    monkeypatch.undo()
+    assert stopped
+    if overwrite:
+        assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
+        assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+    else:
+        assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_pair_write_stopped_once_its_files_are_written_says_so(s3_bucket, monkeypatch, overwrite):
+    """A Ctrl-C during the check that follows a pair's writes on S3 (that no other run wrote over them meanwhile) said
+    "stopped and cleaned up", although the pair was written whole and nothing was cleaned up: a user would think the
+    old files (or none) were there. The line says what is true."""
+    from conftest import cli_in_process
+    from fasttext_lib.errors import Interrupted
+
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
+
+    def stopped(*args, **kwargs):
+        raise Interrupted(signal.SIGINT)
+    monkeypatch.setattr(storage.pairs, "_write_ids", stopped)
+    r = cli_in_process("sample", "--output", prefix, *(["--overwrite"] if overwrite else []))
+    said = f"error: interrupted (SIGINT); stopped after {train}, {test} were written whole"
+    assert (r.returncode, r.stderr.splitlines()) == (130, [said]), r.stderr
+    assert _bucket_keys(prefix) == ["test.csv", "train.csv"]
+    monkeypatch.undo()
+    with storage.reading_together():
+        assert storage.read_bytes(train) and storage.read_bytes(test)
+
+
+def test_a_role_that_may_not_delete_passes_the_output_check_and_leaves_no_probe(s3_bucket, proxy):
+    """sample --output checks up front that it can write there, with a probe object put and deleted. A role with
+    s3:ListBucket but no s3:DeleteObject (which sample does not need) failed that check with "access denied" and left
+    the probe behind. The check now puts nothing it cannot delete, and still refuses a role that may not put."""
+    from conftest import cli_in_process
+
+    prefix = f"{s3_bucket}/data"
+    proxy.fail("DELETE", r".", "403")
+    r = cli_in_process("sample", "--output", prefix)
+    assert r.returncode == 0, r.stderr
+    assert _bucket_keys(prefix) == ["test.csv", "train.csv"]
+    proxy.fail("PUT", r".", "403")
+    with pytest.raises(FastTextError, match="access denied"):
+        storage.check_writable(f"{s3_bucket}/other")
+    proxy.clear()
+    assert _bucket_keys(f"{s3_bucket}/other") == []
+
+
 def test_a_local_pair_written_again_while_a_run_reads_it_is_refused(tmp_path):
     """train reads --train, then --validation: a sample / prepare run that wrote the pair again in between had the
     run train on the old training split and validate on the new test split, silently (on S3 the set metadata

@@ -5,15 +5,18 @@ by the next write to the same place.
 """
 import contextlib
 import errno
+import functools
 import os
 import re
 import secrets
 import shutil
 import stat
+import sys
 import tempfile
 import time
 
-from ..errors import FastTextError, note_what_a_stop_could_not_remove
+from ..errors import (FastTextError, could_not_remove, note_what_a_stop_could_not_remove, note_what_a_stop_left,
+                      stops_held)
 from .s3 import AlreadyExists, _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
@@ -140,6 +143,13 @@ def _open_temporary(path):
                 os.close(fd)
                 raise
             return fd, None
+    return _open_named_temporary(path)
+
+
+def _open_named_temporary(path):
+    """``(fd, temporary path)`` of a new file named as a temporary beside ``path``, locked (where the file system has
+    locks): a cleanup never takes it for a dead writer's."""
+    directory = os.path.dirname(path)
     while True:
         temp = os.path.join(directory, _temporary_name(path))
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -213,7 +223,7 @@ def _remove_if_empty(directories):
 
 
 @contextlib.contextmanager
-def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None):
+def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placed=None):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
     leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes).
     ``overwrite=False``: an existing ``path`` is an error instead; the name is taken with a hard link, which
@@ -221,8 +231,12 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None):
     A symbolic link at ``path`` stays: the file it points to is replaced (:func:`write_target`); without
     ``overwrite`` the link is an existing ``path``. ``if_taken()``: without ``overwrite``, called (instead of the
     "already exists" error) where ``path`` is taken: it raises where what is there may not stay; else that stays as
-    it is and this write's file is dropped (it holds the same bytes: :func:`.pairs.atomic_writes`)."""
+    it is and this write's file is dropped (it holds the same bytes: :func:`.pairs.atomic_writes`).
+    ``on_placed(path)``: called once this write's file is at ``path`` (not where ``if_taken`` left what was there), in
+    one step with the rename or link that put it there: a Ctrl-C between the two is held until both are done
+    (errors.stops_held), so that a set's writer never misses a file it put in place (:func:`_kept_as_they_were`)."""
     check_replaceable(path)
+    one_step = stops_held if on_placed is not None else contextlib.nullcontext
     path = write_target(path) if overwrite else os.path.abspath(path)
     directory = os.path.dirname(path)
     created = _missing_directories(directory)
@@ -245,7 +259,10 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None):
                 # the first's file (two autotune runs writing one trial table). A link never replaces: S3's
                 # If-None-Match, locally. Where the filesystem has no hard links: the check just before the rename.
                 try:
-                    done = _link_new(f.fileno(), temp, path)
+                    with one_step():
+                        done = _link_new(f.fileno(), temp, path)
+                        if done and on_placed is not None:
+                            on_placed(path)
                     if not done and os.path.lexists(path):
                         raise already_exists(path)
                 except AlreadyExists:
@@ -260,7 +277,10 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None):
                     return
             if temp is None:
                 temp = _name_anonymous(f.fileno(), path)
-            os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
+            with one_step():
+                os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
+                if on_placed is not None:
+                    on_placed(path)
     except BaseException as exc:
         if temp is not None:
             with contextlib.suppress(FileNotFoundError):
@@ -474,30 +494,20 @@ def _local_writes(uris, mode, overwrite, on_written=None, if_taken=None):
 @contextlib.contextmanager
 def _written_and_placed(uris, mode, overwrite, on_written, if_taken=None):
     """:func:`_local_writes`' files: written, then put in place (the older ones put back where that fails)."""
-    left = set()  # the targets found taken and left as they were (if_taken): nothing of ours to take back there
-
-    def taken(uri):
-        if if_taken is None:
-            return None
-
-        def stays():
-            if_taken(uri)  # (raises where what is there may not stay)
-            left.add(os.path.abspath(uri))
-        return stays
-
+    placed = []  # each target this write's file was put at, recorded in one step with its rename (atomic_local_file)
     with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
         writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
-        files = [stack.enter_context(writer).enter_context(atomic_local_file(uri, mode, overwrite=overwrite,
-                                                                             if_taken=taken(uri)))
+        files = [stack.enter_context(writer).enter_context(atomic_local_file(
+                     uri, mode, overwrite=overwrite, if_taken=if_taken and functools.partial(if_taken, uri),
+                     on_placed=placed.append))
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
         # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
         targets = [write_target(u) if overwrite else os.path.abspath(u) for u in uris]
-        with _renaming_alone(targets), _kept_as_they_were(targets) as placed:
-            for path, writer in zip(placed.paths, writers):
+        # (without overwrite nothing is replaced: a file there stays, if_taken, or the write fails, "already exists")
+        with _renaming_alone(targets), _kept_as_they_were(targets if overwrite else (), placed):
+            for writer in writers:
                 writer.close()  # the rename
-                if path not in left:
-                    placed.done.append(path)
             # Once every file is in place, the replaced ones still kept: stdout refusing the summary puts them back.
             # Called before the renames, a rename that failed after it (a destination another run created meanwhile,
             # without overwrite; EBUSY) printed the summary, then an error line.
@@ -512,48 +522,112 @@ def _renaming_alone(paths):
     return directories_locked([os.path.dirname(p) for p in paths])
 
 
-class _Placed:
-    def __init__(self, paths):
-        self.paths, self.done = paths, []
-
-
 @contextlib.contextmanager
-def _kept_as_they_were(paths):
-    """Hard links to the files at ``paths`` (where there are any) while the block puts new ones in place, appending
-    each path it has replaced to ``.done``; if the block fails, the replaced ones are put back (a new file where
-    there was none is removed). Without hard links (some network file systems) the old files cannot be kept."""
-    placed, kept = _Placed(paths), {}
+def _kept_as_they_were(replaced, placed):
+    """The files at ``replaced`` (where there are any) kept while the block puts new ones in place, recording in
+    ``placed`` each path it has put a file at; if the block fails, the replaced ones are put back (a new file where
+    there was none is removed). Kept as hard links; where the file system has none (vfat, some FUSE and SMB mounts), or
+    refuses one (another user's file, with fs.protected_hardlinks), as copies: without one, a failed rename "took back"
+    a new file by deleting it, and the user's file it had replaced was lost. A file that cannot be kept fails the write
+    before anything is replaced. What cannot be put back or removed is said in the failure's line (:func:`_say_left`)."""
+    kept = {}
     locks = contextlib.ExitStack()
     try:
-        for path in paths:
+        for path in replaced:
             if os.path.isfile(path):
-                backup = os.path.join(os.path.dirname(path), _temporary_name(path))  # removed by the next write if killed
                 with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
                     _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
-                with contextlib.suppress(OSError):
-                    os.link(path, backup)
-                    kept[path] = backup
-        yield placed
+                kept[path] = _keep(path, locks)
+        yield
     except BaseException as exc:
-        not_removed = []
-        for path in placed.done:
-            created = path not in kept
+        not_removed, not_put_back = [], []
+        for path in reversed(placed):
             try:
-                if created:
-                    os.remove(path)
+                if path in kept:
+                    os.replace(kept[path], path)
+                    del kept[path]
                 else:
-                    os.replace(kept.pop(path), path)
+                    os.remove(path)
             except OSError as error:
-                if created:  # (left: a stop's line would say "cleaned up" beside it)
-                    not_removed.append((path, error.strerror or str(error)))
-        if isinstance(exc, KeyboardInterrupt) and not_removed:
-            note_what_a_stop_could_not_remove(exc, not_removed)
+                why = error.strerror or str(error)
+                if path in kept:  # (not removed below: the user's file, under a name no write sweeps away)
+                    not_put_back.append((path, why, _set_aside(kept.pop(path), path)))
+                else:
+                    not_removed.append((path, why))
+        _say_left(exc, not_removed, not_put_back)
         raise
     finally:
         for backup in kept.values():
             with contextlib.suppress(OSError):
                 os.remove(backup)
         locks.close()
+
+
+def _keep(path, locks):
+    """The file at ``path`` kept beside it under a temporary's name (removed by the next write if we are killed): a
+    hard link, else a copy, locked until ``locks`` closes. One error line where neither can be made."""
+    backup = os.path.join(os.path.dirname(path), _temporary_name(path))
+    try:
+        os.link(path, backup)
+        return backup
+    except OSError:
+        pass
+    fd = None
+    try:
+        fd, backup = _open_named_temporary(path)
+        with open(path, "rb") as old, open(fd, "wb", closefd=False) as copy:
+            shutil.copyfileobj(old, copy, 1 << 20)
+            copy.flush()
+            with contextlib.suppress(OSError):  # put back, it has the old one's mode (vfat has no modes to set)
+                os.fchmod(fd, stat.S_IMODE(os.fstat(old.fileno()).st_mode))
+            os.fsync(fd)  # durable before a rename may put it back
+    except BaseException as exc:  # (a Ctrl-C amid a long copy too: no half copy left)
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.remove(backup)
+        if not isinstance(exc, OSError):
+            raise
+        raise FastTextError(f"cannot write {path}: the file there is kept until the new one is in place, copied aside "
+                            f"where it cannot be hard-linked, and that copy failed: {exc.strerror}{why_too_large(exc)}"
+                            ) from None
+    finally:
+        if fd is not None:
+            locks.callback(os.close, fd)  # (its lock held until then)
+    return backup
+
+
+def _set_aside(backup, path):
+    """Where the kept file ``backup`` of ``path`` is left when it cannot be put back: renamed to ``<path>.old-<hex>``,
+    a name no write sweeps away (where that rename fails too, where it is)."""
+    aside = f"{path}.old-{secrets.token_hex(4)}"
+    try:
+        os.rename(backup, aside)
+    except OSError:
+        return backup
+    return aside
+
+
+def _say_left(exc, not_removed, not_put_back):
+    """What a set's failed take-back left (new files it could not remove, each ``(path, why)``; old ones it could not
+    put back, each ``(path, why, where it is kept)``) said in the failure's one line: a stop's (errors.stop_message),
+    else the error's own message. Silent, the line read as if nothing had changed."""
+    kept = "; ".join(f"{path} could not be put back as it was ({why}): the file it replaced is kept at {where}; move "
+                     f"it back by hand" for path, why, where in not_put_back)
+    if isinstance(exc, KeyboardInterrupt):
+        if not_removed:
+            note_what_a_stop_could_not_remove(exc, not_removed)
+        if kept:
+            note_what_a_stop_left(exc, kept)
+        return
+    said = "; ".join(part for part in (not_removed and could_not_remove(not_removed), kept) if part)
+    if not said:
+        return
+    if isinstance(exc, FastTextError):
+        exc.args = (f"{exc}; {said}",)  # (its own class kept: callers tell errors apart by it)
+    elif hasattr(exc, "add_note"):  # (a bug's traceback shows it; Python 3.11 on)
+        exc.add_note(said)
+    else:
+        print(f"warning: {said}", file=sys.stderr)
 
 
 def _hold_locked(stack, path):

@@ -7,7 +7,8 @@ import os
 import secrets
 import sys
 
-from ..errors import FastTextError, note_what_a_stop_could_not_remove, note_what_a_stop_left
+from ..errors import (FastTextError, note_what_a_stop_came_after, note_what_a_stop_could_not_remove,
+                      note_what_a_stop_left, stop_left)
 from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _status, _upload_new, is_forbidden, is_s3, s3_client,
                  s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
@@ -49,6 +50,8 @@ from .atomic import _local_writes, staging_dir
 # are being put in place (copies or uploads in place) says so too, in the stop's line (errors.note_what_a_stop_left);
 # one amid a create-only write's creates takes back what it created (also the create it stopped, where that went in),
 # and its line names what could not be (errors.note_what_a_stop_could_not_remove: no s3:DeleteObject, a DELETE refused).
+# One once all are in place (during the check that follows, or the summary line) says the set was written whole
+# (errors.note_what_a_stop_came_after): nothing is cleaned up then.
 
 
 @contextlib.contextmanager
@@ -82,7 +85,8 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=Non
         return
     set_id = secrets.token_hex(8)
     metadata = _set_metadata(set_id, [split_s3(u) for u in uris if is_s3(u)])
-    with contextlib.ExitStack() as stack:
+    written = []
+    with _stopped_after(written), contextlib.ExitStack() as stack:
         tmpdir = stack.enter_context(staging_dir())
         # the local members are put in place when the stack closes (their renames), after the S3 ones, and then
         # on_written is called (_local_writes: where it fails, the local files replaced are put back)
@@ -95,6 +99,20 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=Non
         for f in opened.values():
             f.close()
         _put_set_in_place(uris, staged, metadata, overwrite, if_taken)
+        written.extend(u for u in uris if is_s3(u))  # (the local members are put in place as the stack closes)
+
+
+@contextlib.contextmanager
+def _stopped_after(written):
+    """A Ctrl-C or SIGTERM once the members in ``written`` are all in place (S3's, as their check that follows begins,
+    or once it is done: then a local member's rename, the summary line) says so in its line: "stopped and cleaned up"
+    said nothing had changed, beside a set written whole (errors.note_what_a_stop_came_after)."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        if written and not stop_left(exc):
+            note_what_a_stop_came_after(exc, f"{', '.join(written)} were written whole")
+        raise
 
 
 def _refuse_one_file_twice(uris, overwrite):
@@ -210,8 +228,9 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
                     _delete_staged(client, created)
                     created = []
                     return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck)
-            if _of_one_write(client, targets):
-                return
+            with _stopped_after(targets):
+                if _of_one_write(client, targets):
+                    return
     finally:
         _delete_staged(client, created)
     raise _written_at_once(targets)
@@ -299,8 +318,9 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
                 if done or attempt:  # (a later attempt replaces a mixed set: it was not whole before either)
                     raise _mixed(exc, targets, done or len(targets)) from None
                 raise
-        if _of_one_write(client, targets):
-            return
+        with _stopped_after(targets):
+            if _of_one_write(client, targets):
+                return
     raise _written_at_once(targets)
 
 
@@ -327,7 +347,8 @@ def _create_each(client, targets, staged, metadata, deletable):
                 raise _mixed(exc, targets, done) from None
             raise
         created.append((bucket, key, uri))
-    ids = _write_ids(client, targets)
+    with _stopped_after(targets):
+        ids = _write_ids(client, targets)
     if ids is not None and len(set(ids)) > 1:
         raise _LeftMixed(targets, [uri for uri, set_id in zip(targets, ids) if set_id != metadata[SET_ID_META]])
 

@@ -48,6 +48,7 @@ import os
 import re
 import secrets
 import shutil
+import sys
 import tempfile
 import time
 
@@ -822,16 +823,53 @@ def remove(dest, manifest_name):
 
 
 def _check_deletable(client, bucket, key, dest):
-    """A set's publisher deletes what an interrupted run uploaded and a replaced set's files: s3:DeleteObject.
-    Deleting a key that does not exist succeeds where it is allowed, so this asks without writing anything."""
+    """A set's publisher deletes what an interrupted run uploaded and a replaced set's files: s3:DeleteObject."""
+    if not _may_delete(client, bucket, key):
+        raise FastTextError(f"cannot publish to {dest}: S3 refused to delete there (s3:DeleteObject), which is "
+                            f"needed to take back an interrupted upload and the files of a replaced set; grant "
+                            f"s3:DeleteObject on {bucket}")
+
+
+def _may_delete(client, bucket, key):
+    """Whether S3 lets us delete ``key``, which does not exist: deleting it succeeds where that is allowed, so this asks
+    without writing anything."""
     try:
         client.delete_object(Bucket=bucket, Key=key)
     except Exception as exc:
         if is_forbidden(exc):
-            raise FastTextError(f"cannot publish to {dest}: S3 refused to delete there (s3:DeleteObject), which is "
-                                f"needed to take back an interrupted upload and the files of a replaced set; grant "
-                                f"s3:DeleteObject on {bucket}") from None
+            return False
         raise
+    return True
+
+
+def _check_puttable(client, bucket, probe):
+    """For a role that may not delete (no s3:DeleteObject): whether S3 lets us put objects, asked by a PUT that stores
+    nothing. A probe put there could not be deleted: it failed the check ("access denied", though the write itself
+    needs no delete) and stayed. Conditional on an ETag that ``probe`` (no object) does not have (If-Match), the PUT is
+    authorized first (403: not allowed), then refused (404, 412); asked only where s3:ListBucket is granted (without
+    it S3 answers 403 for a key that is not there). Where S3 cannot tell so (a store or botocore without conditional
+    PUTs), nothing is checked here: the write itself will tell."""
+    if "IfMatch" not in client.meta.service_model.operation_model("PutObject").input_shape.members:
+        return
+    try:
+        client.put_object(Bucket=bucket, Key=probe, Body=b"", IfMatch='"00000000000000000000000000000000"')
+    except Exception as exc:
+        if is_forbidden(exc):
+            raise
+        return  # refused for the condition (or a store that cannot check it): put would be allowed, or will tell
+    with contextlib.suppress(Exception):  # a store that ignored the condition stored it: not left behind if we may
+        client.delete_object(Bucket=bucket, Key=probe)
+    if _found(client, bucket, probe):
+        print(f"warning: could not delete s3://{bucket}/{probe}, put to check that {bucket} can be written: delete it "
+              f"by hand", file=sys.stderr)
+
+
+def _found(client, bucket, key):
+    try:
+        client.head_object(Bucket=bucket, Key=key)
+    except Exception:  # noqa: BLE001 - gone, or not ours to see
+        return False
+    return True
 
 
 def check_writable(dest, manifest_name=None, what=None):
@@ -852,6 +890,8 @@ def check_writable(dest, manifest_name=None, what=None):
             if manifest_name:
                 _check_s3_destination(client, bucket, prefix, manifest_name, dest)
                 _check_deletable(client, bucket, probe, dest)
+            elif not _may_delete(client, bucket, probe):  # (a write that needs no delete: sample, a plain file)
+                return _check_puttable(client, bucket, probe)
             try:
                 client.put_object(Bucket=bucket, Key=probe, Body=b"")
             except BaseException:  # S3 may have stored it all the same (its answer lost): no probe left behind
