@@ -54,7 +54,7 @@ from . import storage
 from .bundle import SAVE_HINT
 from .class_checks import warnings_said_once
 from .config import TrainConfig
-from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, sort_labels
+from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, sort_labels
 from .devices import table_fits
 from .errors import (FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number, keeping_stops,
                      note_stop_line, refuse_standard_output, stops_held)
@@ -271,7 +271,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     classes = sort_labels(train_data.labels)
     # fail before searching; a validation file labeled by the classes' names (positive) is read as their ids, so
     # that the refit's training data (train + validation) holds one label per class
-    val_ids = class_ids(val_data.labels, classes, val_name, train_data.names)
+    val_ids = class_ids(val_data.labels, classes, val_name, train_data.names,
+                        lines_named(val_data.first_lines, val_name))
     if val_ids is not val_data.labels:
         val_data = LabeledTexts(val_ids, val_data.texts, dict(val_data.names))
     y_val = encode_labels(val_data.labels, classes, val_name)
@@ -360,7 +361,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         config = chosen.config
         del chosen  # the refit replaces it: never two full models in memory
         both = LabeledTexts(list(train_data.labels) + list(val_data.labels), list(train_data.texts) + list(val_data.texts),
-                            names=dict(train_data.names))
+                            # (the lines of its classes: its warnings as the trials', each said once)
+                            names=dict(train_data.names), first_lines=dict(train_data.first_lines))
         try:
             chosen = train(both, None, config, pretrained=pretrained)
         except Diverged as exc:

@@ -5,6 +5,7 @@ file; :func:`check_classes` runs them before anything is featurized (train.train
 """
 import contextlib
 import os
+import re
 import sys
 import unicodedata
 
@@ -80,27 +81,56 @@ def refuse_classes_spelled_alike(classes):
                                 f"label))")
 
 
-def warn_classes_cased_alike(classes):
+def warn_classes_cased_alike(classes, data=None):
     """A ``warning:`` line for classes that are one label in two cases (``Positive`` in some rows, ``positive`` in
     others: a column labelled by hand, or files joined from two sources). They train as two classes, each with part
     of the class's documents; the text is lowercased, its labels are not. A warning, not a refusal: classes that
     differ in case alone can be meant (``#NYC`` and ``#nyc`` tags), as fastText keeps them. (After the Unicode check:
-    two normalizations of one label are named as that.)"""
+    two normalizations of one label are named as that.) Each spelling is named with where it is first met in
+    ``data`` (the training data, :func:`_first_place`), and the line says how to merge them (:func:`_how_to_merge`)."""
     seen, pairs = {}, []
     for label in classes:
         other = seen.setdefault(unicodedata.normalize("NFC", label).lower(), label)
         if other != label:
-            pairs.append(" and ".join(repr(c) for c in sorted((other, label))))
+            pairs.append(sorted((other, label)))
     if pairs:
         more = f" (and {len(pairs) - 3} more pairs)" if len(pairs) > 3 else ""
-        line = (f"warning: training data has classes {'; '.join(pairs[:3])}{more}, each one label written in two "
-                f"cases, which train as separate classes; if they are one class, write the labels one way (e.g. "
-                f"df['label'].str.lower())")
+        shown = "; ".join(" and ".join(f"{c!r}{_first_place(data, c)}" for c in pair) for pair in pairs[:3])
+        line = (f"warning: training data has classes {shown}{more}, each one label written in two cases, which train "
+                f"as separate classes; if they are one class, write the labels one way ({_how_to_merge(data, pairs)})")
         if _SAID is not None:
             if line in _SAID:
                 return
             _SAID.add(line)
         print(line, file=sys.stderr)
+
+
+def _first_place(data, label):
+    """`` (train.txt:3)``: where ``label`` is first met in ``data`` (read from a file: data.LabeledTexts.first_lines),
+    or `` (train_data.labels[2])`` (a DataFrame's column: its position)."""
+    if data is None:
+        return ""
+    if label in data.first_lines:
+        uri, line = data.first_lines[label]
+        return f" ({uri}:{line})"
+    return f" (train_data.labels[{list(data.labels).index(label)}])"
+
+
+_SED_SAFE = re.compile(r"[\w-]+")  # labels a sed expression can hold as written
+
+
+def _how_to_merge(data, pairs):
+    """How to write the classes of ``pairs`` one way (lowercased): pandas', and for one local fastText-format file a
+    sed line that rewrites its ``__label__`` words in place (keeping a ``.bak`` copy)."""
+    pandas = "pandas: df['label'] = df['label'].str.lower()"
+    files = {uri for uri, _ in data.first_lines.values()} if data is not None else set()
+    spelled = sorted({c for pair in pairs for c in pair if c != c.lower()})
+    if (getattr(data, "class_from", "") != CLASS_FROM_FASTTEXT or len(files) != 1 or "://" in min(files)
+            or not all(_SED_SAFE.fullmatch(c) and _SED_SAFE.fullmatch(c.lower()) for c in spelled)):
+        return pandas
+    rules = [f"'s/__label__{c}([[:space:]]|$)/__label__{c.lower()}\\1/g'" for c in spelled]
+    sed = rules[0] if len(rules) == 1 else " ".join(f"-e {rule}" for rule in rules)
+    return f"{pandas}; this file: sed -E -i.bak {sed} {min(files)}"
 
 
 _SAID = None  # inside warnings_said_once(): the warnings said so far
@@ -127,7 +157,7 @@ def check_classes(train_data, classes):
     if len(classes) < 2:
         raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
     refuse_classes_spelled_alike(classes)
-    warn_classes_cased_alike(classes)
+    warn_classes_cased_alike(classes, train_data)
     if len(classes) >= MANY_CLASSES:
         # A CSV with the class last and no header ("the review","positive") reads the review as the class:
         # a model of (nearly) one class per document, trained without a word. Either the classes, more than half

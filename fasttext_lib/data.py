@@ -8,7 +8,9 @@ such as ``"label","text"`` or Yelp's ``review_id,...,stars,...,text``; pandas' i
 :mod:`fasttext_lib.columns`' rules for which columns are the class and the text; :mod:`fasttext_lib.jsonl` reads
 JSON Lines, its keys taken as column names. This module runs them over a file, and its loops over the records are
 the readers' own (no generator between a record and the caller: read_counted's speed). Every malformed input raises
-:class:`FastTextError` naming the file and its exact physical line. :func:`read_counted` reads training data for
+:class:`FastTextError` naming the file and its exact physical line; the readers keep the line where each class is
+first met (``first_lines``: an unknown validation class and classes written in two cases are named by it) and say
+once per file how many documents have no words (:func:`note_no_words`). :func:`read_counted` reads training data for
 the CLI and SageMaker without keeping its texts: each chunk of documents is tokenized and counted as it is parsed.
 (:mod:`fasttext_lib.writers` writes fastText format and Zhang et al. CSV.)
 """
@@ -49,6 +51,9 @@ class LabeledTexts:
     # column ("column 2 ('label')"), or "" for CSV without a header naming it (the class first, as Zhang et al.); for
     # several files that differ in it, each file's (uri, that) (:func:`class_from_files`)
     class_from: object = ""
+    # where each class is first met, ``{label: (file, line)}`` (read_labeled's, :func:`first_lines_as_read`): the
+    # line an error or a warning about the class names; empty for data not read from a file
+    first_lines: Dict[str, tuple] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self):
         return len(self.texts)
@@ -59,7 +64,8 @@ class LabeledTexts:
 
 
     def head(self, n):
-        return LabeledTexts(list(self.labels)[:n], list(self.texts)[:n], dict(self.names), self.class_from)
+        return LabeledTexts(list(self.labels)[:n], list(self.texts)[:n], dict(self.names), self.class_from,
+                            dict(self.first_lines))
 
     def subset(self, indices):
         """The documents at ``indices`` (positions), in that order (names kept)."""
@@ -68,7 +74,7 @@ class LabeledTexts:
         # KeyError traceback, or took other rows than drawn)
         labels, texts = list(self.labels), list(self.texts)
         return LabeledTexts([labels[i] for i in indices], [texts[i] for i in indices], dict(self.names),
-                            self.class_from)
+                            self.class_from, dict(self.first_lines))  # (a line of each class: still one of it)
 
     def display_labels(self):
         """Each document's label as shown: its name when known, else the raw label."""
@@ -91,6 +97,7 @@ class CountedTexts:
     sample: List[str]
     names: Dict[str, str] = field(default_factory=dict)  # what the labels mean, as LabeledTexts.names
     class_from: object = ""  # as LabeledTexts.class_from
+    first_lines: Dict[str, tuple] = field(default_factory=dict, compare=False, repr=False)  # as LabeledTexts'
 
     def __len__(self):
         return len(self.labels)
@@ -370,18 +377,25 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
     names_file, found = label_names.find_beside(uris[0]) if find_names else (None, {})
     data = LabeledTexts()
     limited = False
-    layout = []
+    layout, first_lines = [], {}
     for examples in _each_file(uris, fmt, note, layout, lambda: len(data.labels)):
+        uri, read = str(layout[-1][0]), layout[-1][1]
         for label, text in examples:
             data.labels.append(label)
             data.texts.append(text)
+            if label not in first_lines:
+                first_lines[label] = (uri, read.get("line"))
+            if not text or text.isspace():
+                no_words(read)
             if limit is not None and len(data) >= limit:
                 limited = True
                 break
         if limited:
             examples.close()  # (the file, closed once the limit is reached, not when this returns)
+            note_no_words(uri, read, note)  # (_each_file, left inside this file, says it no more)
             break
     data.labels = whole_number_classes(data.labels)  # (over every file read: one class is one class in all)
+    data.first_lines = first_lines_as_read(first_lines)
     data.class_from = class_from_files(_class_from_each(layout))
     if find_names:
         data.names = label_names.kept_for_data(found, data.labels, names_file,
@@ -392,20 +406,65 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
 def _each_file(uris, fmt, note, layout, count):
     """The examples of each of ``uris`` in turn (:func:`iter_examples`: one iterator per file, which the caller reads
     in its own loop, so that no generator is added between the reader and it); a file of none is an error
-    (``count()``: the documents taken so far). ``layout`` is given each file's ``(uri, found)`` as it starts
-    (:func:`_class_from_each`): read_labeled may stop inside a file (its ``limit``)."""
+    (``count()``: the documents taken so far), and ``note`` is told of its documents without words
+    (:func:`note_no_words`) once it is read. ``layout`` is given each file's ``(uri, found)`` as it starts
+    (:func:`_class_from_each`; the readers' loops count in ``found`` what :func:`no_words` counts): read_labeled may
+    stop inside a file (its ``limit``)."""
     for uri in uris:
         before, read = count(), {}
         layout.append((uri, read))
         yield iter_examples(uri, fmt, note=note, found=read)
         if count() == before:
             raise FastTextError(f"{uri}: contains no labeled documents")
+        note_no_words(str(uri), read, note)
 
 
 def _class_from_each(layout):
     """:func:`class_from_files`' ``per_file`` of :func:`_each_file`'s ``layout``: where each file's classes were read
     from."""
     return [(uri, read.get("class_from", "")) for uri, read in layout]
+
+
+def no_words(found):
+    """Count in ``found`` (a file's, :func:`_each_file`'s) a document without words, the one just read (at
+    ``found["line"]``): empty text (CSV ``2,""``, JSON ``"text": null``, a ``__label__2`` line alone) or spaces."""
+    found["no_words"] = found.get("no_words", 0) + 1
+    found.setdefault("first_no_words", found.get("line"))
+
+
+def note_no_words(uri, found, note):
+    """Tell ``note`` (a callable, or None) how many documents of the file ``uri`` have no words (:func:`no_words`),
+    once. They are kept: fastText keeps such lines (trains them on its end-of-line token), and the featurizer reads
+    an empty document as one ``<unk>``; but a text lost on the way (a column emptied by an export) trained without a
+    word said, so one line per file says it."""
+    count = found.pop("no_words", 0)
+    if not count or note is None:
+        return
+    first = found["first_no_words"]
+    if count == 1:
+        said, them = f"1 document has no words (line {first}); it is kept, as fastText keeps such lines, read as", "it"
+    else:
+        said = (f"{count} documents have no words (the first at line {first}); they are kept, as fastText keeps such "
+                f"lines, each read as")
+        them = "them"
+    note(f"{uri}: {said} one unknown word (<unk>): to leave {them} out, drop {them} first (pandas: "
+         f"df[df['text'].fillna('').str.strip() != ''])")
+
+
+def first_lines_as_read(first_lines):
+    """``first_lines`` (``{label: where}``, in the order first met: the readers' ``(file, line)``, evaluate's line)
+    keyed by the labels as :func:`whole_number_classes` reads them (``5.0`` as ``5`` when all are), each keeping its
+    first."""
+    as_read = {}
+    for label, where in zip(whole_number_classes(list(first_lines)), first_lines.values()):
+        as_read.setdefault(label, where)
+    return as_read
+
+
+def lines_named(first_lines, where):
+    """``{label: line}`` of ``first_lines`` for an error that calls the data ``where``: ``3`` where that is its file's
+    name (the CLI's errors), else ``3 of train.csv``."""
+    return {label: line if uri == str(where) else f"{line} of {uri}" for label, (uri, line) in first_lines.items()}
 
 
 def uris_of(uri):
@@ -430,13 +489,20 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     from .native_features import CodesFileError
 
     uris = list(uris_of(uris))
-    labels, sample, layout = [], [], []
+    labels, sample, layout, interned, first_lines = [], [], [], {}, {}
     names_file, found = label_names.find_beside(uris[0]) if find_names and len(uris) == 1 else (None, {})  # before the data, as read_labeled
 
     def texts():
         for examples in _each_file(uris, fmt, note, layout, lambda: len(labels)):
+            uri, read = str(layout[-1][0]), layout[-1][1]
             for label, text in examples:
-                labels.append(sys.intern(label))  # one str per class, not one per document
+                known = interned.get(label)  # one str per class, not one per document
+                if known is None:  # a class met for the first time: where
+                    known = interned[label] = sys.intern(label)
+                    first_lines[known] = (uri, read.get("line"))
+                labels.append(known)
+                if not text or text.isspace():
+                    no_words(read)
                 if len(sample) < SAMPLE_DOCS:
                     sample.append(text)
                 yield text
@@ -450,7 +516,8 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     # The classes over every file read, as one file's (file by file, 1.0 beside 1.5 in one file and 1.0 beside 2.0 in
     # another were two classes, 1.0 and 1): one pass over the interned labels, after the texts are counted.
     labels = whole_number_classes(labels)
-    data = CountedTexts(labels, counts, sample, class_from=class_from_files(_class_from_each(layout)))
+    data = CountedTexts(labels, counts, sample, class_from=class_from_files(_class_from_each(layout)),
+                        first_lines=first_lines_as_read(first_lines))
     if find_names and len(uris) == 1:
         data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data

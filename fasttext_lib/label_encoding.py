@@ -10,9 +10,9 @@ import unicodedata
 import numpy as np
 
 from .columns import distinct_row_numbers, whole_number
-from .data import whole_number_classes
 from .errors import FastTextError
 from .text import LABEL_PREFIX
+from .unknown_labels import WAY_OUT, cased_otherwise
 
 
 def encode_labels(labels, classes, where, names=None, lines=None):
@@ -76,8 +76,10 @@ def class_ids(labels, classes, where, names=None, lines=None):
     # every document a label of its own, each a whole number: pandas' index written first without a header
     hint = ("; each document's is a different whole number: row numbers? (df.to_csv(path, header=False) writes "
             "pandas' index first: write the file with index=False)"
-            if len(present) == len(labels) and distinct_row_numbers(present) else _spelled_otherwise(unknown, ids))
-    raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)}){hint}")
+            if len(present) == len(labels) and distinct_row_numbers(present)
+            else _spelled_otherwise(unknown, ids) or cased_otherwise(unknown, ids | set(by_name)))
+    raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)})"
+                        f"{hint or WAY_OUT}")
 
 
 def note_first_lines(first_lines, chunk, start, line_of):
@@ -86,15 +88,6 @@ def note_first_lines(first_lines, chunk, start, line_of):
     for i, (label, _) in enumerate(chunk):
         if label not in first_lines:
             first_lines[label] = line_of(start + i)
-
-
-def first_lines_as_read(first_lines):
-    """``first_lines`` (``{label: line}``, in the order first seen) keyed by the labels as
-    :func:`data.whole_number_classes` reads them (``5.0`` as ``5`` when all are), each keeping its first line."""
-    as_read = {}
-    for label, line in zip(whole_number_classes(list(first_lines)), first_lines.values()):
-        as_read.setdefault(label, line)
-    return as_read
 
 
 def _spelled_otherwise(unknown, ids):

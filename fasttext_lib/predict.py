@@ -16,12 +16,12 @@ import numpy as np
 from . import storage
 from .bundle_format import held_out_score
 from .bundle_read import load_bundle_files, read_bundle_contents, unicode_data_note
-from .data import as_read_from_a_file, whole_number_classes
+from .data import as_read_from_a_file, first_lines_as_read, lines_named, whole_number_classes
 from .devices import parse_ctx
 from .errors import FastTextError, is_number, out_of_memory_naming
 from .evaluation import Evaluation, metrics_of, per_class_scores
 from .features import NoRoomToFeaturize
-from .label_encoding import encode_labels, first_lines_as_read, note_first_lines
+from .label_encoding import encode_labels, note_first_lines
 from .label_names import display
 from .scoring import CpuScorer, predict_bags
 from .text_arguments import example_texts, not_unicode_error, review_texts
@@ -212,7 +212,8 @@ class Predictor:
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
         if not len(data.labels):  # (its accuracy and loss were NaN)
             raise FastTextError("evaluation data: contains no labeled documents")
-        y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names)
+        y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names,
+                          lines_named(data.first_lines, "evaluation data"))  # (read_labeled's: its lines)
         bags = self.featurizer.transform(data.texts, scoring=self._held_scoring())
         probs = self._probabilities(bags)
         metrics = self._metrics(probs, y, confusion)

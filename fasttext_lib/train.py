@@ -38,7 +38,8 @@ from .checkpoints import (TRAIN_ACCURACY, data_fingerprint, load_checkpoint, rem
                           text_rule_of)
 from .class_checks import check_classes
 from .config import TrainConfig
-from .data import SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, sort_labels
+from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
+                   sort_labels)
 from .devices import parse_ctx
 from .errors import (FastTextError, check_bool, keeping_stops, note_progress, raise_if_interrupted,
                      refuse_standard_output)
@@ -258,8 +259,10 @@ def _prepare_data(train_data, val_data, config, featurized, pretrained, release_
     names = for_labels(train_data.names, classes, "train_data.names", strict=True)
     y_train = encode_labels(train_data.labels, classes, "training data")
     has_val = val_data is not None and len(val_data) > 0
-    # validation data may be labeled by the classes' names (positive) instead of their ids, as evaluate's may
-    y_val = encode_labels(val_data.labels, classes, val_name, names) if has_val else None
+    # validation data may be labeled by the classes' names (positive) instead of their ids, as evaluate's may; a
+    # label that is no class is named with its first line, as evaluate names it (read_labeled's first_lines)
+    y_val = (encode_labels(val_data.labels, classes, val_name, names, lines_named(val_data.first_lines, val_name))
+             if has_val else None)
     pretrained = load_pretrained(config, pretrained)
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
     _check_features(featurizer, config)

@@ -419,7 +419,7 @@ def test_autotune_validation_with_unknown_labels(data_files, tmp_path):
     (tmp_path / "v.csv").write_text('"7","an unseen class"\n')
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", tmp_path / "v.csv",
                 "--output", tmp_path / "o", "--autotune-trials", tmp_path / "t.csv")
-    _assert_one_error_line(r, f"{tmp_path / 'v.csv'} has label(s) '7' not seen in training")
+    _assert_one_error_line(r, f"{tmp_path / 'v.csv'} has label(s) '7' (line 1) not seen in training")
     assert not (tmp_path / "o").exists() and not (tmp_path / "t.csv").exists()
 
 

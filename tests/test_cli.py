@@ -298,11 +298,46 @@ def test_bad_training_input(tmp_path, content, pattern):
 
 
 def test_unknown_validation_label(tmp_path):
-    (tmp_path / "t.txt").write_text("__label__a x\n__label__b y\n")
-    (tmp_path / "v.txt").write_text("__label__c z\n")
+    """train --validation with a class --train lacks named the file but not where in it (evaluate of the same file
+    names the line), and said nothing of what to do: now the line of the class's first document, and the way out."""
+    (tmp_path / "t.txt").write_text("__label__positive good great\n__label__negative bad awful\n" * 3)
+    (tmp_path / "v.txt").write_text("__label__positive good\n\n__label__neutral meh\n__label__negative bad\n"
+                                    "__label__neutral so so\n")
     r = run_cli("train", "--train", tmp_path / "t.txt", "--validation", tmp_path / "v.txt", "--output", tmp_path / "o", "--no-progress")
-    _assert_one_line_error(r, f"{tmp_path / 'v.txt'} has label(s) 'c' not seen in training (known: a, b)")
-    assert not (tmp_path / "o").exists()
+    _assert_one_line_error(r, f"error: {tmp_path / 'v.txt'} has label(s) 'neutral' (line 3) not seen in training "
+                              f"(known: negative, positive); a model answers only the classes it was trained on: drop "
+                              f"those documents, or train on data that has those classes too")
+    assert r.stderr.count("error:") == 1 and not (tmp_path / "o").exists()
+
+
+def test_unknown_validation_label_read_by_the_python_api_names_its_file_and_line(tmp_path):
+    """train(data, read_labeled(path)): the error calls it "validation data"; the line says which file it is in."""
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    (tmp_path / "t.csv").write_text("label,text\npositive,good great\nnegative,bad awful\n" * 3)
+    (tmp_path / "v.csv").write_text('label,text\npositive,"good\nfine"\nneutral,meh\n')
+    with pytest.raises(FastTextError) as caught:
+        train(read_labeled(str(tmp_path / "t.csv")), read_labeled(str(tmp_path / "v.csv")),
+              TrainConfig(epochs=1, progress=False, ctx="cpu"))
+    assert str(caught.value).startswith(f"validation data has label(s) 'neutral' (line 4 of {tmp_path / 'v.csv'}) "
+                                        f"not seen in training (known: negative, positive); a model answers only")
+
+
+def test_evaluate_labels_in_another_case_say_so(tmp_path):
+    """A file labelled 'Positive' for a model of 'positive' was refused as a label never seen in training, with no
+    word of the case (1.0 for 1 is named as written otherwise). Only when one class matches each label ignoring case."""
+    (tmp_path / "t.txt").write_text("__label__positive good great\n__label__negative bad awful\n" * 3)
+    r = cli_in_process("train", "--train", tmp_path / "t.txt", "--output", tmp_path / "m", "--epochs", "1",
+                       "--no-progress")
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "e.txt").write_text("__label__negative bad\n__label__Positive good\n__label__NEGATIVE awful\n")
+    r = cli_in_process("evaluate", "--model", tmp_path / "m", "--data", tmp_path / "e.txt")
+    _assert_one_line_error(r, f"error: {tmp_path / 'e.txt'} has label(s) 'NEGATIVE' (line 3), 'Positive' (line 2) not "
+                              f"seen in training (known: negative, positive); the model's classes written in another "
+                              f"case ('NEGATIVE' for negative, 'Positive' for positive): write them as the training "
+                              f"data did (pandas: df['label'] = df['label'].str.lower())")
+    assert r.stdout == ""
 
 
 @pytest.mark.parametrize("flag, value", [("--epochs", "0"), ("--emsize", "-3"), ("--batch-size", "0")])

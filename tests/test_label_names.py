@@ -402,8 +402,12 @@ def test_evaluate_reads_data_labeled_by_the_class_names(named_bundle, data_dir, 
 
 
 @pytest.mark.parametrize("labels, pattern", [
-    (["negative", "neutral"], r"bad.test has label\(s\) 'neutral' \(line 2\) not seen in training \(known: 1 \(negative\), 2 \(positive\)\)$"),
-    (["1", "3"], r"bad.test has label\(s\) '3' \(line 2\) not seen in training \(known: 1 \(negative\), 2 \(positive\)\)$"),
+    (["negative", "neutral"], r"bad.test has label\(s\) 'neutral' \(line 2\) not seen in training \(known: 1 \(negative\), 2 \(positive\)\); "
+                              r"a model answers only the classes it was trained on: drop those documents, or train on "
+                              r"data that has those classes too$"),
+    (["1", "3"], r"bad.test has label\(s\) '3' \(line 2\) not seen in training \(known: 1 \(negative\), 2 \(positive\)\); "
+                 r"a model answers only the classes it was trained on: drop those documents, or train on "
+                 r"data that has those classes too$"),
     (["1", "positive"], r"mixes class ids \('1'\) and class names \('positive'\); label every document one way"),
 ])
 def test_evaluate_refuses_unknown_or_mixed_labels_naming_the_classes(named_bundle, tmp_path, labels, pattern):

@@ -131,7 +131,7 @@ def test_classes_that_differ_only_in_case_are_one_warning_in_an_autotune_search(
     autotune(LabeledTexts(labels, train_frame["text"]), LabeledTexts(val_labels, test_frame["text"]), duration=60,
              max_trials=2, base=CONFIG, verbose=False)
     err = capsys.readouterr().err
-    assert err.count("warning: training data has classes 'Negative' and 'negative'") == 1, err
+    assert err.count("warning: training data has classes 'Negative' (") == 1, err
     autotune(LabeledTexts(labels, train_frame["text"]), LabeledTexts(val_labels, test_frame["text"]), duration=60,
              max_trials=1, base=CONFIG, verbose=False)
     assert capsys.readouterr().err.count("warning: training data has classes") == 1  # each search says it
@@ -148,10 +148,12 @@ def test_classes_that_differ_only_in_case_are_a_warning(frames, capsys):
                                                                              train_frame["label"].map({1: "Negative", 2: "Positive"}))
     model = train(LabeledTexts(labels, train_frame["text"]), None, CONFIG)
     assert sorted(model.labels) == ["Negative", "Positive", "negative", "positive"]
+    first = {label: f"train_data.labels[{list(labels).index(label)}]" for label in set(labels)}  # (where each is)
     assert capsys.readouterr().err.splitlines()[0] == (
-        "warning: training data has classes 'Negative' and 'negative'; 'Positive' and 'positive', each one label "
-        "written in two cases, which train as separate classes; if they are one class, write the labels one way "
-        "(e.g. df['label'].str.lower())")
+        f"warning: training data has classes 'Negative' ({first['Negative']}) and 'negative' ({first['negative']}); "
+        f"'Positive' ({first['Positive']}) and 'positive' ({first['positive']}), each one label written in two cases, "
+        f"which train as separate classes; if they are one class, write the labels one way (pandas: df['label'] = "
+        f"df['label'].str.lower())")
     train(LabeledTexts(["Straße", "Strasse"] * 20, list(train_frame["text"][:40])), None, CONFIG)
     assert "warning" not in capsys.readouterr().err
 

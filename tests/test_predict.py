@@ -488,6 +488,48 @@ def test_evaluate_examples_refuses_what_is_no_label_and_text_pair_in_one_line(tr
     assert predictor.evaluate_examples([(label, "fine"), [label, "good"]])["n"] == 2
 
 
+def _word_class_predictor(classes, names=None):
+    texts = ["good great fine", "bad awful poor", "so so meh", "okay then"]
+    model = train(LabeledTexts(list(classes) * 4, texts[:len(classes)] * 4, dict(names or {})), None,
+                  TrainConfig(epochs=1, progress=False, ctx="cpu"))
+    return Predictor(model.model, model.featurizer, model.labels, {}, ctx=mx.cpu(), label_names=model.label_names)
+
+
+@pytest.mark.parametrize("classes, names, labels, hint", [
+    (["negative", "positive"], {}, ["Positive", "negative"], "('Positive' for positive)"),
+    (["neg", "pos"], {"neg": "negative", "pos": "positive"}, ["Negative", "POSITIVE"],
+     "('Negative' for negative, 'POSITIVE' for positive)"),  # the names predictions show
+    (["Neg", "pos"], {}, ["NEG", "pos"], "('NEG' for Neg)"),
+])
+def test_evaluate_of_labels_in_another_case_names_the_class_each_is_written_for(classes, names, labels, hint):
+    """'Positive' for a model of 'positive' was refused as a class never seen in training, with no word of the case,
+    where '1.0' for '1' is named as the class written otherwise. Still refused: which class a label means is not
+    guessed."""
+    from fasttext_lib.errors import FastTextError
+
+    predictor = _word_class_predictor(classes, names)
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate_examples([(label, "good") for label in labels])
+    said = str(caught.value)
+    assert f"; the model's classes written in another case {hint}: write them as the training data did" in said, said
+    assert "\n" not in said and ("str.lower()" in said) == all(c == c.lower() for c in classes)
+
+
+def test_evaluate_gives_no_case_hint_when_a_label_matches_no_class_or_several():
+    """'POSITIVE' beside classes 'Positive' and 'positive' could mean either; 'neutral' matches none: no guess."""
+    from fasttext_lib.errors import FastTextError
+
+    for classes, labels in [(["Positive", "positive", "negative"], ["POSITIVE", "negative"]),
+                            (["negative", "positive"], ["Positive", "neutral"])]:
+        predictor = _word_class_predictor(classes)
+        with pytest.raises(FastTextError) as caught:
+            predictor.evaluate_examples([(label, "good") for label in labels])
+        said = str(caught.value)
+        assert "another case" not in said and said.endswith(
+            "; a model answers only the classes it was trained on: drop those documents, or train on data that has "
+            "those classes too"), said
+
+
 def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answer(trained, monkeypatch):
     """Notebook 04 scored its test split three times (evaluate, predict_proba for the per-document table, then
     confusion_frame, which evaluated again). ``Predictor.evaluation`` scores it once; its metrics are evaluate's, its
@@ -558,3 +600,16 @@ def test_a_saved_bundle_and_its_trained_model_give_the_same_held_out_score(tmp_p
     trained.autotune = {"best_trial": 1}  # an autotuned model's history is on the search's validation split
     assert trained.held_out_score.split == "validation"
     assert train(train_data, None, TrainConfig(epochs=1, buckets=1000, progress=False)).held_out_score.accuracy is None
+
+
+def test_evaluate_of_a_file_read_whole_names_the_line_and_file_of_an_unknown_label(tmp_path):
+    """Predictor.evaluate(read_labeled(path)) said "evaluation data has label(s) 'neutral'" with no line, where the
+    CLI's evaluate of the same file names it: the line and its file now."""
+    from fasttext_lib.data import read_labeled
+    from fasttext_lib.errors import FastTextError
+
+    predictor = _word_class_predictor(["negative", "positive"])
+    path = tmp_path / "test.csv"
+    path.write_text('label,text\npositive,"good\nfine"\nneutral,meh\n')
+    with pytest.raises(FastTextError, match=rf"^evaluation data has label\(s\) 'neutral' \(line 4 of {path}\) not seen"):
+        predictor.evaluate(read_labeled(str(path)))

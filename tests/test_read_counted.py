@@ -251,3 +251,46 @@ def test_whole_float_classes_are_read_by_one_rule_over_all_the_files_of_one_read
     assert read_channel(str(tmp_path), counted=counted).labels == labels
     (tmp_path / f"s1.{fmt}").write_text(header + line.format("3.0", "fine"))  # every class a whole float: numbers
     assert read_channel(str(tmp_path), counted=counted).labels == ["3", "1", "2"]
+
+
+def _wordless_file(tmp_path, name="w.csv"):
+    """A CSV (header at line 1) of 40 documents, three of them without words: ``""`` at line 4, an empty field at
+    line 20 and spaces at line 37; past many chunks of 7."""
+    rows = [f'{"12"[i % 2]},"words of review {i}"' for i in range(40)]
+    rows[2], rows[18], rows[35] = '2,""', "1,", '2,"   "'
+    path = tmp_path / name
+    path.write_text("label,text\n" + "\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_documents_without_words_are_kept_and_said_once_per_file(tmp_path, route):
+    """A class with an empty text (CSV 2,"", JSON "text": null) trained as a document of no words without a word said.
+    fastText keeps such lines too, so they are kept (the trained numbers are unchanged), and one note per file says
+    how many there are and where the first is: once, not once per chunk, by both training readers."""
+    path = _wordless_file(tmp_path)
+    said = (f"{path}: 3 documents have no words (the first at line 4); they are kept, as fastText keeps such lines, "
+            f"each read as one unknown word (<unk>): to leave them out, drop them first (pandas: "
+            f"df[df['text'].fillna('').str.strip() != ''])")
+    for read in (read_counted, read_labeled):
+        notes = []
+        data = read(path, note=notes.append)
+        assert len(data) == 40 and notes == [said], (read.__name__, notes)
+    notes = []
+    assert len(read_labeled(path, limit=10, note=notes.append)) == 10  # (the documents read: one of them)
+    assert len(notes) == 1 and notes[0].startswith(f"{path}: 1 document has no words (line 4); it is kept, as")
+    other = tmp_path / "full.csv"
+    other.write_text("label,text\n1,good\n2,bad\n")
+    notes = []
+    read_counted([str(other), path, str(other)], note=notes.append)
+    assert notes == [said]  # (only the file that has them)
+
+
+def test_documents_without_words_of_json_lines_and_fasttext_format_are_said(tmp_path):
+    (tmp_path / "w.jsonl").write_text('{"label": "a", "text": "good"}\n{"label": "b", "text": null}\n'
+                                      '{"label": "b", "text": ""}\n{"label": "a"}\n')
+    (tmp_path / "w.txt").write_text("__label__a good\n__label__b\n__label__b   \n")
+    for name, count, line in [("w.jsonl", 3, 2), ("w.txt", 2, 2)]:
+        notes = []
+        read_counted(str(tmp_path / name), note=notes.append)
+        assert len(notes) == 1 and notes[0].startswith(f"{tmp_path / name}: {count} documents have no words (the "
+                                                        f"first at line {line})"), notes

@@ -2242,3 +2242,37 @@ def test_a_table_whose_header_names_two_class_columns_is_answered_for_its_text_b
     assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
     assert "names 2 class columns" in got.stderr and "--label-column NAME" in got.stderr
     assert not (tmp_path / "m").exists()
+
+
+def test_training_says_once_per_file_how_many_documents_have_no_words(real, tmp_path):
+    """CSV rows 2,"" (a review whose text was lost) trained as documents of no words, silently. Kept, as fastText keeps
+    such lines, and the CLI's training says so in one note on stderr per file, not per chunk."""
+    rows = [f'{label},"{text}"' for label, text in zip(real.labels, (t.replace('"', '""') for t in real.texts))]
+    rows[5], rows[70] = 'positive,""', "negative,"
+    path = tmp_path / "train.csv"
+    path.write_text("label,text\n" + "\n".join(rows) + "\n")
+    r = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if "no words" in line]
+    assert notes == [f"{path}: 2 documents have no words (the first at line 7); they are kept, as fastText keeps such "
+                     f"lines, each read as one unknown word (<unk>): to leave them out, drop them first (pandas: "
+                     f"df[df['text'].fillna('').str.strip() != ''])"], r.stderr
+
+
+def test_classes_written_in_two_cases_are_named_with_a_line_of_each_and_how_to_merge_them(real, tmp_path):
+    """'Positive' in some rows and 'positive' in others: the warning named the two spellings, but not where each is,
+    nor how to merge them but by pandas. Now the first line of each, and a sed line for a fastText-format file."""
+    labels = list(real.labels)
+    first_upper = next(i for i, label in enumerate(labels) if label == "positive" and i > 3)
+    labels[first_upper] = "Positive"
+    path = tmp_path / "train.txt"
+    path.write_text("".join(f"__label__{label} {text}\n" for label, text in zip(labels, real.texts)))
+    first_lower = labels.index("positive") + 1
+    r = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: training data has classes 'Positive' ({path}:{first_upper + 1}) and 'positive' ({path}:"
+        f"{first_lower}), each one label written in two cases, which train as separate classes; if they are one "
+        f"class, write the labels one way (pandas: df['label'] = df['label'].str.lower(); this file: sed -E -i.bak "
+        f"'s/__label__Positive([[:space:]]|$)/__label__positive\\1/g' {path})"], r.stderr

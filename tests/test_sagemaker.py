@@ -307,7 +307,7 @@ def test_a_pretrained_channel_beside_a_pretrained_vectors_uri_is_refused_not_lef
     ("no train channel", r"SM_CHANNEL_TRAIN not set \(no 'train' channel"),
     ("empty train channel", r"train channel .* holds no files"),
     ("binary data", r"not UTF-8 text|not a text file"),
-    ("unknown test label", r"label\(s\) '3' not seen in training"),
+    ("unknown test label", r"label\(s\) '3' \(line 1 of .*/test/t\.test\) not seen in training"),  # (its file)
     ("bad integer", r"bad hyperparameter: argument --epochs: expected an integer, got 'three'"),
     ("bad boolean", r"bad hyperparameter: argument --progress: expected true or false"),
     ("unknown optimizer", r"optimizer must be one of sgd, adam"),

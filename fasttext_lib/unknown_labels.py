@@ -1,0 +1,30 @@
+"""What the refusal of labels a model does not know (predict.class_ids: evaluate, train's and autotune's validation
+data) says beyond naming them: the class each one is, written in another case (:func:`cased_otherwise`), or, when no
+hint says which class a label is written for, the way out (:data:`WAY_OUT`). Refused either way: which class a label
+means is not guessed."""
+import unicodedata
+
+WAY_OUT = ("; a model answers only the classes it was trained on: drop those documents, or train on data that has "
+           "those classes too")
+
+
+def _case_folded(label):
+    # as class_checks.warn_classes_cased_alike pairs classes: NFC, then lowercased (not casefold: ß is no ss)
+    return unicodedata.normalize("NFC", label).lower()
+
+
+def cased_otherwise(unknown, known):
+    """The error's hint when each label in ``unknown`` is, but for its case, one of ``known`` (the model's classes:
+    their ids and the names predictions show) and one only: ``Positive`` for ``positive`` (a column labelled by hand,
+    or another tool's export); else "". A label that matches two of them (``POSITIVE`` for a model of ``Positive``
+    and ``positive``) or none is no hint's."""
+    by_case = {}
+    for label in sorted(known):
+        by_case.setdefault(_case_folded(label), []).append(label)
+    meant = {label: by_case.get(_case_folded(label), []) for label in unknown}
+    if not meant or any(len(classes) != 1 for classes in meant.values()):
+        return ""
+    shown = ", ".join(f"{label!r} for {classes[0]}" for label, classes in list(meant.items())[:3])
+    lowered = all(classes[0] == classes[0].lower() for classes in meant.values())
+    return (f"; the model's classes written in another case ({shown}): write them as the training data did"
+            + (" (pandas: df['label'] = df['label'].str.lower())" if lowered else ""))
