@@ -151,6 +151,9 @@ def json_texts(payload):
     if isinstance(payload, dict):
         if "instances" not in payload or not set(payload) <= {"instances", "configuration"}:
             lines = " (a line of JSON Lines? send it as application/jsonlines)" if "source" in payload else ""
+            if "inputs" in payload and "instances" not in payload:  # (not taken as "instances": docs/SERVING.md)
+                lines = (' ({"inputs": [...]} is the Hugging Face and TF Serving request shape: send {"instances": '
+                         '[...]}, the same reviews under that key)')
             raise RequestError(400, 'a JSON object must be {"instances": [review, ...]} with an optional '
                                     '"configuration": {"k": K, "threshold": P}' + lines)
         if "configuration" in payload:
