@@ -208,8 +208,10 @@ def build_parser():
                         "column is one of the model's classes (id or name) or a quoted number (\"2\",\"the text\": a Zhang et al. "
                         "test file) and at least half of the next 50 records are rows of the same kind (unquoted rows without a "
                         "header: 4 at least; one line such as positive,would buy again is a review); JSON Lines: each "
-                        "object for its text keys; a TSV with a header row: each record for its text columns; else text: "
-                        "every line is one review (a __label__ word in it is skipped); csv: always CSV (docs/INPUT.md)")
+                        "object for its text keys; a TSV with a header row: each record for its text columns; a CSV of one "
+                        "column with a quoted review over several lines (pandas' to_csv(header=False)): each record, "
+                        "with a note; else text: every line is one review (a __label__ word in it is skipped); csv: "
+                        "always CSV (docs/INPUT.md)")
     p.add_argument("--k", type=_top_k, metavar="K",
                    help="the K most probable classes of each document (-1: all), as a JSON list per line, most "
                         "probable first (fastText's predict -k). Without --k / --threshold: one JSON object per line")

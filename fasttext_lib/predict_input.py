@@ -1,5 +1,6 @@
 """What ``predict`` reads: one review per line, unless the input is a labeled or headed table (CSV, TSV) or JSON
-Lines, whose records are read as training reads them (docs/INPUT.md, "Predict's input").
+Lines, whose records are read as training reads them, or a CSV of one column with a review over lines
+(:mod:`fasttext_lib.quoted_spans`) (docs/INPUT.md, "Predict's input").
 
 Every line is checked (UTF-8, no NUL bytes, a bounded length) and every record read before the first answer, so a
 bad byte or record at the end of a file is one error line and no answers, not a stdout that stops half way
@@ -181,13 +182,16 @@ def input_check(name, fmt, classes, note):
     formats.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
     record is read as training reads it (errors before any answer) and a :class:`ReadAs` is returned: ``"labeled"``,
     ``"texts"`` when its header row names text columns only (``title,body``: columns.text_header_columns), ``"json"``
-    for JSON Lines; else False (plain reviews, one per line). ``note(line)``: how the input was read."""
+    for JSON Lines, ``"records"`` for a CSV of one column with a review over lines (quoted_spans, which may refuse a
+    headerless table with such a record); else False (plain reviews, one per line). ``note(line)``: how the input was
+    read."""
     from .columns import (HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line,
                           whole_number)
     from .data import examples_of_lines
     from .formats import allow_long_csv_fields, labeled_csv_records, labeled_csv_start, tsv_with_header
     from .jsonl import json_input, json_object_line, jsonl_texts
     from .lines import leading_blank_lines, stripped_start
+    from .quoted_spans import QuotedSpans
 
     def read_all(lines, table):
         """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
@@ -206,6 +210,24 @@ def input_check(name, fmt, classes, note):
                       tuple(found.get("class_columns", ())))
 
     def check(lines):
+        if fmt != "auto":
+            return table_check(lines)
+        # Read a line at a time (no table recognized), a CSV record over lines would be answered once per line: the
+        # lines are read as CSV too as they pass, and such a record decides (quoted_spans)
+        spans = QuotedSpans()
+        tapped = spans.tap(lines)
+        read_as = table_check(tapped)
+        if read_as:
+            return read_as
+        for _ in tapped:
+            pass
+        spans.end()
+        records, said = spans.reading(name)
+        if said:
+            note(said)
+        return ReadAs("records") if records else False
+
+    def table_check(lines):
         if fmt == "text":
             return False
         blank, first = leading_blank_lines(lines)
@@ -331,9 +353,9 @@ def with_line_ends(lines):
 @dataclass(frozen=True)
 class ReadAs:
     """How predict's input was recognized: ``kind`` ``"labeled"`` (a labeled table: its text columns answered, the
-    class not scored), ``"texts"`` (a header of text columns only) or ``"json"`` (JSON Lines: each object's text
-    keys); ``table``: ``"csv"`` or ``"tsv"``; ``not_classes``: for a labeled table whose class column holds a value
-    that is none of the model's classes (``id,text``: ids), ``(that value, where the classes were read from)``;
+    class not scored), ``"texts"`` (a header of text columns only), ``"json"`` (JSON Lines: each object's text
+    keys) or ``"records"`` (a CSV of one column without a header, a review over lines: quoted_spans); ``table``:
+    ``"csv"`` or ``"tsv"``; ``not_classes``: for a labeled table whose class column holds a value that is none of the model's classes (``id,text``: ids), ``(that value, where the classes were read from)``;
     ``class_columns``: of kind ``"texts"``, the class columns of a header that names several (``rating``, ``label``:
     columns.several_class_columns), none of them scored."""
 
@@ -350,11 +372,15 @@ def documents(path, fmt, classes, note):
     ``text`` or ``csv``; ``classes``: the model's class ids and names; ``note(line)``: how the input was read."""
     from .data import RecentLines, examples_of_lines
     from .jsonl import jsonl_texts
+    from .quoted_spans import one_column_records
 
     name, found = "stdin" if path == "-" else path, {}
     with checked_lines(path, input_check(name, fmt, classes, note)) as (lines, read_as):
         if read_as and read_as.kind == "json":  # JSON Lines: each object's text keys (the note above named them)
             yield Lines(RecentLines(jsonl_texts(lines, name, found=found), found, PREDICTED_PER_CHUNK))
+            return
+        if read_as and read_as.kind == "records":  # a CSV of one column with a review over lines (the note said so)
+            yield Lines(RecentLines(one_column_records(lines, name, found), found, PREDICTED_PER_CHUNK))
             return
         if read_as and read_as.class_columns:  # id,date,rating,Review Text,label: training would ask which is the class
             print(f"{name}: read as {read_as.table.upper()} whose header row names {len(read_as.class_columns)} class "

@@ -21,10 +21,10 @@ import io
 import itertools
 import json
 import os
-import re
 
 from .errors import FastTextError
 from .jsonl import json_integer, missing_json, whole_characters
+from .quoted_spans import QUOTED_FIELD  # (what predict reads as a quoted field too)
 from .serve_limits import in_batch_transform
 
 JSON_TYPE, TEXT_TYPE, CSV_TYPE = "application/json", "text/plain", "text/csv"
@@ -151,6 +151,9 @@ def json_texts(payload):
     if isinstance(payload, dict):
         if "instances" not in payload or not set(payload) <= {"instances", "configuration"}:
             lines = " (a line of JSON Lines? send it as application/jsonlines)" if "source" in payload else ""
+            if "inputs" in payload and "instances" not in payload:  # (not taken as "instances": docs/SERVING.md)
+                lines = (' ({"inputs": [...]} is the Hugging Face and TF Serving request shape: send {"instances": '
+                         '[...]}, the same reviews under that key)')
             raise RequestError(400, 'a JSON object must be {"instances": [review, ...]} with an optional '
                                     '"configuration": {"k": K, "threshold": P}' + lines)
         if "configuration" in payload:
@@ -537,9 +540,6 @@ def _unwritten(records):
     return len({len(r) for r in records if r}) > 1
 
 
-# A quoted field where CSV's reader starts one (at a field's start: the body's, or after a comma or a line break),
-# to its closing quotation mark (quotation marks inside doubled), as csv.reader(strict=True) reads the body
-_QUOTED_FIELD = re.compile(r'(?:(?<=[,\r\n])|\A)"([^"]*(?:""[^"]*)*)"')
 
 
 def _read_a_line_at_a_time(records, text, error=False, header_row=False):
@@ -573,8 +573,8 @@ def _read_a_line_at_a_time(records, text, error=False, header_row=False):
         return True
     if header_row:
         return False
-    fields = list(_QUOTED_FIELD.finditer(text))
-    if not error and '"' in _QUOTED_FIELD.sub("", text):  # a quotation mark in a field that is not quoted
+    fields = list(QUOTED_FIELD.finditer(text))
+    if not error and '"' in QUOTED_FIELD.sub("", text):  # a quotation mark in a field that is not quoted
         return True
     if text.endswith(("\n", "\r")):
         return False

@@ -1,6 +1,7 @@
 """Files as tools export them (pandas, Excel, Hugging Face datasets), made of the shared real English reviews: each is
 read right (every document, its class, its text) or refused in one line that says what to do."""
 import csv
+import gzip
 import json
 import os
 
@@ -348,3 +349,164 @@ def test_a_dataframes_columns_after_train_test_split_are_split_by_position(revie
     drawn = list(zip(search_train.labels, search_train.texts)) + list(zip(search_val.labels, search_val.texts))
     assert sorted(drawn) == sorted(pairs) and len(search_val) == round(0.25 * len(pairs))
     assert list(data.head(3).texts) == list(sampled["review"][:3])
+
+
+# ---- predict on a file of reviews only, no header: df[["text"]].to_csv(path, index=False, header=False)
+
+@pytest.fixture(scope="module")
+def snippets_model(tmp_path_factory, reviews):
+    return _model(tmp_path_factory.mktemp("snippets"), reviews)
+
+
+def _drug_reviews(count=60):
+    """``count`` real drug reviews, a few written in paragraphs (a line break after their first sentence, one with a
+    blank line between), as people type them: pandas quotes such a review over several lines."""
+    raw = pd.read_csv(os.path.join(REAL, "drug_reviews_test.csv"), header=None, names=["label", "text"], dtype=str,
+                      keep_default_na=False)
+    texts = list(raw.text[:count])
+    for i, breaks in ((3, "\n"), (17, "\n\n"), (41, "\n")):
+        assert ". " in texts[i]
+        texts[i] = texts[i].replace(". ", "." + breaks, 1)
+    texts[8] = '"Miracle drug" is what my doctor said. ' + texts[8]  # quoted by pandas as """Miracle drug"" is ..."
+    return list(raw.label[:count]), texts
+
+
+def _endpoint_answers(model, body, content_type):
+    from fasttext_lib import sm_serve
+
+    served = sm_serve.model_fn(str(model))
+    return json.loads(sm_serve.output_fn(sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served),
+                                         "application/json")[0])
+
+
+@pytest.mark.parametrize("name", ["reviews.csv", "reviews.txt", "reviews.csv.gz", "-"])
+def test_a_one_column_csv_with_a_review_over_lines_gets_one_answer_per_review(tmp_path, snippets_model, name):
+    """``df[["text"]].to_csv(path, index=False, header=False)``, the usual file of reviews to label: a review written
+    in paragraphs is quoted over several lines. Read a line at a time, each of its lines was answered, 63 answers for
+    60 reviews, every answer after it one review off, and nothing said; the endpoint's text/csv answered 60."""
+    from fasttext_lib.predict import Predictor
+
+    _, texts = _drug_reviews()
+    body = pd.DataFrame({"text": texts})[["text"]].to_csv(index=False, header=False)
+    assert body.count("\n") == len(texts) + 4
+    path = tmp_path / name
+    if name != "-":
+        path.write_bytes(gzip.compress(body.encode(), mtime=0) if name.endswith(".gz") else body.encode())
+    expected = Predictor.load(snippets_model).predict(texts)
+    r = cli_in_process("predict", "--model", snippets_model, "--input", path if name != "-" else "-",
+                       input=body if name == "-" else None)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(line) for line in r.stdout.splitlines()] == expected
+    said = r.stderr.splitlines()
+    assert len(said) == 1 and "read as CSV of one column" in said[0] and "line 4" in said[0], r.stderr
+    assert "--format text" in said[0]
+    assert _endpoint_answers(snippets_model, body.encode(), "text/csv") == expected
+    # --format text still answers each line as it is
+    r = cli_in_process("predict", "--model", snippets_model, "--format", "text", "--input", "-", input=body)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == body.count("\n"), r.stderr
+
+
+def test_a_one_column_csv_without_a_review_over_lines_is_answered_a_line_at_a_time_without_a_note(tmp_path,
+                                                                                                  snippets_model):
+    # read a line at a time or as CSV records, such a file gets the same answers (a quotation mark is no word): as before
+    from fasttext_lib.predict import Predictor
+
+    texts = [text.replace("\n", " ") for text in _drug_reviews()[1]]
+    path = tmp_path / "reviews.csv"
+    pd.DataFrame({"text": texts}).to_csv(path, index=False, header=False)
+    r = cli_in_process("predict", "--model", snippets_model, "--input", path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert [json.loads(line) for line in r.stdout.splitlines()] == Predictor.load(snippets_model).predict(texts)
+
+
+@pytest.mark.parametrize("name", ["reviews.txt", "reviews.csv"])
+def test_reviews_one_a_line_with_stray_quotation_marks_are_still_one_answer_per_line(tmp_path, snippets_model, name):
+    """Every shared real set's reviews one a line (their quotation marks as people type them), with reviews that open
+    a quotation mark and never close it: one answer per line, nothing said, as before."""
+    from fasttext_lib.predict import Predictor
+
+    lines = []
+    for set_name in ("amazon_snippets", "nyt_editorials", "drug_reviews"):
+        raw = pd.read_csv(os.path.join(REAL, f"{set_name}_test.csv"), header=None, names=["label", "text"], dtype=str,
+                          keep_default_na=False)
+        lines += [" ".join(text.split()) for text in raw.text]
+    assert sum('"' in line for line in lines) > 50
+    for at in (0, 5, len(lines) // 2, len(lines) - 1):
+        lines.insert(at, '"Never again, ' + lines[at])  # a quotation mark opened and never closed
+    lines.insert(3, '"Amazing!" is all I can say')
+    path = tmp_path / name
+    path.write_text("".join(line + "\n" for line in lines))
+    r = cli_in_process("predict", "--model", snippets_model, "--input", path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert [json.loads(line) for line in r.stdout.splitlines()] == Predictor.load(snippets_model).predict(lines)
+
+
+@pytest.mark.parametrize("shape", ["index", "id column"])
+def test_a_headerless_table_with_a_record_over_lines_is_one_error_naming_the_ways_on(tmp_path, snippets_model, shape):
+    """``df.to_csv(path, header=False)`` (pandas' index first), or a table of ids and reviews without a header: read a
+    line at a time, a record over lines was answered once per line, every answer after it off, and nothing said.
+    Whether its first column is a word of the review or to be left out, only its writer knows."""
+    from fasttext_lib.predict import Predictor
+
+    _, texts = _drug_reviews()
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(len(texts))], "text": texts})
+    path = tmp_path / "reviews.txt"
+    if shape == "index":
+        frame[["text"]].to_csv(path, header=False)
+    else:
+        frame.to_csv(path, index=False, header=False)
+    r = cli_in_process("predict", "--model", snippets_model, "--input", path)
+    errors = r.stderr.splitlines()
+    assert r.returncode == 2 and r.stdout == "" and len(errors) == 1 and errors[0].startswith("error: "), r.stderr
+    assert f"{path}: line 4 opens a quotation mark that a CSV reader closes on line 5" in errors[0], errors[0]
+    assert "--format text" in errors[0] and "--format csv" in errors[0] and "df.to_csv(path, index=False)" in errors[0]
+    predictor = Predictor.load(snippets_model)
+    r = cli_in_process("predict", "--model", snippets_model, "--input", path, "--format", "text")
+    assert r.returncode == 0 and [json.loads(line) for line in r.stdout.splitlines()] == \
+        predictor.predict(path.read_text().splitlines()), r.stderr
+    r = cli_in_process("predict", "--model", snippets_model, "--input", path, "--format", "csv")
+    assert r.returncode == 0 and [json.loads(line) for line in r.stdout.splitlines()] == predictor.predict(texts), \
+        r.stderr  # (its first column where a class goes: left out, as the note says)
+    frame[["text"] if shape == "index" else ["id", "text"]].to_csv(path, index=False)  # with its header row
+    r = cli_in_process("predict", "--model", snippets_model, "--input", path)
+    assert r.returncode == 0 and [json.loads(line) for line in r.stdout.splitlines()] == predictor.predict(texts), \
+        r.stderr
+
+
+def test_sentences_one_a_line_whose_quotation_goes_on_over_lines_are_still_one_answer_per_line(tmp_path,
+                                                                                                snippets_model):
+    """The shared NYT editorials, a sentence a line: a quotation over two sentences opens on one line and closes on a
+    later one (``"...`` then ``... About tuition!"``), as a CSV reader reads a quoted field over lines. The input is
+    no CSV (commas outside quotes, lines of other widths): each line is answered, as before, and one note says why."""
+    from fasttext_lib.predict import Predictor
+
+    raw = pd.read_csv(os.path.join(REAL, "nyt_editorials_train.csv"), header=None, names=["label", "text"],
+                      dtype=str, keep_default_na=False)
+    lines = [" ".join(text.split()) for text in raw.text]
+    closing = lines.index('About tuition!"')
+    lines[closing - 1] = '"' + lines[closing - 1].replace('"', "")  # the quotation opened a sentence before
+    path = tmp_path / "sentences.txt"
+    path.write_text("".join(line + "\n" for line in lines))
+    r = cli_in_process("predict", "--model", snippets_model, "--input", path)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(line) for line in r.stdout.splitlines()] == Predictor.load(snippets_model).predict(lines)
+    said = r.stderr.splitlines()
+    assert len(said) == 1 and said[0].startswith(f"{path}: read a line at a time, one answer per line: line "
+                                                 f"{closing} opens a quotation mark that a CSV reader closes on line "
+                                                 f"{closing + 1}, but the input is no CSV"), r.stderr
+
+
+def test_a_labeled_csv_with_a_review_over_lines_is_read_by_predict_and_evaluate_as_before(tmp_path, snippets_model):
+    from fasttext_lib.predict import Predictor
+
+    labels, texts = _drug_reviews()
+    path = tmp_path / "test.csv"
+    pd.DataFrame({"label": labels, "text": texts}).to_csv(path, index=False, header=False)
+    model = tmp_path / "drugs"
+    r = cli_in_process("train", "--train", path, "--output", model, "--epochs", "1", "--emsize", "4", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    r = cli_in_process("evaluate", "--model", model, "--data", path)
+    assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["n"] == len(texts), r.stderr
+    r = cli_in_process("predict", "--model", model, "--input", path)
+    assert r.returncode == 0 and "read as labeled CSV" in r.stderr, r.stderr
+    assert [json.loads(line) for line in r.stdout.splitlines()] == Predictor.load(model).predict(texts)

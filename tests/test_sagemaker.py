@@ -1871,6 +1871,10 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b"x", None, 415, "no Content-Type"),
     (b'{"instances": ', "application/json", 400, "not valid JSON"),
     (b'{"reviews": ["a"]}', "application/json", 400, '{"instances": [review, ...]}'),
+    # the Hugging Face and TF Serving request shape: the 400 described only the instances shape
+    (b'{"inputs": ["great food", "awful"]}', "application/json", 400,
+     '{"inputs": [...]} is the Hugging Face and TF Serving request shape: send {"instances": [...]}'),
+    (b'{"inputs": "great food", "parameters": {}}', "application/json", 400, 'send {"instances": [...]}'),
     # JSON Lines sent as application/json (Batch Transform, content_type="application/json", split_type="Line"): each
     # mini-batch was a 400 that said only "Extra data: line 2 column 1"
     (b'{"source": "a"}\n{"source": "b"}\n', "application/json", 400,
