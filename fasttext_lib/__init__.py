@@ -31,7 +31,7 @@ def _imported_to_run_the_command():
 # a Ctrl-C printed Python's traceback through the import. (errors imports nothing heavy; cli.run takes the handlers
 # over and puts back the ones they replaced.)
 if _imported_to_run_the_command():
-    from .errors import stop_at_once_on_signals as _stop_at_once_on_signals
+    from .stops import stop_at_once_on_signals as _stop_at_once_on_signals
 
     _stop_at_once_on_signals()
 # So is a SageMaker training job's (``python fasttext_lib/entry_point.py``, whose ``from fasttext_lib.sm_serve ...``
@@ -39,7 +39,7 @@ if _imported_to_run_the_command():
 # and no FailureReason of ours. Its line goes to the job's failure file too; the endpoint, which imports entry_point
 # as a module, keeps its handlers (RUNS_THE_TRAINING_JOB is read only in the module run as the script).
 elif getattr(_sys.modules.get("__main__"), "RUNS_THE_TRAINING_JOB", False) is True:
-    from .errors import job_failure_file as _job_failure_file, stop_at_once_on_signals as _stop_at_once_on_signals
+    from .stops import job_failure_file as _job_failure_file, stop_at_once_on_signals as _stop_at_once_on_signals
 
     _stop_at_once_on_signals(failure_file=_job_failure_file())
 

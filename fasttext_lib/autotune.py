@@ -56,8 +56,8 @@ from .class_checks import warnings_said_once
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, sort_labels
 from .devices import table_fits
-from .errors import (FastTextError, carry_on_after_ctrl_c, check_bool, check_positive_int, is_number, keeping_stops,
-                     note_stop_line, refuse_standard_output, stops_held)
+from .errors import FastTextError, check_bool, check_positive_int, is_number, refuse_standard_output
+from .stops import carry_on_after_ctrl_c, keeping_stops, note_stop_line, stops_held
 from .lean_import import forget_an_interrupted_import
 from .evaluation import evaluate_bags
 from .label_encoding import class_ids, encode_labels

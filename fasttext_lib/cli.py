@@ -35,7 +35,8 @@ import signal
 import sys
 import time
 
-from .errors import FastTextError, stop_at_once_on_signals
+from .errors import FastTextError
+from .stops import stop_at_once_on_signals
 
 
 def _positive_int(text):
@@ -930,7 +931,8 @@ def main(argv=None, lean_mxnet=False):
     a first Ctrl-C during an autotune search with a trial completed stops only the search: autotune.autotune);
     141 when stdout's reader is gone (``| head -1``: :class:`StdoutClosed`), without an error line."""
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, let_mxnet_finish,
-                         out_of_memory_line, stop_message, stop_on_signals)
+                         out_of_memory_line)
+    from .stops import stop_message, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)

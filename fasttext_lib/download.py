@@ -29,7 +29,8 @@ from urllib.parse import urlparse
 
 from . import label_names, storage
 from .data import LabeledTexts, check_limit, iter_examples, read_labeled
-from .errors import FastTextError, note_what_a_stop_left, refuse_standard_output
+from .errors import FastTextError, refuse_standard_output
+from .stops import note_what_a_stop_left
 from .progress import bar
 from .writers import check_fasttext_labels, write_fasttext_rows
 

@@ -15,7 +15,8 @@ IPython's traceback.
 """
 import sys
 
-from .errors import FastTextError, error_line, stop_left, stop_message, stopped_line
+from .errors import FastTextError, error_line
+from .stops import stop_left, stop_message, stopped_line
 
 # The exceptions our handler is installed for: a KeyboardInterrupt only where stopped_line tells its place, or where
 # it left what its line must say (stop_left).

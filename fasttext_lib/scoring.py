@@ -13,7 +13,7 @@ import numpy as np
 
 from . import native_features
 from .batches import BatchMaker, to_batch_arrays, too_big_for_a_tensor
-from .errors import raise_if_interrupted
+from .stops import raise_if_interrupted
 
 
 def predict_bags(model, featurizer, bags, ctx, batch_size=4096):

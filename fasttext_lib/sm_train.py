@@ -45,7 +45,8 @@ import re
 import sys
 
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
-from .errors import FAILURE_REASON_CHARS, FastTextError, job_failure_file
+from .errors import FastTextError
+from .stops import FAILURE_REASON_CHARS, job_failure_file
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -751,8 +752,8 @@ def main(argv=None, environ=None, lean_mxnet=False):
     once with one error line, the same line as the FailureReason and the signal's status (143 for SIGTERM), as the
     CLI stops; armed already where the package's import began the job (fasttext_lib/__init__.py). It stays armed
     to the process's end: a signal after the job's own stop has no cleanup left to wait for."""
-    from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line,
-                         stop_at_once_on_signals, stop_on_signals)
+    from .errors import error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line
+    from .stops import stop_at_once_on_signals, stop_on_signals
 
     if lean_mxnet:
         stop_at_once_on_signals(failure_file=job_failure_file(environ))

@@ -41,8 +41,8 @@ from .config import TrainConfig
 from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
                    sort_labels)
 from .devices import parse_ctx
-from .errors import (FastTextError, check_bool, keeping_stops, note_progress, raise_if_interrupted,
-                     refuse_standard_output)
+from .errors import FastTextError, check_bool, refuse_standard_output
+from .stops import keeping_stops, note_progress, raise_if_interrupted
 from .features import Featurizer
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 from . import storage
-from .errors import FastTextError, keeping_stops, note_stop_line, refuse_standard_output
+from .errors import FastTextError, refuse_standard_output
+from .stops import keeping_stops, note_stop_line
 from .figures import FIGURE_MARK, plot_trials, png_software, show
 from .notebook_params import check_dataset, key_path
 

@@ -683,7 +683,7 @@ def test_within_the_clis_signal_handling_one_ctrl_c_stops_the_search_and_a_quick
     import signal
 
     import fasttext_lib.autotune as autotune_module
-    from fasttext_lib.errors import raise_if_interrupted, stop_on_signals
+    from fasttext_lib.stops import raise_if_interrupted, stop_on_signals
 
     real = autotune_module.train
 
@@ -1139,7 +1139,7 @@ def test_a_ctrl_c_as_a_trial_is_recorded_still_reports_it(splits, monkeypatch, c
     import signal
 
     from fasttext_lib.autotune import _Search
-    from fasttext_lib.errors import stop_on_signals
+    from fasttext_lib.stops import stop_on_signals
 
     real_record = _Search.record
 
@@ -1165,7 +1165,7 @@ def test_stops_held_holds_one_interrupt_to_the_blocks_end_and_lets_a_second_thro
     its end (the block ran whole), a second at once (a hung block can still be stopped); the handler is put back."""
     import signal
 
-    from fasttext_lib.errors import stops_held
+    from fasttext_lib.stops import stops_held
 
     before, ran = signal.getsignal(signal.SIGINT), []
     for presses in (1, 2):
@@ -1184,7 +1184,7 @@ def test_stops_held_within_another_lets_a_second_interrupt_through_at_once():
     inner block could not be stopped. Nested, the outer block holds the first and lets the second through."""
     import signal
 
-    from fasttext_lib.errors import stops_held
+    from fasttext_lib.stops import stops_held
 
     before, ran = signal.getsignal(signal.SIGINT), []
     with pytest.raises(KeyboardInterrupt):
@@ -1209,7 +1209,7 @@ def test_stops_held_lets_a_sigterm_through_at_once():
     its SIGKILL."""
     import signal
 
-    from fasttext_lib.errors import stops_held
+    from fasttext_lib.stops import stops_held
 
     class Stopped(Exception):
         pass
@@ -1234,7 +1234,7 @@ def test_a_stop_while_stops_held_sets_its_handlers_puts_back_the_ones_it_set(mon
     process's next Ctrl-C was swallowed without a word."""
     import signal
 
-    from fasttext_lib.errors import stops_held
+    from fasttext_lib.stops import stops_held
 
     class Stopped(Exception):
         pass

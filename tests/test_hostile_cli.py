@@ -1372,7 +1372,7 @@ def test_ctrl_c_during_an_upload_to_an_endpoint_that_stopped_answering_exits_at_
 
 def test_a_hangup_that_nohup_ignores_stays_ignored():
     """``nohup python -m fasttext_lib train ...``: SIGHUP is ignored on purpose; the run must not take it over."""
-    from fasttext_lib.errors import stop_on_signals
+    from fasttext_lib.stops import stop_on_signals
 
     before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
@@ -1486,7 +1486,8 @@ def test_a_signal_whose_raise_a_del_swallowed_still_stops_the_run():
     exception is dropped: the signal must still stop the block (and the training loop's next step)."""
     import signal
 
-    from fasttext_lib.errors import FastTextError, Interrupted, raise_if_interrupted, stop_on_signals
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.stops import Interrupted, raise_if_interrupted, stop_on_signals
 
     class HandlerRunsHere:
         def __del__(self):
@@ -1510,7 +1511,7 @@ def test_a_signal_whose_raise_a_del_swallowed_still_stops_the_run():
 SIGNAL_IN_A_FINALIZER = textwrap.dedent("""\
     import os, signal, sys
     from fasttext_lib import cli
-    from fasttext_lib.errors import raise_if_interrupted
+    from fasttext_lib.stops import raise_if_interrupted
 
     class SignalArrivesHere:
         def __del__(self):  # as MXNet's NDArray.__del__ does when a SIGTERM lands in it

@@ -328,7 +328,7 @@ def test_openblas_threads_are_counted_up_to_its_build_limit(monkeypatch):
 def test_after_a_cpu_time_limit_stopped_the_run_the_next_sigxcpu_is_ignored():
     """The kernel sends SIGXCPU again every CPU second past the soft ``ulimit -t``: once the stopped run's handlers were
     restored, the next one killed the process during its exit (MXNet's engine finishing), with a core dump."""
-    from fasttext_lib.errors import Interrupted, stop_on_signals
+    from fasttext_lib.stops import Interrupted, stop_on_signals
 
     before = signal.getsignal(signal.SIGXCPU)
     try:

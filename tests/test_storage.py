@@ -701,7 +701,7 @@ def publish_stopped_at_the_stall(proxy, dest, files):
     holds one of its requests (``proxy.fail(..., "stall")``); returns the Interrupted it raised."""
     import threading
 
-    from fasttext_lib.errors import Interrupted, stop_on_signals
+    from fasttext_lib.stops import Interrupted, stop_on_signals
 
     def interrupt():
         assert proxy.stalled.wait(120)
@@ -2099,7 +2099,7 @@ def test_a_pair_write_stopped_by_ctrl_c_says_when_the_pair_may_be_mixed(s3_bucke
     the old pair were whole, where a failure there says the files no longer belong together. The line says so now,
     and only then: stopped during the uploads to the staging keys, the old pair is untouched."""
     from conftest import cli_in_process
-    from fasttext_lib.errors import Interrupted
+    from fasttext_lib.stops import Interrupted
 
     prefix = f"{s3_bucket}/data"
     train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
@@ -2149,7 +2149,7 @@ def test_a_create_only_pair_stopped_partway_says_what_it_could_not_take_back(s3_
     warning line, where one DELETE failed); a PUT that landed as it was stopped was not taken back at all. The one
     line now names the files left, and says what to do; where all were taken back it is as before."""
     from conftest import cli_in_process
-    from fasttext_lib.errors import Interrupted
+    from fasttext_lib.stops import Interrupted
 
     prefix = f"{s3_bucket}/data"
     train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
@@ -2183,7 +2183,7 @@ def test_a_local_create_only_pair_stopped_partway_says_what_it_could_not_take_ba
     put there. Where that removal failed (the folder made read-only meanwhile: here, emulated), the error was
     swallowed and the line said "stopped and cleaned up" beside the file left; it now names it."""
     from conftest import cli_in_process
-    from fasttext_lib.errors import Interrupted
+    from fasttext_lib.stops import Interrupted
 
     out = tmp_path / "out"
     train, test = str(out / "train.csv"), str(out / "test.csv")
@@ -2385,7 +2385,7 @@ def test_a_pair_write_stopped_once_its_files_are_written_says_so(s3_bucket, monk
     "stopped and cleaned up", although the pair was written whole and nothing was cleaned up: a user would think the
     old files (or none) were there. The line says what is true."""
     from conftest import cli_in_process
-    from fasttext_lib.errors import Interrupted
+    from fasttext_lib.stops import Interrupted
 
     prefix = f"{s3_bucket}/data"
     train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
@@ -2615,7 +2615,7 @@ def test_a_signal_while_the_transfer_thread_starts_leaves_no_upload_and_no_objec
     to upload every part and complete the object, a data file no manifest names."""
     import threading
 
-    from fasttext_lib.errors import Interrupted, stop_on_signals
+    from fasttext_lib.stops import Interrupted, stop_on_signals
 
     dest = f"{s3_bucket}/models/starting"
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
@@ -2714,7 +2714,7 @@ def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_t
     aborted (a flaky test showed it under load). The wait now lets the handler run while the transfer goes on."""
     import threading
 
-    from fasttext_lib.errors import Interrupted, stop_on_signals
+    from fasttext_lib.stops import Interrupted, stop_on_signals
     from fasttext_lib.storage.s3 import _in_thread
 
     transfer_done, finished, abandoned = threading.Event(), threading.Event(), []

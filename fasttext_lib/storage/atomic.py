@@ -15,8 +15,8 @@ import sys
 import tempfile
 import time
 
-from ..errors import (FastTextError, could_not_remove, note_what_a_stop_could_not_remove, note_what_a_stop_left,
-                      stops_held)
+from ..errors import FastTextError, could_not_remove
+from ..stops import note_what_a_stop_could_not_remove, note_what_a_stop_left, stops_held
 from .s3 import AlreadyExists, _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 

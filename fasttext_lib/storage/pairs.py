@@ -7,8 +7,8 @@ import os
 import secrets
 import sys
 
-from ..errors import (FastTextError, note_what_a_stop_came_after, note_what_a_stop_could_not_remove,
-                      note_what_a_stop_left, stop_left)
+from ..errors import FastTextError
+from ..stops import note_what_a_stop_came_after, note_what_a_stop_could_not_remove, note_what_a_stop_left, stop_left
 from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _status, _upload_new, is_forbidden, is_s3, s3_client,
                  s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,

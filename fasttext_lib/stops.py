@@ -1,0 +1,401 @@
+"""Signals turned into a clean stop, and the one line a stop is shown as.
+
+SIGTERM (spot interruptions, ``StopTrainingJob``, Kubernetes, schedulers), SIGHUP (the terminal closed,
+the ssh session dropped; not under ``nohup``, which ignores it) and SIGXCPU (a CPU-time limit reached, ``ulimit -t``:
+a batch system's) are handled like Ctrl-C: inside
+:func:`stop_on_signals` they raise :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread, so every ``finally`` and ``except BaseException`` on the way out runs: publishing takes back
+what it staged, temporary directories go, the prefetch thread stops. Around that: :func:`stop_at_once_on_signals`
+(a stop while a command starts: one line, at once; a SageMaker job's also to :func:`job_failure_file`),
+:func:`kept_stops` (a notebook's Stop that Python dropped in a finalizer) and :func:`stops_held` (a Ctrl-C held
+until a few lines that must run whole have run). :func:`stop_message` is the stop's line, with what a stopped write
+left (:func:`note_what_a_stop_left`).
+
+It imports only errors.py (the error type, its line), nothing heavy: the package arms
+:func:`stop_at_once_on_signals` as it is imported to run a command, before numpy.
+"""
+import contextlib
+import functools
+import signal
+import sys
+import threading
+
+from .errors import FastTextError, could_not_remove, error_line
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT, SIGTERM, SIGHUP or SIGXCPU arrived; ``exit_status`` is the shell's 128 + signal number (130, 143, 129,
+    152)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        self.exit_status = 128 + signum
+
+    def __str__(self):
+        if self.signum == getattr(signal, "SIGXCPU", None):
+            return "CPU time limit reached (SIGXCPU, ulimit -t)"
+        what = {signal.SIGINT: "interrupted", signal.SIGHUP: "hung up"}.get(self.signum, "terminated")
+        return f"{what} ({self.name})"
+
+
+# The signal each active stop_on_signals (or kept_stops) block has received (None: none yet), innermost last.
+_received = []
+
+
+@contextlib.contextmanager
+def stop_on_signals(as_error=False):
+    """SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` (main thread only; elsewhere a no-op). A SIGHUP
+    that is ignored (``nohup``) stays ignored. Without this a hangup killed the run on the spot: no error line,
+    and a bundle's staging directory (800 MB with bigrams) left in TMPDIR for good. SIGXCPU, the soft ``ulimit -t``
+    reached, killed the run so too (exit 152, no line); the kernel sends it again every CPU second, and SIGKILL at the
+    hard limit, so the cleanup has until then.
+
+    While the stack unwinds a second SIGTERM or SIGHUP is ignored, so cleanup is not cut short; a second
+    Ctrl-C still interrupts it (``kill -9`` leftovers are removed by the next publish anyway).
+    ``as_error``: re-raise as :class:`FastTextError`, for callers that report only those.
+
+    Python runs a signal handler between any two bytecodes, also inside a ``__del__`` (MXNet's
+    NDArrays free their handles there), and an exception raised in a ``__del__`` is dropped: Python
+    hands it to ``sys.unraisablehook``, which would print "Exception ignored ... Traceback" above the
+    error line, and the run would go on. So the signal is remembered: :func:`raise_if_interrupted`
+    (the training and scoring loops call it every batch) and the end of this block raise it again;
+    and while this block is active that hook takes a dropped :class:`Interrupted` silently.
+    (Delivering the signal again from the hook does not help: Python would run the handler inside
+    the hook, where its exception is dropped too.)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    import sys
+
+    received = _Received()
+
+    def handler(signum, frame):
+        for other in stopping:
+            if other != signal.SIGINT:
+                signal.signal(other, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        received.signum = signum
+        raise Interrupted(signum)
+
+    def arm():
+        return {s: signal.signal(s, handler) for s in stopping}
+
+    def dropped(unraisable):
+        if not (isinstance(unraisable.exc_value, Interrupted) and received.signum is not None):
+            previous_hook(unraisable)
+
+    stopping = stopping_signals()
+    previous, received.arm = arm(), arm
+    previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
+    _received.append(received)
+    try:
+        yield
+        raise_if_interrupted()
+    except Interrupted as exc:
+        if as_error:
+            raise FastTextError(f"{exc}: stopped and cleaned up") from None
+        raise
+    finally:
+        _received.remove(received)
+        sys.unraisablehook = previous_hook
+        for s, h in previous.items():
+            if s == getattr(signal, "SIGXCPU", None) and received.signum == s:  # the kernel sends it again each CPU
+                continue  # second: restored, the next one dumped core during the exit (ignored, it stays so, until
+                # the hard limit's SIGKILL)
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+class _Received:
+    """The signal a :func:`stop_on_signals` block received (``signum``, None: none yet), and ``arm()``, which sets
+    its handlers again; or, for a :func:`kept_stops` block (``plain``), the KeyboardInterrupt a finalizer dropped."""
+
+    def __init__(self, plain=False):
+        self.signum, self.arm, self.plain = None, None, plain
+        self.where = None  # a kept_stops block's (epoch, step), as train noted it (note_progress), or a caller's line
+        self.told = False  # where is a caller's line (note_stop_line): train's epoch and step are not the call's
+
+    def stop(self):
+        """The exception that stops the block again: Python's own KeyboardInterrupt where it was one (a notebook's
+        Stop button), else :class:`Interrupted` of the signal."""
+        return KeyboardInterrupt() if self.plain else Interrupted(self.signum)
+
+
+@contextlib.contextmanager
+def kept_stops():
+    """Within this block, a KeyboardInterrupt that Python drops in a finalizer still stops it: for the library's
+    long calls (train) made outside :func:`stop_on_signals`, as a notebook makes them.
+
+    A kernel's Stop button (and Ctrl-C in a Python shell) raises KeyboardInterrupt in the main thread, between any
+    two bytecodes, also inside a ``__del__`` (MXNet frees every NDArray there). Python drops an exception raised
+    there (``sys.unraisablehook`` printed 'Exception ignored in: <function NDArrayBase.__del__ ...>' and a
+    traceback) and the call went on to its end: training on several devices ignored one press in ~6. Here it is
+    remembered instead, silently, and raised again by :func:`raise_if_interrupted` (each training step) or at the
+    end of the block. No signal handler is touched, and the hook is put back after the block. Inside a
+    :func:`stop_on_signals` block (the CLI, the SageMaker job), or in another thread: a no-op."""
+    if threading.current_thread() is not threading.main_thread() or _received:
+        yield
+        return
+    received = _Received(plain=True)
+
+    def dropped(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            received.signum = signal.SIGINT
+        else:
+            previous_hook(unraisable)
+
+    previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
+    _received.append(received)
+    try:
+        yield
+        raise_if_interrupted()
+    except KeyboardInterrupt as exc:
+        if received.where is not None and not isinstance(exc, Interrupted):
+            exc.stopped_at = received.where  # (shown as one line in a notebook: stopped_line)
+        raise
+    finally:
+        _received.remove(received)
+        if sys.unraisablehook is dropped:  # (one set meanwhile by someone else is theirs to put back)
+            sys.unraisablehook = previous_hook
+
+
+# The holding handler of the active stops_held block (at most one: one within it is a no-op).
+_holding = []
+
+
+@contextlib.contextmanager
+def stops_held():
+    """A few lines that must run whole, such as recording a result and reporting it: a Ctrl-C (SIGINT) that
+    arrives within the block is held until its end, then handled as it would have been (its handler called:
+    :func:`stop_on_signals`' in the CLI, Python's own KeyboardInterrupt in a notebook), so the interrupt lands before
+    the block or after it, never between its lines. A second one within the block is handled at once (a block that
+    hangs can still be stopped). SIGINT only: it is the stop a caller carries on after (autotune trains the best
+    trial so far), so what the block reports must be whole; SIGTERM / SIGHUP end the run, and a scheduler sends one
+    SIGTERM then its SIGKILL, which a block stuck in a write to a full pipe must not outwait. Held only where it has a
+    Python handler (a default or ignored one is left as it is); in another thread, or within another such block
+    (which holds for both: the inner one held the second signal as the outer's first), a no-op."""
+    if threading.current_thread() is not threading.main_thread() or _holding:
+        yield
+        return
+    held, previous = [], {}
+
+    def hold(signum, frame):
+        held.append(signum)
+        if len(held) > 1:  # a second one: as without this block
+            signal.signal(signum, previous[signum])
+            previous[signum](signum, frame)
+
+    try:
+        # In the try: a stop whose handler raises just as the holding handler is set still has it put back (left on
+        # SIGINT it swallowed the process's next Ctrl-C).
+        _holding.append(hold)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            previous[signal.SIGINT] = handler
+            signal.signal(signal.SIGINT, hold)
+        yield
+    finally:
+        _holding.clear()  # (this block's, if it got as far as setting it: the only one)
+        for s, handler in previous.items():
+            if signal.getsignal(s) is hold:  # (one a handler set meanwhile, e.g. SIGTERM ignored after a stop, stays)
+                signal.signal(s, handler)
+        if len(held) == 1:  # (more: the second one was handled as it came)
+            previous[held[0]](held[0], None)  # (also over an exception the block raised, as it would have come)
+
+
+def note_progress(epoch, step):
+    """Where the innermost :func:`kept_stops` block's training is (``None``: nowhere a Stop can be told of): a
+    Stop pressed there carries it as ``stopped_at`` (:func:`stopped_line`). Outside such a block, or in one whose
+    caller tells its own line (:func:`note_stop_line`: an autotune trial's epoch is not the call's): nothing."""
+    if _received and _received[-1].plain and not _received[-1].told:
+        _received[-1].where = None if epoch is None else (epoch, step)
+
+
+def note_stop_line(line):
+    """The line (``stopped by the user ...``) a Stop pressed from here on in the innermost :func:`kept_stops` block is
+    shown as (:func:`stopped_line`), for a call that trains several times: autotune's trials and final model. The
+    trainings' own epoch and step (:func:`note_progress`) are no longer told: a trial's epoch 2, step 10 was shown as
+    if it were the call's. Outside such a block (the CLI's :func:`stop_on_signals`): nothing."""
+    if _received and _received[-1].plain:
+        _received[-1].where, _received[-1].told = line, True
+
+
+def stopped_line(exc):
+    """The one line a notebook shows for a Stop that :func:`kept_stops` told the place of: the epoch and step of a
+    training from scratch (nothing of it is kept, and the same cell run again trains the same model), or the line a
+    caller gave (:func:`note_stop_line`); else None."""
+    where = getattr(exc, "stopped_at", None) if isinstance(exc, KeyboardInterrupt) else None
+    if not where:
+        return None
+    if isinstance(where, str):
+        return where
+    epoch, step = where
+    return f"stopped by the user at epoch {epoch}, step {step}; nothing was saved; run the cell again to start over"
+
+
+def keeping_stops(function):
+    """``function`` run in a :func:`kept_stops` block."""
+    @functools.wraps(function)
+    def kept(*args, **kwargs):
+        with kept_stops():
+            return function(*args, **kwargs)
+    return kept
+
+
+def note_what_a_stop_left(exc, what):
+    """A KeyboardInterrupt (Ctrl-C, SIGTERM: :class:`Interrupted`) ``exc`` that stopped a write where its cleanup
+    cannot put back what was there (files written together, some already replaced): ``what`` it left, said at the
+    end of the stop's line (``...; stopped and cleaned up, but <what>``: :func:`stop_message`)."""
+    exc.left_behind = what
+
+
+def note_what_a_stop_could_not_remove(exc, left):
+    """A KeyboardInterrupt ``exc`` whose cleanup could not remove files the stopped write had created (S3 refused the
+    DELETE: a role without s3:DeleteObject): ``left``, each ``(file, why)``. The stop's line names them instead of
+    saying it cleaned up (:func:`stop_message`)."""
+    exc.not_removed = [*getattr(exc, "not_removed", ()), *left]
+
+
+def note_what_a_stop_came_after(exc, what):
+    """A KeyboardInterrupt ``exc`` that stopped a write once it had done ``what`` (``<files> were written whole``: a
+    set on S3, stopped during the check that follows its writes, or its summary line): its line says ``stopped after
+    <what>`` (:func:`stop_message`). "stopped and cleaned up" had the user think the old files (or none) were there."""
+    exc.came_after = what
+
+
+def stop_left(exc):
+    """Whether :func:`note_what_a_stop_left`, :func:`note_what_a_stop_could_not_remove` or
+    :func:`note_what_a_stop_came_after` told of the stop ``exc``: its line (:func:`stop_message`) says what it left."""
+    return bool(getattr(exc, "left_behind", None) or getattr(exc, "not_removed", None)
+                or getattr(exc, "came_after", None))
+
+
+def stop_message(exc):
+    """The one line (after ``error: ``) a stop ``exc`` is shown as, by the CLI (cli.main) and in a notebook
+    (notebook_errors): what stopped it, that it stopped and cleaned up, or the files its cleanup could not remove, or
+    what it had done when it stopped (:func:`note_what_a_stop_came_after`), and what it left that no cleanup can put back (:func:`stop_left`). A notebook's Stop that left nothing and
+    whose place was told (a training's epoch and step, an autotune search's: :func:`stopped_line`): that line."""
+    left, not_removed = getattr(exc, "left_behind", None), getattr(exc, "not_removed", ())
+    came_after = getattr(exc, "came_after", None)
+    if not stop_left(exc) and stopped_line(exc):
+        return stopped_line(exc)
+    line = f"{str(exc) or 'interrupted (SIGINT)'}; stopped"  # (a notebook's Stop, a second Ctrl-C: no text)
+    if not_removed:
+        line += f"; {could_not_remove(not_removed)}"
+    else:
+        line += f" after {came_after}" if came_after else " and cleaned up"
+    return line + (f", but {left}" if left else "")
+
+
+def carry_on_after_ctrl_c(exc):
+    """For a caller that handles a first Ctrl-C and goes on (autotune stops its search and trains the best setting
+    found): whether the KeyboardInterrupt ``exc`` is one. If so, it is taken as handled: the signal is forgotten
+    (:func:`raise_if_interrupted` would raise it again) and the handlers of the innermost :func:`stop_on_signals`
+    block are set again, so that the next SIGINT, SIGTERM or SIGHUP stops the run as the first one would have (after
+    a signal a SIGTERM is ignored, to let the cleanup finish). Not one: a SIGTERM or SIGHUP (:class:`Interrupted`),
+    and, within such a block, Python's own KeyboardInterrupt, which only a second Ctrl-C raises there. Outside any
+    block (a notebook's interrupt button) every KeyboardInterrupt but those is a first Ctrl-C, and there is nothing
+    to reset."""
+    if isinstance(exc, Interrupted) and exc.signum != signal.SIGINT:
+        return False
+    if threading.current_thread() is not threading.main_thread() or not _received:
+        return True
+    received = _received[-1]
+    if received.plain:  # a kept_stops block (a notebook's train): every KeyboardInterrupt is a first press
+        received.signum = None
+        if not received.told:  # (a later Stop elsewhere is not told this one's step; a caller's line it tells anew)
+            received.where = None
+        return True
+    if not isinstance(exc, Interrupted):
+        return False
+    received.signum = None
+    received.arm()
+    return True
+
+
+def stopping_signals():
+    """The signals that stop a command (:func:`stop_on_signals`; cli's handler while a command starts): SIGINT, SIGTERM,
+    and SIGHUP and SIGXCPU where the platform has them and they are not ignored."""
+    return [signal.SIGINT, signal.SIGTERM] + [s for s in _optional_stops() if signal.getsignal(s) != signal.SIG_IGN]
+
+
+# The handlers stop_at_once_on_signals replaced, while its own are in place (None: never armed).
+_before_stop_at_once = None
+# The file stop_at_once_on_signals' handler also writes its line to (None: none): a SageMaker job's failure file.
+_stop_at_once_failure_file = None
+
+
+def stop_at_once_on_signals(failure_file=None):
+    """Ctrl-C, SIGTERM, SIGHUP or SIGXCPU (:func:`stopping_signals`) while a command starts, before anything is
+    written and before :func:`stop_on_signals` is armed: one ``error:`` line and the signal's exit status (130, 143,
+    129, 152), at once (``os._exit``). A signal ignored when the process started (``nohup``, a background job's SIGINT)
+    stays ignored. Returns the handlers it replaced, to be put back once the command has its own; armed again (the
+    package armed it as it was imported to run the command, then cli.run), the ones it replaced the first time.
+
+    ``failure_file``: the line goes there too, unless that file exists already (a SageMaker training job's
+    :func:`job_failure_file`, its FailureReason; one written before is the job's first explanation, and stays). One
+    there when it is first armed with that file is an earlier job's (a local rerun in the same output folder):
+    removed now, so that a stop while this job starts is said as its own reason, not as that job's."""
+    global _before_stop_at_once, _stop_at_once_failure_file
+    if failure_file and failure_file != _stop_at_once_failure_file:
+        import os
+
+        with contextlib.suppress(OSError):  # (missing: nothing to do; not removable: sm_train.clear_failure says so)
+            os.remove(failure_file)
+    _stop_at_once_failure_file = failure_file
+    if _before_stop_at_once and all(signal.getsignal(s) is _stop_at_once for s in _before_stop_at_once):
+        return dict(_before_stop_at_once)
+    _before_stop_at_once = {s: signal.signal(s, _stop_at_once) for s in stopping_signals()
+                            if signal.getsignal(s) is not signal.SIG_IGN}
+    return dict(_before_stop_at_once)
+
+
+def _stop_at_once(signum, frame):
+    import os
+
+    stop = Interrupted(signum)
+    line = error_line(stop)
+    with contextlib.suppress(Exception):  # (stderr gone: the status alone)
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    if _stop_at_once_failure_file:
+        # os alone: the handler may run in the middle of any import, whose module is half made
+        with contextlib.suppress(OSError):
+            descriptor = os.open(_stop_at_once_failure_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(descriptor, line[:FAILURE_REASON_CHARS].encode("utf-8"))
+            finally:
+                os.close(descriptor)
+    os._exit(stop.exit_status)
+
+
+SAGEMAKER_OUTPUT_DIR = "/opt/ml/output"  # SM_OUTPUT_DIR's value in a SageMaker training container
+FAILURE_REASON_CHARS = 1024  # what DescribeTrainingJob shows of the failure file
+
+
+def job_failure_file(environ=None):
+    """``$SM_OUTPUT_DIR/failure`` (``/opt/ml/output/failure`` where it is unset): the file whose text a SageMaker
+    training job shows as its FailureReason (sm_train.write_failure). ``None`` where that directory does not exist
+    (outside a container). Here, not in sm_train, because it is needed before anything heavy is imported: a signal at
+    the job's start writes it (:func:`stop_at_once_on_signals`)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    output_dir = env.get("SM_OUTPUT_DIR") or SAGEMAKER_OUTPUT_DIR
+    return os.path.join(output_dir, "failure") if os.path.isdir(output_dir) else None
+
+
+def _optional_stops():
+    """The stopping signals the platform may lack (Windows): SIGHUP, SIGXCPU. Either stops the run cleanly unless it
+    is ignored (``nohup``; a parent's SIG_IGN for SIGXCPU is inherited as well)."""
+    return [getattr(signal, name) for name in ("SIGHUP", "SIGXCPU") if hasattr(signal, name)]
+
+
+def raise_if_interrupted():
+    """Raise :class:`Interrupted` again if a signal arrived whose first raise was dropped (see :func:`stop_on_signals`;
+    within :func:`kept_stops`, the KeyboardInterrupt dropped); a no-op otherwise (one list lookup: cheap enough for
+    every step)."""
+    for received in _received:
+        if received.signum is not None:
+            raise received.stop()
