@@ -28,7 +28,7 @@ def _imported_to_run_the_command():
 
 # A stop while the command starts is one line from here on, not only once cli.run has armed its handler: this
 # package's import (numpy's, below: ~0.15 s) came before it, and a SIGTERM then killed the command without a line,
-# a Ctrl-C printed Python's traceback through the import. (errors imports nothing heavy; cli.run takes the handlers
+# a Ctrl-C printed Python's traceback through the import. (stops imports nothing heavy; cli.run takes the handlers
 # over and puts back the ones they replaced.)
 if _imported_to_run_the_command():
     from .stops import stop_at_once_on_signals as _stop_at_once_on_signals

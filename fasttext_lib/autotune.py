@@ -216,7 +216,7 @@ def _check_search_settings(start, max_trials, emsize_fixed):
                                 f"({low:g} to {high:g}); give a start within it")
 
 
-@keeping_stops  # a notebook's Stop button stops the search, also when it lands in a finalizer (errors.kept_stops)
+@keeping_stops  # a notebook's Stop button stops the search, also when it lands in a finalizer (stops.kept_stops)
 @warnings_said_once()
 def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_trials=None, on_trial=None, verbose=True,
              pretrained=None, refit=True, val_name="autotune validation data"):
@@ -247,8 +247,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     A ``KeyboardInterrupt`` during the search (Ctrl-C, a notebook's interrupt button) stops it, as in fastText:
     one ``note:`` line on stderr, then the final model of the chosen trial so far, as if the search had ended there
     (``interrupted`` in the result and in ``trained.autotune``). One before any trial has completed, one during the
-    final model, or a SIGTERM / SIGHUP (:class:`~fasttext_lib.errors.Interrupted`) ends the call, as before. In a
-    notebook (errors.note_stop_line) a Stop that ends the call is shown as one line saying where in the search it
+    final model, or a SIGTERM / SIGHUP (:class:`~fasttext_lib.stops.Interrupted`) ends the call, as before. In a
+    notebook (stops.note_stop_line) a Stop that ends the call is shown as one line saying where in the search it
     came (``stopped by the user during autotune trial 1 of the search; ...``), not a trial's epoch and step as if
     they were the call's, nor a traceback.
     """
@@ -470,7 +470,7 @@ def _trials(n):
 
 
 def stop_line(where):
-    """The line a notebook shows for a Stop that ends the call ``where`` (errors.note_stop_line): the search keeps
+    """The line a notebook shows for a Stop that ends the call ``where`` (stops.note_stop_line): the search keeps
     nothing of its own, so nothing was saved (notebook 02's cell: workspace.Workspace.autotune)."""
     return f"stopped by the user {where}; nothing was saved; run the cell again to start over"
 

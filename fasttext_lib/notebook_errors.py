@@ -6,11 +6,11 @@ keeps one custom exception handler per kernel, so ours is chained to one install
 again. The notebooks' check cell turns it on (notebook_params.check_parameters).
 
 The Stop button pressed during a training (a KeyboardInterrupt that train told the epoch and step of:
-errors.stopped_line) is shown so too, ``error: stopped by the user at epoch 2, step 31; ...``, rather than a traceback
-through the training loop; one that ends an autotune search says where in the search it came (errors.note_stop_line:
+stops.stopped_line) is shown so too, ``error: stopped by the user at epoch 2, step 31; ...``, rather than a traceback
+through the training loop; one that ends an autotune search says where in the search it came (stops.note_stop_line:
 ``error: stopped by the user during autotune trial 1 of the search; ...``). A Stop during a write that left files
 behind (a pair on S3 that may now be mixed, files its cleanup could not remove) is the CLI's line for it
-(errors.stop_message). The cell still fails (papermill sees a KeyboardInterrupt), and any other KeyboardInterrupt keeps
+(stops.stop_message). The cell still fails (papermill sees a KeyboardInterrupt), and any other KeyboardInterrupt keeps
 IPython's traceback.
 """
 import sys

@@ -133,7 +133,7 @@ class CpuScorer:
             self._weight.wait_to_read()  # MXNet's engine may still be writing the table (training)
         out = np.empty((len(bags), self.num_classes), dtype=np.float32)
         for start in range(0, len(bags), self.DOCS_PER_CHUNK):
-            raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
+            raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (stops.py)
             stop = min(len(bags), start + self.DOCS_PER_CHUNK)
             scores = self.means(bags, start, stop) @ self.output.T
             if self.binary:

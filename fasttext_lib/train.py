@@ -125,7 +125,7 @@ def featurize(train_data, val_data, config):
     return featurizer, train_bags, val_bags
 
 
-@keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (errors.kept_stops)
+@keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (stops.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False,
           val_name="validation data", checkpoint_search=None):
@@ -440,8 +440,8 @@ def _run_epoch(run, epoch):
             # operators as one engine task: the same operators in the same order, the same numbers.
             with mx.engine.bulk(ENGINE_BULK_OPS):
                 for step, parts in enumerate(progress, 1):
-                    raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
-                    if checkpoint_dir is None:  # a Stop here is told in one line: nothing saved (errors.stopped_line)
+                    raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (stops.py)
+                    if checkpoint_dir is None:  # a Stop here is told in one line: nothing saved (stops.stopped_line)
                         note_progress(epoch, step)
                     global_batch = sum(p.size for p in parts) * workers
                     steps = []
@@ -531,7 +531,7 @@ def accuracy_on(model, featurizer, bags, y, ctx, chunk_docs=65536):
     scored ``chunk_docs`` at a time so that a large training split is never encoded whole."""
     correct = 0
     for start in range(0, len(y), chunk_docs):
-        raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (errors.py)
+        raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (stops.py)
         docs = np.arange(start, min(len(y), start + chunk_docs))
         correct += int((probabilities(model, featurizer, bags.select(docs), ctx).argmax(axis=1) == y[docs]).sum())
     return correct / len(y)

@@ -115,7 +115,7 @@ class Workspace:
             table.write(trials.to_csv(index=False).encode("utf-8"))
         return paths
 
-    @keeping_stops  # the Stop button: one line anywhere in the cell (errors.kept_stops, notebook_errors), not a traceback
+    @keeping_stops  # the Stop button: one line anywhere in the cell (stops.kept_stops, notebook_errors), not a traceback
     def autotune(self, train_data, test_data, base, run_name, duration, seed=0):
         """Notebook 02's autotune cell: the search (autotune.autotune, ``refit=False``: the chosen trial's model,
         whose history is on the validation split) on ``train_data`` split 80/20 (``seed``) in ``duration`` seconds

@@ -676,7 +676,7 @@ def test_a_stop_that_a_finalizer_swallowed_between_trials_still_stops_the_search
 
 
 def test_within_the_clis_signal_handling_one_ctrl_c_stops_the_search_and_a_quick_second_one_the_run(splits, monkeypatch):
-    """In the CLI a Ctrl-C is an Interrupted raised by errors.stop_on_signals' handler, which then lets a second Ctrl-C
+    """In the CLI a Ctrl-C is an Interrupted raised by stops.stop_on_signals' handler, which then lets a second Ctrl-C
     raise Python's own KeyboardInterrupt and ignores SIGTERM while the run cleans up. A first one stops the search:
     the signal is forgotten and the handlers set again, so a Ctrl-C or SIGTERM during the final training still stops
     the run. A second Ctrl-C before the search has stopped (both in one trial) stops the run."""
@@ -1161,7 +1161,7 @@ def test_a_ctrl_c_as_a_trial_is_recorded_still_reports_it(splits, monkeypatch, c
 
 
 def test_stops_held_holds_one_interrupt_to_the_blocks_end_and_lets_a_second_through():
-    """errors.stops_held, which makes a trial's record and report one step: the first Ctrl-C within it is raised at
+    """stops.stops_held, which makes a trial's record and report one step: the first Ctrl-C within it is raised at
     its end (the block ran whole), a second at once (a hung block can still be stopped); the handler is put back."""
     import signal
 

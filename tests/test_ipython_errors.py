@@ -334,7 +334,7 @@ def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, ca
 def test_a_stop_that_left_a_pair_mixed_says_so_in_its_one_line(shell, capsys, monkeypatch, s3_bucket):
     """The Stop button between the copies that put a pair in place on S3 (write_fasttext_splits, as 01 and prepare
     write): the CLI's line says the pair may now be mixed, the kernel showed a bare KeyboardInterrupt traceback. It is
-    now the CLI's one line (errors.stop_message), and the cell still fails with the KeyboardInterrupt."""
+    now the CLI's one line (stops.stop_message), and the cell still fails with the KeyboardInterrupt."""
     from fasttext_lib import storage
     from fasttext_lib.data import LabeledTexts
     from fasttext_lib.writers import write_fasttext_splits

@@ -33,7 +33,7 @@ def test_a_stop_that_a_finalizer_swallowed_still_stops_train(sample, capsys):
     """The Stop button during train() in a notebook: one press in ~6 (ctx 'cpu:0,1', adam: 4 of 25 tried) landed in
     an NDArray's ``__del__``; Python printed 'Exception ignored in: <function NDArrayBase.__del__ ...>' and a
     KeyboardInterrupt traceback, and training went on to its last epoch, as if Stop had not been pressed. The CLI
-    took such a dropped signal up again (errors.stop_on_signals); the library's own calls did not."""
+    took such a dropped signal up again (stops.stop_on_signals); the library's own calls did not."""
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # (a kernel's, while a cell runs)
     epochs, hook = [], sys.unraisablehook
 

@@ -2219,7 +2219,7 @@ def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, mon
         if str(dst).endswith("pair.test"):
             if failure == "busy":
                 raise OSError(errno.EBUSY, "Device or resource busy", dst)
-            raise KeyboardInterrupt  # (what a SIGTERM raises in the main thread: errors.Interrupted)
+            raise KeyboardInterrupt  # (what a SIGTERM raises in the main thread: stops.Interrupted)
         return real_replace(src, dst, *args, **kwargs)
 
     monkeypatch.setattr(os, "replace", second_fails)
@@ -2252,7 +2252,7 @@ def test_a_pair_replaced_on_a_file_system_without_hard_links_keeps_the_old_pair_
         if str(dst).endswith("pair.test"):
             if failure == "busy":
                 raise OSError(errno.EBUSY, "Device or resource busy", dst)
-            raise KeyboardInterrupt  # (what a SIGTERM raises in the main thread: errors.Interrupted)
+            raise KeyboardInterrupt  # (what a SIGTERM raises in the main thread: stops.Interrupted)
         return real_replace(src, dst, *args, **kwargs)
 
     monkeypatch.setattr(os, "replace", second_fails)

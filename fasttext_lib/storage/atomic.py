@@ -234,7 +234,7 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placed=
     it is and this write's file is dropped (it holds the same bytes: :func:`.pairs.atomic_writes`).
     ``on_placed(path)``: called once this write's file is at ``path`` (not where ``if_taken`` left what was there), in
     one step with the rename or link that put it there: a Ctrl-C between the two is held until both are done
-    (errors.stops_held), so that a set's writer never misses a file it put in place (:func:`_kept_as_they_were`)."""
+    (stops.stops_held), so that a set's writer never misses a file it put in place (:func:`_kept_as_they_were`)."""
     check_replaceable(path)
     one_step = stops_held if on_placed is not None else contextlib.nullcontext
     path = write_target(path) if overwrite else os.path.abspath(path)
@@ -609,7 +609,7 @@ def _set_aside(backup, path):
 
 def _say_left(exc, not_removed, not_put_back):
     """What a set's failed take-back left (new files it could not remove, each ``(path, why)``; old ones it could not
-    put back, each ``(path, why, where it is kept)``) said in the failure's one line: a stop's (errors.stop_message),
+    put back, each ``(path, why, where it is kept)``) said in the failure's one line: a stop's (stops.stop_message),
     else the error's own message. Silent, the line read as if nothing had changed."""
     kept = "; ".join(f"{path} could not be put back as it was ({why}): the file it replaced is kept at {where}; move "
                      f"it back by hand" for path, why, where in not_put_back)

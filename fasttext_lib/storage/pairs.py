@@ -47,11 +47,11 @@ from .atomic import _local_writes, staging_dir
 # nothing is taken back: a run that finds a later member created by another run looks again (_Overtaken). Its
 # members all created, it checks them as a replacing write does: one another run wrote over meanwhile (a run that
 # failed between its copies) leaves a mixed set, said in one line (_LeftMixed). A Ctrl-C or SIGTERM once the members
-# are being put in place (copies or uploads in place) says so too, in the stop's line (errors.note_what_a_stop_left);
+# are being put in place (copies or uploads in place) says so too, in the stop's line (stops.note_what_a_stop_left);
 # one amid a create-only write's creates takes back what it created (also the create it stopped, where that went in),
-# and its line names what could not be (errors.note_what_a_stop_could_not_remove: no s3:DeleteObject, a DELETE refused).
+# and its line names what could not be (stops.note_what_a_stop_could_not_remove: no s3:DeleteObject, a DELETE refused).
 # One once all are in place (during the check that follows, or the summary line) says the set was written whole
-# (errors.note_what_a_stop_came_after): nothing is cleaned up then.
+# (stops.note_what_a_stop_came_after): nothing is cleaned up then.
 
 
 @contextlib.contextmanager
@@ -106,7 +106,7 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=Non
 def _stopped_after(written):
     """A Ctrl-C or SIGTERM once the members in ``written`` are all in place (S3's, as their check that follows begins,
     or once it is done: then a local member's rename, the summary line) says so in its line: "stopped and cleaned up"
-    said nothing had changed, beside a set written whole (errors.note_what_a_stop_came_after)."""
+    said nothing had changed, beside a set written whole (stops.note_what_a_stop_came_after)."""
     try:
         yield
     except KeyboardInterrupt as exc:
@@ -405,7 +405,7 @@ def _take_back_after_a_stop(client, created, set_id, deletable, stop, stopped):
     """A Ctrl-C or SIGTERM (``stop``) amid a create-only write's creates: what it created taken back, and the create it
     stopped too (``stopped``: bucket, key, uri) where S3 shows that it went in all the same (one PUT, its answer not
     read). What stays (no s3:DeleteObject: nothing is taken back; a DELETE refused) is told to the stop's line
-    (errors.note_what_a_stop_could_not_remove), which said "stopped and cleaned up" beside it."""
+    (stops.note_what_a_stop_could_not_remove), which said "stopped and cleaned up" beside it."""
     ours = _still_ours(client, created, set_id) + _landed(client, *stopped, set_id)
     left = _take_back(client, ours) if deletable else [(uri, "access denied") for _, _, uri, _ in ours]
     if left:  # (_may_delete's DELETE was refused: s3:DeleteObject is not granted)
