@@ -1203,3 +1203,74 @@ def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_pa
         run_after_papermill(SERIES[1], {"bucket": s3_bucket[len("s3://"):], "output_dir": str(ws.out),
                                         "run_name": "mine"})
     assert (ws.out / "mine").read_text() == "the user's\n"
+
+
+def whole_ticks_in_view(axis):
+    """The major ticks an axis shows (those inside its view), and whether each is a whole number."""
+    axis.axes.figure.canvas.draw()
+    low, high = axis.get_view_interval()
+    shown = [t for t in axis.get_majorticklocs() if low <= t <= high]
+    return shown, all(float(t).is_integer() for t in shown)
+
+
+@pytest.mark.parametrize("epochs", [1, 2, 5, 25])
+def test_02_history_plot_ticks_whole_epochs_also_for_a_one_epoch_run(epochs):
+    """`papermill 02 -p epochs 1` (a quick first try) drew its history with epoch ticks 0.945, 0.96, ... 1.05:
+    MaxNLocator(integer=True) keeps whole numbers only where at least two are in view. Every run's epoch axis has
+    whole-number ticks (a one-epoch run's: 1), and train and test accuracy are both drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    code = [c.source for c in code_cells(read(SERIES[1]))]
+    namespace = {}
+    imports = [node for node in ast.parse(code[1]).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    exec(compile(ast.Module(body=imports, type_ignores=[]), "imports", "exec"), namespace)  # noqa: S102 - the cell's imports
+    history = pd.DataFrame({"train_loss": 0.5, "val_loss": 0.6, "train_accuracy": 0.8, "val_accuracy": 0.7},
+                           index=pd.RangeIndex(1, epochs + 1, name="epoch"))
+
+    class Held:
+        split = "test"
+
+    class Trained:
+        held_out_score = Held()
+
+    class Config:
+        optimizer, ngrams, emsize = "sgd", 2, 100
+
+    namespace.update(history=history, trained=Trained(), config=Config(), run_name="sample")
+    plot_cell = next(source for source in code if "ax_acc.plot(" in source)
+    exec(plot_cell, namespace)  # noqa: S102 - 02's history plot cell
+    fig = namespace["fig"]
+    for ax in fig.axes:
+        shown, whole = whole_ticks_in_view(ax.xaxis)
+        assert whole and shown and (epochs > 1 or shown == [1]), (epochs, shown)
+    assert [line.get_label() for line in namespace["ax_acc"].get_lines()] == ["train", "test"]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("trials", [1, 3])
+def test_the_autotune_plot_ticks_whole_trials(trials):
+    """`-p autotune True -p autotune_duration 1` (one trial) drew autotune.png with trial ticks 0.96, 0.98, ... 1.04,
+    three trials with 1.0, 1.25, 1.5, ...: trials are whole numbers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from fasttext_lib.figures import plot_trials
+
+    class Tuned:
+        pass
+
+    tuned = Tuned()
+    tuned.trials = pd.DataFrame({"trial": range(1, trials + 1), "val_accuracy": [0.7 + 0.01 * i for i in range(trials)]})
+    tuned.best_trial = tuned.trials.iloc[-1]
+    fig = plt.figure()
+    plot_trials(fig, tuned)
+    shown, whole = whole_ticks_in_view(fig.axes[0].xaxis)
+    assert whole and 1 in shown, shown
+    plt.close(fig)
