@@ -789,7 +789,7 @@ def main(argv=None, environ=None, lean_mxnet=False):
     CLI stops; armed already where the package's import began the job (fasttext_lib/__init__.py). It stays armed
     to the process's end: a signal after the job's own stop has no cleanup left to wait for."""
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line,
-                         stop_at_once_on_signals, stop_on_signals)
+                         reason_of, stop_at_once_on_signals, stop_on_signals)
 
     if lean_mxnet:
         stop_at_once_on_signals(failure_file=job_failure_file(environ))
@@ -810,8 +810,10 @@ def main(argv=None, environ=None, lean_mxnet=False):
     except Exception as exc:
         if is_out_of_memory(exc):  # the instance type, the data or the settings, not a bug: the CLI's one line
             return _fail(error_line(out_of_memory_line(exc)), environ)
-        # a bug: the traceback goes to the log, its last line to the console
-        write_failure(f"{type(exc).__name__}: {exc}", environ)
+        # a bug: the traceback goes to the log, its reason to the console, as one line (MXNet's message starts with
+        # its C++ stack, over lines: that was the FailureReason, the reason last or cut off)
+        reason = f"{type(exc).__name__}: {reason_of(exc)}" if str(exc).strip() else type(exc).__name__
+        write_failure(error_line(reason)[len("error: "):], environ)
         exit_after_a_bugs_traceback_if_joined()  # a cluster's worker: not in the kvstore's exit barrier for ever
         raise
 

@@ -829,6 +829,27 @@ def test_a_channel_written_by_spark_or_hadoop_is_read_without_its_markers_and_te
     assert (tmp_path / "only" / "output" / "failure").read_text() == last
 
 
+def test_a_bugs_failure_reason_is_its_one_line_reason_not_mxnets_stack(source_dir, tmp_path, monkeypatch):
+    """A bug's FailureReason was its exception's message as it was: MXNet's starts with its C++ stack ("MXNetError:
+    Traceback (most recent call last):" and a line per frame), over several lines, its reason last or cut off at
+    1024 characters. The traceback stays in the log; the FailureReason is the reason's line."""
+    import mxnet as mx
+
+    from fasttext_lib import train as train_module
+
+    def a_bug(*args, **kwargs):
+        mx.nd.dot(mx.nd.ones((2, 3)), mx.nd.ones((2, 3))).asnumpy()
+
+    monkeypatch.setattr(train_module, "train", a_bug)
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    with pytest.raises(mx.base.MXNetError):
+        job_in_process(source_dir, env, args_for(epochs=1))
+    reason = (tmp_path / "output" / "failure").read_text()
+    assert "\n" not in reason and "Traceback" not in reason, reason
+    assert reason.startswith("MXNetError: Check failed: ") and "dot shape error: [2,3] X [2,3]" in reason, reason
+    assert os.listdir(tmp_path / "model") == []
+
+
 def test_failure_reason_is_written_only_inside_a_container(tmp_path):
     assert sm_train.write_failure("error: x", {"SM_OUTPUT_DIR": str(tmp_path / "absent")}) is None
     assert not (tmp_path / "absent").exists()
