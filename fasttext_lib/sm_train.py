@@ -45,7 +45,7 @@ import re
 import sys
 
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
-from .errors import FAILURE_REASON_CHARS, FastTextError, job_failure_file
+from .errors import FastTextError, failure_reason, job_failure_file
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -757,7 +757,7 @@ def write_failure(message, environ=None):
         return None
     try:
         with _public_file(path, "w") as f:
-            f.write(message[:FAILURE_REASON_CHARS])
+            f.write(failure_reason(message))
     except OSError as exc:  # the job still fails with its error line; say why the reason is missing
         log.warning("could not write %s: %s", path, exc)
         return None

@@ -35,7 +35,7 @@ from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
 from fasttext_lib.bundle import save_bundle, stored_names
 from fasttext_lib.data import LabeledTexts, read_labeled
-from fasttext_lib.errors import FastTextError
+from fasttext_lib.errors import FAILURE_REASON_CHARS, FastTextError
 from fasttext_lib.packaging import REQUIREMENTS, fetch_job_model, pack_model, stage_source_dir
 from fasttext_lib.predict import Predictor
 from fasttext_lib.schedule import default_schedule
@@ -853,9 +853,24 @@ def test_a_bugs_failure_reason_is_its_one_line_reason_not_mxnets_stack(source_di
 def test_failure_reason_is_written_only_inside_a_container(tmp_path):
     assert sm_train.write_failure("error: x", {"SM_OUTPUT_DIR": str(tmp_path / "absent")}) is None
     assert not (tmp_path / "absent").exists()
-    long = "error: " + "x" * 5000
+    short = "error: x"
+    assert open(sm_train.write_failure(short, {"SM_OUTPUT_DIR": str(tmp_path)})).read() == short
+
+
+def test_a_failure_reason_too_long_for_sagemaker_keeps_its_start_and_its_way_out(tmp_path):
+    """DescribeTrainingJob shows 1,024 characters of the failure file: a longer line (a file's many JSON keys named)
+    was cut mid-word with no sign of it, and its end, where the way out is said, was lost. Now the middle goes, at
+    word boundaries, marked."""
+    words = " ".join(f"key{i}" for i in range(1000))
+    long = f"error: train.jsonl:1: this object's keys ({words}) name no text; pass --text-column NAME"
     path = sm_train.write_failure(long, {"SM_OUTPUT_DIR": str(tmp_path)})
-    assert open(path).read() == long[:sm_train.FAILURE_REASON_CHARS]
+    reason = open(path, encoding="utf-8").read()
+    assert len(reason) <= FAILURE_REASON_CHARS
+    assert reason.startswith("error: train.jsonl:1: this object's keys (key0 key1 ")
+    assert reason.endswith("name no text; pass --text-column NAME")
+    head, tail = reason.split(" … ")
+    assert long.startswith(head) and long.endswith(tail)
+    assert head.split()[-1] in long.split() and tail.split()[0] in long.split()  # (whole words on both sides)
 
 
 def _env(**overrides):
