@@ -38,16 +38,16 @@ def parse_ctx(spec="auto"):
     if isinstance(spec, mx.Context):
         return [spec]
     kind, ids = check_ctx(spec)
-    spec = str(spec).strip().lower()
     num_gpus = mx.context.num_gpus()
     if kind == "auto":
         return [mx.gpu(i) for i in range(num_gpus)] or [mx.cpu()]
     if kind == "cpu":  # several CPU "devices" exercise the multi-device path without GPUs
         return [mx.cpu(i) for i in ids]
-    if num_gpus == 0:
-        raise FastTextError(f"ctx {spec!r} asks for a GPU but none is visible (mx.context.num_gpus() == 0)")
+    if num_gpus == 0:  # (-p ctx gpu on a CPU instance: what to pass instead, as typed)
+        raise FastTextError(f"ctx {spec!r} asks for a GPU but none is visible (mx.context.num_gpus() == 0): use auto "
+                            f"(every GPU, else the CPU) or cpu")
     if any(i >= num_gpus for i in ids):
-        raise FastTextError(f"ctx {spec!r}: only {num_gpus} GPU(s) visible")
+        raise FastTextError(f"ctx {str(spec).strip().lower()!r}: only {num_gpus} GPU(s) visible")
     return [mx.gpu(i) for i in ids]
 
 

@@ -18,9 +18,19 @@ def plot_trials(fig, tuned):
     ax.plot(tuned.best_trial.trial, tuned.best_trial.val_accuracy, marker="*", markersize=14, color="tab:red",
             label="chosen")
     ax.set_xlabel("trial")
+    whole_number_ticks(ax.xaxis)
     ax.set_ylabel("validation accuracy")
     ax.legend()
     fig.tight_layout()
+
+
+def whole_number_ticks(axis):
+    """Ticks at whole numbers only on ``axis`` (epochs, trials), also where one is in view: matplotlib's
+    ``MaxNLocator(integer=True)`` keeps to whole numbers only where two are, so a one-epoch run's history (and a
+    one-trial search's plot) was ticked 0.945, 0.96, ... 1.05."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
 
 
 def show(thing):

@@ -3,9 +3,9 @@
 The MXNet training toolkit runs ``python fasttext_lib/entry_point.py --epochs 10 --ngrams 2 ...``
 with the source_dir as cwd; this module
 
-* reads every (non-empty) file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test``
-  channel (``SM_CHANNEL_TEST``; ``validation`` is accepted too; a channel of another name, or both, is refused), in any
-  format the CLI reads (docs/INPUT.md), one
+* reads every file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test`` channel
+  (``SM_CHANNEL_TEST``; ``validation`` is accepted too; a channel of another name, or both, is refused) but the empty
+  ones, the hidden ones and those named ``_...`` (Spark's markers), in any format the CLI reads (docs/INPUT.md), one
   or many files (concatenated in path order); a ``classes.txt`` / ``*.classes.txt`` file in the
   train channel is not data but the label names (label_names.py), which the ``label_names``
   hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
@@ -46,7 +46,7 @@ import sys
 
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
 from .errors import FastTextError
-from .stops import FAILURE_REASON_CHARS, job_failure_file
+from .stops import failure_reason, job_failure_file
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -235,12 +235,18 @@ class ContainerEnv:
 
     def __init__(self, environ=None):
         env = os.environ if environ is None else environ
+        # The channels first: a job given its training data as "training" was told "SM_CHANNEL_TRAIN not set ...:
+        # this runs inside a SageMaker training container", as if it ran outside one.
+        _refuse_pipe_mode(_input_modes(env))
+        channels = _channel_names(env)
+        _refuse_unread_channels(channels)
+        if channels and not env.get("SM_CHANNEL_TRAIN"):
+            raise FastTextError(f"no train channel (this job's channels: {', '.join(sorted(channels))}): give the "
+                                f"training data as fit({{'train': s3_uri, 'test': s3_uri}})")
         missing = [k for k in ("SM_MODEL_DIR", "SM_OUTPUT_DATA_DIR", "SM_CHANNEL_TRAIN") if not env.get(k)]
         if missing:
             hint = " (no 'train' channel: fit({'train': s3_uri, 'test': s3_uri}))" if "SM_CHANNEL_TRAIN" in missing else ""
             raise FastTextError(f"{', '.join(missing)} not set{hint}: this runs inside a SageMaker training container")
-        _refuse_pipe_mode(_input_modes(env))
-        _refuse_unread_channels(_channel_names(env))
         self.model_dir = env["SM_MODEL_DIR"]
         self.output_data_dir = env["SM_OUTPUT_DATA_DIR"]
         self.train_channel = env["SM_CHANNEL_TRAIN"]
@@ -309,11 +315,21 @@ def _refuse_unread_channels(names):
     want of their objective metric). So was a ``validation`` channel beside a ``test`` one. SageMaker matches names
     case-insensitively here as in ``SM_CHANNEL_TRAIN``. The channels SageMaker adds (:data:`SAGEMAKER_CHANNELS`) are
     not the user's to give, and pass."""
+    import difflib
+
     unread = sorted(n for n in names if n.lower() not in READ_CHANNELS + SAGEMAKER_CHANNELS)
     if unread:
+        # a name close to one the job reads (training, testing, valid) is that channel misnamed: said so, for the
+        # remedy is then another name, not the validation data given as test
+        given = {n.lower() for n in names}
+        given |= {"test", "validation"} if given & {"test", "validation"} else set()  # (one channel, two names)
+        meant = [(difflib.get_close_matches(n.lower(), [c for c in READ_CHANNELS if c not in given], n=1, cutoff=0.6),
+                  n) for n in unread]
+        meant = [f"{close[0]} for {n}" for close, n in meant if close]
+        remedy = f"did you mean {', '.join(meant)}? " if meant else "give the validation data as "
         raise FastTextError(f"the {' and '.join(unread)} channel{'s are' if len(unread) > 1 else ' is'} not read by "
-                            f"this job, which reads train, test (or validation) and pretrained: give the validation data "
-                            f"as fit({{'train': ..., 'test': ...}})")
+                            f"this job, which reads train, test (or validation) and pretrained: {remedy}"
+                            f"fit({{'train': ..., 'test': ...}})")
     if {"test", "validation"} <= {n.lower() for n in names}:
         raise FastTextError("the test and validation channels are both given: give the job's validation data as one of "
                             "them (the job reads one)")
@@ -433,28 +449,41 @@ def pretrained_source(value, channel):
     return path
 
 
-def channel_files(path, name, names_files=None, empty_files=None):
+def channel_files(path, name, names_files=None, empty_files=None, marked=None):
     """Every regular, non-hidden, non-empty data file under a channel directory, in path order.
 
     Label names files (``classes.txt``, ``*.classes.txt``) are not data: they go to ``names_files``
     (a list) when one is given, and are skipped otherwise. Empty files hold no documents: a folder Spark,
-    Glue or EMR wrote has a zero-byte ``_SUCCESS`` and a zero-byte part file per empty partition, and the
-    first stopped the job; they go to ``empty_files`` (a list, when given). Only empty files: an error."""
+    Glue or EMR wrote has a zero-byte part file per empty partition; they go to ``empty_files`` (a list, when
+    given). Only empty files: an error. Names starting with ``_`` (files and folders) are Hadoop's and Spark's markers
+    and metadata, which Spark, Hive and Athena never read as data: ``_SUCCESS`` (an S3A committer's is a JSON summary),
+    Databricks' ``_committed_<id>``, the ``_temporary/`` folder of a failed Spark job (partial copies of its part
+    files); they go to ``marked`` (a list of names relative to the channel, a folder's with a ``/``, when given)."""
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
         if _is_fifo(f"{path}_0"):  # what Pipe mode creates instead (the environment did not say: checked above)
             _refuse_pipe_mode({name: "Pipe"}, f" ({path}_0 is a pipe)")
         raise FastTextError(f"{name} channel directory does not exist: {path}")
-    files = []
+    files, skipped = [], []
     for root, dirs, names in os.walk(path):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        files.extend(os.path.join(root, n) for n in names if not n.startswith("."))
+        skipped.extend(os.path.relpath(os.path.join(root, d), path) + "/" for d in dirs if d.startswith("_"))
+        skipped.extend(os.path.relpath(os.path.join(root, n), path) for n in names if n.startswith("_"))
+        dirs[:] = [d for d in dirs if not d.startswith("_")]
+        files.extend(os.path.join(root, n) for n in names if not n.startswith((".", "_")))
+    skipped.sort()
+    if marked is not None:
+        marked.extend(skipped)
     from .label_names import is_names_file
 
     if names_files is not None:
         names_files.extend(f for f in sorted(files) if is_names_file(f))
     files = [f for f in files if not is_names_file(f)]
+    if not files and skipped:
+        raise FastTextError(f"{name} channel {path} holds no data files: {_some(skipped)} skipped (a name starting "
+                            f"with _ is a Hadoop or Spark marker or metadata, never read as data); rename a data file "
+                            f"so that its name does not start with _")
     if not files:
         raise FastTextError(f"{name} channel {path} holds no files (check the S3 prefix given to fit())")
     empty = sorted(f for f in files if os.path.isfile(f) and os.path.getsize(f) == 0)
@@ -465,6 +494,11 @@ def channel_files(path, name, names_files=None, empty_files=None):
     if empty_files is not None:
         empty_files.extend(empty)
     return sorted(set(files) - set(empty))
+
+
+def _some(names, most=10):
+    """``names`` for a line: the first ``most``, then ``...``."""
+    return ", ".join(names[:most]) + (", ..." if len(names) > most else "")
 
 
 def _is_fifo(path):
@@ -486,11 +520,14 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     from .data import read_counted, read_labeled
     from .label_names import kept_for_data, named_for, read_file
 
-    names_files, empty = [], []
-    files = channel_files(path, name, names_files, empty)
+    names_files, empty, marked = [], [], []
+    files = channel_files(path, name, names_files, empty, marked)
+    if marked:
+        print(f"{name} channel: skipped {len(marked)} name(s) starting with _ (Hadoop's and Spark's markers and "
+              f"metadata, not data): {_some(marked)}", flush=True)
     if empty:
-        shown = ", ".join(os.path.relpath(f, path) for f in empty[:10]) + (", ..." if len(empty) > 10 else "")
-        print(f"{name} channel: skipped {len(empty)} empty file(s): {shown}", flush=True)
+        print(f"{name} channel: skipped {len(empty)} empty file(s): {_some([os.path.relpath(f, path) for f in empty])}",
+              flush=True)
     # The names files first: a bad one fails the job before the data is read (minutes at Yelp size).
     found = [read_file(f) for f in names_files] if find_names else []
     if any(m != found[0] for m in found[1:]):
@@ -721,7 +758,7 @@ def write_failure(message, environ=None):
         return None
     try:
         with _public_file(path, "w") as f:
-            f.write(message[:FAILURE_REASON_CHARS])
+            f.write(failure_reason(message))
     except OSError as exc:  # the job still fails with its error line; say why the reason is missing
         log.warning("could not write %s: %s", path, exc)
         return None
@@ -752,7 +789,8 @@ def main(argv=None, environ=None, lean_mxnet=False):
     once with one error line, the same line as the FailureReason and the signal's status (143 for SIGTERM), as the
     CLI stops; armed already where the package's import began the job (fasttext_lib/__init__.py). It stays armed
     to the process's end: a signal after the job's own stop has no cleanup left to wait for."""
-    from .errors import error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line
+    from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line,
+                         reason_of)
     from .stops import stop_at_once_on_signals, stop_on_signals
 
     if lean_mxnet:
@@ -774,8 +812,10 @@ def main(argv=None, environ=None, lean_mxnet=False):
     except Exception as exc:
         if is_out_of_memory(exc):  # the instance type, the data or the settings, not a bug: the CLI's one line
             return _fail(error_line(out_of_memory_line(exc)), environ)
-        # a bug: the traceback goes to the log, its last line to the console
-        write_failure(f"{type(exc).__name__}: {exc}", environ)
+        # a bug: the traceback goes to the log, its reason to the console, as one line (MXNet's message starts with
+        # its C++ stack, over lines: that was the FailureReason, the reason last or cut off)
+        reason = f"{type(exc).__name__}: {reason_of(exc)}" if str(exc).strip() else type(exc).__name__
+        write_failure(error_line(reason)[len("error: "):], environ)
         exit_after_a_bugs_traceback_if_joined()  # a cluster's worker: not in the kvstore's exit barrier for ever
         raise
 

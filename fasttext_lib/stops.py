@@ -364,7 +364,7 @@ def _stop_at_once(signum, frame):
         with contextlib.suppress(OSError):
             descriptor = os.open(_stop_at_once_failure_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
-                os.write(descriptor, line[:FAILURE_REASON_CHARS].encode("utf-8"))
+                os.write(descriptor, failure_reason(line).encode("utf-8"))
             finally:
                 os.close(descriptor)
     os._exit(stop.exit_status)
@@ -372,6 +372,22 @@ def _stop_at_once(signum, frame):
 
 SAGEMAKER_OUTPUT_DIR = "/opt/ml/output"  # SM_OUTPUT_DIR's value in a SageMaker training container
 FAILURE_REASON_CHARS = 1024  # what DescribeTrainingJob shows of the failure file
+_CUT = " … "
+
+
+def failure_reason(line):
+    """``line`` as it fits :data:`FAILURE_REASON_CHARS`: whole, or its start and its end with the middle left out at
+    word boundaries and marked (`` … ``). Cut at the limit, a long line (a file's many JSON keys named) lost its end,
+    where the way out is said, mid-word with no sign of it."""
+    if len(line) <= FAILURE_REASON_CHARS:
+        return line
+    room = FAILURE_REASON_CHARS - len(_CUT)
+    head, tail = line[:room * 2 // 3], line[len(line) - (room - room * 2 // 3):]
+    if " " in head[1:]:
+        head = head[:head.rindex(" ")]  # (the word the cut went through, left out)
+    if " " in tail[:-1]:
+        tail = tail[tail.index(" ") + 1:]
+    return head + _CUT + tail
 
 
 def job_failure_file(environ=None):

@@ -48,6 +48,8 @@ class Workspace:
         # printed paths (as given) pointed into the home folder
         self.out = self._shown.expanduser().resolve()
         self._make_output_dir()
+        # the run folders whose earlier autotune files go once save_run has saved their run's model (drop_autotune)
+        self._dropping_autotune = set()
 
     def _make_output_dir(self):
         """``out``, created, in which files can be written: a file of that name, a folder under a file, a read-only
@@ -109,6 +111,7 @@ class Workspace:
         ``autotune_trials.csv`` (``trials``), both written in full before either replaces an older one. Returns
         their paths."""
         folder = self.run_folder(run_name)
+        self._dropping_autotune.discard(folder)  # (this run's own search: they stay)
         paths = [str(folder / AUTOTUNE_PLOT), str(folder / AUTOTUNE_TABLE)]
         with storage.atomic_writes(paths) as (plot, table):
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
@@ -176,13 +179,42 @@ class Workspace:
                 save_bundle(trained, self.model(run_name), data=data))) as (table, plot):
             table.write(trained.history_frame().to_csv().encode("utf-8"))
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
+        if folder in self._dropping_autotune:  # (the model they were of is replaced now: drop_autotune)
+            self._dropping_autotune.discard(folder)
+            try:
+                self.remove_autotune(run_name)
+            except OSError as exc:  # the model is saved: what is left is said, not the cell's error
+                print(f"warning: an earlier autotune run's files in {self.show(key_path(run_name, 'run_name'))} were "
+                      f"left: {exc}", file=sys.stderr)
         return saved[0]
 
     def drop_autotune(self, run_name):
-        """Remove the autotune outputs of an earlier run of ``run_name`` from its :meth:`run_folder` (a run without
-        autotune): left there, a trial table and plot of another search sat beside this run's model and history. Only files this library
-        wrote go: the table by its header (the trial table's columns), the plot by its mark; a file of yours
-        under either name, a link or a folder is left alone. Says on stderr what it removed; returns the names."""
+        """The autotune outputs of an earlier run of ``run_name`` in its :meth:`run_folder` (a run without autotune),
+        removed once :meth:`save_run` has saved this run's model (:meth:`remove_autotune`): left there, a trial table
+        and plot of another search sat beside this run's model and history. Removed here, in 02's autotune cell, a
+        save that then failed (a denied write, the Stop button during a long upload) left the autotuned model and its
+        history in place without its search's files. Returns the names that will go."""
+        folder = self.run_folder(run_name)
+        self._dropping_autotune.add(folder)
+        return self._autotune_files_of_ours(folder)
+
+    def remove_autotune(self, run_name):
+        """Remove the autotune outputs of an earlier run of ``run_name`` from its :meth:`run_folder` now. Only files
+        this library wrote go: the table by its header (the trial table's columns), the plot by its mark; a file of
+        yours under either name, a link or a folder is left alone. Says on stderr what it removed; returns the names."""
+        folder = self.run_folder(run_name)
+        removed = []
+        for name in self._autotune_files_of_ours(folder):
+            (folder / name).unlink()
+            removed.append(name)
+        if removed:
+            print(f"removed {' and '.join(removed)} from {self.show(key_path(run_name, 'run_name'))}: an earlier autotune run's, not this model's",
+                  file=sys.stderr)
+        return removed
+
+    @staticmethod
+    def _autotune_files_of_ours(folder):
+        """The names of the autotune outputs in ``folder`` that this library wrote (see :meth:`remove_autotune`)."""
         from .autotune import TABLE_COLUMNS, TRIAL_COLUMNS
 
         def first_line(path):
@@ -192,18 +224,8 @@ class Workspace:
         headers = {",".join(TABLE_COLUMNS).encode(), ",".join(TRIAL_COLUMNS).encode()}  # (the 2nd: before "ended")
         ours = {AUTOTUNE_PLOT: lambda path: png_software(path) == FIGURE_MARK,
                 AUTOTUNE_TABLE: lambda path: first_line(path) in headers}
-        folder, removed = self.run_folder(run_name), []
-        for name, is_ours in ours.items():
-            path = folder / name
-            if path.is_symlink() or not path.is_file():
-                continue
-            if is_ours(path):
-                path.unlink()
-                removed.append(name)
-        if removed:
-            print(f"removed {' and '.join(removed)} from {self.show(key_path(run_name, 'run_name'))}: an earlier autotune run's, not this model's",
-                  file=sys.stderr)
-        return removed
+        return [name for name, is_ours in ours.items()
+                if not (folder / name).is_symlink() and (folder / name).is_file() and is_ours(folder / name)]
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"

@@ -484,8 +484,9 @@ def test_papermill_run_with_a_bad_parameter_fails_in_its_check_cell_with_one_err
 
 def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_path, capsys):
     """After a run with autotune=True, a run without it left autotune.png and autotune_trials.csv in output_dir: a
-    trial table of another search beside the new model's history. 02's autotune cell now removes them, and only
-    them, when they are this library's (a user's files under those names, links and other files stay)."""
+    trial table of another search beside the new model's history. 02's autotune cell now has them removed (once the
+    new model is saved: ws.save_run calls remove_autotune), and only them, when they are this library's (a user's
+    files under those names, links and other files stay)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -506,17 +507,20 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
     (run / "history.csv").write_text("epoch\n1\n")
     (run / "my_autotune.png").write_bytes((run / "autotune.png").read_bytes())
     exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102 - 02's autotune cell, without autotune
+    assert ws.remove_autotune("sample") == ["autotune.png", "autotune_trials.csv"]  # (save_run's call)
     assert sorted(p.name for p in run.iterdir()) == ["history.csv", "my_autotune.png"]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
 
     ws.save_autotune(trials.assign(ended="budget"), fig, "sample")  # the table a search returns (its "ended" column)
     exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102
+    ws.remove_autotune("sample")
     assert sorted(p.name for p in run.iterdir()) == ["history.csv", "my_autotune.png"]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
 
     fig.savefig(run / "autotune.png")  # a figure of the user's own under that name (not marked as ours)
     (run / "autotune_trials.csv").write_text("trial,score\n1,0.5\n")
     exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102
+    assert ws.remove_autotune("sample") == []
     assert {"autotune.png", "autotune_trials.csv"} <= {p.name for p in run.iterdir()}
     assert capsys.readouterr().err == ""
 
@@ -525,7 +529,7 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
     elsewhere = Workspace("b", "p", str(tmp_path / "elsewhere"))
     elsewhere.save_autotune(trials, fig, "sample")
     (run / "autotune.png").symlink_to(elsewhere.out / "sample" / "autotune.png")  # a link: not removed, nor its target
-    assert ws.drop_autotune("sample") == []
+    assert ws.drop_autotune("sample") == [] and ws.remove_autotune("sample") == []
     assert (run / "autotune.png").is_symlink() and (elsewhere.out / "sample" / "autotune.png").exists()
     plt.close(fig)
 
@@ -1203,3 +1207,123 @@ def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_pa
         run_after_papermill(SERIES[1], {"bucket": s3_bucket[len("s3://"):], "output_dir": str(ws.out),
                                         "run_name": "mine"})
     assert (ws.out / "mine").read_text() == "the user's\n"
+
+
+def whole_ticks_in_view(axis):
+    """The major ticks an axis shows (those inside its view), and whether each is a whole number."""
+    axis.axes.figure.canvas.draw()
+    low, high = axis.get_view_interval()
+    shown = [t for t in axis.get_majorticklocs() if low <= t <= high]
+    return shown, all(float(t).is_integer() for t in shown)
+
+
+@pytest.mark.parametrize("epochs", [1, 2, 5, 25])
+def test_02_history_plot_ticks_whole_epochs_also_for_a_one_epoch_run(epochs):
+    """`papermill 02 -p epochs 1` (a quick first try) drew its history with epoch ticks 0.945, 0.96, ... 1.05:
+    MaxNLocator(integer=True) keeps whole numbers only where at least two are in view. Every run's epoch axis has
+    whole-number ticks (a one-epoch run's: 1), and train and test accuracy are both drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    code = [c.source for c in code_cells(read(SERIES[1]))]
+    namespace = {}
+    imports = [node for node in ast.parse(code[1]).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    exec(compile(ast.Module(body=imports, type_ignores=[]), "imports", "exec"), namespace)  # noqa: S102 - the cell's imports
+    history = pd.DataFrame({"train_loss": 0.5, "val_loss": 0.6, "train_accuracy": 0.8, "val_accuracy": 0.7},
+                           index=pd.RangeIndex(1, epochs + 1, name="epoch"))
+
+    class Held:
+        split = "test"
+
+    class Trained:
+        held_out_score = Held()
+
+    class Config:
+        optimizer, ngrams, emsize = "sgd", 2, 100
+
+    namespace.update(history=history, trained=Trained(), config=Config(), run_name="sample")
+    plot_cell = next(source for source in code if "ax_acc.plot(" in source)
+    exec(plot_cell, namespace)  # noqa: S102 - 02's history plot cell
+    fig = namespace["fig"]
+    for ax in fig.axes:
+        shown, whole = whole_ticks_in_view(ax.xaxis)
+        assert whole and shown and (epochs > 1 or shown == [1]), (epochs, shown)
+    assert [line.get_label() for line in namespace["ax_acc"].get_lines()] == ["train", "test"]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("trials", [1, 3])
+def test_the_autotune_plot_ticks_whole_trials(trials):
+    """`-p autotune True -p autotune_duration 1` (one trial) drew autotune.png with trial ticks 0.96, 0.98, ... 1.04,
+    three trials with 1.0, 1.25, 1.5, ...: trials are whole numbers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from fasttext_lib.figures import plot_trials
+
+    class Tuned:
+        pass
+
+    tuned = Tuned()
+    tuned.trials = pd.DataFrame({"trial": range(1, trials + 1), "val_accuracy": [0.7 + 0.01 * i for i in range(trials)]})
+    tuned.best_trial = tuned.trials.iloc[-1]
+    fig = plt.figure()
+    plot_trials(fig, tuned)
+    shown, whole = whole_ticks_in_view(fig.axes[0].xaxis)
+    assert whole and 1 in shown, shown
+    plt.close(fig)
+
+
+def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_saved(tmp_path, s3_bucket, monkeypatch,
+                                                                                      capsys):
+    """A run without autotune after an autotuned one removed the search's autotune.png and autotune_trials.csv in its
+    autotune cell, before the save cell: a save that then failed (a denied write, a lost endpoint, the Stop button
+    during a long upload) left the autotuned bundle and its history in place, and its search's files gone. They go
+    only once the new model is saved (with its history), as the files of another model's search."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from conftest import make_splits
+    from fasttext_lib import bundle
+    from fasttext_lib.autotune import TRIAL_COLUMNS
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
+    ws.save_autotune(trials, fig, "run")  # the autotuned run: its search's files, then its model and history
+    ws.save_run(trained, "run", fig)
+    run = ws.out / "run"
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    assert sorted(before) == ["autotune.png", "autotune_trials.csv", "history.csv", "history.png"]
+
+    cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
+    exec(cell, {"autotune": False, "ws": ws, "run_name": "run"})  # noqa: S102 - 02's autotune cell, without autotune
+
+    def denied(*args, **kwargs):
+        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+
+    monkeypatch.setattr(bundle, "publish_bundle", denied)
+    with pytest.raises(FastTextError, match="access denied"):
+        ws.save_run(trained, "run", fig)
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # the autotuned model's files, all of them
+    monkeypatch.undo()
+    capsys.readouterr()
+    ws.save_run(trained, "run", fig)
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]
+    assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
+    plt.close(fig)

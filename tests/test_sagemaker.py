@@ -36,6 +36,7 @@ from fasttext_lib import sm_serve, sm_train
 from fasttext_lib.bundle import save_bundle, stored_names
 from fasttext_lib.data import LabeledTexts, read_labeled
 from fasttext_lib.errors import FastTextError
+from fasttext_lib.stops import FAILURE_REASON_CHARS
 from fasttext_lib.packaging import REQUIREMENTS, fetch_job_model, pack_model, stage_source_dir
 from fasttext_lib.predict import Predictor
 from fasttext_lib.schedule import default_schedule
@@ -304,7 +305,7 @@ def test_a_pretrained_channel_beside_a_pretrained_vectors_uri_is_refused_not_lef
 
 
 @pytest.mark.parametrize("case, pattern", [
-    ("no train channel", r"SM_CHANNEL_TRAIN not set \(no 'train' channel"),
+    ("no train channel", r"no train channel \(this job's channels: test\): give the training data as fit\("),
     ("empty train channel", r"train channel .* holds no files"),
     ("binary data", r"not UTF-8 text|not a text file"),
     ("unknown test label", r"label\(s\) '3' \(line 1 of .*/test/t\.test\) not seen in training"),  # (its file)
@@ -761,28 +762,116 @@ def test_the_channels_sagemaker_adds_itself_pass(source_dir, tmp_path):
     assert "train channel: 40 documents" in r.stdout
 
 
+@pytest.mark.parametrize("channels, says", [
+    # the training data under a name close to train's: the job said "SM_CHANNEL_TRAIN not set ...: this runs inside a
+    # SageMaker training container", as if it ran outside one, and never named the channel it was given
+    (("training", "validation"), r"^error: the training channel is not read by this job, which reads train, test \(or "
+                                 r"validation\) and pretrained: did you mean train for training\? "),
+    (("train_data", "testing"), r"^error: the testing and train_data channels are not read by this job.*did you mean "
+                                r"test for testing, train for train_data\? "),
+    # a job whose one channel is read, but it is not the training data's
+    (("validation",), r"^error: no train channel \(this job's channels: validation\): give the training data as "
+                      r"fit\(\{'train': s3_uri, 'test': s3_uri\}\)$"),
+])
+def test_a_job_without_a_train_channel_names_the_channels_it_was_given(source_dir, tmp_path, channels, says):
+    env = make_container(tmp_path, {name: {"a.txt": GOOD} for name in channels})
+    r = job_in_process(source_dir, env, args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert re.search(says, last) and "SM_CHANNEL_TRAIN" not in last and "inside a SageMaker" not in last, last
+    assert (tmp_path / "output" / "failure").read_text() == last
+    assert os.listdir(tmp_path / "model") == []
+
+
 def test_a_channel_written_by_spark_is_read_without_its_empty_files(source_dir, tmp_path):
     """A folder that Spark, Glue or EMR wrote holds a zero-byte _SUCCESS marker, and a zero-byte part file for every
     empty partition: the job stopped at the first ("_SUCCESS: file is empty"). Empty files hold no documents: they
-    are skipped, and said so; a channel of empty files only is still refused before any data is read."""
+    are skipped, and said so (_SUCCESS as a marker: the next test); a channel of empty files only is still refused
+    before any data is read."""
     channels = {"train": {"part-00000": GOOD, "part-00001": _write(b""), "_SUCCESS": _write(b"")},
                 "test": {"part-00000": GOOD, "_SUCCESS": _write(b"")}}
     r = job_in_process(source_dir, make_container(tmp_path / "spark", channels), args_for(epochs=1, batch_size=16))
     assert r.returncode == 0, r.stderr
     assert "train channel: 40 documents from 1 file(s)" in r.stdout and "test channel: 40 documents" in r.stdout
-    assert "train channel: skipped 2 empty file(s): _SUCCESS, part-00001" in r.stdout, r.stdout
-    empty = {"train": {"_SUCCESS": _write(b""), "part-00000": _write(b"")}}
+    assert "train channel: skipped 1 empty file(s): part-00001" in r.stdout, r.stdout
+    assert "train channel: skipped 1 name(s) starting with _ (Hadoop's and Spark's markers and metadata, not data): " \
+           "_SUCCESS" in r.stdout, r.stdout
+    empty = {"train": {"_SUCCESS": _write(b""), "part-00000": _write(b""), "part-00001": _write(b"")}}
     r = job_in_process(source_dir, make_container(tmp_path / "empty", empty), args_for(epochs=1))
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: train channel ")
-    assert "holds only empty files (_SUCCESS, part-00000)" in r.stderr and "train channel:" not in r.stdout
+    assert "holds only empty files (part-00000, part-00001)" in r.stderr and "train channel:" not in r.stdout
+
+
+def test_a_channel_written_by_spark_or_hadoop_is_read_without_its_markers_and_temporary_files(source_dir, tmp_path):
+    """Names that start with "_" are Hadoop's and Spark's markers and metadata, which Spark, Hive and Athena never read
+    as data: the S3A committers' _SUCCESS (a JSON summary, not empty), Databricks' _committed_<id> / _started_<id>, and
+    the _temporary/ folder a failed or still running Spark job leaves, holding partial copies of its part files. The
+    job read them as training data: it stopped at _SUCCESS ("is JSON but not JSON Lines"), or trained on the partial
+    copies as well."""
+    success = json.dumps({"name": "org.apache.hadoop.fs.s3a.commit.files.SuccessData/1", "committer": "magic",
+                          "filenames": ["/data/part-00000"]}, indent=2).encode()
+    channels = {"train": {"part-00000": GOOD, "_SUCCESS": _write(success),
+                          "_committed_123": _write(b'{"added":["part-00000"],"removed":[]}\n'),
+                          "_started_123": _write(b""),
+                          "_temporary/0/_temporary/attempt_1/part-00000": _write(b"__label__3 half written\n" * 40)}}
+    r = job_in_process(source_dir, make_container(tmp_path / "spark", channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "train channel: 40 documents from 1 file(s)" in r.stdout, r.stdout
+    assert ("train channel: skipped 4 name(s) starting with _ (Hadoop's and Spark's markers and metadata, not data): "
+            "_SUCCESS, _committed_123, _started_123, _temporary/") in r.stdout, r.stdout
+    assert Predictor.load(tmp_path / "spark" / "model").labels == ["1", "2"]  # nothing of the partial copies
+    only = {"train": {"_data.csv": GOOD, "_SUCCESS": _write(b"")}}
+    r = job_in_process(source_dir, make_container(tmp_path / "only", only), args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert re.match(r"error: train channel .*/train holds no data files: _SUCCESS, _data\.csv skipped \(a name "
+                    r"starting with _ is a Hadoop or Spark marker or metadata, never read as data\); rename a data file "
+                    r"so that its name does not start with _", last), last
+    assert (tmp_path / "only" / "output" / "failure").read_text() == last
+
+
+def test_a_bugs_failure_reason_is_its_one_line_reason_not_mxnets_stack(source_dir, tmp_path, monkeypatch):
+    """A bug's FailureReason was its exception's message as it was: MXNet's starts with its C++ stack ("MXNetError:
+    Traceback (most recent call last):" and a line per frame), over several lines, its reason last or cut off at
+    1024 characters. The traceback stays in the log; the FailureReason is the reason's line."""
+    import mxnet as mx
+
+    from fasttext_lib import train as train_module
+
+    def a_bug(*args, **kwargs):
+        mx.nd.dot(mx.nd.ones((2, 3)), mx.nd.ones((2, 3))).asnumpy()
+
+    monkeypatch.setattr(train_module, "train", a_bug)
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    with pytest.raises(mx.base.MXNetError):
+        job_in_process(source_dir, env, args_for(epochs=1))
+    reason = (tmp_path / "output" / "failure").read_text()
+    assert "\n" not in reason and "Traceback" not in reason, reason
+    assert reason.startswith("MXNetError: Check failed: ") and "dot shape error: [2,3] X [2,3]" in reason, reason
+    assert os.listdir(tmp_path / "model") == []
 
 
 def test_failure_reason_is_written_only_inside_a_container(tmp_path):
     assert sm_train.write_failure("error: x", {"SM_OUTPUT_DIR": str(tmp_path / "absent")}) is None
     assert not (tmp_path / "absent").exists()
-    long = "error: " + "x" * 5000
+    short = "error: x"
+    assert open(sm_train.write_failure(short, {"SM_OUTPUT_DIR": str(tmp_path)})).read() == short
+
+
+def test_a_failure_reason_too_long_for_sagemaker_keeps_its_start_and_its_way_out(tmp_path):
+    """DescribeTrainingJob shows 1,024 characters of the failure file: a longer line (a file's many JSON keys named)
+    was cut mid-word with no sign of it, and its end, where the way out is said, was lost. Now the middle goes, at
+    word boundaries, marked."""
+    words = " ".join(f"key{i}" for i in range(1000))
+    long = f"error: train.jsonl:1: this object's keys ({words}) name no text; pass --text-column NAME"
     path = sm_train.write_failure(long, {"SM_OUTPUT_DIR": str(tmp_path)})
-    assert open(path).read() == long[:sm_train.FAILURE_REASON_CHARS]
+    reason = open(path, encoding="utf-8").read()
+    assert len(reason) <= FAILURE_REASON_CHARS
+    assert reason.startswith("error: train.jsonl:1: this object's keys (key0 key1 ")
+    assert reason.endswith("name no text; pass --text-column NAME")
+    head, tail = reason.split(" … ")
+    assert long.startswith(head) and long.endswith(tail)
+    assert head.split()[-1] in long.split() and tail.split()[0] in long.split()  # (whole words on both sides)
 
 
 def _env(**overrides):

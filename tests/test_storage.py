@@ -1076,6 +1076,17 @@ def test_a_bucket_name_typed_with_capitals_is_answered_with_its_lowercase_name(s
     assert "did you mean" not in str(err.value)
 
 
+
+@pytest.mark.parametrize("typed, hint", [("Fasttext_Demo", "; bucket names are lowercase letters, digits, dots and "
+                                                           "hyphens: did you mean fasttext-demo?"),
+                                         ("My_Bucket_", ""), ("B", "")])
+def test_a_bucket_name_with_capitals_is_never_answered_with_a_name_s3_refuses(typed, hint, s3_bucket):
+    """-p bucket Fasttext_Demo was answered "did you mean fasttext_demo?": no bucket can have that name (S3 takes no
+    underscore). The hint names a name S3 takes, or there is none."""
+    with pytest.raises(FastTextError) as err:
+        storage.check_writable(f"s3://{typed}/models")
+    assert str(err.value) == f"S3 bucket does not exist: {typed} (for s3://{typed}/models){hint}"
+
 def test_check_writable_s3(s3_bucket, proxy):
     storage.check_writable(f"{s3_bucket}/models/new")
     assert s3_names(f"{s3_bucket}/models/new") == []  # the probe is gone

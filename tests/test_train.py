@@ -257,6 +257,17 @@ def test_ctx_parsing(monkeypatch):
         parse_ctx("tpu")
 
 
+
+@pytest.mark.parametrize("spec", ["gpu", "GPU", "gpu:0,1"])
+def test_a_gpu_ctx_on_a_machine_without_one_says_what_to_pass(spec, monkeypatch):
+    """`papermill 02 -p ctx gpu` on a CPU instance stopped with "ctx 'gpu' asks for a GPU but none is visible" alone
+    (and `-p ctx GPU` was quoted as 'gpu', not as typed): the line says what to pass instead."""
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 0)
+    with pytest.raises(FastTextError) as err:
+        parse_ctx(spec)
+    assert str(err.value) == (f"ctx {spec!r} asks for a GPU but none is visible (mx.context.num_gpus() == 0): use auto "
+                              f"(every GPU, else the CPU) or cpu")
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"epochs": 0}, "epochs"), ({"emsize": -1}, "emsize"), ({"batch_size": 0}, "batch_size"),
     ({"optimizer": "rmsprop"}, "optimizer"), ({"lr": 0}, "lr"), ({"wd": -1.0}, "wd"), ({"kvstore": "nccl"}, "kvstore"),

@@ -31,8 +31,9 @@ TRAINING_MODULE = "sagemaker_mxnet_container.training:main"  # the MXNet 1.9 tra
 HOST = "algo-1"
 
 
-def start_job(sm, splits, job_name, **hyperparameters):
-    """The estimator's fit on a train and a test channel: the CreateTrainingJob request it sends."""
+def start_job(sm, splits, job_name, channels=("train", "test"), **hyperparameters):
+    """The estimator's fit on a train and a test channel (``channels``: their names): the CreateTrainingJob request
+    it sends."""
     from fasttext_lib.sagemaker_utils import make_estimator
 
     data = f"s3://{sm.bucket}/ft/data"
@@ -40,7 +41,7 @@ def start_job(sm, splits, job_name, **hyperparameters):
     write_fasttext(splits[1], f"{data}/sample.test")
     estimator = make_estimator(sm.bucket, "ft", hyperparameters={**FAST, "optimizer": "adam", **hyperparameters},
                                role=ROLE, session=sm.session)
-    estimator.fit({"train": f"{data}/sample.train", "test": f"{data}/sample.test"}, wait=False, job_name=job_name)
+    estimator.fit(dict(zip(channels, (f"{data}/sample.train", f"{data}/sample.test"))), wait=False, job_name=job_name)
     return sm.request("CreateTrainingJob")
 
 
@@ -155,6 +156,21 @@ def test_a_bad_hyperparameter_fails_the_job_through_the_toolkits_with_its_one_li
     assert "ExecuteUserScriptError" in r.stdout + r.stderr  # the toolkit did see the script fail
     assert os.listdir(opt_ml / "model") == [] and not (opt_ml / "output" / "success").exists()
 
+
+
+def test_a_job_given_its_training_data_as_a_training_channel_fails_asking_whether_train_was_meant(sm, splits,
+                                                                                                   tmp_path):
+    # The toolkit sets SM_CHANNEL_TRAINING and SM_CHANNEL_VALIDATION: the job said "SM_CHANNEL_TRAIN not set ...: this
+    # runs inside a SageMaker training container", as if it ran outside one, naming neither channel.
+    job = start_job(sm, splits, "ft-toolkit-3", channels=("training", "validation"))
+    opt_ml = lay_out_opt_ml(tmp_path / "opt_ml", job)
+    r = run_train_command(opt_ml)
+    assert r.returncode != 0, r.stdout + r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == ["error: the training channel is not read by this job, which reads train, test (or validation) "
+                      "and pretrained: did you mean train for training? fit({'train': ..., 'test': ...})"], r.stderr
+    assert (opt_ml / "output" / "failure").read_text() == errors[0]
+    assert os.listdir(opt_ml / "model") == [] and not (opt_ml / "output" / "success").exists()
 
 
 def test_a_spot_interrupted_job_restarted_with_its_checkpoints_ends_as_an_uninterrupted_one(sm, splits, tmp_path):

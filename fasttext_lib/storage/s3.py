@@ -331,8 +331,16 @@ def _reason_of_bare_answer(exc, uri):
 
 def _no_bucket(bucket, uri):
     # Bucket names have been lowercase since 2018 (only some older us-east-1 buckets have capitals): a name typed
-    # with them (-p bucket My-Bucket) is most likely the lowercase one.
-    hint = f"; bucket names are lowercase: did you mean {bucket.lower()}?" if bucket != bucket.lower() else ""
+    # with them (-p bucket My-Bucket) is most likely the lowercase one; one with underscores too (Fasttext_Demo), the
+    # name with hyphens for them (S3 takes no underscore: "did you mean fasttext_demo?" named no bucket there can be).
+    hint = ""
+    if bucket != bucket.lower():
+        lower = bucket.lower()
+        if is_bucket_name(lower):
+            hint = f"; bucket names are lowercase: did you mean {lower}?"
+        elif is_bucket_name(lower.replace("_", "-")):
+            hint = (f"; bucket names are lowercase letters, digits, dots and hyphens: did you mean "
+                    f"{lower.replace('_', '-')}?")
     return FastTextError(f"S3 bucket does not exist: {bucket} (for {uri}){hint}")
 
 
