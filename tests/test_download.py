@@ -1139,6 +1139,25 @@ def test_a_partial_download_that_a_gzipped_answer_does_not_begin_with_is_kept_an
     assert "\n" not in str(exc.value) and part.read_bytes() == b"\x1f\x8b" + bytes(98)
 
 
+def test_a_gzipped_answer_shorter_than_the_partial_download_is_refused_and_the_partial_download_kept(
+        archive, server, tmp_path):
+    """A gzip-encoded answer to a resume that ends, whole, before the bytes the .part holds (all of them its start):
+    no archive of which the .part is a start. The .part is kept, and the line says so."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = "gzip"
+    handler.files = {f"/mirror/{spec.filename}": data[:50]}  # (gzip-encoded: longer than the .part, no 416)
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    part.write_bytes(data[:60])
+    with pytest.raises(FastTextError, match=rf"^cannot download .*: the server sends the archive gzip-encoded again "
+                                            rf"\(Content-Encoding\), and it is shorter than the 60 bytes of the "
+                                            rf"partial download {part}; it is kept: delete it to download the archive "
+                                            rf"whole$") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and part.read_bytes() == data[:60]
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=60-"), (f"/mirror/{spec.filename}", None)]
+
+
 def test_a_gzipped_answer_that_is_not_the_archive_fails_verification_and_leaves_nothing(archive, server, tmp_path):
     """Decoded bytes are verified as any download is: only an archive of the right md5 is ever kept."""
     spec, data = archive
