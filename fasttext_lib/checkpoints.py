@@ -408,11 +408,21 @@ def _different_run(where, meta, model, config, labels, data):
     """``checkpoint <where> was written by a different run (epochs 2 -> 3)``: the refusal's start, naming what differs."""
     found = _run_differences(meta, model, config, labels, data)
     text = f"checkpoint {where} was written by a different run ({'; '.join(found) or 'other data or settings'})"
-    written_with = meta.get("config", {}).get("epochs")
-    if any(f.startswith("epochs ") for f in found):  # more epochs change the lr schedule of those already trained
+    written_with = meta.get("config", {})
+    if config.epochs != written_with.get("epochs"):  # more epochs change the lr schedule of those already trained
+        # Every setting that differs, as it was written (each is train's --flag): "--epochs 3" alone was refused
+        # again for the others
+        differ = [f.split(" ")[0] for f in found]  # (the settings' names; "classes", "the training data", ...)
+        settings = [_as_flag(name, written_with.get(name)) for name in config.to_dict() if name in differ]
+        same_data = "" if all(name in config.to_dict() for name in differ) else " on the same data"
         text += (f"; a finished or interrupted run resumes only with the epochs it started with (the lr schedule "
-                 f"spans them): rerun with --epochs {written_with} to resume it")
+                 f"spans them): rerun with {' '.join(settings)}{same_data} to resume it")
     return text
+
+
+def _as_flag(name, value):
+    flag = f"--{name.replace('_', '-')}"
+    return f"without {flag}" if value is None else f"{flag} {value}"
 
 
 def _same_validation(meta, validation):

@@ -14,7 +14,7 @@ from .notebook_errors import show_errors_as_lines
 
 # The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
 PAPERMILL_HEADER = "# Parameters"
-# Notebook 01's own datasets, beside the downloadable ones (download.DATASETS).
+# Notebook 01's own datasets, beside the downloadable ones (zhang_datasets.DATASETS).
 BUILT_IN_DATASETS = ("sample", "synthetic")
 
 
@@ -55,7 +55,7 @@ def check_dataset(dataset):
     """Notebook 01's ``dataset``: ``sample``, ``synthetic`` or a downloadable name; else one error listing them all,
     with the closest (``Sample``: ``sample``; ``yelp``: the two Yelp sets). The download's own check listed the
     downloadable ones alone, as if ``sample`` were not a choice (``-p dataset Sample``)."""
-    from .download import DATASETS
+    from .zhang_datasets import DATASETS
 
     known = list(BUILT_IN_DATASETS) + sorted(DATASETS)
     if isinstance(dataset, str) and dataset in known:

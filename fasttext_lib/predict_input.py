@@ -183,7 +183,7 @@ def input_check(name, fmt, classes, note):
     record is read as training reads it (errors before any answer) and a :class:`ReadAs` is returned: ``"labeled"``,
     ``"texts"`` when its header row names text columns only (``title,body``: columns.text_header_columns), ``"json"``
     for JSON Lines, ``"records"`` for a CSV of one column with a review over lines (quoted_spans, which may refuse a
-    headerless table with such a record); else False (plain reviews, one per line). ``note(line)``: how the input was
+    headerless table with such a record), or with ``--format csv`` any headerless CSV of one column; else False (plain reviews, one per line). ``note(line)``: how the input was
     read."""
     from .columns import (HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line,
                           whole_number)
@@ -210,6 +210,8 @@ def input_check(name, fmt, classes, note):
                       tuple(found.get("class_columns", ())))
 
     def check(lines):
+        if fmt == "csv":
+            return csv_check(lines)
         if fmt != "auto":
             return table_check(lines)
         # Read a line at a time (no table recognized), a CSV record over lines would be answered once per line: the
@@ -226,6 +228,38 @@ def input_check(name, fmt, classes, note):
         if said:
             note(said)
         return ReadAs("records") if records else False
+
+    def csv_check(lines):
+        """``--format csv``: a labeled table, a header of text columns, JSON Lines (table_check); or, where that
+        reading fails, a CSV of one column without a header row as a program writes it (every record one field:
+        QuotedSpans), whose records are the texts. It was refused as a labeled CSV whose rows lack a class: predict
+        scores none, and auto-detection reads the same file so."""
+        source_failed = []
+
+        def source():  # (a line's own error, a bad byte: said as it is, never taken for the table's)
+            try:
+                yield from lines
+            except BaseException:
+                source_failed.append(True)
+                raise
+
+        spans, rest = QuotedSpans(), source()
+        try:
+            return table_check(spans.tap(rest))
+        except FastTextError as exc:
+            if source_failed:
+                raise
+            for line in rest:  # (each line the reading took was fed to spans as it passed: the rest, in order)
+                spans.push(line)
+            spans.end()
+            if spans.width != 1:
+                raise
+            if spans.unwritten is not None:  # (its first record of one field: said why it is not read as such)
+                line, why = spans.unwritten
+                raise FastTextError(f"{exc}; nor is it a CSV of one column as a program writes it (line {line}: "
+                                    f"{why}); --format text answers each line as one review") from None
+        note(f"{name}: read as CSV of one column without a header row: one answer per record, each its text")
+        return ReadAs("records")
 
     def table_check(lines):
         if fmt == "text":
@@ -354,7 +388,8 @@ def with_line_ends(lines):
 class ReadAs:
     """How predict's input was recognized: ``kind`` ``"labeled"`` (a labeled table: its text columns answered, the
     class not scored), ``"texts"`` (a header of text columns only), ``"json"`` (JSON Lines: each object's text
-    keys) or ``"records"`` (a CSV of one column without a header, a review over lines: quoted_spans); ``table``:
+    keys) or ``"records"`` (a CSV of one column without a header, a review over lines: quoted_spans; with ``--format
+    csv``, any); ``table``:
     ``"csv"`` or ``"tsv"``; ``not_classes``: for a labeled table whose class column holds a value that is none of the model's classes (``id,text``: ids), ``(that value, where the classes were read from)``;
     ``class_columns``: of kind ``"texts"``, the class columns of a header that names several (``rating``, ``label``:
     columns.several_class_columns), none of them scored."""

@@ -50,6 +50,9 @@ class Workspace:
         self._make_output_dir()
         # the run folders whose earlier autotune files go once save_run has saved their run's model (drop_autotune)
         self._dropping_autotune = set()
+        # run folder -> (the search's model, {file name: bytes}): autotune's plot and table, put in place by save_run
+        # with that model (written by the autotune cell, a save that then failed left them beside the older bundle)
+        self._staged_autotune = {}
 
     def _make_output_dir(self):
         """``out``, created, in which files can be written: a file of that name, a folder under a file, a read-only
@@ -112,23 +115,35 @@ class Workspace:
         their paths."""
         folder = self.run_folder(run_name)
         self._dropping_autotune.discard(folder)  # (this run's own search: they stay)
-        paths = [str(folder / AUTOTUNE_PLOT), str(folder / AUTOTUNE_TABLE)]
-        with storage.atomic_writes(paths) as (plot, table):
-            fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
-            table.write(trials.to_csv(index=False).encode("utf-8"))
+        files = self._autotune_files(trials, fig, dpi)
+        paths = [str(folder / name) for name in files]
+        with storage.atomic_writes(paths) as written:
+            for f, data in zip(written, files.values()):
+                f.write(data)
         return paths
+
+    @staticmethod
+    def _autotune_files(trials, fig, dpi):
+        """{name: bytes} of :meth:`save_autotune`'s files: the plot (marked as ours) and the trial table."""
+        import io
+
+        plot = io.BytesIO()
+        fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
+        return {AUTOTUNE_PLOT: plot.getvalue(), AUTOTUNE_TABLE: trials.to_csv(index=False).encode("utf-8")}
 
     @keeping_stops  # the Stop button: one line anywhere in the cell (stops.kept_stops, notebook_errors), not a traceback
     def autotune(self, train_data, test_data, base, run_name, duration, seed=0):
         """Notebook 02's autotune cell: the search (autotune.autotune, ``refit=False``: the chosen trial's model,
         whose history is on the validation split) on ``train_data`` split 80/20 (``seed``) in ``duration`` seconds
         from ``base``; then its trial table, plot, chosen setting and accuracy on ``test_data`` shown, and last
-        autotune.png and autotune_trials.csv saved in :meth:`run_folder` (:meth:`save_autotune`). Returns the
+        autotune.png and autotune_trials.csv kept (in memory) for :meth:`save_run` of the chosen model
+        (``.trained``), which puts them in :meth:`run_folder` with it. Written here, before the save cell, a save that
+        then failed left the older bundle and history beside this search's files. Returns the
         :class:`~fasttext_lib.autotune.AutotuneResult`.
 
-        Done in the cell, a Stop after the search (scoring the test split, drawing, saving) was IPython's traceback,
-        and came after the plot and table of a model the cell never kept were saved. Here a Stop anywhere is one line
-        saying where it came and that nothing was saved (an earlier run's files stay as they were)."""
+        Done in the cell, a Stop after the search (scoring the test split, drawing) was IPython's traceback. Here a
+        Stop anywhere is one line saying where it came and that nothing was saved (an earlier run's files stay as they
+        were; a save of any model but this search's never writes its files)."""
         import matplotlib.pyplot as plt
 
         from .autotune import SEARCHED, autotune, split_validation, stop_line
@@ -147,15 +162,11 @@ class Workspace:
             show(fig)
             print("chosen:", {k: getattr(tuned.best_config, k) for k in SEARCHED})
             print("test accuracy of the tuned model:", round(accuracy, 4))
-            note_stop_line(f"stopped by the user {after}, while saving its plot and trial table; neither was saved (an "
-                           f"earlier run's in {self.show(key_path(run_name, 'run_name'))} are as they were); run the "
-                           f"cell again to start over")
-            self.save_autotune(tuned.trials, fig, run_name)  # last: a Stop before it has saved nothing
-            # A Stop from here on came after the save (it was said as "neither was saved"). One after this call has
-            # returned, before the cell's assignment, is the cell's own (IPython's traceback): no library code runs there.
-            note_stop_line(f"stopped by the user {after}, just after saving its plot and trial table in "
-                           f"{self.show(key_path(run_name, 'run_name'))}; the cell did not keep its result (its "
-                           f"variables are as they were); run the cell again to start over")
+            folder, files = self.run_folder(run_name), self._autotune_files(tuned.trials, fig, dpi=100)
+            # for the save of this search's model only: a Stop from here on, before the cell keeps the result, leaves
+            # them to a model no variable holds (nothing was saved, as the line says)
+            self._staged_autotune[folder] = (tuned.trained, files)
+            self._dropping_autotune.discard(folder)  # (replaced by this search's own once saved)
         finally:
             plt.close(fig)  # shown once (the inline backend shows the figures still open at the cell's end)
         return tuned
@@ -163,23 +174,33 @@ class Workspace:
     def save_run(self, trained, run_name, fig, data=None, dpi=100):
         """Notebook 02's model and its history: the bundle :meth:`model` names (``bundle.save_bundle``; ``data``: its
         record, :func:`~fasttext_lib.provenance.data_record`), and ``history.csv`` (``trained``'s history) and ``history.png`` (``fig``, marked
-        as ours) in :meth:`run_folder`, saved together or not at all. The history is written in full, put in place
+        as ours) in :meth:`run_folder`, with the plot and table of the search that chose ``trained`` (:meth:`autotune`),
+        saved together or not at all. The history is written in full, put in place
         (the older one kept aside), then the bundle is saved; a save that fails (a denied write, a lost endpoint, the
         Stop button) puts the older history back. Written by the plot's cell, before the save, a failed save left the
         history of a model never saved beside the run's older bundle, as if of it; and put in place after the bundle
         was saved, a rename that failed then (a file bind-mounted into a container: EBUSY) left the new bundle beside
-        the older history. Returns the bundle's URI."""
+        the older history. Returns the bundle's URI. A search's files (none where ``trained`` is not its model)
+        are put in place and back with the history; an earlier run's (of the model replaced) go once the bundle is
+        saved where this model is not a search's (:meth:`drop_autotune`)."""
         from .bundle import save_bundle
 
         folder = self.run_folder(run_name)
-        paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT)]
+        search_model, search_files = self._staged_autotune.get(folder, (None, {}))
+        searched = search_files if search_model is trained else {}
+        paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT), *(str(folder / n) for n in searched)]
         saved = []
-        # on_written: called once both files are in place; where it fails, the files they replaced are put back
+        # on_written: called once all files are in place; where it fails, the files they replaced are put back (the
+        # new ones where there were none removed)
         with storage.atomic_writes(paths, on_written=lambda: saved.append(
-                save_bundle(trained, self.model(run_name), data=data))) as (table, plot):
+                save_bundle(trained, self.model(run_name), data=data))) as (table, plot, *search_outputs):
             table.write(trained.history_frame().to_csv().encode("utf-8"))
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
-        if folder in self._dropping_autotune:  # (the model they were of is replaced now: drop_autotune)
+            for f, content in zip(search_outputs, searched.values()):
+                f.write(content)
+        # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
+        stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
+        if folder in self._dropping_autotune or stale_search:  # (the model they were of is replaced now)
             self._dropping_autotune.discard(folder)
             try:
                 self.remove_autotune(run_name)
@@ -193,8 +214,10 @@ class Workspace:
         removed once :meth:`save_run` has saved this run's model (:meth:`remove_autotune`): left there, a trial table
         and plot of another search sat beside this run's model and history. Removed here, in 02's autotune cell, a
         save that then failed (a denied write, the Stop button during a long upload) left the autotuned model and its
-        history in place without its search's files. Returns the names that will go."""
+        history in place without its search's files. A search :meth:`autotune` kept for its save is dropped too.
+        Returns the names that will go."""
         folder = self.run_folder(run_name)
+        self._staged_autotune.pop(folder, None)
         self._dropping_autotune.add(folder)
         return self._autotune_files_of_ours(folder)
 

@@ -26,7 +26,8 @@ MODULES = sorted([name[:-3] for name in os.listdir(PACKAGE_DIR) if name.endswith
 # another module. "bundle" is the bundle's writer: serving reads bundles with bundle_read (and bundle_format, which
 # both share).
 TRAINING_ONLY = ("train", "step", "optim", "checkpoints", "config", "progress", "sm_train", "cli",
-                 "sagemaker_utils", "packaging", "download", "baseline", "synthetic", "bundle")
+                 "sagemaker_utils", "packaging", "download", "download_fetch", "download_answers", "download_cache",
+                 "zhang_datasets", "zhang_splits", "baseline", "synthetic", "bundle")
 SERVING = ("predict", "sm_serve", "scoring", "evaluation", "label_encoding", "text_arguments", "trained_on")
 
 

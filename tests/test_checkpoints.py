@@ -480,6 +480,23 @@ def test_a_rerun_with_fewer_epochs_than_its_checkpoint_is_refused_also_without_l
     assert [row["epoch"] for row in seen] == [3] and kept() == ["epoch-0003"]
 
 
+def test_a_rerun_with_other_epochs_and_other_settings_is_told_every_setting_that_resumes_it(splits, tmp_path):
+    """A rerun that changed --epochs and another setting was told "rerun with --epochs 3 to resume it", which was
+    refused again for the other setting. The way out names each setting the checkpoint was written with."""
+    ckpt = str(tmp_path / "ckpt")
+    config = TrainConfig(epochs=3, batch_size=256, lr=0.5, progress=False, seed=4)
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(2))
+    with pytest.raises(FastTextError) as refused:
+        train(*splits, TrainConfig(**dict(config.to_dict(), epochs=1, batch_size=128, lr=0.3)), checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert "epochs 3 -> 1" in message and "batch_size 256 -> 128" in message, message
+    assert "rerun with --epochs 3 --lr 0.5 --batch-size 256 to resume it" in message, message
+    seen = []
+    train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)  # as told: resumed
+    assert [row["epoch"] for row in seen] == [3]
+
+
 def test_a_checkpoint_saved_before_newest_epoch_json_is_found_past_the_reruns_epochs_without_list_bucket(splits,
                                                                                                       unlisted):
     """A checkpoint a version before newest-epoch.json saved to S3 (no note beside it), resumed by a role without

@@ -662,17 +662,18 @@ def test_prepare_refuses_a_review_holding_a_label_word_and_keeps_both_old_splits
 def test_prepare_with_a_limit_names_the_archives_row_not_the_samples():
     """With a limit the split is a sample: an error named the document by its place in the sample ("document 40"),
     where the archive's CSV has it at row 200."""
-    import fasttext_lib.download as download
+    from fasttext_lib import zhang_splits
+    from fasttext_lib.writers import write_fasttext_rows
 
     rows = [("1", f"review {i}") for i in range(199)] + [("1", "it printed __label__2")]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "test.csv")
         with open(path, "w") as f:
             f.write("".join(csv_line(label, text) for label, text in rows))
-        data, numbers = download._spread_sample(path, 40)
+        data, numbers = zhang_splits.spread_sample(path, 40)
         assert numbers[-1] == 200 and data.texts[-1] == "it printed __label__2"  # (the reservoir keeps the last row)
         with pytest.raises(FastTextError, match=r"^cannot write document 200 \(class '1'\)"):
-            download.write_fasttext_rows(data, io.BytesIO(), "x.test", order=download._shuffled(40), numbers=numbers)
+            write_fasttext_rows(data, io.BytesIO(), "x.test", order=zhang_splits.shuffled(40), numbers=numbers)
 
 
 def test_a_failed_prepare_keeps_the_names_file_the_user_edited(server, tmp_path):
@@ -1060,7 +1061,7 @@ def test_a_server_that_trickles_bytes_is_stopped_and_its_partial_download_kept(a
     """A server sending a byte now and then never trips the socket's timeout (each read gets a byte in time): the
     download went on for days without a word (a 166 MB archive at a byte a second). Too few bytes in a whole window
     is one error, the .part kept for a resume."""
-    import fasttext_lib.download as dl
+    import fasttext_lib.download_fetch as dl
 
     spec, data = archive
     base, handler = server
@@ -1136,6 +1137,25 @@ def test_a_partial_download_that_a_gzipped_answer_does_not_begin_with_is_kept_an
                                             rf"partial download {part}.*is kept") as exc:
         download(spec, str(cache), base_url=base_url, progress=False)
     assert "\n" not in str(exc.value) and part.read_bytes() == b"\x1f\x8b" + bytes(98)
+
+
+def test_a_gzipped_answer_shorter_than_the_partial_download_is_refused_and_the_partial_download_kept(
+        archive, server, tmp_path):
+    """A gzip-encoded answer to a resume that ends, whole, before the bytes the .part holds (all of them its start):
+    no archive of which the .part is a start. The .part is kept, and the line says so."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = "gzip"
+    handler.files = {f"/mirror/{spec.filename}": data[:50]}  # (gzip-encoded: longer than the .part, no 416)
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    part.write_bytes(data[:60])
+    with pytest.raises(FastTextError, match=rf"^cannot download .*: the server sends the archive gzip-encoded again "
+                                            rf"\(Content-Encoding\), and it is shorter than the 60 bytes of the "
+                                            rf"partial download {part}; it is kept: delete it to download the archive "
+                                            rf"whole$") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and part.read_bytes() == data[:60]
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=60-"), (f"/mirror/{spec.filename}", None)]
 
 
 def test_a_gzipped_answer_that_is_not_the_archive_fails_verification_and_leaves_nothing(archive, server, tmp_path):
@@ -1264,7 +1284,7 @@ def test_prepare_again_keeps_an_edited_names_file_unless_overwrite_and_reruns_wr
     user had edited too (every other writing command keeps its outputs unless --overwrite). Now what differs is kept
     (one error naming it), a rerun that writes the same bytes (notebook 01 on every run) succeeds, and
     ``overwrite=True`` replaces."""
-    import fasttext_lib.download as download
+    from fasttext_lib import zhang_splits
 
     spec, _ = archive
     out, cache = tmp_path / "out", str(tmp_path / "cache")
@@ -1276,7 +1296,7 @@ def test_prepare_again_keeps_an_edited_names_file_unless_overwrite_and_reruns_wr
     (out / "tiny.classes.txt").write_text("1=great\n2=awful\n3=meh\n")  # the user's own names
     edited = _listing(out)
     # refused as soon as the names are known: before the splits are read (minutes for Yelp)
-    monkeypatch.setattr(download, "_read_split", lambda *a: pytest.fail("the splits were read"))
+    monkeypatch.setattr(zhang_splits, "read_split", lambda *a: pytest.fail("the splits were read"))
     with pytest.raises(FastTextError, match=rf"^{out / 'tiny.classes.txt'} already exists; it differs from what "
                                             rf"prepare writes .*pass --overwrite .*to replace it") as exc:
         prepare(spec, str(out), cache, base_url=server[0], progress=False)
@@ -1422,9 +1442,9 @@ def test_prepare_rerun_to_s3_that_cannot_tell_refuses_before_the_download(archiv
 
 def _meanwhile(monkeypatch, action):
     """Run ``action()`` once, as prepare reads its first split: another run's doing while this one works."""
-    import fasttext_lib.download as download_module
+    from fasttext_lib import zhang_splits
 
-    real, done = download_module._read_split, []
+    real, done = zhang_splits.read_split, []
 
     def read_split(*args):
         if not done:
@@ -1432,7 +1452,7 @@ def _meanwhile(monkeypatch, action):
             action()
         return real(*args)
 
-    monkeypatch.setattr(download_module, "_read_split", read_split)
+    monkeypatch.setattr(zhang_splits, "read_split", read_split)
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])

@@ -510,3 +510,34 @@ def test_a_labeled_csv_with_a_review_over_lines_is_read_by_predict_and_evaluate_
     r = cli_in_process("predict", "--model", model, "--input", path)
     assert r.returncode == 0 and "read as labeled CSV" in r.stderr, r.stderr
     assert [json.loads(line) for line in r.stdout.splitlines()] == Predictor.load(model).predict(texts)
+
+
+@pytest.mark.parametrize("over_lines", [True, False], ids=["review-over-lines", "one-a-line"])
+def test_forced_csv_reads_a_headerless_one_column_csv_as_its_texts(tmp_path, snippets_model, over_lines):
+    """``predict --format csv`` on ``df[["text"]].to_csv(path, index=False, header=False)`` (a review written in
+    paragraphs quoted over lines, or none) stopped with 'expected "class","text"... got 1 column(s)': predict scores no
+    class, so its one column is each record's text, one answer per record, as auto-detection reads the same file.
+    ``evaluate --format csv`` still refuses it in one line: it has no classes to score."""
+    from fasttext_lib.predict import Predictor
+
+    _, texts = _drug_reviews()
+    if not over_lines:
+        texts = [text.replace("\n", " ") for text in texts]
+    path = tmp_path / "reviews.csv"
+    pd.DataFrame({"text": texts})[["text"]].to_csv(path, index=False, header=False)
+    expected = Predictor.load(snippets_model).predict(texts)
+    for given in (["--input", path], ["--input", "-"]):
+        r = cli_in_process("predict", "--model", snippets_model, "--format", "csv", *given,
+                           input=path.read_text() if given[1] == "-" else None)
+        assert r.returncode == 0, r.stderr
+        assert [json.loads(line) for line in r.stdout.splitlines()] == expected
+        assert "Traceback" not in r.stderr and len(r.stderr.splitlines()) <= 1, r.stderr
+    r = cli_in_process("evaluate", "--model", snippets_model, "--format", "csv", "--data", path)
+    errors = r.stderr.splitlines()
+    assert r.returncode == 2 and r.stdout == "" and len(errors) == 1 and errors[0].startswith("error: "), r.stderr
+    # one column as a person types it, no CSV writer's (a quotation mark outside a quoted field): one line says so
+    path.write_text('Worked well for me\nNo side effects at all\nToo tired to drive\nI said "never again"\n')
+    r = cli_in_process("predict", "--model", snippets_model, "--format", "csv", "--input", path)
+    errors = r.stderr.splitlines()
+    assert r.returncode == 2 and r.stdout == "" and len(errors) == 1 and errors[0].startswith("error: "), r.stderr
+    assert "(line 4: a quotation mark outside a quoted field); --format text answers" in errors[0], errors[0]

@@ -1327,3 +1327,64 @@ def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_s
     assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
     plt.close(fig)
+
+
+def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_bucket, monkeypatch, capsys):
+    """02's autotune cell wrote the new autotune.png and autotune_trials.csv before the save cell: a save that then
+    failed (a denied write, the Stop button during a long upload) put the older bundle and history back, beside the
+    new search's plot and table, of a model never saved. The cell shows them and keeps them for the save, which puts
+    them in place with the model and its history: on a failed save the earlier search's files stay as they were, and
+    a search whose model is not the one saved (a Stop after the search: the cell did not keep it) is never written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    import fasttext_lib.autotune as autotune_module
+    from conftest import make_splits
+    from fasttext_lib import bundle
+    from fasttext_lib.autotune import TRIAL_COLUMNS
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.figures import png_software
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    real_autotune = autotune_module.autotune
+    monkeypatch.setattr(autotune_module, "autotune",  # one trial: seconds
+                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, verbose=False, **kwargs))
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train_data, test_data = make_splits(200, 50, seed=0)
+    earlier = train(train_data, test_data, TrainConfig(epochs=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
+    ws.save_autotune(trials, fig, "run")  # an earlier autotuned run: its search's files, its model and history
+    ws.save_run(earlier, "run", fig)
+    run = ws.out / "run"
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+
+    tuned = ws.autotune(train_data, test_data, TrainConfig(progress=False), "run", duration=600)
+    assert "trial  phase" in capsys.readouterr().out  # the trial table is shown in the cell
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # nothing written before the save
+
+    def denied(*args, **kwargs):
+        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+
+    real_publish = bundle.publish_bundle
+    monkeypatch.setattr(bundle, "publish_bundle", denied)
+    with pytest.raises(FastTextError, match="access denied"):
+        ws.save_run(tuned.trained, "run", fig)
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # the earlier model's files, all of them only
+    monkeypatch.setattr(bundle, "publish_bundle", real_publish)
+    ws.save_run(tuned.trained, "run", fig)  # the save cell run again
+    assert sorted(p.name for p in run.iterdir()) == ["autotune.png", "autotune_trials.csv", "history.csv", "history.png"]
+    assert (run / "autotune_trials.csv").read_bytes() == tuned.trials.to_csv(index=False).encode()
+    assert png_software(run / "autotune.png") == "fasttext_lib" and (run / "autotune.png").read_bytes() != before[
+        "autotune.png"]
+
+    tuned = ws.autotune(train_data, test_data, TrainConfig(progress=False), "run", duration=600)
+    ws.save_run(earlier, "run", fig)  # not the search's model (a Stop after the search: the cell kept the one before)
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]  # neither search's files
+    plt.close(fig)

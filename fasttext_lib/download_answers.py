@@ -1,0 +1,135 @@
+"""The server's answer to a request for an archive: opened (from a byte, with an HTTP ``Range``), its errors in one
+line each, and checked for what is not the archive's bytes: another encoding, a page, a range from elsewhere.
+
+Only the standard library's urllib is used for HTTP, so nothing beyond the base dependencies is needed.
+"""
+import os
+import re
+import urllib.error
+import urllib.request
+from http.client import BadStatusLine, HTTPException, RemoteDisconnected
+
+from .errors import FastTextError
+
+_TIMEOUT_S = 60
+
+
+def open_from_byte(url, offset, part):
+    """The server's response to a request for ``url`` from byte ``offset`` (a Range); None: the range was refused
+    (416), so ``part`` is no prefix of the archive. Its errors end in one line."""
+    request = urllib.request.Request(url, headers={"Range": f"bytes={offset}-"} if offset else {})
+    try:
+        return urllib.request.urlopen(request, timeout=_TIMEOUT_S)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 416 and offset:
+            return None
+        # (urllib's reason for a redirect loop holds line breaks: the error is one line)
+        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}"
+                            f"{_when_busy(exc, part)}") from None
+    except BadStatusLine as exc:
+        raise FastTextError(f"cannot download {url}: {_not_http(exc)}") from None
+    except (urllib.error.URLError, HTTPException, OSError) as exc:
+        raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
+    # (url itself was parsed by zhang_datasets.archive_url: a ValueError is a redirect's Location, e.g. http://[::1/...)
+    except ValueError as exc:
+        raise FastTextError(f"cannot download {url}: the server redirects to a URL that cannot be read "
+                            f"({exc})") from None  # (was a ValueError traceback)
+
+
+def content_encoding(response):
+    """The encoding the server sends the body in (Content-Encoding), lower case; ``""``: none (the bytes as they are).
+    urllib decodes none: a server that gzips the .tgz again (a CDN, a web server compressing every file) sent bytes
+    that "failed verification ... run again to retry", which failed so every time."""
+    encoding = " ".join((response.headers.get("Content-Encoding") or "").split()).lower()
+    return "" if encoding == "identity" else encoding
+
+
+def refuse_an_encoding(encoding, response, url, part, spec, offset):
+    """Refuse an answer sent in another encoding than gzip (which download_fetch's ``_Gunzipped`` decodes), or a
+    range of its encoding to a request for the whole (``response.status`` 206): neither is the archive's bytes."""
+    if encoding in ("gzip", "x-gzip") and response.status != 206:
+        return
+    kept = f"; the partial download {part} is kept" if offset else ""
+    what = ("and answers a request for all of it with a range of that" if encoding in ("gzip", "x-gzip")
+            else "which is not decoded here")
+    encoding = encoding[:40] if encoding.isprintable() else "an unreadable"
+    raise FastTextError(f"cannot download {url}: the server sends the archive {encoding}-encoded (Content-Encoding: "
+                        f"{encoding}), {what}: pass --base-url a mirror that sends the .tgz as it is, or copy "
+                        f"{spec.filename} into the cache folder yourself (a verified archive there is used as it "
+                        f"is){kept}")
+
+
+# Answers that say "not now" rather than "not here": the same request may succeed later.
+_BUSY = (429, 502, 503, 504)
+
+
+def _when_busy(error, part):
+    """What a busy server's answer (``error``, an HTTPError) means for the user: run again later (when its
+    Retry-After says), and that the partial download ``part`` is kept. It said only "HTTP 503 Service Unavailable",
+    and a user deleted a .part of hundreds of MB to start clean. Other statuses: ``""``."""
+    if error.code not in _BUSY:
+        return ""
+    wait = " ".join(((error.headers and error.headers.get("Retry-After")) or "").split())[:40]  # seconds, or a date
+    if wait.isdigit():
+        wait = f"; it asks to wait {wait} s"
+    elif wait and wait.isprintable():
+        wait = f"; it asks to wait until {wait}"
+    else:
+        wait = ""
+    kept = f"; the partial download {part} is kept and will be resumed" if os.path.exists(part) else ""
+    return f" (the server is busy or down{wait}): run again later{kept}"
+
+
+def _not_http(error):
+    """A BadStatusLine's meaning: the answer has no HTTP status line (a service of another protocol on that port,
+    a TLS port written http://). Its message was that first line itself: up to 64 KB of binary bytes."""
+    if isinstance(error, RemoteDisconnected):  # (a BadStatusLine too: nothing was answered at all)
+        return str(error)
+    return (f"the server's answer is not HTTP (it begins {str(error.line)[:24]!r}): is the URL's scheme (http://, "
+            f"https://) and port right?")
+
+
+def refuse_a_page(response, length, url, spec):
+    """A text page answering the download (a captive portal's login page, an expired link's error page) is said to be
+    one: it was taken for a damaged archive, "failed verification ... run again to retry", which fails alike every
+    time. One of the archive's exact length is left to the md5 (a real archive a server labels text/plain)."""
+    if response.headers.get("Content-Type") is None:  # (get_content_type's default is text/plain: no page)
+        return
+    kind = response.headers.get_content_type()
+    if kind.startswith("text/") and length != spec.size:
+        raise FastTextError(f"cannot download {url}: the server answered with a {kind} page, not the {spec.size}-byte "
+                            f"archive (a captive portal, a login page or an expired link?); open the URL in a browser "
+                            f"to see it, or pass --base-url a mirror that holds {spec.filename}")
+
+
+def check_range_start(response, offset, url, part):
+    """Refuse a 206 whose Content-Range starts elsewhere than at ``offset`` (a broken cache or proxy answering from
+    byte 0): its bytes were appended all the same, the archive failed its md5, and the .part (up to 690 MB) was
+    deleted. The .part is kept for a resume once the path to the server is sound again."""
+    match = re.match(r"\s*bytes\s+(\d+)-", response.headers.get("Content-Range") or "")
+    if match and int(match.group(1)) != offset:
+        raise FastTextError(f"cannot download {url}: asked to resume at byte {offset}, the server sends the bytes "
+                            f"from {match.group(1)} (a broken cache or proxy on the way?); the partial download {part} "
+                            f"is kept: run again to resume (delete it to start over)")
+
+
+def sends_the_whole(response, length, spec):
+    """Is a 206 answer to a resume the whole archive (a server sending from byte 0 whatever the range asked): no
+    Content-Range and the archive's length, or a Content-Range from byte 0 to its end? Its bytes were appended to the
+    .part, and the archive "failed verification ... run again to retry", which failed so every time."""
+    content_range = response.headers.get("Content-Range")
+    if content_range is None:
+        return length == spec.size
+    match = re.match(r"\s*bytes\s+0-(\d+)/", content_range)
+    return bool(match) and int(match.group(1)) == spec.size - 1 and length in (None, spec.size)
+
+
+def announced_length(response):
+    """The body's length as the server announced it, or None: none announced, or a Content-Length that is no
+    number (two headers a proxy merged, ``123, 123``), which http.client itself reads as unknown (here it was a
+    ValueError traceback)."""
+    try:
+        length = int(response.headers.get("Content-Length"))
+    except (TypeError, ValueError):
+        return None
+    return length if length >= 0 else None

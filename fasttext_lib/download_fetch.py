@@ -1,0 +1,270 @@
+"""Fetch an archive into its partial download (``<archive>.part``): resumed with an HTTP ``Range`` request where an
+earlier download stopped, written to disk as it arrives, and stopped in one line when the server is too slow, sends
+more than the archive or the connection is lost (the ``.part`` kept for a rerun to resume). An archive the server
+gzip-encodes again (Content-Encoding) is decoded. download.py verifies what was fetched.
+"""
+import contextlib
+import os
+import time
+import zlib
+from dataclasses import dataclass
+from http.client import HTTPException
+from typing import Optional
+
+from .download_answers import (announced_length, check_range_start, content_encoding, open_from_byte,
+                               refuse_a_page, refuse_an_encoding, sends_the_whole)
+from .download_cache import fail_verification, partial_size, remove_if_there
+from .errors import FastTextError
+from .progress import bar
+
+_CHUNK = 1 << 20  # the most read at a time
+# A server that sends a byte now and then never trips download_answers' _TIMEOUT_S (each read gets something in
+# time): fewer than _STALL_MIN_BYTES in _STALL_WINDOW_S (under ~0.5 KB/s: days for Yelp's 166 MB) stops the
+# download, .part kept.
+_STALL_WINDOW_S = 120
+_STALL_MIN_BYTES = 64 * 1024
+
+
+def fetch(url, part, spec, progress):
+    """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent its whole response.
+
+    Its steps, in order: where to resume (the .part's size), the server's answer from there, where that answer's
+    body goes (the answer checked: a page, another encoding, a range from elsewhere), the body copied into the .part
+    as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to resume).
+    """
+    offset = _bytes_to_resume_from(part, spec)
+    if offset == spec.size:  # complete already, only verification is left
+        return
+    response = _answer_from_byte(url, offset, part)
+    if response is None:  # the server rejects our range (416): the .part is not a prefix
+        remove_if_there(part)
+        return fetch(url, part, spec, progress)
+    with response:
+        body = _where_the_body_goes(response, offset, url, part, spec)
+        with _part_to_write(part, body.start) as out, _part_to_compare(part, body.held) as have, \
+                bar(total=spec.size, initial=body.start - body.held, desc=spec.filename, disable=not progress,
+                    unit="B", unit_scale=True, unit_divisor=1024) as pbar:
+            read = _body_reader(response, body.encoding)
+            error = _copy_body(read, out, have, body, pbar, url, part, spec)
+            _refuse_a_damaged_body(out, error, url, part, spec)
+            _refuse_a_body_cut_short(out, read, error, body, url, part, spec)
+
+
+def _bytes_to_resume_from(part, spec):
+    """The size of the partial download ``part``: where the download resumes (0: from the start, the .part deleted
+    when it is longer than the archive)."""
+    offset = partial_size(part)
+    if offset > spec.size:  # cannot be a prefix of the right file
+        remove_if_there(part)
+        offset = 0
+    return offset
+
+
+def _answer_from_byte(url, offset, part):
+    """The server's answer to a request for the archive from byte ``offset``; None: the range was refused (416)."""
+    response = open_from_byte(url, offset, part)
+    if response is not None and response.status == 206 and content_encoding(response):
+        # A range of the server's encoding (HTTP's ranges are of the bytes sent), no range of the archive: appended,
+        # it failed the md5 and the .part was deleted. The whole is read instead, its start compared with the .part.
+        response.close()
+        response = open_from_byte(url, 0, part)
+    return response
+
+
+@dataclass
+class _Body:
+    """Where the bytes of the server's answer go. ``start``: the archive's byte the .part is continued from (0:
+    written anew); ``held``: how many of the body's first bytes the .part holds already, compared with it and not
+    written again (a gzip-encoded answer to a resume, read from its start), counted down as they are compared;
+    ``length``: its announced length in the archive's bytes (None: unknown, or the encoding's); ``encoding``: its
+    Content-Encoding (``""``: none)."""
+
+    start: int
+    held: int
+    length: Optional[int]
+    encoding: str
+
+
+def _where_the_body_goes(response, offset, url, part, spec):
+    """Check the answer to a request from byte ``offset`` (the .part's size), and say where its body goes."""
+    length = announced_length(response)
+    encoding = content_encoding(response)
+    held = 0
+    if encoding:  # (a server or CDN that compresses the .tgz again: its length is the encoding's)
+        refuse_an_encoding(encoding, response, url, part, spec, offset)
+        refuse_a_page(response, None, url, spec)
+        held, length = offset, None
+    elif response.status != 206:  # the server ignored Range and sends the whole file: start over
+        if offset:
+            _refuse_to_restart_for_another_length(length, offset, url, part, spec)
+        offset = 0
+        refuse_a_page(response, length, url, spec)
+    elif sends_the_whole(response, length, spec):  # (a 206 from byte 0 whatever the range: it was appended)
+        offset = 0
+    else:
+        check_range_start(response, offset, url, part)
+    if length is not None and length != spec.size - offset:
+        fail_verification(part, url, f"server sends {offset + length} bytes, expected {spec.size}")
+    return _Body(offset, held, length, encoding)
+
+
+def _refuse_to_restart_for_another_length(length, offset, url, part, spec):
+    """A resume answered with the whole file starts over, unless what it sends is not the archive (a captive
+    portal's or a proxy's page): taken for the whole file, it deleted the .part (hundreds of MB) or truncated it to
+    the page."""
+    if length != spec.size:
+        what = "a response of unknown length" if length is None else f"{length} bytes"
+        raise FastTextError(f"cannot download {url}: the request to resume at byte {offset} was answered with "
+                            f"{what}, not the {spec.size}-byte archive (a captive portal or a proxy's page?); "
+                            f"the partial download {part} is kept: run again to resume (delete it to start "
+                            f"over)")
+
+
+def _part_to_write(part, start):
+    """``part`` opened to be continued from byte ``start`` (appended to), or written anew (``start`` 0)."""
+    # (O_NOFOLLOW: a link put there since partial_size looked is refused, not followed out of the cache)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if start else os.O_TRUNC)
+    return os.fdopen(os.open(part, flags, 0o666), "ab" if start else "wb")
+
+
+def _part_to_compare(part, held):
+    """``part`` opened to read the ``held`` bytes the body's start is compared with (none: nothing opened)."""
+    if not held:
+        return contextlib.nullcontext()
+    return os.fdopen(os.open(part, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+
+
+def _body_reader(response, encoding):
+    """A read function for the body: the archive's bytes as they arrive, decoded when it is gzip-encoded."""
+    # read1: what has arrived, not a full _CHUNK (read waits for 1 MB however slowly it trickles in)
+    read = getattr(response, "read1", response.read)
+    return _Gunzipped(read) if encoding else read
+
+
+def _copy_body(read, out, have, body, pbar, url, part, spec):
+    """Append the body to the .part (``out``) as it arrives, until it ends or runs past the archive's size; return
+    the error that ended it (None: none)."""
+    stall = _StallWatch(url, spec)
+    while True:
+        block, error = _next_block(read)
+        if not block:
+            return error
+        if body.held:  # (a gzip-encoded answer to a resume: its start is what the .part holds already)
+            same = _compare_with_the_part(block, have, body, url, part)
+            pbar.update(same)
+            stall.count(same)
+            block = block[same:]
+        out.write(block)
+        out.flush()  # (on disk as it arrives: a kill -9 keeps all of it, and the progress can be seen there)
+        pbar.update(len(block))
+        stall.count(len(block))
+        stall.check(out.tell())
+        if out.tell() > spec.size:  # (a response of no announced length: a page, or an endless stream,
+            return None  # was written until it ended, however far past the archive: tens of GB, a full disk)
+
+
+def _next_block(read):
+    """The body's next block and None, or ``b""`` and the error that ended the body (a connection lost, a gzip
+    encoding that cannot be decoded); ``b""`` and None at its end."""
+    try:
+        return read(_CHUNK), None
+    except (HTTPException, OSError, zlib.error) as exc:
+        return b"", exc
+
+
+def _compare_with_the_part(block, have, body, url, part):
+    """Compare the start of ``block`` with the next of the ``body.held`` bytes the .part holds (``have``), which a
+    gzip-encoded answer to a resume sends again; return how many were compared (counted off ``body.held``). A body
+    that begins otherwise is another archive's: refused, the .part kept."""
+    same = block[:body.held]
+    if have.read(len(same)) != same:
+        raise FastTextError(f"cannot download {url}: the server sends the archive gzip-encoded again "
+                            f"(Content-Encoding), and it does not begin with the {body.start} bytes of the "
+                            f"partial download {part} (another archive's?); it is kept: delete it to "
+                            f"download the archive whole")
+    body.held -= len(same)
+    return len(same)
+
+
+class _StallWatch:
+    """Stops a download whose server sends fewer than _STALL_MIN_BYTES in a window of _STALL_WINDOW_S."""
+
+    def __init__(self, url, spec):
+        self._url, self._spec = url, spec
+        self._window_start, self._window_bytes = time.monotonic(), 0
+
+    def count(self, size):
+        self._window_bytes += size
+
+    def check(self, written):
+        """Refuse a window that has ended with too few bytes (``written``: the .part's size, for the message)."""
+        if time.monotonic() - self._window_start >= _STALL_WINDOW_S:
+            if self._window_bytes < _STALL_MIN_BYTES:
+                raise FastTextError(f"cannot download {self._url}: the server sends too slowly ({self._window_bytes} "
+                                    f"bytes in {_STALL_WINDOW_S:g} s, {written} of {self._spec.size} so far); "
+                                    f"the partial download is kept: run again to resume (or pass "
+                                    f"--base-url a faster mirror)")
+            self._window_start, self._window_bytes = time.monotonic(), 0
+
+
+def _refuse_a_damaged_body(out, error, url, part, spec):
+    """Refuse a body that cannot be the archive, the .part deleted: longer than it, or a gzip encoding that cannot
+    be decoded."""
+    if out.tell() > spec.size:
+        out.close()
+        fail_verification(part, url, f"the server sends more than the {spec.size} bytes expected")
+    if isinstance(error, zlib.error):  # (its bytes damaged on the way: what was decoded cannot be trusted)
+        out.close()
+        fail_verification(part, url, f"the server's gzip encoding of it cannot be decoded: {error}")
+
+
+def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):
+    """Refuse a body that ended before the archive's end, the .part kept for a resume."""
+    # http.client ends a short body silently instead of raising IncompleteRead, so compare with
+    # the announced length (a gzip encoding's own end, for one sent so). The .part is kept: the next call
+    # resumes where this one stopped.
+    cut = not read.complete if body.encoding else body.length is not None and out.tell() < spec.size
+    if error or cut:
+        raise FastTextError(f"cannot download {url}: connection lost after {out.tell()} of {spec.size} "
+                            f"bytes{f' ({error.__class__.__name__})' if error else ''}; run again to resume")
+    if body.held:  # (the whole body was shorter than the .part: it is no archive of which the .part is a start)
+        raise FastTextError(f"cannot download {url}: the server sends the archive gzip-encoded again "
+                            f"(Content-Encoding), and it is shorter than the {body.start} bytes of the partial "
+                            f"download {part}; it is kept: delete it to download the archive whole")
+    out.flush()
+    if not body.encoding and body.length is None and out.tell() < spec.size and _starts_as_the_archive(part):
+        # No announced length (an HTTP/1.0 proxy), so the connection's close was the body's only end: a
+        # body cut short looked complete, failed its size check and was deleted. One that begins as the
+        # archive does (gzip) is kept; a page (a captive portal's) is not, and fails verification below.
+        raise FastTextError(f"cannot download {url}: the connection closed after {out.tell()} of {spec.size} "
+                            f"bytes (the server announced no length); run again to resume")
+
+
+class _Gunzipped:
+    """A read function for a body the server sent gzip-encoded, returning the bytes it encodes: at most ``size`` a
+    call (a small body may encode gigabytes); ``b""`` at the end. ``complete``: the encoding's own end was reached
+    (not: the body was cut short). The decoded bytes are verified as any download's are, by size and md5."""
+
+    def __init__(self, read):
+        self._read = read
+        self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)  # (16+: gzip's header and trailer, not zlib's)
+
+    @property
+    def complete(self):
+        return self._inflate.eof
+
+    def __call__(self, size):
+        while not self._inflate.eof:
+            encoded = self._inflate.unconsumed_tail or self._read(size)
+            if not encoded:
+                return b""
+            block = self._inflate.decompress(encoded, size)
+            if block:
+                return block
+        return b""
+
+
+def _starts_as_the_archive(path):
+    """Does ``path`` begin as a .tgz does (gzip's magic bytes)?"""
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
