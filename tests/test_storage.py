@@ -2218,12 +2218,9 @@ def test_a_local_create_only_pair_stopped_partway_says_what_it_could_not_take_ba
     assert sorted(os.listdir(out)) == ["train.csv"]
 
 
-@pytest.mark.parametrize("failure", ["busy", "interrupted"])
-def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, monkeypatch, failure):
-    """The pair's files are put in place by renames, one after the other: a second rename that failed (a test file
-    bind-mounted into a container: EBUSY) or a SIGTERM between them left the new train split beside the old test
-    split, the old train split gone. The first is put back now, and nothing else is left in the folder."""
-    uris = _write_pair(str(tmp_path), "old")
+def _second_rename_failing(monkeypatch, failure):
+    """``os.replace`` failing (``"busy"``: EBUSY) or stopped (``"interrupted"``) as it puts a pair's test split in
+    place; the real ``os.replace`` returned."""
     real_replace = os.replace
 
     def second_fails(src, dst, *args, **kwargs):
@@ -2234,6 +2231,16 @@ def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, mon
         return real_replace(src, dst, *args, **kwargs)
 
     monkeypatch.setattr(os, "replace", second_fails)
+    return real_replace
+
+
+@pytest.mark.parametrize("failure", ["busy", "interrupted"])
+def test_a_local_pair_whose_second_rename_fails_keeps_the_old_pair(tmp_path, monkeypatch, failure):
+    """The pair's files are put in place by renames, one after the other: a second rename that failed (a test file
+    bind-mounted into a container: EBUSY) or a SIGTERM between them left the new train split beside the old test
+    split, the old train split gone. The first is put back now, and nothing else is left in the folder."""
+    uris = _write_pair(str(tmp_path), "old")
+    real_replace = _second_rename_failing(monkeypatch, failure)
     with pytest.raises(FastTextError if failure == "busy" else KeyboardInterrupt):
         _write_pair(str(tmp_path), "new")
     monkeypatch.setattr(os, "replace", real_replace)
@@ -2256,17 +2263,8 @@ def test_a_pair_replaced_on_a_file_system_without_hard_links_keeps_the_old_pair_
     Where the file system has no hard links nothing was kept, and the failure "took back" the new train split by
     deleting it: the user's old train split, replaced by it, was lost. The old file is kept as a copy there now."""
     uris = _write_pair(str(tmp_path), "old")
-    real_replace = os.replace
     _no_hard_links(monkeypatch)
-
-    def second_fails(src, dst, *args, **kwargs):
-        if str(dst).endswith("pair.test"):
-            if failure == "busy":
-                raise OSError(errno.EBUSY, "Device or resource busy", dst)
-            raise KeyboardInterrupt  # (what a SIGTERM raises in the main thread: stops.Interrupted)
-        return real_replace(src, dst, *args, **kwargs)
-
-    monkeypatch.setattr(os, "replace", second_fails)
+    _second_rename_failing(monkeypatch, failure)
     with pytest.raises(FastTextError if failure == "busy" else KeyboardInterrupt) as err:
         _write_pair(str(tmp_path), "new")
     monkeypatch.undo()
