@@ -10,7 +10,6 @@ lines"): :class:`QuotedSpans` reads the lines as ``csv.reader(strict=True)`` wou
 checked, and :meth:`QuotedSpans.reading` says what they are read as.
 """
 import csv
-import io
 import re
 
 from .errors import FastTextError
@@ -54,7 +53,10 @@ class QuotedSpans:
                 self._unclosed()
             return
         if '"' not in line:  # (most lines: no parse)
-            if line:
+            if "\r" in line or len(line) > self.limit:  # what one_column_records' reader refuses in an unquoted field
+                self._not_written(self.lineno, "a carriage return outside a quoted field" if "\r" in line
+                                  else f"a field longer than {self.limit >> 20} Mi characters")
+            elif line:
                 self._record(self.lineno, line.count(",") + 1)
             return
         self.start, self.pending, self.pending_chars = self.lineno, [line], len(line) + 1
@@ -67,8 +69,8 @@ class QuotedSpans:
     def _parse(self):
         """Read the pending lines as CSV: one record, or a quoted field still open (more lines to come)."""
         text = "\n".join(self.pending) + "\n"
-        try:
-            records = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+        try:  # (fed as one_column_records feeds them: a lone \r outside quotes is an error, not a record's end)
+            records = list(csv.reader([line + "\n" for line in self.pending], strict=True))
         except csv.Error as exc:
             if str(exc) == "unexpected end of data":  # (strict CSV's error for a quoted field open at the end)
                 if self.pending_chars > self.limit:
