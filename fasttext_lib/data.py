@@ -288,7 +288,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         columns = text_only_columns(ahead, header_row, index, predicting, uri, note)  # (training: refused)
         found["class_columns"] = several_class_columns(header)  # (predict: its classes are not scored)
         for text in table_texts(_noting_lines(repeated.skipped(chain_lines(ahead[1:], rows)), found), header, columns,
-                                lambda start: f"{uri}:{start}"):
+                                lambda start: f"{uri}:{start}", fmt == "tsv"):
             yield None, text
         return
     columns = class_and_text_columns(ahead, choice, header_row, predicting, uri)
