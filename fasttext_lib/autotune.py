@@ -362,7 +362,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         del chosen  # the refit replaces it: never two full models in memory
         both = LabeledTexts(list(train_data.labels) + list(val_data.labels), list(train_data.texts) + list(val_data.texts),
                             # (the lines of its classes: its warnings as the trials', each said once)
-                            names=dict(train_data.names), first_lines=dict(train_data.first_lines))
+                            names=dict(train_data.names), first_lines=dict(train_data.first_lines),
+                            files=train_data.files)
         try:
             chosen = train(both, None, config, pretrained=pretrained)
         except Diverged as exc:

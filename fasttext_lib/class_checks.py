@@ -6,6 +6,7 @@ file; :func:`check_classes` runs them before anything is featurized (train.train
 import contextlib
 import os
 import re
+import shlex
 import sys
 import unicodedata
 
@@ -120,17 +121,21 @@ _SED_SAFE = re.compile(r"[\w-]+")  # labels a sed expression can hold as written
 
 
 def _how_to_merge(data, pairs):
-    """How to write the classes of ``pairs`` one way (lowercased): pandas', and for one local fastText-format file a
-    sed line that rewrites its ``__label__`` words in place (keeping a ``.bak`` copy)."""
+    """How to write the classes of ``pairs`` one way (lowercased): pandas', and for local fastText-format files a sed
+    line that rewrites their ``__label__`` words in place (keeping ``.bak`` copies): each file read (the classes of
+    one may be first met in another), none compressed (sed edits no gzip), each quoted for a shell; a word is a label
+    where the reader takes one, at the start of a token (``x__label__Pos`` is text)."""
     pandas = "pandas: df['label'] = df['label'].str.lower()"
-    files = {uri for uri, _ in data.first_lines.values()} if data is not None else set()
+    files = list(dict.fromkeys(uri for uri, _ in getattr(data, "files", ())))
     spelled = sorted({c for pair in pairs for c in pair if c != c.lower()})
-    if (getattr(data, "class_from", "") != CLASS_FROM_FASTTEXT or len(files) != 1 or "://" in min(files)
+    if (getattr(data, "class_from", "") != CLASS_FROM_FASTTEXT or not files
+            or any("://" in uri or uri == "-" or compression for uri, compression in data.files)
             or not all(_SED_SAFE.fullmatch(c) and _SED_SAFE.fullmatch(c.lower()) for c in spelled)):
         return pandas
-    rules = [f"'s/__label__{c}([[:space:]]|$)/__label__{c.lower()}\\1/g'" for c in spelled]
+    rules = [f"'s/(^|[[:space:]])__label__{c}([[:space:]]|$)/\\1__label__{c.lower()}\\2/g'" for c in spelled]
     sed = rules[0] if len(rules) == 1 else " ".join(f"-e {rule}" for rule in rules)
-    return f"{pandas}; this file: sed -E -i.bak {sed} {min(files)}"
+    paths = " ".join(shlex.quote("./" + uri if uri.startswith("-") else uri) for uri in files)  # (-x: no option)
+    return f"{pandas}; {'this file' if len(files) == 1 else 'these files'}: sed -E -i.bak {sed} {paths}"
 
 
 _SAID = None  # inside warnings_said_once(): the warnings said so far

@@ -750,10 +750,20 @@ def table_text_columns(header, rows):
     return header_text_columns(header, (-1, text_header_columns(header)), rows)[1]
 
 
-def table_texts(records, header, columns, where):
+def width_error(where, fields, width, tsv=False):
+    """The error of a record of ``fields`` fields under a header row of ``width`` (``tsv``: a TSV's). Wider: a
+    separator typed in an unquoted text (a tab in a TSV, where a comma does no harm); narrower: a field left out, or a
+    text broken over lines unquoted (a separator typed in a text makes no record narrower)."""
+    why = (f"{'a tab' if tsv else 'a comma'} in an unquoted text? quote the field" if fields > width
+           else "a field left out, or a line break in an unquoted text? quote the field")
+    return FastTextError(f"{where}: malformed CSV row: {fields} column(s) where the header row has {width} ({why})")
+
+
+def table_texts(records, header, columns, where, tsv=False):
     """The text of each of ``records`` (``(record, position)`` pairs, a file's after its ``header`` of text columns:
     :func:`table_text_columns`' ``columns``): every column joined when they are all text, else the text columns of a
-    record as wide as the header (another width is an error at ``where(position)``); a blank record ``""``."""
+    record as wide as the header (another width is an error at ``where(position)``: :func:`width_error`, ``tsv``); a
+    blank record ``""``."""
     whole = columns == list(range(len(header)))
     for record, position in records:
         if not record:
@@ -765,8 +775,7 @@ def table_texts(records, header, columns, where):
         elif whole:
             yield csv_text(record)
         elif len(record) != len(header):
-            raise FastTextError(f"{where(position)}: malformed CSV row: {len(record)} column(s) where the header row "
-                                f"has {len(header)} (a comma in an unquoted text? quote the field)")
+            raise width_error(where(position), len(record), len(header), tsv)
         else:
             yield csv_text([record[c] for c in columns])
 

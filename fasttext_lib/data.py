@@ -54,6 +54,9 @@ class LabeledTexts:
     # where each class is first met, ``{label: (file, line)}`` (read_labeled's, :func:`first_lines_as_read`): the
     # line an error or a warning about the class names; empty for data not read from a file
     first_lines: Dict[str, tuple] = field(default_factory=dict, compare=False, repr=False)
+    # the files read, in order, each ``(uri, compression)`` (``"gzip"``, ``"bzip2"``, ``"xz"`` or None:
+    # lines.decompressed's): a warning's command that edits them names each one, and none that is compressed
+    files: tuple = field(default=(), compare=False, repr=False)
 
     def __len__(self):
         return len(self.texts)
@@ -65,7 +68,7 @@ class LabeledTexts:
 
     def head(self, n):
         return LabeledTexts(list(self.labels)[:n], list(self.texts)[:n], dict(self.names), self.class_from,
-                            dict(self.first_lines))
+                            dict(self.first_lines), self.files)
 
     def subset(self, indices):
         """The documents at ``indices`` (positions), in that order (names kept)."""
@@ -74,7 +77,7 @@ class LabeledTexts:
         # KeyError traceback, or took other rows than drawn)
         labels, texts = list(self.labels), list(self.texts)
         return LabeledTexts([labels[i] for i in indices], [texts[i] for i in indices], dict(self.names),
-                            self.class_from, dict(self.first_lines))  # (a line of each class: still one of it)
+                            self.class_from, dict(self.first_lines), self.files)  # (a line of each class: still one of it)
 
     def display_labels(self):
         """Each document's label as shown: its name when known, else the raw label."""
@@ -98,6 +101,7 @@ class CountedTexts:
     names: Dict[str, str] = field(default_factory=dict)  # what the labels mean, as LabeledTexts.names
     class_from: object = ""  # as LabeledTexts.class_from
     first_lines: Dict[str, tuple] = field(default_factory=dict, compare=False, repr=False)  # as LabeledTexts'
+    files: tuple = field(default=(), compare=False, repr=False)  # as LabeledTexts'
 
     def __len__(self):
         return len(self.labels)
@@ -223,6 +227,8 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
         raise FastTextError(f"unknown data format {fmt!r}; choose one of {', '.join(FORMATS)}")
     uri = str(uri)
     stream, compression = open_decompressed(uri)
+    if found is not None:
+        found["compression"] = compression  # (LabeledTexts.files)
     try:
         # (compressed data cut short is refused by its decompressor: "corrupt or truncated gzip data")
         opened = regular_file_size(stream) if compression is None else None
@@ -282,7 +288,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         columns = text_only_columns(ahead, header_row, index, predicting, uri, note)  # (training: refused)
         found["class_columns"] = several_class_columns(header)  # (predict: its classes are not scored)
         for text in table_texts(_noting_lines(repeated.skipped(chain_lines(ahead[1:], rows)), found), header, columns,
-                                lambda start: f"{uri}:{start}"):
+                                lambda start: f"{uri}:{start}", fmt == "tsv"):
             yield None, text
         return
     columns = class_and_text_columns(ahead, choice, header_row, predicting, uri)
@@ -396,7 +402,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
             break
     data.labels = whole_number_classes(data.labels)  # (over every file read: one class is one class in all)
     data.first_lines = first_lines_as_read(first_lines)
-    data.class_from = class_from_files(_class_from_each(layout))
+    data.class_from, data.files = class_from_files(_class_from_each(layout)), _files_of(layout)
     if find_names:
         data.names = label_names.kept_for_data(found, data.labels, names_file,
                                                subset=limited or label_names.named_for(names_file, uris[0]))
@@ -417,6 +423,11 @@ def _each_file(uris, fmt, note, layout, count):
         if count() == before:
             raise FastTextError(f"{uri}: contains no labeled documents")
         note_no_words(str(uri), read, note)
+
+
+def _files_of(layout):
+    """:attr:`LabeledTexts.files` of :func:`_each_file`'s ``layout``."""
+    return tuple((str(uri), read.get("compression")) for uri, read in layout)
 
 
 def _class_from_each(layout):
@@ -517,7 +528,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     # another were two classes, 1.0 and 1): one pass over the interned labels, after the texts are counted.
     labels = whole_number_classes(labels)
     data = CountedTexts(labels, counts, sample, class_from=class_from_files(_class_from_each(layout)),
-                        first_lines=first_lines_as_read(first_lines))
+                        first_lines=first_lines_as_read(first_lines), files=_files_of(layout))
     if find_names and len(uris) == 1:
         data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data

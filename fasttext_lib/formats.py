@@ -24,7 +24,7 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, c
                       index_header_start, index_named, is_int_text, looks_like_header, number_with_comma,
                       one_column_text_header, reads_as_number, semicolon_header, series_values_header,
                       several_class_columns, short_header, short_names, table_header, tsv_header_line,
-                      unread_columns, whole_number)
+                      unread_columns, whole_number, width_error)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line
 from .lines import LONE_CR_HINT, chain_lines, has_lone_cr, stripped_start
@@ -331,8 +331,7 @@ def csv_row_to_example(row, uri, lineno, layout=None, tsv=False):
     if layout is not None:
         label_col, text_cols, width = layout
         if len(row) != width:  # (a TSV's stray separator is a tab typed in a text: a comma there does no harm)
-            raise FastTextError(f"{uri}:{lineno}: malformed CSV row: {len(row)} column(s) where the header row has "
-                                f"{width} ({'a tab' if tsv else 'a comma'} in an unquoted text? quote the field)")
+            raise width_error(f"{uri}:{lineno}", len(row), width, tsv)
         label = row[label_col].strip()
         if not label:
             raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column{_NO_CLASS}")

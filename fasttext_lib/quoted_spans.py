@@ -10,7 +10,6 @@ lines"): :class:`QuotedSpans` reads the lines as ``csv.reader(strict=True)`` wou
 checked, and :meth:`QuotedSpans.reading` says what they are read as.
 """
 import csv
-import io
 import re
 
 from .errors import FastTextError
@@ -35,7 +34,7 @@ class QuotedSpans:
         allow_long_csv_fields()  # (a review may be longer than the csv module's 128 KiB)
         self.limit = CSV_FIELD_LIMIT
         self.span, self.unwritten, self.width, self.width_line = None, None, None, None
-        self.lineno, self.start, self.pending, self.pending_chars = 0, 0, [], 0
+        self.lineno, self.start, self.pending, self.pending_chars, self.open = 0, 0, [], 0, False
 
     def tap(self, lines):
         """``lines``, each one read as CSV as it passes."""
@@ -48,13 +47,20 @@ class QuotedSpans:
         if self.pending:  # inside a quoted field opened on an earlier line: only a quotation mark can close it
             self.pending.append(line)
             self.pending_chars += len(line) + 1
-            if '"' in line:
+            # Each mark opens or closes a quoted field (a doubled one, "", closes and opens it again): after an odd
+            # count the field may be closed, and the lines are parsed; after an even one it is still open. (Parsed on
+            # every line with a mark, lines of doubled marks, ""the best"", took time in the square of their count.)
+            self.open ^= line.count('"') & 1
+            if not self.open:
                 self._parse()
             elif self.pending_chars > self.limit:
                 self._unclosed()
             return
         if '"' not in line:  # (most lines: no parse)
-            if line:
+            if "\r" in line or len(line) > self.limit:  # what one_column_records' reader refuses in an unquoted field
+                self._not_written(self.lineno, "a carriage return outside a quoted field" if "\r" in line
+                                  else f"a field longer than {self.limit >> 20} Mi characters")
+            elif line:
                 self._record(self.lineno, line.count(",") + 1)
             return
         self.start, self.pending, self.pending_chars = self.lineno, [line], len(line) + 1
@@ -67,10 +73,11 @@ class QuotedSpans:
     def _parse(self):
         """Read the pending lines as CSV: one record, or a quoted field still open (more lines to come)."""
         text = "\n".join(self.pending) + "\n"
-        try:
-            records = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+        try:  # (fed as one_column_records feeds them: a lone \r outside quotes is an error, not a record's end)
+            records = list(csv.reader([line + "\n" for line in self.pending], strict=True))
         except csv.Error as exc:
             if str(exc) == "unexpected end of data":  # (strict CSV's error for a quoted field open at the end)
+                self.open = True
                 if self.pending_chars > self.limit:
                     self._unclosed()
                 return

@@ -25,6 +25,8 @@ def cased_otherwise(unknown, known):
     if not meant or any(len(classes) != 1 for classes in meant.values()):
         return ""
     shown = ", ".join(f"{label!r} for {classes[0]}" for label, classes in list(meant.items())[:3])
-    lowered = all(classes[0] == classes[0].lower() for classes in meant.values())
+    # str.lower() of the whole column only where it leaves every class as written: a model of 'NEUTRAL' beside
+    # 'positive' would have its 'NEUTRAL' rows made a class it does not know
+    lowered = all(label == label.lower() for label in known)
     return (f"; the model's classes written in another case ({shown}): write them as the training data did"
             + (" (pandas: df['label'] = df['label'].str.lower())" if lowered else ""))

@@ -773,3 +773,32 @@ def test_json_lines_whose_keys_name_two_class_keys_say_so(tmp_path):
                                             r"keys \(rating, label\): one is the class; say which to read: "
                                             r"--label-column NAME"):
         read_labeled(str(path))
+
+
+@pytest.mark.parametrize("name, body", [
+    ("train.tsv", "text\tlabel\ngreat food\tpositive\ncold soup\nslow service\tnegative\n"),
+    ("train.csv", "text,label\ngreat food,positive\ncold soup\nslow service,negative\n"),
+])
+def test_a_row_narrower_than_its_header_is_not_blamed_on_a_separator_typed_in_a_text(tmp_path, name, body):
+    """A row of fewer fields than the header (a field left out, or a text broken over lines unquoted) asked about "a
+    tab (a comma) in an unquoted text", which makes a row wider, never narrower."""
+    path = tmp_path / name
+    path.write_text(body)
+    with pytest.raises(FastTextError, match=rf"{name}:3: malformed CSV row: 1 column\(s\) where the header row has 2 "
+                                            r"\(a field left out, or a line break in an unquoted text\?") as info:
+        read_labeled(str(path))
+    assert "a tab" not in str(info.value) and "a comma" not in str(info.value)
+
+
+def test_predict_names_a_tab_in_a_tsv_of_text_columns_as_training_does(tmp_path):
+    """predict reads a TSV whose header names two class columns (id, rating, label, review) for its text columns
+    (columns.table_texts), whose error still asked about "a comma in an unquoted text"."""
+    from fasttext_lib.predict_input import documents
+
+    path = tmp_path / "to_label.tsv"
+    path.write_text("id\trating\tlabel\treview\n1\t5\tpos\tloved it\n2\t3\tneg\tcold\tsoup\n3\t4\tpos\tok\n")
+    with pytest.raises(FastTextError, match=r"to_label\.tsv:3: malformed CSV row: 5 column\(s\) where the header row "
+                                            r"has 4 \(a tab in an unquoted text\? quote the field") as info:
+        with documents(str(path), "auto", {"negative", "positive"}, lambda line: None) as texts:
+            list(texts)
+    assert "comma" not in str(info.value)

@@ -500,6 +500,8 @@ def _word_class_predictor(classes, names=None):
     (["neg", "pos"], {"neg": "negative", "pos": "positive"}, ["Negative", "POSITIVE"],
      "('Negative' for negative, 'POSITIVE' for positive)"),  # the names predictions show
     (["Neg", "pos"], {}, ["NEG", "pos"], "('NEG' for Neg)"),
+    # str.lower() of the whole column would leave 'NEUTRAL' no class: not offered
+    (["NEUTRAL", "negative", "positive"], {}, ["Positive", "NEUTRAL"], "('Positive' for positive)"),
 ])
 def test_evaluate_of_labels_in_another_case_names_the_class_each_is_written_for(classes, names, labels, hint):
     """'Positive' for a model of 'positive' was refused as a class never seen in training, with no word of the case,

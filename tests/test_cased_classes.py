@@ -1,0 +1,65 @@
+"""The warning for one class written in two cases (class_checks.warn_classes_cased_alike): the sed line it prints for
+fastText-format files is run here, in a shell, as a user pastes it."""
+import gzip
+import re
+import subprocess
+
+import pytest
+
+from fasttext_lib.class_checks import warn_classes_cased_alike
+from fasttext_lib.data import read_counted, read_labeled
+
+ROWS = [("Positive", "great stuff foo__label__Positive kept as written"), ("positive", "fine"),
+        ("negative", "Bad. not__label__Positive either"), ("Positive", "Loved it")]
+
+
+def _write(path, rows=ROWS, compress=False):
+    text = "".join(f"__label__{label} {words}\n" for label, words in rows).encode()
+    path.write_bytes(gzip.compress(text, mtime=0) if compress else text)
+
+
+def _sed_line(data, capsys):
+    warn_classes_cased_alike(data.classes(), data)
+    said = capsys.readouterr().err
+    found = re.search(r"; (?:this file|these files): (sed .*)\)$", said.strip())
+    return said, found and found.group(1)
+
+
+@pytest.mark.parametrize("reader", [read_labeled, read_counted])
+def test_the_sed_line_merges_the_labels_of_a_file_at_any_path_and_edits_no_text(tmp_path, capsys, reader):
+    """The file's name was pasted unquoted (a space or a $ in it: sed read other files, or none), and a text word
+    that ends in __label__Positive was rewritten too."""
+    folder = tmp_path / "my data $HOME"
+    folder.mkdir()
+    path = folder / "train 1.txt"
+    _write(path)
+    said, sed = _sed_line(reader(str(path)), capsys)
+    assert sed, said
+    r = subprocess.run(["bash", "-c", sed], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    merged = read_labeled(str(path))
+    assert merged.labels == ["positive", "positive", "negative", "positive"]
+    assert [t for t in merged.texts] == [words for _, words in ROWS]  # the text as written, case and all
+    assert (folder / "train 1.txt.bak").read_bytes().decode().startswith("__label__Positive great")
+
+
+@pytest.mark.parametrize("reader", [read_labeled, read_counted])
+def test_data_read_from_several_files_gets_a_sed_line_for_each_of_them(tmp_path, capsys, reader):
+    """Every spelling first met in the first file: the line said 'this file: sed ... a.txt', and b.txt, which holds
+    'Positive' too, kept it."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    _write(a)
+    _write(b, [("negative", "meh"), ("Positive", "Great")])
+    said, sed = _sed_line(reader([str(a), str(b)]), capsys)
+    assert sed, said
+    subprocess.run(["bash", "-c", sed], cwd=tmp_path, check=True)
+    assert set(read_labeled([str(a), str(b)]).labels) == {"positive", "negative"}
+
+
+def test_a_compressed_file_gets_no_sed_line(tmp_path, capsys):
+    """sed -i on gzip data rewrites no label: the line told a user to run what changes nothing."""
+    path = tmp_path / "train.txt.gz"
+    _write(path, compress=True)
+    said, sed = _sed_line(read_labeled(str(path)), capsys)
+    assert "warning: training data has classes 'Positive'" in said and sed is None, said
+    assert "pandas: df['label'] = df['label'].str.lower()" in said
