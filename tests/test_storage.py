@@ -2466,6 +2466,30 @@ def test_a_role_that_may_not_delete_passes_the_output_check_and_leaves_no_probe(
     assert _bucket_keys(f"{s3_bucket}/other") == []
 
 
+def test_a_role_that_may_put_but_not_read_or_delete_passes_the_output_check(s3_bucket, proxy):
+    """s3:ListBucket and s3:PutObject alone (a common upload-only policy: predict --output, sample --output to a
+    bucket others read) write a file with a plain or create-only PUT. The check's probe, a PUT conditional on an ETag
+    (If-Match), needs s3:GetObject too on S3, which refused it (403), and the check said "access denied": the run
+    was refused a write it could do. Such a 403 with reads refused too is no answer: the write itself tells. A role
+    that may read but not put is still refused."""
+    prefix = f"{s3_bucket}/out"
+    proxy.fail("PUT", r".", "403-if-match")  # (S3: If-Match needs s3:GetObject)
+    proxy.fail("HEAD", r"^/[^/]+/.", "403")  # objects, not the bucket: s3:ListBucket is granted
+    proxy.fail("GET", r"^/[^/]+/.", "403")
+    proxy.fail("DELETE", r".", "403")
+    storage.check_writable(prefix)
+    with storage.atomic_write(f"{prefix}/preds.txt") as f:
+        f.write(b"__label__1\n")
+    assert _bucket_keys(prefix) == ["preds.txt"]
+    proxy.clear()
+    proxy.fail("PUT", r".", "403")
+    proxy.fail("DELETE", r".", "403")
+    with pytest.raises(FastTextError, match="access denied"):
+        storage.check_writable(f"{s3_bucket}/other")
+    proxy.clear()
+    assert _bucket_keys(f"{s3_bucket}/other") == []
+
+
 def test_a_local_pair_written_again_while_a_run_reads_it_is_refused(tmp_path):
     """train reads --train, then --validation: a sample / prepare run that wrote the pair again in between had the
     run train on the old training split and validate on the new test split, silently (on S3 the set metadata
