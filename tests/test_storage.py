@@ -2189,6 +2189,40 @@ def test_a_create_only_pair_stopped_partway_says_what_it_could_not_take_back(s3_
         assert cli_in_process("sample", "--output", prefix, "--overwrite").returncode == 0  # the advice works
 
 
+def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_cleaned_up(s3_bucket, proxy):
+    """sample to S3 without --overwrite, Ctrl-C'd while S3 held test.csv's create (received whole, answered late: a
+    slow S3). The stop took back train.csv and found no test.csv yet, and said "stopped and cleaned up"; then S3
+    applied the create it had, and test.csv stood there alone, which the next run without --overwrite refuses as
+    "already exists". Where the stopped create is not seen to have landed, the line now says it may yet."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_message, stop_on_signals
+
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
+    proxy.fail("PUT", r"/test\.csv$", "stall")
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals(), storage.atomic_writes([train, test], overwrite=False) as (f_train, f_test):
+            f_train.write(b'"1","new"\n')
+            f_test.write(b'"1","new"\n')
+    proxy.release()  # S3 applies the create it held
+    for _ in range(200):
+        if _bucket_keys(prefix):
+            break
+        time.sleep(0.05)
+    assert _bucket_keys(prefix) == ["test.csv"]
+    line = stop_message(raised.value)
+    assert "cleaned up" not in line or test in line, line
+    assert line == (f"interrupted (SIGINT); stopped and cleaned up, but {test} may still be created by its upload, "
+                    f"under way when this run stopped: delete it if it is there, or run the command again with "
+                    f"--overwrite (overwrite=True)"), line
+
+
 def test_a_local_create_only_pair_stopped_partway_says_what_it_could_not_take_back(tmp_path, monkeypatch):
     """The same locally: sample without --overwrite stopped as it put test.csv in place removes the train.csv it had
     put there. Where that removal failed (the folder made read-only meanwhile: here, emulated), the error was
