@@ -2363,6 +2363,38 @@ def test_an_old_file_that_cannot_be_put_back_is_kept_and_its_place_said(tmp_path
     assert open(kept).read() == "__label__1 old train\n"
 
 
+def test_a_second_ctrl_c_while_the_old_file_is_put_back_keeps_it(tmp_path, monkeypatch):
+    """A failed rename (or a first Ctrl-C) puts back the files the earlier renames replaced. A second Ctrl-C in that
+    put-back (a user pressing it again: the CLI lets a second one through) ended it, and the kept old file, not yet
+    put back, was deleted with the kept files: the new train split stayed beside the old test split and the old
+    train split was lost. What a second stop leaves not put back is kept now, under a name no write sweeps away, and
+    the stop's line says where."""
+    from fasttext_lib.errors import stop_message
+
+    train, test = _write_pair(str(tmp_path), "old")
+    real_replace, to_train = os.replace, []
+
+    def second_fails_and_a_ctrl_c_comes_in_the_put_back(src, dst, *args, **kwargs):
+        if str(dst) == test:
+            raise OSError(errno.EBUSY, "Device or resource busy", dst)
+        if str(dst) == train:
+            to_train.append(src)
+            if len(to_train) == 2:  # the first puts the new file in place; the second the old one back
+                raise KeyboardInterrupt
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", second_fails_and_a_ctrl_c_comes_in_the_put_back)
+    with pytest.raises(KeyboardInterrupt) as stop:
+        _write_pair(str(tmp_path), "new")
+    monkeypatch.undo()
+    line = stop_message(stop.value)
+    said = re.fullmatch(rf"interrupted \(SIGINT\); stopped and cleaned up, but {re.escape(train)} could not be put "
+                        rf"back as it was \(stopped before it was\): the file it replaced is kept at (\S+); move it "
+                        rf"back by hand", line)
+    assert said, line
+    assert open(said.group(1)).read() == "__label__1 old train\n"
+
+
 def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_path, monkeypatch):
     """A pair whose train split is new (none was there) and whose second rename fails removes the new train split;
     where that removal failed, the error was silent (only a stop's line named it), and the line read as if nothing

@@ -542,19 +542,29 @@ def _kept_as_they_were(replaced, placing):
         yield
     except BaseException as exc:
         not_removed, not_put_back = [], []
-        for path in [path for path, new in reversed(placing) if _holds(path, new)]:
-            try:
-                if path in kept:
-                    os.replace(kept[path], path)
-                    del kept[path]
-                else:
-                    os.remove(path)
-            except OSError as error:
-                why = error.strerror or str(error)
-                if path in kept:  # (not removed below: the user's file, under a name no write sweeps away)
-                    not_put_back.append((path, why, _set_aside(kept.pop(path), path)))
-                else:
-                    not_removed.append((path, why))
+        to_take_back = [(path, new) for path, new in reversed(placing) if _holds(path, new)]
+        try:
+            for path, _ in to_take_back:
+                try:
+                    if path in kept:
+                        os.replace(kept[path], path)
+                        del kept[path]
+                    else:
+                        os.remove(path)
+                except OSError as error:
+                    why = error.strerror or str(error)
+                    if path in kept:  # (not removed below: the user's file, under a name no write sweeps away)
+                        not_put_back.append((path, why, _set_aside(kept.pop(path), path)))
+                    else:
+                        not_removed.append((path, why))
+        except BaseException as again:
+            # A second stop amid the put-back (the CLI lets a second Ctrl-C through): the old files not put back yet
+            # were deleted below with the kept ones, and the new ones stayed in their place. They are set aside (not
+            # one the stop came just after putting back: its new file is gone from there).
+            not_put_back += [(path, "stopped before it was", _set_aside(kept.pop(path), path))
+                             for path, new in to_take_back if path in kept and _holds(path, new)]
+            _say_left(again, not_removed, not_put_back)
+            raise
         _say_left(exc, not_removed, not_put_back)
         raise
     finally:
