@@ -16,6 +16,7 @@
     proxy.fail("GET", r".", action="403-if-missing")    # forward; a 404 answer becomes 403 AccessDenied
     proxy.fail("PUT", r"/model-", action="stall")      # read the request, hold it until proxy.release(), then forward
     proxy.fail("PUT", r"/note", action="400-if-match") # a PUT with If-Match: 400 InvalidArgument; others forwarded
+    proxy.fail("PUT", r".", action="403-if-match")     # a PUT with If-Match: 403 AccessDenied; others forwarded
 
 ``stall`` is a request S3 received whole but answers late (a slow or congested S3): a client that
 gives up meanwhile (a signal, a read timeout) cannot know whether it will be applied; ``proxy.stalled``
@@ -23,6 +24,8 @@ is set once one is held, and ``proxy.release()`` lets every held request through
 
 ``400-if-match`` is an S3-compatible store that takes If-None-Match but answers If-Match, which it does not
 support, with 400 (S3 takes both; a store may also ignore a header it does not know, or answer 501).
+``403-if-match`` is S3 answering a caller without s3:GetObject: a PUT with If-Match needs it too (the ETag it
+compares is read), a plain or If-None-Match PUT does not (moto asks for s3:PutObject alone).
 
 ``403-if-missing`` is how S3 answers a caller without s3:ListBucket: a missing key is refused, not
 reported missing (moto answers 404 whatever the policy).
@@ -42,7 +45,8 @@ _ERRORS = {"500": (500, "InternalError", "injected failure"), "403": (403, "Acce
            "503": (503, "SlowDown", "Please reduce your request rate."),
            "expired": (400, "ExpiredToken", "The provided token has expired."),
            "unknown-key": (403, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."),
-           "400-if-match": (400, "InvalidArgument", "Unsupported header 'If-Match' received for this API call.")}
+           "400-if-match": (400, "InvalidArgument", "Unsupported header 'If-Match' received for this API call."),
+           "403-if-match": (403, "AccessDenied", "injected refusal of a conditional write (no s3:GetObject)")}
 
 
 class _Rule:
@@ -101,7 +105,7 @@ class FaultProxy:
                 if callable(action):  # something done upstream first (an object replaced), then forwarded
                     action()
                     action = None
-                if action == "400-if-match" and self.headers.get("If-Match") is None:
+                if action in ("400-if-match", "403-if-match") and self.headers.get("If-Match") is None:
                     action = None
                 if action in _ERRORS:
                     return self._error(*_ERRORS[action])

@@ -2189,6 +2189,40 @@ def test_a_create_only_pair_stopped_partway_says_what_it_could_not_take_back(s3_
         assert cli_in_process("sample", "--output", prefix, "--overwrite").returncode == 0  # the advice works
 
 
+def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_cleaned_up(s3_bucket, proxy):
+    """sample to S3 without --overwrite, Ctrl-C'd while S3 held test.csv's create (received whole, answered late: a
+    slow S3). The stop took back train.csv and found no test.csv yet, and said "stopped and cleaned up"; then S3
+    applied the create it had, and test.csv stood there alone, which the next run without --overwrite refuses as
+    "already exists". Where the stopped create is not seen to have landed, the line now says it may yet."""
+    import threading
+
+    from fasttext_lib.errors import Interrupted, stop_message, stop_on_signals
+
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
+    proxy.fail("PUT", r"/test\.csv$", "stall")
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals(), storage.atomic_writes([train, test], overwrite=False) as (f_train, f_test):
+            f_train.write(b'"1","new"\n')
+            f_test.write(b'"1","new"\n')
+    proxy.release()  # S3 applies the create it held
+    for _ in range(200):
+        if _bucket_keys(prefix):
+            break
+        time.sleep(0.05)
+    assert _bucket_keys(prefix) == ["test.csv"]
+    line = stop_message(raised.value)
+    assert "cleaned up" not in line or test in line, line
+    assert line == (f"interrupted (SIGINT); stopped and cleaned up, but {test} may still be created by its upload, "
+                    f"under way when this run stopped: delete it if it is there, or run the command again with "
+                    f"--overwrite (overwrite=True)"), line
+
+
 def test_a_local_create_only_pair_stopped_partway_says_what_it_could_not_take_back(tmp_path, monkeypatch):
     """The same locally: sample without --overwrite stopped as it put test.csv in place removes the train.csv it had
     put there. Where that removal failed (the folder made read-only meanwhile: here, emulated), the error was
@@ -2327,6 +2361,38 @@ def test_an_old_file_that_cannot_be_put_back_is_kept_and_its_place_said(tmp_path
     assert open(kept).read() == "__label__1 old train\n"
 
 
+def test_a_second_ctrl_c_while_the_old_file_is_put_back_keeps_it(tmp_path, monkeypatch):
+    """A failed rename (or a first Ctrl-C) puts back the files the earlier renames replaced. A second Ctrl-C in that
+    put-back (a user pressing it again: the CLI lets a second one through) ended it, and the kept old file, not yet
+    put back, was deleted with the kept files: the new train split stayed beside the old test split and the old
+    train split was lost. What a second stop leaves not put back is kept now, under a name no write sweeps away, and
+    the stop's line says where."""
+    from fasttext_lib.stops import stop_message
+
+    train, test = _write_pair(str(tmp_path), "old")
+    real_replace, to_train = os.replace, []
+
+    def second_fails_and_a_ctrl_c_comes_in_the_put_back(src, dst, *args, **kwargs):
+        if str(dst) == test:
+            raise OSError(errno.EBUSY, "Device or resource busy", dst)
+        if str(dst) == train:
+            to_train.append(src)
+            if len(to_train) == 2:  # the first puts the new file in place; the second the old one back
+                raise KeyboardInterrupt
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", second_fails_and_a_ctrl_c_comes_in_the_put_back)
+    with pytest.raises(KeyboardInterrupt) as stop:
+        _write_pair(str(tmp_path), "new")
+    monkeypatch.undo()
+    line = stop_message(stop.value)
+    said = re.fullmatch(rf"interrupted \(SIGINT\); stopped and cleaned up, but {re.escape(train)} could not be put "
+                        rf"back as it was \(stopped before it was\): the file it replaced is kept at (\S+); move it "
+                        rf"back by hand", line)
+    assert said, line
+    assert open(said.group(1)).read() == "__label__1 old train\n"
+
+
 def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_path, monkeypatch):
     """A pair whose train split is new (none was there) and whose second rename fails removes the new train split;
     where that removal failed, the error was silent (only a stop's line named it), and the line read as if nothing
@@ -2388,6 +2454,41 @@ def test_a_ctrl_c_just_as_a_file_of_a_pair_is_put_in_place_takes_it_back(tmp_pat
         assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("overwrite", [True, False], ids=["replacing", "creating"])
+def test_a_sigterm_just_as_a_file_of_a_pair_is_put_in_place_takes_it_back(tmp_path, monkeypatch, overwrite):
+    """A SIGTERM (a scheduler's stop: the CLI raises it as a stop, stops.stop_on_signals) whose handler ran just after
+    the rename that put the train split in place, before it was recorded: stops.stops_held holds SIGINT only, so the
+    record was missed, the new train split stayed beside the old test split, and the old train split, kept aside, was
+    deleted with the kept files: lost. What a stop takes back is now what is found at each target to be this write's
+    file, not what was recorded in time."""
+    from fasttext_lib.stops import stop_on_signals
+
+    uris = [f"{tmp_path}/pair.train", f"{tmp_path}/pair.test"]
+    if overwrite:
+        _write_pair(str(tmp_path), "old")
+    name = "replace" if overwrite else "link"
+    real, stopped = getattr(os, name), []
+
+    def then_sigterm(src, dst, *args, **kwargs):
+        real(src, dst, *args, **kwargs)
+        if os.path.basename(os.fspath(dst)) == "pair.train" and not stopped:
+            stopped.append(dst)
+            os.kill(os.getpid(), signal.SIGTERM)  # its handler runs at the next bytecode: before anything else
+
+    monkeypatch.setattr(os, name, then_sigterm)
+    with pytest.raises(KeyboardInterrupt):
+        with stop_on_signals(), storage.atomic_writes(uris, overwrite=overwrite) as (train, test):
+            train.write(b"__label__1 new train\n")
+            test.write(b"__label__1 new test\n")
+    monkeypatch.undo()
+    assert stopped
+    if overwrite:
+        assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
+        assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+    else:
+        assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("overwrite", [False, True])
 def test_a_pair_write_stopped_once_its_files_are_written_says_so(s3_bucket, monkeypatch, overwrite):
     """A Ctrl-C during the check that follows a pair's writes on S3 (that no other run wrote over them meanwhile) said
@@ -2423,6 +2524,30 @@ def test_a_role_that_may_not_delete_passes_the_output_check_and_leaves_no_probe(
     assert r.returncode == 0, r.stderr
     assert _bucket_keys(prefix) == ["test.csv", "train.csv"]
     proxy.fail("PUT", r".", "403")
+    with pytest.raises(FastTextError, match="access denied"):
+        storage.check_writable(f"{s3_bucket}/other")
+    proxy.clear()
+    assert _bucket_keys(f"{s3_bucket}/other") == []
+
+
+def test_a_role_that_may_put_but_not_read_or_delete_passes_the_output_check(s3_bucket, proxy):
+    """s3:ListBucket and s3:PutObject alone (a common upload-only policy: predict --output, sample --output to a
+    bucket others read) write a file with a plain or create-only PUT. The check's probe, a PUT conditional on an ETag
+    (If-Match), needs s3:GetObject too on S3, which refused it (403), and the check said "access denied": the run
+    was refused a write it could do. Such a 403 with reads refused too is no answer: the write itself tells. A role
+    that may read but not put is still refused."""
+    prefix = f"{s3_bucket}/out"
+    proxy.fail("PUT", r".", "403-if-match")  # (S3: If-Match needs s3:GetObject)
+    proxy.fail("HEAD", r"^/[^/]+/.", "403")  # objects, not the bucket: s3:ListBucket is granted
+    proxy.fail("GET", r"^/[^/]+/.", "403")
+    proxy.fail("DELETE", r".", "403")
+    storage.check_writable(prefix)
+    with storage.atomic_write(f"{prefix}/preds.txt") as f:
+        f.write(b"__label__1\n")
+    assert _bucket_keys(prefix) == ["preds.txt"]
+    proxy.clear()
+    proxy.fail("PUT", r".", "403")
+    proxy.fail("DELETE", r".", "403")
     with pytest.raises(FastTextError, match="access denied"):
         storage.check_writable(f"{s3_bucket}/other")
     proxy.clear()

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from ..errors import FastTextError, could_not_remove
-from ..stops import note_what_a_stop_could_not_remove, note_what_a_stop_left, stops_held
+from ..stops import note_what_a_stop_could_not_remove, note_what_a_stop_left
 from .s3 import AlreadyExists, _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
@@ -223,7 +223,7 @@ def _remove_if_empty(directories):
 
 
 @contextlib.contextmanager
-def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placed=None):
+def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing=None):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
     leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes).
     ``overwrite=False``: an existing ``path`` is an error instead; the name is taken with a hard link, which
@@ -232,11 +232,10 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placed=
     ``overwrite`` the link is an existing ``path``. ``if_taken()``: without ``overwrite``, called (instead of the
     "already exists" error) where ``path`` is taken: it raises where what is there may not stay; else that stays as
     it is and this write's file is dropped (it holds the same bytes: :func:`.pairs.atomic_writes`).
-    ``on_placed(path)``: called once this write's file is at ``path`` (not where ``if_taken`` left what was there), in
-    one step with the rename or link that put it there: a Ctrl-C between the two is held until both are done
-    (stops.stops_held), so that a set's writer never misses a file it put in place (:func:`_kept_as_they_were`)."""
+    ``on_placing(path, new)``: called just before the rename or link that puts this write's file at ``path``, ``new``
+    its ``os.stat_result``: a set's writer takes back what it finds at ``path`` to be that file (:func:`_holds`), so
+    it misses no file it put in place whenever a stop lands, SIGTERM too (:func:`_kept_as_they_were`)."""
     check_replaceable(path)
-    one_step = stops_held if on_placed is not None else contextlib.nullcontext
     path = write_target(path) if overwrite else os.path.abspath(path)
     directory = os.path.dirname(path)
     created = _missing_directories(directory)
@@ -259,10 +258,9 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placed=
                 # the first's file (two autotune runs writing one trial table). A link never replaces: S3's
                 # If-None-Match, locally. Where the filesystem has no hard links: the check just before the rename.
                 try:
-                    with one_step():
-                        done = _link_new(f.fileno(), temp, path)
-                        if done and on_placed is not None:
-                            on_placed(path)
+                    if on_placing is not None:
+                        on_placing(path, os.fstat(f.fileno()))
+                    done = _link_new(f.fileno(), temp, path)
                     if not done and os.path.lexists(path):
                         raise already_exists(path)
                 except AlreadyExists:
@@ -277,10 +275,9 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placed=
                     return
             if temp is None:
                 temp = _name_anonymous(f.fileno(), path)
-            with one_step():
-                os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
-                if on_placed is not None:
-                    on_placed(path)
+            if on_placing is not None:
+                on_placing(path, os.fstat(f.fileno()))
+            os.replace(temp, path)  # while still locked: a cleanup never sees it unlocked
     except BaseException as exc:
         if temp is not None:
             with contextlib.suppress(FileNotFoundError):
@@ -494,18 +491,22 @@ def _local_writes(uris, mode, overwrite, on_written=None, if_taken=None):
 @contextlib.contextmanager
 def _written_and_placed(uris, mode, overwrite, on_written, if_taken=None):
     """:func:`_local_writes`' files: written, then put in place (the older ones put back where that fails)."""
-    placed = []  # each target this write's file was put at, recorded in one step with its rename (atomic_local_file)
+    # Each target this write's file is about to be put at, and that file (atomic_local_file's on_placing): recorded
+    # before its rename, and taken back where found there. Recorded after it, in one step under stops.stops_held, a
+    # SIGTERM (which that does not hold) just after the rename missed it: the new train split stayed beside the old
+    # test split, and the old train split, kept aside, was deleted as no longer needed.
+    placing = []
     with contextlib.ExitStack() as stack:  # closed last-in first-out: entered in reverse, put in place in order
         writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
         files = [stack.enter_context(writer).enter_context(atomic_local_file(
                      uri, mode, overwrite=overwrite, if_taken=if_taken and functools.partial(if_taken, uri),
-                     on_placed=placed.append))
+                     on_placing=lambda path, new: placing.append((path, new))))
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
         # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
         targets = [write_target(u) if overwrite else os.path.abspath(u) for u in uris]
         # (without overwrite nothing is replaced: a file there stays, if_taken, or the write fails, "already exists")
-        with _renaming_alone(targets), _kept_as_they_were(targets if overwrite else (), placed):
+        with _renaming_alone(targets), _kept_as_they_were(targets if overwrite else (), placing):
             for writer in writers:
                 writer.close()  # the rename
             # Once every file is in place, the replaced ones still kept: stdout refusing the summary puts them back.
@@ -523,13 +524,14 @@ def _renaming_alone(paths):
 
 
 @contextlib.contextmanager
-def _kept_as_they_were(replaced, placed):
+def _kept_as_they_were(replaced, placing):
     """The files at ``replaced`` (where there are any) kept while the block puts new ones in place, recording in
-    ``placed`` each path it has put a file at; if the block fails, the replaced ones are put back (a new file where
-    there was none is removed). Kept as hard links; where the file system has none (vfat, some FUSE and SMB mounts), or
-    refuses one (another user's file, with fs.protected_hardlinks), as copies: without one, a failed rename "took back"
-    a new file by deleting it, and the user's file it had replaced was lost. A file that cannot be kept fails the write
-    before anything is replaced. What cannot be put back or removed is said in the failure's line (:func:`_say_left`)."""
+    ``placing`` each ``(path, stat of the file)`` it is about to put a file at; if the block fails, the replaced ones
+    are put back where that file is found in place (:func:`_holds`; a new file where there was none is removed). Kept
+    as hard links; where the file system has none (vfat, some FUSE and SMB mounts), or refuses one (another user's
+    file, with fs.protected_hardlinks), as copies: without one, a failed rename "took back" a new file by deleting it,
+    and the user's file it had replaced was lost. A file that cannot be kept fails the write before anything is
+    replaced. What cannot be put back or removed is said in the failure's line (:func:`_say_left`)."""
     kept = {}
     locks = contextlib.ExitStack()
     try:
@@ -541,19 +543,29 @@ def _kept_as_they_were(replaced, placed):
         yield
     except BaseException as exc:
         not_removed, not_put_back = [], []
-        for path in reversed(placed):
-            try:
-                if path in kept:
-                    os.replace(kept[path], path)
-                    del kept[path]
-                else:
-                    os.remove(path)
-            except OSError as error:
-                why = error.strerror or str(error)
-                if path in kept:  # (not removed below: the user's file, under a name no write sweeps away)
-                    not_put_back.append((path, why, _set_aside(kept.pop(path), path)))
-                else:
-                    not_removed.append((path, why))
+        to_take_back = [(path, new) for path, new in reversed(placing) if _holds(path, new)]
+        try:
+            for path, _ in to_take_back:
+                try:
+                    if path in kept:
+                        os.replace(kept[path], path)
+                        del kept[path]
+                    else:
+                        os.remove(path)
+                except OSError as error:
+                    why = error.strerror or str(error)
+                    if path in kept:  # (not removed below: the user's file, under a name no write sweeps away)
+                        not_put_back.append((path, why, _set_aside(kept.pop(path), path)))
+                    else:
+                        not_removed.append((path, why))
+        except BaseException as again:
+            # A second stop amid the put-back (the CLI lets a second Ctrl-C through): the old files not put back yet
+            # were deleted below with the kept ones, and the new ones stayed in their place. They are set aside (not
+            # one the stop came just after putting back: its new file is gone from there).
+            not_put_back += [(path, "stopped before it was", _set_aside(kept.pop(path), path))
+                             for path, new in to_take_back if path in kept and _holds(path, new)]
+            _say_left(again, not_removed, not_put_back)
+            raise
         _say_left(exc, not_removed, not_put_back)
         raise
     finally:
@@ -561,6 +573,14 @@ def _kept_as_they_were(replaced, placed):
             with contextlib.suppress(OSError):
                 os.remove(backup)
         locks.close()
+
+
+def _holds(path, new):
+    """Whether the file at ``path`` is the one ``new`` (an ``os.stat_result``) is of: put there by this write."""
+    try:
+        return os.path.samestat(os.stat(path, follow_symlinks=False), new)
+    except OSError:  # (gone, or not ours to see: nothing of ours to take back there)
+        return False
 
 
 def _keep(path, locks):

@@ -331,12 +331,14 @@ def _create_each(client, targets, staged, metadata, deletable):
     created = []
     for done, uri in enumerate(targets):
         bucket, key = split_s3(uri)
+        sent = []
         try:
-            with s3_errors(uri):
+            with s3_errors(uri), _creates_sent(client, sent):
                 _upload_new(client, staged[uri], bucket, key, uri, metadata)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):  # (the line must not say "cleaned up" beside files it left)
-                _take_back_after_a_stop(client, created, metadata[SET_ID_META], deletable, exc, (bucket, key, uri))
+                _take_back_after_a_stop(client, created, metadata[SET_ID_META], deletable, exc, (bucket, key, uri),
+                                        bool(sent))
                 raise
             if deletable:  # ours alone (created, never replaced): take them back
                 _warn_not_taken_back(_take_back(client, _still_ours(client, created, metadata[SET_ID_META])))
@@ -401,25 +403,50 @@ def _still_ours(client, created, set_id):
     return ours
 
 
-def _take_back_after_a_stop(client, created, set_id, deletable, stop, stopped):
+@contextlib.contextmanager
+def _creates_sent(client, sent):
+    """Within the block, each request sent that creates an object (a PUT, a multipart upload's completion) noted in
+    ``sent``: once one is sent, S3 may apply it whatever becomes of its answer."""
+    def note(request, **kwargs):
+        sent.append(request.url)  # (None returned: botocore sends the request)
+    unique_id = f"fasttext-creates-sent-{id(sent)}"
+    events = ("before-send.s3.PutObject", "before-send.s3.CompleteMultipartUpload")
+    for event in events:
+        client.meta.events.register(event, note, unique_id=unique_id)
+    try:
+        yield
+    finally:
+        for event in events:
+            client.meta.events.unregister(event, unique_id=unique_id)
+
+
+def _take_back_after_a_stop(client, created, set_id, deletable, stop, stopped, sent):
     """A Ctrl-C or SIGTERM (``stop``) amid a create-only write's creates: what it created taken back, and the create it
     stopped too (``stopped``: bucket, key, uri) where S3 shows that it went in all the same (one PUT, its answer not
     read). What stays (no s3:DeleteObject: nothing is taken back; a DELETE refused) is told to the stop's line
-    (stops.note_what_a_stop_could_not_remove), which said "stopped and cleaned up" beside it."""
-    ours = _still_ours(client, created, set_id) + _landed(client, *stopped, set_id)
+    (stops.note_what_a_stop_could_not_remove), which said "stopped and cleaned up" beside it. So is a create that
+    was ``sent`` and is not seen there (yet): S3 may apply it after this run has gone (a slow S3 answering late),
+    and the file stood there alone after a line that said "stopped and cleaned up"."""
+    landed, unseen = _landed(client, *stopped, set_id)
+    ours = _still_ours(client, created, set_id) + landed
     left = _take_back(client, ours) if deletable else [(uri, "access denied") for _, _, uri, _ in ours]
     if left:  # (_may_delete's DELETE was refused: s3:DeleteObject is not granted)
         note_what_a_stop_could_not_remove(stop, left)
+    if sent and unseen:
+        note_what_a_stop_left(stop, f"{stopped[2]} may still be created by its upload, under way when this run "
+                                    f"stopped: delete it if it is there, or run the command again with --overwrite "
+                                    f"(overwrite=True)")
 
 
 def _landed(client, bucket, key, uri, set_id):
     """The member whose create was stopped, as :func:`_still_ours` gives it, where a HEAD shows it of this write (its
-    set id); else none: not there, or not ours to see (then another run's file may be there: not ours to delete)."""
+    set id), else none; and whether it is unseen: not there (yet), or not ours to see. A file of another write there
+    is not ours to delete, and ours will not be created over it (If-None-Match)."""
     try:
         head = client.head_object(Bucket=bucket, Key=key)
     except Exception:  # noqa: BLE001
-        return []
-    return [(bucket, key, uri, head.get("ETag"))] if _set_of(head.get("Metadata"))[0] == set_id else []
+        return [], True
+    return ([(bucket, key, uri, head.get("ETag"))] if _set_of(head.get("Metadata"))[0] == set_id else []), False
 
 
 def _warn_not_taken_back(left):

@@ -848,13 +848,15 @@ def _check_puttable(client, bucket, probe):
     needs no delete) and stayed. Conditional on an ETag that ``probe`` (no object) does not have (If-Match), the PUT is
     authorized first (403: not allowed), then refused (404, 412); asked only where s3:ListBucket is granted (without
     it S3 answers 403 for a key that is not there). Where S3 cannot tell so (a store or botocore without conditional
-    PUTs), nothing is checked here: the write itself will tell."""
+    PUTs), nothing is checked here: the write itself will tell. So too where reads are refused: S3 asks s3:GetObject
+    of a PUT with If-Match (the ETag it compares is read), which a plain or create-only PUT does not need; its 403
+    refused an upload-only role (s3:ListBucket and s3:PutObject) a write it could do."""
     if "IfMatch" not in client.meta.service_model.operation_model("PutObject").input_shape.members:
         return
     try:
         client.put_object(Bucket=bucket, Key=probe, Body=b"", IfMatch='"00000000000000000000000000000000"')
     except Exception as exc:
-        if is_forbidden(exc):
+        if is_forbidden(exc) and _readable(client, bucket, probe):
             raise
         return  # refused for the condition (or a store that cannot check it): put would be allowed, or will tell
     with contextlib.suppress(Exception):  # a store that ignored the condition stored it: not left behind if we may
@@ -862,6 +864,15 @@ def _check_puttable(client, bucket, probe):
     if _found(client, bucket, probe):
         print(f"warning: could not delete s3://{bucket}/{probe}, put to check that {bucket} can be written: delete it "
               f"by hand", file=sys.stderr)
+
+
+def _readable(client, bucket, key):
+    """Whether S3 lets us read ``key`` (which is not there: 404 where s3:GetObject is granted, 403 where not)."""
+    try:
+        client.head_object(Bucket=bucket, Key=key)
+    except Exception as exc:  # noqa: BLE001
+        return not is_forbidden(exc)
+    return True
 
 
 def _found(client, bucket, key):
