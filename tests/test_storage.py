@@ -2196,7 +2196,7 @@ def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_clea
     "already exists". Where the stopped create is not seen to have landed, the line now says it may yet."""
     import threading
 
-    from fasttext_lib.errors import Interrupted, stop_message, stop_on_signals
+    from fasttext_lib.stops import Interrupted, stop_message, stop_on_signals
 
     prefix = f"{s3_bucket}/data"
     train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
