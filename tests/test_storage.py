@@ -2512,6 +2512,61 @@ def test_a_pair_write_stopped_once_its_files_are_written_says_so(s3_bucket, monk
         assert storage.read_bytes(train) and storage.read_bytes(test)
 
 
+@pytest.mark.parametrize("in_place", [False, True], ids=["copies", "uploads-in-place"])
+def test_a_pair_write_stopped_while_checking_again_after_a_mix_says_the_set_may_be_mixed(s3_bucket, proxy,
+                                                                                          monkeypatch, in_place):
+    """A Ctrl-C during the check after a pair's writes on S3 said "stopped after <files> were written whole" even on a
+    retry: an earlier check had found another run's copies (or uploads) interleaved with this run's, the set written
+    again, and the check that would have found it whole cut short, the set perhaps still mixed (readers refuse it).
+    Only a set no check has found mixed is said written whole; after a mix the line says it may be mixed."""
+    from conftest import cli_in_process
+    from fasttext_lib.stops import Interrupted
+
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
+    if in_place:
+        proxy.fail("DELETE", r".", "403")  # no s3:DeleteObject: no staging objects, each member uploaded in place
+    checks = []
+
+    def mixed_then_stopped(client, targets):
+        checks.append(targets)
+        if len(checks) == 1:
+            return ["another-run", "this-run"]  # (another run's copy landed between this run's)
+        raise Interrupted(signal.SIGINT)
+    monkeypatch.setattr(storage.pairs, "_write_ids", mixed_then_stopped)
+    r = cli_in_process("sample", "--output", prefix, "--overwrite")
+    said = (f"error: interrupted (SIGINT); stopped and cleaned up, but {train}, {test} may now be a mixed set, of two "
+            f"writes (reading them together is refused): run the command again")
+    assert (len(checks), r.returncode, r.stderr.splitlines()) == (2, 130, [said]), r.stderr
+
+
+@pytest.mark.parametrize("stopped_at", [2, 3], ids=["looking-again", "checking-the-set-written-again"])
+def test_a_create_only_pair_write_stopped_after_finding_a_mix_says_the_set_may_be_mixed(s3_bucket, monkeypatch,
+                                                                                         stopped_at):
+    """A create-only write (prepare: ``if_taken``) whose check found another run's file among its members looks again
+    and writes the set whole over it. A Ctrl-C while it looked again said "stopped and cleaned up", and one during the
+    check after it wrote again "written whole": the set found mixed may still be. The line says so."""
+    from fasttext_lib.stops import Interrupted, stop_message
+
+    train, test = f"{s3_bucket}/data/train.txt", f"{s3_bucket}/data/test.txt"
+    checks = []
+
+    def mixed_then_stopped(client, targets):
+        checks.append(targets)
+        if len(checks) < stopped_at:
+            return ["another-run", "this-run"]  # (another run wrote over one of this run's members)
+        raise Interrupted(signal.SIGINT)
+    monkeypatch.setattr(storage.pairs, "_write_ids", mixed_then_stopped)
+    with pytest.raises(KeyboardInterrupt) as stop:
+        with storage.atomic_writes([train, test], overwrite=False, if_taken=lambda uri: None) as (a, b):
+            a.write(b"__label__1 train\n")
+            b.write(b"__label__1 test\n")
+    assert len(checks) == stopped_at
+    assert stop_message(stop.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up, but {train}, {test} may now be a mixed set, of two writes "
+        f"(reading them together is refused): run the command again")
+
+
 def test_a_role_that_may_not_delete_passes_the_output_check_and_leaves_no_probe(s3_bucket, proxy):
     """sample --output checks up front that it can write there, with a probe object put and deleted. A role with
     s3:ListBucket but no s3:DeleteObject (which sample does not need) failed that check with "access denied" and left

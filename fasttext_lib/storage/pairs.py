@@ -177,11 +177,14 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
             if getattr(overtaken, "ours", None):
                 raise _mixed(exc, overtaken.ours, len(overtaken.ours)) from None
             raise
-        if len(taken) == len(targets) and _of_one_write(client, targets):
-            return  # every file there holds these bytes already, and they are read together: nothing to write
+        looking_again = overtaken is not None  # (a stop while it looks again: the set it found mixed may still be)
+        with _checking(targets, found_mixed=True) if looking_again else contextlib.nullcontext():
+            if len(taken) == len(targets) and _of_one_write(client, targets):
+                return  # every file there holds these bytes already, and they are read together: nothing to write
         try:  # none there: each created only if still none is there; some: the set written whole again, its own
             return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
-                              deletable, recheck=lambda: _taken_alike(targets, if_taken))
+                              deletable, recheck=lambda: _taken_alike(targets, if_taken),
+                              after_a_mix=looking_again)
         except (AlreadyExists, _LeftMixed) as exc:  # another run created one meanwhile (two prepare runs at once),
             if attempt:  # perhaps after we had created some (_Overtaken), or wrote over one of ours: look again (of
                 raise  # our bytes, the set is written whole again)
@@ -196,11 +199,12 @@ def _taken_alike(targets, if_taken):
     return taken
 
 
-def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=None):
+def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False):
     """The S3 members put in place (see the top of this module); ``recheck()``: called once they are uploaded, just
-    before the first of them replaces anything."""
+    before the first of them replaces anything. ``after_a_mix``: written again after another run's write was found
+    among this run's members (:func:`_checking`)."""
     if not overwrite or not deletable:
-        return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck)
+        return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck, after_a_mix)
     created = []  # staging keys, by the key: deleted without a listing
     try:
         for uri in targets:
@@ -227,13 +231,33 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
                     # no s3:GetObject on the staging object (a role that may put and delete): upload directly
                     _delete_staged(client, created)
                     created = []
-                    return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck)
-            with _stopped_after(targets):
+                    return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck,
+                                            after_a_mix)
+            with _checking(targets, found_mixed=attempt or after_a_mix):
                 if _of_one_write(client, targets):
                     return
     finally:
         _delete_staged(client, created)
     raise _written_at_once(targets)
+
+
+@contextlib.contextmanager
+def _checking(targets, found_mixed):
+    """The check that follows a set's writes (:func:`_of_one_write`): a Ctrl-C or SIGTERM during it says the set was
+    written whole where no check had found it mixed (this run's writes all went in: :func:`_stopped_after`), and
+    that it may be mixed where one had (``found_mixed``: a retry after another run's copies interleaved, or after its
+    create landed between ours): the set written again, the check that would have found it whole cut short, "written
+    whole" had the user trust a set readers may refuse (stops.note_what_a_stop_left)."""
+    if not found_mixed:
+        with _stopped_after(targets):
+            yield
+        return
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        if not stop_left(exc):
+            note_what_a_stop_left(exc, _may_be_mixed(targets))
+        raise
 
 
 def _written_at_once(targets):
@@ -293,7 +317,7 @@ def _may_delete(client, bucket, key):
     return True
 
 
-def _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck=None):
+def _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False):
     """Each member uploaded to its target, one after another: where staging objects could not be deleted or copied
     (see the top of this module). Replacing (``overwrite``), the run checks afterwards that its targets are of one
     write and uploads its set again if another run's uploads interleaved with its own, as the copies do
@@ -318,7 +342,7 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
                 if done or attempt:  # (a later attempt replaces a mixed set: it was not whole before either)
                     raise _mixed(exc, targets, done or len(targets)) from None
                 raise
-        with _stopped_after(targets):
+        with _checking(targets, found_mixed=attempt or after_a_mix):
             if _of_one_write(client, targets):
                 return
     raise _written_at_once(targets)
