@@ -2308,24 +2308,32 @@ def test_a_pair_replaced_on_a_file_system_without_hard_links_keeps_the_old_pair_
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
 
 
-def test_an_old_file_that_cannot_be_copied_aside_fails_the_write_before_anything_is_replaced(tmp_path, monkeypatch):
+@pytest.mark.parametrize("error", [errno.ENOSPC, errno.EDQUOT, errno.EIO])
+def test_an_old_file_that_cannot_be_copied_aside_fails_the_write_before_anything_is_replaced(tmp_path, monkeypatch,
+                                                                                             error):
     """Where the file system has no hard links the old files are copied aside while the new pair is put in place; a
     copy that cannot be made (the disk full) fails the write in one line before anything is replaced: going on
-    without it, a later failure would lose the file."""
+    without it, a later failure would lose the file. The line said the copy failed, not why one was needed (to put
+    the old file back should the write fail) nor what to do: on a full disk, free the room the copy takes, or move or
+    delete the old file first (nothing to keep then), or write elsewhere."""
     import shutil
 
     uris = _write_pair(str(tmp_path), "old")
     _no_hard_links(monkeypatch)
 
-    def full(*args, **kwargs):
-        raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(shutil, "copyfileobj", full)
+    def failing(*args, **kwargs):
+        raise OSError(error, os.strerror(error))
+    monkeypatch.setattr(shutil, "copyfileobj", failing)
     with pytest.raises(FastTextError) as err:
         _write_pair(str(tmp_path), "new")
     monkeypatch.undo()
-    assert one_line(err.value) == (f"cannot write {uris[0]}: the file there is kept until the new one is in place, "
-                                   f"copied aside where it cannot be hard-linked, and that copy failed: No space left "
-                                   f"on device")
+    size = os.path.getsize(uris[0])
+    room = f"free {size} bytes there (the copy's size), or " if error != errno.EIO else ""
+    assert one_line(err.value) == (
+        f"cannot write {uris[0]}: the file there is kept until the new one is in place, to be put back should the "
+        f"write fail, and as it cannot be hard-linked here (a file system without hard links, or a link refused) it "
+        f"is copied aside, which failed: {os.strerror(error)}; {room}move or delete {uris[0]} first (then nothing "
+        f"needs keeping), or write the output elsewhere")
     assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
 

@@ -607,13 +607,25 @@ def _keep(path, locks):
                 os.remove(backup)
         if not isinstance(exc, OSError):
             raise
-        raise FastTextError(f"cannot write {path}: the file there is kept until the new one is in place, copied aside "
-                            f"where it cannot be hard-linked, and that copy failed: {exc.strerror}{why_too_large(exc)}"
-                            ) from None
+        raise FastTextError(_not_copied_aside(path, exc)) from None
     finally:
         if fd is not None:
             locks.callback(os.close, fd)  # (its lock held until then)
     return backup
+
+
+def _not_copied_aside(path, exc):
+    """The line of a write whose old file at ``path`` could not be copied aside (``exc``): it said the copy failed, not
+    why one was needed (no hard link to keep the file by) nor what to do; on a nearly full disk, free the copy's room,
+    or take the old file out of the way (nothing to keep then), or write elsewhere."""
+    room = ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        with contextlib.suppress(OSError):
+            room = f"free {os.path.getsize(path)} bytes there (the copy's size), or "
+    return (f"cannot write {path}: the file there is kept until the new one is in place, to be put back should the "
+            f"write fail, and as it cannot be hard-linked here (a file system without hard links, or a link refused) "
+            f"it is copied aside, which failed: {exc.strerror}{why_too_large(exc)}; {room}move or delete {path} first "
+            f"(then nothing needs keeping), or write the output elsewhere")
 
 
 def _set_aside(backup, path):
