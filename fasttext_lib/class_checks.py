@@ -3,6 +3,7 @@ not classes at all: a CSV read with its columns the wrong way round (the reviews
 numbers taken for classes. Each is one error line that says which column was read as the class and how to fix the
 file; :func:`check_classes` runs them before anything is featurized (train.train).
 """
+import ast
 import contextlib
 import os
 import re
@@ -121,21 +122,36 @@ _SED_SAFE = re.compile(r"[\w-]+")  # labels a sed expression can hold as written
 
 
 def _how_to_merge(data, pairs):
-    """How to write the classes of ``pairs`` one way (lowercased): pandas', and for local fastText-format files a sed
-    line that rewrites their ``__label__`` words in place (keeping ``.bak`` copies): each file read (the classes of
-    one may be first met in another), none compressed (sed edits no gzip), each quoted for a shell; a word is a label
-    where the reader takes one, at the start of a token (``x__label__Pos`` is text)."""
-    pandas = "pandas: df['label'] = df['label'].str.lower()"
+    """How to write the classes of ``pairs`` one way (lowercased): a pandas line of the class column
+    (:func:`_class_column`), or for fastText-format files, which have no column, a sed line that rewrites their
+    ``__label__`` words in place (keeping ``.bak`` copies): each file read (the classes of one may be first met in
+    another), all local, none compressed (sed edits no gzip; else the words to rewrite are named), each quoted for a
+    shell; a word is a label where the reader takes one, at the start of a token (``x__label__Pos`` is text)."""
     files = list(dict.fromkeys(uri for uri, _ in getattr(data, "files", ())))
+    class_from = getattr(data, "class_from", "")
+    if class_from != CLASS_FROM_FASTTEXT or not files:  # (a fastText file has no column for pandas to name)
+        column = _class_column(class_from)
+        return f"pandas: df[{column!r}] = df[{column!r}].str.lower()"
     spelled = sorted({c for pair in pairs for c in pair if c != c.lower()})
-    if (getattr(data, "class_from", "") != CLASS_FROM_FASTTEXT or not files
-            or any("://" in uri or uri == "-" or compression for uri, compression in data.files)
+    if (any("://" in uri or uri == "-" or compression for uri, compression in data.files)
             or not all(_SED_SAFE.fullmatch(c) and _SED_SAFE.fullmatch(c.lower()) for c in spelled)):
-        return pandas
+        return f"the __label__ words in the file{'s' if len(files) > 1 else ''}"
     rules = [f"'s/(^|[[:space:]])__label__{c}([[:space:]]|$)/\\1__label__{c.lower()}\\2/g'" for c in spelled]
     sed = rules[0] if len(rules) == 1 else " ".join(f"-e {rule}" for rule in rules)
     paths = " ".join(shlex.quote("./" + uri if uri.startswith("-") else uri) for uri in files)  # (-x: no option)
-    return f"{pandas}; {'this file' if len(files) == 1 else 'these files'}: sed -E -i.bak {sed} {paths}"
+    return f"{'this file' if len(files) == 1 else 'these files'}: sed -E -i.bak {sed} {paths}"
+
+
+# LabeledTexts.class_from of a header's column (header_row.header_layout) or a JSON Lines key (jsonl): its name
+_NAMED_CLASS_FROM = re.compile(r"column \d+ \((?P<column>'.*'|\".*\")\)|key (?P<key>'.*'|\".*\")", re.S)
+
+
+def _class_column(class_from):
+    """The name of the column (or key) the classes were read from, for a pandas line: the file's own (a header's
+    ``sentiment``, a JSON Lines ``stars``), where one names it; else ``'label'`` (a file without a header, a
+    DataFrame's, files of different layouts). ``df['label']`` of every file was a KeyError pasted."""
+    named = _NAMED_CLASS_FROM.fullmatch(class_from) if isinstance(class_from, str) else None
+    return ast.literal_eval(named.group("column") or named.group("key")) if named else "label"
 
 
 _SAID = None  # inside warnings_said_once(): the warnings said so far

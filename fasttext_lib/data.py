@@ -458,8 +458,21 @@ def note_no_words(uri, found, note):
         said = (f"{count} documents have no words (the first at line {first}); they are kept, as fastText keeps such "
                 f"lines, each read as")
         them = "them"
-    note(f"{uri}: {said} one unknown word (<unk>): to leave {them} out, drop {them} first (pandas: "
-         f"df[df['text'].fillna('').str.strip() != ''])")
+    note(f"{uri}: {said} one unknown word (<unk>): to leave {them} out, drop {them} first ({_how_to_drop(found)})")
+
+
+def _how_to_drop(found):
+    """How to drop the documents without words of a file (``found``, as its reader left it): a pandas line of the
+    file's own text column(s) (a header's, JSON Lines keys: ``text_names``; ``'text'`` where the file names none), or
+    for fastText format, which has no columns, the lines to drop. It said ``df['text']`` of every file: pasted for a
+    file whose text column is ``review``, a KeyError."""
+    if found.get("class_from") == CLASS_FROM_FASTTEXT:
+        return "lines of a label alone"
+    names = found.get("text_names") or ["text"]
+    if len(names) == 1:
+        return f"pandas: df[df[{names[0]!r}].fillna('').str.strip() != '']"
+    joined = " + ".join(f"df[{name!r}].fillna('')" for name in names)  # (a document is its text columns joined)
+    return f"pandas: df[({joined}).str.strip() != '']"
 
 
 def first_lines_as_read(first_lines):

@@ -21,7 +21,7 @@ def _write(path, rows=ROWS, compress=False):
 def _sed_line(data, capsys):
     warn_classes_cased_alike(data.classes(), data)
     said = capsys.readouterr().err
-    found = re.search(r"; (?:this file|these files): (sed .*)\)$", said.strip())
+    found = re.search(r"\((?:this file|these files): (sed .*)\)$", said.strip())
     return said, found and found.group(1)
 
 
@@ -62,4 +62,31 @@ def test_a_compressed_file_gets_no_sed_line(tmp_path, capsys):
     _write(path, compress=True)
     said, sed = _sed_line(read_labeled(str(path)), capsys)
     assert "warning: training data has classes 'Positive'" in said and sed is None, said
-    assert "pandas: df['label'] = df['label'].str.lower()" in said
+    assert "df[" not in said and "write the labels one way (the __label__ words in the file)" in said, said
+
+
+@pytest.mark.parametrize("name, content, column", [
+    ("train.csv", "sentiment,review\nPositive,great\npositive,fine\nnegative,bad\n", "sentiment"),
+    ("train.tsv", "review\tRating\ngreat\tPositive\nfine\tpositive\nbad\tnegative\n", "Rating"),
+    ("train.jsonl", '{"stars": "Positive", "body": "great"}\n{"stars": "positive", "body": "fine"}\n'
+                    '{"stars": "negative", "body": "bad"}\n', "stars"),
+    ("train.csv", "Positive,great\npositive,fine\nnegative,bad\n", "label"),  # (no header: no name to give)
+])
+def test_the_pandas_line_names_the_files_own_class_column(tmp_path, capsys, name, content, column):
+    """The warning's pandas line said df['label'] whatever the file's class column (a header's 'sentiment', a JSON
+    Lines key 'stars'): pasted, it raised KeyError, or made a new column and merged nothing. It names the column the
+    classes were read from."""
+    path = tmp_path / name
+    path.write_text(content)
+    data = read_labeled(str(path), fmt="csv" if column == "label" else "auto")  # (word classes, no header: CSV)
+    warn_classes_cased_alike(data.classes(), data)
+    said = capsys.readouterr().err
+    assert said.strip().endswith(f"(pandas: df[{column!r}] = df[{column!r}].str.lower())"), said
+
+
+def test_a_fasttext_format_file_gets_no_pandas_line(tmp_path, capsys):
+    """fastText-format data has no class column for pandas: the line offered df['label'] beside the sed line."""
+    path = tmp_path / "train.txt"
+    _write(path)
+    said, sed = _sed_line(read_labeled(str(path)), capsys)
+    assert sed and "pandas" not in said and "df[" not in said, said

@@ -802,3 +802,26 @@ def test_predict_names_a_tab_in_a_tsv_of_text_columns_as_training_does(tmp_path)
         with documents(str(path), "auto", {"negative", "positive"}, lambda line: None) as texts:
             list(texts)
     assert "comma" not in str(info.value)
+
+
+@pytest.mark.parametrize("name, content, drop", [
+    ("train.csv", 'sentiment,review\npos,good\nneg,""\n', "pandas: df[df['review'].fillna('').str.strip() != '']"),
+    ("train.tsv", "stars\tbody\n1\tgood\n2\t  \n", "pandas: df[df['body'].fillna('').str.strip() != '']"),
+    ("train.csv", 'label,title,body\n1,a,good\n2,"",""\n',
+     "pandas: df[(df['title'].fillna('') + df['body'].fillna('')).str.strip() != '']"),
+    ("train.jsonl", '{"rating": 1, "content": "good"}\n{"rating": 2, "content": null}\n',
+     "pandas: df[df['content'].fillna('').str.strip() != '']"),
+    ("train.csv", '1,good\n2,""\n', "pandas: df[df['text'].fillna('').str.strip() != '']"),  # (no names)
+    ("train.txt", "__label__pos good\n__label__neg\n", "lines of a label alone"),
+])
+def test_the_note_of_documents_without_words_names_the_files_own_text_column(tmp_path, name, content, drop):
+    """The note's way to drop documents without words said df['text'] whatever the file's text column (a header's
+    'review', a JSON Lines key 'content'), and offered pandas for fastText-format data, which has no column: it names
+    the column (or columns) the text was read from, and for fastText format the lines to drop."""
+    path = tmp_path / name
+    path.write_text(content)
+    notes = []
+    read_labeled(str(path), note=notes.append)
+    said = [n for n in notes if "no words" in n]
+    assert len(said) == 1 and said[0].endswith(f"drop it first ({drop})"), notes
+    assert name != "train.txt" or "df[" not in said[0], said

@@ -2274,5 +2274,5 @@ def test_classes_written_in_two_cases_are_named_with_a_line_of_each_and_how_to_m
     assert warnings == [
         f"warning: training data has classes 'Positive' ({path}:{first_upper + 1}) and 'positive' ({path}:"
         f"{first_lower}), each one label written in two cases, which train as separate classes; if they are one "
-        f"class, write the labels one way (pandas: df['label'] = df['label'].str.lower(); this file: sed -E -i.bak "
+        f"class, write the labels one way (this file: sed -E -i.bak "
         f"'s/(^|[[:space:]])__label__Positive([[:space:]]|$)/\\1__label__positive\\2/g' {path})"], r.stderr
