@@ -2431,44 +2431,14 @@ def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_
     assert open(test).read() == "__label__1 old test\n"
 
 
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("overwrite", [True, False], ids=["replacing", "creating"])
-def test_a_ctrl_c_just_as_a_file_of_a_pair_is_put_in_place_takes_it_back(tmp_path, monkeypatch, overwrite):
-    """A Ctrl-C whose handler ran just after the rename (or link) that put the train split in place, before it was
-    recorded as put there, was not taken back: the new train split stayed beside the old test split (or alone). The
-    rename and its record are one step now (the Ctrl-C held until both are done), and the stop takes it back."""
-    uris = [f"{tmp_path}/pair.train", f"{tmp_path}/pair.test"]
-    if overwrite:
-        _write_pair(str(tmp_path), "old")
-    name = "replace" if overwrite else "link"
-    real, stopped = getattr(os, name), []
-
-    def then_ctrl_c(src, dst, *args, **kwargs):
-        real(src, dst, *args, **kwargs)
-        if os.path.basename(os.fspath(dst)) == "pair.train" and not stopped:
-            stopped.append(dst)
-            os.kill(os.getpid(), signal.SIGINT)  # its handler runs at the next bytecode: before anything else
-
-    monkeypatch.setattr(os, name, then_ctrl_c)
-    with pytest.raises(KeyboardInterrupt):
-        with storage.atomic_writes(uris, overwrite=overwrite) as (train, test):
-            train.write(b"__label__1 new train\n")
-            test.write(b"__label__1 new test\n")
-    monkeypatch.undo()
-    assert stopped
-    if overwrite:
-        assert [open(u).read() for u in uris] == ["__label__1 old train\n", "__label__1 old test\n"]
-        assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
-    else:
-        assert os.listdir(tmp_path) == []
-
-
-@pytest.mark.parametrize("overwrite", [True, False], ids=["replacing", "creating"])
-def test_a_sigterm_just_as_a_file_of_a_pair_is_put_in_place_takes_it_back(tmp_path, monkeypatch, overwrite):
-    """A SIGTERM (a scheduler's stop: the CLI raises it as a stop, stops.stop_on_signals) whose handler ran just after
-    the rename that put the train split in place, before it was recorded: stops.stops_held holds SIGINT only, so the
-    record was missed, the new train split stayed beside the old test split, and the old train split, kept aside, was
-    deleted with the kept files: lost. What a stop takes back is now what is found at each target to be this write's
-    file, not what was recorded in time."""
+def test_a_stop_just_as_a_file_of_a_pair_is_put_in_place_takes_it_back(tmp_path, monkeypatch, overwrite, sig):
+    """A Ctrl-C or a SIGTERM (a scheduler's stop: the CLI raises it as a stop, stops.stop_on_signals) whose handler
+    ran just after the rename (or link) that put the train split in place, before it was recorded as put there, was
+    not taken back: the new train split stayed beside the old test split (or alone), and, for a SIGTERM, which
+    stops.stops_held does not hold, the old train split kept aside was deleted with the kept files: lost. What a stop
+    takes back is now what is found at each target to be this write's file, not what was recorded in time."""
     from fasttext_lib.stops import stop_on_signals
 
     uris = [f"{tmp_path}/pair.train", f"{tmp_path}/pair.test"]
@@ -2477,15 +2447,16 @@ def test_a_sigterm_just_as_a_file_of_a_pair_is_put_in_place_takes_it_back(tmp_pa
     name = "replace" if overwrite else "link"
     real, stopped = getattr(os, name), []
 
-    def then_sigterm(src, dst, *args, **kwargs):
+    def then_stopped(src, dst, *args, **kwargs):
         real(src, dst, *args, **kwargs)
         if os.path.basename(os.fspath(dst)) == "pair.train" and not stopped:
             stopped.append(dst)
-            os.kill(os.getpid(), signal.SIGTERM)  # its handler runs at the next bytecode: before anything else
+            os.kill(os.getpid(), getattr(signal, sig))  # its handler runs at the next bytecode: before anything else
 
-    monkeypatch.setattr(os, name, then_sigterm)
-    with pytest.raises(KeyboardInterrupt):
-        with stop_on_signals(), storage.atomic_writes(uris, overwrite=overwrite) as (train, test):
+    monkeypatch.setattr(os, name, then_stopped)
+    with pytest.raises(KeyboardInterrupt):  # (SIGINT: Python's own handler; SIGTERM: the CLI's)
+        with stop_on_signals() if sig == "SIGTERM" else contextlib.nullcontext(), \
+                storage.atomic_writes(uris, overwrite=overwrite) as (train, test):
             train.write(b"__label__1 new train\n")
             test.write(b"__label__1 new test\n")
     monkeypatch.undo()
