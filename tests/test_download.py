@@ -1552,6 +1552,21 @@ def test_an_sse_kms_object_of_our_part_count_that_may_not_be_read_is_refused_bef
         storage.check_comparable(f"{s3_bucket}/kms")
 
 
+def _another_run_before_create(monkeypatch, nth, other_run):
+    """``(keys created, what other_run() returned)``: ``other_run()`` runs whole just before this run's ``nth``
+    create-only upload (storage.pairs._upload_new) is sent; the dict is filled then."""
+    real, calls, returned = storage.pairs._upload_new, [], {}
+
+    def upload_new(*args, **kwargs):
+        calls.append(args[3])
+        if len(calls) == nth:
+            returned.update(other_run())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    return calls, returned
+
+
 @pytest.mark.parametrize("deletable", [True, False])
 def test_a_prepare_run_that_loses_a_race_to_s3_deletes_none_of_the_files_the_other_run_put_in_place(
         archive, server, tmp_path, s3_bucket, proxy, monkeypatch, deletable):
@@ -1564,19 +1579,10 @@ def test_a_prepare_run_that_loses_a_race_to_s3_deletes_none_of_the_files_the_oth
     out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
     if not deletable:
         _refuse_delete_and_list(proxy)
-    real, calls = storage.pairs._upload_new, []
-    other_run = {}
-
-    def upload_new(*args, **kwargs):
-        calls.append(args[3])
-        if len(calls) == 2:  # A, about to create its train split: B runs whole meanwhile
-            other_run.update(prepare(spec, out, cache, base_url=server[0], progress=False, limit=1))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    calls, other_run = _another_run_before_create(monkeypatch, 2, lambda: prepare(  # A, about to create its train
+        spec, out, cache, base_url=server[0], progress=False, limit=1))               # split: B runs whole meanwhile
     with pytest.raises(FastTextError, match=r"tiny\.train already exists; it differs"):
         prepare(spec, out, cache, base_url=server[0], progress=False)
-    monkeypatch.setattr(storage.pairs, "_upload_new", real)
     assert storage.read_bytes(other_run["label_names"]) == b"1=good\n2=bad\n3=other\n"
     assert read_labeled(other_run["train"]).names == {"1": "good"}  # (B's set, read together: limit=1, one row)
 
@@ -1590,16 +1596,8 @@ def test_a_prepare_run_without_delete_permission_that_loses_a_race_to_s3_passes_
     spec, _ = archive
     out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
     _refuse_delete_and_list(proxy)
-    real, calls = storage.pairs._upload_new, []
-    other_run = {}
-
-    def upload_new(*args, **kwargs):
-        calls.append(args[3])
-        if len(calls) == 3:  # A, about to create its test split: B runs whole meanwhile
-            other_run.update(prepare(spec, out, cache, base_url=server[0], progress=False))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    calls, other_run = _another_run_before_create(monkeypatch, 3, lambda: prepare(  # A, about to create its test
+        spec, out, cache, base_url=server[0], progress=False))                        # split: B runs whole meanwhile
     first = prepare(spec, out, cache, base_url=server[0], progress=False)
     assert first == other_run and calls[2].endswith("tiny.test")
     assert read_labeled(first["train"]).names == {"1": "good", "2": "bad"}  # (read together: one write's set)

@@ -2338,11 +2338,10 @@ def test_an_old_file_that_cannot_be_copied_aside_fails_the_write_before_anything
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
 
 
-def test_an_old_file_that_cannot_be_put_back_is_kept_and_its_place_said(tmp_path, monkeypatch):
-    """A failed rename puts back the files the earlier ones replaced; where that failed too, the error was swallowed and
-    the kept old file deleted: the user's file was lost without a word. It is kept now, under a name no write sweeps
-    away, and the one line says where."""
-    train, test = _write_pair(str(tmp_path), "old")
+def _put_back_failing(monkeypatch, train, test, failure):
+    """``os.replace`` failing (EBUSY) as it puts a pair's ``test`` split in place, and raising ``failure(dst)`` as it
+    then puts the old ``train`` split back (the first rename to ``train`` puts the new file in place; the second the
+    old one back)."""
     real_replace, to_train = os.replace, []
 
     def second_fails_and_so_does_the_put_back(src, dst, *args, **kwargs):
@@ -2350,11 +2349,19 @@ def test_an_old_file_that_cannot_be_put_back_is_kept_and_its_place_said(tmp_path
             raise OSError(errno.EBUSY, "Device or resource busy", dst)
         if str(dst) == train:
             to_train.append(src)
-            if len(to_train) == 2:  # the first puts the new file in place; the second the old one back
-                raise OSError(errno.EIO, "Input/output error", dst)
+            if len(to_train) == 2:
+                raise failure(dst)
         return real_replace(src, dst, *args, **kwargs)
 
     monkeypatch.setattr(os, "replace", second_fails_and_so_does_the_put_back)
+
+
+def test_an_old_file_that_cannot_be_put_back_is_kept_and_its_place_said(tmp_path, monkeypatch):
+    """A failed rename puts back the files the earlier ones replaced; where that failed too, the error was swallowed and
+    the kept old file deleted: the user's file was lost without a word. It is kept now, under a name no write sweeps
+    away, and the one line says where."""
+    train, test = _write_pair(str(tmp_path), "old")
+    _put_back_failing(monkeypatch, train, test, lambda dst: OSError(errno.EIO, "Input/output error", dst))
     with pytest.raises(FastTextError) as err:
         _write_pair(str(tmp_path), "new")
     monkeypatch.undo()
@@ -2378,18 +2385,7 @@ def test_a_second_ctrl_c_while_the_old_file_is_put_back_keeps_it(tmp_path, monke
     from fasttext_lib.stops import stop_message
 
     train, test = _write_pair(str(tmp_path), "old")
-    real_replace, to_train = os.replace, []
-
-    def second_fails_and_a_ctrl_c_comes_in_the_put_back(src, dst, *args, **kwargs):
-        if str(dst) == test:
-            raise OSError(errno.EBUSY, "Device or resource busy", dst)
-        if str(dst) == train:
-            to_train.append(src)
-            if len(to_train) == 2:  # the first puts the new file in place; the second the old one back
-                raise KeyboardInterrupt
-        return real_replace(src, dst, *args, **kwargs)
-
-    monkeypatch.setattr(os, "replace", second_fails_and_a_ctrl_c_comes_in_the_put_back)
+    _put_back_failing(monkeypatch, train, test, lambda dst: KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt) as stop:
         _write_pair(str(tmp_path), "new")
     monkeypatch.undo()
