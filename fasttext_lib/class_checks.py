@@ -14,6 +14,7 @@ import unicodedata
 from .columns import distinct_row_numbers, restarted_row_numbers
 from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts
 from .errors import FastTextError
+from .unknown_labels import case_folded
 
 MANY_CLASSES = 20  # from this many classes on, more classes than half the documents, named like text, is data read wrong
 
@@ -92,7 +93,7 @@ def warn_classes_cased_alike(classes, data=None):
     ``data`` (the training data, :func:`_first_place`), and the line says how to merge them (:func:`_how_to_merge`)."""
     seen, pairs = {}, []
     for label in classes:
-        other = seen.setdefault(unicodedata.normalize("NFC", label).lower(), label)
+        other = seen.setdefault(case_folded(label), label)
         if other != label:
             pairs.append(sorted((other, label)))
     if pairs:

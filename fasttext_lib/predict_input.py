@@ -183,8 +183,8 @@ def input_check(name, fmt, classes, note):
     record is read as training reads it (errors before any answer) and a :class:`ReadAs` is returned: ``"labeled"``,
     ``"texts"`` when its header row names text columns only (``title,body``: columns.text_header_columns), ``"json"``
     for JSON Lines, ``"records"`` for a CSV of one column with a review over lines (quoted_spans, which may refuse a
-    headerless table with such a record), or with ``--format csv`` any headerless CSV of one column; else False (plain reviews, one per line). ``note(line)``: how the input was
-    read."""
+    headerless table with such a record), or with ``--format csv`` any headerless CSV of one column; else False
+    (plain reviews, one per line). ``note(line)``: how the input was read."""
     from .columns import (HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line,
                           whole_number)
     from .data import examples_of_lines
@@ -389,8 +389,8 @@ class ReadAs:
     """How predict's input was recognized: ``kind`` ``"labeled"`` (a labeled table: its text columns answered, the
     class not scored), ``"texts"`` (a header of text columns only), ``"json"`` (JSON Lines: each object's text
     keys) or ``"records"`` (a CSV of one column without a header, a review over lines: quoted_spans; with ``--format
-    csv``, any); ``table``:
-    ``"csv"`` or ``"tsv"``; ``not_classes``: for a labeled table whose class column holds a value that is none of the model's classes (``id,text``: ids), ``(that value, where the classes were read from)``;
+    csv``, any); ``table``: ``"csv"`` or ``"tsv"``; ``not_classes``: for a labeled table whose class column holds a
+    value that is none of the model's classes (``id,text``: ids), ``(that value, where the classes were read from)``;
     ``class_columns``: of kind ``"texts"``, the class columns of a header that names several (``rating``, ``label``:
     columns.several_class_columns), none of them scored."""
 

@@ -8,8 +8,9 @@ WAY_OUT = ("; a model answers only the classes it was trained on: drop those doc
            "those classes too")
 
 
-def _case_folded(label):
-    # as class_checks.warn_classes_cased_alike pairs classes: NFC, then lowercased (not casefold: ß is no ss)
+def case_folded(label):
+    """``label`` as two spellings of one class in another case are one: NFC, then lowercased (not casefold: ß is no
+    ss). The one rule of this hint and of class_checks.warn_classes_cased_alike, which pairs training's classes."""
     return unicodedata.normalize("NFC", label).lower()
 
 
@@ -20,8 +21,8 @@ def cased_otherwise(unknown, known):
     and ``positive``) or none is no hint's."""
     by_case = {}
     for label in sorted(known):
-        by_case.setdefault(_case_folded(label), []).append(label)
-    meant = {label: by_case.get(_case_folded(label), []) for label in unknown}
+        by_case.setdefault(case_folded(label), []).append(label)
+    meant = {label: by_case.get(case_folded(label), []) for label in unknown}
     if not meant or any(len(classes) != 1 for classes in meant.values()):
         return ""
     shown = ", ".join(f"{label!r} for {classes[0]}" for label, classes in list(meant.items())[:3])
