@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import storage
 from .bundle import json_safe
-from .errors import FastTextError, is_out_of_memory, out_of_memory_to, reason_of, refuse_standard_output
+from .errors import FastTextError, is_out_of_memory, out_of_memory_naming, reason_of, refuse_standard_output
 from .text import FORMED_BREAKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
@@ -171,7 +171,7 @@ def _write_note(where, epoch, attempts=5):
     body = json.dumps({"epoch": epoch}).encode("ascii")
     client = storage.s3_client()
     store = (client.meta.endpoint_url, bucket)
-    members = set() if store in _UNCONDITIONAL_NOTES else storage.s3._put_members(client)
+    members = set() if store in _UNCONDITIONAL_NOTES else storage.s3._operation_members(client)
     refused = False
     for _ in range(attempts):
         noted, etag = _read_note(bucket, key)
@@ -186,8 +186,7 @@ def _write_note(where, epoch, attempts=5):
                 _UNCONDITIONAL_NOTES.add(store)
             return
         except Exception as exc:
-            answer = getattr(exc, "response", {})
-            code, status = answer.get("Error", {}).get("Code"), answer.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            code, status = getattr(exc, "response", {}).get("Error", {}).get("Code"), storage.s3._status(exc)
             if condition and (code in ("NotImplemented", "501") or status == 400):  # the condition not supported
                 members, refused = set(), True
             elif code in ("NoSuchKey", "404") and "IfMatch" in condition:
@@ -413,8 +412,9 @@ def _different_run(where, meta, model, config, labels, data):
         # Every setting that differs, as it was written (each is train's --flag): "--epochs 3" alone was refused
         # again for the others
         differ = [f.split(" ")[0] for f in found]  # (the settings' names; "classes", "the training data", ...)
-        settings = [_as_flag(name, written_with.get(name)) for name in config.to_dict() if name in differ]
-        same_data = "" if all(name in config.to_dict() for name in differ) else " on the same data"
+        names = config.to_dict()
+        settings = [_as_flag(name, written_with.get(name)) for name in names if name in differ]
+        same_data = "" if all(name in names for name in differ) else " on the same data"
         text += (f"; a finished or interrupted run resumes only with the epochs it started with (the lr schedule "
                  f"spans them): rerun with {' '.join(settings)}{same_data} to resume it")
     return text
@@ -484,7 +484,7 @@ def load_checkpoint(checkpoint_dir, model, config, labels, data=None, attempts=3
             if not isinstance(exc, (storage.SetChanged, storage.Damaged)):
                 raise
             if search is not None and search.synced and _manifest_sound(where):
-                print(_set_aside_line(where, exc, epochs[:-1]), file=sys.stderr, flush=True)
+                print(_set_aside_line(where, exc, epochs), file=sys.stderr, flush=True)
                 epochs = epochs[:-1]
                 continue
             raise _refusal(where, exc) from None
@@ -512,21 +512,22 @@ def _manifest_sound(where):
     return True
 
 
-def _set_aside_line(where, exc, earlier):
+def _set_aside_line(where, exc, epochs):
     """The warning of a checkpoint set aside in SageMaker's synced directory (:func:`load_checkpoint`). SageMaker
     uploads /opt/ml/checkpoints to the job's checkpoint_s3_uri in its own order, so an interruption can leave the S3
     copy, which a restarted job starts from, with the newest checkpoint.json and not all its files; refused, a
     managed spot job's automatic restart failed. It is left where it is: renamed, the sync would delete its S3
     objects and upload them again under the new name, in its own order (the next interruption can lose both) and
     with the bandwidth the next checkpoint needs. No save removes it (only epochs before its own): the job's own save
-    of that epoch replaces it. (Outside SageMaker the refusal stays: :func:`_missing_file` says why.)"""
+    of that epoch replaces it. (Outside SageMaker the refusal stays: :func:`_missing_file` says why.) ``epochs``: the
+    checkpoints' epochs, ``where``'s the last."""
+    epoch, earlier = epochs[-1], epochs[:-1]
     if isinstance(exc, storage.SetChanged) and exc.missing:
         reason = f"its {CHECKPOINT_MARKER} names {exc.missing[0]} ({exc.missing[1]}), which is missing"
     else:
         reason = reason_of(exc).replace(f"{where}: ", "", 1)
     then = f"the job resumes from epoch {earlier[-1]}" if earlier else \
         "training starts over (no complete checkpoint before it)"
-    epoch = int(os.path.basename(where)[len("epoch-"):])
     return (f"warning: checkpoint {where} is incomplete ({reason}): SageMaker's upload of it to the job's "
             f"checkpoint_s3_uri was cut short; it is set aside, left as it is until this job saves epoch {epoch} "
             f"again, and {then}")
@@ -636,20 +637,22 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
                                 f"disagree: edited or renamed by hand?); remove it to resume from an earlier one, or "
                                 f"use another --checkpoint-dir")
         # Content the checksums do not catch (a file replaced with its checksum updated): MXNet's error, or numpy's
-        # for a cut-short archive, was a traceback.
-        try:
-            model.load_parameters(paths["model.params"], ctx=model.embedding.weight.list_ctx())
-        except Exception as exc:
-            if is_out_of_memory(exc):  # (the machine's, not the file's)
-                raise out_of_memory_to(f"resume from checkpoint {where}", exc) from None
-            raise storage.Damaged(f"{where}: model.params cannot be loaded ({reason_of(exc)})") from None
-        try:
-            meta["optimizer_states"] = _read_optimizer_state(paths["optimizer.npz"], meta, model, config)
-        except Exception as exc:
-            if is_out_of_memory(exc):  # (adam's moments are allocated here, as they are read)
-                raise out_of_memory_to(f"resume from checkpoint {where}", exc) from None
-            raise storage.Damaged(f"{where}: optimizer.npz cannot be loaded ({type(exc).__name__}: "
-                                  f"{reason_of(exc)})") from None
+        # for a cut-short archive, was a traceback. Memory the machine cannot give (adam's moments are allocated as
+        # they are read) is the machine's, not the file's: out_of_memory_naming's line.
+        with out_of_memory_naming(f"resume from checkpoint {where}"):
+            try:
+                model.load_parameters(paths["model.params"], ctx=model.embedding.weight.list_ctx())
+            except Exception as exc:
+                if is_out_of_memory(exc):
+                    raise
+                raise storage.Damaged(f"{where}: model.params cannot be loaded ({reason_of(exc)})") from None
+            try:
+                meta["optimizer_states"] = _read_optimizer_state(paths["optimizer.npz"], meta, model, config)
+            except Exception as exc:
+                if is_out_of_memory(exc):
+                    raise
+                raise storage.Damaged(f"{where}: optimizer.npz cannot be loaded ({type(exc).__name__}: "
+                                      f"{reason_of(exc)})") from None
     return meta
 
 

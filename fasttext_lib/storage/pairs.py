@@ -9,8 +9,8 @@ import sys
 
 from ..errors import FastTextError
 from ..stops import note_what_a_stop_came_after, note_what_a_stop_could_not_remove, note_what_a_stop_left, stop_left
-from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _status, _upload_new, is_forbidden, is_s3, s3_client,
-                 s3_errors, split_s3, upload_file)
+from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _may_delete, _operation_members, _status,
+                 _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -164,7 +164,7 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
     client = s3_client()
     targets = [u for u in uris if is_s3(u)]
     with s3_errors(targets[0]):
-        deletable = _may_delete(client, *split_s3(targets[0]))
+        deletable = _may_delete_beside(client, *split_s3(targets[0]))
     if overwrite or if_taken is None:
         return _write_set(client, targets, staged, _with_before(client, targets, metadata), overwrite, deletable)
     overtaken = None
@@ -305,16 +305,9 @@ def _delete_staged(client, created):
         print(f"warning: could not delete the staging object(s) {', '.join(left)}: delete them by hand", file=sys.stderr)
 
 
-def _may_delete(client, bucket, key):
-    """Whether S3 lets us delete objects beside ``key`` (deleting a key that does not exist changes nothing)."""
-    probe = staging_key(key, "probe-" + secrets.token_hex(8))
-    try:
-        client.delete_object(Bucket=bucket, Key=probe)
-    except Exception as exc:
-        if is_forbidden(exc):
-            return False
-        raise
-    return True
+def _may_delete_beside(client, bucket, key):
+    """Whether S3 lets us delete objects beside ``key``: asked of a staging key no object has (s3._may_delete)."""
+    return _may_delete(client, bucket, staging_key(key, "probe-" + secrets.token_hex(8)))
 
 
 def _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False):
@@ -487,7 +480,7 @@ def _take_back(client, ours):
     MD5 of the bytes, and both are alike, so that run's member is deleted and its set read as a mix (refused) until
     written again. Nor where the HEAD was refused, or botocore or the store cannot delete conditionally (NotImplemented):
     the DELETE is plain there. Returns what could not be deleted, (uri, why) each."""
-    conditional = _deletes_conditionally(client)
+    conditional = "IfMatch" in _operation_members(client, "DeleteObject")  # (a botocore without it: plain deletes)
     left = []
     for bucket, key, uri, etag in ours:
         condition = {"IfMatch": etag} if etag and conditional else {}
@@ -504,14 +497,6 @@ def _take_back(client, ours):
                 continue
             left.append((uri, "access denied" if is_forbidden(exc) else _first_line(exc)))
     return left
-
-
-def _deletes_conditionally(client):
-    """Whether this botocore knows DeleteObject's ``IfMatch`` (S3's conditional deletes)."""
-    try:
-        return "IfMatch" in client.meta.service_model.operation_model("DeleteObject").input_shape.members
-    except Exception:  # noqa: BLE001 - a botocore without it, or a model that cannot say: plain deletes
-        return False
 
 
 def _may_be_mixed(targets):

@@ -617,7 +617,7 @@ def _upload_new(client, path, bucket, key, uri, metadata=None):
 
 def _conditional_writes(client):
     """Whether this botocore knows PutObject's ``IfNoneMatch`` (S3 conditional writes, botocore 1.35 on)."""
-    return "IfNoneMatch" in _put_members(client)
+    return "IfNoneMatch" in _operation_members(client)
 
 
 def _create_object(client, path, bucket, key, metadata=None):
@@ -643,9 +643,22 @@ def _create_object(client, path, bucket, key, metadata=None):
         raise
 
 
-def _put_members(client):
-    """The parameters this botocore's PutObject takes (``IfNoneMatch`` / ``IfMatch``: conditional writes)."""
+def _operation_members(client, operation="PutObject"):
+    """The parameters this botocore's ``operation`` takes (PutObject's ``IfNoneMatch`` / ``IfMatch``: conditional
+    writes; DeleteObject's ``IfMatch``: conditional deletes); none where its model cannot say."""
     try:
-        return set(client.meta.service_model.operation_model("PutObject").input_shape.members)
-    except Exception:
+        return set(client.meta.service_model.operation_model(operation).input_shape.members)
+    except Exception:  # noqa: BLE001 - a botocore without it, or a model that cannot say: plain requests
         return set()
+
+
+def _may_delete(client, bucket, key):
+    """Whether S3 lets us delete ``key``, which does not exist: deleting it succeeds where that is allowed (and changes
+    nothing), so this asks without writing anything."""
+    try:
+        client.delete_object(Bucket=bucket, Key=key)
+    except Exception as exc:
+        if is_forbidden(exc):
+            return False
+        raise
+    return True

@@ -53,8 +53,9 @@ import tempfile
 import time
 
 from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
-from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _put_members,
-                 already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
+from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _may_delete,
+                 _operation_members, already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors,
+                 split_s3, upload_file)
 from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
@@ -538,7 +539,7 @@ def _commit_condition(client, old, etag, listed, listable, overwrite):
     """The condition of the manifest PUT: ``If-None-Match: *`` where no set may be replaced or none was
     seen (no listing could tell), ``If-Match: ETag`` where the set read is replaced without a listing (a
     concurrent publisher's set would otherwise lose its files for good: nothing could find them)."""
-    members = _put_members(client)
+    members = _operation_members(client)
     if not overwrite or (old is None and not listed):
         return {"IfNoneMatch": "*"} if "IfNoneMatch" in members else None
     if old is not None and not listable and etag and "IfMatch" in members:
@@ -830,18 +831,6 @@ def _check_deletable(client, bucket, key, dest):
                             f"s3:DeleteObject on {bucket}")
 
 
-def _may_delete(client, bucket, key):
-    """Whether S3 lets us delete ``key``, which does not exist: deleting it succeeds where that is allowed, so this asks
-    without writing anything."""
-    try:
-        client.delete_object(Bucket=bucket, Key=key)
-    except Exception as exc:
-        if is_forbidden(exc):
-            return False
-        raise
-    return True
-
-
 def _check_puttable(client, bucket, probe):
     """For a role that may not delete (no s3:DeleteObject): whether S3 lets us put objects, asked by a PUT that stores
     nothing. A probe put there could not be deleted: it failed the check ("access denied", though the write itself
@@ -851,7 +840,7 @@ def _check_puttable(client, bucket, probe):
     PUTs), nothing is checked here: the write itself will tell. So too where reads are refused: S3 asks s3:GetObject
     of a PUT with If-Match (the ETag it compares is read), which a plain or create-only PUT does not need; its 403
     refused an upload-only role (s3:ListBucket and s3:PutObject) a write it could do."""
-    if "IfMatch" not in client.meta.service_model.operation_model("PutObject").input_shape.members:
+    if "IfMatch" not in _operation_members(client):
         return
     try:
         client.put_object(Bucket=bucket, Key=probe, Body=b"", IfMatch='"00000000000000000000000000000000"')
