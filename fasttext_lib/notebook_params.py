@@ -51,13 +51,26 @@ def bundle_name(run_name, dataset):
     return key_path(dataset, "dataset")
 
 
+def known_datasets():
+    """The datasets notebook 01 makes itself: its own (``sample``, ``synthetic``), then the downloadable ones."""
+    from .zhang_datasets import DATASETS
+
+    return list(BUILT_IN_DATASETS) + sorted(DATASETS)
+
+
+def is_a_known_name_misspelt(dataset):
+    """Whether ``dataset`` is one of :func:`known_datasets` written in other capitals or with ``-`` for ``_``
+    (``Sample``, ``AG-NEWS``): a name 01 refuses. Another name may be one of the user's own (own_data.py), however
+    close to a known one (``my_reviews``, ``yelp_review_full``)."""
+    return isinstance(dataset, str) and dataset.lower().replace("-", "_") in known_datasets()
+
+
 def check_dataset(dataset):
     """Notebook 01's ``dataset``: ``sample``, ``synthetic`` or a downloadable name; else one error listing them all,
     with the closest (``Sample``: ``sample``; ``yelp``: the two Yelp sets). The download's own check listed the
-    downloadable ones alone, as if ``sample`` were not a choice (``-p dataset Sample``)."""
-    from .zhang_datasets import DATASETS
-
-    known = list(BUILT_IN_DATASETS) + sorted(DATASETS)
+    downloadable ones alone, as if ``sample`` were not a choice (``-p dataset Sample``). (A name of the user's own,
+    with ``train_file``, is own_data.check_own_data's.)"""
+    known = known_datasets()
     if isinstance(dataset, str) and dataset in known:
         return
     raise FastTextError(f"unknown dataset {dataset!r}{did_you_mean(dataset, known, 2)}; choose one of {', '.join(known)}")

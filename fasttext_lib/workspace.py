@@ -19,7 +19,7 @@ from . import storage
 from .errors import FastTextError, refuse_standard_output
 from .stops import keeping_stops, note_stop_line
 from .figures import FIGURE_MARK, plot_trials, png_software, show
-from .notebook_params import check_dataset, key_path
+from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
 
 # Notebook 02's autotune outputs in the run's local folder: the trial plot and table.
 AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
@@ -80,12 +80,16 @@ class Workspace:
         before it (or with another dataset, bucket or prefix) said only "no such S3 object", as if data were lost."""
         uri = f"{self.data}/{key_path(dataset, 'dataset')}.{split}"
         if not storage.exists(uri, forbidden_is_missing=True):
+            own = ""
             try:  # a name 01 refuses (-p dataset Sample) was told to run 01 with it
                 check_dataset(dataset)
             except FastTextError as exc:
-                raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}: {exc}") from None
+                if is_a_known_name_misspelt(dataset):
+                    raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}: {exc}") from None
+                # a name of the user's own, which 01 prepares from train_file (it was told "unknown dataset")
+                own = " (and train_file=, your file, for your own data)"
             raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}: run notebook 01 with "
-                                f"dataset={dataset!r} and this bucket and prefix first")
+                                f"dataset={dataset!r}{own} and this bucket and prefix first")
         return uri
 
     def saved_model(self, run_name):

@@ -1,0 +1,93 @@
+"""Notebook 01 with the user's own labelled files (``train_file``, ``test_file``, ``label_column``, ``text_column``):
+``-p dataset my_reviews.csv`` was "unknown dataset" and the series had no way in for a data scientist's own CSV."""
+import gzip
+
+import pytest
+
+from test_notebooks import code_cells, read, run_after_papermill
+
+ROWS = [("positive", "Worked well, no side effects at all."), ("negative", "Made me dizzy, had to stop after a week."),
+        ("positive", "My headaches are gone, great medicine."), ("negative", "Did nothing for the pain, a waste.")] * 5
+
+
+def table(rows, sep=",", extra=False):
+    head = sep.join(["id", "label", "text", "rating"] if extra else ["label", "text"])
+    lines = [sep.join([str(i), label, f'"{text}"', str(1 + 9 * (label == "positive"))] if extra else [label, f'"{text}"'])
+             for i, (label, text) in enumerate(rows)]
+    return "\n".join([head] + lines) + "\n"
+
+
+def run_01(s3_bucket, tmp_path, **parameters):
+    """01's parameters, check and corpus cells and its write cell, as papermill runs them; its namespace."""
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"), **parameters}
+    namespace = run_after_papermill("01_data_prep.ipynb", local)
+    code = code_cells(read("01_data_prep.ipynb"))
+    write_cell = next(c.source for c in code if "write_fasttext_splits(splits" in c.source)
+    for source in (code[2].source, write_cell):
+        exec(source, namespace)  # noqa: S102 - the committed cells
+    return namespace
+
+
+@pytest.mark.parametrize("form", ["csv", "kaggle", "tsv", "csv.gz"])
+def test_01_prepares_the_users_own_files_as_a_named_dataset_that_02_reads(form, tmp_path, s3_bucket):
+    from fasttext_lib.data import read_labeled
+    from fasttext_lib.workspace import Workspace
+
+    columns = {}
+    for split, rows in (("train", ROWS), ("test", ROWS[:8])):
+        path = tmp_path / f"{split}.{form.replace('kaggle', 'csv')}"
+        text = table(rows, sep="\t" if form == "tsv" else ",", extra=form == "kaggle")
+        path.write_bytes(gzip.compress(text.encode()) if form.endswith(".gz") else text.encode())
+    if form == "kaggle":  # two columns read as a class (label, rating): the user names them
+        columns = {"label_column": "label", "text_column": "text"}
+    ext = form.replace("kaggle", "csv")
+    namespace = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=str(tmp_path / f"train.{ext}"),
+                       test_file=str(tmp_path / f"test.{ext}"), **columns)
+    ws = Workspace(s3_bucket[len("s3://"):], "fasttext", str(tmp_path / "out"))
+    assert namespace["written"] == {"train": ws.prepared("my_reviews", "train"), "test": ws.prepared("my_reviews", "test")}
+    train = read_labeled(namespace["written"]["train"])  # what 02 reads: normalized fastText lines
+    assert (len(train), train.classes()) == (len(ROWS), ["negative", "positive"])
+    assert train.texts[0] == "worked well , no side effects at all ."
+    assert len(read_labeled(namespace["written"]["test"])) == 8
+
+
+def test_01_holds_out_a_seeded_fifth_of_the_train_file_without_a_test_file(tmp_path, s3_bucket):
+    from fasttext_lib.data import read_labeled
+
+    (tmp_path / "mine.csv").write_text(table(ROWS))
+    first = run_01(s3_bucket, tmp_path, dataset="mine", train_file=str(tmp_path / "mine.csv"))["written"]
+    splits = {name: read_labeled(uri) for name, uri in first.items()}
+    assert (len(splits["train"]), len(splits["test"])) == (16, 4)
+    again = run_01(s3_bucket, tmp_path, dataset="mine", train_file=str(tmp_path / "mine.csv"))["written"]
+    assert [read_labeled(again["test"]).texts] == [splits["test"].texts]  # the same held-out documents every run
+
+
+@pytest.mark.parametrize("parameters, said", [
+    ({"dataset": "sample", "train_file": "mine.csv"}, "dataset names your own data's splits when train_file is given: "
+                                                      "choose a name of your own (such as 'my_reviews'), got 'sample'"),
+    ({"dataset": "ag_news", "train_file": "mine.csv"}, "dataset names your own data's splits"),
+    ({"dataset": "a//b", "train_file": "mine.csv"}, "dataset must be folder names joined by /"),
+    ({"test_file": "test.csv"}, "test_file is for your own data: give train_file too"),
+    ({"dataset": "mine", "train_file": ""}, "train_file must be a file's path (local or s3://) or None, got ''"),
+    ({"dataset": "mine", "train_file": "mine.csv", "label_column": 3}, "label_column must be a column's name or None"),
+])
+def test_01_refuses_own_data_parameters_that_cannot_work_in_its_check_cell(parameters, said, tmp_path, s3_bucket):
+    from fasttext_lib.errors import FastTextError
+
+    with pytest.raises(FastTextError, match="^" + said.replace("(", r"\(").replace(")", r"\)")):
+        run_after_papermill("01_data_prep.ipynb", {"bucket": s3_bucket[len("s3://"):],
+                                                   "output_dir": str(tmp_path / "out"), **parameters})
+
+
+def test_02_on_an_own_dataset_not_prepared_says_to_run_01_with_the_file(tmp_path, s3_bucket):
+    """02 with ``-p dataset my_reviews`` before 01 was told "unknown dataset 'my_reviews'; choose one of sample, ...",
+    as if a name of one's own could not be prepared."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path))
+    with pytest.raises(FastTextError, match=r"^no prepared train data for dataset 'my_reviews' at s3://.*/p/data/"
+                                            r"my_reviews.train: run notebook 01 with dataset='my_reviews' \(and "
+                                            r"train_file=, your file, for your own data\) and this bucket and prefix "
+                                            r"first$"):
+        ws.prepared("my_reviews", "train")
