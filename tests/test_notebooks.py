@@ -1388,3 +1388,14 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
     ws.save_run(earlier, "run", fig)  # not the search's model (a Stop after the search: the cell kept the one before)
     assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]  # neither search's files
     plt.close(fig)
+
+
+def test_03s_text_says_how_many_batches_the_dense_recipe_trains():
+    """03 said the dense recipe "trains a few hundred batches on the CPU": it trains ``dense_batches`` (50) batches of 16.
+    The text names the parameter, so a rerun with -p dense_batches 5 reads true too."""
+    nb = read("03_cpu_vs_gpu.ipynb")
+    defaults = {}
+    exec(code_cells(nb)[0].source, {}, defaults)  # noqa: S102 - the committed parameters cell
+    text = next(c.source for c in nb.cells if c.cell_type == "markdown" and "dense** embedding gradient" in c.source)
+    assert "few hundred" not in text and "`dense_batches` batches of 16" in text, text
+    assert defaults["dense_batches"] == 50
