@@ -137,10 +137,47 @@ def _how_to_merge(data, pairs):
     if (any("://" in uri or uri == "-" or compression for uri, compression in data.files)
             or not all(_SED_SAFE.fullmatch(c) and _SED_SAFE.fullmatch(c.lower()) for c in spelled)):
         return f"the __label__ words in the file{'s' if len(files) > 1 else ''}"
-    rules = [f"'s/(^|[[:space:]])__label__{c}([[:space:]]|$)/\\1__label__{c.lower()}\\2/g'" for c in spelled]
+    rules = [f"'s/(^|{_SED_SEPARATOR})__label__{c}({_SED_SEPARATOR}|$)/\\1__label__{c.lower()}\\2/g'"
+             for c in spelled]
     sed = rules[0] if len(rules) == 1 else " ".join(f"-e {rule}" for rule in rules)
     paths = " ".join(shlex.quote("./" + uri if uri.startswith("-") else uri) for uri in files)  # (-x: no option)
-    return f"{'this file' if len(files) == 1 else 'these files'}: sed -E -i.bak {sed} {paths}"
+    # (LC_ALL=C: the separators are matched as their UTF-8 bytes, whatever the user's locale: _sed_separator)
+    return f"{'this file' if len(files) == 1 else 'these files'}: LC_ALL=C sed -E -i.bak {sed} {paths}"
+
+
+def _sed_separator():
+    """A sed -E pattern (run with ``LC_ALL=C``) of one character the fastText reader splits a line's words at
+    (``str.split()``: formats.parse_fasttext_line), as UTF-8 bytes: ``[[:space:]]`` missed the no-break space
+    (``\\xa0``: text pasted from a web page), ``\\x1c``-``\\x1f`` and the wide spaces (U+2000 ...), so that a label
+    beside one was left a class of its own, and which it matches depends on the locale. Each character's bytes but
+    its last are a prefix, the last bytes after a prefix one bracket (runs of three or more written a-b); the line
+    end is none (sed never sees it)."""
+    by_prefix = {}
+    for code in range(sys.maxunicode + 1):
+        if chr(code).isspace() and chr(code) != "\n":
+            raw = chr(code).encode("utf-8")
+            by_prefix.setdefault(raw[:-1], []).append(raw[-1])
+    named = {9: "\\t", 11: "\\v", 12: "\\f", 13: "\\r", 32: " "}
+
+    def byte(b):
+        return named.get(b, f"\\x{b:02x}")
+
+    alternatives = []
+    for prefix, lasts in by_prefix.items():
+        runs = []
+        for b in lasts:  # (a named byte, \\t or a space, is written alone: [\\t\\v\\f\\r \\x1c-\\x1f])
+            if runs and b == runs[-1][1] + 1 and b not in named and runs[-1][1] not in named:
+                runs[-1][1] = b
+            else:
+                runs.append([b, b])
+        spelled = "".join(byte(a) if a == z else byte(a) + byte(z) if z == a + 1 else f"{byte(a)}-{byte(z)}"
+                          for a, z in runs)
+        tail = spelled if len(lasts) == 1 else f"[{spelled}]"
+        alternatives.append("".join(byte(b) for b in prefix) + tail)
+    return "|".join(alternatives)
+
+
+_SED_SEPARATOR = _sed_separator()
 
 
 # LabeledTexts.class_from of a header's column (header_row.header_layout) or a JSON Lines key (jsonl): its name

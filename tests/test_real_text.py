@@ -2271,8 +2271,9 @@ def test_classes_written_in_two_cases_are_named_with_a_line_of_each_and_how_to_m
     r = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
     assert r.returncode == 0, r.stderr
     warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    sep = r"[\t\v\f\r\x1c-\x1f ]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
     assert warnings == [
         f"warning: training data has classes 'Positive' ({path}:{first_upper + 1}) and 'positive' ({path}:"
         f"{first_lower}), each one label written in two cases, which train as separate classes; if they are one "
-        f"class, write the labels one way (this file: sed -E -i.bak "
-        f"'s/(^|[[:space:]])__label__Positive([[:space:]]|$)/\\1__label__positive\\2/g' {path})"], r.stderr
+        f"class, write the labels one way (this file: LC_ALL=C sed -E -i.bak "
+        f"'s/(^|{sep})__label__Positive({sep}|$)/\\1__label__positive\\2/g' {path})"], r.stderr
