@@ -3,7 +3,6 @@ not classes at all: a CSV read with its columns the wrong way round (the reviews
 numbers taken for classes. Each is one error line that says which column was read as the class and how to fix the
 file; :func:`check_classes` runs them before anything is featurized (train.train).
 """
-import ast
 import contextlib
 import os
 import re
@@ -12,7 +11,7 @@ import sys
 import unicodedata
 
 from .columns import distinct_row_numbers, restarted_row_numbers
-from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts
+from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, pandas_class_column
 from .errors import FastTextError
 from .unknown_labels import case_folded
 
@@ -124,14 +123,14 @@ _SED_SAFE = re.compile(r"[\w-]+")  # labels a sed expression can hold as written
 
 def _how_to_merge(data, pairs):
     """How to write the classes of ``pairs`` one way (lowercased): a pandas line of the class column
-    (:func:`_class_column`), or for fastText-format files, which have no column, a sed line that rewrites their
+    (data.pandas_class_column), or for fastText-format files, which have no column, a sed line that rewrites their
     ``__label__`` words in place (keeping ``.bak`` copies): each file read (the classes of one may be first met in
     another), all local, none compressed (sed edits no gzip; else the words to rewrite are named), each quoted for a
     shell; a word is a label where the reader takes one, at the start of a token (``x__label__Pos`` is text)."""
     files = list(dict.fromkeys(uri for uri, _ in getattr(data, "files", ())))
-    class_from = getattr(data, "class_from", "")
-    if class_from != CLASS_FROM_FASTTEXT or not files:  # (a fastText file has no column for pandas to name)
-        column = _class_column(class_from)
+    column = pandas_class_column(data)  # (the file's own: a header's sentiment, a JSON Lines key, a Series' name)
+    if column is not None or not files:  # (a fastText file has no column for pandas to name)
+        column = "label" if column is None else column
         return f"pandas: df[{column!r}] = df[{column!r}].str.lower()"
     spelled = sorted({c for pair in pairs for c in pair if c != c.lower()})
     if (any("://" in uri or uri == "-" or compression for uri, compression in data.files)
@@ -178,18 +177,6 @@ def _sed_separator():
 
 
 _SED_SEPARATOR = _sed_separator()
-
-
-# LabeledTexts.class_from of a header's column (header_row.header_layout) or a JSON Lines key (jsonl): its name
-_NAMED_CLASS_FROM = re.compile(r"column \d+ \((?P<column>'.*'|\".*\")\)|key (?P<key>'.*'|\".*\")", re.S)
-
-
-def _class_column(class_from):
-    """The name of the column (or key) the classes were read from, for a pandas line: the file's own (a header's
-    ``sentiment``, a JSON Lines ``stars``), where one names it; else ``'label'`` (a file without a header, a
-    DataFrame's, files of different layouts). ``df['label']`` of every file was a KeyError pasted."""
-    named = _NAMED_CLASS_FROM.fullmatch(class_from) if isinstance(class_from, str) else None
-    return ast.literal_eval(named.group("column") or named.group("key")) if named else "label"
 
 
 _SAID = None  # inside warnings_said_once(): the warnings said so far
