@@ -54,7 +54,7 @@ from . import storage
 from .bundle import SAVE_HINT
 from .class_checks import warnings_said_once
 from .config import TrainConfig
-from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, sort_labels
+from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, pandas_class_column, sort_labels
 from .devices import table_fits
 from .errors import FastTextError, check_bool, check_positive_int, is_number, refuse_standard_output
 from .stops import carry_on_after_ctrl_c, keeping_stops, note_stop_line, stops_held
@@ -272,7 +272,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     # fail before searching; a validation file labeled by the classes' names (positive) is read as their ids, so
     # that the refit's training data (train + validation) holds one label per class
     val_ids = class_ids(val_data.labels, classes, val_name, train_data.names,
-                        lines_named(val_data.first_lines, val_name))
+                        lines_named(val_data.first_lines, val_name), pandas_class_column(val_data))
     if val_ids is not val_data.labels:
         val_data = LabeledTexts(val_ids, val_data.texts, dict(val_data.names))
     y_val = encode_labels(val_data.labels, classes, val_name)

@@ -3,7 +3,6 @@ not classes at all: a CSV read with its columns the wrong way round (the reviews
 numbers taken for classes. Each is one error line that says which column was read as the class and how to fix the
 file; :func:`check_classes` runs them before anything is featurized (train.train).
 """
-import ast
 import contextlib
 import os
 import re
@@ -12,7 +11,7 @@ import sys
 import unicodedata
 
 from .columns import distinct_row_numbers, restarted_row_numbers
-from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts
+from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, pandas_class_column
 from .errors import FastTextError
 from .unknown_labels import case_folded
 
@@ -124,35 +123,60 @@ _SED_SAFE = re.compile(r"[\w-]+")  # labels a sed expression can hold as written
 
 def _how_to_merge(data, pairs):
     """How to write the classes of ``pairs`` one way (lowercased): a pandas line of the class column
-    (:func:`_class_column`), or for fastText-format files, which have no column, a sed line that rewrites their
+    (data.pandas_class_column), or for fastText-format files, which have no column, a sed line that rewrites their
     ``__label__`` words in place (keeping ``.bak`` copies): each file read (the classes of one may be first met in
     another), all local, none compressed (sed edits no gzip; else the words to rewrite are named), each quoted for a
     shell; a word is a label where the reader takes one, at the start of a token (``x__label__Pos`` is text)."""
     files = list(dict.fromkeys(uri for uri, _ in getattr(data, "files", ())))
-    class_from = getattr(data, "class_from", "")
-    if class_from != CLASS_FROM_FASTTEXT or not files:  # (a fastText file has no column for pandas to name)
-        column = _class_column(class_from)
+    column = pandas_class_column(data)  # (the file's own: a header's sentiment, a JSON Lines key, a Series' name)
+    if column is not None or not files:  # (a fastText file has no column for pandas to name)
+        column = "label" if column is None else column
         return f"pandas: df[{column!r}] = df[{column!r}].str.lower()"
     spelled = sorted({c for pair in pairs for c in pair if c != c.lower()})
     if (any("://" in uri or uri == "-" or compression for uri, compression in data.files)
             or not all(_SED_SAFE.fullmatch(c) and _SED_SAFE.fullmatch(c.lower()) for c in spelled)):
         return f"the __label__ words in the file{'s' if len(files) > 1 else ''}"
-    rules = [f"'s/(^|[[:space:]])__label__{c}([[:space:]]|$)/\\1__label__{c.lower()}\\2/g'" for c in spelled]
+    rules = [f"'s/(^|{_SED_SEPARATOR})__label__{c}({_SED_SEPARATOR}|$)/\\1__label__{c.lower()}\\2/g'"
+             for c in spelled]
     sed = rules[0] if len(rules) == 1 else " ".join(f"-e {rule}" for rule in rules)
     paths = " ".join(shlex.quote("./" + uri if uri.startswith("-") else uri) for uri in files)  # (-x: no option)
-    return f"{'this file' if len(files) == 1 else 'these files'}: sed -E -i.bak {sed} {paths}"
+    # (LC_ALL=C: the separators are matched as their UTF-8 bytes, whatever the user's locale: _sed_separator)
+    return f"{'this file' if len(files) == 1 else 'these files'}: LC_ALL=C sed -E -i.bak {sed} {paths}"
 
 
-# LabeledTexts.class_from of a header's column (header_row.header_layout) or a JSON Lines key (jsonl): its name
-_NAMED_CLASS_FROM = re.compile(r"column \d+ \((?P<column>'.*'|\".*\")\)|key (?P<key>'.*'|\".*\")", re.S)
+def _sed_separator():
+    """A sed -E pattern (run with ``LC_ALL=C``) of one character the fastText reader splits a line's words at
+    (``str.split()``: formats.parse_fasttext_line), as UTF-8 bytes: ``[[:space:]]`` missed the no-break space
+    (``\\xa0``: text pasted from a web page), ``\\x1c``-``\\x1f`` and the wide spaces (U+2000 ...), so that a label
+    beside one was left a class of its own, and which it matches depends on the locale. Each character's bytes but
+    its last are a prefix, the last bytes after a prefix one bracket (runs of three or more written a-b); the line
+    end is none (sed never sees it)."""
+    by_prefix = {}
+    for code in range(sys.maxunicode + 1):
+        if chr(code).isspace() and chr(code) != "\n":
+            raw = chr(code).encode("utf-8")
+            by_prefix.setdefault(raw[:-1], []).append(raw[-1])
+    named = {9: "\\t", 11: "\\v", 12: "\\f", 13: "\\r", 32: " "}
+
+    def byte(b):
+        return named.get(b, f"\\x{b:02x}")
+
+    alternatives = []
+    for prefix, lasts in by_prefix.items():
+        runs = []
+        for b in lasts:  # (a named byte, \\t or a space, is written alone: [\\t\\v\\f\\r \\x1c-\\x1f])
+            if runs and b == runs[-1][1] + 1 and b not in named and runs[-1][1] not in named:
+                runs[-1][1] = b
+            else:
+                runs.append([b, b])
+        spelled = "".join(byte(a) if a == z else byte(a) + byte(z) if z == a + 1 else f"{byte(a)}-{byte(z)}"
+                          for a, z in runs)
+        tail = spelled if len(lasts) == 1 else f"[{spelled}]"
+        alternatives.append("".join(byte(b) for b in prefix) + tail)
+    return "|".join(alternatives)
 
 
-def _class_column(class_from):
-    """The name of the column (or key) the classes were read from, for a pandas line: the file's own (a header's
-    ``sentiment``, a JSON Lines ``stars``), where one names it; else ``'label'`` (a file without a header, a
-    DataFrame's, files of different layouts). ``df['label']`` of every file was a KeyError pasted."""
-    named = _NAMED_CLASS_FROM.fullmatch(class_from) if isinstance(class_from, str) else None
-    return ast.literal_eval(named.group("column") or named.group("key")) if named else "label"
+_SED_SEPARATOR = _sed_separator()
 
 
 _SAID = None  # inside warnings_said_once(): the warnings said so far

@@ -592,7 +592,8 @@ def cmd_evaluate(args):
     # scored as it is read: the texts of a large file are never all in memory (evaluate_examples says it of an
     # autotune bundle scored on the validation data its refit trained on)
     try:
-        metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data, line_of=examples.line_of)
+        metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data, line_of=examples.line_of,
+                                              found=found)
     except NoRoomToFeaturize as exc:  # named by its line (a record's first)
         line = examples.line_of(exc.index)
         raise FastTextError(exc.where(f"{args.data}:{line}" if line else f"{args.data}: document {exc.index + 1}")) from None

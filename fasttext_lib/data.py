@@ -57,6 +57,11 @@ class LabeledTexts:
     # the files read, in order, each ``(uri, compression)`` (``"gzip"``, ``"bzip2"``, ``"xz"`` or None:
     # lines.decompressed's): a warning's command that edits them names each one, and none that is compressed
     files: tuple = field(default=(), compare=False, repr=False)
+    # the name of the column the classes were read from (a header's, a JSON Lines key; the files' one name where
+    # several are read), for the pandas lines of errors and warnings (:func:`pandas_class_column`); None where none
+    # names it (fastText format, a CSV without a header, files whose class columns are named differently). A
+    # DataFrame's column (LabeledTexts(df["sentiment"], ...)) is named by its Series (:func:`class_column_of`)
+    class_column: object = field(default=None, compare=False, repr=False)
 
     def __len__(self):
         return len(self.texts)
@@ -68,7 +73,7 @@ class LabeledTexts:
 
     def head(self, n):
         return LabeledTexts(list(self.labels)[:n], list(self.texts)[:n], dict(self.names), self.class_from,
-                            dict(self.first_lines), self.files)
+                            dict(self.first_lines), self.files, class_column_of(self))
 
     def subset(self, indices):
         """The documents at ``indices`` (positions), in that order (names kept)."""
@@ -77,7 +82,8 @@ class LabeledTexts:
         # KeyError traceback, or took other rows than drawn)
         labels, texts = list(self.labels), list(self.texts)
         return LabeledTexts([labels[i] for i in indices], [texts[i] for i in indices], dict(self.names),
-                            self.class_from, dict(self.first_lines), self.files)  # (a line of each class: still one of it)
+                            self.class_from, dict(self.first_lines), self.files,  # (a line of each class: still one of it)
+                            class_column_of(self))
 
     def display_labels(self):
         """Each document's label as shown: its name when known, else the raw label."""
@@ -102,6 +108,7 @@ class CountedTexts:
     class_from: object = ""  # as LabeledTexts.class_from
     first_lines: Dict[str, tuple] = field(default_factory=dict, compare=False, repr=False)  # as LabeledTexts'
     files: tuple = field(default=(), compare=False, repr=False)  # as LabeledTexts'
+    class_column: object = field(default=None, compare=False, repr=False)  # as LabeledTexts'
 
     def __len__(self):
         return len(self.labels)
@@ -109,6 +116,32 @@ class CountedTexts:
     def classes(self):
         """The distinct labels, sorted, as :meth:`LabeledTexts.classes`."""
         return sort_labels(self.labels)
+
+
+def column_name(values):
+    """The name of the DataFrame column ``values`` is (a pandas Series' ``name``: ``'sentiment'``, or ``0`` of a frame
+    read without a header), or None (a list; a Series without a name)."""
+    name = getattr(values, "name", None)
+    return name if isinstance(name, (str, int)) and not isinstance(name, bool) else None
+
+
+def class_column_of(data):
+    """:attr:`LabeledTexts.class_column` of ``data``, or the name of its labels' Series (a DataFrame's column,
+    before :func:`as_read_from_a_file` made it a list)."""
+    named = getattr(data, "class_column", None)
+    return named if named is not None else column_name(getattr(data, "labels", None))
+
+
+def pandas_class_column(data=None, class_from="", class_column=None):
+    """The column a pandas line of an error or a warning about ``data``'s classes names (or that of data read so:
+    ``class_from``, ``class_column``, a reader's ``found``): the user's own (:func:`class_column_of`: a header's
+    ``sentiment``, a JSON Lines key, a DataFrame's Series), else ``'label'`` (a CSV without a header, lists); None for
+    fastText format, whose classes are in no column (their pandas line was a KeyError pasted)."""
+    if data is not None:
+        class_from, class_column = getattr(data, "class_from", ""), class_column_of(data)
+    if class_from == CLASS_FROM_FASTTEXT:
+        return None
+    return "label" if class_column is None else class_column
 
 
 def check_labeled_texts(data, what, counted_too=False):
@@ -133,19 +166,31 @@ def as_read_from_a_file(data, what):
     classes are then read as a file's are (:func:`whole_number_classes`: str classes ``"1.0"``, ``"2.0"`` are 1 and 2)."""
     check_labeled_texts(data, what)
     labels, texts = data.labels, data.texts
+    # (the errors' pandas lines name the frame's own columns, df['sentiment']: df['label'] was a KeyError pasted)
+    column = class_column_of(data)
+    named = "label" if column is None else column
     if all(type(label) is str for label in labels) and all(type(text) is str for text in texts):
         if any(_unstripped(label) for label in labels):  # (a reader's classes are stripped already: no copy)
-            labels = [_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)]
+            labels = [_label_as_read(label, f"{what}.labels[{i}]", named) for i, label in enumerate(labels)]
         read = whole_number_classes(labels)  # (str classes "1.0", "2.0": as a file of them is read)
         # (the readers' own lists: one pass each, no copy)
-        return data if read is data.labels else LabeledTexts(read, texts, _names_of(data, read), data.class_from)
-    labels = whole_number_classes([_label_as_read(label, f"{what}.labels[{i}]") for i, label in enumerate(labels)])
+        return data if read is data.labels else LabeledTexts(read, texts, _names_of(data, read), data.class_from,
+                                                             class_column=column)
+    labels = whole_number_classes([_label_as_read(label, f"{what}.labels[{i}]", named)
+                                   for i, label in enumerate(labels)])
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise FastTextError(f"{what}.texts[{i}] is {text!r} ({type(text).__name__}), not a str"
-                                + (": a missing value? fill it first (df['text'].fillna(''))" if missing_value(text) else
+                                + (f": a missing value? fill it first ({missing_text_fill(texts)})"
+                                   if missing_value(text) else
                                    ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else ""))
-    return LabeledTexts(labels, list(texts), _names_of(data, labels), data.class_from)
+    return LabeledTexts(labels, list(texts), _names_of(data, labels), data.class_from, class_column=column)
+
+
+def missing_text_fill(texts):
+    """How to fill the missing texts of ``texts``: its own column's (a Series' name), else ``df['text']``."""
+    column = column_name(texts)
+    return f"df[{'text' if column is None else column!r}].fillna('')"
 
 
 def _names_of(data, labels):
@@ -166,18 +211,19 @@ def _unstripped(label):
     return not label or label[0].isspace() or label[-1].isspace()
 
 
-def _label_as_read(label, name):
-    """One label of a DataFrame's class column as a file's reader reads it (:func:`as_read_from_a_file`): a str
-    without the whitespace around it, as the CSV and JSON Lines readers strip a class (``'positive '``, typed so in
-    some rows, trained as a class of its own beside ``positive``); an empty one is a missing class."""
+def _label_as_read(label, name, column="label"):
+    """One label of a DataFrame's class column (named ``column``) as a file's reader reads it
+    (:func:`as_read_from_a_file`): a str without the whitespace around it, as the CSV and JSON Lines readers strip a
+    class (``'positive '``, typed so in some rows, trained as a class of its own beside ``positive``); an empty one
+    is a missing class."""
     if isinstance(label, str):
         if label.strip():
             return label.strip()
         raise FastTextError(f"{name} is {label!r} (str): a document without a class; drop such rows first "
-                            f"(df.dropna(subset=['label']), or df[df['label'].str.strip() != ''])")
+                            f"(df.dropna(subset=[{column!r}]), or df[df[{column!r}].str.strip() != ''])")
     if missing_value(label):
         raise FastTextError(f"{name} is {label!r} ({type(label).__name__}): a document without a class; drop such rows "
-                            f"first (df.dropna(subset=['label']))")
+                            f"first (df.dropna(subset=[{column!r}]))")
     if type(label).__name__ in ("bool", "bool_"):
         return str(bool(label))
     if isinstance(label, numbers.Integral):
@@ -185,7 +231,7 @@ def _label_as_read(label, name):
     if isinstance(label, numbers.Real) and float(label).is_integer():
         return str(int(label))
     raise FastTextError(f"{name} is {label!r} ({type(label).__name__}), not a str: write the classes as the data "
-                        f"does, e.g. df['label'].astype(str)")
+                        f"does, e.g. df[{column!r}].astype(str)")
 
 
 def _label_sort_key(label):
@@ -403,6 +449,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
     data.labels = whole_number_classes(data.labels)  # (over every file read: one class is one class in all)
     data.first_lines = first_lines_as_read(first_lines)
     data.class_from, data.files = class_from_files(_class_from_each(layout)), _files_of(layout)
+    data.class_column = _class_column_of_files(layout)
     if find_names:
         data.names = label_names.kept_for_data(found, data.labels, names_file,
                                                subset=limited or label_names.named_for(names_file, uris[0]))
@@ -434,6 +481,13 @@ def _class_from_each(layout):
     """:func:`class_from_files`' ``per_file`` of :func:`_each_file`'s ``layout``: where each file's classes were read
     from."""
     return [(uri, read.get("class_from", "")) for uri, read in layout]
+
+
+def _class_column_of_files(layout):
+    """:attr:`LabeledTexts.class_column` of :func:`_each_file`'s ``layout``: the name of every file's class column
+    when it is one (files of ``sentiment,review`` and ``review,sentiment``: ``sentiment``), else None."""
+    names = {read.get("class_column") for _, read in layout}
+    return names.pop() if len(names) == 1 else None
 
 
 def no_words(found):
@@ -541,7 +595,8 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
     # another were two classes, 1.0 and 1): one pass over the interned labels, after the texts are counted.
     labels = whole_number_classes(labels)
     data = CountedTexts(labels, counts, sample, class_from=class_from_files(_class_from_each(layout)),
-                        first_lines=first_lines_as_read(first_lines), files=_files_of(layout))
+                        first_lines=first_lines_as_read(first_lines), files=_files_of(layout),
+                        class_column=_class_column_of_files(layout))
     if find_names and len(uris) == 1:
         data.names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, uris[0]))
     return data

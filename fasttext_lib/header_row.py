@@ -220,6 +220,7 @@ def header_layout(header, columns, index, uri, note, found):
     if label_col != 0 or len(text_cols) != len(header) - 1:  # text,label or ,label,text (pandas)
         layout = (label_col, text_cols, len(header))
     found["class_from"] = f"column {label_col + 1 + index} ({header[label_col].strip()!r})"
+    found["class_column"] = header[label_col].strip()  # (data.LabeledTexts.class_column: the pandas lines' name)
     found["text_names"] = [header[c] for c in text_cols]  # (as pandas names them: data.note_no_words' line)
     left = left_out_columns(header, columns)
     if left and note is not None:

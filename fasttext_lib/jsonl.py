@@ -190,6 +190,7 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     if left and note is not None:
         note(read_from_note(uri, "key", keys, text_cols, left, label_col))
     found["class_from"] = f"key {label_key!r}"
+    found["class_column"] = label_key  # (data.LabeledTexts.class_column: the pandas lines' name)
     found["text_names"] = text_keys  # (data.note_no_words' pandas line)
     for number, obj in chain_lines(ahead, objects):
         found["line"] = number

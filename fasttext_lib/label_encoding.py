@@ -15,16 +15,18 @@ from .text import LABEL_PREFIX
 from .unknown_labels import WAY_OUT, cased_otherwise
 
 
-def encode_labels(labels, classes, where, names=None, lines=None):
+def encode_labels(labels, classes, where, names=None, lines=None, column="label"):
     """Each label's index in ``classes`` (the trained labels, in order); a label training never saw is an
     error naming ``where`` (and the line it first occurs at, where ``lines``, ``{label: line}``, has it). ``names``
     (``{class id: name}``, the model's label names): data labeled by the names the model shows (``positive``,
-    ``__label__positive``) instead of the class ids is read as those classes (:func:`class_ids`)."""
+    ``__label__positive``) instead of the class ids is read as those classes (:func:`class_ids`). ``column``: the
+    data's class column, as a hint's pandas line names it (data.pandas_class_column; None: no pandas line)."""
     index = {label: i for i, label in enumerate(classes)}
-    return np.array([index[label] for label in class_ids(labels, classes, where, names, lines)], dtype=np.int64)
+    return np.array([index[label] for label in class_ids(labels, classes, where, names, lines, column)],
+                    dtype=np.int64)
 
 
-def class_ids(labels, classes, where, names=None, lines=None):
+def class_ids(labels, classes, where, names=None, lines=None, column="label"):
     """``labels`` as class ids of ``classes``: the labels themselves when each is a class id (the list given,
     unchanged: ids always read as ids), or, when each is a class as predictions show it (its name, ``names``:
     ``{class id: name}``, or its id where it has no name), those classes' ids.
@@ -77,7 +79,7 @@ def class_ids(labels, classes, where, names=None, lines=None):
     hint = ("; each document's is a different whole number: row numbers? (df.to_csv(path, header=False) writes "
             "pandas' index first: write the file with index=False)"
             if len(present) == len(labels) and distinct_row_numbers(present)
-            else _spelled_otherwise(unknown, ids) or cased_otherwise(unknown, ids | set(by_name)))
+            else _spelled_otherwise(unknown, ids) or cased_otherwise(unknown, ids | set(by_name), column))
     raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)})"
                         f"{hint or WAY_OUT}")
 

@@ -16,7 +16,7 @@ import numpy as np
 from . import storage
 from .bundle_format import held_out_score
 from .bundle_read import load_bundle_files, read_bundle_contents, unicode_data_note
-from .data import as_read_from_a_file, first_lines_as_read, lines_named, whole_number_classes
+from .data import as_read_from_a_file, first_lines_as_read, lines_named, pandas_class_column, whole_number_classes
 from .devices import parse_ctx
 from .errors import FastTextError, is_number, out_of_memory_naming
 from .evaluation import Evaluation, metrics_of, per_class_scores
@@ -213,7 +213,8 @@ class Predictor:
         if not len(data.labels):  # (its accuracy and loss were NaN)
             raise FastTextError("evaluation data: contains no labeled documents")
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names,
-                          lines_named(data.first_lines, "evaluation data"))  # (read_labeled's: its lines)
+                          lines_named(data.first_lines, "evaluation data"),  # (read_labeled's: its lines)
+                          pandas_class_column(data))  # (a hint's pandas line names the user's column)
         bags = self.featurizer.transform(data.texts, scoring=self._held_scoring())
         probs = self._probabilities(bags)
         metrics = self._metrics(probs, y, confusion)
@@ -225,14 +226,14 @@ class Predictor:
 
     EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate_examples (as predict)
 
-    def evaluate_examples(self, examples, confusion=False, where="evaluation data", line_of=None):
+    def evaluate_examples(self, examples, confusion=False, where="evaluation data", line_of=None, found=None):
         """:meth:`evaluate` of ``(label, text)`` pairs as they come (``data.iter_examples`` of a file), in memory that
         does not grow with the texts: each chunk is scored and dropped, and only its labels and class probabilities
         are kept (read whole first, evaluate held a 1 GB file's texts and bags at once, several GB). The labels are
         checked once all are read, as :meth:`evaluate` checks them; no example at all is an error naming ``where``, and
         so is a label the model does not know, with the line it first occurs at when ``line_of`` (a callable: an
         example's 0-based index -> its line, for the examples of the chunk just read: ``data.RecentLines.line_of``)
-        is given.
+        is given. ``found``: the reader's (``data.iter_examples``'), whose class column a hint's pandas line names.
 
         A bundle whose autotune refit trained on its ``--autotune-validation`` data (:meth:`refit_documents`) scored on
         those documents is said to be, on stderr (its accuracy there is no held-out score; it was said by the CLI's
@@ -260,7 +261,9 @@ class Predictor:
             raise FastTextError(f"{where}: contains no labeled documents")
         labels = whole_number_classes(labels)  # (the file's classes as training reads them: __label__5.0 is 5 when all are)
         first_lines = first_lines_as_read(first_lines)
-        y = encode_labels(labels, self.labels, where, self.label_names, first_lines)
+        column = "label" if found is None else pandas_class_column(class_from=found.get("class_from", ""),
+                                                                   class_column=found.get("class_column"))
+        y = encode_labels(labels, self.labels, where, self.label_names, first_lines, column)
         metrics = self._metrics(np.concatenate(probs), y, confusion)
         if refit is not None:
             refit.warn(where)

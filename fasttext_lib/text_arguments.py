@@ -7,7 +7,8 @@ import collections.abc
 import reprlib
 import sys
 
-from .data import missing_value
+from .columns import HEADER_TEXT_NAMES
+from .data import missing_text_fill, missing_value
 from .errors import FastTextError, lone_surrogate_message
 
 
@@ -36,21 +37,25 @@ def review_texts(texts):
     # a dict its keys (the ids of {id: review}), a set its reviews in an order no answer can be matched back to.
     pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
     if pandas is not None and isinstance(texts, pandas.DataFrame):  # a subclass too (geopandas' GeoDataFrame)
-        raise FastTextError("texts must be a list of review texts, got a pandas DataFrame, whose items are its column "
-                            "names: pass its text column (df['text'])")
+        # (named by the frame's own column where one is named as a text column is: df['text'] was a KeyError pasted)
+        column = next((c for c in texts.columns if isinstance(c, str) and c.strip().lower() in HEADER_TEXT_NAMES),
+                      "text")
+        raise FastTextError(f"texts must be a list of review texts, got a pandas DataFrame, whose items are its column "
+                            f"names: pass its text column (df[{column!r}])")
     if isinstance(texts, collections.abc.Mapping):
         raise FastTextError(f"texts must be a list of review texts, got a {type(texts).__name__}, whose items are its "
                             f"keys: pass its values (list(d.values()))")
     if isinstance(texts, (set, frozenset)):
         raise FastTextError(f"texts must be a list of review texts, got a {type(texts).__name__}, which has no order "
                             f"to answer in: pass a list")
+    fill = missing_text_fill(texts)  # (a Series' own column: df['review'].fillna(''))
     try:
         texts = list(texts)
     except TypeError:
         raise FastTextError(f"texts must be a list of review texts, got {type(texts).__name__}") from None
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            hint = (": a missing value? fill it first (df['text'].fillna(''))" if missing_value(text)
+            hint = (f": a missing value? fill it first ({fill})" if missing_value(text)
                     else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
             raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
     return texts

@@ -39,7 +39,7 @@ from .checkpoints import (TRAIN_ACCURACY, data_fingerprint, load_checkpoint, rem
 from .class_checks import check_classes
 from .config import TrainConfig
 from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
-                   sort_labels)
+                   pandas_class_column, sort_labels)
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, refuse_standard_output
 from .stops import keeping_stops, note_progress, raise_if_interrupted
@@ -261,7 +261,8 @@ def _prepare_data(train_data, val_data, config, featurized, pretrained, release_
     has_val = val_data is not None and len(val_data) > 0
     # validation data may be labeled by the classes' names (positive) instead of their ids, as evaluate's may; a
     # label that is no class is named with its first line, as evaluate names it (read_labeled's first_lines)
-    y_val = (encode_labels(val_data.labels, classes, val_name, names, lines_named(val_data.first_lines, val_name))
+    y_val = (encode_labels(val_data.labels, classes, val_name, names, lines_named(val_data.first_lines, val_name),
+                           pandas_class_column(val_data))
              if has_val else None)
     pretrained = load_pretrained(config, pretrained)
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)

@@ -21,7 +21,7 @@ def _write(path, rows=ROWS, compress=False):
 def _sed_line(data, capsys):
     warn_classes_cased_alike(data.classes(), data)
     said = capsys.readouterr().err
-    found = re.search(r"\((?:this file|these files): (sed .*)\)$", said.strip())
+    found = re.search(r"\((?:this file|these files): (LC_ALL=C sed .*)\)$", said.strip())
     return said, found and found.group(1)
 
 
@@ -90,3 +90,28 @@ def test_a_fasttext_format_file_gets_no_pandas_line(tmp_path, capsys):
     _write(path)
     said, sed = _sed_line(read_labeled(str(path)), capsys)
     assert sed and "pandas" not in said and "df[" not in said, said
+
+
+# every character the fastText reader splits a line's words at (str.split(): formats.parse_fasttext_line), but the
+# line end, which sed never sees
+READ_AS_SEPARATORS = [chr(c) for c in range(0x110000) if chr(c).isspace() and chr(c) != "\n"]
+
+
+@pytest.mark.parametrize("reader", [read_labeled, read_counted])
+def test_the_sed_line_merges_a_label_next_to_any_separator_the_reader_splits_at(tmp_path, capsys, reader):
+    """The sed line matched a label between [[:space:]] characters, which miss a no-break space (\\xa0: text pasted
+    from a web page), \\x1c-\\x1f and the wide spaces U+2000...: the reader reads such a word as a label, and the
+    pasted line left it unmerged, still a class of its own. Run with /usr/bin/sed, it merges a label beside each."""
+    rows = [(sep, "Positive" if i % 2 else "positive") for i, sep in enumerate(READ_AS_SEPARATORS)]
+    path = tmp_path / "train.txt"
+    path.write_text("".join(f"{sep}__label__{label}{sep}good{sep}x__label__{label}\n" for sep, label in rows)
+                    + "__label__negative bad\n", encoding="utf-8")
+    assert set(read_labeled(str(path)).labels) == {"Positive", "positive", "negative"}  # (each a label as read)
+    said, sed = _sed_line(reader(str(path)), capsys)
+    assert sed, said
+    r = subprocess.run(["bash", "-c", sed], cwd=tmp_path, capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})  # (a UTF-8 shell's: the line sets its own)
+    assert r.returncode == 0, r.stderr
+    merged = read_labeled(str(path))
+    assert set(merged.labels) == {"positive", "negative"}
+    assert merged.texts[:-1] == [f"good x__label__{label}" for _, label in rows]  # (a text word is no label: kept)

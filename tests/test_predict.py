@@ -532,6 +532,31 @@ def test_evaluate_gives_no_case_hint_when_a_label_matches_no_class_or_several():
             "those classes too"), said
 
 
+@pytest.mark.parametrize("classes, label, meant", [
+    (["radio", "t\u00e9l\u00e9"], "Te\u0301le\u0301", "t\u00e9l\u00e9"),  # combining accents, a capital
+    (["Radio", "T\u00e9l\u00e9"], "te\u0301le\u0301", "T\u00e9l\u00e9"),
+])
+def test_a_case_hint_of_a_label_in_another_normalization_too_shows_it_escaped_and_merges_it(classes, label, meant):
+    """'Te\u0301le\u0301' (combining accents) for a model of 'télé' got the case hint, shown as 'Télé' for télé (they
+    print alike but for the case), and its pandas line, str.lower(), left the accents combining: still no class. The
+    labels are shown escaped, and the pandas line, run, writes them as the classes are."""
+    import pandas as pd
+    from fasttext_lib.errors import FastTextError
+
+    predictor = _word_class_predictor(classes)
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate(LabeledTexts(pd.Series([label, classes[0]], name="channel"), ["good", "bad"]))
+    said = str(caught.value)
+    assert f"written in another case and Unicode normalization ({ascii(label)} for {ascii(meant)})" in said, said
+    pandas = said.partition("(pandas: ")[2][:-1]
+    if classes == [c.lower() for c in classes]:
+        df = pd.DataFrame({"channel": [label, classes[0]]})
+        exec(pandas, {"df": df})
+        assert list(df["channel"]) == [meant, classes[0]], pandas
+    else:
+        assert not pandas, said
+
+
 def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answer(trained, monkeypatch):
     """Notebook 04 scored its test split three times (evaluate, predict_proba for the per-document table, then
     confusion_frame, which evaluated again). ``Predictor.evaluation`` scores it once; its metrics are evaluate's, its

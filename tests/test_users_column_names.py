@@ -1,0 +1,126 @@
+"""The pandas lines of the errors and warnings about a user's labeled data name the user's own columns (a DataFrame's
+``df['sentiment']``, a header's, a JSON Lines key), not ``df['label']`` / ``df['text']`` whatever they were called:
+pasted, those raised KeyError, or made a new column and fixed nothing. The column name travels with the data as read
+(``LabeledTexts.class_column``), not parsed back out of a message."""
+import pandas as pd
+import pytest
+
+from conftest import cli_in_process
+from fasttext_lib.class_checks import warn_classes_cased_alike
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.data import LabeledTexts, read_counted, read_labeled
+from fasttext_lib.errors import FastTextError
+from fasttext_lib.predict import Predictor
+from fasttext_lib.sample import load_sample
+from fasttext_lib.train import train
+
+CONFIG = TrainConfig(epochs=1, progress=False, ctx="cpu")
+
+
+@pytest.fixture(scope="module")
+def reviews():
+    """The built-in sample's real sentences as a DataFrame whose columns are named as a user's often are."""
+    data = load_sample("train").head(300)
+    return pd.DataFrame({"sentiment": list(data.labels), "review": list(data.texts)})
+
+
+@pytest.fixture(scope="module")
+def predictor(reviews):
+    model = train(LabeledTexts(reviews["sentiment"], reviews["review"]), None, CONFIG)
+    return Predictor(model.model, model.featurizer, model.labels, {})
+
+
+def test_evaluates_case_hint_names_the_dataframes_class_column(reviews, predictor):
+    frame = reviews.assign(sentiment=reviews["sentiment"].str.capitalize())
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate(LabeledTexts(frame["sentiment"], frame["review"]))
+    said = str(caught.value)
+    assert said.endswith("(pandas: df['sentiment'] = df['sentiment'].str.lower())"), said
+
+
+@pytest.mark.parametrize("name, content, column", [
+    ("e.csv", "review,sentiment\ngood,Positive\nbad,negative\n", "sentiment"),
+    ("e.tsv", "Stars\tbody\nPositive\tgood\nnegative\tbad\n", "Stars"),
+    ("e.jsonl", '{"body": "good", "stars": "Positive"}\n{"body": "bad", "stars": "negative"}\n', "stars"),
+    ("e.txt", "__label__Positive good\n__label__negative bad\n", None),  # (no column: no pandas line)
+])
+def test_the_cli_evaluates_case_hint_names_the_files_class_column(tmp_path, reviews, name, content, column):
+    """The CLI's evaluate of a file said df['label'] whatever the file's class column, and for a fastText-format file,
+    which has none, too."""
+    path = tmp_path / "t.csv"
+    reviews.to_csv(path, index=False)
+    r = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    (tmp_path / name).write_text(content)
+    r = cli_in_process("evaluate", "--model", tmp_path / "m", "--data", tmp_path / name)
+    said = r.stderr.strip().splitlines()[-1]
+    assert r.returncode != 0 and "('Positive' for positive): write them as the training data did" in said, r.stderr
+    if column is None:
+        assert said.endswith("write them as the training data did") and "df[" not in said, said
+    else:
+        assert said.endswith(f"(pandas: df[{column!r}] = df[{column!r}].str.lower())"), said
+
+
+def test_the_cased_classes_warning_names_the_dataframes_class_column(reviews, capsys):
+    labels = reviews["sentiment"].where(reviews.index % 5 != 0, reviews["sentiment"].str.upper())
+    data = LabeledTexts(labels, reviews["review"])
+    warn_classes_cased_alike(sorted(set(labels)), data)
+    said = capsys.readouterr().err
+    assert said.strip().endswith("(pandas: df['sentiment'] = df['sentiment'].str.lower())"), said
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f: f.assign(sentiment=f["sentiment"].where(f.index != 3)),
+     "train_data.labels[3] is nan (float): a document without a class; drop such rows first "
+     "(df.dropna(subset=['sentiment']))"),
+    (lambda f: f.assign(sentiment=f["sentiment"].where(f.index != 3, " ")),
+     "train_data.labels[3] is ' ' (str): a document without a class; drop such rows first "
+     "(df.dropna(subset=['sentiment']), or df[df['sentiment'].str.strip() != ''])"),
+    (lambda f: f.assign(sentiment=f["sentiment"].where(f.index != 0, 2.5)),
+     "train_data.labels[0] is 2.5 (float), not a str: write the classes as the data does, e.g. "
+     "df['sentiment'].astype(str)"),
+    (lambda f: f.assign(review=f["review"].where(f.index != 5)),
+     "train_data.texts[5] is nan (float), not a str: a missing value? fill it first (df['review'].fillna(''))"),
+])
+def test_a_dataframes_refusals_name_its_own_columns(reviews, change, message):
+    changed = change(reviews)
+    with pytest.raises(FastTextError) as caught:
+        train(LabeledTexts(changed["sentiment"], changed["review"]), None, CONFIG)
+    assert str(caught.value) == message
+
+
+def test_a_missing_review_given_to_predict_names_the_series_it_came_from(reviews, predictor):
+    texts = reviews["review"].where(reviews.index != 2)
+    with pytest.raises(FastTextError) as caught:
+        predictor.predict(texts)
+    assert str(caught.value) == "texts[2] is nan (float), not a str: a missing value? fill it first (df['review']" \
+                                ".fillna(''))"
+
+
+@pytest.mark.parametrize("reader", [read_labeled, read_counted])
+@pytest.mark.parametrize("name, content, column", [
+    ("t.csv", "sentiment,review\nPositive,great\npositive,fine\nnegative,bad\n", "sentiment"),
+    ("t.csv", "review,label\ngreat,Positive\nfine,positive\nbad,negative\n", "label"),
+    ("t.jsonl", '{"stars": "Positive", "body": "great"}\n{"stars": "positive", "body": "fine"}\n', "stars"),
+    ("t.txt", "__label__Positive great\n__label__positive fine\n", None),
+    ("t.csv", "Positive,great\npositive,fine\nnegative,bad\n", None),  # (no header: no name)
+])
+def test_the_readers_keep_the_name_of_the_class_column(tmp_path, reader, name, content, column):
+    path = tmp_path / name
+    path.write_text(content)
+    assert reader(str(path), fmt="csv" if content.startswith("Positive") else "auto").class_column == column
+
+
+def test_files_whose_class_columns_are_named_alike_keep_the_name_and_others_none(tmp_path):
+    a, b, c = tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "c.csv"
+    a.write_text("sentiment,review\npositive,great\nnegative,bad\n")
+    b.write_text("review,sentiment\ngreat,positive\nbad,negative\n")
+    c.write_text("label,review\npositive,great\nnegative,bad\n")
+    assert read_labeled([str(a), str(b)]).class_column == "sentiment"
+    assert read_labeled([str(a), str(c)]).class_column is None
+
+
+def test_a_dataframe_given_to_predict_is_refused_naming_its_text_column(reviews, predictor):
+    with pytest.raises(FastTextError) as caught:
+        predictor.predict(reviews)
+    assert str(caught.value).endswith("pass its text column (df['review'])")
