@@ -30,7 +30,8 @@ compares is read), a plain or If-None-Match PUT does not (moto asks for s3:PutOb
 ``403-if-missing`` is how S3 answers a caller without s3:ListBucket: a missing key is refused, not
 reported missing (moto answers 404 whatever the policy).
 
-``proxy.log`` lists ``(method, path, query)`` of every request seen; ``proxy.clear()`` drops the rules.
+``proxy.log`` lists ``(method, path, query)`` of every request seen, ``proxy.headers`` the request headers of each
+(a dict, one per entry of ``proxy.log``: a conditional request's If-Match); ``proxy.clear()`` drops the rules.
 Real sockets and real HTTP, so boto3 exercises its genuine retry and error paths.
 """
 import http.client
@@ -65,7 +66,7 @@ class FaultProxy:
     def __init__(self, upstream):
         parts = urlsplit(upstream)
         self.upstream, self.upstream_url = (parts.hostname, parts.port), upstream
-        self.rules, self.log, self.lock = [], [], threading.Lock()
+        self.rules, self.log, self.headers, self.lock = [], [], [], threading.Lock()
         self.stalled, self.released = threading.Event(), threading.Event()
         proxy = self
 
@@ -92,6 +93,7 @@ class FaultProxy:
                 path = unquote(urlsplit(self.path).path)
                 with proxy.lock:
                     proxy.log.append((self.command, path, urlsplit(self.path).query))
+                    proxy.headers.append(dict(self.headers.items()))
                     rule = next((r for r in proxy.rules if r.matches(self.command, path)), None)
                 action = rule.action if rule else None
                 if action == "reset":
@@ -186,7 +188,7 @@ class FaultProxy:
 
     def clear(self):
         with self.lock:
-            self.rules, self.log = [], []
+            self.rules, self.log, self.headers = [], [], []
 
     def __enter__(self):
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

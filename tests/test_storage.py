@@ -687,6 +687,78 @@ def test_a_writability_probe_whose_put_answer_is_lost_is_not_left_behind(s3_buck
     assert boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix="out").get("KeyCount") == 0
 
 
+def plain_deletes(proxy, of_keys_put_before=False):
+    """The DELETEs in ``proxy.log`` that ask neither a version (versionId) nor a condition (If-Match): where a bucket
+    keeps versions, S3 answers each with a new delete marker, the key absent or not. ``of_keys_put_before``: those
+    of keys the run had put before (a write's own staging objects) left out."""
+    put, found = set(), []
+    for (method, path, query), headers in zip(proxy.log, proxy.headers):
+        if method in ("PUT", "POST"):
+            put.add(path)
+        elif (method == "DELETE" and "versionId" not in query and "if-match" not in {k.lower() for k in headers}
+              and not (of_keys_put_before and path in put)):
+            found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])
+@pytest.mark.parametrize("check", ["a folder", "a bundle's destination", "an output file", "a pair of files"])
+def test_the_checks_before_a_write_leave_nothing_in_a_bucket_that_keeps_versions(s3_bucket, proxy, versioning, check):
+    """Where versioning is on (or suspended), a DELETE without a version id does not delete: it adds a delete marker,
+    of a key that does not exist too, and an object put and deleted stays as a noncurrent version. The checks before a
+    write probed with both (a DELETE of a key no object has, an empty object put and deleted), so that each run left
+    delete markers and empty versions in the user's bucket. Nothing is left now, and no such DELETE is sent (moto
+    adds no marker for an absent key, as S3 does: the requests are read at the proxy)."""
+    bucket = s3_bucket[len("s3://"):]
+    admin = boto3.client("s3")
+    admin.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": versioning})
+    if check == "a pair of files":
+        with storage.atomic_writes([f"{s3_bucket}/out/train.csv", f"{s3_bucket}/out/test.csv"]) as (train, test):
+            train.write(b"1,train\n")
+            test.write(b"2,test\n")
+    else:
+        {"a folder": lambda: storage.check_writable(f"{s3_bucket}/out"),
+         "a bundle's destination": lambda: storage.check_writable(f"{s3_bucket}/out", MANIFEST),
+         "an output file": lambda: storage.check_output_file(f"{s3_bucket}/out/vectors.vec", "vectors.vec")}[check]()
+        versions = admin.list_object_versions(Bucket=bucket, Prefix="out")
+        assert (versions.get("Versions", []), versions.get("DeleteMarkers", [])) == ([], [])
+    assert plain_deletes(proxy, of_keys_put_before=check == "a pair of files") == []
+
+
+def test_the_checks_before_a_write_send_no_delete_that_could_leave_a_marker_where_s3_will_not_say(s3_policy_server,
+                                                                                                  monkeypatch):
+    """A role without s3:GetBucketVersioning cannot be told whether the bucket keeps versions: the checks ask nothing
+    that would leave a delete marker or a version there if it does, and still tell a role that may not delete."""
+    policy = s3_policy_server
+    with FaultProxy(policy.endpoint) as proxy:
+        _as_user(monkeypatch, policy, "lister")
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        dest = f"s3://{policy.bucket}/{os.urandom(6).hex()}"
+        storage.check_writable(f"{dest}/out")
+        storage.check_writable(f"{dest}/model", MANIFEST)
+        assert plain_deletes(proxy) == []
+        assert any(m == "GET" and q == "versioning" for m, _, q in proxy.log)  # asked, and refused
+        assert [p for (m, p, _), h in zip(proxy.log, proxy.headers) if m == "PUT" and "If-Match" not in h] == []
+        assert _admin_keys(policy, dest[len(f"s3://{policy.bucket}/"):]) == []
+
+
+@pytest.mark.parametrize("action", ["500", "reset"])
+def test_a_failed_probe_put_fails_the_check_of_a_role_that_may_not_delete(s3_bucket, proxy, action):
+    """For a role without s3:DeleteObject the check puts a probe that stores nothing (a conditional PUT): a 500 or a
+    dropped connection, retried by botocore and failing still, passed the check, as if S3 had allowed the write. The
+    check says it could not complete, naming the bucket."""
+    bucket = s3_bucket[len("s3://"):]
+    proxy.fail("DELETE", r".", "403")
+    proxy.fail("PUT", r"/out/\.fasttext-probe-", action)
+    for call in (lambda: storage.check_writable(f"{s3_bucket}/out"),
+                 lambda: storage.check_output_file(f"{s3_bucket}/out/vectors.vec", "vectors.vec")):
+        with pytest.raises(FastTextError, match=rf"^could not check that s3://{bucket} can be written") as err:
+            call()
+        one_line(err.value)
+    proxy.clear()
+    assert boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix="out").get("KeyCount") == 0
+
+
 def test_lost_answer_to_the_manifest_put_is_a_success(tmp_path, s3_bucket, proxy):
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
@@ -1466,13 +1538,17 @@ def test_a_concurrent_publish_without_list_bucket_is_never_replaced_unseen(unlis
         storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}, overwrite=False, hint="x")
 
 
-def test_check_writable_without_list_bucket_still_fails_fast(unlisted):
+def test_check_writable_without_list_bucket_still_fails_fast(unlisted, tmp_path):
+    """A missing bucket is said up front. A role that may not put there is told by the write itself: without
+    s3:ListBucket and s3:GetBucketVersioning the check cannot ask S3 without storing a probe, which a bucket that
+    keeps versions would keep (a noncurrent version and a delete marker each run), and nothing is left either way."""
     policy, proxy, dest = unlisted
     with pytest.raises(FastTextError, match="^S3 bucket does not exist: no-such-bucket-nolist"):
         storage.check_writable("s3://no-such-bucket-nolist/model", MANIFEST)
     proxy.fail("PUT", r".", "403")  # no s3:PutObject
+    storage.check_writable(dest, MANIFEST)
     with pytest.raises(FastTextError, match=rf"^access denied to {dest} "):
-        storage.check_writable(dest, MANIFEST)
+        storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
     assert _unlisted_keys(policy, dest) == []
 
 

@@ -9,8 +9,8 @@ import sys
 
 from ..errors import FastTextError
 from ..stops import note_what_a_stop_came_after, note_what_a_stop_could_not_remove, note_what_a_stop_left, stop_left
-from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _may_delete, _operation_members, _status,
-                 _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file)
+from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _keeps_versions, _may_delete, _operation_members,
+                 _status, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -306,8 +306,10 @@ def _delete_staged(client, created):
 
 
 def _may_delete_beside(client, bucket, key):
-    """Whether S3 lets us delete objects beside ``key``: asked of a staging key no object has (s3._may_delete)."""
-    return _may_delete(client, bucket, staging_key(key, "probe-" + secrets.token_hex(8)))
+    """Whether S3 lets us delete objects beside ``key``: asked of a staging key no object has (s3._may_delete). Where
+    that cannot be asked without writing, as if it does: the staging objects' DELETEs will tell (named on stderr)."""
+    probe = staging_key(key, "probe-" + secrets.token_hex(8))
+    return _may_delete(client, bucket, probe, _keeps_versions(client, bucket)) is not False
 
 
 def _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False):

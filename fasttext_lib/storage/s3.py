@@ -652,13 +652,53 @@ def _operation_members(client, operation="PutObject"):
         return set()
 
 
-def _may_delete(client, bucket, key):
-    """Whether S3 lets us delete ``key``, which does not exist: deleting it succeeds where that is allowed (and changes
-    nothing), so this asks without writing anything."""
+def _keeps_versions(client, bucket):
+    """Whether ``bucket`` keeps versions (versioning enabled or suspended): there a DELETE without a version id deletes
+    nothing but adds a delete marker, of a key that does not exist too, and an object put and deleted stays as a
+    noncurrent version, so a probe by either leaves something behind. None where S3 will not say (no
+    s3:GetBucketVersioning): it may. False where it never has (or a store without versioning: 501)."""
     try:
-        client.delete_object(Bucket=bucket, Key=key)
+        status = client.get_bucket_versioning(Bucket=bucket).get("Status")
+    except Exception as exc:
+        if is_forbidden(exc):
+            return None
+        if _status(exc) == 501:
+            return False
+        raise
+    return status in ("Enabled", "Suspended")
+
+
+def _may_delete(client, bucket, key, keeps_versions):
+    """Whether S3 lets us delete ``key``, which does not exist, asked without writing anything; None where that
+    cannot be told. ``keeps_versions``: :func:`_keeps_versions` of ``bucket``. Where it is False a plain DELETE asks
+    (of a key no object has, it changes nothing). Else that DELETE would leave a delete marker: it is made conditional
+    on an object being there (If-Match: *), which S3 authorizes first (403: not allowed) and then refuses (404; 412),
+    deleting nothing. A store that ignored the condition and left a marker anyway has it removed (by its version id);
+    one that cannot take the condition (400, 501), or a botocore without it, cannot tell."""
+    if keeps_versions is False:
+        try:
+            client.delete_object(Bucket=bucket, Key=key)
+        except Exception as exc:
+            if is_forbidden(exc):
+                return False
+            raise
+        return True
+    if "IfMatch" not in _operation_members(client, "DeleteObject"):
+        return None
+    try:
+        answer = client.delete_object(Bucket=bucket, Key=key, IfMatch="*")
     except Exception as exc:
         if is_forbidden(exc):
             return False
+        if _is_missing(exc) or _status(exc) == 412:  # (a missing bucket is 404 too: NoSuchBucket, raised)
+            return True
+        if _status(exc) in (400, 501):
+            return None
         raise
+    if answer.get("DeleteMarker") and answer.get("VersionId"):
+        try:
+            client.delete_object(Bucket=bucket, Key=key, VersionId=answer["VersionId"])
+        except Exception as exc:  # noqa: BLE001 - said, not fatal: the check itself was answered
+            print(f"warning: could not remove the delete marker that a check of s3://{bucket} left at {key} "
+                  f"({_first_line(exc)}): delete that version by hand", file=sys.stderr)
     return True

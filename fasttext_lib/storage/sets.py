@@ -53,9 +53,9 @@ import tempfile
 import time
 
 from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
-from .s3 import (Damaged, SetChanged, _bucket_exists, _bucket_listable, _is_missing, _key, _may_delete,
-                 _operation_members, already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors,
-                 split_s3, upload_file)
+from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
+                 _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
+                 get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
 from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
@@ -823,9 +823,10 @@ def remove(dest, manifest_name):
         _remove_local(str(dest), manifest_name)
 
 
-def _check_deletable(client, bucket, key, dest):
-    """A set's publisher deletes what an interrupted run uploaded and a replaced set's files: s3:DeleteObject."""
-    if not _may_delete(client, bucket, key):
+def _check_deletable(client, bucket, key, dest, keeps_versions):
+    """A set's publisher deletes what an interrupted run uploaded and a replaced set's files: s3:DeleteObject (where
+    S3 cannot be asked without writing, the publish itself will tell)."""
+    if _may_delete(client, bucket, key, keeps_versions) is False:
         raise FastTextError(f"cannot publish to {dest}: S3 refused to delete there (s3:DeleteObject), which is "
                             f"needed to take back an interrupted upload and the files of a replaced set; grant "
                             f"s3:DeleteObject on {bucket}")
@@ -839,20 +840,41 @@ def _check_puttable(client, bucket, probe):
     it S3 answers 403 for a key that is not there). Where S3 cannot tell so (a store or botocore without conditional
     PUTs), nothing is checked here: the write itself will tell. So too where reads are refused: S3 asks s3:GetObject
     of a PUT with If-Match (the ETag it compares is read), which a plain or create-only PUT does not need; its 403
-    refused an upload-only role (s3:ListBucket and s3:PutObject) a write it could do."""
+    refused an upload-only role (s3:ListBucket and s3:PutObject) a write it could do. A PUT that got no answer it
+    could read (a 500 after botocore's retries, a dropped connection) fails the check: it had passed, as if allowed."""
     if "IfMatch" not in _operation_members(client):
         return
     try:
-        client.put_object(Bucket=bucket, Key=probe, Body=b"", IfMatch='"00000000000000000000000000000000"')
+        stored = client.put_object(Bucket=bucket, Key=probe, Body=b"", IfMatch='"00000000000000000000000000000000"')
     except Exception as exc:
         if is_forbidden(exc) and _readable(client, bucket, probe):
             raise
+        if _status(exc) is not None and _credentials_refused(exc):
+            raise
+        if _status(exc) is None or _status(exc) >= 500:
+            raise _check_incomplete(bucket, exc) from None
         return  # refused for the condition (or a store that cannot check it): put would be allowed, or will tell
     with contextlib.suppress(Exception):  # a store that ignored the condition stored it: not left behind if we may
-        client.delete_object(Bucket=bucket, Key=probe)
+        # (by its version where the bucket keeps versions: a plain DELETE would leave it, hidden by a delete marker)
+        client.delete_object(Bucket=bucket, Key=probe, **({"VersionId": stored["VersionId"]}
+                                                          if stored.get("VersionId") else {}))
     if _found(client, bucket, probe):
         print(f"warning: could not delete s3://{bucket}/{probe}, put to check that {bucket} can be written: delete it "
               f"by hand", file=sys.stderr)
+
+
+def _check_incomplete(bucket, exc):
+    """The check's PUT failed for a reason that says nothing of the permission (S3's 500 or 503 after botocore's
+    retries, a dropped connection): not passed as if allowed."""
+    answer = (f"was answered {exc.response.get('Error', {}).get('Code') or 'with an error'} (HTTP {_status(exc)})"
+              if _status(exc) else f"got no answer ({_endpoint_only(exc)})")
+    return FastTextError(f"could not check that s3://{bucket} can be written: the check's test PUT {answer}; "
+                         f"try again")
+
+
+def _credentials_refused(exc):
+    """Expired or unknown credentials (400 ExpiredToken, 403 InvalidAccessKeyId): said as such (s3_errors)."""
+    return exc.response.get("Error", {}).get("Code") in _CREDENTIALS_REFUSED
 
 
 def _readable(client, bucket, key):
@@ -887,10 +909,13 @@ def check_writable(dest, manifest_name=None, what=None):
             if not listable and not manifest_name:
                 return  # a probe could be written but perhaps not deleted: the write itself will tell
             probe = _key(prefix, PROBE_PREFIX + secrets.token_hex(8))
+            keeps_versions = _keeps_versions(client, bucket)
             if manifest_name:
                 _check_s3_destination(client, bucket, prefix, manifest_name, dest)
-                _check_deletable(client, bucket, probe, dest)
-            elif not _may_delete(client, bucket, probe):  # (a write that needs no delete: sample, a plain file)
+                _check_deletable(client, bucket, probe, dest, keeps_versions)
+            elif keeps_versions is False and not _may_delete(client, bucket, probe, keeps_versions):
+                return _check_puttable(client, bucket, probe)  # (a write that needs no delete: sample, a plain file)
+            if keeps_versions is not False:  # a probe put and deleted would stay there, as a version
                 return _check_puttable(client, bucket, probe)
             try:
                 client.put_object(Bucket=bucket, Key=probe, Body=b"")
