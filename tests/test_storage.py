@@ -2377,6 +2377,48 @@ def test_an_old_file_that_cannot_be_put_back_is_kept_and_its_place_said(tmp_path
     assert open(kept).read() == "__label__1 old train\n"
 
 
+def test_an_old_file_that_cannot_be_put_back_after_stdout_closed_is_said_on_stderr(tmp_path):
+    """``sample --output DIR --overwrite | head -0``: the summary line found stdout's reader gone, so the pair's old
+    files were put back, and the command ended as ``cat`` does there, exit 141 without a line. Where the old train
+    split could not be put back (here an I/O error) it was set aside as ``train.csv.old-<hex>``, the new train split
+    stayed beside the old test split, and nothing said so: the line that names where the file is kept was dropped
+    with the closed pipe's. stderr is still there: the line is written to it now (the status stays 141)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("train.csv", "test.csv"):
+        (out / name).write_text(f"the user's own {name}\n")
+    train = str(out / "train.csv")
+    script = textwrap.dedent(f"""
+        import errno, os, sys
+        real_replace, seen = os.replace, []
+
+        def replace(src, dst, *args, **kwargs):  # the second rename to train.csv (the put-back) fails
+            if str(dst) == {train!r}:
+                seen.append(dst)
+                if len(seen) == 2:
+                    raise OSError(errno.EIO, "Input/output error", dst)
+            return real_replace(src, dst, *args, **kwargs)
+
+        os.replace = replace
+        from fasttext_lib.cli import run
+        sys.argv = ["fasttext-lib", "sample", "--output", {str(out)!r}, "--overwrite"]
+        sys.exit(run())
+        """)
+    reader, sink = os.pipe()
+    os.close(reader)  # the reader is gone, as `head` is once it has its lines
+    try:
+        r = subprocess.run([sys.executable, "-c", script], stdout=sink, stderr=subprocess.PIPE, timeout=300,
+                           env=dict(os.environ, PYTHONPATH=ROOT), text=True)
+    finally:
+        os.close(sink)
+    said = re.fullmatch(rf"error: standard output's reader is gone \(a closed pipe\); {re.escape(train)} could not be "
+                        rf"put back as it was \(Input/output error\): the file it replaced is kept at (\S+); move it "
+                        rf"back by hand\n", r.stderr)
+    assert r.returncode == 141 and said, (r.returncode, r.stderr)
+    assert open(said.group(1)).read() == "the user's own train.csv\n"
+    assert (out / "test.csv").read_text() == "the user's own test.csv\n"
+
+
 def test_a_second_ctrl_c_while_the_old_file_is_put_back_keeps_it(tmp_path, monkeypatch):
     """A failed rename (or a first Ctrl-C) puts back the files the earlier renames replaced. A second Ctrl-C in that
     put-back (a user pressing it again: the CLI lets a second one through) ended it, and the kept old file, not yet

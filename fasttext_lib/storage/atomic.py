@@ -659,7 +659,7 @@ def _say_left(exc, not_removed, not_put_back):
     kept = "; ".join(f"{path} could not be put back as it was ({why}): the file it replaced is kept at {where}; move "
                      f"it back by hand" for path, why, where in not_put_back)
     # Noted of any failure, not only a stop's: a stop that replaces it on the way out (one held during its put-back and
-    # handled after it) says it in its line too (stops.stop_message).
+    # handled after it) says it in its line too (stops.stop_message), and cli.main says a closed stdout's then.
     if not_removed:
         note_what_a_stop_could_not_remove(exc, not_removed)
     if kept:
