@@ -2224,6 +2224,38 @@ def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_clea
                     f"--overwrite (overwrite=True)"), line
 
 
+def test_a_pair_write_stopped_while_s3_holds_a_staging_upload_names_the_staging_object_it_may_leave(s3_bucket, proxy):
+    """A replacing pair write to S3, Ctrl-C'd while S3 held the upload of a staging object (received whole, answered
+    late: a slow S3). The stop deleted the staging keys (one not there yet), said "stopped and cleaned up", and exited
+    without waiting for the upload's answer (a stalled S3 held the process a minute); then S3 applied the upload it
+    had, and the staging object stayed in the user's folder for good, unnamed (no later run lists it). No run can
+    take back a request S3 applies after it has gone: the line now names the staging object the upload may still
+    create. The old pair is whole either way."""
+    import threading
+
+    from fasttext_lib.stops import Interrupted, stop_message, stop_on_signals
+
+    prefix = f"{s3_bucket}/data"
+    train, test = _write_pair(prefix, "old")
+    proxy.fail("PUT", r"\.fasttext-staging-[0-9a-f]{16}-pair\.test$", "stall")
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals():
+            _write_pair(prefix, "new")
+    proxy.release()  # S3 applies the upload it held
+    wait_for_abandoned_transfers()
+    staging = [key for key in _bucket_keys(prefix) if key.startswith(".fasttext-staging-")]
+    assert len(staging) == 1 and staging[0].endswith("-pair.test"), _bucket_keys(prefix)
+    assert stop_message(raised.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up, but the staging object {prefix}/{staging[0]} may still be "
+        f"created by its upload, under way when this run stopped: delete it if it is there")
+    assert [storage.read_bytes(u) for u in (train, test)] == [b"__label__1 old train\n", b"__label__1 old test\n"]
+
+
 def test_a_local_create_only_pair_stopped_partway_says_what_it_could_not_take_back(tmp_path, monkeypatch):
     """The same locally: sample without --overwrite stopped as it put test.csv in place removes the train.csv it had
     put there. Where that removal failed (the folder made read-only meanwhile: here, emulated), the error was
