@@ -292,7 +292,9 @@ class StdoutClosed(FastTextError):
     """The reader of stdout's pipe is gone (``| head -1`` has its line): the command stops, cleaning up as
     for any error, but without an error line and with the status of a process SIGPIPE ends (141), as
     ``cat`` and ``grep`` do. Its reader asked for no more: an ``error:`` line there was noise on the
-    terminal of every ``predict ... | head``."""
+    terminal of every ``predict ... | head``. Where its cleanup could not put back a user's file (set aside, its
+    place said in the message: storage.atomic), the line is written all the same (cli.main): silent, the new train
+    split stayed beside the old test split, and the old one at a name nothing told of."""
 
     exit_status = 128 + 13  # SIGPIPE
 
@@ -930,10 +932,11 @@ def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
     130 on Ctrl-C (SIGINT), 143 on SIGTERM and 129 on SIGHUP, after cleaning up (see stops.stop_on_signals;
     a first Ctrl-C during an autotune search with a trial completed stops only the search: autotune.autotune);
-    141 when stdout's reader is gone (``| head -1``: :class:`StdoutClosed`), without an error line."""
+    141 when stdout's reader is gone (``| head -1``: :class:`StdoutClosed`), without an error line unless what the
+    command had written could not all be put back as it was (the line says where the user's file is kept)."""
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, let_mxnet_finish,
                          out_of_memory_line)
-    from .stops import stop_message, stop_on_signals
+    from .stops import stop_left, stop_message, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -961,6 +964,8 @@ def main(argv=None, lean_mxnet=False):
                 raise _stdout_failed(exc) from None
             return status
     except StdoutClosed as exc:
+        if stop_left(exc):  # (the user's old file set aside, not put back: said where, on stderr, which is still there)
+            _say_error(error_line(exc))
         let_mxnet_finish()
         return exc.exit_status
     except FastTextError as exc:

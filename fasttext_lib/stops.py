@@ -6,8 +6,9 @@ a batch system's) are handled like Ctrl-C: inside
 :func:`stop_on_signals` they raise :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread, so every ``finally`` and ``except BaseException`` on the way out runs: publishing takes back
 what it staged, temporary directories go, the prefetch thread stops. Around that: :func:`stop_at_once_on_signals`
 (a stop while a command starts: one line, at once; a SageMaker job's also to :func:`job_failure_file`),
-:func:`kept_stops` (a notebook's Stop that Python dropped in a finalizer) and :func:`stops_held` (a Ctrl-C held
-until a few lines that must run whole have run). :func:`stop_message` is the stop's line, with what a stopped write
+:func:`kept_stops` (a notebook's Stop that Python dropped in a finalizer), :func:`stops_held` (a Ctrl-C held
+until a few lines that must run whole have run) and :func:`later_stops_held` (every stop after the first held
+while a cleanup that must run whole runs). :func:`stop_message` is the stop's line, with what a stopped write
 left (:func:`note_what_a_stop_left`).
 
 It imports only errors.py (the error type, its line), nothing heavy: the package arms
@@ -204,6 +205,62 @@ def stops_held():
             previous[held[0]](held[0], None)  # (also over an exception the block raised, as it would have come)
 
 
+@contextlib.contextmanager
+def later_stops_held():
+    """For a block whose cleanup must run whole, however often the user stops it (a set's old files put back:
+    storage.atomic): within it a stop (a signal whose handler is Python's: Ctrl-C; SIGTERM, SIGHUP, SIGXCPU under
+    :func:`stop_on_signals`) is handled as usual the first time, and raises; every later one is held, however many
+    come, and so is every one once the block has called the function it yields (``hold()``: its cleanup of a failure
+    that was no stop begins). At its end the handlers are put back, and the first stop held is handled as it would
+    have been (its handler called), unless the block ends in a stop already (the run is stopping: one more says
+    nothing new). Unlike :func:`stops_held` no second stop is let through: the cleanup must be short steps that cannot
+    hang (local renames); SIGKILL still ends it. A Ctrl-C pressed again and again (the CLI lets each one after the
+    first through, as Python's KeyboardInterrupt) ended the put-back, then the step that sets aside a file it could not
+    put back, and the user's old file, kept aside, was deleted with the kept files. In another thread: a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+    held, restore = [], {}  # restore: the handler each signal this block took gets back at its end
+
+    def hold(signum, frame):
+        held.append(signum)
+
+    def hold_every_stop():
+        for s in restore:
+            handler = signal.getsignal(s)
+            if handler is first_stop:
+                signal.signal(s, hold)
+            elif callable(handler) and handler is not hold:  # one the first stop's handler set (SIGINT's own, in
+                restore[s] = handler  # the CLI): held, and it is what the signal gets back
+                signal.signal(s, hold)
+
+    def first_stop(signum, frame):
+        try:
+            restore[signum](signum, frame)
+        except BaseException:  # (after the handler ran: what it set, e.g. SIGTERM ignored, stays; the rest is held)
+            hold_every_stop()
+            raise
+
+    stopping = False
+    try:
+        # In the try: a stop just as the handlers are set still has them put back.
+        for s in [signal.SIGINT, signal.SIGTERM, *_optional_stops()]:  # (an ignored one: no Python handler, left)
+            handler = signal.getsignal(s)
+            if callable(handler):
+                restore[s] = handler
+                signal.signal(s, first_stop)
+        yield hold_every_stop
+    except KeyboardInterrupt:
+        stopping = True
+        raise
+    finally:
+        for s, handler in restore.items():
+            if signal.getsignal(s) in (first_stop, hold):  # (one set meanwhile by someone else stays)
+                signal.signal(s, handler)
+        if held and not stopping and callable(signal.getsignal(held[0])):
+            signal.getsignal(held[0])(held[0], None)  # (also over an exception the block raised, as it would have come)
+
+
 def note_progress(epoch, step):
     """Where the innermost :func:`kept_stops` block's training is (``None``: nowhere a Stop can be told of): a
     Stop pressed there carries it as ``stopped_at`` (:func:`stopped_line`). Outside such a block, or in one whose
@@ -246,7 +303,8 @@ def keeping_stops(function):
 def note_what_a_stop_left(exc, what):
     """A KeyboardInterrupt (Ctrl-C, SIGTERM: :class:`Interrupted`) ``exc`` that stopped a write where its cleanup
     cannot put back what was there (files written together, some already replaced): ``what`` it left, said at the
-    end of the stop's line (``...; stopped and cleaned up, but <what>``: :func:`stop_message`)."""
+    end of the stop's line (``...; stopped and cleaned up, but <what>``: :func:`stop_message`). Noted of a failure
+    (a FastTextError whose message says it too), the line of a stop that comes during its cleanup says it as well."""
     exc.left_behind = what
 
 
@@ -266,9 +324,25 @@ def note_what_a_stop_came_after(exc, what):
 
 def stop_left(exc):
     """Whether :func:`note_what_a_stop_left`, :func:`note_what_a_stop_could_not_remove` or
-    :func:`note_what_a_stop_came_after` told of the stop ``exc``: its line (:func:`stop_message`) says what it left."""
-    return bool(getattr(exc, "left_behind", None) or getattr(exc, "not_removed", None)
-                or getattr(exc, "came_after", None))
+    :func:`note_what_a_stop_came_after` told of the stop ``exc`` (or of a failure or stop it came during: see
+    :func:`_noted`): its line (:func:`stop_message`) says what it left."""
+    return bool(_noted(exc, "left_behind") or _noted(exc, "not_removed") or _noted(exc, "came_after"))
+
+
+def _noted(exc, name):
+    """What the ``note_what_a_stop_*`` functions noted as ``name`` of ``exc`` and of the exceptions it was raised while
+    handling (its ``__context__``, and theirs), latest first, each once. A stop that comes while an earlier one (or a
+    failure) is being cleaned up after replaces it on the way out: its line dropped what the first had left (a user's
+    file set aside, named only there), and said "cleaned up"."""
+    found, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        value = getattr(exc, name, None)
+        for item in (value if isinstance(value, list) else [value] if value else []):
+            if item not in found:
+                found.append(item)
+        exc = exc.__context__
+    return found
 
 
 def stop_message(exc):
@@ -276,8 +350,8 @@ def stop_message(exc):
     (notebook_errors): what stopped it, that it stopped and cleaned up, or the files its cleanup could not remove, or
     what it had done when it stopped (:func:`note_what_a_stop_came_after`), and what it left that no cleanup can put back (:func:`stop_left`). A notebook's Stop that left nothing and
     whose place was told (a training's epoch and step, an autotune search's: :func:`stopped_line`): that line."""
-    left, not_removed = getattr(exc, "left_behind", None), getattr(exc, "not_removed", ())
-    came_after = getattr(exc, "came_after", None)
+    left, not_removed = "; ".join(_noted(exc, "left_behind")) or None, _noted(exc, "not_removed")
+    came_after = next(iter(_noted(exc, "came_after")), None)
     if not stop_left(exc) and stopped_line(exc):
         return stopped_line(exc)
     line = f"{str(exc) or 'interrupted (SIGINT)'}; stopped"  # (a notebook's Stop, a second Ctrl-C: no text)

@@ -6,6 +6,7 @@ two processes publish to one place at once. After each: the old set or the new o
 """
 import contextlib
 import errno
+import functools
 import json
 import os
 import re
@@ -2299,6 +2300,38 @@ def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_clea
                     f"--overwrite (overwrite=True)"), line
 
 
+def test_a_pair_write_stopped_while_s3_holds_a_staging_upload_names_the_staging_object_it_may_leave(s3_bucket, proxy):
+    """A replacing pair write to S3, Ctrl-C'd while S3 held the upload of a staging object (received whole, answered
+    late: a slow S3). The stop deleted the staging keys (one not there yet), said "stopped and cleaned up", and exited
+    without waiting for the upload's answer (a stalled S3 held the process a minute); then S3 applied the upload it
+    had, and the staging object stayed in the user's folder for good, unnamed (no later run lists it). No run can
+    take back a request S3 applies after it has gone: the line now names the staging object the upload may still
+    create. The old pair is whole either way."""
+    import threading
+
+    from fasttext_lib.stops import Interrupted, stop_message, stop_on_signals
+
+    prefix = f"{s3_bucket}/data"
+    train, test = _write_pair(prefix, "old")
+    proxy.fail("PUT", r"\.fasttext-staging-[0-9a-f]{16}-pair\.test$", "stall")
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals():
+            _write_pair(prefix, "new")
+    proxy.release()  # S3 applies the upload it held
+    wait_for_abandoned_transfers()
+    staging = [key for key in _bucket_keys(prefix) if key.startswith(".fasttext-staging-")]
+    assert len(staging) == 1 and staging[0].endswith("-pair.test"), _bucket_keys(prefix)
+    assert stop_message(raised.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up, but the staging object {prefix}/{staging[0]} may still be "
+        f"created by its upload, under way when this run stopped: delete it if it is there")
+    assert [storage.read_bytes(u) for u in (train, test)] == [b"__label__1 old train\n", b"__label__1 old test\n"]
+
+
 def test_a_local_create_only_pair_stopped_partway_says_what_it_could_not_take_back(tmp_path, monkeypatch):
     """The same locally: sample without --overwrite stopped as it put test.csv in place removes the train.csv it had
     put there. Where that removal failed (the folder made read-only meanwhile: here, emulated), the error was
@@ -2452,12 +2485,56 @@ def test_an_old_file_that_cannot_be_put_back_is_kept_and_its_place_said(tmp_path
     assert open(kept).read() == "__label__1 old train\n"
 
 
+def test_an_old_file_that_cannot_be_put_back_after_stdout_closed_is_said_on_stderr(tmp_path):
+    """``sample --output DIR --overwrite | head -0``: the summary line found stdout's reader gone, so the pair's old
+    files were put back, and the command ended as ``cat`` does there, exit 141 without a line. Where the old train
+    split could not be put back (here an I/O error) it was set aside as ``train.csv.old-<hex>``, the new train split
+    stayed beside the old test split, and nothing said so: the line that names where the file is kept was dropped
+    with the closed pipe's. stderr is still there: the line is written to it now (the status stays 141)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("train.csv", "test.csv"):
+        (out / name).write_text(f"the user's own {name}\n")
+    train = str(out / "train.csv")
+    script = textwrap.dedent(f"""
+        import errno, os, sys
+        real_replace, seen = os.replace, []
+
+        def replace(src, dst, *args, **kwargs):  # the second rename to train.csv (the put-back) fails
+            if str(dst) == {train!r}:
+                seen.append(dst)
+                if len(seen) == 2:
+                    raise OSError(errno.EIO, "Input/output error", dst)
+            return real_replace(src, dst, *args, **kwargs)
+
+        os.replace = replace
+        from fasttext_lib.cli import run
+        sys.argv = ["fasttext-lib", "sample", "--output", {str(out)!r}, "--overwrite"]
+        sys.exit(run())
+        """)
+    reader, sink = os.pipe()
+    os.close(reader)  # the reader is gone, as `head` is once it has its lines
+    try:
+        r = subprocess.run([sys.executable, "-c", script], stdout=sink, stderr=subprocess.PIPE, timeout=300,
+                           env=dict(os.environ, PYTHONPATH=ROOT), text=True)
+    finally:
+        os.close(sink)
+    said = re.fullmatch(rf"error: standard output's reader is gone \(a closed pipe\); {re.escape(train)} could not be "
+                        rf"put back as it was \(Input/output error\): the file it replaced is kept at (\S+); move it "
+                        rf"back by hand\n", r.stderr)
+    assert r.returncode == 141 and said, (r.returncode, r.stderr)
+    assert open(said.group(1)).read() == "the user's own train.csv\n"
+    assert (out / "test.csv").read_text() == "the user's own test.csv\n"
+
+
 def test_a_second_ctrl_c_while_the_old_file_is_put_back_keeps_it(tmp_path, monkeypatch):
     """A failed rename (or a first Ctrl-C) puts back the files the earlier renames replaced. A second Ctrl-C in that
     put-back (a user pressing it again: the CLI lets a second one through) ended it, and the kept old file, not yet
     put back, was deleted with the kept files: the new train split stayed beside the old test split and the old
     train split was lost. What a second stop leaves not put back is kept now, under a name no write sweeps away, and
-    the stop's line says where."""
+    the stop's line says where. (A signal no longer cuts the put-back short: stops.later_stops_held holds it, see
+    test_ctrl_c_pressed_again_and_again_while_the_old_file_is_put_back_loses_nothing; this is a KeyboardInterrupt
+    raised there otherwise.)"""
     from fasttext_lib.stops import stop_message
 
     train, test = _write_pair(str(tmp_path), "old")
@@ -2471,6 +2548,56 @@ def test_a_second_ctrl_c_while_the_old_file_is_put_back_keeps_it(tmp_path, monke
                         rf"back by hand", line)
     assert said, line
     assert open(said.group(1)).read() == "__label__1 old train\n"
+
+
+@pytest.mark.parametrize("put_back", ["put back", "refused"])
+@pytest.mark.parametrize("first", ["busy", "Ctrl-C"])
+@pytest.mark.parametrize("where", ["CLI", "notebook"])
+def test_ctrl_c_pressed_again_and_again_while_the_old_file_is_put_back_loses_nothing(tmp_path, monkeypatch, where,
+                                                                                      first, put_back):
+    """A failed rename (EBUSY) or a Ctrl-C puts back the old files the earlier renames replaced. Ctrl-C pressed again,
+    and again (the CLI lets every one after the first through, as Python's own KeyboardInterrupt), landed in that
+    put-back and then in the step that sets the old file aside (``<name>.old-<hex>``) where it could not be put back:
+    the third stop ended that step too, and the kept old file was deleted with the kept files; the new train split
+    stayed beside the old test split, and the old train split was lost. Now no stop after the first interrupts the
+    put-back: the old file is put back, or kept where the line says, however many arrive."""
+    from fasttext_lib.stops import stop_message, stop_on_signals
+
+    train, test = _write_pair(str(tmp_path), "old")
+    real_replace, real_rename, cleaning_up = os.replace, os.rename, []
+
+    def pressed_at_every_step(real, src, dst, *args, **kwargs):
+        if cleaning_up:
+            os.kill(os.getpid(), signal.SIGINT)  # (its handler runs at the next bytecode: here, or in the step)
+            if put_back == "refused" and str(dst) == train:
+                raise OSError(errno.EIO, "Input/output error", dst)
+        elif str(dst) == test:  # the second rename: the train split is the new one now
+            cleaning_up.append(dst)
+            if first == "busy":
+                raise OSError(errno.EBUSY, "Device or resource busy", dst)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", functools.partial(pressed_at_every_step, real_replace))
+    monkeypatch.setattr(os, "rename", functools.partial(pressed_at_every_step, real_rename))
+    with pytest.raises(KeyboardInterrupt) as stop:
+        with stop_on_signals() if where == "CLI" else contextlib.nullcontext():
+            _write_pair(str(tmp_path), "new")
+    cleaning_up.clear()
+    monkeypatch.undo()
+    line = stop_message(stop.value)
+    assert open(test).read() == "__label__1 old test\n"
+    if put_back == "put back":
+        assert line == "interrupted (SIGINT); stopped and cleaned up"
+        assert open(train).read() == "__label__1 old train\n"
+        assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+        return
+    said = re.fullmatch(rf"interrupted \(SIGINT\); stopped and cleaned up, but {re.escape(train)} could not be put "
+                        rf"back as it was \(Input/output error\): the file it replaced is kept at (\S+\.old-[0-9a-f]+); "
+                        rf"move it back by hand", line)
+    assert said, line
+    assert open(said.group(1)).read() == "__label__1 old train\n"
+    assert sorted(os.listdir(tmp_path)) == sorted(["pair.test", "pair.train", os.path.basename(said.group(1))])
 
 
 def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from ..errors import FastTextError, could_not_remove
-from ..stops import note_what_a_stop_could_not_remove, note_what_a_stop_left
+from ..stops import later_stops_held, note_what_a_stop_could_not_remove, note_what_a_stop_left
 from .s3 import AlreadyExists, _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
@@ -534,45 +534,58 @@ def _kept_as_they_were(replaced, placing):
     replaced. What cannot be put back or removed is said in the failure's line (:func:`_say_left`)."""
     kept = {}
     locks = contextlib.ExitStack()
-    try:
-        for path in replaced:
-            if os.path.isfile(path):
-                with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
-                    _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
-                kept[path] = _keep(path, locks)
-        yield
-    except BaseException as exc:
-        not_removed, not_put_back = [], []
-        to_take_back = [(path, new) for path, new in reversed(placing) if _holds(path, new)]
+    with later_stops_held() as hold_every_stop:  # (a stop after the first one never cuts the put-back short)
         try:
-            for path, _ in to_take_back:
-                try:
-                    if path in kept:
-                        os.replace(kept[path], path)
-                        del kept[path]
-                    else:
-                        os.remove(path)
-                except OSError as error:
-                    why = error.strerror or str(error)
-                    if path in kept:  # (not removed below: the user's file, under a name no write sweeps away)
-                        not_put_back.append((path, why, _set_aside(kept.pop(path), path)))
-                    else:
-                        not_removed.append((path, why))
-        except BaseException as again:
-            # A second stop amid the put-back (the CLI lets a second Ctrl-C through): the old files not put back yet
-            # were deleted below with the kept ones, and the new ones stayed in their place. They are set aside (not
-            # one the stop came just after putting back: its new file is gone from there).
-            not_put_back += [(path, "stopped before it was", _set_aside(kept.pop(path), path))
-                             for path, new in to_take_back if path in kept and _holds(path, new)]
-            _say_left(again, not_removed, not_put_back)
-            raise
-        _say_left(exc, not_removed, not_put_back)
+            for path in replaced:
+                if os.path.isfile(path):
+                    with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
+                        _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
+                    kept[path] = _keep(path, locks)
+            yield
+        except BaseException as exc:
+            failure = exc
+            try:
+                hold_every_stop()  # from here on no stop interrupts the put-back (nor the set-aside)...
+            except KeyboardInterrupt as stop:  # ...but a first one that came just before: it is the failure now
+                failure = stop
+            _put_back(failure, kept, placing)
+            raise failure
+        finally:
+            for backup in kept.values():  # (each one still here is of a file no new one has replaced)
+                with contextlib.suppress(OSError):
+                    os.remove(backup)
+            locks.close()
+
+
+def _put_back(failure, kept, placing):
+    """After ``failure``, the files in ``kept`` (by their path) put back where this write's new file is found in place
+    (``placing``), and the new ones where there was none removed; what could not be is said in the failure's line
+    (:func:`_say_left`), an old file then set aside under a name no write sweeps away (taken out of ``kept``)."""
+    not_removed, not_put_back = [], []
+    to_take_back = [(path, new) for path, new in reversed(placing) if _holds(path, new)]
+    try:
+        for path, _ in to_take_back:
+            try:
+                if path in kept:
+                    os.replace(kept[path], path)
+                    del kept[path]
+                else:
+                    os.remove(path)
+            except OSError as error:
+                why = error.strerror or str(error)
+                if path in kept:  # (not removed below: the user's file, under a name no write sweeps away)
+                    not_put_back.append((path, why, _set_aside(kept.pop(path), path)))
+                else:
+                    not_removed.append((path, why))
+    except BaseException:
+        # Anything else amid the put-back (no stop does: they are held), the old files not put back yet would be
+        # deleted with the kept ones, the new ones left in their place: they are set aside (not one it came just after
+        # putting back: its new file is gone from there).
+        not_put_back += [(path, "stopped before it was", _set_aside(kept.pop(path), path))
+                         for path, new in to_take_back if path in kept and _holds(path, new)]
+        _say_left(failure, not_removed, not_put_back)
         raise
-    finally:
-        for backup in kept.values():
-            with contextlib.suppress(OSError):
-                os.remove(backup)
-        locks.close()
+    _say_left(failure, not_removed, not_put_back)
 
 
 def _holds(path, new):
@@ -645,11 +658,13 @@ def _say_left(exc, not_removed, not_put_back):
     else the error's own message. Silent, the line read as if nothing had changed."""
     kept = "; ".join(f"{path} could not be put back as it was ({why}): the file it replaced is kept at {where}; move "
                      f"it back by hand" for path, why, where in not_put_back)
+    # Noted of any failure, not only a stop's: a stop that replaces it on the way out (one held during its put-back and
+    # handled after it) says it in its line too (stops.stop_message), and cli.main says a closed stdout's then.
+    if not_removed:
+        note_what_a_stop_could_not_remove(exc, not_removed)
+    if kept:
+        note_what_a_stop_left(exc, kept)
     if isinstance(exc, KeyboardInterrupt):
-        if not_removed:
-            note_what_a_stop_could_not_remove(exc, not_removed)
-        if kept:
-            note_what_a_stop_left(exc, kept)
         return
     said = "; ".join(part for part in (not_removed and could_not_remove(not_removed), kept) if part)
     if not said:

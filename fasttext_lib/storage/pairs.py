@@ -10,7 +10,8 @@ import sys
 from ..errors import FastTextError
 from ..stops import note_what_a_stop_came_after, note_what_a_stop_could_not_remove, note_what_a_stop_left, stop_left
 from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _keeps_versions, _may_delete, _operation_members,
-                 _status, _upload_new, is_forbidden, is_s3, s3_client, s3_errors, split_s3, upload_file)
+                 _status, _upload_new, is_forbidden, is_s3, may_still_create, s3_client, s3_errors, split_s3,
+                 upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -211,8 +212,14 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
             bucket, key = split_s3(uri)
             temp = staging_key(key, metadata[SET_ID_META])
             created.append((bucket, temp, uri))
-            with s3_errors(uri):
-                upload_file(client, staged[uri], bucket, temp, metadata)
+            try:
+                with s3_errors(uri):
+                    upload_file(client, staged[uri], bucket, temp, metadata)
+            except KeyboardInterrupt as exc:
+                if may_still_create(bucket, temp):  # (asked before the DELETEs: one that ends after them may be after)
+                    note_what_a_stop_left(exc, f"the staging object s3://{bucket}/{temp} may still be created by its "
+                                               f"upload, under way when this run stopped: delete it if it is there")
+                raise
         if recheck is not None:
             recheck()
         for attempt in range(PAIR_COPY_ATTEMPTS):

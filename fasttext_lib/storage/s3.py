@@ -475,10 +475,12 @@ class AbandonedUpload(FastTextError):
 
 class _Transfer:
     """One upload_file call's transfer to ``where`` (bucket, key): its multipart upload's id (None: none yet, or
-    completed), whether the caller abandoned it, and ``over``, set when its thread has ended."""
+    completed), whether the caller abandoned it, ``creating``, set once the request that creates the object (its PUT,
+    its multipart upload's completion) is sent, and ``over``, set when its thread has ended."""
 
     def __init__(self, where):
         self.where, self.upload, self.abandoned, self.over = where, None, False, threading.Event()
+        self.creating = False
 
 
 _CONTEXT_KEY = "fasttext_lib_transfer"  # (botocore's request context, shared by a call's events)
@@ -510,6 +512,17 @@ def _transfer_hooks(client):
             _abort_upload(client, *transfer.where, upload)
             raise AbandonedUpload(*transfer.where)
 
+    def sending(request=None, **kwargs):
+        context = getattr(request, "context", None)
+        transfer = context.get(_CONTEXT_KEY) if isinstance(context, dict) else None
+        if transfer is None:
+            return
+        with _TRANSFERS_LOCK:  # (abandoned first: not sent; else creating is known before the caller goes on)
+            if transfer.abandoned:
+                raise AbandonedUpload(*transfer.where)
+            if request.method in ("PUT", "POST"):
+                transfer.creating = True
+
     def completed(http_response=None, context=None, **kwargs):
         transfer = context.get(_CONTEXT_KEY) if isinstance(context, dict) else None
         if transfer is not None and getattr(http_response, "status_code", 500) < 300:
@@ -518,7 +531,8 @@ def _transfer_hooks(client):
 
     return {"before-parameter-build.s3.CreateMultipartUpload": before, "before-parameter-build.s3.UploadPart": before,
             "before-parameter-build.s3.CompleteMultipartUpload": before, "before-parameter-build.s3.PutObject": before,
-            "after-call.s3.CreateMultipartUpload": created, "after-call.s3.CompleteMultipartUpload": completed}
+            "after-call.s3.CreateMultipartUpload": created, "after-call.s3.CompleteMultipartUpload": completed,
+            "before-send.s3.PutObject": sending, "before-send.s3.CompleteMultipartUpload": sending}
 
 
 def _transfer_in_place(transfer, call):
@@ -552,6 +566,15 @@ def _abandon(client, transfer):
         upload, transfer.upload = transfer.upload, None
     if upload is not None:
         _abort_upload(client, *transfer.where, upload)
+
+
+def may_still_create(bucket, key):
+    """Whether an upload_file transfer to ``key`` that a signal abandoned (:func:`_abandon`) may still create it: S3 has
+    its creating request (a PUT, a multipart upload's completion) and has not answered (a slow S3). Asked after the
+    abandon, it is never wrong that way: a request not sent by then is refused (``sending``)."""
+    with _TRANSFERS_LOCK:
+        transfer = _TRANSFERS.get((bucket, key))
+        return transfer is not None and transfer.creating
 
 
 def _abort_upload(client, bucket, key, upload):
