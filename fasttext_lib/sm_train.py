@@ -675,7 +675,7 @@ def run_training(argv=None, environ=None):
         from . import storage
         from .bundle import refuse_checkpoints_in_output
 
-        from .checkpoints import refuse_an_older_format
+        from .checkpoints import refuse_an_older_format, refuse_other_settings
 
         if env.is_first_host:
             refuse_checkpoints_in_output(train_kwargs["checkpoint_dir"], env.model_dir, "checkpoint_dir", "SM_MODEL_DIR")
@@ -683,6 +683,7 @@ def run_training(argv=None, environ=None):
         try:  # before the channels are read; in SageMaker's synced dir an incomplete newest is set aside at the resume
             search = refuse_an_older_format(train_kwargs["checkpoint_dir"], config.epochs,
                                             synced=is_synced(train_kwargs["checkpoint_dir"]))
+            refuse_other_settings(train_kwargs["checkpoint_dir"], search, config)  # (those known without the data)
         except FastTextError as exc:
             raise FastTextError(in_job_terms(str(exc), train_kwargs["checkpoint_dir"])) from None
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None

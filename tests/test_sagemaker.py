@@ -625,10 +625,36 @@ def test_a_checkpoint_the_job_cannot_resume_says_what_to_do_in_the_jobs_terms(so
     assert "checkpoint_s3_uri" in last, last
     if case == "other hyperparameters":
         assert "the hyperparameter epochs=2" in last, last
-    else:  # refused before the channel was read (minutes at Yelp size)
-        assert "train channel:" not in r.stdout, r.stdout
+    # refused before the channel was read (minutes at Yelp size): other hyperparameters were refused only after it,
+    # though known at the start
+    assert "train channel:" not in r.stdout, r.stdout
     assert (root / "output" / "failure").read_text() == last
     assert os.listdir(root / "model") == []
+
+
+def test_a_checkpoint_of_other_settings_is_refused_before_the_data_only_for_settings_known_without_it(
+        source_dir, tmp_path, monkeypatch):
+    """A setting the job is given (emsize, an explicit lr) is compared with the checkpoint's before the train channel
+    is read; one left to the data (lr, batch_size) is known only once it is read, and compared then: a job that
+    leaves them to the data resumes as before."""
+    synced = tmp_path / "checkpoints"
+    synced.mkdir()
+    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))  # the job's /opt/ml/checkpoints
+    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}),
+                           args_for(epochs=2))  # lr and batch_size from the data
+    assert first.returncode == 0 and (synced / "epoch-0002").is_dir(), first.stderr
+    for changed, says in [({"emsize": 20}, "emsize 100 -> 20"), ({"lr": 0.123}, " -> 0.123")]:
+        root = tmp_path / f"second-{next(iter(changed))}"
+        r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args_for(epochs=2, **changed))
+        assert r.returncode == 2, r.stdout + r.stderr
+        last = r.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"error: checkpoint {synced / 'epoch-0002'} was written by a different run (") \
+            and says in last and "checkpoint_s3_uri" in last, last
+        assert "train channel:" not in r.stdout, r.stdout
+    again = job_in_process(source_dir, make_container(tmp_path / "again", {"train": {"a.train": GOOD}}),
+                           args_for(epochs=2))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "epoch 2 of 2 done" in again.stderr, again.stderr
 
 
 @pytest.mark.parametrize("cut", ["params missing", "params cut short", "no complete epoch before it",
