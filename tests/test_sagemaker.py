@@ -856,6 +856,23 @@ def test_a_channel_written_by_spark_or_hadoop_is_read_without_its_markers_and_te
     assert (tmp_path / "only" / "output" / "failure").read_text() == last
 
 
+def test_a_model_dir_holding_the_users_files_is_refused_before_the_data_and_its_files_kept(source_dir, tmp_path):
+    """SageMaker starts a job with an empty SM_MODEL_DIR, and packs all of it into model.tar.gz; a local run's may
+    hold the user's files. They never reach the archive: the job refuses such a folder at its start (before the data
+    is read) in one line naming them, and leaves them as they were (pack_model packs only the bundle's own files)."""
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    (tmp_path / "model" / "notes.txt").write_text("mine")
+    (tmp_path / "model" / "sub").mkdir()
+    r = job_in_process(source_dir, env, args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert re.match(rf"^error: refusing to write to {tmp_path / 'model'}: it holds files this library did not write "
+                    rf"\(notes\.txt, sub\)", last), last
+    assert "train channel:" not in r.stdout and (tmp_path / "output" / "failure").read_text() == last
+    assert sorted(os.listdir(tmp_path / "model")) == ["notes.txt", "sub"]
+    assert (tmp_path / "model" / "notes.txt").read_text() == "mine"
+
+
 def test_a_data_file_whose_name_starts_with_an_underscore_is_read(source_dir, tmp_path):
     """Every name starting with _ was skipped as a Hadoop or Spark marker, in a log line: a user's own _x.csv was left
     out of the training data (or the job refused a channel of such files alone). Only the names those tools write
