@@ -368,6 +368,27 @@ def refuse_an_older_format(checkpoint_dir, epochs, synced=False):
     return Search(tuple(found), synced)
 
 
+def refuse_other_settings(checkpoint_dir, search, config):
+    """Before the data is read: the newest checkpoint ``search`` (:func:`refuse_an_older_format`'s) found, refused now
+    when a setting of ``config`` known without the data differs from the one it was written with: that refusal came
+    only after the whole training data was read (minutes at Yelp size), though nothing of it depended on the data.
+    Settings left to the data (lr, batch_size unset) are compared by :func:`load_checkpoint`, with the data, as is
+    every other fault of the checkpoint. Not where SageMaker's synced directory holds older checkpoints too: an
+    incomplete newest one is set aside there, and the one resumed may be an older one."""
+    if not search.epochs or (search.synced and len(search.epochs) > 1):
+        return
+    where = _epoch_dir(checkpoint_dir, search.epochs[-1])
+    try:
+        meta = storage.read_manifest(where, CHECKPOINT_MARKER)
+        _check_meta(where, meta)
+    except FastTextError:
+        return  # (load_checkpoint says what is wrong with it)
+    found = _setting_differences(meta, config, known_only=True)
+    if found:
+        raise FastTextError(f"{_different_run_line(where, meta, config, found)}; use another --checkpoint-dir or "
+                            f"remove it")
+
+
 def _refuse_if_pickled(where):
     """:func:`_refuse_pickled` for the checkpoint at ``where``; nothing where its manifest cannot be read (the caller
     says that fault its own way)."""
@@ -388,11 +409,7 @@ def _run_differences(meta, model, config, labels, data):
     """What differs between the run that wrote a checkpoint (``meta``) and this one, each as ``epochs 2 -> 3``
     (``[]``: the same run). A refusal that named none of it left the user to guess which of a dozen settings, or
     the data, had changed."""
-    from .config import RUN_ONLY
-
-    theirs = meta.get("config", {})
-    found = [f"{name} {theirs.get(name)} -> {value}" for name, value in config.to_dict().items()
-             if name not in RUN_ONLY and theirs.get(name) != value]
+    found = _setting_differences(meta, config)
     if meta.get("labels") != list(labels):
         found.append(f"classes {', '.join(map(str, meta.get('labels') or []))} -> {', '.join(map(str, labels))}")
     if meta.get("data", data) != data:
@@ -403,9 +420,24 @@ def _run_differences(meta, model, config, labels, data):
     return found
 
 
+def _setting_differences(meta, config, known_only=False):
+    """The settings of ``config`` that differ from those a checkpoint (``meta``) was written with, each as
+    ``epochs 2 -> 3``. ``known_only``: leave out those ``config`` leaves to the data (None: lr, batch_size), which a
+    checkpoint holds as the data made them."""
+    from .config import RUN_ONLY
+
+    theirs = meta.get("config", {})
+    return [f"{name} {theirs.get(name)} -> {value}" for name, value in config.to_dict().items()
+            if name not in RUN_ONLY and theirs.get(name) != value and not (known_only and value is None)]
+
+
 def _different_run(where, meta, model, config, labels, data):
     """``checkpoint <where> was written by a different run (epochs 2 -> 3)``: the refusal's start, naming what differs."""
-    found = _run_differences(meta, model, config, labels, data)
+    return _different_run_line(where, meta, config, _run_differences(meta, model, config, labels, data))
+
+
+def _different_run_line(where, meta, config, found):
+    """:func:`_different_run`'s line for the differences ``found``."""
     text = f"checkpoint {where} was written by a different run ({'; '.join(found) or 'other data or settings'})"
     written_with = meta.get("config", {})
     if config.epochs != written_with.get("epochs"):  # more epochs change the lr schedule of those already trained

@@ -360,11 +360,12 @@ def _train(args):
     fmt = chosen_format(args)
     search = None  # (what is found in --checkpoint-dir now is what the resume goes on from: one search a run)
     if args.checkpoint_dir:
-        from .checkpoints import refuse_an_older_format
+        from .checkpoints import refuse_an_older_format, refuse_other_settings
 
         refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
         storage.check_writable(args.checkpoint_dir)
         search = refuse_an_older_format(args.checkpoint_dir, config.epochs)
+        refuse_other_settings(args.checkpoint_dir, search, config)  # (those known without the data)
     if args.autotune_trials:
         _check_trials_output(args, config)
     _check_validation_file(args)

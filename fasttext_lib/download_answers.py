@@ -89,27 +89,51 @@ def _not_http(error):
             f"https://) and port right?")
 
 
-def refuse_a_page(response, length, url, spec):
+def refuse_a_page(response, length, url, spec, part):
     """A text page answering the download (a captive portal's login page, an expired link's error page) is said to be
     one: it was taken for a damaged archive, "failed verification ... run again to retry", which fails alike every
-    time. One of the archive's exact length is left to the md5 (a real archive a server labels text/plain)."""
+    time. One of the archive's exact length is left to the md5 (a real archive a server labels text/plain).
+    ``length``: the page's, None when unknown (not announced, or its Content-Encoding's). ``part``: the partial
+    download the request was to resume (None: none), which is kept. The line is the same whatever the page's
+    encoding: a br-encoded page was called "the archive br-encoded", and one answering a resume its "N bytes"."""
     if response.headers.get("Content-Type") is None:  # (get_content_type's default is text/plain: no page)
         return
     kind = response.headers.get_content_type()
     if kind.startswith("text/") and length != spec.size:
+        kept = f"; the partial download {part} is kept for a rerun to resume" if part else ""
         raise FastTextError(f"cannot download {url}: the server answered with a {kind} page, not the {spec.size}-byte "
                             f"archive (a captive portal, a login page or an expired link?); open the URL in a browser "
-                            f"to see it, or pass --base-url a mirror that holds {spec.filename}")
+                            f"to see it, or pass --base-url a mirror that holds {spec.filename}{kept}")
 
 
-def check_range_start(response, offset, url, part):
-    """Refuse a 206 whose Content-Range starts elsewhere than at ``offset`` (a broken cache or proxy answering from
-    byte 0): its bytes were appended all the same, the archive failed its md5, and the .part (up to 690 MB) was
-    deleted. The .part is kept for a resume once the path to the server is sound again."""
-    match = re.match(r"\s*bytes\s+(\d+)-", response.headers.get("Content-Range") or "")
-    if match and int(match.group(1)) != offset:
+def range_sent(response):
+    """The archive's bytes a 206 says it sends (its Content-Range ``bytes <first>-<last>/<size>``): ``(first, end,
+    size)``, ``end`` one past ``last``, ``size`` None where the server says ``*``; None: no such header."""
+    match = re.match(r"\s*bytes\s+(\d+)-(\d+)/(\d+|\*)", response.headers.get("Content-Range") or "")
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2)) + 1, None if match.group(3) == "*" else int(match.group(3))
+
+
+def check_range(sent, offset, size, url, part):
+    """Refuse a 206 sending the archive's bytes ``sent`` (range_sent's ``(first, end, size)``) that does not continue
+    the .part of ``offset`` bytes of the ``size``-byte archive: starting after its end (a broken cache or proxy),
+    ending before it (a server sending the same first bytes to every request: asked again from the .part's end, it
+    answers the same for ever), or past the archive's. Appended, they failed the md5 and the .part (up to 690 MB) was
+    deleted: it is kept for a resume once the path to the server is sound again. One starting before the .part's end
+    and going past it continues it (its bytes the .part holds are compared, not written again)."""
+    first, end, _ = sent
+    if end > size:
+        kept = f"; the partial download {part} is kept: run again to resume (delete it to start over)" if offset else ""
+        raise FastTextError(f"cannot download {url}: the server says it sends bytes {first}-{end - 1} of the "
+                            f"{size}-byte archive (a broken cache or proxy on the way?){kept}")
+    if first > offset:
         raise FastTextError(f"cannot download {url}: asked to resume at byte {offset}, the server sends the bytes "
-                            f"from {match.group(1)} (a broken cache or proxy on the way?); the partial download {part} "
+                            f"from {first} (a broken cache or proxy on the way?); the partial download {part} is "
+                            f"kept: run again to resume (delete it to start over)")
+    if end <= offset:
+        raise FastTextError(f"cannot download {url}: asked to resume at byte {offset}, the server sends only bytes "
+                            f"{first}-{end - 1} (a broken cache or proxy on the way?); the partial download {part} "
                             f"is kept: run again to resume (delete it to start over)")
 
 
@@ -117,11 +141,10 @@ def sends_the_whole(response, length, spec):
     """Is a 206 answer to a resume the whole archive (a server sending from byte 0 whatever the range asked): no
     Content-Range and the archive's length, or a Content-Range from byte 0 to its end? Its bytes were appended to the
     .part, and the archive "failed verification ... run again to retry", which failed so every time."""
-    content_range = response.headers.get("Content-Range")
-    if content_range is None:
+    if response.headers.get("Content-Range") is None:
         return length == spec.size
-    match = re.match(r"\s*bytes\s+0-(\d+)/", content_range)
-    return bool(match) and int(match.group(1)) == spec.size - 1 and length in (None, spec.size)
+    sent = range_sent(response)
+    return sent is not None and sent[:2] == (0, spec.size) and length in (None, spec.size)
 
 
 def announced_length(response):

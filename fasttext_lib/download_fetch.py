@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from http.client import HTTPException
 from typing import Optional
 
-from .download_answers import (announced_length, check_range_start, content_encoding, open_from_byte,
+from .download_answers import (announced_length, check_range, content_encoding, open_from_byte, range_sent,
                                refuse_a_page, refuse_an_encoding, sends_the_whole)
 from .download_cache import fail_verification, partial_size, remove_if_there
 from .errors import FastTextError
@@ -26,28 +26,39 @@ _STALL_MIN_BYTES = 64 * 1024
 
 
 def fetch(url, part, spec, progress):
-    """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent its whole response.
+    """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent the rest of the archive.
 
     Its steps, in order: where to resume (the .part's size), the server's answer from there, where that answer's
     body goes (the answer checked: a page, another encoding, a range from elsewhere), the body copied into the .part
-    as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to resume).
+    as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to resume). An answer
+    that is one piece of the archive (a 206 ending before its end: a server that limits what one answer holds) is
+    followed by a request for the rest from where it ended, under the same progress bar.
     """
-    offset = _bytes_to_resume_from(part, spec)
-    if offset == spec.size:  # complete already, only verification is left
-        return
-    response = _answer_from_byte(url, offset, part)
-    if response is None:  # the server rejects our range (416): the .part is not a prefix
-        remove_if_there(part)
-        return fetch(url, part, spec, progress)
-    with response:
-        body = _where_the_body_goes(response, offset, url, part, spec)
-        with _part_to_write(part, body.start) as out, _part_to_compare(part, body.held) as have, \
-                bar(total=spec.size, initial=body.start - body.held, desc=spec.filename, disable=not progress,
-                    unit="B", unit_scale=True, unit_divisor=1024) as pbar:
-            read = _body_reader(response, body.encoding)
-            error = _copy_body(read, out, have, body, pbar, url, part, spec)
-            _refuse_a_damaged_body(out, error, url, part, spec)
-            _refuse_a_body_cut_short(out, read, error, body, url, part, spec)
+    with contextlib.ExitStack() as bars:
+        pbar = None
+        while True:
+            offset = _bytes_to_resume_from(part, spec)
+            if offset == spec.size:  # complete already, only verification is left
+                return
+            response = _answer_from_byte(url, offset, part)
+            if response is None:  # the server rejects our range (416): the .part is not a prefix
+                remove_if_there(part)
+                continue
+            with response:
+                body = _where_the_body_goes(response, offset, url, part, spec)
+                if pbar is None:  # (from the bytes kept: a resumed download shows the bytes already there)
+                    pbar = bars.enter_context(bar(total=spec.size, initial=body.start - body.held,
+                                                  desc=spec.filename, disable=not progress, unit="B",
+                                                  unit_scale=True, unit_divisor=1024))
+                else:  # (a piece that sends again bytes the .part holds counts them again as they are compared)
+                    pbar.update(body.start - body.held - pbar.n)
+                with _part_to_write(part, body.start) as out, _part_to_compare(part, body) as have:
+                    read = _body_reader(response, body.encoding)
+                    error = _copy_body(read, out, have, body, pbar, url, part, spec)
+                    _refuse_a_damaged_body(out, error, body, url, part, spec)
+                    _refuse_a_body_cut_short(out, read, error, body, url, part, spec)
+            if body.end is None or body.end == spec.size:
+                return
 
 
 def _bytes_to_resume_from(part, spec):
@@ -75,37 +86,51 @@ def _answer_from_byte(url, offset, part):
 class _Body:
     """Where the bytes of the server's answer go. ``start``: the archive's byte the .part is continued from (0:
     written anew); ``held``: how many of the body's first bytes the .part holds already, compared with it and not
-    written again (a gzip-encoded answer to a resume, read from its start), counted down as they are compared;
-    ``length``: its announced length in the archive's bytes (None: unknown, or the encoding's); ``encoding``: its
+    written again (a gzip-encoded answer to a resume, read from its start; a range from before the .part's end),
+    counted down as they are compared; ``end``: the archive's byte the body ends at (the archive's size, or a range's
+    end: a piece of it), None when nothing announces it (no length, or the encoding's); ``encoding``: its
     Content-Encoding (``""``: none)."""
 
     start: int
     held: int
-    length: Optional[int]
+    end: Optional[int]
     encoding: str
+
+    @property
+    def first(self):
+        """The archive's byte the body begins with."""
+        return self.start - self.held
 
 
 def _where_the_body_goes(response, offset, url, part, spec):
     """Check the answer to a request from byte ``offset`` (the .part's size), and say where its body goes."""
     length = announced_length(response)
     encoding = content_encoding(response)
-    held = 0
+    kept = part if offset else None
     if encoding:  # (a server or CDN that compresses the .tgz again: its length is the encoding's)
+        refuse_a_page(response, None, url, spec, kept)  # (first: a page in any encoding is named as one)
         refuse_an_encoding(encoding, response, url, part, spec, offset)
-        refuse_a_page(response, None, url, spec)
-        held, length = offset, None
-    elif response.status != 206:  # the server ignored Range and sends the whole file: start over
+        return _Body(offset, offset, None, encoding)
+    first, end = offset, spec.size
+    sent = range_sent(response) if response.status == 206 else None
+    if response.status != 206:  # the server ignored Range and sends the whole file: start over
+        refuse_a_page(response, length, url, spec, kept)
         if offset:
             _refuse_to_restart_for_another_length(length, offset, url, part, spec)
-        offset = 0
-        refuse_a_page(response, length, url, spec)
+        first = offset = 0
     elif sends_the_whole(response, length, spec):  # (a 206 from byte 0 whatever the range: it was appended)
-        offset = 0
-    else:
-        check_range_start(response, offset, url, part)
-    if length is not None and length != spec.size - offset:
-        fail_verification(part, url, f"server sends {offset + length} bytes, expected {spec.size}")
-    return _Body(offset, held, length, encoding)
+        first = offset = 0
+    elif sent is not None:  # (a piece: from before the .part's end, or ending before the archive's)
+        first, end, size = sent
+        if size not in (None, spec.size):
+            fail_verification(part, url, f"server sends {size} bytes, expected {spec.size}")
+        check_range(sent, offset, spec.size, url, part)
+    if length is not None and length != end - first:
+        fail_verification(part, url, f"server sends {first + length} bytes, expected {spec.size}" if end == spec.size
+                          else f"server sends {length} bytes as bytes {first}-{end - 1}")
+    if length is None and sent is None:
+        end = None  # (no length announced: the connection's close is the body's only end)
+    return _Body(offset, offset - first, end, "")
 
 
 def _refuse_to_restart_for_another_length(length, offset, url, part, spec):
@@ -127,11 +152,14 @@ def _part_to_write(part, start):
     return os.fdopen(os.open(part, flags, 0o666), "ab" if start else "wb")
 
 
-def _part_to_compare(part, held):
-    """``part`` opened to read the ``held`` bytes the body's start is compared with (none: nothing opened)."""
-    if not held:
+def _part_to_compare(part, body):
+    """``part`` opened to read the ``body.held`` bytes the body's start is compared with, from ``body.first`` (none:
+    nothing opened)."""
+    if not body.held:
         return contextlib.nullcontext()
-    return os.fdopen(os.open(part, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    have = os.fdopen(os.open(part, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    have.seek(body.first)
+    return have
 
 
 def _body_reader(response, encoding):
@@ -159,8 +187,13 @@ def _copy_body(read, out, have, body, pbar, url, part, spec):
         pbar.update(len(block))
         stall.count(len(block))
         stall.check(out.tell())
-        if out.tell() > spec.size:  # (a response of no announced length: a page, or an endless stream,
+        if out.tell() > _last_byte(body, spec):  # (a response of no announced length: a page, or an endless stream,
             return None  # was written until it ended, however far past the archive: tens of GB, a full disk)
+
+
+def _last_byte(body, spec):
+    """The .part's size once the body has ended: the end of its range (of the archive, when none is announced)."""
+    return spec.size if body.end is None else body.end
 
 
 def _next_block(read):
@@ -178,6 +211,10 @@ def _compare_with_the_part(block, have, body, url, part):
     that begins otherwise is another archive's: refused, the .part kept."""
     same = block[:body.held]
     if have.read(len(same)) != same:
+        if not body.encoding:
+            raise FastTextError(f"cannot download {url}: asked to resume at byte {body.start}, the server sends "
+                                f"bytes {body.first}-{body.end - 1}, and they differ from the partial download "
+                                f"{part}'s (another archive's?); it is kept: delete it to download the archive whole")
         raise FastTextError(f"cannot download {url}: the server sends the archive gzip-encoded again "
                             f"(Content-Encoding), and it does not begin with the {body.start} bytes of the "
                             f"partial download {part} (another archive's?); it is kept: delete it to "
@@ -207,12 +244,14 @@ class _StallWatch:
             self._window_start, self._window_bytes = time.monotonic(), 0
 
 
-def _refuse_a_damaged_body(out, error, url, part, spec):
-    """Refuse a body that cannot be the archive, the .part deleted: longer than it, or a gzip encoding that cannot
-    be decoded."""
-    if out.tell() > spec.size:
+def _refuse_a_damaged_body(out, error, body, url, part, spec):
+    """Refuse a body that cannot be the archive, the .part deleted: longer than it (or than the range it announced),
+    or a gzip encoding that cannot be decoded."""
+    if out.tell() > _last_byte(body, spec):
         out.close()
-        fail_verification(part, url, f"the server sends more than the {spec.size} bytes expected")
+        fail_verification(part, url, f"the server sends more than the {spec.size} bytes expected"
+                          if _last_byte(body, spec) == spec.size else
+                          f"the server sends more than the bytes {body.first}-{body.end - 1} it announced")
     if isinstance(error, zlib.error):  # (its bytes damaged on the way: what was decoded cannot be trusted)
         out.close()
         fail_verification(part, url, f"the server's gzip encoding of it cannot be decoded: {error}")
@@ -223,7 +262,7 @@ def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):
     # http.client ends a short body silently instead of raising IncompleteRead, so compare with
     # the announced length (a gzip encoding's own end, for one sent so). The .part is kept: the next call
     # resumes where this one stopped.
-    cut = not read.complete if body.encoding else body.length is not None and out.tell() < spec.size
+    cut = not read.complete if body.encoding else body.end is not None and out.tell() < body.end
     if error or cut:
         raise FastTextError(f"cannot download {url}: connection lost after {out.tell()} of {spec.size} "
                             f"bytes{f' ({error.__class__.__name__})' if error else ''}; run again to resume")
@@ -232,7 +271,7 @@ def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):
                             f"(Content-Encoding), and it is shorter than the {body.start} bytes of the partial "
                             f"download {part}; it is kept: delete it to download the archive whole")
     out.flush()
-    if not body.encoding and body.length is None and out.tell() < spec.size and _starts_as_the_archive(part):
+    if not body.encoding and body.end is None and out.tell() < spec.size and _starts_as_the_archive(part):
         # No announced length (an HTTP/1.0 proxy), so the connection's close was the body's only end: a
         # body cut short looked complete, failed its size check and was deleted. One that begins as the
         # archive does (gzip) is kept; a page (a captive portal's) is not, and fails verification below.

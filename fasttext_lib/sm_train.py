@@ -5,10 +5,10 @@ with the source_dir as cwd; this module
 
 * reads every file of the ``train`` channel (``SM_CHANNEL_TRAIN``) and of the optional ``test`` channel
   (``SM_CHANNEL_TEST``; ``validation`` is accepted too; a channel of another name, or both, is refused) but the empty
-  ones, the hidden ones and those named ``_...`` (Spark's markers), in any format the CLI reads (docs/INPUT.md), one
-  or many files (concatenated in path order); a ``classes.txt`` / ``*.classes.txt`` file in the
-  train channel is not data but the label names (label_names.py), which the ``label_names``
-  hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
+  ones, the hidden ones and Hadoop's, Spark's and Hive's markers (``_SUCCESS``, ...: :func:`is_job_marker`), in any
+  format the CLI reads (docs/INPUT.md), one or many files (concatenated in path order); a ``classes.txt`` /
+  ``*.classes.txt`` file in the train channel is not data but the label names (label_names.py), which the
+  ``label_names`` hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
 * starts the word rows from pretrained vectors (``.vec``) when asked: the ``pretrained_vectors``
   hyperparameter (an ``s3://`` URI, read directly; or a file name inside the ``pretrained`` channel),
   or the one file of a ``pretrained`` channel (``fit({"train": ..., "pretrained": "s3://.../wiki.en.vec"})``);
@@ -455,10 +455,11 @@ def channel_files(path, name, names_files=None, empty_files=None, marked=None):
     Label names files (``classes.txt``, ``*.classes.txt``) are not data: they go to ``names_files``
     (a list) when one is given, and are skipped otherwise. Empty files hold no documents: a folder Spark,
     Glue or EMR wrote has a zero-byte part file per empty partition; they go to ``empty_files`` (a list, when
-    given). Only empty files: an error. Names starting with ``_`` (files and folders) are Hadoop's and Spark's markers
-    and metadata, which Spark, Hive and Athena never read as data: ``_SUCCESS`` (an S3A committer's is a JSON summary),
-    Databricks' ``_committed_<id>``, the ``_temporary/`` folder of a failed Spark job (partial copies of its part
-    files); they go to ``marked`` (a list of names relative to the channel, a folder's with a ``/``, when given)."""
+    given). Only empty files: an error. The names Hadoop, Spark and Hive write beside the data (files and folders:
+    :func:`is_job_marker`) are markers, metadata and temporary files, never data; they go to ``marked`` (a list of
+    names relative to the channel, a folder's with a ``/``, when given). Other names starting with ``_`` are read: a
+    user's ``_x.csv`` is data (every such name was skipped, as Spark's and Hadoop's readers skip them, and a user's
+    file left out of training with a log line)."""
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
@@ -468,10 +469,10 @@ def channel_files(path, name, names_files=None, empty_files=None, marked=None):
     files, skipped = [], []
     for root, dirs, names in os.walk(path):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        skipped.extend(os.path.relpath(os.path.join(root, d), path) + "/" for d in dirs if d.startswith("_"))
-        skipped.extend(os.path.relpath(os.path.join(root, n), path) for n in names if n.startswith("_"))
-        dirs[:] = [d for d in dirs if not d.startswith("_")]
-        files.extend(os.path.join(root, n) for n in names if not n.startswith((".", "_")))
+        skipped.extend(os.path.relpath(os.path.join(root, d), path) + "/" for d in dirs if is_job_marker(d))
+        skipped.extend(os.path.relpath(os.path.join(root, n), path) for n in names if is_job_marker(n))
+        dirs[:] = [d for d in dirs if not is_job_marker(d)]
+        files.extend(os.path.join(root, n) for n in names if not n.startswith(".") and not is_job_marker(n))
     skipped.sort()
     if marked is not None:
         marked.extend(skipped)
@@ -481,9 +482,8 @@ def channel_files(path, name, names_files=None, empty_files=None, marked=None):
         names_files.extend(f for f in sorted(files) if is_names_file(f))
     files = [f for f in files if not is_names_file(f)]
     if not files and skipped:
-        raise FastTextError(f"{name} channel {path} holds no data files: {_some(skipped)} skipped (a name starting "
-                            f"with _ is a Hadoop or Spark marker or metadata, never read as data); rename a data file "
-                            f"so that its name does not start with _")
+        raise FastTextError(f"{name} channel {path} holds no data files: {_some(skipped)} skipped ({MARKERS_ARE}, "
+                            f"never read as data): check the S3 prefix given to fit()")
     if not files:
         raise FastTextError(f"{name} channel {path} holds no files (check the S3 prefix given to fit())")
     empty = sorted(f for f in files if os.path.isfile(f) and os.path.getsize(f) == 0)
@@ -494,6 +494,24 @@ def channel_files(path, name, names_files=None, empty_files=None, marked=None):
     if empty_files is not None:
         empty_files.extend(empty)
     return sorted(set(files) - set(empty))
+
+
+# The names Hadoop, Spark and Hive write beside the data in an output folder (files or folders), never data: Hadoop's
+# _SUCCESS (an S3A committer's is a JSON summary) and its _temporary/ (a failed or running job's partial copies of its
+# part files), the S3A magic committer's __magic/ (__magic_job-<id>/ in newer versions), Databricks' commit markers
+# _started_<id> / _committed_<id>, Structured Streaming's _spark_metadata/, Delta Lake's _delta_log/, Parquet's summary
+# files _metadata / _common_metadata, old MapReduce's _logs/, Hive's _tmp.<file> / _task_tmp.<file> (files being
+# written). Hadoop's checksums (.<file>.crc) start with a dot: hidden files, skipped as such. Spark's and Hadoop's
+# readers skip every name starting with _, but a SageMaker channel is the user's folder: their _x.csv is data.
+_MARKER_NAMES = frozenset({"_SUCCESS", "_temporary", "_spark_metadata", "_delta_log", "_metadata", "_common_metadata",
+                           "_logs"})
+_MARKER_PREFIXES = ("__magic", "_started_", "_committed_", "_tmp.", "_task_tmp.")
+MARKERS_ARE = "Hadoop's, Spark's and Hive's markers, metadata and temporary files"
+
+
+def is_job_marker(name):
+    """Is ``name`` (a file's or folder's, without its path) one Hadoop, Spark or Hive writes beside the data?"""
+    return name in _MARKER_NAMES or name.startswith(_MARKER_PREFIXES)
 
 
 def _some(names, most=10):
@@ -523,8 +541,8 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     names_files, empty, marked = [], [], []
     files = channel_files(path, name, names_files, empty, marked)
     if marked:
-        print(f"{name} channel: skipped {len(marked)} name(s) starting with _ (Hadoop's and Spark's markers and "
-              f"metadata, not data): {_some(marked)}", flush=True)
+        print(f"{name} channel: skipped {len(marked)} name(s) of {MARKERS_ARE} (not data): {_some(marked)}",
+              flush=True)
     if empty:
         print(f"{name} channel: skipped {len(empty)} empty file(s): {_some([os.path.relpath(f, path) for f in empty])}",
               flush=True)
@@ -657,7 +675,7 @@ def run_training(argv=None, environ=None):
         from . import storage
         from .bundle import refuse_checkpoints_in_output
 
-        from .checkpoints import refuse_an_older_format
+        from .checkpoints import refuse_an_older_format, refuse_other_settings
 
         if env.is_first_host:
             refuse_checkpoints_in_output(train_kwargs["checkpoint_dir"], env.model_dir, "checkpoint_dir", "SM_MODEL_DIR")
@@ -665,6 +683,7 @@ def run_training(argv=None, environ=None):
         try:  # before the channels are read; in SageMaker's synced dir an incomplete newest is set aside at the resume
             search = refuse_an_older_format(train_kwargs["checkpoint_dir"], config.epochs,
                                             synced=is_synced(train_kwargs["checkpoint_dir"]))
+            refuse_other_settings(train_kwargs["checkpoint_dir"], search, config)  # (those known without the data)
         except FastTextError as exc:
             raise FastTextError(in_job_terms(str(exc), train_kwargs["checkpoint_dir"])) from None
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None

@@ -4,6 +4,7 @@ import hashlib
 import http.server
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -65,12 +66,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     damaged = False  # a gzip encoding damaged on the way
     from_zero = None  # a Range answered 206 with the whole archive: "bare" (no Content-Range) or "content-range"
     hold_at = None  # send this many bytes, then wait for ``release`` (a threading.Event) before the rest
+    # A Range answered 206 with the archive's first this many bytes (Content-Range: bytes 0-<prefix - 1>/<size>),
+    # wherever it asked to start: each time, or only the first time (``prefix_once``).
+    prefix = None
+    prefix_once = False
+    cap = None  # every request answered 206 with at most this many bytes from where it asks (a server's range limit)
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
         data = self.files.get(self.path)
         if data is None:
             self.send_error(404)
+            return
+        if self.headers.get("Range") and self.prefix is not None:
+            self._send_range(data, 0, self.prefix)
+            if self.prefix_once:
+                type(self).prefix = None
+            return
+        if self.cap is not None:
+            start = int(self.headers["Range"].split("=")[1].split("-")[0]) if self.headers.get("Range") else 0
+            self._send_range(data, start, min(len(data), start + self.cap))
             return
         if self.encoding == "gzip":
             data = gzip.compress(data, mtime=0)
@@ -115,6 +130,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             if self.slow:
                 time.sleep(0.01)
+
+    def _send_range(self, data, start, end):
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {start}-{end - 1}/{len(data)}")
+        self.send_header("Content-Length", str(end - start))
+        self.end_headers()
+        self.wfile.write(data[start:end])
 
     def log_message(self, *args):
         pass
@@ -1020,14 +1042,16 @@ def test_a_local_folder_as_the_mirror_is_read_and_a_base_url_that_is_no_url_is_o
 
 
 class _WrongRange(http.server.BaseHTTPRequestHandler):
-    """A broken cache or proxy: any Range is answered 206 with the bytes from 0, its Content-Range saying so."""
+    """A broken cache or proxy: any Range is answered 206 with the bytes from 10 bytes further on, its Content-Range
+    saying so (a gap after the .part's end; one from before it is a start of what is left: see
+    test_a_resume_answered_with_a_prefix_from_byte_0_uses_it_and_continues_from_its_end)."""
     data = b""
 
     def do_GET(self):
-        start = int(self.headers["Range"].split("=")[1].split("-")[0])
-        body = self.data[:len(self.data) - start]
+        start = int(self.headers["Range"].split("=")[1].split("-")[0]) + 10
+        body = self.data[start:]
         self.send_response(206)
-        self.send_header("Content-Range", f"bytes 0-{len(body) - 1}/{len(self.data)}")
+        self.send_header("Content-Range", f"bytes {start}-{len(self.data) - 1}/{len(self.data)}")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -1037,14 +1061,14 @@ class _WrongRange(http.server.BaseHTTPRequestHandler):
 
 
 def test_a_resume_answered_from_another_byte_keeps_the_partial_download(archive, server, tmp_path):
-    """A 206 whose Content-Range starts elsewhere than the .part ends had its bytes appended all the same: the
-    archive failed its md5 and the .part (up to 690 MB) was deleted. It is refused before a byte is written."""
+    """A 206 whose Content-Range starts after the .part's end had its bytes appended all the same: the archive
+    failed its md5 and the .part (up to 690 MB) was deleted. It is refused before a byte is written."""
     spec, data = archive
     base_url, handler = server
     cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
     httpd = _serve_with(type("Wrong", (_WrongRange,), {"data": data}))
     try:
-        with pytest.raises(FastTextError, match=r"asked to resume at byte 100, .* sends the bytes from 0 .*"
+        with pytest.raises(FastTextError, match=r"asked to resume at byte 100, .* sends the bytes from 110 .*"
                                                 r"the partial download .* is kept") as exc:
             download(spec, str(cache), base_url=f"http://127.0.0.1:{httpd.server_address[1]}/", progress=False)
     finally:
@@ -1055,6 +1079,142 @@ def test_a_resume_answered_from_another_byte_keeps_the_partial_download(archive,
     assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
     with open(path, "rb") as f:
         assert f.read() == data
+
+
+def test_a_resume_answered_with_a_prefix_from_byte_0_uses_it_and_continues_from_its_end(archive, server, tmp_path):
+    """A 206 from byte 0 that is not the whole archive (``Content-Range: bytes 0-<n>/<size>``: a server or proxy
+    sending from the start, whatever the range asked) was refused as a range from elsewhere, though it is a prefix of
+    the archive. The bytes the .part holds are compared with it, the rest appended, and the download continues with a
+    range from where it ended."""
+    spec, data = archive
+    base_url, handler = server
+    prefix = len(data) // 2
+    assert prefix > 100  # (longer than the .part: it brings bytes the .part lacks)
+    handler.prefix, handler.prefix_once = prefix, True
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert [rng for _, rng in handler.log] == ["bytes=100-", f"bytes={prefix}-"] and os.listdir(cache) == [
+        spec.filename]
+
+
+def test_a_server_that_sends_the_archive_in_pieces_is_read_piece_by_piece_under_one_bar(archive, server, tmp_path,
+                                                                                       monkeypatch):
+    """A server that answers every request with a 206 of at most so many bytes (``Content-Range: bytes 0-99/<size>``,
+    a limit on what one answer holds): the download "failed verification (server sends 100 bytes, expected ...)",
+    every time. Each piece is a start of what is left: it is appended, and the next asked for from its end."""
+    spec, data = archive
+    base_url, handler = server
+    handler.cap = 100
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    path = download(spec, str(tmp_path / "cache"), base_url=base_url, progress=True)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert [rng for _, rng in handler.log] == [None] + [f"bytes={at}-" for at in range(100, len(data), 100)]
+    assert terminal.getvalue().count("\n") == 1  # one bar for the download, not one per piece
+    assert "100%" in terminal.getvalue().rstrip("\n").rsplit("\r", 1)[-1]
+
+
+def test_a_prefix_from_byte_0_ending_before_the_partial_download_is_refused_and_the_partial_download_kept(
+        archive, server, tmp_path):
+    """A server that answers every resume with the same first bytes, fewer than the .part holds, brings nothing new:
+    asked again from the .part's end, it would answer the same for ever. Refused in one line, the .part kept."""
+    spec, data = archive
+    base_url, handler = server
+    handler.prefix = 50
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError, match=rf"^cannot download .*: asked to resume at byte 100, the server sends "
+                                            rf"only bytes 0-49 .*the partial download {part} is kept") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+
+
+def test_a_prefix_from_byte_0_that_the_partial_download_does_not_begin_with_is_refused_and_it_kept(archive, server,
+                                                                                                 tmp_path):
+    """Another archive's .part: the prefix the server sends again does not match it. Kept, and the line says so."""
+    spec, data = archive
+    base_url, handler = server
+    handler.prefix = len(data) // 2
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    part.write_bytes(b"\x1f\x8b" + bytes(98))
+    with pytest.raises(FastTextError, match=rf"^cannot download .*: asked to resume at byte 100, the server sends "
+                                            rf"bytes 0-{len(data) // 2 - 1}, and they differ from the partial "
+                                            rf"download {part}'s .*it is kept") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and part.read_bytes() == b"\x1f\x8b" + bytes(98)
+
+
+def test_a_resumed_download_s_bar_starts_at_the_bytes_already_there(archive, server, tmp_path, monkeypatch):
+    """The bar of a resume counts the bytes the .part holds from its first state, not from 0."""
+    spec, data = archive
+    base_url, handler = server
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    download(spec, str(cache), base_url=base_url, progress=True)
+    first_state = next(state for state in terminal.getvalue().split("\r") if state.strip())
+    assert f"| 100/{len(data)} [" in first_state, first_state
+
+
+class _EncodedPage(http.server.BaseHTTPRequestHandler):
+    """An expired link's HTML page, answered 200 in the Content-Encoding ``encoding`` (None: none)."""
+    page = b"<html><head><title>Link expired</title></head><body>This link has expired.</body></html>"
+    encoding = None
+
+    def do_GET(self):
+        body = gzip.compress(self.page) if self.encoding == "gzip" else self.page
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        if self.encoding:
+            self.send_header("Content-Encoding", self.encoding)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_page_is_named_in_the_same_line_whatever_its_content_encoding(archive, tmp_path, monkeypatch, resume):
+    """An HTML page sent gzip-encoded (Content-Encoding: gzip) or in an encoding not decoded here (br) is the same
+    page as one sent as it is: it was called "the archive br-encoded", and a gzip-encoded page answering a resume did
+    not say that the .part is kept (an uncompressed one did, calling it "82 bytes")."""
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    spec, data = archive
+    lines = {}
+    for encoding in (None, "gzip", "br"):
+        (tmp_path / str(encoding)).mkdir()
+        cache = tmp_path / str(encoding) / "cache"
+        if resume:
+            cache, part = _cache_with_a_partial_download(tmp_path / str(encoding), spec, data)
+        httpd = _serve_with(type("Page", (_EncodedPage,), {"encoding": encoding}))
+        base_url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+        try:
+            with pytest.raises(FastTextError) as exc:
+                download(spec, str(cache), base_url=base_url, progress=False)
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+        lines[encoding] = str(exc.value).replace(base_url, "<url>").replace(str(cache), "<cache>")
+        assert os.listdir(cache) == ([part.name] if resume else []) and (not resume or part.read_bytes() == data[:100])
+    assert lines["gzip"] == lines[None] and lines["br"] == lines[None], lines
+    assert re.match(r"^cannot download <url>tiny_csv.tgz: the server answered with a text/html page, not the "
+                    r"\d+-byte archive .*browser", lines[None]) and "\n" not in lines[None]
+    assert ("the partial download <cache>/tiny_csv.tgz.part is kept" in lines[None]) == resume
 
 
 def test_a_server_that_trickles_bytes_is_stopped_and_its_partial_download_kept(archive, server, tmp_path, monkeypatch):

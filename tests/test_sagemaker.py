@@ -625,10 +625,36 @@ def test_a_checkpoint_the_job_cannot_resume_says_what_to_do_in_the_jobs_terms(so
     assert "checkpoint_s3_uri" in last, last
     if case == "other hyperparameters":
         assert "the hyperparameter epochs=2" in last, last
-    else:  # refused before the channel was read (minutes at Yelp size)
-        assert "train channel:" not in r.stdout, r.stdout
+    # refused before the channel was read (minutes at Yelp size): other hyperparameters were refused only after it,
+    # though known at the start
+    assert "train channel:" not in r.stdout, r.stdout
     assert (root / "output" / "failure").read_text() == last
     assert os.listdir(root / "model") == []
+
+
+def test_a_checkpoint_of_other_settings_is_refused_before_the_data_only_for_settings_known_without_it(
+        source_dir, tmp_path, monkeypatch):
+    """A setting the job is given (emsize, an explicit lr) is compared with the checkpoint's before the train channel
+    is read; one left to the data (lr, batch_size) is known only once it is read, and compared then: a job that
+    leaves them to the data resumes as before."""
+    synced = tmp_path / "checkpoints"
+    synced.mkdir()
+    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))  # the job's /opt/ml/checkpoints
+    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}),
+                           args_for(epochs=2))  # lr and batch_size from the data
+    assert first.returncode == 0 and (synced / "epoch-0002").is_dir(), first.stderr
+    for changed, says in [({"emsize": 20}, "emsize 100 -> 20"), ({"lr": 0.123}, " -> 0.123")]:
+        root = tmp_path / f"second-{next(iter(changed))}"
+        r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args_for(epochs=2, **changed))
+        assert r.returncode == 2, r.stdout + r.stderr
+        last = r.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"error: checkpoint {synced / 'epoch-0002'} was written by a different run (") \
+            and says in last and "checkpoint_s3_uri" in last, last
+        assert "train channel:" not in r.stdout, r.stdout
+    again = job_in_process(source_dir, make_container(tmp_path / "again", {"train": {"a.train": GOOD}}),
+                           args_for(epochs=2))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "epoch 2 of 2 done" in again.stderr, again.stderr
 
 
 @pytest.mark.parametrize("cut", ["params missing", "params cut short", "no complete epoch before it",
@@ -794,8 +820,8 @@ def test_a_channel_written_by_spark_is_read_without_its_empty_files(source_dir, 
     assert r.returncode == 0, r.stderr
     assert "train channel: 40 documents from 1 file(s)" in r.stdout and "test channel: 40 documents" in r.stdout
     assert "train channel: skipped 1 empty file(s): part-00001" in r.stdout, r.stdout
-    assert "train channel: skipped 1 name(s) starting with _ (Hadoop's and Spark's markers and metadata, not data): " \
-           "_SUCCESS" in r.stdout, r.stdout
+    assert "train channel: skipped 1 name(s) of Hadoop's, Spark's and Hive's markers, metadata and temporary files " \
+           "(not data): _SUCCESS" in r.stdout, r.stdout
     empty = {"train": {"_SUCCESS": _write(b""), "part-00000": _write(b""), "part-00001": _write(b"")}}
     r = job_in_process(source_dir, make_container(tmp_path / "empty", empty), args_for(epochs=1))
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: train channel ")
@@ -803,8 +829,8 @@ def test_a_channel_written_by_spark_is_read_without_its_empty_files(source_dir, 
 
 
 def test_a_channel_written_by_spark_or_hadoop_is_read_without_its_markers_and_temporary_files(source_dir, tmp_path):
-    """Names that start with "_" are Hadoop's and Spark's markers and metadata, which Spark, Hive and Athena never read
-    as data: the S3A committers' _SUCCESS (a JSON summary, not empty), Databricks' _committed_<id> / _started_<id>, and
+    """Hadoop's and Spark's markers and metadata, which Spark, Hive and Athena never read as data: the S3A committers'
+    _SUCCESS (a JSON summary, not empty), Databricks' _committed_<id> / _started_<id>, and
     the _temporary/ folder a failed or still running Spark job leaves, holding partial copies of its part files. The
     job read them as training data: it stopped at _SUCCESS ("is JSON but not JSON Lines"), or trained on the partial
     copies as well."""
@@ -817,17 +843,60 @@ def test_a_channel_written_by_spark_or_hadoop_is_read_without_its_markers_and_te
     r = job_in_process(source_dir, make_container(tmp_path / "spark", channels), args_for(epochs=1, batch_size=16))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "train channel: 40 documents from 1 file(s)" in r.stdout, r.stdout
-    assert ("train channel: skipped 4 name(s) starting with _ (Hadoop's and Spark's markers and metadata, not data): "
-            "_SUCCESS, _committed_123, _started_123, _temporary/") in r.stdout, r.stdout
+    assert ("train channel: skipped 4 name(s) of Hadoop's, Spark's and Hive's markers, metadata and temporary files "
+            "(not data): _SUCCESS, _committed_123, _started_123, _temporary/") in r.stdout, r.stdout
     assert Predictor.load(tmp_path / "spark" / "model").labels == ["1", "2"]  # nothing of the partial copies
-    only = {"train": {"_data.csv": GOOD, "_SUCCESS": _write(b"")}}
+    only = {"train": {"_SUCCESS": _write(b""), "_temporary/0/part-00000": GOOD}}
     r = job_in_process(source_dir, make_container(tmp_path / "only", only), args_for(epochs=1))
     assert r.returncode == 2, r.stdout + r.stderr
     last = r.stderr.strip().splitlines()[-1]
-    assert re.match(r"error: train channel .*/train holds no data files: _SUCCESS, _data\.csv skipped \(a name "
-                    r"starting with _ is a Hadoop or Spark marker or metadata, never read as data\); rename a data file "
-                    r"so that its name does not start with _", last), last
+    assert re.match(r"error: train channel .*/train holds no data files: _SUCCESS, _temporary/ skipped \(Hadoop's, "
+                    r"Spark's and Hive's markers, metadata and temporary files, never read as data\): check the S3 "
+                    r"prefix given to fit\(\)$", last), last
     assert (tmp_path / "only" / "output" / "failure").read_text() == last
+
+
+def test_a_model_dir_holding_the_users_files_is_refused_before_the_data_and_its_files_kept(source_dir, tmp_path):
+    """SageMaker starts a job with an empty SM_MODEL_DIR, and packs all of it into model.tar.gz; a local run's may
+    hold the user's files. They never reach the archive: the job refuses such a folder at its start (before the data
+    is read) in one line naming them, and leaves them as they were (pack_model packs only the bundle's own files)."""
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    (tmp_path / "model" / "notes.txt").write_text("mine")
+    (tmp_path / "model" / "sub").mkdir()
+    r = job_in_process(source_dir, env, args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert re.match(rf"^error: refusing to write to {tmp_path / 'model'}: it holds files this library did not write "
+                    rf"\(notes\.txt, sub\)", last), last
+    assert "train channel:" not in r.stdout and (tmp_path / "output" / "failure").read_text() == last
+    assert sorted(os.listdir(tmp_path / "model")) == ["notes.txt", "sub"]
+    assert (tmp_path / "model" / "notes.txt").read_text() == "mine"
+
+
+def test_a_data_file_whose_name_starts_with_an_underscore_is_read(source_dir, tmp_path):
+    """Every name starting with _ was skipped as a Hadoop or Spark marker, in a log line: a user's own _x.csv was left
+    out of the training data (or the job refused a channel of such files alone). Only the names those tools write
+    are skipped: _SUCCESS, Databricks' _committed_<id> / _started_<id>, the _temporary/ folder, the S3A magic
+    committer's __magic/, Structured Streaming's _spark_metadata/, Delta's _delta_log/, Parquet's _metadata /
+    _common_metadata, Hive's _tmp.* / _task_tmp.* (Hadoop's .crc files start with a dot: hidden)."""
+    markers = {"_SUCCESS": _write(b""), "_committed_1": _write(b'{"added":[]}\n'), "_started_1": _write(b""),
+               "_temporary/0/part-00000": GOOD, "__magic/job-1/part-00000": GOOD, "_spark_metadata/0": GOOD,
+               "_delta_log/00000000000000000000.json": _write(b'{"commitInfo":{}}\n'), "_metadata": GOOD,
+               "_common_metadata": GOOD, "_tmp.part-00001": GOOD, "_task_tmp.part-00002": GOOD,
+               ".part-00000.crc": _write(b"crc\x00")}
+    channels = {"train": {"part-00000": GOOD, "_x.csv": _write(b'"3","a third class"\n' * 40), **markers}}
+    r = job_in_process(source_dir, make_container(tmp_path / "mine", channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "train channel: 80 documents from 2 file(s)" in r.stdout, r.stdout
+    assert ("train channel: skipped 11 name(s) of Hadoop's, Spark's and Hive's markers, metadata and temporary "
+            "files (not data): _SUCCESS, __magic/, _committed_1, _common_metadata, _delta_log/, _metadata, "
+            "_spark_metadata/, _started_1, _task_tmp.part-00002, _temporary/, ...") in r.stdout, r.stdout
+    assert "_x.csv" not in r.stdout.split("train channel: skipped")[1].splitlines()[0]
+    assert Predictor.load(tmp_path / "mine" / "model").labels == ["1", "2", "3"]  # _x.csv's class is learnt
+    alone = {"train": {"_x.csv": _write(b'"1","bad food"\n"2","good food"\n' * 20), "_SUCCESS": _write(b"")}}
+    r = job_in_process(source_dir, make_container(tmp_path / "alone", alone), args_for(epochs=1))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "train channel: 40 documents from 1 file(s)" in r.stdout, r.stdout
 
 
 def test_a_bugs_failure_reason_is_its_one_line_reason_not_mxnets_stack(source_dir, tmp_path, monkeypatch):
