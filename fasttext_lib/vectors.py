@@ -164,19 +164,19 @@ def cos_similarity(embedding, word1, word2):
     from ``gluonnlp.embedding.create``). Returns a float; a word the embedding does not hold is an
     error (rather than silently comparing the unknown token's vector), and so is a zero vector.
     """
-    import mxnet as mx
-
     for word in (word1, word2):
         if not isinstance(word, str):  # (a list was "unhashable type" from the lookup: a TypeError traceback)
             raise FastTextError(f"cos_similarity compares two words, got {word!r}")
         if word not in embedding.token_to_idx:
             raise FastTextError(_not_held(word, embedding.token_to_idx, "the embedding's vocabulary"))
-    vec1, vec2 = embedding[word1], embedding[word2]
-    norms = (vec1.norm() * vec2.norm()).asscalar()
+    # The README's formula in float64: in float32 a vector of 1e20s overflowed to nan, one of 1e-25s underflowed to
+    # "a zero vector", though both are finite vectors a .vec file may hold.
+    vec1, vec2 = (embedding[word].asnumpy().astype(np.float64).ravel() for word in (word1, word2))
+    norms = np.linalg.norm(vec1) * np.linalg.norm(vec2)
     if not norms > 0:
         raise FastTextError(f"{word1!r} or {word2!r} has a zero vector: no cosine similarity")
-    value = (mx.nd.dot(vec1, vec2) / norms).asscalar()
-    return float(value) if math.isfinite(value) else float("nan")
+    value = float(vec1 @ vec2 / norms)
+    return min(1.0, max(-1.0, value)) if math.isfinite(value) else float("nan")  # (rounding gave 1.0000001)
 
 
 def _not_held(word, vocabulary, what):
@@ -206,10 +206,15 @@ def neighbours(vectors, word, k):
     if word not in vectors:
         raise FastTextError(_not_held(word, vectors, "the vectors' vocabulary"))
     at = vectors.index[word]
-    if not np.linalg.norm(vectors.vectors[at]) > 0:
+    # Each row divided by its largest value first: float32 squares overflowed past ~1e19 (every similarity 0.0) and
+    # underflowed below ~1e-23 ("a zero vector"); the angle is the same. (One float32 copy of the table, as before.)
+    table = np.asarray(vectors.vectors, dtype=np.float32)
+    largest = np.abs(table).max(axis=1, keepdims=True)
+    if not largest[at] > 0:
         raise FastTextError(f"{word!r} has a zero vector: no cosine similarity")
-    unit = vectors.vectors / np.maximum(np.linalg.norm(vectors.vectors, axis=1, keepdims=True), 1e-12)
-    similarity = unit @ unit[at]
+    unit = np.divide(table, largest, out=np.zeros_like(table), where=largest > 0)
+    unit /= np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1.0)  # (a nonzero scaled row's length is >= 1)
+    similarity = np.clip(unit @ unit[at], -1.0, 1.0)
     ranked = [i for i in np.argsort(-similarity, kind="stable") if i != at]
     return ([(vectors.words[i], float(similarity[i])) for i in ranked[:k]],
             [(vectors.words[i], float(similarity[i])) for i in ranked[::-1][:k]])

@@ -930,6 +930,22 @@ def test_cos_similarity_is_the_readme_helper_on_a_gluonnlp_embedding():
         cos_similarity(embedding, ["great"], "excellent")  # (a TypeError: unhashable type 'list')
 
 
+@pytest.mark.parametrize("scale", [1e20, 1e-25])
+def test_cosine_similarity_of_vectors_far_from_unit_length_is_their_angle(scale):
+    """float32 squares overflowed (a vector of 1e20s: every similarity nan, neighbours all 0.0) or underflowed (1e-25s:
+    "a zero vector") although read_vec accepts such values; the angle does not depend on the length."""
+    from fasttext_lib.vectors import neighbours
+
+    base = np.array([[1, 2, 3], [2, 4, 6.5], [-1, 0, 1]])
+    vectors = WordVectors(["a", "b", "c"], (base * scale).astype(np.float32))
+    cosine = base @ base[0] / (np.linalg.norm(base, axis=1) * np.linalg.norm(base[0]))
+    embedding = token_embedding(vectors)
+    assert [cos_similarity(embedding, "a", w) for w in ("b", "c")] == pytest.approx(cosine[1:], rel=1e-6)
+    assert cos_similarity(embedding, "a", "a") == 1.0  # (never above 1: 1.0000001 was)
+    nearest, _ = neighbours(vectors, "a", 2)
+    assert nearest == [("b", pytest.approx(cosine[1], rel=1e-6)), ("c", pytest.approx(cosine[2], rel=1e-6))]
+
+
 def test_cos_similarity_on_a_trained_model(splits):
     trained = train(*splits, config(epochs=3))
     vectors = word_vectors(trained)
