@@ -25,7 +25,9 @@ Using a file's vectors in training is pretrained.py's; a trained model's vectors
 import contextlib
 import hashlib
 import io
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import List
 
@@ -104,8 +106,24 @@ def read_vec(uri, dim=None, keep=None):
 def check_vec_start(uri, dim=None, lines=1000):
     """Check ``uri``'s header (and ``dim``) and its first ``lines`` word lines as :func:`read_vec` does, keeping
     nothing: a file of another format, dimension or encoding fails before the training data is read (the rest
-    of the file is checked when it is read, once the vocabulary is known). Returns the file's dimension."""
+    of the file is checked when it is read, once the vocabulary is known). Returns the file's dimension; None, and
+    nothing read, for a pipe (:func:`_read_once_only`)."""
+    if _read_once_only(uri):
+        return None
     return _read(uri, dim, keep=(), max_lines=lines)
+
+
+def _read_once_only(uri):
+    """Is ``uri`` a local pipe, socket or device (``--pretrained-vectors <(zcat wiki.en.vec.gz)``: /dev/fd/N; /dev/stdin
+    of a pipe), whose text can be read once? Checking its start used that up: the read of the vocabulary's rows then
+    met "an empty file". Such a file is checked as it is read, once."""
+    if storage.is_s3(str(uri)):
+        return False
+    try:
+        mode = os.stat(uri).st_mode
+    except (OSError, ValueError):  # (missing, or a name the system refuses: the read says which)
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _read(uri, dim, keep=None, max_lines=None):
@@ -325,7 +343,8 @@ def _bad_header(uri, header, compression=None):
             or not all(reads_as_number(p) and b"_" not in p for p in parts[1:])):
         return text
     dim = len(parts) - 1
-    how = "" if storage.is_s3(uri) else f": {_header_command(uri, dim, compression)}"
+    # (no command for a pipe: it would read the pipe twice, the second time empty)
+    how = "" if storage.is_s3(uri) or _read_once_only(uri) else f": {_header_command(uri, dim, compression)}"
     return (f"{text}; it is a word and {dim} values: a file without the header line (GloVe's format); add the line "
             f"'<number of words> {dim}' at its top{how}")
 

@@ -703,6 +703,44 @@ def test_cli_pretrained_vectors_with_an_empty_name_is_one_error_line(tmp_path, n
     assert not (tmp_path / "out").exists()
 
 
+def test_vectors_from_a_pipe_are_read_once_and_start_their_rows(tmp_path, splits, vocab_words):
+    """``--pretrained-vectors <(zcat wiki.en.vec.gz)`` (a pipe, /dev/fd/N): the file's start was checked before the
+    data, which used up the pipe, so the read for the vocabulary's rows met an empty one: "empty file", of a file
+    that was not. A pipe is read once, when the vocabulary is known."""
+    import threading
+
+    from fasttext_lib.writers import write_csv
+
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    text = vec_text(vocab_words[1:40], seed=3).encode()
+    read_end, write_end = os.pipe()
+
+    def feed():
+        with os.fdopen(write_end, "wb") as out:
+            out.write(text)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *TINY,
+                           "--pretrained-vectors", f"/dev/fd/{read_end}")
+    finally:
+        os.close(read_end)
+    feeder.join()
+    assert r.returncode == 0, r.stderr
+    record = json.loads((tmp_path / "out" / "config.json").read_text())["pretrained_vectors"]
+    assert record["rows_initialized"] == 39 and record["words_in_file"] == 39
+    # A pipe without the header line: the advice is to add it, without the command that reads the file twice.
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"the 1 2 3 4\n")
+    os.close(write_end)
+    try:
+        with pytest.raises(FastTextError, match=r"add the line '<number of words> 4' at its top$"):
+            read_vec(f"/dev/fd/{read_end}")
+    finally:
+        os.close(read_end)
+
+
 def test_vectors_that_cover_no_word_of_the_data_are_one_error_line(tmp_path, splits):
     """A .vec of other text (another language) covered none of the vocabulary: training went on from the seeded rows
     as if no vectors had been given, said only by a progress line (none with --no-progress)."""
