@@ -854,7 +854,7 @@ def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path,
     splits = {"train": load_sample("train").head(300), "test": load_sample("test").head(100)}
     write_fasttext_splits(splits, ws.data, "sample")  # what 01 writes
     saved = {**notebook_imports(SERIES[1]), "ws": ws, "run_name": "sample", "dataset": "sample"}
-    exec(cell_with(SERIES[1], "train_data, test_data = read_labeled("), saved)  # noqa: S102 - 02's data cell
+    exec(cell_with(SERIES[1], "train_data, test_data = read_prepared("), saved)  # noqa: S102 - 02's data cell
     saved["trained"] = train(saved["train_data"], saved["test_data"],
                              TrainConfig(epochs=1, emsize=8, ngrams=1, buckets=1000, ctx="cpu", progress=False))
     import matplotlib
@@ -1138,7 +1138,7 @@ def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp
     splits = {"train": load_sample("train").head(300), "test": load_sample("test").head(100)}
     write_fasttext_splits(splits, ws.data, "synthetic")  # (documents of 01's, as long as there are some)
     write_fasttext_splits(splits, ws.data, "sample")
-    exec(cell_with(SERIES[1], "train_data, test_data = read_labeled("), saved)  # noqa: S102 - 02's data cell
+    exec(cell_with(SERIES[1], "train_data, test_data = read_prepared("), saved)  # noqa: S102 - 02's data cell
     saved["trained"] = train(saved["train_data"], saved["test_data"],
                              TrainConfig(epochs=1, emsize=8, ngrams=1, buckets=1000, ctx="cpu", progress=False))
     saved["fig"] = plt.figure()
