@@ -125,3 +125,34 @@ def test_a_table_whose_columns_must_be_named_is_told_the_notebooks_parameters_no
         assert said.endswith("one is the class; say which to read: run notebook 01 with dataset='my_reviews', "
                              "train_file=<your file>, label_column='NAME' and text_column='NAME' (02, 03 and 04 read "
                              "what 01 prepared)") and "--" not in said, said
+
+
+@pytest.mark.parametrize("names_file, where", [("classes.txt", "local"), ("reviews.classes.txt", "local"),
+                                               ("classes.txt", "s3")])
+def test_01_carries_a_classes_txt_beside_the_train_file_to_the_prepared_splits(names_file, where, tmp_path, s3_bucket):
+    """Own data numbered as Zhang et al.'s (1, 2) with their classes.txt beside it (line i: class i's name): 01 showed
+    the names, but wrote the splits alone, so 02's bundle and 04's predictions said 1 and 2. 01 writes the names
+    beside the splits as {dataset}.classes.txt, as it does a downloaded set's, where 02 finds them."""
+    from smart_open import open as s3_open
+
+    from fasttext_lib.data import read_labeled
+
+    numbered = [("1" if label == "negative" else "2", text) for label, text in ROWS]
+    folder = f"{s3_bucket}/mine" if where == "s3" else str(tmp_path)
+    for name, text in (("reviews.csv", table(numbered)), (names_file, "negative\npositive\n")):
+        with s3_open(f"{folder}/{name}", "w") as f:
+            f.write(text)
+    written = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=f"{folder}/reviews.csv")["written"]
+    assert written["label_names"] == f"{s3_bucket}/fasttext/data/my_reviews.classes.txt"
+    for split in ("train", "test"):  # what 02 reads: the names with the data
+        data = read_labeled(written[split])
+        assert data.names == {"1": "negative", "2": "positive"} and data.classes() == ["1", "2"]
+
+
+def test_01_without_a_names_file_writes_the_splits_alone(tmp_path, s3_bucket):
+    from fasttext_lib import storage
+
+    (tmp_path / "reviews.csv").write_text(table(ROWS))
+    written = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=str(tmp_path / "reviews.csv"))["written"]
+    assert sorted(written) == ["test", "train"]
+    assert not storage.exists(f"{s3_bucket}/fasttext/data/my_reviews.classes.txt")
