@@ -104,7 +104,8 @@ def compare_with_dense(data, batch_size, epoch_docs, emsize=100, ngrams=2, bucke
     16 on the CPU) and :func:`fasttext_lib.train.train` (2 epochs at ``batch_size``, the second timed) on the same
     documents ``data`` (a :class:`~fasttext_lib.data.LabeledTexts`) and the same features (``ngrams``, a
     ``buckets``-row table for both). A pandas DataFrame indexed by ``recipe``: ``samples_per_s``,
-    ``yelp_epoch_hours`` (an epoch of ``epoch_docs`` documents at that speed) and ``speedup`` over the recipe.
+    ``epoch_hours_estimate`` (an epoch of ``epoch_docs`` documents at that speed: a Yelp epoch only with its size and
+    Yelp-shaped documents, as 03's ``epoch_s_estimate``) and ``speedup`` over the recipe.
 
     The recipe's classes are those of ``data`` (sorted, as training sorts them), with its output layer for that
     many (:func:`time_dense_recipe`)."""
@@ -128,6 +129,6 @@ def compare_with_dense(data, batch_size, epoch_docs, emsize=100, ngrams=2, bucke
         {"recipe": DENSE_RECIPE, "samples_per_s": dense["docs_per_s"]},
         {"recipe": f"fasttext_lib (row-sparse, batch {batch_size})", "samples_per_s": sparse.history[-1]["samples_per_s"]},
     ]).set_index("recipe")
-    recipes["yelp_epoch_hours"] = epoch_docs / recipes.samples_per_s / 3600
+    recipes["epoch_hours_estimate"] = epoch_docs / recipes.samples_per_s / 3600
     recipes["speedup"] = recipes.samples_per_s / recipes.samples_per_s.iloc[0]
     return recipes

@@ -13,6 +13,25 @@ from dataclasses import dataclass
 
 from .errors import FastTextError
 
+# How the command line (and the SageMaker job's hyperparameters) name a table's columns: what an error of a table whose
+# columns must be named asks for (ColumnsToName), unless its caller names them otherwise.
+FLAG_ADVICE = "--label-column NAME --text-column NAME (the SageMaker job's label_column and text_column)"
+
+
+class ColumnsToName(FastTextError):
+    """A table (or JSON Lines objects) whose header does not tell its class and text columns: ``found`` says what it
+    names; the message asks for them as the command line names them (:data:`FLAG_ADVICE`). Where the user names them
+    otherwise (the notebooks' parameters: own_data.py), the caller says so with :meth:`advising`: those flags were
+    the advice in a notebook too, which has none."""
+
+    def __init__(self, found):
+        super().__init__(f"{found}; say which to read: {FLAG_ADVICE}")
+        self.found = found
+
+    def advising(self, advice):
+        """This error, asking for the columns as ``advice`` says."""
+        return FastTextError(f"{self.found}; say which to read: {advice}")
+
 
 # ---- The names a header row gives its columns
 
@@ -302,7 +321,8 @@ def _reads_as_record(row, later_rows):
 
 
 def unread_columns(row):
-    """What a header row training cannot read names (``but it names ...``), and the flags that read it. It said "no
+    """What a header row training cannot read names (``but it names ...``: a :class:`ColumnsToName`'s ``found`` ends
+    with it). It said "no
     class column training knows" of headers that name one and no text column (PhraseId,SentenceId,Phrase,Sentiment)
     or name two (text,sentiment,stars): the user was sent looking for a name that was there."""
     names = [c.lstrip("\ufeff").strip() for c in row]
@@ -315,8 +335,7 @@ def unread_columns(row):
     else:
         what = (f"but it names no class column training knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) "
                 f"beside a text column {texts}")
-    return (f"{what}; say which to read: --label-column NAME --text-column NAME (the SageMaker job's label_column "
-            f"and text_column)")
+    return what
 
 ONE_HOT_MIN_COLUMNS = 3
 

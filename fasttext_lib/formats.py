@@ -20,7 +20,7 @@ import csv
 import itertools
 import re
 
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, csv_text, index_column,
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, csv_text, index_column,
                       index_header_start, index_named, is_int_text, looks_like_header, number_with_comma,
                       one_column_text_header, reads_as_number, semicolon_header, series_values_header,
                       several_class_columns, short_header, short_names, table_header, tsv_header_line,
@@ -190,7 +190,7 @@ class _HeaderlessTsv(FastTextError):
     (:func:`word_class_csv`: ``positive<TAB>the text``)."""
 
 
-class _UnknownColumns(_UndetectedFormat):
+class _UnknownColumns(_UndetectedFormat, ColumnsToName):
     """:func:`detect_format`'s error for a header row whose class column it cannot tell."""
 
 

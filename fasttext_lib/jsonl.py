@@ -8,8 +8,8 @@ import itertools
 import json
 import re
 
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, check_text_columns, chosen_columns,
-                      header_layout, header_text_columns, left_out_columns, read_from_note)
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, check_text_columns,
+                      chosen_columns, header_layout, header_text_columns, left_out_columns, read_from_note)
 from .errors import FastTextError
 from .lines import chain_lines
 
@@ -163,16 +163,14 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
             layout = None
         classes = [k for k in keys if k.strip().lower() in HEADER_LABEL_NAMES]
         if (layout is None or len(keys) < 2) and len(classes) > 1:  # (it said "no class key training knows")
-            raise FastTextError(
+            raise ColumnsToName(
                 f"{uri}: its objects' keys ({','.join(keys)}) name {len(classes)} class keys ({', '.join(classes)}): "
-                f"one is the class; say which to read: --label-column NAME --text-column NAME (the SageMaker job's "
-                f"label_column and text_column)")
+                f"one is the class")
         if layout is None or len(keys) < 2:
-            raise FastTextError(
+            raise ColumnsToName(
                 f"{uri}: its objects' keys ({','.join(keys)}) name no class key training knows "
                 f"({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...) beside a text key "
-                f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...); say which to read: --label-column NAME "
-                f"--text-column NAME (the SageMaker job's label_column and text_column)")
+                f"({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...)")
         label_col = layout[0]
         named = [i for i, k in enumerate(keys) if k.strip().lower() in HEADER_TEXT_NAMES and i != label_col]
         # (a class key first reads every other column of a CSV as text, as Zhang et al.'s do; an object's other keys

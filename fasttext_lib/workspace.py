@@ -4,9 +4,10 @@ The notebooks, the CLI examples and the SageMaker helpers all use one layout und
 ``s3://{bucket}/{prefix}/``: ``data/`` for the prepared ``.train``/``.test`` files and ``models/``
 for bundles (sagemaker_utils.py adds ``code/``, ``jobs/``, ``checkpoints/``, ``serving/``). Figures
 and tables go to a local ``output_dir``, notebook 02's of each run in its own folder, ``{output_dir}/{run_name}/``
-(:meth:`Workspace.run_folder`: a second run, of another name, replaced the first one's history); a relative one is taken from the working directory, which
-Jupyter, ``make demo`` and nbval all set to the notebook's folder (papermill's command line keeps the
-shell's unless given ``--cwd``).
+(:meth:`Workspace.run_folder`: a second run, of another name, replaced the first one's history), with notebook 04's
+files of that run's bundle (:meth:`Workspace.save_predictions`; removed once 02 saves another bundle for the run). A
+relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
+notebook's folder (papermill's command line keeps the shell's unless given ``--cwd``).
 
 The notebooks' parameters are checked by notebook_params.py, their figures drawn and shown by figures.py, and the
 record of the test split a bundle was tested on is provenance.py's.
@@ -25,6 +26,11 @@ from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
 AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
 # Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
+# Notebook 04's files in the run's local folder, each of the bundle 02 saved for the run: gone once 02 saves another.
+PREDICTIONS_TABLE, CONFUSION_PLOT, VECTORS_FILE = "04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"
+# The header rows of 04's predictions table: Predictor.predict's keys and the review (class_id dropped where the bundle
+# names no classes, as it would repeat the label).
+PREDICTIONS_HEADERS = (b"label,probability,class_id,review", b"label,probability,review")
 
 
 class Workspace:
@@ -186,7 +192,8 @@ class Workspace:
         was saved, a rename that failed then (a file bind-mounted into a container: EBUSY) left the new bundle beside
         the older history. Returns the bundle's URI. A search's files (none where ``trained`` is not its model)
         are put in place and back with the history; an earlier run's (of the model replaced) go once the bundle is
-        saved where this model is not a search's (:meth:`drop_autotune`)."""
+        saved where this model is not a search's (:meth:`drop_autotune`), and so do notebook 04's files, of the bundle
+        replaced (:meth:`remove_inference`): they were left beside the new one, as if of it."""
         from .bundle import save_bundle
 
         folder = self.run_folder(run_name)
@@ -204,14 +211,53 @@ class Workspace:
                 f.write(content)
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
+        removals = [(self.remove_inference, "04's files of the model replaced")]
         if folder in self._dropping_autotune or stale_search:  # (the model they were of is replaced now)
             self._dropping_autotune.discard(folder)
+            removals.insert(0, (self.remove_autotune, "an earlier autotune run's files"))
+        for remove, what in removals:
             try:
-                self.remove_autotune(run_name)
+                remove(run_name)
             except OSError as exc:  # the model is saved: what is left is said, not the cell's error
-                print(f"warning: an earlier autotune run's files in {self.show(key_path(run_name, 'run_name'))} were "
-                      f"left: {exc}", file=sys.stderr)
+                print(f"warning: {what} in {self.show(key_path(run_name, 'run_name'))} were left: {exc}",
+                      file=sys.stderr)
         return saved[0]
+
+    def save_predictions(self, predictions, run_name):
+        """Notebook 04's predictions table (a DataFrame) as :data:`PREDICTIONS_TABLE` in :meth:`run_folder`, written
+        whole or not at all: a plain ``to_csv`` stopped part way (the Stop button, a full disk) left a truncated table
+        in place of the earlier one. Returns its path."""
+        path = self.run_folder(run_name) / PREDICTIONS_TABLE
+        with storage.atomic_write(str(path), "wb") as f:
+            f.write(predictions.to_csv(index=False).encode("utf-8"))
+        return path
+
+    def remove_inference(self, run_name):
+        """Remove notebook 04's files (predictions, confusion matrix, word vectors) from :meth:`run_folder` now:
+        :meth:`save_run` calls it once a new bundle of ``run_name`` is saved, as they were of the one it replaced. Only
+        those three names, and each only as 04 writes it: the table by its header, the plot by its mark, the vectors
+        by a ``.vec`` header; a file of yours under one of the names, a link or a folder is left alone. Says on stderr
+        what it removed; returns the names."""
+        folder = self.run_folder(run_name)
+        removed = []
+        for name in self._inference_files_of_ours(folder):
+            (folder / name).unlink()
+            removed.append(name)
+        if removed:
+            print(f"removed {', '.join(removed)} from {self.show(key_path(run_name, 'run_name'))}: 04's, of the model "
+                  f"replaced", file=sys.stderr)
+        return removed
+
+    @staticmethod
+    def _inference_files_of_ours(folder):
+        """The names of notebook 04's files in ``folder`` as 04 writes them (see :meth:`remove_inference`)."""
+        import re
+
+        ours = {PREDICTIONS_TABLE: lambda path: _first_line(path) in PREDICTIONS_HEADERS,
+                CONFUSION_PLOT: lambda path: png_software(path) == FIGURE_MARK,
+                VECTORS_FILE: lambda path: re.fullmatch(rb"\d+ \d+", _first_line(path)) is not None}  # (write_vec's)
+        return [name for name, is_ours in ours.items()
+                if not (folder / name).is_symlink() and (folder / name).is_file() and is_ours(folder / name)]
 
     def drop_autotune(self, run_name):
         """The autotune outputs of an earlier run of ``run_name`` in its :meth:`run_folder` (a run without autotune),
@@ -244,15 +290,17 @@ class Workspace:
         """The names of the autotune outputs in ``folder`` that this library wrote (see :meth:`remove_autotune`)."""
         from .autotune import TABLE_COLUMNS, TRIAL_COLUMNS
 
-        def first_line(path):
-            with open(path, "rb") as f:
-                return f.readline(1 << 16).rstrip(b"\r\n")
-
         headers = {",".join(TABLE_COLUMNS).encode(), ",".join(TRIAL_COLUMNS).encode()}  # (the 2nd: before "ended")
         ours = {AUTOTUNE_PLOT: lambda path: png_software(path) == FIGURE_MARK,
-                AUTOTUNE_TABLE: lambda path: first_line(path) in headers}
+                AUTOTUNE_TABLE: lambda path: _first_line(path) in headers}
         return [name for name, is_ours in ours.items()
                 if not (folder / name).is_symlink() and (folder / name).is_file() and is_ours(folder / name)]
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
+
+
+def _first_line(path):
+    """The first line of the file ``path`` (at most 64 KiB of it), without its line end, as bytes."""
+    with open(path, "rb") as f:
+        return f.readline(1 << 16).rstrip(b"\r\n")

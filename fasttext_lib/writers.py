@@ -29,18 +29,26 @@ def write_fasttext(data, uri):
     return str(uri)
 
 
-def write_fasttext_splits(splits, prefix, stem):
+def write_fasttext_splits(splits, prefix, stem, names=None):
     """Each split of ``splits`` (``{"train": data, "test": data}``) to ``{prefix}/{stem}.{name}``, written together:
     all in full before any replaces an older file (storage.atomic_writes), so a failure in one (a full disk, a text
-    the format cannot hold) never leaves a new train split beside the old test split. Returns ``{name: uri}``."""
+    the format cannot hold) never leaves a new train split beside the old test split. ``names`` (``{label: name}``,
+    :attr:`~fasttext_lib.data.LabeledTexts.names`): also ``{stem}.classes.txt`` (``id=name`` lines) beside them, put
+    in place first, as download.prepare writes a dataset's, where reading a split finds it (label_names.py). Returns
+    ``{name: uri}`` (and ``"label_names"``: that file's)."""
+    from .label_names import SUFFIX
+
     refuse_standard_output(prefix, "prefix", "the splits", "a directory")
     uris = {name: storage.join(prefix, f"{stem}.{name}") for name in splits}
     for name, data in splits.items():  # before anything is written
         check_fasttext_labels(data, uris[name])
-    with storage.atomic_writes(list(uris.values())) as files:
-        for (name, data), f in zip(splits.items(), files):
+    names_file = [storage.join(prefix, stem + SUFFIX)] if names else []
+    with storage.atomic_writes(names_file + list(uris.values())) as files:
+        if names:
+            files[0].write("".join(f"{label}={name}\n" for label, name in names.items()).encode("utf-8"))
+        for (name, data), f in zip(splits.items(), files[len(names_file):]):
             write_fasttext_rows(data, f, uris[name])
-    return uris
+    return {**uris, "label_names": names_file[0]} if names else uris
 
 
 def check_fasttext_labels(data, uri):

@@ -854,7 +854,7 @@ def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path,
     splits = {"train": load_sample("train").head(300), "test": load_sample("test").head(100)}
     write_fasttext_splits(splits, ws.data, "sample")  # what 01 writes
     saved = {**notebook_imports(SERIES[1]), "ws": ws, "run_name": "sample", "dataset": "sample"}
-    exec(cell_with(SERIES[1], "train_data, test_data = read_labeled("), saved)  # noqa: S102 - 02's data cell
+    exec(cell_with(SERIES[1], "train_data, test_data = read_prepared("), saved)  # noqa: S102 - 02's data cell
     saved["trained"] = train(saved["train_data"], saved["test_data"],
                              TrainConfig(epochs=1, emsize=8, ngrams=1, buckets=1000, ctx="cpu", progress=False))
     import matplotlib
@@ -1138,7 +1138,7 @@ def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp
     splits = {"train": load_sample("train").head(300), "test": load_sample("test").head(100)}
     write_fasttext_splits(splits, ws.data, "synthetic")  # (documents of 01's, as long as there are some)
     write_fasttext_splits(splits, ws.data, "sample")
-    exec(cell_with(SERIES[1], "train_data, test_data = read_labeled("), saved)  # noqa: S102 - 02's data cell
+    exec(cell_with(SERIES[1], "train_data, test_data = read_prepared("), saved)  # noqa: S102 - 02's data cell
     saved["trained"] = train(saved["train_data"], saved["test_data"],
                              TrainConfig(epochs=1, emsize=8, ngrams=1, buckets=1000, ctx="cpu", progress=False))
     saved["fig"] = plt.figure()
@@ -1162,8 +1162,10 @@ def test_04_writes_its_files_in_the_runs_folder():
     run a's. They are in output_dir/{run_name}/ now, beside 02's history of that run, as 04's last cell prints."""
     code = "\n".join(c.source for c in code_cells(read(SERIES[3])))
     assert "ws.out /" not in code and "run_dir = ws.run_folder(run_name)" in code
+    assert "ws.save_predictions(predictions, run_name)" in code  # (workspace.PREDICTIONS_TABLE in run_folder)
     for name in ("04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"):
-        assert f'run_dir / "{name}"' in code and f'ws.show(f"{{run_name}}/{name}")' in code
+        assert name == "04_predictions.csv" or f'run_dir / "{name}"' in code
+        assert f'ws.show(f"{{run_name}}/{name}")' in code
 
 
 def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_path, s3_bucket):
@@ -1399,3 +1401,91 @@ def test_03s_text_says_how_many_batches_the_dense_recipe_trains():
     text = next(c.source for c in nb.cells if c.cell_type == "markdown" and "dense** embedding gradient" in c.source)
     assert "few hundred" not in text and "`dense_batches` batches of 16" in text, text
     assert defaults["dense_batches"] == 50
+
+
+def _run_04s_writing_cells(ws, run_name, test_data):
+    """04's cells that write its three files (predictions, confusion matrix, word vectors), as committed, on the bundle
+    02 saved as ``run_name``."""
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.predict import Predictor
+
+    namespace = notebook_imports(SERIES[3])
+    predictor = Predictor.load(ws.saved_model(run_name), ctx="cpu")
+    evaluation = predictor.evaluation(test_data)
+    namespace.update(ws=ws, run_name=run_name, run_dir=ws.run_folder(run_name), predictor=predictor,
+                     test_data=test_data, evaluation=evaluation, top_k=3, display=print)
+    for marker in ("predictions = pd.DataFrame(", "confusion = evaluation.confusion_frame()",
+                   "image = ax.imshow(confusion", "vectors_file = run_dir /"):
+        exec(cell_with(SERIES[3], marker), namespace)  # noqa: S102 - 04's committed cells
+    plt.close("all")
+
+
+def test_02_saving_a_new_bundle_removes_04s_files_of_the_one_it_replaced(tmp_path, s3_bucket, capsys):
+    """02 run again for a run_name (a new bundle) left 04_predictions.csv, 04_confusion_matrix.png and
+    04_word_vectors.vec of the earlier bundle in output_dir/{run_name}/, as if of the new one. save_run now removes
+    them once the new bundle is saved, as it does an earlier search's autotune files: those three only, and only as
+    04 wrote them (a file of the user's under one of their names, a link, other files stay)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train_data, test_data = make_splits(200, 50, seed=0)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    config = TrainConfig(epochs=1, emsize=8, buckets=1000, progress=False)
+    ws.save_run(train(train_data, test_data, config), "run", fig)
+    run = ws.out / "run"
+    _run_04s_writing_cells(ws, "run", test_data)
+    written = ["04_confusion_matrix.png", "04_predictions.csv", "04_word_vectors.vec"]
+    assert sorted(p.name for p in run.iterdir()) == sorted(written + ["history.csv", "history.png"])
+    (run / "04_notes.txt").write_text("mine\n")
+    capsys.readouterr()
+
+    ws.save_run(train(train_data, test_data, config), "run", fig)  # 02 again: a new bundle
+    assert sorted(p.name for p in run.iterdir()) == ["04_notes.txt", "history.csv", "history.png"]
+    assert (f"removed 04_predictions.csv, 04_confusion_matrix.png, 04_word_vectors.vec from {ws.show('run')}: 04's, "
+            f"of the model replaced") in capsys.readouterr().err
+
+    fig.savefig(run / "04_confusion_matrix.png")  # the user's own files under those names: not 04's
+    (run / "04_predictions.csv").write_text("review,my_label\nfine,1\n")
+    (run / "04_word_vectors.vec").write_text("my vectors, not a .vec header\n")
+    ws.save_run(train(train_data, test_data, config), "run", fig)
+    assert {"04_confusion_matrix.png", "04_predictions.csv", "04_word_vectors.vec"} <= {p.name for p in run.iterdir()}
+    assert "removed" not in capsys.readouterr().err
+    plt.close(fig)
+
+
+def test_04s_predictions_table_is_written_whole_or_not_at_all(tmp_path):
+    """04 wrote 04_predictions.csv with a plain to_csv: stopped part way (the Stop button, a full disk), it left a
+    truncated table in place of the earlier one. It is written atomically now: the earlier table stays as it was."""
+    from fasttext_lib.workspace import Workspace
+
+    class Stopped:
+        def __str__(self):
+            raise KeyboardInterrupt  # the Stop button, while the table is being written
+
+    class Predictor:
+        label_names = {}
+
+        @staticmethod
+        def predict(texts):
+            return [{"label": Stopped(), "probability": 0.5, "class_id": "1"} for _ in texts]
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    run = ws.out / "run"
+    run.mkdir()
+    (run / "04_predictions.csv").write_text("label,probability,review\n1,0.5,earlier\n")
+    namespace = notebook_imports(SERIES[3])
+    namespace.update(ws=ws, run_name="run", run_dir=ws.run_folder("run"), predictor=Predictor())
+    with pytest.raises(KeyboardInterrupt):
+        exec(cell_with(SERIES[3], "predictions = pd.DataFrame("), namespace)  # noqa: S102 - 04's predictions cell
+    assert [p.name for p in run.iterdir()] == ["04_predictions.csv"]
+    assert (run / "04_predictions.csv").read_text() == "label,probability,review\n1,0.5,earlier\n"

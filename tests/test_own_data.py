@@ -91,3 +91,68 @@ def test_02_on_an_own_dataset_not_prepared_says_to_run_01_with_the_file(tmp_path
                                             r"train_file=, your file, for your own data\) and this bucket and prefix "
                                             r"first$"):
         ws.prepared("my_reviews", "train")
+
+
+def test_a_table_whose_columns_must_be_named_is_told_the_notebooks_parameters_not_the_clis_flags(tmp_path, s3_bucket):
+    """A Kaggle-style table (id,label,text,rating: two class columns) uploaded as data/NAME.train and read by 02, or
+    given to 01 without its columns, was told "say which to read: --label-column NAME --text-column NAME", flags no
+    notebook has. 01 is told its label_column and text_column; 02 and 04, which read what 01 prepared, to run 01 with
+    the file and those columns. (The CLI keeps its flags: test_real_text.)"""
+    from smart_open import open as s3_open
+
+    from fasttext_lib.errors import FastTextError
+    from test_notebooks import SERIES, cell_with
+
+    kaggle = table(ROWS, extra=True)
+    (tmp_path / "reviews.csv").write_text(kaggle)
+    with pytest.raises(FastTextError) as told:
+        run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=str(tmp_path / "reviews.csv"))
+    said = str(told.value)
+    assert "names 2 class columns (label, rating): one is the class; say which to read: label_column='NAME' and " \
+           "text_column='NAME' (this notebook's parameters)" in said and "--" not in said, said
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"), "dataset": "my_reviews"}
+    for split in ("train", "test"):  # uploaded as if 01 had prepared them
+        with s3_open(f"{s3_bucket}/fasttext/data/my_reviews.{split}", "w") as f:
+            f.write(kaggle)
+    for name, marker, more in ((SERIES[1], "train_uri, test_uri = ws.prepared(", {}),
+                               (SERIES[2], 'if timing_text == "yelp-shaped":', {"timing_text": "dataset"}),
+                               (SERIES[3], "test_uri = ws.prepared(", {})):
+        namespace = run_after_papermill(name, {**local, **more})
+        with pytest.raises(FastTextError) as told:
+            exec(cell_with(name, marker), namespace)  # noqa: S102 - the notebook's data cell
+        said = str(told.value)
+        assert said.endswith("one is the class; say which to read: run notebook 01 with dataset='my_reviews', "
+                             "train_file=<your file>, label_column='NAME' and text_column='NAME' (02, 03 and 04 read "
+                             "what 01 prepared)") and "--" not in said, said
+
+
+@pytest.mark.parametrize("names_file, where", [("classes.txt", "local"), ("reviews.classes.txt", "local"),
+                                               ("classes.txt", "s3")])
+def test_01_carries_a_classes_txt_beside_the_train_file_to_the_prepared_splits(names_file, where, tmp_path, s3_bucket):
+    """Own data numbered as Zhang et al.'s (1, 2) with their classes.txt beside it (line i: class i's name): 01 showed
+    the names, but wrote the splits alone, so 02's bundle and 04's predictions said 1 and 2. 01 writes the names
+    beside the splits as {dataset}.classes.txt, as it does a downloaded set's, where 02 finds them."""
+    from smart_open import open as s3_open
+
+    from fasttext_lib.data import read_labeled
+
+    numbered = [("1" if label == "negative" else "2", text) for label, text in ROWS]
+    folder = f"{s3_bucket}/mine" if where == "s3" else str(tmp_path)
+    for name, text in (("reviews.csv", table(numbered)), (names_file, "negative\npositive\n")):
+        with s3_open(f"{folder}/{name}", "w") as f:
+            f.write(text)
+    written = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=f"{folder}/reviews.csv")["written"]
+    assert written["label_names"] == f"{s3_bucket}/fasttext/data/my_reviews.classes.txt"
+    for split in ("train", "test"):  # what 02 reads: the names with the data
+        data = read_labeled(written[split])
+        assert data.names == {"1": "negative", "2": "positive"} and data.classes() == ["1", "2"]
+
+
+def test_01_without_a_names_file_writes_the_splits_alone(tmp_path, s3_bucket):
+    from fasttext_lib import storage
+
+    (tmp_path / "reviews.csv").write_text(table(ROWS))
+    written = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=str(tmp_path / "reviews.csv"))["written"]
+    assert sorted(written) == ["test", "train"]
+    assert not storage.exists(f"{s3_bucket}/fasttext/data/my_reviews.classes.txt")

@@ -46,6 +46,24 @@ def test_settings_left_to_the_data_are_resolved_recorded_and_announced(splits, t
     assert (explicit.config.lr, explicit.config.batch_size) == (0.25, 500)
 
 
+
+@pytest.mark.parametrize("given, said", [
+    ({}, "settings from the data: sgd lr={lr:g} batch={batch} (3000 documents, 2 epochs)"),
+    ({"lr": 0.25}, "settings from the data: batch={batch} (3000 documents, 2 epochs); given: sgd lr=0.25"),
+    ({"batch_size": 500}, "settings from the data: sgd lr={lr:g} (3000 documents, 2 epochs); given: batch=500"),
+    ({"optimizer": "adam"}, "settings from the data: batch={batch} (3000 documents, 2 epochs); adam's default: lr=0.01"),
+    ({"optimizer": "adam", "lr": 0.003}, "settings from the data: batch={batch} (3000 documents, 2 epochs); given: "
+                                         "adam lr=0.003"),
+    ({"optimizer": "adam", "batch_size": 64}, "settings given: batch=64; adam's default: lr=0.01"),
+])
+def test_the_settings_line_says_which_values_came_from_the_data_and_which_were_given(given, said, splits, capsys):
+    """``settings from the data: sgd lr=0.25 batch=16`` said "from the data" of an lr (or a batch size) the user had
+    given (notebook 02's -p lr 0.25), or adam's fixed default: it names which is which now."""
+    from fasttext_lib.train import resolve_settings
+
+    used = resolve_settings(TrainConfig(epochs=2, progress=True, **given), splits[0].texts, 2, len(splits[0]))
+    assert capsys.readouterr().err == said.format(lr=used.lr, batch=used.batch_size) + "\n"
+
 def test_sgd_learns(splits):
     trained = train(*splits, TrainConfig(epochs=5, progress=False))  # the defaults: SGD, lr and batch from the data
     assert trained.config.optimizer == "sgd"
