@@ -743,6 +743,151 @@ def test_the_checks_before_a_write_send_no_delete_that_could_leave_a_marker_wher
         assert _admin_keys(policy, dest[len(f"s3://{policy.bucket}/"):]) == []
 
 
+def versions_under(s3_uri, marks=("",)):
+    """``(versions, delete markers)`` under the S3 prefix ``s3_uri``, each as its key after the prefix, of the keys
+    holding one of ``marks`` (all keys by default): what a bucket that keeps versions holds, current or not."""
+    bucket, prefix = storage.split_s3(s3_uri)
+    listed = boto3.client("s3").list_object_versions(Bucket=bucket, Prefix=prefix + "/")
+    return tuple(sorted(v["Key"][len(prefix) + 1:] for v in listed.get(kind, []) if any(m in v["Key"] for m in marks))
+                 for kind in ("Versions", "DeleteMarkers"))
+
+
+def stopped_at_the_stall(proxy, write):
+    """``write()`` under the CLI's stop_on_signals, Ctrl-C'd as soon as the proxy holds one of its requests; then S3
+    answers it (the process lives on, as a notebook's kernel does) and the abandoned transfer ends."""
+    import threading
+
+    from fasttext_lib.stops import Interrupted, stop_on_signals
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals():
+            write()
+    proxy.release()
+    wait_for_abandoned_transfers()
+    return raised.value
+
+
+@pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])
+@pytest.mark.parametrize("outcome", ["written", "failed", "stopped"])
+def test_a_pairs_staging_objects_leave_no_version_in_a_bucket_that_keeps_versions(s3_bucket, proxy, versioning,
+                                                                                  outcome):
+    """A pair is uploaded to staging keys (full copies of a train split: hundreds of MB) and those are deleted once
+    copied into place. Where the bucket keeps versions, that plain DELETE only added a delete marker: every write
+    left its splits behind as noncurrent versions, billed for good and seen by no listing. The staging objects are
+    now deleted by the version their upload created (no marker, nothing kept), also after a failed upload (the one
+    that failed created nothing: no DELETE that would leave a marker) and after a stop, where S3 applies the held
+    upload later and the abandoned transfer deletes what it created. (moto keeps no marker in a suspended bucket,
+    as S3 does: there the DELETEs are read at the proxy.)"""
+    bucket, prefix = s3_bucket[len("s3://"):], f"{s3_bucket}/data"
+    boto3.client("s3").put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": versioning})
+    train, test = _write_pair(prefix, "old")
+    proxy.clear()
+    if outcome == "failed":
+        proxy.fail("PUT", r"staging-[0-9a-f]{16}-pair\.test$", "500")
+        with pytest.raises(FastTextError):
+            _write_pair(prefix, "new")
+    elif outcome == "stopped":
+        proxy.fail("PUT", r"staging-[0-9a-f]{16}-pair\.test$", "stall")
+        stopped_at_the_stall(proxy, lambda: _write_pair(prefix, "new"))
+    else:
+        _write_pair(prefix, "new")
+    assert versions_under(prefix, marks=(".fasttext-staging-",)) == ([], [])
+    assert [p for p in plain_deletes(proxy) if ".fasttext-staging-" in p] == []
+    tag = "new" if outcome == "written" else "old"
+    assert [storage.read_bytes(u) for u in (train, test)] == [f"__label__1 {tag} train\n".encode(),
+                                                              f"__label__1 {tag} test\n".encode()]
+
+
+@pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])
+@pytest.mark.parametrize("outcome", ["failed", "stopped"])
+def test_a_failed_publish_leaves_no_version_of_its_files_in_a_bucket_that_keeps_versions(tmp_path, s3_bucket, proxy,
+                                                                                         versioning, outcome):
+    """A publish that fails (or is stopped) takes back the data files it uploaded, a bundle's or a checkpoint's
+    (hundreds of MB): where the bucket keeps versions a plain DELETE left each as a noncurrent version, billed for
+    good. They are deleted by the version their upload created; the file whose upload failed created nothing (no
+    DELETE, which would leave a marker), and one S3 applies after a stop is deleted by its abandoned transfer."""
+    bucket, dest = s3_bucket[len("s3://"):], f"{s3_bucket}/models/run"
+    boto3.client("s3").put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": versioning})
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    before = versions_under(dest)
+    proxy.clear()
+    if outcome == "failed":
+        proxy.fail("PUT", r"/vocab-", "500")
+        with pytest.raises(FastTextError):
+            storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    else:
+        proxy.fail("PUT", r"/vocab-", "stall")
+        stopped_at_the_stall(proxy, lambda: storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}))
+    assert versions_under(dest) == before
+    assert plain_deletes(proxy) == []
+    assert load_tag(dest, tmp_path) == "old"
+
+
+def test_a_create_only_pair_that_fails_takes_back_its_file_leaving_no_version(s3_bucket, proxy):
+    """A pair written without overwrite (sample, prepare) creates each file at its place and takes back the ones it
+    created when a later one fails: where the bucket keeps versions that DELETE only hid the file behind a delete
+    marker, and a whole train split stayed as a noncurrent version. It is deleted by the version its create made."""
+    bucket, prefix = s3_bucket[len("s3://"):], f"{s3_bucket}/data"
+    boto3.client("s3").put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    proxy.fail("PUT", r"/test\.csv$", "500")
+    with pytest.raises(FastTextError):
+        with storage.atomic_writes([f"{prefix}/train.csv", f"{prefix}/test.csv"], overwrite=False) as (train, test):
+            train.write(b'"1","new"\n')
+            test.write(b'"1","new"\n')
+    assert versions_under(prefix) == ([], [])
+
+def test_a_role_that_may_not_delete_versions_gets_the_plain_delete_and_one_note_naming_what_stays(s3_policy_server,
+                                                                                                 monkeypatch, capsys):
+    """A role without s3:DeleteObjectVersion: the staging objects are deleted as before (a delete marker each, the
+    data kept as a noncurrent version), and one line on stderr names them, so that the user can delete those
+    versions or set a lifecycle rule; nothing else fails."""
+    policy = s3_policy_server
+    admin, bucket = policy.client("admin"), f"versioned-{os.urandom(6).hex()}"
+    admin.create_bucket(Bucket=bucket)
+    admin.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    _as_user(monkeypatch, policy, "lister")
+    prefix = f"s3://{bucket}/data"
+    capsys.readouterr()
+    train, test = _write_pair(prefix, "new")
+    assert [storage.read_bytes(u) for u in (train, test)] == [b"__label__1 new train\n", b"__label__1 new test\n"]
+    listed = admin.list_object_versions(Bucket=bucket, Prefix="data/")
+    kept = sorted(v["Key"] for v in listed.get("Versions", []) if ".fasttext-staging-" in v["Key"])
+    assert [k.rsplit("-", 1)[-1] for k in kept] == ["pair.test", "pair.train"]
+    assert sorted(m["Key"] for m in listed.get("DeleteMarkers", [])) == kept
+    notes = [line for line in capsys.readouterr().err.splitlines() if ".fasttext-staging-" in line]
+    assert len(notes) == 1 and all(f"s3://{bucket}/{key}" in notes[0] for key in kept), notes
+    assert "s3:DeleteObjectVersion" in notes[0] and "noncurrent version" in notes[0], notes
+
+
+def test_a_create_only_pair_taken_back_by_a_role_that_may_not_delete_versions_says_what_stays(s3_policy_server,
+                                                                                              monkeypatch, capsys):
+    """The same for a file a failed create-only pair write takes back: the conditional DELETE as before (a delete
+    marker, the file kept as a noncurrent version) and one line naming it."""
+    policy = s3_policy_server
+    admin, bucket = policy.client("admin"), f"versioned-{os.urandom(6).hex()}"
+    admin.create_bucket(Bucket=bucket)
+    admin.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    with FaultProxy(policy.endpoint) as proxy:
+        _as_user(monkeypatch, policy, "lister")
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        proxy.fail("PUT", r"/test\.csv$", "500")
+        capsys.readouterr()
+        with pytest.raises(FastTextError):
+            with storage.atomic_writes([f"s3://{bucket}/data/train.csv", f"s3://{bucket}/data/test.csv"],
+                                       overwrite=False) as (train, test):
+                train.write(b'"1","new"\n')
+                test.write(b'"1","new"\n')
+    listed = admin.list_object_versions(Bucket=bucket, Prefix="data/")
+    assert [v["Key"] for v in listed.get("Versions", [])] == ["data/train.csv"]
+    assert [m["Key"] for m in listed.get("DeleteMarkers", [])] == ["data/train.csv"]
+    notes = [line for line in capsys.readouterr().err.splitlines() if "s3:DeleteObjectVersion" in line]
+    assert len(notes) == 1 and f"s3://{bucket}/data/train.csv" in notes[0], notes
+
+
 @pytest.mark.parametrize("action", ["500", "reset"])
 def test_a_failed_probe_put_fails_the_check_of_a_role_that_may_not_delete(s3_bucket, proxy, action):
     """For a role without s3:DeleteObject the check puts a probe that stores nothing (a conditional PUT): a 500 or a
@@ -2306,7 +2451,8 @@ def test_a_pair_write_stopped_while_s3_holds_a_staging_upload_names_the_staging_
     without waiting for the upload's answer (a stalled S3 held the process a minute); then S3 applied the upload it
     had, and the staging object stayed in the user's folder for good, unnamed (no later run lists it). No run can
     take back a request S3 applies after it has gone: the line now names the staging object the upload may still
-    create. The old pair is whole either way."""
+    create. A process that lives on (a notebook's kernel, as here) deletes it once S3 answers that upload. The old
+    pair is whole either way."""
     import threading
 
     from fasttext_lib.stops import Interrupted, stop_message, stop_on_signals
@@ -2322,13 +2468,13 @@ def test_a_pair_write_stopped_while_s3_holds_a_staging_upload_names_the_staging_
     with pytest.raises(Interrupted) as raised:
         with stop_on_signals():
             _write_pair(prefix, "new")
+    staged = [p for m, p, _ in proxy.log if m == "PUT" and re.search(r"staging-[0-9a-f]{16}-pair\.test$", p)]
     proxy.release()  # S3 applies the upload it held
     wait_for_abandoned_transfers()
-    staging = [key for key in _bucket_keys(prefix) if key.startswith(".fasttext-staging-")]
-    assert len(staging) == 1 and staging[0].endswith("-pair.test"), _bucket_keys(prefix)
-    assert stop_message(raised.value) == (
-        f"interrupted (SIGINT); stopped and cleaned up, but the staging object {prefix}/{staging[0]} may still be "
+    assert stop_message(raised.value) == (  # (the last one put: the old pair's went first)
+        f"interrupted (SIGINT); stopped and cleaned up, but the staging object s3:/{staged[-1]} may still be "
         f"created by its upload, under way when this run stopped: delete it if it is there")
+    assert _bucket_keys(prefix) == ["pair.test", "pair.train"]  # deleted by its transfer, once S3 created it
     assert [storage.read_bytes(u) for u in (train, test)] == [b"__label__1 old train\n", b"__label__1 old test\n"]
 
 

@@ -7,6 +7,8 @@ One module per layer, each using only those before it:
 * :mod:`.files`: reading (``open_read``: S3 objects streamed by smart_open; ``read_bytes``, ``exists``, ``holds``:
   whether a file holds the bytes a ``Written`` saw, an S3 object told by its ETag where it can be), and the checks an
   output file gets before any work (``check_replaceable``, ``refuse_existing``, ``why_not_written``).
+* :mod:`.versions`: what a run wrote and deletes again (staging objects, a failed publish's files) deleted by the
+  version its write created, so that a bucket that keeps versions keeps none of it.
 * :mod:`.atomic`: a file appears whole or not at all (``atomic_write``, ``atomic_local_file``), the private
   ``staging_dir``, a full TMPDIR as one line.
 * :mod:`.pairs`: several files written together (``atomic_writes``: a train/test pair, none put in place until all

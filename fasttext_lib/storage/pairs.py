@@ -15,6 +15,7 @@ from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _keeps_versions
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
+from .versions import created_version, delete_version, delete_written, say_kept
 
 
 # Sets of plain files on S3 (atomic_writes: a prepared train/test pair and its names file, sample's train.csv and
@@ -24,7 +25,8 @@ from .atomic import _local_writes, staging_dir
 #    ``.fasttext-staging-<set id>-<name>``, with the metadata ``fasttext-set: <set id>`` and ``fasttext-members``
 #    (the targets' bucket/key, URL-quoted); the keys are remembered, not listed (no s3:ListBucket is needed);
 # 2. only once all are uploaded, each target is replaced by a server-side COPY of its staging object, in order;
-# 3. the staging objects are deleted by the keys remembered, also when anything failed.
+# 3. the staging objects are deleted by the keys remembered, also when anything failed (each by the version its
+#    upload created, where the bucket keeps versions: versions.py).
 #
 # Between 2 and 3 the write checks that its targets are of one write, and copies its set again if another run's
 # copies interleaved with its own (see PAIR_COPY_ATTEMPTS): two runs at once leave one run's pair, whole (or fail).
@@ -164,10 +166,13 @@ def staging_key(key, set_id):
 def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
     client = s3_client()
     targets = [u for u in uris if is_s3(u)]
+    bucket = split_s3(targets[0])[0]
     with s3_errors(targets[0]):
-        deletable = _may_delete_beside(client, *split_s3(targets[0]))
+        keeps_versions = {bucket: _keeps_versions(client, bucket)}  # (versions.delete_written: its staging objects)
+        deletable = _may_delete_beside(client, *split_s3(targets[0]), keeps_versions[bucket])
     if overwrite or if_taken is None:
-        return _write_set(client, targets, staged, _with_before(client, targets, metadata), overwrite, deletable)
+        return _write_set(client, targets, staged, _with_before(client, targets, metadata), overwrite, deletable,
+                          keeps_versions=keeps_versions)
     overtaken = None
     for attempt in range(2):
         try:
@@ -185,7 +190,7 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
         try:  # none there: each created only if still none is there; some: the set written whole again, its own
             return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
                               deletable, recheck=lambda: _taken_alike(targets, if_taken),
-                              after_a_mix=looking_again)
+                              after_a_mix=looking_again, keeps_versions=keeps_versions)
         except (AlreadyExists, _LeftMixed) as exc:  # another run created one meanwhile (two prepare runs at once),
             if attempt:  # perhaps after we had created some (_Overtaken), or wrote over one of ours: look again (of
                 raise  # our bytes, the set is written whole again)
@@ -200,21 +205,23 @@ def _taken_alike(targets, if_taken):
     return taken
 
 
-def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False):
+def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False,
+               keeps_versions=None):
     """The S3 members put in place (see the top of this module); ``recheck()``: called once they are uploaded, just
     before the first of them replaces anything. ``after_a_mix``: written again after another run's write was found
-    among this run's members (:func:`_checking`)."""
+    among this run's members (:func:`_checking`). ``keeps_versions``: as versions.delete_written takes it."""
     if not overwrite or not deletable:
         return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck, after_a_mix)
-    created = []  # staging keys, by the key: deleted without a listing
+    created = []  # staging keys, by the key: deleted without a listing, each by the version its upload answered
     try:
         for uri in targets:
             bucket, key = split_s3(uri)
             temp = staging_key(key, metadata[SET_ID_META])
-            created.append((bucket, temp, uri))
+            created.append([bucket, temp, None])
             try:
                 with s3_errors(uri):
-                    upload_file(client, staged[uri], bucket, temp, metadata)
+                    created[-1][2] = upload_file(client, staged[uri], bucket, temp, metadata,
+                                                 on_late=_delete_late(client, bucket, temp, keeps_versions))
             except KeyboardInterrupt as exc:
                 if may_still_create(bucket, temp):  # (asked before the DELETEs: one that ends after them may be after)
                     note_what_a_stop_left(exc, f"the staging object s3://{bucket}/{temp} may still be created by its "
@@ -223,7 +230,7 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
         if recheck is not None:
             recheck()
         for attempt in range(PAIR_COPY_ATTEMPTS):
-            for done, (bucket, temp, uri) in enumerate(created):
+            for done, ((bucket, temp, _), uri) in enumerate(zip(created, targets)):
                 try:
                     with s3_errors(uri):
                         _copy(client, bucket, temp, *split_s3(uri), os.path.getsize(staged[uri]))
@@ -236,7 +243,7 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
                     if not str(exc).startswith("access denied"):
                         raise
                     # no s3:GetObject on the staging object (a role that may put and delete): upload directly
-                    _delete_staged(client, created)
+                    _delete_staged(client, created, keeps_versions)
                     created = []
                     return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck,
                                             after_a_mix)
@@ -244,7 +251,7 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
                 if _of_one_write(client, targets):
                     return
     finally:
-        _delete_staged(client, created)
+        _delete_staged(client, created, keeps_versions)
     raise _written_at_once(targets)
 
 
@@ -300,23 +307,25 @@ def _write_ids(client, targets):
     return ids
 
 
-def _delete_staged(client, created):
-    """Delete the staging objects of a set by their keys; what cannot be deleted is named on stderr."""
-    left = []
-    for bucket, temp, _ in created:
-        try:
-            client.delete_object(Bucket=bucket, Key=temp)
-        except Exception as exc:
-            left.append(f"s3://{bucket}/{temp} ({_first_line(exc)})")
+def _delete_staged(client, created, keeps_versions=None):
+    """Delete the staging objects of a set by their keys (``(bucket, key, its upload's answer)`` each), each by the
+    version its upload created (versions.delete_written); what cannot be deleted is named on stderr."""
+    left = [f"s3://{bucket}/{temp} ({why})" for bucket, temp, why in delete_written(client, created, keeps_versions)]
     if left:
         print(f"warning: could not delete the staging object(s) {', '.join(left)}: delete them by hand", file=sys.stderr)
 
 
-def _may_delete_beside(client, bucket, key):
+def _delete_late(client, bucket, temp, keeps_versions):
+    """upload_file's ``on_late`` for a staging object: S3 created it after a signal had stopped the write, which
+    deleted the others (a process that lives on: a notebook's kernel)."""
+    return lambda answer: _delete_staged(client, [(bucket, temp, answer)], keeps_versions)
+
+
+def _may_delete_beside(client, bucket, key, keeps_versions):
     """Whether S3 lets us delete objects beside ``key``: asked of a staging key no object has (s3._may_delete). Where
     that cannot be asked without writing, as if it does: the staging objects' DELETEs will tell (named on stderr)."""
     probe = staging_key(key, "probe-" + secrets.token_hex(8))
-    return _may_delete(client, bucket, probe, _keeps_versions(client, bucket)) is not False
+    return _may_delete(client, bucket, probe, keeps_versions) is not False
 
 
 def _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False):
@@ -360,7 +369,7 @@ def _create_each(client, targets, staged, metadata, deletable):
         sent = []
         try:
             with s3_errors(uri), _creates_sent(client, sent):
-                _upload_new(client, staged[uri], bucket, key, uri, metadata)
+                answer = _upload_new(client, staged[uri], bucket, key, uri, metadata)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):  # (the line must not say "cleaned up" beside files it left)
                 _take_back_after_a_stop(client, created, metadata[SET_ID_META], deletable, exc, (bucket, key, uri),
@@ -374,7 +383,7 @@ def _create_each(client, targets, staged, metadata, deletable):
             if done and isinstance(exc, FastTextError):
                 raise _mixed(exc, targets, done) from None
             raise
-        created.append((bucket, key, uri))
+        created.append((bucket, key, uri, answer))
     with _stopped_after(targets):
         ids = _write_ids(client, targets)
     if ids is not None and len(set(ids)) > 1:
@@ -413,9 +422,10 @@ def _still_ours(client, created, set_id):
     """Of the members this write created, those it may take back: not one another run has written over since (a
     ``prepare`` that found it holding its own bytes writes its set whole over it: atomic_writes' ``if_taken``), told
     by the set id in its metadata. One S3 will not show (no s3:GetObject) is taken back, as ours. Each as
-    ``(bucket, key, uri, etag)``: the ETag its HEAD saw (None where refused), for :func:`_take_back`."""
+    ``(bucket, key, uri, etag, version)``: the ETag its HEAD saw (None where refused), and the version its create
+    made (None where the bucket keeps none), for :func:`_take_back`."""
     ours = []
-    for bucket, key, uri in created:
+    for bucket, key, uri, answer in created:
         etag = None
         try:
             head = client.head_object(Bucket=bucket, Key=key)
@@ -425,7 +435,7 @@ def _still_ours(client, created, set_id):
         except Exception as exc:  # noqa: BLE001 - gone already: nothing to take back; refused: ours, as far as known
             if _is_missing(exc):
                 continue
-        ours.append((bucket, key, uri, etag))
+        ours.append((bucket, key, uri, etag, created_version(answer)))
     return ours
 
 
@@ -455,7 +465,7 @@ def _take_back_after_a_stop(client, created, set_id, deletable, stop, stopped, s
     and the file stood there alone after a line that said "stopped and cleaned up"."""
     landed, unseen = _landed(client, *stopped, set_id)
     ours = _still_ours(client, created, set_id) + landed
-    left = _take_back(client, ours) if deletable else [(uri, "access denied") for _, _, uri, _ in ours]
+    left = _take_back(client, ours) if deletable else [(uri, "access denied") for _, _, uri, *_ in ours]
     if left:  # (_may_delete's DELETE was refused: s3:DeleteObject is not granted)
         note_what_a_stop_could_not_remove(stop, left)
     if sent and unseen:
@@ -472,7 +482,8 @@ def _landed(client, bucket, key, uri, set_id):
         head = client.head_object(Bucket=bucket, Key=key)
     except Exception:  # noqa: BLE001
         return [], True
-    return ([(bucket, key, uri, head.get("ETag"))] if _set_of(head.get("Metadata"))[0] == set_id else []), False
+    ours = _set_of(head.get("Metadata"))[0] == set_id  # (then so is the version the HEAD saw: its create's)
+    return ([(bucket, key, uri, head.get("ETag"), created_version(head))] if ours else []), False
 
 
 def _warn_not_taken_back(left):
@@ -488,12 +499,18 @@ def _take_back(client, ours):
     ``prepare`` run's set written whole over ours, which it does only where the bytes are the same): an ETag is the
     MD5 of the bytes, and both are alike, so that run's member is deleted and its set read as a mix (refused) until
     written again. Nor where the HEAD was refused, or botocore or the store cannot delete conditionally (NotImplemented):
-    the DELETE is plain there. Returns what could not be deleted, (uri, why) each."""
+    the DELETE is plain there. Where the bucket keeps versions, the version the create made is deleted instead (a
+    DELETE without it only hid the file behind a delete marker; that version is ours whatever is there since): the
+    conditional DELETE only where S3 refuses that (no s3:DeleteObjectVersion), said on stderr
+    (versions.say_kept). Returns what could not be deleted, (uri, why) each."""
     conditional = "IfMatch" in _operation_members(client, "DeleteObject")  # (a botocore without it: plain deletes)
-    left = []
-    for bucket, key, uri, etag in ours:
+    left, kept = [], []
+    for bucket, key, uri, etag, version in ours:
         condition = {"IfMatch": etag} if etag and conditional else {}
         try:
+            if version and delete_version(client, bucket, key, version):
+                continue
+            kept += [uri] if version else []
             try:
                 client.delete_object(Bucket=bucket, Key=key, **condition)
             except Exception as exc:
@@ -505,6 +522,7 @@ def _take_back(client, ours):
             if _status(exc) == 412:  # replaced since its HEAD, with other bytes: not ours, kept
                 continue
             left.append((uri, "access denied" if is_forbidden(exc) else _first_line(exc)))
+    say_kept([uri for uri in kept if uri not in {u for u, _ in left}])
     return left
 
 

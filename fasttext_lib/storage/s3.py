@@ -476,11 +476,12 @@ class AbandonedUpload(FastTextError):
 class _Transfer:
     """One upload_file call's transfer to ``where`` (bucket, key): its multipart upload's id (None: none yet, or
     completed), whether the caller abandoned it, ``creating``, set once the request that creates the object (its PUT,
-    its multipart upload's completion) is sent, and ``over``, set when its thread has ended."""
+    its multipart upload's completion) is sent, ``answer``, that request's answer once it created the object (its
+    ``VersionId``: versions.delete_written), and ``over``, set when its thread has ended."""
 
     def __init__(self, where):
         self.where, self.upload, self.abandoned, self.over = where, None, False, threading.Event()
-        self.creating = False
+        self.creating, self.answer = False, None
 
 
 _CONTEXT_KEY = "fasttext_lib_transfer"  # (botocore's request context, shared by a call's events)
@@ -523,15 +524,17 @@ def _transfer_hooks(client):
             if request.method in ("PUT", "POST"):
                 transfer.creating = True
 
-    def completed(http_response=None, context=None, **kwargs):
+    def completed(http_response=None, parsed=None, context=None, **kwargs):
         transfer = context.get(_CONTEXT_KEY) if isinstance(context, dict) else None
         if transfer is not None and getattr(http_response, "status_code", 500) < 300:
             with _TRANSFERS_LOCK:
                 transfer.upload = None  # (a signal now has nothing to abort: the object is there)
+                transfer.answer = {"VersionId": parsed.get("VersionId") if isinstance(parsed, dict) else None}
 
     return {"before-parameter-build.s3.CreateMultipartUpload": before, "before-parameter-build.s3.UploadPart": before,
             "before-parameter-build.s3.CompleteMultipartUpload": before, "before-parameter-build.s3.PutObject": before,
             "after-call.s3.CreateMultipartUpload": created, "after-call.s3.CompleteMultipartUpload": completed,
+            "after-call.s3.PutObject": completed,
             "before-send.s3.PutObject": sending, "before-send.s3.CompleteMultipartUpload": sending}
 
 
@@ -592,24 +595,38 @@ def _abort_upload(client, bucket, key, upload):
 UPLOAD_PART_BYTES = 8 << 20
 
 
-def upload_file(client, path, bucket, key, metadata=None):
+def upload_file(client, path, bucket, key, metadata=None, on_late=None):
     """``client.upload_file`` (``metadata``: the object's user metadata) in a daemon thread (:func:`_in_thread`),
     in parts of :data:`UPLOAD_PART_BYTES` from that size on; a transfer the caller abandons (a signal) sends no
-    further request, and its multipart upload is aborted by its id."""
+    further request, and its multipart upload is aborted by its id. Returns the answer of the request that created
+    the object (its ``VersionId``; None where the client's hooks did not see it).
+
+    ``on_late(answer)``: for an object the caller would delete were it there (a temporary one, under a key of its
+    own), called in the transfer's thread where S3 created it after the caller abandoned the transfer (its request
+    held by a slow S3, answered later): a process that lives on (a notebook's kernel) deletes it then."""
     from boto3.s3.transfer import TransferConfig
 
     extra = {"ExtraArgs": {"Metadata": metadata}} if metadata else {}
     extra["Config"] = TransferConfig(multipart_threshold=UPLOAD_PART_BYTES, multipart_chunksize=UPLOAD_PART_BYTES)
     transfer = _Transfer((bucket, key))
-    _in_thread(lambda: _transfer_in_place(transfer, lambda: client.upload_file(path, bucket, key, **extra)),
-               on_abandon=lambda: _abandon(client, transfer))
+
+    def run():
+        try:
+            _transfer_in_place(transfer, lambda: client.upload_file(path, bucket, key, **extra))
+        finally:  # (once its transfer is over, whether it was abandoned is settled: _abandon asks over first)
+            if on_late is not None and transfer.abandoned and transfer.answer is not None:
+                on_late(transfer.answer)
+
+    _in_thread(run, on_abandon=lambda: _abandon(client, transfer))
+    return transfer.answer
 
 
 CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it
 
 
 def _upload_new(client, path, bucket, key, uri, metadata=None):
-    """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3)."""
+    """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3). Returns
+    the answer of the request that created it (its ``VersionId``), as :func:`upload_file` does."""
     import botocore.exceptions as bex
 
     if _conditional_writes(client):
@@ -645,11 +662,11 @@ def _conditional_writes(client):
 
 def _create_object(client, path, bucket, key, metadata=None):
     """Upload ``path`` with ``If-None-Match: *`` (boto3's managed upload cannot pass it): one PUT, or a
-    multipart upload whose completion carries the condition (aborted on any failure)."""
+    multipart upload whose completion carries the condition (aborted on any failure). Returns S3's answer."""
     if os.path.getsize(path) <= CONDITIONAL_PART_BYTES:
         with open(path, "rb") as f:
-            client.put_object(Bucket=bucket, Key=key, Body=f, IfNoneMatch="*", **({"Metadata": metadata} if metadata else {}))
-        return
+            return client.put_object(Bucket=bucket, Key=key, Body=f, IfNoneMatch="*",
+                                     **({"Metadata": metadata} if metadata else {}))
     upload = client.create_multipart_upload(Bucket=bucket, Key=key, **({"Metadata": metadata} if metadata else {}))["UploadId"]
     try:
         parts = []
@@ -658,8 +675,8 @@ def _create_object(client, path, bucket, key, metadata=None):
                 number = len(parts) + 1
                 etag = client.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=number, Body=chunk)["ETag"]
                 parts.append({"PartNumber": number, "ETag": etag})
-        client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": parts},
-                                         IfNoneMatch="*")
+        return client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload,
+                                                MultipartUpload={"Parts": parts}, IfNoneMatch="*")
     except BaseException:
         with contextlib.suppress(Exception):
             client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)

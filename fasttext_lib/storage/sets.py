@@ -59,6 +59,7 @@ from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _buc
 from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
+from .versions import delete_written
 
 
 MARKER_KEY, MARKER = "written_by", "fasttext_lib"
@@ -602,7 +603,7 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
     where = join(dest, manifest_name)
     client = s3_client()
     publish_id = secrets.token_hex(8)
-    uploaded, entries, committing = [], {}, False
+    uploaded, entries, committing = [], {}, False  # uploaded: (name, its upload's answer) each
     with s3_errors(dest):
         listable = _bucket_listable(client, bucket)
         _refuse_an_object_as_folder(bucket, prefix)
@@ -613,10 +614,13 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
         try:
             for name, path in sorted(files.items()):
                 obj = _object_name(name, publish_id)
-                uploaded.append(obj)
+                uploaded.append([obj, None])
                 with ThreadPoolExecutor(1) as pool:  # hashed while it uploads (the manifest needs it only after)
                     hashed = pool.submit(hash_file, path)
-                    upload_file(client, path, bucket, _key(prefix, obj))
+                    # (one S3 creates after a stop is unreferenced: no manifest is put after a data file's stop)
+                    uploaded[-1][1] = upload_file(client, path, bucket, _key(prefix, obj),
+                                                  on_late=lambda answer, key=_key(prefix, obj):
+                                                  delete_written(client, [(bucket, key, answer)]))
                     entries[name] = dict(object=obj, **hashed.result())
             committing = True
             _put_manifest(client, bucket, _key(prefix, manifest_name), _with_files(manifest, entries), condition,
@@ -624,22 +628,22 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
         except BaseException as exc:
             # before the manifest PUT nothing of ours is live; after it (failed, refused: a retry of a PUT whose
             # answer was lost is refused by its own condition) the live manifest tells
-            ours = join(dest, uploaded[-1]) if uploaded else None
+            ours = join(dest, uploaded[-1][0]) if uploaded else None
             live = _live_objects(dest, manifest_name, ours) if committing else set()
             if committing and _may_still_land(exc):
                 # the manifest PUT was sent and then abandoned (a signal, a read timeout): S3 may apply it after
                 # we look, so our files stay (unreferenced ones are orphans the next publish collects); taken
                 # back, a late PUT left a manifest naming deleted files, a set that could never be read again
                 live = None
-            if live is not None and not (live & set(uploaded)):  # surely not committed: take ours back
+            names = {obj for obj, _ in uploaded}
+            if live is not None and not (live & names):  # surely not committed: take ours back (by their versions)
                 with contextlib.suppress(Exception):
-                    for obj in uploaded:
-                        client.delete_object(Bucket=bucket, Key=_key(prefix, obj))
-            if not (isinstance(exc, Exception) and live and set(uploaded) <= live):
+                    delete_written(client, [(bucket, _key(prefix, obj), answer) for obj, answer in uploaded])
+            if not (isinstance(exc, Exception) and live and names <= live):
                 raise
             # the manifest PUT reached S3 though its answer was lost: the new set is live
     with contextlib.suppress(Exception):  # cleanup failing never turns a published set into an error
-        _s3_collect(client, bucket, prefix, keep=set(uploaded), replaced=_referenced(old))
+        _s3_collect(client, bucket, prefix, keep={obj for obj, _ in uploaded}, replaced=_referenced(old))
     return dest
 
 

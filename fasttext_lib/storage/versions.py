@@ -1,0 +1,98 @@
+"""Deleting what this run wrote to S3 for good, also in a bucket that keeps versions.
+
+Where versioning is enabled (or suspended), a DELETE without a version id deletes nothing: it adds a delete marker,
+and the object stays as a noncurrent version, billed for good and seen by no listing. The objects the library writes
+and deletes again (a pair's staging objects, full copies of a train split; the data files of a publish that failed)
+stayed so after every write. Each is deleted by the version its write created (S3 answers it: ``VersionId``): no
+marker, nothing kept. Only that version, never one the library did not create, and only under keys that no one else
+writes (a run's unique id is in each). Where S3 refuses a delete by version (no s3:DeleteObjectVersion), the plain
+DELETE is sent, as before, and one line on stderr names the objects whose noncurrent versions stay. In a bucket
+that has never kept versions nothing changes: the DELETEs are the plain ones they were.
+"""
+import sys
+
+from .s3 import _first_line, _is_missing, _keeps_versions, is_forbidden, may_still_create
+
+_NULL = "null"  # the version id of an object written while versioning was off or suspended
+
+
+def delete_written(client, written, keeps_versions=None):
+    """Delete the objects this run wrote, ``written``: ``(bucket, key, answer)`` each, ``answer`` the answer of the
+    write that created it (its ``VersionId``, absent where the bucket keeps none), or None where that write got none
+    (it failed, or a signal stopped it): then it may have created the object all the same, or not. ``keeps_versions``:
+    ``{bucket: s3._keeps_versions(...)}`` where known (a dict the missing buckets are asked into, once each).
+    Returns what could not be deleted, ``(bucket, key, reason)`` each; says on stderr what stays as a noncurrent
+    version."""
+    keeps_versions = {} if keeps_versions is None else keeps_versions
+    left, kept = [], []
+    for bucket, key, answer in written:
+        try:
+            version = _version_to_delete(client, bucket, key, answer, keeps_versions)
+            if version is not None:
+                _delete_version(client, bucket, key, version, kept)
+        except Exception as exc:  # noqa: BLE001 - said by the caller, beside what it was deleting
+            left.append((bucket, key, "access denied" if is_forbidden(exc) else _first_line(exc)))
+    say_kept(kept)
+    return left
+
+
+def say_kept(kept):
+    """One line on stderr naming the objects (``s3://`` URIs) this run wrote and deleted without their version (S3
+    refused a delete by version): each stays as a noncurrent version, billed, which no listing shows."""
+    if kept:
+        print(f"warning: S3 refused to delete by version (s3:DeleteObjectVersion) the temporary object(s) "
+              f"{', '.join(kept)} that this run wrote, in a bucket that keeps versions: each was deleted by a delete "
+              f"marker and stays there as a noncurrent version (billed): delete those versions, or have a lifecycle "
+              f"rule expire noncurrent versions", file=sys.stderr)
+
+
+def _version_to_delete(client, bucket, key, answer, keeps_versions):
+    """The version of ``key`` to delete: its write's, ``""`` for a plain DELETE (a bucket that never kept versions, or
+    one S3 will not say of), None for no DELETE at all (nothing is there: a DELETE would only add a marker)."""
+    if bucket not in keeps_versions:
+        try:
+            keeps_versions[bucket] = _keeps_versions(client, bucket)
+        except Exception:  # noqa: BLE001 - not known: as where S3 will not say
+            keeps_versions[bucket] = None
+    versioned = keeps_versions[bucket]
+    if answer is None:  # the write got no answer: what is there, if anything, is ours (its key is this run's)
+        if versioned is False:
+            return ""
+        if may_still_create(bucket, key):  # its abandoned transfer deletes what it creates (upload_file's on_late)
+            return None
+        try:
+            answer = client.head_object(Bucket=bucket, Key=key)
+        except Exception as exc:  # noqa: BLE001 - refused (no s3:GetObject): the plain DELETE, as before
+            return None if _is_missing(exc) else ""
+    return created_version(answer) or (_NULL if versioned else "")  # (suspended: the null version is what our write put there)
+
+
+def _delete_version(client, bucket, key, version, kept):
+    """Delete ``version`` of ``key`` (``""``: a plain DELETE); where S3 refuses a delete by version, the plain DELETE,
+    and ``key`` noted in ``kept``."""
+    if not version:
+        client.delete_object(Bucket=bucket, Key=key)
+    elif not delete_version(client, bucket, key, version):
+        client.delete_object(Bucket=bucket, Key=key)
+        kept.append(f"s3://{bucket}/{key}")
+
+
+def delete_version(client, bucket, key, version):
+    """Delete ``version`` of ``key`` for good (no delete marker); False where S3 refuses (no s3:DeleteObjectVersion).
+    A version gone already is no error (deleted meanwhile: by the abandoned transfer that created it)."""
+    try:
+        client.delete_object(Bucket=bucket, Key=key, VersionId=version)
+    except Exception as exc:
+        if _is_missing(exc) or getattr(exc, "response", {}).get("Error", {}).get("Code") == "NoSuchVersion":
+            return True
+        if is_forbidden(exc):
+            return False
+        raise
+    return True
+
+
+def created_version(answer):
+    """The version a write created, from its answer (or a HEAD's): None where there is none to delete by (the
+    bucket keeps no versions, or the write got no answer), or it is the null version (versioning suspended)."""
+    version = (answer or {}).get("VersionId")
+    return version if version and version != _NULL else None
