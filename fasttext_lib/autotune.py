@@ -652,6 +652,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
 
     refuse_standard_output(output, "output", "the bundle", "a directory")
     refuse_standard_output(trials_uri, "trials_uri", "the autotune trial table", "a file")
+    _check_autotuned(trained)
     table = compressed(_trial_table_csv(trained, compact), trials_uri)
     if not overwrite:
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
@@ -677,6 +678,17 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
+
+
+def _check_autotuned(trained):
+    """The model save_bundle_with_trials saves must carry its trials: one trained without autotune failed in a
+    TypeError, after nothing was written but with no word of what to do."""
+    from .bundle import check_trained_model
+
+    if getattr(trained, "autotune", None) is None:
+        check_trained_model(trained, "save_bundle_with_trials")  # (an AutotuneResult, a Predictor: what to pass)
+        raise FastTextError("save_bundle_with_trials saves a model autotune chose, with its trial table; this one was "
+                            "trained without autotune: save it with save_bundle(trained, ...)")
 
 
 def _take_back_the_table(uri, cause):
