@@ -182,6 +182,7 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
 
     refuse_standard_output(dest, "dest", "the bundle", "a directory")  # (before the table is compacted)
     check_trained_model(trained)
+    compacting.check_choice(compact)
 
     compact, changed = compacting.choose(trained.model, trained.config.seed, compact)
     model, featurizer = trained.model, trained.featurizer

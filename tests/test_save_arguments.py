@@ -66,3 +66,20 @@ def test_the_models_they_take_are_still_saved(models, tmp_path):
     where = save_bundle_with_trials(searched.trained, str(tmp_path / "tuned"), str(tmp_path / "trials.csv"))
     assert Predictor.load(where).labels == searched.trained.labels and (tmp_path / "trials.csv").exists()
 
+
+@pytest.mark.parametrize("compact, hint", [("INT8", " (did you mean 'int8'?)"), ("float64", " (did you mean 'float16'?)"),
+                                           (True, ""), (8, ""), (["int4"], "")])
+def test_a_compact_setting_that_is_none_of_the_choices_is_one_error_before_anything_is_written(models, tmp_path,
+                                                                                               compact, hint):
+    """It was a ValueError from deep in the writer, naming "dtype" and only four of the six choices; with the trial
+    table, after the table had been written."""
+    trained, searched, _ = models
+    said = (f"compact must be one of auto, none, float32, float16, int8, int4 (or None), got {compact!r}{hint}",)
+    message = _refused(lambda out: save_bundle(trained, out, compact=compact), tmp_path, *said)
+    assert message == said[0]
+    _refused(lambda out: save_bundle_with_trials(searched.trained, out, out + ".csv", compact=compact), tmp_path, *said)
+    table = tmp_path / "trials.csv"
+    table.write_text("the user's earlier table")
+    with pytest.raises(FastTextError, match="compact must be one of"):
+        save_bundle_with_trials(searched.trained, str(tmp_path / "out"), str(table), compact=compact, overwrite=False)
+    assert os.listdir(tmp_path) == ["trials.csv"] and table.read_text() == "the user's earlier table"
