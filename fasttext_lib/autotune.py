@@ -649,9 +649,12 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     ``overwrite``, where putting it in place is an upload that can fail, it goes first too (:func:`_save_table_first`);
     a bundle that then fails takes it back."""
     from .bundle import save_bundle  # (looked up at the call: benchmarks/ wrap bundle.save_bundle in a timer)
+    from .compact import check_choice
 
     refuse_standard_output(output, "output", "the bundle", "a directory")
     refuse_standard_output(trials_uri, "trials_uri", "the autotune trial table", "a file")
+    _check_autotuned(trained)
+    check_choice(compact)  # (before the table is written: it would be taken back)
     table = compressed(_trial_table_csv(trained, compact), trials_uri)
     if not overwrite:
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
@@ -677,6 +680,17 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
+
+
+def _check_autotuned(trained):
+    """The model save_bundle_with_trials saves must carry its trials: one trained without autotune failed in a
+    TypeError, after nothing was written but with no word of what to do."""
+    from .bundle import check_trained_model
+
+    if getattr(trained, "autotune", None) is None:
+        check_trained_model(trained, "save_bundle_with_trials")  # (an AutotuneResult, a Predictor: what to pass)
+        raise FastTextError("save_bundle_with_trials saves a model autotune chose, with its trial table; this one was "
+                            "trained without autotune: save it with save_bundle(trained, ...)")
 
 
 def _take_back_the_table(uri, cause):

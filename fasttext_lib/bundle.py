@@ -141,6 +141,26 @@ def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HI
         return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint)
 
 
+def check_trained_model(trained, what="save_bundle"):
+    """Refuse, in one line saying what to pass, anything but the model ``train(...)`` returns (a TrainedModel).
+
+    What a user has at hand instead failed deep inside the save in an AttributeError: the AutotuneResult itself
+    (its model is ``.trained``), or a loaded bundle (a Predictor, which has no training config or history to save).
+    Checked by the fields a save reads, not by type, as bundle.py imports no training code."""
+    if all(hasattr(trained, name) for name in ("model", "featurizer", "labels", "history", "ctx")) and \
+            hasattr(getattr(trained, "config", None), "seed"):
+        return
+    got = "None" if trained is None else f"a {type(trained).__name__}"
+    if hasattr(trained, "trained") and hasattr(trained, "best_config"):
+        instead = f"the search's model is its .trained: {what}(result.trained, ...)"
+    elif hasattr(trained, "predict_proba"):
+        instead = ("a loaded bundle is saved already: copy its folder (or s3:// prefix) whole to move it, or train "
+                   "again to save another way (compact=...)")
+    else:
+        instead = "pass the model train(...) or autotune(...).trained returns"
+    raise FastTextError(f"{what} saves a TrainedModel, got {got}: {instead}")
+
+
 def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
 
@@ -161,6 +181,8 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
     from . import compact as compacting
 
     refuse_standard_output(dest, "dest", "the bundle", "a directory")  # (before the table is compacted)
+    check_trained_model(trained)
+    compacting.check_choice(compact)
 
     compact, changed = compacting.choose(trained.model, trained.config.seed, compact)
     model, featurizer = trained.model, trained.featurizer

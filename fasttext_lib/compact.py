@@ -36,7 +36,7 @@ import zipfile
 import numpy as np
 
 from . import native_features
-from .errors import FastTextError
+from .errors import FastTextError, did_you_mean
 from .init_rows import initial_rows, scale_of
 
 ROWS_FILE = "embedding_rows.npz"
@@ -96,6 +96,16 @@ def _table(model):
     weight = model.embedding.weight.data(model.embedding.weight.list_ctx()[0])
     table = cpu_view(weight)
     return (weight.asnumpy() if table is None else table), weight  # (the weight keeps the view's memory alive)
+
+
+def check_choice(compact):
+    """Refuse a ``compact`` that is none of :data:`CHOICES` (None, and False as before, are "none"), before anything is
+    written: the writer's own check came after a trial table was put in place, as a ValueError naming "dtype" and
+    four of the six choices."""
+    if compact is None or compact is False or (isinstance(compact, str) and compact in CHOICES):
+        return
+    raise FastTextError(f"compact must be one of {', '.join(CHOICES)} (or None), got {compact!r}"
+                        f"{did_you_mean(compact, CHOICES)}")
 
 
 def choose(model, seed, compact):
