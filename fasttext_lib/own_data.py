@@ -8,6 +8,8 @@ data.read_labeled), so a table's columns are chosen the same way (``label_column
 header does not tell them is told to name them as the notebooks do (:func:`read_own_splits`, :func:`read_prepared`),
 not with the command line's flags, which no notebook has.
 """
+import sys
+
 from .columns import ColumnsToName
 from .errors import FastTextError
 from .notebook_params import key_path, known_datasets
@@ -53,14 +55,67 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
     try:
         train = read_labeled(train_file, fmt=fmt)
         if test_file is not None:
-            return {"train": train, "test": read_labeled(test_file, fmt=fmt)}
+            return _writable_classes({"train": train, "test": read_labeled(test_file, fmt=fmt)})
     except ColumnsToName as exc:
         raise exc.advising(NAMED_IN_01) from None
     if len(train) < 2:
         raise FastTextError(f"{train_file} holds {len(train)} document: too few to hold out a test split (give "
                             f"test_file)")
     kept, held_out = split_validation(train, TEST_FRACTION, seed)
-    return {"train": kept, "test": held_out}
+    return _writable_classes({"train": kept, "test": held_out})
+
+
+def _writable_classes(splits):
+    """``splits`` with each class a fastText-format file cannot hold (one with whitespace: Kaggle's ``Extremely
+    Negative``, ``1 star``) written as an id without it (``Extremely_Negative``; ``_2``, ... after it where that is a
+    class too) and named as written (``names``: the classes.txt 01 writes beside the splits), so that 02's bundle
+    and 04's predictions say it as the user's file does. 01 was refused "write CSV instead, or rename the class",
+    which it has no way to do."""
+    import re
+    from dataclasses import replace
+
+    classes = sorted({label for data in splits.values() for label in data.labels})
+    taken, ids = set(classes), {}
+    for label in classes:
+        if re.search(r"\s", label):
+            base = re.sub(r"\s+", "_", label.strip())
+            new, n = base, 1
+            while new in taken:
+                n += 1
+                new = f"{base}_{n}"
+            taken.add(new)
+            ids[label] = new
+    if not ids:
+        return splits
+    # (the train split's names are those 01 writes; a class they do not name is named as the file writes it)
+    names = {ids.get(label, label): name for label, name in splits["train"].names.items()}
+    for label, new in ids.items():
+        names.setdefault(new, label)
+    return {split: replace(data, labels=[ids.get(label, label) for label in data.labels], names=dict(names),
+                           first_lines={ids.get(label, label): line for label, line in data.first_lines.items()})
+            for split, data in splits.items()}
+
+
+def write_own_splits(splits, prefix, dataset):
+    """01's write of the user's ``splits`` as ``dataset``'s (writers.write_fasttext_splits), with their class names
+    (``{dataset}.classes.txt``) when they have any. Without: the ``{dataset}.classes.txt`` an earlier run of 01 wrote
+    for this name is removed once the splits are written, as they replace what that run prepared; left, it named
+    the new data's classes, silently (02 reads it with the splits). Returns what write_fasttext_splits does."""
+    from . import storage
+    from .label_names import SUFFIX
+    from .writers import write_fasttext_splits
+
+    names = splits["train"].names
+    written = write_fasttext_splits(splits, prefix, dataset, names=names or None)
+    stale = storage.join(prefix, key_path(dataset, "dataset") + SUFFIX)
+    if not names and storage.exists(stale, forbidden_is_missing=True):
+        try:
+            storage.remove_file(stale)
+        except FastTextError as exc:
+            raise FastTextError(f"{exc}: it names the classes of the data prepared before as {dataset!r}, and would "
+                                f"name this data's (02 reads it with the splits); delete it") from None
+        print(f"removed {stale}: the class names of the data prepared before as {dataset!r}", file=sys.stderr)
+    return written
 
 
 def read_prepared(uri, dataset, limit=None):

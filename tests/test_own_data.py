@@ -156,3 +156,42 @@ def test_01_without_a_names_file_writes_the_splits_alone(tmp_path, s3_bucket):
     written = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=str(tmp_path / "reviews.csv"))["written"]
     assert sorted(written) == ["test", "train"]
     assert not storage.exists(f"{s3_bucket}/fasttext/data/my_reviews.classes.txt")
+
+
+def test_01_prepares_own_classes_written_with_spaces_shown_as_written(tmp_path, s3_bucket):
+    """A class of the user's own holding a space (Kaggle's 'Extremely Negative', '1 star') is a class any reader of
+    the series takes, but 01 was refused "cannot write the label ... to the fastText-format file: ... write CSV
+    instead, or rename the class", which 01 has no way to do. 01 writes such a class under an id without the space
+    and names it with a classes.txt, so 02's bundle and 04's predictions say it as the user's file does."""
+    from fasttext_lib.data import read_labeled
+
+    spaced = [("Very " + label if i % 3 else label, text) for i, (label, text) in enumerate(ROWS)]
+    spaced.append(("Very_negative", "A class spelled as the id of another would be."))
+    (tmp_path / "reviews.csv").write_text(table(spaced))
+    written = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=str(tmp_path / "reviews.csv"),
+                     test_file=str(tmp_path / "reviews.csv"))["written"]
+    for split in ("train", "test"):
+        data = read_labeled(written[split])
+        assert data.display_labels() == [label for label, _ in spaced]  # every class as the user wrote it
+        assert len(data.classes()) == 5 and all(" " not in label for label in data.classes())
+
+
+def test_01_rerun_without_names_leaves_no_classes_txt_of_the_data_prepared_before(tmp_path, s3_bucket, capsys):
+    """01 rerun for a dataset name with a train_file without a classes.txt left the {dataset}.classes.txt an earlier
+    run wrote beside the new splits: 02 named the new data's classes by it, silently (1 and 2 of another file said
+    'negative' and 'positive'). As 01's rerun replaces the splits it prepared before, it removes that file too."""
+    from fasttext_lib import storage
+    from fasttext_lib.data import read_labeled
+
+    numbered = [("1" if label == "negative" else "2", text) for label, text in ROWS]
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "reviews.csv").write_text(table(numbered))
+    (first / "classes.txt").write_text("negative\npositive\n")
+    assert "label_names" in run_01(s3_bucket, tmp_path, dataset="my_reviews",
+                                   train_file=str(first / "reviews.csv"))["written"]
+    (tmp_path / "other.csv").write_text(table(numbered))  # 1 and 2 of another file: no names
+    written = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=str(tmp_path / "other.csv"))["written"]
+    assert read_labeled(written["train"]).names == {}
+    assert not storage.exists(f"{s3_bucket}/fasttext/data/my_reviews.classes.txt")
+    assert "my_reviews.classes.txt" in capsys.readouterr().err
