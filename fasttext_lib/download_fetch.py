@@ -126,8 +126,10 @@ def _where_the_body_goes(response, offset, url, part, spec):
         refuse_a_206_without_a_range(response, offset, url, part)
     else:  # (a piece: from before the .part's end, or ending before the archive's)
         first, end, size = sent
-        if size not in (None, spec.size):
-            fail_verification(part, url, f"server sends {size} bytes, expected {spec.size}")
+        if size not in (None, spec.size):  # (the .part, of the expected archive, may be finished from another mirror)
+            raise FastTextError(f"cannot download {url}: the server's Content-Range gives the archive {size} bytes, "
+                                f"not the {spec.size} expected (another version of it? pass --base-url a mirror that "
+                                f"holds {spec.filename}){_kept_as_before(part, offset)}")
         check_range(sent, offset, spec.size, url, part)
     if length is not None and length != end - first:
         if sent is not None:  # (the .part holds the good bytes of the pieces before: it was deleted)

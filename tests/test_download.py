@@ -73,7 +73,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     cap = None  # every request answered 206 with at most this many bytes from where it asks (a server's range limit)
     piece_delay = None  # with cap: wait this many seconds before each answer (a server slow to send each piece)
     # With cap: the piece asked for from this byte on is a bad one (``bad_piece``): "length", its Content-Length
-    # disagrees with its Content-Range; "overlong", no Content-Length and more bytes than its Content-Range says.
+    # disagrees with its Content-Range; "overlong", no Content-Length and more bytes than its Content-Range says;
+    # "size", its Content-Range gives the archive another size.
     bad_piece_from = None
     bad_piece = None
     # A Range answered 206 from where it asks but with no readable Content-Range: "none" (no such header, the rest's
@@ -164,7 +165,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _send_a_bad_piece(self, data, start, end):
         self.send_response(206)
-        self.send_header("Content-Range", f"bytes {start}-{end - 1}/{len(data)}")
+        size = len(data) + (9 if self.bad_piece == "size" else 0)
+        self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
         if self.bad_piece == "length":
             self.send_header("Content-Length", str(end - start + 7))
         self.end_headers()
@@ -1157,12 +1159,15 @@ def test_a_server_that_sends_the_archive_in_pieces_is_read_piece_by_piece_under_
 @pytest.mark.parametrize("bad_piece, says", [
     ("length", r"the server's answer contradicts itself: Content-Range bytes 200-299 \(100 bytes\), Content-Length "
                r"107"),
-    ("overlong", r"the server sends more than the bytes 200-299 its Content-Range announced")])
+    ("overlong", r"the server sends more than the bytes 200-299 its Content-Range announced"),
+    ("size", r"the server's Content-Range gives the archive \d+ bytes, not the \d+ expected \(another version of "
+             r"it\? pass --base-url a mirror that holds tiny_csv.tgz\)")])
 def test_a_bad_piece_after_good_ones_is_refused_and_the_partial_download_kept_as_it_was_before_it(
         archive, server, tmp_path, bad_piece, says):
-    """A piece whose Content-Length disagrees with its Content-Range, or whose body runs past that range, "failed
-    verification" and the .part was deleted: the good bytes of every piece before it (and of earlier runs: hundreds of
-    MB) lost for one bad answer. Refused in one line, the .part as it was before that answer; a rerun resumes it."""
+    """A piece whose Content-Length disagrees with its Content-Range, whose body runs past that range, or whose
+    Content-Range gives the archive another size "failed verification" and the .part was deleted: the good bytes of
+    every piece before it (and of earlier runs: hundreds of MB) lost for one bad answer. Refused in one line, the
+    .part as it was before that answer; a rerun resumes it."""
     spec, data = archive
     base_url, handler = server
     assert len(data) > 300
