@@ -138,13 +138,29 @@ def check_range(sent, offset, size, url, part):
 
 
 def sends_the_whole(response, length, spec):
-    """Is a 206 answer to a resume the whole archive (a server sending from byte 0 whatever the range asked): no
-    Content-Range and the archive's length, or a Content-Range from byte 0 to its end? Its bytes were appended to the
-    .part, and the archive "failed verification ... run again to retry", which failed so every time."""
-    if response.headers.get("Content-Range") is None:
-        return length == spec.size
-    sent = range_sent(response)
-    return sent is not None and sent[:2] == (0, spec.size) and length in (None, spec.size)
+    """Is a 206 answer with no Content-Range the whole archive (its exact length: a server sending from byte 0
+    whatever the range asked)? Its bytes were appended to the .part, and the archive "failed verification ... run
+    again to retry", which failed so every time. (A Content-Range from byte 0 says so itself: a piece from there.)"""
+    return response.headers.get("Content-Range") is None and length == spec.size
+
+
+def refuse_a_206_without_a_range(response, offset, url, part):
+    """Refuse a 206 that does not say which bytes it holds: RFC 9110 requires a Content-Range on a single-part 206.
+    It was taken for the bytes from the .part's end on, appended unchecked (or "failed verification", deleting the
+    .part, when its length did not fit). curl refuses such an answer to a resume (error 33, its file untouched) and
+    wget counts it a range error, retried with its file kept: it is refused, nothing written."""
+    header = response.headers.get("Content-Range")
+    what = ("no Content-Range saying which bytes it sends" if header is None else
+            "a Content-Range that does not say which bytes it sends"
+            + (f" ({header[:40]!r})" if header.isprintable() else ""))
+    asked = f"asked to resume at byte {offset}" if offset else "asked for the archive"
+    raise FastTextError(f"cannot download {url}: {asked}, the server answered 206 (Partial Content) with {what} (a "
+                        f"broken cache or proxy on the way?){kept_for_a_rerun(part, offset)}")
+
+
+def kept_for_a_rerun(part, size):
+    """What a refused answer leaves: the partial download ``part`` of ``size`` bytes, kept (``""``: none there)."""
+    return f"; the partial download {part} is kept: run again to resume (delete it to start over)" if size else ""
 
 
 def announced_length(response):

@@ -12,7 +12,7 @@ from http.client import HTTPException
 from typing import Optional
 
 from .download_answers import (announced_length, check_range, content_encoding, open_from_byte, range_sent,
-                               refuse_a_page, refuse_an_encoding, sends_the_whole)
+                               refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
 from .download_cache import fail_verification, partial_size, remove_if_there
 from .errors import FastTextError
 from .progress import bar
@@ -20,7 +20,7 @@ from .progress import bar
 _CHUNK = 1 << 20  # the most read at a time
 # A server that sends a byte now and then never trips download_answers' _TIMEOUT_S (each read gets something in
 # time): fewer than _STALL_MIN_BYTES in _STALL_WINDOW_S (under ~0.5 KB/s: days for Yelp's 166 MB) stops the
-# download, .part kept.
+# download, .part kept. The windows run across the pieces of a download (a server sending a few bytes per answer).
 _STALL_WINDOW_S = 120
 _STALL_MIN_BYTES = 64 * 1024
 
@@ -32,10 +32,12 @@ def fetch(url, part, spec, progress):
     body goes (the answer checked: a page, another encoding, a range from elsewhere), the body copied into the .part
     as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to resume). An answer
     that is one piece of the archive (a 206 ending before its end: a server that limits what one answer holds) is
-    followed by a request for the rest from where it ended, under the same progress bar.
+    followed by a request for the rest from where it ended, under the same progress bar and the same stall watch; a
+    bad piece (its headers disagree, its body runs past its range) is refused, the .part kept as it was before it.
     """
     with contextlib.ExitStack() as bars:
         pbar = None
+        stall = _StallWatch(url, spec)  # (one for all pieces: one per piece never saw tiny pieces sent slowly)
         while True:
             offset = _bytes_to_resume_from(part, spec)
             if offset == spec.size:  # complete already, only verification is left
@@ -54,7 +56,7 @@ def fetch(url, part, spec, progress):
                     pbar.update(body.start - body.held - pbar.n)
                 with _part_to_write(part, body.start) as out, _part_to_compare(part, body) as have:
                     read = _body_reader(response, body.encoding)
-                    error = _copy_body(read, out, have, body, pbar, url, part, spec)
+                    error = _copy_body(read, out, have, body, pbar, stall, url, part, spec)
                     _refuse_a_damaged_body(out, error, body, url, part, spec)
                     _refuse_a_body_cut_short(out, read, error, body, url, part, spec)
             if body.end is None or body.end == spec.size:
@@ -118,16 +120,23 @@ def _where_the_body_goes(response, offset, url, part, spec):
         if offset:
             _refuse_to_restart_for_another_length(length, offset, url, part, spec)
         first = offset = 0
-    elif sends_the_whole(response, length, spec):  # (a 206 from byte 0 whatever the range: it was appended)
-        first = offset = 0
-    elif sent is not None:  # (a piece: from before the .part's end, or ending before the archive's)
+    elif sends_the_whole(response, length, spec):  # (a 206 from byte 0 whatever the range asked: it was appended)
+        first = 0  # (its start compared with the .part: written anew, one cut short left less than the .part held)
+    elif sent is None:  # (no Content-Range: which bytes it holds is a guess)
+        refuse_a_206_without_a_range(response, offset, url, part)
+    else:  # (a piece: from before the .part's end, or ending before the archive's)
         first, end, size = sent
-        if size not in (None, spec.size):
-            fail_verification(part, url, f"server sends {size} bytes, expected {spec.size}")
+        if size not in (None, spec.size):  # (the .part, of the expected archive, may be finished from another mirror)
+            raise FastTextError(f"cannot download {url}: the server's Content-Range gives the archive {size} bytes, "
+                                f"not the {spec.size} expected (another version of it? pass --base-url a mirror that "
+                                f"holds {spec.filename}){_kept_as_before(part, offset)}")
         check_range(sent, offset, spec.size, url, part)
     if length is not None and length != end - first:
-        fail_verification(part, url, f"server sends {first + length} bytes, expected {spec.size}" if end == spec.size
-                          else f"server sends {length} bytes as bytes {first}-{end - 1}")
+        if sent is not None:  # (the .part holds the good bytes of the pieces before: it was deleted)
+            raise FastTextError(f"cannot download {url}: the server's answer contradicts itself: Content-Range bytes "
+                                f"{first}-{end - 1} ({end - first} bytes), Content-Length {length}"
+                                f"{_kept_as_before(part, offset)}")
+        fail_verification(part, url, f"server sends {length} bytes, expected {spec.size}")
     if length is None and sent is None:
         end = None  # (no length announced: the connection's close is the body's only end)
     return _Body(offset, offset - first, end, "")
@@ -169,10 +178,9 @@ def _body_reader(response, encoding):
     return _Gunzipped(read) if encoding else read
 
 
-def _copy_body(read, out, have, body, pbar, url, part, spec):
+def _copy_body(read, out, have, body, pbar, stall, url, part, spec):
     """Append the body to the .part (``out``) as it arrives, until it ends or runs past the archive's size; return
-    the error that ended it (None: none)."""
-    stall = _StallWatch(url, spec)
+    the error that ended it (None: none). ``stall``: the download's _StallWatch, counting the bytes that arrive."""
     while True:
         block, error = _next_block(read)
         if not block:
@@ -224,7 +232,8 @@ def _compare_with_the_part(block, have, body, url, part):
 
 
 class _StallWatch:
-    """Stops a download whose server sends fewer than _STALL_MIN_BYTES in a window of _STALL_WINDOW_S."""
+    """Stops a download whose server sends fewer than _STALL_MIN_BYTES in a window of _STALL_WINDOW_S, whatever the
+    pieces (answers) they came in: the time between them (a new request each) is in the window too."""
 
     def __init__(self, url, spec):
         self._url, self._spec = url, spec
@@ -235,26 +244,39 @@ class _StallWatch:
 
     def check(self, written):
         """Refuse a window that has ended with too few bytes (``written``: the .part's size, for the message)."""
-        if time.monotonic() - self._window_start >= _STALL_WINDOW_S:
+        elapsed = time.monotonic() - self._window_start
+        if elapsed >= _STALL_WINDOW_S:
             if self._window_bytes < _STALL_MIN_BYTES:
                 raise FastTextError(f"cannot download {self._url}: the server sends too slowly ({self._window_bytes} "
-                                    f"bytes in {_STALL_WINDOW_S:g} s, {written} of {self._spec.size} so far); "
+                                    f"bytes in {elapsed:.3g} s, {written} of {self._spec.size} so far); "
                                     f"the partial download is kept: run again to resume (or pass "
                                     f"--base-url a faster mirror)")
             self._window_start, self._window_bytes = time.monotonic(), 0
 
 
 def _refuse_a_damaged_body(out, error, body, url, part, spec):
-    """Refuse a body that cannot be the archive, the .part deleted: longer than it (or than the range it announced),
-    or a gzip encoding that cannot be decoded."""
+    """Refuse a body that cannot be the archive: longer than it (the .part deleted), or than the range its
+    Content-Range announced (the .part cut back to what it held before this answer: the good bytes of the pieces
+    before, deleted with it), or a gzip encoding that cannot be decoded (deleted)."""
     if out.tell() > _last_byte(body, spec):
+        if body.end is not None:  # (only a Content-Range with no Content-Length: http.client stops at a length)
+            out.truncate(body.start)
+            out.close()
+            if not body.start:
+                remove_if_there(part)
+            raise FastTextError(f"cannot download {url}: the server sends more than the bytes {body.first}-"
+                                f"{body.end - 1} its Content-Range announced{_kept_as_before(part, body.start)}")
         out.close()
-        fail_verification(part, url, f"the server sends more than the {spec.size} bytes expected"
-                          if _last_byte(body, spec) == spec.size else
-                          f"the server sends more than the bytes {body.first}-{body.end - 1} it announced")
+        fail_verification(part, url, f"the server sends more than the {spec.size} bytes expected")
     if isinstance(error, zlib.error):  # (its bytes damaged on the way: what was decoded cannot be trusted)
         out.close()
         fail_verification(part, url, f"the server's gzip encoding of it cannot be decoded: {error}")
+
+
+def _kept_as_before(part, size):
+    """What an answer refused once its piece's bytes may have been appended leaves: the .part of ``size`` bytes."""
+    return (f"; the partial download {part} is kept as it was before this answer ({size} bytes): run again to resume "
+            f"(delete it to start over)" if size else "")
 
 
 def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):

@@ -71,6 +71,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     prefix = None
     prefix_once = False
     cap = None  # every request answered 206 with at most this many bytes from where it asks (a server's range limit)
+    piece_delay = None  # with cap: wait this many seconds before each answer (a server slow to send each piece)
+    # With cap: the piece asked for from this byte on is a bad one (``bad_piece``): "length", its Content-Length
+    # disagrees with its Content-Range; "overlong", no Content-Length and more bytes than its Content-Range says;
+    # "size", its Content-Range gives the archive another size.
+    bad_piece_from = None
+    bad_piece = None
+    # A Range answered 206 from where it asks but with no readable Content-Range: "none" (no such header, the rest's
+    # Content-Length), "none, no length" (neither), or the header's value (one that cannot be read).
+    no_content_range = None
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
@@ -85,7 +94,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         if self.cap is not None:
             start = int(self.headers["Range"].split("=")[1].split("-")[0]) if self.headers.get("Range") else 0
-            self._send_range(data, start, min(len(data), start + self.cap))
+            end = min(len(data), start + self.cap)
+            if self.piece_delay:
+                time.sleep(self.piece_delay)
+            if self.bad_piece_from is not None and start >= self.bad_piece_from:
+                self._send_a_bad_piece(data, start, end)
+                return
+            self._send_range(data, start, end)
+            return
+        if self.headers.get("Range") and self.no_content_range:
+            start = int(self.headers["Range"].split("=")[1].split("-")[0])
+            self.send_response(206)
+            if not self.no_content_range.startswith("none"):
+                self.send_header("Content-Range", self.no_content_range)
+            if self.no_content_range != "none, no length":
+                self.send_header("Content-Length", str(len(data) - start))
+            self.end_headers()
+            self.wfile.write(data[start:])
             return
         if self.encoding == "gzip":
             data = gzip.compress(data, mtime=0)
@@ -97,7 +122,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.send_header("Content-Range", f"bytes 0-{len(data) - 1}/{len(data)}")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            self.wfile.write(data[:self.truncate_at] if self.truncate_at is not None else data)
             return
         if self.headers.get("Range") and self.refuse_range_once:
             type(self).refuse_range_once = False
@@ -137,6 +162,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(end - start))
         self.end_headers()
         self.wfile.write(data[start:end])
+
+    def _send_a_bad_piece(self, data, start, end):
+        self.send_response(206)
+        size = len(data) + (9 if self.bad_piece == "size" else 0)
+        self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
+        if self.bad_piece == "length":
+            self.send_header("Content-Length", str(end - start + 7))
+        self.end_headers()
+        self.wfile.write(data[start:end + (self.cap if self.bad_piece == "overlong" else 7)])
 
     def log_message(self, *args):
         pass
@@ -1120,6 +1154,131 @@ def test_a_server_that_sends_the_archive_in_pieces_is_read_piece_by_piece_under_
     assert [rng for _, rng in handler.log] == [None] + [f"bytes={at}-" for at in range(100, len(data), 100)]
     assert terminal.getvalue().count("\n") == 1  # one bar for the download, not one per piece
     assert "100%" in terminal.getvalue().rstrip("\n").rsplit("\r", 1)[-1]
+
+
+@pytest.mark.parametrize("bad_piece, says", [
+    ("length", r"the server's answer contradicts itself: Content-Range bytes 200-299 \(100 bytes\), Content-Length "
+               r"107"),
+    ("overlong", r"the server sends more than the bytes 200-299 its Content-Range announced"),
+    ("size", r"the server's Content-Range gives the archive \d+ bytes, not the \d+ expected \(another version of "
+             r"it\? pass --base-url a mirror that holds tiny_csv.tgz\)")])
+def test_a_bad_piece_after_good_ones_is_refused_and_the_partial_download_kept_as_it_was_before_it(
+        archive, server, tmp_path, bad_piece, says):
+    """A piece whose Content-Length disagrees with its Content-Range, whose body runs past that range, or whose
+    Content-Range gives the archive another size "failed verification" and the .part was deleted: the good bytes of
+    every piece before it (and of earlier runs: hundreds of MB) lost for one bad answer. Refused in one line, the
+    .part as it was before that answer; a rerun resumes it."""
+    spec, data = archive
+    base_url, handler = server
+    assert len(data) > 300
+    handler.cap, handler.bad_piece_from, handler.bad_piece = 100, 200, bad_piece
+    cache = tmp_path / "cache"
+    part = cache / (spec.filename + ".part")
+    with pytest.raises(FastTextError, match=rf"^cannot download .*: {says}; the partial download {part} is kept as "
+                                            r"it was before this answer \(200 bytes\): run again to resume") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and os.listdir(cache) == [part.name] and part.read_bytes() == data[:200]
+    handler.bad_piece_from, asked = None, len(handler.log)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log[asked][1] == "bytes=200-"  # resumed where it stopped
+
+
+@pytest.mark.parametrize("content_range", ["none", "none, no length", "bytes */999", "100-"])
+def test_a_206_with_no_readable_content_range_is_refused_and_the_partial_download_kept(archive, server, tmp_path,
+                                                                                      content_range):
+    """RFC 9110 requires a Content-Range on a single-part 206: without one, nothing says which bytes it holds. It was
+    taken for the bytes from the .part's end on (appended unchecked, or "failed verification" when its length did
+    not fit, deleting the .part). curl refuses such an answer to a resume (error 33, its file untouched) and wget
+    counts it a range error (retried, its file kept): refused in one line, the .part as it was."""
+    spec, data = archive
+    base_url, handler = server
+    handler.no_content_range = content_range
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError, match=r"^cannot download .*: asked to resume at byte 100, the server answered "
+                                            r"206 \(Partial Content\) with (no Content-Range saying|a Content-Range "
+                                            r"that does not say) which bytes it sends .*the partial download "
+                                            rf"{part} is kept: run again to resume") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+    handler.no_content_range = None
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", "bytes=100-")
+
+
+def test_a_206_of_the_whole_archive_with_no_content_range_cut_short_keeps_the_partial_download(archive, server,
+                                                                                              tmp_path):
+    """A 206 with no Content-Range but the archive's length is read as the whole archive; it was written anew over
+    the .part, so one cut short before the .part's end left fewer bytes than the .part had held. Its start is
+    compared with the .part instead (as a 206 from byte 0 with a Content-Range is), and only what follows appended."""
+    spec, data = archive
+    base_url, handler = server
+    handler.from_zero, handler.truncate_at = "bare", 50
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError, match=r"connection lost after 100 of .*run again to resume"):
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert part.read_bytes() == data[:100]
+    handler.from_zero, handler.truncate_at = None, None
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", "bytes=100-")
+
+
+def test_a_server_sending_tiny_pieces_slowly_is_stopped_and_a_slow_steady_one_is_not(archive, server, tmp_path,
+                                                                                    monkeypatch):
+    """The stall watch started over with each piece, so a server sending a few bytes per answer, slowly, was never
+    stopped however little arrived (a 158 MB archive in 10-byte pieces: months). Progress is counted across pieces:
+    too few bytes in a window is one line, the .part kept for a rerun; a server that keeps above the minimum in
+    pieces of fewer bytes than it is not stopped."""
+    import fasttext_lib.download_fetch as dl
+
+    spec, data = archive
+    base_url, handler = server
+    monkeypatch.setattr(dl, "_STALL_WINDOW_S", 0.5)
+    monkeypatch.setattr(dl, "_STALL_MIN_BYTES", 1000)  # (at most ~200 bytes in a window: 10 bytes per 50 ms)
+    handler.cap, handler.piece_delay = 10, 0.05
+    cache = tmp_path / "cache"
+    part = cache / (spec.filename + ".part")
+    with pytest.raises(FastTextError, match=r"^cannot download .*: the server sends too slowly .*the partial download "
+                                            r"is kept: run again to resume") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value)
+    kept = part.stat().st_size
+    assert 0 < kept < len(data) and data.startswith(part.read_bytes())
+    monkeypatch.setattr(dl, "_STALL_MIN_BYTES", 5)  # (fewer than a piece: steady pieces pass window after window)
+    handler.piece_delay = 0.01
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert f"bytes={kept}-" in [rng for _, rng in handler.log]  # resumed where the slow server was stopped
+
+
+def test_a_download_in_pieces_stopped_between_two_of_them_is_resumed_by_a_rerun(archive, server, tmp_path,
+                                                                              monkeypatch):
+    """Ctrl-C between two pieces keeps the .part of the pieces before it; a rerun resumes from its end."""
+    import fasttext_lib.download_fetch as dl
+
+    spec, data = archive
+    base_url, handler = server
+    handler.cap = 100
+    real_open, opened = dl.open_from_byte, []
+
+    def interrupted_at_the_third_piece(url, offset, part):
+        opened.append(offset)
+        if len(opened) == 3:
+            raise KeyboardInterrupt
+        return real_open(url, offset, part)
+
+    monkeypatch.setattr(dl, "open_from_byte", interrupted_at_the_third_piece)
+    cache = tmp_path / "cache"
+    part = cache / (spec.filename + ".part")
+    with pytest.raises(KeyboardInterrupt):
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert opened == [0, 100, 200] and part.read_bytes() == data[:200]
+    monkeypatch.setattr(dl, "open_from_byte", real_open)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert [rng for _, rng in handler.log][2] == "bytes=200-"
 
 
 def test_a_prefix_from_byte_0_ending_before_the_partial_download_is_refused_and_the_partial_download_kept(
