@@ -840,6 +840,37 @@ def test_a_create_only_pair_that_fails_takes_back_its_file_leaving_no_version(s3
             test.write(b'"1","new"\n')
     assert versions_under(prefix) == ([], [])
 
+@pytest.mark.parametrize("versioning", [None, "Enabled"])
+@pytest.mark.parametrize("write", ["a pair", "a publish"])
+def test_a_temporary_object_s3_creates_after_a_stop_is_deleted_though_its_answer_is_lost(tmp_path, s3_bucket, proxy,
+                                                                                        versioning, write):
+    """A staging object (or a publish's data file) whose upload S3 held when Ctrl-C came, then applied, answering an
+    error (its answer lost: a 500, a reset). The abandoned transfer deleted what S3 created late only where it had
+    S3's answer: here it had none (botocore's retry was refused, the transfer being abandoned), so a full copy of the
+    split stayed in the user's folder (in a versioned bucket as a version too) though the process lived on. Its
+    transfer now deletes whatever its sent request may have created (looked up by a HEAD: the key is this run's)."""
+    bucket = s3_bucket[len("s3://"):]
+    if versioning:
+        boto3.client("s3").put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": versioning})
+    if write == "a pair":
+        prefix = f"{s3_bucket}/data"
+        train, test = _write_pair(prefix, "old")
+        proxy.fail("PUT", r"staging-[0-9a-f]{16}-pair\.test$", "stall-lost")
+        stopped_at_the_stall(proxy, lambda: _write_pair(prefix, "new"))
+        assert _bucket_keys(prefix) == ["pair.test", "pair.train"]
+        assert versions_under(prefix, marks=(".fasttext-staging-",)) == ([], [])
+        assert [storage.read_bytes(u) for u in (train, test)] == [b"__label__1 old train\n", b"__label__1 old test\n"]
+    else:
+        dest = f"{s3_bucket}/models/run"
+        storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+        before, names = versions_under(dest), s3_names(dest)
+        proxy.fail("PUT", r"/vocab-", "stall-lost")
+        stopped_at_the_stall(proxy, lambda: storage.publish(dest, make_files(tmp_path, "new"), MANIFEST,
+                                                            {"tag": "new"}))
+        assert s3_names(dest) == names and versions_under(dest) == before
+        assert load_tag(dest, tmp_path) == "old"
+
+
 def test_a_role_that_may_not_delete_versions_gets_the_plain_delete_and_one_note_naming_what_stays(s3_policy_server,
                                                                                                  monkeypatch, capsys):
     """A role without s3:DeleteObjectVersion: the staging objects are deleted as before (a delete marker each, the
