@@ -871,6 +871,24 @@ def test_a_temporary_object_s3_creates_after_a_stop_is_deleted_though_its_answer
         assert load_tag(dest, tmp_path) == "old"
 
 
+@pytest.mark.parametrize("store", ["may not delete", "keeps versions"])
+def test_a_store_that_cannot_check_a_conditional_put_passes_the_check(s3_bucket, proxy, store):
+    """The check's probe PUT (If-Match: it stores nothing) answered 501 NotImplemented: a store that cannot check the
+    condition, which says nothing of whether a write is allowed. It failed the check ("...answered NotImplemented
+    (HTTP 501); try again", which no retry changes), so that no run could write to such a store where it had (the
+    write itself will tell, as the docstring of _check_puttable says)."""
+    bucket = s3_bucket[len("s3://"):]
+    if store == "keeps versions":
+        boto3.client("s3").put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    else:
+        proxy.fail("DELETE", r".", "403")
+    proxy.fail("PUT", r".", "501-if-match")
+    storage.check_writable(f"{s3_bucket}/out")
+    storage.check_output_file(f"{s3_bucket}/out/vectors.vec", "vectors.vec")
+    proxy.clear()
+    assert boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix="out").get("KeyCount") == 0
+
+
 def test_a_role_that_may_not_delete_versions_gets_the_plain_delete_and_one_note_naming_what_stays(s3_policy_server,
                                                                                                  monkeypatch, capsys):
     """A role without s3:DeleteObjectVersion: the staging objects are deleted as before (a delete marker each, the
