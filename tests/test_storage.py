@@ -2795,6 +2795,56 @@ def test_ctrl_c_pressed_again_and_again_while_the_old_file_is_put_back_loses_not
     assert sorted(os.listdir(tmp_path)) == sorted(["pair.test", "pair.train", os.path.basename(said.group(1))])
 
 
+@pytest.mark.parametrize("where", ["CLI", "notebook"])
+def test_a_first_ctrl_c_as_a_failed_renames_put_back_begins_loses_nothing(tmp_path, monkeypatch, where):
+    """A local pair whose second rename fails (EBUSY) puts back the old train split the first rename replaced; its
+    stops are held only from its first call (hold_every_stop). A first Ctrl-C whose handler ran on the cleanup's first
+    line, before that call, raised out of the ``except`` clause: no put-back ran, and the ``finally`` deleted the kept
+    old train split: the new train split stayed beside the old test split, the old one lost, and the line said
+    "stopped and cleaned up". Python 3.8 (SageMaker's images) runs a signal's handler between almost any two
+    bytecodes; here it is run on that line by a trace function (as 3.8's eval loop would), the signal a real one."""
+    import sys
+
+    from fasttext_lib.stops import stop_message, stop_on_signals
+
+    train, test = _write_pair(str(tmp_path), "old")
+    real_replace, failed = os.replace, []
+
+    def busy_at_the_second(src, dst, *args, **kwargs):
+        if str(dst) == test and not failed:
+            failed.append(dst)
+            raise OSError(errno.EBUSY, "Device or resource busy", dst)
+        return real_replace(src, dst, *args, **kwargs)
+
+    def at_the_cleanups_first_line(frame, event, arg):
+        if frame.f_code.co_name != "_kept_as_they_were":
+            return None
+        def local(frame, event, arg):
+            if event == "exception" and failed:
+                pressed.append(True)
+            elif event == "line" and pressed == [True]:
+                pressed.append("sent")
+                os.kill(os.getpid(), signal.SIGINT)  # (its handler runs here: the line's first bytecode)
+            return local
+        return local
+
+    pressed = []
+    monkeypatch.setattr(os, "replace", busy_at_the_second)
+    sys.settrace(at_the_cleanups_first_line)
+    try:
+        with pytest.raises(KeyboardInterrupt) as stop:
+            with stop_on_signals() if where == "CLI" else contextlib.nullcontext():
+                _write_pair(str(tmp_path), "new")
+    finally:
+        sys.settrace(None)
+        monkeypatch.undo()
+    assert pressed == [True, "sent"]
+    assert open(test).read() == "__label__1 old test\n"
+    assert open(train).read() == "__label__1 old train\n"
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+    assert stop_message(stop.value) == "interrupted (SIGINT); stopped and cleaned up"
+
+
 def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_path, monkeypatch):
     """A pair whose train split is new (none was there) and whose second rename fails removes the new train split;
     where that removal failed, the error was silent (only a stop's line named it), and the line read as if nothing
