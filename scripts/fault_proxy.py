@@ -17,6 +17,7 @@
     proxy.fail("PUT", r"/model-", action="stall")      # read the request, hold it until proxy.release(), then forward
     proxy.fail("PUT", r"/note", action="400-if-match") # a PUT with If-Match: 400 InvalidArgument; others forwarded
     proxy.fail("PUT", r".", action="403-if-match")     # a PUT with If-Match: 403 AccessDenied; others forwarded
+    proxy.fail("PUT", r".", action="501-if-match")     # a PUT with If-Match: 501 NotImplemented; others forwarded
 
 ``stall`` is a request S3 received whole but answers late (a slow or congested S3): a client that
 gives up meanwhile (a signal, a read timeout) cannot know whether it will be applied; ``proxy.stalled``
@@ -24,6 +25,7 @@ is set once one is held, and ``proxy.release()`` lets every held request through
 
 ``400-if-match`` is an S3-compatible store that takes If-None-Match but answers If-Match, which it does not
 support, with 400 (S3 takes both; a store may also ignore a header it does not know, or answer 501).
+``501-if-match`` is a store that answers a condition it does not support with 501 NotImplemented.
 ``403-if-match`` is S3 answering a caller without s3:GetObject: a PUT with If-Match needs it too (the ETag it
 compares is read), a plain or If-None-Match PUT does not (moto asks for s3:PutObject alone).
 
@@ -47,7 +49,8 @@ _ERRORS = {"500": (500, "InternalError", "injected failure"), "403": (403, "Acce
            "expired": (400, "ExpiredToken", "The provided token has expired."),
            "unknown-key": (403, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."),
            "400-if-match": (400, "InvalidArgument", "Unsupported header 'If-Match' received for this API call."),
-           "403-if-match": (403, "AccessDenied", "injected refusal of a conditional write (no s3:GetObject)")}
+           "403-if-match": (403, "AccessDenied", "injected refusal of a conditional write (no s3:GetObject)"),
+           "501-if-match": (501, "NotImplemented", "A header you provided implies functionality that is not implemented")}
 
 
 class _Rule:
@@ -107,15 +110,15 @@ class FaultProxy:
                 if callable(action):  # something done upstream first (an object replaced), then forwarded
                     action()
                     action = None
-                if action in ("400-if-match", "403-if-match") and self.headers.get("If-Match") is None:
+                if action in ("400-if-match", "403-if-match", "501-if-match") and self.headers.get("If-Match") is None:
                     action = None
                 if action in _ERRORS:
                     return self._error(*_ERRORS[action])
-                if action == "stall":
+                if action in ("stall", "stall-lost"):
                     proxy.stalled.set()
                     proxy.released.wait()
                 status, headers, payload = self._forward(body)
-                if action == "lost":
+                if action in ("lost", "stall-lost"):
                     return self._error(*_ERRORS["500"])
                 if action in ("cut", "close") and self.command != "HEAD":
                     self.send_response(status)

@@ -840,6 +840,55 @@ def test_a_create_only_pair_that_fails_takes_back_its_file_leaving_no_version(s3
             test.write(b'"1","new"\n')
     assert versions_under(prefix) == ([], [])
 
+@pytest.mark.parametrize("versioning", [None, "Enabled"])
+@pytest.mark.parametrize("write", ["a pair", "a publish"])
+def test_a_temporary_object_s3_creates_after_a_stop_is_deleted_though_its_answer_is_lost(tmp_path, s3_bucket, proxy,
+                                                                                        versioning, write):
+    """A staging object (or a publish's data file) whose upload S3 held when Ctrl-C came, then applied, answering an
+    error (its answer lost: a 500, a reset). The abandoned transfer deleted what S3 created late only where it had
+    S3's answer: here it had none (botocore's retry was refused, the transfer being abandoned), so a full copy of the
+    split stayed in the user's folder (in a versioned bucket as a version too) though the process lived on. Its
+    transfer now deletes whatever its sent request may have created (looked up by a HEAD: the key is this run's)."""
+    bucket = s3_bucket[len("s3://"):]
+    if versioning:
+        boto3.client("s3").put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": versioning})
+    if write == "a pair":
+        prefix = f"{s3_bucket}/data"
+        train, test = _write_pair(prefix, "old")
+        proxy.fail("PUT", r"staging-[0-9a-f]{16}-pair\.test$", "stall-lost")
+        stopped_at_the_stall(proxy, lambda: _write_pair(prefix, "new"))
+        assert _bucket_keys(prefix) == ["pair.test", "pair.train"]
+        assert versions_under(prefix, marks=(".fasttext-staging-",)) == ([], [])
+        assert [storage.read_bytes(u) for u in (train, test)] == [b"__label__1 old train\n", b"__label__1 old test\n"]
+    else:
+        dest = f"{s3_bucket}/models/run"
+        storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+        before, names = versions_under(dest), s3_names(dest)
+        proxy.fail("PUT", r"/vocab-", "stall-lost")
+        stopped_at_the_stall(proxy, lambda: storage.publish(dest, make_files(tmp_path, "new"), MANIFEST,
+                                                            {"tag": "new"}))
+        assert s3_names(dest) == names and versions_under(dest) == before
+        assert load_tag(dest, tmp_path) == "old"
+
+
+@pytest.mark.parametrize("store", ["may not delete", "keeps versions"])
+def test_a_store_that_cannot_check_a_conditional_put_passes_the_check(s3_bucket, proxy, store):
+    """The check's probe PUT (If-Match: it stores nothing) answered 501 NotImplemented: a store that cannot check the
+    condition, which says nothing of whether a write is allowed. It failed the check ("...answered NotImplemented
+    (HTTP 501); try again", which no retry changes), so that no run could write to such a store where it had (the
+    write itself will tell, as the docstring of _check_puttable says)."""
+    bucket = s3_bucket[len("s3://"):]
+    if store == "keeps versions":
+        boto3.client("s3").put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    else:
+        proxy.fail("DELETE", r".", "403")
+    proxy.fail("PUT", r".", "501-if-match")
+    storage.check_writable(f"{s3_bucket}/out")
+    storage.check_output_file(f"{s3_bucket}/out/vectors.vec", "vectors.vec")
+    proxy.clear()
+    assert boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix="out").get("KeyCount") == 0
+
+
 def test_a_role_that_may_not_delete_versions_gets_the_plain_delete_and_one_note_naming_what_stays(s3_policy_server,
                                                                                                  monkeypatch, capsys):
     """A role without s3:DeleteObjectVersion: the staging objects are deleted as before (a delete marker each, the
@@ -2744,6 +2793,56 @@ def test_ctrl_c_pressed_again_and_again_while_the_old_file_is_put_back_loses_not
     assert said, line
     assert open(said.group(1)).read() == "__label__1 old train\n"
     assert sorted(os.listdir(tmp_path)) == sorted(["pair.test", "pair.train", os.path.basename(said.group(1))])
+
+
+@pytest.mark.parametrize("where", ["CLI", "notebook"])
+def test_a_first_ctrl_c_as_a_failed_renames_put_back_begins_loses_nothing(tmp_path, monkeypatch, where):
+    """A local pair whose second rename fails (EBUSY) puts back the old train split the first rename replaced; its
+    stops are held only from its first call (hold_every_stop). A first Ctrl-C whose handler ran on the cleanup's first
+    line, before that call, raised out of the ``except`` clause: no put-back ran, and the ``finally`` deleted the kept
+    old train split: the new train split stayed beside the old test split, the old one lost, and the line said
+    "stopped and cleaned up". Python 3.8 (SageMaker's images) runs a signal's handler between almost any two
+    bytecodes; here it is run on that line by a trace function (as 3.8's eval loop would), the signal a real one."""
+    import sys
+
+    from fasttext_lib.stops import stop_message, stop_on_signals
+
+    train, test = _write_pair(str(tmp_path), "old")
+    real_replace, failed = os.replace, []
+
+    def busy_at_the_second(src, dst, *args, **kwargs):
+        if str(dst) == test and not failed:
+            failed.append(dst)
+            raise OSError(errno.EBUSY, "Device or resource busy", dst)
+        return real_replace(src, dst, *args, **kwargs)
+
+    def at_the_cleanups_first_line(frame, event, arg):
+        if frame.f_code.co_name != "_kept_as_they_were":
+            return None
+        def local(frame, event, arg):
+            if event == "exception" and failed:
+                pressed.append(True)
+            elif event == "line" and pressed == [True]:
+                pressed.append("sent")
+                os.kill(os.getpid(), signal.SIGINT)  # (its handler runs here: the line's first bytecode)
+            return local
+        return local
+
+    pressed = []
+    monkeypatch.setattr(os, "replace", busy_at_the_second)
+    sys.settrace(at_the_cleanups_first_line)
+    try:
+        with pytest.raises(KeyboardInterrupt) as stop:
+            with stop_on_signals() if where == "CLI" else contextlib.nullcontext():
+                _write_pair(str(tmp_path), "new")
+    finally:
+        sys.settrace(None)
+        monkeypatch.undo()
+    assert pressed == [True, "sent"]
+    assert open(test).read() == "__label__1 old test\n"
+    assert open(train).read() == "__label__1 old train\n"
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+    assert stop_message(stop.value) == "interrupted (SIGINT); stopped and cleaned up"
 
 
 def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_path, monkeypatch):

@@ -532,24 +532,33 @@ def _kept_as_they_were(replaced, placing):
     file, with fs.protected_hardlinks), as copies: without one, a failed rename "took back" a new file by deleting it,
     and the user's file it had replaced was lost. A file that cannot be kept fails the write before anything is
     replaced. What cannot be put back or removed is said in the failure's line (:func:`_say_left`)."""
-    kept = {}
+    kept, put_back = {}, []
     locks = contextlib.ExitStack()
     with later_stops_held() as hold_every_stop:  # (a stop after the first one never cuts the put-back short)
         try:
-            for path in replaced:
-                if os.path.isfile(path):
-                    with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
-                        _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
-                    kept[path] = _keep(path, locks)
-            yield
-        except BaseException as exc:
-            failure = exc
             try:
-                hold_every_stop()  # from here on no stop interrupts the put-back (nor the set-aside)...
-            except KeyboardInterrupt as stop:  # ...but a first one that came just before: it is the failure now
-                failure = stop
-            _put_back(failure, kept, placing)
-            raise failure
+                for path in replaced:
+                    if os.path.isfile(path):
+                        with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
+                            _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
+                        kept[path] = _keep(path, locks)
+                yield
+            except BaseException as exc:
+                failure = exc
+                try:
+                    hold_every_stop()  # from here on no stop interrupts the put-back (nor the set-aside)...
+                except KeyboardInterrupt as stop:  # ...but a first one that came just before: it is the failure now
+                    failure = stop
+                put_back.append(failure)
+                _put_back(failure, kept, placing)
+                raise failure
+        except BaseException as escaped:
+            # A first stop whose handler ran on the lines above before hold_every_stop (Python 3.8 runs one between
+            # almost any two bytecodes) ended them before the put-back: the finally deleted the kept old files. Its
+            # handler held every later stop (later_stops_held), so this put-back runs whole.
+            if not put_back:
+                _put_back(escaped, kept, placing)
+            raise
         finally:
             for backup in kept.values():  # (each one still here is of a file no new one has replaced)
                 with contextlib.suppress(OSError):

@@ -602,8 +602,10 @@ def upload_file(client, path, bucket, key, metadata=None, on_late=None):
     the object (its ``VersionId``; None where the client's hooks did not see it).
 
     ``on_late(answer)``: for an object the caller would delete were it there (a temporary one, under a key of its
-    own), called in the transfer's thread where S3 created it after the caller abandoned the transfer (its request
-    held by a slow S3, answered later): a process that lives on (a notebook's kernel) deletes it then."""
+    own), called in the transfer's thread where S3 may have created it after the caller abandoned the transfer (its
+    request held by a slow S3, answered later): a process that lives on (a notebook's kernel) deletes it then.
+    ``answer`` is None where that request's answer was lost (a 500, a reset: the object may be there all the same;
+    botocore's retry is refused, the transfer being abandoned)."""
     from boto3.s3.transfer import TransferConfig
 
     extra = {"ExtraArgs": {"Metadata": metadata}} if metadata else {}
@@ -614,7 +616,7 @@ def upload_file(client, path, bucket, key, metadata=None, on_late=None):
         try:
             _transfer_in_place(transfer, lambda: client.upload_file(path, bucket, key, **extra))
         finally:  # (once its transfer is over, whether it was abandoned is settled: _abandon asks over first)
-            if on_late is not None and transfer.abandoned and transfer.answer is not None:
+            if on_late is not None and transfer.abandoned and (transfer.answer is not None or transfer.creating):
                 on_late(transfer.answer)
 
     _in_thread(run, on_abandon=lambda: _abandon(client, transfer))

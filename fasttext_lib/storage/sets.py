@@ -855,7 +855,7 @@ def _check_puttable(client, bucket, probe):
             raise
         if _status(exc) is not None and _credentials_refused(exc):
             raise
-        if _status(exc) is None or _status(exc) >= 500:
+        if _status(exc) is None or (_status(exc) >= 500 and _status(exc) != 501):  # (501: a store without If-Match)
             raise _check_incomplete(bucket, exc) from None
         return  # refused for the condition (or a store that cannot check it): put would be allowed, or will tell
     with contextlib.suppress(Exception):  # a store that ignored the condition stored it: not left behind if we may
