@@ -18,6 +18,7 @@
     proxy.fail("PUT", r"/note", action="400-if-match") # a PUT with If-Match: 400 InvalidArgument; others forwarded
     proxy.fail("PUT", r".", action="403-if-match")     # a PUT with If-Match: 403 AccessDenied; others forwarded
     proxy.fail("PUT", r".", action="501-if-match")     # a PUT with If-Match: 501 NotImplemented; others forwarded
+    proxy.fail("GET", r".", action="405-versioning")   # GetBucketVersioning: 405 (or 400-versioning); others forwarded
 
 ``stall`` is a request S3 received whole but answers late (a slow or congested S3): a client that
 gives up meanwhile (a signal, a read timeout) cannot know whether it will be applied; ``proxy.stalled``
@@ -50,7 +51,9 @@ _ERRORS = {"500": (500, "InternalError", "injected failure"), "403": (403, "Acce
            "unknown-key": (403, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."),
            "400-if-match": (400, "InvalidArgument", "Unsupported header 'If-Match' received for this API call."),
            "403-if-match": (403, "AccessDenied", "injected refusal of a conditional write (no s3:GetObject)"),
-           "501-if-match": (501, "NotImplemented", "A header you provided implies functionality that is not implemented")}
+           "501-if-match": (501, "NotImplemented", "A header you provided implies functionality that is not implemented"),
+           "400-versioning": (400, "InvalidRequest", "injected: this store has no versioning API"),
+           "405-versioning": (405, "MethodNotAllowed", "injected: this store has no versioning API")}
 
 
 class _Rule:
@@ -111,6 +114,8 @@ class FaultProxy:
                     action()
                     action = None
                 if action in ("400-if-match", "403-if-match", "501-if-match") and self.headers.get("If-Match") is None:
+                    action = None
+                if action in ("400-versioning", "405-versioning") and "versioning" not in urlsplit(self.path).query:
                     action = None
                 if action in _ERRORS:
                     return self._error(*_ERRORS[action])

@@ -889,6 +889,22 @@ def test_a_store_that_cannot_check_a_conditional_put_passes_the_check(s3_bucket,
     assert boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix="out").get("KeyCount") == 0
 
 
+@pytest.mark.parametrize("answer", ["400-versioning", "405-versioning"])
+def test_a_store_without_the_versioning_api_still_checks_and_writes(s3_bucket, proxy, answer):
+    """An S3-compatible store without GetBucketVersioning answers it 400 or 405, not 501: the checks before a write
+    and a pair's staging deletes ask it (a versioned bucket's plain DELETE leaves a marker), and every write to such a
+    store failed on that answer, where it had worked. It is now taken as "will not say", as a refusal is."""
+    proxy.fail("GET", r".", answer)
+    storage.check_writable(f"{s3_bucket}/out")
+    storage.check_output_file(f"{s3_bucket}/out/vectors.vec", "vectors.vec")
+    _write_pair(f"{s3_bucket}/data", "old")
+    _write_pair(f"{s3_bucket}/data", "new")
+    assert any(m == "GET" and q == "versioning" for m, _, q in proxy.log)  # asked, and answered 4xx
+    proxy.clear()
+    assert _bucket_keys(f"{s3_bucket}/data") == ["pair.test", "pair.train"]
+    assert storage.read_bytes(f"{s3_bucket}/data/pair.train") == b"__label__1 new train\n"
+
+
 def test_a_role_that_may_not_delete_versions_gets_the_plain_delete_and_one_note_naming_what_stays(s3_policy_server,
                                                                                                  monkeypatch, capsys):
     """A role without s3:DeleteObjectVersion: the staging objects are deleted as before (a delete marker each, the

@@ -698,7 +698,8 @@ def _keeps_versions(client, bucket):
     """Whether ``bucket`` keeps versions (versioning enabled or suspended): there a DELETE without a version id deletes
     nothing but adds a delete marker, of a key that does not exist too, and an object put and deleted stays as a
     noncurrent version, so a probe by either leaves something behind. None where S3 will not say (no
-    s3:GetBucketVersioning): it may. False where it never has (or a store without versioning: 501)."""
+    s3:GetBucketVersioning, or an S3-compatible store without that API that answers 400 or 405): it may. False where it
+    never has (or a store that says it has no versioning: 501)."""
     try:
         status = client.get_bucket_versioning(Bucket=bucket).get("Status")
     except Exception as exc:
@@ -706,6 +707,9 @@ def _keeps_versions(client, bucket):
             return None
         if _status(exc) == 501:
             return False
+        code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
+        if _status(exc) in (400, 405) and code not in _CREDENTIALS_REFUSED + ("AuthorizationHeaderMalformed",):
+            return None  # (every write to such a store failed on this answer; expired credentials still say so)
         raise
     return status in ("Enabled", "Suspended")
 
