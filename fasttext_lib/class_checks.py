@@ -119,15 +119,21 @@ def _first_place(data, label):
     return f" (train_data.labels[{list(data.labels).index(label)}])"
 
 
-_SED_SAFE = re.compile(r"[\w-]+")  # labels a sed expression can hold as written
+_COMMAND_SAFE = re.compile(r"[\w-]+")  # labels the printed command holds as written (no quote, no regex character)
 
 
 def _how_to_merge(data, pairs):
     """How to write the classes of ``pairs`` one way (lowercased): a pandas line of the class column
-    (data.pandas_class_column), or for fastText-format files, which have no column, a sed line that rewrites their
+    (data.pandas_class_column), or for fastText-format files, which have no column, a perl line that rewrites their
     ``__label__`` words in place (keeping ``.bak`` copies): each file read (the classes of one may be first met in
-    another), all local, none compressed (sed edits no gzip; else the words to rewrite are named), each quoted for a
-    shell; a word is a label where the reader takes one, at the start of a token (``x__label__Pos`` is text)."""
+    another), all local, none compressed (perl edits no gzip; else the words to rewrite are named), each quoted for a
+    shell; a word is a label where the reader takes one, at the start of a token (``x__label__Pos`` is text).
+
+    Perl, not sed: GNU sed's ``\\t`` and ``\\xHH`` escapes, which the separators need, are no BSD sed's (a Mac's), and
+    ``perl -i.bak -pe`` reads alike on macOS and Linux (Debian's perl-base is required). ``-C0``: the files are read as
+    bytes whatever ``PERL_UNICODE`` says, as :func:`_separator_bytes` matches them. The separator before a label is
+    matched and kept out of the rewrite (``\\K``), the one after only looked at (``(?=...)``): matched as part of the
+    label (sed's ``\\2``), it was consumed, and of two labels a separator apart only the first was rewritten."""
     files = list(dict.fromkeys(uri for uri, _ in getattr(data, "files", ())))
     column = pandas_class_column(data)  # (the file's own: a header's sentiment, a JSON Lines key, a Series' name)
     if column is not None or not files:  # (a fastText file has no column for pandas to name)
@@ -135,31 +141,30 @@ def _how_to_merge(data, pairs):
         return f"pandas: df[{column!r}] = df[{column!r}].str.lower()"
     spelled = sorted({c for pair in pairs for c in pair if c != c.lower()})
     if (any("://" in uri or uri == "-" or compression for uri, compression in data.files)
-            or not all(_SED_SAFE.fullmatch(c) and _SED_SAFE.fullmatch(c.lower()) for c in spelled)):
+            or not all(_COMMAND_SAFE.fullmatch(c) and _COMMAND_SAFE.fullmatch(c.lower()) for c in spelled)):
         return f"the __label__ words in the file{'s' if len(files) > 1 else ''}"
-    separator = _sed_separator()
-    rules = [f"'s/(^|{separator})__label__{c}({separator}|$)/\\1__label__{c.lower()}\\2/g'"
-             for c in spelled]
-    sed = rules[0] if len(rules) == 1 else " ".join(f"-e {rule}" for rule in rules)
+    separator = _separator_bytes()
+    program = "; ".join(f"s/(?:^|{separator})\\K__label__{c}(?={separator}|$)/__label__{c.lower()}/g"
+                        for c in spelled)
     paths = " ".join(shlex.quote("./" + uri if uri.startswith("-") else uri) for uri in files)  # (-x: no option)
-    # (LC_ALL=C: the separators are matched as their UTF-8 bytes, whatever the user's locale: _sed_separator)
-    return f"{'this file' if len(files) == 1 else 'these files'}: LC_ALL=C sed -E -i.bak {sed} {paths}"
+    return f"{'this file' if len(files) == 1 else 'these files'}: perl -C0 -i.bak -pe '{program}' {paths}"
 
 
 @functools.lru_cache(maxsize=None)  # (built when a warning needs it: scanning every code point takes 0.3 s)
-def _sed_separator():
-    """A sed -E pattern (run with ``LC_ALL=C``) of one character the fastText reader splits a line's words at
-    (``str.split()``: formats.parse_fasttext_line), as UTF-8 bytes: ``[[:space:]]`` missed the no-break space
-    (``\\xa0``: text pasted from a web page), ``\\x1c``-``\\x1f`` and the wide spaces (U+2000 ...), so that a label
-    beside one was left a class of its own, and which it matches depends on the locale. Each character's bytes but
-    its last are a prefix, the last bytes after a prefix one bracket (runs of three or more written a-b); the line
-    end is none (sed never sees it)."""
+def _separator_bytes():
+    """A perl pattern (of bytes: ``perl -C0``) of one character the fastText reader splits a line's words at
+    (``str.split()``: formats.parse_fasttext_line), as its UTF-8 bytes: ``\\s`` or ``[[:space:]]`` missed the no-break
+    space (``\\xa0``: text pasted from a web page), ``\\x1c``-``\\x1f`` and the wide spaces (U+2000 ...), or matched
+    them by the locale, so that a label beside one was left a class of its own. Bytes, not characters decoded from
+    UTF-8: nothing for perl to decode, so no byte of the file can stop it, and UTF-8 being self-synchronizing, a
+    character's bytes match only where that character is. Each character's bytes but its last are a prefix, the last
+    bytes after a prefix one bracket (runs of three or more written a-b); the line end is none (``$`` matches there)."""
     by_prefix = {}
     for code in range(sys.maxunicode + 1):
         if chr(code).isspace() and chr(code) != "\n":
             raw = chr(code).encode("utf-8")
             by_prefix.setdefault(raw[:-1], []).append(raw[-1])
-    named = {9: "\\t", 11: "\\v", 12: "\\f", 13: "\\r", 32: " "}
+    named = {9: "\\t", 12: "\\f", 13: "\\r", 32: " "}  # (not \\v: perl's is a class of vertical spaces)
 
     def byte(b):
         return named.get(b, f"\\x{b:02x}")
@@ -167,7 +172,7 @@ def _sed_separator():
     alternatives = []
     for prefix, lasts in by_prefix.items():
         runs = []
-        for b in lasts:  # (a named byte, \\t or a space, is written alone: [\\t\\v\\f\\r \\x1c-\\x1f])
+        for b in lasts:  # (a named byte, \\t or a space, is written alone: [\\t\\x0b\\f\\r\\x1c-\\x1f ])
             if runs and b == runs[-1][1] + 1 and b not in named and runs[-1][1] not in named:
                 runs[-1][1] = b
             else:
@@ -177,7 +182,6 @@ def _sed_separator():
         tail = spelled if len(lasts) == 1 else f"[{spelled}]"
         alternatives.append("".join(byte(b) for b in prefix) + tail)
     return "|".join(alternatives)
-
 
 
 _SAID = None  # inside warnings_said_once(): the warnings said so far

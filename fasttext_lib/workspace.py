@@ -5,7 +5,8 @@ The notebooks, the CLI examples and the SageMaker helpers all use one layout und
 for bundles (sagemaker_utils.py adds ``code/``, ``jobs/``, ``checkpoints/``, ``serving/``). Figures
 and tables go to a local ``output_dir``, notebook 02's of each run in its own folder, ``{output_dir}/{run_name}/``
 (:meth:`Workspace.run_folder`: a second run, of another name, replaced the first one's history), with notebook 04's
-files of that run's bundle (:meth:`Workspace.save_predictions`; removed once 02 saves another bundle for the run). A
+files of that run's bundle (:meth:`Workspace.save_predictions` and the others, inference_files.py: recorded as
+written, and removed once 02 saves another bundle for the run while they are as 04 wrote them). A
 relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
 notebook's folder (papermill's command line keeps the shell's unless given ``--cwd``).
 
@@ -16,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import storage
+from . import inference_files, storage
 from .errors import FastTextError, refuse_standard_output
 from .stops import keeping_stops, note_stop_line
 from .figures import FIGURE_MARK, plot_trials, png_software, show
@@ -26,11 +27,6 @@ from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
 AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
 # Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
-# Notebook 04's files in the run's local folder, each of the bundle 02 saved for the run: gone once 02 saves another.
-PREDICTIONS_TABLE, CONFUSION_PLOT, VECTORS_FILE = "04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"
-# The header rows of 04's predictions table: Predictor.predict's keys and the review (class_id dropped where the bundle
-# names no classes, as it would repeat the label).
-PREDICTIONS_HEADERS = (b"label,probability,class_id,review", b"label,probability,review")
 
 
 class Workspace:
@@ -224,40 +220,29 @@ class Workspace:
         return saved[0]
 
     def save_predictions(self, predictions, run_name):
-        """Notebook 04's predictions table (a DataFrame) as :data:`PREDICTIONS_TABLE` in :meth:`run_folder`, written
+        """Notebook 04's predictions table (a DataFrame) as ``04_predictions.csv`` in :meth:`run_folder`, written
         whole or not at all: a plain ``to_csv`` stopped part way (the Stop button, a full disk) left a truncated table
-        in place of the earlier one. Returns its path."""
-        path = self.run_folder(run_name) / PREDICTIONS_TABLE
-        with storage.atomic_write(str(path), "wb") as f:
-            f.write(predictions.to_csv(index=False).encode("utf-8"))
-        return path
+        in place of the earlier one. Recorded as 04's (:meth:`remove_inference`). Returns its path."""
+        return inference_files.write_predictions(self.run_folder(run_name), predictions)
+
+    def save_confusion_matrix(self, fig, run_name, dpi=100):
+        """Notebook 04's confusion matrix (``fig``) as ``04_confusion_matrix.png`` in :meth:`run_folder`, written
+        whole, recorded as 04's. Returns its path."""
+        return inference_files.write_figure(self.run_folder(run_name), fig, dpi=dpi)
+
+    def save_word_vectors(self, predictor, run_name):
+        """Notebook 04's export of ``predictor``'s word vectors as ``04_word_vectors.vec`` in :meth:`run_folder`,
+        written whole, recorded as 04's. Returns the number of words."""
+        return inference_files.write_vectors(self.run_folder(run_name), predictor)
 
     def remove_inference(self, run_name):
         """Remove notebook 04's files (predictions, confusion matrix, word vectors) from :meth:`run_folder` now:
         :meth:`save_run` calls it once a new bundle of ``run_name`` is saved, as they were of the one it replaced. Only
-        those three names, and each only as 04 writes it: the table by its header, the plot by its mark, the vectors
-        by a ``.vec`` header; a file of yours under one of the names, a link or a folder is left alone. Says on stderr
-        what it removed; returns the names."""
-        folder = self.run_folder(run_name)
-        removed = []
-        for name in self._inference_files_of_ours(folder):
-            (folder / name).unlink()
-            removed.append(name)
-        if removed:
-            print(f"removed {', '.join(removed)} from {self.show(key_path(run_name, 'run_name'))}: 04's, of the model "
-                  f"replaced", file=sys.stderr)
-        return removed
-
-    @staticmethod
-    def _inference_files_of_ours(folder):
-        """The names of notebook 04's files in ``folder`` as 04 writes them (see :meth:`remove_inference`)."""
-        import re
-
-        ours = {PREDICTIONS_TABLE: lambda path: _first_line(path) in PREDICTIONS_HEADERS,
-                CONFUSION_PLOT: lambda path: png_software(path) == FIGURE_MARK,
-                VECTORS_FILE: lambda path: re.fullmatch(rb"\d+ \d+", _first_line(path)) is not None}  # (write_vec's)
-        return [name for name, is_ours in ours.items()
-                if not (folder / name).is_symlink() and (folder / name).is_file() and is_ours(folder / name)]
+        the files 04's record says it wrote there (name, size, sha256), each only while it holds what 04 wrote: a
+        file of yours under one of the names stays, and so does one of 04's you changed since (said in one line on
+        stderr). Known by content, a table of yours with 04's columns, or any ``.vec`` file, was removed. Says on
+        stderr what it removed; returns the names."""
+        return inference_files.remove_written(self.run_folder(run_name), self.show(key_path(run_name, "run_name")))
 
     def drop_autotune(self, run_name):
         """The autotune outputs of an earlier run of ``run_name`` in its :meth:`run_folder` (a run without autotune),

@@ -7,6 +7,7 @@ re-parameterize, and that the training parameters are TrainConfig's own settings
 """
 import ast
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -1162,9 +1163,11 @@ def test_04_writes_its_files_in_the_runs_folder():
     run a's. They are in output_dir/{run_name}/ now, beside 02's history of that run, as 04's last cell prints."""
     code = "\n".join(c.source for c in code_cells(read(SERIES[3])))
     assert "ws.out /" not in code and "run_dir = ws.run_folder(run_name)" in code
-    assert "ws.save_predictions(predictions, run_name)" in code  # (workspace.PREDICTIONS_TABLE in run_folder)
+    # (inference_files' names in run_folder, recorded as 04's)
+    for call in ("ws.save_predictions(predictions, run_name)", "ws.save_confusion_matrix(fig, run_name)",
+                 "ws.save_word_vectors(predictor, run_name)"):
+        assert call in code
     for name in ("04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"):
-        assert name == "04_predictions.csv" or f'run_dir / "{name}"' in code
         assert f'ws.show(f"{{run_name}}/{name}")' in code
 
 
@@ -1416,16 +1419,14 @@ def _run_04s_writing_cells(ws, run_name, test_data):
     namespace.update(ws=ws, run_name=run_name, run_dir=ws.run_folder(run_name), predictor=predictor,
                      test_data=test_data, evaluation=evaluation, top_k=3, display=print)
     for marker in ("predictions = pd.DataFrame(", "confusion = evaluation.confusion_frame()",
-                   "image = ax.imshow(confusion", "vectors_file = run_dir /"):
+                   "image = ax.imshow(confusion", "ws.save_word_vectors("):
         exec(cell_with(SERIES[3], marker), namespace)  # noqa: S102 - 04's committed cells
     plt.close("all")
 
 
-def test_02_saving_a_new_bundle_removes_04s_files_of_the_one_it_replaced(tmp_path, s3_bucket, capsys):
-    """02 run again for a run_name (a new bundle) left 04_predictions.csv, 04_confusion_matrix.png and
-    04_word_vectors.vec of the earlier bundle in output_dir/{run_name}/, as if of the new one. save_run now removes
-    them once the new bundle is saved, as it does an earlier search's autotune files: those three only, and only as
-    04 wrote them (a file of the user's under one of their names, a link, other files stay)."""
+def _saving_runs(tmp_path, s3_bucket):
+    """A Workspace in ``tmp_path/out`` and ``save_again()``: notebook 02 saving a new bundle for run ``run`` (the first
+    one saved now, before the test writes anything in the run's folder)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -1438,29 +1439,99 @@ def test_02_saving_a_new_bundle_removes_04s_files_of_the_one_it_replaced(tmp_pat
 
     ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
     train_data, test_data = make_splits(200, 50, seed=0)
-    fig, ax = plt.subplots()
-    ax.plot([1, 2])
     config = TrainConfig(epochs=1, emsize=8, buckets=1000, progress=False)
-    ws.save_run(train(train_data, test_data, config), "run", fig)
+
+    def save_again():
+        fig, ax = plt.subplots()
+        ax.plot([1, 2])
+        ws.save_run(train(train_data, test_data, config), "run", fig)
+        plt.close(fig)
+
+    save_again()
+    return ws, test_data, save_again
+
+
+# What 04 records of the files it writes in the run's folder (workspace.Workspace.save_predictions and the others).
+RECORD_OF_04 = "04_written.json"
+
+
+def test_02_saving_a_new_bundle_removes_04s_files_of_the_one_it_replaced(tmp_path, s3_bucket, capsys):
+    """02 run again for a run_name (a new bundle) left 04_predictions.csv, 04_confusion_matrix.png and
+    04_word_vectors.vec of the earlier bundle in output_dir/{run_name}/, as if of the new one. save_run now removes
+    them once the new bundle is saved, as it does an earlier search's autotune files: those three only, and only as
+    04 wrote them, by 04's record of what it wrote (removed with them); other files stay, and so does a file of the
+    user's under one of their names when 04 wrote none."""
+    import matplotlib.pyplot as plt
+
+    ws, test_data, save_again = _saving_runs(tmp_path, s3_bucket)
     run = ws.out / "run"
     _run_04s_writing_cells(ws, "run", test_data)
     written = ["04_confusion_matrix.png", "04_predictions.csv", "04_word_vectors.vec"]
-    assert sorted(p.name for p in run.iterdir()) == sorted(written + ["history.csv", "history.png"])
+    assert sorted(p.name for p in run.iterdir()) == sorted(written + [RECORD_OF_04, "history.csv", "history.png"])
     (run / "04_notes.txt").write_text("mine\n")
     capsys.readouterr()
 
-    ws.save_run(train(train_data, test_data, config), "run", fig)  # 02 again: a new bundle
+    save_again()  # 02 again: a new bundle
     assert sorted(p.name for p in run.iterdir()) == ["04_notes.txt", "history.csv", "history.png"]
     assert (f"removed 04_predictions.csv, 04_confusion_matrix.png, 04_word_vectors.vec from {ws.show('run')}: 04's, "
             f"of the model replaced") in capsys.readouterr().err
 
+    fig, ax = plt.subplots()
     fig.savefig(run / "04_confusion_matrix.png")  # the user's own files under those names: not 04's
+    plt.close(fig)
     (run / "04_predictions.csv").write_text("review,my_label\nfine,1\n")
     (run / "04_word_vectors.vec").write_text("my vectors, not a .vec header\n")
-    ws.save_run(train(train_data, test_data, config), "run", fig)
+    save_again()
     assert {"04_confusion_matrix.png", "04_predictions.csv", "04_word_vectors.vec"} <= {p.name for p in run.iterdir()}
     assert "removed" not in capsys.readouterr().err
-    plt.close(fig)
+
+
+def test_02_keeps_a_table_and_vectors_of_the_users_that_look_like_04s(tmp_path, s3_bucket, capsys):
+    """save_run took a file for 04's by its content alone: a table the user wrote with pandas' to_csv and 04's columns
+    (label,probability,review), or any .vec file with its header line, under 04's names, was deleted when 02 saved a
+    new bundle. Only the files 04's record says it wrote go now: these were never 04's, and stay as they were."""
+    import pandas as pd
+
+    ws, _, save_again = _saving_runs(tmp_path, s3_bucket)
+    run = ws.out / "run"
+    pd.DataFrame({"label": ["pos"], "probability": [0.9], "review": ["my own"]}).to_csv(run / "04_predictions.csv",
+                                                                                      index=False)
+    (run / "04_word_vectors.vec").write_text("2 3\ngood 1 2 3\nbad 3 2 1\n")
+    mine = {name: (run / name).read_bytes() for name in ("04_predictions.csv", "04_word_vectors.vec")}
+    assert mine["04_predictions.csv"].startswith(b"label,probability,review\n")
+    capsys.readouterr()
+
+    save_again()
+    assert {name: (run / name).read_bytes() for name in mine} == mine
+    assert "removed" not in capsys.readouterr().err
+
+
+def test_02_keeps_a_04_file_the_user_changed_and_says_so(tmp_path, s3_bucket, capsys):
+    """A file 04 wrote that the user changed afterwards (a row added to the predictions table) is the user's now: it
+    was deleted with 04's other files. It stays, with one line saying why; the files as 04 wrote them go, and so does
+    the record. A record naming other files of the folder (hand-edited) removes none of them."""
+    ws, test_data, save_again = _saving_runs(tmp_path, s3_bucket)
+    run = ws.out / "run"
+    _run_04s_writing_cells(ws, "run", test_data)
+    with open(run / "04_predictions.csv", "a") as f:
+        f.write("my,0.5,own row\n")
+    edited = (run / "04_predictions.csv").read_bytes()
+    capsys.readouterr()
+
+    save_again()
+    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png"]
+    assert (run / "04_predictions.csv").read_bytes() == edited
+    err = capsys.readouterr().err
+    kept = [line for line in err.splitlines() if "04_predictions.csv" in line and "kept" in line]
+    assert kept == [f"kept {ws.show('run/04_predictions.csv')}: changed since notebook 04 wrote it"], err
+    assert f"removed 04_confusion_matrix.png, 04_word_vectors.vec from {ws.show('run')}: 04's, of the model " \
+           f"replaced" in err
+
+    (run / "notes.txt").write_bytes(b"mine")
+    (run / RECORD_OF_04).write_text(json.dumps({"files": {
+        name: {"size": 4, "sha256": hashlib.sha256(b"mine").hexdigest()} for name in ("notes.txt", "../run/notes.txt")}}))
+    save_again()
+    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png", "notes.txt"]
 
 
 def test_04s_predictions_table_is_written_whole_or_not_at_all(tmp_path):

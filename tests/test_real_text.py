@@ -2261,7 +2261,7 @@ def test_training_says_once_per_file_how_many_documents_have_no_words(real, tmp_
 
 def test_classes_written_in_two_cases_are_named_with_a_line_of_each_and_how_to_merge_them(real, tmp_path):
     """'Positive' in some rows and 'positive' in others: the warning named the two spellings, but not where each is,
-    nor how to merge them but by pandas. Now the first line of each, and a sed line for a fastText-format file."""
+    nor how to merge them but by pandas. Now the first line of each, and a perl line for a fastText-format file."""
     labels = list(real.labels)
     first_upper = next(i for i, label in enumerate(labels) if label == "positive" and i > 3)
     labels[first_upper] = "Positive"
@@ -2271,12 +2271,12 @@ def test_classes_written_in_two_cases_are_named_with_a_line_of_each_and_how_to_m
     r = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
     assert r.returncode == 0, r.stderr
     warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
-    sep = r"[\t\v\f\r\x1c-\x1f ]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
+    sep = r"[\t\x0b\f\r\x1c-\x1f ]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
     assert warnings == [
         f"warning: training data has classes 'Positive' ({path}:{first_upper + 1}) and 'positive' ({path}:"
         f"{first_lower}), each one label written in two cases, which train as separate classes; if they are one "
-        f"class, write the labels one way (this file: LC_ALL=C sed -E -i.bak "
-        f"'s/(^|{sep})__label__Positive({sep}|$)/\\1__label__positive\\2/g' {path})"], r.stderr
+        f"class, write the labels one way (this file: perl -C0 -i.bak -pe "
+        f"'s/(?:^|{sep})\\K__label__Positive(?={sep}|$)/__label__positive/g' {path})"], r.stderr
 
 
 @pytest.mark.parametrize("body", ["{0}\n\n{1}\n{2}\n\n", '"{0}\nits second paragraph"\n\n{1}\n{2}\n'])
