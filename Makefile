@@ -11,6 +11,8 @@ ARGS   ?=
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml requirements/lock.txt
+	@# a PYTHON that is not there said only "make: python3.10: No such file or directory"
+	@command -v $(PYTHON) >/dev/null || { echo "error: there is no $(PYTHON) on PATH: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; }
 	@$(PYTHON) scripts/check_python.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel

@@ -5,6 +5,8 @@ and packages that need Python 3.10 (boto3, moto, papermill, anyio). Any other ve
 one line before the venv is made, instead of a page of pip errors. Python 3.12 with NumPy 1.26: see
 README, "Newer Python".
 """
+from __future__ import print_function  # a Python 2 (make PYTHON=python) is refused, not a SyntaxError
+
 import sys
 
 SUPPORTED = ((3, 10), (3, 11))

@@ -10,12 +10,13 @@ metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
 """
 import argparse
 import ast
+import contextlib
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clean_notebooks import clean_file  # noqa: E402
-from local_s3 import ROOT, local_s3  # noqa: E402
+from local_s3 import ROOT, ServerError, local_s3  # noqa: E402
 
 SERIES = ["01_data_prep.ipynb", "02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb", "04_inference.ipynb"]
 
@@ -82,7 +83,12 @@ def main(argv=None):
         return 2
     executed = notebooks if args.in_place else os.path.join(ROOT, "build", "demo")
     os.makedirs(executed, exist_ok=True)
-    with local_s3(bucket):
+    with contextlib.ExitStack() as server:
+        try:
+            server.enter_context(local_s3(bucket))
+        except ServerError as exc:  # e.g. no 127.0.0.1 to bind: a traceback before, and earlier a hang
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         for name in SERIES:
             source = os.path.join(notebooks, name)
             params = {k: v for k, v in overrides.items() if k in known[name]}

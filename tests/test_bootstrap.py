@@ -1,0 +1,62 @@
+"""`make demo` / `make test`'s own steps: the Python check before the venv, and the local S3 server.
+
+Each runs in a subprocess: the failures found here were a hang (the server) and a traceback from the wrong
+interpreter, neither of which a test in this process could survive or see.
+"""
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+SCRIPTS = os.path.join(ROOT, "scripts")
+# A hang of the old code must fail the test, not stall the suite: a bound far above the ~2 s a start takes.
+HANG = 120
+
+
+def _run(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([SCRIPTS, ROOT])})
+
+
+def test_the_server_starts_when_the_port_it_was_given_is_taken_before_it_binds():
+    """The port was picked free (free_port) and bound afterwards: a process that took it in between left moto's
+    server dead in its thread and ``make demo`` (or the suite's s3_server) waiting for it forever."""
+    r = _run("import socket, boto3, local_s3\n"
+             "taken = socket.socket(); taken.bind(('127.0.0.1', 0)); taken.listen()\n"
+             "local_s3.free_port = lambda: taken.getsockname()[1]\n"
+             "with local_s3.local_s3('raced') as endpoint:\n"
+             "    names = [b['Name'] for b in boto3.client('s3').list_buckets()['Buckets']]\n"
+             "    print(endpoint != 'http://127.0.0.1:%d' % taken.getsockname()[1], names)\n")
+    assert r.returncode == 0 and r.stdout.split() == ["True", "['raced']"], r.stderr
+
+
+def test_a_server_that_cannot_bind_ends_the_demo_in_one_error_line():
+    """An address the machine does not have (no loopback in a sandbox): the same hang; now one line, exit 2."""
+    r = _run("import sys, papermill, local_s3, run_notebooks\n"
+             "local_s3.HOST = '192.0.2.1'  # TEST-NET-1: assigned to no machine\n"
+             "papermill.execute_notebook = lambda *args, **kwargs: sys.exit('a notebook ran')\n"
+             "sys.exit(run_notebooks.main([]))\n")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        "error: cannot start the local S3 server on 192.0.2.1:"), r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+
+
+def test_make_names_a_missing_python_in_one_error_line(tmp_path):
+    """`make demo PYTHON=python3.10` where there is none said only "make: python3.10: No such file or directory"."""
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=python3.99", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert r.stderr.splitlines()[0] == ("error: there is no python3.99 on PATH: make needs Python 3.10 or 3.11; "
+                                        "name one with PYTHON=python3.11 (or python3.10)"), r.stderr
+    assert not venv.exists()
+
+
+def test_the_python_check_names_the_versions_the_lock_installs_on():
+    sys.path.insert(0, SCRIPTS)
+    import check_python
+    assert check_python.problem((3, 12)).startswith("error: make bootstraps .venv from requirements/lock.txt, "
+                                                    "which installs on Python 3.10 to 3.11; ")
+    assert check_python.problem((3, 10)) is None and check_python.problem((3, 11)) is None
