@@ -703,6 +703,18 @@ def test_cli_pretrained_vectors_with_an_empty_name_is_one_error_line(tmp_path, n
     assert not (tmp_path / "out").exists()
 
 
+def test_pretrained_vectors_dash_points_at_dev_stdin(tmp_path, monkeypatch):
+    """``--pretrained-vectors -`` said "no such file: -". Training reads none of its inputs from ``-`` (only predict
+    --input does); standard input is read as /dev/stdin, so the line says to give that, before the data is read."""
+    monkeypatch.chdir(tmp_path)
+    r = cli_in_process("train", "--train", tmp_path / "absent.csv", "--output", tmp_path / "out", *TINY,
+                       "--pretrained-vectors", "-")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "error: --pretrained-vectors -: the vectors are not read from '-'; to read them from standard input give "
+        "--pretrained-vectors /dev/stdin"], r.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_vectors_from_a_pipe_are_read_once_and_start_their_rows(tmp_path, splits, vocab_words):
     """``--pretrained-vectors <(zcat wiki.en.vec.gz)`` (a pipe, /dev/fd/N): the file's start was checked before the
     data, which used up the pipe, so the read for the vocabulary's rows met an empty one: "empty file", of a file
