@@ -365,6 +365,14 @@ def _header_command(uri, dim, compression):
 
 
 def _dim_error(uri, file_dim, dim):
+    from .devices import MAX_TABLE_VALUES, table_fits
+
+    # (the smallest table of that dimension, <unk> and one word, as config.py checks emsize: --emsize file_dim failed)
+    if not table_fits(2, file_dim):
+        return FastTextError(f"{uri}: the pretrained vectors have dimension {file_dim}, which no model can be trained "
+                             f"with: even a table of 2 rows (<unk> and one word) of it is more than the "
+                             f"{MAX_TABLE_VALUES:,} values MXNet can hold in one tensor (the largest dimension is "
+                             f"{MAX_TABLE_VALUES // 2:,})")
     return FastTextError(f"{uri}: the pretrained vectors have dimension {file_dim} but the model's emsize is {dim}: "
                          f"they must be equal (train with --emsize {file_dim})")
 

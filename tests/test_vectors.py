@@ -215,6 +215,24 @@ def test_dimension_mismatch_names_both_dimensions(tmp_path):
         read_vec(str(path), dim=8)
 
 
+def test_a_dimension_no_model_can_have_is_not_advised_as_emsize(tmp_path):
+    """A header "3 2000000000" was answered "train with --emsize 2000000000", advice that then failed on the tensor
+    size limit: the smallest table of that dimension (<unk> and one word) is more than MXNet holds in one tensor."""
+    from fasttext_lib.devices import MAX_TABLE_VALUES
+
+    path = tmp_path / "d.vec"
+    path.write_text("3 2000000000\na 1 2\n")
+    with pytest.raises(FastTextError) as info:
+        read_vec(str(path), dim=8)
+    assert str(info.value) == (f"{path}: the pretrained vectors have dimension 2000000000, which no model can be "
+                               f"trained with: even a table of 2 rows (<unk> and one word) of it is more than the "
+                               f"{MAX_TABLE_VALUES:,} values MXNet can hold in one tensor (the largest dimension is "
+                               f"{MAX_TABLE_VALUES // 2:,})")
+    path.write_text(f"1 {MAX_TABLE_VALUES // 2}\na 1 2\n")  # the largest one still gets the --emsize advice
+    with pytest.raises(FastTextError, match=f"train with --emsize {MAX_TABLE_VALUES // 2}\\)$"):
+        read_vec(str(path), dim=8)
+
+
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(FastTextError, match="no such file"):
         read_vec(str(tmp_path / "absent.vec"))
