@@ -57,6 +57,8 @@ class WordVectors:
     unicode_form: object = field(default=TRAINING_FORM, repr=False)
     # how many words the file holds (read_vec with ``keep`` holds only some of them); None: len(words)
     words_in_file: int = None
+    # where the words were read from, as the bundle records it (:func:`recorded_source`); "": ``source``
+    recorded_source: str = ""
 
     def __post_init__(self):
         if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
@@ -126,11 +128,25 @@ def _read_once_only(uri):
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+def recorded_source(uri):
+    """``uri`` as a bundle records where its vectors were read from (pretrained.describe): an ``s3://`` URI as given;
+    a local file by its absolute path (``v/w.vec`` named nothing once the bundle was elsewhere), a name of an open
+    file (/dev/stdin, /dev/fd/N of ``< w.vec``) by the file it is; a pipe or device as a stream, which no name
+    reads again (its content is known by the recorded sha256). Called before the read: a pipe's name goes with it."""
+    if storage.is_s3(uri):
+        return uri
+    if _read_once_only(uri):
+        return f"a stream, read once ({uri})"
+    path = os.path.abspath(uri)
+    return os.path.realpath(path) if path.startswith(("/dev/", "/proc/")) else path
+
+
 def _read(uri, dim, keep=None, max_lines=None):
     """:func:`read_vec`; with ``max_lines``, only that many word lines are read, and the file's dimension returned."""
     from .lines import DecodedLines, open_decompressed
 
     uri = str(uri)
+    recorded = recorded_source(uri) if max_lines is None else ""
     try:
         stream, compression = open_decompressed(uri)
     except FastTextError as exc:
@@ -157,7 +173,8 @@ def _read(uri, dim, keep=None, max_lines=None):
     if max_lines is not None:
         return file_dim
     words, vectors = table.result()
-    return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest(), words_in_file=count)
+    return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest(), words_in_file=count,
+                       recorded_source=recorded)
 
 
 class VocabularyMatch:

@@ -431,6 +431,22 @@ def test_training_reads_only_the_vocabularys_rows_of_the_vectors_file(splits, vo
     assert Predictor.load(str(tmp_path / "out")).config["pretrained_vectors"]["words_in_file"] == count
 
 
+def test_the_bundle_records_where_the_vectors_were_read_from(splits, vec_file, tmp_path, monkeypatch):
+    """config.json recorded the file as given: ``v/w.vec`` names nothing once the bundle is elsewhere. A local file is
+    recorded by its absolute path (a name for standard input, /dev/stdin, by the file it is); S3 as given (below)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "w.vec").write_bytes(vec_file.read_bytes())
+    trained = train(*splits, config(pretrained_vectors="v/w.vec"))
+    assert trained.pretrained["file"] == str(tmp_path / "v" / "w.vec")
+    with open(tmp_path / "v" / "w.vec", "rb") as stdin:  # (train < v/w.vec, --pretrained-vectors /dev/stdin)
+        trained = train(*splits, config(pretrained_vectors=f"/dev/fd/{stdin.fileno()}"))
+    assert trained.pretrained["file"] == str(tmp_path / "v" / "w.vec")
+    save_bundle(trained, str(tmp_path / "out"))
+    record = json.loads((tmp_path / "out" / "config.json").read_text())["pretrained_vectors"]
+    assert record["file"] == str(tmp_path / "v" / "w.vec") and len(record["sha256"]) == 64
+
+
 def test_a_bad_line_deep_in_the_vectors_is_one_error_line_before_training(tmp_path, splits):
     """The CLI checks the file's start before the data, and the rest as it reads the rows it keeps."""
     from fasttext_lib.writers import write_csv
@@ -760,6 +776,8 @@ def test_vectors_from_a_pipe_are_read_once_and_start_their_rows(tmp_path, splits
     assert r.returncode == 0, r.stderr
     record = json.loads((tmp_path / "out" / "config.json").read_text())["pretrained_vectors"]
     assert record["rows_initialized"] == 39 and record["words_in_file"] == 39
+    # (/dev/fd/N named nothing once the run was over: it is recorded as a stream, its content by its sha256)
+    assert record["file"] == f"a stream, read once (/dev/fd/{read_end})" and len(record["sha256"]) == 64
     # A pipe without the header line: the advice is to add it, without the command that reads the file twice.
     read_end, write_end = os.pipe()
     os.write(write_end, b"the 1 2 3 4\n")
@@ -800,6 +818,7 @@ def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_pa
     model = Predictor.load(f"{s3_bucket}/model")
     pretrained = read_vec(str(vec_file))
     assert model.config["pretrained_vectors"]["sha256"] == pretrained.sha256
+    assert model.config["pretrained_vectors"]["file"] == f"{s3_bucket}/vectors/pre.vec"
     np.testing.assert_array_equal(model.model.embedding_table()[0], pretrained["<unk>"])
     r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
     assert r.returncode == 0, r.stderr
