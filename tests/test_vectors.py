@@ -208,6 +208,25 @@ def test_the_command_that_adds_the_header_works_for_any_local_file_name_and_comp
     assert vectors.words == ["the", ","] and vectors.vectors[1, 2] == np.float32(-0.16899)
 
 
+@pytest.mark.parametrize("compress", [lambda data: data, lambda data: gzip.compress(data, mtime=0)])
+def test_the_header_command_counts_the_lines_the_reader_reads_whatever_the_locale(tmp_path, monkeypatch, compress):
+    """The command counted lines with grep '[^[:space:]]', whose [:space:] in a UTF-8 locale holds U+3000 and the other
+    wide spaces; the reader skips only lines of ASCII whitespace (bytes.split, as fastText). A line of U+3000 was left
+    out of the count, so the new file was refused as "more word lines than the header announces" instead of by its
+    line. Counted in the C locale, the header holds every line the reader reads."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "glove.txt").write_bytes(compress("the 0.1 0.2 0.3\n\u3000\n\n, 0.4 0.5 0.6\n".encode()))
+    with pytest.raises(FastTextError) as info:
+        read_vec("glove.txt", dim=3)
+    subprocess.run(["bash", "-c", str(info.value).split("at its top: ", 1)[1]], check=True,
+                   env={**os.environ, "LC_ALL": "C.UTF-8"})
+    assert (tmp_path / "new.vec").read_bytes().split(b"\n")[0] == b"3 3"
+    with pytest.raises(FastTextError, match=r"new\.vec:3: expected a word and 3 values, got 0 value\(s\)$"):
+        read_vec("new.vec", dim=3)
+
+
 def test_dimension_mismatch_names_both_dimensions(tmp_path):
     path = tmp_path / "d.vec"
     path.write_text(vec_text(["a"], dim=5))
