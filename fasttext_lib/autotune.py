@@ -660,8 +660,9 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
         # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
         # over the first's, or one failed with its bundle already published. A bundle that then fails takes it back.
+        written = []  # (on S3: the version the claim created, which a take-back deletes)
         try:
-            with storage.atomic_write(trials_uri, "wb", overwrite=False) as f:
+            with storage.atomic_write(trials_uri, "wb", overwrite=False, written=written) as f:
                 f.write(table)
         except FastTextError as exc:
             if "already exists" in str(exc):
@@ -670,7 +671,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         try:
             return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint)
         except BaseException as exc:
-            _take_back_the_table(trials_uri, exc)
+            _take_back_the_table(trials_uri, exc, written)
             raise
     if storage.is_s3(trials_uri):
         readable, previous = _previous_table(trials_uri)
@@ -693,13 +694,14 @@ def _check_autotuned(trained):
                             "trained without autotune: save it with save_bundle(trained, ...)")
 
 
-def _take_back_the_table(uri, cause):
-    """Remove the trial table claimed at ``uri`` for a bundle whose save failed (``cause``). A removal that fails too
-    must not hide the cause (nor go unsaid: the table of a bundle never saved stays, and refuses the next run without
-    --overwrite): after a :class:`FastTextError` it is a second clause of the same one line; after an interrupt or a
-    bug, which goes on as it was, a ``warning:`` line."""
+def _take_back_the_table(uri, cause, written):
+    """Remove the trial table claimed at ``uri`` for a bundle whose save failed (``cause``); on S3 by the version its
+    write created (``written``: atomic_write's), which a plain DELETE left behind a delete marker in a bucket that
+    keeps versions. A removal that fails too must not hide the cause (nor go unsaid: the table of a bundle never saved
+    stays, and refuses the next run without --overwrite): after a :class:`FastTextError` it is a second clause of the
+    same one line; after an interrupt or a bug, which goes on as it was, a ``warning:`` line."""
     try:
-        storage.remove_file(uri)
+        storage.remove_file(uri, written)
     except FastTextError as failed:
         consequence = "it holds the trials of a bundle that was not saved"
         if isinstance(cause, FastTextError):
@@ -756,22 +758,26 @@ def _previous_table(uri):
 def _save_table_first(trained, output, compact, hint, uri, table, previous):
     """``overwrite`` with the table on S3: its upload is the step that can fail (a 500, a reset), and, made after the
     bundle was published, such a failure ended the run in an error with the old bundle already replaced. So the
-    table goes first, and a bundle that then fails puts ``previous`` (None: no table) back."""
+    table goes first, and a bundle that then fails puts ``previous`` (None: no table) back: in a bucket that keeps
+    versions by deleting the version this write created (``previous`` is current again, no version is added), else
+    by writing it again."""
     from .bundle import save_bundle
 
-    with storage.atomic_write(uri, "wb", overwrite=True) as f:
+    written = []  # (the version this write created: a take-back deletes it, leaving none in a bucket keeping versions)
+    with storage.atomic_write(uri, "wb", overwrite=True, written=written) as f:
         f.write(table)
     try:
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
     except BaseException as exc:
         try:
             if previous is None:
-                bucket, key = storage.split_s3(uri)
-                with storage.s3_errors(uri):
-                    storage.s3_client().delete_object(Bucket=bucket, Key=key)
+                storage.remove_file(uri, written)
             else:
-                with storage.atomic_write(uri, "wb", overwrite=True) as f:
-                    f.write(previous)
+                with storage.s3_errors(uri):
+                    restored = storage.take_back_version(storage.s3_client(), written[0])
+                if not restored:
+                    with storage.atomic_write(uri, "wb", overwrite=True) as f:
+                        f.write(previous)
         except FastTextError as failed:
             if isinstance(exc, FastTextError):
                 raise FastTextError(f"{exc}; putting the earlier trial table back failed too ({failed}): {uri} holds "

@@ -24,13 +24,18 @@ class ColumnsToName(FastTextError):
     otherwise (the notebooks' parameters: own_data.py), the caller says so with :meth:`advising`: those flags were
     the advice in a notebook too, which has none."""
 
-    def __init__(self, found):
-        super().__init__(f"{found}; say which to read: {FLAG_ADVICE}")
-        self.found = found
+    def __init__(self, found, ask="say which to read", after=""):
+        # ``ask``: what leads to the advice (a condition: "if one of them is the class, say which to read");
+        # ``after``: what follows it (the other way on: "; else label these texts with predict")
+        self.found, self.ask, self.after = found, ask, after
+        super().__init__(self._said(FLAG_ADVICE))
+
+    def _said(self, advice):
+        return f"{self.found}; {self.ask}: {advice}{self.after}"
 
     def advising(self, advice):
         """This error, asking for the columns as ``advice`` says."""
-        return FastTextError(f"{self.found}; say which to read: {advice}")
+        return FastTextError(self._said(advice))
 
 
 # ---- The names a header row gives its columns
@@ -349,8 +354,9 @@ def one_hot_hint(header, rows):
     if len(flags) < ONE_HOT_MIN_COLUMNS:
         return ""
     shown = ", ".join(flags[:4]) + (", ..." if len(flags) > 4 else "")
-    return (f" (its {len(flags)} columns of 0 and 1, {shown}, read as one-hot classes: --label-column NAME trains a "
-            f"yes/no model of that one; for one model of them all, write them as one column of class names first)")
+    # (no flag named: the line is a ColumnsToName, which a notebook asks its own parameters in)
+    return (f" (its {len(flags)} columns of 0 and 1, {shown}, read as one-hot classes: naming one as the class trains "
+            f"a yes/no model of that one; for one model of them all, write them as one column of class names first)")
 
 
 # ---- Columns the user names (--label-column / --text-column)

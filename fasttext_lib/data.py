@@ -351,6 +351,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     else:  # the header's repeats are skipped here, tested first on what a repeat needs (header_row.RepeatedHeader)
         records, width, first_length = chain_lines(ahead, rows), repeated.width, repeated.first_length
         repeated.tell_set_apart()
+    class_column = found.get("class_column") if names is not None else None  # (header_layout's: for errors)
     for row, start in records:
         if len(row) == width and len(row[0]) >= first_length and repeated.repeats(row):
             repeated.tell(start)
@@ -358,7 +359,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         if predicting and not has_text(row):  # (predict's rows of empty fields, kept by csv_rows: no class, no text)
             continue
         found["line"] = start
-        yield csv_row_to_example(row, uri, start, layout, fmt == "tsv")
+        yield csv_row_to_example(row, uri, start, layout, fmt == "tsv", class_column)
 
 
 def _noting_lines(records, found):

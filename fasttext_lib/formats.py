@@ -319,28 +319,32 @@ def has_text(row):
     return False
 
 
-# (a class not yet given, pandas' NaN written as an empty field: the refusal named no way on)
-_NO_CLASS = (": a document without a class; drop such rows first (pandas: df.dropna(subset=['label'])"
-             ".to_csv(new_path, index=False))")
+def _no_class(uri, lineno, class_column):
+    """A class not yet given, pandas' NaN written as an empty field: the refusal names the way on, by the file's own
+    class column (a header's ``sentiment``; ``df.dropna(subset=['label'])`` of it was a KeyError pasted)."""
+    column = "label" if class_column is None else class_column  # (no header: read by pandas as names=[label, text])
+    return FastTextError(f"{uri}:{lineno}: CSV row has an empty class column: a document without a class; drop such "
+                         f"rows first (pandas: df.dropna(subset=[{column!r}]).to_csv(new_path, index=False))")
 
 
-def csv_row_to_example(row, uri, lineno, layout=None, tsv=False):
+def csv_row_to_example(row, uri, lineno, layout=None, tsv=False, class_column=None):
     """``(label, text)`` of one CSV row. ``layout``: ``(label column, text columns, header's column count)`` from a
     header row that names the class column elsewhere than first (``text,label``); None: the class is the first
-    column and every other column is text (Zhang et al.). ``tsv``: the row is a TSV's (for errors)."""
+    column and every other column is text (Zhang et al.). ``tsv``: the row is a TSV's (for errors);
+    ``class_column``: the header's name of the class column (for errors; None: no header)."""
     if layout is not None:
         label_col, text_cols, width = layout
         if len(row) != width:  # (a TSV's stray separator is a tab typed in a text: a comma there does no harm)
             raise width_error(f"{uri}:{lineno}", len(row), width, tsv)
         label = row[label_col].strip()
         if not label:
-            raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column{_NO_CLASS}")
+            raise _no_class(uri, lineno, class_column)
         return label, " ".join(row[c] for c in text_cols if row[c]).replace("\\n", " ")
     if len(row) < 2:
         raise FastTextError(f"{uri}:{lineno}: malformed CSV row: expected \"class\",\"text\"[,...] but got {len(row)} column(s)")
     label = row[0].strip()
     if not label:
-        raise FastTextError(f"{uri}:{lineno}: CSV row has an empty class column{_NO_CLASS}")
+        raise _no_class(uri, lineno, class_column)
     return label, csv_text(row[1:])
 
 

@@ -162,11 +162,11 @@ def _no_class_column(uri, start, header, header_row, columns, later, index):
     more columns: the class may be one of them); its first column is pandas' index (``index``: its row numbers
     were trained on as the classes, one document each); or it has text columns alone."""
     if columns != list(range(len(header))):  # a table of reviews with more columns, none a class
-        return FastTextError(
+        # (a ColumnsToName: the notebooks ask their own parameters, not --label-column: own_data.py)
+        return ColumnsToName(
             f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column training "
-            f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...); if one of them is the class, name "
-            f"it: --label-column NAME (the SageMaker job's label_column); else label these texts with predict"
-            f"{one_hot_hint(header, later)}")
+            f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...)", "if one of them is the class, say which to read",
+            f"; else label these texts with predict{one_hot_hint(header, later)}")
     if index:  # its row numbers were trained on as the classes, one document each
         names = ["text"] if series_values_header(header) else [c.strip() for c in header]
         how = (f'pd.DataFrame({{"label": labels, "{names[0]}": texts}}).to_csv(path, index=False)'

@@ -125,12 +125,14 @@ def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
     Layout: the bundle as published (``config.json`` and the data files it lists, see bundle_format.py)
     at the top, then ``code/`` (:func:`stage_source_dir` with :data:`SERVING_REQUIREMENTS`:
     ``entry_point.py`` and ``inference.py``, so it serves with or without ``SAGEMAKER_PROGRAM``). ``dest`` is a
-    local path or ``s3://`` URI, written atomically (nothing appears there if anything fails).
+    local path or ``s3://`` URI ending in ``.tar.gz`` or ``.tgz``, written atomically (nothing appears there if
+    anything fails).
     Returns ``dest``.
     """
     from .bundle import refuse_a_file_of
 
     refuse_standard_output(dest, "dest", "model.tar.gz", "a file")
+    _check_archive_name(dest)
     with storage.staging_dir() as tmp:
         files = os.path.join(tmp, "bundle")
         os.makedirs(files)
@@ -144,6 +146,20 @@ def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
                     tar.add(path, arcname=name, filter=_normalize_member)
                 tar.add(code, arcname=CODE_DIR, filter=_normalize_member)
     return str(dest)
+
+
+ARCHIVE_NAME_ENDINGS = (".tar.gz", ".tgz")
+
+
+def _check_archive_name(dest):
+    """Before the bundle is read: an empty ``dest`` said "cannot write : it is a directory" (the working directory),
+    and one named ``x.zip`` (or without an ending) got a gzipped tar under that name, which no zip tool opened."""
+    if not str(dest).strip():
+        raise FastTextError("dest is empty: give the file to write model.tar.gz to (a local path or s3:// URI ending "
+                            "in .tar.gz)")
+    if not str(dest).lower().endswith(ARCHIVE_NAME_ENDINGS):
+        raise FastTextError(f"dest {str(dest)!r}: pack_model writes a gzipped tar archive (SageMaker's model.tar.gz); "
+                            f"give a name ending in .tar.gz or .tgz")
 
 
 def _normalize_member(info):

@@ -31,6 +31,8 @@ def pretrained_rows(pretrained, token_to_idx):
 
 
 def describe(pretrained, rows_set, vocab_size):
-    """The bundle's record of the pretrained vectors a model started from."""
-    return {"file": pretrained.source, "sha256": pretrained.sha256, "words_in_file": pretrained.words_in_file,
+    """The bundle's record of the pretrained vectors a model started from: the file where it was read from
+    (vec_files.recorded_source: an absolute path, an S3 URI, or a note that it was a stream), and its content's
+    sha256, which names it whatever the file is called (checkpoints compare it)."""
+    return {"file": pretrained.recorded_source or pretrained.source, "sha256": pretrained.sha256, "words_in_file": pretrained.words_in_file,
             "dim": pretrained.dim, "rows_initialized": int(rows_set), "vocab_size": int(vocab_size)}

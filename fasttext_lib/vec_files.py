@@ -57,6 +57,8 @@ class WordVectors:
     unicode_form: object = field(default=TRAINING_FORM, repr=False)
     # how many words the file holds (read_vec with ``keep`` holds only some of them); None: len(words)
     words_in_file: int = None
+    # where the words were read from, as the bundle records it (:func:`recorded_source`); "": ``source``
+    recorded_source: str = ""
 
     def __post_init__(self):
         if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
@@ -126,11 +128,25 @@ def _read_once_only(uri):
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+def recorded_source(uri):
+    """``uri`` as a bundle records where its vectors were read from (pretrained.describe): an ``s3://`` URI as given;
+    a local file by its absolute path (``v/w.vec`` named nothing once the bundle was elsewhere), a name of an open
+    file (/dev/stdin, /dev/fd/N of ``< w.vec``) by the file it is; a pipe or device as a stream, which no name
+    reads again (its content is known by the recorded sha256). Called before the read: a pipe's name goes with it."""
+    if storage.is_s3(uri):
+        return uri
+    if _read_once_only(uri):
+        return f"a stream, read once ({uri})"
+    path = os.path.abspath(uri)
+    return os.path.realpath(path) if path.startswith(("/dev/", "/proc/")) else path
+
+
 def _read(uri, dim, keep=None, max_lines=None):
     """:func:`read_vec`; with ``max_lines``, only that many word lines are read, and the file's dimension returned."""
     from .lines import DecodedLines, open_decompressed
 
     uri = str(uri)
+    recorded = recorded_source(uri) if max_lines is None else ""
     try:
         stream, compression = open_decompressed(uri)
     except FastTextError as exc:
@@ -157,7 +173,8 @@ def _read(uri, dim, keep=None, max_lines=None):
     if max_lines is not None:
         return file_dim
     words, vectors = table.result()
-    return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest(), words_in_file=count)
+    return WordVectors(words, vectors, source=uri, sha256=digest.hexdigest(), words_in_file=count,
+                       recorded_source=recorded)
 
 
 class VocabularyMatch:
@@ -359,12 +376,24 @@ def _header_command(uri, dim, compression):
     import shlex
 
     name, read = shlex.quote(f"./{uri}" if uri.startswith("-") else uri), _DECOMPRESSING[compression]  # (-x.txt: no option)
+    # The count is of the lines the reader reads as words: all but those of ASCII whitespace only (_read_rows'
+    # bytes.split), which is [:space:] in the C locale; a UTF-8 locale's also holds U+3000 and the other wide spaces,
+    # and a line of one was left out of the count (class_checks' _sed_separator is str.split's set: not this one).
+    count = "LC_ALL=C grep -c '[^[:space:]]'"
     if compression is None:  # (the file read once by grep, once by cat)
-        return f"(echo \"$(grep -c '[^[:space:]]' {name}) {dim}\"; cat {name}) > new.vec"
-    return f"(echo \"$({read} {name} | grep -c '[^[:space:]]') {dim}\"; {read} {name}) > new.vec"
+        return f"(echo \"$({count} {name}) {dim}\"; cat {name}) > new.vec"
+    return f"(echo \"$({read} {name} | {count}) {dim}\"; {read} {name}) > new.vec"
 
 
 def _dim_error(uri, file_dim, dim):
+    from .devices import MAX_TABLE_VALUES, table_fits
+
+    # (the smallest table of that dimension, <unk> and one word, as config.py checks emsize: --emsize file_dim failed)
+    if not table_fits(2, file_dim):
+        return FastTextError(f"{uri}: the pretrained vectors have dimension {file_dim}, which no model can be trained "
+                             f"with: even a table of 2 rows (<unk> and one word) of it is more than the "
+                             f"{MAX_TABLE_VALUES:,} values MXNet can hold in one tensor (the largest dimension is "
+                             f"{MAX_TABLE_VALUES // 2:,})")
     return FastTextError(f"{uri}: the pretrained vectors have dimension {file_dim} but the model's emsize is {dim}: "
                          f"they must be equal (train with --emsize {file_dim})")
 

@@ -1129,6 +1129,78 @@ def test_an_interrupted_bundle_save_whose_claimed_table_cannot_be_removed_stays_
         f"holds the trials of a bundle that was not saved"]
 
 
+@pytest.fixture
+def s3_proxy(s3_server, monkeypatch):
+    """The S3 server behind a FaultProxy, whose log holds every request."""
+    from fault_proxy import FaultProxy
+
+    with FaultProxy(s3_server) as p:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", p.endpoint)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+        yield p
+
+
+@pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])
+@pytest.mark.parametrize("overwrite", [False, True], ids=["claimed", "written-first"])
+def test_a_trial_table_taken_back_from_a_bucket_that_keeps_versions_leaves_no_version(s3_bucket, s3_proxy, monkeypatch,
+                                                                                      versioning, overwrite):
+    """A bundle whose save fails takes back the trial table this run wrote to S3 (claimed without --overwrite, or
+    written first with it where there was none). A plain DELETE did that: in a bucket that keeps versions it only hid
+    the table behind a delete marker, and the table stayed as a noncurrent version, billed, that no listing shows. It
+    is deleted by the version its write created: nothing of it stays. (moto keeps no marker in a suspended bucket, as
+    S3 does: there the DELETEs are read at the proxy.)"""
+    from types import SimpleNamespace
+
+    import boto3
+    from test_storage import plain_deletes
+
+    from fasttext_lib import bundle
+    from fasttext_lib.autotune import save_bundle_with_trials
+
+    bucket, trials = s3_bucket[len("s3://"):], f"{s3_bucket}/runs/trials.csv"
+    client = boto3.client("s3")
+    client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": versioning})
+
+    def failing_save(*args, **kwargs):
+        assert client.get_object(Bucket=bucket, Key="runs/trials.csv")["Body"].read().startswith(b"trial,")
+        raise FastTextError("cannot write the bundle: No space left on device")
+    monkeypatch.setattr(bundle, "save_bundle", failing_save)
+    trained = SimpleNamespace(autotune={"trials": [], "ended": "complete"})
+    with pytest.raises(FastTextError, match="^cannot write the bundle: No space left on device$"):
+        save_bundle_with_trials(trained, f"{s3_bucket}/models/run", trials, overwrite=overwrite)
+    listed = client.list_object_versions(Bucket=bucket, Prefix="runs/")
+    assert (listed.get("Versions", []), listed.get("DeleteMarkers", [])) == ([], [])
+    assert plain_deletes(s3_proxy) == []
+
+
+def test_a_trial_table_put_back_in_a_bucket_that_keeps_versions_is_the_old_version_itself(s3_bucket, monkeypatch):
+    """With --overwrite over an earlier table, a bundle whose save fails puts the earlier table back. Written again,
+    the bucket kept three versions of it (the old one, this run's, the old bytes once more); this run's version is
+    deleted instead, and the old one is the table again, as it was."""
+    from types import SimpleNamespace
+
+    import boto3
+
+    from fasttext_lib import bundle
+    from fasttext_lib.autotune import save_bundle_with_trials
+
+    bucket, trials = s3_bucket[len("s3://"):], f"{s3_bucket}/runs/trials.csv"
+    client = boto3.client("s3")
+    client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    old = client.put_object(Bucket=bucket, Key="runs/trials.csv", Body=b"my old trials\n")["VersionId"]
+
+    def failing_save(*args, **kwargs):
+        raise FastTextError("cannot write the bundle: No space left on device")
+    monkeypatch.setattr(bundle, "save_bundle", failing_save)
+    trained = SimpleNamespace(autotune={"trials": [], "ended": "complete"})
+    with pytest.raises(FastTextError, match="^cannot write the bundle: No space left on device$"):
+        save_bundle_with_trials(trained, f"{s3_bucket}/models/run", trials, overwrite=True)
+    listed = client.list_object_versions(Bucket=bucket, Prefix="runs/")
+    assert [(v["VersionId"], v["IsLatest"]) for v in listed.get("Versions", [])] == [(old, True)]
+    assert listed.get("DeleteMarkers", []) == []
+    assert client.get_object(Bucket=bucket, Key="runs/trials.csv")["Body"].read() == b"my old trials\n"
+
+
 @pytest.mark.parametrize("where", ["notebook", "cli"])
 def test_a_ctrl_c_as_a_trial_is_recorded_still_reports_it(splits, monkeypatch, capsys, where):
     """A Ctrl-C that landed after a trial was recorded (it counts, and is in the table) but before it was reported

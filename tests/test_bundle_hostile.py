@@ -248,3 +248,14 @@ def test_the_evaluate_and_export_vectors_commands_refuse_it_the_same_way(trained
         assert r.returncode == 2 and r.stderr.startswith(f"error: corrupt model bundle {where}: vocab.json"), r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out.vec").exists()
+
+
+def test_a_model_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, monkeypatch):
+    """``predict --model loopa`` (loopa -> loopb -> loopa) said "model bundle not found: loopa does not exist", of a
+    name that is there: the loop (ELOOP) is what keeps it from being read."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loopa").symlink_to("loopb")
+    (tmp_path / "loopb").symlink_to("loopa")
+    r = cli_in_process("predict", "--model", "loopa", input="good food\n")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "error: cannot read loopa: a loop of symbolic links"], r.stderr

@@ -4,6 +4,7 @@ import gzip
 
 import pytest
 
+from conftest import cli_in_process
 from test_notebooks import code_cells, read, run_after_papermill
 
 ROWS = [("positive", "Worked well, no side effects at all."), ("negative", "Made me dizzy, had to stop after a week."),
@@ -195,3 +196,31 @@ def test_01_rerun_without_names_leaves_no_classes_txt_of_the_data_prepared_befor
     assert read_labeled(written["train"]).names == {}
     assert not storage.exists(f"{s3_bucket}/fasttext/data/my_reviews.classes.txt")
     assert "my_reviews.classes.txt" in capsys.readouterr().err
+
+
+def test_a_header_naming_no_class_column_is_told_the_notebooks_parameters_too(tmp_path):
+    """A table of reviews whose header names no class column (id,review,helpful) was told "name it: --label-column
+    NAME" in 01, 02, 03 and 04 as well, a flag no notebook has: it is a ColumnsToName like the other tables whose
+    columns must be named, so each notebook says its own parameters. The command line keeps its flags."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.own_data import read_own_splits, read_prepared
+
+    path = tmp_path / "reviews.csv"
+    path.write_text("id,review,helpful\nr1,the food was great and the staff kind,1\nr2,cold soup and a long wait,0\n"
+                    "r3,lovely place we will come back,1\n")
+    found = (f"{path}:1: the CSV header row (id,review,helpful) names no class column training knows (category, "
+             f"class, class_index, classes, label, labels, overall, polarity, ...); if one of them is the class, say "
+             f"which to read: ")
+    with pytest.raises(FastTextError) as told:
+        read_own_splits(str(path))
+    assert str(told.value) == (found + "label_column='NAME' and text_column='NAME' (this notebook's parameters); "
+                                       "else label these texts with predict")
+    with pytest.raises(FastTextError) as told:
+        read_prepared(str(path), "my_reviews")
+    assert str(told.value) == (found + "run notebook 01 with dataset='my_reviews', train_file=<your file>, "
+                                       "label_column='NAME' and text_column='NAME' (02, 03 and 04 read what 01 "
+                                       "prepared); else label these texts with predict")
+    cli = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert cli.returncode == 2 and cli.stderr.strip().splitlines() == [
+        "error: " + found + "--label-column NAME --text-column NAME (the SageMaker job's label_column and "
+                            "text_column); else label these texts with predict"], cli.stderr

@@ -1969,7 +1969,7 @@ def test_jigsaws_toxic_comments_and_kaggles_rotten_tomatoes_phrases_are_read_for
     refused = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "--label-column NAME" in refused.stderr
     # one-hot classes: what naming one of them does (the line said only "if one of them is the class, name it")
-    assert ("(its 3 columns of 0 and 1, toxic, severe_toxic, insult, read as one-hot classes: --label-column NAME "
+    assert ("(its 3 columns of 0 and 1, toxic, severe_toxic, insult, read as one-hot classes: naming one as the class "
             "trains a yes/no model of that one;") in refused.stderr
     toxic = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress", "--epochs", "1",
                            "--label-column", "toxic")

@@ -2291,14 +2291,16 @@ def test_pack_model_layout(bundle, tmp_path):
 
 @pytest.mark.parametrize("name", ["config.json", "params", ".fasttext.lock"])
 def test_pack_model_never_writes_over_a_file_of_the_bundle_it_packs(tmp_path, bundle, name):
-    """pack_model(b, b + "/config.json") wrote the archive over the bundle's manifest: the model was gone."""
+    """pack_model(b, b + "/config.json") wrote the archive over the bundle's manifest: the model was gone. (No file
+    of a bundle is named as an archive, so the name is what refuses them now.)"""
     import shutil
 
     own = shutil.copytree(bundle, tmp_path / "model")
     if name == "params":
         name = next(n for n in os.listdir(own) if n.startswith("model-"))
     before = {n: (own / n).read_bytes() for n in os.listdir(own)}
-    with pytest.raises(FastTextError, match=f"is a file of the model bundle {own}; write model.tar.gz elsewhere"):
+    with pytest.raises(FastTextError, match="pack_model writes a gzipped tar archive .*; give a name ending in "
+                                            r"\.tar\.gz or \.tgz$"):
         pack_model(str(own), str(tmp_path / "model" / "." / name))
     assert {n: (own / n).read_bytes() for n in os.listdir(own)} == before
 
@@ -2318,6 +2320,32 @@ def test_pack_model_errors_leave_nothing(tmp_path, bundle):
     with pytest.raises(FastTextError, match="holds no model bundle"):
         fetch_job_model(str(not_a_model), str(tmp_path / "fetched"))
     assert not (tmp_path / "fetched").exists()
+
+
+@pytest.mark.parametrize("dest, said", [
+    ("", "dest is empty: give the file to write model.tar.gz to (a local path or s3:// URI ending in .tar.gz)"),
+    ("  ", "dest is empty: give the file to write model.tar.gz to (a local path or s3:// URI ending in .tar.gz)"),
+    # (a gzipped tar was written under the name: no zip tool opened it)
+    ("x.zip", "dest 'x.zip': pack_model writes a gzipped tar archive (SageMaker's model.tar.gz); give a name ending "
+              "in .tar.gz or .tgz"),
+    ("models/job1", "dest 'models/job1': pack_model writes a gzipped tar archive (SageMaker's model.tar.gz); give a "
+                    "name ending in .tar.gz or .tgz"),
+])
+def test_pack_model_refuses_a_dest_that_is_no_archive_name_before_reading_the_bundle(tmp_path, monkeypatch, dest,
+                                                                                     said):
+    """pack_model(b, "") said "cannot write : it is a directory"; pack_model(b, "x.zip") wrote a gzipped tar named
+    x.zip. Both are refused first (no bundle is even looked for), and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FastTextError) as caught:
+        pack_model("no_bundle", dest)
+    assert str(caught.value) == said
+    assert os.listdir(tmp_path) == []
+
+
+def test_pack_model_takes_a_tgz_name(tmp_path, bundle):
+    dest = pack_model(bundle, str(tmp_path / "Job1.TGZ"))
+    with tarfile.open(dest, "r:gz") as tar:
+        assert "config.json" in tar.getnames()
 
 
 def test_pack_model_refuses_a_bundle_with_nan_parameters_before_writing(bundle, tmp_path):

@@ -124,3 +124,20 @@ def test_a_dataframe_given_to_predict_is_refused_naming_its_text_column(reviews,
     with pytest.raises(FastTextError) as caught:
         predictor.predict(reviews)
     assert str(caught.value).endswith("pass its text column (df['review'])")
+
+
+@pytest.mark.parametrize("reader", [read_labeled, read_counted])
+@pytest.mark.parametrize("content, line, column", [
+    ("sentiment,review\npositive,great\n,cold soup\n", 3, "sentiment"),  # (the class first: no layout)
+    ("review,stars\ngreat,5\ncold soup,\n", 3, "stars"),
+    ("positive,great\n,cold soup\n", 2, "label"),  # (no header: pandas reads it with names=['label', 'text'])
+])
+def test_an_empty_class_field_names_the_files_own_class_column(tmp_path, reader, content, line, column):
+    """A CSV row without a class was told df.dropna(subset=['label']) whatever its header called the class column:
+    pasted, a KeyError."""
+    path = tmp_path / "t.csv"
+    path.write_text(content)
+    with pytest.raises(FastTextError) as caught:
+        reader(str(path), fmt="csv" if content.startswith("positive") else "auto")
+    assert str(caught.value) == (f"{path}:{line}: CSV row has an empty class column: a document without a class; drop such "
+                                 f"rows first (pandas: df.dropna(subset=[{column!r}]).to_csv(new_path, index=False))")

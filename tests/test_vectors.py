@@ -208,10 +208,47 @@ def test_the_command_that_adds_the_header_works_for_any_local_file_name_and_comp
     assert vectors.words == ["the", ","] and vectors.vectors[1, 2] == np.float32(-0.16899)
 
 
+@pytest.mark.parametrize("compress", [lambda data: data, lambda data: gzip.compress(data, mtime=0)])
+def test_the_header_command_counts_the_lines_the_reader_reads_whatever_the_locale(tmp_path, monkeypatch, compress):
+    """The command counted lines with grep '[^[:space:]]', whose [:space:] in a UTF-8 locale holds U+3000 and the other
+    wide spaces; the reader skips only lines of ASCII whitespace (bytes.split, as fastText). A line of U+3000 was left
+    out of the count, so the new file was refused as "more word lines than the header announces" instead of by its
+    line. Counted in the C locale, the header holds every line the reader reads."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "glove.txt").write_bytes(compress("the 0.1 0.2 0.3\n\u3000\n\n, 0.4 0.5 0.6\n".encode()))
+    with pytest.raises(FastTextError) as info:
+        read_vec("glove.txt", dim=3)
+    subprocess.run(["bash", "-c", str(info.value).split("at its top: ", 1)[1]], check=True,
+                   env={**os.environ, "LC_ALL": "C.UTF-8"})
+    assert (tmp_path / "new.vec").read_bytes().split(b"\n")[0] == b"3 3"
+    with pytest.raises(FastTextError, match=r"new\.vec:3: expected a word and 3 values, got 0 value\(s\)$"):
+        read_vec("new.vec", dim=3)
+
+
 def test_dimension_mismatch_names_both_dimensions(tmp_path):
     path = tmp_path / "d.vec"
     path.write_text(vec_text(["a"], dim=5))
     with pytest.raises(FastTextError, match=r"dimension 5 but the model's emsize is 8.*--emsize 5"):
+        read_vec(str(path), dim=8)
+
+
+def test_a_dimension_no_model_can_have_is_not_advised_as_emsize(tmp_path):
+    """A header "3 2000000000" was answered "train with --emsize 2000000000", advice that then failed on the tensor
+    size limit: the smallest table of that dimension (<unk> and one word) is more than MXNet holds in one tensor."""
+    from fasttext_lib.devices import MAX_TABLE_VALUES
+
+    path = tmp_path / "d.vec"
+    path.write_text("3 2000000000\na 1 2\n")
+    with pytest.raises(FastTextError) as info:
+        read_vec(str(path), dim=8)
+    assert str(info.value) == (f"{path}: the pretrained vectors have dimension 2000000000, which no model can be "
+                               f"trained with: even a table of 2 rows (<unk> and one word) of it is more than the "
+                               f"{MAX_TABLE_VALUES:,} values MXNet can hold in one tensor (the largest dimension is "
+                               f"{MAX_TABLE_VALUES // 2:,})")
+    path.write_text(f"1 {MAX_TABLE_VALUES // 2}\na 1 2\n")  # the largest one still gets the --emsize advice
+    with pytest.raises(FastTextError, match=f"train with --emsize {MAX_TABLE_VALUES // 2}\\)$"):
         read_vec(str(path), dim=8)
 
 
@@ -411,6 +448,22 @@ def test_training_reads_only_the_vocabularys_rows_of_the_vectors_file(splits, vo
     assert r.returncode == 0, r.stderr
     assert len(held) == 2 and len(held[1].words) == 0  # released once in the table
     assert Predictor.load(str(tmp_path / "out")).config["pretrained_vectors"]["words_in_file"] == count
+
+
+def test_the_bundle_records_where_the_vectors_were_read_from(splits, vec_file, tmp_path, monkeypatch):
+    """config.json recorded the file as given: ``v/w.vec`` names nothing once the bundle is elsewhere. A local file is
+    recorded by its absolute path (a name for standard input, /dev/stdin, by the file it is); S3 as given (below)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "w.vec").write_bytes(vec_file.read_bytes())
+    trained = train(*splits, config(pretrained_vectors="v/w.vec"))
+    assert trained.pretrained["file"] == str(tmp_path / "v" / "w.vec")
+    with open(tmp_path / "v" / "w.vec", "rb") as stdin:  # (train < v/w.vec, --pretrained-vectors /dev/stdin)
+        trained = train(*splits, config(pretrained_vectors=f"/dev/fd/{stdin.fileno()}"))
+    assert trained.pretrained["file"] == str(tmp_path / "v" / "w.vec")
+    save_bundle(trained, str(tmp_path / "out"))
+    record = json.loads((tmp_path / "out" / "config.json").read_text())["pretrained_vectors"]
+    assert record["file"] == str(tmp_path / "v" / "w.vec") and len(record["sha256"]) == 64
 
 
 def test_a_bad_line_deep_in_the_vectors_is_one_error_line_before_training(tmp_path, splits):
@@ -703,6 +756,18 @@ def test_cli_pretrained_vectors_with_an_empty_name_is_one_error_line(tmp_path, n
     assert not (tmp_path / "out").exists()
 
 
+def test_pretrained_vectors_dash_points_at_dev_stdin(tmp_path, monkeypatch):
+    """``--pretrained-vectors -`` said "no such file: -". Training reads none of its inputs from ``-`` (only predict
+    --input does); standard input is read as /dev/stdin, so the line says to give that, before the data is read."""
+    monkeypatch.chdir(tmp_path)
+    r = cli_in_process("train", "--train", tmp_path / "absent.csv", "--output", tmp_path / "out", *TINY,
+                       "--pretrained-vectors", "-")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "error: --pretrained-vectors -: the vectors are not read from '-'; to read them from standard input give "
+        "--pretrained-vectors /dev/stdin"], r.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_vectors_from_a_pipe_are_read_once_and_start_their_rows(tmp_path, splits, vocab_words):
     """``--pretrained-vectors <(zcat wiki.en.vec.gz)`` (a pipe, /dev/fd/N): the file's start was checked before the
     data, which used up the pipe, so the read for the vocabulary's rows met an empty one: "empty file", of a file
@@ -730,6 +795,8 @@ def test_vectors_from_a_pipe_are_read_once_and_start_their_rows(tmp_path, splits
     assert r.returncode == 0, r.stderr
     record = json.loads((tmp_path / "out" / "config.json").read_text())["pretrained_vectors"]
     assert record["rows_initialized"] == 39 and record["words_in_file"] == 39
+    # (/dev/fd/N named nothing once the run was over: it is recorded as a stream, its content by its sha256)
+    assert record["file"] == f"a stream, read once (/dev/fd/{read_end})" and len(record["sha256"]) == 64
     # A pipe without the header line: the advice is to add it, without the command that reads the file twice.
     read_end, write_end = os.pipe()
     os.write(write_end, b"the 1 2 3 4\n")
@@ -770,6 +837,7 @@ def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_pa
     model = Predictor.load(f"{s3_bucket}/model")
     pretrained = read_vec(str(vec_file))
     assert model.config["pretrained_vectors"]["sha256"] == pretrained.sha256
+    assert model.config["pretrained_vectors"]["file"] == f"{s3_bucket}/vectors/pre.vec"
     np.testing.assert_array_equal(model.model.embedding_table()[0], pretrained["<unk>"])
     r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
     assert r.returncode == 0, r.stderr

@@ -422,7 +422,7 @@ def _process_exists(pid):
 
 
 @contextlib.contextmanager
-def atomic_write(uri, mode="wb", overwrite=True, on_written=None):
+def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None):
     """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload).
 
     ``overwrite=False``: never replace an existing ``uri`` (``FastTextError`` "already exists" instead).
@@ -435,7 +435,11 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None):
     after every step that can still be refused (a local rename or link: a destination another run created meanwhile
     without ``overwrite``, EBUSY; an S3 upload: an existing key under a conditional PUT, a denied PUT, a lost endpoint),
     so that a summary is never followed by an error line; locally the file it replaced is kept until it returns, and
-    put back if it fails (stdout refusing the line, ``> /dev/full``: the user's old file stays)."""
+    put back if it fails (stdout refusing the line, ``> /dev/full``: the user's old file stays).
+
+    ``written``: a list an S3 write appends ``(bucket, key, S3's answer)`` to once the object is in place, so that a
+    caller that takes it back deletes the version this write created (versions.delete_written; remove_file's
+    ``written``), where a plain DELETE left it as a noncurrent version in a bucket that keeps versions."""
     uri = str(uri)
     if not is_s3(uri):
         if on_written is None:
@@ -454,9 +458,11 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None):
             yield f
         with s3_errors(uri):
             if overwrite:
-                upload_file(s3_client(), staged, bucket, key)
+                answer = upload_file(s3_client(), staged, bucket, key)
             else:
-                _upload_new(s3_client(), staged, bucket, key, uri)
+                answer = _upload_new(s3_client(), staged, bucket, key, uri)
+    if written is not None:
+        written.append((bucket, key, answer))
     _call(on_written)
 
 

@@ -548,11 +548,20 @@ def check_set_member(client, bucket, key, head):
             scope.s3[me] = (set_id, members)
 
 
-def remove_file(uri):
+def remove_file(uri, written=None):
     """Delete a file or S3 object this run wrote (a missing one is no error). One that cannot be deleted is a
     :class:`FastTextError` (``cannot remove URI: reason``): the caller says it along with what made it remove the file
-    (it failed silently, and a trial table of a bundle never saved stayed, unsaid: autotune.save_bundle_with_trials)."""
+    (it failed silently, and a trial table of a bundle never saved stayed, unsaid: autotune.save_bundle_with_trials).
+    ``written``: what atomic_write's ``written`` recorded of the S3 write that created it: the object is deleted by
+    the version that write created (versions.delete_written), where a plain DELETE only hid it behind a delete marker
+    in a bucket that keeps versions, a noncurrent version billed for good."""
     if is_s3(uri):
+        if written:
+            from .versions import delete_written
+
+            for _, _, reason in delete_written(s3_client(), written)[:1]:
+                raise FastTextError(f"cannot remove {uri}: {reason}")
+            return
         bucket, key = split_s3(uri)
         with s3_errors(uri):
             s3_client().delete_object(Bucket=bucket, Key=key)

@@ -42,6 +42,7 @@ API (stable; bundles and checkpoints use it):
 """
 import contextlib
 import datetime
+import errno
 import hashlib
 import json
 import os
@@ -157,6 +158,8 @@ def _read_manifest(src, manifest_name):
         return _read_s3_manifest(src, manifest_name)[0]
     where = join(src, manifest_name)
     if not os.path.exists(src):
+        if _is_a_loop(src):  # (exists() is False for it too: "does not exist", of a name that is there)
+            raise FastTextError(f"cannot read {src}: a loop of symbolic links")
         raise FastTextError(f"{src} does not exist")
     if not os.path.isdir(src):
         raise FastTextError(f"{src} is not a directory")
@@ -168,6 +171,15 @@ def _read_manifest(src, manifest_name):
     except OSError as exc:
         raise FastTextError(f"cannot read {where}: {exc.strerror or exc}") from None
     return _parse_manifest(raw, where)
+
+
+def _is_a_loop(path):
+    """Does resolving ``path`` run into a loop of symbolic links (ELOOP)?"""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _read_s3_manifest(src, manifest_name):

@@ -91,6 +91,17 @@ def delete_version(client, bucket, key, version):
     return True
 
 
+def take_back_version(client, written):
+    """Delete the version the write ``written`` (``(bucket, key, answer)``: atomic_write's) created over an earlier
+    object, which is then the current one again, as it was (written back instead, it stayed as a noncurrent version
+    beside two more). False where there is none to delete by (the bucket keeps no versions; versioning suspended,
+    where the write replaced the null version) or S3 refuses (no s3:DeleteObjectVersion): the caller writes the
+    earlier bytes back then."""
+    bucket, key, answer = written
+    version = created_version(answer)
+    return version is not None and delete_version(client, bucket, key, version)
+
+
 def created_version(answer):
     """The version a write created, from its answer (or a HEAD's): None where there is none to delete by (the
     bucket keeps no versions, or the write got no answer), or it is the null version (versioning suspended)."""
