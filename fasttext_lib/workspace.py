@@ -7,7 +7,7 @@ and tables go to a local ``output_dir``, notebook 02's of each run in its own fo
 (:meth:`Workspace.run_folder`: a second run, of another name, replaced the first one's history), with notebook 04's
 files of that run's bundle (:meth:`Workspace.save_predictions` and the others, inference_files.py). 02's autotune
 plot and table and 04's files are recorded as written (written_record.py), and removed once 02 saves another bundle
-for the run only while they are as written. A
+for the run only while they are as written. ``output_dir`` is a local folder (an ``s3://`` one is refused). A
 relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
 notebook's folder (papermill's command line keeps the shell's unless given ``--cwd``).
 
@@ -48,6 +48,9 @@ class Workspace:
         refuse_standard_output(output_dir, "output_dir", "the notebooks' outputs", "a directory")
         # "/" is no prefix (it made keys beginning with a slash)
         self.base = storage.prefix_uri(bucket, key_path(prefix, "prefix", empty_ok=True))
+        if _is_a_uri(output_dir):  # pathlib read s3://b/out as a relative path: a local folder named s3: got the files
+            raise FastTextError(f"output_dir is a local folder (for the figures and tables), got {str(output_dir)!r}: "
+                                f"the data and bundles go to S3 by bucket and prefix, under {self.base}/")
         self.data = f"{self.base}/data"
         self.models = f"{self.base}/models"
         self._shown = Path(output_dir)
@@ -284,3 +287,11 @@ class Workspace:
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
 
+
+def _is_a_uri(output_dir):
+    """Whether ``output_dir`` is an ``s3://`` URI, or a location of another scheme (``gs://``) or an S3 URI mistyped
+    (``S3://``, ``s3:/``): storage.is_s3 refuses those as paths."""
+    try:
+        return storage.is_s3(str(output_dir))
+    except FastTextError:
+        return True

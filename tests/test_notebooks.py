@@ -238,6 +238,22 @@ def test_an_output_dir_that_is_no_folder_path_stops_the_check_cell_in_one_line(n
         run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": output_dir})
 
 
+@pytest.mark.parametrize("output_dir", ["s3://b/out", "S3://b/out", "s3:/b/out", "gs://b/out"])
+def test_an_s3_output_dir_is_refused_not_made_a_local_folder_named_s3(output_dir, tmp_path, monkeypatch):
+    """`-p output_dir s3://b/out` made a local folder named s3: (./s3:/b/out: pathlib reads the URI as a relative
+    path) and put the figures and tables there, silently. output_dir is a local folder: one line says so, and where
+    the data and bundles go instead; nothing is created."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FastTextError, match=rf"^output_dir is a local folder \(for the figures and tables\), got "
+                                            rf"{output_dir!r}: the data and bundles go to S3 by bucket and prefix, "
+                                            rf"under s3://b/p/$"):
+        Workspace("b", "p", output_dir)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("prefix, base", [("/", "s3://b"), ("", "s3://b"), (None, "s3://b"), ("/runs/a/", "s3://b/runs/a")])
 def test_a_prefix_of_slashes_alone_is_no_prefix(prefix, base, tmp_path):
     """`-p prefix /` (no prefix, written as a path's root) put the data and the models under s3://b//data and
