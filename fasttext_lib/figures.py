@@ -1,8 +1,8 @@
-"""The figures the notebooks make: drawn, shown as a notebook shows a cell's value, and known again as ours.
+"""The figures the notebooks make: drawn, shown as a notebook shows a cell's value, and marked as the library's.
 
 The figures :class:`~fasttext_lib.workspace.Workspace` saves carry :data:`FIGURE_MARK` in their PNG "Software" text
-(:func:`png_software` reads it back), so that an earlier run's plot can be removed without touching a user's own file
-of the same name.
+(:func:`png_software` reads it back): the program that drew them. It does not decide what is removed (a copy of a
+plot carries it too): an earlier run's plot is removed by its record (written_record.py), only while unchanged.
 """
 from .notebook_errors import _kernel_shell
 

@@ -5,8 +5,9 @@ The notebooks, the CLI examples and the SageMaker helpers all use one layout und
 for bundles (sagemaker_utils.py adds ``code/``, ``jobs/``, ``checkpoints/``, ``serving/``). Figures
 and tables go to a local ``output_dir``, notebook 02's of each run in its own folder, ``{output_dir}/{run_name}/``
 (:meth:`Workspace.run_folder`: a second run, of another name, replaced the first one's history), with notebook 04's
-files of that run's bundle (:meth:`Workspace.save_predictions` and the others, inference_files.py: recorded as
-written, and removed once 02 saves another bundle for the run while they are as 04 wrote them). A
+files of that run's bundle (:meth:`Workspace.save_predictions` and the others, inference_files.py). 02's autotune
+plot and table and 04's files are recorded as written (written_record.py), and removed once 02 saves another bundle
+for the run only while they are as written. ``output_dir`` is a local folder (an ``s3://`` one is refused). A
 relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
 notebook's folder (papermill's command line keeps the shell's unless given ``--cwd``).
 
@@ -20,11 +21,15 @@ from pathlib import Path
 from . import inference_files, storage
 from .errors import FastTextError, refuse_standard_output
 from .stops import keeping_stops, note_stop_line
-from .figures import FIGURE_MARK, plot_trials, png_software, show
+from .figures import FIGURE_MARK, plot_trials, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
+from .written_record import WrittenRecord
 
 # Notebook 02's autotune outputs in the run's local folder: the trial plot and table.
 AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
+# What the library wrote of them: only those, as written, are removed once another model is saved for the run.
+AUTOTUNE_RECORD = WrittenRecord("autotune_written.json", (AUTOTUNE_PLOT, AUTOTUNE_TABLE),
+                                "notebook 02's autotune search")
 # Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
 
@@ -43,6 +48,9 @@ class Workspace:
         refuse_standard_output(output_dir, "output_dir", "the notebooks' outputs", "a directory")
         # "/" is no prefix (it made keys beginning with a slash)
         self.base = storage.prefix_uri(bucket, key_path(prefix, "prefix", empty_ok=True))
+        if _is_a_uri(output_dir):  # pathlib read s3://b/out as a relative path: a local folder named s3: got the files
+            raise FastTextError(f"output_dir is a local folder (for the figures and tables), got {str(output_dir)!r}: "
+                                f"the data and bundles go to S3 by bucket and prefix, under {self.base}/")
         self.data = f"{self.base}/data"
         self.models = f"{self.base}/models"
         self._shown = Path(output_dir)
@@ -117,14 +125,16 @@ class Workspace:
 
     def save_autotune(self, trials, fig, run_name, dpi=100):
         """Notebook 02's search outputs in :meth:`run_folder`: ``autotune.png`` (``fig``, marked as ours) and
-        ``autotune_trials.csv`` (``trials``), both written in full before either replaces an older one. Returns
-        their paths."""
+        ``autotune_trials.csv`` (``trials``), both written in full before either replaces an older one, with their
+        record (:data:`AUTOTUNE_RECORD`: refused in one line where a file of yours has its name). Returns their
+        paths."""
         folder = self.run_folder(run_name)
         self._dropping_autotune.discard(folder)  # (this run's own search: they stay)
         files = self._autotune_files(trials, fig, dpi)
+        record = AUTOTUNE_RECORD.updated(folder, files, f"{' and '.join(files)} not written")
         paths = [str(folder / name) for name in files]
-        with storage.atomic_writes(paths) as written:
-            for f, data in zip(written, files.values()):
+        with storage.atomic_writes([*paths, str(folder / AUTOTUNE_RECORD.name)]) as written:
+            for f, data in zip(written, [*files.values(), record]):
                 f.write(data)
         return paths
 
@@ -154,6 +164,8 @@ class Workspace:
 
         from .autotune import SEARCHED, autotune, split_validation, stop_line
 
+        # (a file of yours named as the record, which the save would refuse: said before the minutes of the search)
+        AUTOTUNE_RECORD.check_writable(self.run_folder(run_name), "the autotune search not run")
         note_stop_line(stop_line("before the autotune search's first trial"))
         search_train, search_val = split_validation(train_data, fraction=0.2, seed=seed)
         tuned = autotune(search_train, search_val, duration=duration, base=base, refit=False)
@@ -187,14 +199,17 @@ class Workspace:
         history of a model never saved beside the run's older bundle, as if of it; and put in place after the bundle
         was saved, a rename that failed then (a file bind-mounted into a container: EBUSY) left the new bundle beside
         the older history. Returns the bundle's URI. A search's files (none where ``trained`` is not its model)
-        are put in place and back with the history; an earlier run's (of the model replaced) go once the bundle is
-        saved where this model is not a search's (:meth:`drop_autotune`), and so do notebook 04's files, of the bundle
-        replaced (:meth:`remove_inference`): they were left beside the new one, as if of it."""
+        are put in place and back with the history, and their record (:data:`AUTOTUNE_RECORD`); an earlier run's (of
+        the model replaced) go once the bundle is saved where this model is not a search's (:meth:`drop_autotune`), and
+        so do notebook 04's files, of the bundle replaced (:meth:`remove_inference`): they were left beside the new
+        one, as if of it. Both only as recorded, and unchanged."""
         from .bundle import save_bundle
 
         folder = self.run_folder(run_name)
         search_model, search_files = self._staged_autotune.get(folder, (None, {}))
-        searched = search_files if search_model is trained else {}
+        searched = dict(search_files) if search_model is trained else {}
+        if searched:  # their record, put in place with them (a file of yours named as the record: nothing saved)
+            searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved")
         paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT), *(str(folder / n) for n in searched)]
         saved = []
         # on_written: called once all files are in place; where it fails, the files they replaced are put back (the
@@ -254,38 +269,29 @@ class Workspace:
         folder = self.run_folder(run_name)
         self._staged_autotune.pop(folder, None)
         self._dropping_autotune.add(folder)
-        return self._autotune_files_of_ours(folder)
+        return AUTOTUNE_RECORD.unchanged(folder)
 
     def remove_autotune(self, run_name):
-        """Remove the autotune outputs of an earlier run of ``run_name`` from its :meth:`run_folder` now. Only files
-        this library wrote go: the table by its header (the trial table's columns), the plot by its mark; a file of
-        yours under either name, a link or a folder is left alone. Says on stderr what it removed; returns the names."""
-        folder = self.run_folder(run_name)
-        removed = []
-        for name in self._autotune_files_of_ours(folder):
-            (folder / name).unlink()
-            removed.append(name)
-        if removed:
-            print(f"removed {' and '.join(removed)} from {self.show(key_path(run_name, 'run_name'))}: an earlier autotune run's, not this model's",
-                  file=sys.stderr)
-        return removed
-
-    @staticmethod
-    def _autotune_files_of_ours(folder):
-        """The names of the autotune outputs in ``folder`` that this library wrote (see :meth:`remove_autotune`)."""
-        from .autotune import TABLE_COLUMNS, TRIAL_COLUMNS
-
-        headers = {",".join(TABLE_COLUMNS).encode(), ",".join(TRIAL_COLUMNS).encode()}  # (the 2nd: before "ended")
-        ours = {AUTOTUNE_PLOT: lambda path: png_software(path) == FIGURE_MARK,
-                AUTOTUNE_TABLE: lambda path: _first_line(path) in headers}
-        return [name for name, is_ours in ours.items()
-                if not (folder / name).is_symlink() and (folder / name).is_file() and is_ours(folder / name)]
+        """Remove the autotune outputs of an earlier run of ``run_name`` from its :meth:`run_folder` now: only those
+        the search's record (:data:`AUTOTUNE_RECORD`, written with them) says the library wrote there, each only while
+        it holds what was written, then the record. A file of yours under either name stays, and so does one of the
+        search's you changed since (said in one line on stderr), a link or a folder. Known by content (the trial
+        table's header, the plot's mark), a table of yours with those columns or a copy of an earlier plot was
+        removed. Files of a search saved before the record was kept (no record) stay too: they could be told from
+        yours only by their content. Says on stderr what it removed; returns the names."""
+        shown = self.show(key_path(run_name, "run_name"))
+        return AUTOTUNE_RECORD.remove_unchanged(self.run_folder(run_name), shown, lambda removed: print(
+            f"removed {' and '.join(removed)} from {shown}: an earlier autotune run's, not this model's",
+            file=sys.stderr))
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
 
 
-def _first_line(path):
-    """The first line of the file ``path`` (at most 64 KiB of it), without its line end, as bytes."""
-    with open(path, "rb") as f:
-        return f.readline(1 << 16).rstrip(b"\r\n")
+def _is_a_uri(output_dir):
+    """Whether ``output_dir`` is an ``s3://`` URI, or a location of another scheme (``gs://``) or an S3 URI mistyped
+    (``S3://``, ``s3:/``): storage.is_s3 refuses those as paths."""
+    try:
+        return storage.is_s3(str(output_dir))
+    except FastTextError:
+        return True

@@ -302,7 +302,7 @@ def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, ca
     ws.save_autotune(shell.user_ns["tuned"].trials, earlier, "run")  # an earlier run's, saved with its model
     plt.close(earlier)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    assert sorted(before) == ["autotune.png", "autotune_trials.csv"]
+    assert sorted(before) == ["autotune.png", "autotune_trials.csv", "autotune_written.json"]  # (and its record)
     capsys.readouterr()
     line = ("error: stopped by the user after the autotune search (1 trial), while showing its results; nothing was "
             "saved; run the cell again to start over")

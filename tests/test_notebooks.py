@@ -238,6 +238,22 @@ def test_an_output_dir_that_is_no_folder_path_stops_the_check_cell_in_one_line(n
         run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": output_dir})
 
 
+@pytest.mark.parametrize("output_dir", ["s3://b/out", "S3://b/out", "s3:/b/out", "gs://b/out"])
+def test_an_s3_output_dir_is_refused_not_made_a_local_folder_named_s3(output_dir, tmp_path, monkeypatch):
+    """`-p output_dir s3://b/out` made a local folder named s3: (./s3:/b/out: pathlib reads the URI as a relative
+    path) and put the figures and tables there, silently. output_dir is a local folder: one line says so, and where
+    the data and bundles go instead; nothing is created."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FastTextError, match=rf"^output_dir is a local folder \(for the figures and tables\), got "
+                                            rf"{output_dir!r}: the data and bundles go to S3 by bucket and prefix, "
+                                            rf"under s3://b/p/$"):
+        Workspace("b", "p", output_dir)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("prefix, base", [("/", "s3://b"), ("", "s3://b"), (None, "s3://b"), ("/runs/a/", "s3://b/runs/a")])
 def test_a_prefix_of_slashes_alone_is_no_prefix(prefix, base, tmp_path):
     """`-p prefix /` (no prefix, written as a path's root) put the data and the models under s3://b//data and
@@ -551,7 +567,7 @@ def test_autotune_outputs_are_replaced_together(tmp_path):
     ax.plot([1, 2])
     ws.save_autotune(pd.DataFrame([[1] * len(TRIAL_COLUMNS)], columns=TRIAL_COLUMNS), fig, "run")
     run = tmp_path / "run"
-    before = {name: (run / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv")}
+    before = {name: (run / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE)}
 
     class Broken:
         def to_csv(self, **kwargs):
@@ -562,6 +578,155 @@ def test_autotune_outputs_are_replaced_together(tmp_path):
         ws.save_autotune(Broken(), fig, "run")
     assert {name: (run / name).read_bytes() for name in before} == before
     assert sorted(p.name for p in run.iterdir()) == sorted(before)
+    plt.close(fig)
+
+
+# What 02's autotune search records of the plot and table it writes in the run's folder (Workspace.save_autotune,
+# save_run), as 04 does of its files.
+RECORD_OF_AUTOTUNE = "autotune_written.json"
+
+
+def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(tmp_path, capsys):
+    """remove_autotune took a file for an earlier search's by its content: a trial table of the user's with the
+    table's columns (pandas' to_csv), or a PNG marked as the library's (a copy of an earlier plot kept under that
+    name), was deleted when 02 saved a model without autotune. Only what the search's record says it wrote goes now,
+    and only while unchanged: a table it wrote that the user added to stays, with one line saying why."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from fasttext_lib.autotune import TABLE_COLUMNS
+    from fasttext_lib.figures import FIGURE_MARK, png_software
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    trials = pd.DataFrame([[1, "start", *[0] * (len(TABLE_COLUMNS) - 3), "budget"]], columns=TABLE_COLUMNS)
+    cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
+    run = ws.out / "sample"
+    run.mkdir()
+    trials.to_csv(run / "autotune_trials.csv", index=False)  # the user's own, with the trial table's columns
+    fig.savefig(run / "autotune.png", metadata={"Software": FIGURE_MARK})  # and a plot marked as the library's
+    mine = {p.name: p.read_bytes() for p in run.iterdir()}
+    assert png_software(run / "autotune.png") == FIGURE_MARK
+    exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102 - 02's autotune cell, without autotune
+    assert ws.drop_autotune("sample") == [] and ws.remove_autotune("sample") == []  # (save_run's call)
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == mine
+    assert "removed" not in capsys.readouterr().err
+
+    for name in mine:
+        (run / name).unlink()
+    ws.save_autotune(trials, fig, "sample")  # the search's, recorded
+    assert sorted(p.name for p in run.iterdir()) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE]
+    with open(run / "autotune_trials.csv", "a") as f:
+        f.write("my note\n")
+    edited = (run / "autotune_trials.csv").read_bytes()
+    capsys.readouterr()
+    assert ws.drop_autotune("sample") == ["autotune.png"]
+    assert ws.remove_autotune("sample") == ["autotune.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["autotune_trials.csv"]  # (the record gone with what it named)
+    assert (run / "autotune_trials.csv").read_bytes() == edited
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if "kept" in line] == [
+        f"kept {ws.show('sample/autotune_trials.csv')}: changed since notebook 02's autotune search wrote it"], err
+    assert f"removed autotune.png from {ws.show('sample')}: an earlier autotune run's, not this model's" in err
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("record, mine", [
+    ("04_written.json", b'{"files": {}, "my": "settings"}\n'),
+    ("04_written.json", b"my notes, not JSON\n"),
+    ("04_written.json", b'{"written_by": "notebook 02\'s autotune search (fasttext_lib)", "files": {}}'),
+    (RECORD_OF_AUTOTUNE, b'{"written_by": "me", "files": {}}\n'),
+])
+def test_a_file_of_the_users_named_as_a_record_is_refused_not_overwritten(record, mine, tmp_path, capsys):
+    """A file of the user's named 04_written.json (valid JSON or not) was written over by 04's next save, as if its
+    record: the record is known by its writer's mark now, and a file without it is refused in one line, nothing of
+    the save written; a removal finds nothing recorded in it, and leaves it. So is one named as the autotune
+    search's."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from fasttext_lib.autotune import TABLE_COLUMNS
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    run = ws.out / "run"
+    run.mkdir()
+    (run / record).write_bytes(mine)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    if record == RECORD_OF_AUTOTUNE:
+        trials = pd.DataFrame([[1, "start", *[0] * (len(TABLE_COLUMNS) - 3), "budget"]], columns=TABLE_COLUMNS)
+        saves = [lambda: ws.save_autotune(trials, fig, "run")]
+        writer, names = "notebook 02's autotune search", ["autotune.png and autotune_trials.csv"]
+        remove = ws.remove_autotune
+    else:
+        saves = [lambda: ws.save_predictions(pd.DataFrame({"label": ["1"], "probability": [0.5], "review": ["r"]}),
+                                             "run"),
+                 lambda: ws.save_confusion_matrix(fig, "run")]
+        writer, names = "notebook 04", ["04_predictions.csv", "04_confusion_matrix.png"]
+        remove = ws.remove_inference
+    for save, name in zip(saves, names):
+        with pytest.raises(FastTextError) as refused:
+            save()
+        assert str(refused.value) == (f"{name} not written: {run / record} is not {writer}'s record of the files it "
+                                      f"wrote (a file of yours?): move it away to write there"), refused.value
+        assert [p.name for p in run.iterdir()] == [record] and (run / record).read_bytes() == mine
+    assert remove("run") == [] and (run / record).read_bytes() == mine
+    assert capsys.readouterr().err == ""
+    plt.close(fig)
+
+
+def test_02s_autotune_refuses_a_file_of_the_users_named_as_its_record_before_the_search(tmp_path, s3_bucket,
+                                                                                        monkeypatch, capsys):
+    """The autotune cell checks the run's folder can take its record before the search (minutes), and the save cell
+    before it writes anything: a file of the user's named autotune_written.json is one line, and stays as it was."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import fasttext_lib.autotune as autotune_module
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    real_autotune = autotune_module.autotune
+    monkeypatch.setattr(autotune_module, "autotune",  # one trial: seconds
+                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, verbose=False, **kwargs))
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train_data, test_data = make_splits(200, 50, seed=0)
+    run = ws.out / "run"
+    run.mkdir()
+    (run / RECORD_OF_AUTOTUNE).write_text("[1, 2]\n")
+    refusal = (f"{run / RECORD_OF_AUTOTUNE} is not notebook 02's autotune search's record of the files it wrote (a "
+               f"file of yours?): move it away to write there")
+    with pytest.raises(FastTextError) as refused:
+        ws.autotune(train_data, test_data, TrainConfig(progress=False), "run", duration=600)
+    assert str(refused.value) == f"the autotune search not run: {refusal}"
+    assert "trial" not in capsys.readouterr().out  # (no search)
+
+    (run / RECORD_OF_AUTOTUNE).unlink()
+    tuned = ws.autotune(train_data, test_data, TrainConfig(progress=False), "run", duration=600)
+    (run / RECORD_OF_AUTOTUNE).write_text("[1, 2]\n")  # written between the autotune and the save cells
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    with pytest.raises(FastTextError) as refused:
+        ws.save_run(tuned.trained, "run", fig)
+    assert str(refused.value) == f"nothing saved: {refusal}"
+    assert [p.name for p in run.iterdir()] == [RECORD_OF_AUTOTUNE]  # (no history, no search files)
+    assert (run / RECORD_OF_AUTOTUNE).read_text() == "[1, 2]\n"
+    with pytest.raises(FastTextError, match="no model bundle at"):
+        ws.saved_model("run")
     plt.close(fig)
 
 
@@ -1199,8 +1364,8 @@ def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_pa
     ws.save_autotune(trials, fig, "a")  # (what a's autotune cell writes)
     exec(autotune_cell, {"autotune": False, "ws": ws, "run_name": "exp/b"})  # noqa: S102 - b's, without autotune
     assert sorted(str(p.relative_to(ws.out)) for p in ws.out.rglob("*") if p.is_file()) == [
-        "a/autotune.png", "a/autotune_trials.csv", "a/history.csv", "a/history.png", "exp/b/history.csv",
-        "exp/b/history.png"]
+        "a/autotune.png", "a/autotune_trials.csv", f"a/{RECORD_OF_AUTOTUNE}", "a/history.csv", "a/history.png",
+        "exp/b/history.csv", "exp/b/history.png"]
     assert [len(pd.read_csv(ws.out / run / "history.csv")) for run in ("a", "exp/b")] == [1, 2]
     last_cell = code_cells(read(SERIES[1]))[-1].source
     assert 'ws.show(f"{run_name}/history.csv")' in last_cell and 'ws.show(f"{run_name}/history.png")' in last_cell
@@ -1314,7 +1479,7 @@ def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_s
     ws.save_run(trained, "run", fig)
     run = ws.out / "run"
     before = {p.name: p.read_bytes() for p in run.iterdir()}
-    assert sorted(before) == ["autotune.png", "autotune_trials.csv", "history.csv", "history.png"]
+    assert sorted(before) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE, "history.csv", "history.png"]
 
     cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
     exec(cell, {"autotune": False, "ws": ws, "run_name": "run"})  # noqa: S102 - 02's autotune cell, without autotune
@@ -1384,7 +1549,8 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
     assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # the earlier model's files, all of them only
     monkeypatch.setattr(bundle, "publish_bundle", real_publish)
     ws.save_run(tuned.trained, "run", fig)  # the save cell run again
-    assert sorted(p.name for p in run.iterdir()) == ["autotune.png", "autotune_trials.csv", "history.csv", "history.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE,
+                                                     "history.csv", "history.png"]
     assert (run / "autotune_trials.csv").read_bytes() == tuned.trials.to_csv(index=False).encode()
     assert png_software(run / "autotune.png") == "fasttext_lib" and (run / "autotune.png").read_bytes() != before[
         "autotune.png"]
@@ -1528,7 +1694,7 @@ def test_02_keeps_a_04_file_the_user_changed_and_says_so(tmp_path, s3_bucket, ca
            f"replaced" in err
 
     (run / "notes.txt").write_bytes(b"mine")
-    (run / RECORD_OF_04).write_text(json.dumps({"files": {
+    (run / RECORD_OF_04).write_text(json.dumps({"written_by": "notebook 04 (fasttext_lib)", "files": {  # (04's mark)
         name: {"size": 4, "sha256": hashlib.sha256(b"mine").hexdigest()} for name in ("notes.txt", "../run/notes.txt")}}))
     save_again()
     assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png", "notes.txt"]

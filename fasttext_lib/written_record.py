@@ -1,0 +1,162 @@
+"""A record, in a run's local folder, of the files one of the notebooks' steps wrote there: what lets it remove them
+later without removing anything else.
+
+Notebook 04's files (inference_files.py) and notebook 02's autotune plot and table (workspace.Workspace) are of one
+bundle of a run; once 02 saves another bundle for the run they are stale, and go. Known by their content (a CSV
+header, a PNG mark, a ``.vec`` first line), a file of the user's under one of their names was removed too: a table
+with the same columns, a copy of an earlier plot. A file is the writer's only by its :class:`WrittenRecord` beside
+it (name, size and sha256 of each file, written once the file is in place, or with it as one set of files), and only
+while it holds what was written: one changed since is the user's now, and stays, said in one line.
+
+The record carries its writer's mark (``written_by``): a file of the record's name without it (the user's, JSON or
+not) is never written over (the write that would record into it is refused in one line), and records nothing.
+
+No record, nothing removed: files written before records were kept (by an earlier version of the library), or by
+the user, could be told apart only by their content, which is what removed users' files. A stale file left is one
+the user can delete; a file of theirs deleted is lost.
+
+The folder is always local (workspace.Workspace.out); the record is written through storage.atomic_write.
+"""
+import hashlib
+import json
+import sys
+
+from . import storage
+from .errors import FastTextError
+
+_HASHED_BLOCK = 1 << 20
+_NOT_A_RECORD = object()  # (a file of the record's name, not this writer's record)
+
+
+class WrittenRecord:
+    """The record ``name`` of the files ``writer`` (``"notebook 04"``) writes in a folder, for the names in ``outputs``
+    only: a record edited by hand to name another file (history.csv, ../x) removes nothing else."""
+
+    def __init__(self, name, outputs, writer):
+        self.name, self.outputs, self.writer = name, tuple(outputs), writer
+        self._mark = f"{writer} (fasttext_lib)"
+
+    def read(self, folder):
+        """{name: {"size", "sha256"}} of the files the record in ``folder`` names, or None: no record, or a file of
+        its name that is not this writer's record (nothing is taken for the writer's then, nor removed)."""
+        recorded = self._load(folder)
+        return None if recorded is _NOT_A_RECORD else recorded
+
+    def check_writable(self, folder, what):
+        """The record in ``folder`` ({} where none), or one error where a file of its name is not this writer's record,
+        which a write would replace: ``what`` says what is not done then (``"04_predictions.csv not written"``)."""
+        recorded = self._load(folder)
+        if recorded is _NOT_A_RECORD:
+            raise FastTextError(f"{what}: {folder / self.name} is not {self.writer}'s record of the files it wrote "
+                                f"(a file of yours?): move it away to write there")
+        return recorded or {}
+
+    def updated(self, folder, contents, what):
+        """The bytes of ``folder``'s record with the files ``contents`` ({name: bytes}) recorded, for a write of those
+        files and the record as one set (storage.atomic_writes); refused as :meth:`check_writable` says."""
+        files = self.check_writable(folder, what)
+        files.update((name, _digest_of(data)) for name, data in contents.items())
+        return self._record_bytes(files)
+
+    def add(self, folder, name, data=None):
+        """Record ``name`` in ``folder`` (as holding ``data``, else what the file now in place holds), atomically: for
+        an ``on_written`` callback, whose error puts the file back as it was, so that the file and its record agree."""
+        try:
+            files = self.check_writable(folder, f"{name} not written")
+            files[name] = _digest(folder / name) if data is None else _digest_of(data)
+            self._write(folder, files)
+        except OSError as exc:  # (a folder of that name): the file is put back as it was, as the line says
+            raise FastTextError(f"{name} not written: its record {folder / self.name} cannot be written: "
+                                f"{exc.strerror or exc}") from None
+
+    def unchanged(self, folder):
+        """The names the record in ``folder`` holds that still hold what was written (what :meth:`remove_unchanged`
+        would remove now)."""
+        recorded = self.read(folder) or {}
+        names = []
+        for name in (n for n in self.outputs if n in recorded):
+            try:
+                if _as_written(folder / name, recorded[name]):
+                    names.append(name)
+            except OSError:  # (unreadable: not known to be as written)
+                pass
+        return names
+
+    def remove_unchanged(self, folder, shown, say_removed):
+        """Remove the files the record in ``folder`` names that still hold what was written, then the record; a file
+        changed since (edited, replaced, a link or folder now) stays, said in one line on stderr (``shown``: the
+        folder as printed). ``say_removed(names)``: called where any were removed, also before an error (a file that
+        cannot be read or removed), which is raised once the others are done, with the files it left still in the
+        record. Returns the names removed."""
+        recorded = self.read(folder)
+        if recorded is None:
+            return []
+        removed, left, error = [], {}, None
+        for name in (n for n in self.outputs if n in recorded):
+            path = folder / name
+            try:
+                if not (path.exists() or path.is_symlink()):
+                    continue  # (removed meanwhile: nothing to do)
+                if not _as_written(path, recorded[name]):
+                    print(f"kept {shown}/{name}: changed since {self.writer} wrote it", file=sys.stderr)
+                    continue
+                path.unlink()
+                removed.append(name)
+            except OSError as exc:
+                left[name], error = recorded[name], error or exc
+        if removed:
+            say_removed(removed)
+        self._write(folder, left)  # (none left: the record removed)
+        if error is not None:
+            raise error
+        return removed
+
+    def _load(self, folder):
+        try:
+            record = json.loads((folder / self.name).read_bytes())
+        except FileNotFoundError:
+            return None
+        except ValueError:  # (not JSON, or not UTF-8)
+            return _NOT_A_RECORD
+        if not isinstance(record, dict) or record.get("written_by") != self._mark:
+            return _NOT_A_RECORD
+        files = record.get("files")
+        if not isinstance(files, dict):
+            return {}
+        return {name: entry for name, entry in files.items() if name in self.outputs and _is_digest(entry)}
+
+    def _record_bytes(self, files):
+        return json.dumps({"written_by": self._mark, "files": files}, indent=1).encode("utf-8")
+
+    def _write(self, folder, files):
+        if not files:
+            (folder / self.name).unlink(missing_ok=True)
+            return
+        with storage.atomic_write(str(folder / self.name), "wb") as f:
+            f.write(self._record_bytes(files))
+
+
+def _is_digest(entry):
+    return (isinstance(entry, dict) and set(entry) == {"size", "sha256"} and type(entry["size"]) is int
+            and isinstance(entry["sha256"], str))
+
+
+def _digest_of(data):
+    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _digest(path):
+    sha = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_HASHED_BLOCK), b""):
+            sha.update(block)
+            size += len(block)
+    return {"size": size, "sha256": sha.hexdigest()}
+
+
+def _as_written(path, digest):
+    """Whether ``path`` is a plain file holding what was written (its size first: a changed size needs no hashing)."""
+    if path.is_symlink() or not path.is_file() or path.stat().st_size != digest["size"]:
+        return False
+    return _digest(path) == digest
