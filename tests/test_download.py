@@ -253,12 +253,7 @@ def test_a_download_started_over_after_a_refused_range_leaves_its_bar_in_a_termi
     handler.refuse_range_once = True
     cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
 
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
-    terminal = Terminal()
-    monkeypatch.setattr("sys.stderr", terminal)
+    terminal = _terminal_on_stderr(monkeypatch)
     path = download(spec, str(cache), base_url=base_url, progress=True)
     with open(path, "rb") as f:
         assert f.read() == data
@@ -284,6 +279,18 @@ class _Portal(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+class _Terminal(io.StringIO):
+    """stderr as a terminal (progress bars draw there), its text kept."""
+    def isatty(self):
+        return True
+
+
+def _terminal_on_stderr(monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    return terminal
 
 
 def _cache_with_a_partial_download(tmp_path, spec, data):
@@ -1142,12 +1149,7 @@ def test_a_server_that_sends_the_archive_in_pieces_is_read_piece_by_piece_under_
     base_url, handler = server
     handler.cap = 100
 
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
-    terminal = Terminal()
-    monkeypatch.setattr("sys.stderr", terminal)
+    terminal = _terminal_on_stderr(monkeypatch)
     path = download(spec, str(tmp_path / "cache"), base_url=base_url, progress=True)
     with open(path, "rb") as f:
         assert f.read() == data
@@ -1316,12 +1318,7 @@ def test_a_resumed_download_s_bar_starts_at_the_bytes_already_there(archive, ser
     base_url, handler = server
     cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
 
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
-    terminal = Terminal()
-    monkeypatch.setattr("sys.stderr", terminal)
+    terminal = _terminal_on_stderr(monkeypatch)
     download(spec, str(cache), base_url=base_url, progress=True)
     first_state = next(state for state in terminal.getvalue().split("\r") if state.strip())
     assert f"| 100/{len(data)} [" in first_state, first_state

@@ -752,9 +752,9 @@ def versions_under(s3_uri, marks=("",)):
                  for kind in ("Versions", "DeleteMarkers"))
 
 
-def stopped_at_the_stall(proxy, write):
-    """``write()`` under the CLI's stop_on_signals, Ctrl-C'd as soon as the proxy holds one of its requests; then S3
-    answers it (the process lives on, as a notebook's kernel does) and the abandoned transfer ends."""
+def interrupted_at_the_stall(proxy, write):
+    """``write()`` under the CLI's stop_on_signals, Ctrl-C'd as soon as the proxy holds one of its requests
+    (``proxy.fail(..., "stall")``); returns the Interrupted it raised, the request still held."""
     import threading
 
     from fasttext_lib.stops import Interrupted, stop_on_signals
@@ -766,9 +766,16 @@ def stopped_at_the_stall(proxy, write):
     with pytest.raises(Interrupted) as raised:
         with stop_on_signals():
             write()
+    return raised.value
+
+
+def stopped_at_the_stall(proxy, write):
+    """:func:`interrupted_at_the_stall`; then S3 answers the held request (the process lives on, as a notebook's
+    kernel does) and the abandoned transfer ends."""
+    stopped = interrupted_at_the_stall(proxy, write)
     proxy.release()
     wait_for_abandoned_transfers()
-    return raised.value
+    return stopped
 
 
 @pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])
@@ -982,18 +989,7 @@ def test_lost_answer_to_the_manifest_put_is_a_success(tmp_path, s3_bucket, proxy
 def publish_stopped_at_the_stall(proxy, dest, files):
     """``storage.publish`` of ``files`` to ``dest`` under the CLI's stop_on_signals, Ctrl-C'd as soon as the proxy
     holds one of its requests (``proxy.fail(..., "stall")``); returns the Interrupted it raised."""
-    import threading
-
-    from fasttext_lib.stops import Interrupted, stop_on_signals
-
-    def interrupt():
-        assert proxy.stalled.wait(120)
-        os.kill(os.getpid(), signal.SIGINT)
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(Interrupted) as raised:
-        with stop_on_signals():
-            storage.publish(dest, files, MANIFEST, {"tag": "new"})
-    return raised.value
+    return interrupted_at_the_stall(proxy, lambda: storage.publish(dest, files, MANIFEST, {"tag": "new"}))
 
 
 def force_multipart(monkeypatch):
@@ -2481,29 +2477,24 @@ def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_clea
     slow S3). The stop took back train.csv and found no test.csv yet, and said "stopped and cleaned up"; then S3
     applied the create it had, and test.csv stood there alone, which the next run without --overwrite refuses as
     "already exists". Where the stopped create is not seen to have landed, the line now says it may yet."""
-    import threading
-
-    from fasttext_lib.stops import Interrupted, stop_message, stop_on_signals
+    from fasttext_lib.stops import stop_message
 
     prefix = f"{s3_bucket}/data"
     train, test = f"{prefix}/train.csv", f"{prefix}/test.csv"
     proxy.fail("PUT", r"/test\.csv$", "stall")
 
-    def interrupt():
-        assert proxy.stalled.wait(120)
-        os.kill(os.getpid(), signal.SIGINT)
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(Interrupted) as raised:
-        with stop_on_signals(), storage.atomic_writes([train, test], overwrite=False) as (f_train, f_test):
+    def write():
+        with storage.atomic_writes([train, test], overwrite=False) as (f_train, f_test):
             f_train.write(b'"1","new"\n')
             f_test.write(b'"1","new"\n')
+    stopped = interrupted_at_the_stall(proxy, write)
     proxy.release()  # S3 applies the create it held
     for _ in range(200):
         if _bucket_keys(prefix):
             break
         time.sleep(0.05)
     assert _bucket_keys(prefix) == ["test.csv"]
-    line = stop_message(raised.value)
+    line = stop_message(stopped)
     assert "cleaned up" not in line or test in line, line
     assert line == (f"interrupted (SIGINT); stopped and cleaned up, but {test} may still be created by its upload, "
                     f"under way when this run stopped: delete it if it is there, or run the command again with "
@@ -2518,25 +2509,16 @@ def test_a_pair_write_stopped_while_s3_holds_a_staging_upload_names_the_staging_
     take back a request S3 applies after it has gone: the line now names the staging object the upload may still
     create. A process that lives on (a notebook's kernel, as here) deletes it once S3 answers that upload. The old
     pair is whole either way."""
-    import threading
-
-    from fasttext_lib.stops import Interrupted, stop_message, stop_on_signals
+    from fasttext_lib.stops import stop_message
 
     prefix = f"{s3_bucket}/data"
     train, test = _write_pair(prefix, "old")
     proxy.fail("PUT", r"\.fasttext-staging-[0-9a-f]{16}-pair\.test$", "stall")
-
-    def interrupt():
-        assert proxy.stalled.wait(120)
-        os.kill(os.getpid(), signal.SIGINT)
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(Interrupted) as raised:
-        with stop_on_signals():
-            _write_pair(prefix, "new")
+    stopped = interrupted_at_the_stall(proxy, lambda: _write_pair(prefix, "new"))
     staged = [p for m, p, _ in proxy.log if m == "PUT" and re.search(r"staging-[0-9a-f]{16}-pair\.test$", p)]
     proxy.release()  # S3 applies the upload it held
     wait_for_abandoned_transfers()
-    assert stop_message(raised.value) == (  # (the last one put: the old pair's went first)
+    assert stop_message(stopped) == (  # (the last one put: the old pair's went first)
         f"interrupted (SIGINT); stopped and cleaned up, but the staging object s3:/{staged[-1]} may still be "
         f"created by its upload, under way when this run stopped: delete it if it is there")
     assert _bucket_keys(prefix) == ["pair.test", "pair.train"]  # deleted by its transfer, once S3 created it
