@@ -144,8 +144,9 @@ def _how_to_merge(data, pairs):
             or not all(_COMMAND_SAFE.fullmatch(c) and _COMMAND_SAFE.fullmatch(c.lower()) for c in spelled)):
         return f"the __label__ words in the file{'s' if len(files) > 1 else ''}"
     separator = _separator_bytes()
-    program = "; ".join(f"s/(?:^|{separator})\\K__label__{c}(?={separator}|$)/__label__{c.lower()}/g"
-                        for c in spelled)
+    # (a line's start may hold a UTF-8 byte order mark, Notepad's, which the reader skips before a label)
+    before = f"(?:^(?:\\xef\\xbb\\xbf)?|{separator})"
+    program = "; ".join(f"s/{before}\\K__label__{c}(?={separator}|$)/__label__{c.lower()}/g" for c in spelled)
     paths = " ".join(shlex.quote("./" + uri if uri.startswith("-") else uri) for uri in files)  # (-x: no option)
     return f"{'this file' if len(files) == 1 else 'these files'}: perl -C0 -i.bak -pe '{program}' {paths}"
 
