@@ -116,7 +116,7 @@ class WrittenRecord:
             record = json.loads((folder / self.name).read_bytes())
         except FileNotFoundError:
             return None
-        except ValueError:  # (not JSON, or not UTF-8)
+        except (ValueError, OSError):  # (not JSON, not UTF-8; a folder or a file we may not read: the user's too)
             return _NOT_A_RECORD
         if not isinstance(record, dict) or record.get("written_by") != self._mark:
             return _NOT_A_RECORD

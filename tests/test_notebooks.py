@@ -685,6 +685,23 @@ def test_a_file_of_the_users_named_as_a_record_is_refused_not_overwritten(record
     plt.close(fig)
 
 
+def test_a_folder_named_as_a_record_is_refused_in_one_line(tmp_path):
+    """A folder (or a file this process cannot read) named 04_written.json was a bare IsADirectoryError out of the
+    save; it is refused as any other file of the user's with the record's name, and stays."""
+    import pandas as pd
+
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    (ws.out / "run" / "04_written.json").mkdir(parents=True)
+    with pytest.raises(FastTextError, match=r"^04_predictions\.csv not written: .*04_written\.json is not notebook "
+                                            r"04's record"):
+        ws.save_predictions(pd.DataFrame({"label": ["1"], "probability": [0.5], "review": ["r"]}), "run")
+    assert [p.name for p in (ws.out / "run").iterdir()] == ["04_written.json"]
+    assert ws.remove_inference("run") == []
+
+
 def test_02s_autotune_refuses_a_file_of_the_users_named_as_its_record_before_the_search(tmp_path, s3_bucket,
                                                                                         monkeypatch, capsys):
     """The autotune cell checks the run's folder can take its record before the search (minutes), and the save cell
