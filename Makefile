@@ -13,6 +13,9 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml requirements/lock.txt
 	@# a PYTHON that is not there said only "make: python3.10: No such file or directory"
 	@command -v $(PYTHON) >/dev/null || { echo "error: there is no $(PYTHON) on PATH: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; }
+	@# a pyenv shim (python2, or a version that is not installed) is on PATH but printed its own paragraph, exit 127
+	@out=$$($(PYTHON) -c '' 2>&1) || { status=$$?; first=$$(printf '%s\n' "$$out" | sed -n '/[^[:space:]]/{p;q;}'); \
+	  echo "error: $(PYTHON) is on PATH but does not run (exit $$status$${first:+: $$first}): make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; }
 	@$(PYTHON) scripts/check_python.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel

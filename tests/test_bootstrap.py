@@ -54,6 +54,30 @@ def test_make_names_a_missing_python_in_one_error_line(tmp_path):
     assert not venv.exists()
 
 
+def test_make_names_a_python_that_is_on_path_but_does_not_run_in_one_error_line(tmp_path):
+    """A pyenv shim (python2, or a version .python-version names that is not installed) passes `command -v`, then
+    printed its own paragraph and exit 127 from make's first use of it, not make's one error line."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "python2"
+    shim.write_text("#!/bin/sh\n"
+                    "echo 'pyenv: python2: command not found' >&2\n"
+                    "echo >&2\n"
+                    "echo 'The python2 command exists in these Python versions:' >&2\n"
+                    "exit 127\n")
+    shim.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=python2", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                       env={**os.environ, "PATH": os.pathsep.join([str(shims), os.environ["PATH"]])})
+    assert r.returncode != 0
+    assert r.stderr.splitlines()[0] == ("error: python2 is on PATH but does not run (exit 127: pyenv: python2: command "
+                                        "not found): make needs Python 3.10 or 3.11; name one with "
+                                        "PYTHON=python3.11 (or python3.10)"), r.stderr
+    assert [line for line in r.stderr.splitlines() if not line.startswith("make:")] == r.stderr.splitlines()[:1]
+    assert not venv.exists()
+
+
 def test_the_python_check_names_the_versions_the_lock_installs_on():
     sys.path.insert(0, SCRIPTS)
     import check_python
