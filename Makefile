@@ -6,6 +6,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
+# Where pip's cache cannot be written, install without it. Root with a read-only HOME (a container) is the case:
+# pip disables its cache only for a directory it does not own, so it went on and stopped with
+# "Read-only file system: '/root/.cache'". (A cache-dir set in pip.conf is not consulted: at worst no cache.)
+PIP_CACHE_WRITABLE = $(shell dir="$${PIP_CACHE_DIR:-$${XDG_CACHE_HOME:-$$HOME/.cache}/pip}"; \
+                       mkdir -p "$$dir" 2>/dev/null && test -w "$$dir" && echo yes)
+PIP_INSTALL = $(PY) -m pip install -q$(if $(PIP_CACHE_WRITABLE),, --no-cache-dir)
+
 .PHONY: demo test nbval notebooks bench venv clean
 
 venv: $(STAMP)
@@ -18,11 +25,11 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	  echo "error: $(PYTHON) is on PATH but does not run (exit $$status$${first:+: $$first}): make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; }
 	@$(PYTHON) scripts/check_python.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip setuptools wheel
+	$(PIP_INSTALL) --upgrade pip setuptools wheel
 	# gluonnlp 0.10 ships only a source archive whose setup.py imports Cython and numpy: build it against ours.
-	$(PY) -m pip install -q -c requirements/lock.txt Cython numpy
-	$(PY) -m pip install -q -c requirements/lock.txt --no-build-isolation gluonnlp
-	$(PY) -m pip install -q -c requirements/lock.txt -e '.[dev,bench]'
+	$(PIP_INSTALL) -c requirements/lock.txt Cython numpy
+	$(PIP_INSTALL) -c requirements/lock.txt --no-build-isolation gluonnlp
+	$(PIP_INSTALL) -c requirements/lock.txt -e '.[dev,bench]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 

@@ -78,6 +78,29 @@ def test_make_names_a_python_that_is_on_path_but_does_not_run_in_one_error_line(
     assert not venv.exists()
 
 
+def _pip_installs_planned(tmp_path, home):
+    """The pip commands `make venv` would run (a dry run: nothing is installed), with ``home`` as HOME."""
+    env = {name: value for name, value in os.environ.items() if name not in ("PIP_CACHE_DIR", "XDG_CACHE_HOME")}
+    r = subprocess.run(["make", "--no-print-directory", "-n", "venv", f"VENV={tmp_path / 'venv'}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG, env={**env, "HOME": str(home)})
+    assert r.returncode == 0, r.stderr
+    return [line for line in r.stdout.splitlines() if "-m pip install" in line]
+
+
+def test_make_installs_without_pip_s_cache_where_the_cache_cannot_be_written(tmp_path):
+    """Root with a read-only HOME: pip keeps its cache on (it only checks who owns the directory) and then stopped
+    with "Read-only file system: '/root/.cache'". A HOME that is a file stands in for it: nothing can be made in it,
+    for root too."""
+    unwritable = tmp_path / "home"
+    unwritable.write_text("")
+    installs = _pip_installs_planned(tmp_path, unwritable)
+    assert len(installs) == 4 and all("--no-cache-dir" in line for line in installs), installs
+    writable = tmp_path / "writable_home"
+    writable.mkdir()
+    installs = _pip_installs_planned(tmp_path, writable)
+    assert len(installs) == 4 and not any("--no-cache-dir" in line for line in installs), installs
+
+
 def test_the_python_check_names_the_versions_the_lock_installs_on():
     sys.path.insert(0, SCRIPTS)
     import check_python
