@@ -228,6 +228,30 @@ def test_download_restarts_when_the_server_ignores_range(archive, server, tmp_pa
         assert f.read() == data
 
 
+@pytest.mark.parametrize("cut_at, kept, said", [
+    (50, 100, r"connection lost after 50 of \d+ bytes of the archive sent again from its start \(the server ignored "
+              r"the request to resume\); the partial download .* is kept as it was before this answer \(100 bytes\): "
+              r"run again to resume \(delete it to start over\)$"),
+    (150, 150, r"connection lost after 150 of \d+ bytes; the partial download .* is kept: run again to resume$")])
+def test_a_resume_answered_with_the_whole_archive_cut_short_never_leaves_less_than_the_part_held(
+        archive, server, tmp_path, cut_at, kept, said):
+    """A server that ignores Range answers a resume with the whole archive (200): the .part was truncated at once and
+    rewritten, so a 200 cut short left less than the .part held (a Yelp .part of 150 MB cut back to a few MB). The
+    .part is kept as it was until the new body has grown past it; a rerun resumes from the longer of the two."""
+    spec, data = archive
+    base_url, handler = server
+    handler.ignore_range, handler.truncate_at = True, cut_at
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError) as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert part.read_bytes() == data[:kept] and os.listdir(cache) == [part.name]  # (no temporary left behind)
+    assert re.match(rf"cannot download {base_url}{spec.filename}: {said}", str(exc.value)), str(exc.value)
+    handler.ignore_range, handler.truncate_at = False, None
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", f"bytes={kept}-")
+    assert hashlib.md5(open(path, "rb").read()).hexdigest() == spec.md5
+
+
 def test_interrupted_download_keeps_the_part_and_resumes(archive, server, tmp_path):
     spec, data = archive
     base_url, handler = server
