@@ -291,7 +291,8 @@ class _StallWatch:
 
 
 def _refuse_a_damaged_body(out, error, body, url, part, spec):
-    """Refuse a body that cannot be the archive: longer than it (the .part deleted), or than the range its
+    """Refuse a body that cannot be the archive: longer than it (the .part deleted; a gzip-encoded answer to a resume,
+    whose start matched the .part: the .part cut back to what it held before this answer), or than the range its
     Content-Range announced (the .part cut back to what it held before this answer: the good bytes of the pieces
     before, deleted with it), or a gzip encoding that cannot be decoded (deleted)."""
     if out.tell() > _last_byte(body, spec):
@@ -302,6 +303,12 @@ def _refuse_a_damaged_body(out, error, body, url, part, spec):
                 remove_if_there(part)
             raise FastTextError(f"cannot download {url}: the server sends more than the bytes {body.first}-"
                                 f"{body.end - 1} its Content-Range announced{_kept_as_before(part, body.start)}")
+        if body.encoding and body.start:  # (its start was compared with the .part's: only what it appended is bad)
+            out.truncate(body.start)
+            out.close()
+            raise FastTextError(f"cannot download {url}: the server sends the archive gzip-encoded again "
+                                f"(Content-Encoding), and it decodes to more than the {spec.size} bytes expected"
+                                f"{_kept_as_before(part, body.start)}")
         out.close()
         fail_verification(part, url, f"the server sends more than the {spec.size} bytes expected")
     if isinstance(error, zlib.error):  # (its bytes damaged on the way: what was decoded cannot be trusted)

@@ -1525,6 +1525,29 @@ def test_a_gzip_encoding_damaged_on_the_way_is_not_trusted_and_its_partial_downl
         assert f.read() == data
 
 
+def test_a_gzipped_answer_to_a_resume_that_decodes_past_the_archive_keeps_the_partial_download(archive, server,
+                                                                                               tmp_path):
+    """A gzip-encoded answer to a resume whose start matched the .part but that decodes to more than the archive:
+    the .part (hundreds of MB of a Yelp download) was deleted. It is kept as it was before that answer, the line says
+    so, and a rerun against a sound server resumes it."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = "gzip"
+    handler.files = {f"/mirror/{spec.filename}": data + b"more than the archive"}
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError, match=rf"^cannot download .*: the server sends the archive gzip-encoded again "
+                                            rf"\(Content-Encoding\), and it decodes to more than the {spec.size} "
+                                            rf"bytes expected; the partial download {part} is kept as it was before "
+                                            rf"this answer \(100 bytes\): run again to resume") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and part.read_bytes() == data[:100]
+    handler.files = {f"/mirror/{spec.filename}": data}
+    handler.encoding = None
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", "bytes=100-")
+    assert hashlib.md5(open(path, "rb").read()).hexdigest() == spec.md5
+
+
 def test_an_archive_sent_in_an_encoding_not_decoded_here_is_named_not_a_retry(archive, server, tmp_path):
     """``Content-Encoding: br`` (or any but gzip): the line says what the server does, not "run again to retry"."""
     spec, data = archive
