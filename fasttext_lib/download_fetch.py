@@ -54,7 +54,7 @@ def fetch(url, part, spec, progress):
                                                   unit_scale=True, unit_divisor=1024))
                 else:  # (a piece that sends again bytes the .part holds counts them again as they are compared)
                     pbar.update(body.start - body.held - pbar.n)
-                with _part_to_write(part, body.start) as out, _part_to_compare(part, body) as have:
+                with _part_to_write(part, body) as out, _part_to_compare(part, body) as have:
                     read = _body_reader(response, body.encoding)
                     error = _copy_body(read, out, have, body, pbar, stall, url, part, spec)
                     _refuse_a_damaged_body(out, error, body, url, part, spec)
@@ -91,12 +91,16 @@ class _Body:
     written again (a gzip-encoded answer to a resume, read from its start; a range from before the .part's end),
     counted down as they are compared; ``end``: the archive's byte the body ends at (the archive's size, or a range's
     end: a piece of it), None when nothing announces it (no length, or the encoding's); ``encoding``: its
-    Content-Encoding (``""``: none)."""
+    Content-Encoding (``""``: none); ``outgrows``: for the whole archive answering a resume (a server ignoring Range),
+    the .part's size: the body is written to a sibling (_staged) that replaces the .part only once it holds more
+    (written over at once, a body cut short left less than the .part held: a Yelp .part of 150 MB cut back to a few
+    MB), set to 0 then (0: the body is written to the .part itself)."""
 
     start: int
     held: int
     end: Optional[int]
     encoding: str
+    outgrows: int = 0
 
     @property
     def first(self):
@@ -113,13 +117,13 @@ def _where_the_body_goes(response, offset, url, part, spec):
         refuse_a_page(response, None, url, spec, kept)  # (first: a page in any encoding is named as one)
         refuse_an_encoding(encoding, response, url, part, spec, offset)
         return _Body(offset, offset, None, encoding)
-    first, end = offset, spec.size
+    first, end, outgrows = offset, spec.size, 0
     sent = range_sent(response) if response.status == 206 else None
     if response.status != 206:  # the server ignored Range and sends the whole file: start over
         refuse_a_page(response, length, url, spec, kept)
         if offset:
             _refuse_to_restart_for_another_length(length, offset, url, part, spec)
-        first = offset = 0
+        first, offset, outgrows = 0, 0, offset
     elif sends_the_whole(response, length, spec):  # (a 206 from byte 0 whatever the range asked: it was appended)
         first = 0  # (its start compared with the .part: written anew, one cut short left less than the .part held)
     elif sent is None:  # (no Content-Range: which bytes it holds is a guess)
@@ -139,7 +143,7 @@ def _where_the_body_goes(response, offset, url, part, spec):
         fail_verification(part, url, f"server sends {length} bytes, expected {spec.size}")
     if length is None and sent is None:
         end = None  # (no length announced: the connection's close is the body's only end)
-    return _Body(offset, offset - first, end, "")
+    return _Body(offset, offset - first, end, "", outgrows)
 
 
 def _refuse_to_restart_for_another_length(length, offset, url, part, spec):
@@ -154,11 +158,42 @@ def _refuse_to_restart_for_another_length(length, offset, url, part, spec):
                             f"over)")
 
 
-def _part_to_write(part, start):
-    """``part`` opened to be continued from byte ``start`` (appended to), or written anew (``start`` 0)."""
+@contextlib.contextmanager
+def _part_to_write(part, body):
+    """``part`` opened to be continued from byte ``body.start`` (appended to), or written anew (``start`` 0): into
+    its sibling (_staged) while ``body.outgrows``, removed if it never grew past the .part (which stays as it was)."""
+    if not body.outgrows:
+        with _opened_to_write(part, body.start) as out:
+            yield out
+        return
+    staged = _staged(part)
+    remove_if_there(staged)  # (one a killed download left behind)
+    try:
+        with _opened_to_write(staged, 0) as out:
+            yield out
+    finally:
+        if body.outgrows:
+            remove_if_there(staged)
+
+
+def _opened_to_write(path, start):
+    """``path`` opened to be continued from byte ``start`` (appended to), or written anew (``start`` 0)."""
     # (O_NOFOLLOW: a link put there since partial_size looked is refused, not followed out of the cache)
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if start else os.O_TRUNC)
-    return os.fdopen(os.open(part, flags, 0o666), "ab" if start else "wb")
+    return os.fdopen(os.open(path, flags, 0o666), "ab" if start else "wb")
+
+
+def _staged(part):
+    """Where the whole archive answering a resume is written until it holds more than the .part."""
+    return part + ".new"
+
+
+def _replace_the_part_once_outgrown(out, body, part):
+    """A body written anew to _staged replaces the .part once it holds more (its file stays open: the rest of the body
+    is written to the .part)."""
+    if body.outgrows and out.tell() > body.outgrows:
+        os.replace(_staged(part), part)
+        body.outgrows = 0
 
 
 def _part_to_compare(part, body):
@@ -192,6 +227,7 @@ def _copy_body(read, out, have, body, pbar, stall, url, part, spec):
             block = block[same:]
         out.write(block)
         out.flush()  # (on disk as it arrives: a kill -9 keeps all of it, and the progress can be seen there)
+        _replace_the_part_once_outgrown(out, body, part)
         pbar.update(len(block))
         stall.count(len(block))
         stall.check(out.tell())
@@ -255,17 +291,24 @@ class _StallWatch:
 
 
 def _refuse_a_damaged_body(out, error, body, url, part, spec):
-    """Refuse a body that cannot be the archive: longer than it (the .part deleted), or than the range its
+    """Refuse a body that cannot be the archive: longer than it (the .part deleted; a gzip-encoded answer to a resume,
+    whose start matched the .part: the .part cut back to what it held before this answer), or than the range its
     Content-Range announced (the .part cut back to what it held before this answer: the good bytes of the pieces
     before, deleted with it), or a gzip encoding that cannot be decoded (deleted)."""
     if out.tell() > _last_byte(body, spec):
         if body.end is not None:  # (only a Content-Range with no Content-Length: http.client stops at a length)
             out.truncate(body.start)
             out.close()
-            if not body.start:
+            if not body.start and not body.outgrows:  # (a body staged: the .part was not touched)
                 remove_if_there(part)
             raise FastTextError(f"cannot download {url}: the server sends more than the bytes {body.first}-"
                                 f"{body.end - 1} its Content-Range announced{_kept_as_before(part, body.start)}")
+        if body.encoding and body.start:  # (its start was compared with the .part's: only what it appended is bad)
+            out.truncate(body.start)
+            out.close()
+            raise FastTextError(f"cannot download {url}: the server sends the archive gzip-encoded again "
+                                f"(Content-Encoding), and it decodes to more than the {spec.size} bytes expected"
+                                f"{_kept_as_before(part, body.start)}")
         out.close()
         fail_verification(part, url, f"the server sends more than the {spec.size} bytes expected")
     if isinstance(error, zlib.error):  # (its bytes damaged on the way: what was decoded cannot be trusted)
@@ -286,8 +329,12 @@ def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):
     # resumes where this one stopped.
     cut = not read.complete if body.encoding else body.end is not None and out.tell() < body.end
     if error or cut:
+        why = f" ({error.__class__.__name__})" if error else ""
+        kept = (f" of the archive sent again from its start (the server ignored the request to resume)"
+                f"{_kept_as_before(part, body.outgrows)}" if body.outgrows
+                else f"; the partial download {part} is kept: run again to resume")
         raise FastTextError(f"cannot download {url}: connection lost after {out.tell()} of {spec.size} "
-                            f"bytes{f' ({error.__class__.__name__})' if error else ''}; run again to resume")
+                            f"bytes{why}{kept}")
     if body.held:  # (the whole body was shorter than the .part: it is no archive of which the .part is a start)
         raise FastTextError(f"cannot download {url}: the server sends the archive gzip-encoded again "
                             f"(Content-Encoding), and it is shorter than the {body.start} bytes of the partial "

@@ -228,6 +228,30 @@ def test_download_restarts_when_the_server_ignores_range(archive, server, tmp_pa
         assert f.read() == data
 
 
+@pytest.mark.parametrize("cut_at, kept, said", [
+    (50, 100, r"connection lost after 50 of \d+ bytes of the archive sent again from its start \(the server ignored "
+              r"the request to resume\); the partial download .* is kept as it was before this answer \(100 bytes\): "
+              r"run again to resume \(delete it to start over\)$"),
+    (150, 150, r"connection lost after 150 of \d+ bytes; the partial download .* is kept: run again to resume$")])
+def test_a_resume_answered_with_the_whole_archive_cut_short_never_leaves_less_than_the_part_held(
+        archive, server, tmp_path, cut_at, kept, said):
+    """A server that ignores Range answers a resume with the whole archive (200): the .part was truncated at once and
+    rewritten, so a 200 cut short left less than the .part held (a Yelp .part of 150 MB cut back to a few MB). The
+    .part is kept as it was until the new body has grown past it; a rerun resumes from the longer of the two."""
+    spec, data = archive
+    base_url, handler = server
+    handler.ignore_range, handler.truncate_at = True, cut_at
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError) as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert part.read_bytes() == data[:kept] and os.listdir(cache) == [part.name]  # (no temporary left behind)
+    assert re.match(rf"cannot download {base_url}{spec.filename}: {said}", str(exc.value)), str(exc.value)
+    handler.ignore_range, handler.truncate_at = False, None
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", f"bytes={kept}-")
+    assert hashlib.md5(open(path, "rb").read()).hexdigest() == spec.md5
+
+
 def test_interrupted_download_keeps_the_part_and_resumes(archive, server, tmp_path):
     spec, data = archive
     base_url, handler = server
@@ -1499,6 +1523,29 @@ def test_a_gzip_encoding_damaged_on_the_way_is_not_trusted_and_its_partial_downl
     handler.damaged = False
     with open(download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
+
+
+def test_a_gzipped_answer_to_a_resume_that_decodes_past_the_archive_keeps_the_partial_download(archive, server,
+                                                                                               tmp_path):
+    """A gzip-encoded answer to a resume whose start matched the .part but that decodes to more than the archive:
+    the .part (hundreds of MB of a Yelp download) was deleted. It is kept as it was before that answer, the line says
+    so, and a rerun against a sound server resumes it."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = "gzip"
+    handler.files = {f"/mirror/{spec.filename}": data + b"more than the archive"}
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError, match=rf"^cannot download .*: the server sends the archive gzip-encoded again "
+                                            rf"\(Content-Encoding\), and it decodes to more than the {spec.size} "
+                                            rf"bytes expected; the partial download {part} is kept as it was before "
+                                            rf"this answer \(100 bytes\): run again to resume") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and part.read_bytes() == data[:100]
+    handler.files = {f"/mirror/{spec.filename}": data}
+    handler.encoding = None
+    path = download(spec, str(cache), base_url=base_url, progress=False)
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", "bytes=100-")
+    assert hashlib.md5(open(path, "rb").read()).hexdigest() == spec.md5
 
 
 def test_an_archive_sent_in_an_encoding_not_decoded_here_is_named_not_a_retry(archive, server, tmp_path):
