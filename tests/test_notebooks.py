@@ -702,6 +702,15 @@ def test_a_folder_named_as_a_record_is_refused_in_one_line(tmp_path):
     assert ws.remove_inference("run") == []
 
 
+def _autotune_of_one_trial(monkeypatch):
+    """02's autotune cell's search cut to one trial (seconds), quietly."""
+    import fasttext_lib.autotune as autotune_module
+
+    real_autotune = autotune_module.autotune
+    monkeypatch.setattr(autotune_module, "autotune",
+                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, verbose=False, **kwargs))
+
+
 def test_02s_autotune_refuses_a_file_of_the_users_named_as_its_record_before_the_search(tmp_path, s3_bucket,
                                                                                         monkeypatch, capsys):
     """The autotune cell checks the run's folder can take its record before the search (minutes), and the save cell
@@ -711,15 +720,12 @@ def test_02s_autotune_refuses_a_file_of_the_users_named_as_its_record_before_the
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    import fasttext_lib.autotune as autotune_module
     from conftest import make_splits
     from fasttext_lib.config import TrainConfig
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    real_autotune = autotune_module.autotune
-    monkeypatch.setattr(autotune_module, "autotune",  # one trial: seconds
-                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, verbose=False, **kwargs))
+    _autotune_of_one_trial(monkeypatch)
     ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
     train_data, test_data = make_splits(200, 50, seed=0)
     run = ws.out / "run"
@@ -1528,7 +1534,6 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    import fasttext_lib.autotune as autotune_module
     from conftest import make_splits
     from fasttext_lib import bundle
     from fasttext_lib.autotune import TRIAL_COLUMNS
@@ -1538,9 +1543,7 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
     from fasttext_lib.train import train
     from fasttext_lib.workspace import Workspace
 
-    real_autotune = autotune_module.autotune
-    monkeypatch.setattr(autotune_module, "autotune",  # one trial: seconds
-                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, verbose=False, **kwargs))
+    _autotune_of_one_trial(monkeypatch)
     ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
     train_data, test_data = make_splits(200, 50, seed=0)
     earlier = train(train_data, test_data, TrainConfig(epochs=1, progress=False))
