@@ -294,7 +294,8 @@ def _refuse_a_damaged_body(out, error, body, url, part, spec):
     """Refuse a body that cannot be the archive: longer than it (the .part deleted; a gzip-encoded answer to a resume,
     whose start matched the .part: the .part cut back to what it held before this answer), or than the range its
     Content-Range announced (the .part cut back to what it held before this answer: the good bytes of the pieces
-    before, deleted with it), or a gzip encoding that cannot be decoded (deleted)."""
+    before, deleted with it), or a gzip encoding that cannot be decoded (deleted; answering a resume, the .part cut
+    back to what it held before this answer, whose start matched it: those bytes were had before the damage)."""
     if out.tell() > _last_byte(body, spec):
         if body.end is not None:  # (only a Content-Range with no Content-Length: http.client stops at a length)
             out.truncate(body.start)
@@ -312,6 +313,11 @@ def _refuse_a_damaged_body(out, error, body, url, part, spec):
         out.close()
         fail_verification(part, url, f"the server sends more than the {spec.size} bytes expected")
     if isinstance(error, zlib.error):  # (its bytes damaged on the way: what was decoded cannot be trusted)
+        if body.start:  # (deleted, the .part lost hundreds of MB it held before this answer; a rerun resumes it)
+            out.truncate(body.start)
+            out.close()
+            raise FastTextError(f"cannot download {url}: the server's gzip encoding of the archive cannot be decoded "
+                                f"({error}): damaged on the way?{_kept_as_before(part, body.start)}")
         out.close()
         fail_verification(part, url, f"the server's gzip encoding of it cannot be decoded: {error}")
 

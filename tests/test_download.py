@@ -1525,6 +1525,27 @@ def test_a_gzip_encoding_damaged_on_the_way_is_not_trusted_and_its_partial_downl
         assert f.read() == data
 
 
+def test_a_gzip_encoding_damaged_on_the_way_answering_a_resume_keeps_the_partial_download(archive, server,
+                                                                                          tmp_path):
+    """A gzip-encoded answer to a resume whose encoding cannot be decoded deleted the .part (hundreds of MB of a Yelp
+    download) though its bytes were had before that answer: only what the answer appended is untrusted. The .part is
+    cut back to what it held before it, the line says so, and a rerun resumes it."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.damaged = "gzip", True
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError, match=r"^cannot download .*: the server's gzip encoding of the archive cannot "
+                                            r"be decoded \(.+\): damaged on the way\?; the partial download "
+                                            rf"{part} is kept as it was before this answer \(100 bytes\): run again "
+                                            r"to resume") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+    handler.encoding, handler.damaged = None, False
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", "bytes=100-")
+
+
 def test_a_gzipped_answer_to_a_resume_that_decodes_past_the_archive_keeps_the_partial_download(archive, server,
                                                                                                tmp_path):
     """A gzip-encoded answer to a resume whose start matched the .part but that decodes to more than the archive:
