@@ -5,6 +5,7 @@ gzip-encodes again (Content-Encoding) is decoded. download.py verifies what was 
 """
 import contextlib
 import os
+import stat
 import time
 import zlib
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from typing import Optional
 
 from .download_answers import (announced_length, check_range, content_encoding, open_from_byte, range_sent,
                                refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
-from .download_cache import fail_verification, partial_size, remove_if_there
+from .download_cache import fail_verification, partial_size, refuse_a_folder, remove_if_there
 from .errors import FastTextError
 from .progress import bar
 
@@ -38,6 +39,7 @@ def fetch(url, part, spec, progress):
     with contextlib.ExitStack() as bars:
         pbar = None
         stall = _StallWatch(url, spec)  # (one for all pieces: one per piece never saw tiny pieces sent slowly)
+        _take_up_a_staged_restart(part, spec)
         while True:
             offset = _bytes_to_resume_from(part, spec)
             if offset == spec.size:  # complete already, only verification is left
@@ -71,6 +73,23 @@ def _bytes_to_resume_from(part, spec):
         remove_if_there(part)
         offset = 0
     return offset
+
+
+def _take_up_a_staged_restart(part, spec):
+    """Settle a restart a killed download left staged (_staged): it stayed in the cache (up to the .part's size) until
+    another resume happened to be answered whole, and beside the verified archive for good. The longer of it and the
+    .part is the one resumed from, the other removed; one that is no regular file, or longer than the archive, is
+    removed (a link: its target stays as it was); a folder there is refused, as one where the .part goes is."""
+    staged = _staged(part)
+    try:
+        found = os.lstat(staged)
+    except FileNotFoundError:
+        return
+    refuse_a_folder(staged, "the restart of a partial download")
+    if stat.S_ISREG(found.st_mode) and _bytes_to_resume_from(part, spec) < found.st_size <= spec.size:
+        os.replace(staged, part)
+    else:
+        os.remove(staged)
 
 
 def _answer_from_byte(url, offset, part):
@@ -167,7 +186,7 @@ def _part_to_write(part, body):
             yield out
         return
     staged = _staged(part)
-    remove_if_there(staged)  # (one a killed download left behind)
+    remove_if_there(staged)  # (a link put there since fetch began: O_NOFOLLOW refuses it, removed it is not followed)
     try:
         with _opened_to_write(staged, 0) as out:
             yield out

@@ -252,6 +252,57 @@ def test_a_resume_answered_with_the_whole_archive_cut_short_never_leaves_less_th
     assert hashlib.md5(open(path, "rb").read()).hexdigest() == spec.md5
 
 
+@pytest.mark.parametrize("part_bytes, staged_bytes, resumed_from", [
+    (100, 50, 100),  # (a kill -9 before the restart outgrew the .part: the .part is the longer)
+    (50, 150, 150),  # (the .part cut back or replaced since: the staged restart is the longer)
+    (None, 150, 150),  # (the .part deleted since)
+    (100, "past the archive", 100)])  # (longer than the archive: no start of it)
+def test_a_staged_restart_a_killed_download_left_is_taken_up_by_the_next_run(archive, server, tmp_path, part_bytes,
+                                                                             staged_bytes, resumed_from):
+    """The archive a server sends whole answering a resume is written to ``.part.new`` until it outgrows the .part;
+    a kill -9 meanwhile left it in the cache (up to the .part's size: hundreds of MB) until another resume happened to
+    be answered whole, and beside the verified archive for good. The next run resumes from the longer of the two and
+    removes the other: the longer is never lost."""
+    spec, data = archive
+    base_url, handler = server
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    part = cache / (spec.filename + ".part")
+    if part_bytes is not None:
+        part.write_bytes(data[:part_bytes])
+    staged = cache / (spec.filename + ".part.new")
+    staged.write_bytes(data + b"more" if staged_bytes == "past the archive" else data[:staged_bytes])
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", f"bytes={resumed_from}-")]
+    assert os.listdir(cache) == [spec.filename]
+
+
+@pytest.mark.parametrize("kind", ["link", "folder"])
+def test_a_staged_restart_that_is_no_file_is_removed_and_a_folder_there_named_and_kept(archive, server, tmp_path,
+                                                                                       kind):
+    """A link where a restart is staged is removed (its target, a file of the user's, stays as it was) and the .part
+    resumed; a folder there is someone's: named, left alone, the .part kept."""
+    spec, data = archive
+    base_url, handler = server
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    staged = cache / (spec.filename + ".part.new")
+    victim = tmp_path / "notes.txt"
+    victim.write_bytes(data + b"the user's own notes\n")  # (longer than the .part, than the archive even)
+    if kind == "link":
+        staged.symlink_to(victim)
+        with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+            assert f.read() == data
+        assert os.listdir(cache) == [spec.filename] and handler.log[-1][1] == "bytes=100-"
+    else:
+        (staged / "mine").mkdir(parents=True)
+        with pytest.raises(FastTextError, match=rf"^the download cache holds a folder {staged} where the restart of a "
+                                                r"partial download goes: move it away") as exc:
+            download(spec, str(cache), base_url=base_url, progress=False)
+        assert "\n" not in str(exc.value) and (staged / "mine").is_dir() and part.read_bytes() == data[:100]
+    assert victim.read_bytes() == data + b"the user's own notes\n"
+
+
 def test_interrupted_download_keeps_the_part_and_resumes(archive, server, tmp_path):
     spec, data = archive
     base_url, handler = server
