@@ -240,15 +240,16 @@ def _copy_body(read, out, have, body, pbar, stall, url, part, spec):
         if not block:
             return error
         if body.held:  # (a gzip-encoded answer to a resume: its start is what the .part holds already)
+            compared_from = body.first
             same = _compare_with_the_part(block, have, body, url, part)
             pbar.update(same)
-            stall.count(same)
+            stall.count(compared_from, same)
             block = block[same:]
         out.write(block)
         out.flush()  # (on disk as it arrives: a kill -9 keeps all of it, and the progress can be seen there)
         _replace_the_part_once_outgrown(out, body, part)
         pbar.update(len(block))
-        stall.count(len(block))
+        stall.count(out.tell() - len(block), len(block))
         stall.check(out.tell())
         if out.tell() > _last_byte(body, spec):  # (a response of no announced length: a page, or an endless stream,
             return None  # was written until it ended, however far past the archive: tens of GB, a full disk)
@@ -288,14 +289,25 @@ def _compare_with_the_part(block, have, body, url, part):
 
 class _StallWatch:
     """Stops a download whose server sends fewer than _STALL_MIN_BYTES in a window of _STALL_WINDOW_S, whatever the
-    pieces (answers) they came in: the time between them (a new request each) is in the window too."""
+    pieces (answers) they came in: the time between them (a new request each) is in the window too.
+
+    Only bytes not had yet in this run count: ones a server sends again (pieces that each begin before where they were
+    asked to, from byte 0 even) counted, and such a server, gaining a few bytes an answer, was never stopped. The
+    bytes a .part holds from an earlier run count the first time they come (a gzip-encoded resume is read from the
+    archive's start): counted as none, a resume whose .part takes longer than a window to be sent again would be
+    stopped at every rerun alike, never finished."""
 
     def __init__(self, url, spec):
         self._url, self._spec = url, spec
         self._window_start, self._window_bytes = time.monotonic(), 0
+        self._had = 0  # the archive's bytes up to here have come in this run
 
-    def count(self, size):
-        self._window_bytes += size
+    def count(self, first, size):
+        """Count ``size`` bytes that came, the archive's from byte ``first``."""
+        new_from, end = max(first, self._had), first + size
+        if end > new_from:
+            self._window_bytes += end - new_from
+            self._had = end
 
     def check(self, written):
         """Refuse a window that has ended with too few bytes (``written``: the .part's size, for the message)."""
@@ -303,7 +315,7 @@ class _StallWatch:
         if elapsed >= _STALL_WINDOW_S:
             if self._window_bytes < _STALL_MIN_BYTES:
                 raise FastTextError(f"cannot download {self._url}: the server sends too slowly ({self._window_bytes} "
-                                    f"bytes in {elapsed:.3g} s, {written} of {self._spec.size} so far); "
+                                    f"new bytes in {elapsed:.3g} s, {written} of {self._spec.size} so far); "
                                     f"the partial download is kept: run again to resume (or pass "
                                     f"--base-url a faster mirror)")
             self._window_start, self._window_bytes = time.monotonic(), 0

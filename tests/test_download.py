@@ -72,6 +72,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     prefix_once = False
     cap = None  # every request answered 206 with at most this many bytes from where it asks (a server's range limit)
     piece_delay = None  # with cap: wait this many seconds before each answer (a server slow to send each piece)
+    pieces_from_zero = False  # with cap: each piece begins at byte 0 (the bytes before where it asks sent again)
     # With cap: the piece asked for from this byte on is a bad one (``bad_piece``): "length", its Content-Length
     # disagrees with its Content-Range; "overlong", no Content-Length and more bytes than its Content-Range says;
     # "size", its Content-Range gives the archive another size.
@@ -100,7 +101,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if self.bad_piece_from is not None and start >= self.bad_piece_from:
                 self._send_a_bad_piece(data, start, end)
                 return
-            self._send_range(data, start, end)
+            self._send_range(data, 0 if self.pieces_from_zero else start, end)
             return
         if self.headers.get("Range") and self.no_content_range:
             start = int(self.headers["Range"].split("=")[1].split("-")[0])
@@ -1328,6 +1329,59 @@ def test_a_server_sending_tiny_pieces_slowly_is_stopped_and_a_slow_steady_one_is
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
     assert f"bytes={kept}-" in [rng for _, rng in handler.log]  # resumed where the slow server was stopped
+
+
+def _incompressible(size):
+    """``size`` bytes that gzip cannot shrink, the same every run, as a 2-class dataset's archive: (spec, data)."""
+    data = b"".join(hashlib.sha256(str(i).encode()).digest() for i in range(size // 32 + 1))[:size]
+    return ZhangDataset(NAME, f"https://example.invalid/mirror/{NAME}_csv.tgz", size, hashlib.md5(data).hexdigest(),
+                        2), data
+
+
+def test_a_server_resending_what_was_had_with_each_tiny_piece_is_stopped(server, tmp_path, monkeypatch):
+    """The stall watch counted the bytes a piece sends again (from before where it was asked to start, compared with
+    the .part) as progress: a server answering every range from byte 0 to a few bytes past where it was asked sent
+    kilobytes a window, and so was never stopped, though the download gained a few bytes an answer (a 158 MB
+    archive: years). Only bytes not yet had in this run count: a rerun stops it with the .part kept."""
+    import fasttext_lib.download_fetch as dl
+
+    spec, data = _incompressible(4000)
+    _serve(server, spec, data)
+    base_url, handler = server
+    monkeypatch.setattr(dl, "_STALL_WINDOW_S", 0.5)
+    monkeypatch.setattr(dl, "_STALL_MIN_BYTES", 1000)  # (at most ~250 new bytes in a window: 10 bytes per 20 ms)
+    handler.cap, handler.piece_delay, handler.pieces_from_zero = 10, 0.02, True
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    part = cache / (spec.filename + ".part")
+    part.write_bytes(data[:2000])  # (its bytes, sent again by the first answer, are read once: they count then)
+    with pytest.raises(FastTextError, match=r"^cannot download .*: the server sends too slowly .*the partial download "
+                                            r"is kept: run again to resume") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value)
+    kept = part.stat().st_size
+    assert 2000 < kept < len(data) and data.startswith(part.read_bytes())
+
+
+def test_a_gzipped_resume_reading_what_the_part_holds_for_longer_than_a_window_is_not_stopped(server, tmp_path,
+                                                                                              monkeypatch):
+    """A resume the server answers gzip-encoded is read from the archive's start: the bytes the .part holds come first,
+    compared, not written. Read at a steady rate above the minimum, they are progress the first time they come in a
+    run (counted as none, every resume of a .part sent again for longer than a window would stop each rerun alike)."""
+    import fasttext_lib.download_fetch as dl
+
+    spec, data = _incompressible(4000)
+    _serve(server, spec, data)
+    base_url, handler = server
+    monkeypatch.setattr(dl, "_STALL_WINDOW_S", 0.5)
+    monkeypatch.setattr(dl, "_STALL_MIN_BYTES", 300)  # (~1500-2000 bytes a second: 20 bytes per 10 ms)
+    handler.encoding, handler.slow = "gzip", 20
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / (spec.filename + ".part")).write_bytes(data[:3000])  # (~1.5 s of bytes sent again: three windows)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", None)  # (read from its start, not started over)
 
 
 def test_a_download_in_pieces_stopped_between_two_of_them_is_resumed_by_a_rerun(archive, server, tmp_path,
