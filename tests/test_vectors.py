@@ -789,6 +789,23 @@ def test_pretrained_vectors_dash_points_at_dev_stdin(tmp_path, monkeypatch):
     assert not (tmp_path / "out").exists()
 
 
+def test_pretrained_vectors_dash_is_refused_by_the_python_api_too(splits, vec_file, tmp_path, monkeypatch):
+    """``-`` was refused for the vectors by the command line only: ``TrainConfig(pretrained_vectors="-")`` (and
+    autotune or a notebook given it) trained, then stopped at "no such file: -". The config refuses it in the
+    command line's line, naming the setting (a file named ``-`` in the working directory is still read)."""
+    from dataclasses import replace
+
+    monkeypatch.chdir(tmp_path)
+    said = ("^pretrained_vectors -: the vectors are not read from '-'; to read them from standard input give "
+            "pretrained_vectors /dev/stdin$")
+    with pytest.raises(FastTextError, match=said):
+        config(pretrained_vectors="-")
+    with pytest.raises(FastTextError, match=said):
+        replace(config(), pretrained_vectors="-")
+    (tmp_path / "-").write_bytes(vec_file.read_bytes())
+    assert train(*splits, config(pretrained_vectors="-")).pretrained["file"] == str(tmp_path / "-")
+
+
 def test_vectors_from_a_pipe_are_read_once_and_start_their_rows(tmp_path, splits, vocab_words):
     """``--pretrained-vectors <(zcat wiki.en.vec.gz)`` (a pipe, /dev/fd/N): the file's start was checked before the
     data, which used up the pipe, so the read for the vocabulary's rows met an empty one: "empty file", of a file
