@@ -207,6 +207,8 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
     config[UNICODE_DATA_VERSION] = unicodedata.unidata_version
     if getattr(trained, "pretrained", None):  # pretrained.describe: the .vec file the table started from
         config["pretrained_vectors"] = dict(trained.pretrained)
+        # and train_config names it so too: as given (v/w.vec) it named nothing once the bundle was elsewhere
+        config["train_config"]["pretrained_vectors"] = trained.pretrained["file"]
     metrics = metrics_summary(trained, compact)
     if data is not None:
         metrics["data"] = data

@@ -12,7 +12,8 @@ prefix) with ``config.json`` as its manifest::
     config.json                      format version, labels, label names ({raw label: name} when
                                      known, label_names.py), model shape, n-gram settings,
                                      normalization, the training config (and "pretrained_vectors":
-                                     the .vec file the table started from), and "files": the stored
+                                     the .vec file the table started from, named as the training
+                                     config names it: an absolute path or an S3 URI), and "files": the stored
                                      name, size and sha256 of each file below (written last)
     model-<publish id>.params        the Gluon parameters (``save_parameters``)
     vocab-<publish id>.json          the GluonNLP vocabulary

@@ -373,11 +373,13 @@ def refuse_other_settings(checkpoint_dir, search, config):
     when a setting of ``config`` known without the data differs from the one it was written with: that refusal came
     only after the whole training data was read (minutes at Yelp size), though nothing of it depended on the data.
     Settings left to the data (lr, batch_size unset) are compared by :func:`load_checkpoint`, with the data, as is
-    every other fault of the checkpoint. Not where SageMaker's synced directory holds older checkpoints too: an
-    incomplete newest one is set aside there, and the one resumed may be an older one."""
-    if not search.epochs or (search.synced and len(search.epochs) > 1):
+    every other fault of the checkpoint. In SageMaker's synced directory an incomplete newest one is set aside and an
+    older one resumed: the one compared is the one the resume reads (:func:`_resumed_epoch`); the whole directory
+    was let through, and a job of other settings read all its data before it was refused."""
+    epoch = _resumed_epoch(checkpoint_dir, search)
+    if epoch is None:
         return
-    where = _epoch_dir(checkpoint_dir, search.epochs[-1])
+    where = _epoch_dir(checkpoint_dir, epoch)
     try:
         meta = storage.read_manifest(where, CHECKPOINT_MARKER)
         _check_meta(where, meta)
@@ -387,6 +389,35 @@ def refuse_other_settings(checkpoint_dir, search, config):
     if found:
         raise FastTextError(f"{_different_run_line(where, meta, config, found)}; use another --checkpoint-dir or "
                             f"remove it")
+
+
+def _resumed_epoch(checkpoint_dir, search):
+    """The epoch of ``search`` a resume reads (``None``: none): the newest, or in SageMaker's synced directory the
+    newest whose files are all there at the sizes its checkpoint.json gives, as :func:`load_checkpoint` sets aside
+    one a cut-short sync left without them. (One whose file has its size but not its content is set aside too, known
+    only from the checksums, which reading gigabytes to compare settings would not be worth: its settings are
+    compared, and the resume says what it finds.)"""
+    epochs = list(search.epochs)
+    if not search.synced:
+        return epochs[-1] if epochs else None
+    for epoch in reversed(epochs):
+        if _files_there(_epoch_dir(checkpoint_dir, epoch)):
+            return epoch
+    return None
+
+
+def _files_there(where):
+    """Whether the local checkpoint at ``where`` holds every file its checkpoint.json names, at its size; true too of
+    one whose checkpoint.json cannot be read, which no resume sets aside (:func:`load_checkpoint` says what is wrong)."""
+    try:
+        files = storage.read_manifest(where, CHECKPOINT_MARKER)["files"]
+    except FastTextError:
+        return True
+    for entry in files.values():
+        path = os.path.join(where, entry["object"])
+        if not os.path.isfile(path) or os.path.getsize(path) != entry["bytes"]:
+            return False
+    return True
 
 
 def _refuse_if_pickled(where):

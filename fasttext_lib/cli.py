@@ -35,7 +35,7 @@ import signal
 import sys
 import time
 
-from .errors import FastTextError
+from .errors import FastTextError, refuse_standard_input
 from .stops import stop_at_once_on_signals
 
 
@@ -350,8 +350,9 @@ def _train(args):
               ("--autotune-validation", args.autotune_validation, "the autotune validation data"))
     for flag, uri, what in inputs:
         refuse_standard_input(uri, flag, what)
+    # (before the config, which refuses it too, naming the setting and not the flag)
+    refuse_standard_input(args.pretrained_vectors, "--pretrained-vectors", "the vectors", by_name=True)
     config = config_from_args(args)
-    refuse_standard_input(config.pretrained_vectors, "--pretrained-vectors", "the vectors", by_name=True)
     _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
@@ -520,20 +521,6 @@ def _check_trials_output(args, config):
                             f"directory; write the trial table elsewhere")
     # An existing table is kept unless --overwrite, as a bundle at --output is (it was replaced without a word).
     storage.check_output_file(uri, "trials.csv", "--autotune-trials", overwrite=args.overwrite, hint=TRIALS_HINT)
-
-
-def refuse_standard_input(uri, flag, what, by_name=False):
-    """``-`` for a file only ``predict --input`` takes as standard input: ``--autotune-validation -`` said "no such
-    file: -", as if a file of that name were missing. Training and evaluate open their files by name (local or S3,
-    a names file found beside --train, --train and --validation read as one snapshot) and have never read standard
-    input, so the line says that instead. A file named ``-`` in the working directory is still read (as it was).
-    ``by_name``: the file may be a pipe (``--pretrained-vectors``, read once: vec_files._read_once_only), so standard
-    input is read by its name, /dev/stdin, and the line says to give that."""
-    if uri == "-" and not os.path.lexists("-"):
-        if by_name:
-            raise FastTextError(f"{flag} -: {what} are not read from '-'; to read them from standard input give "
-                                f"{flag} /dev/stdin")
-        raise FastTextError(f"{flag} -: reading {what} from standard input is not supported; give a file")
 
 
 # Each command's outputs: (option's dest, flag, what it writes, what to give instead of "-").

@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 
 from .devices import check_ctx, check_table_size
-from .errors import FastTextError, check_bool, check_positive_int, did_you_mean, is_number
+from .errors import FastTextError, check_bool, check_positive_int, did_you_mean, is_number, refuse_standard_input
 from .schedule import sgd_row_shrink
 
 OPTIMIZERS = ("sgd", "adam")
@@ -109,6 +109,8 @@ class TrainConfig:
         if self.pretrained_vectors is not None and (not isinstance(self.pretrained_vectors, str)
                                                     or not self.pretrained_vectors.strip()):
             raise FastTextError(f"pretrained_vectors must be a file name or s3:// URI, got {self.pretrained_vectors!r}")
+        # (the command line's rule, refused there by its flag's name before the config is made)
+        refuse_standard_input(self.pretrained_vectors, "pretrained_vectors", "the vectors", by_name=True)
 
     def _check_lr_fits_float32(self):
         """MXNet's optimizer steps take the lr as a float32: ``lr=1e39`` (for 1e-3, say) was its "Invalid Parameter

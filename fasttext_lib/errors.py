@@ -7,7 +7,8 @@ traceback. An allocation that failed is the user's settings or data, not a bug (
 said in one line too. A stop (Ctrl-C, SIGTERM, SIGHUP, SIGXCPU) is no error: stops.py turns it into a clean stop.
 
 Also here, for every module: the shared checks (:func:`check_bool`, :func:`check_positive_int`,
-:func:`refuse_standard_output`) and :func:`did_you_mean`, the one "did you mean" hint among fixed choices.
+:func:`refuse_standard_output`, :func:`refuse_standard_input`) and :func:`did_you_mean`, the one "did you mean" hint
+among fixed choices.
 Imports nothing heavy (numpy only inside the checks): the command line imports it as it starts.
 """
 import contextlib
@@ -26,6 +27,21 @@ def refuse_standard_output(uri, named, what, give):
     (cli.refuse_standard_output) and the Python functions that write (save_bundle, prepare, write_csv, ...)."""
     if isinstance(uri, (str, os.PathLike)) and os.fspath(uri) == "-":
         raise FastTextError(f"{named} -: writing {what} to standard output is not supported; give {give}")
+
+
+def refuse_standard_input(uri, flag, what, by_name=False):
+    """``-`` for a file only ``predict --input`` takes as standard input: ``--autotune-validation -`` said "no such
+    file: -", as if a file of that name were missing. Training and evaluate open their files by name (local or S3,
+    a names file found beside --train, --train and --validation read as one snapshot) and have never read standard
+    input, so the line says that instead. A file named ``-`` in the working directory is still read (as it was).
+    ``by_name``: the file may be a pipe (``--pretrained-vectors``, read once: vec_files._read_once_only), so standard
+    input is read by its name, /dev/stdin, and the line says to give that. ``flag``: the option or setting that names
+    the file (the command line's flags; TrainConfig's ``pretrained_vectors``)."""
+    if uri == "-" and not os.path.lexists("-"):
+        if by_name:
+            raise FastTextError(f"{flag} -: {what} are not read from '-'; to read them from standard input give "
+                                f"{flag} /dev/stdin")
+        raise FastTextError(f"{flag} -: reading {what} from standard input is not supported; give a file")
 
 
 def lone_surrogate_message(texts, name):

@@ -9,13 +9,16 @@ header does not tell them is told to name them as the notebooks do (:func:`read_
 not with the command line's flags, which no notebook has.
 """
 import sys
+from collections import Counter
 
 from .columns import ColumnsToName
 from .errors import FastTextError
 from .notebook_params import key_path, known_datasets
 
-# The share of the training file held out as the test split when no test_file is given (autotune's validation share).
+# The share of each class of the training file held out as the test split when no test_file is given (autotune's
+# validation share).
 TEST_FRACTION = 0.2
+SHOWN_CLASSES = 5  # the classes of one document held_out_line names
 # How 01 is told to name a table's columns (ColumnsToName.advising), and 02, 03 and 04 (which read what 01 prepared).
 NAMED_IN_01 = "label_column='NAME' and text_column='NAME' (this notebook's parameters)"
 NAMED_BY_RUNNING_01 = ("run notebook 01 with dataset={dataset!r}, train_file=<your file>, label_column='NAME' and "
@@ -46,23 +49,97 @@ def check_own_data(dataset, train_file, test_file=None, label_column=None, text_
 
 def read_own_splits(train_file, test_file=None, label_column=None, text_column=None, seed=0):
     """``{"train": data, "test": data}`` of the user's files (:class:`~fasttext_lib.data.LabeledTexts`): ``test_file``
-    as the test split, else a seeded :data:`TEST_FRACTION` of ``train_file`` (the same every run of ``seed``)."""
-    from .autotune import split_validation
+    as the test split, else a seeded :data:`TEST_FRACTION` of each class of ``train_file`` (:func:`hold_out_by_class`,
+    the same every run of ``seed``). Class names (classes.txt) beside either file name both splits
+    (:func:`names_beside_own_files`)."""
     from .columns import csv_columns
     from .data import read_labeled
 
     fmt = csv_columns("auto", label_column, [text_column] if text_column else None)
     try:
-        train = read_labeled(train_file, fmt=fmt)
         if test_file is not None:
-            return _writable_classes({"train": train, "test": read_labeled(test_file, fmt=fmt)})
+            named = names_beside_own_files(train_file, test_file)  # (before the data: minutes at Yelp size)
+            splits = {"train": read_labeled(train_file, fmt=fmt, find_names=False),
+                      "test": read_labeled(test_file, fmt=fmt, find_names=False)}
+            return _writable_classes(_named(splits, *named))
+        train = read_labeled(train_file, fmt=fmt)
     except ColumnsToName as exc:
         raise exc.advising(NAMED_IN_01) from None
-    if len(train) < 2:
-        raise FastTextError(f"{train_file} holds {len(train)} document: too few to hold out a test split (give "
-                            f"test_file)")
-    kept, held_out = split_validation(train, TEST_FRACTION, seed)
+    kept, held_out = hold_out_by_class(train, TEST_FRACTION, seed, train_file)
     return _writable_classes({"train": kept, "test": held_out})
+
+
+def names_beside_own_files(train_file, test_file):
+    """``(the names file, its mapping, the file it is beside)``: the names beside ``train_file``
+    (label_names.find_beside), else those beside ``test_file``: a classes.txt beside the test file only was ignored,
+    and 02's bundle said the classes' ids. Two that name the classes differently are refused: which is right is the
+    user's to say."""
+    from . import label_names
+
+    train_names, train_found = label_names.find_beside(train_file)
+    test_names, test_found = label_names.find_beside(test_file)
+    if train_names is None:
+        return test_names, test_found, test_file
+    differ = sorted((c for c in set(train_found) | set(test_found) if train_found.get(c) != test_found.get(c)),
+                    key=lambda c: (len(c), c))
+    if test_names is not None and differ:
+        first = differ[0]
+        raise FastTextError(f"{train_names} (beside train_file) and {test_names} (beside test_file) name the classes "
+                            f"differently (class {first!r}: {_name_or_none(train_found, first)} and "
+                            f"{_name_or_none(test_found, first)}): make them the same, or remove the one that is wrong")
+    return train_names, train_found, train_file
+
+
+def _name_or_none(found, label):
+    return repr(found[label]) if label in found else "no name"
+
+
+def _named(splits, names_file, found, data_file):
+    """``splits`` named by ``found`` (what :func:`names_beside_own_files` found beside ``data_file``), checked
+    against the classes of both splits as read_labeled checks a names file against one file's
+    (label_names.kept_for_data)."""
+    from . import label_names
+
+    if names_file is None:
+        return splits
+    labels = list(splits["train"].labels) + list(splits["test"].labels)
+    names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, data_file))
+    for data in splits.values():
+        data.names = dict(names)
+    return splits
+
+
+def hold_out_by_class(data, fraction, seed, source):
+    """``(kept, held_out)``: a seeded ``fraction`` of each class of ``data`` held out (rounded; at least one document
+    of a class of two or more, and at least one kept), in the order of one seeded shuffle of all of it. Drawn over
+    the whole file, a small or skewed one's test split could miss a class (and training another). A class of one
+    document stays in training. ``source``: the file, named in the refusal of data whose every class has one."""
+    import numpy as np
+
+    sizes = Counter(data.labels)
+    wanted = {label: min(n - 1, max(1, int(round(fraction * n)))) for label, n in sizes.items()}
+    if not any(wanted.values()):
+        raise FastTextError(f"{source} has no class of 2 documents or more: none can be held out as the test split "
+                            f"(give test_file)")
+    kept, held_out = [], []
+    for i in np.random.RandomState(seed).permutation(len(data)).tolist():
+        label = data.labels[i]
+        (held_out if wanted[label] else kept).append(i)
+        wanted[label] -= bool(wanted[label])
+    return data.subset(kept), data.subset(held_out)
+
+
+def held_out_line(splits, train_file, seed):
+    """01's line saying what :func:`hold_out_by_class` held out of ``train_file`` (``splits``: its result)."""
+    held, total = len(splits["test"]), len(splits["train"]) + len(splits["test"])
+    line = (f"held out as the test split: {held} of the {total} documents of {train_file}, a seeded "
+            f"{TEST_FRACTION:.0%} of each class (seed {seed}; at least one of each class of 2 or more documents)")
+    alone = sorted(set(splits["train"].labels) - set(splits["test"].labels), key=lambda c: (len(c), c))
+    if alone:  # (the classes with one document; a few by name, the line stays one line)
+        shown = ", ".join(splits["train"].names.get(c, c) for c in alone[:SHOWN_CLASSES])
+        more = f" and {len(alone) - SHOWN_CLASSES} more" if len(alone) > SHOWN_CLASSES else ""
+        line += f"; in training only, classes of one document: {shown}{more}"
+    return line
 
 
 def _writable_classes(splits):

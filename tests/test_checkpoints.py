@@ -315,6 +315,49 @@ def test_a_checkpoint_refused_for_other_settings_names_them(splits, tmp_path, in
     train(*splits, config, checkpoint_dir=ckpt)  # its own settings still resume it
 
 
+def _synced_dir_of_two_runs(splits, tmp_path, older, newer):
+    """SageMaker's synced checkpoint directory holding two complete epochs (a kill between a save and its removal of
+    the epoch before, or a prefix two jobs shared): epoch 1 of a run of ``older``, epoch 2 of one of ``newer``."""
+    import shutil
+
+    synced = tmp_path / "synced"
+    synced.mkdir()
+    for run, (config, epoch) in enumerate(((older, 1), (newer, 2))):
+        with pytest.raises(Crash):
+            train(*splits, config, checkpoint_dir=str(tmp_path / f"run{run}"), on_epoch_end=_crash_after(epoch))
+        shutil.copytree(tmp_path / f"run{run}" / f"epoch-{epoch:04d}", synced / f"epoch-{epoch:04d}")
+    return synced
+
+
+@pytest.mark.parametrize("newest", ["complete", "params missing", "params cut short"])
+def test_the_synced_directory_is_refused_early_for_the_settings_of_the_epoch_its_resume_reads(splits, tmp_path,
+                                                                                            newest):
+    """The early refusal of a checkpoint of other settings (before the data is read: minutes at Yelp size) was skipped
+    wherever SageMaker's synced directory held more than one epoch, as the newest might be set aside there (a sync
+    cut short left it without its files) and an older one resumed: the job read all its data first. It now compares
+    the epoch the resume reads: the newest whose files are all there at their size, and refuses nothing the resume
+    would take."""
+    from fasttext_lib.checkpoints import refuse_an_older_format, refuse_other_settings
+
+    older = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    newer = TrainConfig(epochs=3, batch_size=256, emsize=16, progress=False, seed=4)
+    synced = _synced_dir_of_two_runs(splits, tmp_path, older, newer)
+    if newest != "complete":
+        params = next((synced / "epoch-0002").glob("model-*.params"))
+        if newest == "params missing":
+            params.unlink()
+        else:
+            params.write_bytes(params.read_bytes()[:params.stat().st_size // 2])
+    resumed, other = (newer, older) if newest == "complete" else (older, newer)
+    search = refuse_an_older_format(str(synced), 3, synced=True)
+    assert search.epochs == (1, 2)
+    refuse_other_settings(str(synced), search, resumed)  # the settings of the epoch the resume reads: no refusal
+    read = synced / ("epoch-0002" if newest == "complete" else "epoch-0001")
+    with pytest.raises(FastTextError, match=f"^checkpoint {re.escape(str(read))} was written by a different run "
+                                            f"\\(emsize {resumed.emsize} -> {other.emsize}\\); use another "):
+        refuse_other_settings(str(synced), search, other)
+
+
 def _edited(data, how):
     """``data`` with two words swapped between its first two documents (``swapped``), or a word of the first replaced
     by another of the vocabulary (``replaced``): the vocabulary, labels and token counts stay as they were."""

@@ -224,3 +224,85 @@ def test_a_header_naming_no_class_column_is_told_the_notebooks_parameters_too(tm
     assert cli.returncode == 2 and cli.stderr.strip().splitlines() == [
         "error: " + found + "--label-column NAME --text-column NAME (the SageMaker job's label_column and "
                             "text_column); else label these texts with predict"], cli.stderr
+
+
+# A small skewed file: 12 positive, 3 negative, 2 neutral reviews and one mixed one.
+SKEWED = ([("positive", f"Great medicine number {i}, it worked.") for i in range(12)]
+          + [("negative", f"Useless pill number {i}, it did nothing.") for i in range(3)]
+          + [("neutral", f"Pill number {i}, neither good nor bad.") for i in range(2)] + [("mixed", "Helped, but sick.")])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_held_out_test_split_has_a_seeded_fifth_of_each_class(seed, tmp_path):
+    """Without a test_file 01 held out a seeded 20% of the rows whatever their class: on a small or skewed file a
+    class could be missing from the test split (accuracy said nothing of it) or from training. Each class with two
+    documents or more now gives a fifth of them (at least one, and keeps at least one), the same every run of a
+    seed; a class of one document stays in training."""
+    from collections import Counter
+
+    from fasttext_lib.own_data import read_own_splits
+
+    path = tmp_path / "skewed.csv"
+    path.write_text(table(SKEWED))
+    splits = read_own_splits(str(path), seed=seed)
+    assert Counter(splits["test"].labels) == {"positive": 2, "negative": 1, "neutral": 1}
+    assert Counter(splits["train"].labels) == {"positive": 10, "negative": 2, "neutral": 1, "mixed": 1}
+    assert sorted(splits["train"].texts + splits["test"].texts) == sorted(text for _, text in SKEWED)
+    assert read_own_splits(str(path), seed=seed)["test"].texts == splits["test"].texts  # seeded: the same again
+
+
+def test_01_says_what_it_held_out_as_the_test_split(tmp_path, s3_bucket, capsys):
+    (tmp_path / "skewed.csv").write_text(table(SKEWED))
+    run_01(s3_bucket, tmp_path, dataset="skewed", train_file=str(tmp_path / "skewed.csv"), seed=3)
+    said = [line for line in capsys.readouterr().out.splitlines() if "held out" in line]
+    assert said == [f"held out as the test split: 4 of the 18 documents of {tmp_path / 'skewed.csv'}, a seeded 20% of "
+                    f"each class (seed 3; at least one of each class of 2 or more documents); in training only, "
+                    f"classes of one document: mixed"], said
+
+
+def test_a_file_whose_every_class_has_one_document_has_no_test_split_to_hold_out(tmp_path):
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.own_data import read_own_splits
+
+    path = tmp_path / "three.csv"
+    path.write_text(table(SKEWED[-4:-1:2] + SKEWED[-1:]))  # negative, neutral and mixed, one document each
+    with pytest.raises(FastTextError, match=r"^.*three.csv has no class of 2 documents or more: none can be held out as "
+                                            r"the test split \(give test_file\)$"):
+        read_own_splits(str(path))
+
+
+def _numbered_files(tmp_path, train_names=None, test_names=None):
+    """reviews.csv (classes 1 and 2) in train/ and test/, each with ``*_names`` as its classes.txt when given."""
+    numbered = [("1" if label == "negative" else "2", text) for label, text in ROWS]
+    for folder, names in (("train", train_names), ("test", test_names)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "reviews.csv").write_text(table(numbered))
+        if names is not None:
+            (tmp_path / folder / "classes.txt").write_text(names)
+    return {"train_file": str(tmp_path / "train" / "reviews.csv"), "test_file": str(tmp_path / "test" / "reviews.csv")}
+
+
+@pytest.mark.parametrize("train_names", [None, "negative\npositive\n"])
+def test_01_takes_the_class_names_beside_the_test_file_too(train_names, tmp_path, s3_bucket):
+    """A classes.txt beside test_file only was ignored: 01 wrote the splits without the names, and 02's bundle and
+    04's predictions said 1 and 2. It names the classes as one beside train_file does (the same one beside both
+    files: the same names)."""
+    from fasttext_lib.data import read_labeled
+
+    files = _numbered_files(tmp_path, train_names, "negative\npositive\n")
+    written = run_01(s3_bucket, tmp_path, dataset="my_reviews", **files)["written"]
+    assert written["label_names"] == f"{s3_bucket}/fasttext/data/my_reviews.classes.txt"
+    for split in ("train", "test"):
+        assert read_labeled(written[split]).names == {"1": "negative", "2": "positive"}
+
+
+def test_01_refuses_other_class_names_beside_the_test_file_than_beside_the_train_file(tmp_path, s3_bucket):
+    from fasttext_lib.errors import FastTextError
+
+    files = _numbered_files(tmp_path, "negative\npositive\n", "bad\ngood\n")
+    with pytest.raises(FastTextError) as told:
+        run_01(s3_bucket, tmp_path, dataset="my_reviews", **files)
+    assert str(told.value) == (
+        f"{tmp_path / 'train' / 'classes.txt'} (beside train_file) and {tmp_path / 'test' / 'classes.txt'} (beside "
+        f"test_file) name the classes differently (class '1': 'negative' and 'bad'): make them the same, or remove "
+        f"the one that is wrong")

@@ -466,6 +466,27 @@ def test_the_bundle_records_where_the_vectors_were_read_from(splits, vec_file, t
     assert record["file"] == str(tmp_path / "v" / "w.vec") and len(record["sha256"]) == 64
 
 
+def test_the_bundles_train_config_records_the_vectors_where_they_were_read_from(splits, vec_file, tmp_path, monkeypatch):
+    """config.json's train_config recorded pretrained_vectors as given (``v/w.vec``), which names nothing once the
+    bundle is elsewhere, while its "pretrained_vectors" record beside it said the absolute path: train_config says
+    the file as that record does (a local file by its absolute path, a name of an open file by the file it is)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "w.vec").write_bytes(vec_file.read_bytes())
+    for given in ("v/w.vec", "./v/../v/w.vec"):
+        save_bundle(train(*splits, config(pretrained_vectors=given)), str(tmp_path / "out"), overwrite=True)
+        saved = json.loads((tmp_path / "out" / "config.json").read_text())
+        assert saved["train_config"]["pretrained_vectors"] == saved["pretrained_vectors"]["file"] == \
+            str(tmp_path / "v" / "w.vec"), given
+    with open(tmp_path / "v" / "w.vec", "rb") as stdin:  # (train < v/w.vec, --pretrained-vectors /dev/stdin)
+        trained = train(*splits, config(pretrained_vectors=f"/dev/fd/{stdin.fileno()}"))
+    save_bundle(trained, str(tmp_path / "out"), overwrite=True)
+    saved = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert saved["train_config"]["pretrained_vectors"] == str(tmp_path / "v" / "w.vec")
+    save_bundle(train(*splits, config()), str(tmp_path / "out"), overwrite=True)  # without vectors: None, as before
+    assert json.loads((tmp_path / "out" / "config.json").read_text())["train_config"]["pretrained_vectors"] is None
+
+
 def test_a_bad_line_deep_in_the_vectors_is_one_error_line_before_training(tmp_path, splits):
     """The CLI checks the file's start before the data, and the rest as it reads the rows it keeps."""
     from fasttext_lib.writers import write_csv
@@ -766,6 +787,23 @@ def test_pretrained_vectors_dash_points_at_dev_stdin(tmp_path, monkeypatch):
         "error: --pretrained-vectors -: the vectors are not read from '-'; to read them from standard input give "
         "--pretrained-vectors /dev/stdin"], r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_pretrained_vectors_dash_is_refused_by_the_python_api_too(splits, vec_file, tmp_path, monkeypatch):
+    """``-`` was refused for the vectors by the command line only: ``TrainConfig(pretrained_vectors="-")`` (and
+    autotune or a notebook given it) trained, then stopped at "no such file: -". The config refuses it in the
+    command line's line, naming the setting (a file named ``-`` in the working directory is still read)."""
+    from dataclasses import replace
+
+    monkeypatch.chdir(tmp_path)
+    said = ("^pretrained_vectors -: the vectors are not read from '-'; to read them from standard input give "
+            "pretrained_vectors /dev/stdin$")
+    with pytest.raises(FastTextError, match=said):
+        config(pretrained_vectors="-")
+    with pytest.raises(FastTextError, match=said):
+        replace(config(), pretrained_vectors="-")
+    (tmp_path / "-").write_bytes(vec_file.read_bytes())
+    assert train(*splits, config(pretrained_vectors="-")).pretrained["file"] == str(tmp_path / "-")
 
 
 def test_vectors_from_a_pipe_are_read_once_and_start_their_rows(tmp_path, splits, vocab_words):
