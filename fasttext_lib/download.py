@@ -2,8 +2,9 @@
 
 Downloads are large (up to 690 MB), so they are resumable (an interrupted ``<file>.part`` is continued with an HTTP
 ``Range`` request: download_fetch.py), verified against the published size and md5 before use, and cached: a
-verified archive is never fetched twice (download_cache.py). The datasets' table is zhang_datasets.py (``DATASETS``
-is importable from here too), their splits are read by zhang_splits.py.
+verified archive is never fetched twice (download_cache.py). A transient failure (a busy server, a lost connection) is
+retried within the run, resuming the ``.part`` (download_retry.py). The datasets' table is zhang_datasets.py
+(``DATASETS`` is importable from here too), their splits are read by zhang_splits.py.
 """
 import os
 
@@ -12,6 +13,7 @@ from .data import check_limit
 from .download_cache import (cache_lock, fail_verification, is_a_file, md5_of, refuse_a_folder, remove_if_there,
                              verified)
 from .download_fetch import fetch
+from .download_retry import attempts_allowed, retried
 from .errors import FastTextError, refuse_standard_output
 from .stops import note_what_a_stop_left
 from .writers import check_fasttext_labels, write_fasttext_rows
@@ -25,9 +27,12 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
 
     ``base_url`` replaces everything before the file name (a mirror or a local test server). Another download into
     the same cache (a second notebook, the command line) is waited for (:func:`cache_lock`), then its archive used.
+    A transient failure (a busy server, a lost connection) is retried, the .part resumed each time
+    (download_retry.py).
     """
     refuse_standard_output(cache_dir, "cache_dir", "the downloaded archive", "a directory")
     spec = get_dataset(name_or_spec)
+    attempts = attempts_allowed()
     url = archive_url(spec, base_url)
     path = os.path.join(cache_dir, spec.filename)
     part = path + ".part"
@@ -39,7 +44,7 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
                 if verified(path, spec):
                     return path
                 remove_if_there(path)  # corrupt or from another version: fetch again
-            fetch(url, part, spec, progress)
+            retried(lambda: fetch(url, part, spec, progress), url, attempts)
             size = os.path.getsize(part)
             if size != spec.size:
                 fail_verification(part, url, f"{size} bytes, expected {spec.size}")

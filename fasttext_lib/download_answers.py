@@ -5,10 +5,12 @@ Only the standard library's urllib is used for HTTP, so nothing beyond the base 
 """
 import os
 import re
+import socket
 import urllib.error
 import urllib.request
-from http.client import BadStatusLine, HTTPException, RemoteDisconnected
+from http.client import BadStatusLine, HTTPException, IncompleteRead
 
+from .download_retry import TransientError
 from .errors import FastTextError
 
 _TIMEOUT_S = 60
@@ -16,7 +18,8 @@ _TIMEOUT_S = 60
 
 def open_from_byte(url, offset, part):
     """The server's response to a request for ``url`` from byte ``offset`` (a Range); None: the range was refused
-    (416), so ``part`` is no prefix of the archive. Its errors end in one line."""
+    (416), so ``part`` is no prefix of the archive. Its errors end in one line; those asking again may not meet (a
+    busy server, a connection refused or lost) are :class:`TransientError`, retried (download_retry.py)."""
     request = urllib.request.Request(url, headers={"Range": f"bytes={offset}-"} if offset else {})
     try:
         return urllib.request.urlopen(request, timeout=_TIMEOUT_S)
@@ -24,12 +27,18 @@ def open_from_byte(url, offset, part):
         if exc.code == 416 and offset:
             return None
         # (urllib's reason for a redirect loop holds line breaks: the error is one line)
-        raise FastTextError(f"cannot download {url}: HTTP {exc.code} {' '.join(str(exc.reason).split())}"
-                            f"{_when_busy(exc, part)}") from None
-    except BadStatusLine as exc:
-        raise FastTextError(f"cannot download {url}: {_not_http(exc)}") from None
+        status = f"HTTP {exc.code} {' '.join(str(exc.reason).split())}"
+        if exc.code in _NOT_NOW:
+            raise TransientError(url, f"{status}{_when_not_now(exc, part)}", status, _retry_after(exc)) from None
+        raise FastTextError(f"cannot download {url}: {status}") from None
     except (urllib.error.URLError, HTTPException, OSError) as exc:
-        raise FastTextError(f"cannot download {url}: {getattr(exc, 'reason', exc)}") from None
+        reason = getattr(exc, "reason", exc)  # (URLError: the socket's error it wraps)
+        if _is_transient(reason):
+            raise TransientError(url, f"{reason}{kept_for_a_rerun(part, offset)}",
+                                 getattr(reason, "strerror", None) or str(reason) or type(reason).__name__) from None
+        if isinstance(exc, BadStatusLine):
+            raise FastTextError(f"cannot download {url}: {_not_http(exc)}") from None
+        raise FastTextError(f"cannot download {url}: {reason}") from None
     # (url itself was parsed by zhang_datasets.archive_url: a ValueError is a redirect's Location, e.g. http://[::1/...)
     except ValueError as exc:
         raise FastTextError(f"cannot download {url}: the server redirects to a URL that cannot be read "
@@ -59,16 +68,31 @@ def refuse_an_encoding(encoding, response, url, part, spec, offset):
                         f"is){kept}")
 
 
-# Answers that say "not now" rather than "not here": the same request may succeed later.
+# Answers that say "not now" rather than "not here": the same request may succeed later (retried), those of a busy
+# server first; and the socket's errors that say so (a connection refused, reset, timed out; a name not found
+# "for now", EAI_AGAIN). Others (a certificate refused, an unknown host) say the same however often asked.
 _BUSY = (429, 502, 503, 504)
+_NOT_NOW = _BUSY + (408, 500)
+_TRANSIENT_ERRORS = (ConnectionError, TimeoutError, IncompleteRead)
 
 
-def _when_busy(error, part):
-    """What a busy server's answer (``error``, an HTTPError) means for the user: run again later (when its
-    Retry-After says), and that the partial download ``part`` is kept. It said only "HTTP 503 Service Unavailable",
-    and a user deleted a .part of hundreds of MB to start clean. Other statuses: ``""``."""
-    if error.code not in _BUSY:
-        return ""
+def _is_transient(reason):
+    if isinstance(reason, socket.gaierror):
+        return reason.errno == socket.EAI_AGAIN
+    return isinstance(reason, _TRANSIENT_ERRORS)  # (RemoteDisconnected: a ConnectionResetError too)
+
+
+def _retry_after(error):
+    """The seconds a busy server's answer (``error``, an HTTPError) asks to wait (its Retry-After), None: it gives
+    none, or a date (waited as a retry's backoff)."""
+    wait = ((error.headers and error.headers.get("Retry-After")) or "").strip()
+    return int(wait) if wait.isdigit() else None
+
+
+def _when_not_now(error, part):
+    """What an answer of :data:`_NOT_NOW` (``error``, an HTTPError) means for the user once it is the last: run again
+    later (when a busy server's Retry-After says), and that the partial download ``part`` is kept. It said only "HTTP
+    503 Service Unavailable", and a user deleted a .part of hundreds of MB to start clean."""
     wait = " ".join(((error.headers and error.headers.get("Retry-After")) or "").split())[:40]  # seconds, or a date
     if wait.isdigit():
         wait = f"; it asks to wait {wait} s"
@@ -77,14 +101,14 @@ def _when_busy(error, part):
     else:
         wait = ""
     kept = f"; the partial download {part} is kept and will be resumed" if os.path.exists(part) else ""
-    return f" (the server is busy or down{wait}): run again later{kept}"
+    busy = f" (the server is busy or down{wait})" if error.code in _BUSY else ""
+    return f"{busy}: run again later{kept}"
 
 
 def _not_http(error):
     """A BadStatusLine's meaning: the answer has no HTTP status line (a service of another protocol on that port,
-    a TLS port written http://). Its message was that first line itself: up to 64 KB of binary bytes."""
-    if isinstance(error, RemoteDisconnected):  # (a BadStatusLine too: nothing was answered at all)
-        return str(error)
+    a TLS port written http://). Its message was that first line itself: up to 64 KB of binary bytes. (Nothing
+    answered at all, RemoteDisconnected, is a BadStatusLine too, but a lost connection: _is_transient.)"""
     return (f"the server's answer is not HTTP (it begins {str(error.line)[:24]!r}): is the URL's scheme (http://, "
             f"https://) and port right?")
 
@@ -148,14 +172,16 @@ def refuse_a_206_without_a_range(response, offset, url, part):
     """Refuse a 206 that does not say which bytes it holds: RFC 9110 requires a Content-Range on a single-part 206.
     It was taken for the bytes from the .part's end on, appended unchecked (or "failed verification", deleting the
     .part, when its length did not fit). curl refuses such an answer to a resume (error 33, its file untouched) and
-    wget counts it a range error, retried with its file kept: it is refused, nothing written."""
+    wget counts it a range error, retried with its file kept: it is refused, nothing written, and asked again (a
+    :class:`TransientError`: a proxy's or cache's fault that the next answer may not have)."""
     header = response.headers.get("Content-Range")
     what = ("no Content-Range saying which bytes it sends" if header is None else
             "a Content-Range that does not say which bytes it sends"
             + (f" ({header[:40]!r})" if header.isprintable() else ""))
     asked = f"asked to resume at byte {offset}" if offset else "asked for the archive"
-    raise FastTextError(f"cannot download {url}: {asked}, the server answered 206 (Partial Content) with {what} (a "
-                        f"broken cache or proxy on the way?){kept_for_a_rerun(part, offset)}")
+    raise TransientError(url, f"{asked}, the server answered 206 (Partial Content) with {what} (a broken cache or "
+                              f"proxy on the way?){kept_for_a_rerun(part, offset)}",
+                         "206 (Partial Content) with no readable Content-Range")
 
 
 def kept_for_a_rerun(part, size):

@@ -15,6 +15,7 @@ from typing import Optional
 from .download_answers import (announced_length, check_range, content_encoding, open_from_byte, range_sent,
                                refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
 from .download_cache import fail_verification, partial_size, refuse_a_folder, remove_if_there
+from .download_retry import TransientError
 from .errors import FastTextError
 from .progress import bar
 
@@ -22,6 +23,9 @@ _CHUNK = 1 << 20  # the most read at a time
 # A server that sends a byte now and then never trips download_answers' _TIMEOUT_S (each read gets something in
 # time): fewer than _STALL_MIN_BYTES in _STALL_WINDOW_S (under ~0.5 KB/s: days for Yelp's 166 MB) stops the
 # download, .part kept. The windows run across the pieces of a download (a server sending a few bytes per answer).
+# The stop is a TransientError, retried (download_retry): a new connection is often a faster one (a congested route, a
+# stuck node behind a CDN; curl --retry counts its too-slow stop transient too), and a server that stays slow costs at
+# most a window per attempt.
 _STALL_WINDOW_S = 120
 _STALL_MIN_BYTES = 64 * 1024
 
@@ -314,10 +318,11 @@ class _StallWatch:
         elapsed = time.monotonic() - self._window_start
         if elapsed >= _STALL_WINDOW_S:
             if self._window_bytes < _STALL_MIN_BYTES:
-                raise FastTextError(f"cannot download {self._url}: the server sends too slowly ({self._window_bytes} "
-                                    f"new bytes in {elapsed:.3g} s, {written} of {self._spec.size} so far); "
-                                    f"the partial download is kept: run again to resume (or pass "
-                                    f"--base-url a faster mirror)")
+                raise TransientError(self._url, f"the server sends too slowly ({self._window_bytes} new bytes in "
+                                                f"{elapsed:.3g} s, {written} of {self._spec.size} so far); the "
+                                                f"partial download is kept: run again to resume (or pass --base-url a "
+                                                f"faster mirror)",
+                                     f"too slow ({self._window_bytes} new bytes in {elapsed:.3g} s)")
             self._window_start, self._window_bytes = time.monotonic(), 0
 
 
@@ -360,7 +365,7 @@ def _kept_as_before(part, size):
 
 
 def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):
-    """Refuse a body that ended before the archive's end, the .part kept for a resume."""
+    """Refuse a body that ended before the archive's end, the .part kept for a resume (a TransientError: retried)."""
     # http.client ends a short body silently instead of raising IncompleteRead, so compare with
     # the announced length (a gzip encoding's own end, for one sent so). The .part is kept: the next call
     # resumes where this one stopped.
@@ -370,8 +375,8 @@ def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):
         kept = (f" of the archive sent again from its start (the server ignored the request to resume)"
                 f"{_kept_as_before(part, body.outgrows)}" if body.outgrows
                 else f"; the partial download {part} is kept: run again to resume")
-        raise FastTextError(f"cannot download {url}: connection lost after {out.tell()} of {spec.size} "
-                            f"bytes{why}{kept}")
+        lost = f"connection lost after {out.tell()} of {spec.size} bytes{why}"
+        raise TransientError(url, f"{lost}{kept}", lost)
     if body.held:  # (the whole body was shorter than the .part: it is no archive of which the .part is a start)
         raise FastTextError(f"cannot download {url}: the server sends the archive gzip-encoded again "
                             f"(Content-Encoding), and it is shorter than the {body.start} bytes of the partial "
@@ -381,8 +386,8 @@ def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):
         # No announced length (an HTTP/1.0 proxy), so the connection's close was the body's only end: a
         # body cut short looked complete, failed its size check and was deleted. One that begins as the
         # archive does (gzip) is kept; a page (a captive portal's) is not, and fails verification below.
-        raise FastTextError(f"cannot download {url}: the connection closed after {out.tell()} of {spec.size} "
-                            f"bytes (the server announced no length); run again to resume")
+        closed = f"the connection closed after {out.tell()} of {spec.size} bytes (the server announced no length)"
+        raise TransientError(url, f"{closed}; the partial download {part} is kept: run again to resume", closed)
 
 
 class _Gunzipped:

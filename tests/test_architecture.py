@@ -27,7 +27,7 @@ MODULES = sorted([name[:-3] for name in os.listdir(PACKAGE_DIR) if name.endswith
 # both share).
 TRAINING_ONLY = ("train", "step", "optim", "checkpoints", "config", "progress", "sm_train", "cli",
                  "sagemaker_utils", "packaging", "download", "download_fetch", "download_answers", "download_cache",
-                 "zhang_datasets", "zhang_splits", "baseline", "synthetic", "bundle")
+                 "download_retry", "zhang_datasets", "zhang_splits", "baseline", "synthetic", "bundle")
 SERVING = ("predict", "sm_serve", "scoring", "evaluation", "label_encoding", "text_arguments", "trained_on")
 
 

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import socket
+import struct
 import tarfile
 import tempfile
 import threading
@@ -81,12 +82,28 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # A Range answered 206 from where it asks but with no readable Content-Range: "none" (no such header, the rest's
     # Content-Length), "none, no length" (neither), or the header's value (one that cannot be read).
     no_content_range = None
+    # (status, Retry-After or "") answered to the first requests, one each, before the file is served (a busy server)
+    busy = ()
+    reset_at = None  # the first answer's connection is reset (RST) after this many bytes of its body; later ones whole
+    slow_once = False  # with slow: only the first answer trickles
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
         data = self.files.get(self.path)
         if data is None:
             self.send_error(404)
+            return
+        if self.busy:
+            (status, retry_after), type(self).busy = self.busy[0], self.busy[1:]
+            self.send_response(status)
+            if retry_after:
+                self.send_header("Retry-After", retry_after)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.reset_at is not None:
+            self._reset_after(data, self.reset_at)
+            type(self).reset_at = None
             return
         if self.headers.get("Range") and self.prefix is not None:
             self._send_range(data, 0, self.prefix)
@@ -151,11 +168,25 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.release.wait(60)
             body = body[self.hold_at:]
         body = body[:self.truncate_at] if self.truncate_at is not None else body
-        for at in range(0, len(body), self.slow or len(body) or 1):  # slow: this many bytes at a time
-            self.wfile.write(body[at:at + (self.slow or len(body))])
+        slow = self.slow
+        if self.slow_once:
+            type(self).slow = None
+        for at in range(0, len(body), slow or len(body) or 1):  # slow: this many bytes at a time
+            self.wfile.write(body[at:at + (slow or len(body))])
             self.wfile.flush()
-            if self.slow:
+            if slow:
                 time.sleep(0.01)
+
+    def _reset_after(self, data, size):
+        """Answer the whole file (200), but reset the connection after its first ``size`` bytes: a lost connection."""
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[:size])
+        self.wfile.flush()
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # (close: a RST)
+        self.close_connection = True
+        self.connection.close()
 
     def _send_range(self, data, start, end):
         self.send_response(206)
@@ -175,6 +206,25 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch):
+    """Retries of transient failures (download_retry) wait a few ms here, not seconds: 1, 2, 4 ms; at most 10 ms,
+    whatever a Retry-After asks."""
+    from fasttext_lib import download_retry
+
+    monkeypatch.delenv(download_retry.ATTEMPTS_ENV, raising=False)
+    monkeypatch.setattr(download_retry, "BACKOFF_S", 0.001)
+    monkeypatch.setattr(download_retry, "MAX_WAIT_S", 0.01)
+
+
+@pytest.fixture
+def one_attempt(monkeypatch):
+    """No retry within the run: what a transient failure leaves for a rerun (FASTTEXT_DOWNLOAD_ATTEMPTS=1)."""
+    from fasttext_lib import download_retry
+
+    monkeypatch.setenv(download_retry.ATTEMPTS_ENV, "1")
 
 
 @pytest.fixture
@@ -235,7 +285,7 @@ def test_download_restarts_when_the_server_ignores_range(archive, server, tmp_pa
               r"run again to resume \(delete it to start over\)$"),
     (150, 150, r"connection lost after 150 of \d+ bytes; the partial download .* is kept: run again to resume$")])
 def test_a_resume_answered_with_the_whole_archive_cut_short_never_leaves_less_than_the_part_held(
-        archive, server, tmp_path, cut_at, kept, said):
+        archive, server, tmp_path, one_attempt, cut_at, kept, said):
     """A server that ignores Range answers a resume with the whole archive (200): the .part was truncated at once and
     rewritten, so a 200 cut short left less than the .part held (a Yelp .part of 150 MB cut back to a few MB). The
     .part is kept as it was until the new body has grown past it; a rerun resumes from the longer of the two."""
@@ -304,7 +354,7 @@ def test_a_staged_restart_that_is_no_file_is_removed_and_a_folder_there_named_an
     assert victim.read_bytes() == data + b"the user's own notes\n"
 
 
-def test_interrupted_download_keeps_the_part_and_resumes(archive, server, tmp_path):
+def test_interrupted_download_keeps_the_part_and_resumes(archive, server, tmp_path, one_attempt):
     spec, data = archive
     base_url, handler = server
     handler.truncate_at = 200
@@ -485,14 +535,18 @@ def test_http_error_is_a_one_line_error(archive, server, tmp_path):
         download(spec, str(tmp_path / "cache"), base_url=base_url + "nowhere/", progress=False)
 
 
-def test_unreachable_host_is_a_one_line_error(archive, tmp_path):
+def test_unreachable_host_is_a_one_line_error(archive, tmp_path, capsys):
+    """A connection refused may be a server restarting: asked again (one line each), then one error line."""
     spec, _ = archive
     with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(FastTextError, match=f"cannot download http://127.0.0.1:{port}/tiny_csv.tgz: ") as exc:
+    with pytest.raises(FastTextError, match=f"^cannot download http://127.0.0.1:{port}/tiny_csv.tgz after 5 attempts: "
+                                            r"\[Errno 111\] Connection refused$") as exc:
         download(spec, str(tmp_path / "cache"), base_url=f"http://127.0.0.1:{port}", progress=False)
     assert "\n" not in str(exc.value)
+    assert _retry_lines(capsys.readouterr().err)[0] == (f"download: Connection refused from 127.0.0.1:{port}; "
+                                                        f"retrying in 0.001 s (attempt 2 of 5)")
 
 
 def _expected_lines(rows):
@@ -1045,7 +1099,8 @@ def test_a_response_longer_than_the_archive_is_not_written_to_its_end(archive, o
     assert os.listdir(tmp_path / "cache") == []
 
 
-def test_a_download_of_no_announced_length_cut_short_is_kept_for_a_resume(archive, odd_server, server, tmp_path):
+def test_a_download_of_no_announced_length_cut_short_is_kept_for_a_resume(archive, odd_server, server, tmp_path,
+                                                                         one_attempt):
     """With no Content-Length (an HTTP/1.0 proxy) the connection's close is the body's only end: a body cut short was
     taken as complete, failed its size check and the .part was deleted (hundreds of MB of a Yelp download). It is
     kept when it begins as the archive does, and the next run resumes it; a page of no length is still deleted."""
@@ -1053,7 +1108,8 @@ def test_a_download_of_no_announced_length_cut_short_is_kept_for_a_resume(archiv
     assert data[:2] == b"\x1f\x8b"
     cache = tmp_path / "cache"
     with pytest.raises(FastTextError, match=rf"connection closed after {len(data) // 2} of {spec.size} bytes \(the "
-                                            r"server announced no length\); run again to resume"):
+                                            rf"server announced no length\); the partial download {cache}/\S+ is "
+                                            r"kept: run again to resume$"):
         download(spec, str(cache), base_url=odd_server("cut short", data), progress=False)
     (part,) = os.listdir(cache)
     assert (cache / part).read_bytes() == data[:len(data) // 2]
@@ -1268,7 +1324,7 @@ def test_a_206_with_no_readable_content_range_is_refused_and_the_partial_downloa
     """RFC 9110 requires a Content-Range on a single-part 206: without one, nothing says which bytes it holds. It was
     taken for the bytes from the .part's end on (appended unchecked, or "failed verification" when its length did
     not fit, deleting the .part). curl refuses such an answer to a resume (error 33, its file untouched) and wget
-    counts it a range error (retried, its file kept): refused in one line, the .part as it was."""
+    counts it a range error (retried, its file kept): asked again, then refused in one line, the .part as it was."""
     spec, data = archive
     base_url, handler = server
     handler.no_content_range = content_range
@@ -1279,6 +1335,7 @@ def test_a_206_with_no_readable_content_range_is_refused_and_the_partial_downloa
                                             rf"{part} is kept: run again to resume") as exc:
         download(spec, str(cache), base_url=base_url, progress=False)
     assert "\n" not in str(exc.value) and os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+    assert "after 5 attempts" in str(exc.value) and len(handler.log) == 5  # (a proxy's fault: asked again)
     handler.no_content_range = None
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
@@ -1304,7 +1361,7 @@ def test_a_206_of_the_whole_archive_with_no_content_range_cut_short_keeps_the_pa
 
 
 def test_a_server_sending_tiny_pieces_slowly_is_stopped_and_a_slow_steady_one_is_not(archive, server, tmp_path,
-                                                                                    monkeypatch):
+                                                                                    monkeypatch, one_attempt):
     """The stall watch started over with each piece, so a server sending a few bytes per answer, slowly, was never
     stopped however little arrived (a 158 MB archive in 10-byte pieces: months). Progress is counted across pieces:
     too few bytes in a window is one line, the .part kept for a rerun; a server that keeps above the minimum in
@@ -1338,7 +1395,7 @@ def _incompressible(size):
                         2), data
 
 
-def test_a_server_resending_what_was_had_with_each_tiny_piece_is_stopped(server, tmp_path, monkeypatch):
+def test_a_server_resending_what_was_had_with_each_tiny_piece_is_stopped(server, tmp_path, monkeypatch, one_attempt):
     """The stall watch counted the bytes a piece sends again (from before where it was asked to start, compared with
     the .part) as progress: a server answering every range from byte 0 to a few bytes past where it was asked sent
     kilobytes a window, and so was never stopped, though the download gained a few bytes an answer (a 158 MB
@@ -1502,7 +1559,8 @@ def test_a_page_is_named_in_the_same_line_whatever_its_content_encoding(archive,
     assert ("the partial download <cache>/tiny_csv.tgz.part is kept" in lines[None]) == resume
 
 
-def test_a_server_that_trickles_bytes_is_stopped_and_its_partial_download_kept(archive, server, tmp_path, monkeypatch):
+def test_a_server_that_trickles_bytes_is_stopped_and_its_partial_download_kept(archive, server, tmp_path, monkeypatch,
+                                                                              one_attempt):
     """A server sending a byte now and then never trips the socket's timeout (each read gets a byte in time): the
     download went on for days without a word (a 166 MB archive at a byte a second). Too few bytes in a whole window
     is one error, the .part kept for a resume."""
@@ -2197,3 +2255,159 @@ def test_two_prepare_runs_uploading_in_place_at_once_leave_one_runs_set_whole(
     assert len(read_labeled(first["test"])) > 0
     assert {name: storage.read_bytes(uri) for name, uri in first.items()} == {
         name: storage.read_bytes(uri) for name, uri in reference.items()}  # A's set, whole
+
+
+# Transient failures (a busy server, a lost connection, a stall) are retried within the run (download_retry), each
+# retry resuming the .part; what cannot be the archive is not.
+
+def _retry_lines(err):
+    return [line for line in err.splitlines() if line.startswith("download: ")]
+
+
+@pytest.mark.parametrize("status, said", [(503, "503 Service Unavailable"), (500, "500 Internal Server Error"),
+                                          (408, "408 Request Timeout")])
+def test_a_busy_server_is_retried_with_backoff_and_the_download_resumed_in_the_same_run(archive, server, tmp_path,
+                                                                                       capsys, status, said):
+    """A 503 ended the run in one error line (run again later): a Yelp download in notebook 01 over a flaky network
+    stopped at the first busy answer. It is retried, each wait twice the one before, one line each; the .part is
+    resumed each time."""
+    spec, data = archive
+    base_url, handler = server
+    handler.busy = [(status, ""), (status, "")]
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")] * 3
+    host = base_url.split("/")[2]
+    assert _retry_lines(capsys.readouterr().err) == [
+        f"download: HTTP {said} from {host}; retrying in 0.001 s (attempt 2 of 5)",
+        f"download: HTTP {said} from {host}; retrying in 0.002 s (attempt 3 of 5)"]
+
+
+@pytest.mark.parametrize("retry_after, waited", [("2", 2), ("3600", 60)])
+def test_a_retry_waits_what_retry_after_asks_up_to_a_minute(archive, server, tmp_path, capsys, monkeypatch,
+                                                             retry_after, waited):
+    """A 429's Retry-After (seconds) is the wait before the retry, in place of the backoff's; one asking for an hour
+    is waited a minute (then asked again)."""
+    from fasttext_lib import download_retry
+
+    spec, data = archive
+    base_url, handler = server
+    monkeypatch.setattr(download_retry, "MAX_WAIT_S", 60)
+    waits = []
+    monkeypatch.setattr(download_retry, "_pause", waits.append)  # (not waited: the wait is what is checked)
+    handler.busy = [(429, retry_after)]
+    with open(download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert waits == [waited] and len(handler.log) == 2
+    (line,) = _retry_lines(capsys.readouterr().err)
+    assert line.startswith("download: HTTP 429 Too Many Requests from ") and line.endswith(
+        f"; retrying in {waited} s (attempt 2 of 5)")
+
+
+def test_a_connection_reset_mid_body_is_resumed_in_the_same_run(archive, server, tmp_path, capsys):
+    spec, data = archive
+    base_url, handler = server
+    handler.reset_at = 200
+    path = download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert hashlib.md5(open(path, "rb").read()).hexdigest() == spec.md5 and os.listdir(tmp_path / "cache") == [
+        spec.filename]
+    assert [rng for _, rng in handler.log] == [None, "bytes=200-"]
+    (line,) = _retry_lines(capsys.readouterr().err)
+    assert re.match(rf"download: connection lost after 200 of {spec.size} bytes \(ConnectionResetError\) from "
+                    r"127\.0\.0\.1:\d+; retrying in 0\.001 s \(attempt 2 of 5\)$", line), line
+
+
+def test_a_server_that_trickles_is_asked_again_and_the_download_finished_in_the_same_run(archive, server, tmp_path,
+                                                                                        capsys, monkeypatch):
+    """The stall watch's stop is retried too: a new connection is often a faster one (a congested route, a stuck
+    node behind a CDN), as curl --retry counts its too-slow stop transient."""
+    import fasttext_lib.download_fetch as dl
+
+    spec, data = archive
+    base_url, handler = server
+    handler.slow, handler.slow_once = 1, True
+    monkeypatch.setattr(dl, "_STALL_WINDOW_S", 0.5)
+    monkeypatch.setattr(dl, "_STALL_MIN_BYTES", 1000)
+    with open(download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    kept = int(handler.log[1][1][len("bytes="):-1])
+    assert 0 < kept < len(data) and len(handler.log) == 2
+    (line,) = _retry_lines(capsys.readouterr().err)
+    assert re.match(r"download: too slow \(\d+ new bytes in [\d.]+ s\) from 127\.0\.0\.1:\d+; retrying in ",
+                    line), line
+
+
+@pytest.mark.parametrize("where", ["nowhere/", "page"])
+def test_an_answer_that_is_no_archive_is_not_retried(archive, server, odd_server, tmp_path, capsys, where):
+    """A 404, or a page in place of the archive, says the same however often it is asked: one request, one line."""
+    spec, _ = archive
+    base_url, handler = server
+    base_url = base_url + where if where == "nowhere/" else odd_server("page", b"<html>log in</html>")
+    with pytest.raises(FastTextError, match=r"^cannot download \S+: (HTTP 404|the server answered with a text/html "
+                                            r"page)") as exc:
+        download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert "attempts" not in str(exc.value) and _retry_lines(capsys.readouterr().err) == []
+    if where == "nowhere/":
+        assert len(handler.log) == 1
+
+
+def test_a_server_busy_every_time_is_one_error_line_after_all_attempts_with_the_partial_download_kept(
+        archive, odd_server, tmp_path, monkeypatch, capsys):
+    from fasttext_lib import cli, download_retry
+
+    spec, data = archive
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    monkeypatch.setenv(download_retry.ATTEMPTS_ENV, "3")
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    busy = odd_server("busy 503")
+    assert cli.main(["prepare", "--dataset", NAME, "--output", str(tmp_path / "out"), "--cache-dir", str(cache),
+                     "--base-url", busy]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(_retry_lines("\n".join(err))) == 2 and [line for line in err if line.startswith("error: ")] == [err[-1]]
+    assert err[-1] == (f"error: cannot download {busy}{spec.filename} after 3 attempts: HTTP 503 Service Unavailable "
+                       f"(the server is busy or down): run again later; the partial download {part} is kept and will "
+                       f"be resumed")
+    assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "five", "2.5"])
+def test_an_attempt_count_that_is_no_positive_whole_number_is_one_error_line_before_any_request(
+        archive, server, tmp_path, monkeypatch, value):
+    from fasttext_lib import download_retry
+
+    spec, _ = archive
+    base_url, handler = server
+    monkeypatch.setenv(download_retry.ATTEMPTS_ENV, value)
+    with pytest.raises(FastTextError, match=rf"^FASTTEXT_DOWNLOAD_ATTEMPTS must be a whole number of attempts, 1 or "
+                                            rf"more, got '{value}'$"):
+        download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert handler.log == []
+
+
+def test_ctrl_c_while_a_retry_waits_stops_at_once_and_keeps_the_partial_download(archive, odd_server, tmp_path):
+    """The wait before a retry (here the minute a Retry-After asks) is cut short by Ctrl-C: the stop's own line, the
+    .part kept, as during the download itself."""
+    spec, data = archive
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(STOPPED_DOWNLOAD)
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    busy = odd_server("busy 503", b"600")
+    proc = subprocess.Popen([sys.executable, str(wrapper), str(spec.size), spec.md5, "prepare", "--dataset", NAME,
+                             "--output", str(tmp_path / "out"), "--cache-dir", str(cache), "--base-url", busy],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(
+                                __file__)))))
+    try:
+        first = proc.stderr.readline()  # (the retry's line: written just before its wait)
+        assert first.startswith("download: HTTP 503 Service Unavailable from ") and "retrying in 60 s" in first, first
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)  # (the wait is 60 s: only a stop cut short ends in time)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [f"error: interrupted (SIGINT); stopped and cleaned up, but the partial "
+                                        f"download {part} is kept: a rerun resumes it"]
+    assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
