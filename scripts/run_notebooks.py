@@ -20,6 +20,18 @@ from local_s3 import ROOT, ServerError, local_s3  # noqa: E402
 
 SERIES = ["01_data_prep.ipynb", "02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb", "04_inference.ipynb"]
 
+# The kernel's own log at ERROR: ipykernel 7 warned "Kernel is running over TCP without encryption ..." on stderr for
+# every notebook, four paragraphs of the demo's output about a kernel that listens on 127.0.0.1 only. A cell's own
+# output (warnings included) is the notebook's, not this log's.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+
+
+def execute(source, executed, params, cwd):
+    """Run notebook ``source`` with papermill into ``executed``, its kernel in ``cwd`` (as Jupyter would run it)."""
+    import papermill
+    papermill.execute_notebook(source, executed, parameters=params, kernel_name="python3", cwd=cwd,
+                               progress_bar=False, extra_arguments=KERNEL_ARGUMENTS)
+
 
 def parse_overrides(pairs):
     overrides = {}
@@ -94,8 +106,7 @@ def main(argv=None):
             params = {k: v for k, v in overrides.items() if k in known[name]}
             print(f"running {name} {params or ''}", flush=True)
             try:
-                papermill.execute_notebook(source, os.path.join(executed, name), parameters=params,
-                                           kernel_name="python3", cwd=notebooks, progress_bar=False)
+                execute(source, os.path.join(executed, name), params, notebooks)
             except papermill.PapermillExecutionError as exc:
                 # A cell that stopped (a user's error its notebook names in one line, e.g. a missing S3 object after
                 # the check cell) ended the demo in this script's and papermill's tracebacks: one line, and where

@@ -1746,3 +1746,24 @@ def test_04s_predictions_table_is_written_whole_or_not_at_all(tmp_path):
         exec(cell_with(SERIES[3], "predictions = pd.DataFrame("), namespace)  # noqa: S102 - 04's predictions cell
     assert [p.name for p in run.iterdir()] == ["04_predictions.csv"]
     assert (run / "04_predictions.csv").read_text() == "label,probability,review\n1,0.5,earlier\n"
+
+
+def test_the_demo_shows_a_notebooks_output_but_not_its_kernels_log(tmp_path, capfd):
+    """ipykernel 7 logs "Kernel is running over TCP without encryption ..." on stderr when it starts: `make demo` printed
+    that paragraph once per notebook. The kernel's log is now at ERROR; what a cell prints still reaches its notebook."""
+    import nbformat
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    source, executed = tmp_path / "one.ipynb", tmp_path / "one_out.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell("import sys, warnings; print('out'); print('err', file=sys.stderr)"
+                                                    "; warnings.warn('a warning of the cell')"))
+    nbformat.write(notebook, str(source))
+    run_notebooks.execute(str(source), str(executed), {}, str(tmp_path))
+    captured = capfd.readouterr()
+    assert "Kernel is running" not in captured.err and "WARNING" not in captured.err, captured.err
+    outputs = nbformat.read(str(executed), 4).cells[0].outputs
+    shown = "".join(output.get("text", "") for output in outputs)
+    assert "out" in shown and "err" in shown and "a warning of the cell" in shown
