@@ -113,9 +113,10 @@ def _s3_marker_names(checkpoint_dir, last_epoch, past=False):
 
 
 def _read_note(bucket, key):
-    """``(the epoch :func:`_note_newest` noted, the note's ETag)``; ``(None, None)``: no note (without ListBucket a
-    missing one is refused). A note this library did not write is ``(None, its ETag)``: a hint for what to ask for,
-    which is then checked as every checkpoint is, and replaced by the next save's."""
+    """``(the epoch :func:`_note_newest` noted, the GetObject answer of the note)``: its ETag, its VersionId;
+    ``(None, None)``: no note (without ListBucket a missing one is refused). A note this library did not write is
+    ``(None, its answer)``: a hint for what to ask for, which is then checked as every checkpoint is, and replaced by
+    the next save's."""
     import json
 
     try:
@@ -130,7 +131,7 @@ def _read_note(bucket, key):
     except (ValueError, TypeError, KeyError):
         epoch = None
     valid = isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0
-    return (epoch if valid else None), answer.get("ETag")
+    return (epoch if valid else None), answer
 
 
 _UNCONDITIONAL_NOTES = set()  # (endpoint, bucket) of stores that refused the note's conditional PUT (_write_note)
@@ -164,7 +165,8 @@ def _write_note(where, epoch, attempts=5):
     unconditionally: a note lowered only when two saves interleave to the millisecond. Such a store is remembered
     (:data:`_UNCONDITIONAL_NOTES`) once an unconditional PUT has followed the refusal, so that every later epoch is
     one PUT, not a refused one and another. (One object per epoch noted would need no condition, but they pile up,
-    and one a kill left unwritten is a hole a search skipping numbers misses.) A GET and a small PUT an epoch."""
+    and one a kill left unwritten is a hole a search skipping numbers misses.) A GET and a small PUT an epoch (and
+    a DELETE of the replaced note's version, where the bucket keeps versions)."""
     import json
 
     bucket, key = storage.split_s3(where)
@@ -174,16 +176,21 @@ def _write_note(where, epoch, attempts=5):
     members = set() if store in _UNCONDITIONAL_NOTES else storage.s3._operation_members(client)
     refused = False
     for _ in range(attempts):
-        noted, etag = _read_note(bucket, key)
+        noted, read = _read_note(bucket, key)
         if noted is not None and noted >= epoch:
             return
+        etag = (read or {}).get("ETag")
         condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
         if not set(condition) <= members:
             condition = {}
         try:
-            client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+            put = client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
             if refused:  # (only now: a 400 for another cause, an expired token, fails the unconditional PUT too)
                 _UNCONDITIONAL_NOTES.add(store)
+            # In a bucket that keeps versions the note replaced stays as a noncurrent version, one an epoch: deleted.
+            # (A few bytes: where S3 refuses, it stays unsaid; the epoch's own files are named when they stay.)
+            with contextlib.suppress(Exception):
+                storage.delete_replaced(client, bucket, key, read, put, kept=[])
             return
         except Exception as exc:
             code, status = getattr(exc, "response", {}).get("Error", {}).get("Code"), storage.s3._status(exc)
