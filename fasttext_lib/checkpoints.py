@@ -5,7 +5,8 @@ and the optimizer state's arrays as data files (``optimizer.npz``, read with ``a
 checkpoint runs code when it is read), ``checkpoint.json`` (epoch, labels, config, history, the optimizer's counters;
 with each file's checksum) as its manifest, written last. Only then are older epochs removed
 (:func:`storage.remove`), so a kill or a full disk at any point leaves at least one complete,
-verified checkpoint. :func:`load_checkpoint` refuses one written by another run (other data or settings:
+verified checkpoint. In an S3 bucket that keeps versions they are removed by the versions their uploads created,
+which ``checkpoint.json`` records: no older epoch stays as a noncurrent version (storage/versions.py). :func:`load_checkpoint` refuses one written by another run (other data or settings:
 the classes, the table size, :func:`data_fingerprint` (the documents' tokens too) and the config are
 compared; one whose fingerprint an older version wrote, without the tokens, is refused as such), one
 validated on other data or scored with the other ``score_train`` (its history would mix them), one written by a
