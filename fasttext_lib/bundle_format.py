@@ -14,7 +14,8 @@ prefix) with ``config.json`` as its manifest::
                                      normalization, the training config (and "pretrained_vectors":
                                      the .vec file the table started from, named as the training
                                      config names it: an absolute path or an S3 URI), and "files": the stored
-                                     name, size and sha256 of each file below (written last)
+                                     name, size and sha256 of each file below (on S3, where the bucket
+                                     keeps versions, also the version its upload created) (written last)
     model-<publish id>.params        the Gluon parameters (``save_parameters``)
     vocab-<publish id>.json          the GluonNLP vocabulary
     metrics-<publish id>.json        ``{"history": [per-epoch rows], "final": {...}, "ctx": ...}``

@@ -5,7 +5,8 @@ and the optimizer state's arrays as data files (``optimizer.npz``, read with ``a
 checkpoint runs code when it is read), ``checkpoint.json`` (epoch, labels, config, history, the optimizer's counters;
 with each file's checksum) as its manifest, written last. Only then are older epochs removed
 (:func:`storage.remove`), so a kill or a full disk at any point leaves at least one complete,
-verified checkpoint. :func:`load_checkpoint` refuses one written by another run (other data or settings:
+verified checkpoint. In an S3 bucket that keeps versions they are removed by the versions their uploads created,
+which ``checkpoint.json`` records: no older epoch stays as a noncurrent version (storage/versions.py). :func:`load_checkpoint` refuses one written by another run (other data or settings:
 the classes, the table size, :func:`data_fingerprint` (the documents' tokens too) and the config are
 compared; one whose fingerprint an older version wrote, without the tokens, is refused as such), one
 validated on other data or scored with the other ``score_train`` (its history would mix them), one written by a
@@ -113,9 +114,10 @@ def _s3_marker_names(checkpoint_dir, last_epoch, past=False):
 
 
 def _read_note(bucket, key):
-    """``(the epoch :func:`_note_newest` noted, the note's ETag)``; ``(None, None)``: no note (without ListBucket a
-    missing one is refused). A note this library did not write is ``(None, its ETag)``: a hint for what to ask for,
-    which is then checked as every checkpoint is, and replaced by the next save's."""
+    """``(the epoch :func:`_note_newest` noted, the GetObject answer of the note)``: its ETag, its VersionId;
+    ``(None, None)``: no note (without ListBucket a missing one is refused). A note this library did not write is
+    ``(None, its answer)``: a hint for what to ask for, which is then checked as every checkpoint is, and replaced by
+    the next save's."""
     import json
 
     try:
@@ -130,7 +132,7 @@ def _read_note(bucket, key):
     except (ValueError, TypeError, KeyError):
         epoch = None
     valid = isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0
-    return (epoch if valid else None), answer.get("ETag")
+    return (epoch if valid else None), answer
 
 
 _UNCONDITIONAL_NOTES = set()  # (endpoint, bucket) of stores that refused the note's conditional PUT (_write_note)
@@ -164,7 +166,8 @@ def _write_note(where, epoch, attempts=5):
     unconditionally: a note lowered only when two saves interleave to the millisecond. Such a store is remembered
     (:data:`_UNCONDITIONAL_NOTES`) once an unconditional PUT has followed the refusal, so that every later epoch is
     one PUT, not a refused one and another. (One object per epoch noted would need no condition, but they pile up,
-    and one a kill left unwritten is a hole a search skipping numbers misses.) A GET and a small PUT an epoch."""
+    and one a kill left unwritten is a hole a search skipping numbers misses.) A GET and a small PUT an epoch (and
+    a DELETE of the replaced note's version, where the bucket keeps versions)."""
     import json
 
     bucket, key = storage.split_s3(where)
@@ -174,16 +177,21 @@ def _write_note(where, epoch, attempts=5):
     members = set() if store in _UNCONDITIONAL_NOTES else storage.s3._operation_members(client)
     refused = False
     for _ in range(attempts):
-        noted, etag = _read_note(bucket, key)
+        noted, read = _read_note(bucket, key)
         if noted is not None and noted >= epoch:
             return
+        etag = (read or {}).get("ETag")
         condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
         if not set(condition) <= members:
             condition = {}
         try:
-            client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+            put = client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
             if refused:  # (only now: a 400 for another cause, an expired token, fails the unconditional PUT too)
                 _UNCONDITIONAL_NOTES.add(store)
+            # In a bucket that keeps versions the note replaced stays as a noncurrent version, one an epoch: deleted.
+            # (A few bytes: where S3 refuses, it stays unsaid; the epoch's own files are named when they stay.)
+            with contextlib.suppress(Exception):
+                storage.delete_replaced(client, bucket, key, read, put, kept=[])
             return
         except Exception as exc:
             code, status = getattr(exc, "response", {}).get("Error", {}).get("Code"), storage.s3._status(exc)

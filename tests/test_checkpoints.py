@@ -467,6 +467,26 @@ def test_checkpoints_on_s3(splits, s3_bucket):
     assert {k.split("/")[3] for k in keys} == {"epoch-0002", "newest-epoch.json"}
 
 
+def test_checkpoints_in_a_bucket_that_keeps_versions_leave_no_version_of_the_older_epochs(splits, s3_bucket):
+    """Each save removes the epoch before it; in a bucket that keeps versions its plain DELETEs only added delete
+    markers, and every older epoch (~800 MB for a bigram model) stayed as noncurrent versions, billed for good. They
+    are deleted by the versions their uploads created: a run of 3 epochs keeps the last one's files and one version
+    of newest-epoch.json, and only the delete markers of the removed epochs' checkpoint.json."""
+    bucket = s3_bucket[len("s3://"):]
+    boto3.client("s3").put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    ckpt = f"{s3_bucket}/jobs/run1/checkpoints"
+    train(*splits, TrainConfig(epochs=3, batch_size=256, progress=False, seed=4), checkpoint_dir=ckpt)
+    listed = boto3.client("s3").list_object_versions(Bucket=bucket, Prefix="jobs/run1/checkpoints/")
+
+    def shown(kind):
+        keys = (v["Key"][len("jobs/run1/checkpoints/"):] for v in listed.get(kind, []))
+        return sorted(re.sub("-[0-9a-f]{16}", "", key) for key in keys)
+
+    assert shown("Versions") == ["epoch-0003/checkpoint.json", "epoch-0003/model.params", "epoch-0003/optimizer.npz",
+                                 "newest-epoch.json"]
+    assert shown("DeleteMarkers") == ["epoch-0001/checkpoint.json", "epoch-0002/checkpoint.json"]
+
+
 def test_checkpoints_on_s3_without_list_bucket(splits, unlisted):
     """A role that may put, get and delete objects but not list them (S3 then answers 403 for a missing
     key): the run saves its checkpoints, resumes from the newest, and removes the older ones."""

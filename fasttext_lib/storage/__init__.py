@@ -29,6 +29,6 @@ from .atomic import (NO_ROOM, OLD_TEMPORARY_GRACE_SECONDS, STAGING_PREFIX, atomi
                      remove_stale_temporaries, room_in_tmpdir, staging_dir, temporary_file,
                      temporary_root, temporary_root_named)
 from .pairs import atomic_writes, staging_key  # noqa: F401
-from .versions import take_back_version  # noqa: F401
+from .versions import delete_replaced, take_back_version  # noqa: F401
 from .sets import (LOCK_NAME, MARKER, MARKER_KEY, ORPHAN_GRACE_SECONDS, PROBE_PREFIX, check_output_file,  # noqa: F401
                    check_writable, fetch, publish, read_manifest, read_set, remove)

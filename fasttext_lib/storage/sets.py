@@ -8,7 +8,8 @@ A *set* is a few data files plus a JSON manifest, at a local directory or an ``s
     dest/.fasttext.lock                    (local only) serializes publishers; flock, so kill -9 frees it
 
 The manifest is the caller's dict plus ``"written_by": "fasttext_lib"`` and ``"files": {logical
-name: {"object": stored name, "sha256": hex, "bytes": n}}``. Every publish uploads its data
+name: {"object": stored name, "sha256": hex, "bytes": n}}`` (on S3 also ``"version"``: the version id its upload
+created, where the bucket keeps versions). Every publish uploads its data
 files under names no manifest references yet, then replaces the manifest in one step
 (``os.replace`` locally, one PUT on S3), then deletes the objects the replaced manifest
 referenced. A failure at any moment therefore leaves the old manifest pointing at the old, untouched
@@ -19,7 +20,10 @@ every staging file and unreferenced data file it finds. S3 has no lock: unrefere
 (a killed or losing concurrent publisher's) and incomplete multipart uploads are deleted by the next
 publish or remove once older than :data:`ORPHAN_GRACE_SECONDS` (1 hour, so a slow concurrent
 upload is never removed under a publisher's feet). Objects of a replaced manifest go at once: their
-names are unique to that publish, so no other manifest can reference them. Without s3:ListBucket
+names are unique to that publish, so no other manifest can reference them. Where the bucket keeps versions, the
+manifest records the version each upload created (``"version"`` in its file entry) and those objects are deleted by
+it, the replaced manifest's version too, an orphan by its current one (:mod:`.versions`): a plain DELETE there only
+adds a delete marker, and the data stayed billed as a noncurrent version. Without s3:ListBucket
 (see the comment above :func:`_s3_listing`) the manifest is committed conditionally and only the orphan clean-up is skipped.
 
 A destination is replaced only if it is empty, absent, or holds a manifest with our marker (or only
@@ -60,7 +64,7 @@ from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _buc
 from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
-from .versions import delete_written
+from .versions import created_version, delete_replaced, delete_set_object, delete_written, say_kept
 
 
 MARKER_KEY, MARKER = "written_by", "fasttext_lib"
@@ -183,7 +187,8 @@ def _is_a_loop(path):
 
 
 def _read_s3_manifest(src, manifest_name):
-    """``(manifest, ETag)`` of the set at the S3 prefix ``src`` (the ETag makes a conditional replace)."""
+    """``(manifest, the GetObject answer it was read by)`` of the set at the S3 prefix ``src``: its ETag makes a
+    conditional replace, its VersionId is deleted once the manifest is replaced or removed."""
     where = join(src, manifest_name)
     bucket, prefix = split_s3(src)
     with s3_errors(where):
@@ -195,11 +200,19 @@ def _read_s3_manifest(src, manifest_name):
             if _is_missing(exc) and _bucket_exists(bucket):
                 raise FastTextError(f"{src} has no {manifest_name}") from None
             raise
-    return _parse_manifest(raw, where), answer.get("ETag")
+    return _parse_manifest(raw, where), answer
 
 
 def _referenced(manifest):
     return {v["object"] for v in manifest["files"].values()} if manifest else set()
+
+
+def _recorded_versions(manifest):
+    """``{object: the version its upload created}`` of the files ``manifest`` names; ``""`` where it records none
+    (a set published before versions were recorded, or to a bucket that kept none): deleted by a plain DELETE."""
+    if not manifest:
+        return {}
+    return {v["object"]: v["version"] if isinstance(v.get("version"), str) else "" for v in manifest["files"].values()}
 
 
 def _with_files(manifest, entries):
@@ -456,13 +469,13 @@ def _s3_listing(client, bucket, prefix):
 
 
 def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=3):
-    """``(old manifest or None, its ETag, listed)``; raises unless ``dest`` is absent, empty, ours, or holds
-    only our leftovers. ``listed`` is False where S3 refused the listing (no s3:ListBucket): then no
+    """``(old manifest or None, the GetObject answer it was read by, listed)``; raises unless ``dest`` is absent,
+    empty, ours, or holds only our leftovers. ``listed`` is False where S3 refused the listing (no s3:ListBucket): then no
     manifest was read but one may exist (S3 answers 403 for a missing key then), and the publish commits
     conditionally instead of checking here."""
     try:
-        old, etag = _read_s3_manifest(f"s3://{bucket}/{prefix}", manifest_name)
-        return old, etag, True
+        old, read = _read_s3_manifest(f"s3://{bucket}/{prefix}", manifest_name)
+        return old, read, True
     except Damaged as exc:  # not JSON, not ours: not a set to replace
         raise _refuse(dest, str(exc)) from None
     except FastTextError as exc:
@@ -499,10 +512,21 @@ def _refuse_an_object_as_folder(bucket, prefix):
                         f"beside it; choose another location")
 
 
-def _s3_collect(client, bucket, prefix, keep, replaced):
-    """Delete ``replaced`` now and unreferenced data objects / multipart uploads older than the grace period
-    (those only where S3 lets us list them: without s3:ListBucket nothing can find them)."""
-    replaced = set(replaced) - set(keep)
+def _s3_collect(client, bucket, prefix, keep, replaced, manifest=None):
+    """Delete ``replaced`` (``{object: its recorded version}``: :func:`_recorded_versions`) now and unreferenced data
+    objects / multipart uploads older than the grace period (those only where S3 lets us list them: without
+    s3:ListBucket nothing can find them); each object by the version its upload created where the bucket keeps
+    versions (versions.delete_set_object), and ``manifest`` (``(key, read, replacing)``: versions.delete_replaced),
+    the replaced or removed manifest's version. One line names what S3 refused to delete by version."""
+    replaced = {name: version for name, version in replaced.items() if name not in keep}
+    kept = []
+    try:
+        _collect_objects(client, bucket, prefix, keep, replaced, manifest, kept)
+    finally:
+        say_kept(kept, "the object(s)", "this library", "a delete marker (a manifest: by its replacement)")
+
+
+def _collect_objects(client, bucket, prefix, keep, replaced, manifest, kept):
     try:
         listing = _s3_listing(client, bucket, prefix)
     except Exception as exc:
@@ -511,8 +535,12 @@ def _s3_collect(client, bucket, prefix, keep, replaced):
         listing = {}
     orphans = {name for name, age in listing.items()
                if name not in keep and _is_ours(name) and name != LOCK_NAME and age > ORPHAN_GRACE_SECONDS}
-    for name in sorted(replaced | orphans):
-        _unless_refused(name not in replaced, client.delete_object, Bucket=bucket, Key=_key(prefix, name))
+    keeps_versions = {}  # (asked only where an orphan is found: the replaced files' versions are recorded)
+    for name in sorted(set(replaced) | orphans):
+        _unless_refused(name not in replaced, delete_set_object, client=client, bucket=bucket,
+                        key=_key(prefix, name), recorded=replaced.get(name), kept=kept, keeps_versions=keeps_versions)
+    if manifest is not None:
+        delete_replaced(client, bucket, *manifest, kept)
     now = datetime.datetime.now(datetime.timezone.utc)
     try:
         uploads = _multipart_uploads(client, bucket, _key(prefix, ""))
@@ -562,7 +590,8 @@ def _commit_condition(client, old, etag, listed, listable, overwrite):
 
 def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, hint):
     """The commit point: one PUT of the manifest, with ``condition``; a refused one is a one-line error (the
-    caller checks it against the live manifest: the retry of a PUT whose answer was lost is refused too)."""
+    caller checks it against the live manifest: the retry of a PUT whose answer was lost is refused too). Returns
+    the PUT's answer (its VersionId: the version it created, beside the one it replaced)."""
     import botocore.exceptions as bex
 
     if condition is None:  # no conditional writes in this botocore: a HEAD first, as _upload_new does
@@ -581,7 +610,7 @@ def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, 
                 raise already_exists(where, hint)
         condition = {}
     try:
-        client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+        return client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
     except bex.ClientError as exc:
         code = exc.response.get("Error", {}).get("Code")
         if code in ("NotImplemented", "501") and condition:  # an S3-compatible store without conditional writes
@@ -615,14 +644,14 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
     where = join(dest, manifest_name)
     client = s3_client()
     publish_id = secrets.token_hex(8)
-    uploaded, entries, committing = [], {}, False  # uploaded: (name, its upload's answer) each
+    uploaded, entries, committing, put = [], {}, False, None  # uploaded: (name, its upload's answer) each
     with s3_errors(dest):
         listable = _bucket_listable(client, bucket)
         _refuse_an_object_as_folder(bucket, prefix)
-        old, etag, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+        old, read, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
         if old is not None and not overwrite:
             raise already_exists(where, hint)
-        condition = _commit_condition(client, old, etag, listed, listable, overwrite)
+        condition = _commit_condition(client, old, (read or {}).get("ETag"), listed, listable, overwrite)
         try:
             for name, path in sorted(files.items()):
                 obj = _object_name(name, publish_id)
@@ -633,10 +662,10 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
                     uploaded[-1][1] = upload_file(client, path, bucket, _key(prefix, obj),
                                                   on_late=lambda answer, key=_key(prefix, obj):
                                                   delete_written(client, [(bucket, key, answer)]))
-                    entries[name] = dict(object=obj, **hashed.result())
+                    entries[name] = dict(object=obj, **hashed.result(), **_version_entry(uploaded[-1][1]))
             committing = True
-            _put_manifest(client, bucket, _key(prefix, manifest_name), _with_files(manifest, entries), condition,
-                          dest, where, overwrite, hint)  # the commit point
+            put = _put_manifest(client, bucket, _key(prefix, manifest_name), _with_files(manifest, entries), condition,
+                                dest, where, overwrite, hint)  # the commit point
         except BaseException as exc:
             # before the manifest PUT nothing of ours is live; after it (failed, refused: a retry of a PUT whose
             # answer was lost is refused by its own condition) the live manifest tells
@@ -655,8 +684,16 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
                 raise
             # the manifest PUT reached S3 though its answer was lost: the new set is live
     with contextlib.suppress(Exception):  # cleanup failing never turns a published set into an error
-        _s3_collect(client, bucket, prefix, keep={obj for obj, _ in uploaded}, replaced=_referenced(old))
+        _s3_collect(client, bucket, prefix, keep={obj for obj, _ in uploaded}, replaced=_recorded_versions(old),
+                    manifest=(_key(prefix, manifest_name), read, put))
     return dest
+
+
+def _version_entry(answer):
+    """``{"version": id}`` of the version an upload created (its answer's), for the manifest: the file is deleted by
+    it when the set is replaced or removed (versions.delete_set_object); ``{}`` where the bucket keeps none."""
+    version = created_version(answer)
+    return {"version": version} if version else {}
 
 
 def _may_still_land(exc):
@@ -692,10 +729,12 @@ def _remove_s3(dest, manifest_name):
     prefix = prefix.rstrip("/")
     client = s3_client()
     with s3_errors(dest):
-        old = _check_s3_destination(client, bucket, prefix, manifest_name, dest)[0]
-        if old is not None:
-            client.delete_object(Bucket=bucket, Key=_key(prefix, manifest_name))  # first: readers see no set
-        _s3_collect(client, bucket, prefix, keep=set(), replaced=_referenced(old))
+        old, read, _ = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+        deleted = None
+        if old is not None:  # first, and plain: readers see no set (its version alone would bring back the one before)
+            deleted = client.delete_object(Bucket=bucket, Key=_key(prefix, manifest_name))
+        _s3_collect(client, bucket, prefix, keep=set(), replaced=_recorded_versions(old),
+                    manifest=(_key(prefix, manifest_name), read, deleted))
 
 
 def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hint="pass --overwrite to replace it"):

@@ -8,6 +8,12 @@ marker, nothing kept. Only that version, never one the library did not create, a
 writes (a run's unique id is in each). Where S3 refuses a delete by version (no s3:DeleteObjectVersion), the plain
 DELETE is sent, as before, and one line on stderr names the objects whose noncurrent versions stay. In a bucket
 that has never kept versions nothing changes: the DELETEs are the plain ones they were.
+
+A published set's files (a bundle's, a checkpoint's: ~800 MB for a bigram model) are deleted again when the set is
+replaced or removed, a checkpoint's at every epoch: by the version their upload created, which the set's manifest
+records (``delete_set_object``), and only while it is still the current one; a replaced or removed manifest's
+version once it is noncurrent (``delete_replaced``). Files no manifest records a version of (written before
+versions were recorded) get the plain DELETE, as before.
 """
 import sys
 
@@ -36,25 +42,66 @@ def delete_written(client, written, keeps_versions=None):
     return left
 
 
-def say_kept(kept):
+def say_kept(kept, what="the temporary object(s)", written_by="this run", hidden_by="a delete marker"):
     """One line on stderr naming the objects (``s3://`` URIs) this run wrote and deleted without their version (S3
-    refused a delete by version): each stays as a noncurrent version, billed, which no listing shows."""
+    refused a delete by version): each stays as a noncurrent version, billed, which no listing shows. ``what``,
+    ``written_by``, ``hidden_by``: what they are, who wrote them and what hid them, as the line says it."""
     if kept:
-        print(f"warning: S3 refused to delete by version (s3:DeleteObjectVersion) the temporary object(s) "
-              f"{', '.join(kept)} that this run wrote, in a bucket that keeps versions: each was deleted by a delete "
-              f"marker and stays there as a noncurrent version (billed): delete those versions, or have a lifecycle "
-              f"rule expire noncurrent versions", file=sys.stderr)
+        print(f"warning: S3 refused to delete by version (s3:DeleteObjectVersion) {what} "
+              f"{', '.join(kept)} that {written_by} wrote, in a bucket that keeps versions: each was deleted by "
+              f"{hidden_by} and stays there as a noncurrent version (billed): delete those versions, or have a "
+              f"lifecycle rule expire noncurrent versions", file=sys.stderr)
 
 
-def _version_to_delete(client, bucket, key, answer, keeps_versions):
-    """The version of ``key`` to delete: its write's, ``""`` for a plain DELETE (a bucket that never kept versions, or
-    one S3 will not say of), None for no DELETE at all (nothing is there: a DELETE would only add a marker)."""
+def delete_set_object(client, bucket, key, recorded, kept, keeps_versions):
+    """Delete ``key``, a data object of a published set (a bundle's, a checkpoint's) under a name unique to the
+    publish that wrote it, which nothing else writes. ``recorded``: the version its upload created, as the set's
+    manifest records it; ``""`` where it records none (a set published before versions were recorded, or where the
+    bucket kept none): the plain DELETE, as before; None where no manifest names it (an orphan a killed publish
+    left, its upload's answer lost): looked up, where the bucket keeps versions (``keeps_versions``: as
+    :func:`delete_written` takes it). A version is deleted only while it is the current one, and where one was
+    recorded only if it is that one: a file rewritten since (copied onto itself, synced from another bucket) holds
+    a version this library did not create, which the plain DELETE only hides. A key that is gone gets no DELETE (it
+    would add a marker). Where S3 refuses the delete by version: the plain DELETE, and the key noted in ``kept``."""
+    if recorded == "" or (recorded is None and _keeps(client, bucket, keeps_versions) is False):
+        _delete_version(client, bucket, key, "", kept)
+        return
+    try:
+        current = client.head_object(Bucket=bucket, Key=key).get("VersionId") or ""
+    except Exception as exc:  # noqa: BLE001 - refused (no s3:GetObject), failed: by what is known, as before
+        if _is_missing(exc):
+            return
+        current = recorded or ""
+    if recorded and current != recorded:
+        current = ""
+    _delete_version(client, bucket, key, current, kept)
+
+
+def delete_replaced(client, bucket, key, read, replacing, kept):
+    """Delete the version of ``key`` (a set's manifest) that ``read`` (the GetObject answer it was read by) got, now
+    that the write or plain DELETE answered ``replacing`` replaced it: a noncurrent version then, whose deletion
+    changes nothing a reader sees (a current one deleted by version would bring back the one before it: a manifest
+    naming files long deleted). Nothing where either answer names no version, or both the same one (versioning
+    suspended: the null version was replaced in place). ``kept``: as :func:`delete_set_object` notes refusals."""
+    version, replaced_by = (read or {}).get("VersionId"), (replacing or {}).get("VersionId")
+    if version and replaced_by and version != replaced_by and not delete_version(client, bucket, key, version):
+        kept.append(f"s3://{bucket}/{key}")
+
+
+def _keeps(client, bucket, keeps_versions):
+    """``s3._keeps_versions`` of ``bucket``, asked once into ``keeps_versions`` (None where S3 will not say)."""
     if bucket not in keeps_versions:
         try:
             keeps_versions[bucket] = _keeps_versions(client, bucket)
         except Exception:  # noqa: BLE001 - not known: as where S3 will not say
             keeps_versions[bucket] = None
-    versioned = keeps_versions[bucket]
+    return keeps_versions[bucket]
+
+
+def _version_to_delete(client, bucket, key, answer, keeps_versions):
+    """The version of ``key`` to delete: its write's, ``""`` for a plain DELETE (a bucket that never kept versions, or
+    one S3 will not say of), None for no DELETE at all (nothing is there: a DELETE would only add a marker)."""
+    versioned = _keeps(client, bucket, keeps_versions)
     if answer is None:  # the write got no answer: what is there, if anything, is ours (its key is this run's)
         if versioned is False:
             return ""
