@@ -230,6 +230,13 @@ def word_class_csv(lines, delimiter=","):
             and (2 * spaced < len(records) or all(f.islower() for f in firsts)))
 
 
+# Keeps each line's first __label__ word and drops the others, wherever they are (fastText reads them anywhere on a
+# line; the sed this was, for labels leading a line as in fastText's tutorials, left "the text __label__a __label__b"
+# as it was, and the file was refused again). Words are joined by one space, as they are read.
+FIRST_LABEL_COMMAND = ("awk '{n = 0; s = \"\"; for (i = 1; i <= NF; i++) if ($i !~ /^__label__/ || !n++) "
+                       "s = s (s == \"\" ? \"\" : \" \") $i; print s}'")
+
+
 def parse_fasttext_line(line, uri, lineno):
     tokens = line.split()
     labels = [t for t in tokens if t.startswith(LABEL_PREFIX)]
@@ -240,7 +247,7 @@ def parse_fasttext_line(line, uri, lineno):
         # train on them here: one line per (label, text), or the first label alone
         hint = LONE_CR_HINT if has_lone_cr(line) else (
             "; for multi-label data write one line per label and text (__label__a the text, __label__b the text), "
-            "or keep each line's first label: sed -E 's/^(__label__[^ ]+)( __label__[^ ]+)+/\\1/'")
+            f"or keep each line's first label: {FIRST_LABEL_COMMAND}")
         raise FastTextError(f"{uri}:{lineno}: line has {len(labels)} labels; only single-label classification is "
                             f"supported{hint}")
     label = labels[0][len(LABEL_PREFIX):]

@@ -668,14 +668,14 @@ def test_multi_label_lines_say_how_to_train_on_them(tmp_path):
     p = tmp_path / "cooking.train"
     p.write_text("\n".join(lines * 10) + "\n")
     with pytest.raises(FastTextError, match=r"cooking\.train:1: line has 2 labels; .* write one line per label and "
-                                            r"text .* keep each line's first label: sed -E"):
+                                            r"text .* keep each line's first label: awk "):
         read_labeled(str(p))
     import subprocess
 
     with pytest.raises(FastTextError) as refused:
         read_labeled(str(p))
-    script = re.search(r"sed -E '([^']*)'", str(refused.value)).group(1)  # the command it gives works
-    fixed = subprocess.run(["sed", "-E", script, str(p)], capture_output=True, text=True, check=True).stdout
+    script = re.search(r"awk '([^']*)'", str(refused.value)).group(1)  # the command it gives works
+    fixed = subprocess.run(["awk", script, str(p)], capture_output=True, text=True, check=True).stdout
     (tmp_path / "single.train").write_text(fixed)
     data = read_labeled(str(tmp_path / "single.train"))
     assert data.labels[:2] == ["sauce", "baking"] and data.texts[0] == "How much does potato starch affect a cheese sauce recipe?"
@@ -825,3 +825,24 @@ def test_the_note_of_documents_without_words_names_the_files_own_text_column(tmp
     said = [n for n in notes if "no words" in n]
     assert len(said) == 1 and said[0].endswith(f"drop it first ({drop})"), notes
     assert name != "train.txt" or "df[" not in said[0], said
+
+
+def test_multi_label_lines_with_labels_after_the_text_get_a_command_that_works_there_too(tmp_path):
+    # fastText takes __label__ words anywhere on a line: the sed given (labels at the line's start) left these lines
+    # unchanged, and the file was refused again
+    import subprocess
+
+    lines = ["How much does potato starch affect a cheese sauce recipe? __label__sauce __label__cheese",
+             "__label__baking How to make bread rise __label__bread", "Dangers of a dull knife __label__knives"]
+    p = tmp_path / "cooking.train"
+    p.write_text("\n".join(lines * 10) + "\n")
+    with pytest.raises(FastTextError, match=r"cooking\.train:1: line has 2 labels; .* keep each line's first label: "
+                                            r"awk ") as refused:
+        read_labeled(str(p))
+    script = re.search(r"awk '([^']*)'", str(refused.value)).group(1)
+    fixed = subprocess.run(["awk", script, str(p)], capture_output=True, text=True, check=True).stdout
+    (tmp_path / "single.train").write_text(fixed)
+    data = read_labeled(str(tmp_path / "single.train"))
+    assert data.labels[:3] == ["sauce", "baking", "knives"]
+    assert data.texts[:3] == ["How much does potato starch affect a cheese sauce recipe?", "How to make bread rise",
+                              "Dangers of a dull knife"]
