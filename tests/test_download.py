@@ -2411,3 +2411,22 @@ def test_ctrl_c_while_a_retry_waits_stops_at_once_and_keeps_the_partial_download
     assert err.strip().splitlines() == [f"error: interrupted (SIGINT); stopped and cleaned up, but the partial "
                                         f"download {part} is kept: a rerun resumes it"]
     assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+
+
+@pytest.mark.parametrize("retry_after, waited", [("\u00b2", "backoff"), ("9" * 5000, "longest")])
+def test_a_retry_after_that_int_cannot_read_is_waited_not_a_traceback(archive, server, tmp_path, monkeypatch,
+                                                                       retry_after, waited):
+    """A Retry-After that str.isdigit takes for a number but int() does not read was a ValueError traceback: a
+    latin-1 superscript digit ('²', no number of seconds: the backoff's wait), more digits than int() converts (a
+    wait of ages: the longest, as an hour is)."""
+    from fasttext_lib import download_retry
+
+    spec, data = archive
+    base_url, handler = server
+    waits = []
+    monkeypatch.setattr(download_retry, "_pause", waits.append)
+    handler.busy = [(503, retry_after)]
+    with open(download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert waits == [download_retry.BACKOFF_S if waited == "backoff" else download_retry.MAX_WAIT_S]
+    assert len(handler.log) == 2
