@@ -86,7 +86,17 @@ def _retry_after(error):
     """The seconds a busy server's answer (``error``, an HTTPError) asks to wait (its Retry-After), None: it gives
     none, or a date (waited as a retry's backoff)."""
     wait = ((error.headers and error.headers.get("Retry-After")) or "").strip()
-    return int(wait) if wait.isdigit() else None
+    if not _is_seconds(wait):
+        return None
+    # (int() refuses more than 4,300 digits: a wait of ages, waited as the longest, download_retry.MAX_WAIT_S)
+    digits = wait.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 9 else 10 ** 9
+
+
+def _is_seconds(wait):
+    """Whether a Retry-After's text is a number of seconds: ASCII digits (str.isdigit takes a latin-1 superscript,
+    '²', which a header can hold and int() refuses: a ValueError traceback)."""
+    return wait.isascii() and wait.isdigit()
 
 
 def _when_not_now(error, part):
@@ -94,7 +104,7 @@ def _when_not_now(error, part):
     later (when a busy server's Retry-After says), and that the partial download ``part`` is kept. It said only "HTTP
     503 Service Unavailable", and a user deleted a .part of hundreds of MB to start clean."""
     wait = " ".join(((error.headers and error.headers.get("Retry-After")) or "").split())[:40]  # seconds, or a date
-    if wait.isdigit():
+    if _is_seconds(wait):
         wait = f"; it asks to wait {wait} s"
     elif wait and wait.isprintable():
         wait = f"; it asks to wait until {wait}"

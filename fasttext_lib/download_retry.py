@@ -4,9 +4,9 @@ refused, reset, timed out or cut short, a 206 with no Content-Range, a server to
 Each ended the run in one error line ("run again to resume"): a Yelp download of hundreds of MB over a flaky network
 (notebook 01, ``prepare``) needed a rerun for every hiccup, where pip or ``curl --retry`` try again by themselves.
 Now :func:`retried` asks again up to :func:`attempts_allowed` times in all, each retry resuming the ``.part`` (the
-resume a rerun does), after a wait of :data:`BACKOFF_S` doubled each time (1, 2, 4, 8 s) or what the server's
-``Retry-After`` asks, at most :data:`MAX_WAIT_S`; each retry is one line on stderr. The last failure is the one error
-line, saying how many attempts were made. What cannot be the archive (a 404, a page, a range from elsewhere, a
+resume a rerun does), after a wait of :data:`BACKOFF_S` doubled each time (1, 2, 4, 8 s), or what the server's
+``Retry-After`` asks where that is longer, at most :data:`MAX_WAIT_S`; each retry is one line on stderr. The last
+failure is the one error line, saying how many attempts were made. What cannot be the archive (a 404, a page, a range from elsewhere, a
 checksum that fails) is no :class:`TransientError`: it fails at once, as asking again would answer the same.
 """
 import os
@@ -65,8 +65,10 @@ def retried(fetch_once, url, attempts):
 
 
 def _wait_before(attempt, retry_after):
-    """Seconds to wait before the attempt after ``attempt`` failed: what the server asked, else the backoff's."""
-    wait = BACKOFF_S * 2 ** (attempt - 1) if retry_after is None else retry_after
+    """Seconds to wait before the attempt after ``attempt`` failed: the backoff's, or longer where the server asks.
+    (A Retry-After that shortened it, 0 from a busy proxy, had every attempt made within milliseconds: spent before a
+    busy moment could pass. curl --retry too lets a Retry-After lengthen its wait only.)"""
+    wait = max(BACKOFF_S * 2 ** (attempt - 1), retry_after or 0)
     return min(wait, MAX_WAIT_S)
 
 

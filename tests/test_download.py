@@ -2411,3 +2411,40 @@ def test_ctrl_c_while_a_retry_waits_stops_at_once_and_keeps_the_partial_download
     assert err.strip().splitlines() == [f"error: interrupted (SIGINT); stopped and cleaned up, but the partial "
                                         f"download {part} is kept: a rerun resumes it"]
     assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+
+
+@pytest.mark.parametrize("retry_after, waited", [("\u00b2", "backoff"), ("9" * 5000, "longest")])
+def test_a_retry_after_that_int_cannot_read_is_waited_not_a_traceback(archive, server, tmp_path, monkeypatch,
+                                                                       retry_after, waited):
+    """A Retry-After that str.isdigit takes for a number but int() does not read was a ValueError traceback: a
+    latin-1 superscript digit ('²', no number of seconds: the backoff's wait), more digits than int() converts (a
+    wait of ages: the longest, as an hour is)."""
+    from fasttext_lib import download_retry
+
+    spec, data = archive
+    base_url, handler = server
+    waits = []
+    monkeypatch.setattr(download_retry, "_pause", waits.append)
+    handler.busy = [(503, retry_after)]
+    with open(download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert waits == [download_retry.BACKOFF_S if waited == "backoff" else download_retry.MAX_WAIT_S]
+    assert len(handler.log) == 2
+
+
+def test_a_retry_after_of_0_does_not_cut_the_backoff_short(archive, server, tmp_path, monkeypatch, capsys):
+    """A server busy every time that asks to be asked again at once (Retry-After: 0, a misconfigured proxy's) had
+    every attempt made within milliseconds: the retries, there to outlast a busy moment, were spent before it could
+    pass. A Retry-After lengthens the backoff's wait, never shortens it (as curl --retry waits)."""
+    from fasttext_lib import download_retry
+
+    spec, data = archive
+    base_url, handler = server
+    waits = []
+    monkeypatch.setattr(download_retry, "_pause", waits.append)
+    handler.busy = [(503, "0"), (503, "0"), (429, "1")]
+    with open(download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert waits == [download_retry.BACKOFF_S, 2 * download_retry.BACKOFF_S, download_retry.MAX_WAIT_S]
+    assert _retry_lines(capsys.readouterr().err)[0].endswith(
+        f"; retrying in {download_retry.BACKOFF_S:g} s (attempt 2 of 5)")
