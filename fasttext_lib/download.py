@@ -44,7 +44,7 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
                 if verified(path, spec):
                     return path
                 remove_if_there(path)  # corrupt or from another version: fetch again
-            retried(lambda: fetch(url, part, spec, progress), url, attempts)
+            retried(lambda: fetch(url, part, spec, progress), url, attempts, lambda: _size_of(part))
             size = os.path.getsize(part)
             if size != spec.size:
                 fail_verification(part, url, f"{size} bytes, expected {spec.size}")
@@ -143,3 +143,11 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
             if not overwrite:  # the names file last: the one a user edits, looked at just before all are put in place
                 _refuse_what_differs({uri: outputs[uri] for uri in uris[1:] + uris[:1]} if names else outputs)
     return written
+
+
+def _size_of(part):
+    """The bytes ``part`` holds (0: not there), to see what an attempt gained (fetch itself deals with what is no file)."""
+    try:
+        return os.stat(part).st_size
+    except OSError:
+        return 0

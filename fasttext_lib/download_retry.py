@@ -19,6 +19,7 @@ from .errors import FastTextError
 ATTEMPTS = 5  # requests in all for one download, the first included
 ATTEMPTS_ENV = "FASTTEXT_DOWNLOAD_ATTEMPTS"  # another count (1: no retry)
 BACKOFF_S = 1.0  # the wait before the first retry, doubled before each next one
+PROGRESS_BYTES = 1 << 20  # an attempt that gained this much of the archive starts the count of attempts afresh
 MAX_WAIT_S = 60  # the longest wait, whatever a Retry-After asks (a server asking for an hour is asked again sooner)
 
 
@@ -47,13 +48,20 @@ def attempts_allowed():
     return int(text)
 
 
-def retried(fetch_once, url, attempts):
-    """Call ``fetch_once`` (which continues the .part) until it returns, at most ``attempts`` times: a
-    :class:`TransientError` is waited out and tried again, any other error ends it at once."""
-    for attempt in range(1, attempts + 1):
+def retried(fetch_once, url, attempts, have=lambda: 0):
+    """Call ``fetch_once`` (which continues the .part) until it returns: a :class:`TransientError` is waited out
+    and tried again, up to ``attempts`` attempts in a row that each gained less than :data:`PROGRESS_BYTES` (``have``:
+    the bytes the .part holds); any other error ends it at once. (Counted over the whole run, a connection reset
+    every few hundred MB ended a Yelp download after 5 resets, whatever each had gained; a server that resets after
+    a few bytes each time is still stopped.)"""
+    attempt = 1
+    while True:
+        before = have()
         try:
             return fetch_once()
         except TransientError as exc:
+            if have() - before >= PROGRESS_BYTES:
+                attempt = 1
             if attempt == attempts:
                 raise exc.after(attempt) from None
             failure = exc
@@ -62,6 +70,7 @@ def retried(fetch_once, url, attempts):
         print(f"download: {failure.reason} from {urllib.parse.urlsplit(url).netloc}; retrying in {wait:g} s "
               f"(attempt {attempt + 1} of {attempts})", file=sys.stderr, flush=True)
         _pause(wait)
+        attempt += 1
 
 
 def _wait_before(attempt, retry_after):

@@ -86,6 +86,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     busy = ()
     reset_at = None  # the first answer's connection is reset (RST) after this many bytes of its body; later ones whole
     slow_once = False  # with slow: only the first answer trickles
+    reset_every = None  # every answer's connection is reset after this many bytes of its body (from where it asks)
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
@@ -101,6 +102,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        if self.reset_every is not None:
+            rng = self.headers.get("Range")
+            start = int(rng.split("=")[1].split("-")[0]) if rng else 0
+            if start + self.reset_every < len(data):
+                self._reset_after(data, self.reset_every, start)
+                return
         if self.reset_at is not None:
             self._reset_after(data, self.reset_at)
             type(self).reset_at = None
@@ -177,12 +184,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if slow:
                 time.sleep(0.01)
 
-    def _reset_after(self, data, size):
-        """Answer the whole file (200), but reset the connection after its first ``size`` bytes: a lost connection."""
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
+    def _reset_after(self, data, size, start=0):
+        """Answer the whole file (200; from ``start``: 206), but reset the connection after the first ``size`` bytes
+        of its body: a lost connection."""
+        if start:
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(data) - start))
         self.end_headers()
-        self.wfile.write(data[:size])
+        self.wfile.write(data[start:start + size])
         self.wfile.flush()
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # (close: a RST)
         self.close_connection = True
@@ -2316,6 +2328,40 @@ def test_a_connection_reset_mid_body_is_resumed_in_the_same_run(archive, server,
     (line,) = _retry_lines(capsys.readouterr().err)
     assert re.match(rf"download: connection lost after 200 of {spec.size} bytes \(ConnectionResetError\) from "
                     r"127\.0\.0\.1:\d+; retrying in 0\.001 s \(attempt 2 of 5\)$", line), line
+
+
+def test_a_connection_lost_again_and_again_but_gaining_each_time_is_resumed_until_it_is_whole(archive, server, tmp_path,
+                                                                                          capsys, monkeypatch):
+    """The attempts were counted over the whole run: a connection reset every few hundred MB (a Yelp download over a
+    flaky link) ended after 5 resets, however much each attempt had gained, and needed reruns. An attempt that
+    gained at least download_retry.PROGRESS_BYTES starts the count (and the backoff) afresh."""
+    from fasttext_lib import download_retry
+
+    spec, data = archive
+    base_url, handler = server
+    monkeypatch.setattr(download_retry, "PROGRESS_BYTES", 40)
+    handler.reset_every = 40
+    path = download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert hashlib.md5(open(path, "rb").read()).hexdigest() == spec.md5
+    starts = [0 if rng is None else int(rng[len("bytes="):-1]) for _, rng in handler.log]
+    assert starts == list(range(0, len(data), 40)) and len(starts) > download_retry.ATTEMPTS
+    lines = _retry_lines(capsys.readouterr().err)
+    assert len(lines) == len(starts) - 1 and all(line.endswith("retrying in 0.001 s (attempt 2 of 5)") for line in lines)
+
+
+def test_attempts_that_gain_too_little_are_counted_in_a_row(archive, server, tmp_path, capsys, monkeypatch):
+    """A gain below PROGRESS_BYTES does not start the count afresh: a server that sends a few bytes and resets, again
+    and again, still ends after the attempts, in one line, the .part kept."""
+    from fasttext_lib import download_retry
+
+    spec, data = archive
+    base_url, handler = server
+    monkeypatch.setattr(download_retry, "PROGRESS_BYTES", 1000)
+    handler.reset_every = 10
+    with pytest.raises(FastTextError, match=r"after 5 attempts: .*kept") as exc:
+        download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and len(handler.log) == 5
+    assert (tmp_path / "cache" / (spec.filename + ".part")).read_bytes() == data[:50]
 
 
 def test_a_server_that_trickles_is_asked_again_and_the_download_finished_in_the_same_run(archive, server, tmp_path,
