@@ -23,14 +23,16 @@ from .formats import CountedLines, csv_rows
 from .lines import chain_lines
 
 
-def table_lookahead(lines, uri, fmt, predicting, note):
+def table_lookahead(lines, uri, fmt, predicting, note, blanks=None):
     """``(rows, ahead, repeated)`` of a CSV or TSV file (``fmt``): its records, ``(row, first line)`` each, of which
     ``ahead`` holds the first :data:`HEADER_LOOKAHEAD` + 1 (that decide what its first row is) and ``rows`` the rest;
-    ``repeated``: the rows that repeat the first one (:class:`RepeatedHeader`), left out of ``ahead``."""
+    ``repeated``: the rows that repeat the first one (:class:`RepeatedHeader`), left out of ``ahead``. ``blanks``
+    (predict's :class:`~fasttext_lib.formats.BlankRecords`, or None) is told of the blank records, none of them in
+    ``ahead`` or ``rows``: what the first row is is decided as training decides it."""
     counted = CountedLines(lines)  # counts the lines the CSV reader takes: record start lines
     # predict answers a table of text columns one record each, a row of empty fields too (pd.read_csv reads it as a
     # row of NaNs): left out, every answer after it was one off; a labeled one's are left out below, as training does
-    rows = csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting)
+    rows = csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting, blanks=blanks)
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
     repeated = RepeatedHeader(ahead, uri, note, "<TAB>" if fmt == "tsv" else ",")  # (as the note shows it)
     return rows, repeated.look_ahead(ahead), repeated
