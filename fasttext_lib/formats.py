@@ -23,7 +23,7 @@ import re
 
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, csv_text, index_column,
                       index_header_start, index_named, is_int_text, looks_like_header, number_with_comma,
-                      one_column_text_header, reads_as_number, semicolon_header, series_values_header,
+                      one_column_text_header, prose_commas, reads_as_number, semicolon_header, series_values_header,
                       several_class_columns, short_header, short_names, table_header, tsv_header_line,
                       unread_columns, whole_number, width_error)
 from .errors import FastTextError
@@ -462,7 +462,7 @@ def labeled_csv_records(records, quoted, classes, header=True):
     if index:
         records = [r[1:] for r in records]
     first, rest = records[0], records[1:]
-    if header and any(c[:1].isspace() for c in first[1:]):
+    if header and prose_commas(first):
         # A space after a comma is prose's, not a CSV writer's (pandas, csv and R write a header's names with none): a
         # first review of two short phrases, one a class column's name ("Overall, highly recommended."; "Great phone,
         # overall"), over reviews with commas, was taken for a header of a class and a text column: left unanswered,

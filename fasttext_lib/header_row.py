@@ -222,8 +222,10 @@ def header_layout(header, columns, index, uri, note, found):
     if label_col != 0 or len(text_cols) != len(header) - 1:  # text,label or ,label,text (pandas)
         layout = (label_col, text_cols, len(header))
     found["class_from"] = f"column {label_col + 1 + index} ({header[label_col].strip()!r})"
-    found["class_column"] = header[label_col].strip()  # (data.LabeledTexts.class_column: the pandas lines' name)
-    found["text_names"] = [header[c] for c in text_cols]  # (as pandas names them: data.note_no_words' line)
+    # The pandas lines' names (data.LabeledTexts.class_column; data.note_no_words' line), both as pd.read_csv(path)
+    # names the columns, spaces around them kept (label ,text: 'label '); the class's was stripped, a KeyError pasted
+    found["class_column"] = header[label_col].lstrip("\ufeff")
+    found["text_names"] = [header[c].lstrip("\ufeff") for c in text_cols]
     left = left_out_columns(header, columns)
     if left and note is not None:
         note(read_from_note(uri, "column", [c.strip() for c in header], text_cols, left, label_col))

@@ -3158,6 +3158,29 @@ def test_a_blank_record_gets_its_answer_from_predict_as_from_the_endpoint(served
     assert len(answers) == records and answers == served_answers
 
 
+@pytest.mark.parametrize("header, row", [
+    ("label, text", "{label}, {text}"),
+    ("sentiment, review", "{label},{text}"),
+    ("Review , Sentiment", "{text},{label}"),
+])
+def test_a_header_typed_with_spaces_after_its_commas_is_read_by_predict_and_the_endpoint_as_by_training(
+        served, bundle, tmp_path, header, row):
+    """label, text (a space after the comma, as a header typed by hand has it): training found its class and text
+    columns, but predict and the endpoint's text/csv took the line for prose, as a review "Overall, highly
+    recommended." is (a CSV writer puts no space there): the header was answered as a review, and every row whole, its
+    class a word of its text. A line whose every name is a column's name training knows is a header, spaces or not."""
+    from conftest import cli_in_process
+
+    pairs = [("2", "great food"), ("1", "cold soup"), ("2", "would go again"), ("1", "never again")]
+    path = tmp_path / "typed.csv"
+    path.write_text(header + "\n" + "".join(row.format(label=label, text=text) + "\n" for label, text in pairs))
+    assert [t.strip() for t in read_labeled(str(path)).texts] == [text for _, text in pairs]  # (training: as before)
+    expected = served[1].predict([text for _, text in pairs])
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0 and [json.loads(line) for line in got.stdout.splitlines()] == expected, got.stderr
+    assert sm_serve.predict_fn(sm_serve.input_fn(path.read_bytes(), "text/csv"), served[0]) == expected
+
+
 @pytest.mark.parametrize("body", [
     b"review\ngreat food\nreview\n",  # a first line that occurs again: a review
     b"Review\ngreat phone, but slow\ncold soup\n",  # records wider than a header of one column: reviews
