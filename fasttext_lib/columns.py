@@ -238,6 +238,16 @@ def short_header(row):
             and not (any(c[:1].isspace() for c in row[1:]) and table_header(row)))
 
 
+def prose_commas(row):
+    """Does ``row`` (a first line read as CSV) put a space after a comma as prose does (``Overall, highly
+    recommended.``; ``Great phone, overall``), where a program writes a header with none (pandas, csv, R)? Not when
+    every name of it, stripped, is a column's name training knows (``label, text``; ``Review , Sentiment``): a header
+    typed by hand, which training reads (its names are matched stripped), and predict and the endpoint took for a
+    review, answering each row whole."""
+    return (any(c[:1].isspace() for c in row[1:])
+            and not all(c.lstrip("\ufeff").strip().lower() in HEADER_LABEL_NAMES | HEADER_TEXT_NAMES for c in row))
+
+
 def semicolon_header(line):
     """Is ``line`` the header row of a semicolon-separated table (``sentiment;review``: European Excel's CSV, pandas'
     ``to_csv(sep=";")``; ``"sentiment";"review"``: R's ``write.csv2``, ``quoting=csv.QUOTE_ALL``), column names a

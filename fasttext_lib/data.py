@@ -298,7 +298,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     names no class column). A first column that is pandas' index (columns.index_column) is left out, and ``note``
     (a callable, or None) is given a line that says so. ``found`` (a dict, or None) is given ``"class_from"``:
     where the classes are read from (:attr:`LabeledTexts.class_from`), and ``"line"``: the line each example starts
-    at, as it is handed out (:class:`RecentLines`).
+    at, as it is handed out (:class:`RecentLines`); with ``predicting``, a ``"blank_records"`` it holds
+    (formats.BlankRecords) is told of a table's blank records, which are no examples.
 
     Each decision about the whole file is a function of its own (its format: :mod:`fasttext_lib.formats`; a table's
     first row: :mod:`fasttext_lib.header_row`), in the order they are taken; the loops over the records stay here, so
@@ -322,7 +323,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                 yield parse_fasttext_line(line, uri, lineno)
         return
     # CSV or TSV: its first records say whether the first row is a header, and which columns are the class and text
-    rows, ahead, repeated = table_lookahead(rest, uri, fmt, predicting, note)
+    blanks = found.get("blank_records") if predicting else None  # (predict answers them: formats.BlankRecords)
+    rows, ahead, repeated = table_lookahead(rest, uri, fmt, predicting, note, blanks)
     index = bool(ahead) and index_column(ahead[0][0], [r for r, _ in ahead[1:]])
     header_row = ahead[0][0] if ahead else []  # as the file writes it
     if index:  # pandas' index column first (,label,text): left out, the rest read as usual
@@ -331,6 +333,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if (choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index)
             and (predicting or not several_class_columns(ahead[0][0]))):  # (training asks which is the class)
         header = ahead[0][0]
+        if blanks is not None:
+            blanks.above_header()
         columns = text_only_columns(ahead, header_row, index, predicting, uri, note)  # (training: refused)
         found["class_columns"] = several_class_columns(header)  # (predict: its classes are not scored)
         for text in table_texts(_noting_lines(repeated.skipped(chain_lines(ahead[1:], rows)), found), header, columns,
@@ -342,6 +346,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if columns is not None:  # a header row: the records start after it
         layout = header_layout(ahead[0][0], columns, index, uri, note, found)
         names, ahead = ahead[0][0], ahead[1:]
+        if blanks is not None:
+            blanks.above_header()
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
@@ -357,6 +363,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             repeated.tell(start)
             continue
         if predicting and not has_text(row):  # (predict's rows of empty fields, kept by csv_rows: no class, no text)
+            if blanks is not None:  # answered as an empty review in its place, as the endpoint answers it
+                blanks.add(start)
             continue
         found["line"] = start
         yield csv_row_to_example(row, uri, start, layout, fmt == "tsv", class_column)

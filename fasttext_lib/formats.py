@@ -17,12 +17,13 @@ what is done with a whole file: :mod:`fasttext_lib.data` reads files with them a
 """
 import contextlib
 import csv
+import heapq
 import itertools
 import re
 
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, csv_text, index_column,
                       index_header_start, index_named, is_int_text, looks_like_header, number_with_comma,
-                      one_column_text_header, reads_as_number, semicolon_header, series_values_header,
+                      one_column_text_header, prose_commas, reads_as_number, semicolon_header, series_values_header,
                       several_class_columns, short_header, short_names, table_header, tsv_header_line,
                       unread_columns, whole_number, width_error)
 from .errors import FastTextError
@@ -287,10 +288,12 @@ _TSV_QUOTES_HINT = (" (if its quotation marks are no CSV quoting, as in GLUE's .
                     "pd.read_csv(path, sep='\\t', quoting=3).to_csv(new_path, index=False))")
 
 
-def csv_rows(lines, uri, delimiter=",", empty_fields=False):
+def csv_rows(lines, uri, delimiter=",", empty_fields=False, blanks=None):
     """``(row, first line)`` of each non-empty CSV record (``delimiter``: ``"\t"`` for a TSV). ``empty_fields``: a
-    row of empty fields is a record (predict's: see :func:`data.examples_of_lines`)."""
+    row of empty fields is a record (predict's: see :func:`data.examples_of_lines`). ``blanks``: a
+    :class:`BlankRecords` told of each blank record left out (predict answers it)."""
     allow_long_csv_fields()
+    seen = False  # a record with text read: blank ones before it may be above a header row
     reader = csv.reader(lines, strict=True, delimiter=delimiter)
     hint = _TSV_QUOTES_HINT if delimiter == "\t" else " (an unclosed quote?)"
     while True:
@@ -314,9 +317,63 @@ def csv_rows(lines, uri, delimiter=",", empty_fields=False):
         # Excel's separator line sep=, (or a tab's) where files that start with it were joined (cat a.csv b.csv; the
         # first file's is read as a blank line: lines.without_excel_sep) is one too: it was a document of the class
         # "sep=" and no text
-        if ((has_text(row) or (empty_fields and len(row) > 1))
-                and not (len(row) == 2 and not row[1] and row[0].lstrip("\ufeff") == "sep=")):
+        if len(row) == 2 and not row[1] and row[0].lstrip("\ufeff") == "sep=":
+            continue
+        if has_text(row) or (empty_fields and len(row) > 1):
+            seen = True
             yield row, start
+        elif blanks is not None:
+            blanks.add(start, above_first_row=not seen)
+
+
+class BlankRecords:
+    """The blank records of a table ``predict`` reads (an empty line, a line of spaces, a row of empty fields), each
+    answered as an empty review in its place, as the endpoint's ``text/csv`` answers it: one answer a record, so that
+    the same file has as many answers either way, and answers joined back to the rows by position are not off after
+    it (predict left them out; pd.read_csv(path, skip_blank_lines=False) has a row for each). Those above a header row
+    are no records (:meth:`above_header`; the endpoint answers none); those above a first row that is data are.
+
+    Kept as runs of consecutive lines, ``[first line, count]``, in a heap by line: the reading hands them out
+    (:meth:`before`) as it reaches their place, so that many blank lines take no memory. ``keep=False`` (predict's
+    checking pass, which answers nothing): only counted, with the first one's line (:attr:`first`)."""
+
+    def __init__(self, keep=True):
+        self.keep, self.runs, self.last = keep, [], None  # last: the run a consecutive line joins
+        self.count, self.leading, self.first, self.first_below = 0, 0, None, None
+
+    def add(self, line, above_first_row=False):
+        """A blank record at ``line``; ``above_first_row``: before any record with text."""
+        self.count += 1
+        self.leading += above_first_row
+        self.first = line if self.first is None else self.first
+        self.first_below = line if self.first_below is None and not above_first_row else self.first_below
+        if not self.keep:
+            return
+        if self.last is not None and self.last[0] + self.last[1] == line:
+            self.last[1] += 1
+        else:
+            self.last = [line, 1]
+            heapq.heappush(self.runs, self.last)
+
+    def above_header(self):
+        """The table's first row is a header row: the blank records above it are none."""
+        self.count -= self.leading
+        self.first = self.first_below
+        while self.leading > 0 and self.keep:  # (the first runs: none goes on past the first row)
+            self.leading -= self.runs[0][1]
+            self._pop()
+        self.leading = 0
+
+    def before(self, line):
+        """The lines of the blank records before ``line`` (None: all of them), in order, each handed out once."""
+        while self.runs and (line is None or self.runs[0][0] < line):
+            start, count = self.runs[0]
+            self._pop()
+            yield from range(start, start + count)
+
+    def _pop(self):
+        if heapq.heappop(self.runs) is self.last:
+            self.last = None
 
 
 def has_text(row):
@@ -412,7 +469,7 @@ def labeled_csv_records(records, quoted, classes, header=True):
     if index:
         records = [r[1:] for r in records]
     first, rest = records[0], records[1:]
-    if header and any(c[:1].isspace() for c in first[1:]):
+    if header and prose_commas(first):
         # A space after a comma is prose's, not a CSV writer's (pandas, csv and R write a header's names with none): a
         # first review of two short phrases, one a class column's name ("Overall, highly recommended."; "Great phone,
         # overall"), over reviews with commas, was taken for a header of a class and a text column: left unanswered,

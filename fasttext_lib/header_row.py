@@ -23,14 +23,16 @@ from .formats import CountedLines, csv_rows
 from .lines import chain_lines
 
 
-def table_lookahead(lines, uri, fmt, predicting, note):
+def table_lookahead(lines, uri, fmt, predicting, note, blanks=None):
     """``(rows, ahead, repeated)`` of a CSV or TSV file (``fmt``): its records, ``(row, first line)`` each, of which
     ``ahead`` holds the first :data:`HEADER_LOOKAHEAD` + 1 (that decide what its first row is) and ``rows`` the rest;
-    ``repeated``: the rows that repeat the first one (:class:`RepeatedHeader`), left out of ``ahead``."""
+    ``repeated``: the rows that repeat the first one (:class:`RepeatedHeader`), left out of ``ahead``. ``blanks``
+    (predict's :class:`~fasttext_lib.formats.BlankRecords`, or None) is told of the blank records, none of them in
+    ``ahead`` or ``rows``: what the first row is is decided as training decides it."""
     counted = CountedLines(lines)  # counts the lines the CSV reader takes: record start lines
     # predict answers a table of text columns one record each, a row of empty fields too (pd.read_csv reads it as a
     # row of NaNs): left out, every answer after it was one off; a labeled one's are left out below, as training does
-    rows = csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting)
+    rows = csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting, blanks=blanks)
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
     repeated = RepeatedHeader(ahead, uri, note, "<TAB>" if fmt == "tsv" else ",")  # (as the note shows it)
     return rows, repeated.look_ahead(ahead), repeated
@@ -220,8 +222,10 @@ def header_layout(header, columns, index, uri, note, found):
     if label_col != 0 or len(text_cols) != len(header) - 1:  # text,label or ,label,text (pandas)
         layout = (label_col, text_cols, len(header))
     found["class_from"] = f"column {label_col + 1 + index} ({header[label_col].strip()!r})"
-    found["class_column"] = header[label_col].strip()  # (data.LabeledTexts.class_column: the pandas lines' name)
-    found["text_names"] = [header[c] for c in text_cols]  # (as pandas names them: data.note_no_words' line)
+    # The pandas lines' names (data.LabeledTexts.class_column; data.note_no_words' line), both as pd.read_csv(path)
+    # names the columns, spaces around them kept (label ,text: 'label '); the class's was stripped, a KeyError pasted
+    found["class_column"] = header[label_col].lstrip("\ufeff")
+    found["text_names"] = [header[c].lstrip("\ufeff") for c in text_cols]
     left = left_out_columns(header, columns)
     if left and note is not None:
         note(read_from_note(uri, "column", [c.strip() for c in header], text_cols, left, label_col))

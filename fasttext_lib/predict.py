@@ -24,7 +24,7 @@ from .features import NoRoomToFeaturize
 from .label_encoding import encode_labels, note_first_lines
 from .label_names import display
 from .scoring import CpuScorer, predict_bags
-from .text_arguments import example_texts, not_unicode_error, review_texts
+from .text_arguments import example_texts, not_unicode_error, refuse_a_dataframe_of_examples, review_texts
 from .trained_on import TrainedOnCheck
 
 
@@ -241,6 +241,7 @@ class Predictor:
         if examples is None or isinstance(examples, (str, bytes)):  # ("positive good": its characters were examples)
             raise FastTextError(f"examples must be (label, text) pairs, got {type(examples).__name__}; for one review "
                                 f"pass [(label, text)]")
+        refuse_a_dataframe_of_examples(examples)
         labels, probs, seen, first_lines = [], [], {}, {}
         refit = self.refit_documents()
         examples = iter(examples if refit is None else refit.watch(examples))  # (islice of a list gave its first

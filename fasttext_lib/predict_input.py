@@ -188,7 +188,7 @@ def input_check(name, fmt, classes, note):
     from .columns import (HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line,
                           whole_number)
     from .data import examples_of_lines
-    from .formats import allow_long_csv_fields, labeled_csv_records, labeled_csv_start, tsv_with_header
+    from .formats import BlankRecords, allow_long_csv_fields, labeled_csv_records, labeled_csv_start, tsv_with_header
     from .jsonl import json_input, json_object_line, jsonl_texts
     from .lines import leading_blank_lines, stripped_start
     from .quoted_spans import QuotedSpans
@@ -198,12 +198,18 @@ def input_check(name, fmt, classes, note):
         error before any answer: a :class:`ReadAs` of kind "texts" (a header of text columns, no class) or "labeled"
         (with the first value of its class column that is none of ``classes``, if any). Its notes (pandas' index, the
         columns left out) are said once every record has been read."""
-        kind, notes, unknown, found = "labeled", [], None, {}
+        kind, notes, unknown, found = "labeled", [], None, {"blank_records": BlankRecords(keep=False)}
         for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append,
                                           found=found):
             kind = "texts" if label is None else kind
             if unknown is None and label is not None and label not in classes and whole_number(label) not in classes:
                 unknown = label  # (an id column first: id,text)
+        blanks = found["blank_records"]
+        if blanks.count:  # (more answers than pandas' rows, as it reads a file by default)
+            notes.append(f"{name}:{blanks.first}: a blank record, answered as an empty review in its place "
+                         f"({blanks.count} in all), one answer per record as the endpoint answers text/csv "
+                         f"(pd.read_csv skips blank lines; skip_blank_lines=False keeps them, to join the answers "
+                         f"to its rows)")
         for line in notes:
             note(line)
         return ReadAs(kind, table, None if unknown is None else (unknown, found.get("class_from", "")),
@@ -406,6 +412,7 @@ def documents(path, fmt, classes, note):
     (:func:`checked_lines`, :func:`input_check`); what a table was read as is said on stderr. ``fmt``: ``auto``,
     ``text`` or ``csv``; ``classes``: the model's class ids and names; ``note(line)``: how the input was read."""
     from .data import RecentLines, examples_of_lines
+    from .formats import BlankRecords
     from .jsonl import jsonl_texts
     from .quoted_spans import one_column_records
 
@@ -434,10 +441,29 @@ def documents(path, fmt, classes, note):
             print(f"{name}: read as labeled {read_as.table.upper()}, as training reads it: one answer per record, for "
                   f"its text columns (evaluate --data scores the model against its classes)", file=sys.stderr)
         if read_as:
-            lines = RecentLines((text for _, text in examples_of_lines(with_line_ends(lines), name, read_as.table,
-                                                                       predicting=True, found=found)),
+            found["blank_records"] = BlankRecords()
+            lines = RecentLines(with_blank_records(examples_of_lines(with_line_ends(lines), name, read_as.table,
+                                                                     predicting=True, found=found), found),
                                 found, PREDICTED_PER_CHUNK)
         yield Lines(lines)
+
+
+def with_blank_records(examples, found):
+    """The texts of a table's ``examples`` (data.examples_of_lines', which sets ``found["line"]``), with an empty one in
+    the place of each blank record ``found["blank_records"]`` was told of (formats.BlankRecords): one answer per
+    record, as the endpoint's text/csv answers them."""
+    def empty_texts(lines):
+        for line in lines:
+            found["line"] = line  # (data.RecentLines: the line of each)
+            yield ""
+
+    blanks = found["blank_records"]
+    for _, text in examples:
+        line = found["line"]
+        yield from empty_texts(blanks.before(line))
+        found["line"] = line
+        yield text
+    yield from empty_texts(blanks.before(None))  # (after the last record)
 
 
 PREDICTED_PER_CHUNK = 4096  # documents predict featurizes and answers at once

@@ -499,7 +499,7 @@ def _undeclared_header(records):
     comma, as prose writes one (``Overall, highly recommended.``); or a header of one text column (``review``) over
     records of one field each, which it is not one of (a first line ``review`` that occurs again is a review)."""
     from .columns import (HEADER_LOOKAHEAD, header_columns, header_layout, index_header_start, one_column_text_header,
-                          short_header)
+                          prose_commas, short_header)
     from .formats import labeled_csv_records
 
     rows = [record for record in records if record]
@@ -511,7 +511,7 @@ def _undeclared_header(records):
         return all(len(r) == 1 for r in rows[1:]) and not any(r[0].strip().lower() == name for r in rows[1:])
     if not (short_header(first) or index_header_start(first)):
         return False
-    if any(c[:1].isspace() for c in first[1:]):
+    if prose_commas(first):
         # A space after a comma is prose's, not a CSV writer's (pandas writes its column names as they are, no space
         # after the commas): a CSVSerializer's first review of two short phrases, one a class column's name
         # ("Overall, highly recommended."; "Class, style and comfort."; "Great phone, overall") over reviews of one

@@ -7,7 +7,7 @@ import collections.abc
 import reprlib
 import sys
 
-from .columns import HEADER_TEXT_NAMES
+from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
 from .data import missing_text_fill, missing_value
 from .errors import FastTextError, lone_surrogate_message
 
@@ -15,14 +15,31 @@ from .errors import FastTextError, lone_surrogate_message
 def example_texts(chunk, start):
     """The texts of ``chunk`` (``(label, text)`` pairs, the first one ``examples[start]``), or one error naming the first
     that is none: a pair with a NaN text (a DataFrame's missing value) or no pair at all was a traceback from inside
-    the featurizer (``object of type 'float' has no len()``, ``not enough values to unpack``)."""
+    the featurizer (``object of type 'float' has no len()``, ``not enough values to unpack``). Its pandas line names
+    the pair's own text column where the pair carries it (``df.itertuples()``' rows), else ``df['text']``."""
     for i, example in enumerate(chunk, start):
         pair = isinstance(example, (tuple, list)) and len(example) == 2
         if not (pair and isinstance(example[1], str)):
-            hint = ": a missing text? fill it first (df['text'].fillna(''))" if pair and missing_value(example[1]) else ""
+            fields = getattr(example, "_fields", None)  # (a namedtuple: itertuples(index=False) of [label, text])
+            column = fields[1] if pair and fields and isinstance(fields[1], str) else "text"
+            missing = pair and missing_value(example[1])
+            hint = f": a missing text? fill it first (df[{column!r}].fillna(''))" if missing else ""
             raise FastTextError(f"examples[{i}] is {reprlib.repr(example)} ({type(example).__name__}), not a (label, "
                                 f"text) pair whose text is a str{hint}")
     return [text for _, text in chunk]
+
+
+def refuse_a_dataframe_of_examples(examples):
+    """Refuse a pandas DataFrame given as ``(label, text)`` pairs, naming its own columns: iterated, its items are its
+    column names, and it was ``examples[0] is 'sentiment' (str), not a (label, text) pair``."""
+    pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
+    if pandas is None or not isinstance(examples, pandas.DataFrame):
+        return
+    columns = [c for c in examples.columns if isinstance(c, str)]
+    label = next((c for c in columns if c.strip().lower() in HEADER_LABEL_NAMES), "label")
+    text = next((c for c in columns if c.strip().lower() in HEADER_TEXT_NAMES and c != label), "text")
+    raise FastTextError(f"examples must be (label, text) pairs, got a pandas DataFrame, whose items are its column "
+                        f"names: pass its rows as pairs (zip(df[{label!r}], df[{text!r}]))")
 
 
 def review_texts(texts):

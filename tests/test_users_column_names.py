@@ -141,3 +141,46 @@ def test_an_empty_class_field_names_the_files_own_class_column(tmp_path, reader,
         reader(str(path), fmt="csv" if content.startswith("positive") else "auto")
     assert str(caught.value) == (f"{path}:{line}: CSV row has an empty class column: a document without a class; drop such "
                                  f"rows first (pandas: df.dropna(subset=[{column!r}]).to_csv(new_path, index=False))")
+
+
+def test_a_missing_text_among_evaluate_examples_pairs_names_the_frames_text_column(reviews, predictor):
+    """evaluate_examples of a DataFrame's rows (itertuples: pairs that carry their columns' names) with a missing review
+    was told df['text'].fillna(''): pasted, a KeyError. Pairs without names (zip of two Series) still say 'text'."""
+    frame = reviews.assign(review=reviews["review"].where(reviews.index != 4))
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate_examples(frame[["sentiment", "review"]].itertuples(index=False))
+    assert str(caught.value).endswith("a missing text? fill it first (df['review'].fillna(''))"), str(caught.value)
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate_examples(zip(frame["sentiment"].tolist(), frame["review"].tolist()))
+    assert str(caught.value).endswith("a missing text? fill it first (df['text'].fillna(''))"), str(caught.value)
+
+
+def test_a_dataframe_given_as_evaluate_examples_is_refused_naming_its_columns(reviews, predictor):
+    """Iterated, a DataFrame is its column names: it was "examples[0] is 'sentiment' (str), not a (label, text) pair"."""
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate_examples(reviews)
+    assert str(caught.value).endswith("pass its rows as pairs (zip(df['sentiment'], df['review']))"), str(caught.value)
+
+
+@pytest.mark.parametrize("content", [
+    "label ,text\npositive,great\n,cold soup\n",  # (pandas names the class column 'label ')
+    " sentiment, review\npositive, great\n, cold soup\n",
+])
+def test_the_pandas_lines_name_a_headers_columns_as_pandas_reads_them(tmp_path, content):
+    """A header with spaces around its names (typed by hand): the text column's pandas line named it as pandas reads
+    the file (' text'), the class column's stripped ('label', where pandas has 'label '): pasted, a KeyError. Both
+    are named the same way now, as pd.read_csv(path) names them."""
+    import ast
+    import re
+
+    path = tmp_path / "t.csv"
+    path.write_text(content)
+    with pytest.raises(FastTextError) as caught:
+        read_labeled(str(path))
+    column = ast.literal_eval(re.search(r"subset=\[('[^']*')\]", str(caught.value)).group(1))
+    assert column in pd.read_csv(path).columns, str(caught.value)
+    path.write_text(content.replace(",cold soup", "negative,").replace(", cold soup", "negative,"))
+    said = []
+    read_labeled(str(path), note=said.append)
+    column = ast.literal_eval(re.search(r"df\[df\[('[^']*')\]", said[-1]).group(1))
+    assert column in pd.read_csv(path).columns, said
