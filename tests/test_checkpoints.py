@@ -1,4 +1,5 @@
 """Per-epoch checkpoints: an interrupted run resumes and ends exactly where an uninterrupted one does."""
+import collections
 import json
 import os
 import re
@@ -366,18 +367,24 @@ def _edited(data, how):
     first, second = (data.texts[d].split(" ") for d in (0, 1))
     plain = [[i for i, w in enumerate(words) if w.isalpha() and w.islower()] for words in (first, second)]
     vocab = Featurizer.fit(data.texts).vocab.idx_to_token
-    for i in plain[0]:
-        for j in plain[1]:
-            a, b = list(first), list(second)
-            if a[i] == b[j]:
-                continue
-            if how == "swapped":
-                a[i], b[j] = b[j], a[i]
-            else:
-                a[i] = b[j]
-            texts = [" ".join(a), " ".join(b)] + list(data.texts[2:])
-            if Featurizer.fit(texts).vocab.idx_to_token == vocab:  # (a count crossing another's reorders it)
-                return LabeledTexts(list(data.labels), texts)
+    # Words whose count no other word has, nor one more or less, first: one replaced (a count down, another's up)
+    # then keeps the vocabulary's order, which tried in document order took ~400 fits (14 s).
+    counts = collections.Counter(w for text in data.texts for w in text.split(" "))
+    shared = collections.Counter(counts.values())
+    alone = {w for w, c in counts.items() if shared[c] == 1 and not shared[c - 1] and not shared[c + 1]}
+    pairs = sorted(((i, j) for i in plain[0] for j in plain[1]),
+                   key=lambda ij: (first[ij[0]] not in alone) + (second[ij[1]] not in alone))
+    for i, j in pairs:
+        a, b = list(first), list(second)
+        if a[i] == b[j]:
+            continue
+        if how == "swapped":
+            a[i], b[j] = b[j], a[i]
+        else:
+            a[i] = b[j]
+        texts = [" ".join(a), " ".join(b)] + list(data.texts[2:])
+        if Featurizer.fit(texts).vocab.idx_to_token == vocab:  # (a count crossing another's reorders it)
+            return LabeledTexts(list(data.labels), texts)
     raise AssertionError("no edit keeps the vocabulary")
 
 
