@@ -33,6 +33,41 @@ def execute(source, executed, params, cwd):
                                progress_bar=False, extra_arguments=KERNEL_ARGUMENTS)
 
 
+@contextlib.contextmanager
+def working_directory(path):
+    """``path`` as the working directory for the block (contextlib.chdir is Python 3.11's)."""
+    before = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def check_series(notebooks, overrides, known):
+    """Each notebook's check cell (its second code cell), run here on its parameters cell and the overrides it would
+    get, before any notebook runs; a refusal is one line naming the notebook, else None. Left to its own notebook, a
+    value only a later one takes (``-p epochs 0``, ``-p top_k 0``) was refused after the notebooks before it had run in
+    full (01's splits uploaded and figure written; 02's minutes of training). The cells run in the notebooks' folder,
+    as their kernels do (a relative ``output_dir`` or ``train_file``); outside a kernel they check only the values."""
+    import nbformat
+
+    from fasttext_lib.errors import FastTextError, error_line
+
+    for name in SERIES:
+        cells = [c.source for c in nbformat.read(os.path.join(notebooks, name), as_version=4).cells
+                 if c.cell_type == "code"]
+        namespace = {}
+        try:
+            with working_directory(notebooks):
+                exec(cells[0], namespace)  # noqa: S102 - the committed parameters cell
+                namespace.update({k: v for k, v in overrides.items() if k in known[name]})  # (papermill's values)
+                exec(cells[1], namespace)  # noqa: S102 - the committed check cell
+        except FastTextError as exc:
+            return error_line(f"{name}: {exc}")
+    return None
+
+
 def parse_overrides(pairs):
     overrides = {}
     for name, value in pairs:
@@ -100,6 +135,10 @@ def main(argv=None):
             server.enter_context(local_s3(bucket))
         except ServerError as exc:  # e.g. no 127.0.0.1 to bind: a traceback before, and earlier a hang
             print(f"error: {exc}", file=sys.stderr)
+            return 2
+        refused = check_series(notebooks, overrides, known)
+        if refused:
+            print(refused, file=sys.stderr)
             return 2
         for name in SERIES:
             source = os.path.join(notebooks, name)

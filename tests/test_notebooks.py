@@ -6,7 +6,6 @@ nbval cannot: that the committed files are clean, lintable, Python 3.8 code that
 re-parameterize, and that the training parameters are TrainConfig's own settings.
 """
 import ast
-import contextlib
 import hashlib
 import json
 import os
@@ -794,6 +793,30 @@ def test_demo_refuses_a_yes_no_parameter_given_as_text_before_anything_runs(monk
     assert [os.path.basename(s) for s in ran] == ["01_data_prep.ipynb"]
 
 
+@pytest.mark.parametrize("args, said", [
+    (["-p", "epochs", "0"], "error: 02_train_gpu.ipynb: epochs must be a positive integer, got 0"),
+    (["-p", "top_k", "0"], "error: 04_inference.ipynb: top_k must be a positive integer, got 0"),
+    (["-p", "timing_text", "yelp"], "error: 03_cpu_vs_gpu.ipynb: timing_text must be 'yelp-shaped' or 'dataset', "
+                                    "got 'yelp'"),
+    (["-p", "run_name", "a//b"], "error: 02_train_gpu.ipynb: run_name must be folder names joined by / (no empty, "
+                                 ". or .. part), got 'a//b'"),
+])
+def test_demo_refuses_a_later_notebooks_bad_parameter_before_any_notebook_runs(monkeypatch, capsys, tmp_path, args,
+                                                                               said):
+    """`make demo ARGS='-p epochs 0'` ran notebook 01 in full (its splits uploaded, its figure written), and only then
+    did 02's check cell refuse the value; `-p top_k 0` ran 01, 02 and 03 (minutes of training) before 04's did. Every
+    notebook's check cell now runs first, with the parameters it would get: one line naming the notebook."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: pytest.fail("a notebook ran"))
+    assert run_notebooks.main([*args, "-p", "output_dir", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [said] and captured.out == ""
+
+
 @pytest.mark.parametrize("bucket", ["s3://fasttext-demo", "a", "My_Bucket", "None"])
 def test_demo_refuses_a_bucket_it_cannot_create_before_anything_runs(monkeypatch, capsys, bucket):
     """`make demo ARGS='-p bucket s3://x'` (or a name S3 refuses) ended in botocore's traceback from creating the
@@ -1296,8 +1319,7 @@ def test_demo_reads_the_history_from_an_output_dir_under_home(monkeypatch, capsy
     (tmp_path / "out" / "sample").mkdir(parents=True)  # 02's run folder: run_name None is the dataset's name
     (tmp_path / "out" / "sample" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
     monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: None)
-    monkeypatch.setattr(run_notebooks, "local_s3", lambda bucket: contextlib.nullcontext())
-    assert run_notebooks.main(["-p", "output_dir", "~/out"]) == 0
+    assert run_notebooks.main(["-p", "output_dir", "~/out"]) == 0  # (its check cells, on the local S3 server)
     assert "0.75" in capsys.readouterr().out
     (tmp_path / "out" / "exp" / "1").mkdir(parents=True)  # -p run_name exp/1: that run's folder
     (tmp_path / "out" / "exp" / "1" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.5\n")
