@@ -53,8 +53,11 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
     the same every run of ``seed``). Class names (classes.txt) beside either file name both splits
     (:func:`names_beside_own_files`)."""
     from .columns import csv_columns
+    from .config import check_seed
     from .data import read_labeled
 
+    if test_file is None:  # before the file is read (a bad one was numpy's traceback once it had been)
+        check_seed(seed)
     fmt = csv_columns("auto", label_column, [text_column] if text_column else None)
     try:
         if test_file is not None:

@@ -364,16 +364,31 @@ def test_03_takes_batch_size_none_as_trainings_pick_for_epoch_docs(epoch_docs, p
 
 
 @pytest.mark.parametrize("seed", ["x", -1, 1.5, 2**32])
-def test_01_refuses_a_bad_seed_for_the_synthetic_corpus_in_one_line(seed, tmp_path, s3_bucket):
+@pytest.mark.parametrize("dataset", ["synthetic", "my_reviews", "sample"])
+def test_01_refuses_a_bad_seed_in_its_check_cell(seed, dataset, tmp_path, s3_bucket):
     """`papermill 01 -p dataset synthetic -p seed x` (or -1, 1.5) stopped the cell that makes the corpus in numpy's
-    TypeError or ValueError traceback; it is the one line training's own seed check says now."""
+    TypeError or ValueError traceback, and with `-p train_file reviews.csv` the cell that holds out its test split did,
+    after reading the user's file. 01's check cell refuses it now, in the one line training's own seed check says."""
     from fasttext_lib.errors import FastTextError
 
-    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "dataset": "synthetic", "seed": seed,
-             "train_docs": 200, "test_docs": 50}
-    namespace = run_after_papermill("01_data_prep.ipynb", local)
+    (tmp_path / "reviews.csv").write_text("label,text\npos,good\nneg,bad\npos,great\nneg,awful\n")
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"), "dataset": dataset,
+             "seed": seed, "train_docs": 200, "test_docs": 50}
+    if dataset == "my_reviews":
+        local["train_file"] = str(tmp_path / "reviews.csv")
     with pytest.raises(FastTextError, match=rf"^seed must be an integer from 0 to 4294967295, got {seed!r}$"):
-        exec(code_cells(read("01_data_prep.ipynb"))[2].source, namespace)  # noqa: S102 - the corpus cell
+        run_after_papermill("01_data_prep.ipynb", local)
+
+
+@pytest.mark.parametrize("seed", ["x", -1, 1.5])
+def test_holding_out_a_test_split_refuses_a_bad_seed_in_one_line(seed, tmp_path):
+    """read_own_splits without test_file (01's cell for your own data) was numpy's traceback for a bad seed."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.own_data import read_own_splits
+
+    (tmp_path / "reviews.csv").write_text("label,text\npos,good\nneg,bad\npos,great\nneg,awful\n")
+    with pytest.raises(FastTextError, match=rf"^seed must be an integer from 0 to 4294967295, got {seed!r}$"):
+        read_own_splits(str(tmp_path / "reviews.csv"), seed=seed)
 
 
 def test_01_reruns_prepare_and_keeps_an_edited_names_file_only_with_overwrite_false(tmp_path, s3_bucket, monkeypatch):
