@@ -2,8 +2,9 @@
 
 Importing ``sagemaker`` takes seconds and logs config lookups, so it stays out of module import
 time. The session is built from the ambient boto3 configuration (``AWS_ENDPOINT_URL`` included)
-with SDK telemetry opted out; nothing here calls STS or derives a default bucket, which fails
-offline: every S3 location comes from the ``bucket`` and ``prefix`` you pass.
+with SDK telemetry opted out; nothing here derives a default bucket, which fails offline: every S3 location
+comes from the ``bucket`` and ``prefix`` you pass. STS is called only to find an execution role not given, where
+that configuration points (:func:`resolve_role`).
 
 * :func:`make_estimator` - ``sagemaker.mxnet.MXNet`` running ``fasttext_lib/entry_point.py``
   (MXNet 1.9.0, py38) on a staged source_dir, with the training job's metric definitions (sm_train.py);
@@ -87,12 +88,35 @@ def resolve_role(role=None, session=None):
         raise FastTextError(f"role must be an IAM role's ARN (arn:aws:iam::...:role/...) or name, got {role!r}")
     if role:
         return role
-    import sagemaker
-
     try:
-        return sagemaker.get_execution_role(session)
+        return _caller_role(session or sagemaker_session())
     except Exception as exc:  # outside SageMaker the caller identity is a user, not a role
         raise FastTextError(f"no SageMaker execution role: pass role='arn:aws:iam::...:role/...' or set SAGEMAKER_ROLE ({exc})") from None
+
+
+# The hosts of AWS's own endpoints (the commercial and China partitions, the dual-stack ones).
+_AWS_HOSTS = re.compile(r"(^|\.)(amazonaws\.com|amazonaws\.com\.cn|api\.aws)$")
+
+
+def _caller_role(session):
+    """The execution role of the caller's identity, as ``sagemaker.get_execution_role`` finds it, but asked where the
+    ambient configuration sends STS calls: the SDK sends its own to AWS's regional endpoint whatever
+    ``AWS_ENDPOINT_URL`` says, so off SageMaker, against a local server (make demo, the tests), a notebook's role
+    lookup called AWS with the local server's credentials. Where STS is AWS's own (or on a SageMaker notebook,
+    whose metadata names the role), the SDK looks it up, role path included."""
+    from urllib.parse import urlparse
+
+    import sagemaker
+    from sagemaker.session import NOTEBOOK_METADATA_FILE
+
+    sts = session.boto_session.client("sts", region_name=session.boto_region_name)
+    if os.path.exists(NOTEBOOK_METADATA_FILE) or _AWS_HOSTS.search(urlparse(sts.meta.endpoint_url).hostname or ""):
+        return sagemaker.get_execution_role(session)
+    identity = sts.get_caller_identity()["Arn"]
+    role = re.sub(r"^(.+)sts::(\d+):assumed-role/(.+?)/.*$", r"\1iam::\2:role/\3", identity)  # (the SDK's rule)
+    if ":role/" not in role:
+        raise ValueError(f"the caller identity {identity} is not a role")
+    return role
 
 
 def _s3_base(bucket, prefix):

@@ -1009,6 +1009,29 @@ def test_04_checks_the_deployment_before_the_model_is_loaded(overrides, said, tm
     run_after_papermill("04_inference.ipynb", {**local, "deploy": False, "endpoint_instance_type": None})  # unused
 
 
+@pytest.mark.parametrize("name, asked", [("02_train_gpu.ipynb", {"use_training_job": True}),
+                                         ("04_inference.ipynb", {"deploy": True})])
+def test_the_role_lookup_asks_the_configured_endpoint_not_aws(name, asked, tmp_path, s3_bucket, monkeypatch):
+    """`-p use_training_job True` (or 04's `-p deploy True`) with no role: the check cell looks the execution role up
+    from the caller's identity, and the sagemaker SDK sends that STS call to AWS's regional endpoint whatever
+    AWS_ENDPOINT_URL says, so `make demo` and this suite, on the local server with its dummy credentials, called
+    AWS (refused here as "Could not connect to https://sts.us-east-1.amazonaws.com/"). Every request now goes where
+    the ambient configuration points; the local server's identity is a user, not a role: one line."""
+    from botocore.httpsession import URLLib3Session
+
+    from fasttext_lib.errors import FastTextError
+
+    sent, send = [], URLLib3Session.send
+    monkeypatch.setattr(URLLib3Session, "send", lambda self, request: sent.append(request.url) or send(self, request))
+    monkeypatch.delenv("SAGEMAKER_ROLE", raising=False)
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), **asked}
+    with pytest.raises(FastTextError, match=r"^no SageMaker execution role: pass role=.* \(the caller identity "
+                                            r"arn:aws:sts::123456789012:user/moto is not a role\)$"):
+        run_after_papermill(name, local)
+    endpoint = os.environ["AWS_ENDPOINT_URL"]
+    assert sent and [url for url in sent if not url.startswith(endpoint)] == []
+
+
 @pytest.mark.parametrize("tune, use_training_job, said", [
     (False, False, "tune is False: no tuning job started"),
     (True, False, "tune needs use_training_job=True: no tuning job started"),  # it said "tune is False"
