@@ -36,7 +36,7 @@ HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
 
 class Workspace:
     """``Workspace(bucket, prefix, output_dir)``: ``.data`` and ``.models`` (``s3://`` prefixes),
-    ``.out`` (a local folder, created) and ``.show(name)`` (a path to print: relative, as given)."""
+    ``.out`` (a local folder, created once asked for) and ``.show(name)`` (a path to print: relative, as given)."""
 
     def __init__(self, bucket, prefix, output_dir):
         # a list or dict (papermill -y) reached boto, whose refusal quoted two regular expressions; an int is a name
@@ -56,26 +56,33 @@ class Workspace:
         self._shown = Path(output_dir)
         # ~ as the shell would read it: "~/SageMaker/out" made a folder named ~ beside the notebooks, while the
         # printed paths (as given) pointed into the home folder
-        self.out = self._shown.expanduser().resolve()
-        self._make_output_dir()
+        self._out = self._shown.expanduser().resolve()
+        self._check_output_dir()
         # the run folders whose earlier autotune files go once save_run has saved their run's model (drop_autotune)
         self._dropping_autotune = set()
         # run folder -> (the search's model, {file name: bytes}): autotune's plot and table, put in place by save_run
         # with that model (written by the autotune cell, a save that then failed left them beside the older bundle)
         self._staged_autotune = {}
 
-    def _make_output_dir(self):
-        """``out``, created, in which files can be written: a file of that name, a folder under a file, a read-only
+    def _check_output_dir(self):
+        """``out`` can be made, and files written in it: a file of that name, a folder under a file, a read-only
         disk or /proc was an OSError traceback here, or (a folder that exists, read-only) in the first cell that
-        saved a figure, after the work."""
+        saved a figure, after the work. Nothing is made yet (:attr:`out`)."""
         try:
-            storage.check_writable(str(self.out), what=str(self._shown))
-            self.out.mkdir(parents=True, exist_ok=True)
+            storage.check_writable(str(self._out), what=str(self._shown))
         except FastTextError as exc:
             raise FastTextError(f"output_dir {str(self._shown)!r} cannot hold the figures and tables: {exc}") from None
+
+    @property
+    def out(self):
+        """The local folder, made the first time it is asked for (a file is about to go in it). Made by the check
+        cell's Workspace, it was left behind, empty, where a parameter checked after it was refused (-p epochs 0)."""
+        try:
+            self._out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise FastTextError(f"output_dir {str(self._shown)!r} cannot hold the figures and tables: cannot create "
-                                f"{self.out}: {exc.strerror or exc}") from None
+                                f"{self._out}: {exc.strerror or exc}") from None
+        return self._out
 
     def show(self, name):
         """``output_dir/name`` as the user wrote ``output_dir``: printed output stays machine-independent."""
@@ -116,7 +123,7 @@ class Workspace:
         (``exp/1``: a folder in a folder), not created: one error now if it cannot be (a file of that name is in the
         way, a read-only folder), which the check cell finds before the training. In one folder for every run, a
         run of another name replaced the history of the one before (each bundle's metrics.json kept its own)."""
-        folder = self.out / key_path(run_name, "run_name")
+        folder = self._out / key_path(run_name, "run_name")  # (made by the first write in it)
         try:
             storage.check_writable(str(folder), what=self.show(key_path(run_name, "run_name")))
         except FastTextError as exc:
@@ -285,7 +292,7 @@ class Workspace:
             file=sys.stderr))
 
     def __repr__(self):
-        return f"Workspace(s3: {self.base}, local: {os.path.relpath(self.out)})"
+        return f"Workspace(s3: {self.base}, local: {os.path.relpath(self._out)})"
 
 
 def _is_a_uri(output_dir):

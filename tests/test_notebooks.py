@@ -226,6 +226,24 @@ def test_a_parameter_the_notebook_lacks_stops_its_check_cell(name, typo, meant, 
     run_after_papermill(name, local)  # the names it has pass
 
 
+@pytest.mark.parametrize("name, refused, said", [
+    ("01_data_prep.ipynb", {"train_docs": 0}, "train_docs must be a positive integer"),
+    ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01"}, "S3 bucket does not exist"),
+    ("02_train_gpu.ipynb", {"epochs": 0}, "epochs must be a positive integer"),
+    ("02_train_gpu.ipynb", {"run_name": "a//b"}, "run_name must be folder names"),
+    ("03_cpu_vs_gpu.ipynb", {"batches": 0}, "batches must be a positive integer"),
+    ("04_inference.ipynb", {"top_k": 0}, "top_k must be a positive integer"),
+])
+def test_a_refused_parameter_leaves_no_output_folder(name, refused, said, tmp_path, s3_bucket):
+    """The check cell built the Workspace, which made output_dir (and its parents), before the other parameters were
+    checked: `-p output_dir results -p epochs 0` refused epochs and left an empty results folder. The folder is made
+    when the first file goes in it; the check cell only checks that it can be."""
+    out = tmp_path / "new" / "out"
+    with pytest.raises(Exception, match=said):
+        run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": str(out), **refused})
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("name", SERIES)
 @pytest.mark.parametrize("output_dir", [None, 5, ""])
 def test_an_output_dir_that_is_no_folder_path_stops_the_check_cell_in_one_line(name, output_dir, s3_bucket):
