@@ -3,9 +3,9 @@
 papermill passes ``-p`` values as text or numbers (``-p autotune false`` is the text ``'false'``, true in Python) and
 only warns about a name the notebook does not have; a kernel keeps no trace of what papermill injected except the
 cell's code in IPython's history. :func:`check_parameters` (a name the notebook lacks), :func:`check_flags` (yes/no
-parameters), :func:`check_dataset` (01's datasets), :func:`check_query_words` / :func:`check_word_pairs` (04's word
-lists), and :func:`key_path` / :func:`bundle_name` (a prefix, a dataset or a run name as S3 key parts: workspace.py
-builds its paths from them).
+parameters), :func:`check_tuning` (02's tune without its training job), :func:`check_dataset` (01's datasets),
+:func:`check_query_words` / :func:`check_word_pairs` (04's word lists), and :func:`key_path` / :func:`bundle_name` (a
+prefix, a dataset or a run name as S3 key parts: workspace.py builds its paths from them).
 """
 import ast
 
@@ -82,6 +82,14 @@ def check_flags(**flags):
     booleans), which Python takes as true: the autotune search (or a billed training job) ran."""
     for name, value in flags.items():
         check_bool(value, name, f" (papermill: -p {name} True, or -p {name} False)")
+
+
+def check_tuning(tune, use_training_job):
+    """Notebook 02's ``tune`` asks for a tuning job, whose trials are training jobs: it needs ``use_training_job``.
+    Alone, 02 trained locally for minutes and said so only in its last cells ("no tuning job started")."""
+    if tune and not use_training_job:
+        raise FastTextError("tune needs use_training_job=True (a tuner starts training jobs): -p use_training_job True "
+                            "too, or -p tune False")
 
 
 def check_query_words(query_words):

@@ -1050,6 +1050,17 @@ def test_the_role_lookup_asks_the_configured_endpoint_not_aws(name, asked, tmp_p
     assert sent and [url for url in sent if not url.startswith(endpoint)] == []
 
 
+def test_02_refuses_tune_without_a_training_job_in_its_check_cell(tmp_path, s3_bucket):
+    """`-p tune True` alone asks for a tuning job, which starts training jobs: 02 trained locally for minutes and
+    said only in its last cells "tune needs use_training_job=True: no tuning job started". Its check cell says so."""
+    from fasttext_lib.errors import FastTextError
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "tune": True}
+    with pytest.raises(FastTextError, match=r"^tune needs use_training_job=True \(a tuner starts training jobs\): "
+                                            r"-p use_training_job True too, or -p tune False$"):
+        run_after_papermill("02_train_gpu.ipynb", local)
+
+
 @pytest.mark.parametrize("tune, use_training_job, said", [
     (False, False, "tune is False: no tuning job started"),
     (True, False, "tune needs use_training_job=True: no tuning job started"),  # it said "tune is False"
