@@ -50,6 +50,11 @@ def check_choice(value, name, choices):
         raise FastTextError(f"{name} must be one of {', '.join(choices)}, got {value!r}{did_you_mean(value, choices)}")
 
 
+# The least lr: MXNet steps in float32, where 1e-300 is 0 (a run trained at lr 0, to a coin toss's accuracy, silently),
+# and a step below ~1e-9 of a weight near 0.01 rounds away. A linear schedule's last steps, lr / (steps + 1), stay
+# float32 normals (>= 1.2e-38) at this lr over a billion steps.
+MIN_LR = 1e-20
+
 @dataclass
 class TrainConfig:
     """Every knob of a run; plain values so notebooks, argv and SageMaker hyperparameters map 1:1."""
@@ -118,6 +123,9 @@ class TrainConfig:
         times ``1 + row_shrink`` (optim.make_optimizer), known once the batch size is."""
         if self.lr is None:
             return
+        if self.lr < MIN_LR:
+            raise FastTextError(f"lr must be at least {MIN_LR:g} (smaller steps cannot change a float32 parameter; "
+                                f"1e-300 trained at lr 0), got {self.lr!r}")
         shrink = sgd_row_shrink(self) if self.batch_size else 0.0
         bound = float(np.finfo(np.float32).max) / (1.0 + shrink)
         if self.lr > bound:

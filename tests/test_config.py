@@ -141,6 +141,18 @@ def test_an_lr_that_mxnet_cannot_step_with_is_refused_up_front(settings, bound):
     TrainConfig(lr=1e38, batch_size=1024, ngrams=2, optimizer="adam")  # adam has no row shrink
 
 
+@pytest.mark.parametrize("lr", [1e-300, 1e-40, 5e-21])
+def test_an_lr_too_small_to_move_a_float32_parameter_is_refused_up_front(lr):
+    """`papermill 02 -p lr 1e-300` trained at lr 0 (float32 has no such number; the native route read it as 0, with a
+    numpy overflow warning) and ended at a coin toss's accuracy, saying nothing. Steps below 1e-20 cannot change a
+    float32 parameter (a weight near 0.01 moves by 1e-9 at the least), and a linear schedule's last steps of 1e-20
+    over a billion steps still are float32 normals: refused in one line, naming the least."""
+    with pytest.raises(FastTextError, match=r"^lr must be at least 1e-20 \(.*float32.*\), got "):
+        TrainConfig(lr=lr)
+    TrainConfig(lr=1e-20)
+    TrainConfig(lr=1e-6, optimizer="adam")
+
+
 @pytest.mark.parametrize("name, given, meant", [("optimizer", "SGD", "sgd"), ("optimizer", "Adam", "adam"),
                                                 ("optimizer", "adan", "adam"), ("lr_schedule", "Linear", "linear"),
                                                 ("kvstore", "dist-sync", "dist_sync")])
