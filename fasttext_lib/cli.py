@@ -342,7 +342,7 @@ def _train(args):
     from .cluster import check_kvstore_environment, workers_to_come
     from .config import config_from_args
     from .data import read_counted, read_labeled
-    from .devices import describe_ctx
+    from .devices import describe_ctx, parse_ctx
     from .progress import bar
     from .train import train
 
@@ -355,6 +355,7 @@ def _train(args):
     config = config_from_args(args)
     _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
+    parse_ctx(config.ctx)  # the devices it names are there (--ctx gpu on a machine without one), as train() finds them
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before
     # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.

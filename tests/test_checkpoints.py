@@ -1380,6 +1380,18 @@ def test_the_command_line_refuses_a_checkpoint_it_cannot_resume_before_it_reads_
     assert not (tmp_path / "out").exists()
 
 
+def test_the_command_line_refuses_a_gpu_none_is_visible_before_it_reads_the_data(tmp_path, monkeypatch):
+    """``--ctx gpu`` on a machine without one was refused by train(), once the --train file had been read."""
+    import mxnet as mx
+    from conftest import cli_in_process
+
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 0)  # (a machine without a GPU)
+    r = cli_in_process("train", "--train", tmp_path / "no-such.csv", "--output", tmp_path / "out", "--ctx", "gpu",
+                       "--no-progress")
+    assert r.returncode == 2 and r.stderr.startswith("error: ctx 'gpu' asks for a GPU but none is visible"), r.stderr
+    assert len(r.stderr.splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
 def test_the_optimizer_state_is_numpy_arrays_and_json(splits, tmp_path):
     """What a checkpoint holds of adam: its two moment tables per weight in optimizer.npz (no object arrays), its
     update counts in checkpoint.json; sgd keeps no arrays."""
