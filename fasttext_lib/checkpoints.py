@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 
 from . import storage
+from . import text as text_rules
 from .bundle import json_safe
 from .errors import FastTextError, is_out_of_memory, out_of_memory_naming, reason_of, refuse_standard_output
 from .text import FORMED_BREAKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
@@ -376,27 +377,37 @@ def refuse_an_older_format(checkpoint_dir, epochs, synced=False):
     return Search(tuple(found), synced)
 
 
-def refuse_other_settings(checkpoint_dir, search, config):
+def refuse_other_settings(checkpoint_dir, search, config, validated=None, score_train=None, num_workers=None):
     """Before the data is read: the newest checkpoint ``search`` (:func:`refuse_an_older_format`'s) found, refused now
-    when a setting of ``config`` known without the data differs from the one it was written with: that refusal came
-    only after the whole training data was read (minutes at Yelp size), though nothing of it depended on the data.
-    Settings left to the data (lr, batch_size unset) are compared by :func:`load_checkpoint`, with the data, as is
-    every other fault of the checkpoint. In SageMaker's synced directory an incomplete newest one is set aside and an
-    older one resumed: the one compared is the one the resume reads (:func:`_resumed_epoch`); the whole directory
-    was let through, and a job of other settings read all its data before it was refused."""
+    for whatever a resume would refuse it for that is known without the data: a setting of ``config`` that differs
+    from the one it was written with, a text rule or data fingerprint of an older version that no data can make exact
+    (:func:`_refuse_older_rules`), validation data where it had none or none where it had some (``validated``: whether
+    this run has validation data), the other ``score_train``, another number of workers (``num_workers``), an epoch
+    that does not fit its name and history, a checkpoint.json edited into other types (``None``: not known yet, not
+    compared). Each came only after the whole training data was read (minutes at Yelp size). Settings left to the
+    data (lr, batch_size unset), the data, its vocabulary and the validation data's content are compared by
+    :func:`load_checkpoint`, as is every other fault of the checkpoint. In SageMaker's synced directory an incomplete
+    newest one is set aside and an older one resumed: the one compared is the one the resume reads
+    (:func:`_resumed_epoch`); the whole directory was let through, and a job of other settings read all its data
+    before it was refused."""
     epoch = _resumed_epoch(checkpoint_dir, search)
     if epoch is None:
         return
     where = _epoch_dir(checkpoint_dir, epoch)
     try:
         meta = storage.read_manifest(where, CHECKPOINT_MARKER)
-        _check_meta(where, meta)
     except FastTextError:
         return  # (load_checkpoint says what is wrong with it)
+    try:
+        _check_meta(where, meta)
+    except storage.Damaged as exc:
+        raise _refusal(where, exc) from None  # (as the resume refuses it: no set-aside takes an unsound manifest)
+    _refuse_older_rules(where, meta, text_rule_before_reading(config))
     found = _setting_differences(meta, config, known_only=True)
     if found:
         raise FastTextError(f"{_different_run_line(where, meta, config, found)}; use another --checkpoint-dir or "
                             f"remove it")
+    _refuse_another_kind_of_run(where, meta, epoch, config, validated, score_train, num_workers, validation_read=False)
 
 
 def _resumed_epoch(checkpoint_dir, search):
@@ -624,13 +635,25 @@ def text_rule_of(featurizer, config):
     (:func:`_check_text_rule`): none but with min_count 1 (every word in the vocabulary); then those after which the
     words spelled otherwise before are never words (NFC, quotes), and :data:`text.FORMED_BREAKS` unless the
     vocabulary has both a word ending in ``<br`` and one starting with ``/>``."""
+    return featurizer.unicode_form, _rules_told(config, featurizer.vocab.idx_to_token)
+
+
+def text_rule_before_reading(config):
+    """:func:`text_rule_of` as far as it is known before the data is read: the rule a run trains with now
+    (text.TRAINING_FORM, looked up as the featurizer does), and every rule the fingerprint may tell, the vocabulary
+    not known yet: only what no data can make exact is refused with it."""
+    return text_rules.TRAINING_FORM, _rules_told(config, None)
+
+
+def _rules_told(config, words):
+    """:func:`text_rule_of`'s rules the data fingerprint tells, for the vocabulary ``words`` (None: not known yet,
+    so all those it may tell)."""
     if config.min_count != 1:
-        return featurizer.unicode_form, ()
-    words = featurizer.vocab.idx_to_token
+        return ()
     told = (NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS)
-    if not (any(w.endswith("<br") for w in words) and any(w.startswith("/>") for w in words)):
+    if words is None or not (any(w.endswith("<br") for w in words) and any(w.startswith("/>") for w in words)):
         told += (FORMED_BREAKS,)
-    return featurizer.unicode_form, told
+    return told
 
 
 def _check_text_rule(where, meta, text_rule):
@@ -674,39 +697,12 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
             _refuse_if_pickled(where)
             raise
         _check_meta(where, meta)
-        _refuse_an_older_fingerprint(where, meta)
         meta["history"] = [{k: float("nan") if v is None else v for k, v in row.items()} for row in meta.get("history", [])]
-        _check_text_rule(where, meta, text_rule)  # (first: text read otherwise is other tokens, said as its cause)
+        _refuse_older_rules(where, meta, text_rule)
         if not _same_run(meta, model, config, labels, data):
             raise FastTextError(f"{_different_run(where, meta, model, config, labels, data)}; "
                                 f"use another --checkpoint-dir or remove it")
-        if not _same_validation(meta, validation):
-            what = ("was written without validation data" if not meta.get("validation") else
-                    "was validated on validation data this run lacks" if validation is None else
-                    "was validated on other validation data than this run's")
-            raise FastTextError(f"checkpoint {where} {what}: its history's val_loss and val_accuracy would go on with "
-                                f"two validation sets mixed; rerun with the --validation it was written with, or use "
-                                f"another --checkpoint-dir or remove it")
-        scored = _scored_train(meta)
-        if scored != bool(score_train):  # (scoring changes no parameter, as validation does not)
-            raise FastTextError(f"checkpoint {where} was written {'with' if scored else 'without'} "
-                                f"train_accuracy (score_train={scored}): its history would have that "
-                                f"column for some epochs only; rerun with score_train={scored}, or use "
-                                f"another --checkpoint-dir or remove it")
-        # (absent in checkpoints written before it was recorded: those resume as written by as many workers)
-        written_by = meta.get("num_workers", num_workers)
-        if written_by != num_workers:
-            raise FastTextError(f"checkpoint {where} was written by {written_by} worker(s) and this run has "
-                                f"{num_workers}: each worker's share of the data, its steps and the lr schedule would "
-                                f"differ from the run it resumes; rerun with {written_by} worker(s) (hosts), or use "
-                                f"another --checkpoint-dir or remove it")
-        # The one field the checksums and the comparison above leave unchecked decides where training goes on:
-        # an "epoch" edited by hand (or a directory renamed) would train epochs twice or skip them, silently.
-        if meta.get("epoch") != epoch or [row.get("epoch") for row in meta["history"]] != list(range(1, epoch + 1)) \
-                or epoch > config.epochs:
-            raise FastTextError(f"checkpoint {where} is inconsistent (its epoch, its directory's name and its history "
-                                f"disagree: edited or renamed by hand?); remove it to resume from an earlier one, or "
-                                f"use another --checkpoint-dir")
+        _refuse_another_kind_of_run(where, meta, epoch, config, validation, score_train, num_workers)
         # Content the checksums do not catch (a file replaced with its checksum updated): MXNet's error, or numpy's
         # for a cut-short archive, was a traceback. Memory the machine cannot give (adam's moments are allocated as
         # they are read) is the machine's, not the file's: out_of_memory_naming's line.
@@ -725,6 +721,63 @@ def _load_epoch(checkpoint_dir, epoch, model, config, labels, data, validation=N
                 raise storage.Damaged(f"{where}: optimizer.npz cannot be loaded ({type(exc).__name__}: "
                                       f"{reason_of(exc)})") from None
     return meta
+
+
+def _refuse_older_rules(where, meta, text_rule):
+    """Refuse a checkpoint an older version wrote where this run's resume of it cannot be exact: a data fingerprint
+    without the tokens (:func:`_refuse_an_older_fingerprint`), a text rule the data fingerprint does not tell
+    (:func:`_check_text_rule`; first: text read otherwise is other tokens, said as its cause)."""
+    _refuse_an_older_fingerprint(where, meta)
+    _check_text_rule(where, meta, text_rule)
+
+
+def _refuse_another_kind_of_run(where, meta, epoch, config, validation, score_train, num_workers,
+                                validation_read=True):
+    """Refuse ``epoch``'s checkpoint (``meta``, at ``where``) as a resume of a run whose ``validation`` (its data
+    fingerprint; with ``validation_read=False`` only whether the run has validation data, which is not read yet),
+    ``score_train`` or ``num_workers`` differ from those it was written with (``None``: not known yet, not compared),
+    or whose epoch does not fit its name and history. None of these depends on the training data, and only the
+    validation data's fingerprint on the validation data."""
+    if validation_read or validation is not None:
+        _refuse_other_validation(where, meta, validation, validation_read)
+    if score_train is not None:
+        scored = _scored_train(meta)
+        if scored != bool(score_train):  # (scoring changes no parameter, as validation does not)
+            raise FastTextError(f"checkpoint {where} was written {'with' if scored else 'without'} "
+                                f"train_accuracy (score_train={scored}): its history would have that "
+                                f"column for some epochs only; rerun with score_train={scored}, or use "
+                                f"another --checkpoint-dir or remove it")
+    # (absent in checkpoints written before it was recorded: those resume as written by as many workers)
+    written_by = meta.get("num_workers", num_workers)
+    if num_workers is not None and written_by != num_workers:
+        raise FastTextError(f"checkpoint {where} was written by {written_by} worker(s) and this run has "
+                            f"{num_workers}: each worker's share of the data, its steps and the lr schedule would "
+                            f"differ from the run it resumes; rerun with {written_by} worker(s) (hosts), or use "
+                            f"another --checkpoint-dir or remove it")
+    # The one field the checksums and the comparison above leave unchecked decides where training goes on:
+    # an "epoch" edited by hand (or a directory renamed) would train epochs twice or skip them, silently.
+    if meta.get("epoch") != epoch or [row.get("epoch") for row in meta["history"]] != list(range(1, epoch + 1)) \
+            or epoch > config.epochs:
+        raise FastTextError(f"checkpoint {where} is inconsistent (its epoch, its directory's name and its history "
+                            f"disagree: edited or renamed by hand?); remove it to resume from an earlier one, or "
+                            f"use another --checkpoint-dir")
+
+
+def _refuse_other_validation(where, meta, validation, read=True):
+    """Refuse a checkpoint validated on other data than this run's ``validation`` (its fingerprint, None: none), or,
+    before it is read (``read=False``), one written with validation data where ``validation`` is falsy (this run has
+    none) or without where it is truthy."""
+    if "validation" not in meta:  # (absent in checkpoints written before it was recorded)
+        return
+    written = meta["validation"]
+    if _same_validation(meta, validation) if read else bool(written) == bool(validation):
+        return
+    what = ("was written without validation data" if not written else
+            "was validated on validation data this run lacks" if not validation else
+            "was validated on other validation data than this run's")
+    raise FastTextError(f"checkpoint {where} {what}: its history's val_loss and val_accuracy would go on with "
+                        f"two validation sets mixed; rerun with the --validation it was written with, or use "
+                        f"another --checkpoint-dir or remove it")
 
 
 def _check_meta(where, meta):

@@ -339,10 +339,10 @@ def cmd_train(args):
 def _train(args):
     from . import label_names, storage
     from .bundle import OVERWRITE_HINT, check_output, refuse_checkpoints_in_output, save_bundle
-    from .cluster import check_kvstore_environment
+    from .cluster import check_kvstore_environment, workers_to_come
     from .config import config_from_args
     from .data import read_counted, read_labeled
-    from .devices import describe_ctx
+    from .devices import describe_ctx, parse_ctx
     from .progress import bar
     from .train import train
 
@@ -355,6 +355,7 @@ def _train(args):
     config = config_from_args(args)
     _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
+    parse_ctx(config.ctx)  # the devices it names are there (--ctx gpu on a machine without one), as train() finds them
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before
     # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
@@ -367,7 +368,9 @@ def _train(args):
         refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
         storage.check_writable(args.checkpoint_dir)
         search = refuse_an_older_format(args.checkpoint_dir, config.epochs)
-        refuse_other_settings(args.checkpoint_dir, search, config)  # (those known without the data)
+        # (what is known without the data: train() is given this search, and looks no further before reading)
+        refuse_other_settings(args.checkpoint_dir, search, config, validated=bool(args.validation), score_train=False,
+                              num_workers=workers_to_come(config.kvstore))
     if args.autotune_trials:
         _check_trials_output(args, config)
     _check_validation_file(args)

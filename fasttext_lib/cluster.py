@@ -104,6 +104,16 @@ def check_kvstore_environment(kvstore):
         timeout_from_environment()  # a bad FASTTEXT_CLUSTER_TIMEOUT: refused now, not once joined
 
 
+def workers_to_come(kvstore):
+    """How many workers a run of ``kvstore`` trains with, known before its cluster is joined (a checkpoint written
+    by another number is refused before the data is read): a ``dist_*`` cluster's ``DMLC_NUM_WORKER``, which MXNet's
+    kvstore takes its number from; 1 otherwise. None where that is no whole number (the join says what is wrong)."""
+    if not str(kvstore).startswith("dist"):
+        return 1
+    count = os.environ.get("DMLC_NUM_WORKER", "").strip()
+    return int(count) if count.isdigit() else None
+
+
 def check_scheduler_address(host, port):
     """A scheduler address that cannot be one: MXNet's workers waited for it for ever (an unknown host
     name too), where a scheduler merely not started yet is waited for (up to TIMEOUT_ENV)."""

@@ -683,7 +683,9 @@ def run_training(argv=None, environ=None):
         try:  # before the channels are read; in SageMaker's synced dir an incomplete newest is set aside at the resume
             search = refuse_an_older_format(train_kwargs["checkpoint_dir"], config.epochs,
                                             synced=is_synced(train_kwargs["checkpoint_dir"]))
-            refuse_other_settings(train_kwargs["checkpoint_dir"], search, config)  # (those known without the data)
+            # (what is known without the data: train() is given this search, and looks no further before reading)
+            refuse_other_settings(train_kwargs["checkpoint_dir"], search, config, validated=bool(env.test_channel),
+                                  score_train=False, num_workers=cluster.workers_to_come(config.kvstore))
         except FastTextError as exc:
             raise FastTextError(in_job_terms(str(exc), train_kwargs["checkpoint_dir"])) from None
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None

@@ -17,8 +17,10 @@ Data in, trained model + per-epoch history out:
    ``score_train=True``), a history row is recorded and, if asked, a checkpoint is written from
    which an interrupted run resumes exactly (checkpoints.py).
 
-:func:`train` reads as its steps: :func:`_prepare_data` (every check of the input, then its features),
-:func:`_join_workers` (the kvstore, a ``dist_*`` cluster's), :func:`_resolve_settings_and_release_texts`,
+:func:`train` reads as its steps: :func:`_checked_inputs` (the settings no data decides, the inputs' kinds),
+:func:`_look_into_checkpoints` (a checkpoint refused before the data is featurized), :func:`_prepare_data` (every
+check of the input data, then its features), :func:`_join_workers` (the kvstore, a ``dist_*`` cluster's),
+:func:`_resolve_settings_and_release_texts`,
 :func:`_build_or_resume` (the model, a checkpoint's state, the optimizer), then :func:`_run_epoch` and
 :func:`_end_epoch` (scores, history row, checkpoint) per epoch.
 """
@@ -173,8 +175,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     importlib.import_module("mxnet")  # once, here: every step below uses it
 
     config = config or TrainConfig()
-    data = _prepare_data(train_data, val_data, config, featurized, pretrained, release_pretrained, score_train,
-                         val_name)
+    train_data, val_data, ctxs = _checked_inputs(train_data, val_data, config, score_train)
+    checkpoint_search = _look_into_checkpoints(checkpoint_dir, checkpoint_search, config, val_data, score_train)
+    data = _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, release_pretrained, val_name)
     kv, workers = _join_workers(config, data)
     # (the order of these two matters: the texts are freed before the model's table is allocated)
     config = _resolve_settings_and_release_texts(config, data, workers, release_texts)
@@ -243,17 +246,39 @@ class _Run:
     row_shrink: float  # schedule.sgd_row_shrink
 
 
-def _prepare_data(train_data, val_data, config, featurized, pretrained, release_pretrained, score_train, val_name):
-    """Every check of the input that needs no model, in one line each and before anything long runs, then its
-    features: the training split's vocabulary and n-grams (or ``featurized``), and the pretrained vectors' rows."""
+def _checked_inputs(train_data, val_data, config, score_train):
+    """``(train_data, val_data, ctxs)``: the settings of the run that no data decides (the kvstore's environment,
+    ``score_train``, the devices), then the inputs' kinds, as the data is read from a file (data.as_read_from_a_file),
+    each in one line."""
     cluster.check_kvstore_environment(config.kvstore)
     check_bool(score_train, "score_train")  # "no" was true: a pass over the training data per epoch
+    ctxs = parse_ctx(config.ctx)
     check_labeled_texts(train_data, "train_data", counted_too=True)
     if isinstance(train_data, LabeledTexts):  # (read_counted's CountedTexts: read from files, str already)
         train_data = as_read_from_a_file(train_data, "train_data")  # a DataFrame's int classes, its NaNs
     if val_data is not None:
         val_data = as_read_from_a_file(val_data, "val_data")
-    ctxs = parse_ctx(config.ctx)
+    return train_data, val_data, ctxs
+
+
+def _look_into_checkpoints(checkpoint_dir, search, config, val_data, score_train):
+    """What ``checkpoint_dir`` holds (checkpoints.Search; ``search``: a caller's look, the CLI's and the training
+    job's, made before they read the data), its checkpoint refused before the data is featurized (the vocabulary and
+    every document's tokens: minutes at Yelp size) for what a resume would refuse it for that the data does not
+    decide (checkpoints.refuse_other_settings). None without ``checkpoint_dir``."""
+    if not checkpoint_dir or search is not None:
+        return search
+    from .checkpoints import refuse_an_older_format, refuse_other_settings
+
+    search = refuse_an_older_format(checkpoint_dir, config.epochs)
+    refuse_other_settings(checkpoint_dir, search, config, validated=val_data is not None and len(val_data) > 0,
+                          score_train=score_train, num_workers=cluster.workers_to_come(config.kvstore))
+    return search
+
+
+def _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, release_pretrained, val_name):
+    """Every check of the input data that needs no model, in one line each and before anything long runs, then its
+    features: the training split's vocabulary and n-grams (or ``featurized``), and the pretrained vectors' rows."""
     classes = sort_labels(train_data.labels)
     check_classes(train_data, classes)
     names = for_labels(train_data.names, classes, "train_data.names", strict=True)

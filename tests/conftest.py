@@ -240,6 +240,52 @@ def random_texts_of_line_break_pieces(n, seed=0):
     return ["".join(rng.choice(PIECES_OF_FORMED_BREAKS) for _ in range(rng.randint(1, 8))) for _ in range(n)]
 
 
+def _older_text_rule(meta):
+    meta["unicode_normalization"] = "NFC-tokens"  # (before typographic quotes were read as ASCII ones)
+    meta["config"]["min_count"] = 2  # (where the data fingerprint cannot tell: refused whatever the data)
+
+
+def _no_validation(meta):
+    meta["validation"] = None
+
+
+def _validated(meta):
+    meta["validation"] = "tokens-sha256:" + "0" * 64  # (checkpoints.DATA_FINGERPRINT)
+
+
+# Checkpoints a run cannot resume, for a reason known without its data (each refused before the data is read):
+# name -> (the edit of the newest checkpoint.json, whether the run has validation data, the run's settings (its
+# --flags; hyperparameters), what the refusal says). The checkpoint was written without validation data.
+UNRESUMABLE_BEFORE_READING = {
+    "validation added": (_no_validation, True, {}, "was written without validation data: "),
+    "validation dropped": (_validated, False, {}, "was validated on validation data this run lacks: "),
+    "other number of workers": (lambda meta: meta.update(num_workers=2), False, {},
+                                "was written by 2 worker(s) and this run has 1: "),
+    "train_accuracy scored": (lambda meta: meta.update(score_train=True), False, {},
+                              "was written with train_accuracy (score_train=True): "),
+    "text rule unknown": (lambda meta: meta.update(unicode_normalization="NFC-tokens-v9"), False, {},
+                          "was written by a run that read text in Unicode form 'NFC-tokens-v9', "),
+    "older text rule, min_count 2": (_older_text_rule, False, {"min_count": 2},
+                                     "was written by an older version of this library, which read typographic "
+                                     "quotes"),
+    "older data fingerprint": (lambda meta: meta.update(data="0" * 64), False, {},
+                               "was written by an older version of this library, whose fingerprint of the "
+                               "training data did not cover"),
+    "epoch edited": (lambda meta: meta.update(epoch=meta["epoch"] + 1), False, {},
+                     "is inconsistent (its epoch, its directory's name and its history disagree"),
+    "history not a list": (lambda meta: meta.update(history="edited"), False, {},
+                           "checkpoint.json's 'history' is not a list of objects (edited by hand?)"),
+}
+
+
+def edit_checkpoint(epoch_dir, edit):
+    """``edit`` (an :data:`UNRESUMABLE_BEFORE_READING` entry's) applied to ``epoch_dir``'s checkpoint.json."""
+    marker = epoch_dir / "checkpoint.json"
+    meta = json.loads(marker.read_text())
+    edit(meta)
+    marker.write_text(json.dumps(meta))
+
+
 def params_of(trained):
     """Every parameter of a trained model as numpy, by name."""
     return {k: v.data().asnumpy() for k, v in trained.model._collect_params_with_prefix().items()}

@@ -12,7 +12,7 @@ import boto3
 import numpy as np
 import pytest
 
-from conftest import ROOT, make_splits, params_of
+from conftest import ROOT, UNRESUMABLE_BEFORE_READING, edit_checkpoint, make_splits, params_of
 from fasttext_lib import storage
 from fasttext_lib.data import LabeledTexts
 from fasttext_lib.errors import FastTextError
@@ -252,8 +252,8 @@ def test_resume_with_settings_from_the_data(splits, tmp_path):
     saved = json.load(open(os.path.join(ckpt, "epoch-0002", "checkpoint.json")))["config"]
     assert (saved["lr"], saved["batch_size"]) == (whole.config.lr, whole.config.batch_size)
     half = LabeledTexts(splits[0].labels[:1000], splits[0].texts[:1000])  # other data: other rows, other settings
-    with pytest.raises(FastTextError, match="different run"):
-        train(half, None, config, checkpoint_dir=ckpt)
+    with pytest.raises(FastTextError, match="different run"):  # (its validation data: not refused for dropping it)
+        train(half, splits[1], config, checkpoint_dir=ckpt)
 
 
 def test_a_finished_run_resumed_removes_the_checkpoint_a_kill_left_before_its_last(splits, tmp_path):
@@ -1331,6 +1331,72 @@ def test_the_command_line_refuses_a_pickled_checkpoint_before_it_reads_the_data(
     assert r.returncode == 2 and r.stderr.startswith(f"error: checkpoint {epoch} was written by an older version"), \
         r.stderr
     assert len(r.stderr.splitlines()) == 1 and not ran.exists()
+
+
+def _first_epoch_without_validation(splits, tmp_path):
+    """``(config, ckpt, marker)``: as :func:`_first_epochs_marker`, of a run without validation data."""
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(Crash):
+        train(splits[0], None, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+    return config, ckpt, ckpt / "epoch-0001" / "checkpoint.json"
+
+
+@pytest.mark.parametrize("case", list(UNRESUMABLE_BEFORE_READING))
+def test_a_checkpoint_refused_for_what_is_known_without_the_data_is_refused_before_train_featurizes(
+        splits, tmp_path, monkeypatch, case):
+    """Validation data added or dropped, another number of workers, the other score_train, a text rule the data
+    cannot make exact, an older version's fingerprint, an edited epoch or history: each was refused by the resume,
+    after the training data had been featurized (the vocabulary and every document's tokens: minutes at Yelp size),
+    though none depends on the data. Refused now before it, in the same line."""
+    from fasttext_lib import train as train_module
+
+    edit, validates, settings, says = UNRESUMABLE_BEFORE_READING[case]
+    config, ckpt, marker = _first_epoch_without_validation(splits, tmp_path)
+    edit_checkpoint(marker.parent, edit)
+
+    def featurize(*args, **kwargs):
+        raise AssertionError("the training data was featurized before the checkpoint was refused")
+
+    monkeypatch.setattr(train_module, "featurize", featurize)
+    with pytest.raises(FastTextError) as refused:
+        train(splits[0], splits[1] if validates else None, TrainConfig(**dict(config.to_dict(), **settings)),
+              checkpoint_dir=str(ckpt))
+    message = str(refused.value)
+    assert says in message and str(marker.parent) in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize("case", list(UNRESUMABLE_BEFORE_READING))
+def test_the_command_line_refuses_a_checkpoint_it_cannot_resume_before_it_reads_the_data(splits, tmp_path, case):
+    """As train() does: the refusal came after the whole --train file had been read (here a --train that does not
+    exist was reported instead)."""
+    from conftest import cli_in_process
+    from fasttext_lib.writers import write_csv
+
+    edit, validates, settings, says = UNRESUMABLE_BEFORE_READING[case]
+    config, ckpt, marker = _first_epoch_without_validation(splits, tmp_path)
+    edit_checkpoint(marker.parent, edit)
+    flags = [item for name, value in settings.items() for item in (f"--{name.replace('_', '-')}", value)]
+    if validates:
+        write_csv(splits[1], str(tmp_path / "val.csv"))
+        flags += ["--validation", tmp_path / "val.csv"]
+    r = cli_in_process("train", "--train", tmp_path / "no-such.csv", "--output", tmp_path / "out", "--checkpoint-dir",
+                       ckpt, "--epochs", "2", "--batch-size", "256", "--seed", "4", "--no-progress", *flags)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert says in r.stderr and str(marker.parent) in r.stderr and "no-such.csv" not in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_command_line_refuses_a_gpu_none_is_visible_before_it_reads_the_data(tmp_path, monkeypatch):
+    """``--ctx gpu`` on a machine without one was refused by train(), once the --train file had been read."""
+    import mxnet as mx
+    from conftest import cli_in_process
+
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 0)  # (a machine without a GPU)
+    r = cli_in_process("train", "--train", tmp_path / "no-such.csv", "--output", tmp_path / "out", "--ctx", "gpu",
+                       "--no-progress")
+    assert r.returncode == 2 and r.stderr.startswith("error: ctx 'gpu' asks for a GPU but none is visible"), r.stderr
+    assert len(r.stderr.splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
 def test_the_optimizer_state_is_numpy_arrays_and_json(splits, tmp_path):

@@ -28,8 +28,8 @@ import types
 
 import pytest
 
-from conftest import (ROOT, as_an_older_writer_left_it, exit_modules_probe, machine_with_memory, modules_at_exit,
-                      staged_only_site)
+from conftest import (ROOT, UNRESUMABLE_BEFORE_READING, as_an_older_writer_left_it, edit_checkpoint, exit_modules_probe,
+                      machine_with_memory, modules_at_exit, staged_only_site)
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -655,6 +655,35 @@ def test_a_checkpoint_of_other_settings_is_refused_before_the_data_only_for_sett
                            args_for(epochs=2))
     assert again.returncode == 0, again.stdout + again.stderr
     assert "epoch 2 of 2 done" in again.stderr, again.stderr
+
+
+@pytest.mark.parametrize("case", list(UNRESUMABLE_BEFORE_READING))
+def test_a_checkpoint_the_job_cannot_resume_for_what_is_known_without_the_data_is_refused_before_the_channels(
+        source_dir, tmp_path, monkeypatch, case):
+    """A test channel added or dropped, another number of hosts, a text rule the data cannot make exact, an older
+    version's fingerprint, an edited epoch or history: each was refused once the train channel had been read
+    (minutes at Yelp size), though none depends on the data. Refused now before it, in the same line."""
+    edit, validates, settings, says = UNRESUMABLE_BEFORE_READING[case]
+    synced = tmp_path / "checkpoints"
+    synced.mkdir()
+    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))  # the job's /opt/ml/checkpoints
+    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}),
+                           args_for(epochs=2, batch_size=16))
+    assert first.returncode == 0 and (synced / "epoch-0002").is_dir(), first.stderr
+    edit_checkpoint(synced / "epoch-0002", edit)
+
+    def read_channel(*args, **kwargs):
+        raise AssertionError("a channel was read before the checkpoint was refused")
+
+    monkeypatch.setattr(sm_train, "read_channel", read_channel)
+    root = tmp_path / "second"
+    channels = {"train": {"a.train": GOOD}, **({"test": {"a.test": GOOD}} if validates else {})}
+    r = job_in_process(source_dir, make_container(root, channels), args_for(epochs=2, batch_size=16, **settings))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and str(synced / "epoch-0002") in last and says in last, last
+    assert (root / "output" / "failure").read_text() == last
+    assert os.listdir(root / "model") == []
 
 
 @pytest.mark.parametrize("cut", ["params missing", "params cut short", "no complete epoch before it",
