@@ -354,7 +354,7 @@ def _csv_records(text, header, delimiter):
                 reader, names, start, blank = _declared_header(stream, reader, delimiter, quoting)
             line = reader.line_num
             for record in reader:
-                records.append(record)
+                records.append(_blank_or(record))
                 spanned, line = spanned or reader.line_num - line > 1, reader.line_num
             if _sdk_reviews(text, records, spanned, header, delimiter, error=False):
                 # Quotes that went on over line breaks in a body no CSV writer wrote (_read_a_line_at_a_time): the
@@ -386,6 +386,14 @@ def _csv_records(text, header, delimiter):
     return records, names, start, blank, fell_back
 
 
+def _blank_or(record):
+    """``record`` (a CSV reader's, or None), or ``[]`` when it is one field of spaces only: a line of spaces is a blank
+    record, as an empty line is ([]), as predict reads a file (formats.csv_rows). Read as a field, it was a record of
+    one column: under a header of two (label,text), or among labeled rows, a 400 that failed a whole Batch Transform
+    job, where predict answers it as an empty review; above a header, taken for the header itself."""
+    return [] if record is not None and len(record) == 1 and record[0].isspace() else record
+
+
 def _declared_header(stream, reader, delimiter, quoting):
     """The header row of a ``header=present`` body, read from ``reader`` (over ``stream``) -> (the reader of the
     records after it, the header row or None, where they begin in the body, the blank records before it). In a
@@ -393,9 +401,9 @@ def _declared_header(stream, reader, delimiter, quoting):
     from .columns import index_header_start, one_column_text_header, short_header
 
     names, start, blank = None, 0, 0
-    first = next(reader, None)
+    first = _blank_or(next(reader, None))
     while first == []:  # blank lines before the header: records all the same, as the numbers below count them
-        blank, first = blank + 1, next(reader, None)
+        blank, first = blank + 1, _blank_or(next(reader, None))
     if first is not None and (short_header(first) or one_column_text_header(first)
                               or index_header_start(first) or not in_batch_transform(os.environ)):
         names, start = first, stream.tell()
@@ -609,7 +617,7 @@ def _csv_lines(text):
 
     records = []
     for line in split_lines(text):
-        if not line:
+        if not line.strip():  # (a line of spaces too: _blank_or)
             records.append([])
             continue
         try:
