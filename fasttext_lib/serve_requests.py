@@ -221,10 +221,11 @@ def jsonlines_texts(text):
     with optional ``"k"`` (and ``"threshold"``); other keys (an id carried along) are left alone. A bare
     JSON string line (what an ``InputFilter`` of ``$.source`` leaves) is a review too. Line ends: ``\\n``
     or ``\\r\\n``; the last line's end is optional, and blank lines after the last record are no records (a file an
-    editor or jq wrote often ends with one: it was a 400). Every other line must be a record: a blank line between
-    records, or a broken one, is a 400 naming its line number (counted within this request: one Batch Transform
-    mini-batch): answered one a line, the answers must stay line for line with the lines sent, and skipped, a blank
-    line would leave every answer after it one line off. A line without ``"source"`` is answered for its text keys
+    editor or jq wrote often ends with one: it was a 400). A blank line before or between records (empty, or spaces)
+    is a record, answered as an empty review in its place, as ``predict`` answers it (jsonl.jsonl_texts): Batch
+    Transform (SplitType=Line) joins answer i to line i, and the whole mini-batch was a 400, which failed the job,
+    where predict skipped the line, one answer short. A broken line is a 400 naming its line number (counted within
+    this request: one Batch Transform mini-batch). A line without ``"source"`` is answered for its text keys
     (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
     lines = text.split("\n")
     while lines and not lines[-1].strip():
@@ -232,6 +233,10 @@ def jsonlines_texts(text):
     texts = Reviews()
     texts.lines, texts.top = True, []
     for number, line in enumerate(lines, 1):
+        if not line.strip():  # (a blank line among records: an empty review, the default k and threshold)
+            texts.append("")
+            texts.top.append(_configuration({}))
+            continue
         record = _jsonlines_record(line[:-1] if line.endswith("\r") else line, number, len(lines) == 1)
         try:
             top = _configuration({key: record[key] for key in ("k", "threshold") if key in record})
@@ -249,8 +254,6 @@ def _jsonlines_record(line, number, only_line):
     record, a dict whose ``"source"`` is the review; a 400 naming the line when it holds none."""
     from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
 
-    if not line.strip():
-        raise RequestError(400, f'line {number} is empty; every line must be {{"source": "review text"}}')
     try:
         record = json.loads(line, parse_int=json_integer)
     except json.JSONDecodeError as exc:

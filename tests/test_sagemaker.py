@@ -1741,9 +1741,6 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
 
 
 @pytest.mark.parametrize("body, message", [
-    (b'{"source": "a"}\n\n{"source": "b"}\n', 'line 2 is empty; every line must be {"source": "review text"}'),
-    (b'\n{"source": "a"}\n', 'line 1 is empty; every line must be {"source": "review text"}'),
-    (b'{"source": "a"}\r\n  \r\n{"source": "b"}\r\n\r\n', 'line 2 is empty; every line must be {"source"'),
     (b'{"source": "a"}\n{"source": "b"}\n{"id": "c"}\n', 'line 3 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"stars": 5, "text": 7}\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"source": 5}\n', 'line 2 must be {"source": "review text"}'),
@@ -1763,8 +1760,8 @@ def test_bad_json_lines_get_a_one_line_400_naming_the_line(endpoint, body, messa
 def test_json_lines_that_end_with_blank_lines_are_answered_one_line_per_record(endpoint, served, ending):
     """A file an editor or jq wrote often ends with a blank line after the last record's line end: the request (in
     Batch Transform: the file's last mini-batch, failing the job) was a 400, "line 3 is empty". Blank lines after
-    the last record end the body; they are no records and get no answer. (A blank line between records is still a
-    400: test_bad_json_lines_get_a_one_line_400_naming_the_line.)"""
+    the last record end the body; they are no records and get no answer. (A blank line between records is one, an
+    empty review: test_a_tricky_file_gets_the_same_answers_in_the_same_places_from_predict_and_the_endpoint.)"""
     texts = ["The pasta was great and the staff were friendly!", "Not good. Cold food and a long wait."]
     newline = "\r\n" if "\r" in ending else "\n"
     body = newline.join(json.dumps({"source": t}) for t in texts) + ending
@@ -3178,6 +3175,11 @@ _LABELED_ROWS = b"2,great food\n1,cold soup\n2,would go again\n1,never again\n"
     (b"label\ttext\n2\tgreat food\n   \n1\tcold soup\n2\twould go again\n", "text/csv", 4),
     (b"title,body\ngreat,food\n   \ncold,soup\nwould,go again\n", "text/csv", 4),
     (b"text\ngreat food\n   \ncold soup\nwould go again\n", "text/csv", 4),
+    # JSON Lines: a blank line between objects (or before the first) is a record, answered as an empty review; those
+    # after the last are none
+    (b'{"text": "great food"}\n\n{"text": "cold soup"}\n', "application/jsonlines", 3),
+    (b'{"text": "great food"}\n   \n{"text": "cold soup"}\n\n\n', "application/jsonlines", 3),
+    (b'\n{"source": "great food"}\n{"source": "cold soup"}\n', "application/jsonlines", 3),
     # ... not a review of two phrases over reviews (a CSVSerializer's): every line a review, as it was
     (b"Overall, highly recommended.\nGreat phone, overall\nCold soup, sadly\nWould go again, yes\n", "text/csv", 4),
     (b"great food\n\ncold soup\n   \n", "text/csv", 4),
