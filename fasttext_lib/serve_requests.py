@@ -63,6 +63,7 @@ class Reviews(list):
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
     header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
     lead_blank = 0         # FieldNames (in Batch Transform); the blank records as blank lines
+    header_repeats = ()    # text/csv in Batch Transform: where the header is repeated among the records after it
 
 
 # ---- The body: its media type and charset, its text
@@ -330,7 +331,8 @@ def csv_request(text, header):
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     delimiter = "\t" if header != "absent" and _body_is_tsv_with_header(text) else ","
     records, names, start, blank, fell_back = _csv_records(text, header, delimiter)
-    records, names, start, blank = _csv_header_row(records, names, start, blank, header, delimiter, fell_back)
+    records, names, start, blank, repeats = _header_row_repeated(records, names, start, blank, header, delimiter,
+                                                                 fell_back)
     # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
     # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
     # answer one record off. There they are answered (predict_fn): the header with the answer's field names, declared
@@ -339,7 +341,9 @@ def csv_request(text, header):
     lead = (blank, names is not None and in_batch_transform(os.environ))
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          csv_texts numbers them)
-    return _led(_csv_reviews(text, records, names, start, first_number, header, delimiter), lead)
+    texts = _led(_csv_reviews(text, records, names, start, first_number, header, delimiter), lead)
+    texts.header_repeats = repeats if lead[1] else ()  # (answered with FieldNames in Batch Transform, as the header)
+    return texts
 
 
 def _csv_records(text, header, delimiter):
@@ -422,6 +426,31 @@ def _sdk_reviews(text, records, spanned, header, delimiter, error):
     reading ended in an error, or not): read it a line at a time."""
     return (spanned and header != "present" and delimiter == ","
             and _read_a_line_at_a_time(records, text, error, header == "" and _undeclared_header(records)))
+
+
+def _header_row_repeated(records, names, start, blank, header, delimiter, fell_back):
+    """:func:`_csv_header_row` of a body that may be files joined with their headers (``cat a.csv b.csv``, an export
+    in parts): a later row that repeats the first one (two fields or more; capitals, spaces and a BOM count for
+    nothing: header_row.RepeatedHeader, as predict compares them) is left out of the records that decide whether the
+    first row is a header, and, when it is one, out of the records answered, as predict skips it in a file ->
+    (``records``, ``names``, ``start``, ``blank``, ``repeats``: where the repeats stood among the records after the
+    header, for Batch Transform, which answers each with the header's FieldNames). The header's repeat read as a
+    record said its text column's name recurred below it: no header (header_columns), and the body was answered
+    line by line, the header and its repeats as reviews, each record whole, its class a word of its text (predict
+    answered the records' texts: fewer answers, the others different)."""
+    from .header_row import RepeatedHeader
+
+    first_at = None if names is not None else next((i for i, record in enumerate(records) if record), None)
+    first = names if names is not None else None if first_at is None else records[first_at]
+    after = 0 if names is not None else (first_at or 0) + 1  # where the records after the first row begin
+    repeated = RepeatedHeader([(first, 1)], "request", None) if first else None
+    repeats = [i for i in range(after, len(records)) if repeated and repeated.repeats(records[i])]
+    if repeats:
+        kept = [record for i, record in enumerate(records) if i not in set(repeats)]
+        got = _csv_header_row(kept, names, start, blank, header, delimiter, fell_back)
+        if got[1] is not None:  # a header: its repeats are none of the records
+            return (*got, [i - after for i in repeats])
+    return (*_csv_header_row(records, names, start, blank, header, delimiter, fell_back), ())
 
 
 def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):

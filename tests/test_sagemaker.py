@@ -3180,6 +3180,12 @@ _LABELED_ROWS = b"2,great food\n1,cold soup\n2,would go again\n1,never again\n"
     (b'{"text": "great food"}\n\n{"text": "cold soup"}\n', "application/jsonlines", 3),
     (b'{"text": "great food"}\n   \n{"text": "cold soup"}\n\n\n', "application/jsonlines", 3),
     (b'\n{"source": "great food"}\n{"source": "cold soup"}\n', "application/jsonlines", 3),
+    # files joined with their headers (cat a.csv b.csv): the repeated header is no record
+    (b"label,text\n2,great food\n1,cold soup\nlabel,text\n2,would go again\n1,never again\n", "text/csv", 4),
+    (b"label,text\n2,great food\nlabel,text\n1,cold soup\n", "text/csv", 2),
+    (b"label,text\n2,great food\n\nLabel,Text\n1,cold soup\n2,would go again\n", "text/csv", 4),
+    (b"title,body\ngreat,food\ntitle,body\ncold,soup\n", "text/csv", 2),
+    (b"label\ttext\n2\tgreat food\nlabel\ttext\n1\tcold soup\n", "text/csv", 2),
     # ... not a review of two phrases over reviews (a CSVSerializer's): every line a review, as it was
     (b"Overall, highly recommended.\nGreat phone, overall\nCold soup, sadly\nWould go again, yes\n", "text/csv", 4),
     (b"great food\n\ncold soup\n   \n", "text/csv", 4),
@@ -3205,6 +3211,20 @@ def test_a_tricky_file_gets_the_same_answers_in_the_same_places_from_predict_and
     for mine, theirs in zip(answers, served_answers):
         assert (mine["label"], mine["class_id"]) == (theirs["label"], theirs["class_id"])
         assert mine["probability"] == pytest.approx(theirs["probability"], abs=1e-6)
+
+
+@pytest.mark.parametrize("content_type", ["text/csv", "text/csv; header=present"])
+def test_a_header_repeated_where_files_were_joined_gets_the_headers_answer_in_batch_transform(served, monkeypatch,
+                                                                                             content_type):
+    """Batch Transform answers a CSV's header record with the answer's field names, so that every record has its answer
+    (the endpoint answers the rows only). A header repeated where joined files meet (cat a.csv b.csv) is no review
+    either: it gets the same answer, in its place, and the records around it theirs."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = b"label,text\n2,great food\n\nLabel,Text\n1,cold soup\n2,would go again\nlabel,text\n1,never again\n"
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
+    expected = served[1].predict(["great food", "", "cold soup", "would go again", "never again"])
+    names = [i for i, answer in enumerate(answers) if isinstance(answer, sm_serve.FieldNames)]
+    assert names == [0, 3, 6] and [a for a in answers if not isinstance(a, sm_serve.FieldNames)] == expected
 
 
 @pytest.mark.parametrize("header, row", [
