@@ -3186,6 +3186,9 @@ _LABELED_ROWS = b"2,great food\n1,cold soup\n2,would go again\n1,never again\n"
     (b"label,text\n2,great food\n\nLabel,Text\n1,cold soup\n2,would go again\n", "text/csv", 4),
     (b"title,body\ngreat,food\ntitle,body\ncold,soup\n", "text/csv", 2),
     (b"label\ttext\n2\tgreat food\nlabel\ttext\n1\tcold soup\n", "text/csv", 2),
+    # a header typed with a space after its comma, one name training does not know: a header, over labeled rows
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS, "text/csv", 4),
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS.replace(b"\n", b"\n\n", 1), "text/csv", 5),
     # ... not a review of two phrases over reviews (a CSVSerializer's): every line a review, as it was
     (b"Overall, highly recommended.\nGreat phone, overall\nCold soup, sadly\nWould go again, yes\n", "text/csv", 4),
     (b"great food\n\ncold soup\n   \n", "text/csv", 4),
@@ -3225,6 +3228,16 @@ def test_a_header_repeated_where_files_were_joined_gets_the_headers_answer_in_ba
     expected = served[1].predict(["great food", "", "cold soup", "would go again", "never again"])
     names = [i for i, answer in enumerate(answers) if isinstance(answer, sm_serve.FieldNames)]
     assert names == [0, 3, 6] and [a for a in answers if not isinstance(a, sm_serve.FieldNames)] == expected
+
+
+def test_a_typed_header_over_labeled_rows_gets_the_headers_answer_in_batch_transform(served, monkeypatch):
+    """"Sentiment, Review Body" (a space after the comma, a name training does not know) over labeled rows is a header,
+    as training reads it: in Batch Transform it gets the header record's answer, the rows their texts' answers."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = b"\nSentiment, Review Body\n" + _LABELED_ROWS
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
+    assert isinstance(answers[1], sm_serve.FieldNames)
+    assert answers[:1] + answers[2:] == served[1].predict(["", "great food", "cold soup", "would go again", "never again"])
 
 
 @pytest.mark.parametrize("header, row", [
