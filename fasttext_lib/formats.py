@@ -469,7 +469,7 @@ def labeled_csv_records(records, quoted, classes, header=True):
     if index:
         records = [r[1:] for r in records]
     first, rest = records[0], records[1:]
-    if header and prose_commas(first):
+    if header and prose_commas(first) and not typed_header(first, rest, classes):
         # A space after a comma is prose's, not a CSV writer's (pandas, csv and R write a header's names with none): a
         # first review of two short phrases, one a class column's name ("Overall, highly recommended."; "Great phone,
         # overall"), over reviews with commas, was taken for a header of a class and a text column: left unanswered,
@@ -492,6 +492,20 @@ def labeled_csv_records(records, quoted, classes, header=True):
     if quoted:
         return True
     return 1 + len(labeled) >= MIN_UNQUOTED_ROWS and not all(number_with_comma(r) for r in [first] + labeled)
+
+
+def typed_header(first, rest, classes):
+    """Is ``first``, a first row with a space after a comma as prose has one (columns.prose_commas: ``Sentiment,
+    Review Body``, typed by hand, one name training does not know), a header row all the same? Training reads it as
+    one (its names matched stripped: the class first, the rest text); predict and the endpoint took it for a review
+    and answered every row whole, its class a word of its text. It is, unambiguously, when its first name is a class
+    column's that training knows, every field is a short name and none a number, and the ``rest`` (the records after
+    it) are labeled rows of the model's ``classes`` on their own (:func:`labeled_csv_records`, unquoted: 4 rows at
+    least): a first line that starts with a class column's name above them is no labeled row, nor a review of
+    theirs. A review of short phrases (``Overall, highly recommended.``) over reviews stays a review."""
+    return (len(first) >= 2 and first[0].lstrip("\ufeff").strip().lower() in HEADER_LABEL_NAMES
+            and short_names(first) and not any(reads_as_number(c) for c in first)
+            and labeled_csv_records(rest, False, classes, header=False))
 
 
 def tsv_with_header(lines, classes=()):

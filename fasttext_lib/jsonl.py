@@ -208,7 +208,13 @@ def jsonl_texts(lines, uri, note=None, found=None):
     them (``text``, ``review``, ..., and the endpoint's ``source``; any other of prose), a class key among them not
     scored; the other keys are left out, and ``note`` is told which. A line that is no JSON object, or first objects
     (:func:`_json_keys`) without a text key, is an error. ``found`` (a dict, or None): its ``"line"`` is set to each
-    object's line number as its text is handed out (data.RecentLines)."""
+    object's line number as its text is handed out (data.RecentLines), and ``"blank_lines"`` is ``[first, count]`` of
+    the blank lines answered.
+
+    A blank line before or between objects is a record, answered as an empty review (``""``) in its place, as the
+    endpoint's application/jsonlines answers it (Batch Transform, SplitType=Line: one answer a line); skipped, the same
+    file had fewer answers from predict, every one after it a line off. Blank lines after the last object are none
+    (the endpoint's neither)."""
     found = {} if found is None else found
     objects, ahead, keys, rows = _json_lookahead(lines, uri, predicting=True)
     if not ahead:
@@ -228,8 +234,12 @@ def jsonl_texts(lines, uri, note=None, found=None):
     if left and note is not None:
         note(read_from_note(uri, "key", keys, text_cols, left))
     text_keys = [keys[c] for c in text_cols]
+    last, blank = 0, found.setdefault("blank_lines", [None, 0])  # (the objects' line numbers: the gaps are blank)
     for number, obj in chain_lines(ahead, objects):
-        found["line"] = number
+        for found["line"] in range(last + 1, number):
+            blank[0], blank[1] = blank[0] or found["line"], blank[1] + 1
+            yield ""
+        found["line"], last = number, number
         yield _json_text(obj, text_keys)
 
 

@@ -291,9 +291,13 @@ def input_check(name, fmt, classes, note):
             lines = itertools.chain(ahead, lines)  # (plain reviews: checked as such below)
         if fmt in ("auto", "csv") and start == "{" and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
             # --format csv too: each object was read as a labeled CSV row, its first key's value as the class)
-            notes = []
-            for _ in jsonl_texts(itertools.chain(blank, [first], lines), name, note=notes.append):
+            notes, found = [], {}
+            for _ in jsonl_texts(itertools.chain(blank, [first], lines), name, note=notes.append, found=found):
                 pass  # every object checked before the first answer
+            first_blank, count = found.get("blank_lines", (None, 0))
+            if count:  # (more answers than pandas' rows: read_json(lines=True) skips blank lines)
+                notes.append(f"{name}:{first_blank}: a blank line, answered as an empty review in its place ({count} "
+                             f"in all), one answer per line as the endpoint answers application/jsonlines")
             for line in notes:
                 note(line)
             return ReadAs("json")

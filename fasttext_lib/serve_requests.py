@@ -63,6 +63,7 @@ class Reviews(list):
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
     header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
     lead_blank = 0         # FieldNames (in Batch Transform); the blank records as blank lines
+    header_repeats = ()    # text/csv in Batch Transform: where the header is repeated among the records after it
 
 
 # ---- The body: its media type and charset, its text
@@ -221,10 +222,11 @@ def jsonlines_texts(text):
     with optional ``"k"`` (and ``"threshold"``); other keys (an id carried along) are left alone. A bare
     JSON string line (what an ``InputFilter`` of ``$.source`` leaves) is a review too. Line ends: ``\\n``
     or ``\\r\\n``; the last line's end is optional, and blank lines after the last record are no records (a file an
-    editor or jq wrote often ends with one: it was a 400). Every other line must be a record: a blank line between
-    records, or a broken one, is a 400 naming its line number (counted within this request: one Batch Transform
-    mini-batch): answered one a line, the answers must stay line for line with the lines sent, and skipped, a blank
-    line would leave every answer after it one line off. A line without ``"source"`` is answered for its text keys
+    editor or jq wrote often ends with one: it was a 400). A blank line before or between records (empty, or spaces)
+    is a record, answered as an empty review in its place, as ``predict`` answers it (jsonl.jsonl_texts): Batch
+    Transform (SplitType=Line) joins answer i to line i, and the whole mini-batch was a 400, which failed the job,
+    where predict skipped the line, one answer short. A broken line is a 400 naming its line number (counted within
+    this request: one Batch Transform mini-batch). A line without ``"source"`` is answered for its text keys
     (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
     lines = text.split("\n")
     while lines and not lines[-1].strip():
@@ -232,6 +234,10 @@ def jsonlines_texts(text):
     texts = Reviews()
     texts.lines, texts.top = True, []
     for number, line in enumerate(lines, 1):
+        if not line.strip():  # (a blank line among records: an empty review, the default k and threshold)
+            texts.append("")
+            texts.top.append(_configuration({}))
+            continue
         record = _jsonlines_record(line[:-1] if line.endswith("\r") else line, number, len(lines) == 1)
         try:
             top = _configuration({key: record[key] for key in ("k", "threshold") if key in record})
@@ -249,8 +255,6 @@ def _jsonlines_record(line, number, only_line):
     record, a dict whose ``"source"`` is the review; a 400 naming the line when it holds none."""
     from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
 
-    if not line.strip():
-        raise RequestError(400, f'line {number} is empty; every line must be {{"source": "review text"}}')
     try:
         record = json.loads(line, parse_int=json_integer)
     except json.JSONDecodeError as exc:
@@ -327,7 +331,8 @@ def csv_request(text, header):
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     delimiter = "\t" if header != "absent" and _body_is_tsv_with_header(text) else ","
     records, names, start, blank, fell_back = _csv_records(text, header, delimiter)
-    records, names, start, blank = _csv_header_row(records, names, start, blank, header, delimiter, fell_back)
+    records, names, start, blank, repeats = _header_row_repeated(records, names, start, blank, header, delimiter,
+                                                                 fell_back)
     # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
     # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
     # answer one record off. There they are answered (predict_fn): the header with the answer's field names, declared
@@ -336,7 +341,9 @@ def csv_request(text, header):
     lead = (blank, names is not None and in_batch_transform(os.environ))
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          csv_texts numbers them)
-    return _led(_csv_reviews(text, records, names, start, first_number, header, delimiter), lead)
+    texts = _led(_csv_reviews(text, records, names, start, first_number, header, delimiter), lead)
+    texts.header_repeats = repeats if lead[1] else ()  # (answered with FieldNames in Batch Transform, as the header)
+    return texts
 
 
 def _csv_records(text, header, delimiter):
@@ -354,7 +361,7 @@ def _csv_records(text, header, delimiter):
                 reader, names, start, blank = _declared_header(stream, reader, delimiter, quoting)
             line = reader.line_num
             for record in reader:
-                records.append(record)
+                records.append(_blank_or(record))
                 spanned, line = spanned or reader.line_num - line > 1, reader.line_num
             if _sdk_reviews(text, records, spanned, header, delimiter, error=False):
                 # Quotes that went on over line breaks in a body no CSV writer wrote (_read_a_line_at_a_time): the
@@ -386,6 +393,14 @@ def _csv_records(text, header, delimiter):
     return records, names, start, blank, fell_back
 
 
+def _blank_or(record):
+    """``record`` (a CSV reader's, or None), or ``[]`` when it is one field of spaces only: a line of spaces is a blank
+    record, as an empty line is ([]), as predict reads a file (formats.csv_rows). Read as a field, it was a record of
+    one column: under a header of two (label,text), or among labeled rows, a 400 that failed a whole Batch Transform
+    job, where predict answers it as an empty review; above a header, taken for the header itself."""
+    return [] if record is not None and len(record) == 1 and record[0].isspace() else record
+
+
 def _declared_header(stream, reader, delimiter, quoting):
     """The header row of a ``header=present`` body, read from ``reader`` (over ``stream``) -> (the reader of the
     records after it, the header row or None, where they begin in the body, the blank records before it). In a
@@ -393,9 +408,9 @@ def _declared_header(stream, reader, delimiter, quoting):
     from .columns import index_header_start, one_column_text_header, short_header
 
     names, start, blank = None, 0, 0
-    first = next(reader, None)
+    first = _blank_or(next(reader, None))
     while first == []:  # blank lines before the header: records all the same, as the numbers below count them
-        blank, first = blank + 1, next(reader, None)
+        blank, first = blank + 1, _blank_or(next(reader, None))
     if first is not None and (short_header(first) or one_column_text_header(first)
                               or index_header_start(first) or not in_batch_transform(os.environ)):
         names, start = first, stream.tell()
@@ -411,6 +426,31 @@ def _sdk_reviews(text, records, spanned, header, delimiter, error):
     reading ended in an error, or not): read it a line at a time."""
     return (spanned and header != "present" and delimiter == ","
             and _read_a_line_at_a_time(records, text, error, header == "" and _undeclared_header(records)))
+
+
+def _header_row_repeated(records, names, start, blank, header, delimiter, fell_back):
+    """:func:`_csv_header_row` of a body that may be files joined with their headers (``cat a.csv b.csv``, an export
+    in parts): a later row that repeats the first one (two fields or more; capitals, spaces and a BOM count for
+    nothing: header_row.RepeatedHeader, as predict compares them) is left out of the records that decide whether the
+    first row is a header, and, when it is one, out of the records answered, as predict skips it in a file ->
+    (``records``, ``names``, ``start``, ``blank``, ``repeats``: where the repeats stood among the records after the
+    header, for Batch Transform, which answers each with the header's FieldNames). The header's repeat read as a
+    record said its text column's name recurred below it: no header (header_columns), and the body was answered
+    line by line, the header and its repeats as reviews, each record whole, its class a word of its text (predict
+    answered the records' texts: fewer answers, the others different)."""
+    from .header_row import RepeatedHeader
+
+    first_at = None if names is not None else next((i for i, record in enumerate(records) if record), None)
+    first = names if names is not None else None if first_at is None else records[first_at]
+    after = 0 if names is not None else (first_at or 0) + 1  # where the records after the first row begin
+    repeated = RepeatedHeader([(first, 1)], "request", None) if first else None
+    repeats = [i for i in range(after, len(records)) if repeated and repeated.repeats(records[i])]
+    if repeats:
+        kept = [record for i, record in enumerate(records) if i not in set(repeats)]
+        got = _csv_header_row(kept, names, start, blank, header, delimiter, fell_back)
+        if got[1] is not None:  # a header: its repeats are none of the records
+            return (*got, [i - after for i in repeats])
+    return (*_csv_header_row(records, names, start, blank, header, delimiter, fell_back), ())
 
 
 def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
@@ -609,7 +649,7 @@ def _csv_lines(text):
 
     records = []
     for line in split_lines(text):
-        if not line:
+        if not line.strip():  # (a line of spaces too: _blank_or)
             records.append([])
             continue
         try:
@@ -646,6 +686,11 @@ def csv_texts(reviews, predictor):
     from .formats import labeled_csv_records
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
+    typed = None if after_header else _typed_header_at(records, predictor.class_values)
+    if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
+        if in_batch_transform(os.environ):  # (answered as a header record is: predict_fn)
+            reviews.lead_blank, reviews.header_record = typed, True
+        records = records[typed + 1:]
     if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
@@ -662,6 +707,20 @@ def csv_texts(reviews, predictor):
                                 f"{next(r for r in records if r)[0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _typed_header_at(records, classes):
+    """Where the first record of a ``text/csv`` body without a header read as one stands, when it is a header typed
+    with a space after a comma over labeled rows of the model's ``classes`` (formats.typed_header: ``Sentiment,
+    Review Body``), as predict reads the same file; else None. Its first line was answered as a review, and every row
+    whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
+    from .columns import HEADER_LOOKAHEAD, prose_commas
+    from .formats import typed_header
+
+    at = next((i for i, record in enumerate(records) if record), None)
+    if at is None or not prose_commas(records[at]):
+        return None
+    return at if typed_header(records[at], records[at + 1:at + 1 + HEADER_LOOKAHEAD], classes) else None
 
 
 def _class_last_rows(records, classes):

@@ -140,6 +140,7 @@ def predict_fn(input_data, model):
     if getattr(input_data, "header_record", False):  # a CSV header record answered in Batch Transform
         blank = getattr(input_data, "lead_blank", 0)
         answers.extend((predictor.predict([""]) * blank if blank else []) + [FieldNames()])
+    led = len(answers)
     size = 0
     for start in range(0, len(texts), RESPONSE_CHECK_REVIEWS):
         chunk = texts[start:start + RESPONSE_CHECK_REVIEWS]
@@ -151,6 +152,8 @@ def predict_fn(input_data, model):
         if size > MAX_RESPONSE_BYTES:
             raise _too_big(start + len(chunk), len(texts), size)
         answers.extend(part)
+    for position in getattr(input_data, "header_repeats", ()):  # (joined files' headers: each record its answer)
+        answers.insert(led + position, FieldNames())
     return answers
 
 

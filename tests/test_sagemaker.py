@@ -1770,9 +1770,6 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
 
 
 @pytest.mark.parametrize("body, message", [
-    (b'{"source": "a"}\n\n{"source": "b"}\n', 'line 2 is empty; every line must be {"source": "review text"}'),
-    (b'\n{"source": "a"}\n', 'line 1 is empty; every line must be {"source": "review text"}'),
-    (b'{"source": "a"}\r\n  \r\n{"source": "b"}\r\n\r\n', 'line 2 is empty; every line must be {"source"'),
     (b'{"source": "a"}\n{"source": "b"}\n{"id": "c"}\n', 'line 3 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"stars": 5, "text": 7}\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"source": 5}\n', 'line 2 must be {"source": "review text"}'),
@@ -1792,8 +1789,8 @@ def test_bad_json_lines_get_a_one_line_400_naming_the_line(endpoint, body, messa
 def test_json_lines_that_end_with_blank_lines_are_answered_one_line_per_record(endpoint, served, ending):
     """A file an editor or jq wrote often ends with a blank line after the last record's line end: the request (in
     Batch Transform: the file's last mini-batch, failing the job) was a 400, "line 3 is empty". Blank lines after
-    the last record end the body; they are no records and get no answer. (A blank line between records is still a
-    400: test_bad_json_lines_get_a_one_line_400_naming_the_line.)"""
+    the last record end the body; they are no records and get no answer. (A blank line between records is one, an
+    empty review: test_a_tricky_file_gets_the_same_answers_in_the_same_places_from_predict_and_the_endpoint.)"""
     texts = ["The pasta was great and the staff were friendly!", "Not good. Cold food and a long wait."]
     newline = "\r\n" if "\r" in ending else "\n"
     body = newline.join(json.dumps({"source": t}) for t in texts) + ending
@@ -3185,6 +3182,91 @@ def test_a_blank_record_gets_its_answer_from_predict_as_from_the_endpoint(served
     answers = [json.loads(line) for line in got.stdout.splitlines()]
     served_answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
     assert len(answers) == records and answers == served_answers
+
+
+_LABELED_ROWS = b"2,great food\n1,cold soup\n2,would go again\n1,never again\n"
+
+
+@pytest.mark.parametrize("body, content_type, records", [
+    # blank records inside a table (today's cases: test_a_blank_record_gets_its_answer_from_predict_as_from_the_endpoint)
+    (b"label,text\n2,great food\n\n1,cold soup\n2,would go again\n", "text/csv", 4),
+    (b"label,text\n2,great food\n1,cold soup\n2,would go again\n\n\n", "text/csv", 5),
+    (b"\n\nlabel,text\n2,great food\n\n1,cold soup\n2,would go again\n", "text/csv", 4),
+    (b"label,text\n2,great food\n,\n1,cold soup\n2,would go again\n", "text/csv", 4),
+    (b"text\ngreat food\n\ncold soup\n\nwould go again\n", "text/csv", 5),
+    (b"\n" + _ZHANG_ROWS.replace(b"\n", b"\n\n", 1) + b"\n", "text/csv", 7),
+    # a line of spaces inside a table: a blank record, as an empty line is
+    (b"label,text\n2,great food\n   \n1,cold soup\n2,would go again\n", "text/csv", 4),
+    (b"label,text\n2,great food\n1,cold soup\n2,would go again\n  \n", "text/csv", 4),
+    (b"   \nlabel,text\n2,great food\n1,cold soup\n2,would go again\n", "text/csv", 3),
+    (_ZHANG_ROWS.replace(b"\n", b"\n   \n", 1), "text/csv", 5),
+    (b",label,text\n0,2,great food\n \n1,1,cold soup\n2,2,would go again\n", "text/csv", 4),
+    (b"label\ttext\n2\tgreat food\n   \n1\tcold soup\n2\twould go again\n", "text/csv", 4),
+    (b"title,body\ngreat,food\n   \ncold,soup\nwould,go again\n", "text/csv", 4),
+    (b"text\ngreat food\n   \ncold soup\nwould go again\n", "text/csv", 4),
+    # JSON Lines: a blank line between objects (or before the first) is a record, answered as an empty review; those
+    # after the last are none
+    (b'{"text": "great food"}\n\n{"text": "cold soup"}\n', "application/jsonlines", 3),
+    (b'{"text": "great food"}\n   \n{"text": "cold soup"}\n\n\n', "application/jsonlines", 3),
+    (b'\n{"source": "great food"}\n{"source": "cold soup"}\n', "application/jsonlines", 3),
+    # files joined with their headers (cat a.csv b.csv): the repeated header is no record
+    (b"label,text\n2,great food\n1,cold soup\nlabel,text\n2,would go again\n1,never again\n", "text/csv", 4),
+    (b"label,text\n2,great food\nlabel,text\n1,cold soup\n", "text/csv", 2),
+    (b"label,text\n2,great food\n\nLabel,Text\n1,cold soup\n2,would go again\n", "text/csv", 4),
+    (b"title,body\ngreat,food\ntitle,body\ncold,soup\n", "text/csv", 2),
+    (b"label\ttext\n2\tgreat food\nlabel\ttext\n1\tcold soup\n", "text/csv", 2),
+    # a header typed with a space after its comma, one name training does not know: a header, over labeled rows
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS, "text/csv", 4),
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS.replace(b"\n", b"\n\n", 1), "text/csv", 5),
+    # ... not a review of two phrases over reviews (a CSVSerializer's): every line a review, as it was
+    (b"Overall, highly recommended.\nGreat phone, overall\nCold soup, sadly\nWould go again, yes\n", "text/csv", 4),
+    (b"great food\n\ncold soup\n   \n", "text/csv", 4),
+])
+def test_a_tricky_file_gets_the_same_answers_in_the_same_places_from_predict_and_the_endpoint(
+        served, bundle, tmp_path, body, content_type, records):
+    """One answer per record, in its place, from both routes, for the same bytes: a user compares or joins predict's
+    answers with the endpoint's (or Batch Transform's) by position. Each case here disagreed: a line of spaces in a
+    table was a 400 at the endpoint (a whole Batch Transform job failed) and an empty review to predict; a blank JSON
+    line was a 400 at the endpoint and skipped by predict; a header repeated where joined files meet was skipped by
+    predict and answered by the endpoint (its header too, every line whole); "Sentiment, Review Body" was a header
+    to training, a review to predict and the endpoint."""
+    from conftest import cli_in_process
+
+    suffix = ".jsonl" if "jsonlines" in content_type else ".csv"
+    (tmp_path / ("body" + suffix)).write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / ("body" + suffix))
+    assert got.returncode == 0, got.stderr
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
+    served_answers = [a[0] if isinstance(a, list) else a
+                      for a in sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])]
+    assert len(answers) == len(served_answers) == records
+    for mine, theirs in zip(answers, served_answers):
+        assert (mine["label"], mine["class_id"]) == (theirs["label"], theirs["class_id"])
+        assert mine["probability"] == pytest.approx(theirs["probability"], abs=1e-6)
+
+
+@pytest.mark.parametrize("content_type", ["text/csv", "text/csv; header=present"])
+def test_a_header_repeated_where_files_were_joined_gets_the_headers_answer_in_batch_transform(served, monkeypatch,
+                                                                                             content_type):
+    """Batch Transform answers a CSV's header record with the answer's field names, so that every record has its answer
+    (the endpoint answers the rows only). A header repeated where joined files meet (cat a.csv b.csv) is no review
+    either: it gets the same answer, in its place, and the records around it theirs."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = b"label,text\n2,great food\n\nLabel,Text\n1,cold soup\n2,would go again\nlabel,text\n1,never again\n"
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
+    expected = served[1].predict(["great food", "", "cold soup", "would go again", "never again"])
+    names = [i for i, answer in enumerate(answers) if isinstance(answer, sm_serve.FieldNames)]
+    assert names == [0, 3, 6] and [a for a in answers if not isinstance(a, sm_serve.FieldNames)] == expected
+
+
+def test_a_typed_header_over_labeled_rows_gets_the_headers_answer_in_batch_transform(served, monkeypatch):
+    """"Sentiment, Review Body" (a space after the comma, a name training does not know) over labeled rows is a header,
+    as training reads it: in Batch Transform it gets the header record's answer, the rows their texts' answers."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = b"\nSentiment, Review Body\n" + _LABELED_ROWS
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
+    assert isinstance(answers[1], sm_serve.FieldNames)
+    assert answers[:1] + answers[2:] == served[1].predict(["", "great food", "cold soup", "would go again", "never again"])
 
 
 @pytest.mark.parametrize("header, row", [
