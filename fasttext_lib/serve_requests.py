@@ -225,12 +225,19 @@ def jsonlines_texts(text):
     editor or jq wrote often ends with one: it was a 400). A blank line before or between records (empty, or spaces)
     is a record, answered as an empty review in its place, as ``predict`` answers it (jsonl.jsonl_texts): Batch
     Transform (SplitType=Line) joins answer i to line i, and the whole mini-batch was a 400, which failed the job,
-    where predict skipped the line, one answer short. A broken line is a 400 naming its line number (counted within
+    where predict skipped the line, one answer short. In Batch Transform every line of the mini-batch is a record, the
+    blank ones at its end too: it cuts a file wherever MaxPayloadInMB falls, so they may stand between records of the
+    file (taken for its last lines, they were left unanswered, the mini-batch one answer short; alone, with
+    SingleRecord, a 400 that failed the job). A broken line is a 400 naming its line number (counted within
     this request: one Batch Transform mini-batch). A line without ``"source"`` is answered for its text keys
     (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
     lines = text.split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()  # the final line's end, and blank lines after the last record
+    if in_batch_transform(os.environ):
+        if lines[-1] == "":
+            lines.pop()  # the final line's end only: each line before it was sent as a record
+    else:
+        while lines and not lines[-1].strip():
+            lines.pop()  # the final line's end, and blank lines after the last record
     texts = Reviews()
     texts.lines, texts.top = True, []
     for number, line in enumerate(lines, 1):

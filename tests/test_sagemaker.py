@@ -1802,6 +1802,31 @@ def test_json_lines_that_end_with_blank_lines_are_answered_one_line_per_record(e
     assert status == 400 and "request holds no JSON lines" in response.splitlines()[0], response
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_batch_transform_answers_every_line_of_a_json_lines_mini_batch_blank_ones_at_its_end_too(served, monkeypatch,
+                                                                                                newline):
+    """A blank line between records is a record, answered as an empty review in its place. Batch Transform
+    (SplitType=Line) cuts a file into mini-batches wherever MaxPayloadInMB falls, so such a line may end a mini-batch,
+    or be one alone (strategy="SingleRecord"): at a mini-batch's end it was taken for the file's last lines and left
+    unanswered (one answer short: the job failed, or every answer after it a line off), and alone it was a 400,
+    "request holds no JSON lines", which failed the job. Every line sent gets its answer, wherever the cut falls; a
+    body with no line at all is still a 400."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    lines = [json.dumps({"source": "great food"}), "", "  ", json.dumps({"source": "cold soup"}), "",
+             json.dumps({"source": "would go again"})]
+    expected = served[1].predict(["great food", "", "", "cold soup", "", "would go again"])
+    for cuts in [(1,), (2,), (3,), (5,), (2, 3), tuple(range(1, len(lines)))]:  # the last: SingleRecord
+        answers = []
+        for start, end in zip((0,) + cuts, cuts + (len(lines),)):
+            mini_batch = "".join(line + newline for line in lines[start:end]).encode()
+            part = sm_serve.predict_fn(sm_serve.input_fn(mini_batch, "application/jsonlines"), served[0])
+            assert len(part) == end - start, (cuts, mini_batch, part)
+            answers += [answer[0] for answer in part]
+        assert answers == expected, cuts
+    with pytest.raises(sm_serve.RequestError, match="no JSON lines"):
+        sm_serve.input_fn(b"", "application/jsonlines")
+
+
 @pytest.mark.parametrize("body, content_type, accept", [
     (b'["great food", "cut \\ud83d here \\ud83d\\ude00"]', "application/json", "application/json"),
     (b'{"instances": ["great food", "cut \\ud83d here \\ud83d\\ude00"], "configuration": {"k": 1}}',
