@@ -695,9 +695,11 @@ def csv_texts(reviews, predictor):
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
-        if in_batch_transform(os.environ):  # (answered as a header record is: predict_fn)
-            reviews.lead_blank, reviews.header_record = typed, True
-        records = records[typed + 1:]
+        at, repeats = typed
+        if in_batch_transform(os.environ):  # (answered as a header record is, its repeats too: predict_fn)
+            reviews.lead_blank, reviews.header_record, reviews.header_repeats = at, True, repeats
+        skipped = set(repeats)
+        records = [record for i, record in enumerate(records[at + 1:]) if i not in skipped]
     if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
@@ -719,15 +721,22 @@ def csv_texts(reviews, predictor):
 def _typed_header_at(records, classes):
     """Where the first record of a ``text/csv`` body without a header read as one stands, when it is a header typed
     with a space after a comma over labeled rows of the model's ``classes`` (formats.typed_header: ``Sentiment,
-    Review Body``), as predict reads the same file; else None. Its first line was answered as a review, and every row
-    whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
+    Review Body``), as predict reads the same file, and where it is repeated among the records after it (files joined
+    with their headers: header_row.RepeatedHeader, as predict skips them; each was answered as the review ``Review
+    Body``) -> ``(at, repeats)``; else None. Its first line was answered as a review, and every row whole, its class
+    a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
     from .columns import HEADER_LOOKAHEAD, prose_commas
     from .formats import typed_header
+    from .header_row import RepeatedHeader
 
     at = next((i for i, record in enumerate(records) if record), None)
     if at is None or not prose_commas(records[at]):
         return None
-    return at if typed_header(records[at], records[at + 1:at + 1 + HEADER_LOOKAHEAD], classes) else None
+    repeated = RepeatedHeader([(records[at], 1)], "request", None)
+    repeats = [i for i, record in enumerate(records[at + 1:]) if repeated.repeats(record)]
+    skipped = set(repeats)  # (out of the look-ahead too, as predict's)
+    ahead = [record for i, record in enumerate(records[at + 1:]) if i not in skipped][:HEADER_LOOKAHEAD]
+    return (at, repeats) if typed_header(records[at], ahead, classes) else None
 
 
 def _class_last_rows(records, classes):

@@ -3243,6 +3243,11 @@ _LABELED_ROWS = b"2,great food\n1,cold soup\n2,would go again\n1,never again\n"
     # a header typed with a space after its comma, one name training does not know: a header, over labeled rows
     (b"Sentiment, Review Body\n" + _LABELED_ROWS, "text/csv", 4),
     (b"Sentiment, Review Body\n" + _LABELED_ROWS.replace(b"\n", b"\n\n", 1), "text/csv", 5),
+    # ... repeated where files were joined (in other capitals and spaces, after a blank line, CRLF, a BOM): no record
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS + b"Sentiment, Review Body\n" + _LABELED_ROWS, "text/csv", 8),
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS + b"\nsentiment,  review body\n" + _LABELED_ROWS, "text/csv", 9),
+    ((b"\xef\xbb\xbfSentiment, Review Body\n" + _LABELED_ROWS + b"\xef\xbb\xbfSentiment, Review Body\n"
+      + _LABELED_ROWS).replace(b"\n", b"\r\n"), "text/csv", 8),
     # ... not a review of two phrases over reviews (a CSVSerializer's): every line a review, as it was
     (b"Overall, highly recommended.\nGreat phone, overall\nCold soup, sadly\nWould go again, yes\n", "text/csv", 4),
     (b"great food\n\ncold soup\n   \n", "text/csv", 4),
@@ -3292,6 +3297,20 @@ def test_a_typed_header_over_labeled_rows_gets_the_headers_answer_in_batch_trans
     answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
     assert isinstance(answers[1], sm_serve.FieldNames)
     assert answers[:1] + answers[2:] == served[1].predict(["", "great food", "cold soup", "would go again", "never again"])
+
+
+def test_a_typed_header_repeated_where_files_were_joined_gets_the_headers_answer_in_batch_transform(served,
+                                                                                                  monkeypatch):
+    """"Sentiment, Review Body" over labeled rows is a header, and where joined files repeat it, the repeat is no
+    review either (predict skips it, as it skips any header's repeat): it was answered as the review " Review Body".
+    In Batch Transform each gets the header record's answer, in its place."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = b"Sentiment, Review Body\n" + _LABELED_ROWS + b"\nSentiment, Review Body\n" + _LABELED_ROWS
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
+    names = [i for i, answer in enumerate(answers) if isinstance(answer, sm_serve.FieldNames)]
+    texts = ["great food", "cold soup", "would go again", "never again"]
+    assert names == [0, 6] and [a for a in answers if not isinstance(a, sm_serve.FieldNames)] == \
+        served[1].predict(texts + [""] + texts)
 
 
 @pytest.mark.parametrize("header, row", [
