@@ -453,7 +453,8 @@ def _header_row_repeated(records, names, start, blank, header, delimiter, fell_b
     repeated = RepeatedHeader([(first, 1)], "request", None) if first else None
     repeats = [i for i in range(after, len(records)) if repeated and repeated.repeats(records[i])]
     if repeats:
-        kept = [record for i, record in enumerate(records) if i not in set(repeats)]
+        skipped = set(repeats)  # (once: made for each record, a body of many repeats took minutes, quadratically)
+        kept = [record for i, record in enumerate(records) if i not in skipped]
         got = _csv_header_row(kept, names, start, blank, header, delimiter, fell_back)
         if got[1] is not None:  # a header: its repeats are none of the records
             return (*got, [i - after for i in repeats])
