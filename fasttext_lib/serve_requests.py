@@ -225,12 +225,19 @@ def jsonlines_texts(text):
     editor or jq wrote often ends with one: it was a 400). A blank line before or between records (empty, or spaces)
     is a record, answered as an empty review in its place, as ``predict`` answers it (jsonl.jsonl_texts): Batch
     Transform (SplitType=Line) joins answer i to line i, and the whole mini-batch was a 400, which failed the job,
-    where predict skipped the line, one answer short. A broken line is a 400 naming its line number (counted within
+    where predict skipped the line, one answer short. In Batch Transform every line of the mini-batch is a record, the
+    blank ones at its end too: it cuts a file wherever MaxPayloadInMB falls, so they may stand between records of the
+    file (taken for its last lines, they were left unanswered, the mini-batch one answer short; alone, with
+    SingleRecord, a 400 that failed the job). A broken line is a 400 naming its line number (counted within
     this request: one Batch Transform mini-batch). A line without ``"source"`` is answered for its text keys
     (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
     lines = text.split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()  # the final line's end, and blank lines after the last record
+    if in_batch_transform(os.environ):
+        if lines[-1] == "":
+            lines.pop()  # the final line's end only: each line before it was sent as a record
+    else:
+        while lines and not lines[-1].strip():
+            lines.pop()  # the final line's end, and blank lines after the last record
     texts = Reviews()
     texts.lines, texts.top = True, []
     for number, line in enumerate(lines, 1):
@@ -446,7 +453,8 @@ def _header_row_repeated(records, names, start, blank, header, delimiter, fell_b
     repeated = RepeatedHeader([(first, 1)], "request", None) if first else None
     repeats = [i for i in range(after, len(records)) if repeated and repeated.repeats(records[i])]
     if repeats:
-        kept = [record for i, record in enumerate(records) if i not in set(repeats)]
+        skipped = set(repeats)  # (once: made for each record, a body of many repeats took minutes, quadratically)
+        kept = [record for i, record in enumerate(records) if i not in skipped]
         got = _csv_header_row(kept, names, start, blank, header, delimiter, fell_back)
         if got[1] is not None:  # a header: its repeats are none of the records
             return (*got, [i - after for i in repeats])
@@ -688,9 +696,11 @@ def csv_texts(reviews, predictor):
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
-        if in_batch_transform(os.environ):  # (answered as a header record is: predict_fn)
-            reviews.lead_blank, reviews.header_record = typed, True
-        records = records[typed + 1:]
+        at, repeats = typed
+        if in_batch_transform(os.environ):  # (answered as a header record is, its repeats too: predict_fn)
+            reviews.lead_blank, reviews.header_record, reviews.header_repeats = at, True, repeats
+        skipped = set(repeats)
+        records = [record for i, record in enumerate(records[at + 1:]) if i not in skipped]
     if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
@@ -712,15 +722,22 @@ def csv_texts(reviews, predictor):
 def _typed_header_at(records, classes):
     """Where the first record of a ``text/csv`` body without a header read as one stands, when it is a header typed
     with a space after a comma over labeled rows of the model's ``classes`` (formats.typed_header: ``Sentiment,
-    Review Body``), as predict reads the same file; else None. Its first line was answered as a review, and every row
-    whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
+    Review Body``), as predict reads the same file, and where it is repeated among the records after it (files joined
+    with their headers: header_row.RepeatedHeader, as predict skips them; each was answered as the review ``Review
+    Body``) -> ``(at, repeats)``; else None. Its first line was answered as a review, and every row whole, its class
+    a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
     from .columns import HEADER_LOOKAHEAD, prose_commas
     from .formats import typed_header
+    from .header_row import RepeatedHeader
 
     at = next((i for i, record in enumerate(records) if record), None)
     if at is None or not prose_commas(records[at]):
         return None
-    return at if typed_header(records[at], records[at + 1:at + 1 + HEADER_LOOKAHEAD], classes) else None
+    repeated = RepeatedHeader([(records[at], 1)], "request", None)
+    repeats = [i for i, record in enumerate(records[at + 1:]) if repeated.repeats(record)]
+    skipped = set(repeats)  # (out of the look-ahead too, as predict's)
+    ahead = [record for i, record in enumerate(records[at + 1:]) if i not in skipped][:HEADER_LOOKAHEAD]
+    return (at, repeats) if typed_header(records[at], ahead, classes) else None
 
 
 def _class_last_rows(records, classes):

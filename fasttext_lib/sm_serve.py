@@ -152,9 +152,25 @@ def predict_fn(input_data, model):
         if size > MAX_RESPONSE_BYTES:
             raise _too_big(start + len(chunk), len(texts), size)
         answers.extend(part)
-    for position in getattr(input_data, "header_repeats", ()):  # (joined files' headers: each record its answer)
-        answers.insert(led + position, FieldNames())
+    _answer_header_repeats(answers, led, getattr(input_data, "header_repeats", ()))
     return answers
+
+
+def _answer_header_repeats(answers, led, repeats):
+    """``answers`` with the header's answer (FieldNames) in the places ``repeats`` (ascending: where the header was
+    repeated among the records after it, joined files' headers, in Batch Transform), counted from ``led``: each record
+    its answer. Built in one pass: an insert a repeat moved every answer after it, quadratic in a body of many (a file
+    appended to with ``to_csv(mode="a")`` repeats its header before every row)."""
+    if not repeats:
+        return
+    rows, merged, at = answers[led:], [], 0
+    for position in repeats:
+        count = position - len(merged)  # the rows' answers before this repeat
+        merged.extend(rows[at:at + count])
+        merged.append(FieldNames())
+        at += count
+    del answers[led:]
+    answers.extend(merged + rows[at:])
 
 
 def output_fn(prediction, accept):

@@ -1802,6 +1802,31 @@ def test_json_lines_that_end_with_blank_lines_are_answered_one_line_per_record(e
     assert status == 400 and "request holds no JSON lines" in response.splitlines()[0], response
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_batch_transform_answers_every_line_of_a_json_lines_mini_batch_blank_ones_at_its_end_too(served, monkeypatch,
+                                                                                                newline):
+    """A blank line between records is a record, answered as an empty review in its place. Batch Transform
+    (SplitType=Line) cuts a file into mini-batches wherever MaxPayloadInMB falls, so such a line may end a mini-batch,
+    or be one alone (strategy="SingleRecord"): at a mini-batch's end it was taken for the file's last lines and left
+    unanswered (one answer short: the job failed, or every answer after it a line off), and alone it was a 400,
+    "request holds no JSON lines", which failed the job. Every line sent gets its answer, wherever the cut falls; a
+    body with no line at all is still a 400."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    lines = [json.dumps({"source": "great food"}), "", "  ", json.dumps({"source": "cold soup"}), "",
+             json.dumps({"source": "would go again"})]
+    expected = served[1].predict(["great food", "", "", "cold soup", "", "would go again"])
+    for cuts in [(1,), (2,), (3,), (5,), (2, 3), tuple(range(1, len(lines)))]:  # the last: SingleRecord
+        answers = []
+        for start, end in zip((0,) + cuts, cuts + (len(lines),)):
+            mini_batch = "".join(line + newline for line in lines[start:end]).encode()
+            part = sm_serve.predict_fn(sm_serve.input_fn(mini_batch, "application/jsonlines"), served[0])
+            assert len(part) == end - start, (cuts, mini_batch, part)
+            answers += [answer[0] for answer in part]
+        assert answers == expected, cuts
+    with pytest.raises(sm_serve.RequestError, match="no JSON lines"):
+        sm_serve.input_fn(b"", "application/jsonlines")
+
+
 @pytest.mark.parametrize("body, content_type, accept", [
     (b'["great food", "cut \\ud83d here \\ud83d\\ude00"]', "application/json", "application/json"),
     (b'{"instances": ["great food", "cut \\ud83d here \\ud83d\\ude00"], "configuration": {"k": 1}}',
@@ -3218,6 +3243,11 @@ _LABELED_ROWS = b"2,great food\n1,cold soup\n2,would go again\n1,never again\n"
     # a header typed with a space after its comma, one name training does not know: a header, over labeled rows
     (b"Sentiment, Review Body\n" + _LABELED_ROWS, "text/csv", 4),
     (b"Sentiment, Review Body\n" + _LABELED_ROWS.replace(b"\n", b"\n\n", 1), "text/csv", 5),
+    # ... repeated where files were joined (in other capitals and spaces, after a blank line, CRLF, a BOM): no record
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS + b"Sentiment, Review Body\n" + _LABELED_ROWS, "text/csv", 8),
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS + b"\nsentiment,  review body\n" + _LABELED_ROWS, "text/csv", 9),
+    ((b"\xef\xbb\xbfSentiment, Review Body\n" + _LABELED_ROWS + b"\xef\xbb\xbfSentiment, Review Body\n"
+      + _LABELED_ROWS).replace(b"\n", b"\r\n"), "text/csv", 8),
     # ... not a review of two phrases over reviews (a CSVSerializer's): every line a review, as it was
     (b"Overall, highly recommended.\nGreat phone, overall\nCold soup, sadly\nWould go again, yes\n", "text/csv", 4),
     (b"great food\n\ncold soup\n   \n", "text/csv", 4),
@@ -3259,6 +3289,24 @@ def test_a_header_repeated_where_files_were_joined_gets_the_headers_answer_in_ba
     assert names == [0, 3, 6] and [a for a in answers if not isinstance(a, sm_serve.FieldNames)] == expected
 
 
+def test_a_csv_appended_to_with_its_header_every_time_gets_one_answer_a_record_in_batch_transform(served,
+                                                                                                  monkeypatch):
+    """A file appended to with pandas' ``to_csv(mode="a")`` repeats its header before every row appended (twice in a
+    row where an append held no row, last where the last did): each repeat gets the header's answer in its place, the
+    rows theirs, one answer a record. (Its answers were put in place one insert at a time, and the repeats found by a
+    set made again for each record: quadratic, 22 s for 20,000 rows where predict takes under one.)"""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    texts = ["great food", "cold soup", "would go again", "never again"] * 50
+    lines = ["label,text"]
+    for i, text in enumerate(texts):
+        lines += [f"{2 - i % 2},{text}", "label,text"] + (["label,text"] if i % 7 == 0 else [])
+    answers = sm_serve.predict_fn(sm_serve.input_fn(("\n".join(lines) + "\n").encode(), "text/csv"), served[0])
+    assert len(answers) == len(lines)
+    assert [i for i, a in enumerate(answers) if isinstance(a, sm_serve.FieldNames)] == \
+        [i for i, line in enumerate(lines) if line == "label,text"]
+    assert [a for a in answers if not isinstance(a, sm_serve.FieldNames)] == served[1].predict(texts)
+
+
 def test_a_typed_header_over_labeled_rows_gets_the_headers_answer_in_batch_transform(served, monkeypatch):
     """"Sentiment, Review Body" (a space after the comma, a name training does not know) over labeled rows is a header,
     as training reads it: in Batch Transform it gets the header record's answer, the rows their texts' answers."""
@@ -3267,6 +3315,20 @@ def test_a_typed_header_over_labeled_rows_gets_the_headers_answer_in_batch_trans
     answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
     assert isinstance(answers[1], sm_serve.FieldNames)
     assert answers[:1] + answers[2:] == served[1].predict(["", "great food", "cold soup", "would go again", "never again"])
+
+
+def test_a_typed_header_repeated_where_files_were_joined_gets_the_headers_answer_in_batch_transform(served,
+                                                                                                  monkeypatch):
+    """"Sentiment, Review Body" over labeled rows is a header, and where joined files repeat it, the repeat is no
+    review either (predict skips it, as it skips any header's repeat): it was answered as the review " Review Body".
+    In Batch Transform each gets the header record's answer, in its place."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = b"Sentiment, Review Body\n" + _LABELED_ROWS + b"\nSentiment, Review Body\n" + _LABELED_ROWS
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
+    names = [i for i, answer in enumerate(answers) if isinstance(answer, sm_serve.FieldNames)]
+    texts = ["great food", "cold soup", "would go again", "never again"]
+    assert names == [0, 6] and [a for a in answers if not isinstance(a, sm_serve.FieldNames)] == \
+        served[1].predict(texts + [""] + texts)
 
 
 @pytest.mark.parametrize("header, row", [
