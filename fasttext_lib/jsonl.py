@@ -68,9 +68,10 @@ def whole_characters(text):
     return _LONE_SURROGATE.sub("\ufffd", text)
 
 
-def _json_objects(lines, uri):
+def _json_objects(lines, uri, predicting=False):
     """``(line number, object)`` of each non-blank line of JSON Lines; a line that is no JSON object is an error at
-    its line."""
+    its line. ``predicting``: a ``null`` (or ``NaN``) line is a missing review, an object with no text (``{}``), as the
+    endpoint's application/jsonlines answers it; predict refused the file the endpoint answered."""
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -82,6 +83,8 @@ def _json_objects(lines, uri):
         except RecursionError:  # ([[[[... thousands deep: json's recursive decoder gives up; it was a traceback)
             raise FastTextError(f"{uri}:{number}: not a JSON object json can read (nested too deeply); JSON Lines hold "
                                 f"one object per line") from None
+        if predicting and missing_json(value):
+            value = {}
         if not isinstance(value, dict):
             raise FastTextError(f"{uri}:{number}: a JSON {type(value).__name__}, not an object; JSON Lines hold one "
                                 f"object per line")
@@ -103,7 +106,7 @@ def _json_lookahead(lines, uri, predicting=False):
     """``(objects, ahead, keys, rows)`` of JSON Lines: the ``(line number, object)`` iterator, the look-ahead taken
     from it (the first :data:`HEADER_LOOKAHEAD` + 1 objects), their keys (:func:`_json_keys`) and the look-ahead's
     values under those keys as a CSV's rows (:func:`_json_value`), on which the header rules decide."""
-    objects = _json_objects(lines, uri)
+    objects = _json_objects(lines, uri, predicting)
     ahead = list(itertools.islice(objects, HEADER_LOOKAHEAD + 1))
     orient = len(ahead) == 1 and whole_table_orient(ahead[0][1])
     if orient:

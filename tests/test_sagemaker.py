@@ -3234,6 +3234,8 @@ _LABELED_ROWS = b"2,great food\n1,cold soup\n2,would go again\n1,never again\n"
     (b'{"text": "great food"}\n\n{"text": "cold soup"}\n', "application/jsonlines", 3),
     (b'{"text": "great food"}\n   \n{"text": "cold soup"}\n\n\n', "application/jsonlines", 3),
     (b'\n{"source": "great food"}\n{"source": "cold soup"}\n', "application/jsonlines", 3),
+    # a null line (a missing review, as pandas writes None; NaN as Python's json does): an empty review to both
+    (b'{"text": "great food"}\nnull\n{"text": "cold soup"}\nNaN\n', "application/jsonlines", 4),
     # files joined with their headers (cat a.csv b.csv): the repeated header is no record
     (b"label,text\n2,great food\n1,cold soup\nlabel,text\n2,would go again\n1,never again\n", "text/csv", 4),
     (b"label,text\n2,great food\nlabel,text\n1,cold soup\n", "text/csv", 2),
