@@ -64,6 +64,8 @@ class Reviews(list):
     header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
     lead_blank = 0         # FieldNames (in Batch Transform); the blank records as blank lines
     header_repeats = ()    # text/csv in Batch Transform: where the header is repeated among the records after it
+    first_number = 1       # text/csv: the number in the body of the first of ``records`` (a header and blank records
+    repeats_at = ()        # before it counted), and where the header's repeats stood among them (numbered, unanswered)
 
 
 # ---- The body: its media type and charset, its text
@@ -341,9 +343,25 @@ def csv_request(text, header):
     lead = (blank, names is not None and in_batch_transform(os.environ))
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          csv_texts numbers them)
-    texts = _led(_csv_reviews(text, records, names, start, first_number, header, delimiter), lead)
+    texts = _led(_csv_reviews(text, records, names, start, (first_number, repeats), header, delimiter), lead)
     texts.header_repeats = repeats if lead[1] else ()  # (answered with FieldNames in Batch Transform, as the header)
+    # (csv_texts' 400s number its records as the body does: without a header, from 1)
+    texts.first_number, texts.repeats_at = (first_number, repeats) if names is not None else (1, ())
     return texts
+
+
+def _record_numbers(first_number, repeats):
+    """The numbers in the body of the records after a CSV body's header, in order: the first is ``first_number``,
+    and the header's ``repeats`` (where they stood among them: cat a.csv b.csv), none of the records, are lines of the
+    body all the same (a 400 after one named the record before it, as predict names the file's lines)."""
+    skipped = set(repeats)
+    return (first_number + at for at in itertools.count() if at not in skipped)
+
+
+def _record_number(position, numbering):
+    """The number in the body of the record at ``position`` among those :func:`_record_numbers` numbers
+    (``numbering``: its arguments)."""
+    return next(itertools.islice(_record_numbers(*numbering), position, None))
 
 
 def _csv_records(text, header, delimiter):
@@ -472,9 +490,10 @@ def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
     return records, names, start, blank
 
 
-def _csv_reviews(text, records, names, start, first_number, header, delimiter):
-    """The reviews of a ``text/csv`` body's ``records`` under its header row ``names`` (None: none), the first of them
-    record ``first_number``: each record whole, or, under a header training recognizes, its text columns."""
+def _csv_reviews(text, records, names, start, numbering, header, delimiter):
+    """The reviews of a ``text/csv`` body's ``records`` under its header row ``names`` (None: none), numbered as
+    :func:`_record_numbers` (``numbering``: its arguments) numbers them: each record whole, or, under a header
+    training recognizes, its text columns."""
     from .columns import (HEADER_LOOKAHEAD, header_layout, header_text_columns, index_column, index_rows,
                           table_text_columns, table_texts, text_header_columns)
 
@@ -482,7 +501,7 @@ def _csv_reviews(text, records, names, start, first_number, header, delimiter):
     index = names is not None and index_column(names, records)
     if index:  # pandas' index column first (,label,text; df.to_csv() without index=False): left out, as training does
         try:
-            records = [record for record, _ in index_rows(zip(records, itertools.count(first_number)),
+            records = [record for record, _ in index_rows(zip(records, _record_numbers(*numbering)),
                                                          lambda number: f"CSV record {number}")]
         except FastTextError as exc:
             raise RequestError(400, str(exc)) from None
@@ -491,7 +510,7 @@ def _csv_reviews(text, records, names, start, first_number, header, delimiter):
         # a header of text columns only (title,body): no class column, every column text (only the body was
         # answered, the title dropped as if it were a class)
         try:
-            return Reviews(table_texts(zip(records, itertools.count(first_number)), names,
+            return Reviews(table_texts(zip(records, _record_numbers(*numbering)), names,
                                        table_text_columns(names, records[:HEADER_LOOKAHEAD]),
                                        lambda number: f"CSV record {number}"))
         except FastTextError as exc:
@@ -504,13 +523,13 @@ def _csv_reviews(text, records, names, start, first_number, header, delimiter):
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
         texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
         return texts
-    return _header_column_texts(records, names, shown, layout, index, first_number)
+    return _header_column_texts(records, names, shown, layout, index, numbering)
 
 
-def _header_column_texts(records, names, shown, layout, index, first_number):
+def _header_column_texts(records, names, shown, layout, index, numbering):
     """The reviews of ``records`` under a header whose ``layout`` (class column, text columns) training recognizes:
     each record's text columns (``shown``: the header as the request writes it, ``index``: pandas' index column left
-    out of it)."""
+    out of it; ``numbering``: :func:`_record_numbers`' arguments)."""
     from .columns import csv_text
 
     label_col, text_cols = layout
@@ -523,7 +542,8 @@ def _header_column_texts(records, names, shown, layout, index, first_number):
                 if record and (len(record) < 2 if whole else len(record) != len(names))), None)
     if bad is not None:
         comma = " (a comma in an unquoted text? quote the field)" if len(records[bad]) > len(names) else ""
-        raise RequestError(400, f"CSV record {bad + first_number} has {len(records[bad]) + index} column(s), but the "
+        number = _record_number(bad, numbering)
+        raise RequestError(400, f"CSV record {number} has {len(records[bad]) + index} column(s), but the "
                                 f"header ({','.join(shown)}) names {len(shown)}{comma}")
     _refuse_metadata_columns(records, layout, names)
     return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
@@ -686,11 +706,12 @@ def csv_texts(reviews, predictor):
     from .formats import labeled_csv_records
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
+    numbering = (reviews.first_number, reviews.repeats_at)
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
         if in_batch_transform(os.environ):  # (answered as a header record is: predict_fn)
             reviews.lead_blank, reviews.header_record = typed, True
-        records = records[typed + 1:]
+        records, numbering = records[typed + 1:], (_record_number(typed + 1, numbering), ())
     if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
@@ -703,8 +724,10 @@ def csv_texts(reviews, predictor):
         return list(reviews)
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:
-        raise RequestError(400, f"CSV record {short + 1} has one column, but record 1 is a labeled row (class "
-                                f"{next(r for r in records if r)[0].strip()!r}, then the text), so every record must be one")
+        labeled = next(i for i, record in enumerate(records) if record)
+        raise RequestError(400, f"CSV record {_record_number(short, numbering)} has one column, but record "
+                                f"{_record_number(labeled, numbering)} is a labeled row (class "
+                                f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
 

@@ -3356,6 +3356,42 @@ def test_csv_header_present_400s_number_the_records_as_a_user_counts_them(body, 
         sm_serve.input_fn(body, "text/csv; header=present")
     assert caught.value.status_code == 400 and caught.value.message.startswith(message), caught.value.message
 
+_INDEXED_ROWS = b"".join(b"%d,2,great food\n" % i for i in range(60))
+
+
+@pytest.mark.parametrize("body, content_type, message", [
+    # files joined with their headers (cat a.csv b.csv): a repeat of the header is no record, but a line of the body
+    (b"label,text\n2,great food\nlabel,text\n1,cold soup\nawful\n", "text/csv",
+     "CSV record 5 has 1 column(s), but the header (label,text) names 2"),
+    (b"label,text\n2,great food\nlabel,text\n1,cold soup\nawful\n", "text/csv; header=present",
+     "CSV record 5 has 1 column(s), but the header (label,text) names 2"),
+    (b"\nlabel,text\n2,great food\n\nLabel,Text\n1,cold soup\nlabel,text\n2,would go\nawful\n", "text/csv",
+     "CSV record 9 has 1 column(s), but the header (label,text) names 2"),
+    (b",label,text\n" + _INDEXED_ROWS + b",label,text\nx3,1,cold\n", "text/csv",
+     "CSV record 63: the first column was read as pandas' index column"),
+    (b"title,body,id\ngreat,food,1\ntitle,body,id\ncold,soup,2\nbad,x\n", "text/csv",
+     "CSV record 5: malformed CSV row: 2 column(s) where the header row has 3"),
+    # labeled rows under a header training does not know (their classes the model's): the header a record too
+    (b"a,b\n" + _LABELED_ROWS + b"a,b\n" + _LABELED_ROWS + b"awful\n", "text/csv; header=present",
+     "CSV record 11 has one column, but record 2 is a labeled row"),
+    (b"\na,b\n" + _LABELED_ROWS + b"awful\n", "text/csv; header=present",
+     "CSV record 7 has one column, but record 3 is a labeled row"),
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS + b"awful\n", "text/csv",
+     "CSV record 6 has one column, but record 2 is a labeled row"),
+    (b"\nSentiment, Review Body\n\n" + _LABELED_ROWS + b"awful\n", "text/csv",
+     "CSV record 8 has one column, but record 4 is a labeled row"),
+    (b"\n" + _LABELED_ROWS + b"awful\n", "text/csv", "CSV record 6 has one column, but record 2 is a labeled row"),
+])
+def test_csv_400s_number_the_records_as_the_body_does_past_headers_and_their_repeats(served, body, content_type,
+                                                                                     message):
+    """A record's number in a 400 is its number in the body, as predict numbers the lines of the file: a header
+    repeated where joined files meet, and a header read as one only by its rows (the model's classes), were left
+    out of the count, every number after them one too low per header."""
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
+    assert caught.value.status_code == 400 and caught.value.message.startswith(message), caught.value.message
+
+
 
 def test_csv_header_parameter_values():
     body = b"review\ngreat food\n"
