@@ -701,9 +701,9 @@ def csv_texts(reviews, predictor):
     header: when the file was written with pandas' index (``,label,text``), its records begin with the row numbers
     (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
     first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
-    with the class last (``text,label``: :func:`_class_last_rows`) are read for their other columns, as under the header."""
+    with the class last (``text,label``: formats.class_last_rows) are read for their other columns, as under the header."""
     from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
-    from .formats import labeled_csv_records
+    from .formats import class_last_rows, labeled_csv_records, typed_header_kind
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
     numbering = (reviews.first_number, reviews.repeats_at)
@@ -711,13 +711,17 @@ def csv_texts(reviews, predictor):
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
         if in_batch_transform(os.environ):  # (answered as a header record is: predict_fn)
             reviews.lead_blank, reviews.header_record = typed, True
-        records, numbering = records[typed + 1:], (_record_number(typed + 1, numbering), ())
+        names, records = records[typed], records[typed + 1:]
+        numbering = (_record_number(typed + 1, numbering), ())
+        if typed_header_kind(names) != "class first":  # Review Body, Sentiment; Title, Review Body: read as the
+            # same header without its spaces is (its text columns), as predict reads the file
+            return list(_csv_reviews("", records, names, 0, numbering, "", ","))
     if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
     if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
-        if after_header and _class_last_rows(records, predictor.class_values):
+        if after_header and class_last_rows(records, predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
             # the review; its text columns, as the first mini-batch read them under the header
             return [csv_text(record[:-1]) for record in records]
@@ -734,9 +738,10 @@ def csv_texts(reviews, predictor):
 
 def _typed_header_at(records, classes):
     """Where the first record of a ``text/csv`` body without a header read as one stands, when it is a header typed
-    with a space after a comma over labeled rows of the model's ``classes`` (formats.typed_header: ``Sentiment,
-    Review Body``), as predict reads the same file; else None. Its first line was answered as a review, and every row
-    whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
+    with a space after a comma over rows that leave no doubt (formats.typed_header: ``Sentiment, Review Body`` over
+    labeled rows of the model's ``classes``, ``Review Body, Sentiment`` over rows with one last, ``Title, Review Body``
+    over a CSV writer's rows), as predict reads the same file; else None. Its first line was answered as a review,
+    and every row whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
     from .columns import HEADER_LOOKAHEAD, prose_commas
     from .formats import typed_header
 
@@ -744,19 +749,3 @@ def _typed_header_at(records, classes):
     if at is None or not prose_commas(records[at]):
         return None
     return at if typed_header(records[at], records[at + 1:at + 1 + HEADER_LOOKAHEAD], classes) else None
-
-
-def _class_last_rows(records, classes):
-    """Are ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
-    whose class comes after its text, ``text,label``, whose header only the first mini-batch held) rows with the class
-    last? Every one (blank ones left out), :data:`~fasttext_lib.formats.MIN_UNQUOTED_ROWS` or more, as wide as the others
-    (a CSV writer's; reviews one a line, unquoted, differ where one holds a comma), two fields or more, the last one of
-    the model's ``classes``, and not after a digit (``I'd say 4,5``: a decimal comma). A review's own words are no
-    class column in every record: a record or three (a small last mini-batch, SingleRecord) are too thin a sign, as
-    they are for a class first (formats.labeled_csv_records). The caller asks only when the class is not first."""
-    from .formats import MIN_UNQUOTED_ROWS
-
-    rows = [r for r in records if r]
-    return (len(rows) >= MIN_UNQUOTED_ROWS and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2
-            and all(r[-1].strip() in classes and not (r[-1].strip().isdigit() and r[-2].rstrip()[-1:].isdigit())
-                    for r in rows))

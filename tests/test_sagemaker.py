@@ -3273,6 +3273,7 @@ def test_a_typed_header_over_labeled_rows_gets_the_headers_answer_in_batch_trans
     ("label, text", "{label}, {text}"),
     ("sentiment, review", "{label},{text}"),
     ("Review , Sentiment", "{text},{label}"),
+    ("Review Body, Sentiment", "{text},{label}"),  # a name training does not know, the class last
 ])
 def test_a_header_typed_with_spaces_after_its_commas_is_read_by_predict_and_the_endpoint_as_by_training(
         served, bundle, tmp_path, header, row):
@@ -3290,6 +3291,48 @@ def test_a_header_typed_with_spaces_after_its_commas_is_read_by_predict_and_the_
     got = cli_in_process("predict", "--model", bundle, "--input", path)
     assert got.returncode == 0 and [json.loads(line) for line in got.stdout.splitlines()] == expected, got.stderr
     assert sm_serve.predict_fn(sm_serve.input_fn(path.read_bytes(), "text/csv"), served[0]) == expected
+
+
+def test_a_typed_header_of_text_columns_over_a_writers_rows_is_read_as_without_its_spaces(served, bundle, tmp_path):
+    """"Title, Review Body" (typed, a space after the comma; "Review Body" a name training does not know) is a header
+    to training (which refuses it: it names no class column), and "Title,Review Body" is one to predict and the
+    endpoint; typed, they answered it as a review, and each row whole. Over rows as a CSV writer writes them (as wide
+    as it, no space after a comma) it is read as it is without its spaces."""
+    from conftest import cli_in_process
+
+    rows = b"great,food\ncold,soup\nwould,go again\nnever,again\n"
+    typed, written = tmp_path / "typed.csv", tmp_path / "written.csv"
+    typed.write_bytes(b"Title, Review Body\n" + rows)
+    written.write_bytes(b"Title,Review Body\n" + rows)
+    with pytest.raises(FastTextError, match=r"typed\.csv:1: the CSV header row \(Title, Review Body\) names no class"):
+        read_labeled(str(typed))  # (training: as before)
+    answers = {}
+    for path in (typed, written):
+        got = cli_in_process("predict", "--model", bundle, "--input", path)
+        assert got.returncode == 0, got.stderr
+        answers[path] = [json.loads(line) for line in got.stdout.splitlines()]
+        assert sm_serve.predict_fn(sm_serve.input_fn(path.read_bytes(), "text/csv"), served[0]) == answers[path]
+    assert answers[typed] == answers[written] and len(answers[typed]) == 4
+
+
+@pytest.mark.parametrize("body", [
+    # a first review whose first phrase is a class column's name, over rows with the class last (not first)
+    b"Overall, highly recommended.\ngreat food,2\ncold soup,1\nwould go again,2\nnever again,1\n",
+    # a first review of short phrases, one a text column's name, over reviews with a space after their comma
+    b"Summary, great phone\nCold soup, sadly\nWould go again, yes\nNice staff, really\nGood, fine\n",
+    # ... over rows whose last field is no class of the model's
+    b"Great phone, overall\ngreat food,yes\ncold soup,no\nwould go again,yes\nnever again,no\n",
+])
+def test_a_first_review_of_short_phrases_stays_a_review_to_predict_and_the_endpoint(served, bundle, tmp_path, body):
+    """A typed header is read as one only where the rows below leave no doubt: these first lines are reviews, and
+    every line is answered whole by both routes."""
+    from conftest import cli_in_process
+
+    expected = served[1].predict(body.decode().splitlines())
+    (tmp_path / "reviews.csv").write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "reviews.csv")
+    assert got.returncode == 0 and [json.loads(line) for line in got.stdout.splitlines()] == expected, got.stderr
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == expected
 
 
 @pytest.mark.parametrize("body", [
