@@ -304,6 +304,20 @@ def test_a_pretrained_channel_beside_a_pretrained_vectors_uri_is_refused_not_lef
     assert job_in_process(source_dir, env, args_for(epochs=1, emsize=16, pretrained_vectors=inside)).returncode == 0
 
 
+def test_a_job_given_pretrained_vectors_dash_is_told_what_a_job_reads(source_dir, tmp_path):
+    """pretrained_vectors=- with no pretrained channel was refused with the command line's advice, "give
+    pretrained_vectors /dev/stdin": a training job has no standard input to read the vectors from. The job's line
+    says what a job reads (the pretrained channel, or an s3:// URI), before the data is read."""
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    r = job_in_process(source_dir, env, args_for(epochs=1, emsize=16, pretrained_vectors="-"))
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and last == (
+        "error: pretrained_vectors -: a training job has no standard input to read the vectors from; give them as "
+        "the pretrained channel (fit({'train': ..., 'pretrained': 's3://bucket/wiki.en.vec'})) or as an s3:// URI "
+        "(pretrained_vectors=s3://bucket/wiki.en.vec)"), r.stdout + r.stderr
+    assert "/dev/stdin" not in r.stderr and "train channel:" not in r.stdout
+
+
 @pytest.mark.parametrize("case, pattern", [
     ("no train channel", r"no train channel \(this job's channels: test\): give the training data as fit\("),
     ("empty train channel", r"train channel .* holds no files"),
