@@ -54,8 +54,17 @@ def _checkpoint_epochs(checkpoint_dir, last_epoch, past=False):
     return _epochs_found(checkpoint_dir, last_epoch, past)[0]
 
 
+def _epochs_and_sizes(checkpoint_dir, last_epoch, past=False):
+    """:func:`_checkpoint_epochs`, and the size of every object under an S3 ``checkpoint_dir`` by its name there
+    (``epoch-NNNN/model-....params``), as the listing that found them gave it; None where nothing was listed (a
+    local directory; S3 that refused the listing, asked for each marker instead)."""
+    complete, _, names = _epochs_found(checkpoint_dir, last_epoch, past)
+    return complete, names if isinstance(names, dict) else None
+
+
 def _epochs_found(checkpoint_dir, last_epoch, past=False):
-    """``(epochs with a complete checkpoint, newest last; every epoch-NNNN directory seen, marker or not)``.
+    """``(epochs with a complete checkpoint, newest last; every epoch-NNNN directory seen, marker or not; the names
+    found: :func:`_s3_marker_names`')``.
     A directory without a marker holds what a killed or interrupted save left (or what a SageMaker sync
     cut short copied back): no resume reads it, so only :func:`save_checkpoint`'s sweep ever removes it."""
     if storage.is_s3(checkpoint_dir):
@@ -65,7 +74,7 @@ def _epochs_found(checkpoint_dir, last_epoch, past=False):
         if os.path.lexists(checkpoint_dir) and not os.path.isdir(checkpoint_dir):
             raise FastTextError(f"checkpoint directory {checkpoint_dir} exists and is not a directory")
         if not os.path.isdir(checkpoint_dir):
-            return [], set()
+            return [], set(), set()
         dirs = [d for d in os.listdir(checkpoint_dir) if os.path.isdir(os.path.join(checkpoint_dir, d))]
         names = {f"{d}/" for d in dirs} | {f"{d}/{CHECKPOINT_MARKER}" for d in dirs
                                             if os.path.isfile(os.path.join(checkpoint_dir, d, CHECKPOINT_MARKER))}
@@ -76,11 +85,12 @@ def _epochs_found(checkpoint_dir, last_epoch, past=False):
             seen.add(int(head[6:]))
             if tail == CHECKPOINT_MARKER:
                 complete.append(int(head[6:]))
-    return sorted(complete), seen
+    return sorted(complete), seen, names
 
 
 def _s3_marker_names(checkpoint_dir, last_epoch, past=False):
-    """``epoch-NNNN/checkpoint.json`` names under an S3 prefix: listed, or, where S3 refuses the listing (a
+    """``epoch-NNNN/checkpoint.json`` names under an S3 prefix: listed (a dict: every object's name there -> its
+    size, which the listing gives with it: :func:`_refuse_damaged_files`), or, where S3 refuses the listing (a
     role without s3:ListBucket), asked for one epoch at a time: 1 .. ``last_epoch`` (a run's checkpoints
     are numbered by its epochs, and a checkpoint resumes only under the same settings, epochs included), and
     the epoch :data:`NEWEST_EPOCH` names. ``past``: a resume's question, also the :data:`PROBED_PAST` epochs past
@@ -95,7 +105,7 @@ def _s3_marker_names(checkpoint_dir, last_epoch, past=False):
     prefix = prefix.rstrip("/") + "/" if prefix else ""
     try:
         pages = storage.s3_client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-        return {o["Key"][len(prefix):] for page in pages for o in page.get("Contents", [])}
+        return {o["Key"][len(prefix):]: o.get("Size") for page in pages for o in page.get("Contents", [])}
     except Exception as exc:
         if not storage.is_forbidden(exc):
             raise
@@ -276,7 +286,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     read text (text.UNICODE_FORMS; bundle's "unicode_normalization"), which the data fingerprint may not show
     (:func:`_check_text_rule`)."""
     refuse_standard_output(checkpoint_dir, "checkpoint_dir", "the checkpoints", "a directory")
-    older, leftovers = _epochs_found(checkpoint_dir, epoch)
+    older, leftovers, _ = _epochs_found(checkpoint_dir, epoch)
     for other in older:  # (epoch itself too: this save would replace it)
         _refuse_another_runs(checkpoint_dir, other, model, config, labels, data, validation, score_train, num_workers)
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}), "data": data,
@@ -364,17 +374,19 @@ class Search:
     an incomplete newest checkpoint is set aside (:func:`load_checkpoint`)."""
     epochs: tuple  # with a complete checkpoint (its marker there), newest last
     synced: bool = False
+    listed: object = None  # on S3, the listing's size of each object by its name there (None: none was listed)
 
 
 def refuse_an_older_format(checkpoint_dir, epochs, synced=False):
     """Before the data is read (minutes at Yelp size): the newest checkpoint a resume of ``epochs`` would read, refused
-    now if a version that pickled its optimizer state wrote it (:func:`_refuse_pickled`), not after the reading. Any
-    other fault of it (damaged, another run's) is left to :func:`load_checkpoint`, which says it with what to do.
-    Returns the :class:`Search` it made, to pass on."""
-    found = _checkpoint_epochs(checkpoint_dir, epochs, past=True)
+    now if a version that pickled its optimizer state wrote it (:func:`_refuse_pickled`), not after the reading. Its
+    other faults are :func:`refuse_other_settings`' (what is known without the data) and :func:`load_checkpoint`'s,
+    which say them with what to do. Returns the :class:`Search` it made, to pass on (on S3, with the sizes its
+    listing gave)."""
+    found, listed = _epochs_and_sizes(checkpoint_dir, epochs, past=True)
     if found:
         _refuse_if_pickled(_epoch_dir(checkpoint_dir, found[-1]))
-    return Search(tuple(found), synced)
+    return Search(tuple(found), synced, listed)
 
 
 def refuse_other_settings(checkpoint_dir, search, config, validated=None, score_train=None, num_workers=None):
@@ -384,7 +396,7 @@ def refuse_other_settings(checkpoint_dir, search, config, validated=None, score_
     (:func:`_refuse_older_rules`), validation data where it had none or none where it had some (``validated``: whether
     this run has validation data), the other ``score_train``, another number of workers (``num_workers``), an epoch
     that does not fit its name and history, a checkpoint.json edited into other types (``None``: not known yet, not
-    compared). Each came only after the whole training data was read (minutes at Yelp size). Settings left to the
+    compared), a file of it missing or not at its size (:func:`_refuse_damaged_files`). Each came only after the whole training data was read (minutes at Yelp size). Settings left to the
     data (lr, batch_size unset), the data, its vocabulary and the validation data's content are compared by
     :func:`load_checkpoint`, as is every other fault of the checkpoint. In SageMaker's synced directory an incomplete
     newest one is set aside and an older one resumed: the one compared is the one the resume reads
@@ -402,6 +414,8 @@ def refuse_other_settings(checkpoint_dir, search, config, validated=None, score_
         _check_meta(where, meta)
     except storage.Damaged as exc:
         raise _refusal(where, exc) from None  # (as the resume refuses it: no set-aside takes an unsound manifest)
+    if not search.synced:  # (in SageMaker's, _resumed_epoch has passed over one whose files are not all there)
+        _refuse_damaged_files(where, epoch, meta, search.listed)
     _refuse_older_rules(where, meta, text_rule_before_reading(config))
     found = _setting_differences(meta, config, known_only=True)
     if found:
@@ -437,6 +451,36 @@ def _files_there(where):
         if not os.path.isfile(path) or os.path.getsize(path) != entry["bytes"]:
             return False
     return True
+
+
+def _refuse_damaged_files(where, epoch, meta, listed):
+    """Before the data is read: the checkpoint at ``where`` (of ``epoch``, its checkpoint.json ``meta``) refused, as
+    its resume refuses it (:func:`load_checkpoint`: outside SageMaker's synced directory, for good, no earlier one
+    resumed), when a file the resume reads is missing or not at the size its checkpoint.json gives: asked of the
+    disk, or on S3 of the sizes the listing that found the epochs gave (``listed``; None: S3 refused the listing, and
+    the resume's read tells). Its checksums are left to the resume, which reads the files anyway."""
+    files = meta.get("files")
+    if (storage.is_s3(where) and listed is None) or not isinstance(files, dict):
+        return  # (a checkpoint.json without its files: the resume says what is wrong with it)
+    for name in CHECKPOINT_FILES:
+        entry = files.get(name)
+        if not (isinstance(entry, dict) and isinstance(entry.get("object"), str)
+                and isinstance(entry.get("bytes"), int)):
+            continue  # (as above)
+        stored, expected = entry["object"], entry["bytes"]
+        if listed is not None:
+            size = listed.get(f"epoch-{epoch:04d}/{stored}")
+        else:
+            path = os.path.join(where, stored)
+            size = os.path.getsize(path) if os.path.isfile(path) else None
+        # (in the words of storage.read_set's refusals, which the resume gives)
+        if size is None:
+            raise _missing_file(where, storage.SetChanged(f"{where}: {name} is missing", missing=(name, stored)))
+        if size < expected:
+            raise _refusal(where, storage.Damaged(f"{where}: {name} is truncated: {size} of {expected} bytes"))
+        if size != expected:
+            raise _refusal(where, storage.Damaged(f"{where}: {name} does not match its checksum in the manifest "
+                                                  f"(corrupt or from another set)"))
 
 
 def _refuse_if_pickled(where):

@@ -21,11 +21,11 @@ import heapq
 import itertools
 import re
 
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, csv_text, index_column,
-                      index_header_start, index_named, is_int_text, looks_like_header, number_with_comma,
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, csv_text, header_layout,
+                      index_column, index_header_start, index_named, is_int_text, looks_like_header, number_with_comma,
                       one_column_text_header, prose_commas, reads_as_number, semicolon_header, series_values_header,
-                      several_class_columns, short_header, short_names, table_header, tsv_header_line,
-                      unread_columns, whole_number, width_error)
+                      several_class_columns, short_header, short_names, table_header, text_header_columns,
+                      tsv_header_line, unread_columns, whole_number, width_error)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line
 from .lines import LONE_CR_HINT, chain_lines, has_lone_cr, stripped_start
@@ -444,7 +444,7 @@ def labeled_csv_start(line, classes):
         row = next(csv.reader([stripped]), [])
     except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
         return False
-    return len(row) >= 2 and (short_header(row) or index_header_start(row)
+    return len(row) >= 2 and (short_header(row) or index_header_start(row) or typed_header_kind(row) is not None
                               or labeled_csv_row(row, stripped.startswith('"'), classes))
 
 
@@ -469,13 +469,15 @@ def labeled_csv_records(records, quoted, classes, header=True):
     if index:
         records = [r[1:] for r in records]
     first, rest = records[0], records[1:]
-    if header and prose_commas(first) and not typed_header(first, rest, classes):
+    typed = header and prose_commas(first) and typed_header(first, rest, classes)
+    if header and prose_commas(first) and not typed:
         # A space after a comma is prose's, not a CSV writer's (pandas, csv and R write a header's names with none): a
         # first review of two short phrases, one a class column's name ("Overall, highly recommended."; "Great phone,
         # overall"), over reviews with commas, was taken for a header of a class and a text column: left unanswered,
         # and every review after it cut at its first comma, the words before it taken for its class (as the endpoint)
         header = False
-    if header and (short_header(first) or (index and (one_column_text_header(first) or series_values_header(first)))):
+    if header and (short_header(first) or typed
+                   or (index and (one_column_text_header(first) or series_values_header(first)))):
         wide = [r for r in rest if len(r) == len(first)]
         if table_header(first) and 2 * sum(any(c[:1].isspace() for c in r[1:]) for r in wide) >= len(wide):
             # A table's rows, as a program writes them, put no space after a comma (a text with commas is quoted):
@@ -494,18 +496,65 @@ def labeled_csv_records(records, quoted, classes, header=True):
     return 1 + len(labeled) >= MIN_UNQUOTED_ROWS and not all(number_with_comma(r) for r in [first] + labeled)
 
 
+def typed_header_kind(row):
+    """Which header ``row`` would be if it were one typed by hand (``Sentiment, Review Body``), as training reads
+    it: ``"class first"`` (its first name a class column's training knows), ``"class last"`` (its last is, and
+    training reads the others as text: columns.header_layout), ``"texts"`` (text columns only, none a class's:
+    columns.text_header_columns; training reads it as a header and refuses it), else None; each field a short name,
+    none a number. Only the rows below it tell whether it is one (:func:`typed_header`)."""
+    if len(row) < 2 or not short_names(row) or any(reads_as_number(c) for c in row):
+        return None
+    names = [c.lstrip("\ufeff").strip().lower() for c in row]
+    if names[0] in HEADER_LABEL_NAMES:
+        return "class first"
+    if names[-1] in HEADER_LABEL_NAMES:
+        layout = header_layout(row)
+        return "class last" if layout is not None and layout[0] == len(row) - 1 else None
+    if not any(n in HEADER_LABEL_NAMES for n in names) and text_header_columns(row) is not None:
+        return "texts"
+    return None
+
+
 def typed_header(first, rest, classes):
     """Is ``first``, a first row with a space after a comma as prose has one (columns.prose_commas: ``Sentiment,
     Review Body``, typed by hand, one name training does not know), a header row all the same? Training reads it as
-    one (its names matched stripped: the class first, the rest text); predict and the endpoint took it for a review
-    and answered every row whole, its class a word of its text. It is, unambiguously, when its first name is a class
-    column's that training knows, every field is a short name and none a number, and the ``rest`` (the records after
-    it) are labeled rows of the model's ``classes`` on their own (:func:`labeled_csv_records`, unquoted: 4 rows at
-    least): a first line that starts with a class column's name above them is no labeled row, nor a review of
-    theirs. A review of short phrases (``Overall, highly recommended.``) over reviews stays a review."""
-    return (len(first) >= 2 and first[0].lstrip("\ufeff").strip().lower() in HEADER_LABEL_NAMES
-            and short_names(first) and not any(reads_as_number(c) for c in first)
-            and labeled_csv_records(rest, False, classes, header=False))
+    one (its names matched stripped); predict and the endpoint took it for a review and answered every row whole, its
+    class a word of its text. It is, unambiguously, when it could be one (:func:`typed_header_kind`) and the ``rest``
+    (the records after it) are, on their own, what no review list is: with the class first, labeled rows of the
+    model's ``classes`` (:func:`labeled_csv_records`, unquoted: 4 rows at least); with the class last, rows as wide as
+    it with one of them last (:func:`class_last_rows`); with text columns only, rows as a CSV writer writes them
+    (:func:`writers_rows`). A first line that names a class column above such rows is no labeled row, nor a review of
+    theirs. A review of short phrases (``Overall, highly recommended.``; ``Summary, great phone``) over reviews,
+    which put a space after their commas, stays a review."""
+    kind = typed_header_kind(first)
+    if kind == "class first":
+        return labeled_csv_records(rest, False, classes, header=False)
+    if kind == "class last":
+        return class_last_rows(rest, classes) and len(next(r for r in rest if r)) == len(first)
+    return kind == "texts" and writers_rows(rest, len(first))
+
+
+def writers_rows(records, width):
+    """Are ``records`` (blank ones left out) rows of a table of ``width`` columns as a CSV writer writes them: each as
+    wide, no field after the first starting with a space (pandas, csv and R put none after a comma; prose does, and
+    a review's own commas make reviews one a line differ in width), :data:`MIN_UNQUOTED_ROWS` of them at least?"""
+    rows = [r for r in records if r]
+    return len(rows) >= MIN_UNQUOTED_ROWS and all(len(r) == width and not any(c[:1].isspace() for c in r[1:])
+                                                  for r in rows)
+
+
+def class_last_rows(records, classes):
+    """Are ``records`` (no header among them: a CSV request's, a Batch Transform mini-batch after the first of a file
+    whose class comes after its text, ``text,label``, whose header only the first mini-batch held; or the rows below a
+    typed header, :func:`typed_header`) rows with the class last? Every one (blank ones left out), :data:`~fasttext_lib.formats.MIN_UNQUOTED_ROWS` or more, as wide as the others
+    (a CSV writer's; reviews one a line, unquoted, differ where one holds a comma), two fields or more, the last one of
+    the model's ``classes``, and not after a digit (``I'd say 4,5``: a decimal comma). A review's own words are no
+    class column in every record: a record or three (a small last mini-batch, SingleRecord) are too thin a sign, as
+    they are for a class first (formats.labeled_csv_records). The caller asks only when the class is not first."""
+    rows = [r for r in records if r]
+    return (len(rows) >= MIN_UNQUOTED_ROWS and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2
+            and all(r[-1].strip() in classes and not (r[-1].strip().isdigit() and r[-2].rstrip()[-1:].isdigit())
+                    for r in rows))
 
 
 def tsv_with_header(lines, classes=()):

@@ -4,8 +4,9 @@ papermill passes ``-p`` values as text or numbers (``-p autotune false`` is the 
 only warns about a name the notebook does not have; a kernel keeps no trace of what papermill injected except the
 cell's code in IPython's history. :func:`check_parameters` (a name the notebook lacks), :func:`check_flags` (yes/no
 parameters), :func:`check_tuning` (02's tune without its training job), :func:`check_dataset` (01's datasets),
-:func:`check_query_words` / :func:`check_word_pairs` (04's word lists), and :func:`key_path` / :func:`bundle_name` (a
-prefix, a dataset or a run name as S3 key parts: workspace.py builds its paths from them).
+:func:`prepared_dataset` (02's to 04's), :func:`check_query_words` / :func:`check_word_pairs` (04's word lists), and
+:func:`key_path` / :func:`bundle_name` (a prefix, a dataset or a run name as S3 key parts: workspace.py builds its
+paths from them).
 """
 import ast
 
@@ -46,6 +47,13 @@ def bundle_name(run_name, dataset):
     "run_name must name a folder, got None", a parameter the user had not given (and 04 said so only at its load)."""
     if run_name is not None and run_name != "":
         return key_path(run_name, "run_name")
+    return prepared_dataset(dataset)
+
+
+def prepared_dataset(dataset):
+    """02's, 03's and 04's ``dataset`` (the data notebook 01 prepared) as a key path (:func:`key_path`), checked in
+    their check cell: one that names no data (``-p dataset None``, ``""``) is refused naming ``dataset`` (03 refused
+    it only in its data cell, after the libraries had loaded)."""
     if not isinstance(dataset, str) or not dataset.strip("/"):
         raise FastTextError(f"dataset must name the data notebook 01 prepared (such as 'sample'), got {dataset!r}")
     return key_path(dataset, "dataset")

@@ -64,6 +64,8 @@ class Reviews(list):
     header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
     lead_blank = 0         # FieldNames (in Batch Transform); the blank records as blank lines
     header_repeats = ()    # text/csv in Batch Transform: where the header is repeated among the records after it
+    first_number = 1       # text/csv: the number in the body of the first of ``records`` (a header and blank records
+    repeats_at = ()        # before it counted), and where the header's repeats stood among them (numbered, unanswered)
 
 
 # ---- The body: its media type and charset, its text
@@ -348,9 +350,25 @@ def csv_request(text, header):
     lead = (blank, names is not None and in_batch_transform(os.environ))
     first_number = blank + 2  # the record number of the first one after the header (a blank line is a record, as
     #                          csv_texts numbers them)
-    texts = _led(_csv_reviews(text, records, names, start, first_number, header, delimiter), lead)
+    texts = _led(_csv_reviews(text, records, names, start, (first_number, repeats), header, delimiter), lead)
     texts.header_repeats = repeats if lead[1] else ()  # (answered with FieldNames in Batch Transform, as the header)
+    # (csv_texts' 400s number its records as the body does: without a header, from 1)
+    texts.first_number, texts.repeats_at = (first_number, repeats) if names is not None else (1, ())
     return texts
+
+
+def _record_numbers(first_number, repeats):
+    """The numbers in the body of the records after a CSV body's header, in order: the first is ``first_number``,
+    and the header's ``repeats`` (where they stood among them: cat a.csv b.csv), none of the records, are lines of the
+    body all the same (a 400 after one named the record before it, as predict names the file's lines)."""
+    skipped = set(repeats)
+    return (first_number + at for at in itertools.count() if at not in skipped)
+
+
+def _record_number(position, numbering):
+    """The number in the body of the record at ``position`` among those :func:`_record_numbers` numbers
+    (``numbering``: its arguments)."""
+    return next(itertools.islice(_record_numbers(*numbering), position, None))
 
 
 def _csv_records(text, header, delimiter):
@@ -480,9 +498,10 @@ def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
     return records, names, start, blank
 
 
-def _csv_reviews(text, records, names, start, first_number, header, delimiter):
-    """The reviews of a ``text/csv`` body's ``records`` under its header row ``names`` (None: none), the first of them
-    record ``first_number``: each record whole, or, under a header training recognizes, its text columns."""
+def _csv_reviews(text, records, names, start, numbering, header, delimiter):
+    """The reviews of a ``text/csv`` body's ``records`` under its header row ``names`` (None: none), numbered as
+    :func:`_record_numbers` (``numbering``: its arguments) numbers them: each record whole, or, under a header
+    training recognizes, its text columns."""
     from .columns import (HEADER_LOOKAHEAD, header_layout, header_text_columns, index_column, index_rows,
                           table_text_columns, table_texts, text_header_columns)
 
@@ -490,7 +509,7 @@ def _csv_reviews(text, records, names, start, first_number, header, delimiter):
     index = names is not None and index_column(names, records)
     if index:  # pandas' index column first (,label,text; df.to_csv() without index=False): left out, as training does
         try:
-            records = [record for record, _ in index_rows(zip(records, itertools.count(first_number)),
+            records = [record for record, _ in index_rows(zip(records, _record_numbers(*numbering)),
                                                          lambda number: f"CSV record {number}")]
         except FastTextError as exc:
             raise RequestError(400, str(exc)) from None
@@ -499,7 +518,7 @@ def _csv_reviews(text, records, names, start, first_number, header, delimiter):
         # a header of text columns only (title,body): no class column, every column text (only the body was
         # answered, the title dropped as if it were a class)
         try:
-            return Reviews(table_texts(zip(records, itertools.count(first_number)), names,
+            return Reviews(table_texts(zip(records, _record_numbers(*numbering)), names,
                                        table_text_columns(names, records[:HEADER_LOOKAHEAD]),
                                        lambda number: f"CSV record {number}"))
         except FastTextError as exc:
@@ -512,13 +531,13 @@ def _csv_reviews(text, records, names, start, first_number, header, delimiter):
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
         texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
         return texts
-    return _header_column_texts(records, names, shown, layout, index, first_number)
+    return _header_column_texts(records, names, shown, layout, index, numbering)
 
 
-def _header_column_texts(records, names, shown, layout, index, first_number):
+def _header_column_texts(records, names, shown, layout, index, numbering):
     """The reviews of ``records`` under a header whose ``layout`` (class column, text columns) training recognizes:
     each record's text columns (``shown``: the header as the request writes it, ``index``: pandas' index column left
-    out of it)."""
+    out of it; ``numbering``: :func:`_record_numbers`' arguments)."""
     from .columns import csv_text
 
     label_col, text_cols = layout
@@ -531,7 +550,8 @@ def _header_column_texts(records, names, shown, layout, index, first_number):
                 if record and (len(record) < 2 if whole else len(record) != len(names))), None)
     if bad is not None:
         comma = " (a comma in an unquoted text? quote the field)" if len(records[bad]) > len(names) else ""
-        raise RequestError(400, f"CSV record {bad + first_number} has {len(records[bad]) + index} column(s), but the "
+        number = _record_number(bad, numbering)
+        raise RequestError(400, f"CSV record {number} has {len(records[bad]) + index} column(s), but the "
                                 f"header ({','.join(shown)}) names {len(shown)}{comma}")
     _refuse_metadata_columns(records, layout, names)
     return Reviews((csv_text(record[1:]) if whole else csv_text([record[c] for c in text_cols])) if record else ""
@@ -689,43 +709,51 @@ def csv_texts(reviews, predictor):
     header: when the file was written with pandas' index (``,label,text``), its records begin with the row numbers
     (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
     first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
-    with the class last (``text,label``: :func:`_class_last_rows`) are read for their other columns, as under the header."""
+    with the class last (``text,label``: formats.class_last_rows) are read for their other columns, as under the header."""
     from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
-    from .formats import labeled_csv_records
+    from .formats import class_last_rows, labeled_csv_records, typed_header_kind
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
+    numbering = (reviews.first_number, reviews.repeats_at)
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
         at, repeats = typed
         if in_batch_transform(os.environ):  # (answered as a header record is, its repeats too: predict_fn)
             reviews.lead_blank, reviews.header_record, reviews.header_repeats = at, True, repeats
-        skipped = set(repeats)
+        names, skipped = records[at], set(repeats)
         records = [record for i, record in enumerate(records[at + 1:]) if i not in skipped]
+        numbering = (_record_number(at + 1, numbering), tuple(repeats))
+        if typed_header_kind(names) != "class first":  # Review Body, Sentiment; Title, Review Body: read as the
+            # same header without its spaces is (its text columns), as predict reads the file
+            return list(_csv_reviews("", records, names, 0, numbering, "", ","))
     if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
     if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
-        if after_header and _class_last_rows(records, predictor.class_values):
+        if after_header and class_last_rows(records, predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
             # the review; its text columns, as the first mini-batch read them under the header
             return [csv_text(record[:-1]) for record in records]
         return list(reviews)
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:
-        raise RequestError(400, f"CSV record {short + 1} has one column, but record 1 is a labeled row (class "
-                                f"{next(r for r in records if r)[0].strip()!r}, then the text), so every record must be one")
+        labeled = next(i for i, record in enumerate(records) if record)
+        raise RequestError(400, f"CSV record {_record_number(short, numbering)} has one column, but record "
+                                f"{_record_number(labeled, numbering)} is a labeled row (class "
+                                f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
 
 
 def _typed_header_at(records, classes):
     """Where the first record of a ``text/csv`` body without a header read as one stands, when it is a header typed
-    with a space after a comma over labeled rows of the model's ``classes`` (formats.typed_header: ``Sentiment,
-    Review Body``), as predict reads the same file, and where it is repeated among the records after it (files joined
-    with their headers: header_row.RepeatedHeader, as predict skips them; each was answered as the review ``Review
-    Body``) -> ``(at, repeats)``; else None. Its first line was answered as a review, and every row whole, its class
-    a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
+    with a space after a comma over rows that leave no doubt (formats.typed_header: ``Sentiment, Review Body`` over
+    labeled rows of the model's ``classes``, ``Review Body, Sentiment`` over rows with one last, ``Title, Review Body``
+    over a CSV writer's rows), as predict reads the same file, and where it is repeated among the records after it
+    (files joined with their headers: header_row.RepeatedHeader, as predict skips them; each was answered as the
+    review ``Review Body``) -> ``(at, repeats)``; else None. Its first line was answered as a review, and every row
+    whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
     from .columns import HEADER_LOOKAHEAD, prose_commas
     from .formats import typed_header
     from .header_row import RepeatedHeader
@@ -738,19 +766,3 @@ def _typed_header_at(records, classes):
     skipped = set(repeats)  # (out of the look-ahead too, as predict's)
     ahead = [record for i, record in enumerate(records[at + 1:]) if i not in skipped][:HEADER_LOOKAHEAD]
     return (at, repeats) if typed_header(records[at], ahead, classes) else None
-
-
-def _class_last_rows(records, classes):
-    """Are ``records`` (a CSV request's, no header among them: a Batch Transform mini-batch after the first of a file
-    whose class comes after its text, ``text,label``, whose header only the first mini-batch held) rows with the class
-    last? Every one (blank ones left out), :data:`~fasttext_lib.formats.MIN_UNQUOTED_ROWS` or more, as wide as the others
-    (a CSV writer's; reviews one a line, unquoted, differ where one holds a comma), two fields or more, the last one of
-    the model's ``classes``, and not after a digit (``I'd say 4,5``: a decimal comma). A review's own words are no
-    class column in every record: a record or three (a small last mini-batch, SingleRecord) are too thin a sign, as
-    they are for a class first (formats.labeled_csv_records). The caller asks only when the class is not first."""
-    from .formats import MIN_UNQUOTED_ROWS
-
-    rows = [r for r in records if r]
-    return (len(rows) >= MIN_UNQUOTED_ROWS and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2
-            and all(r[-1].strip() in classes and not (r[-1].strip().isdigit() and r[-2].rstrip()[-1:].isdigit())
-                    for r in rows))

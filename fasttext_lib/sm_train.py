@@ -424,6 +424,12 @@ def pretrained_source(value, channel):
     directory): the one named ``value``, or without ``value`` its only file. ``None``: no pretrained vectors."""
     from . import storage
 
+    if value == "-" and channel is None:
+        # (TrainConfig's refusal is the command line's: "give pretrained_vectors /dev/stdin", which a job, started
+        # by SageMaker with no standard input of the user's, cannot follow)
+        raise FastTextError("pretrained_vectors -: a training job has no standard input to read the vectors from; "
+                            "give them as the pretrained channel (fit({'train': ..., 'pretrained': "
+                            "'s3://bucket/wiki.en.vec'})) or as an s3:// URI (pretrained_vectors=s3://bucket/wiki.en.vec)")
     if channel is None:
         return value
     if value is not None and os.path.isabs(value) and os.path.abspath(value) == os.path.abspath(channel):

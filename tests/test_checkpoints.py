@@ -1366,6 +1366,76 @@ def test_a_checkpoint_refused_for_what_is_known_without_the_data_is_refused_befo
     assert says in message and str(marker.parent) in message and "\n" not in message, message
 
 
+def _damage(read, write, delete, stored, how):
+    """``how`` done to the checkpoint file ``stored`` (``read`` / ``write`` / ``delete`` it, local or S3) -> what the
+    resume's refusal says of it."""
+    content = read(stored)
+    name = stored.rsplit("/", 1)[1]
+    logical = re.sub("-[0-9a-f]{16}", "", name)
+    if how == "missing":
+        delete(stored)
+        return f"names {logical} ({name}), which is missing"
+    if how == "truncated":
+        write(stored, content[:-10])
+        return f"{logical} is truncated: {len(content) - 10} of {len(content)} bytes"
+    write(stored, content + b"0" * 10)
+    return f"{logical} does not match its checksum in the manifest"
+
+
+_DAMAGE = [("model.params", "missing"), ("optimizer.npz", "truncated"), ("model.params", "grown")]
+
+
+@pytest.mark.parametrize("logical, how", _DAMAGE)
+def test_a_checkpoints_damaged_file_is_refused_before_train_featurizes(splits, tmp_path, monkeypatch, logical, how):
+    """A file of the checkpoint a resume reads, missing or not at the size its checkpoint.json gives, was refused by
+    the resume, after the training data had been featurized (minutes at Yelp size). Its presence and size are asked
+    before (no checksum: that reads the file), and it is refused then, in the resume's line."""
+    from fasttext_lib import train as train_module
+
+    config, ckpt, marker = _first_epoch_without_validation(splits, tmp_path)
+    stored = next(str(f) for f in marker.parent.iterdir() if f.name.startswith(logical.split(".")[0] + "-"))
+    says = _damage(lambda f: open(f, "rb").read(), lambda f, b: open(f, "wb").write(b), os.remove, stored, how)
+    with pytest.raises(FastTextError) as resumed:  # (the resume's own refusal, after the data is read)
+        train(splits[0], None, config, checkpoint_dir=str(ckpt))
+
+    def featurize(*args, **kwargs):
+        raise AssertionError("the training data was featurized before the checkpoint was refused")
+
+    monkeypatch.setattr(train_module, "featurize", featurize)
+    with pytest.raises(FastTextError) as refused:
+        train(splits[0], None, config, checkpoint_dir=str(ckpt))
+    assert str(refused.value) == str(resumed.value) and says in str(refused.value), str(refused.value)
+    assert str(refused.value).startswith(f"cannot resume from checkpoint {marker.parent}: ")
+
+
+@pytest.mark.parametrize("logical, how", _DAMAGE)
+def test_a_checkpoints_damaged_file_on_s3_is_refused_before_train_featurizes_from_the_listing(
+        splits, s3_bucket, monkeypatch, logical, how):
+    """On S3, the listing that found the epochs gave every file's size: the same check costs no request more."""
+    from fasttext_lib import train as train_module
+
+    config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
+    ckpt = f"{s3_bucket}/jobs/{logical}-{how}/checkpoints"
+    with pytest.raises(Crash):
+        train(splits[0], None, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
+    bucket, s3 = s3_bucket[len("s3://"):], boto3.client("s3")
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=ckpt.split("/", 3)[3])["Contents"]]
+    stored = next(k for k in keys if k.rsplit("/", 1)[1].startswith(logical.split(".")[0] + "-"))
+    says = _damage(lambda k: s3.get_object(Bucket=bucket, Key=k)["Body"].read(),
+                   lambda k, b: s3.put_object(Bucket=bucket, Key=k, Body=b),
+                   lambda k: s3.delete_object(Bucket=bucket, Key=k), stored, how)
+
+    def featurize(*args, **kwargs):
+        raise AssertionError("the training data was featurized before the checkpoint was refused")
+
+    monkeypatch.setattr(train_module, "featurize", featurize)
+    with pytest.raises(FastTextError) as refused:
+        train(splits[0], None, config, checkpoint_dir=ckpt)
+    where = storage.join(ckpt, "epoch-0001")
+    assert str(refused.value).startswith(f"cannot resume from checkpoint {where}: ") and says in str(refused.value), \
+        str(refused.value)
+
+
 @pytest.mark.parametrize("case", list(UNRESUMABLE_BEFORE_READING))
 def test_the_command_line_refuses_a_checkpoint_it_cannot_resume_before_it_reads_the_data(splits, tmp_path, case):
     """As train() does: the refusal came after the whole --train file had been read (here a --train that does not

@@ -1187,6 +1187,23 @@ def test_02_and_04_name_the_dataset_when_it_names_no_data(name, dataset, tmp_pat
     assert run_after_papermill(name, {**local, "run_name": "big"})["run_name"] == "big"
 
 
+@pytest.mark.parametrize("timing_text", ["yelp-shaped", "dataset"])
+@pytest.mark.parametrize("dataset", [None, "", "/", ["sample"], "a//b"])
+def test_03_checks_its_dataset_in_its_check_cell(dataset, timing_text, tmp_path, s3_bucket):
+    """03's check cell passed `-p dataset None` (or "", or a list): only its data cell refused it, after the other
+    parameters were checked and the libraries loaded. It names it now in the check cell's one line, as 02's and 04's
+    do; a dataset naming data passes."""
+    from fasttext_lib.errors import FastTextError
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "dataset": dataset,
+             "timing_text": timing_text}
+    said = ("dataset must be folder names joined by /" if dataset == "a//b" else
+            rf"dataset must name the data notebook 01 prepared \(such as 'sample'\), got {re.escape(repr(dataset))}$")
+    with pytest.raises(FastTextError, match=rf"^{said}"):
+        run_after_papermill(SERIES[2], local)
+    run_after_papermill(SERIES[2], {**local, "dataset": "yelp_review_polarity"})
+
+
 def test_03_prices_each_instance_once_and_says_what_its_epoch_time_rests_on():
     """03 applied the CPU time measured here to every CPU instance (a 2-vCPU ml.t3.medium as fast as a 4-vCPU
     ml.m5.xlarge, so the t3 always looked ~4.6x cheaper) with no word, and listed each GPU instance once per GPU."""

@@ -304,6 +304,20 @@ def test_a_pretrained_channel_beside_a_pretrained_vectors_uri_is_refused_not_lef
     assert job_in_process(source_dir, env, args_for(epochs=1, emsize=16, pretrained_vectors=inside)).returncode == 0
 
 
+def test_a_job_given_pretrained_vectors_dash_is_told_what_a_job_reads(source_dir, tmp_path):
+    """pretrained_vectors=- with no pretrained channel was refused with the command line's advice, "give
+    pretrained_vectors /dev/stdin": a training job has no standard input to read the vectors from. The job's line
+    says what a job reads (the pretrained channel, or an s3:// URI), before the data is read."""
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    r = job_in_process(source_dir, env, args_for(epochs=1, emsize=16, pretrained_vectors="-"))
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and last == (
+        "error: pretrained_vectors -: a training job has no standard input to read the vectors from; give them as "
+        "the pretrained channel (fit({'train': ..., 'pretrained': 's3://bucket/wiki.en.vec'})) or as an s3:// URI "
+        "(pretrained_vectors=s3://bucket/wiki.en.vec)"), r.stdout + r.stderr
+    assert "/dev/stdin" not in r.stderr and "train channel:" not in r.stdout
+
+
 @pytest.mark.parametrize("case, pattern", [
     ("no train channel", r"no train channel \(this job's channels: test\): give the training data as fit\("),
     ("empty train channel", r"train channel .* holds no files"),
@@ -3337,6 +3351,7 @@ def test_a_typed_header_repeated_where_files_were_joined_gets_the_headers_answer
     ("label, text", "{label}, {text}"),
     ("sentiment, review", "{label},{text}"),
     ("Review , Sentiment", "{text},{label}"),
+    ("Review Body, Sentiment", "{text},{label}"),  # a name training does not know, the class last
 ])
 def test_a_header_typed_with_spaces_after_its_commas_is_read_by_predict_and_the_endpoint_as_by_training(
         served, bundle, tmp_path, header, row):
@@ -3354,6 +3369,48 @@ def test_a_header_typed_with_spaces_after_its_commas_is_read_by_predict_and_the_
     got = cli_in_process("predict", "--model", bundle, "--input", path)
     assert got.returncode == 0 and [json.loads(line) for line in got.stdout.splitlines()] == expected, got.stderr
     assert sm_serve.predict_fn(sm_serve.input_fn(path.read_bytes(), "text/csv"), served[0]) == expected
+
+
+def test_a_typed_header_of_text_columns_over_a_writers_rows_is_read_as_without_its_spaces(served, bundle, tmp_path):
+    """"Title, Review Body" (typed, a space after the comma; "Review Body" a name training does not know) is a header
+    to training (which refuses it: it names no class column), and "Title,Review Body" is one to predict and the
+    endpoint; typed, they answered it as a review, and each row whole. Over rows as a CSV writer writes them (as wide
+    as it, no space after a comma) it is read as it is without its spaces."""
+    from conftest import cli_in_process
+
+    rows = b"great,food\ncold,soup\nwould,go again\nnever,again\n"
+    typed, written = tmp_path / "typed.csv", tmp_path / "written.csv"
+    typed.write_bytes(b"Title, Review Body\n" + rows)
+    written.write_bytes(b"Title,Review Body\n" + rows)
+    with pytest.raises(FastTextError, match=r"typed\.csv:1: the CSV header row \(Title, Review Body\) names no class"):
+        read_labeled(str(typed))  # (training: as before)
+    answers = {}
+    for path in (typed, written):
+        got = cli_in_process("predict", "--model", bundle, "--input", path)
+        assert got.returncode == 0, got.stderr
+        answers[path] = [json.loads(line) for line in got.stdout.splitlines()]
+        assert sm_serve.predict_fn(sm_serve.input_fn(path.read_bytes(), "text/csv"), served[0]) == answers[path]
+    assert answers[typed] == answers[written] and len(answers[typed]) == 4
+
+
+@pytest.mark.parametrize("body", [
+    # a first review whose first phrase is a class column's name, over rows with the class last (not first)
+    b"Overall, highly recommended.\ngreat food,2\ncold soup,1\nwould go again,2\nnever again,1\n",
+    # a first review of short phrases, one a text column's name, over reviews with a space after their comma
+    b"Summary, great phone\nCold soup, sadly\nWould go again, yes\nNice staff, really\nGood, fine\n",
+    # ... over rows whose last field is no class of the model's
+    b"Great phone, overall\ngreat food,yes\ncold soup,no\nwould go again,yes\nnever again,no\n",
+])
+def test_a_first_review_of_short_phrases_stays_a_review_to_predict_and_the_endpoint(served, bundle, tmp_path, body):
+    """A typed header is read as one only where the rows below leave no doubt: these first lines are reviews, and
+    every line is answered whole by both routes."""
+    from conftest import cli_in_process
+
+    expected = served[1].predict(body.decode().splitlines())
+    (tmp_path / "reviews.csv").write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "reviews.csv")
+    assert got.returncode == 0 and [json.loads(line) for line in got.stdout.splitlines()] == expected, got.stderr
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == expected
 
 
 @pytest.mark.parametrize("body", [
@@ -3419,6 +3476,42 @@ def test_csv_header_present_400s_number_the_records_as_a_user_counts_them(body, 
     with pytest.raises(sm_serve.RequestError) as caught:
         sm_serve.input_fn(body, "text/csv; header=present")
     assert caught.value.status_code == 400 and caught.value.message.startswith(message), caught.value.message
+
+_INDEXED_ROWS = b"".join(b"%d,2,great food\n" % i for i in range(60))
+
+
+@pytest.mark.parametrize("body, content_type, message", [
+    # files joined with their headers (cat a.csv b.csv): a repeat of the header is no record, but a line of the body
+    (b"label,text\n2,great food\nlabel,text\n1,cold soup\nawful\n", "text/csv",
+     "CSV record 5 has 1 column(s), but the header (label,text) names 2"),
+    (b"label,text\n2,great food\nlabel,text\n1,cold soup\nawful\n", "text/csv; header=present",
+     "CSV record 5 has 1 column(s), but the header (label,text) names 2"),
+    (b"\nlabel,text\n2,great food\n\nLabel,Text\n1,cold soup\nlabel,text\n2,would go\nawful\n", "text/csv",
+     "CSV record 9 has 1 column(s), but the header (label,text) names 2"),
+    (b",label,text\n" + _INDEXED_ROWS + b",label,text\nx3,1,cold\n", "text/csv",
+     "CSV record 63: the first column was read as pandas' index column"),
+    (b"title,body,id\ngreat,food,1\ntitle,body,id\ncold,soup,2\nbad,x\n", "text/csv",
+     "CSV record 5: malformed CSV row: 2 column(s) where the header row has 3"),
+    # labeled rows under a header training does not know (their classes the model's): the header a record too
+    (b"a,b\n" + _LABELED_ROWS + b"a,b\n" + _LABELED_ROWS + b"awful\n", "text/csv; header=present",
+     "CSV record 11 has one column, but record 2 is a labeled row"),
+    (b"\na,b\n" + _LABELED_ROWS + b"awful\n", "text/csv; header=present",
+     "CSV record 7 has one column, but record 3 is a labeled row"),
+    (b"Sentiment, Review Body\n" + _LABELED_ROWS + b"awful\n", "text/csv",
+     "CSV record 6 has one column, but record 2 is a labeled row"),
+    (b"\nSentiment, Review Body\n\n" + _LABELED_ROWS + b"awful\n", "text/csv",
+     "CSV record 8 has one column, but record 4 is a labeled row"),
+    (b"\n" + _LABELED_ROWS + b"awful\n", "text/csv", "CSV record 6 has one column, but record 2 is a labeled row"),
+])
+def test_csv_400s_number_the_records_as_the_body_does_past_headers_and_their_repeats(served, body, content_type,
+                                                                                     message):
+    """A record's number in a 400 is its number in the body, as predict numbers the lines of the file: a header
+    repeated where joined files meet, and a header read as one only by its rows (the model's classes), were left
+    out of the count, every number after them one too low per header."""
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
+    assert caught.value.status_code == 400 and caught.value.message.startswith(message), caught.value.message
+
 
 
 def test_csv_header_parameter_values():
