@@ -1150,6 +1150,7 @@ def crashed_after_epoch_2(splits, tmp_path_factory):
     return config, ckpt
 
 
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits, tmp_path, damage, crashed_after_epoch_2,
                                                                           uninterrupted):
@@ -1244,6 +1245,7 @@ def test_an_adam_checkpoint_whose_values_end_early_is_refused_in_one_line_naming
     assert re.search(says, message) and "remove that directory" in message and "\n" not in message, message
 
 
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 @pytest.mark.parametrize("where", ["local", "s3 without ListBucket"])
 def test_a_checkpoint_missing_a_file_is_refused_naming_it_and_resumes_once_it_is_back(splits, tmp_path, request,
                                                                                      monkeypatch, where, uninterrupted):
