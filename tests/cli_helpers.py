@@ -4,19 +4,16 @@ import os
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, synthetic_reviews
 
 TINY = ["--epochs", "1", "--batch-size", "64", "--emsize", "4", "--no-progress", "--ctx", "cpu"]
 REVIEWS = "great food and friendly staff\nawful cold food\n"
 
 
 def make_data(where, n, seed):
-    from fasttext_lib.data import LabeledTexts
     from fasttext_lib.writers import write_csv
-    from fasttext_lib.synthetic import generate_reviews
 
-    data = generate_reviews(n, seed=seed)
-    write_csv(LabeledTexts(data.labels, data.texts), str(where))
+    write_csv(synthetic_reviews(n, seed=seed), str(where))
     return where
 
 

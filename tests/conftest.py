@@ -4,6 +4,7 @@ Clients are pointed at the server through the standard ``AWS_ENDPOINT_URL`` vari
 smart_open and the sagemaker SDK all exercise their real HTTP code paths.
 """
 import contextlib
+import functools
 import io
 import json
 import os
@@ -174,6 +175,27 @@ def sample_dir(tmp_path_factory):
 
 
 @pytest.fixture
+def no_pause_between_rereads(monkeypatch):
+    """storage's read_set reads a set again, 8 times in all, while a file its manifest names is missing (a publisher
+    may be replacing the set), pausing 0.05 s, doubling up to 1 s, between reads: 3.55 s before it says the file is
+    missing. In a test whose file stays missing (no publisher runs), those pauses are waiting for nothing; here they
+    are skipped, and every read, and what the last one says, stays the same. (The module's one use of time.)"""
+    import time
+
+    from fasttext_lib.storage import sets
+
+    class NoPause:
+        def __getattr__(self, name):
+            return getattr(time, name)
+
+        @staticmethod
+        def sleep(seconds):
+            pass
+
+    monkeypatch.setattr(sets, "time", NoPause())
+
+
+@pytest.fixture
 def tmpfs(tmp_path):
     """A real tiny tmpfs (as root chmod does not stop writes, so read-only and full need a real mount).
 
@@ -217,12 +239,30 @@ def assert_rebuilt_for_other_flags(module, first, monkeypatch):
     assert len(commands) == 1 and "-DFASTTEXT_TEST_FLAG" in commands[0]
 
 
+@functools.lru_cache(maxsize=None)
+def _generated_reviews(n_docs, seed, num_classes):
+    from fasttext_lib.synthetic import generate_reviews
+
+    data = generate_reviews(n_docs, num_classes=num_classes, seed=seed)
+    return tuple(data.labels), tuple(data.texts)
+
+
+def synthetic_reviews(n_docs, seed, num_classes=2):
+    """``generate_reviews(n_docs, num_classes=num_classes, seed=seed)``, generated once per test process for each
+    arguments, each call given lists of its own. The generator is deterministic (same arguments, same corpus, byte
+    for byte), and drawing its 30,000 pseudo-words alone takes ~0.7 s: a parametrized test that made its corpus
+    for every case spent seconds on the same documents. The tests of the generator itself call it, not this."""
+    from fasttext_lib.data import LabeledTexts
+
+    labels, texts = _generated_reviews(n_docs, seed, num_classes)
+    return LabeledTexts(list(labels), list(texts))
+
+
 def make_splits(n_train, n_test, seed):
     """A synthetic (train, validation) pair of LabeledTexts."""
     from fasttext_lib.data import LabeledTexts
-    from fasttext_lib.synthetic import generate_reviews
 
-    data = generate_reviews(n_train + n_test, seed=seed)
+    data = synthetic_reviews(n_train + n_test, seed=seed)
     return (LabeledTexts(data.labels[:n_train], data.texts[:n_train]),
             LabeledTexts(data.labels[n_train:], data.texts[n_train:]))
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from mxnet import nd
 
-from conftest import assert_rebuilt_for_other_flags
+from conftest import assert_rebuilt_for_other_flags, synthetic_reviews
 from fasttext_lib import bag_ops
 from fasttext_lib.data import LabeledTexts
 from fasttext_lib.batches import BatchMaker, sgd_row_scale_entries
@@ -126,7 +126,7 @@ def test_bad_indices_fail_instead_of_reading_out_of_bounds(ops):
 @pytest.mark.parametrize("optimizer, batch_size", [("sgd", 128), ("adam", 128), ("sgd", 512)])
 def test_training_is_bit_identical_with_native_and_generic_operators(ops, optimizer, batch_size, monkeypatch):
     """(sgd at batch 512: with the per-row scale's shrink, schedule.row_shrink)"""
-    data = generate_reviews(1300, seed=6)
+    data = synthetic_reviews(1300, seed=6)
     splits = LabeledTexts(data.labels[:1000], data.texts[:1000]), LabeledTexts(data.labels[1000:], data.texts[1000:])
     cfg = TrainConfig(epochs=2, batch_size=batch_size, ngrams=2, buckets=20000, optimizer=optimizer, wd=1e-4,
                       progress=False, ctx="cpu", seed=9)
@@ -206,7 +206,7 @@ def test_divergence_in_the_parameters_alone_stops_the_run(ops, route, optimizer,
 
     if route == "generic":
         monkeypatch.setenv(bag_ops.ENV_SWITCH, "0")
-    data = generate_reviews(200, seed=6)
+    data = synthetic_reviews(200, seed=6)
     cfg = TrainConfig(epochs=1, batch_size=256, ngrams=2, buckets=2000, optimizer=optimizer, lr=1e30, wd=1e30,
                       lr_schedule="constant", progress=False, ctx="cpu", seed=9)  # (linear: the only step has lr 0)
     with pytest.raises(FastTextError, match=r"training diverged: the model parameters became NaN or infinite at epoch 1"):

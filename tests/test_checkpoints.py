@@ -30,6 +30,21 @@ def splits():
     return make_splits(2000, 200, seed=5)
 
 
+@pytest.fixture(scope="module")
+def uninterrupted(splits):
+    """``uninterrupted(config)``: the embedding table of ``train(*splits, config)``, never stopped, for a resumed run to
+    end with bit for bit. A seeded CPU run is deterministic, so it is trained once per config for the module (read
+    only), not again by every test that resumes with that config."""
+    tables = {}
+
+    def table(config):
+        if repr(config) not in tables:
+            tables[repr(config)] = train(*splits, config).model.embedding_table()
+            tables[repr(config)].flags.writeable = False
+        return tables[repr(config)]
+    return table
+
+
 def _crash_after(epoch):
     def hook(row):
         if row["epoch"] == epoch:
@@ -494,7 +509,7 @@ def test_checkpoints_in_a_bucket_that_keeps_versions_leave_no_version_of_the_old
     assert shown("DeleteMarkers") == ["epoch-0001/checkpoint.json", "epoch-0002/checkpoint.json"]
 
 
-def test_checkpoints_on_s3_without_list_bucket(splits, unlisted):
+def test_checkpoints_on_s3_without_list_bucket(splits, unlisted, uninterrupted):
     """A role that may put, get and delete objects but not list them (S3 then answers 403 for a missing
     key): the run saves its checkpoints, resumes from the newest, and removes the older ones."""
     policy, _, dest = unlisted
@@ -512,7 +527,7 @@ def test_checkpoints_on_s3_without_list_bucket(splits, unlisted):
     assert epochs_kept() == ["epoch-0002", "newest-epoch.json"]  # epoch 1's was found without a listing and removed
     resumed = train(*splits, config, checkpoint_dir=ckpt)
     assert [row["epoch"] for row in resumed.history] == [1, 2, 3]
-    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), uninterrupted(config))
     assert epochs_kept() == ["epoch-0003", "newest-epoch.json"]
 
 
@@ -801,7 +816,7 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
 
 @pytest.mark.parametrize("where", ["local", "s3"])
 def test_a_checkpoint_another_run_removes_while_it_is_read_resumes_from_the_newer_one(splits, tmp_path, s3_bucket,
-                                                                                       monkeypatch, where):
+                                                                                       monkeypatch, where, uninterrupted):
     """Two runs of one command with one --checkpoint-dir: while the second reads epoch 2, the first saves
     epoch 3 and removes epoch 2. The reader stopped with '.../epoch-0002 has no checkpoint.json' (S3) or
     '... does not exist' (local); it resumes from epoch 3 now, and ends as an uninterrupted run."""
@@ -822,7 +837,7 @@ def test_a_checkpoint_another_run_removes_while_it_is_read_resumes_from_the_newe
     seen = []
     resumed = train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)
     assert other_ran and [row["epoch"] for row in seen] == [4]
-    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), uninterrupted(config))
 
 
 def test_a_checkpoint_whose_epoch_was_edited_by_hand_is_refused(splits, tmp_path):
@@ -967,7 +982,7 @@ def test_what_an_interrupted_save_left_in_an_epoch_directory_is_swept(splits, tm
 
 @pytest.mark.parametrize("other", ["settings", "train_accuracy scoring", "workers"])
 def test_two_runs_with_other_settings_started_together_do_not_replace_each_others_checkpoints(splits, s3_bucket, monkeypatch,
-                                                                                             other):
+                                                                                             other, uninterrupted):
     """Both found the directory empty at their start; the second's first save replaced the first's epoch 1 (and
     its later saves removed the first's epochs), so the first run, stopped and rerun, was refused: its checkpoints
     were gone. Now the second's save is refused in one line and the first run resumes from its own checkpoint.
@@ -997,7 +1012,7 @@ def test_two_runs_with_other_settings_started_together_do_not_replace_each_other
     seen = []
     resumed = train(*splits, mine, checkpoint_dir=ckpt, on_epoch_end=seen.append)
     assert [row["epoch"] for row in seen] == [2, 3]
-    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, mine).model.embedding_table())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), uninterrupted(mine))
 
 
 @pytest.mark.parametrize("when", ["data file in place", "manifest in place"])
@@ -1124,26 +1139,38 @@ def _npz(**arrays):
     return out.getvalue()
 
 
+@pytest.fixture(scope="module")
+def crashed_after_epoch_2(splits, tmp_path_factory):
+    """``(config, directory)``: the checkpoints of a run of ``config`` that crashed after epoch 2, for each case to
+    copy (the same seeded run for every case, trained once)."""
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path_factory.mktemp("crashed") / "ckpt"
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(2))
+    return config, ckpt
+
+
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 @pytest.mark.parametrize("damage", list(DAMAGE))
-def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits, tmp_path, damage):
+def test_a_damaged_checkpoint_is_refused_in_one_line_that_says_what_to_do(splits, tmp_path, damage, crashed_after_epoch_2,
+                                                                          uninterrupted):
     """Files deleted or truncated by hand, an older format: one line naming the checkpoint, the damage and the
     remedy (a deleted file said '... the set was replaced or removed while reading; try again', which never
     helps). Removing it, as the line says, then trains from the start and ends as an uninterrupted run."""
-    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    import shutil
+
+    config, crashed = crashed_after_epoch_2
     ckpt = tmp_path / "ckpt"
-    with pytest.raises(Crash):
-        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(2))
+    shutil.copytree(crashed, ckpt)
     harm, says = DAMAGE[damage]
     harm(ckpt / "epoch-0002")
     with pytest.raises(FastTextError) as refused:
         train(*splits, config, checkpoint_dir=str(ckpt))
     assert str(refused.value).startswith(f"cannot resume from checkpoint {ckpt}/epoch-0002: ")
     assert says in str(refused.value) and "remove that directory" in str(refused.value) and "\n" not in str(refused.value)
-    import shutil
-
     shutil.rmtree(ckpt / "epoch-0002")
     resumed = train(*splits, config, checkpoint_dir=str(ckpt))
-    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), uninterrupted(config))
 
 
 def _values_cut_short(old):
@@ -1218,9 +1245,10 @@ def test_an_adam_checkpoint_whose_values_end_early_is_refused_in_one_line_naming
     assert re.search(says, message) and "remove that directory" in message and "\n" not in message, message
 
 
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 @pytest.mark.parametrize("where", ["local", "s3 without ListBucket"])
 def test_a_checkpoint_missing_a_file_is_refused_naming_it_and_resumes_once_it_is_back(splits, tmp_path, request,
-                                                                                     monkeypatch, where):
+                                                                                     monkeypatch, where, uninterrupted):
     """A save writes checkpoint.json after the files it names, so a checkpoint.json naming a missing file was complete
     and lost that file since (deleted by hand or by a lifecycle rule, skipped by a copy). Falling back to an earlier
     checkpoint (one a kill before its removal left) would have its next save remove this one, and with it what
@@ -1275,7 +1303,7 @@ def test_a_checkpoint_missing_a_file_is_refused_naming_it_and_resumes_once_it_is
     seen = []
     resumed = train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)
     assert [row["epoch"] for row in seen] == [3]
-    np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
+    np.testing.assert_array_equal(resumed.model.embedding_table(), uninterrupted(config))
 
 
 def _a_pickled_checkpoint(splits, tmp_path, config):

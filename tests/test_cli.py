@@ -381,6 +381,7 @@ def test_s3_failures(s3_server, s3_bucket, tmp_path, sample_dir):
     _assert_one_line_error(r, "bucket does not exist")
 
 
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 def test_model_that_is_not_a_bundle(tmp_path, local_bundle, sample_dir):
     _assert_one_line_error(run_cli("evaluate", "--model", tmp_path, "--data", sample_dir / "test.csv"), "not a model bundle")
     # the other cases in-process: the command's answer is under test here, the process is above

@@ -98,6 +98,7 @@ def test_native_changed_rows_find_a_difference_at_every_position(monkeypatch, di
     np.testing.assert_array_equal(changed_rows(table, seed), native)
 
 
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 def test_damaged_rows_file_is_one_error(small, tmp_path):
     trained, _ = small
     where = save_bundle(trained, str(tmp_path / "b"), compact="float32")

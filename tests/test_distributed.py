@@ -234,6 +234,15 @@ def _errors(stderr):
     return [line for line in stderr.splitlines() if line.startswith("error: ")]
 
 
+def _probing_after_2_s(where, also=""):
+    """A ``sitecustomize`` in ``where`` (put it on the workers' PYTHONPATH) that has a worker ask its peers whether
+    they live after 2 s without a step, not cluster.PROBE_AFTER's 10: a lost worker is found by the same probe, 8 s
+    sooner per test. (A live peer answers every probe, so probing sooner ends no healthy run.) ``also``: more code."""
+    where.mkdir(exist_ok=True)
+    (where / "sitecustomize.py").write_text("import fasttext_lib.cluster\nfasttext_lib.cluster.PROBE_AFTER = 2\n" + also)
+    return {"PYTHONPATH": f"{where}{os.pathsep}{ROOT}"}
+
+
 @pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
 def test_a_worker_lost_mid_epoch_ends_the_other_in_one_line_naming_it(sample_dir, tmp_path, signal_name):
     """A worker killed mid-run (the OOM killer, a lost spot host: SIGKILL; a SIGTERM on its host alone) left the
@@ -251,7 +260,7 @@ def test_a_worker_lost_mid_epoch_ends_the_other_in_one_line_naming_it(sample_dir
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     (status, _, err), (killed_status, _, killed_err) = run_workers(
         _common(sample_dir, epochs=400) + ["--checkpoint-dir", checkpoints], outputs,
-        while_running=kill_one_after_an_epoch, deadline=150)
+        while_running=kill_one_after_an_epoch, deadline=150, env=_probing_after_2_s(tmp_path / "hooks"))
     assert killed_at and time.time() - killed_at[0] < 60
     assert status == 2 and len(_errors(err)) == 1, err[-2000:]
     assert re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped in epoch \d+: its process ended or its "
@@ -344,17 +353,14 @@ def test_a_worker_that_hits_a_bug_exits_after_its_traceback_and_the_other_ends_n
     """A bug (an exception that is no user error) in one worker printed its traceback, then the process waited for
     ever in the kvstore's exit barrier, alive, so the other worker's watch found it answering and waited the whole
     FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default) before giving up; the buggy one never ended at all."""
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(
-        "import fasttext_lib.train as t\n"
-        "def bug(*args, **kwargs):\n"
-        "    raise RuntimeError('an injected bug')\n"
-        "t.stop_if_diverged = bug\n")
+    bug = ("import fasttext_lib.train as t\n"
+           "def bug(*args, **kwargs):\n"
+           "    raise RuntimeError('an injected bug')\n"
+           "t.stop_if_diverged = bug\n")
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=120,
-                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"},
-                             {"FASTTEXT_CLUSTER_TIMEOUT": "600", "PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}"}])
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600", **_probing_after_2_s(tmp_path / "probing")},
+                             {"FASTTEXT_CLUSTER_TIMEOUT": "600", **_probing_after_2_s(tmp_path / "buggy", also=bug)}])
     (status, _, err), (buggy_status, _, buggy_err) = ended
     assert buggy_status == 1 and "RuntimeError: an injected bug" in buggy_err, buggy_err[-2000:]
     # (a worker's rank is the order the scheduler registered it in, not the order the processes were started in)

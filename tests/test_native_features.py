@@ -13,12 +13,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from conftest import assert_rebuilt_for_other_flags, random_texts_of_line_break_pieces
+from conftest import assert_rebuilt_for_other_flags, random_texts_of_line_break_pieces, synthetic_reviews
 from fasttext_lib import bag_ops, native_build
 from fasttext_lib import native_features as nf
 from fasttext_lib.data import read_labeled
 from fasttext_lib.features import UNK, Featurizer
-from fasttext_lib.synthetic import generate_reviews
 from fasttext_lib.text import NFC_TOKENS, QUOTES_AND_BREAKS, UNICODE_FORMS, tokenize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -166,7 +165,7 @@ def test_empty_and_punctuation_only_documents(monkeypatch):
 
 
 def test_very_long_documents(monkeypatch):
-    data = generate_reviews(40, seed=3)
+    data = synthetic_reviews(40, seed=3)
     long_doc = " ".join(data.texts) * 20  # ~100k tokens in one document
     docs = [long_doc, "short one", long_doc.upper(), ""]
     _assert_same_tokens(docs)
@@ -176,7 +175,7 @@ def test_very_long_documents(monkeypatch):
 @pytest.mark.parametrize("ngrams,buckets,min_count", [(1, 2_000_000, 1), (2, 2_000_000, 1), (2, 50, 1),
                                                       (3, 2_000_000, 3), (3, 7, 2), (2, 2_000_000, 5)])
 def test_synthetic_corpus(monkeypatch, ngrams, buckets, min_count):
-    data = generate_reviews(1500, seed=11)
+    data = synthetic_reviews(1500, seed=11)
     _check_corpus(data.texts[:1200], data.texts[1200:], monkeypatch, ngrams=ngrams, buckets=buckets,
                   min_count=min_count)
 
@@ -307,7 +306,7 @@ def test_a_model_fit_on_plain_text_reads_invisible_characters_as_nothing(monkeyp
 
 
 def test_chunks_and_threads_change_nothing(monkeypatch):
-    data = generate_reviews(600, seed=5)  # > 64k tokens: worth several threads
+    data = synthetic_reviews(600, seed=5)  # > 64k tokens: worth several threads
     texts = data.texts + HOSTILE
     monkeypatch.setattr(nf, "threads", lambda: 1)
     featurizer, whole = _native_fit(texts, ngrams=2, buckets=1000)
@@ -342,7 +341,7 @@ def test_bad_arguments_are_refused():
 
 
 def test_switched_off_uses_python_with_identical_results(monkeypatch):
-    data = generate_reviews(200, seed=8)
+    data = synthetic_reviews(200, seed=8)
     native_featurizer, native = _native_fit(data.texts, ngrams=2, buckets=5000)
     monkeypatch.setenv(nf.ENV_SWITCH, "0")
     assert nf.status() == (False, f"{nf.ENV_SWITCH}=0")
@@ -395,7 +394,7 @@ def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(tmp_path, mon
 def test_token_bags_encode_any_documents_as_the_stored_bags(monkeypatch, ngrams, buckets):
     # Training keeps token ids and encodes each batch's bags on the fly (features.TokenBags):
     # every selection, native or Python, equals the same documents of the fully encoded corpus.
-    texts = generate_reviews(700, seed=12).texts + HOSTILE
+    texts = synthetic_reviews(700, seed=12).texts + HOSTILE
     featurizer, stored = _python_fit(texts, monkeypatch, ngrams=ngrams, buckets=buckets, min_count=2)
     _, tokens = Featurizer.fit(texts, ngrams=ngrams, buckets=buckets, min_count=2, return_bags="tokens")
     assert len(tokens) == len(stored)
@@ -528,7 +527,7 @@ def test_long_documents_folded_a_piece_at_a_time_give_the_same_bags(monkeypatch,
     predict). Its counts are whole numbers, so the bags are the reference's bit for bit, whatever the piece: n-grams
     across two pieces (and across several short ones) counted once, and a document of exactly a piece's words,
     predicted (encode_texts), trained on (encode_ids) and selected in training's batches (encode_selected)."""
-    texts = generate_reviews(60, seed=5).texts + HOSTILE + [" ".join(generate_reviews(30, seed=6).texts),
+    texts = synthetic_reviews(60, seed=5).texts + HOSTILE + [" ".join(synthetic_reviews(30, seed=6).texts),
                                                             "a b", "a b c", "a", "", "x y z w v u"]
     featurizer, reference = _python_fit(texts, monkeypatch, ngrams=ngrams, buckets=buckets, min_count=2)
     _, tokens = Featurizer.fit(texts, ngrams=ngrams, buckets=buckets, min_count=2, return_bags="tokens")
@@ -586,7 +585,7 @@ def test_an_autotune_refit_check_fingerprints_a_chunk_natively_as_python_does_on
     from fasttext_lib import trained_on
     from fasttext_lib.text import sampled_fingerprints
 
-    texts = generate_reviews(300, seed=3).texts + HOSTILE
+    texts = synthetic_reviews(300, seed=3).texts + HOSTILE
     record = sampled_fingerprints(texts[::2])
     one_by_one = trained_on.TrainedOnCheck(record)
     for text in texts:
@@ -609,7 +608,7 @@ def test_the_mean_length_the_settings_come_from_is_counted_natively_as_python_co
     from fasttext_lib import schedule
 
     long_doc = " ".join(HOSTILE) * 3
-    texts = HOSTILE + random_texts_of_line_break_pieces(2_000, seed=7) + generate_reviews(300, seed=8).texts
+    texts = HOSTILE + random_texts_of_line_break_pieces(2_000, seed=7) + synthetic_reviews(300, seed=8).texts
     texts += [long_doc, "", long_doc.upper(), "<br" * 99 + " />" * 100]
     corpora = [texts, [t for t in HOSTILE if "\x00" not in t], [""], ["nul\x00inside"], []]
     monkeypatch.setattr(nf, "CHUNK_DOCS", 97)

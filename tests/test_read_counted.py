@@ -11,13 +11,12 @@ import re
 import numpy as np
 import pytest
 
-from conftest import params_of
+from conftest import params_of, synthetic_reviews
 from fasttext_lib import native_features as nf
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import SAMPLE_DOCS, CountedTexts, read_counted, read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.features import count_tokens
-from fasttext_lib.synthetic import generate_reviews
 from fasttext_lib.train import train
 
 HOSTILE_ROWS = [
@@ -35,7 +34,7 @@ def _csv(rows):
 
 
 def _corpus(tmp_path, n=300, name="train.csv", header=True, compress=False):
-    data = generate_reviews(n, seed=4)
+    data = synthetic_reviews(n, seed=4)
     rows = []
     for i, (label, text) in enumerate(zip(data.labels, data.texts)):
         rows.append((label, text))
@@ -206,7 +205,7 @@ def test_training_data_that_gets_shorter_while_it_is_read_is_refused(tmp_path, m
     """predict refused an input that got shorter while it was read; training read the shorter file's end as the
     data's end and trained on part of it, silently (cut at a line end), or named a "malformed CSV record" that the
     file never had (cut inside one, or rewritten in place with ``>``)."""
-    data = generate_reviews(500, seed=4)
+    data = synthetic_reviews(500, seed=4)
     path = tmp_path / "train.csv"
     text = _csv((label, " ".join(text.split())) for label, text in zip(data.labels, data.texts))
     path.write_text(text, encoding="utf-8")

@@ -6,6 +6,7 @@ Every failure ends as test_hostile_cli.py's do: its exit status, exactly one ``e
 existing file (a bundle replaced with ``--overwrite``) as it was, no staging leftovers.
 """
 import csv
+import functools
 import json
 import os
 import re
@@ -532,6 +533,7 @@ def wide_compact_bundle(data, tmp_path_factory):
     return out
 
 
+@functools.lru_cache(maxsize=None)  # (the same 10 MB for every case: generating it takes seconds)
 def varied_review(chars=10_000_000):
     """One review of ``chars`` characters of varied words: its bigrams fill most of a table of 100k buckets."""
     from fasttext_lib.synthetic import generate_reviews

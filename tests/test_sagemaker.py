@@ -700,6 +700,7 @@ def test_a_checkpoint_the_job_cannot_resume_for_what_is_known_without_the_data_i
     assert os.listdir(root / "model") == []
 
 
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 @pytest.mark.parametrize("cut", ["params missing", "params cut short", "no complete epoch before it",
                                  "not the synced dir"])
 def test_a_spot_restart_sets_aside_the_newest_checkpoint_a_cut_short_sync_left_incomplete(source_dir, tmp_path,
@@ -2370,6 +2371,7 @@ def test_pack_model_never_writes_over_a_file_of_the_bundle_it_packs(tmp_path, bu
     assert {n: (own / n).read_bytes() for n in os.listdir(own)} == before
 
 
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 def test_pack_model_errors_leave_nothing(tmp_path, bundle):
     with pytest.raises(FastTextError, match="model bundle not found"):
         pack_model(tmp_path / "nope", str(tmp_path / "model.tar.gz"))
@@ -3672,6 +3674,7 @@ def test_fetch_job_model_of_a_config_json_naming_no_file_is_one_line(bundle, tmp
     assert not (tmp_path / "fetched").exists()
 
 
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 def test_fetch_job_model_names_what_the_archive_lacks_not_a_staging_folder(bundle, tmp_path):
     # The reason named the temporary folder the archive was extracted to, deleted by the time it was read.
     members = {n: open(os.path.join(bundle, n), "rb").read() for n in bundle_names(bundle)}

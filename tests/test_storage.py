@@ -1134,6 +1134,7 @@ def test_get_and_head_refused_where_the_caller_may_list_is_access_denied_not_mis
     assert "access denied" in message and "missing" not in message, message
 
 
+@pytest.mark.usefixtures("no_pause_between_rereads")  # (a file stays missing: no reread can find it)
 def test_a_bundle_file_refused_to_a_caller_that_may_not_list_is_said_missing_or_refused(tmp_path, unlisted):
     """Without s3:ListBucket a refused GET and HEAD cannot tell a missing file from a refused one: a checkpoint says
     both, a bundle said only "is missing (deleted, or not copied with the bundle); copy the whole bundle again",
