@@ -463,20 +463,32 @@ def _header_row_repeated(records, names, start, blank, header, delimiter, fell_b
     record said its text column's name recurred below it: no header (header_columns), and the body was answered
     line by line, the header and its repeats as reviews, each record whole, its class a word of its text (predict
     answered the records' texts: fewer answers, the others different)."""
-    from .header_row import RepeatedHeader
-
     first_at = None if names is not None else next((i for i, record in enumerate(records) if record), None)
     first = names if names is not None else None if first_at is None else records[first_at]
     after = 0 if names is not None else (first_at or 0) + 1  # where the records after the first row begin
-    repeated = RepeatedHeader([(first, 1)], "request", None) if first else None
-    repeats = [i for i in range(after, len(records)) if repeated and repeated.repeats(records[i])]
+    repeats = _repeats_of(first, records[after:]) if first else []
     if repeats:
-        skipped = set(repeats)  # (once: made for each record, a body of many repeats took minutes, quadratically)
-        kept = [record for i, record in enumerate(records) if i not in skipped]
+        kept = records[:after] + _left_out(records[after:], repeats)
         got = _csv_header_row(kept, names, start, blank, header, delimiter, fell_back)
         if got[1] is not None:  # a header: its repeats are none of the records
-            return (*got, [i - after for i in repeats])
+            return (*got, repeats)
     return (*_csv_header_row(records, names, start, blank, header, delimiter, fell_back), ())
+
+
+def _repeats_of(first, records):
+    """Where among ``records`` the header row ``first`` is repeated (files joined with their headers): capitals,
+    spaces and a BOM count for nothing (header_row.RepeatedHeader, as predict compares them)."""
+    from .header_row import RepeatedHeader
+
+    repeated = RepeatedHeader([(first, 1)], "request", None)
+    return [i for i, record in enumerate(records) if repeated.repeats(record)]
+
+
+def _left_out(records, positions):
+    """``records`` without those at ``positions`` (a set made once: made for each record, a body of many repeats took
+    minutes, quadratically)."""
+    skipped = set(positions)
+    return [record for i, record in enumerate(records) if i not in skipped]
 
 
 def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
@@ -720,8 +732,7 @@ def csv_texts(reviews, predictor):
         at, repeats = typed
         if in_batch_transform(os.environ):  # (answered as a header record is, its repeats too: predict_fn)
             reviews.lead_blank, reviews.header_record, reviews.header_repeats = at, True, repeats
-        names, skipped = records[at], set(repeats)
-        records = [record for i, record in enumerate(records[at + 1:]) if i not in skipped]
+        names, records = records[at], _left_out(records[at + 1:], repeats)
         numbering = (_record_number(at + 1, numbering), tuple(repeats))
         if typed_header_kind(names) != "class first":  # Review Body, Sentiment; Title, Review Body: read as the
             # same header without its spaces is (its text columns), as predict reads the file
@@ -756,13 +767,10 @@ def _typed_header_at(records, classes):
     whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
     from .columns import HEADER_LOOKAHEAD, prose_commas
     from .formats import typed_header
-    from .header_row import RepeatedHeader
 
     at = next((i for i, record in enumerate(records) if record), None)
     if at is None or not prose_commas(records[at]):
         return None
-    repeated = RepeatedHeader([(records[at], 1)], "request", None)
-    repeats = [i for i, record in enumerate(records[at + 1:]) if repeated.repeats(record)]
-    skipped = set(repeats)  # (out of the look-ahead too, as predict's)
-    ahead = [record for i, record in enumerate(records[at + 1:]) if i not in skipped][:HEADER_LOOKAHEAD]
+    repeats = _repeats_of(records[at], records[at + 1:])
+    ahead = _left_out(records[at + 1:], repeats)[:HEADER_LOOKAHEAD]  # (the repeats out of the look-ahead, as predict's)
     return (at, repeats) if typed_header(records[at], ahead, classes) else None
