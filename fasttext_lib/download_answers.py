@@ -85,12 +85,17 @@ def _is_transient(reason):
 def _retry_after(error):
     """The seconds a busy server's answer (``error``, an HTTPError) asks to wait (its Retry-After), None: it gives
     none, or a date (waited as a retry's backoff)."""
-    wait = ((error.headers and error.headers.get("Retry-After")) or "").strip()
+    wait = _retry_after_text(error)
     if not _is_seconds(wait):
         return None
     # (int() refuses more than 4,300 digits: a wait of ages, waited as the longest, download_retry.MAX_WAIT_S)
     digits = wait.lstrip("0") or "0"
     return int(digits) if len(digits) <= 9 else 10 ** 9
+
+
+def _retry_after_text(error):
+    """An HTTPError's Retry-After header as one line ("" where it has none): seconds, or a date."""
+    return " ".join(((error.headers and error.headers.get("Retry-After")) or "").split())
 
 
 def _is_seconds(wait):
@@ -103,7 +108,7 @@ def _when_not_now(error, part):
     """What an answer of :data:`_NOT_NOW` (``error``, an HTTPError) means for the user once it is the last: run again
     later (when a busy server's Retry-After says), and that the partial download ``part`` is kept. It said only "HTTP
     503 Service Unavailable", and a user deleted a .part of hundreds of MB to start clean."""
-    wait = " ".join(((error.headers and error.headers.get("Retry-After")) or "").split())[:40]  # seconds, or a date
+    wait = _retry_after_text(error)[:40]  # seconds, or a date
     if _is_seconds(wait):
         wait = f"; it asks to wait {wait} s"
     elif wait and wait.isprintable():
