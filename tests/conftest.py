@@ -67,6 +67,18 @@ def s3_server():
 
 
 @pytest.fixture
+def s3_proxy(s3_server, monkeypatch):
+    """The S3 server behind a FaultProxy (scripts/fault_proxy.py: its log holds every request, its rules refuse
+    some), the client pointed at it; botocore retries once, so a rule that fails every attempt fails the call."""
+    from fault_proxy import FaultProxy
+
+    with FaultProxy(s3_server) as p:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", p.endpoint)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+        yield p
+
+
+@pytest.fixture
 def s3_bucket(s3_server):
     import boto3
 

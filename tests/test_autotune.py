@@ -1129,17 +1129,6 @@ def test_an_interrupted_bundle_save_whose_claimed_table_cannot_be_removed_stays_
         f"holds the trials of a bundle that was not saved"]
 
 
-@pytest.fixture
-def s3_proxy(s3_server, monkeypatch):
-    """The S3 server behind a FaultProxy, whose log holds every request."""
-    from fault_proxy import FaultProxy
-
-    with FaultProxy(s3_server) as p:
-        monkeypatch.setenv("AWS_ENDPOINT_URL", p.endpoint)
-        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
-        yield p
-
-
 @pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])
 @pytest.mark.parametrize("overwrite", [False, True], ids=["claimed", "written-first"])
 def test_a_trial_table_taken_back_from_a_bucket_that_keeps_versions_leaves_no_version(s3_bucket, s3_proxy, monkeypatch,

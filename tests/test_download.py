@@ -1926,14 +1926,9 @@ def test_prepare_command_line_keeps_what_differs_unless_overwrite(archive, serve
 
 
 @pytest.fixture
-def proxy(s3_server, monkeypatch):
-    """The S3 server behind a FaultProxy (its log: every request; its rules: refusals)."""
-    from fault_proxy import FaultProxy
-
-    with FaultProxy(s3_server) as p:
-        monkeypatch.setenv("AWS_ENDPOINT_URL", p.endpoint)
-        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
-        yield p
+def proxy(s3_proxy):
+    """The S3 server behind a FaultProxy (conftest.s3_proxy)."""
+    return s3_proxy
 
 
 def _gets(proxy, pattern):

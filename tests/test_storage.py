@@ -606,11 +606,9 @@ def test_a_uri_of_another_scheme_is_refused_not_taken_for_a_local_path(tmp_path,
 
 
 @pytest.fixture
-def proxy(s3_server, monkeypatch):
-    with FaultProxy(s3_server) as p:
-        monkeypatch.setenv("AWS_ENDPOINT_URL", p.endpoint)
-        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")  # botocore retries once; rules fail every attempt
-        yield p
+def proxy(s3_proxy):
+    """The S3 server behind a FaultProxy (conftest.s3_proxy)."""
+    return s3_proxy
 
 
 @pytest.mark.parametrize("pattern", [r"/model-", r"/vocab-", r"/metrics-", r"/config\.json$"])
