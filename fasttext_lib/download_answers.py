@@ -3,6 +3,9 @@ line each, and checked for what is not the archive's bytes: another encoding, a 
 
 Only the standard library's urllib is used for HTTP, so nothing beyond the base dependencies is needed.
 """
+import datetime
+import email.utils
+import math
 import os
 import re
 import socket
@@ -83,14 +86,26 @@ def _is_transient(reason):
 
 
 def _retry_after(error):
-    """The seconds a busy server's answer (``error``, an HTTPError) asks to wait (its Retry-After), None: it gives
-    none, or a date (waited as a retry's backoff)."""
+    """The seconds a busy server's answer (``error``, an HTTPError) asks to wait (its Retry-After: seconds, or an HTTP
+    date, RFC 9110); None: it gives none, or one that cannot be read (waited as a retry's backoff)."""
     wait = _retry_after_text(error)
     if not _is_seconds(wait):
-        return None
+        return _seconds_until(wait)
     # (int() refuses more than 4,300 digits: a wait of ages, waited as the longest, download_retry.MAX_WAIT_S)
     digits = wait.lstrip("0") or "0"
     return int(digits) if len(digits) <= 9 else 10 ** 9
+
+
+def _seconds_until(date):
+    """Whole seconds from now until an HTTP date (``Fri, 31 Dec 2027 23:59:59 GMT``), 0 where it has passed; None:
+    not a date. (A date was waited as no Retry-After at all: the backoff's 1 s, against a server asking for minutes.)"""
+    try:
+        when = email.utils.parsedate_to_datetime(date)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # (an HTTP date is GMT; -0000 reads as naive)
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0, math.ceil((when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()))
 
 
 def _retry_after_text(error):

@@ -2312,6 +2312,29 @@ def test_a_retry_waits_what_retry_after_asks_up_to_a_minute(archive, server, tmp
         f"; retrying in {waited} s (attempt 2 of 5)")
 
 
+def test_a_retry_after_given_as_a_date_is_waited_until_then(archive, server, tmp_path, capsys, monkeypatch):
+    """Retry-After may be an HTTP date (RFC 9110), as some servers and proxies send it. It was waited as no Retry-After
+    at all: the backoff's first second, against a server that asked for half a minute. A date already past is the
+    backoff's wait."""
+    import email.utils
+    import time
+
+    from fasttext_lib import download_retry
+
+    spec, data = archive
+    base_url, handler = server
+    monkeypatch.setattr(download_retry, "MAX_WAIT_S", 60)
+    waits = []
+    monkeypatch.setattr(download_retry, "_pause", waits.append)  # (not waited: the wait is what is checked)
+    handler.busy = [(503, email.utils.formatdate(time.time() + 30, usegmt=True)),
+                    (503, "Fri, 31 Dec 1999 23:59:59 GMT")]
+    with open(download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert len(waits) == 2 and 28 <= waits[0] <= 31, waits
+    assert waits[1] == download_retry.BACKOFF_S * 2  # (the second retry's backoff: the date has passed)
+    assert len(_retry_lines(capsys.readouterr().err)) == 2
+
+
 def test_a_connection_reset_mid_body_is_resumed_in_the_same_run(archive, server, tmp_path, capsys):
     spec, data = archive
     base_url, handler = server
