@@ -129,3 +129,29 @@ def test_a_role_that_may_not_delete_versions_gets_the_plain_delete_and_one_line_
     assert len(notes) == 1, notes
     assert all(f"{dest}/{name}" in notes[0] for name in old + [MANIFEST]), notes
     assert notes[0].startswith("warning: ") and "noncurrent version" in notes[0], notes
+
+
+def test_a_role_that_may_not_delete_versions_is_told_so_once_per_bucket_not_at_every_replacement(
+        s3_policy_server, tmp_path, monkeypatch, capsys):
+    """A checkpointed run replaces its checkpoint at every epoch's end: without s3:DeleteObjectVersion the same
+    warning came at each (9 lines in a run of 10 epochs). It is said once per bucket in a process, and says that
+    what is deleted there later stays as a noncurrent version too; another bucket is told about again."""
+    policy = s3_policy_server
+    admin = policy.client("admin")
+    buckets = [f"versioned-{os.urandom(6).hex()}" for _ in range(2)]
+    for bucket in buckets:
+        admin.create_bucket(Bucket=bucket)
+        admin.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    as_user(monkeypatch, policy, "lister")
+    capsys.readouterr()
+    for bucket in buckets:
+        for tag in ("epoch1", "epoch2", "epoch3", "epoch4"):
+            storage.publish(f"s3://{bucket}/ckpt", make_files(tmp_path, tag), MANIFEST, {"tag": tag})
+        assert load_tag(f"s3://{bucket}/ckpt", tmp_path) == "epoch4"
+    notes = [line for line in capsys.readouterr().err.splitlines() if "s3:DeleteObjectVersion" in line]
+    assert len(notes) == 2, notes
+    for bucket, note in zip(buckets, notes):
+        assert f"s3://{bucket}/ckpt/" in note and note.endswith(f"stays so too)"), note
+        assert f"in s3://{bucket} stays" in note, note
+    listed = admin.list_object_versions(Bucket=buckets[0], Prefix="ckpt/")
+    assert len(listed.get("DeleteMarkers", [])) >= 3 * 2  # (each replaced set's files: deleted, as before)

@@ -42,15 +42,28 @@ def delete_written(client, written, keeps_versions=None):
     return left
 
 
+_REFUSED_IN = set()  # the buckets where say_kept has said so in this process (said once per bucket)
+
+
 def say_kept(kept, what="the temporary object(s)", written_by="this run", hidden_by="a delete marker"):
     """One line on stderr naming the objects (``s3://`` URIs) this run wrote and deleted without their version (S3
     refused a delete by version): each stays as a noncurrent version, billed, which no listing shows. ``what``,
-    ``written_by``, ``hidden_by``: what they are, who wrote them and what hid them, as the line says it."""
-    if kept:
+    ``written_by``, ``hidden_by``: what they are, who wrote them and what hid them, as the line says it. Said once per
+    bucket and process: a checkpointed run deletes the epoch before at every epoch's end, and said it 9 times in a run
+    of 10 epochs, the same advice each time."""
+    new = [uri for uri in kept if _bucket_of(uri) not in _REFUSED_IN]
+    if new:
+        buckets = sorted({_bucket_of(uri) for uri in new})
+        _REFUSED_IN.update(buckets)
         print(f"warning: S3 refused to delete by version (s3:DeleteObjectVersion) {what} "
-              f"{', '.join(kept)} that {written_by} wrote, in a bucket that keeps versions: each was deleted by "
+              f"{', '.join(new)} that {written_by} wrote, in a bucket that keeps versions: each was deleted by "
               f"{hidden_by} and stays there as a noncurrent version (billed): delete those versions, or have a "
-              f"lifecycle rule expire noncurrent versions", file=sys.stderr)
+              f"lifecycle rule expire noncurrent versions (said once: what this process deletes later in "
+              f"{', '.join(f's3://{b}' for b in buckets)} stays so too)", file=sys.stderr)
+
+
+def _bucket_of(uri):
+    return uri[len("s3://"):].split("/", 1)[0]
 
 
 def delete_set_object(client, bucket, key, recorded, kept, keeps_versions):
