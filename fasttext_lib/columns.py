@@ -314,9 +314,39 @@ def unread_header(row, later_rows):
     value would)? A table with more than a class and a text whose class column has a name training does not know
     (``tweet_id,airline_sentiment,...,text``): read as data, its first row was a document and its first column the
     classes (the clothing ids of ``Clothing ID,Age,Title,Review Text,Stars``)."""
-    if len(row) < 3 or not later_rows or not short_names(row) or any(reads_as_number(c) for c in row):
+    named = _without_trailing_empty(row)
+    if not later_rows or not short_names(named) or any(reads_as_number(c) for c in named):
         return False
-    return not _recurs_below(row, later_rows)
+    if len(named) == 2:
+        # Two names (the SMS Spam Collection's v1,v2,,,): a class and a text of a data row could read so too, unless
+        # the rows below hold classes, a few values over and over, which the first one is not among (a header's
+        # class column name is in no row below it; a real first row's class is)
+        firsts = [r[0].strip() for r in later_rows if r and r[0].strip()]
+        if len(firsts) < _CLASS_ROWS or 2 * len(set(firsts)) > len(firsts):
+            return False
+    elif len(named) < 3:
+        return False
+    return not _recurs_below(named, later_rows)
+
+
+def header_or_record(row):
+    """What :class:`ColumnsToName` says after its advice when ``row``, read as an unknown header (:func:`unread_header`),
+    could be a record: two names, a class and a text (a class of one document, the first, in no row below)."""
+    if len(_without_trailing_empty(row)) != 2:
+        return ""
+    return "; if line 1 is a record, not a header, add a header row above it (label,text)"
+
+
+_CLASS_ROWS = 4  # (formats.MIN_UNQUOTED_ROWS: the rows a class column written as words is recognized from)
+
+
+def _without_trailing_empty(row):
+    """``row`` without the empty fields at its end: columns with no name, which pandas calls ``Unnamed: 2``, ... (a
+    spreadsheet's stray cells; the SMS Spam Collection's ``v1,v2,,,``, where a message's commas spill into them)."""
+    end = len(row)
+    while end and not row[end - 1].strip():
+        end -= 1
+    return row[:end]
 
 
 def _recurs_below(row, later_rows):

@@ -22,10 +22,10 @@ import itertools
 import re
 
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, csv_text, header_layout,
-                      index_column, index_header_start, index_named, is_int_text, looks_like_header, number_with_comma,
-                      one_column_text_header, prose_commas, reads_as_number, semicolon_header, series_values_header,
-                      several_class_columns, short_header, short_names, table_header, text_header_columns,
-                      tsv_header_line, unread_columns, whole_number, width_error)
+                      header_or_record, index_column, index_header_start, index_named, is_int_text, looks_like_header,
+                      number_with_comma, one_column_text_header, prose_commas, reads_as_number, semicolon_header,
+                      series_values_header, several_class_columns, short_header, short_names, table_header,
+                      text_header_columns, tsv_header_line, unread_columns, unread_header, whole_number, width_error)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line
 from .lines import LONE_CR_HINT, chain_lines, has_lone_cr, stripped_start
@@ -75,8 +75,27 @@ def _detected_format(first, rest, uri):
             return "csv", rest  # (positive,the text; positive,a text<TAB>with a tab)
         if not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
             raise  # a tab- or semicolon-separated file: as said; a header: name its columns, as said
+        header = _unread_header_above_word_classes(first, ahead)
+        if header:
+            # (the hint below, --format csv, read such a header as a document: a class of its own, v1)
+            row = next(csv.reader([header]))
+            raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({header}), {unread_columns(row)}",
+                                  after=header_or_record(row)) from None
         raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
                             f"with --format csv") from None
+
+
+def _unread_header_above_word_classes(first, ahead):
+    """Line 1 as written (stripped) when it reads as a header row naming columns training does not know
+    (:func:`columns.unread_header`) above rows of classes written as words (:func:`word_class_csv`), else None:
+    ``v1,v2,,,`` above ``ham,Go until jurong point...`` (the SMS Spam Collection as it is shared)."""
+    line = first.lstrip("\ufeff").strip()
+    try:
+        row = next(csv.reader([line]), [])
+        later = [r for r in csv.reader(a.lstrip("\ufeff") for a in ahead) if r]
+    except csv.Error:
+        return None
+    return line if word_class_csv(ahead) and unread_header(row, later) else None
 
 
 # (a whole float too, 1.0: pandas' to_csv(header=False) of a float class column, read as 1 by

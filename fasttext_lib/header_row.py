@@ -15,9 +15,9 @@ records itself.
 """
 import itertools
 
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, ColumnsToName, chosen_columns, header_columns, ids_column,
-                      index_note, index_rows, left_out_columns, one_hot_hint, read_from_note, series_values_header,
-                      table_text_columns, unread_columns, unread_header)
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, ColumnsToName, chosen_columns, header_columns,
+                      header_or_record, ids_column, index_note, index_rows, left_out_columns, one_hot_hint,
+                      read_from_note, series_values_header, table_text_columns, unread_columns, unread_header)
 from .errors import FastTextError
 from .formats import CountedLines, csv_rows
 from .lines import chain_lines
@@ -197,7 +197,7 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri):
     columns = header_columns(ahead[0][0], later) if ahead else None
     if columns is None and ahead and unread_header(ahead[0][0], later):
         raise ColumnsToName(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
-                            f"{unread_columns(ahead[0][0])}")
+                            f"{unread_columns(ahead[0][0])}", after=header_or_record(ahead[0][0]))
     first_name = ahead[0][0][0].lstrip("\ufeff").strip() if ahead else ""
     if (columns is not None and columns[0] == 0 and not predicting and first_name.lower() not in HEADER_LABEL_NAMES
             and ids_column([r[0] for r in later if r])):

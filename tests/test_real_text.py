@@ -1571,6 +1571,39 @@ def test_a_table_whose_class_column_has_an_unknown_name_is_refused_with_the_flag
     assert json.loads(evaluated.stdout.splitlines()[-1])["n"] == len(real)
 
 
+@pytest.mark.parametrize("fmt", [[], ["--format", "csv"]])
+def test_a_two_column_header_of_unknown_names_above_word_classes_is_refused_with_the_flags_that_read_it(tmp_path, real,
+                                                                                                      fmt):
+    """The SMS Spam Collection as it is shared: a header ``v1,v2,,,`` (two names and empty ones, where a message's
+    commas spill over) above ``ham,Go until jurong point...`` rows. Auto-detection refused it with a hint, "read with
+    --format csv", that read the header as a document: a model of three classes, one of them ``v1``. Both now say
+    line 1 is a header of names training does not know, and the flags that read it; with them it trains on two."""
+    words = {"negative": "ham", "positive": "spam"}
+    lines = ["v1,v2,,,"] + [f"{words[label]},{text.replace(',', ' ')},,," for label, text in zip(real.labels, real.texts)]
+    path = tmp_path / "spam.csv"
+    path.write_text("\r\n".join(lines) + "\r\n")
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress", *fmt)
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+    assert "reads as a CSV header row (v1,v2,,,)" in got.stderr or "reads as a header (v1,v2,,,)" in got.stderr
+    assert "--label-column NAME --text-column NAME" in got.stderr and "add a header row above it" in got.stderr
+    assert not (tmp_path / "m").exists()
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
+                         "--label-column", "v1", "--text-column", "v2")
+    assert got.returncode == 0, got.stderr
+    assert json.loads((tmp_path / "m" / "config.json").read_text())["labels"] == ["ham", "spam"]
+
+
+def test_a_first_row_of_two_short_values_whose_class_recurs_below_is_still_a_record(tmp_path, real):
+    """Only a first row whose class is in no row below reads as a header: ``ham,ok`` above ``ham,...`` rows is the
+    first document (not refused, and trained on with --format csv)."""
+    words = {"negative": "ham", "positive": "spam"}
+    lines = ["ham,ok lar"] + [f"{words[label]},{text.replace(',', ' ')}" for label, text in zip(real.labels, real.texts)]
+    path = tmp_path / "spam.csv"
+    path.write_text("\n".join(lines) + "\n")
+    data = read_labeled(str(path))
+    assert data.labels[0] == "ham" and data.texts[0] == "ok lar" and len(data) == len(lines)
+
+
 def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp_path, real):
     frame = pd.DataFrame({"tweet_id": range(10**17, 10**17 + len(real)), "airline_sentiment": real.labels,
                           "airline": ["United", "Delta"] * 60, "text": real.texts, "title": real.texts[::-1]})
