@@ -100,6 +100,13 @@ def check_kvstore_environment(kvstore):
                             f"the cluster with MXNet's tools/launch.py, or on SageMaker with "
                             f"distribution={{'parameter_server': {{'enabled': True}}}}")
     if kvstore.startswith("dist"):
+        for name in ("DMLC_NUM_SERVER", "DMLC_NUM_WORKER"):
+            # (ps-lite reads them with atoi: "2.0" is 2, "two" is 0, a cluster of no worker that never forms; and
+            # the checks of a checkpoint's number of workers, before the data is read, were skipped)
+            count = os.environ[name].strip()
+            if not (count.isascii() and count.isdigit() and int(count) > 0):
+                raise FastTextError(f"{name} must be a whole number above 0 (how many the cluster waits for), "
+                                    f"got {os.environ[name]!r}")
         check_scheduler_address(os.environ["DMLC_PS_ROOT_URI"], os.environ["DMLC_PS_ROOT_PORT"])
         timeout_from_environment()  # a bad FASTTEXT_CLUSTER_TIMEOUT: refused now, not once joined
 

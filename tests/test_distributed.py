@@ -323,6 +323,13 @@ def test_a_scheduler_address_that_cannot_be_one_is_refused_before_the_data_is_re
     with pytest.raises(FastTextError, match="DMLC_PS_ROOT_PORT must be a port number, got '90000'"):
         check_kvstore_environment("dist_sync")
     monkeypatch.setenv("DMLC_PS_ROOT_PORT", "9000")
+    for name in ("DMLC_NUM_WORKER", "DMLC_NUM_SERVER"):  # (ps-lite's atoi: "two" waits for no worker, for ever)
+        for bad in ("two", "2.0", "0", "-1", "\u0662"):
+            monkeypatch.setenv(name, bad)
+            with pytest.raises(FastTextError, match=rf"^{name} must be a whole number above 0 \(how many the cluster "
+                                                    rf"waits for\), got {bad!r}$"):
+                check_kvstore_environment("dist_sync")
+        monkeypatch.setenv(name, "2")
     monkeypatch.setenv("FASTTEXT_CLUSTER_TIMEOUT", "soon")
     with pytest.raises(FastTextError, match="FASTTEXT_CLUSTER_TIMEOUT must be a number of seconds above 0, got 'soon'"):
         check_kvstore_environment("dist_sync")
