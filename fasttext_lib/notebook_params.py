@@ -44,10 +44,13 @@ def key_path(value, name, empty_ok=False):
 def bundle_name(run_name, dataset):
     """02's and 04's ``run_name``: as given, else the dataset's name (a run on other data keeps its own bundle), as a
     key path (:func:`key_path`). A dataset that names no data is refused naming ``dataset``: ``-p dataset None`` said
-    "run_name must name a folder, got None", a parameter the user had not given (and 04 said so only at its load)."""
+    "run_name must name a folder, got None", a parameter the user had not given (and 04 said so only at its load).
+    It is checked with a ``run_name`` given too: both notebooks read the dataset's splits whatever the bundle is called
+    (it passed, and 02 was stopped by its data cell, after the libraries had loaded)."""
+    prepared = prepared_dataset(dataset)
     if run_name is not None and run_name != "":
         return key_path(run_name, "run_name")
-    return prepared_dataset(dataset)
+    return prepared
 
 
 def prepared_dataset(dataset):

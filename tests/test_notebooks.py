@@ -1176,15 +1176,17 @@ def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path,
 @pytest.mark.parametrize("dataset", [None, "", "/", ["sample"]])
 def test_02_and_04_name_the_dataset_when_it_names_no_data(name, dataset, tmp_path, s3_bucket):
     """`papermill 02 -p dataset None` (or "") stopped the check cell with "run_name must name a folder, got None": a
-    parameter the user had not given (run_name defaults to the dataset's name). The line names dataset now; a run_name
-    given still names the bundle whatever the dataset."""
+    parameter the user had not given (run_name defaults to the dataset's name). The line names dataset now, also with
+    a run_name given (it passed then, and 02's data cell stopped on it after the libraries had loaded); a run_name
+    names the bundle of a dataset that names data."""
     from fasttext_lib.errors import FastTextError
 
     local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path), "dataset": dataset}
-    with pytest.raises(FastTextError, match=rf"^dataset must name the data notebook 01 prepared \(such as 'sample'\), "
-                                            rf"got {re.escape(repr(dataset))}$"):
-        run_after_papermill(name, local)
-    assert run_after_papermill(name, {**local, "run_name": "big"})["run_name"] == "big"
+    for run_name in (None, "big"):
+        with pytest.raises(FastTextError, match=rf"^dataset must name the data notebook 01 prepared \(such as "
+                                                rf"'sample'\), got {re.escape(repr(dataset))}$"):
+            run_after_papermill(name, {**local, "run_name": run_name})
+    assert run_after_papermill(name, {**local, "dataset": "sample", "run_name": "big"})["run_name"] == "big"
 
 
 @pytest.mark.parametrize("timing_text", ["yelp-shaped", "dataset"])
