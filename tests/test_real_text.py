@@ -110,18 +110,25 @@ def test_a_headerless_csv_whose_classes_are_words_trains_as_with_format_csv(tmp_
     assert r.returncode == 0, r.stderr
 
 
-@pytest.mark.parametrize("text", [
-    "sentiment_label,review_blurb\npositive,great food\nnegative,cold soup\npositive,kind staff\nnegative,rude\n",
-    "Great,would buy again\nTerrible,never again\nFine,i guess\nLovely,just lovely\nAwful,no\n",
-    "positive,great food\nnegative,cold soup\npositive,kind staff\n",  # too few to tell
+_UNDETECTED = r"data.csv: cannot detect the format of line 1 .*--format csv"
+
+
+@pytest.mark.parametrize("text, refusal", [
+    # (a header of two names over word classes, the SMS Spam Collection's shape: its columns asked for)
+    ("sentiment_label,review_blurb\npositive,great food\nnegative,cold soup\npositive,kind staff\nnegative,rude\n",
+     r"data.csv: line 1 reads as a CSV header row \(sentiment_label,review_blurb\).*--label-column NAME --text-column"),
+    ("Great,would buy again\nTerrible,never again\nFine,i guess\nLovely,just lovely\nAwful,no\n", _UNDETECTED),
+    ("positive,great food\nnegative,cold soup\npositive,kind staff\n", _UNDETECTED),  # too few to tell
 ])
-def test_word_first_lines_that_are_not_a_labeled_csv_are_still_refused_with_the_way_to_read_them(tmp_path, text):
+def test_word_first_lines_that_are_not_a_labeled_csv_are_still_refused_with_the_way_to_read_them(tmp_path, text,
+                                                                                                refusal):
     """A header no rule knows, or reviews that open with a word and a comma: the first values do not repeat as
     classes do, so the file is not guessed (a header read as a class of one document, each review its own
-    class); the error says how to read such a file as CSV."""
+    class); the error says how to read such a file: as CSV, or, for a header above word classes, with its columns
+    named."""
     path = tmp_path / "data.csv"
     path.write_text(text)
-    with pytest.raises(FastTextError, match=r"data.csv: cannot detect the format of line 1 .*--format csv"):
+    with pytest.raises(FastTextError, match=refusal):
         read_labeled(str(path))
 
 
