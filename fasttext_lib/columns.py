@@ -337,6 +337,19 @@ def header_or_record(row):
     return "; if line 1 is a record, not a header, add a header row above it (label,text)"
 
 
+def class_and_text_names(row):
+    """Is ``row`` two short names (none a number) and nothing after them but columns without one: empty, or as pandas
+    names them (``Unnamed: 2``)? The SMS Spam Collection's header ``v1,v2,,,``, and the same as pandas writes it back
+    (``v1,v2,Unnamed: 2,Unnamed: 3,Unnamed: 4``, re-encoded as the UTF-8 error advises): a class and a text column,
+    whatever their names. Only the rows below tell whether it is a header (:func:`unread_header`)."""
+    end = len(row)
+    while end > 2 and (not row[end - 1].strip() or _PANDAS_UNNAMED.fullmatch(row[end - 1].strip())):
+        end -= 1
+    named = row[:end]
+    return len(named) == 2 and short_names(named) and not any(reads_as_number(c) for c in named)
+
+
+_PANDAS_UNNAMED = re.compile(r"Unnamed: \d+")
 _CLASS_ROWS = 4  # (formats.MIN_UNQUOTED_ROWS: the rows a class column written as words is recognized from)
 
 

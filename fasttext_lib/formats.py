@@ -21,11 +21,12 @@ import heapq
 import itertools
 import re
 
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, csv_text, header_layout,
-                      header_or_record, index_column, index_header_start, index_named, is_int_text, looks_like_header,
-                      number_with_comma, one_column_text_header, prose_commas, reads_as_number, semicolon_header,
-                      series_values_header, several_class_columns, short_header, short_names, table_header,
-                      text_header_columns, tsv_header_line, unread_columns, unread_header, whole_number, width_error)
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, class_and_text_names,
+                      csv_text, header_layout, header_or_record, index_column, index_header_start, index_named,
+                      is_int_text, looks_like_header, number_with_comma, one_column_text_header, prose_commas,
+                      reads_as_number, semicolon_header, series_values_header, several_class_columns, short_header,
+                      short_names, table_header, text_header_columns, tsv_header_line, unread_columns, unread_header,
+                      whole_number, width_error)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line
 from .lines import LONE_CR_HINT, chain_lines, has_lone_cr, stripped_start
@@ -464,7 +465,7 @@ def labeled_csv_start(line, classes):
     except csv.Error:  # a lone \r inside the line: text (predict names such input as one line)
         return False
     return len(row) >= 2 and (short_header(row) or index_header_start(row) or typed_header_kind(row) is not None
-                              or labeled_csv_row(row, stripped.startswith('"'), classes))
+                              or class_and_text_names(row) or labeled_csv_row(row, stripped.startswith('"'), classes))
 
 
 def labeled_csv_records(records, quoted, classes, header=True):
@@ -488,6 +489,8 @@ def labeled_csv_records(records, quoted, classes, header=True):
     if index:
         records = [r[1:] for r in records]
     first, rest = records[0], records[1:]
+    if header and unnamed_class_header(first, rest, classes):
+        return True
     typed = header and prose_commas(first) and typed_header(first, rest, classes)
     if header and prose_commas(first) and not typed:
         # A space after a comma is prose's, not a CSV writer's (pandas, csv and R write a header's names with none): a
@@ -551,6 +554,18 @@ def typed_header(first, rest, classes):
     if kind == "class last":
         return class_last_rows(rest, classes) and len(next(r for r in rest if r)) == len(first)
     return kind == "texts" and writers_rows(rest, len(first))
+
+
+def unnamed_class_header(first, rest, classes):
+    """Is ``first`` a header row of two names training does not know, a class column's and a text column's, whatever
+    they are (the SMS Spam Collection's ``v1,v2,,,``: columns.class_and_text_names, columns.unread_header), over
+    ``rest`` (the records after it) that are on their own labeled rows of the model's ``classes``
+    (:func:`labeled_csv_records`, unquoted: 4 rows at least)? Training refuses it, to be told its columns
+    (``--label-column v1 --text-column v2``); predict and the endpoint answered it as a review and every row whole,
+    its ``ham,`` or ``spam,`` a word of its text. The model's classes below it, which its first name is not among,
+    leave no doubt: a header, the class first."""
+    return (class_and_text_names(first) and header_layout(first) is None and text_header_columns(first) is None
+            and unread_header(first, [r for r in rest if r]) and labeled_csv_records(rest, False, classes, header=False))
 
 
 def writers_rows(records, width):

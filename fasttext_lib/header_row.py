@@ -15,9 +15,10 @@ records itself.
 """
 import itertools
 
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, ColumnsToName, chosen_columns, header_columns,
-                      header_or_record, ids_column, index_note, index_rows, left_out_columns, one_hot_hint,
-                      read_from_note, series_values_header, table_text_columns, unread_columns, unread_header)
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, ColumnsToName, chosen_columns, class_and_text_names,
+                      header_columns, header_or_record, ids_column, index_note, index_rows, left_out_columns,
+                      one_hot_hint, read_from_note, series_values_header, table_text_columns, unread_columns,
+                      unread_header)
 from .errors import FastTextError
 from .formats import CountedLines, csv_rows
 from .lines import chain_lines
@@ -196,6 +197,10 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri):
         return chosen_columns(ahead[0][0], choice, later, uri)
     columns = header_columns(ahead[0][0], later) if ahead else None
     if columns is None and ahead and unread_header(ahead[0][0], later):
+        if predicting and class_and_text_names(ahead[0][0]):
+            # (v1,v2,,,: predict reads it only over rows of the model's classes, formats.unnamed_class_header, or
+            # with --format csv) the class first, not scored, and every column after it text, as under label,text,,,
+            return 0, list(range(1, len(ahead[0][0])))
         raise ColumnsToName(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
                             f"{unread_columns(ahead[0][0])}", after=header_or_record(ahead[0][0]))
     first_name = ahead[0][0][0].lstrip("\ufeff").strip() if ahead else ""

@@ -734,8 +734,9 @@ def csv_texts(reviews, predictor):
             reviews.lead_blank, reviews.header_record, reviews.header_repeats = at, True, repeats
         names, records = records[at], _left_out(records[at + 1:], repeats)
         numbering = (_record_number(at + 1, numbering), tuple(repeats))
-        if typed_header_kind(names) != "class first":  # Review Body, Sentiment; Title, Review Body: read as the
-            # same header without its spaces is (its text columns), as predict reads the file
+        # (no kind: v1,v2,,,, formats.unnamed_class_header, the class first as under Sentiment, Review Body)
+        if typed_header_kind(names) not in ("class first", None):  # Review Body, Sentiment; Title, Review Body: read as
+            # the same header without its spaces is (its text columns), as predict reads the file
             return list(_csv_reviews("", records, names, 0, numbering, "", ","))
     if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
@@ -765,12 +766,14 @@ def _typed_header_at(records, classes):
     (files joined with their headers: header_row.RepeatedHeader, as predict skips them; each was answered as the
     review ``Review Body``) -> ``(at, repeats)``; else None. Its first line was answered as a review, and every row
     whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
-    from .columns import HEADER_LOOKAHEAD, prose_commas
-    from .formats import typed_header
+    from .columns import HEADER_LOOKAHEAD, class_and_text_names, prose_commas
+    from .formats import typed_header, unnamed_class_header
 
     at = next((i for i, record in enumerate(records) if record), None)
-    if at is None or not prose_commas(records[at]):
+    if at is None or not (prose_commas(records[at]) or class_and_text_names(records[at])):
         return None
     repeats = _repeats_of(records[at], records[at + 1:])
     ahead = _left_out(records[at + 1:], repeats)[:HEADER_LOOKAHEAD]  # (the repeats out of the look-ahead, as predict's)
-    return (at, repeats) if typed_header(records[at], ahead, classes) else None
+    first = records[at]
+    header = (prose_commas(first) and typed_header(first, ahead, classes)) or unnamed_class_header(first, ahead, classes)
+    return (at, repeats) if header else None

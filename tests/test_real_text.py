@@ -110,18 +110,25 @@ def test_a_headerless_csv_whose_classes_are_words_trains_as_with_format_csv(tmp_
     assert r.returncode == 0, r.stderr
 
 
-@pytest.mark.parametrize("text", [
-    "sentiment_label,review_blurb\npositive,great food\nnegative,cold soup\npositive,kind staff\nnegative,rude\n",
-    "Great,would buy again\nTerrible,never again\nFine,i guess\nLovely,just lovely\nAwful,no\n",
-    "positive,great food\nnegative,cold soup\npositive,kind staff\n",  # too few to tell
+_UNDETECTED = r"data.csv: cannot detect the format of line 1 .*--format csv"
+
+
+@pytest.mark.parametrize("text, refusal", [
+    # (a header of two names over word classes, the SMS Spam Collection's shape: its columns asked for)
+    ("sentiment_label,review_blurb\npositive,great food\nnegative,cold soup\npositive,kind staff\nnegative,rude\n",
+     r"data.csv: line 1 reads as a CSV header row \(sentiment_label,review_blurb\).*--label-column NAME --text-column"),
+    ("Great,would buy again\nTerrible,never again\nFine,i guess\nLovely,just lovely\nAwful,no\n", _UNDETECTED),
+    ("positive,great food\nnegative,cold soup\npositive,kind staff\n", _UNDETECTED),  # too few to tell
 ])
-def test_word_first_lines_that_are_not_a_labeled_csv_are_still_refused_with_the_way_to_read_them(tmp_path, text):
+def test_word_first_lines_that_are_not_a_labeled_csv_are_still_refused_with_the_way_to_read_them(tmp_path, text,
+                                                                                                refusal):
     """A header no rule knows, or reviews that open with a word and a comma: the first values do not repeat as
     classes do, so the file is not guessed (a header read as a class of one document, each review its own
-    class); the error says how to read such a file as CSV."""
+    class); the error says how to read such a file: as CSV, or, for a header above word classes, with its columns
+    named."""
     path = tmp_path / "data.csv"
     path.write_text(text)
-    with pytest.raises(FastTextError, match=r"data.csv: cannot detect the format of line 1 .*--format csv"):
+    with pytest.raises(FastTextError, match=refusal):
         read_labeled(str(path))
 
 
@@ -1602,6 +1609,41 @@ def test_a_first_row_of_two_short_values_whose_class_recurs_below_is_still_a_rec
     path.write_text("\n".join(lines) + "\n")
     data = read_labeled(str(path))
     assert data.labels[0] == "ham" and data.texts[0] == "ok lar" and len(data) == len(lines)
+
+
+@pytest.mark.parametrize("header", ["v1,v2,,,", "v1,v2,Unnamed: 2,Unnamed: 3,Unnamed: 4"])
+def test_the_sms_spam_collections_messages_are_answered_without_their_classes_by_predict_and_the_endpoint(
+        tmp_path, real, header):
+    """The SMS Spam Collection as it is shared (``v1,v2,,,``; or as pandas writes it back, the re-encoding the UTF-8
+    error advises: ``Unnamed: 2``, ...), a message's commas spilling into the unnamed columns. Trained with the flags
+    training asks for, predict and the endpoint's text/csv answered the header as a message and every row whole, its
+    ``ham,`` or ``spam,`` a word of its text (one answer more than the messages). The model's classes below a first
+    row of two names that is not among them make it a header, its class first: each message is answered for the
+    columns after the class, as under ``label,text,,,``."""
+    from fasttext_lib.predict import Predictor
+
+    words = {"negative": "ham", "positive": "spam"}
+    rows = [[words[label], text, "", "", ""] for label, text in zip(real.labels, real.texts)]
+    for row in rows[::9]:  # (a message spilled over the unnamed columns at its commas, as a few of the file's are)
+        parts = row[1].split(",", 2)
+        row[1:] = parts + [""] * (4 - len(parts))
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n").writerows(rows)
+    path = tmp_path / "spam.csv"
+    path.write_text(header + "\r\n" + buffer.getvalue(), newline="")
+    trained = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
+                             "--label-column", "v1", "--text-column", "v2")
+    assert trained.returncode == 0, trained.stderr
+    as_labeled = tmp_path / "as_labeled.csv"  # the same rows under a header training reads: the class, then text
+    as_labeled.write_text("label,text,,,\r\n" + buffer.getvalue(), newline="")
+    expected = Predictor.load(tmp_path / "m").predict(read_labeled(str(as_labeled)).texts)
+    assert len(expected) == len(rows)
+    for fmt in ("auto", "csv"):
+        got = cli_in_process("predict", "--model", tmp_path / "m", "--input", path, "--format", fmt)
+        assert got.returncode == 0, got.stderr
+        assert [json.loads(line) for line in got.stdout.splitlines()] == expected, fmt
+    assert _served(tmp_path / "m", path.read_text()) == expected
+    assert _served(tmp_path / "m", path.read_text(), "text/csv; header=present") == expected
 
 
 def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp_path, real):
