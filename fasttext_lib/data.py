@@ -16,13 +16,14 @@ the CLI and SageMaker without keeping its texts: each chunk of documents is toke
 """
 import collections
 import numbers
+import shlex
 import sys
 from dataclasses import dataclass, field
 from typing import Dict, List
 
 from . import storage
-from .columns import (Columns, check_text_columns, index_column, several_class_columns, table_texts, text_header,
-                      whole_number)
+from .columns import (Columns, check_text_columns, header_columns, index_column, several_class_columns, table_texts,
+                      text_header, whole_number)
 from .errors import FastTextError
 from .formats import FORMATS, csv_row_to_example, format_to_read, has_text, parse_fasttext_line
 from .header_row import (AlreadySkipped, class_and_text_columns, header_layout, table_lookahead, text_only_columns,
@@ -345,6 +346,10 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     layout, names = None, None
     if columns is not None:  # a header row: the records start after it
         layout = header_layout(ahead[0][0], columns, index, uri, note, found)
+        if predicting and choice is None and header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) is None:
+            # (v1,v2,,,: predict read its columns, which evaluate and training are told: predict's note says how)
+            found["columns_flags"] = (f"--label-column {shlex.quote(found['class_column'].strip())} --text-column "
+                                      f"{shlex.quote(found['text_names'][0].strip())}")
         names, ahead = ahead[0][0], ahead[1:]
         if blanks is not None:
             blanks.above_header()

@@ -11,6 +11,7 @@ import csv
 import io
 import itertools
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 
@@ -213,7 +214,7 @@ def input_check(name, fmt, classes, note):
         for line in notes:
             note(line)
         return ReadAs(kind, table, None if unknown is None else (unknown, found.get("class_from", "")),
-                      tuple(found.get("class_columns", ())))
+                      tuple(found.get("class_columns", ())), found.get("columns_flags", ""))
 
     def check(lines):
         if fmt == "csv":
@@ -408,6 +409,7 @@ class ReadAs:
     table: str = "csv"
     not_classes: tuple = None
     class_columns: tuple = ()
+    columns_flags: str = ""  # a header whose columns training is told (v1,v2,,,): the flags that name them
 
 
 @contextlib.contextmanager
@@ -442,8 +444,11 @@ def documents(path, fmt, classes, note):
                   f"for its text columns; its {column or 'column 1'}, where a class goes, is left out (its values, "
                   f"such as {value!r}, are not this model's classes)", file=sys.stderr)
         elif read_as:  # a labeled file: its texts, as training reads them (the class is not scored)
+            # (a header whose columns training is told, v1,v2,,,: evaluate --data alone refuses it)
+            scores = (f"evaluate --data {shlex.quote(name)} {read_as.columns_flags}" if read_as.columns_flags
+                      else "evaluate --data")
             print(f"{name}: read as labeled {read_as.table.upper()}, as training reads it: one answer per record, for "
-                  f"its text columns (evaluate --data scores the model against its classes)", file=sys.stderr)
+                  f"its text columns ({scores} scores the model against its classes)", file=sys.stderr)
         if read_as:
             found["blank_records"] = BlankRecords()
             lines = RecentLines(with_blank_records(examples_of_lines(with_line_ends(lines), name, read_as.table,

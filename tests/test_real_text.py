@@ -5,6 +5,8 @@ import csv
 import io
 import json
 import os
+import re
+import shlex
 
 import pandas as pd
 import pytest
@@ -1642,6 +1644,12 @@ def test_the_sms_spam_collections_messages_are_answered_without_their_classes_by
         got = cli_in_process("predict", "--model", tmp_path / "m", "--input", path, "--format", fmt)
         assert got.returncode == 0, got.stderr
         assert [json.loads(line) for line in got.stdout.splitlines()] == expected, fmt
+        # its note names the evaluate that scores the file (evaluate --data alone refuses it, for its columns)
+        advised = re.search(r"\((evaluate --data .*) scores the model against its classes\)", got.stderr)
+        assert advised and "--label-column v1 --text-column v2" in advised.group(1), got.stderr
+    scored = cli_in_process(*shlex.split(advised.group(1))[:1], "--model", tmp_path / "m",
+                            *shlex.split(advised.group(1))[1:])
+    assert scored.returncode == 0 and json.loads(scored.stdout.splitlines()[-1])["n"] == len(rows), scored.stderr
     assert _served(tmp_path / "m", path.read_text()) == expected
     assert _served(tmp_path / "m", path.read_text(), "text/csv; header=present") == expected
 
