@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import FastTextError
+from .text import nfc
 
 # How the command line (and the SageMaker job's hyperparameters) name a table's columns: what an error of a table whose
 # columns must be named asks for (ColumnsToName), unless its caller names them otherwise.
@@ -445,13 +446,14 @@ def chosen_columns(header, choice, rows, uri, keys=False):
     ``--validation`` beside a training table's ``--label-column``), says so."""
     names = [c.lstrip("\ufeff").strip() for c in header]
     lowered = [n.lower() for n in names]
+    folded = [_folded_name(n) for n in names]
     shown = ",".join(names)
     where, column = ("its objects' keys", "key") if keys else ("the header row", "column")
     needs_header = ("--label-column and --text-column name the columns of a header row, and every CSV or TSV file "
                     "read with them needs one")
 
     def find(name, flag):
-        hits = [i for i, n in enumerate(lowered) if n == name.lower()]
+        hits = [i for i, n in enumerate(folded) if n == _folded_name(name)]
         if not hits and not keys and _reads_as_record(names, rows):  # no header (1,cold soup; positive,great ...)
             raise FastTextError(f"{uri}: {flag} {name}: the file has no header row to find it in (its first line is a "
                                 f"record: {_shortened(shown)}); {needs_header}")
@@ -490,6 +492,12 @@ def chosen_columns(header, choice, rows, uri, keys=False):
             raise FastTextError(f"{uri}: {where} ({shown}) name{'' if keys else 's'} no text {column} training knows "
                                 f"beside the class {column} {names[label_col]!r}; name it with --text-column")
     return label_col, text_cols
+
+
+def _folded_name(name):
+    """``name`` as a column name is matched: without case, and in NFC (a header a Mac wrote, catégorie as e + U+0301,
+    was no column of the name typed as U+00E9, and the error showed the two alike)."""
+    return nfc(name).lower()
 
 
 def _shortened(text, limit=80):

@@ -34,6 +34,7 @@ import re
 
 from . import storage
 from .errors import FastTextError
+from .text import nfc
 
 SUFFIX = ".classes.txt"
 ZHANG_FILE = "classes.txt"
@@ -399,13 +400,27 @@ def keyed_by_class(mapping, labels):
     """``mapping`` with a key that is no class of ``labels`` but the whole float of one (``1.0=negative`` for the
     class ``1``) keyed by that class, where no other key names it: data.whole_number_classes reads a file whose classes are
     all whole floats (fastText format's ``__label__1.0``, a CSV's float column) as whole numbers, and a names file
-    written for its classes as they are spelled was dropped without a word (it named none of them). Same type."""
+    written for its classes as they are spelled was dropped without a word (it named none of them). Same type.
+    Likewise a key that is one class in another Unicode normalization (``négatif`` typed with U+00E9 for the class a
+    Mac wrote with e + U+0301): it was refused as a class the data does not have, the two printing alike (training
+    refuses one class in two normalizations, so such a key names one class)."""
     from .columns import whole_number
 
     present = set(labels)
-    wholes = {key: whole_number(key) for key in mapping if isinstance(key, str) and key not in present}
-    claimed = [whole for whole in wholes.values() if whole in present and whole not in mapping]
-    moved = {key: whole for key, whole in wholes.items() if whole in claimed and claimed.count(whole) == 1}
+    composed = {}
+    for label in present:
+        composed.setdefault(nfc(label), []).append(label)
+
+    def class_meant(key):
+        whole = whole_number(key)
+        if whole in present:
+            return whole
+        spelled = composed.get(nfc(key), ())
+        return spelled[0] if len(spelled) == 1 else None
+
+    meant = {key: class_meant(key) for key in mapping if isinstance(key, str) and key not in present}
+    claimed = [label for label in meant.values() if label in present and label not in mapping]
+    moved = {key: label for key, label in meant.items() if label in claimed and claimed.count(label) == 1}
     if not moved:
         return mapping
     renamed = copy.copy(mapping)  # (a names file's title and type kept)

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import storage
 from .errors import FastTextError, check_positive_int, refuse_standard_output
-from .text import TRAINING_FORM
+from .text import TRAINING_FORM, nfc
 from .vec_files import WordVectors, check_vec_output, write_vec
 
 
@@ -183,9 +183,15 @@ def _not_held(word, vocabulary, what):
     """The error for a ``word`` that ``vocabulary`` does not hold; when the word as a review's text is read (``Great``:
     ``great``) is there, it says so: the model's words are lowercased, which a refused ``'Great'`` did not tell."""
     token = _as_read(word, TRAINING_FORM) if isinstance(word, str) else None
-    hint = (f" (its words are as reviews are read, lowercased: {token!r} is there)"
-            if token is not None and token != word and token in vocabulary else "")
-    return f"{word!r} is not in {what}{hint}"
+    if token is None or token == word or token not in vocabulary:
+        return f"{word!r} is not in {what}"
+    composed = nfc(word)
+    # (a word refused for its normalization alone prints as the token does: both are shown escaped)
+    shown = ascii if composed != word else repr
+    how = " and ".join(step for step, done in (("in Unicode NFC", composed != word),
+                                               ("lowercased", composed.lower() != composed)) if done) \
+        or "normalized"  # (a soft hyphen dropped: wunder\xadbar, repr shows it)
+    return f"{shown(word)} is not in {what} (its words are as reviews are read, {how}: {shown(token)} is there)"
 
 
 def strongest_words(vectors, n):

@@ -873,6 +873,30 @@ def test_names_keyed_by_whole_floats_name_the_classes_the_one_rule_reads(tmp_pat
     assert keyed_by_class({"1.0": "a", "1": "b"}, ["1", "2"]) == {"1.0": "a", "1": "b"}  # 1 named already: as given
 
 
+def test_names_keyed_in_another_unicode_normalization_name_the_class(tmp_path):
+    """A class written with a combining accent (négatif as e + U+0301: a file a Mac wrote) named by a typed
+    ``--label-names négatif=schlecht`` (U+00E9), or by a names file so keyed, was refused as a class 'négatif' that
+    the training data does not have (its labels: ..., négatif, ...), or dropped without a word: two keys that print
+    alike. Training refuses one class in two normalizations, so a key in another names exactly one class."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", "négatif")
+    data = tmp_path / "d.csv"
+    data.write_text("label,text\n" + "".join(f"{decomposed},café froid {i}\npositif,très bon {i}\n" for i in range(20)),
+                    encoding="utf-8")
+    (tmp_path / "d.classes.txt").write_text("négatif=schlecht\npositif=gut\n", encoding="utf-8")
+    for extra in ([], ["--label-names", "négatif=schlecht,positif=gut"]):
+        model = tmp_path / f"m_{len(extra)}"
+        r = cli_in_process("train", "--train", data, "--output", model, "--epochs", "1", "--no-progress", *extra)
+        assert r.returncode == 0, r.stderr
+        config = json.loads((model / "config.json").read_text(encoding="utf-8"))
+        assert config["label_names"] == {decomposed: "schlecht", "positif": "gut"}, extra
+    from fasttext_lib.label_names import keyed_by_class
+
+    composed = unicodedata.normalize("NFC", decomposed)  # (both spellings keyed: each names its own, as given)
+    assert keyed_by_class({composed: "a", decomposed: "b"}, [decomposed]) == {composed: "a", decomposed: "b"}
+
+
 def test_a_headerless_csv_of_whole_float_classes_is_detected_as_its_integer_classes_are(tmp_path):
     """pandas' ``df.to_csv(path, header=False, index=False)`` of a float class column writes ``1.0,great food``: train
     and evaluate refused it ("cannot detect the format of line 1") while ``1,great food`` was read, and predict took

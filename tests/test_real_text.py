@@ -1680,6 +1680,29 @@ def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp
         assert got.returncode != 0 and got.stderr.count("error:") == 1 and message in got.stderr, (flags, got.stderr)
         assert not (tmp_path / "m").exists()
 
+@pytest.mark.parametrize("header_form, flag_form", [("NFD", "NFC"), ("NFC", "NFD")])
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_column_names_match_in_any_unicode_normalization(tmp_path, header_form, flag_form, suffix):
+    # A header written on macOS (catégorie as e + U+0301) named with a typed --label-column catégorie (U+00E9), or
+    # the other way round, was "no column of that name in the header row (catégorie,...)": two names that print alike
+    import unicodedata
+
+    from fasttext_lib.columns import Columns
+
+    def spelled(name, form):
+        return unicodedata.normalize(form, name)
+
+    label, text = spelled("catégorie", header_form), spelled("avis client", header_form)
+    rows = [("positif" if i % 2 else "négatif", f"très bon café {i}" if i % 2 else f"café froid {i}") for i in range(8)]
+    path = tmp_path / f"avis{suffix}"
+    if suffix == ".csv":
+        path.write_text(f"{label},{text}\n" + "".join(f"{c},{t}\n" for c, t in rows), encoding="utf-8")
+    else:
+        path.write_text("".join(json.dumps({label: c, text: t}) + "\n" for c, t in rows), encoding="utf-8")
+    data = read_labeled(str(path), Columns(spelled("Catégorie", flag_form), (spelled("Avis Client", flag_form),)))
+    assert (data.labels, data.texts) == ([c for c, _ in rows], [t for _, t in rows])
+
+
 
 def test_column_flags_on_a_headerless_validation_file_or_json_keys_say_what_the_file_lacks(tmp_path, real):
     """--label-column beside a headerless --validation (a Zhang et al. test file, the first line a record) said 'no

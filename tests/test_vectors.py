@@ -1207,6 +1207,25 @@ def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens(
         neighbours(learned, "Good", 2)
 
 
+def test_a_word_refused_only_for_its_unicode_normalization_is_shown_escaped():
+    """A query word written with a combining accent (café as e + U+0301, pasted from a Mac) is not the vocabulary's
+    café (U+00E9): the refusal said "'café' is not in the vectors' vocabulary (... lowercased: 'café' is there)", two
+    words that print alike. It shows them escaped, and says why."""
+    import unicodedata
+
+    from fasttext_lib.vectors import neighbours
+
+    learned = WordVectors(["<unk>", "café", "thé"], np.array([[1, 0], [1, 0.1], [0.5, 1]], dtype=np.float32))
+    embedding = token_embedding(learned)
+    decomposed = unicodedata.normalize("NFD", "café")
+    with pytest.raises(FastTextError, match=r"^'cafe\\u0301' is not in the vectors' vocabulary \(its words are as "
+                                            r"reviews are read, in Unicode NFC: 'caf\\xe9' is there\)$"):
+        neighbours(learned, decomposed, 1)
+    with pytest.raises(FastTextError, match=r"^'CAFE\\u0301' is not in the embedding's vocabulary \(its words are "
+                                            r"as reviews are read, in Unicode NFC and lowercased: 'caf\\xe9' is there\)$"):
+        cos_similarity(embedding, decomposed.upper(), "thé")
+
+
 def test_query_words_are_read_as_an_older_bundle_reads_its_text(tmp_path, monkeypatch, capsys):
     """Notebook 04's query words and word pairs (vocabulary_words, vocabulary_pairs) are looked up as the model reads
     text: a bundle written before text was put in NFC (no "unicode_normalization") holds its words spelled as they
