@@ -15,6 +15,7 @@ import numpy as np
 
 from . import storage
 from .errors import FastTextError, check_positive_int, refuse_standard_output
+from .features import UNK
 from .text import TRAINING_FORM, nfc
 from .vec_files import WordVectors, check_vec_output, write_vec
 
@@ -195,11 +196,12 @@ def _not_held(word, vocabulary, what):
 
 
 def strongest_words(vectors, n):
-    """The ``n`` words of :class:`WordVectors` with the longest vectors, ``<unk>``-like tokens left out: the words
-    a trained classifier leans on most (notebook 04's default query words)."""
+    """The ``n`` words of :class:`WordVectors` with the longest vectors, ``<unk>`` left out: the words a trained
+    classifier leans on most (notebook 04's default query words). (Every word starting with ``<`` was left out, real
+    ones too: ``<3``, the heart of chat and tweets, as the rules keep it.)"""
     check_positive_int(n, "n")  # (a negative n sliced from the end: every word but the last)
     order = np.argsort(-np.linalg.norm(vectors.vectors, axis=1), kind="stable")
-    return [vectors.words[i] for i in order if not vectors.words[i].startswith("<")][:n]
+    return [vectors.words[i] for i in order if vectors.words[i] != UNK][:n]
 
 
 def neighbours(vectors, word, k):

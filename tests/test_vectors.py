@@ -1201,6 +1201,8 @@ def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens(
     assert [w for w, _ in nearest] == ["great", "<unk>"] and nearest[0][1] == pytest.approx(0.9988, abs=1e-4)
     assert [w for w, _ in opposite] == ["bad", "table"] and opposite[0][1] == pytest.approx(-0.995, abs=1e-3)
     assert strongest_words(learned, 2) == ["great", "bad"]  # <unk>'s longer vector is no word of the text
+    hearts = WordVectors(["<unk>", "<3", "good"], np.array([[9, 9], [3, 0], [1, 0]], dtype=np.float32))
+    assert strongest_words(hearts, 2) == ["<3", "good"]  # (a word starting with "<" was left out as <unk> is)
     with pytest.raises(FastTextError, match="'nice' is not in the vectors' vocabulary"):
         neighbours(learned, "nice", 2)
     with pytest.raises(FastTextError, match="'Good' is not in the vectors' vocabulary .*'good' is there"):
