@@ -1710,7 +1710,10 @@ def test_a_checkpoint_written_before_typographic_quotes_were_read_as_ascii_resum
     was a word of its vocabulary, never of today's: another vocabulary, refused as other data)."""
     from fasttext_lib import text as text_module
 
-    config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4, min_count=min_count, ngrams=ngrams)
+    # (20,000 buckets: with the default 2M, a bigram case saved, hashed and read back an 800 MB table for a refusal
+    # or a resume that the bucket count does not decide)
+    config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4, min_count=min_count, ngrams=ngrams,
+                         buckets=20000)
     labels = ["pos", "neg"] * 30
     texts = LabeledTexts(labels, [("great food" if label == "pos" else "bad bad bad food") for label in labels])
     texts.texts[0] = {"quoted": "“great” food", "br": "great food<br>", "ascii": "great food"}[data]
@@ -1807,7 +1810,10 @@ def test_a_checkpoint_written_before_tokens_were_put_in_nfc_resumes_only_where_t
     as ASCII ones: “great” is <unk> in such a run, great a word of today's.)"""
     from fasttext_lib import native_features, text as text_module
 
-    config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4, min_count=min_count, ngrams=ngrams)
+    # (20,000 buckets: with the default 2M, a bigram case saved, hashed and read back an 800 MB table for a refusal
+    # or a resume that the bucket count does not decide)
+    config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4, min_count=min_count, ngrams=ngrams,
+                         buckets=20000)
     texts = _greek_reviews(rare_capital=True) if data == "greek" else make_splits(400, 10, seed=3)[0]
     if data == "ascii, one greek word":
         texts.texts[0] += " ΆͅΙ"

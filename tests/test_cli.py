@@ -73,14 +73,15 @@ def test_predict_labels_as_in_the_data(local_bundle, tmp_path):
 def test_predict_ranked_classes_with_k_and_threshold(local_bundle):
     out, _ = local_bundle
     texts = "great value, works perfectly\nbroke after a day, awful\nit is a phone\n"
-    plain = [json.loads(line) for line in run_cli("predict", "--model", out, input=texts).stdout.splitlines()]
-    r = run_cli("predict", "--model", out, "--k", "2", input=texts)
+    # (the answers under test, in this process: predict as a process is test_predict_labels_as_in_the_data's)
+    plain = [json.loads(line) for line in cli_in_process("predict", "--model", out, input=texts).stdout.splitlines()]
+    r = cli_in_process("predict", "--model", out, "--k", "2", input=texts)
     assert r.returncode == 0, r.stderr
     ranked = [json.loads(line) for line in r.stdout.splitlines()]
     assert [len(row) for row in ranked] == [2, 2, 2] and [row[0] for row in ranked] == plain
     assert all(row[0]["probability"] >= row[1]["probability"] and row[0]["label"] != row[1]["label"] for row in ranked)
     cut = sorted(row["probability"] for row in plain)[1]  # the middle review's best probability
-    r = run_cli("predict", "--model", out, "--threshold", repr(cut), input=texts)
+    r = cli_in_process("predict", "--model", out, "--threshold", repr(cut), input=texts)
     kept = [json.loads(line) for line in r.stdout.splitlines()]
     assert kept == [[row] if row["probability"] >= cut else [] for row in plain]
     assert sum(map(len, kept)) == 2
@@ -189,15 +190,16 @@ def test_s3_end_to_end(sample_dir, s3_bucket):
     assert r.returncode == 0, r.stderr
     assert _last_json(r.stdout)["accuracy"] >= 0.75
     # --model one level too high said only "has no config.json", where a local folder's error names its bundle
+    # (these answers in this process: a wrong --model's error line as a process is test_model_that_is_not_a_bundle's)
     for above in (f"{s3_bucket}/models", f"{s3_bucket}/models/"):
-        r = run_cli("predict", "--model", above, input="great food\n")
+        r = cli_in_process("predict", "--model", above, input="great food\n")
         assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1, r.stderr
         assert r.stderr.endswith(f"has no config.json; it holds a bundle in run1/: load {model}\n"), r.stderr
-    r = run_cli("predict", "--model", f"{s3_bucket}/data", input="great food\n")  # no bundle below: no hint
+    r = cli_in_process("predict", "--model", f"{s3_bucket}/data", input="great food\n")  # no bundle below: no hint
     assert r.returncode == 2 and r.stderr.rstrip().endswith("has no config.json"), r.stderr
     # --model naming one of the bundle's files said "s3://.../config.json has no config.json"
     for member in ("config.json", "config.json/"):
-        r = run_cli("predict", "--model", f"{model}/{member}", input="great food\n")
+        r = cli_in_process("predict", "--model", f"{model}/{member}", input="great food\n")
         assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1, r.stderr
         assert r.stderr.endswith(f"is an object, not a bundle's folder: load the folder that holds it, {model}\n"), r.stderr
 

@@ -631,10 +631,10 @@ def test_a_failed_upload_of_the_second_split_says_the_first_was_already_replaced
     staged uploads): when test.csv's failed, train.csv was already the new one, and the error read as if nothing
     had changed (an old test split beside a new train split, silently). S3 cannot take the first copy back; the
     error says so, and reading the mixed pair is refused until it is written again."""
-    from conftest import run_cli
+    from conftest import cli_in_process, run_cli
 
-    out = f"{s3_bucket}/splits"
-    assert run_cli("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "1").returncode == 0
+    out = f"{s3_bucket}/splits"  # (the first pair and the advised rewrite in this process; the failing write a process)
+    assert cli_in_process("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "1").returncode == 0
     old_test = storage.read_bytes(f"{out}/test.csv")
     proxy.fail("PUT", r"/test\.csv$", "500", nth=None)
     r = run_cli("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "2", "--overwrite")
@@ -645,7 +645,7 @@ def test_a_failed_upload_of_the_second_split_says_the_first_was_already_replaced
     assert boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read() == old_test
     with pytest.raises(FastTextError, match="were written together, but that one is now of another write of them"):
         storage.read_bytes(f"{out}/test.csv")
-    r = run_cli("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "2", "--overwrite")
+    r = cli_in_process("synthetic", "--output", out, "--train-docs", "5", "--test-docs", "5", "--seed", "2", "--overwrite")
     assert r.returncode == 0 and storage.read_bytes(f"{out}/test.csv") != old_test  # the advice works
 
 

@@ -880,9 +880,10 @@ def test_pretrained_vectors_and_export_on_s3(s3_bucket, splits, vec_file, tmp_pa
     r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
     assert r.returncode == 0, r.stderr
     assert read_vec(f"{s3_bucket}/vectors/learned.vec").words == model.vocabulary_rows()[0]
-    r = run_cli("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
+    # (the refusals' answers in this process: train and export-vectors to S3 as processes are above)
+    r = cli_in_process("export-vectors", "--model", f"{s3_bucket}/model", "--output", f"{s3_bucket}/vectors/learned.vec")
     assert r.returncode == 2 and "already exists; pass --overwrite" in r.stderr
-    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", *TINY,
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "m", *TINY,
                 "--pretrained-vectors", f"{s3_bucket}/vectors/absent.vec")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"error: no such S3 object: {s3_bucket}/vectors/absent.vec"]
     assert not (tmp_path / "m").exists()
@@ -922,18 +923,18 @@ def test_overwrite_through_a_symbolic_link_replaces_its_target_and_keeps_the_lin
     assert os.readlink(tmp_path / "link.vec") == "real.vec" and os.readlink(tmp_path / "dangling.vec") == "sub/new.vec"
     assert read_vec(str(tmp_path / "real.vec")).words == read_vec(str(tmp_path / "sub" / "new.vec")).words
     assert sorted(os.listdir(tmp_path)) == ["b", "dangling.vec", "link.vec", "real.vec", "sub"]
-    os.symlink("loop.vec", tmp_path / "loop.vec")
-    r = run_cli("export-vectors", "--model", bundle, "--output", tmp_path / "loop.vec", "--overwrite")
+    os.symlink("loop.vec", tmp_path / "loop.vec")  # (the answers from here on in this process: the files are under test)
+    r = cli_in_process("export-vectors", "--model", bundle, "--output", tmp_path / "loop.vec", "--overwrite")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         f"error: cannot write {tmp_path / 'loop.vec'}: a loop of symbolic links"], r.stderr
     os.symlink("none.vec", tmp_path / "new-dangling.vec")  # without --overwrite a link is an existing output
-    r = run_cli("export-vectors", "--model", bundle, "--output", tmp_path / "new-dangling.vec")
+    r = cli_in_process("export-vectors", "--model", bundle, "--output", tmp_path / "new-dangling.vec")
     assert r.returncode == 2 and "already exists" in r.stderr and not (tmp_path / "none.vec").exists()
     # a pair of files (sample): each link stays, its target replaced
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "mine.csv").write_text("x\n")
     os.symlink("mine.csv", tmp_path / "s" / "train.csv")
-    assert run_cli("sample", "--output", tmp_path / "s", "--overwrite").returncode == 0
+    assert cli_in_process("sample", "--output", tmp_path / "s", "--overwrite").returncode == 0
     assert os.readlink(tmp_path / "s" / "train.csv") == "mine.csv"
     assert (tmp_path / "s" / "mine.csv").read_text() != "x\n"
     assert sorted(os.listdir(tmp_path / "s")) == ["mine.csv", "test.csv", "train.csv"]
