@@ -224,7 +224,13 @@ def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
                 f"{_iconv('CP1252', uri, extension)})")
     return (f"{message}: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
             f"UTF-8' in Excel, or convert it: {_iconv('CP1252', uri, '.csv')}, or pandas: "
-            f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))")
+            f"{CP1252_PANDAS})")
+
+
+# Every line as it is, a header row or none: read as a header, a headerless file's first row (Sentiment140's
+# "0","1467810369",...) had repeated values renamed (0.1) and empty ones named (Unnamed: 3), and "NA" texts were NaN
+CP1252_PANDAS = ("pd.read_csv(path, encoding='cp1252', header=None, dtype=str, keep_default_na=False)"
+                 ".to_csv(new_path, index=False, header=False)")
 
 
 # Every reader takes a line whole before parsing it. fastText takes lines of any length; this bound (far

@@ -1886,10 +1886,31 @@ def test_excels_legacy_csv_export_is_refused_with_how_to_convert_it(tmp_path, re
     assert got.stderr == (f"error: {p}:5: not UTF-8 text (byte 0xe9 at column {len(real.labels[3]) + 5}; re-encode "
                           f"the file as UTF-8: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write "
                           f"it; save it as 'CSV UTF-8' in Excel, or convert it: iconv -f CP1252 -t UTF-8 {p} > new.csv, or pandas: "
-                          f"pd.read_csv(path, encoding='cp1252').to_csv(new_path, index=False))\n")
+                          f"pd.read_csv(path, encoding='cp1252', header=None, dtype=str, keep_default_na=False)"
+                          f".to_csv(new_path, index=False, header=False))\n")
     converted = tmp_path / "converted.csv"
-    pd.read_csv(p, encoding="cp1252").to_csv(converted, index=False)  # the advice, followed
+    pd.read_csv(p, encoding='cp1252', header=None, dtype=str, keep_default_na=False).to_csv(
+        converted, index=False, header=False)  # the advice, followed
     assert read_labeled(str(converted)).texts[3] == texts[3]
+
+
+@pytest.mark.parametrize("header", ["", "sentiment,id,review\r\n"])
+def test_the_pandas_conversion_of_a_cp1252_file_gives_back_every_line_with_or_without_a_header(tmp_path, header):
+    """The pandas line of the Windows-1252 advice read the first row as a header: a headerless file's first record
+    (Sentiment140's, of repeated values) came back renamed ("0","0" as 0,0.1) and a review "NA" came back empty.
+    Followed as given, the conversion now reads as the UTF-8 file does, header or not."""
+    from fasttext_lib.lines import CP1252_PANDAS
+
+    rows = header + '"0","0","caf\u00e9 ok"\r\n"4","4","NA"\r\n"0","1","n/a \u201cmeh\u201d"\r\n"4","2","fine"\r\n'
+    utf8, legacy = tmp_path / "utf8.csv", tmp_path / "legacy.csv"
+    utf8.write_bytes(rows.encode("utf-8"))
+    legacy.write_bytes(rows.encode("cp1252"))
+    with pytest.raises(FastTextError, match=re.escape(CP1252_PANDAS)):
+        read_labeled(str(legacy))
+    converted = tmp_path / "converted.csv"
+    eval(CP1252_PANDAS, {"pd": pd, "path": str(legacy), "new_path": str(converted)})  # the advice, as given
+    want, got = read_labeled(str(utf8)), read_labeled(str(converted))
+    assert (got.labels, got.texts) == (want.labels, want.texts) and len(got) == 4
 
 
 @pytest.mark.parametrize("to_json", [{}, {"indent": 2}])
