@@ -816,7 +816,8 @@ def check_text_columns(rows, columns, uri, names=None, keys=False):
         f"{uri}: not every column after the class is text: over the first {len(rows)} rows, "
         f"{'; '.join(what for _, what in found)} (an id, date or user column, as in Sentiment140's "
         f"class,id,date,query,user,text), and each would be trained on as words. Keep only the class and the text "
-        f"column(s), e.g. pandas: pd.read_csv(path{'' if columns else ', header=None'}).iloc[:, [{label_col}, "
+        f"column(s), e.g. pandas: pd.read_csv(path{'' if columns else ', header=None'}, dtype=str, "
+        f"keep_default_na=False).iloc[:, [{label_col}, "
         f"{text[-1]}]].to_csv(new_path, {'' if columns else 'header=False, '}index=False)")
 
 

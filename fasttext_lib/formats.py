@@ -186,7 +186,8 @@ def _semicolon_separated(uri):
     that is no header row is kept a row too: pandas takes it for the header and writes it back as the first line)."""
     return FastTextError(
         f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files, JSON Lines and fastText "
-        f"format are read: convert it (e.g. pandas: pd.read_csv(path, sep=';').to_csv(new_path, index=False))")
+        f"format are read: convert it (e.g. pandas: pd.read_csv(path, sep=';', dtype=str, keep_default_na=False)"
+        f".to_csv(new_path, index=False))")
 
 
 def _separated_by(line, delimiter):
@@ -305,7 +306,8 @@ def allow_long_csv_fields(limit=CSV_FIELD_LIMIT):
 # A TSV's quotes are read as CSV's (pandas' to_csv(sep="\t") and Excel quote a field that holds a tab, a quote or a
 # line break); files that put quotes in fields without that quoting (GLUE's .tsv files) are refused with this advice.
 _TSV_QUOTES_HINT = (" (if its quotation marks are no CSV quoting, as in GLUE's .tsv files, convert it: pandas: "
-                    "pd.read_csv(path, sep='\\t', quoting=3).to_csv(new_path, index=False))")
+                    "pd.read_csv(path, sep='\\t', quoting=3, dtype=str, keep_default_na=False).to_csv(new_path, "
+                    "index=False))")
 
 
 def csv_rows(lines, uri, delimiter=",", empty_fields=False, blanks=None):

@@ -178,8 +178,8 @@ def _not_text(raw, uri, lineno):
         source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
         return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}"
                 f"; convert it to UTF-8 first, e.g. {_iconv(source, uri, '.csv')} (Excel's 'Unicode "
-                f"Text' is tab-separated: pandas: pd.read_csv(path, encoding='utf-16', sep='\\t').to_csv(new_path, "
-                f"index=False))")
+                f"Text' is tab-separated: pandas: pd.read_csv(path, encoding='utf-16', sep='\\t', dtype=str, "
+                f"keep_default_na=False).to_csv(new_path, index=False))")
     return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
 
 
@@ -297,7 +297,8 @@ def excel_sep_line(line, uri):
         #                          comma-separated CSV and fastText format are read")
         raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
                             f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
-                            f"pd.read_csv(path, sep={sep!r}, skiprows=1).to_csv(new_path, index=False))")
+                            f"pd.read_csv(path, sep={sep!r}, skiprows=1, dtype=str, keep_default_na=False)"
+                            f".to_csv(new_path, index=False))")
     return True
 
 

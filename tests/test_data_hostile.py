@@ -201,7 +201,8 @@ def test_utf16_file_is_named_with_how_to_convert(tmp_path, encoding, bom, expect
     p = tmp_path / "u.csv"
     p.write_bytes(bom + "".join(ROWS).encode(encoding))
     with pytest.raises(FastTextError, match=f"^{p}:1: not a text file this program reads: {expected}.*"
-                                            r"pd\.read_csv\(path, encoding='utf-16', sep='\\t'\)"):
+                                            r"pd\.read_csv\(path, encoding='utf-16', sep='\\t', dtype=str, "
+                                            r"keep_default_na=False\)"):
         read_labeled(str(p))
 
 
