@@ -817,8 +817,9 @@ def test_an_id_column_after_the_text_is_refused_with_a_fix_that_keeps_the_text(t
     with pytest.raises(FastTextError, match=r"column 3 holds only whole numbers") as refused:
         read_labeled(str(tmp_path / "drugs.csv"))
     fix = str(refused.value).split("e.g. pandas: ")[1]
-    assert fix == "pd.read_csv(path).iloc[:, [0, 1]].to_csv(new_path, index=False)"
-    pd.read_csv(tmp_path / "drugs.csv").iloc[:, [0, 1]].to_csv(tmp_path / "fixed.csv", index=False)
+    assert fix == "pd.read_csv(path, dtype=str, keep_default_na=False).iloc[:, [0, 1]].to_csv(new_path, index=False)"
+    pd.read_csv(tmp_path / "drugs.csv", dtype=str, keep_default_na=False).iloc[:, [0, 1]].to_csv(
+        tmp_path / "fixed.csv", index=False)
     fixed = read_labeled(str(tmp_path / "fixed.csv"))
     assert fixed.texts == real.texts and fixed.labels == real.labels
 
