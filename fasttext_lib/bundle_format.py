@@ -45,10 +45,11 @@ from .text import AS_WRITTEN, TRAINING_FORM, UNICODE_FORMS
 FORMAT_VERSION = 2
 NORMALIZATION = "fasttext-classification-example"
 # config.json's "unicode_normalization": how the bundle's text was put in NFC (text.UNICODE_FORMS), read so by
-# features.Featurizer's unicode_form: "NFC-tokens-quotes-br-fixpoint" (text.FORMED_BREAKS) written now;
-# "NFC-tokens-quotes-br" (text.QUOTES_AND_BREAKS) by the versions that applied the rules once (a <br /> they formed,
-# as <br\t/> once squeezed, stayed in words); "NFC-tokens" (text.NFC_TOKENS) by those before, which read typographic
-# quotes (don’t, “great”) and <br>, <br/> as parts of words;
+# features.Featurizer's unicode_form: "NFC-tokens-quotes-br-fixpoint-marks" (text.MARKS) written now;
+# "NFC-tokens-quotes-br-fixpoint" (text.FORMED_BREAKS) by the versions that read emoji variation selectors (❤️) and
+# direction marks as parts of words; "NFC-tokens-quotes-br" (text.QUOTES_AND_BREAKS) by the versions that applied the
+# rules once (a <br /> they formed, as <br\t/> once squeezed, stayed in words); "NFC-tokens" (text.NFC_TOKENS) by those
+# before, which read typographic quotes (don’t, “great”) and <br>, <br/> as parts of words;
 # "NFC" (text.NFC_FIRST) by those that put text in NFC before lowercasing only; none by those before NFC
 # (text.AS_WRITTEN): their words spelled with combining accents, or out of NFC once lowercased, were trained on as such.
 UNICODE_NORMALIZATION = TRAINING_FORM

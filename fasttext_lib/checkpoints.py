@@ -26,7 +26,7 @@ from . import storage
 from . import text as text_rules
 from .bundle import json_safe
 from .errors import FastTextError, is_out_of_memory, out_of_memory_naming, reason_of, refuse_standard_output
-from .text import FORMED_BREAKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
+from .text import FORMED_BREAKS, MARKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
 UNICODE_KEY = "unicode_normalization"  # the featurizer's unicode_form (text.UNICODE_FORMS), as in a bundle's config
@@ -34,7 +34,8 @@ UNICODE_KEY = "unicode_normalization"  # the featurizer's unicode_form (text.UNI
 _BEFORE_RULE = {NFC_FIRST: "did not put text in Unicode NFC", NFC_TOKENS: "put words in Unicode NFC otherwise",
                 QUOTES_AND_BREAKS: "read typographic quotes (don’t, “great”) and <br>, <br/> as parts of words",
                 FORMED_BREAKS: "read a <br /> its rules formed (<br\\t/>, <br;/>) and invisible characters (a byte "
-                               "order mark, a soft hyphen) as parts of words"}
+                               "order mark, a soft hyphen) as parts of words",
+                MARKS: "read emoji variation selectors (❤️) and right-to-left direction marks as parts of words"}
 CHECKPOINT_FILES = ("model.params", "optimizer.npz")  # data files; checkpoint.json lists them
 PICKLED_STATES = "optimizer.states"  # what versions before optimizer.npz wrote: a pickle, never read
 TRAIN_ACCURACY = "train_accuracy"  # the history column of train(score_train=True)
@@ -677,8 +678,8 @@ def text_rule_of(featurizer, config):
     """:func:`load_checkpoint`'s ``text_rule``: how ``featurizer`` reads text, and the rules (text.UNICODE_FORMS)
     whose change the data fingerprint tells, so that a checkpoint written by the rule before them resumes exactly
     (:func:`_check_text_rule`): none but with min_count 1 (every word in the vocabulary); then those after which the
-    words spelled otherwise before are never words (NFC, quotes), and :data:`text.FORMED_BREAKS` unless the
-    vocabulary has both a word ending in ``<br`` and one starting with ``/>``."""
+    words spelled otherwise before are never words (NFC, quotes, variation selectors and direction marks), and
+    :data:`text.FORMED_BREAKS` unless the vocabulary has both a word ending in ``<br`` and one starting with ``/>``."""
     return featurizer.unicode_form, _rules_told(config, featurizer.vocab.idx_to_token)
 
 
@@ -694,7 +695,7 @@ def _rules_told(config, words):
     so all those it may tell)."""
     if config.min_count != 1:
         return ()
-    told = (NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS)
+    told = (NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, MARKS)
     if words is None or not (any(w.endswith("<br") for w in words) and any(w.startswith("/>") for w in words)):
         told += (FORMED_BREAKS,)
     return told
@@ -707,12 +708,13 @@ def _check_text_rule(where, meta, text_rule):
     <unk>, great is a word; with n-grams, an <unk> word's spelling changes its n-grams' buckets too). One an older rule
     wrote (recorded, or no entry: NFC before lowercasing only, or no NFC) resumes when the fingerprint is exact: with
     min_count 1. A word the old rule spelled otherwise was then a word of its vocabulary, and never one of today's
-    (every word now is in NFC, and has no typographic quote and no <br> or <br/> in it): another vocabulary, refused
-    as other data. Without n-grams and with an all-ASCII vocabulary it was exact too before typographic quotes were
-    read as ASCII ones (“great” is ASCII now). Before :data:`text.FORMED_BREAKS`, great<br\\t/>food was great<br
-    and />food, words today's rule still makes (of great<br x, and x />food), where today's reads great food, two words
-    as well: with counts in the same order, vocabulary and token counts are alike, even with min_count 1. Not when
-    the vocabulary has no word ending in <br, or none starting with />: the old one had both, where a <br /> formed.
+    (every word now is in NFC, and has no typographic quote, no <br> or <br/>, no variation selector and no direction
+    mark in it: ❤️ was a word, ❤ is): another vocabulary, refused as other data. Without n-grams and with an
+    all-ASCII vocabulary it was exact too before typographic quotes were read as ASCII ones (“great” is ASCII now).
+    Before :data:`text.FORMED_BREAKS`, great<br\\t/>food was great<br and />food, words today's rule still makes (of
+    great<br x, and x />food), where today's reads great food, two words as well: with counts in the same order,
+    vocabulary and token counts are alike, even with min_count 1. Not when the vocabulary has no word ending in <br,
+    or none starting with />: the old one had both, where a <br /> formed.
     (A checkpoint whose fingerprint covers the tokens, :data:`DATA_FINGERPRINT`, tells every such difference as other
     data; checked before that, this names its cause.)"""
     form, told = text_rule

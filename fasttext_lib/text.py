@@ -13,7 +13,8 @@ as ``<br />`` is (:data:`LINE_BREAKS`), so a word is the same feature whatever k
 ``;``, ``:`` or a line break, can form a ``<br />`` (``<br\\t/>``, ``<br;/>``, ``a<br<br>/>b``), a space too. So the
 function is idempotent: normalizing already-normalized text (a file ``prepare`` wrote) changes nothing. Under that
 rule too, characters nobody sees are dropped (:data:`INVISIBLE`: a byte order mark inside a line, a soft hyphen) and a
-zero-width space splits words as a space does.
+zero-width space splits words as a space does. And (:data:`MARKS`) emoji variation selectors and bidirectional
+controls are dropped too (:data:`_MARK`): ``❤️`` is ``❤``, and a Hebrew word with a right-to-left mark the word.
 """
 import re
 import unicodedata
@@ -39,6 +40,13 @@ DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u00ab\u00bb"
 # U+200D, which change how Persian words and emoji are written. The zero-width space U+200B splits words: a space.
 INVISIBLE = "\ufeff\u2060\u00ad"
 ZERO_WIDTH_SPACE = "\u200b"
+# Characters that choose how the character before them is drawn, or which way text runs, and make no word (dropped
+# since MARKS): the variation selectors U+FE00-U+FE0F (U+FE0F: ❤️ is U+2764 U+FE0F, the emoji style phones write;
+# U+FE0E the text style) and U+E0100-U+E01EF (ideographic variants of Japanese names), and the bidirectional
+# controls: the direction marks U+200E, U+200F and U+061C (web pages and phones put them beside Hebrew and Arabic
+# words), the embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069. Not the zero-width joiners U+200C,
+# U+200D (INVISIBLE's comment) nor the tag characters U+E0020-U+E007F, which spell a subdivision's flag (England's).
+_MARK = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 
 # How text is put in NFC before its tokens are split: a bundle records it (config.json's "unicode_normalization",
 # bundle_format.py) and its text is read so, as it was trained (features.Featurizer's unicode_form).
@@ -51,10 +59,12 @@ QUOTES_AND_BREAKS = "NFC-tokens-quotes-br"
 # (normalize_text is idempotent; written since). Under the rules before, normalizing text once more could change it.
 # Also invisible characters dropped (INVISIBLE: \ufeffgreat is great) and a zero-width space read as a space
 FORMED_BREAKS = "NFC-tokens-quotes-br-fixpoint"
-UNICODE_FORMS = (AS_WRITTEN, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, FORMED_BREAKS)  # (oldest first)
+# and emoji variation selectors and bidirectional controls dropped (_MARK: ❤️ is ❤, שלום\u200f is שלום)
+MARKS = "NFC-tokens-quotes-br-fixpoint-marks"
+UNICODE_FORMS = (AS_WRITTEN, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, FORMED_BREAKS, MARKS)  # (oldest first)
 # How models trained now read text (Featurizer.fit, count_tokens: looked up when they run), recorded in their
 # bundles and checkpoints; other forms are only read, as the bundles that record them were trained.
-TRAINING_FORM = FORMED_BREAKS
+TRAINING_FORM = MARKS
 
 
 def _since(form, rule):
@@ -95,7 +105,8 @@ def lowered(text, form=TRAINING_FORM):
     text is returned with its ``"`` (NFC changes none of it, it has no typographic quote, and the rules after drop
     them): a pass over Yelp-sized text for nothing. Since :data:`FORMED_BREAKS`, a zero-width space is a space before
     lowercasing, as it splits words as one (to the final-sigma rule it was a character nobody sees: ΟΔΟΣ\u200bΑΛΛΟΣ
-    lowercased to οδοσ, not οδος), and the characters nobody sees are dropped (:func:`_visible`)."""
+    lowercased to οδοσ, not οδος), and the characters nobody sees are dropped (:func:`_visible`); since
+    :data:`MARKS`, the variation selectors and bidirectional controls too (:func:`_unmarked`)."""
     if reads_formed_line_breaks(form) and ZERO_WIDTH_SPACE in text:  # (free for ASCII text: no such character there)
         text = text.replace(ZERO_WIDTH_SPACE, " ")
     text = (text if form is AS_WRITTEN else nfc(text)).lower()
@@ -105,6 +116,8 @@ def lowered(text, form=TRAINING_FORM):
         text = _ascii_quotes(text)
     if reads_formed_line_breaks(form):
         text = _visible(text)
+    if _since(form, MARKS):
+        text = _unmarked(text)
     return nfc(text.replace('"', ""))
 
 
@@ -120,6 +133,23 @@ def _visible(text):
     return text
 
 
+def _unmarked(text):
+    """``text`` without its variation selectors and bidirectional controls (:data:`_MARK`): ``❤️`` (U+2764 U+FE0F) was
+    another word than ``❤``, and a word with a direction mark beside it (copied from a web page) another than the
+    word, so text that reads the same got other answers. Text with no character past U+00FF (accented Latin text,
+    once its typographic quotes are ASCII ones) has none of them: its Latin-1 encoding is a copy (~0.02 ms a MB; for
+    other text it stops, at most ~1 ms a MB in, at the first wider character). Other text is searched once, with a
+    precompiled regular expression (~5 ms a MB below U+10000, ~3 past it, where lowercasing and NFC take ~11; ``in``
+    checks take 3 for the 27 marks below U+10000 alone), and changed only where one is found. They are nonspacing
+    marks or formatting characters: case-ignorable, as absent to the final-sigma rule, so dropped after lowercasing as
+    before it; one between a letter and its accent kept them apart (the NFC after composes them)."""
+    try:
+        text.encode("latin-1")
+        return text
+    except UnicodeEncodeError:
+        return _MARK.sub("", text) if _MARK.search(text) else text
+
+
 def _ascii_quotes(text):
     """``text`` with :data:`APOSTROPHES` as ``'`` and without :data:`DOUBLE_QUOTES` (the rules drop '"'). One
     ``str.replace`` each: ~0.5 ms for a MB of text, where ``str.translate`` takes 50 (it has no fast path for text
@@ -133,7 +163,8 @@ def _ascii_quotes(text):
 
 def normalize_text(text, form=TRAINING_FORM):
     """``form``: how the text is put in NFC (:data:`UNICODE_FORMS`: :func:`lowered`) and which rules follow; a
-    bundle's text is read with the form it records, so :data:`QUOTES_AND_BREAKS` for one written before
+    bundle's text is read with the form it records, so :data:`FORMED_BREAKS` for one written before :data:`MARKS`
+    (its variation selectors and direction marks parts of words), :data:`QUOTES_AND_BREAKS` for one written before
     :data:`FORMED_BREAKS` (the rules applied once), :data:`NFC_TOKENS`, :data:`NFC_FIRST` or :data:`AS_WRITTEN` for
     one written before that (whose ``<br>`` and ``<br/>`` were parts of words, as its quotes were)."""
     text = _punctuation_rules(lowered(text, form), form)

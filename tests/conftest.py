@@ -281,9 +281,11 @@ def make_splits(n_train, n_test, seed):
 
 # What the rules form a <br /> from (text.FORMED_BREAKS): squeezed whitespace, ; and : turned into spaces, and a line
 # break taken out of the middle of another (and the invisible characters dropped under that rule, text.INVISIBLE, and
-# the zero-width space read as a space); random texts of them: test_text_and_data's and test_native_features'.
+# the zero-width space read as a space; the variation selectors and direction marks text.MARKS drops); random texts
+# of them: test_text_and_data's and test_native_features'.
 PIECES_OF_FORMED_BREAKS = ["<br", "<br>", "<br/>", "<br />", "/>", ">", "<", " ", ";", ":", '"', "'", ".", "(", "a",
-                           "B", "\u2019", "\u201c", "e\u0301", "\t", "br", "/", "  ", "\ufeff", "\u00ad", "\u200b", "\u2060"]
+                           "B", "\u2019", "\u201c", "e\u0301", "\t", "br", "/", "  ", "\ufeff", "\u00ad", "\u200b",
+                           "\u2060", "\ufe0f", "\u200f", "\u202e", "\U000e0100", "\u061c", "\u2066", "\u0301", "Σ"]
 
 
 def random_texts_of_line_break_pieces(n, seed=0):

@@ -220,8 +220,8 @@ def test_a_unicode_normalization_other_than_the_vocabularys_is_one_error(trained
     with open(f"{where}/config.json", "w") as f:
         json.dump(config, f)
     _refused(where, f"config.json's 'unicode_normalization' is {form} but the vocabulary was made with "
-                    f"NFC-tokens-quotes-br-fixpoint (vocab.json's record): it would read text otherwise than in "
-                    f'training; put back "NFC-tokens-quotes-br-fixpoint", or retrain')
+                    f"NFC-tokens-quotes-br-fixpoint-marks (vocab.json's record): it would read text otherwise than in "
+                    f'training; put back "NFC-tokens-quotes-br-fixpoint-marks", or retrain')
 
 
 def test_a_vocabulary_without_the_record_is_read_as_config_json_says(trained, tmp_path):

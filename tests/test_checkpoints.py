@@ -1772,6 +1772,39 @@ def test_a_checkpoint_written_before_formed_line_breaks_were_read_resumes_only_w
         train(texts, None, config, checkpoint_dir=str(ckpt))
 
 
+@pytest.mark.parametrize("data, min_count, outcome", [("marked", 1, "other data"), ("marked", 2, "older"),
+                                                       ("plain", 2, "older"), ("plain", 1, "resumes")])
+def test_a_checkpoint_written_before_variation_selectors_and_direction_marks_were_dropped_resumes_only_where_exact(
+        tmp_path, monkeypatch, data, min_count, outcome):
+    """A checkpoint written before emoji variation selectors and direction marks were dropped (text.MARKS) records
+    "NFC-tokens-quotes-br-fixpoint": its run read ❤️ as a word seen once (min_count 2: <unk>), today's reads ❤, a word
+    of the vocabulary, with the same vocabulary, labels and token counts. Resumed, the run mixed both rules' epochs
+    (and its bundle recorded the new rule). With min_count 1 the fingerprint tells: ❤️ was a word of the old
+    vocabulary, and no word today has a selector or a mark in it (another vocabulary, refused as other data); data
+    without any resumes."""
+    from fasttext_lib import text as text_module
+
+    config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4, min_count=min_count)
+    labels = ["pos", "neg"] * 30
+    texts = LabeledTexts(labels, [("great ❤ food" if label == "pos" else "bad bad bad food") for label in labels])
+    texts.texts[0] = "great ❤\ufe0f food" if data == "marked" else "great food"
+    texts.texts[1] = "bad\u200f bad bad food" if data == "marked" else "bad food"
+    ckpt = tmp_path / "ckpt"
+    with monkeypatch.context() as old:  # as the library trained before
+        old.setattr(text_module, "TRAINING_FORM", text_module.FORMED_BREAKS)
+        with pytest.raises(Crash):
+            train(texts, None, config, checkpoint_dir=str(ckpt), on_epoch_end=_crash_after(1))
+    assert json.loads((ckpt / "epoch-0001" / "checkpoint.json").read_text())["unicode_normalization"] == \
+        "NFC-tokens-quotes-br-fixpoint"
+    if outcome == "resumes":
+        assert len(train(texts, None, config, checkpoint_dir=str(ckpt)).history) == 2
+        return
+    with pytest.raises(FastTextError, match="epoch-0001 was written by an older version of this library, which read "
+                       "emoji variation selectors .❤️. and right-to-left direction marks as parts of words"
+                       if outcome == "older" else "epoch-0001 was written by a different run .the training data"):
+        train(texts, None, config, checkpoint_dir=str(ckpt))
+
+
 def test_a_checkpoint_of_a_text_rule_this_library_does_not_know_is_refused(tmp_path):
     config = TrainConfig(epochs=2, batch_size=16, progress=False, seed=4)
     texts = make_splits(200, 10, seed=3)[0]
@@ -1781,7 +1814,7 @@ def test_a_checkpoint_of_a_text_rule_this_library_does_not_know_is_refused(tmp_p
     manifest = ckpt / "epoch-0001" / "checkpoint.json"
     manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), unicode_normalization="NFC-tokens-v9")))
     with pytest.raises(FastTextError, match="read text in Unicode form 'NFC-tokens-v9', this one in "
-                                            "'NFC-tokens-quotes-br-fixpoint'"):
+                                            "'NFC-tokens-quotes-br-fixpoint-marks'"):
         train(texts, None, config, checkpoint_dir=str(ckpt))
 
 

@@ -18,7 +18,7 @@ from fasttext_lib import bag_ops, native_build
 from fasttext_lib import native_features as nf
 from fasttext_lib.data import read_labeled
 from fasttext_lib.features import UNK, Featurizer
-from fasttext_lib.text import NFC_TOKENS, QUOTES_AND_BREAKS, UNICODE_FORMS, tokenize
+from fasttext_lib.text import FORMED_BREAKS, NFC_TOKENS, QUOTES_AND_BREAKS, UNICODE_FORMS, tokenize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # CI checks the shared data out beside the repository; FASTTEXT_LIB_SHARED points elsewhere (a worktree).
@@ -39,6 +39,11 @@ HOSTILE = [
     "ΆͅΙ ΤΡΌΛΪ́ ΉͅΣ wor\"\u0301d x\"\u0307 Ὰͅ Ώͅ Ϋ́",  # out of NFC once lowercased or once '"' is dropped
     "👍🏽 👨‍👩‍👧‍👦 ❤️ 🇫🇷🇩🇪 emoji",  # emoji, zero-width joiners, flags
     "שלום עולם, مرحبا بالعالم! \u202bembedded\u202c",  # right to left
+    # variation selectors and bidirectional controls (text.MARKS): dropped, before an accent, a final sigma, a line
+    # break; tag characters (England's flag) and joiners kept
+    "☺\ufe0e ❤\ufe0f! שלום\u200f \u200eok\u200e \u061cمرحبا \u2066iso\u2069 \u202dx\u202e 葛\U000e0100城\U000e01ef "
+    "cafe\u200f\u0301 ΟΔΟΣ\u200f ΑΣ\u200eΒ <br\u200f />x \ufe0f \u200f\u200e 🏴\U000e0067\U000e0062\U000e0065"
+    "\U000e006e\U000e0067\U000e007f می\u200cخواهم",
     "a\u00a0b\u1680c\u2000d\u2005e\u200af\u2028g\u2029h\u202fi\u205fj\u3000k\x85l\x1cm\x1fn\x0bo\x0cp",  # split
     "zero\u200bwidth\u200cnon\u200djoiner\ufeffbom \u180e mongolian",  # not whitespace for str.split
     "我喜欢这家餐厅。很好吃！日本語のテキスト、句読点。한국어 텍스트",  # CJK without spaces
@@ -225,7 +230,8 @@ def test_each_bundles_unicode_form_reads_text_natively_as_in_python(monkeypatch,
     import gluonnlp
 
     docs = ["ΆͅΙ ΤΡΌΛΪ́ ΉͅΣ", 'wor"\u0301d x"\u0307', "cafe\u0301 Café", "Ὰͅ Ώͅ Ϋ́\x00ΆͅΙ", "plain text",
-            "don’t “great”<br>wor“\u0301d", "great<br/>really<br>", "great<br\t/>food, a<br<br>/>b"]
+            "don’t “great”<br>wor“\u0301d", "great<br/>really<br>", "great<br\t/>food, a<br<br>/>b",
+            "loved it ❤️ שלום\u200f cafe\u200e\u0301"]
     trained = gluonnlp.data.Counter(t for doc in docs for t in tokenize(doc, form))
     vocab = gluonnlp.Vocab(trained, unknown_token=UNK, padding_token=None, bos_token=None, eos_token=None)
     featurizer = Featurizer(vocab, ngrams=2, buckets=97, unicode_form=form)
@@ -254,6 +260,8 @@ def test_shared_real_sets_and_the_sample_are_nfc_already():
         # nor does reading typographic quotes as ASCII ones, but in the drug reviews' lines that have ’ or “ ” (the
         # built-in sample, the notebooks' data, has none: their outputs are as before), and none has <br> or <br/>;
         # nor dropping invisible characters, but in the drug reviews' lines with a zero-width space (sleepy\u200b,)
+        # and none has a variation selector or a direction mark (text.MARKS): no token changes under it
+        assert all(tokenize(line) == tokenize(line, FORMED_BREAKS) for line in lines), path
         changed = [line for line in lines if tokenize(line) != tokenize(line, NFC_TOKENS)]
         assert changed == [line for line in lines if any(q in line for q in "’“”\u200b\ufeff\u00ad\u2060")], path
         assert not changed or os.path.basename(path).startswith("drug_reviews"), path
@@ -303,6 +311,15 @@ def test_a_model_fit_on_plain_text_reads_invisible_characters_as_nothing(monkeyp
     _assert_read_as(monkeypatch, route, ["great food", "international flights", "good value"], invisible)
     assert [tokenize(t, QUOTES_AND_BREAKS) for t in invisible] == [["\ufeffgreat", "food\u2060"],
                                                                    ["inter\u00adnational", "flights"], ["good\u200bvalue"]]
+
+
+@pytest.mark.parametrize("route", ["native", "python"])
+def test_a_model_fit_on_plain_text_reads_variation_selectors_and_direction_marks_as_nothing(monkeypatch, route):
+    # ❤️ (U+2764 U+FE0F) was an unknown word where the model knew ❤, and so was a Hebrew or Arabic word with a
+    # direction mark (copied from a web page or a phone) where it knew the word
+    marked = ["loved it ❤️", "שלום\u200f עולם", "\u202bمرحبا\u202c \u061cبالعالم", "葛\U000e0100城 \u2066x\u2069"]
+    _assert_read_as(monkeypatch, route, ["loved it ❤", "שלום עולם", "مرحبا بالعالم", "葛城 x"], marked)
+    assert [tokenize(t, FORMED_BREAKS) for t in marked[:2]] == [["loved", "it", "❤️"], ["שלום\u200f", "עולם"]]
 
 
 def test_chunks_and_threads_change_nothing(monkeypatch):
@@ -562,7 +579,8 @@ def test_long_documents_lowercased_a_piece_at_a_time_give_the_same_tokens_and_ba
 # an accent after a dropped quote, punctuation, empty and blank documents).
 NEIGHBOURS = [["x<br", "/>y"], ["x<br", " />y"], ["x<br ", "/>y"], ["a<br<br", "/>/>b"], ["x<br", "", "/>y"],
               ["<br", "/>"], ["x<b", "r />"], ["a.", ".b"], ["", ""], ["", "a", ""], [" ", " "], ["ΟΔΟΣ", "Σ"],
-              ["ΟΔΟΣ", "ΑΣ"], ['"', "\u0301"], ["e", "\u0301"], ["x\u200b", "\u200by"], ['"', '"'], ["\ufeff", "a"]]
+              ["ΟΔΟΣ", "ΑΣ"], ['"', "\u0301"], ["e", "\u0301"], ["x\u200b", "\u200by"], ['"', '"'], ["\ufeff", "a"],
+              ["e\u200f", "\u0301"], ["ΟΔΟΣ\u200f", "Σ"], ["\ufe0f", "\ufe0f"]]
 
 
 def test_normalized_utf8_of_documents_together_is_each_ones_normalized_text():

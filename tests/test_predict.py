@@ -204,7 +204,7 @@ def test_a_bundle_written_before_text_was_put_in_nfc_reads_its_text_as_then(tmp_
     fresh = train(LabeledTexts(labels, texts), None, config)
     new_path = save_bundle(fresh, str(tmp_path / "new"))
     with open(os.path.join(new_path, CONFIG)) as f:
-        assert json.load(f).get("unicode_normalization") == "NFC-tokens-quotes-br-fixpoint"
+        assert json.load(f).get("unicode_normalization") == "NFC-tokens-quotes-br-fixpoint-marks"
     new_bundle = Predictor.load(new_path)
     composed = [unicodedata.normalize("NFC", t) for t in texts]
     assert [r["label"] for r in new_bundle.predict(texts)] == labels
@@ -248,7 +248,7 @@ def test_a_bundle_written_before_its_tokens_were_put_in_nfc_reads_its_text_as_th
 
     fresh = Predictor.load(save_bundle(train(LabeledTexts(labels, texts), None, config), str(tmp_path / "new")))
     assert "ᾴι" in fresh.featurizer.vocab.token_to_idx
-    assert fresh.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint"
+    assert fresh.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint-marks"
     assert [r["label"] for r in fresh.predict(texts)] == labels
 
 
@@ -291,7 +291,7 @@ def _bundles_before_and_after(tmp_path, monkeypatch, labels, texts, old_form, ol
         bundles.append(bundle)
     old_bundle, new_bundle = bundles
     assert old_bundle.featurizer.unk_id not in old_bundle.featurizer.transform(texts).rows
-    assert new_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint"
+    assert new_bundle.featurizer.unicode_form == "NFC-tokens-quotes-br-fixpoint-marks"
     assert not old_words & set(new_bundle.featurizer.vocab.token_to_idx)
     return fresh, new_bundle
 
@@ -334,6 +334,71 @@ def test_a_bundle_written_before_line_breaks_its_rules_form_were_read_reads_its_
     trained_on_prepared = train(LabeledTexts(labels, prepared), None, config)
     assert trained_on_prepared.featurizer.vocab.idx_to_token == fresh.featurizer.vocab.idx_to_token
     np.testing.assert_array_equal(new_bundle.predict_proba(texts), new_bundle.predict_proba(prepared))
+
+
+# Variation selectors and bidirectional controls (text.MARKS' pattern), to write the reviews without them
+_MARKS = "[\ufe00-\ufe0f\U000e0100-\U000e01ef\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]"
+
+
+def _marked_reviews():
+    """Reviews whose class a heart, a Hebrew, Arabic or Japanese word tells, typed with an emoji variation selector
+    (❤️ is U+2764 U+FE0F) and direction marks (web pages, phones), and the same typed without them."""
+    import re
+
+    words = {"positive": ["❤️", "טוב\u200f", "\u202bممتاز\u202c", "葛\U000e0100城"],
+             "negative": ["👎\ufe0e", "רע\u200f", "\u061cسيء", "\u2067meh\u2069"]}
+    labels = ["positive", "negative"] * 60
+    texts = [f"the {words[label][i % 4]} and {words[label][(i + 1) % 4]} here" for i, label in enumerate(labels)]
+    return labels, texts, [re.sub(_MARKS, "", t) for t in texts]
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_a_bundle_written_before_variation_selectors_and_direction_marks_were_dropped_reads_its_text_as_then(
+        tmp_path, monkeypatch, native):
+    """Bundles record "unicode_normalization": "NFC-tokens-quotes-br-fixpoint-marks" since emoji variation selectors
+    and bidirectional controls are dropped (text.MARKS): ❤️ and ❤ are one word, and a Hebrew word with a
+    right-to-left mark the word without. A bundle written before ("NFC-tokens-quotes-br-fixpoint") was trained with
+    ❤️ and טוב\u200f as words, and reads its text so; one written now reads both spellings alike."""
+    from fasttext_lib import text as text_module
+
+    if not native:
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    labels, texts, plain = _marked_reviews()
+    _, new_bundle = _bundles_before_and_after(tmp_path, monkeypatch, labels, texts, text_module.FORMED_BREAKS,
+                                              {"❤️", "טוב\u200f", "\u202bممتاز\u202c", "葛\U000e0100城", "\u061cسيء"})
+    np.testing.assert_array_equal(new_bundle.predict_proba(texts), new_bundle.predict_proba(plain))
+
+
+def test_a_heart_and_a_word_with_or_without_their_marks_get_the_same_answers_everywhere(tmp_path):
+    """A model trained on ❤ and on Hebrew and Arabic words typed without marks answered ❤️ (U+2764 U+FE0F) and the
+    words with a direction mark as unknown words (opposite answers on a small model). Now the same answers, bit for
+    bit, from the Predictor, ``predict`` and the endpoint's handlers (sm_serve: input_fn, predict_fn)."""
+    import json
+
+    from conftest import run_cli
+    from fasttext_lib import sm_serve
+    from fasttext_lib.bundle import save_bundle
+
+    labels, marked, plain = _marked_reviews()
+    path = save_bundle(train(LabeledTexts(labels, plain), None, TrainConfig(epochs=5, batch_size=16, progress=False)),
+                       str(tmp_path / "model"))
+    queries = ["Loved it ❤️", "Loved it ❤", "שלום\u200f", "שלום", "\u202bممتاز\u202c!", "ممتاز!"]
+    queries += marked[:4] + plain[:4]
+    pairs = [(0, 1), (2, 3), (4, 5)] + [(6 + i, 10 + i) for i in range(4)]
+    predictor = Predictor.load(path)
+    probabilities = predictor.predict_proba(queries)
+    for a, b in pairs:
+        np.testing.assert_array_equal(probabilities[a], probabilities[b], err_msg=queries[a])
+    assert [r["label"] for r in predictor.predict(marked)] == labels
+    (tmp_path / "queries.txt").write_text("\n".join(queries) + "\n", encoding="utf-8")
+    r = run_cli("predict", "--model", path, "--input", tmp_path / "queries.txt")
+    assert r.returncode == 0, r.stderr
+    answered = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(answered) == len(queries) and all(answered[a] == answered[b] for a, b in pairs)
+    served = sm_serve.predict_fn(sm_serve.input_fn("\n".join(queries).encode("utf-8"), "text/plain"),
+                                 sm_serve.model_fn(path))
+    assert len(served) == len(queries) and all(served[a] == served[b] for a, b in pairs)
+    assert served[6:10] == predictor.predict(marked[:4])
 
 
 def test_a_bundle_trained_under_other_unicode_data_loads_with_a_note(tmp_path, capsys):

@@ -113,10 +113,11 @@ def test_a_line_break_the_rules_form_is_a_space_too_so_normalizing_twice_changes
 
 def _normalized_until_unchanged(text):
     """The rules (as read before text.FORMED_BREAKS) applied again and again until nothing changes, to the text
-    without the characters that rule drops (a zero-width space a space): what normalize_text gives, in fewer steps
-    (one a nested line break: text._without_formed_line_breaks)."""
+    without the characters that rule and text.MARKS drop (a zero-width space a space): what normalize_text gives, in
+    fewer steps (one a nested line break: text._without_formed_line_breaks)."""
     for invisible in "\ufeff\u2060\u00ad":
         text = text.replace(invisible, "")
+    text = re.sub("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]", "", text)
     text = text.replace("\u200b", " ")
     again = normalize_text(text, QUOTES_AND_BREAKS)
     while again != text:
@@ -137,6 +138,38 @@ def test_a_zero_width_space_splits_words_as_a_space_does_even_before_a_capital_s
         assert native_features.tokenize(hidden) == tokenize(spaced)
         counted = native_features.count_tokens([hidden, "x", spaced])
         assert counted.words[:len(tokenize(spaced))] == tokenize(spaced)
+
+
+@pytest.mark.parametrize("marked, plain", [
+    ("Loved it ❤️", "Loved it ❤"),  # U+FE0F: phones write the red heart so, keyboards without it
+    ("☺\ufe0e fine", "☺ fine"),  # the text-style selector
+    ("שלום\u200f עולם", "שלום עולם"),  # a right-to-left mark, as web pages and phones put it after a Hebrew word
+    ("\u200eok\u200e \u061cمرحبا", "ok مرحبا"),  # a left-to-right mark, the Arabic letter mark
+    ("\u202bembedded\u202c \u202aa\u202c \u202dx\u202e", "embedded a x"),  # embeddings, overrides, their pop
+    ("\u2066isolated\u2069 \u2067b\u2068c\u2069", "isolated bc"),  # isolates
+    ("葛\U000e0100城 \U000e01ef", "葛城"),  # an ideographic variation selector (Japanese names), the last one
+    ("ΟΔΟΣ\u200f ΑΣ\u200eΒ Σ\ufe0f", "ΟΔΟΣ ΑΣΒ Σ"),  # to the final-sigma rule they were as absent (case-ignorable)
+    ("cafe\u200f\u0301 e\ufe0f\u0301", "café é"),  # between a letter and its accent: composed once dropped
+    ("great\u200f!\u200f <br\u200e />x", "great! <br />x"),
+])
+def test_emoji_variation_selectors_and_direction_marks_are_read_as_nothing(marked, plain):
+    """Text that reads the same was other words: ❤️ (U+2764 U+FE0F) and ❤ two features (opposite answers on a small
+    model), and a Hebrew or Arabic word with a direction mark (U+200E, U+200F, U+061C: copied from a web page or a
+    phone) another word than without. Variation selectors and bidirectional controls are dropped, as a soft hyphen
+    is (text.MARKS), natively too (text.lowered, which it reads)."""
+    from fasttext_lib import native_features
+
+    assert tokenize(marked) == tokenize(plain)
+    assert normalize_text(marked) == normalize_text(plain) == _normalized_until_unchanged(marked)
+    if native_features.available():
+        assert native_features.tokenize(marked) == tokenize(plain)
+
+
+def test_joiners_and_emoji_tags_stay_parts_of_words():
+    # the zero-width (non-)joiners change how Persian words and emoji are written (می‌خواهم, 👨‍👩), and tag
+    # characters spell a subdivision's flag (England's): not dropped with the variation selectors
+    england = "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
+    assert tokenize(f"می\u200cخواهم 👨\u200d👩 {england}") == ["می\u200cخواهم", "👨\u200d👩", england]
 
 
 def test_normalize_text_is_idempotent_on_random_texts_of_line_break_pieces_and_every_code_point():
