@@ -309,10 +309,10 @@ def tsv_header_line(line):
     return len(row) >= 2 and (short_header(row) or text_header_columns(row) is not None or index_header_start(row))
 
 
-def unread_header(row, later_rows):
+def unread_header(row, later_rows, classes=()):
     """Does ``row`` (a CSV file's first row, which training could not read as a header) read as one all the same: three
     columns or more, each a short name, none a number, none recurring in its column below (as a class or a repeated
-    value would)? A table with more than a class and a text whose class column has a name training does not know
+    value would)? Or two, over rows of classes, the first none of them nor of ``classes`` (a model's, to predict)? A table with more than a class and a text whose class column has a name training does not know
     (``tweet_id,airline_sentiment,...,text``): read as data, its first row was a document and its first column the
     classes (the clothing ids of ``Clothing ID,Age,Title,Review Text,Stars``)."""
     named = _without_trailing_empty(row)
@@ -323,17 +323,28 @@ def unread_header(row, later_rows):
         # the rows below hold classes, a few values over and over, which the first one is not among (a header's
         # class column name is in no row below it; a real first row's class is)
         firsts = [r[0].strip() for r in later_rows if r and r[0].strip()]
-        if len(firsts) < _CLASS_ROWS or 2 * len(set(firsts)) > len(firsts):
+        if len(firsts) < _CLASS_ROWS or 2 * len(set(firsts)) > len(firsts) or first_value(named) in classes:
             return False
     elif len(named) < 3:
         return False
     return not _recurs_below(named, later_rows)
 
 
+def two_names(row):
+    """Is ``row`` two fields and empty ones after them (``v1,v2,,,``)? As a header (:func:`unread_header`), only the
+    rows below tell it from a record whose class is rare at the top of its file (``positive,great``)."""
+    return len(_without_trailing_empty(row)) == 2
+
+
+def first_value(row):
+    """``row``'s first field as a class is compared: without a byte order mark and the spaces around it."""
+    return row[0].lstrip("\ufeff").strip()
+
+
 def header_or_record(row):
     """What :class:`ColumnsToName` says after its advice when ``row``, read as an unknown header (:func:`unread_header`),
     could be a record: two names, a class and a text (a class of one document, the first, in no row below)."""
-    if len(_without_trailing_empty(row)) != 2:
+    if not two_names(row):
         return ""
     return "; if line 1 is a record, not a header, add a header row above it (label,text)"
 

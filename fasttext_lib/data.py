@@ -291,7 +291,7 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
         stream.close()
 
 
-def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found=None):
+def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found=None, classes=()):
     """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
     removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it (``predicting``): there a
     header row of text columns only (columns.text_header_columns: ``title,body``; or one, ``review``:
@@ -300,7 +300,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     (a callable, or None) is given a line that says so. ``found`` (a dict, or None) is given ``"class_from"``:
     where the classes are read from (:attr:`LabeledTexts.class_from`), and ``"line"``: the line each example starts
     at, as it is handed out (:class:`RecentLines`); with ``predicting``, a ``"blank_records"`` it holds
-    (formats.BlankRecords) is told of a table's blank records, which are no examples.
+    (formats.BlankRecords) is told of a table's blank records, which are no examples, and ``classes``, the model's,
+    tell a first record from a header of two names (header_row.class_and_text_columns).
 
     Each decision about the whole file is a function of its own (its format: :mod:`fasttext_lib.formats`; a table's
     first row: :mod:`fasttext_lib.header_row`), in the order they are taken; the loops over the records stay here, so
@@ -342,7 +343,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                                 lambda start: f"{uri}:{start}", fmt == "tsv"):
             yield None, text
         return
-    columns = class_and_text_columns(ahead, choice, header_row, predicting, uri)
+    columns, rows = class_and_text_columns(ahead, choice, header_row, predicting, uri, rows, classes)
     layout, names = None, None
     if columns is not None:  # a header row: the records start after it
         layout = header_layout(ahead[0][0], columns, index, uri, note, found)

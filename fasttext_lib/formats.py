@@ -565,9 +565,10 @@ def unnamed_class_header(first, rest, classes):
     (:func:`labeled_csv_records`, unquoted: 4 rows at least)? Training refuses it, to be told its columns
     (``--label-column v1 --text-column v2``); predict and the endpoint answered it as a review and every row whole,
     its ``ham,`` or ``spam,`` a word of its text. The model's classes below it, which its first name is not among,
-    leave no doubt: a header, the class first."""
+    leave no doubt: a header, the class first. (A first name that is one of them, ``positive,great``, is a record.)"""
     return (class_and_text_names(first) and header_layout(first) is None and text_header_columns(first) is None
-            and unread_header(first, [r for r in rest if r]) and labeled_csv_records(rest, False, classes, header=False))
+            and unread_header(first, [r for r in rest if r], classes)
+            and labeled_csv_records(rest, False, classes, header=False))
 
 
 def writers_rows(records, width):

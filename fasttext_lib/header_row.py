@@ -16,9 +16,9 @@ records itself.
 import itertools
 
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, ColumnsToName, chosen_columns, class_and_text_names,
-                      header_columns, header_or_record, ids_column, index_note, index_rows, left_out_columns,
-                      one_hot_hint, read_from_note, series_values_header, table_text_columns, unread_columns,
-                      unread_header)
+                      first_value, header_columns, header_or_record, ids_column, index_note, index_rows,
+                      left_out_columns, one_hot_hint, read_from_note, series_values_header, table_text_columns,
+                      two_names, unread_columns, unread_header)
 from .errors import FastTextError
 from .formats import CountedLines, csv_rows
 from .lines import chain_lines
@@ -187,20 +187,26 @@ def _no_class_column(uri, start, header, header_row, columns, later, index):
         f"e.g. label (label,{','.join(header)}), or label these texts with predict")
 
 
-def class_and_text_columns(ahead, choice, header_row, predicting, uri):
-    """``(class column, text columns)`` of a table whose first row (``ahead[0]``; ``header_row``: as the file writes
-    it) is a header row: the columns the user named (``choice``), else those its names say
+def class_and_text_columns(ahead, choice, header_row, predicting, uri, rows=(), classes=()):
+    """``(columns, rows)``: ``(class column, text columns)`` of a table whose first row (``ahead[0]``; ``header_row``:
+    as the file writes it) is a header row: the columns the user named (``choice``), else those its names say
     (:func:`header_columns`); None when the first row is a record (the class first, as Zhang et al.). A first row
-    that reads as a header naming no class column, or one whose class column holds ids, is refused."""
+    that reads as a header naming no class column, or one whose class column holds ids, is refused. ``rows``: the
+    records after ``ahead``, returned as they are to be read (those looked at put back); ``classes``: a model's, to
+    predict (a first row of two names whose first is one of them is a record)."""
     later = [r for r, _ in ahead[1:]]
     if choice is not None and ahead:
-        return chosen_columns(ahead[0][0], choice, later, uri)
+        return chosen_columns(ahead[0][0], choice, later, uri), rows
     columns = header_columns(ahead[0][0], later) if ahead else None
-    if columns is None and ahead and unread_header(ahead[0][0], later):
+    if columns is None and ahead and unread_header(ahead[0][0], later, classes):
+        if two_names(ahead[0][0]):
+            further, rows = _class_further_down(ahead[0][0], rows)
+            if further:  # (positive,great: a record whose class is rare at the top of its file, not v1,v2,,,)
+                return None, rows
         if predicting and class_and_text_names(ahead[0][0]):
             # (v1,v2,,,: predict reads it only over rows of the model's classes, formats.unnamed_class_header, or
             # with --format csv) the class first, not scored, and every column after it text, as under label,text,,,
-            return 0, list(range(1, len(ahead[0][0])))
+            return (0, list(range(1, len(ahead[0][0])))), rows
         raise ColumnsToName(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
                             f"{unread_columns(ahead[0][0])}", after=header_or_record(ahead[0][0]))
     first_name = ahead[0][0][0].lstrip("\ufeff").strip() if ahead else ""
@@ -214,7 +220,21 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri):
             f"class goes, but over the first {len(later)} rows it holds ids (nearly all different, with digits: "
             f"{later[0][0].strip()!r}, ...), not classes; name the class column: --label-column NAME (the "
             f"SageMaker job's label_column), or label these texts with predict")
-    return columns
+    return columns, rows
+
+
+# How many records after the look-ahead are searched for the class of a first row of two names that reads as a header
+# (columns.two_names): a header's class column name is in none of them, a record's class, rare at the top, is in one.
+# (They are kept in memory meanwhile: 10,000 reviews of Yelp's length, ~7 MB.)
+FURTHER_ROWS = 10_000
+
+
+def _class_further_down(row, rows):
+    """``(found, rows)``: is ``row``'s first value the first value of one of the next :data:`FURTHER_ROWS` records of
+    ``rows``? ``rows`` is returned with them put back."""
+    further = list(itertools.islice(rows, FURTHER_ROWS))
+    value = first_value(row)
+    return any(r and first_value(r) == value for r, _ in further), chain_lines(further, rows)
 
 
 def header_layout(header, columns, index, uri, note, found):

@@ -201,7 +201,7 @@ def input_check(name, fmt, classes, note):
         columns left out) are said once every record has been read."""
         kind, notes, unknown, found = "labeled", [], None, {"blank_records": BlankRecords(keep=False)}
         for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append,
-                                          found=found):
+                                          found=found, classes=classes):
             kind = "texts" if label is None else kind
             if unknown is None and label is not None and label not in classes and whole_number(label) not in classes:
                 unknown = label  # (an id column first: id,text)
@@ -454,7 +454,8 @@ def documents(path, fmt, classes, note):
         if read_as:
             found["blank_records"] = BlankRecords()
             lines = RecentLines(with_blank_records(examples_of_lines(with_line_ends(lines), name, read_as.table,
-                                                                     predicting=True, found=found), found),
+                                                                     predicting=True, found=found, classes=classes),
+                                                   found),
                                 found, PREDICTED_PER_CHUNK)
         yield Lines(lines)
 

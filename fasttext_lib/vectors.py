@@ -187,11 +187,12 @@ def _not_held(word, vocabulary, what):
     if token is None or token == word or token not in vocabulary:
         return f"{word!r} is not in {what}"
     composed = nfc(word)
-    # (a word refused for its normalization alone prints as the token does: both are shown escaped)
-    shown = ascii if composed != word else repr
     how = " and ".join(step for step, done in (("in Unicode NFC", composed != word),
                                                ("lowercased", composed.lower() != composed)) if done) \
-        or "normalized"  # (a soft hyphen dropped: wunder\xadbar, repr shows it)
+        or "normalized"  # (a soft hyphen dropped: wunder\xadbar; an emoji variation selector: ❤️, ❤)
+    # (a word refused for its normalization alone prints as the token does: both are shown escaped; repr escapes a
+    # soft hyphen, not a variation selector, a nonspacing mark)
+    shown = ascii if composed != word or how == "normalized" else repr
     return f"{shown(word)} is not in {what} (its words are as reviews are read, {how}: {shown(token)} is there)"
 
 

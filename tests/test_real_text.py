@@ -1617,6 +1617,48 @@ def test_a_first_row_of_two_short_values_whose_class_recurs_below_is_still_a_rec
     assert data.labels[0] == "ham" and data.texts[0] == "ok lar" and len(data) == len(lines)
 
 
+def _rare_first_record(tmp_path, real):
+    """A headerless CSV whose first record, ``positive,great``, has a class that is in none of the 50 rows below it
+    (the look-ahead) but is in rows further down: a file sorted so, or a class rare at its top."""
+    words = {"negative": "negative", "positive": "positive"}
+    pairs = list(zip(real.labels, real.texts))
+    top = [(label, text) for label, text in pairs if label == "negative"][:60]
+    lines = ["positive,great"] + [f"{words[label]},{text.replace(',', ' ')}" for label, text in top + pairs[:120]]
+    path = tmp_path / "rare.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, len(lines)
+
+
+def test_a_first_record_whose_class_is_only_further_down_trains_with_format_csv(tmp_path, real):
+    """The rule for a header of two unknown names (v1,v2,,,: its class column's name in no row below) looks only 50
+    rows down; a genuine first record, ``positive,great``, whose class is further down was refused as such a header,
+    with --format csv too, where it had trained. Its class further down makes it a record."""
+    path, records = _rare_first_record(tmp_path, real)
+    data = read_labeled(str(path), fmt="csv")
+    assert (data.labels[0], data.texts[0], len(data)) == ("positive", "great", records)
+
+
+def test_a_first_record_of_one_of_the_models_classes_is_answered_by_predict_and_the_endpoint(tmp_path, real):
+    """predict and the endpoint read a first row of two names above rows of the model's classes as a header
+    (v1,v2,,,): ``positive,great``, whose class is a class of the model, was left out, no answer for it (one answer
+    fewer than the records), and predict's note advised --label-column positive --text-column great."""
+    from fasttext_lib.predict import Predictor
+
+    path, records = _rare_first_record(tmp_path, real)
+    labeled = tmp_path / "labeled.csv"
+    labeled.write_text("label,text\n" + path.read_text())
+    trained = cli_in_process("train", "--train", labeled, "--output", tmp_path / "m", "--epochs", "1", "--no-progress")
+    assert trained.returncode == 0, trained.stderr
+    expected = Predictor.load(tmp_path / "m").predict(read_labeled(str(labeled)).texts)
+    assert len(expected) == records
+    for fmt in ("auto", "csv"):
+        got = cli_in_process("predict", "--model", tmp_path / "m", "--input", path, "--format", fmt)
+        assert got.returncode == 0, got.stderr
+        assert [json.loads(line) for line in got.stdout.splitlines()] == expected, fmt
+        assert "--label-column" not in got.stderr, got.stderr
+    assert _served(tmp_path / "m", path.read_text()) == expected
+
+
 @pytest.mark.parametrize("header", ["v1,v2,,,", "v1,v2,Unnamed: 2,Unnamed: 3,Unnamed: 4"])
 def test_the_sms_spam_collections_messages_are_answered_without_their_classes_by_predict_and_the_endpoint(
         tmp_path, real, header):

@@ -1229,6 +1229,18 @@ def test_a_word_refused_only_for_its_unicode_normalization_is_shown_escaped():
         cos_similarity(embedding, decomposed.upper(), "thé")
 
 
+def test_a_word_refused_only_for_an_emoji_variation_selector_is_shown_escaped():
+    """❤️ (U+2764 U+FE0F) is read as ❤ (text.MARKS), and a vocabulary holds ❤: the refusal of ❤️ as a query said
+    "'❤️' is not in the vectors' vocabulary (... normalized: '❤' is there)", two words that print alike (repr
+    escapes no variation selector: a nonspacing mark). Both are shown escaped."""
+    from fasttext_lib.vectors import neighbours
+
+    learned = WordVectors(["<unk>", "\u2764", "good"], np.array([[1, 0], [1, 0.1], [0.5, 1]], dtype=np.float32))
+    with pytest.raises(FastTextError, match=r"^'\\u2764\\ufe0f' is not in the vectors' vocabulary \(its words are as "
+                                            r"reviews are read, normalized: '\\u2764' is there\)$"):
+        neighbours(learned, "\u2764\ufe0f", 1)
+
+
 def test_query_words_are_read_as_an_older_bundle_reads_its_text(tmp_path, monkeypatch, capsys):
     """Notebook 04's query words and word pairs (vocabulary_words, vocabulary_pairs) are looked up as the model reads
     text: a bundle written before text was put in NFC (no "unicode_normalization") holds its words spelled as they
