@@ -312,7 +312,8 @@ def tsv_header_line(line):
 def unread_header(row, later_rows, classes=()):
     """Does ``row`` (a CSV file's first row, which training could not read as a header) read as one all the same: three
     columns or more, each a short name, none a number, none recurring in its column below (as a class or a repeated
-    value would)? Or two, over rows of classes, the first none of them nor of ``classes`` (a model's, to predict)? A table with more than a class and a text whose class column has a name training does not know
+    value would)? Or two, over rows of classes, the first none of them nor of ``classes`` (a model's, to predict)? A
+    table with more than a class and a text whose class column has a name training does not know
     (``tweet_id,airline_sentiment,...,text``): read as data, its first row was a document and its first column the
     classes (the clothing ids of ``Clothing ID,Age,Title,Review Text,Stars``)."""
     named = _without_trailing_empty(row)
