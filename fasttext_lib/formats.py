@@ -29,7 +29,7 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       whole_number, width_error)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line
-from .lines import LONE_CR_HINT, chain_lines, has_lone_cr, stripped_start
+from .lines import LONE_CR_HINT, chain_lines, has_lone_cr, pandas_conversion, stripped_start
 from .text import LABEL_PREFIX
 
 # what a file may be read as (``auto``: detected); cli.py writes them out, its parser importing no reader
@@ -182,12 +182,11 @@ def detect_format(first_line, uri):
 
 
 def _semicolon_separated(uri):
-    """:func:`detect_format`'s error for a semicolon-separated file, with the conversion that reads it (a first line
-    that is no header row is kept a row too: pandas takes it for the header and writes it back as the first line)."""
+    """:func:`detect_format`'s error for a semicolon-separated file, with the conversion that reads it (every line kept
+    as it is, a header row or a first record: lines.pandas_conversion)."""
     return FastTextError(
         f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files, JSON Lines and fastText "
-        f"format are read: convert it (e.g. pandas: pd.read_csv(path, sep=';', dtype=str, keep_default_na=False)"
-        f".to_csv(new_path, index=False))")
+        f"format are read: convert it (e.g. pandas: {pandas_conversion(SEMICOLONS)})")
 
 
 def _separated_by(line, delimiter):
@@ -305,9 +304,10 @@ def allow_long_csv_fields(limit=CSV_FIELD_LIMIT):
 
 # A TSV's quotes are read as CSV's (pandas' to_csv(sep="\t") and Excel quote a field that holds a tab, a quote or a
 # line break); files that put quotes in fields without that quoting (GLUE's .tsv files) are refused with this advice.
+_GLUE_TSV = "sep='\\t', quoting=3"  # (pandas_conversion's options: quotes as any other character; \t written out)
 _TSV_QUOTES_HINT = (" (if its quotation marks are no CSV quoting, as in GLUE's .tsv files, convert it: pandas: "
-                    "pd.read_csv(path, sep='\\t', quoting=3, dtype=str, keep_default_na=False).to_csv(new_path, "
-                    "index=False))")
+                    f"{pandas_conversion(_GLUE_TSV)})")
+SEMICOLONS = "sep=';'"  # (pandas_conversion's options for a semicolon-separated file)
 
 
 def csv_rows(lines, uri, delimiter=",", empty_fields=False, blanks=None):

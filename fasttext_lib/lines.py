@@ -178,8 +178,7 @@ def _not_text(raw, uri, lineno):
         source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
         return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}"
                 f"; convert it to UTF-8 first, e.g. {_iconv(source, uri, '.csv')} (Excel's 'Unicode "
-                f"Text' is tab-separated: pandas: pd.read_csv(path, encoding='utf-16', sep='\\t', dtype=str, "
-                f"keep_default_na=False).to_csv(new_path, index=False))")
+                f"Text' is tab-separated: pandas: {pandas_conversion(_UTF16_TABS)})")
     return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
 
 
@@ -227,10 +226,17 @@ def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
             f"{CP1252_PANDAS})")
 
 
-# Every line as it is, a header row or none: read as a header, a headerless file's first row (Sentiment140's
-# "0","1467810369",...) had repeated values renamed (0.1) and empty ones named (Unnamed: 3), and "NA" texts were NaN
-CP1252_PANDAS = ("pd.read_csv(path, encoding='cp1252', header=None, dtype=str, keep_default_na=False)"
-                 ".to_csv(new_path, index=False, header=False)")
+def pandas_conversion(options):
+    """The pandas line an error advises to convert a whole file read with ``options`` (``"sep=';'"``) to a CSV file
+    training reads: every line as it is, a header row or none. Read as a header, a headerless file's first row
+    (Sentiment140's "0","1467810369",...; GLUE's CoLA, gj04<TAB>1<TAB><TAB>...) had repeated values renamed (0.1) and
+    empty ones named (Unnamed: 3); and a review "NA", "null" or "None" was NaN, written back empty."""
+    return (f"pd.read_csv(path, {options}, header=None, dtype=str, keep_default_na=False)"
+            f".to_csv(new_path, index=False, header=False)")
+
+
+CP1252_PANDAS = pandas_conversion("encoding='cp1252'")
+_UTF16_TABS = "encoding='utf-16', sep='\\t'"  # (Excel's "Unicode Text": as the line shows it, \t written out)
 
 
 # Every reader takes a line whole before parsing it. fastText takes lines of any length; this bound (far
@@ -297,8 +303,7 @@ def excel_sep_line(line, uri):
         #                          comma-separated CSV and fastText format are read")
         raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
                             f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
-                            f"pd.read_csv(path, sep={sep!r}, skiprows=1, dtype=str, keep_default_na=False)"
-                            f".to_csv(new_path, index=False))")
+                            f"{pandas_conversion(f'sep={sep!r}, skiprows=1')})")
     return True
 
 

@@ -189,9 +189,10 @@ def input_check(name, fmt, classes, note):
     from .columns import (HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line,
                           whole_number)
     from .data import examples_of_lines
-    from .formats import BlankRecords, allow_long_csv_fields, labeled_csv_records, labeled_csv_start, tsv_with_header
+    from .formats import (SEMICOLONS, BlankRecords, allow_long_csv_fields, labeled_csv_records, labeled_csv_start,
+                          tsv_with_header)
     from .jsonl import json_input, json_object_line, jsonl_texts
-    from .lines import leading_blank_lines, stripped_start
+    from .lines import leading_blank_lines, pandas_conversion, stripped_start
     from .quoted_spans import QuotedSpans
 
     def read_all(lines, table):
@@ -317,19 +318,16 @@ def input_check(name, fmt, classes, note):
                 # a file: formats.detect_format): rows of as many fields after it, at least half of them
                 raise FastTextError(f"{name}: line {len(blank) + 1} is the header row of a semicolon-separated table "
                                     f"({first.lstrip(chr(0xfeff)).strip()}); only comma- and tab-separated ones are "
-                                    f"read: convert it (e.g. pandas: pd.read_csv(path, sep=';', dtype=str, "
-                                    f"keep_default_na=False).to_csv(new_path, index=False)), or give --format text "
-                                    f"to answer each line as it is")
+                                    f"read: convert it (e.g. pandas: {pandas_conversion(SEMICOLONS)}), or give "
+                                    f"--format text to answer each line as it is")
             if labeled and 1 + sum(semicolon_class(line, classes) for line in rows) >= max(4, (len(rows) + 2) // 2):
                 # the same table without its header row, each class answered as a word of its review: line 1 and half
                 # the lines after it (4 at least, line 1 among them), as a CSV's labeled rows are recognized
                 raise FastTextError(f"{name}: line {len(blank) + 1} and the lines after it start with one of the "
                                     f"model's classes and a semicolon ({first.lstrip(chr(0xfeff)).split(';', 1)[0].strip()};...): "
                                     f"a semicolon-separated table; only comma- and tab-separated ones are read: convert "
-                                    f"it (e.g. pandas: pd.read_csv(path, sep=';', header=None, dtype=str, "
-                                    f"keep_default_na=False).to_csv(new_path, "
-                                    f"index=False, header=['label', 'text'])), or give --format text to answer each "
-                                    f"line as it is")
+                                    f"it (e.g. pandas: {pandas_conversion(SEMICOLONS)}), or give --format text to "
+                                    f"answer each line as it is")
         # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
         one_column = False
         with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)

@@ -201,8 +201,9 @@ def test_utf16_file_is_named_with_how_to_convert(tmp_path, encoding, bom, expect
     p = tmp_path / "u.csv"
     p.write_bytes(bom + "".join(ROWS).encode(encoding))
     with pytest.raises(FastTextError, match=f"^{p}:1: not a text file this program reads: {expected}.*"
-                                            r"pd\.read_csv\(path, encoding='utf-16', sep='\\t', dtype=str, "
-                                            r"keep_default_na=False\)"):
+                                            r"pd\.read_csv\(path, encoding='utf-16', sep='\\t', header=None, "
+                                            r"dtype=str, keep_default_na=False\)\.to_csv\(new_path, index=False, "
+                                            r"header=False\)"):
         read_labeled(str(p))
 
 

@@ -241,6 +241,11 @@ def test_a_semicolon_separated_export_quoted_or_not_is_refused_by_every_command_
         r = cli_in_process(*command)
         errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
         assert r.returncode == 2 and r.stdout == "" and len(errors) == 1 and "semicolon" in errors[0], r.stderr
+        if command[0] == "predict":  # its conversion, followed, gives a file predict answers one record each
+            advised = errors[0].split("pandas: ", 1)[1].split("), or give --format text")[0]
+            exec(advised, {"pd": pd, "path": str(path), "new_path": str(tmp_path / "to_predict.csv")})
+            answered = cli_in_process("predict", "--model", model, "--input", tmp_path / "to_predict.csv")
+            assert answered.returncode == 0 and len(answered.stdout.splitlines()) == len(reviews), answered.stderr
     assert not (tmp_path / "m").exists()
     with pytest.raises(FastTextError, match="semicolon-separated") as refused:
         read_labeled(str(path))

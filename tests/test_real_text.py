@@ -221,10 +221,10 @@ def test_a_tsv_whose_quotes_are_no_csv_quoting_is_refused_with_how_to_convert_it
     got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
     assert got.returncode == 2 and got.stderr.count("error:") == 1 and not (tmp_path / "m").exists()
     assert "train.tsv:7: malformed CSV record starting at this line" in got.stderr
-    assert ("pd.read_csv(path, sep='\\t', quoting=3, dtype=str, keep_default_na=False).to_csv(new_path, index=False)"
-            in got.stderr)
-    frame = pd.read_csv(path, sep="\t", quoting=3, dtype=str, keep_default_na=False)  # the advice, followed
-    frame.to_csv(tmp_path / "converted.csv", index=False)
+    advice = ("pd.read_csv(path, sep='\\t', quoting=3, header=None, dtype=str, keep_default_na=False)"
+              ".to_csv(new_path, index=False, header=False)")
+    assert advice in got.stderr
+    exec(advice, {"pd": pd, "path": str(path), "new_path": str(tmp_path / "converted.csv")})  # the advice, followed
     assert read_labeled(str(tmp_path / "converted.csv")).texts[5] == '" a quote that opens it'
 
 
@@ -1898,8 +1898,8 @@ def test_excels_separator_line_before_the_header_is_read_as_blank(tmp_path, real
         assert got.returncode == 2 and got.stdout == "" and not (tmp_path / "m").exists()
         assert got.stderr == (f"error: {hinted}:1: Excel's separator line sep=;: the file is ';'-separated; only "
                               f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
-                              f"pd.read_csv(path, sep=';', skiprows=1, dtype=str, keep_default_na=False)"
-                              f".to_csv(new_path, index=False))\n")
+                              f"pd.read_csv(path, sep=';', skiprows=1, header=None, dtype=str, "
+                              f"keep_default_na=False).to_csv(new_path, index=False, header=False))\n")
 
 
 def _read_as_without_the_line(hinted, plain, real, bundle):
