@@ -188,10 +188,11 @@ def sample_dir(tmp_path_factory):
 
 @pytest.fixture
 def no_pause_between_rereads(monkeypatch):
-    """storage's read_set reads a set again, 8 times in all, while a file its manifest names is missing (a publisher
-    may be replacing the set), pausing 0.05 s, doubling up to 1 s, between reads: 3.55 s before it says the file is
-    missing. In a test whose file stays missing (no publisher runs), those pauses are waiting for nothing; here they
-    are skipped, and every read, and what the last one says, stays the same. (The module's one use of time.)"""
+    """storage's read_set reads a set again while a file its manifest names is missing and the manifest it reads
+    again is another one (a publisher replacing the set), up to 8 times, pausing 0.05 s, doubling up to 1 s, between
+    reads; the same manifest again says the file is missing at once, after one pause. In a test whose file stays
+    missing (no publisher runs), that pause (and any after a manifest the test itself changes) waits for nothing;
+    here it is skipped, and every read, and what the last one says, stays the same. (The module's one use of time.)"""
     import time
 
     from fasttext_lib.storage import sets

@@ -859,15 +859,28 @@ def read_set(src, manifest_name, names, local_dir, attempts=8):
     ``names``: the logical names to fetch (``None``: every file the manifest lists).
     Returns ``(manifest, {name: local path})``.
     """
+    missed = None  # (the manifest read, and what its fetch raised) of the last read that found a file missing
     for attempt in range(attempts):
+        last = attempt == attempts - 1
         try:
             manifest = read_manifest(src, manifest_name)  # (replaced while read, it is read again)
-            wanted = sorted(manifest["files"]) if names is None else names
-            return manifest, fetch(src, manifest, wanted, local_dir)
         except SetChanged:
-            if attempt == attempts - 1:
+            if last:
                 raise
-            time.sleep(min(0.05 * 2 ** attempt, 1.0))  # let a publisher in progress finish
+            missed = None
+        else:
+            if missed is not None and manifest == missed[0]:
+                # The same manifest again: no publisher replaced the set (a publish writes its manifest before it
+                # deletes the files of the one it replaces): the file is gone for good. It was read 8 times over 3.55 s.
+                raise missed[1]
+            try:
+                wanted = sorted(manifest["files"]) if names is None else names
+                return manifest, fetch(src, manifest, wanted, local_dir)
+            except SetChanged as exc:
+                if last:
+                    raise
+                missed = (manifest, exc)
+        time.sleep(min(0.05 * 2 ** attempt, 1.0))  # let a publisher in progress finish
 
 
 def remove(dest, manifest_name):
