@@ -614,17 +614,28 @@ def _pickled_like_an_older_version(epoch):
     (epoch / "checkpoint.json").write_text(json.dumps(meta))
 
 
+def _synced_checkpoints(tmp_path, monkeypatch):
+    """A folder the job takes for its /opt/ml/checkpoints (what SageMaker syncs with checkpoint_s3_uri)."""
+    synced = tmp_path / "checkpoints"
+    synced.mkdir()
+    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))
+    return synced
+
+
+def _first_job(source_dir, tmp_path, synced, **hyperparameters):
+    """A job of 2 epochs on GOOD that leaves its checkpoints in ``synced``, for the next job to resume or refuse."""
+    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}),
+                           args_for(epochs=2, **hyperparameters))
+    assert first.returncode == 0 and (synced / "epoch-0002").is_dir(), first.stderr
+
+
 @pytest.mark.parametrize("case", ["pickled by an older version", "other hyperparameters"])
 def test_a_checkpoint_the_job_cannot_resume_says_what_to_do_in_the_jobs_terms(source_dir, tmp_path, monkeypatch, case):
     """/opt/ml/checkpoints is what SageMaker copied from the job's checkpoint_s3_uri (a managed spot job's restart, or
     a new job given the same prefix): the refusal said "remove it or use another --checkpoint-dir", a directory in a
     container that is gone and a flag the job has none of. It now names the S3 prefix and the hyperparameters."""
-    synced = tmp_path / "checkpoints"
-    synced.mkdir()
-    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))  # the job's /opt/ml/checkpoints
-    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}),
-                           args_for(epochs=2, batch_size=16))
-    assert first.returncode == 0 and (synced / "epoch-0002").is_dir(), first.stderr
+    synced = _synced_checkpoints(tmp_path, monkeypatch)
+    _first_job(source_dir, tmp_path, synced, batch_size=16)
     args = args_for(epochs=2, batch_size=16)
     if case == "pickled by an older version":
         _pickled_like_an_older_version(synced / "epoch-0002")
@@ -651,12 +662,8 @@ def test_a_checkpoint_of_other_settings_is_refused_before_the_data_only_for_sett
     """A setting the job is given (emsize, an explicit lr) is compared with the checkpoint's before the train channel
     is read; one left to the data (lr, batch_size) is known only once it is read, and compared then: a job that
     leaves them to the data resumes as before."""
-    synced = tmp_path / "checkpoints"
-    synced.mkdir()
-    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))  # the job's /opt/ml/checkpoints
-    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}),
-                           args_for(epochs=2))  # lr and batch_size from the data
-    assert first.returncode == 0 and (synced / "epoch-0002").is_dir(), first.stderr
+    synced = _synced_checkpoints(tmp_path, monkeypatch)
+    _first_job(source_dir, tmp_path, synced)  # lr and batch_size from the data
     for changed, says in [({"emsize": 20}, "emsize 100 -> 20"), ({"lr": 0.123}, " -> 0.123")]:
         root = tmp_path / f"second-{next(iter(changed))}"
         r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args_for(epochs=2, **changed))
@@ -678,12 +685,8 @@ def test_a_checkpoint_the_job_cannot_resume_for_what_is_known_without_the_data_i
     version's fingerprint, an edited epoch or history: each was refused once the train channel had been read
     (minutes at Yelp size), though none depends on the data. Refused now before it, in the same line."""
     edit, validates, settings, says = UNRESUMABLE_BEFORE_READING[case]
-    synced = tmp_path / "checkpoints"
-    synced.mkdir()
-    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))  # the job's /opt/ml/checkpoints
-    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}),
-                           args_for(epochs=2, batch_size=16))
-    assert first.returncode == 0 and (synced / "epoch-0002").is_dir(), first.stderr
+    synced = _synced_checkpoints(tmp_path, monkeypatch)
+    _first_job(source_dir, tmp_path, synced, batch_size=16)
     edit_checkpoint(synced / "epoch-0002", edit)
 
     def read_channel(*args, **kwargs):
@@ -716,9 +719,7 @@ def test_a_spot_restart_sets_aside_the_newest_checkpoint_a_cut_short_sync_left_i
 
     import numpy as np
 
-    synced = tmp_path / "checkpoints"
-    synced.mkdir()
-    monkeypatch.setattr(sm_train.plan_training, "__defaults__", (str(synced),))  # the job's /opt/ml/checkpoints
+    synced = _synced_checkpoints(tmp_path, monkeypatch)
     ckpt = synced if cut != "not the synced dir" else tmp_path / "own"
     args = args_for(epochs=3, batch_size=16) + (["--checkpoint_dir", str(ckpt)] if ckpt != synced else [])
     stash, real_format = tmp_path / "stash", sm_train.format_epoch
