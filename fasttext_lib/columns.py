@@ -355,10 +355,7 @@ def class_and_text_names(row):
     names them (``Unnamed: 2``)? The SMS Spam Collection's header ``v1,v2,,,``, and the same as pandas writes it back
     (``v1,v2,Unnamed: 2,Unnamed: 3,Unnamed: 4``, re-encoded as the UTF-8 error advises): a class and a text column,
     whatever their names. Only the rows below tell whether it is a header (:func:`unread_header`)."""
-    end = len(row)
-    while end > 2 and (not row[end - 1].strip() or _PANDAS_UNNAMED.fullmatch(row[end - 1].strip())):
-        end -= 1
-    named = row[:end]
+    named = _without_trailing_empty(row, unnamed=True, keep=2)  # (label,Unnamed: 1: two names, the second pandas')
     return len(named) == 2 and short_names(named) and not any(reads_as_number(c) for c in named)
 
 
@@ -366,11 +363,13 @@ _PANDAS_UNNAMED = re.compile(r"Unnamed: \d+")
 _CLASS_ROWS = 4  # (formats.MIN_UNQUOTED_ROWS: the rows a class column written as words is recognized from)
 
 
-def _without_trailing_empty(row):
+def _without_trailing_empty(row, unnamed=False, keep=0):
     """``row`` without the empty fields at its end: columns with no name, which pandas calls ``Unnamed: 2``, ... (a
-    spreadsheet's stray cells; the SMS Spam Collection's ``v1,v2,,,``, where a message's commas spill into them)."""
+    spreadsheet's stray cells; the SMS Spam Collection's ``v1,v2,,,``, where a message's commas spill into them);
+    with ``unnamed``, without those pandas names either (the same header as pandas writes it back); its first
+    ``keep`` fields kept whatever they are."""
     end = len(row)
-    while end and not row[end - 1].strip():
+    while end > keep and (not row[end - 1].strip() or (unnamed and _PANDAS_UNNAMED.fullmatch(row[end - 1].strip()))):
         end -= 1
     return row[:end]
 

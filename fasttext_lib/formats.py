@@ -79,16 +79,16 @@ def _detected_format(first, rest, uri):
         header = _unread_header_above_word_classes(first, ahead)
         if header:
             # (the hint below, --format csv, read such a header as a document: a class of its own, v1)
-            row = next(csv.reader([header]))
-            raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({header}), {unread_columns(row)}",
+            line, row = header
+            raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({line}), {unread_columns(row)}",
                                   after=header_or_record(row)) from None
         raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
                             f"with --format csv") from None
 
 
 def _unread_header_above_word_classes(first, ahead):
-    """Line 1 as written (stripped) when it reads as a header row naming columns training does not know
-    (:func:`columns.unread_header`) above rows of classes written as words (:func:`word_class_csv`), else None:
+    """``(line 1 as written (stripped), its fields)`` when it reads as a header row naming columns training does not
+    know (:func:`columns.unread_header`) above rows of classes written as words (:func:`word_class_csv`), else None:
     ``v1,v2,,,`` above ``ham,Go until jurong point...`` (the SMS Spam Collection as it is shared)."""
     line = first.lstrip("\ufeff").strip()
     try:
@@ -96,7 +96,7 @@ def _unread_header_above_word_classes(first, ahead):
         later = [r for r in csv.reader(a.lstrip("\ufeff") for a in ahead) if r]
     except csv.Error:
         return None
-    return line if word_class_csv(ahead) and unread_header(row, later) else None
+    return (line, row) if word_class_csv(ahead) and unread_header(row, later) else None
 
 
 # (a whole float too, 1.0: pandas' to_csv(header=False) of a float class column, read as 1 by

@@ -209,7 +209,7 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri, rows=(), 
             return (0, list(range(1, len(ahead[0][0])))), rows
         raise ColumnsToName(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
                             f"{unread_columns(ahead[0][0])}", after=header_or_record(ahead[0][0]))
-    first_name = ahead[0][0][0].lstrip("\ufeff").strip() if ahead else ""
+    first_name = first_value(ahead[0][0]) if ahead else ""
     if (columns is not None and columns[0] == 0 and not predicting and first_name.lower() not in HEADER_LABEL_NAMES
             and ids_column([r[0] for r in later if r])):
         # a header whose first column has a name training does not know, beside text columns (review_id,text:
