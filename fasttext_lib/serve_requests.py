@@ -15,6 +15,7 @@ A body is decoded with the Content-Type's charset, UTF-8 when it names none (:fu
 UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a 4xx (sm_serve's docstring lists
 them).
 """
+import codecs
 import csv
 import http
 import io
@@ -70,27 +71,64 @@ class Reviews(list):
 
 # ---- The body: its media type and charset, its text
 
+# Python's codecs that decode bytes to text but are no charset a client's text is written in (escapes, IDNA's and
+# punycode's domain-name forms, the codec that decodes nothing, the one that needs a table): codecs.lookup finds them
+# and bytes.decode runs them (unicode_escape read the six characters "caf\\xe9" as "café")
+_PYTHON_ONLY_CODECS = frozenset({"unicode-escape", "raw-unicode-escape", "punycode", "idna", "undefined", "charmap",
+                                 "mbcs", "oem"})
+
+
 def media_type(header):
-    """``'text/csv; charset=utf-8'`` -> (``'text/csv'``, ``'utf-8'``)."""
-    media, params = media_params(header)
-    return media, params.get("charset") or "utf-8"
+    """``'text/csv; charset=utf-8'`` -> (``'text/csv'``, ``'utf-8'``). A 400 when the header names two charsets
+    that are different codecs (the last was taken without a word: a header built by appending to a default one)."""
+    media, _ = media_params(header)
+    charsets = list(dict.fromkeys(value for key, value in _params(header) if key == "charset"))
+    if len({_codec_name(charset) for charset in charsets}) > 1:
+        raise RequestError(400, f"conflicting charsets in the Content-Type: {charsets[0]!r} and {charsets[1]!r}; "
+                                f"name one")
+    return media, (charsets[0] if charsets else "utf-8")
+
+
+def _codec_name(charset):
+    """The codec ``charset`` names (``latin-1`` and ``ISO-8859-1`` are one), or the name itself when it names none."""
+    try:
+        return codecs.lookup(charset).name
+    except LookupError:
+        return charset.lower()
+
+
+def text_codec(charset):
+    """A 415 unless ``charset`` names a codec that decodes bytes into text a client writes (UTF-8, UTF-16 with its BOM,
+    latin-1, cp1252, Shift JIS...): not one of Python's transforms (rot13, base64, hex, zlib: ``_is_text_encoding``
+    False) nor its other codecs that are no charset (:data:`_PYTHON_ONLY_CODECS`)."""
+    try:
+        codec = codecs.lookup(charset)
+    except LookupError:
+        raise RequestError(415, f"unknown charset {charset!r}") from None
+    if not getattr(codec, "_is_text_encoding", True) or codec.name in _PYTHON_ONLY_CODECS:
+        raise RequestError(415, f"charset {charset!r} is no text charset (Python's {codec.name} codec); send the body's "
+                                f"charset, e.g. utf-8")
 
 
 def media_params(header):
     """``'text/csv; charset=utf-8; header=present'`` -> (``'text/csv'``, ``{'charset': 'utf-8', 'header': 'present'}``):
     parameter names lower-cased, values unquoted."""
-    parts = [p.strip() for p in str(header).split(";")]
-    params = {}
-    for param in parts[1:]:
+    return str(header).split(";")[0].strip().lower(), dict(_params(header))
+
+
+def _params(header):
+    """The parameters of a Content-Type, in order, as (name lower-cased, value unquoted), those without a value left
+    out."""
+    for param in str(header).split(";")[1:]:
         key, _, value = param.partition("=")
         if value.strip():
-            params[key.strip().lower()] = value.strip().strip('"')
-    return parts[0].lower(), params
+            yield key.strip().lower(), value.strip().strip('"')
 
 
 def body_text(body, charset, limit):
     """A request's body (bytes, or a str another server decoded) as text, decoded with ``charset``: a 413 when it
-    is over ``limit`` bytes (``sm_serve.MAX_REQUEST_BYTES``), a 400 when it does not decode or holds NUL characters."""
+    is over ``limit`` bytes (``sm_serve.MAX_REQUEST_BYTES``), a 415 when ``charset`` is no text charset
+    (:func:`text_codec`), a 400 when it does not decode or holds NUL characters."""
     if body is None:
         body = b""
     if isinstance(body, str):
@@ -108,11 +146,10 @@ def body_text(body, charset, limit):
         text = body
     else:
         body = bytes(body)
+        text_codec(charset)
         try:
             text = body.decode(charset)
-        except LookupError:
-            raise RequestError(415, f"unknown charset {charset!r}") from None
-        except ValueError:  # UnicodeDecodeError; a plain UnicodeError from some codecs (punycode, undefined): a 500
+        except ValueError:  # UnicodeDecodeError; a plain UnicodeError from a codec that raises one: it was a 500
             bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
                 if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
             if body[:2] == b"\x1f\x8b":  # the endpoint gets the bytes as sent: no Content-Encoding is undone

@@ -15,11 +15,12 @@ settings, labels) attached, and the three functions below do the rest:
   ``text/csv`` as the ``Accept`` header asks (serve_responses.py says how each is written);
 * an answer over :data:`MAX_RESPONSE_BYTES` is a 413 (SageMaker refuses real-time answers over 6 MB);
 * bad requests raise :class:`~fasttext_lib.serve_requests.RequestError`, which the toolkit answers with its 4xx
-  status: 415 for another content type, 406 when ``Accept`` admits no answer type, 413 above
-  :data:`MAX_REQUEST_BYTES`, 400 for bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL
-  characters (UTF-16 sent as UTF-8), items that are neither a string nor missing (null or NaN, in a list, alone or
-  a JSON line: an empty review) and requests without any text (in Batch Transform, records that are all blank are
-  answered; a JSON string's lone surrogate escape is U+FFFD);
+  status: 415 for another content type or a charset that is no text charset (unicode_escape, rot13), 406 when
+  ``Accept`` admits no answer type, 413 above :data:`MAX_REQUEST_BYTES`, 400 for two conflicting charsets, bad JSON
+  (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as UTF-8), items that
+  are neither a string nor missing (null or NaN, in a list, alone or a JSON line: an empty review) and requests
+  without any text (in Batch Transform, records that are all blank are answered; a JSON string's lone surrogate
+  escape is U+FFFD);
 * a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the Content-Type is
@@ -112,8 +113,8 @@ def input_fn(request_body, content_type):
             and not getattr(texts, "header_record", False) and not answered_blank(texts):
         # (a JSON line is a record even when its review is empty; Batch Transform's header record alone is answered)
         raise RequestError(400, "request holds no review text")
-    # a lone surrogate (from a charset such as unicode_escape; JSON's escapes are U+FFFD by now) failed in
-    # featurization, as a 500
+    # a lone surrogate (in a str another server decoded, with surrogateescape; JSON's escapes are U+FFFD by now)
+    # failed in featurization, as a 500
     lines = getattr(texts, "lines", False)
     bad = lone_surrogate_message(texts, (lambda i: f"line {i + 1}") if lines else (lambda i: f"review {i}"))
     if bad:
