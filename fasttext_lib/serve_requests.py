@@ -67,6 +67,7 @@ class Reviews(list):
     header_repeats = ()    # text/csv in Batch Transform: where the header is repeated among the records after it
     first_number = 1       # text/csv: the number in the body of the first of ``records`` (a header and blank records
     repeats_at = ()        # before it counted), and where the header's repeats stood among them (numbered, unanswered)
+    header_names = None    # text/csv: the header row, as the body writes it (a 400 for a header without rows names it)
 
 
 # ---- The body: its media type and charset, its text
@@ -391,6 +392,7 @@ def csv_request(text, header):
     texts.header_repeats = repeats if lead[1] else ()  # (answered with FieldNames in Batch Transform, as the header)
     # (csv_texts' 400s number its records as the body does: without a header, from 1)
     texts.first_number, texts.repeats_at = (first_number, repeats) if names is not None else (1, ())
+    texts.header_names = names
     return texts
 
 
@@ -534,7 +536,8 @@ def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
     (``records``, ``names``, ``start``, ``blank``)."""
     from .columns import HEADER_LOOKAHEAD, header_columns, header_layout
 
-    undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and _undeclared_header(records))
+    undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and (
+        _undeclared_header(records) or _header_alone(records)))
     if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): read as declared
         blank = next(i for i, record in enumerate(records) if record)
         names, records = records[blank], records[blank + 1:]
@@ -620,7 +623,7 @@ def _undeclared_header(records):
     from .formats import labeled_csv_records
 
     rows = [record for record in records if record]
-    if len(rows) < 2:  # a header alone: a review, as predict answers it with --format text
+    if len(rows) < 2:  # a header alone: _header_alone
         return False
     first, rest = rows[0], rows[1:HEADER_LOOKAHEAD + 1]
     if one_column_text_header(first):
@@ -638,6 +641,17 @@ def _undeclared_header(records):
     if header_layout(first) is not None and header_columns(first, rest) is None:
         return False
     return labeled_csv_records([first] + rest, False, (), header=True)
+
+
+def _header_alone(records):
+    """Is a ``text/csv`` body's one record (blank ones aside) a header row training recognizes (``label,text``), as
+    predict refuses such a file ("no data rows")? ``df.head(0).to_csv()``, a file whose rows were never written, and in
+    Batch Transform with ``strategy="SingleRecord"`` a file's header, sent as a mini-batch of its own: its one record
+    was answered as a review."""
+    from .columns import short_header
+
+    rows = [record for record in records if record]
+    return len(rows) == 1 and len(rows[0]) >= 2 and short_header(rows[0])
 
 
 def _body_is_tsv_with_header(text):
@@ -807,10 +821,13 @@ def _typed_header_at(records, classes):
     from .formats import typed_header, unnamed_class_header
 
     at = next((i for i, record in enumerate(records) if record), None)
-    if at is None or not (prose_commas(records[at]) or class_and_text_names(records[at])):
+    if at is None:
         return None
-    repeats = _repeats_of(records[at], records[at + 1:])
-    ahead = _left_out(records[at + 1:], repeats)[:HEADER_LOOKAHEAD]  # (the repeats out of the look-ahead, as predict's)
     first = records[at]
-    header = (prose_commas(first) and typed_header(first, ahead, classes)) or unnamed_class_header(first, ahead, classes)
+    typed = prose_commas(first)
+    if not (typed or class_and_text_names(first)):
+        return None
+    repeats = _repeats_of(first, records[at + 1:])
+    ahead = _left_out(records[at + 1:], repeats)[:HEADER_LOOKAHEAD]  # (the repeats out of the look-ahead, as predict's)
+    header = (typed and typed_header(first, ahead, classes)) or unnamed_class_header(first, ahead, classes)
     return (at, repeats) if header else None

@@ -112,7 +112,9 @@ def input_fn(request_body, content_type):
     if not getattr(texts, "lines", False) and not any(t.strip() for t in texts) \
             and not getattr(texts, "header_record", False) and not answered_blank(texts):
         # (a JSON line is a record even when its review is empty; Batch Transform's header record alone is answered)
-        raise RequestError(400, "request holds no review text")
+        names = getattr(texts, "header_names", None)  # (a CSV's header and no rows: predict says "no data rows")
+        raise RequestError(400, "request holds no review text" + (f": only a header row ({','.join(names)})"
+                                                                  if names is not None else ""))
     # a lone surrogate (in a str another server decoded, with surrogateescape; JSON's escapes are U+FFFD by now)
     # failed in featurization, as a 500
     lines = getattr(texts, "lines", False)

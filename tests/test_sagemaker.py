@@ -3450,9 +3450,32 @@ def test_a_first_review_of_short_phrases_stays_a_review_to_predict_and_the_endpo
 
 
 @pytest.mark.parametrize("body", [
+    b"Sentiment, Review Body\npositive,good food\n",  # typed headers over fewer rows than decide: a review
+    b"Sentiment, Review Body\n2,good food\nnegative,awful\n",
+    b"Review Body, Sentiment\ngood food,positive\n",
+    b"Title, Review Body\nGreat,good food\n",
+    b"Sentiment, Review Body\npositive,good food\nnegative,awful\npositive,nice\nnegative,bad\n",  # enough: a header
+    b"label,text\npositive,good\n", b"label, text\n2,good\n", b"Label,Text\npositive,good\n",  # one row is enough
+    b"Sentiment\tReview Body\npositive\tgood food\n", b"Sentiment \t Review Body\npositive\tgood food\n",  # TSV
+    b"sentiment\treview\npositive\tgood food\nnegative\tawful\n",
+])
+def test_typed_and_tsv_headers_over_few_rows_are_read_as_predict_reads_them(served, bundle, tmp_path, body):
+    """A header typed with spaces (formats.typed_header) is read as one only over rows that leave no doubt, a header
+    training recognizes over one row already, a TSV's with a tab: the endpoint reads each of these bodies as predict
+    reads the same bytes in a file, answer for answer."""
+    from conftest import cli_in_process
+
+    path = tmp_path / ("reviews.tsv" if b"\t" in body else "reviews.csv")
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    expected = [json.loads(line) for line in got.stdout.splitlines()]
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == expected
+
+
+@pytest.mark.parametrize("body", [
     b"review\ngreat food\nreview\n",  # a first line that occurs again: a review
     b"Review\ngreat phone, but slow\ncold soup\n",  # records wider than a header of one column: reviews
-    b"label,text\n",  # a header alone: answered as a review, as predict's --format text does
     b"label,text\ngreat food\ncold soup\nnice\n",  # rows not as wide as it
 ])
 def test_a_text_csv_first_line_that_only_looks_like_a_header_is_a_review(served, body):
@@ -3548,6 +3571,35 @@ def test_csv_400s_number_the_records_as_the_body_does_past_headers_and_their_rep
         sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
     assert caught.value.status_code == 400 and caught.value.message.startswith(message), caught.value.message
 
+
+
+@pytest.mark.parametrize("body, names", [
+    (b"label,text\n", "label,text"), (b"text,label", "text,label"), (b"\nlabel,text\n\n", "label,text"),
+    (b'"Class Index","Title","Description"\r\n', "Class Index,Title,Description"),
+])
+def test_a_csv_body_of_a_header_row_alone_is_no_review(tmp_path, monkeypatch, bundle, served, body, names):
+    """A CSV of a header row and no rows (``df.head(0).to_csv()``, a file whose rows were never written): predict
+    refuses it ("no data rows"), and an endpoint answered the header as a review (only with header=present was it a
+    400). Now an endpoint refuses it with or without the parameter, saying what it holds; Batch Transform answers it
+    with the field names (blank lines before it as empty reviews), as it answers a header=present file's header alone:
+    strategy="SingleRecord" sends a file's header as a mini-batch of its own, and SageMaker joins answer i to record i."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "header.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 2 and f"no data rows (only a header row: {names})" in got.stderr, got.stderr
+    for content_type in ("text/csv", "text/csv; header=present"):
+        with pytest.raises(sm_serve.RequestError) as caught:
+            sm_serve.input_fn(body, content_type)
+        assert (caught.value.status_code, caught.value.message) == (
+            400, f"request holds no review text: only a header row ({names})"), content_type
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    blank_before = served[1].predict([""]) if body.startswith(b"\n") else []
+    blank_after = served[1].predict([""]) if body.endswith(b"\n\n") else []
+    for content_type in ("text/csv", "text/csv; header=present"):
+        answers = sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
+        assert answers == blank_before + [HEADER_ANSWER] + blank_after, content_type
 
 
 def test_csv_header_parameter_values():
