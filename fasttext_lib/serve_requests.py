@@ -68,6 +68,7 @@ class Reviews(list):
     first_number = 1       # text/csv: the number in the body of the first of ``records`` (a header and blank records
     repeats_at = ()        # before it counted), and where the header's repeats stood among them (numbered, unanswered)
     header_names = None    # text/csv: the header row, as the body writes it (a 400 for a header without rows names it)
+    body_lines = None      # text/csv in Batch Transform: the lines of the mini-batch (SplitType=Line joins answers to them)
 
 
 # ---- The body: its media type and charset, its text
@@ -393,6 +394,10 @@ def csv_request(text, header):
     # (csv_texts' 400s number its records as the body does: without a header, from 1)
     texts.first_number, texts.repeats_at = (first_number, repeats) if names is not None else (1, ())
     texts.header_names = names
+    if in_batch_transform(os.environ):
+        from .text import split_lines
+
+        texts.body_lines = len(split_lines(text))
     return texts
 
 
@@ -450,11 +455,21 @@ def _csv_records(text, header, delimiter):
             # line at a time, such a record was answered as two reviews, every answer after it one off.
             if header == "present" or spanned or delimiter == "\t":
                 tabs = " (read tab-separated: its first line is a tab-separated header row)" if delimiter == "\t" else ""
-                raise RequestError(400, f"request body is not valid CSV{tabs}: {exc}") from None
+                raise RequestError(400, f"request body is not valid CSV{tabs}: {exc}{_cut_hint(exc)}") from None
             records = _csv_lines(text)
             fell_back = True
             break
     return records, names, start, blank, fell_back
+
+
+def _cut_hint(exc):
+    """What a CSV error says in Batch Transform when a quoted field is open at the end of the body: SplitType=Line cut
+    the file at a line break inside a review quoted over lines (pandas writes one so), and the 400 that failed the job
+    said only "unexpected end of data"."""
+    if not in_batch_transform(os.environ) or "unexpected end of data" not in str(exc):
+        return ""
+    return (' (a quoted field open at the end of the mini-batch: with split_type="Line" SageMaker cuts a review quoted '
+            'over several lines between mini-batches; write each review on one line, or send JSON Lines)')
 
 
 def _blank_or(record):

@@ -156,7 +156,21 @@ def predict_fn(input_data, model):
             raise _too_big(start + len(chunk), len(texts), size)
         answers.extend(part)
     _answer_header_repeats(answers, led, getattr(input_data, "header_repeats", ()))
+    _log_fewer_answers_than_lines(len(answers), getattr(input_data, "body_lines", None))
     return answers
+
+
+def _log_fewer_answers_than_lines(answered, lines):
+    """A line in the log (stderr: CloudWatch) when a Batch Transform ``text/csv`` mini-batch of ``lines`` lines gets
+    fewer answers: a review quoted over lines is one record, one answer, right for a whole file (split_type=None),
+    but with split_type="Line" SageMaker joins answer i to line i, and every answer after it was one line off without
+    a word. The container is not told the split type, so the records are answered and the log says so."""
+    if lines is not None and answered < lines:
+        import sys
+
+        print(f"text/csv: {answered} answers to a mini-batch of {lines} lines (a review quoted over several lines is "
+              f"one record): with split_type=\"Line\" SageMaker joins answers to lines; write each review on one line, "
+              f"or send JSON Lines", file=sys.stderr, flush=True)
 
 
 def _answer_header_repeats(answers, led, repeats):

@@ -3602,6 +3602,35 @@ def test_a_csv_body_of_a_header_row_alone_is_no_review(tmp_path, monkeypatch, bu
         assert answers == blank_before + [HEADER_ANSWER] + blank_after, content_type
 
 
+@pytest.mark.parametrize("body", [b"label,text\n2,good food\n1,\"awful\n", b"2,good food\n1,\"awful\nservice, sadly\n"])
+def test_batch_transform_says_when_split_type_line_cut_a_review_quoted_over_lines(monkeypatch, body):
+    """SplitType=Line cuts a file at every line break, inside quotes too: a review pandas quoted over two lines ends
+    one mini-batch open, and its 400 said only "unexpected end of data", which failed the job without saying why."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.input_fn(body, "text/csv; header=present")
+    assert caught.value.status_code == 400 and caught.value.message == (
+        "request body is not valid CSV: unexpected end of data (a quoted field open at the end of the mini-batch: with "
+        "split_type=\"Line\" SageMaker cuts a review quoted over several lines between mini-batches; write each review "
+        "on one line, or send JSON Lines)")
+
+
+def test_batch_transform_logs_a_mini_batch_answered_with_fewer_answers_than_lines(monkeypatch, served, capsys):
+    """A review quoted over lines is one record, one answer: right for a whole file (split_type=None), but with
+    split_type="Line" SageMaker joins answer i to line i, and the mini-batch's answers were fewer than its lines
+    without a word. The container cannot tell the split type, so it answers the records and says so in the log."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = b"label,text\n2,good food\n1,\"awful\nservice\"\n2,nice\n"
+    capsys.readouterr()
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
+    assert answers == [HEADER_ANSWER] + served[1].predict(["good food", "awful\nservice", "nice"])
+    assert capsys.readouterr().err.splitlines() == [
+        "text/csv: 4 answers to a mini-batch of 5 lines (a review quoted over several lines is one record): with "
+        "split_type=\"Line\" SageMaker joins answers to lines; write each review on one line, or send JSON Lines"]
+    sm_serve.predict_fn(sm_serve.input_fn(b"label,text\n2,good food\n1,awful\n", "text/csv"), served[0])
+    assert capsys.readouterr().err == ""  # a line a record: nothing to say
+
+
 def test_csv_header_parameter_values():
     body = b"review\ngreat food\n"
     assert list(sm_serve.input_fn(body, "text/csv; header=absent")) == ["review", "great food"]  # as without one
