@@ -18,6 +18,9 @@
                                                   and the classes' names, .classes.txt; a rerun writing the same bytes
                                                   succeeds, files there that differ are kept unless --overwrite)
     export-vectors --model DIR_OR_S3 --output FILE.vec [--overwrite]   (the learned word vectors, fastText's .vec)
+    import-folders --input DIR --output FILE.csv [--skip FOLDER] [--encoding latin-1] [--overwrite]
+                                                  (class folders, one document per file, as IMDB's aclImdb/train/pos
+                                                  and neg: one label,text CSV that train reads)
 
 ``train --pretrained-vectors FILE.vec`` starts the rows of the words it shares with the vocabulary from
 its vectors (fastText's ``-pretrainedVectors``); the file's start is checked before the training data, and the
@@ -251,6 +254,19 @@ def build_parser():
     v.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
     v.add_argument("--output", required=True, help=".vec file (local or s3://; compressed if it ends in .gz, .bz2 or .xz)")
     v.add_argument("--overwrite", action="store_true", help="replace --output if it exists (default: refuse)")
+
+    f = sub.add_parser("import-folders", help="write a directory of class folders (one document per file: IMDB's "
+                                              "aclImdb/train, 20 Newsgroups, BBC News) as one label,text CSV file")
+    f.add_argument("--input", required=True, type=_path_of("a local directory"), metavar="DIR",
+                   help="the directory of class folders: each folder's name is a class, each file in it a document")
+    f.add_argument("--output", required=True, type=FILE, metavar="FILE.csv",
+                   help="the CSV file (local or s3://; compressed if it ends in .gz, .bz2 or .xz)")
+    f.add_argument("--skip", action="append", default=[], metavar="FOLDER",
+                   help="leave this folder out (repeat it for several); a folder of unlabeled documents, as "
+                        "aclImdb's unsup, is refused unless skipped")
+    f.add_argument("--encoding", default="utf-8", help="the files' text encoding (default: utf-8; 20 Newsgroups' "
+                                                       "files are latin-1)")
+    f.add_argument("--overwrite", action="store_true", help="replace --output if it exists (default: refuse)")
     return parser
 
 
@@ -536,6 +552,7 @@ OUTPUTS = {
     "prepare": (("output", "--output", "the dataset", "a directory"),
                 ("cache_dir", "--cache-dir", "the downloaded archive", "a directory")),
     "export-vectors": (("output", "--output", "the word vectors", "a file"),),
+    "import-folders": (("output", "--output", "the CSV file", "a file"),),
 }
 
 
@@ -554,13 +571,15 @@ def _check_validation_file(args):
     only after the whole training file had been read (minutes at Yelp size), in a line that did not name the flag."""
     from . import storage
 
+    from .class_folders import refuse_a_directory
+
     for flag, uri in (("--validation", args.validation), ("--autotune-validation", args.autotune_validation)):
         if not uri:
             continue
         if storage.is_s3(uri):
             storage.open_read(uri).close()  # (a HEAD: a missing bucket or object, or a refusal, in its one line)
         elif os.path.isdir(uri):
-            raise FastTextError(f"{flag}: expected a file but got a directory: {uri}")
+            refuse_a_directory(uri, flag)
         elif not os.path.exists(uri):
             raise FastTextError(f"{flag}: no such file: {uri}")
 
@@ -756,8 +775,20 @@ def cmd_prepare(args):
     return 0
 
 
+def cmd_import_folders(args):
+    from .class_folders import folders_to_csv
+
+    # the summary once the file is in place (as export-vectors'): stdout refusing it keeps the user's old file
+    def summary(counts):
+        say(json.dumps({"output": args.output, "documents": sum(counts.values()), "classes": counts}), flush=True)
+
+    folders_to_csv(args.input, args.output, skip=args.skip, encoding=args.encoding, overwrite=args.overwrite,
+                   note=_note, on_written=summary)
+    return 0
+
+
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict, "sample": cmd_sample, "synthetic": cmd_synthetic,
-            "prepare": cmd_prepare, "export-vectors": cmd_export_vectors}
+            "prepare": cmd_prepare, "export-vectors": cmd_export_vectors, "import-folders": cmd_import_folders}
 
 
 def _say_error(line):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List
 
 from . import storage
+from .class_folders import refuse_a_directory
 from .columns import (Columns, check_text_columns, header_columns, index_column, several_class_columns, table_texts,
                       text_header, whole_number)
 from .errors import FastTextError
@@ -273,6 +274,7 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
     if fmt not in FORMATS and not isinstance(fmt, Columns):
         raise FastTextError(f"unknown data format {fmt!r}; choose one of {', '.join(FORMATS)}")
     uri = str(uri)
+    refuse_a_directory(uri)  # (aclImdb/train: said as a directory of class folders, with how to convert it)
     stream, compression = open_decompressed(uri)
     if found is not None:
         found["compression"] = compression  # (LabeledTexts.files)

@@ -1,0 +1,218 @@
+"""Datasets laid out as class folders, one document per file (IMDB's ``aclImdb/train/pos/*.txt``, 20 Newsgroups'
+``20news-bydate-train/<group>/<number>``, BBC News' ``bbc/<topic>/*.txt``), written as one ``label,text`` CSV file
+that every reader takes (``import-folders``: :func:`folders_to_csv`), and named as such where a directory is given as
+data (:func:`directory_hint`).
+
+The class is the folder's name and the text the file's content, whole: its line breaks are kept inside the quoted CSV
+field (the readers take such a field whole; normalizing turns line breaks and IMDB's ``<br />`` into spaces), only
+the file's last line end dropped. Rows are in sorted order, by folder then by file name, so the same folders give the
+same bytes on any file system. Hidden files and folders (``.DS_Store``, ``.ipynb_checkpoints``) are no documents;
+files beside the class folders (aclImdb's ``urls_pos.txt``, ``labeledBow.feat``) are left out, with a note.
+
+A folder named as unlabeled data (aclImdb's ``unsup``) is refused unless skipped (``--skip unsup``): written as a
+class it would train a third class of 50,000 reviews that are positive and negative alike, and dropped without being
+asked, a user's own class of that name would be lost. Either way the user says which, once, in the command.
+"""
+import codecs
+import io
+import os
+
+from . import storage
+from .errors import FastTextError, refuse_standard_output
+from .writers import compressing
+
+UNLABELED_NAMES = ("unsup", "unlabeled", "unlabelled")  # aclImdb's unsup/: reviews without a rating
+SHOWN = 6  # folder and file names a message lists before "... and N more"
+
+
+def _visible(entries):
+    return [e for e in entries if not e.name.startswith(".")]
+
+
+def _listed(path):
+    """``(folders, files)``: the sorted names of ``path``'s visible subfolders and of its other visible entries."""
+    with os.scandir(path) as it:
+        entries = _visible(it)
+    folders = sorted(e.name for e in entries if e.is_dir())
+    return folders, sorted(e.name for e in entries if not e.is_dir())
+
+
+def _names(names):
+    shown = ", ".join(names[:SHOWN])
+    return shown + (f", ... and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+
+
+def _is_class_folder(path):
+    """Whether ``path`` holds documents (files) and no folders: a class folder."""
+    try:
+        folders, files = _listed(path)
+    except OSError:
+        return False
+    return bool(files) and not folders
+
+
+def directory_hint(path):
+    """What to do with the local directory ``path`` given as labeled data, when it is a class-folder dataset or a
+    folder of them (aclImdb/: train/ and test/); else ``""``. Appended to "expected a file but got a directory"."""
+    try:
+        folders, _ = _listed(path)
+    except OSError:
+        return ""
+    classes = [name for name in folders if _is_class_folder(os.path.join(path, name))]
+    if classes:
+        skip = [name for name in classes if name.lower() in UNLABELED_NAMES]
+        return (f"; it is a directory of class folders ({_names(classes)}): write it as one CSV file first, with "
+                f"python -m fasttext_lib import-folders --input {path} --output FILE.csv"
+                + "".join(f" --skip {name}" for name in skip) + " (docs/INPUT.md#class-folders)")
+    splits = [name for name in folders if any(_is_class_folder(os.path.join(path, name, sub))
+                                              for sub in _listed(os.path.join(path, name))[0])]
+    if splits:
+        example = os.path.join(path, "train" if "train" in splits else splits[0])
+        return (f"; it holds folders of class folders ({_names(splits)}): write each as one CSV file first, with "
+                f"python -m fasttext_lib import-folders --input {example} --output FILE.csv "
+                f"(docs/INPUT.md#class-folders)")
+    return ""
+
+
+def refuse_a_directory(uri, flag=""):
+    """A local directory given as labeled data (``flag``: the option that named it, or ""): one line, which names a
+    class-folder dataset's folders and the command that writes them as one file (:func:`directory_hint`)."""
+    if not storage.is_s3(uri) and os.path.isdir(uri):
+        raise FastTextError(f"{flag + ': ' if flag else ''}expected a file but got a directory: {uri}"
+                            f"{directory_hint(uri)}")
+
+
+def _check_encoding(encoding):
+    try:
+        if codecs.lookup(encoding)._is_text_encoding:  # (not base64 nor rot13: codecs of another kind)
+            return
+    except (LookupError, TypeError):
+        pass
+    raise FastTextError(f"--encoding {encoding}: no text encoding Python knows; give one such as utf-8 "
+                        f"(the default) or latin-1")
+
+
+def class_documents(directory, skip=()):
+    """``[(class, [file path, ...]), ...]`` of the class folders of ``directory``, both sorted by name, those named
+    in ``skip`` left out; and the notes to give. Refuses (FastTextError) what is no class-folder dataset."""
+    directory = str(directory)
+    if storage.is_s3(directory):
+        raise FastTextError(f"--input {directory}: the class folders are read from a local directory; copy them "
+                            f"down first (aws s3 sync {directory} DIR)")
+    if not os.path.isdir(directory):
+        what = "no such directory" if not os.path.exists(directory) else "not a directory"
+        raise FastTextError(f"--input: {what}: {directory} (expected a directory of class folders, one document "
+                            f"per file)")
+    folders, files = _listed(directory)
+    if not folders and not files:
+        raise FastTextError(f"{directory} is empty: expected a directory of class folders (such as pos/ and neg/), "
+                            f"each holding one document per file")
+    if not folders:
+        raise FastTextError(f"{directory} holds no class folders, only files ({_names(files)}): expected one folder "
+                            f"per class, each holding one document per file (a file of labeled data is read by "
+                            f"train --train as it is)")
+    for name in skip:
+        if name not in folders:
+            raise FastTextError(f"--skip {name}: no folder {name} in {directory} (its folders: {_names(folders)})")
+    notes = []
+    if files:
+        notes.append(f"{directory}: {len(files)} file(s) beside the class folders left out ({_names(files)})")
+    classes = []
+    for name in folders:
+        path = os.path.join(directory, name)
+        inside, documents = _listed(path)
+        if name in skip:
+            notes.append(f"{path}: skipped, {len(documents)} file(s) not written (--skip {name})")
+            continue
+        if inside:
+            raise FastTextError(f"{path} holds folders ({_names(inside)}): expected one document per file in each "
+                                f"class folder; is the directory of class folders {path}?")
+        if not documents:
+            raise FastTextError(f"{path} holds no documents: a class folder needs one file per document at least "
+                                f"(hidden files are none); remove it, or --skip {name}")
+        if name.lower() in UNLABELED_NAMES:
+            raise FastTextError(f"{path}: a folder of unlabeled documents by its name ({len(documents)} file(s), as "
+                                f"IMDB's unsup); written as the class {name!r} they would train a class of their "
+                                f"own: pass --skip {name} to leave them out")
+        for document in documents:
+            if not os.path.isfile(os.path.join(path, document)):
+                raise FastTextError(f"{os.path.join(path, document)} is not a regular file (a broken link, a FIFO, "
+                                    f"a socket): a class folder holds one document per file")
+        classes.append((name, [os.path.join(path, document) for document in documents]))
+    if len(classes) < 2:
+        left = f"only one class folder ({classes[0][0]})" if classes else "no class folder"
+        skipped = f" once {_names(skip)} {'is' if len(skip) == 1 else 'are'} skipped" if skip else ""
+        raise FastTextError(f"{directory} holds {left}{skipped}: a classifier needs two classes or more")
+    return classes, notes
+
+
+def _quoted(value):
+    return '"' + value.replace('"', '""') + '"'
+
+
+def csv_row(label, text):
+    """One row: the text always quoted (Python's csv writer leaves a field with a lone ``\\r`` unquoted, which a
+    reader takes as a line end), the class where CSV needs it."""
+    plain = not any(c in label for c in ',"\r\n') and label == label.strip()
+    return f"{label if plain else _quoted(label)},{_quoted(text)}\n"
+
+
+def _read_document(path, encoding):
+    """A file's text, its last line end dropped; bytes the encoding cannot read are refused naming the file (a UTF-8
+    file's byte order mark is no part of its text)."""
+    utf8 = codecs.lookup(encoding).name == "utf-8"
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:  # (a file that may not be read, or gone since the folder was listed)
+        raise FastTextError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig" if utf8 else encoding)
+    except UnicodeDecodeError as exc:
+        if raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+            hint = "it starts with a UTF-16 byte order mark: pass --encoding utf-16"
+        else:
+            hint = "if the files are Latin-1 (20 Newsgroups' are), pass --encoding latin-1"
+        raise FastTextError(f"{path}: not {'UTF-8' if utf8 else encoding} (byte 0x{raw[exc.start]:02x} at offset "
+                            f"{exc.start}); {hint}") from None
+    if "\x00" in text:
+        raise FastTextError(f"{path}: holds NUL characters (\\x00), as a binary file or UTF-16 text read as "
+                            f"{encoding} does; remove the file, or pass the --encoding it is written in")
+    return text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith(("\n", "\r")) else text
+
+
+def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, note=None, on_written=None):
+    """Write the class folders of the local ``directory`` as one ``label,text`` CSV file (a header, one row per
+    file: the class its folder's name, the text its content) at ``uri`` (local or ``s3://``; compressed if it ends
+    in .gz, .bz2 or .xz), atomically: the file appears whole or not at all, a failure or Ctrl-C midway leaves what
+    was there. ``skip``: folder names to leave out; ``encoding``: the files' (20 Newsgroups': latin-1); ``overwrite``:
+    replace an existing ``uri`` (else refused); ``note``: a callable given lines on what was left out. Returns
+    ``{class: documents written}``; ``on_written`` is called with it once the file is in place."""
+    refuse_standard_output(uri, "--output", "the CSV file", "a file")
+    _check_encoding(encoding)
+    skip = list(dict.fromkeys(skip))
+    classes, notes = class_documents(directory, skip)
+    uri = str(uri)
+    storage.check_output_file(uri, "train.csv", "--output", overwrite=overwrite,
+                              hint="pass --overwrite to replace it, or choose another --output")
+    if not storage.is_s3(uri):  # written into a class folder, a second run would read it as a document
+        inside = os.path.realpath(os.path.dirname(os.path.abspath(uri)))
+        if any(inside == os.path.realpath(os.path.dirname(paths[0])) for _, paths in classes):
+            raise FastTextError(f"--output {uri} is inside a class folder, where it would be read as a document "
+                                f"the next time; write it elsewhere")
+    counts = {name: len(paths) for name, paths in classes}
+    with storage.atomic_write(uri, "wb", overwrite=overwrite,
+                              on_written=on_written and (lambda: on_written(counts))) as raw:
+        out = compressing(raw, uri)
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="")
+        text.write("label,text\n")
+        for name, paths in classes:
+            for path in paths:
+                text.write(csv_row(name, _read_document(path, encoding)))
+        text.flush()
+        text.detach()
+        if out is not raw:
+            out.close()
+    for line in notes if note else ():
+        note(line)
+    return counts

@@ -1,0 +1,270 @@
+"""Class-folder datasets (IMDB's aclImdb, 20 Newsgroups, BBC News: one folder per class, one document per file):
+``import-folders`` writes them as one ``label,text`` CSV, and ``train`` / ``evaluate`` given such a directory say so
+(class_folders.py)."""
+import csv
+import io
+import json
+import os
+
+import pytest
+
+from cli_helpers import TINY, assert_error, listing
+from conftest import cli_in_process, run_cli
+
+POSITIVE = ["great wonderful film", "a superb and moving story", "loved it , brilliant acting", "wonderful cast"]
+NEGATIVE = ["awful boring film", "a dull and tedious story", "hated it , terrible acting", "boring cast"]
+
+
+def _imdb(root, per_class=30, reverse=False):
+    """An aclImdb-shaped split: train/pos, train/neg, train/unsup (unlabeled), the files beside them that are no
+    documents, a .DS_Store; a review over lines with <br /> breaks, as IMDB's are. ``reverse``: the files created in
+    the other order (the output must not depend on it)."""
+    split = root / "aclImdb" / "train"
+    files = []
+    for folder, texts in (("pos", POSITIVE), ("neg", NEGATIVE), ("unsup", POSITIVE + NEGATIVE)):
+        (split / folder).mkdir(parents=True)
+        for i in range(per_class):
+            text = texts[i % len(texts)] + f" number {i}"
+            if i == 0:
+                text = f'{texts[0]}<br /><br />"quoted", and\nover lines\n'
+            if i == 1:  # (a lone carriage return: a line end to a reader, unless quoted)
+                text += "\rafter a carriage return, alone"
+            files.append((split / folder / f"{i}_{7 if folder == 'pos' else 2}.txt", text))
+    for path, text in (reversed(files) if reverse else files):
+        path.write_text(text, encoding="utf-8")
+    (split / "pos" / ".DS_Store").write_bytes(b"\x00\x01binary")
+    (split / "urls_pos.txt").write_text("http://www.imdb.com/title/tt0453418/usercomments\n")
+    (split / "labeledBow.feat").write_text("9 0:9 1:1\n")
+    (split.parent / "imdb.vocab").write_text("the\nand\n")
+    return split
+
+
+def _rows(path):
+    with open(path, newline="", encoding="utf-8") as f:  # (newline="": the line ends inside fields as written)
+        return list(csv.reader(f))
+
+
+def _no_temporaries(folder):
+    return [name for name in os.listdir(folder) if name.startswith(".") or ".tmp" in name]
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """An aclImdb-shaped split converted by ``import-folders --skip unsup``, then trained on for one epoch."""
+    root = tmp_path_factory.mktemp("imdb")
+    split = _imdb(root)
+    out = root / "imdb_train.csv"
+    converted = cli_in_process("import-folders", "--input", split, "--output", out, "--skip", "unsup")
+    model = root / "model"
+    trained = run_cli("train", "--train", out, "--output", model, *TINY) if converted.returncode == 0 else None
+    return split, out, converted, model, trained
+
+
+def test_the_aclimdb_layout_is_converted_then_trained_and_evaluated(imported):
+    split, out, r, model, trained = imported
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary == {"output": str(out), "documents": 60, "classes": {"neg": 30, "pos": 30}}
+    assert "unsup" in r.stderr and "30" in r.stderr  # the skipped folder said, with its documents
+    assert "labeledBow.feat" in r.stderr and "urls_pos.txt" in r.stderr  # the files beside the folders left out
+    rows = _rows(out)
+    assert rows[0] == ["label", "text"]
+    assert [label for label, _ in rows[1:]] == ["neg"] * 30 + ["pos"] * 30  # sorted: by folder, then by file
+    by_file = {(label, name): text for label, name, text in
+               ((p.parent.name, p.name, p.read_bytes().decode()) for p in split.glob("[np]*/*.txt"))}
+    names = sorted(os.listdir(split / "neg")) + sorted(n for n in os.listdir(split / "pos") if not n.startswith("."))
+    expected = [by_file[("neg" if i < 30 else "pos", name)].rstrip("\n") for i, name in enumerate(names)]
+    assert [text for _, text in rows[1:]] == expected  # each file's content, whole (its line breaks quoted)
+    assert '"quoted", and\nover lines' in rows[1][1]
+
+    from fasttext_lib.data import read_labeled  # what training reads of it: the same documents
+
+    read = read_labeled(str(out))
+    assert read.labels == ["neg"] * 30 + ["pos"] * 30 and read.texts == expected
+
+    assert trained.returncode == 0, trained.stderr
+    r = run_cli("evaluate", "--model", model, "--data", out)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["n"] == 60 and len(result["per_class"]) == 2 and "neg" in r.stdout and "pos" in r.stdout
+
+
+@pytest.mark.parametrize("command", [
+    ("train", "--train", "{split}", "--output", "{tmp}/model", "--no-progress"),
+    ("train", "--train", "{tmp}/t.csv", "--validation", "{split}", "--output", "{tmp}/model", "--no-progress"),
+    ("evaluate", "--model", "{bundle}", "--data", "{split}"),
+])
+def test_a_directory_of_class_folders_given_as_data_names_its_folders_and_the_converter(tmp_path, command, imported):
+    """``train --train aclImdb/train`` said only "expected a file but got a directory"."""
+    split = _imdb(tmp_path, per_class=2)
+    (tmp_path / "t.csv").write_text("label,text\npos,good\nneg,bad\n")
+    args = [a.format(split=split, tmp=tmp_path, bundle=imported[3]) for a in command]
+    r = cli_in_process(*args)
+    assert_error(r, f"expected a file but got a directory: {split}")
+    assert "a directory of class folders (neg, pos, unsup)" in r.stderr
+    assert f"import-folders --input {split} --output" in r.stderr and "--skip unsup" in r.stderr
+    assert not (tmp_path / "model").exists()
+
+
+def test_a_directory_of_split_folders_says_which_one_to_convert(tmp_path):
+    split = _imdb(tmp_path, per_class=2)
+    r = cli_in_process("train", "--train", split.parent, "--output", tmp_path / "model", "--no-progress")
+    assert_error(r, f"expected a file but got a directory: {split.parent}")
+    assert "folders of class folders (train)" in r.stderr and f"--input {split}" in r.stderr
+
+
+def test_a_plain_directory_keeps_the_plain_error(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("x\n")
+    r = cli_in_process("train", "--train", tmp_path / "d", "--output", tmp_path / "model", "--no-progress")
+    assert r.returncode == 2 and r.stderr.strip() == f"error: expected a file but got a directory: {tmp_path / 'd'}"
+
+
+def _refusal_cases():
+    def empty(root):
+        (root / "in").mkdir()
+
+    def files_only(root):
+        (root / "in").mkdir()
+        (root / "in" / "a.txt").write_text("a review\n")
+
+    def one_class(root):
+        (root / "in" / "pos").mkdir(parents=True)
+        (root / "in" / "pos" / "1.txt").write_text("a review\n")
+        (root / "in" / ".ipynb_checkpoints").mkdir()  # hidden: no class
+        (root / "in" / ".ipynb_checkpoints" / "1.txt").write_text("a review\n")
+
+    def unsup(root):
+        os.rename(_imdb(root, per_class=2), root / "in")
+
+    def not_utf8(root):
+        (root / "in" / "sci.med").mkdir(parents=True)
+        (root / "in" / "alt.atheism").mkdir()
+        (root / "in" / "sci.med" / "58043").write_text("plain ascii\n")
+        (root / "in" / "alt.atheism" / "49960").write_bytes(b"From: a@b.c\nSubject: Re: caf\xe9\n")
+
+    def nested(root):
+        os.rename(_imdb(root, per_class=2).parent, root / "in")
+
+    def skip_missing(root):
+        os.rename(_imdb(root, per_class=2), root / "in")
+
+    return [
+        (empty, (), "is empty"),
+        (files_only, (), "holds no class folders"),
+        (one_class, (), "only one class folder"),
+        (unsup, (), "--skip unsup"),
+        (not_utf8, (), "alt.atheism/49960"),
+        (nested, (), "holds folders (neg, pos, unsup)"),
+        (skip_missing, ("--skip", "unsup", "--skip", "unlabeled"), "--skip unlabeled: no folder"),
+    ]
+
+
+@pytest.mark.parametrize("make, extra, says", _refusal_cases(), ids=lambda v: getattr(v, "__name__", None))
+def test_a_directory_that_is_no_class_folder_dataset_is_refused_and_nothing_written(tmp_path, make, extra, says):
+    make(tmp_path)
+    before = listing(tmp_path)
+    r = cli_in_process("import-folders", "--input", tmp_path / "in", "--output", tmp_path / "out.csv", *extra)
+    assert_error(r, says)
+    assert r.stdout == "" and listing(tmp_path) == before and _no_temporaries(tmp_path) == []
+
+
+def test_undecodable_bytes_name_the_file_and_latin1_reads_them(tmp_path):
+    (tmp_path / "in" / "sci.med").mkdir(parents=True)
+    (tmp_path / "in" / "alt.atheism").mkdir()
+    (tmp_path / "in" / "sci.med" / "58043").write_bytes(b"Subject: Re: na\xefve\n")
+    (tmp_path / "in" / "alt.atheism" / "49960").write_bytes(b"Subject: Re: caf\xe9\n")
+    r = cli_in_process("import-folders", "--input", tmp_path / "in", "--output", tmp_path / "out.csv")
+    assert_error(r, f"{tmp_path / 'in' / 'alt.atheism' / '49960'}: not UTF-8")
+    assert "--encoding latin-1" in r.stderr and not (tmp_path / "out.csv").exists()
+    r = cli_in_process("import-folders", "--input", tmp_path / "in", "--output", tmp_path / "out.csv",
+                       "--encoding", "latin-1")
+    assert r.returncode == 0, r.stderr
+    assert _rows(tmp_path / "out.csv") == [["label", "text"], ["alt.atheism", "Subject: Re: caf\u00e9"],
+                                           ["sci.med", "Subject: Re: na\u00efve"]]
+
+
+def test_an_unknown_encoding_is_refused_before_anything_is_read(tmp_path):
+    split = _imdb(tmp_path, per_class=2)
+    r = cli_in_process("import-folders", "--input", split, "--output", tmp_path / "out.csv", "--skip", "unsup",
+                       "--encoding", "latin-9x")
+    assert_error(r, "--encoding latin-9x")
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_an_existing_output_is_kept_without_overwrite_and_replaced_with_it(tmp_path):
+    split = _imdb(tmp_path, per_class=2)
+    out = tmp_path / "out.csv"
+    out.write_text("label,text\nmine,my own data\n")
+    r = cli_in_process("import-folders", "--input", split, "--output", out, "--skip", "unsup")
+    assert_error(r, "--overwrite")
+    assert out.read_text() == "label,text\nmine,my own data\n"
+    r = cli_in_process("import-folders", "--input", split, "--output", out, "--skip", "unsup", "--overwrite")
+    assert r.returncode == 0, r.stderr
+    assert [row[0] for row in _rows(out)] == ["label", "neg", "neg", "pos", "pos"]
+
+
+def test_the_output_does_not_depend_on_the_order_files_were_made_in(tmp_path):
+    one, other = _imdb(tmp_path / "a"), _imdb(tmp_path / "b", reverse=True)
+    outputs = []
+    for split, name in ((one, "1.csv"), (other, "2.csv"), (one, "3.csv")):
+        r = cli_in_process("import-folders", "--input", split, "--output", tmp_path / name, "--skip", "unsup")
+        assert r.returncode == 0, r.stderr
+        outputs.append((tmp_path / name).read_bytes())
+    assert outputs[0] == outputs[1] == outputs[2]
+    names = [row[1].split(" number ")[-1].split()[0] for row in _rows(tmp_path / "1.csv")[2:31]]
+    assert names == sorted(names, key=lambda n: f"{n}_2.txt")  # files in sorted name order: 1, 10, 11, ..., 2, 20
+
+
+def test_a_failure_or_an_interruption_midway_leaves_the_old_output_and_no_temporary(tmp_path, monkeypatch):
+    from fasttext_lib import class_folders
+
+    split = _imdb(tmp_path, per_class=5)
+    out = tmp_path / "out" / "imdb.csv"
+    out.parent.mkdir()
+    out.write_text("label,text\nmine,my own data\n")
+    (split / "pos" / "4_7.txt").write_bytes(b"\xff\xfe u\x00t\x00f\x00")  # the last file read: UTF-16
+    r = cli_in_process("import-folders", "--input", split, "--output", out, "--skip", "unsup", "--overwrite")
+    assert_error(r, "4_7.txt")
+    assert "UTF-16" in r.stderr
+    assert out.read_text() == "label,text\nmine,my own data\n" and os.listdir(out.parent) == ["imdb.csv"]
+
+    (split / "pos" / "4_7.txt").write_text("fine again\n")
+    read, seen = class_folders._read_document, []
+
+    def interrupted(path, encoding):
+        seen.append(path)
+        if len(seen) == 7:
+            raise KeyboardInterrupt
+        return read(path, encoding)
+
+    monkeypatch.setattr(class_folders, "_read_document", interrupted)
+    r = cli_in_process("import-folders", "--input", split, "--output", out, "--skip", "unsup", "--overwrite")
+    assert r.returncode == 130 and len(seen) == 7, r.stderr
+    assert out.read_text() == "label,text\nmine,my own data\n" and os.listdir(out.parent) == ["imdb.csv"]
+    assert r.stdout == ""
+
+
+def test_the_output_may_be_compressed_or_on_s3(tmp_path, s3_bucket):
+    from fasttext_lib import storage
+    from fasttext_lib.data import read_labeled
+
+    split = _imdb(tmp_path, per_class=3)
+    for out in (str(tmp_path / "imdb.csv.gz"), f"{s3_bucket}/data/imdb.csv"):
+        r = cli_in_process("import-folders", "--input", split, "--output", out, "--skip", "unsup")
+        assert r.returncode == 0, r.stderr
+        assert read_labeled(out).labels == ["neg"] * 3 + ["pos"] * 3
+    raw = storage.read_bytes(f"{s3_bucket}/data/imdb.csv")
+    assert raw.startswith(b"label,text\n") and list(csv.reader(io.StringIO(raw.decode())))[1][0] == "neg"
+
+
+def test_the_python_function_returns_the_counts(tmp_path):
+    from fasttext_lib.class_folders import folders_to_csv
+    from fasttext_lib.errors import FastTextError
+
+    split = _imdb(tmp_path, per_class=2)
+    with pytest.raises(FastTextError, match="--skip unsup|skip=\\['unsup'\\]"):
+        folders_to_csv(split, tmp_path / "o.csv")
+    notes = []
+    assert folders_to_csv(split, tmp_path / "o.csv", skip=["unsup"], note=notes.append) == {"neg": 2, "pos": 2}
+    assert any("unsup" in line for line in notes)
