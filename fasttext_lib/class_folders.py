@@ -16,6 +16,7 @@ asked, a user's own class of that name would be lost. Either way the user says w
 import codecs
 import io
 import os
+import shlex
 
 from . import storage
 from .errors import FastTextError, refuse_standard_output
@@ -51,6 +52,11 @@ def _is_class_folder(path):
     return bool(files) and not folders
 
 
+def _shell(path):
+    """``path`` as a shell word of the command a hint gives (a folder named "My Reviews", or "-x")."""
+    return shlex.quote(f"./{path}" if path.startswith("-") else path)
+
+
 def directory_hint(path):
     """What to do with the local directory ``path`` given as labeled data, when it is a class-folder dataset or a
     folder of them (aclImdb/: train/ and test/); else ``""``. Appended to "expected a file but got a directory"."""
@@ -62,14 +68,14 @@ def directory_hint(path):
     if classes:
         skip = [name for name in classes if name.lower() in UNLABELED_NAMES]
         return (f"; it is a directory of class folders ({_names(classes)}): write it as one CSV file first, with "
-                f"python -m fasttext_lib import-folders --input {path} --output FILE.csv"
-                + "".join(f" --skip {name}" for name in skip) + " (docs/INPUT.md#class-folders)")
+                f"python -m fasttext_lib import-folders --input {_shell(path)} --output FILE.csv"
+                + "".join(f" --skip {shlex.quote(name)}" for name in skip) + " (docs/INPUT.md#class-folders)")
     splits = [name for name in folders if any(_is_class_folder(os.path.join(path, name, sub))
                                               for sub in _listed(os.path.join(path, name))[0])]
     if splits:
         example = os.path.join(path, "train" if "train" in splits else splits[0])
         return (f"; it holds folders of class folders ({_names(splits)}): write each as one CSV file first, with "
-                f"python -m fasttext_lib import-folders --input {example} --output FILE.csv "
+                f"python -m fasttext_lib import-folders --input {_shell(example)} --output FILE.csv "
                 f"(docs/INPUT.md#class-folders)")
     return ""
 

@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import os
+import shlex
 
 import pytest
 
@@ -111,6 +112,20 @@ def test_a_directory_of_split_folders_says_which_one_to_convert(tmp_path):
     r = cli_in_process("train", "--train", split.parent, "--output", tmp_path / "model", "--no-progress")
     assert_error(r, f"expected a file but got a directory: {split.parent}")
     assert "folders of class folders (train)" in r.stderr and f"--input {split}" in r.stderr
+
+
+def test_the_command_the_hint_gives_runs_as_printed_for_a_folder_name_with_a_space(tmp_path):
+    """The hint's command is a shell line: a folder such as "My Reviews" was printed unquoted, two words to a shell."""
+    root = tmp_path / "My Reviews"
+    split = _imdb(root, per_class=2)
+    r = cli_in_process("train", "--train", split, "--output", tmp_path / "model", "--no-progress")
+    assert r.returncode == 2
+    command = r.stderr.split("with python -m fasttext_lib ", 1)[1].split(" (docs/INPUT.md")[0]
+    words = shlex.split(command.replace("FILE.csv", str(tmp_path / "out.csv")))
+    assert words[words.index("--input") + 1] == str(split)
+    converted = cli_in_process(*words)
+    assert converted.returncode == 0, converted.stderr
+    assert _rows(tmp_path / "out.csv")[0] == ["label", "text"]
 
 
 def test_a_plain_directory_keeps_the_plain_error(tmp_path):
