@@ -153,7 +153,9 @@ def _read(uri, dim, keep=None, max_lines=None):
         raise _bundle_named(uri) or exc from None
     digest = hashlib.sha256()
     with stream:
-        lines = DecodedLines(_Hashing(stream, digest), uri, compression)
+        # (a word line's BOM is part of its word, as fastText reads it and write_vec wrote it: \ufeffgreat, a word of
+        # a bundle trained before text.FORMED_BREAKS, was read back as great and replaced great's vector)
+        lines = DecodedLines(_Hashing(stream, digest), uri, compression, every_lines_bom=False)
         rows = iter(lines)
         with _binary_vectors_named(uri, stream):
             header = next(rows, None)

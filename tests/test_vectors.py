@@ -742,6 +742,25 @@ def test_vectors_read_with_other_whitespace_in_words_are_written_back_as_they_we
     assert (tmp_path / "again.vec").read_bytes() == (tmp_path / "wiki.vec").read_bytes()
 
 
+
+def test_words_that_start_with_a_byte_order_mark_read_back_as_written(tmp_path):
+    """A word starting with U+FEFF (a bundle trained before the rule that drops it, text.FORMED_BREAKS, holds
+    ``\ufeffgreat`` as a word of its own) was written, and read back without it: as ``great``, whose vector it then
+    replaced (a later line wins). Only the BOM before the header is the file's; a word line's is part of its word."""
+    words = ["\ufeffgreat", "great", "\ufeff\ufeffgood", "\ufeff"]
+    written = WordVectors(words, np.arange(8, dtype=np.float32).reshape(4, 2))
+    write_vec(written, str(tmp_path / "v.vec"))
+    read = read_vec(str(tmp_path / "v.vec"))
+    assert read.words == words and read.vectors.tolist() == written.vectors.tolist()
+    from fasttext_lib.pretrained import pretrained_rows
+
+    rows, values = pretrained_rows(read_vec(str(tmp_path / "v.vec"), keep={"great": 0}), {"great": 0})
+    assert values.tolist() == [[2, 3]]  # great's own line, not the word with a BOM
+    write_vec(read, str(tmp_path / "again.vec"))
+    assert (tmp_path / "again.vec").read_bytes() == (tmp_path / "v.vec").read_bytes()
+    (tmp_path / "bom.vec").write_bytes("\ufeff".encode() + (tmp_path / "v.vec").read_bytes())  # the file's BOM
+    assert read_vec(str(tmp_path / "bom.vec")).words == words
+
 # ---------------------------------------------------------------- the CLI with bad vectors, and S3
 
 @pytest.mark.parametrize("content, pattern", [
