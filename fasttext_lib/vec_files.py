@@ -111,6 +111,7 @@ def check_vec_start(uri, dim=None, lines=1000):
     nothing: a file of another format, dimension or encoding fails before the training data is read (the rest
     of the file is checked when it is read, once the vocabulary is known). Returns the file's dimension; None, and
     nothing read, for a pipe (:func:`_read_once_only`)."""
+    _refuse_a_device(str(uri))
     if _read_once_only(uri):
         return None
     return _read(uri, dim, keep=(), max_lines=lines)
@@ -127,6 +128,23 @@ def _read_once_only(uri):
     except (OSError, ValueError):  # (missing, or a name the system refuses: the read says which)
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _refuse_a_device(uri):
+    """Refuse a local ``uri`` that is a device (a terminal, /dev/null: /dev/stdin of ``nohup``, cron or a forgotten
+    ``<``): it holds no ``.vec``, and being read once only (:func:`_read_once_only`) it was not checked before the
+    data; then its read waited for typing, or met "an empty file", once the data was read."""
+    if storage.is_s3(uri):
+        return
+    try:
+        mode = os.stat(uri).st_mode
+    except (OSError, ValueError):  # (the read says what is wrong)
+        return
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        real = os.path.realpath(uri)
+        shown = uri if real == uri else f"{uri} ({real})"
+        raise FastTextError(f"{shown} is a device, not a .vec file; give a .vec file, or pipe one in as standard input "
+                            f"(/dev/stdin < wiki.vec, or zcat wiki.vec.gz | ...)")
 
 
 def recorded_source(uri):
@@ -147,6 +165,7 @@ def _read(uri, dim, keep=None, max_lines=None, form=TRAINING_FORM):
     from .lines import DecodedLines, open_decompressed
 
     uri = str(uri)
+    _refuse_a_device(uri)
     recorded = recorded_source(uri) if max_lines is None else ""
     try:
         stream, compression = open_decompressed(uri)

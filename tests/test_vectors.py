@@ -20,7 +20,7 @@ from fasttext_lib.errors import FastTextError
 from fasttext_lib.init_rows import initial_rows
 from fasttext_lib.predict import Predictor
 from fasttext_lib.train import featurize, initial_model, train
-from fasttext_lib.vec_files import WordVectors, read_vec, write_vec
+from fasttext_lib.vec_files import WordVectors, check_vec_start, read_vec, write_vec
 from fasttext_lib.vectors import cos_similarity, export_vectors, token_embedding, word_vectors
 
 DIM = 8
@@ -868,6 +868,45 @@ def test_vectors_from_a_pipe_are_read_once_and_start_their_rows(tmp_path, splits
     finally:
         os.close(read_end)
 
+
+
+@pytest.mark.parametrize("stdin", ["/dev/null", "a terminal"])
+def test_vectors_from_standard_input_that_is_a_device_are_one_error_before_the_data(tmp_path, stdin):
+    """``--pretrained-vectors /dev/stdin`` with standard input a terminal or /dev/null (a cron job, nohup, a forgotten
+    ``<``): the start check skips what can be read once only, so the data was read (minutes at Yelp size), then the
+    read of the vectors waited for typing, or met "an empty file". A device holds no .vec: one line before the data.
+    (A pipe, or a file given as ``< w.vec``, is still read: test_vectors_from_a_pipe_are_read_once...)"""
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    master = None
+    if stdin == "a terminal":
+        master, source = pty.openpty()
+        shown = os.ttyname(source)
+    else:
+        source, shown = open(os.devnull, "rb"), "/dev/null"
+    try:
+        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(tmp_path / "absent.csv"),
+                            "--output", str(tmp_path / "out"), *TINY, "--pretrained-vectors", "/dev/stdin"],
+                           stdin=source, capture_output=True, text=True, env=env, timeout=600)
+    finally:
+        os.close(source) if master is not None else source.close()
+        if master is not None:
+            os.close(master)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: /dev/stdin ({shown}) is a device, not a .vec file; give a .vec file, or pipe one in as standard "
+        f"input (/dev/stdin < wiki.vec, or zcat wiki.vec.gz | ...)"], r.stderr
+    assert not (tmp_path / "out").exists()
+    for name in ("/dev/null", "/dev/zero"):  # (the Python API: read_vec, and the start check, which skipped them)
+        said = f"^{name} is a device, not a .vec file"
+        with pytest.raises(FastTextError, match=said):
+            read_vec(name)
+        with pytest.raises(FastTextError, match=said):
+            check_vec_start(name)
 
 def test_vectors_that_cover_no_word_of_the_data_are_one_error_line(tmp_path, splits):
     """A .vec of other text (another language) covered none of the vocabulary: training went on from the seeded rows
