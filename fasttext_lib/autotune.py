@@ -381,7 +381,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                        "refit": bool(refitted), "trained_on": len(train_data) + (len(val_data) if refitted else 0),
                        "interrupted": interrupted, "ended": ended, "trials": [dict(r) for r in rows]}
     if refitted:  # so that evaluate can tell the validation documents, trained on now, from held-out ones (predict.py)
-        chosen.autotune["validation_documents"] = sampled_fingerprints(val_data.texts)
+        chosen.autotune["validation_documents"] = sampled_fingerprints(val_data.texts, chosen.featurizer.unicode_form)
     if refit_diverged is not None:  # asked for, and not done: say why in the bundle's metrics too
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:

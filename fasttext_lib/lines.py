@@ -247,10 +247,12 @@ MAX_LINE_BYTES = 64 << 20
 
 class DecodedLines:
     """Decoded physical lines, counted exactly (each line is decoded on its own, so a bad byte is
-    reported at its own line, never at the end of a read buffer)."""
+    reported at its own line, never at the end of a read buffer). ``every_lines_bom``: a BOM starting any line is
+    dropped (where files were joined); else only the first line's, the file's (a ``.vec`` word line's is its word's)."""
 
-    def __init__(self, stream, uri, compression):
+    def __init__(self, stream, uri, compression, every_lines_bom=True):
         self.stream, self.uri, self.compression, self.lineno = stream, uri, compression, 0
+        self.every_lines_bom = every_lines_bom
         self.ended = False  # the stream's end was read
         self.utf8_line = None  # the first line that holds characters beyond ASCII (_not_utf8)
 
@@ -277,8 +279,10 @@ class DecodedLines:
                 raise FastTextError(_not_utf8(raw, self.uri, self.lineno, exc, self.utf8_line)) from None
             if self.utf8_line is None and not raw.isascii():  # (a BOM too: UTF-8's)
                 self.utf8_line = self.lineno
-            if line.startswith("\ufeff"):  # the file's BOM, or one starting a line where Windows files were joined
-                line = line.lstrip("\ufeff")  # (cat a.csv b.csv): its class was another class that printed the same
+            # the file's BOM, or one starting a line where Windows files were joined (cat a.csv b.csv): its class was
+            # another class that printed the same
+            if line.startswith("\ufeff") and (self.every_lines_bom or self.lineno == 1):
+                line = line.lstrip("\ufeff")
                 if not line:  # the file's last bytes are a BOM (the whole file, or after its last \n): no line
                     return  # more, as line_blocks reads it
             yield line

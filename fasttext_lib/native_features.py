@@ -239,9 +239,9 @@ def tokenize(text, form=TRAINING_FORM):
     return out.raw[:n].decode("utf-8").split(" ") if n else []
 
 
-def normalized_utf8(texts):
-    """``[text.normalize_text(t).encode("utf-8") for t in texts]`` (as training reads text, ``TRAINING_FORM``) in one
-    native pass: ~5 times as fast (evaluate fingerprints every document it scores with an autotune-refitted bundle:
+def normalized_utf8(texts, form=TRAINING_FORM):
+    """``[text.normalize_text(t, form).encode("utf-8") for t in texts]`` (``form``: as training reads text, or as
+    the bundle's rule read its text, text.UNICODE_FORMS) in one native pass: ~5 times as fast (evaluate fingerprints every document it scores with an autotune-refitted bundle:
     trained_on.TrainedOnCheck). None when a text holds a NUL itself (the caller reads them in Python).
 
     The texts are NUL-joined, lowercased as one (as :func:`_lowered_utf8`) and tokenized as one document: NUL is a
@@ -251,11 +251,11 @@ def normalized_utf8(texts):
     texts = list(texts)
     if not texts:
         return []
-    buf = lowered("\0".join(texts)).encode("utf-8")
+    buf = lowered("\0".join(texts), form).encode("utf-8")
     if buf.count(b"\0") != len(texts) - 1:
         return None
     out = ctypes.create_string_buffer(2 * len(buf) + 1)  # every byte may become a token plus a space
-    n = _lib().ft_tokenize(buf, len(buf), ctypes.cast(out, _P), _line_breaks(TRAINING_FORM))
+    n = _lib().ft_tokenize(buf, len(buf), ctypes.cast(out, _P), _line_breaks(form))
     return [piece.strip(b" ") for piece in out.raw[:n].split(b"\0")]
 
 

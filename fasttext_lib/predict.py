@@ -272,9 +272,12 @@ class Predictor:
 
     def refit_documents(self):
         """A :class:`TrainedOnCheck` of the ``--autotune-validation`` documents the bundle's autotune refit trained
-        on (its metrics.json records a sample of them), or None: no refit, or a bundle written before the record."""
+        on (its metrics.json records a sample of them, fingerprinted by its text rule), or None: no refit, or a bundle
+        written before the record."""
         record = (self.metrics or {}).get("autotune") or {}
-        return TrainedOnCheck(record["validation_documents"]) if record.get("validation_documents") else None
+        if not record.get("validation_documents"):
+            return None
+        return TrainedOnCheck(record["validation_documents"], self.featurizer.unicode_form)
 
     def _metrics(self, probs, y, confusion):
         """:meth:`evaluate`'s answer from the class probabilities ``probs`` of documents of the classes ``y``."""

@@ -11,16 +11,19 @@ record of the file.
 """
 import numpy as np
 
+from .text import TRAINING_FORM
 
-def pretrained_rows(pretrained, token_to_idx):
+
+def pretrained_rows(pretrained, token_to_idx, form=TRAINING_FORM):
     """``(rows, values)``: the table rows of ``pretrained``'s words found in ``token_to_idx`` (a
     vocabulary's), and their vectors; words the vocabulary lacks are ignored. Words are matched as
-    vec_files.VocabularyMatch says (the rule read_vec's ``keep`` holds rows by): in NFC, as training
-    text is read; a word listed twice gives its last vector; a row whose word the file holds only with
-    capitals (``Haus``, ``Paris``) starts from the first such spelling in the file."""
+    vec_files.VocabularyMatch says (the rule read_vec's ``keep`` holds rows by): as the model's text rule
+    (``form``, text.UNICODE_FORMS) reads them, as training text is read; a word listed twice gives its last
+    vector; a row whose word the file holds only otherwise spelled (``Haus``, ``Paris``, ``❤️`` for ``❤``)
+    starts from the first such spelling in the file. Each row is taken once, however many words it is read from."""
     from .vec_files import VocabularyMatch
 
-    match, taken = VocabularyMatch(token_to_idx), {}
+    match, taken = VocabularyMatch(token_to_idx, form), {}
     for i, word in enumerate(pretrained.words):
         spelling = match.spelling(word)
         if spelling is not None:

@@ -42,6 +42,7 @@ import json
 import logging
 import os
 import re
+import stat
 import sys
 
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
@@ -424,13 +425,8 @@ def pretrained_source(value, channel):
     directory): the one named ``value``, or without ``value`` its only file. ``None``: no pretrained vectors."""
     from . import storage
 
-    if value == "-" and channel is None:
-        # (TrainConfig's refusal is the command line's: "give pretrained_vectors /dev/stdin", which a job, started
-        # by SageMaker with no standard input of the user's, cannot follow)
-        raise FastTextError("pretrained_vectors -: a training job has no standard input to read the vectors from; "
-                            "give them as the pretrained channel (fit({'train': ..., 'pretrained': "
-                            "'s3://bucket/wiki.en.vec'})) or as an s3:// URI (pretrained_vectors=s3://bucket/wiki.en.vec)")
     if channel is None:
+        _refuse_what_no_job_reads(value)
         return value
     if value is not None and os.path.isabs(value) and os.path.abspath(value) == os.path.abspath(channel):
         value = None  # (the channel's folder itself: its one file)
@@ -453,6 +449,35 @@ def pretrained_source(value, channel):
     if not os.path.isfile(path):
         raise FastTextError(f"pretrained_vectors {value!r} is not a file of the pretrained channel ({channel})")
     return path
+
+
+_WHAT_A_JOB_READS = ("give them as the pretrained channel (fit({'train': ..., 'pretrained': 's3://bucket/wiki.en.vec'})) "
+                     "or as an s3:// URI (pretrained_vectors=s3://bucket/wiki.en.vec)")
+_STANDARD_INPUT = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def _refuse_what_no_job_reads(value):
+    """Refuse a ``pretrained_vectors`` (no pretrained channel) that is standard input or a local name of no file: a
+    pipe, a device, a directory. A job, started by SageMaker, has no standard input of the user's nor anyone to write
+    a pipe: its read waited for ever (a FIFO, a pipe kept open) or met "an empty file" (/dev/null), once the data was
+    read (the start check skips what can be read once only). (TrainConfig's refusal of ``-`` is the command line's:
+    "give pretrained_vectors /dev/stdin", which a job cannot follow.) A missing file is named by the start check."""
+    from . import storage
+
+    if value is None or storage.is_s3(value):
+        return
+    if value in _STANDARD_INPUT:
+        raise FastTextError(f"pretrained_vectors {value}: a training job has no standard input to read the vectors "
+                            f"from; {_WHAT_A_JOB_READS}")
+    try:
+        mode = os.stat(value).st_mode
+    except (OSError, ValueError):
+        return
+    if not stat.S_ISREG(mode):
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode) else
+                "a socket" if stat.S_ISSOCK(mode) else "a device")
+        raise FastTextError(f"pretrained_vectors {value}: {kind}, not a file: a training job reads the vectors from a "
+                            f"file; {_WHAT_A_JOB_READS}")
 
 
 def channel_files(path, name, names_files=None, empty_files=None, marked=None):

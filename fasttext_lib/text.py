@@ -234,10 +234,11 @@ def split_lines(text):
 FINGERPRINTS_KEPT = 1024  # at most this many of a data set's documents are fingerprinted (~20 KB of metrics.json)
 
 
-def fingerprint(text):
-    """A 64-bit hash of a document as the model reads it (its normalized text): the same in a CSV and in the fastText
-    file ``prepare`` writes of it, whatever its quotes or case."""
-    return fingerprint_of_normalized(normalize_text(text).encode("utf-8"))
+def fingerprint(text, form=TRAINING_FORM):
+    """A 64-bit hash of a document as the model reads it (its normalized text, by the rule ``form``: the model's,
+    :data:`UNICODE_FORMS`): the same in a CSV and in the fastText file ``prepare`` writes of it, whatever its quotes or
+    case."""
+    return fingerprint_of_normalized(normalize_text(text, form).encode("utf-8"))
 
 
 def fingerprint_of_normalized(raw):
@@ -248,13 +249,14 @@ def fingerprint_of_normalized(raw):
     return int.from_bytes(hashlib.sha256(raw).digest()[:8], "big")
 
 
-def sampled_fingerprints(texts):
+def sampled_fingerprints(texts, form=TRAINING_FORM):
     """``{"fraction": f, "fingerprints": [hex, ...]}``: the fingerprints of the documents of ``texts`` whose fingerprint
     falls in the lowest fraction ``f`` of the range, ``f`` chosen so that about :data:`FINGERPRINTS_KEPT` are kept. A
     sample by content, not by position: another file holding those documents, in any order, shows the same ones
-    (:func:`is_sampled`)."""
+    (:func:`is_sampled`). ``form``: the model's text rule, which they are read by again (trained_on.TrainedOnCheck)."""
     fraction = min(1.0, FINGERPRINTS_KEPT / max(len(texts), 1))
-    kept = sorted({f"{value:016x}" for value in map(fingerprint, texts) if is_sampled(value, fraction)})
+    values = (fingerprint(text, form) for text in texts)
+    kept = sorted({f"{value:016x}" for value in values if is_sampled(value, fraction)})
     return {"fraction": fraction, "fingerprints": kept}
 
 

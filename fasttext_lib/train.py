@@ -296,7 +296,8 @@ def _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, re
         from .vec_files import read_vec
 
         release_pretrained = True  # (read here: nobody else holds it)
-        pretrained = read_vec(config.pretrained_vectors, dim=config.emsize, keep=featurizer.vocab.token_to_idx)
+        pretrained = read_vec(config.pretrained_vectors, dim=config.emsize, keep=featurizer.vocab.token_to_idx,
+                              form=featurizer.unicode_form)
     return _Data(train_data, val_data, ctxs, classes, names, featurizer, train_bags, y_train,
                  (val_bags, y_val) if has_val else None, pretrained, release_pretrained, featurized is None)
 
@@ -597,7 +598,8 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, num_classes, dropout=config.dropout)
-    rows = pretrained_rows(pretrained, featurizer.vocab.token_to_idx) if pretrained is not None else None
+    rows = (pretrained_rows(pretrained, featurizer.vocab.token_to_idx, featurizer.unicode_form)
+            if pretrained is not None else None)
     if rows is not None and not len(rows[0]):  # asked for, yet no row would start from them: say so, not train as without
         raise FastTextError(f"none of the {pretrained.words_in_file} words of {pretrained.source} is in the training data's "
                             f"vocabulary ({featurizer.vocab_size} words), so no row would start from its vectors: vectors "

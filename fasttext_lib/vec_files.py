@@ -36,7 +36,7 @@ import numpy as np
 from . import storage
 from .columns import reads_as_number
 from .errors import FastTextError, refuse_standard_output
-from .text import TRAINING_FORM, lowered, nfc
+from .text import TRAINING_FORM, nfc, tokenize
 from .writers import compressing
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
@@ -91,7 +91,7 @@ class WordVectors:
 
 # ---------------------------------------------------------------- reading
 
-def read_vec(uri, dim=None, keep=None):
+def read_vec(uri, dim=None, keep=None, form=TRAINING_FORM):
     """Read and check a ``.vec`` file (local or ``s3://``, optionally gzip/bzip2/xz compressed), as a stream.
 
     ``dim``: the model's embedding size; a file of another dimension is refused (as fastText does).
@@ -99,10 +99,11 @@ def read_vec(uri, dim=None, keep=None):
     ``keep``: the vocabulary (tokens, e.g. a ``token_to_idx``) whose rows are wanted; every line is still
     checked, but only the rows :class:`VocabularyMatch` may take for those tokens are held (pretrained.py's
     ``pretrained_rows`` of them is that of the whole file, bit for bit), so memory is bounded by the vocabulary,
-    not by the file. ``words_in_file`` counts them all.
+    not by the file. ``words_in_file`` counts them all. ``form``: the rule the model reads text by
+    (text.UNICODE_FORMS), which says which token a word is (:class:`VocabularyMatch`).
     Every problem is a :class:`FastTextError` naming the file (and the line).
     """
-    return _read(uri, dim, keep=keep)
+    return _read(uri, dim, keep=keep, form=form)
 
 
 def check_vec_start(uri, dim=None, lines=1000):
@@ -110,6 +111,7 @@ def check_vec_start(uri, dim=None, lines=1000):
     nothing: a file of another format, dimension or encoding fails before the training data is read (the rest
     of the file is checked when it is read, once the vocabulary is known). Returns the file's dimension; None, and
     nothing read, for a pipe (:func:`_read_once_only`)."""
+    _refuse_a_device(str(uri))
     if _read_once_only(uri):
         return None
     return _read(uri, dim, keep=(), max_lines=lines)
@@ -128,6 +130,23 @@ def _read_once_only(uri):
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+def _refuse_a_device(uri):
+    """Refuse a local ``uri`` that is a device (a terminal, /dev/null: /dev/stdin of ``nohup``, cron or a forgotten
+    ``<``): it holds no ``.vec``, and being read once only (:func:`_read_once_only`) it was not checked before the
+    data; then its read waited for typing, or met "an empty file", once the data was read."""
+    if storage.is_s3(uri):
+        return
+    try:
+        mode = os.stat(uri).st_mode
+    except (OSError, ValueError):  # (the read says what is wrong)
+        return
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        real = os.path.realpath(uri)
+        shown = uri if real == uri else f"{uri} ({real})"
+        raise FastTextError(f"{shown} is a device, not a .vec file; give a .vec file, or pipe one in as standard input "
+                            f"(/dev/stdin < wiki.vec, or zcat wiki.vec.gz | ...)")
+
+
 def recorded_source(uri):
     """``uri`` as a bundle records where its vectors were read from (pretrained.describe): an ``s3://`` URI as given;
     a local file by its absolute path (``v/w.vec`` named nothing once the bundle was elsewhere), a name of an open
@@ -141,11 +160,12 @@ def recorded_source(uri):
     return os.path.realpath(path) if path.startswith(("/dev/", "/proc/")) else path
 
 
-def _read(uri, dim, keep=None, max_lines=None):
+def _read(uri, dim, keep=None, max_lines=None, form=TRAINING_FORM):
     """:func:`read_vec`; with ``max_lines``, only that many word lines are read, and the file's dimension returned."""
     from .lines import DecodedLines, open_decompressed
 
     uri = str(uri)
+    _refuse_a_device(uri)
     recorded = recorded_source(uri) if max_lines is None else ""
     try:
         stream, compression = open_decompressed(uri)
@@ -153,7 +173,9 @@ def _read(uri, dim, keep=None, max_lines=None):
         raise _bundle_named(uri) or exc from None
     digest = hashlib.sha256()
     with stream:
-        lines = DecodedLines(_Hashing(stream, digest), uri, compression)
+        # (a word line's BOM is part of its word, as fastText reads it and write_vec wrote it: \ufeffgreat, a word of
+        # a bundle trained before text.FORMED_BREAKS, was read back as great and replaced great's vector)
+        lines = DecodedLines(_Hashing(stream, digest), uri, compression, every_lines_bom=False)
         rows = iter(lines)
         with _binary_vectors_named(uri, stream):
             header = next(rows, None)
@@ -167,7 +189,7 @@ def _read(uri, dim, keep=None, max_lines=None):
             raise FastTextError(f"{uri}:1: the header gives dimension {file_dim}; it must be positive")
         if dim is not None and file_dim != dim:
             raise _dim_error(uri, file_dim, dim)
-        table = _Table(count, file_dim, keep)
+        table = _Table(count, file_dim, keep, form)
         with _binary_vectors_named(uri, stream, file_dim, lines):
             _read_rows(uri, lines, rows, count, file_dim, table, max_lines)
     if max_lines is not None:
@@ -182,39 +204,51 @@ class VocabularyMatch:
     ``keep`` (the rows it holds) and pretrained.py's ``pretrained_rows`` (the rows it takes of them) both follow, so
     that a file read with ``keep`` gives the rows the whole file gives.
 
-    Training text is read in NFC and lowercased (``text.lowered``); fastText's vectors are of text as written. So a
-    word is matched in NFC (a ``.vec`` written with combining accents, ``e`` + U+0301, starts the row of the
-    precomposed word), and a token's row starts from its own spelling's vector, the file's last line of it (a later
-    line overwrites an earlier one, as in fastText) wherever the file lists it; else from the first spelling with
-    capitals that lowercases to it (``Haus`` for ``haus``, ``Paris``: the published files list the most frequent
-    first). A word that is a token itself (in NFC) is that token's only.
+    Training reads text by its rule (``form``: text.UNICODE_FORMS, the model's; text.tokenize); fastText's vectors
+    are of text as written. So a word starts the row of the token the rule reads it as: a ``.vec`` written with
+    combining accents (``e`` + U+0301) the precomposed word's, ``Haus`` the row of ``haus``, ``❤️`` (U+2764 U+FE0F,
+    the emoji style phones write) that of ``❤`` (text.MARKS drops variation selectors and direction marks), ``’`` that
+    of ``'``, ``\ufeffgreat`` that of ``great``; a word the rule splits (``don’t``: don ' t) or drops (``“``) is no
+    token's. A token's row starts from its own spelling's vector (the word in NFC is the token), the file's last line
+    of it (a later line overwrites an earlier one, as in fastText) wherever the file lists it; else from the first
+    other spelling the rule reads as it (``Haus`` before ``HAUS``, ``❤️`` before ``❤︎``: the published files list the
+    most frequent first). A word that is a token itself (in NFC) is that token's only.
 
     Give it the file's words in their order (:meth:`spelling`), then pick each token's vector (:meth:`chosen`)."""
 
-    OWN, CAPITALISED = "own", "capitalised"
+    OWN, FOLDED = "own", "folded"
 
-    def __init__(self, vocabulary):
+    def __init__(self, vocabulary, form=TRAINING_FORM):
         self.vocabulary = vocabulary  # tokens (a token_to_idx, a set)
-        self._capitalised = set()  # the tokens whose first capitalised spelling has been met
+        self.form = form
+        self._folded = set()  # the tokens whose first other spelling has been met
 
     def spelling(self, word):
-        """``(token, OWN or CAPITALISED)`` when the file's next word ``word`` gives a vector the rule may take for
+        """``(token, OWN or FOLDED)`` when the file's next word ``word`` gives a vector the rule may take for
         ``token`` (a later word of the same pair replaces it), else None."""
         form = nfc(word)
         if form in self.vocabulary:
             return form, self.OWN
-        if form != form.lower():  # (the cheap test first: most words of a large file are neither)
-            token = lowered(form)  # (a word with punctuation training splits off is no token)
-            if token in self.vocabulary and token not in self._capitalised:
-                self._capitalised.add(token)
-                return token, self.CAPITALISED
+        token = self._read_as(form)
+        if token is not None and token in self.vocabulary and token not in self._folded:
+            self._folded.add(token)
+            return token, self.FOLDED
         return None
+
+    def _read_as(self, word):
+        """The one token the rule reads ``word`` as, else None (none, or several). Lowercase ASCII letters and digits,
+        most words of a large file, read as themselves: no token (the vocabulary lacks them), without the rule's
+        passes."""
+        if word.isascii() and word.isalnum() and word.islower():
+            return None
+        tokens = tokenize(word, self.form)
+        return tokens[0] if len(tokens) == 1 else None
 
     @classmethod
     def chosen(cls, taken):
         """token -> its value in ``taken`` (:meth:`spelling`'s pairs -> a value each, e.g. a line): its own
-        spelling's, else its capitalised one's."""
-        tokens = {token: value for (token, kind), value in taken.items() if kind == cls.CAPITALISED}
+        spelling's, else its other one's."""
+        tokens = {token: value for (token, kind), value in taken.items() if kind == cls.FOLDED}
         tokens.update((token, value) for (token, kind), value in taken.items() if kind == cls.OWN)
         return tokens
 
@@ -225,13 +259,13 @@ class _Table:
     :class:`VocabularyMatch` may take for those tokens, a row for each of its spellings; a spelling met again
     overwrites its row."""
 
-    def __init__(self, count, dim, keep):
+    def __init__(self, count, dim, keep, form=TRAINING_FORM):
         self.keep, self.dim = keep, dim
-        # at most two rows a token: its own spelling's and a capitalised one's
+        # at most two rows a token: its own spelling's and another one's
         most = count if keep is None else min(count, 2 * len(keep))
         self.block_rows = max(1, min(most, _CHUNK_ROWS, _BLOCK_BYTES // (4 * dim)))
         self.words, self.blocks = [], []
-        self.match = None if keep is None else VocabularyMatch(keep)
+        self.match = None if keep is None else VocabularyMatch(keep, form)
         self.slots = {}  # (with keep) VocabularyMatch.spelling's pair -> its row's slot
 
     def add(self, word, values):

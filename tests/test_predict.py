@@ -369,6 +369,38 @@ def test_a_bundle_written_before_variation_selectors_and_direction_marks_were_dr
     np.testing.assert_array_equal(new_bundle.predict_proba(texts), new_bundle.predict_proba(plain))
 
 
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_a_bundle_of_an_older_rule_knows_the_documents_its_refit_trained_on_as_it_read_them(tmp_path, monkeypatch,
+                                                                                           capsys, native):
+    """An autotune refit records fingerprints of its --autotune-validation documents as its text rule read them
+    (text.sampled_fingerprints); evaluate fingerprinted the documents it scored by today's rule. A bundle of a rule
+    before text.MARKS, scored on those very documents (❤️ and words with direction marks in each), found none of
+    them (today's rule reads them otherwise) and said nothing: its accuracy there passed as a held-out score."""
+    from fasttext_lib import text as text_module
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.text import fingerprint_of_normalized, normalize_text
+
+    if not native:
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    labels, texts, _ = _marked_reviews()
+    old_form = text_module.FORMED_BREAKS
+    with monkeypatch.context() as old:  # as the library trained before, and recorded the refit's documents
+        old.setattr(text_module, "TRAINING_FORM", old_form)
+        trained = train(LabeledTexts(labels, texts), None, TrainConfig(epochs=1, batch_size=16, progress=False))
+    fingerprints = {f"{fingerprint_of_normalized(normalize_text(t, old_form).encode()):016x}" for t in texts}
+    assert fingerprints.isdisjoint(f"{text_module.fingerprint(t):016x}" for t in texts)  # (read otherwise today)
+    trained.autotune = {"refit": True, "validation_documents": {"fraction": 1.0, "fingerprints": sorted(fingerprints)}}
+    bundle = Predictor.load(save_bundle(trained, str(tmp_path / "old")))
+    assert bundle.featurizer.unicode_form == old_form
+    capsys.readouterr()
+    bundle.evaluate(LabeledTexts(labels, texts))
+    assert "holds the documents of the --autotune-validation data this model was trained on" in capsys.readouterr().err
+    check = bundle.refit_documents()
+    for text in texts:
+        check.see(text)
+    assert check.sampled == check.found == len(texts)
+
 def test_a_heart_and_a_word_with_or_without_their_marks_get_the_same_answers_everywhere(tmp_path):
     """A model trained on ❤ and on Hebrew and Arabic words typed without marks answered ❤️ (U+2764 U+FE0F) and the
     words with a direction mark as unknown words (opposite answers on a small model). Now the same answers, bit for

@@ -319,6 +319,31 @@ def test_a_job_given_pretrained_vectors_dash_is_told_what_a_job_reads(source_dir
     assert "/dev/stdin" not in r.stderr and "train channel:" not in r.stdout
 
 
+
+@pytest.mark.parametrize("kind", ["standard input", "a pipe", "a device", "a directory"])
+def test_a_job_given_vectors_that_are_no_file_is_one_error_before_the_data(source_dir, tmp_path, kind):
+    """pretrained_vectors=/dev/stdin (or a FIFO, a device, a directory) with no pretrained channel: a job has no one
+    to write a pipe or standard input. It was taken as given: the start check skips what can be read once only, the
+    data was read, then the read of the vectors waited for a writer that never comes (a FIFO, a pipe kept open) or met
+    "an empty file" (/dev/null). Now one line before the data, naming what the name is and what a job reads."""
+    if kind == "standard input":
+        value, said = "/dev/stdin", "a training job has no standard input to read the vectors from"
+    elif kind == "a pipe":
+        value, said = str(tmp_path / "fifo"), "a pipe, not a file: a training job reads the vectors from a file"
+        os.mkfifo(value)
+    elif kind == "a device":
+        value, said = "/dev/null", "a device, not a file: a training job reads the vectors from a file"
+    else:
+        value, said = str(tmp_path / "vectors"), "a directory, not a file: a training job reads the vectors from a file"
+        os.mkdir(value)
+    env = make_container(tmp_path / "job", {"train": {"a.train": GOOD}})
+    r = job_in_process(source_dir, env, args_for(epochs=1, emsize=16, pretrained_vectors=value))
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
+        f"error: pretrained_vectors {value}: {said}; give them as the pretrained channel (fit({{'train': ..., "
+        f"'pretrained': 's3://bucket/wiki.en.vec'}})) or as an s3:// URI (pretrained_vectors=s3://bucket/wiki.en.vec)"), \
+        r.stdout + r.stderr
+    assert "train channel:" not in r.stdout
+
 @pytest.mark.parametrize("case, pattern", [
     ("no train channel", r"no train channel \(this job's channels: test\): give the training data as fit\("),
     ("empty train channel", r"train channel .* holds no files"),

@@ -20,7 +20,7 @@ from fasttext_lib.errors import FastTextError
 from fasttext_lib.init_rows import initial_rows
 from fasttext_lib.predict import Predictor
 from fasttext_lib.train import featurize, initial_model, train
-from fasttext_lib.vec_files import WordVectors, read_vec, write_vec
+from fasttext_lib.vec_files import WordVectors, check_vec_start, read_vec, write_vec
 from fasttext_lib.vectors import cos_similarity, export_vectors, token_embedding, word_vectors
 
 DIM = 8
@@ -349,7 +349,8 @@ def describe_of(vectors):
 # Word lists a .vec file may hold for one vocabulary, in hostile orders: NFC and NFD spellings of one word (and
 # a capitalised NFD one), several capitalisations, words that differ only in case (both in the vocabulary too),
 # <unk> and <UNK>, duplicates, Greek final sigma and a typographic apostrophe (lowered() is more than str.lower).
-_HOSTILE_VOCABULARY = ["<unk>", "café", "haus", "good", "us", "US", "école", "οδος", "don't", "absent"]
+_HOSTILE_VOCABULARY = ["<unk>", "café", "haus", "good", "us", "US", "école", "οδος", "don't", "absent",
+                       "\u2764", "\u05e9\u05dc\u05d5\u05dd", "'"]
 _HOSTILE_WORD_LISTS = {
     "nfd_then_nfc": ["cafe\u0301", "café", "Haus"],
     "nfc_then_nfd": ["café", "cafe\u0301", "CAFE\u0301"],
@@ -364,20 +365,23 @@ _HOSTILE_WORD_LISTS = {
     "duplicates": ["good", "Good", "good", "GOOD", "good", "Good"],
     "greek_and_apostrophe": ["ΟΔΟΣ", "Οδος", "DON’T", "Don't", "don't"],
     "nothing_of_the_vocabulary": ["other", "Other", "ABSENTS"],
+    # what the training rule drops or changes (text.MARKS): variation selectors, direction marks, typographic quotes
+    "marks_before_own": ["\u2764\ufe0f", "\u2764\ufe0e", "\u2764", "\u2764\ufe0f", "\u2764"],
+    "marks_only": ["\u2764\ufe0f", "\u2764\ufe0e", "\u200f\u05e9\u05dc\u05d5\u05dd", "\u05e9\u05dc\u05d5\u05dd\u200f", "\u202bHAUS\u202c"],
+    "quotes_and_invisible": ["\u2019", "\u2018", "\u00b4", "\ufeffgood", "\u201cgood\u201d", "go\u00adod", "\u201c"],
 }
 
 
 def _rule_says(words, vocabulary):
     """token -> the file line whose vector starts its row, as the rule is documented (said here on its own, not
     taken from either implementation): the last line whose word is the token in NFC; else the first line whose word
-    (in NFC) has capitals, is no token itself, and lowercases (``text.lowered``) to the token."""
-    from fasttext_lib.text import lowered, nfc
+    (in NFC) is no token itself, and is the token as training reads text (``text.tokenize``: one token, the token)."""
+    from fasttext_lib.text import nfc, tokenize
 
     chosen = {}
     for token in vocabulary:
         own = [i for i, word in enumerate(words) if nfc(word) == token]
-        cased = [i for i, word in enumerate(words) if nfc(word) not in vocabulary
-                 and nfc(word) != nfc(word).lower() and lowered(nfc(word)) == token]
+        cased = [i for i, word in enumerate(words) if nfc(word) not in vocabulary and tokenize(word) == [token]]
         if own or cased:
             chosen[token] = own[-1] if own else cased[0]
     return chosen
@@ -742,6 +746,25 @@ def test_vectors_read_with_other_whitespace_in_words_are_written_back_as_they_we
     assert (tmp_path / "again.vec").read_bytes() == (tmp_path / "wiki.vec").read_bytes()
 
 
+
+def test_words_that_start_with_a_byte_order_mark_read_back_as_written(tmp_path):
+    """A word starting with U+FEFF (a bundle trained before the rule that drops it, text.FORMED_BREAKS, holds
+    ``\ufeffgreat`` as a word of its own) was written, and read back without it: as ``great``, whose vector it then
+    replaced (a later line wins). Only the BOM before the header is the file's; a word line's is part of its word."""
+    words = ["\ufeffgreat", "great", "\ufeff\ufeffgood", "\ufeff"]
+    written = WordVectors(words, np.arange(8, dtype=np.float32).reshape(4, 2))
+    write_vec(written, str(tmp_path / "v.vec"))
+    read = read_vec(str(tmp_path / "v.vec"))
+    assert read.words == words and read.vectors.tolist() == written.vectors.tolist()
+    from fasttext_lib.pretrained import pretrained_rows
+
+    rows, values = pretrained_rows(read_vec(str(tmp_path / "v.vec"), keep={"great": 0}), {"great": 0})
+    assert values.tolist() == [[2, 3]]  # great's own line, not the word with a BOM
+    write_vec(read, str(tmp_path / "again.vec"))
+    assert (tmp_path / "again.vec").read_bytes() == (tmp_path / "v.vec").read_bytes()
+    (tmp_path / "bom.vec").write_bytes("\ufeff".encode() + (tmp_path / "v.vec").read_bytes())  # the file's BOM
+    assert read_vec(str(tmp_path / "bom.vec")).words == words
+
 # ---------------------------------------------------------------- the CLI with bad vectors, and S3
 
 @pytest.mark.parametrize("content, pattern", [
@@ -845,6 +868,45 @@ def test_vectors_from_a_pipe_are_read_once_and_start_their_rows(tmp_path, splits
     finally:
         os.close(read_end)
 
+
+
+@pytest.mark.parametrize("stdin", ["/dev/null", "a terminal"])
+def test_vectors_from_standard_input_that_is_a_device_are_one_error_before_the_data(tmp_path, stdin):
+    """``--pretrained-vectors /dev/stdin`` with standard input a terminal or /dev/null (a cron job, nohup, a forgotten
+    ``<``): the start check skips what can be read once only, so the data was read (minutes at Yelp size), then the
+    read of the vectors waited for typing, or met "an empty file". A device holds no .vec: one line before the data.
+    (A pipe, or a file given as ``< w.vec``, is still read: test_vectors_from_a_pipe_are_read_once...)"""
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    master = None
+    if stdin == "a terminal":
+        master, source = pty.openpty()
+        shown = os.ttyname(source)
+    else:
+        source, shown = open(os.devnull, "rb"), "/dev/null"
+    try:
+        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(tmp_path / "absent.csv"),
+                            "--output", str(tmp_path / "out"), *TINY, "--pretrained-vectors", "/dev/stdin"],
+                           stdin=source, capture_output=True, text=True, env=env, timeout=600)
+    finally:
+        os.close(source) if master is not None else source.close()
+        if master is not None:
+            os.close(master)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: /dev/stdin ({shown}) is a device, not a .vec file; give a .vec file, or pipe one in as standard "
+        f"input (/dev/stdin < wiki.vec, or zcat wiki.vec.gz | ...)"], r.stderr
+    assert not (tmp_path / "out").exists()
+    for name in ("/dev/null", "/dev/zero"):  # (the Python API: read_vec, and the start check, which skipped them)
+        said = f"^{name} is a device, not a .vec file"
+        with pytest.raises(FastTextError, match=said):
+            read_vec(name)
+        with pytest.raises(FastTextError, match=said):
+            check_vec_start(name)
 
 def test_vectors_that_cover_no_word_of_the_data_are_one_error_line(tmp_path, splits):
     """A .vec of other text (another language) covered none of the vocabulary: training went on from the seeded rows
@@ -1192,6 +1254,47 @@ def test_pretrained_words_written_with_capitals_start_the_rows_of_their_lowercas
     rows, values = pretrained_rows(vectors, vocab)
     assert rows.tolist() == [1, 2, 3]  # ("Don't" is three tokens of text: no word's vector)
     assert values[:, 0].tolist() == [words.index("Haus"), words.index("the"), words.index("PARIS")]
+
+
+def test_pretrained_words_start_the_rows_of_the_word_the_training_rule_reads_them_as():
+    """Training text is read by text.TRAINING_FORM's rule, which drops emoji variation selectors and direction marks
+    (text.MARKS), characters nobody sees, and reads typographic apostrophes as ' (a token of its own): the vocabulary
+    holds ❤ for ❤️, שלום for שלום + U+200F, ' for ’. A .vec word was matched in NFC and lowercased only, so ❤️ (the
+    emoji style phones write) started no row. Its own spelling's vector still wins (the last line of it), else the
+    first spelling in the file that the rule reads as the word; a word the rule splits (don’t) is no word's."""
+    from fasttext_lib.pretrained import pretrained_rows
+
+    vocab = {"<unk>": 0, "\u2764": 1, "\u05e9\u05dc\u05d5\u05dd": 2, "'": 3, "great": 4, "don": 5, "\U0001f44d": 6}
+    words = ["\u2764\ufe0f", "\u200f\u05e9\u05dc\u05d5\u05dd\u200f", "\u2019", "\ufeffGreat", "Don\u2019t",
+             "\u2764\ufe0e", "\u2764", "\u2764\ufe0f", "\u2018", "\U0001f44d\ufe0f", "\u05e9\u05dc\u05d5\u05dd\u200e"]
+    vectors = WordVectors(words, np.arange(len(words), dtype=np.float32).reshape(-1, 1).repeat(2, axis=1))
+    rows, values = pretrained_rows(vectors, vocab)
+    assert rows.tolist() == [1, 2, 3, 4, 6]
+    assert values[:, 0].tolist() == [6, 1, 2, 3, 9]  # ❤ its own line; the others the first they are read as
+
+
+def test_training_counts_each_row_the_rule_folds_several_vec_words_into_once(tmp_path):
+    """❤️, ❤︎ and ❤ in a .vec are one vocabulary word (❤) to training: one row starts from them, from ❤'s own vector,
+    and the bundle's record and the progress line count it once."""
+    import mxnet as mx
+
+    from fasttext_lib.data import LabeledTexts
+
+    texts = ["i \u2764\ufe0f it", "\u05e9\u05dc\u05d5\u05dd\u200f friend", "bad \u2019 day", "awful day"] * 5
+    data = LabeledTexts(["pos", "pos", "neg", "neg"] * 5, texts)
+    path = tmp_path / "marks.vec"
+    words = ["\u2764\ufe0f", "\u2764\ufe0e", "\u2764", "\u200f\u05e9\u05dc\u05d5\u05dd", "\u2019", "\u2018", "elsewhere"]
+    path.write_text(vec_text(words, dim=4), encoding="utf-8")
+    cfg = config(emsize=4, pretrained_vectors=str(path))
+    featurizer, _, _ = featurize(data, None, cfg)
+    pretrained = read_vec(str(path), dim=4, keep=featurizer.vocab.token_to_idx)
+    model, record = initial_model(featurizer, 2, cfg, [mx.cpu()], pretrained)
+    assert record["rows_initialized"] == 3 and record["words_in_file"] == len(words)
+    table, whole = model.embedding_table(), read_vec(str(path), dim=4)
+    row = featurizer.vocab.token_to_idx
+    assert table[row["\u2764"]].tolist() == whole["\u2764"].tolist()
+    assert table[row["\u05e9\u05dc\u05d5\u05dd"]].tolist() == whole["\u200f\u05e9\u05dc\u05d5\u05dd"].tolist()
+    assert table[row["'"]].tolist() == whole["\u2019"].tolist()
 
 def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens():
     from fasttext_lib.vectors import neighbours, strongest_words
