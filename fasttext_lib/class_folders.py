@@ -5,7 +5,8 @@ data (:func:`directory_hint`).
 
 The class is the folder's name and the text the file's content, whole: its line breaks are kept inside the quoted CSV
 field (the readers take such a field whole; normalizing turns line breaks and IMDB's ``<br />`` into spaces), only
-the file's last line end dropped. Rows are in sorted order, by folder then by file name, so the same folders give the
+the file's last line end dropped. The header is ``label,text`` unless a class is called ``label`` (then ``class``
+is: :func:`_header`). Rows are in sorted order, by folder then by file name, so the same folders give the
 same bytes on any file system. Hidden files and folders (``.DS_Store``, ``.ipynb_checkpoints``) are no documents;
 files beside the class folders (aclImdb's ``urls_pos.txt``, ``labeledBow.feat``) are left out, with a note.
 
@@ -15,15 +16,23 @@ asked, a user's own class of that name would be lost. Either way the user says w
 """
 import codecs
 import io
+import itertools
 import os
 import shlex
+import unicodedata
 
 from . import storage
+from .columns import HEADER_LOOKAHEAD
 from .errors import FastTextError, refuse_standard_output
 from .writers import compressing
 
 UNLABELED_NAMES = ("unsup", "unlabeled", "unlabelled")  # aclImdb's unsup/: reviews without a rating
 SHOWN = 6  # folder and file names a message lists before "... and N more"
+# The header's names, the first of each that no class (no document in the readers' look-ahead) is: a class called
+# "label" made the header "label,text" a document to every reader (a class that recurs names no column), and a row
+# Label,Text a repeat of the header, skipped. (Each is a name the readers know: columns.HEADER_LABEL_NAMES, ...)
+CLASS_HEADER_NAMES = ("label", "class", "category", "target")
+TEXT_HEADER_NAMES = ("text", "document", "content", "body")
 
 
 def _visible(entries):
@@ -145,11 +154,42 @@ def class_documents(directory, skip=()):
                 raise FastTextError(f"{os.path.join(path, document)} is not a regular file (a broken link, a FIFO, "
                                     f"a socket): a class folder holds one document per file")
         classes.append((name, [os.path.join(path, document) for document in documents]))
+    _refuse_folders_read_as_one_class([name for name, _ in classes], directory)
     if len(classes) < 2:
         left = f"only one class folder ({classes[0][0]})" if classes else "no class folder"
         skipped = f" once {_names(skip)} {'is' if len(skip) == 1 else 'are'} skipped" if skip else ""
         raise FastTextError(f"{directory} holds {left}{skipped}: a classifier needs two classes or more")
     return classes, notes
+
+
+def _refuse_folders_read_as_one_class(names, directory):
+    """Folder names that every reader takes for one class (its class is read stripped: ``pos`` and ``pos ``), that
+    training refuses as one class in two Unicode normalizations (``café`` as macOS writes it, NFD, beside an NFC
+    copy), or for none (a blank name: a row without a class), refused before anything is written."""
+    seen = {}
+    for name in names:
+        if not name.strip():
+            raise FastTextError(f"{os.path.join(directory, name)}: a folder named {name!r} gives no class (a class is "
+                                f"read without the spaces at its ends); rename it")
+        other = seen.setdefault(unicodedata.normalize("NFC", name.strip()), name)
+        if other != name:
+            raise FastTextError(f"{directory}: the folders {ascii(other)} and {ascii(name)} are one class as it is "
+                                f"read (without the spaces at its ends, its accents composed: NFC), written as two; "
+                                f"rename one, or move its files into the other")
+
+
+def _header(classes, rows):
+    """The header row: its class column's name no class's (case aside), its text column's no text's among ``rows``
+    (the first documents, which the readers look ahead to)."""
+    taken = {name.strip().lower() for name, _ in classes}
+    texts = {text.strip().lower() for _, text in rows}
+    label = next((name for name in CLASS_HEADER_NAMES if name not in taken), None)
+    text = next((name for name in TEXT_HEADER_NAMES if name not in texts), None)
+    if label is None or text is None:
+        names = CLASS_HEADER_NAMES if label is None else TEXT_HEADER_NAMES
+        raise FastTextError(f"classes or documents named {', '.join(names)}, each: no name is left for the CSV's "
+                            f"header row; rename one")
+    return f"{label},{text}\n"
 
 
 def _quoted(value):
@@ -211,10 +251,11 @@ def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, n
                               on_written=on_written and (lambda: on_written(counts))) as raw:
         out = compressing(raw, uri)
         text = io.TextIOWrapper(out, encoding="utf-8", newline="")
-        text.write("label,text\n")
-        for name, paths in classes:
-            for path in paths:
-                text.write(csv_row(name, _read_document(path, encoding)))
+        rows = ((name, _read_document(path, encoding)) for name, paths in classes for path in paths)
+        ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
+        text.write(_header(classes, ahead))
+        for name, document in itertools.chain(ahead, rows):
+            text.write(csv_row(name, document))
         text.flush()
         text.detach()
         if out is not raw:

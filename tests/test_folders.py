@@ -283,3 +283,48 @@ def test_the_python_function_returns_the_counts(tmp_path):
     notes = []
     assert folders_to_csv(split, tmp_path / "o.csv", skip=["unsup"], note=notes.append) == {"neg": 2, "pos": 2}
     assert any("unsup" in line for line in notes)
+
+
+def _folders(root, documents):
+    """``root/in``: a folder per class of ``documents`` ({folder name: [text, ...]}), one file per text."""
+    for folder, texts in documents.items():
+        (root / "in" / folder).mkdir(parents=True)
+        for i, text in enumerate(texts):
+            (root / "in" / folder / f"{i}.txt").write_text(text, encoding="utf-8")
+    return root / "in"
+
+
+@pytest.mark.parametrize("documents", [
+    {"label": ["apples and pears", "ripe fruit"], "space": ["a rocket in orbit", "the moon"]},
+    {"Label": ["apples and pears", "Text"], "space": ["a rocket in orbit", "the moon"]},
+    {"label": ["apples and pears"], "class": ["ripe fruit"], "space": ["text", "the moon"]},
+], ids=["class-label", "class-Label", "classes-label-class-and-a-document-text"])
+def test_a_class_or_document_named_as_the_header_is_read_back_as_written(tmp_path, documents):
+    """A class folder named ``label`` (or a document whose whole text is ``text``): under a header ``label,text``
+    every reader took that header for a document of the class ``label`` (a class that recurs is no column name), and
+    ``Label,Text``-cased rows for repeats of the header, skipped: the header is named so that none of that can be."""
+    from fasttext_lib.data import read_labeled
+
+    out = tmp_path / "out.csv"
+    r = cli_in_process("import-folders", "--input", _folders(tmp_path, documents), "--output", out)
+    assert r.returncode == 0, r.stderr
+    read = read_labeled(out)
+    expected = [(name, text) for name in sorted(documents) for text in documents[name]]
+    assert sorted(zip(read.labels, read.texts)) == sorted(expected)
+    assert len(_rows(out)) == len(expected) + 1
+
+
+@pytest.mark.parametrize("names, says", [
+    (["pos", "pos "], "'pos' and 'pos '"),
+    (["caf\u00e9", "cafe\u0301", "tea"], "'cafe\\u0301' and 'caf\\xe9'"),
+    ([" ", "pos", "neg"], "' '"),
+], ids=["spaces-at-an-end", "two-unicode-normalizations", "blank"])
+def test_folders_that_training_reads_as_one_class_or_none_are_refused(tmp_path, names, says):
+    """Folder names that differ in spaces at their ends were one class when read (the class is stripped), written as
+    two; in two Unicode normalizations (macOS writes NFD) training refused the file written; a blank name, a row
+    "without a class". Refused here, naming the folders, before anything is written."""
+    _folders(tmp_path, {name: ["a document"] for name in names})
+    before = listing(tmp_path)
+    r = cli_in_process("import-folders", "--input", tmp_path / "in", "--output", tmp_path / "out.csv")
+    assert_error(r, says)
+    assert listing(tmp_path) == before
