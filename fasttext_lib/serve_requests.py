@@ -120,11 +120,12 @@ def media_params(header):
 
 def _params(header):
     """The parameters of a Content-Type, in order, as (name lower-cased, value unquoted), those without a value left
-    out."""
+    out (``charset=""`` too, as ``charset=`` is: it was a 415 "unknown charset ''")."""
     for param in str(header).split(";")[1:]:
         key, _, value = param.partition("=")
-        if value.strip():
-            yield key.strip().lower(), value.strip().strip('"')
+        value = value.strip().strip('"')
+        if value:
+            yield key.strip().lower(), value
 
 
 def body_text(body, charset, limit):

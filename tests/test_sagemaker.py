@@ -2237,6 +2237,13 @@ def test_a_content_type_naming_one_charset_twice_is_read_with_it(endpoint, serve
     assert code == 200 and json.loads(response) == served[1].predict(["café"]), response
 
 
+@pytest.mark.parametrize("content_type", ["text/plain; charset=", 'text/plain; charset=""', "text/plain; charset=\"\" "])
+def test_an_empty_charset_quoted_or_not_is_none_named(endpoint, served, content_type):
+    """``charset=`` was read as no charset (UTF-8), its quoted form ``charset=""`` a 415 "unknown charset ''"."""
+    code, _, response = endpoint.invoke("café\n".encode("utf-8"), content_type, "application/json")
+    assert code == 200 and json.loads(response) == served[1].predict(["café"]), response
+
+
 @pytest.mark.parametrize("charset", ["unicode_escape", "raw_unicode_escape", "punycode", "idna", "undefined",
                                      "charmap", "rot13", "base64", "hex", "uu", "zlib"])
 def test_python_codecs_that_are_no_text_charsets_get_415(endpoint, charset):
