@@ -251,7 +251,9 @@ def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, n
                               on_written=on_written and (lambda: on_written(counts))) as raw:
         out = compressing(raw, uri)
         text = io.TextIOWrapper(out, encoding="utf-8", newline="")
-        rows = ((name, _read_document(path, encoding)) for name, paths in classes for path in paths)
+        empty = []  # files of no text: written (each is a document of its folder), and named after
+        rows = ((name, _noted_if_empty(_read_document(path, encoding), path, empty))
+                for name, paths in classes for path in paths)
         ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
         text.write(_header(classes, ahead))
         for name, document in itertools.chain(ahead, rows):
@@ -260,6 +262,14 @@ def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, n
         text.detach()
         if out is not raw:
             out.close()
+    if empty:  # (training says only "N documents have no words", with no file to look at)
+        notes.append(f"{len(empty)} file(s) hold no text, written as empty documents ({_names(empty)})")
     for line in notes if note else ():
         note(line)
     return counts
+
+
+def _noted_if_empty(text, path, empty):
+    if not text.strip():
+        empty.append(path)
+    return text

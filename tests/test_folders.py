@@ -328,3 +328,16 @@ def test_folders_that_training_reads_as_one_class_or_none_are_refused(tmp_path, 
     r = cli_in_process("import-folders", "--input", tmp_path / "in", "--output", tmp_path / "out.csv")
     assert_error(r, says)
     assert listing(tmp_path) == before
+
+
+def test_files_of_no_text_are_written_and_named(tmp_path):
+    """An empty file (a failed download, a placeholder) became an empty document without a word: training then said
+    only "N documents have no words", naming no file."""
+    split = _imdb(tmp_path, per_class=2)
+    (split / "pos" / "9_10.txt").write_text("")
+    (split / "neg" / "8_1.txt").write_text(" \n")
+    r = cli_in_process("import-folders", "--input", split, "--output", tmp_path / "o.csv", "--skip", "unsup")
+    assert r.returncode == 0, r.stderr
+    assert "2 file(s) hold no text, written as empty documents" in r.stderr
+    assert "8_1.txt" in r.stderr and "9_10.txt" in r.stderr
+    assert len(_rows(tmp_path / "o.csv")) == 1 + 2 * 3
