@@ -2171,6 +2171,71 @@ def test_text_plain_line_ends_are_those_of_predict():
     assert sm_serve.input_fn(b"great food\r", "text/plain") == ["great food"]
 
 
+@pytest.mark.parametrize("body", [
+    b"great food\rcold soup\nawful\n",                  # a review pasted with an old Mac line end inside it
+    b"great, food\rcold\nawful\r\nnice\r\n",            # CRLF line ends, the lone \r in a line with a comma
+    b"2,great food\rcold soup\n1,awful\n",              # predict reads a first line it cannot read as CSV as text
+    b'"great food\rcold soup"\r\nawful\r\n',            # quoted: the \r is the field's, as before
+])
+def test_a_lone_carriage_return_inside_a_csv_line_is_part_of_its_review_as_predict_reads_it(
+        tmp_path, monkeypatch, bundle, served, body):
+    """SageMaker's SplitType=Line ends a record at a newline only ("split records on a newline character
+    boundary"), and joins answer i to line i; the csv module ended a record at a lone \\r too, so a text/csv line
+    holding one (an old Mac file's line end, pasted text) got two answers, and every answer after it was a line off.
+    The line is one record now, its \\r read as whitespace in the review, as predict reads the same file (a line it
+    cannot read as CSV is text, whole); \\r\\n still ends a line."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    by_predict = [json.loads(line) for line in got.stdout.splitlines()]
+    assert len(by_predict) == body.count(b"\n")
+    for batch in ("false", "true"):  # a real-time endpoint, then a Batch Transform mini-batch
+        monkeypatch.setenv("SAGEMAKER_BATCH", batch)
+        assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == by_predict, batch
+
+
+@pytest.mark.parametrize("body, content_type, line", [
+    (b"label,text\n2,great food\rcold soup\n1,awful\n", "text/csv", 2),
+    (b"label,text\n2,great food\rcold soup\n1,awful\n", "text/csv; header=present", 2),
+    (b"review\r\ngreat food\rcold soup\r\nawful\r\n", "text/csv; header=present", 2),
+    (b'"2","great food"\n"1",cold\rsoup\n"2","nice"\n', "text/csv", 2),  # labeled rows (the model's classes)
+])
+def test_a_lone_carriage_return_in_an_unquoted_field_of_a_csv_is_refused_as_predict_refuses_it(
+        tmp_path, monkeypatch, bundle, served, body, content_type, line):
+    """A CSV read as one (a header row, labeled rows) whose unquoted field holds a lone \\r: the csv module ended the
+    record there, the rest of the line a record of its own (a 400 that named a record of one column, or, with
+    header=present, one answer more than the lines). predict refuses the file, saying why; so does the endpoint."""
+    from conftest import cli_in_process
+
+    if content_type == "text/csv":
+        path = tmp_path / "reviews.csv"
+        path.write_bytes(body)
+        got = cli_in_process("predict", "--model", bundle, "--input", path)
+        assert got.returncode == 2 and "seem to end in a lone carriage return" in got.stderr, got.stderr
+    for batch in ("false", "true"):
+        monkeypatch.setenv("SAGEMAKER_BATCH", batch)
+        with pytest.raises(sm_serve.RequestError) as caught:
+            sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
+        assert caught.value.status_code == 400 and f"line {line}" in caught.value.message \
+            and "its lines seem to end in a lone carriage return (\\r, an old Mac file)" in caught.value.message, \
+            caught.value.message
+
+
+def test_a_csv_body_of_one_line_with_lone_carriage_returns_is_refused_as_text_plain_is(monkeypatch):
+    """An old Mac file's lines, sent as text/csv: one line for SageMaker (and predict, which refuses it), read as three
+    records by the csv module, three answers for one line. Refused as text/plain refuses it."""
+    for batch in ("false", "true"):
+        monkeypatch.setenv("SAGEMAKER_BATCH", batch)
+        with pytest.raises(sm_serve.RequestError) as caught:
+            sm_serve.input_fn(b"great food\rawful service\rwould go again\r", "text/csv")
+        assert caught.value.status_code == 400 and caught.value.message.startswith(
+            "request body is one line with carriage returns inside it, which would be answered as one review; its "
+            "lines seem to end in a lone carriage return"), caught.value.message
+
+
 def test_a_csv_request_with_a_review_over_128_kib_is_read():
     # Python's csv module refuses longer fields by default: the request got 400 "not valid CSV"
     review = "tasty " * 30000
