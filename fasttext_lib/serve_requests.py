@@ -93,6 +93,17 @@ def media_type(header):
     return media, (charsets[0] if charsets else "utf-8")
 
 
+def header_parameter(header):
+    """The ``header`` parameter of a ``text/csv`` Content-Type ``header`` (RFC 4180: ``present`` or ``absent``,
+    lower-cased; ``""`` when it names none). A 400 when it names two different values: the last was taken without a
+    word (a header built by appending to a default one), a review read as a header or a header as a review."""
+    values = list(dict.fromkeys(value.lower() for key, value in _params(header) if key == "header"))
+    if len(values) > 1:
+        raise RequestError(400, f"conflicting header parameters in the Content-Type: {values[0]!r} and {values[1]!r}; "
+                                f"name one")
+    return values[0] if values else ""
+
+
 def _codec_name(charset):
     """The codec ``charset`` names (``latin-1`` and ``ISO-8859-1`` are one), or the name itself when it names none."""
     try:

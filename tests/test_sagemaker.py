@@ -2277,6 +2277,22 @@ def test_a_content_type_naming_one_charset_twice_is_read_with_it(endpoint, serve
     assert code == 200 and json.loads(response) == served[1].predict(["café"]), response
 
 
+@pytest.mark.parametrize("content_type, first, second", [
+    ("text/csv; header=present; header=absent", "present", "absent"),
+    ('text/csv; Header="absent"; charset=utf-8; HEADER=present', "absent", "present"),
+])
+def test_a_csv_content_type_naming_two_header_values_is_refused(endpoint, content_type, first, second):
+    """The last header= was taken without a word (a Content-Type built by appending to a default one): with
+    "present" last the first review was taken for a header, with "absent" last a header answered as a review. A 400
+    that names both, as for two charsets; the same value twice, in any capitals, is read with it."""
+    body = b"label,text\n2,great food\n1,awful\n"
+    code, _, response = endpoint.invoke(body, content_type, "application/json")
+    assert code == 400 and response.splitlines() == [
+        f"conflicting header parameters in the Content-Type: {first!r} and {second!r}; name one"], response
+    same = sm_serve.input_fn(body, "text/csv; header=present; Header=PRESENT")
+    assert list(same) == list(sm_serve.input_fn(body, "text/csv; header=present")) == ["great food", "awful"]
+
+
 @pytest.mark.parametrize("charset", ["unicode_escape", "raw_unicode_escape", "punycode", "idna", "undefined",
                                      "charmap", "rot13", "base64", "hex", "uu", "zlib"])
 def test_python_codecs_that_are_no_text_charsets_get_415(endpoint, charset):
