@@ -861,7 +861,8 @@ def csv_texts(reviews, predictor):
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
     if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
-        if after_header and class_last_rows(records, predictor.class_values):
+        if after_header and class_last_rows(_without_header_rows(records, predictor.class_values),
+                                            predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
             # the review; its text columns, as the first mini-batch read them under the header
             return [csv_text(record[:-1]) for record in records]
@@ -877,6 +878,18 @@ def csv_texts(reviews, predictor):
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _without_header_rows(records, classes):
+    """``records`` of a later Batch Transform mini-batch without the rows that read as a header row (columns.short_header:
+    ``text,label``) whose last field is none of the model's ``classes``: a repeat of the file's header inside it (files
+    joined with cat) made every row of the mini-batch answered whole, its class a word of its review, where the rows
+    alone are read for their text columns. Only the others decide; the repeat is still answered as a record, there
+    being no header above it in the mini-batch to be a repeat of (docs/SERVING.md)."""
+    from .columns import short_header
+
+    return [record for record in records
+            if not (record and short_header(record) and record[-1].strip() not in classes)]
 
 
 def _typed_header_at(records, classes):

@@ -3422,6 +3422,23 @@ def test_a_header_repeated_where_files_were_joined_gets_the_headers_answer_in_ba
     assert names == [0, 3, 6] and [a for a in answers if not isinstance(a, sm_serve.FieldNames)] == expected
 
 
+def test_a_header_repeated_inside_a_later_mini_batch_of_class_last_rows_leaves_the_rows_read_for_their_text(
+        served, monkeypatch):
+    """A later Batch Transform mini-batch of a header=present file written text,label (the class last) is read for its
+    text columns, as under the first mini-batch's header. A repeat of the header inside it (files joined with cat, cut
+    after the first header) holds no header above it to be a repeat of and is answered as a record (docs/SERVING.md),
+    but it also made every row of the mini-batch answered whole, its class a word of its review: its "label" is none
+    of the model's classes. The repeat no longer decides how the rows around it are read."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    rows = [("good food", "2"), ("awful", "1"), ("nice", "2"), ("cold soup", "1"), ("great staff", "2"), ("rude", "1")]
+    lines = [f"{text},{label}" for text, label in rows]
+    for repeat in ("text,label", "Text,Label"):
+        body = ("\n".join(lines[:3] + [repeat] + lines[3:]) + "\n").encode()
+        answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0])
+        texts = [text for text, _ in rows]
+        assert answers == served[1].predict(texts[:3] + [repeat.split(",")[0]] + texts[3:]), repeat
+
+
 def test_a_csv_appended_to_with_its_header_every_time_gets_one_answer_a_record_in_batch_transform(served,
                                                                                                   monkeypatch):
     """A file appended to with pandas' ``to_csv(mode="a")`` repeats its header before every row appended (twice in a
