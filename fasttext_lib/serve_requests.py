@@ -9,7 +9,9 @@
   endpoint; in Batch Transform answered with :class:`~fasttext_lib.serve_responses.FieldNames`, so that each record
   of a mini-batch has its answer. Without the parameter, a header row predict would recognize is read as one, and
   answered as with it: not by an endpoint, with ``FieldNames`` in Batch Transform. A body whose first line is a
-  TSV's header row is read tab-separated.
+  TSV's header row is read tab-separated. A record ends at ``\\n`` only (:func:`_lines_of`), as SageMaker's line
+  splitting does: a lone ``\\r`` inside a line is whitespace in its review, or, in a field of a CSV that is no
+  review a line, a 400, as predict reads and refuses it.
 
 A body is decoded with the Content-Type's charset, UTF-8 when it names none (:func:`body_text`), and a leading
 UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a 4xx (sm_serve's docstring lists
@@ -89,6 +91,17 @@ def media_type(header):
         raise RequestError(400, f"conflicting charsets in the Content-Type: {charsets[0]!r} and {charsets[1]!r}; "
                                 f"name one")
     return media, (charsets[0] if charsets else "utf-8")
+
+
+def header_parameter(header):
+    """The ``header`` parameter of a ``text/csv`` Content-Type ``header`` (RFC 4180: ``present`` or ``absent``,
+    lower-cased; ``""`` when it names none). A 400 when it names two different values: the last was taken without a
+    word (a header built by appending to a default one), a review read as a header or a header as a review."""
+    values = list(dict.fromkeys(value.lower() for key, value in _params(header) if key == "header"))
+    if len(values) > 1:
+        raise RequestError(400, f"conflicting header parameters in the Content-Type: {values[0]!r} and {values[1]!r}; "
+                                f"name one")
+    return values[0] if values else ""
 
 
 def _codec_name(charset):
@@ -422,7 +435,7 @@ def _csv_records(text, header, delimiter):
     ``fell_back``: the body was read a line at a time, as it is not valid CSV or is the SDK's reviews one a line)."""
     fell_back = False  # a body that is not valid CSV, read a line at a time
     for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_NONE):
-        stream = io.StringIO(text, newline="")
+        stream = _lines_of(text)
         reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
         records, spanned = [], False  # spanned: a record read before an error went on over a line break (CSV's quoting)
         try:
@@ -454,13 +467,49 @@ def _csv_records(text, header, delimiter):
             # A file with a header row is CSV written by a program, and so is a body whose records went on over line
             # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a
             # line at a time, such a record was answered as two reviews, every answer after it one off.
-            if header == "present" or spanned or delimiter == "\t":
+            if header == "present" or spanned or delimiter == "\t" or _lone_cr_in_csv(exc, records):
                 tabs = " (read tab-separated: its first line is a tab-separated header row)" if delimiter == "\t" else ""
-                raise RequestError(400, f"request body is not valid CSV{tabs}: {exc}{_cut_hint(exc)}") from None
+                raise RequestError(400, f"request body is not valid CSV{tabs}: "
+                                        f"{_csv_error(exc, reader.line_num)}{_cut_hint(exc)}") from None
             records = _csv_lines(text)
             fell_back = True
             break
     return records, names, start, blank, fell_back
+
+
+def _lines_of(text):
+    """``text`` as a stream of lines that end at ``\\n`` only (``\\r\\n`` too), as SageMaker's SplitType=Line cuts a file
+    and joins answers to its lines, and as predict reads a file's lines: read with universal newlines, the csv module
+    ended a record at a lone ``\\r`` as well (an old Mac file's line end inside a line, pasted text), and a line holding
+    one got two answers, every answer after it a line off in Batch Transform."""
+    return io.StringIO(text, newline="\n")
+
+
+def _lone_cr(exc):
+    """Is a CSV reader's error ``exc`` a lone ``\\r`` inside an unquoted field (a record ends at ``\\n`` only:
+    :func:`_lines_of`)?"""
+    return "new-line character seen in unquoted field" in str(exc)
+
+
+def _csv_error(exc, line):
+    """What a CSV reader's error ``exc`` at ``line`` says to the client: a lone ``\\r`` inside an unquoted field as
+    predict says it (formats.csv_rows), Python's advice ("open the file with newline=''") left out: it is not the
+    client's."""
+    from .lines import LONE_CR_HINT
+
+    if _lone_cr(exc):
+        return f"line {line}: a line break inside an unquoted field{LONE_CR_HINT}"
+    return str(exc)
+
+
+def _lone_cr_in_csv(exc, records):
+    """Is ``exc`` a lone ``\\r`` inside an unquoted field of a body whose first row (``records``: those read before
+    it) is a header row, which predict reads as CSV and refuses so (a body without one, read a line at a time, has
+    the line whole as one review, as predict reads it as text)?"""
+    from .columns import index_header_start, short_header
+
+    first = next((record for record in records if record), None)
+    return _lone_cr(exc) and first is not None and (short_header(first) or index_header_start(first))
 
 
 def _cut_hint(exc):
@@ -677,7 +726,7 @@ def _body_is_tsv_with_header(text):
     from .columns import HEADER_LOOKAHEAD
     from .formats import tsv_with_header
 
-    lines = (line for line in io.StringIO(text, newline="") if line.strip())
+    lines = (line for line in _lines_of(text) if line.strip())
     return tsv_with_header(list(itertools.islice(lines, HEADER_LOOKAHEAD + 1)))
 
 
@@ -754,8 +803,10 @@ def _csv_lines(text):
     whole request was a 400 ("not valid CSV"), for reviews the SDK itself had written."""
     from .text import split_lines
 
+    lines = split_lines(text)
+    _refuse_lone_cr(lines)  # an old Mac file's lines: one line for SageMaker and predict, which refuses it
     records = []
-    for line in split_lines(text):
+    for line in lines:
         if not line.strip():  # (a line of spaces too: _blank_or)
             records.append([])
             continue
@@ -791,6 +842,7 @@ def csv_texts(reviews, predictor):
     with the class last (``text,label``: formats.class_last_rows) are read for their other columns, as under the header."""
     from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
     from .formats import class_last_rows, labeled_csv_records, typed_header_kind
+    from .lines import LONE_CR_HINT, has_lone_cr
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
     numbering = (reviews.first_number, reviews.repeats_at)
@@ -810,7 +862,8 @@ def csv_texts(reviews, predictor):
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
     if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
-        if after_header and class_last_rows(records, predictor.class_values):
+        if after_header and class_last_rows(_without_header_rows(records, predictor.class_values),
+                                            predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
             # the review; its text columns, as the first mini-batch read them under the header
             return [csv_text(record[:-1]) for record in records]
@@ -818,11 +871,26 @@ def csv_texts(reviews, predictor):
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:
         labeled = next(i for i, record in enumerate(records) if record)
+        if has_lone_cr(records[short][0]):  # (a line read whole: a lone \r in an unquoted field, as predict says it)
+            raise RequestError(400, f"request body is not valid CSV: line {_record_number(short, numbering)}: a line "
+                                    f"break inside an unquoted field{LONE_CR_HINT}")
         raise RequestError(400, f"CSV record {_record_number(short, numbering)} has one column, but record "
                                 f"{_record_number(labeled, numbering)} is a labeled row (class "
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _without_header_rows(records, classes):
+    """``records`` of a later Batch Transform mini-batch without the rows that read as a header row (columns.short_header:
+    ``text,label``) whose last field is none of the model's ``classes``: a repeat of the file's header inside it (files
+    joined with cat) made every row of the mini-batch answered whole, its class a word of its review, where the rows
+    alone are read for their text columns. Only the others decide; the repeat is still answered as a record, there
+    being no header above it in the mini-batch to be a repeat of (docs/SERVING.md)."""
+    from .columns import short_header
+
+    return [record for record in records
+            if not (record and short_header(record) and record[-1].strip() not in classes)]
 
 
 def _typed_header_at(records, classes):

@@ -16,8 +16,8 @@ settings, labels) attached, and the three functions below do the rest:
 * an answer over :data:`MAX_RESPONSE_BYTES` is a 413 (SageMaker refuses real-time answers over 6 MB);
 * bad requests raise :class:`~fasttext_lib.serve_requests.RequestError`, which the toolkit answers with its 4xx
   status: 415 for another content type or a charset that is no text charset (unicode_escape, rot13), 406 when
-  ``Accept`` admits no answer type, 413 above :data:`MAX_REQUEST_BYTES`, 400 for two conflicting charsets, bad JSON
-  (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as UTF-8), items that
+  ``Accept`` admits no answer type, 413 above :data:`MAX_REQUEST_BYTES`, 400 for two conflicting charsets (or CSV
+  ``header`` values), bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as UTF-8), items that
   are neither a string nor missing (null or NaN, in a list, alone or a JSON line: an empty review) and requests
   without any text (in Batch Transform, records that are all blank are answered; a JSON string's lone surrogate
   escape is U+FFFD);
@@ -38,8 +38,8 @@ from .errors import lone_surrogate_message
 from .serve_limits import (BATCH_RESPONSE_BYTES, UNLIMITED_PAYLOAD_BYTES, in_batch_transform, max_request_bytes,
                            max_response_bytes)
 from .serve_requests import (CONTENT_TYPES, CSV_TYPE, JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, RequestError, Reviews,
-                             answered_blank, body_text, csv_request, csv_texts, json_request, json_texts,
-                             jsonlines_texts, media_params, media_type, plain_texts)
+                             answered_blank, body_text, csv_request, csv_texts, header_parameter, json_request,
+                             json_texts, jsonlines_texts, media_type, plain_texts)
 from .serve_responses import (ANSWER_TYPES, CSV_FIELDS, Answers, FieldNames, answer_bytes, default_accept_hint,
                               response_body, response_type)
 
@@ -108,7 +108,7 @@ def input_fn(request_body, content_type):
         elif media == TEXT_TYPE:
             texts = plain_texts(text)
         else:
-            texts = csv_request(text, media_params(content_type)[1].get("header", ""))
+            texts = csv_request(text, header_parameter(content_type))
     if not getattr(texts, "lines", False) and not any(t.strip() for t in texts) \
             and not getattr(texts, "header_record", False) and not answered_blank(texts):
         # (a JSON line is a record even when its review is empty; Batch Transform's header record alone is answered)

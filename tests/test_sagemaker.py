@@ -2196,6 +2196,71 @@ def test_text_plain_line_ends_are_those_of_predict():
     assert sm_serve.input_fn(b"great food\r", "text/plain") == ["great food"]
 
 
+@pytest.mark.parametrize("body", [
+    b"great food\rcold soup\nawful\n",                  # a review pasted with an old Mac line end inside it
+    b"great, food\rcold\nawful\r\nnice\r\n",            # CRLF line ends, the lone \r in a line with a comma
+    b"2,great food\rcold soup\n1,awful\n",              # predict reads a first line it cannot read as CSV as text
+    b'"great food\rcold soup"\r\nawful\r\n',            # quoted: the \r is the field's, as before
+])
+def test_a_lone_carriage_return_inside_a_csv_line_is_part_of_its_review_as_predict_reads_it(
+        tmp_path, monkeypatch, bundle, served, body):
+    """SageMaker's SplitType=Line ends a record at a newline only ("split records on a newline character
+    boundary"), and joins answer i to line i; the csv module ended a record at a lone \\r too, so a text/csv line
+    holding one (an old Mac file's line end, pasted text) got two answers, and every answer after it was a line off.
+    The line is one record now, its \\r read as whitespace in the review, as predict reads the same file (a line it
+    cannot read as CSV is text, whole); \\r\\n still ends a line."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    by_predict = [json.loads(line) for line in got.stdout.splitlines()]
+    assert len(by_predict) == body.count(b"\n")
+    for batch in ("false", "true"):  # a real-time endpoint, then a Batch Transform mini-batch
+        monkeypatch.setenv("SAGEMAKER_BATCH", batch)
+        assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == by_predict, batch
+
+
+@pytest.mark.parametrize("body, content_type, line", [
+    (b"label,text\n2,great food\rcold soup\n1,awful\n", "text/csv", 2),
+    (b"label,text\n2,great food\rcold soup\n1,awful\n", "text/csv; header=present", 2),
+    (b"review\r\ngreat food\rcold soup\r\nawful\r\n", "text/csv; header=present", 2),
+    (b'"2","great food"\n"1",cold\rsoup\n"2","nice"\n', "text/csv", 2),  # labeled rows (the model's classes)
+])
+def test_a_lone_carriage_return_in_an_unquoted_field_of_a_csv_is_refused_as_predict_refuses_it(
+        tmp_path, monkeypatch, bundle, served, body, content_type, line):
+    """A CSV read as one (a header row, labeled rows) whose unquoted field holds a lone \\r: the csv module ended the
+    record there, the rest of the line a record of its own (a 400 that named a record of one column, or, with
+    header=present, one answer more than the lines). predict refuses the file, saying why; so does the endpoint."""
+    from conftest import cli_in_process
+
+    if content_type == "text/csv":
+        path = tmp_path / "reviews.csv"
+        path.write_bytes(body)
+        got = cli_in_process("predict", "--model", bundle, "--input", path)
+        assert got.returncode == 2 and "seem to end in a lone carriage return" in got.stderr, got.stderr
+    for batch in ("false", "true"):
+        monkeypatch.setenv("SAGEMAKER_BATCH", batch)
+        with pytest.raises(sm_serve.RequestError) as caught:
+            sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
+        assert caught.value.status_code == 400 and f"line {line}" in caught.value.message \
+            and "its lines seem to end in a lone carriage return (\\r, an old Mac file)" in caught.value.message, \
+            caught.value.message
+
+
+def test_a_csv_body_of_one_line_with_lone_carriage_returns_is_refused_as_text_plain_is(monkeypatch):
+    """An old Mac file's lines, sent as text/csv: one line for SageMaker (and predict, which refuses it), read as three
+    records by the csv module, three answers for one line. Refused as text/plain refuses it."""
+    for batch in ("false", "true"):
+        monkeypatch.setenv("SAGEMAKER_BATCH", batch)
+        with pytest.raises(sm_serve.RequestError) as caught:
+            sm_serve.input_fn(b"great food\rawful service\rwould go again\r", "text/csv")
+        assert caught.value.status_code == 400 and caught.value.message.startswith(
+            "request body is one line with carriage returns inside it, which would be answered as one review; its "
+            "lines seem to end in a lone carriage return"), caught.value.message
+
+
 def test_a_csv_request_with_a_review_over_128_kib_is_read():
     # Python's csv module refuses longer fields by default: the request got 400 "not valid CSV"
     review = "tasty " * 30000
@@ -2242,6 +2307,22 @@ def test_an_empty_charset_quoted_or_not_is_none_named(endpoint, served, content_
     """``charset=`` was read as no charset (UTF-8), its quoted form ``charset=""`` a 415 "unknown charset ''"."""
     code, _, response = endpoint.invoke("café\n".encode("utf-8"), content_type, "application/json")
     assert code == 200 and json.loads(response) == served[1].predict(["café"]), response
+
+
+@pytest.mark.parametrize("content_type, first, second", [
+    ("text/csv; header=present; header=absent", "present", "absent"),
+    ('text/csv; Header="absent"; charset=utf-8; HEADER=present', "absent", "present"),
+])
+def test_a_csv_content_type_naming_two_header_values_is_refused(endpoint, content_type, first, second):
+    """The last header= was taken without a word (a Content-Type built by appending to a default one): with
+    "present" last the first review was taken for a header, with "absent" last a header answered as a review. A 400
+    that names both, as for two charsets; the same value twice, in any capitals, is read with it."""
+    body = b"label,text\n2,great food\n1,awful\n"
+    code, _, response = endpoint.invoke(body, content_type, "application/json")
+    assert code == 400 and response.splitlines() == [
+        f"conflicting header parameters in the Content-Type: {first!r} and {second!r}; name one"], response
+    same = sm_serve.input_fn(body, "text/csv; header=present; Header=PRESENT")
+    assert list(same) == list(sm_serve.input_fn(body, "text/csv; header=present")) == ["great food", "awful"]
 
 
 @pytest.mark.parametrize("charset", ["unicode_escape", "raw_unicode_escape", "punycode", "idna", "undefined",
@@ -3371,6 +3452,23 @@ def test_a_header_repeated_where_files_were_joined_gets_the_headers_answer_in_ba
     expected = served[1].predict(["great food", "", "cold soup", "would go again", "never again"])
     names = [i for i, answer in enumerate(answers) if isinstance(answer, sm_serve.FieldNames)]
     assert names == [0, 3, 6] and [a for a in answers if not isinstance(a, sm_serve.FieldNames)] == expected
+
+
+def test_a_header_repeated_inside_a_later_mini_batch_of_class_last_rows_leaves_the_rows_read_for_their_text(
+        served, monkeypatch):
+    """A later Batch Transform mini-batch of a header=present file written text,label (the class last) is read for its
+    text columns, as under the first mini-batch's header. A repeat of the header inside it (files joined with cat, cut
+    after the first header) holds no header above it to be a repeat of and is answered as a record (docs/SERVING.md),
+    but it also made every row of the mini-batch answered whole, its class a word of its review: its "label" is none
+    of the model's classes. The repeat no longer decides how the rows around it are read."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    rows = [("good food", "2"), ("awful", "1"), ("nice", "2"), ("cold soup", "1"), ("great staff", "2"), ("rude", "1")]
+    lines = [f"{text},{label}" for text, label in rows]
+    for repeat in ("text,label", "Text,Label"):
+        body = ("\n".join(lines[:3] + [repeat] + lines[3:]) + "\n").encode()
+        answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0])
+        texts = [text for text, _ in rows]
+        assert answers == served[1].predict(texts[:3] + [repeat.split(",")[0]] + texts[3:]), repeat
 
 
 def test_a_csv_appended_to_with_its_header_every_time_gets_one_answer_a_record_in_batch_transform(served,
