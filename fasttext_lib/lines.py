@@ -451,6 +451,12 @@ def has_lone_cr(line):
     return "\r" in line.rstrip("\r\n")
 
 
+def lone_cr_as_space(line):
+    """``line`` with each ``\\r`` a space, for the readings that tell a table from reviews by its first lines: a lone
+    ``\\r`` in an unquoted field stopped the csv module's reader there, and what it held was left unjudged."""
+    return line.replace("\r", " ") if "\r" in line else line
+
+
 def leading_blank_lines(it):
     """``(blank lines, first other line)`` taken from the iterator ``it`` (that line ``None`` if there is none):
     a file's format is judged by its first line with text."""

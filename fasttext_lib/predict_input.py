@@ -192,7 +192,7 @@ def input_check(name, fmt, classes, note):
     from .formats import (SEMICOLONS, BlankRecords, allow_long_csv_fields, labeled_csv_records, labeled_csv_start,
                           tsv_with_header)
     from .jsonl import json_input, json_object_line, jsonl_texts
-    from .lines import leading_blank_lines, pandas_conversion, stripped_start
+    from .lines import has_lone_cr, leading_blank_lines, lone_cr_as_space, pandas_conversion, stripped_start
     from .quoted_spans import QuotedSpans
 
     def read_all(lines, table):
@@ -332,7 +332,11 @@ def input_check(name, fmt, classes, note):
         one_column = False
         with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)
             one_column = fmt == "auto" and not long and one_column_text_header(next(csv.reader([first.strip()]), []))
-        if fmt == "auto" and not one_column and not labeled_csv_start(first, classes):
+        # A lone \r in an unquoted field is a csv.Error that stopped the reading which tells a table from reviews, at
+        # whichever of the first lines held it: a labeled file was answered as text, each class a word of its review,
+        # where a \r past those lines is refused (formats.csv_rows). They are judged with it read as a space, so that
+        # a table is read as one, and refused at that line, as for any later line.
+        if fmt == "auto" and not one_column and not labeled_csv_start(lone_cr_as_space(first), classes):
             return False
         ahead = [first]
         if fmt == "auto" and not one_column:
@@ -340,7 +344,7 @@ def input_check(name, fmt, classes, note):
             def kept(it):
                 for line in it:
                     ahead.append(line)
-                    yield line + "\n"
+                    yield lone_cr_as_space(line) + "\n"
 
             records = csv.reader(kept(itertools.chain([ahead.pop()], lines)))  # not strict: read strictly below
             first_records, malformed = [], False
@@ -362,6 +366,8 @@ def input_check(name, fmt, classes, note):
             if not header_alone and not labeled_csv_records(first_records, stripped_start(first, 1, boms=True) == '"',
                                                             classes):
                 return False
+            if len(first_records) == 1 and has_lone_cr(first):  # one line of lone \r's (an old Mac file's): refused as
+                return False                                      # such by checked_lines, as before
         try:
             return read_all(itertools.chain(blank, ahead, lines), "csv")
         except FastTextError as exc:

@@ -18,6 +18,8 @@ UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a
 them).
 """
 import codecs
+import contextlib
+import copy
 import csv
 import http
 import io
@@ -464,6 +466,11 @@ def _csv_records(text, header, delimiter):
                 # 400 that, in Batch Transform, failed the job
                 records, fell_back = _csv_lines(text), True
                 break
+            if header == "present" and names is not None and len(names) == 1 and not spanned and _lone_cr(exc):
+                # A CSV of one column: its record is the whole line, a lone \r in it whitespace of the review, as
+                # predict reads the file (it was a 400): each line after the header whole
+                records, fell_back = _csv_lines(text[start:]), True
+                break
             # A file with a header row is CSV written by a program, and so is a body whose records went on over line
             # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a
             # line at a time, such a record was answered as two reviews, every answer after it one off.
@@ -814,8 +821,28 @@ def _csv_lines(text):
             parsed = list(csv.reader([line], strict=True))
         except csv.Error:
             parsed = []
-        records.append(parsed[0] if len(parsed) == 1 else [line])
+        records.append(parsed[0] if len(parsed) == 1 else _whole_line(line))
     return records
+
+
+class WholeLine(list):
+    """A line of a ``text/csv`` body read whole, one field, as it is no CSV record for a lone ``\\r`` in an unquoted
+    field; ``fields``: the record it would be with that ``\\r`` a space, for csv_texts to tell whether the body is a
+    table (then the \\r is refused, as predict refuses it) or reviews one a line."""
+
+    fields = None
+
+
+def _whole_line(line):
+    """``[line]``, a record of one field; a :class:`WholeLine` when a lone ``\\r`` is why it is no CSV record."""
+    from .lines import has_lone_cr, lone_cr_as_space
+
+    record = WholeLine([line]) if has_lone_cr(line) else [line]
+    if has_lone_cr(line):
+        with contextlib.suppress(csv.Error):
+            parsed = list(csv.reader([lone_cr_as_space(line)], strict=True))
+            record.fields = parsed[0] if len(parsed) == 1 else None
+    return record
 
 
 def _refuse_metadata_columns(records, layout, names=None):
@@ -846,6 +873,7 @@ def csv_texts(reviews, predictor):
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
     numbering = (reviews.first_number, reviews.repeats_at)
+    _refuse_lone_cr_in_table(reviews, predictor, numbering)
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
         at, repeats = typed
@@ -879,6 +907,24 @@ def csv_texts(reviews, predictor):
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _refuse_lone_cr_in_table(reviews, predictor, numbering):
+    """A 400 for a body read a line at a time that is a table all the same (labeled rows, a typed or v1,v2,,, header)
+    once its lines read whole for a lone ``\\r`` in an unquoted field (:class:`WholeLine`) are read with it a space:
+    its first line's \\r (or one under a header known by its rows) hid the table, and every record was answered whole,
+    its class a word of its review. predict refuses such a file at that line; so does the endpoint."""
+    from .lines import LONE_CR_HINT
+
+    records = reviews.records or []
+    at = next((i for i, record in enumerate(records) if getattr(record, "fields", None) is not None), None)
+    if at is None:
+        return
+    probe = copy.copy(reviews)  # (csv_texts sets what a Batch Transform answers first on what it reads)
+    probe.records = [record.fields if getattr(record, "fields", None) is not None else record for record in records]
+    if csv_texts(probe, predictor) != list(reviews):
+        raise RequestError(400, f"request body is not valid CSV: line {_record_number(at, numbering)}: a line break "
+                                f"inside an unquoted field{LONE_CR_HINT}")
 
 
 def _without_header_rows(records, classes):

@@ -2222,24 +2222,38 @@ def test_a_lone_carriage_return_inside_a_csv_line_is_part_of_its_review_as_predi
         assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == by_predict, batch
 
 
+LABELED_ROWS = b"1,awful\n2,nice\n1,bad\n2,good\n"  # (unquoted labeled rows: 4 of them make a labeled CSV)
+
+
 @pytest.mark.parametrize("body, content_type, line", [
     (b"label,text\n2,great food\rcold soup\n1,awful\n", "text/csv", 2),
     (b"label,text\n2,great food\rcold soup\n1,awful\n", "text/csv; header=present", 2),
-    (b"review\r\ngreat food\rcold soup\r\nawful\r\n", "text/csv; header=present", 2),
     (b'"2","great food"\n"1",cold\rsoup\n"2","nice"\n', "text/csv", 2),  # labeled rows (the model's classes)
+    # the lone \r in the first line: it was read as text, each class a word of its review, by predict and endpoint
+    (b"2,great food\rcold soup\n" + LABELED_ROWS, "text/csv", 1),
+    (b'"2",great food\rcold soup\n"1",awful\n', "text/csv", 1),
+    # a typed header: predict answered it as a review, and every row whole, for a \r in line 3 (the endpoint refused)
+    (b"Sentiment, Review Body\n2,great food\n1,awful\rcold soup\n2,nice\n1,bad\n2,good\n", "text/csv", 3),
+    (b"Sentiment, Review Body\n2,great food\rcold soup\n" + LABELED_ROWS, "text/csv", 2),
+    # a header whose columns training is told (v1,v2,,,, SMS spam's): both answered it, and every row whole
+    (b"v1,v2,,,\n2,great food\rcold soup,,,\n1,awful,,,\n2,nice,,,\n1,bad,,,\n2,good,,,\n", "text/csv", 2),
+    (b"v1,v2,,,\n2,great food,,,\n1,awful\rcold soup,,,\n2,nice,,,\n1,bad,,,\n2,good,,,\n", "text/csv", 3),
 ])
 def test_a_lone_carriage_return_in_an_unquoted_field_of_a_csv_is_refused_as_predict_refuses_it(
         tmp_path, monkeypatch, bundle, served, body, content_type, line):
     """A CSV read as one (a header row, labeled rows) whose unquoted field holds a lone \\r: the csv module ended the
     record there, the rest of the line a record of its own (a 400 that named a record of one column, or, with
-    header=present, one answer more than the lines). predict refuses the file, saying why; so does the endpoint."""
+    header=present, one answer more than the lines). predict refuses the file, saying why; so does the endpoint.
+    In the first line, or under a header known by its rows (typed, or v1,v2,,,), the \\r stopped the reading that
+    tells a table from reviews, and the file was answered as text: it is refused as a \\r in a later line is."""
     from conftest import cli_in_process
 
     if content_type == "text/csv":
         path = tmp_path / "reviews.csv"
         path.write_bytes(body)
         got = cli_in_process("predict", "--model", bundle, "--input", path)
-        assert got.returncode == 2 and "seem to end in a lone carriage return" in got.stderr, got.stderr
+        assert got.returncode == 2 and "seem to end in a lone carriage return" in got.stderr \
+            and f"reviews.csv:{line}: malformed CSV record" in got.stderr, got.stderr
     for batch in ("false", "true"):
         monkeypatch.setenv("SAGEMAKER_BATCH", batch)
         with pytest.raises(sm_serve.RequestError) as caught:
@@ -2247,6 +2261,43 @@ def test_a_lone_carriage_return_in_an_unquoted_field_of_a_csv_is_refused_as_pred
         assert caught.value.status_code == 400 and f"line {line}" in caught.value.message \
             and "its lines seem to end in a lone carriage return (\\r, an old Mac file)" in caught.value.message, \
             caught.value.message
+
+
+@pytest.mark.parametrize("header", ["review", "text"])
+def test_a_lone_carriage_return_in_a_one_column_csv_is_whitespace_of_its_review_as_predict_reads_it(
+        tmp_path, monkeypatch, bundle, served, header):
+    """A CSV of one column: its record is the whole line, so a lone \\r inside it is whitespace of the review, as predict
+    reads the file (its header, undeclared, a review too). With header=present the endpoint refused it (a 400), where
+    it answers each line after the header as predict answers that line."""
+    from conftest import cli_in_process
+
+    body = f"{header}\r\ngreat food\rcold soup\r\nawful\r\n".encode()
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    by_predict = [json.loads(line) for line in got.stdout.splitlines()]
+    assert len(by_predict) == 3
+    monkeypatch.setenv("SAGEMAKER_BATCH", "false")
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == by_predict
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == by_predict[1:]
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")  # (the header answered with the answer's field names)
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
+        [HEADER_ANSWER] + by_predict[1:]
+
+
+@pytest.mark.parametrize("body", [b"2,great food\r1,awful\r2,nice\r1,bad\r2,good\r",
+                                  b'"2","great food"\r"1","awful"\r"2","nice"\r'])
+def test_an_old_mac_labeled_csv_is_refused_by_predict_as_one_line(tmp_path, bundle, body):
+    """A labeled CSV whose lines all end in a lone \\r is one line: predict says so, as it did before its first line
+    was looked at for a table past its \\r."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 2 and ":1: the input is one line with carriage returns inside it" in got.stderr, \
+        got.stderr
 
 
 def test_a_csv_body_of_one_line_with_lone_carriage_returns_is_refused_as_text_plain_is(monkeypatch):
