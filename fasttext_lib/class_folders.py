@@ -126,6 +126,7 @@ def class_documents(directory, skip=()):
         raise FastTextError(f"{directory} holds no class folders, only files ({_names(files)}): expected one folder "
                             f"per class, each holding one document per file (a file of labeled data is read by "
                             f"train --train as it is)")
+    skip = [_folder_name(name, directory) for name in skip]
     for name in skip:
         if name not in folders:
             raise FastTextError(f"--skip {name}: no folder {name} in {directory} (its folders: {_names(folders)})")
@@ -160,6 +161,17 @@ def class_documents(directory, skip=()):
         skipped = f" once {_names(skip)} {'is' if len(skip) == 1 else 'are'} skipped" if skip else ""
         raise FastTextError(f"{directory} holds {left}{skipped}: a classifier needs two classes or more")
     return classes, notes
+
+
+def _folder_name(skipped, directory):
+    """A ``--skip`` value as a folder's name: ``unsup/`` as a shell completes it, or ``aclImdb/train/unsup``, the
+    folder's path in ``directory``, name the folder ``unsup``."""
+    name = skipped.rstrip("/" + os.sep) or skipped
+    parent = os.path.dirname(name)
+    if parent and os.path.isdir(os.path.join(directory, os.path.basename(name))) \
+            and os.path.realpath(parent) == os.path.realpath(directory):
+        return os.path.basename(name)
+    return name
 
 
 def _refuse_folders_read_as_one_class(names, directory):

@@ -341,3 +341,21 @@ def test_files_of_no_text_are_written_and_named(tmp_path):
     assert "2 file(s) hold no text, written as empty documents" in r.stderr
     assert "8_1.txt" in r.stderr and "9_10.txt" in r.stderr
     assert len(_rows(tmp_path / "o.csv")) == 1 + 2 * 3
+
+
+@pytest.mark.parametrize("skip", ["unsup/", "{split}/unsup", "{split}/unsup/"])
+def test_a_skipped_folder_may_be_named_as_a_shell_completes_it(tmp_path, skip):
+    """``--skip unsup/`` (the shell's completion adds the slash) and the folder's path were refused as "no folder"."""
+    split = _imdb(tmp_path, per_class=2)
+    r = cli_in_process("import-folders", "--input", split, "--output", tmp_path / "o.csv",
+                       "--skip", skip.format(split=split))
+    assert r.returncode == 0, r.stderr
+    assert {row[0] for row in _rows(tmp_path / "o.csv")[1:]} == {"neg", "pos"}
+
+
+def test_a_skipped_path_outside_the_directory_is_no_folder_of_it(tmp_path):
+    split = _imdb(tmp_path, per_class=2)
+    (tmp_path / "unsup").mkdir()
+    r = cli_in_process("import-folders", "--input", split, "--output", tmp_path / "o.csv", "--skip", tmp_path / "unsup")
+    assert_error(r, f"--skip {tmp_path / 'unsup'}: no folder")
+    assert not (tmp_path / "o.csv").exists()
