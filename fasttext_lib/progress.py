@@ -40,6 +40,8 @@ class _Bar(tqdm):
         super().__init__(*args, **kwargs)
 
     def close(self):
+        if not hasattr(self, "disable"):  # a stop landed in tqdm's __init__ before it set its state: nothing shown
+            return  # (tqdm.__del__ calls close: its AttributeError followed the run's error: line as a traceback)
         if not self.disable and not getattr(self, "_closed", False):
             self._closed = True
             handled, before, self._handled_before = sys.exc_info()[1], self._handled_before, None

@@ -658,6 +658,30 @@ def test_a_terminal_still_sees_the_bar_redrawn_in_place(monkeypatch):
     assert terminal.getvalue().count("\r") >= 2 and "\n" in terminal.getvalue()
 
 
+def test_a_bar_a_stop_interrupted_while_it_was_made_is_collected_without_a_traceback(monkeypatch):
+    """A SIGINT landing inside tqdm's __init__ (before it set ``disable``) left, after the run's one ``error:``
+    line, tqdm.__del__'s "Exception ignored ... '_Bar' object has no attribute 'disable'" traceback on stderr."""
+    import gc
+
+    from tqdm import tqdm
+
+    from fasttext_lib import progress
+
+    class Stopped(BaseException):
+        pass
+
+    def stopped_at_once(self, *args, **kwargs):
+        raise Stopped()
+
+    unraisable = []
+    monkeypatch.setattr("sys.unraisablehook", unraisable.append)
+    monkeypatch.setattr(tqdm, "__init__", stopped_at_once)
+    with pytest.raises(Stopped):
+        progress.bar(range(3), desc="epoch 1/1")
+    gc.collect()
+    assert [str(u.exc_value) for u in unraisable] == []
+
+
 class _Log(io.StringIO):
     def isatty(self):
         return False
