@@ -84,7 +84,7 @@ def stop_on_signals(as_error=False):
         return {s: signal.signal(s, handler) for s in stopping}
 
     def dropped(unraisable):
-        if not (isinstance(unraisable.exc_value, Interrupted) and received.signum is not None):
+        if received.signum is None or not (isinstance(unraisable.exc_value, Interrupted) or _half_made(unraisable)):
             previous_hook(unraisable)
 
     stopping = stopping_signals()
@@ -100,12 +100,30 @@ def stop_on_signals(as_error=False):
         raise
     finally:
         _received.remove(received)
-        sys.unraisablehook = previous_hook
+        # after a stop, an array it left half made may be collected only now (a traceback's frame held it), after
+        # the error line: its failing __del__ is dropped there too
+        sys.unraisablehook = previous_hook if received.signum is None else _quiet_about_half_made(previous_hook)
         for s, h in previous.items():
             if s == getattr(signal, "SIGXCPU", None) and received.signum == s:  # the kernel sends it again each CPU
                 continue  # second: restored, the next one dumped core during the exit (ignored, it stays so, until
                 # the hard limit's SIGKILL)
             signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+def _half_made(unraisable):
+    """Is this a ``__del__`` that failed on an object a stop left half made? A signal handled inside MXNet's
+    ``NDArray.__init__`` before it sets ``self.handle`` leaves an array whose ``__del__`` (MXNDArrayFree(self.handle))
+    raises AttributeError when it is collected: "Exception ignored in: <function NDArrayBase.__del__>" and a
+    traceback, under the error line."""
+    exc = unraisable.exc_value
+    return isinstance(exc, AttributeError) and "'handle'" in str(exc)
+
+
+def _quiet_about_half_made(hook):
+    def quiet(unraisable):
+        if not _half_made(unraisable):
+            hook(unraisable)
+    return quiet
 
 
 class _Received:

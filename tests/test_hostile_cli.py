@@ -1543,6 +1543,44 @@ def test_a_signal_landing_in_a_finalizer_stops_the_run_with_one_error_line(tmp_p
     assert "Exception ignored" not in r.stderr and "finished" not in r.stdout, r.stderr + r.stdout
 
 
+HALF_MADE_BY_A_SIGNAL = textwrap.dedent("""\
+    import os, signal, sys
+    from fasttext_lib import cli
+    import mxnet as mx
+
+    kept = []
+
+    class SignalInConstruction(mx.nd.NDArray):
+        def __init__(self):  # the signal lands before the handle is set, as inside NDArray.__init__
+            kept.append(self)  # (held, as a traceback's frame holds it, until after the error line)
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(10000):
+                pass
+
+    def busy(args):
+        SignalInConstruction()
+        print("finished")
+        return 0
+
+    cli.COMMANDS["sample"] = busy
+    status = cli.main(["sample", "--output", "unused"])
+    kept.clear()  # collected after the error line: its __del__ finds no handle
+    sys.exit(status)
+""")
+
+
+def test_an_array_a_signal_left_half_made_is_collected_without_a_traceback(tmp_path):
+    """A Ctrl-C landing inside MXNet's ``NDArray.__init__`` before its handle is set left an array whose ``__del__``
+    raised AttributeError ('NDArray' object has no attribute 'handle') when it was collected, after the error line:
+    "Exception ignored in ... Traceback" as the last lines of stderr."""
+    script = tmp_path / "half_made.py"
+    script.write_text(HALF_MADE_BY_A_SIGNAL)
+    proc = start([], {}, script)
+    r = finish(proc)
+    assert_error(r, "terminated (SIGTERM)", status=143)
+    assert "Exception ignored" not in r.stderr and "handle" not in r.stderr, r.stderr
+
+
 SIGNAL_AT_AN_ANSWERS_WRITE = textwrap.dedent("""\
     import io, os, signal, sys
     from fasttext_lib import cli
