@@ -743,7 +743,6 @@ sys.exit(run())
 def _autotune_process(data_files, tmp_path, wrapper_pauses=None):
     """``train --autotune-validation`` in a process of its own, its stdout and stderr piped; ``wrapper_pauses``: the
     trainings ("trial 2", "refit") that stop for 2 minutes first, each adding its name as a line to tmp_path/paused."""
-    import signal  # noqa: F401 (the callers send signals)
     import subprocess
     import sys
 

@@ -151,7 +151,7 @@ def test_a_role_that_may_not_delete_versions_is_told_so_once_per_bucket_not_at_e
     notes = [line for line in capsys.readouterr().err.splitlines() if "s3:DeleteObjectVersion" in line]
     assert len(notes) == 2, notes
     for bucket, note in zip(buckets, notes):
-        assert f"s3://{bucket}/ckpt/" in note and note.endswith(f"stays so too)"), note
+        assert f"s3://{bucket}/ckpt/" in note and note.endswith("stays so too)"), note
         assert f"in s3://{bucket} stays" in note, note
     listed = admin.list_object_versions(Bucket=buckets[0], Prefix="ckpt/")
     assert len(listed.get("DeleteMarkers", [])) >= 3 * 2  # (each replaced set's files: deleted, as before)
