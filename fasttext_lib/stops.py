@@ -115,8 +115,8 @@ def _half_made(unraisable):
     ``NDArray.__init__`` before it sets ``self.handle`` leaves an array whose ``__del__`` (MXNDArrayFree(self.handle))
     raises AttributeError when it is collected: "Exception ignored in: <function NDArrayBase.__del__>" and a
     traceback, under the error line."""
-    exc = unraisable.exc_value
-    return isinstance(exc, AttributeError) and "'handle'" in str(exc)
+    exc, finalizer = unraisable.exc_value, getattr(unraisable.object, "__qualname__", "")
+    return isinstance(exc, AttributeError) and "'handle'" in str(exc) and finalizer.endswith("__del__")
 
 
 def _quiet_about_half_made(hook):
