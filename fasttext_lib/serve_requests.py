@@ -474,7 +474,7 @@ def _csv_records(text, header, delimiter):
             # A file with a header row is CSV written by a program, and so is a body whose records went on over line
             # breaks inside quotes (pandas writes a review with a line break so): its error is the request's. Read a
             # line at a time, such a record was answered as two reviews, every answer after it one off.
-            if header == "present" or spanned or delimiter == "\t" or _lone_cr_in_csv(exc, records):
+            if header == "present" or spanned or delimiter == "\t" or _lone_cr_in_csv(exc, records, text):
                 tabs = " (read tab-separated: its first line is a tab-separated header row)" if delimiter == "\t" else ""
                 raise RequestError(400, f"request body is not valid CSV{tabs}: "
                                         f"{_csv_error(exc, reader.line_num)}{_cut_hint(exc)}") from None
@@ -509,14 +509,28 @@ def _csv_error(exc, line):
     return str(exc)
 
 
-def _lone_cr_in_csv(exc, records):
+def _lone_cr_in_csv(exc, records, text):
     """Is ``exc`` a lone ``\\r`` inside an unquoted field of a body whose first row (``records``: those read before
-    it) is a header row, which predict reads as CSV and refuses so (a body without one, read a line at a time, has
-    the line whole as one review, as predict reads it as text)?"""
-    from .columns import index_header_start, short_header
+    it) is a header row over rows that make a table of it, which predict reads as CSV and refuses so? predict tells
+    a table by the first lines read with each lone \\r a space (predict_input.input_check): over lines that are no
+    table (``label,text`` over reviews without a class) every line is a review, the \\r whitespace in it, and the
+    body was a 400 (in Batch Transform, a failed job) where the same body with a space for the \\r was answered. A
+    body read a line at a time has each line whole as one review, as predict reads it as text."""
+    from .columns import HEADER_LOOKAHEAD, index_header_start, short_header
+    from .lines import lone_cr_as_space
 
     first = next((record for record in records if record), None)
-    return _lone_cr(exc) and first is not None and (short_header(first) or index_header_start(first))
+    if not (_lone_cr(exc) and first is not None and (short_header(first) or index_header_start(first))):
+        return False
+    lines = (lone_cr_as_space(line.rstrip("\r\n")) + "\n" for line in _lines_of(text))
+    ahead = []  # (not strict, as predict reads the first lines: the strict reading's 400s are said after)
+    with contextlib.suppress(csv.Error):
+        for record in csv.reader(lines):
+            if _blank_or(record):
+                ahead.append(record)
+            if len(ahead) > HEADER_LOOKAHEAD:
+                break
+    return _undeclared_header(ahead)
 
 
 def _cut_hint(exc):

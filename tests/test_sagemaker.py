@@ -2201,6 +2201,11 @@ def test_text_plain_line_ends_are_those_of_predict():
     b"great, food\rcold\nawful\r\nnice\r\n",            # CRLF line ends, the lone \r in a line with a comma
     b"2,great food\rcold soup\n1,awful\n",              # predict reads a first line it cannot read as CSV as text
     b'"great food\rcold soup"\r\nawful\r\n',            # quoted: the \r is the field's, as before
+    # a header row training knows over lines that are no table (no class): predict reads every line as a review (the
+    # endpoint refused the \r as a CSV's, where the same body with a space for it is answered)
+    b"label,text\ngreat food\rcold soup\nawful\n",
+    b"text,label\ncold soup\r\ngreat food\rcold soup\nawful\n",
+    b"Sentiment, Review Body\ngreat staff\r\nawful\rcold soup\nnice\n",
 ])
 def test_a_lone_carriage_return_inside_a_csv_line_is_part_of_its_review_as_predict_reads_it(
         tmp_path, monkeypatch, bundle, served, body):
