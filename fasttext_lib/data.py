@@ -27,8 +27,8 @@ from .columns import (Columns, check_text_columns, header_columns, index_column,
                       text_header, whole_number)
 from .errors import FastTextError
 from .formats import FORMATS, csv_row_to_example, format_to_read, has_text, parse_fasttext_line
-from .header_row import (AlreadySkipped, class_and_text_columns, header_layout, table_lookahead, text_only_columns,
-                         without_index_column)
+from .header_row import (AlreadySkipped, class_and_text_columns, header_layout, labeled_rows_under_one_name,
+                         table_lookahead, text_only_columns, without_index_column)
 from .jsonl import jsonl_examples
 from .label_names import display
 from .lines import (DecodedLines, chain_lines, check_not_shorter, leading_blank_lines, open_decompressed,
@@ -334,7 +334,9 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if index:  # pandas' index column first (,label,text): left out, the rest read as usual
         ahead, rows = without_index_column(ahead, rows, repeated, uri, note)
         repeated = AlreadySkipped(repeated)  # (its rows are without the header's repeats: not compared again)
-    if (choice is None and ahead and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index)
+    one_name = predicting and choice is None and not index and labeled_rows_under_one_name(ahead, classes)
+    if (not one_name and choice is None and ahead
+            and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index)
             and (predicting or not several_class_columns(ahead[0][0]))):  # (training asks which is the class)
         header = ahead[0][0]
         if blanks is not None:
@@ -345,8 +347,14 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
                                 lambda start: f"{uri}:{start}", fmt == "tsv"):
             yield None, text
         return
-    columns, rows = class_and_text_columns(ahead, choice, header_row, predicting, uri, rows, classes)
-    layout, names = None, None
+    columns, layout, names = None, None, None
+    if one_name:  # text over 1,bad: its rows read as without the header, the class first (evaluate: --format csv)
+        found["columns_flags"] = "--format csv"
+        names, ahead = ahead[0][0], ahead[1:]
+        if blanks is not None:
+            blanks.above_header()
+    else:
+        columns, rows = class_and_text_columns(ahead, choice, header_row, predicting, uri, rows, classes)
     if columns is not None:  # a header row: the records start after it
         layout = header_layout(ahead[0][0], columns, index, uri, note, found)
         if predicting and choice is None and header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) is None:
@@ -359,7 +367,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
-        check_text_columns([r for r, _ in ahead], columns, uri, names)
+        check_text_columns([r for r, _ in ahead], columns, uri, names if columns is not None else None)
     if names is None:  # the first row is a record: rows equal to it are records too
         records, width, first_length = chain_lines(repeated.kept(ahead), rows), -1, 0
     else:  # the header's repeats are skipped here, tested first on what a repeat needs (header_row.RepeatedHeader)

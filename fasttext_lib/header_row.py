@@ -17,10 +17,10 @@ import itertools
 
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, ColumnsToName, chosen_columns, class_and_text_names,
                       first_value, header_columns, header_or_record, ids_column, index_note, index_rows,
-                      left_out_columns, one_hot_hint, read_from_note, series_values_header, table_text_columns,
-                      two_names, unread_columns, unread_header)
+                      left_out_columns, one_column_text_header, one_hot_hint, read_from_note, series_values_header,
+                      table_text_columns, text_header, two_names, unread_columns, unread_header)
 from .errors import FastTextError
-from .formats import CountedLines, csv_rows
+from .formats import CountedLines, csv_rows, labeled_csv_records
 from .lines import chain_lines
 
 
@@ -140,6 +140,18 @@ def without_index_column(ahead, rows, repeated, uri, note):
     rows = index_rows(repeated.skipped(chain_lines(ahead[1:], rows)), lambda start: f"{uri}:{start}")
     ahead = [(ahead[0][0][1:], ahead[0][1])] + list(itertools.islice(rows, len(ahead) - 1))
     return ahead, rows
+
+
+def labeled_rows_under_one_name(ahead, classes):
+    """Is a table's first row (``ahead[0]``) a header of one text column (``text``, ``review``) over labeled rows of
+    the model's ``classes``, as :func:`formats.labeled_csv_records` tells them in a file without a header
+    (``1,bad``; ``positive,nice``: enough of them)? Such a file is labeled, its header naming its text column only (typed
+    above the rows, or given to a file without one); pandas writes none (it quotes a text's commas). ``predict``
+    reads its rows as without the header, each for its text, the class not scored (training reads it so with
+    ``--format csv``), as the endpoint's text/csv does: it answered each row whole, the class a word of its review."""
+    later = [row for row, _ in ahead[1:]]
+    return (len(ahead) > 1 and one_column_text_header(ahead[0][0]) and text_header(ahead[0][0], later, predicting=True)
+            and labeled_csv_records(later, False, classes, header=False))
 
 
 def text_only_columns(ahead, header_row, index, predicting, uri, note):

@@ -702,10 +702,14 @@ def _undeclared_header(records):
     ``CSVSerializer`` never does. It is when it is a header row training recognizes (``label,text``; ``,label,text``
     with pandas' index; formats.labeled_csv_records: at least half the records after it as wide as it), and not a
     review of one word naming a class column whose class recurs below it (``2,Stars``), nor one with a space after a
-    comma, as prose writes one (``Overall, highly recommended.``); or a header of one text column (``review``) over
-    records of one field each, which it is not one of (a first line ``review`` that occurs again is a review)."""
+    comma, as prose writes one (``Overall, highly recommended.``); or a header of one text column (``review``) whose
+    name does not start any of the records after it in the look-ahead (a first line ``review`` that occurs again is a
+    review), as predict reads it (columns.text_header), whatever their width: labeled rows under it (``text`` over
+    ``1,bad``: a labeled file whose header names its text only) are read by :func:`csv_texts` as without it, reviews
+    with unquoted commas whole. Over records wider than it, the header was answered as a review, one answer more than
+    predict gives for the same bytes."""
     from .columns import (HEADER_LOOKAHEAD, header_columns, header_layout, index_header_start, one_column_text_header,
-                          prose_commas, short_header)
+                          prose_commas, short_header, text_header)
     from .formats import labeled_csv_records
 
     rows = [record for record in records if record]
@@ -713,8 +717,7 @@ def _undeclared_header(records):
         return False
     first, rest = rows[0], rows[1:HEADER_LOOKAHEAD + 1]
     if one_column_text_header(first):
-        name = first[0].strip().lower()
-        return all(len(r) == 1 for r in rows[1:]) and not any(r[0].strip().lower() == name for r in rows[1:])
+        return text_header(first, rest, predicting=True)
     if not (short_header(first) or index_header_start(first)):
         return False
     if prose_commas(first):
