@@ -114,9 +114,12 @@ def _half_made(unraisable):
     """Is this a ``__del__`` that failed on an object a stop left half made? A signal handled inside MXNet's
     ``NDArray.__init__`` before it sets ``self.handle`` leaves an array whose ``__del__`` (MXNDArrayFree(self.handle))
     raises AttributeError when it is collected: "Exception ignored in: <function NDArrayBase.__del__>" and a
-    traceback, under the error line."""
-    exc, finalizer = unraisable.exc_value, getattr(unraisable.object, "__qualname__", "")
-    return isinstance(exc, AttributeError) and "'handle'" in str(exc) and finalizer.endswith("__del__")
+    traceback, under the error line. Only that: the object whose ``__del__`` ran lacks its own ``handle`` (Python's
+    lookup names both); a finalizer's other error that names 'handle' (``None.handle``, a message) is genuine, shown."""
+    exc = unraisable.exc_value
+    if not (isinstance(exc, AttributeError) and exc.name == "handle" and exc.obj is not None):
+        return False
+    return getattr(type(exc.obj), "__del__", None) is unraisable.object
 
 
 def _quiet_about_half_made(hook):
