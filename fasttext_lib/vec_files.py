@@ -178,15 +178,18 @@ def _read(uri, dim, keep=None, max_lines=None, form=TRAINING_FORM):
         lines = DecodedLines(_Hashing(stream, digest), uri, compression, every_lines_bom=False)
         rows = iter(lines)
         with _binary_vectors_named(uri, stream):
-            header = next(rows, None)
-            if header is None or not header.strip():
+            # (blank lines above the header are skipped, as fastText's ``in >> n >> dim`` skips them: "empty file",
+            # of a file of vectors, was said of them)
+            header = next((line for line in rows if line.strip()), None)
+            if header is None:
                 raise FastTextError(f"{uri}: empty file; a .vec file starts with a '<count> <dim>' line")
+            header_line = lines.lineno
             match = _HEADER.match(header)
             if not match:
-                raise FastTextError(_bad_header(uri, header, compression))
+                raise FastTextError(_bad_header(uri, header, compression, header_line))
         count, file_dim = int(match.group(1)), int(match.group(2))
         if file_dim <= 0:
-            raise FastTextError(f"{uri}:1: the header gives dimension {file_dim}; it must be positive")
+            raise FastTextError(f"{uri}:{header_line}: the header gives dimension {file_dim}; it must be positive")
         if dim is not None and file_dim != dim:
             raise _dim_error(uri, file_dim, dim)
         table = _Table(count, file_dim, keep, form)
@@ -380,12 +383,12 @@ def _binary_values(line, dim):
     return 4 * sum(byte not in _TEXT_BYTES for byte in values) >= max(len(values), 4)
 
 
-def _bad_header(uri, header, compression=None):
+def _bad_header(uri, header, compression=None, lineno=1):
     """The error for a first line that is no ``<count> <dim>`` header: for a word and its values (a file without the
     header, as GloVe's are) what to add; for lines that end in a lone \\r (an old Mac file), what to convert."""
     from .lines import LONE_CR_HINT, has_lone_cr
 
-    text = f"{uri}:1: malformed .vec header {header.strip()[:60]!r}: expected '<count> <dim>' (two positive integers)"
+    text = f"{uri}:{lineno}: malformed .vec header {header.strip()[:60]!r}: expected '<count> <dim>' (two positive integers)"
     if has_lone_cr(header):
         return text + LONE_CR_HINT
     parts = header.encode("utf-8").split()

@@ -111,6 +111,21 @@ def test_bad_vec_files_are_one_error(tmp_path, content, pattern):
     assert "\n" not in str(info.value) and str(path) in str(info.value)
 
 
+def test_blank_lines_above_the_header_are_skipped_as_fasttext_skips_them(tmp_path):
+    """A .vec whose header comes after a blank line (fastText's ``in >> n >> dim`` skips it) was refused as "empty
+    file", of a file full of vectors. It reads as fastText reads it; a bad header is named at its own line."""
+    path = tmp_path / "blank_first.vec"
+    path.write_bytes("\ufeff\r\n  \n2 3\r\na 1 2 3 \r\nb 4 5 6\r\n".encode("utf-8"))  # (a BOM, CRLF, a blank line)
+    vectors = read_vec(str(path), dim=3)
+    assert vectors.words == ["a", "b"] and vectors.vectors.tolist() == [[1, 2, 3], [4, 5, 6]]
+    path.write_bytes(b"\n\nhello world\n")
+    with pytest.raises(FastTextError, match=r"blank_first\.vec:3: malformed \.vec header 'hello world'"):
+        read_vec(str(path), dim=3)
+    path.write_bytes(b"\n1 0\na\n")
+    with pytest.raises(FastTextError, match=r"blank_first\.vec:2: the header gives dimension 0"):
+        read_vec(str(path), dim=3)
+
+
 def word2vec_binary(words, dim, newline):
     """word2vec's binary format (GoogleNews-vectors-negative300.bin; gensim's binary=True): a text header, then each
     word, a space and its values as raw little-endian float32 (older writers end each with a newline)."""
