@@ -116,10 +116,11 @@ def _half_made(unraisable):
     raises AttributeError when it is collected: "Exception ignored in: <function NDArrayBase.__del__>" and a
     traceback, under the error line. Only that: the object whose ``__del__`` ran lacks its own ``handle`` (Python's
     lookup names both); a finalizer's other error that names 'handle' (``None.handle``, a message) is genuine, shown."""
-    exc = unraisable.exc_value
-    if not (isinstance(exc, AttributeError) and exc.name == "handle" and exc.obj is not None):
+    exc = unraisable.exc_value  # (AttributeError's name and obj: Python 3.10 on; the SageMaker 3.8 image shows it all)
+    obj = getattr(exc, "obj", None)
+    if not (isinstance(exc, AttributeError) and getattr(exc, "name", None) == "handle" and obj is not None):
         return False
-    return getattr(type(exc.obj), "__del__", None) is unraisable.object
+    return getattr(type(obj), "__del__", None) is unraisable.object
 
 
 def _quiet_about_half_made(hook):
