@@ -253,7 +253,19 @@ def prefetch(maker, order, batch_size, num_parts, depth=3, with_transpose=True):
     thread.start()
     try:
         while True:
-            item = out.get()
+            try:
+                item = out.get()
+            except RuntimeError as exc:
+                # A stop (stops.stop_on_signals' handler; a notebook's Stop button) raised inside the wait, in
+                # Python's own Condition._acquire_restore, leaves the queue's lock unheld, and the get's `with` block
+                # raises "release unlocked lock" over it: a traceback and exit 1 where the stop's line was due. The
+                # stop is what happened: raised again (a RuntimeError over no stop is raised as it is).
+                from .stops import raise_if_interrupted
+
+                raise_if_interrupted()
+                if isinstance(exc.__context__, KeyboardInterrupt):
+                    raise exc.__context__ from None
+                raise
             if item is done:
                 break
             if isinstance(item, BaseException):

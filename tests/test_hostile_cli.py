@@ -1618,6 +1618,38 @@ def test_after_a_stop_only_an_array_without_its_own_handle_is_collected_silently
         "'SaysHandle' object has no attribute 'handle'"] * 2
 
 
+def test_a_stop_landing_inside_the_batch_queues_wait_stops_the_run_not_a_runtime_error(monkeypatch):
+    """A SIGXCPU (``ulimit -t``) landing inside ``Queue.get``'s wait for the next batch, in Python's own
+    ``Condition._acquire_restore``, left the queue's lock unheld: its ``with`` block's exit raised "RuntimeError:
+    release unlocked lock" over the stop, a traceback and exit 1 (1 run in ~30 on a loaded machine). The stop is
+    raised instead. The window is CPython's; here it is made to happen every time."""
+    import queue
+
+    from fasttext_lib.batches import prefetch
+    from fasttext_lib.stops import Interrupted, stop_on_signals
+
+    real_get = queue.Queue.get
+
+    def get_cut_by_a_signal(self, *args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(100000):
+                pass  # the handler raises here, as inside the wait
+        except Interrupted:
+            raise RuntimeError("release unlocked lock")  # (as the with block's exit raises it, over the stop)
+        return real_get(self, *args, **kwargs)
+
+    class Maker:
+        def make(self, part, with_transpose=True):
+            return list(part)
+
+    monkeypatch.setattr(queue.Queue, "get", get_cut_by_a_signal)
+    with pytest.raises(Interrupted) as stopped:
+        with stop_on_signals():
+            list(prefetch(Maker(), list(range(10)), 2, 1))
+    assert stopped.value.exit_status == 143
+
+
 SIGNAL_AT_AN_ANSWERS_WRITE = textwrap.dedent("""\
     import io, os, signal, sys
     from fasttext_lib import cli
