@@ -219,6 +219,9 @@ def _to_nd(array, ctx, dtype):
     return out if host is ctx else out.as_in_context(ctx)
 
 
+PREFETCH_JOIN_SECONDS = 10  # how long a closed prefetch waits for its builder thread (it stops within a batch)
+
+
 def prefetch(maker, order, batch_size, num_parts, depth=3, with_transpose=True):
     """Yield lists of :class:`SparseBatch` (one per context) built in a background thread.
 
@@ -273,4 +276,7 @@ def prefetch(maker, order, batch_size, num_parts, depth=3, with_transpose=True):
             yield item
     finally:
         stop.set()
-        thread.join()
+        # Bounded: a stop landing just as the get's `with` block took the queue's lock (CPython lets a signal
+        # handler run there) leaves that lock held for good, and the builder, waiting for it to put its batch,
+        # never ends: joined without a bound, the run hung with no line. It is a daemon thread, gone at exit.
+        thread.join(PREFETCH_JOIN_SECONDS)

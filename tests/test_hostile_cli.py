@@ -1650,6 +1650,39 @@ def test_a_stop_landing_inside_the_batch_queues_wait_stops_the_run_not_a_runtime
     assert stopped.value.exit_status == 143
 
 
+LOCK_LEFT_HELD_BY_A_STOP = textwrap.dedent("""\
+    import queue, sys
+    from fasttext_lib import batches
+
+    batches.PREFETCH_JOIN_SECONDS = 0.5
+
+    def get_cut_holding_the_lock(self, *args, **kwargs):
+        self.mutex.acquire()  # as a stop landing just after the get's with block took the lock
+        raise KeyboardInterrupt
+
+    class Maker:
+        def make(self, part, with_transpose=True):
+            return list(part)
+
+    queue.Queue.get = get_cut_holding_the_lock
+    try:
+        list(batches.prefetch(Maker(), list(range(100)), 2, 1))
+    except KeyboardInterrupt:
+        print("stopped")
+""")
+
+
+def test_a_stop_that_left_the_batch_queues_lock_held_does_not_hang_the_run(tmp_path):
+    """A stop landing just as ``Queue.get``'s ``with`` block took the queue's lock left it held: the batch builder,
+    waiting for it to put its batch, never ended, and joining it hung the run with no line (a ``ulimit -t`` test ran
+    into its 120 s timeout). The join is bounded; the builder is a daemon thread."""
+    script = tmp_path / "held.py"
+    script.write_text(LOCK_LEFT_HELD_BY_A_STOP)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0 and r.stdout.split() == ["stopped"], r.stderr
+
+
 SIGNAL_AT_AN_ANSWERS_WRITE = textwrap.dedent("""\
     import io, os, signal, sys
     from fasttext_lib import cli
