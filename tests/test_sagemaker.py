@@ -2352,6 +2352,14 @@ def test_a_content_type_naming_two_charsets_is_refused(endpoint, content_type):
         f"conflicting charsets in the Content-Type: {first!r} and {second!r}; name one"], response
 
 
+def test_the_two_conflicting_charsets_are_named_however_often_one_is_repeated(endpoint):
+    """``utf-8; UTF-8; latin-1`` named utf-8 twice in its 400 ('utf-8' and 'UTF-8'), not the two that conflict."""
+    code, _, response = endpoint.invoke("café\n".encode("latin-1"), "text/plain; charset=utf-8; charset=UTF-8; "
+                                        "charset=latin-1", "application/json")
+    assert code == 400 and response.splitlines() == [
+        "conflicting charsets in the Content-Type: 'utf-8' and 'latin-1'; name one"], response
+
+
 def test_a_content_type_naming_one_charset_twice_is_read_with_it(endpoint, served):
     code, _, response = endpoint.invoke("café\n".encode("latin-1"), "text/plain; charset=latin-1; charset=ISO-8859-1",
                                         "application/json")
