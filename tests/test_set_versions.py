@@ -7,6 +7,7 @@ epochs (~800 MB each for a bigram model) and the orphans a killed publish left w
 deleted by the version its upload created (the manifest records it), and only where that version is still the current
 one; the rest as before.
 """
+import json
 import os
 
 import boto3
@@ -15,7 +16,8 @@ import pytest
 from fault_proxy import FaultProxy
 from conftest import as_user
 from fasttext_lib import storage
-from test_storage import MANIFEST, load_tag, make_files, plain_deletes, versions_under
+from fasttext_lib.errors import FastTextError
+from test_storage import MANIFEST, load_tag, make_files, one_line, plain_deletes, versions_under
 
 
 @pytest.fixture
@@ -89,6 +91,34 @@ def test_a_file_whose_current_version_is_not_the_one_recorded_is_only_hidden(tmp
     assert versions_under(dest) == (sorted(_set_objects(dest) + [rewritten, rewritten]), [rewritten])
     listed = boto3.client("s3").list_object_versions(Bucket=bucket, Prefix=key)["Versions"]
     assert copied in [v["VersionId"] for v in listed]
+
+
+@pytest.mark.parametrize("version", [5, None, True, ["3HL4kqtJlcpXroDTDmJ"], {"id": "3HL4kqtJlcpXroDTDmJ"}, ""])
+def test_a_manifest_whose_recorded_version_is_no_version_id_is_refused_in_one_line_and_nothing_deleted(
+        tmp_path, s3_bucket, version):
+    """A manifest edited by hand (or by a tool) so that a file's recorded ``"version"`` is no S3 version id (a number,
+    a list, null, an empty string): it was silently taken for "no version recorded", and the replaced or removed set's
+    files got the plain DELETE, each staying as a noncurrent version, billed, with nothing said. Such a manifest is
+    malformed as a broken ``"files"`` entry is: reading, replacing and removing the set are each refused in one line
+    naming the field, and nothing is deleted. (A string S3 does not know as the file's current version is never
+    trusted either: test_a_file_whose_current_version_is_not_the_one_recorded_is_only_hidden.)"""
+    bucket = _versioned(s3_bucket)
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    client, key = boto3.client("s3"), f"models/run/{MANIFEST}"
+    manifest = json.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+    manifest["files"]["model.params"]["version"] = version
+    client.put_object(Bucket=bucket, Key=key, Body=json.dumps(manifest).encode())
+    before = versions_under(dest)
+    said = (f'{dest}/{MANIFEST} is malformed: the "version" of its file model.params is {version!r}, not an S3 '
+            f'version id (a non-empty string)')
+    for attempt in (lambda: load_tag(dest, tmp_path),
+                    lambda: storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}),
+                    lambda: storage.remove(dest, MANIFEST)):
+        with pytest.raises(FastTextError) as exc:
+            attempt()
+        assert said in one_line(exc.value)
+    assert versions_under(dest) == before
 
 
 def test_orphans_of_a_killed_publish_are_collected_leaving_no_version(tmp_path, s3_bucket, monkeypatch):

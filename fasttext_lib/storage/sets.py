@@ -9,7 +9,8 @@ A *set* is a few data files plus a JSON manifest, at a local directory or an ``s
 
 The manifest is the caller's dict plus ``"written_by": "fasttext_lib"`` and ``"files": {logical
 name: {"object": stored name, "sha256": hex, "bytes": n}}`` (on S3 also ``"version"``: the version id its upload
-created, where the bucket keeps versions). Every publish uploads its data
+created, where the bucket keeps versions; a manifest whose ``"version"`` is no non-empty string is malformed, refused
+as a broken ``"files"`` entry is). Every publish uploads its data
 files under names no manifest references yet, then replaces the manifest in one step
 (``os.replace`` locally, one PUT on S3), then deletes the objects the replaced manifest
 referenced. A failure at any moment therefore leaves the old manifest pointing at the old, untouched
@@ -147,6 +148,12 @@ def _parse_manifest(raw, where):
         and isinstance(v.get("sha256"), str) and isinstance(v.get("bytes"), int) for v in files.values())
     if not ok:
         raise Damaged(f'{where} is malformed: its "files" entry is missing or broken')
+    for name, entry in sorted(files.items()):
+        # The version a file's upload created, by which a replace or remove deletes it: one that is no version id (a
+        # manifest edited by hand) was taken for "none recorded", and the files stayed as noncurrent versions, unsaid.
+        if "version" in entry and not (isinstance(entry["version"], str) and entry["version"]):
+            raise Damaged(f'{where} is malformed: the "version" of its file {name} is {entry["version"]!r}, not an S3 '
+                          f'version id (a non-empty string)')
     return manifest
 
 
@@ -212,7 +219,7 @@ def _recorded_versions(manifest):
     (a set published before versions were recorded, or to a bucket that kept none): deleted by a plain DELETE."""
     if not manifest:
         return {}
-    return {v["object"]: v["version"] if isinstance(v.get("version"), str) else "" for v in manifest["files"].values()}
+    return {v["object"]: v.get("version", "") for v in manifest["files"].values()}  # (each checked: _parse_manifest)
 
 
 def _with_files(manifest, entries):
