@@ -83,17 +83,35 @@ def _take_up_a_staged_restart(part, spec):
     """Settle a restart a killed download left staged (_staged): it stayed in the cache (up to the .part's size) until
     another resume happened to be answered whole, and beside the verified archive for good. The longer of it and the
     .part is the one resumed from, the other removed; one that is no regular file, or longer than the archive, is
-    removed (a link: its target stays as it was); a folder there is refused, as one where the .part goes is."""
+    removed (a link: its target stays as it was); a folder there is refused, as one where the .part goes is. Both
+    begin at the archive's first byte: one that does not begin with the bytes the .part holds is no restart of the
+    same archive, and is removed (taken up for being the longer, it replaced a good .part with bytes that failed the
+    md5, and the download was deleted whole)."""
     staged = _staged(part)
     try:
         found = os.lstat(staged)
     except FileNotFoundError:
         return
     refuse_a_folder(staged, "the restart of a partial download")
-    if stat.S_ISREG(found.st_mode) and _bytes_to_resume_from(part, spec) < found.st_size <= spec.size:
+    held = _bytes_to_resume_from(part, spec)
+    if stat.S_ISREG(found.st_mode) and held < found.st_size <= spec.size and _begins_with(staged, part, held):
         os.replace(staged, part)
     else:
         os.remove(staged)
+
+
+def _begins_with(path, part, held):
+    """Whether the file ``path`` begins with the ``held`` bytes the .part ``part`` holds (no .part: it does)."""
+    if not held:
+        return True
+    # (O_NOFOLLOW: a link put there since they were looked at is refused, not followed out of the cache)
+    with _opened_to_read(path) as longer, _opened_to_read(part) as shorter:
+        while held:
+            block = shorter.read(min(_CHUNK, held))
+            if not block or longer.read(len(block)) != block:
+                return False
+            held -= len(block)
+    return True
 
 
 def _answer_from_byte(url, offset, part):
@@ -219,12 +237,16 @@ def _replace_the_part_once_outgrown(out, body, part):
         body.outgrows = 0
 
 
+def _opened_to_read(path):
+    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+
+
 def _part_to_compare(part, body):
     """``part`` opened to read the ``body.held`` bytes the body's start is compared with, from ``body.first`` (none:
     nothing opened)."""
     if not body.held:
         return contextlib.nullcontext()
-    have = os.fdopen(os.open(part, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    have = _opened_to_read(part)
     have.seek(body.first)
     return have
 

@@ -341,6 +341,24 @@ def test_a_staged_restart_a_killed_download_left_is_taken_up_by_the_next_run(arc
     assert os.listdir(cache) == [spec.filename]
 
 
+@pytest.mark.parametrize("staged", ["longer than the .part", "as long as the archive"])
+def test_a_staged_restart_whose_bytes_are_not_the_part_s_is_removed_never_taken_up(archive, server, tmp_path, staged):
+    """A ``.part.new`` that does not begin with the bytes the .part holds (another archive's, of another mirror or
+    version; a file damaged since) cannot be the same archive's restart. Taken up for being the longer, it replaced
+    the .part: the resume appended the rest to bytes that were never the archive's, the md5 failed and the download
+    was deleted whole (the good .part too, hundreds of MB), or, as long as the archive, it was not even resumed, only
+    failed. It is removed; the .part is resumed, and the download succeeds."""
+    spec, data = archive
+    base_url, handler = server
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    other = bytes(b ^ 0x5A for b in data)  # (another archive of the same size)
+    (cache / (spec.filename + ".part.new")).write_bytes(other[:150] if staged.startswith("longer") else other)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
+    assert os.listdir(cache) == [spec.filename]
+
+
 @pytest.mark.parametrize("kind", ["link", "folder"])
 def test_a_staged_restart_that_is_no_file_is_removed_and_a_folder_there_named_and_kept(archive, server, tmp_path,
                                                                                        kind):
