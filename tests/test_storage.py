@@ -2360,6 +2360,52 @@ def _create_pair(prefix, tag, if_taken=None):
     return uris
 
 
+def _heads_between_writes(proxy, keys):
+    """Of ``keys`` (object paths as the proxy logs them), those HEADed more than once with no write (PUT, POST,
+    DELETE) of this run in between: each such HEAD but the first asked S3 what it had just answered."""
+    again, seen = [], set()
+    for method, path, _ in proxy.log:
+        if method in ("PUT", "POST", "DELETE"):
+            seen = set()
+        elif method == "HEAD" and path in keys:
+            again += [path] if path in seen else []
+            seen.add(path)
+    return again
+
+
+@pytest.mark.parametrize("there", ["nothing", "the pair, of these bytes", "the train split, of these bytes",
+                                   "the train split, of these bytes, for a role that may not delete"])
+def test_a_create_only_pair_heads_each_file_once_between_its_writes(s3_bucket, proxy, there):
+    """A create-only write that may keep files of its own bytes (prepare without --overwrite: atomic_writes'
+    if_taken, which asks storage.would_replace and storage.holds as prepare's does) HEADed each target up to 3 times
+    (4 with prepare's if_taken) in a row before writing anything: whether it is there, whether it holds these bytes,
+    whether the pair is of one write, the ETag it holds before the write. Nothing of this run's changes them in
+    between: each is asked once, until the run writes (the check just before the copies, after the uploads, and the
+    check after the copies ask again; uploaded in place, the check before each upload after the first)."""
+    prefix = f"{s3_bucket}/data"
+    uris = [f"{prefix}/pair.train", f"{prefix}/pair.test"]
+    if there != "nothing":
+        _write_pair(prefix, "A")
+    if there.startswith("the train split"):
+        boto3.client("s3").delete_object(Bucket=storage.split_s3(prefix)[0], Key="data/pair.test")
+    written = {}
+
+    def if_taken(uri):  # (download._refuse_what_differs)
+        if storage.would_replace(uri) and not storage.holds(uri, written[uri]):
+            raise storage.already_exists(uri)
+    proxy.clear()
+    if there.endswith("may not delete"):  # (no staging objects: each file uploaded in place, checked before each)
+        proxy.fail("DELETE", r".", "403")
+    with storage.atomic_writes(uris, overwrite=False, if_taken=if_taken) as files:
+        for uri, f, split in zip(uris, files, ("train", "test")):
+            written[uri] = storage.Written(f, s3=True)
+            written[uri].write(f"__label__1 A {split}\n".encode())
+    keys = {"/" + uri[len("s3://"):] for uri in uris}
+    assert [m for m, p, _ in proxy.log if m == "HEAD" and p in keys]  # (asked: the count below is of real requests)
+    assert _heads_between_writes(proxy, keys) == []
+    assert [storage.read_bytes(uri) for uri in uris] == [b"__label__1 A train\n", b"__label__1 A test\n"]
+
+
 def _another_run_fails_between_its_copies(prefix, proxy, monkeypatch, tag):
     """Once A (a create-only write) has created pair.train, B (a replacing write of ``tag``) copies its pair.train
     over it and fails at its copy onto pair.test; then A creates pair.test."""

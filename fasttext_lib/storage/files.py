@@ -14,8 +14,8 @@ import sys
 import threading
 
 from ..errors import FastTextError
-from .s3 import (CONDITIONAL_PART_BYTES, UPLOAD_PART_BYTES, _first_line, _is_missing, _status, already_exists, is_forbidden,
-                 is_s3, s3_client, s3_errors, split_s3)
+from .s3 import (CONDITIONAL_PART_BYTES, UPLOAD_PART_BYTES, _first_line, _is_missing, _status, already_exists, head_object,
+                 is_forbidden, is_s3, s3_client, s3_errors, split_s3)
 
 
 def same_location(a, b):
@@ -52,7 +52,7 @@ def exists(uri, forbidden_is_missing=False):
         bucket, key = split_s3(uri)
         with s3_errors(uri):
             try:
-                s3_client().head_object(Bucket=bucket, Key=key)
+                head_object(s3_client(), bucket, key)
                 return True
             except Exception as exc:
                 if _is_missing(exc) or (forbidden_is_missing and is_forbidden(exc)):
@@ -183,7 +183,7 @@ def _head(uri):
     bucket, key = split_s3(uri)
     with s3_errors(uri):
         try:
-            return s3_client().head_object(Bucket=bucket, Key=key)
+            return head_object(s3_client(), bucket, key)
         except Exception as exc:
             if _is_missing(exc) or is_forbidden(exc):
                 return None

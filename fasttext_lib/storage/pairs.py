@@ -10,8 +10,8 @@ import sys
 from ..errors import FastTextError
 from ..stops import note_what_a_stop_came_after, note_what_a_stop_could_not_remove, note_what_a_stop_left, stop_left
 from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _keeps_versions, _may_delete, _operation_members,
-                 _status, _upload_new, is_forbidden, is_s3, may_still_create, s3_client, s3_errors, split_s3,
-                 upload_file)
+                 _status, _upload_new, head_object, heads_remembered, is_forbidden, is_s3, may_still_create, s3_client,
+                 s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -148,7 +148,7 @@ def _with_before(client, targets, metadata):
     for uri in targets:
         bucket, key = split_s3(uri)
         try:
-            etags.append(bare_etag(client.head_object(Bucket=bucket, Key=key).get("ETag")) or "?")
+            etags.append(bare_etag(head_object(client, bucket, key).get("ETag")) or "?")
         except Exception as exc:  # noqa: BLE001 - 404: nothing there; else (403 without s3:ListBucket): not known
             code = str(getattr(exc, "response", {}).get("Error", {}).get("Code"))
             etags.append("-" if code in ("404", "NoSuchKey", "NotFound") else "?")
@@ -175,26 +175,28 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
                           keeps_versions=keeps_versions)
     overtaken = None
     for attempt in range(2):
-        try:
-            taken = _taken_alike(targets, if_taken)
-        except FastTextError as exc:  # (one differs: kept) where our create-only write left members of its own
-            if isinstance(overtaken, _LeftMixed):  # (beside another run's file of other bytes: the set stays mixed)
-                raise overtaken from None
-            if getattr(overtaken, "ours", None):
-                raise _mixed(exc, overtaken.ours, len(overtaken.ours)) from None
-            raise
-        looking_again = overtaken is not None  # (a stop while it looks again: the set it found mixed may still be)
-        with _checking(targets, found_mixed=True) if looking_again else contextlib.nullcontext():
-            if len(taken) == len(targets) and _of_one_write(client, targets):
-                return  # every file there holds these bytes already, and they are read together: nothing to write
-        try:  # none there: each created only if still none is there; some: the set written whole again, its own
-            return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
-                              deletable, recheck=lambda: _taken_alike(targets, if_taken),
-                              after_a_mix=looking_again, keeps_versions=keeps_versions)
-        except (AlreadyExists, _LeftMixed) as exc:  # another run created one meanwhile (two prepare runs at once),
-            if attempt:  # perhaps after we had created some (_Overtaken), or wrote over one of ours: look again (of
-                raise  # our bytes, the set is written whole again)
-            overtaken = exc
+        # (each target HEADed once by the checks between two writes of this run; an attempt again looks anew)
+        with heads_remembered():
+            try:
+                taken = _taken_alike(targets, if_taken)
+            except FastTextError as exc:  # (one differs: kept) where our create-only write left members of its own
+                if isinstance(overtaken, _LeftMixed):  # (beside another run's file of other bytes: the set stays mixed)
+                    raise overtaken from None
+                if getattr(overtaken, "ours", None):
+                    raise _mixed(exc, overtaken.ours, len(overtaken.ours)) from None
+                raise
+            looking_again = overtaken is not None  # (a stop while it looks again: the set it found mixed may still be)
+            with _checking(targets, found_mixed=True) if looking_again else contextlib.nullcontext():
+                if len(taken) == len(targets) and _of_one_write(client, targets):
+                    return  # every file there holds these bytes already, and they are read together: nothing to write
+            try:  # none there: each created only if still none is there; some: the set written whole again, its own
+                return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
+                                  deletable, recheck=lambda: _taken_alike(targets, if_taken),
+                                  after_a_mix=looking_again, keeps_versions=keeps_versions)
+            except (AlreadyExists, _LeftMixed) as exc:  # another run created one meanwhile (two prepare runs at once),
+                if attempt:  # perhaps after we had created some (_Overtaken), or wrote over one of ours: look again (of
+                    raise  # our bytes, the set is written whole again)
+                overtaken = exc
 
 
 def _taken_alike(targets, if_taken):
@@ -301,7 +303,7 @@ def _write_ids(client, targets):
     ids = []
     for uri in targets:
         try:
-            ids.append(_set_of(client.head_object(Bucket=split_s3(uri)[0], Key=split_s3(uri)[1]).get("Metadata"))[0])
+            ids.append(_set_of(head_object(client, *split_s3(uri)).get("Metadata"))[0])
         except Exception:  # noqa: BLE001
             return None
     return ids

@@ -162,6 +162,7 @@ def s3_client():
             client = _new_client(boto3.session.Session(botocore_session=core), config)
             for event, hook in _transfer_hooks(client).items():
                 client.meta.events.register(event, hook)
+            client.meta.events.register("before-send.s3", _count_writes)
             if len(_CLIENTS) >= 8:  # environments come and go in tests (a real process has one): the least recently
                 del _CLIENTS[next(iter(_CLIENTS))]  # used one goes
         _CLIENTS[key] = client  # (last: the most recently used)
@@ -398,6 +399,56 @@ def is_forbidden(exc):
     import botocore.exceptions as bex
 
     return isinstance(exc, bex.ClientError) and exc.response.get("Error", {}).get("Code") in ("403", "AccessDenied", "Forbidden")
+
+
+# A set's write asks of each target, one check after another, whether it is there, whether it holds this run's bytes,
+# whether the set is of one write, and the ETag it holds before the write (pairs.py): each a HEAD of its own, 3 to 4
+# of one object in a row with nothing written in between. Within heads_remembered() an object is HEADed once until
+# this process sends a write (PUT, POST, DELETE: any object, any thread, counted by _count_writes); later checks get
+# that answer. A check after a write (the one before the copies, after the uploads; the one after them) asks again.
+_REMEMBERED = threading.local()
+_WRITES_SENT = [0]
+
+
+def _count_writes(request=None, **kwargs):
+    """botocore's before-send hook (s3_client registers it): one more write sent, which ends what HEADs told."""
+    if getattr(request, "method", None) in ("PUT", "POST", "DELETE"):
+        _WRITES_SENT[0] += 1  # (two threads at once may count one: it changed all the same, which is what is asked)
+
+
+@contextlib.contextmanager
+def heads_remembered():
+    """Within the block, :func:`head_object` asks S3 once per object until a write is sent (a block within one shares
+    its answers)."""
+    outer = getattr(_REMEMBERED, "heads", None)
+    _REMEMBERED.heads = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _REMEMBERED.heads = outer
+
+
+def head_object(client, bucket, key):
+    """``client.head_object`` of ``key``, answered from what S3 said to it before within :func:`heads_remembered`
+    where no write has been sent since. Only S3's answers are remembered (an error answer too: 404, 403); a request
+    that got none is sent again."""
+    import botocore.exceptions as bex
+
+    heads = getattr(_REMEMBERED, "heads", None)
+    if heads is None:
+        return client.head_object(Bucket=bucket, Key=key)
+    remembered = heads.get((bucket, key))
+    if remembered is None or remembered[0] != _WRITES_SENT[0]:
+        writes = _WRITES_SENT[0]  # (before the HEAD: a write sent while it is under way ends its answer too)
+        try:
+            remembered = (writes, client.head_object(Bucket=bucket, Key=key), None)
+        except bex.ClientError as exc:
+            remembered = (writes, None, exc)
+        heads[bucket, key] = remembered
+    _, answer, refused = remembered
+    if refused is not None:
+        raise refused
+    return answer
 
 
 class AlreadyExists(FastTextError):
