@@ -171,6 +171,36 @@ def test_a_filesystem_without_hard_links_gets_copies(tmp_path, monkeypatch, code
     assert load_tag(dest, tmp_path) == "copied"
 
 
+@pytest.mark.parametrize("error", [errno.ENOSPC, errno.EDQUOT])
+def test_a_publish_copying_for_want_of_hard_links_without_room_for_the_copy_says_why_and_keeps_the_old_set(
+        tmp_path, tmpfs, monkeypatch, error):
+    """Publishing the caller's temporaries (move=True: a bundle staged on the destination's file system) links them
+    into place, which takes no room; where the file system has no hard links (vfat, some FUSE and SMB mounts) each is
+    copied instead, and needs room for a full second copy beside the staged one. Without it the line said only
+    "No space left on device" of a write the user thought needed none. It says why a copy was made, of what, and the
+    room it needs; the old set is kept whole, and no part of the copy is left. (A real tmpfs fills up for ENOSPC; a
+    quota's EDQUOT is raised by the copy's write.)"""
+    disk = tmpfs("256k")
+    dest = str(disk / "bundle")
+    storage.publish(dest, make_files(tmp_path, "old", size=10_000), MANIFEST, {"tag": "old"})
+    before = sorted(os.listdir(dest))
+    staged = make_files(disk, "new", size=150_000)  # (beside the bundle: 150 KB more do not fit)
+    _no_hard_links(monkeypatch)
+    if error == errno.EDQUOT:
+        def over_quota(*args, **kwargs):
+            raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+        monkeypatch.setattr(storage.sets, "_copy_hashing", over_quota)
+    with pytest.raises(FastTextError) as err:
+        storage.publish(dest, staged, MANIFEST, {"tag": "new"}, move=True)
+    monkeypatch.undo()
+    failed = staged["model.params" if error == errno.ENOSPC else "metrics.json"]  # (the first that does not fit)
+    assert one_line(err.value) == (
+        f"cannot write {dest}: {failed} is copied there, as the file system cannot hard-link it (a file system "
+        f"without hard links, or a link refused), and the copy failed: {os.strerror(error)}; free "
+        f"{os.path.getsize(failed)} bytes there (the copy's size), or write it to another location")
+    assert load_tag(dest, tmp_path) == "old" and sorted(os.listdir(dest)) == before
+
+
 def test_link_errors_other_than_no_hard_links_still_fail(tmp_path, monkeypatch):
     import errno
 

@@ -342,11 +342,20 @@ def _move_hashing(src, dst):
         synced.result()
     try:
         os.link(src, dst)  # fails if dst exists, as open(dst, "xb") does
+        return entry
     except OSError as exc:
         if exc.errno not in _NO_HARD_LINKS:
             raise
+    try:
         return _copy_hashing(src, dst)  # a filesystem without hard links (some FUSE / SMB mounts): copy
-    return entry
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        # "No space left on device" alone, of a move the user thought took no room: say why a copy was needed
+        raise FastTextError(f"cannot write {os.path.dirname(dst)}: {src} is copied there, as the file system cannot "
+                            f"hard-link it (a file system without hard links, or a link refused), and the copy "
+                            f"failed: {exc.strerror}; free {os.path.getsize(src)} bytes there (the copy's size), or "
+                            f"write it to another location") from None
 
 
 def _same_filesystem(path, directory):
