@@ -397,6 +397,10 @@ def csv_request(text, header):
     records, names, start, blank, fell_back = _csv_records(text, header, delimiter)
     records, names, start, blank, repeats = _header_row_repeated(records, names, start, blank, header, delimiter,
                                                                  fell_back)
+    if names is not None and not start:  # a header not declared, on the line after the blank ones (short names: one
+        # line): the records begin after it, and whether the first is quoted is told there, as under a declared one
+        # (it was told by the header's first character: "2","great food" under text read whole, as no labeled row)
+        start = _after_lines(text, blank + 1)
     # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
     # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
     # answer one record off. There they are answered (predict_fn): the header with the answer's field names, declared
@@ -413,6 +417,16 @@ def csv_request(text, header):
     if in_batch_transform(os.environ):  # (text.split_lines' count, without a copy of every line of a 6 MB body)
         texts.body_lines = text.count("\n") + (not text.endswith("\n") and text != "")
     return texts
+
+
+def _after_lines(text, count):
+    """Where in ``text`` the lines after its first ``count`` (ended at ``\n``, as :func:`_lines_of` ends them) begin."""
+    at = 0
+    for _ in range(count):
+        at = text.find("\n", at) + 1
+        if not at:
+            return len(text)
+    return at
 
 
 def _record_numbers(first_number, repeats):
@@ -883,11 +897,12 @@ def csv_texts(reviews, predictor):
     (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
     first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
     with the class last (``text,label``: formats.class_last_rows) are read for their other columns, as under the header."""
-    from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
-    from .formats import class_last_rows, labeled_csv_records, typed_header_kind
+    from .columns import csv_text, headless_index_rows
+    from .formats import class_last_rows, typed_header_kind
     from .lines import LONE_CR_HINT, has_lone_cr
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
+    header_names = reviews.header_names
     numbering = (reviews.first_number, reviews.repeats_at)
     _refuse_lone_cr_in_table(reviews, predictor, numbering)
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
@@ -905,7 +920,7 @@ def csv_texts(reviews, predictor):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
-    if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
+    if not _labeled_rows(records, quoted, header_names, predictor.class_values):
         if after_header and class_last_rows(_without_header_rows(records, predictor.class_values),
                                             predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
@@ -923,6 +938,21 @@ def csv_texts(reviews, predictor):
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _labeled_rows(records, quoted, names, classes):
+    """Are a ``text/csv`` body's ``records`` labeled rows of the model's ``classes`` (the class first:
+    formats.labeled_csv_records; ``quoted``: the first one's first field is quoted), to be read for their text? Under a
+    header of one text column (``names``: ``text`` over ``"2","great food"``), as predict reads the same file
+    (header_row.labeled_rows_under_one_name)."""
+    from .columns import HEADER_LOOKAHEAD, one_column_text_header
+    from .formats import labeled_csv_records
+    from .header_row import labeled_rows_under_one_name
+
+    if names is not None and one_column_text_header(names):
+        rows = list(itertools.islice((record for record in records if record), HEADER_LOOKAHEAD))
+        return labeled_rows_under_one_name([(names, 0)] + [(row, 0) for row in rows], classes, quoted)
+    return labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, classes, header=False)
 
 
 def _refuse_lone_cr_in_table(reviews, predictor, numbering):

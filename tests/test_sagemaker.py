@@ -3408,28 +3408,32 @@ def test_a_text_csv_body_gets_one_answer_a_data_row_as_predict_answers_the_file(
 _ONE_NAME_TEXTS = ["great food", "cold soup", "would go again", "never again", "nice staff", "rude waiter"]
 
 
-def _rows_of_classes(count, names):
-    """``count`` labeled rows, class first (``1``/``2``, or the model's names for them), unquoted."""
-    return [f"{NAMES[str(1 + i % 2)] if names else 1 + i % 2},{_ONE_NAME_TEXTS[i % len(_ONE_NAME_TEXTS)]} {i}"
+def _rows_of_classes(count, names, quoted=False):
+    """``count`` labeled rows, class first (``1``/``2``, or the model's names for them), unquoted, or with ``quoted``
+    every field quoted (as Zhang et al. write them: ``"2","great food"``)."""
+    rows = [(NAMES[str(1 + i % 2)] if names else str(1 + i % 2), f"{_ONE_NAME_TEXTS[i % len(_ONE_NAME_TEXTS)]} {i}")
             for i in range(count)]
+    return [",".join(f'"{field}"' if quoted else field for field in row) for row in rows]
 
 
 @pytest.mark.parametrize("header", ["text", "review", "Text"])
 @pytest.mark.parametrize("names", [False, True], ids=["ids", "names"])
-@pytest.mark.parametrize("count", [1, 4, 60])
+@pytest.mark.parametrize("quoted", [False, True], ids=["unquoted", "quoted"])
+@pytest.mark.parametrize("count", [1, 3, 4, 60])
 def test_a_header_of_one_name_over_labeled_rows_is_read_as_predict_reads_it(served, bundle, tmp_path, monkeypatch,
-                                                                            header, names, count):
+                                                                            header, names, quoted, count):
     """A header naming one column above rows of two whose first is one of the model's classes (``text`` over
     ``1,bad``): a labeled file whose header names its text column only (typed above the rows, or a headerless file
     given one); pandas writes no such file (it quotes a text's commas). predict skipped the header and answered each
     row whole, the endpoint's text/csv answered the header as a review too (one answer more than the rows), and with
     header=present read the rows as labeled: three readings of the same bytes. Now the header is a header to both,
     and each row is read as the same rows are without it: labeled rows (enough of them to tell) for their text, the
-    class not scored; one row alone whole, as a review that starts with a class's name. Batch Transform answers the
-    header with the field names."""
+    class not scored; fewer than 4 unquoted rows whole, as reviews that start with a class's name; quoted classes
+    (``"2","great food"``), a sign on their own, labeled from one row on (under 4 such rows, predict read them whole
+    and the endpoint's header=present labeled). Batch Transform answers the header with the field names."""
     from conftest import cli_in_process
 
-    rows = _rows_of_classes(count, names)
+    rows = _rows_of_classes(count, names, quoted)
     headerless, body = tmp_path / "rows.csv", tmp_path / "body.csv"
     headerless.write_text("".join(row + "\n" for row in rows))
     body.write_text(header + "\n" + headerless.read_text())
