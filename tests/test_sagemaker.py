@@ -2291,6 +2291,45 @@ def test_a_lone_carriage_return_in_a_one_column_csv_is_whitespace_of_its_review_
         [HEADER_ANSWER] + by_predict[1:]
 
 
+_LONE_CR_LINES = [
+    "great food\rcold soup", "great, food\rcold", "2,great food\rcold soup", "x\r\ry",  # unquoted: read whole
+    '"great food\rcold soup",nice',  # the \r inside quotes: the field's, the line a record
+    '"Best buy" until\rit broke', '"2",great\rfood', '"never closed\rat all',  # quoted, the \r outside: whole
+    "ends in a lone one\r\r", "plain review", '"Best buy ever" until it broke', "", "  ", "1,awful"]
+
+
+def _as_read_before(line):
+    """A line of a text/csv body read a line at a time, as it was read before the reading took one parse for a lone
+    \\r where it can: parsed as it is; when it is no record, whole, with ``fields`` its record with the \\r a space."""
+    def record(text):
+        try:
+            parsed = list(csv.reader([text], strict=True))
+        except csv.Error:
+            return None
+        return parsed[0] if len(parsed) == 1 else None
+
+    if not line.strip():
+        return [], None
+    parsed = record(line)
+    if parsed is not None:
+        return parsed, None
+    return [line], (record(line.replace("\r", " ")) if "\r" in line.rstrip("\r") else None)
+
+
+def test_a_csv_body_of_lines_with_lone_carriage_returns_is_read_as_before_each_line_parsed_once(served):
+    """A text/csv body whose every line holds a lone \\r is read a line at a time; each such line was parsed twice (as
+    it is, to fail, then with the \\r a space), the body read about 4 times as slowly as one without. It is parsed
+    once where it can be (no quotation mark: the \\r is in an unquoted field): the same records, the same answers."""
+    from fasttext_lib.serve_requests import csv_request
+
+    lines = _LONE_CR_LINES * 40
+    reviews = csv_request("\n".join(lines) + "\n", "")
+    assert [(list(r), getattr(r, "fields", None)) for r in reviews.records] == [_as_read_before(l) for l in lines]
+    answers = sm_serve.predict_fn(reviews, served[0])
+    assert answers == sm_serve.predict_fn(sm_serve.Reviews(reviews), served[0])  # each line whole, as its review
+    assert len(answers) == len(lines)
+
+
 @pytest.mark.parametrize("body", [b"2,great food\r1,awful\r2,nice\r1,bad\r2,good\r",
                                   b'"2","great food"\r"1","awful"\r"2","nice"\r'])
 def test_an_old_mac_labeled_csv_is_refused_by_predict_as_one_line(tmp_path, bundle, body):
