@@ -531,8 +531,10 @@ def _lone_cr_in_csv(exc, records, text):
     from .columns import HEADER_LOOKAHEAD, index_header_start, short_header
     from .lines import lone_cr_as_space
 
+    if not _lone_cr(exc):
+        return False
     first = next((record for record in records if record), None)
-    if not (_lone_cr(exc) and first is not None and (short_header(first) or index_header_start(first))):
+    if first is not None and not (short_header(first) or index_header_start(first)):
         return False
     lines = (lone_cr_as_space(line.rstrip("\r\n")) + "\n" for line in _lines_of(text))
     ahead = []  # (not strict, as predict reads the first lines: the strict reading's 400s are said after)
@@ -542,6 +544,11 @@ def _lone_cr_in_csv(exc, records, text):
                 ahead.append(record)
             if len(ahead) > HEADER_LOOKAHEAD:
                 break
+    if first is None:  # the \r in the first row itself (\rlabel,text): that row with it a space, as predict reads it
+        # (\rreview, a header of one column, is no table to predict, which reads every line as a review)
+        first = ahead[0] if ahead else []
+        if not (short_header(first) or index_header_start(first)):
+            return False
     return _undeclared_header(ahead)
 
 
@@ -570,9 +577,9 @@ def _declared_header(stream, reader, delimiter, quoting):
     from .columns import index_header_start, one_column_text_header, short_header
 
     names, start, blank = None, 0, 0
-    first = _blank_or(next(reader, None))
+    first = _header_line_record(stream, reader)
     while first == []:  # blank lines before the header: records all the same, as the numbers below count them
-        blank, first = blank + 1, _blank_or(next(reader, None))
+        blank, first = blank + 1, _header_line_record(stream, reader)
     if first is not None and (short_header(first) or one_column_text_header(first)
                               or index_header_start(first) or not in_batch_transform(os.environ)):
         names, start = first, stream.tell()
@@ -581,6 +588,26 @@ def _declared_header(stream, reader, delimiter, quoting):
         reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
         blank = 0
     return reader, names, start, blank
+
+
+def _header_line_record(stream, reader):
+    """The next record of a ``header=present`` body up to its header (``reader`` over ``stream``), a blank one
+    ``[]``. A line with a lone ``\\r`` in an unquoted field that is one column with it a space (``\\rreview``: an old
+    Mac line end above the header) is that one column, the whole line, the \\r whitespace in it, as under a header
+    of one column a later line is (:func:`_csv_records`) and as predict reads the file (each line a review: the header
+    too). Wider (``\\rlabel,text``), it is the CSV error predict refuses the file with, the 400 the caller says."""
+    from .lines import lone_cr_as_space
+
+    at = stream.tell()
+    try:
+        return _blank_or(next(reader, None))
+    except csv.Error as exc:
+        line = stream.getvalue()[at:stream.tell()]
+        line = line[:-1] if line.endswith("\n") else line
+        spaced = _one_record(lone_cr_as_space(line)) if _lone_cr(exc) and "\n" not in line else None
+        if spaced is None or len(spaced) != 1:
+            raise
+        return _blank_or(spaced)
 
 
 def _sdk_reviews(text, records, spanned, header, delimiter, error):

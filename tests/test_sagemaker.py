@@ -2243,6 +2243,11 @@ LABELED_ROWS = b"1,awful\n2,nice\n1,bad\n2,good\n"  # (unquoted labeled rows: 4 
     # a header whose columns training is told (v1,v2,,,, SMS spam's): both answered it, and every row whole
     (b"v1,v2,,,\n2,great food\rcold soup,,,\n1,awful,,,\n2,nice,,,\n1,bad,,,\n2,good,,,\n", "text/csv", 2),
     (b"v1,v2,,,\n2,great food,,,\n1,awful\rcold soup,,,\n2,nice,,,\n1,bad,,,\n2,good,,,\n", "text/csv", 3),
+    # the header row itself holds the \r (an old Mac line end above it): predict refuses it at line 1; the endpoint
+    # answered every line whole, the header too (with header=present a 400 already)
+    (b"\rlabel,text\n2,great food\n1,awful\n", "text/csv", 1),
+    (b"\rlabel,text\n2,great food\n1,awful\n", "text/csv; header=present", 1),
+    (b"\n\rlabel,text\n2,great food\n1,awful\n", "text/csv", 2),
 ])
 def test_a_lone_carriage_return_in_an_unquoted_field_of_a_csv_is_refused_as_predict_refuses_it(
         tmp_path, monkeypatch, bundle, served, body, content_type, line):
@@ -2266,6 +2271,30 @@ def test_a_lone_carriage_return_in_an_unquoted_field_of_a_csv_is_refused_as_pred
         assert caught.value.status_code == 400 and f"line {line}" in caught.value.message \
             and "its lines seem to end in a lone carriage return (\\r, an old Mac file)" in caught.value.message, \
             caught.value.message
+
+
+@pytest.mark.parametrize("body", [b"\rreview\ngreat food\nawful\n", b"\rtext\r\ngreat food\rcold soup\r\nawful\r\n",
+                                  b"review\r \n2,great food\nawful\n"])
+def test_a_declared_header_of_one_column_holding_a_lone_carriage_return_is_whitespace_of_it_as_predict_reads_it(
+        tmp_path, monkeypatch, bundle, served, body):
+    """A declared header (header=present) of one column whose line holds a lone \\r (an old Mac line end above it,
+    pasted text): the record is the whole line, the \\r whitespace in it, as under such a header for the lines after
+    it, and as predict reads the file (each line a review, the header line too). The endpoint refused it (a 400; the
+    csv module had read it as a blank record, then the header): it answers each line after the header as predict
+    answers it, and in Batch Transform the header with the field names."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    by_predict = [json.loads(line) for line in got.stdout.splitlines()]
+    assert len(by_predict) == 3
+    monkeypatch.setenv("SAGEMAKER_BATCH", "false")
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == by_predict[1:]
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
+        [HEADER_ANSWER] + by_predict[1:]
 
 
 @pytest.mark.parametrize("header", ["review", "text"])
