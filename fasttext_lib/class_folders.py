@@ -66,9 +66,10 @@ def _shell(path):
     return shlex.quote(f"./{path}" if path.startswith("-") else path)
 
 
-def directory_hint(path):
+def directory_hint(path, then=""):
     """What to do with the local directory ``path`` given as labeled data, when it is a class-folder dataset or a
-    folder of them (aclImdb/: train/ and test/); else ``""``. Appended to "expected a file but got a directory"."""
+    folder of them (aclImdb/: train/ and test/); else ``""``. Appended to "expected a file but got a directory".
+    ``then``: what to do with the file written, said after the command (predict's: :func:`predict_then`)."""
     try:
         folders, _ = _listed(path)
     except OSError:
@@ -78,23 +79,33 @@ def directory_hint(path):
         skip = [name for name in classes if name.lower() in UNLABELED_NAMES]
         return (f"; it is a directory of class folders ({_names(classes)}): write it as one CSV file first, with "
                 f"python -m fasttext_lib import-folders --input {_shell(path)} --output FILE.csv"
-                + "".join(f" --skip {shlex.quote(name)}" for name in skip) + " (docs/INPUT.md#class-folders)")
+                + "".join(f" --skip {shlex.quote(name)}" for name in skip) + f"{then} (docs/INPUT.md#class-folders)")
     splits = [name for name in folders if any(_is_class_folder(os.path.join(path, name, sub))
                                               for sub in _listed(os.path.join(path, name))[0])]
     if splits:
         example = os.path.join(path, "train" if "train" in splits else splits[0])
         return (f"; it holds folders of class folders ({_names(splits)}): write each as one CSV file first, with "
-                f"python -m fasttext_lib import-folders --input {_shell(example)} --output FILE.csv "
+                f"python -m fasttext_lib import-folders --input {_shell(example)} --output FILE.csv{then} "
                 f"(docs/INPUT.md#class-folders)")
     return ""
 
 
-def refuse_a_directory(uri, flag=""):
+def predict_then(model):
+    """What ``predict`` does with the CSV file that import-folders writes of class folders (:func:`directory_hint`'s
+    ``then``): they are labeled documents, so ``evaluate`` scores ``model`` against their classes, and ``predict``
+    answers each one's text (the class column not scored), as it reads any labeled CSV."""
+    model = _shell(str(model))
+    return (f"; then evaluate --model {model} --data FILE.csv scores the model against their classes, or predict "
+            f"--model {model} --input FILE.csv answers each document")
+
+
+def refuse_a_directory(uri, flag="", then=""):
     """A local directory given as labeled data (``flag``: the option that named it, or ""): one line, which names a
-    class-folder dataset's folders and the command that writes them as one file (:func:`directory_hint`)."""
+    class-folder dataset's folders and the command that writes them as one file (:func:`directory_hint`; ``then``:
+    what to do with it after, for ``predict``)."""
     if not storage.is_s3(uri) and os.path.isdir(uri):
         raise FastTextError(f"{flag + ': ' if flag else ''}expected a file but got a directory: {uri}"
-                            f"{directory_hint(uri)}")
+                            f"{directory_hint(uri, then)}")
 
 
 def _check_encoding(encoding):

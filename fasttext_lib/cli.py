@@ -673,11 +673,14 @@ def _confusion_table(matrix):
 
 
 def cmd_predict(args):
+    from .class_folders import predict_then, refuse_a_directory
     from .features import NoRoomToFeaturize
     from .predict import Predictor
     from .predict_input import PREDICTED_PER_CHUNK, documents, refuse_own_output
 
     refuse_own_output(args.input, "--input")
+    if args.input != "-":  # (aclImdb/test: its class folders named, and what to run, before the model is loaded)
+        refuse_a_directory(args.input, then=predict_then(args.model))
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input

@@ -328,13 +328,14 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         return
     # CSV or TSV: its first records say whether the first row is a header, and which columns are the class and text
     blanks = found.get("blank_records") if predicting else None  # (predict answers them: formats.BlankRecords)
-    rows, ahead, repeated = table_lookahead(rest, uri, fmt, predicting, note, blanks)
+    rows, ahead, repeated, quoted = table_lookahead(rest, uri, fmt, predicting, note, blanks)
     index = bool(ahead) and index_column(ahead[0][0], [r for r, _ in ahead[1:]])
     header_row = ahead[0][0] if ahead else []  # as the file writes it
     if index:  # pandas' index column first (,label,text): left out, the rest read as usual
         ahead, rows = without_index_column(ahead, rows, repeated, uri, note)
         repeated = AlreadySkipped(repeated)  # (its rows are without the header's repeats: not compared again)
-    one_name = predicting and choice is None and not index and labeled_rows_under_one_name(ahead, classes)
+    one_name = (predicting and choice is None and not index
+                and labeled_rows_under_one_name(ahead, classes, len(ahead) > 1 and ahead[1][1] in quoted))
     if (not one_name and choice is None and ahead
             and text_header(ahead[0][0], [r for r, _ in ahead[1:]], predicting or index, index)
             and (predicting or not several_class_columns(ahead[0][0]))):  # (training asks which is the class)

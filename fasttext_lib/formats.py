@@ -279,15 +279,32 @@ def parse_fasttext_line(line, uri, lineno):
 
 class CountedLines:
     """``lines`` counted as they are taken (``lineno``): the CSV reader takes a record's lines, so that
-    :func:`csv_rows` names the line each record starts at."""
+    :func:`csv_rows` names the line each record starts at. With ``look_ahead``, the lines taken until
+    :meth:`end_look_ahead` whose first character (spaces and a BOM aside) is a quotation mark are noted too: a
+    record's first field is quoted when its first line starts so."""
 
-    def __init__(self, lines):
+    def __init__(self, lines, look_ahead=False):
         self.lines, self.lineno = lines, 0
+        self.quoted = set() if look_ahead else None
 
     def __iter__(self):
-        for line in self.lines:
+        lines = iter(self.lines)
+        if self.quoted is not None:
+            for line in lines:
+                self.lineno += 1
+                if stripped_start(line, 1, boms=True) == '"':
+                    self.quoted.add(self.lineno)
+                yield line
+                if self.quoted is None:
+                    break
+        for line in lines:  # (past the look-ahead, the loop it always was: no test per line)
             self.lineno += 1
             yield line
+
+    def end_look_ahead(self):
+        """The numbers of the quoted lines taken so far (a set); none are noted after."""
+        quoted, self.quoted = self.quoted or set(), None
+        return quoted
 
 
 # Python's csv module refuses fields over 128 KiB (csv.field_size_limit, global to the process): a longer

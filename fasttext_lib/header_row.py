@@ -25,18 +25,21 @@ from .lines import chain_lines
 
 
 def table_lookahead(lines, uri, fmt, predicting, note, blanks=None):
-    """``(rows, ahead, repeated)`` of a CSV or TSV file (``fmt``): its records, ``(row, first line)`` each, of which
-    ``ahead`` holds the first :data:`HEADER_LOOKAHEAD` + 1 (that decide what its first row is) and ``rows`` the rest;
-    ``repeated``: the rows that repeat the first one (:class:`RepeatedHeader`), left out of ``ahead``. ``blanks``
-    (predict's :class:`~fasttext_lib.formats.BlankRecords`, or None) is told of the blank records, none of them in
-    ``ahead`` or ``rows``: what the first row is is decided as training decides it."""
-    counted = CountedLines(lines)  # counts the lines the CSV reader takes: record start lines
+    """``(rows, ahead, repeated, quoted)`` of a CSV or TSV file (``fmt``): its records, ``(row, first line)`` each, of
+    which ``ahead`` holds the first :data:`HEADER_LOOKAHEAD` + 1 (that decide what its first row is) and ``rows`` the
+    rest; ``repeated``: the rows that repeat the first one (:class:`RepeatedHeader`), left out of ``ahead``;
+    ``quoted``: the first lines of those in ``ahead`` whose first field is quoted (``"2","great food"``: a sign of a
+    labeled row on its own, formats.labeled_csv_records). ``blanks`` (predict's
+    :class:`~fasttext_lib.formats.BlankRecords`, or None) is told of the blank records, none of them in ``ahead`` or
+    ``rows``: what the first row is is decided as training decides it."""
+    counted = CountedLines(lines, look_ahead=True)  # counts the lines the CSV reader takes: record start lines
     # predict answers a table of text columns one record each, a row of empty fields too (pd.read_csv reads it as a
     # row of NaNs): left out, every answer after it was one off; a labeled one's are left out below, as training does
     rows = csv_rows(counted, uri, "\t" if fmt == "tsv" else ",", empty_fields=predicting, blanks=blanks)
     ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
+    quoted = counted.end_look_ahead()
     repeated = RepeatedHeader(ahead, uri, note, "<TAB>" if fmt == "tsv" else ",")  # (as the note shows it)
-    return rows, repeated.look_ahead(ahead), repeated
+    return rows, repeated.look_ahead(ahead), repeated, quoted
 
 
 def _header_key(row):
@@ -142,16 +145,19 @@ def without_index_column(ahead, rows, repeated, uri, note):
     return ahead, rows
 
 
-def labeled_rows_under_one_name(ahead, classes):
+def labeled_rows_under_one_name(ahead, classes, quoted):
     """Is a table's first row (``ahead[0]``) a header of one text column (``text``, ``review``) over labeled rows of
     the model's ``classes``, as :func:`formats.labeled_csv_records` tells them in a file without a header
-    (``1,bad``; ``positive,nice``: enough of them)? Such a file is labeled, its header naming its text column only (typed
-    above the rows, or given to a file without one); pandas writes none (it quotes a text's commas). ``predict``
-    reads its rows as without the header, each for its text, the class not scored (training reads it so with
-    ``--format csv``), as the endpoint's text/csv does: it answered each row whole, the class a word of its review."""
+    (``1,bad``; ``positive,nice``: enough of them; ``"2","great food"``, ``quoted``: the first row after the header
+    has its first field quoted, from one row on)? Such a file is labeled, its header naming its text column only
+    (typed above the rows, or given to a file without one); pandas writes none (it quotes a text's commas).
+    ``predict`` reads its rows as without the header, each for its text, the class not scored (training reads it so
+    with ``--format csv``), and so does the endpoint's text/csv (serve_requests.csv_texts): the one rule for both,
+    here. (Each row was answered whole, the class a word of its review, by one and not the other: by the endpoint
+    before, then, under 4 rows with quoted classes, by predict and not the endpoint's header=present.)"""
     later = [row for row, _ in ahead[1:]]
     return (len(ahead) > 1 and one_column_text_header(ahead[0][0]) and text_header(ahead[0][0], later, predicting=True)
-            and labeled_csv_records(later, False, classes, header=False))
+            and labeled_csv_records(later, quoted, classes, header=False))
 
 
 def text_only_columns(ahead, header_row, index, predicting, uri, note):

@@ -397,6 +397,10 @@ def csv_request(text, header):
     records, names, start, blank, fell_back = _csv_records(text, header, delimiter)
     records, names, start, blank, repeats = _header_row_repeated(records, names, start, blank, header, delimiter,
                                                                  fell_back)
+    if names is not None and not start:  # a header not declared, on the line after the blank ones (short names: one
+        # line): the records begin after it, and whether the first is quoted is told there, as under a declared one
+        # (it was told by the header's first character: "2","great food" under text read whole, as no labeled row)
+        start = _after_lines(text, blank + 1)
     # Batch Transform joins answer i to record i (JoinSource=Input) or writes them line for line: the header (and the
     # blank lines before it) skipped unanswered left the mini-batch one answer short, the job failed or every joined
     # answer one record off. There they are answered (predict_fn): the header with the answer's field names, declared
@@ -413,6 +417,16 @@ def csv_request(text, header):
     if in_batch_transform(os.environ):  # (text.split_lines' count, without a copy of every line of a 6 MB body)
         texts.body_lines = text.count("\n") + (not text.endswith("\n") and text != "")
     return texts
+
+
+def _after_lines(text, count):
+    """Where in ``text`` the lines after its first ``count`` (ended at ``\n``, as :func:`_lines_of` ends them) begin."""
+    at = 0
+    for _ in range(count):
+        at = text.find("\n", at) + 1
+        if not at:
+            return len(text)
+    return at
 
 
 def _record_numbers(first_number, repeats):
@@ -517,8 +531,10 @@ def _lone_cr_in_csv(exc, records, text):
     from .columns import HEADER_LOOKAHEAD, index_header_start, short_header
     from .lines import lone_cr_as_space
 
+    if not _lone_cr(exc):
+        return False
     first = next((record for record in records if record), None)
-    if not (_lone_cr(exc) and first is not None and (short_header(first) or index_header_start(first))):
+    if first is not None and not (short_header(first) or index_header_start(first)):
         return False
     lines = (lone_cr_as_space(line.rstrip("\r\n")) + "\n" for line in _lines_of(text))
     ahead = []  # (not strict, as predict reads the first lines: the strict reading's 400s are said after)
@@ -528,6 +544,11 @@ def _lone_cr_in_csv(exc, records, text):
                 ahead.append(record)
             if len(ahead) > HEADER_LOOKAHEAD:
                 break
+    if first is None:  # the \r in the first row itself (\rlabel,text): that row with it a space, as predict reads it
+        # (\rreview, a header of one column, is no table to predict, which reads every line as a review)
+        first = ahead[0] if ahead else []
+        if not (short_header(first) or index_header_start(first)):
+            return False
     return _undeclared_header(ahead)
 
 
@@ -556,9 +577,9 @@ def _declared_header(stream, reader, delimiter, quoting):
     from .columns import index_header_start, one_column_text_header, short_header
 
     names, start, blank = None, 0, 0
-    first = _blank_or(next(reader, None))
+    first = _header_line_record(stream, reader)
     while first == []:  # blank lines before the header: records all the same, as the numbers below count them
-        blank, first = blank + 1, _blank_or(next(reader, None))
+        blank, first = blank + 1, _header_line_record(stream, reader)
     if first is not None and (short_header(first) or one_column_text_header(first)
                               or index_header_start(first) or not in_batch_transform(os.environ)):
         names, start = first, stream.tell()
@@ -567,6 +588,26 @@ def _declared_header(stream, reader, delimiter, quoting):
         reader = csv.reader(stream, strict=True, delimiter=delimiter, quoting=quoting)
         blank = 0
     return reader, names, start, blank
+
+
+def _header_line_record(stream, reader):
+    """The next record of a ``header=present`` body up to its header (``reader`` over ``stream``), a blank one
+    ``[]``. A line with a lone ``\\r`` in an unquoted field that is one column with it a space (``\\rreview``: an old
+    Mac line end above the header) is that one column, the whole line, the \\r whitespace in it, as under a header
+    of one column a later line is (:func:`_csv_records`) and as predict reads the file (each line a review: the header
+    too). Wider (``\\rlabel,text``), it is the CSV error predict refuses the file with, the 400 the caller says."""
+    from .lines import lone_cr_as_space
+
+    at = stream.tell()
+    try:
+        return _blank_or(next(reader, None))
+    except csv.Error as exc:
+        line = stream.getvalue()[at:stream.tell()]
+        line = line[:-1] if line.endswith("\n") else line
+        spaced = _one_record(lone_cr_as_space(line)) if _lone_cr(exc) and "\n" not in line else None
+        if spaced is None or len(spaced) != 1:
+            raise
+        return _blank_or(spaced)
 
 
 def _sdk_reviews(text, records, spanned, header, delimiter, error):
@@ -823,6 +864,7 @@ def _csv_lines(text):
     The sagemaker SDK's ``CSVSerializer`` writes a list of reviews one per line, unquoted, so a review that opens
     with a quoted phrase (``"Best buy ever" until it broke``) or holds one quotation mark is no CSV record: the
     whole request was a 400 ("not valid CSV"), for reviews the SDK itself had written."""
+    from .lines import has_lone_cr, lone_cr_as_space
     from .text import split_lines
 
     lines = split_lines(text)
@@ -831,34 +873,35 @@ def _csv_lines(text):
     for line in lines:
         if not line.strip():  # (a line of spaces too: _blank_or)
             records.append([])
-            continue
-        try:
-            parsed = list(csv.reader([line], strict=True))
-        except csv.Error:
-            parsed = []
-        records.append(parsed[0] if len(parsed) == 1 else _whole_line(line))
+        elif "\r" in line and has_lone_cr(line):
+            # Its \r inside a quoted field is the field's: the line is that record. Else (without a quotation mark,
+            # surely) it stands in an unquoted field, which no CSV record holds: the line is read whole, parsed once
+            # with the \r a space (it was parsed as it is first, to fail: each such line twice, a body of them read
+            # about 4 times as slowly as one without)
+            record = _one_record(line) if '"' in line else None
+            records.append(record or WholeLine([line], _one_record(lone_cr_as_space(line))))
+        else:
+            records.append(_one_record(line) or [line])
     return records
+
+
+def _one_record(line):
+    """The CSV record that ``line`` is alone, or None when it is none (or more than one)."""
+    try:
+        parsed = list(csv.reader([line], strict=True))
+    except csv.Error:
+        return None
+    return parsed[0] if len(parsed) == 1 else None
 
 
 class WholeLine(list):
     """A line of a ``text/csv`` body read whole, one field, as it is no CSV record for a lone ``\\r`` in an unquoted
-    field; ``fields``: the record it would be with that ``\\r`` a space, for csv_texts to tell whether the body is a
-    table (then the \\r is refused, as predict refuses it) or reviews one a line."""
+    field; ``fields``: the record it would be with that ``\\r`` a space (None: none), for csv_texts to tell whether
+    the body is a table (then the \\r is refused, as predict refuses it) or reviews one a line."""
 
-    fields = None
-
-
-def _whole_line(line):
-    """``[line]``, a record of one field; a :class:`WholeLine` when a lone ``\\r`` is why it is no CSV record."""
-    from .lines import has_lone_cr, lone_cr_as_space
-
-    if not has_lone_cr(line):
-        return [line]
-    record = WholeLine([line])
-    with contextlib.suppress(csv.Error):
-        parsed = list(csv.reader([lone_cr_as_space(line)], strict=True))
-        record.fields = parsed[0] if len(parsed) == 1 else None
-    return record
+    def __init__(self, line, fields):
+        super().__init__(line)
+        self.fields = fields
 
 
 def _refuse_metadata_columns(records, layout, names=None):
@@ -883,11 +926,12 @@ def csv_texts(reviews, predictor):
     (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
     first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
     with the class last (``text,label``: formats.class_last_rows) are read for their other columns, as under the header."""
-    from .columns import HEADER_LOOKAHEAD, csv_text, headless_index_rows
-    from .formats import class_last_rows, labeled_csv_records, typed_header_kind
+    from .columns import csv_text, headless_index_rows
+    from .formats import class_last_rows, typed_header_kind
     from .lines import LONE_CR_HINT, has_lone_cr
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
+    header_names = reviews.header_names
     numbering = (reviews.first_number, reviews.repeats_at)
     _refuse_lone_cr_in_table(reviews, predictor, numbering)
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
@@ -905,7 +949,7 @@ def csv_texts(reviews, predictor):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
-    if not labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, predictor.class_values, header=False):
+    if not _labeled_rows(records, quoted, header_names, predictor.class_values):
         if after_header and class_last_rows(_without_header_rows(records, predictor.class_values),
                                             predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
@@ -923,6 +967,21 @@ def csv_texts(reviews, predictor):
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _labeled_rows(records, quoted, names, classes):
+    """Are a ``text/csv`` body's ``records`` labeled rows of the model's ``classes`` (the class first:
+    formats.labeled_csv_records; ``quoted``: the first one's first field is quoted), to be read for their text? Under a
+    header of one text column (``names``: ``text`` over ``"2","great food"``), as predict reads the same file
+    (header_row.labeled_rows_under_one_name)."""
+    from .columns import HEADER_LOOKAHEAD, one_column_text_header
+    from .formats import labeled_csv_records
+    from .header_row import labeled_rows_under_one_name
+
+    if names is not None and one_column_text_header(names):
+        rows = list(itertools.islice((record for record in records if record), HEADER_LOOKAHEAD))
+        return labeled_rows_under_one_name([(names, 0)] + [(row, 0) for row in rows], classes, quoted)
+    return labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, classes, header=False)
 
 
 def _refuse_lone_cr_in_table(reviews, predictor, numbering):

@@ -107,6 +107,30 @@ def test_a_directory_of_class_folders_given_as_data_names_its_folders_and_the_co
     assert not (tmp_path / "model").exists()
 
 
+def test_a_directory_of_class_folders_given_to_predict_names_its_folders_the_converter_and_how_to_score_them(
+        tmp_path, imported):
+    """``predict --input aclImdb/test`` said only "expected a file but got a directory", where train and evaluate
+    name the class folders and the converter: predict does too, with what to do with the CSV written (evaluate scores
+    the model against its classes, predict labels each document), before the model is loaded."""
+    split = _imdb(tmp_path, per_class=2)
+    r = cli_in_process("predict", "--model", imported[3], "--input", split)
+    assert_error(r, f"expected a file but got a directory: {split}")
+    assert "a directory of class folders (neg, pos, unsup)" in r.stderr
+    assert f"import-folders --input {split} --output FILE.csv --skip unsup" in r.stderr
+    model = imported[3]
+    assert f"FILE.csv --skip unsup; then evaluate --model {model} --data FILE.csv scores the model against their " \
+           f"classes, or predict --model {model} --input FILE.csv answers each document (docs/INPUT.md" in r.stderr
+    assert r.stdout == ""
+    parent = cli_in_process("predict", "--model", tmp_path / "no model", "--input", split.parent)  # (before the model)
+    assert_error(parent, f"expected a file but got a directory: {split.parent}")
+    assert "folders of class folders (train)" in parent.stderr
+    assert f"evaluate --model {shlex.quote(str(tmp_path / 'no model'))} --data FILE.csv" in parent.stderr
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("x\n")
+    plain = cli_in_process("predict", "--model", imported[3], "--input", tmp_path / "d")
+    assert plain.returncode == 2 and plain.stderr.strip() == f"error: expected a file but got a directory: {tmp_path / 'd'}"
+
+
 def test_a_directory_of_split_folders_says_which_one_to_convert(tmp_path):
     split = _imdb(tmp_path, per_class=2)
     r = cli_in_process("train", "--train", split.parent, "--output", tmp_path / "model", "--no-progress")

@@ -2243,6 +2243,11 @@ LABELED_ROWS = b"1,awful\n2,nice\n1,bad\n2,good\n"  # (unquoted labeled rows: 4 
     # a header whose columns training is told (v1,v2,,,, SMS spam's): both answered it, and every row whole
     (b"v1,v2,,,\n2,great food\rcold soup,,,\n1,awful,,,\n2,nice,,,\n1,bad,,,\n2,good,,,\n", "text/csv", 2),
     (b"v1,v2,,,\n2,great food,,,\n1,awful\rcold soup,,,\n2,nice,,,\n1,bad,,,\n2,good,,,\n", "text/csv", 3),
+    # the header row itself holds the \r (an old Mac line end above it): predict refuses it at line 1; the endpoint
+    # answered every line whole, the header too (with header=present a 400 already)
+    (b"\rlabel,text\n2,great food\n1,awful\n", "text/csv", 1),
+    (b"\rlabel,text\n2,great food\n1,awful\n", "text/csv; header=present", 1),
+    (b"\n\rlabel,text\n2,great food\n1,awful\n", "text/csv", 2),
 ])
 def test_a_lone_carriage_return_in_an_unquoted_field_of_a_csv_is_refused_as_predict_refuses_it(
         tmp_path, monkeypatch, bundle, served, body, content_type, line):
@@ -2268,6 +2273,30 @@ def test_a_lone_carriage_return_in_an_unquoted_field_of_a_csv_is_refused_as_pred
             caught.value.message
 
 
+@pytest.mark.parametrize("body", [b"\rreview\ngreat food\nawful\n", b"\rtext\r\ngreat food\rcold soup\r\nawful\r\n",
+                                  b"review\r \n2,great food\nawful\n"])
+def test_a_declared_header_of_one_column_holding_a_lone_carriage_return_is_whitespace_of_it_as_predict_reads_it(
+        tmp_path, monkeypatch, bundle, served, body):
+    """A declared header (header=present) of one column whose line holds a lone \\r (an old Mac line end above it,
+    pasted text): the record is the whole line, the \\r whitespace in it, as under such a header for the lines after
+    it, and as predict reads the file (each line a review, the header line too). The endpoint refused it (a 400; the
+    csv module had read it as a blank record, then the header): it answers each line after the header as predict
+    answers it, and in Batch Transform the header with the field names."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    by_predict = [json.loads(line) for line in got.stdout.splitlines()]
+    assert len(by_predict) == 3
+    monkeypatch.setenv("SAGEMAKER_BATCH", "false")
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == by_predict[1:]
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
+        [HEADER_ANSWER] + by_predict[1:]
+
+
 @pytest.mark.parametrize("header", ["review", "text"])
 def test_a_lone_carriage_return_in_a_one_column_csv_is_whitespace_of_its_review_as_predict_reads_it(
         tmp_path, monkeypatch, bundle, served, header):
@@ -2289,6 +2318,45 @@ def test_a_lone_carriage_return_in_a_one_column_csv_is_whitespace_of_its_review_
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")  # (the header answered with the answer's field names)
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0]) == \
         [HEADER_ANSWER] + by_predict[1:]
+
+
+_LONE_CR_LINES = [
+    "great food\rcold soup", "great, food\rcold", "2,great food\rcold soup", "x\r\ry",  # unquoted: read whole
+    '"great food\rcold soup",nice',  # the \r inside quotes: the field's, the line a record
+    '"Best buy" until\rit broke', '"2",great\rfood', '"never closed\rat all',  # quoted, the \r outside: whole
+    "ends in a lone one\r\r", "plain review", '"Best buy ever" until it broke', "", "  ", "1,awful"]
+
+
+def _as_read_before(line):
+    """A line of a text/csv body read a line at a time, as it was read before the reading took one parse for a lone
+    \\r where it can: parsed as it is; when it is no record, whole, with ``fields`` its record with the \\r a space."""
+    def record(text):
+        try:
+            parsed = list(csv.reader([text], strict=True))
+        except csv.Error:
+            return None
+        return parsed[0] if len(parsed) == 1 else None
+
+    if not line.strip():
+        return [], None
+    parsed = record(line)
+    if parsed is not None:
+        return parsed, None
+    return [line], (record(line.replace("\r", " ")) if "\r" in line.rstrip("\r") else None)
+
+
+def test_a_csv_body_of_lines_with_lone_carriage_returns_is_read_as_before_each_line_parsed_once(served):
+    """A text/csv body whose every line holds a lone \\r is read a line at a time; each such line was parsed twice (as
+    it is, to fail, then with the \\r a space), the body read about 4 times as slowly as one without. It is parsed
+    once where it can be (no quotation mark: the \\r is in an unquoted field): the same records, the same answers."""
+    from fasttext_lib.serve_requests import csv_request
+
+    lines = _LONE_CR_LINES * 40
+    reviews = csv_request("\n".join(lines) + "\n", "")
+    assert [(list(r), getattr(r, "fields", None)) for r in reviews.records] == [_as_read_before(l) for l in lines]
+    answers = sm_serve.predict_fn(reviews, served[0])
+    assert answers == sm_serve.predict_fn(sm_serve.Reviews(reviews), served[0])  # each line whole, as its review
+    assert len(answers) == len(lines)
 
 
 @pytest.mark.parametrize("body", [b"2,great food\r1,awful\r2,nice\r1,bad\r2,good\r",
@@ -3408,28 +3476,32 @@ def test_a_text_csv_body_gets_one_answer_a_data_row_as_predict_answers_the_file(
 _ONE_NAME_TEXTS = ["great food", "cold soup", "would go again", "never again", "nice staff", "rude waiter"]
 
 
-def _rows_of_classes(count, names):
-    """``count`` labeled rows, class first (``1``/``2``, or the model's names for them), unquoted."""
-    return [f"{NAMES[str(1 + i % 2)] if names else 1 + i % 2},{_ONE_NAME_TEXTS[i % len(_ONE_NAME_TEXTS)]} {i}"
+def _rows_of_classes(count, names, quoted=False):
+    """``count`` labeled rows, class first (``1``/``2``, or the model's names for them), unquoted, or with ``quoted``
+    every field quoted (as Zhang et al. write them: ``"2","great food"``)."""
+    rows = [(NAMES[str(1 + i % 2)] if names else str(1 + i % 2), f"{_ONE_NAME_TEXTS[i % len(_ONE_NAME_TEXTS)]} {i}")
             for i in range(count)]
+    return [",".join(f'"{field}"' if quoted else field for field in row) for row in rows]
 
 
 @pytest.mark.parametrize("header", ["text", "review", "Text"])
 @pytest.mark.parametrize("names", [False, True], ids=["ids", "names"])
-@pytest.mark.parametrize("count", [1, 4, 60])
+@pytest.mark.parametrize("quoted", [False, True], ids=["unquoted", "quoted"])
+@pytest.mark.parametrize("count", [1, 3, 4, 60])
 def test_a_header_of_one_name_over_labeled_rows_is_read_as_predict_reads_it(served, bundle, tmp_path, monkeypatch,
-                                                                            header, names, count):
+                                                                            header, names, quoted, count):
     """A header naming one column above rows of two whose first is one of the model's classes (``text`` over
     ``1,bad``): a labeled file whose header names its text column only (typed above the rows, or a headerless file
     given one); pandas writes no such file (it quotes a text's commas). predict skipped the header and answered each
     row whole, the endpoint's text/csv answered the header as a review too (one answer more than the rows), and with
     header=present read the rows as labeled: three readings of the same bytes. Now the header is a header to both,
     and each row is read as the same rows are without it: labeled rows (enough of them to tell) for their text, the
-    class not scored; one row alone whole, as a review that starts with a class's name. Batch Transform answers the
-    header with the field names."""
+    class not scored; fewer than 4 unquoted rows whole, as reviews that start with a class's name; quoted classes
+    (``"2","great food"``), a sign on their own, labeled from one row on (under 4 such rows, predict read them whole
+    and the endpoint's header=present labeled). Batch Transform answers the header with the field names."""
     from conftest import cli_in_process
 
-    rows = _rows_of_classes(count, names)
+    rows = _rows_of_classes(count, names, quoted)
     headerless, body = tmp_path / "rows.csv", tmp_path / "body.csv"
     headerless.write_text("".join(row + "\n" for row in rows))
     body.write_text(header + "\n" + headerless.read_text())
