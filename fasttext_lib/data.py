@@ -361,8 +361,10 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         layout = header_layout(ahead[0][0], columns, index, uri, note, found)
         if predicting and choice is None and header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) is None:
             # (v1,v2,,,: predict read its columns, which evaluate and training are told: predict's note says how)
-            found["columns_flags"] = (f"--label-column {shlex.quote(found['class_column'].strip())} --text-column "
-                                      f"{shlex.quote(found['text_names'][0].strip())}")
+            # (--label-column alone reads v2 and the unnamed columns after it, as predict did; --text-column v2, v2 only)
+            texts = found["text_names"]
+            found["columns_flags"] = f"--label-column {shlex.quote(found['class_column'].strip())}" + (
+                f" --text-column {shlex.quote(texts[0].strip())}" if len(texts) == 1 else "")
         names, ahead = ahead[0][0], ahead[1:]
         if blanks is not None:
             blanks.above_header()
