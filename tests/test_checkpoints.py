@@ -1065,7 +1065,7 @@ def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_fi
     monkeypatch.setattr(storage.sets, "_move_hashing", move)
     monkeypatch.setattr(os, "replace", replace)
     first = container("first")
-    assert job(first, ckpt) == (2, "error: terminated (SIGTERM): stopped and cleaned up\n")
+    assert job(first, ckpt) == (143, "error: terminated (SIGTERM); stopped and cleaned up\n")
     assert os.listdir(first["SM_MODEL_DIR"]) == []
     monkeypatch.undo()
     rerun, whole = container("rerun"), container("whole")
