@@ -379,15 +379,21 @@ class Search:
 
 
 def refuse_an_older_format(checkpoint_dir, epochs, synced=False):
-    """Before the data is read (minutes at Yelp size): the newest checkpoint a resume of ``epochs`` would read, refused
-    now if a version that pickled its optimizer state wrote it (:func:`_refuse_pickled`), not after the reading. Its
-    other faults are :func:`refuse_other_settings`' (what is known without the data) and :func:`load_checkpoint`'s,
-    which say them with what to do. Returns the :class:`Search` it made, to pass on (on S3, with the sizes its
-    listing gave)."""
+    """Before the data is read (minutes at Yelp size): every checkpoint a resume of ``epochs`` may read, refused now if
+    a version that pickled its optimizer state wrote it (:func:`_refuse_pickled`), not after the reading. That is the
+    newest, and in SageMaker's synced directory each one from the newest down to the one :func:`_resumed_epoch` picks
+    (the resume sets aside the incomplete ones above it, and refuses a pickled one whole or not): checking the newest
+    alone let an older pickled one through, behind a newest that a sync cut short. Its other faults are
+    :func:`refuse_other_settings`' (what is known without the data) and :func:`load_checkpoint`'s, which say them
+    with what to do. Returns the :class:`Search` it made, to pass on (on S3, with the sizes its listing gave)."""
     found, listed = _epochs_and_sizes(checkpoint_dir, epochs, past=True)
-    if found:
-        _refuse_if_pickled(_epoch_dir(checkpoint_dir, found[-1]))
-    return Search(tuple(found), synced, listed)
+    search = Search(tuple(found), synced, listed)
+    resumed = _resumed_epoch(checkpoint_dir, search)
+    for epoch in reversed(found):
+        if resumed is not None and epoch < resumed:
+            break
+        _refuse_if_pickled(_epoch_dir(checkpoint_dir, epoch))
+    return search
 
 
 def refuse_other_settings(checkpoint_dir, search, config, validated=None, score_train=None, num_workers=None):

@@ -496,6 +496,8 @@ def chosen_columns(header, choice, rows, uri, keys=False):
     if label_col in text_cols:
         raise FastTextError(f"{uri}: {column} {names[label_col]!r} cannot be both the class (--label-column) and text "
                             f"(--text-column)")
+    if not text_cols and not keys:
+        text_cols = _spilled_text(header, label_col)
     if not text_cols:
         named = [i for i, n in enumerate(lowered) if n in HEADER_TEXT_NAMES and i != label_col]
         text_cols = header_text_columns(header, (label_col, named), rows)[1]
@@ -503,6 +505,17 @@ def chosen_columns(header, choice, rows, uri, keys=False):
             raise FastTextError(f"{uri}: {where} ({shown}) name{'' if keys else 's'} no text {column} training knows "
                                 f"beside the class {column} {names[label_col]!r}; name it with --text-column")
     return label_col, text_cols
+
+
+def _spilled_text(header, label_col):
+    """The text columns of a header of the class first (``label_col``), one other name and then only columns without
+    one (``v1,v2,,,``: the SMS Spam Collection, where a message's commas spill into them; ``Unnamed: 2``, ... as pandas
+    writes it back): every column after the class, as ``label,text,,,`` is read, and predict reads ``v1,v2,,,``.
+    Named by its class alone, the text was ``v2`` (the spilled parts left out), or, short messages not reading as
+    prose, refused. [] for any other header."""
+    if label_col != 0 or len(header) < 2 or len(_without_trailing_empty(header, unnamed=True, keep=2)) != 2:
+        return []
+    return list(range(1, len(header)))
 
 
 def _folded_name(name):

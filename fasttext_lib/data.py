@@ -27,8 +27,8 @@ from .columns import (Columns, check_text_columns, header_columns, index_column,
                       text_header, whole_number)
 from .errors import FastTextError
 from .formats import FORMATS, csv_row_to_example, format_to_read, has_text, parse_fasttext_line
-from .header_row import (AlreadySkipped, class_and_text_columns, header_layout, labeled_rows_under_one_name,
-                         table_lookahead, text_only_columns, without_index_column)
+from .header_row import (AlreadySkipped, FirstClassWatch, class_and_text_columns, header_layout,
+                         labeled_rows_under_one_name, table_lookahead, text_only_columns, without_index_column)
 from .jsonl import jsonl_examples
 from .label_names import display
 from .lines import (DecodedLines, chain_lines, check_not_shorter, leading_blank_lines, open_decompressed,
@@ -356,12 +356,16 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             blanks.above_header()
     else:
         columns, rows = class_and_text_columns(ahead, choice, header_row, predicting, uri, rows, classes)
+        if isinstance(rows, FirstClassWatch):  # (a read that stops early settles it: read_labeled's limit)
+            found["first_row_unsettled"] = rows
     if columns is not None:  # a header row: the records start after it
         layout = header_layout(ahead[0][0], columns, index, uri, note, found)
         if predicting and choice is None and header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) is None:
             # (v1,v2,,,: predict read its columns, which evaluate and training are told: predict's note says how)
-            found["columns_flags"] = (f"--label-column {shlex.quote(found['class_column'].strip())} --text-column "
-                                      f"{shlex.quote(found['text_names'][0].strip())}")
+            # (--label-column alone reads v2 and the unnamed columns after it, as predict did; --text-column v2, v2 only)
+            texts = found["text_names"]
+            found["columns_flags"] = f"--label-column {shlex.quote(found['class_column'].strip())}" + (
+                f" --text-column {shlex.quote(texts[0].strip())}" if len(texts) == 1 else "")
         names, ahead = ahead[0][0], ahead[1:]
         if blanks is not None:
             blanks.above_header()
@@ -469,6 +473,8 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
                 limited = True
                 break
         if limited:
+            if "first_row_unsettled" in read:  # a header or a record: the rest of the file says (header_row)
+                read["first_row_unsettled"].settle()
             examples.close()  # (the file, closed once the limit is reached, not when this returns)
             note_no_words(uri, read, note)  # (_each_file, left inside this file, says it no more)
             break

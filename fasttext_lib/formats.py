@@ -22,10 +22,10 @@ import itertools
 import re
 
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, class_and_text_names,
-                      csv_text, header_layout, header_or_record, index_column, index_header_start, index_named,
-                      is_int_text, looks_like_header, number_with_comma, one_column_text_header, prose_commas,
-                      reads_as_number, semicolon_header, series_values_header, several_class_columns, short_header,
-                      short_names, table_header, text_header_columns, tsv_header_line, unread_columns, unread_header,
+                      csv_text, header_layout, index_column, index_header_start, index_named, is_int_text,
+                      looks_like_header, number_with_comma, one_column_text_header, prose_commas, reads_as_number,
+                      semicolon_header, series_values_header, several_class_columns, short_header, short_names,
+                      table_header, text_header_columns, tsv_header_line, two_names, unread_columns, unread_header,
                       whole_number, width_error)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line
@@ -78,10 +78,11 @@ def _detected_format(first, rest, uri):
             raise  # a tab- or semicolon-separated file: as said; a header: name its columns, as said
         header = _unread_header_above_word_classes(first, ahead)
         if header:
-            # (the hint below, --format csv, read such a header as a document: a class of its own, v1)
             line, row = header
-            raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({line}), {unread_columns(row)}",
-                                  after=header_or_record(row)) from None
+            if two_names(row):  # v1,v2,,, or positive,great whose class is rare at the top: the rest of the file
+                return "csv", rest  # tells (header_row.class_and_text_columns), which refuses a header so
+            # (the hint below, --format csv, read such a header as a document: a class of its own, v1)
+            raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({line}), {unread_columns(row)}") from None
         raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
                             f"with --format csv") from None
 

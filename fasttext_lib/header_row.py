@@ -217,16 +217,19 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri, rows=(), 
         return chosen_columns(ahead[0][0], choice, later, uri), rows
     columns = header_columns(ahead[0][0], later) if ahead else None
     if columns is None and ahead and unread_header(ahead[0][0], later, classes):
+        refusal = ColumnsToName(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
+                                f"{unread_columns(ahead[0][0])}", after=header_or_record(ahead[0][0]))
         if two_names(ahead[0][0]):
             further, rows = _class_further_down(ahead[0][0], rows)
             if further:  # (positive,great: a record whose class is rare at the top of its file, not v1,v2,,,)
                 return None, rows
+            if not predicting:  # (predict's rows are the model's classes: unread_header has told it already)
+                return None, FirstClassWatch(first_value(ahead[0][0]), rows, refusal)
         if predicting and class_and_text_names(ahead[0][0]):
             # (v1,v2,,,: predict reads it only over rows of the model's classes, formats.unnamed_class_header, or
             # with --format csv) the class first, not scored, and every column after it text, as under label,text,,,
             return (0, list(range(1, len(ahead[0][0])))), rows
-        raise ColumnsToName(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
-                            f"{unread_columns(ahead[0][0])}", after=header_or_record(ahead[0][0]))
+        raise refusal
     first_name = first_value(ahead[0][0]) if ahead else ""
     if (columns is not None and columns[0] == 0 and not predicting and first_name.lower() not in HEADER_LABEL_NAMES
             and ids_column([r[0] for r in later if r])):
@@ -253,6 +256,38 @@ def _class_further_down(row, rows):
     further = list(itertools.islice(rows, FURTHER_ROWS))
     value = first_value(row)
     return any(r and first_value(r) == value for r, _ in further), chain_lines(further, rows)
+
+
+class FirstClassWatch:
+    """The records after those :func:`_class_further_down` searched, of a file whose first row of two names reads as
+    a header (v1,v2,,,) or as a record whose class is rare at its top (``positive,great``), its first value found in
+    none of the rows searched so far. Only the whole file tells them apart: the first row is read as the record it
+    may be, and the file refused as the header it then is (``refusal``) once its records are all read and none has
+    that class. (Refused after the 10,050 rows searched, a genuine first record whose class recurs further down
+    failed a file that trains; taken for a header, a document was lost.) Iterated once: each record as it comes,
+    compared until the class is found."""
+
+    def __init__(self, value, rows, refusal):
+        self.value, self.rows, self.refusal, self.found = value, iter(rows), refusal, False
+
+    def __iter__(self):
+        value = self.value
+        for record in self.rows:
+            yield record
+            row = record[0]
+            if row and first_value(row) == value:
+                self.found = True
+                break
+        yield from self.rows
+        if not self.found:
+            raise self.refusal
+
+    def settle(self):
+        """For a read that stops before the end (read_labeled's ``limit``): the rest of the file searched for the
+        class, the refusal raised where none has it."""
+        if not self.found and not any(row and first_value(row) == self.value for row, _ in self.rows):
+            raise self.refusal
+        self.found = True
 
 
 def header_layout(header, columns, index, uri, note, found):

@@ -843,7 +843,7 @@ def main(argv=None, environ=None, lean_mxnet=False):
     to the process's end: a signal after the job's own stop has no cleanup left to wait for."""
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line,
                          reason_of)
-    from .stops import stop_at_once_on_signals, stop_on_signals
+    from .stops import stop_at_once_on_signals, stop_message, stop_on_signals
 
     if lean_mxnet:
         stop_at_once_on_signals(failure_file=job_failure_file(environ))
@@ -857,10 +857,14 @@ def main(argv=None, environ=None, lean_mxnet=False):
             from .mxnet_env import start_mxnet
 
             start_mxnet()
-        with stop_on_signals(as_error=True):  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
+        with stop_on_signals():  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
             return run_training(argv, environ)
     except FastTextError as exc:
         return _fail(error_line(exc), environ)
+    except KeyboardInterrupt as exc:
+        # The CLI's line and status, 128 + the signal's number (143 for SIGTERM, 130 for Ctrl-C), as a stop while
+        # the job starts has (stops.stop_at_once_on_signals): re-raised as a user error, it exited 2
+        return _fail(error_line(stop_message(exc)), environ, getattr(exc, "exit_status", 130))
     except Exception as exc:
         if is_out_of_memory(exc):  # the instance type, the data or the settings, not a bug: the CLI's one line
             return _fail(error_line(out_of_memory_line(exc)), environ)
@@ -872,14 +876,15 @@ def main(argv=None, environ=None, lean_mxnet=False):
         raise
 
 
-def _fail(line, environ):
-    """The job's end on a user error: ``line`` on stderr and as the FailureReason; exit status 2."""
+def _fail(line, environ, status=2):
+    """The job's end on a user error (or a stop: ``status``, the signal's): ``line`` on stderr and as the
+    FailureReason; exit status ``status``."""
     from .errors import let_mxnet_finish
 
     from .mxnet_env import quiet_exit_hook
 
     print(line, file=sys.stderr, flush=True)
     write_failure(line, environ)
-    let_mxnet_finish(2)  # as the CLI does: not an abort (-6) after the line; a cluster's worker exits here
+    let_mxnet_finish(status)  # as the CLI does: not an abort (-6) after the line; a cluster's worker exits here
     quiet_exit_hook()  # (as the CLI does: MXNet's exit hook failing again printed a traceback below the line)
-    return 2
+    return status

@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 
-from .errors import FastTextError, could_not_remove, error_line
+from .errors import could_not_remove, error_line
 
 
 class Interrupted(KeyboardInterrupt):
@@ -45,7 +45,7 @@ _received = []
 
 
 @contextlib.contextmanager
-def stop_on_signals(as_error=False):
+def stop_on_signals():
     """SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` (main thread only; elsewhere a no-op). A SIGHUP
     that is ignored (``nohup``) stays ignored. Without this a hangup killed the run on the spot: no error line,
     and a bundle's staging directory (800 MB with bigrams) left in TMPDIR for good. SIGXCPU, the soft ``ulimit -t``
@@ -54,7 +54,6 @@ def stop_on_signals(as_error=False):
 
     While the stack unwinds a second SIGTERM or SIGHUP is ignored, so cleanup is not cut short; a second
     Ctrl-C still interrupts it (``kill -9`` leftovers are removed by the next publish anyway).
-    ``as_error``: re-raise as :class:`FastTextError`, for callers that report only those.
 
     Python runs a signal handler between any two bytecodes, also inside a ``__del__`` (MXNet's
     NDArrays free their handles there), and an exception raised in a ``__del__`` is dropped: Python
@@ -94,10 +93,6 @@ def stop_on_signals(as_error=False):
     try:
         yield
         raise_if_interrupted()
-    except Interrupted as exc:
-        if as_error:
-            raise FastTextError(f"{exc}: stopped and cleaned up") from None
-        raise
     finally:
         _received.remove(received)
         # after a stop, an array it left half made may be collected only now (a traceback's frame held it), after

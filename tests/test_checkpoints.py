@@ -1065,7 +1065,7 @@ def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_fi
     monkeypatch.setattr(storage.sets, "_move_hashing", move)
     monkeypatch.setattr(os, "replace", replace)
     first = container("first")
-    assert job(first, ckpt) == (2, "error: terminated (SIGTERM): stopped and cleaned up\n")
+    assert job(first, ckpt) == (143, "error: terminated (SIGTERM); stopped and cleaned up\n")
     assert os.listdir(first["SM_MODEL_DIR"]) == []
     monkeypatch.undo()
     rerun, whole = container("rerun"), container("whole")
@@ -1885,3 +1885,38 @@ def test_a_full_tmpdir_while_the_optimizer_state_is_staged_is_one_error_line(tmp
     assert r.returncode == 2 and errors == [f"error: no room for temporary files in {tmp} (No space left on device); "
                                             f"free space there or set TMPDIR to a directory with more room"], r.stderr
     assert not os.listdir(tmp) and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("pickled", ["older", "newest, cut short"])
+def test_a_pickled_checkpoint_the_synced_directorys_resume_would_read_is_refused_before_the_data(splits, tmp_path,
+                                                                                              pickled):
+    """In SageMaker's synced directory an incomplete newest checkpoint is set aside and the one before it resumed.
+    Only the newest one's format was checked before the data was read, so an older version's pickled epoch 1 behind
+    an incomplete epoch 2 was let through, and refused by the resume only after the job had read all its data. Every
+    epoch the resume may read is checked now (a pickled one is refused even when incomplete), in the resume's line;
+    nothing is unpickled."""
+    import shutil
+
+    from fasttext_lib.checkpoints import Search, refuse_an_older_format
+
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    ckpt, epoch, ran = _a_pickled_checkpoint(splits, tmp_path, config)
+    with pytest.raises(Crash):
+        train(*splits, config, checkpoint_dir=str(tmp_path / "other"), on_epoch_end=_crash_after(2))
+    if pickled == "older":
+        shutil.copytree(tmp_path / "other" / "epoch-0002", ckpt / "epoch-0002")
+        next((ckpt / "epoch-0002").glob("model-*.params")).unlink()  # (what a sync cut short leaves)
+    else:
+        os.rename(epoch, ckpt / "epoch-0002")
+        epoch = ckpt / "epoch-0002"
+        meta = json.loads((epoch / "checkpoint.json").read_text())
+        (epoch / "checkpoint.json").write_text(json.dumps(dict(meta, epoch=2, history=meta["history"] + [
+            dict(meta["history"][0], epoch=2)])))
+        next(epoch.glob("optimizer-*.states")).unlink()
+        shutil.copytree(tmp_path / "other" / "epoch-0002", ckpt / "epoch-0001")  # (its name only: never read)
+    with pytest.raises(FastTextError) as resumed:  # (the resume's own refusal, after the data is read)
+        train(*splits, config, checkpoint_dir=str(ckpt), checkpoint_search=Search((1, 2), synced=True))
+    with pytest.raises(FastTextError) as refused:
+        refuse_an_older_format(str(ckpt), 3, synced=True)
+    assert str(refused.value) == str(resumed.value), str(refused.value)
+    assert str(refused.value).startswith(f"checkpoint {epoch} was written by an older version") and not ran.exists()

@@ -118,7 +118,7 @@ _UNDETECTED = r"data.csv: cannot detect the format of line 1 .*--format csv"
 @pytest.mark.parametrize("text, refusal", [
     # (a header of two names over word classes, the SMS Spam Collection's shape: its columns asked for)
     ("sentiment_label,review_blurb\npositive,great food\nnegative,cold soup\npositive,kind staff\nnegative,rude\n",
-     r"data.csv: line 1 reads as a CSV header row \(sentiment_label,review_blurb\).*--label-column NAME --text-column"),
+     r"data.csv:1: its first row reads as a header \(sentiment_label,review_blurb\).*--label-column NAME --text-column"),
     ("Great,would buy again\nTerrible,never again\nFine,i guess\nLovely,just lovely\nAwful,no\n", _UNDETECTED),
     ("positive,great food\nnegative,cold soup\npositive,kind staff\n", _UNDETECTED),  # too few to tell
 ])
@@ -1692,7 +1692,8 @@ def test_the_sms_spam_collections_messages_are_answered_without_their_classes_by
         assert [json.loads(line) for line in got.stdout.splitlines()] == expected, fmt
         # its note names the evaluate that scores the file (evaluate --data alone refuses it, for its columns)
         advised = re.search(r"\((evaluate --data .*) scores the model against its classes\)", got.stderr)
-        assert advised and "--label-column v1 --text-column v2" in advised.group(1), got.stderr
+        # (--label-column alone: the text is v2 and the unnamed columns after it, as predict read it)
+        assert advised and advised.group(1).endswith("--label-column v1"), got.stderr
     scored = cli_in_process(*shlex.split(advised.group(1))[:1], "--model", tmp_path / "m",
                             *shlex.split(advised.group(1))[1:])
     assert scored.returncode == 0 and json.loads(scored.stdout.splitlines()[-1])["n"] == len(rows), scored.stderr
@@ -2493,3 +2494,46 @@ def test_a_class_first_row_wider_than_its_header_is_read_as_csv_and_tsv_alike(tm
     with pytest.raises(FastTextError, match=rf"^{path}:3: malformed CSV row: 3 column\(s\) where the header row has 2 "
                                             rf"\(a {'comma' if sep == ',' else 'tab'} in an unquoted text\?"):
         read_labeled(str(path))
+
+
+def _two_names_first(tmp_path, first, recurs_at, rows=10_100):
+    """A headerless CSV of ``rows`` records of word classes whose first row is ``first`` (two names: a record, or a
+    header such as v1,v2), its first value recurring at row ``recurs_at`` only (None: never): past the 50 rows of the
+    look-ahead and the 10,000 searched after it."""
+    words = "food service staff slow cold warm great awful tasty bland rude kind".split()
+    value = first.split(",")[0]
+    lines = [first] + [f"{value if row == recurs_at else ('negative' if row % 2 else 'neutral')},"
+                       f"{' '.join(words[(row * k) % len(words)] for k in range(1, 6))}" for row in range(2, rows + 1)]
+    path = tmp_path / "late.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, len(lines)
+
+
+@pytest.mark.parametrize("fmt", ["auto", "csv"])
+def test_a_first_record_whose_class_recurs_only_past_ten_thousand_rows_is_read_as_a_record(tmp_path, fmt):
+    """A first row of two names over word classes is a header (v1,v2,,,) when its first value is no class of the
+    file. That was decided from the 50 rows below it (no --format: refused as a header) or 10,050 (--format csv): a
+    genuine first record, ``positive,great food``, whose class recurs only further down was refused as a header of
+    unknown names, and so were its documents. The whole file decides now: its class further down makes it a record,
+    read with every other one (read_labeled, whose limit stops the read early, and training's read_counted alike)."""
+    from fasttext_lib.data import read_counted
+
+    path, records = _two_names_first(tmp_path, "positive,great food", recurs_at=10_060)
+    data = read_labeled(str(path), fmt=fmt)
+    assert (data.labels[0], data.texts[0], len(data), data.labels.count("positive")) == \
+        ("positive", "great food", records, 2)
+    assert read_labeled(str(path), fmt=fmt, limit=100).labels[:2] == ["positive", "neutral"]
+    counted = read_counted([str(path)], fmt)
+    assert len(counted.labels) == records and list(counted.labels).count("positive") == 2
+
+
+@pytest.mark.parametrize("fmt", ["auto", "csv"])
+def test_a_first_row_of_two_names_whose_first_is_no_class_of_the_file_is_still_refused_as_a_header(tmp_path, fmt):
+    """The other way round: ``v1,v2`` over more than 10,050 rows none of which has the class v1 is a header of names
+    training does not know, refused with the flags that read it, once the whole file has shown it (a limited read
+    too: its rest is searched)."""
+    path, _ = _two_names_first(tmp_path, "v1,v2", recurs_at=None)
+    for limit in (None, 100):
+        with pytest.raises(FastTextError, match=r"reads as a (CSV )?header( row)? \(v1,v2\).*--label-column NAME "
+                                                r"--text-column NAME.*add a header row above it"):
+            read_labeled(str(path), fmt=fmt, limit=limit)

@@ -4440,3 +4440,24 @@ def test_a_session_without_an_aws_region_is_one_line(monkeypatch, tmp_path):
         sagemaker_session()
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
     assert sagemaker_session().boto_region_name == "eu-west-1"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_while_the_job_runs_exits_with_the_signals_status(source_dir, tmp_path, sig):
+    """StopTrainingJob or a spot interruption once the job runs (main's stop_on_signals armed: here as the training
+    module is imported, a point of the run fixed by the import, not by a sleep): the stop's line was re-raised as a
+    user error, exit status 2, where the same signal while the job starts, and the CLI's stop, exit 128 + the
+    signal's number (143, 130). The same line and failure reason, now with the signal's status too."""
+    env = make_container(tmp_path, {"train": {"a.train": GOOD}})
+    with open(os.path.join(env["PYTHONPATH"], "sitecustomize.py"), "a") as f:
+        f.write(SIGNAL_AT_IMPORT)
+    env.update(SIGNAL_AT_IMPORT="fasttext_lib.train", SIGNAL_NUMBER=str(int(sig)))
+    r = subprocess.run([sys.executable, "fasttext_lib/entry_point.py", *map(str, args_for(epochs=1))],
+                       cwd=str(source_dir), env=env, capture_output=True, text=True, timeout=300)
+    says = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGINT: "interrupted (SIGINT)"}[sig]
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert (r.returncode, errors) == (128 + int(sig), [f"error: {says}; stopped and cleaned up"]), \
+        r.stdout + r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    assert (tmp_path / "output" / "failure").read_text() == errors[0]
+    assert os.listdir(tmp_path / "model") == []

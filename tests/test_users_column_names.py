@@ -184,3 +184,25 @@ def test_the_pandas_lines_name_a_headers_columns_as_pandas_reads_them(tmp_path, 
     read_labeled(str(path), note=said.append)
     column = ast.literal_eval(re.search(r"df\[df\[('[^']*')\]", said[-1]).group(1))
     assert column in pd.read_csv(path).columns, said
+
+
+@pytest.mark.parametrize("unnamed", [",,,", ",Unnamed: 2,Unnamed: 3,Unnamed: 4"])
+def test_the_label_column_alone_reads_a_texts_spilled_columns_as_its_text_too(tmp_path, unnamed):
+    """The SMS Spam Collection's shape, ``v1,v2,,,``: a message's commas spill into the columns without a name after
+    it. ``--label-column v1`` alone found the text column ``v2`` and left the spilled parts out (said on stderr as
+    left out: '', '', ''), where ``label,text,,,`` and predict read every column after the class as text. Named only
+    by the class, the columns without a name after the text are its text too; ``--text-column v2`` still reads v2
+    alone, as named."""
+    from fasttext_lib.columns import csv_columns
+
+    rows = ["ham,free entry,,,", "spam,call now, win a prize, today,", "ham,see you later,,,", "spam,txt stop,,,"] * 3
+    path = tmp_path / "spam.csv"
+    path.write_text("\r\n".join([f"v1,v2{unnamed}"] + rows) + "\r\n")
+    notes = []
+    data = read_labeled(str(path), fmt=csv_columns("auto", "v1", None), note=notes.append)
+    labeled = tmp_path / "labeled.csv"
+    labeled.write_text("\r\n".join(["label,text,,,"] + rows) + "\r\n")
+    assert data.texts == read_labeled(str(labeled)).texts and data.texts[1] == "call now  win a prize  today"
+    assert not any("left out" in note for note in notes), notes
+    named = read_labeled(str(path), fmt=csv_columns("auto", "v1", ["v2"]))
+    assert named.texts[1] == "call now"
