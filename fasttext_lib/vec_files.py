@@ -36,7 +36,7 @@ import numpy as np
 from . import storage
 from .columns import reads_as_number
 from .errors import FastTextError, refuse_standard_output
-from .text import TRAINING_FORM, nfc, tokenize
+from .text import TRAINING_FORM, nfc, one_token
 from .writers import compressing
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
@@ -239,13 +239,9 @@ class VocabularyMatch:
         return None
 
     def _read_as(self, word):
-        """The one token the rule reads ``word`` as, else None (none, or several). Lowercase ASCII letters and digits,
-        most words of a large file, read as themselves: no token (the vocabulary lacks them), without the rule's
-        passes."""
-        if word.isascii() and word.isalnum() and word.islower():
-            return None
-        tokens = tokenize(word, self.form)
-        return tokens[0] if len(tokens) == 1 else None
+        """The one token the rule reads ``word`` (in NFC) as, else None (none, or several): text.one_token, which
+        reads a word the rule can only lowercase (most words of a large file, in any script) without its passes."""
+        return one_token(word, self.form)
 
     @classmethod
     def chosen(cls, taken):

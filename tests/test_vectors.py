@@ -365,7 +365,7 @@ def describe_of(vectors):
 # a capitalised NFD one), several capitalisations, words that differ only in case (both in the vocabulary too),
 # <unk> and <UNK>, duplicates, Greek final sigma and a typographic apostrophe (lowered() is more than str.lower).
 _HOSTILE_VOCABULARY = ["<unk>", "café", "haus", "good", "us", "US", "école", "οδος", "don't", "absent",
-                       "\u2764", "\u05e9\u05dc\u05d5\u05dd", "'"]
+                       "\u2764", "\u05e9\u05dc\u05d5\u05dd", "'", "\u043f\u0440\u0438\u0432\u0435\u0442", "\u043c\u0438\u0440"]
 _HOSTILE_WORD_LISTS = {
     "nfd_then_nfc": ["cafe\u0301", "café", "Haus"],
     "nfc_then_nfd": ["café", "cafe\u0301", "CAFE\u0301"],
@@ -383,6 +383,11 @@ _HOSTILE_WORD_LISTS = {
     # what the training rule drops or changes (text.MARKS): variation selectors, direction marks, typographic quotes
     "marks_before_own": ["\u2764\ufe0f", "\u2764\ufe0e", "\u2764", "\u2764\ufe0f", "\u2764"],
     "marks_only": ["\u2764\ufe0f", "\u2764\ufe0e", "\u200f\u05e9\u05dc\u05d5\u05dd", "\u05e9\u05dc\u05d5\u05dd\u200f", "\u202bHAUS\u202c"],
+    # the words of a published .vec of another script than ASCII (text.one_token reads most of them without the
+    # rule's passes), among ASCII, capitalized, marked and quoted ones: привет, ПРИВЕТ, Привет, мир, миры
+    "mixed_scripts": ["good", "Good", "\u041f\u0420\u0418\u0412\u0415\u0422", "\u041f\u0440\u0438\u0432\u0435\u0442",
+                      "\u043f\u0440\u0438\u0432\u0435\u0442", "\u043c\u0438\u0440\u044b", "\u041c\u0438\u0440",
+                      "\u200f\u05e9\u05dc\u05d5\u05dd\u200e", "\u2764\ufe0f", "\u2019", "\u043c\u0438\u0440\u2019"],
     "quotes_and_invisible": ["\u2019", "\u2018", "\u00b4", "\ufeffgood", "\u201cgood\u201d", "go\u00adod", "\u201c"],
 }
 
