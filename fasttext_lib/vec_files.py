@@ -215,7 +215,8 @@ class VocabularyMatch:
     token's. A token's row starts from its own spelling's vector (the word in NFC is the token), the file's last line
     of it (a later line overwrites an earlier one, as in fastText) wherever the file lists it; else from the first
     other spelling the rule reads as it (``Haus`` before ``HAUS``, ``❤️`` before ``❤︎``: the published files list the
-    most frequent first). A word that is a token itself (in NFC) is that token's only.
+    most frequent first). A word that is a token itself (in NFC) is that token's only. ``<unk>`` (``<UNK>``) starts the
+    row every unknown word shares, as the text ``<unk>`` is read as it (and export-vectors writes that row so).
 
     Give it the file's words in their order (:meth:`spelling`), then pick each token's vector (:meth:`chosen`)."""
 

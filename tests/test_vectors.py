@@ -1316,6 +1316,23 @@ def test_training_counts_each_row_the_rule_folds_several_vec_words_into_once(tmp
     assert table[row["\u05e9\u05dc\u05d5\u05dd"]].tolist() == whole["\u200f\u05e9\u05dc\u05d5\u05dd"].tolist()
     assert table[row["'"]].tolist() == whole["\u2019"].tolist()
 
+@pytest.mark.parametrize("word", ["<unk>", "<UNK>", "good", "Good", "\u2764\ufe0f", "\u200f\u05e9\u05dc\u05d5\u05dd"])
+def test_a_vec_word_starts_the_row_that_training_text_of_the_word_trains(word):
+    """A .vec word is a word of text: it starts the row training reads that text as. ``<unk>`` too: the rule reads the
+    text ``<unk>`` (and ``<UNK>``) as the token ``<unk>``, whose row (0) every unknown word shares, so training on text
+    holding it trains that row; and export-vectors writes that row as the word ``<unk>``, which starts it again (the
+    round trip: test_export_then_pretrained_round_trip). fastText has no such row; in another .vec, ``<unk>`` is
+    the word that stood for rare words in the text the vectors were trained on (PTB's, WikiText's)."""
+    from fasttext_lib.features import Featurizer
+    from fasttext_lib.pretrained import pretrained_rows
+
+    featurizer = Featurizer.fit(["good <unk> day \u2764 \u05e9\u05dc\u05d5\u05dd", "bad <UNK> day"])
+    trained_rows = featurizer.transform([word]).rows.tolist()
+    assert len(trained_rows) == 1
+    rows, _ = pretrained_rows(WordVectors([word], np.ones((1, 2), np.float32)), featurizer.vocab.token_to_idx)
+    assert rows.tolist() == trained_rows
+
+
 def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens():
     from fasttext_lib.vectors import neighbours, strongest_words
 
