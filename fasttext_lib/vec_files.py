@@ -27,7 +27,6 @@ import hashlib
 import io
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from typing import List
 
@@ -121,26 +120,14 @@ def _read_once_only(uri):
     """Is ``uri`` a local pipe, socket or device (``--pretrained-vectors <(zcat wiki.en.vec.gz)``: /dev/fd/N; /dev/stdin
     of a pipe), whose text can be read once? Checking its start used that up: the read of the vocabulary's rows then
     met "an empty file". Such a file is checked as it is read, once."""
-    if storage.is_s3(str(uri)):
-        return False
-    try:
-        mode = os.stat(uri).st_mode
-    except (OSError, ValueError):  # (missing, or a name the system refuses: the read says which)
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    return storage.local_kind(uri) in ("a pipe", "a socket", "a device")
 
 
 def _refuse_a_device(uri):
     """Refuse a local ``uri`` that is a device (a terminal, /dev/null: /dev/stdin of ``nohup``, cron or a forgotten
     ``<``): it holds no ``.vec``, and being read once only (:func:`_read_once_only`) it was not checked before the
     data; then its read waited for typing, or met "an empty file", once the data was read."""
-    if storage.is_s3(uri):
-        return
-    try:
-        mode = os.stat(uri).st_mode
-    except (OSError, ValueError):  # (the read says what is wrong)
-        return
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+    if storage.local_kind(uri) == "a device":
         real = os.path.realpath(uri)
         shown = uri if real == uri else f"{uri} ({real})"
         raise FastTextError(f"{shown} is a device, not a .vec file; give a .vec file, or pipe one in as standard input "
