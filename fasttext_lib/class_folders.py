@@ -109,13 +109,18 @@ def refuse_a_directory(uri, flag="", then=""):
 
 
 def _check_encoding(encoding):
+    """Refuse an ``encoding`` that is no charset files are written in (lines.text_codec, the endpoint's rule for a
+    request's charset): unicode_escape read the six characters caf\\xe9 as café, punycode was a traceback."""
+    from .lines import NoCharset, text_codec
+
     try:
-        if codecs.lookup(encoding)._is_text_encoding:  # (not base64 nor rot13: codecs of another kind)
-            return
-    except (LookupError, TypeError):
-        pass
-    raise FastTextError(f"--encoding {encoding}: no text encoding Python knows; give one such as utf-8 "
-                        f"(the default) or latin-1")
+        text_codec(encoding)
+    except LookupError:
+        raise FastTextError(f"--encoding {encoding}: no text encoding Python knows; give one such as utf-8 "
+                            f"(the default) or latin-1") from None
+    except NoCharset as exc:
+        raise FastTextError(f"--encoding {encoding}: Python's {exc.codec} codec reads no text file; give the files' "
+                            f"encoding, such as utf-8 (the default) or latin-1") from None
 
 
 def class_documents(directory, skip=()):

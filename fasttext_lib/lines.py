@@ -226,6 +226,38 @@ def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
             f"{CP1252_PANDAS})")
 
 
+# Python's codecs that decode bytes to text but are no charset text is written in (escapes, IDNA's and punycode's
+# domain-name forms, the codec that decodes nothing, the one that needs a table): codecs.lookup finds them and
+# bytes.decode runs them (unicode_escape read the six characters "caf\\xe9" as "café")
+_PYTHON_ONLY_CODECS = frozenset({"unicode-escape", "raw-unicode-escape", "punycode", "idna", "undefined", "charmap",
+                                 "mbcs", "oem"})
+
+
+class NoCharset(ValueError):
+    """A name of one of Python's codecs that is no charset text is written in; ``codec``: Python's name of it."""
+
+    def __init__(self, codec):
+        super().__init__(f"Python's {codec} codec is no text charset")
+        self.codec = codec
+
+
+def text_codec(name):
+    """The codec (``codecs.CodecInfo``) that reads text written in the charset ``name``: UTF-8, UTF-16 with its BOM,
+    latin-1, cp1252, Shift JIS... The one rule for a charset a user names (import-folders' ``--encoding``, a request's
+    ``charset``). A ``LookupError`` for a name Python does not know, :class:`NoCharset` for one of its codecs that
+    is no charset: its transforms (rot13, base64, hex, zlib: ``_is_text_encoding`` False) and
+    :data:`_PYTHON_ONLY_CODECS`."""
+    import codecs
+
+    try:
+        codec = codecs.lookup(name)
+    except (TypeError, ValueError):  # (not a str; a NUL or a lone surrogate in it: no codec's name either)
+        raise LookupError(f"unknown encoding: {name!r}") from None
+    if not getattr(codec, "_is_text_encoding", True) or codec.name in _PYTHON_ONLY_CODECS:
+        raise NoCharset(codec.name)
+    return codec
+
+
 def pandas_conversion(options):
     """The pandas line an error advises to convert a whole file read with ``options`` (``"sep=';'"``) to a CSV file
     training reads: every line as it is, a header row or none. Read as a header, a headerless file's first row

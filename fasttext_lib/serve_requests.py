@@ -77,13 +77,6 @@ class Reviews(list):
 
 # ---- The body: its media type and charset, its text
 
-# Python's codecs that decode bytes to text but are no charset a client's text is written in (escapes, IDNA's and
-# punycode's domain-name forms, the codec that decodes nothing, the one that needs a table): codecs.lookup finds them
-# and bytes.decode runs them (unicode_escape read the six characters "caf\\xe9" as "café")
-_PYTHON_ONLY_CODECS = frozenset({"unicode-escape", "raw-unicode-escape", "punycode", "idna", "undefined", "charmap",
-                                 "mbcs", "oem"})
-
-
 def media_type(header):
     """``'text/csv; charset=utf-8'`` -> (``'text/csv'``, ``'utf-8'``). A 400 when the header names two charsets
     that are different codecs (:func:`_one_parameter`)."""
@@ -121,16 +114,17 @@ def _codec_name(charset):
 
 
 def text_codec(charset):
-    """A 415 unless ``charset`` names a codec that decodes bytes into text a client writes (UTF-8, UTF-16 with its BOM,
-    latin-1, cp1252, Shift JIS...): not one of Python's transforms (rot13, base64, hex, zlib: ``_is_text_encoding``
-    False) nor its other codecs that are no charset (:data:`_PYTHON_ONLY_CODECS`)."""
+    """A 415 unless ``charset`` names a codec that decodes bytes into text a client writes (lines.text_codec: not one
+    of Python's transforms, rot13, base64, nor its other codecs that are no charset, unicode_escape, punycode)."""
+    from .lines import NoCharset, text_codec as charset_codec
+
     try:
-        codec = codecs.lookup(charset)
+        charset_codec(charset)
     except LookupError:
         raise RequestError(415, f"unknown charset {charset!r}") from None
-    if not getattr(codec, "_is_text_encoding", True) or codec.name in _PYTHON_ONLY_CODECS:
-        raise RequestError(415, f"charset {charset!r} is no text charset (Python's {codec.name} codec); send the body's "
-                                f"charset, e.g. utf-8")
+    except NoCharset as exc:
+        raise RequestError(415, f"charset {charset!r} is no text charset (Python's {exc.codec} codec); send the body's "
+                                f"charset, e.g. utf-8") from None
 
 
 def _params(header):

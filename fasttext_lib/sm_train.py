@@ -42,7 +42,6 @@ import json
 import logging
 import os
 import re
-import stat
 import sys
 
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
@@ -469,13 +468,8 @@ def _refuse_what_no_job_reads(value):
     if value in _STANDARD_INPUT:
         raise FastTextError(f"pretrained_vectors {value}: a training job has no standard input to read the vectors "
                             f"from; {_WHAT_A_JOB_READS}")
-    try:
-        mode = os.stat(value).st_mode
-    except (OSError, ValueError):
-        return
-    if not stat.S_ISREG(mode):
-        kind = ("a directory" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode) else
-                "a socket" if stat.S_ISSOCK(mode) else "a device")
+    kind = storage.local_kind(value)
+    if kind not in (None, "a file"):
         raise FastTextError(f"pretrained_vectors {value}: {kind}, not a file: a training job reads the vectors from a "
                             f"file; {_WHAT_A_JOB_READS}")
 
@@ -551,12 +545,9 @@ def _some(names, most=10):
 
 
 def _is_fifo(path):
-    import stat
+    from . import storage
 
-    try:
-        return stat.S_ISFIFO(os.stat(path).st_mode)
-    except OSError:
-        return False
+    return storage.local_kind(path) == "a pipe"
 
 
 def read_channel(path, fmt="auto", name="train", find_names=False, counted=False):

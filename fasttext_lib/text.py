@@ -46,7 +46,8 @@ ZERO_WIDTH_SPACE = "\u200b"
 # controls: the direction marks U+200E, U+200F and U+061C (web pages and phones put them beside Hebrew and Arabic
 # words), the embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069. Not the zero-width joiners U+200C,
 # U+200D (INVISIBLE's comment) nor the tag characters U+E0020-U+E007F, which spell a subdivision's flag (England's).
-_MARK = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+_MARKS = "\ufe00-\ufe0f\U000e0100-\U000e01ef\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069"  # (a class's ranges)
+_MARK = re.compile(f"[{_MARKS}]")
 
 # How text is put in NFC before its tokens are split: a bundle records it (config.json's "unicode_normalization",
 # bundle_format.py) and its text is read so, as it was trained (features.Featurizer's unicode_form).
@@ -210,6 +211,26 @@ def _without_formed_line_breaks(text):
 def tokenize(text, form=TRAINING_FORM):
     """Normalized whitespace tokens of one document (``form``: as :func:`normalize_text`)."""
     return normalize_text(text, form).split()
+
+
+# Every character any form's rules do more to than lowercase and compose (:func:`lowered`'s passes, then
+# :func:`_punctuation_rules` and the line breaks, which all hold a '<'); \s is str.split's whitespace (str.isspace)
+_RULED = re.compile(f"[\\s.,()!?'\";:<{APOSTROPHES}{DOUBLE_QUOTES}{INVISIBLE}{ZERO_WIDTH_SPACE}{_MARKS}]")
+
+
+def one_token(word, form=TRAINING_FORM):
+    """The one token :func:`tokenize` reads ``word`` (in NFC) as, else None (none, or several): what a ``.vec`` word
+    is to the rule ``form`` (vec_files.VocabularyMatch). A word whose lowercase holds no character the rules do more
+    to (:data:`_RULED`: no punctuation, space, quote, mark) and is in NFC is that lowercase, whatever the form: the
+    rules' passes change nothing of it (~0.3 us for a Cyrillic word, where they take ~5: a published .vec holds
+    millions of words). Another word is read by the rules."""
+    if word.isascii() and word.isalnum() and word.islower():  # (most words of a large file: no lowercasing copy)
+        return word
+    folded = word.lower()  # (a character's lowercase holds every _RULED character it held: they have no case)
+    if folded and not _RULED.search(folded) and (folded == word or nfc(folded) == folded):
+        return folded
+    tokens = tokenize(word, form)
+    return tokens[0] if len(tokens) == 1 else None
 
 
 def without_labels(text):

@@ -27,7 +27,6 @@ import hashlib
 import io
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from typing import List
 
@@ -36,7 +35,7 @@ import numpy as np
 from . import storage
 from .columns import reads_as_number
 from .errors import FastTextError, refuse_standard_output
-from .text import TRAINING_FORM, nfc, tokenize
+from .text import TRAINING_FORM, nfc, one_token
 from .writers import compressing
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
@@ -121,26 +120,14 @@ def _read_once_only(uri):
     """Is ``uri`` a local pipe, socket or device (``--pretrained-vectors <(zcat wiki.en.vec.gz)``: /dev/fd/N; /dev/stdin
     of a pipe), whose text can be read once? Checking its start used that up: the read of the vocabulary's rows then
     met "an empty file". Such a file is checked as it is read, once."""
-    if storage.is_s3(str(uri)):
-        return False
-    try:
-        mode = os.stat(uri).st_mode
-    except (OSError, ValueError):  # (missing, or a name the system refuses: the read says which)
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    return storage.local_kind(uri) in ("a pipe", "a socket", "a device")
 
 
 def _refuse_a_device(uri):
     """Refuse a local ``uri`` that is a device (a terminal, /dev/null: /dev/stdin of ``nohup``, cron or a forgotten
     ``<``): it holds no ``.vec``, and being read once only (:func:`_read_once_only`) it was not checked before the
     data; then its read waited for typing, or met "an empty file", once the data was read."""
-    if storage.is_s3(uri):
-        return
-    try:
-        mode = os.stat(uri).st_mode
-    except (OSError, ValueError):  # (the read says what is wrong)
-        return
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+    if storage.local_kind(uri) == "a device":
         real = os.path.realpath(uri)
         shown = uri if real == uri else f"{uri} ({real})"
         raise FastTextError(f"{shown} is a device, not a .vec file; give a .vec file, or pipe one in as standard input "
@@ -215,7 +202,8 @@ class VocabularyMatch:
     token's. A token's row starts from its own spelling's vector (the word in NFC is the token), the file's last line
     of it (a later line overwrites an earlier one, as in fastText) wherever the file lists it; else from the first
     other spelling the rule reads as it (``Haus`` before ``HAUS``, ``❤️`` before ``❤︎``: the published files list the
-    most frequent first). A word that is a token itself (in NFC) is that token's only.
+    most frequent first). A word that is a token itself (in NFC) is that token's only. ``<unk>`` (``<UNK>``) starts the
+    row every unknown word shares, as the text ``<unk>`` is read as it (and export-vectors writes that row so).
 
     Give it the file's words in their order (:meth:`spelling`), then pick each token's vector (:meth:`chosen`)."""
 
@@ -239,13 +227,9 @@ class VocabularyMatch:
         return None
 
     def _read_as(self, word):
-        """The one token the rule reads ``word`` as, else None (none, or several). Lowercase ASCII letters and digits,
-        most words of a large file, read as themselves: no token (the vocabulary lacks them), without the rule's
-        passes."""
-        if word.isascii() and word.isalnum() and word.islower():
-            return None
-        tokens = tokenize(word, self.form)
-        return tokens[0] if len(tokens) == 1 else None
+        """The one token the rule reads ``word`` (in NFC) as, else None (none, or several): text.one_token, which
+        reads a word the rule can only lowercase (most words of a large file, in any script) without its passes."""
+        return one_token(word, self.form)
 
     @classmethod
     def chosen(cls, taken):

@@ -231,6 +231,27 @@ def test_an_unknown_encoding_is_refused_before_anything_is_read(tmp_path):
     assert not (tmp_path / "out.csv").exists()
 
 
+@pytest.mark.parametrize("encoding", ["unicode_escape", "raw_unicode_escape", "punycode", "idna", "undefined",
+                                      "charmap", "rot13", "base64"])
+def test_python_codecs_that_are_no_text_encoding_are_refused_as_the_endpoint_refuses_them(tmp_path, encoding):
+    """--encoding unicode_escape read a review's six characters caf\\xe9 as café, punycode and idna decoded letters
+    as domain names: Python's codecs that no file is written in (the endpoint's 415 for them as charsets, by the same
+    rule: lines.text_codec). One error line naming Python's codec, before anything is read; nothing written."""
+    import codecs
+
+    from fasttext_lib.class_folders import folders_to_csv
+    from fasttext_lib.errors import FastTextError
+
+    split = _imdb(tmp_path, per_class=2)
+    (split / "pos" / "0.txt").write_text("caf\\xe9 au lait")
+    r = cli_in_process("import-folders", "--input", split, "--output", tmp_path / "out.csv", "--skip", "unsup",
+                       "--encoding", encoding)
+    assert_error(r, f"--encoding {encoding}: Python's {codecs.lookup(encoding).name} codec reads no text file")
+    assert not (tmp_path / "out.csv").exists()
+    with pytest.raises(FastTextError, match=f"^--encoding {encoding}: Python's "):
+        folders_to_csv(split, str(tmp_path / "out.csv"), skip=["unsup"], encoding=encoding)
+
+
 def test_an_existing_output_is_kept_without_overwrite_and_replaced_with_it(tmp_path):
     split = _imdb(tmp_path, per_class=2)
     out = tmp_path / "out.csv"

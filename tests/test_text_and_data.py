@@ -8,7 +8,7 @@ from conftest import BAD_TRAINING_FILES, random_texts_of_line_break_pieces
 from fasttext_lib.data import LabeledTexts, iter_examples, read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.synthetic import generate_reviews
-from fasttext_lib.text import NFC_TOKENS, QUOTES_AND_BREAKS, nfc, normalize_text, tokenize
+from fasttext_lib.text import NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS, nfc, normalize_text, tokenize
 from fasttext_lib.writers import csv_line, write_csv, write_fasttext
 
 
@@ -333,3 +333,42 @@ def test_names_of_str_whole_float_classes_follow_them_when_they_are_read_as_whol
     assert (read.labels, read.names) == (["1", "2"], {"1": "neg", "2": "pos"})
     read = as_read_from_a_file(LabeledTexts(["1.0", "1.5"], ["a", "b"], {"1.0": "one"}), "d")
     assert (read.labels, read.names) == (["1.0", "1.5"], {"1.0": "one"})
+
+
+def _one_token_by_tokenize(word, form):
+    tokens = tokenize(word, form)
+    return tokens[0] if len(tokens) == 1 else None
+
+
+# Words a .vec holds, of every kind the rule treats apart: lowercase and capitalized ASCII and Cyrillic, Greek with a
+# final sigma, NFD accents (and ones lowercasing leaves out of NFC), Hebrew with direction marks, emoji with variation
+# selectors, typographic and ASCII punctuation, characters nobody sees, Unicode spaces, formed line breaks, Turkish İ
+_WORDS_OF_EVERY_KIND = ["good", "Good", "GOOD", "привет", "Привет", "ПРИВЕТ", "ΟΔΟΣ", "Οδος", "οδος", "cafe\u0301",
+                        "CAFE\u0301", "\u0391\u0345\u0301", "\u03aa\u0301", "\u200f\u05e9\u05dc\u05d5\u05dd",
+                        "\u05e9\u05dc\u05d5\u05dd\u200e", "\u2764\ufe0f", "\u2764\ufe0e", "\U0001f44d\ufe0f", "\u2019",
+                        "don\u2019t", "Don't", "'", "\u201cgood\u201d", "\ufeffgreat", "go\u00adod", "a\u200bb",
+                        "a\u00a0b", "a\u3000b", "\u2028", "x<br>y", "<br", "a<br\t/>b", "<unk>", "<UNK>", "...",
+                        "\u0130stanbul", "\u0130", "a;b", "a:b", "(x)", "\u00e9t\u00e9", "\u00c9T\u00c9", "\u3042",
+                        "\U0001d400", "\u2126", "\u212b", "\u1e9e"]
+
+
+@pytest.mark.parametrize("form", UNICODE_FORMS)
+def test_one_token_is_what_tokenize_reads_a_word_as(form):
+    """text.one_token (what a .vec word is to the training rule, read fast for words the rule can only lowercase) is
+    tokenize's one token, or None: for words of every kind, and for every character on its own and capitalized
+    after a letter, in every form a bundle may record."""
+    from fasttext_lib.text import one_token
+
+    characters = [chr(c) for c in range(0x110000) if not 0xd800 <= c <= 0xdfff]
+    step = 1 if form == TRAINING_FORM else 7  # (every character for the rule of models trained now; a sample else)
+    words = _WORDS_OF_EVERY_KIND + characters[::step] + ["A" + c for c in characters[::step * 13]]
+    for word in words:
+        word = nfc(word)  # (its callers give it the word in NFC)
+        assert one_token(word, form) == _one_token_by_tokenize(word, form), (word, form)
+
+
+def test_the_whitespace_one_token_looks_for_is_the_whitespace_tokens_are_split_at():
+    """one_token finds whitespace with a regular expression's \\s; the rules split tokens with str.split, whose
+    whitespace is str.isspace's. If a Python changed either, a word holding such a space would be read as one token."""
+    spaces = re.compile(r"\s")
+    assert [c for c in range(0x110000) if spaces.match(chr(c))] == [c for c in range(0x110000) if chr(c).isspace()]

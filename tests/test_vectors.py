@@ -365,7 +365,7 @@ def describe_of(vectors):
 # a capitalised NFD one), several capitalisations, words that differ only in case (both in the vocabulary too),
 # <unk> and <UNK>, duplicates, Greek final sigma and a typographic apostrophe (lowered() is more than str.lower).
 _HOSTILE_VOCABULARY = ["<unk>", "café", "haus", "good", "us", "US", "école", "οδος", "don't", "absent",
-                       "\u2764", "\u05e9\u05dc\u05d5\u05dd", "'"]
+                       "\u2764", "\u05e9\u05dc\u05d5\u05dd", "'", "\u043f\u0440\u0438\u0432\u0435\u0442", "\u043c\u0438\u0440"]
 _HOSTILE_WORD_LISTS = {
     "nfd_then_nfc": ["cafe\u0301", "café", "Haus"],
     "nfc_then_nfd": ["café", "cafe\u0301", "CAFE\u0301"],
@@ -383,6 +383,11 @@ _HOSTILE_WORD_LISTS = {
     # what the training rule drops or changes (text.MARKS): variation selectors, direction marks, typographic quotes
     "marks_before_own": ["\u2764\ufe0f", "\u2764\ufe0e", "\u2764", "\u2764\ufe0f", "\u2764"],
     "marks_only": ["\u2764\ufe0f", "\u2764\ufe0e", "\u200f\u05e9\u05dc\u05d5\u05dd", "\u05e9\u05dc\u05d5\u05dd\u200f", "\u202bHAUS\u202c"],
+    # the words of a published .vec of another script than ASCII (text.one_token reads most of them without the
+    # rule's passes), among ASCII, capitalized, marked and quoted ones: привет, ПРИВЕТ, Привет, мир, миры
+    "mixed_scripts": ["good", "Good", "\u041f\u0420\u0418\u0412\u0415\u0422", "\u041f\u0440\u0438\u0432\u0435\u0442",
+                      "\u043f\u0440\u0438\u0432\u0435\u0442", "\u043c\u0438\u0440\u044b", "\u041c\u0438\u0440",
+                      "\u200f\u05e9\u05dc\u05d5\u05dd\u200e", "\u2764\ufe0f", "\u2019", "\u043c\u0438\u0440\u2019"],
     "quotes_and_invisible": ["\u2019", "\u2018", "\u00b4", "\ufeffgood", "\u201cgood\u201d", "go\u00adod", "\u201c"],
 }
 
@@ -1310,6 +1315,23 @@ def test_training_counts_each_row_the_rule_folds_several_vec_words_into_once(tmp
     assert table[row["\u2764"]].tolist() == whole["\u2764"].tolist()
     assert table[row["\u05e9\u05dc\u05d5\u05dd"]].tolist() == whole["\u200f\u05e9\u05dc\u05d5\u05dd"].tolist()
     assert table[row["'"]].tolist() == whole["\u2019"].tolist()
+
+@pytest.mark.parametrize("word", ["<unk>", "<UNK>", "good", "Good", "\u2764\ufe0f", "\u200f\u05e9\u05dc\u05d5\u05dd"])
+def test_a_vec_word_starts_the_row_that_training_text_of_the_word_trains(word):
+    """A .vec word is a word of text: it starts the row training reads that text as. ``<unk>`` too: the rule reads the
+    text ``<unk>`` (and ``<UNK>``) as the token ``<unk>``, whose row (0) every unknown word shares, so training on text
+    holding it trains that row; and export-vectors writes that row as the word ``<unk>``, which starts it again (the
+    round trip: test_export_then_pretrained_round_trip). fastText has no such row; in another .vec, ``<unk>`` is
+    the word that stood for rare words in the text the vectors were trained on (PTB's, WikiText's)."""
+    from fasttext_lib.features import Featurizer
+    from fasttext_lib.pretrained import pretrained_rows
+
+    featurizer = Featurizer.fit(["good <unk> day \u2764 \u05e9\u05dc\u05d5\u05dd", "bad <UNK> day"])
+    trained_rows = featurizer.transform([word]).rows.tolist()
+    assert len(trained_rows) == 1
+    rows, _ = pretrained_rows(WordVectors([word], np.ones((1, 2), np.float32)), featurizer.vocab.token_to_idx)
+    assert rows.tolist() == trained_rows
+
 
 def test_neighbours_rank_by_cosine_and_strongest_words_leave_out_special_tokens():
     from fasttext_lib.vectors import neighbours, strongest_words

@@ -61,6 +61,20 @@ def exists(uri, forbidden_is_missing=False):
     return os.path.exists(uri)
 
 
+def local_kind(uri):
+    """What the local path ``uri`` is, as an error line names it: "a file" (a regular one), "a directory", "a pipe",
+    "a socket" or "a device" (a terminal, /dev/null); None for an S3 URI, or a path that cannot be looked at (missing,
+    a name the system refuses: the read that follows says which)."""
+    if is_s3(str(uri)):
+        return None
+    try:
+        mode = os.stat(uri).st_mode
+    except (OSError, ValueError):
+        return None
+    return ("a file" if stat.S_ISREG(mode) else "a directory" if stat.S_ISDIR(mode) else
+            "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device")
+
+
 def would_replace(uri):
     """Whether a write to ``uri`` would replace something: a file, a dangling link too, or an S3 object. On S3
     a refused HEAD cannot tell: without s3:ListBucket S3 answers 403 for a missing object too, so it counts as
