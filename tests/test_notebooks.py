@@ -734,6 +734,35 @@ def test_a_folder_named_as_a_record_is_refused_in_one_line(tmp_path):
     assert ws.remove_inference("run") == []
 
 
+def test_a_record_that_is_a_link_is_not_trusted(tmp_path, capsys):
+    """A link named 04_written.json (to another run's record: a copy of that run's files beside it) was read as this
+    run's record: 02's removal deleted the copies it named, and 04's next save wrote the record through the link,
+    outside the run's folder. A record is a plain file in the folder: a link is a file of the user's, refused and left
+    as it is, as is what it points to."""
+    import pandas as pd
+
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    predictions = pd.DataFrame({"label": ["1"], "probability": [0.5], "review": ["r"]})
+    ws.save_predictions(predictions, "other")
+    other, run = ws.out / "other", ws.out / "run"
+    run.mkdir()
+    (run / "04_predictions.csv").write_bytes((other / "04_predictions.csv").read_bytes())  # the user's copy
+    (run / "04_written.json").symlink_to(other / "04_written.json")
+    theirs = {p.name: p.read_bytes() for p in other.iterdir()}
+
+    assert ws.remove_inference("run") == []
+    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "04_written.json"]
+    with pytest.raises(FastTextError) as refused:
+        ws.save_predictions(predictions, "run")
+    assert str(refused.value) == (f"04_predictions.csv not written: {run / '04_written.json'} is not notebook "
+                                  f"04's record of the files it wrote (a file of yours?): move it away to write there")
+    assert (run / "04_written.json").is_symlink() and {p.name: p.read_bytes() for p in other.iterdir()} == theirs
+    assert capsys.readouterr().err == ""
+
+
 def _autotune_of_one_trial(monkeypatch):
     """02's autotune cell's search cut to one trial (seconds), quietly."""
     import fasttext_lib.autotune as autotune_module
