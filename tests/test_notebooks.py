@@ -919,6 +919,41 @@ def test_demo_stopped_by_a_cell_is_one_error_line_naming_the_executed_notebook(m
         assert "Traceback" not in captured.out + captured.err
 
 
+def test_demo_stopped_by_ctrl_c_is_one_error_line_naming_the_notebook(tmp_path):
+    """Ctrl-C during `make demo`, while a cell ran: papermill's client interrupts its kernel and shuts it down (the
+    kernel is in a session of its own, the terminal's Ctrl-C does not reach it), and the KeyboardInterrupt went on
+    out of run_notebooks.py, in a 50-line traceback of it and papermill, after the kernel's own "Exception in message
+    handler" traceback (the interrupted cell's answer sent to a socket already closed). One line now, naming the
+    notebook and its executed copy, with 130 (the status of a Ctrl-C). A cell that takes a moment to stop, as
+    train's does, stands in for 02's training cell (run in place of 01, the first notebook)."""
+    import signal
+    import time
+
+    started, executed = tmp_path / "started", tmp_path / "executed.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell(
+        f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntry:\n    time.sleep(600)\n"
+        f"except KeyboardInterrupt:\n    time.sleep(1)  # (a stop that takes a moment, as train's)\n    raise"))
+    nbformat.write(notebook, str(tmp_path / "long.ipynb"))
+    driver = (f"import sys\nsys.path.insert(0, {os.path.join(ROOT, 'scripts')!r})\nimport run_notebooks\n"
+              f"real = run_notebooks.execute\n"
+              f"run_notebooks.execute = lambda source, out, params, cwd: real({str(tmp_path / 'long.ipynb')!r}, "
+              f"{str(executed)!r}, {{}}, cwd)\n"
+              f"sys.exit(run_notebooks.main([]))\n")
+    demo = subprocess.Popen([sys.executable, "-c", driver], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 300  # (a bound on the wait for the kernel: not a timing assertion)
+    while not started.exists() and demo.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert started.exists(), demo.communicate()
+    demo.send_signal(signal.SIGINT)
+    out, err = demo.communicate(timeout=120)
+    assert err.splitlines() == ["error: 01_data_prep.ipynb stopped by the user (its output until then: "
+                                "build/demo/01_data_prep.ipynb)"], err
+    assert demo.returncode == 130 and "Traceback" not in out
+    assert executed.exists()  # (papermill's copy, as far as the cell got)
+
+
 def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path, s3_bucket):
     """`-p dataset synthetic` saved the synthetic model as models/sample, over the sample's model (run_name
     was "sample" whatever the data), and 04 then evaluated it on the sample's test split (or, after a failed
@@ -1887,7 +1922,8 @@ def test_04s_predictions_table_is_written_whole_or_not_at_all(tmp_path):
 
 def test_the_demo_shows_a_notebooks_output_but_not_its_kernels_log(tmp_path, capfd):
     """ipykernel 7 logs "Kernel is running over TCP without encryption ..." on stderr when it starts: `make demo` printed
-    that paragraph once per notebook. The kernel's log is now at ERROR; what a cell prints still reaches its notebook."""
+    that paragraph once per notebook. The kernel's log is now at CRITICAL; what a cell prints still reaches its
+    notebook."""
     import nbformat
 
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
