@@ -6,14 +6,20 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
+# How long the first run of PYTHON may take: one that hangs (a wrapper waiting on a lock, a shim asking a question)
+# hung make for good. Bounded where coreutils' timeout is there (it ends what the wrapper started too).
+PYTHON_CHECK_SECONDS ?= 60
+
 # Where pip's cache cannot be written, install without it. Root with a read-only HOME (a container) is the case:
 # pip disables its cache only for a directory it does not own, so it went on and stopped with
-# "Read-only file system: '/root/.cache'". (A cache-dir set in pip.conf is not consulted: at worst no cache.)
-PIP_CACHE_WRITABLE = $(shell dir="$${PIP_CACHE_DIR:-$${XDG_CACHE_HOME:-$$HOME/.cache}/pip}"; \
-                       mkdir -p "$$dir" 2>/dev/null && test -w "$$dir" && echo yes)
+# "Read-only file system: '/root/.cache'". The venv's pip says where its cache is (PIP_CACHE_DIR, a cache-dir in
+# pip.conf, else HOME's): this is expanded in pip-install's recipe, a make of its own once the venv is there (make
+# expands a recipe whole before its first line runs). A pip with its cache turned off names none: no cache either way.
+PIP_CACHE_WRITABLE = $(shell dir=$$($(PY) -m pip cache dir 2>/dev/null) && mkdir -p "$$dir" 2>/dev/null && \
+                       test -w "$$dir" && echo yes)
 PIP_INSTALL = $(PY) -m pip install -q$(if $(PIP_CACHE_WRITABLE),, --no-cache-dir)
 
-.PHONY: demo test nbval notebooks bench venv clean
+.PHONY: demo test nbval notebooks bench venv pip-install clean
 
 venv: $(STAMP)
 
@@ -21,17 +27,25 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	@# a PYTHON that is not there said only "make: python3.10: No such file or directory"
 	@command -v $(PYTHON) >/dev/null || { echo "error: there is no $(PYTHON) on PATH: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; }
 	@# a pyenv shim (python2, or a version that is not installed) is on PATH but printed its own paragraph, exit 127
-	@out=$$($(PYTHON) -c '' 2>&1) || { status=$$?; first=$$(printf '%s\n' "$$out" | sed -n '/[^[:space:]]/{p;q;}'); \
+	@bound=$$(command -v timeout >/dev/null && echo "timeout -k 5 $(PYTHON_CHECK_SECONDS)"); \
+	out=$$($$bound $(PYTHON) -c '' 2>&1) || { status=$$?; \
+	  if [ -n "$$bound" ] && { [ $$status -eq 124 ] || [ $$status -eq 137 ]; }; then \
+	    echo "error: $(PYTHON) is on PATH but did not answer in $(PYTHON_CHECK_SECONDS) s (\`$(PYTHON) -c ''\` still ran): make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; fi; \
+	  first=$$(printf '%s\n' "$$out" | sed -n '/[^[:space:]]/{p;q;}'); \
 	  echo "error: $(PYTHON) is on PATH but does not run (exit $$status$${first:+: $$first}): make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; }
 	@$(PYTHON) scripts/check_python.py
 	$(PYTHON) -m venv $(VENV)
+	@$(MAKE) --no-print-directory pip-install
+	touch $(STAMP)
+
+# $(STAMP)'s installs into the venv it has made (not a target of its own to run).
+pip-install:
 	$(PIP_INSTALL) --upgrade pip setuptools wheel
 	# gluonnlp 0.10 ships only a source archive whose setup.py imports Cython and numpy: build it against ours.
 	$(PIP_INSTALL) -c requirements/lock.txt Cython numpy
 	$(PIP_INSTALL) -c requirements/lock.txt --no-build-isolation gluonnlp
 	$(PIP_INSTALL) -c requirements/lock.txt -e '.[dev,bench]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
-	touch $(STAMP)
 
 # Runs notebooks 01-04 with papermill on the built-in sample against a local S3 server.
 # ARGS are papermill parameters for every notebook: make demo ARGS='-p optimizer sgd -p epochs 3'

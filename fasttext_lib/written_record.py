@@ -9,7 +9,8 @@ it (name, size and sha256 of each file, written once the file is in place, or wi
 while it holds what was written: one changed since is the user's now, and stays, said in one line.
 
 The record carries its writer's mark (``written_by``): a file of the record's name without it (the user's, JSON or
-not) is never written over (the write that would record into it is refused in one line), and records nothing.
+not), or that is not a plain file (a link, to another folder's record say), is never written over (the write that
+would record into it is refused in one line), and records nothing.
 
 No record, nothing removed: files written before records were kept (by an earlier version of the library), or by
 the user, could be told apart only by their content, which is what removed users' files. A stale file left is one
@@ -17,8 +18,11 @@ the user can delete; a file of theirs deleted is lost.
 
 The folder is always local (workspace.Workspace.out); the record is written through storage.atomic_write.
 """
+import errno
 import hashlib
 import json
+import os
+import stat
 import sys
 
 from . import storage
@@ -113,10 +117,10 @@ class WrittenRecord:
 
     def _load(self, folder):
         try:
-            record = json.loads((folder / self.name).read_bytes())
+            record = json.loads(_plain_file_bytes(folder / self.name))
         except FileNotFoundError:
             return None
-        except (ValueError, OSError):  # (not JSON, not UTF-8; a folder or a file we may not read: the user's too)
+        except (ValueError, OSError):  # (not JSON, not UTF-8; a link, a folder or a file we may not read: the user's)
             return _NOT_A_RECORD
         if not isinstance(record, dict) or record.get("written_by") != self._mark:
             return _NOT_A_RECORD
@@ -134,6 +138,17 @@ class WrittenRecord:
             return
         with storage.atomic_write(str(folder / self.name), "wb") as f:
             f.write(self._record_bytes(files))
+
+
+def _plain_file_bytes(path):
+    """The bytes of ``path``, a plain file in its folder. A link there (to another run's record, say) is not read: its
+    say would remove files here, and a write through it would land outside the folder (OSError, ELOOP); nor is a FIFO,
+    whose read would wait for a writer (OSError too)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a plain file")
+        return f.read()
 
 
 def _is_digest(entry):

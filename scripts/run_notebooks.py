@@ -20,10 +20,12 @@ from local_s3 import ROOT, ServerError, local_s3  # noqa: E402
 
 SERIES = ["01_data_prep.ipynb", "02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb", "04_inference.ipynb"]
 
-# The kernel's own log at ERROR: ipykernel 7 warned "Kernel is running over TCP without encryption ..." on stderr for
-# every notebook, four paragraphs of the demo's output about a kernel that listens on 127.0.0.1 only. A cell's own
-# output (warnings included) is the notebook's, not this log's.
-KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+# The kernel's own log at CRITICAL: ipykernel 7 warned "Kernel is running over TCP without encryption ..." on stderr
+# for every notebook, four paragraphs of the demo's output about a kernel that listens on 127.0.0.1 only; and at a
+# Ctrl-C, where papermill shuts the kernel down as the interrupted cell ends, it logged that cell's answer, sent to a
+# socket already closed, as an ERROR with its traceback. A cell's own output (warnings, errors) is the notebook's,
+# not this log's.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
 
 
 def execute(source, executed, params, cwd):
@@ -87,6 +89,15 @@ def _default(parameter):
 
 
 def main(argv=None):
+    """The demo (:func:`run_demo`), its Ctrl-C one line and 130 (the shell's status for it) wherever it lands."""
+    try:
+        return run_demo(argv)
+    except KeyboardInterrupt:  # (before the notebooks or after them: the local server, the check cells, the summary)
+        print("error: make demo stopped by the user", file=sys.stderr)
+        return 130
+
+
+def run_demo(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                         help="override a notebook parameter (Python literal or plain string)")
@@ -146,6 +157,13 @@ def main(argv=None):
             print(f"running {name} {params or ''}", flush=True)
             try:
                 execute(source, os.path.join(executed, name), params, notebooks)
+            except KeyboardInterrupt:
+                # papermill's client interrupts the kernel (its cell stops as the Stop button stops it: 02's training
+                # saves nothing), shuts it down and saves the executed notebook as far as it got, then goes on with
+                # the KeyboardInterrupt: its traceback and papermill's said no more than this
+                print(f"error: {name} stopped by the user (its output until then: "
+                      f"{os.path.relpath(os.path.join(executed, name), ROOT)})", file=sys.stderr)
+                return 130
             except papermill.PapermillExecutionError as exc:
                 # A cell that stopped (a user's error its notebook names in one line, e.g. a missing S3 object after
                 # the check cell) ended the demo in this script's and papermill's tracebacks: one line, and where

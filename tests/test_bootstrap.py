@@ -81,11 +81,25 @@ def test_make_names_a_python_that_is_on_path_but_does_not_run_in_one_error_line(
     assert not venv.exists()
 
 
-def _pip_installs_planned(tmp_path, home):
-    """The pip commands `make venv` would run (a dry run: nothing is installed), with ``home`` as HOME."""
-    env = {name: value for name, value in os.environ.items() if name not in ("PIP_CACHE_DIR", "XDG_CACHE_HOME")}
-    r = subprocess.run(["make", "--no-print-directory", "-n", "venv", f"VENV={tmp_path / 'venv'}"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=HANG, env={**env, "HOME": str(home)})
+def _made_venv(tmp_path):
+    """A venv as `make venv`'s `python -m venv` leaves it, its python this one (with this pip): `make -n` then plans
+    the installs, asking that pip where its cache is, without making a venv."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True, exist_ok=True)
+    python = venv / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    return venv
+
+
+def _pip_installs_planned(tmp_path, home, **pip_env):
+    """The pip commands `make venv` would run (a dry run: nothing is installed), with ``home`` as HOME and ``pip_env``
+    (PIP_CONFIG_FILE=...) as the only cache settings in the environment."""
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("PIP_CACHE_DIR", "PIP_NO_CACHE_DIR", "PIP_CONFIG_FILE", "XDG_CACHE_HOME")}
+    r = subprocess.run(["make", "--no-print-directory", "-n", "venv", f"VENV={_made_venv(tmp_path)}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                       env={**env, **pip_env, "HOME": str(home)})
     assert r.returncode == 0, r.stderr
     return [line for line in r.stdout.splitlines() if "-m pip install" in line]
 
@@ -102,6 +116,45 @@ def test_make_installs_without_pip_s_cache_where_the_cache_cannot_be_written(tmp
     writable.mkdir()
     installs = _pip_installs_planned(tmp_path, writable)
     assert len(installs) == 4 and not any("--no-cache-dir" in line for line in installs), installs
+
+
+def test_make_asks_pip_for_its_cache_where_a_pip_conf_names_one(tmp_path):
+    """The cache check looked only at PIP_CACHE_DIR, XDG_CACHE_HOME and HOME: a cache-dir set in pip.conf was not
+    consulted, so pip went on with a cache there that could not be written (and stopped, as with a read-only HOME), and
+    one it could write went unused where HOME could not be. The venv's pip says where its cache is now."""
+    home, blocked = tmp_path / "home", tmp_path / "a_file"
+    home.mkdir()
+    blocked.write_text("")  # (nothing can be made in it, for root too)
+    conf = tmp_path / "pip.conf"
+    conf.write_text(f"[global]\ncache-dir = {blocked / 'pip'}\n")
+    installs = _pip_installs_planned(tmp_path, home, PIP_CONFIG_FILE=str(conf))
+    assert len(installs) == 4 and all("--no-cache-dir" in line for line in installs), installs
+    conf.write_text(f"[global]\ncache-dir = {tmp_path / 'cache'}\n")
+    installs = _pip_installs_planned(tmp_path, blocked, PIP_CONFIG_FILE=str(conf))
+    assert len(installs) == 4 and not any("--no-cache-dir" in line for line in installs), installs
+    assert (tmp_path / "cache").is_dir()
+
+
+def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path):
+    """A PYTHON that hangs when run (a wrapper waiting on a lock, a shim asking a question) hung make at its first
+    check, for good. The check is bounded now (PYTHON_CHECK_SECONDS, 60 by default; here 1), and says so in one line;
+    the wrapper and what it started are ended."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "hanging-python"
+    shim.write_text("#!/bin/sh\nsleep 300\n")
+    shim.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=hanging-python", "PYTHON_CHECK_SECONDS=1",
+                        f"VENV={venv}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                       env={**os.environ, "PATH": os.pathsep.join([str(shims), os.environ["PATH"]])})
+    assert r.returncode != 0
+    assert r.stderr.splitlines()[0] == ("error: hanging-python is on PATH but did not answer in 1 s (`hanging-python "
+                                        "-c ''` still ran): make needs Python 3.10 or 3.11; name one with "
+                                        "PYTHON=python3.11 (or python3.10)"), r.stderr
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == \
+        r.stderr.splitlines()[:1]
+    assert not venv.exists()
 
 
 def test_the_python_check_names_the_versions_the_lock_installs_on():

@@ -734,6 +734,35 @@ def test_a_folder_named_as_a_record_is_refused_in_one_line(tmp_path):
     assert ws.remove_inference("run") == []
 
 
+def test_a_record_that_is_a_link_is_not_trusted(tmp_path, capsys):
+    """A link named 04_written.json (to another run's record: a copy of that run's files beside it) was read as this
+    run's record: 02's removal deleted the copies it named, and 04's next save wrote the record through the link,
+    outside the run's folder. A record is a plain file in the folder: a link is a file of the user's, refused and left
+    as it is, as is what it points to."""
+    import pandas as pd
+
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    predictions = pd.DataFrame({"label": ["1"], "probability": [0.5], "review": ["r"]})
+    ws.save_predictions(predictions, "other")
+    other, run = ws.out / "other", ws.out / "run"
+    run.mkdir()
+    (run / "04_predictions.csv").write_bytes((other / "04_predictions.csv").read_bytes())  # the user's copy
+    (run / "04_written.json").symlink_to(other / "04_written.json")
+    theirs = {p.name: p.read_bytes() for p in other.iterdir()}
+
+    assert ws.remove_inference("run") == []
+    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "04_written.json"]
+    with pytest.raises(FastTextError) as refused:
+        ws.save_predictions(predictions, "run")
+    assert str(refused.value) == (f"04_predictions.csv not written: {run / '04_written.json'} is not notebook "
+                                  f"04's record of the files it wrote (a file of yours?): move it away to write there")
+    assert (run / "04_written.json").is_symlink() and {p.name: p.read_bytes() for p in other.iterdir()} == theirs
+    assert capsys.readouterr().err == ""
+
+
 def _autotune_of_one_trial(monkeypatch):
     """02's autotune cell's search cut to one trial (seconds), quietly."""
     import fasttext_lib.autotune as autotune_module
@@ -888,6 +917,41 @@ def test_demo_stopped_by_a_cell_is_one_error_line_naming_the_executed_notebook(m
         assert captured.err.splitlines() == [f"error: 01_data_prep.ipynb stopped in cell [5]: {said} (its output: "
                                              f"build/demo/01_data_prep.ipynb)"]
         assert "Traceback" not in captured.out + captured.err
+
+
+def test_demo_stopped_by_ctrl_c_is_one_error_line_naming_the_notebook(tmp_path):
+    """Ctrl-C during `make demo`, while a cell ran: papermill's client interrupts its kernel and shuts it down (the
+    kernel is in a session of its own, the terminal's Ctrl-C does not reach it), and the KeyboardInterrupt went on
+    out of run_notebooks.py, in a 50-line traceback of it and papermill, after the kernel's own "Exception in message
+    handler" traceback (the interrupted cell's answer sent to a socket already closed). One line now, naming the
+    notebook and its executed copy, with 130 (the status of a Ctrl-C). A cell that takes a moment to stop, as
+    train's does, stands in for 02's training cell (run in place of 01, the first notebook)."""
+    import signal
+    import time
+
+    started, executed = tmp_path / "started", tmp_path / "executed.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell(
+        f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntry:\n    time.sleep(600)\n"
+        f"except KeyboardInterrupt:\n    time.sleep(1)  # (a stop that takes a moment, as train's)\n    raise"))
+    nbformat.write(notebook, str(tmp_path / "long.ipynb"))
+    driver = (f"import sys\nsys.path.insert(0, {os.path.join(ROOT, 'scripts')!r})\nimport run_notebooks\n"
+              f"real = run_notebooks.execute\n"
+              f"run_notebooks.execute = lambda source, out, params, cwd: real({str(tmp_path / 'long.ipynb')!r}, "
+              f"{str(executed)!r}, {{}}, cwd)\n"
+              f"sys.exit(run_notebooks.main([]))\n")
+    demo = subprocess.Popen([sys.executable, "-c", driver], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 300  # (a bound on the wait for the kernel: not a timing assertion)
+    while not started.exists() and demo.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert started.exists(), demo.communicate()
+    demo.send_signal(signal.SIGINT)
+    out, err = demo.communicate(timeout=120)
+    assert err.splitlines() == ["error: 01_data_prep.ipynb stopped by the user (its output until then: "
+                                "build/demo/01_data_prep.ipynb)"], err
+    assert demo.returncode == 130 and "Traceback" not in out
+    assert executed.exists()  # (papermill's copy, as far as the cell got)
 
 
 def test_a_run_on_other_data_keeps_its_own_bundle(tmp_path, s3_bucket):
@@ -1858,7 +1922,8 @@ def test_04s_predictions_table_is_written_whole_or_not_at_all(tmp_path):
 
 def test_the_demo_shows_a_notebooks_output_but_not_its_kernels_log(tmp_path, capfd):
     """ipykernel 7 logs "Kernel is running over TCP without encryption ..." on stderr when it starts: `make demo` printed
-    that paragraph once per notebook. The kernel's log is now at ERROR; what a cell prints still reaches its notebook."""
+    that paragraph once per notebook. The kernel's log is now at CRITICAL; what a cell prints still reaches its
+    notebook."""
     import nbformat
 
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
