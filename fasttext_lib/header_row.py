@@ -224,7 +224,7 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri, rows=(), 
             if further:  # (positive,great: a record whose class is rare at the top of its file, not v1,v2,,,)
                 return None, rows
             if not predicting:  # (predict's rows are the model's classes: unread_header has told it already)
-                return None, FirstClassWatch(first_value(ahead[0][0]), rows, refusal)
+                return None, FirstClassWatch(ahead[0][0], rows, refusal)
         if predicting and class_and_text_names(ahead[0][0]):
             # (v1,v2,,,: predict reads it only over rows of the model's classes, formats.unnamed_class_header, or
             # with --format csv) the class first, not scored, and every column after it text, as under label,text,,,
@@ -252,10 +252,18 @@ FURTHER_ROWS = 10_000
 
 def _class_further_down(row, rows):
     """``(found, rows)``: is ``row``'s first value the first value of one of the next :data:`FURTHER_ROWS` records of
-    ``rows``? ``rows`` is returned with them put back."""
+    ``rows`` (:func:`_of_the_class_of`)? ``rows`` is returned with them put back."""
     further = list(itertools.islice(rows, FURTHER_ROWS))
-    value = first_value(row)
-    return any(r and first_value(r) == value for r, _ in further), chain_lines(further, rows)
+    of_its_class = _of_the_class_of(row)
+    return any(of_its_class(r) for r, _ in further), chain_lines(further, rows)
+
+
+def _of_the_class_of(first):
+    """Whether a row has the first value of the first row ``first`` and is not ``first`` again. A row that repeats it
+    whole is where files written each with its header were joined (``cat a.csv b.csv``: :class:`RepeatedHeader`): it
+    tells nothing of the class, and taken for a record of it, the header v1,v2 was trained as a class v1 of its own."""
+    value, repeats = first_value(first), RepeatedHeader([(first, 0)], None, None).repeats
+    return lambda row: bool(row) and first_value(row) == value and not repeats(row)
 
 
 class FirstClassWatch:
@@ -267,15 +275,14 @@ class FirstClassWatch:
     failed a file that trains; taken for a header, a document was lost.) Iterated once: each record as it comes,
     compared until the class is found."""
 
-    def __init__(self, value, rows, refusal):
-        self.value, self.rows, self.refusal, self.found = value, iter(rows), refusal, False
+    def __init__(self, first, rows, refusal):
+        self.of_its_class, self.rows, self.refusal, self.found = _of_the_class_of(first), iter(rows), refusal, False
 
     def __iter__(self):
-        value = self.value
+        of_its_class = self.of_its_class
         for record in self.rows:
             yield record
-            row = record[0]
-            if row and first_value(row) == value:
+            if of_its_class(record[0]):
                 self.found = True
                 break
         yield from self.rows
@@ -285,7 +292,7 @@ class FirstClassWatch:
     def settle(self):
         """For a read that stops before the end (read_labeled's ``limit``): the rest of the file searched for the
         class, the refusal raised where none has it."""
-        if not self.found and not any(row and first_value(row) == self.value for row, _ in self.rows):
+        if not self.found and not any(self.of_its_class(row) for row, _ in self.rows):
             raise self.refusal
         self.found = True
 

@@ -2537,3 +2537,21 @@ def test_a_first_row_of_two_names_whose_first_is_no_class_of_the_file_is_still_r
         with pytest.raises(FastTextError, match=r"reads as a (CSV )?header( row)? \(v1,v2\).*--label-column NAME "
                                                 r"--text-column NAME.*add a header row above it"):
             read_labeled(str(path), fmt=fmt, limit=limit)
+
+
+@pytest.mark.parametrize("fmt", ["auto", "csv"])
+@pytest.mark.parametrize("again_at", [30, 3_000, 10_080])
+@pytest.mark.parametrize("repeat", ["v1,v2", "v1, v2 "])
+def test_a_two_name_header_repeated_where_joined_files_meet_is_no_record_of_its_own_class(tmp_path, fmt, again_at,
+                                                                                            repeat):
+    """``cat a.csv b.csv`` of files with a ``v1,v2`` header over word classes repeats the header where b.csv starts.
+    That repeat is the header again, not a record of the class ``v1``: taken for one, it made the first row a record
+    too, and the model was trained with a class ``v1`` of two documents ``v2``. It is refused as the header it is, as
+    the file with its header once is (the same line, with the flags that read it), in the look-ahead or past it."""
+    path, _ = _two_names_first(tmp_path, "v1,v2", recurs_at=None, rows=again_at + 200)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:again_at] + [repeat] + lines[again_at:]) + "\n")
+    for limit in (None, 100):
+        with pytest.raises(FastTextError, match=r"reads as a (CSV )?header( row)? \(v1,v2\).*--label-column NAME "
+                                                r"--text-column NAME.*add a header row above it"):
+            read_labeled(str(path), fmt=fmt, limit=limit)
