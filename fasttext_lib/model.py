@@ -56,7 +56,8 @@ class FastTextClassifier(gluon.HybridBlock):
         else:
             self.loss = gluon.loss.SoftmaxCrossEntropyLoss()
 
-    def initialize_like_fasttext(self, ctx, seed=0, rows=None, huge_pages=True, state_tables=0):
+    def initialize_like_fasttext(self, ctx, seed=0, rows=None, huge_pages=True, state_tables=0,
+                                 states_beside_table=False):
         """Input rows uniform in +-1/dim as fastText; output weights Xavier rather than fastText's zeros.
 
         The input rows are a function of (``seed``, row) (init_rows.py), written straight into the
@@ -67,7 +68,9 @@ class FastTextClassifier(gluon.HybridBlock):
         The output layer draws from MXNet's generator (``mx.random.seed``). ``huge_pages``: back the
         table with 2 MB pages (:func:`~fasttext_lib.table_memory.advise_huge_pages`; train() decides by the work
         ahead). ``state_tables``: the optimizer's tables of the same size, counted in the memory check
-        (:func:`~fasttext_lib.table_memory.allocate_table`).
+        (:func:`~fasttext_lib.table_memory.allocate_table`); ``states_beside_table``: whether the optimizer keeps them
+        on the table's device (MXNet's own updater, no kvstore), so a GPU's room for them is tried where the table is
+        copied (:func:`~fasttext_lib.table_memory.adopt_table`).
 
         With batched SGD the output layer takes batch-averaged steps; starting it at zero would
         leave the embeddings without gradient until it has grown, which takes many epochs.
@@ -80,7 +83,8 @@ class FastTextClassifier(gluon.HybridBlock):
         fill_table(seed, view)
         if rows is not None and len(rows[0]):
             view[rows[0]] = rows[1]
-        adopt_table(self.embedding.weight, table, ctxs, state_tables)  # (a GPU's copy waited for: its error here)
+        # (a GPU's copy waited for, and the room for the optimizer's tables there tried: their error here)
+        adopt_table(self.embedding.weight, table, ctxs, state_tables, states_beside_table)
         self.output.initialize(mx.init.Xavier(), ctx=ctxs)
 
     def hybrid_forward(self, F, bag, rows):

@@ -720,11 +720,14 @@ def run_training(argv=None, environ=None):
         from .vec_files import check_vec_start
 
         check_vec_start(config.pretrained_vectors, dim=config.emsize)
+    # The test channel first: nothing in the train channel changes how it is read, and a test file the job cannot
+    # read failed the job only once the whole train channel had been (minutes at Yelp size). Its texts are held
+    # through the train channel's read, as they are through training.
+    val_data = read_channel(env.test_channel, fmt, "test") if env.test_channel else None
     train_data = read_channel(env.train_channel, fmt, "train", find_names=explicit_names is None, counted=True)
     names_line = label_names.settle(train_data, explicit_names, "label_names")
     if names_line:
         print(names_line, flush=True)
-    val_data = read_channel(env.test_channel, fmt, "test") if env.test_channel else None
 
     def on_epoch_end(row):
         print(format_epoch(row), flush=True)

@@ -233,11 +233,18 @@ def later_stops_held():
     nothing new). Unlike :func:`stops_held` no second stop is let through: the cleanup must be short steps that cannot
     hang (local renames); SIGKILL still ends it. A Ctrl-C pressed again and again (the CLI lets each one after the
     first through, as Python's KeyboardInterrupt) ended the put-back, then the step that sets aside a file it could not
-    put back, and the user's old file, kept aside, was deleted with the kept files. In another thread: a no-op."""
+    put back, and the user's old file, kept aside, was deleted with the kept files. In another thread: a no-op.
+
+    A stopping signal at its default disposition (SIGTERM, SIGHUP or SIGXCPU in a program of the user's own that set
+    no handler: no CLI) has no first time to be handled in: it ends the process wherever it lands, and it landed between
+    a pair's renames or amid their put-back (the new train split beside the old test split). It is held through the
+    whole block, and at its end the disposition is put back and the first one held raised again, ending the process
+    as it would have (its status, no line), the block's work done."""
     if threading.current_thread() is not threading.main_thread():
         yield lambda: None
         return
     held, restore = [], {}  # restore: the handler each signal this block took gets back at its end
+    killing = []  # the signals this block holds whose disposition is the default, which ends the process
 
     def hold(signum, frame):
         held.append(signum)
@@ -266,14 +273,20 @@ def later_stops_held():
             if callable(handler):
                 restore[s] = handler
                 signal.signal(s, first_stop)
+            elif handler is signal.SIG_DFL:  # (SIGINT's is Python's own handler, unless the program set this)
+                killing.append(s)
+                signal.signal(s, hold)
         yield hold_every_stop
     except KeyboardInterrupt:
         stopping = True
         raise
     finally:
-        for s, handler in restore.items():
+        for s, handler in [*restore.items(), *((s, signal.SIG_DFL) for s in killing)]:
             if signal.getsignal(s) in (first_stop, hold):  # (one set meanwhile by someone else stays)
                 signal.signal(s, handler)
+        killed = [s for s in held if s in killing and signal.getsignal(s) is signal.SIG_DFL]
+        if killed:
+            signal.raise_signal(killed[0])  # (the process ends here, as the signal would have ended it)
         if held and not stopping and callable(signal.getsignal(held[0])):
             signal.getsignal(held[0])(held[0], None)  # (also over an exception the block raised, as it would have come)
 

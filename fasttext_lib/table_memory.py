@@ -11,7 +11,8 @@ and failing in one line where it cannot be held, takes the code here:
   compact bundle's stored rows;
 * :func:`advise_huge_pages`: 2 MB pages for the table, asked before its first write;
 * :func:`adopt_data`: a Gluon parameter takes the array as it is, without the copy ``initialize`` makes (and
-  :func:`adopt_table`, training's table, whose copy to a GPU that cannot hold it is one error line);
+  :func:`adopt_table`, training's table, whose copy to a GPU that cannot hold it, or adam's moments beside it, is
+  one error line);
   :func:`copied_to`: a table's copy to a GPU, its allocation's failure raised where it is copied;
 * :func:`cpu_view`: numpy reads and writes the table in place (its initial values, CPU scoring, compact bundles);
   :func:`fill_from_file`: a file's values read straight into that memory (a resumed run's table and adam's moments);
@@ -188,14 +189,17 @@ def adopt_data(param, data, ctxs, copy=None):
     param._init_impl(_Adopted(), list(ctxs))
 
 
-def adopt_table(param, table, ctxs, state_tables=0):
+def adopt_table(param, table, ctxs, state_tables=0, states_beside_table=False):
     """:func:`adopt_data` for training's embedding table (built on the CPU by :func:`allocate_table`), its copy to
     each other device (a GPU) waited for: one error line where a device cannot hold it. Unwaited, MXNet's
     'cudaMalloc retry failed: out of memory' came at the first step, a traceback after the run's setup.
-    ``state_tables``: as :func:`allocate_table`'s, said in the error (adam keeps its moments on the device too)."""
+    ``state_tables``: as :func:`allocate_table`'s. ``states_beside_table``: MXNet's own updater (one device, no
+    kvstore) keeps them on the table's device, allocated at the first step: on a GPU that held the table but not
+    adam's moments that was a traceback after the run's setup, so their room is tried there too
+    (:func:`_make_room_for_states`). A kvstore keeps them where MXNet places them (docs/GPU.md), untried here."""
     def copy(data, ctx):
         try:
-            return copied_to(data, ctx)
+            on_device = copied_to(data, ctx)
         except mx.base.MXNetError as exc:
             if not is_out_of_memory(exc):
                 raise
@@ -206,8 +210,33 @@ def adopt_table(param, table, ctxs, state_tables=0):
                                 f"= {size / 2**30:.1f} GiB of float32{states} ({reason_of(exc)}); lower emsize or "
                                 f"buckets{', or use sgd' if state_tables else ''}, or train on a device with more "
                                 f"memory") from None
+        if state_tables and states_beside_table and ctx.device_type == "gpu":
+            _make_room_for_states(ctx, data.shape, state_tables)
+        return on_device
 
     adopt_data(param, table, ctxs, copy)
+
+
+def _make_room_for_states(ctx, shape, state_tables):
+    """Refuse (one error line naming them) ``state_tables`` optimizer tables of ``shape`` that the device ``ctx``
+    cannot hold beside the embedding table just copied there. They are made as adam makes its moments (zeros of the
+    table's shape, waited for: a failed allocation is raised at the wait), all held at once (one dropped before the
+    next is made would hand its memory on to it), and dropped here: MXNet's GPU pool keeps that memory, and adam's
+    zeros of the same size take it back at the first step, so nothing more is held."""
+    num_rows, emsize = shape
+    size = num_rows * emsize * 4
+    states = []
+    try:
+        for _ in range(state_tables):
+            states.append(nd.zeros(shape, ctx=ctx, dtype="float32"))
+            states[-1].wait_to_read()
+    except mx.base.MXNetError as exc:
+        if not is_out_of_memory(exc):
+            raise
+        raise FastTextError(f"out of memory for adam's moments on {ctx}: {state_tables} tables of {num_rows:,} rows x "
+                            f"emsize {emsize} = {state_tables * size / 2**30:.1f} GiB of float32 beside the embedding "
+                            f"table's {size / 2**30:.1f} GiB ({reason_of(exc)}); lower emsize or buckets, or use sgd, "
+                            f"or train on a device with more memory") from None
 
 
 def copied_to(table, ctx):

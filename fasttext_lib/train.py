@@ -314,12 +314,18 @@ def _check_features(featurizer, config):
                             f"training data, so every document would get the same prediction; lower min_count")
 
 
+def kvstore_type(config, ctxs):
+    """The kvstore a run on ``ctxs`` creates: ``config.kvstore``, or with ``auto`` none on one device (MXNet's own
+    updater then keeps the optimizer's state on that device, beside the table) and ``device`` on several."""
+    return config.kvstore if config.kvstore != "auto" else ("device" if len(ctxs) > 1 else None)
+
+
 def _join_workers(config, data):
     """``(kv, workers)``: the kvstore (None on one device) and this process's :class:`_Workers`. With a ``dist_*``
     kvstore this joins its cluster, watched so that a lost worker, server or scheduler ends the run (cluster.py)."""
     import mxnet as mx
 
-    kv_type = config.kvstore if config.kvstore != "auto" else ("device" if len(data.ctxs) > 1 else None)
+    kv_type = kvstore_type(config, data.ctxs)
     watch = cluster.Watch() if str(kv_type).startswith("dist") else None
     with cluster.armed(watch, "while joining the cluster"):
         kv = mx.kv.create(kv_type) if kv_type else None
@@ -605,7 +611,8 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
                             f"vocabulary ({featurizer.vocab_size} words), so no row would start from its vectors: vectors "
                             f"of other text, or of words not split as the data is (punctuation split off: don ' t)")
     model.initialize_like_fasttext(ctxs, seed=config.seed, rows=rows, huge_pages=huge_pages,
-                                   state_tables=2 if config.optimizer == "adam" else 0)  # adam's two moment tables
+                                   state_tables=2 if config.optimizer == "adam" else 0,  # adam's two moment tables
+                                   states_beside_table=kvstore_type(config, ctxs) is None)  # (else a kvstore's)
     if rows is None:
         return model, None
     record = describe(pretrained, len(rows[0]), featurizer.vocab_size)

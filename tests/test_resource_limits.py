@@ -8,6 +8,7 @@ existing file (a bundle replaced with ``--overwrite``) as it was, no staging lef
 import csv
 import functools
 import json
+import math
 import os
 import re
 import resource
@@ -856,3 +857,96 @@ def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_li
                 Predictor.from_files(str(wide_bundles[compact]), config, paths, mx.gpu(0))
         assert str(caught.value).startswith(f"out of memory to load {wide_bundles[compact]}: its embedding table, ")
         assert "this machine has 16 MB of memory available" in str(caught.value) and says in str(caught.value)
+
+
+def gpu_of_bytes(monkeypatch, room, when):
+    """No GPU here: a fake one of ``room`` bytes. Copies of arrays to it, and zeros made on it (adam's moments are),
+    are made on the CPU while their bytes fit in what is left; past that they fail as MXNet's allocations do on a
+    full GPU, raised by the call ("at the copy") or at the next wait for the array ("at the next wait"). Returns the
+    shapes held there, in order."""
+    import mxnet as mx
+
+    class FailedAllocation(mx.nd.NDArray):
+        __slots__ = ()
+
+        def wait_to_read(self):
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+
+    copyto, zeros, held = mx.nd.NDArray.copyto, mx.nd.zeros, []
+
+    def on_the_gpu(shape, make):
+        size = 4 * math.prod(shape)
+        if sum(4 * math.prod(s) for s in held) + size <= room:
+            held.append(tuple(shape))
+            return make()
+        if when == "at the copy":
+            raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
+        failed = make()
+        failed.__class__ = FailedAllocation
+        return failed
+
+    def copy_to_the_gpu(self, other):
+        if not isinstance(other, mx.Context) or other.device_type != "gpu":
+            return copyto(self, other)
+        return on_the_gpu(self.shape, lambda: copyto(self, mx.cpu()))
+
+    def zeros_on_the_gpu(shape, ctx=None, dtype=None, **kwargs):
+        if ctx is None or ctx.device_type != "gpu":
+            return zeros(shape, ctx=ctx, dtype=dtype, **kwargs)
+        return on_the_gpu(shape, lambda: zeros(shape, ctx=mx.cpu(), dtype=dtype, **kwargs))
+
+    monkeypatch.setattr(mx.nd.NDArray, "copyto", copy_to_the_gpu)
+    monkeypatch.setattr(mx.nd, "zeros", zeros_on_the_gpu)
+    return held
+
+
+@pytest.mark.parametrize("when", ["at the copy", "at the next wait"])
+def test_adams_moments_the_gpu_cannot_hold_beside_the_table_are_one_error_line(monkeypatch, when):
+    """Adam keeps two moment tables, each the embedding table's size, on the device that trains; MXNet allocates
+    them at the first step. The copy of the table to a GPU was checked, its moments were not: on a GPU that holds the
+    table but not its moments, 'cudaMalloc retry failed: out of memory' came at the first step, a traceback after the
+    run's setup. Now they are made room for where the table is copied, and a GPU without it is one line naming them.
+    SGD keeps no moments, and trains on the same GPU. (No GPU here: a fake one of 2.5 tables' bytes.)"""
+    import mxnet as mx
+
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.model import FastTextClassifier
+
+    table = 300_000 * 50 * 4
+    held = gpu_of_bytes(monkeypatch, int(2.5 * table), when)
+    FastTextClassifier(300_000, 50, 3).initialize_like_fasttext(mx.gpu(0))  # sgd: the table and the output layer
+    assert held[0] == (300_000, 50) and all(shape[0] != 300_000 for shape in held[1:]), held
+
+    held.clear()
+    with pytest.raises(FastTextError) as caught:
+        FastTextClassifier(300_000, 50, 3).initialize_like_fasttext(mx.gpu(0), state_tables=2,
+                                                                  states_beside_table=True)
+    message = str(caught.value)
+    assert message.startswith("out of memory for adam's moments on gpu(0): 2 tables of 300,000 rows x emsize 50 = "
+                              "0.1 GiB of float32 beside the embedding table's 0.1 GiB"), message
+    assert ("(cudaMalloc retry failed: out of memory); lower emsize or buckets, or use sgd, or train on a device "
+            "with more memory") in message and "\n" not in message
+    assert held == [(300_000, 50), (300_000, 50)], held  # (the table and one moment; nothing went there after)
+
+
+@pytest.mark.parametrize("kvstore", ["auto", "local"])
+def test_a_run_tries_the_gpus_room_for_adams_moments_where_its_updater_keeps_them_there(monkeypatch, kvstore):
+    """Training's model (train.initial_model) tries a GPU's room for adam's moments where MXNet's own updater keeps
+    them beside the table: one device and no kvstore. A kvstore's store keeps them where MXNet places them (a dist_*
+    one on its servers), and a GPU is not refused for moments it would not hold."""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    held = gpu_of_bytes(monkeypatch, int(2.5 * 300_000 * 50 * 4), "at the next wait")
+    config = TrainConfig(optimizer="adam", emsize=50, kvstore=kvstore)
+    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
+    if kvstore == "local":
+        initial_model(featurizer, 3, config, [mx.gpu(0)])
+        assert [shape for shape in held if shape[0] == 300_000] == [(300_000, 50)], held  # the table alone
+        return
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, config, [mx.gpu(0)])
+    assert str(caught.value).startswith("out of memory for adam's moments on gpu(0): 2 tables of "), caught.value

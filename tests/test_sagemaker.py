@@ -4461,3 +4461,29 @@ def test_a_stop_while_the_job_runs_exits_with_the_signals_status(source_dir, tmp
     assert "Traceback" not in r.stderr, r.stderr
     assert (tmp_path / "output" / "failure").read_text() == errors[0]
     assert os.listdir(tmp_path / "model") == []
+
+
+@pytest.mark.parametrize("bad", ["no classes", "not text"])
+def test_a_test_channel_the_job_cannot_read_is_refused_before_the_train_channel_is_read(source_dir, tmp_path,
+                                                                                       monkeypatch, bad):
+    """The test channel was read after the whole train channel (minutes at Yelp size, and it cannot be changed by
+    what that holds): a test file the job cannot read (lines without a class; bytes that are no text) failed the job
+    only then. It is read first now, and refused before the train channel is opened."""
+    writes = {"no classes": _write(b"just a review without its class\n" * 5),
+              "not text": _write(bytes(range(256)) * 40)}
+
+    def read_channel(path, fmt="auto", name="train", *args, **kwargs):
+        if name == "train":
+            raise AssertionError("the train channel was read before the test channel was refused")
+        return real_read_channel(path, fmt, name, *args, **kwargs)
+
+    real_read_channel = sm_train.read_channel
+    monkeypatch.setattr(sm_train, "read_channel", read_channel)
+    root = tmp_path / "job"
+    channels = {"train": {"a.train": GOOD}, "test": {"a.test": writes[bad]}}
+    r = job_in_process(source_dir, make_container(root, channels), args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "a.test" in last and "AssertionError" not in last, last
+    assert (root / "output" / "failure").read_text() == last
+    assert os.listdir(root / "model") == []

@@ -3467,3 +3467,41 @@ def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_t
         assert abandoned == [False]  # abandoned while the transfer was still waiting, not after it ended
     finally:
         transfer_done.set()
+
+
+@pytest.mark.parametrize("when", ["putting the old file back", "between the renames"])
+def test_a_sigterm_at_its_default_disposition_waits_for_the_pair_to_be_whole(tmp_path, when):
+    """A Python program of the user's own (no CLI, so no handler of ours: SIGTERM at its default disposition) writing
+    a pair over an older one. A SIGTERM between the two renames, or while a failed second rename (EBUSY) put the old
+    train split back, killed it on the spot: the new train split stayed beside the old test split, the old train split
+    left only as a hard link under a temporary's name. The library now holds it through those few local renames (the
+    main thread only, and only where the disposition is the default, which it leaves as it was) and then lets it
+    kill the program as it would have: exit -15, with the pair whole, old or new."""
+    old = _write_pair(str(tmp_path), "old")
+    script = textwrap.dedent(f"""
+        import errno, os, signal
+        from fasttext_lib import storage
+
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        real_replace, to_train, when = os.replace, [], {when!r}
+
+        def replace(src, dst, *args, **kwargs):
+            if dst.endswith("pair.test") and when == "putting the old file back":
+                raise OSError(errno.EBUSY, "Device or resource busy", dst)
+            if dst.endswith("pair.test") or (dst.endswith("pair.train") and to_train):
+                os.kill(os.getpid(), signal.SIGTERM)  # (a SIGTERM at its default disposition ends the process here)
+            to_train.append(dst)
+            return real_replace(src, dst, *args, **kwargs)
+
+        os.replace = replace
+        with storage.atomic_writes({old!r}) as (train, test):
+            train.write(b"__label__1 new train\\n")
+            test.write(b"__label__1 new test\\n")
+        print("not stopped")
+        """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == -signal.SIGTERM and r.stdout == "" and r.stderr == "", (r.returncode, r.stdout, r.stderr)
+    tag = "old" if when == "putting the old file back" else "new"
+    assert [open(u).read() for u in old] == [f"__label__1 {tag} train\n", f"__label__1 {tag} test\n"]
+    assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
