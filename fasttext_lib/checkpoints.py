@@ -524,12 +524,14 @@ def _run_differences(meta, model, config, labels, data):
 def _setting_differences(meta, config, known_only=False):
     """The settings of ``config`` that differ from those a checkpoint (``meta``) was written with, each as
     ``epochs 2 -> 3``. ``known_only``: leave out those ``config`` leaves to the data (None: lr, batch_size), which a
-    checkpoint holds as the data made them."""
-    from .config import RUN_ONLY
+    checkpoint holds as the data made them. The vectors' path is compared by whether it is given (config.GIVEN_OR_NOT):
+    ``pretrained_vectors None`` is known, and refused here, for a checkpoint that started from vectors."""
+    from .config import RUN_ONLY, as_resumed
 
     theirs = meta.get("config", {})
     return [f"{name} {theirs.get(name)} -> {value}" for name, value in config.to_dict().items()
-            if name not in RUN_ONLY and theirs.get(name) != value and not (known_only and value is None)]
+            if name not in RUN_ONLY and as_resumed(name, theirs.get(name)) != as_resumed(name, value)
+            and not (known_only and as_resumed(name, value) is None)]
 
 
 def _different_run(where, meta, model, config, labels, data):

@@ -165,11 +165,19 @@ class TrainConfig:
     def same_run(self, other):
         """Whether a checkpoint written under ``other`` (a dict) can be resumed under this config."""
         mine = self.to_dict()
-        return all(mine[k] == other.get(k) for k in mine if k not in RUN_ONLY)
+        return all(as_resumed(k, mine[k]) == as_resumed(k, other.get(k)) for k in mine if k not in RUN_ONLY)
 
 
 CONFIG_FIELDS = tuple(f.name for f in fields(TrainConfig))
 RUN_ONLY = ("ctx", "progress")  # where a run trains and whether it shows bars: not what it learns
+# Settings a resume compares by whether they are given: the vectors' path names the same file otherwise from another
+# directory (v.vec, proj/v.vec), and their content is compared in the data fingerprint (checkpoints.data_fingerprint)
+GIVEN_OR_NOT = ("pretrained_vectors",)
+
+
+def as_resumed(name, value):
+    """Setting ``name``'s ``value`` as a checkpoint's resume compares it (:data:`GIVEN_OR_NOT`)."""
+    return value is not None if name in GIVEN_OR_NOT else value
 
 # ---- argv -> TrainConfig: the same options for the CLI and for SageMaker hyperparameters ----
 

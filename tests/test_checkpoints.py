@@ -1697,6 +1697,43 @@ def test_pretrained_vectors_replaced_under_the_same_name_do_not_resume_the_old_o
     np.testing.assert_array_equal(resumed.model.embedding_table(), train(*splits, config).model.embedding_table())
 
 
+def test_the_same_vectors_named_from_another_directory_resume_and_other_vectors_are_refused(small_train_file, tmp_path,
+                                                                                            monkeypatch):
+    """A checkpoint compared --pretrained-vectors as typed: the same run resumed from the parent directory
+    (``proj/v.vec`` for ``v.vec``, the same file) was refused, and its suggestion named a file that is not there
+    from where it ran. Whether vectors were given is compared; their content is the data fingerprint's."""
+    from conftest import cli_in_process
+    from fasttext_lib.predict import Predictor
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    words = sorted({w for text in generate_reviews(200, seed=3).texts for w in text.lower().split()})[:80]
+    _write_vectors(proj / "v.vec", words, 8, seed=1)
+    _write_vectors(tmp_path / "other.vec", words, 8, seed=2)  # (the same words and dimension, other values)
+
+    def command(vectors, checkpoints, output):
+        return ["train", "--train", small_train_file, "--output", output, "--epochs", "2", "--emsize", "8",
+                "--batch-size", "64", "--seed", "4", "--no-progress", "--ctx", "cpu", "--checkpoint-dir", checkpoints,
+                *(["--pretrained-vectors", vectors] if vectors else [])]
+
+    monkeypatch.chdir(proj)
+    first = cli_in_process(*command("v.vec", "ckpt", "first"))
+    assert first.returncode == 0, first.stderr
+    monkeypatch.chdir(tmp_path)
+    resumed = cli_in_process(*command("proj/v.vec", "proj/ckpt", "resumed"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming from the checkpoint in proj/ckpt: epoch 2 of 2 done" in resumed.stderr, resumed.stderr
+    np.testing.assert_array_equal(Predictor.load(str(proj / "first")).model.embedding_table(),
+                                  Predictor.load(str(tmp_path / "resumed")).model.embedding_table())
+    for vectors, difference in (("other.vec", "the training data (its vocabulary, labels or documents) or the "
+                                              "pretrained vectors' content"),
+                                (None, "pretrained_vectors v.vec -> None")):
+        refused = cli_in_process(*command(vectors, "proj/ckpt", "refused"))
+        assert refused.returncode != 0 and refused.stderr.count("error: ") == 1, refused.stderr
+        assert f"was written by a different run ({difference})" in refused.stderr, refused.stderr
+        assert not (tmp_path / "refused").exists()
+
+
 @pytest.mark.parametrize("data, min_count, ngrams, resumes", [("quoted", 2, 1, False), ("br", 2, 2, False),
                                                                ("quoted", 1, 1, False), ("ascii", 1, 2, True),
                                                                ("ascii", 2, 1, False)])

@@ -1195,6 +1195,8 @@ def test_config_field_and_hyperparameter():
         TrainConfig(pretrained_vectors="  ")
     assert TrainConfig().same_run({**TrainConfig().to_dict()})
     assert not TrainConfig(pretrained_vectors="a.vec").same_run(TrainConfig().to_dict())  # checkpoints: another run
+    # (the same file named from another directory: its content is compared in the data fingerprint)
+    assert TrainConfig(pretrained_vectors="a.vec").same_run(TrainConfig(pretrained_vectors="proj/a.vec").to_dict())
 
 
 def test_pretrained_source_in_a_training_job(tmp_path):
