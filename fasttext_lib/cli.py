@@ -394,13 +394,16 @@ def _train(args):
         from .vec_files import check_vec_start
 
         check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
+    # --validation first: nothing in --train changes how it is read, and a file that cannot be read was refused only
+    # once the whole --train file had been (minutes at Yelp size). Its texts are held through that read, as through
+    # training; the label names are still settled from the training data.
+    val_data = read_labeled(args.validation, fmt, find_names=False, note=_note) if args.validation else None
     if args.autotune_validation:  # autotune splits and re-reads the texts
         train_data = read_labeled(args.train, fmt, find_names=explicit_names is None, note=_note)
     else:  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
         train_data = read_counted(args.train, fmt, progress=bar if config.progress else None,
                                   find_names=explicit_names is None, note=_note)
     names_line = label_names.settle(train_data, explicit_names, "--label-names")
-    val_data = read_labeled(args.validation, fmt, find_names=False, note=_note) if args.validation else None
     if names_line:
         print(names_line, file=sys.stderr)
 
