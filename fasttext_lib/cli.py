@@ -601,7 +601,7 @@ def _check_validation_file(args):
         if storage.is_s3(uri):
             storage.open_read(uri).close()  # (a HEAD: a missing bucket or object, or a refusal, in its one line)
         elif os.path.isdir(uri):
-            refuse_a_directory(uri, flag)
+            refuse_a_directory(uri, flag, split="test")  # (aclImdb/: its test/ is the held-out data)
         elif not os.path.exists(uri):
             raise FastTextError(f"{flag}: no such file: {uri}")
 
@@ -616,6 +616,7 @@ def _autotune(args, config, train_data, val_data, report):
 
 
 def cmd_evaluate(args):
+    from .class_folders import refuse_a_directory
     from .features import NoRoomToFeaturize
     from .predict import Predictor
     from .predict_input import refuse_own_output
@@ -623,6 +624,8 @@ def cmd_evaluate(args):
 
     refuse_standard_input(args.data, "--data", "the evaluation data")
     refuse_own_output(args.data, "--data")
+    # (aclImdb/: its test/ suggested, the held-out data, as by predict; iter_examples' refusal suggests train/)
+    refuse_a_directory(args.data, split="test")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
     found = {}
@@ -700,7 +703,7 @@ def cmd_predict(args):
 
     refuse_own_output(args.input, "--input")
     if args.input != "-":  # (aclImdb/test: its class folders named, and what to run, before the model is loaded)
-        refuse_a_directory(args.input, then=predict_then(args.model))
+        refuse_a_directory(args.input, then=predict_then(args.model), split="test")
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input
