@@ -3568,6 +3568,20 @@ def test_a_header_predict_recognizes_over_records_of_other_widths_one_over_lines
         assert isinstance(batch[0], sm_serve.FieldNames) and batch[1:] == answers, content_type
 
 
+def test_a_header_over_records_of_other_widths_then_an_unclosed_quote_is_read_a_line_at_a_time_as_predict_reads_it(
+        served, bundle, tmp_path):
+    """The same body with a quotation mark never closed after the record over lines is no CSV: predict reads the file
+    a line at a time (its note says so), and the endpoint's text/csv answers it so too, not with a 400."""
+    from conftest import cli_in_process
+
+    body = b'text\n"2","great\nfood"\n"1","bad\n'
+    (tmp_path / "body.csv").write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "body.csv")
+    assert got.returncode == 0 and "read a line at a time" in got.stderr, got.stderr
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
+    assert len(answers) == 4 and sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == answers
+
+
 _ZHANG_ROWS = b'"2","great food"\n"1","cold soup"\n"2","would go again"\n"1","never again"\n'
 
 
