@@ -66,10 +66,12 @@ def _shell(path):
     return shlex.quote(f"./{path}" if path.startswith("-") else path)
 
 
-def directory_hint(path, then=""):
+def directory_hint(path, then="", split="train"):
     """What to do with the local directory ``path`` given as labeled data, when it is a class-folder dataset or a
     folder of them (aclImdb/: train/ and test/); else ``""``. Appended to "expected a file but got a directory".
-    ``then``: what to do with the file written, said after the command (predict's: :func:`predict_then`)."""
+    ``then``: what to do with the file written, said after the command (predict's: :func:`predict_then`); ``split``:
+    the folder of such a folder the command reads, when it holds one (``test`` for held-out data: --validation,
+    predict, evaluate), else ``train``, else its first."""
     try:
         folders, _ = _listed(path)
     except OSError:
@@ -83,7 +85,7 @@ def directory_hint(path, then=""):
     splits = [name for name in folders if any(_is_class_folder(os.path.join(path, name, sub))
                                               for sub in _listed(os.path.join(path, name))[0])]
     if splits:
-        example = os.path.join(path, "train" if "train" in splits else splits[0])
+        example = os.path.join(path, next((name for name in (split, "train") if name in splits), splits[0]))
         return (f"; it holds folders of class folders ({_names(splits)}): write each as one CSV file first, with "
                 f"python -m fasttext_lib import-folders --input {_shell(example)} --output FILE.csv{then} "
                 f"(docs/INPUT.md#class-folders)")
@@ -99,13 +101,14 @@ def predict_then(model):
             f"--model {model} --input FILE.csv answers each document")
 
 
-def refuse_a_directory(uri, flag="", then=""):
+def refuse_a_directory(uri, flag="", then="", split="train"):
     """A local directory given as labeled data (``flag``: the option that named it, or ""): one line, which names a
     class-folder dataset's folders and the command that writes them as one file (:func:`directory_hint`; ``then``:
-    what to do with it after, for ``predict``)."""
+    what to do with it after, for ``predict``; ``split``: which of train/ and test/ to write, for held-out data
+    ``test``)."""
     if not storage.is_s3(uri) and os.path.isdir(uri):
         raise FastTextError(f"{flag + ': ' if flag else ''}expected a file but got a directory: {uri}"
-                            f"{directory_hint(uri, then)}")
+                            f"{directory_hint(uri, then, split)}")
 
 
 def _check_encoding(encoding):

@@ -390,20 +390,28 @@ def _train(args):
     if args.autotune_trials:
         _check_trials_output(args, config)
     _check_validation_file(args)
+    validation = args.validation or args.autotune_validation
+    beside_validation = _names_beside_validation(  # (before the data: minutes at Yelp size)
+        args.train, validation, "--validation" if args.validation else "--autotune-validation", explicit_names)
     if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
         from .vec_files import check_vec_start
 
         check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
-    # --validation first: nothing in --train changes how it is read, and a file that cannot be read was refused only
-    # once the whole --train file had been (minutes at Yelp size). Its texts are held through that read, as through
-    # training; the label names are still settled from the training data.
-    val_data = read_labeled(args.validation, fmt, find_names=False, note=_note) if args.validation else None
+    # the validation data first (--validation or --autotune-validation): nothing in --train changes how it is read,
+    # and a file that cannot be read was refused only once the whole --train file had been (minutes at Yelp size).
+    # Its texts are held through that read, as through training; the label names are settled from the training data.
+    val_data = read_labeled(validation, fmt, find_names=False, note=_note) if validation else None
     if args.autotune_validation:  # autotune splits and re-reads the texts
         train_data = read_labeled(args.train, fmt, find_names=explicit_names is None, note=_note)
     else:  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
         train_data = read_counted(args.train, fmt, progress=bar if config.progress else None,
                                   find_names=explicit_names is None, note=_note)
     names_line = label_names.settle(train_data, explicit_names, "--label-names")
+    if beside_validation is not None:  # names beside the validation data only: they name the training data's classes
+        names_file, found = beside_validation
+        train_data.names = label_names.kept_for_data(found, list(train_data.labels) + list(val_data.labels),
+                                                     names_file, subset=label_names.named_for(names_file, validation))
+        names_line = label_names.settle(train_data, None, "--label-names")
     if names_line:
         print(names_line, file=sys.stderr)
 
@@ -411,7 +419,7 @@ def _train(args):
         say(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
 
     if args.autotune_validation:
-        trained = _autotune(args, config, train_data, report)
+        trained = _autotune(args, config, train_data, val_data, report)
     else:
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
                         checkpoint_search=search, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
@@ -436,6 +444,20 @@ def _train(args):
         if note:
             print(note, file=sys.stderr)
     return 0
+
+
+def _names_beside_validation(train, validation, flag, explicit_names):
+    """``(names file, its mapping)`` beside the ``validation`` data (given as ``flag``: --validation or
+    --autotune-validation) when none is beside ``train``, as notebook 01 takes those beside its test_file (they were
+    ignored: the bundle said the classes' ids); None when there are none, or ``explicit_names`` (--label-names) win
+    over both. One beside each that name the classes differently are refused, before the data is read."""
+    from . import label_names
+
+    if not validation or explicit_names is not None:
+        return None
+    names_file, found, beside = label_names.find_beside_either(train, validation, ("--train", flag),
+                                                               " (or give --label-names)")
+    return (names_file, found) if names_file is not None and beside == validation else None
 
 
 def _check_autotune_flags(args, kvstore):
@@ -582,23 +604,22 @@ def _check_validation_file(args):
         if storage.is_s3(uri):
             storage.open_read(uri).close()  # (a HEAD: a missing bucket or object, or a refusal, in its one line)
         elif os.path.isdir(uri):
-            refuse_a_directory(uri, flag)
+            refuse_a_directory(uri, flag, split="test")  # (aclImdb/: its test/ is the held-out data)
         elif not os.path.exists(uri):
             raise FastTextError(f"{flag}: no such file: {uri}")
 
 
-def _autotune(args, config, train_data, report):
+def _autotune(args, config, train_data, val_data, report):
     """``train --autotune-validation``: one JSON line per trial on stdout, the table on stderr."""
     from .autotune import autotune
-    from .data import read_labeled
 
-    val_data = read_labeled(args.autotune_validation, chosen_format(args), find_names=False, note=_note)
     result = autotune(train_data, val_data, args.autotune_duration, base=config, on_trial=report, verbose=True,
                       refit=args.autotune_refit is not False, val_name=args.autotune_validation)
     return result.trained
 
 
 def cmd_evaluate(args):
+    from .class_folders import refuse_a_directory
     from .features import NoRoomToFeaturize
     from .predict import Predictor
     from .predict_input import refuse_own_output
@@ -606,6 +627,8 @@ def cmd_evaluate(args):
 
     refuse_standard_input(args.data, "--data", "the evaluation data")
     refuse_own_output(args.data, "--data")
+    # (aclImdb/: its test/ suggested, the held-out data, as by predict; iter_examples' refusal suggests train/)
+    refuse_a_directory(args.data, split="test")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
     found = {}
@@ -683,7 +706,7 @@ def cmd_predict(args):
 
     refuse_own_output(args.input, "--input")
     if args.input != "-":  # (aclImdb/test: its class folders named, and what to run, before the model is loaded)
-        refuse_a_directory(args.input, then=predict_then(args.model))
+        refuse_a_directory(args.input, then=predict_then(args.model), split="test")
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input

@@ -27,7 +27,7 @@ from .columns import (Columns, check_text_columns, header_columns, index_column,
                       text_header, whole_number)
 from .errors import FastTextError
 from .formats import FORMATS, csv_row_to_example, format_to_read, has_text, parse_fasttext_line
-from .header_row import (AlreadySkipped, FirstClassWatch, class_and_text_columns, header_layout,
+from .header_row import (AlreadySkipped, FirstClassWatch, RepeatedHeader, class_and_text_columns, header_layout,
                          labeled_rows_under_one_name, table_lookahead, text_only_columns, without_index_column)
 from .jsonl import jsonl_examples
 from .label_names import display
@@ -374,13 +374,13 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
         check_text_columns([r for r, _ in ahead], columns, uri, names if columns is not None else None)
     if names is None:  # the first row is a record: rows equal to it are records too
-        records, width, first_length = chain_lines(repeated.kept(ahead), rows), -1, 0
+        records, width, first_length = chain_lines(repeated.kept(ahead), rows), RepeatedHeader.NO_ROW, 0
     else:  # the header's repeats are skipped here, tested first on what a repeat needs (header_row.RepeatedHeader)
         records, width, first_length = chain_lines(ahead, rows), repeated.width, repeated.first_length
         repeated.tell_set_apart()
     class_column = found.get("class_column") if names is not None else None  # (header_layout's: for errors)
     for row, start in records:
-        if len(row) == width and len(row[0]) >= first_length and repeated.repeats(row):
+        if len(row) >= width and len(row[0]) >= first_length and repeated.repeats(row):
             repeated.tell(start)
             continue
         if predicting and not has_text(row):  # (predict's rows of empty fields, kept by csv_rows: no class, no text)

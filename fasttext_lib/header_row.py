@@ -46,6 +46,15 @@ def _header_key(row):
     return [field.lstrip("\ufeff").strip() for field in row]
 
 
+def _without_trailing_empty(key):
+    """A :func:`_header_key` without its empty fields at the end: ``v1,v2,,,`` is ``v1,v2`` (a file written with columns
+    without a name after its two, joined after one without them)."""
+    end = len(key)
+    while end and not key[end - 1]:
+        end -= 1
+    return key[:end]
+
+
 class RepeatedHeader:
     """The rows after a file's first row that are that row again. When the first row is a header, they are skipped:
     CSV files written each with its header and joined (``cat a.csv b.csv``, an export in parts) repeat it where the
@@ -55,18 +64,23 @@ class RepeatedHeader:
     parts of a few rows had its header taken for data); when it is no header (a Zhang et al. file whose first review
     occurs again), they are read as the documents they are. A header of one column is no such row: a first line
     ``review`` that occurs again is a review (:func:`columns.one_column_text_header`). A repeat is the header in any
-    capitals (``Sentiment,Review`` after ``sentiment,review``: parts exported by different tools), every field of it:
+    capitals (``Sentiment,Review`` after ``sentiment,review``: parts exported by different tools), every field of it,
+    and with empty fields at its end or without them (``v1,v2,,,`` after ``v1,v2``: the second part written with
+    columns without a name, SMS Spam's shape; taken for a record of the class ``v1``, it made the first row one too):
     a row that only starts as the header does is a document."""
+
+    # :attr:`width` when no row is compared (no header of two fields or more)
+    NO_ROW = float("inf")
 
     def __init__(self, ahead, uri, note, delimiter=","):
         self.key = _header_key(ahead[0][0]) if ahead else None
-        self.folded = [name.lower() for name in self.key] if ahead else None
+        self.folded = [name.lower() for name in _without_trailing_empty(self.key)] if ahead else None
         # What a row needs to be compared at all, tested inline by the reading loop before it calls :meth:`repeats`
         # (a generator and a call per record cost 16 ms of the 0.8 s that 88k Yelp-shaped records under label,text
-        # take to parse; 3 ms so): as many fields as the header, which has two or more (-1: no row), and a first field
-        # at least as long as the header's first name (stripped, a repeat's is as long: :meth:`repeats`; a class, 1 or
-        # positive, seldom is).
-        self.width = len(self.key) if ahead and len(self.key) >= 2 else -1
+        # take to parse; 3 ms so): at least as many fields as the header's up to its last named one (a header of two
+        # fields or more: NO_ROW else), and a first field at least as long as the header's first name (stripped, a
+        # repeat's is as long: :meth:`repeats`; a class, 1 or positive, seldom is).
+        self.width = len(self.folded) if ahead and len(self.key) >= 2 and self.folded else self.NO_ROW
         self.first_length = len(self.key[0]) if ahead else 0
         self.set_apart = [(row, start) for row, start in ahead[1:] if self.repeats(row)]
         self.uri, self.note, self.noted, self.delimiter = uri, note, False, delimiter
@@ -74,14 +88,14 @@ class RepeatedHeader:
     def repeats(self, row):
         """Does ``row`` repeat the header? (:meth:`tell` of it.)"""
         # (a row of two fields or more: a first line "review" that occurs again is a review, one_column_text_header)
-        if len(row) != self.width:
+        if len(row) < max(self.width, 2):
             return False
         first = row[0].lstrip("\ufeff").strip()
         # the first field first (the others, reviews, are copied to compare), lowercased only when it is as long as
         # the header's (a class, positive or 1, seldom is): the per-row work of every other row is as it was
         if len(first) != self.first_length or (first != self.key[0] and first.lower() != self.folded[0]):
             return False
-        return [field.lower() for field in _header_key(row)] == self.folded
+        return [field.lower() for field in _without_trailing_empty(_header_key(row))] == self.folded
 
     def look_ahead(self, ahead):
         """The look-ahead without the rows set apart."""
@@ -98,7 +112,7 @@ class RepeatedHeader:
         self.tell_set_apart()
         width, first_length = self.width, self.first_length
         for row, start in records:
-            if len(row) == width and len(row[0]) >= first_length and self.repeats(row):
+            if len(row) >= width and len(row[0]) >= first_length and self.repeats(row):
                 self.tell(start)
                 continue
             yield row, start
@@ -122,7 +136,7 @@ class AlreadySkipped:
     row of a file with pandas' index column went through the comparison twice, the second time without its index
     field, so that it could never match (a layer of work per row for nothing)."""
 
-    width, first_length = -1, 0  # (no row is compared)
+    width, first_length = RepeatedHeader.NO_ROW, 0  # (no row is compared)
 
     def __init__(self, repeated):
         self.kept = repeated.kept

@@ -17,7 +17,8 @@ Where training takes a mapping from (the first that applies):
    a folder named as an unpacked Zhang et al. archive (``yelp_review_polarity_csv/``, whose archive has
    no classes.txt), that dataset's names from :data:`KNOWN`. Ids it names that the training data lacks
    (a ``limit``-ed split) are dropped; a ``classes.txt`` elsewhere must fit the data (:func:`kept_for_data`:
-   another dataset's is refused);
+   another dataset's is refused); else the same beside the validation or test data read with it
+   (:func:`find_beside_either`: two that differ are refused);
 3. nothing: each label is its own name.
 
 A names file is either the Zhang et al. ``classes.txt`` (line *i* names class ``i``) or ``id=name``
@@ -353,6 +354,32 @@ def find_beside(data_uri):
     if dataset is not None:
         return f"the names of {dataset} (its data is in a folder named {dataset}{ARCHIVE_SUFFIX})", dict(KNOWN[dataset])
     return None, {}
+
+
+def find_beside_either(first, second, roles, way_out=""):
+    """``(the names file, its mapping, the data file it is beside)`` of two data files read together, the training
+    data (``first``) and its test or validation data (``second``): those beside ``first`` (:func:`find_beside`), else
+    those beside ``second`` (beside it only, they were ignored, and the bundle said the classes' ids). Two that name the
+    classes differently are refused, ``roles`` naming the two files as the user gave them (``("--train",
+    "--validation")``) and ``way_out`` saying any other way than making them agree: which is right is the user's to
+    say."""
+    first_names, first_found = find_beside(first)
+    second_names, second_found = find_beside(second)
+    if first_names is None:
+        return second_names, second_found, second
+    differ = sorted((c for c in set(first_found) | set(second_found) if first_found.get(c) != second_found.get(c)),
+                    key=lambda c: (len(c), c))
+    if second_names is not None and differ:
+        at = differ[0]
+        raise FastTextError(f"{first_names} (beside {roles[0]}) and {second_names} (beside {roles[1]}) name the classes "
+                            f"differently (class {at!r}: {_name_or_none(first_found, at)} and "
+                            f"{_name_or_none(second_found, at)}): make them the same, or remove the one that is wrong"
+                            f"{way_out}")
+    return first_names, first_found, first
+
+
+def _name_or_none(found, label):
+    return repr(found[label]) if label in found else "no name"
 
 
 def _exists_beside(uri, data_uri):

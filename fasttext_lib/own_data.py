@@ -51,17 +51,19 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
     """``{"train": data, "test": data}`` of the user's files (:class:`~fasttext_lib.data.LabeledTexts`): ``test_file``
     as the test split, else a seeded :data:`TEST_FRACTION` of each class of ``train_file`` (:func:`hold_out_by_class`,
     the same every run of ``seed``). Class names (classes.txt) beside either file name both splits
-    (:func:`names_beside_own_files`)."""
+    (label_names.find_beside_either)."""
     from .columns import csv_columns
     from .config import check_seed
     from .data import read_labeled
+    from . import label_names
 
     if test_file is None:  # before the file is read (a bad one was numpy's traceback once it had been)
         check_seed(seed)
     fmt = csv_columns("auto", label_column, [text_column] if text_column else None)
     try:
         if test_file is not None:
-            named = names_beside_own_files(train_file, test_file)  # (before the data: minutes at Yelp size)
+            # (before the data: minutes at Yelp size)
+            named = label_names.find_beside_either(train_file, test_file, ("train_file", "test_file"))
             splits = {"train": read_labeled(train_file, fmt=fmt, find_names=False),
                       "test": read_labeled(test_file, fmt=fmt, find_names=False)}
             return _writable_classes(_named(splits, *named))
@@ -72,33 +74,8 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
     return _writable_classes({"train": kept, "test": held_out})
 
 
-def names_beside_own_files(train_file, test_file):
-    """``(the names file, its mapping, the file it is beside)``: the names beside ``train_file``
-    (label_names.find_beside), else those beside ``test_file``: a classes.txt beside the test file only was ignored,
-    and 02's bundle said the classes' ids. Two that name the classes differently are refused: which is right is the
-    user's to say."""
-    from . import label_names
-
-    train_names, train_found = label_names.find_beside(train_file)
-    test_names, test_found = label_names.find_beside(test_file)
-    if train_names is None:
-        return test_names, test_found, test_file
-    differ = sorted((c for c in set(train_found) | set(test_found) if train_found.get(c) != test_found.get(c)),
-                    key=lambda c: (len(c), c))
-    if test_names is not None and differ:
-        first = differ[0]
-        raise FastTextError(f"{train_names} (beside train_file) and {test_names} (beside test_file) name the classes "
-                            f"differently (class {first!r}: {_name_or_none(train_found, first)} and "
-                            f"{_name_or_none(test_found, first)}): make them the same, or remove the one that is wrong")
-    return train_names, train_found, train_file
-
-
-def _name_or_none(found, label):
-    return repr(found[label]) if label in found else "no name"
-
-
 def _named(splits, names_file, found, data_file):
-    """``splits`` named by ``found`` (what :func:`names_beside_own_files` found beside ``data_file``), checked
+    """``splits`` named by ``found`` (what label_names.find_beside_either found beside ``data_file``), checked
     against the classes of both splits as read_labeled checks a names file against one file's
     (label_names.kept_for_data)."""
     from . import label_names

@@ -818,11 +818,16 @@ def _read_a_line_at_a_time(records, text, error=False, header_row=False):
 
     ``header_row``: the first record is a header row ``predict`` recognizes (:func:`_undeclared_header`), and the body
     is read as if it were declared (``header=present``: CSV). pandas' ``to_csv()`` writes one, the SDK's CSVSerializer
-    never does: a writer's body, read as CSV whether or not it ends with a line break (pandas' output with a review
+    never does: a writer's body, read as CSV whatever the widths of its records when it is valid CSV (``text`` over
+    ``"2","great<LF>food"``: each line was answered, the header and both halves of the quoted field, where predict
+    answers the one record; with an error after records of different widths, predict reads the file a line at a time,
+    and so does this) and whether or not it ends with a line break (pandas' output with a review
     over lines, stripped of its last line break, or such a file's first mini-batch in Batch Transform, which ends
     with none, was a 400, where with ``header=present`` it was read as CSV, one review a record). Not valid CSV, it
     is a writer's with an error (False)."""
-    if _unwritten(records):
+    if header_row and not error:  # (before the widths: under a header of one name, labeled rows are wider)
+        return False
+    if _unwritten(records):  # (after an error too, with a header row: predict reads such a file a line at a time)
         return True
     if header_row:
         return False

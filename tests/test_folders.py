@@ -138,6 +138,30 @@ def test_a_directory_of_split_folders_says_which_one_to_convert(tmp_path):
     assert "folders of class folders (train)" in r.stderr and f"--input {split}" in r.stderr
 
 
+@pytest.mark.parametrize("command, suggested", [
+    (("train", "--train", "{top}", "--output", "{tmp}/model", "--no-progress"), "train"),
+    (("train", "--train", "{tmp}/t.csv", "--validation", "{top}", "--output", "{tmp}/model", "--no-progress"), "test"),
+    (("train", "--train", "{tmp}/t.csv", "--autotune-validation", "{top}", "--output", "{tmp}/model", "--no-progress"),
+     "test"),
+    (("predict", "--model", "{bundle}", "--input", "{top}"), "test"),
+    (("evaluate", "--model", "{bundle}", "--data", "{top}"), "test"),
+])
+def test_a_directory_of_train_and_test_folders_suggests_the_split_the_command_reads(tmp_path, imported, command,
+                                                                                   suggested):
+    """aclImdb/ (train/ and test/, each of class folders) given whole: the hint always said to convert train/, where
+    validation, predict and evaluate read held-out data, test/'s."""
+    import shutil
+
+    split = _imdb(tmp_path, per_class=2)
+    shutil.copytree(split, split.parent / "test")
+    (tmp_path / "t.csv").write_text("label,text\npos,good\nneg,bad\n")
+    r = cli_in_process(*[a.format(top=split.parent, tmp=tmp_path, bundle=imported[3]) for a in command])
+    assert_error(r, f"expected a file but got a directory: {split.parent}")
+    assert "folders of class folders (test, train)" in r.stderr
+    assert f"import-folders --input {split.parent / suggested} --output FILE.csv" in r.stderr, r.stderr
+    assert not (tmp_path / "model").exists()
+
+
 def test_the_command_the_hint_gives_runs_as_printed_for_a_folder_name_with_a_space(tmp_path):
     """The hint's command is a shell line: a folder such as "My Reviews" was printed unquoted, two words to a shell."""
     root = tmp_path / "My Reviews"

@@ -139,6 +139,47 @@ def test_cli_refuses_a_label_names_file_with_a_title_and_reads_one_with_a_commen
     assert Predictor.load(tmp_path / "b").label_names == POLARITY
 
 
+@pytest.mark.parametrize("beside_train, beside_validation, named", [
+    (None, "negative\npositive\n", POLARITY),  # beside --validation only: ignored, the bundle said 1 and 2
+    ("negative\npositive\n", "negative\npositive\n", POLARITY),  # the same names beside both
+    ("negative\npositive\n", None, POLARITY),
+])
+def test_train_takes_the_class_names_beside_the_validation_file_too(tmp_path, beside_train, beside_validation, named):
+    """``train --validation FILE`` ignored a classes.txt beside FILE, where notebook 01 reads one beside its test_file:
+    beside --validation only, it names the classes as one beside --train does."""
+    out = _train_beside(tmp_path, beside_train, beside_validation)
+    assert out.returncode == 0, out.stderr
+    assert Predictor.load(tmp_path / "b").label_names == named
+    assert "label names: 1=negative, 2=positive" in out.stderr
+
+
+def test_train_refuses_other_class_names_beside_the_validation_file_than_beside_the_train_file(tmp_path):
+    """A classes.txt beside --validation that names the classes otherwise than the one beside --train: which is right
+    is the user's to say (as notebook 01 refuses them), one line before the data is read, nothing written;
+    ``--label-names`` says it."""
+    out = _train_beside(tmp_path, "negative\npositive\n", "bad\ngood\n")
+    assert out.returncode == 2 and out.stderr.count("error:") == 1 and not (tmp_path / "b").exists(), out.stderr
+    assert out.stderr.splitlines()[-1] == (
+        f"error: {tmp_path / 'train' / 'classes.txt'} (beside --train) and {tmp_path / 'valid' / 'classes.txt'} "
+        f"(beside --validation) name the classes differently (class '1': 'negative' and 'bad'): make them the same, "
+        f"or remove the one that is wrong (or give --label-names)")
+    named = _train_beside(tmp_path, "negative\npositive\n", "bad\ngood\n", "--label-names", "1=neg,2=pos")
+    assert named.returncode == 0 and Predictor.load(tmp_path / "b").label_names == {"1": "neg", "2": "pos"}
+
+
+def _train_beside(tmp_path, beside_train, beside_validation, *flags):
+    """``train`` of train/set.csv, validated on valid/set.csv, with a classes.txt of ``beside_train`` /
+    ``beside_validation`` beside each (None: none)."""
+    train, valid = make_splits(300, 60, seed=2)
+    for folder, data, names in (("train", train, beside_train), ("valid", valid, beside_validation)):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        write_csv(data, str(tmp_path / folder / "set.csv"))
+        if names is not None:
+            (tmp_path / folder / "classes.txt").write_text(names)
+    return cli_in_process("train", "--train", tmp_path / "train" / "set.csv", "--validation",
+                          tmp_path / "valid" / "set.csv", "--output", tmp_path / "b", "--overwrite", *FAST, *flags)
+
+
 @pytest.mark.parametrize("title", ["Classes", "Label names", "class names", "List of categories", "LABELS"])
 @pytest.mark.parametrize("route", ["--label-names", "beside the data"])
 def test_a_title_without_a_colon_above_more_names_than_classes_is_refused(tmp_path, title, route):

@@ -2539,6 +2539,31 @@ def test_a_first_row_of_two_names_whose_first_is_no_class_of_the_file_is_still_r
             read_labeled(str(path), fmt=fmt, limit=limit)
 
 
+@pytest.mark.parametrize("repeat, tail", [("v1,v2,,,", ",,,"), ("V1, v2 ,,", ",,")])
+def test_a_two_name_header_repeated_with_trailing_empty_columns_is_the_header_again(tmp_path, repeat, tail):
+    """Amazon snippets in two files joined (``cat a.csv b.csv``), the first under ``v1,v2``, the second written with
+    columns without a name after its two (``v1,v2,,,`` over rows ending ``,,,``: the SMS Spam Collection's shape).
+    The second header, as wide as the first once its empty fields are dropped, was no repeat of it: taken for a record
+    of the class ``v1``, it made the first row one too, and a class ``v1`` of two documents was trained. It is the
+    header again: the file is refused as the header it is (one line, the flags that read it), and with the columns
+    named it is skipped, as an exact repeat is, every snippet read under its own class."""
+    rows = list(csv.reader(open(os.path.join(REAL, "amazon_snippets_train.csv"), newline="")))[:600]
+    words = {"1": "negative", "2": "positive"}
+    quoted = [f'{words[label]},"{text.replace(chr(34), 2 * chr(34))}"' for label, text in rows]
+    path, out = tmp_path / "joined.csv", tmp_path / "model"
+    path.write_text("\n".join(["v1,v2"] + quoted[:300] + [repeat] + [row + tail for row in quoted[300:]]) + "\n")
+    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not out.exists(), got.stderr
+    assert "reads as a header (v1,v2)" in got.stderr and "--label-column NAME --text-column NAME" in got.stderr
+    named = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress",
+                           "--label-column", "v1", "--text-column", "v2")
+    assert named.returncode == 0, named.stderr
+    assert f"{path}:302: this row repeats the header row (v1,v2)" in named.stderr
+    from fasttext_lib.predict import Predictor
+
+    assert Predictor.load(out).labels == ["negative", "positive"]
+
+
 @pytest.mark.parametrize("fmt", ["auto", "csv"])
 @pytest.mark.parametrize("again_at", [30, 3_000, 10_080])
 @pytest.mark.parametrize("repeat", ["v1,v2", "v1, v2 "])

@@ -3540,6 +3540,48 @@ def test_a_header_of_one_name_over_reviews_with_unquoted_commas_is_a_header_to_p
     assert isinstance(batch[0], sm_serve.FieldNames) and batch[1:] == answers
 
 
+@pytest.mark.parametrize("body", [
+    b'text\n"2","great\nfood"\n',  # a labeled row under a one-name header, its quoted text over two lines
+    b'text\n"2","great\nfood"\n"1","cold soup"\n',
+    b'text\n2,"great\nfood"\n',
+    b'review\n"great\nfood"\nbad, very bad\n',  # reviews under it, one over lines, one with an unquoted comma
+])
+def test_a_header_predict_recognizes_over_records_of_other_widths_one_over_lines_is_read_as_predict_reads_it(
+        served, bundle, tmp_path, monkeypatch, body):
+    """A header of one name over records of two fields (or of different widths), one of them quoted over two lines:
+    the endpoint's text/csv took the records' different widths for the SDK's reviews one a line and answered every
+    line, the header and both halves of the quoted field, where predict reads the header as one and answers each
+    record once. A header predict recognizes is a CSV writer's, whatever the widths under it: read as CSV. In Batch
+    Transform the header is answered with the field names and each record once (the log says a record went on over
+    lines)."""
+    from conftest import cli_in_process
+
+    (tmp_path / "body.csv").write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "body.csv")
+    assert got.returncode == 0, got.stderr
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
+    for content_type in ("text/csv", "text/csv; header=present"):
+        assert sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0]) == answers, content_type
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    for content_type in ("text/csv", "text/csv; header=present"):
+        batch = sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
+        assert isinstance(batch[0], sm_serve.FieldNames) and batch[1:] == answers, content_type
+
+
+def test_a_header_over_records_of_other_widths_then_an_unclosed_quote_is_read_a_line_at_a_time_as_predict_reads_it(
+        served, bundle, tmp_path):
+    """The same body with a quotation mark never closed after the record over lines is no CSV: predict reads the file
+    a line at a time (its note says so), and the endpoint's text/csv answers it so too, not with a 400."""
+    from conftest import cli_in_process
+
+    body = b'text\n"2","great\nfood"\n"1","bad\n'
+    (tmp_path / "body.csv").write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "body.csv")
+    assert got.returncode == 0 and "read a line at a time" in got.stderr, got.stderr
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
+    assert len(answers) == 4 and sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == answers
+
+
 _ZHANG_ROWS = b'"2","great food"\n"1","cold soup"\n"2","would go again"\n"1","never again"\n'
 
 
