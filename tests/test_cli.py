@@ -1049,19 +1049,21 @@ def test_a_missing_validation_file_is_refused_before_the_training_file_is_read(t
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("flag", ["--validation", "--autotune-validation"])
 @pytest.mark.parametrize("content, pattern", [
     (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not"),
     (b"__label__1 ok\nno label here\n", ":2: line has no __label__"),
     (b"label,text\n", "no data rows (only a header row)"),
 ])
 def test_a_validation_file_that_cannot_be_read_is_refused_before_the_training_file_is_read(tmp_path, content,
-                                                                                          pattern):
-    """A --validation file that cannot be read (not text, lines without a class, only a header row) was refused only
-    once the whole --train file had been read (minutes at Yelp size), though nothing in --train changes how it is
-    read. Now it is read first: a --train that cannot be read at all shows that it comes first."""
+                                                                                          pattern, flag):
+    """A --validation (or --autotune-validation) file that cannot be read (not text, lines without a class, only a
+    header row) was refused only once the whole --train file had been read (minutes at Yelp size), though nothing in
+    --train changes how it is read. Now it is read first: a --train that cannot be read at all shows that it comes
+    first."""
     (tmp_path / "t.txt").write_bytes(b"\xff\xfe not UTF-8, unreadable as training data\n")
     (tmp_path / "v.txt").write_bytes(content)
-    r = cli_in_process("train", "--train", tmp_path / "t.txt", "--validation", tmp_path / "v.txt", "--output",
+    r = cli_in_process("train", "--train", tmp_path / "t.txt", flag, tmp_path / "v.txt", "--output",
                        tmp_path / "o", "--no-progress")
     _assert_one_line_error(r, pattern)
     assert str(tmp_path / "v.txt") in r.stderr and "t.txt" not in r.stderr, r.stderr
