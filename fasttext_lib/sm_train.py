@@ -550,18 +550,32 @@ def _is_fifo(path):
     return storage.local_kind(path) == "a pipe"
 
 
-def read_channel(path, fmt="auto", name="train", find_names=False, counted=False):
+def label_names_in_channel(path, name="train"):
+    """``(names_files, found)``: the label names files the channel holds and what each says, which must agree (else
+    one error). Read before any channel's data: a bad one fails the job then, not after minutes of reading."""
+    from .label_names import read_file
+
+    names_files = []
+    channel_files(path, name, names_files)
+    found = [read_file(f) for f in names_files]
+    if any(m != found[0] for m in found[1:]):
+        raise FastTextError(f"{name} channel holds label names files that disagree: "
+                            f"{', '.join(os.path.relpath(f, path) for f in names_files)}")
+    return names_files, found
+
+
+def read_channel(path, fmt="auto", name="train", find_names=False, counted=False, names=None):
     """All documents of a channel: its files read together by :func:`~fasttext_lib.data.read_labeled`, in order.
 
     ``find_names``: ``names`` from the label names file the channel holds (all of them, when several,
-    must agree), keeping the labels the data has. ``counted=True`` (the training channel): tokenized
-    and counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never
-    all in memory."""
+    must agree), keeping the labels the data has; ``names``: those files already read
+    (:func:`label_names_in_channel`). ``counted=True`` (the training channel): tokenized and counted as the files stream
+    (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
     from .data import read_counted, read_labeled
-    from .label_names import kept_for_data, named_for, read_file
+    from .label_names import kept_for_data, named_for
 
-    names_files, empty, marked = [], [], []
-    files = channel_files(path, name, names_files, empty, marked)
+    empty, marked = [], []
+    files = channel_files(path, name, None, empty, marked)
     if marked:
         print(f"{name} channel: skipped {len(marked)} name(s) of {MARKERS_ARE} (not data): {_some(marked)}",
               flush=True)
@@ -569,10 +583,8 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
         print(f"{name} channel: skipped {len(empty)} empty file(s): {_some([os.path.relpath(f, path) for f in empty])}",
               flush=True)
     # The names files first: a bad one fails the job before the data is read (minutes at Yelp size).
-    found = [read_file(f) for f in names_files] if find_names else []
-    if any(m != found[0] for m in found[1:]):
-        raise FastTextError(f"{name} channel holds label names files that disagree: "
-                            f"{', '.join(os.path.relpath(f, path) for f in names_files)}")
+    names_files, found = (names or label_names_in_channel(path, name)) if find_names else ([], [])
+
     def note(line):  # how a file was read (pandas' index column left out), in the job's log
         print(line, flush=True)
 
@@ -723,8 +735,11 @@ def run_training(argv=None, environ=None):
     # The test channel first: nothing in the train channel changes how it is read, and a test file the job cannot
     # read failed the job only once the whole train channel had been (minutes at Yelp size). Its texts are held
     # through the train channel's read, as they are through training.
+    # (the train channel's label names files before it: a bad one failed the job only after the test channel's read)
+    train_names = label_names_in_channel(env.train_channel, "train") if explicit_names is None else None
     val_data = read_channel(env.test_channel, fmt, "test") if env.test_channel else None
-    train_data = read_channel(env.train_channel, fmt, "train", find_names=explicit_names is None, counted=True)
+    train_data = read_channel(env.train_channel, fmt, "train", find_names=explicit_names is None, counted=True,
+                              names=train_names)
     names_line = label_names.settle(train_data, explicit_names, "label_names")
     if names_line:
         print(names_line, flush=True)

@@ -234,17 +234,11 @@ def later_stops_held():
     hang (local renames); SIGKILL still ends it. A Ctrl-C pressed again and again (the CLI lets each one after the
     first through, as Python's KeyboardInterrupt) ended the put-back, then the step that sets aside a file it could not
     put back, and the user's old file, kept aside, was deleted with the kept files. In another thread: a no-op.
-
-    A stopping signal at its default disposition (SIGTERM, SIGHUP or SIGXCPU in a program of the user's own that set
-    no handler: no CLI) has no first time to be handled in: it ends the process wherever it lands, and it landed between
-    a pair's renames or amid their put-back (the new train split beside the old test split). It is held through the
-    whole block, and at its end the disposition is put back and the first one held raised again, ending the process
-    as it would have (its status, no line), the block's work done."""
+    (A stop at its default disposition, which has no first time to be handled in: :class:`DefaultStopsHeld`.)"""
     if threading.current_thread() is not threading.main_thread():
         yield lambda: None
         return
     held, restore = [], {}  # restore: the handler each signal this block took gets back at its end
-    killing = []  # the signals this block holds whose disposition is the default, which ends the process
 
     def hold(signum, frame):
         held.append(signum)
@@ -273,22 +267,60 @@ def later_stops_held():
             if callable(handler):
                 restore[s] = handler
                 signal.signal(s, first_stop)
-            elif handler is signal.SIG_DFL:  # (SIGINT's is Python's own handler, unless the program set this)
-                killing.append(s)
-                signal.signal(s, hold)
         yield hold_every_stop
     except KeyboardInterrupt:
         stopping = True
         raise
     finally:
-        for s, handler in [*restore.items(), *((s, signal.SIG_DFL) for s in killing)]:
+        for s, handler in restore.items():
             if signal.getsignal(s) in (first_stop, hold):  # (one set meanwhile by someone else stays)
                 signal.signal(s, handler)
-        killed = [s for s in held if s in killing and signal.getsignal(s) is signal.SIG_DFL]
-        if killed:
-            signal.raise_signal(killed[0])  # (the process ends here, as the signal would have ended it)
         if held and not stopping and callable(signal.getsignal(held[0])):
             signal.getsignal(held[0])(held[0], None)  # (also over an exception the block raised, as it would have come)
+
+
+class DefaultStopsHeld:
+    """A stopping signal at its default disposition (SIGTERM, SIGHUP, SIGXCPU, or SIGINT set so, in a program of the
+    user's own that set no handler: no CLI) has no first time to be handled in: it ends the process wherever it lands,
+    and it landed between a pair's renames or amid their put-back (the new train split beside the old test split).
+    :meth:`hold` holds such signals (main thread only: elsewhere a no-op; an ignored one or one with a handler is left
+    as it is) and :meth:`end` puts the default back and raises the first one held again, ending the process as it would
+    have (its status, no line), the work between them done. Held only while the set is mixed, which is short local
+    steps: :meth:`let_through` once it is whole again, so that a ``kill`` lands at once where the code may wait (the
+    caller's ``on_written``, a copy of a large old file kept where there are no hard links); held through those, the
+    process could not be ended but by SIGKILL until they went on."""
+
+    def __init__(self):
+        self._killing, self._held = [], []
+
+        def hold(signum, frame):
+            self._held.append(signum)
+
+        self._handler = hold
+
+    def hold(self):
+        if self._killing or threading.current_thread() is not threading.main_thread():
+            return
+        for s in [signal.SIGINT, signal.SIGTERM, *_optional_stops()]:
+            if signal.getsignal(s) is signal.SIG_DFL:  # (SIGINT's is Python's own handler, unless the program set this)
+                self._killing.append(s)
+                signal.signal(s, self._handler)
+
+    def let_through(self):
+        """The defaults back, unless one came while held: that one is raised at :meth:`end`, once the block's own
+        cleanup is done (its kept old files, named as temporaries, removed)."""
+        if not self._held:
+            self.end()
+
+    def end(self):
+        killing, self._killing = self._killing, []
+        for s in killing:
+            if signal.getsignal(s) is self._handler:  # (one set meanwhile by someone else stays)
+                signal.signal(s, signal.SIG_DFL)
+        killed = [s for s in self._held if s in killing and signal.getsignal(s) is signal.SIG_DFL]
+        self._held.clear()
+        if killed:
+            signal.raise_signal(killed[0])  # (the process ends here, as the signal would have ended it)
 
 
 def note_progress(epoch, step):

@@ -3,10 +3,13 @@
 Each runs in a subprocess: the failures found here were a hang (the server) and a traceback from the wrong
 interpreter, neither of which a test in this process could survive or see.
 """
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 from conftest import ROOT
 
@@ -155,6 +158,50 @@ def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path):
     assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == \
         r.stderr.splitlines()[:1]
     assert not venv.exists()
+
+
+def test_ctrl_c_ends_make_at_once_while_the_python_check_waits(tmp_path):
+    """coreutils' timeout runs PYTHON in a process group of its own, which a Ctrl-C (sent to the terminal's group:
+    make and its shell) does not reach: make, waiting for its shell, waited for the bound too (60 s by default) while
+    the user's Ctrl-C seemed ignored; unbounded, PYTHON got the Ctrl-C and make ended at once. The check's shell hands
+    the stop on to timeout's group now. Here the bound is far beyond the test's own (HANG)."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    started = tmp_path / "started"
+    shim = shims / "hanging-python"
+    shim.write_text(f"#!/bin/sh\necho $$ > {started}.tmp && mv {started}.tmp {started}\nsleep 300\n")
+    shim.chmod(0o755)
+    make = subprocess.Popen(["make", "--no-print-directory", "venv", "PYTHON=hanging-python",
+                             f"PYTHON_CHECK_SECONDS={10 * HANG}", f"VENV={tmp_path / 'venv'}"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,  # (its own group, as a terminal's foreground job is)
+                            env={**os.environ, "PATH": os.pathsep.join([str(shims), os.environ["PATH"]])})
+    shim_pid = None
+    try:
+        for _ in range(HANG * 10):  # (a bound on the wait for the shim to start, not a timing assert)
+            if started.exists():
+                break
+            time.sleep(0.1)
+        shim_pid = int(started.read_text())
+        os.killpg(make.pid, signal.SIGINT)  # Ctrl-C
+        _, stderr = make.communicate(timeout=HANG)
+        assert make.returncode != 0
+        assert all(re.match(r"make(\[\d+\])?: ", line) for line in stderr.splitlines()), stderr  # (make's only)
+        assert not os.path.exists(f"/proc/{shim_pid}") or "Z" in _proc_state(shim_pid), "the shim was left running"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(make.pid, signal.SIGKILL)
+        if shim_pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(os.getpgid(shim_pid), signal.SIGKILL)  # (the old code left timeout's group running)
+        make.wait()
+
+
+def _proc_state(pid):
+    with contextlib.suppress(OSError):
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    return ""
 
 
 def test_the_python_check_names_the_versions_the_lock_installs_on():

@@ -4529,3 +4529,23 @@ def test_a_test_channel_the_job_cannot_read_is_refused_before_the_train_channel_
     assert last.startswith("error: ") and "a.test" in last and "AssertionError" not in last, last
     assert (root / "output" / "failure").read_text() == last
     assert os.listdir(root / "model") == []
+
+
+def test_a_bad_label_names_file_in_the_train_channel_is_refused_before_the_test_channel_is_read(source_dir, tmp_path,
+                                                                                              monkeypatch):
+    """The train channel's label names files are read before its data, so that a bad one fails the job at once; with
+    the test channel read first (above), a bad one was found only after the whole test channel (a large one: minutes).
+    They are read before either channel's data now."""
+    from fasttext_lib import data
+
+    def read_labeled(*args, **kwargs):
+        raise AssertionError("the test channel's data was read before the train channel's names file was refused")
+
+    monkeypatch.setattr(data, "read_labeled", read_labeled)
+    root = tmp_path / "job"
+    channels = {"train": {"a.train": GOOD, "classes.txt": _write(b"x\nx\n")}, "test": {"a.test": GOOD}}
+    r = job_in_process(source_dir, make_container(root, channels), args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert re.search(r"classes.txt: classes '1' and '2' have the same name 'x'", last), last
+    assert (root / "output" / "failure").read_text() == last

@@ -3505,3 +3505,45 @@ def test_a_sigterm_at_its_default_disposition_waits_for_the_pair_to_be_whole(tmp
     tag = "old" if when == "putting the old file back" else "new"
     assert [open(u).read() for u in old] == [f"__label__1 {tag} train\n", f"__label__1 {tag} test\n"]
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+
+
+@pytest.mark.parametrize("where", ["the caller's on_written", "keeping the old file"])
+def test_a_sigterm_at_its_default_disposition_is_held_only_while_the_pair_is_mixed(tmp_path, where):
+    """The SIGTERM held at its default disposition (above) was held through the whole block around the renames: the
+    caller's on_written too (code of the user's, which may wait: on input, on a full pipe), and the keeping of the old
+    files (a copy where the file system has no hard links: minutes for a large split). ``kill`` did not end a program
+    waiting there until it went on. Only the renames and their put-back are held now: anywhere else the signal ends
+    the program where it lands, as it did, with the pair whole (the old one here: nothing renamed yet; the new one
+    after the renames)."""
+    old = _write_pair(str(tmp_path), "old")
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        from fasttext_lib import storage
+        from fasttext_lib.storage import atomic
+
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        where = {where!r}
+
+        def stop_here():
+            os.kill(os.getpid(), signal.SIGTERM)  # (at its default disposition: ends the process here)
+            print("went on after the SIGTERM", flush=True)
+
+        if where == "keeping the old file":
+            real_keep = atomic._keep
+
+            def keep(*args, **kwargs):
+                stop_here()
+                return real_keep(*args, **kwargs)
+
+            atomic._keep = keep
+        with storage.atomic_writes({old!r}, on_written=stop_here if where == "the caller's on_written" else None) \\
+                as (train, test):
+            train.write(b"__label__1 new train\\n")
+            test.write(b"__label__1 new test\\n")
+        print("not stopped")
+        """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == -signal.SIGTERM and r.stdout == "" and r.stderr == "", (r.returncode, r.stdout, r.stderr)
+    tag = "new" if where == "the caller's on_written" else "old"
+    assert [open(u).read() for u in old] == [f"__label__1 {tag} train\n", f"__label__1 {tag} test\n"]

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from ..errors import FastTextError, could_not_remove
-from ..stops import later_stops_held, note_what_a_stop_could_not_remove, note_what_a_stop_left
+from ..stops import DefaultStopsHeld, later_stops_held, note_what_a_stop_could_not_remove, note_what_a_stop_left
 from .s3 import AlreadyExists, _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
@@ -512,9 +512,11 @@ def _written_and_placed(uris, mode, overwrite, on_written, if_taken=None):
         # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
         targets = [write_target(u) if overwrite else os.path.abspath(u) for u in uris]
         # (without overwrite nothing is replaced: a file there stays, if_taken, or the write fails, "already exists")
-        with _renaming_alone(targets), _kept_as_they_were(targets if overwrite else (), placing):
+        with _renaming_alone(targets), _kept_as_they_were(targets if overwrite else (), placing) as default_stops:
+            default_stops.hold()  # (a kill at its default disposition waits while the set is mixed...)
             for writer in writers:
                 writer.close()  # the rename
+            default_stops.let_through()  # (...and only then: on_written is the caller's, and may wait)
             # Once every file is in place, the replaced ones still kept: stdout refusing the summary puts them back.
             # Called before the renames, a rename that failed after it (a destination another run created meanwhile,
             # without overwrite; EBUSY) printed the summary, then an error line.
@@ -537,9 +539,13 @@ def _kept_as_they_were(replaced, placing):
     as hard links; where the file system has none (vfat, some FUSE and SMB mounts), or refuses one (another user's
     file, with fs.protected_hardlinks), as copies: without one, a failed rename "took back" a new file by deleting it,
     and the user's file it had replaced was lost. A file that cannot be kept fails the write before anything is
-    replaced. What cannot be put back or removed is said in the failure's line (:func:`_say_left`)."""
+    replaced. What cannot be put back or removed is said in the failure's line (:func:`_say_left`).
+
+    It yields a :class:`~fasttext_lib.stops.DefaultStopsHeld` for the block to hold through its renames; the put-back
+    is held too, and a stop so held ends the process once the kept files are removed."""
     kept, put_back = {}, []
     locks = contextlib.ExitStack()
+    default_stops = DefaultStopsHeld()
     with later_stops_held() as hold_every_stop:  # (a stop after the first one never cuts the put-back short)
         try:
             try:
@@ -548,8 +554,9 @@ def _kept_as_they_were(replaced, placing):
                         with contextlib.suppress(OSError):  # (unreadable: kept unlocked, as before)
                             _hold_locked(locks, path)  # before it is a temporary: another write's sweep never takes it
                         kept[path] = _keep(path, locks)
-                yield
+                yield default_stops
             except BaseException as exc:
+                default_stops.hold()  # (the put-back and set-aside: the set is mixed until they are done)
                 failure = exc
                 try:
                     hold_every_stop()  # from here on no stop interrupts the put-back (nor the set-aside)...
@@ -563,6 +570,7 @@ def _kept_as_they_were(replaced, placing):
             # almost any two bytecodes) ended them before the put-back: the finally deleted the kept old files. Its
             # handler held every later stop (later_stops_held), so this put-back runs whole.
             if not put_back:
+                default_stops.hold()
                 _put_back(escaped, kept, placing)
             raise
         finally:
@@ -570,6 +578,7 @@ def _kept_as_they_were(replaced, placing):
                 with contextlib.suppress(OSError):
                     os.remove(backup)
             locks.close()
+            default_stops.end()
 
 
 def _put_back(failure, kept, placing):
