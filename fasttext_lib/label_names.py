@@ -367,15 +367,25 @@ def find_beside_either(first, second, roles, way_out=""):
     second_names, second_found = find_beside(second)
     if first_names is None:
         return second_names, second_found, second
+    if second_names is not None:
+        refuse_disagreeing((f"{first_names} (beside {roles[0]})", first_found),
+                           (f"{second_names} (beside {roles[1]})", second_found), way_out)
+    return first_names, first_found, first
+
+
+def refuse_disagreeing(first, second, way_out=""):
+    """Refuse two names files of data read together that name the classes differently, ``first`` and ``second``
+    each ``(the file as the user knows it, its mapping)``: the one rule of the CLI, notebook 01
+    (:func:`find_beside_either`) and the SageMaker job's train and test channels (sm_train.names_of_channels).
+    ``way_out``: any other way than making them agree."""
+    (first_said, first_found), (second_said, second_found) = first, second
     differ = sorted((c for c in set(first_found) | set(second_found) if first_found.get(c) != second_found.get(c)),
                     key=lambda c: (len(c), c))
-    if second_names is not None and differ:
+    if differ:
         at = differ[0]
-        raise FastTextError(f"{first_names} (beside {roles[0]}) and {second_names} (beside {roles[1]}) name the classes "
-                            f"differently (class {at!r}: {_name_or_none(first_found, at)} and "
-                            f"{_name_or_none(second_found, at)}): make them the same, or remove the one that is wrong"
-                            f"{way_out}")
-    return first_names, first_found, first
+        raise FastTextError(f"{first_said} and {second_said} name the classes differently (class {at!r}: "
+                            f"{_name_or_none(first_found, at)} and {_name_or_none(second_found, at)}): make them the "
+                            f"same, or remove the one that is wrong{way_out}")
 
 
 def _name_or_none(found, label):

@@ -7,8 +7,9 @@ with the source_dir as cwd; this module
   (``SM_CHANNEL_TEST``; ``validation`` is accepted too; a channel of another name, or both, is refused) but the empty
   ones, the hidden ones and Hadoop's, Spark's and Hive's markers (``_SUCCESS``, ...: :func:`is_job_marker`), in any
   format the CLI reads (docs/INPUT.md), one or many files (concatenated in path order); a ``classes.txt`` /
-  ``*.classes.txt`` file in the train channel is not data but the label names (label_names.py), which the
-  ``label_names`` hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
+  ``*.classes.txt`` file in the train channel, else in the test channel, is not data but the label names
+  (label_names.py; two channels' that differ are refused: :func:`names_of_channels`), which the ``label_names``
+  hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
 * starts the word rows from pretrained vectors (``.vec``) when asked: the ``pretrained_vectors``
   hyperparameter (an ``s3://`` URI, read directly; or a file name inside the ``pretrained`` channel),
   or the one file of a ``pretrained`` channel (``fit({"train": ..., "pretrained": "s3://.../wiki.en.vec"})``);
@@ -134,7 +135,8 @@ def build_parser():
                    help=f"local dir or s3:// URI; default {SAGEMAKER_CHECKPOINT_DIR} when it exists; 'none' disables")
     p.add_argument("--label-names", "--label_names", dest="label_names", default=None,
                    help="what the classes mean: 1=negative,2=positive, a known dataset (ag_news, ...), an s3:// "
-                        "names file, or none; default: a classes.txt / *.classes.txt file in the train channel")
+                        "names file, or none; default: a classes.txt / *.classes.txt file in the train channel, else "
+                        "in the test channel")
     return p
 
 
@@ -550,29 +552,49 @@ def _is_fifo(path):
     return storage.local_kind(path) == "a pipe"
 
 
-def label_names_in_channel(path, name="train"):
-    """``(names_files, found)``: the label names files the channel holds and what each says, which must agree (else
-    one error). Read before any channel's data: a bad one fails the job then, not after minutes of reading."""
-    from .label_names import read_file
+def channel_names(path, name):
+    """The label names a channel holds: ``(its first names file, their mapping, whether they are surely its data's:
+    label_names.named_for)``, None when it holds none. All of them, when several, must agree."""
+    from .label_names import named_for, read_file
 
     names_files = []
-    channel_files(path, name, names_files)
+    files = channel_files(path, name, names_files)
+    if not names_files:
+        return None
     found = [read_file(f) for f in names_files]
     if any(m != found[0] for m in found[1:]):
         raise FastTextError(f"{name} channel holds label names files that disagree: "
                             f"{', '.join(os.path.relpath(f, path) for f in names_files)}")
-    return names_files, found
+    return names_files[0], found[0], all(any(named_for(n, f) for f in files) for n in names_files)
+
+
+def names_of_channels(train_channel, test_channel):
+    """The label names of a job without the ``label_names`` hyperparameter (:func:`channel_names`): the train
+    channel's, else the test channel's, as train --validation and notebook 01 take those beside the test data (they
+    were skipped as not data: the bundle said the classes' ids). Read before any data (minutes at Yelp size); names in
+    both that name a class differently are refused: which is right is the user's to say."""
+    from .label_names import refuse_disagreeing
+
+    in_train = channel_names(train_channel, "train")
+    in_test = channel_names(test_channel, "test") if test_channel else None
+    if in_train is None:
+        return in_test
+    if in_test is not None:
+        refuse_disagreeing((f"the train channel's {os.path.relpath(in_train[0], train_channel)}", in_train[1]),
+                           (f"the test channel's {os.path.relpath(in_test[0], test_channel)}", in_test[1]),
+                           " (or give the label_names hyperparameter)")
+    return in_train
 
 
 def read_channel(path, fmt="auto", name="train", find_names=False, counted=False, names=None):
     """All documents of a channel: its files read together by :func:`~fasttext_lib.data.read_labeled`, in order.
 
-    ``find_names``: ``names`` from the label names file the channel holds (all of them, when several,
-    must agree), keeping the labels the data has; ``names``: those files already read
-    (:func:`label_names_in_channel`). ``counted=True`` (the training channel): tokenized and counted as the files stream
+    ``find_names``: ``names`` from the label names file the channel holds (:func:`channel_names`); ``names``: those
+    found already (:func:`names_of_channels`: the test channel's, when they name the training data); either kept
+    for the labels the data has. ``counted=True`` (the training channel): tokenized and counted as the files stream
     (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
     from .data import read_counted, read_labeled
-    from .label_names import kept_for_data, named_for
+    from .label_names import kept_for_data
 
     empty, marked = [], []
     files = channel_files(path, name, None, empty, marked)
@@ -582,8 +604,8 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     if empty:
         print(f"{name} channel: skipped {len(empty)} empty file(s): {_some([os.path.relpath(f, path) for f in empty])}",
               flush=True)
-    # The names files first: a bad one fails the job before the data is read (minutes at Yelp size).
-    names_files, found = (names or label_names_in_channel(path, name)) if find_names else ([], [])
+    if find_names and names is None:  # before the data: a bad names file fails the job first (minutes at Yelp size)
+        names = channel_names(path, name)
 
     def note(line):  # how a file was read (pandas' index column left out), in the job's log
         print(line, flush=True)
@@ -591,9 +613,9 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     # One read of all the files: a class is read alike in each (data.whole_number_classes), as one file's would be.
     data = read_counted(files, fmt, note=note) if counted else read_labeled(files, fmt, find_names=False, note=note)
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
-    if found:  # a classes.txt beside the data must fit it, a.classes.txt beside a.train need only name its classes
-        data.names = kept_for_data(found[0], data.labels, names_files[0],
-                                   subset=all(any(named_for(n, f) for f in files) for n in names_files))
+    if names is not None:  # a classes.txt must fit the data, a.classes.txt beside a.train need only name its classes
+        names_file, found, subset = names
+        data.names = kept_for_data(found, data.labels, names_file, subset=subset)
     return data
 
 
@@ -728,6 +750,8 @@ def run_training(argv=None, environ=None):
     channel_files(env.train_channel, "train")
     if env.test_channel:
         channel_files(env.test_channel, "test")
+    # the names files too, the test channel's with the train channel's (two that disagree fail the job here)
+    names = names_of_channels(env.train_channel, env.test_channel) if explicit_names is None else None
     if config.pretrained_vectors:  # a wrong file fails the job before the data is read (train reads it whole later)
         from .vec_files import check_vec_start
 
@@ -735,11 +759,8 @@ def run_training(argv=None, environ=None):
     # The test channel first: nothing in the train channel changes how it is read, and a test file the job cannot
     # read failed the job only once the whole train channel had been (minutes at Yelp size). Its texts are held
     # through the train channel's read, as they are through training.
-    # (the train channel's label names files before it: a bad one failed the job only after the test channel's read)
-    train_names = label_names_in_channel(env.train_channel, "train") if explicit_names is None else None
     val_data = read_channel(env.test_channel, fmt, "test") if env.test_channel else None
-    train_data = read_channel(env.train_channel, fmt, "train", find_names=explicit_names is None, counted=True,
-                              names=train_names)
+    train_data = read_channel(env.train_channel, fmt, "train", names=names, counted=True)
     names_line = label_names.settle(train_data, explicit_names, "label_names")
     if names_line:
         print(names_line, flush=True)

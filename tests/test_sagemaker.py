@@ -261,6 +261,62 @@ def test_training_job_takes_label_names_from_the_channel_or_the_hyperparameter(s
     assert json.loads((tmp_path / "output" / "data" / "metrics.json").read_text())["label_names"] == expected
 
 
+@pytest.mark.parametrize("channel, names_file, content", [
+    ("test", "classes.txt", b"bad\ngood\n"),  # the Zhang et al. layout
+    ("validation", "a.classes.txt", b"1=bad\n2=good\n"),  # what prepare writes beside a.test
+])
+def test_training_job_takes_label_names_from_the_test_channel_when_the_train_channel_has_none(
+        source_dir, tmp_path, channel, names_file, content):
+    """A names file in the test (or validation) channel was skipped as not data and never read: the bundle said the
+    classes' ids, where train --validation and notebook 01 take the names beside the test data."""
+    channels = {"train": {"a.train": GOOD}, channel: {"a.test": GOOD, names_file: _write(content)}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "label names: 1=bad, 2=good" in r.stdout
+    assert Predictor.load(tmp_path / "model").label_names == {"1": "bad", "2": "good"}
+
+
+def test_training_job_refuses_a_test_channel_names_file_numbered_unlike_the_training_data(source_dir, tmp_path):
+    """The test channel's names name the training data's classes, and are checked against them as the train
+    channel's are: a Zhang classes.txt (line 1 names class 1) beside classes 0 and 1 would call class 1 'bad'."""
+    zero_one = _write(b"__label__0 bad food\n__label__1 good food\n" * 20)
+    channels = {"train": {"a.train": zero_one}, "test": {"a.test": zero_one, "classes.txt": _write(b"bad\ngood\n")}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert re.match(r"error: .*/test/classes\.txt names class\(es\) '2' .* numbering is not the data's", last), last
+    assert (tmp_path / "output" / "failure").read_text() == last
+    assert os.listdir(tmp_path / "model") == []
+
+
+def test_training_job_refuses_names_files_in_both_channels_that_disagree_before_reading_data(source_dir, tmp_path,
+                                                                                            monkeypatch):
+    """Names files in the train and test channels naming a class differently: the test channel's went unread and
+    unsaid. Which is right is the user's to say: one line before any channel's data is read, naming label_names as
+    the other way out; with label_names given, the job trains."""
+    def read_channel(*args, **kwargs):
+        raise AssertionError("a channel was read before the names files were refused")
+
+    real_read_channel = sm_train.read_channel
+    monkeypatch.setattr(sm_train, "read_channel", read_channel)
+    channels = {"train": {"a.train": GOOD, "classes.txt": _write(b"bad\ngood\n")},
+                "test": {"a.test": GOOD, "classes.txt": _write(b"negative\npositive\n")}}
+    r = job_in_process(source_dir, make_container(tmp_path / "job", channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last == ("error: the train channel's classes.txt and the test channel's classes.txt name the classes "
+                    "differently (class '1': 'bad' and 'negative'): make them the same, or remove the one that is "
+                    "wrong (or give the label_names hyperparameter)"), last
+    assert (tmp_path / "job" / "output" / "failure").read_text() == last
+    assert os.listdir(tmp_path / "job" / "model") == []
+
+    monkeypatch.setattr(sm_train, "read_channel", real_read_channel)
+    r = job_in_process(source_dir, make_container(tmp_path / "named", channels),
+                       args_for(epochs=1, batch_size=16, label_names="1=negative,2=positive"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert Predictor.load(tmp_path / "named" / "model").label_names == NAMES
+
+
 def _write(content):
     def write(path):
         with open(path, "wb") as f:
