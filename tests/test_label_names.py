@@ -167,6 +167,23 @@ def test_train_refuses_other_class_names_beside_the_validation_file_than_beside_
     assert named.returncode == 0 and Predictor.load(tmp_path / "b").label_names == {"1": "neg", "2": "pos"}
 
 
+def test_a_validation_class_training_lacks_is_said_as_such_where_the_names_are_beside_the_validation_file(tmp_path):
+    """A classes.txt beside --validation only, naming a class the validation data has and the training data lacks:
+    the run was refused with ``train_data.names gives a name to class(es) '3' ...`` (a name of the library's own
+    code), where the same data without the file is refused for what is wrong, the validation class training never
+    saw. It is now refused as without the file, the names shown as they are for the training data's classes."""
+    (tmp_path / "v").mkdir()
+    (tmp_path / "t.txt").write_text("__label__1 bad food\n__label__2 good food\n__label__1 awful\n__label__2 great\n")
+    (tmp_path / "v" / "v.txt").write_text("__label__1 bad\n__label__2 good\n__label__3 odd\n")
+    (tmp_path / "v" / "classes.txt").write_text("bad\ngood\nodd\n")
+    out = run_cli("train", "--train", tmp_path / "t.txt", "--validation", tmp_path / "v" / "v.txt", "--output",
+                  tmp_path / "b", *FAST)
+    assert out.returncode == 2 and out.stderr.count("error:") == 1 and not (tmp_path / "b").exists(), out.stderr
+    assert "train_data" not in out.stderr, out.stderr
+    assert out.stderr.splitlines()[-1].startswith(
+        f"error: {tmp_path / 'v' / 'v.txt'} has label(s) '3' (line 3) not seen in training (known: 1 (bad), 2 (good))")
+
+
 def _train_beside(tmp_path, beside_train, beside_validation, *flags):
     """``train`` of train/set.csv, validated on valid/set.csv, with a classes.txt of ``beside_train`` /
     ``beside_validation`` beside each (None: none)."""
