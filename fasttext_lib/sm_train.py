@@ -253,6 +253,8 @@ class ContainerEnv:
         self.output_data_dir = env["SM_OUTPUT_DATA_DIR"]
         self.train_channel = env["SM_CHANNEL_TRAIN"]
         self.test_channel = env.get("SM_CHANNEL_TEST") or env.get("SM_CHANNEL_VALIDATION") or None
+        # (the name the user gave it, which the log and errors say: a validation channel was called the test channel)
+        self.test_channel_name = "test" if env.get("SM_CHANNEL_TEST") else "validation"
         self.pretrained_channel = env.get("SM_CHANNEL_PRETRAINED") or None
         try:
             hosts = json.loads(env.get("SM_HOSTS") or '["algo-1"]')
@@ -568,7 +570,7 @@ def channel_names(path, name):
     return names_files[0], found[0], all(any(named_for(n, f) for f in files) for n in names_files)
 
 
-def names_of_channels(train_channel, test_channel):
+def names_of_channels(train_channel, test_channel, test_name="test"):
     """The label names of a job without the ``label_names`` hyperparameter (:func:`channel_names`): the train
     channel's, else the test channel's, as train --validation and notebook 01 take those beside the test data (they
     were skipped as not data: the bundle said the classes' ids). Read before any data (minutes at Yelp size); names in
@@ -576,12 +578,12 @@ def names_of_channels(train_channel, test_channel):
     from .label_names import refuse_disagreeing
 
     in_train = channel_names(train_channel, "train")
-    in_test = channel_names(test_channel, "test") if test_channel else None
+    in_test = channel_names(test_channel, test_name) if test_channel else None
     if in_train is None:
         return in_test
     if in_test is not None:
         refuse_disagreeing((f"the train channel's {os.path.relpath(in_train[0], train_channel)}", in_train[1]),
-                           (f"the test channel's {os.path.relpath(in_test[0], test_channel)}", in_test[1]),
+                           (f"the {test_name} channel's {os.path.relpath(in_test[0], test_channel)}", in_test[1]),
                            " (or give the label_names hyperparameter)")
     return in_train
 
@@ -749,9 +751,10 @@ def run_training(argv=None, environ=None):
     # at Yelp size), an empty train channel only after the pretrained vectors (a wiki .vec file: gigabytes) were read
     channel_files(env.train_channel, "train")
     if env.test_channel:
-        channel_files(env.test_channel, "test")
+        channel_files(env.test_channel, env.test_channel_name)
     # the names files too, the test channel's with the train channel's (two that disagree fail the job here)
-    names = names_of_channels(env.train_channel, env.test_channel) if explicit_names is None else None
+    names = (names_of_channels(env.train_channel, env.test_channel, env.test_channel_name) if explicit_names is None
+             else None)
     if config.pretrained_vectors:  # a wrong file fails the job before the data is read (train reads it whole later)
         from .vec_files import check_vec_start
 
@@ -759,7 +762,7 @@ def run_training(argv=None, environ=None):
     # The test channel first: nothing in the train channel changes how it is read, and a test file the job cannot
     # read failed the job only once the whole train channel had been (minutes at Yelp size). Its texts are held
     # through the train channel's read, as they are through training.
-    val_data = read_channel(env.test_channel, fmt, "test") if env.test_channel else None
+    val_data = read_channel(env.test_channel, fmt, env.test_channel_name) if env.test_channel else None
     train_data = read_channel(env.train_channel, fmt, "train", names=names, counted=True)
     names_line = label_names.settle(train_data, explicit_names, "label_names")
     if names_line:

@@ -289,22 +289,24 @@ def test_training_job_refuses_a_test_channel_names_file_numbered_unlike_the_trai
     assert os.listdir(tmp_path / "model") == []
 
 
+@pytest.mark.parametrize("test_name", ["test", "validation"])
 def test_training_job_refuses_names_files_in_both_channels_that_disagree_before_reading_data(source_dir, tmp_path,
-                                                                                            monkeypatch):
+                                                                                            monkeypatch, test_name):
     """Names files in the train and test channels naming a class differently: the test channel's went unread and
     unsaid. Which is right is the user's to say: one line before any channel's data is read, naming label_names as
-    the other way out; with label_names given, the job trains."""
+    the other way out; with label_names given, the job trains. A channel given as validation is named so (it was
+    called the test channel)."""
     def read_channel(*args, **kwargs):
         raise AssertionError("a channel was read before the names files were refused")
 
     real_read_channel = sm_train.read_channel
     monkeypatch.setattr(sm_train, "read_channel", read_channel)
     channels = {"train": {"a.train": GOOD, "classes.txt": _write(b"bad\ngood\n")},
-                "test": {"a.test": GOOD, "classes.txt": _write(b"negative\npositive\n")}}
+                test_name: {"a.test": GOOD, "classes.txt": _write(b"negative\npositive\n")}}
     r = job_in_process(source_dir, make_container(tmp_path / "job", channels), args_for(epochs=1, batch_size=16))
     assert r.returncode == 2, r.stdout + r.stderr
     last = r.stderr.strip().splitlines()[-1]
-    assert last == ("error: the train channel's classes.txt and the test channel's classes.txt name the classes "
+    assert last == (f"error: the train channel's classes.txt and the {test_name} channel's classes.txt name the classes "
                     "differently (class '1': 'bad' and 'negative'): make them the same, or remove the one that is "
                     "wrong (or give the label_names hyperparameter)"), last
     assert (tmp_path / "job" / "output" / "failure").read_text() == last
