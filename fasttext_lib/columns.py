@@ -845,6 +845,16 @@ def check_text_columns(rows, columns, uri, names=None, keys=False):
         f"{text[-1]}]].to_csv(new_path, {'' if columns else 'header=False, '}index=False)")
 
 
+def frame_columns(frame):
+    """The class and text columns of a pandas DataFrame ``frame`` that a refusal's pandas line names: its own, where a
+    header of the same names would be read so (``sentiment``, ``review``), else ``label`` and ``text`` (pasted,
+    ``df['label']`` of a frame without one was a KeyError)."""
+    columns = [c for c in frame.columns if isinstance(c, str)]
+    label = next((c for c in columns if c.strip().lower() in HEADER_LABEL_NAMES), "label")
+    text = next((c for c in columns if c.strip().lower() in HEADER_TEXT_NAMES and c != label), "text")
+    return label, text
+
+
 # ---- A record's text: its text columns joined
 
 def csv_text(columns):

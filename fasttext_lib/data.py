@@ -23,8 +23,8 @@ from typing import Dict, List
 
 from . import storage
 from .class_folders import refuse_a_directory
-from .columns import (Columns, check_text_columns, header_columns, index_column, several_class_columns, table_texts,
-                      text_header, whole_number)
+from .columns import (Columns, check_text_columns, frame_columns, header_columns, index_column, several_class_columns,
+                      table_texts, text_header, whole_number)
 from .errors import FastTextError
 from .formats import FORMATS, csv_row_to_example, format_to_read, has_text, parse_fasttext_line
 from .header_row import (AlreadySkipped, FirstClassWatch, RepeatedHeader, class_and_text_columns, header_layout,
@@ -152,8 +152,11 @@ def check_labeled_texts(data, what, counted_too=False):
     attribute 'labels'") from deep in train, autotune or evaluate."""
     if isinstance(data, LabeledTexts) or (counted_too and isinstance(data, CountedTexts)):
         return
-    raise FastTextError(f'{what} must be LabeledTexts (data.read_labeled(path), or LabeledTexts(df["label"], '
-                        f'df["text"]) for a DataFrame\'s columns), got a {type(data).__name__}')
+    pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
+    # a frame's own columns (df["sentiment"], df["review"]): df["label"] of a frame without one was a KeyError pasted
+    label, text = frame_columns(data) if pandas is not None and isinstance(data, pandas.DataFrame) else ("label", "text")
+    raise FastTextError(f'{what} must be LabeledTexts (data.read_labeled(path), or LabeledTexts(df["{label}"], '
+                        f'df["{text}"]) for a DataFrame\'s columns), got a {type(data).__name__}')
 
 
 def as_read_from_a_file(data, what):

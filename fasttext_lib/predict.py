@@ -243,11 +243,14 @@ class Predictor:
                                 f"pass [(label, text)]")
         refuse_a_dataframe_of_examples(examples)
         labels, probs, seen, first_lines = [], [], {}, {}
+        fields = None  # the first pair's column names, where it carries them (df.itertuples()' rows)
         refit = self.refit_documents()
         examples = iter(examples if refit is None else refit.watch(examples))  # (islice of a list gave its first
         #                                                                           chunk again and again: no end)
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
             texts = example_texts(chunk, len(labels))
+            if not labels:
+                fields = getattr(chunk[0], "_fields", None)
             try:
                 bags = self.featurizer.transform(texts, scoring=self._held_scoring())
             except NoRoomToFeaturize as exc:  # its index among all the examples
@@ -262,8 +265,10 @@ class Predictor:
             raise FastTextError(f"{where}: contains no labeled documents")
         labels = whole_number_classes(labels)  # (the file's classes as training reads them: __label__5.0 is 5 when all are)
         first_lines = first_lines_as_read(first_lines)
-        column = "label" if found is None else pandas_class_column(class_from=found.get("class_from", ""),
-                                                                   class_column=found.get("class_column"))
+        # (a hint's pandas line names the rows' own class column: df['label'] of a frame's sentiment was a KeyError)
+        own = fields[0] if fields and isinstance(fields[0], str) else None
+        column = pandas_class_column(class_column=own) if found is None else pandas_class_column(
+            class_from=found.get("class_from", ""), class_column=found.get("class_column"))
         y = encode_labels(labels, self.labels, where, self.label_names, first_lines, column)
         metrics = self._metrics(np.concatenate(probs), y, confusion)
         if refit is not None:

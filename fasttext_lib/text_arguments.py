@@ -7,7 +7,7 @@ import collections.abc
 import reprlib
 import sys
 
-from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
+from .columns import HEADER_TEXT_NAMES, frame_columns
 from .data import missing_text_fill, missing_value
 from .errors import FastTextError, lone_surrogate_message
 
@@ -35,9 +35,7 @@ def refuse_a_dataframe_of_examples(examples):
     pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
     if pandas is None or not isinstance(examples, pandas.DataFrame):
         return
-    columns = [c for c in examples.columns if isinstance(c, str)]
-    label = next((c for c in columns if c.strip().lower() in HEADER_LABEL_NAMES), "label")
-    text = next((c for c in columns if c.strip().lower() in HEADER_TEXT_NAMES and c != label), "text")
+    label, text = frame_columns(examples)
     raise FastTextError(f"examples must be (label, text) pairs, got a pandas DataFrame, whose items are its column "
                         f"names: pass its rows as pairs (zip(df[{label!r}], df[{text!r}]))")
 

@@ -206,3 +206,31 @@ def test_the_label_column_alone_reads_a_texts_spilled_columns_as_its_text_too(tm
     assert not any("left out" in note for note in notes), notes
     named = read_labeled(str(path), fmt=csv_columns("auto", "v1", ["v2"]))
     assert named.texts[1] == "call now"
+
+
+def test_the_case_hint_of_evaluate_examples_rows_names_the_frames_class_column(reviews, predictor):
+    """evaluate_examples of a DataFrame's rows (itertuples: pairs that carry their columns' names) whose classes are
+    written in another case was told df['label'] = df['label'].str.lower(): pasted, a KeyError, or a new column that
+    fixed nothing. The rows' own class column is named now; pairs without names (a zip of two Series) still say
+    'label'."""
+    frame = reviews.assign(sentiment=reviews["sentiment"].str.capitalize())
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate_examples(frame[["sentiment", "review"]].itertuples(index=False))
+    said = str(caught.value)
+    assert said.endswith("(pandas: df['sentiment'] = df['sentiment'].str.lower())"), said
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate_examples(zip(frame["sentiment"].tolist(), frame["review"].tolist()))
+    said = str(caught.value)
+    assert said.endswith("(pandas: df['label'] = df['label'].str.lower())"), said
+
+
+def test_a_dataframe_given_as_the_data_itself_is_refused_naming_its_columns(reviews, predictor):
+    """predictor.evaluate(df) and train(df, ...): the refusal said LabeledTexts(df["label"], df["text"]) of a frame
+    whose columns are sentiment and review: pasted, a KeyError. It names the frame's own columns now."""
+    for call, what in [(lambda: predictor.evaluate(reviews), "data"),
+                       (lambda: train(reviews, None, CONFIG), "train_data")]:
+        with pytest.raises(FastTextError) as caught:
+            call()
+        said = str(caught.value)
+        assert said.startswith(f"{what} must be LabeledTexts") and \
+            'LabeledTexts(df["sentiment"], df["review"])' in said, said
