@@ -48,6 +48,9 @@ def open_from_byte(url, offset, part):
                             f"({exc})") from None  # (was a ValueError traceback)
 
 
+GZIP_ENCODINGS = ("gzip", "x-gzip")  # the Content-Encodings download_fetch's _Gunzipped decodes
+
+
 def content_encoding(response):
     """The encoding the server sends the body in (Content-Encoding), lower case; ``""``: none (the bytes as they are).
     urllib decodes none: a server that gzips the .tgz again (a CDN, a web server compressing every file) sent bytes
@@ -59,10 +62,10 @@ def content_encoding(response):
 def refuse_an_encoding(encoding, response, url, part, spec, offset):
     """Refuse an answer sent in another encoding than gzip (which download_fetch's ``_Gunzipped`` decodes), or a
     range of its encoding to a request for the whole (``response.status`` 206): neither is the archive's bytes."""
-    if encoding in ("gzip", "x-gzip") and response.status != 206:
+    if encoding in GZIP_ENCODINGS and response.status != 206:
         return
     kept = f"; the partial download {part} is kept" if offset else ""
-    what = ("and answers a request for all of it with a range of that" if encoding in ("gzip", "x-gzip")
+    what = ("and answers a request for all of it with a range of that" if encoding in GZIP_ENCODINGS
             else "which is not decoded here")
     encoding = encoding[:40] if encoding.isprintable() else "an unreadable"
     raise FastTextError(f"cannot download {url}: the server sends the archive {encoding}-encoded (Content-Encoding: "
@@ -150,14 +153,26 @@ def refuse_a_page(response, length, url, spec, part):
     ``length``: the page's, None when unknown (not announced, or its Content-Encoding's). ``part``: the partial
     download the request was to resume (None: none), which is kept. The line is the same whatever the page's
     encoding: a br-encoded page was called "the archive br-encoded", and one answering a resume its "N bytes"."""
+    kind = page_kind(response, length, spec)
+    if kind:
+        raise page_error(kind, url, spec, part)
+
+
+def page_kind(response, length, spec):
+    """The Content-Type of an answer that is a text page by its headers (refuse_a_page's), or ``""``."""
     if response.headers.get("Content-Type") is None:  # (get_content_type's default is text/plain: no page)
-        return
+        return ""
     kind = response.headers.get_content_type()
-    if kind.startswith("text/") and length != spec.size:
-        kept = f"; the partial download {part} is kept for a rerun to resume" if part else ""
-        raise FastTextError(f"cannot download {url}: the server answered with a {kind} page, not the {spec.size}-byte "
-                            f"archive (a captive portal, a login page or an expired link?); open the URL in a browser "
-                            f"to see it, or pass --base-url a mirror that holds {spec.filename}{kept}")
+    return kind if kind.startswith("text/") and length != spec.size else ""
+
+
+def page_error(kind, url, spec, part):
+    """The error of a ``kind`` page answering the download of ``spec`` (``part``: the partial download kept, or
+    None)."""
+    kept = f"; the partial download {part} is kept for a rerun to resume" if part else ""
+    return FastTextError(f"cannot download {url}: the server answered with a {kind} page, not the {spec.size}-byte "
+                         f"archive (a captive portal, a login page or an expired link?); open the URL in a browser "
+                         f"to see it, or pass --base-url a mirror that holds {spec.filename}{kept}")
 
 
 def range_sent(response):

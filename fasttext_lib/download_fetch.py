@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from http.client import HTTPException
 from typing import Optional
 
-from .download_answers import (announced_length, check_range, content_encoding, open_from_byte, range_sent,
-                               refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
+from .download_answers import (GZIP_ENCODINGS, announced_length, check_range, content_encoding, open_from_byte,
+                               page_error, page_kind, range_sent, refuse_a_206_without_a_range, refuse_a_page,
+                               refuse_an_encoding, sends_the_whole)
 from .download_cache import fail_verification, partial_size, refuse_a_folder, remove_if_there
 from .download_retry import TransientError
 from .errors import FastTextError
@@ -54,6 +55,9 @@ def fetch(url, part, spec, progress):
                 continue
             with response:
                 body = _where_the_body_goes(response, offset, url, part, spec)
+                read = _body_reader(response, body.encoding)
+                if body.page:  # (before the .part is opened: a page leaves it as it was, or none at all)
+                    _refuse_a_page_by_its_start(read, body, url, part, spec)
                 if pbar is None:  # (from the bytes kept: a resumed download shows the bytes already there)
                     pbar = bars.enter_context(bar(total=spec.size, initial=body.start - body.held,
                                                   desc=spec.filename, disable=not progress, unit="B",
@@ -61,7 +65,6 @@ def fetch(url, part, spec, progress):
                 else:  # (a piece that sends again bytes the .part holds counts them again as they are compared)
                     pbar.update(body.start - body.held - pbar.n)
                 with _part_to_write(part, body) as out, _part_to_compare(part, body) as have:
-                    read = _body_reader(response, body.encoding)
                     error = _copy_body(read, out, have, body, pbar, stall, url, part, spec)
                     _refuse_a_damaged_body(out, error, body, url, part, spec)
                     _refuse_a_body_cut_short(out, read, error, body, url, part, spec)
@@ -135,13 +138,15 @@ class _Body:
     Content-Encoding (``""``: none); ``outgrows``: for the whole archive answering a resume (a server ignoring Range),
     the .part's size: the body is written to a sibling (_staged) that replaces the .part only once it holds more
     (written over at once, a body cut short left less than the .part held: a Yelp .part of 150 MB cut back to a few
-    MB), set to 0 then (0: the body is written to the .part itself)."""
+    MB), set to 0 then (0: the body is written to the .part itself); ``page``: the Content-Type of a gzip-encoded
+    text/* answer, a page unless it decodes to the archive's start (_refuse_a_page_by_its_start), else ``""``."""
 
     start: int
     held: int
     end: Optional[int]
     encoding: str
     outgrows: int = 0
+    page: str = ""
 
     @property
     def first(self):
@@ -155,9 +160,10 @@ def _where_the_body_goes(response, offset, url, part, spec):
     encoding = content_encoding(response)
     kept = part if offset else None
     if encoding:  # (a server or CDN that compresses the .tgz again: its length is the encoding's)
-        refuse_a_page(response, None, url, spec, kept)  # (first: a page in any encoding is named as one)
+        if encoding not in GZIP_ENCODINGS or response.status == 206:  # (first: a page in any encoding is named as
+            refuse_a_page(response, None, url, spec, kept)             # one; gzip's is told by its decoded start)
         refuse_an_encoding(encoding, response, url, part, spec, offset)
-        return _Body(offset, offset, None, encoding)
+        return _Body(offset, offset, None, encoding, page=page_kind(response, None, spec))
     first, end, outgrows = offset, spec.size, 0
     sent = range_sent(response) if response.status == 206 else None
     if response.status != 206:  # the server ignored Range and sends the whole file: start over
@@ -256,6 +262,17 @@ def _body_reader(response, encoding):
     # read1: what has arrived, not a full _CHUNK (read waits for 1 MB however slowly it trickles in)
     read = getattr(response, "read1", response.read)
     return _Gunzipped(read) if encoding else read
+
+
+def _refuse_a_page_by_its_start(read, body, url, part, spec):
+    """Refuse a gzip-encoded text/* answer (``body.page``) whose decoded start is not the archive's (gzip's magic
+    bytes): a page. By its headers alone (no length to tell it by), the archive was refused as one, every time, from
+    a web server that types a file it does not know as text/plain and gzips text/plain answers (nginx's default_type
+    and gzip_types, Apache's DefaultType and mod_deflate). Nothing decoded (an error, an empty body) is left to the
+    copy's own checks."""
+    start = read.peek(2)
+    if start and start != _ARCHIVE_MAGIC[:len(start)]:
+        raise page_error(body.page, url, spec, part if body.start else None)
 
 
 def _copy_body(read, out, have, body, pbar, stall, url, part, spec):
@@ -420,12 +437,35 @@ class _Gunzipped:
     def __init__(self, read):
         self._read = read
         self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)  # (16+: gzip's header and trailer, not zlib's)
+        self._peeked, self._error = b"", None  # (peek's: returned, then raised, by the calls after it)
 
     @property
     def complete(self):
         return self._inflate.eof
 
+    def peek(self, size):
+        """The first ``size`` decoded bytes (fewer at the body's end or an error), returned again by the calls after
+        it; an error met is raised by the first call after them, as if met there."""
+        try:
+            while len(self._peeked) < size:
+                block = self._decoded(_CHUNK)
+                if not block:
+                    break
+                self._peeked += block
+        except (HTTPException, OSError, zlib.error) as exc:
+            self._error = exc
+        return self._peeked[:size]
+
     def __call__(self, size):
+        if self._peeked:
+            block, self._peeked = self._peeked[:size], self._peeked[size:]
+            return block
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self._decoded(size)
+
+    def _decoded(self, size):
         while not self._inflate.eof:
             encoded = self._inflate.unconsumed_tail or self._read(size)
             if not encoded:
@@ -436,7 +476,10 @@ class _Gunzipped:
         return b""
 
 
+_ARCHIVE_MAGIC = b"\x1f\x8b"  # how a .tgz begins: gzip's magic bytes
+
+
 def _starts_as_the_archive(path):
     """Does ``path`` begin as a .tgz does (gzip's magic bytes)?"""
     with open(path, "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+        return f.read(2) == _ARCHIVE_MAGIC

@@ -64,6 +64,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # A Content-Encoding the archive is sent in, as a misconfigured server or CDN does (gzip: compressed again; its
     # ranges are of that encoding, as HTTP has them); another one: the header alone.
     encoding = None
+    content_type = None  # the Content-Type of the archive's answers (None: none sent)
     damaged = False  # a gzip encoding damaged on the way
     from_zero = None  # a Range answered 206 with the whole archive: "bare" (no Content-Range) or "content-range"
     hold_at = None  # send this many bytes, then wait for ``release`` (a threading.Event) before the rest
@@ -166,6 +167,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
         body = data[start:]
         self.send_header("Content-Length", str(len(body)))
+        if self.content_type:
+            self.send_header("Content-Type", self.content_type)
         if self.encoding:
             self.send_header("Content-Encoding", self.encoding)
         self.end_headers()
@@ -1655,6 +1658,23 @@ def test_a_resume_from_a_server_that_gzips_again_reads_the_whole_and_compares_wh
     with open(path, "rb") as f:
         assert f.read() == data
     assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None)]
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_an_archive_a_server_labels_as_text_and_gzips_again_is_no_page(archive, server, tmp_path, resume):
+    """A web server that types a file it does not know as text/plain (nginx's default_type, Apache 2.2's DefaultType)
+    and gzips text/plain answers (gzip_types, mod_deflate): the .tgz was refused as "a text/plain page ... open the
+    URL in a browser", every time, though the decoded body was the archive. The decoded start decides: the
+    archive's gzip magic is no page; verified by size and md5 as any download is."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.content_type = "gzip", "text/plain"
+    cache = tmp_path / "cache"
+    if resume:
+        cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert os.listdir(cache) == [spec.filename]
 
 
 def test_a_partial_download_that_a_gzipped_answer_does_not_begin_with_is_kept_and_named(archive, server, tmp_path):
