@@ -4,7 +4,6 @@ numbers taken for classes. Each is one error line that says which column was rea
 file; :func:`check_classes` runs them before anything is featurized (train.train).
 """
 import contextlib
-import functools
 import os
 import re
 import shlex
@@ -14,6 +13,7 @@ import unicodedata
 from .columns import distinct_row_numbers, restarted_row_numbers
 from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, pandas_class_column
 from .errors import FastTextError
+from .formats import separator_bytes
 from .unknown_labels import case_folded
 
 MANY_CLASSES = 20  # from this many classes on, more classes than half the documents, named like text, is data read wrong
@@ -131,9 +131,9 @@ def _how_to_merge(data, pairs):
 
     Perl, not sed: GNU sed's ``\\t`` and ``\\xHH`` escapes, which the separators need, are no BSD sed's (a Mac's), and
     ``perl -i.bak -pe`` reads alike on macOS and Linux (Debian's perl-base is required). ``-C0``: the files are read as
-    bytes whatever ``PERL_UNICODE`` says, as :func:`_separator_bytes` matches them. The separator before a label is
-    matched and kept out of the rewrite (``\\K``), the one after only looked at (``(?=...)``): matched as part of the
-    label (sed's ``\\2``), it was consumed, and of two labels a separator apart only the first was rewritten."""
+    bytes whatever ``PERL_UNICODE`` says, as :func:`formats.separator_bytes` matches them. The separator before a
+    label is matched and kept out of the rewrite (``\\K``), the one after only looked at (``(?=...)``): matched as part
+    of the label (sed's ``\\2``), it was consumed, and of two labels a separator apart only the first was rewritten."""
     files = list(dict.fromkeys(uri for uri, _ in getattr(data, "files", ())))
     column = pandas_class_column(data)  # (the file's own: a header's sentiment, a JSON Lines key, a Series' name)
     if column is not None or not files:  # (a fastText file has no column for pandas to name)
@@ -143,46 +143,12 @@ def _how_to_merge(data, pairs):
     if (any("://" in uri or uri == "-" or compression for uri, compression in data.files)
             or not all(_COMMAND_SAFE.fullmatch(c) and _COMMAND_SAFE.fullmatch(c.lower()) for c in spelled)):
         return f"the __label__ words in the file{'s' if len(files) > 1 else ''}"
-    separator = _separator_bytes()
+    separator = separator_bytes()
     # (a line's start may hold a UTF-8 byte order mark, Notepad's, which the reader skips before a label)
     before = f"(?:^(?:\\xef\\xbb\\xbf)?|{separator})"
     program = "; ".join(f"s/{before}\\K__label__{c}(?={separator}|$)/__label__{c.lower()}/g" for c in spelled)
     paths = " ".join(shlex.quote("./" + uri if uri.startswith("-") else uri) for uri in files)  # (-x: no option)
     return f"{'this file' if len(files) == 1 else 'these files'}: perl -C0 -i.bak -pe '{program}' {paths}"
-
-
-@functools.lru_cache(maxsize=None)  # (built when a warning needs it: scanning every code point takes 0.3 s)
-def _separator_bytes():
-    """A perl pattern (of bytes: ``perl -C0``) of one character the fastText reader splits a line's words at
-    (``str.split()``: formats.parse_fasttext_line), as its UTF-8 bytes: ``\\s`` or ``[[:space:]]`` missed the no-break
-    space (``\\xa0``: text pasted from a web page), ``\\x1c``-``\\x1f`` and the wide spaces (U+2000 ...), or matched
-    them by the locale, so that a label beside one was left a class of its own. Bytes, not characters decoded from
-    UTF-8: nothing for perl to decode, so no byte of the file can stop it, and UTF-8 being self-synchronizing, a
-    character's bytes match only where that character is. Each character's bytes but its last are a prefix, the last
-    bytes after a prefix one bracket (runs of three or more written a-b); the line end is none (``$`` matches there)."""
-    by_prefix = {}
-    for code in range(sys.maxunicode + 1):
-        if chr(code).isspace() and chr(code) != "\n":
-            raw = chr(code).encode("utf-8")
-            by_prefix.setdefault(raw[:-1], []).append(raw[-1])
-    named = {9: "\\t", 12: "\\f", 13: "\\r", 32: " "}  # (not \\v: perl's is a class of vertical spaces)
-
-    def byte(b):
-        return named.get(b, f"\\x{b:02x}")
-
-    alternatives = []
-    for prefix, lasts in by_prefix.items():
-        runs = []
-        for b in lasts:  # (a named byte, \\t or a space, is written alone: [\\t\\x0b\\f\\r\\x1c-\\x1f ])
-            if runs and b == runs[-1][1] + 1 and b not in named and runs[-1][1] not in named:
-                runs[-1][1] = b
-            else:
-                runs.append([b, b])
-        spelled = "".join(byte(a) if a == z else byte(a) + byte(z) if z == a + 1 else f"{byte(a)}-{byte(z)}"
-                          for a, z in runs)
-        tail = spelled if len(lasts) == 1 else f"[{spelled}]"
-        alternatives.append("".join(byte(b) for b in prefix) + tail)
-    return "|".join(alternatives)
 
 
 _SAID = None  # inside warnings_said_once(): the warnings said so far

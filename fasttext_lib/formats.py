@@ -17,9 +17,11 @@ what is done with a whole file: :mod:`fasttext_lib.data` reads files with them a
 """
 import contextlib
 import csv
+import functools
 import heapq
 import itertools
 import re
+import sys
 
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, class_and_text_names,
                       csv_text, header_layout, index_column, index_header_start, index_named, is_int_text,
@@ -254,9 +256,49 @@ def word_class_csv(lines, delimiter=","):
 
 # Keeps each line's first __label__ word and drops the others, wherever they are (fastText reads them anywhere on a
 # line; the sed this was, for labels leading a line as in fastText's tutorials, left "the text __label__a __label__b"
-# as it was, and the file was refused again). Words are joined by one space, as they are read.
-FIRST_LABEL_COMMAND = ("awk '{n = 0; s = \"\"; for (i = 1; i <= NF; i++) if ($i !~ /^__label__/ || !n++) "
-                       "s = s (s == \"\" ? \"\" : \" \") $i; print s}'")
+# as it was, and the file was refused again). Words are joined by one space, as they are read. Perl, of bytes, split
+# at every character the reader splits at (separator_bytes): the awk this was split at spaces and tabs only, so two
+# labels a no-break space apart (text pasted from a web page), or a first label behind Notepad's byte order mark,
+# stayed two, and the file was refused again.
+@functools.lru_cache(maxsize=None)
+def first_label_command():
+    keep = "!/^__label__/ || !$n++"
+    return (f"perl -C0 -ne 's/^\\xef\\xbb\\xbf//; chomp; my $n = 0; print join(\" \", grep {{ length && ({keep}) }} "
+            f"split /(?:{separator_bytes()})+/), \"\\n\"'")
+
+
+@functools.lru_cache(maxsize=None)  # (built when a warning needs it: scanning every code point takes 0.3 s)
+def separator_bytes():
+    """A perl pattern (of bytes: ``perl -C0``) of one character the fastText reader splits a line's words at
+    (``str.split()``: formats.parse_fasttext_line), as its UTF-8 bytes: ``\\s`` or ``[[:space:]]`` missed the no-break
+    space (``\\xa0``: text pasted from a web page), ``\\x1c``-``\\x1f`` and the wide spaces (U+2000 ...), or matched
+    them by the locale, so that a label beside one was left a class of its own. Bytes, not characters decoded from
+    UTF-8: nothing for perl to decode, so no byte of the file can stop it, and UTF-8 being self-synchronizing, a
+    character's bytes match only where that character is. Each character's bytes but its last are a prefix, the last
+    bytes after a prefix one bracket (runs of three or more written a-b); the line end is none (``$`` matches there)."""
+    by_prefix = {}
+    for code in range(sys.maxunicode + 1):
+        if chr(code).isspace() and chr(code) != "\n":
+            raw = chr(code).encode("utf-8")
+            by_prefix.setdefault(raw[:-1], []).append(raw[-1])
+    named = {9: "\\t", 12: "\\f", 13: "\\r", 32: " "}  # (not \\v: perl's is a class of vertical spaces)
+
+    def byte(b):
+        return named.get(b, f"\\x{b:02x}")
+
+    alternatives = []
+    for prefix, lasts in by_prefix.items():
+        runs = []
+        for b in lasts:  # (a named byte, \\t or a space, is written alone: [\\t\\x0b\\f\\r\\x1c-\\x1f ])
+            if runs and b == runs[-1][1] + 1 and b not in named and runs[-1][1] not in named:
+                runs[-1][1] = b
+            else:
+                runs.append([b, b])
+        spelled = "".join(byte(a) if a == z else byte(a) + byte(z) if z == a + 1 else f"{byte(a)}-{byte(z)}"
+                          for a, z in runs)
+        tail = spelled if len(lasts) == 1 else f"[{spelled}]"
+        alternatives.append("".join(byte(b) for b in prefix) + tail)
+    return "|".join(alternatives)
 
 
 def parse_fasttext_line(line, uri, lineno):
@@ -269,7 +311,7 @@ def parse_fasttext_line(line, uri, lineno):
         # train on them here: one line per (label, text), or the first label alone
         hint = LONE_CR_HINT if has_lone_cr(line) else (
             "; for multi-label data write one line per label and text (__label__a the text, __label__b the text), "
-            f"or keep each line's first label: {FIRST_LABEL_COMMAND}")
+            f"or keep each line's first label: {first_label_command()} FILE > NEW_FILE")
         raise FastTextError(f"{uri}:{lineno}: line has {len(labels)} labels; only single-label classification is "
                             f"supported{hint}")
     label = labels[0][len(LABEL_PREFIX):]

@@ -670,15 +670,9 @@ def test_multi_label_lines_say_how_to_train_on_them(tmp_path):
     p = tmp_path / "cooking.train"
     p.write_text("\n".join(lines * 10) + "\n")
     with pytest.raises(FastTextError, match=r"cooking\.train:1: line has 2 labels; .* write one line per label and "
-                                            r"text .* keep each line's first label: awk "):
+                                            r"text .* keep each line's first label: perl ") as refused:
         read_labeled(str(p))
-    import subprocess
-
-    with pytest.raises(FastTextError) as refused:
-        read_labeled(str(p))
-    script = re.search(r"awk '([^']*)'", str(refused.value)).group(1)  # the command it gives works
-    fixed = subprocess.run(["awk", script, str(p)], capture_output=True, text=True, check=True).stdout
-    (tmp_path / "single.train").write_text(fixed)
+    _run_the_first_label_command(refused.value, p, tmp_path / "single.train")  # the command it gives works
     data = read_labeled(str(tmp_path / "single.train"))
     assert data.labels[:2] == ["sauce", "baking"] and data.texts[0] == "How much does potato starch affect a cheese sauce recipe?"
 
@@ -829,6 +823,35 @@ def test_the_note_of_documents_without_words_names_the_files_own_text_column(tmp
     assert name != "train.txt" or "df[" not in said[0], said
 
 
+def _run_the_first_label_command(refusal, path, new_path):
+    """The command the multi-label refusal gives (``... FILE > NEW_FILE``), run by a shell as it is printed."""
+    import shlex
+    import subprocess
+
+    command = str(refusal).split("keep each line's first label: ", 1)[1]
+    assert command.endswith(" FILE > NEW_FILE"), command
+    command = command[:-len("FILE > NEW_FILE")] + f"{shlex.quote(str(path))} > {shlex.quote(str(new_path))}"
+    subprocess.run(command, shell=True, check=True, env={**os.environ, "PERL_UNICODE": "SDA", "LC_ALL": "C"})
+
+
+@pytest.mark.parametrize("separator", ["\u00a0", "\x1c", "\u2003", " \t "])
+def test_the_first_label_command_splits_words_where_the_reader_does(tmp_path, separator):
+    """Two labels a no-break space apart (text pasted from a web page), an information separator or a wide space,
+    and a first label behind Notepad's byte order mark: the reader splits words at every one of them and skips the
+    mark, the awk given split at spaces and tabs only, so the lines kept their two labels, and the file was refused
+    again after the command was run. (PERL_UNICODE is set in the shell to show that it does not matter: -C0.)"""
+    lines = [f"__label__sauce{separator}__label__cheese How much starch?",
+             f"Dull knives __label__knives{separator}__label__safety", "__label__baking Bread"]
+    p = tmp_path / "cooking.train"
+    p.write_bytes(("\ufeff" + "\n".join(lines * 5) + "\n").encode())
+    with pytest.raises(FastTextError, match="line has 2 labels") as refused:
+        read_labeled(str(p))
+    _run_the_first_label_command(refused.value, p, tmp_path / "single.train")
+    data = read_labeled(str(tmp_path / "single.train"))
+    assert data.labels[:3] == ["sauce", "knives", "baking"]
+    assert data.texts[:3] == ["How much starch?", "Dull knives", "Bread"]
+
+
 def test_multi_label_lines_with_labels_after_the_text_get_a_command_that_works_there_too(tmp_path):
     # fastText takes __label__ words anywhere on a line: the sed given (labels at the line's start) left these lines
     # unchanged, and the file was refused again
@@ -839,11 +862,9 @@ def test_multi_label_lines_with_labels_after_the_text_get_a_command_that_works_t
     p = tmp_path / "cooking.train"
     p.write_text("\n".join(lines * 10) + "\n")
     with pytest.raises(FastTextError, match=r"cooking\.train:1: line has 2 labels; .* keep each line's first label: "
-                                            r"awk ") as refused:
+                                            r"perl ") as refused:
         read_labeled(str(p))
-    script = re.search(r"awk '([^']*)'", str(refused.value)).group(1)
-    fixed = subprocess.run(["awk", script, str(p)], capture_output=True, text=True, check=True).stdout
-    (tmp_path / "single.train").write_text(fixed)
+    _run_the_first_label_command(refused.value, p, tmp_path / "single.train")
     data = read_labeled(str(tmp_path / "single.train"))
     assert data.labels[:3] == ["sauce", "baking", "knives"]
     assert data.texts[:3] == ["How much does potato starch affect a cheese sauce recipe?", "How to make bread rise",
