@@ -391,6 +391,8 @@ def _train(args):
         _check_trials_output(args, config)
     _check_validation_file(args)
     validation = args.validation or args.autotune_validation
+    if validation:  # (read first: a --train that cannot be opened was found only after it)
+        _check_training_file(args.train)
     beside_validation = _names_beside_validation(  # (before the data: minutes at Yelp size)
         args.train, validation, "--validation" if args.validation else "--autotune-validation", explicit_names)
     if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
@@ -611,6 +613,23 @@ def _check_validation_file(args):
             refuse_a_directory(uri, flag, split="test")  # (aclImdb/: its test/ is the held-out data)
         elif not os.path.exists(uri):
             raise FastTextError(f"{flag}: no such file: {uri}")
+
+
+def _check_training_file(uri):
+    """Before the validation data is read (it is read first): a --train that is missing (a typo) or a directory was
+    found only once the whole validation file had been read, where it was refused at once before. Said in the line the
+    read says it in (data.iter_examples, storage.open_read)."""
+    from . import storage
+    from .class_folders import refuse_a_directory
+
+    if storage.is_s3(uri):
+        if not storage.exists(uri):  # (a HEAD; a refusal is its one line)
+            storage.open_read(uri)  # its line for what is missing (not opened: the read after the validation data's
+            #                         opens it, a pair's rewrite checked there as reading_together checks it)
+        return
+    refuse_a_directory(uri)  # (aclImdb/: its train/, as the read says)
+    if not os.path.exists(uri):
+        raise FastTextError(f"no such file: {uri}")
 
 
 def _autotune(args, config, train_data, val_data, report):

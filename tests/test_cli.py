@@ -1050,6 +1050,22 @@ def test_a_missing_validation_file_is_refused_before_the_training_file_is_read(t
 
 
 @pytest.mark.parametrize("flag", ["--validation", "--autotune-validation"])
+@pytest.mark.parametrize("missing", ["absent.txt", "a_folder"])
+def test_a_missing_training_file_is_refused_before_the_validation_file_is_read(tmp_path, flag, missing):
+    """With the validation data read first, a --train that is missing (a typo) or a folder was found only once the
+    whole --validation / --autotune-validation file had been read, where it was refused at once before. It is
+    refused before it now, in the line the read gives: a validation file that cannot be read shows the order."""
+    (tmp_path / "a_folder").mkdir()
+    (tmp_path / "v.txt").write_bytes(b"__label__1 ok\nno label here\n")
+    r = cli_in_process("train", "--train", tmp_path / missing, flag, tmp_path / "v.txt", "--output", tmp_path / "o",
+                       "--no-progress")
+    what = "no such file" if missing == "absent.txt" else "expected a file but got a directory"
+    _assert_one_line_error(r, f"error: {what}: {tmp_path / missing}")
+    assert "v.txt" not in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("flag", ["--validation", "--autotune-validation"])
 @pytest.mark.parametrize("content, pattern", [
     (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not"),
     (b"__label__1 ok\nno label here\n", ":2: line has no __label__"),
