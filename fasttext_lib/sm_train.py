@@ -764,7 +764,7 @@ def run_training(argv=None, environ=None):
         check_vec_start(config.pretrained_vectors, dim=config.emsize)
     # The test channel first: nothing in the train channel changes how it is read, and a test file the job cannot
     # read failed the job only once the whole train channel had been (minutes at Yelp size). Its texts are held
-    # through the train channel's read, as they are through training.
+    # through the train channel's read (~30 MB for Yelp's 38k test reviews; train() frees them once encoded).
     val_data = read_channel(env.test_channel, fmt, env.test_channel_name) if env.test_channel else None
     train_data = read_channel(env.train_channel, fmt, "train", names=names, counted=True)
     names_line = label_names.settle(train_data, explicit_names, "label_names")
