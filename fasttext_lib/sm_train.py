@@ -254,7 +254,8 @@ class ContainerEnv:
         self.train_channel = env["SM_CHANNEL_TRAIN"]
         self.test_channel = env.get("SM_CHANNEL_TEST") or env.get("SM_CHANNEL_VALIDATION") or None
         # (the name the user gave it, which the log and errors say: a validation channel was called the test channel)
-        self.test_channel_name = "test" if env.get("SM_CHANNEL_TEST") else "validation"
+        self.test_channel_name = ("test" if env.get("SM_CHANNEL_TEST") else "validation" if self.test_channel
+                                  else "test (or validation)")  # (none: a checkpoint's, validated, names either)
         self.pretrained_channel = env.get("SM_CHANNEL_PRETRAINED") or None
         try:
             hosts = json.loads(env.get("SM_HOSTS") or '["algo-1"]')
@@ -745,7 +746,8 @@ def run_training(argv=None, environ=None):
             refuse_other_settings(train_kwargs["checkpoint_dir"], search, config, validated=bool(env.test_channel),
                                   score_train=False, num_workers=cluster.workers_to_come(config.kvstore))
         except FastTextError as exc:
-            raise FastTextError(in_job_terms(str(exc), train_kwargs["checkpoint_dir"])) from None
+            raise FastTextError(in_job_terms(str(exc), train_kwargs["checkpoint_dir"],
+                                             validation=env.test_channel_name)) from None
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Both channels hold files: an empty (or missing) test channel was found only after the training data (minutes
     # at Yelp size), an empty train channel only after the pretrained vectors (a wiki .vec file: gigabytes) were read
@@ -775,7 +777,8 @@ def run_training(argv=None, environ=None):
         trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, release_texts=True,
                         checkpoint_search=search, **train_kwargs)
     except FastTextError as exc:
-        raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"))) from None
+        raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"),
+                                         validation=env.test_channel_name)) from None
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
     if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
         record = trained.pretrained
@@ -812,20 +815,21 @@ _HYPERPARAMETER_REMEDIES = (
     (r"another --checkpoint-dir", "another checkpoint_dir hyperparameter"),
     (r"this --checkpoint-dir", "this checkpoint_dir hyperparameter"),
     (r"--epochs (\d+)", r"the hyperparameter epochs=\1"),
-    (r"the --validation it was written with", "the test channel it was written with"),
+    (r"the --validation it was written with", "the {validation} channel it was written with"),
 )
 
 
-def in_job_terms(message, checkpoint_dir, synced_dir=None):
+def in_job_terms(message, checkpoint_dir, synced_dir=None, validation="test"):
     """A checkpoint refusal said what to do in the CLI's terms ("remove it or use another --checkpoint-dir"): in a
     job whose checkpoints SageMaker copied from its ``checkpoint_s3_uri`` into ``/opt/ml/checkpoints`` (``synced_dir``;
     a spot restart, or a new job given the same prefix), that is a directory of a container gone with the job and a
-    flag the job has none of. Said as the S3 prefix and the hyperparameters instead."""
+    flag the job has none of. Said as the S3 prefix and the hyperparameters instead; ``validation``: the name of
+    the job's validation channel, as it was given (a validation channel was called the test channel)."""
     if not checkpoint_dir or not re.match(r"(cannot resume from )?checkpoint ", message):
         return message
     synced = is_synced(checkpoint_dir, synced_dir)
     for pattern, said in (_SYNCED_REMEDIES if synced else ()) + _HYPERPARAMETER_REMEDIES:
-        message = re.sub(pattern, said, message)
+        message = re.sub(pattern, said.format(validation=validation), message)
     if synced:
         message += f"; SageMaker copies that prefix to {checkpoint_dir} when a job starts"
     return message

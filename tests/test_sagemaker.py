@@ -741,6 +741,26 @@ def test_a_checkpoint_the_job_cannot_resume_says_what_to_do_in_the_jobs_terms(so
     assert os.listdir(root / "model") == []
 
 
+@pytest.mark.parametrize("channel", ["test", "validation"])
+def test_a_checkpoint_validated_on_other_data_names_the_jobs_own_validation_channel(source_dir, tmp_path, monkeypatch,
+                                                                                    channel):
+    """A resume given other validation data than its checkpoint's is told to rerun with the data it was written
+    with: the job said "the test channel it was written with" to a job whose channel is validation (515e691 named
+    that channel so in the job's other lines). The channel is named as the job was given it."""
+    synced = _synced_checkpoints(tmp_path, monkeypatch)
+    first = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD},
+                                                                             channel: {"a.test": GOOD}}),
+                           args_for(epochs=2, batch_size=16))
+    assert first.returncode == 0 and (synced / "epoch-0002").is_dir(), first.stderr
+    other = _write(b"__label__1 awful food\n__label__2 great food\n" * 5)
+    root = tmp_path / "second"
+    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}, channel: {"a.test": other}}),
+                       args_for(epochs=2, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert "validation data" in last and f"rerun with the {channel} channel it was written with" in last, last
+
+
 def test_a_checkpoint_of_other_settings_is_refused_before_the_data_only_for_settings_known_without_it(
         source_dir, tmp_path, monkeypatch):
     """A setting the job is given (emsize, an explicit lr) is compared with the checkpoint's before the train channel
