@@ -15,6 +15,7 @@ the CLI and SageMaker without keeping its texts: each chunk of documents is toke
 (:mod:`fasttext_lib.writers` writes fastText format and Zhang et al. CSV.)
 """
 import collections
+import json
 import numbers
 import shlex
 import sys
@@ -155,8 +156,10 @@ def check_labeled_texts(data, what, counted_too=False):
     pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
     # a frame's own columns (df["sentiment"], df["review"]): df["label"] of a frame without one was a KeyError pasted
     label, text = frame_columns(data) if pandas is not None and isinstance(data, pandas.DataFrame) else ("label", "text")
-    raise FastTextError(f'{what} must be LabeledTexts (data.read_labeled(path), or LabeledTexts(df["{label}"], '
-                        f'df["{text}"]) for a DataFrame\'s columns), got a {type(data).__name__}')
+    # (as string literals: a name's line break, "Sentiment" and Alt+Enter in a spreadsheet's cell, split the line)
+    label, text = (json.dumps(name, ensure_ascii=False) for name in (label, text))
+    raise FastTextError(f"{what} must be LabeledTexts (data.read_labeled(path), or LabeledTexts(df[{label}], "
+                        f"df[{text}]) for a DataFrame's columns), got a {type(data).__name__}")
 
 
 def as_read_from_a_file(data, what):

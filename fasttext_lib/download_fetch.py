@@ -268,10 +268,12 @@ def _refuse_a_page_by_its_start(read, body, url, part, spec):
     """Refuse a gzip-encoded text/* answer (``body.page``) whose decoded start is not the archive's (gzip's magic
     bytes): a page. By its headers alone (no length to tell it by), the archive was refused as one, every time, from
     a web server that types a file it does not know as text/plain and gzips text/plain answers (nginx's default_type
-    and gzip_types, Apache's DefaultType and mod_deflate). Nothing decoded (an error, an empty body) is left to the
-    copy's own checks."""
+    and gzip_types, Apache's DefaultType and mod_deflate). A body that decodes to nothing, being no gzip (the page as
+    it is, mislabelled) or empty, is a page too: left to the copy, it "failed verification ... run again to retry"
+    every time. Only a body cut short before its start is seen is left to the copy's own checks (retried)."""
     start = read.peek(2)
-    if start and start != _ARCHIVE_MAGIC[:len(start)]:
+    cut_short = not read.complete and not isinstance(read.error, zlib.error)
+    if start != _ARCHIVE_MAGIC[:len(start)] or not (start or cut_short):
         raise page_error(body.page, url, spec, part if body.start else None)
 
 
@@ -442,6 +444,11 @@ class _Gunzipped:
     @property
     def complete(self):
         return self._inflate.eof
+
+    @property
+    def error(self):
+        """The error :meth:`peek` met, not raised yet (None: none)."""
+        return self._error
 
     def peek(self, size):
         """The first ``size`` decoded bytes (fewer at the body's end or an error), returned again by the calls after

@@ -259,12 +259,13 @@ def word_class_csv(lines, delimiter=","):
 # as it was, and the file was refused again). Words are joined by one space, as they are read. Perl, of bytes, split
 # at every character the reader splits at (separator_bytes): the awk this was split at spaces and tabs only, so two
 # labels a no-break space apart (text pasted from a web page), or a first label behind Notepad's byte order mark,
-# stayed two, and the file was refused again.
+# stayed two, and the file was refused again. Every byte order mark a line starts with is dropped, as the reader
+# skips them all (lines.DecodedLines): behind two, one dropped left the first label a word and the second kept.
 @functools.lru_cache(maxsize=None)
 def first_label_command():
     keep = "!/^__label__/ || !$n++"
-    return (f"perl -C0 -ne 's/^\\xef\\xbb\\xbf//; chomp; my $n = 0; print join(\" \", grep {{ length && ({keep}) }} "
-            f"split /(?:{separator_bytes()})+/), \"\\n\"'")
+    return (f"perl -C0 -ne 's/^(?:\\xef\\xbb\\xbf)+//; chomp; my $n = 0; "
+            f"print join(\" \", grep {{ length && ({keep}) }} split /(?:{separator_bytes()})+/), \"\\n\"'")
 
 
 @functools.lru_cache(maxsize=None)  # (built when a warning needs it: scanning every code point takes 0.3 s)

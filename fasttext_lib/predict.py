@@ -265,8 +265,9 @@ class Predictor:
             raise FastTextError(f"{where}: contains no labeled documents")
         labels = whole_number_classes(labels)  # (the file's classes as training reads them: __label__5.0 is 5 when all are)
         first_lines = first_lines_as_read(first_lines)
-        # (a hint's pandas line names the rows' own class column: df['label'] of a frame's sentiment was a KeyError)
-        own = fields[0] if fields and isinstance(fields[0], str) else None
+        # (a hint's pandas line names the rows' own class column: df['label'] of a frame's sentiment was a KeyError;
+        # a field _0 is none: namedtuple's rename of a column that is no Python name, "Class Index", by its position)
+        own = fields[0] if fields and isinstance(fields[0], str) and not fields[0].startswith("_") else None
         column = pandas_class_column(class_column=own) if found is None else pandas_class_column(
             class_from=found.get("class_from", ""), class_column=found.get("class_column"))
         y = encode_labels(labels, self.labels, where, self.label_names, first_lines, column)

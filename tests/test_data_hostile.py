@@ -852,11 +852,25 @@ def test_the_first_label_command_splits_words_where_the_reader_does(tmp_path, se
     assert data.texts[:3] == ["How much starch?", "Dull knives", "Bread"]
 
 
+def test_the_first_label_command_drops_every_byte_order_mark_the_reader_skips(tmp_path):
+    """The reader skips all the byte order marks a line starts with (lines.DecodedLines: text written with
+    utf-8-sig after it was read with its mark, or files joined with cat); the command dropped one, so behind two the
+    first label was a word to it, the second kept, and the mark left was skipped by the reader: two labels again."""
+    p = tmp_path / "cooking.train"
+    lines = ["\ufeff\ufeff__label__sauce __label__cheese How much starch?", "__label__baking Bread",
+             "\ufeff\ufeff__label__knives __label__safety Dull knives"]
+    p.write_bytes(("\n".join(lines) + "\n").encode())
+    with pytest.raises(FastTextError, match="line has 2 labels") as refused:
+        read_labeled(str(p))
+    _run_the_first_label_command(refused.value, p, tmp_path / "single.train")
+    data = read_labeled(str(tmp_path / "single.train"))
+    assert data.labels == ["sauce", "baking", "knives"]
+    assert data.texts == ["How much starch?", "Bread", "Dull knives"]
+
+
 def test_multi_label_lines_with_labels_after_the_text_get_a_command_that_works_there_too(tmp_path):
     # fastText takes __label__ words anywhere on a line: the sed given (labels at the line's start) left these lines
     # unchanged, and the file was refused again
-    import subprocess
-
     lines = ["How much does potato starch affect a cheese sauce recipe? __label__sauce __label__cheese",
              "__label__baking How to make bread rise __label__bread", "Dangers of a dull knife __label__knives"]
     p = tmp_path / "cooking.train"

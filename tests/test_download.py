@@ -1677,6 +1677,66 @@ def test_an_archive_a_server_labels_as_text_and_gzips_again_is_no_page(archive, 
     assert os.listdir(cache) == [spec.filename]
 
 
+class _MislabelledPage(_EncodedPage):
+    """An expired link's page labelled Content-Encoding: gzip, its body ``sent``: the page as it is (not gzip at
+    all), nothing (gzip's encoding of no bytes), or its gzip encoding cut short in its header (``cut``)."""
+    sent = "plain"
+
+    def do_GET(self):
+        body = {"plain": self.page, "empty": gzip.compress(b""), "cut": gzip.compress(self.page)}[self.sent]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[:5] if self.sent == "cut" else body)  # (cut: the connection lost within gzip's header)
+
+
+@pytest.mark.parametrize("resume", [False, True])
+@pytest.mark.parametrize("sent", ["plain", "empty"])
+def test_a_gzip_labelled_page_that_decodes_to_nothing_is_still_named_as_a_page(archive, tmp_path, monkeypatch,
+                                                                                resume, sent):
+    """A text/html answer labelled gzip-encoded whose body is no gzip (the page as it is) or decodes to no bytes: it
+    was named a page by its headers, as every text/* answer in gzip was; since the decoded start decides, nothing
+    decoded was left to the copy, which said "failed verification ... run again to retry" (or "damaged on the way?"),
+    however often it was run. Only the archive's own start clears a text/* answer; the .part is kept as before."""
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    spec, data = archive
+    cache = tmp_path / "cache"
+    if resume:
+        cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    httpd = _serve_with(type("Page", (_MislabelledPage,), {"sent": sent}))
+    try:
+        with pytest.raises(FastTextError, match=r"^cannot download .*tiny_csv.tgz: the server answered with a "
+                                                r"text/html page, not the \d+-byte archive") as exc:
+            download(spec, str(cache), base_url=f"http://127.0.0.1:{httpd.server_address[1]}/", progress=False)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert ("is kept for a rerun to resume" in str(exc.value)) == resume
+    assert os.listdir(cache) == ([part.name] if resume else []) and (not resume or part.read_bytes() == data[:100])
+
+
+def test_a_gzip_encoded_text_answer_cut_short_before_its_start_is_a_lost_connection(archive, tmp_path, monkeypatch,
+                                                                                   one_attempt):
+    """Cut short within gzip's header, a text/* answer may be the archive as well as a page: a lost connection, the
+    .part kept for a rerun (named a page, the archive a server types text/plain would be refused for a break)."""
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    spec, data = archive
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    httpd = _serve_with(type("Page", (_MislabelledPage,), {"sent": "cut"}))
+    try:
+        with pytest.raises(FastTextError, match=r"connection lost after 100 of \d+ bytes; the partial download .*is "
+                                                r"kept"):
+            download(spec, str(cache), base_url=f"http://127.0.0.1:{httpd.server_address[1]}/", progress=False)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert part.read_bytes() == data[:100]
+
+
 def test_a_partial_download_that_a_gzipped_answer_does_not_begin_with_is_kept_and_named(archive, server, tmp_path):
     """Another archive's .part (or a page's): the decoded body does not begin with it. It is kept, and the line says
     so, as for a captive portal answering a resume."""

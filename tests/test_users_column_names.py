@@ -234,3 +234,25 @@ def test_a_dataframe_given_as_the_data_itself_is_refused_naming_its_columns(revi
         said = str(caught.value)
         assert said.startswith(f"{what} must be LabeledTexts") and \
             'LabeledTexts(df["sentiment"], df["review"])' in said, said
+
+
+def test_the_case_hint_of_rows_whose_class_column_is_no_identifier_names_no_renamed_field(reviews, predictor):
+    """itertuples() renames a column that is no Python name to its position (AG News on Kaggle: "Class Index" is
+    the row's field _0): the hint said df['_0'] = df['_0'].str.lower(), pasted a KeyError. Such a field names no
+    column: the hint says 'label', as for pairs without names."""
+    frame = pd.DataFrame({"Class Index": reviews["sentiment"].str.capitalize(), "Description": reviews["review"]})
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate_examples(frame.itertuples(index=False))
+    said = str(caught.value)
+    assert said.endswith("(pandas: df['label'] = df['label'].str.lower())"), said
+
+
+def test_a_dataframe_refusal_stays_one_line_whatever_its_column_names_hold(reviews, predictor):
+    """A class column read from a spreadsheet's header cell with a line break after its name ("Sentiment" then
+    Alt+Enter): the refusal wrote the name as it is inside df["..."], so its line break split the error line and the
+    line to paste was no Python. It is written as a string literal, escapes and all."""
+    frame = reviews.rename(columns={"sentiment": "Sentiment\n"})
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate(frame)
+    said = str(caught.value)
+    assert "\n" not in said and 'LabeledTexts(df["Sentiment\\n"], df["review"])' in said, said
