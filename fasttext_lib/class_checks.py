@@ -145,7 +145,7 @@ def _how_to_merge(data, pairs):
         return f"the __label__ words in the file{'s' if len(files) > 1 else ''}"
     separator = separator_bytes()
     # (a line's start may hold a UTF-8 byte order mark, Notepad's, which the reader skips before a label)
-    before = f"(?:^(?:\\xef\\xbb\\xbf)?|{separator})"
+    before = f"(?:^(?:\\xef\\xbb\\xbf)*|{separator})"  # (every mark a line starts with: the reader skips them all)
     program = "; ".join(f"s/{before}\\K__label__{c}(?={separator}|$)/__label__{c.lower()}/g" for c in spelled)
     paths = " ".join(shlex.quote("./" + uri if uri.startswith("-") else uri) for uri in files)  # (-x: no option)
     return f"{'this file' if len(files) == 1 else 'these files'}: perl -C0 -i.bak -pe '{program}' {paths}"

@@ -267,8 +267,9 @@ def _body_reader(response, encoding):
 def _refuse_a_page_by_its_start(read, body, url, part, spec):
     """Refuse a gzip-encoded text/* answer (``body.page``) whose decoded start is not the archive's (gzip's magic
     bytes): a page. By its headers alone (no length to tell it by), the archive was refused as one, every time, from
-    a web server that types a file it does not know as text/plain and gzips text/plain answers (nginx's default_type
-    and gzip_types, Apache's DefaultType and mod_deflate). A body that decodes to nothing, being no gzip (the page as
+    a server that types a file it does not know as text/plain (nginx's default_type, Apache's DefaultType) behind a
+    CDN or proxy that gzips text/plain answers even to this client's ``Accept-Encoding: identity`` (the origin's own
+    gzip_types / mod_deflate honour that header). A body that decodes to nothing, being no gzip (the page as
     it is, mislabelled) or empty, is a page too: left to the copy, it "failed verification ... run again to retry"
     every time. Only a body cut short before its start is seen is left to the copy's own checks (retried)."""
     start = read.peek(2)

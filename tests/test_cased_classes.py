@@ -147,17 +147,20 @@ def test_the_merge_line_merges_a_label_next_to_any_separator_the_reader_splits_a
     assert (tmp_path / "train.txt.bak").read_bytes() == content.encode("utf-8")  # (bytes: read_text reads \r as \n)
 
 
+@pytest.mark.parametrize("marks", [1, 2])
 @pytest.mark.parametrize("reader", [read_labeled, read_counted])
-def test_the_merge_line_merges_a_label_after_a_byte_order_mark(tmp_path, capsys, reader):
-    """The reader takes a label after a UTF-8 byte order mark at a line's start (Notepad writes one before the first
-    line): the perl line matched a label only at a line's very start or after a separator, so that first label was
-    left as written, and the warning came back after the line was run."""
+def test_the_merge_line_merges_a_label_after_a_byte_order_mark(tmp_path, capsys, reader, marks):
+    """The reader takes a label after UTF-8 byte order marks at a line's start (Notepad writes one before the first
+    line; two where a file read with its mark was written again with utf-8-sig): the perl line matched a label only
+    at a line's very start or after a separator (then after one mark only), so that first label was left as written,
+    and the warning came back after the line was run."""
     path = tmp_path / "train.txt"
-    path.write_bytes(b"\xef\xbb\xbf__label__Positive great\n__label__positive fine\n__label__Positive ok\n")
+    path.write_bytes(b"\xef\xbb\xbf" * marks + b"__label__Positive great\n__label__positive fine\n__label__Positive ok\n")
     said, command = _merge_line(reader(str(path)), capsys)
     assert command, said
     tools, bash = _perl_alone(tmp_path)
     r = subprocess.run([bash, "-c", command], cwd=tmp_path, capture_output=True, text=True, env={"PATH": tools})
     assert r.returncode == 0 and not r.stderr, r.stderr
-    assert path.read_bytes() == b"\xef\xbb\xbf__label__positive great\n__label__positive fine\n__label__positive ok\n"
+    assert path.read_bytes() == \
+        b"\xef\xbb\xbf" * marks + b"__label__positive great\n__label__positive fine\n__label__positive ok\n"
     assert read_labeled(str(path)).classes() == ["positive"]

@@ -1663,7 +1663,7 @@ def test_a_resume_from_a_server_that_gzips_again_reads_the_whole_and_compares_wh
 @pytest.mark.parametrize("resume", [False, True])
 def test_an_archive_a_server_labels_as_text_and_gzips_again_is_no_page(archive, server, tmp_path, resume):
     """A web server that types a file it does not know as text/plain (nginx's default_type, Apache 2.2's DefaultType)
-    and gzips text/plain answers (gzip_types, mod_deflate): the .tgz was refused as "a text/plain page ... open the
+    behind a CDN or proxy that gzips text/plain answers whatever Accept-Encoding says: the .tgz was refused as "a text/plain page ... open the
     URL in a browser", every time, though the decoded body was the archive. The decoded start decides: the
     archive's gzip magic is no page; verified by size and md5 as any download is."""
     spec, data = archive
