@@ -2451,7 +2451,7 @@ def test_classes_written_in_two_cases_are_named_with_a_line_of_each_and_how_to_m
         f"warning: training data has classes 'Positive' ({path}:{first_upper + 1}) and 'positive' ({path}:"
         f"{first_lower}), each one label written in two cases, which train as separate classes; if they are one "
         f"class, write the labels one way (this file: perl -C0 -i.bak -pe "
-        f"'s/(?:^(?:\\xef\\xbb\\xbf)?|{sep})\\K__label__Positive(?={sep}|$)/__label__positive/g' {path})"], r.stderr
+        f"'s/(?:^(?:\\xef\\xbb\\xbf)*|{sep})\\K__label__Positive(?={sep}|$)/__label__positive/g' {path})"], r.stderr
 
 
 @pytest.mark.parametrize("body", ["{0}\n\n{1}\n{2}\n\n", '"{0}\nits second paragraph"\n\n{1}\n{2}\n'])
