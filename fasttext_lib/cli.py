@@ -599,8 +599,9 @@ def refuse_standard_output(args):
 
 
 def _check_validation_file(args):
-    """Before --train is read: a --validation or --autotune-validation that is missing or a directory was found
-    only after the whole training file had been read (minutes at Yelp size), in a line that did not name the flag."""
+    """Before any data is read: a --validation or --autotune-validation that is missing or a directory, said in a line
+    that names the flag (the read's own line did not; it came after the whole training file had been read, when the
+    validation data was read second), a class-folder dataset's test/ suggested."""
     from . import storage
 
     from .class_folders import refuse_a_directory

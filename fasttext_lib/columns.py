@@ -316,7 +316,7 @@ def unread_header(row, later_rows, classes=()):
     table with more than a class and a text whose class column has a name training does not know
     (``tweet_id,airline_sentiment,...,text``): read as data, its first row was a document and its first column the
     classes (the clothing ids of ``Clothing ID,Age,Title,Review Text,Stars``)."""
-    named = _without_trailing_empty(row)
+    named = without_trailing_empty(row)
     if not later_rows or not short_names(named) or any(reads_as_number(c) for c in named):
         return False
     if len(named) == 2:
@@ -334,7 +334,7 @@ def unread_header(row, later_rows, classes=()):
 def two_names(row):
     """Is ``row`` two fields and empty ones after them (``v1,v2,,,``)? As a header (:func:`unread_header`), only the
     rows below tell it from a record whose class is rare at the top of its file (``positive,great``)."""
-    return len(_without_trailing_empty(row)) == 2
+    return len(without_trailing_empty(row)) == 2
 
 
 def first_value(row):
@@ -355,7 +355,7 @@ def class_and_text_names(row):
     names them (``Unnamed: 2``)? The SMS Spam Collection's header ``v1,v2,,,``, and the same as pandas writes it back
     (``v1,v2,Unnamed: 2,Unnamed: 3,Unnamed: 4``, re-encoded as the UTF-8 error advises): a class and a text column,
     whatever their names. Only the rows below tell whether it is a header (:func:`unread_header`)."""
-    named = _without_trailing_empty(row, unnamed=True, keep=2)  # (label,Unnamed: 1: two names, the second pandas')
+    named = without_trailing_empty(row, unnamed=True, keep=2)  # (label,Unnamed: 1: two names, the second pandas')
     return len(named) == 2 and short_names(named) and not any(reads_as_number(c) for c in named)
 
 
@@ -363,7 +363,7 @@ _PANDAS_UNNAMED = re.compile(r"Unnamed: \d+")
 _CLASS_ROWS = 4  # (formats.MIN_UNQUOTED_ROWS: the rows a class column written as words is recognized from)
 
 
-def _without_trailing_empty(row, unnamed=False, keep=0):
+def without_trailing_empty(row, unnamed=False, keep=0):
     """``row`` without the empty fields at its end: columns with no name, which pandas calls ``Unnamed: 2``, ... (a
     spreadsheet's stray cells; the SMS Spam Collection's ``v1,v2,,,``, where a message's commas spill into them);
     with ``unnamed``, without those pandas names either (the same header as pandas writes it back); its first
@@ -513,7 +513,7 @@ def _spilled_text(header, label_col):
     writes it back): every column after the class, as ``label,text,,,`` is read, and predict reads ``v1,v2,,,``.
     Named by its class alone, the text was ``v2`` (the spilled parts left out), or, short messages not reading as
     prose, refused. [] for any other header."""
-    if label_col != 0 or len(header) < 2 or len(_without_trailing_empty(header, unnamed=True, keep=2)) != 2:
+    if label_col != 0 or len(without_trailing_empty(header, unnamed=True, keep=2)) != 2:
         return []
     return list(range(1, len(header)))
 

@@ -18,7 +18,8 @@ import itertools
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, ColumnsToName, chosen_columns, class_and_text_names,
                       first_value, header_columns, header_or_record, ids_column, index_note, index_rows,
                       left_out_columns, one_column_text_header, one_hot_hint, read_from_note, series_values_header,
-                      table_text_columns, text_header, two_names, unread_columns, unread_header)
+                      table_text_columns, text_header, two_names, unread_columns, unread_header,
+                      without_trailing_empty)
 from .errors import FastTextError
 from .formats import CountedLines, csv_rows, labeled_csv_records
 from .lines import chain_lines
@@ -46,15 +47,6 @@ def _header_key(row):
     return [field.lstrip("\ufeff").strip() for field in row]
 
 
-def _without_trailing_empty(key):
-    """A :func:`_header_key` without its empty fields at the end: ``v1,v2,,,`` is ``v1,v2`` (a file written with columns
-    without a name after its two, joined after one without them)."""
-    end = len(key)
-    while end and not key[end - 1]:
-        end -= 1
-    return key[:end]
-
-
 class RepeatedHeader:
     """The rows after a file's first row that are that row again. When the first row is a header, they are skipped:
     CSV files written each with its header and joined (``cat a.csv b.csv``, an export in parts) repeat it where the
@@ -74,7 +66,7 @@ class RepeatedHeader:
 
     def __init__(self, ahead, uri, note, delimiter=","):
         self.key = _header_key(ahead[0][0]) if ahead else None
-        self.folded = [name.lower() for name in _without_trailing_empty(self.key)] if ahead else None
+        self.folded = [name.lower() for name in without_trailing_empty(self.key)] if ahead else None
         # What a row needs to be compared at all, tested inline by the reading loop before it calls :meth:`repeats`
         # (a generator and a call per record cost 16 ms of the 0.8 s that 88k Yelp-shaped records under label,text
         # take to parse; 3 ms so): at least as many fields as the header's up to its last named one (a header of two
@@ -95,7 +87,7 @@ class RepeatedHeader:
         # the header's (a class, positive or 1, seldom is): the per-row work of every other row is as it was
         if len(first) != self.first_length or (first != self.key[0] and first.lower() != self.folded[0]):
             return False
-        return [field.lower() for field in _without_trailing_empty(_header_key(row))] == self.folded
+        return [field.lower() for field in without_trailing_empty(_header_key(row))] == self.folded
 
     def look_ahead(self, ahead):
         """The look-ahead without the rows set apart."""

@@ -590,13 +590,12 @@ def names_of_channels(train_channel, test_channel, test_name="test"):
     return in_train
 
 
-def read_channel(path, fmt="auto", name="train", find_names=False, counted=False, names=None):
+def read_channel(path, fmt="auto", name="train", counted=False, names=None):
     """All documents of a channel: its files read together by :func:`~fasttext_lib.data.read_labeled`, in order.
 
-    ``find_names``: ``names`` from the label names file the channel holds (:func:`channel_names`); ``names``: those
-    found already (:func:`names_of_channels`: the test channel's, when they name the training data); either kept
-    for the labels the data has. ``counted=True`` (the training channel): tokenized and counted as the files stream
-    (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
+    ``names``: the label names found before any data was read (:func:`names_of_channels`: the train channel's, else
+    the test channel's), kept for the labels the data has. ``counted=True`` (the training channel): tokenized and
+    counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
     from .data import read_counted, read_labeled
     from .label_names import kept_for_data
 
@@ -608,8 +607,6 @@ def read_channel(path, fmt="auto", name="train", find_names=False, counted=False
     if empty:
         print(f"{name} channel: skipped {len(empty)} empty file(s): {_some([os.path.relpath(f, path) for f in empty])}",
               flush=True)
-    if find_names and names is None:  # before the data: a bad names file fails the job first (minutes at Yelp size)
-        names = channel_names(path, name)
 
     def note(line):  # how a file was read (pandas' index column left out), in the job's log
         print(line, flush=True)

@@ -768,16 +768,17 @@ def test_a_classes_txt_of_another_dataset_beside_the_data_is_refused(tmp_path):
 
 
 def test_a_training_channel_with_another_datasets_classes_txt_is_refused(tmp_path):
-    from fasttext_lib.sm_train import read_channel
+    from fasttext_lib.sm_train import names_of_channels, read_channel
 
     train, _ = make_splits(100, 10, seed=2)
     write_fasttext(train, str(tmp_path / "a.train"))
     (tmp_path / "classes.txt").write_text(AG_NEWS)
     with pytest.raises(FastTextError, match=r"classes\.txt names 4 classes but the data has only 2 of them"):
-        read_channel(str(tmp_path), find_names=True)
+        read_channel(str(tmp_path), names=names_of_channels(str(tmp_path), None))
     os.remove(tmp_path / "classes.txt")
     (tmp_path / "a.classes.txt").write_text(AG_NEWS)  # prepare's name for a.train's own names: any share of them
-    assert read_channel(str(tmp_path), find_names=True).names == {"1": "World", "2": "Sports"}
+    assert read_channel(str(tmp_path), names=names_of_channels(str(tmp_path), None)).names == \
+        {"1": "World", "2": "Sports"}
 
 
 @pytest.mark.parametrize("case", ["split without a class", "stem file", "archive folder", "limit", "no shared class"])
