@@ -59,6 +59,21 @@ def content_encoding(response):
     return "" if encoding == "identity" else encoding
 
 
+def labels_the_archive_as_sent(response, spec):
+    """Is a gzip-encoded answer the .tgz itself, sent as it is, labelled gzip (Apache's ``AddEncoding x-gzip .tgz``,
+    an S3 object whose metadata says ContentEncoding gzip), rather than the .tgz gzipped again (a CDN)? Its length
+    says so: the whole's (Content-Length) or a range's archive (Content-Range's size) is the archive's. (A .tgz gzipped
+    again is longer than itself: gzip cannot shrink what deflate compressed, and adds its header.) Decoded, it was the
+    bare tar, which "failed verification ... run again to retry" on every run; its ranges were refused as the
+    encoding's. The md5 verifies it as any download."""
+    if content_encoding(response) not in GZIP_ENCODINGS:
+        return False  # (any other encoding is refused, whatever its length: br of the archive's size is no archive)
+    if response.status == 206:
+        sent = range_sent(response)
+        return sent is not None and sent[2] == spec.size
+    return announced_length(response) == spec.size
+
+
 def refuse_an_encoding(encoding, response, url, part, spec, offset):
     """Refuse an answer sent in another encoding than gzip (which download_fetch's ``_Gunzipped`` decodes), or a
     range of its encoding to a request for the whole (``response.status`` 206): neither is the archive's bytes."""

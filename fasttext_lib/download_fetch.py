@@ -1,20 +1,22 @@
 """Fetch an archive into its partial download (``<archive>.part``): resumed with an HTTP ``Range`` request where an
 earlier download stopped, written to disk as it arrives, and stopped in one line when the server is too slow, sends
 more than the archive or the connection is lost (the ``.part`` kept for a rerun to resume). An archive the server
-gzip-encodes again (Content-Encoding) is decoded. download.py verifies what was fetched.
+gzip-encodes again (Content-Encoding) is decoded; one it only labels gzip-encoded (the .tgz as it is) is not.
+download.py verifies what was fetched.
 """
 import contextlib
 import os
 import stat
+import tarfile
 import time
 import zlib
 from dataclasses import dataclass
 from http.client import HTTPException
 from typing import Optional
 
-from .download_answers import (GZIP_ENCODINGS, announced_length, check_range, content_encoding, open_from_byte,
-                               page_error, page_kind, range_sent, refuse_a_206_without_a_range, refuse_a_page,
-                               refuse_an_encoding, sends_the_whole)
+from .download_answers import (GZIP_ENCODINGS, announced_length, check_range, content_encoding,
+                               labels_the_archive_as_sent, open_from_byte, page_error, page_kind, range_sent,
+                               refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
 from .download_cache import fail_verification, partial_size, refuse_a_folder, remove_if_there
 from .download_retry import TransientError
 from .errors import FastTextError
@@ -49,13 +51,15 @@ def fetch(url, part, spec, progress):
             offset = _bytes_to_resume_from(part, spec)
             if offset == spec.size:  # complete already, only verification is left
                 return
-            response = _answer_from_byte(url, offset, part)
+            response = _answer_from_byte(url, offset, part, spec)
             if response is None:  # the server rejects our range (416): the .part is not a prefix
                 remove_if_there(part)
                 continue
             with response:
                 body = _where_the_body_goes(response, offset, url, part, spec)
                 read = _body_reader(response, body.encoding)
+                if body.encoding and announced_length(response) is None:  # (one of a length: told by its headers)
+                    body, read = _the_archive_as_sent(read, body, url, part, spec)
                 if body.page:  # (before the .part is opened: a page leaves it as it was, or none at all)
                     _refuse_a_page_by_its_start(read, body, url, part, spec)
                 if pbar is None:  # (from the bytes kept: a resumed download shows the bytes already there)
@@ -117,10 +121,11 @@ def _begins_with(path, part, held):
     return True
 
 
-def _answer_from_byte(url, offset, part):
+def _answer_from_byte(url, offset, part, spec):
     """The server's answer to a request for the archive from byte ``offset``; None: the range was refused (416)."""
     response = open_from_byte(url, offset, part)
-    if response is not None and response.status == 206 and content_encoding(response):
+    if (response is not None and response.status == 206 and content_encoding(response)
+            and not labels_the_archive_as_sent(response, spec)):
         # A range of the server's encoding (HTTP's ranges are of the bytes sent), no range of the archive: appended,
         # it failed the md5 and the .part was deleted. The whole is read instead, its start compared with the .part.
         response.close()
@@ -135,10 +140,11 @@ class _Body:
     written again (a gzip-encoded answer to a resume, read from its start; a range from before the .part's end),
     counted down as they are compared; ``end``: the archive's byte the body ends at (the archive's size, or a range's
     end: a piece of it), None when nothing announces it (no length, or the encoding's); ``encoding``: its
-    Content-Encoding (``""``: none); ``outgrows``: for the whole archive answering a resume (a server ignoring Range),
-    the .part's size: the body is written to a sibling (_staged) that replaces the .part only once it holds more
-    (written over at once, a body cut short left less than the .part held: a Yelp .part of 150 MB cut back to a few
-    MB), set to 0 then (0: the body is written to the .part itself); ``page``: the Content-Type of a gzip-encoded
+    Content-Encoding (``""``: none, or a gzip label on the .tgz sent as it is); ``outgrows``: for the whole archive
+    answering a resume (a server ignoring Range), the .part's size: the body is written to a sibling (_staged) that
+    replaces the .part only once it holds more (written over at once, a body cut short left less than the .part held:
+    a Yelp .part of 150 MB cut back to a few MB), set to 0 then (0: the body is written to the .part itself);
+    ``page``: the Content-Type of a gzip-encoded
     text/* answer, a page unless it decodes to the archive's start (_refuse_a_page_by_its_start), else ``""``."""
 
     start: int
@@ -159,7 +165,8 @@ def _where_the_body_goes(response, offset, url, part, spec):
     length = announced_length(response)
     encoding = content_encoding(response)
     kept = part if offset else None
-    if encoding:  # (a server or CDN that compresses the .tgz again: its length is the encoding's)
+    if encoding and not labels_the_archive_as_sent(response, spec):  # (a server or CDN that compresses the .tgz
+        # again: its length is the encoding's; one that only labels it so sends it as it is, read as any other)
         if encoding not in GZIP_ENCODINGS or response.status == 206:  # (first: a page in any encoding is named as
             refuse_a_page(response, None, url, spec, kept)             # one; gzip's is told by its decoded start)
         refuse_an_encoding(encoding, response, url, part, spec, offset)
@@ -262,6 +269,31 @@ def _body_reader(response, encoding):
     # read1: what has arrived, not a full _CHUNK (read waits for 1 MB however slowly it trickles in)
     read = getattr(response, "read1", response.read)
     return _Gunzipped(read) if encoding else read
+
+
+def _the_archive_as_sent(read, body, url, part, spec):
+    """A gzip-labelled answer of no announced length whose decoded start is a tar's, not the .tgz's: the .tgz itself,
+    sent as it is by a server that only labels it gzip-encoded (download_answers.labels_the_archive_as_sent tells one
+    of a known length). Its bytes as sent are read as an unencoded answer's: ``(body, read)``; else those given. Whole
+    answering a resume (a server ignoring the Range), it is refused as any answer of unknown length is, the .part kept
+    (decoded, the tar was compared with the .part and "did not begin with" it)."""
+    if not _is_a_tar_header(read.peek(tarfile.BLOCKSIZE)):
+        return body, read
+    sent = read.as_sent()
+    if sent is None:  # (its start took too many bytes to decode to be kept: the decoded bytes are verified)
+        return body, read
+    if body.start:
+        _refuse_to_restart_for_another_length(None, body.start, url, part, spec)
+    return _Body(0, 0, None, ""), sent
+
+
+def _is_a_tar_header(block):
+    """Is ``block`` a tar header (512 bytes whose checksum holds), as an archive's decoded start is?"""
+    try:
+        tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
+    except tarfile.HeaderError:
+        return False
+    return True
 
 
 def _refuse_a_page_by_its_start(read, body, url, part, spec):
@@ -441,6 +473,8 @@ class _Gunzipped:
         self._read = read
         self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)  # (16+: gzip's header and trailer, not zlib's)
         self._peeked, self._error = b"", None  # (peek's: returned, then raised, by the calls after it)
+        # The body as sent up to here, for as_sent; None once past _SENT_KEPT bytes or read on from the peek.
+        self._sent = []
 
     @property
     def complete(self):
@@ -455,7 +489,7 @@ class _Gunzipped:
         """The first ``size`` decoded bytes (fewer at the body's end or an error), returned again by the calls after
         it; an error met is raised by the first call after them, as if met there."""
         try:
-            while len(self._peeked) < size:
+            while len(self._peeked) < size and self._error is None:  # (called again: not read past an error)
                 block = self._decoded(_CHUNK)
                 if not block:
                     break
@@ -464,7 +498,23 @@ class _Gunzipped:
             self._error = exc
         return self._peeked[:size]
 
+    def as_sent(self):
+        """A read function for the body as sent, not decoded, from its start (None: more than peek keeps was read);
+        this one is not to be called after it."""
+        if self._sent is None:
+            return None
+        sent, self._sent = b"".join(self._sent), None
+
+        def read(size):
+            nonlocal sent
+            if not sent:
+                return self._read(size)
+            block, sent = sent[:size], sent[size:]
+            return block
+        return read
+
     def __call__(self, size):
+        self._sent = None  # (the decoded bytes are read: the body as sent is no longer needed)
         if self._peeked:
             block, self._peeked = self._peeked[:size], self._peeked[size:]
             return block
@@ -475,7 +525,7 @@ class _Gunzipped:
 
     def _decoded(self, size):
         while not self._inflate.eof:
-            encoded = self._inflate.unconsumed_tail or self._read(size)
+            encoded = self._inflate.unconsumed_tail or self._kept(self._read(size))
             if not encoded:
                 return b""
             block = self._inflate.decompress(encoded, size)
@@ -484,6 +534,16 @@ class _Gunzipped:
         return b""
 
 
+    def _kept(self, sent):
+        """``sent`` (bytes of the body as sent), kept for as_sent while they are few."""
+        if self._sent is not None:
+            self._sent.append(sent)
+            if sum(map(len, self._sent)) > _SENT_KEPT:
+                self._sent = None
+        return sent
+
+
+_SENT_KEPT = 4 * _CHUNK  # the most of a body as sent kept while peek decodes its start (a tar's: a few hundred bytes)
 _ARCHIVE_MAGIC = b"\x1f\x8b"  # how a .tgz begins: gzip's magic bytes
 
 

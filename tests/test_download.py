@@ -64,6 +64,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # A Content-Encoding the archive is sent in, as a misconfigured server or CDN does (gzip: compressed again; its
     # ranges are of that encoding, as HTTP has them); another one: the header alone.
     encoding = None
+    # With encoding gzip or x-gzip: the header alone, the .tgz sent as it is, its ranges the archive's (Apache's
+    # ``AddEncoding x-gzip .tgz``, an S3 object whose metadata says ContentEncoding gzip).
+    labelled_only = False
+    no_length = False  # no Content-Length: the connection's close ends the body
     content_type = None  # the Content-Type of the archive's answers (None: none sent)
     damaged = False  # a gzip encoding damaged on the way
     from_zero = None  # a Range answered 206 with the whole archive: "bare" (no Content-Range) or "content-range"
@@ -138,7 +142,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data[start:])
             return
-        if self.encoding == "gzip":
+        if self.encoding in ("gzip", "x-gzip") and not self.labelled_only:
             data = gzip.compress(data, mtime=0)
             if self.damaged:  # its CRC: the archive decodes whole, its encoding does not check
                 data = data[:-5] + bytes([data[-5] ^ 1]) + data[-4:]
@@ -166,7 +170,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         else:
             self.send_response(200)
         body = data[start:]
-        self.send_header("Content-Length", str(len(body)))
+        if not self.no_length:
+            self.send_header("Content-Length", str(len(body)))
         if self.content_type:
             self.send_header("Content-Type", self.content_type)
         if self.encoding:
@@ -1632,27 +1637,30 @@ def test_a_page_answering_a_fresh_download_is_named_as_one_not_a_retry(archive, 
     assert os.listdir(cache) == []  # the page was not kept as a partial download
 
 
-def test_an_archive_a_server_gzips_again_is_decoded_and_verified(archive, server, tmp_path):
+@pytest.mark.parametrize("no_length", [False, True])
+def test_an_archive_a_server_gzips_again_is_decoded_and_verified(archive, server, tmp_path, no_length):
     """A server (a CDN, a misconfigured web server) that gzips the .tgz again, ``Content-Encoding: gzip``: its bytes
     were taken for the archive's and "failed verification ... run again to retry", which failed so every time. The
-    body is decoded, then verified by size and md5 as any download is."""
+    body is decoded, then verified by size and md5 as any download is. (With no length, its decoded start, the .tgz's
+    and no tar's, tells it from the .tgz only labelled gzip.)"""
     spec, data = archive
     base_url, handler = server
-    handler.encoding = "gzip"
+    handler.encoding, handler.no_length = "gzip", no_length
     path = download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
     with open(path, "rb") as f:
         assert f.read() == data
     assert os.listdir(tmp_path / "cache") == [spec.filename]
 
 
+@pytest.mark.parametrize("no_length", [False, True])
 def test_a_resume_from_a_server_that_gzips_again_reads_the_whole_and_compares_what_the_part_holds(
-        archive, server, tmp_path):
+        archive, server, tmp_path, no_length):
     """A resume's range is of the server's gzip encoding (HTTP's ranges are of what is sent), no range of the archive:
     appended, it failed the md5 and the .part was deleted. The whole is fetched and decoded; the bytes the .part holds
     already are compared with it, not written again, and the rest appended."""
     spec, data = archive
     base_url, handler = server
-    handler.encoding = "gzip"
+    handler.encoding, handler.no_length = "gzip", no_length
     cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
     path = download(spec, str(cache), base_url=base_url, progress=False)
     with open(path, "rb") as f:
@@ -1852,6 +1860,123 @@ def test_an_archive_sent_in_an_encoding_not_decoded_here_is_named_not_a_retry(ar
         download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
     assert "retry" not in str(exc.value) and "\n" not in str(exc.value)
     assert os.listdir(tmp_path / "cache") == []
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "x-gzip"])
+@pytest.mark.parametrize("no_length", [False, True])
+@pytest.mark.parametrize("content_type", [None, "text/plain"])
+def test_an_archive_a_server_labels_gzip_encoded_is_stored_as_sent(archive, server, tmp_path, encoding, no_length,
+                                                                   content_type):
+    """A server that labels the .tgz itself ``Content-Encoding: gzip`` (Apache's ``AddEncoding x-gzip .tgz``, an S3
+    object whose metadata says ContentEncoding gzip) sends the archive as it is: decoded, it was the bare tar, which
+    "failed verification ... run again to retry" on every run. Its bytes as sent are the archive (of its length, or,
+    with none announced, decoding to a tar, not to a .tgz): stored as they are."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.labelled_only = encoding, True
+    handler.no_length, handler.content_type = no_length, content_type
+    with open(download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert os.listdir(tmp_path / "cache") == [spec.filename]
+    assert handler.log == [(f"/mirror/{spec.filename}", None)]
+
+
+@pytest.mark.parametrize("no_length", [False, True])
+def test_a_resume_from_a_server_that_labels_the_archive_gzip_encoded_continues_with_its_range(archive, server,
+                                                                                              tmp_path, no_length):
+    """Such a server's ranges are of the archive (its Content-Range gives the archive's size): the resume's 206 was
+    thrown away for the whole, which decoded to the tar and "did not begin with" the .part. The range is appended."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.labelled_only, handler.no_length = "gzip", True, no_length
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
+
+
+def test_a_resume_a_gzip_labelling_server_answers_whole_starts_over_as_from_any_server(archive, server, tmp_path):
+    """Ignoring the Range, such a server sends the whole archive as it is (of the archive's length): a restart, as
+    from a server sending it unlabelled, never the tar its decoding is compared with the .part."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.labelled_only, handler.ignore_range = "gzip", True, True
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")] and os.listdir(cache) == [spec.filename]
+
+
+def test_a_resume_answered_whole_of_no_length_by_a_gzip_labelling_server_keeps_the_partial_download(
+        archive, server, tmp_path):
+    """The whole archive as it is, of no announced length, answering a resume: refused as from any server (its
+    length unknown, it may be a page), the .part kept as it was; never decoded to the tar and compared with it."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.labelled_only, handler.ignore_range, handler.no_length = "gzip", True, True, True
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError, match=rf"^cannot download .*: the request to resume at byte 100 was answered "
+                                            rf"with a response of unknown length, not the {spec.size}-byte archive "
+                                            rf".*the partial download {part} is kept") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
+
+
+@pytest.mark.parametrize("no_length", [False, True])
+def test_a_gzip_labelled_archive_cut_short_is_kept_and_resumed_with_the_archive_s_bytes(archive, server, tmp_path,
+                                                                                       no_length, one_attempt):
+    """A lost connection leaves the bytes as sent (the archive's) in the .part; the resume appends the range of the
+    same bytes: never decoded ones after raw ones."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.labelled_only, handler.no_length = "gzip", True, no_length
+    handler.truncate_at = len(data) // 2
+    cache = tmp_path / "cache"
+    with pytest.raises(FastTextError, match=rf"(connection lost|the connection closed) after {len(data) // 2} of "
+                                            rf"{spec.size} bytes.*is kept: run again to resume$"):
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert (cache / (spec.filename + ".part")).read_bytes() == data[:len(data) // 2]
+    handler.truncate_at = None
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log[-1] == (f"/mirror/{spec.filename}", f"bytes={len(data) // 2}-")
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_an_archive_gzipped_again_as_x_gzip_is_decoded_and_one_labelled_identity_is_as_sent(archive, server,
+                                                                                            tmp_path, resume):
+    """``x-gzip`` is gzip (RFC 9110): decoded as it is; ``identity`` is no encoding at all."""
+    spec, data = archive
+    base_url, handler = server
+    for encoding in ("x-gzip", "identity"):
+        handler.encoding = encoding
+        (tmp_path / encoding).mkdir()
+        cache = tmp_path / encoding / "cache"
+        if resume:
+            cache, part = _cache_with_a_partial_download(tmp_path / encoding, spec, data)
+        with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+            assert f.read() == data, encoding
+        assert os.listdir(cache) == [spec.filename]
+
+
+@pytest.mark.parametrize("encoding", ["br", "deflate", "compress"])
+@pytest.mark.parametrize("resume", [False, True])
+def test_an_archive_in_an_encoding_not_decoded_here_is_one_error_line_and_the_partial_download_kept(
+        archive, server, tmp_path, encoding, resume):
+    """Any encoding but gzip's is refused in one line, whatever its length (``br`` of the archive's size is no
+    archive), and a .part there is kept as it was."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding = encoding
+    cache = tmp_path / "cache"
+    if resume:
+        cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError, match=rf"^cannot download .*: the server sends the archive {encoding}-encoded "
+                                            rf"\(Content-Encoding: {encoding}\), which is not decoded here: ") as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert "\n" not in str(exc.value) and "retry" not in str(exc.value)
+    assert ("is kept" in str(exc.value)) == resume
+    assert os.listdir(cache) == ([part.name] if resume else []) and (not resume or part.read_bytes() == data[:100])
 
 
 @pytest.mark.parametrize("from_zero", ["bare", "content-range"])
