@@ -1078,6 +1078,46 @@ def test_a_redirect_to_a_url_that_cannot_be_parsed_is_one_error_line(archive, od
     assert os.listdir(tmp_path / "cache") == []
 
 
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_redirect_to_another_host_answering_a_page_is_named_a_page_and_the_partial_download_kept(
+        archive, odd_server, tmp_path, resume):
+    """A mirror that redirects to another host (an expired signed link's, a login page's) answering HTML: the page is
+    named in one line, as one the mirror itself answers, and a .part there is kept as it was."""
+    spec, data = archive
+    cache = tmp_path / "cache"
+    if resume:
+        cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    page_host = odd_server("page", b"<html><body>This link has expired.</body></html>")
+    mirror = odd_server("redirect to", (page_host + "expired").encode())
+    with pytest.raises(FastTextError, match=rf"^cannot download {mirror}{spec.filename}: the server answered with a "
+                                            r"text/html page, not the \d+-byte archive") as exc:
+        download(spec, str(cache), base_url=mirror, progress=False)
+    assert "\n" not in str(exc.value) and ("is kept" in str(exc.value)) == resume
+    assert os.listdir(cache) == ([part.name] if resume else []) and (not resume or part.read_bytes() == data[:100])
+
+
+def test_a_resume_redirected_to_another_host_asks_it_for_the_same_range(archive, odd_server, server, tmp_path):
+    """The Range goes with the redirect (urllib keeps the request's headers): the other host's 206 is appended."""
+    spec, data = archive
+    base_url, handler = server
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    mirror = odd_server("redirect to", (base_url + spec.filename).encode())
+    with open(download(spec, str(cache), base_url=mirror, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
+
+
+@pytest.mark.parametrize("location", ["file:///etc/hostname", "gopher://127.0.0.1/x"])
+def test_a_redirect_to_a_scheme_not_fetched_is_one_error_line_and_reads_nothing(archive, odd_server, tmp_path,
+                                                                                 location):
+    """A redirect to file:// (a local file passed off as the archive) or another scheme is refused in one line."""
+    spec, data = archive
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with pytest.raises(FastTextError, match=r"^cannot download .*: HTTP 302 .*not allowed") as exc:
+        download(spec, str(cache), base_url=odd_server("redirect to", location.encode()), progress=False)
+    assert "\n" not in str(exc.value) and part.read_bytes() == data[:100]
+
+
 def test_an_answer_that_is_not_http_is_named_as_such_not_quoted_whole(archive, odd_server, tmp_path):
     """A service of another protocol on the mirror's port (or https:// written http://) answers no status line:
     the error quoted its first line, up to 64 KB of binary bytes, as the reason."""
