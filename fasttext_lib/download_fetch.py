@@ -533,7 +533,6 @@ class _Gunzipped:
                 return block
         return b""
 
-
     def _kept(self, sent):
         """``sent`` (bytes of the body as sent), kept for as_sent while they are few."""
         if self._sent is not None:
