@@ -30,7 +30,8 @@ from mxnet.gluon import nn
 from .devices import check_table_size
 from .init_rows import fill_table
 from .params_file import read_into
-from .table_memory import adopt_data, adopt_table, advise_huge_pages, allocate_table, copied_to, cpu_view
+from .table_memory import (adopt_data, adopt_table, advise_huge_pages, allocate_table, copied_to, cpu_view,
+                           states_place)
 
 
 class FastTextClassifier(gluon.HybridBlock):
@@ -56,8 +57,7 @@ class FastTextClassifier(gluon.HybridBlock):
         else:
             self.loss = gluon.loss.SoftmaxCrossEntropyLoss()
 
-    def initialize_like_fasttext(self, ctx, seed=0, rows=None, huge_pages=True, state_tables=0,
-                                 states_beside_table=False):
+    def initialize_like_fasttext(self, ctx, seed=0, rows=None, huge_pages=True, state_tables=0, kvstore=None):
         """Input rows uniform in +-1/dim as fastText; output weights Xavier rather than fastText's zeros.
 
         The input rows are a function of (``seed``, row) (init_rows.py), written straight into the
@@ -67,16 +67,18 @@ class FastTextClassifier(gluon.HybridBlock):
         pretrained.py), before the table reaches any device, so every training route starts from them.
         The output layer draws from MXNet's generator (``mx.random.seed``). ``huge_pages``: back the
         table with 2 MB pages (:func:`~fasttext_lib.table_memory.advise_huge_pages`; train() decides by the work
-        ahead). ``state_tables``: the optimizer's tables of the same size, counted in the memory check
-        (:func:`~fasttext_lib.table_memory.allocate_table`); ``states_beside_table``: whether the optimizer keeps them
-        on the table's device (MXNet's own updater, no kvstore), so a GPU's room for them is tried where the table is
-        copied (:func:`~fasttext_lib.table_memory.adopt_table`).
+        ahead). ``state_tables``: the optimizer's tables of the same size, counted where they will live
+        (:func:`~fasttext_lib.table_memory.states_place`, from the run's ``kvstore``, None for MXNet's own updater):
+        in the host's memory check (:func:`~fasttext_lib.table_memory.allocate_table`), or on the GPUs that will hold
+        them, whose room (and a ``device`` kvstore's for its copy of the table) is tried where the table is copied
+        (:func:`~fasttext_lib.table_memory.adopt_table`).
 
         With batched SGD the output layer takes batch-averaged steps; starting it at zero would
         leave the embeddings without gradient until it has grown, which takes many epochs.
         """
         ctxs = ctx if isinstance(ctx, (list, tuple)) else [ctx]
-        table = allocate_table(self.num_rows, self.emsize, state_tables)
+        place = states_place(kvstore, ctxs)
+        table = allocate_table(self.num_rows, self.emsize, state_tables if place.on_host else 0)
         view = cpu_view(table)
         if huge_pages:
             advise_huge_pages(view)  # before the first write: the pages are not there yet
@@ -84,7 +86,7 @@ class FastTextClassifier(gluon.HybridBlock):
         if rows is not None and len(rows[0]):
             view[rows[0]] = rows[1]
         # (a GPU's copy waited for, and the room for the optimizer's tables there tried: their error here)
-        adopt_table(self.embedding.weight, table, ctxs, state_tables, states_beside_table)
+        adopt_table(self.embedding.weight, table, ctxs, state_tables, place)
         self.output.initialize(mx.init.Xavier(), ctx=ctxs)
 
     def hybrid_forward(self, F, bag, rows):

@@ -11,8 +11,8 @@ and failing in one line where it cannot be held, takes the code here:
   compact bundle's stored rows;
 * :func:`advise_huge_pages`: 2 MB pages for the table, asked before its first write;
 * :func:`adopt_data`: a Gluon parameter takes the array as it is, without the copy ``initialize`` makes (and
-  :func:`adopt_table`, training's table, whose copy to a GPU that cannot hold it, or adam's moments beside it, is
-  one error line);
+  :func:`adopt_table`, training's table, whose copy to a GPU that cannot hold it, or adam's moments (and a
+  ``device`` kvstore's copy of the table) beside it where :func:`states_place` says they live, is one error line);
   :func:`copied_to`: a table's copy to a GPU, its allocation's failure raised where it is copied;
 * :func:`cpu_view`: numpy reads and writes the table in place (its initial values, CPU scoring, compact bundles);
   :func:`fill_from_file`: a file's values read straight into that memory (a resumed run's table and adam's moments);
@@ -25,6 +25,7 @@ before MXNet loads; this one works on MXNet arrays and Gluon parameters.
 """
 import ctypes
 import sys
+import typing
 
 import mxnet as mx
 import numpy as np
@@ -39,11 +40,12 @@ def allocate_table(num_rows, emsize, state_tables=0, loading=None):
     there is not the memory for it (MXNet's 'Failed to allocate CPU Memory' was a traceback). Also when the kernel
     would hand it out but not back it: every row is written next (fill_table), and a table larger than the memory
     available was killed by the OOM killer (an exit with no line) once filled. ``state_tables``: how many more
-    tables of its size the optimizer will keep (adam's two moments, allocated at its first step: without them in
-    the count, an adam run passed this check and was killed at its first step). Under a ``ulimit -v`` the tables
-    and what the run maps after them (:data:`~fasttext_lib.devices.AFTER_TABLE_BYTES`) must fit in the address
-    space left: a limit a little above the tables crashed MXNet at its first steps (a segfault, or 'terminate
-    called' when a thread found no stack), exit 134 with no line.
+    tables of its size the optimizer will keep in this process's memory (adam's two moments, allocated at its first
+    step: without them in the count, an adam run passed this check and was killed at its first step; none where
+    they live on a GPU or the servers, :func:`states_place`: counted here, they refused runs that fit). Under a
+    ``ulimit -v`` the tables and what the run maps after them (:data:`~fasttext_lib.devices.AFTER_TABLE_BYTES`)
+    must fit in the address space left: a limit a little above the tables crashed MXNet at its first steps (a
+    segfault, or 'terminate called' when a thread found no stack), exit 134 with no line.
 
     ``loading``: ``(what, advice)`` for a bundle's table being loaded (compact.materialize): checked as
     :func:`check_room_to_load` checks it (the table alone), its error naming ``what`` and saying ``advice``."""
@@ -189,15 +191,51 @@ def adopt_data(param, data, ctxs, copy=None):
     param._init_impl(_Adopted(), list(ctxs))
 
 
-def adopt_table(param, table, ctxs, state_tables=0, states_beside_table=False):
+class StatesPlace(typing.NamedTuple):
+    """Where MXNet 1.9.1 keeps what a run's optimizer adds beside the embedding table, each table-sized: adam's two
+    moments, made by the updater on its weight's context at the first step (``Updater.__call__`` and
+    ``Adam.create_state``, python/mxnet/optimizer/optimizer.py:2096-2097, 1602-1607), and a ``device`` kvstore's
+    own copy of the table, the weight its updater updates (docs/GPU.md, "Where adam's moments live"; paths in
+    apache/mxnet at tag 1.9.1, commit 3f8f3be9, src/kvstore/ for the .h files)."""
+    on_host: bool = True  # the moments are in this process's memory: counted by allocate_table
+    gpus: tuple = ()  # GPUs that may hold them beside their copy of the table: their room tried on each
+    store_copy: bool = False  # the kvstore's copy of the table is made with them there
+
+
+def states_place(kvstore, ctxs):
+    """The :class:`StatesPlace` of a run on ``ctxs`` whose optimizer a ``kvstore`` applies (train.kvstore_type's:
+    None for MXNet's own updater on one device).
+
+    * None: beside the table on its device (the host for a CPU, else that GPU);
+    * ``dist_*``: on the parameter servers (kv.set_optimizer sends them the optimizer, kvstore/kvstore.py:587-598);
+      nothing of it in this process;
+    * ``local`` (``CommCPU``): the store keeps its value in pinned host memory (kvstore_local.h:232, comm.h:43) and
+      merges row_sparse gradients into a buffer there, from one device too (comm.h:115, 124-136, 170-200, 416-427),
+      so the value never moves to a GPU (kvstore_local.h:249-254) and the moments are made beside it, on the host;
+    * ``device`` (``CommDevice``): on GPUs, the first push moves the stored value to the context of the merged
+      gradient (kvstore_local.h:249-254): the GPU itself with one device (comm.h:510-511), else the GPU the table's
+      merge buffer went to, chosen by the order of an ``unordered_map`` among equally loaded GPUs (comm.h:675-710),
+      which Python cannot know: each GPU is tried. On CPUs, as ``local``."""
+    gpus = tuple(ctx for ctx in ctxs if ctx.device_type == "gpu")
+    if kvstore is not None and kvstore.startswith("dist"):
+        return StatesPlace(on_host=False)
+    if not gpus or kvstore == "local":
+        return StatesPlace()
+    return StatesPlace(on_host=False, gpus=gpus, store_copy=kvstore is not None)
+
+
+def adopt_table(param, table, ctxs, state_tables=0, place=None):
     """:func:`adopt_data` for training's embedding table (built on the CPU by :func:`allocate_table`), its copy to
     each other device (a GPU) waited for: one error line where a device cannot hold it. Unwaited, MXNet's
     'cudaMalloc retry failed: out of memory' came at the first step, a traceback after the run's setup.
-    ``state_tables``: as :func:`allocate_table`'s. ``states_beside_table``: MXNet's own updater (one device, no
-    kvstore) keeps them on the table's device, allocated at the first step: on a GPU that held the table but not
-    adam's moments that was a traceback after the run's setup, so their room is tried there too
-    (:func:`_make_room_for_states`). A kvstore keeps them where MXNet places them (docs/GPU.md), untried here."""
+    ``state_tables``: as :func:`allocate_table`'s. ``place``: where they live (:class:`StatesPlace`; None: not
+    tried): on the GPUs it names, their room (and the kvstore's copy's) is tried where the table is copied, as all
+    are allocated at the first step, after the run's setup (:func:`_make_room_for_states`)."""
+    place = place or StatesPlace()
+
     def copy(data, ctx):
+        tried_here = ctx in place.gpus
+        moments = state_tables if tried_here else 0
         try:
             on_device = copied_to(data, ctx)
         except mx.base.MXNetError as exc:
@@ -205,38 +243,47 @@ def adopt_table(param, table, ctxs, state_tables=0, states_beside_table=False):
                 raise
             num_rows, emsize = data.shape
             size = num_rows * emsize * 4
-            states = f", and {state_tables} more of that size for adam's moments" if state_tables else ""
+            states = f", and {moments} more of that size for adam's moments" if moments else ""
             raise FastTextError(f"out of memory for the embedding table on {ctx}: {num_rows:,} rows x emsize {emsize} "
                                 f"= {size / 2**30:.1f} GiB of float32{states} ({reason_of(exc)}); lower emsize or "
-                                f"buckets{', or use sgd' if state_tables else ''}, or train on a device with more "
+                                f"buckets{', or use sgd' if moments else ''}, or train on a device with more "
                                 f"memory") from None
-        if state_tables and states_beside_table and ctx.device_type == "gpu":
-            _make_room_for_states(ctx, data.shape, state_tables)
+        if tried_here and (moments or place.store_copy):
+            _make_room_for_states(ctx, data.shape, moments, place.store_copy)
         return on_device
 
     adopt_data(param, table, ctxs, copy)
 
 
-def _make_room_for_states(ctx, shape, state_tables):
-    """Refuse (one error line naming them) ``state_tables`` optimizer tables of ``shape`` that the device ``ctx``
-    cannot hold beside the embedding table just copied there. They are made as adam makes its moments (zeros of the
-    table's shape, waited for: a failed allocation is raised at the wait), all held at once (one dropped before the
-    next is made would hand its memory on to it), and dropped here: MXNet's GPU pool keeps that memory, and adam's
-    zeros of the same size take it back at the first step, so nothing more is held."""
+def _make_room_for_states(ctx, shape, state_tables, store_copy=False):
+    """Refuse (one error line naming them) ``state_tables`` optimizer tables of ``shape``, and with ``store_copy`` a
+    kvstore's copy of the table (row_sparse, every row: about one table), that the device ``ctx`` cannot hold beside
+    the embedding table just copied there. They are made as adam makes its moments (zeros of the table's shape,
+    waited for: a failed allocation is raised at the wait), all held at once (one dropped before the next is made
+    would hand its memory on to it), and dropped here: MXNet's GPU pool keeps that memory, and the same sizes made
+    at the first step take it back, so nothing more is held."""
     num_rows, emsize = shape
     size = num_rows * emsize * 4
-    states = []
+    held = []
     try:
-        for _ in range(state_tables):
-            states.append(nd.zeros(shape, ctx=ctx, dtype="float32"))
-            states[-1].wait_to_read()
+        for _ in range(state_tables + store_copy):
+            held.append(nd.zeros(shape, ctx=ctx, dtype="float32"))
+            held[-1].wait_to_read()
     except mx.base.MXNetError as exc:
         if not is_out_of_memory(exc):
             raise
+        copy = f"the kvstore's copy of the table ({size / 2**30:.1f} GiB)"
+        local = f"kvstore local (which keeps {'them' if state_tables else 'it'} in this machine's memory), or "
+        if not state_tables:
+            raise FastTextError(f"out of memory for the kvstore's copy of the table on {ctx}: {num_rows:,} rows x "
+                                f"emsize {emsize} = {size / 2**30:.1f} GiB of float32 beside the embedding table's "
+                                f"{size / 2**30:.1f} GiB ({reason_of(exc)}); lower emsize or buckets, or use {local}"
+                                f"train on a device with more memory") from None
         raise FastTextError(f"out of memory for adam's moments on {ctx}: {state_tables} tables of {num_rows:,} rows x "
-                            f"emsize {emsize} = {state_tables * size / 2**30:.1f} GiB of float32 beside the embedding "
-                            f"table's {size / 2**30:.1f} GiB ({reason_of(exc)}); lower emsize or buckets, or use sgd, "
-                            f"or train on a device with more memory") from None
+                            f"emsize {emsize} = {state_tables * size / 2**30:.1f} GiB of float32"
+                            f"{' and ' + copy if store_copy else ''} beside the embedding table's "
+                            f"{size / 2**30:.1f} GiB ({reason_of(exc)}); lower emsize or buckets, or use sgd, or "
+                            f"{local if store_copy else ''}train on a device with more memory") from None
 
 
 def copied_to(table, ctx):

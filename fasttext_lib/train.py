@@ -612,7 +612,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
                             f"of other text, or of words not split as the data is (punctuation split off: don ' t)")
     model.initialize_like_fasttext(ctxs, seed=config.seed, rows=rows, huge_pages=huge_pages,
                                    state_tables=2 if config.optimizer == "adam" else 0,  # adam's two moment tables
-                                   states_beside_table=kvstore_type(config, ctxs) is None)  # (else a kvstore's)
+                                   kvstore=kvstore_type(config, ctxs))  # (which decides where they live)
     if rows is None:
         return model, None
     record = describe(pretrained, len(rows[0]), featurizer.vocab_size)

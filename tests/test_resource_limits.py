@@ -859,11 +859,21 @@ def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_li
         assert "this machine has 16 MB of memory available" in str(caught.value) and says in str(caught.value)
 
 
+class HeldShape(tuple):
+    """A shape held on a fake GPU (:func:`gpu_of_bytes`), equal to the plain tuple; ``gpu``: the GPU's number."""
+    gpu = 0
+
+
+def held_on(held, gpu, rows=None):
+    """The shapes of ``held`` (:func:`gpu_of_bytes`'s) on GPU number ``gpu`` (of ``rows`` rows, if given)."""
+    return [shape for shape in held if shape.gpu == gpu and rows in (None, shape[0])]
+
+
 def gpu_of_bytes(monkeypatch, room, when):
-    """No GPU here: a fake one of ``room`` bytes. Copies of arrays to it, and zeros made on it (adam's moments are),
-    are made on the CPU while their bytes fit in what is left; past that they fail as MXNet's allocations do on a
-    full GPU, raised by the call ("at the copy") or at the next wait for the array ("at the next wait"). Returns the
-    shapes held there, in order."""
+    """No GPU here: fake ones of ``room`` bytes each. Copies of arrays to one, and zeros made on it (adam's moments
+    are), are made on the CPU while their bytes fit in what is left there; past that they fail as MXNet's allocations
+    do on a full GPU, raised by the call ("at the copy") or at the next wait for the array ("at the next wait").
+    Returns the shapes held on the GPUs (:class:`HeldShape`), in order: clearing it empties the GPUs."""
     import mxnet as mx
 
     class FailedAllocation(mx.nd.NDArray):
@@ -874,10 +884,10 @@ def gpu_of_bytes(monkeypatch, room, when):
 
     copyto, zeros, held = mx.nd.NDArray.copyto, mx.nd.zeros, []
 
-    def on_the_gpu(shape, make):
-        size = 4 * math.prod(shape)
-        if sum(4 * math.prod(s) for s in held) + size <= room:
-            held.append(tuple(shape))
+    def on_the_gpu(ctx, shape, make):
+        if sum(4 * math.prod(s) for s in held_on(held, ctx.device_id)) + 4 * math.prod(shape) <= room:
+            held.append(HeldShape(shape))
+            held[-1].gpu = ctx.device_id
             return make()
         if when == "at the copy":
             raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
@@ -888,12 +898,12 @@ def gpu_of_bytes(monkeypatch, room, when):
     def copy_to_the_gpu(self, other):
         if not isinstance(other, mx.Context) or other.device_type != "gpu":
             return copyto(self, other)
-        return on_the_gpu(self.shape, lambda: copyto(self, mx.cpu()))
+        return on_the_gpu(other, self.shape, lambda: copyto(self, mx.cpu()))
 
     def zeros_on_the_gpu(shape, ctx=None, dtype=None, **kwargs):
         if ctx is None or ctx.device_type != "gpu":
             return zeros(shape, ctx=ctx, dtype=dtype, **kwargs)
-        return on_the_gpu(shape, lambda: zeros(shape, ctx=mx.cpu(), dtype=dtype, **kwargs))
+        return on_the_gpu(ctx, shape, lambda: zeros(shape, ctx=mx.cpu(), dtype=dtype, **kwargs))
 
     monkeypatch.setattr(mx.nd.NDArray, "copyto", copy_to_the_gpu)
     monkeypatch.setattr(mx.nd, "zeros", zeros_on_the_gpu)
@@ -919,8 +929,7 @@ def test_adams_moments_the_gpu_cannot_hold_beside_the_table_are_one_error_line(m
 
     held.clear()
     with pytest.raises(FastTextError) as caught:
-        FastTextClassifier(300_000, 50, 3).initialize_like_fasttext(mx.gpu(0), state_tables=2,
-                                                                  states_beside_table=True)
+        FastTextClassifier(300_000, 50, 3).initialize_like_fasttext(mx.gpu(0), state_tables=2)
     message = str(caught.value)
     assert message.startswith("out of memory for adam's moments on gpu(0): 2 tables of 300,000 rows x emsize 50 = "
                               "0.1 GiB of float32 beside the embedding table's 0.1 GiB"), message
@@ -932,8 +941,8 @@ def test_adams_moments_the_gpu_cannot_hold_beside_the_table_are_one_error_line(m
 @pytest.mark.parametrize("kvstore", ["auto", "local"])
 def test_a_run_tries_the_gpus_room_for_adams_moments_where_its_updater_keeps_them_there(monkeypatch, kvstore):
     """Training's model (train.initial_model) tries a GPU's room for adam's moments where MXNet's own updater keeps
-    them beside the table: one device and no kvstore. A kvstore's store keeps them where MXNet places them (a dist_*
-    one on its servers), and a GPU is not refused for moments it would not hold."""
+    them beside the table: one device and no kvstore. A ``local`` kvstore keeps them beside its own copy of the
+    table, in the host's pinned memory, and a GPU is not refused for moments it would not hold."""
     import mxnet as mx
 
     from fasttext_lib.config import TrainConfig
@@ -950,3 +959,98 @@ def test_a_run_tries_the_gpus_room_for_adams_moments_where_its_updater_keeps_the
     with pytest.raises(FastTextError) as caught:
         initial_model(featurizer, 3, config, [mx.gpu(0)])
     assert str(caught.value).startswith("out of memory for adam's moments on gpu(0): 2 tables of "), caught.value
+
+
+@pytest.mark.parametrize("kvstore", ["auto", "device", "local", "dist_sync"])
+def test_several_gpus_try_the_room_for_adams_moments_where_their_kvstore_keeps_them(monkeypatch, tmp_path, kvstore):
+    """With several GPUs a kvstore applies adam (kv.set_optimizer), making the moments at the first step beside the
+    value it stores. A ``device`` kvstore (auto's for several devices) moves its own copy of the table to the GPU its
+    merge buffer went to (MXNet 1.9.1 src/kvstore/kvstore_local.h:249-254; which GPU: comm.h:675-710), and the moments
+    are made there with it. Untried, a GPU that held the table but not those was MXNet's traceback at the first step,
+    after the whole setup; now their room is tried on each GPU the store may choose, and a GPU without it is one line
+    naming them. A ``local`` kvstore keeps its copy and the moments in the host's pinned memory, a ``dist_*`` one on
+    its servers: their GPUs hold the table alone and are not refused. (No GPUs here: two fake ones, of 2.5 tables'
+    bytes each, room for the table but not the rest; then of 4.5 tables', room for all.)"""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    table = 300_000 * 50 * 4
+    machine_with_memory(monkeypatch, tmp_path, 2_000_000)  # the host holds everything (a local kvstore's moments)
+    config = TrainConfig(optimizer="adam", emsize=50, kvstore=kvstore)
+    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
+    gpus = [mx.gpu(0), mx.gpu(1)]
+    held = gpu_of_bytes(monkeypatch, int(2.5 * table), "at the next wait")
+    if kvstore in ("local", "dist_sync"):
+        initial_model(featurizer, 3, config, gpus)
+        assert held_on(held, 0, 300_000) == held_on(held, 1, 300_000) == [(300_000, 50)], held  # the table alone
+        return
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, config, gpus)
+    message = str(caught.value)
+    assert message.startswith("out of memory for adam's moments on gpu(0): 2 tables of 300,000 rows x emsize 50 = "
+                              "0.1 GiB of float32 and the kvstore's copy of the table (0.1 GiB) beside the embedding "
+                              "table's 0.1 GiB (cudaMalloc retry failed: out of memory); "), message
+    assert "or use sgd, or kvstore local" in message and "\n" not in message, message
+
+    monkeypatch.undo()
+    machine_with_memory(monkeypatch, tmp_path, 2_000_000)
+    held = gpu_of_bytes(monkeypatch, int(4.5 * table), "at the next wait")
+    initial_model(featurizer, 3, config, gpus)
+    # the table, then the room for the store's copy and the moments tried, on each GPU
+    assert held_on(held, 0, 300_000) == held_on(held, 1, 300_000) == [(300_000, 50)] * 4, held
+
+
+@pytest.mark.parametrize("kvstore", ["auto", "device"])
+def test_several_gpus_try_the_room_for_a_device_kvstores_copy_of_the_table_with_sgd(monkeypatch, tmp_path, kvstore):
+    """SGD keeps no moments, but a ``device`` kvstore's copy of the table still moves to a GPU at the first step
+    (kvstore_local.h:249-254): a GPU that holds the table but not a second one is one line before training, not
+    MXNet's traceback at the first step. (No GPUs here: two fake ones of 1.5 tables' bytes each.)"""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    gpu_of_bytes(monkeypatch, int(1.5 * 300_000 * 50 * 4), "at the copy")
+    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, TrainConfig(optimizer="sgd", emsize=50, kvstore=kvstore), [mx.gpu(0), mx.gpu(1)])
+    message = str(caught.value)
+    assert message.startswith("out of memory for the kvstore's copy of the table on gpu(0): 300,000 rows x emsize 50 "
+                              "= 0.1 GiB of float32 beside the embedding table's 0.1 GiB (cudaMalloc retry failed: "
+                              "out of memory); lower emsize or buckets, or use kvstore local"), message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("ctx, kvstore, refused", [("gpu", "auto", False), ("gpu:0,1", "auto", False),
+                                                   ("cpu", "dist_sync", False), ("gpu:0,1", "dist_sync", False),
+                                                   ("cpu", "auto", True), ("cpu:0,1", "device", True),
+                                                   ("gpu:0,1", "local", True)])
+def test_adams_moments_count_against_the_hosts_memory_only_where_they_live_there(monkeypatch, tmp_path, ctx, kvstore,
+                                                                                  refused):
+    """The table is built in the host's memory, and adam's moments were counted there too, wherever they would live:
+    a GPU run (its moments on the GPU: MXNet's updater makes them on the weight's context, optimizer.py:2097 and
+    1602-1607) or a dist_* run (on the parameter servers) was refused for host memory it would never use. Now they
+    count where they live: on the host for a CPU run and for a ``local`` kvstore (its stored value in pinned host
+    memory, kvstore_local.h:232). (The host here has room for the table, not for three; fake GPUs of 4.5 tables.)"""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    ctxs = {"gpu": [mx.gpu(0)], "gpu:0,1": [mx.gpu(0), mx.gpu(1)], "cpu": [mx.cpu()], "cpu:0,1": [mx.cpu(0), mx.cpu(1)]}
+    machine_with_memory(monkeypatch, tmp_path, 100_000)  # the 58,594 KB table fits; three of it do not
+    gpu_of_bytes(monkeypatch, int(4.5 * 300_000 * 50 * 4), "at the copy")
+    config = TrainConfig(optimizer="adam", emsize=50, kvstore=kvstore)
+    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
+    if not refused:
+        initial_model(featurizer, 3, config, ctxs[ctx])
+        return
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, config, ctxs[ctx])
+    assert str(caught.value).startswith("out of memory for the embedding table: 300,000 rows x emsize 50 = 0.1 GiB of "
+                                        "float32, and 2 more of that size for adam's moments"), caught.value
