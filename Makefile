@@ -33,8 +33,10 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	@$(MAKE) --no-print-directory pip-install
 	touch $(STAMP)
 
-# $(STAMP)'s installs into the venv it has made (not a target of its own to run).
+# $(STAMP)'s installs into the venv it has made (not a target of its own to run: alone, before there is a venv, it
+# said "make: .venv/bin/python: No such file or directory").
 pip-install:
+	@test -x $(PY) || { echo "error: make pip-install installs into $(VENV), which is not there: run make venv (make demo and make test run it too)" >&2; exit 2; }
 	$(PIP_INSTALL) --upgrade pip setuptools wheel
 	# gluonnlp 0.10 ships only a source archive whose setup.py imports Cython and numpy: build it against ours.
 	$(PIP_INSTALL) -c requirements/lock.txt Cython numpy

@@ -104,6 +104,18 @@ def test_make_takes_a_python_whose_path_has_spaces(tmp_path):
     assert "error:" not in r.stderr, r.stderr
 
 
+def test_make_pip_install_without_a_venv_says_what_to_run_in_one_error_line(tmp_path):
+    """pip-install is a step of making the venv: run alone before there is one, it printed make's
+    "make: .venv/bin/python: No such file or directory" and "Error 127"."""
+    r = subprocess.run(["make", "--no-print-directory", "pip-install", f"VENV={tmp_path / 'venv'}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    lines = [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: \*\*\* ", line)]
+    assert lines == [f"error: make pip-install installs into {tmp_path / 'venv'}, which is not there: run make venv "
+                     "(make demo and make test run it too)"], r.stderr
+    assert not (tmp_path / "venv").exists()
+
+
 def _made_venv(tmp_path):
     """A venv as `make venv`'s `python -m venv` leaves it, its python this one (with this pip): `make -n` then plans
     the installs, asking that pip where its cache is, without making a venv."""
