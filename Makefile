@@ -7,7 +7,8 @@ STAMP  := $(VENV)/.installed
 ARGS   ?=
 
 # How long the first run of PYTHON may take: one that hangs (a wrapper waiting on a lock, a shim asking a question)
-# hung make for good. Bounded where coreutils' timeout is there (it ends what the wrapper started too).
+# hung make for good. Bounded by coreutils' timeout, else by perl (scripts/check_python_runs.sh). PYTHON is one
+# program, quoted where it is run: a path with spaces was split.
 PYTHON_CHECK_SECONDS ?= 60
 
 # Where pip's cache cannot be written, install without it. Root with a read-only HOME (a container) is the case:
@@ -24,28 +25,18 @@ PIP_INSTALL = $(PY) -m pip install -q$(if $(PIP_CACHE_WRITABLE),, --no-cache-dir
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml requirements/lock.txt
-	@# a PYTHON that is not there said only "make: python3.10: No such file or directory"
-	@command -v $(PYTHON) >/dev/null || { echo "error: there is no $(PYTHON) on PATH: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; }
-	@# a pyenv shim (python2, or a version that is not installed) is on PATH but printed its own paragraph, exit 127
-	@# (timeout runs it in a process group of its own, which a Ctrl-C to make does not reach: make waited out the
-	@# bound. Run in the background and waited for, it is handed the stop, and ends its group: a wrapper's children too)
-	@bounded=$$(command -v timeout >/dev/null && echo yes); \
-	out=$$(if [ -n "$$bounded" ]; then \
-	    timeout -k 5 $(PYTHON_CHECK_SECONDS) $(PYTHON) -c '' 2>&1 & check=$$!; \
-	    trap 'kill -TERM $$check 2>/dev/null' INT; \
-	    while wait $$check 2>/dev/null; status=$$?; kill -0 $$check 2>/dev/null; do :; done; exit $$status; \
-	  else $(PYTHON) -c '' 2>&1; fi) || { status=$$?; \
-	  if [ -n "$$bounded" ] && { [ $$status -eq 124 ] || [ $$status -eq 137 ]; }; then \
-	    echo "error: $(PYTHON) is on PATH but did not answer in $(PYTHON_CHECK_SECONDS) s (\`$(PYTHON) -c ''\` still ran): make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; fi; \
-	  first=$$(printf '%s\n' "$$out" | sed -n '/[^[:space:]]/{p;q;}'); \
-	  echo "error: $(PYTHON) is on PATH but does not run (exit $$status$${first:+: $$first}): make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)" >&2; exit 2; }
-	@$(PYTHON) scripts/check_python.py
-	$(PYTHON) -m venv $(VENV)
+	@# a PYTHON that is not there said only "make: python3.10: No such file or directory"; one that hangs hung make.
+	@# (exec: make's SIGTERM goes to its shell alone, and this one hands it on to what it runs)
+	@exec sh scripts/check_python_runs.sh "$(PYTHON)" "$(PYTHON_CHECK_SECONDS)"
+	@"$(PYTHON)" scripts/check_python.py
+	"$(PYTHON)" -m venv $(VENV)
 	@$(MAKE) --no-print-directory pip-install
 	touch $(STAMP)
 
-# $(STAMP)'s installs into the venv it has made (not a target of its own to run).
+# $(STAMP)'s installs into the venv it has made (not a target of its own to run: alone, before there is a venv, it
+# said "make: .venv/bin/python: No such file or directory").
 pip-install:
+	@test -x $(PY) || { echo "error: make pip-install installs into $(VENV), which is not there: run make venv (make demo and make test run it too)" >&2; exit 2; }
 	$(PIP_INSTALL) --upgrade pip setuptools wheel
 	# gluonnlp 0.10 ships only a source archive whose setup.py imports Cython and numpy: build it against ours.
 	$(PIP_INSTALL) -c requirements/lock.txt Cython numpy

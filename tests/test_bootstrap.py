@@ -9,7 +9,10 @@ import re
 import signal
 import subprocess
 import sys
+import shutil
 import time
+
+import pytest
 
 from conftest import ROOT
 
@@ -84,6 +87,35 @@ def test_make_names_a_python_that_is_on_path_but_does_not_run_in_one_error_line(
     assert not venv.exists()
 
 
+def test_make_takes_a_python_whose_path_has_spaces(tmp_path):
+    """`make demo PYTHON="/opt/my python/bin/python3.11"` was told there is no such Python on PATH: the path was split
+    at its space. It is one program now, checked, run and used to make the venv (which this stand-in stops at: no
+    venv is built here)."""
+    folder = tmp_path / "my python" / "bin"
+    folder.mkdir(parents=True)
+    python, made_with = folder / "python3.11", tmp_path / "venv_made_with"
+    python.write_text(f'#!/bin/sh\nif [ "$1" = -m ]; then printf "%s\\n" "$@" > "{made_with}"; exit 3; fi\n'
+                      f'exec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
+    assert "error:" not in r.stderr, r.stderr
+
+
+def test_make_pip_install_without_a_venv_says_what_to_run_in_one_error_line(tmp_path):
+    """pip-install is a step of making the venv: run alone before there is one, it printed make's
+    "make: .venv/bin/python: No such file or directory" and "Error 127"."""
+    r = subprocess.run(["make", "--no-print-directory", "pip-install", f"VENV={tmp_path / 'venv'}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    lines = [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: \*\*\* ", line)]
+    assert lines == [f"error: make pip-install installs into {tmp_path / 'venv'}, which is not there: run make venv "
+                     "(make demo and make test run it too)"], r.stderr
+    assert not (tmp_path / "venv").exists()
+
+
 def _made_venv(tmp_path):
     """A venv as `make venv`'s `python -m venv` leaves it, its python this one (with this pip): `make -n` then plans
     the installs, asking that pip where its cache is, without making a venv."""
@@ -138,19 +170,47 @@ def test_make_asks_pip_for_its_cache_where_a_pip_conf_names_one(tmp_path):
     assert (tmp_path / "cache").is_dir()
 
 
-def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path):
-    """A PYTHON that hangs when run (a wrapper waiting on a lock, a shim asking a question) hung make at its first
-    check, for good. The check is bounded now (PYTHON_CHECK_SECONDS, 60 by default; here 1), and says so in one line;
-    the wrapper and what it started are ended."""
+# The check is bounded by coreutils' timeout where it is there, else (stock macOS) by perl.
+CHECK_BOUNDS = ["timeout", "no timeout (perl)"]
+
+
+def _path_for(bound, tmp_path):
+    """PATH as it is, or without coreutils' timeout: a folder of links to every other program on it."""
+    if bound == "timeout":
+        assert shutil.which("timeout"), "this machine has no coreutils timeout to test with"
+        return os.environ["PATH"]
+    without = tmp_path / "path_without_timeout"
+    without.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            program = os.path.join(folder, name)
+            linked = without / name
+            if name != "timeout" and not os.path.lexists(linked) and os.access(program, os.X_OK) \
+                    and not os.path.isdir(program):  # (the first folder's wins, as on PATH)
+                linked.symlink_to(program)
+    assert shutil.which("timeout", path=str(without)) is None and shutil.which("perl", path=str(without))
+    return str(without)
+
+
+def _shims(tmp_path, path, **scripts):
+    """The environment with a folder of ``scripts`` (name: sh text) in front of ``path``."""
     shims = tmp_path / "shims"
     shims.mkdir()
-    shim = shims / "hanging-python"
-    shim.write_text("#!/bin/sh\nsleep 300\n")
-    shim.chmod(0o755)
+    for name, text in scripts.items():
+        (shims / name).write_text("#!/bin/sh\n" + text)
+        (shims / name).chmod(0o755)
+    return {**os.environ, "PATH": os.pathsep.join([str(shims), path])}
+
+
+@pytest.mark.parametrize("bound", CHECK_BOUNDS)
+def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path, bound):
+    """A PYTHON that hangs when run (a wrapper waiting on a lock, a shim asking a question) hung make at its first
+    check, for good. The check is bounded now (PYTHON_CHECK_SECONDS, 60 by default; here 1), and says so in one line;
+    the wrapper and what it started are ended. Without coreutils' timeout (stock macOS) it still hung for good."""
+    env = _shims(tmp_path, _path_for(bound, tmp_path), **{"hanging-python": "sleep 300\n"})
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=hanging-python", "PYTHON_CHECK_SECONDS=1",
-                        f"VENV={venv}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG,
-                       env={**os.environ, "PATH": os.pathsep.join([str(shims), os.environ["PATH"]])})
+                        f"VENV={venv}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG, env=env)
     assert r.returncode != 0
     assert r.stderr.splitlines()[0] == ("error: hanging-python is on PATH but did not answer in 1 s (`hanging-python "
                                         "-c ''` still ran): make needs Python 3.10 or 3.11; name one with "
@@ -160,40 +220,50 @@ def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path):
     assert not venv.exists()
 
 
-def test_ctrl_c_ends_make_at_once_while_the_python_check_waits(tmp_path):
+def _ctrl_c(make):
+    os.killpg(make.pid, signal.SIGINT)  # (the terminal sends it to its foreground group: make and its shells)
+
+
+def _sigterm(make):
+    os.kill(make.pid, signal.SIGTERM)  # (`kill PID`, a CI job cancelled, a supervisor stopping it: make alone)
+
+
+@pytest.mark.parametrize("bound", CHECK_BOUNDS)
+@pytest.mark.parametrize("stop", [_ctrl_c, _sigterm], ids=["Ctrl-C", "SIGTERM"])
+def test_a_stop_ends_make_at_once_while_the_python_check_waits(tmp_path, stop, bound):
     """coreutils' timeout runs PYTHON in a process group of its own, which a Ctrl-C (sent to the terminal's group:
     make and its shell) does not reach: make, waiting for its shell, waited for the bound too (60 s by default) while
     the user's Ctrl-C seemed ignored; unbounded, PYTHON got the Ctrl-C and make ended at once. The check's shell hands
-    the stop on to timeout's group now. Here the bound is far beyond the test's own (HANG)."""
-    shims = tmp_path / "shims"
-    shims.mkdir()
+    the stop on to timeout's group now. A SIGTERM, which make passes to its shell alone, ended that shell but left the
+    check (and make's output, which it held) running until the bound. Here the bound is far beyond the test's own
+    (HANG); the wrapper starts a child of its own, which must end too."""
     started = tmp_path / "started"
-    shim = shims / "hanging-python"
-    shim.write_text(f"#!/bin/sh\necho $$ > {started}.tmp && mv {started}.tmp {started}\nsleep 300\n")
-    shim.chmod(0o755)
+    env = _shims(tmp_path, _path_for(bound, tmp_path), **{
+        "hanging-python": f"sleep 300 &\necho $$ $! > {started}.tmp && mv {started}.tmp {started}\nwait\n"})
     make = subprocess.Popen(["make", "--no-print-directory", "venv", "PYTHON=hanging-python",
                              f"PYTHON_CHECK_SECONDS={10 * HANG}", f"VENV={tmp_path / 'venv'}"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True,  # (its own group, as a terminal's foreground job is)
-                            env={**os.environ, "PATH": os.pathsep.join([str(shims), os.environ["PATH"]])})
-    shim_pid = None
+                            env=env)
+    shim_pids = []
     try:
         for _ in range(HANG * 10):  # (a bound on the wait for the shim to start, not a timing assert)
             if started.exists():
                 break
             time.sleep(0.1)
-        shim_pid = int(started.read_text())
-        os.killpg(make.pid, signal.SIGINT)  # Ctrl-C
+        shim_pids = [int(pid) for pid in started.read_text().split()]
+        stop(make)
         _, stderr = make.communicate(timeout=HANG)
         assert make.returncode != 0
         assert all(re.match(r"make(\[\d+\])?: ", line) for line in stderr.splitlines()), stderr  # (make's only)
-        assert not os.path.exists(f"/proc/{shim_pid}") or "Z" in _proc_state(shim_pid), "the shim was left running"
+        for pid in shim_pids:
+            assert not os.path.exists(f"/proc/{pid}") or "Z" in _proc_state(pid), "the shim was left running"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(make.pid, signal.SIGKILL)
-        if shim_pid is not None:
+        for pid in shim_pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(os.getpgid(shim_pid), signal.SIGKILL)  # (the old code left timeout's group running)
+                os.killpg(os.getpgid(pid), signal.SIGKILL)  # (the old code left timeout's group running)
         make.wait()
 
 
