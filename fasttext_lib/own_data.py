@@ -66,12 +66,25 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
             named = label_names.find_beside_either(train_file, test_file, ("train_file", "test_file"))
             splits = {"train": read_labeled(train_file, fmt=fmt, find_names=False),
                       "test": read_labeled(test_file, fmt=fmt, find_names=False)}
+            _check_trainable(splits["train"])
             return _writable_classes(_named(splits, *named))
         train = read_labeled(train_file, fmt=fmt)
     except ColumnsToName as exc:
         raise exc.advising(NAMED_IN_01) from None
+    _check_trainable(train)
     kept, held_out = hold_out_by_class(train, TEST_FRACTION, seed, train_file)
     return _writable_classes({"train": kept, "test": held_out})
+
+
+def _check_trainable(train):
+    """Refuse ``train`` as 02's training would (class_checks.check_classes), while the user's file is what the line
+    is about. A headerless CSV with the text first was prepared with every review a class of its own: the "names"
+    went to {dataset}.classes.txt, and 02 stopped on that file (a name too long) instead of saying the columns were
+    the wrong way round; a file whose reviews were all different was told "give test_file"."""
+    from .class_checks import check_classes
+    from .data import sort_labels
+
+    check_classes(train, sort_labels(train.labels))
 
 
 def _named(splits, names_file, found, data_file):

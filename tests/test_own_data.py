@@ -306,3 +306,40 @@ def test_01_refuses_other_class_names_beside_the_test_file_than_beside_the_train
         f"{tmp_path / 'train' / 'classes.txt'} (beside train_file) and {tmp_path / 'test' / 'classes.txt'} (beside "
         f"test_file) name the classes differently (class '1': 'negative' and 'bad'): make them the same, or remove "
         f"the one that is wrong")
+
+
+def _reviews_then_classes(path, rows):
+    """``rows`` written as a CSV with no header and the text first, the class last (a Zhang CSV's columns swapped)."""
+    path.write_text("".join(f'"{text} ({i})",{label}\n' for i, (label, text) in enumerate(rows)))
+    return str(path)
+
+
+@pytest.mark.parametrize("with_test_file", [False, True])
+def test_01_refuses_a_file_whose_columns_are_the_wrong_way_round_before_writing_anything(with_test_file, tmp_path,
+                                                                                         s3_bucket):
+    """A headerless CSV with the text first was prepared: every review read as a class of its own (2884 classes for
+    the 2888 sentences of the sample), their "names" written to {dataset}.classes.txt, and 02 then stopped on that
+    file (``classes.txt:5: name of 227 characters``), pointing at a file 01 wrote rather than at the user's CSV.
+    01 refuses the data as training does (class_checks), naming the column read as the class, and writes nothing."""
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+
+    train = _reviews_then_classes(tmp_path / "train.csv", ROWS * 2)
+    files = {"train_file": train}
+    if with_test_file:
+        files["test_file"] = _reviews_then_classes(tmp_path / "test.csv", ROWS)
+    with pytest.raises(FastTextError, match=r"^training data has 40 classes for \d+ documents .*is the text in the "
+                                            r"class column\? Without a header row naming it the class is the first "
+                                            r"column"):
+        run_01(s3_bucket, tmp_path, dataset="swapped", **files)
+    for name in ("swapped.train", "swapped.test", "swapped.classes.txt"):
+        assert not storage.exists(f"{s3_bucket}/fasttext/data/{name}"), name
+
+
+def test_01_refuses_a_file_of_one_class(tmp_path, s3_bucket):
+    """A file of one class was prepared (a fifth of it held out), and only 02's training refused it."""
+    from fasttext_lib.errors import FastTextError
+
+    (tmp_path / "one.csv").write_text(table([row for row in ROWS if row[0] == "positive"]))
+    with pytest.raises(FastTextError, match=r"^training data has a single class \('positive'\)"):
+        run_01(s3_bucket, tmp_path, dataset="one", train_file=str(tmp_path / "one.csv"))
