@@ -67,7 +67,9 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
             splits = {"train": read_labeled(train_file, fmt=fmt, find_names=False),
                       "test": read_labeled(test_file, fmt=fmt, find_names=False)}
             _check_trainable(splits["train"])
-            return _writable_classes(_named(splits, *named))
+            splits = _named(splits, *named)
+            _check_test_classes(splits, test_file)
+            return _writable_classes(splits)
         train = read_labeled(train_file, fmt=fmt)
     except ColumnsToName as exc:
         raise exc.advising(NAMED_IN_01) from None
@@ -85,6 +87,19 @@ def _check_trainable(train):
     from .data import sort_labels
 
     check_classes(train, sort_labels(train.labels))
+
+
+def _check_test_classes(splits, test_file):
+    """Refuse a test split with a label the training split has no class for, as 02's validation would
+    (label_encoding.class_ids: a class's id, or its name where the classes have names), naming the user's
+    ``test_file``: 02 named the split 01 had written (``s3://.../data/mix.test has label(s) 'negative' (line 1 of
+    ...) not seen in training``)."""
+    from .data import lines_named, pandas_class_column, sort_labels
+    from .label_encoding import class_ids
+
+    train, test = splits["train"], splits["test"]
+    class_ids(test.labels, sort_labels(train.labels), test_file, train.names,
+              lines_named(test.first_lines, test_file), pandas_class_column(test))
 
 
 def _named(splits, names_file, found, data_file):

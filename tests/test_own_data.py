@@ -343,3 +343,22 @@ def test_01_refuses_a_file_of_one_class(tmp_path, s3_bucket):
     (tmp_path / "one.csv").write_text(table([row for row in ROWS if row[0] == "positive"]))
     with pytest.raises(FastTextError, match=r"^training data has a single class \('positive'\)"):
         run_01(s3_bucket, tmp_path, dataset="one", train_file=str(tmp_path / "one.csv"))
+
+
+def test_01_refuses_a_test_file_of_classes_the_train_file_lacks_naming_the_users_file(tmp_path, s3_bucket):
+    """A test_file labelled otherwise (negative/positive) than train_file (1/2) was prepared, and 02 then stopped on
+    the split 01 wrote (``s3://.../data/mix.test has label(s) 'negative' (line 1 of ...) not seen in training``), a
+    file the user never made. 01 refuses it as 02's training would, naming the user's test_file, and writes
+    nothing."""
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+
+    files = _numbered_files(tmp_path)
+    (tmp_path / "test" / "reviews.csv").write_text(table(ROWS))  # labelled by names: no names file says what 1 is
+    with pytest.raises(FastTextError) as told:
+        run_01(s3_bucket, tmp_path, dataset="mix", **files)
+    assert str(told.value).startswith(f"{files['test_file']} has label(s) 'negative' (line 3), 'positive' (line 2) "
+                                      f"not seen in training (known: 1, 2)"), told.value
+    for name in ("mix.train", "mix.test"):
+        assert not storage.exists(f"{s3_bucket}/fasttext/data/{name}"), name
+
