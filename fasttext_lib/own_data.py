@@ -45,6 +45,19 @@ def check_own_data(dataset, train_file, test_file=None, label_column=None, text_
         raise FastTextError(f"dataset names your own data's splits when train_file is given: choose a name of your own "
                             f"(such as 'my_reviews'), got {dataset!r}")
     key_path(dataset, "dataset")
+    _refuse_train_file_as_test_file(train_file, test_file)
+
+
+def _refuse_train_file_as_test_file(train_file, test_file):
+    """The train file given as test_file too (or a link to it) was prepared as a test split of the training documents:
+    02 reported their accuracy as val_accuracy and 04 as the held-out score. The command line warns of such a
+    --validation (cli); 02 reads two objects 01 wrote and cannot tell, so 01 refuses it."""
+    from .storage import same_location
+
+    if test_file is not None and same_location(train_file, test_file):
+        raise FastTextError(f"test_file {test_file} is the train_file: the test split would be the documents the model "
+                            f"trains on, and 02's and 04's accuracy no held-out score; give held-out data, or "
+                            f"test_file=None to hold out a seeded {TEST_FRACTION:.0%} of each class of train_file")
 
 
 def read_own_splits(train_file, test_file=None, label_column=None, text_column=None, seed=0):

@@ -1,6 +1,7 @@
 """Notebook 01 with the user's own labelled files (``train_file``, ``test_file``, ``label_column``, ``text_column``):
 ``-p dataset my_reviews.csv`` was "unknown dataset" and the series had no way in for a data scientist's own CSV."""
 import gzip
+import os
 
 import pytest
 
@@ -169,8 +170,9 @@ def test_01_prepares_own_classes_written_with_spaces_shown_as_written(tmp_path, 
     spaced = [("Very " + label if i % 3 else label, text) for i, (label, text) in enumerate(ROWS)]
     spaced.append(("Very_negative", "A class spelled as the id of another would be."))
     (tmp_path / "reviews.csv").write_text(table(spaced))
+    (tmp_path / "test.csv").write_text(table(spaced))  # (a copy: the train file itself is refused as test_file)
     written = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=str(tmp_path / "reviews.csv"),
-                     test_file=str(tmp_path / "reviews.csv"))["written"]
+                     test_file=str(tmp_path / "test.csv"))["written"]
     for split in ("train", "test"):
         data = read_labeled(written[split])
         assert data.display_labels() == [label for label, _ in spaced]  # every class as the user wrote it
@@ -362,3 +364,25 @@ def test_01_refuses_a_test_file_of_classes_the_train_file_lacks_naming_the_users
     for name in ("mix.train", "mix.test"):
         assert not storage.exists(f"{s3_bucket}/fasttext/data/{name}"), name
 
+
+
+@pytest.mark.parametrize("how", ["same path", "a link to it"])
+def test_01_refuses_the_train_file_as_its_own_test_file_in_its_check_cell(how, tmp_path, s3_bucket):
+    """``-p train_file reviews.csv -p test_file reviews.csv`` was prepared as a test split of the training documents:
+    02 then reported their accuracy as val_accuracy, and 04 as the model's held-out score, with no word (the
+    command line warns of ``--validation`` that is the ``--train`` file; here 02 reads two objects and cannot tell).
+    01's check cell refuses it before anything is read, saying how to hold out a test split instead."""
+    from fasttext_lib.errors import FastTextError
+
+    (tmp_path / "reviews.csv").write_text(table(ROWS))
+    test_file = tmp_path / "reviews.csv"
+    if how == "a link to it":
+        os.symlink(tmp_path / "reviews.csv", tmp_path / "test.csv")
+        test_file = tmp_path / "test.csv"
+    with pytest.raises(FastTextError) as told:
+        run_after_papermill("01_data_prep.ipynb", {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"),
+                                                   "dataset": "mine", "train_file": str(tmp_path / "reviews.csv"),
+                                                   "test_file": str(test_file)})
+    assert str(told.value) == (f"test_file {test_file} is the train_file: the test split would be the documents the "
+                               f"model trains on, and 02's and 04's accuracy no held-out score; give held-out data, or "
+                               f"test_file=None to hold out a seeded 20% of each class of train_file")
