@@ -45,6 +45,19 @@ def check_own_data(dataset, train_file, test_file=None, label_column=None, text_
         raise FastTextError(f"dataset names your own data's splits when train_file is given: choose a name of your own "
                             f"(such as 'my_reviews'), got {dataset!r}")
     key_path(dataset, "dataset")
+    _refuse_train_file_as_test_file(train_file, test_file)
+
+
+def _refuse_train_file_as_test_file(train_file, test_file):
+    """The train file given as test_file too (or a link to it) was prepared as a test split of the training documents:
+    02 reported their accuracy as val_accuracy and 04 as the held-out score. The command line warns of such a
+    --validation (cli); 02 reads two objects 01 wrote and cannot tell, so 01 refuses it."""
+    from .storage import same_location
+
+    if test_file is not None and same_location(train_file, test_file):
+        raise FastTextError(f"test_file {test_file} is the train_file: the test split would be the documents the model "
+                            f"trains on, and 02's and 04's accuracy no held-out score; give held-out data, or "
+                            f"test_file=None to hold out a seeded {TEST_FRACTION:.0%} of each class of train_file")
 
 
 def read_own_splits(train_file, test_file=None, label_column=None, text_column=None, seed=0):
@@ -66,12 +79,40 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
             named = label_names.find_beside_either(train_file, test_file, ("train_file", "test_file"))
             splits = {"train": read_labeled(train_file, fmt=fmt, find_names=False),
                       "test": read_labeled(test_file, fmt=fmt, find_names=False)}
-            return _writable_classes(_named(splits, *named))
+            _check_trainable(splits["train"])
+            splits = _named(splits, *named)
+            _check_test_classes(splits, test_file)
+            return _writable_classes(splits)
         train = read_labeled(train_file, fmt=fmt)
     except ColumnsToName as exc:
         raise exc.advising(NAMED_IN_01) from None
+    _check_trainable(train)
     kept, held_out = hold_out_by_class(train, TEST_FRACTION, seed, train_file)
     return _writable_classes({"train": kept, "test": held_out})
+
+
+def _check_trainable(train):
+    """Refuse ``train`` as 02's training would (class_checks.check_classes), while the user's file is what the line
+    is about. A headerless CSV with the text first was prepared with every review a class of its own: the "names"
+    went to {dataset}.classes.txt, and 02 stopped on that file (a name too long) instead of saying the columns were
+    the wrong way round; a file whose reviews were all different was told "give test_file"."""
+    from .class_checks import check_classes
+    from .data import sort_labels
+
+    check_classes(train, sort_labels(train.labels))
+
+
+def _check_test_classes(splits, test_file):
+    """Refuse a test split with a label the training split has no class for, as 02's validation would
+    (label_encoding.class_ids: a class's id, or its name where the classes have names), naming the user's
+    ``test_file``: 02 named the split 01 had written (``s3://.../data/mix.test has label(s) 'negative' (line 1 of
+    ...) not seen in training``)."""
+    from .data import lines_named, pandas_class_column, sort_labels
+    from .label_encoding import class_ids
+
+    train, test = splits["train"], splits["test"]
+    class_ids(test.labels, sort_labels(train.labels), test_file, train.names,
+              lines_named(test.first_lines, test_file), pandas_class_column(test))
 
 
 def _named(splits, names_file, found, data_file):

@@ -1,6 +1,7 @@
 """Notebook 01 with the user's own labelled files (``train_file``, ``test_file``, ``label_column``, ``text_column``):
 ``-p dataset my_reviews.csv`` was "unknown dataset" and the series had no way in for a data scientist's own CSV."""
 import gzip
+import os
 
 import pytest
 
@@ -169,8 +170,9 @@ def test_01_prepares_own_classes_written_with_spaces_shown_as_written(tmp_path, 
     spaced = [("Very " + label if i % 3 else label, text) for i, (label, text) in enumerate(ROWS)]
     spaced.append(("Very_negative", "A class spelled as the id of another would be."))
     (tmp_path / "reviews.csv").write_text(table(spaced))
+    (tmp_path / "test.csv").write_text(table(spaced))  # (a copy: the train file itself is refused as test_file)
     written = run_01(s3_bucket, tmp_path, dataset="my_reviews", train_file=str(tmp_path / "reviews.csv"),
-                     test_file=str(tmp_path / "reviews.csv"))["written"]
+                     test_file=str(tmp_path / "test.csv"))["written"]
     for split in ("train", "test"):
         data = read_labeled(written[split])
         assert data.display_labels() == [label for label, _ in spaced]  # every class as the user wrote it
@@ -306,3 +308,81 @@ def test_01_refuses_other_class_names_beside_the_test_file_than_beside_the_train
         f"{tmp_path / 'train' / 'classes.txt'} (beside train_file) and {tmp_path / 'test' / 'classes.txt'} (beside "
         f"test_file) name the classes differently (class '1': 'negative' and 'bad'): make them the same, or remove "
         f"the one that is wrong")
+
+
+def _reviews_then_classes(path, rows):
+    """``rows`` written as a CSV with no header and the text first, the class last (a Zhang CSV's columns swapped)."""
+    path.write_text("".join(f'"{text} ({i})",{label}\n' for i, (label, text) in enumerate(rows)))
+    return str(path)
+
+
+@pytest.mark.parametrize("with_test_file", [False, True])
+def test_01_refuses_a_file_whose_columns_are_the_wrong_way_round_before_writing_anything(with_test_file, tmp_path,
+                                                                                         s3_bucket):
+    """A headerless CSV with the text first was prepared: every review read as a class of its own (2884 classes for
+    the 2888 sentences of the sample), their "names" written to {dataset}.classes.txt, and 02 then stopped on that
+    file (``classes.txt:5: name of 227 characters``), pointing at a file 01 wrote rather than at the user's CSV.
+    01 refuses the data as training does (class_checks), naming the column read as the class, and writes nothing."""
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+
+    train = _reviews_then_classes(tmp_path / "train.csv", ROWS * 2)
+    files = {"train_file": train}
+    if with_test_file:
+        files["test_file"] = _reviews_then_classes(tmp_path / "test.csv", ROWS)
+    with pytest.raises(FastTextError, match=r"^training data has 40 classes for \d+ documents .*is the text in the "
+                                            r"class column\? Without a header row naming it the class is the first "
+                                            r"column"):
+        run_01(s3_bucket, tmp_path, dataset="swapped", **files)
+    for name in ("swapped.train", "swapped.test", "swapped.classes.txt"):
+        assert not storage.exists(f"{s3_bucket}/fasttext/data/{name}"), name
+
+
+def test_01_refuses_a_file_of_one_class(tmp_path, s3_bucket):
+    """A file of one class was prepared (a fifth of it held out), and only 02's training refused it."""
+    from fasttext_lib.errors import FastTextError
+
+    (tmp_path / "one.csv").write_text(table([row for row in ROWS if row[0] == "positive"]))
+    with pytest.raises(FastTextError, match=r"^training data has a single class \('positive'\)"):
+        run_01(s3_bucket, tmp_path, dataset="one", train_file=str(tmp_path / "one.csv"))
+
+
+def test_01_refuses_a_test_file_of_classes_the_train_file_lacks_naming_the_users_file(tmp_path, s3_bucket):
+    """A test_file labelled otherwise (negative/positive) than train_file (1/2) was prepared, and 02 then stopped on
+    the split 01 wrote (``s3://.../data/mix.test has label(s) 'negative' (line 1 of ...) not seen in training``), a
+    file the user never made. 01 refuses it as 02's training would, naming the user's test_file, and writes
+    nothing."""
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+
+    files = _numbered_files(tmp_path)
+    (tmp_path / "test" / "reviews.csv").write_text(table(ROWS))  # labelled by names: no names file says what 1 is
+    with pytest.raises(FastTextError) as told:
+        run_01(s3_bucket, tmp_path, dataset="mix", **files)
+    assert str(told.value).startswith(f"{files['test_file']} has label(s) 'negative' (line 3), 'positive' (line 2) "
+                                      f"not seen in training (known: 1, 2)"), told.value
+    for name in ("mix.train", "mix.test"):
+        assert not storage.exists(f"{s3_bucket}/fasttext/data/{name}"), name
+
+
+
+@pytest.mark.parametrize("how", ["same path", "a link to it"])
+def test_01_refuses_the_train_file_as_its_own_test_file_in_its_check_cell(how, tmp_path, s3_bucket):
+    """``-p train_file reviews.csv -p test_file reviews.csv`` was prepared as a test split of the training documents:
+    02 then reported their accuracy as val_accuracy, and 04 as the model's held-out score, with no word (the
+    command line warns of ``--validation`` that is the ``--train`` file; here 02 reads two objects and cannot tell).
+    01's check cell refuses it before anything is read, saying how to hold out a test split instead."""
+    from fasttext_lib.errors import FastTextError
+
+    (tmp_path / "reviews.csv").write_text(table(ROWS))
+    test_file = tmp_path / "reviews.csv"
+    if how == "a link to it":
+        os.symlink(tmp_path / "reviews.csv", tmp_path / "test.csv")
+        test_file = tmp_path / "test.csv"
+    with pytest.raises(FastTextError) as told:
+        run_after_papermill("01_data_prep.ipynb", {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"),
+                                                   "dataset": "mine", "train_file": str(tmp_path / "reviews.csv"),
+                                                   "test_file": str(test_file)})
+    assert str(told.value) == (f"test_file {test_file} is the train_file: the test split would be the documents the "
+                               f"model trains on, and 02's and 04's accuracy no held-out score; give held-out data, or "
+                               f"test_file=None to hold out a seeded 20% of each class of train_file")
