@@ -509,9 +509,16 @@ def channel_files(path, name, names_files=None, empty_files=None, marked=None):
         marked.extend(skipped)
     from .label_names import is_names_file
 
+    names = sorted(f for f in files if is_names_file(f))
     if names_files is not None:
-        names_files.extend(f for f in sorted(files) if is_names_file(f))
+        names_files.extend(names)
     files = [f for f in files if not is_names_file(f)]
+    if not files and names:  # (it holds a file the job reads: "no files" sent the user looking for an empty prefix)
+        what = "the class names file" + ("s" if len(names) > 1 else "")
+        why = f" ({_some(skipped)} skipped: {MARKERS_ARE}, never read as data)" if skipped else ""
+        listed = _some([os.path.relpath(f, path) for f in names])
+        raise FastTextError(f"{name} channel {path} holds only {what} {listed} and no data file{why}: check the S3 "
+                            f"prefix given to fit()")
     if not files and skipped:
         raise FastTextError(f"{name} channel {path} holds no data files: {_some(skipped)} skipped ({MARKERS_ARE}, "
                             f"never read as data): check the S3 prefix given to fit()")
